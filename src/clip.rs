@@ -1,0 +1,551 @@
+//! Clips: per-joint tracks resampled to a uniform rate, and sampling at any time.
+//!
+//! Imported keys come at arbitrary times with glTF's three interpolations. They are resampled
+//! once, at load, into frame-major arrays (`frame * num_joints + joint`): sampling a pose then
+//! reads two contiguous frames and interpolates, which is what the GPU sampling stage
+//! (`shaders/sample.wgsl`) does too.
+
+use glam::{Quat, Vec3};
+
+use crate::rig::{Rig, Transform};
+
+/// How a source track interpolates between its keys (glTF's samplers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    /// Holds each key's value until the next key.
+    Step,
+    /// Linear for vectors, spherical-linear (shortest path) for rotations.
+    Linear,
+    /// Cubic Hermite spline; each key stores in-tangent, value, out-tangent, in that order.
+    CubicSpline,
+}
+
+/// A value a track can hold.
+pub trait TrackValue: Copy + std::fmt::Debug {
+    /// Interpolates between two key values, `t` in [0, 1].
+    fn interpolate(a: Self, b: Self, t: f32) -> Self;
+    /// Cubic Hermite between `v0` (out-tangent `m0`) and `v1` (in-tangent `m1`) over `dt` seconds.
+    fn hermite(v0: Self, m0: Self, v1: Self, m1: Self, t: f32, dt: f32) -> Self;
+    /// True when every component is finite.
+    fn finite(self) -> bool;
+}
+
+impl TrackValue for Vec3 {
+    fn interpolate(a: Self, b: Self, t: f32) -> Self {
+        a.lerp(b, t)
+    }
+    fn hermite(v0: Self, m0: Self, v1: Self, m1: Self, t: f32, dt: f32) -> Self {
+        let [h00, h10, h01, h11] = hermite_basis(t);
+        v0 * h00 + m0 * (h10 * dt) + v1 * h01 + m1 * (h11 * dt)
+    }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl TrackValue for Quat {
+    fn interpolate(a: Self, b: Self, t: f32) -> Self {
+        // `Quat::slerp` takes the shortest path (it flips `b` when the dot is negative).
+        a.slerp(b, t)
+    }
+    fn hermite(v0: Self, m0: Self, v1: Self, m1: Self, t: f32, dt: f32) -> Self {
+        let [h00, h10, h01, h11] = hermite_basis(t);
+        let v = glam::Vec4::from(v0) * h00
+            + glam::Vec4::from(m0) * (h10 * dt)
+            + glam::Vec4::from(v1) * h01
+            + glam::Vec4::from(m1) * (h11 * dt);
+        // glTF: the spline's result is normalised.
+        Quat::from_vec4(v).normalize()
+    }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+fn hermite_basis(t: f32) -> [f32; 4] {
+    let t2 = t * t;
+    let t3 = t2 * t;
+    [2.0 * t3 - 3.0 * t2 + 1.0, t3 - 2.0 * t2 + t, -2.0 * t3 + 3.0 * t2, t3 - t2]
+}
+
+/// Keys of one channel of one joint, as an importer reads them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track<T> {
+    /// Key times in seconds, non-decreasing.
+    pub times_s: Vec<f32>,
+    /// One value per key, or three (in-tangent, value, out-tangent) for
+    /// [`Interpolation::CubicSpline`].
+    pub values: Vec<T>,
+    /// How to interpolate between keys.
+    pub interpolation: Interpolation,
+}
+
+impl<T: TrackValue> Track<T> {
+    /// A track of linear keys.
+    #[must_use]
+    pub fn linear(times_s: Vec<f32>, values: Vec<T>) -> Self {
+        Self { times_s, values, interpolation: Interpolation::Linear }
+    }
+
+    /// Checks the key layout; `what` names the track in the error.
+    fn validate(&self, joint: usize, channel: &'static str) -> Result<(), ClipError> {
+        let per_key = if self.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        if self.times_s.is_empty() || self.values.len() != self.times_s.len() * per_key {
+            return Err(ClipError::KeyCount {
+                joint,
+                channel,
+                times: self.times_s.len(),
+                values: self.values.len(),
+                per_key,
+            });
+        }
+        for (key, pair) in self.times_s.windows(2).enumerate() {
+            if !(pair[1] >= pair[0]) {
+                return Err(ClipError::TimesNotIncreasing { joint, channel, key: key + 1 });
+            }
+        }
+        if let Some(key) = self.times_s.iter().position(|t| !t.is_finite() || *t < 0.0) {
+            return Err(ClipError::NonFinite { joint, channel, key });
+        }
+        if let Some(i) = self.values.iter().position(|v| !v.finite()) {
+            return Err(ClipError::NonFinite { joint, channel, key: i / per_key });
+        }
+        Ok(())
+    }
+
+    /// The track's value at `time_s`; before the first key it holds the first value, after the
+    /// last it holds the last.
+    #[must_use]
+    pub fn sample(&self, time_s: f32) -> T {
+        let times = &self.times_s;
+        let cubic = self.interpolation == Interpolation::CubicSpline;
+        let value = |key: usize| if cubic { self.values[key * 3 + 1] } else { self.values[key] };
+        let last = times.len() - 1;
+        if time_s <= times[0] {
+            return value(0);
+        }
+        if time_s >= times[last] {
+            return value(last);
+        }
+        // First key strictly after `time_s`; `1..=last` by the checks above.
+        let next = times.partition_point(|&t| t <= time_s);
+        let prev = next - 1;
+        let dt = times[next] - times[prev];
+        let t = if dt > 0.0 { (time_s - times[prev]) / dt } else { 0.0 };
+        match self.interpolation {
+            Interpolation::Step => value(prev),
+            Interpolation::Linear => T::interpolate(value(prev), value(next), t),
+            Interpolation::CubicSpline => T::hermite(
+                self.values[prev * 3 + 1],
+                self.values[prev * 3 + 2],
+                self.values[next * 3 + 1],
+                self.values[next * 3],
+                t,
+                dt,
+            ),
+        }
+    }
+
+    fn end_time(&self) -> f32 {
+        self.times_s.last().copied().unwrap_or(0.0)
+    }
+}
+
+/// The tracks of one joint; a missing channel holds the rig's rest value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JointTracks {
+    /// Translation keys, metres.
+    pub translation: Option<Track<Vec3>>,
+    /// Rotation keys, unit quaternions.
+    pub rotation: Option<Track<Quat>>,
+    /// Scale keys.
+    pub scale: Option<Track<Vec3>>,
+}
+
+/// Why a clip could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClipError {
+    /// The number of joint track sets differs from the rig's joint count.
+    #[error("clip {clip:?} has tracks for {tracks} joints but the rig has {rig_joints}")]
+    JointCount {
+        /// The clip's name.
+        clip: String,
+        /// Track sets given.
+        tracks: usize,
+        /// Joints in the rig.
+        rig_joints: usize,
+    },
+    /// A track's key and value counts disagree, or it has no keys.
+    #[error("joint {joint} {channel} track has {times} key times and {values} values ({per_key} values per key expected)")]
+    KeyCount {
+        /// The joint index.
+        joint: usize,
+        /// `"translation"`, `"rotation"` or `"scale"`.
+        channel: &'static str,
+        /// Key times given.
+        times: usize,
+        /// Values given.
+        values: usize,
+        /// Values each key needs.
+        per_key: usize,
+    },
+    /// Key times go backwards.
+    #[error("joint {joint} {channel} track: key {key} is earlier than the key before it")]
+    TimesNotIncreasing {
+        /// The joint index.
+        joint: usize,
+        /// The channel.
+        channel: &'static str,
+        /// The first key out of order.
+        key: usize,
+    },
+    /// A key time or value is NaN, infinite, or a time is negative.
+    #[error("joint {joint} {channel} track: key {key} is not finite (or its time is negative)")]
+    NonFinite {
+        /// The joint index.
+        joint: usize,
+        /// The channel.
+        channel: &'static str,
+        /// The key.
+        key: usize,
+    },
+    /// The sample rate is not a positive finite number.
+    #[error("sample rate {0} Hz is not positive and finite")]
+    SampleRate(f32),
+    /// A pose given directly has the wrong number of joints or a non-finite value.
+    #[error("frame {frame} of clip {clip:?} is malformed: {what}")]
+    BadFrame {
+        /// The clip's name.
+        clip: String,
+        /// The frame index.
+        frame: usize,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The most frames one clip may hold after resampling (about 55 minutes at 30 Hz), so that a
+/// malformed file cannot ask for unbounded memory.
+pub const MAX_FRAMES: usize = 100_000;
+
+/// An animation clip: a pose per frame at a uniform rate, for every joint of one rig.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    name: String,
+    num_joints: usize,
+    num_frames: usize,
+    duration_s: f32,
+    looping: bool,
+    /// Frame-major: `frame * num_joints + joint`.
+    poses: Vec<Transform>,
+}
+
+impl Clip {
+    /// Resamples tracks at `sample_rate_hz` (rounded so that frames fall exactly on 0 and the
+    /// duration). The duration is the last key time of any track; a clip whose tracks all have
+    /// one key is a static pose of duration 0. Rotations are made hemisphere-consistent frame
+    /// to frame, so interpolation never takes the long way round.
+    pub fn from_tracks(
+        name: impl Into<String>,
+        rig: &Rig,
+        tracks: &[JointTracks],
+        sample_rate_hz: f32,
+        looping: bool,
+    ) -> Result<Self, ClipError> {
+        let name = name.into();
+        let num_joints = rig.num_joints();
+        if tracks.len() != num_joints {
+            return Err(ClipError::JointCount { clip: name, tracks: tracks.len(), rig_joints: num_joints });
+        }
+        if !(sample_rate_hz.is_finite() && sample_rate_hz > 0.0) {
+            return Err(ClipError::SampleRate(sample_rate_hz));
+        }
+        let mut duration_s: f32 = 0.0;
+        for (joint, jt) in tracks.iter().enumerate() {
+            if let Some(t) = &jt.translation {
+                t.validate(joint, "translation")?;
+                duration_s = duration_s.max(t.end_time());
+            }
+            if let Some(t) = &jt.rotation {
+                t.validate(joint, "rotation")?;
+                duration_s = duration_s.max(t.end_time());
+            }
+            if let Some(t) = &jt.scale {
+                t.validate(joint, "scale")?;
+                duration_s = duration_s.max(t.end_time());
+            }
+        }
+        let intervals = (duration_s * sample_rate_hz).ceil() as usize;
+        if intervals >= MAX_FRAMES {
+            return Err(ClipError::BadFrame {
+                clip: name,
+                frame: intervals,
+                what: format!("{duration_s} s at {sample_rate_hz} Hz is over {MAX_FRAMES} frames"),
+            });
+        }
+        let num_frames = intervals + 1;
+        let rest = rig.rest_pose();
+        let mut poses = Vec::with_capacity(num_frames * num_joints);
+        for frame in 0..num_frames {
+            let time_s = if intervals == 0 { 0.0 } else { duration_s * frame as f32 / intervals as f32 };
+            for (joint, jt) in tracks.iter().enumerate() {
+                let r = rest[joint];
+                poses.push(Transform {
+                    translation: jt.translation.as_ref().map_or(r.translation, |t| t.sample(time_s)),
+                    rotation: jt.rotation.as_ref().map_or(r.rotation, |t| t.sample(time_s)).normalize(),
+                    scale: jt.scale.as_ref().map_or(r.scale, |t| t.sample(time_s)),
+                });
+            }
+        }
+        Self::from_poses(name, num_joints, poses, duration_s, looping)
+    }
+
+    /// Builds a clip from poses already at a uniform rate: `poses` is frame-major
+    /// (`frame * num_joints + joint`), frame 0 at time 0 and the last frame at `duration_s`.
+    pub fn from_poses(
+        name: impl Into<String>,
+        num_joints: usize,
+        mut poses: Vec<Transform>,
+        duration_s: f32,
+        looping: bool,
+    ) -> Result<Self, ClipError> {
+        let name = name.into();
+        if num_joints == 0 || poses.is_empty() || poses.len() % num_joints != 0 {
+            return Err(ClipError::BadFrame {
+                clip: name,
+                frame: 0,
+                what: format!("{} transforms is not a whole number of {num_joints}-joint frames", poses.len()),
+            });
+        }
+        let num_frames = poses.len() / num_joints;
+        if !(duration_s.is_finite() && duration_s >= 0.0) || (num_frames > 1 && duration_s == 0.0) {
+            return Err(ClipError::BadFrame {
+                clip: name,
+                frame: 0,
+                what: format!("duration {duration_s} s for {num_frames} frames"),
+            });
+        }
+        if let Some(i) = poses.iter().position(|p| !p.is_finite()) {
+            return Err(ClipError::BadFrame { clip: name, frame: i / num_joints, what: format!("joint {} is not finite", i % num_joints) });
+        }
+        for frame in 0..num_frames {
+            for joint in 0..num_joints {
+                let i = frame * num_joints + joint;
+                let mut q = poses[i].rotation.normalize();
+                if frame > 0 && q.dot(poses[i - num_joints].rotation) < 0.0 {
+                    q = -q;
+                }
+                poses[i].rotation = q;
+            }
+        }
+        Ok(Self { name, num_joints, num_frames, duration_s, looping, poses })
+    }
+
+    /// The clip's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Joints per frame.
+    #[must_use]
+    pub fn num_joints(&self) -> usize {
+        self.num_joints
+    }
+
+    /// Frames stored, including both ends.
+    #[must_use]
+    pub fn num_frames(&self) -> usize {
+        self.num_frames
+    }
+
+    /// Length in seconds; 0 for a static pose.
+    #[must_use]
+    pub fn duration_s(&self) -> f32 {
+        self.duration_s
+    }
+
+    /// Whether sampling past the end wraps (true) or holds the last frame (false).
+    #[must_use]
+    pub fn is_looping(&self) -> bool {
+        self.looping
+    }
+
+    /// Sets the loop flag.
+    pub fn set_looping(&mut self, looping: bool) {
+        self.looping = looping;
+    }
+
+    /// All frames, frame-major (`frame * num_joints + joint`).
+    #[must_use]
+    pub fn poses(&self) -> &[Transform] {
+        &self.poses
+    }
+
+    /// One frame's local pose.
+    #[must_use]
+    pub fn frame(&self, frame: usize) -> &[Transform] {
+        let start = frame.min(self.num_frames - 1) * self.num_joints;
+        &self.poses[start..start + self.num_joints]
+    }
+
+    /// Maps any time to the clip's local time: wrapped into `[0, duration)` when looping,
+    /// clamped to `[0, duration]` otherwise. NaN and infinite times map to 0.
+    #[must_use]
+    pub fn local_time(&self, time_s: f32, looping: bool) -> f32 {
+        if !time_s.is_finite() || self.duration_s == 0.0 {
+            return 0.0;
+        }
+        if looping {
+            let t = time_s.rem_euclid(self.duration_s);
+            // `rem_euclid` can round up to the divisor for tiny negative inputs.
+            if t >= self.duration_s { 0.0 } else { t }
+        } else {
+            time_s.clamp(0.0, self.duration_s)
+        }
+    }
+
+    /// The frame pair and blend factor for `time_s`: `(frame, next_frame, alpha)`.
+    #[must_use]
+    pub fn frame_position(&self, time_s: f32, looping: bool) -> (usize, usize, f32) {
+        let t = self.local_time(time_s, looping);
+        if self.num_frames == 1 {
+            return (0, 0, 0.0);
+        }
+        let intervals = (self.num_frames - 1) as f32;
+        let x = t / self.duration_s * intervals;
+        let frame = (x.floor() as usize).min(self.num_frames - 2);
+        (frame, frame + 1, (x - frame as f32).clamp(0.0, 1.0))
+    }
+
+    /// Samples every joint at `time_s`, looping or clamping as the clip's loop flag says.
+    /// `out` must hold [`Clip::num_joints`] transforms; extra entries are left alone.
+    pub fn sample(&self, time_s: f32, out: &mut [Transform]) {
+        self.sample_with(time_s, self.looping, out);
+    }
+
+    /// Samples every joint at `time_s`, looping or clamping as `looping` says.
+    pub fn sample_with(&self, time_s: f32, looping: bool, out: &mut [Transform]) {
+        let (f0, f1, alpha) = self.frame_position(time_s, looping);
+        let a = self.frame(f0);
+        let b = self.frame(f1);
+        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+            *o = interpolate_frames(a, b, alpha);
+        }
+    }
+}
+
+/// Interpolates two adjacent resampled frames: lerp for vectors, normalised lerp for rotations
+/// (adjacent frames are on one hemisphere and close, where nlerp and slerp agree to well under
+/// the GPU tolerance). Mirrored by `sample_frames` in `shaders/sample.wgsl`.
+#[inline]
+#[must_use]
+pub fn interpolate_frames(a: &Transform, b: &Transform, alpha: f32) -> Transform {
+    Transform {
+        translation: a.translation.lerp(b.translation, alpha),
+        rotation: a.rotation.lerp(b.rotation, alpha),
+        scale: a.scale.lerp(b.scale, alpha),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_joint_rig() -> Rig {
+        Rig::new(vec!["j".into()], vec![None], vec![Transform::IDENTITY], None).unwrap()
+    }
+
+    #[test]
+    fn linear_track_mid_key() {
+        let t = Track::linear(vec![0.0, 1.0, 3.0], vec![Vec3::ZERO, Vec3::X * 2.0, Vec3::X * 6.0]);
+        assert_eq!(t.sample(0.5), Vec3::X);
+        assert_eq!(t.sample(2.0), Vec3::X * 4.0);
+        assert_eq!(t.sample(-1.0), Vec3::ZERO);
+        assert_eq!(t.sample(10.0), Vec3::X * 6.0);
+    }
+
+    #[test]
+    fn step_track_holds_until_next_key() {
+        let t = Track { times_s: vec![0.0, 1.0], values: vec![Vec3::ZERO, Vec3::ONE], interpolation: Interpolation::Step };
+        assert_eq!(t.sample(0.999), Vec3::ZERO);
+        assert_eq!(t.sample(1.0), Vec3::ONE);
+    }
+
+    #[test]
+    fn cubic_spline_track_matches_hermite() {
+        // Keys at 0 and 2 s, values 0 and 1, out-tangent of key 0 = 1/s, in-tangent of key 1 = 0.
+        // p(s) = h00*0 + h10*dt*1 + h01*1 + h11*dt*0 with s = 0.5, dt = 2:
+        // h10 = 0.125 - 0.5 + 0.5 = 0.125, h01 = -0.25 + 0.75 = 0.5 → 0.25 + 0.5 = 0.75.
+        let t = Track {
+            times_s: vec![0.0, 2.0],
+            values: vec![Vec3::ZERO, Vec3::ZERO, Vec3::X, Vec3::ZERO, Vec3::X, Vec3::ZERO],
+            interpolation: Interpolation::CubicSpline,
+        };
+        assert!((t.sample(1.0).x - 0.75).abs() < 1e-6);
+        assert_eq!(t.sample(2.0), Vec3::X);
+    }
+
+    #[test]
+    fn rotation_track_takes_short_way() {
+        // 350° about Y is -10°: halfway from 0 must be -5°, not 175°.
+        let a = Quat::IDENTITY;
+        let b = Quat::from_rotation_y(350f32.to_radians());
+        let t = Track::linear(vec![0.0, 1.0], vec![a, b]);
+        let mid = t.sample(0.5);
+        assert!(mid.angle_between(Quat::from_rotation_y(-5f32.to_radians())) < 1e-4);
+    }
+
+    fn ramp_clip(looping: bool) -> Clip {
+        // x goes 0 → 1 over 1 s, resampled at 10 Hz.
+        let tracks = [JointTracks { translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::X])), ..Default::default() }];
+        Clip::from_tracks("ramp", &one_joint_rig(), &tracks, 10.0, looping).unwrap()
+    }
+
+    #[test]
+    fn clip_samples_mid_key_wraps_and_clamps() {
+        let mut out = [Transform::IDENTITY];
+        let clip = ramp_clip(true);
+        assert_eq!(clip.num_frames(), 11);
+        clip.sample(0.25, &mut out);
+        assert!((out[0].translation.x - 0.25).abs() < 1e-6);
+        clip.sample(1.25, &mut out);
+        assert!((out[0].translation.x - 0.25).abs() < 1e-5, "loop wrap");
+        clip.sample(-0.25, &mut out);
+        assert!((out[0].translation.x - 0.75).abs() < 1e-5, "negative time wraps");
+        let clip = ramp_clip(false);
+        clip.sample(7.0, &mut out);
+        assert_eq!(out[0].translation.x, 1.0, "clamp past the end");
+        clip.sample(f32::NAN, &mut out);
+        assert_eq!(out[0].translation.x, 0.0, "NaN time samples the start");
+    }
+
+    #[test]
+    fn resampled_rotations_share_a_hemisphere() {
+        let q = Quat::from_rotation_x(1.0);
+        let tracks = [JointTracks {
+            rotation: Some(Track { times_s: vec![0.0, 1.0], values: vec![q, -q], interpolation: Interpolation::Step }),
+            ..Default::default()
+        }];
+        let clip = Clip::from_tracks("flip", &one_joint_rig(), &tracks, 4.0, false).unwrap();
+        for pair in clip.poses().windows(2) {
+            assert!(pair[0].rotation.dot(pair[1].rotation) > 0.0);
+        }
+    }
+
+    #[test]
+    fn refuses_bad_tracks() {
+        let rig = one_joint_rig();
+        let bad = |jt: JointTracks| Clip::from_tracks("bad", &rig, &[jt], 30.0, true).unwrap_err();
+        let e = bad(JointTracks { translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO])), ..Default::default() });
+        assert!(matches!(e, ClipError::KeyCount { joint: 0, channel: "translation", times: 2, values: 1, .. }));
+        let e = bad(JointTracks { scale: Some(Track::linear(vec![1.0, 0.5], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        assert!(matches!(e, ClipError::TimesNotIncreasing { key: 1, .. }));
+        let e = bad(JointTracks { scale: Some(Track::linear(vec![0.0, f32::NAN], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        assert!(matches!(e, ClipError::TimesNotIncreasing { .. } | ClipError::NonFinite { .. }));
+        let e = bad(JointTracks { scale: Some(Track::linear(vec![0.0, 1e9], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        assert!(matches!(e, ClipError::BadFrame { .. }));
+        assert!(matches!(Clip::from_tracks("x", &rig, &[], 30.0, true), Err(ClipError::JointCount { .. })));
+    }
+}

@@ -1,0 +1,240 @@
+//! The CPU evaluator: the reference for every GPU stage and the fallback without an adapter.
+//!
+//! Each submodule mirrors one shader in `shaders/` and has its name (stage parity):
+//!
+//! ```text
+//! pose program ──► sample ──► local_to_model ──► skinning ──► output buffer
+//!  (ClipSample)    clips at     parent-first      model ×        mat4 or
+//!                  times,       walk              inverse bind   affine 3×4
+//!                  weighted
+//!                  blend
+//! ```
+//!
+//! [`EvalCrowdJob`] runs the stages for many characters in parallel with rayon; each
+//! character is independent, so the output is bitwise identical for any thread count.
+
+pub mod local_to_model;
+pub mod sample;
+pub mod skinning;
+
+use std::ops::Range;
+
+use glam::Mat4;
+use rayon::prelude::*;
+
+use crate::clip::Clip;
+use crate::program::ClipSample;
+use crate::rig::{Rig, Transform};
+
+/// How each skinning matrix is written to the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputLayout {
+    /// Column-major `mat4x4<f32>`: 16 floats, column 0 first.
+    #[default]
+    Mat4,
+    /// Affine 3×4: the matrix's top three rows, row by row (12 floats). A point transforms as
+    /// `p' = (dot(row0, p), dot(row1, p), dot(row2, p))` with `p = (x, y, z, 1)`; in WGSL,
+    /// `p * mat3x4<f32>(row0, row1, row2)`. 25 % less to write than `Mat4`.
+    Affine3x4,
+}
+
+impl OutputLayout {
+    /// Floats written per joint.
+    #[must_use]
+    pub const fn floats_per_joint(self) -> usize {
+        match self {
+            Self::Mat4 => 16,
+            Self::Affine3x4 => 12,
+        }
+    }
+}
+
+/// Why an evaluation job was refused. Nothing is written when validation fails.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The output slice does not hold exactly one matrix per joint per character.
+    #[error("output holds {got} floats; {characters} characters × {joints} joints × {floats_per_joint} floats = {expected} expected")]
+    OutputSize {
+        /// Characters in the job.
+        characters: usize,
+        /// Joints per character.
+        joints: usize,
+        /// Floats per joint of the layout.
+        floats_per_joint: usize,
+        /// Floats needed.
+        expected: usize,
+        /// Floats given.
+        got: usize,
+    },
+    /// A character's sample range lies outside the sample slice or runs backwards.
+    #[error("character {character}: sample range {start}..{end} is outside the {num_samples} samples")]
+    SampleRange {
+        /// The character.
+        character: usize,
+        /// Range start.
+        start: u32,
+        /// Range end.
+        end: u32,
+        /// Samples given.
+        num_samples: usize,
+    },
+    /// A sample names a clip that does not exist.
+    #[error("character {character}: sample {sample} names clip {clip}, but there are {num_clips} clips")]
+    UnknownClip {
+        /// The character.
+        character: usize,
+        /// Index into the sample slice.
+        sample: usize,
+        /// The clip index given.
+        clip: u32,
+        /// Clips given.
+        num_clips: usize,
+    },
+    /// A clip was built for a rig with a different joint count.
+    #[error("clip {clip} ({name:?}) has {clip_joints} joints; the rig has {rig_joints}")]
+    ClipRigMismatch {
+        /// The clip index.
+        clip: usize,
+        /// The clip's name.
+        name: String,
+        /// The clip's joint count.
+        clip_joints: usize,
+        /// The rig's joint count.
+        rig_joints: usize,
+    },
+    /// A sample's time or weight is NaN or infinite, or its weight is negative.
+    #[error("character {character}: sample {sample} has time {time_s} s and weight {weight}; both must be finite and the weight non-negative")]
+    BadSample {
+        /// The character.
+        character: usize,
+        /// Index into the sample slice.
+        sample: usize,
+        /// The time given.
+        time_s: f32,
+        /// The weight given.
+        weight: f32,
+    },
+}
+
+/// Characters per rayon task: large enough to amortise the scratch pose, small enough to
+/// balance two to sixteen cores on a few thousand characters.
+pub const CHARACTERS_PER_CHUNK: usize = 64;
+
+/// Evaluates skinning matrices for a crowd of characters sharing one rig and clip table.
+///
+/// Character `i`'s clips are `samples[sample_ranges[i]]`; its joint `j` is written at
+/// `(i * num_joints + j) * layout.floats_per_joint()` in `output`. A character with no samples
+/// (or weights summing to zero) shows the rest pose.
+#[derive(Debug)]
+pub struct EvalCrowdJob<'a> {
+    /// The rig every character uses.
+    pub rig: &'a Rig,
+    /// The clip table `ClipSample::clip` indexes.
+    pub clips: &'a [Clip],
+    /// Every character's samples, back to back.
+    pub samples: &'a [ClipSample],
+    /// Each character's range in `samples`; its length is the number of characters.
+    pub sample_ranges: &'a [Range<u32>],
+    /// The output matrix layout.
+    pub layout: OutputLayout,
+    /// Output, `characters × joints × layout.floats_per_joint()` floats.
+    pub output: &'a mut [f32],
+}
+
+impl EvalCrowdJob<'_> {
+    /// Checks the job, in this order:
+    /// - every clip has the rig's joint count ([`EvalError::ClipRigMismatch`]);
+    /// - the output size matches ([`EvalError::OutputSize`]);
+    /// - every range lies inside `samples` ([`EvalError::SampleRange`]);
+    /// - every sample names a clip ([`EvalError::UnknownClip`]) and has a finite time and a
+    ///   finite non-negative weight ([`EvalError::BadSample`]).
+    pub fn validate(&self) -> Result<(), EvalError> {
+        let joints = self.rig.num_joints();
+        for (i, clip) in self.clips.iter().enumerate() {
+            if clip.num_joints() != joints {
+                return Err(EvalError::ClipRigMismatch {
+                    clip: i,
+                    name: clip.name().to_owned(),
+                    clip_joints: clip.num_joints(),
+                    rig_joints: joints,
+                });
+            }
+        }
+        let characters = self.sample_ranges.len();
+        let floats_per_joint = self.layout.floats_per_joint();
+        let expected = characters * joints * floats_per_joint;
+        if self.output.len() != expected {
+            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
+        }
+        for (character, range) in self.sample_ranges.iter().enumerate() {
+            if range.start > range.end || range.end as usize > self.samples.len() {
+                return Err(EvalError::SampleRange {
+                    character,
+                    start: range.start,
+                    end: range.end,
+                    num_samples: self.samples.len(),
+                });
+            }
+            for sample in range.start as usize..range.end as usize {
+                let s = self.samples[sample];
+                if s.clip as usize >= self.clips.len() {
+                    return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: self.clips.len() });
+                }
+                if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
+                    return Err(EvalError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then evaluates every character in parallel.
+    pub fn run(self) -> Result<(), EvalError> {
+        self.validate()?;
+        let joints = self.rig.num_joints();
+        let per_character = joints * self.layout.floats_per_joint();
+        let Self { rig, clips, samples, sample_ranges, layout, output } = self;
+        output
+            .par_chunks_mut(per_character * CHARACTERS_PER_CHUNK)
+            .enumerate()
+            .for_each_init(
+                || Scratch::new(joints),
+                |scratch, (chunk, out)| {
+                    let first = chunk * CHARACTERS_PER_CHUNK;
+                    for (k, out) in out.chunks_exact_mut(per_character).enumerate() {
+                        let range = &sample_ranges[first + k];
+                        let samples = &samples[range.start as usize..range.end as usize];
+                        evaluate_character(rig, clips, samples, layout, scratch, out);
+                    }
+                },
+            );
+        Ok(())
+    }
+}
+
+/// Per-thread working poses, reused across characters.
+struct Scratch {
+    local: Vec<Transform>,
+    model: Vec<Mat4>,
+}
+
+impl Scratch {
+    fn new(joints: usize) -> Self {
+        Self { local: vec![Transform::IDENTITY; joints], model: vec![Mat4::IDENTITY; joints] }
+    }
+}
+
+/// One character through every stage: the shape of the fused GPU frame.
+fn evaluate_character(
+    rig: &Rig,
+    clips: &[Clip],
+    samples: &[ClipSample],
+    layout: OutputLayout,
+    scratch: &mut Scratch,
+    out: &mut [f32],
+) {
+    sample::sample_blend(clips, samples, rig.rest_pose(), &mut scratch.local);
+    local_to_model::local_to_model(rig.parents(), &scratch.local, &mut scratch.model);
+    skinning::skinning(&scratch.model, rig.inverse_bind(), layout, out);
+}

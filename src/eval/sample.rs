@@ -1,0 +1,100 @@
+//! Clip sampling and weighted blend: a character's clips at their times, blended into one
+//! local pose. Mirrored by `shaders/sample.wgsl`.
+
+use glam::{Quat, Vec4};
+
+use crate::clip::{interpolate_frames, Clip};
+use crate::program::ClipSample;
+use crate::rig::Transform;
+
+/// Samples each of `samples` and blends them into `out` (one transform per joint).
+///
+/// Weights are normalised to sum to one. Each rotation is brought onto the hemisphere of the
+/// running sum before it is added, so blending `q` and `-q` never cancels out. When there are
+/// no samples, or the weights sum to zero, `out` is the rest pose. Inputs are assumed valid
+/// (see [`super::EvalCrowdJob::validate`]).
+pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], out: &mut [Transform]) {
+    let total: f32 = samples.iter().map(|s| s.weight).sum();
+    if !(total > 0.0) {
+        out.copy_from_slice(rest);
+        return;
+    }
+    if let [only] = samples {
+        clips[only.clip as usize].sample(only.time_s, out);
+        return;
+    }
+    let mut first = true;
+    for s in samples.iter().filter(|s| s.weight > 0.0) {
+        let clip = &clips[s.clip as usize];
+        let (f0, f1, alpha) = clip.frame_position(s.time_s, clip.is_looping());
+        let w = s.weight / total;
+        for ((o, a), b) in out.iter_mut().zip(clip.frame(f0)).zip(clip.frame(f1)) {
+            let p = interpolate_frames(a, b, alpha);
+            if first {
+                *o = Transform { translation: p.translation * w, rotation: p.rotation * w, scale: p.scale * w };
+            } else {
+                accumulate(o, &p, w);
+            }
+        }
+        first = false;
+    }
+    for o in out.iter_mut() {
+        o.rotation = o.rotation.normalize();
+    }
+}
+
+#[inline]
+fn accumulate(acc: &mut Transform, p: &Transform, w: f32) {
+    acc.translation += p.translation * w;
+    acc.scale += p.scale * w;
+    let q = Vec4::from(p.rotation);
+    let sum = Vec4::from(acc.rotation);
+    let signed_w = if sum.dot(q) < 0.0 { -w } else { w };
+    acc.rotation = Quat::from_vec4(sum + q * signed_w);
+}
+
+/// Blends two poses: `out = a * (1 - w) + b * w`, rotations by shortest-path nlerp.
+pub fn blend_two(a: &[Transform], b: &[Transform], w: f32, out: &mut [Transform]) {
+    for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+        let qb = if a.rotation.dot(b.rotation) < 0.0 { -b.rotation } else { b.rotation };
+        *o = Transform {
+            translation: a.translation.lerp(b.translation, w),
+            rotation: a.rotation.lerp(qb, w).normalize(),
+            scale: a.scale.lerp(b.scale, w),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rig::Rig;
+    use glam::Vec3;
+
+    fn static_clip(name: &str, t: Vec3, q: Quat) -> Clip {
+        Clip::from_poses(name, 1, vec![Transform::from_translation_rotation(t, q)], 0.0, true).unwrap()
+    }
+
+    #[test]
+    fn weights_are_normalised_and_hemispheres_aligned() {
+        let q = Quat::from_rotation_y(0.5);
+        let clips = [static_clip("a", Vec3::ZERO, q), static_clip("b", Vec3::X * 2.0, -q)];
+        let samples = [ClipSample { clip: 0, time_s: 0.0, weight: 3.0 }, ClipSample { clip: 1, time_s: 0.0, weight: 1.0 }];
+        let mut out = [Transform::IDENTITY];
+        sample_blend(&clips, &samples, &[Transform::IDENTITY], &mut out);
+        assert!((out[0].translation.x - 0.5).abs() < 1e-6);
+        // -q is the same rotation as q: the blend must be q, not a cancellation.
+        assert!(out[0].rotation.angle_between(q) < 1e-4);
+    }
+
+    #[test]
+    fn zero_weights_show_rest_pose() {
+        let rig = Rig::new(vec!["j".into()], vec![None], vec![Transform::from_translation(Vec3::Y)], None).unwrap();
+        let clips = [static_clip("a", Vec3::X, Quat::IDENTITY)];
+        let mut out = [Transform::IDENTITY];
+        sample_blend(&clips, &[ClipSample { clip: 0, time_s: 0.0, weight: 0.0 }], rig.rest_pose(), &mut out);
+        assert_eq!(out[0].translation, Vec3::Y);
+        sample_blend(&clips, &[], rig.rest_pose(), &mut out);
+        assert_eq!(out[0].translation, Vec3::Y);
+    }
+}

@@ -1,0 +1,51 @@
+//! throng: skeletal animation for crowds.
+//!
+//! Each frame a game sets parameters for thousands of characters; throng evaluates their poses
+//! into one buffer of skinning matrices that a vertex shader reads directly. This crate holds
+//! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character and
+//! the CPU evaluator, which is the reference every GPU stage is tested against and the fallback
+//! where no adapter exists.
+//!
+//! # Conventions
+//! - Units: metres, seconds, radians.
+//! - glTF's frame: right-handed, Y up, +Z forward for the demo character.
+//! - Matrices are column-major ([`glam::Mat4`]); a point is transformed as `M * p`.
+//! - A [`Transform`] composes as `T * R * S`.
+//! - Joint `j`'s parent has an index below `j`, so a forward pass over joints is a valid
+//!   local-to-model order.
+//!
+//! # Example
+//! Evaluate the built-in character's walk for one character on the CPU:
+//! ```
+//! use throng::demo::DemoCharacter;
+//! use throng::eval::{EvalCrowdJob, OutputLayout};
+//! use throng::program::ClipSample;
+//!
+//! let demo = DemoCharacter::humanoid();
+//! let walk = demo.clip_index("walk").unwrap() as u32;
+//! let samples = [ClipSample { clip: walk, time_s: 0.25, weight: 1.0 }];
+//! let ranges = [0..1u32];
+//! let mut out = vec![0.0f32; demo.rig.num_joints() * OutputLayout::Mat4.floats_per_joint()];
+//! EvalCrowdJob {
+//!     rig: &demo.rig,
+//!     clips: &demo.clips,
+//!     samples: &samples,
+//!     sample_ranges: &ranges,
+//!     layout: OutputLayout::Mat4,
+//!     output: &mut out,
+//! }
+//! .run()
+//! .unwrap();
+//! assert!(out.iter().all(|v| v.is_finite()));
+//! ```
+
+pub mod clip;
+pub mod demo;
+pub mod eval;
+pub mod import;
+pub mod mesh;
+pub mod program;
+pub mod rig;
+
+pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};
+pub use rig::{Rig, RigError, Transform, MAX_JOINTS};

@@ -1,0 +1,332 @@
+//! Rigs: the joint hierarchy, rest pose and inverse bind matrices every stage reads.
+
+use glam::{Mat4, Quat, Vec3};
+
+/// The most joints a rig may have. Joint indices fit in a byte, which keeps masks and
+/// per-joint tables of the GPU stages small.
+pub const MAX_JOINTS: usize = 256;
+
+/// A joint's local transform, composed as `translation * rotation * scale`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transform {
+    /// Translation relative to the parent joint, metres.
+    pub translation: Vec3,
+    /// Rotation relative to the parent joint, unit quaternion.
+    pub rotation: Quat,
+    /// Scale along the joint's own axes.
+    pub scale: Vec3,
+}
+
+impl Transform {
+    /// No translation, no rotation, unit scale.
+    pub const IDENTITY: Self = Self {
+        translation: Vec3::ZERO,
+        rotation: Quat::IDENTITY,
+        scale: Vec3::ONE,
+    };
+
+    /// A transform with only a translation.
+    #[must_use]
+    pub fn from_translation(translation: Vec3) -> Self {
+        Self { translation, ..Self::IDENTITY }
+    }
+
+    /// A transform with a translation and a rotation and unit scale.
+    #[must_use]
+    pub fn from_translation_rotation(translation: Vec3, rotation: Quat) -> Self {
+        Self { translation, rotation, scale: Vec3::ONE }
+    }
+
+    /// The transform as a column-major matrix.
+    #[must_use]
+    pub fn to_mat4(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// True when every component is finite.
+    #[must_use]
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+/// Why a rig was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RigError {
+    /// The rig has no joints.
+    #[error("rig has no joints")]
+    Empty,
+    /// The rig has more joints than [`MAX_JOINTS`].
+    #[error("rig has {num_joints} joints; at most {MAX_JOINTS} are supported")]
+    TooManyJoints {
+        /// How many joints were given.
+        num_joints: usize,
+    },
+    /// The per-joint arrays have different lengths.
+    #[error("rig arrays disagree: {names} names, {parents} parents, {rest} rest transforms, {inverse_bind} inverse bind matrices")]
+    LengthMismatch {
+        /// Number of names.
+        names: usize,
+        /// Number of parent entries.
+        parents: usize,
+        /// Number of rest transforms.
+        rest: usize,
+        /// Number of inverse bind matrices.
+        inverse_bind: usize,
+    },
+    /// A joint's parent does not come before it.
+    #[error("joint {joint} ({name:?}) has parent {parent}, which is not before it (parents must precede children)")]
+    ParentNotBefore {
+        /// The joint index.
+        joint: usize,
+        /// The joint name.
+        name: String,
+        /// The parent index given.
+        parent: usize,
+    },
+    /// Two joints share a name.
+    #[error("joints {first} and {second} are both named {name:?}")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// The first joint with it.
+        first: usize,
+        /// The second joint with it.
+        second: usize,
+    },
+    /// A rest transform or inverse bind matrix holds NaN or infinity.
+    #[error("joint {joint} ({name:?}) has a non-finite {what}")]
+    NonFinite {
+        /// The joint index.
+        joint: usize,
+        /// The joint name.
+        name: String,
+        /// `"rest transform"` or `"inverse bind matrix"`.
+        what: &'static str,
+    },
+}
+
+/// Marks a root joint in [`Rig::parents`].
+pub const NO_PARENT: u16 = u16::MAX;
+
+/// A skeleton: joint names, hierarchy, rest pose and inverse bind matrices.
+///
+/// Validated on construction: at least one and at most [`MAX_JOINTS`] joints, every parent
+/// before its child, unique names, finite numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rig {
+    names: Vec<String>,
+    parents: Vec<u16>,
+    rest: Vec<Transform>,
+    inverse_bind: Vec<Mat4>,
+}
+
+impl Rig {
+    /// Builds a rig. `inverse_bind` of `None` derives the inverse bind matrices from the rest
+    /// pose, so that the rest pose skins to identity.
+    ///
+    /// ```
+    /// use throng::{Rig, Transform};
+    /// use glam::Vec3;
+    /// let rig = Rig::new(
+    ///     vec!["hips".into(), "spine".into()],
+    ///     vec![None, Some(0)],
+    ///     vec![Transform::from_translation(Vec3::Y), Transform::from_translation(Vec3::Y * 0.2)],
+    ///     None,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(rig.num_joints(), 2);
+    /// assert_eq!(rig.parent(1), Some(0));
+    /// ```
+    pub fn new(
+        names: Vec<String>,
+        parents: Vec<Option<usize>>,
+        rest: Vec<Transform>,
+        inverse_bind: Option<Vec<Mat4>>,
+    ) -> Result<Self, RigError> {
+        let num_joints = names.len();
+        let num_ibm = inverse_bind.as_ref().map_or(num_joints, Vec::len);
+        if parents.len() != num_joints || rest.len() != num_joints || num_ibm != num_joints {
+            return Err(RigError::LengthMismatch {
+                names: num_joints,
+                parents: parents.len(),
+                rest: rest.len(),
+                inverse_bind: num_ibm,
+            });
+        }
+        if num_joints == 0 {
+            return Err(RigError::Empty);
+        }
+        if num_joints > MAX_JOINTS {
+            return Err(RigError::TooManyJoints { num_joints });
+        }
+        let mut packed = Vec::with_capacity(num_joints);
+        for (joint, parent) in parents.iter().enumerate() {
+            match *parent {
+                Some(p) if p >= joint => {
+                    return Err(RigError::ParentNotBefore {
+                        joint,
+                        name: names[joint].clone(),
+                        parent: p,
+                    });
+                }
+                // `p < joint <= MAX_JOINTS` so it fits.
+                Some(p) => packed.push(p as u16),
+                None => packed.push(NO_PARENT),
+            }
+        }
+        let mut seen = std::collections::HashMap::with_capacity(num_joints);
+        for (joint, name) in names.iter().enumerate() {
+            if let Some(first) = seen.insert(name.as_str(), joint) {
+                return Err(RigError::DuplicateName { name: name.clone(), first, second: joint });
+            }
+            if !rest[joint].is_finite() {
+                return Err(RigError::NonFinite { joint, name: name.clone(), what: "rest transform" });
+            }
+        }
+        let inverse_bind = match inverse_bind {
+            Some(ibm) => {
+                if let Some(joint) = ibm.iter().position(|m| !m.is_finite()) {
+                    return Err(RigError::NonFinite {
+                        joint,
+                        name: names[joint].clone(),
+                        what: "inverse bind matrix",
+                    });
+                }
+                ibm
+            }
+            None => {
+                let mut model: Vec<Mat4> = Vec::with_capacity(num_joints);
+                for joint in 0..num_joints {
+                    let local = rest[joint].to_mat4();
+                    let m = match packed[joint] {
+                        NO_PARENT => local,
+                        p => model[p as usize] * local,
+                    };
+                    model.push(m);
+                }
+                model.iter().map(Mat4::inverse).collect()
+            }
+        };
+        Ok(Self { names, parents: packed, rest, inverse_bind })
+    }
+
+    /// Number of joints, in `1..=MAX_JOINTS`.
+    #[must_use]
+    pub fn num_joints(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Joint names, indexed by joint.
+    #[must_use]
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Parent indices, [`NO_PARENT`] for roots. Every parent is below its child.
+    #[must_use]
+    pub fn parents(&self) -> &[u16] {
+        &self.parents
+    }
+
+    /// The parent of `joint`, `None` for a root or an index out of range.
+    #[must_use]
+    pub fn parent(&self, joint: usize) -> Option<usize> {
+        match self.parents.get(joint) {
+            Some(&NO_PARENT) | None => None,
+            Some(&p) => Some(p as usize),
+        }
+    }
+
+    /// Rest pose, local transforms indexed by joint.
+    #[must_use]
+    pub fn rest_pose(&self) -> &[Transform] {
+        &self.rest
+    }
+
+    /// Inverse bind matrices, indexed by joint: model space to the joint's bind space.
+    #[must_use]
+    pub fn inverse_bind(&self) -> &[Mat4] {
+        &self.inverse_bind
+    }
+
+    /// The index of the joint called `name`.
+    #[must_use]
+    pub fn find_joint(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Model-space matrices of the rest pose.
+    #[must_use]
+    pub fn rest_model(&self) -> Vec<Mat4> {
+        let mut model = vec![Mat4::IDENTITY; self.num_joints()];
+        crate::eval::local_to_model::local_to_model(&self.parents, &self.rest, &mut model);
+        model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: usize) -> (Vec<String>, Vec<Option<usize>>, Vec<Transform>) {
+        let names = (0..n).map(|i| format!("j{i}")).collect();
+        let parents = (0..n).map(|i| i.checked_sub(1)).collect();
+        let rest = vec![Transform::from_translation(Vec3::Y); n];
+        (names, parents, rest)
+    }
+
+    #[test]
+    fn refuses_more_than_max_joints() {
+        let (n, p, r) = chain(MAX_JOINTS + 1);
+        assert_eq!(Rig::new(n, p, r, None), Err(RigError::TooManyJoints { num_joints: 257 }));
+        let (n, p, r) = chain(MAX_JOINTS);
+        assert!(Rig::new(n, p, r, None).is_ok());
+    }
+
+    #[test]
+    fn refuses_parent_after_child() {
+        let (n, mut p, r) = chain(3);
+        p[1] = Some(2);
+        let err = Rig::new(n, p, r, None).unwrap_err();
+        assert_eq!(err, RigError::ParentNotBefore { joint: 1, name: "j1".into(), parent: 2 });
+        assert!(err.to_string().contains("j1"));
+    }
+
+    #[test]
+    fn refuses_self_parent_empty_duplicates_and_nan() {
+        let (n, mut p, r) = chain(2);
+        p[0] = Some(0);
+        assert!(matches!(Rig::new(n, p, r, None), Err(RigError::ParentNotBefore { joint: 0, .. })));
+        assert_eq!(Rig::new(vec![], vec![], vec![], None), Err(RigError::Empty));
+        let (mut n, p, r) = chain(3);
+        n[2] = "j0".into();
+        assert!(matches!(Rig::new(n, p, r, None), Err(RigError::DuplicateName { first: 0, second: 2, .. })));
+        let (n, p, mut r) = chain(2);
+        r[1].translation.x = f32::NAN;
+        assert!(matches!(Rig::new(n, p, r, None), Err(RigError::NonFinite { joint: 1, .. })));
+        let (n, p, r) = chain(2);
+        assert!(matches!(
+            Rig::new(n, p, r, Some(vec![Mat4::IDENTITY])),
+            Err(RigError::LengthMismatch { inverse_bind: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn derived_inverse_bind_undoes_rest_model() {
+        let (n, p, mut r) = chain(4);
+        r[2].rotation = Quat::from_rotation_z(0.7);
+        r[3].scale = Vec3::splat(2.0);
+        let rig = Rig::new(n, p, r, None).unwrap();
+        for (m, ibm) in rig.rest_model().iter().zip(rig.inverse_bind()) {
+            assert!((*m * *ibm).abs_diff_eq(Mat4::IDENTITY, 1e-5));
+        }
+    }
+}
