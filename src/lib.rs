@@ -49,3 +49,8 @@ pub mod rig;
 
 pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};
 pub use rig::{Rig, RigError, Transform, MAX_JOINTS};
+
+/// README.md's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -13,6 +13,8 @@
 //! [`EvalCrowdJob`] runs the stages for many characters in parallel with rayon; each
 //! character is independent, so the output is bitwise identical for any thread count.
 
+pub mod inertialize;
+pub mod layers;
 pub mod local_to_model;
 pub mod sample;
 pub mod skinning;

@@ -1,0 +1,292 @@
+//! Inertialization: the offset that hides a switch and decays to zero while only the new
+//! state is evaluated. Mirrored by `shaders/inertialize.wgsl`.
+//!
+//! At a switch, per joint, the offset starts at `x0 = old − new` (translations as vectors,
+//! rotations as the rotation vector of `old * inverse(new)`) moving at `v0 = v_old − v_new`,
+//! and decays to zero by one of two curves, each applied per component:
+//!
+//! ```text
+//!  x0 ┤╲                         quintic: x(T) = x'(T) = x''(T) = 0, then holds 0
+//!     │ ╲___                     spring:  critically damped, x(t) = (x0 + (v0 + y·x0)·t)·e^(−y·t),
+//!   0 ┼─────╲______──────► t              y = 2·ln 2 / halflife; never exactly 0
+//!     0          T
+//! ```
+
+use glam::{Quat, Vec3};
+
+use crate::rig::Transform;
+
+/// The curve an inertialized offset decays along.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decay {
+    /// A quintic reaching zero value, velocity and acceleration at `duration_s`.
+    Quintic {
+        /// Time to reach zero, seconds; 0 is a cut.
+        duration_s: f32,
+        /// Bollo's variant: choose the starting acceleration and shorten the duration so the
+        /// offset never crosses zero. Without it the starting acceleration is zero (seed 000).
+        overshoot_control: bool,
+    },
+    /// An exactly integrated critically damped spring.
+    Spring {
+        /// Time for the offset (from rest) to decay by about half, seconds; 0 is a cut.
+        halflife_s: f32,
+    },
+}
+
+/// Below this an offset is visually zero: 0.1 mm or 0.1 mrad at a joint.
+pub const VISUALLY_ZERO: f32 = 1e-4;
+
+impl Decay {
+    /// The offset and its velocity `t_s` seconds after the switch, for one component.
+    #[must_use]
+    pub fn evaluate(self, x0: f32, v0: f32, t_s: f32) -> (f32, f32) {
+        match self {
+            Self::Quintic { duration_s, overshoot_control } => quintic(x0, v0, t_s, duration_s, overshoot_control),
+            Self::Spring { halflife_s } => spring(x0, v0, t_s, halflife_s),
+        }
+    }
+
+    /// Whether an offset that started at `x0`, `v0` still matters `t_s` after the switch: the
+    /// quintic is done at its duration; the spring runs until offset and velocity are below
+    /// [`VISUALLY_ZERO`], whatever the playback speed.
+    #[must_use]
+    pub fn is_active(self, x0_max: f32, v0_max: f32, t_s: f32) -> bool {
+        match self {
+            Self::Quintic { duration_s, .. } => t_s < duration_s,
+            Self::Spring { halflife_s } => {
+                let (x, v) = spring(x0_max, v0_max, t_s, halflife_s);
+                x.abs() > VISUALLY_ZERO || v.abs() > VISUALLY_ZERO * 10.0
+            }
+        }
+    }
+}
+
+/// Seed 000's and Bollo's quintic offset at `t_s` for one component: `x(0) = x0`,
+/// `x'(0) = v0`, and zero value, velocity and acceleration at the (possibly shortened) end.
+/// Returns `(x, x')`.
+#[must_use]
+pub fn quintic(x0: f32, v0: f32, t_s: f32, duration_s: f32, overshoot_control: bool) -> (f32, f32) {
+    let Some((end_s, c)) = quintic_coefficients(x0, v0, duration_s, overshoot_control) else {
+        return (0.0, 0.0);
+    };
+    if t_s >= end_s {
+        return (0.0, 0.0);
+    }
+    let t = t_s.max(0.0);
+    let x = c[0] + t * (c[1] + t * (c[2] + t * (c[3] + t * (c[4] + t * c[5]))));
+    let v = c[1] + t * (2.0 * c[2] + t * (3.0 * c[3] + t * (4.0 * c[4] + t * 5.0 * c[5])));
+    (x, v)
+}
+
+/// The quintic's end time and coefficients `c[k]` of `t^k`; `None` when there is nothing to
+/// decay or no time to do it in (a cut).
+fn quintic_coefficients(x0: f32, v0: f32, duration_s: f32, overshoot_control: bool) -> Option<(f32, [f32; 6])> {
+    if !(duration_s > 0.0) || x0 == 0.0 && v0 == 0.0 {
+        return None;
+    }
+    let (mut v0, mut end_s, mut a0) = (v0, duration_s, 0.0);
+    if overshoot_control {
+        // Bollo, GDC 2018: an offset already heading away from zero starts from rest; one
+        // heading towards it arrives no sooner than its velocity allows without crossing.
+        if v0 * x0 > 0.0 {
+            v0 = 0.0;
+        }
+        if v0 * x0 < 0.0 {
+            end_s = end_s.min(-5.0 * x0 / v0);
+        }
+        a0 = (-8.0 * v0 * end_s - 20.0 * x0) / (end_s * end_s);
+    }
+    let t2 = end_s * end_s;
+    let t3 = t2 * end_s;
+    let t4 = t3 * end_s;
+    let t5 = t4 * end_s;
+    let c5 = -(a0 * t2 + 6.0 * v0 * end_s + 12.0 * x0) / (2.0 * t5);
+    let c4 = (3.0 * a0 * t2 + 16.0 * v0 * end_s + 30.0 * x0) / (2.0 * t4);
+    let c3 = -(3.0 * a0 * t2 + 12.0 * v0 * end_s + 20.0 * x0) / (2.0 * t3);
+    Some((end_s, [x0, v0, a0 * 0.5, c3, c4, c5]))
+}
+
+/// A critically damped spring's offset at `t_s` for one component, integrated exactly.
+/// Returns `(x, x')`.
+#[must_use]
+pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
+    if !(halflife_s > 0.0) {
+        return (0.0, 0.0);
+    }
+    let y = 2.0 * std::f32::consts::LN_2 / halflife_s;
+    let j1 = v0 + x0 * y;
+    let e = (-y * t_s.max(0.0)).exp();
+    let t = t_s.max(0.0);
+    (e * (x0 + j1 * t), e * (v0 - j1 * y * t))
+}
+
+/// Per-joint offsets captured at a switch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Offsets {
+    /// Translation offset at the switch, metres, per joint.
+    pub translation: Vec<Vec3>,
+    /// Translation offset velocity, metres per second, per joint.
+    pub translation_velocity: Vec<Vec3>,
+    /// Rotation offset at the switch, rotation vector (axis × radians), per joint.
+    pub rotation: Vec<Vec3>,
+    /// Rotation offset velocity, radians per second, per joint.
+    pub rotation_velocity: Vec<Vec3>,
+}
+
+/// The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion.
+#[must_use]
+pub fn quat_to_rotation_vector(q: Quat) -> Vec3 {
+    let q = if q.w < 0.0 { -q } else { q };
+    let s = q.xyz().length();
+    // atan2 stays accurate near the identity, where acos would not (and llvmpipe's acos less so).
+    let angle = 2.0 * s.atan2(q.w);
+    if s < 1e-8 { q.xyz() * 2.0 } else { q.xyz() * (angle / s) }
+}
+
+/// The unit quaternion of a rotation vector.
+#[must_use]
+pub fn rotation_vector_to_quat(v: Vec3) -> Quat {
+    let angle = v.length();
+    if angle < 1e-8 {
+        return Quat::from_xyzw(v.x * 0.5, v.y * 0.5, v.z * 0.5, 1.0).normalize();
+    }
+    Quat::from_axis_angle(v / angle, angle)
+}
+
+/// Captures the offsets at a switch. `old` and `old_previous` are the last two displayed local
+/// poses (`dt_s` apart; `dt_s = 0` — a paused character — means zero velocity); `new` and
+/// `new_previous` the new state's pose now and one `dt_s` earlier.
+pub fn capture(
+    old: &[Transform],
+    old_previous: &[Transform],
+    new: &[Transform],
+    new_previous: &[Transform],
+    dt_s: f32,
+    out: &mut Offsets,
+) {
+    let n = old.len();
+    out.translation.resize(n, Vec3::ZERO);
+    out.translation_velocity.resize(n, Vec3::ZERO);
+    out.rotation.resize(n, Vec3::ZERO);
+    out.rotation_velocity.resize(n, Vec3::ZERO);
+    let inv_dt = if dt_s > 0.0 { 1.0 / dt_s } else { 0.0 };
+    for j in 0..n {
+        let offset_now = offset_between(&old[j], &new[j]);
+        let offset_before = offset_between(&old_previous[j], &new_previous[j]);
+        out.translation[j] = offset_now.0;
+        out.rotation[j] = offset_now.1;
+        out.translation_velocity[j] = (offset_now.0 - offset_before.0) * inv_dt;
+        out.rotation_velocity[j] = (offset_now.1 - offset_before.1) * inv_dt;
+    }
+}
+
+/// `(old.t − new.t, rotvec(old.r * inverse(new.r)))`: the offset that turns `new` into `old`.
+fn offset_between(old: &Transform, new: &Transform) -> (Vec3, Vec3) {
+    (old.translation - new.translation, quat_to_rotation_vector(old.rotation * new.rotation.inverse()))
+}
+
+/// Adds the decayed offsets to the new state's pose, `t_s` after the switch.
+pub fn apply(offsets: &Offsets, decay: Decay, t_s: f32, pose: &mut [Transform]) {
+    let component = |x0: Vec3, v0: Vec3| -> Vec3 {
+        Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
+    };
+    for (j, p) in pose.iter_mut().enumerate() {
+        p.translation += component(offsets.translation[j], offsets.translation_velocity[j]);
+        let r = component(offsets.rotation[j], offsets.rotation_velocity[j]);
+        p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f32, b: f32, tol: f32) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn quintic_matches_at_both_ends() {
+        for overshoot_control in [false, true] {
+            let (x0, v0, big_t) = (0.3, -0.2, 0.25);
+            let (x, v) = quintic(x0, v0, 0.0, big_t, overshoot_control);
+            assert!(close(x, x0, 1e-7) && close(v, v0, 1e-6), "{overshoot_control}: {x} {v}");
+            let (end, c) = quintic_coefficients(x0, v0, big_t, overshoot_control).unwrap();
+            let value = (0..6).map(|k| c[k] * end.powi(k as i32)).sum::<f32>();
+            let velocity = (1..6).map(|k| k as f32 * c[k] * end.powi(k as i32 - 1)).sum::<f32>();
+            let acceleration = (2..6).map(|k| (k * (k - 1)) as f32 * c[k] * end.powi(k as i32 - 2)).sum::<f32>();
+            assert!(value.abs() < 1e-5 && velocity.abs() < 1e-4 && acceleration.abs() < 1e-2, "{value} {velocity} {acceleration}");
+            if !overshoot_control {
+                assert_eq!(c[2], 0.0, "seed 000's version starts with zero acceleration");
+            }
+            assert_eq!(quintic(x0, v0, big_t + 1.0, big_t, overshoot_control), (0.0, 0.0));
+        }
+    }
+
+    #[test]
+    fn overshoot_control_never_crosses_zero() {
+        let mut worst = 0.0f32;
+        for &x0 in &[-1.0f32, -0.05, 0.002, 0.3, 2.0] {
+            for &v0 in &[-20.0f32, -3.0, -0.5, 0.0, 0.4, 6.0, 40.0] {
+                for &big_t in &[0.05f32, 0.25, 1.0] {
+                    for i in 0..=200 {
+                        let (x, _) = quintic(x0, v0, big_t * i as f32 / 200.0, big_t, true);
+                        // Crossing means the offset's sign opposes x0 by more than rounding.
+                        worst = worst.max(-x * x0.signum() / x0.abs());
+                    }
+                }
+            }
+        }
+        assert!(worst < 1e-4, "crossed zero by {worst} of x0");
+    }
+
+    #[test]
+    fn seed_quintic_has_zero_starting_acceleration() {
+        // Seed 000's coefficients, written out as in the seed.
+        let (x0, v0, big_t) = (0.5f32, 1.5f32, 0.25f32);
+        let c3 = -(10.0 * x0 + 6.0 * v0 * big_t) / big_t.powi(3);
+        let c4 = (15.0 * x0 + 8.0 * v0 * big_t) / big_t.powi(4);
+        let c5 = -(6.0 * x0 + 3.0 * v0 * big_t) / big_t.powi(5);
+        for i in 0..=10 {
+            let t = big_t * i as f32 / 10.0;
+            let seed = x0 + v0 * t + c3 * t.powi(3) + c4 * t.powi(4) + c5 * t.powi(5);
+            assert!(close(quintic(x0, v0, t, big_t, false).0, seed, 1e-5), "t = {t}");
+        }
+    }
+
+    #[test]
+    fn spring_matches_closed_form_and_decays() {
+        let (x0, v0, h) = (1.0f32, 2.0f32, 0.1f32);
+        let y = 2.0 * std::f32::consts::LN_2 / h;
+        for i in 0..20 {
+            let t = i as f32 * 0.037;
+            let expected = (x0 + (v0 + y * x0) * t) * (-y * t).exp();
+            assert!(close(spring(x0, v0, t, h).0, expected, 1e-6));
+        }
+        assert!(spring(1.0, 0.0, 6.0 * h, h).0.abs() < 0.02, "below 2 % after 6 halflives");
+        assert_eq!(spring(1.0, 5.0, 0.0, 0.0), (0.0, 0.0), "halflife 0 is a cut");
+        assert!(Decay::Spring { halflife_s: h }.is_active(1.0, 0.0, 0.5));
+        assert!(!Decay::Spring { halflife_s: h }.is_active(1.0, 0.0, 3.0));
+    }
+
+    #[test]
+    fn rotation_vectors_round_trip() {
+        for v in [Vec3::ZERO, Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 3.0, 0.0), Vec3::new(1e-6, 0.0, 0.0)] {
+            let back = quat_to_rotation_vector(rotation_vector_to_quat(v));
+            assert!(back.abs_diff_eq(v, 1e-5), "{v} → {back}");
+        }
+    }
+
+    #[test]
+    fn capture_then_apply_shows_the_old_pose_at_the_switch() {
+        let old = [Transform::from_translation_rotation(Vec3::X, Quat::from_rotation_y(0.8))];
+        let new = [Transform::from_translation_rotation(Vec3::Y, Quat::from_rotation_z(-0.4))];
+        let mut offsets = Offsets::default();
+        capture(&old, &old, &new, &new, 1.0 / 60.0, &mut offsets);
+        let mut pose = new;
+        apply(&offsets, Decay::Spring { halflife_s: 0.1 }, 0.0, &mut pose);
+        assert!(pose[0].translation.abs_diff_eq(old[0].translation, 1e-6));
+        assert!(pose[0].rotation.angle_between(old[0].rotation) < 1e-4);
+    }
+}
