@@ -16,6 +16,7 @@
 pub mod inertialize;
 pub mod layers;
 pub mod local_to_model;
+pub mod root_motion;
 pub mod sample;
 pub mod skinning;
 

@@ -1,0 +1,143 @@
+//! Root motion: the root joint's horizontal travel and yaw between two clip times, handed to
+//! the caller so gameplay moves characters by their animation, and removed from the pose.
+//!
+//! A looping clip's root keeps going across the wrap: from `t0` to `t1` over `k` wraps the
+//! travel is `(end − root(t0)) + (k − 1)·(end − start) + (root(t1) − start)`, where `start` and
+//! `end` are the root at the clip's first and last frame.
+
+use glam::{Quat, Vec3};
+
+use crate::clip::Clip;
+use crate::rig::Transform;
+
+/// Root travel over one step: horizontal translation (metres, in the clip's model space, y = 0)
+/// and yaw about +Y (radians).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RootDelta {
+    /// Horizontal displacement, metres; `y` is always 0.
+    pub translation: Vec3,
+    /// Rotation about +Y, radians.
+    pub yaw: f32,
+}
+
+impl RootDelta {
+    /// `self` scaled by a blend weight.
+    #[must_use]
+    pub fn scaled(self, weight: f32) -> Self {
+        Self { translation: self.translation * weight, yaw: self.yaw * weight }
+    }
+
+    /// The sum of two deltas (weighted blends add).
+    #[must_use]
+    pub fn add(self, other: Self) -> Self {
+        Self { translation: self.translation + other.translation, yaw: self.yaw + other.yaw }
+    }
+}
+
+/// The root's horizontal position and yaw at one clip time.
+fn root_at(clip: &Clip, root: usize, time_s: f32) -> (Vec3, f32) {
+    let (f0, f1, alpha) = clip.frame_position(time_s, clip.is_looping());
+    let a = clip.frame(f0)[root];
+    let b = clip.frame(f1)[root];
+    let t = a.translation.lerp(b.translation, alpha);
+    let q = a.rotation.lerp(b.rotation, alpha).normalize();
+    (Vec3::new(t.x, 0.0, t.z), yaw_of(q))
+}
+
+/// The rotation's heading about +Y, radians: the angle of its rotated +Z axis in the XZ plane.
+#[must_use]
+pub fn yaw_of(q: Quat) -> f32 {
+    let forward = q * Vec3::Z;
+    forward.x.atan2(forward.z)
+}
+
+/// The root's travel from `t0_s` to `t1_s` (unwrapped clip times, `t1_s >= t0_s`) of `clip`.
+/// A looping clip accumulates whole loops; a clamped clip stops at its ends.
+#[must_use]
+pub fn clip_root_delta(clip: &Clip, root: usize, t0_s: f32, t1_s: f32) -> RootDelta {
+    let duration = clip.duration_s();
+    if !(t1_s > t0_s) || !t0_s.is_finite() || !t1_s.is_finite() || duration == 0.0 {
+        return RootDelta::default();
+    }
+    let (p0, y0) = root_at(clip, root, t0_s);
+    let (p1, y1) = root_at(clip, root, t1_s);
+    if !clip.is_looping() {
+        return RootDelta { translation: p1 - p0, yaw: wrap_angle(y1 - y0) };
+    }
+    let (start, ys) = root_at(clip, root, 0.0);
+    let (end, ye) = {
+        let last = clip.frame(clip.num_frames() - 1)[root];
+        (Vec3::new(last.translation.x, 0.0, last.translation.z), yaw_of(last.rotation))
+    };
+    let wraps = ((t1_s / duration).floor() - (t0_s / duration).floor()).max(0.0);
+    if wraps == 0.0 {
+        return RootDelta { translation: p1 - p0, yaw: wrap_angle(y1 - y0) };
+    }
+    let per_loop = end - start;
+    let yaw_per_loop = wrap_angle(ye - ys);
+    RootDelta {
+        translation: (end - p0) + per_loop * (wraps - 1.0) + (p1 - start),
+        yaw: wrap_angle(ye - y0) + yaw_per_loop * (wraps - 1.0) + wrap_angle(y1 - ys),
+    }
+}
+
+fn wrap_angle(a: f32) -> f32 {
+    (a + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI
+}
+
+/// Removes the root's horizontal translation and yaw from a pose, leaving height, pitch and
+/// roll, so that the caller's transform (moved by [`RootDelta`]s) places the character.
+pub fn remove_root_motion(pose: &mut [Transform], root: usize) {
+    if let Some(r) = pose.get_mut(root) {
+        r.translation.x = 0.0;
+        r.translation.z = 0.0;
+        let yaw = yaw_of(r.rotation);
+        r.rotation = (Quat::from_rotation_y(-yaw) * r.rotation).normalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One joint walking +Z at 1.5 m/s for a 1.2 s loop, turning 0.3 rad per loop.
+    fn walk(looping: bool) -> Clip {
+        let poses = (0..=36)
+            .map(|f| {
+                let t = f as f32 / 30.0;
+                Transform::from_translation_rotation(Vec3::new(0.0, 0.9, 1.5 * t), Quat::from_rotation_y(0.25 * t))
+            })
+            .collect();
+        Clip::from_poses("walk", 1, poses, 1.2, looping).unwrap()
+    }
+
+    #[test]
+    fn accumulates_across_loops() {
+        let clip = walk(true);
+        let d = clip_root_delta(&clip, 0, 0.0, 1.2 * 3.0);
+        assert!((d.translation.z - 1.5 * 3.6).abs() < 1e-4, "{d:?}");
+        assert!((d.yaw - 0.3 * 3.0).abs() < 1e-4, "{d:?}");
+        // Steps of one frame across the wrap sum to the same thing: no pop at the wrap.
+        let mut sum = RootDelta::default();
+        let dt = 1.0 / 60.0;
+        for i in 0..216 {
+            sum = sum.add(clip_root_delta(&clip, 0, i as f32 * dt, (i + 1) as f32 * dt));
+        }
+        assert!((sum.translation.z - 1.5 * 3.6).abs() < 1e-3, "{sum:?}");
+    }
+
+    #[test]
+    fn clamped_clip_stops_at_its_end() {
+        let d = clip_root_delta(&walk(false), 0, 1.0, 5.0);
+        assert!((d.translation.z - 0.3).abs() < 1e-4);
+    }
+
+    #[test]
+    fn removal_keeps_height_and_drops_heading() {
+        let mut pose = [Transform::from_translation_rotation(Vec3::new(1.0, 0.9, 2.0), Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.2))];
+        remove_root_motion(&mut pose, 0);
+        assert_eq!(pose[0].translation, Vec3::new(0.0, 0.9, 0.0));
+        assert!(yaw_of(pose[0].rotation).abs() < 1e-5);
+        assert!(pose[0].rotation.angle_between(Quat::from_rotation_x(0.2)) < 1e-5);
+    }
+}
