@@ -342,6 +342,20 @@ impl Clip {
         Ok(Self { name, num_joints, num_frames, duration_s, looping, poses })
     }
 
+    /// This clip as an additive delta against `reference` (one transform per joint, usually a
+    /// frame of the clip the pose was authored over): every frame becomes
+    /// `inverse(reference) * frame` (translations `frame − reference`, scales `frame / reference`),
+    /// for a layer whose blend is additive.
+    #[must_use]
+    pub fn to_additive(&self, reference: &[Transform]) -> Self {
+        let mut delta = self.clone();
+        for frame in delta.poses.chunks_exact_mut(self.num_joints) {
+            let pose = frame.to_vec();
+            crate::eval::layers::make_additive(reference, &pose, frame);
+        }
+        delta
+    }
+
     /// The clip's name.
     #[must_use]
     pub fn name(&self) -> &str {

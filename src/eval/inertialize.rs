@@ -121,17 +121,20 @@ pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
     (e * (x0 + j1 * t), e * (v0 - j1 * y * t))
 }
 
-/// Per-joint offsets captured at a switch.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Offsets {
-    /// Translation offset at the switch, metres, per joint.
-    pub translation: Vec<Vec3>,
-    /// Translation offset velocity, metres per second, per joint.
-    pub translation_velocity: Vec<Vec3>,
-    /// Rotation offset at the switch, rotation vector (axis × radians), per joint.
-    pub rotation: Vec<Vec3>,
-    /// Rotation offset velocity, radians per second, per joint.
-    pub rotation_velocity: Vec<Vec3>,
+/// One joint's offset captured at a switch.
+///
+/// Keep in sync with `JointOffset` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct JointOffset {
+    /// Translation offset at the switch, metres.
+    pub translation: Vec3,
+    /// Translation offset velocity, metres per second.
+    pub translation_velocity: Vec3,
+    /// Rotation offset at the switch, rotation vector (axis × radians).
+    pub rotation: Vec3,
+    /// Rotation offset velocity, radians per second.
+    pub rotation_velocity: Vec3,
 }
 
 /// The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion.
@@ -154,30 +157,43 @@ pub fn rotation_vector_to_quat(v: Vec3) -> Quat {
     Quat::from_axis_angle(v / angle, angle)
 }
 
-/// Captures the offsets at a switch. `old` and `old_previous` are the last two displayed local
-/// poses (`dt_s` apart; `dt_s = 0` — a paused character — means zero velocity); `new` and
-/// `new_previous` the new state's pose now and one `dt_s` earlier.
+/// Captures the offsets at a switch. `displayed` and `previous` are the last two displayed
+/// local poses, `dt_s` apart; `new` and `new_previous` are the new state's pose now and one
+/// `dt_s` earlier.
+///
+/// The old motion is carried one step forward (constant velocity: the pose it would show now
+/// had nothing switched), so the switch frame itself continues the old motion instead of
+/// repeating last frame's pose. Then `x0 = carried − new` and `v0 = (x0 − (displayed −
+/// new_previous)) / dt`: the old velocity minus the new. A paused character (`dt_s = 0`, or
+/// `previous == displayed`) captures zero velocity.
 pub fn capture(
-    old: &[Transform],
-    old_previous: &[Transform],
+    displayed: &[Transform],
+    previous: &[Transform],
     new: &[Transform],
     new_previous: &[Transform],
     dt_s: f32,
-    out: &mut Offsets,
+    out: &mut [JointOffset],
 ) {
-    let n = old.len();
-    out.translation.resize(n, Vec3::ZERO);
-    out.translation_velocity.resize(n, Vec3::ZERO);
-    out.rotation.resize(n, Vec3::ZERO);
-    out.rotation_velocity.resize(n, Vec3::ZERO);
     let inv_dt = if dt_s > 0.0 { 1.0 / dt_s } else { 0.0 };
-    for j in 0..n {
-        let offset_now = offset_between(&old[j], &new[j]);
-        let offset_before = offset_between(&old_previous[j], &new_previous[j]);
-        out.translation[j] = offset_now.0;
-        out.rotation[j] = offset_now.1;
-        out.translation_velocity[j] = (offset_now.0 - offset_before.0) * inv_dt;
-        out.rotation_velocity[j] = (offset_now.1 - offset_before.1) * inv_dt;
+    for (j, o) in out.iter_mut().enumerate() {
+        let (d, p) = (&displayed[j], &previous[j]);
+        let carried = if dt_s > 0.0 {
+            Transform {
+                translation: d.translation * 2.0 - p.translation,
+                rotation: (d.rotation * p.rotation.inverse() * d.rotation).normalize(),
+                scale: d.scale,
+            }
+        } else {
+            *d
+        };
+        let (t_now, r_now) = offset_between(&carried, &new[j]);
+        let (t_before, r_before) = offset_between(d, &new_previous[j]);
+        *o = JointOffset {
+            translation: t_now,
+            translation_velocity: (t_now - t_before) * inv_dt,
+            rotation: r_now,
+            rotation_velocity: (r_now - r_before) * inv_dt,
+        };
     }
 }
 
@@ -187,13 +203,13 @@ fn offset_between(old: &Transform, new: &Transform) -> (Vec3, Vec3) {
 }
 
 /// Adds the decayed offsets to the new state's pose, `t_s` after the switch.
-pub fn apply(offsets: &Offsets, decay: Decay, t_s: f32, pose: &mut [Transform]) {
+pub fn apply(offsets: &[JointOffset], decay: Decay, t_s: f32, pose: &mut [Transform]) {
     let component = |x0: Vec3, v0: Vec3| -> Vec3 {
         Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
     };
-    for (j, p) in pose.iter_mut().enumerate() {
-        p.translation += component(offsets.translation[j], offsets.translation_velocity[j]);
-        let r = component(offsets.rotation[j], offsets.rotation_velocity[j]);
+    for (o, p) in offsets.iter().zip(pose.iter_mut()) {
+        p.translation += component(o.translation, o.translation_velocity);
+        let r = component(o.rotation, o.rotation_velocity);
         p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
     }
 }
@@ -279,10 +295,10 @@ mod tests {
     }
 
     #[test]
-    fn capture_then_apply_shows_the_old_pose_at_the_switch() {
+    fn capture_then_apply_continues_the_old_pose_at_the_switch() {
         let old = [Transform::from_translation_rotation(Vec3::X, Quat::from_rotation_y(0.8))];
         let new = [Transform::from_translation_rotation(Vec3::Y, Quat::from_rotation_z(-0.4))];
-        let mut offsets = Offsets::default();
+        let mut offsets = [JointOffset::default()];
         capture(&old, &old, &new, &new, 1.0 / 60.0, &mut offsets);
         let mut pose = new;
         apply(&offsets, Decay::Spring { halflife_s: 0.1 }, 0.0, &mut pose);

@@ -131,9 +131,9 @@ pub fn apply_additive(base: &mut [Transform], delta: &[Transform], weight: f32, 
 }
 
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
-pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: &[f32]) {
-    for ((b, l), m) in base.iter_mut().zip(layer).zip(mask) {
-        let w = weight * m;
+pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: Option<&[f32]>) {
+    for (j, (b, l)) in base.iter_mut().zip(layer).enumerate() {
+        let w = weight * mask.map_or(1.0, |m| m[j]);
         if w <= 0.0 {
             continue;
         }
@@ -146,13 +146,13 @@ pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, 
 /// Overrides `base` with `layer` in mesh space: each masked joint's model-space rotation moves
 /// towards the layer's model-space rotation by `weight × mask`, then is expressed back in the
 /// local space of the (already blended) parent. Translations and scales blend locally.
-/// `scratch` holds two model-space rotation arrays of one entry per joint.
+/// `mask` of `None` is the whole body.
 pub fn override_mesh(
     parents: &[u16],
     base: &mut [Transform],
     layer: &[Transform],
     weight: f32,
-    mask: &[f32],
+    mask: Option<&[f32]>,
     scratch: &mut MeshSpaceScratch,
 ) {
     let n = base.len();
@@ -163,7 +163,7 @@ pub fn override_mesh(
         let layer_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.layer_model[parent as usize] };
         let out_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.out_model[parent as usize] };
         scratch.layer_model[j] = (layer_parent * layer[j].rotation).normalize();
-        let w = weight * mask[j];
+        let w = weight * mask.map_or(1.0, |m| m[j]);
         if w > 0.0 {
             let base_model = (out_parent * base[j].rotation).normalize();
             let target = base_model.slerp(scratch.layer_model[j], w);
@@ -208,9 +208,9 @@ mod tests {
         layer[2].rotation = Quat::from_rotation_z(1.0);
         let mask = [1.0; 3];
         let mut out = base.clone();
-        override_local(&mut out, &layer, 0.0, &mask);
+        override_local(&mut out, &layer, 0.0, Some(&mask));
         apply_additive(&mut out, &layer, 0.0, None);
-        override_mesh(&parents, &mut out, &layer, 0.0, &mask, &mut MeshSpaceScratch::default());
+        override_mesh(&parents, &mut out, &layer, 0.0, Some(&mask), &mut MeshSpaceScratch::default());
         assert_eq!(out, base);
     }
 
@@ -223,9 +223,9 @@ mod tests {
         for mesh in [false, true] {
             let mut out = base.clone();
             if mesh {
-                override_mesh(&parents, &mut out, &layer, 1.0, &[1.0; 3], &mut MeshSpaceScratch::default());
+                override_mesh(&parents, &mut out, &layer, 1.0, None, &mut MeshSpaceScratch::default());
             } else {
-                override_local(&mut out, &layer, 1.0, &[1.0; 3]);
+                override_local(&mut out, &layer, 1.0, None);
             }
             for (o, l) in out.iter().zip(&layer) {
                 assert!(o.rotation.angle_between(l.rotation) < 1e-4 && o.translation.abs_diff_eq(l.translation, 1e-6), "mesh {mesh}");
@@ -241,10 +241,10 @@ mod tests {
         let mask = [0.0, 0.0, 1.0];
         let authored = model_rotations(&parents, &layer)[2];
         let mut mesh = base.clone();
-        override_mesh(&parents, &mut mesh, &layer, 1.0, &mask, &mut MeshSpaceScratch::default());
+        override_mesh(&parents, &mut mesh, &layer, 1.0, Some(&mask), &mut MeshSpaceScratch::default());
         assert!(model_rotations(&parents, &mesh)[2].angle_between(authored) < 1e-4);
         let mut local = base.clone();
-        override_local(&mut local, &layer, 1.0, &mask);
+        override_local(&mut local, &layer, 1.0, Some(&mask));
         let off = model_rotations(&parents, &local)[2].angle_between(authored);
         assert!((off - 0.5).abs() < 1e-4, "local space inherits the lean: {off}");
     }

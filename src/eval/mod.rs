@@ -13,12 +13,14 @@
 //! [`EvalCrowdJob`] runs the stages for many characters in parallel with rayon; each
 //! character is independent, so the output is bitwise identical for any thread count.
 
+pub mod frame;
 pub mod inertialize;
 pub mod layers;
 pub mod local_to_model;
 pub mod root_motion;
 pub mod sample;
 pub mod skinning;
+pub mod transition;
 
 use std::ops::Range;
 
@@ -106,6 +108,34 @@ pub enum EvalError {
         /// The rig's joint count.
         rig_joints: usize,
     },
+    /// The layer setup is unusable.
+    #[error("layers: {0}")]
+    Layers(String),
+    /// The frame's time step is NaN, infinite or negative.
+    #[error("dt {0} s: the time step must be finite and non-negative")]
+    BadDt(f32),
+    /// Programs, context and counters are sized for different crowds.
+    #[error("{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters")]
+    ProgramCount {
+        /// Programs given.
+        programs: usize,
+        /// Characters (length of the per-character counters).
+        characters: usize,
+        /// Layers in the setup.
+        layers: usize,
+        /// Characters the context was sized for.
+        context_characters: usize,
+    },
+    /// A layer program holds a NaN, an infinity, or a weight outside [0, 1].
+    #[error("character {character} layer {layer}: bad program {what}")]
+    BadProgram {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The program, printed.
+        what: String,
+    },
     /// A sample's time or weight is NaN or infinite, or its weight is negative.
     #[error("character {character}: sample {sample} has time {time_s} s and weight {weight}; both must be finite and the weight non-negative")]
     BadSample {
@@ -154,16 +184,7 @@ impl EvalCrowdJob<'_> {
     ///   finite non-negative weight ([`EvalError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        for (i, clip) in self.clips.iter().enumerate() {
-            if clip.num_joints() != joints {
-                return Err(EvalError::ClipRigMismatch {
-                    clip: i,
-                    name: clip.name().to_owned(),
-                    clip_joints: clip.num_joints(),
-                    rig_joints: joints,
-                });
-            }
-        }
+        check_clips(self.rig, self.clips)?;
         let characters = self.sample_ranges.len();
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;
@@ -171,23 +192,7 @@ impl EvalCrowdJob<'_> {
             return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
         }
         for (character, range) in self.sample_ranges.iter().enumerate() {
-            if range.start > range.end || range.end as usize > self.samples.len() {
-                return Err(EvalError::SampleRange {
-                    character,
-                    start: range.start,
-                    end: range.end,
-                    num_samples: self.samples.len(),
-                });
-            }
-            for sample in range.start as usize..range.end as usize {
-                let s = self.samples[sample];
-                if s.clip as usize >= self.clips.len() {
-                    return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: self.clips.len() });
-                }
-                if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
-                    return Err(EvalError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
-                }
-            }
+            check_samples(character, range.start, range.end, self.samples, self.clips)?;
         }
         Ok(())
     }
@@ -214,6 +219,38 @@ impl EvalCrowdJob<'_> {
             );
         Ok(())
     }
+}
+
+/// Every clip has the rig's joint count.
+fn check_clips(rig: &Rig, clips: &[Clip]) -> Result<(), EvalError> {
+    let joints = rig.num_joints();
+    match clips.iter().position(|c| c.num_joints() != joints) {
+        Some(i) => Err(EvalError::ClipRigMismatch {
+            clip: i,
+            name: clips[i].name().to_owned(),
+            clip_joints: clips[i].num_joints(),
+            rig_joints: joints,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `samples[start..end]` exists and each of its samples names a clip, with a finite time and a
+/// finite non-negative weight.
+fn check_samples(character: usize, start: u32, end: u32, samples: &[ClipSample], clips: &[Clip]) -> Result<(), EvalError> {
+    if start > end || end as usize > samples.len() {
+        return Err(EvalError::SampleRange { character, start, end, num_samples: samples.len() });
+    }
+    for sample in start as usize..end as usize {
+        let s = samples[sample];
+        if s.clip as usize >= clips.len() {
+            return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: clips.len() });
+        }
+        if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
+            return Err(EvalError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
+        }
+    }
+    Ok(())
 }
 
 /// Per-thread working poses, reused across characters.

@@ -53,14 +53,15 @@ fn accumulate(acc: &mut Transform, p: &Transform, w: f32) {
     acc.rotation = Quat::from_vec4(sum + q * signed_w);
 }
 
-/// Blends two poses: `out = a * (1 - w) + b * w`, rotations by shortest-path nlerp.
-pub fn blend_two(a: &[Transform], b: &[Transform], w: f32, out: &mut [Transform]) {
-    for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
-        let qb = if a.rotation.dot(b.rotation) < 0.0 { -b.rotation } else { b.rotation };
-        *o = Transform {
-            translation: a.translation.lerp(b.translation, w),
+/// Mixes `from` into `pose` in place: `pose = from * (1 - w) + pose * w`, rotations by
+/// shortest-path nlerp. `w` is the weight of what `pose` already holds (the destination).
+pub fn mix_from(from: &[Transform], w: f32, pose: &mut [Transform]) {
+    for (p, a) in pose.iter_mut().zip(from) {
+        let qb = if a.rotation.dot(p.rotation) < 0.0 { -p.rotation } else { p.rotation };
+        *p = Transform {
+            translation: a.translation.lerp(p.translation, w),
             rotation: a.rotation.lerp(qb, w).normalize(),
-            scale: a.scale.lerp(b.scale, w),
+            scale: a.scale.lerp(p.scale, w),
         };
     }
 }

@@ -1,0 +1,326 @@
+//! A whole frame on the CPU: every layer of every character through sample → transition →
+//! layers → local-to-model → skinning, with the memory transitions need between frames.
+//! The GPU's fused `shaders/frame.wgsl` has the same shape.
+//!
+//! ```text
+//! per character:
+//!   for each layer (additive layers first, then override layers; layer 0 is the base):
+//!     sample destination (and second set) ─► transition ─► combine into the pose
+//!   local_to_model ─► skinning ─► output
+//! ```
+
+use glam::Mat4;
+use rayon::prelude::*;
+
+use crate::clip::Clip;
+use crate::program::{ClipSample, LayerProgram};
+use crate::rig::{Rig, Transform};
+
+use super::inertialize::JointOffset;
+use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
+use super::sample::sample_blend;
+use super::transition::{transition, LayerMemory};
+use super::{check_samples, local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
+
+/// How a layer combines with the layers below it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LayerBlend {
+    /// Replaces the pose below, per joint by weight × mask.
+    #[default]
+    Override,
+    /// Adds its delta onto the pose below; its clips are additive deltas (see
+    /// [`crate::Clip::to_additive`]).
+    Additive,
+}
+
+/// In which space an override layer's masked joints keep the layer's rotation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LayerSpace {
+    /// Joints keep the layer's angle to their parent, inheriting what the base does above them.
+    #[default]
+    Local,
+    /// Joints keep the layer's model-space rotation whatever the base does above them.
+    Mesh,
+}
+
+/// A layer's fixed setup, shared by every character of an archetype.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerSetup {
+    /// Override or additive.
+    pub blend: LayerBlend,
+    /// Local or mesh space (override layers).
+    pub space: LayerSpace,
+    /// Per-joint weights; `None` is the whole body.
+    pub mask: Option<Mask>,
+}
+
+/// Per-character, per-layer memory carried between frames, in flat arrays indexed by
+/// `(character * num_layers + layer) * num_joints + joint`.
+#[derive(Clone, Debug, Default)]
+pub struct EvalContext {
+    num_layers: usize,
+    num_joints: usize,
+    displayed: Vec<Transform>,
+    previous: Vec<Transform>,
+    snapshot: Vec<Transform>,
+    offsets: Vec<JointOffset>,
+    frames_shown: Vec<u8>,
+}
+
+impl EvalContext {
+    /// Memory for `num_characters` characters with `num_layers` layers of `num_joints` joints.
+    #[must_use]
+    pub fn new(num_characters: usize, num_layers: usize, num_joints: usize) -> Self {
+        let mut context = Self { num_layers, num_joints, ..Self::default() };
+        context.resize(num_characters);
+        context
+    }
+
+    /// Grows or shrinks to `num_characters`; new characters have shown nothing yet.
+    pub fn resize(&mut self, num_characters: usize) {
+        let poses = num_characters * self.num_layers * self.num_joints;
+        self.displayed.resize(poses, Transform::IDENTITY);
+        self.previous.resize(poses, Transform::IDENTITY);
+        self.snapshot.resize(poses, Transform::IDENTITY);
+        self.offsets.resize(poses, JointOffset::default());
+        self.frames_shown.resize(num_characters * self.num_layers, 0);
+    }
+
+    /// Forgets what `character` displayed, so its next switch is a cut (a new character, or
+    /// one teleported by gameplay). Out-of-range characters are ignored.
+    pub fn reset_character(&mut self, character: usize) {
+        let layers = character * self.num_layers..(character + 1) * self.num_layers;
+        if let Some(shown) = self.frames_shown.get_mut(layers) {
+            shown.fill(0);
+        }
+    }
+
+    /// Characters held.
+    #[must_use]
+    pub fn num_characters(&self) -> usize {
+        self.frames_shown.len().checked_div(self.num_layers).unwrap_or(0)
+    }
+
+    /// Bytes of memory per character.
+    #[must_use]
+    pub fn bytes_per_character(&self) -> usize {
+        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + 1)
+    }
+}
+
+/// Counters from one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Clips sampled over the whole crowd.
+    pub clips_sampled: u64,
+    /// The most clips any one character sampled.
+    pub max_clips_per_character: u32,
+}
+
+/// Evaluates one frame for a crowd sharing one rig, clip table and layer setup.
+///
+/// Character `i`'s layer `l` reads `programs[i * layers.len() + l]`, whose sample ranges index
+/// `samples`. Layer 0 is the base and always shows at full weight.
+#[derive(Debug)]
+pub struct FrameJob<'a> {
+    /// The rig.
+    pub rig: &'a Rig,
+    /// The clip table; additive layers' clips are deltas.
+    pub clips: &'a [Clip],
+    /// The archetype's layers, base first.
+    pub layers: &'a [LayerSetup],
+    /// Every sample of the frame.
+    pub samples: &'a [ClipSample],
+    /// `characters × layers` programs.
+    pub programs: &'a [LayerProgram],
+    /// Real seconds since last frame (0 when paused).
+    pub dt_s: f32,
+    /// Memory carried between frames, sized for this crowd.
+    pub context: &'a mut EvalContext,
+    /// Output layout.
+    pub layout: OutputLayout,
+    /// `characters × joints × layout.floats_per_joint()` floats.
+    pub output: &'a mut [f32],
+    /// Clips sampled per character this frame (one entry per character).
+    pub clips_sampled: &'a mut [u32],
+}
+
+impl FrameJob<'_> {
+    /// Checks, in order: at least one layer ([`EvalError::Layers`]); clips match the rig
+    /// ([`EvalError::ClipRigMismatch`]); masks have one weight per joint
+    /// ([`EvalError::Layers`]); `dt_s` finite and non-negative ([`EvalError::BadDt`]); programs,
+    /// context, counters and output sized for the same crowd ([`EvalError::ProgramCount`],
+    /// [`EvalError::OutputSize`]); every program's ranges inside `samples`
+    /// ([`EvalError::SampleRange`]), its samples valid ([`EvalError::UnknownClip`],
+    /// [`EvalError::BadSample`]) and its numbers finite ([`EvalError::BadProgram`]).
+    pub fn validate(&self) -> Result<(), EvalError> {
+        let joints = self.rig.num_joints();
+        if self.layers.is_empty() {
+            return Err(EvalError::Layers("an archetype needs at least one layer".into()));
+        }
+        super::check_clips(self.rig, self.clips)?;
+        for (l, layer) in self.layers.iter().enumerate() {
+            if let Some(mask) = &layer.mask {
+                if mask.weights().len() != joints {
+                    return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
+                }
+            }
+        }
+        if !(self.dt_s.is_finite() && self.dt_s >= 0.0) {
+            return Err(EvalError::BadDt(self.dt_s));
+        }
+        let num_layers = self.layers.len();
+        let characters = self.clips_sampled.len();
+        let ctx = &*self.context;
+        if self.programs.len() != characters * num_layers
+            || ctx.num_characters() != characters
+            || ctx.num_layers != num_layers
+            || ctx.num_joints != joints
+        {
+            return Err(EvalError::ProgramCount {
+                programs: self.programs.len(),
+                characters,
+                layers: num_layers,
+                context_characters: ctx.num_characters(),
+            });
+        }
+        let floats_per_joint = self.layout.floats_per_joint();
+        let expected = characters * joints * floats_per_joint;
+        if self.output.len() != expected {
+            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
+        }
+        for (i, p) in self.programs.iter().enumerate() {
+            let character = i / num_layers;
+            check_samples(character, p.start, p.start.saturating_add(p.count), self.samples, self.clips)?;
+            check_samples(character, p.second_start, p.second_start.saturating_add(p.second_count), self.samples, self.clips)?;
+            let numbers = [p.blend, p.weight, p.elapsed_s, p.duration_s];
+            if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.blend) || !(0.0..=1.0).contains(&p.weight) {
+                return Err(EvalError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then evaluates every character in parallel.
+    pub fn run(self) -> Result<FrameStats, EvalError> {
+        self.validate()?;
+        let Self { rig, clips, layers, samples, programs, dt_s, context, layout, output, clips_sampled } = self;
+        let joints = rig.num_joints();
+        let num_layers = layers.len();
+        let per_layer = num_layers * joints;
+        let shared = Shared { rig, clips, layers, samples, dt_s, layout };
+        output
+            .par_chunks_mut(joints * layout.floats_per_joint())
+            .zip(programs.par_chunks(num_layers))
+            .zip(context.displayed.par_chunks_mut(per_layer))
+            .zip(context.previous.par_chunks_mut(per_layer))
+            .zip(context.snapshot.par_chunks_mut(per_layer))
+            .zip(context.offsets.par_chunks_mut(per_layer))
+            .zip(context.frames_shown.par_chunks_mut(num_layers))
+            .zip(clips_sampled.par_iter_mut())
+            .with_min_len(CHARACTERS_PER_CHUNK)
+            .for_each_init(
+                || FrameScratch::new(joints),
+                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), shown), sampled)| {
+                    let memory = CharacterMemory { displayed, previous, snapshot, offsets, shown };
+                    *sampled = shared.character(programs, memory, scratch, out);
+                },
+            );
+        let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
+        let max = clips_sampled.iter().copied().max().unwrap_or(0);
+        Ok(FrameStats { clips_sampled: clips_sampled_total, max_clips_per_character: max })
+    }
+}
+
+/// The job's read-only inputs.
+struct Shared<'a> {
+    rig: &'a Rig,
+    clips: &'a [Clip],
+    layers: &'a [LayerSetup],
+    samples: &'a [ClipSample],
+    dt_s: f32,
+    layout: OutputLayout,
+}
+
+/// One character's slices of [`EvalContext`].
+struct CharacterMemory<'a> {
+    displayed: &'a mut [Transform],
+    previous: &'a mut [Transform],
+    snapshot: &'a mut [Transform],
+    offsets: &'a mut [JointOffset],
+    shown: &'a mut [u8],
+}
+
+struct FrameScratch {
+    pose: Vec<Transform>,
+    layer: Vec<Transform>,
+    second: Vec<Transform>,
+    identity: Vec<Transform>,
+    model: Vec<Mat4>,
+    mesh: MeshSpaceScratch,
+}
+
+impl FrameScratch {
+    fn new(joints: usize) -> Self {
+        Self {
+            pose: vec![Transform::IDENTITY; joints],
+            layer: vec![Transform::IDENTITY; joints],
+            second: vec![Transform::IDENTITY; joints],
+            identity: vec![Transform::IDENTITY; joints],
+            model: vec![Mat4::IDENTITY; joints],
+            mesh: MeshSpaceScratch::default(),
+        }
+    }
+}
+
+impl Shared<'_> {
+    /// Evaluates one character; returns the clips it sampled.
+    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, out: &mut [f32]) -> u32 {
+        let joints = self.rig.num_joints();
+        let mut sampled = 0;
+        // Additive layers go onto the base first, then override layers on top.
+        let additive = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Additive);
+        let overrides = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Override);
+        for l in std::iter::once(0).chain(additive).chain(overrides) {
+            let program = &programs[l];
+            let setup = &self.layers[l];
+            let span = l * joints..(l + 1) * joints;
+            if l > 0 && program.weight <= 0.0 {
+                // An invisible layer costs nothing; its next switch is a cut, which nobody sees.
+                memory.shown[l] = 0;
+                continue;
+            }
+            let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };
+            let destination = &self.samples[program.start as usize..(program.start + program.count) as usize];
+            sample_blend(self.clips, destination, rest, &mut scratch.layer);
+            let second = if program.second_count > 0 {
+                let s = program.second_start as usize;
+                sample_blend(self.clips, &self.samples[s..s + program.second_count as usize], rest, &mut scratch.second);
+                Some(scratch.second.as_slice())
+            } else {
+                None
+            };
+            sampled += program.count + program.second_count;
+            let layer_memory = LayerMemory {
+                displayed: &mut memory.displayed[span.clone()],
+                previous: &mut memory.previous[span.clone()],
+                snapshot: &mut memory.snapshot[span.clone()],
+                offsets: &mut memory.offsets[span],
+                frames_shown: &mut memory.shown[l],
+            };
+            transition(program, second, self.dt_s, layer_memory, &mut scratch.layer);
+            let mask = setup.mask.as_ref().map(Mask::weights);
+            match (l, setup.blend, setup.space) {
+                (0, ..) => scratch.pose.copy_from_slice(&scratch.layer),
+                (_, LayerBlend::Additive, _) => apply_additive(&mut scratch.pose, &scratch.layer, program.weight, mask),
+                (_, LayerBlend::Override, LayerSpace::Local) => override_local(&mut scratch.pose, &scratch.layer, program.weight, mask),
+                (_, LayerBlend::Override, LayerSpace::Mesh) => {
+                    override_mesh(self.rig.parents(), &mut scratch.pose, &scratch.layer, program.weight, mask, &mut scratch.mesh);
+                }
+            }
+        }
+        local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
+        skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
+        sampled
+    }
+}

@@ -1,0 +1,187 @@
+//! What the pose does while a transition runs (DESIGN.md, "Switch modes"), on the CPU frame
+//! job: pops per mode, continuity of inertialization under rapid switches, interrupted
+//! crossfades, and the clips each mode samples.
+
+use glam::{Quat, Vec3};
+use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
+use throng::eval::skinning::read_matrix;
+use throng::eval::OutputLayout;
+use throng::program::{ClipSample, LayerProgram, SwitchMode, FLAG_SWITCHED};
+use throng::{Clip, Rig, Transform};
+
+const DT: f32 = 1.0 / 60.0;
+const JOINTS: usize = 4;
+
+/// A four-joint chain 0.3 m per link along +Y.
+fn chain() -> Rig {
+    let names = (0..JOINTS).map(|j| format!("j{j}")).collect();
+    let parents = (0..JOINTS).map(|j| j.checked_sub(1)).collect();
+    let rest = (0..JOINTS).map(|j| Transform::from_translation(Vec3::Y * if j == 0 { 1.0 } else { 0.3 })).collect();
+    Rig::new(names, parents, rest, None).unwrap()
+}
+
+/// A looping clip swinging every joint about `axis` at `hz` with `amplitude` radians.
+fn swing(rig: &Rig, name: &str, axis: Vec3, hz: f32, amplitude: f32, phase: f32) -> Clip {
+    let duration = 1.0 / hz;
+    let frames = 60;
+    let mut poses = Vec::new();
+    for f in 0..=frames {
+        let t = f as f32 / frames as f32;
+        for (j, rest) in rig.rest_pose().iter().enumerate() {
+            let angle = amplitude * (std::f32::consts::TAU * t + phase + j as f32 * 0.4).sin();
+            poses.push(Transform { rotation: Quat::from_axis_angle(axis, angle), ..*rest });
+        }
+    }
+    Clip::from_poses(name, rig.num_joints(), poses, duration, true).unwrap()
+}
+
+/// One character playing clip 0 (state A) and switching to clip 1 (state B) at the given
+/// frames, alternately, each switch with `mode` and `duration_s`. Returns each frame's joint
+/// positions in model space and the clips sampled per frame.
+fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> (Vec<[Vec3; JOINTS]>, Vec<u32>) {
+    let rig = chain();
+    let clips = [swing(&rig, "a", Vec3::Z, 1.0, 0.6, 0.0), swing(&rig, "b", Vec3::X, 1.3, 0.8, 2.0)];
+    let rest_model = rig.rest_model();
+    let layers = [LayerSetup::default()];
+    let mut context = EvalContext::new(1, 1, JOINTS);
+    let layout = OutputLayout::Mat4;
+    let mut output = vec![0.0; JOINTS * 16];
+    let mut sampled = [0u32];
+    let (mut positions, mut counts) = (Vec::new(), Vec::new());
+    // Clock of the active state and of the source, and when the transition started.
+    let (mut active, mut active_time, mut source, mut source_time) = (0u32, 0.0f32, 0u32, 0.0f32);
+    let mut switched_at: Option<usize> = None;
+    for frame in 0..frames {
+        let mut flags = 0;
+        if switches.contains(&frame) {
+            source = active;
+            source_time = active_time;
+            active = 1 - active;
+            active_time = 0.0;
+            switched_at = Some(frame);
+            flags = FLAG_SWITCHED;
+        }
+        let elapsed = switched_at.map_or(f32::INFINITY, |s| (frame - s) as f32 * DT);
+        let in_flight = elapsed < duration_s || mode.is_inertialization() && elapsed.is_finite();
+        let blend = if duration_s > 0.0 { (elapsed / duration_s).min(1.0) } else { 1.0 };
+        let mut samples = vec![ClipSample { clip: active, time_s: active_time, weight: 1.0 }];
+        let mut program = LayerProgram { start: 0, count: 1, blend: 1.0, weight: 1.0, ..Default::default() };
+        if in_flight {
+            program.mode = mode as u32;
+            program.flags = flags;
+            match mode {
+                SwitchMode::Crossfade => {
+                    samples.push(ClipSample { clip: source, time_s: source_time, weight: 1.0 });
+                    (program.second_start, program.second_count, program.blend) = (1, 1, blend);
+                }
+                SwitchMode::Frozen => program.blend = blend,
+                SwitchMode::Cut => {}
+                _ => {
+                    program.elapsed_s = elapsed;
+                    program.duration_s = duration_s;
+                    if flags & FLAG_SWITCHED != 0 {
+                        samples.push(ClipSample { clip: active, time_s: active_time - DT, weight: 1.0 });
+                        (program.second_start, program.second_count) = (1, 1);
+                    }
+                }
+            }
+        }
+        FrameJob {
+            rig: &rig,
+            clips: &clips,
+            layers: &layers,
+            samples: &samples,
+            programs: &[program],
+            dt_s: DT,
+            context: &mut context,
+            layout,
+            output: &mut output,
+            clips_sampled: &mut sampled,
+        }
+        .run()
+        .unwrap();
+        let mut p = [Vec3::ZERO; JOINTS];
+        for j in 0..JOINTS {
+            p[j] = read_matrix(layout, &output[j * 16..]).transform_point3(rest_model[j].w_axis.truncate());
+        }
+        positions.push(p);
+        counts.push(sampled[0]);
+        active_time += DT;
+        source_time += DT;
+    }
+    (positions, counts)
+}
+
+/// The largest per-frame joint movement on frame `f` (from `f - 1`), metres.
+fn jump(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
+    (0..JOINTS).map(|j| positions[f][j].distance(positions[f - 1][j])).fold(0.0, f32::max)
+}
+
+/// The largest change of per-frame velocity on frame `f`, metres per frame.
+fn kink(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
+    (0..JOINTS)
+        .map(|j| ((positions[f][j] - positions[f - 1][j]) - (positions[f - 1][j] - positions[f - 2][j])).length())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn pops_order_as_the_seed_says() {
+    let at = 40;
+    let pop = |mode| jump(&run(mode, 0.25, &[at], 60).0, at);
+    let (cut, frozen, crossfade, inertialize) =
+        (pop(SwitchMode::Cut), pop(SwitchMode::Frozen), pop(SwitchMode::Crossfade), pop(SwitchMode::InertializeQuintic));
+    // What the clip itself moves in a frame, for scale.
+    let natural = jump(&run(SwitchMode::Cut, 0.25, &[], 60).0, at);
+    println!("worst joint jump at the switch: cut {cut}, frozen {frozen}, crossfade {crossfade}, inertialize {inertialize}; clip alone {natural}");
+    assert!(cut > 5.0 * natural, "a cut pops");
+    assert!(frozen <= natural * 1.5 && crossfade <= natural * 1.5 && inertialize <= natural * 1.5, "the others do not");
+    assert!(cut > frozen && cut > crossfade && cut > inertialize);
+}
+
+#[test]
+fn inertialization_is_continuous_across_rapid_switches() {
+    for mode in [SwitchMode::InertializeQuintic, SwitchMode::InertializeQuinticOvershootControl, SwitchMode::InertializeSpring] {
+        let duration = if mode == SwitchMode::InertializeSpring { 0.08 } else { 0.25 };
+        let switches = [30, 32, 34];
+        let (positions, _) = run(mode, duration, &switches, 90);
+        let (plain, _) = run(SwitchMode::Cut, 0.0, &[], 90);
+        let natural_jump = (2..90).map(|f| jump(&plain, f)).fold(0.0, f32::max);
+        let natural_kink = (2..90).map(|f| kink(&plain, f)).fold(0.0, f32::max);
+        for f in 2..90 {
+            assert!(jump(&positions, f) <= 2.0 * natural_jump, "{mode:?} frame {f}: position jumps {} (clips move {natural_jump})", jump(&positions, f));
+        }
+        for &s in &switches {
+            assert!(kink(&positions, s) <= 3.0 * natural_kink + 1e-3, "{mode:?}: velocity breaks at switch {s}: {} vs {natural_kink}", kink(&positions, s));
+        }
+    }
+}
+
+#[test]
+fn interrupted_crossfade_frozen_into_a_snapshot_does_not_pop() {
+    // A crossfade A→B interrupted halfway by B→A: the state step hands the displayed mix to a
+    // frozen fade. Emulate that with a frozen switch at the interruption.
+    let (crossfade, _) = run(SwitchMode::Crossfade, 0.25, &[30], 38);
+    let (frozen, _) = run(SwitchMode::Frozen, 0.25, &[30, 37], 60);
+    let natural = (31..37).map(|f| jump(&crossfade, f)).fold(0.0, f32::max);
+    assert!(jump(&frozen, 37) <= 1.5 * natural, "interruption pops: {} vs {natural}", jump(&frozen, 37));
+}
+
+#[test]
+fn a_switch_before_anything_was_shown_is_a_cut() {
+    let (inertial, _) = run(SwitchMode::InertializeQuintic, 0.25, &[0], 5);
+    let (cut, _) = run(SwitchMode::Cut, 0.0, &[0], 5);
+    for f in 0..5 {
+        for j in 0..JOINTS {
+            assert!(inertial[f][j].abs_diff_eq(cut[f][j], 1e-6), "frame {f} joint {j}");
+        }
+    }
+}
+
+#[test]
+fn inertialization_samples_fewer_clips_than_crossfade() {
+    let (_, crossfade) = run(SwitchMode::Crossfade, 0.25, &[30], 60);
+    let (_, inertialize) = run(SwitchMode::InertializeQuintic, 0.25, &[30], 60);
+    let during = |c: &[u32]| c[30..45].iter().sum::<u32>();
+    assert_eq!(during(&crossfade), 2 * 15);
+    assert_eq!(during(&inertialize), 15 + 1, "one extra sample on the switch frame, for the destination's velocity");
+}
