@@ -33,7 +33,7 @@
 //!
 //! The text is read leniently where exporters differ and strictly where a mistake would shift
 //! data silently: keywords and channel names ignore ASCII case; LF, CRLF and CR line ends, tabs
-//! and blank lines are all accepted; a joint's name is the rest of its line. A joint's channel
+//! and blank lines are all accepted; a joint's name is the rest of its line (up to a `{` that opens its block there). A joint's channel
 //! names must sit on its CHANNELS line, and each frame normally sits on one line; a frame may
 //! wrap onto several lines, but must end at a line end, so that a frame with a value missing or
 //! one too many is reported at its own line rather than as a short last frame.
@@ -349,12 +349,16 @@ struct Token<'a> {
 #[derive(Clone)]
 struct Lexer<'a> {
     rest: &'a str,
+    /// The line the read position is on.
     line: usize,
+    /// The line of the last word read: where a truncated file is reported to end, rather than
+    /// on the empty line after its final line break.
+    last_line: usize,
 }
 
 impl<'a> Lexer<'a> {
     fn new(text: &'a str) -> Self {
-        Self { rest: text.strip_prefix('\u{feff}').unwrap_or(text), line: 1 }
+        Self { rest: text.strip_prefix('\u{feff}').unwrap_or(text), line: 1, last_line: 1 }
     }
 
     fn next(&mut self) -> Option<Token<'a>> {
@@ -377,7 +381,11 @@ impl<'a> Lexer<'a> {
         // Both cuts sit next to an ASCII byte or at the end, so they are char boundaries.
         let text = self.rest.get(start..i).unwrap_or_default();
         self.rest = self.rest.get(i..).unwrap_or_default();
-        (!text.is_empty()).then_some(Token { text, line: self.line })
+        if text.is_empty() {
+            return None;
+        }
+        self.last_line = self.line;
+        Some(Token { text, line: self.line })
     }
 
     fn peek(&self) -> Option<Token<'a>> {
@@ -385,7 +393,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn expect(&mut self, expected: &'static str) -> Result<Token<'a>, BvhError> {
-        self.next().ok_or(BvhError::UnexpectedEof { line: self.line, expected })
+        self.next().ok_or(BvhError::UnexpectedEof { line: self.last_line, expected })
     }
 
     /// Takes the next word, which must be `keyword` (ASCII case ignored).
@@ -559,22 +567,20 @@ fn start_joint(
     first_line_of: &mut HashMap<String, usize>,
 ) -> Result<(), BvhError> {
     let line = keyword.line;
-    let mut words = lexer.rest_of_line(line);
-    // Some exporters open the block on the name's line.
-    let brace_on_line = words.last().is_some_and(|w| w.text == "{");
-    if brace_on_line {
-        words.pop();
+    // The name runs to the end of the line, or to a `{` opening the block on the same line.
+    let mut words = Vec::new();
+    while let Some(word) = lexer.peek().filter(|t| t.line == line && t.text != "{") {
+        words.push(word.text);
+        lexer.next();
     }
     if words.is_empty() {
         return Err(match lexer.peek() {
             Some(next) => unexpected(next, "a joint name"),
-            None => BvhError::UnexpectedEof { line: lexer.line, expected: "a joint name" },
+            None => BvhError::UnexpectedEof { line: lexer.last_line, expected: "a joint name" },
         });
     }
-    let name = words.iter().map(|w| w.text).collect::<Vec<_>>().join(" ");
-    if !brace_on_line {
-        lexer.keyword("{")?;
-    }
+    let name = words.join(" ");
+    lexer.keyword("{")?;
     if joints.len() == MAX_JOINTS {
         return Err(BvhError::Rig { line, source: RigError::TooManyJoints { num_joints: MAX_JOINTS + 1 } });
     }
