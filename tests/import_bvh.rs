@@ -7,6 +7,9 @@
 //! and offsets for forward kinematics; the expected quaternions are composed here with glam
 //! from the raw degrees copied out of the file.
 
+// Numbers are copied as the files and the reference script write them, digits and all.
+#![allow(clippy::excessive_precision)]
+
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
