@@ -311,7 +311,7 @@ impl Clip {
         looping: bool,
     ) -> Result<Self, ClipError> {
         let name = name.into();
-        if num_joints == 0 || poses.is_empty() || poses.len() % num_joints != 0 {
+        if num_joints == 0 || poses.is_empty() || !poses.len().is_multiple_of(num_joints) {
             return Err(ClipError::BadFrame {
                 clip: name,
                 frame: 0,

@@ -1,4 +1,5 @@
 //! The CPU evaluator as a user sees it: rest pose, layouts, validation, determinism.
+#![allow(clippy::single_range_in_vec_init)] // one character's sample range, not a range of values
 
 use std::ops::Range;
 

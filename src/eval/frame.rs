@@ -160,10 +160,8 @@ impl FrameJob<'_> {
         }
         super::check_clips(self.rig, self.clips)?;
         for (l, layer) in self.layers.iter().enumerate() {
-            if let Some(mask) = &layer.mask {
-                if mask.weights().len() != joints {
-                    return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
-                }
+            if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != joints) {
+                return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
             }
         }
         if !(self.dt_s.is_finite() && self.dt_s >= 0.0) {

@@ -241,8 +241,7 @@ fn check_samples(character: usize, start: u32, end: u32, samples: &[ClipSample],
     if start > end || end as usize > samples.len() {
         return Err(EvalError::SampleRange { character, start, end, num_samples: samples.len() });
     }
-    for sample in start as usize..end as usize {
-        let s = samples[sample];
+    for (sample, s) in samples.iter().enumerate().take(end as usize).skip(start as usize) {
         if s.clip as usize >= clips.len() {
             return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: clips.len() });
         }

@@ -27,9 +27,12 @@ impl RootDelta {
         Self { translation: self.translation * weight, yaw: self.yaw * weight }
     }
 
-    /// The sum of two deltas (weighted blends add).
-    #[must_use]
-    pub fn add(self, other: Self) -> Self {
+}
+
+/// Weighted blends of deltas add.
+impl std::ops::Add for RootDelta {
+    type Output = Self;
+    fn add(self, other: Self) -> Self {
         Self { translation: self.translation + other.translation, yaw: self.yaw + other.yaw }
     }
 }
@@ -121,7 +124,7 @@ mod tests {
         let mut sum = RootDelta::default();
         let dt = 1.0 / 60.0;
         for i in 0..216 {
-            sum = sum.add(clip_root_delta(&clip, 0, i as f32 * dt, (i + 1) as f32 * dt));
+            sum = sum + clip_root_delta(&clip, 0, i as f32 * dt, (i + 1) as f32 * dt);
         }
         assert!((sum.translation.z - 1.5 * 3.6).abs() < 1e-3, "{sum:?}");
     }
