@@ -70,7 +70,7 @@ fn glb_from(gltf_path: &Path, bin_path: &Path) -> Vec<u8> {
 
 fn make_glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
     let pad = |mut v: Vec<u8>, with: u8| {
-        while v.len() % 4 != 0 {
+        while !v.len().is_multiple_of(4) {
             v.push(with);
         }
         v
@@ -119,7 +119,7 @@ struct Doc {
 impl Doc {
     /// Adds an accessor over `bytes`; `extra` is spliced into its JSON (e.g. `"normalized":true`).
     fn accessor(&mut self, bytes: &[u8], count: usize, component_type: u32, ty: &str, extra: &str) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         self.views.push(format!(r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#, self.bin.len(), bytes.len()));
@@ -332,7 +332,7 @@ fn rigged_figure_walk_samples() {
     let mid = [0.659_842_5, 0.623_598_8, -0.363_708_7, -0.208_443_25];
     assert_quat_near(sample(&asset, 0, 0.625)[5].rotation, mid, tol, "node 16 mid");
     // Animation 8 rotates node 13 (rig joint 6): accessor 39; a quarter of the way (0.3125 s).
-    let quarter = [0.446_293_84, 0.247_580_06, -0.574_330_5, -0.640_054_86];
+    let quarter = [0.446_293_84, 0.247_580_06, -0.574_330_5, -0.640_054_9];
     assert_quat_near(sample(&asset, 0, 0.3125)[6].rotation, quarter, tol, "node 13 1/4");
     // Animation 0 keys root node 2 at translation (4.6e-10, -1.15066e-7, 0.686) (accessor 6);
     // node 0's Y-up rotation maps (x, y, z) to (x, z, -y): hips 0.686 m above the ground.
@@ -705,4 +705,20 @@ fn joint_index_past_the_skin() {
     );
     let err = load_str(&doc.json(&body), &opts()).unwrap_err();
     assert!(matches!(&err, GltfError::BadPrimitive { mesh: 0, primitive: 0, what } if what.contains("vertex 2")), "{err}");
+}
+
+#[test]
+fn node_cycles_and_shared_children() {
+    // Node 0 → 1 → 0: a cycle with no root, which must not hang the walk up to a joint parent.
+    let cycle = Doc::default().json(r#""nodes":[{"children":[1]},{"children":[0]}],"skins":[{"joints":[0,1]}]"#);
+    let err = load_str(&cycle, &opts()).unwrap_err();
+    assert!(matches!(err, GltfError::Hierarchy { .. }), "{err}");
+    // Node 2 claimed by nodes 0 and 1.
+    let shared = Doc::default().json(r#""nodes":[{"children":[2]},{"children":[2]},{}],"skins":[{"joints":[0,1,2]}]"#);
+    let err = load_str(&shared, &opts()).unwrap_err();
+    assert!(matches!(err, GltfError::Hierarchy { node: 2, .. }), "{err}");
+    // A joint listed twice.
+    let twice = Doc::default().json(r#""nodes":[{"children":[1]},{}],"skins":[{"joints":[0,1,1]}]"#);
+    let err = load_str(&twice, &opts()).unwrap_err();
+    assert!(matches!(err, GltfError::Hierarchy { node: 1, .. }), "{err}");
 }

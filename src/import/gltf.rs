@@ -22,10 +22,25 @@
 //! ignored. It requires the baked ancestors to have uniform scale, so that the result is still a
 //! translation, a rotation and a scale ([`GltfError::NonUniformScale`] otherwise).
 //!
+//! Sparse accessors are refused ([`GltfError::UnsupportedAccessor`]); vertex weights are
+//! clamped at zero and renormalised to sum to one (a vertex with no weight follows its first
+//! joint). Non-triangle primitives are skipped.
+//!
 //! When a skin has no `inverseBindMatrices` the spec says they are identity, which only makes
 //! sense for a mesh authored in every joint's space at once; throng instead derives them from
 //! the rest pose so that the rest pose skins to identity (the mesh is taken to be in its bind
 //! pose, in the rig's model space).
+
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use throng::import::gltf::{load_gltf, GltfOptions};
+//!
+//! let options = GltfOptions { merge_animations: true, ..GltfOptions::default() };
+//! let asset = load_gltf(Path::new("RiggedFigure.gltf"), &options)?;
+//! println!("{} joints, clip {:?} of {} s", asset.rig.num_joints(), asset.clips[0].name(), asset.clips[0].duration_s());
+//! # Ok::<(), throng::import::gltf::GltfError>(())
+//! ```
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -260,7 +275,7 @@ pub fn load_gltf_from_slice(bytes: &[u8], base_dir: Option<&Path>, options: &Glt
 pub fn decode_base64(text: &[u8]) -> Result<Vec<u8>, usize> {
     let payload_len = text.iter().rposition(|&c| c != b'=').map_or(0, |i| i + 1);
     let padding = text.len() - payload_len;
-    if padding > 2 || (padding > 0 && text.len() % 4 != 0) || payload_len % 4 == 1 {
+    if padding > 2 || (padding > 0 && !text.len().is_multiple_of(4)) || payload_len % 4 == 1 {
         return Err(payload_len);
     }
     let mut out = Vec::with_capacity(payload_len / 4 * 3 + 2);
@@ -566,18 +581,17 @@ fn node_parents(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
             *slot = Some(node.index());
         }
     }
-    // With one parent each, a cycle is a walk up that never ends.
-    for start in 0..parents.len() {
-        let mut at = start;
-        for _ in 0..=parents.len() {
-            match parents[at] {
-                Some(p) => at = p,
-                None => break,
-            }
-        }
-        if parents[at].is_some() {
-            return Err(GltfError::Hierarchy { node: start, what: "node is its own ancestor" });
-        }
+    // With one parent each, the nodes in a cycle (and everything under them) are exactly
+    // those that no walk down from a parentless node reaches.
+    let nodes: Vec<gltf::Node> = doc.nodes().collect();
+    let mut reached = vec![false; parents.len()];
+    let mut stack: Vec<usize> = (0..parents.len()).filter(|&n| parents[n].is_none()).collect();
+    while let Some(n) = stack.pop() {
+        reached[n] = true;
+        stack.extend(nodes[n].children().map(|c| c.index()));
+    }
+    if let Some(node) = reached.iter().position(|&r| !r) {
+        return Err(GltfError::Hierarchy { node, what: "node is its own ancestor" });
     }
     Ok(parents)
 }
@@ -818,6 +832,9 @@ fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, skin_in
         let label = |s: &'static str| move || format!("mesh {mesh_index} primitive {prim} {s}");
         let positions = vec3s(&read_accessor(buffers, &attribute(Semantic::Positions, "POSITION")?, &label("POSITION"), Dimensions::Vec3, Accept::Float)?);
         let num_vertices = positions.len();
+        if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
+            return Err(bad(format!("POSITION of vertex {v} is not finite")));
+        }
         let check_len = |what: &str, n: usize| {
             if n == num_vertices { Ok(()) } else { Err(bad(format!("{what} has {n} entries for {num_vertices} positions"))) }
         };
@@ -844,7 +861,7 @@ fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, skin_in
                 .collect(),
             None => (0..num_vertices as u32).collect(),
         };
-        if indices.len() % 3 != 0 {
+        if !indices.len().is_multiple_of(3) {
             return Err(bad(format!("{} indices is not a whole number of triangles", indices.len())));
         }
         if let Some(&i) = indices.iter().find(|&&i| i as usize >= num_vertices) {
@@ -854,6 +871,9 @@ fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, skin_in
             Some(a) => {
                 let n = vec3s(&read_accessor(buffers, &a, &label("NORMAL"), Dimensions::Vec3, Accept::Float)?);
                 check_len("NORMAL", n.len())?;
+                if let Some(v) = n.iter().position(|n| !n.is_finite()) {
+                    return Err(bad(format!("NORMAL of vertex {v} is not finite")));
+                }
                 n
             }
             None => area_weighted_normals(&positions, &indices),
