@@ -575,7 +575,10 @@ fn node_parents(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
     for node in doc.nodes() {
         for child in node.children() {
             let slot = parents.get_mut(child.index()).ok_or(GltfError::Hierarchy { node: child.index(), what: "child index out of range" })?;
-            if slot.is_some() || child.index() == node.index() {
+            if child.index() == node.index() {
+                return Err(GltfError::Hierarchy { node: node.index(), what: "node is its own child" });
+            }
+            if slot.is_some() {
                 return Err(GltfError::Hierarchy { node: child.index(), what: "node has more than one parent" });
             }
             *slot = Some(node.index());
@@ -613,6 +616,10 @@ fn build_rig(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &gltf::Skin) -> Re
     let parents = node_parents(doc)?;
     let nodes: Vec<gltf::Node> = doc.nodes().collect();
     let skin_nodes: Vec<usize> = skin.joints().map(|n| n.index()).collect();
+    // Refused before the hierarchy walks below, whose cost grows with the joint count.
+    if skin_nodes.len() > crate::MAX_JOINTS {
+        return Err(GltfError::Rig { skin: skin_index, source: RigError::TooManyJoints { num_joints: skin_nodes.len() } });
+    }
     let mut skin_pos_of_node: HashMap<usize, usize> = HashMap::with_capacity(skin_nodes.len());
     for (pos, &node) in skin_nodes.iter().enumerate() {
         if skin_pos_of_node.insert(node, pos).is_some() {
@@ -771,6 +778,7 @@ fn add_animation_tracks(
                 let values = flat.chunks_exact(4).map(|q| baked.rotation * Quat::from_slice(q)).collect();
                 jt.rotation = Some(Track { times_s, values, interpolation });
             }
+            // Skipped before any accessor is read, so a malformed weights channel is ignored too.
             Property::MorphTargetWeights => continue,
         }
         touched = true;
@@ -817,7 +825,7 @@ fn build_clips(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, option
 // Mesh
 
 fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, skin_index: usize) -> Result<Option<SkinnedMesh>, GltfError> {
-    let Some(mesh) = doc.nodes().find(|n| n.skin().is_some_and(|s| s.index() == skin_index)).and_then(|n| n.mesh()) else {
+    let Some(mesh) = doc.nodes().filter(|n| n.skin().is_some_and(|s| s.index() == skin_index)).find_map(|n| n.mesh()) else {
         return Ok(None);
     };
     let mesh_index = mesh.index();
