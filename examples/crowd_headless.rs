@@ -71,8 +71,8 @@ fn main() {
             locomotion.weights(Vec2::new(speed_mps[i], 0.0), &mut weights);
             // Phase sync: both clips share one normalised phase.
             phase[i] = (phase[i] + dt_s * (weights[0] / durations[0] + weights[1] / durations[1])).fract();
-            samples[2 * i] = ClipSample { clip: walk as u32, time_s: phase[i] * durations[0], weight: weights[0] };
-            samples[2 * i + 1] = ClipSample { clip: run as u32, time_s: phase[i] * durations[1], weight: weights[1] };
+            samples[2 * i] = ClipSample::new(walk as u32, phase[i] * durations[0], weights[0]);
+            samples[2 * i + 1] = ClipSample::new(run as u32, phase[i] * durations[1], weights[1]);
         }
         let start = Instant::now();
         EvalCrowdJob { rig: &demo.rig, clips: &demo.clips, samples: &samples, sample_ranges: &ranges, layout, output: &mut output }

@@ -23,7 +23,7 @@
 //!
 //! let demo = DemoCharacter::humanoid();
 //! let walk = demo.clip_index("walk").unwrap() as u32;
-//! let samples = [ClipSample { clip: walk, time_s: 0.25, weight: 1.0 }];
+//! let samples = [ClipSample::new(walk, 0.25, 1.0)];
 //! let ranges = [0..1u32];
 //! let mut out = vec![0.0f32; demo.rig.num_joints() * OutputLayout::Mat4.floats_per_joint()];
 //! EvalCrowdJob {

@@ -18,6 +18,17 @@ pub struct ClipSample {
     pub time_s: f32,
     /// Blend weight, finite and non-negative; a character's weights are normalised to sum to one.
     pub weight: f32,
+    /// Clip seconds advanced since last frame (non-negative): root motion is read between
+    /// `time_s - advance_s` and `time_s`, across loop wraps.
+    pub advance_s: f32,
+}
+
+impl ClipSample {
+    /// A sample that did not advance (no root motion).
+    #[must_use]
+    pub const fn new(clip: u32, time_s: f32, weight: f32) -> Self {
+        Self { clip, time_s, weight, advance_s: 0.0 }
+    }
 }
 
 /// How a layer's pose moves from the source to the destination while a transition runs.
@@ -65,6 +76,10 @@ impl SwitchMode {
 /// frozen snapshot or the inertialization offsets from the pose displayed last frame.
 pub const FLAG_SWITCHED: u32 = 1;
 
+/// [`LayerProgram::flags`]: this layer's states extract root motion (base layer only): the
+/// root's horizontal travel and yaw are reported to the caller and removed from the pose.
+pub const FLAG_ROOT_MOTION: u32 = 2;
+
 /// What one layer of one character shows this frame.
 ///
 /// The layer's pose is the destination samples, blended; while a transition runs, `mode` says
@@ -95,7 +110,7 @@ pub struct LayerProgram {
     pub weight: f32,
     /// A [`SwitchMode`] code.
     pub mode: u32,
-    /// [`FLAG_SWITCHED`] and future flags.
+    /// [`FLAG_SWITCHED`], [`FLAG_ROOT_MOTION`].
     pub flags: u32,
     /// Real seconds since the inertialization switch.
     pub elapsed_s: f32,

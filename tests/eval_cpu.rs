@@ -59,7 +59,7 @@ fn bent_elbow_moves_the_wrist_where_hand_maths_says() {
     let clips = [bend(&rig)];
     // At t = 1 s the elbow is at 90°: the wrist's bind position (0.55, 1.5, 0) maps to
     // (0.3, 1.75, 0): 0.25 m straight up from the elbow.
-    let samples = [ClipSample { clip: 0, time_s: 1.0, weight: 1.0 }];
+    let samples = [ClipSample::new(0, 1.0, 1.0)];
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let out = run(&rig, &clips, &samples, &[0..1], layout);
         let wrist = read_matrix(layout, &out[2 * layout.floats_per_joint()..]);
@@ -73,7 +73,7 @@ fn blending_two_times_halves_the_angle() {
     let rig = arm();
     let clips = [bend(&rig)];
     // 0° and 90° at equal weight → 45°.
-    let samples = [ClipSample { clip: 0, time_s: 0.0, weight: 0.5 }, ClipSample { clip: 0, time_s: 1.0, weight: 0.5 }];
+    let samples = [ClipSample::new(0, 0.0, 0.5), ClipSample::new(0, 1.0, 0.5)];
     let out = run(&rig, &clips, &samples, &[0..2], OutputLayout::Mat4);
     let wrist = read_matrix(OutputLayout::Mat4, &out[32..48]);
     let p = wrist.transform_point3(Vec3::new(0.55, 1.5, 0.0));
@@ -85,7 +85,7 @@ fn blending_two_times_halves_the_angle() {
 fn validation_refuses_each_bad_job_and_writes_nothing() {
     let rig = arm();
     let clips = [bend(&rig)];
-    let ok = [ClipSample { clip: 0, time_s: 0.5, weight: 1.0 }];
+    let ok = [ClipSample::new(0, 0.5, 1.0)];
     let check = |samples: &[ClipSample], ranges: &[Range<u32>], extra: usize, clips: &[Clip]| {
         let mut out = vec![7.0; ranges.len() * 3 * 16 + extra];
         let err = EvalCrowdJob { rig: &rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut out }
@@ -98,7 +98,7 @@ fn validation_refuses_each_bad_job_and_writes_nothing() {
     assert!(matches!(check(&ok, &[0..2], 0, &clips), EvalError::SampleRange { character: 0, .. }));
     assert!(matches!(check(&[ClipSample { clip: 3, ..ok[0] }], &[0..1], 0, &clips), EvalError::UnknownClip { clip: 3, .. }));
     for (time_s, weight) in [(f32::NAN, 1.0), (0.0, f32::INFINITY), (0.0, -1.0)] {
-        let e = check(&[ClipSample { clip: 0, time_s, weight }], &[0..1], 0, &clips);
+        let e = check(&[ClipSample::new(0, time_s, weight)], &[0..1], 0, &clips);
         assert!(matches!(e, EvalError::BadSample { character: 0, sample: 0, .. }), "{e}");
     }
     let wrong_rig = Clip::from_poses("two", 2, vec![Transform::IDENTITY; 2], 0.0, true).unwrap();
@@ -113,7 +113,7 @@ fn output_is_bitwise_identical_for_any_thread_count() {
     let samples: Vec<ClipSample> = (0..n)
         .flat_map(|i| {
             let t = i as f32 * 0.0137;
-            [ClipSample { clip: 0, time_s: t, weight: 0.3 }, ClipSample { clip: 0, time_s: 1.0 - t, weight: 0.7 }]
+            [ClipSample::new(0, t, 0.3), ClipSample::new(0, 1.0 - t, 0.7)]
         })
         .collect();
     let ranges: Vec<Range<u32>> = (0..n).map(|i| 2 * i..2 * i + 2).collect();

@@ -64,14 +64,14 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
         let elapsed = switched_at.map_or(f32::INFINITY, |s| (frame - s) as f32 * DT);
         let in_flight = elapsed < duration_s || mode.is_inertialization() && elapsed.is_finite();
         let blend = if duration_s > 0.0 { (elapsed / duration_s).min(1.0) } else { 1.0 };
-        let mut samples = vec![ClipSample { clip: active, time_s: active_time, weight: 1.0 }];
+        let mut samples = vec![ClipSample::new(active, active_time, 1.0)];
         let mut program = LayerProgram { start: 0, count: 1, blend: 1.0, weight: 1.0, ..Default::default() };
         if in_flight {
             program.mode = mode as u32;
             program.flags = flags;
             match mode {
                 SwitchMode::Crossfade => {
-                    samples.push(ClipSample { clip: source, time_s: source_time, weight: 1.0 });
+                    samples.push(ClipSample::new(source, source_time, 1.0));
                     (program.second_start, program.second_count, program.blend) = (1, 1, blend);
                 }
                 SwitchMode::Frozen => program.blend = blend,
@@ -80,7 +80,7 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
                     program.elapsed_s = elapsed;
                     program.duration_s = duration_s;
                     if flags & FLAG_SWITCHED != 0 {
-                        samples.push(ClipSample { clip: active, time_s: active_time - DT, weight: 1.0 });
+                        samples.push(ClipSample::new(active, active_time - DT, 1.0));
                         (program.second_start, program.second_count) = (1, 1);
                     }
                 }
@@ -97,6 +97,7 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
             layout,
             output: &mut output,
             clips_sampled: &mut sampled,
+            root_motion: &mut [],
         }
         .run()
         .unwrap();

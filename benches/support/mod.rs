@@ -13,8 +13,8 @@ pub fn two_clip_crowd(num_characters: usize, a: u32, b: u32) -> (Vec<ClipSample>
         let time_s = (i as f32 * 0.618_034).fract() * 3.0;
         let weight = (i as f32 * 0.414_213_5).fract();
         let start = samples.len() as u32;
-        samples.push(ClipSample { clip: a, time_s, weight: 1.0 - weight });
-        samples.push(ClipSample { clip: b, time_s: time_s * 0.7, weight });
+        samples.push(ClipSample::new(a, time_s, 1.0 - weight));
+        samples.push(ClipSample::new(b, time_s * 0.7, weight));
         ranges.push(start..start + 2);
     }
     (samples, ranges)

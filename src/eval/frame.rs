@@ -13,10 +13,11 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::{ClipSample, LayerProgram};
+use crate::program::{ClipSample, LayerProgram, SwitchMode, FLAG_ROOT_MOTION};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::JointOffset;
+use super::root_motion::{clip_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, LayerMemory};
@@ -143,6 +144,10 @@ pub struct FrameJob<'a> {
     pub output: &'a mut [f32],
     /// Clips sampled per character this frame (one entry per character).
     pub clips_sampled: &'a mut [u32],
+    /// Root motion per character this frame (one entry per character), or empty when the caller
+    /// does not want it. The root is joint 0. Filled for characters whose base layer program has
+    /// [`FLAG_ROOT_MOTION`], zero for the others.
+    pub root_motion: &'a mut [RootDelta],
 }
 
 impl FrameJob<'_> {
@@ -187,6 +192,9 @@ impl FrameJob<'_> {
         if self.output.len() != expected {
             return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
         }
+        if !self.root_motion.is_empty() && self.root_motion.len() != characters {
+            return Err(EvalError::Layers(format!("{} root motion entries for {characters} characters", self.root_motion.len())));
+        }
         for (i, p) in self.programs.iter().enumerate() {
             let character = i / num_layers;
             check_samples(character, p.start, p.start.saturating_add(p.count), self.samples, self.clips)?;
@@ -202,7 +210,14 @@ impl FrameJob<'_> {
     /// Validates, then evaluates every character in parallel.
     pub fn run(self) -> Result<FrameStats, EvalError> {
         self.validate()?;
-        let Self { rig, clips, layers, samples, programs, dt_s, context, layout, output, clips_sampled } = self;
+        let Self { rig, clips, layers, samples, programs, dt_s, context, layout, output, clips_sampled, root_motion } = self;
+        let mut ignored = Vec::new();
+        let root_motion = if root_motion.is_empty() {
+            ignored.resize(clips_sampled.len(), RootDelta::default());
+            &mut ignored[..]
+        } else {
+            root_motion
+        };
         let joints = rig.num_joints();
         let num_layers = layers.len();
         let per_layer = num_layers * joints;
@@ -215,13 +230,13 @@ impl FrameJob<'_> {
             .zip(context.snapshot.par_chunks_mut(per_layer))
             .zip(context.offsets.par_chunks_mut(per_layer))
             .zip(context.frames_shown.par_chunks_mut(num_layers))
-            .zip(clips_sampled.par_iter_mut())
+            .zip(clips_sampled.par_iter_mut().zip(root_motion.par_iter_mut()))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), shown), sampled)| {
+                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), shown), (sampled, root))| {
                     let memory = CharacterMemory { displayed, previous, snapshot, offsets, shown };
-                    *sampled = shared.character(programs, memory, scratch, out);
+                    (*sampled, *root) = shared.character(programs, memory, scratch, out);
                 },
             );
         let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
@@ -272,10 +287,11 @@ impl FrameScratch {
 }
 
 impl Shared<'_> {
-    /// Evaluates one character; returns the clips it sampled.
-    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, out: &mut [f32]) -> u32 {
+    /// Evaluates one character; returns the clips it sampled and its root motion.
+    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, out: &mut [f32]) -> (u32, RootDelta) {
         let joints = self.rig.num_joints();
         let mut sampled = 0;
+        let mut root = RootDelta::default();
         // Additive layers go onto the base first, then override layers on top.
         let additive = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Additive);
         let overrides = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Override);
@@ -291,14 +307,17 @@ impl Shared<'_> {
             let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };
             let destination = &self.samples[program.start as usize..(program.start + program.count) as usize];
             sample_blend(self.clips, destination, rest, &mut scratch.layer);
-            let second = if program.second_count > 0 {
+            if program.second_count > 0 {
                 let s = program.second_start as usize;
                 sample_blend(self.clips, &self.samples[s..s + program.second_count as usize], rest, &mut scratch.second);
-                Some(scratch.second.as_slice())
-            } else {
-                None
-            };
+            }
             sampled += program.count + program.second_count;
+            if l == 0 && program.flags & FLAG_ROOT_MOTION != 0 {
+                root = self.root_motion(program, destination);
+                remove_root_motion(&mut scratch.layer, 0);
+                remove_root_motion(&mut scratch.second, 0);
+            }
+            let second = (program.second_count > 0).then_some(scratch.second.as_slice());
             let layer_memory = LayerMemory {
                 displayed: &mut memory.displayed[span.clone()],
                 previous: &mut memory.previous[span.clone()],
@@ -319,6 +338,28 @@ impl Shared<'_> {
         }
         local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
         skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
-        sampled
+        (sampled, root)
+    }
+
+    /// The root's travel this frame: the destination's samples by normalised weight, mixed
+    /// with a crossfade's source by the transition's blend.
+    fn root_motion(&self, program: &LayerProgram, destination: &[ClipSample]) -> RootDelta {
+        let travel = |samples: &[ClipSample]| {
+            let total: f32 = samples.iter().map(|s| s.weight).sum();
+            if !(total > 0.0) {
+                return RootDelta::default();
+            }
+            samples.iter().fold(RootDelta::default(), |acc, s| {
+                let delta = clip_root_delta(&self.clips[s.clip as usize], 0, s.time_s - s.advance_s, s.time_s);
+                acc + delta.scaled(s.weight / total)
+            })
+        };
+        let to = travel(destination);
+        if SwitchMode::from_code(program.mode) != SwitchMode::Crossfade || program.second_count == 0 {
+            return to;
+        }
+        let s = program.second_start as usize;
+        let from = travel(&self.samples[s..s + program.second_count as usize]);
+        from.scaled(1.0 - program.blend) + to.scaled(program.blend)
     }
 }

@@ -80,7 +80,7 @@ mod tests {
     fn weights_are_normalised_and_hemispheres_aligned() {
         let q = Quat::from_rotation_y(0.5);
         let clips = [static_clip("a", Vec3::ZERO, q), static_clip("b", Vec3::X * 2.0, -q)];
-        let samples = [ClipSample { clip: 0, time_s: 0.0, weight: 3.0 }, ClipSample { clip: 1, time_s: 0.0, weight: 1.0 }];
+        let samples = [ClipSample::new(0, 0.0, 3.0), ClipSample::new(1, 0.0, 1.0)];
         let mut out = [Transform::IDENTITY];
         sample_blend(&clips, &samples, &[Transform::IDENTITY], &mut out);
         assert!((out[0].translation.x - 0.5).abs() < 1e-6);
@@ -93,7 +93,7 @@ mod tests {
         let rig = Rig::new(vec!["j".into()], vec![None], vec![Transform::from_translation(Vec3::Y)], None).unwrap();
         let clips = [static_clip("a", Vec3::X, Quat::IDENTITY)];
         let mut out = [Transform::IDENTITY];
-        sample_blend(&clips, &[ClipSample { clip: 0, time_s: 0.0, weight: 0.0 }], rig.rest_pose(), &mut out);
+        sample_blend(&clips, &[ClipSample::new(0, 0.0, 0.0)], rig.rest_pose(), &mut out);
         assert_eq!(out[0].translation, Vec3::Y);
         sample_blend(&clips, &[], rig.rest_pose(), &mut out);
         assert_eq!(out[0].translation, Vec3::Y);
