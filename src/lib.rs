@@ -39,6 +39,7 @@
 //! assert!(out.iter().all(|v| v.is_finite()));
 //! ```
 
+pub mod blend_space;
 pub mod clip;
 pub mod demo;
 pub mod eval;
