@@ -152,7 +152,9 @@ pub enum BlendSpaceError {
     },
     /// A freeform child lies so nearly on the line through its neighbours that every triangle
     /// through it would have no measurable area. Move it off the line or drop it.
-    #[error("child {child} of a freeform blend space lies on a line through its neighbours and cannot be triangulated")]
+    #[error(
+        "child {child} of a freeform blend space lies on a line through its neighbours and cannot be triangulated"
+    )]
     Untriangulable {
         /// The offending child.
         child: usize,
@@ -176,7 +178,9 @@ pub enum BlendSpaceError {
         value: f32,
     },
     /// Grid coordinates must strictly increase so that every cell has a width and a height.
-    #[error("grid {axis} values must strictly increase, but value {index} ({value}) follows {previous}")]
+    #[error(
+        "grid {axis} values must strictly increase, but value {index} ({value}) follows {previous}"
+    )]
     GridNotIncreasing {
         /// The axis.
         axis: GridAxis,
@@ -353,7 +357,11 @@ fn pull_back(q: DVec2, max_len: f64) -> Vec2 {
         return (dir.normalize_or_zero() * max_len).as_vec2();
     }
     let len = q.length();
-    if len > max_len { (q * (max_len / len)).as_vec2() } else { q.as_vec2() }
+    if len > max_len {
+        (q * (max_len / len)).as_vec2()
+    } else {
+        q.as_vec2()
+    }
 }
 
 /// Runs `fill` on a zeroed scratch slice of `n` weights and copies it into `out`, so that a
@@ -362,7 +370,10 @@ fn write_weights(n: usize, out: &mut [f32], fill: impl FnOnce(&mut [f32])) {
     let mut scratch = [0.0f32; MAX_BLEND_CHILDREN];
     let weights = &mut scratch[..n];
     fill(weights);
-    for (o, w) in out.iter_mut().zip(weights.iter().copied().chain(std::iter::repeat(0.0))) {
+    for (o, w) in out
+        .iter_mut()
+        .zip(weights.iter().copied().chain(std::iter::repeat(0.0)))
+    {
         *o = w;
     }
 }
@@ -393,7 +404,10 @@ fn check_count(kind: BlendSpaceKind, got: usize, min: usize) -> Result<(), Blend
 
 fn check_finite(points: &[Vec2]) -> Result<(), BlendSpaceError> {
     match points.iter().position(|p| !p.is_finite()) {
-        Some(child) => Err(BlendSpaceError::NonFinitePoint { child, point: points[child] }),
+        Some(child) => Err(BlendSpaceError::NonFinitePoint {
+            child,
+            point: points[child],
+        }),
         None => Ok(()),
     }
 }
@@ -401,8 +415,15 @@ fn check_finite(points: &[Vec2]) -> Result<(), BlendSpaceError> {
 /// Rejects two points closer than [`DUPLICATE_DISTANCE`] in `local` (normalised) coordinates.
 fn check_distinct(points: &[Vec2], local: &[DVec2]) -> Result<(), BlendSpaceError> {
     for (child, q) in local.iter().enumerate() {
-        if let Some(first) = local[..child].iter().position(|r| r.distance(*q) < DUPLICATE_DISTANCE) {
-            return Err(BlendSpaceError::DuplicatePoint { first, child, point: points[child] });
+        if let Some(first) = local[..child]
+            .iter()
+            .position(|r| r.distance(*q) < DUPLICATE_DISTANCE)
+        {
+            return Err(BlendSpaceError::DuplicatePoint {
+                first,
+                child,
+                point: points[child],
+            });
         }
     }
     Ok(())
@@ -430,7 +451,10 @@ impl BlendSpace {
     pub fn one_d(points: Vec<f32>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::OneD, points.len(), 2)?;
         if let Some(child) = points.iter().position(|v| !v.is_finite()) {
-            return Err(BlendSpaceError::NonFinitePoint { child, point: Vec2::new(points[child], 0.0) });
+            return Err(BlendSpaceError::NonFinitePoint {
+                child,
+                point: Vec2::new(points[child], 0.0),
+            });
         }
         let mut children: Vec<usize> = (0..points.len()).collect();
         // Stable, so that of two equal values the earlier child is reported as `first`.
@@ -438,7 +462,11 @@ impl BlendSpace {
         for pair in children.windows(2) {
             if points[pair[0]] == points[pair[1]] {
                 let (first, child) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-                return Err(BlendSpaceError::DuplicatePoint { first, child, point: Vec2::new(points[child], 0.0) });
+                return Err(BlendSpaceError::DuplicatePoint {
+                    first,
+                    child,
+                    point: Vec2::new(points[child], 0.0),
+                });
             }
         }
         let values = children.iter().map(|&c| points[c]).collect();
@@ -478,14 +506,20 @@ impl BlendSpace {
         let local: Vec<DVec2> = points.iter().map(|&p| frame.to_local(p)).collect();
         check_distinct(&points, &local)?;
         if all_collinear(&local) {
-            return Err(BlendSpaceError::Collinear { count: points.len() });
+            return Err(BlendSpaceError::Collinear {
+                count: points.len(),
+            });
         }
         let corners = delaunay(&local)?;
         let triangles = corners
             .iter()
             .map(|&[a, b, c]| {
                 let m = DMat2::from_cols(local[b] - local[a], local[c] - local[a]);
-                Triangle { children: [a, b, c], origin: local[a].as_vec2(), inv: m.inverse().as_mat2() }
+                Triangle {
+                    children: [a, b, c],
+                    origin: local[a].as_vec2(),
+                    inv: m.inverse().as_mat2(),
+                }
             })
             .collect();
         let hull = boundary_edges(&corners)
@@ -501,7 +535,12 @@ impl BlendSpace {
                 }
             })
             .collect();
-        Ok(Self::Freeform(FreeformSpace { frame, num_children: points.len(), triangles, hull }))
+        Ok(Self::Freeform(FreeformSpace {
+            frame,
+            num_children: points.len(),
+            triangles,
+            hull,
+        }))
     }
 
     /// A Cartesian gradient-band space (Unity's "Freeform Cartesian", PlayCanvas's
@@ -546,7 +585,11 @@ impl BlendSpace {
             }
         }
         let points = local.iter().map(|q| q.as_vec2()).collect();
-        Ok(Self::Cartesian(CartesianSpace { frame, points, gradients }))
+        Ok(Self::Cartesian(CartesianSpace {
+            frame,
+            points,
+            gradients,
+        }))
     }
 
     /// A directional gradient-band space (Unity's "Freeform Directional", PlayCanvas's
@@ -579,8 +622,15 @@ impl BlendSpace {
     pub fn directional(points: Vec<Vec2>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::Directional, points.len(), 2)?;
         check_finite(&points)?;
-        let max_radius = points.iter().map(|p| p.as_dvec2().length()).fold(0.0, f64::max);
-        let inv_scale = if max_radius > 0.0 { 1.0 / max_radius } else { 1.0 };
+        let max_radius = points
+            .iter()
+            .map(|p| p.as_dvec2().length())
+            .fold(0.0, f64::max);
+        let inv_scale = if max_radius > 0.0 {
+            1.0 / max_radius
+        } else {
+            1.0
+        };
         let local: Vec<DVec2> = points.iter().map(|p| p.as_dvec2() * inv_scale).collect();
         check_distinct(&points, &local)?;
         let n = local.len();
@@ -595,13 +645,28 @@ impl BlendSpace {
                 // frame so their bands meet exactly halfway (h_ij + h_ji = 1).
                 let (lo, hi) = (i.min(j), i.max(j));
                 let at_origin = radii[i] < DUPLICATE_DISTANCE || radii[j] < DUPLICATE_DISTANCE;
-                let axis = if at_origin { DVec2::X } else { polar_axis(local[lo], local[hi]) };
+                let axis = if at_origin {
+                    DVec2::X
+                } else {
+                    polar_axis(local[lo], local[hi])
+                };
                 let angle_from_axis = |q: DVec2| axis.perp_dot(q).atan2(axis.dot(q));
                 let angular_weight = if at_origin { 0.0 } else { ANGULAR_WEIGHT };
                 let inv_mean_radius = 2.0 / (radii[i] + radii[j]);
-                let angle_i = if at_origin { 0.0 } else { angle_from_axis(local[i]) };
-                let angle_j = if at_origin { 0.0 } else { angle_from_axis(local[j]) };
-                let v = DVec2::new((radii[j] - radii[i]) * inv_mean_radius, (angle_j - angle_i) * angular_weight);
+                let angle_i = if at_origin {
+                    0.0
+                } else {
+                    angle_from_axis(local[i])
+                };
+                let angle_j = if at_origin {
+                    0.0
+                } else {
+                    angle_from_axis(local[j])
+                };
+                let v = DVec2::new(
+                    (radii[j] - radii[i]) * inv_mean_radius,
+                    (angle_j - angle_i) * angular_weight,
+                );
                 pairs[i * n + j] = PolarPair {
                     axis_angle: axis.y.atan2(axis.x) as f32,
                     angle_i: angle_i as f32,
@@ -638,16 +703,26 @@ impl BlendSpace {
     pub fn grid(xs: Vec<f32>, ys: Vec<f32>) -> Result<Self, BlendSpaceError> {
         for (axis, values) in [(GridAxis::X, &xs), (GridAxis::Y, &ys)] {
             if values.len() < 2 {
-                return Err(BlendSpaceError::GridAxisTooShort { axis, got: values.len() });
+                return Err(BlendSpaceError::GridAxisTooShort {
+                    axis,
+                    got: values.len(),
+                });
             }
         }
         let got = xs.len().saturating_mul(ys.len());
         if got > MAX_BLEND_CHILDREN {
-            return Err(BlendSpaceError::TooManyChildren { kind: BlendSpaceKind::Grid, got });
+            return Err(BlendSpaceError::TooManyChildren {
+                kind: BlendSpaceKind::Grid,
+                got,
+            });
         }
         for (axis, values) in [(GridAxis::X, &xs), (GridAxis::Y, &ys)] {
             if let Some(index) = values.iter().position(|v| !v.is_finite()) {
-                return Err(BlendSpaceError::NonFiniteGridValue { axis, index, value: values[index] });
+                return Err(BlendSpaceError::NonFiniteGridValue {
+                    axis,
+                    index,
+                    value: values[index],
+                });
             }
             if let Some(k) = values.windows(2).position(|w| w[1] <= w[0]) {
                 return Err(BlendSpaceError::GridNotIncreasing {
@@ -729,7 +804,9 @@ fn segment(values: &[f32], v: f32) -> (usize, f32) {
     let first = values[0];
     let last = values[values.len() - 1];
     let v = nan_to_zero(v).clamp(first, last);
-    let hi = values.partition_point(|&x| x < v).clamp(1, values.len() - 1);
+    let hi = values
+        .partition_point(|&x| x < v)
+        .clamp(1, values.len() - 1);
     let (a, b) = (values[hi - 1], values[hi]);
     (hi - 1, ((v - a) / (b - a)).clamp(0.0, 1.0))
 }
@@ -751,7 +828,12 @@ impl CartesianSpace {
         let q = self.frame.query(p);
         let n = self.points.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
-        for (i, (pi, row)) in self.points.iter().zip(self.gradients.chunks_exact(n)).enumerate() {
+        for (i, (pi, row)) in self
+            .points
+            .iter()
+            .zip(self.gradients.chunks_exact(n))
+            .enumerate()
+        {
             let d = q - *pi;
             let h = row.iter().fold(1.0f32, |h, g| h.min(1.0 - d.dot(*g)));
             if h > raw_best.1 {
@@ -771,7 +853,12 @@ impl DirectionalSpace {
         let angle = q.y.atan2(q.x);
         let n = self.radii.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
-        for (i, (ri, row)) in self.radii.iter().zip(self.pairs.chunks_exact(n)).enumerate() {
+        for (i, (ri, row)) in self
+            .radii
+            .iter()
+            .zip(self.pairs.chunks_exact(n))
+            .enumerate()
+        {
             let h = row.iter().fold(1.0f32, |h, pair| {
                 let v = Vec2::new(
                     (radius - ri) * pair.inv_mean_radius,
@@ -805,7 +892,11 @@ fn wrap_angle(a: f32) -> f32 {
 fn polar_axis(a: DVec2, b: DVec2) -> DVec2 {
     let (ua, ub) = (a.normalize(), b.normalize());
     let sum = ua + ub;
-    if sum.length_squared() > 1e-12 { sum.normalize() } else { ua.perp() }
+    if sum.length_squared() > 1e-12 {
+        sum.normalize()
+    } else {
+        ua.perp()
+    }
 }
 
 impl FreeformSpace {
@@ -848,7 +939,8 @@ fn orient(a: DVec2, b: DVec2, c: DVec2) -> f64 {
 /// Positive when `d` lies inside the circumcircle of the counter-clockwise triangle `a b c`.
 fn in_circle(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> f64 {
     let (ad, bd, cd) = (a - d, b - d, c - d);
-    ad.length_squared() * bd.perp_dot(cd) + bd.length_squared() * cd.perp_dot(ad)
+    ad.length_squared() * bd.perp_dot(cd)
+        + bd.length_squared() * cd.perp_dot(ad)
         + cd.length_squared() * ad.perp_dot(bd)
 }
 
@@ -862,7 +954,9 @@ fn all_collinear(points: &[DVec2]) -> bool {
         .max_by(|a, b| a.distance_squared(p0).total_cmp(&b.distance_squared(p0)))
         .unwrap_or(p0);
     let len = far.distance(p0);
-    points.iter().all(|&p| orient(p0, far, p).abs() <= COLLINEAR_DISTANCE * len)
+    points
+        .iter()
+        .all(|&p| orient(p0, far, p).abs() <= COLLINEAR_DISTANCE * len)
 }
 
 /// Delaunay triangulation of distinct, not-all-collinear points (normalised frame), as
@@ -876,19 +970,28 @@ fn all_collinear(points: &[DVec2]) -> bool {
 /// | 4 | flip any edge whose opposite vertex lies inside the other triangle's circumcircle until none does (Lawson) |
 fn delaunay(points: &[DVec2]) -> Result<Vec<[usize; 3]>, BlendSpaceError> {
     let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by(|&a, &b| points[a].x.total_cmp(&points[b].x).then(points[a].y.total_cmp(&points[b].y)));
+    order.sort_by(|&a, &b| {
+        points[a]
+            .x
+            .total_cmp(&points[b].x)
+            .then(points[a].y.total_cmp(&points[b].y))
+    });
     let at = |k: usize| points[order[k]];
 
     let apex = (2..order.len())
         .find(|&k| orient(at(0), at(1), at(k)).abs() > AREA_EPS)
-        .ok_or(BlendSpaceError::Collinear { count: points.len() })?;
+        .ok_or(BlendSpaceError::Collinear {
+            count: points.len(),
+        })?;
     let left_turn = orient(at(0), at(1), at(apex)) > 0.0;
     let mut triangles = Vec::with_capacity(2 * points.len());
     for m in 0..apex - 1 {
         let (a, b, c) = (order[m], order[m + 1], order[apex]);
         let tri = if left_turn { [a, b, c] } else { [b, a, c] };
         if orient(points[tri[0]], points[tri[1]], points[tri[2]]) <= AREA_EPS {
-            return Err(BlendSpaceError::Untriangulable { child: order[m + 1] });
+            return Err(BlendSpaceError::Untriangulable {
+                child: order[m + 1],
+            });
         }
         triangles.push(tri);
     }
@@ -896,12 +999,15 @@ fn delaunay(points: &[DVec2]) -> Result<Vec<[usize; 3]>, BlendSpaceError> {
     let mut hull: Vec<usize> = if left_turn {
         order[..=apex].to_vec()
     } else {
-        std::iter::once(order[0]).chain(order[..=apex].iter().rev().copied().take(apex)).collect()
+        std::iter::once(order[0])
+            .chain(order[..=apex].iter().rev().copied().take(apex))
+            .collect()
     };
 
     for &p in &order[apex + 1..] {
         let h = hull.len();
-        let sees = |e: usize| orient(points[hull[e]], points[hull[(e + 1) % h]], points[p]) < -AREA_EPS;
+        let sees =
+            |e: usize| orient(points[hull[e]], points[hull[(e + 1) % h]], points[p]) < -AREA_EPS;
         // The first edge of a run of visible edges: visible, its predecessor not.
         let start = (0..h)
             .find(|&e| sees(e) && !sees((e + h - 1) % h))
@@ -939,9 +1045,15 @@ fn flip_to_delaunay(points: &[DVec2], triangles: &mut [[usize; 3]]) {
         let mut flipped = false;
         for t1 in 0..triangles.len() {
             for e in 0..3 {
-                let [a, b, c] = [triangles[t1][e], triangles[t1][(e + 1) % 3], triangles[t1][(e + 2) % 3]];
+                let [a, b, c] = [
+                    triangles[t1][e],
+                    triangles[t1][(e + 1) % 3],
+                    triangles[t1][(e + 2) % 3],
+                ];
                 let Some((t2, d)) = triangles.iter().enumerate().find_map(|(t, tri)| {
-                    (0..3).find(|&f| tri[f] == b && tri[(f + 1) % 3] == a).map(|f| (t, tri[(f + 2) % 3]))
+                    (0..3)
+                        .find(|&f| tri[f] == b && tri[(f + 1) % 3] == a)
+                        .map(|f| (t, tri[(f + 2) % 3]))
                 }) else {
                     continue;
                 };
@@ -987,12 +1099,20 @@ mod tests {
     fn assert_weights(got: &[f32], want: &[f32]) {
         assert_eq!(got.len(), want.len());
         for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert!((g - w).abs() < 1e-5, "child {i}: got {g}, want {w} (all: {got:?})");
+            assert!(
+                (g - w).abs() < 1e-5,
+                "child {i}: got {g}, want {w} (all: {got:?})"
+            );
         }
     }
 
     fn square() -> Vec<Vec2> {
-        vec![Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0), Vec2::new(1.0, 1.0)]
+        vec![
+            Vec2::new(0.0, 0.0),
+            Vec2::new(1.0, 0.0),
+            Vec2::new(0.0, 1.0),
+            Vec2::new(1.0, 1.0),
+        ]
     }
 
     #[test]
@@ -1009,10 +1129,19 @@ mod tests {
         let space = BlendSpace::one_d(vec![0.0, 1.5, 4.0]).unwrap();
         assert_weights(&weights_of(&space, Vec2::new(-3.0, 7.0)), &[1.0, 0.0, 0.0]);
         assert_weights(&weights_of(&space, Vec2::new(10.0, -7.0)), &[0.0, 0.0, 1.0]);
-        assert_weights(&weights_of(&space, Vec2::new(f32::INFINITY, 0.0)), &[0.0, 0.0, 1.0]);
-        assert_weights(&weights_of(&space, Vec2::new(f32::NEG_INFINITY, 0.0)), &[1.0, 0.0, 0.0]);
+        assert_weights(
+            &weights_of(&space, Vec2::new(f32::INFINITY, 0.0)),
+            &[0.0, 0.0, 1.0],
+        );
+        assert_weights(
+            &weights_of(&space, Vec2::new(f32::NEG_INFINITY, 0.0)),
+            &[1.0, 0.0, 0.0],
+        );
         // NaN reads as 0: exactly on the first child.
-        assert_weights(&weights_of(&space, Vec2::new(f32::NAN, 0.0)), &[1.0, 0.0, 0.0]);
+        assert_weights(
+            &weights_of(&space, Vec2::new(f32::NAN, 0.0)),
+            &[1.0, 0.0, 0.0],
+        );
     }
 
     #[test]
@@ -1021,7 +1150,10 @@ mod tests {
         // Between 1.5 (child 2) and 4.0 (child 0).
         assert_weights(&weights_of(&space, Vec2::new(3.0, 0.0)), &[0.6, 0.0, 0.4]);
         // Between 0.0 (child 1) and 1.5 (child 2).
-        assert_weights(&weights_of(&space, Vec2::new(0.5, 0.0)), &[0.0, 2.0 / 3.0, 1.0 / 3.0]);
+        assert_weights(
+            &weights_of(&space, Vec2::new(0.5, 0.0)),
+            &[0.0, 2.0 / 3.0, 1.0 / 3.0],
+        );
     }
 
     #[test]
@@ -1049,7 +1181,10 @@ mod tests {
         want[5] = 0.5 * 0.75;
         assert_weights(&weights_of(&grid, Vec2::new(2.0, 0.5)), &want);
         // Far outside: clamped onto the corner (3, −1), child 2.
-        assert_weights(&weights_of(&grid, Vec2::new(50.0, -50.0)), &[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+        assert_weights(
+            &weights_of(&grid, Vec2::new(50.0, -50.0)),
+            &[0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        );
     }
 
     #[test]
@@ -1062,7 +1197,12 @@ mod tests {
 
     #[test]
     fn freeform_reproduces_barycentric_coordinates() {
-        let space = BlendSpace::freeform(vec![Vec2::new(0.0, 0.0), Vec2::new(4.0, 0.0), Vec2::new(0.0, 2.0)]).unwrap();
+        let space = BlendSpace::freeform(vec![
+            Vec2::new(0.0, 0.0),
+            Vec2::new(4.0, 0.0),
+            Vec2::new(0.0, 2.0),
+        ])
+        .unwrap();
         // p = 0.5·A + 0.25·B + 0.25·C = (1.0, 0.5).
         assert_weights(&weights_of(&space, Vec2::new(1.0, 0.5)), &[0.5, 0.25, 0.25]);
     }
@@ -1088,7 +1228,10 @@ mod tests {
         assert_weights(&outside, &[0.7, 0.0, 0.3, 0.0]);
         assert_weights(&outside, &weights_of(&space, Vec2::new(0.0, 0.3)));
         // Beyond a corner: that corner alone.
-        assert_weights(&weights_of(&space, Vec2::new(3.0, 3.0)), &[0.0, 0.0, 0.0, 1.0]);
+        assert_weights(
+            &weights_of(&space, Vec2::new(3.0, 3.0)),
+            &[0.0, 0.0, 0.0, 1.0],
+        );
     }
 
     #[test]
@@ -1106,10 +1249,18 @@ mod tests {
     fn delaunay_flips_the_sweeps_long_diagonal() {
         // Sorted by x the sweep first builds (0, 1, 2), so its diagonal is the long 1–2; the
         // short 0–3 is the Delaunay one (3 lies inside the circumcircle of 0, 1, 2).
-        let local = [DVec2::new(0.0, 0.0), DVec2::new(0.4, 1.0), DVec2::new(0.6, -1.0), DVec2::new(1.0, 0.0)];
+        let local = [
+            DVec2::new(0.0, 0.0),
+            DVec2::new(0.4, 1.0),
+            DVec2::new(0.6, -1.0),
+            DVec2::new(1.0, 0.0),
+        ];
         let triangles = delaunay(&local).unwrap();
         assert_eq!(triangles.len(), 2);
-        assert!(triangles.iter().all(|t| t.contains(&0) && t.contains(&3)), "{triangles:?}");
+        assert!(
+            triangles.iter().all(|t| t.contains(&0) && t.contains(&3)),
+            "{triangles:?}"
+        );
     }
 
     #[test]
@@ -1129,12 +1280,21 @@ mod tests {
         }
         // Halfway in speed between walk forward and run forward, straight ahead.
         let w = weights_of(&space, Vec2::new(0.0, 2.75));
-        assert!((w[1] - 0.5).abs() < 1e-4 && (w[5] - 0.5).abs() < 1e-4, "{w:?}");
+        assert!(
+            (w[1] - 0.5).abs() < 1e-4 && (w[5] - 0.5).abs() < 1e-4,
+            "{w:?}"
+        );
     }
 
     #[test]
     fn directional_centre_child_dominates_near_the_origin_in_every_direction() {
-        let points = vec![Vec2::new(0.0, 1.0), Vec2::new(1.0, 0.0), Vec2::ZERO, Vec2::new(0.0, -1.0), Vec2::new(-1.0, 0.0)];
+        let points = vec![
+            Vec2::new(0.0, 1.0),
+            Vec2::new(1.0, 0.0),
+            Vec2::ZERO,
+            Vec2::new(0.0, -1.0),
+            Vec2::new(-1.0, 0.0),
+        ];
         let space = BlendSpace::directional(points).unwrap();
         assert_weights(&weights_of(&space, Vec2::ZERO), &[0.0, 0.0, 1.0, 0.0, 0.0]);
         for k in 0..16 {
@@ -1146,10 +1306,17 @@ mod tests {
 
     #[test]
     fn directional_blends_along_the_arc_between_two_directions() {
-        let space = BlendSpace::directional(vec![Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0)]).unwrap();
+        let space =
+            BlendSpace::directional(vec![Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0)]).unwrap();
         // On the unit circle at 45°: half each. At 30°: a third of the way from +x to +y.
-        assert_weights(&weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_4)), &[0.5, 0.5]);
-        assert_weights(&weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_6)), &[2.0 / 3.0, 1.0 / 3.0]);
+        assert_weights(
+            &weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_4)),
+            &[0.5, 0.5],
+        );
+        assert_weights(
+            &weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_6)),
+            &[2.0 / 3.0, 1.0 / 3.0],
+        );
     }
 
     #[test]
@@ -1166,7 +1333,10 @@ mod tests {
     #[test]
     fn dimensions_and_counts() {
         let one = BlendSpace::one_d(vec![0.0, 1.0, 2.0]).unwrap();
-        assert_eq!((one.dimensions(), one.num_children(), one.kind()), (1, 3, BlendSpaceKind::OneD));
+        assert_eq!(
+            (one.dimensions(), one.num_children(), one.kind()),
+            (1, 3, BlendSpaceKind::OneD)
+        );
         let grid = BlendSpace::grid(vec![0.0, 1.0, 2.0], vec![0.0, 1.0]).unwrap();
         assert_eq!((grid.dimensions(), grid.num_children()), (2, 6));
         let free = BlendSpace::freeform(square()).unwrap();
