@@ -644,6 +644,7 @@ impl BlendSpace {
                 // The axis depends on the unordered pair, keeping (i, j) and (j, i) in one
                 // frame so their bands meet exactly halfway (h_ij + h_ji = 1).
                 let (lo, hi) = (i.min(j), i.max(j));
+                // Nearer the origin than two distinct children may be to each other: no direction.
                 let at_origin = radii[i] < DUPLICATE_DISTANCE || radii[j] < DUPLICATE_DISTANCE;
                 let axis = if at_origin {
                     DVec2::X

@@ -203,6 +203,25 @@ proptest! {
         check_partition(&space, p)?;
     }
 
+    /// Authoring a clip at a point means getting exactly that clip there.
+    #[test]
+    fn each_child_owns_its_own_point(points in spread_points(3..=16), values in increasing(2..=16).prop_shuffle()) {
+        let mut spaces = vec![
+            (BlendSpace::cartesian(points.clone()).unwrap(), points.clone()),
+            (BlendSpace::directional(points.clone()).unwrap(), points.clone()),
+            (BlendSpace::one_d(values.clone()).unwrap(), values.iter().map(|&x| Vec2::new(x, 0.0)).collect()),
+        ];
+        if let Ok(space) = BlendSpace::freeform(points.clone()) {
+            spaces.push((space, points));
+        }
+        for (space, at) in &spaces {
+            for (child, p) in at.iter().enumerate() {
+                let w = weights_of(space, *p);
+                prop_assert!(w[child] >= 1.0 - 1e-4, "{:?} child {child} at {p}: {w:?}", space.kind());
+            }
+        }
+    }
+
     #[test]
     fn constructors_never_panic_on_arbitrary_points(
         points in prop::collection::vec((any::<f32>(), any::<f32>()), 0..=70),
