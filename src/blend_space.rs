@@ -50,8 +50,8 @@ const INSIDE_EPS: f32 = 1e-5;
 const FAR_RADIUS: f64 = 8.0;
 
 /// Weight given to the angle (radians) against the relative radius in the directional gradient
-/// band. Johansen leaves it as a tuning constant; 2 is what PlayCanvas ships and makes a 90°
-/// step weigh about as much as doubling the speed.
+/// band. Johansen leaves it as a tuning constant; 2 is what PlayCanvas ships. Larger values let
+/// direction outweigh speed when the two disagree about which child is nearer.
 const ANGULAR_WEIGHT: f64 = 2.0;
 
 /// Which kind of blend space, for error messages and for callers that display a space.
