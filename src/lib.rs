@@ -43,6 +43,7 @@
 // `partial_cmp` spelling hides that.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod blend_space;
 pub mod clip;
 pub mod demo;
 pub mod eval;
