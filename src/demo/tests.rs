@@ -50,11 +50,12 @@ fn rest_pose_skins_to_identity() {
     for demo in both() {
         let joints = demo.rig.num_joints();
         let mut out = vec![0.0; joints * 16];
+        let no_samples = vec![0..0u32; 1];
         EvalCrowdJob {
             rig: &demo.rig,
             clips: &demo.clips,
             samples: &[],
-            sample_ranges: &[0..0],
+            sample_ranges: &no_samples,
             layout: OutputLayout::Mat4,
             output: &mut out,
         }
@@ -127,8 +128,8 @@ fn joints_move_without_pops() {
         let frames: Vec<_> = (0..clip.num_frames()).map(|f| positions(&demo.rig, clip, f)).collect();
         let mut worst = (0.0f32, 0, 0);
         for f in 1..frames.len() - 1 {
-            for j in 0..demo.rig.num_joints() {
-                let accel = (frames[f + 1][j] - 2.0 * frames[f][j] + frames[f - 1][j]).length();
+            for (j, ((next, now), prev)) in frames[f + 1].iter().zip(&frames[f]).zip(&frames[f - 1]).enumerate() {
+                let accel = (*next - 2.0 * *now + *prev).length();
                 if accel > worst.0 {
                     worst = (accel, f, j);
                 }
