@@ -18,7 +18,7 @@ use std::f32::consts::{PI, TAU};
 use glam::{Quat, Vec3};
 
 use super::pose::{smoothstep, ArmPose, BodyPose, FootPose};
-use super::rig::{Skeleton, ANKLE_HEIGHT_M, PELVIS_HEIGHT_M, TOE_OFFSET};
+use super::rig::{Skeleton, ANKLE_HEIGHT_M, STAND_PELVIS_HEIGHT_M, TOE_OFFSET};
 use super::{Gait, IDLE, JUMP, LEAN, RUN, SAMPLE_RATE_HZ, WALK, WAVE};
 use crate::clip::Clip;
 use crate::rig::Transform;
@@ -31,8 +31,9 @@ pub(super) const JUMP_DURATION_S: f32 = 1.0;
 const LEAN_ROLL_RAD: f32 = 0.35;
 /// Waves of the hand per second in `wave`; a whole number of waves fits in the loop.
 const WAVE_HZ: f32 = 2.0;
-/// Exponent on the swing's progress for the foot's lift: below one, the peak comes early.
-const SWING_LIFT_SKEW: f32 = 1.0;
+/// Fraction of a swing (or of the jump's flight) over which a lifted foot's target starts to
+/// give way to the leg's reach.
+const SWING_GIVE_RAMP: f32 = 0.25;
 /// Gravity for the jump's flight, m/s².
 const GRAVITY_MPS2: f32 = 9.81;
 
@@ -75,10 +76,10 @@ pub(super) const WALK_GAIT: GaitParams = GaitParams {
     gait: Gait { speed_mps: 1.5, cycle_s: 1.0, duty_factor: 0.56, heel_off: 0.3 },
     strike_ahead_m: 0.27,
     foot_x_m: 0.09,
-    lift_m: 0.08,
+    lift_m: 0.16,
     toe_off_pitch_rad: 1.1,
     swing_toe_up_rad: 0.35,
-    pelvis_height_m: 0.905,
+    pelvis_height_m: 0.925,
     bob_m: 0.012,
     bob_low_phase: 0.0,
     sway_m: 0.025,
@@ -97,7 +98,7 @@ pub(super) const RUN_GAIT: GaitParams = GaitParams {
     lift_m: 0.28,
     toe_off_pitch_rad: 1.3,
     swing_toe_up_rad: 0.3,
-    pelvis_height_m: 0.885,
+    pelvis_height_m: 0.9,
     bob_m: 0.03,
     bob_low_phase: 0.3 * 0.5,
     sway_m: 0.015,
@@ -144,7 +145,7 @@ fn idle_pose(_sk: &Skeleton, time_s: f32) -> BodyPose {
     let arm = |sign: f32| ArmPose::hanging(sign, 0.05 + 0.02 * (w + sign).sin(), 0.12 + 0.02 * breath, 0.25);
     BodyPose {
         root_z_m: 0.0,
-        pelvis: Vec3::new(0.015 * w.sin(), PELVIS_HEIGHT_M - 0.03 + 0.004 * (2.0 * w).sin(), 0.0),
+        pelvis: Vec3::new(0.015 * w.sin(), STAND_PELVIS_HEIGHT_M + 0.004 * (2.0 * w).sin(), 0.0),
         pelvis_rotation: Quat::from_rotation_z(0.015 * w.sin()),
         spine: Quat::from_rotation_x(-0.008 * breath) * Quat::from_rotation_z(-0.006 * w.sin()),
         neck: Quat::from_rotation_x(0.01 * (w + 1.0).sin()),
@@ -215,31 +216,45 @@ fn gait_pose(sk: &Skeleton, g: &GaitParams, time_s: f32) -> BodyPose {
 }
 
 /// One foot through its own phase (0 = its heel strike at `strike`, model space).
+///
+/// The heel rises with an accelerating pitch, so that at toe-off the ankle already moves up and
+/// forward; the swing leaves with that velocity (cubic Hermite) and lands with none. Both joins
+/// are velocity-continuous, so the leg does not snap straight as the foot leaves the ground.
 fn gait_foot(g: &GaitParams, own_phase: f32, strike: Vec3, stride_m: f32) -> FootPose {
-    let heel_off = g.gait.heel_off;
-    let toe_off = g.gait.duty_factor;
+    let (heel_off, toe_off) = (g.gait.heel_off, g.gait.duty_factor);
     if own_phase < heel_off {
         return FootPose::flat(strike);
     }
+    let toe = strike + TOE_OFFSET;
     // The ball of the foot stays where it landed while the heel rises.
-    let pivot_around_toe = |pitch_rad: f32| {
-        let toe = strike + TOE_OFFSET;
-        FootPose { ankle: toe - Quat::from_rotation_x(pitch_rad) * TOE_OFFSET, pitch_rad, toe_bend_rad: pitch_rad, planted: true }
-    };
+    let pivot_around_toe = |pitch_rad: f32| toe - Quat::from_rotation_x(pitch_rad) * TOE_OFFSET;
+    let top_pitch = g.toe_off_pitch_rad;
     if own_phase < toe_off {
-        return pivot_around_toe(g.toe_off_pitch_rad * smoothstep((own_phase - heel_off) / (toe_off - heel_off)));
+        let u = (own_phase - heel_off) / (toe_off - heel_off);
+        let pitch_rad = top_pitch * u * u;
+        return FootPose { ankle: pivot_around_toe(pitch_rad), pitch_rad, toe_bend_rad: pitch_rad, give: 0.0 };
     }
     let s = (own_phase - toe_off) / (1.0 - toe_off);
-    let lift_off = pivot_around_toe(g.toe_off_pitch_rad);
+    let swing_s = (1.0 - toe_off) * g.gait.cycle_s;
+    // d/dt of u² at u = 1, and the ankle's velocity as the foot turns about the ball.
+    let pitch_rate = 2.0 * top_pitch / ((toe_off - heel_off) * g.gait.cycle_s);
+    let lift_off = pivot_around_toe(top_pitch);
+    let lift_off_velocity = Vec3::X.cross(lift_off - toe) * pitch_rate;
     let landing = strike + Vec3::Z * stride_m;
-    let ease = smoothstep(s);
+    let [h00, h10, h01, _] = hermite_basis(s);
     FootPose {
-        // The heel rises early in the swing (the knee folds), so the lift peaks at s ≈ 0.3.
-        ankle: lift_off.ankle.lerp(landing, ease) + Vec3::Y * (g.lift_m * (PI * s.powf(SWING_LIFT_SKEW)).sin().powi(2)),
-        pitch_rad: g.toe_off_pitch_rad * (1.0 - ease) - g.swing_toe_up_rad * (PI * s).sin() * s,
-        toe_bend_rad: g.toe_off_pitch_rad * (1.0 - smoothstep(3.0 * s)),
-        planted: false,
+        ankle: lift_off * h00 + lift_off_velocity * (h10 * swing_s) + landing * h01 + Vec3::Y * (g.lift_m * swing_lift(s)),
+        pitch_rad: top_pitch * h00 + pitch_rate * swing_s * h10 - g.swing_toe_up_rad * (PI * s).sin() * s,
+        toe_bend_rad: top_pitch * (1.0 - smoothstep(3.0 * s)),
+        give: smoothstep(s / SWING_GIVE_RAMP),
     }
+}
+
+/// The ankle's rise through a swing, 0 at both ends with zero slope, peak 1 at a third of the
+/// way: the heel comes up early as the knee folds, then the foot reaches forward low.
+fn swing_lift(s: f32) -> f32 {
+    // s²(1 - s)⁴ peaks at s = 1/3 with the value (1/3)²(2/3)⁴ = 16/729.
+    s * s * (1.0 - s).powi(4) * (729.0 / 16.0)
 }
 
 /// Jump keys: crouch, push (legs extend), flight, landing absorb, recover; seconds.
@@ -248,7 +263,7 @@ const JUMP_TAKE_OFF_S: f32 = 0.42;
 const JUMP_TOUCH_DOWN_S: f32 = 0.76;
 const JUMP_ABSORBED_S: f32 = 0.88;
 /// Pelvis heights: standing, deepest crouch, at take-off (legs nearly straight), after landing.
-const JUMP_STAND_M: f32 = PELVIS_HEIGHT_M - 0.03;
+const JUMP_STAND_M: f32 = STAND_PELVIS_HEIGHT_M;
 const JUMP_CROUCH_M: f32 = 0.72;
 const JUMP_TAKE_OFF_M: f32 = 0.93;
 const JUMP_ABSORB_M: f32 = 0.78;
@@ -281,7 +296,7 @@ fn jump_pose(sk: &Skeleton, time_s: f32) -> BodyPose {
     let arm_swing = keyframes(&JUMP_ARM_SWING_KEYS, time_s);
     let foot = |x: f32| {
         let lift = if airborne > 0.0 { pelvis_y - JUMP_TAKE_OFF_M + 0.12 * tuck } else { 0.0 };
-        FootPose { ankle: Vec3::new(x, ANKLE_HEIGHT_M + lift, 0.0), pitch_rad: 0.5 * tuck, toe_bend_rad: 0.0, planted: airborne == 0.0 }
+        FootPose { ankle: Vec3::new(x, ANKLE_HEIGHT_M + lift, 0.0), pitch_rad: 0.5 * tuck, toe_bend_rad: 0.0, give: smoothstep(airborne / SWING_GIVE_RAMP) }
     };
     let lean = 0.5 * crouch + 0.2 * tuck;
     BodyPose {
@@ -314,6 +329,12 @@ fn lerp(a: f32, b: f32, t: f32) -> f32 {
 /// Cubic Hermite from value `y0` (slope `v0` per second) to `y1` (slope `v1`) over `dt` seconds,
 /// `s` in [0, 1]: keeps the pelvis's velocity continuous into and out of the flight.
 fn hermite(y0: f32, v0: f32, y1: f32, v1: f32, s: f32, dt: f32) -> f32 {
+    let [h00, h10, h01, h11] = hermite_basis(s);
+    y0 * h00 + v0 * dt * h10 + y1 * h01 + v1 * dt * h11
+}
+
+/// Cubic Hermite weights at `s` of: start value, start slope, end value, end slope.
+fn hermite_basis(s: f32) -> [f32; 4] {
     let (s2, s3) = (s * s, s * s * s);
-    y0 * (2.0 * s3 - 3.0 * s2 + 1.0) + v0 * dt * (s3 - 2.0 * s2 + s) + y1 * (-2.0 * s3 + 3.0 * s2) + v1 * dt * (s3 - s2)
+    [2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, -2.0 * s3 + 3.0 * s2, s3 - s2]
 }

@@ -9,13 +9,13 @@ use crate::rig::Transform;
 
 /// How far a leg on the ground may stretch, as a fraction of thigh + calf: the pelvis is
 /// lowered rather than lock the knee, which looks robotic.
-const PLANTED_LEG_EXTENSION: f32 = 0.98;
-/// A swinging foot's target is pulled towards the hip from this fraction of the leg's length
-/// and never beyond [`SWING_LEG_EXTENSION`]: an unplanted foot may give way, the pelvis need not.
-const SWING_SOFT_START: f32 = 0.96;
-const SWING_LEG_EXTENSION: f32 = 0.995;
+const PLANTED_LEG_EXTENSION: f32 = 0.995;
+/// A swinging foot's target is pulled towards the hip from this fraction of the leg's length,
+/// easing towards [`SWING_LEG_EXTENSION`]: an unplanted foot may give way, the pelvis need not.
+const SWING_SOFT_START: f32 = 0.95;
+const SWING_LEG_EXTENSION: f32 = 0.999;
 /// Width of the blend (metres) over which the pelvis height eases onto the legs' reach limit.
-const REACH_BLEND_M: f32 = 0.04;
+const REACH_BLEND_M: f32 = 0.02;
 /// Thumb joints curl this fraction of the fingers' curl.
 const THUMB_CURL_RATIO: f32 = 0.4;
 
@@ -51,15 +51,16 @@ pub(super) struct FootPose {
     pub pitch_rad: f32,
     /// Toes bent up relative to the foot, radians; equal to `pitch_rad` keeps them flat.
     pub toe_bend_rad: f32,
-    /// On the ground: the ankle must be reached exactly. A swinging foot's target may be
-    /// pulled in where the leg is too short for it.
-    pub planted: bool,
+    /// 0 on the ground: the ankle is reached exactly and the pelvis lowered if need be. Above
+    /// 0 the foot is in the air and its target is pulled (by this fraction, up to 1) towards
+    /// the hip where the leg is too short for it; ramping it up after lift-off avoids a jerk.
+    pub give: f32,
 }
 
 impl FootPose {
     /// A flat foot with its ankle at `ankle`.
     pub fn flat(ankle: Vec3) -> Self {
-        Self { ankle, pitch_rad: 0.0, toe_bend_rad: 0.0, planted: true }
+        Self { ankle, pitch_rad: 0.0, toe_bend_rad: 0.0, give: 0.0 }
     }
 }
 
@@ -91,7 +92,7 @@ impl BodyPose {
     /// so that IK always reaches and planted feet never slide.
     pub fn fit_pelvis_height(&mut self, sk: &Skeleton) {
         let reach = (sk.thigh_length_m + sk.calf_length_m) * PLANTED_LEG_EXTENSION;
-        for (side, foot) in sk.sides.iter().zip(&self.feet).filter(|(_, foot)| foot.planted) {
+        for (side, foot) in sk.sides.iter().zip(&self.feet).filter(|(_, foot)| foot.give == 0.0) {
             let hip = self.pelvis_rotation * sk.hip_offset(side);
             let w = Vec2::new(self.pelvis.x + hip.x - foot.ankle.x, self.pelvis.z + hip.z - foot.ankle.z).length();
             let limit = foot.ankle.y - hip.y + (reach * reach - w * w).max(0.0).sqrt();
@@ -137,7 +138,7 @@ impl BodyPose {
         let hip = self.pelvis + self.pelvis_rotation * sk.hip_offset(side);
         let knee_forward = self.pelvis_rotation * Vec3::Z;
         let leg_m = sk.thigh_length_m + sk.calf_length_m;
-        let ankle = if foot.planted { foot.ankle } else { pull_within_reach(hip, foot.ankle, leg_m) };
+        let ankle = foot.ankle.lerp(pull_within_reach(hip, foot.ankle, leg_m), foot.give);
         let (thigh, calf) = two_bone_ik(hip, ankle, knee_forward, sk.thigh_length_m, sk.calf_length_m);
         let foot_rotation = Quat::from_rotation_x(foot.pitch_rad);
         frame[side.thigh].rotation = self.pelvis_rotation.inverse() * thigh;

@@ -11,6 +11,9 @@ use crate::rig::{Rig, Transform};
 
 /// Height of the pelvis joint above the ground at rest, metres.
 pub(super) const PELVIS_HEIGHT_M: f32 = 0.95;
+/// Pelvis height of the standing poses (idle, the jump's start and end), metres: a little
+/// below the rest height so that the knees are soft.
+pub(super) const STAND_PELVIS_HEIGHT_M: f32 = 0.945;
 /// Hip joint relative to the pelvis, left side (+X is the character's left).
 const HIP_OFFSET: Vec3 = Vec3::new(0.10, -0.05, 0.0);
 /// Hip to knee, metres.

@@ -292,3 +292,18 @@ fn unknown_names() {
     assert_eq!(DemoCharacter::authored_speed_mps(RUN), Some(4.0));
     assert_eq!(demo.clip_index(RUN), Some(2));
 }
+
+#[test]
+fn feet_never_sink_into_the_ground() {
+    for demo in both() {
+        for clip in &demo.clips {
+            for f in 0..clip.num_frames() {
+                let p = positions(&demo.rig, clip, f);
+                for s in ["l", "r"] {
+                    let (ankle, toe) = (p[joint(&demo.rig, &format!("foot_{s}"))].y, p[joint(&demo.rig, &format!("toe_{s}"))].y);
+                    assert!(ankle > 0.079 && toe > 0.019, "{} frame {f}: {s} ankle {ankle} m, toe {toe} m", clip.name());
+                }
+            }
+        }
+    }
+}
