@@ -271,11 +271,13 @@ const JUMP_ABSORB_M: f32 = 0.78;
 /// up through the push, settling after landing.
 const JUMP_ARM_SWING_KEYS: [(f32, f32); 6] = [(0.0, 0.0), (0.2, -0.5), (0.52, 1.4), (0.74, 0.9), (0.94, 0.05), (1.0, 0.0)];
 
-/// A standing vertical jump in place: crouch, take-off, ballistic flight, landing.
-fn jump_pose(sk: &Skeleton, time_s: f32) -> BodyPose {
+/// The jump's pelvis height, metres, and how far through the flight it is (0 on the ground,
+/// in (0, 1) in the air). Hermite pieces join the push and the landing to the ballistic flight
+/// with matching velocity, so there is no kink at take-off or touch-down.
+fn jump_pelvis_height(time_s: f32) -> (f32, f32) {
     let flight_s = JUMP_TOUCH_DOWN_S - JUMP_TAKE_OFF_S;
     let take_off_mps = 0.5 * GRAVITY_MPS2 * flight_s;
-    let (pelvis_y, airborne) = if time_s < JUMP_PUSH_S {
+    if time_s < JUMP_PUSH_S {
         (lerp(JUMP_STAND_M, JUMP_CROUCH_M, smoothstep(time_s / JUMP_PUSH_S)), 0.0)
     } else if time_s < JUMP_TAKE_OFF_S {
         let dt = JUMP_TAKE_OFF_S - JUMP_PUSH_S;
@@ -289,14 +291,21 @@ fn jump_pose(sk: &Skeleton, time_s: f32) -> BodyPose {
     } else {
         let s = (time_s - JUMP_ABSORBED_S) / (JUMP_DURATION_S - JUMP_ABSORBED_S);
         (lerp(JUMP_ABSORB_M, JUMP_STAND_M, smoothstep(s)), 0.0)
-    };
+    }
+}
+
+/// A standing vertical jump in place: crouch, take-off, ballistic flight, landing.
+fn jump_pose(sk: &Skeleton, time_s: f32) -> BodyPose {
+    let (pelvis_y, airborne) = jump_pelvis_height(time_s);
     // How deep the body is bent, 0 standing to 1 in the deepest crouch; the trunk and arms follow.
     let crouch = ((JUMP_STAND_M - pelvis_y) / (JUMP_STAND_M - JUMP_CROUCH_M)).clamp(0.0, 1.0);
     let tuck = (PI * airborne).sin().powi(2);
     let arm_swing = keyframes(&JUMP_ARM_SWING_KEYS, time_s);
     let foot = |x: f32| {
+        // In the air the feet rise with the body and tuck up under it.
         let lift = if airborne > 0.0 { pelvis_y - JUMP_TAKE_OFF_M + 0.12 * tuck } else { 0.0 };
-        FootPose { ankle: Vec3::new(x, ANKLE_HEIGHT_M + lift, 0.0), pitch_rad: 0.5 * tuck, toe_bend_rad: 0.0, give: smoothstep(airborne / SWING_GIVE_RAMP) }
+        let give = smoothstep(airborne / SWING_GIVE_RAMP);
+        FootPose { ankle: Vec3::new(x, ANKLE_HEIGHT_M + lift, 0.0), pitch_rad: 0.5 * tuck, toe_bend_rad: 0.0, give }
     };
     let lean = 0.5 * crouch + 0.2 * tuck;
     BodyPose {
@@ -327,7 +336,7 @@ fn lerp(a: f32, b: f32, t: f32) -> f32 {
 }
 
 /// Cubic Hermite from value `y0` (slope `v0` per second) to `y1` (slope `v1`) over `dt` seconds,
-/// `s` in [0, 1]: keeps the pelvis's velocity continuous into and out of the flight.
+/// `s` in [0, 1].
 fn hermite(y0: f32, v0: f32, y1: f32, v1: f32, s: f32, dt: f32) -> f32 {
     let [h00, h10, h01, h11] = hermite_basis(s);
     y0 * h00 + v0 * dt * h10 + y1 * h01 + v1 * dt * h11
