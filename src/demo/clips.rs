@@ -17,8 +17,8 @@ use std::f32::consts::{PI, TAU};
 
 use glam::{Quat, Vec3};
 
-use super::pose::{smoothstep, ArmPose, BodyPose, FootPose};
-use super::rig::{Skeleton, ANKLE_HEIGHT_M, STAND_PELVIS_HEIGHT_M, TOE_OFFSET};
+use super::pose::{ArmPose, BodyPose, FootPose, smoothstep};
+use super::rig::{ANKLE_HEIGHT_M, STAND_PELVIS_HEIGHT_M, Skeleton, TOE_OFFSET};
 use super::{Gait, IDLE, JUMP, LEAN, RUN, SAMPLE_RATE_HZ, WALK, WAVE};
 use crate::clip::Clip;
 use crate::rig::Transform;
@@ -122,7 +122,13 @@ pub(super) fn build_all(sk: &Skeleton) -> Vec<Clip> {
 }
 
 /// Samples `pose` at every frame of `duration_s`, both ends included.
-fn sample(sk: &Skeleton, name: &str, duration_s: f32, looping: bool, pose: impl Fn(&Skeleton, f32) -> BodyPose) -> Clip {
+fn sample(
+    sk: &Skeleton,
+    name: &str,
+    duration_s: f32,
+    looping: bool,
+    pose: impl Fn(&Skeleton, f32) -> BodyPose,
+) -> Clip {
     let intervals = (duration_s * SAMPLE_RATE_HZ).round() as usize;
     let num_joints = sk.rig.num_joints();
     let mut poses = vec![Transform::IDENTITY; (intervals + 1) * num_joints];
@@ -189,7 +195,12 @@ fn gait_pose(sk: &Skeleton, g: &GaitParams, time_s: f32) -> BodyPose {
     let foot = |sign: f32, strike_phase: f32| {
         let own_phase = (phase - strike_phase).rem_euclid(1.0);
         let root_at_strike_m = (phase - own_phase) * stride_m;
-        gait_foot(g, own_phase, Vec3::new(sign * g.foot_x_m, ANKLE_HEIGHT_M, root_at_strike_m + g.strike_ahead_m), stride_m)
+        gait_foot(
+            g,
+            own_phase,
+            Vec3::new(sign * g.foot_x_m, ANKLE_HEIGHT_M, root_at_strike_m + g.strike_ahead_m),
+            stride_m,
+        )
     };
     let spine_yaw = 1.6 * g.pelvis_yaw_rad * cycle / sk.spine.len() as f32;
     let arm = |sign: f32| {
@@ -243,7 +254,10 @@ fn gait_foot(g: &GaitParams, own_phase: f32, strike: Vec3, stride_m: f32) -> Foo
     let landing = strike + Vec3::Z * stride_m;
     let [h00, h10, h01, _] = hermite_basis(s);
     FootPose {
-        ankle: lift_off * h00 + lift_off_velocity * (h10 * swing_s) + landing * h01 + Vec3::Y * (g.lift_m * swing_lift(s)),
+        ankle: lift_off * h00
+            + lift_off_velocity * (h10 * swing_s)
+            + landing * h01
+            + Vec3::Y * (g.lift_m * swing_lift(s)),
         pitch_rad: top_pitch * h00 + pitch_rate * swing_s * h10 - g.swing_toe_up_rad * (PI * s).sin() * s,
         toe_bend_rad: top_pitch * (1.0 - smoothstep(3.0 * s)),
         give: smoothstep(s / SWING_GIVE_RAMP),
@@ -269,7 +283,8 @@ const JUMP_TAKE_OFF_M: f32 = 0.93;
 const JUMP_ABSORB_M: f32 = 0.78;
 /// Arm swing through the jump (seconds, radians forward): back while crouching, forward and
 /// up through the push, settling after landing.
-const JUMP_ARM_SWING_KEYS: [(f32, f32); 6] = [(0.0, 0.0), (0.2, -0.5), (0.52, 1.4), (0.74, 0.9), (0.94, 0.05), (1.0, 0.0)];
+const JUMP_ARM_SWING_KEYS: [(f32, f32); 6] =
+    [(0.0, 0.0), (0.2, -0.5), (0.52, 1.4), (0.74, 0.9), (0.94, 0.05), (1.0, 0.0)];
 
 /// The jump's pelvis height, metres, and how far through the flight it is (0 on the ground,
 /// in (0, 1) in the air). Hermite pieces join the push and the landing to the ballistic flight

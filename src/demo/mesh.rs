@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 
-use super::rig::{Side, Skeleton, ANKLE_HEIGHT_M, TOE_OFFSET};
+use super::rig::{ANKLE_HEIGHT_M, Side, Skeleton, TOE_OFFSET};
 use crate::mesh::SkinnedMesh;
 
 /// A box spanning `from`..`to` (model space, bind pose), grown by `pad` on each side.
@@ -50,7 +50,12 @@ pub(super) fn build(sk: &Skeleton) -> SkinnedMesh {
 fn parts(sk: &Skeleton) -> Vec<Part> {
     let model: Vec<Vec3> = sk.rig.rest_model().iter().map(|m| m.w_axis.truncate()).collect();
     let bone = |joint: usize, child: usize, pad: Vec3| Part { joint, from: model[joint], to: model[child], pad };
-    let mut parts = vec![Part { joint: sk.pelvis, from: model[sk.pelvis] - Vec3::Y * 0.08, to: model[sk.spine[0]], pad: TORSO_PAD }];
+    let mut parts = vec![Part {
+        joint: sk.pelvis,
+        from: model[sk.pelvis] - Vec3::Y * 0.08,
+        to: model[sk.spine[0]],
+        pad: TORSO_PAD,
+    }];
     let mut torso = sk.spine.to_vec();
     torso.push(sk.neck[0]);
     parts.extend(torso.windows(2).map(|w| bone(w[0], w[1], TORSO_PAD)));
@@ -72,7 +77,12 @@ fn parts(sk: &Skeleton) -> Vec<Part> {
 /// Arm, hand, fingers, leg and foot of one side.
 fn side_parts(side: &Side, model: &[Vec3], parts: &mut Vec<Part>) {
     let bone = |joint: usize, child: usize, pad: Vec3| Part { joint, from: model[joint], to: model[child], pad };
-    let out = |joint: usize, len: f32, pad: Vec3| Part { joint, from: model[joint], to: model[joint] + Vec3::X * (side.sign * len), pad };
+    let out = |joint: usize, len: f32, pad: Vec3| Part {
+        joint,
+        from: model[joint],
+        to: model[joint] + Vec3::X * (side.sign * len),
+        pad,
+    };
     parts.push(bone(side.clavicle, side.upperarm, NECK_PAD));
     parts.push(bone(side.upperarm, side.lowerarm, UPPER_ARM_PAD));
     parts.push(bone(side.lowerarm, side.hand, FOREARM_PAD));

@@ -39,7 +39,8 @@ const FINGER_ROWS_M: [f32; 4] = [0.03, 0.01, -0.01, -0.03];
 /// Metacarpal and the three phalanges of a finger, metres along the arm's axis.
 const FINGER_STEPS_M: [f32; 4] = [0.08, 0.045, 0.03, 0.025];
 /// Thumb joints, each relative to the one before (left hand); the first from the wrist.
-const THUMB_STEPS: [Vec3; 3] = [Vec3::new(0.02, -0.01, 0.035), Vec3::new(0.03, 0.0, 0.02), Vec3::new(0.025, 0.0, 0.015)];
+const THUMB_STEPS: [Vec3; 3] =
+    [Vec3::new(0.02, -0.01, 0.035), Vec3::new(0.03, 0.0, 0.02), Vec3::new(0.025, 0.0, 0.015)];
 /// Finger names, thumb excluded, in palm order.
 const FINGER_NAMES: [&str; 4] = ["index", "middle", "ring", "pinky"];
 
@@ -153,7 +154,8 @@ impl Builder {
         let fingers = match fingers {
             Fingers::None => Vec::new(),
             Fingers::Full => {
-                let mut chains = vec![self.add_chain(&format!("thumb_{{}}_{suffix}"), hand, THUMB_STEPS.map(mirror).to_vec())];
+                let mut chains =
+                    vec![self.add_chain(&format!("thumb_{{}}_{suffix}"), hand, THUMB_STEPS.map(mirror).to_vec())];
                 for (finger, row_z) in FINGER_NAMES.iter().zip(FINGER_ROWS_M) {
                     let mut steps: Vec<Vec3> = FINGER_STEPS_M.iter().map(|&len| along_arm(len)).collect();
                     steps[0] += Vec3::new(0.01 * sign, 0.0, row_z);

@@ -3,8 +3,8 @@
 use glam::{Mat4, Vec3};
 
 use super::*;
-use crate::eval::{EvalCrowdJob, OutputLayout};
 use crate::eval::local_to_model::local_to_model;
+use crate::eval::{EvalCrowdJob, OutputLayout};
 use crate::rig::Transform;
 
 /// Model-space joint positions of `clip`'s frame `frame`.
@@ -202,7 +202,10 @@ fn gait_phases_and_root_motion() {
         let clip = demo.clip(name).unwrap();
         let any_flight = (0..clip.num_frames()).any(|f| {
             let p = positions(&demo.rig, clip, f);
-            p[foot_l].y > 0.1 && p[foot_r].y > 0.1 && p[joint(&demo.rig, "toe_l")].y > 0.04 && p[joint(&demo.rig, "toe_r")].y > 0.04
+            p[foot_l].y > 0.1
+                && p[foot_r].y > 0.1
+                && p[joint(&demo.rig, "toe_l")].y > 0.04
+                && p[joint(&demo.rig, "toe_r")].y > 0.04
         });
         assert_eq!(any_flight, airborne, "{name}");
     }
@@ -267,7 +270,8 @@ fn lean_is_a_constant_additive_delta_over_idle() {
     let demo = DemoCharacter::humanoid();
     let (idle, lean) = (demo.clip(IDLE).unwrap(), demo.clip(LEAN).unwrap());
     assert_eq!(idle.num_frames(), lean.num_frames());
-    let first: Vec<_> = idle.frame(0).iter().zip(lean.frame(0)).map(|(i, l)| i.rotation.inverse() * l.rotation).collect();
+    let first: Vec<_> =
+        idle.frame(0).iter().zip(lean.frame(0)).map(|(i, l)| i.rotation.inverse() * l.rotation).collect();
     for f in 0..idle.num_frames() {
         for (j, (i, l)) in idle.frame(f).iter().zip(lean.frame(f)).enumerate() {
             let delta = i.rotation.inverse() * l.rotation;
@@ -300,8 +304,13 @@ fn feet_never_sink_into_the_ground() {
             for f in 0..clip.num_frames() {
                 let p = positions(&demo.rig, clip, f);
                 for s in ["l", "r"] {
-                    let (ankle, toe) = (p[joint(&demo.rig, &format!("foot_{s}"))].y, p[joint(&demo.rig, &format!("toe_{s}"))].y);
-                    assert!(ankle > 0.079 && toe > 0.019, "{} frame {f}: {s} ankle {ankle} m, toe {toe} m", clip.name());
+                    let (ankle, toe) =
+                        (p[joint(&demo.rig, &format!("foot_{s}"))].y, p[joint(&demo.rig, &format!("toe_{s}"))].y);
+                    assert!(
+                        ankle > 0.079 && toe > 0.019,
+                        "{} frame {f}: {s} ankle {ankle} m, toe {toe} m",
+                        clip.name()
+                    );
                 }
             }
         }
