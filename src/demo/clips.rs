@@ -34,6 +34,8 @@ const WAVE_HZ: f32 = 2.0;
 /// Fraction of a swing (or of the jump's flight) over which a lifted foot's target starts to
 /// give way to the leg's reach.
 const SWING_GIVE_RAMP: f32 = 0.25;
+/// Fastest the foot keeps pitching just after toe-off, radians per second.
+const MAX_SWING_PITCH_RATE: f32 = 4.0;
 /// Gravity for the jump's flight, m/s².
 const GRAVITY_MPS2: f32 = 9.81;
 
@@ -76,7 +78,7 @@ pub(super) const WALK_GAIT: GaitParams = GaitParams {
     gait: Gait { speed_mps: 1.5, cycle_s: 1.0, duty_factor: 0.56, heel_off: 0.3 },
     strike_ahead_m: 0.27,
     foot_x_m: 0.09,
-    lift_m: 0.16,
+    lift_m: 0.10,
     toe_off_pitch_rad: 1.1,
     swing_toe_up_rad: 0.35,
     pelvis_height_m: 0.925,
@@ -95,7 +97,7 @@ pub(super) const RUN_GAIT: GaitParams = GaitParams {
     gait: Gait { speed_mps: 4.0, cycle_s: 2.0 / 3.0, duty_factor: 0.3, heel_off: 0.12 },
     strike_ahead_m: 0.32,
     foot_x_m: 0.07,
-    lift_m: 0.28,
+    lift_m: 0.24,
     toe_off_pitch_rad: 1.3,
     swing_toe_up_rad: 0.3,
     pelvis_height_m: 0.9,
@@ -229,8 +231,9 @@ fn gait_pose(sk: &Skeleton, g: &GaitParams, time_s: f32) -> BodyPose {
 /// One foot through its own phase (0 = its heel strike at `strike`, model space).
 ///
 /// The heel rises with an accelerating pitch, so that at toe-off the ankle already moves up and
-/// forward; the swing leaves with that velocity (cubic Hermite) and lands with none. Both joins
-/// are velocity-continuous, so the leg does not snap straight as the foot leaves the ground.
+/// forward; the swing leaves with that velocity (cubic Hermite) and lands with none. The ankle's
+/// path is velocity-continuous at both joins, so the leg does not snap straight as the foot
+/// leaves the ground.
 fn gait_foot(g: &GaitParams, own_phase: f32, strike: Vec3, stride_m: f32) -> FootPose {
     let (heel_off, toe_off) = (g.gait.heel_off, g.gait.duty_factor);
     if own_phase < heel_off {
@@ -253,12 +256,16 @@ fn gait_foot(g: &GaitParams, own_phase: f32, strike: Vec3, stride_m: f32) -> Foo
     let lift_off_velocity = Vec3::X.cross(lift_off - toe) * pitch_rate;
     let landing = strike + Vec3::Z * stride_m;
     let [h00, h10, h01, _] = hermite_basis(s);
+    // The foot keeps turning after toe-off, but slower than the pivot's last instant, which in a
+    // run would swing it past vertical.
+    let swing_pitch_rate = pitch_rate.min(MAX_SWING_PITCH_RATE);
     FootPose {
         ankle: lift_off * h00
             + lift_off_velocity * (h10 * swing_s)
             + landing * h01
             + Vec3::Y * (g.lift_m * swing_lift(s)),
-        pitch_rad: top_pitch * h00 + pitch_rate * swing_s * h10 - g.swing_toe_up_rad * (PI * s).sin() * s,
+        pitch_rad: (top_pitch + swing_pitch_rate * swing_s * s) * (1.0 - smoothstep(s))
+            - g.swing_toe_up_rad * (PI * s).sin() * s,
         toe_bend_rad: top_pitch * (1.0 - smoothstep(3.0 * s)),
         give: smoothstep(s / SWING_GIVE_RAMP),
     }
