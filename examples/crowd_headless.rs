@@ -48,8 +48,8 @@ fn main() {
     let demo = if args.joints64 { DemoCharacter::humanoid_64() } else { DemoCharacter::humanoid() };
     let walk = demo.clip_index("walk").expect("the demo has a walk clip");
     let run = demo.clip_index("run").expect("the demo has a run clip");
-    let walk_speed = demo.authored_speed_mps("walk").unwrap_or(1.5);
-    let run_speed = demo.authored_speed_mps("run").unwrap_or(4.0);
+    let walk_speed = DemoCharacter::authored_speed_mps("walk").unwrap_or(1.5);
+    let run_speed = DemoCharacter::authored_speed_mps("run").unwrap_or(4.0);
     let durations = [demo.clips[walk].duration_s(), demo.clips[run].duration_s()];
     let locomotion = BlendSpace::one_d(vec![walk_speed, run_speed]).expect("two distinct speeds");
 
