@@ -42,6 +42,7 @@
 pub mod clip;
 pub mod demo;
 pub mod eval;
+pub mod gpu;
 pub mod import;
 pub mod mesh;
 pub mod program;

@@ -23,7 +23,7 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::ClipSample;
+use crate::program::{validate_clips, validate_samples, ClipSample, ProgramError};
 use crate::rig::{Rig, Transform};
 
 /// How each skinning matrix is written to the output.
@@ -117,6 +117,27 @@ pub enum EvalError {
     },
 }
 
+// The checks are shared with the GPU evaluator (`program::validate_*`); each maps onto the
+// variant of the same name here.
+impl From<ProgramError> for EvalError {
+    fn from(e: ProgramError) -> Self {
+        match e {
+            ProgramError::ClipRigMismatch { clip, name, clip_joints, rig_joints } => {
+                Self::ClipRigMismatch { clip, name, clip_joints, rig_joints }
+            }
+            ProgramError::SampleRange { character, start, end, num_samples } => {
+                Self::SampleRange { character, start, end, num_samples }
+            }
+            ProgramError::UnknownClip { character, sample, clip, num_clips } => {
+                Self::UnknownClip { character, sample, clip, num_clips }
+            }
+            ProgramError::BadSample { character, sample, time_s, weight } => {
+                Self::BadSample { character, sample, time_s, weight }
+            }
+        }
+    }
+}
+
 /// Characters per rayon task: large enough to amortise the scratch pose, small enough to
 /// balance two to sixteen cores on a few thousand characters.
 pub const CHARACTERS_PER_CHUNK: usize = 64;
@@ -151,41 +172,14 @@ impl EvalCrowdJob<'_> {
     ///   finite non-negative weight ([`EvalError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        for (i, clip) in self.clips.iter().enumerate() {
-            if clip.num_joints() != joints {
-                return Err(EvalError::ClipRigMismatch {
-                    clip: i,
-                    name: clip.name().to_owned(),
-                    clip_joints: clip.num_joints(),
-                    rig_joints: joints,
-                });
-            }
-        }
+        validate_clips(joints, self.clips)?;
         let characters = self.sample_ranges.len();
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;
         if self.output.len() != expected {
             return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
         }
-        for (character, range) in self.sample_ranges.iter().enumerate() {
-            if range.start > range.end || range.end as usize > self.samples.len() {
-                return Err(EvalError::SampleRange {
-                    character,
-                    start: range.start,
-                    end: range.end,
-                    num_samples: self.samples.len(),
-                });
-            }
-            for sample in range.start as usize..range.end as usize {
-                let s = self.samples[sample];
-                if s.clip as usize >= self.clips.len() {
-                    return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: self.clips.len() });
-                }
-                if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
-                    return Err(EvalError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
-                }
-            }
-        }
+        validate_samples(self.samples, self.sample_ranges, self.clips.len())?;
         Ok(())
     }
 
