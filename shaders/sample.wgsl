@@ -39,12 +39,14 @@ fn frame_position(h: ClipHeader, time_s: f32) -> FramePosition {
     return FramePosition(frame, frame + 1u, clamp(x - f32(frame), 0.0, 1.0));
 }
 
-// Lerp for vectors, unnormalised lerp for rotations (`throng::clip::interpolate_frames`).
+// Lerp for vectors, shortest-path normalised lerp for rotations, as glam's `Quat::lerp` that
+// `throng::clip::interpolate_frames` calls.
 fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
+    let b_rotation = select(b.rotation, -b.rotation, dot(a.rotation, b.rotation) < 0.0);
     return Transform(
         mix(a.translation, b.translation, alpha),
         0.0,
-        mix(a.rotation, b.rotation, alpha),
+        quat_normalize(a.rotation * (1.0 - alpha) + b_rotation * alpha),
         mix(a.scale, b.scale, alpha),
         0.0,
     );
