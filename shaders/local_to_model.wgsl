@@ -12,9 +12,9 @@ fn local_to_model(thread: u32, num_joints: u32, max_depth: u32) {
     for (var depth = 1u; depth <= max_depth; depth++) {
         workgroupBarrier();
         for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
-            let joint = rig_joints[j];
-            if joint.depth == depth {
-                pose[j] = affine_mul(pose[joint.parent], pose[j]);
+            // Field by field: the whole `RigJoint` is 128 bytes, mostly the inverse bind matrix.
+            if rig_joints[j].depth == depth {
+                pose[j] = affine_mul(pose[rig_joints[j].parent], pose[j]);
             }
         }
     }

@@ -322,6 +322,28 @@ fn fused_frame_matches_cpu_in_both_layouts() {
 }
 
 #[test]
+fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
+    let Some(gpu) = gpu() else { return };
+    // Exact ends and frame boundaries: the looping walk at 1, 2 and -1 s (wrap to 0); the
+    // clamped wave at its end and on frame 8 of 16; a static pose at any time.
+    let exact = [(WALK, 1.0), (WALK, 2.0), (WALK, -1.0), (WAVE, 0.6), (WAVE, 0.3), (WAVE, -0.0), (STATIC, 7.5), (RUN, 1.4)];
+    // 100 and 256 joints need two and four joints per thread; 1 joint leaves 63 threads idle.
+    for num_joints in [1, 100, 256] {
+        let rig = test_rig(num_joints);
+        let clips = test_clips(&rig);
+        let (mut samples, mut ranges) = test_programs(24, 61);
+        for (clip, time_s) in exact {
+            ranges.push(samples.len() as u32..samples.len() as u32 + 1);
+            samples.push(ClipSample { clip, time_s, weight: 1.0 });
+        }
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+        let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+        let expected = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
+        assert_close(&format!("{num_joints}-joint frame"), &expected, &got, num_joints, 16, |c| describe(&samples, &ranges[c]));
+    }
+}
+
+#[test]
 fn stage_by_stage_path_equals_the_fused_frame() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);

@@ -165,6 +165,18 @@ fn check_limits(limits: &wgpu::Limits) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// The most characters one dispatch may evaluate: at most `max_compute_workgroups_per_dimension`
+/// (one workgroup each), and few enough that the largest window a chunk binds
+/// (`window_bytes_per_character` each), plus up to one storage alignment of slack before it,
+/// fits in one storage binding. `requested` lowers it (to at least 1).
+fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requested: Option<u32>) -> u32 {
+    let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let slack = u64::from(limits.min_storage_buffer_offset_alignment);
+    let by_binding = (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
+    let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
+    requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
 impl GpuCrowd {
     /// Uploads the archetype (rig joints, clip headers, every clip's frames) once and builds
     /// the pipelines. The crowd starts empty; [`set_programs`](Self::set_programs) sizes it.
@@ -306,18 +318,13 @@ impl GpuCrowd {
         Ok(())
     }
 
-    /// The most characters one dispatch may evaluate: 65,535 workgroups, and every window
-    /// (plus its alignment slack) inside one storage binding.
+    /// The most characters one dispatch may evaluate on this device.
     fn chunk_characters(&self, limits: &wgpu::Limits) -> u32 {
-        let mut per_character = self.output_bytes_per_character();
+        let mut window_bytes = self.output_bytes_per_character();
         if self.options.stage_buffers {
-            per_character = per_character.max(self.num_joints as u64 * MODEL_BYTES);
+            window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
-        let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let slack = u64::from(limits.min_storage_buffer_offset_alignment);
-        let by_binding = (binding.saturating_sub(slack) / per_character).clamp(1, u64::from(u32::MAX)) as u32;
-        let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
-        self.options.max_chunk_characters.map_or(device_max, |n| n.clamp(1, device_max))
+        chunk_characters(window_bytes, limits, self.options.max_chunk_characters)
     }
 
     fn build_frame(&self, num_characters: usize, num_samples: usize) -> Result<FrameResources, GpuError> {
@@ -586,5 +593,42 @@ impl GpuCrowd {
             .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
         staging.unmap();
         data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {
+        wgpu::Limits {
+            max_storage_buffer_binding_size: binding_mib << 20,
+            max_buffer_size: 1 << 40,
+            max_compute_workgroups_per_dimension: workgroups,
+            min_storage_buffer_offset_alignment: 256,
+            ..wgpu::Limits::default()
+        }
+    }
+
+    #[test]
+    fn chunks_fit_one_binding_and_the_workgroup_limit() {
+        // lavapipe: 128 MiB bindings. A 64-joint mat4 character is 4 KiB: 32,767 characters
+        // (not 32,768: the window may start up to 256 bytes before the chunk).
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), None), 32_767);
+        // A large binding leaves the workgroup limit as the bound.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), None), 65_535);
+        // A test's request lowers the chunk but never raises it past the device, nor to 0.
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(7)), 7);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(0)), 1);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(100_000)), 32_767);
+    }
+
+    #[test]
+    fn windows_start_aligned_and_cover_the_chunk() {
+        // 13 joints × 64 bytes × 7 characters: chunk 1 starts at 5,824 bytes.
+        let w = Window::new(5_824, 5_824, 256);
+        assert_eq!(w.offset, 5_632);
+        assert_eq!(u64::from(w.base_vec4) * VEC4_BYTES, 192);
+        assert_eq!(w.offset + w.size, 5_824 + 5_824);
     }
 }
