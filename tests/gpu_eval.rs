@@ -407,6 +407,14 @@ fn output_is_identical_across_runs_and_crowd_resizes() {
     let first = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
     let second = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
     assert!(first.iter().zip(&second).all(|(a, b)| a.to_bits() == b.to_bits()), "two runs differ");
+    // More samples for as many characters: the output buffer an engine has bound stays.
+    let bound = crowd.output().unwrap().clone();
+    let mut padded = vec![ClipSample::default(); 256];
+    padded.extend_from_slice(&samples);
+    let shifted: Vec<Range<u32>> = ranges.iter().map(|r| r.start + 256..r.end + 256).collect();
+    let third = gpu_frame(&gpu, &mut crowd, &padded, &shifted);
+    assert!(crowd.output() == Some(&bound), "the output buffer was replaced for the same character count");
+    assert!(first.iter().zip(&third).all(|(a, b)| a.to_bits() == b.to_bits()), "same programs at other sample indices differ");
     // Growing the crowd rebuilds its buffers; the first 64 characters must not change.
     let (more_samples, more_ranges) = test_programs(100, 51);
     let grown = gpu_frame(&gpu, &mut crowd, &more_samples, &more_ranges);

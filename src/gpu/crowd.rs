@@ -279,8 +279,9 @@ impl GpuCrowd {
 
     /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC`, labelled `throng.output`):
     /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
-    /// [`set_programs`](Self::set_programs). The buffer is replaced when the character count
-    /// changes, so fetch it (and rebuild bind groups holding it) after such a call.
+    /// [`set_programs`](Self::set_programs). The buffer is replaced when, and only when, the
+    /// character count changes; fetch it (and rebuild bind groups holding it) after such a
+    /// call.
     #[must_use]
     pub fn output(&self) -> Option<&wgpu::Buffer> {
         self.frame.as_ref().map(|f| &f.output)
@@ -361,13 +362,22 @@ impl GpuCrowd {
         use wgpu::BufferUsages as U;
         let samples = buffer("throng.samples", samples_bytes, U::STORAGE | U::COPY_DST);
         let ranges = buffer("throng.sample_ranges", ranges_bytes, U::STORAGE | U::COPY_DST);
-        let output = buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC);
-        let stage_buffers = self.options.stage_buffers.then(|| {
-            (
-                buffer("throng.local_poses", local_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
-                buffer("throng.model_poses", model_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
-            )
-        });
+        // Same character count (the samples outgrew their buffer): keep the output, which the
+        // caller's bind groups may hold, and the intermediates.
+        let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
+        let output = kept.map_or_else(
+            || buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC),
+            |f| f.output.clone(),
+        );
+        let stage_buffers = match kept {
+            Some(f) => f.stage_buffers.clone(),
+            None => self.options.stage_buffers.then(|| {
+                (
+                    buffer("throng.local_poses", local_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
+                    buffer("throng.model_poses", model_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
+                )
+            }),
+        };
 
         let chunk_characters = u64::from(self.chunk_characters(&limits));
         let num_chunks = n.div_ceil(chunk_characters);
