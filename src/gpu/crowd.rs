@@ -133,6 +133,7 @@ pub struct GpuCrowd {
     pipelines: Pipelines,
     archetype: wgpu::BindGroup,
     frame: Option<FrameResources>,
+    ranges_scratch: Vec<GpuSampleRange>,
 }
 
 impl std::fmt::Debug for GpuCrowd {
@@ -244,6 +245,7 @@ impl GpuCrowd {
             pipelines,
             archetype,
             frame: None,
+            ranges_scratch: Vec::new(),
         })
     }
 
@@ -312,9 +314,10 @@ impl GpuCrowd {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
         if num_characters > 0 {
-            let ranges: Vec<GpuSampleRange> =
-                sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }).collect();
-            self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&ranges));
+            // `Range<u32>` is not `Pod`; repack into a buffer kept across frames.
+            self.ranges_scratch.clear();
+            self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
+            self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
         Ok(())
     }

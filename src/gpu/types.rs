@@ -189,3 +189,28 @@ pub struct GpuChunkParams {
     /// The chunk's first model matrix in the bound `model_poses` window, in `vec4` units.
     pub model_base: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Rig;
+    use glam::Vec3;
+
+    #[test]
+    fn rig_joints_carry_parents_and_depths() {
+        // hips ─ spine ─ head, hips ─ leg, and a second root (a prop).
+        let rest = vec![Transform::from_translation(Vec3::Y); 5];
+        let rig = Rig::new(
+            ["hips", "spine", "head", "leg", "prop"].map(String::from).to_vec(),
+            vec![None, Some(0), Some(1), Some(0), None],
+            rest,
+            None,
+        )
+        .unwrap();
+        let (joints, max_depth) = GpuRigJoint::from_rig(&rig);
+        let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
+        assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
+        assert_eq!(max_depth, 2);
+        assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
+    }
+}
