@@ -4,7 +4,8 @@
 //! bytes uploaded per frame, output size, and the CPU evaluator's time for the same frame.
 //!
 //! `cargo run --release --example bench_gpu -- --characters 1000,10000,100000 --frames 50`
-//! (`--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU column).
+//! (`--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU column, `--stages` to
+//! also time each stage of the stage-by-stage path on its own, with timestamp queries).
 
 #[path = "../benches/support/procedural.rs"]
 mod procedural;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::GpuSampleRange;
-use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
 use throng::program::ClipSample;
 
 struct Args {
@@ -23,10 +24,11 @@ struct Args {
     frames: usize,
     layout: OutputLayout,
     cpu: bool,
+    stages: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { characters: vec![1_000, 10_000, 100_000], frames: 50, layout: OutputLayout::Mat4, cpu: true };
+    let mut args = Args { characters: vec![1_000, 10_000, 100_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -48,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
                 };
             }
             "--no-cpu" => args.cpu = false,
+            "--stages" => args.stages = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -160,6 +163,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             output_mib,
             cpu_ms
         );
+    }
+    if args.stages {
+        match &timer {
+            Some(timer) => time_stages(&gpu, timer, &args, &rig, &clips)?,
+            None => println!("--stages needs timestamp queries, which this adapter does not have"),
+        }
+    }
+    Ok(())
+}
+
+/// Times the stage-by-stage path, one stage per submission, and prints each stage's median.
+fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, clips: &[throng::Clip]) -> Result<(), Box<dyn std::error::Error>> {
+    println!("stage-by-stage path (intermediates in device memory), GPU ms per stage:");
+    println!("{:>10} {:>10} {:>15} {:>10}", "characters", "sample", "local_to_model", "skinning");
+    for &num_characters in &args.characters {
+        let (samples, ranges) = support::two_clip_crowd(num_characters, 0, 1);
+        let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options)?;
+        crowd.set_programs(&samples, &ranges)?;
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        for frame in 0..=args.frames {
+            for (stage, stage_times) in Stage::ALL.into_iter().zip(&mut times) {
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
+                encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
+                encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
+                gpu.queue.submit([encoder.finish()]);
+                let elapsed = timer.read(gpu)?;
+                if frame > 0 {
+                    stage_times.push(elapsed);
+                }
+            }
+        }
+        let median_ms = |t: &mut Vec<Duration>| {
+            t.sort();
+            t[t.len() / 2].as_secs_f64() * 1e3
+        };
+        let [a, b, c] = &mut times;
+        println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c));
     }
     Ok(())
 }

@@ -558,3 +558,16 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");
     }
 }
+
+/// The vertex shader in `docs/gpu.md` is what users copy: it must be valid WGSL.
+#[test]
+fn docs_vertex_shader_is_valid_wgsl() {
+    let page = include_str!("../docs/gpu.md");
+    let start = page.find("```wgsl\n").expect("docs/gpu.md has a wgsl block") + "```wgsl\n".len();
+    let end = start + page[start..].find("```").expect("the wgsl block ends");
+    let source = &page[start..end];
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+}

@@ -487,6 +487,33 @@ impl GpuCrowd {
     /// output as [`encode`](Self::encode) at about three times the memory traffic; they exist
     /// to test and time each stage against its CPU mirror.
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
+        self.encode_one_stage(encoder, stage, None)
+    }
+
+    /// [`encode_stage`](Self::encode_stage), writing timestamps `first_query` and
+    /// `first_query + 1` of `query_set` at the start and end of the stage's compute pass (the
+    /// device needs `Features::TIMESTAMP_QUERY`), to time each stage on its own.
+    pub fn encode_stage_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        query_set: &wgpu::QuerySet,
+        first_query: u32,
+    ) -> Result<(), GpuError> {
+        let writes = wgpu::ComputePassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(first_query),
+            end_of_pass_write_index: Some(first_query + 1),
+        };
+        self.encode_one_stage(encoder, stage, Some(writes))
+    }
+
+    fn encode_one_stage(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<(), GpuError> {
         if !self.options.stage_buffers {
             return Err(GpuError::NoStageBuffers);
         }
@@ -498,7 +525,7 @@ impl GpuCrowd {
             Stage::LocalToModel => (&self.pipelines.local_to_model, "throng.local_to_model"),
             Stage::Skinning => (&self.pipelines.skinning, "throng.skinning"),
         };
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.archetype, &[]);
         for chunk in &frame.chunks {
