@@ -4,7 +4,8 @@
 //! into one buffer of skinning matrices that a vertex shader reads directly. This crate holds
 //! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character and
 //! the CPU evaluator, which is the reference every GPU stage is tested against and the fallback
-//! where no adapter exists.
+//! where no adapter exists, and the GPU evaluator ([`gpu`]), wgpu compute shaders that write the
+//! same matrices into a buffer a vertex shader binds.
 //!
 //! # Conventions
 //! - Units: metres, seconds, radians.
@@ -47,6 +48,7 @@ pub mod blend_space;
 pub mod clip;
 pub mod demo;
 pub mod eval;
+pub mod gpu;
 pub mod import;
 pub mod mesh;
 pub mod program;

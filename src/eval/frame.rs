@@ -21,7 +21,8 @@ use super::root_motion::{clip_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, LayerMemory};
-use super::{check_samples, local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
+use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
+use crate::program::{validate_clips, validate_sample_range};
 
 /// How a layer combines with the layers below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -163,7 +164,7 @@ impl FrameJob<'_> {
         if self.layers.is_empty() {
             return Err(EvalError::Layers("an archetype needs at least one layer".into()));
         }
-        super::check_clips(self.rig, self.clips)?;
+        validate_clips(joints, self.clips)?;
         for (l, layer) in self.layers.iter().enumerate() {
             if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != joints) {
                 return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
@@ -197,8 +198,9 @@ impl FrameJob<'_> {
         }
         for (i, p) in self.programs.iter().enumerate() {
             let character = i / num_layers;
-            check_samples(character, p.start, p.start.saturating_add(p.count), self.samples, self.clips)?;
-            check_samples(character, p.second_start, p.second_start.saturating_add(p.second_count), self.samples, self.clips)?;
+            let num_clips = self.clips.len();
+            validate_sample_range(character, p.start..p.start.saturating_add(p.count), self.samples, num_clips)?;
+            validate_sample_range(character, p.second_start..p.second_start.saturating_add(p.second_count), self.samples, num_clips)?;
             let numbers = [p.blend, p.weight, p.elapsed_s, p.duration_s];
             if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.blend) || !(0.0..=1.0).contains(&p.weight) {
                 return Err(EvalError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });

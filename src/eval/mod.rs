@@ -28,7 +28,7 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::ClipSample;
+use crate::program::{validate_clips, validate_samples, ClipSample, ProgramError};
 use crate::rig::{Rig, Transform};
 
 /// How each skinning matrix is written to the output.
@@ -150,6 +150,27 @@ pub enum EvalError {
     },
 }
 
+// The checks are shared with the GPU evaluator (`program::validate_*`); each maps onto the
+// variant of the same name here.
+impl From<ProgramError> for EvalError {
+    fn from(e: ProgramError) -> Self {
+        match e {
+            ProgramError::ClipRigMismatch { clip, name, clip_joints, rig_joints } => {
+                Self::ClipRigMismatch { clip, name, clip_joints, rig_joints }
+            }
+            ProgramError::SampleRange { character, start, end, num_samples } => {
+                Self::SampleRange { character, start, end, num_samples }
+            }
+            ProgramError::UnknownClip { character, sample, clip, num_clips } => {
+                Self::UnknownClip { character, sample, clip, num_clips }
+            }
+            ProgramError::BadSample { character, sample, time_s, weight } => {
+                Self::BadSample { character, sample, time_s, weight }
+            }
+        }
+    }
+}
+
 /// Characters per rayon task: large enough to amortise the scratch pose, small enough to
 /// balance two to sixteen cores on a few thousand characters.
 pub const CHARACTERS_PER_CHUNK: usize = 64;
@@ -184,16 +205,14 @@ impl EvalCrowdJob<'_> {
     ///   finite non-negative weight ([`EvalError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        check_clips(self.rig, self.clips)?;
+        validate_clips(joints, self.clips)?;
         let characters = self.sample_ranges.len();
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;
         if self.output.len() != expected {
             return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
         }
-        for (character, range) in self.sample_ranges.iter().enumerate() {
-            check_samples(character, range.start, range.end, self.samples, self.clips)?;
-        }
+        validate_samples(self.samples, self.sample_ranges, self.clips.len())?;
         Ok(())
     }
 
@@ -219,37 +238,6 @@ impl EvalCrowdJob<'_> {
             );
         Ok(())
     }
-}
-
-/// Every clip has the rig's joint count.
-fn check_clips(rig: &Rig, clips: &[Clip]) -> Result<(), EvalError> {
-    let joints = rig.num_joints();
-    match clips.iter().position(|c| c.num_joints() != joints) {
-        Some(i) => Err(EvalError::ClipRigMismatch {
-            clip: i,
-            name: clips[i].name().to_owned(),
-            clip_joints: clips[i].num_joints(),
-            rig_joints: joints,
-        }),
-        None => Ok(()),
-    }
-}
-
-/// `samples[start..end]` exists and each of its samples names a clip, with a finite time and a
-/// finite non-negative weight.
-fn check_samples(character: usize, start: u32, end: u32, samples: &[ClipSample], clips: &[Clip]) -> Result<(), EvalError> {
-    if start > end || end as usize > samples.len() {
-        return Err(EvalError::SampleRange { character, start, end, num_samples: samples.len() });
-    }
-    for (sample, s) in samples.iter().enumerate().take(end as usize).skip(start as usize) {
-        if s.clip as usize >= clips.len() {
-            return Err(EvalError::UnknownClip { character, sample, clip: s.clip, num_clips: clips.len() });
-        }
-        if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
-            return Err(EvalError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
-        }
-    }
-    Ok(())
 }
 
 /// Per-thread working poses, reused across characters.

@@ -1,0 +1,117 @@
+// Clip sampling and weighted blend: a character's clips at their times, blended into one local
+// pose. Mirrors `throng::eval::sample::sample_blend` and `throng::Clip::frame_position`.
+
+// The clip's local time: wrapped into [0, duration) when looping, clamped to [0, duration]
+// otherwise (`Clip::local_time`; times are finite, validation sees to that).
+fn local_time(h: ClipHeader, time_s: f32) -> f32 {
+    if h.duration_s == 0.0 {
+        return 0.0;
+    }
+    if h.looping != 0u {
+        var t = time_s % h.duration_s;
+        if t < 0.0 {
+            t += h.duration_s;
+        }
+        // As `rem_euclid`: a tiny negative time can round up to the duration.
+        if t >= h.duration_s {
+            t = 0.0;
+        }
+        return t;
+    }
+    return clamp(time_s, 0.0, h.duration_s);
+}
+
+// The two frames around `time_s` and the blend factor between them (`Clip::frame_position`).
+struct FramePosition {
+    frame0: u32,
+    frame1: u32,
+    alpha: f32,
+}
+
+fn frame_position(h: ClipHeader, time_s: f32) -> FramePosition {
+    let t = local_time(h, time_s);
+    if h.num_frames == 1u {
+        return FramePosition(0u, 0u, 0.0);
+    }
+    let intervals = f32(h.num_frames - 1u);
+    let x = t / h.duration_s * intervals;
+    let frame = min(u32(floor(x)), h.num_frames - 2u);
+    return FramePosition(frame, frame + 1u, clamp(x - f32(frame), 0.0, 1.0));
+}
+
+// Lerp for vectors, shortest-path normalised lerp for rotations, as glam's `Quat::lerp` that
+// `throng::clip::interpolate_frames` calls.
+fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
+    let b_rotation = select(b.rotation, -b.rotation, dot(a.rotation, b.rotation) < 0.0);
+    return Transform(
+        mix(a.translation, b.translation, alpha),
+        0.0,
+        quat_normalize(a.rotation * (1.0 - alpha) + b_rotation * alpha),
+        mix(a.scale, b.scale, alpha),
+        0.0,
+    );
+}
+
+// Joint `joint` of clip `s.clip` at `s.time_s`.
+fn sample_clip_joint(s: ClipSample, joint: u32, num_joints: u32) -> Transform {
+    let h = clip_headers[s.clip];
+    let p = frame_position(h, s.time_s);
+    let a = clip_frames[h.first_transform + p.frame0 * num_joints + joint];
+    let b = clip_frames[h.first_transform + p.frame1 * num_joints + joint];
+    return sample_frames(a, b, p.alpha);
+}
+
+// Joint `joint` of the blend of `range`'s samples. Weights are normalised; each rotation is
+// brought onto the running sum's hemisphere before it is added; no samples, or weights summing
+// to zero, give the rest pose.
+fn sample_blend_joint(range: SampleRange, joint: u32, num_joints: u32) -> Transform {
+    var total = 0.0;
+    for (var i = 0u; i < range.count; i++) {
+        total += samples[range.start + i].weight;
+    }
+    if !(total > 0.0) {
+        return rig_joints[joint].rest;
+    }
+    if range.count == 1u {
+        return sample_clip_joint(samples[range.start], joint, num_joints);
+    }
+    var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
+    var first = true;
+    for (var i = 0u; i < range.count; i++) {
+        let s = samples[range.start + i];
+        if !(s.weight > 0.0) {
+            continue;
+        }
+        let p = sample_clip_joint(s, joint, num_joints);
+        let w = s.weight / total;
+        if first {
+            acc = Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
+            first = false;
+        } else {
+            acc.translation += p.translation * w;
+            acc.scale += p.scale * w;
+            let signed_w = select(w, -w, dot(acc.rotation, p.rotation) < 0.0);
+            acc.rotation += p.rotation * signed_w;
+        }
+    }
+    acc.rotation = quat_normalize(acc.rotation);
+    return acc;
+}
+
+fn store_local(index: u32, t: Transform) {
+    let i = params.local_base + index * 3u;
+    local_poses[i] = vec4<f32>(t.translation, 0.0);
+    local_poses[i + 1u] = t.rotation;
+    local_poses[i + 2u] = vec4<f32>(t.scale, 0.0);
+}
+
+// The stage alone: one workgroup per character of the chunk, local poses to `local_poses`.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn sample_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = wg.x;
+    let range = ranges[params.first_character + c];
+    let num_joints = params.num_joints;
+    for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
+        store_local(c * num_joints + j, sample_blend_joint(range, j, num_joints));
+    }
+}

@@ -1,0 +1,23 @@
+// Resources every stage may bind; a pipeline's layout holds only the groups its entry point
+// uses. Keep in sync with `src/gpu/pipelines.rs` (bind group layouts).
+
+// Group 0: the archetype, uploaded once.
+@group(0) @binding(0) var<storage, read> rig_joints: array<RigJoint>;
+@group(0) @binding(1) var<storage, read> clip_headers: array<ClipHeader>;
+// Every clip's frames, frame-major (`first_transform + frame * num_joints + joint`).
+@group(0) @binding(2) var<storage, read> clip_frames: array<Transform>;
+
+// Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
+@group(1) @binding(0) var<uniform> params: ChunkParams;
+@group(1) @binding(1) var<storage, read> samples: array<ClipSample>;
+// Indexed by crowd character index (not chunk-relative).
+@group(1) @binding(2) var<storage, read> ranges: array<SampleRange>;
+// The chunk's window of the skinning-matrix buffer; character `c` of the chunk, joint `j` at
+// `params.output_base + (c * num_joints + j) * (4 or 3)`.
+@group(1) @binding(3) var<storage, read_write> output: array<vec4<f32>>;
+
+// Group 2: intermediates of the stage-by-stage path, windows like `output`.
+// Local poses, three vec4 per joint (a `Transform`).
+@group(2) @binding(0) var<storage, read_write> local_poses: array<vec4<f32>>;
+// Model matrices, four vec4 (columns) per joint.
+@group(2) @binding(1) var<storage, read_write> model_poses: array<vec4<f32>>;

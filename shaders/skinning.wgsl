@@ -1,0 +1,40 @@
+// Skinning matrices: `model × inverse_bind`, written in the output layout. Mirrors
+// `throng::eval::skinning`.
+
+// Writes joint `index` (chunk-relative, `c * num_joints + j`) of the chunk's output window:
+// four columns for LAYOUT_MAT4, the top three rows for LAYOUT_AFFINE3X4.
+fn write_skinning(index: u32, m: mat4x4<f32>) {
+    if params.output_layout == LAYOUT_MAT4 {
+        let i = params.output_base + index * 4u;
+        output[i] = m[0];
+        output[i + 1u] = m[1];
+        output[i + 2u] = m[2];
+        output[i + 3u] = m[3];
+    } else {
+        let t = transpose(m);
+        let i = params.output_base + index * 3u;
+        output[i] = t[0];
+        output[i + 1u] = t[1];
+        output[i + 2u] = t[2];
+    }
+}
+
+fn skinning_matrix(model: mat4x4<f32>, joint: u32) -> mat4x4<f32> {
+    return model * rig_joints[joint].inverse_bind;
+}
+
+fn load_model(index: u32) -> mat4x4<f32> {
+    let i = params.model_base + index * 4u;
+    return mat4x4<f32>(model_poses[i], model_poses[i + 1u], model_poses[i + 2u], model_poses[i + 3u]);
+}
+
+// The stage alone: one workgroup per character, `model_poses` to `output`.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn skinning_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = wg.x;
+    let num_joints = params.num_joints;
+    for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
+        let index = c * num_joints + j;
+        write_skinning(index, skinning_matrix(load_model(index), j));
+    }
+}

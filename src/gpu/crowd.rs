@@ -1,0 +1,674 @@
+//! One archetype's crowd on the GPU: buffers, chunks, the frame's dispatch list, readback.
+
+use std::ops::Range;
+
+use glam::Mat4;
+use wgpu::util::DeviceExt;
+
+use super::pipelines::Pipelines;
+use super::types::{
+    GpuChunkParams, GpuClipHeader, GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4,
+    WORKGROUP_SIZE,
+};
+use super::GpuError;
+use crate::clip::Clip;
+use crate::eval::OutputLayout;
+use crate::program::{validate_clips, validate_samples, ClipSample};
+use crate::rig::{Rig, Transform, MAX_JOINTS};
+
+/// Bytes of a `vec4<f32>`, the unit every window index counts in.
+const VEC4_BYTES: u64 = 16;
+/// Bytes of one [`GpuTransform`] in the local-pose buffer.
+const LOCAL_BYTES: u64 = size_of::<GpuTransform>() as u64;
+/// Bytes of one model matrix.
+const MODEL_BYTES: u64 = 64;
+/// Bytes of [`GpuChunkParams`].
+const PARAMS_BYTES: u64 = size_of::<GpuChunkParams>() as u64;
+/// Smallest size given to a buffer that may hold nothing (an empty crowd or clip table), so
+/// that it can still be bound.
+const MIN_BUFFER_BYTES: u64 = 64;
+
+/// How a [`GpuCrowd`] is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuCrowdOptions {
+    /// How each skinning matrix is written.
+    pub layout: OutputLayout,
+    /// The most characters one dispatch evaluates; `None` takes the most the device allows
+    /// (65,535 workgroups, and every bound window within `max_storage_buffer_binding_size`).
+    /// A smaller value is for tests of chunking and for spreading work across submissions; it
+    /// is clamped to at least 1 and at most the device's maximum.
+    pub max_chunk_characters: Option<u32>,
+    /// Also allocate the local-pose and model-matrix buffers of the stage-by-stage path
+    /// ([`GpuCrowd::encode_stage`]): 112 bytes per joint per character more. Off for
+    /// production, where the fused frame keeps poses in workgroup memory.
+    pub stage_buffers: bool,
+}
+
+/// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Programs to local poses (`shaders/sample.wgsl`, [`crate::eval::sample`]).
+    Sample,
+    /// Local poses to model matrices (`shaders/local_to_model.wgsl`,
+    /// [`crate::eval::local_to_model`]).
+    LocalToModel,
+    /// Model matrices to the output (`shaders/skinning.wgsl`, [`crate::eval::skinning`]).
+    Skinning,
+}
+
+impl Stage {
+    /// The three stages in frame order.
+    pub const ALL: [Self; 3] = [Self::Sample, Self::LocalToModel, Self::Skinning];
+}
+
+/// The buffers and bind groups of one crowd size; rebuilt when the character count changes or
+/// the samples outgrow their buffer.
+struct FrameResources {
+    num_characters: usize,
+    samples_capacity: usize,
+    samples: wgpu::Buffer,
+    ranges: wgpu::Buffer,
+    output: wgpu::Buffer,
+    /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
+    stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    chunks: Vec<Chunk>,
+}
+
+/// One dispatch's worth of characters.
+struct Chunk {
+    num_characters: u32,
+    /// Group 1.
+    frame: wgpu::BindGroup,
+    /// Group 2, with stage buffers.
+    stages: Option<wgpu::BindGroup>,
+}
+
+/// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
+/// storage alignment, and where the chunk starts inside it in `vec4` units.
+struct Window {
+    offset: u64,
+    size: u64,
+    base_vec4: u32,
+}
+
+impl Window {
+    fn new(first_byte: u64, bytes: u64, align: u64) -> Self {
+        let offset = first_byte - first_byte % align;
+        // `first_byte - offset < align <= 256`, so the base fits in u32.
+        Self { offset, size: (first_byte - offset + bytes).max(VEC4_BYTES), base_vec4: ((first_byte - offset) / VEC4_BYTES) as u32 }
+    }
+
+    fn binding<'a>(&self, buffer: &'a wgpu::Buffer) -> wgpu::BindingResource<'a> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset: self.offset, size: wgpu::BufferSize::new(self.size) })
+    }
+}
+
+/// One archetype (rig + clip table) and its crowd on the GPU.
+///
+/// Built on the caller's device and queue. Each frame: [`set_programs`](Self::set_programs)
+/// uploads the pose programs, [`encode`](Self::encode) records the evaluation into the
+/// caller's encoder, and the caller's vertex shader reads [`output`](Self::output) (character
+/// `i`, joint `j` at `i * J + j`, in [`GpuCrowdOptions::layout`]).
+///
+/// ```no_run
+/// use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
+/// use throng::program::ClipSample;
+/// # fn demo(rig: &throng::Rig, clips: &[throng::Clip]) -> Result<(), throng::gpu::GpuError> {
+/// let gpu = GpuContext::new_blocking()?;
+/// let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, GpuCrowdOptions::default())?;
+/// crowd.set_programs(&[ClipSample::new(0, 0.5, 1.0)], &[0..1])?;
+/// let mut encoder = gpu.device.create_command_encoder(&Default::default());
+/// crowd.encode(&mut encoder);
+/// gpu.queue.submit([encoder.finish()]);
+/// let matrices = crowd.read_output_blocking()?; // 16 floats per joint
+/// # Ok(()) }
+/// ```
+pub struct GpuCrowd {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    options: GpuCrowdOptions,
+    num_joints: usize,
+    max_depth: u32,
+    num_clips: usize,
+    pipelines: Pipelines,
+    archetype: wgpu::BindGroup,
+    frame: Option<FrameResources>,
+    ranges_scratch: Vec<GpuSampleRange>,
+}
+
+impl std::fmt::Debug for GpuCrowd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuCrowd")
+            .field("options", &self.options)
+            .field("num_joints", &self.num_joints)
+            .field("num_clips", &self.num_clips)
+            .field("num_characters", &self.num_characters())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The device limits the pipelines need, checked before anything is created so that a
+/// too-small device is a typed error rather than wgpu's uncaptured-error panic.
+fn check_limits(limits: &wgpu::Limits) -> Result<(), GpuError> {
+    let needs: [(&'static str, u64, u64); 5] = [
+        ("max_bind_groups", 3, limits.max_bind_groups.into()),
+        ("max_storage_buffers_per_shader_stage", 8, limits.max_storage_buffers_per_shader_stage.into()),
+        ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
+        ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
+        // The fused frame's pose: one 48-byte affine matrix per joint.
+        ("max_compute_workgroup_storage_size", 48 * MAX_JOINTS as u64, limits.max_compute_workgroup_storage_size.into()),
+    ];
+    for (limit, needed, got) in needs {
+        if got < needed {
+            return Err(GpuError::DeviceLimit { limit, needed, got });
+        }
+    }
+    Ok(())
+}
+
+/// The most characters one dispatch may evaluate: at most `max_compute_workgroups_per_dimension`
+/// (one workgroup each), and few enough that the largest window a chunk binds
+/// (`window_bytes_per_character` each), plus up to one storage alignment of slack before it,
+/// fits in one storage binding. `requested` lowers it (to at least 1).
+fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requested: Option<u32>) -> u32 {
+    let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let slack = u64::from(limits.min_storage_buffer_offset_alignment);
+    let by_binding = (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
+    let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
+    requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
+impl GpuCrowd {
+    /// Uploads the archetype (rig joints, clip headers, every clip's frames) once and builds
+    /// the pipelines. The crowd starts empty; [`set_programs`](Self::set_programs) sizes it.
+    ///
+    /// Fails when a clip's joint count differs from the rig's, when the clip frames do not
+    /// fit in one storage binding, or when the device's limits are below what the pipelines
+    /// need.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        rig: &Rig,
+        clips: &[Clip],
+        options: GpuCrowdOptions,
+    ) -> Result<Self, GpuError> {
+        let limits = device.limits();
+        check_limits(&limits)?;
+        validate_clips(rig.num_joints(), clips)?;
+        let (joints, max_depth) = GpuRigJoint::from_rig(rig);
+        let mut headers = Vec::with_capacity(clips.len());
+        let mut frames: Vec<GpuTransform> = Vec::new();
+        let frame_bytes: u64 = clips.iter().map(|c| c.poses().len() as u64 * LOCAL_BYTES).sum();
+        if frame_bytes > limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) {
+            return Err(GpuError::ClipsTooLarge { bytes: frame_bytes, limit: limits.max_storage_buffer_binding_size });
+        }
+        for clip in clips {
+            // Below the binding limit checked above, so the index fits in u32.
+            headers.push(GpuClipHeader::new(clip, frames.len() as u32));
+            frames.extend(clip.poses().iter().map(GpuTransform::from_transform));
+        }
+        let init = |label: &str, contents: &[u8]| {
+            let mut padded;
+            let contents = if (contents.len() as u64) < MIN_BUFFER_BYTES {
+                padded = contents.to_vec();
+                padded.resize(MIN_BUFFER_BYTES as usize, 0);
+                &padded[..]
+            } else {
+                contents
+            };
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        };
+        let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
+        let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
+        let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
+        let pipelines = Pipelines::new(device);
+        let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("throng.archetype"),
+            layout: &pipelines.layouts.archetype,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: rig_joints.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: clip_frames.as_entire_binding() },
+            ],
+        });
+        Ok(Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            options,
+            num_joints: rig.num_joints(),
+            max_depth,
+            num_clips: clips.len(),
+            pipelines,
+            archetype,
+            frame: None,
+            ranges_scratch: Vec::new(),
+        })
+    }
+
+    /// Joints per character.
+    #[must_use]
+    pub fn num_joints(&self) -> usize {
+        self.num_joints
+    }
+
+    /// Characters of the last [`set_programs`](Self::set_programs).
+    #[must_use]
+    pub fn num_characters(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.num_characters)
+    }
+
+    /// Dispatches per frame (the crowd's chunks).
+    #[must_use]
+    pub fn num_chunks(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.chunks.len())
+    }
+
+    /// The output layout.
+    #[must_use]
+    pub fn layout(&self) -> OutputLayout {
+        self.options.layout
+    }
+
+    /// Bytes of one character's matrices in the output.
+    #[must_use]
+    pub fn output_bytes_per_character(&self) -> u64 {
+        (self.num_joints * self.options.layout.floats_per_joint() * 4) as u64
+    }
+
+    /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC`, labelled `throng.output`):
+    /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
+    /// [`set_programs`](Self::set_programs). The buffer is replaced when, and only when, the
+    /// character count changes; fetch it (and rebuild bind groups holding it) after such a
+    /// call.
+    #[must_use]
+    pub fn output(&self) -> Option<&wgpu::Buffer> {
+        self.frame.as_ref().map(|f| &f.output)
+    }
+
+    /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
+    /// exactly as [`crate::eval::EvalCrowdJob`] reads them and with the same checks
+    /// ([`crate::program::validate_samples`]). Writes `8 + 16 × samples` bytes per character.
+    ///
+    /// The character count is `sample_ranges.len()`; when it changes, the crowd's buffers are
+    /// rebuilt after checking that each fits the device ([`GpuError::CrowdTooLarge`]). On error
+    /// nothing is written and the previous frame's programs stay.
+    pub fn set_programs(&mut self, samples: &[ClipSample], sample_ranges: &[Range<u32>]) -> Result<(), GpuError> {
+        validate_samples(samples, sample_ranges, self.num_clips)?;
+        let num_characters = sample_ranges.len();
+        let fits = self
+            .frame
+            .as_ref()
+            .is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= samples.len());
+        if !fits {
+            let frame = self.build_frame(num_characters, samples.len())?;
+            self.frame = Some(frame);
+        }
+        let Some(frame) = &self.frame else {
+            return Ok(());
+        };
+        if !samples.is_empty() {
+            self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
+        }
+        if num_characters > 0 {
+            // `Range<u32>` is not `Pod`; repack into a buffer kept across frames.
+            self.ranges_scratch.clear();
+            self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
+            self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
+        }
+        Ok(())
+    }
+
+    /// The most characters one dispatch may evaluate on this device.
+    fn chunk_characters(&self, limits: &wgpu::Limits) -> u32 {
+        let mut window_bytes = self.output_bytes_per_character();
+        if self.options.stage_buffers {
+            window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
+        }
+        chunk_characters(window_bytes, limits, self.options.max_chunk_characters)
+    }
+
+    fn build_frame(&self, num_characters: usize, num_samples: usize) -> Result<FrameResources, GpuError> {
+        let limits = self.device.limits();
+        let n = num_characters as u64;
+        let joints = self.num_joints as u64;
+        let binding_limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+        let samples_capacity = num_samples.next_power_of_two();
+        let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
+        let output_bytes = n * self.output_bytes_per_character();
+        if output_bytes > limits.max_buffer_size {
+            return Err(too_large("output", output_bytes, limits.max_buffer_size, "max_buffer_size"));
+        }
+        let samples_bytes = samples_capacity as u64 * size_of::<ClipSample>() as u64;
+        if samples_bytes > binding_limit {
+            return Err(too_large("samples", samples_bytes, binding_limit, "max_storage_buffer_binding_size"));
+        }
+        let ranges_bytes = n * size_of::<GpuSampleRange>() as u64;
+        if ranges_bytes > binding_limit {
+            return Err(too_large("sample ranges", ranges_bytes, binding_limit, "max_storage_buffer_binding_size"));
+        }
+        let (local_bytes, model_bytes) = (n * joints * LOCAL_BYTES, n * joints * MODEL_BYTES);
+        if self.options.stage_buffers && model_bytes > limits.max_buffer_size {
+            return Err(too_large("model matrices", model_bytes, limits.max_buffer_size, "max_buffer_size"));
+        }
+        let buffer = |label: &str, size: u64, usage| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(MIN_BUFFER_BYTES),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let samples = buffer("throng.samples", samples_bytes, U::STORAGE | U::COPY_DST);
+        let ranges = buffer("throng.sample_ranges", ranges_bytes, U::STORAGE | U::COPY_DST);
+        // Same character count (the samples outgrew their buffer): keep the output, which the
+        // caller's bind groups may hold, and the intermediates.
+        let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
+        let output = kept.map_or_else(
+            || buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC),
+            |f| f.output.clone(),
+        );
+        let stage_buffers = match kept {
+            Some(f) => f.stage_buffers.clone(),
+            None => self.options.stage_buffers.then(|| {
+                (
+                    buffer("throng.local_poses", local_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
+                    buffer("throng.model_poses", model_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST),
+                )
+            }),
+        };
+
+        let chunk_characters = u64::from(self.chunk_characters(&limits));
+        let num_chunks = n.div_ceil(chunk_characters);
+        let params_stride = PARAMS_BYTES.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
+        let params = buffer("throng.chunk_params", num_chunks * params_stride, U::UNIFORM | U::COPY_DST);
+        let align = u64::from(limits.min_storage_buffer_offset_alignment);
+        let output_layout = match self.options.layout {
+            OutputLayout::Mat4 => LAYOUT_MAT4,
+            OutputLayout::Affine3x4 => LAYOUT_AFFINE3X4,
+        };
+        let mut params_bytes = vec![0u8; (num_chunks * params_stride) as usize];
+        let mut chunks = Vec::with_capacity(num_chunks as usize);
+        for k in 0..num_chunks {
+            let first = k * chunk_characters;
+            let count = chunk_characters.min(n - first);
+            let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
+            let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
+            let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
+            // Chunk sizes are at most 65,535 and crowds are refused before u32 overflows in
+            // the shader's indices (bindings hold under 4 GiB).
+            let p = GpuChunkParams {
+                first_character: first as u32,
+                num_characters: count as u32,
+                num_joints: self.num_joints as u32,
+                max_depth: self.max_depth,
+                output_layout,
+                output_base: out.base_vec4,
+                local_base: local.base_vec4,
+                model_base: model.base_vec4,
+            };
+            let at = (k * params_stride) as usize;
+            params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
+            let frame = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("throng.chunk"),
+                layout: &self.pipelines.layouts.chunk,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &params,
+                            offset: k * params_stride,
+                            size: wgpu::BufferSize::new(PARAMS_BYTES),
+                        }),
+                    },
+                    wgpu::BindGroupEntry { binding: 1, resource: samples.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: out.binding(&output) },
+                ],
+            });
+            let stages = stage_buffers.as_ref().map(|(locals, models)| {
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("throng.stages"),
+                    layout: &self.pipelines.layouts.stages,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: local.binding(locals) },
+                        wgpu::BindGroupEntry { binding: 1, resource: model.binding(models) },
+                    ],
+                })
+            });
+            chunks.push(Chunk { num_characters: count as u32, frame, stages });
+        }
+        if !params_bytes.is_empty() {
+            self.queue.write_buffer(&params, 0, &params_bytes);
+        }
+        Ok(FrameResources { num_characters, samples_capacity, samples, ranges, output, stage_buffers, chunks })
+    }
+
+    /// Records the frame: the fused `frame` pipeline, one dispatch per chunk, one workgroup per
+    /// character. Nothing is recorded before the first [`set_programs`](Self::set_programs).
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_frame(encoder, None);
+    }
+
+    /// [`encode`](Self::encode), writing timestamps `first_query` and `first_query + 1` of
+    /// `query_set` at the start and end of the frame's compute pass (the device needs
+    /// `Features::TIMESTAMP_QUERY`).
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, query_set: &wgpu::QuerySet, first_query: u32) {
+        self.encode_frame(
+            encoder,
+            Some(wgpu::ComputePassTimestampWrites {
+                query_set,
+                beginning_of_pass_write_index: Some(first_query),
+                end_of_pass_write_index: Some(first_query + 1),
+            }),
+        );
+    }
+
+    fn encode_frame(&self, encoder: &mut wgpu::CommandEncoder, timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+        let Some(frame) = &self.frame else {
+            return;
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.frame"), timestamp_writes });
+        pass.set_pipeline(&self.pipelines.frame);
+        pass.set_bind_group(0, &self.archetype, &[]);
+        for chunk in &frame.chunks {
+            pass.set_bind_group(1, &chunk.frame, &[]);
+            pass.dispatch_workgroups(chunk.num_characters, 1, 1);
+        }
+    }
+
+    /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
+    /// buffers: `Sample` writes local poses, `LocalToModel` reads them and writes model
+    /// matrices, `Skinning` reads those and writes the output. The three in order give the same
+    /// output as [`encode`](Self::encode) at about three times the memory traffic; they exist
+    /// to test and time each stage against its CPU mirror.
+    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
+        self.encode_one_stage(encoder, stage, None)
+    }
+
+    /// [`encode_stage`](Self::encode_stage), writing timestamps `first_query` and
+    /// `first_query + 1` of `query_set` at the start and end of the stage's compute pass (the
+    /// device needs `Features::TIMESTAMP_QUERY`), to time each stage on its own.
+    pub fn encode_stage_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        query_set: &wgpu::QuerySet,
+        first_query: u32,
+    ) -> Result<(), GpuError> {
+        let writes = wgpu::ComputePassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(first_query),
+            end_of_pass_write_index: Some(first_query + 1),
+        };
+        self.encode_one_stage(encoder, stage, Some(writes))
+    }
+
+    fn encode_one_stage(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<(), GpuError> {
+        if !self.options.stage_buffers {
+            return Err(GpuError::NoStageBuffers);
+        }
+        let Some(frame) = &self.frame else {
+            return Ok(());
+        };
+        let (pipeline, label) = match stage {
+            Stage::Sample => (&self.pipelines.sample, "throng.sample"),
+            Stage::LocalToModel => (&self.pipelines.local_to_model, "throng.local_to_model"),
+            Stage::Skinning => (&self.pipelines.skinning, "throng.skinning"),
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &self.archetype, &[]);
+        for chunk in &frame.chunks {
+            pass.set_bind_group(1, &chunk.frame, &[]);
+            pass.set_bind_group(2, chunk.stages.as_ref(), &[]);
+            pass.dispatch_workgroups(chunk.num_characters, 1, 1);
+        }
+        Ok(())
+    }
+
+    fn stage_buffers(&self) -> Result<Option<&(wgpu::Buffer, wgpu::Buffer)>, GpuError> {
+        if !self.options.stage_buffers {
+            return Err(GpuError::NoStageBuffers);
+        }
+        Ok(self.frame.as_ref().and_then(|f| f.stage_buffers.as_ref()))
+    }
+
+    fn check_len(&self, what: &'static str, got: usize) -> Result<(), GpuError> {
+        let expected = self.num_characters() * self.num_joints;
+        if got != expected {
+            return Err(GpuError::LengthMismatch { what, expected, got });
+        }
+        Ok(())
+    }
+
+    /// Overwrites the local poses the `LocalToModel` stage reads (character `i`, joint `j` at
+    /// `i * J + j`), to test that stage alone.
+    pub fn write_local_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
+        self.check_len("local poses", poses.len())?;
+        if let Some((locals, _)) = self.stage_buffers()? {
+            let packed: Vec<GpuTransform> = poses.iter().map(GpuTransform::from_transform).collect();
+            self.queue.write_buffer(locals, 0, bytemuck::cast_slice(&packed));
+        }
+        Ok(())
+    }
+
+    /// Overwrites the model matrices the `Skinning` stage reads, to test that stage alone.
+    pub fn write_model_matrices(&self, matrices: &[Mat4]) -> Result<(), GpuError> {
+        self.check_len("model matrices", matrices.len())?;
+        if let Some((_, models)) = self.stage_buffers()? {
+            self.queue.write_buffer(models, 0, bytemuck::cast_slice(matrices));
+        }
+        Ok(())
+    }
+
+    /// Reads back the local poses the `Sample` stage wrote, waiting for the GPU.
+    pub fn read_local_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
+        let Some((locals, _)) = self.stage_buffers()? else {
+            return Ok(Vec::new());
+        };
+        let n = self.num_characters() * self.num_joints;
+        let bytes = self.read_blocking(locals, n as u64 * LOCAL_BYTES, "local poses")?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, GpuTransform>(&bytes).iter().map(GpuTransform::to_transform).collect())
+    }
+
+    /// Reads back the model matrices the `LocalToModel` stage wrote, waiting for the GPU.
+    pub fn read_model_matrices_blocking(&self) -> Result<Vec<Mat4>, GpuError> {
+        let Some((_, models)) = self.stage_buffers()? else {
+            return Ok(Vec::new());
+        };
+        let n = self.num_characters() * self.num_joints;
+        let bytes = self.read_blocking(models, n as u64 * MODEL_BYTES, "model matrices")?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, f32>(&bytes).chunks_exact(16).map(Mat4::from_cols_slice).collect())
+    }
+
+    /// Reads back the whole output, waiting for the GPU: `characters × joints ×
+    /// layout.floats_per_joint()` floats, the layout [`crate::eval::EvalCrowdJob`] writes.
+    /// For tools and tests; a renderer binds [`output`](Self::output) instead.
+    pub fn read_output_blocking(&self) -> Result<Vec<f32>, GpuError> {
+        let Some(frame) = &self.frame else {
+            return Ok(Vec::new());
+        };
+        let bytes = frame.num_characters as u64 * self.output_bytes_per_character();
+        Ok(bytemuck::pod_collect_to_vec(&self.read_blocking(&frame.output, bytes, "output")?))
+    }
+
+    /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
+    fn read_blocking(&self, buffer: &wgpu::Buffer, bytes: u64, what: &'static str) -> Result<Vec<u8>, GpuError> {
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("throng.readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |result| {
+            // The receiver outlives the poll below; a failed send cannot happen.
+            let _ = sender.send(result);
+        });
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
+        match receiver.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
+            Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
+        }
+        let data = staging
+            .get_mapped_range(..)
+            .map(|view| view.to_vec())
+            .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
+        staging.unmap();
+        data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {
+        wgpu::Limits {
+            max_storage_buffer_binding_size: binding_mib << 20,
+            max_buffer_size: 1 << 40,
+            max_compute_workgroups_per_dimension: workgroups,
+            min_storage_buffer_offset_alignment: 256,
+            ..wgpu::Limits::default()
+        }
+    }
+
+    #[test]
+    fn chunks_fit_one_binding_and_the_workgroup_limit() {
+        // lavapipe: 128 MiB bindings. A 64-joint mat4 character is 4 KiB: 32,767 characters
+        // (not 32,768: the window may start up to 256 bytes before the chunk).
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), None), 32_767);
+        // A large binding leaves the workgroup limit as the bound.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), None), 65_535);
+        // A test's request lowers the chunk but never raises it past the device, nor to 0.
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(7)), 7);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(0)), 1);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(100_000)), 32_767);
+    }
+
+    #[test]
+    fn windows_start_aligned_and_cover_the_chunk() {
+        // 13 joints × 64 bytes × 7 characters: chunk 1 starts at 5,824 bytes.
+        let w = Window::new(5_824, 5_824, 256);
+        assert_eq!(w.offset, 5_632);
+        assert_eq!(u64::from(w.base_vec4) * VEC4_BYTES, 192);
+        assert_eq!(w.offset + w.size, 5_824 + 5_824);
+    }
+}

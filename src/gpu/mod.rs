@@ -1,0 +1,122 @@
+//! The GPU evaluator: wgpu compute shaders that mirror [`crate::eval`] stage by stage.
+//!
+//! ```text
+//! once per archetype          every frame                    GPU, one dispatch per chunk
+//! ──────────────────          ───────────                    ───────────────────────────
+//! rig joints, clip headers,   ClipSample[] + ranges  ──►     frame: sample ─► local_to_model
+//! clip frames (frame-major)   (set_programs)                        ─► skinning ─► output
+//! ```
+//!
+//! [`GpuCrowd`] owns one archetype's buffers and pipelines on the caller's
+//! [`wgpu::Device`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
+//! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,
+//! joint `j` at `i * J + j`). [`GpuContext`] creates a device for tools and tests. See
+//! `docs/gpu.md` for buffers, chunking and bytes per character.
+
+mod context;
+mod crowd;
+mod pipelines;
+pub mod types;
+
+pub use context::GpuContext;
+pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
+pub use pipelines::{shader_source, ShaderModuleKind};
+
+use crate::program::ProgramError;
+
+/// Why the GPU evaluator could not do what was asked. Nothing is submitted when a call fails.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GpuError {
+    /// No adapter (GPU or software rasteriser) was found.
+    #[error("no GPU adapter found: {0}")]
+    NoAdapter(#[source] wgpu::RequestAdapterError),
+    /// The adapter refused to create a device.
+    #[error("the adapter refused to create a device: {0}")]
+    RequestDevice(#[source] wgpu::RequestDeviceError),
+    /// The caller's device has a limit below what the evaluator's pipelines need.
+    #[error("device limit {limit} is {got}; the GPU evaluator needs at least {needed}")]
+    DeviceLimit {
+        /// The `wgpu::Limits` field.
+        limit: &'static str,
+        /// What the evaluator needs.
+        needed: u64,
+        /// What the device has.
+        got: u64,
+    },
+    /// A buffer the crowd needs is larger than the device allows.
+    #[error("{characters} characters need {bytes} bytes of {what}; the device allows {limit} ({limit_name})")]
+    CrowdTooLarge {
+        /// Characters asked for.
+        characters: usize,
+        /// Which buffer: `"output"`, `"samples"`, `"sample ranges"`, `"local poses"`,
+        /// `"model matrices"`.
+        what: &'static str,
+        /// Bytes it would need.
+        bytes: u64,
+        /// The device's limit, bytes.
+        limit: u64,
+        /// The `wgpu::Limits` field that sets it.
+        limit_name: &'static str,
+    },
+    /// The archetype's clip frames do not fit in one storage binding.
+    #[error("the clips hold {bytes} bytes of frames; one storage binding holds at most {limit}")]
+    ClipsTooLarge {
+        /// Bytes of clip frames.
+        bytes: u64,
+        /// `max_storage_buffer_binding_size`.
+        limit: u64,
+    },
+    /// A clip has a different joint count from the rig (the first such clip is named).
+    #[error("clip {clip} ({name:?}) has {clip_joints} joints; the rig has {rig_joints}")]
+    ClipRigMismatch {
+        /// The clip index.
+        clip: usize,
+        /// The clip's name.
+        name: String,
+        /// The clip's joint count.
+        clip_joints: usize,
+        /// The rig's joint count.
+        rig_joints: usize,
+    },
+    /// The pose programs were refused, with the same checks as the CPU evaluator.
+    #[error("pose programs refused: {0}")]
+    Program(#[source] ProgramError),
+    /// Data written to an intermediate buffer does not have one entry per joint per character.
+    #[error("{what}: {got} entries given, {expected} expected (characters × joints)")]
+    LengthMismatch {
+        /// Which buffer.
+        what: &'static str,
+        /// Entries needed.
+        expected: usize,
+        /// Entries given.
+        got: usize,
+    },
+    /// A stage-by-stage call was made on a crowd built without
+    /// [`GpuCrowdOptions::stage_buffers`].
+    #[error("stage-by-stage evaluation needs GpuCrowdOptions::stage_buffers = true")]
+    NoStageBuffers,
+    /// Mapping a readback buffer failed.
+    #[error("reading back {what} failed: {source}")]
+    Readback {
+        /// Which buffer.
+        what: &'static str,
+        /// wgpu's error.
+        #[source]
+        source: wgpu::BufferAsyncError,
+    },
+    /// Waiting for the device failed (device lost or timed out).
+    #[error("waiting for the GPU failed: {0}")]
+    Poll(#[source] wgpu::PollError),
+}
+
+impl From<ProgramError> for GpuError {
+    fn from(e: ProgramError) -> Self {
+        match e {
+            ProgramError::ClipRigMismatch { clip, name, clip_joints, rig_joints } => {
+                Self::ClipRigMismatch { clip, name, clip_joints, rig_joints }
+            }
+            other => Self::Program(other),
+        }
+    }
+}

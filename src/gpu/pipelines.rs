@@ -1,0 +1,191 @@
+//! Shader modules and pipelines: one compute pipeline per stage of `shaders/`, plus the fused
+//! frame.
+
+use std::borrow::Cow;
+
+/// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
+/// that use them).
+const SHARED: [&str; 3] = [
+    include_str!("../../shaders/shared/types.wgsl"),
+    include_str!("../../shaders/shared/quat.wgsl"),
+    include_str!("../../shaders/shared/bindings.wgsl"),
+];
+const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
+const LOCAL_TO_MODEL: &str = include_str!("../../shaders/local_to_model.wgsl");
+const SKINNING: &str = include_str!("../../shaders/skinning.wgsl");
+const FRAME: &str = include_str!("../../shaders/frame.wgsl");
+
+/// A WGSL module the evaluator builds: one per stage, and the fused frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShaderModuleKind {
+    /// `shaders/sample.wgsl`, entry point `sample_main`.
+    Sample,
+    /// `shaders/local_to_model.wgsl`, entry point `local_to_model_main`.
+    LocalToModel,
+    /// `shaders/skinning.wgsl`, entry point `skinning_main`.
+    Skinning,
+    /// `shaders/frame.wgsl` with the three stages it calls, entry point `frame_main`.
+    Frame,
+}
+
+impl ShaderModuleKind {
+    /// Every module.
+    pub const ALL: [Self; 4] = [Self::Sample, Self::LocalToModel, Self::Skinning, Self::Frame];
+
+    /// The compute entry point.
+    #[must_use]
+    pub const fn entry_point(self) -> &'static str {
+        match self {
+            Self::Sample => "sample_main",
+            Self::LocalToModel => "local_to_model_main",
+            Self::Skinning => "skinning_main",
+            Self::Frame => "frame_main",
+        }
+    }
+
+    const fn stage_sources(self) -> &'static [&'static str] {
+        match self {
+            Self::Sample => &[SAMPLE],
+            Self::LocalToModel => &[LOCAL_TO_MODEL],
+            Self::Skinning => &[SKINNING],
+            Self::Frame => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, FRAME],
+        }
+    }
+}
+
+/// The WGSL source of `kind`. WGSL has no `#include`, so each module is the shared files
+/// followed by its stage files, concatenated in dependency order; declaration order does not
+/// matter to WGSL, but this order keeps naga's error line numbers readable (shared first).
+#[must_use]
+pub fn shader_source(kind: ShaderModuleKind) -> String {
+    let parts = SHARED.iter().chain(kind.stage_sources());
+    let mut source = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
+    for part in parts {
+        source.push_str(part);
+        source.push('\n');
+    }
+    source
+}
+
+/// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
+pub(crate) struct Layouts {
+    /// Group 0: rig joints, clip headers, clip frames.
+    pub archetype: wgpu::BindGroupLayout,
+    /// Group 1: chunk parameters, samples, ranges, output window.
+    pub chunk: wgpu::BindGroupLayout,
+    /// Group 2: local-pose and model-matrix windows of the stage-by-stage path.
+    pub stages: wgpu::BindGroupLayout,
+}
+
+fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+impl Layouts {
+    fn new(device: &wgpu::Device) -> Self {
+        let archetype = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.archetype"),
+            entries: &[storage(0, true), storage(1, true), storage(2, true)],
+        });
+        let chunk = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.chunk"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+            ],
+        });
+        let stages = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.stages"),
+            entries: &[storage(0, false), storage(1, false)],
+        });
+        Self { archetype, chunk, stages }
+    }
+}
+
+/// One compute pipeline per stage (stage parity with `shaders/` and [`crate::eval`]) and the
+/// fused frame.
+pub(crate) struct Pipelines {
+    pub layouts: Layouts,
+    pub sample: wgpu::ComputePipeline,
+    pub local_to_model: wgpu::ComputePipeline,
+    pub skinning: wgpu::ComputePipeline,
+    pub frame: wgpu::ComputePipeline,
+}
+
+impl Pipelines {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let layouts = Layouts::new(device);
+        let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.frame"),
+            bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk)],
+            immediate_size: 0,
+        });
+        let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.stages"),
+            bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages)],
+            immediate_size: 0,
+        });
+        let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind))),
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(layout),
+                module: &module,
+                entry_point: Some(kind.entry_point()),
+                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                cache: None,
+            })
+        };
+        Self {
+            sample: build(ShaderModuleKind::Sample, &stage_layout, "throng.sample"),
+            local_to_model: build(ShaderModuleKind::LocalToModel, &stage_layout, "throng.local_to_model"),
+            skinning: build(ShaderModuleKind::Skinning, &stage_layout, "throng.skinning"),
+            frame: build(ShaderModuleKind::Frame, &frame_layout, "throng.frame"),
+            layouts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wgpu::naga;
+
+    /// Every module parses and passes naga's validation (types, uniformity of barriers,
+    /// bindings), so a shader mistake fails here even on a machine without an adapter.
+    #[test]
+    fn every_module_validates() {
+        for kind in ShaderModuleKind::ALL {
+            let source = shader_source(kind);
+            let module = naga::front::wgsl::parse_str(&source)
+                .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+            assert!(module.entry_points.iter().any(|e| e.name == kind.entry_point()), "{kind:?}");
+        }
+    }
+}

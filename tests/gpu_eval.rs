@@ -1,0 +1,574 @@
+//! The GPU evaluator against its CPU mirror: each stage alone, the fused frame, chunking,
+//! determinism, refusals, and the layout of the structs shared with WGSL.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+// One character's samples are one range: `&[0..1]` is a crowd of one, not a typo.
+#![allow(clippy::single_range_in_vec_init)]
+
+use std::ops::Range;
+
+use glam::{Mat4, Quat, Vec3};
+use throng::eval::local_to_model::local_to_model;
+use throng::eval::sample::sample_blend;
+use throng::eval::skinning::skinning;
+use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::gpu::types::{
+    GpuChunkParams, GpuClipHeader, GpuRigJoint, GpuSampleRange, GpuTransform, GPU_NO_PARENT, LAYOUT_AFFINE3X4,
+    LAYOUT_MAT4, WORKGROUP_SIZE,
+};
+use throng::gpu::{shader_source, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage};
+use throng::program::{ClipSample, ProgramError};
+use throng::{Clip, Rig, Transform};
+use wgpu::naga;
+
+/// Largest difference allowed between a GPU and a CPU value (metres, or unitless matrix and
+/// quaternion components), as DESIGN.md sets it.
+const TOLERANCE: f32 = 1e-4;
+
+/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
+fn gpu() -> Option<GpuContext> {
+    match GpuContext::new_blocking() {
+        Ok(context) => Some(context),
+        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}
+
+/// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u32(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 32) as u32
+    }
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.next_u32() as f32 / 4_294_967_296.0)
+    }
+    fn quat(&mut self) -> Quat {
+        Quat::from_euler(glam::EulerRot::XYZ, self.range(-3.0, 3.0), self.range(-1.5, 1.5), self.range(-3.0, 3.0))
+    }
+}
+
+/// A rig of `num_joints` joints mixing long chains (parent `j - 1`) and branches (parent
+/// `j / 2`), with a second root halfway, rest offsets of a few centimetres, rotated rest
+/// poses and slightly non-uniform scales.
+fn test_rig(num_joints: usize) -> Rig {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let parents = (0..num_joints)
+        .map(|j| match j {
+            0 => None,
+            j if j == num_joints / 2 => None,
+            j if j % 3 == 0 => Some(j / 2),
+            j => Some(j - 1),
+        })
+        .collect();
+    let rest = (0..num_joints)
+        .map(|_| Transform {
+            translation: Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05)),
+            rotation: rng.quat(),
+            scale: Vec3::new(rng.range(0.9, 1.1), rng.range(0.9, 1.1), rng.range(0.9, 1.1)),
+        })
+        .collect();
+    Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).unwrap()
+}
+
+/// A clip whose joints turn in sine waves of their own frequency and phase.
+fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping: bool, seed: u64) -> Clip {
+    let mut rng = Rng(seed);
+    let joints: Vec<(Vec3, f32, f32)> = (0..rig.num_joints())
+        .map(|_| (Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(), rng.range(0.5, 3.0), rng.range(0.0, 6.0)))
+        .collect();
+    let mut poses = Vec::with_capacity(num_frames * rig.num_joints());
+    for frame in 0..num_frames {
+        let t = if num_frames > 1 { frame as f32 / (num_frames - 1) as f32 } else { 0.0 };
+        for (rest, &(axis, frequency, phase)) in rig.rest_pose().iter().zip(&joints) {
+            let wave = (std::f32::consts::TAU * frequency * t + phase).sin();
+            poses.push(Transform {
+                translation: rest.translation + axis * 0.02 * wave,
+                rotation: rest.rotation * Quat::from_axis_angle(axis, 0.8 * wave),
+                scale: rest.scale * (1.0 + 0.05 * wave),
+            });
+        }
+    }
+    Clip::from_poses(name, rig.num_joints(), poses, duration_s, looping).unwrap()
+}
+
+/// `clip` with every rotation negated: the same motion on the other hemisphere.
+fn negated(clip: &Clip) -> Clip {
+    let poses = clip.poses().iter().map(|p| Transform { rotation: -p.rotation, ..*p }).collect();
+    Clip::from_poses(format!("{} (negated)", clip.name()), clip.num_joints(), poses, clip.duration_s(), clip.is_looping()).unwrap()
+}
+
+const WALK: u32 = 0;
+const WAVE: u32 = 1;
+const WALK_NEGATED: u32 = 2;
+const STATIC: u32 = 3;
+const RUN: u32 = 4;
+
+/// Clips of different lengths, frame counts and loop flags: looping walk (31 frames, 1 s),
+/// clamped wave (17 frames, 0.6 s), the walk negated, a one-frame pose, looping run (45
+/// frames, 1.4 s).
+fn test_clips(rig: &Rig) -> Vec<Clip> {
+    let walk = wave_clip(rig, "walk", 31, 1.0, true, 1);
+    let walk_negated = negated(&walk);
+    vec![
+        walk,
+        wave_clip(rig, "wave", 17, 0.6, false, 2),
+        walk_negated,
+        wave_clip(rig, "static", 1, 0.0, false, 3),
+        wave_clip(rig, "run", 45, 1.4, true, 4),
+    ]
+}
+
+/// Programs covering the cases users meet, cycling with the character index: no samples; one
+/// sample at a negative time; one sample of the clamped clip past its end; three samples with
+/// times past the end (wrap) and random weights; all-zero weights (rest pose); q and -q
+/// blended; a static pose with a looping clip; three samples of which one weighs zero.
+fn test_programs(num_characters: usize, seed: u64) -> (Vec<ClipSample>, Vec<Range<u32>>) {
+    let mut rng = Rng(seed);
+    let mut samples = Vec::new();
+    let mut ranges = Vec::with_capacity(num_characters);
+    for i in 0..num_characters {
+        let start = samples.len() as u32;
+        let mut add = |clip, time_s, weight| samples.push(ClipSample::new(clip, time_s, weight));
+        let t = rng.range(-3.0, 5.0);
+        match i % 8 {
+            0 => {}
+            1 => add(WALK, -rng.range(0.01, 2.5), 1.0),
+            2 => add(WAVE, 0.6 + rng.range(0.0, 3.0), 0.7),
+            3 => {
+                add(WALK, 1.0 + rng.range(0.0, 3.0), rng.range(0.1, 2.0));
+                add(WAVE, t, rng.range(0.1, 2.0));
+                add(RUN, rng.range(-4.0, 6.0), rng.range(0.1, 2.0));
+            }
+            4 => {
+                add(WALK, t, 0.0);
+                add(RUN, t, 0.0);
+            }
+            5 => {
+                let w = rng.range(0.2, 0.8);
+                add(WALK, t, w);
+                add(WALK_NEGATED, t, 1.0 - w);
+            }
+            6 => {
+                add(STATIC, t, rng.range(0.1, 1.0));
+                add(RUN, t, rng.range(0.1, 1.0));
+            }
+            _ => {
+                add(RUN, t, rng.range(0.1, 1.0));
+                add(WAVE, t, 0.0);
+                add(WALK_NEGATED, rng.range(-2.0, 2.0), rng.range(0.1, 1.0));
+            }
+        }
+        ranges.push(start..samples.len() as u32);
+    }
+    (samples, ranges)
+}
+
+/// What a failure prints about a character: its samples with clip, time and weight.
+fn describe(samples: &[ClipSample], range: &Range<u32>) -> String {
+    let list: Vec<String> = samples[range.start as usize..range.end as usize]
+        .iter()
+        .map(|s| format!("clip {} at {} s weight {}", s.clip, s.time_s, s.weight))
+        .collect();
+    format!("[{}]", list.join(", "))
+}
+
+/// Asserts `got` equals `expected` within [`TOLERANCE`], `per_joint` floats per joint.
+fn assert_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, per_joint: usize, who: impl Fn(usize) -> String) {
+    assert_eq!(expected.len(), got.len(), "{what}: lengths");
+    for (k, (e, g)) in expected.chunks_exact(per_joint).zip(got.chunks_exact(per_joint)).enumerate() {
+        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        // `f32::max` drops NaN, so look for it separately.
+        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
+            let (character, joint) = (k / num_joints, k % num_joints);
+            panic!(
+                "{what}: character {character}, joint {joint}, samples {}: error {error}\n expected {e:?}\n      got {g:?}",
+                who(character)
+            );
+        }
+    }
+}
+
+fn cpu_frame(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[Range<u32>], layout: OutputLayout) -> Vec<f32> {
+    let mut out = vec![0.0; ranges.len() * rig.num_joints() * layout.floats_per_joint()];
+    EvalCrowdJob { rig, clips, samples, sample_ranges: ranges, layout, output: &mut out }.run().unwrap();
+    out
+}
+
+fn gpu_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[Range<u32>]) -> Vec<f32> {
+    crowd.set_programs(samples, ranges).unwrap();
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    crowd.read_output_blocking().unwrap()
+}
+
+fn transform_floats(t: &Transform) -> [f32; 10] {
+    let (tr, q, s) = (t.translation, t.rotation, t.scale);
+    [tr.x, tr.y, tr.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]
+}
+
+#[test]
+fn sample_stage_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let clips = test_clips(&rig);
+    let (samples, ranges) = test_programs(40, 11);
+    let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
+    crowd.set_programs(&samples, &ranges).unwrap();
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode_stage(&mut encoder, Stage::Sample).unwrap();
+    gpu.queue.submit([encoder.finish()]);
+    let got = crowd.read_local_poses_blocking().unwrap();
+
+    let mut expected = vec![Transform::IDENTITY; got.len()];
+    for (range, out) in ranges.iter().zip(expected.chunks_exact_mut(rig.num_joints())) {
+        sample_blend(&clips, &samples[range.start as usize..range.end as usize], rig.rest_pose(), out);
+    }
+    let flat = |poses: &[Transform]| poses.iter().flat_map(transform_floats).collect::<Vec<f32>>();
+    assert_close("sample", &flat(&expected), &flat(&got), rig.num_joints(), 10, |c| describe(&samples, &ranges[c]));
+}
+
+#[test]
+fn local_to_model_stage_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let num_characters = 9;
+    let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &[], options).unwrap();
+    crowd.set_programs(&[], &vec![0..0; num_characters]).unwrap();
+    let mut rng = Rng(5);
+    let locals: Vec<Transform> = (0..num_characters * rig.num_joints())
+        .map(|_| Transform {
+            translation: Vec3::new(rng.range(-0.1, 0.1), rng.range(-0.1, 0.1), rng.range(-0.1, 0.1)),
+            rotation: rng.quat(),
+            scale: Vec3::new(rng.range(0.8, 1.2), rng.range(0.8, 1.2), rng.range(0.8, 1.2)),
+        })
+        .collect();
+    crowd.write_local_poses(&locals).unwrap();
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode_stage(&mut encoder, Stage::LocalToModel).unwrap();
+    gpu.queue.submit([encoder.finish()]);
+    let got = crowd.read_model_matrices_blocking().unwrap();
+
+    let mut expected = vec![Mat4::IDENTITY; got.len()];
+    for (local, model) in locals.chunks_exact(rig.num_joints()).zip(expected.chunks_exact_mut(rig.num_joints())) {
+        local_to_model(rig.parents(), local, model);
+    }
+    let flat = |m: &[Mat4]| m.iter().flat_map(Mat4::to_cols_array).collect::<Vec<f32>>();
+    assert_close("local_to_model", &flat(&expected), &flat(&got), rig.num_joints(), 16, |_| "(random local poses)".into());
+}
+
+#[test]
+fn skinning_stage_matches_cpu_in_both_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let num_characters = 5;
+    let mut rng = Rng(8);
+    let models: Vec<Mat4> = (0..num_characters * rig.num_joints())
+        .map(|_| {
+            let t = Vec3::new(rng.range(-2.0, 2.0), rng.range(0.0, 2.0), rng.range(-2.0, 2.0));
+            Mat4::from_scale_rotation_translation(Vec3::splat(rng.range(0.8, 1.2)), rng.quat(), t)
+        })
+        .collect();
+    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+        let options = GpuCrowdOptions { layout, stage_buffers: true, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &[], options).unwrap();
+        crowd.set_programs(&[], &vec![0..0; num_characters]).unwrap();
+        crowd.write_model_matrices(&models).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        crowd.encode_stage(&mut encoder, Stage::Skinning).unwrap();
+        gpu.queue.submit([encoder.finish()]);
+        let got = crowd.read_output_blocking().unwrap();
+
+        let per_character = rig.num_joints() * layout.floats_per_joint();
+        let mut expected = vec![0.0; got.len()];
+        for (model, out) in models.chunks_exact(rig.num_joints()).zip(expected.chunks_exact_mut(per_character)) {
+            skinning(model, rig.inverse_bind(), layout, out);
+        }
+        let what = format!("skinning {layout:?}");
+        assert_close(&what, &expected, &got, rig.num_joints(), layout.floats_per_joint(), |_| "(random model matrices)".into());
+    }
+}
+
+#[test]
+fn fused_frame_matches_cpu_in_both_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let clips = test_clips(&rig);
+    let (samples, ranges) = test_programs(100, 21);
+    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+        let options = GpuCrowdOptions { layout, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
+        let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+        let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
+        assert_close(&format!("frame {layout:?}"), &expected, &got, rig.num_joints(), layout.floats_per_joint(), |c| {
+            describe(&samples, &ranges[c])
+        });
+    }
+}
+
+#[test]
+fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
+    let Some(gpu) = gpu() else { return };
+    // Exact ends and frame boundaries: the looping walk at 1, 2 and -1 s (wrap to 0); the
+    // clamped wave at its end and on frame 8 of 16; a static pose at any time.
+    let exact = [(WALK, 1.0), (WALK, 2.0), (WALK, -1.0), (WAVE, 0.6), (WAVE, 0.3), (WAVE, -0.0), (STATIC, 7.5), (RUN, 1.4)];
+    // 100 and 256 joints need two and four joints per thread; 1 joint leaves 63 threads idle.
+    for num_joints in [1, 100, 256] {
+        let rig = test_rig(num_joints);
+        let clips = test_clips(&rig);
+        let (mut samples, mut ranges) = test_programs(24, 61);
+        for (clip, time_s) in exact {
+            ranges.push(samples.len() as u32..samples.len() as u32 + 1);
+            samples.push(ClipSample::new(clip, time_s, 1.0));
+        }
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+        let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+        let expected = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
+        assert_close(&format!("{num_joints}-joint frame"), &expected, &got, num_joints, 16, |c| describe(&samples, &ranges[c]));
+    }
+}
+
+#[test]
+fn stage_by_stage_path_equals_the_fused_frame() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let clips = test_clips(&rig);
+    let (samples, ranges) = test_programs(24, 31);
+    let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
+    let fused = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    for stage in Stage::ALL {
+        crowd.encode_stage(&mut encoder, stage).unwrap();
+    }
+    gpu.queue.submit([encoder.finish()]);
+    let staged = crowd.read_output_blocking().unwrap();
+    assert_close("staged vs fused", &fused, &staged, rig.num_joints(), 16, |c| describe(&samples, &ranges[c]));
+}
+
+#[test]
+fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    // 13 joints × 64 bytes: chunks of 7 characters start at offsets that are not multiples of
+    // the storage alignment, so the windows' base offsets are exercised too.
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let (samples, ranges) = test_programs(53, 41);
+    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+        let whole = GpuCrowdOptions { layout, ..Default::default() };
+        let chunked = GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true };
+        let mut one = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, whole).unwrap();
+        let mut many = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, chunked).unwrap();
+        let unchunked = gpu_frame(&gpu, &mut one, &samples, &ranges);
+        let got = gpu_frame(&gpu, &mut many, &samples, &ranges);
+        assert_eq!(one.num_chunks(), 1);
+        assert_eq!(many.num_chunks(), 8, "53 characters in chunks of 7");
+        let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
+        assert_close(&format!("chunked {layout:?}"), &expected, &got, rig.num_joints(), layout.floats_per_joint(), |c| {
+            describe(&samples, &ranges[c])
+        });
+        assert!(unchunked.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "{layout:?}: chunked output differs from unchunked");
+
+        // The stage-by-stage path through the same chunk windows.
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        for stage in Stage::ALL {
+            many.encode_stage(&mut encoder, stage).unwrap();
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let staged = many.read_output_blocking().unwrap();
+        assert_close(&format!("chunked staged {layout:?}"), &expected, &staged, rig.num_joints(), layout.floats_per_joint(), |c| {
+            describe(&samples, &ranges[c])
+        });
+    }
+}
+
+#[test]
+fn output_is_identical_across_runs_and_crowd_resizes() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let clips = test_clips(&rig);
+    let (samples, ranges) = test_programs(64, 51);
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+    let first = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+    let second = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
+    assert!(first.iter().zip(&second).all(|(a, b)| a.to_bits() == b.to_bits()), "two runs differ");
+    // More samples for as many characters: the output buffer an engine has bound stays.
+    let bound = crowd.output().unwrap().clone();
+    let mut padded = vec![ClipSample::default(); 256];
+    padded.extend_from_slice(&samples);
+    let shifted: Vec<Range<u32>> = ranges.iter().map(|r| r.start + 256..r.end + 256).collect();
+    let third = gpu_frame(&gpu, &mut crowd, &padded, &shifted);
+    assert!(crowd.output() == Some(&bound), "the output buffer was replaced for the same character count");
+    assert!(first.iter().zip(&third).all(|(a, b)| a.to_bits() == b.to_bits()), "same programs at other sample indices differ");
+    // Growing the crowd rebuilds its buffers; the first 64 characters must not change.
+    let (more_samples, more_ranges) = test_programs(100, 51);
+    let grown = gpu_frame(&gpu, &mut crowd, &more_samples, &more_ranges);
+    assert_eq!(crowd.num_characters(), 100);
+    assert!(first.iter().zip(&grown).all(|(a, b)| a.to_bits() == b.to_bits()), "resizing changed existing characters");
+}
+
+#[test]
+fn empty_crowd_records_nothing_and_reads_nothing() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(4);
+    let clips = test_clips(&rig);
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+    assert!(crowd.output().is_none());
+    assert!(gpu_frame(&gpu, &mut crowd, &[], &[]).is_empty());
+    assert_eq!(crowd.num_chunks(), 0);
+}
+
+#[test]
+fn refuses_bad_input_before_submitting() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(8);
+    let clips = test_clips(&rig);
+    let new = |clips: &[Clip], options| GpuCrowd::new(&gpu.device, &gpu.queue, &rig, clips, options);
+
+    let other_rig = test_rig(3);
+    let e = new(&[clips[0].clone(), wave_clip(&other_rig, "small", 2, 1.0, true, 9)], GpuCrowdOptions::default()).unwrap_err();
+    assert!(matches!(e, GpuError::ClipRigMismatch { clip: 1, clip_joints: 3, rig_joints: 8, .. }), "{e}");
+
+    let mut crowd = new(&clips, GpuCrowdOptions::default()).unwrap();
+    let ok = ClipSample::new(WALK, 0.0, 1.0);
+    let e = crowd.set_programs(&[ok], &[0..2]).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::SampleRange { character: 0, .. })), "{e}");
+    let e = crowd.set_programs(&[ClipSample { clip: 9, ..ok }], &[0..1]).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::UnknownClip { clip: 9, .. })), "{e}");
+    for (time_s, weight) in [(f32::NAN, 1.0), (0.0, f32::INFINITY), (0.0, -1.0)] {
+        let e = crowd.set_programs(&[ok, ClipSample::new(WALK, time_s, weight)], &[0..1, 1..2]).unwrap_err();
+        assert!(matches!(e, GpuError::Program(ProgramError::BadSample { character: 1, sample: 1, .. })), "{e}");
+    }
+    assert_eq!(crowd.num_characters(), 0, "a refused frame leaves the crowd as it was");
+
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    assert!(matches!(crowd.encode_stage(&mut encoder, Stage::Sample), Err(GpuError::NoStageBuffers)));
+    crowd.set_programs(&[ok], &[0..1]).unwrap();
+    assert!(matches!(crowd.write_local_poses(&[]), Err(GpuError::NoStageBuffers | GpuError::LengthMismatch { .. })));
+
+    // More characters than the device's largest buffer holds, refused before any allocation.
+    let per_character = crowd.output_bytes_per_character();
+    let too_many = gpu.device.limits().max_buffer_size / per_character + 1;
+    if too_many <= 20_000_000 {
+        let ranges = vec![0..0; too_many as usize];
+        let e = crowd.set_programs(&[], &ranges).unwrap_err();
+        assert!(matches!(e, GpuError::CrowdTooLarge { what: "output", .. }), "{e}");
+    } else {
+        eprintln!("skipping the crowd-too-large check: the device's buffers hold {too_many} characters");
+    }
+}
+
+/// Finds a named type in a naga module.
+fn naga_type(module: &naga::Module, name: &str) -> naga::Handle<naga::Type> {
+    module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).map(|(h, _)| h).unwrap_or_else(|| panic!("no struct {name} in types.wgsl"))
+}
+
+/// Checks a WGSL struct's size and member offsets against the Rust struct's.
+fn check_struct(module: &naga::Module, layouter: &naga::proc::Layouter, name: &str, size: usize, offsets: &[(&str, usize)]) {
+    let handle = naga_type(module, name);
+    assert_eq!(layouter[handle].size as usize, size, "{name}: size (WGSL vs Rust)");
+    let naga::TypeInner::Struct { members, .. } = &module.types[handle].inner else { panic!("{name} is not a struct") };
+    let wgsl: Vec<(&str, usize)> = members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
+    assert_eq!(wgsl, offsets, "{name}: members and offsets (WGSL vs Rust)");
+}
+
+fn wgsl_u32_constant(module: &naga::Module, name: &str) -> u32 {
+    let (_, constant) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no const {name}"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::U32(v)) => v,
+        ref other => panic!("{name} is {other:?}, not a u32 literal"),
+    }
+}
+
+#[test]
+fn shared_structs_match_wgsl_layouts() {
+    use std::mem::{offset_of, size_of};
+    let source = include_str!("../shaders/shared/types.wgsl");
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+
+    check_struct(&module, &layouter, "Transform", size_of::<GpuTransform>(), &[
+        ("translation", offset_of!(GpuTransform, translation)),
+        ("pad0", offset_of!(GpuTransform, pad0)),
+        ("rotation", offset_of!(GpuTransform, rotation)),
+        ("scale", offset_of!(GpuTransform, scale)),
+        ("pad1", offset_of!(GpuTransform, pad1)),
+    ]);
+    check_struct(&module, &layouter, "RigJoint", size_of::<GpuRigJoint>(), &[
+        ("inverse_bind", offset_of!(GpuRigJoint, inverse_bind)),
+        ("rest", offset_of!(GpuRigJoint, rest)),
+        ("parent", offset_of!(GpuRigJoint, parent)),
+        ("depth", offset_of!(GpuRigJoint, depth)),
+        ("pad0", offset_of!(GpuRigJoint, pad0)),
+        ("pad1", offset_of!(GpuRigJoint, pad1)),
+    ]);
+    check_struct(&module, &layouter, "ClipHeader", size_of::<GpuClipHeader>(), &[
+        ("first_transform", offset_of!(GpuClipHeader, first_transform)),
+        ("num_frames", offset_of!(GpuClipHeader, num_frames)),
+        ("duration_s", offset_of!(GpuClipHeader, duration_s)),
+        ("looping", offset_of!(GpuClipHeader, looping)),
+    ]);
+    check_struct(&module, &layouter, "ClipSample", size_of::<ClipSample>(), &[
+        ("clip", offset_of!(ClipSample, clip)),
+        ("time_s", offset_of!(ClipSample, time_s)),
+        ("weight", offset_of!(ClipSample, weight)),
+        ("advance_s", offset_of!(ClipSample, advance_s)),
+    ]);
+    check_struct(&module, &layouter, "SampleRange", size_of::<GpuSampleRange>(), &[
+        ("start", offset_of!(GpuSampleRange, start)),
+        ("count", offset_of!(GpuSampleRange, count)),
+    ]);
+    check_struct(&module, &layouter, "ChunkParams", size_of::<GpuChunkParams>(), &[
+        ("first_character", offset_of!(GpuChunkParams, first_character)),
+        ("num_characters", offset_of!(GpuChunkParams, num_characters)),
+        ("num_joints", offset_of!(GpuChunkParams, num_joints)),
+        ("max_depth", offset_of!(GpuChunkParams, max_depth)),
+        ("output_layout", offset_of!(GpuChunkParams, output_layout)),
+        ("output_base", offset_of!(GpuChunkParams, output_base)),
+        ("local_base", offset_of!(GpuChunkParams, local_base)),
+        ("model_base", offset_of!(GpuChunkParams, model_base)),
+    ]);
+
+    assert_eq!(wgsl_u32_constant(&module, "WORKGROUP_SIZE"), WORKGROUP_SIZE);
+    assert_eq!(wgsl_u32_constant(&module, "MAX_JOINTS") as usize, throng::MAX_JOINTS);
+    assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
+    assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
+    assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
+
+    // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
+    for kind in ShaderModuleKind::ALL {
+        let source = shader_source(kind);
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+        let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
+        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");
+    }
+}
+
+/// The vertex shader in `docs/gpu.md` is what users copy: it must be valid WGSL.
+#[test]
+fn docs_vertex_shader_is_valid_wgsl() {
+    let page = include_str!("../docs/gpu.md");
+    let start = page.find("```wgsl\n").expect("docs/gpu.md has a wgsl block") + "```wgsl\n".len();
+    let end = start + page[start..].find("```").expect("the wgsl block ends");
+    let source = &page[start..end];
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+}
