@@ -39,9 +39,11 @@
 //! assert!(out.iter().all(|v| v.is_finite()));
 //! ```
 
+pub mod blend_space;
 pub mod clip;
 pub mod demo;
 pub mod eval;
+pub mod graph;
 pub mod import;
 pub mod mesh;
 pub mod program;
