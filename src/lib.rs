@@ -48,6 +48,7 @@ pub mod import;
 pub mod mesh;
 pub mod program;
 pub mod rig;
+pub mod state;
 
 pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};
 pub use rig::{Rig, RigError, Transform, MAX_JOINTS};
