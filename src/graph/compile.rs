@@ -127,12 +127,19 @@ impl Compiler {
                 (ParamKind::Trigger, Some(ConditionValueDesc::Bool(b))) => Some(ParamValue::Trigger(b)),
                 _ => None,
             };
-            let Some(default) = default else {
+            // A bad default is reported but the parameter still declared, so conditions that
+            // read it are checked against its type rather than reported as unknown.
+            let default = default.unwrap_or_else(|| {
                 let value = p.value.map_or_else(String::new, |v| value_text(&v));
-                let kind = ProblemKind::ParameterDefault { parameter_type: kind.name(), value };
-                problem(&mut self.problems, &at, kind);
-                continue;
-            };
+                let problem_kind = ProblemKind::ParameterDefault { parameter_type: kind.name(), value };
+                problem(&mut self.problems, &at, problem_kind);
+                match kind {
+                    ParamKind::Float => ParamValue::Float(0.0),
+                    ParamKind::Int => ParamValue::Int(0),
+                    ParamKind::Bool => ParamValue::Bool(false),
+                    ParamKind::Trigger => ParamValue::Trigger(false),
+                }
+            });
             let column = self.g.num_columns[kind as usize];
             self.g.num_columns[kind as usize] += 1;
             self.g.parameters.push(Parameter { name: p.name.clone(), slot: ParamSlot { kind, column }, default });
