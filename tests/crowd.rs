@@ -197,3 +197,31 @@ fn the_trace_tool_names_the_json_path_and_exits_with_code_2() {
     assert_eq!(first["activeState"], "Move");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
+    let (mut crowd, kind, handles) = crowd(512);
+    let speed = crowd.param(kind, "speed").unwrap();
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -1e30, 1e30, 0.1, 0.100_000_01, -0.0];
+    let mut seed = 0x9E37_79B9u32;
+    for f in 0..60 {
+        drive(&mut crowd, kind, &handles, f);
+        let column = crowd.float_column_mut(kind, speed).unwrap();
+        for v in column.iter_mut() {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            *v = if seed % 4 == 0 { specials[(seed >> 8) as usize % specials.len()] } else { (seed % 1000) as f32 / 200.0 };
+        }
+        crowd.update(DT).unwrap();
+        let samples = crowd.samples(kind).unwrap();
+        for (i, p) in crowd.programs(kind).unwrap().iter().enumerate() {
+            let range = p.sample_range();
+            let layer = &samples[range.start as usize..range.end as usize];
+            assert!(layer.iter().all(|s| s.weight.is_finite() && s.weight >= 0.0 && s.time_s.is_finite()), "program {i}: {layer:?}");
+            let snapshot = if p.flags & throng::program::LayerProgram::SOURCE_SNAPSHOT != 0 { 1.0 - p.target_weight } else { 0.0 };
+            let sum: f32 = layer.iter().map(|s| s.weight).sum::<f32>() + snapshot;
+            assert!((sum - 1.0).abs() < 1e-5, "program {i}, frame {f}: weights sum to {sum}");
+        }
+    }
+}

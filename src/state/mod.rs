@@ -688,7 +688,7 @@ impl Crowd {
     }
 
     /// A FLOAT parameter's column, indexed by row ([`Crowd::row_of`]), for direct writes.
-    /// Values written here are not checked: a NaN makes its conditions false and blends as 0.
+    /// Values written here are not checked: the step reads a NaN as 0.
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`], [`StateError::WrongGraph`], [`StateError::ParamKind`].

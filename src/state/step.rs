@@ -40,7 +40,11 @@ impl ParamView<'_> {
     fn number(&self, slot: ParamSlot, triggers: u64) -> f32 {
         let col = slot.column as usize;
         match slot.kind {
-            ParamKind::Float => self.floats.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(0.0),
+            // Direct column writes are unchecked; a NaN reads as 0 so no NaN reaches a program.
+            ParamKind::Float => {
+                let v = self.floats.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(0.0);
+                if v.is_nan() { 0.0 } else { v }
+            }
             ParamKind::Int => self.ints.get(col).and_then(|c| c.get(self.row)).map_or(0.0, |&v| v as f32),
             ParamKind::Bool => f32::from(u8::from(self.bools.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(false))),
             ParamKind::Trigger => f32::from(u8::from(triggers >> (col % 64) & 1 == 1)),
