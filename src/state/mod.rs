@@ -742,6 +742,26 @@ impl Crowd {
         Ok(&self.group(id)?.samples)
     }
 
+    /// Bytes of CPU state one character of an archetype occupies: its layer columns,
+    /// parameter columns, trigger words, slot bookkeeping and its pose programs and samples.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn bytes_per_character(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        let group = self.group(id)?;
+        let g = &group.arch.graph;
+        let per_layer = 3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>() + size_of::<LayerProgram>();
+        let params = g.num_columns(ParamKind::Float) * size_of::<f32>()
+            + g.num_columns(ParamKind::Int) * size_of::<i32>()
+            + g.num_columns(ParamKind::Bool) * size_of::<bool>();
+        Ok(g.layers().len() * per_layer
+            + params
+            + 2 * size_of::<u64>()
+            + size_of::<u32>()
+            + size_of::<Slot>()
+            + group.arch.samples_per_character() * size_of::<ClipSample>())
+    }
+
     /// Name of a graph state (path inside sub-machines).
     #[must_use]
     pub fn state_name(&self, id: ArchetypeId, state: usize) -> Option<&str> {
