@@ -26,10 +26,10 @@ fn speed(p: usize, f: usize) -> f32 {
     ((p * 7 + f * 3) % 50) as f32 / 10.0 - 0.3
 }
 fn jumps(p: usize, f: usize) -> bool {
-    (f + p) % 37 == 0
+    (f + p).is_multiple_of(37)
 }
 fn waves(p: usize, f: usize) -> bool {
-    (f * 5 + p) % 53 == 0
+    (f * 5 + p).is_multiple_of(53)
 }
 
 fn archetype() -> Archetype {
@@ -211,7 +211,7 @@ fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
-            *v = if seed % 4 == 0 { specials[(seed >> 8) as usize % specials.len()] } else { (seed % 1000) as f32 / 200.0 };
+            *v = if seed.is_multiple_of(4) { specials[(seed >> 8) as usize % specials.len()] } else { (seed % 1000) as f32 / 200.0 };
         }
         crowd.update(DT).unwrap();
         let samples = crowd.samples(kind).unwrap();

@@ -714,21 +714,22 @@ impl Compiler {
                     None => break,
                 }
             }
-            if mark[cursor] == 1 && next[cursor].is_some() {
-                if let Some(pos) = walk.iter().position(|&s| s == cursor) {
-                    let states: Vec<String> = walk[pos..].iter().map(|&s| self.g.states[s].name.clone()).collect();
-                    let state = &self.g.states[cursor];
-                    let t = next[cursor].map(|(_, t)| &self.g.transitions[t as usize]);
-                    let machine = &self.g.machines[state.machine as usize].name;
-                    let at = Location {
-                        layer: self.g.layers.get(state.layer as usize).map(|l| l.name.clone()),
-                        state: Some(state.name.clone()),
-                        machine: (!machine.is_empty()).then(|| machine.clone()),
-                        transition: t.map(|t| t.index as usize),
-                        ..Location::default()
-                    };
-                    problem(&mut self.problems, &at, ProblemKind::ZeroDurationCycle { states });
-                }
+            if mark[cursor] == 1
+                && next[cursor].is_some()
+                && let Some(pos) = walk.iter().position(|&s| s == cursor)
+            {
+                let states: Vec<String> = walk[pos..].iter().map(|&s| self.g.states[s].name.clone()).collect();
+                let state = &self.g.states[cursor];
+                let t = next[cursor].map(|(_, t)| &self.g.transitions[t as usize]);
+                let machine = &self.g.machines[state.machine as usize].name;
+                let at = Location {
+                    layer: self.g.layers.get(state.layer as usize).map(|l| l.name.clone()),
+                    state: Some(state.name.clone()),
+                    machine: (!machine.is_empty()).then(|| machine.clone()),
+                    transition: t.map(|t| t.index as usize),
+                    ..Location::default()
+                };
+                problem(&mut self.problems, &at, ProblemKind::ZeroDurationCycle { states });
             }
             for &s in &walk {
                 mark[s] = 2;

@@ -687,20 +687,43 @@ impl Crowd {
         })
     }
 
+    fn column_group(&mut self, id: ArchetypeId, param: ParamId, kind: ParamKind) -> Result<&mut Group, StateError> {
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+            return Err(StateError::WrongGraph { index: u32::MAX });
+        }
+        if param.slot.kind != kind {
+            return Err(StateError::ParamKind { expected: kind.name(), got: param.slot.kind.name() });
+        }
+        Ok(group)
+    }
+
     /// A FLOAT parameter's column, indexed by row ([`Crowd::row_of`]), for direct writes.
     /// Values written here are not checked: the step reads a NaN as 0.
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`], [`StateError::WrongGraph`], [`StateError::ParamKind`].
     pub fn float_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [f32], StateError> {
-        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
-        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
-            return Err(StateError::WrongGraph { index: u32::MAX });
-        }
-        if param.slot.kind != ParamKind::Float {
-            return Err(StateError::ParamKind { expected: "FLOAT", got: param.slot.kind.name() });
-        }
-        Ok(&mut group.floats[param.slot.column as usize])
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Float)?.floats[col])
+    }
+
+    /// An INTEGER parameter's column, indexed by row, for direct writes.
+    ///
+    /// # Errors
+    /// As [`Crowd::float_column_mut`].
+    pub fn int_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [i32], StateError> {
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Int)?.ints[col])
+    }
+
+    /// A BOOLEAN parameter's column, indexed by row, for direct writes.
+    ///
+    /// # Errors
+    /// As [`Crowd::float_column_mut`].
+    pub fn bool_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [bool], StateError> {
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Bool)?.bools[col])
     }
 
     /// The trigger words of an archetype's characters (bit = trigger column), for direct writes.

@@ -204,12 +204,13 @@ pub fn run_script(text: &str) -> Result<Vec<TraceLine>, TraceError> {
             let r = crowd.readback(hero, l).map_err(|source| TraceError::State { path: "$".to_owned(), source })?;
             let name = |s: usize| graph.states()[s].name.clone();
             let mut weights = vec![(name(r.active_state), r.active_weight)];
-            if r.transitioning && r.previous_weight > 0.0 {
-                if let Some(p) = r.previous_state {
-                    match weights.iter_mut().find(|(n, _)| *n == graph.states()[p].name) {
-                        Some(w) => w.1 += r.previous_weight,
-                        None => weights.push((name(p), r.previous_weight)),
-                    }
+            if r.transitioning
+                && r.previous_weight > 0.0
+                && let Some(p) = r.previous_state
+            {
+                match weights.iter_mut().find(|(n, _)| *n == graph.states()[p].name) {
+                    Some(w) => w.1 += r.previous_weight,
+                    None => weights.push((name(p), r.previous_weight)),
                 }
             }
             weights.retain(|(_, w)| *w > 0.0);
