@@ -2,9 +2,11 @@
 //!
 //! Each frame a game sets parameters for thousands of characters; throng evaluates their poses
 //! into one buffer of skinning matrices that a vertex shader reads directly. This crate holds
-//! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character and
-//! the CPU evaluator, which is the reference every GPU stage is tested against and the fallback
-//! where no adapter exists.
+//! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character,
+//! state graphs ([`graph`]: PlayCanvas's JSON compiled to flat tables) and the state step that
+//! runs them for whole crowds ([`state`]: SoA columns in, pose programs out), and the CPU
+//! evaluator, which is the reference every GPU stage is tested against and the fallback where
+//! no adapter exists.
 //!
 //! # Conventions
 //! - Units: metres, seconds, radians.

@@ -514,3 +514,21 @@ fn sub_state_machines_enter_and_exit_through_the_parent() {
         ["Idle", "Combat.Aim", "Combat.Fire", "Combat.Fire", "Combat.Aim", "Combat.Fire", "Combat.Fire", "Idle", "Idle", "Idle"]
     );
 }
+
+#[test]
+fn nested_blend_trees_multiply_weights_down_the_tree() {
+    // Root 1D on `speed` between Idle (0) and a 1D Locomotion tree (1) on `lean`.
+    let g = graph(
+        r#"{ "name": "START" },
+           { "name": "Move", "blendTree": { "type": "1D", "parameter": "speed", "children": [
+               { "name": "Idle", "point": 0.0 },
+               { "name": "Loco", "point": 1.0, "type": "1D", "parameter": "lean", "children": [
+                   { "name": "Left", "point": -1.0 }, { "name": "Right", "point": 1.0 } ] } ] } }"#,
+        r#"{ "from": "START", "to": "Move" }"#,
+        r#""speed": { "name": "speed", "type": "FLOAT", "value": 0.75 }, "lean": { "name": "lean", "type": "FLOAT", "value": 0.5 }"#,
+    );
+    let mut one = One::new(&g, &[("Move.Idle", 1.0), ("Move.Loco.Left", 1.0), ("Move.Loco.Right", 1.0)]);
+    one.step(0.0);
+    // Idle 0.25; Loco 0.75 split 0.25 / 0.75 between Left and Right.
+    assert_eq!(one.samples(0), [(0, 0.0, 0.25), (1, 0.0, 0.1875), (2, 0.0, 0.5625)]);
+}

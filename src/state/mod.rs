@@ -668,6 +668,21 @@ impl Crowd {
         })
     }
 
+    /// Sets one parameter of one character: the single-character form of the batch setters.
+    /// `ParamValue::Trigger(true)` sets a trigger (not single-frame), `Trigger(false)` resets it.
+    ///
+    /// # Errors
+    /// As the batch setters; [`StateError::ParamKind`] when `value`'s type is not the parameter's.
+    pub fn set(&mut self, param: ParamId, handle: CharacterHandle, value: ParamValue) -> Result<(), StateError> {
+        match value {
+            ParamValue::Float(v) => self.set_float(param, &[handle], &[v]),
+            ParamValue::Int(v) => self.set_int(param, &[handle], &[v]),
+            ParamValue::Bool(v) => self.set_bool(param, &[handle], &[v]),
+            ParamValue::Trigger(true) => self.set_trigger(param, &[handle], false),
+            ParamValue::Trigger(false) => self.reset_trigger(param, &[handle]),
+        }
+    }
+
     /// A parameter's value for one character.
     ///
     /// # Errors

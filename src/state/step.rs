@@ -101,6 +101,15 @@ fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, trigger
         out[0] = 1.0;
         return;
     }
+    // One tree of leaves (the common blend space): its children are the leaves, in order.
+    if st.nodes.len() == st.leaves.len() + 1
+        && let Some(&MotionNode::Tree { space, params: p, children }) = g.nodes.get(st.nodes.start as usize)
+    {
+        let x = params.number(p[0], triggers);
+        let y = params.number(p[1], triggers);
+        g.spaces[space as usize].weights(Vec2::new(x, y), &mut out[..children.len()]);
+        return;
+    }
     let mut node_w = [0.0f32; MAX_NODES_PER_STATE];
     let mut child_w = [0.0f32; MAX_BLEND_CHILDREN];
     let base = st.nodes.start as usize;
