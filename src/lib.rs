@@ -2,10 +2,12 @@
 //!
 //! Each frame a game sets parameters for thousands of characters; throng evaluates their poses
 //! into one buffer of skinning matrices that a vertex shader reads directly. This crate holds
-//! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character and
-//! the CPU evaluator, which is the reference every GPU stage is tested against and the fallback
-//! where no adapter exists, and the GPU evaluator ([`gpu`]), wgpu compute shaders that write the
-//! same matrices into a buffer a vertex shader binds.
+//! the data model (rigs and clips), importers (glTF 2.0 and BVH), a built-in demo character,
+//! state graphs ([`graph`]: PlayCanvas's JSON compiled to flat tables) and the state step that
+//! runs them for whole crowds ([`state`]: SoA columns in, pose programs out), the CPU evaluator,
+//! which is the reference every GPU stage is tested against and the fallback where no adapter
+//! exists, and the GPU evaluator ([`gpu`]), wgpu compute shaders that write the same matrices
+//! into a buffer a vertex shader binds.
 //!
 //! # Conventions
 //! - Units: metres, seconds, radians.
@@ -49,10 +51,12 @@ pub mod clip;
 pub mod demo;
 pub mod eval;
 pub mod gpu;
+pub mod graph;
 pub mod import;
 pub mod mesh;
 pub mod program;
 pub mod rig;
+pub mod state;
 
 pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};
 pub use rig::{Rig, RigError, Transform, MAX_JOINTS};

@@ -76,52 +76,6 @@ impl SwitchMode {
     }
 }
 
-/// [`LayerProgram::flags`]: a transition started on this frame; the evaluator captures the
-/// frozen snapshot or the inertialization offsets from the pose displayed last frame.
-pub const FLAG_SWITCHED: u32 = 1;
-
-/// [`LayerProgram::flags`]: this layer's states extract root motion (base layer only): the
-/// root's horizontal travel and yaw are reported to the caller and removed from the pose.
-pub const FLAG_ROOT_MOTION: u32 = 2;
-
-/// What one layer of one character shows this frame.
-///
-/// The layer's pose is the destination samples, blended; while a transition runs, `mode` says
-/// how the source is mixed in:
-///
-/// | mode | `second` samples | `blend` | `elapsed_s`, `duration_s` |
-/// |---|---|---|---|
-/// | cut | unused | 1 | unused |
-/// | frozen | unused | eased weight of the destination | unused |
-/// | crossfade | the source state | eased weight of the destination | unused |
-/// | inertialize | on the switch frame only: the destination one step earlier, for its velocity | 1 | time since the switch; quintic duration or spring halflife |
-///
-/// Keep in sync with `LayerProgram` in `shaders/shared/types.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct LayerProgram {
-    /// First destination sample in the frame's sample array.
-    pub start: u32,
-    /// Number of destination samples; 0 shows the rest pose (identity for additive layers).
-    pub count: u32,
-    /// First of the second sample set (see the table).
-    pub second_start: u32,
-    /// Number of samples in the second set.
-    pub second_count: u32,
-    /// Eased weight of the destination in [0, 1].
-    pub blend: f32,
-    /// The layer's weight in [0, 1].
-    pub weight: f32,
-    /// A [`SwitchMode`] code.
-    pub mode: u32,
-    /// [`FLAG_SWITCHED`], [`FLAG_ROOT_MOTION`].
-    pub flags: u32,
-    /// Real seconds since the inertialization switch.
-    pub elapsed_s: f32,
-    /// Quintic duration or spring halflife, seconds.
-    pub duration_s: f32,
-}
-
 /// Why a set of pose programs was refused; shared by both evaluators so that the CPU and the GPU
 /// accept exactly the same programs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -220,4 +174,87 @@ pub fn validate_sample_range(character: usize, range: Range<u32>, samples: &[Cli
         }
     }
     Ok(())
+}
+
+/// One layer of one character's pose program, written by the state step each update.
+///
+/// The layer's samples lie at `first_sample..first_sample + num_target + num_source` in the
+/// step's sample buffer: first the active (destination) state's clips, then a second set whose
+/// meaning depends on the mode. Sample weights are premultiplied by their side's share.
+///
+/// | `mode` | second set (`num_source`) | `target_weight` | the evaluator shows |
+/// |---|---|---|---|
+/// | cut | none | 1 | the destination |
+/// | frozen, or [`LayerProgram::SOURCE_SNAPSHOT`] | none | eased share of the destination | mix(snapshot, destination); the snapshot is taken from the displayed pose on the [`LayerProgram::SWITCHED`] update |
+/// | crossfade | the source state, weights × (1 − `target_weight`) | eased share | every sample blended at once: the two sides' weights sum to one |
+/// | inertialize (any curve) | on the switch update only: the destination one step earlier, for its velocity | 1 | the destination plus an offset captured on the switch update and decayed by the evaluator in real time with `param_s` |
+///
+/// Layer blend mode, mask and space are the graph's (`graph::Layer`), the same for every
+/// character; the layer's weight is here so that it may vary per character.
+///
+/// Keep in sync with `LayerProgram` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LayerProgram {
+    /// Index of the layer's first sample in the sample buffer.
+    pub first_sample: u32,
+    /// Samples of the active state, starting at `first_sample`.
+    pub num_target: u32,
+    /// Samples of the second set, after the active state's (see the table).
+    pub num_source: u32,
+    /// Index of the graph transition in flight or switched this update; `u32::MAX` for none.
+    pub transition: u32,
+    /// A [`SwitchMode`] code.
+    pub mode: u32,
+    /// Bit set of [`LayerProgram::TRANSITIONING`], [`LayerProgram::SOURCE_SNAPSHOT`],
+    /// [`LayerProgram::SWITCHED`], [`LayerProgram::ROOT_MOTION`].
+    pub flags: u32,
+    /// Eased share of the active state in [0, 1]; 1 when no transition is in flight and for
+    /// inertialization, which evaluates the new state alone.
+    pub target_weight: f32,
+    /// Linear progress of the transition in [0, 1]; 1 when none is in flight.
+    pub progress: f32,
+    /// The layer's weight in [0, 1] (layer 0, the base, always shows fully).
+    pub weight: f32,
+    /// Inertialization's curve parameter, seconds: the quintic's duration or the spring's
+    /// halflife (read on the switch update).
+    pub param_s: f32,
+}
+
+impl LayerProgram {
+    /// A transition is in flight.
+    pub const TRANSITIONING: u32 = 1;
+    /// The transition's source is the frozen snapshot (frozen mode, or an interrupted crossfade).
+    pub const SOURCE_SNAPSHOT: u32 = 2;
+    /// A transition was taken this update: capture the snapshot from the last displayed pose
+    /// (frozen, interrupted crossfade) or seed inertialization offsets.
+    pub const SWITCHED: u32 = 4;
+    /// The base layer's active state extracts root motion: the root's horizontal travel and yaw
+    /// are reported to the caller and removed from the pose.
+    pub const ROOT_MOTION: u32 = 8;
+
+    /// The layer's samples as a range of the sample buffer, for the evaluators.
+    #[must_use]
+    pub fn sample_range(&self) -> std::ops::Range<u32> {
+        self.first_sample..self.first_sample + self.num_target + self.num_source
+    }
+
+    /// The active state's samples.
+    #[must_use]
+    pub fn target_range(&self) -> std::ops::Range<u32> {
+        self.first_sample..self.first_sample + self.num_target
+    }
+
+    /// The second set's samples.
+    #[must_use]
+    pub fn source_range(&self) -> std::ops::Range<u32> {
+        let start = self.first_sample + self.num_target;
+        start..start + self.num_source
+    }
+
+    /// The switch mode.
+    #[must_use]
+    pub fn switch_mode(&self) -> SwitchMode {
+        SwitchMode::from_code(self.mode)
+    }
 }

@@ -6,7 +6,7 @@ use glam::{Quat, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::skinning::read_matrix;
 use throng::eval::OutputLayout;
-use throng::program::{ClipSample, LayerProgram, SwitchMode, FLAG_SWITCHED};
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::{Clip, Rig, Transform};
 
 const DT: f32 = 1.0 / 60.0;
@@ -59,29 +59,31 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
             active = 1 - active;
             active_time = 0.0;
             switched_at = Some(frame);
-            flags = FLAG_SWITCHED;
+            flags = LayerProgram::SWITCHED;
         }
         let elapsed = switched_at.map_or(f32::INFINITY, |s| (frame - s) as f32 * DT);
-        let in_flight = elapsed < duration_s || mode.is_inertialization() && elapsed.is_finite();
         let blend = if duration_s > 0.0 { (elapsed / duration_s).min(1.0) } else { 1.0 };
         let mut samples = vec![ClipSample::new(active, active_time, 1.0)];
-        let mut program = LayerProgram { start: 0, count: 1, blend: 1.0, weight: 1.0, ..Default::default() };
-        if in_flight {
+        let mut program = LayerProgram { num_target: 1, target_weight: 1.0, weight: 1.0, flags, ..Default::default() };
+        if elapsed < duration_s || flags & LayerProgram::SWITCHED != 0 {
             program.mode = mode as u32;
-            program.flags = flags;
+            program.flags |= LayerProgram::TRANSITIONING;
             match mode {
                 SwitchMode::Crossfade => {
-                    samples.push(ClipSample::new(source, source_time, 1.0));
-                    (program.second_start, program.second_count, program.blend) = (1, 1, blend);
+                    samples[0].weight = blend;
+                    samples.push(ClipSample::new(source, source_time, 1.0 - blend));
+                    (program.num_source, program.target_weight) = (1, blend);
                 }
-                SwitchMode::Frozen => program.blend = blend,
+                SwitchMode::Frozen => {
+                    program.target_weight = blend;
+                    program.flags |= LayerProgram::SOURCE_SNAPSHOT;
+                }
                 SwitchMode::Cut => {}
                 _ => {
-                    program.elapsed_s = elapsed;
-                    program.duration_s = duration_s;
-                    if flags & FLAG_SWITCHED != 0 {
+                    program.param_s = duration_s;
+                    if flags & LayerProgram::SWITCHED != 0 {
                         samples.push(ClipSample::new(active, active_time - DT, 1.0));
-                        (program.second_start, program.second_count) = (1, 1);
+                        program.num_source = 1;
                     }
                 }
             }

@@ -13,14 +13,14 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::{ClipSample, LayerProgram, SwitchMode, FLAG_ROOT_MOTION};
+use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::JointOffset;
 use super::root_motion::{clip_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
-use super::transition::{transition, LayerMemory};
+use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
 use crate::program::{validate_clips, validate_sample_range};
 
@@ -66,6 +66,7 @@ pub struct EvalContext {
     previous: Vec<Transform>,
     snapshot: Vec<Transform>,
     offsets: Vec<JointOffset>,
+    inertia: Vec<Inertia>,
     frames_shown: Vec<u8>,
 }
 
@@ -85,6 +86,7 @@ impl EvalContext {
         self.previous.resize(poses, Transform::IDENTITY);
         self.snapshot.resize(poses, Transform::IDENTITY);
         self.offsets.resize(poses, JointOffset::default());
+        self.inertia.resize(num_characters * self.num_layers, Inertia::default());
         self.frames_shown.resize(num_characters * self.num_layers, 0);
     }
 
@@ -92,8 +94,11 @@ impl EvalContext {
     /// one teleported by gameplay). Out-of-range characters are ignored.
     pub fn reset_character(&mut self, character: usize) {
         let layers = character * self.num_layers..(character + 1) * self.num_layers;
-        if let Some(shown) = self.frames_shown.get_mut(layers) {
+        if let Some(shown) = self.frames_shown.get_mut(layers.clone()) {
             shown.fill(0);
+        }
+        if let Some(inertia) = self.inertia.get_mut(layers) {
+            inertia.fill(Inertia::default());
         }
     }
 
@@ -106,7 +111,7 @@ impl EvalContext {
     /// Bytes of memory per character.
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
-        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + 1)
+        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + size_of::<Inertia>() + 1)
     }
 }
 
@@ -147,7 +152,7 @@ pub struct FrameJob<'a> {
     pub clips_sampled: &'a mut [u32],
     /// Root motion per character this frame (one entry per character), or empty when the caller
     /// does not want it. The root is joint 0. Filled for characters whose base layer program has
-    /// [`FLAG_ROOT_MOTION`], zero for the others.
+    /// [`LayerProgram::ROOT_MOTION`], zero for the others.
     pub root_motion: &'a mut [RootDelta],
 }
 
@@ -199,10 +204,10 @@ impl FrameJob<'_> {
         for (i, p) in self.programs.iter().enumerate() {
             let character = i / num_layers;
             let num_clips = self.clips.len();
-            validate_sample_range(character, p.start..p.start.saturating_add(p.count), self.samples, num_clips)?;
-            validate_sample_range(character, p.second_start..p.second_start.saturating_add(p.second_count), self.samples, num_clips)?;
-            let numbers = [p.blend, p.weight, p.elapsed_s, p.duration_s];
-            if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.blend) || !(0.0..=1.0).contains(&p.weight) {
+            let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_source);
+            validate_sample_range(character, p.first_sample..end, self.samples, num_clips)?;
+            let numbers = [p.target_weight, p.weight, p.param_s];
+            if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.param_s < 0.0 {
                 return Err(EvalError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
             }
         }
@@ -231,13 +236,13 @@ impl FrameJob<'_> {
             .zip(context.previous.par_chunks_mut(per_layer))
             .zip(context.snapshot.par_chunks_mut(per_layer))
             .zip(context.offsets.par_chunks_mut(per_layer))
-            .zip(context.frames_shown.par_chunks_mut(num_layers))
+            .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
             .zip(clips_sampled.par_iter_mut().zip(root_motion.par_iter_mut()))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), shown), (sampled, root))| {
-                    let memory = CharacterMemory { displayed, previous, snapshot, offsets, shown };
+                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), (inertia, shown)), (sampled, root))| {
+                    let memory = CharacterMemory { displayed, previous, snapshot, offsets, inertia, shown };
                     (*sampled, *root) = shared.character(programs, memory, scratch, out);
                 },
             );
@@ -263,6 +268,7 @@ struct CharacterMemory<'a> {
     previous: &'a mut [Transform],
     snapshot: &'a mut [Transform],
     offsets: &'a mut [JointOffset],
+    inertia: &'a mut [Inertia],
     shown: &'a mut [u8],
 }
 
@@ -307,24 +313,29 @@ impl Shared<'_> {
                 continue;
             }
             let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };
-            let destination = &self.samples[program.start as usize..(program.start + program.count) as usize];
-            sample_blend(self.clips, destination, rest, &mut scratch.layer);
-            if program.second_count > 0 {
-                let s = program.second_start as usize;
-                sample_blend(self.clips, &self.samples[s..s + program.second_count as usize], rest, &mut scratch.second);
+            let samples_of = |range: std::ops::Range<u32>| &self.samples[range.start as usize..range.end as usize];
+            // A crossfade between two states blends both sides' samples at once (their weights
+            // are premultiplied by the sides' shares); otherwise the destination alone.
+            let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let shown_range = if crossfade { program.sample_range() } else { program.target_range() };
+            sample_blend(self.clips, samples_of(shown_range.clone()), rest, &mut scratch.layer);
+            let step_back = !crossfade && program.num_source > 0;
+            if step_back {
+                sample_blend(self.clips, samples_of(program.source_range()), rest, &mut scratch.second);
             }
-            sampled += program.count + program.second_count;
-            if l == 0 && program.flags & FLAG_ROOT_MOTION != 0 {
-                root = self.root_motion(program, destination);
+            sampled += program.num_target + program.num_source;
+            if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
+                root = self.root_motion(samples_of(shown_range));
                 remove_root_motion(&mut scratch.layer, 0);
                 remove_root_motion(&mut scratch.second, 0);
             }
-            let second = (program.second_count > 0).then_some(scratch.second.as_slice());
+            let second = step_back.then_some(scratch.second.as_slice());
             let layer_memory = LayerMemory {
                 displayed: &mut memory.displayed[span.clone()],
                 previous: &mut memory.previous[span.clone()],
                 snapshot: &mut memory.snapshot[span.clone()],
                 offsets: &mut memory.offsets[span],
+                inertia: &mut memory.inertia[l],
                 frames_shown: &mut memory.shown[l],
             };
             transition(program, second, self.dt_s, layer_memory, &mut scratch.layer);
@@ -343,25 +354,16 @@ impl Shared<'_> {
         (sampled, root)
     }
 
-    /// The root's travel this frame: the destination's samples by normalised weight, mixed
-    /// with a crossfade's source by the transition's blend.
-    fn root_motion(&self, program: &LayerProgram, destination: &[ClipSample]) -> RootDelta {
-        let travel = |samples: &[ClipSample]| {
-            let total: f32 = samples.iter().map(|s| s.weight).sum();
-            if !(total > 0.0) {
-                return RootDelta::default();
-            }
-            samples.iter().fold(RootDelta::default(), |acc, s| {
-                let delta = clip_root_delta(&self.clips[s.clip as usize], 0, s.time_s - s.advance_s, s.time_s);
-                acc + delta.scaled(s.weight / total)
-            })
-        };
-        let to = travel(destination);
-        if SwitchMode::from_code(program.mode) != SwitchMode::Crossfade || program.second_count == 0 {
-            return to;
+    /// The root's travel this frame: the shown samples by normalised weight (during a crossfade
+    /// both sides, by their shares).
+    fn root_motion(&self, samples: &[ClipSample]) -> RootDelta {
+        let total: f32 = samples.iter().map(|s| s.weight).sum();
+        if !(total > 0.0) {
+            return RootDelta::default();
         }
-        let s = program.second_start as usize;
-        let from = travel(&self.samples[s..s + program.second_count as usize]);
-        from.scaled(1.0 - program.blend) + to.scaled(program.blend)
+        samples.iter().fold(RootDelta::default(), |acc, s| {
+            let delta = clip_root_delta(&self.clips[s.clip as usize], 0, s.time_s - s.advance_s, s.time_s);
+            acc + delta.scaled(s.weight / total)
+        })
     }
 }

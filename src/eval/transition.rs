@@ -1,22 +1,36 @@
 //! The transition stage: one layer's pose while a transition runs — cut, frozen snapshot,
 //! crossfade, or inertialization capture and decay. Mirrored by `shaders/transition.wgsl`.
 //!
-//! | mode | on the switch frame | every frame |
+//! | program | on the switch update | every update |
 //! |---|---|---|
 //! | cut | — | destination |
-//! | frozen | snapshot ← displayed pose | `mix(snapshot, destination, blend)` |
-//! | crossfade | — | `mix(source, destination, blend)` |
-//! | inertialize | offsets ← displayed − destination, velocities from the last two displayed poses and the destination one step earlier | destination + decayed offset |
+//! | `SOURCE_SNAPSHOT` (frozen, or an interrupted crossfade) | snapshot ← displayed pose | `mix(snapshot, destination, target_weight)` |
+//! | crossfade | — | both states' samples blended at once (in the sample stage) |
+//! | inertialize | offsets ← old motion carried one step − destination; velocity from the last two displayed poses and the destination one step earlier | destination + offset decayed in real time |
 //!
-//! A crossfade that is interrupted is turned into a frozen fade by the state step (the
-//! displayed mix becomes the snapshot), so no mode ever needs more than one source. A switch
-//! before any pose was displayed is a cut.
+//! Any switch ends an offset still decaying: a frozen or interrupting switch starts from the
+//! displayed pose, offset included, and an inertialized one re-captures from it, so rapid
+//! switches stay continuous. A switch before anything was displayed is a cut.
 
-use crate::program::{LayerProgram, SwitchMode, FLAG_SWITCHED};
+use crate::program::LayerProgram;
 use crate::rig::Transform;
 
 use super::inertialize::{self, Decay, JointOffset};
 use super::sample::mix_from;
+use crate::program::SwitchMode;
+
+/// A layer's running inertialization: its curve and the real time since its switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Inertia {
+    /// The curve, or `None` when no offset is decaying.
+    pub decay: Option<Decay>,
+    /// Real seconds since the switch.
+    pub elapsed_s: f32,
+    /// Largest offset component at the switch (metres or radians), to tell when it is spent.
+    pub largest_offset: f32,
+    /// Largest offset velocity component at the switch.
+    pub largest_velocity: f32,
+}
 
 /// What a layer remembers between frames.
 #[derive(Debug)]
@@ -29,6 +43,8 @@ pub struct LayerMemory<'a> {
     pub snapshot: &'a mut [Transform],
     /// Inertialization offsets captured at the last switch.
     pub offsets: &'a mut [JointOffset],
+    /// The running inertialization.
+    pub inertia: &'a mut Inertia,
     /// Frames displayed so far, saturating at 2.
     pub frames_shown: &'a mut u8,
 }
@@ -36,51 +52,55 @@ pub struct LayerMemory<'a> {
 /// The decay curve an inertializing program asks for.
 #[must_use]
 pub fn decay_of(program: &LayerProgram) -> Option<Decay> {
-    match SwitchMode::from_code(program.mode) {
-        SwitchMode::InertializeQuintic => Some(Decay::Quintic { duration_s: program.duration_s, overshoot_control: false }),
-        SwitchMode::InertializeQuinticOvershootControl => {
-            Some(Decay::Quintic { duration_s: program.duration_s, overshoot_control: true })
-        }
-        SwitchMode::InertializeSpring => Some(Decay::Spring { halflife_s: program.duration_s }),
+    match program.switch_mode() {
+        SwitchMode::InertializeQuintic => Some(Decay::Quintic { duration_s: program.param_s, overshoot_control: false }),
+        SwitchMode::InertializeQuinticOvershootControl => Some(Decay::Quintic { duration_s: program.param_s, overshoot_control: true }),
+        SwitchMode::InertializeSpring => Some(Decay::Spring { halflife_s: program.param_s }),
         _ => None,
     }
 }
 
 /// Turns the destination pose (already sampled into `pose`) into the pose this layer shows,
-/// and updates the layer's memory. `second` is the second sample set, sampled (the crossfade
-/// source, or the destination one step earlier on an inertialization's switch frame); `dt_s`
-/// is the real time since last frame.
-pub fn transition(program: &LayerProgram, second: Option<&[Transform]>, dt_s: f32, memory: LayerMemory<'_>, pose: &mut [Transform]) {
-    let mode = SwitchMode::from_code(program.mode);
-    let switched = program.flags & FLAG_SWITCHED != 0;
+/// and updates the layer's memory. `step_back` is the destination one step earlier (sampled
+/// from the program's second set on an inertialization's switch update); `dt_s` is the real time
+/// since last frame.
+pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s: f32, memory: LayerMemory<'_>, pose: &mut [Transform]) {
+    let switched = program.flags & LayerProgram::SWITCHED != 0;
     let shown = *memory.frames_shown;
-    match mode {
-        SwitchMode::Cut => {}
-        SwitchMode::Crossfade => {
-            if let Some(source) = second {
-                mix_from(source, program.blend, pose);
-            }
+    if switched {
+        *memory.inertia = Inertia::default();
+    }
+    if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
+        if switched && shown > 0 {
+            memory.snapshot.copy_from_slice(memory.displayed);
+        } else if switched {
+            memory.snapshot.copy_from_slice(pose);
         }
-        SwitchMode::Frozen => {
-            if switched {
-                let from: &[Transform] = if shown > 0 { memory.displayed } else { pose };
-                memory.snapshot.copy_from_slice(from);
-            }
-            mix_from(memory.snapshot, program.blend, pose);
-        }
-        SwitchMode::InertializeQuintic | SwitchMode::InertializeQuinticOvershootControl | SwitchMode::InertializeSpring => {
-            if switched {
-                if shown == 0 {
-                    memory.offsets.fill(JointOffset::default());
-                } else {
-                    let previous: &[Transform] = if shown > 1 { memory.previous } else { memory.displayed };
-                    let new_previous = second.unwrap_or(pose);
-                    inertialize::capture(memory.displayed, previous, pose, new_previous, dt_s, memory.offsets);
-                }
-            }
-            if let Some(decay) = decay_of(program) {
-                inertialize::apply(memory.offsets, decay, program.elapsed_s, pose);
-            }
+        mix_from(memory.snapshot, program.target_weight, pose);
+    } else if switched && shown > 0 && let Some(decay) = decay_of(program) {
+        let previous: &[Transform] = if shown > 1 { memory.previous } else { memory.displayed };
+        let new_previous = step_back.unwrap_or(pose);
+        inertialize::capture(memory.displayed, previous, pose, new_previous, dt_s, memory.offsets);
+        let largest = |f: fn(&JointOffset) -> [f32; 6]| {
+            memory.offsets.iter().flat_map(f).fold(0.0f32, |m, v| m.max(v.abs()))
+        };
+        *memory.inertia = Inertia {
+            decay: Some(decay),
+            elapsed_s: 0.0,
+            largest_offset: largest(|o| [o.translation.x, o.translation.y, o.translation.z, o.rotation.x, o.rotation.y, o.rotation.z]),
+            largest_velocity: largest(|o| {
+                let (t, r) = (o.translation_velocity, o.rotation_velocity);
+                [t.x, t.y, t.z, r.x, r.y, r.z]
+            }),
+        };
+    }
+    let inertia = &mut *memory.inertia;
+    if let Some(decay) = inertia.decay {
+        if decay.is_active(inertia.largest_offset, inertia.largest_velocity, inertia.elapsed_s) {
+            inertialize::apply(memory.offsets, decay, inertia.elapsed_s, pose);
+            inertia.elapsed_s += dt_s;
+        } else {
+            inertia.decay = None;
         }
     }
     memory.previous.copy_from_slice(memory.displayed);

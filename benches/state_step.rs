@@ -1,0 +1,29 @@
+//! `state_step/N`: one `Crowd::update` of N characters on the locomotion graph (idle/move
+//! 1D/jump base layer and an upper-body wave layer), reported per character.
+
+mod support;
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+fn state_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("state_step");
+    for (label, n) in [("10k", 10_000), ("100k", 100_000), ("1M", 1_000_000)] {
+        let (mut crowd, kind) = support::locomotion_crowd(n);
+        if let Ok(bytes) = crowd.bytes_per_character(kind) {
+            eprintln!("state_step/{label}: {bytes} bytes of CPU state per character");
+        }
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                crowd.update(black_box(1.0 / 60.0)).expect("finite dt");
+            });
+        });
+        black_box(crowd.programs(kind).map(|p| p.len()).unwrap_or(0));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, state_step);
+criterion_main!(benches);

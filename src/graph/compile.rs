@@ -1,0 +1,779 @@
+//! Validation and compilation: [`GraphDesc`] → [`CompiledGraph`], collecting every problem.
+//!
+//! One pass builds the tables and records problems as it meets them; a second pass sorts
+//! transitions into per-state candidate lists and looks for zero-duration cycles. Any problem
+//! discards the tables, so half-built entries never escape.
+
+use std::collections::HashMap;
+
+use glam::Vec2;
+
+use super::format::{
+    BlendTreeDesc, BlendTypeDesc, ConditionValueDesc, EasingDesc, GraphDesc, InterruptionDesc, LayerBlendDesc,
+    LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc, SwitchDesc, SwitchModeDesc,
+    TransitionDesc,
+};
+use super::tables::*;
+use super::*;
+use crate::blend_space::BlendSpace;
+
+/// What a name means inside one machine.
+#[derive(Clone, Copy)]
+enum Node {
+    State(u16),
+    Sub(u16),
+    Start,
+    End,
+    Any,
+}
+
+struct Compiler {
+    problems: Vec<GraphProblem>,
+    g: CompiledGraph,
+    default_switch: (SwitchMode, Easing),
+}
+
+fn problem(problems: &mut Vec<GraphProblem>, at: &Location, kind: ProblemKind) {
+    problems.push(GraphProblem { at: at.clone(), kind });
+}
+
+pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
+    let mut c = Compiler {
+        problems: Vec::new(),
+        g: CompiledGraph {
+            parameters: Vec::new(),
+            num_columns: [0; 4],
+            layers: Vec::new(),
+            states: Vec::new(),
+            machines: Vec::new(),
+            transitions: Vec::new(),
+            candidates: Vec::new(),
+            conditions: Vec::new(),
+            nodes: Vec::new(),
+            spaces: Vec::new(),
+            leaves: Vec::new(),
+        },
+        default_switch: (SwitchMode::Crossfade, Easing::Linear),
+    };
+    let root = Location::default();
+    if let Some(s) = &desc.default_switch {
+        c.default_switch = c.switch(s, &root);
+    }
+    c.parameters(desc);
+    if desc.layers.is_empty() {
+        problem(&mut c.problems, &root, ProblemKind::NoLayers);
+    }
+    if desc.layers.len() > MAX_LAYERS {
+        let kind = ProblemKind::TooMany { what: "layers", count: desc.layers.len(), limit: MAX_LAYERS };
+        problem(&mut c.problems, &root, kind);
+    } else {
+        for (i, layer) in desc.layers.iter().enumerate() {
+            if desc.layers[..i].iter().any(|l| l.name == layer.name) {
+                let at = Location { layer: Some(layer.name.clone()), ..Location::default() };
+                problem(&mut c.problems, &at, ProblemKind::DuplicateName { what: "layer", name: layer.name.clone() });
+            }
+            c.layer(i, layer);
+        }
+    }
+    for (what, count, limit) in [
+        ("states", c.g.states.len(), MAX_STATES),
+        ("transitions", c.g.transitions.len(), MAX_TRANSITIONS),
+    ] {
+        if count > limit {
+            problem(&mut c.problems, &root, ProblemKind::TooMany { what, count, limit });
+        }
+    }
+    if c.problems.is_empty() {
+        c.candidates();
+        c.cycles();
+    }
+    if c.problems.is_empty() { Ok(c.g) } else { Err(GraphError::Invalid { problems: c.problems }) }
+}
+
+impl Compiler {
+    fn parameters(&mut self, desc: &GraphDesc) {
+        let mut params: Vec<_> = desc.parameters.iter().collect();
+        params.sort_by(|a, b| a.name.cmp(&b.name));
+        if params.len() > MAX_PARAMETERS {
+            let kind = ProblemKind::TooMany { what: "parameters", count: params.len(), limit: MAX_PARAMETERS };
+            problem(&mut self.problems, &Location::default(), kind);
+            return;
+        }
+        for (i, p) in params.iter().enumerate() {
+            let at = Location { parameter: Some(p.name.clone()), ..Location::default() };
+            if i > 0 && params[i - 1].name == p.name {
+                problem(&mut self.problems, &at, ProblemKind::DuplicateName { what: "parameter", name: p.name.clone() });
+            }
+            let kind = match p.kind {
+                ParameterTypeDesc::Float => ParamKind::Float,
+                ParameterTypeDesc::Integer => ParamKind::Int,
+                ParameterTypeDesc::Boolean => ParamKind::Bool,
+                ParameterTypeDesc::Trigger => ParamKind::Trigger,
+            };
+            let default = match (kind, p.value) {
+                (ParamKind::Float, None) => Some(ParamValue::Float(0.0)),
+                (ParamKind::Float, Some(ConditionValueDesc::Number(v))) if (v as f32).is_finite() => {
+                    Some(ParamValue::Float(v as f32))
+                }
+                (ParamKind::Int, None) => Some(ParamValue::Int(0)),
+                (ParamKind::Int, Some(ConditionValueDesc::Number(v)))
+                    if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) =>
+                {
+                    Some(ParamValue::Int(v as i32))
+                }
+                (ParamKind::Bool, None) => Some(ParamValue::Bool(false)),
+                (ParamKind::Bool, Some(ConditionValueDesc::Bool(b))) => Some(ParamValue::Bool(b)),
+                (ParamKind::Trigger, None) => Some(ParamValue::Trigger(false)),
+                (ParamKind::Trigger, Some(ConditionValueDesc::Bool(b))) => Some(ParamValue::Trigger(b)),
+                _ => None,
+            };
+            // A bad default is reported but the parameter still declared, so conditions that
+            // read it are checked against its type rather than reported as unknown.
+            let default = default.unwrap_or_else(|| {
+                let value = p.value.map_or_else(String::new, |v| value_text(&v));
+                let problem_kind = ProblemKind::ParameterDefault { parameter_type: kind.name(), value };
+                problem(&mut self.problems, &at, problem_kind);
+                match kind {
+                    ParamKind::Float => ParamValue::Float(0.0),
+                    ParamKind::Int => ParamValue::Int(0),
+                    ParamKind::Bool => ParamValue::Bool(false),
+                    ParamKind::Trigger => ParamValue::Trigger(false),
+                }
+            });
+            let column = self.g.num_columns[kind as usize];
+            self.g.num_columns[kind as usize] += 1;
+            self.g.parameters.push(Parameter { name: p.name.clone(), slot: ParamSlot { kind, column }, default });
+        }
+        let triggers = self.g.num_columns[ParamKind::Trigger as usize] as usize;
+        if triggers > MAX_TRIGGERS {
+            let kind = ProblemKind::TooMany { what: "TRIGGER parameters", count: triggers, limit: MAX_TRIGGERS };
+            problem(&mut self.problems, &Location::default(), kind);
+        }
+    }
+
+    fn param(&mut self, name: &str, at: &Location) -> Option<ParamSlot> {
+        let found = self.g.parameters.iter().find(|p| p.name == name).map(|p| p.slot);
+        if found.is_none() {
+            let at = Location { parameter: Some(name.to_owned()), ..at.clone() };
+            problem(&mut self.problems, &at, ProblemKind::UnknownParameter { name: name.to_owned() });
+        }
+        found
+    }
+
+    fn switch(&mut self, s: &SwitchDesc, at: &Location) -> (SwitchMode, Easing) {
+        let easing = match s.easing {
+            EasingDesc::Linear => Easing::Linear,
+            EasingDesc::Smoothstep => Easing::Smoothstep,
+        };
+        let mut bad = |message: &str| {
+            problem(&mut self.problems, at, ProblemKind::BadSwitch { message: message.to_owned() });
+        };
+        if s.mode != SwitchModeDesc::Inertialize && (s.quintic.is_some() || s.spring.is_some()) {
+            bad("`quintic` and `spring` apply to mode \"inertialize\" only");
+        }
+        let mode = match s.mode {
+            SwitchModeDesc::Cut => SwitchMode::Cut,
+            SwitchModeDesc::Frozen => SwitchMode::Frozen,
+            SwitchModeDesc::Crossfade => SwitchMode::Crossfade,
+            SwitchModeDesc::Inertialize => SwitchMode::Inertialize(match (s.quintic, s.spring) {
+                (Some(_), Some(_)) => {
+                    bad("an inertialized switch is `quintic` or `spring`, not both");
+                    Inertialization::Quintic { overshoot_control: false }
+                }
+                (Some(q), None) => Inertialization::Quintic { overshoot_control: q.overshoot_control },
+                (None, Some(sp)) => {
+                    if !(sp.halflife.is_finite() && sp.halflife >= 0.0) {
+                        bad("spring `halflife` is seconds, finite and ≥ 0");
+                    }
+                    Inertialization::Spring { halflife_s: sp.halflife }
+                }
+                (None, None) => Inertialization::Quintic { overshoot_control: false },
+            }),
+        };
+        (mode, easing)
+    }
+
+    fn layer(&mut self, index: usize, desc: &LayerDesc) {
+        let at = Location { layer: Some(desc.name.clone()), ..Location::default() };
+        let weight = desc.weight.unwrap_or(1.0);
+        if !(0.0..=1.0).contains(&weight) {
+            problem(&mut self.problems, &at, ProblemKind::BadLayerWeight { weight });
+        }
+        let mut mask = Vec::new();
+        for (joint, &w) in desc.mask.iter().flatten() {
+            if !(0.0..=1.0).contains(&w) {
+                problem(&mut self.problems, &at, ProblemKind::BadMaskWeight { joint: joint.clone(), weight: w });
+            }
+            mask.push((joint.clone(), w));
+        }
+        let first_state = self.g.states.len() as u32;
+        let root = self.g.machines.len() as u16;
+        self.g.layers.push(Layer {
+            name: desc.name.clone(),
+            blend: match desc.blend_type {
+                Some(LayerBlendDesc::Additive) => LayerBlend::Additive,
+                _ => LayerBlend::Override,
+            },
+            weight,
+            mask,
+            space: match desc.space {
+                Some(LayerSpaceDesc::Mesh) => LayerSpace::Mesh,
+                _ => LayerSpace::Local,
+            },
+            states: Span::default(),
+            root,
+            max_leaves: 0,
+        });
+        self.machine(index as u16, NO_INDEX, String::new(), &desc.states, &desc.transitions, &at, 0);
+        let states = Span { start: first_state, end: self.g.states.len() as u32 };
+        let max_leaves = self.g.states[states.range()].iter().map(|s| s.leaves.len() as u32).max().unwrap_or(0);
+        if let Some(layer) = self.g.layers.last_mut() {
+            layer.states = states;
+            layer.max_leaves = max_leaves;
+        }
+    }
+
+    /// Compiles one machine and, depth first, its sub-machines; returns its index.
+    #[allow(clippy::too_many_arguments)]
+    fn machine(
+        &mut self,
+        layer: u16,
+        parent: u16,
+        path: String,
+        states: &[StateDesc],
+        transitions: &[TransitionDesc],
+        layer_at: &Location,
+        depth: usize,
+    ) -> u16 {
+        let me = self.g.machines.len() as u16;
+        self.g.machines.push(Machine {
+            name: path.clone(),
+            layer,
+            parent,
+            entry: Span::default(),
+            exit: Span::default(),
+        });
+        let machine_at = Location { machine: (!path.is_empty()).then(|| path.clone()), ..layer_at.clone() };
+        let mut names: HashMap<&str, Node> = HashMap::new();
+        let mut defaults = Vec::new();
+        for s in states {
+            let full = if path.is_empty() { s.name.clone() } else { format!("{path}.{}", s.name) };
+            let at = Location { state: Some(full.clone()), ..machine_at.clone() };
+            let node = match s.name.as_str() {
+                "START" => Node::Start,
+                "END" => Node::End,
+                "ANY" => Node::Any,
+                _ => match &s.machine {
+                    Some(_) if depth + 1 > MAX_MACHINE_DEPTH => {
+                        problem(&mut self.problems, &at, ProblemKind::TooDeep);
+                        continue;
+                    }
+                    Some(m) => Node::Sub(self.machine(layer, me, full.clone(), &m.states, &m.transitions, layer_at, depth + 1)),
+                    None => Node::State(self.state(layer, me, &full, s, &at)),
+                },
+            };
+            if names.insert(s.name.as_str(), node).is_some() {
+                problem(&mut self.problems, &at, ProblemKind::DuplicateName { what: "state", name: s.name.clone() });
+            }
+            if s.default_state && matches!(node, Node::State(_) | Node::Sub(_)) {
+                defaults.push((s.name.clone(), node));
+            }
+        }
+        let mut has_entry = false;
+        let mut takable_entry = false;
+        for (index, t) in transitions.iter().enumerate() {
+            let at = Location { transition: Some(index), ..machine_at.clone() };
+            let from = match names.get(t.from.as_str()) {
+                None => {
+                    problem(&mut self.problems, &at, ProblemKind::UnknownState { name: t.from.clone() });
+                    None
+                }
+                Some(Node::End) => {
+                    problem(&mut self.problems, &at, ProblemKind::TransitionFromEnd);
+                    None
+                }
+                Some(Node::State(s)) => Some(Source::State(*s)),
+                Some(Node::Sub(m)) => Some(Source::Machine(*m)),
+                Some(Node::Any) => Some(Source::Any(me)),
+                Some(Node::Start) => Some(Source::Start(me)),
+            };
+            let to = match names.get(t.to.as_str()) {
+                None => {
+                    problem(&mut self.problems, &at, ProblemKind::UnknownState { name: t.to.clone() });
+                    None
+                }
+                Some(Node::Any) => {
+                    problem(&mut self.problems, &at, ProblemKind::TransitionToAny);
+                    None
+                }
+                Some(Node::Start) => {
+                    problem(&mut self.problems, &at, ProblemKind::TransitionToStart);
+                    None
+                }
+                Some(Node::End) if matches!(from, Some(Source::Start(_))) => {
+                    problem(&mut self.problems, &at, ProblemKind::StartToEnd);
+                    None
+                }
+                Some(Node::End) if parent == NO_INDEX => Some(Target::Entry(me)),
+                Some(Node::End) => Some(Target::Exit(me)),
+                Some(Node::State(s)) => Some(Target::State(*s)),
+                Some(Node::Sub(m)) => Some(Target::Entry(*m)),
+            };
+            let compiled = self.transition(layer, me, index, t, &at);
+            if let (Some(from), Some(to), Some(mut compiled)) = (from, to, compiled) {
+                self.check_exit_time(&compiled, from, &at);
+                if let Source::Start(_) = from {
+                    has_entry = true;
+                    takable_entry |= compiled.conditions.is_empty();
+                }
+                compiled.self_transition = t.from == t.to && matches!(from, Source::State(_) | Source::Machine(_));
+                compiled.from = from;
+                compiled.to = to;
+                self.g.transitions.push(compiled);
+            }
+        }
+        if !has_entry {
+            match defaults.as_slice() {
+                [] => problem(&mut self.problems, &machine_at, ProblemKind::NoDefaultState),
+                [(_, node)] => {
+                    let to = match node {
+                        Node::Sub(m) => Target::Entry(*m),
+                        Node::State(s) => Target::State(*s),
+                        _ => Target::Entry(me),
+                    };
+                    self.g.transitions.push(synthetic_entry(layer, me, to));
+                }
+                many => {
+                    let names = many.iter().map(|(n, _)| n.clone()).collect();
+                    problem(&mut self.problems, &machine_at, ProblemKind::AmbiguousDefaultState { names });
+                }
+            }
+        } else if !takable_entry {
+            problem(&mut self.problems, &machine_at, ProblemKind::NoAlwaysTakableEntry);
+        }
+        me
+    }
+
+    fn check_exit_time(&mut self, t: &Transition, from: Source, at: &Location) {
+        let e = t.exit_time;
+        let reason = if !e.is_finite() || e < 0.0 {
+            Some("it is negative or not finite")
+        } else if e == 0.0 {
+            None
+        } else {
+            match from {
+                Source::Start(_) => Some("START has no clock"),
+                Source::Machine(_) => Some("a sub-state machine has no clock of its own"),
+                Source::State(s) if self.g.states.get(s as usize).is_some_and(|s| s.speed == 0.0) => {
+                    Some("the state's speed is 0, so its progress never moves")
+                }
+                _ => None,
+            }
+        };
+        if let Some(reason) = reason {
+            problem(&mut self.problems, at, ProblemKind::UnreachableExitTime { exit_time: e, reason });
+        }
+    }
+
+    fn transition(&mut self, layer: u16, machine: u16, index: usize, t: &TransitionDesc, at: &Location) -> Option<Transition> {
+        let mut ok = true;
+        if !(t.time.is_finite() && t.time >= 0.0) {
+            problem(&mut self.problems, at, ProblemKind::BadDuration { time: t.time });
+            ok = false;
+        }
+        if !(0.0..=1.0).contains(&t.offset) {
+            problem(&mut self.problems, at, ProblemKind::BadOffset { offset: t.offset });
+            ok = false;
+        }
+        if t.conditions.len() > MAX_CONDITIONS {
+            let kind = ProblemKind::TooMany { what: "conditions", count: t.conditions.len(), limit: MAX_CONDITIONS };
+            problem(&mut self.problems, at, kind);
+            return None;
+        }
+        let (switch, easing) = match &t.switch {
+            Some(s) => self.switch(s, at),
+            None => self.default_switch,
+        };
+        let first = self.g.conditions.len() as u32;
+        let mut triggers = 0u64;
+        for (ci, c) in t.conditions.iter().enumerate() {
+            let at = Location { condition: Some(ci), ..at.clone() };
+            let Some(slot) = self.param(&c.parameter, &at) else {
+                ok = false;
+                continue;
+            };
+            let predicate = match c.predicate {
+                PredicateDesc::GreaterThan => Predicate::GreaterThan,
+                PredicateDesc::LessThan => Predicate::LessThan,
+                PredicateDesc::GreaterThanEqualTo => Predicate::GreaterThanEqualTo,
+                PredicateDesc::LessThanEqualTo => Predicate::LessThanEqualTo,
+                PredicateDesc::EqualTo => Predicate::EqualTo,
+                PredicateDesc::NotEqualTo => Predicate::NotEqualTo,
+            };
+            let equality = matches!(predicate, Predicate::EqualTo | Predicate::NotEqualTo);
+            let value = match (slot.kind, c.value) {
+                (ParamKind::Float | ParamKind::Int, ConditionValueDesc::Number(v)) if v.is_finite() => Some(v),
+                (ParamKind::Bool | ParamKind::Trigger, ConditionValueDesc::Bool(b)) if equality => {
+                    Some(if b { 1.0 } else { 0.0 })
+                }
+                _ => None,
+            };
+            let Some(value) = value else {
+                let kind = ProblemKind::ConditionType {
+                    parameter_type: slot.kind.name(),
+                    predicate: predicate_name(predicate),
+                    value: value_text(&c.value),
+                };
+                let at = Location { parameter: Some(c.parameter.clone()), ..at };
+                problem(&mut self.problems, &at, kind);
+                ok = false;
+                continue;
+            };
+            if slot.kind == ParamKind::Trigger {
+                triggers |= 1u64 << (slot.column as u32 % 64);
+            }
+            self.g.conditions.push(Condition { param: slot, predicate, value, value_f32: value as f32 });
+        }
+        let conditions = Span { start: first, end: self.g.conditions.len() as u32 };
+        ok.then_some(Transition {
+            layer,
+            machine,
+            index: index as u32,
+            from: Source::Any(machine),
+            to: Target::Entry(machine),
+            self_transition: false,
+            duration: t.time,
+            normalized: t.duration_unit == super::format::DurationUnitDesc::Normalized,
+            exit_time: t.exit_time.unwrap_or(0.0),
+            offset: t.offset,
+            interruption: match t.interruption {
+                InterruptionDesc::None => Interruption::None,
+                InterruptionDesc::Prev => Interruption::Prev,
+                InterruptionDesc::Next => Interruption::Next,
+                InterruptionDesc::PrevNext => Interruption::PrevNext,
+                InterruptionDesc::NextPrev => Interruption::NextPrev,
+            },
+            priority: t.priority,
+            conditions,
+            triggers,
+            switch,
+            easing,
+        })
+    }
+
+    fn state(&mut self, layer: u16, machine: u16, path: &str, s: &StateDesc, at: &Location) -> u16 {
+        let speed = s.speed.unwrap_or(1.0);
+        if !(speed.is_finite() && speed >= 0.0) {
+            let reason = "a state's speed is finite and ≥ 0 (reverse playback is not supported)";
+            problem(&mut self.problems, at, ProblemKind::BadSpeed { speed, reason });
+        }
+        let index = self.g.states.len() as u16;
+        let first_node = self.g.nodes.len() as u32;
+        let first_leaf = self.g.leaves.len() as u32;
+        let sync = match &s.blend_tree {
+            None => {
+                self.g.nodes.push(MotionNode::Leaf(first_leaf));
+                self.g.leaves.push(Leaf { path: path.to_owned(), state: index, speed: 1.0 });
+                true
+            }
+            Some(tree) => {
+                self.tree(index, path, tree, at);
+                tree.sync
+            }
+        };
+        let nodes = Span { start: first_node, end: self.g.nodes.len() as u32 };
+        let leaves = Span { start: first_leaf, end: self.g.leaves.len() as u32 };
+        if nodes.len() > MAX_NODES_PER_STATE {
+            let kind = ProblemKind::TooMany { what: "blend-tree nodes", count: nodes.len(), limit: MAX_NODES_PER_STATE };
+            problem(&mut self.problems, at, kind);
+        }
+        if leaves.len() > MAX_LEAVES_PER_STATE {
+            let kind = ProblemKind::TooMany { what: "clips in one state", count: leaves.len(), limit: MAX_LEAVES_PER_STATE };
+            problem(&mut self.problems, at, kind);
+        }
+        self.g.states.push(State {
+            name: path.to_owned(),
+            layer,
+            machine,
+            speed,
+            looping: s.looping.unwrap_or(true),
+            sync,
+            root_motion: s.root_motion,
+            nodes,
+            leaves,
+            own: Span::default(),
+            any: Span::default(),
+        });
+        index
+    }
+
+    /// Lays a blend tree out breadth-first so each tree's children are contiguous.
+    fn tree(&mut self, state: u16, path: &str, root: &BlendTreeDesc, at: &Location) {
+        let root_index = self.g.nodes.len();
+        self.g.nodes.push(MotionNode::Leaf(u32::MAX));
+        let mut queue = std::collections::VecDeque::from([(root, path.to_owned(), root_index)]);
+        while let Some((tree, tree_path, node_index)) = queue.pop_front() {
+            let bad = |problems: &mut Vec<GraphProblem>, message: String| {
+                problem(problems, at, ProblemKind::BlendTree { node: tree_path.clone(), message });
+            };
+            let dims = if tree.kind == BlendTypeDesc::OneD { 1 } else { 2 };
+            if tree.parameters.len() != dims {
+                bad(&mut self.problems, format!("a {dims}D tree reads {dims} parameter(s), {} given", tree.parameters.len()));
+            }
+            let mut params = [ParamSlot { kind: ParamKind::Float, column: 0 }; 2];
+            for (k, name) in tree.parameters.iter().take(2).enumerate() {
+                if let Some(slot) = self.param(name, at) {
+                    if matches!(slot.kind, ParamKind::Bool | ParamKind::Trigger) {
+                        let at = Location { parameter: Some(name.clone()), ..at.clone() };
+                        problem(&mut self.problems, &at, ProblemKind::BlendParameterType { parameter_type: slot.kind.name() });
+                    }
+                    params[k] = slot;
+                }
+            }
+            if tree.children.is_empty() {
+                bad(&mut self.problems, "a blend tree has no children".to_owned());
+            }
+            for (i, child) in tree.children.iter().enumerate() {
+                if tree.children[..i].iter().any(|c| c.name == child.name) {
+                    bad(&mut self.problems, format!("two children are named {:?}", child.name));
+                }
+                if child.point.len() != dims {
+                    bad(&mut self.problems, format!("child {:?} needs a {dims}D point", child.name));
+                }
+            }
+            let (space, order) = match self.space(tree, dims) {
+                Ok(built) => built,
+                Err(message) => {
+                    bad(&mut self.problems, message);
+                    continue;
+                }
+            };
+            let first_child = self.g.nodes.len() as u32;
+            for &ci in &order {
+                let Some(child) = tree.children.get(ci) else { continue };
+                let child_path = format!("{tree_path}.{}", child.name);
+                let child_node = self.g.nodes.len();
+                match &child.tree {
+                    Some(sub) => {
+                        self.g.nodes.push(MotionNode::Leaf(u32::MAX));
+                        queue.push_back((sub, child_path, child_node));
+                    }
+                    None => {
+                        let speed = child.speed.unwrap_or(1.0);
+                        if !(speed.is_finite() && speed > 0.0) {
+                            let reason = "a blend child's speed is finite and > 0";
+                            let at = Location { state: Some(child_path.clone()), ..at.clone() };
+                            problem(&mut self.problems, &at, ProblemKind::BadSpeed { speed, reason });
+                        }
+                        let leaf = self.g.leaves.len() as u32;
+                        self.g.leaves.push(Leaf { path: child_path, state, speed });
+                        self.g.nodes.push(MotionNode::Leaf(leaf));
+                    }
+                }
+            }
+            let children = Span { start: first_child, end: self.g.nodes.len() as u32 };
+            let space_index = self.g.spaces.len() as u32;
+            self.g.spaces.push(space);
+            if let Some(node) = self.g.nodes.get_mut(node_index) {
+                *node = MotionNode::Tree { space: space_index, params, children };
+            }
+        }
+    }
+
+    /// The blend space of a tree and the order its children take in it.
+    fn space(&self, tree: &BlendTreeDesc, dims: usize) -> Result<(BlendSpace, Vec<usize>), String> {
+        if tree.children.iter().any(|c| c.point.len() != dims) {
+            return Err("points do not match the tree's dimensions".to_owned());
+        }
+        let xs: Vec<f32> = tree.children.iter().map(|c| c.point[0]).collect();
+        let pts: Vec<Vec2> = tree.children.iter().map(|c| Vec2::new(c.point[0], *c.point.get(1).unwrap_or(&0.0))).collect();
+        let authored: Vec<usize> = (0..tree.children.len()).collect();
+        let built = match tree.kind {
+            BlendTypeDesc::OneD => BlendSpace::one_d(xs),
+            BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts),
+            BlendTypeDesc::Directional => BlendSpace::directional(pts),
+            BlendTypeDesc::Freeform => BlendSpace::freeform(pts),
+            BlendTypeDesc::Grid => {
+                let mut gx: Vec<f32> = pts.iter().map(|p| p.x).collect();
+                let mut gy: Vec<f32> = pts.iter().map(|p| p.y).collect();
+                for axis in [&mut gx, &mut gy] {
+                    axis.sort_by(f32::total_cmp);
+                    axis.dedup();
+                }
+                if gx.len() * gy.len() != pts.len() {
+                    return Err(format!(
+                        "a grid needs one child at every (x, y) of its {} columns × {} rows; {} children given",
+                        gx.len(),
+                        gy.len(),
+                        pts.len()
+                    ));
+                }
+                let mut order = vec![usize::MAX; pts.len()];
+                for (i, p) in pts.iter().enumerate() {
+                    let ix = gx.iter().position(|&x| x == p.x).unwrap_or(0);
+                    let iy = gy.iter().position(|&y| y == p.y).unwrap_or(0);
+                    let slot = iy * gx.len() + ix;
+                    if order[slot] != usize::MAX {
+                        return Err(format!("two children sit at ({}, {})", p.x, p.y));
+                    }
+                    order[slot] = i;
+                }
+                return BlendSpace::grid(gx, gy).map(|s| (s, order)).map_err(|e| e.to_string());
+            }
+        };
+        built.map(|s| (s, authored)).map_err(|e| e.to_string())
+    }
+
+    /// Sorts each source's transitions by priority then list order into `candidates`.
+    fn candidates(&mut self) {
+        let mut order: Vec<u16> = (0..self.g.transitions.len() as u16).collect();
+        let key = |t: &Transition| (t.priority, t.machine, t.index);
+        order.sort_by(|&a, &b| {
+            let (ka, kb) = (key(&self.g.transitions[a as usize]), key(&self.g.transitions[b as usize]));
+            ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1)).then(ka.2.cmp(&kb.2))
+        });
+        let of = |g: &CompiledGraph, pick: &dyn Fn(Source) -> bool| -> Vec<u16> {
+            order.iter().copied().filter(|&t| pick(g.transitions[t as usize].from)).collect()
+        };
+        let mut candidates = Vec::new();
+        let mut push = |list: Vec<u16>| {
+            let start = candidates.len() as u32;
+            candidates.extend(list);
+            Span { start, end: candidates.len() as u32 }
+        };
+        let mut any_chain = Vec::with_capacity(self.g.machines.len());
+        for m in 0..self.g.machines.len() {
+            let mut chain = Vec::new();
+            let mut cursor = m as u16;
+            while cursor != NO_INDEX {
+                chain.extend(of(&self.g, &|s| s == Source::Any(cursor)));
+                cursor = self.g.machines[cursor as usize].parent;
+            }
+            any_chain.push(push(chain));
+            let mi = m as u16;
+            self.g.machines[m].entry = push(of(&self.g, &|s| s == Source::Start(mi)));
+            self.g.machines[m].exit = push(of(&self.g, &|s| s == Source::Machine(mi)));
+        }
+        for s in 0..self.g.states.len() {
+            let si = s as u16;
+            self.g.states[s].own = push(of(&self.g, &|src| src == Source::State(si)));
+            self.g.states[s].any = any_chain[self.g.states[s].machine as usize];
+        }
+        self.g.candidates = candidates;
+    }
+
+    /// Statically follows a target through always-takable entries and exits.
+    fn resolve_static(&self, mut target: Target) -> Option<u16> {
+        for _ in 0..4 * (MAX_MACHINE_DEPTH + 1) {
+            let first_takable = |span: Span| {
+                self.g.candidates[span.range()]
+                    .iter()
+                    .map(|&t| &self.g.transitions[t as usize])
+                    .find(|t| t.conditions.is_empty())
+                    .map(|t| t.to)
+            };
+            target = match target {
+                Target::State(s) => return Some(s),
+                Target::Entry(m) => first_takable(self.g.machines[m as usize].entry)?,
+                Target::Exit(m) => first_takable(self.g.machines[m as usize].exit).unwrap_or(Target::Entry(m)),
+            };
+        }
+        None
+    }
+
+    /// Finds loops of transitions that would each be taken at once with zero duration.
+    fn cycles(&mut self) {
+        let n = self.g.states.len();
+        let mut next = vec![None; n];
+        for (s, state) in self.g.states.iter().enumerate() {
+            let list = self.g.candidates[state.own.range()].iter().chain(&self.g.candidates[state.any.range()]);
+            for &t in list {
+                let tr = &self.g.transitions[t as usize];
+                if !tr.always_takable() {
+                    continue;
+                }
+                let Some(to) = self.resolve_static(tr.to) else { break };
+                if to as usize == s && !tr.self_transition {
+                    continue;
+                }
+                if tr.duration == 0.0 || tr.switch == SwitchMode::Cut {
+                    next[s] = Some((to as usize, t));
+                }
+                break;
+            }
+        }
+        // 0 = unvisited, 1 = on the current walk, 2 = done.
+        let mut mark = vec![0u8; n];
+        for start in 0..n {
+            let mut walk = Vec::new();
+            let mut cursor = start;
+            while mark[cursor] == 0 {
+                mark[cursor] = 1;
+                walk.push(cursor);
+                match next[cursor] {
+                    Some((to, _)) => cursor = to,
+                    None => break,
+                }
+            }
+            if mark[cursor] == 1
+                && next[cursor].is_some()
+                && let Some(pos) = walk.iter().position(|&s| s == cursor)
+            {
+                let states: Vec<String> = walk[pos..].iter().map(|&s| self.g.states[s].name.clone()).collect();
+                let state = &self.g.states[cursor];
+                let t = next[cursor].map(|(_, t)| &self.g.transitions[t as usize]);
+                let machine = &self.g.machines[state.machine as usize].name;
+                let at = Location {
+                    layer: self.g.layers.get(state.layer as usize).map(|l| l.name.clone()),
+                    state: Some(state.name.clone()),
+                    machine: (!machine.is_empty()).then(|| machine.clone()),
+                    transition: t.map(|t| t.index as usize),
+                    ..Location::default()
+                };
+                problem(&mut self.problems, &at, ProblemKind::ZeroDurationCycle { states });
+            }
+            for &s in &walk {
+                mark[s] = 2;
+            }
+        }
+    }
+}
+
+fn synthetic_entry(layer: u16, machine: u16, to: Target) -> Transition {
+    Transition {
+        layer,
+        machine,
+        index: u32::MAX,
+        from: Source::Start(machine),
+        to,
+        self_transition: false,
+        duration: 0.0,
+        normalized: false,
+        exit_time: 0.0,
+        offset: 0.0,
+        interruption: Interruption::None,
+        priority: 0.0,
+        conditions: Span::default(),
+        triggers: 0,
+        switch: SwitchMode::Cut,
+        easing: Easing::Linear,
+    }
+}
+
+fn predicate_name(p: Predicate) -> &'static str {
+    match p {
+        Predicate::GreaterThan => "GREATER_THAN",
+        Predicate::LessThan => "LESS_THAN",
+        Predicate::GreaterThanEqualTo => "GREATER_THAN_EQUAL_TO",
+        Predicate::LessThanEqualTo => "LESS_THAN_EQUAL_TO",
+        Predicate::EqualTo => "EQUAL_TO",
+        Predicate::NotEqualTo => "NOT_EQUAL_TO",
+    }
+}
+
+fn value_text(v: &ConditionValueDesc) -> String {
+    match v {
+        ConditionValueDesc::Bool(b) => b.to_string(),
+        ConditionValueDesc::Number(n) => n.to_string(),
+    }
+}

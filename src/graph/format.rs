@@ -1,0 +1,698 @@
+//! The authoring format: PlayCanvas's state-graph JSON in both forms its engine loads, plus
+//! throng's extensions, read into one normalised description.
+//!
+//! Documented key by key in `docs/graph-format.md`. Reading goes element by element so that a
+//! malformed element is reported with its JSON path (`layers[0].transitions[3]`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::GraphError;
+
+/// A whole graph, read from either PlayCanvas form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphDesc {
+    /// Layers, base first.
+    pub layers: Vec<LayerDesc>,
+    /// Parameters, in the order the JSON lists them (the compiler sorts them by name).
+    pub parameters: Vec<ParameterDesc>,
+    /// throng extension `defaultSwitch`: the switch used by transitions that name none.
+    pub default_switch: Option<SwitchDesc>,
+}
+
+/// One layer: a state machine with its blend settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerDesc {
+    /// Layer name, unique in the graph.
+    pub name: String,
+    /// States, START/END/ANY included.
+    pub states: Vec<StateDesc>,
+    /// Transitions of the layer's top machine, in list order.
+    pub transitions: Vec<TransitionDesc>,
+    /// `blendType`: override (PlayCanvas `OVERWRITE`) or additive.
+    pub blend_type: Option<LayerBlendDesc>,
+    /// `weight` in [0, 1]; 1 when absent.
+    pub weight: Option<f32>,
+    /// throng extension `mask`: joint name → weight in [0, 1]; joints not named weigh 0.
+    pub mask: Option<BTreeMap<String, f32>>,
+    /// throng extension `space`: where masked joints blend.
+    pub space: Option<LayerSpaceDesc>,
+}
+
+/// How a layer combines with the layers below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum LayerBlendDesc {
+    /// Replaces the pose below, by weight and mask.
+    #[serde(rename = "OVERWRITE", alias = "override", alias = "OVERRIDE")]
+    Override,
+    /// Adds its difference from a reference pose onto the pose below.
+    #[serde(rename = "ADDITIVE", alias = "additive")]
+    Additive,
+}
+
+/// Where a layer's masked joints blend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum LayerSpaceDesc {
+    /// Parent-relative: the joint keeps the layer's angle to its parent.
+    #[serde(rename = "local")]
+    Local,
+    /// Model-space: the joint keeps the layer's direction relative to the character.
+    #[serde(rename = "mesh")]
+    Mesh,
+}
+
+/// One state: an animation state, a control state (START, END, ANY) or a sub-state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateDesc {
+    /// Name, unique in its machine; `START`, `END` and `ANY` are the control states.
+    pub name: String,
+    /// `speed` multiplier, finite and ≥ 0; 1 when absent.
+    pub speed: Option<f32>,
+    /// `loop`; true when absent (as PlayCanvas).
+    pub looping: Option<bool>,
+    /// `defaultState`: where START leads when START has no transition.
+    pub default_state: bool,
+    /// throng extension `rootMotion`: the root's horizontal travel and yaw are extracted and
+    /// handed to the caller (base layer only); false when absent.
+    pub root_motion: bool,
+    /// `blendTree`, when the state blends several clips.
+    pub blend_tree: Option<BlendTreeDesc>,
+    /// throng extension: a sub-state machine's states and transitions.
+    pub machine: Option<MachineDesc>,
+}
+
+/// A sub-state machine's contents (throng extension).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineDesc {
+    /// Inner states, with START (the entry) and END (the exit).
+    pub states: Vec<StateDesc>,
+    /// Inner transitions.
+    pub transitions: Vec<TransitionDesc>,
+}
+
+/// A blend tree or one of its children.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlendTreeDesc {
+    /// `type`: how the tree's parameters weight its children.
+    pub kind: BlendTypeDesc,
+    /// `parameter` (1D) or `parameters` (2D), FLOAT or INTEGER parameters.
+    pub parameters: Vec<String>,
+    /// `syncAnimations` (PlayCanvas) or `syncDurations`: children share one phase. True when absent.
+    pub sync: bool,
+    /// `children`, each a leaf clip or a nested tree.
+    pub children: Vec<BlendChildDesc>,
+}
+
+/// One child of a blend tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlendChildDesc {
+    /// Name, unique among its siblings; a leaf is bound to a clip as `"State.Child"`.
+    pub name: String,
+    /// `point`: a number in a 1D tree, `[x, y]` in a 2D tree.
+    pub point: Vec<f32>,
+    /// `speed` multiplier of this child's clip; 1 when absent.
+    pub speed: Option<f32>,
+    /// A nested tree, when the child has `children`.
+    pub tree: Option<Box<BlendTreeDesc>>,
+}
+
+/// Blend tree types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BlendTypeDesc {
+    /// Children on a line.
+    #[serde(rename = "1D")]
+    OneD,
+    /// Gradient band in Cartesian coordinates.
+    #[serde(rename = "2D_CARTESIAN")]
+    Cartesian,
+    /// Gradient band in polar coordinates.
+    #[serde(rename = "2D_DIRECTIONAL")]
+    Directional,
+    /// throng extension: barycentric on a Delaunay triangulation.
+    #[serde(rename = "2D_FREEFORM")]
+    Freeform,
+    /// throng extension: a full rectangular grid, bilinear.
+    #[serde(rename = "2D_GRID")]
+    Grid,
+}
+
+/// A transition as authored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransitionDesc {
+    /// Source state name (`ANY` for any state, `START` for the entry).
+    pub from: String,
+    /// Destination state name (`END` to leave the machine).
+    pub to: String,
+    /// `time`: duration, ≥ 0, in `duration_unit`; 0 when absent.
+    pub time: f32,
+    /// `durationUnit` (throng extension).
+    pub duration_unit: DurationUnitDesc,
+    /// `priority`: lower first; 0 when absent.
+    pub priority: f64,
+    /// `exitTime` as a fraction of the source state's duration; `None` or 0 = no gate.
+    pub exit_time: Option<f32>,
+    /// `transitionOffset` in [0, 1]: where the destination starts.
+    pub offset: f32,
+    /// `interruptionSource`.
+    pub interruption: InterruptionDesc,
+    /// `conditions`, all of which must hold.
+    pub conditions: Vec<ConditionDesc>,
+    /// `switch` (throng extension); the graph's default when absent.
+    pub switch: Option<SwitchDesc>,
+}
+
+/// `durationUnit` values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum DurationUnitDesc {
+    /// Seconds of real time.
+    #[default]
+    #[serde(rename = "seconds")]
+    Seconds,
+    /// A fraction of the source state's duration at its playback speed.
+    #[serde(rename = "normalized")]
+    Normalized,
+}
+
+/// `interruptionSource` values, as PlayCanvas spells them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum InterruptionDesc {
+    /// Nothing interrupts.
+    #[default]
+    #[serde(rename = "NONE")]
+    None,
+    /// The previous (source) state's transitions, then ANY's.
+    #[serde(rename = "PREV_STATE")]
+    Prev,
+    /// The next (destination) state's transitions, then ANY's.
+    #[serde(rename = "NEXT_STATE")]
+    Next,
+    /// The previous state's, then the next state's, then ANY's.
+    #[serde(rename = "PREV_STATE_NEXT_STATE")]
+    PrevNext,
+    /// The next state's, then the previous state's, then ANY's.
+    #[serde(rename = "NEXT_STATE_PREV_STATE")]
+    NextPrev,
+}
+
+/// One condition.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ConditionDesc {
+    /// `parameterName`.
+    #[serde(rename = "parameterName")]
+    pub parameter: String,
+    /// `predicate`.
+    pub predicate: PredicateDesc,
+    /// `value`: a number for FLOAT/INTEGER parameters, a boolean for BOOLEAN/TRIGGER.
+    pub value: ConditionValueDesc,
+}
+
+/// A condition's comparison value.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ConditionValueDesc {
+    /// `true` / `false`.
+    Bool(bool),
+    /// Any JSON number.
+    Number(f64),
+}
+
+/// Predicates, as PlayCanvas spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[allow(missing_docs)]
+pub enum PredicateDesc {
+    #[serde(rename = "GREATER_THAN")]
+    GreaterThan,
+    #[serde(rename = "LESS_THAN")]
+    LessThan,
+    #[serde(rename = "GREATER_THAN_EQUAL_TO")]
+    GreaterThanEqualTo,
+    #[serde(rename = "LESS_THAN_EQUAL_TO")]
+    LessThanEqualTo,
+    #[serde(rename = "EQUAL_TO")]
+    EqualTo,
+    #[serde(rename = "NOT_EQUAL_TO")]
+    NotEqualTo,
+}
+
+/// A parameter declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParameterDesc {
+    /// `name` (the map key when `name` is absent).
+    pub name: String,
+    /// `type`.
+    pub kind: ParameterTypeDesc,
+    /// `value`: the default; `None` = zero / false.
+    pub value: Option<ConditionValueDesc>,
+}
+
+/// Parameter types, as PlayCanvas spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ParameterTypeDesc {
+    /// 32-bit float.
+    #[serde(rename = "FLOAT")]
+    Float,
+    /// 32-bit signed integer.
+    #[serde(rename = "INTEGER")]
+    Integer,
+    /// Boolean.
+    #[serde(rename = "BOOLEAN")]
+    Boolean,
+    /// A boolean that a taken transition resets.
+    #[serde(rename = "TRIGGER")]
+    Trigger,
+}
+
+/// throng extension `switch`: how the pose moves from the old state to the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchDesc {
+    /// `mode`.
+    pub mode: SwitchModeDesc,
+    /// `easing` of the transition weight (crossfade, frozen); linear when absent.
+    #[serde(default)]
+    pub easing: EasingDesc,
+    /// `quintic` options of an inertialized switch.
+    #[serde(default)]
+    pub quintic: Option<QuinticDesc>,
+    /// `spring` options of an inertialized switch.
+    #[serde(default)]
+    pub spring: Option<SpringDesc>,
+}
+
+/// Switch modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[allow(missing_docs)]
+pub enum SwitchModeDesc {
+    #[serde(rename = "cut")]
+    Cut,
+    #[serde(rename = "frozen")]
+    Frozen,
+    #[serde(rename = "crossfade")]
+    Crossfade,
+    #[serde(rename = "inertialize")]
+    Inertialize,
+}
+
+/// Weight easing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[allow(missing_docs)]
+pub enum EasingDesc {
+    #[default]
+    #[serde(rename = "linear")]
+    Linear,
+    #[serde(rename = "smoothstep")]
+    Smoothstep,
+}
+
+/// Quintic inertialization options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuinticDesc {
+    /// `overshootControl`: choose the starting acceleration and clamp the duration so the
+    /// offset never overshoots.
+    #[serde(rename = "overshootControl", default)]
+    pub overshoot_control: bool,
+}
+
+/// Spring inertialization options.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpringDesc {
+    /// `halflife` in seconds, ≥ 0; 0 = cut.
+    pub halflife: f32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+#[derive(Deserialize)]
+struct RawLayer {
+    name: String,
+    #[serde(default)]
+    states: Vec<Value>,
+    #[serde(default)]
+    transitions: Vec<Value>,
+    #[serde(rename = "blendType", default)]
+    blend_type: Option<LayerBlendDesc>,
+    #[serde(default)]
+    weight: Option<f32>,
+    #[serde(default)]
+    mask: Option<BTreeMap<String, f32>>,
+    #[serde(default)]
+    space: Option<LayerSpaceDesc>,
+}
+
+#[derive(Deserialize)]
+struct RawState {
+    name: String,
+    #[serde(default)]
+    speed: Option<f32>,
+    #[serde(rename = "loop", default)]
+    looping: Option<bool>,
+    #[serde(rename = "defaultState", default)]
+    default_state: Option<bool>,
+    #[serde(rename = "rootMotion", default)]
+    root_motion: Option<bool>,
+    #[serde(rename = "blendTree", default)]
+    blend_tree: Option<Value>,
+    #[serde(default)]
+    states: Option<Vec<Value>>,
+    #[serde(default)]
+    transitions: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawTree {
+    #[serde(rename = "type")]
+    kind: BlendTypeDesc,
+    #[serde(default)]
+    parameter: Option<String>,
+    #[serde(default)]
+    parameters: Option<Vec<String>>,
+    #[serde(rename = "syncAnimations", alias = "syncDurations", default)]
+    sync: Option<bool>,
+    #[serde(default)]
+    children: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawChild {
+    name: String,
+    #[serde(default)]
+    point: Option<Value>,
+    #[serde(default)]
+    speed: Option<f32>,
+    #[serde(default)]
+    children: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawTransition {
+    from: Value,
+    to: Value,
+    #[serde(default)]
+    time: Option<f32>,
+    #[serde(rename = "durationUnit", default)]
+    duration_unit: Option<DurationUnitDesc>,
+    #[serde(default)]
+    priority: Option<f64>,
+    #[serde(rename = "exitTime", default)]
+    exit_time: Option<f32>,
+    #[serde(rename = "transitionOffset", default)]
+    offset: Option<f32>,
+    #[serde(rename = "interruptionSource", default)]
+    interruption: Option<InterruptionDesc>,
+    #[serde(default)]
+    conditions: Option<Value>,
+    #[serde(default)]
+    switch: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawParameter {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(rename = "type")]
+    kind: ParameterTypeDesc,
+    #[serde(default)]
+    value: Option<ConditionValueDesc>,
+}
+
+fn shape(path: &str, message: impl Into<String>) -> GraphError {
+    GraphError::Shape { path: path.to_owned(), message: message.into() }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(value: &Value, path: &str) -> Result<T, GraphError> {
+    T::deserialize(value).map_err(|e| shape(path, e.to_string()))
+}
+
+/// The editor form orders ids as JavaScript orders object keys: integer keys ascending
+/// first, then the others (alphabetically here, as JSON objects carry no order once parsed).
+fn js_key_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|(a, _), (b, _)| match (a.parse::<u32>(), b.parse::<u32>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    });
+    entries
+}
+
+impl GraphDesc {
+    /// Reads JSON text in either PlayCanvas form.
+    ///
+    /// # Errors
+    /// [`GraphError::Json`] for text that is not JSON, [`GraphError::Shape`] (with the JSON
+    /// path) for JSON that is not a state graph.
+    pub fn from_json(text: &str) -> Result<Self, GraphError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| GraphError::Json { line: e.line(), column: e.column(), message: e.to_string() })?;
+        Self::from_value(&value)
+    }
+
+    /// Reads an already parsed JSON value in either PlayCanvas form.
+    ///
+    /// # Errors
+    /// [`GraphError::Shape`] with the JSON path of the first malformed element.
+    pub fn from_value(value: &Value) -> Result<Self, GraphError> {
+        let root = value.as_object().ok_or_else(|| shape("$", "a state graph is a JSON object"))?;
+        let layers_value = root.get("layers").ok_or_else(|| shape("$", "missing key `layers`"))?;
+        let default_switch = match root.get("defaultSwitch") {
+            Some(v) => Some(read_switch(v, "defaultSwitch")?),
+            None => None,
+        };
+        let parameters = read_parameters(root.get("parameters"))?;
+        let layers = match layers_value {
+            Value::Array(layers) => layers
+                .iter()
+                .enumerate()
+                .map(|(i, layer)| read_layer(layer, &format!("layers[{i}]"), None))
+                .collect::<Result<_, _>>()?,
+            Value::Object(layers) => {
+                let editor = EditorTables::read(root)?;
+                js_key_order(layers)
+                    .into_iter()
+                    .map(|(id, layer)| read_layer(layer, &format!("layers.{id}"), Some(&editor)))
+                    .collect::<Result<_, _>>()?
+            }
+            _ => return Err(shape("layers", "`layers` is an array (runtime form) or an object keyed by id (editor form)")),
+        };
+        Ok(Self { layers, parameters, default_switch })
+    }
+}
+
+/// The editor form's id-keyed `states` and `transitions` tables.
+struct EditorTables<'a> {
+    states: &'a Map<String, Value>,
+    transitions: &'a Map<String, Value>,
+}
+
+impl<'a> EditorTables<'a> {
+    fn read(root: &'a Map<String, Value>) -> Result<Self, GraphError> {
+        let table = |key: &str| -> Result<&'a Map<String, Value>, GraphError> {
+            root.get(key)
+                .and_then(Value::as_object)
+                .ok_or_else(|| shape("$", format!("the editor form needs an object `{key}` keyed by id")))
+        };
+        Ok(Self { states: table("states")?, transitions: table("transitions")? })
+    }
+
+    fn lookup(table: &'a Map<String, Value>, id: &Value, path: &str, what: &str) -> Result<(String, &'a Value), GraphError> {
+        let key = match id {
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => s.clone(),
+            _ => return Err(shape(path, format!("a {what} id is a number or a string"))),
+        };
+        let value = table.get(&key).ok_or_else(|| shape(path, format!("no {what} with id {key}")))?;
+        Ok((key, value))
+    }
+}
+
+fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> Result<LayerDesc, GraphError> {
+    let raw: RawLayer = parse(value, path)?;
+    let (states, transitions) = match editor {
+        None => {
+            let states = raw
+                .states
+                .iter()
+                .enumerate()
+                .map(|(i, s)| read_state(s, &format!("{path}.states[{i}]")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let transitions = raw
+                .transitions
+                .iter()
+                .enumerate()
+                .map(|(i, t)| read_transition(t, &format!("{path}.transitions[{i}]"), &|v, p| state_ref(v, p, None)))
+                .collect::<Result<Vec<_>, _>>()?;
+            (states, transitions)
+        }
+        Some(tables) => {
+            let mut states = Vec::with_capacity(raw.states.len());
+            for (i, id) in raw.states.iter().enumerate() {
+                let (key, state) = EditorTables::lookup(tables.states, id, &format!("{path}.states[{i}]"), "state")?;
+                states.push(read_state(state, &format!("states.{key}"))?);
+            }
+            let mut transitions = Vec::with_capacity(raw.transitions.len());
+            for (i, id) in raw.transitions.iter().enumerate() {
+                let (key, t) =
+                    EditorTables::lookup(tables.transitions, id, &format!("{path}.transitions[{i}]"), "transition")?;
+                let resolve = |v: &Value, p: &str| state_ref(v, p, Some(tables.states));
+                transitions.push(read_transition(t, &format!("transitions.{key}"), &resolve)?);
+            }
+            (states, transitions)
+        }
+    };
+    Ok(LayerDesc {
+        name: raw.name,
+        states,
+        transitions,
+        blend_type: raw.blend_type,
+        weight: raw.weight,
+        mask: raw.mask,
+        space: raw.space,
+    })
+}
+
+/// A `from`/`to`: a state name, or in the editor form a state id.
+fn state_ref(value: &Value, path: &str, states: Option<&Map<String, Value>>) -> Result<String, GraphError> {
+    match (value, states) {
+        (Value::String(name), None) => Ok(name.clone()),
+        (Value::Number(_), Some(states)) | (Value::String(_), Some(states)) => {
+            let (_, state) = EditorTables::lookup(states, value, path, "state")?;
+            state
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| shape(path, "the state this id names has no `name`"))
+        }
+        _ => Err(shape(path, "a state reference is a state name")),
+    }
+}
+
+fn read_state(value: &Value, path: &str) -> Result<StateDesc, GraphError> {
+    let raw: RawState = parse(value, path)?;
+    let blend_tree = match &raw.blend_tree {
+        Some(Value::Null) | None => None,
+        Some(tree) => Some(read_tree(tree, &format!("{path}.blendTree"))?),
+    };
+    let machine = match (&raw.states, &raw.transitions) {
+        (None, None) => None,
+        (states, transitions) => {
+            let states = states
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, s)| read_state(s, &format!("{path}.states[{i}]")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let transitions = transitions
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, t)| read_transition(t, &format!("{path}.transitions[{i}]"), &|v, p| state_ref(v, p, None)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(MachineDesc { states, transitions })
+        }
+    };
+    Ok(StateDesc {
+        name: raw.name,
+        speed: raw.speed,
+        looping: raw.looping,
+        default_state: raw.default_state.unwrap_or(false),
+        root_motion: raw.root_motion.unwrap_or(false),
+        blend_tree,
+        machine,
+    })
+}
+
+fn read_tree(value: &Value, path: &str) -> Result<BlendTreeDesc, GraphError> {
+    let raw: RawTree = parse(value, path)?;
+    let parameters = match (raw.parameter, raw.parameters) {
+        (Some(p), _) => vec![p],
+        (None, Some(ps)) => ps,
+        (None, None) => return Err(shape(path, "a blend tree names its `parameter` (1D) or `parameters` (2D)")),
+    };
+    let mut children = Vec::with_capacity(raw.children.len());
+    for (i, child) in raw.children.iter().enumerate() {
+        let cpath = format!("{path}.children[{i}]");
+        let raw_child: RawChild = parse(child, &cpath)?;
+        let point = match &raw_child.point {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Number(n)) => vec![n.as_f64().unwrap_or(f64::NAN) as f32],
+            Some(v @ Value::Array(_)) => parse::<Vec<f32>>(v, &format!("{cpath}.point"))?,
+            Some(_) => return Err(shape(&format!("{cpath}.point"), "a point is a number (1D) or [x, y] (2D)")),
+        };
+        let tree = match raw_child.children {
+            Some(Value::Array(_)) => Some(Box::new(read_tree(child, &cpath)?)),
+            _ => None,
+        };
+        children.push(BlendChildDesc { name: raw_child.name, point, speed: raw_child.speed, tree });
+    }
+    Ok(BlendTreeDesc { kind: raw.kind, parameters, sync: raw.sync.unwrap_or(true), children })
+}
+
+type RefResolver<'a> = dyn Fn(&Value, &str) -> Result<String, GraphError> + 'a;
+
+fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Result<TransitionDesc, GraphError> {
+    let raw: RawTransition = parse(value, path)?;
+    let conditions = match &raw.conditions {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse(c, &format!("{path}.conditions[{i}]")))
+            .collect::<Result<_, _>>()?,
+        // The editor keeps conditions keyed by id and leaves half-edited ones without a
+        // parameter; PlayCanvas skips those, and so does throng.
+        Some(Value::Object(map)) => js_key_order(map)
+            .into_iter()
+            .filter(|(_, c)| c.get("parameterName").is_some_and(|p| p.as_str().is_some_and(|s| !s.is_empty())))
+            .map(|(id, c)| parse(c, &format!("{path}.conditions.{id}")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(shape(&format!("{path}.conditions"), "conditions are an array or an object keyed by id")),
+    };
+    let switch = match &raw.switch {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(read_switch(v, &format!("{path}.switch"))?),
+    };
+    Ok(TransitionDesc {
+        from: resolve(&raw.from, &format!("{path}.from"))?,
+        to: resolve(&raw.to, &format!("{path}.to"))?,
+        time: raw.time.unwrap_or(0.0),
+        duration_unit: raw.duration_unit.unwrap_or_default(),
+        priority: raw.priority.unwrap_or(0.0),
+        exit_time: raw.exit_time,
+        offset: raw.offset.unwrap_or(0.0),
+        interruption: raw.interruption.unwrap_or_default(),
+        conditions,
+        switch,
+    })
+}
+
+/// `"cut"` is shorthand for `{ "mode": "cut" }`.
+fn read_switch(value: &Value, path: &str) -> Result<SwitchDesc, GraphError> {
+    match value {
+        Value::String(_) => {
+            let mode: SwitchModeDesc = parse(value, path)?;
+            Ok(SwitchDesc { mode, easing: EasingDesc::Linear, quintic: None, spring: None })
+        }
+        _ => parse(value, path),
+    }
+}
+
+fn read_parameters(value: Option<&Value>) -> Result<Vec<ParameterDesc>, GraphError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(shape("parameters", "`parameters` is an object keyed by name or id")),
+    };
+    js_key_order(map)
+        .into_iter()
+        .map(|(key, p)| {
+            let raw: RawParameter = parse(p, &format!("parameters.{key}"))?;
+            Ok(ParameterDesc { name: raw.name.unwrap_or_else(|| key.clone()), kind: raw.kind, value: raw.value })
+        })
+        .collect()
+}

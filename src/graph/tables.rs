@@ -1,0 +1,541 @@
+//! Compiled state graphs: flat tables with index spans, what the state step reads each frame.
+//!
+//! Indices are graph-global: states, transitions, machines, nodes and leaves of every layer
+//! live in one `Vec` each, and each layer, state and machine holds [`Span`]s into them.
+
+use crate::blend_space::BlendSpace;
+
+/// "No index" in `u16` index fields.
+pub const NO_INDEX: u16 = u16::MAX;
+
+/// A half-open index range `start..end` into one of the graph's tables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First index.
+    pub start: u32,
+    /// One past the last index.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span as a `usize` range, for slicing.
+    #[must_use]
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Number of indices.
+    #[must_use]
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start) as usize
+    }
+
+    /// Whether the span holds nothing.
+    #[must_use]
+    pub fn is_empty(self) -> bool {
+        self.end <= self.start
+    }
+}
+
+/// A parameter's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// `f32`.
+    Float,
+    /// `i32`.
+    Int,
+    /// `bool`.
+    Bool,
+    /// A bool that a taken transition resets; bit `column` of a character's trigger word.
+    Trigger,
+}
+
+impl ParamKind {
+    /// The PlayCanvas spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Float => "FLOAT",
+            Self::Int => "INTEGER",
+            Self::Bool => "BOOLEAN",
+            Self::Trigger => "TRIGGER",
+        }
+    }
+}
+
+/// A parameter's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    /// A float.
+    Float(f32),
+    /// An integer.
+    Int(i32),
+    /// A boolean.
+    Bool(bool),
+    /// A trigger: set or not.
+    Trigger(bool),
+}
+
+/// Where a parameter's values live: its kind and its column among parameters of that kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamSlot {
+    /// The kind, which picks the column family.
+    pub kind: ParamKind,
+    /// Column among parameters of `kind` (the bit, for triggers).
+    pub column: u16,
+}
+
+/// A declared parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    /// Name, unique in the graph.
+    pub name: String,
+    /// Where its values live.
+    pub slot: ParamSlot,
+    /// The value a new character starts with.
+    pub default: ParamValue,
+}
+
+/// A comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Predicate {
+    /// `>`
+    GreaterThan,
+    /// `<`
+    LessThan,
+    /// `>=`
+    GreaterThanEqualTo,
+    /// `<=`
+    LessThanEqualTo,
+    /// `==`
+    EqualTo,
+    /// `!=`
+    NotEqualTo,
+}
+
+impl Predicate {
+    /// Applies the comparison; false when either side is NaN, except `!=`.
+    #[must_use]
+    #[inline]
+    pub fn test<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Self::GreaterThan => a > b,
+            Self::LessThan => a < b,
+            Self::GreaterThanEqualTo => a >= b,
+            Self::LessThanEqualTo => a <= b,
+            Self::EqualTo => a == b,
+            Self::NotEqualTo => a != b,
+        }
+    }
+}
+
+/// One condition of a transition: `parameter predicate value`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Condition {
+    /// The parameter read.
+    pub param: ParamSlot,
+    /// The comparison.
+    pub predicate: Predicate,
+    /// The value for INTEGER parameters (compared exactly in `f64`); 0/1 for booleans.
+    pub value: f64,
+    /// The value for FLOAT parameters, rounded once to `f32` so that a parameter set to the
+    /// same literal compares equal.
+    pub value_f32: f32,
+}
+
+/// Which transitions may interrupt one in flight (PlayCanvas `interruptionSource`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Interruption {
+    /// Nothing interrupts; the transition runs to its end.
+    #[default]
+    None,
+    /// The source state's transitions, then ANY's.
+    Prev,
+    /// The destination state's transitions, then ANY's.
+    Next,
+    /// The source's, the destination's, then ANY's.
+    PrevNext,
+    /// The destination's, the source's, then ANY's.
+    NextPrev,
+}
+
+/// How a transition's weight moves from 0 to 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Easing {
+    /// `w = p`.
+    #[default]
+    Linear,
+    /// `w = p²(3 − 2p)`: no kink at either end.
+    Smoothstep,
+}
+
+impl Easing {
+    /// The eased weight for linear progress `p` in [0, 1].
+    #[must_use]
+    #[inline]
+    pub fn apply(self, p: f32) -> f32 {
+        let p = p.clamp(0.0, 1.0);
+        match self {
+            Self::Linear => p,
+            Self::Smoothstep => p * p * (3.0 - 2.0 * p),
+        }
+    }
+}
+
+/// How an inertialized switch decays its offset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Inertialization {
+    /// Bollo's quintic over the transition's duration.
+    Quintic {
+        /// Pick the starting acceleration and clamp the duration so the offset never overshoots.
+        overshoot_control: bool,
+    },
+    /// A critically damped spring.
+    Spring {
+        /// Time for the offset to halve, seconds, ≥ 0 (0 = cut).
+        halflife_s: f32,
+    },
+}
+
+/// How the pose moves from the old state to the new one (the pose side is the evaluators').
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SwitchMode {
+    /// The new state at once.
+    Cut,
+    /// Fade from a snapshot of the last displayed pose.
+    Frozen,
+    /// Both states evaluated, weights eased.
+    Crossfade,
+    /// The new state alone plus a decaying offset.
+    Inertialize(Inertialization),
+}
+
+impl SwitchMode {
+    /// Code used in pose programs: 0 cut, 1 frozen, 2 crossfade, 3 inertialize.
+    #[must_use]
+    pub const fn code(self) -> u32 {
+        match self {
+            Self::Cut => 0,
+            Self::Frozen => 1,
+            Self::Crossfade => 2,
+            Self::Inertialize(_) => 3,
+        }
+    }
+}
+
+/// Where a transition leads, resolved when it is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// An animation state.
+    State(u16),
+    /// A machine's entry: its START transitions pick the state (the layer's END leads to its
+    /// top machine's entry, so back to the default state).
+    Entry(u16),
+    /// A sub-machine's exit: the parent's transitions from the sub-machine pick the state, or
+    /// its entry again when none can be taken.
+    Exit(u16),
+}
+
+/// Where a transition starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// An animation state.
+    State(u16),
+    /// A machine's ANY.
+    Any(u16),
+    /// A machine's START (an entry transition).
+    Start(u16),
+    /// A sub-machine node in its parent (an exit transition).
+    Machine(u16),
+}
+
+/// A compiled transition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    /// Layer index.
+    pub layer: u16,
+    /// Machine that lists it.
+    pub machine: u16,
+    /// Index in that machine's authored `transitions` list.
+    pub index: u32,
+    /// Where it starts.
+    pub from: Source,
+    /// Where it leads.
+    pub to: Target,
+    /// Authored with `from == to`: restarts the state, the one way to re-enter the active state.
+    pub self_transition: bool,
+    /// Duration, seconds or normalized per `normalized`, ≥ 0.
+    pub duration: f32,
+    /// Whether `duration` is a fraction of the source state's duration.
+    pub normalized: bool,
+    /// Exit time as a fraction of the source state's duration; 0 = no gate.
+    pub exit_time: f32,
+    /// Where the destination starts, fraction of its duration in [0, 1].
+    pub offset: f32,
+    /// Which transitions may interrupt this one.
+    pub interruption: Interruption,
+    /// Priority as authored (lower first).
+    pub priority: f64,
+    /// Its conditions in [`CompiledGraph::conditions`].
+    pub conditions: Span,
+    /// Trigger bits its conditions read; consumed when it is taken.
+    pub triggers: u64,
+    /// Switch mode.
+    pub switch: SwitchMode,
+    /// Weight easing.
+    pub easing: Easing,
+}
+
+impl Transition {
+    /// Neither conditions nor exit time: can be taken whenever it is considered.
+    #[must_use]
+    pub fn always_takable(&self) -> bool {
+        self.conditions.is_empty() && self.exit_time <= 0.0
+    }
+}
+
+/// A node of a state's motion: one clip, or a blend tree weighting its children.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MotionNode {
+    /// A clip slot: index into [`CompiledGraph::leaves`].
+    Leaf(u32),
+    /// A blend tree.
+    Tree {
+        /// Index into [`CompiledGraph::spaces`].
+        space: u32,
+        /// Parameters read: x, and y for 2D trees (FLOAT or INTEGER).
+        params: [ParamSlot; 2],
+        /// Children in [`CompiledGraph::nodes`], contiguous (nodes are breadth-first).
+        children: Span,
+    },
+}
+
+/// A clip slot of a state, bound to a clip by an archetype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leaf {
+    /// `"State"` for a single-clip state, `"State.Child"` (`"State.Tree.Child"` nested) in a tree.
+    pub path: String,
+    /// Owning state.
+    pub state: u16,
+    /// Speed multiplier of this clip (blend child `speed`), > 0.
+    pub speed: f32,
+}
+
+/// A compiled animation state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// Path: the name, prefixed by enclosing sub-machines (`"Combat.Attack"`).
+    pub name: String,
+    /// Layer index.
+    pub layer: u16,
+    /// Innermost machine holding it.
+    pub machine: u16,
+    /// Playback speed multiplier, ≥ 0.
+    pub speed: f32,
+    /// Whether it loops; a state that does not holds its last frame.
+    pub looping: bool,
+    /// Whether its clips share one phase (blend-tree `syncAnimations`, true for single clips).
+    pub sync: bool,
+    /// Whether it extracts root motion (`rootMotion`).
+    pub root_motion: bool,
+    /// Motion nodes, breadth-first, root first.
+    pub nodes: Span,
+    /// Leaves, contiguous.
+    pub leaves: Span,
+    /// Own transitions in [`CompiledGraph::candidates`], priority order.
+    pub own: Span,
+    /// ANY transitions that apply (innermost machine's first) in [`CompiledGraph::candidates`].
+    pub any: Span,
+}
+
+/// A state machine: a layer's top machine or a sub-state machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// Path (`""` for a layer's top machine).
+    pub name: String,
+    /// Layer index.
+    pub layer: u16,
+    /// Parent machine, [`NO_INDEX`] for a layer's top machine.
+    pub parent: u16,
+    /// START's transitions in [`CompiledGraph::candidates`], priority order.
+    pub entry: Span,
+    /// The parent's transitions from this sub-machine, priority order.
+    pub exit: Span,
+}
+
+/// How a layer combines with the layers below.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LayerBlend {
+    /// Replaces the pose below, by weight and mask.
+    #[default]
+    Override,
+    /// Adds its difference from a reference pose.
+    Additive,
+}
+
+/// Where a layer's masked joints blend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LayerSpace {
+    /// Parent-relative.
+    #[default]
+    Local,
+    /// Model space.
+    Mesh,
+}
+
+/// A compiled layer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layer {
+    /// Name, unique in the graph.
+    pub name: String,
+    /// Blend mode.
+    pub blend: LayerBlend,
+    /// Weight in [0, 1].
+    pub weight: f32,
+    /// Mask as joint name → weight in [0, 1]; empty = every joint at 1.
+    pub mask: Vec<(String, f32)>,
+    /// Blend space for masked joints.
+    pub space: LayerSpace,
+    /// The layer's states, contiguous in [`CompiledGraph::states`].
+    pub states: Span,
+    /// The layer's top machine.
+    pub root: u16,
+    /// Most leaves of any of its states: a pose program reserves twice this per character.
+    pub max_leaves: u32,
+}
+
+impl Layer {
+    /// Per-joint mask weights for a rig's joint names, in the rig's order.
+    ///
+    /// # Errors
+    /// The first mask joint not in `joint_names`, as its name.
+    pub fn mask_weights<S: AsRef<str>>(&self, joint_names: &[S]) -> Result<Vec<f32>, String> {
+        if self.mask.is_empty() {
+            return Ok(vec![1.0; joint_names.len()]);
+        }
+        let mut out = vec![0.0; joint_names.len()];
+        for (joint, weight) in &self.mask {
+            let j = joint_names.iter().position(|n| n.as_ref() == joint).ok_or_else(|| joint.clone())?;
+            out[j] = *weight;
+        }
+        Ok(out)
+    }
+}
+
+/// A validated, compiled state graph, shared by every character that uses it.
+#[derive(Clone, Debug)]
+pub struct CompiledGraph {
+    pub(crate) parameters: Vec<Parameter>,
+    pub(crate) num_columns: [u16; 4],
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) states: Vec<State>,
+    pub(crate) machines: Vec<Machine>,
+    pub(crate) transitions: Vec<Transition>,
+    pub(crate) candidates: Vec<u16>,
+    pub(crate) conditions: Vec<Condition>,
+    pub(crate) nodes: Vec<MotionNode>,
+    pub(crate) spaces: Vec<BlendSpace>,
+    pub(crate) leaves: Vec<Leaf>,
+}
+
+impl PartialEq for CompiledGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.parameters == other.parameters
+            && self.layers == other.layers
+            && self.states == other.states
+            && self.machines == other.machines
+            && self.transitions == other.transitions
+            && self.candidates == other.candidates
+            && self.conditions == other.conditions
+            && self.nodes == other.nodes
+            && self.spaces == other.spaces
+            && self.leaves == other.leaves
+    }
+}
+
+impl CompiledGraph {
+    /// Parameters, sorted by name.
+    #[must_use]
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
+    }
+
+    /// The parameter with this name.
+    #[must_use]
+    pub fn parameter(&self, name: &str) -> Option<&Parameter> {
+        self.parameters.binary_search_by(|p| p.name.as_str().cmp(name)).ok().map(|i| &self.parameters[i])
+    }
+
+    /// Number of value columns of a parameter kind (bits, for triggers).
+    #[must_use]
+    pub fn num_columns(&self, kind: ParamKind) -> usize {
+        self.num_columns[kind as usize] as usize
+    }
+
+    /// Layers, base first.
+    #[must_use]
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Index of the layer with this name.
+    #[must_use]
+    pub fn layer_index(&self, name: &str) -> Option<usize> {
+        self.layers.iter().position(|l| l.name == name)
+    }
+
+    /// Animation states of every layer.
+    #[must_use]
+    pub fn states(&self) -> &[State] {
+        &self.states
+    }
+
+    /// Index of a state of layer `layer` by path.
+    #[must_use]
+    pub fn state_index(&self, layer: usize, name: &str) -> Option<usize> {
+        let span = self.layers.get(layer)?.states;
+        self.states[span.range()].iter().position(|s| s.name == name).map(|i| i + span.start as usize)
+    }
+
+    /// Machines: each layer's top machine and every sub-state machine.
+    #[must_use]
+    pub fn machines(&self) -> &[Machine] {
+        &self.machines
+    }
+
+    /// Transitions of every layer.
+    #[must_use]
+    pub fn transitions(&self) -> &[Transition] {
+        &self.transitions
+    }
+
+    /// Transition indices in priority order, which states' and machines' spans index.
+    #[must_use]
+    pub fn candidates(&self) -> &[u16] {
+        &self.candidates
+    }
+
+    /// Conditions of every transition.
+    #[must_use]
+    pub fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    /// Motion nodes of every state.
+    #[must_use]
+    pub fn nodes(&self) -> &[MotionNode] {
+        &self.nodes
+    }
+
+    /// Blend spaces of every blend tree.
+    #[must_use]
+    pub fn spaces(&self) -> &[BlendSpace] {
+        &self.spaces
+    }
+
+    /// Clip slots of every state, which an archetype binds to clips.
+    #[must_use]
+    pub fn leaves(&self) -> &[Leaf] {
+        &self.leaves
+    }
+}

@@ -1,0 +1,832 @@
+//! The state step: compiled graphs run for whole crowds in SoA columns, emitting pose programs.
+//!
+//! ```text
+//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► programs() + samples()
+//!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
+//!                                          of characters           program::ClipSample)
+//! ```
+//!
+//! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each
+//! group stores one `Vec` per field: per character and layer (index `row * layers + layer`)
+//! the active and previous state, the state clock as phase and loop count, the source
+//! state's clock, the transition in flight with its clock and duration; per parameter one
+//! column (floats, integers, booleans); triggers as one 64-bit word per character, because
+//! the step clears consumed triggers inside the parallel pass. Handles are stable: removing a
+//! character moves another's row, never its handle. There is no GPU and no pose maths here.
+//!
+//! # Example
+//! ```
+//! use std::sync::Arc;
+//! use throng::graph::CompiledGraph;
+//! use throng::state::{Archetype, ClipBinding, Crowd};
+//!
+//! let graph = Arc::new(CompiledGraph::from_json(r#"{
+//!     "layers": [{ "name": "Base",
+//!         "states": [{ "name": "START" }, { "name": "Idle" }, { "name": "Walk" }],
+//!         "transitions": [
+//!             { "from": "START", "to": "Idle" },
+//!             { "from": "Idle", "to": "Walk", "time": 0.25,
+//!               "conditions": [{ "parameterName": "speed", "predicate": "GREATER_THAN", "value": 0.5 }] }
+//!         ] }],
+//!     "parameters": { "speed": { "name": "speed", "type": "FLOAT", "value": 0 } }
+//! }"#).unwrap());
+//! let archetype = Archetype::from_bindings(graph, &[
+//!     ("Idle", ClipBinding { clip: 0, duration_s: 2.0 }),
+//!     ("Walk", ClipBinding { clip: 1, duration_s: 1.0 }),
+//! ]).unwrap();
+//! let mut crowd = Crowd::new();
+//! let kind = crowd.add_archetype(archetype);
+//! let hero = crowd.spawn(kind).unwrap();
+//! let speed = crowd.param(kind, "speed").unwrap();
+//! crowd.set_float(speed, &[hero], &[1.2]).unwrap();
+//! crowd.update(1.0 / 60.0).unwrap();
+//! let layer = crowd.readback(hero, 0).unwrap();
+//! assert_eq!(crowd.state_name(kind, layer.active_state), Some("Walk"));
+//! assert!(layer.transitioning);
+//! ```
+
+mod step;
+pub mod trace;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
+use crate::program::{ClipSample, LayerProgram};
+
+use step::{LayerSlot, ParamView, StepContext};
+
+/// Characters per rayon task: enough to amortise task overhead (the step costs tens of
+/// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
+pub const CHARACTERS_PER_CHUNK: usize = 512;
+
+/// Why a state-step call was refused. Nothing changes when one is returned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// A graph leaf has no clip.
+    #[error("leaf {path:?} of the graph has no clip bound")]
+    UnboundLeaf {
+        /// `"State"` or `"State.Child"`.
+        path: String,
+    },
+    /// A binding names a leaf the graph does not have.
+    #[error("no leaf {path:?} in the graph (leaves are \"State\" or \"State.Child\")")]
+    UnknownLeaf {
+        /// The path given.
+        path: String,
+    },
+    /// A clip duration is zero, negative or not finite.
+    #[error("leaf {path:?}: clip duration {duration_s} s must be finite and > 0")]
+    BadClipDuration {
+        /// The leaf.
+        path: String,
+        /// The duration given.
+        duration_s: f32,
+    },
+    /// The archetype id does not belong to this crowd.
+    #[error("archetype {0} does not exist in this crowd")]
+    UnknownArchetype(u32),
+    /// The handle's character was removed, or never existed.
+    #[error("character handle {index}/{generation} is stale or unknown")]
+    StaleHandle {
+        /// Slot index.
+        index: u32,
+        /// Generation given.
+        generation: u32,
+    },
+    /// The graph has no parameter of that name.
+    #[error("no parameter named {0:?}")]
+    UnknownParameter(String),
+    /// The parameter belongs to a graph the character's archetype does not use.
+    #[error("character {index}: its archetype's graph does not have this parameter")]
+    WrongGraph {
+        /// The character's slot index.
+        index: u32,
+    },
+    /// The parameter is another type than the setter's.
+    #[error("parameter is {got}, the setter is for {expected}")]
+    ParamKind {
+        /// The setter's type.
+        expected: &'static str,
+        /// The parameter's type.
+        got: &'static str,
+    },
+    /// A parameter value is NaN or infinite.
+    #[error("value {value} at batch index {at} is not finite")]
+    NonFiniteValue {
+        /// Index in the batch.
+        at: usize,
+        /// The value.
+        value: f32,
+    },
+    /// `dt` is negative, NaN or infinite.
+    #[error("dt {0} s must be finite and ≥ 0")]
+    BadDt(f32),
+    /// Handles and values differ in length.
+    #[error("{handles} handles but {values} values")]
+    LengthMismatch {
+        /// Handles given.
+        handles: usize,
+        /// Values given.
+        values: usize,
+    },
+    /// A layer index past the graph's layers.
+    #[error("layer {layer} does not exist; the graph has {layers}")]
+    UnknownLayer {
+        /// The index given.
+        layer: usize,
+        /// Layers in the graph.
+        layers: usize,
+    },
+}
+
+/// The clip an archetype plays for one graph leaf (PlayCanvas's `assignAnimation`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipBinding {
+    /// Index into the archetype's clip table (what [`ClipSample::clip`] holds).
+    pub clip: u32,
+    /// The clip's duration, seconds, > 0.
+    pub duration_s: f32,
+}
+
+/// A graph with a clip bound to each of its leaves, shared by many characters.
+#[derive(Clone, Debug)]
+pub struct Archetype {
+    graph: Arc<CompiledGraph>,
+    leaf_clip: Vec<u32>,
+    leaf_duration_s: Vec<f32>,
+    /// `speed / duration` per leaf: progress per second at weight 1.
+    leaf_rate: Vec<f32>,
+    /// Longest `duration / speed` of each state's leaves: an unsynced state's cycle.
+    state_longest_s: Vec<f32>,
+    state_unsynced_rate: Vec<f32>,
+    /// Per layer: first sample slot of the layer within a character's samples.
+    layer_sample_offset: Vec<u32>,
+    samples_per_character: u32,
+}
+
+impl Archetype {
+    /// Binds every leaf with `bind`, which gets each leaf's path (`"State"`, `"State.Child"`).
+    ///
+    /// # Errors
+    /// [`StateError::UnboundLeaf`] when `bind` returns `None`, [`StateError::BadClipDuration`].
+    pub fn new(graph: Arc<CompiledGraph>, mut bind: impl FnMut(&str) -> Option<ClipBinding>) -> Result<Self, StateError> {
+        let mut bindings = Vec::with_capacity(graph.leaves().len());
+        for leaf in graph.leaves() {
+            let b = bind(&leaf.path).ok_or_else(|| StateError::UnboundLeaf { path: leaf.path.clone() })?;
+            if !(b.duration_s.is_finite() && b.duration_s > 0.0) {
+                return Err(StateError::BadClipDuration { path: leaf.path.clone(), duration_s: b.duration_s });
+            }
+            bindings.push(b);
+        }
+        let leaf_rate: Vec<f32> =
+            graph.leaves().iter().zip(&bindings).map(|(l, b)| l.speed / b.duration_s).collect();
+        let state_longest_s: Vec<f32> = graph
+            .states()
+            .iter()
+            .map(|s| leaf_rate[s.leaves.range()].iter().map(|r| 1.0 / r).fold(0.0, f32::max))
+            .collect();
+        let state_unsynced_rate = state_longest_s.iter().map(|d| 1.0 / d).collect();
+        let mut layer_sample_offset = Vec::with_capacity(graph.layers().len());
+        let mut samples_per_character = 0;
+        for layer in graph.layers() {
+            layer_sample_offset.push(samples_per_character);
+            samples_per_character += 2 * layer.max_leaves;
+        }
+        Ok(Self {
+            leaf_clip: bindings.iter().map(|b| b.clip).collect(),
+            leaf_duration_s: bindings.iter().map(|b| b.duration_s).collect(),
+            leaf_rate,
+            state_longest_s,
+            state_unsynced_rate,
+            layer_sample_offset,
+            samples_per_character,
+            graph,
+        })
+    }
+
+    /// Binds leaves by path, as PlayCanvas's `layer.assignAnimation(path, track)`.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownLeaf`] for a path the graph lacks, [`StateError::UnboundLeaf`] for
+    /// a leaf left without a clip, [`StateError::BadClipDuration`].
+    pub fn from_bindings(graph: Arc<CompiledGraph>, bindings: &[(&str, ClipBinding)]) -> Result<Self, StateError> {
+        if let Some((path, _)) = bindings.iter().find(|(p, _)| graph.leaves().iter().all(|l| l.path != *p)) {
+            return Err(StateError::UnknownLeaf { path: (*path).to_owned() });
+        }
+        Self::new(graph, |path| bindings.iter().rev().find(|(p, _)| *p == path).map(|(_, b)| *b))
+    }
+
+    /// The graph.
+    #[must_use]
+    pub fn graph(&self) -> &Arc<CompiledGraph> {
+        &self.graph
+    }
+
+    /// Sample slots each character reserves: twice the largest state of each layer.
+    #[must_use]
+    pub fn samples_per_character(&self) -> usize {
+        self.samples_per_character as usize
+    }
+}
+
+/// A character: slot index plus generation. Stays valid until the character is removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CharacterHandle {
+    index: u32,
+    generation: u32,
+}
+
+/// An archetype registered in a [`Crowd`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArchetypeId(u32);
+
+/// A parameter of one graph, resolved once by name for fast batch setters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamId {
+    slot: ParamSlot,
+    graph: usize,
+}
+
+/// What a layer of a character is doing, after the last update.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerReadback {
+    /// The active state, an index into the graph's states.
+    pub active_state: usize,
+    /// The state the last transition left, if any.
+    pub previous_state: Option<usize>,
+    /// Whether a transition is in flight.
+    pub transitioning: bool,
+    /// Its linear progress in [0, 1]; 1 when none is in flight.
+    pub transition_progress: f32,
+    /// The active state's share of the layer's pose.
+    pub active_weight: f32,
+    /// The previous state's share (the snapshot's, after an interruption); 0 when not transitioning.
+    pub previous_weight: f32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    generation: u32,
+    group: u32,
+    row: u32,
+    live: bool,
+}
+
+/// One archetype's characters, one column per field.
+#[derive(Debug)]
+struct Group {
+    arch: Archetype,
+    slots: Vec<u32>,
+    // Per character × layer (index row * layers + layer).
+    active: Vec<u16>,
+    previous: Vec<u16>,
+    phase: Vec<f32>,
+    loops: Vec<u32>,
+    src_phase: Vec<f32>,
+    src_loops: Vec<u32>,
+    transition: Vec<u16>,
+    trans_time_s: Vec<f32>,
+    trans_duration_s: Vec<f32>,
+    flags: Vec<u8>,
+    // Per parameter.
+    floats: Vec<Vec<f32>>,
+    ints: Vec<Vec<i32>>,
+    bools: Vec<Vec<bool>>,
+    // Per character.
+    triggers: Vec<u64>,
+    single_frame: Vec<u64>,
+    // Output.
+    programs: Vec<LayerProgram>,
+    samples: Vec<ClipSample>,
+}
+
+impl Group {
+    fn new(arch: Archetype) -> Self {
+        let g = &arch.graph;
+        Self {
+            slots: Vec::new(),
+            active: Vec::new(),
+            previous: Vec::new(),
+            phase: Vec::new(),
+            loops: Vec::new(),
+            src_phase: Vec::new(),
+            src_loops: Vec::new(),
+            transition: Vec::new(),
+            trans_time_s: Vec::new(),
+            trans_duration_s: Vec::new(),
+            flags: Vec::new(),
+            floats: vec![Vec::new(); g.num_columns(ParamKind::Float)],
+            ints: vec![Vec::new(); g.num_columns(ParamKind::Int)],
+            bools: vec![Vec::new(); g.num_columns(ParamKind::Bool)],
+            triggers: Vec::new(),
+            single_frame: Vec::new(),
+            programs: Vec::new(),
+            samples: Vec::new(),
+            arch,
+        }
+    }
+
+    fn num_layers(&self) -> usize {
+        self.arch.graph.layers().len()
+    }
+
+    fn push(&mut self, slot: u32) {
+        let g = Arc::clone(&self.arch.graph);
+        let row = self.slots.len();
+        self.slots.push(slot);
+        let mut trig = 0u64;
+        for p in g.parameters() {
+            let col = p.slot.column as usize;
+            match p.default {
+                ParamValue::Float(v) => self.floats[col].push(v),
+                ParamValue::Int(v) => self.ints[col].push(v),
+                ParamValue::Bool(v) => self.bools[col].push(v),
+                ParamValue::Trigger(v) => trig |= u64::from(v) << (col % 64),
+            }
+        }
+        self.triggers.push(trig);
+        self.single_frame.push(0);
+        for layer in 0..g.layers().len() {
+            let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
+            let start = step::initial_state(&g, layer, &view, trig);
+            self.active.push(start);
+            self.previous.push(NO_INDEX);
+            self.phase.push(0.0);
+            self.loops.push(0);
+            self.src_phase.push(0.0);
+            self.src_loops.push(0);
+            self.transition.push(NO_INDEX);
+            self.trans_time_s.push(0.0);
+            self.trans_duration_s.push(0.0);
+            self.flags.push(0);
+            self.programs.push(LayerProgram { transition: u32::MAX, target_weight: 1.0, progress: 1.0, ..LayerProgram::default() });
+        }
+        self.samples.extend(std::iter::repeat_n(ClipSample::default(), self.arch.samples_per_character()));
+    }
+
+    /// Swap-removes `row`; returns the slot of the character that moved into it, if any.
+    fn swap_remove(&mut self, row: usize) -> Option<u32> {
+        let layers = self.num_layers();
+        let last = self.slots.len() - 1;
+        self.slots.swap_remove(row);
+        for col in &mut self.floats {
+            col.swap_remove(row);
+        }
+        for col in &mut self.ints {
+            col.swap_remove(row);
+        }
+        for col in &mut self.bools {
+            col.swap_remove(row);
+        }
+        self.triggers.swap_remove(row);
+        self.single_frame.swap_remove(row);
+        fn move_block<T: Copy>(v: &mut Vec<T>, row: usize, last: usize, n: usize) {
+            if row != last {
+                v.copy_within(last * n..(last + 1) * n, row * n);
+            }
+            v.truncate(last * n);
+        }
+        move_block(&mut self.active, row, last, layers);
+        move_block(&mut self.previous, row, last, layers);
+        move_block(&mut self.phase, row, last, layers);
+        move_block(&mut self.loops, row, last, layers);
+        move_block(&mut self.src_phase, row, last, layers);
+        move_block(&mut self.src_loops, row, last, layers);
+        move_block(&mut self.transition, row, last, layers);
+        move_block(&mut self.trans_time_s, row, last, layers);
+        move_block(&mut self.trans_duration_s, row, last, layers);
+        move_block(&mut self.flags, row, last, layers);
+        move_block(&mut self.programs, row, last, layers);
+        move_block(&mut self.samples, row, last, self.arch.samples_per_character());
+        (row != last).then(|| self.slots[row])
+    }
+
+    fn update(&mut self, dt_s: f32) {
+        let layers = self.num_layers();
+        let per = self.arch.samples_per_character();
+        let chunk = CHARACTERS_PER_CHUNK;
+        let ctx = StepContext { arch: &self.arch, dt_s };
+        let (floats, ints, bools) = (&self.floats, &self.ints, &self.bools);
+        self.active
+            .par_chunks_mut(chunk * layers)
+            .zip(self.previous.par_chunks_mut(chunk * layers))
+            .zip(self.phase.par_chunks_mut(chunk * layers))
+            .zip(self.loops.par_chunks_mut(chunk * layers))
+            .zip(self.src_phase.par_chunks_mut(chunk * layers))
+            .zip(self.src_loops.par_chunks_mut(chunk * layers))
+            .zip(self.transition.par_chunks_mut(chunk * layers))
+            .zip(self.trans_time_s.par_chunks_mut(chunk * layers))
+            .zip(self.trans_duration_s.par_chunks_mut(chunk * layers))
+            .zip(self.flags.par_chunks_mut(chunk * layers))
+            .zip(self.triggers.par_chunks_mut(chunk))
+            .zip(self.single_frame.par_chunks_mut(chunk))
+            .zip(self.programs.par_chunks_mut(chunk * layers))
+            .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
+            .enumerate()
+            .for_each(
+                |(c, (((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples))| {
+                    for k in 0..triggers.len() {
+                        let row = c * chunk + k;
+                        let view = ParamView { floats, ints, bools, row };
+                        let trig = triggers[k];
+                        let mut consumed = 0u64;
+                        for l in 0..layers {
+                            let i = k * layers + l;
+                            let slot = LayerSlot {
+                                active: &mut active[i],
+                                previous: &mut previous[i],
+                                phase: &mut phase[i],
+                                loops: &mut loops[i],
+                                src_phase: &mut src_phase[i],
+                                src_loops: &mut src_loops[i],
+                                transition: &mut transition[i],
+                                trans_time_s: &mut trans_time_s[i],
+                                trans_duration_s: &mut trans_duration_s[i],
+                                flags: &mut flags[i],
+                            };
+                            let offset = ctx.arch.layer_sample_offset[l] as usize;
+                            let layer_len = 2 * ctx.arch.graph.layers()[l].max_leaves as usize;
+                            let base = k * per + offset;
+                            let first_sample = (row * per + offset) as u32;
+                            step::step_layer(
+                                &ctx,
+                                l,
+                                slot,
+                                &view,
+                                trig,
+                                &mut consumed,
+                                first_sample,
+                                &mut programs[i],
+                                &mut samples[base..base + layer_len],
+                            );
+                        }
+                        triggers[k] = trig & !consumed & !single[k];
+                        single[k] = 0;
+                    }
+                },
+            );
+    }
+}
+
+/// Every character of every archetype, with stable handles.
+#[derive(Debug, Default)]
+pub struct Crowd {
+    groups: Vec<Group>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+impl Crowd {
+    /// An empty crowd.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers an archetype; its characters are stored and stepped together.
+    pub fn add_archetype(&mut self, archetype: Archetype) -> ArchetypeId {
+        self.groups.push(Group::new(archetype));
+        ArchetypeId(self.groups.len() as u32 - 1)
+    }
+
+    fn group(&self, id: ArchetypeId) -> Result<&Group, StateError> {
+        self.groups.get(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))
+    }
+
+    /// The archetype registered as `id`.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn archetype(&self, id: ArchetypeId) -> Result<&Archetype, StateError> {
+        Ok(&self.group(id)?.arch)
+    }
+
+    /// Adds a character in each layer's default state with the graph's default parameters.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn spawn(&mut self, id: ArchetypeId) -> Result<CharacterHandle, StateError> {
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        let row = group.slots.len() as u32;
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot { generation: 0, group: id.0, row, live: false });
+                self.slots.len() as u32 - 1
+            }
+        };
+        group.push(index);
+        let slot = &mut self.slots[index as usize];
+        slot.group = id.0;
+        slot.row = row;
+        slot.live = true;
+        Ok(CharacterHandle { index, generation: slot.generation })
+    }
+
+    /// Removes a character; every other handle stays valid.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`].
+    pub fn despawn(&mut self, handle: CharacterHandle) -> Result<(), StateError> {
+        let (group, row) = self.locate(handle)?;
+        if let Some(moved) = self.groups[group].swap_remove(row) {
+            self.slots[moved as usize].row = row as u32;
+        }
+        let slot = &mut self.slots[handle.index as usize];
+        slot.live = false;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(handle.index);
+        Ok(())
+    }
+
+    fn locate(&self, h: CharacterHandle) -> Result<(usize, usize), StateError> {
+        match self.slots.get(h.index as usize) {
+            Some(s) if s.live && s.generation == h.generation => Ok((s.group as usize, s.row as usize)),
+            _ => Err(StateError::StaleHandle { index: h.index, generation: h.generation }),
+        }
+    }
+
+    /// The archetype and row (index into that archetype's columns and outputs) of a character.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`].
+    pub fn row_of(&self, handle: CharacterHandle) -> Result<(ArchetypeId, usize), StateError> {
+        self.locate(handle).map(|(g, r)| (ArchetypeId(g as u32), r))
+    }
+
+    /// Number of live characters of an archetype.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn num_characters(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        Ok(self.group(id)?.slots.len())
+    }
+
+    /// Resolves a parameter by name for the batch setters.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`], [`StateError::UnknownParameter`].
+    pub fn param(&self, id: ArchetypeId, name: &str) -> Result<ParamId, StateError> {
+        let graph = &self.group(id)?.arch.graph;
+        let p = graph.parameter(name).ok_or_else(|| StateError::UnknownParameter(name.to_owned()))?;
+        Ok(ParamId { slot: p.slot, graph: Arc::as_ptr(graph) as usize })
+    }
+
+    fn batch<T: Copy>(
+        &mut self,
+        param: ParamId,
+        kind: ParamKind,
+        handles: &[CharacterHandle],
+        values: &[T],
+        check: impl Fn(T) -> Option<f32>,
+        mut write: impl FnMut(&mut Group, usize, T),
+    ) -> Result<(), StateError> {
+        if handles.len() != values.len() {
+            return Err(StateError::LengthMismatch { handles: handles.len(), values: values.len() });
+        }
+        if param.slot.kind != kind {
+            return Err(StateError::ParamKind { expected: kind.name(), got: param.slot.kind.name() });
+        }
+        for (at, (&h, &v)) in handles.iter().zip(values).enumerate() {
+            let (g, _) = self.locate(h)?;
+            if Arc::as_ptr(&self.groups[g].arch.graph) as usize != param.graph {
+                return Err(StateError::WrongGraph { index: h.index });
+            }
+            if let Some(value) = check(v) {
+                return Err(StateError::NonFiniteValue { at, value });
+            }
+        }
+        for (&h, &v) in handles.iter().zip(values) {
+            let (g, row) = self.locate(h)?;
+            write(&mut self.groups[g], row, v);
+        }
+        Ok(())
+    }
+
+    /// Sets a FLOAT parameter for many characters. All-or-nothing.
+    ///
+    /// # Errors
+    /// [`StateError::LengthMismatch`], [`StateError::ParamKind`], [`StateError::StaleHandle`],
+    /// [`StateError::WrongGraph`], [`StateError::NonFiniteValue`].
+    pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), StateError> {
+        let col = param.slot.column as usize;
+        self.batch(param, ParamKind::Float, handles, values, |v| (!v.is_finite()).then_some(v), |g, row, v| {
+            g.floats[col][row] = v;
+        })
+    }
+
+    /// Sets an INTEGER parameter for many characters. All-or-nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_float`], without the finiteness check.
+    pub fn set_int(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[i32]) -> Result<(), StateError> {
+        let col = param.slot.column as usize;
+        self.batch(param, ParamKind::Int, handles, values, |_| None, |g, row, v| g.ints[col][row] = v)
+    }
+
+    /// Sets a BOOLEAN parameter for many characters. All-or-nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_int`].
+    pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), StateError> {
+        let col = param.slot.column as usize;
+        self.batch(param, ParamKind::Bool, handles, values, |_| None, |g, row, v| g.bools[col][row] = v)
+    }
+
+    /// Sets a TRIGGER for many characters. It stays set until a taken transition whose
+    /// conditions name it consumes it; with `single_frame` it is also cleared at the end of
+    /// the next update even if nothing used it.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_int`].
+    pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), StateError> {
+        let bit = 1u64 << (param.slot.column % 64);
+        let flags = vec![single_frame; handles.len()];
+        self.batch(param, ParamKind::Trigger, handles, &flags, |_| None, |g, row, single| {
+            g.triggers[row] |= bit;
+            if single {
+                g.single_frame[row] |= bit;
+            } else {
+                g.single_frame[row] &= !bit;
+            }
+        })
+    }
+
+    /// Clears a TRIGGER for many characters.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_int`].
+    pub fn reset_trigger(&mut self, param: ParamId, handles: &[CharacterHandle]) -> Result<(), StateError> {
+        let bit = 1u64 << (param.slot.column % 64);
+        let unit = vec![(); handles.len()];
+        self.batch(param, ParamKind::Trigger, handles, &unit, |_| None, |g, row, ()| {
+            g.triggers[row] &= !bit;
+            g.single_frame[row] &= !bit;
+        })
+    }
+
+    /// Sets one parameter of one character: the single-character form of the batch setters.
+    /// `ParamValue::Trigger(true)` sets a trigger (not single-frame), `Trigger(false)` resets it.
+    ///
+    /// # Errors
+    /// As the batch setters; [`StateError::ParamKind`] when `value`'s type is not the parameter's.
+    pub fn set(&mut self, param: ParamId, handle: CharacterHandle, value: ParamValue) -> Result<(), StateError> {
+        match value {
+            ParamValue::Float(v) => self.set_float(param, &[handle], &[v]),
+            ParamValue::Int(v) => self.set_int(param, &[handle], &[v]),
+            ParamValue::Bool(v) => self.set_bool(param, &[handle], &[v]),
+            ParamValue::Trigger(true) => self.set_trigger(param, &[handle], false),
+            ParamValue::Trigger(false) => self.reset_trigger(param, &[handle]),
+        }
+    }
+
+    /// A parameter's value for one character.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`], [`StateError::WrongGraph`].
+    pub fn get(&self, param: ParamId, handle: CharacterHandle) -> Result<ParamValue, StateError> {
+        let (g, row) = self.locate(handle)?;
+        let group = &self.groups[g];
+        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+            return Err(StateError::WrongGraph { index: handle.index });
+        }
+        let col = param.slot.column as usize;
+        Ok(match param.slot.kind {
+            ParamKind::Float => ParamValue::Float(group.floats[col][row]),
+            ParamKind::Int => ParamValue::Int(group.ints[col][row]),
+            ParamKind::Bool => ParamValue::Bool(group.bools[col][row]),
+            ParamKind::Trigger => ParamValue::Trigger(group.triggers[row] >> (col % 64) & 1 == 1),
+        })
+    }
+
+    fn column_group(&mut self, id: ArchetypeId, param: ParamId, kind: ParamKind) -> Result<&mut Group, StateError> {
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+            return Err(StateError::WrongGraph { index: u32::MAX });
+        }
+        if param.slot.kind != kind {
+            return Err(StateError::ParamKind { expected: kind.name(), got: param.slot.kind.name() });
+        }
+        Ok(group)
+    }
+
+    /// A FLOAT parameter's column, indexed by row ([`Crowd::row_of`]), for direct writes.
+    /// Values written here are not checked: the step reads a NaN as 0.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`], [`StateError::WrongGraph`], [`StateError::ParamKind`].
+    pub fn float_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [f32], StateError> {
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Float)?.floats[col])
+    }
+
+    /// An INTEGER parameter's column, indexed by row, for direct writes.
+    ///
+    /// # Errors
+    /// As [`Crowd::float_column_mut`].
+    pub fn int_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [i32], StateError> {
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Int)?.ints[col])
+    }
+
+    /// A BOOLEAN parameter's column, indexed by row, for direct writes.
+    ///
+    /// # Errors
+    /// As [`Crowd::float_column_mut`].
+    pub fn bool_column_mut(&mut self, id: ArchetypeId, param: ParamId) -> Result<&mut [bool], StateError> {
+        let col = param.slot.column as usize;
+        Ok(&mut self.column_group(id, param, ParamKind::Bool)?.bools[col])
+    }
+
+    /// The trigger words of an archetype's characters (bit = trigger column), for direct writes.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn trigger_column_mut(&mut self, id: ArchetypeId) -> Result<&mut [u64], StateError> {
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        Ok(&mut group.triggers)
+    }
+
+    /// Steps every character of every archetype by `dt_s` seconds, in parallel.
+    ///
+    /// # Errors
+    /// [`StateError::BadDt`] for a negative, NaN or infinite `dt_s`; nothing is stepped.
+    pub fn update(&mut self, dt_s: f32) -> Result<(), StateError> {
+        if !(dt_s.is_finite() && dt_s >= 0.0) {
+            return Err(StateError::BadDt(dt_s));
+        }
+        for group in &mut self.groups {
+            group.update(dt_s);
+        }
+        Ok(())
+    }
+
+    /// An archetype's pose programs after the last update, `row * layers + layer`.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn programs(&self, id: ArchetypeId) -> Result<&[LayerProgram], StateError> {
+        Ok(&self.group(id)?.programs)
+    }
+
+    /// An archetype's clip samples after the last update; programs index into it.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn samples(&self, id: ArchetypeId) -> Result<&[ClipSample], StateError> {
+        Ok(&self.group(id)?.samples)
+    }
+
+    /// Bytes of CPU state one character of an archetype occupies: its layer columns,
+    /// parameter columns, trigger words, slot bookkeeping and its pose programs and samples.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn bytes_per_character(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        let group = self.group(id)?;
+        let g = &group.arch.graph;
+        let per_layer = 3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>() + size_of::<LayerProgram>();
+        let params = g.num_columns(ParamKind::Float) * size_of::<f32>()
+            + g.num_columns(ParamKind::Int) * size_of::<i32>()
+            + g.num_columns(ParamKind::Bool) * size_of::<bool>();
+        Ok(g.layers().len() * per_layer
+            + params
+            + 2 * size_of::<u64>()
+            + size_of::<u32>()
+            + size_of::<Slot>()
+            + group.arch.samples_per_character() * size_of::<ClipSample>())
+    }
+
+    /// Name of a graph state (path inside sub-machines).
+    #[must_use]
+    pub fn state_name(&self, id: ArchetypeId, state: usize) -> Option<&str> {
+        self.group(id).ok()?.arch.graph.states().get(state).map(|s| s.name.as_str())
+    }
+
+    /// What one layer of a character is doing.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`], [`StateError::UnknownLayer`].
+    pub fn readback(&self, handle: CharacterHandle, layer: usize) -> Result<LayerReadback, StateError> {
+        let (g, row) = self.locate(handle)?;
+        let group = &self.groups[g];
+        let layers = group.num_layers();
+        if layer >= layers {
+            return Err(StateError::UnknownLayer { layer, layers });
+        }
+        let i = row * layers + layer;
+        let program = &group.programs[i];
+        let transitioning = group.transition[i] != NO_INDEX;
+        Ok(LayerReadback {
+            active_state: group.active[i] as usize,
+            previous_state: (group.previous[i] != NO_INDEX).then_some(group.previous[i] as usize),
+            transitioning,
+            transition_progress: program.progress,
+            active_weight: program.target_weight,
+            previous_weight: 1.0 - program.target_weight,
+        })
+    }
+}

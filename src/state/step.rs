@@ -1,0 +1,462 @@
+//! The per-character state step: clocks, transition selection, blend weights, pose programs.
+//!
+//! One update of one layer, in this order (the order is part of the semantics; see
+//! `docs/state-machine.md`):
+//!
+//! | step | what |
+//! |------|------|
+//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × speed × rate` (a state that does not loop stops at its end) |
+//! | 2 | a transition in flight: its source state's clock and its own clock advance; it ends when its clock reaches its duration |
+//! | 3 | selection: at most one transition, in candidate order, whose exit-time gate is open and whose conditions hold |
+//! | 4 | a taken transition starts at clock 0 with the destination at its offset |
+//! | 5 | the pose program and samples are written |
+//!
+//! Triggers consumed by any layer are cleared after the character's last layer.
+
+use glam::Vec2;
+
+use crate::blend_space::MAX_BLEND_CHILDREN;
+use crate::graph::{
+    CompiledGraph, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
+    MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE,
+};
+use crate::graph::Inertialization;
+use crate::program::{self, ClipSample, LayerProgram};
+
+use super::Archetype;
+
+/// Layer flag: the transition's source is the snapshot, not a state.
+pub(crate) const FLAG_SNAPSHOT: u8 = 1;
+
+/// One character's parameter values, read in place from the columns.
+pub(crate) struct ParamView<'a> {
+    pub floats: &'a [Vec<f32>],
+    pub ints: &'a [Vec<i32>],
+    pub bools: &'a [Vec<bool>],
+    pub row: usize,
+}
+
+impl ParamView<'_> {
+    #[inline]
+    fn number(&self, slot: ParamSlot, triggers: u64) -> f32 {
+        let col = slot.column as usize;
+        match slot.kind {
+            // Direct column writes are unchecked; a NaN reads as 0 so no NaN reaches a program.
+            ParamKind::Float => {
+                let v = self.floats.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(0.0);
+                if v.is_nan() { 0.0 } else { v }
+            }
+            ParamKind::Int => self.ints.get(col).and_then(|c| c.get(self.row)).map_or(0.0, |&v| v as f32),
+            ParamKind::Bool => f32::from(u8::from(self.bools.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(false))),
+            ParamKind::Trigger => f32::from(u8::from(triggers >> (col % 64) & 1 == 1)),
+        }
+    }
+}
+
+/// The mutable per-layer state of one character (one row of each layer column).
+pub(crate) struct LayerSlot<'a> {
+    pub active: &'a mut u16,
+    pub previous: &'a mut u16,
+    pub phase: &'a mut f32,
+    pub loops: &'a mut u32,
+    pub src_phase: &'a mut f32,
+    pub src_loops: &'a mut u32,
+    pub transition: &'a mut u16,
+    pub trans_time_s: &'a mut f32,
+    pub trans_duration_s: &'a mut f32,
+    pub flags: &'a mut u8,
+}
+
+/// A clock reading before and after this update's advance, in total progress (loops + phase).
+#[derive(Clone, Copy)]
+struct Clock {
+    before: f32,
+    now: f32,
+    looping: bool,
+}
+
+impl Clock {
+    const STILL: Self = Self { before: 0.0, now: 0.0, looping: true };
+
+    /// Whether exit time `e` lets a transition through on this update.
+    #[inline]
+    fn gate_open(self, e: f32) -> bool {
+        if e <= 0.0 {
+            true
+        } else if !self.looping {
+            self.now >= e.min(1.0)
+        } else if e < 1.0 {
+            let k = (self.now - e).floor();
+            k >= 0.0 && k + e > self.before
+        } else {
+            self.before < e && e <= self.now
+        }
+    }
+}
+
+/// Leaf weights of `state` for this character's parameters, into `out[..leaves]`.
+#[inline]
+fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, triggers: u64, out: &mut [f32; MAX_BLEND_CHILDREN]) {
+    let st = &g.states[state];
+    if st.nodes.len() == 1 {
+        out[0] = 1.0;
+        return;
+    }
+    // One tree of leaves (the common blend space): its children are the leaves, in order.
+    if st.nodes.len() == st.leaves.len() + 1
+        && let Some(&MotionNode::Tree { space, params: p, children }) = g.nodes.get(st.nodes.start as usize)
+    {
+        let x = params.number(p[0], triggers);
+        let y = params.number(p[1], triggers);
+        g.spaces[space as usize].weights(Vec2::new(x, y), &mut out[..children.len()]);
+        return;
+    }
+    let mut node_w = [0.0f32; MAX_NODES_PER_STATE];
+    let mut child_w = [0.0f32; MAX_BLEND_CHILDREN];
+    let base = st.nodes.start as usize;
+    node_w[0] = 1.0;
+    for (n, node) in g.nodes[st.nodes.range()].iter().enumerate() {
+        let w = node_w[n];
+        match *node {
+            MotionNode::Leaf(leaf) => {
+                if let Some(o) = out.get_mut((leaf - st.leaves.start) as usize) {
+                    *o = w;
+                }
+            }
+            MotionNode::Tree { space, params: p, children } => {
+                let count = children.len();
+                let x = params.number(p[0], triggers);
+                let y = params.number(p[1], triggers);
+                g.spaces[space as usize].weights(Vec2::new(x, y), &mut child_w[..count]);
+                for (i, &cw) in child_w[..count].iter().enumerate() {
+                    if let Some(slot) = node_w.get_mut(children.start as usize - base + i) {
+                        *slot = w * cw;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Progress per second of playback at speed 1: `Σ wᵢ · speedᵢ / durationᵢ` for a synced state.
+#[inline]
+fn rate(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> f32 {
+    let st = &arch.graph.states[state];
+    if !st.sync {
+        return arch.state_unsynced_rate[state];
+    }
+    let rates = &arch.leaf_rate[st.leaves.range()];
+    rates.iter().zip(weights.iter()).map(|(r, w)| r * w).sum()
+}
+
+#[inline]
+fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock {
+    let before = *loops as f32 + *phase;
+    if looping {
+        let p = *phase + delta;
+        let whole = p.floor();
+        *phase = p - whole;
+        *loops = loops.saturating_add(whole as u32);
+    } else {
+        *phase = (*phase + delta).min(1.0);
+        *loops = 0;
+    }
+    Clock { before, now: *loops as f32 + *phase, looping }
+}
+
+#[inline]
+fn conditions_hold(g: &CompiledGraph, span: Span, params: &ParamView<'_>, triggers: u64) -> bool {
+    g.conditions[span.range()].iter().all(|c| match c.param.kind {
+        ParamKind::Float => c.predicate.test(params.number(c.param, triggers), c.value_f32),
+        ParamKind::Int => {
+            let v = params.ints.get(c.param.column as usize).and_then(|col| col.get(params.row)).copied().unwrap_or(0);
+            c.predicate.test(f64::from(v), c.value)
+        }
+        ParamKind::Bool | ParamKind::Trigger => c.predicate.test(f64::from(params.number(c.param, triggers)), c.value),
+    })
+}
+
+/// Follows entries and exits to an animation state, collecting the triggers their
+/// conditions read. Validation guarantees every entry has a transition without conditions.
+fn resolve(g: &CompiledGraph, mut target: Target, params: &ParamView<'_>, triggers: u64, used: &mut u64) -> u16 {
+    for _ in 0..4 * (MAX_MACHINE_DEPTH + 1) {
+        let pick = |span: Span, used: &mut u64| {
+            g.candidates[span.range()].iter().map(|&t| &g.transitions[t as usize]).find_map(|t| {
+                conditions_hold(g, t.conditions, params, triggers).then(|| {
+                    *used |= t.triggers;
+                    t.to
+                })
+            })
+        };
+        target = match target {
+            Target::State(s) => return s,
+            Target::Entry(m) => match pick(g.machines[m as usize].entry, used) {
+                Some(t) => t,
+                None => break,
+            },
+            Target::Exit(m) => pick(g.machines[m as usize].exit, used).unwrap_or(Target::Entry(m)),
+        };
+    }
+    debug_assert!(false, "validation guarantees entries resolve");
+    g.layers.first().map_or(0, |l| l.states.start as u16)
+}
+
+/// The state a layer starts in: its top machine's entry with the character's parameters.
+pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<'_>, triggers: u64) -> u16 {
+    let mut used = 0;
+    resolve(g, Target::Entry(g.layers[layer].root), params, triggers, &mut used)
+}
+
+/// Everything the step reads that is the same for every character.
+pub(crate) struct StepContext<'a> {
+    pub arch: &'a Archetype,
+    pub dt_s: f32,
+}
+
+/// Steps one layer of one character and writes its program and samples.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn step_layer(
+    ctx: &StepContext<'_>,
+    layer: usize,
+    slot: LayerSlot<'_>,
+    params: &ParamView<'_>,
+    triggers: u64,
+    consumed: &mut u64,
+    first_sample: u32,
+    program: &mut LayerProgram,
+    samples: &mut [ClipSample],
+) {
+    let arch = ctx.arch;
+    let g = &*arch.graph;
+    let dt = ctx.dt_s;
+
+    // 1. The active state's weights and clock.
+    let mut active_w = [0.0f32; MAX_BLEND_CHILDREN];
+    let active = *slot.active as usize;
+    leaf_weights(g, active, params, triggers, &mut active_w);
+    let active_rate = rate(arch, active, &active_w);
+    let active_state = &g.states[active];
+    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed * active_rate, active_state.looping);
+
+    // 2. The transition in flight.
+    let mut src_w = [0.0f32; MAX_BLEND_CHILDREN];
+    let mut src_clock = Clock::STILL;
+    let source_is_state = *slot.flags & FLAG_SNAPSHOT == 0 && *slot.previous != NO_INDEX;
+    if *slot.transition != NO_INDEX {
+        if source_is_state {
+            let src = *slot.previous as usize;
+            leaf_weights(g, src, params, triggers, &mut src_w);
+            let r = rate(arch, src, &src_w);
+            let st = &g.states[src];
+            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed * r, st.looping);
+        }
+        *slot.trans_time_s += dt;
+        if *slot.trans_time_s >= *slot.trans_duration_s {
+            *slot.transition = NO_INDEX;
+            *slot.flags &= !FLAG_SNAPSHOT;
+        }
+    }
+
+    // 3. Selection.
+    let transitioning = *slot.transition != NO_INDEX;
+    let own = active_state.own;
+    let any = active_state.any;
+    let prev_own = match *slot.previous {
+        NO_INDEX => Span::default(),
+        p => g.states[p as usize].own,
+    };
+    let lists: [Span; 3] = if !transitioning {
+        [own, any, Span::default()]
+    } else {
+        match g.transitions[*slot.transition as usize].interruption {
+            Interruption::None => [Span::default(); 3],
+            Interruption::Prev => [prev_own, any, Span::default()],
+            Interruption::Next => [own, any, Span::default()],
+            Interruption::PrevNext => [prev_own, own, any],
+            Interruption::NextPrev => [own, prev_own, any],
+        }
+    };
+    let mut taken = None;
+    'select: for span in lists {
+        for &t in &g.candidates[span.range()] {
+            let tr = &g.transitions[t as usize];
+            let clock = match tr.from {
+                Source::State(s) if s as usize == active => active_clock,
+                Source::State(_) => src_clock,
+                _ => active_clock,
+            };
+            if !clock.gate_open(tr.exit_time) || !conditions_hold(g, tr.conditions, params, triggers) {
+                continue;
+            }
+            let mut used = tr.triggers;
+            let to = resolve(g, tr.to, params, triggers, &mut used);
+            if to as usize == active && !tr.self_transition {
+                continue;
+            }
+            taken = Some((t, to, used));
+            break 'select;
+        }
+    }
+
+    // 4. Taking it.
+    let mut switched = false;
+    // On an inertialized switch: how far back (in progress) the destination was one step ago,
+    // so the evaluator can read its velocity.
+    let mut step_back = None;
+    if let Some((t, to, used)) = taken {
+        let tr = &g.transitions[t as usize];
+        *consumed |= used;
+        switched = true;
+        let duration_s = if tr.normalized {
+            let scaled = active_rate * active_state.speed;
+            tr.duration / if scaled > 0.0 { scaled } else { active_rate }
+        } else {
+            tr.duration
+        };
+        let cut = duration_s <= 0.0 || tr.switch == SwitchMode::Cut;
+        let interrupting = *slot.transition != NO_INDEX;
+        *slot.flags &= !FLAG_SNAPSHOT;
+        if !cut {
+            match tr.switch {
+                SwitchMode::Frozen => *slot.flags |= FLAG_SNAPSHOT,
+                SwitchMode::Crossfade if interrupting => *slot.flags |= FLAG_SNAPSHOT,
+                SwitchMode::Crossfade => {
+                    *slot.src_phase = *slot.phase;
+                    *slot.src_loops = *slot.loops;
+                    src_w = active_w;
+                }
+                _ => {}
+            }
+        }
+        *slot.previous = *slot.active;
+        *slot.active = to;
+        let dest = &g.states[to as usize];
+        *slot.phase = if dest.looping && tr.offset >= 1.0 { 0.0 } else { tr.offset };
+        *slot.loops = 0;
+        *slot.trans_time_s = 0.0;
+        *slot.trans_duration_s = duration_s;
+        *slot.transition = if cut { NO_INDEX } else { t };
+        if dest.nodes.len() == 1 {
+            active_w[0] = 1.0;
+        } else {
+            leaf_weights(g, to as usize, params, triggers, &mut active_w);
+        }
+        program.transition = t as u32;
+        (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
+        if !cut && matches!(tr.switch, SwitchMode::Inertialize(_)) {
+            step_back = Some(dt * dest.speed * rate(arch, to as usize, &active_w));
+        }
+    }
+
+    // 5. The program.
+    let in_flight = *slot.transition != NO_INDEX;
+    let progress = if in_flight { (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0) } else { 1.0 };
+    let mut flags = 0;
+    let mut target_weight = 1.0;
+    let mut source_state = false;
+    if in_flight {
+        let tr = &g.transitions[*slot.transition as usize];
+        flags |= LayerProgram::TRANSITIONING;
+        program.transition = u32::from(*slot.transition);
+        (program.mode, program.param_s) = program_mode(tr.switch, *slot.trans_duration_s);
+        if !matches!(tr.switch, SwitchMode::Inertialize(_)) {
+            target_weight = tr.easing.apply(progress);
+            if *slot.flags & FLAG_SNAPSHOT != 0 {
+                flags |= LayerProgram::SOURCE_SNAPSHOT;
+            } else {
+                source_state = true;
+            }
+        }
+    } else if !switched {
+        program.transition = u32::MAX;
+        program.mode = program::SwitchMode::Cut as u32;
+        program.param_s = 0.0;
+    }
+    if switched {
+        flags |= LayerProgram::SWITCHED;
+    }
+    if g.states[*slot.active as usize].root_motion && layer == 0 {
+        flags |= LayerProgram::ROOT_MOTION;
+    }
+    let a = *slot.active as usize;
+    let target_advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
+    let target = Side { phase: *slot.phase, loops: *slot.loops, advance: target_advance, share: target_weight };
+    let num_target = write_samples(arch, a, &active_w, target, samples);
+    let rest = num_target as usize..samples.len();
+    let num_source = if source_state {
+        let source = Side { phase: *slot.src_phase, loops: *slot.src_loops, advance: src_clock.now - src_clock.before, share: 1.0 - target_weight };
+        write_samples(arch, *slot.previous as usize, &src_w, source, &mut samples[rest])
+    } else if let Some(back) = step_back {
+        let looping = g.states[a].looping;
+        let phase = if looping { (*slot.phase - back).rem_euclid(1.0) } else { (*slot.phase - back).max(0.0) };
+        write_samples(arch, a, &active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, &mut samples[rest])
+    } else {
+        0
+    };
+    program.first_sample = first_sample;
+    program.num_target = num_target;
+    program.num_source = num_source;
+    program.flags = flags;
+    program.target_weight = target_weight;
+    program.progress = progress;
+    program.weight = g.layers[layer].weight;
+    debug_assert!(layer < g.layers.len());
+}
+
+/// Where one side of a layer's program reads its state: clock, advance this update (in
+/// progress), and its share of the layer.
+#[derive(Clone, Copy)]
+struct Side {
+    phase: f32,
+    loops: u32,
+    advance: f32,
+    share: f32,
+}
+
+/// Writes a state's non-zero-weight clips; returns how many.
+#[inline]
+fn write_samples(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], side: Side, out: &mut [ClipSample]) -> u32 {
+    let st = &arch.graph.states[state];
+    let Side { phase, loops, advance, share } = side;
+    let mut n = 0;
+    for (i, leaf) in st.leaves.range().enumerate() {
+        let w = weights[i] * share;
+        if w <= 0.0 {
+            continue;
+        }
+        let duration = arch.leaf_duration_s[leaf];
+        // Clip seconds per unit of progress: the leaf's own duration when synced, else the
+        // state's longest leaf scaled by the leaf's speed.
+        let seconds_per_progress =
+            if st.sync { duration } else { arch.state_longest_s[state] * arch.graph.leaves[leaf].speed };
+        let time_s = if st.sync {
+            phase * duration
+        } else {
+            let t = (f64::from(loops) + f64::from(phase)) * f64::from(seconds_per_progress);
+            let d = f64::from(duration);
+            (if st.looping { t % d } else { t.min(d) }) as f32
+        };
+        if let Some(o) = out.get_mut(n) {
+            *o = ClipSample { clip: arch.leaf_clip[leaf], time_s, weight: w, advance_s: advance * seconds_per_progress };
+            n += 1;
+        }
+    }
+    n as u32
+}
+
+/// The program's mode code and curve parameter for a graph switch mode; `duration_s` is the
+/// transition's duration in seconds (the quintic's length).
+fn program_mode(switch: SwitchMode, duration_s: f32) -> (u32, f32) {
+    let mode = match switch {
+        SwitchMode::Cut => program::SwitchMode::Cut,
+        SwitchMode::Frozen => program::SwitchMode::Frozen,
+        SwitchMode::Crossfade => program::SwitchMode::Crossfade,
+        SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false }) => program::SwitchMode::InertializeQuintic,
+        SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: true }) => {
+            program::SwitchMode::InertializeQuinticOvershootControl
+        }
+        SwitchMode::Inertialize(Inertialization::Spring { halflife_s }) => return (program::SwitchMode::InertializeSpring as u32, halflife_s),
+    };
+    (mode as u32, duration_s)
+}

@@ -1,0 +1,58 @@
+//! Helpers shared by the state-graph tests: build small graphs and run trace scripts.
+
+#![allow(dead_code)]
+
+use throng::state::trace::{run_script, TraceLine};
+
+/// A one-layer graph in PlayCanvas's runtime form.
+pub fn graph(states: &str, transitions: &str, parameters: &str) -> String {
+    format!(
+        r#"{{ "layers": [{{ "name": "Base", "states": [{states}], "transitions": [{transitions}] }}],
+             "parameters": {{ {parameters} }} }}"#
+    )
+}
+
+/// Runs a script over `graph` with every clip `clip_s` long (or `clips` when given).
+pub fn trace(graph: &str, clips: &str, dt: f64, frames: usize, events: &str) -> Vec<TraceLine> {
+    let script = format!(
+        r#"{{ "stateGraph": {graph}, "clips": {clips}, "dt": {dt}, "frames": {frames}, "events": [{events}] }}"#
+    );
+    match run_script(&script) {
+        Ok(lines) => lines,
+        Err(e) => panic!("script failed: {e}\n{script}"),
+    }
+}
+
+/// Active state per frame of layer `layer` ("Base" for one-layer graphs).
+pub fn actives(lines: &[TraceLine], layer: &str) -> Vec<String> {
+    lines.iter().filter(|l| l.layer == layer).map(|l| l.active_state.clone()).collect()
+}
+
+/// (active state, transitioning, progress) per frame of layer "Base".
+pub fn steps(lines: &[TraceLine]) -> Vec<(String, bool, f32)> {
+    lines
+        .iter()
+        .filter(|l| l.layer == "Base")
+        .map(|l| (l.active_state.clone(), l.transitioning, l.transition_progress))
+        .collect()
+}
+
+/// Expected steps from a compact table.
+pub fn expect(rows: &[(&str, bool, f32)]) -> Vec<(String, bool, f32)> {
+    rows.iter().map(|&(s, t, p)| (s.to_owned(), t, p)).collect()
+}
+
+/// `n` copies of a row.
+pub fn repeat(row: (&str, bool, f32), n: usize) -> Vec<(String, bool, f32)> {
+    vec![(row.0.to_owned(), row.1, row.2); n]
+}
+
+/// Every state name `n` times.
+pub fn many(state: &str, n: usize) -> Vec<String> {
+    vec![state.to_owned(); n]
+}
+
+/// A bool condition.
+pub fn is_true(param: &str) -> String {
+    format!(r#"{{ "parameterName": "{param}", "predicate": "EQUAL_TO", "value": true }}"#)
+}
