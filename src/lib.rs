@@ -56,6 +56,7 @@ pub mod import;
 pub mod mesh;
 pub mod program;
 pub mod rig;
+pub mod setup;
 pub mod state;
 
 pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};

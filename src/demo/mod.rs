@@ -35,11 +35,14 @@
 //! constant roll at every frame, and applying it over any pose leans the trunk to the left.
 
 mod clips;
+mod graph;
 mod mesh;
 mod pose;
 mod rig;
 #[cfg(test)]
 mod tests;
+
+pub use graph::{DemoArchetype, DemoBindError, LOCOMOTION_GRAPH};
 
 use crate::{clip::Clip, mesh::SkinnedMesh, rig::Rig};
 

@@ -206,6 +206,14 @@ impl Compiler {
             }
             mask.push((joint.clone(), w));
         }
+        let weight_param = desc.weight_parameter.as_ref().and_then(|name| {
+            let slot = self.param(name, &at)?;
+            if slot.kind != ParamKind::Float {
+                let at = Location { parameter: Some(name.clone()), ..at.clone() };
+                problem(&mut self.problems, &at, ProblemKind::WeightParameterType { parameter_type: slot.kind.name() });
+            }
+            Some(slot)
+        });
         let first_state = self.g.states.len() as u32;
         let root = self.g.machines.len() as u16;
         self.g.layers.push(Layer {
@@ -215,6 +223,7 @@ impl Compiler {
                 _ => LayerBlend::Override,
             },
             weight,
+            weight_param,
             mask,
             space: match desc.space {
                 Some(LayerSpaceDesc::Mesh) => LayerSpace::Mesh,

@@ -39,6 +39,9 @@ pub struct LayerDesc {
     pub mask: Option<BTreeMap<String, f32>>,
     /// throng extension `space`: where masked joints blend.
     pub space: Option<LayerSpaceDesc>,
+    /// throng extension `weightParameter`: a FLOAT parameter that scales `weight` per
+    /// character each update (clamped to [0, 1]), so gameplay can fade a layer in and out.
+    pub weight_parameter: Option<String>,
 }
 
 /// How a layer combines with the layers below it.
@@ -342,6 +345,8 @@ struct RawLayer {
     mask: Option<BTreeMap<String, f32>>,
     #[serde(default)]
     space: Option<LayerSpaceDesc>,
+    #[serde(rename = "weightParameter", default)]
+    weight_parameter: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -553,6 +558,7 @@ fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> R
         weight: raw.weight,
         mask: raw.mask,
         space: raw.space,
+        weight_parameter: raw.weight_parameter,
     })
 }
 

@@ -216,6 +216,12 @@ pub enum ProblemKind {
         /// The parameter's type.
         parameter_type: &'static str,
     },
+    /// A layer's `weightParameter` is not a FLOAT parameter.
+    #[error("a layer's weightParameter must be FLOAT; {parameter_type} cannot scale a weight")]
+    WeightParameterType {
+        /// The parameter's type.
+        parameter_type: &'static str,
+    },
     /// A transition leads to ANY.
     #[error("a transition leads to ANY; nothing can")]
     TransitionToAny,

@@ -392,6 +392,8 @@ pub struct Layer {
     pub blend: LayerBlend,
     /// Weight in [0, 1].
     pub weight: f32,
+    /// A FLOAT parameter scaling `weight` per character (`weightParameter`).
+    pub weight_param: Option<ParamSlot>,
     /// Mask as joint name → weight in [0, 1]; empty = every joint at 1.
     pub mask: Vec<(String, f32)>,
     /// Blend space for masked joints.

@@ -400,7 +400,11 @@ pub(crate) fn step_layer(
     program.flags = flags;
     program.target_weight = target_weight;
     program.progress = progress;
-    program.weight = g.layers[layer].weight;
+    let layer_desc = &g.layers[layer];
+    program.weight = match layer_desc.weight_param {
+        Some(slot) => (layer_desc.weight * params.number(slot, triggers)).clamp(0.0, 1.0),
+        None => layer_desc.weight,
+    };
     debug_assert!(layer < g.layers.len());
 }
 
