@@ -13,12 +13,12 @@ use crate::state::{Archetype, ClipBinding, StateError};
 use super::{DemoCharacter, IDLE};
 
 /// The demo graph, runtime form. Parameters: `speed` (FLOAT, m/s), `jump` (TRIGGER), `lean`
-/// (BOOLEAN), `wave` (FLOAT in [0, 1], the wave layer's weight).
+/// and `wave` (FLOAT in [0, 1], the lean and wave layers' weights).
 ///
 /// | layer | blend | states |
 /// |---|---|---|
 /// | Base | override | Idle ⇄ Move (1D: idle 0, walk 1.5, run 4.0 m/s, synced; in above 0.15, out below 0.1), Idle/Move → Jump on `jump`, Jump leaves by exit time 0.75 so its 0.25 s blend ends as the clip does; root motion on |
-/// | Lean | additive | Idle ⇄ Lean on `lean` (the lean clip as a delta over idle) |
+/// | Lean | additive, weight × `lean` | Lean (the lean clip as a delta over idle) |
 /// | Wave | override, `spine_01/*` but not the left arm, weight × `wave` | Wave |
 ///
 /// Switches inertialize (quintic with overshoot control) unless a transition says otherwise.
