@@ -225,3 +225,25 @@ fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
         }
     }
 }
+
+#[test]
+fn programs_of_a_moved_character_point_at_its_own_samples() {
+    let (mut crowd, kind, handles) = crowd(3);
+    let speed = crowd.param(kind, "speed").unwrap();
+    crowd.set_float(speed, &handles, &[0.0, 0.0, 3.0]).unwrap();
+    for _ in 0..30 {
+        crowd.update(DT).unwrap();
+    }
+    let before: Vec<_> = {
+        let (_, row) = crowd.row_of(handles[2]).unwrap();
+        let p = crowd.programs(kind).unwrap()[row * 2];
+        crowd.samples(kind).unwrap()[p.sample_range().start as usize..p.sample_range().end as usize].to_vec()
+    };
+    crowd.despawn(handles[0]).unwrap();
+    let (_, row) = crowd.row_of(handles[2]).unwrap();
+    assert_eq!(row, 0, "the last character moved into the freed row");
+    let p = crowd.programs(kind).unwrap()[row * 2];
+    let after = &crowd.samples(kind).unwrap()[p.sample_range().start as usize..p.sample_range().end as usize];
+    assert_eq!(after, before.as_slice(), "its program still reads its own (moving) samples");
+    assert!(after.iter().any(|s| s.clip == 3), "it runs: Move.Run is sampled");
+}

@@ -400,7 +400,12 @@ impl Group {
         move_block(&mut self.trans_duration_s, row, last, layers);
         move_block(&mut self.flags, row, last, layers);
         move_block(&mut self.programs, row, last, layers);
-        move_block(&mut self.samples, row, last, self.arch.samples_per_character());
+        let per = self.arch.samples_per_character();
+        move_block(&mut self.samples, row, last, per);
+        // The moved character's programs point at its old sample slots; repoint them.
+        for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
+            program.first_sample = (row * per) as u32 + self.arch.layer_sample_offset[l];
+        }
         (row != last).then(|| self.slots[row])
     }
 

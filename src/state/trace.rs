@@ -184,9 +184,13 @@ pub fn run_script(text: &str) -> Result<Vec<TraceLine>, TraceError> {
                 return Err(bad(format!("{path}.{key}"), "unknown event key"));
             }
         }
-        obj.get("frame")
+        let frame = obj
+            .get("frame")
             .and_then(Value::as_u64)
             .ok_or_else(|| bad(format!("{path}.frame"), "expected a whole frame number"))?;
+        if frame as usize >= dts.len() {
+            return Err(bad(format!("{path}.frame"), format!("frame {frame} is past the last frame, {}", dts.len().saturating_sub(1))));
+        }
     }
 
     let mut lines = Vec::with_capacity(dts.len() * graph.layers().len());
