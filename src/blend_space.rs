@@ -25,7 +25,6 @@ pub enum BlendSpaceError {
 }
 
 /// A blend space: points for each child and the rule that turns a parameter into weights.
-#[derive(Debug, Clone, PartialEq)]
 pub enum BlendSpace {
     /// Children on a line, sorted order kept as `order`.
     OneD {

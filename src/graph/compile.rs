@@ -51,6 +51,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             conditions: Vec::new(),
             nodes: Vec::new(),
             spaces: Vec::new(),
+            space_info: Vec::new(),
             leaves: Vec::new(),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
@@ -540,7 +541,7 @@ impl Compiler {
                     bad(&mut self.problems, format!("child {:?} needs a {dims}D point", child.name));
                 }
             }
-            let (space, order) = match self.space(tree, dims) {
+            let (space, order, info) = match self.space(tree, dims) {
                 Ok(built) => built,
                 Err(message) => {
                     bad(&mut self.problems, message);
@@ -573,6 +574,7 @@ impl Compiler {
             let children = Span { start: first_child, end: self.g.nodes.len() as u32 };
             let space_index = self.g.spaces.len() as u32;
             self.g.spaces.push(space);
+            self.g.space_info.push(info);
             if let Some(node) = self.g.nodes.get_mut(node_index) {
                 *node = MotionNode::Tree { space: space_index, params, children };
             }
@@ -580,7 +582,7 @@ impl Compiler {
     }
 
     /// The blend space of a tree and the order its children take in it.
-    fn space(&self, tree: &BlendTreeDesc, dims: usize) -> Result<(BlendSpace, Vec<usize>), String> {
+    fn space(&self, tree: &BlendTreeDesc, dims: usize) -> Result<(BlendSpace, Vec<usize>, SpaceInfo), String> {
         if tree.children.iter().any(|c| c.point.len() != dims) {
             return Err("points do not match the tree's dimensions".to_owned());
         }
@@ -589,9 +591,9 @@ impl Compiler {
         let authored: Vec<usize> = (0..tree.children.len()).collect();
         let built = match tree.kind {
             BlendTypeDesc::OneD => BlendSpace::one_d(xs),
-            BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts),
-            BlendTypeDesc::Directional => BlendSpace::directional(pts),
-            BlendTypeDesc::Freeform => BlendSpace::freeform(pts),
+            BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts.clone()),
+            BlendTypeDesc::Directional => BlendSpace::directional(pts.clone()),
+            BlendTypeDesc::Freeform => BlendSpace::freeform(pts.clone()),
             BlendTypeDesc::Grid => {
                 let mut gx: Vec<f32> = pts.iter().map(|p| p.x).collect();
                 let mut gy: Vec<f32> = pts.iter().map(|p| p.y).collect();
@@ -617,10 +619,18 @@ impl Compiler {
                     }
                     order[slot] = i;
                 }
-                return BlendSpace::grid(gx, gy).map(|s| (s, order)).map_err(|e| e.to_string());
+                let info = SpaceInfo { kind: BlendKind::Grid, points: order.iter().map(|&i| pts[i]).collect() };
+                return BlendSpace::grid(gx, gy).map(|s| (s, order, info)).map_err(|e| e.to_string());
             }
         };
-        built.map(|s| (s, authored)).map_err(|e| e.to_string())
+        let kind = match tree.kind {
+            BlendTypeDesc::OneD => BlendKind::OneD,
+            BlendTypeDesc::Cartesian => BlendKind::Cartesian,
+            BlendTypeDesc::Directional => BlendKind::Directional,
+            BlendTypeDesc::Freeform => BlendKind::Freeform,
+            BlendTypeDesc::Grid => BlendKind::Grid,
+        };
+        built.map(|s| (s, authored, SpaceInfo { kind, points: pts })).map_err(|e| e.to_string())
     }
 
     /// Sorts each source's transitions by priority then list order into `candidates`.

@@ -321,6 +321,32 @@ pub struct Leaf {
     pub speed: f32,
 }
 
+/// How a blend tree turns its parameters into weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlendKind {
+    /// Children on a line.
+    OneD,
+    /// Gradient band, Cartesian.
+    Cartesian,
+    /// Gradient band, polar.
+    Directional,
+    /// Barycentric on a Delaunay triangulation.
+    Freeform,
+    /// Rectangular grid, bilinear.
+    Grid,
+}
+
+/// A blend tree's space as authored: its kind and its children's points in the order of the
+/// tree's children (row-major for a grid). Kept beside the built [`BlendSpace`] so the graph
+/// can be compared and the GPU can rebuild its own tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpaceInfo {
+    /// The kind.
+    pub kind: BlendKind,
+    /// Each child's point (`y` = 0 in 1D).
+    pub points: Vec<glam::Vec2>,
+}
+
 /// A compiled animation state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -420,8 +446,8 @@ impl Layer {
     }
 }
 
-/// A validated, compiled state graph, shared by every character that uses it.
-#[derive(Clone, Debug)]
+/// A validated, compiled state graph, shared by every character that uses it (behind an
+/// `Arc`; it is built once and never changes).
 pub struct CompiledGraph {
     pub(crate) parameters: Vec<Parameter>,
     pub(crate) num_columns: [u16; 4],
@@ -433,7 +459,24 @@ pub struct CompiledGraph {
     pub(crate) conditions: Vec<Condition>,
     pub(crate) nodes: Vec<MotionNode>,
     pub(crate) spaces: Vec<BlendSpace>,
+    pub(crate) space_info: Vec<SpaceInfo>,
     pub(crate) leaves: Vec<Leaf>,
+}
+
+impl std::fmt::Debug for CompiledGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledGraph")
+            .field("parameters", &self.parameters)
+            .field("layers", &self.layers)
+            .field("states", &self.states)
+            .field("machines", &self.machines)
+            .field("transitions", &self.transitions)
+            .field("conditions", &self.conditions)
+            .field("nodes", &self.nodes)
+            .field("spaces", &self.space_info)
+            .field("leaves", &self.leaves)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for CompiledGraph {
@@ -446,7 +489,7 @@ impl PartialEq for CompiledGraph {
             && self.candidates == other.candidates
             && self.conditions == other.conditions
             && self.nodes == other.nodes
-            && self.spaces == other.spaces
+            && self.space_info == other.space_info
             && self.leaves == other.leaves
     }
 }
@@ -529,6 +572,12 @@ impl CompiledGraph {
     #[must_use]
     pub fn spaces(&self) -> &[BlendSpace] {
         &self.spaces
+    }
+
+    /// Each blend space's kind and points, parallel to [`CompiledGraph::spaces`].
+    #[must_use]
+    pub fn space_info(&self) -> &[SpaceInfo] {
+        &self.space_info
     }
 
     /// Clip slots of every state, which an archetype binds to clips.
