@@ -55,7 +55,7 @@ use rayon::prelude::*;
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
 use crate::program::{ClipSample, LayerProgram};
 
-use step::{LayerSlot, ParamView, StepContext};
+use step::{LayerSlot, ParamView, Scratch, StepContext};
 
 /// Characters per rayon task: enough to amortise task overhead (the step costs tens of
 /// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
@@ -433,6 +433,7 @@ impl Group {
             .enumerate()
             .for_each(
                 |(c, (((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples))| {
+                    let mut scratch = Scratch::new();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
                         let view = ParamView { floats, ints, bools, row };
@@ -463,6 +464,7 @@ impl Group {
                                 &view,
                                 trig,
                                 &mut consumed,
+                                &mut scratch,
                                 first_sample,
                                 &mut programs[i],
                                 &mut samples[base..base + layer_len],

@@ -27,6 +27,27 @@ use super::Archetype;
 /// Layer flag: the transition's source is the snapshot, not a state.
 pub(crate) const FLAG_SNAPSHOT: u8 = 1;
 
+/// Working weights reused from character to character of a chunk. Every entry is written
+/// before it is read (leaf weights cover all of a state's leaves, and a tree's children are
+/// weighted before they are visited), so nothing is cleared between characters.
+pub(crate) struct Scratch {
+    active_w: [f32; MAX_BLEND_CHILDREN],
+    src_w: [f32; MAX_BLEND_CHILDREN],
+    node_w: [f32; MAX_NODES_PER_STATE],
+    child_w: [f32; MAX_BLEND_CHILDREN],
+}
+
+impl Scratch {
+    pub(crate) const fn new() -> Self {
+        Self {
+            active_w: [0.0; MAX_BLEND_CHILDREN],
+            src_w: [0.0; MAX_BLEND_CHILDREN],
+            node_w: [0.0; MAX_NODES_PER_STATE],
+            child_w: [0.0; MAX_BLEND_CHILDREN],
+        }
+    }
+}
+
 /// One character's parameter values, read in place from the columns.
 pub(crate) struct ParamView<'a> {
     pub floats: &'a [Vec<f32>],
@@ -95,7 +116,15 @@ impl Clock {
 
 /// Leaf weights of `state` for this character's parameters, into `out[..leaves]`.
 #[inline]
-fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, triggers: u64, out: &mut [f32; MAX_BLEND_CHILDREN]) {
+fn leaf_weights(
+    g: &CompiledGraph,
+    state: usize,
+    params: &ParamView<'_>,
+    triggers: u64,
+    out: &mut [f32; MAX_BLEND_CHILDREN],
+    node_w: &mut [f32; MAX_NODES_PER_STATE],
+    child_w: &mut [f32; MAX_BLEND_CHILDREN],
+) {
     let st = &g.states[state];
     if st.nodes.len() == 1 {
         out[0] = 1.0;
@@ -110,8 +139,6 @@ fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, trigger
         g.spaces[space as usize].weights(Vec2::new(x, y), &mut out[..children.len()]);
         return;
     }
-    let mut node_w = [0.0f32; MAX_NODES_PER_STATE];
-    let mut child_w = [0.0f32; MAX_BLEND_CHILDREN];
     let base = st.nodes.start as usize;
     node_w[0] = 1.0;
     for (n, node) in g.nodes[st.nodes.range()].iter().enumerate() {
@@ -222,6 +249,7 @@ pub(crate) fn step_layer(
     params: &ParamView<'_>,
     triggers: u64,
     consumed: &mut u64,
+    scratch: &mut Scratch,
     first_sample: u32,
     program: &mut LayerProgram,
     samples: &mut [ClipSample],
@@ -231,22 +259,21 @@ pub(crate) fn step_layer(
     let dt = ctx.dt_s;
 
     // 1. The active state's weights and clock.
-    let mut active_w = [0.0f32; MAX_BLEND_CHILDREN];
+    let Scratch { active_w, src_w, node_w, child_w } = scratch;
     let active = *slot.active as usize;
-    leaf_weights(g, active, params, triggers, &mut active_w);
-    let active_rate = rate(arch, active, &active_w);
+    leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
+    let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
     let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed * active_rate, active_state.looping);
 
     // 2. The transition in flight.
-    let mut src_w = [0.0f32; MAX_BLEND_CHILDREN];
     let mut src_clock = Clock::STILL;
     let source_is_state = *slot.flags & FLAG_SNAPSHOT == 0 && *slot.previous != NO_INDEX;
     if *slot.transition != NO_INDEX {
         if source_is_state {
             let src = *slot.previous as usize;
-            leaf_weights(g, src, params, triggers, &mut src_w);
-            let r = rate(arch, src, &src_w);
+            leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
+            let r = rate(arch, src, src_w);
             let st = &g.states[src];
             src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed * r, st.looping);
         }
@@ -261,13 +288,13 @@ pub(crate) fn step_layer(
     let transitioning = *slot.transition != NO_INDEX;
     let own = active_state.own;
     let any = active_state.any;
-    let prev_own = match *slot.previous {
-        NO_INDEX => Span::default(),
-        p => g.states[p as usize].own,
-    };
     let lists: [Span; 3] = if !transitioning {
         [own, any, Span::default()]
     } else {
+        let prev_own = match *slot.previous {
+            NO_INDEX => Span::default(),
+            p => g.states[p as usize].own,
+        };
         match g.transitions[*slot.transition as usize].interruption {
             Interruption::None => [Span::default(); 3],
             Interruption::Prev => [prev_own, any, Span::default()],
@@ -320,7 +347,7 @@ pub(crate) fn step_layer(
                 SwitchMode::Crossfade => {
                     *slot.src_phase = *slot.phase;
                     *slot.src_loops = *slot.loops;
-                    src_w = active_w;
+                    *src_w = *active_w;
                 }
                 _ => {}
             }
@@ -336,7 +363,7 @@ pub(crate) fn step_layer(
         if dest.nodes.len() == 1 {
             active_w[0] = 1.0;
         } else {
-            leaf_weights(g, to as usize, params, triggers, &mut active_w);
+            leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
         }
         program.transition = t as u32;
         program.mode = if cut { SwitchMode::Cut.code() } else { tr.switch.code() };
@@ -369,11 +396,11 @@ pub(crate) fn step_layer(
         flags |= LayerProgram::SWITCHED;
     }
     let a = *slot.active as usize;
-    let num_target = write_samples(arch, a, &active_w, *slot.phase, *slot.loops, target_weight, samples);
+    let num_target = write_samples(arch, a, active_w, *slot.phase, *slot.loops, target_weight, samples);
     let num_source = if source_state {
         let (rest_start, rest) = (num_target as usize, samples.len());
         let src = *slot.previous as usize;
-        write_samples(arch, src, &src_w, *slot.src_phase, *slot.src_loops, 1.0 - target_weight, &mut samples[rest_start..rest])
+        write_samples(arch, src, src_w, *slot.src_phase, *slot.src_loops, 1.0 - target_weight, &mut samples[rest_start..rest])
     } else {
         0
     };
