@@ -532,3 +532,30 @@ fn nested_blend_trees_multiply_weights_down_the_tree() {
     // Idle 0.25; Loco 0.75 split 0.25 / 0.75 between Left and Right.
     assert_eq!(one.samples(0), [(0, 0.0, 0.25), (1, 0.0, 0.1875), (2, 0.0, 0.5625)]);
 }
+
+#[test]
+fn a_step_longer_than_a_loop_still_crosses_the_exit_time() {
+    let g = abc(r#"{ "from": "A", "to": "B", "exitTime": 0.5 }"#, "");
+    // 0 → 0.25 (no crossing), then 0.25 → 2.5 (crosses 0.5, 1.5 and 2.5: the gate opens once).
+    let script = format!(r#"{{ "stateGraph": {g}, "clips": {ONE_S}, "dts": [0.25, 2.25, 0.25] }}"#);
+    let lines = throng::state::trace::run_script(&script).unwrap();
+    assert_eq!(actives(&lines, "Base"), ["A", "B", "B"]);
+}
+
+#[test]
+fn integer_conditions_compare_exactly() {
+    let g = abc(
+        r#"{ "from": "A", "to": "B", "conditions": [{ "parameterName": "weapon", "predicate": "EQUAL_TO", "value": 2 }] },
+           { "from": "B", "to": "C", "conditions": [{ "parameterName": "weapon", "predicate": "GREATER_THAN_EQUAL_TO", "value": 16777217 }] }"#,
+        r#""weapon": { "name": "weapon", "type": "INTEGER", "value": 0 }"#,
+    );
+    let lines = trace(
+        &g,
+        ONE_S,
+        0.125,
+        4,
+        r#"{ "frame": 1, "set": { "weapon": 2 } }, { "frame": 2, "set": { "weapon": 16777216 } }, { "frame": 3, "set": { "weapon": 16777217 } }"#,
+    );
+    // 16777216 and 16777217 are the same f32; compared as integers they differ.
+    assert_eq!(actives(&lines, "Base"), ["A", "B", "B", "C"]);
+}
