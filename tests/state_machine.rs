@@ -559,3 +559,21 @@ fn integer_conditions_compare_exactly() {
     // 16777216 and 16777217 are the same f32; compared as integers they differ.
     assert_eq!(actives(&lines, "Base"), ["A", "B", "B", "C"]);
 }
+
+#[test]
+fn a_previous_state_interruption_gates_exit_times_on_the_source_clock() {
+    let g = |source: &str| {
+        abc(
+            &format!(
+                r#"{{ "from": "A", "to": "B", "time": 1.0, "interruptionSource": "{source}", "conditions": [{go}] }},
+                   {{ "from": "A", "to": "C", "exitTime": 0.5 }}"#,
+                go = is_true("go")
+            ),
+            GO,
+        )
+    };
+    // A is at 0.25 when A → B starts; A keeps playing under the crossfade and crosses 0.5 next frame.
+    let events = r#"{ "frame": 0, "set": { "go": true } }"#;
+    assert_eq!(actives(&trace(&g("PREV_STATE"), ONE_S, 0.25, 3, events), "Base"), ["B", "C", "C"]);
+    assert_eq!(actives(&trace(&g("NONE"), ONE_S, 0.25, 3, events), "Base"), ["B", "B", "B"]);
+}

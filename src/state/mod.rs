@@ -459,7 +459,6 @@ impl Group {
                             let first_sample = (row * per + offset) as u32;
                             step::step_layer(
                                 &ctx,
-                                l,
                                 slot,
                                 &view,
                                 trig,

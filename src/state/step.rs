@@ -244,7 +244,6 @@ pub(crate) struct StepContext<'a> {
 #[inline]
 pub(crate) fn step_layer(
     ctx: &StepContext<'_>,
-    layer: usize,
     slot: LayerSlot<'_>,
     params: &ParamView<'_>,
     triggers: u64,
@@ -340,15 +339,15 @@ pub(crate) fn step_layer(
         let cut = duration_s <= 0.0 || tr.switch == SwitchMode::Cut;
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
+        // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
+        // gate its exit times on it.
+        *slot.src_phase = *slot.phase;
+        *slot.src_loops = *slot.loops;
         if !cut {
             match tr.switch {
                 SwitchMode::Frozen => *slot.flags |= FLAG_SNAPSHOT,
                 SwitchMode::Crossfade if interrupting => *slot.flags |= FLAG_SNAPSHOT,
-                SwitchMode::Crossfade => {
-                    *slot.src_phase = *slot.phase;
-                    *slot.src_loops = *slot.loops;
-                    *src_w = *active_w;
-                }
+                SwitchMode::Crossfade => *src_w = *active_w,
                 _ => {}
             }
         }
@@ -410,7 +409,6 @@ pub(crate) fn step_layer(
     program.flags = flags;
     program.target_weight = target_weight;
     program.progress = progress;
-    debug_assert!(layer < g.layers.len());
 }
 
 /// Writes a state's non-zero-weight clips; returns how many.
