@@ -247,3 +247,31 @@ fn programs_of_a_moved_character_point_at_its_own_samples() {
     assert_eq!(after, before.as_slice(), "its program still reads its own (moving) samples");
     assert!(after.iter().any(|s| s.clip == 3), "it runs: Move.Run is sampled");
 }
+
+#[test]
+fn crossfades_sample_both_states_and_inertialization_only_the_new_one() {
+    let graph = |switch: &str| {
+        format!(
+            r#"{{ "defaultSwitch": {switch}, "layers": [{{ "name": "Base",
+                "states": [{{ "name": "START" }}, {{ "name": "A" }}, {{ "name": "B" }}],
+                "transitions": [{{ "from": "START", "to": "A" }},
+                  {{ "from": "A", "to": "B", "time": 0.5, "conditions": [{{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }}] }}] }}],
+              "parameters": {{ "go": {{ "name": "go", "type": "BOOLEAN" }} }} }}"#
+        )
+    };
+    let sampled = |switch: &str| {
+        let g = Arc::new(CompiledGraph::from_json(&graph(switch)).unwrap());
+        let arch = Archetype::new(g, |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap();
+        let mut crowd = Crowd::new();
+        let kind = crowd.add_archetype(arch);
+        let handles: Vec<_> = (0..10).map(|_| crowd.spawn(kind).unwrap()).collect();
+        let go = crowd.param(kind, "go").unwrap();
+        crowd.set_bool(go, &handles, &[true; 10]).unwrap();
+        crowd.update(0.1).unwrap();
+        crowd.update(0.1).unwrap();
+        crowd.clips_sampled(kind).unwrap()
+    };
+    assert_eq!(sampled(r#""crossfade""#), 20);
+    assert_eq!(sampled(r#"{ "mode": "inertialize" }"#), 10);
+    assert_eq!(sampled(r#""frozen""#), 10, "the snapshot is not a clip");
+}

@@ -806,6 +806,15 @@ impl Crowd {
             + group.arch.samples_per_character() * size_of::<ClipSample>())
     }
 
+    /// Clips the last update asked the evaluators to sample for an archetype, over all its
+    /// characters and layers: the cost that a crossfade doubles and inertialization does not.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn clips_sampled(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        Ok(self.group(id)?.programs.iter().map(|p| (p.num_target + p.num_source) as usize).sum())
+    }
+
     /// Name of a graph state (path inside sub-machines).
     #[must_use]
     pub fn state_name(&self, id: ArchetypeId, state: usize) -> Option<&str> {
