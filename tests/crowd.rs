@@ -275,3 +275,21 @@ fn crossfades_sample_both_states_and_inertialization_only_the_new_one() {
     assert_eq!(sampled(r#"{ "mode": "inertialize" }"#), 10);
     assert_eq!(sampled(r#""frozen""#), 10, "the snapshot is not a clip");
 }
+
+#[test]
+fn a_parameter_of_one_graph_is_refused_for_characters_of_another() {
+    let mut crowd = Crowd::new();
+    let first = crowd.add_archetype(archetype());
+    let second = crowd.add_archetype(archetype());
+    let a = crowd.spawn(first).unwrap();
+    let b = crowd.spawn(second).unwrap();
+    let speed_first = crowd.param(first, "speed").unwrap();
+    assert!(matches!(crowd.set_float(speed_first, &[a, b], &[1.0, 1.0]), Err(StateError::WrongGraph { .. })));
+    assert_eq!(crowd.get(speed_first, a).unwrap(), ParamValue::Float(0.0), "nothing written");
+    // Archetypes sharing one compiled graph share its parameters.
+    let shared = crowd.archetype(first).unwrap().clone();
+    let third = crowd.add_archetype(shared);
+    let c = crowd.spawn(third).unwrap();
+    crowd.set_float(speed_first, &[a, c], &[1.0, 2.0]).unwrap();
+    assert_eq!(crowd.get(speed_first, c).unwrap(), ParamValue::Float(2.0));
+}

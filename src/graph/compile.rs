@@ -41,6 +41,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
     let mut c = Compiler {
         problems: Vec::new(),
         g: CompiledGraph {
+            id: CompiledGraph::next_id(),
             parameters: Vec::new(),
             num_columns: [0; 4],
             layers: Vec::new(),

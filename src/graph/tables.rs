@@ -449,6 +449,7 @@ impl Layer {
 /// A validated, compiled state graph, shared by every character that uses it (behind an
 /// `Arc`; it is built once and never changes).
 pub struct CompiledGraph {
+    pub(crate) id: u64,
     pub(crate) parameters: Vec<Parameter>,
     pub(crate) num_columns: [u16; 4],
     pub(crate) layers: Vec<Layer>,
@@ -494,7 +495,22 @@ impl PartialEq for CompiledGraph {
     }
 }
 
+/// Source of [`CompiledGraph::id`].
+static NEXT_GRAPH_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl CompiledGraph {
+    /// A fresh identity for a newly compiled graph.
+    pub(crate) fn next_id() -> u64 {
+        NEXT_GRAPH_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Identity of this compiled graph, unique in the process: parameter ids resolved against
+    /// one graph are refused by characters of another, even an equal one.
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Parameters, sorted by name.
     #[must_use]
     pub fn parameters(&self) -> &[Parameter] {

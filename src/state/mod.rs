@@ -247,7 +247,7 @@ pub struct ArchetypeId(u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamId {
     slot: ParamSlot,
-    graph: usize,
+    graph: u64,
 }
 
 /// What a layer of a character is doing, after the last update.
@@ -578,36 +578,39 @@ impl Crowd {
     pub fn param(&self, id: ArchetypeId, name: &str) -> Result<ParamId, StateError> {
         let graph = &self.group(id)?.arch.graph;
         let p = graph.parameter(name).ok_or_else(|| StateError::UnknownParameter(name.to_owned()))?;
-        Ok(ParamId { slot: p.slot, graph: Arc::as_ptr(graph) as usize })
+        Ok(ParamId { slot: p.slot, graph: graph.id() })
     }
 
+    /// Checks a whole batch, then writes it: all or nothing. `value(i)` is the i-th value.
+    #[allow(clippy::too_many_arguments)]
     fn batch<T: Copy>(
         &mut self,
         param: ParamId,
         kind: ParamKind,
         handles: &[CharacterHandle],
-        values: &[T],
+        num_values: usize,
+        value: impl Fn(usize) -> T,
         check: impl Fn(T) -> Option<f32>,
         mut write: impl FnMut(&mut Group, usize, T),
     ) -> Result<(), StateError> {
-        if handles.len() != values.len() {
-            return Err(StateError::LengthMismatch { handles: handles.len(), values: values.len() });
+        if handles.len() != num_values {
+            return Err(StateError::LengthMismatch { handles: handles.len(), values: num_values });
         }
         if param.slot.kind != kind {
             return Err(StateError::ParamKind { expected: kind.name(), got: param.slot.kind.name() });
         }
-        for (at, (&h, &v)) in handles.iter().zip(values).enumerate() {
+        for (at, &h) in handles.iter().enumerate() {
             let (g, _) = self.locate(h)?;
-            if Arc::as_ptr(&self.groups[g].arch.graph) as usize != param.graph {
+            if self.groups[g].arch.graph.id() != param.graph {
                 return Err(StateError::WrongGraph { index: h.index });
             }
-            if let Some(value) = check(v) {
-                return Err(StateError::NonFiniteValue { at, value });
+            if let Some(bad) = check(value(at)) {
+                return Err(StateError::NonFiniteValue { at, value: bad });
             }
         }
-        for (&h, &v) in handles.iter().zip(values) {
+        for (at, &h) in handles.iter().enumerate() {
             let (g, row) = self.locate(h)?;
-            write(&mut self.groups[g], row, v);
+            write(&mut self.groups[g], row, value(at));
         }
         Ok(())
     }
@@ -619,7 +622,7 @@ impl Crowd {
     /// [`StateError::WrongGraph`], [`StateError::NonFiniteValue`].
     pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Float, handles, values, |v| (!v.is_finite()).then_some(v), |g, row, v| {
+        self.batch(param, ParamKind::Float, handles, values.len(), |i| values[i], |v| (!v.is_finite()).then_some(v), |g, row, v| {
             g.floats[col][row] = v;
         })
     }
@@ -630,7 +633,7 @@ impl Crowd {
     /// As [`Crowd::set_float`], without the finiteness check.
     pub fn set_int(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[i32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Int, handles, values, |_| None, |g, row, v| g.ints[col][row] = v)
+        self.batch(param, ParamKind::Int, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.ints[col][row] = v)
     }
 
     /// Sets a BOOLEAN parameter for many characters. All-or-nothing.
@@ -639,7 +642,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Bool, handles, values, |_| None, |g, row, v| g.bools[col][row] = v)
+        self.batch(param, ParamKind::Bool, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.bools[col][row] = v)
     }
 
     /// Sets a TRIGGER for many characters. It stays set until a taken transition whose
@@ -650,8 +653,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        let flags = vec![single_frame; handles.len()];
-        self.batch(param, ParamKind::Trigger, handles, &flags, |_| None, |g, row, single| {
+        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| single_frame, |_| None, |g, row, single| {
             g.triggers[row] |= bit;
             if single {
                 g.single_frame[row] |= bit;
@@ -667,8 +669,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn reset_trigger(&mut self, param: ParamId, handles: &[CharacterHandle]) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        let unit = vec![(); handles.len()];
-        self.batch(param, ParamKind::Trigger, handles, &unit, |_| None, |g, row, ()| {
+        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| (), |_| None, |g, row, ()| {
             g.triggers[row] &= !bit;
             g.single_frame[row] &= !bit;
         })
@@ -696,7 +697,7 @@ impl Crowd {
     pub fn get(&self, param: ParamId, handle: CharacterHandle) -> Result<ParamValue, StateError> {
         let (g, row) = self.locate(handle)?;
         let group = &self.groups[g];
-        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+        if group.arch.graph.id() != param.graph {
             return Err(StateError::WrongGraph { index: handle.index });
         }
         let col = param.slot.column as usize;
@@ -710,7 +711,7 @@ impl Crowd {
 
     fn column_group(&mut self, id: ArchetypeId, param: ParamId, kind: ParamKind) -> Result<&mut Group, StateError> {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
-        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+        if group.arch.graph.id() != param.graph {
             return Err(StateError::WrongGraph { index: u32::MAX });
         }
         if param.slot.kind != kind {
