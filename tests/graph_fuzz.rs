@@ -73,10 +73,10 @@ fn mutate(v: &mut Value, target: &mut usize, rng: &mut Rng) -> bool {
                     o.remove(&k);
                     return true;
                 }
-                if let Some(c) = o.get_mut(&k) {
-                    if mutate(c, target, rng) {
-                        return true;
-                    }
+                if let Some(c) = o.get_mut(&k)
+                    && mutate(c, target, rng)
+                {
+                    return true;
                 }
             }
             false
@@ -108,7 +108,7 @@ fn random_edits_of_a_valid_graph_load_or_are_refused_never_panic() {
                 let mut crowd = Crowd::new();
                 let kind = crowd.add_archetype(arch);
                 let handles: Vec<_> = (0..4).map(|_| crowd.spawn(kind).unwrap()).collect();
-                for f in 0..30 {
+                for f in 0..30i32 {
                     for p in graph.parameters() {
                         let id = crowd.param(kind, &p.name).unwrap();
                         match p.slot.kind {
@@ -116,7 +116,7 @@ fn random_edits_of_a_valid_graph_load_or_are_refused_never_panic() {
                                 let v: Vec<f32> = (0..4).map(|i| ((f * 7 + i * 3) % 11) as f32 * 0.4 - 1.0).collect();
                                 crowd.set_float(id, &handles, &v).unwrap();
                             }
-                            throng::graph::ParamKind::Int => crowd.set_int(id, &handles, &[f as i32 % 3; 4]).unwrap(),
+                            throng::graph::ParamKind::Int => crowd.set_int(id, &handles, &[f % 3; 4]).unwrap(),
                             throng::graph::ParamKind::Bool => crowd.set_bool(id, &handles, &[f % 4 < 2; 4]).unwrap(),
                             throng::graph::ParamKind::Trigger => {
                                 if f % 5 == 0 {
