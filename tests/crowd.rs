@@ -175,6 +175,9 @@ fn the_trace_tool_names_the_json_path_and_exits_with_code_2() {
     );
     let err = run_script(&bad).unwrap_err().to_string();
     assert!(err.contains("events[0].set.sped"), "{err}");
+    let zero = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "*": 1.0, "Jump": 0 }}, "dt": 0.1, "frames": 3 }}"#);
+    let err = run_script(&zero).unwrap_err().to_string();
+    assert!(err.contains("clips.Jump"), "{err}");
     let no_clip = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "Idle": 1.0 }}, "dt": 0.1, "frames": 3 }}"#);
     let err = run_script(&no_clip).unwrap_err().to_string();
     assert!(err.contains("clips") && err.contains("Move.Idle"), "{err}");
