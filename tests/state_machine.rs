@@ -577,3 +577,14 @@ fn a_previous_state_interruption_gates_exit_times_on_the_source_clock() {
     assert_eq!(actives(&trace(&g("PREV_STATE"), ONE_S, 0.25, 3, events), "Base"), ["B", "C", "C"]);
     assert_eq!(actives(&trace(&g("NONE"), ONE_S, 0.25, 3, events), "Base"), ["B", "B", "B"]);
 }
+
+#[test]
+fn readback_reports_phase_and_loops() {
+    let g = abc(r#"{ "from": "A", "to": "B", "exitTime": 9 }"#, "");
+    let mut one = One::new(&g, &[("A", 2.0), ("B", 1.0), ("C", 1.0)]);
+    for _ in 0..10 {
+        one.step(0.5);
+    }
+    let r = one.crowd.readback(one.hero, 0).unwrap();
+    assert_eq!((r.phase, r.loops), (0.5, 2), "5 s into a 2 s loop");
+}

@@ -265,6 +265,11 @@ pub struct LayerReadback {
     pub active_weight: f32,
     /// The previous state's share (the snapshot's, after an interruption); 0 when not transitioning.
     pub previous_weight: f32,
+    /// The active state's normalised phase in [0, 1] (1 only for a state that does not loop,
+    /// held at its end): its clips are sampled at `phase × duration`.
+    pub phase: f32,
+    /// Whole loops the active state has completed since it was entered.
+    pub loops: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -843,6 +848,8 @@ impl Crowd {
             transition_progress: program.progress,
             active_weight: program.target_weight,
             previous_weight: 1.0 - program.target_weight,
+            phase: group.phase[i],
+            loops: group.loops[i],
         })
     }
 }
