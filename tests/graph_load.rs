@@ -248,3 +248,20 @@ fn the_documented_example_loads() {
     assert_eq!(graph.layers().len(), 2);
     assert!(graph.machines().len() > 2, "the example shows a sub-state machine");
 }
+
+#[test]
+fn default_state_comes_from_start_or_from_the_default_state_flag() {
+    let flagged = CompiledGraph::from_json(
+        r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A" }, { "name": "B", "defaultState": true }], "transitions": [] }] }"#,
+    )
+    .unwrap();
+    let entry = flagged.machines()[0].entry;
+    let t = &flagged.transitions()[flagged.candidates()[entry.start as usize] as usize];
+    assert_eq!(t.to, throng::graph::Target::State(1));
+    let p = problems(
+        r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A", "defaultState": true }, { "name": "B", "defaultState": true }] },
+                        { "name": "Upper", "states": [{ "name": "A" }] }] }"#,
+    );
+    has(&p, |p| matches!(p.kind, ProblemKind::AmbiguousDefaultState { .. }) && p.at.layer.as_deref() == Some("Base"), "two defaults");
+    has(&p, |p| p.kind == ProblemKind::NoDefaultState && p.at.layer.as_deref() == Some("Upper"), "no default");
+}
