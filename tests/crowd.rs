@@ -272,11 +272,14 @@ fn crossfades_sample_both_states_and_inertialization_only_the_new_one() {
         crowd.set_bool(go, &handles, &[true; 10]).unwrap();
         crowd.update(0.1).unwrap();
         crowd.update(0.1).unwrap();
-        crowd.clips_sampled(kind).unwrap()
+        let flags = throng::program::LayerProgram::TRANSITIONING;
+        let in_flight = crowd.programs(kind).unwrap().iter().filter(|p| p.flags & flags != 0).count();
+        (crowd.clips_sampled(kind).unwrap(), in_flight)
     };
-    assert_eq!(sampled(r#""crossfade""#), 20);
-    assert_eq!(sampled(r#"{ "mode": "inertialize" }"#), 10);
-    assert_eq!(sampled(r#""frozen""#), 10, "the snapshot is not a clip");
+    assert_eq!(sampled(r#""crossfade""#), (20, 10));
+    assert_eq!(sampled(r#"{ "mode": "inertialize" }"#), (10, 10));
+    assert_eq!(sampled(r#""frozen""#), (10, 10), "the snapshot is not a clip");
+    assert_eq!(sampled(r#"{ "mode": "inertialize", "spring": { "halflife": 0 } }"#), (10, 0), "halflife 0 is a cut");
 }
 
 #[test]

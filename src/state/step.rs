@@ -17,7 +17,7 @@ use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
-    CompiledGraph, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
+    CompiledGraph, Inertialization, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
     MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE,
 };
 use crate::program::{ClipSample, LayerProgram};
@@ -336,7 +336,8 @@ pub(crate) fn step_layer(
         } else {
             tr.duration
         };
-        let cut = duration_s <= 0.0 || tr.switch == SwitchMode::Cut;
+        let cut = duration_s <= 0.0
+            || matches!(tr.switch, SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 }));
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
         // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
