@@ -16,7 +16,7 @@ use super::GraphError;
 pub struct GraphDesc {
     /// Layers, base first.
     pub layers: Vec<LayerDesc>,
-    /// Parameters, in the order the JSON lists them (the compiler sorts them by name).
+    /// Parameters in key order (the compiler sorts them by name).
     pub parameters: Vec<ParameterDesc>,
     /// throng extension `defaultSwitch`: the switch used by transitions that name none.
     pub default_switch: Option<SwitchDesc>,
