@@ -299,3 +299,18 @@ fn a_parameter_of_one_graph_is_refused_for_characters_of_another() {
     crowd.set_float(speed_first, &[a, c], &[1.0, 2.0]).unwrap();
     assert_eq!(crowd.get(speed_first, c).unwrap(), ParamValue::Float(2.0));
 }
+
+#[test]
+fn enormous_steps_keep_every_output_finite() {
+    let (mut crowd, kind, handles) = crowd(64);
+    for (f, dt) in [1e-30f32, 1e30, f32::MAX, 0.0, 3.0e38, 1.0 / 60.0].into_iter().enumerate() {
+        drive(&mut crowd, kind, &handles, f);
+        crowd.update(dt).unwrap();
+        for p in crowd.programs(kind).unwrap() {
+            assert!(p.progress.is_finite() && p.target_weight.is_finite(), "dt {dt}: {p:?}");
+        }
+        for s in crowd.samples(kind).unwrap() {
+            assert!(s.time_s.is_finite() && s.weight.is_finite(), "dt {dt}: {s:?}");
+        }
+    }
+}

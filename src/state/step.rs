@@ -181,7 +181,10 @@ fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock
     if looping {
         let p = *phase + delta;
         let whole = p.floor();
-        *phase = p - whole;
+        // A step so long that the phase is lost in rounding (or overflows) lands on phase 0;
+        // the float-to-int cast saturates the loop count.
+        let frac = p - whole;
+        *phase = if frac.is_finite() { frac } else { 0.0 };
         *loops = loops.saturating_add(whole as u32);
     } else {
         *phase = (*phase + delta).min(1.0);
