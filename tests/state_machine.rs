@@ -588,3 +588,23 @@ fn readback_reports_phase_and_loops() {
     let r = one.crowd.readback(one.hero, 0).unwrap();
     assert_eq!((r.phase, r.loops), (0.5, 2), "5 s into a 2 s loop");
 }
+
+#[test]
+fn a_direct_tree_weighs_children_by_their_parameters() {
+    let g = graph(
+        r#"{ "name": "START" },
+           { "name": "Face", "blendTree": { "type": "DIRECT", "parameters": ["smile", "frown"], "children": [
+               { "name": "Smile" }, { "name": "Frown" } ] } }"#,
+        r#"{ "from": "START", "to": "Face" }"#,
+        r#""smile": { "name": "smile", "type": "FLOAT", "value": 1 }, "frown": { "name": "frown", "type": "FLOAT", "value": 3 }"#,
+    );
+    let mut one = One::new(&g, &[("Face.Smile", 1.0), ("Face.Frown", 1.0)]);
+    one.step(0.0);
+    assert_eq!(one.samples(0), [(0, 0.0, 0.25), (1, 0.0, 0.75)]);
+    let smile = one.crowd.param(one.kind, "smile").unwrap();
+    let frown = one.crowd.param(one.kind, "frown").unwrap();
+    one.crowd.set_float(smile, &[one.hero], &[0.0]).unwrap();
+    one.crowd.set_float(frown, &[one.hero], &[-2.0]).unwrap();
+    one.step(0.0);
+    assert_eq!(one.samples(0), [(0, 0.0, 0.5), (1, 0.0, 0.5)], "nothing set: equal shares, never all zero");
+}

@@ -53,6 +53,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             nodes: Vec::new(),
             spaces: Vec::new(),
             space_info: Vec::new(),
+            direct_params: Vec::new(),
             leaves: Vec::new(),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
@@ -517,18 +518,26 @@ impl Compiler {
             let bad = |problems: &mut Vec<GraphProblem>, message: String| {
                 problem(problems, at, ProblemKind::BlendTree { node: tree_path.clone(), message });
             };
+            let direct = tree.kind == BlendTypeDesc::Direct;
             let dims = if tree.kind == BlendTypeDesc::OneD { 1 } else { 2 };
-            if tree.parameters.len() != dims {
+            if direct && tree.parameters.len() != tree.children.len() {
+                let message = format!(
+                    "a DIRECT tree reads one parameter per child: {} parameter(s), {} children",
+                    tree.parameters.len(),
+                    tree.children.len()
+                );
+                bad(&mut self.problems, message);
+            } else if !direct && tree.parameters.len() != dims {
                 bad(&mut self.problems, format!("a {dims}D tree reads {dims} parameter(s), {} given", tree.parameters.len()));
             }
-            let mut params = [ParamSlot { kind: ParamKind::Float, column: 0 }; 2];
-            for (k, name) in tree.parameters.iter().take(2).enumerate() {
+            let mut slots = Vec::with_capacity(tree.parameters.len());
+            for name in &tree.parameters {
                 if let Some(slot) = self.param(name, at) {
                     if matches!(slot.kind, ParamKind::Bool | ParamKind::Trigger) {
                         let at = Location { parameter: Some(name.clone()), ..at.clone() };
                         problem(&mut self.problems, &at, ProblemKind::BlendParameterType { parameter_type: slot.kind.name() });
                     }
-                    params[k] = slot;
+                    slots.push(slot);
                 }
             }
             if tree.children.is_empty() {
@@ -538,13 +547,15 @@ impl Compiler {
                 if tree.children[..i].iter().any(|c| c.name == child.name) {
                     bad(&mut self.problems, format!("two children are named {:?}", child.name));
                 }
-                if child.point.len() != dims {
+                if !direct && child.point.len() != dims {
                     bad(&mut self.problems, format!("child {:?} needs a {dims}D point", child.name));
                 }
             }
-            let (space, order, info) = match self.space(tree, dims) {
-                Ok(built) => built,
-                Err(message) => {
+            let built = if direct { None } else { Some(self.space(tree, dims)) };
+            let (space, order) = match built {
+                None => (None, (0..tree.children.len()).collect()),
+                Some(Ok((space, order, info))) => (Some((space, info)), order),
+                Some(Err(message)) => {
                     bad(&mut self.problems, message);
                     continue;
                 }
@@ -573,11 +584,23 @@ impl Compiler {
                 }
             }
             let children = Span { start: first_child, end: self.g.nodes.len() as u32 };
-            let space_index = self.g.spaces.len() as u32;
-            self.g.spaces.push(space);
-            self.g.space_info.push(info);
-            if let Some(node) = self.g.nodes.get_mut(node_index) {
-                *node = MotionNode::Tree { space: space_index, params, children };
+            let node = match space {
+                Some((space, info)) => {
+                    let space_index = self.g.spaces.len() as u32;
+                    self.g.spaces.push(space);
+                    self.g.space_info.push(info);
+                    let fallback = ParamSlot { kind: ParamKind::Float, column: 0 };
+                    let params = [slots.first().copied().unwrap_or(fallback), slots.get(1).copied().unwrap_or(fallback)];
+                    MotionNode::Tree { space: space_index, params, children }
+                }
+                None => {
+                    let start = self.g.direct_params.len() as u32;
+                    self.g.direct_params.extend(slots);
+                    MotionNode::Direct { params: Span { start, end: self.g.direct_params.len() as u32 }, children }
+                }
+            };
+            if let Some(slot) = self.g.nodes.get_mut(node_index) {
+                *slot = node;
             }
         }
     }
@@ -590,11 +613,20 @@ impl Compiler {
         let xs: Vec<f32> = tree.children.iter().map(|c| c.point[0]).collect();
         let pts: Vec<Vec2> = tree.children.iter().map(|c| Vec2::new(c.point[0], *c.point.get(1).unwrap_or(&0.0))).collect();
         let authored: Vec<usize> = (0..tree.children.len()).collect();
+        let kind = match tree.kind {
+            BlendTypeDesc::OneD => BlendKind::OneD,
+            BlendTypeDesc::Cartesian => BlendKind::Cartesian,
+            BlendTypeDesc::Directional => BlendKind::Directional,
+            BlendTypeDesc::Freeform => BlendKind::Freeform,
+            BlendTypeDesc::Grid => BlendKind::Grid,
+            BlendTypeDesc::Direct => return Err("a DIRECT tree has no blend space".to_owned()),
+        };
         let built = match tree.kind {
             BlendTypeDesc::OneD => BlendSpace::one_d(xs),
             BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts.clone()),
             BlendTypeDesc::Directional => BlendSpace::directional(pts.clone()),
             BlendTypeDesc::Freeform => BlendSpace::freeform(pts.clone()),
+            BlendTypeDesc::Direct => return Err("a DIRECT tree has no blend space".to_owned()),
             BlendTypeDesc::Grid => {
                 let mut gx: Vec<f32> = pts.iter().map(|p| p.x).collect();
                 let mut gy: Vec<f32> = pts.iter().map(|p| p.y).collect();
@@ -623,13 +655,6 @@ impl Compiler {
                 let info = SpaceInfo { kind: BlendKind::Grid, points: order.iter().map(|&i| pts[i]).collect() };
                 return BlendSpace::grid(gx, gy).map(|s| (s, order, info)).map_err(|e| e.to_string());
             }
-        };
-        let kind = match tree.kind {
-            BlendTypeDesc::OneD => BlendKind::OneD,
-            BlendTypeDesc::Cartesian => BlendKind::Cartesian,
-            BlendTypeDesc::Directional => BlendKind::Directional,
-            BlendTypeDesc::Freeform => BlendKind::Freeform,
-            BlendTypeDesc::Grid => BlendKind::Grid,
         };
         built.map(|s| (s, authored, SpaceInfo { kind, points: pts })).map_err(|e| e.to_string())
     }

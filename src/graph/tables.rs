@@ -299,6 +299,14 @@ impl Transition {
 pub enum MotionNode {
     /// A clip slot: index into [`CompiledGraph::leaves`].
     Leaf(u32),
+    /// A DIRECT blend tree: child `i` weighs `max(pᵢ, 0) / Σ max(pⱼ, 0)` (equal shares when
+    /// every parameter is 0).
+    Direct {
+        /// One parameter per child in [`CompiledGraph::direct_params`].
+        params: Span,
+        /// Children in [`CompiledGraph::nodes`], contiguous.
+        children: Span,
+    },
     /// A blend tree.
     Tree {
         /// Index into [`CompiledGraph::spaces`].
@@ -461,6 +469,7 @@ pub struct CompiledGraph {
     pub(crate) nodes: Vec<MotionNode>,
     pub(crate) spaces: Vec<BlendSpace>,
     pub(crate) space_info: Vec<SpaceInfo>,
+    pub(crate) direct_params: Vec<ParamSlot>,
     pub(crate) leaves: Vec<Leaf>,
 }
 
@@ -491,6 +500,7 @@ impl PartialEq for CompiledGraph {
             && self.conditions == other.conditions
             && self.nodes == other.nodes
             && self.space_info == other.space_info
+            && self.direct_params == other.direct_params
             && self.leaves == other.leaves
     }
 }
@@ -594,6 +604,12 @@ impl CompiledGraph {
     #[must_use]
     pub fn space_info(&self) -> &[SpaceInfo] {
         &self.space_info
+    }
+
+    /// Parameters of DIRECT blend trees, one per child.
+    #[must_use]
+    pub fn direct_params(&self) -> &[ParamSlot] {
+        &self.direct_params
     }
 
     /// Clip slots of every state, which an archetype binds to clips.

@@ -149,6 +149,21 @@ fn leaf_weights(
                     *o = w;
                 }
             }
+            MotionNode::Direct { params: p, children } => {
+                let count = children.len();
+                let mut sum = 0.0f64;
+                for (i, slot) in g.direct_params[p.range()].iter().enumerate() {
+                    let v = params.number(*slot, triggers).clamp(0.0, f32::MAX);
+                    child_w[i] = v;
+                    sum += f64::from(v);
+                }
+                for (i, cw) in child_w[..count].iter().enumerate() {
+                    let share = if sum > 0.0 { (f64::from(*cw) / sum) as f32 } else { 1.0 / count as f32 };
+                    if let Some(slot) = node_w.get_mut(children.start as usize - base + i) {
+                        *slot = w * share;
+                    }
+                }
+            }
             MotionNode::Tree { space, params: p, children } => {
                 let count = children.len();
                 let x = params.number(p[0], triggers);
