@@ -608,3 +608,20 @@ fn a_direct_tree_weighs_children_by_their_parameters() {
     one.step(0.0);
     assert_eq!(one.samples(0), [(0, 0.0, 0.5), (1, 0.0, 0.5)], "nothing set: equal shares, never all zero");
 }
+
+#[test]
+fn a_negative_speed_plays_backwards_from_the_end_and_exit_times_count_what_was_played() {
+    let g = graph(
+        r#"{ "name": "START" }, { "name": "Rewind", "speed": -2, "loop": false }, { "name": "B" }"#,
+        r#"{ "from": "START", "to": "Rewind" }, { "from": "Rewind", "to": "B", "exitTime": 1 }"#,
+        "",
+    );
+    let mut one = One::new(&g, &[("Rewind", 1.0), ("B", 1.0)]);
+    let mut times = Vec::new();
+    for _ in 0..4 {
+        one.step(0.125);
+        times.push(one.samples(0)[0]);
+    }
+    assert_eq!(times[..3], [(0, 0.75, 1.0), (0, 0.5, 1.0), (0, 0.25, 1.0)], "from 1 s down at twice the speed");
+    assert_eq!(times[3].0, 1, "played through after 0.5 s: exit time 1 reached, now in B");
+}

@@ -466,8 +466,8 @@ impl Compiler {
 
     fn state(&mut self, layer: u16, machine: u16, path: &str, s: &StateDesc, at: &Location) -> u16 {
         let speed = s.speed.unwrap_or(1.0);
-        if !(speed.is_finite() && speed >= 0.0) {
-            let reason = "a state's speed is finite and ≥ 0 (reverse playback is not supported)";
+        if !speed.is_finite() {
+            let reason = "a state's speed is finite (negative plays backwards)";
             problem(&mut self.problems, at, ProblemKind::BadSpeed { speed, reason });
         }
         let index = self.g.states.len() as u16;

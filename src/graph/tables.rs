@@ -364,7 +364,7 @@ pub struct State {
     pub layer: u16,
     /// Innermost machine holding it.
     pub machine: u16,
-    /// Playback speed multiplier, ≥ 0.
+    /// Playback speed multiplier, finite; negative plays backwards from the end.
     pub speed: f32,
     /// Whether it loops; a state that does not holds its last frame.
     pub looping: bool,

@@ -265,8 +265,9 @@ pub struct LayerReadback {
     pub active_weight: f32,
     /// The previous state's share (the snapshot's, after an interruption); 0 when not transitioning.
     pub previous_weight: f32,
-    /// The active state's normalised phase in [0, 1] (1 only for a state that does not loop,
-    /// held at its end): its clips are sampled at `phase × duration`.
+    /// Fraction of the active state's duration played in this loop, in [0, 1] (1 only for a
+    /// state that does not loop, held at its end). Its clips are sampled at `phase × duration`,
+    /// or `(1 − phase) × duration` for a state with a negative speed.
     pub phase: f32,
     /// Whole loops the active state has completed since it was entered.
     pub loops: u32,

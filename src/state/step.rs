@@ -5,7 +5,7 @@
 //!
 //! | step | what |
 //! |------|------|
-//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × speed × rate` (a state that does not loop stops at its end) |
+//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × |speed| × rate` (a state that does not loop stops at its end) |
 //! | 2 | a transition in flight: its source state's clock and its own clock advance; it ends when its clock reaches its duration |
 //! | 3 | selection: at most one transition, in candidate order, whose exit-time gate is open and whose conditions hold |
 //! | 4 | a taken transition starts at clock 0 with the destination at its offset |
@@ -281,7 +281,7 @@ pub(crate) fn step_layer(
     leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
     let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
-    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed * active_rate, active_state.looping);
+    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
 
     // 2. The transition in flight.
     let mut src_clock = Clock::STILL;
@@ -292,7 +292,7 @@ pub(crate) fn step_layer(
             leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
             let r = rate(arch, src, src_w);
             let st = &g.states[src];
-            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed * r, st.looping);
+            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
         }
         *slot.trans_time_s += dt;
         if *slot.trans_time_s >= *slot.trans_duration_s {
@@ -349,7 +349,7 @@ pub(crate) fn step_layer(
         *consumed |= used;
         switched = true;
         let duration_s = if tr.normalized {
-            let scaled = active_rate * active_state.speed;
+            let scaled = active_rate * active_state.speed.abs();
             tr.duration / if scaled > 0.0 { scaled } else { active_rate }
         } else {
             tr.duration
@@ -373,7 +373,10 @@ pub(crate) fn step_layer(
         *slot.previous = *slot.active;
         *slot.active = to;
         let dest = &g.states[to as usize];
-        *slot.phase = if dest.looping && tr.offset >= 1.0 { 0.0 } else { tr.offset };
+        // The clock counts the fraction played, whichever way the state plays; a state played
+        // backwards starts at its end unless an offset says where (as PlayCanvas).
+        let played = if dest.speed < 0.0 && tr.offset > 0.0 { 1.0 - tr.offset } else { tr.offset };
+        *slot.phase = if dest.looping && played >= 1.0 { 0.0 } else { played };
         *slot.loops = 0;
         *slot.trans_time_s = 0.0;
         *slot.trans_duration_s = duration_s;
@@ -449,13 +452,14 @@ fn write_samples(
             continue;
         }
         let duration = arch.leaf_duration_s[leaf];
-        let time_s = if st.sync {
+        let played_s = if st.sync {
             phase * duration
         } else {
             let t = (f64::from(loops) + f64::from(phase)) * f64::from(arch.state_longest_s[state]) * f64::from(arch.graph.leaves[leaf].speed);
             let d = f64::from(duration);
             (if st.looping { t % d } else { t.min(d) }) as f32
         };
+        let time_s = if st.speed < 0.0 { duration - played_s } else { played_s };
         if let Some(o) = out.get_mut(n) {
             *o = ClipSample { clip: arch.leaf_clip[leaf], time_s, weight: w };
             n += 1;
