@@ -175,6 +175,9 @@ fn the_trace_tool_names_the_json_path_and_exits_with_code_2() {
     );
     let err = run_script(&bad).unwrap_err().to_string();
     assert!(err.contains("events[0].set.sped"), "{err}");
+    let zero = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "*": 1.0, "Jump": 0 }}, "dt": 0.1, "frames": 3 }}"#);
+    let err = run_script(&zero).unwrap_err().to_string();
+    assert!(err.contains("clips.Jump"), "{err}");
     let no_clip = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "Idle": 1.0 }}, "dt": 0.1, "frames": 3 }}"#);
     let err = run_script(&no_clip).unwrap_err().to_string();
     assert!(err.contains("clips") && err.contains("Move.Idle"), "{err}");
@@ -222,6 +225,92 @@ fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
             let snapshot = if p.flags & throng::program::LayerProgram::SOURCE_SNAPSHOT != 0 { 1.0 - p.target_weight } else { 0.0 };
             let sum: f32 = layer.iter().map(|s| s.weight).sum::<f32>() + snapshot;
             assert!((sum - 1.0).abs() < 1e-5, "program {i}, frame {f}: weights sum to {sum}");
+        }
+    }
+}
+
+#[test]
+fn programs_of_a_moved_character_point_at_its_own_samples() {
+    let (mut crowd, kind, handles) = crowd(3);
+    let speed = crowd.param(kind, "speed").unwrap();
+    crowd.set_float(speed, &handles, &[0.0, 0.0, 3.0]).unwrap();
+    for _ in 0..30 {
+        crowd.update(DT).unwrap();
+    }
+    let before: Vec<_> = {
+        let (_, row) = crowd.row_of(handles[2]).unwrap();
+        let p = crowd.programs(kind).unwrap()[row * 2];
+        crowd.samples(kind).unwrap()[p.sample_range().start as usize..p.sample_range().end as usize].to_vec()
+    };
+    crowd.despawn(handles[0]).unwrap();
+    let (_, row) = crowd.row_of(handles[2]).unwrap();
+    assert_eq!(row, 0, "the last character moved into the freed row");
+    let p = crowd.programs(kind).unwrap()[row * 2];
+    let after = &crowd.samples(kind).unwrap()[p.sample_range().start as usize..p.sample_range().end as usize];
+    assert_eq!(after, before.as_slice(), "its program still reads its own (moving) samples");
+    assert!(after.iter().any(|s| s.clip == 3), "it runs: Move.Run is sampled");
+}
+
+#[test]
+fn crossfades_sample_both_states_and_inertialization_only_the_new_one() {
+    let graph = |switch: &str| {
+        format!(
+            r#"{{ "defaultSwitch": {switch}, "layers": [{{ "name": "Base",
+                "states": [{{ "name": "START" }}, {{ "name": "A" }}, {{ "name": "B" }}],
+                "transitions": [{{ "from": "START", "to": "A" }},
+                  {{ "from": "A", "to": "B", "time": 0.5, "conditions": [{{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }}] }}] }}],
+              "parameters": {{ "go": {{ "name": "go", "type": "BOOLEAN" }} }} }}"#
+        )
+    };
+    let sampled = |switch: &str| {
+        let g = Arc::new(CompiledGraph::from_json(&graph(switch)).unwrap());
+        let arch = Archetype::new(g, |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap();
+        let mut crowd = Crowd::new();
+        let kind = crowd.add_archetype(arch);
+        let handles: Vec<_> = (0..10).map(|_| crowd.spawn(kind).unwrap()).collect();
+        let go = crowd.param(kind, "go").unwrap();
+        crowd.set_bool(go, &handles, &[true; 10]).unwrap();
+        crowd.update(0.1).unwrap();
+        crowd.update(0.1).unwrap();
+        let flags = throng::program::LayerProgram::TRANSITIONING;
+        let in_flight = crowd.programs(kind).unwrap().iter().filter(|p| p.flags & flags != 0).count();
+        (crowd.clips_sampled(kind).unwrap(), in_flight)
+    };
+    assert_eq!(sampled(r#""crossfade""#), (20, 10));
+    assert_eq!(sampled(r#"{ "mode": "inertialize" }"#), (10, 10));
+    assert_eq!(sampled(r#""frozen""#), (10, 10), "the snapshot is not a clip");
+    assert_eq!(sampled(r#"{ "mode": "inertialize", "spring": { "halflife": 0 } }"#), (10, 0), "halflife 0 is a cut");
+}
+
+#[test]
+fn a_parameter_of_one_graph_is_refused_for_characters_of_another() {
+    let mut crowd = Crowd::new();
+    let first = crowd.add_archetype(archetype());
+    let second = crowd.add_archetype(archetype());
+    let a = crowd.spawn(first).unwrap();
+    let b = crowd.spawn(second).unwrap();
+    let speed_first = crowd.param(first, "speed").unwrap();
+    assert!(matches!(crowd.set_float(speed_first, &[a, b], &[1.0, 1.0]), Err(StateError::WrongGraph { .. })));
+    assert_eq!(crowd.get(speed_first, a).unwrap(), ParamValue::Float(0.0), "nothing written");
+    // Archetypes sharing one compiled graph share its parameters.
+    let shared = crowd.archetype(first).unwrap().clone();
+    let third = crowd.add_archetype(shared);
+    let c = crowd.spawn(third).unwrap();
+    crowd.set_float(speed_first, &[a, c], &[1.0, 2.0]).unwrap();
+    assert_eq!(crowd.get(speed_first, c).unwrap(), ParamValue::Float(2.0));
+}
+
+#[test]
+fn enormous_steps_keep_every_output_finite() {
+    let (mut crowd, kind, handles) = crowd(64);
+    for (f, dt) in [1e-30f32, 1e30, f32::MAX, 0.0, 3.0e38, 1.0 / 60.0].into_iter().enumerate() {
+        drive(&mut crowd, kind, &handles, f);
+        crowd.update(dt).unwrap();
+        for p in crowd.programs(kind).unwrap() {
+            assert!(p.progress.is_finite() && p.target_weight.is_finite(), "dt {dt}: {p:?}");
+        }
+        for s in crowd.samples(kind).unwrap() {
+            assert!(s.time_s.is_finite() && s.weight.is_finite(), "dt {dt}: {s:?}");
         }
     }
 }

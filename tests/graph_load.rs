@@ -248,3 +248,42 @@ fn the_documented_example_loads() {
     assert_eq!(graph.layers().len(), 2);
     assert!(graph.machines().len() > 2, "the example shows a sub-state machine");
 }
+
+#[test]
+fn default_state_comes_from_start_or_from_the_default_state_flag() {
+    let flagged = CompiledGraph::from_json(
+        r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A" }, { "name": "B", "defaultState": true }], "transitions": [] }] }"#,
+    )
+    .unwrap();
+    let entry = flagged.machines()[0].entry;
+    let t = &flagged.transitions()[flagged.candidates()[entry.start as usize] as usize];
+    assert_eq!(t.to, throng::graph::Target::State(1));
+    let p = problems(
+        r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A", "defaultState": true }, { "name": "B", "defaultState": true }] },
+                        { "name": "Upper", "states": [{ "name": "A" }] }] }"#,
+    );
+    has(&p, |p| matches!(p.kind, ProblemKind::AmbiguousDefaultState { .. }) && p.at.layer.as_deref() == Some("Base"), "two defaults");
+    has(&p, |p| p.kind == ProblemKind::NoDefaultState && p.at.layer.as_deref() == Some("Upper"), "no default");
+}
+
+#[test]
+fn blend_tree_problems_name_the_tree() {
+    let p = problems(
+        r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" },
+              { "name": "Face", "blendTree": { "type": "DIRECT", "parameters": ["smile"], "children": [{ "name": "A" }, { "name": "B" }] } },
+              { "name": "Aim", "blendTree": { "type": "2D_GRID", "parameters": ["smile", "smile"], "children": [
+                  { "name": "A", "point": [0, 0] }, { "name": "B", "point": [1, 0] }, { "name": "C", "point": [0, 1] } ] } },
+              { "name": "Move", "blendTree": { "type": "1D", "parameter": "crouch", "children": [{ "name": "A", "point": 0 }, { "name": "A", "point": 1 }] } } ],
+            "transitions": [{ "from": "START", "to": "Face" }] }],
+          "parameters": { "smile": { "name": "smile", "type": "FLOAT" }, "crouch": { "name": "crouch", "type": "BOOLEAN" } } }"#,
+    );
+    let tree = |p: &GraphProblem, node: &str| matches!(&p.kind, ProblemKind::BlendTree { node: n, .. } if n == node);
+    has(&p, |p| tree(p, "Face") && p.at.state.as_deref() == Some("Face"), "DIRECT needs one parameter per child");
+    has(&p, |p| tree(p, "Aim"), "an incomplete grid");
+    has(&p, |p| tree(p, "Move"), "duplicate child names");
+    has(
+        &p,
+        |p| matches!(p.kind, ProblemKind::BlendParameterType { parameter_type: "BOOLEAN" }) && p.at.parameter.as_deref() == Some("crouch"),
+        "a boolean cannot drive a blend tree",
+    );
+}

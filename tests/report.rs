@@ -19,6 +19,7 @@ fn switch_modes_order_as_the_seed_says() {
         assert!(frozen.worst_jump_cm > smooth.worst_jump_cm, "frozen stops dead, {} does not", smooth.name);
         assert!(smooth.worst_jump_cm < 2.0, "{} is smooth: {} cm", smooth.name, smooth.worst_jump_cm);
     }
+    assert!(cut.mean_clips < crossfade.mean_clips && crossfade.peak_clips >= 3, "crossfade evaluates both sides");
     for inertial in [&quintic, &bollo, &spring] {
         assert!(
             inertial.mean_clips_transitioning < crossfade.mean_clips_transitioning,

@@ -532,3 +532,96 @@ fn nested_blend_trees_multiply_weights_down_the_tree() {
     // Idle 0.25; Loco 0.75 split 0.25 / 0.75 between Left and Right.
     assert_eq!(one.samples(0), [(0, 0.0, 0.25), (1, 0.0, 0.1875), (2, 0.0, 0.5625)]);
 }
+
+#[test]
+fn a_step_longer_than_a_loop_still_crosses_the_exit_time() {
+    let g = abc(r#"{ "from": "A", "to": "B", "exitTime": 0.5 }"#, "");
+    // 0 → 0.25 (no crossing), then 0.25 → 2.5 (crosses 0.5, 1.5 and 2.5: the gate opens once).
+    let script = format!(r#"{{ "stateGraph": {g}, "clips": {ONE_S}, "dts": [0.25, 2.25, 0.25] }}"#);
+    let lines = throng::state::trace::run_script(&script).unwrap();
+    assert_eq!(actives(&lines, "Base"), ["A", "B", "B"]);
+}
+
+#[test]
+fn integer_conditions_compare_exactly() {
+    let g = abc(
+        r#"{ "from": "A", "to": "B", "conditions": [{ "parameterName": "weapon", "predicate": "EQUAL_TO", "value": 2 }] },
+           { "from": "B", "to": "C", "conditions": [{ "parameterName": "weapon", "predicate": "GREATER_THAN_EQUAL_TO", "value": 16777217 }] }"#,
+        r#""weapon": { "name": "weapon", "type": "INTEGER", "value": 0 }"#,
+    );
+    let lines = trace(
+        &g,
+        ONE_S,
+        0.125,
+        4,
+        r#"{ "frame": 1, "set": { "weapon": 2 } }, { "frame": 2, "set": { "weapon": 16777216 } }, { "frame": 3, "set": { "weapon": 16777217 } }"#,
+    );
+    // 16777216 and 16777217 are the same f32; compared as integers they differ.
+    assert_eq!(actives(&lines, "Base"), ["A", "B", "B", "C"]);
+}
+
+#[test]
+fn a_previous_state_interruption_gates_exit_times_on_the_source_clock() {
+    let g = |source: &str| {
+        abc(
+            &format!(
+                r#"{{ "from": "A", "to": "B", "time": 1.0, "interruptionSource": "{source}", "conditions": [{go}] }},
+                   {{ "from": "A", "to": "C", "exitTime": 0.5 }}"#,
+                go = is_true("go")
+            ),
+            GO,
+        )
+    };
+    // A is at 0.25 when A → B starts; A keeps playing under the crossfade and crosses 0.5 next frame.
+    let events = r#"{ "frame": 0, "set": { "go": true } }"#;
+    assert_eq!(actives(&trace(&g("PREV_STATE"), ONE_S, 0.25, 3, events), "Base"), ["B", "C", "C"]);
+    assert_eq!(actives(&trace(&g("NONE"), ONE_S, 0.25, 3, events), "Base"), ["B", "B", "B"]);
+}
+
+#[test]
+fn readback_reports_phase_and_loops() {
+    let g = abc(r#"{ "from": "A", "to": "B", "exitTime": 9 }"#, "");
+    let mut one = One::new(&g, &[("A", 2.0), ("B", 1.0), ("C", 1.0)]);
+    for _ in 0..10 {
+        one.step(0.5);
+    }
+    let r = one.crowd.readback(one.hero, 0).unwrap();
+    assert_eq!((r.phase, r.loops), (0.5, 2), "5 s into a 2 s loop");
+}
+
+#[test]
+fn a_direct_tree_weighs_children_by_their_parameters() {
+    let g = graph(
+        r#"{ "name": "START" },
+           { "name": "Face", "blendTree": { "type": "DIRECT", "parameters": ["smile", "frown"], "children": [
+               { "name": "Smile" }, { "name": "Frown" } ] } }"#,
+        r#"{ "from": "START", "to": "Face" }"#,
+        r#""smile": { "name": "smile", "type": "FLOAT", "value": 1 }, "frown": { "name": "frown", "type": "FLOAT", "value": 3 }"#,
+    );
+    let mut one = One::new(&g, &[("Face.Smile", 1.0), ("Face.Frown", 1.0)]);
+    one.step(0.0);
+    assert_eq!(one.samples(0), [(0, 0.0, 0.25), (1, 0.0, 0.75)]);
+    let smile = one.crowd.param(one.kind, "smile").unwrap();
+    let frown = one.crowd.param(one.kind, "frown").unwrap();
+    one.crowd.set_float(smile, &[one.hero], &[0.0]).unwrap();
+    one.crowd.set_float(frown, &[one.hero], &[-2.0]).unwrap();
+    one.step(0.0);
+    assert_eq!(one.samples(0), [(0, 0.0, 0.5), (1, 0.0, 0.5)], "nothing set: equal shares, never all zero");
+}
+
+#[test]
+fn a_negative_speed_plays_backwards_from_the_end_and_exit_times_count_what_was_played() {
+    let g = graph(
+        r#"{ "name": "START" }, { "name": "Rewind", "speed": -2, "loop": false }, { "name": "B" }"#,
+        r#"{ "from": "START", "to": "Rewind" }, { "from": "Rewind", "to": "B", "exitTime": 1 }"#,
+        "",
+    );
+    let mut one = One::new(&g, &[("Rewind", 1.0), ("B", 1.0)]);
+    let mut times = Vec::new();
+    for _ in 0..4 {
+        one.step(0.125);
+        times.push(one.samples(0)[0]);
+    }
+    assert_eq!(times[..3], [(0, 0.75, 1.0), (0, 0.5, 1.0), (0, 0.25, 1.0)], "from 1 s down at twice the speed");
+    assert_eq!(times[3].0, 1, "played through after 0.5 s: exit time 1 reached, now in B");
+}

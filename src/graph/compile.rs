@@ -41,6 +41,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
     let mut c = Compiler {
         problems: Vec::new(),
         g: CompiledGraph {
+            id: CompiledGraph::next_id(),
             parameters: Vec::new(),
             num_columns: [0; 4],
             layers: Vec::new(),
@@ -51,6 +52,8 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             conditions: Vec::new(),
             nodes: Vec::new(),
             spaces: Vec::new(),
+            space_info: Vec::new(),
+            direct_params: Vec::new(),
             leaves: Vec::new(),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
@@ -472,8 +475,8 @@ impl Compiler {
 
     fn state(&mut self, layer: u16, machine: u16, path: &str, s: &StateDesc, at: &Location) -> u16 {
         let speed = s.speed.unwrap_or(1.0);
-        if !(speed.is_finite() && speed >= 0.0) {
-            let reason = "a state's speed is finite and ≥ 0 (reverse playback is not supported)";
+        if !speed.is_finite() {
+            let reason = "a state's speed is finite (negative plays backwards)";
             problem(&mut self.problems, at, ProblemKind::BadSpeed { speed, reason });
         }
         let index = self.g.states.len() as u16;
@@ -525,18 +528,26 @@ impl Compiler {
             let bad = |problems: &mut Vec<GraphProblem>, message: String| {
                 problem(problems, at, ProblemKind::BlendTree { node: tree_path.clone(), message });
             };
+            let direct = tree.kind == BlendTypeDesc::Direct;
             let dims = if tree.kind == BlendTypeDesc::OneD { 1 } else { 2 };
-            if tree.parameters.len() != dims {
+            if direct && tree.parameters.len() != tree.children.len() {
+                let message = format!(
+                    "a DIRECT tree reads one parameter per child: {} parameter(s), {} children",
+                    tree.parameters.len(),
+                    tree.children.len()
+                );
+                bad(&mut self.problems, message);
+            } else if !direct && tree.parameters.len() != dims {
                 bad(&mut self.problems, format!("a {dims}D tree reads {dims} parameter(s), {} given", tree.parameters.len()));
             }
-            let mut params = [ParamSlot { kind: ParamKind::Float, column: 0 }; 2];
-            for (k, name) in tree.parameters.iter().take(2).enumerate() {
+            let mut slots = Vec::with_capacity(tree.parameters.len());
+            for name in &tree.parameters {
                 if let Some(slot) = self.param(name, at) {
                     if matches!(slot.kind, ParamKind::Bool | ParamKind::Trigger) {
                         let at = Location { parameter: Some(name.clone()), ..at.clone() };
                         problem(&mut self.problems, &at, ProblemKind::BlendParameterType { parameter_type: slot.kind.name() });
                     }
-                    params[k] = slot;
+                    slots.push(slot);
                 }
             }
             if tree.children.is_empty() {
@@ -546,13 +557,15 @@ impl Compiler {
                 if tree.children[..i].iter().any(|c| c.name == child.name) {
                     bad(&mut self.problems, format!("two children are named {:?}", child.name));
                 }
-                if child.point.len() != dims {
+                if !direct && child.point.len() != dims {
                     bad(&mut self.problems, format!("child {:?} needs a {dims}D point", child.name));
                 }
             }
-            let (space, order) = match self.space(tree, dims) {
-                Ok(built) => built,
-                Err(message) => {
+            let built = if direct { None } else { Some(self.space(tree, dims)) };
+            let (space, order) = match built {
+                None => (None, (0..tree.children.len()).collect()),
+                Some(Ok((space, order, info))) => (Some((space, info)), order),
+                Some(Err(message)) => {
                     bad(&mut self.problems, message);
                     continue;
                 }
@@ -581,27 +594,49 @@ impl Compiler {
                 }
             }
             let children = Span { start: first_child, end: self.g.nodes.len() as u32 };
-            let space_index = self.g.spaces.len() as u32;
-            self.g.spaces.push(space);
-            if let Some(node) = self.g.nodes.get_mut(node_index) {
-                *node = MotionNode::Tree { space: space_index, params, children };
+            let node = match space {
+                Some((space, info)) => {
+                    let space_index = self.g.spaces.len() as u32;
+                    self.g.spaces.push(space);
+                    self.g.space_info.push(info);
+                    let fallback = ParamSlot { kind: ParamKind::Float, column: 0 };
+                    let params = [slots.first().copied().unwrap_or(fallback), slots.get(1).copied().unwrap_or(fallback)];
+                    MotionNode::Tree { space: space_index, params, children }
+                }
+                None => {
+                    let start = self.g.direct_params.len() as u32;
+                    self.g.direct_params.extend(slots);
+                    MotionNode::Direct { params: Span { start, end: self.g.direct_params.len() as u32 }, children }
+                }
+            };
+            if let Some(slot) = self.g.nodes.get_mut(node_index) {
+                *slot = node;
             }
         }
     }
 
     /// The blend space of a tree and the order its children take in it.
-    fn space(&self, tree: &BlendTreeDesc, dims: usize) -> Result<(BlendSpace, Vec<usize>), String> {
+    fn space(&self, tree: &BlendTreeDesc, dims: usize) -> Result<(BlendSpace, Vec<usize>, SpaceInfo), String> {
         if tree.children.iter().any(|c| c.point.len() != dims) {
             return Err("points do not match the tree's dimensions".to_owned());
         }
         let xs: Vec<f32> = tree.children.iter().map(|c| c.point[0]).collect();
         let pts: Vec<Vec2> = tree.children.iter().map(|c| Vec2::new(c.point[0], *c.point.get(1).unwrap_or(&0.0))).collect();
         let authored: Vec<usize> = (0..tree.children.len()).collect();
+        let kind = match tree.kind {
+            BlendTypeDesc::OneD => BlendKind::OneD,
+            BlendTypeDesc::Cartesian => BlendKind::Cartesian,
+            BlendTypeDesc::Directional => BlendKind::Directional,
+            BlendTypeDesc::Freeform => BlendKind::Freeform,
+            BlendTypeDesc::Grid => BlendKind::Grid,
+            BlendTypeDesc::Direct => return Err("a DIRECT tree has no blend space".to_owned()),
+        };
         let built = match tree.kind {
             BlendTypeDesc::OneD => BlendSpace::one_d(xs),
-            BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts),
-            BlendTypeDesc::Directional => BlendSpace::directional(pts),
-            BlendTypeDesc::Freeform => BlendSpace::freeform(pts),
+            BlendTypeDesc::Cartesian => BlendSpace::cartesian(pts.clone()),
+            BlendTypeDesc::Directional => BlendSpace::directional(pts.clone()),
+            BlendTypeDesc::Freeform => BlendSpace::freeform(pts.clone()),
+            BlendTypeDesc::Direct => return Err("a DIRECT tree has no blend space".to_owned()),
             BlendTypeDesc::Grid => {
                 let mut gx: Vec<f32> = pts.iter().map(|p| p.x).collect();
                 let mut gy: Vec<f32> = pts.iter().map(|p| p.y).collect();
@@ -627,10 +662,11 @@ impl Compiler {
                     }
                     order[slot] = i;
                 }
-                return BlendSpace::grid(gx, gy).map(|s| (s, order)).map_err(|e| e.to_string());
+                let info = SpaceInfo { kind: BlendKind::Grid, points: order.iter().map(|&i| pts[i]).collect() };
+                return BlendSpace::grid(gx, gy).map(|s| (s, order, info)).map_err(|e| e.to_string());
             }
         };
-        built.map(|s| (s, authored)).map_err(|e| e.to_string())
+        built.map(|s| (s, authored, SpaceInfo { kind, points: pts })).map_err(|e| e.to_string())
     }
 
     /// Sorts each source's transitions by priority then list order into `candidates`.

@@ -16,7 +16,7 @@ use super::GraphError;
 pub struct GraphDesc {
     /// Layers, base first.
     pub layers: Vec<LayerDesc>,
-    /// Parameters, in the order the JSON lists them (the compiler sorts them by name).
+    /// Parameters in key order (the compiler sorts them by name).
     pub parameters: Vec<ParameterDesc>,
     /// throng extension `defaultSwitch`: the switch used by transitions that name none.
     pub default_switch: Option<SwitchDesc>,
@@ -100,7 +100,7 @@ pub struct MachineDesc {
 pub struct BlendTreeDesc {
     /// `type`: how the tree's parameters weight its children.
     pub kind: BlendTypeDesc,
-    /// `parameter` (1D) or `parameters` (2D), FLOAT or INTEGER parameters.
+    /// `parameter` (1D) or `parameters` (2D: x and y; DIRECT: one per child), FLOAT or INTEGER.
     pub parameters: Vec<String>,
     /// `syncAnimations` (PlayCanvas) or `syncDurations`: children share one phase. True when absent.
     pub sync: bool,
@@ -139,6 +139,9 @@ pub enum BlendTypeDesc {
     /// throng extension: a full rectangular grid, bilinear.
     #[serde(rename = "2D_GRID")]
     Grid,
+    /// One parameter per child; each child weighs its parameter's share of their sum.
+    #[serde(rename = "DIRECT")]
+    Direct,
 }
 
 /// A transition as authored.
@@ -618,7 +621,9 @@ fn read_tree(value: &Value, path: &str) -> Result<BlendTreeDesc, GraphError> {
     let parameters = match (raw.parameter, raw.parameters) {
         (Some(p), _) => vec![p],
         (None, Some(ps)) => ps,
-        (None, None) => return Err(shape(path, "a blend tree names its `parameter` (1D) or `parameters` (2D)")),
+        (None, None) => {
+            return Err(shape(path, "a blend tree names its `parameter` (1D) or `parameters` (2D, DIRECT)"));
+        }
     };
     let mut children = Vec::with_capacity(raw.children.len());
     for (i, child) in raw.children.iter().enumerate() {

@@ -172,7 +172,7 @@ pub enum ProblemKind {
         /// The limit.
         limit: usize,
     },
-    /// Two layers, states, parameters or blend children share a name.
+    /// Two layers, states (in one machine) or parameters share a name.
     #[error("duplicate {what} name {name:?}")]
     DuplicateName {
         /// What kind of thing.

@@ -299,6 +299,14 @@ impl Transition {
 pub enum MotionNode {
     /// A clip slot: index into [`CompiledGraph::leaves`].
     Leaf(u32),
+    /// A DIRECT blend tree: child `i` weighs `max(pᵢ, 0) / Σ max(pⱼ, 0)` (equal shares when
+    /// every parameter is 0).
+    Direct {
+        /// One parameter per child in [`CompiledGraph::direct_params`].
+        params: Span,
+        /// Children in [`CompiledGraph::nodes`], contiguous.
+        children: Span,
+    },
     /// A blend tree.
     Tree {
         /// Index into [`CompiledGraph::spaces`].
@@ -321,6 +329,32 @@ pub struct Leaf {
     pub speed: f32,
 }
 
+/// How a blend tree turns its parameters into weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlendKind {
+    /// Children on a line.
+    OneD,
+    /// Gradient band, Cartesian.
+    Cartesian,
+    /// Gradient band, polar.
+    Directional,
+    /// Barycentric on a Delaunay triangulation.
+    Freeform,
+    /// Rectangular grid, bilinear.
+    Grid,
+}
+
+/// A blend tree's space as authored: its kind and its children's points in the order of the
+/// tree's children (row-major for a grid). Kept beside the built [`BlendSpace`] so the graph
+/// can be compared and the GPU can rebuild its own tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpaceInfo {
+    /// The kind.
+    pub kind: BlendKind,
+    /// Each child's point (`y` = 0 in 1D).
+    pub points: Vec<glam::Vec2>,
+}
+
 /// A compiled animation state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -330,7 +364,7 @@ pub struct State {
     pub layer: u16,
     /// Innermost machine holding it.
     pub machine: u16,
-    /// Playback speed multiplier, ≥ 0.
+    /// Playback speed multiplier, finite; negative plays backwards from the end.
     pub speed: f32,
     /// Whether it loops; a state that does not holds its last frame.
     pub looping: bool,
@@ -424,9 +458,10 @@ impl Layer {
     }
 }
 
-/// A validated, compiled state graph, shared by every character that uses it.
-#[derive(Clone, Debug)]
+/// A validated, compiled state graph, shared by every character that uses it (behind an
+/// `Arc`; it is built once and never changes).
 pub struct CompiledGraph {
+    pub(crate) id: u64,
     pub(crate) parameters: Vec<Parameter>,
     pub(crate) num_columns: [u16; 4],
     pub(crate) layers: Vec<Layer>,
@@ -437,7 +472,25 @@ pub struct CompiledGraph {
     pub(crate) conditions: Vec<Condition>,
     pub(crate) nodes: Vec<MotionNode>,
     pub(crate) spaces: Vec<BlendSpace>,
+    pub(crate) space_info: Vec<SpaceInfo>,
+    pub(crate) direct_params: Vec<ParamSlot>,
     pub(crate) leaves: Vec<Leaf>,
+}
+
+impl std::fmt::Debug for CompiledGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledGraph")
+            .field("parameters", &self.parameters)
+            .field("layers", &self.layers)
+            .field("states", &self.states)
+            .field("machines", &self.machines)
+            .field("transitions", &self.transitions)
+            .field("conditions", &self.conditions)
+            .field("nodes", &self.nodes)
+            .field("spaces", &self.space_info)
+            .field("leaves", &self.leaves)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for CompiledGraph {
@@ -450,12 +503,28 @@ impl PartialEq for CompiledGraph {
             && self.candidates == other.candidates
             && self.conditions == other.conditions
             && self.nodes == other.nodes
-            && self.spaces == other.spaces
+            && self.space_info == other.space_info
+            && self.direct_params == other.direct_params
             && self.leaves == other.leaves
     }
 }
 
+/// Source of [`CompiledGraph::id`].
+static NEXT_GRAPH_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl CompiledGraph {
+    /// A fresh identity for a newly compiled graph.
+    pub(crate) fn next_id() -> u64 {
+        NEXT_GRAPH_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Identity of this compiled graph, unique in the process: parameter ids resolved against
+    /// one graph are refused by characters of another, even an equal one.
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Parameters, sorted by name.
     #[must_use]
     pub fn parameters(&self) -> &[Parameter] {
@@ -533,6 +602,18 @@ impl CompiledGraph {
     #[must_use]
     pub fn spaces(&self) -> &[BlendSpace] {
         &self.spaces
+    }
+
+    /// Each blend space's kind and points, parallel to [`CompiledGraph::spaces`].
+    #[must_use]
+    pub fn space_info(&self) -> &[SpaceInfo] {
+        &self.space_info
+    }
+
+    /// Parameters of DIRECT blend trees, one per child.
+    #[must_use]
+    pub fn direct_params(&self) -> &[ParamSlot] {
+        &self.direct_params
     }
 
     /// Clip slots of every state, which an archetype binds to clips.

@@ -55,7 +55,7 @@ use rayon::prelude::*;
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
 use crate::program::{ClipSample, LayerProgram};
 
-use step::{LayerSlot, ParamView, StepContext};
+use step::{LayerSlot, ParamView, Scratch, StepContext};
 
 /// Characters per rayon task: enough to amortise task overhead (the step costs tens of
 /// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
@@ -247,7 +247,7 @@ pub struct ArchetypeId(u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamId {
     slot: ParamSlot,
-    graph: usize,
+    graph: u64,
 }
 
 /// What a layer of a character is doing, after the last update.
@@ -265,6 +265,12 @@ pub struct LayerReadback {
     pub active_weight: f32,
     /// The previous state's share (the snapshot's, after an interruption); 0 when not transitioning.
     pub previous_weight: f32,
+    /// Fraction of the active state's duration played in this loop, in [0, 1] (1 only for a
+    /// state that does not loop, held at its end). Its clips are sampled at `phase × duration`,
+    /// or `(1 − phase) × duration` for a state with a negative speed.
+    pub phase: f32,
+    /// Whole loops the active state has completed since it was entered.
+    pub loops: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -400,7 +406,12 @@ impl Group {
         move_block(&mut self.trans_duration_s, row, last, layers);
         move_block(&mut self.flags, row, last, layers);
         move_block(&mut self.programs, row, last, layers);
-        move_block(&mut self.samples, row, last, self.arch.samples_per_character());
+        let per = self.arch.samples_per_character();
+        move_block(&mut self.samples, row, last, per);
+        // The moved character's programs point at its old sample slots; repoint them.
+        for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
+            program.first_sample = (row * per) as u32 + self.arch.layer_sample_offset[l];
+        }
         (row != last).then(|| self.slots[row])
     }
 
@@ -428,6 +439,7 @@ impl Group {
             .enumerate()
             .for_each(
                 |(c, (((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples))| {
+                    let mut scratch = Scratch::new();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
                         let view = ParamView { floats, ints, bools, row };
@@ -458,6 +470,7 @@ impl Group {
                                 &view,
                                 trig,
                                 &mut consumed,
+                                &mut scratch,
                                 first_sample,
                                 &mut programs[i],
                                 &mut samples[base..base + layer_len],
@@ -572,36 +585,39 @@ impl Crowd {
     pub fn param(&self, id: ArchetypeId, name: &str) -> Result<ParamId, StateError> {
         let graph = &self.group(id)?.arch.graph;
         let p = graph.parameter(name).ok_or_else(|| StateError::UnknownParameter(name.to_owned()))?;
-        Ok(ParamId { slot: p.slot, graph: Arc::as_ptr(graph) as usize })
+        Ok(ParamId { slot: p.slot, graph: graph.id() })
     }
 
+    /// Checks a whole batch, then writes it: all or nothing. `value(i)` is the i-th value.
+    #[allow(clippy::too_many_arguments)]
     fn batch<T: Copy>(
         &mut self,
         param: ParamId,
         kind: ParamKind,
         handles: &[CharacterHandle],
-        values: &[T],
+        num_values: usize,
+        value: impl Fn(usize) -> T,
         check: impl Fn(T) -> Option<f32>,
         mut write: impl FnMut(&mut Group, usize, T),
     ) -> Result<(), StateError> {
-        if handles.len() != values.len() {
-            return Err(StateError::LengthMismatch { handles: handles.len(), values: values.len() });
+        if handles.len() != num_values {
+            return Err(StateError::LengthMismatch { handles: handles.len(), values: num_values });
         }
         if param.slot.kind != kind {
             return Err(StateError::ParamKind { expected: kind.name(), got: param.slot.kind.name() });
         }
-        for (at, (&h, &v)) in handles.iter().zip(values).enumerate() {
+        for (at, &h) in handles.iter().enumerate() {
             let (g, _) = self.locate(h)?;
-            if Arc::as_ptr(&self.groups[g].arch.graph) as usize != param.graph {
+            if self.groups[g].arch.graph.id() != param.graph {
                 return Err(StateError::WrongGraph { index: h.index });
             }
-            if let Some(value) = check(v) {
-                return Err(StateError::NonFiniteValue { at, value });
+            if let Some(bad) = check(value(at)) {
+                return Err(StateError::NonFiniteValue { at, value: bad });
             }
         }
-        for (&h, &v) in handles.iter().zip(values) {
+        for (at, &h) in handles.iter().enumerate() {
             let (g, row) = self.locate(h)?;
-            write(&mut self.groups[g], row, v);
+            write(&mut self.groups[g], row, value(at));
         }
         Ok(())
     }
@@ -613,7 +629,7 @@ impl Crowd {
     /// [`StateError::WrongGraph`], [`StateError::NonFiniteValue`].
     pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Float, handles, values, |v| (!v.is_finite()).then_some(v), |g, row, v| {
+        self.batch(param, ParamKind::Float, handles, values.len(), |i| values[i], |v| (!v.is_finite()).then_some(v), |g, row, v| {
             g.floats[col][row] = v;
         })
     }
@@ -624,7 +640,7 @@ impl Crowd {
     /// As [`Crowd::set_float`], without the finiteness check.
     pub fn set_int(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[i32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Int, handles, values, |_| None, |g, row, v| g.ints[col][row] = v)
+        self.batch(param, ParamKind::Int, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.ints[col][row] = v)
     }
 
     /// Sets a BOOLEAN parameter for many characters. All-or-nothing.
@@ -633,7 +649,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Bool, handles, values, |_| None, |g, row, v| g.bools[col][row] = v)
+        self.batch(param, ParamKind::Bool, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.bools[col][row] = v)
     }
 
     /// Sets a TRIGGER for many characters. It stays set until a taken transition whose
@@ -644,8 +660,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        let flags = vec![single_frame; handles.len()];
-        self.batch(param, ParamKind::Trigger, handles, &flags, |_| None, |g, row, single| {
+        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| single_frame, |_| None, |g, row, single| {
             g.triggers[row] |= bit;
             if single {
                 g.single_frame[row] |= bit;
@@ -661,8 +676,7 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn reset_trigger(&mut self, param: ParamId, handles: &[CharacterHandle]) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        let unit = vec![(); handles.len()];
-        self.batch(param, ParamKind::Trigger, handles, &unit, |_| None, |g, row, ()| {
+        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| (), |_| None, |g, row, ()| {
             g.triggers[row] &= !bit;
             g.single_frame[row] &= !bit;
         })
@@ -690,7 +704,7 @@ impl Crowd {
     pub fn get(&self, param: ParamId, handle: CharacterHandle) -> Result<ParamValue, StateError> {
         let (g, row) = self.locate(handle)?;
         let group = &self.groups[g];
-        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+        if group.arch.graph.id() != param.graph {
             return Err(StateError::WrongGraph { index: handle.index });
         }
         let col = param.slot.column as usize;
@@ -704,7 +718,7 @@ impl Crowd {
 
     fn column_group(&mut self, id: ArchetypeId, param: ParamId, kind: ParamKind) -> Result<&mut Group, StateError> {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
-        if Arc::as_ptr(&group.arch.graph) as usize != param.graph {
+        if group.arch.graph.id() != param.graph {
             return Err(StateError::WrongGraph { index: u32::MAX });
         }
         if param.slot.kind != kind {
@@ -800,6 +814,15 @@ impl Crowd {
             + group.arch.samples_per_character() * size_of::<ClipSample>())
     }
 
+    /// Clips the last update asked the evaluators to sample for an archetype, over all its
+    /// characters and layers: the cost that a crossfade doubles and inertialization does not.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn clips_sampled(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        Ok(self.group(id)?.programs.iter().map(|p| (p.num_target + p.num_source) as usize).sum())
+    }
+
     /// Name of a graph state (path inside sub-machines).
     #[must_use]
     pub fn state_name(&self, id: ArchetypeId, state: usize) -> Option<&str> {
@@ -827,6 +850,8 @@ impl Crowd {
             transition_progress: program.progress,
             active_weight: program.target_weight,
             previous_weight: 1.0 - program.target_weight,
+            phase: group.phase[i],
+            loops: group.loops[i],
         })
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! | step | what |
 //! |------|------|
-//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × speed × rate` (a state that does not loop stops at its end) |
+//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × |speed| × rate` (a state that does not loop stops at its end) |
 //! | 2 | a transition in flight: its source state's clock and its own clock advance; it ends when its clock reaches its duration |
 //! | 3 | selection: at most one transition, in candidate order, whose exit-time gate is open and whose conditions hold |
 //! | 4 | a taken transition starts at clock 0 with the destination at its offset |
@@ -17,16 +17,36 @@ use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
-    CompiledGraph, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
+    CompiledGraph, Inertialization, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
     MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE,
 };
-use crate::graph::Inertialization;
 use crate::program::{self, ClipSample, LayerProgram};
 
 use super::Archetype;
 
 /// Layer flag: the transition's source is the snapshot, not a state.
 pub(crate) const FLAG_SNAPSHOT: u8 = 1;
+
+/// Working weights reused from character to character of a chunk. Every entry is written
+/// before it is read (leaf weights cover all of a state's leaves, and a tree's children are
+/// weighted before they are visited), so nothing is cleared between characters.
+pub(crate) struct Scratch {
+    active_w: [f32; MAX_BLEND_CHILDREN],
+    src_w: [f32; MAX_BLEND_CHILDREN],
+    node_w: [f32; MAX_NODES_PER_STATE],
+    child_w: [f32; MAX_BLEND_CHILDREN],
+}
+
+impl Scratch {
+    pub(crate) const fn new() -> Self {
+        Self {
+            active_w: [0.0; MAX_BLEND_CHILDREN],
+            src_w: [0.0; MAX_BLEND_CHILDREN],
+            node_w: [0.0; MAX_NODES_PER_STATE],
+            child_w: [0.0; MAX_BLEND_CHILDREN],
+        }
+    }
+}
 
 /// One character's parameter values, read in place from the columns.
 pub(crate) struct ParamView<'a> {
@@ -96,7 +116,15 @@ impl Clock {
 
 /// Leaf weights of `state` for this character's parameters, into `out[..leaves]`.
 #[inline]
-fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, triggers: u64, out: &mut [f32; MAX_BLEND_CHILDREN]) {
+fn leaf_weights(
+    g: &CompiledGraph,
+    state: usize,
+    params: &ParamView<'_>,
+    triggers: u64,
+    out: &mut [f32; MAX_BLEND_CHILDREN],
+    node_w: &mut [f32; MAX_NODES_PER_STATE],
+    child_w: &mut [f32; MAX_BLEND_CHILDREN],
+) {
     let st = &g.states[state];
     if st.nodes.len() == 1 {
         out[0] = 1.0;
@@ -111,8 +139,6 @@ fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, trigger
         g.spaces[space as usize].weights(Vec2::new(x, y), &mut out[..children.len()]);
         return;
     }
-    let mut node_w = [0.0f32; MAX_NODES_PER_STATE];
-    let mut child_w = [0.0f32; MAX_BLEND_CHILDREN];
     let base = st.nodes.start as usize;
     node_w[0] = 1.0;
     for (n, node) in g.nodes[st.nodes.range()].iter().enumerate() {
@@ -121,6 +147,21 @@ fn leaf_weights(g: &CompiledGraph, state: usize, params: &ParamView<'_>, trigger
             MotionNode::Leaf(leaf) => {
                 if let Some(o) = out.get_mut((leaf - st.leaves.start) as usize) {
                     *o = w;
+                }
+            }
+            MotionNode::Direct { params: p, children } => {
+                let count = children.len();
+                let mut sum = 0.0f64;
+                for (i, slot) in g.direct_params[p.range()].iter().enumerate() {
+                    let v = params.number(*slot, triggers).clamp(0.0, f32::MAX);
+                    child_w[i] = v;
+                    sum += f64::from(v);
+                }
+                for (i, cw) in child_w[..count].iter().enumerate() {
+                    let share = if sum > 0.0 { (f64::from(*cw) / sum) as f32 } else { 1.0 / count as f32 };
+                    if let Some(slot) = node_w.get_mut(children.start as usize - base + i) {
+                        *slot = w * share;
+                    }
                 }
             }
             MotionNode::Tree { space, params: p, children } => {
@@ -155,7 +196,10 @@ fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock
     if looping {
         let p = *phase + delta;
         let whole = p.floor();
-        *phase = p - whole;
+        // A step so long that the phase is lost in rounding (or overflows) lands on phase 0;
+        // the float-to-int cast saturates the loop count.
+        let frac = p - whole;
+        *phase = if frac.is_finite() { frac } else { 0.0 };
         *loops = loops.saturating_add(whole as u32);
     } else {
         *phase = (*phase + delta).min(1.0);
@@ -223,6 +267,7 @@ pub(crate) fn step_layer(
     params: &ParamView<'_>,
     triggers: u64,
     consumed: &mut u64,
+    scratch: &mut Scratch,
     first_sample: u32,
     program: &mut LayerProgram,
     samples: &mut [ClipSample],
@@ -232,24 +277,23 @@ pub(crate) fn step_layer(
     let dt = ctx.dt_s;
 
     // 1. The active state's weights and clock.
-    let mut active_w = [0.0f32; MAX_BLEND_CHILDREN];
+    let Scratch { active_w, src_w, node_w, child_w } = scratch;
     let active = *slot.active as usize;
-    leaf_weights(g, active, params, triggers, &mut active_w);
-    let active_rate = rate(arch, active, &active_w);
+    leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
+    let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
-    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed * active_rate, active_state.looping);
+    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
 
     // 2. The transition in flight.
-    let mut src_w = [0.0f32; MAX_BLEND_CHILDREN];
     let mut src_clock = Clock::STILL;
     let source_is_state = *slot.flags & FLAG_SNAPSHOT == 0 && *slot.previous != NO_INDEX;
     if *slot.transition != NO_INDEX {
         if source_is_state {
             let src = *slot.previous as usize;
-            leaf_weights(g, src, params, triggers, &mut src_w);
-            let r = rate(arch, src, &src_w);
+            leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
+            let r = rate(arch, src, src_w);
             let st = &g.states[src];
-            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed * r, st.looping);
+            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
         }
         *slot.trans_time_s += dt;
         if *slot.trans_time_s >= *slot.trans_duration_s {
@@ -262,13 +306,13 @@ pub(crate) fn step_layer(
     let transitioning = *slot.transition != NO_INDEX;
     let own = active_state.own;
     let any = active_state.any;
-    let prev_own = match *slot.previous {
-        NO_INDEX => Span::default(),
-        p => g.states[p as usize].own,
-    };
     let lists: [Span; 3] = if !transitioning {
         [own, any, Span::default()]
     } else {
+        let prev_own = match *slot.previous {
+            NO_INDEX => Span::default(),
+            p => g.states[p as usize].own,
+        };
         match g.transitions[*slot.transition as usize].interruption {
             Interruption::None => [Span::default(); 3],
             Interruption::Prev => [prev_own, any, Span::default()],
@@ -309,30 +353,34 @@ pub(crate) fn step_layer(
         *consumed |= used;
         switched = true;
         let duration_s = if tr.normalized {
-            let scaled = active_rate * active_state.speed;
+            let scaled = active_rate * active_state.speed.abs();
             tr.duration / if scaled > 0.0 { scaled } else { active_rate }
         } else {
             tr.duration
         };
-        let cut = duration_s <= 0.0 || tr.switch == SwitchMode::Cut;
+        let cut = duration_s <= 0.0
+            || matches!(tr.switch, SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 }));
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
+        // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
+        // gate its exit times on it.
+        *slot.src_phase = *slot.phase;
+        *slot.src_loops = *slot.loops;
         if !cut {
             match tr.switch {
                 SwitchMode::Frozen => *slot.flags |= FLAG_SNAPSHOT,
                 SwitchMode::Crossfade if interrupting => *slot.flags |= FLAG_SNAPSHOT,
-                SwitchMode::Crossfade => {
-                    *slot.src_phase = *slot.phase;
-                    *slot.src_loops = *slot.loops;
-                    src_w = active_w;
-                }
+                SwitchMode::Crossfade => *src_w = *active_w,
                 _ => {}
             }
         }
         *slot.previous = *slot.active;
         *slot.active = to;
         let dest = &g.states[to as usize];
-        *slot.phase = if dest.looping && tr.offset >= 1.0 { 0.0 } else { tr.offset };
+        // The clock counts the fraction played, whichever way the state plays; a state played
+        // backwards starts at its end unless an offset says where (as PlayCanvas).
+        let played = if dest.speed < 0.0 && tr.offset > 0.0 { 1.0 - tr.offset } else { tr.offset };
+        *slot.phase = if dest.looping && played >= 1.0 { 0.0 } else { played };
         *slot.loops = 0;
         *slot.trans_time_s = 0.0;
         *slot.trans_duration_s = duration_s;
@@ -340,12 +388,12 @@ pub(crate) fn step_layer(
         if dest.nodes.len() == 1 {
             active_w[0] = 1.0;
         } else {
-            leaf_weights(g, to as usize, params, triggers, &mut active_w);
+            leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
         }
         program.transition = t as u32;
         (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
         if !cut && matches!(tr.switch, SwitchMode::Inertialize(_)) {
-            step_back = Some(dt * dest.speed * rate(arch, to as usize, &active_w));
+            step_back = Some(dt * dest.speed * rate(arch, to as usize, active_w));
         }
     }
 
@@ -382,15 +430,15 @@ pub(crate) fn step_layer(
     let a = *slot.active as usize;
     let target_advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
     let target = Side { phase: *slot.phase, loops: *slot.loops, advance: target_advance, share: target_weight };
-    let num_target = write_samples(arch, a, &active_w, target, samples);
+    let num_target = write_samples(arch, a, active_w, target, samples);
     let rest = num_target as usize..samples.len();
     let num_source = if source_state {
         let source = Side { phase: *slot.src_phase, loops: *slot.src_loops, advance: src_clock.now - src_clock.before, share: 1.0 - target_weight };
-        write_samples(arch, *slot.previous as usize, &src_w, source, &mut samples[rest])
+        write_samples(arch, *slot.previous as usize, src_w, source, &mut samples[rest])
     } else if let Some(back) = step_back {
         let looping = g.states[a].looping;
         let phase = if looping { (*slot.phase - back).rem_euclid(1.0) } else { (*slot.phase - back).max(0.0) };
-        write_samples(arch, a, &active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, &mut samples[rest])
+        write_samples(arch, a, active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, &mut samples[rest])
     } else {
         0
     };
@@ -434,15 +482,18 @@ fn write_samples(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILD
         // state's longest leaf scaled by the leaf's speed.
         let seconds_per_progress =
             if st.sync { duration } else { arch.state_longest_s[state] * arch.graph.leaves[leaf].speed };
-        let time_s = if st.sync {
+        let played_s = if st.sync {
             phase * duration
         } else {
             let t = (f64::from(loops) + f64::from(phase)) * f64::from(seconds_per_progress);
             let d = f64::from(duration);
             (if st.looping { t % d } else { t.min(d) }) as f32
         };
+        let time_s = if st.speed < 0.0 { duration - played_s } else { played_s };
         if let Some(o) = out.get_mut(n) {
-            *o = ClipSample { clip: arch.leaf_clip[leaf], time_s, weight: w, advance_s: advance * seconds_per_progress };
+            // Reverse playback reads no root motion (its clip time runs backwards).
+            let advance_s = if st.speed < 0.0 { 0.0 } else { advance * seconds_per_progress };
+            *o = ClipSample { clip: arch.leaf_clip[leaf], time_s, weight: w, advance_s };
             n += 1;
         }
     }

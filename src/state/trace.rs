@@ -129,15 +129,19 @@ pub fn run_script(text: &str) -> Result<Vec<TraceLine>, TraceError> {
         if !known {
             return Err(bad(path, "names no state or blend-tree leaf of the graph"));
         }
-        durations.push((key.as_str(), number(v, &path)? as f32, path));
+        let duration_s = number(v, &path)? as f32;
+        if !(duration_s.is_finite() && duration_s > 0.0) {
+            return Err(bad(path, "a clip duration is seconds, finite and > 0"));
+        }
+        durations.push((key.as_str(), duration_s));
     }
     let arch = Archetype::new(Arc::clone(&graph), |leaf| {
         let state = graph.leaves().iter().find(|l| l.path == leaf).map(|l| graph.states()[l.state as usize].name.as_str());
         [Some(leaf), state, Some("*")]
             .into_iter()
             .flatten()
-            .find_map(|key| durations.iter().find(|(k, _, _)| *k == key))
-            .map(|&(_, duration_s, _)| ClipBinding {
+            .find_map(|key| durations.iter().find(|(k, _)| *k == key))
+            .map(|&(_, duration_s)| ClipBinding {
                 clip: graph.leaves().iter().position(|l| l.path == leaf).unwrap_or(0) as u32,
                 duration_s,
             })
@@ -184,9 +188,13 @@ pub fn run_script(text: &str) -> Result<Vec<TraceLine>, TraceError> {
                 return Err(bad(format!("{path}.{key}"), "unknown event key"));
             }
         }
-        obj.get("frame")
+        let frame = obj
+            .get("frame")
             .and_then(Value::as_u64)
             .ok_or_else(|| bad(format!("{path}.frame"), "expected a whole frame number"))?;
+        if frame as usize >= dts.len() {
+            return Err(bad(format!("{path}.frame"), format!("frame {frame} is past the last frame, {}", dts.len().saturating_sub(1))));
+        }
     }
 
     let mut lines = Vec::with_capacity(dts.len() * graph.layers().len());
