@@ -1,5 +1,7 @@
 //! CPU pose evaluation of a crowd of the 64-joint built-in character: two clips sampled per
-//! character at its own time, blended, local-to-model and skinning matrices.
+//! character at its own time, blended, local-to-model and skinning matrices (`eval_cpu/*`);
+//! and the full frame job mid-transition, crossfading (three clips) against inertializing
+//! (two clips plus a decaying offset) (`eval_cpu/frame_*`).
 //!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
@@ -7,7 +9,9 @@ mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use throng::demo::DemoCharacter;
+use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
 
 fn eval_cpu(c: &mut Criterion) {
     let demo = DemoCharacter::humanoid_64();
@@ -40,5 +44,101 @@ fn eval_cpu(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, eval_cpu);
+/// One frame of `n` characters, each mid-transition from idle to a walk/run blend.
+struct TransitionFrame {
+    samples: Vec<ClipSample>,
+    programs: Vec<LayerProgram>,
+    context: EvalContext,
+    output: Vec<f32>,
+    clips_sampled: Vec<u32>,
+}
+
+impl TransitionFrame {
+    fn new(demo: &DemoCharacter, n: usize, mode: SwitchMode) -> Self {
+        let clip = |name| demo.clip_index(name).expect("demo clip") as u32;
+        let (idle, walk, run) = (clip("idle"), clip("walk"), clip("run"));
+        let (blend, _) = support::two_clip_crowd(n, walk, run);
+        let mut samples = Vec::with_capacity(n * 3);
+        let mut programs = Vec::with_capacity(n);
+        for (i, pair) in blend.chunks_exact(2).enumerate() {
+            let first_sample = samples.len() as u32;
+            let crossfade = mode == SwitchMode::Crossfade;
+            let share = if crossfade { 0.5 } else { 1.0 };
+            samples.extend(pair.iter().map(|s| ClipSample { weight: s.weight * share, ..*s }));
+            // Crossfade: the idle source still playing. Inertialization: on the switch frame,
+            // the destination one step back (the offsets are captured once, below).
+            samples.push(if crossfade { ClipSample::new(idle, i as f32 * 0.01, 0.5) } else { pair[0] });
+            programs.push(LayerProgram {
+                first_sample,
+                num_target: 2,
+                num_source: 1,
+                mode: mode as u32,
+                flags: LayerProgram::TRANSITIONING | if crossfade { 0 } else { LayerProgram::SWITCHED },
+                target_weight: share,
+                weight: 1.0,
+                param_s: 0.25,
+                ..LayerProgram::default()
+            });
+        }
+        let joints = demo.rig.num_joints();
+        let mut frame = Self {
+            samples,
+            programs,
+            context: EvalContext::new(n, 1, joints),
+            output: vec![0.0; n * joints * 16],
+            clips_sampled: vec![0; n],
+        };
+        if mode != SwitchMode::Crossfade {
+            // Show idle for two frames, then switch: every character has an offset decaying.
+            let mut shown = frame.programs.clone();
+            for p in &mut shown {
+                *p = LayerProgram { num_target: 1, num_source: 0, mode: 0, flags: 0, ..*p };
+            }
+            frame.run(demo, &shown.clone(), 1.0 / 60.0);
+            frame.run(demo, &shown, 1.0 / 60.0);
+            let programs = frame.programs.clone();
+            frame.run(demo, &programs, 1.0 / 60.0);
+            for p in &mut frame.programs {
+                p.flags = LayerProgram::TRANSITIONING;
+                p.num_source = 0;
+            }
+        }
+        frame
+    }
+
+    /// One frame; a `dt_s` of 0 holds the offsets where they are, so every iteration of the
+    /// bench does the same work.
+    fn run(&mut self, demo: &DemoCharacter, programs: &[LayerProgram], dt_s: f32) {
+        FrameJob {
+            rig: &demo.rig,
+            clips: &demo.clips,
+            layers: &[LayerSetup::default()],
+            samples: &self.samples,
+            programs,
+            dt_s,
+            context: &mut self.context,
+            layout: OutputLayout::Mat4,
+            output: &mut self.output,
+            clips_sampled: &mut self.clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .expect("valid frame");
+    }
+}
+
+fn frame_transitions(c: &mut Criterion) {
+    let demo = DemoCharacter::humanoid_64();
+    let mut group = c.benchmark_group("eval_cpu");
+    let n = 10_000;
+    group.throughput(Throughput::Elements(n as u64));
+    for (name, mode) in [("frame_crossfade", SwitchMode::Crossfade), ("frame_inertialize", SwitchMode::InertializeQuintic)] {
+        let mut frame = TransitionFrame::new(&demo, n, mode);
+        let programs = frame.programs.clone();
+        group.bench_function(BenchmarkId::new(name, "10k"), |bench| bench.iter(|| frame.run(&demo, &programs, 0.0)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, eval_cpu, frame_transitions);
 criterion_main!(benches);
