@@ -47,6 +47,36 @@ impl Decay {
         }
     }
 
+    /// For curves linear in the start — the seed's quintic and the spring — the weights `(a, b)`
+    /// with `x(t) = a·x0 + b·v0`, the same for every component of every joint, so a whole pose
+    /// decays with two multiply-adds per component. `None` for Bollo's quintic, whose duration
+    /// depends on each component's start.
+    #[must_use]
+    pub fn basis(self, t_s: f32) -> Option<(f32, f32)> {
+        match self {
+            Self::Quintic { overshoot_control: true, .. } => None,
+            Self::Quintic { duration_s, .. } => {
+                if !(duration_s > 0.0) || t_s >= duration_s {
+                    return Some((0.0, 0.0));
+                }
+                let s = t_s.max(0.0) / duration_s;
+                let s3 = s * s * s;
+                let a = 1.0 + s3 * (-10.0 + s * (15.0 - 6.0 * s));
+                let b = duration_s * (s + s3 * (-6.0 + s * (8.0 - 3.0 * s)));
+                Some((a, b))
+            }
+            Self::Spring { halflife_s } => {
+                if !(halflife_s > 0.0) {
+                    return Some((0.0, 0.0));
+                }
+                let y = 2.0 * std::f32::consts::LN_2 / halflife_s;
+                let t = t_s.max(0.0);
+                let e = (-y * t).exp();
+                Some((e * (1.0 + y * t), e * t))
+            }
+        }
+    }
+
     /// Whether an offset that started at `x0`, `v0` still matters `t_s` after the switch: the
     /// quintic is done at its duration; the spring runs until offset and velocity are below
     /// [`VISUALLY_ZERO`], whatever the playback speed.
@@ -147,13 +177,21 @@ pub fn quat_to_rotation_vector(q: Quat) -> Vec3 {
     if s < 1e-8 { q.xyz() * 2.0 } else { q.xyz() * (angle / s) }
 }
 
-/// The unit quaternion of a rotation vector.
+/// The unit quaternion of a rotation vector. Offsets are mostly small, so below half a radian
+/// the half-angle sine and cosine come from their Taylor series (error below 1e-9), which is
+/// several times cheaper than `sin_cos`; larger angles take the exact path.
 #[must_use]
+#[inline]
 pub fn rotation_vector_to_quat(v: Vec3) -> Quat {
-    let angle = v.length();
-    if angle < 1e-8 {
-        return Quat::from_xyzw(v.x * 0.5, v.y * 0.5, v.z * 0.5, 1.0).normalize();
+    let angle2 = v.length_squared();
+    if angle2 < 0.25 {
+        // h = angle / 2: sin(h) / angle = (1 − h²/6 + h⁴/120 − h⁶/5040) / 2, cos(h) = 1 − h²/2 + h⁴/24 − h⁶/720.
+        let h2 = angle2 * 0.25;
+        let sinc_half = 0.5 * (1.0 + h2 * (-1.0 / 6.0 + h2 * (1.0 / 120.0 - h2 / 5040.0)));
+        let cos_half = 1.0 + h2 * (-0.5 + h2 * (1.0 / 24.0 - h2 / 720.0));
+        return Quat::from_xyzw(v.x * sinc_half, v.y * sinc_half, v.z * sinc_half, cos_half);
     }
+    let angle = angle2.sqrt();
     Quat::from_axis_angle(v / angle, angle)
 }
 
@@ -204,13 +242,28 @@ fn offset_between(old: &Transform, new: &Transform) -> (Vec3, Vec3) {
 
 /// Adds the decayed offsets to the new state's pose, `t_s` after the switch.
 pub fn apply(offsets: &[JointOffset], decay: Decay, t_s: f32, pose: &mut [Transform]) {
-    let component = |x0: Vec3, v0: Vec3| -> Vec3 {
-        Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
-    };
-    for (o, p) in offsets.iter().zip(pose.iter_mut()) {
-        p.translation += component(o.translation, o.translation_velocity);
-        let r = component(o.rotation, o.rotation_velocity);
-        p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
+    match decay.basis(t_s) {
+        Some((a, b)) => {
+            for (o, p) in offsets.iter().zip(pose.iter_mut()) {
+                p.translation += o.translation * a + o.translation_velocity * b;
+                let r = o.rotation * a + o.rotation_velocity * b;
+                // Joints the switch did not move (fingers between two gaits, say) cost nothing. The
+                // product of two unit quaternions is unit to rounding, so it is not renormalised.
+                if r != Vec3::ZERO {
+                    p.rotation = rotation_vector_to_quat(r) * p.rotation;
+                }
+            }
+        }
+        None => {
+            let component = |x0: Vec3, v0: Vec3| -> Vec3 {
+                Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
+            };
+            for (o, p) in offsets.iter().zip(pose.iter_mut()) {
+                p.translation += component(o.translation, o.translation_velocity);
+                let r = component(o.rotation, o.rotation_velocity);
+                p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
+            }
+        }
     }
 }
 
@@ -270,8 +323,24 @@ mod tests {
     }
 
     #[test]
+    fn basis_agrees_with_the_scalar_curves() {
+        for decay in [Decay::Quintic { duration_s: 0.25, overshoot_control: false }, Decay::Spring { halflife_s: 0.1 }] {
+            for i in 0..40 {
+                let t = i as f32 * 0.01;
+                let (a, b) = decay.basis(t).unwrap();
+                for (x0, v0) in [(0.3, -1.2), (-0.05, 4.0), (1.0, 0.0)] {
+                    let (x, _) = decay.evaluate(x0, v0, t);
+                    assert!(close(a * x0 + b * v0, x, 1e-5), "{decay:?} t {t}: {} vs {x}", a * x0 + b * v0);
+                }
+            }
+        }
+        assert_eq!(Decay::Quintic { duration_s: 0.25, overshoot_control: true }.basis(0.1), None);
+    }
+
+    #[test]
     fn rotation_vectors_round_trip() {
-        for v in [Vec3::ZERO, Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 3.0, 0.0), Vec3::new(1e-6, 0.0, 0.0)] {
+        for v in [Vec3::ZERO, Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 3.0, 0.0), Vec3::new(1e-6, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.4999), Vec3::new(0.3, 0.0, 0.4)] {
+            assert!(rotation_vector_to_quat(v).abs_diff_eq(Quat::from_scaled_axis(v), 1e-7), "{v}");
             let back = quat_to_rotation_vector(rotation_vector_to_quat(v));
             assert!(back.abs_diff_eq(v, 1e-5), "{v} → {back}");
         }
