@@ -6,6 +6,7 @@ use std::ops::Range;
 use glam::{Mat4, Quat, Vec3};
 use throng::eval::skinning::read_matrix;
 use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
+use throng::program::ProgramError;
 use throng::program::ClipSample;
 use throng::{Clip, Rig, Transform};
 
@@ -95,14 +96,14 @@ fn validation_refuses_each_bad_job_and_writes_nothing() {
         err
     };
     assert!(matches!(check(&ok, &[0..1], 1, &clips), EvalError::OutputSize { expected: 48, got: 49, .. }));
-    assert!(matches!(check(&ok, &[0..2], 0, &clips), EvalError::SampleRange { character: 0, .. }));
-    assert!(matches!(check(&[ClipSample { clip: 3, ..ok[0] }], &[0..1], 0, &clips), EvalError::UnknownClip { clip: 3, .. }));
+    assert!(matches!(check(&ok, &[0..2], 0, &clips), EvalError::Program(ProgramError::SampleRange { character: 0, .. })));
+    assert!(matches!(check(&[ClipSample { clip: 3, ..ok[0] }], &[0..1], 0, &clips), EvalError::Program(ProgramError::UnknownClip { clip: 3, .. })));
     for (time_s, weight) in [(f32::NAN, 1.0), (0.0, f32::INFINITY), (0.0, -1.0)] {
         let e = check(&[ClipSample::new(0, time_s, weight)], &[0..1], 0, &clips);
-        assert!(matches!(e, EvalError::BadSample { character: 0, sample: 0, .. }), "{e}");
+        assert!(matches!(e, EvalError::Program(ProgramError::BadSample { character: 0, sample: 0, .. })), "{e}");
     }
     let wrong_rig = Clip::from_poses("two", 2, vec![Transform::IDENTITY; 2], 0.0, true).unwrap();
-    assert!(matches!(check(&ok, &[0..1], 0, &[wrong_rig]), EvalError::ClipRigMismatch { clip_joints: 2, rig_joints: 3, .. }));
+    assert!(matches!(check(&ok, &[0..1], 0, &[wrong_rig]), EvalError::Program(ProgramError::ClipRigMismatch { clip_joints: 2, rig_joints: 3, .. })));
 }
 
 #[test]

@@ -158,12 +158,12 @@ pub struct FrameJob<'a> {
 
 impl FrameJob<'_> {
     /// Checks, in order: at least one layer ([`EvalError::Layers`]); clips match the rig
-    /// ([`EvalError::ClipRigMismatch`]); masks have one weight per joint
+    /// ([`ProgramError::ClipRigMismatch`]); masks have one weight per joint
     /// ([`EvalError::Layers`]); `dt_s` finite and non-negative ([`EvalError::BadDt`]); programs,
     /// context, counters and output sized for the same crowd ([`EvalError::ProgramCount`],
     /// [`EvalError::OutputSize`]); every program's ranges inside `samples`
-    /// ([`EvalError::SampleRange`]), its samples valid ([`EvalError::UnknownClip`],
-    /// [`EvalError::BadSample`]) and its numbers finite ([`EvalError::BadProgram`]).
+    /// ([`ProgramError::SampleRange`]), its samples valid ([`ProgramError::UnknownClip`],
+    /// [`ProgramError::BadSample`]) and its numbers finite ([`EvalError::BadProgram`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         if self.layers.is_empty() {

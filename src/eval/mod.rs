@@ -72,42 +72,9 @@ pub enum EvalError {
         /// Floats given.
         got: usize,
     },
-    /// A character's sample range lies outside the sample slice or runs backwards.
-    #[error("character {character}: sample range {start}..{end} is outside the {num_samples} samples")]
-    SampleRange {
-        /// The character.
-        character: usize,
-        /// Range start.
-        start: u32,
-        /// Range end.
-        end: u32,
-        /// Samples given.
-        num_samples: usize,
-    },
-    /// A sample names a clip that does not exist.
-    #[error("character {character}: sample {sample} names clip {clip}, but there are {num_clips} clips")]
-    UnknownClip {
-        /// The character.
-        character: usize,
-        /// Index into the sample slice.
-        sample: usize,
-        /// The clip index given.
-        clip: u32,
-        /// Clips given.
-        num_clips: usize,
-    },
-    /// A clip was built for a rig with a different joint count.
-    #[error("clip {clip} ({name:?}) has {clip_joints} joints; the rig has {rig_joints}")]
-    ClipRigMismatch {
-        /// The clip index.
-        clip: usize,
-        /// The clip's name.
-        name: String,
-        /// The clip's joint count.
-        clip_joints: usize,
-        /// The rig's joint count.
-        rig_joints: usize,
-    },
+    /// The clips or the samples were refused by the checks both evaluators share.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
     /// The layer setup is unusable.
     #[error("layers: {0}")]
     Layers(String),
@@ -136,39 +103,6 @@ pub enum EvalError {
         /// The program, printed.
         what: String,
     },
-    /// A sample's time or weight is NaN or infinite, or its weight is negative.
-    #[error("character {character}: sample {sample} has time {time_s} s and weight {weight}; both must be finite and the weight non-negative")]
-    BadSample {
-        /// The character.
-        character: usize,
-        /// Index into the sample slice.
-        sample: usize,
-        /// The time given.
-        time_s: f32,
-        /// The weight given.
-        weight: f32,
-    },
-}
-
-// The checks are shared with the GPU evaluator (`program::validate_*`); each maps onto the
-// variant of the same name here.
-impl From<ProgramError> for EvalError {
-    fn from(e: ProgramError) -> Self {
-        match e {
-            ProgramError::ClipRigMismatch { clip, name, clip_joints, rig_joints } => {
-                Self::ClipRigMismatch { clip, name, clip_joints, rig_joints }
-            }
-            ProgramError::SampleRange { character, start, end, num_samples } => {
-                Self::SampleRange { character, start, end, num_samples }
-            }
-            ProgramError::UnknownClip { character, sample, clip, num_clips } => {
-                Self::UnknownClip { character, sample, clip, num_clips }
-            }
-            ProgramError::BadSample { character, sample, time_s, weight } => {
-                Self::BadSample { character, sample, time_s, weight }
-            }
-        }
-    }
 }
 
 /// Characters per rayon task: large enough to amortise the scratch pose, small enough to
@@ -198,11 +132,11 @@ pub struct EvalCrowdJob<'a> {
 
 impl EvalCrowdJob<'_> {
     /// Checks the job, in this order:
-    /// - every clip has the rig's joint count ([`EvalError::ClipRigMismatch`]);
+    /// - every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`]);
     /// - the output size matches ([`EvalError::OutputSize`]);
-    /// - every range lies inside `samples` ([`EvalError::SampleRange`]);
-    /// - every sample names a clip ([`EvalError::UnknownClip`]) and has a finite time and a
-    ///   finite non-negative weight ([`EvalError::BadSample`]).
+    /// - every range lies inside `samples` ([`ProgramError::SampleRange`]);
+    /// - every sample names a clip ([`ProgramError::UnknownClip`]) and has a finite time and a
+    ///   finite non-negative weight ([`ProgramError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         validate_clips(joints, self.clips)?;
