@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         }
         let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return fail(format!("cannot write {}: folder {} does not exist", out.display(), dir.display()));
+            return fail(format!("cannot write {}: {} is not an existing folder", out.display(), dir.display()));
         }
     }
     let text = match std::fs::read_to_string(script_path) {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::graph::ParamKind;
 pub use draw::{Painter, Raster, Rgb, Svg};
-pub use render::{Layout, Lane, WIDTH_PX};
+pub use render::{Lane, Layout, AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE_H, PARAM_H, TITLE_H, WEIGHTS_H, WIDTH_PX};
 pub use script::{from_script, JUMP_MEASURE};
 
 use crate::eval::EvalError;

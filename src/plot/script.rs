@@ -15,14 +15,16 @@ use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, PlotE
 
 /// What [`from_script`] puts in [`Timeline::jump_cm`], as printed beside the row.
 ///
-/// Per frame, over every joint, the distance between where the joint is and where its motion
-/// over the two frames before would have carried it (`|p(t) − (2·p(t−1) − p(t−2))|`, model space,
-/// relative to the root joint so root motion and its loop wraps do not count). Smooth motion
-/// scores near zero (about `acceleration × dt²`: under a centimetre for a walk at 60 Hz); a pop
-/// scores the distance the joint leapt. This differs from seed 000's measure (the distance from
-/// where the old state alone would have put the joint on the frame a switch starts) in that it
-/// needs no second evaluation and also catches pops inside a state; on a switch frame the two
-/// agree to within the old state's own acceleration × dt².
+/// Per frame, over every joint (model space, relative to the root joint so root motion and its
+/// loop wraps do not count), how far the joint lands from where its own motion would have
+/// carried it: the distance between this frame's step `p(t) − p(t−1)` and the step of the frame
+/// before, or of the frame before that, whichever is closer. Smooth motion scores about
+/// `acceleration × dt²` (under a centimetre or two for a walk at 60 Hz); a pop scores the
+/// distance the joint leapt, once: the frame after a pop steps like the frame before it, so the
+/// older step excuses it. Seed 000 measures instead, on the frame a switch starts, the distance
+/// from where the old state alone would have put the joint; the two agree to within the old
+/// state's own `acceleration × dt²`, and this one needs no second evaluation and also catches
+/// pops inside a state (a blend-tree parameter that steps, say).
 pub const JUMP_MEASURE: &str = "vs. extrapolated";
 
 fn value_of(v: ParamValue) -> f32 {
@@ -79,7 +81,7 @@ impl<'a> Poser<'a> {
             setups,
             output: vec![0.0; joints * OutputLayout::Mat4.floats_per_joint()],
             bind_positions,
-            history: Vec::with_capacity(3),
+            history: Vec::with_capacity(4),
         })
     }
 
@@ -113,11 +115,17 @@ impl<'a> Poser<'a> {
             .collect();
         let root = positions.first().copied().unwrap_or(Vec3::ZERO);
         positions.iter_mut().for_each(|p| *p -= root);
+        // history = [p(t−3), p(t−2), p(t−1)].
         let jump_m = match self.history.as_slice() {
-            [a, b] => positions.iter().zip(a).zip(b).map(|((p, a), b)| p.distance(2.0 * *b - *a)).fold(0.0, f32::max),
+            [a, b, c] => (0..positions.len())
+                .map(|j| {
+                    let step = positions[j] - c[j];
+                    step.distance(c[j] - b[j]).min(step.distance(b[j] - a[j]))
+                })
+                .fold(0.0, f32::max),
             _ => 0.0,
         };
-        if self.history.len() == 2 {
+        if self.history.len() == 3 {
             self.history.remove(0);
         }
         self.history.push(positions);
