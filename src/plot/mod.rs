@@ -28,6 +28,11 @@ mod script;
 
 use std::path::{Path, PathBuf};
 
+/// `docs/trace.md`, compiled so its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/trace.md")]
+pub struct TraceDocs;
+
 pub use crate::graph::ParamKind;
 pub use draw::{Painter, Raster, Rgb, Svg};
 pub use render::{Lane, Layout, AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE_H, PARAM_H, TITLE_H, WEIGHTS_H, WIDTH_PX};
