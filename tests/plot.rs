@@ -237,3 +237,20 @@ fn the_trace_tool_writes_png_and_svg_and_refuses_bad_plot_arguments_with_code_2(
     assert!(err.contains("usage"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn clip_maps_and_masks_the_character_cannot_honour_are_errors_that_say_where() {
+    let bad_clip = script(true).replace(r#""Walk": "walk""#, r#""Walk": "stroll""#);
+    let err = Script::parse(&bad_clip).unwrap_err().to_string();
+    assert!(err.contains("clipMap.Walk") && err.contains("stroll"), "{err}");
+    let unmapped = script(true).replace(r#", "Jump": "jump""#, "");
+    let err = Script::parse(&unmapped).unwrap_err().to_string();
+    assert!(err.contains("clipMap") && err.contains("\"Jump\""), "{err}");
+    let bad_character = script(true).replace(r#""character": "demo""#, r#""character": "robot""#);
+    assert!(Script::parse(&bad_character).unwrap_err().to_string().contains("character"));
+
+    let masked = script(true).replace(r#"{ "name": "Base","#, r#"{ "name": "Base", "mask": { "chest": 1.0 },"#);
+    assert!(masked.contains("chest"));
+    let err = plot::from_script(&Script::parse(&masked).unwrap(), "t").unwrap_err().to_string();
+    assert!(err.contains("Base") && err.contains("chest"), "{err}");
+}

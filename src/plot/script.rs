@@ -9,9 +9,10 @@ use crate::eval::layers::{Mask, MaskEntry, MaskError};
 use crate::eval::OutputLayout;
 use crate::graph::{self, ParamValue};
 use crate::program::LayerProgram;
-use crate::state::trace::{Script, ScriptCharacter, TraceFrame, TraceLine};
+use crate::state::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine};
+use crate::state::{ParamId, StateError};
 
-use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, PlotError, Timeline};
+use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamTrack, PlotError, Timeline};
 
 /// What [`from_script`] puts in [`Timeline::jump_cm`], as printed beside the row.
 ///
@@ -87,10 +88,8 @@ impl<'a> Poser<'a> {
 
     /// Evaluates the frame; returns (worst jump in cm, clips sampled).
     fn frame(&mut self, f: &TraceFrame<'_>) -> Result<(f32, u32), PlotError> {
-        let eval_err = |source| PlotError::Eval { frame: f.frame, source };
-        let state_err = |source| PlotError::Trace(crate::state::trace::TraceError::State { path: "$".into(), source });
-        let programs = f.crowd.programs(f.archetype).map_err(state_err)?;
-        let samples = f.crowd.samples(f.archetype).map_err(state_err)?;
+        let programs = f.crowd.programs(f.archetype).map_err(state_error)?;
+        let samples = f.crowd.samples(f.archetype).map_err(state_error)?;
         let mut sampled = [0u32];
         FrameJob {
             rig: &self.character.rig,
@@ -106,7 +105,7 @@ impl<'a> Poser<'a> {
             root_motion: &mut [],
         }
         .run()
-        .map_err(eval_err)?;
+        .map_err(|source| PlotError::Eval { frame: f.frame, source })?;
         let mut positions: Vec<Vec3> = self
             .output
             .chunks_exact(16)
@@ -155,20 +154,23 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
     let mut poser = script.character().map(|c| Poser::new(c, &graph)).transpose()?;
     let mut jumps = Vec::new();
     let mut clips = Vec::new();
+    let mut params: Vec<ParamId> = Vec::new();
     // Values after the previous update (the graph's defaults before the first).
     let mut after: Vec<ParamValue> = graph.parameters().iter().map(|p| p.default).collect();
     let lines = script.run_with(|f: &TraceFrame<'_>| -> Result<(), PlotError> {
+        if params.is_empty() {
+            params = graph.parameters().iter().map(|p| f.crowd.param(f.archetype, &p.name)).collect::<Result<_, _>>().map_err(state_error)?;
+        }
         timeline.times_s.push(f.t_s);
-        let programs = f
-            .crowd
-            .programs(f.archetype)
-            .map_err(|source| crate::state::trace::TraceError::State { path: "$".into(), source })?;
-        let switched = programs.iter().any(|p| p.flags & LayerProgram::SWITCHED != 0);
+        let programs = f.crowd.programs(f.archetype).map_err(state_error)?;
+        // Triggers named by a transition taken this update: those it consumed.
+        let consumed = programs
+            .iter()
+            .filter(|p| p.flags & LayerProgram::SWITCHED != 0)
+            .filter_map(|p| graph.transitions().get(p.transition as usize))
+            .fold(0u64, |bits, t| bits | t.triggers);
         for (l, (track, layer)) in timeline.layers.iter_mut().zip(graph.layers()).enumerate() {
-            let r = f
-                .crowd
-                .readback(f.character, l)
-                .map_err(|source| crate::state::trace::TraceError::State { path: "$".into(), source })?;
+            let r = f.crowd.readback(f.character, l).map_err(state_error)?;
             let first = layer.states.start as usize;
             let local = |s: usize| s.saturating_sub(first);
             let mut weights = vec![(local(r.active_state), r.active_weight)];
@@ -184,32 +186,26 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
                 weights,
             });
         }
-        for (i, (track, p)) in timeline.params.iter_mut().zip(graph.parameters()).enumerate() {
-            let Some(&before) = f.params_before.get(i) else { continue };
-            let now = f.crowd.get(
-                f.crowd.param(f.archetype, &p.name).map_err(|source| crate::state::trace::TraceError::State { path: "$".into(), source })?,
-                f.character,
-            );
-            let now = now.map_err(|source| crate::state::trace::TraceError::State { path: "$".into(), source })?;
-            let previous = after.get(i).copied().unwrap_or(before);
+        for (i, ((track, p), &id)) in timeline.params.iter_mut().zip(graph.parameters()).zip(&params).enumerate() {
+            let (Some(&before), Some(previous)) = (f.params_before.get(i), after.get_mut(i)) else { continue };
+            let now = f.crowd.get(id, f.character).map_err(state_error)?;
             track.values.push(value_of(before));
             let frame = f.frame;
-            match (p.slot.kind, before, now) {
-                (ParamKind::Trigger, ParamValue::Trigger(set), ParamValue::Trigger(still)) => {
-                    if set && previous != ParamValue::Trigger(true) {
+            match (before, now) {
+                (ParamValue::Trigger(set), ParamValue::Trigger(still)) => {
+                    if set && *previous != ParamValue::Trigger(true) {
                         track.marks.push(Mark { frame, kind: MarkKind::TriggerSet });
                     }
                     if set && !still {
-                        let kind = if switched { MarkKind::TriggerConsumed } else { MarkKind::TriggerExpired };
+                        let named = consumed >> (p.slot.column % 64) & 1 == 1;
+                        let kind = if named { MarkKind::TriggerConsumed } else { MarkKind::TriggerExpired };
                         track.marks.push(Mark { frame, kind });
                     }
                 }
-                _ if before != previous => track.marks.push(Mark { frame, kind: MarkKind::Changed }),
+                _ if before != *previous => track.marks.push(Mark { frame, kind: MarkKind::Changed }),
                 _ => {}
             }
-            if let Some(a) = after.get_mut(i) {
-                *a = now;
-            }
+            *previous = now;
         }
         if let Some(poser) = poser.as_mut() {
             let (jump_cm, sampled) = poser.frame(f)?;
@@ -224,4 +220,9 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
         timeline.clips_sampled = Some(clips);
     }
     Ok((timeline, lines))
+}
+
+/// A state-step refusal while plotting: the script ran, so there is no finer JSON path.
+fn state_error(source: StateError) -> PlotError {
+    PlotError::Trace(TraceError::State { path: "$".into(), source })
 }
