@@ -103,6 +103,31 @@ fn the_png_has_the_layout_size_and_the_band_changes_colour_where_the_active_stat
     }
     assert_ne!(colour("Idle"), colour("Walk"));
     assert_ne!(colour("Walk"), colour("Jump"));
+    let legend: Vec<&str> = layout.colours.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(legend, ["Idle", "Walk", "Jump"], "control states never play, so they get no colour");
+}
+
+#[test]
+fn a_state_name_keeps_its_colour_across_layers() {
+    let mut t = Timeline::new("two layers", vec![0.5, 1.0]);
+    let mut base = LayerTrack::new("Base", vec!["Idle".into(), "Wave".into()]);
+    base.frames = vec![LayerFrame::settled(0), LayerFrame::settled(1)];
+    let mut upper = LayerTrack::new("Upper", vec!["Wave".into()]);
+    upper.frames = vec![LayerFrame::settled(0); 2];
+    t.layers = vec![base, upper];
+    let layout = t.layout().unwrap();
+    assert_eq!(layout.colours.len(), 2);
+    let png = t.to_raster().unwrap();
+    let pixel = |x: f32, y: f32| {
+        let i = (y as usize * png.width() as usize + x as usize) * 3;
+        [png.pixels()[i], png.pixels()[i + 1], png.pixels()[i + 2]]
+    };
+    let (x0, x1) = layout.frame_span(1).unwrap();
+    let x = x1 - 3.0;
+    let wave = layout.state_colour("Wave").unwrap();
+    assert_eq!(pixel(x, layout.bands[0].y + 2.0), wave);
+    assert_eq!(pixel(x, layout.bands[1].y + 2.0), wave);
+    assert!(x1 - x0 > 6.0);
 }
 
 #[test]

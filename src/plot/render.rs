@@ -125,7 +125,7 @@ impl Layout {
         for layer in &t.layers {
             let mut used = vec![false; layer.states.len()];
             for f in &layer.frames {
-                for s in std::iter::once(f.active).chain(f.previous).chain(f.weights.iter().filter(|w| w.1 > 0.0).map(|w| w.0)) {
+                for s in std::iter::once(f.active).chain(f.previous.filter(|_| f.transitioning)).chain(f.weights.iter().filter(|w| w.1 > 0.0).map(|w| w.0)) {
                     if let Some(u) = used.get_mut(s) {
                         *u = true;
                     }
