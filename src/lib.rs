@@ -54,6 +54,7 @@ pub mod gpu;
 pub mod graph;
 pub mod import;
 pub mod mesh;
+pub mod plot;
 pub mod program;
 pub mod rig;
 pub mod setup;

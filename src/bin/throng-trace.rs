@@ -1,32 +1,74 @@
-//! `throng-trace SCRIPT.json`: runs one character through a state graph and prints one JSON
-//! line per layer per frame. The script format is documented in `throng::state::trace` and
-//! `docs/graph-format.md`. A bad script prints where it is wrong and exits with code 2.
+//! `throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]`: runs one character through a state
+//! graph and prints one JSON line per layer per frame; with `--plot`, also draws the run as a
+//! timeline (see `docs/trace.md`). The script format is documented in `throng::state::trace`
+//! and `docs/graph-format.md`. A bad script or bad arguments print what is wrong and exit with
+//! code 2.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use throng::plot::PlotFormat;
+use throng::state::trace::Script;
+
+const USAGE: &str = "usage: throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]";
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("throng-trace: {message}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let [_, path] = args.as_slice() else {
-        eprintln!("usage: throng-trace SCRIPT.json");
-        return ExitCode::from(2);
-    };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("throng-trace: cannot read {path}: {e}");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (script_path, plot): (&str, Option<PathBuf>) = match args.as_slice() {
+        [script] if !script.starts_with("--") => (script, None),
+        [script, flag, out] | [flag, out, script] if flag == "--plot" && !script.starts_with("--") => (script, Some(PathBuf::from(out))),
+        _ => {
+            eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
-    match throng::state::trace::run_script(&text) {
-        Ok(lines) => {
-            for line in lines {
-                println!("{}", line.to_json());
-            }
-            ExitCode::SUCCESS
+    // Refuse a bad output before spending time on the run.
+    if let Some(out) = &plot {
+        if let Err(e) = PlotFormat::of(out) {
+            return fail(e);
         }
-        Err(e) => {
-            eprintln!("throng-trace: {path}: {e}");
-            ExitCode::from(2)
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return fail(format!("cannot write {}: {} is not an existing folder", out.display(), dir.display()));
+        }
+    }
+    let text = match std::fs::read_to_string(script_path) {
+        Ok(text) => text,
+        Err(e) => return fail(format!("cannot read {script_path}: {e}")),
+    };
+    let script = match Script::parse(&text) {
+        Ok(script) => script,
+        Err(e) => return fail(format!("{script_path}: {e}")),
+    };
+    match &plot {
+        None => match script.run_with(|_| Ok::<(), throng::state::trace::TraceError>(())) {
+            Ok(lines) => {
+                for line in lines {
+                    println!("{}", line.to_json());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format!("{script_path}: {e}")),
+        },
+        Some(out) => {
+            let title = Path::new(script_path).file_name().map_or_else(|| script_path.to_owned(), |n| n.to_string_lossy().into_owned());
+            match throng::plot::from_script(&script, &title) {
+                Ok((timeline, lines)) => {
+                    for line in lines {
+                        println!("{}", line.to_json());
+                    }
+                    match timeline.save(out) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => fail(e),
+                    }
+                }
+                Err(e) => fail(format!("{script_path}: {e}")),
+            }
         }
     }
 }
