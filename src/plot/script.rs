@@ -4,8 +4,8 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
-use crate::eval::layers::{Mask, MaskEntry, MaskError};
+use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
+use crate::eval::layers::MaskError;
 use crate::eval::OutputLayout;
 use crate::graph::{self, ParamValue};
 use crate::program::LayerProgram;
@@ -49,30 +49,11 @@ struct Poser<'a> {
 impl<'a> Poser<'a> {
     fn new(character: &'a ScriptCharacter, graph: &graph::CompiledGraph) -> Result<Self, PlotError> {
         let rig = &character.rig;
-        let mut setups = Vec::with_capacity(graph.layers().len());
-        for layer in graph.layers() {
-            let mask = if layer.mask.is_empty() {
-                None
-            } else {
-                let entries: Vec<MaskEntry> =
-                    layer.mask.iter().map(|(joint, weight)| MaskEntry { joint: joint.clone(), weight: *weight, descendants: false }).collect();
-                Some(Mask::from_entries(rig, &entries).map_err(|e| {
-                    let (MaskError::UnknownJoint { joint, .. } | MaskError::BadWeight { joint, .. }) = e;
-                    PlotError::Mask { layer: layer.name.clone(), joint, character: character.name.clone() }
-                })?)
-            };
-            setups.push(LayerSetup {
-                blend: match layer.blend {
-                    graph::LayerBlend::Override => LayerBlend::Override,
-                    graph::LayerBlend::Additive => LayerBlend::Additive,
-                },
-                space: match layer.space {
-                    graph::LayerSpace::Local => LayerSpace::Local,
-                    graph::LayerSpace::Mesh => LayerSpace::Mesh,
-                },
-                mask,
-            });
-        }
+        let setups = crate::setup::layer_setups(graph, rig).map_err(|(layer, e)| {
+            let (MaskError::UnknownJoint { joint, .. } | MaskError::BadWeight { joint, .. }) = e;
+            let layer = graph.layers().get(layer).map(|l| l.name.clone()).unwrap_or_default();
+            PlotError::Mask { layer, joint, character: character.name.clone() }
+        })?;
         let joints = rig.num_joints();
         // Joint j sits at skin_j × (bind position of j): skinning is model × inverse bind.
         let bind_positions = rig.inverse_bind().iter().map(|ib| ib.inverse().w_axis.truncate()).collect();
