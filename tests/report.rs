@@ -12,7 +12,7 @@ use throng::graph::CompiledGraph;
 
 #[test]
 fn switch_modes_order_as_the_seed_says() {
-    let [cut, frozen, crossfade, quintic, bollo, spring] = measure::MODES.map(|(name, json)| measure::seed_script(name, json));
+    let [cut, frozen, crossfade, quintic, bollo, spring] = measure::MODES.map(|(name, json)| measure::seed_script(name, json).0);
     println!("{cut:?}\n{frozen:?}\n{crossfade:?}\n{quintic:?}\n{bollo:?}\n{spring:?}");
     assert!(cut.worst_jump_cm > 3.0 * frozen.worst_jump_cm, "a cut pops far more than a frozen fade");
     for smooth in [&crossfade, &quintic, &bollo, &spring] {

@@ -1,7 +1,10 @@
 //! Seed 000's transition and layer measurements on the built-in character, printed beside the
 //! seed's own figures.
 //!
-//! `cargo run --release --example transition_report`
+//! `cargo run --release --example transition_report [-- --plot DIR]`
+//!
+//! With `--plot DIR`, one timeline PNG per switch mode is written to `DIR`: the state band,
+//! the speed and jump parameters, the jump at each switch and the clips sampled per frame.
 //!
 //! Switch modes: seed 000's script (stand, walk, run, stop, jump, walk, jump while walking,
 //! stop; 13.5 s at 60 fps, 0.25 s blends) through the demo graph, once per mode: the worst joint
@@ -16,12 +19,35 @@ use throng::eval::frame::LayerSpace;
 use throng::graph::CompiledGraph;
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let plot_dir = match args.as_slice() {
+        [] => None,
+        [flag, dir] if flag == "--plot" => Some(std::path::PathBuf::from(dir)),
+        _ => {
+            eprintln!("transition_report: usage: transition_report [--plot DIR]");
+            std::process::exit(2);
+        }
+    };
+    if let Some(dir) = &plot_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("transition_report: cannot create {}: {e}", dir.display());
+            std::process::exit(2);
+        }
+    }
     let seed_pops = ["28.9", "9.1", "0.4", "1.3", "—", "—"];
     println!("Switch modes: seed 000's script on the built-in character (13.5 s, 60 fps, 0.25 s blends)\n");
     println!("| mode | worst joint jump at a switch (cm) | seed (cm) | clips/frame mean | peak | mean while transitioning |");
     println!("|---|---|---|---|---|---|");
     for ((name, json), seed) in measure::MODES.iter().zip(seed_pops) {
-        let r = measure::seed_script(name, json);
+        let (r, timeline) = measure::seed_script(name, json);
+        if let Some(dir) = &plot_dir {
+            let slug: String = name.split_whitespace().next().unwrap_or(name).chars().filter(char::is_ascii_alphanumeric).collect();
+            let file = dir.join(format!("{slug}{}.png", if name.contains("spring") { "_spring" } else if name.contains("Bollo") { "_bollo" } else { "" }));
+            if let Err(e) = timeline.save(&file) {
+                eprintln!("transition_report: {e}");
+                std::process::exit(2);
+            }
+        }
         println!(
             "| {} | {:.1} | {seed} | {:.2} | {} | {:.2} |",
             r.name, r.worst_jump_cm, r.mean_clips, r.peak_clips, r.mean_clips_transitioning

@@ -13,6 +13,7 @@ use throng::eval::OutputLayout;
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram};
 use throng::setup::mask_of;
+use throng::plot::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, Timeline};
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
 /// Frames per second of every run.
@@ -175,11 +176,18 @@ pub const MODES: [(&str, &str); 6] = [
 /// 60 fps, 0.25 s blends. The measure is seed 000's: on the frame a transition starts, how far
 /// the worst joint is from where the old state would have put it (the old state evaluated
 /// alone this frame, with this frame's parameters).
-pub fn seed_script(name: &'static str, default_switch: &str) -> SwitchReport {
+pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, Timeline) {
     let mut sim = Sim::new(default_switch, |_, _| {});
     // The state machine's decisions do not depend on the switch mode, so a crossfading twin
     // stepped in lockstep holds, on each switch frame, the old state's samples for this frame.
     let mut twin = Sim::new(r#"{ "mode": "crossfade" }"#, |_, _| {});
+    let graph = sim.bound.archetype.graph().clone();
+    let base_states: Vec<usize> = (0..graph.states().len()).filter(|&s| graph.states()[s].layer == 0).collect();
+    let local = |state: usize| base_states.iter().position(|&s| s == state).unwrap_or(0);
+    let mut band = LayerTrack::new("Base", base_states.iter().map(|&s| graph.states()[s].name.clone()).collect());
+    let mut speed_track = ParamTrack { name: "speed".into(), kind: ParamKind::Float, values: Vec::new(), marks: Vec::new() };
+    let mut jump_track = ParamTrack { name: "jump".into(), kind: ParamKind::Trigger, values: Vec::new(), marks: Vec::new() };
+    let (mut times_s, mut jumps_cm, mut clips) = (Vec::new(), Vec::new(), Vec::new());
     let frames = (13.5 * FPS) as usize;
     let at = |t: f32| (t * FPS) as usize;
     let (mut worst, mut total, mut peak) = (0.0f32, 0u64, 0u32);
@@ -195,11 +203,13 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> SwitchReport {
             f if f == at(6.5) => {
                 sim.trigger("jump");
                 twin.trigger("jump");
+                jump_track.marks.push(Mark { frame, kind: MarkKind::TriggerSet });
             }
             f if f == at(8.0) => target = 1.5,
             f if f == at(9.5) => {
                 sim.trigger("jump");
                 twin.trigger("jump");
+                jump_track.marks.push(Mark { frame, kind: MarkKind::TriggerSet });
             }
             f if f == at(11.5) => target = 0.0,
             _ => {}
@@ -217,21 +227,49 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> SwitchReport {
             during_frames += 1;
         }
         let twin_base = twin.programs()[0];
+        let mut jump_cm = 0.0;
         if base.flags & LayerProgram::SWITCHED != 0 && frame > 0 {
             debug_assert!(twin_base.flags & LayerProgram::SWITCHED != 0, "the twin switches on the same frame");
             let source = twin_base.source_range();
             let old = twin.evaluate_base(&twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize]);
             let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, f32::max);
             worst = worst.max(jump);
+            jump_cm = jump * 100.0;
         }
+        let rb = sim.crowd.readback(sim.handle, 0).expect("live character");
+        let mut weights = vec![(local(rb.active_state), rb.active_weight)];
+        if let Some(previous) = rb.previous_state.filter(|_| rb.transitioning) {
+            weights.push((local(previous), rb.previous_weight));
+        }
+        band.frames.push(LayerFrame {
+            active: local(rb.active_state),
+            previous: rb.previous_state.filter(|_| rb.transitioning).map(local),
+            transitioning: rb.transitioning,
+            weights,
+        });
+        speed_track.values.push(speed);
+        jump_track.values.push(0.0);
+        times_s.push(f64::from(frame as f32 + 1.0) / f64::from(FPS));
+        jumps_cm.push(jump_cm);
+        clips.push(sim.clips_sampled);
     }
-    SwitchReport {
+    let report = SwitchReport {
         name,
         worst_jump_cm: worst * 100.0,
         mean_clips: total as f32 / frames as f32,
         peak_clips: peak,
         mean_clips_transitioning: during as f32 / during_frames.max(1) as f32,
-    }
+    };
+    let timeline = Timeline {
+        title: format!("seed 000's script, {name}"),
+        times_s,
+        layers: vec![band],
+        params: vec![speed_track, jump_track],
+        jump_cm: Some(jumps_cm),
+        jump_label: "jump at a switch vs the old state alone (cm)".into(),
+        clips_sampled: Some(clips),
+    };
+    (report, timeline)
 }
 
 /// Foot slide in centimetres per metre walked: each frame, the horizontal world travel (model
