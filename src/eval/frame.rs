@@ -22,7 +22,7 @@ use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpa
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
-use crate::program::{validate_clips, validate_sample_range};
+use crate::program::{validate_clips, validate_dt, validate_layer_programs, ProgramError};
 
 /// How a layer combines with the layers below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +54,30 @@ pub struct LayerSetup {
     pub space: LayerSpace,
     /// Per-joint weights; `None` is the whole body.
     pub mask: Option<Mask>,
+}
+
+/// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
+/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`] and
+/// the GPU evaluator, so that both accept the same layers.
+pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
+    if layers.is_empty() {
+        return Err(ProgramError::Layers("an archetype needs at least one layer".into()));
+    }
+    for (l, layer) in layers.iter().enumerate() {
+        if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != num_joints) {
+            return Err(ProgramError::Layers(format!("layer {l}: mask has {} weights for {num_joints} joints", mask.weights().len())));
+        }
+    }
+    Ok(())
+}
+
+/// The order layers are evaluated in: the base (layer 0), then additive layers, then override
+/// layers, each group in index order.
+#[must_use]
+pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
+    let additive = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Additive);
+    let overrides = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Override);
+    std::iter::once(0).chain(additive).chain(overrides).take(layers.len()).collect()
 }
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
@@ -170,14 +194,8 @@ impl FrameJob<'_> {
             return Err(EvalError::Layers("an archetype needs at least one layer".into()));
         }
         validate_clips(joints, self.clips)?;
-        for (l, layer) in self.layers.iter().enumerate() {
-            if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != joints) {
-                return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
-            }
-        }
-        if !(self.dt_s.is_finite() && self.dt_s >= 0.0) {
-            return Err(EvalError::BadDt(self.dt_s));
-        }
+        validate_layer_setups(self.layers, joints)?;
+        validate_dt(self.dt_s)?;
         let num_layers = self.layers.len();
         let characters = self.clips_sampled.len();
         let ctx = &*self.context;
@@ -201,16 +219,7 @@ impl FrameJob<'_> {
         if !self.root_motion.is_empty() && self.root_motion.len() != characters {
             return Err(EvalError::Layers(format!("{} root motion entries for {characters} characters", self.root_motion.len())));
         }
-        for (i, p) in self.programs.iter().enumerate() {
-            let character = i / num_layers;
-            let num_clips = self.clips.len();
-            let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_source);
-            validate_sample_range(character, p.first_sample..end, self.samples, num_clips)?;
-            let numbers = [p.target_weight, p.weight, p.param_s];
-            if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.param_s < 0.0 {
-                return Err(EvalError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
-            }
-        }
+        validate_layer_programs(self.programs, num_layers, self.samples, self.clips.len())?;
         Ok(())
     }
 
@@ -228,7 +237,7 @@ impl FrameJob<'_> {
         let joints = rig.num_joints();
         let num_layers = layers.len();
         let per_layer = num_layers * joints;
-        let shared = Shared { rig, clips, layers, samples, dt_s, layout };
+        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), samples, dt_s, layout };
         output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
@@ -257,6 +266,7 @@ struct Shared<'a> {
     rig: &'a Rig,
     clips: &'a [Clip],
     layers: &'a [LayerSetup],
+    order: Vec<usize>,
     samples: &'a [ClipSample],
     dt_s: f32,
     layout: OutputLayout,
@@ -301,9 +311,7 @@ impl Shared<'_> {
         let mut sampled = 0;
         let mut root = RootDelta::default();
         // Additive layers go onto the base first, then override layers on top.
-        let additive = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Additive);
-        let overrides = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Override);
-        for l in std::iter::once(0).chain(additive).chain(overrides) {
+        for &l in &self.order {
             let program = &programs[l];
             let setup = &self.layers[l];
             let span = l * joints..(l + 1) * joints;

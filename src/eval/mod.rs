@@ -167,6 +167,12 @@ impl From<ProgramError> for EvalError {
             ProgramError::BadSample { character, sample, time_s, weight } => {
                 Self::BadSample { character, sample, time_s, weight }
             }
+            ProgramError::Layers(what) => Self::Layers(what),
+            ProgramError::BadDt(dt_s) => Self::BadDt(dt_s),
+            ProgramError::LayerProgramCount { programs, layers } => {
+                Self::ProgramCount { programs, characters: programs / layers.max(1), layers, context_characters: 0 }
+            }
+            ProgramError::BadProgram { character, layer, what } => Self::BadProgram { character, layer, what },
         }
     }
 }

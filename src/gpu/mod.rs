@@ -92,6 +92,10 @@ pub enum GpuError {
         /// Entries given.
         got: usize,
     },
+    /// A layered call ([`GpuCrowd::set_frame`], the transition and layers stages) was made on a
+    /// crowd built without layers ([`GpuCrowd::new`] rather than [`GpuCrowd::with_layers`]).
+    #[error("this crowd has no layers: build it with GpuCrowd::with_layers")]
+    NoLayers,
     /// A stage-by-stage call was made on a crowd built without
     /// [`GpuCrowdOptions::stage_buffers`].
     #[error("stage-by-stage evaluation needs GpuCrowdOptions::stage_buffers = true")]
