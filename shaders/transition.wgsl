@@ -311,11 +311,13 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
         let jb = joint_block(block, j);
         var pose = layer_pose[k];
         if snapshot {
+            // Nothing displayed to freeze (a new or reset character, or a layer back from
+            // weight 0 mid-fade): fade from the destination itself.
             var source = pose;
-            if switched {
-                if shown > 0u {
-                    source = load_slot(jb, slot);
-                }
+            if switched && shown > 0u {
+                source = load_slot(jb, slot);
+                store_snapshot(jb, source);
+            } else if switched || shown == 0u {
                 store_snapshot(jb, source);
             } else {
                 source = load_snapshot(jb);
@@ -371,12 +373,12 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
     }
 }
 
-// An invisible layer (weight 0, not the base) is not evaluated; its next switch is a cut, which
-// nobody sees.
+// An invisible layer (weight 0, not the base) is not evaluated and forgets what it showed and
+// any offset still decaying, as `FrameJob` does.
 fn skip_layer(c: u32, l: u32, thread: u32) {
     if thread == 0u {
         let block = layer_block(c, l);
-        layer_memory[block].x = layer_memory[block].x & ~STATE_SHOWN_MASK;
+        layer_memory[block].x = layer_memory[block].x & (1u << STATE_SLOT_SHIFT);
     }
 }
 

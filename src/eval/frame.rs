@@ -316,8 +316,11 @@ impl Shared<'_> {
             let setup = &self.layers[l];
             let span = l * joints..(l + 1) * joints;
             if l > 0 && program.weight <= 0.0 {
-                // An invisible layer costs nothing; its next switch is a cut, which nobody sees.
+                // An invisible layer costs nothing and forgets what it showed: a fade or an
+                // offset it comes back to would start from a pose nobody saw (its switches
+                // went by unseen), so it comes back as after a cut.
                 memory.shown[l] = 0;
+                memory.inertia[l] = Inertia::default();
                 continue;
             }
             let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };
