@@ -212,7 +212,7 @@ pub fn validate_dt(dt_s: f32) -> Result<(), ProgramError> {
 /// target weight and weight in [0, 1] and its `param_s` finite and non-negative
 /// ([`ProgramError::BadProgram`]).
 pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, samples: &[ClipSample], num_clips: usize) -> Result<(), ProgramError> {
-    if num_layers == 0 || programs.len() % num_layers != 0 {
+    if num_layers == 0 || !programs.len().is_multiple_of(num_layers) {
         return Err(ProgramError::LayerProgramCount { programs: programs.len(), layers: num_layers });
     }
     for (i, p) in programs.iter().enumerate() {

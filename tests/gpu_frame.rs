@@ -253,7 +253,7 @@ fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per
     for (k, (e, g)) in expected.iter().zip(got).enumerate() {
         let q = if e.rotation.dot(g.rotation) < 0.0 { -g.rotation } else { g.rotation };
         let error = (e.translation - g.translation).abs().max_element().max((glam::Vec4::from(e.rotation) - glam::Vec4::from(q)).abs().max_element()).max((e.scale - g.scale).abs().max_element());
-        if !(error <= TOLERANCE) {
+        if error > TOLERANCE || error.is_nan() {
             let (character, rest) = (k / per_character, k % per_character);
             panic!(
                 "{what}: character {character}, layer {}, joint {}, frame {frame} (t = {:.4} s): error {error}\n expected {e:?}\n      got {g:?}",
@@ -432,7 +432,7 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
     let f0 = start + 3 + (c * 7) % 20;
     // The base switches early (at frame 0 for every ninth character: before anything was
     // shown), then twice in a row, then later; layers 1 and 2 on their own schedules.
-    let base_switches = if c % 9 == 0 { vec![(start, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2))] } else { vec![(f0, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2)), (f0 + 15, mode(3)), (f0 + 30, mode(4))] };
+    let base_switches = if c.is_multiple_of(9) { vec![(start, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2))] } else { vec![(f0, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2)), (f0 + 15, mode(3)), (f0 + 30, mode(4))] };
     let f1 = start + 5 + (c * 3) % 25;
     let f2 = start + 8 + (c * 5) % 30;
     let mut base = LayerScript::new(
@@ -440,7 +440,7 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
         base_switches,
         start_time(c),
     );
-    base.root_motion = c % 6 == 0;
+    base.root_motion = c.is_multiple_of(6);
     let upper = LayerScript::new(vec![vec![(3, 1.0)], vec![(4, 1.0)]], vec![(f1, mode(3)), (f1 + 9, mode(4)), (f1 + 10, mode(5))], 0.0);
     let additive = LayerScript::new(vec![vec![(5, 1.0)], vec![(6, 0.7), (5, 0.3)]], vec![(f2, mode(5)), (f2 + 6, mode(2))], 0.3);
     [base, upper, additive]
@@ -551,6 +551,38 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
         assert!(outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {frame}: chunked output differs");
     }
     assert_eq!((one.num_chunks(), many.num_chunks()), (1, 6), "17 characters in chunks of 3");
+}
+
+#[test]
+fn layered_stage_by_stage_path_equals_the_fused_frame() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(40);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let fused_options = GpuCrowdOptions { max_chunk_characters: Some(4), ..Default::default() };
+    let staged_options = GpuCrowdOptions { stage_buffers: true, ..fused_options };
+    let mut fused = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, fused_options).unwrap();
+    let mut staged = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, staged_options).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..15).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..30 {
+        let mut samples = Vec::new();
+        let mut programs = Vec::new();
+        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                programs.push(script.program(frame, DT, weight, &mut samples));
+            }
+        }
+        fused.set_frame(&samples, &programs, DT).unwrap();
+        staged.set_frame(&samples, &programs, DT).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        fused.encode(&mut encoder);
+        for stage in Stage::LAYERED {
+            staged.encode_stage(&mut encoder, stage).unwrap();
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let (expected, got) = (fused.read_output_blocking().unwrap(), staged.read_output_blocking().unwrap());
+        assert_matrices_close("staged vs fused", &expected, &got, rig.num_joints(), frame, |c| format!("character {c}"));
+    }
 }
 
 #[test]

@@ -460,7 +460,7 @@ impl GpuCrowd {
     /// [`crate::eval::frame::FrameJob`] reads them and with the same checks
     /// ([`crate::program::validate_dt`], [`crate::program::validate_layer_programs`]); `dt_s` is
     /// the real time since the last frame (0 when paused). Writes `40 × layers + 16 × samples`
-    /// bytes per character (112 for two layers of a two-clip blend each).
+    /// bytes per character (144 for two layers of a two-clip blend each).
     ///
     /// The character count is `programs.len() / num_layers`. When it changes, the crowd's
     /// buffers are rebuilt (after checking each fits the device) and the characters that remain
@@ -741,9 +741,15 @@ impl GpuCrowd {
 
     /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
     /// buffers: `Sample` writes local poses, `LocalToModel` reads them and writes model
-    /// matrices, `Skinning` reads those and writes the output. The three in order give the same
-    /// output as [`encode`](Self::encode) at about three times the memory traffic; they exist
-    /// to test and time each stage against its CPU mirror.
+    /// matrices, `Skinning` reads those and writes the output. The three in order
+    /// ([`Stage::ALL`]) give the same output as [`encode`](Self::encode) after
+    /// [`set_programs`](Self::set_programs), at about three times the memory traffic; they exist
+    /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
+    /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
+    /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
+    /// into local poses. Every stage but `Transition` needs
+    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
+    /// `Layers` need layers ([`GpuError::NoLayers`]).
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
         self.encode_one_stage(encoder, stage, None)
     }
