@@ -1,6 +1,6 @@
 //! A whole frame on the CPU: every layer of every character through sample → transition →
 //! layers → local-to-model → skinning, with the memory transitions need between frames.
-//! The GPU's fused `shaders/frame.wgsl` has the same shape.
+//! The GPU's fused `shaders/frame_layers.wgsl` has the same shape (`GpuCrowd::set_frame`).
 //!
 //! ```text
 //! per character:

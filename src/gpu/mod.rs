@@ -56,7 +56,7 @@ pub enum GpuError {
         /// Characters asked for.
         characters: usize,
         /// Which buffer: `"output"`, `"samples"`, `"sample ranges"`, `"local poses"`,
-        /// `"model matrices"`.
+        /// `"model matrices"`, `"layer programs"`, `"layer memory"`.
         what: &'static str,
         /// Bytes it would need.
         bytes: u64,
