@@ -8,7 +8,7 @@
 //!
 //! `cargo run --release --example bench_gpu -- --characters 1000,10000,100000 --frames 50`
 //! (`--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU column, `--stages` to
-//! also time each stage of the stage-by-stage path on its own, with timestamp queries).
+//! also time each stage of both stage-by-stage paths on its own, with timestamp queries).
 
 #[path = "../benches/support/procedural.rs"]
 mod procedural;
@@ -269,7 +269,8 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
     Ok(())
 }
 
-/// Times the stage-by-stage path, one stage per submission, and prints each stage's median.
+/// Times the stage-by-stage paths (the two-clip frame's, then the layered frame's), one stage
+/// per submission, and prints each stage's median.
 fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, clips: &[throng::Clip]) -> Result<(), Box<dyn std::error::Error>> {
     println!("stage-by-stage path (intermediates in device memory), GPU ms per stage:");
     println!("{:>10} {:>10} {:>15} {:>10}", "characters", "sample", "local_to_model", "skinning");
@@ -298,6 +299,36 @@ fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, 
         };
         let [a, b, c] = &mut times;
         println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c));
+    }
+    println!("layered stage-by-stage path (the layered frame's table), GPU ms per stage:");
+    println!("{:>10} {:>11} {:>10} {:>15} {:>10}", "characters", "transition", "layers", "local_to_model", "skinning");
+    let clips = procedural::layered_clips(rig);
+    let layers = procedural::layers(rig);
+    for &num_characters in &args.characters {
+        let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
+        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options)?;
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        for frame in 0..=args.frames {
+            let (samples, programs) = support::layered_frame(num_characters, frame);
+            crowd.set_frame(&samples, &programs, 1.0 / 60.0)?;
+            for (stage, stage_times) in Stage::LAYERED.into_iter().zip(&mut times) {
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
+                encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
+                encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
+                gpu.queue.submit([encoder.finish()]);
+                let elapsed = timer.read(gpu)?;
+                if frame > 0 {
+                    stage_times.push(elapsed);
+                }
+            }
+        }
+        let median_ms = |t: &mut Vec<Duration>| {
+            t.sort();
+            t[t.len() / 2].as_secs_f64() * 1e3
+        };
+        let [a, b, c, d] = &mut times;
+        println!("{:>10} {:>11.4} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c), median_ms(d));
     }
     Ok(())
 }
