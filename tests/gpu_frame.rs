@@ -1,7 +1,8 @@
 //! The layered GPU frame (`GpuCrowd::with_layers` + `set_frame`) against its CPU mirror
 //! `FrameJob`: the transition and layers stages alone, then whole multi-frame sequences where
 //! characters switch with every mode, layers fade in and out, the crowd grows and characters
-//! are reset, all in small chunks.
+//! are reset, all in small chunks; and 90 frames of the built-in humanoid driven through the
+//! real state step by a parameter script that takes every switch mode.
 //!
 //! Tests that need an adapter skip with a message when there is none, unless
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
@@ -641,4 +642,194 @@ fn refuses_what_frame_job_refuses() {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     assert!(matches!(crowd.encode_stage(&mut encoder, Stage::Layers), Err(GpuError::NoStageBuffers)));
     assert!(matches!(crowd.write_displayed_poses(&[Transform::IDENTITY]), Err(GpuError::LengthMismatch { .. })));
+}
+
+/// A graph that reaches every switch mode from the state step itself: base states `A`..`F`
+/// entered from ANY when the int `target` names them (cut, frozen, crossfade, quintic,
+/// overshoot-controlled quintic, spring), interruptible; an upper-body override in mesh space
+/// with a feathered `mask`; an additive layer toggled by `lean` with a spring.
+fn every_mode_graph(mask: &str) -> String {
+    let switches = [
+        r#""cut""#,
+        r#"{ "mode": "frozen" }"#,
+        r#"{ "mode": "crossfade", "easing": "smoothstep" }"#,
+        r#"{ "mode": "inertialize" }"#,
+        r#"{ "mode": "inertialize", "quintic": { "overshootControl": true } }"#,
+        r#"{ "mode": "inertialize", "spring": { "halflife": 0.08 } }"#,
+    ];
+    let names = ["A", "B", "C", "D", "E", "F"];
+    let states: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!(r#"{{ "name": "{n}", "defaultState": {}, "rootMotion": {} }}"#, i == 0, i == 1 || i == 2))
+        .collect();
+    let transitions: Vec<String> = names
+        .iter()
+        .zip(switches)
+        .enumerate()
+        .map(|(i, (n, switch))| {
+            format!(
+                r#"{{ "from": "ANY", "to": "{n}", "time": 0.25, "interruptionSource": "NEXT_STATE", "switch": {switch},
+                     "conditions": [{{ "parameterName": "target", "predicate": "EQUAL_TO", "value": {i} }}] }}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{
+  "layers": [
+    {{ "name": "Base", "states": [{{ "name": "START" }}, {states}, {{ "name": "ANY" }}], "transitions": [{transitions}] }},
+    {{ "name": "Upper", "blendType": "OVERWRITE", "weight": 0.9, "space": "mesh", "mask": {mask},
+       "states": [{{ "name": "START" }}, {{ "name": "Rest", "defaultState": true }}, {{ "name": "Wave" }}, {{ "name": "ANY" }}],
+       "transitions": [
+         {{ "from": "Rest", "to": "Wave", "time": 0.3, "interruptionSource": "NEXT_STATE", "switch": {{ "mode": "crossfade" }},
+            "conditions": [{{ "parameterName": "wave", "predicate": "EQUAL_TO", "value": true }}] }},
+         {{ "from": "Wave", "to": "Rest", "time": 0.2, "interruptionSource": "NEXT_STATE", "switch": {{ "mode": "inertialize" }},
+            "conditions": [{{ "parameterName": "wave", "predicate": "EQUAL_TO", "value": false }}] }}
+       ] }},
+    {{ "name": "Lean", "blendType": "ADDITIVE", "weight": 0.7,
+       "states": [{{ "name": "START" }}, {{ "name": "Still", "defaultState": true }}, {{ "name": "Leaning" }}, {{ "name": "ANY" }}],
+       "transitions": [
+         {{ "from": "Still", "to": "Leaning", "time": 0.2, "switch": {{ "mode": "inertialize", "spring": {{ "halflife": 0.05 }} }},
+            "conditions": [{{ "parameterName": "lean", "predicate": "EQUAL_TO", "value": true }}] }},
+         {{ "from": "Leaning", "to": "Still", "time": 0.2, "switch": {{ "mode": "frozen" }},
+            "conditions": [{{ "parameterName": "lean", "predicate": "EQUAL_TO", "value": false }}] }}
+       ] }}
+  ],
+  "parameters": {{
+    "target": {{ "name": "target", "type": "INTEGER", "value": 0 }},
+    "wave": {{ "name": "wave", "type": "BOOLEAN", "value": false }},
+    "lean": {{ "name": "lean", "type": "BOOLEAN", "value": false }}
+  }}
+}}"#,
+        states = states.join(", "),
+        transitions = transitions.join(",\n"),
+    )
+}
+
+#[test]
+fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
+    use std::sync::Arc;
+    use throng::demo::DemoCharacter;
+    use throng::graph::CompiledGraph;
+    use throng::state::{Archetype, ClipBinding, Crowd};
+
+    let Some(gpu) = gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    // Spine joints at half weight, the neck, head and right arm at full.
+    let mask: Vec<String> = rig
+        .names()
+        .iter()
+        .filter_map(|n| {
+            let right_arm = ["clavicle_r", "upperarm_r", "lowerarm_r", "hand_r"].contains(&n.as_str());
+            let weight = if n.starts_with("spine") { 0.5 } else if n.starts_with("neck") || n == "head" || right_arm { 1.0 } else { return None };
+            Some(format!(r#""{n}": {weight}"#))
+        })
+        .collect();
+    let graph = Arc::new(CompiledGraph::from_json(&every_mode_graph(&format!("{{ {} }}", mask.join(", ")))).unwrap());
+    // The demo's clips, then two additive deltas against idle's first frame.
+    let mut clips = demo.clips.clone();
+    let idle = demo.clip_index("idle").unwrap();
+    let reference = clips[idle].frame(0).to_vec();
+    for name in ["idle", "lean"] {
+        clips.push(demo.clip(name).unwrap().to_additive(&reference));
+    }
+    let clip = |name: &str| demo.clip_index(name).unwrap() as u32;
+    let bind = |index: u32| ClipBinding { clip: index, duration_s: clips[index as usize].duration_s().max(0.1) };
+    let bindings = [
+        ("A", bind(clip("idle"))),
+        ("B", bind(clip("walk"))),
+        ("C", bind(clip("run"))),
+        ("D", bind(clip("jump"))),
+        ("E", bind(clip("wave"))),
+        ("F", bind(clip("walk"))),
+        ("Rest", bind(clip("idle"))),
+        ("Wave", bind(clip("wave"))),
+        ("Still", bind(demo.clips.len() as u32)),
+        ("Leaning", bind(demo.clips.len() as u32 + 1)),
+    ];
+    let archetype = Archetype::from_bindings(graph.clone(), &bindings).unwrap();
+    let layers: Vec<LayerSetup> = graph
+        .layers()
+        .iter()
+        .map(|l| {
+            let entries: Vec<MaskEntry> = l.mask.iter().map(|(joint, weight)| MaskEntry { joint: joint.clone(), weight: *weight, descendants: false }).collect();
+            LayerSetup {
+                blend: match l.blend {
+                    throng::graph::LayerBlend::Additive => LayerBlend::Additive,
+                    _ => LayerBlend::Override,
+                },
+                space: match l.space {
+                    throng::graph::LayerSpace::Mesh => LayerSpace::Mesh,
+                    _ => LayerSpace::Local,
+                },
+                mask: (!entries.is_empty()).then(|| Mask::from_entries(rig, &entries).unwrap()),
+            }
+        })
+        .collect();
+    assert!(layers[1].mask.as_ref().is_some_and(|m| m.weights().contains(&0.5)), "a feathered upper-body mask");
+    assert_eq!(layers[1].space, LayerSpace::Mesh);
+    assert_eq!(layers[2].blend, LayerBlend::Additive);
+
+    let num_characters = 60;
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(archetype);
+    let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
+    let (target, wave, lean) = (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
+    let options = GpuCrowdOptions { max_chunk_characters: Some(16), ..Default::default() };
+    let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options).unwrap();
+    let mut context = EvalContext::new(num_characters, layers.len(), rig.num_joints());
+    let joints = rig.num_joints();
+    // What the state step emitted, to check the script made every case happen.
+    let mut switched_modes = [false; 6];
+    let (mut interrupted_crossfades, mut root_motion) = (0, 0);
+    for frame in 0..90 {
+        // Each character picks a new base state every 9 to 16 frames, sometimes two frames
+        // apart (interruptions), and toggles the other layers on schedules of its own.
+        let targets: Vec<i32> = (0..num_characters).map(|c| (((frame + c * 5) / (9 + c % 8)) + c + usize::from((frame + c) % 23 == 0)) as i32 % 6).collect();
+        crowd.set_int(target, &handles, &targets).unwrap();
+        let waves: Vec<bool> = (0..num_characters).map(|c| (frame + 3 * c) % 40 < 22).collect();
+        crowd.set_bool(wave, &handles, &waves).unwrap();
+        let leans: Vec<bool> = (0..num_characters).map(|c| (frame + 7 * c) % 30 < 12).collect();
+        crowd.set_bool(lean, &handles, &leans).unwrap();
+        crowd.update(DT).unwrap();
+        let (samples, programs) = (crowd.samples(kind).unwrap(), crowd.programs(kind).unwrap());
+        for p in programs {
+            if p.flags & LayerProgram::SWITCHED != 0 {
+                switched_modes[p.mode as usize % 6] = true;
+                if p.switch_mode() == SwitchMode::Crossfade && p.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
+                    interrupted_crossfades += 1;
+                }
+            }
+            root_motion += usize::from(p.flags & LayerProgram::ROOT_MOTION != 0);
+        }
+
+        let mut expected = vec![0.0; num_characters * joints * 16];
+        let mut clips_sampled = vec![0; num_characters];
+        FrameJob {
+            rig,
+            clips: &clips,
+            layers: &layers,
+            samples,
+            programs,
+            dt_s: DT,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap();
+        gpu_crowd.set_frame(samples, programs, DT).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        gpu_crowd.encode(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        let got = gpu_crowd.read_output_blocking().unwrap();
+        assert_matrices_close("state-step frame", &expected, &got, joints, frame, |c| {
+            format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+        });
+    }
+    assert_eq!(switched_modes, [true; 6], "every switch mode was taken (cut, frozen, crossfade, three inertializations)");
+    assert!(interrupted_crossfades > 0 && root_motion > 0, "{interrupted_crossfades} interrupted crossfades, {root_motion} root-motion programs");
 }
