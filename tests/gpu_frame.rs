@@ -523,6 +523,62 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
 }
 
 #[test]
+fn rigs_of_1_and_256_joints_match_frame_job() {
+    let Some(gpu) = gpu() else { return };
+    // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
+    for num_joints in [1, 256] {
+        let rig = test_rig(num_joints);
+        let clips = test_clips(&rig);
+        let layers = if num_joints > 4 {
+            sequence_layers(&rig)
+        } else {
+            let mesh = LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: None };
+            vec![LayerSetup::default(), mesh, LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }]
+        };
+        let num_characters = 8;
+        let options = GpuCrowdOptions { max_chunk_characters: Some(3), ..Default::default() };
+        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
+        // The sequence test's characters 3 to 10: base switches from frame 4 on, each character
+        // starting from another mode, re-switches 12 and 13 frames later.
+        let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c + 3, 0)).collect();
+        for frame in 0..24 {
+            let mut samples = Vec::new();
+            let mut programs = Vec::new();
+            for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+                for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                    programs.push(script.program(frame, DT, weight, &mut samples));
+                }
+            }
+            let mut expected = vec![0.0; num_characters * num_joints * 16];
+            FrameJob {
+                rig: &rig,
+                clips: &clips,
+                layers: &layers,
+                samples: &samples,
+                programs: &programs,
+                dt_s: DT,
+                context: &mut context,
+                layout: OutputLayout::Mat4,
+                output: &mut expected,
+                clips_sampled: &mut vec![0; num_characters],
+                root_motion: &mut [],
+            }
+            .run()
+            .unwrap();
+            crowd.set_frame(&samples, &programs, DT).unwrap();
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            gpu.queue.submit([encoder.finish()]);
+            let got = crowd.read_output_blocking().unwrap();
+            assert_matrices_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
+                format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+            });
+        }
+    }
+}
+
+#[test]
 fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(13);
