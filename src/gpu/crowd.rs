@@ -337,7 +337,7 @@ impl GpuCrowd {
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
-        let pipelines = Pipelines::new(device);
+        let pipelines = Pipelines::new(device, layers.is_some());
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,

@@ -152,7 +152,7 @@ pub(crate) struct Pipelines {
     pub local_to_model: wgpu::ComputePipeline,
     pub skinning: wgpu::ComputePipeline,
     pub frame: wgpu::ComputePipeline,
-    /// The layered frame's pipelines, built when the device binds enough storage buffers.
+    /// The layered frame's pipelines, for a crowd with layers.
     pub layered: Option<LayeredPipelines>,
 }
 
@@ -168,7 +168,9 @@ pub(crate) struct LayeredPipelines {
 }
 
 impl Pipelines {
-    pub fn new(device: &wgpu::Device) -> Self {
+    /// The pipelines; the layered frame's too when `layered` (the caller has checked
+    /// [`LAYERED_STORAGE_BUFFERS`] against the device).
+    pub fn new(device: &wgpu::Device, layered: bool) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
@@ -194,7 +196,7 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let layered = (device.limits().max_storage_buffers_per_shader_stage >= LAYERED_STORAGE_BUFFERS).then(|| {
+        let layered = layered.then(|| {
             let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some("throng.frame_layers"),
                 bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), None, Some(&layouts.layered)],
