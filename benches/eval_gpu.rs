@@ -3,6 +3,10 @@
 //! iteration is one whole frame as an engine runs it: upload the programs, encode, submit, and
 //! wait for the GPU (wall clock; `examples/bench_gpu.rs` prints GPU timestamps).
 //!
+//! `eval_gpu_layered` times the layered frame (`GpuCrowd::set_frame`, the mirror of `FrameJob`):
+//! the same base blend with a quarter of the crowd transitioning, a masked mesh-space override
+//! and an additive layer, programs changing every frame.
+//!
 //! `cargo bench --bench eval_gpu`. Skips with a message when there is no adapter.
 
 mod support;
@@ -48,6 +52,35 @@ fn eval_gpu(c: &mut Criterion) {
                 });
             });
         }
+    }
+    group.finish();
+
+    let clips = procedural::layered_clips(&rig);
+    let layers = procedural::layers(&rig);
+    let mut group = c.benchmark_group("eval_gpu_layered");
+    for num_characters in [1_000usize, 10_000, 100_000] {
+        let mut crowd = match GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()) {
+            Ok(crowd) => crowd,
+            Err(e) => {
+                eprintln!("skipping eval_gpu_layered/{num_characters}: {e}");
+                continue;
+            }
+        };
+        // A cycle of frames, so that characters switch and transitions start and end.
+        let frames: Vec<_> = (0..32).map(|f| support::layered_frame(num_characters, f)).collect();
+        let mut next = 0;
+        group.throughput(Throughput::Elements(num_characters as u64));
+        group.bench_function(BenchmarkId::from_parameter(format!("{}k", num_characters / 1000)), |bench| {
+            bench.iter(|| {
+                let (samples, programs) = &frames[next % frames.len()];
+                next += 1;
+                crowd.set_frame(samples, programs, 1.0 / 60.0).expect("valid programs");
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                crowd.encode(&mut encoder);
+                gpu.queue.submit([encoder.finish()]);
+                gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("device alive");
+            });
+        });
     }
     group.finish();
 }

@@ -65,12 +65,18 @@ fn sample_clip_joint(s: ClipSample, joint: u32, num_joints: u32) -> Transform {
 // brought onto the running sum's hemisphere before it is added; no samples, or weights summing
 // to zero, give the rest pose.
 fn sample_blend_joint(range: SampleRange, joint: u32, num_joints: u32) -> Transform {
+    return sample_blend_joint_over(range, joint, num_joints, rig_joints[joint].rest);
+}
+
+// `sample_blend_joint` with `rest` shown when the weights sum to zero (the identity for an
+// additive layer, whose clips are deltas).
+fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     var total = 0.0;
     for (var i = 0u; i < range.count; i++) {
         total += samples[range.start + i].weight;
     }
     if !(total > 0.0) {
-        return rig_joints[joint].rest;
+        return rest;
     }
     if range.count == 1u {
         return sample_clip_joint(samples[range.start], joint, num_joints);

@@ -129,6 +129,31 @@ pub enum ProgramError {
         /// The weight given.
         weight: f32,
     },
+    /// The layer setup is unusable (no layers, or a mask sized for another rig).
+    #[error("layers: {0}")]
+    Layers(String),
+    /// The frame's time step is NaN, infinite or negative.
+    #[error("dt {0} s: the time step must be finite and non-negative")]
+    BadDt(f32),
+    /// The layer programs are not a whole number of characters.
+    #[error("{programs} layer programs is not a whole number of characters of {layers} layers")]
+    LayerProgramCount {
+        /// Programs given.
+        programs: usize,
+        /// Layers per character.
+        layers: usize,
+    },
+    /// A layer program holds a NaN, an infinity, a weight outside [0, 1] or a negative
+    /// curve parameter.
+    #[error("character {character} layer {layer}: bad program {what}")]
+    BadProgram {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The program, printed.
+        what: String,
+    },
 }
 
 /// Checks that every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`] names
@@ -171,6 +196,32 @@ pub fn validate_sample_range(character: usize, range: Range<u32>, samples: &[Cli
         }
         if !(s.time_s.is_finite() && s.weight.is_finite() && s.weight >= 0.0) {
             return Err(ProgramError::BadSample { character, sample, time_s: s.time_s, weight: s.weight });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a frame's time step: finite and non-negative ([`ProgramError::BadDt`]).
+pub fn validate_dt(dt_s: f32) -> Result<(), ProgramError> {
+    if dt_s.is_finite() && dt_s >= 0.0 { Ok(()) } else { Err(ProgramError::BadDt(dt_s)) }
+}
+
+/// Checks a crowd's layer programs, `num_layers` per character (character `i`'s layer `l` at
+/// `i * num_layers + l`): a whole number of characters ([`ProgramError::LayerProgramCount`]);
+/// every program's samples inside `samples` and valid (see [`validate_sample_range`]); its
+/// target weight and weight in [0, 1] and its `param_s` finite and non-negative
+/// ([`ProgramError::BadProgram`]).
+pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, samples: &[ClipSample], num_clips: usize) -> Result<(), ProgramError> {
+    if num_layers == 0 || !programs.len().is_multiple_of(num_layers) {
+        return Err(ProgramError::LayerProgramCount { programs: programs.len(), layers: num_layers });
+    }
+    for (i, p) in programs.iter().enumerate() {
+        let character = i / num_layers;
+        let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_source);
+        validate_sample_range(character, p.first_sample..end, samples, num_clips)?;
+        let numbers = [p.target_weight, p.weight, p.param_s];
+        if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.param_s < 0.0 {
+            return Err(ProgramError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
         }
     }
     Ok(())

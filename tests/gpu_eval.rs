@@ -15,11 +15,12 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::{
-    GpuChunkParams, GpuClipHeader, GpuRigJoint, GpuSampleRange, GpuTransform, GPU_NO_PARENT, LAYOUT_AFFINE3X4,
-    LAYOUT_MAT4, WORKGROUP_SIZE,
+    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL,
+    SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use throng::gpu::{shader_source, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage};
-use throng::program::{ClipSample, ProgramError};
+use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
 
@@ -543,6 +544,50 @@ fn shared_structs_match_wgsl_layouts() {
         ("output_base", offset_of!(GpuChunkParams, output_base)),
         ("local_base", offset_of!(GpuChunkParams, local_base)),
         ("model_base", offset_of!(GpuChunkParams, model_base)),
+        ("state_base", offset_of!(GpuChunkParams, state_base)),
+        ("num_layers", offset_of!(GpuChunkParams, num_layers)),
+        ("dt_s", offset_of!(GpuChunkParams, dt_s)),
+        ("pad0", offset_of!(GpuChunkParams, pad0)),
+    ]);
+    check_struct(&module, &layouter, "LayerProgram", size_of::<LayerProgram>(), &[
+        ("first_sample", offset_of!(LayerProgram, first_sample)),
+        ("num_target", offset_of!(LayerProgram, num_target)),
+        ("num_source", offset_of!(LayerProgram, num_source)),
+        ("transition", offset_of!(LayerProgram, transition)),
+        ("mode", offset_of!(LayerProgram, mode)),
+        ("flags", offset_of!(LayerProgram, flags)),
+        ("target_weight", offset_of!(LayerProgram, target_weight)),
+        ("progress", offset_of!(LayerProgram, progress)),
+        ("weight", offset_of!(LayerProgram, weight)),
+        ("param_s", offset_of!(LayerProgram, param_s)),
+    ]);
+    check_struct(&module, &layouter, "LayerSetup", size_of::<GpuLayerSetup>(), &[
+        ("layer", offset_of!(GpuLayerSetup, layer)),
+        ("blend", offset_of!(GpuLayerSetup, blend)),
+        ("space", offset_of!(GpuLayerSetup, space)),
+        ("mask_start", offset_of!(GpuLayerSetup, mask_start)),
+    ]);
+    check_struct(&module, &layouter, "LayerState", size_of::<GpuLayerState>(), &[
+        ("flags", offset_of!(GpuLayerState, flags)),
+        ("param_s", offset_of!(GpuLayerState, param_s)),
+        ("elapsed_s", offset_of!(GpuLayerState, elapsed_s)),
+        ("largest_offset", offset_of!(GpuLayerState, largest_offset)),
+        ("largest_velocity", offset_of!(GpuLayerState, largest_velocity)),
+        ("pad0", offset_of!(GpuLayerState, pad)),
+        ("pad1", offset_of!(GpuLayerState, pad) + 4),
+        ("pad2", offset_of!(GpuLayerState, pad) + 8),
+    ]);
+    check_struct(&module, &layouter, "JointState", size_of::<GpuJointState>(), &[
+        ("slot0_translation", offset_of!(GpuJointState, slot0_translation)),
+        ("slot0_scale_x", offset_of!(GpuJointState, slot0_scale_x)),
+        ("slot0_rotation", offset_of!(GpuJointState, slot0_rotation)),
+        ("slot1_translation", offset_of!(GpuJointState, slot1_translation)),
+        ("slot1_scale_x", offset_of!(GpuJointState, slot1_scale_x)),
+        ("slot1_rotation", offset_of!(GpuJointState, slot1_rotation)),
+        ("scales_yz", offset_of!(GpuJointState, scales_yz)),
+        ("memo0", offset_of!(GpuJointState, memo0)),
+        ("memo1", offset_of!(GpuJointState, memo1)),
+        ("memo2", offset_of!(GpuJointState, memo2)),
     ]);
 
     assert_eq!(wgsl_u32_constant(&module, "WORKGROUP_SIZE"), WORKGROUP_SIZE);
@@ -550,6 +595,34 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
+    let modes = [
+        ("MODE_CUT", SwitchMode::Cut),
+        ("MODE_FROZEN", SwitchMode::Frozen),
+        ("MODE_CROSSFADE", SwitchMode::Crossfade),
+        ("MODE_QUINTIC", SwitchMode::InertializeQuintic),
+        ("MODE_QUINTIC_OVERSHOOT", SwitchMode::InertializeQuinticOvershootControl),
+        ("MODE_SPRING", SwitchMode::InertializeSpring),
+    ];
+    for (name, mode) in modes {
+        assert_eq!(wgsl_u32_constant(&module, name), mode as u32, "{name}");
+    }
+    let flags = [
+        ("FLAG_TRANSITIONING", LayerProgram::TRANSITIONING),
+        ("FLAG_SOURCE_SNAPSHOT", LayerProgram::SOURCE_SNAPSHOT),
+        ("FLAG_SWITCHED", LayerProgram::SWITCHED),
+        ("FLAG_ROOT_MOTION", LayerProgram::ROOT_MOTION),
+        ("BLEND_OVERRIDE", BLEND_OVERRIDE),
+        ("BLEND_ADDITIVE", BLEND_ADDITIVE),
+        ("SPACE_LOCAL", SPACE_LOCAL),
+        ("SPACE_MESH", SPACE_MESH),
+        ("NO_MASK", NO_MASK),
+        ("STATE_SHOWN_MASK", STATE_SHOWN_MASK),
+        ("STATE_SLOT_SHIFT", STATE_SLOT_SHIFT),
+        ("STATE_DECAY_SHIFT", STATE_DECAY_SHIFT),
+    ];
+    for (name, value) in flags {
+        assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
+    }
 
     // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
     for kind in ShaderModuleKind::ALL {

@@ -188,3 +188,55 @@ fn inertialization_samples_fewer_clips_than_crossfade() {
     assert_eq!(during(&crossfade), 2 * 15);
     assert_eq!(during(&inertialize), 15 + 1, "one extra sample on the switch frame, for the destination's velocity");
 }
+
+#[test]
+fn a_layer_back_from_weight_zero_mid_fade_shows_its_destination() {
+    // Layer 1 overrides the whole body with clip a, goes invisible on frame 10, switches to b
+    // with a frozen fade on frame 12 (unseen) and is visible again on frame 15 while that fade
+    // runs. It displayed nothing that could be frozen, so it shows b alone, as a fresh layer
+    // playing b does; it must not fade from a snapshot nobody saw.
+    let rig = chain();
+    let clips = [swing(&rig, "a", Vec3::Z, 1.0, 0.6, 0.0), swing(&rig, "b", Vec3::X, 1.3, 0.8, 2.0)];
+    let layers = [LayerSetup::default(), LayerSetup::default()];
+    let layout = OutputLayout::Mat4;
+    let run_frame = |context: &mut EvalContext, samples: &[ClipSample], programs: &[LayerProgram]| {
+        let mut output = vec![0.0; JOINTS * 16];
+        let characters = context.num_characters();
+        FrameJob {
+            rig: &rig,
+            clips: &clips,
+            layers: &layers[..programs.len()],
+            samples,
+            programs,
+            dt_s: DT,
+            context,
+            layout,
+            output: &mut output,
+            clips_sampled: &mut vec![0; characters],
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap();
+        output
+    };
+    let base = LayerProgram { num_target: 1, target_weight: 1.0, weight: 1.0, ..Default::default() };
+    let mut context = EvalContext::new(1, 2, JOINTS);
+    let mut shown = Vec::new();
+    for frame in 0..=15 {
+        let t = frame as f32 * DT;
+        let mut upper = LayerProgram { first_sample: 1, weight: if (10..15).contains(&frame) { 0.0 } else { 1.0 }, ..base };
+        if frame >= 12 {
+            upper.mode = SwitchMode::Frozen as u32;
+            upper.flags = LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT | if frame == 12 { LayerProgram::SWITCHED } else { 0 };
+            upper.target_weight = (frame - 12) as f32 / 30.0;
+        }
+        let samples = [ClipSample::new(0, t, 1.0), ClipSample::new(u32::from(frame >= 12), t, 1.0)];
+        shown = run_frame(&mut context, &samples, &[base, upper]);
+    }
+    let mut fresh = EvalContext::new(1, 1, JOINTS);
+    let b_alone = run_frame(&mut fresh, &[ClipSample::new(1, 15.0 * DT, 1.0)], &[base]);
+    for (j, (s, b)) in shown.chunks_exact(16).zip(b_alone.chunks_exact(16)).enumerate() {
+        let error = s.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        assert!(error < 1e-5, "joint {j}: the returning layer shows {s:?}, b alone is {b:?}");
+    }
+}

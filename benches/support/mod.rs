@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use throng::program::ClipSample;
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use std::sync::Arc;
 
 use throng::graph::CompiledGraph;
@@ -26,6 +26,63 @@ pub fn two_clip_crowd(num_characters: usize, a: u32, b: u32) -> (Vec<ClipSample>
     (samples, ranges)
 }
 
+/// Frames a bench character spends between switches in [`layered_frame`], and of those, how
+/// many a transition runs: a quarter of the crowd is transitioning on any frame.
+const SWITCH_PERIOD: usize = 32;
+const TRANSITION_FRAMES: usize = 8;
+
+/// One frame of a three-layer crowd (base, a masked override, an additive layer; see
+/// `procedural::layers`): every base layer blends clips 0 and 1 at its own time; a quarter of
+/// the crowd is transitioning, alternately by crossfade (both states sampled) and quintic
+/// inertialization (switch frame sampled twice); the override layer plays clip 1 and the
+/// additive layer clip 2 (a delta).
+pub fn layered_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    let dt = 1.0 / 60.0;
+    let mut samples = Vec::with_capacity(num_characters * 5);
+    let mut programs = Vec::with_capacity(num_characters * 3);
+    for i in 0..num_characters {
+        let time_s = (i as f32 * 0.618_034).fract() * 3.0 + frame as f32 * dt;
+        let weight = (i as f32 * 0.414_213_5).fract();
+        let phase = (i + frame) % SWITCH_PERIOD;
+        let crossfade = (i / 4) % 2 == 0;
+        let first_sample = samples.len() as u32;
+        let mut base = LayerProgram { first_sample, num_target: 2, target_weight: 1.0, progress: 1.0, weight: 1.0, transition: u32::MAX, ..Default::default() };
+        let mut push_state = |time_s: f32, scale: f32| {
+            samples.push(ClipSample::new(0, time_s, (1.0 - weight) * scale));
+            samples.push(ClipSample::new(1, time_s * 0.7, weight * scale));
+        };
+        if phase < TRANSITION_FRAMES {
+            let blend = phase as f32 / TRANSITION_FRAMES as f32;
+            base.flags = LayerProgram::TRANSITIONING | if phase == 0 { LayerProgram::SWITCHED } else { 0 };
+            base.transition = 0;
+            base.progress = blend;
+            if crossfade {
+                base.mode = SwitchMode::Crossfade as u32;
+                base.target_weight = blend;
+                push_state(time_s, blend);
+                push_state(time_s + 1.3, 1.0 - blend);
+                base.num_source = 2;
+            } else {
+                base.mode = SwitchMode::InertializeQuintic as u32;
+                base.param_s = TRANSITION_FRAMES as f32 * dt;
+                push_state(time_s, 1.0);
+                if phase == 0 {
+                    push_state(time_s - dt, 1.0);
+                    base.num_source = 2;
+                }
+            }
+        } else {
+            push_state(time_s, 1.0);
+        }
+        programs.push(base);
+        let layer = |first_sample: u32, weight: f32| LayerProgram { first_sample, num_target: 1, target_weight: 1.0, progress: 1.0, weight, transition: u32::MAX, ..Default::default() };
+        programs.push(layer(samples.len() as u32, 0.8));
+        samples.push(ClipSample::new(1, time_s * 1.1, 1.0));
+        programs.push(layer(samples.len() as u32, 0.5));
+        samples.push(ClipSample::new(2, time_s * 0.9, 1.0));
+    }
+    (samples, programs)
+}
 
 /// The idle/move(1D)/jump base layer plus a masked upper-body wave layer.
 pub const LOCOMOTION: &str = include_str!("locomotion.json");

@@ -1,7 +1,11 @@
 //! A procedural 64-joint rig with two looping clips, for GPU benches and the GPU bench
 //! example: the shape of a game character (chains with branches) without needing asset files.
 
+#![allow(dead_code)]
+
 use glam::{Quat, Vec3};
+use throng::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
+use throng::eval::layers::{Mask, MaskEntry};
 use throng::{Clip, Rig, Transform};
 
 /// Joints of the bench rig, the reference size.
@@ -34,4 +38,31 @@ fn swing(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, cycles: f32)
 /// Two looping clips for [`rig`]: "walk" (1 s, 31 frames) and "run" (0.7 s, 22 frames).
 pub fn clips(rig: &Rig) -> Vec<Clip> {
     vec![swing(rig, "walk", 31, 1.0, 1.0), swing(rig, "run", 22, 0.7, 2.0)]
+}
+
+/// [`clips`] plus a third, an additive delta ("walk" against the rest pose), for the layered
+/// frame's additive layer.
+pub fn layered_clips(rig: &Rig) -> Vec<Clip> {
+    let mut clips = clips(rig);
+    let delta = clips[0].to_additive(rig.rest_pose());
+    clips.push(delta);
+    clips
+}
+
+/// The layered frame's archetype: the base, an override in mesh space masked to the subtree
+/// of joint 8 (about half the rig, feathered to half weight at its root), and a whole-body
+/// additive layer.
+pub fn layers(rig: &Rig) -> Vec<LayerSetup> {
+    let entries = [
+        MaskEntry { joint: "joint8".into(), weight: 0.5, descendants: false },
+        MaskEntry { joint: "joint9".into(), weight: 1.0, descendants: true },
+        MaskEntry { joint: "joint16".into(), weight: 1.0, descendants: true },
+        MaskEntry { joint: "joint17".into(), weight: 1.0, descendants: true },
+    ];
+    let mask = Mask::from_entries(rig, &entries).expect("the bench rig has these joints");
+    vec![
+        LayerSetup::default(),
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+    ]
 }

@@ -21,3 +21,14 @@
 @group(2) @binding(0) var<storage, read_write> local_poses: array<vec4<f32>>;
 // Model matrices, four vec4 (columns) per joint.
 @group(2) @binding(1) var<storage, read_write> model_poses: array<vec4<f32>>;
+
+// Group 3: the layered frame (`GpuCrowd::set_frame`).
+// Every character's layer programs, `character * num_layers + layer` (crowd index).
+@group(3) @binding(0) var<storage, read> programs: array<LayerProgram>;
+// The archetype's `LayerSetup`s in evaluation order (four words each), then the masks' weights
+// as f32 bits; uploaded once.
+@group(3) @binding(1) var<storage, read> layer_table: array<u32>;
+// The chunk's window of the per-character memory: per character, per layer, a `LayerState`
+// (two vec4) then a `JointState` (eight vec4) per joint, all as bits. Starts at
+// `params.state_base`.
+@group(3) @binding(2) var<storage, read_write> layer_memory: array<vec4<u32>>;

@@ -70,3 +70,66 @@ fn affine_mul(a: Affine, b: Affine) -> Affine {
         a.r2.x * b.r0 + a.r2.y * b.r1 + a.r2.z * b.r2 + a.r2.w * w,
     );
 }
+
+// The Hamilton product `a * b` (glam's `Quat * Quat`): rotate by `b`, then by `a`.
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+// The inverse of a unit quaternion (glam's `Quat::inverse`).
+fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+// glam's `Quat::lerp`: `b` brought onto `a`'s hemisphere, linear blend, normalised.
+fn quat_nlerp(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
+    let b_near = select(b, -b, dot(a, b) < 0.0);
+    return quat_normalize(a * (1.0 - s) + b_near * s);
+}
+
+// glam's `acos_approx` (DirectXMath's 7-degree minimax), so that slerp's angle matches the CPU's
+// to the last bits rather than to the GPU's own acos.
+fn acos_approx(v: f32) -> f32 {
+    let x = abs(v);
+    let root = sqrt(max(1.0 - x, 0.0));
+    let p = ((((((-0.0012624911 * x + 0.00667009) * x - 0.017088126) * x + 0.03089188) * x - 0.050174303) * x
+        + 0.08897899) * x - 0.2145988) * x + 1.5707963;
+    return select(3.1415927 - p * root, p * root, v >= 0.0);
+}
+
+// glam's `Quat::slerp`: shortest path; nearly equal rotations fall back to `nlerp`. Not
+// normalised beyond what the formula gives, as glam.
+fn quat_slerp(a: vec4<f32>, b_in: vec4<f32>, s: f32) -> vec4<f32> {
+    var b = b_in;
+    var d = dot(a, b);
+    if d < 0.0 {
+        b = -b;
+        d = -d;
+    }
+    if d > 1.0 - 1.1920929e-7 {
+        return quat_normalize(a * (1.0 - s) + b * s);
+    }
+    let theta = acos_approx(d);
+    return (a * sin(theta * (1.0 - s)) + b * sin(theta * s)) / sin(theta);
+}
+
+// The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion; atan2 stays
+// accurate near the identity where acos would not (`eval::inertialize::quat_to_rotation_vector`).
+fn quat_to_rotation_vector(q_in: vec4<f32>) -> vec3<f32> {
+    let q = select(q_in, -q_in, q_in.w < 0.0);
+    let s = length(q.xyz);
+    if s < 1e-8 {
+        return q.xyz * 2.0;
+    }
+    return q.xyz * (2.0 * atan2(s, q.w) / s);
+}
+
+// The unit quaternion of a rotation vector (`eval::inertialize::rotation_vector_to_quat`).
+fn rotation_vector_to_quat(v: vec3<f32>) -> vec4<f32> {
+    let angle = length(v);
+    if angle < 1e-8 {
+        return quat_normalize(vec4<f32>(v * 0.5, 1.0));
+    }
+    let half = angle * 0.5;
+    return vec4<f32>(v / angle * sin(half), cos(half));
+}

@@ -78,4 +78,104 @@ struct ChunkParams {
     output_base: u32,
     local_base: u32,
     model_base: u32,
+    // The layered frame: the chunk's first layer block in the bound `layer_memory` window, in
+    // vec4 units; layers per character; real seconds since last frame.
+    state_base: u32,
+    num_layers: u32,
+    dt_s: f32,
+    pad0: u32,
+}
+
+// One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.
+// The layered frame reads `programs[character * num_layers + layer]`.
+struct LayerProgram {
+    first_sample: u32,
+    num_target: u32,
+    num_source: u32,
+    transition: u32,
+    // A MODE_* code.
+    mode: u32,
+    // FLAG_* bits.
+    flags: u32,
+    target_weight: f32,
+    progress: f32,
+    weight: f32,
+    // Inertialization's quintic duration or spring halflife, seconds.
+    param_s: f32,
+}
+
+// `LayerProgram::mode` values (`throng::program::SwitchMode`).
+const MODE_CUT: u32 = 0u;
+const MODE_FROZEN: u32 = 1u;
+const MODE_CROSSFADE: u32 = 2u;
+const MODE_QUINTIC: u32 = 3u;
+const MODE_QUINTIC_OVERSHOOT: u32 = 4u;
+const MODE_SPRING: u32 = 5u;
+
+// `LayerProgram::flags` bits.
+const FLAG_TRANSITIONING: u32 = 1u;
+const FLAG_SOURCE_SNAPSHOT: u32 = 2u;
+const FLAG_SWITCHED: u32 = 4u;
+const FLAG_ROOT_MOTION: u32 = 8u;
+
+// One layer of the archetype, in evaluation order (base, additive layers, override layers),
+// at the start of `layer_table`; uploaded once.
+struct LayerSetup {
+    // Index of the layer in the character's programs.
+    layer: u32,
+    // BLEND_OVERRIDE or BLEND_ADDITIVE.
+    blend: u32,
+    // SPACE_LOCAL or SPACE_MESH.
+    space: u32,
+    // Index in `layer_table` of the mask's first weight (f32 bits, one per joint), or NO_MASK.
+    mask_start: u32,
+}
+
+const BLEND_OVERRIDE: u32 = 0u;
+const BLEND_ADDITIVE: u32 = 1u;
+const SPACE_LOCAL: u32 = 0u;
+const SPACE_MESH: u32 = 1u;
+const NO_MASK: u32 = 0xffffffffu;
+
+// What one layer of one character remembers between frames (`throng::eval::transition::Inertia`
+// and the frame count), the first two vec4 of its block in `layer_memory`, floats as bits.
+struct LayerState {
+    // Bits 0-1: frames shown (0, 1 or 2); bit 2: the joint slot holding the displayed pose;
+    // bits 4-7: the decaying inertialization's MODE_* code, or 0 for none.
+    flags: u32,
+    // The decay's quintic duration or spring halflife, seconds.
+    param_s: f32,
+    // Real seconds since the switch.
+    elapsed_s: f32,
+    // Largest offset component at the switch (metres or radians).
+    largest_offset: f32,
+    // Largest offset velocity component at the switch.
+    largest_velocity: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+const STATE_SHOWN_MASK: u32 = 3u;
+const STATE_SLOT_SHIFT: u32 = 2u;
+const STATE_DECAY_SHIFT: u32 = 4u;
+
+// What one joint of one layer remembers, eight vec4 after its layer's `LayerState`, floats as
+// bits. The last two displayed poses alternate between two slots (a frame writes one slot and
+// reads nothing); `memo` holds the frozen snapshot (translation + scale.x, rotation,
+// scale.yz) or the inertialization offsets (translation, translation velocity, rotation
+// vector, rotation velocity, packed three vec3 into twelve floats), never both at once: a
+// switch starts one and ends the other.
+struct JointState {
+    slot0_translation: vec3<f32>,
+    slot0_scale_x: f32,
+    slot0_rotation: vec4<f32>,
+    slot1_translation: vec3<f32>,
+    slot1_scale_x: f32,
+    slot1_rotation: vec4<f32>,
+    // (slot0 scale.y, slot0 scale.z, slot1 scale.y, slot1 scale.z).
+    scales_yz: vec4<f32>,
+    memo0: vec4<f32>,
+    memo1: vec4<f32>,
+    memo2: vec4<f32>,
 }

@@ -1,6 +1,6 @@
 //! A whole frame on the CPU: every layer of every character through sample → transition →
 //! layers → local-to-model → skinning, with the memory transitions need between frames.
-//! The GPU's fused `shaders/frame.wgsl` has the same shape.
+//! The GPU's fused `shaders/frame_layers.wgsl` has the same shape (`GpuCrowd::set_frame`).
 //!
 //! ```text
 //! per character:
@@ -22,7 +22,7 @@ use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpa
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
-use crate::program::{validate_clips, validate_sample_range};
+use crate::program::{validate_clips, validate_dt, validate_layer_programs, ProgramError};
 
 /// How a layer combines with the layers below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +54,30 @@ pub struct LayerSetup {
     pub space: LayerSpace,
     /// Per-joint weights; `None` is the whole body.
     pub mask: Option<Mask>,
+}
+
+/// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
+/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`] and
+/// the GPU evaluator, so that both accept the same layers.
+pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
+    if layers.is_empty() {
+        return Err(ProgramError::Layers("an archetype needs at least one layer".into()));
+    }
+    for (l, layer) in layers.iter().enumerate() {
+        if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != num_joints) {
+            return Err(ProgramError::Layers(format!("layer {l}: mask has {} weights for {num_joints} joints", mask.weights().len())));
+        }
+    }
+    Ok(())
+}
+
+/// The order layers are evaluated in: the base (layer 0), then additive layers, then override
+/// layers, each group in index order.
+#[must_use]
+pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
+    let additive = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Additive);
+    let overrides = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Override);
+    std::iter::once(0).chain(additive).chain(overrides).take(layers.len()).collect()
 }
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
@@ -157,27 +181,18 @@ pub struct FrameJob<'a> {
 }
 
 impl FrameJob<'_> {
-    /// Checks, in order: at least one layer ([`EvalError::Layers`]); clips match the rig
-    /// ([`ProgramError::ClipRigMismatch`]); masks have one weight per joint
-    /// ([`EvalError::Layers`]); `dt_s` finite and non-negative ([`EvalError::BadDt`]); programs,
-    /// context, counters and output sized for the same crowd ([`EvalError::ProgramCount`],
-    /// [`EvalError::OutputSize`]); every program's ranges inside `samples`
+    /// Checks, in order: clips match the rig ([`ProgramError::ClipRigMismatch`]); at least one
+    /// layer and masks of one weight per joint ([`ProgramError::Layers`]); `dt_s` finite and
+    /// non-negative ([`ProgramError::BadDt`]); programs, context, counters and output sized for
+    /// the same crowd ([`EvalError::ProgramCount`], [`EvalError::OutputSize`],
+    /// [`EvalError::RootMotionCount`]); every program's ranges inside `samples`
     /// ([`ProgramError::SampleRange`]), its samples valid ([`ProgramError::UnknownClip`],
-    /// [`ProgramError::BadSample`]) and its numbers finite ([`EvalError::BadProgram`]).
+    /// [`ProgramError::BadSample`]) and its numbers finite ([`ProgramError::BadProgram`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        if self.layers.is_empty() {
-            return Err(EvalError::Layers("an archetype needs at least one layer".into()));
-        }
         validate_clips(joints, self.clips)?;
-        for (l, layer) in self.layers.iter().enumerate() {
-            if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != joints) {
-                return Err(EvalError::Layers(format!("layer {l}: mask has {} weights for {joints} joints", mask.weights().len())));
-            }
-        }
-        if !(self.dt_s.is_finite() && self.dt_s >= 0.0) {
-            return Err(EvalError::BadDt(self.dt_s));
-        }
+        validate_layer_setups(self.layers, joints)?;
+        validate_dt(self.dt_s)?;
         let num_layers = self.layers.len();
         let characters = self.clips_sampled.len();
         let ctx = &*self.context;
@@ -199,18 +214,9 @@ impl FrameJob<'_> {
             return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
         }
         if !self.root_motion.is_empty() && self.root_motion.len() != characters {
-            return Err(EvalError::Layers(format!("{} root motion entries for {characters} characters", self.root_motion.len())));
+            return Err(EvalError::RootMotionCount { got: self.root_motion.len(), characters });
         }
-        for (i, p) in self.programs.iter().enumerate() {
-            let character = i / num_layers;
-            let num_clips = self.clips.len();
-            let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_source);
-            validate_sample_range(character, p.first_sample..end, self.samples, num_clips)?;
-            let numbers = [p.target_weight, p.weight, p.param_s];
-            if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.param_s < 0.0 {
-                return Err(EvalError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
-            }
-        }
+        validate_layer_programs(self.programs, num_layers, self.samples, self.clips.len())?;
         Ok(())
     }
 
@@ -228,7 +234,7 @@ impl FrameJob<'_> {
         let joints = rig.num_joints();
         let num_layers = layers.len();
         let per_layer = num_layers * joints;
-        let shared = Shared { rig, clips, layers, samples, dt_s, layout };
+        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), samples, dt_s, layout };
         output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
@@ -257,6 +263,7 @@ struct Shared<'a> {
     rig: &'a Rig,
     clips: &'a [Clip],
     layers: &'a [LayerSetup],
+    order: Vec<usize>,
     samples: &'a [ClipSample],
     dt_s: f32,
     layout: OutputLayout,
@@ -301,15 +308,16 @@ impl Shared<'_> {
         let mut sampled = 0;
         let mut root = RootDelta::default();
         // Additive layers go onto the base first, then override layers on top.
-        let additive = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Additive);
-        let overrides = (1..self.layers.len()).filter(|&l| self.layers[l].blend == LayerBlend::Override);
-        for l in std::iter::once(0).chain(additive).chain(overrides) {
+        for &l in &self.order {
             let program = &programs[l];
             let setup = &self.layers[l];
             let span = l * joints..(l + 1) * joints;
             if l > 0 && program.weight <= 0.0 {
-                // An invisible layer costs nothing; its next switch is a cut, which nobody sees.
+                // An invisible layer costs nothing and forgets what it showed: a fade or an
+                // offset it comes back to would start from a pose nobody saw (its switches
+                // went by unseen), so it comes back as after a cut.
                 memory.shown[l] = 0;
+                memory.inertia[l] = Inertia::default();
                 continue;
             }
             let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };

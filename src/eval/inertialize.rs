@@ -1,5 +1,6 @@
 //! Inertialization: the offset that hides a switch and decays to zero while only the new
-//! state is evaluated. Mirrored by `shaders/inertialize.wgsl`.
+//! state is evaluated. Mirrored by the decay, capture and apply functions of
+//! `shaders/transition.wgsl`.
 //!
 //! At a switch, per joint, the offset starts at `x0 = old − new` (translations as vectors,
 //! rotations as the rotation vector of `old * inverse(new)`) moving at `v0 = v_old − v_new`,
@@ -153,7 +154,8 @@ pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
 
 /// One joint's offset captured at a switch.
 ///
-/// Keep in sync with `JointOffset` in `shaders/shared/types.wgsl`.
+/// The GPU keeps it packed into the twelve floats of `JointState::memo0..memo2` in
+/// `shaders/shared/types.wgsl` (`load_offset` / `store_offset` in `shaders/transition.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct JointOffset {

@@ -72,15 +72,17 @@ pub enum EvalError {
         /// Floats given.
         got: usize,
     },
-    /// The clips or the samples were refused by the checks both evaluators share.
+    /// The root-motion slice is neither empty nor one entry per character.
+    #[error("{got} root motion entries for {characters} characters (give none, or one per character)")]
+    RootMotionCount {
+        /// Entries given.
+        got: usize,
+        /// Characters in the job.
+        characters: usize,
+    },
+    /// The clips, samples, layers or programs were refused by the checks both evaluators share.
     #[error(transparent)]
     Program(#[from] ProgramError),
-    /// The layer setup is unusable.
-    #[error("layers: {0}")]
-    Layers(String),
-    /// The frame's time step is NaN, infinite or negative.
-    #[error("dt {0} s: the time step must be finite and non-negative")]
-    BadDt(f32),
     /// Programs, context and counters are sized for different crowds.
     #[error("{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters")]
     ProgramCount {
@@ -92,16 +94,6 @@ pub enum EvalError {
         layers: usize,
         /// Characters the context was sized for.
         context_characters: usize,
-    },
-    /// A layer program holds a NaN, an infinity, or a weight outside [0, 1].
-    #[error("character {character} layer {layer}: bad program {what}")]
-    BadProgram {
-        /// The character.
-        character: usize,
-        /// The layer.
-        layer: usize,
-        /// The program, printed.
-        what: String,
     },
 }
 

@@ -8,6 +8,9 @@
 //! | crossfade | — | both states' samples blended at once (in the sample stage) |
 //! | inertialize | offsets ← old motion carried one step − destination; velocity from the last two displayed poses and the destination one step earlier | destination + offset decayed in real time |
 //!
+//! A layer that has shown nothing (new, reset, or back from weight 0) treats a fade in flight as
+//! starting from its destination: there is no displayed pose to freeze.
+//!
 //! Any switch ends an offset still decaying: a frozen or interrupting switch starts from the
 //! displayed pose, offset included, and an inertialized one re-captures from it, so rapid
 //! switches stay continuous. A switch before anything was displayed is a cut.
@@ -73,7 +76,10 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
     if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
         if switched && shown > 0 {
             memory.snapshot.copy_from_slice(memory.displayed);
-        } else if switched {
+        } else if switched || shown == 0 {
+            // Nothing displayed to freeze (a new or reset character, or a layer back from
+            // weight 0 in the middle of a fade whose switch it never showed): fade from the
+            // destination itself, as after a cut.
             memory.snapshot.copy_from_slice(pose);
         }
         mix_from(memory.snapshot, program.target_weight, pose);

@@ -5,15 +5,18 @@ use std::ops::Range;
 use glam::Mat4;
 use wgpu::util::DeviceExt;
 
-use super::pipelines::Pipelines;
+use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
-    GpuChunkParams, GpuClipHeader, GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4,
-    WORKGROUP_SIZE,
+    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
+    STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use super::GpuError;
 use crate::clip::Clip;
+use crate::eval::frame::{evaluation_order, validate_layer_setups, LayerBlend, LayerSetup, LayerSpace};
+use crate::eval::layers::Mask;
 use crate::eval::OutputLayout;
-use crate::program::{validate_clips, validate_samples, ClipSample};
+use crate::program::{validate_clips, validate_dt, validate_layer_programs, validate_samples, ClipSample, LayerProgram};
 use crate::rig::{Rig, Transform, MAX_JOINTS};
 
 /// Bytes of a `vec4<f32>`, the unit every window index counts in.
@@ -24,6 +27,12 @@ const LOCAL_BYTES: u64 = size_of::<GpuTransform>() as u64;
 const MODEL_BYTES: u64 = 64;
 /// Bytes of [`GpuChunkParams`].
 const PARAMS_BYTES: u64 = size_of::<GpuChunkParams>() as u64;
+/// Bytes of one layer's [`GpuLayerState`] in the characters' memory.
+const LAYER_STATE_BYTES: u64 = size_of::<GpuLayerState>() as u64;
+/// Bytes of one joint's [`GpuJointState`] in the characters' memory.
+const JOINT_STATE_BYTES: u64 = size_of::<GpuJointState>() as u64;
+/// Bytes of one [`LayerProgram`].
+const PROGRAM_BYTES: u64 = size_of::<LayerProgram>() as u64;
 /// Smallest size given to a buffer that may hold nothing (an empty crowd or clip table), so
 /// that it can still be bound.
 const MIN_BUFFER_BYTES: u64 = 64;
@@ -54,11 +63,20 @@ pub enum Stage {
     LocalToModel,
     /// Model matrices to the output (`shaders/skinning.wgsl`, [`crate::eval::skinning`]).
     Skinning,
+    /// Layer programs to each layer's displayed pose in the characters' memory, updating that
+    /// memory (`shaders/transition.wgsl`, [`crate::eval::transition`]); after
+    /// [`GpuCrowd::set_frame`].
+    Transition,
+    /// Each layer's displayed pose, combined, to local poses (`shaders/layers.wgsl`,
+    /// [`crate::eval::layers`]); after [`GpuCrowd::set_frame`].
+    Layers,
 }
 
 impl Stage {
-    /// The three stages in frame order.
+    /// The stages of [`GpuCrowd::set_programs`]'s frame, in order.
     pub const ALL: [Self; 3] = [Self::Sample, Self::LocalToModel, Self::Skinning];
+    /// The stages of [`GpuCrowd::set_frame`]'s layered frame, in order.
+    pub const LAYERED: [Self; 4] = [Self::Transition, Self::Layers, Self::LocalToModel, Self::Skinning];
 }
 
 /// The buffers and bind groups of one crowd size; rebuilt when the character count changes or
@@ -71,6 +89,12 @@ struct FrameResources {
     output: wgpu::Buffer,
     /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
     stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    /// The layered frame's programs and the characters' memory, for a crowd with layers.
+    layered: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    /// Every chunk's parameters, at `params_stride` in `params`, rewritten when `dt_s` changes.
+    params: wgpu::Buffer,
+    params_stride: u64,
+    chunk_params: Vec<GpuChunkParams>,
     chunks: Vec<Chunk>,
 }
 
@@ -81,6 +105,8 @@ struct Chunk {
     frame: wgpu::BindGroup,
     /// Group 2, with stage buffers.
     stages: Option<wgpu::BindGroup>,
+    /// Group 3, for a crowd with layers.
+    layered: Option<wgpu::BindGroup>,
 }
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
@@ -132,8 +158,53 @@ pub struct GpuCrowd {
     num_clips: usize,
     pipelines: Pipelines,
     archetype: wgpu::BindGroup,
+    /// The layers, for a crowd built [`with_layers`](Self::with_layers).
+    layers: Option<Layers>,
     frame: Option<FrameResources>,
+    /// Whether the last frame set was [`set_frame`](Self::set_frame)'s (else
+    /// [`set_programs`](Self::set_programs)'s).
+    layered_frame: bool,
     ranges_scratch: Vec<GpuSampleRange>,
+}
+
+/// An archetype's layers on the device.
+struct Layers {
+    count: usize,
+    /// Setups in evaluation order, then mask weights (`shaders/shared/bindings.wgsl`).
+    table: wgpu::Buffer,
+}
+
+/// The layer table: each layer's [`GpuLayerSetup`] in evaluation order, then the masks'
+/// weights as f32 bits, one per joint.
+fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
+    let order = evaluation_order(layers);
+    let mut masks: Vec<u32> = Vec::new();
+    let mut setups = Vec::with_capacity(order.len());
+    let masks_start = 4 * layers.len();
+    for &l in &order {
+        let setup = &layers[l];
+        let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask: &Mask| {
+            let start = (masks_start + masks.len()) as u32;
+            masks.extend(mask.weights().iter().map(|w| w.to_bits()));
+            start
+        });
+        setups.push(GpuLayerSetup {
+            // Layer counts are bounded by the programs a crowd can hold, far inside u32.
+            layer: l as u32,
+            blend: match setup.blend {
+                LayerBlend::Override => BLEND_OVERRIDE,
+                LayerBlend::Additive => BLEND_ADDITIVE,
+            },
+            space: match setup.space {
+                LayerSpace::Local => SPACE_LOCAL,
+                LayerSpace::Mesh => SPACE_MESH,
+            },
+            mask_start,
+        });
+    }
+    let mut table: Vec<u32> = bytemuck::cast_slice(&setups).to_vec();
+    table.extend(masks);
+    table
 }
 
 impl std::fmt::Debug for GpuCrowd {
@@ -192,8 +263,49 @@ impl GpuCrowd {
         clips: &[Clip],
         options: GpuCrowdOptions,
     ) -> Result<Self, GpuError> {
+        Self::build(device, queue, rig, clips, None, options)
+    }
+
+    /// [`new`](Self::new) for the layered frame, the GPU mirror of
+    /// [`crate::eval::frame::FrameJob`]: also uploads the archetype's layers (blend, space,
+    /// mask weights) once. Each frame, [`set_frame`](Self::set_frame) uploads the layer
+    /// programs and [`encode`](Self::encode) records sample → transition → layers →
+    /// local-to-model → skinning; per-character memory (the last two displayed poses, the frozen
+    /// snapshot or inertialization offsets, the inertia clock) stays on the device between
+    /// frames.
+    ///
+    /// Fails as [`new`](Self::new) does, when the layers are refused with the CPU's checks
+    /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 11
+    /// storage buffers per shader stage ([`GpuError::DeviceLimit`]).
+    pub fn with_layers(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        rig: &Rig,
+        clips: &[Clip],
+        layers: &[LayerSetup],
+        options: GpuCrowdOptions,
+    ) -> Result<Self, GpuError> {
+        validate_layer_setups(layers, rig.num_joints())?;
+        Self::build(device, queue, rig, clips, Some(layers), options)
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        rig: &Rig,
+        clips: &[Clip],
+        layers: Option<&[LayerSetup]>,
+        options: GpuCrowdOptions,
+    ) -> Result<Self, GpuError> {
         let limits = device.limits();
         check_limits(&limits)?;
+        if layers.is_some() && limits.max_storage_buffers_per_shader_stage < LAYERED_STORAGE_BUFFERS {
+            return Err(GpuError::DeviceLimit {
+                limit: "max_storage_buffers_per_shader_stage",
+                needed: LAYERED_STORAGE_BUFFERS.into(),
+                got: limits.max_storage_buffers_per_shader_stage.into(),
+            });
+        }
         validate_clips(rig.num_joints(), clips)?;
         let (joints, max_depth) = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
@@ -225,7 +337,7 @@ impl GpuCrowd {
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
-        let pipelines = Pipelines::new(device);
+        let pipelines = Pipelines::new(device, layers.is_some());
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -234,6 +346,10 @@ impl GpuCrowd {
                 wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 2, resource: clip_frames.as_entire_binding() },
             ],
+        });
+        let layers = layers.map(|layers| Layers {
+            count: layers.len(),
+            table: init("throng.layer_table", bytemuck::cast_slice(&layer_table(layers))),
         });
         Ok(Self {
             device: device.clone(),
@@ -244,7 +360,9 @@ impl GpuCrowd {
             num_clips: clips.len(),
             pipelines,
             archetype,
+            layers,
             frame: None,
+            layered_frame: false,
             ranges_scratch: Vec::new(),
         })
     }
@@ -271,6 +389,20 @@ impl GpuCrowd {
     #[must_use]
     pub fn layout(&self) -> OutputLayout {
         self.options.layout
+    }
+
+    /// Layers per character: 0 for a crowd built with [`new`](Self::new).
+    #[must_use]
+    pub fn num_layers(&self) -> usize {
+        self.layers.as_ref().map_or(0, |l| l.count)
+    }
+
+    /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
+    /// a 32-byte [`GpuLayerState`] and a 128-byte [`GpuJointState`] per joint. 16,448 bytes for
+    /// a 64-joint, 2-layer archetype.
+    #[must_use]
+    pub fn memory_bytes_per_character(&self) -> u64 {
+        self.num_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
     }
 
     /// Bytes of one character's matrices in the output.
@@ -310,6 +442,7 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(());
         };
+        self.layered_frame = false;
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
@@ -322,9 +455,70 @@ impl GpuCrowd {
         Ok(())
     }
 
+    /// Uploads a frame of the layered crowd: character `i`'s layer `l` reads
+    /// `programs[i * num_layers + l]`, whose sample ranges index `samples`, exactly as
+    /// [`crate::eval::frame::FrameJob`] reads them and with the same checks
+    /// ([`crate::program::validate_dt`], [`crate::program::validate_layer_programs`]); `dt_s` is
+    /// the real time since the last frame (0 when paused). Writes `40 × layers + 16 × samples`
+    /// bytes per character (144 for two layers of a two-clip blend each).
+    ///
+    /// The character count is `programs.len() / num_layers`. When it changes, the crowd's
+    /// buffers are rebuilt (after checking each fits the device) and the characters that remain
+    /// keep their memory; new characters start with none, as after
+    /// [`reset_character`](Self::reset_character). On error nothing is written.
+    pub fn set_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Result<(), GpuError> {
+        let num_layers = self.num_layers();
+        if num_layers == 0 {
+            return Err(GpuError::NoLayers);
+        }
+        validate_dt(dt_s)?;
+        validate_layer_programs(programs, num_layers, samples, self.num_clips)?;
+        let num_characters = programs.len() / num_layers;
+        let fits = self
+            .frame
+            .as_ref()
+            .is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= samples.len());
+        if !fits {
+            let frame = self.build_frame(num_characters, samples.len())?;
+            self.frame = Some(frame);
+        }
+        let Some(frame) = &mut self.frame else {
+            return Ok(());
+        };
+        self.layered_frame = true;
+        if !samples.is_empty() {
+            self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
+        }
+        if let Some((program_buffer, _)) = frame.layered.as_ref().filter(|_| !programs.is_empty()) {
+            self.queue.write_buffer(program_buffer, 0, bytemuck::cast_slice(programs));
+        }
+        if frame.chunk_params.first().is_some_and(|p| p.dt_s.to_bits() != dt_s.to_bits()) {
+            for (k, p) in frame.chunk_params.iter_mut().enumerate() {
+                p.dt_s = dt_s;
+                self.queue.write_buffer(&frame.params, k as u64 * frame.params_stride, bytemuck::bytes_of(p));
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets what `character` of a layered crowd displayed, so that its next switch is a cut
+    /// (a character reused for someone new, or teleported by gameplay), as
+    /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
+    /// crowds without layers, are ignored. Takes effect with the next submitted frame.
+    pub fn reset_character(&self, character: usize) {
+        let Some((_, memory)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()) else {
+            return;
+        };
+        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+        for l in 0..self.num_layers() as u64 {
+            let offset = (character as u64 * self.num_layers() as u64 + l) * per_layer;
+            self.queue.write_buffer(memory, offset, bytemuck::bytes_of(&GpuLayerState::default()));
+        }
+    }
+
     /// The most characters one dispatch may evaluate on this device.
     fn chunk_characters(&self, limits: &wgpu::Limits) -> u32 {
-        let mut window_bytes = self.output_bytes_per_character();
+        let mut window_bytes = self.output_bytes_per_character().max(self.memory_bytes_per_character());
         if self.options.stage_buffers {
             window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
@@ -354,6 +548,14 @@ impl GpuCrowd {
         if self.options.stage_buffers && model_bytes > limits.max_buffer_size {
             return Err(too_large("model matrices", model_bytes, limits.max_buffer_size, "max_buffer_size"));
         }
+        let layers = self.num_layers() as u64;
+        let (programs_bytes, memory_bytes) = (n * layers * PROGRAM_BYTES, n * self.memory_bytes_per_character());
+        if programs_bytes > binding_limit {
+            return Err(too_large("layer programs", programs_bytes, binding_limit, "max_storage_buffer_binding_size"));
+        }
+        if memory_bytes > limits.max_buffer_size {
+            return Err(too_large("layer memory", memory_bytes, limits.max_buffer_size, "max_buffer_size"));
+        }
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -381,6 +583,25 @@ impl GpuCrowd {
                 )
             }),
         };
+        let layered = match kept {
+            Some(f) => f.layered.clone(),
+            None => self.layers.as_ref().map(|_| {
+                let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
+                // Zeroed by wgpu: every character starts having shown nothing.
+                let memory = buffer("throng.layer_memory", memory_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST);
+                // The characters that remain keep their memory (character `i` at
+                // `i × bytes per character` in both buffers).
+                if let Some((_, old)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) {
+                    let keep = old.size().min(memory_bytes) / 4 * 4;
+                    if keep > 0 {
+                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
+                        encoder.copy_buffer_to_buffer(old, 0, &memory, 0, keep);
+                        self.queue.submit([encoder.finish()]);
+                    }
+                }
+                (programs, memory)
+            }),
+        };
 
         let chunk_characters = u64::from(self.chunk_characters(&limits));
         let num_chunks = n.div_ceil(chunk_characters);
@@ -392,13 +613,17 @@ impl GpuCrowd {
             OutputLayout::Affine3x4 => LAYOUT_AFFINE3X4,
         };
         let mut params_bytes = vec![0u8; (num_chunks * params_stride) as usize];
+        let mut chunk_params = Vec::with_capacity(num_chunks as usize);
         let mut chunks = Vec::with_capacity(num_chunks as usize);
+        let dt_s = self.frame.as_ref().and_then(|f| f.chunk_params.first()).map_or(0.0, |p| p.dt_s);
         for k in 0..num_chunks {
             let first = k * chunk_characters;
             let count = chunk_characters.min(n - first);
             let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
+            let memory_per_character = self.memory_bytes_per_character();
+            let memory = Window::new(first * memory_per_character, count * memory_per_character, align);
             // Chunk sizes are at most 65,535 and crowds are refused before u32 overflows in
             // the shader's indices (bindings hold under 4 GiB).
             let p = GpuChunkParams {
@@ -410,9 +635,14 @@ impl GpuCrowd {
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
                 model_base: model.base_vec4,
+                state_base: memory.base_vec4,
+                num_layers: layers as u32,
+                dt_s,
+                pad0: 0,
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
+            chunk_params.push(p);
             let frame = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("throng.chunk"),
                 layout: &self.pipelines.layouts.chunk,
@@ -440,16 +670,40 @@ impl GpuCrowd {
                     ],
                 })
             });
-            chunks.push(Chunk { num_characters: count as u32, frame, stages });
+            let layered_group = self.layers.as_ref().zip(layered.as_ref()).map(|(layers, (programs, memory_buffer))| {
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("throng.layered"),
+                    layout: &self.pipelines.layouts.layered,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: programs.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: layers.table.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 2, resource: memory.binding(memory_buffer) },
+                    ],
+                })
+            });
+            chunks.push(Chunk { num_characters: count as u32, frame, stages, layered: layered_group });
         }
         if !params_bytes.is_empty() {
             self.queue.write_buffer(&params, 0, &params_bytes);
         }
-        Ok(FrameResources { num_characters, samples_capacity, samples, ranges, output, stage_buffers, chunks })
+        Ok(FrameResources {
+            num_characters,
+            samples_capacity,
+            samples,
+            ranges,
+            output,
+            stage_buffers,
+            layered,
+            params,
+            params_stride,
+            chunk_params,
+            chunks,
+        })
     }
 
-    /// Records the frame: the fused `frame` pipeline, one dispatch per chunk, one workgroup per
-    /// character. Nothing is recorded before the first [`set_programs`](Self::set_programs).
+    /// Records the frame: the fused `frame` pipeline (after [`set_programs`](Self::set_programs))
+    /// or `frame_layers` (after [`set_frame`](Self::set_frame)), one dispatch per chunk, one
+    /// workgroup per character. Nothing is recorded before the first frame is set.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_frame(encoder, None);
     }
@@ -473,19 +727,29 @@ impl GpuCrowd {
             return;
         };
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.frame"), timestamp_writes });
-        pass.set_pipeline(&self.pipelines.frame);
+        let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
+        pass.set_pipeline(layered.map_or(&self.pipelines.frame, |p| &p.frame));
         pass.set_bind_group(0, &self.archetype, &[]);
         for chunk in &frame.chunks {
             pass.set_bind_group(1, &chunk.frame, &[]);
+            if layered.is_some() {
+                pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
+            }
             pass.dispatch_workgroups(chunk.num_characters, 1, 1);
         }
     }
 
     /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
     /// buffers: `Sample` writes local poses, `LocalToModel` reads them and writes model
-    /// matrices, `Skinning` reads those and writes the output. The three in order give the same
-    /// output as [`encode`](Self::encode) at about three times the memory traffic; they exist
-    /// to test and time each stage against its CPU mirror.
+    /// matrices, `Skinning` reads those and writes the output. The three in order
+    /// ([`Stage::ALL`]) give the same output as [`encode`](Self::encode) after
+    /// [`set_programs`](Self::set_programs), at about three times the memory traffic; they exist
+    /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
+    /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
+    /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
+    /// into local poses. Every stage but `Transition` needs
+    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
+    /// `Layers` need layers ([`GpuError::NoLayers`]).
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
         self.encode_one_stage(encoder, stage, None)
     }
@@ -514,23 +778,33 @@ impl GpuCrowd {
         stage: Stage,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<(), GpuError> {
-        if !self.options.stage_buffers {
-            return Err(GpuError::NoStageBuffers);
-        }
-        let Some(frame) = &self.frame else {
-            return Ok(());
-        };
+        let layered = self.pipelines.layered.as_ref().filter(|_| self.layers.is_some());
         let (pipeline, label) = match stage {
             Stage::Sample => (&self.pipelines.sample, "throng.sample"),
             Stage::LocalToModel => (&self.pipelines.local_to_model, "throng.local_to_model"),
             Stage::Skinning => (&self.pipelines.skinning, "throng.skinning"),
+            Stage::Transition => (&layered.ok_or(GpuError::NoLayers)?.transition, "throng.transition"),
+            Stage::Layers => (&layered.ok_or(GpuError::NoLayers)?.layers, "throng.layers"),
+        };
+        // The transition stage writes only the characters' memory; every other stage reads or
+        // writes the intermediates.
+        if stage != Stage::Transition && !self.options.stage_buffers {
+            return Err(GpuError::NoStageBuffers);
+        }
+        let Some(frame) = &self.frame else {
+            return Ok(());
         };
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.archetype, &[]);
         for chunk in &frame.chunks {
             pass.set_bind_group(1, &chunk.frame, &[]);
-            pass.set_bind_group(2, chunk.stages.as_ref(), &[]);
+            if stage != Stage::Transition {
+                pass.set_bind_group(2, chunk.stages.as_ref(), &[]);
+            }
+            if matches!(stage, Stage::Transition | Stage::Layers) {
+                pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
+            }
             pass.dispatch_workgroups(chunk.num_characters, 1, 1);
         }
         Ok(())
@@ -589,6 +863,52 @@ impl GpuCrowd {
         let n = self.num_characters() * self.num_joints;
         let bytes = self.read_blocking(models, n as u64 * MODEL_BYTES, "model matrices")?;
         Ok(bytemuck::pod_collect_to_vec::<u8, f32>(&bytes).chunks_exact(16).map(Mat4::from_cols_slice).collect())
+    }
+
+    /// Reads back every layer's displayed pose from the characters' memory, waiting for the GPU:
+    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j`, what the transition
+    /// stage made of the layer's samples last frame (layers that have shown nothing read as
+    /// whatever their memory held). For tests of the transition stage; empty without layers.
+    pub fn read_displayed_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
+        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+            return Ok(Vec::new());
+        };
+        let bytes = self.read_blocking(memory, self.num_characters() as u64 * self.memory_bytes_per_character(), "layer memory")?;
+        let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
+        let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
+        for block in bytes.chunks_exact(per_layer) {
+            let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
+            let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
+            let slot = (state.flags >> STATE_SLOT_SHIFT) & 1;
+            poses.extend(joints.chunks_exact(JOINT_STATE_BYTES as usize).map(|j| bytemuck::pod_read_unaligned::<GpuJointState>(j).slot(slot)));
+        }
+        Ok(poses)
+    }
+
+    /// Overwrites every layer's memory with `poses` displayed once (character `i`, layer `l`,
+    /// joint `j` at `(i * layers + l) * J + j`), forgetting transitions in flight, to test the
+    /// layers stage alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per
+    /// joint per layer per character, and with [`GpuError::NoLayers`] without layers.
+    pub fn write_displayed_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
+        let expected = self.num_characters() * self.num_layers() * self.num_joints;
+        if poses.len() != expected {
+            return Err(GpuError::LengthMismatch { what: "displayed poses", expected, got: poses.len() });
+        }
+        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+            return if self.layers.is_some() { Ok(()) } else { Err(GpuError::NoLayers) };
+        };
+        let shown_once = GpuLayerState { flags: 1 & STATE_SHOWN_MASK, ..GpuLayerState::default() };
+        let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
+        for layer in poses.chunks_exact(self.num_joints.max(1)) {
+            bytes.extend_from_slice(bytemuck::bytes_of(&shown_once));
+            for pose in layer {
+                bytes.extend_from_slice(bytemuck::bytes_of(&GpuJointState::with_slot0(pose)));
+            }
+        }
+        if !bytes.is_empty() {
+            self.queue.write_buffer(memory, 0, &bytes);
+        }
+        Ok(())
     }
 
     /// Reads back the whole output, waiting for the GPU: `characters × joints ×

@@ -5,10 +5,16 @@
 //! ──────────────────          ───────────                    ───────────────────────────
 //! rig joints, clip headers,   ClipSample[] + ranges  ──►     frame: sample ─► local_to_model
 //! clip frames (frame-major)   (set_programs)                        ─► skinning ─► output
+//! (+ layer table: setups,     ClipSample[] +          ──►    frame_layers: per layer sample ─►
+//!  masks, with_layers)        LayerProgram[], dt             transition ─► layers; then
+//!                             (set_frame)                    local_to_model ─► skinning
+//!                                                            (layer memory kept on the device)
 //! ```
 //!
 //! [`GpuCrowd`] owns one archetype's buffers and pipelines on the caller's
-//! [`wgpu::Device`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
+//! [`wgpu::Device`]; [`GpuCrowd::set_programs`] mirrors [`crate::eval::EvalCrowdJob`] and
+//! [`GpuCrowd::set_frame`] (on a crowd built [`GpuCrowd::with_layers`]) mirrors
+//! [`crate::eval::frame::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
 //! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,
 //! joint `j` at `i * J + j`). [`GpuContext`] creates a device for tools and tests. See
 //! `docs/gpu.md` for buffers, chunking and bytes per character.
@@ -50,7 +56,7 @@ pub enum GpuError {
         /// Characters asked for.
         characters: usize,
         /// Which buffer: `"output"`, `"samples"`, `"sample ranges"`, `"local poses"`,
-        /// `"model matrices"`.
+        /// `"model matrices"`, `"layer programs"`, `"layer memory"`.
         what: &'static str,
         /// Bytes it would need.
         bytes: u64,
@@ -92,6 +98,10 @@ pub enum GpuError {
         /// Entries given.
         got: usize,
     },
+    /// A layered call ([`GpuCrowd::set_frame`], the transition and layers stages) was made on a
+    /// crowd built without layers ([`GpuCrowd::new`] rather than [`GpuCrowd::with_layers`]).
+    #[error("this crowd has no layers: build it with GpuCrowd::with_layers")]
+    NoLayers,
     /// A stage-by-stage call was made on a crowd built without
     /// [`GpuCrowdOptions::stage_buffers`].
     #[error("stage-by-stage evaluation needs GpuCrowdOptions::stage_buffers = true")]

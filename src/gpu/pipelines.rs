@@ -14,6 +14,9 @@ const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const LOCAL_TO_MODEL: &str = include_str!("../../shaders/local_to_model.wgsl");
 const SKINNING: &str = include_str!("../../shaders/skinning.wgsl");
 const FRAME: &str = include_str!("../../shaders/frame.wgsl");
+const TRANSITION: &str = include_str!("../../shaders/transition.wgsl");
+const LAYERS: &str = include_str!("../../shaders/layers.wgsl");
+const FRAME_LAYERS: &str = include_str!("../../shaders/frame_layers.wgsl");
 
 /// A WGSL module the evaluator builds: one per stage, and the fused frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +29,18 @@ pub enum ShaderModuleKind {
     Skinning,
     /// `shaders/frame.wgsl` with the three stages it calls, entry point `frame_main`.
     Frame,
+    /// `shaders/transition.wgsl` (with sampling), entry point `transition_main`.
+    Transition,
+    /// `shaders/layers.wgsl` (with the transition's memory layout), entry point `layers_main`.
+    Layers,
+    /// `shaders/frame_layers.wgsl` with every stage, entry point `frame_layers_main`.
+    FrameLayers,
 }
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 4] = [Self::Sample, Self::LocalToModel, Self::Skinning, Self::Frame];
+    pub const ALL: [Self; 7] =
+        [Self::Sample, Self::LocalToModel, Self::Skinning, Self::Frame, Self::Transition, Self::Layers, Self::FrameLayers];
 
     /// The compute entry point.
     #[must_use]
@@ -40,6 +50,9 @@ impl ShaderModuleKind {
             Self::LocalToModel => "local_to_model_main",
             Self::Skinning => "skinning_main",
             Self::Frame => "frame_main",
+            Self::Transition => "transition_main",
+            Self::Layers => "layers_main",
+            Self::FrameLayers => "frame_layers_main",
         }
     }
 
@@ -49,6 +62,9 @@ impl ShaderModuleKind {
             Self::LocalToModel => &[LOCAL_TO_MODEL],
             Self::Skinning => &[SKINNING],
             Self::Frame => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, FRAME],
+            Self::Transition => &[SAMPLE, TRANSITION],
+            Self::Layers => &[SAMPLE, LOCAL_TO_MODEL, TRANSITION, LAYERS],
+            Self::FrameLayers => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, FRAME_LAYERS],
         }
     }
 }
@@ -75,6 +91,8 @@ pub(crate) struct Layouts {
     pub chunk: wgpu::BindGroupLayout,
     /// Group 2: local-pose and model-matrix windows of the stage-by-stage path.
     pub stages: wgpu::BindGroupLayout,
+    /// Group 3: layer programs, the layer table, the window of the characters' memory.
+    pub layered: wgpu::BindGroupLayout,
 }
 
 fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -118,7 +136,11 @@ impl Layouts {
             label: Some("throng.stages"),
             entries: &[storage(0, false), storage(1, false)],
         });
-        Self { archetype, chunk, stages }
+        let layered = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.layered"),
+            entries: &[storage(0, true), storage(1, true), storage(2, false)],
+        });
+        Self { archetype, chunk, stages, layered }
     }
 }
 
@@ -130,10 +152,25 @@ pub(crate) struct Pipelines {
     pub local_to_model: wgpu::ComputePipeline,
     pub skinning: wgpu::ComputePipeline,
     pub frame: wgpu::ComputePipeline,
+    /// The layered frame's pipelines, for a crowd with layers.
+    pub layered: Option<LayeredPipelines>,
+}
+
+/// Storage buffers one shader stage binds in the layered stage path (`layers_main`): the
+/// archetype's 3, the chunk's 3, the stage buffers' 2 and the layered group's 3.
+pub(crate) const LAYERED_STORAGE_BUFFERS: u32 = 11;
+
+/// The layered frame ([`ShaderModuleKind::FrameLayers`]) and its two stages alone.
+pub(crate) struct LayeredPipelines {
+    pub frame: wgpu::ComputePipeline,
+    pub transition: wgpu::ComputePipeline,
+    pub layers: wgpu::ComputePipeline,
 }
 
 impl Pipelines {
-    pub fn new(device: &wgpu::Device) -> Self {
+    /// The pipelines; the layered frame's too when `layered` (the caller has checked
+    /// [`LAYERED_STORAGE_BUFFERS`] against the device).
+    pub fn new(device: &wgpu::Device, layered: bool) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
@@ -159,7 +196,25 @@ impl Pipelines {
                 cache: None,
             })
         };
+        let layered = layered.then(|| {
+            let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("throng.frame_layers"),
+                bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), None, Some(&layouts.layered)],
+                immediate_size: 0,
+            });
+            let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("throng.layered_stages"),
+                bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages), Some(&layouts.layered)],
+                immediate_size: 0,
+            });
+            LayeredPipelines {
+                frame: build(ShaderModuleKind::FrameLayers, &frame_layout, "throng.frame_layers"),
+                transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
+                layers: build(ShaderModuleKind::Layers, &stage_layout, "throng.layers"),
+            }
+        });
         Self {
+            layered,
             sample: build(ShaderModuleKind::Sample, &stage_layout, "throng.sample"),
             local_to_model: build(ShaderModuleKind::LocalToModel, &stage_layout, "throng.local_to_model"),
             skinning: build(ShaderModuleKind::Skinning, &stage_layout, "throng.skinning"),

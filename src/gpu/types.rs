@@ -166,11 +166,11 @@ pub struct GpuSampleRange {
     pub count: u32,
 }
 
-/// What one dispatch (one chunk of the crowd) needs, 32 bytes.
+/// What one dispatch (one chunk of the crowd) needs, 48 bytes.
 ///
 /// Keep in sync with `ChunkParams` in `shaders/shared/types.wgsl`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuChunkParams {
     /// Crowd index of the chunk's first character.
     pub first_character: u32,
@@ -188,6 +188,148 @@ pub struct GpuChunkParams {
     pub local_base: u32,
     /// The chunk's first model matrix in the bound `model_poses` window, in `vec4` units.
     pub model_base: u32,
+    /// The layered frame: the chunk's first layer block in the bound `layer_memory` window, in
+    /// `vec4` units.
+    pub state_base: u32,
+    /// The layered frame: layers per character.
+    pub num_layers: u32,
+    /// The layered frame: real seconds since last frame.
+    pub dt_s: f32,
+    /// Padding to the uniform's 16-byte alignment.
+    pub pad0: u32,
+}
+
+/// `LayerSetup::blend` of an override layer.
+///
+/// Keep in sync with `BLEND_OVERRIDE` in `shaders/shared/types.wgsl`.
+pub const BLEND_OVERRIDE: u32 = 0;
+/// `LayerSetup::blend` of an additive layer.
+///
+/// Keep in sync with `BLEND_ADDITIVE` in `shaders/shared/types.wgsl`.
+pub const BLEND_ADDITIVE: u32 = 1;
+/// `LayerSetup::space` of a local-space override.
+///
+/// Keep in sync with `SPACE_LOCAL` in `shaders/shared/types.wgsl`.
+pub const SPACE_LOCAL: u32 = 0;
+/// `LayerSetup::space` of a mesh-space override.
+///
+/// Keep in sync with `SPACE_MESH` in `shaders/shared/types.wgsl`.
+pub const SPACE_MESH: u32 = 1;
+/// `GpuLayerSetup::mask_start` of a layer without a mask (the whole body).
+///
+/// Keep in sync with `NO_MASK` in `shaders/shared/types.wgsl`.
+pub const NO_MASK: u32 = u32::MAX;
+
+/// One layer of the archetype, in evaluation order, 16 bytes; the start of the layer table.
+///
+/// Keep in sync with `LayerSetup` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuLayerSetup {
+    /// Index of the layer in a character's programs.
+    pub layer: u32,
+    /// [`BLEND_OVERRIDE`] or [`BLEND_ADDITIVE`].
+    pub blend: u32,
+    /// [`SPACE_LOCAL`] or [`SPACE_MESH`].
+    pub space: u32,
+    /// Index in the layer table (in 4-byte words) of the mask's first weight, or [`NO_MASK`].
+    pub mask_start: u32,
+}
+
+/// Frames shown (0, 1 or 2) in [`GpuLayerState::flags`].
+///
+/// Keep in sync with `STATE_SHOWN_MASK` in `shaders/shared/types.wgsl`.
+pub const STATE_SHOWN_MASK: u32 = 3;
+/// Shift of the bit of [`GpuLayerState::flags`] naming the joint slot that holds the displayed
+/// pose.
+///
+/// Keep in sync with `STATE_SLOT_SHIFT` in `shaders/shared/types.wgsl`.
+pub const STATE_SLOT_SHIFT: u32 = 2;
+/// Shift of the decaying inertialization's mode code in [`GpuLayerState::flags`].
+///
+/// Keep in sync with `STATE_DECAY_SHIFT` in `shaders/shared/types.wgsl`.
+pub const STATE_DECAY_SHIFT: u32 = 4;
+
+/// What one layer of one character remembers between frames, 32 bytes: the start of the
+/// layer's block in the characters' memory, followed by a [`GpuJointState`] per joint.
+///
+/// Keep in sync with `LayerState` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLayerState {
+    /// Frames shown ([`STATE_SHOWN_MASK`]), the displayed slot (bit [`STATE_SLOT_SHIFT`]) and
+    /// the decaying inertialization's [`crate::program::SwitchMode`] code (from bit
+    /// [`STATE_DECAY_SHIFT`]; 0 for none). All zero is a character that has shown nothing.
+    pub flags: u32,
+    /// The decay's quintic duration or spring halflife, seconds.
+    pub param_s: f32,
+    /// Real seconds since the switch.
+    pub elapsed_s: f32,
+    /// Largest offset component at the switch (metres or radians).
+    pub largest_offset: f32,
+    /// Largest offset velocity component at the switch.
+    pub largest_velocity: f32,
+    /// Padding to the block's 16-byte alignment.
+    pub pad: [u32; 3],
+}
+
+/// What one joint of one layer remembers, 128 bytes: the last two displayed poses in
+/// alternating slots, and the frozen snapshot or the inertialization offsets (never both at
+/// once: a switch starts one and ends the other).
+///
+/// Keep in sync with `JointState` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuJointState {
+    /// Slot 0's translation, metres.
+    pub slot0_translation: [f32; 3],
+    /// Slot 0's scale along x.
+    pub slot0_scale_x: f32,
+    /// Slot 0's rotation.
+    pub slot0_rotation: [f32; 4],
+    /// Slot 1's translation, metres.
+    pub slot1_translation: [f32; 3],
+    /// Slot 1's scale along x.
+    pub slot1_scale_x: f32,
+    /// Slot 1's rotation.
+    pub slot1_rotation: [f32; 4],
+    /// Slot 0's scale along y and z, then slot 1's.
+    pub scales_yz: [f32; 4],
+    /// Snapshot translation and scale x, or offset translation and translation velocity x.
+    pub memo0: [f32; 4],
+    /// Snapshot rotation, or translation velocity y, z and rotation vector x, y.
+    pub memo1: [f32; 4],
+    /// Snapshot scale y, z, or rotation vector z and rotation velocity.
+    pub memo2: [f32; 4],
+}
+
+impl GpuJointState {
+    /// The pose in `slot` (0 or 1; any other value reads slot 1).
+    #[must_use]
+    pub fn slot(&self, slot: u32) -> Transform {
+        let (translation, scale_x, rotation, scale_yz) = if slot == 0 {
+            (self.slot0_translation, self.slot0_scale_x, self.slot0_rotation, [self.scales_yz[0], self.scales_yz[1]])
+        } else {
+            (self.slot1_translation, self.slot1_scale_x, self.slot1_rotation, [self.scales_yz[2], self.scales_yz[3]])
+        };
+        Transform {
+            translation: translation.into(),
+            rotation: glam::Quat::from_array(rotation),
+            scale: glam::Vec3::new(scale_x, scale_yz[0], scale_yz[1]),
+        }
+    }
+
+    /// A joint state whose slot 0 holds `t`.
+    #[must_use]
+    pub fn with_slot0(t: &Transform) -> Self {
+        Self {
+            slot0_translation: t.translation.to_array(),
+            slot0_scale_x: t.scale.x,
+            slot0_rotation: t.rotation.to_array(),
+            scales_yz: [t.scale.y, t.scale.z, 0.0, 0.0],
+            ..Self::default()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,35 @@
+// The production layered frame (`GpuCrowd::set_frame`, mirroring `throng::eval::frame::FrameJob`):
+// per character, every layer through sample ─► transition ─► layers, then local-to-model ─►
+// skinning, one workgroup per character and one dispatch per chunk. Poses stay in registers and
+// workgroup memory; device memory sees the skinning matrices, one displayed pose per layer per
+// joint written to the characters' memory, and the memory's snapshot or offsets read only while
+// a transition needs them. Concatenated after every stage file.
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = wg.x;
+    let num_joints = params.num_joints;
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let program = layer_program(c, setup.layer);
+        if setup.layer > 0u && !(program.weight > 0.0) {
+            skip_layer(c, setup.layer, thread);
+            continue;
+        }
+        sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
+        transition_layer(c, setup.layer, program, thread, num_joints);
+        combine_layer(setup, program.weight, thread, num_joints);
+    }
+    // The mesh-space override's last barrier (or the transition's) has passed: `pose` is free.
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        pose[j] = affine_from_mat4(transform_to_mat4(combined_pose[k]));
+    }
+    local_to_model(thread, num_joints, params.max_depth);
+    for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
+        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(pose[j]), j));
+    }
+}

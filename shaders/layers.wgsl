@@ -1,0 +1,137 @@
+// Layers: additive layers onto the base, then masked override layers on top, in local or mesh
+// space. Mirrors `throng::eval::layers`. Needs `transition.wgsl` (the layer's pose) and
+// `local_to_model.wgsl`, whose workgroup `pose` array the mesh-space override borrows for the
+// model-space rotations of the layer (`r0`) and of the result (`r1`) before local-to-model
+// fills it: 12 KiB of workgroup memory in all, not 20.
+
+// The character's pose for this thread's joints, layer by layer.
+var<private> combined_pose: array<Transform, JOINTS_PER_THREAD>;
+
+// The layer's weight times its mask's weight for `joint`.
+fn layer_joint_weight(setup: LayerSetup, weight: f32, joint: u32) -> f32 {
+    if setup.mask_start == NO_MASK {
+        return weight;
+    }
+    return weight * bitcast<f32>(layer_table[setup.mask_start + joint]);
+}
+
+// `apply_additive` for one joint: `base * nlerp(identity, delta, w)`, translation `base + w·delta`.
+fn additive_joint(base: Transform, delta: Transform, w: f32) -> Transform {
+    if !(w > 0.0) {
+        return base;
+    }
+    let dq = select(delta.rotation, -delta.rotation, delta.rotation.w < 0.0);
+    var b = base;
+    b.translation += delta.translation * w;
+    b.rotation = quat_normalize(quat_mul(b.rotation, quat_normalize(quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w))));
+    b.scale *= mix(vec3<f32>(1.0), delta.scale, w);
+    return b;
+}
+
+// `override_local` for one joint: `slerp(base, layer, w)`.
+fn override_local_joint(base: Transform, layer: Transform, w: f32) -> Transform {
+    if !(w > 0.0) {
+        return base;
+    }
+    return Transform(
+        mix(base.translation, layer.translation, w),
+        0.0,
+        quat_normalize(quat_slerp(base.rotation, layer.rotation, w)),
+        mix(base.scale, layer.scale, w),
+        0.0,
+    );
+}
+
+// `override_mesh`: joints depth by depth (parents first, as the CPU's walk in index order), each
+// masked joint's model-space rotation moved towards the layer's, then expressed under its
+// already blended parent. Every thread must call it (it holds barriers).
+fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
+    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    for (var depth = 0u; depth <= params.max_depth; depth++) {
+        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+            let j = thread + k * WORKGROUP_SIZE;
+            if j >= num_joints {
+                break;
+            }
+            if rig_joints[j].depth != depth {
+                continue;
+            }
+            let parent = rig_joints[j].parent;
+            var layer_parent = identity;
+            var out_parent = identity;
+            if parent != NO_PARENT {
+                layer_parent = pose[parent].r0;
+                out_parent = pose[parent].r1;
+            }
+            let layer = layer_pose[k];
+            let layer_model = quat_normalize(quat_mul(layer_parent, layer.rotation));
+            pose[j].r0 = layer_model;
+            let w = layer_joint_weight(setup, weight, j);
+            var b = combined_pose[k];
+            if w > 0.0 {
+                let base_model = quat_normalize(quat_mul(out_parent, b.rotation));
+                let target_model = quat_slerp(base_model, layer_model, w);
+                b.rotation = quat_normalize(quat_mul(quat_conjugate(out_parent), target_model));
+                b.translation = mix(b.translation, layer.translation, w);
+                b.scale = mix(b.scale, layer.scale, w);
+                combined_pose[k] = b;
+            }
+            pose[j].r1 = quat_normalize(quat_mul(out_parent, b.rotation));
+        }
+        workgroupBarrier();
+    }
+}
+
+// Combines `layer_pose` into `combined_pose` as `setup` says: the base layer replaces it.
+// Every thread must call it (the mesh-space override holds barriers).
+fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
+    if setup.layer != 0u && setup.blend == BLEND_OVERRIDE && setup.space == SPACE_MESH {
+        override_mesh(setup, weight, thread, num_joints);
+        return;
+    }
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        if setup.layer == 0u {
+            combined_pose[k] = layer_pose[k];
+        } else if setup.blend == BLEND_ADDITIVE {
+            combined_pose[k] = additive_joint(combined_pose[k], layer_pose[k], layer_joint_weight(setup, weight, j));
+        } else {
+            combined_pose[k] = override_local_joint(combined_pose[k], layer_pose[k], layer_joint_weight(setup, weight, j));
+        }
+    }
+}
+
+// The stage alone: each layer's displayed pose, read from the characters' memory, combined in
+// evaluation order into `local_poses`.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = wg.x;
+    let num_joints = params.num_joints;
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let program = layer_program(c, setup.layer);
+        if setup.layer > 0u && !(program.weight > 0.0) {
+            continue;
+        }
+        let block = layer_block(c, setup.layer);
+        let slot = (load_layer_state(block).flags >> STATE_SLOT_SHIFT) & 1u;
+        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+            let j = thread + k * WORKGROUP_SIZE;
+            if j >= num_joints {
+                break;
+            }
+            layer_pose[k] = load_slot(joint_block(block, j), slot);
+        }
+        combine_layer(setup, program.weight, thread, num_joints);
+    }
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        store_local(c * num_joints + j, combined_pose[k]);
+    }
+}

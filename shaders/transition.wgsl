@@ -1,0 +1,411 @@
+// The transition stage: one layer's pose while a transition runs — cut, frozen snapshot,
+// crossfade, or inertialization capture and decay — and the layer's memory between frames.
+// Mirrors `throng::eval::transition` and `throng::eval::inertialize`. Needs `sample.wgsl`.
+//
+// A thread keeps its joints (`thread + k * WORKGROUP_SIZE`) in private arrays from sampling
+// to the layers stage; only the inertialization's largest offset is shared, by atomics.
+
+// MAX_JOINTS / WORKGROUP_SIZE: the most joints one thread evaluates.
+const JOINTS_PER_THREAD: u32 = 4u;
+// `eval::inertialize::VISUALLY_ZERO`: below this an offset is visually zero.
+const VISUALLY_ZERO: f32 = 1e-4;
+const LN_2: f32 = 0.6931472;
+const LAYER_STATE_VEC4S: u32 = 2u;
+const JOINT_STATE_VEC4S: u32 = 8u;
+
+// The layer's pose for this thread's joints: sampled, then turned into what the layer shows.
+var<private> layer_pose: array<Transform, JOINTS_PER_THREAD>;
+// The destination one step earlier (inertialization's switch update), else the pose itself.
+var<private> step_back_pose: array<Transform, JOINTS_PER_THREAD>;
+// Largest offset and offset velocity component over the layer's joints at a capture, as the
+// bits of non-negative floats (which order as the floats do).
+var<workgroup> largest_offset_bits: atomic<u32>;
+var<workgroup> largest_velocity_bits: atomic<u32>;
+
+fn identity_transform() -> Transform {
+    return Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0, 0.0, 0.0, 1.0), vec3<f32>(1.0), 0.0);
+}
+
+// An inertialization offset (`eval::inertialize::JointOffset`).
+struct JointOffset {
+    translation: vec3<f32>,
+    translation_velocity: vec3<f32>,
+    rotation: vec3<f32>,
+    rotation_velocity: vec3<f32>,
+}
+
+// ---- Memory layout (see `LayerState` and `JointState` in types.wgsl) ----
+
+// First vec4 of layer `l` of chunk character `c` in the `layer_memory` window.
+fn layer_block(c: u32, l: u32) -> u32 {
+    return params.state_base + (c * params.num_layers + l) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
+}
+
+fn joint_block(block: u32, joint: u32) -> u32 {
+    return block + LAYER_STATE_VEC4S + joint * JOINT_STATE_VEC4S;
+}
+
+fn load_layer_state(block: u32) -> LayerState {
+    let a = layer_memory[block];
+    let b = layer_memory[block + 1u];
+    return LayerState(a.x, bitcast<f32>(a.y), bitcast<f32>(a.z), bitcast<f32>(a.w), bitcast<f32>(b.x), 0u, 0u, 0u);
+}
+
+fn store_layer_state(block: u32, s: LayerState) {
+    layer_memory[block] = vec4<u32>(s.flags, bitcast<u32>(s.param_s), bitcast<u32>(s.elapsed_s), bitcast<u32>(s.largest_offset));
+    layer_memory[block + 1u] = vec4<u32>(bitcast<u32>(s.largest_velocity), 0u, 0u, 0u);
+}
+
+fn load_vec4(index: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(layer_memory[index]);
+}
+
+// The pose in slot 0 or 1 of a joint.
+fn load_slot(jb: u32, slot: u32) -> Transform {
+    let ts = load_vec4(jb + 2u * slot);
+    let yz = load_vec4(jb + 4u);
+    let scale_yz = select(yz.xy, yz.zw, slot == 1u);
+    return Transform(ts.xyz, 0.0, load_vec4(jb + 2u * slot + 1u), vec3<f32>(ts.w, scale_yz), 0.0);
+}
+
+fn store_slot(jb: u32, slot: u32, t: Transform) {
+    layer_memory[jb + 2u * slot] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
+    layer_memory[jb + 2u * slot + 1u] = bitcast<vec4<u32>>(t.rotation);
+    let old = layer_memory[jb + 4u];
+    let yz = bitcast<vec2<u32>>(t.scale.yz);
+    layer_memory[jb + 4u] = select(vec4<u32>(yz, old.zw), vec4<u32>(old.xy, yz), slot == 1u);
+}
+
+fn load_snapshot(jb: u32) -> Transform {
+    let m0 = load_vec4(jb + 5u);
+    let m2 = load_vec4(jb + 7u);
+    return Transform(m0.xyz, 0.0, load_vec4(jb + 6u), vec3<f32>(m0.w, m2.xy), 0.0);
+}
+
+fn store_snapshot(jb: u32, t: Transform) {
+    layer_memory[jb + 5u] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
+    layer_memory[jb + 6u] = bitcast<vec4<u32>>(t.rotation);
+    layer_memory[jb + 7u] = bitcast<vec4<u32>>(vec4<f32>(t.scale.yz, 0.0, 0.0));
+}
+
+fn load_offset(jb: u32) -> JointOffset {
+    let m0 = load_vec4(jb + 5u);
+    let m1 = load_vec4(jb + 6u);
+    let m2 = load_vec4(jb + 7u);
+    return JointOffset(m0.xyz, vec3<f32>(m0.w, m1.xy), vec3<f32>(m1.zw, m2.x), m2.yzw);
+}
+
+fn store_offset(jb: u32, o: JointOffset) {
+    layer_memory[jb + 5u] = bitcast<vec4<u32>>(vec4<f32>(o.translation, o.translation_velocity.x));
+    layer_memory[jb + 6u] = bitcast<vec4<u32>>(vec4<f32>(o.translation_velocity.yz, o.rotation.xy));
+    layer_memory[jb + 7u] = bitcast<vec4<u32>>(vec4<f32>(o.rotation.z, o.rotation_velocity));
+}
+
+// ---- Decay curves (`eval::inertialize::quintic`, `spring`, `Decay`) ----
+
+// Seed 000's (zero starting acceleration) or Bollo's overshoot-controlled quintic, one
+// component: (offset, velocity) `t_s` after the switch.
+fn quintic(x0: f32, v0_in: f32, t_s: f32, duration_s: f32, overshoot_control: bool) -> vec2<f32> {
+    if !(duration_s > 0.0) || (x0 == 0.0 && v0_in == 0.0) {
+        return vec2<f32>(0.0);
+    }
+    var v0 = v0_in;
+    var end_s = duration_s;
+    var a0 = 0.0;
+    if overshoot_control {
+        if v0 * x0 > 0.0 {
+            v0 = 0.0;
+        }
+        if v0 * x0 < 0.0 {
+            end_s = min(end_s, -5.0 * x0 / v0);
+        }
+        a0 = (-8.0 * v0 * end_s - 20.0 * x0) / (end_s * end_s);
+    }
+    if t_s >= end_s {
+        return vec2<f32>(0.0);
+    }
+    let t2 = end_s * end_s;
+    let t3 = t2 * end_s;
+    let t4 = t3 * end_s;
+    let t5 = t4 * end_s;
+    let c5 = -(a0 * t2 + 6.0 * v0 * end_s + 12.0 * x0) / (2.0 * t5);
+    let c4 = (3.0 * a0 * t2 + 16.0 * v0 * end_s + 30.0 * x0) / (2.0 * t4);
+    let c3 = -(3.0 * a0 * t2 + 12.0 * v0 * end_s + 20.0 * x0) / (2.0 * t3);
+    let c2 = a0 * 0.5;
+    let t = max(t_s, 0.0);
+    let x = x0 + t * (v0 + t * (c2 + t * (c3 + t * (c4 + t * c5))));
+    let v = v0 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * 5.0 * c5)));
+    return vec2<f32>(x, v);
+}
+
+// A critically damped spring, integrated exactly, one component: (offset, velocity).
+fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> vec2<f32> {
+    if !(halflife_s > 0.0) {
+        return vec2<f32>(0.0);
+    }
+    let y = 2.0 * LN_2 / halflife_s;
+    let j1 = v0 + x0 * y;
+    let t = max(t_s, 0.0);
+    let e = exp(-y * t);
+    return vec2<f32>(e * (x0 + j1 * t), e * (v0 - j1 * y * t));
+}
+
+// `Decay::evaluate` for a MODE_QUINTIC / MODE_QUINTIC_OVERSHOOT / MODE_SPRING decay.
+fn decay_evaluate(mode: u32, param_s: f32, x0: f32, v0: f32, t_s: f32) -> vec2<f32> {
+    if mode == MODE_SPRING {
+        return spring(x0, v0, t_s, param_s);
+    }
+    return quintic(x0, v0, t_s, param_s, mode == MODE_QUINTIC_OVERSHOOT);
+}
+
+// `Decay::is_active`: the quintic until its duration; the spring until offset and velocity
+// are visually zero.
+fn decay_is_active(mode: u32, param_s: f32, x0_max: f32, v0_max: f32, t_s: f32) -> bool {
+    if mode == MODE_SPRING {
+        let s = spring(x0_max, v0_max, t_s, param_s);
+        return abs(s.x) > VISUALLY_ZERO || abs(s.y) > VISUALLY_ZERO * 10.0;
+    }
+    return t_s < param_s;
+}
+
+// ---- Per joint (`eval::inertialize::capture`, `apply`; `eval::sample::mix_from`) ----
+
+// `(old.t − fresh.t, rotvec(old.r * inverse(fresh.r)))`.
+fn offset_translation(old: Transform, fresh: Transform) -> vec3<f32> {
+    return old.translation - fresh.translation;
+}
+
+fn offset_rotation(old: Transform, fresh: Transform) -> vec3<f32> {
+    return quat_to_rotation_vector(quat_mul(old.rotation, quat_conjugate(fresh.rotation)));
+}
+
+// The offset at a switch: the old motion carried one step forward minus the fresh pose, and the
+// old velocity minus the fresh; a paused frame (`dt_s` = 0) captures zero velocity.
+fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fresh_previous: Transform, dt_s: f32) -> JointOffset {
+    let inv_dt = select(0.0, 1.0 / dt_s, dt_s > 0.0);
+    var carried = displayed;
+    if dt_s > 0.0 {
+        carried.translation = displayed.translation * 2.0 - previous.translation;
+        carried.rotation = quat_normalize(quat_mul(quat_mul(displayed.rotation, quat_conjugate(previous.rotation)), displayed.rotation));
+    }
+    let t_now = offset_translation(carried, fresh);
+    let r_now = offset_rotation(carried, fresh);
+    let t_before = offset_translation(displayed, fresh_previous);
+    let r_before = offset_rotation(displayed, fresh_previous);
+    return JointOffset(t_now, (t_now - t_before) * inv_dt, r_now, (r_now - r_before) * inv_dt);
+}
+
+fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32) -> vec3<f32> {
+    return vec3<f32>(
+        decay_evaluate(mode, param_s, x0.x, v0.x, t_s).x,
+        decay_evaluate(mode, param_s, x0.y, v0.y, t_s).x,
+        decay_evaluate(mode, param_s, x0.z, v0.z, t_s).x,
+    );
+}
+
+// The fresh pose plus the offset decayed to `t_s` after the switch.
+fn apply_offset(o: JointOffset, mode: u32, param_s: f32, t_s: f32, pose: Transform) -> Transform {
+    var p = pose;
+    p.translation += decay_vec3(mode, param_s, o.translation, o.translation_velocity, t_s);
+    let r = decay_vec3(mode, param_s, o.rotation, o.rotation_velocity, t_s);
+    p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));
+    return p;
+}
+
+// `source * (1 − w) + pose * w`, rotations by shortest-path nlerp.
+fn mix_from_joint(source: Transform, w: f32, pose: Transform) -> Transform {
+    let qb = select(pose.rotation, -pose.rotation, dot(source.rotation, pose.rotation) < 0.0);
+    return Transform(
+        mix(source.translation, pose.translation, w),
+        0.0,
+        quat_normalize(quat_nlerp(source.rotation, qb, w)),
+        mix(source.scale, pose.scale, w),
+        0.0,
+    );
+}
+
+fn max_abs3(a: vec3<f32>, b: vec3<f32>) -> f32 {
+    let m = max(abs(a), abs(b));
+    return max(m.x, max(m.y, m.z));
+}
+
+// `eval::root_motion::remove_root_motion` on the root: no horizontal travel, no yaw.
+fn remove_root_motion(t: Transform) -> Transform {
+    var r = t;
+    r.translation.x = 0.0;
+    r.translation.z = 0.0;
+    let forward = quat_rotate(r.rotation, vec3<f32>(0.0, 0.0, 1.0));
+    let half = -0.5 * atan2(forward.x, forward.z);
+    r.rotation = quat_normalize(quat_mul(vec4<f32>(0.0, sin(half), 0.0, cos(half)), r.rotation));
+    return r;
+}
+
+// ---- The layer ----
+
+// Samples the layer's shown samples (a crossfade blends both sides at once; otherwise the
+// destination alone) and, on an inertialization's switch, the destination one step earlier,
+// into this thread's `layer_pose` and `step_back_pose`. `additive` layers show the identity
+// where their weights sum to zero; the base layer removes root motion when asked.
+fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_joints: u32) {
+    let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
+    let shown = SampleRange(program.first_sample, select(program.num_target, program.num_target + program.num_source, crossfade));
+    let step_back = !crossfade && program.num_source > 0u;
+    let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        var rest = rig_joints[j].rest;
+        if additive {
+            rest = identity_transform();
+        }
+        var p = sample_blend_joint_over(shown, j, num_joints, rest);
+        var b = p;
+        if step_back {
+            b = sample_blend_joint_over(SampleRange(program.first_sample + program.num_target, program.num_source), j, num_joints, rest);
+        }
+        if root_motion && j == 0u {
+            p = remove_root_motion(p);
+            b = remove_root_motion(b);
+        }
+        layer_pose[k] = p;
+        step_back_pose[k] = b;
+    }
+}
+
+// `eval::transition::transition` for layer `l` of chunk character `c`: turns `layer_pose`
+// into the pose the layer shows and updates the layer's memory. Every thread must call it
+// (it holds barriers).
+fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_joints: u32) {
+    let block = layer_block(c, l);
+    let state = load_layer_state(block);
+    let switched = (program.flags & FLAG_SWITCHED) != 0u;
+    let shown = state.flags & STATE_SHOWN_MASK;
+    let slot = (state.flags >> STATE_SLOT_SHIFT) & 1u;
+    var decay = (state.flags >> STATE_DECAY_SHIFT) & 15u;
+    var param_s = state.param_s;
+    var elapsed_s = state.elapsed_s;
+    var largest_offset = state.largest_offset;
+    var largest_velocity = state.largest_velocity;
+    if switched {
+        decay = 0u;
+        param_s = 0.0;
+        elapsed_s = 0.0;
+        largest_offset = 0.0;
+        largest_velocity = 0.0;
+    }
+    let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
+    let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
+    let capture = !snapshot && switched && shown > 0u && inertializes;
+    if thread == 0u {
+        atomicStore(&largest_offset_bits, 0u);
+        atomicStore(&largest_velocity_bits, 0u);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        let jb = joint_block(block, j);
+        var pose = layer_pose[k];
+        if snapshot {
+            // Nothing displayed to freeze (a new or reset character, or a layer back from
+            // weight 0 mid-fade): fade from the destination itself.
+            var source = pose;
+            if switched && shown > 0u {
+                source = load_slot(jb, slot);
+                store_snapshot(jb, source);
+            } else if switched || shown == 0u {
+                store_snapshot(jb, source);
+            } else {
+                source = load_snapshot(jb);
+            }
+            pose = mix_from_joint(source, program.target_weight, pose);
+        } else if capture {
+            let displayed = load_slot(jb, slot);
+            var previous = displayed;
+            if shown > 1u {
+                previous = load_slot(jb, 1u - slot);
+            }
+            let o = capture_joint(displayed, previous, pose, step_back_pose[k], params.dt_s);
+            store_offset(jb, o);
+            atomicMax(&largest_offset_bits, bitcast<u32>(max_abs3(o.translation, o.rotation)));
+            atomicMax(&largest_velocity_bits, bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)));
+        }
+        layer_pose[k] = pose;
+    }
+    workgroupBarrier();
+    if capture {
+        decay = program.mode;
+        param_s = program.param_s;
+        largest_offset = bitcast<f32>(atomicLoad(&largest_offset_bits));
+        largest_velocity = bitcast<f32>(atomicLoad(&largest_velocity_bits));
+    }
+    if decay != 0u {
+        if decay_is_active(decay, param_s, largest_offset, largest_velocity, elapsed_s) {
+            for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+                let j = thread + k * WORKGROUP_SIZE;
+                if j >= num_joints {
+                    break;
+                }
+                layer_pose[k] = apply_offset(load_offset(joint_block(block, j)), decay, param_s, elapsed_s, layer_pose[k]);
+            }
+            elapsed_s += params.dt_s;
+        } else {
+            decay = 0u;
+        }
+    }
+    // The displayed pose goes to the other slot, which held the one before last.
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        store_slot(joint_block(block, j), 1u - slot, layer_pose[k]);
+    }
+    // Every thread has read the atomics before the next layer resets them.
+    workgroupBarrier();
+    if thread == 0u {
+        let flags = min(shown + 1u, 2u) | ((1u - slot) << STATE_SLOT_SHIFT) | (decay << STATE_DECAY_SHIFT);
+        store_layer_state(block, LayerState(flags, param_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
+    }
+}
+
+// An invisible layer (weight 0, not the base) is not evaluated and forgets what it showed and
+// any offset still decaying, as `FrameJob` does.
+fn skip_layer(c: u32, l: u32, thread: u32) {
+    if thread == 0u {
+        let block = layer_block(c, l);
+        layer_memory[block].x = layer_memory[block].x & (1u << STATE_SLOT_SHIFT);
+    }
+}
+
+// The layers in evaluation order: base, additive layers, override layers.
+fn load_setup(order: u32) -> LayerSetup {
+    let i = order * 4u;
+    return LayerSetup(layer_table[i], layer_table[i + 1u], layer_table[i + 2u], layer_table[i + 3u]);
+}
+
+fn layer_program(c: u32, l: u32) -> LayerProgram {
+    return programs[(params.first_character + c) * params.num_layers + l];
+}
+
+// The stage alone: sample and transition every layer of one character per workgroup; the
+// shown poses land in the characters' memory (the displayed slot), where tests read them.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = wg.x;
+    let num_joints = params.num_joints;
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let program = layer_program(c, setup.layer);
+        if setup.layer > 0u && !(program.weight > 0.0) {
+            skip_layer(c, setup.layer, thread);
+            continue;
+        }
+        sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
+        transition_layer(c, setup.layer, program, thread, num_joints);
+    }
+}

@@ -1,0 +1,891 @@
+//! The layered GPU frame (`GpuCrowd::with_layers` + `set_frame`) against its CPU mirror
+//! `FrameJob`: the transition and layers stages alone, then whole multi-frame sequences where
+//! characters switch with every mode, layers fade in and out, the crowd grows and characters
+//! are reset, all in small chunks; and 90 frames of the built-in humanoid driven through the
+//! real state step by a parameter script that takes every switch mode.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+use glam::{Quat, Vec3};
+use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
+use throng::eval::inertialize::JointOffset;
+use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, MaskEntry, MeshSpaceScratch};
+use throng::eval::sample::sample_blend;
+use throng::eval::transition::{transition, Inertia, LayerMemory};
+use throng::eval::{EvalError, OutputLayout};
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Stage};
+use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
+use throng::{Clip, Rig, Transform};
+
+/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
+const TOLERANCE: f32 = 1e-4;
+const DT: f32 = 1.0 / 60.0;
+
+/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
+fn gpu() -> Option<GpuContext> {
+    match GpuContext::new_blocking() {
+        Ok(context) => Some(context),
+        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}
+
+/// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u32(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 32) as u32
+    }
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.next_u32() as f32 / 4_294_967_296.0)
+    }
+    fn quat(&mut self) -> Quat {
+        Quat::from_euler(glam::EulerRot::XYZ, self.range(-3.0, 3.0), self.range(-1.5, 1.5), self.range(-3.0, 3.0))
+    }
+    fn transform(&mut self) -> Transform {
+        Transform {
+            translation: Vec3::new(self.range(-0.1, 0.1), self.range(-0.1, 0.1), self.range(-0.1, 0.1)),
+            rotation: self.quat(),
+            scale: Vec3::new(self.range(0.8, 1.2), self.range(0.8, 1.2), self.range(0.8, 1.2)),
+        }
+    }
+}
+
+/// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains and branches, with a
+/// second root halfway and rotated, slightly scaled rest poses.
+fn test_rig(num_joints: usize) -> Rig {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let parents = (0..num_joints)
+        .map(|j| match j {
+            0 => None,
+            j if j == num_joints / 2 => None,
+            j if j % 3 == 0 => Some(j / 2),
+            j => Some(j - 1),
+        })
+        .collect();
+    let rest = (0..num_joints)
+        .map(|_| Transform {
+            translation: Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05)),
+            rotation: rng.quat(),
+            scale: Vec3::new(rng.range(0.95, 1.05), rng.range(0.95, 1.05), rng.range(0.95, 1.05)),
+        })
+        .collect();
+    Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).unwrap()
+}
+
+/// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
+/// root walks forward and turns (for root motion).
+fn wave_clip(rig: &Rig, name: &str, duration_s: f32, amplitude: f32, seed: u64) -> Clip {
+    let mut rng = Rng(seed);
+    let num_frames = 31;
+    let joints: Vec<(Vec3, f32, f32)> = (0..rig.num_joints())
+        .map(|_| (Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(), rng.range(1.0, 2.0), rng.range(0.0, 6.0)))
+        .collect();
+    let mut poses = Vec::with_capacity(num_frames * rig.num_joints());
+    for frame in 0..num_frames {
+        let t = frame as f32 / (num_frames - 1) as f32;
+        for (j, (rest, &(axis, frequency, phase))) in rig.rest_pose().iter().zip(&joints).enumerate() {
+            let wave = (std::f32::consts::TAU * frequency.round() * t + phase).sin();
+            let mut pose = Transform {
+                translation: rest.translation + axis * 0.02 * wave,
+                rotation: rest.rotation * Quat::from_axis_angle(axis, amplitude * wave),
+                scale: rest.scale * (1.0 + 0.03 * wave),
+            };
+            if j == 0 {
+                pose.translation += Vec3::new(0.1 * t, 0.0, 1.2 * t);
+                pose.rotation = Quat::from_rotation_y(0.4 * t) * pose.rotation;
+            }
+            poses.push(pose);
+        }
+    }
+    Clip::from_poses(name, rig.num_joints(), poses, duration_s, true).unwrap()
+}
+
+/// Base clips 0..3, override clips 3..5, additive deltas 5..7.
+fn test_clips(rig: &Rig) -> Vec<Clip> {
+    let mut clips = vec![
+        wave_clip(rig, "walk", 1.0, 0.6, 1),
+        wave_clip(rig, "run", 0.7, 0.9, 2),
+        wave_clip(rig, "idle", 2.3, 0.2, 3),
+        wave_clip(rig, "aim", 1.5, 0.4, 4),
+        wave_clip(rig, "wave", 0.9, 1.2, 5),
+    ];
+    for (name, seed) in [("breathe", 6), ("flinch", 7)] {
+        clips.push(wave_clip(rig, name, 1.1, 0.5, seed).to_additive(rig.rest_pose()));
+    }
+    clips
+}
+
+/// A feathered mask over part of the body: `j1` and below at 0.3, `j2` and below at 0.7,
+/// `j4` and below at full weight.
+fn feathered_mask(rig: &Rig) -> Mask {
+    let entry = |joint: &str, weight| MaskEntry { joint: joint.into(), weight, descendants: true };
+    Mask::from_entries(rig, &[entry("j1", 0.3), entry("j2", 0.7), entry("j4", 1.0)]).unwrap()
+}
+
+/// Character `c`'s first clip time. Away from whole multiples of the clips' durations: a time
+/// within an ulp of a loop's end may wrap to its start on one side and not on the other (the
+/// GPU's `%` is not `rem_euclid`), and these clips' roots travel, so their ends differ.
+fn start_time(c: usize) -> f32 {
+    0.0731 * c as f32 + 0.0173
+}
+
+const MODES: [SwitchMode; 6] = [
+    SwitchMode::Cut,
+    SwitchMode::Frozen,
+    SwitchMode::Crossfade,
+    SwitchMode::InertializeQuintic,
+    SwitchMode::InertializeQuinticOvershootControl,
+    SwitchMode::InertializeSpring,
+];
+
+/// One layer of one character as the state step would drive it: states (each a set of clips)
+/// switched at scripted frames with scripted modes; a switch during a crossfade or a frozen
+/// fade freezes the displayed pose (`SOURCE_SNAPSHOT`), as the state step does on an
+/// interruption.
+struct LayerScript {
+    /// Each state's clips and their weights.
+    states: Vec<Vec<(u32, f32)>>,
+    switches: Vec<(usize, SwitchMode)>,
+    active: usize,
+    active_time: f32,
+    source: usize,
+    source_time: f32,
+    mode: SwitchMode,
+    snapshot: bool,
+    duration_s: f32,
+    switched_at: Option<usize>,
+    root_motion: bool,
+}
+
+impl LayerScript {
+    fn new(states: Vec<Vec<(u32, f32)>>, switches: Vec<(usize, SwitchMode)>, start_time: f32) -> Self {
+        Self {
+            states,
+            switches,
+            active: 0,
+            active_time: start_time,
+            source: 0,
+            source_time: 0.0,
+            mode: SwitchMode::Cut,
+            snapshot: false,
+            duration_s: 0.0,
+            switched_at: None,
+            root_motion: false,
+        }
+    }
+
+    fn push_state(samples: &mut Vec<ClipSample>, state: &[(u32, f32)], time_s: f32, scale: f32) -> u32 {
+        for &(clip, weight) in state {
+            samples.push(ClipSample::new(clip, time_s, weight * scale));
+        }
+        state.len() as u32
+    }
+
+    /// This frame's program (its samples appended to `samples`); then the clocks advance by `dt_s`.
+    fn program(&mut self, frame: usize, dt_s: f32, weight: f32, samples: &mut Vec<ClipSample>) -> LayerProgram {
+        let in_flight = |s: &Self| s.switched_at.is_some_and(|at| ((frame - at) as f32 * DT) < s.duration_s);
+        let mut flags = 0;
+        if let Some(&(_, mode)) = self.switches.iter().find(|(f, _)| *f == frame) {
+            let interrupted = in_flight(self) && matches!(self.mode, SwitchMode::Crossfade | SwitchMode::Frozen);
+            self.source = self.active;
+            self.source_time = self.active_time;
+            self.active = (self.active + 1) % self.states.len();
+            self.active_time = 0.05 * self.active as f32;
+            self.mode = mode;
+            self.snapshot = mode == SwitchMode::Frozen || (mode == SwitchMode::Crossfade && interrupted);
+            self.duration_s = match mode {
+                SwitchMode::Cut => 0.0,
+                SwitchMode::InertializeSpring => 0.06,
+                _ => 0.2,
+            };
+            self.switched_at = Some(frame);
+            flags |= LayerProgram::SWITCHED;
+        }
+        let elapsed = self.switched_at.map_or(f32::INFINITY, |at| (frame - at) as f32 * DT);
+        let blend = if self.duration_s > 0.0 { (elapsed / self.duration_s).min(1.0) } else { 1.0 };
+        let flying = in_flight(self) || flags & LayerProgram::SWITCHED != 0;
+        let first_sample = samples.len() as u32;
+        let mut program = LayerProgram { first_sample, target_weight: 1.0, progress: 1.0, weight, flags, transition: u32::MAX, ..Default::default() };
+        if self.root_motion {
+            program.flags |= LayerProgram::ROOT_MOTION;
+        }
+        let crossfade = flying && self.mode == SwitchMode::Crossfade && !self.snapshot;
+        let target_scale = if crossfade { blend } else { 1.0 };
+        program.num_target = Self::push_state(samples, &self.states[self.active], self.active_time, target_scale);
+        if flying {
+            program.flags |= LayerProgram::TRANSITIONING;
+            program.mode = self.mode as u32;
+            program.transition = 0;
+            program.progress = blend;
+            if self.snapshot {
+                program.flags |= LayerProgram::SOURCE_SNAPSHOT;
+                program.target_weight = blend;
+            } else if crossfade {
+                program.num_source = Self::push_state(samples, &self.states[self.source], self.source_time, 1.0 - blend);
+                program.target_weight = blend;
+            } else if self.mode.is_inertialization() {
+                program.param_s = self.duration_s;
+                if flags & LayerProgram::SWITCHED != 0 {
+                    program.num_source = Self::push_state(samples, &self.states[self.active], self.active_time - dt_s, 1.0);
+                }
+            }
+        }
+        self.active_time += dt_s;
+        self.source_time += dt_s;
+        program
+    }
+}
+
+/// Asserts two poses are equal within [`TOLERANCE`] (a rotation and its negation are the same).
+fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per_character: usize, per_layer: usize, frame: usize) {
+    assert_eq!(expected.len(), got.len(), "{what}: lengths");
+    for (k, (e, g)) in expected.iter().zip(got).enumerate() {
+        let q = if e.rotation.dot(g.rotation) < 0.0 { -g.rotation } else { g.rotation };
+        let error = (e.translation - g.translation).abs().max_element().max((glam::Vec4::from(e.rotation) - glam::Vec4::from(q)).abs().max_element()).max((e.scale - g.scale).abs().max_element());
+        if error > TOLERANCE || error.is_nan() {
+            let (character, rest) = (k / per_character, k % per_character);
+            panic!(
+                "{what}: character {character}, layer {}, joint {}, frame {frame} (t = {:.4} s): error {error}\n expected {e:?}\n      got {g:?}",
+                rest / per_layer,
+                rest % per_layer,
+                frame as f32 * DT
+            );
+        }
+    }
+}
+
+/// Asserts two outputs (mat4 per joint) are equal within [`TOLERANCE`].
+fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, frame: usize, describe: impl Fn(usize) -> String) {
+    assert_eq!(expected.len(), got.len(), "{what}: lengths");
+    for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
+            let (character, joint) = (k / num_joints, k % num_joints);
+            panic!(
+                "{what}: character {character}, joint {joint}, frame {frame} (t = {:.4} s): error {error}\n{}\n expected {e:?}\n      got {g:?}",
+                frame as f32 * DT,
+                describe(character)
+            );
+        }
+    }
+}
+
+/// One layer's memory on the CPU, as `EvalContext` holds it, for the transition stage alone.
+struct CpuLayerMemory {
+    displayed: Vec<Transform>,
+    previous: Vec<Transform>,
+    snapshot: Vec<Transform>,
+    offsets: Vec<JointOffset>,
+    inertia: Inertia,
+    shown: u8,
+}
+
+impl CpuLayerMemory {
+    fn new(joints: usize) -> Self {
+        Self {
+            displayed: vec![Transform::IDENTITY; joints],
+            previous: vec![Transform::IDENTITY; joints],
+            snapshot: vec![Transform::IDENTITY; joints],
+            offsets: vec![JointOffset::default(); joints],
+            inertia: Inertia::default(),
+            shown: 0,
+        }
+    }
+}
+
+#[test]
+fn transition_stage_matches_cpu_in_every_mode() {
+    let Some(gpu) = gpu() else { return };
+    // 100 joints: threads hold two joints each, so the per-thread arrays are exercised.
+    let rig = test_rig(100);
+    let clips = test_clips(&rig);
+    let layers = [LayerSetup::default()];
+    let num_characters = 24;
+    let options = GpuCrowdOptions { max_chunk_characters: Some(5), ..Default::default() };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+    // Character c switches with mode c % 6 at frame 4 + c % 3 (frame 0 for every seventh: a
+    // switch before anything was shown), again two frames later (a rapid re-switch, which
+    // interrupts crossfades and frozen fades) and once more at frame 20.
+    let mut scripts: Vec<LayerScript> = (0..num_characters)
+        .map(|c| {
+            let mode = MODES[c % MODES.len()];
+            let first = if c % 7 == 0 { 0 } else { 4 + c % 3 };
+            let states = vec![vec![(0, 0.6), (1, 0.4)], vec![(2, 1.0)], vec![(3, 0.5), (4, 0.5)]];
+            LayerScript::new(states, vec![(first, mode), (first + 2, mode), (20, MODES[(c + 1) % MODES.len()])], start_time(c))
+        })
+        .collect();
+    let joints = rig.num_joints();
+    let mut memory: Vec<CpuLayerMemory> = (0..num_characters).map(|_| CpuLayerMemory::new(joints)).collect();
+    for frame in 0..30 {
+        // A paused frame: zero velocity at a capture, no decay.
+        let dt_s = if frame == 15 { 0.0 } else { DT };
+        let mut samples = Vec::new();
+        let programs: Vec<LayerProgram> = scripts.iter_mut().map(|s| s.program(frame, dt_s, 1.0, &mut samples)).collect();
+        crowd.set_frame(&samples, &programs, dt_s).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        crowd.encode_stage(&mut encoder, Stage::Transition).unwrap();
+        gpu.queue.submit([encoder.finish()]);
+        let got = crowd.read_displayed_poses_blocking().unwrap();
+
+        let mut expected = vec![Transform::IDENTITY; num_characters * joints];
+        let mut second = vec![Transform::IDENTITY; joints];
+        for ((program, m), pose) in programs.iter().zip(&mut memory).zip(expected.chunks_exact_mut(joints)) {
+            let of = |r: std::ops::Range<u32>| &samples[r.start as usize..r.end as usize];
+            let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let shown = if crossfade { program.sample_range() } else { program.target_range() };
+            sample_blend(&clips, of(shown), rig.rest_pose(), pose);
+            let step_back = !crossfade && program.num_source > 0;
+            if step_back {
+                sample_blend(&clips, of(program.source_range()), rig.rest_pose(), &mut second);
+            }
+            let layer_memory = LayerMemory {
+                displayed: &mut m.displayed,
+                previous: &mut m.previous,
+                snapshot: &mut m.snapshot,
+                offsets: &mut m.offsets,
+                inertia: &mut m.inertia,
+                frames_shown: &mut m.shown,
+            };
+            transition(program, step_back.then_some(second.as_slice()), dt_s, layer_memory, pose);
+        }
+        assert_poses_close("transition", &expected, &got, joints, joints, frame);
+    }
+}
+
+#[test]
+fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(70);
+    let mask = feathered_mask(&rig);
+    // Declared out of evaluation order: the evaluator must apply the additive layer (2) before
+    // the overrides (1 in mesh space, 3 in local space).
+    let layers = [
+        LayerSetup::default(),
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask.clone()) },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: Some(mask.clone()) },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(mask.clone()) },
+    ];
+    let num_characters = 12;
+    let joints = rig.num_joints();
+    let options = GpuCrowdOptions { stage_buffers: true, max_chunk_characters: Some(5), ..Default::default() };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &[], &layers, options).unwrap();
+    let mut rng = Rng(17);
+    // Weights cycle through 0 (the layer is skipped), partial and full.
+    let weights = [0.0, 0.35, 1.0, 0.8, 0.5];
+    let programs: Vec<LayerProgram> = (0..num_characters * layers.len())
+        .map(|i| LayerProgram { target_weight: 1.0, weight: weights[(i * 7 / 3) % weights.len()], ..Default::default() })
+        .collect();
+    crowd.set_frame(&[], &programs, DT).unwrap();
+    let poses: Vec<Transform> = (0..num_characters * layers.len() * joints).map(|_| rng.transform()).collect();
+    crowd.write_displayed_poses(&poses).unwrap();
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode_stage(&mut encoder, Stage::Layers).unwrap();
+    gpu.queue.submit([encoder.finish()]);
+    let got = crowd.read_local_poses_blocking().unwrap();
+
+    let mut expected = Vec::with_capacity(num_characters * joints);
+    let mut scratch = MeshSpaceScratch::default();
+    for (c, programs) in programs.chunks_exact(layers.len()).enumerate() {
+        let layer_pose = |l: usize| &poses[(c * layers.len() + l) * joints..(c * layers.len() + l + 1) * joints];
+        let mut pose = layer_pose(0).to_vec();
+        let w = mask.weights();
+        for l in [2, 1, 3] {
+            let weight = programs[l].weight;
+            if weight <= 0.0 {
+                continue;
+            }
+            match l {
+                2 => apply_additive(&mut pose, layer_pose(l), weight, Some(w)),
+                1 => override_mesh(rig.parents(), &mut pose, layer_pose(l), weight, Some(w), &mut scratch),
+                _ => override_local(&mut pose, layer_pose(l), weight, Some(w)),
+            }
+        }
+        expected.extend(pose);
+    }
+    assert_poses_close("layers", &expected, &got, joints, joints, 0);
+}
+
+/// The sequence test's archetype: base, an upper-body override in mesh space with a feathered
+/// mask, and an additive layer.
+fn sequence_layers(rig: &Rig) -> Vec<LayerSetup> {
+    vec![
+        LayerSetup::default(),
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(feathered_mask(rig)) },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+    ]
+}
+
+/// Character `c`'s three layer scripts, starting at frame `start`.
+fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
+    let mode = |i: usize| MODES[(c + i) % MODES.len()];
+    let f0 = start + 3 + (c * 7) % 20;
+    // The base switches early (at frame 0 for every ninth character: before anything was
+    // shown), then twice in a row, then later; layers 1 and 2 on their own schedules.
+    let base_switches = if c.is_multiple_of(9) { vec![(start, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2))] } else { vec![(f0, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2)), (f0 + 15, mode(3)), (f0 + 30, mode(4))] };
+    let f1 = start + 5 + (c * 3) % 25;
+    let f2 = start + 8 + (c * 5) % 30;
+    let mut base = LayerScript::new(
+        vec![vec![(0, 0.65), (1, 0.35)], vec![(1, 1.0)], vec![(2, 0.5), (0, 0.5)]],
+        base_switches,
+        start_time(c),
+    );
+    base.root_motion = c.is_multiple_of(6);
+    let upper = LayerScript::new(vec![vec![(3, 1.0)], vec![(4, 1.0)]], vec![(f1, mode(3)), (f1 + 9, mode(4)), (f1 + 10, mode(5))], 0.0);
+    let additive = LayerScript::new(vec![vec![(5, 1.0)], vec![(6, 0.7), (5, 0.3)]], vec![(f2, mode(5)), (f2 + 6, mode(2))], 0.3);
+    [base, upper, additive]
+}
+
+/// Layer weights of character `c` on `frame`: the upper-body layer fades out for a few frames
+/// on some characters, the additive layer on others (skipped layers, whose next switch is a cut).
+fn layer_weights(c: usize, frame: usize) -> [f32; 3] {
+    let upper = if c % 5 == 2 && (20..26).contains(&frame) { 0.0 } else { 0.85 };
+    let additive = if c % 4 == 1 && (10..14).contains(&frame) { 0.0 } else { 0.6 };
+    [1.0, upper, additive]
+}
+
+#[test]
+fn layered_frames_match_frame_job_over_a_minute_of_switches() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(40);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let joints = rig.num_joints();
+    // Small chunks: every chunk binds its own window of the output and of the characters' memory.
+    let options = GpuCrowdOptions { max_chunk_characters: Some(7), ..Default::default() };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+    // 40 characters for 30 frames, then 50: the first 40 keep their memory.
+    let mut scripts: Vec<[LayerScript; 3]> = (0..40).map(|c| character_scripts(c, 0)).collect();
+    let mut context = EvalContext::new(40, layers.len(), joints);
+    let frames = 60;
+    for frame in 0..frames {
+        if frame == 30 {
+            scripts.extend((40..50).map(|c| character_scripts(c, 30)));
+            context.resize(50);
+        }
+        if frame == 35 {
+            // Reset a few characters mid-transition: their next switch is a cut on both sides.
+            for c in (7..50).step_by(10) {
+                context.reset_character(c);
+                crowd.reset_character(c);
+            }
+        }
+        // Two paused frames.
+        let dt_s = if (40..42).contains(&frame) { 0.0 } else { DT };
+        let mut samples = Vec::new();
+        let mut programs = Vec::new();
+        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+            let weights = layer_weights(c, frame);
+            for (script, weight) in layer_scripts.iter_mut().zip(weights) {
+                programs.push(script.program(frame, dt_s, weight, &mut samples));
+            }
+        }
+        let characters = scripts.len();
+        let mut expected = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        FrameJob {
+            rig: &rig,
+            clips: &clips,
+            layers: &layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap();
+
+        crowd.set_frame(&samples, &programs, dt_s).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        let got = crowd.read_output_blocking().unwrap();
+        assert_matrices_close("layered frame", &expected, &got, joints, frame, |c| {
+            format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+        });
+    }
+    assert!(crowd.num_chunks() > 1, "the crowd was chunked");
+}
+
+#[test]
+fn rigs_of_1_and_256_joints_match_frame_job() {
+    let Some(gpu) = gpu() else { return };
+    // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
+    for num_joints in [1, 256] {
+        let rig = test_rig(num_joints);
+        let clips = test_clips(&rig);
+        let layers = if num_joints > 4 {
+            sequence_layers(&rig)
+        } else {
+            let mesh = LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: None };
+            vec![LayerSetup::default(), mesh, LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }]
+        };
+        let num_characters = 8;
+        let options = GpuCrowdOptions { max_chunk_characters: Some(3), ..Default::default() };
+        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
+        // The sequence test's characters 3 to 10: base switches from frame 4 on, each character
+        // starting from another mode, re-switches 12 and 13 frames later.
+        let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c + 3, 0)).collect();
+        for frame in 0..24 {
+            let mut samples = Vec::new();
+            let mut programs = Vec::new();
+            for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+                for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                    programs.push(script.program(frame, DT, weight, &mut samples));
+                }
+            }
+            let mut expected = vec![0.0; num_characters * num_joints * 16];
+            FrameJob {
+                rig: &rig,
+                clips: &clips,
+                layers: &layers,
+                samples: &samples,
+                programs: &programs,
+                dt_s: DT,
+                context: &mut context,
+                layout: OutputLayout::Mat4,
+                output: &mut expected,
+                clips_sampled: &mut vec![0; num_characters],
+                root_motion: &mut [],
+            }
+            .run()
+            .unwrap();
+            crowd.set_frame(&samples, &programs, DT).unwrap();
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            gpu.queue.submit([encoder.finish()]);
+            let got = crowd.read_output_blocking().unwrap();
+            assert_matrices_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
+                format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+            });
+        }
+    }
+}
+
+#[test]
+fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let whole = GpuCrowdOptions::default();
+    let chunked = GpuCrowdOptions { max_chunk_characters: Some(3), ..Default::default() };
+    let mut one = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, whole).unwrap();
+    let mut many = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, chunked).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..17).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..25 {
+        let mut samples = Vec::new();
+        let mut programs = Vec::new();
+        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                programs.push(script.program(frame, DT, weight, &mut samples));
+            }
+        }
+        let mut outputs = Vec::new();
+        for crowd in [&mut one, &mut many] {
+            crowd.set_frame(&samples, &programs, DT).unwrap();
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            gpu.queue.submit([encoder.finish()]);
+            outputs.push(crowd.read_output_blocking().unwrap());
+        }
+        assert!(outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {frame}: chunked output differs");
+    }
+    assert_eq!((one.num_chunks(), many.num_chunks()), (1, 6), "17 characters in chunks of 3");
+}
+
+#[test]
+fn layered_stage_by_stage_path_equals_the_fused_frame() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(40);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let fused_options = GpuCrowdOptions { max_chunk_characters: Some(4), ..Default::default() };
+    let staged_options = GpuCrowdOptions { stage_buffers: true, ..fused_options };
+    let mut fused = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, fused_options).unwrap();
+    let mut staged = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, staged_options).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..15).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..30 {
+        let mut samples = Vec::new();
+        let mut programs = Vec::new();
+        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                programs.push(script.program(frame, DT, weight, &mut samples));
+            }
+        }
+        fused.set_frame(&samples, &programs, DT).unwrap();
+        staged.set_frame(&samples, &programs, DT).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        fused.encode(&mut encoder);
+        for stage in Stage::LAYERED {
+            staged.encode_stage(&mut encoder, stage).unwrap();
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let (expected, got) = (fused.read_output_blocking().unwrap(), staged.read_output_blocking().unwrap());
+        assert_matrices_close("staged vs fused", &expected, &got, rig.num_joints(), frame, |c| format!("character {c}"));
+    }
+}
+
+#[test]
+fn refuses_what_frame_job_refuses() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(8);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+
+    let mut plain = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+    assert!(matches!(plain.set_frame(&[], &[LayerProgram::default()], DT), Err(GpuError::NoLayers)));
+
+    let small_mask = LayerSetup { mask: Some(Mask::full(3)), ..LayerSetup::default() };
+    let e = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[small_mask], GpuCrowdOptions::default()).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::Layers(_))), "{e}");
+    let e = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[], GpuCrowdOptions::default()).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::Layers(_))), "{e}");
+
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let samples = [ClipSample::new(0, 0.3, 1.0)];
+    let good = LayerProgram { num_target: 1, target_weight: 1.0, weight: 1.0, ..Default::default() };
+    let e = crowd.set_frame(&samples, &[good; 3], f32::NAN).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::BadDt(_))), "{e}");
+    let e = crowd.set_frame(&samples, &[good; 4], DT).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::LayerProgramCount { programs: 4, layers: 3 })), "{e}");
+    let e = crowd.set_frame(&samples, &[good, good, good, good, LayerProgram { num_target: 2, ..good }, good], DT).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::SampleRange { character: 1, .. })), "{e}");
+
+    // The same bad program is refused by both evaluators, naming the same character and layer.
+    let bad = [good, good, good, good, good, LayerProgram { weight: 1.5, ..good }];
+    let e = crowd.set_frame(&samples, &bad, DT).unwrap_err();
+    assert!(matches!(e, GpuError::Program(ProgramError::BadProgram { character: 1, layer: 2, .. })), "{e}");
+    let mut context = EvalContext::new(2, layers.len(), rig.num_joints());
+    let mut output = vec![0.0; 2 * rig.num_joints() * 16];
+    let cpu = FrameJob {
+        rig: &rig,
+        clips: &clips,
+        layers: &layers,
+        samples: &samples,
+        programs: &bad,
+        dt_s: DT,
+        context: &mut context,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut [0, 0],
+        root_motion: &mut [],
+    }
+    .run()
+    .unwrap_err();
+    assert!(matches!(cpu, EvalError::Program(ProgramError::BadProgram { character: 1, layer: 2, .. })), "{cpu}");
+    assert_eq!(crowd.num_characters(), 0, "a refused frame leaves the crowd as it was");
+
+    // Resetting a character the crowd does not have is ignored, as on the CPU.
+    crowd.set_frame(&samples, &[good; 3], DT).unwrap();
+    crowd.reset_character(5);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    assert!(matches!(crowd.encode_stage(&mut encoder, Stage::Layers), Err(GpuError::NoStageBuffers)));
+    assert!(matches!(crowd.write_displayed_poses(&[Transform::IDENTITY]), Err(GpuError::LengthMismatch { .. })));
+}
+
+/// A graph that reaches every switch mode from the state step itself: base states `A`..`F`
+/// entered from ANY when the int `target` names them (cut, frozen, crossfade, quintic,
+/// overshoot-controlled quintic, spring), interruptible; an upper-body override in mesh space
+/// with a feathered `mask`; an additive layer toggled by `lean` with a spring.
+fn every_mode_graph(mask: &str) -> String {
+    let switches = [
+        r#""cut""#,
+        r#"{ "mode": "frozen" }"#,
+        r#"{ "mode": "crossfade", "easing": "smoothstep" }"#,
+        r#"{ "mode": "inertialize" }"#,
+        r#"{ "mode": "inertialize", "quintic": { "overshootControl": true } }"#,
+        r#"{ "mode": "inertialize", "spring": { "halflife": 0.08 } }"#,
+    ];
+    let names = ["A", "B", "C", "D", "E", "F"];
+    let states: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!(r#"{{ "name": "{n}", "defaultState": {}, "rootMotion": {} }}"#, i == 0, i == 1 || i == 2))
+        .collect();
+    let transitions: Vec<String> = names
+        .iter()
+        .zip(switches)
+        .enumerate()
+        .map(|(i, (n, switch))| {
+            format!(
+                r#"{{ "from": "ANY", "to": "{n}", "time": 0.25, "interruptionSource": "NEXT_STATE", "switch": {switch},
+                     "conditions": [{{ "parameterName": "target", "predicate": "EQUAL_TO", "value": {i} }}] }}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{
+  "layers": [
+    {{ "name": "Base", "states": [{{ "name": "START" }}, {states}, {{ "name": "ANY" }}], "transitions": [{transitions}] }},
+    {{ "name": "Upper", "blendType": "OVERWRITE", "weight": 0.9, "space": "mesh", "mask": {mask},
+       "states": [{{ "name": "START" }}, {{ "name": "Rest", "defaultState": true }}, {{ "name": "Wave" }}, {{ "name": "ANY" }}],
+       "transitions": [
+         {{ "from": "Rest", "to": "Wave", "time": 0.3, "interruptionSource": "NEXT_STATE", "switch": {{ "mode": "crossfade" }},
+            "conditions": [{{ "parameterName": "wave", "predicate": "EQUAL_TO", "value": true }}] }},
+         {{ "from": "Wave", "to": "Rest", "time": 0.2, "interruptionSource": "NEXT_STATE", "switch": {{ "mode": "inertialize" }},
+            "conditions": [{{ "parameterName": "wave", "predicate": "EQUAL_TO", "value": false }}] }}
+       ] }},
+    {{ "name": "Lean", "blendType": "ADDITIVE", "weight": 0.7,
+       "states": [{{ "name": "START" }}, {{ "name": "Still", "defaultState": true }}, {{ "name": "Leaning" }}, {{ "name": "ANY" }}],
+       "transitions": [
+         {{ "from": "Still", "to": "Leaning", "time": 0.2, "switch": {{ "mode": "inertialize", "spring": {{ "halflife": 0.05 }} }},
+            "conditions": [{{ "parameterName": "lean", "predicate": "EQUAL_TO", "value": true }}] }},
+         {{ "from": "Leaning", "to": "Still", "time": 0.2, "switch": {{ "mode": "frozen" }},
+            "conditions": [{{ "parameterName": "lean", "predicate": "EQUAL_TO", "value": false }}] }}
+       ] }}
+  ],
+  "parameters": {{
+    "target": {{ "name": "target", "type": "INTEGER", "value": 0 }},
+    "wave": {{ "name": "wave", "type": "BOOLEAN", "value": false }},
+    "lean": {{ "name": "lean", "type": "BOOLEAN", "value": false }}
+  }}
+}}"#,
+        states = states.join(", "),
+        transitions = transitions.join(",\n"),
+    )
+}
+
+#[test]
+fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
+    use std::sync::Arc;
+    use throng::demo::DemoCharacter;
+    use throng::graph::CompiledGraph;
+    use throng::state::{Archetype, ClipBinding, Crowd};
+
+    let Some(gpu) = gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    // Spine joints at half weight, the neck, head and right arm at full.
+    let mask: Vec<String> = rig
+        .names()
+        .iter()
+        .filter_map(|n| {
+            let right_arm = ["clavicle_r", "upperarm_r", "lowerarm_r", "hand_r"].contains(&n.as_str());
+            let weight = if n.starts_with("spine") { 0.5 } else if n.starts_with("neck") || n == "head" || right_arm { 1.0 } else { return None };
+            Some(format!(r#""{n}": {weight}"#))
+        })
+        .collect();
+    let graph = Arc::new(CompiledGraph::from_json(&every_mode_graph(&format!("{{ {} }}", mask.join(", ")))).unwrap());
+    // The demo's clips, then two additive deltas against idle's first frame.
+    let mut clips = demo.clips.clone();
+    let idle = demo.clip_index("idle").unwrap();
+    let reference = clips[idle].frame(0).to_vec();
+    for name in ["idle", "lean"] {
+        clips.push(demo.clip(name).unwrap().to_additive(&reference));
+    }
+    let clip = |name: &str| demo.clip_index(name).unwrap() as u32;
+    let bind = |index: u32| ClipBinding { clip: index, duration_s: clips[index as usize].duration_s().max(0.1) };
+    let bindings = [
+        ("A", bind(clip("idle"))),
+        ("B", bind(clip("walk"))),
+        ("C", bind(clip("run"))),
+        ("D", bind(clip("jump"))),
+        ("E", bind(clip("wave"))),
+        ("F", bind(clip("walk"))),
+        ("Rest", bind(clip("idle"))),
+        ("Wave", bind(clip("wave"))),
+        ("Still", bind(demo.clips.len() as u32)),
+        ("Leaning", bind(demo.clips.len() as u32 + 1)),
+    ];
+    let archetype = Archetype::from_bindings(graph.clone(), &bindings).unwrap();
+    let layers: Vec<LayerSetup> = graph
+        .layers()
+        .iter()
+        .map(|l| {
+            let entries: Vec<MaskEntry> = l.mask.iter().map(|(joint, weight)| MaskEntry { joint: joint.clone(), weight: *weight, descendants: false }).collect();
+            LayerSetup {
+                blend: match l.blend {
+                    throng::graph::LayerBlend::Additive => LayerBlend::Additive,
+                    _ => LayerBlend::Override,
+                },
+                space: match l.space {
+                    throng::graph::LayerSpace::Mesh => LayerSpace::Mesh,
+                    _ => LayerSpace::Local,
+                },
+                mask: (!entries.is_empty()).then(|| Mask::from_entries(rig, &entries).unwrap()),
+            }
+        })
+        .collect();
+    assert!(layers[1].mask.as_ref().is_some_and(|m| m.weights().contains(&0.5)), "a feathered upper-body mask");
+    assert_eq!(layers[1].space, LayerSpace::Mesh);
+    assert_eq!(layers[2].blend, LayerBlend::Additive);
+
+    let num_characters = 60;
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(archetype);
+    let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
+    let (target, wave, lean) = (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
+    let options = GpuCrowdOptions { max_chunk_characters: Some(16), ..Default::default() };
+    let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options).unwrap();
+    let mut context = EvalContext::new(num_characters, layers.len(), rig.num_joints());
+    let joints = rig.num_joints();
+    // What the state step emitted, to check the script made every case happen.
+    let mut switched_modes = [false; 6];
+    let (mut interrupted_crossfades, mut root_motion) = (0, 0);
+    for frame in 0..90 {
+        // Each character picks a new base state every 9 to 16 frames, sometimes two frames
+        // apart (interruptions), and toggles the other layers on schedules of its own.
+        let targets: Vec<i32> = (0..num_characters).map(|c| (((frame + c * 5) / (9 + c % 8)) + c + usize::from((frame + c) % 23 == 0)) as i32 % 6).collect();
+        crowd.set_int(target, &handles, &targets).unwrap();
+        let waves: Vec<bool> = (0..num_characters).map(|c| (frame + 3 * c) % 40 < 22).collect();
+        crowd.set_bool(wave, &handles, &waves).unwrap();
+        let leans: Vec<bool> = (0..num_characters).map(|c| (frame + 7 * c) % 30 < 12).collect();
+        crowd.set_bool(lean, &handles, &leans).unwrap();
+        crowd.update(DT).unwrap();
+        let (samples, programs) = (crowd.samples(kind).unwrap(), crowd.programs(kind).unwrap());
+        for p in programs {
+            if p.flags & LayerProgram::SWITCHED != 0 {
+                switched_modes[p.mode as usize % 6] = true;
+                if p.switch_mode() == SwitchMode::Crossfade && p.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
+                    interrupted_crossfades += 1;
+                }
+            }
+            root_motion += usize::from(p.flags & LayerProgram::ROOT_MOTION != 0);
+        }
+
+        let mut expected = vec![0.0; num_characters * joints * 16];
+        let mut clips_sampled = vec![0; num_characters];
+        FrameJob {
+            rig,
+            clips: &clips,
+            layers: &layers,
+            samples,
+            programs,
+            dt_s: DT,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap();
+        gpu_crowd.set_frame(samples, programs, DT).unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        gpu_crowd.encode(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        let got = gpu_crowd.read_output_blocking().unwrap();
+        assert_matrices_close("state-step frame", &expected, &got, joints, frame, |c| {
+            format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+        });
+    }
+    assert_eq!(switched_modes, [true; 6], "every switch mode was taken (cut, frozen, crossfade, three inertializations)");
+    assert!(interrupted_crossfades > 0 && root_motion > 0, "{interrupted_crossfades} interrupted crossfades, {root_motion} root-motion programs");
+}
