@@ -1,18 +1,18 @@
-//! A crowd of the built-in character evaluated on the CPU, headless: each character walks or
-//! runs at its own speed, walk and run blended by a 1D blend space with phase sync, every
-//! frame sampled, blended and skinned. Prints what it did and how long it took.
+//! A crowd of the built-in character on the demo graph, stepped and evaluated on the CPU,
+//! headless: each character walks or runs at its own speed, some jump, some wave, some lean.
+//! Prints what the crowd did and how long each part of the frame took.
 //!
-//! `cargo run --release --example crowd_headless -- --characters 10000 --frames 120`
+//! `cargo run --release --example crowd_headless -- --characters 10000 --frames 120 [--64]`
 
-use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
-use glam::Vec2;
-use throng::blend_space::BlendSpace;
-use throng::demo::DemoCharacter;
-use throng::eval::skinning::read_matrix;
-use throng::eval::{EvalCrowdJob, OutputLayout};
-use throng::program::ClipSample;
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::root_motion::RootDelta;
+use throng::eval::OutputLayout;
+use throng::graph::CompiledGraph;
+use throng::state::Crowd;
 
 struct Args {
     characters: usize,
@@ -45,53 +45,100 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let demo = if args.joints64 { DemoCharacter::humanoid_64() } else { DemoCharacter::humanoid() };
-    let walk = demo.clip_index("walk").expect("the demo has a walk clip");
-    let run = demo.clip_index("run").expect("the demo has a run clip");
-    let walk_speed = DemoCharacter::authored_speed_mps("walk").unwrap_or(1.5);
-    let run_speed = DemoCharacter::authored_speed_mps("run").unwrap_or(4.0);
-    let durations = [demo.clips[walk].duration_s(), demo.clips[run].duration_s()];
-    let locomotion = BlendSpace::one_d(vec![walk_speed, run_speed]).expect("two distinct speeds");
-
-    let n = args.characters;
-    let joints = demo.rig.num_joints();
-    let layout = OutputLayout::Mat4;
-    // Each character's speed, spread between walking and running; phases start spread too.
-    let speed_mps: Vec<f32> = (0..n).map(|i| walk_speed + (run_speed - walk_speed) * (i as f32 * 0.618_034).fract()).collect();
-    let mut phase: Vec<f32> = (0..n).map(|i| (i as f32 * 0.414_213_5).fract()).collect();
-    let mut samples = vec![ClipSample::default(); n * 2];
-    let ranges: Vec<Range<u32>> = (0..n as u32).map(|i| 2 * i..2 * i + 2).collect();
-    let mut output = vec![0.0f32; n * joints * layout.floats_per_joint()];
-
-    let dt_s = 1.0 / 60.0;
-    let mut eval_s = 0.0f64;
-    let mut weights = [0.0f32; 2];
-    for _ in 0..args.frames {
-        for i in 0..n {
-            locomotion.weights(Vec2::new(speed_mps[i], 0.0), &mut weights);
-            // Phase sync: both clips share one normalised phase.
-            phase[i] = (phase[i] + dt_s * (weights[0] / durations[0] + weights[1] / durations[1])).fract();
-            samples[2 * i] = ClipSample::new(walk as u32, phase[i] * durations[0], weights[0]);
-            samples[2 * i + 1] = ClipSample::new(run as u32, phase[i] * durations[1], weights[1]);
-        }
-        let start = Instant::now();
-        EvalCrowdJob { rig: &demo.rig, clips: &demo.clips, samples: &samples, sample_ranges: &ranges, layout, output: &mut output }
-            .run()
-            .expect("the demo crowd is a valid job");
-        eval_s += start.elapsed().as_secs_f64();
-    }
-
-    let finite = output.iter().all(|v| v.is_finite());
-    let pelvis = demo.rig.find_joint("pelvis").unwrap_or(1);
-    let stride = layout.floats_per_joint();
-    let m = read_matrix(layout, &output[pelvis * stride..]);
-    let per_frame_ms = eval_s * 1e3 / args.frames.max(1) as f64;
-    println!("throng crowd_headless: {n} characters × {joints} joints, {} frames at 60 Hz, CPU evaluation on {} threads", args.frames, rayon::current_num_threads());
-    println!("  clips sampled per frame: {}", n * 2);
-    println!("  evaluation: {per_frame_ms:.3} ms per frame, {:.0} ns per character", per_frame_ms * 1e6 / n.max(1) as f64);
-    println!("  output: {} MiB of skinning matrices, all finite: {finite}", output.len() * 4 / (1 << 20));
-    println!("  character 0 at {:.2} m/s, phase {:.3}, pelvis skinning translation {:.3}", speed_mps.first().copied().unwrap_or(0.0), phase.first().copied().unwrap_or(0.0), m.w_axis.truncate());
-    if !finite {
+    if let Err(e) = run(&args) {
+        eprintln!("crowd_headless: {e}");
         std::process::exit(1);
     }
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let demo = if args.joints64 { DemoCharacter::humanoid_64() } else { DemoCharacter::humanoid() };
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?);
+    let bound = demo.bind(graph.clone())?;
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(bound.archetype.clone());
+    let n = args.characters;
+    let handles = (0..n).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>()?;
+
+    // Speeds spread from standing to running; every seventh character jumps every two seconds,
+    // every fifth waves, every third leans.
+    let speed = crowd.param(kind, "speed")?;
+    let speeds: Vec<f32> = (0..n).map(|i| 4.0 * (i as f32 * 0.618_034).fract()).collect();
+    crowd.set_float(speed, &handles, &speeds)?;
+    let wave = crowd.param(kind, "wave")?;
+    let wavers: Vec<_> = handles.iter().copied().step_by(5).collect();
+    crowd.set_float(wave, &wavers, &vec![1.0; wavers.len()])?;
+    let lean = crowd.param(kind, "lean")?;
+    let leaners: Vec<_> = handles.iter().copied().step_by(3).collect();
+    crowd.set_float(lean, &leaners, &vec![0.7; leaners.len()])?;
+    let jump = crowd.param(kind, "jump")?;
+    let jumpers: Vec<_> = handles.iter().copied().step_by(7).collect();
+
+    let joints = demo.rig.num_joints();
+    let layout = OutputLayout::Mat4;
+    let mut context = EvalContext::new(n, bound.layers.len(), joints);
+    let mut output = vec![0.0f32; n * joints * layout.floats_per_joint()];
+    let mut clips_sampled = vec![0u32; n];
+    let mut root_motion = vec![RootDelta::default(); n];
+    let mut travelled = vec![0.0f32; n];
+    let (mut step_s, mut eval_s, mut sampled_total) = (0.0f64, 0.0f64, 0u64);
+    let dt_s = 1.0 / 60.0;
+    for frame in 0..args.frames {
+        if frame % 120 == 30 {
+            crowd.set_trigger(jump, &jumpers, false)?;
+        }
+        let start = Instant::now();
+        crowd.update(dt_s)?;
+        step_s += start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let stats = FrameJob {
+            rig: &demo.rig,
+            clips: &bound.clips,
+            layers: &bound.layers,
+            samples: crowd.samples(kind)?,
+            programs: crowd.programs(kind)?,
+            dt_s,
+            context: &mut context,
+            layout,
+            output: &mut output,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut root_motion,
+        }
+        .run()?;
+        eval_s += start.elapsed().as_secs_f64();
+        sampled_total += stats.clips_sampled;
+        for (t, r) in travelled.iter_mut().zip(&root_motion) {
+            *t += r.translation.length();
+        }
+    }
+
+    // Where the crowd ended up: how many characters are in each base-layer state.
+    let mut counts = vec![0usize; graph.states().len()];
+    for &h in &handles {
+        counts[crowd.readback(h, 0)?.active_state] += 1;
+    }
+    let frames = args.frames.max(1) as f64;
+    let finite = output.iter().all(|v| v.is_finite());
+    println!(
+        "throng crowd_headless: {n} characters × {joints} joints, {} frames at 60 Hz, CPU on {} threads",
+        args.frames,
+        rayon::current_num_threads()
+    );
+    println!("  state step: {:.3} ms per frame ({:.0} ns per character)", step_s * 1e3 / frames, step_s * 1e9 / frames / n.max(1) as f64);
+    println!("  pose evaluation: {:.3} ms per frame ({:.0} ns per character)", eval_s * 1e3 / frames, eval_s * 1e9 / frames / n.max(1) as f64);
+    println!("  clips sampled: {:.2} per character per frame", sampled_total as f64 / frames / n.max(1) as f64);
+    let states: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .filter(|&(s, &c)| c > 0 && graph.states()[s].layer == 0)
+        .map(|(s, c)| format!("{} {c}", graph.states()[s].name))
+        .collect();
+    println!("  base layer now: {}", states.join(", "));
+    println!(
+        "  root motion: mean {:.2} m travelled, fastest {:.2} m",
+        travelled.iter().sum::<f32>() / n.max(1) as f32,
+        travelled.iter().copied().fold(0.0, f32::max)
+    );
+    println!("  output: {} MiB of skinning matrices, all finite: {finite}", output.len() * 4 / (1 << 20));
+    if finite { Ok(()) } else { Err("a matrix is not finite".into()) }
 }

@@ -284,8 +284,9 @@ fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: 
 
 /// One layer's memory on the CPU, as `EvalContext` holds it, for the transition stage alone.
 struct CpuLayerMemory {
-    displayed: Vec<Transform>,
-    previous: Vec<Transform>,
+    slot_a: Vec<Transform>,
+    slot_b: Vec<Transform>,
+    newest_in_b: bool,
     snapshot: Vec<Transform>,
     offsets: Vec<JointOffset>,
     inertia: Inertia,
@@ -295,8 +296,9 @@ struct CpuLayerMemory {
 impl CpuLayerMemory {
     fn new(joints: usize) -> Self {
         Self {
-            displayed: vec![Transform::IDENTITY; joints],
-            previous: vec![Transform::IDENTITY; joints],
+            slot_a: vec![Transform::IDENTITY; joints],
+            slot_b: vec![Transform::IDENTITY; joints],
+            newest_in_b: false,
             snapshot: vec![Transform::IDENTITY; joints],
             offsets: vec![JointOffset::default(); joints],
             inertia: Inertia::default(),
@@ -351,8 +353,9 @@ fn transition_stage_matches_cpu_in_every_mode() {
                 sample_blend(&clips, of(program.source_range()), rig.rest_pose(), &mut second);
             }
             let layer_memory = LayerMemory {
-                displayed: &mut m.displayed,
-                previous: &mut m.previous,
+                slot_a: &mut m.slot_a,
+                slot_b: &mut m.slot_b,
+                newest_in_b: &mut m.newest_in_b,
                 snapshot: &mut m.snapshot,
                 offsets: &mut m.offsets,
                 inertia: &mut m.inertia,

@@ -86,8 +86,9 @@ pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
 pub struct EvalContext {
     num_layers: usize,
     num_joints: usize,
-    displayed: Vec<Transform>,
-    previous: Vec<Transform>,
+    slot_a: Vec<Transform>,
+    slot_b: Vec<Transform>,
+    newest_in_b: Vec<bool>,
     snapshot: Vec<Transform>,
     offsets: Vec<JointOffset>,
     inertia: Vec<Inertia>,
@@ -106,8 +107,9 @@ impl EvalContext {
     /// Grows or shrinks to `num_characters`; new characters have shown nothing yet.
     pub fn resize(&mut self, num_characters: usize) {
         let poses = num_characters * self.num_layers * self.num_joints;
-        self.displayed.resize(poses, Transform::IDENTITY);
-        self.previous.resize(poses, Transform::IDENTITY);
+        self.slot_a.resize(poses, Transform::IDENTITY);
+        self.slot_b.resize(poses, Transform::IDENTITY);
+        self.newest_in_b.resize(num_characters * self.num_layers, false);
         self.snapshot.resize(poses, Transform::IDENTITY);
         self.offsets.resize(poses, JointOffset::default());
         self.inertia.resize(num_characters * self.num_layers, Inertia::default());
@@ -135,7 +137,7 @@ impl EvalContext {
     /// Bytes of memory per character.
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
-        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + size_of::<Inertia>() + 1)
+        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + size_of::<Inertia>() + 2)
     }
 }
 
@@ -238,8 +240,8 @@ impl FrameJob<'_> {
         output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
-            .zip(context.displayed.par_chunks_mut(per_layer))
-            .zip(context.previous.par_chunks_mut(per_layer))
+            .zip(context.slot_a.par_chunks_mut(per_layer))
+            .zip(context.slot_b.par_chunks_mut(per_layer).zip(context.newest_in_b.par_chunks_mut(num_layers)))
             .zip(context.snapshot.par_chunks_mut(per_layer))
             .zip(context.offsets.par_chunks_mut(per_layer))
             .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
@@ -247,8 +249,8 @@ impl FrameJob<'_> {
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), displayed), previous), snapshot), offsets), (inertia, shown)), (sampled, root))| {
-                    let memory = CharacterMemory { displayed, previous, snapshot, offsets, inertia, shown };
+                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), (sampled, root))| {
+                    let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown };
                     (*sampled, *root) = shared.character(programs, memory, scratch, out);
                 },
             );
@@ -271,8 +273,9 @@ struct Shared<'a> {
 
 /// One character's slices of [`EvalContext`].
 struct CharacterMemory<'a> {
-    displayed: &'a mut [Transform],
-    previous: &'a mut [Transform],
+    slot_a: &'a mut [Transform],
+    slot_b: &'a mut [Transform],
+    newest_in_b: &'a mut [bool],
     snapshot: &'a mut [Transform],
     offsets: &'a mut [JointOffset],
     inertia: &'a mut [Inertia],
@@ -339,8 +342,9 @@ impl Shared<'_> {
             }
             let second = step_back.then_some(scratch.second.as_slice());
             let layer_memory = LayerMemory {
-                displayed: &mut memory.displayed[span.clone()],
-                previous: &mut memory.previous[span.clone()],
+                slot_a: &mut memory.slot_a[span.clone()],
+                slot_b: &mut memory.slot_b[span.clone()],
+                newest_in_b: &mut memory.newest_in_b[l],
                 snapshot: &mut memory.snapshot[span.clone()],
                 offsets: &mut memory.offsets[span],
                 inertia: &mut memory.inertia[l],
@@ -349,7 +353,7 @@ impl Shared<'_> {
             transition(program, second, self.dt_s, layer_memory, &mut scratch.layer);
             let mask = setup.mask.as_ref().map(Mask::weights);
             match (l, setup.blend, setup.space) {
-                (0, ..) => scratch.pose.copy_from_slice(&scratch.layer),
+                (0, ..) => std::mem::swap(&mut scratch.pose, &mut scratch.layer),
                 (_, LayerBlend::Additive, _) => apply_additive(&mut scratch.pose, &scratch.layer, program.weight, mask),
                 (_, LayerBlend::Override, LayerSpace::Local) => override_local(&mut scratch.pose, &scratch.layer, program.weight, mask),
                 (_, LayerBlend::Override, LayerSpace::Mesh) => {

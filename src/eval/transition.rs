@@ -36,12 +36,17 @@ pub struct Inertia {
 }
 
 /// What a layer remembers between frames.
+///
+/// The last two displayed poses live in two slots that trade places every frame (`newest_in_b`
+/// says which holds the newer), so showing a pose costs one copy, not two.
 #[derive(Debug)]
 pub struct LayerMemory<'a> {
-    /// The pose this layer displayed last frame.
-    pub displayed: &'a mut [Transform],
-    /// The pose it displayed the frame before.
-    pub previous: &'a mut [Transform],
+    /// One of the last two displayed poses.
+    pub slot_a: &'a mut [Transform],
+    /// The other.
+    pub slot_b: &'a mut [Transform],
+    /// Whether `slot_b` holds the pose displayed last frame.
+    pub newest_in_b: &'a mut bool,
     /// The frozen snapshot.
     pub snapshot: &'a mut [Transform],
     /// Inertialization offsets captured at the last switch.
@@ -69,13 +74,15 @@ pub fn decay_of(program: &LayerProgram) -> Option<Decay> {
 /// since last frame.
 pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s: f32, memory: LayerMemory<'_>, pose: &mut [Transform]) {
     let switched = program.flags & LayerProgram::SWITCHED != 0;
+    let (displayed, previous) =
+        if *memory.newest_in_b { (&mut *memory.slot_b, &mut *memory.slot_a) } else { (&mut *memory.slot_a, &mut *memory.slot_b) };
     let shown = *memory.frames_shown;
     if switched {
         *memory.inertia = Inertia::default();
     }
     if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
         if switched && shown > 0 {
-            memory.snapshot.copy_from_slice(memory.displayed);
+            memory.snapshot.copy_from_slice(displayed);
         } else if switched || shown == 0 {
             // Nothing displayed to freeze (a new or reset character, or a layer back from
             // weight 0 in the middle of a fade whose switch it never showed): fade from the
@@ -84,9 +91,9 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
         }
         mix_from(memory.snapshot, program.target_weight, pose);
     } else if switched && shown > 0 && let Some(decay) = decay_of(program) {
-        let previous: &[Transform] = if shown > 1 { memory.previous } else { memory.displayed };
+        let before: &[Transform] = if shown > 1 { previous } else { displayed };
         let new_previous = step_back.unwrap_or(pose);
-        inertialize::capture(memory.displayed, previous, pose, new_previous, dt_s, memory.offsets);
+        inertialize::capture(displayed, before, pose, new_previous, dt_s, memory.offsets);
         let largest = |f: fn(&JointOffset) -> [f32; 6]| {
             memory.offsets.iter().flat_map(f).fold(0.0f32, |m, v| m.max(v.abs()))
         };
@@ -109,7 +116,8 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
             inertia.decay = None;
         }
     }
-    memory.previous.copy_from_slice(memory.displayed);
-    memory.displayed.copy_from_slice(pose);
+    // The older slot takes this frame's pose and becomes the newer.
+    previous.copy_from_slice(pose);
+    *memory.newest_in_b = !*memory.newest_in_b;
     *memory.frames_shown = shown.saturating_add(1).min(2);
 }
