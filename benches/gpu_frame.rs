@@ -3,11 +3,11 @@
 //! iteration is one whole frame as an engine runs it: upload the programs, encode, submit, and
 //! wait for the GPU (wall clock; `examples/bench_gpu.rs` prints GPU timestamps).
 //!
-//! `eval_gpu_layered` times the layered frame (`GpuCrowd::set_frame`, the mirror of `FrameJob`):
+//! `gpu_frame_layered` times the layered frame (`GpuCrowd::set_frame`, the mirror of `FrameJob`):
 //! the same base blend with a quarter of the crowd transitioning, a masked mesh-space override
 //! and an additive layer, programs changing every frame.
 //!
-//! `cargo bench --bench eval_gpu`. Skips with a message when there is no adapter.
+//! `cargo bench --bench gpu_frame`. Skips with a message when there is no adapter.
 
 mod support;
 #[path = "support/procedural.rs"]
@@ -17,18 +17,18 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use throng::eval::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 
-fn eval_gpu(c: &mut Criterion) {
+fn gpu_frame(c: &mut Criterion) {
     let gpu = match GpuContext::new_blocking() {
         Ok(gpu) => gpu,
         Err(e) => {
-            eprintln!("skipping eval_gpu: no GPU device ({e})");
+            eprintln!("skipping gpu_frame: no GPU device ({e})");
             return;
         }
     };
-    eprintln!("eval_gpu on {} ({:?})", gpu.adapter_info.name, gpu.adapter_info.backend);
+    eprintln!("gpu_frame on {} ({:?})", gpu.adapter_info.name, gpu.adapter_info.backend);
     let rig = procedural::rig();
     let clips = procedural::clips(&rig);
-    let mut group = c.benchmark_group("eval_gpu");
+    let mut group = c.benchmark_group("gpu_frame");
     for num_characters in [1_000usize, 10_000, 100_000] {
         let (samples, ranges) = support::two_clip_crowd(num_characters, 0, 1);
         for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
@@ -36,7 +36,7 @@ fn eval_gpu(c: &mut Criterion) {
             let mut crowd = match GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options) {
                 Ok(crowd) => crowd,
                 Err(e) => {
-                    eprintln!("skipping eval_gpu/{num_characters}: {e}");
+                    eprintln!("skipping gpu_frame/{num_characters}: {e}");
                     continue;
                 }
             };
@@ -57,12 +57,12 @@ fn eval_gpu(c: &mut Criterion) {
 
     let clips = procedural::layered_clips(&rig);
     let layers = procedural::layers(&rig);
-    let mut group = c.benchmark_group("eval_gpu_layered");
+    let mut group = c.benchmark_group("gpu_frame_layered");
     for num_characters in [1_000usize, 10_000, 100_000] {
         let mut crowd = match GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()) {
             Ok(crowd) => crowd,
             Err(e) => {
-                eprintln!("skipping eval_gpu_layered/{num_characters}: {e}");
+                eprintln!("skipping gpu_frame_layered/{num_characters}: {e}");
                 continue;
             }
         };
@@ -85,5 +85,5 @@ fn eval_gpu(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, eval_gpu);
+criterion_group!(benches, gpu_frame);
 criterion_main!(benches);
