@@ -215,7 +215,7 @@ fn time_frame(gpu: &GpuContext, timer: Option<&Timer>, crowd: &GpuCrowd) -> Resu
 /// over idle's first frame), and three layers: the base, an override in mesh space masked to
 /// the upper body (`spine_01/*`), and a whole-body additive layer. `support::layered_frame`
 /// blends clips 0 and 1 on the base, plays clip 1 on the override and clip 2 on the additive.
-fn humanoid_scenario() -> Result<(throng::Rig, Vec<throng::Clip>, Vec<LayerSetup>), Box<dyn std::error::Error>> {
+fn humanoid_scenario() -> Result<Scenario, Box<dyn std::error::Error>> {
     let demo = DemoCharacter::humanoid_64();
     let clip = |name: &str| demo.clip(name).ok_or_else(|| format!("the demo has no clip {name:?}"));
     let reference = clip("idle")?.frame(0).to_vec();
@@ -226,7 +226,14 @@ fn humanoid_scenario() -> Result<(throng::Rig, Vec<throng::Clip>, Vec<LayerSetup
         LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
         LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
     ];
-    Ok((demo.rig, clips, layers))
+    Ok(Scenario { rig: demo.rig, clips, layers })
+}
+
+/// A rig, its clip table and its layers.
+struct Scenario {
+    rig: throng::Rig,
+    clips: Vec<throng::Clip>,
+    layers: Vec<LayerSetup>,
 }
 
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
@@ -243,7 +250,7 @@ fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: Out
 /// (crossfade or inertialization) on every frame, programs changing every frame; each stage on
 /// its own too (the stage-by-stage path, timestamps only), and `FrameJob` beside it.
 fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (rig, clips, layers) = humanoid_scenario()?;
+    let Scenario { rig, clips, layers } = humanoid_scenario()?;
     println!(
         "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer",
         rig.num_joints()
