@@ -23,12 +23,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
+use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
 use throng::program::{ClipSample, LayerProgram};
-use throng::setup::mask_of;
 
 struct Args {
     characters: Vec<usize>,
@@ -211,31 +210,6 @@ fn time_frame(gpu: &GpuContext, timer: Option<&Timer>, crowd: &GpuCrowd) -> Resu
     })
 }
 
-/// The issue's scenario on the 64-joint humanoid: clips walk, run and lean (an additive delta
-/// over idle's first frame), and three layers: the base, an override in mesh space masked to
-/// the upper body (`spine_01/*`), and a whole-body additive layer. `support::layered_frame`
-/// blends clips 0 and 1 on the base, plays clip 1 on the override and clip 2 on the additive.
-fn humanoid_scenario() -> Result<Scenario, Box<dyn std::error::Error>> {
-    let demo = DemoCharacter::humanoid_64();
-    let clip = |name: &str| demo.clip(name).ok_or_else(|| format!("the demo has no clip {name:?}"));
-    let reference = clip("idle")?.frame(0).to_vec();
-    let clips = vec![clip("walk")?.clone(), clip("run")?.clone(), clip("lean")?.to_additive(&reference)];
-    let mask = mask_of(&[("spine_01/*".to_owned(), 1.0)], &demo.rig)?;
-    let layers = vec![
-        LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
-    ];
-    Ok(Scenario { rig: demo.rig, clips, layers })
-}
-
-/// A rig, its clip table and its layers.
-struct Scenario {
-    rig: throng::Rig,
-    clips: Vec<throng::Clip>,
-    layers: Vec<LayerSetup>,
-}
-
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
 /// the displayed pose written (48 bytes per joint) and its slot's scale word read (16), and the
 /// 32-byte layer state read and written. Fades, switches and inertialization read more, and
@@ -250,7 +224,7 @@ fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: Out
 /// (crossfade or inertialization) on every frame, programs changing every frame; each stage on
 /// its own too (the stage-by-stage path, timestamps only), and `FrameJob` beside it.
 fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let Scenario { rig, clips, layers } = humanoid_scenario()?;
+    let support::Scenario { rig, clips, layers } = support::humanoid_scenario();
     println!(
         "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer",
         rig.num_joints()
@@ -315,8 +289,8 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
     Ok(())
 }
 
-/// The most characters the CPU column evaluates: `EvalContext` holds about 31 KB per character
-/// of this scenario, so a million would need 31 GB; larger crowds are timed at this size and
+/// The most characters the CPU column evaluates: `EvalContext` holds about 30 KB per character
+/// of this scenario, so a million would need some 30 GB; larger crowds are timed at this size and
 /// scaled linearly (the CPU evaluator's cost per character is flat), marked `~`.
 const CPU_MAX_CHARACTERS: usize = 100_000;
 
