@@ -127,10 +127,10 @@ impl EvalContext {
     }
 
     /// Removes `character`, moving the last character's memory into its place, as
-    /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed
-    /// one: the crowd shrinks by one and every other character keeps what it displayed, so its
+    /// `state::Crowd::despawn` moves the last row of an archetype into the removed one: the
+    /// crowd shrinks by one and every other character keeps what it displayed, so its
     /// transitions in flight carry on. Out-of-range characters are ignored.
-    /// [`crate::gpu::GpuCrowd::swap_remove`] is the device's mirror.
+    /// `gpu::GpuCrowd::swap_remove` is the device's mirror.
     pub fn swap_remove(&mut self, character: usize) {
         let num_characters = self.num_characters();
         if character >= num_characters {
