@@ -1,23 +1,29 @@
-//! Times the GPU evaluator on crowds of a 64-joint rig blending two clips per character, and
-//! prints a table: characters, dispatches, GPU milliseconds per frame (timestamp queries where
-//! the adapter has them, else wall clock around submit and wait), nanoseconds per character,
-//! bytes uploaded per frame, output size, and the CPU evaluator's time for the same frame.
-//! A second table times the layered frame (`GpuCrowd::set_frame`, the mirror of `FrameJob`):
-//! the same base blend with a quarter of the crowd transitioning, a masked mesh-space override
-//! and an additive layer, with the per-character memory it keeps on the device.
+//! Times the GPU evaluator on crowds of the 64-joint humanoid (`DemoCharacter::humanoid_64`)
+//! and prints two tables with the adapter's name.
 //!
-//! `cargo run --release --example bench_gpu -- --characters 1000,10000,100000 --frames 50`
-//! (`--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU column, `--stages` to
-//! also time each stage of both stage-by-stage paths on its own, with timestamp queries).
+//! The first: one blended sample list per character (walk and run), the `frame` dispatch of
+//! `GpuCrowd::set_programs`: characters, dispatches, GPU milliseconds per frame (timestamp
+//! queries where the adapter has them, else wall clock around submit and wait), nanoseconds per
+//! character, bytes uploaded per frame, output size, and `EvalCrowdJob`'s time for the same
+//! frame. The second: the scenario on the layered frame (`GpuCrowd::set_frame`, the
+//! mirror of `FrameJob`): a two-clip base blend with a quarter of the crowd transitioning, a
+//! masked mesh-space override and an additive layer; the whole frame's GPU time and the
+//! bandwidth it reaches, each stage alone (timestamps only), the memory kept per character and
+//! `FrameJob`'s time beside it. A size the device cannot hold (1M characters need more than
+//! lavapipe's 2 GiB buffers) prints why and is skipped.
+//!
+//! `cargo run --release --example bench_gpu -- --characters 10000,100000,1000000 --frames 50`
+//! (the defaults; `--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU columns,
+//! `--stages` to also time each stage of the two-clip frame's stage-by-stage path).
+//! `scripts/gpu-bench.sh` builds and runs it.
 
-#[path = "../benches/support/procedural.rs"]
-mod procedural;
 #[path = "../benches/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};
 
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::demo::DemoCharacter;
+use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
@@ -32,7 +38,7 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { characters: vec![1_000, 10_000, 100_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false };
+    let mut args = Args { characters: vec![10_000, 100_000, 1_000_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -108,18 +114,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gpu.adapter_info.name, gpu.adapter_info.backend, gpu.adapter_info.device_type, gpu.adapter_info.driver, gpu.adapter_info.driver_info
     );
     println!("timing: {}", if timer.is_some() { "GPU timestamp queries" } else { "wall clock around submit + wait (no timestamp queries)" });
-    let rig = procedural::rig();
-    let clips = procedural::clips(&rig);
-    println!("rig: {} joints, 2 clips blended per character, output {:?}, median of {} frames", rig.num_joints(), args.layout, args.frames);
+    let demo = DemoCharacter::humanoid_64();
+    let (rig, clips) = (&demo.rig, &demo.clips);
+    let (walk, run) = (demo.clip_index("walk").ok_or("no walk clip")? as u32, demo.clip_index("run").ok_or("no run clip")? as u32);
+    println!("humanoid: {} joints, 2 clips blended per character, output {:?}, median of {} frames", rig.num_joints(), args.layout, args.frames);
     println!(
         "{:>10} {:>7} {:>12} {:>10} {:>14} {:>11} {:>11}",
         "characters", "chunks", "GPU ms/frame", "ns/char", "upload B/frame", "output MiB", "CPU ms"
     );
     for &num_characters in &args.characters {
-        let (samples, ranges) = support::two_clip_crowd(num_characters, 0, 1);
+        let (samples, ranges) = support::two_clip_crowd(num_characters, walk, run);
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
-        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options)?;
-        crowd.set_programs(&samples, &ranges)?;
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options)?;
+        if let Err(e) = crowd.set_programs(&samples, &ranges) {
+            println!("{num_characters:>10} skipped: {e}");
+            continue;
+        }
         let mut frame_times = Vec::with_capacity(args.frames);
         // One frame more than asked: the first warms caches and pipelines and is dropped.
         for frame in 0..=args.frames {
@@ -152,7 +162,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cpu_ms = if args.cpu {
             let mut out = vec![0.0f32; num_characters * rig.num_joints() * args.layout.floats_per_joint()];
             let start = Instant::now();
-            EvalCrowdJob { rig: &rig, clips: &clips, samples: &samples, sample_ranges: &ranges, layout: args.layout, output: &mut out }.run()?;
+            EvalCrowdJob { rig, clips, samples: &samples, sample_ranges: &ranges, layout: args.layout, output: &mut out }.run()?;
             format!("{:.3}", start.elapsed().as_secs_f64() * 1e3)
         } else {
             "-".into()
@@ -171,7 +181,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     time_layered(&gpu, timer.as_ref(), &args)?;
     if args.stages {
         match &timer {
-            Some(timer) => time_stages(&gpu, timer, &args, &rig, &clips)?,
+            Some(timer) => time_stages(&gpu, timer, &args, rig, clips, (walk, run))?,
             None => println!("--stages needs timestamp queries, which this adapter does not have"),
         }
     }
@@ -200,85 +210,174 @@ fn time_frame(gpu: &GpuContext, timer: Option<&Timer>, crowd: &GpuCrowd) -> Resu
     })
 }
 
-/// Times the layered frame: three layers (base, masked mesh-space override, additive), a
-/// quarter of the crowd transitioning on every frame, programs changing every frame.
+/// Bytes a layered frame must move at least, per character: the output written; per layer,
+/// the displayed pose written (48 bytes per joint) and its slot's scale word read (16), and the
+/// 32-byte layer state read and written. Fades, switches and inertialization read more, and
+/// clip frames are read through the caches; so this is a lower bound, and the bandwidth
+/// computed from it too.
+fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: OutputLayout) -> u64 {
+    let output = num_joints * layout.floats_per_joint() * size_of::<f32>();
+    (output + num_layers * (num_joints * (48 + 16) + 2 * 32)) as u64
+}
+
+/// Times the layered frame, the scenario: a quarter of the crowd transitioning
+/// (crossfade or inertialization) on every frame, programs changing every frame; each stage on
+/// its own too (the stage-by-stage path, timestamps only), and `FrameJob` beside it.
 fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let rig = procedural::rig();
-    let clips = procedural::layered_clips(&rig);
-    let layers = procedural::layers(&rig);
-    println!("layered frame: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer");
+    let support::Scenario { rig, clips, layers } = support::humanoid_scenario();
     println!(
-        "{:>10} {:>7} {:>12} {:>10} {:>14} {:>11} {:>11} {:>11}",
-        "characters", "chunks", "GPU ms/frame", "ns/char", "upload B/frame", "output MiB", "memory MiB", "CPU ms"
+        "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer",
+        rig.num_joints()
     );
+    println!(
+        "{:>10} {:>6} {:>9} {:>8} {:>8} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
+        "characters", "chunks", "frame ms", "ns/char", "GB/s", "transition", "layers", "l2m", "skinning", "upload B", "out MiB", "mem MiB", "CPU ms"
+    );
+    let dt = 1.0 / 60.0;
     for &num_characters in &args.characters {
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
         let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options)?;
-        let dt = 1.0 / 60.0;
         let mut frame_times = Vec::with_capacity(args.frames);
         let mut upload_bytes = 0;
         // One frame more than asked: the first warms caches and pipelines and is dropped.
         for frame in 0..=args.frames {
             let (samples, programs) = support::layered_frame(num_characters, frame);
-            crowd.set_frame(&samples, &programs, dt)?;
+            if let Err(e) = crowd.set_frame(&samples, &programs, dt) {
+                println!("{num_characters:>10} skipped: {e}");
+                break;
+            }
             upload_bytes = samples.len() * size_of::<ClipSample>() + programs.len() * size_of::<LayerProgram>();
             let elapsed = time_frame(gpu, timer, &crowd)?;
             if frame > 0 {
                 frame_times.push(elapsed);
             }
         }
-        frame_times.sort();
-        let gpu_time = frame_times[frame_times.len() / 2];
-        let mib = |bytes_per_character: u64| (num_characters as u64 * bytes_per_character) as f64 / (1024.0 * 1024.0);
-        let cpu_ms = if args.cpu {
-            let (samples, programs) = support::layered_frame(num_characters, 1);
-            let mut context = EvalContext::new(num_characters, layers.len(), rig.num_joints());
-            let mut output = vec![0.0f32; num_characters * rig.num_joints() * args.layout.floats_per_joint()];
-            let mut clips_sampled = vec![0; num_characters];
-            let start = Instant::now();
-            FrameJob {
-                rig: &rig,
-                clips: &clips,
-                layers: &layers,
-                samples: &samples,
-                programs: &programs,
-                dt_s: dt,
-                context: &mut context,
-                layout: args.layout,
-                output: &mut output,
-                clips_sampled: &mut clips_sampled,
-                root_motion: &mut [],
-            }
-            .run()?;
-            format!("{:.3}", start.elapsed().as_secs_f64() * 1e3)
-        } else {
-            "-".into()
+        if frame_times.is_empty() {
+            continue;
+        }
+        let gpu_time = median(&mut frame_times);
+        let stages = match timer {
+            Some(timer) => time_layered_stages(gpu, timer, args, &rig, &clips, &layers, num_characters)?,
+            None => None,
         };
+        let stage = |k: usize| stages.map_or_else(|| "-".to_owned(), |s: [Duration; 4]| format!("{:.4}", s[k].as_secs_f64() * 1e3));
+        let mib = |bytes_per_character: u64| (num_characters as u64 * bytes_per_character) as f64 / (1024.0 * 1024.0);
+        let bytes = num_characters as u64 * layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout) + upload_bytes as u64;
+        let cpu_ms = if args.cpu { cpu_layered_ms(&rig, &clips, &layers, num_characters, args.layout)? } else { "-".into() };
         println!(
-            "{:>10} {:>7} {:>12.4} {:>10.2} {:>14} {:>11.1} {:>11.1} {:>11}",
+            "{:>10} {:>6} {:>9.4} {:>8.2} {:>8.3} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9.1} {:>9.1} {:>9}",
             num_characters,
             crowd.num_chunks(),
             gpu_time.as_secs_f64() * 1e3,
             gpu_time.as_secs_f64() * 1e9 / num_characters as f64,
+            bytes as f64 / gpu_time.as_secs_f64() / 1e9,
+            stage(0),
+            stage(1),
+            stage(2),
+            stage(3),
             upload_bytes,
             mib(crowd.output_bytes_per_character()),
             mib(crowd.memory_bytes_per_character()),
             cpu_ms
         );
     }
+    println!(
+        "GB/s: at least {} bytes moved per character (output, and per layer the displayed pose written and its state), plus the upload, over the frame's GPU time",
+        layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
+    );
+    println!("transition, layers, l2m (local_to_model), skinning: each stage alone on the stage-by-stage path (intermediates in device memory), so they sum to more than the fused frame");
     Ok(())
+}
+
+/// The most characters the CPU column evaluates: `EvalContext` holds about 30 KB per character
+/// of this scenario, so a million would need some 30 GB; larger crowds are timed at this size and
+/// scaled linearly (the CPU evaluator's cost per character is flat), marked `~`.
+const CPU_MAX_CHARACTERS: usize = 100_000;
+
+/// `FrameJob`'s time for one frame of the scenario, after one frame that fills the context.
+fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetup], num_characters: usize, layout: OutputLayout) -> Result<String, Box<dyn std::error::Error>> {
+    let n = num_characters.min(CPU_MAX_CHARACTERS);
+    let mut context = EvalContext::new(n, layers.len(), rig.num_joints());
+    let mut output = vec![0.0f32; n * rig.num_joints() * layout.floats_per_joint()];
+    let mut clips_sampled = vec![0; n];
+    let mut elapsed = Duration::ZERO;
+    for frame in 0..2 {
+        let (samples, programs) = support::layered_frame(n, frame);
+        let start = Instant::now();
+        FrameJob {
+            rig,
+            clips,
+            layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s: 1.0 / 60.0,
+            context: &mut context,
+            layout,
+            output: &mut output,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()?;
+        elapsed = start.elapsed();
+    }
+    let ms = elapsed.as_secs_f64() * 1e3 * num_characters as f64 / n as f64;
+    Ok(if n < num_characters { format!("~{ms:.1}") } else { format!("{ms:.3}") })
+}
+
+/// Median GPU time of each layered stage alone (transition, layers, local_to_model, skinning),
+/// or `None` when the stage buffers do not fit the device at this size.
+fn time_layered_stages(
+    gpu: &GpuContext,
+    timer: &Timer,
+    args: &Args,
+    rig: &throng::Rig,
+    clips: &[throng::Clip],
+    layers: &[LayerSetup],
+    num_characters: usize,
+) -> Result<Option<[Duration; 4]>, Box<dyn std::error::Error>> {
+    let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options)?;
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for frame in 0..=args.frames {
+        let (samples, programs) = support::layered_frame(num_characters, frame);
+        if crowd.set_frame(&samples, &programs, 1.0 / 60.0).is_err() {
+            return Ok(None);
+        }
+        for (stage, stage_times) in Stage::LAYERED.into_iter().zip(&mut times) {
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
+            encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
+            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
+            gpu.queue.submit([encoder.finish()]);
+            let elapsed = timer.read(gpu)?;
+            if frame > 0 {
+                stage_times.push(elapsed);
+            }
+        }
+    }
+    let [a, b, c, d] = &mut times;
+    Ok(Some([median(a), median(b), median(c), median(d)]))
+}
+
+/// The median of some frame times (sorts them).
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
 }
 
 /// Times the stage-by-stage paths (the two-clip frame's, then the layered frame's), one stage
 /// per submission, and prints each stage's median.
-fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, clips: &[throng::Clip]) -> Result<(), Box<dyn std::error::Error>> {
+fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, clips: &[throng::Clip], (a, b): (u32, u32)) -> Result<(), Box<dyn std::error::Error>> {
     println!("stage-by-stage path (intermediates in device memory), GPU ms per stage:");
     println!("{:>10} {:>10} {:>15} {:>10}", "characters", "sample", "local_to_model", "skinning");
     for &num_characters in &args.characters {
-        let (samples, ranges) = support::two_clip_crowd(num_characters, 0, 1);
+        let (samples, ranges) = support::two_clip_crowd(num_characters, a, b);
         let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options)?;
-        crowd.set_programs(&samples, &ranges)?;
+        if let Err(e) = crowd.set_programs(&samples, &ranges) {
+            println!("{num_characters:>10} skipped: {e}");
+            continue;
+        }
         let mut times: [Vec<Duration>; 3] = Default::default();
         for frame in 0..=args.frames {
             for (stage, stage_times) in Stage::ALL.into_iter().zip(&mut times) {
@@ -299,36 +398,6 @@ fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, 
         };
         let [a, b, c] = &mut times;
         println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c));
-    }
-    println!("layered stage-by-stage path (the layered frame's table), GPU ms per stage:");
-    println!("{:>10} {:>11} {:>10} {:>15} {:>10}", "characters", "transition", "layers", "local_to_model", "skinning");
-    let clips = procedural::layered_clips(rig);
-    let layers = procedural::layers(rig);
-    for &num_characters in &args.characters {
-        let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
-        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options)?;
-        let mut times: [Vec<Duration>; 4] = Default::default();
-        for frame in 0..=args.frames {
-            let (samples, programs) = support::layered_frame(num_characters, frame);
-            crowd.set_frame(&samples, &programs, 1.0 / 60.0)?;
-            for (stage, stage_times) in Stage::LAYERED.into_iter().zip(&mut times) {
-                let mut encoder = gpu.device.create_command_encoder(&Default::default());
-                crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
-                encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
-                encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
-                gpu.queue.submit([encoder.finish()]);
-                let elapsed = timer.read(gpu)?;
-                if frame > 0 {
-                    stage_times.push(elapsed);
-                }
-            }
-        }
-        let median_ms = |t: &mut Vec<Duration>| {
-            t.sort();
-            t[t.len() / 2].as_secs_f64() * 1e3
-        };
-        let [a, b, c, d] = &mut times;
-        println!("{:>10} {:>11.4} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c), median_ms(d));
     }
     Ok(())
 }

@@ -7,8 +7,12 @@ use std::ops::Range;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use std::sync::Arc;
 
+use throng::demo::DemoCharacter;
+use throng::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
 use throng::graph::CompiledGraph;
+use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
+use throng::{Clip, Rig};
 
 /// Every character samples clips `a` and `b` at its own time (spread over a few seconds so
 /// that characters read different frames) with a blend weight varying across the crowd.
@@ -32,7 +36,7 @@ const SWITCH_PERIOD: usize = 32;
 const TRANSITION_FRAMES: usize = 8;
 
 /// One frame of a three-layer crowd (base, a masked override, an additive layer; see
-/// `procedural::layers`): every base layer blends clips 0 and 1 at its own time; a quarter of
+/// [`humanoid_scenario`]): every base layer blends clips 0 and 1 at its own time; a quarter of
 /// the crowd is transitioning, alternately by crossfade (both states sampled) and quintic
 /// inertialization (switch frame sampled twice); the override layer plays clip 1 and the
 /// additive layer clip 2 (a delta).
@@ -113,4 +117,30 @@ pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
         crowd.update(1.0 / 60.0).expect("finite dt");
     }
     (crowd, kind)
+}
+
+/// The GPU benches' scenario (issue 5's) on the 64-joint humanoid, for [`layered_frame`].
+pub struct Scenario {
+    /// `DemoCharacter::humanoid_64`'s rig.
+    pub rig: Rig,
+    /// Walk (0), run (1) and lean as an additive delta over idle's first frame (2).
+    pub clips: Vec<Clip>,
+    /// The base; an override in mesh space masked to the upper body (`spine_01/*`), playing
+    /// clip 1; a whole-body additive layer playing clip 2.
+    pub layers: Vec<LayerSetup>,
+}
+
+/// [`Scenario`] for `DemoCharacter::humanoid_64`.
+pub fn humanoid_scenario() -> Scenario {
+    let demo = DemoCharacter::humanoid_64();
+    let clip = |name: &str| demo.clip(name).expect("the demo's clips");
+    let reference = clip("idle").frame(0).to_vec();
+    let clips = vec![clip("walk").clone(), clip("run").clone(), clip("lean").to_additive(&reference)];
+    let mask = mask_of(&[("spine_01/*".to_owned(), 1.0)], &demo.rig).expect("the demo has a spine");
+    let layers = vec![
+        LayerSetup::default(),
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+    ];
+    Scenario { rig: demo.rig, clips, layers }
 }

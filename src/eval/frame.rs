@@ -128,6 +128,32 @@ impl EvalContext {
         }
     }
 
+    /// Removes `character`, moving the last character's memory into its place, as
+    /// `state::Crowd::despawn` moves the last row of an archetype into the removed one: the
+    /// crowd shrinks by one and every other character keeps what it displayed, so its
+    /// transitions in flight carry on. Out-of-range characters are ignored.
+    /// `gpu::GpuCrowd::swap_remove` is the device's mirror.
+    pub fn swap_remove(&mut self, character: usize) {
+        let num_characters = self.num_characters();
+        if character >= num_characters {
+            return;
+        }
+        let last = num_characters - 1;
+        let (layers, poses) = (self.num_layers, self.num_layers * self.num_joints);
+        fn move_block<T: Copy>(v: &mut Vec<T>, to: usize, last: usize, n: usize) {
+            if to != last {
+                v.copy_within(last * n..(last + 1) * n, to * n);
+            }
+            v.truncate(last * n);
+        }
+        move_block(&mut self.displayed, character, last, poses);
+        move_block(&mut self.previous, character, last, poses);
+        move_block(&mut self.snapshot, character, last, poses);
+        move_block(&mut self.offsets, character, last, poses);
+        move_block(&mut self.inertia, character, last, layers);
+        move_block(&mut self.frames_shown, character, last, layers);
+    }
+
     /// Characters held.
     #[must_use]
     pub fn num_characters(&self) -> usize {

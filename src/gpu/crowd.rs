@@ -164,6 +164,8 @@ pub struct GpuCrowd {
     /// Whether the last frame set was [`set_frame`](Self::set_frame)'s (else
     /// [`set_programs`](Self::set_programs)'s).
     layered_frame: bool,
+    /// Characters of the last frame set, less those [`swap_remove`](Self::swap_remove)d since.
+    live_characters: usize,
     ranges_scratch: Vec<GpuSampleRange>,
 }
 
@@ -363,6 +365,7 @@ impl GpuCrowd {
             layers,
             frame: None,
             layered_frame: false,
+            live_characters: 0,
             ranges_scratch: Vec::new(),
         })
     }
@@ -443,6 +446,7 @@ impl GpuCrowd {
             return Ok(());
         };
         self.layered_frame = false;
+        self.live_characters = num_characters;
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
@@ -486,6 +490,7 @@ impl GpuCrowd {
             return Ok(());
         };
         self.layered_frame = true;
+        self.live_characters = num_characters;
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
@@ -514,6 +519,51 @@ impl GpuCrowd {
             let offset = (character as u64 * self.num_layers() as u64 + l) * per_layer;
             self.queue.write_buffer(memory, offset, bytemuck::bytes_of(&GpuLayerState::default()));
         }
+    }
+
+    /// Removes `character`, moving the last character's memory into its place on the device, as
+    /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed one
+    /// and [`crate::eval::frame::EvalContext::swap_remove`] does on the CPU: every other
+    /// character keeps what it displayed, so its transitions in flight carry on, and the next
+    /// [`set_frame`](Self::set_frame) has one character fewer (plus any added, which start
+    /// having shown nothing even where they take the freed row). Several removals between
+    /// frames apply in order, each to the crowd the one before left. Out-of-range characters
+    /// are ignored; a crowd without layers only counts the removal.
+    ///
+    /// The copy is submitted at once (`memory_bytes_per_character` bytes, twice, through a
+    /// scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
+    /// after the previous frame's commands were submitted.
+    pub fn swap_remove(&mut self, character: usize) {
+        if character >= self.live_characters {
+            return;
+        }
+        let last = self.live_characters - 1;
+        self.live_characters = last;
+        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+            return;
+        };
+        let bytes = self.memory_bytes_per_character();
+        if bytes == 0 {
+            return;
+        }
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
+        if character != last {
+            let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("throng.swap_remove"),
+                size: bytes,
+                usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            encoder.copy_buffer_to_buffer(memory, last as u64 * bytes, &scratch, 0, bytes);
+            encoder.copy_buffer_to_buffer(&scratch, 0, memory, character as u64 * bytes, bytes);
+        }
+        // The freed row forgets what it showed, for whoever is added there before the crowd
+        // shrinks (a despawn and a spawn in the same frame keep the count).
+        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+        for l in 0..self.num_layers() as u64 {
+            encoder.clear_buffer(memory, last as u64 * bytes + l * per_layer, Some(LAYER_STATE_BYTES));
+        }
+        self.queue.submit([encoder.finish()]);
     }
 
     /// The most characters one dispatch may evaluate on this device.

@@ -16,7 +16,8 @@
 //! [`GpuCrowd::set_frame`] (on a crowd built [`GpuCrowd::with_layers`]) mirrors
 //! [`crate::eval::frame::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
 //! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,
-//! joint `j` at `i * J + j`). [`GpuContext`] creates a device for tools and tests. See
+//! joint `j` at `i * J + j`); [`GpuCrowd::swap_remove`] moves a character's device memory as
+//! [`crate::state::Crowd::despawn`] moves its row. [`GpuContext`] creates a device for tools and tests. See
 //! `docs/gpu.md` for buffers, chunking and bytes per character.
 
 mod context;

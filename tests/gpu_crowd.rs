@@ -1,0 +1,426 @@
+//! Whole crowds of the built-in humanoid through the real state step, on the GPU against the
+//! CPU's `FrameJob`: 1,000 characters of `LOCOMOTION_GRAPH` for 10 s at 60 fps under every
+//! switch mode, with interruptions, both layer kinds and both spaces; then characters added
+//! and removed between frames, which must leave everyone else's matrices unchanged.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+use std::sync::Arc;
+
+use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSpace};
+use throng::eval::OutputLayout;
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
+use throng::graph::CompiledGraph;
+use throng::program::{LayerProgram, SwitchMode};
+use throng::state::{ArchetypeId, CharacterHandle, Crowd};
+
+/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
+const TOLERANCE: f32 = 1e-4;
+const FPS: f32 = 60.0;
+const DT: f32 = 1.0 / FPS;
+/// How fast the script's gameplay changes speed, m/s² (a character controller's acceleration).
+const ACCELERATION_MPS2: f32 = 8.0;
+
+/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
+fn gpu() -> Option<GpuContext> {
+    match GpuContext::new_blocking() {
+        Ok(context) => Some(context),
+        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}
+
+/// Every switch mode as the graph's `defaultSwitch`, in `SwitchMode` order.
+const MODES: [(&str, &str); 6] = [
+    ("cut", r#""cut""#),
+    ("frozen", r#"{ "mode": "frozen" }"#),
+    ("crossfade", r#"{ "mode": "crossfade" }"#),
+    ("inertialize (quintic)", r#"{ "mode": "inertialize" }"#),
+    ("inertialize (overshoot control)", r#"{ "mode": "inertialize", "quintic": { "overshootControl": true } }"#),
+    ("inertialize (spring)", r#"{ "mode": "inertialize", "spring": { "halflife": 0.06 } }"#),
+];
+
+/// `LOCOMOTION_GRAPH` with `default_switch` for every transition, every transition
+/// interruptible by the destination's own (`NEXT_STATE`), and the wave layer in mesh space when
+/// `mesh`, bound to the demo character.
+fn locomotion(demo: &DemoCharacter, default_switch: &str, mesh: bool) -> DemoArchetype {
+    let default = r#""defaultSwitch": { "mode": "inertialize", "quintic": { "overshootControl": true } }"#;
+    assert!(LOCOMOTION_GRAPH.contains(default), "the demo graph's default switch is where this test edits it");
+    let mut json = LOCOMOTION_GRAPH.replacen(default, &format!(r#""defaultSwitch": {default_switch}"#), 1);
+    json = json.replace(r#""time": 0.25,"#, r#""time": 0.25, "interruptionSource": "NEXT_STATE","#);
+    if mesh {
+        json = json.replacen(r#""mask": {"#, r#""space": "mesh", "mask": {"#, 1);
+    }
+    let graph = Arc::new(CompiledGraph::from_json(&json).expect("the demo graph variant loads"));
+    let bound = demo.bind(graph).expect("the demo graph binds to the demo");
+    assert_eq!(bound.layers[1].blend, LayerBlend::Additive, "lean is additive");
+    assert!(bound.layers[2].blend == LayerBlend::Override && bound.layers[2].mask.is_some(), "wave is a masked override");
+    assert_eq!(bound.layers[2].space, if mesh { LayerSpace::Mesh } else { LayerSpace::Local });
+    bound
+}
+
+/// What gameplay asks of character `id` at `frame`: target speed (m/s), whether to trigger a
+/// jump, and the lean and wave layers' weights. Each character runs the same story shifted by
+/// up to 1.8 s: walk, run, stop, jump standing, start walking and jump 0.1 s into the blend
+/// (an interruption), stop, start walking and reverse 4 frames later (another), walk. The lean
+/// and wave weights swell and fade on periods of their own, spending time at 0, at 1 and
+/// between.
+fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
+    let shift = (id % 37) as i64 * 3;
+    let f = frame as i64 - shift;
+    let at = |t: f32| (t * FPS).round() as i64;
+    let target = match f {
+        f if f < at(0.2) => 0.0,
+        f if f < at(1.2) => 1.5,
+        f if f < at(2.0) => 4.0,
+        f if f < at(4.3) => 0.0,
+        f if f < at(5.6) => 1.5,
+        f if f < at(6.6) => 0.0,
+        f if f < at(6.6) + 4 => 1.5,
+        f if f < at(7.6) => 0.0,
+        _ => 1.5,
+    };
+    let jump = f == at(2.8) || f == at(4.3) + 6;
+    let t = frame as f32 * DT;
+    let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
+    (target, jump, swell(3.1, id as f32 / 7.0), swell(4.3, id as f32 / 11.0))
+}
+
+/// One archetype's characters on both evaluators.
+struct Group {
+    name: String,
+    kind: ArchetypeId,
+    bound: DemoArchetype,
+    /// The GPU evaluator's crowd; `None` runs the CPU alone (the churn test without a device).
+    gpu: Option<GpuCrowd>,
+    context: EvalContext,
+    handles: Vec<CharacterHandle>,
+    /// Each row's script id.
+    ids: Vec<usize>,
+    /// Each row's speed as gameplay eased it.
+    speeds: Vec<f32>,
+}
+
+impl Group {
+    /// Applies this frame's script to the group's characters.
+    fn drive(&mut self, crowd: &mut Crowd, frame: usize) {
+        let kind = self.kind;
+        let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
+        let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
+        for (row, &id) in self.ids.iter().enumerate() {
+            let (target, jumps, l, w) = script(id, frame);
+            let step = ACCELERATION_MPS2 * DT;
+            self.speeds[row] += (target - self.speeds[row]).clamp(-step, step);
+            leans.push(l);
+            waves.push(w);
+            if jumps {
+                jumpers.push(self.handles[row]);
+            }
+        }
+        crowd.set_float(speed, &self.handles, &self.speeds).expect("finite speeds");
+        crowd.set_float(lean, &self.handles, &leans).expect("finite weights");
+        crowd.set_float(wave, &self.handles, &waves).expect("finite weights");
+        crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+    }
+
+    /// The CPU frame of the group's characters after the state step.
+    fn cpu_frame(&mut self, demo: &DemoCharacter, crowd: &Crowd) -> Vec<f32> {
+        let n = self.handles.len();
+        let mut output = vec![0.0; n * demo.rig.num_joints() * 16];
+        FrameJob {
+            rig: &demo.rig,
+            clips: &self.bound.clips,
+            layers: &self.bound.layers,
+            samples: crowd.samples(self.kind).expect("archetype"),
+            programs: crowd.programs(self.kind).expect("archetype"),
+            dt_s: DT,
+            context: &mut self.context,
+            layout: OutputLayout::Mat4,
+            output: &mut output,
+            clips_sampled: &mut vec![0; n],
+            root_motion: &mut [],
+        }
+        .run()
+        .expect("the state step writes valid programs");
+        output
+    }
+
+    /// Uploads the group's frame and records its dispatches.
+    fn gpu_frame(&mut self, crowd: &Crowd, encoder: &mut wgpu::CommandEncoder) {
+        let (samples, programs) = (crowd.samples(self.kind).expect("archetype"), crowd.programs(self.kind).expect("archetype"));
+        if let Some(gpu) = &mut self.gpu {
+            gpu.set_frame(samples, programs, DT).expect("the GPU takes what FrameJob takes");
+            gpu.encode(encoder);
+        }
+    }
+}
+
+/// Asserts two outputs (mat4 per joint) are equal within [`TOLERANCE`], naming the failure.
+fn assert_close(group: &Group, crowd: &Crowd, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
+    assert_eq!(expected.len(), got.len(), "{}: output lengths", group.name);
+    for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
+            let (row, joint) = (k / joints, k % joints);
+            let layers = group.bound.layers.len();
+            let programs = &crowd.programs(group.kind).expect("archetype")[row * layers..(row + 1) * layers];
+            panic!(
+                "{}: character {} (row {row}), joint {joint}, frame {frame} (t = {:.4} s): error {error}\n programs {programs:?}\n expected {e:?}\n      got {g:?}",
+                group.name,
+                group.ids[row],
+                (frame + 1) as f32 * DT
+            );
+        }
+    }
+}
+
+/// What the state step emitted over a run, to check the script made every case happen.
+#[derive(Default)]
+struct Seen {
+    /// Base-layer switches per switch mode.
+    switches: [usize; 6],
+    /// Base-layer switches taken while a transition was in flight, per mode.
+    interruptions: [usize; 6],
+    /// Frames with the lean (additive) and wave (override) layers at a weight strictly between
+    /// 0 and 1, and at 1.
+    lean_partial: usize,
+    wave_partial: usize,
+    lean_full: usize,
+    wave_full: usize,
+}
+
+impl Seen {
+    fn record(&mut self, programs: &[LayerProgram], previous: &mut [LayerProgram]) {
+        for (p, before) in programs.chunks_exact(3).zip(previous.chunks_exact_mut(3)) {
+            let base = p[0];
+            if base.flags & LayerProgram::SWITCHED != 0 {
+                let mode = base.switch_mode() as usize;
+                self.switches[mode] += 1;
+                if before[0].flags & LayerProgram::TRANSITIONING != 0 && before[0].progress < 1.0 {
+                    self.interruptions[mode] += 1;
+                }
+            }
+            let partial = |w: f32| usize::from(w > 0.0 && w < 1.0);
+            self.lean_partial += partial(p[1].weight);
+            self.wave_partial += partial(p[2].weight);
+            self.lean_full += usize::from(p[1].weight == 1.0);
+            self.wave_full += usize::from(p[2].weight == 1.0);
+            before.copy_from_slice(p);
+        }
+    }
+}
+
+/// 1,000 characters (twelve archetypes: six switch modes × wave layer in local or mesh space)
+/// for 600 frames; every frame of every character is read back and compared.
+#[test]
+fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
+    let Some(gpu) = gpu() else { return };
+    let started = std::time::Instant::now();
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let num_characters = 1_000;
+    let frames = (10.0 * FPS) as usize;
+    let mut crowd = Crowd::new();
+    let mut groups: Vec<Group> = Vec::new();
+    for (name, switch) in MODES {
+        for mesh in [false, true] {
+            let bound = locomotion(&demo, switch, mesh);
+            let kind = crowd.add_archetype(bound.archetype.clone());
+            // Small chunks, so that a group spans several dispatches as a large crowd does.
+            let options = GpuCrowdOptions { max_chunk_characters: Some(32), ..Default::default() };
+            let gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options).expect("the demo fits the device");
+            let name = format!("{name}, wave in {} space", if mesh { "mesh" } else { "local" });
+            let context = EvalContext::new(0, bound.layers.len(), joints);
+            groups.push(Group { name, kind, bound, gpu: Some(gpu_crowd), context, handles: Vec::new(), ids: Vec::new(), speeds: Vec::new() });
+        }
+    }
+    let num_groups = groups.len();
+    for id in 0..num_characters {
+        let group = &mut groups[id % num_groups];
+        group.handles.push(crowd.spawn(group.kind).expect("archetype"));
+        group.ids.push(id);
+        group.speeds.push(0.0);
+    }
+    for group in &mut groups {
+        group.context.resize(group.handles.len());
+    }
+    let mut seen: Vec<Seen> = groups.iter().map(|_| Seen::default()).collect();
+    let mut previous: Vec<Vec<LayerProgram>> = groups.iter().map(|g| vec![LayerProgram::default(); g.handles.len() * 3]).collect();
+    for frame in 0..frames {
+        for group in &mut groups {
+            group.drive(&mut crowd, frame);
+        }
+        crowd.update(DT).expect("finite dt");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        for group in &mut groups {
+            group.gpu_frame(&crowd, &mut encoder);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        for (k, group) in groups.iter_mut().enumerate() {
+            seen[k].record(crowd.programs(group.kind).expect("archetype"), &mut previous[k]);
+            let expected = group.cpu_frame(&demo, &crowd);
+            let got = group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
+            assert_close(group, &crowd, &expected, &got, joints, frame);
+        }
+    }
+    for (group, seen) in groups.iter().zip(&seen) {
+        eprintln!(
+            "{}: {} switches, {} interruptions; lean at partial weight {} frames, full {}; wave partial {}, full {}",
+            group.name,
+            seen.switches.iter().sum::<usize>(),
+            seen.interruptions.iter().sum::<usize>(),
+            seen.lean_partial,
+            seen.lean_full,
+            seen.wave_partial,
+            seen.wave_full
+        );
+        assert!(
+            seen.lean_partial > 0 && seen.wave_partial > 0 && seen.lean_full > 0 && seen.wave_full > 0,
+            "{}: lean and wave layers at partial and full weight",
+            group.name
+        );
+    }
+    // Each archetype switches in its own mode only (cut, frozen, crossfade, three
+    // inertializations), and is interrupted mid-transition except under cut, which has none in
+    // flight to interrupt.
+    for (k, seen) in seen.iter().enumerate() {
+        let mode = k / 2;
+        assert!(seen.switches[mode] > 0, "{}: switches {:?}", groups[k].name, seen.switches);
+        assert_eq!(seen.interruptions[mode] > 0, mode != SwitchMode::Cut as usize, "{}: interruptions {:?}", groups[k].name, seen.interruptions);
+        assert_eq!(seen.switches.iter().sum::<usize>(), seen.switches[mode], "{}: switches {:?}", groups[k].name, seen.switches);
+    }
+    eprintln!("{num_characters} characters × {frames} frames compared in {:.1} s", started.elapsed().as_secs_f32());
+}
+
+impl Group {
+    /// A group of `bound`'s characters with script ids `ids`, spawned in that order.
+    fn spawn_all(gpu: Option<&GpuContext>, demo: &DemoCharacter, crowd: &mut Crowd, name: &str, bound: DemoArchetype, ids: &[usize]) -> Self {
+        let kind = crowd.add_archetype(bound.archetype.clone());
+        let gpu_crowd = gpu.map(|gpu| {
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions::default()).expect("the demo fits the device")
+        });
+        let context = EvalContext::new(0, bound.layers.len(), demo.rig.num_joints());
+        let mut group = Self { name: name.to_owned(), kind, bound, gpu: gpu_crowd, context, handles: Vec::new(), ids: Vec::new(), speeds: Vec::new() };
+        for &id in ids {
+            group.spawn(crowd, id);
+        }
+        group
+    }
+
+    /// Adds a character at the end, as `Crowd::spawn` does; it starts having shown nothing.
+    fn spawn(&mut self, crowd: &mut Crowd, id: usize) {
+        let handle = crowd.spawn(self.kind).expect("archetype");
+        self.handles.push(handle);
+        self.ids.push(id);
+        self.speeds.push(0.0);
+        self.context.resize(self.handles.len());
+        assert_eq!(crowd.row_of(handle).expect("live").1, self.handles.len() - 1, "a new character takes the last row");
+    }
+
+    /// Removes row `row`: `Crowd::despawn` moves the last row into it, and so do both
+    /// evaluators' memories and the script's columns.
+    fn despawn(&mut self, crowd: &mut Crowd, row: usize) {
+        crowd.despawn(self.handles[row]).expect("live");
+        self.context.swap_remove(row);
+        if let Some(gpu) = &mut self.gpu {
+            gpu.swap_remove(row);
+        }
+        self.handles.swap_remove(row);
+        self.ids.swap_remove(row);
+        self.speeds.swap_remove(row);
+        if let Some(&moved) = self.handles.get(row) {
+            assert_eq!(crowd.row_of(moved).expect("live").1, row, "despawn moved the last row into the freed one");
+        }
+    }
+}
+
+/// Characters added and removed between frames (`Crowd::spawn` / `despawn`, mirrored by
+/// `EvalContext::swap_remove` and `GpuCrowd::swap_remove`) leave the others' matrices exactly as
+/// a crowd without them computes them, on both evaluators and in every switch mode: a character
+/// moved into a freed row mid-transition carries on its fade or decaying offsets, and a newcomer
+/// in a row someone left starts from nothing. Without an adapter the CPU half still runs.
+#[test]
+fn adding_and_removing_characters_leaves_the_others_unchanged() {
+    let gpu = gpu();
+    let gpu = gpu.as_ref();
+    let demo = DemoCharacter::humanoid();
+    let per_character = demo.rig.num_joints() * 16;
+    let (num_stable, frames) = (12, 150);
+    let stable: Vec<usize> = (0..num_stable).collect();
+    let mut next_id = 100;
+    let (mut moved_stable, mut moved_transitioning, mut same_count_frames) = (0, 0, 0);
+    for (mode, switch) in MODES {
+        let mut plain = Crowd::new();
+        let mut reference = Group::spawn_all(gpu, &demo, &mut plain, mode, locomotion(&demo, switch, true), &stable);
+        // The same characters with newcomers between them, so that removals move them about.
+        let mut churned = Crowd::new();
+        let interleaved: Vec<usize> = stable.iter().flat_map(|&id| [id, 100 + id]).collect();
+        let mut churn = Group::spawn_all(gpu, &demo, &mut churned, mode, locomotion(&demo, switch, true), &interleaved);
+        for frame in 0..frames {
+            // Every fourth frame, remove one to three newcomers (rows spread over the crowd,
+            // often with a stable character in the last row) and add up to two.
+            if frame % 4 == 2 {
+                let removals = 1 + frame % 3;
+                for k in 0..removals {
+                    let transient: Vec<usize> = (0..churn.ids.len()).filter(|&r| churn.ids[r] >= 100).collect();
+                    let Some(&row) = transient.get((frame * 7 + k * 5) % transient.len().max(1)) else { break };
+                    let last = churn.ids.len() - 1;
+                    if row != last && churn.ids[last] < 100 {
+                        moved_stable += 1;
+                        let layers = churn.bound.layers.len();
+                        let base = churned.programs(churn.kind).expect("archetype")[last * layers];
+                        moved_transitioning += usize::from(base.flags & LayerProgram::TRANSITIONING != 0);
+                    }
+                    churn.despawn(&mut churned, row);
+                }
+                let additions = (frame / 4) % 3;
+                same_count_frames += usize::from(additions == removals);
+                for _ in 0..additions {
+                    churn.spawn(&mut churned, next_id);
+                    next_id += 1;
+                }
+            }
+            reference.drive(&mut plain, frame);
+            churn.drive(&mut churned, frame);
+            plain.update(DT).expect("finite dt");
+            churned.update(DT).expect("finite dt");
+            let (cpu_reference, cpu_churn) = (reference.cpu_frame(&demo, &plain), churn.cpu_frame(&demo, &churned));
+            let mut outputs = vec![("CPU", &cpu_churn, &cpu_reference)];
+            let gpu_outputs;
+            if let Some(gpu) = gpu {
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                reference.gpu_frame(&plain, &mut encoder);
+                churn.gpu_frame(&churned, &mut encoder);
+                gpu.queue.submit([encoder.finish()]);
+                let read = |group: &Group| group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
+                gpu_outputs = (read(&churn), read(&reference));
+                // Everyone, newcomers included, on the GPU as on the CPU.
+                assert_close(&churn, &churned, &cpu_churn, &gpu_outputs.0, demo.rig.num_joints(), frame);
+                outputs.push(("GPU", &gpu_outputs.0, &gpu_outputs.1));
+            }
+            for (row, &id) in churn.ids.iter().enumerate().filter(|(_, id)| **id < 100) {
+                let (here, there) = (row * per_character..(row + 1) * per_character, id * per_character..(id + 1) * per_character);
+                for &(what, churned_out, plain_out) in &outputs {
+                    let (got, expected) = (&churned_out[here.clone()], &plain_out[there.clone()]);
+                    if let Some(k) = (0..per_character).find(|&k| got[k].to_bits() != expected[k].to_bits()) {
+                        panic!(
+                            "{mode}, {what}: character {id} (row {row} of the churned crowd), joint {}, frame {frame}: {} without churn, {} with",
+                            k / 16,
+                            expected[k],
+                            got[k]
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(moved_stable > 0 && moved_transitioning > 0, "{moved_stable} moves of a kept character, {moved_transitioning} mid-transition");
+    assert!(same_count_frames > 0, "a frame removed as many as it added");
+}
