@@ -146,8 +146,9 @@ impl EvalContext {
             }
             v.truncate(last * n);
         }
-        move_block(&mut self.displayed, character, last, poses);
-        move_block(&mut self.previous, character, last, poses);
+        move_block(&mut self.slot_a, character, last, poses);
+        move_block(&mut self.slot_b, character, last, poses);
+        move_block(&mut self.newest_in_b, character, last, layers);
         move_block(&mut self.snapshot, character, last, poses);
         move_block(&mut self.offsets, character, last, poses);
         move_block(&mut self.inertia, character, last, layers);
