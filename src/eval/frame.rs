@@ -90,6 +90,31 @@ impl EvalContext {
         self.frames_shown.resize(num_characters * self.num_layers, 0);
     }
 
+    /// Moves the last character's memory into `character` and drops the last one: the
+    /// swap-remove the state step's `Crowd::despawn` does to its rows, so that evaluation memory
+    /// indexed by row follows the characters when one is removed. Out-of-range characters are
+    /// ignored.
+    pub fn swap_remove(&mut self, character: usize) {
+        let characters = self.num_characters();
+        if character >= characters {
+            return;
+        }
+        fn move_last<T: Copy>(v: &mut Vec<T>, character: usize, last: usize, n: usize) {
+            if character != last {
+                v.copy_within(last * n..(last + 1) * n, character * n);
+            }
+            v.truncate(last * n);
+        }
+        let last = characters - 1;
+        let poses = self.num_layers * self.num_joints;
+        move_last(&mut self.displayed, character, last, poses);
+        move_last(&mut self.previous, character, last, poses);
+        move_last(&mut self.snapshot, character, last, poses);
+        move_last(&mut self.offsets, character, last, poses);
+        move_last(&mut self.inertia, character, last, self.num_layers);
+        move_last(&mut self.frames_shown, character, last, self.num_layers);
+    }
+
     /// Forgets what `character` displayed, so its next switch is a cut (a new character, or
     /// one teleported by gameplay). Out-of-range characters are ignored.
     pub fn reset_character(&mut self, character: usize) {
