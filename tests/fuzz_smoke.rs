@@ -13,7 +13,12 @@ use throng::import::gltf::{load_gltf_from_slice, GltfOptions};
 use throng::state::trace::run_script;
 
 /// A fuzz target's name and the loader it drives, as the target in `fuzz/fuzz_targets/` does.
-const TARGETS: [(&str, fn(&[u8])); 4] = [
+/// A loader under test: reads bytes, may refuse them, must not panic.
+type Loader = fn(&[u8]);
+/// A corpus file's path and bytes.
+type CorpusFile = (PathBuf, Vec<u8>);
+
+const TARGETS: [(&str, Loader); 4] = [
     ("graph_json", |b| {
         let _ = CompiledGraph::from_json(&String::from_utf8_lossy(b));
     }),
@@ -31,16 +36,16 @@ const TARGETS: [(&str, fn(&[u8])); 4] = [
 ];
 
 /// Every file of a target's committed corpus, sorted by name; read once per test binary.
-fn corpus(target: &str) -> &'static [(PathBuf, Vec<u8>)] {
-    static CORPORA: OnceLock<Vec<Vec<(PathBuf, Vec<u8>)>>> = OnceLock::new();
+fn corpus(target: &str) -> &'static [CorpusFile] {
+    static CORPORA: OnceLock<Vec<Vec<CorpusFile>>> = OnceLock::new();
     let corpora = CORPORA.get_or_init(|| TARGETS.iter().map(|(t, _)| read_corpus(t)).collect());
     let i = TARGETS.iter().position(|(t, _)| *t == target).unwrap_or_else(|| panic!("no fuzz target {target}"));
     &corpora[i]
 }
 
-fn read_corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+fn read_corpus(target: &str) -> Vec<CorpusFile> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
-    let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
+    let mut files: Vec<CorpusFile> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("the committed corpus {} is missing: {e}", dir.display()))
         .map(|entry| {
             let path = entry.unwrap().path();
@@ -71,7 +76,7 @@ fn every_committed_corpus_file_is_loaded_or_refused_without_a_panic() {
 /// fuzzers inputs that reach past the parsers into validation and import.
 #[test]
 fn the_seed_files_of_each_corpus_load() {
-    let seeds = |target: &str| -> Vec<(PathBuf, Vec<u8>)> {
+    let seeds = |target: &str| -> Vec<CorpusFile> {
         corpus(target).iter().filter(|(p, _)| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("seed_"))).cloned().collect()
     };
     for (path, bytes) in seeds("graph_json") {
@@ -147,9 +152,9 @@ fn edit() -> impl Strategy<Value = Edit> {
 }
 
 /// Feeds `load` random bytes or a corpus file with a few edits; a panic fails the case.
-fn never_panics(target: &'static str, load: fn(&[u8]), seed: usize, edits: &[Edit], random: &[u8]) -> Result<(), TestCaseError> {
+fn never_panics(target: &'static str, load: Loader, seed: usize, edits: &[Edit], random: &[u8]) -> Result<(), TestCaseError> {
     let files = corpus(target);
-    let mut bytes = if seed % 4 == 0 { random.to_vec() } else { files[seed % files.len()].1.clone() };
+    let mut bytes = if seed.is_multiple_of(4) { random.to_vec() } else { files[seed % files.len()].1.clone() };
     for e in edits {
         apply(&mut bytes, e);
     }
