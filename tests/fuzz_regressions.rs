@@ -28,3 +28,19 @@ fn trace_script_with_too_many_steps_is_refused() {
     let script = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "*": 1 }}, "dts": [{dts}] }}"#);
     assert!(matches!(run_script(&script), Err(TraceError::Script { path, .. }) if path == "dts"));
 }
+
+/// gltf_import: a mesh primitive whose POSITION names a missing accessor panicked inside
+/// gltf-json's validation (`root.accessors[index]`); it is refused before validation now.
+#[test]
+fn gltf_position_accessor_past_the_accessors_is_a_typed_error() {
+    use throng::import::gltf::{load_gltf_from_slice, GltfError, GltfOptions};
+    let doc = br#"{ "asset": { "version": "2.0" }, "accessors": [],
+        "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0 } }, { "attributes": { "POSITION": 31 } }] }] }"#;
+    match load_gltf_from_slice(doc, None, &GltfOptions::default()) {
+        Err(e @ GltfError::BadPrimitive { mesh: 0, primitive: 0, .. }) => {
+            let message = e.to_string();
+            assert!(message.contains("mesh 0 primitive 0") && message.contains("accessor 0"), "{message}");
+        }
+        other => panic!("expected BadPrimitive for mesh 0 primitive 0, got {other:?}"),
+    }
+}
