@@ -44,3 +44,40 @@ fn gltf_position_accessor_past_the_accessors_is_a_typed_error() {
         other => panic!("expected BadPrimitive for mesh 0 primitive 0, got {other:?}"),
     }
 }
+
+/// A skin of one joint and one animation channel on `target` (JSON), its keys all zeros in a
+/// data URI.
+fn animated(target: &str) -> String {
+    let zeros = "AAAA".repeat(13) + "AA==";
+    format!(
+        r#"{{ "asset": {{ "version": "2.0" }}, "nodes": [{{ "name": "hips" }}], "skins": [{{ "joints": [0] }}],
+             "buffers": [{{ "byteLength": 40, "uri": "data:application/octet-stream;base64,{zeros}" }}],
+             "bufferViews": [{{ "buffer": 0, "byteLength": 8 }}, {{ "buffer": 0, "byteOffset": 8, "byteLength": 32 }}],
+             "accessors": [{{ "bufferView": 0, "componentType": 5126, "count": 2, "type": "SCALAR" }},
+                           {{ "bufferView": 1, "componentType": 5126, "count": 2, "type": "VEC4" }}],
+             "animations": [{{ "channels": [{{ "sampler": 0, "target": {target} }}], "samplers": [{{ "input": 0, "output": 1 }}] }}] }}"#
+    )
+}
+
+/// gltf_import: gltf 1.4 never validates animation channel targets, and its accessors unwrap
+/// them: an unknown `path` ("rotaxion") and a `node` past the nodes both panicked.
+#[test]
+fn gltf_animation_targets_gltf_does_not_validate_are_typed_errors() {
+    use throng::import::gltf::{load_gltf_from_slice, GltfError, GltfOptions};
+    for (target, names) in [
+        (r#"{ "node": 0, "path": "rotaxion" }"#, ["animation 0 channel 0", "target path"]),
+        (r#"{ "node": 5, "path": "rotation" }"#, ["animation 0 channel 0", "node 5"]),
+    ] {
+        let doc = animated(target);
+        assert!(gltf::Gltf::from_slice(doc.as_bytes()).is_ok(), "gltf's own validation accepts {target}, so throng must check it");
+        match load_gltf_from_slice(doc.as_bytes(), None, &GltfOptions::default()) {
+            Err(e @ GltfError::Parse { .. }) => {
+                let message = e.to_string();
+                assert!(names.iter().all(|n| message.contains(n)), "{target}: {message}");
+            }
+            other => panic!("{target}: expected a Parse error, got {other:?}"),
+        }
+    }
+    let well_formed = animated(r#"{ "node": 0, "path": "rotation" }"#);
+    assert!(!matches!(load_gltf_from_slice(well_formed.as_bytes(), None, &GltfOptions::default()), Err(GltfError::Parse { .. })));
+}

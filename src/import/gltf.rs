@@ -266,16 +266,17 @@ pub fn load_gltf(path: &Path, options: &GltfOptions) -> Result<GltfAsset, GltfEr
 pub fn load_gltf_from_slice(bytes: &[u8], base_dir: Option<&Path>, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
     let (json, bin) = if bytes.starts_with(b"glTF") { split_glb(bytes)? } else { (bytes, None) };
     let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
-    check_position_accessors(&root)?;
+    check_unvalidated_indices(&root)?;
     let document = gltf::Document::from_json(root).map_err(|e| GltfError::Parse { message: e.to_string() })?;
     let buffers = load_buffers(&document, bin, base_dir)?;
     import_skin(&document, &buffers, options)
 }
 
-/// gltf-json 1.4's validation reads a primitive's POSITION accessor before checking that it
-/// exists, and panics on an index past the accessors (found by fuzzing); refuse such an index
-/// before validating.
-fn check_position_accessors(root: &gltf::json::Root) -> Result<(), GltfError> {
+/// Indices and names gltf 1.4 trusts without checking, each found by fuzzing: its validation
+/// reads a primitive's POSITION accessor before checking that it exists, and it never validates
+/// animation channel targets, whose accessors (`Target::node`, `Target::property`) unwrap. Each
+/// would panic; refuse them before validating.
+fn check_unvalidated_indices(root: &gltf::json::Root) -> Result<(), GltfError> {
     use gltf::json::validation::Checked;
     for (mesh, m) in root.meshes.iter().enumerate() {
         for (primitive, p) in m.primitives.iter().enumerate() {
@@ -287,6 +288,19 @@ fn check_position_accessors(root: &gltf::json::Root) -> Result<(), GltfError> {
                     primitive,
                     what: format!("POSITION names accessor {}, but the file has {}", index.value(), root.accessors.len()),
                 });
+            }
+        }
+    }
+    for (animation, a) in root.animations.iter().enumerate() {
+        for (channel, c) in a.channels.iter().enumerate() {
+            let at = format!("animation {animation} channel {channel}");
+            if c.target.node.value() >= root.nodes.len() {
+                let message = format!("{at} targets node {}, but the file has {} nodes", c.target.node.value(), root.nodes.len());
+                return Err(GltfError::Parse { message });
+            }
+            if matches!(c.target.path, Checked::Invalid) {
+                let message = format!("{at}: target path is not translation, rotation, scale or weights");
+                return Err(GltfError::Parse { message });
             }
         }
     }
