@@ -135,7 +135,10 @@ fn quintic_coefficients(x0: f32, v0: f32, duration_s: f32, overshoot_control: bo
     let c5 = -(a0 * t2 + 6.0 * v0 * end_s + 12.0 * x0) / (2.0 * t5);
     let c4 = (3.0 * a0 * t2 + 16.0 * v0 * end_s + 30.0 * x0) / (2.0 * t4);
     let c3 = -(3.0 * a0 * t2 + 12.0 * v0 * end_s + 20.0 * x0) / (2.0 * t3);
-    Some((end_s, [x0, v0, a0 * 0.5, c3, c4, c5]))
+    let c = [x0, v0, a0 * 0.5, c3, c4, c5];
+    // A duration so short that its fifth power underflows, or velocities so large that the
+    // coefficients overflow, cannot be represented: such a switch is a cut.
+    c.iter().all(|v| v.is_finite()).then_some((end_s, c))
 }
 
 /// A critically damped spring's offset at `t_s` for one component, integrated exactly.
@@ -147,8 +150,13 @@ pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
     }
     let y = 2.0 * std::f32::consts::LN_2 / halflife_s;
     let j1 = v0 + x0 * y;
-    let e = (-y * t_s.max(0.0)).exp();
     let t = t_s.max(0.0);
+    let e = (-y * t).exp();
+    // A halflife too short to represent, or an offset fully decayed (where `0 × ∞` lurks in
+    // the polynomial for huge times), is zero.
+    if !(y.is_finite() && j1.is_finite()) || e == 0.0 {
+        return (0.0, 0.0);
+    }
     (e * (x0 + j1 * t), e * (v0 - j1 * y * t))
 }
 
@@ -215,6 +223,11 @@ pub fn capture(
     out: &mut [JointOffset],
 ) {
     let inv_dt = if dt_s > 0.0 { 1.0 / dt_s } else { 0.0 };
+    // A step too short to measure a velocity over (a denormal `dt_s`) captures none, as a pause.
+    let velocity = |now: Vec3, before: Vec3| {
+        let v = (now - before) * inv_dt;
+        if v.is_finite() { v } else { Vec3::ZERO }
+    };
     for (j, o) in out.iter_mut().enumerate() {
         let (d, p) = (&displayed[j], &previous[j]);
         let carried = if dt_s > 0.0 {
@@ -230,9 +243,9 @@ pub fn capture(
         let (t_before, r_before) = offset_between(d, &new_previous[j]);
         *o = JointOffset {
             translation: t_now,
-            translation_velocity: (t_now - t_before) * inv_dt,
+            translation_velocity: velocity(t_now, t_before),
             rotation: r_now,
-            rotation_velocity: (r_now - r_before) * inv_dt,
+            rotation_velocity: velocity(r_now, r_before),
         };
     }
 }

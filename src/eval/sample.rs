@@ -14,7 +14,14 @@ use crate::rig::Transform;
 /// no samples, or the weights sum to zero, `out` is the rest pose. Inputs are assumed valid
 /// (see [`super::EvalCrowdJob::validate`]).
 pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], out: &mut [Transform]) {
-    let total: f32 = samples.iter().map(|s| s.weight).sum();
+    let mut total: f32 = samples.iter().map(|s| s.weight).sum();
+    // Finite weights can sum past f32::MAX; dividing each by the largest first brings the sum
+    // back into range without changing any ratio (and leaves ordinary weights' arithmetic as is).
+    let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
+    let rescale = total.is_infinite();
+    if rescale {
+        total = samples.iter().map(|s| s.weight / largest).sum();
+    }
     if !(total > 0.0) {
         out.copy_from_slice(rest);
         return;
@@ -27,7 +34,7 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
     for s in samples.iter().filter(|s| s.weight > 0.0) {
         let clip = &clips[s.clip as usize];
         let (f0, f1, alpha) = clip.frame_position(s.time_s, clip.is_looping());
-        let w = s.weight / total;
+        let w = if rescale { s.weight / largest / total } else { s.weight / total };
         for ((o, a), b) in out.iter_mut().zip(clip.frame(f0)).zip(clip.frame(f1)) {
             let p = interpolate_frames(a, b, alpha);
             if first {

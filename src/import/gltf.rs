@@ -265,9 +265,46 @@ pub fn load_gltf(path: &Path, options: &GltfOptions) -> Result<GltfAsset, GltfEr
 /// `None` only data URIs and the GLB BIN chunk can be loaded.
 pub fn load_gltf_from_slice(bytes: &[u8], base_dir: Option<&Path>, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
     let (json, bin) = if bytes.starts_with(b"glTF") { split_glb(bytes)? } else { (bytes, None) };
-    let gltf = gltf::Gltf::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
-    let buffers = load_buffers(&gltf.document, bin, base_dir)?;
-    import_skin(&gltf.document, &buffers, options)
+    let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
+    check_unvalidated_indices(&root)?;
+    let document = gltf::Document::from_json(root).map_err(|e| GltfError::Parse { message: e.to_string() })?;
+    let buffers = load_buffers(&document, bin, base_dir)?;
+    import_skin(&document, &buffers, options)
+}
+
+/// Indices and names gltf 1.4 trusts without checking, each found by fuzzing: its validation
+/// reads a primitive's POSITION accessor before checking that it exists, and it never validates
+/// animation channel targets, whose accessors (`Target::node`, `Target::property`) unwrap. Each
+/// would panic; refuse them before validating.
+fn check_unvalidated_indices(root: &gltf::json::Root) -> Result<(), GltfError> {
+    use gltf::json::validation::Checked;
+    for (mesh, m) in root.meshes.iter().enumerate() {
+        for (primitive, p) in m.primitives.iter().enumerate() {
+            if let Some(index) = p.attributes.get(&Checked::Valid(Semantic::Positions))
+                && index.value() >= root.accessors.len()
+            {
+                return Err(GltfError::BadPrimitive {
+                    mesh,
+                    primitive,
+                    what: format!("POSITION names accessor {}, but the file has {}", index.value(), root.accessors.len()),
+                });
+            }
+        }
+    }
+    for (animation, a) in root.animations.iter().enumerate() {
+        for (channel, c) in a.channels.iter().enumerate() {
+            let at = format!("animation {animation} channel {channel}");
+            if c.target.node.value() >= root.nodes.len() {
+                let message = format!("{at} targets node {}, but the file has {} nodes", c.target.node.value(), root.nodes.len());
+                return Err(GltfError::Parse { message });
+            }
+            if matches!(c.target.path, Checked::Invalid) {
+                let message = format!("{at}: target path is not translation, rotation, scale or weights");
+                return Err(GltfError::Parse { message });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Decodes standard base64 (RFC 4648 alphabet, `=` padding optional). The error is the offset

@@ -539,7 +539,10 @@ impl Crowd {
         Ok(CharacterHandle { index, generation: slot.generation })
     }
 
-    /// Removes a character; every other handle stays valid.
+    /// Removes a character; every other handle stays valid. Rows are swap-removed: the
+    /// archetype's last row moves into the removed character's row ([`Crowd::row_of`] before
+    /// the call tells which), so per-row data the caller keeps, such as the evaluator's
+    /// `eval::frame::EvalContext`, follows with its own `swap_remove(row)`.
     ///
     /// # Errors
     /// [`StateError::StaleHandle`].

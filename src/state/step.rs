@@ -192,6 +192,9 @@ fn rate(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> 
 
 #[inline]
 fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock {
+    // A huge but finite `dt` can overflow `dt × speed × rate` to infinity, and `∞ − ∞` would
+    // make the phase NaN; the largest finite step already saturates the loop count.
+    let delta = delta.min(f32::MAX);
     let before = *loops as f32 + *phase;
     if looping {
         let p = *phase + delta;
@@ -393,7 +396,7 @@ pub(crate) fn step_layer(
         program.transition = t as u32;
         (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
         if !cut && matches!(tr.switch, SwitchMode::Inertialize(_)) {
-            step_back = Some(dt * dest.speed * rate(arch, to as usize, active_w));
+            step_back = Some((dt * dest.speed * rate(arch, to as usize, active_w)).min(f32::MAX));
         }
     }
 

@@ -6,7 +6,7 @@
 //! |-----|---------|
 //! | `stateGraph` | the graph, either PlayCanvas form |
 //! | `clips` | clip duration in seconds by leaf path (`"State.Child"`), by state name, or `"*"` for the rest |
-//! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update |
+//! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update (at most [`MAX_TRACE_FRAMES`]) |
 //! | `speed` | optional multiplier on every step (1 when absent) |
 //! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..] }]`, applied before frame `n`'s update |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
@@ -92,6 +92,10 @@ impl TraceLine {
         )
     }
 }
+
+/// Most frames one script may run (about 28 minutes at 60 Hz), so that a malformed `frames`
+/// cannot ask for unbounded memory or time.
+pub const MAX_TRACE_FRAMES: u64 = 100_000;
 
 fn bad(path: impl Into<String>, message: impl Into<String>) -> TraceError {
     TraceError::Script { path: path.into(), message: message.into() }
@@ -221,10 +225,16 @@ impl Script {
                 let dt = number(dt, "dt")?;
                 let frames = root.get("frames").ok_or_else(|| bad("$", "`dt` needs `frames`"))?;
                 let frames = frames.as_u64().ok_or_else(|| bad("frames", "expected a whole number of frames"))?;
+                if frames > MAX_TRACE_FRAMES {
+                    return Err(bad("frames", format!("{frames} frames; a script runs at most {MAX_TRACE_FRAMES}")));
+                }
                 vec![dt; frames as usize]
             }
             (None, Some(dts)) => {
                 let list = dts.as_array().ok_or_else(|| bad("dts", "expected an array of seconds"))?;
+                if list.len() as u64 > MAX_TRACE_FRAMES {
+                    return Err(bad("dts", format!("{} steps; a script runs at most {MAX_TRACE_FRAMES}", list.len())));
+                }
                 let all: Vec<f64> =
                     list.iter().enumerate().map(|(i, v)| number(v, &format!("dts[{i}]"))).collect::<Result<_, _>>()?;
                 match root.get("frames").map(Value::as_u64) {
