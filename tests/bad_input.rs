@@ -426,10 +426,10 @@ fn graph_rows() -> Vec<Row> {
             ["layer \"Base\"", "cycle"]
         ),
         row!(
-            "graph: a negative state speed",
-            CompiledGraph::from_json(&graph(r#"{ "name": "START" }, { "name": "A", "speed": -1 }"#, r#"{ "from": "START", "to": "A" }"#, "")),
+            "graph: a state speed too large to be finite",
+            CompiledGraph::from_json(&graph(r#"{ "name": "START" }, { "name": "A", "speed": 1e39 }"#, r#"{ "from": "START", "to": "A" }"#, "")),
             e if matches!(first_problem(e), Some(ProblemKind::BadSpeed { .. })),
-            ["state \"A\"", "-1"]
+            ["state \"A\""]
         ),
         row!(
             "graph: the entry can hover",
@@ -583,8 +583,8 @@ fn trace_rows() -> Vec<Row> {
         row!(
             "trace: a zero clip duration",
             run_script(&format!(r#"{{ "stateGraph": {g6}, "clips": {{ "*": 0 }}, "dt": 0.1, "frames": 2 }}"#)),
-            TraceError::State { source: StateError::BadClipDuration { .. }, .. },
-            ["clips", "\"A\""]
+            TraceError::Script { .. },
+            ["clips.*", "> 0"]
         ),
         row!(
             "trace: a clip for a state the graph lacks",

@@ -1,5 +1,7 @@
 //! A device of the evaluator's own, for tools, tests and benches; engines pass theirs instead.
 
+use std::sync::{Arc, Mutex};
+
 use super::GpuError;
 
 /// An adapter's device and queue, created with the adapter's own limits.
@@ -16,6 +18,9 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     /// What the adapter says about itself (name, backend, driver).
     pub adapter_info: wgpu::AdapterInfo,
+    /// Why the device was lost, once it is (wgpu's device-lost callback, or the first error wgpu
+    /// raised after it, writes it).
+    lost: Arc<Mutex<Option<String>>>,
 }
 
 impl GpuContext {
@@ -37,7 +42,33 @@ impl GpuContext {
             })
             .await
             .map_err(GpuError::RequestDevice)?;
-        Ok(Self { device, queue, adapter_info: adapter.get_info() })
+        let lost = Arc::new(Mutex::new(None));
+        let record = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut slot) = record.lock() {
+                *slot = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        // wgpu's default handler panics on any error it was not asked to capture; on a device
+        // that is gone every call raises one. Record them instead: the evaluator's own checks
+        // run before it submits, so what reaches here is a lost device or a wgpu bug, and the
+        // caller learns of it from the next readback or `failure`.
+        let record = Arc::clone(&lost);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            if let Ok(mut slot) = record.lock() {
+                slot.get_or_insert_with(|| error.to_string());
+            }
+        }));
+        Ok(Self { device, queue, adapter_info: adapter.get_info(), lost })
+    }
+
+    /// Why the device stopped working — lost (driver reset, GPU removed, `Device::destroy`), or
+    /// an error wgpu raised that nobody captured — or `None` while it works. After a loss every evaluator call on it returns an error; create a new context
+    /// and new crowds to carry on. An engine passing its own device watches it with
+    /// `wgpu::Device::set_device_lost_callback` itself.
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|slot| slot.clone())
     }
 
     /// [`GpuContext::new`], blocking the calling thread until the device exists.

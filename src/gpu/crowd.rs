@@ -3,7 +3,6 @@
 use std::ops::Range;
 
 use glam::Mat4;
-use wgpu::util::DeviceExt;
 
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
@@ -330,11 +329,18 @@ impl GpuCrowd {
             } else {
                 contents
             };
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            // Written through the queue rather than mapped at creation: wgpu's `create_buffer_init`
+            // panics on a lost device, where this becomes an error at the next readback or poll.
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            })
+                size: contents.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize) as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut aligned = contents.to_vec();
+            aligned.resize(buffer.size() as usize, 0);
+            queue.write_buffer(&buffer, 0, &aligned);
+            buffer
         };
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
