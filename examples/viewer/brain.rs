@@ -42,7 +42,7 @@ impl Brain {
     /// crowd does not start walking in step.
     pub fn new(n: usize, seed: u64) -> Self {
         let mut rng = Rng(seed | 1);
-        let timer_s = (0..n).map(|_| rng.range(0.0, 3.0)).collect();
+        let timer_s = (0..n).map(|_| rng.range(0.0, 1.5)).collect();
         Self {
             rng,
             speed_mps: vec![0.0; n],

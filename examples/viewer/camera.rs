@@ -25,8 +25,8 @@ impl Orbit {
         Self {
             target: Vec3::new(0.0, 0.4 * height, 0.0),
             yaw_rad: 0.6,
-            pitch_rad: 0.42,
-            distance_m: 1.9 * scene.field_half_m + 3.0 * height,
+            pitch_rad: 0.5,
+            distance_m: 1.5 * scene.field_half_m + 3.0 * height,
         }
     }
 

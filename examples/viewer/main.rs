@@ -24,7 +24,7 @@ use scene::{Model, Scene, StepTimes, MODES};
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
-              [--probe] [--seed N]";
+              [--probe] [--background-only] [--seed N]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -51,6 +51,9 @@ pub struct Args {
     pub mode: usize,
     /// Print where character 0's trunk joints land on screen, from throng's matrices.
     pub probe: bool,
+    /// Draw the scene without its characters: the reference background image comparisons
+    /// (the tests) subtract.
+    pub background_only: bool,
     /// The brain's random seed.
     pub seed: u64,
 }
@@ -68,6 +71,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         gltf: None,
         mode: MODES.len() - 1,
         probe: false,
+        background_only: false,
         seed: 1,
     };
     let mut it = args;
@@ -78,6 +82,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--headless" => a.headless = true,
             "--cpu" => a.cpu = true,
             "--probe" => a.probe = true,
+            "--background-only" => a.background_only = true,
             "--frames" => a.frames = Some(number("--frames", value("--frames")?)?),
             "--characters" => a.characters = number("--characters", value("--characters")?)? as usize,
             "--out" => a.out = PathBuf::from(value("--out")?),
@@ -206,6 +211,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let failed = watch_errors(&gpu.device);
     let mut scene = build_scene(args)?;
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, &scene, render::COLOR_FORMAT, args.cpu)?;
+    renderer.background_only = args.background_only;
     let target = Offscreen::new(&gpu.device, args.width, args.height);
     let camera = camera::Orbit::framing(&scene);
     let aspect = args.width as f32 / args.height as f32;

@@ -86,6 +86,8 @@ pub struct Renderer {
     timer: Option<Timer>,
     depth: Option<(wgpu::TextureView, u32, u32)>,
     max_binding: u64,
+    /// Draw the ground alone (`--background-only`).
+    pub background_only: bool,
 }
 
 #[repr(C)]
@@ -251,6 +253,7 @@ impl Renderer {
             timer,
             depth: None,
             max_binding: u64::from(device.limits().max_storage_buffer_binding_size),
+            background_only: false,
         })
     }
 
@@ -350,10 +353,12 @@ impl Renderer {
         queue.write_buffer(&self.placements, 0, bytemuck::cast_slice(&scene.placements));
         let sun = Vec3::new(0.4, 0.8, 0.3).normalize();
         let ground_half_m = scene.field_half_m * 4.0 + 50.0;
+        // Fog thick enough to fade the ground's far edge, thin enough to leave the crowd clear.
+        let fog_m = 2.5 * eye.length() + 2.0 * scene.field_half_m;
         let uniform = CameraUniform {
             view_proj: view_proj.to_cols_array(),
             eye: eye.extend(1.0).to_array(),
-            sun: [sun.x, sun.y, sun.z, ground_half_m],
+            sun: [sun.x, sun.y, sun.z, fog_m],
             ground: [ground_half_m, 0.0, 0.0, 0.0],
         };
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
@@ -408,7 +413,7 @@ impl Renderer {
             pass.set_vertex_buffer(0, self.vertices.slice(..));
             pass.set_vertex_buffer(1, self.placements.slice(..));
             pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
-            for chunk in &self.chunks {
+            for chunk in self.chunks.iter().filter(|_| !self.background_only) {
                 pass.set_bind_group(1, &chunk.bind_group, &[]);
                 pass.draw_indexed(0..self.num_indices, 0, chunk.first..chunk.first + chunk.count);
             }

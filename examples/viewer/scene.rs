@@ -144,7 +144,7 @@ impl Scene {
     /// `num_characters` characters on a grid over the field, facing every way; `mode` indexes
     /// the model's archetypes.
     pub fn new(model: Model, num_characters: usize, mode: usize, seed: u64) -> Result<Self, String> {
-        let spacing_m = 2.2 * model.height_m;
+        let spacing_m = 2.0 * model.height_m;
         let side = (num_characters as f32).sqrt().ceil().max(1.0);
         let field_half_m = 0.5 * side * spacing_m;
         let mut crowds = Vec::new();
