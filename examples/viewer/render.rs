@@ -49,7 +49,8 @@ struct DrawChunk {
     bind_group: wgpu::BindGroup,
 }
 
-/// Timestamps around the evaluation pass (queries 0, 1) and the render pass (2, 3).
+/// Timestamps around the evaluation pass (queries 0, 1) and the render pass (2, 3; 0, 1 with
+/// `--cpu`).
 struct Timer {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
@@ -378,6 +379,9 @@ impl Renderer {
         let Some((depth, ..)) = &self.depth else { return Ok(cpu_ms) };
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.frame") });
+        // The render pass's timestamps follow the evaluation's, or come first with --cpu
+        // (a resolve must start at a 256-byte offset, so the written queries lead).
+        let draw_query = self.draw_query();
         if let Evaluator::Gpu(crowd) = &self.evaluator {
             match &self.timer {
                 Some(t) => crowd.encode_timed(&mut encoder, &t.queries, 0),
@@ -400,8 +404,8 @@ impl Renderer {
                 }),
                 timestamp_writes: self.timer.as_ref().map(|t| wgpu::RenderPassTimestampWrites {
                     query_set: &t.queries,
-                    beginning_of_pass_write_index: Some(2),
-                    end_of_pass_write_index: Some(3),
+                    beginning_of_pass_write_index: Some(draw_query),
+                    end_of_pass_write_index: Some(draw_query + 1),
                 }),
                 occlusion_query_set: None,
                 multiview_mask: None,
@@ -419,9 +423,7 @@ impl Renderer {
             }
         }
         if let Some(t) = &self.timer {
-            // Without a GPU evaluation pass (--cpu) queries 0 and 1 are never written.
-            let first = if matches!(self.evaluator, Evaluator::Gpu(_)) { 0 } else { 2 };
-            encoder.resolve_query_set(&t.queries, first..4, &t.resolve, u64::from(first) * 8);
+            encoder.resolve_query_set(&t.queries, 0..draw_query + 2, &t.resolve, 0);
             encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 32);
         }
         queue.submit([encoder.finish()]);
@@ -441,7 +443,13 @@ impl Renderer {
             _ => None,
         };
         let gpu_eval = matches!(self.evaluator, Evaluator::Gpu(_));
-        Ok(FrameTimes { eval_ms: if gpu_eval { span(0, 1) } else { None }, draw_ms: span(2, 3) })
+        let draw = self.draw_query() as usize;
+        Ok(FrameTimes { eval_ms: if gpu_eval { span(0, 1) } else { None }, draw_ms: span(draw, draw + 1) })
+    }
+
+    /// The render pass's first timestamp query.
+    fn draw_query(&self) -> u32 {
+        if matches!(self.evaluator, Evaluator::Gpu(_)) { 2 } else { 0 }
     }
 
     /// The last frame's skinning matrices, character-major (`i * J + j`), read back.

@@ -62,7 +62,7 @@ impl Model {
             layers = bound.layers;
             archetypes.push((name, bound.archetype));
         }
-        let height_m = mesh_height(&demo.mesh);
+        let height_m = mesh_height(&demo.mesh, &demo.rig);
         Ok(Self { rig: demo.rig, clips: bound_clips, layers, mesh: demo.mesh, archetypes, driven: true, height_m })
     }
 
@@ -80,7 +80,7 @@ impl Model {
         let layers = layer_setups(&graph, &asset.rig).map_err(|(layer, e)| format!("layer {layer}: {e}"))?;
         let archetype = Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s: clip.duration_s() })])
             .map_err(|e| format!("binding {}: {e}", path.display()))?;
-        let height_m = mesh_height(&mesh);
+        let height_m = mesh_height(&mesh, &asset.rig);
         Ok(Self { rig: asset.rig, clips: asset.clips, layers, mesh, archetypes: vec![("play", archetype)], driven: false, height_m })
     }
 }
@@ -94,8 +94,16 @@ fn graph_with_switch(graph: &str, switch: &str) -> Result<CompiledGraph, String>
     CompiledGraph::from_json(&value.to_string()).map_err(|e| format!("the demo graph: {e}"))
 }
 
-fn mesh_height(mesh: &SkinnedMesh) -> f32 {
-    let (low, high) = mesh.positions.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
+/// The mesh's height as drawn in the rest pose, metres: skinned by `rest model × inverse
+/// bind`, which differs from the bind positions' own height when a file's skeleton is scaled.
+fn mesh_height(mesh: &SkinnedMesh, rig: &Rig) -> f32 {
+    let rest = rig.rest_model();
+    let skin: Vec<Mat4> = rest.iter().zip(rig.inverse_bind()).map(|(m, ib)| *m * *ib).collect();
+    let (low, high) = mesh.positions.iter().zip(&mesh.joints).fold((f32::MAX, f32::MIN), |(lo, hi), (p, j)| {
+        let m = skin.get(usize::from(j[0])).copied().unwrap_or(Mat4::IDENTITY);
+        let y = m.transform_point3(Vec3::from_array(*p)).y;
+        (lo.min(y), hi.max(y))
+    });
     if high > low { high - low } else { 1.0 }
 }
 
