@@ -39,7 +39,7 @@ enum Evaluator {
     /// throng's GPU evaluator; its output buffer is bound as the vertex shader's storage.
     Gpu(Box<GpuCrowd>),
     /// `FrameJob` on the CPU; its output is uploaded into `buffer` every frame.
-    Cpu { context: EvalContext, output: Vec<f32>, clips_sampled: Vec<u32>, buffer: wgpu::Buffer },
+    Cpu { context: Box<EvalContext>, output: Vec<f32>, clips_sampled: Vec<u32>, buffer: wgpu::Buffer },
 }
 
 /// A draw of characters `first..first + count`, whose matrices one storage binding can hold.
@@ -110,7 +110,7 @@ impl Renderer {
         let evaluator = if cpu {
             let floats = num_characters * num_joints * OutputLayout::Mat4.floats_per_joint();
             Evaluator::Cpu {
-                context: EvalContext::new(num_characters, model.layers.len(), num_joints),
+                context: Box::new(EvalContext::new(num_characters, model.layers.len(), num_joints)),
                 output: vec![0.0; floats],
                 clips_sampled: vec![0; num_characters],
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
@@ -253,7 +253,7 @@ impl Renderer {
             ground_pipeline,
             timer,
             depth: None,
-            max_binding: u64::from(device.limits().max_storage_buffer_binding_size),
+            max_binding: device.limits().max_storage_buffer_binding_size,
             background_only: false,
         })
     }

@@ -278,7 +278,7 @@ impl Scene {
             let range = if crossfade { base.sample_range() } else { base.target_range() };
             let Some(shown) = samples.get(range.start as usize..range.end as usize) else { return };
             let total: f32 = shown.iter().map(|s| s.weight).sum();
-            if !(total > 0.0) {
+            if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return;
             }
             for s in shown {
