@@ -7,6 +7,8 @@ use crate::scene::Scene;
 
 /// Vertical field of view, radians.
 const FOV_Y_RAD: f32 = 0.8;
+/// The farthest the starting view stands from its target, in character heights.
+const MAX_FRAMING_HEIGHTS: f32 = 25.0;
 
 /// Looks at `target` from `distance_m` away, `yaw_rad` about +Y and `pitch_rad` above the
 /// ground.
@@ -19,14 +21,15 @@ pub struct Orbit {
 }
 
 impl Orbit {
-    /// A view of the whole field from above one corner.
+    /// A view of the field from above one corner: all of a small crowd; for a large one, close
+    /// enough that people read as people, with the crowd running to the horizon.
     pub fn framing(scene: &Scene) -> Self {
         let height = scene.model.height_m;
         Self {
             target: Vec3::new(0.0, 0.4 * height, 0.0),
             yaw_rad: 0.6,
-            pitch_rad: 0.5,
-            distance_m: 1.5 * scene.field_half_m + 3.0 * height,
+            pitch_rad: 0.45,
+            distance_m: (1.5 * scene.field_half_m + 3.0 * height).min(MAX_FRAMING_HEIGHTS * height),
         }
     }
 

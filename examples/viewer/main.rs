@@ -150,27 +150,27 @@ pub struct Stats {
     wall_ms: f64,
     step: StepTimes,
     eval_ms: f64,
-    eval_frames: u64,
     draw_ms: f64,
-    draw_frames: u64,
+    eval_gpu_ms: f64,
+    draw_gpu_ms: f64,
+    timestamped: u64,
     clips: u64,
 }
 
 impl Stats {
     /// Adds one frame.
-    pub fn add(&mut self, wall_ms: f64, step: StepTimes, cpu_eval_ms: Option<f64>, gpu: FrameTimes, clips: usize) {
+    pub fn add(&mut self, wall_ms: f64, step: StepTimes, cpu_eval_ms: Option<f64>, times: FrameTimes, clips: usize) {
         self.frames += 1;
         self.wall_ms += wall_ms;
         self.step.state_ms += step.state_ms;
         self.step.other_modes_ms += step.other_modes_ms;
         self.step.brain_ms += step.brain_ms;
-        if let Some(ms) = cpu_eval_ms.or(gpu.eval_ms) {
-            self.eval_ms += ms;
-            self.eval_frames += 1;
-        }
-        if let Some(ms) = gpu.draw_ms {
-            self.draw_ms += ms;
-            self.draw_frames += 1;
+        self.eval_ms += cpu_eval_ms.or(times.eval_wall_ms).unwrap_or(0.0);
+        self.draw_ms += times.draw_wall_ms;
+        if let Some(draw) = times.draw_gpu_ms {
+            self.timestamped += 1;
+            self.draw_gpu_ms += draw;
+            self.eval_gpu_ms += times.eval_gpu_ms.unwrap_or(0.0);
         }
         self.clips += clips as u64;
     }
@@ -179,16 +179,16 @@ impl Stats {
         if n == 0 { 0.0 } else { sum / n as f64 }
     }
 
-    /// One line: fps and the frame split, means over the frames added.
+    /// One line: fps and the frame split (wall clock), means over the frames added.
     pub fn line(&self, characters: usize, cpu: bool) -> String {
         let n = self.frames;
-        let eval = if self.eval_frames > 0 { format!("{:.2} ms", Self::mean(self.eval_ms, self.eval_frames)) } else { "n/a".into() };
-        let draw = if self.draw_frames > 0 { format!("{:.2} ms", Self::mean(self.draw_ms, self.draw_frames)) } else { "n/a".into() };
         format!(
-            "{:.1} fps | {characters} characters | state step {:.2} ms | {} evaluation {eval} | draw {draw} | clips sampled {:.0}/frame",
+            "{:.1} fps | {characters} characters | state step {:.2} ms | {} evaluation {:.2} ms | draw {:.2} ms | clips sampled {:.0}/frame",
             if self.wall_ms > 0.0 { 1e3 * n as f64 / self.wall_ms } else { 0.0 },
             Self::mean(self.step.state_ms, n),
             if cpu { "CPU" } else { "GPU" },
+            Self::mean(self.eval_ms, n),
+            Self::mean(self.draw_ms, n),
             Self::mean(self.clips as f64, n),
         )
     }
@@ -196,8 +196,17 @@ impl Stats {
     /// The full report printed at exit.
     pub fn report(&self, characters: usize, cpu: bool) -> String {
         let n = self.frames;
+        let timestamps = if self.timestamped > 0 {
+            format!(
+                "GPU timestamps: evaluation {:.2} ms, draw {:.2} ms",
+                Self::mean(self.eval_gpu_ms, self.timestamped),
+                Self::mean(self.draw_gpu_ms, self.timestamped)
+            )
+        } else {
+            "no GPU timestamps".into()
+        };
         format!(
-            "{}\n  frame {:.2} ms wall | brain + root motion {:.2} ms | other switch modes' state steps {:.2} ms | frames measured {n}",
+            "{}\n  frame {:.2} ms wall | brain + root motion {:.2} ms | other switch modes' state steps {:.2} ms | {timestamps} | frames measured {n}",
             self.line(characters, cpu),
             Self::mean(self.wall_ms, n),
             Self::mean(self.step.brain_ms, n),

@@ -59,13 +59,21 @@ struct Timer {
 }
 
 /// Milliseconds one frame spent in each part.
+///
+/// The wall-clock figures are what the frame costs: the evaluation and the draw are
+/// submitted and waited for one after the other. Timestamps are the GPU's own view of its
+/// passes; lavapipe's are not to be trusted (it rasterises binned triangles after the render
+/// pass's closing timestamp, and its compute timestamps can read near zero).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameTimes {
-    /// Evaluation: GPU time of throng's compute pass (timestamps), or the CPU `FrameJob` plus
-    /// the upload with `--cpu`. `None` without timestamp queries on the GPU path.
-    pub eval_ms: Option<f64>,
-    /// GPU time of the render pass, `None` without timestamp queries.
-    pub draw_ms: Option<f64>,
+    /// GPU path: wall clock from submitting throng's compute pass until the GPU finished it.
+    pub eval_wall_ms: Option<f64>,
+    /// Wall clock from encoding the render pass (after the evaluation) until the GPU finished it.
+    pub draw_wall_ms: f64,
+    /// Timestamps around throng's compute pass, where the adapter has them.
+    pub eval_gpu_ms: Option<f64>,
+    /// Timestamps around the render pass, where the adapter has them.
+    pub draw_gpu_ms: Option<f64>,
 }
 
 /// Everything the frame draws with, for one device and one crowd.
@@ -89,6 +97,8 @@ pub struct Renderer {
     max_binding: u64,
     /// Draw the ground alone (`--background-only`).
     pub background_only: bool,
+    draw_start: Instant,
+    eval_wall_ms: Option<f64>,
 }
 
 #[repr(C)]
@@ -255,6 +265,8 @@ impl Renderer {
             depth: None,
             max_binding: device.limits().max_storage_buffer_binding_size,
             background_only: false,
+            draw_start: Instant::now(),
+            eval_wall_ms: None,
         })
     }
 
@@ -378,16 +390,25 @@ impl Renderer {
         }
         let Some((depth, ..)) = &self.depth else { return Ok(cpu_ms) };
 
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.frame") });
-        // The render pass's timestamps follow the evaluation's, or come first with --cpu
-        // (a resolve must start at a 256-byte offset, so the written queries lead).
-        let draw_query = self.draw_query();
+        // The evaluation is submitted and waited for alone, so that its cost and the draw's
+        // can be told apart on any adapter; the draw reads the matrices it left.
+        self.eval_wall_ms = None;
         if let Evaluator::Gpu(crowd) = &self.evaluator {
+            let start = Instant::now();
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
             match &self.timer {
                 Some(t) => crowd.encode_timed(&mut encoder, &t.queries, 0),
                 None => crowd.encode(&mut encoder),
             }
+            queue.submit([encoder.finish()]);
+            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
+            self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         }
+        self.draw_start = Instant::now();
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.draw") });
+        // The render pass's timestamps follow the evaluation's, or come first with --cpu
+        // (a resolve must start at a 256-byte offset, so the written queries lead).
+        let draw_query = self.draw_query();
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("viewer.draw"),
@@ -430,13 +451,15 @@ impl Renderer {
         Ok(cpu_ms)
     }
 
-    /// Waits for the last frame and returns its GPU times, milliseconds.
+    /// Waits for the last frame and returns its times, milliseconds.
     pub fn read_times(&self, device: &wgpu::Device) -> Result<FrameTimes, String> {
         let Some(t) = &self.timer else {
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
-            return Ok(FrameTimes::default());
+            let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
+            return Ok(FrameTimes { eval_wall_ms: self.eval_wall_ms, draw_wall_ms, ..FrameTimes::default() });
         };
         let ticks = read_buffer(device, &t.readback)?;
+        let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
         let ticks: &[u64] = bytemuck::try_cast_slice(&ticks).map_err(|e| e.to_string())?;
         let span = |a: usize, b: usize| match (ticks.get(a), ticks.get(b)) {
             (Some(&begin), Some(&end)) => Some(end.saturating_sub(begin) as f64 * t.period_ns * 1e-6),
@@ -444,7 +467,12 @@ impl Renderer {
         };
         let gpu_eval = matches!(self.evaluator, Evaluator::Gpu(_));
         let draw = self.draw_query() as usize;
-        Ok(FrameTimes { eval_ms: if gpu_eval { span(0, 1) } else { None }, draw_ms: span(draw, draw + 1) })
+        Ok(FrameTimes {
+            eval_wall_ms: self.eval_wall_ms,
+            draw_wall_ms,
+            eval_gpu_ms: if gpu_eval { span(0, 1) } else { None },
+            draw_gpu_ms: span(draw, draw + 1),
+        })
     }
 
     /// The render pass's first timestamp query.

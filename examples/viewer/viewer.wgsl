@@ -101,7 +101,10 @@ fn ground_vs(@builtin(vertex_index) index: u32) -> VertexOut {
 fn ground_fs(in: VertexOut) -> @location(0) vec4<f32> {
     // Two-metre checks, so that speed and foot sliding read against the ground.
     let cell = floor(in.world.xz * 0.5);
-    let check = (i32(cell.x) + i32(cell.y)) & 1;
-    let albedo = select(vec3<f32>(0.30, 0.42, 0.25), vec3<f32>(0.36, 0.48, 0.30), check == 1);
+    let check = f32((i32(cell.x) + i32(cell.y)) & 1);
+    // Checks smaller than a pixel or two fade to their mean instead of shimmering.
+    let footprint = max(fwidth(in.world.x), fwidth(in.world.z)) * 0.5;
+    let contrast = 1.0 - smoothstep(0.15, 0.5, footprint);
+    let albedo = vec3<f32>(0.33, 0.45, 0.275) + vec3<f32>(0.03) * (2.0 * check - 1.0) * contrast;
     return shade(albedo, in.normal, in.world);
 }
