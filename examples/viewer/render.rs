@@ -62,8 +62,8 @@ struct Timer {
 ///
 /// The wall-clock figures are what the frame costs: the evaluation and the draw are
 /// submitted and waited for one after the other. Timestamps are the GPU's own view of its
-/// passes; lavapipe's are not to be trusted (it rasterises binned triangles after the render
-/// pass's closing timestamp, and its compute timestamps can read near zero).
+/// passes; lavapipe's compute-pass timestamps are not to be trusted (a few milliseconds for a
+/// pass that takes hundreds).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameTimes {
     /// GPU path: wall clock from submitting throng's compute pass until the GPU finished it.
