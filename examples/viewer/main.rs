@@ -196,14 +196,14 @@ impl Stats {
     /// The full report printed at exit.
     pub fn report(&self, characters: usize, cpu: bool) -> String {
         let n = self.frames;
-        let timestamps = if self.timestamped > 0 {
-            format!(
+        let timestamps = match (self.timestamped > 0, cpu) {
+            (false, _) => "no GPU timestamps".to_owned(),
+            (true, true) => format!("GPU timestamps: draw {:.2} ms", Self::mean(self.draw_gpu_ms, self.timestamped)),
+            (true, false) => format!(
                 "GPU timestamps: evaluation {:.2} ms, draw {:.2} ms",
                 Self::mean(self.eval_gpu_ms, self.timestamped),
                 Self::mean(self.draw_gpu_ms, self.timestamped)
-            )
-        } else {
-            "no GPU timestamps".into()
+            ),
         };
         format!(
             "{}\n  frame {:.2} ms wall | brain + root motion {:.2} ms | other switch modes' state steps {:.2} ms | {timestamps} | frames measured {n}",
