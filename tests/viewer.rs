@@ -1,7 +1,7 @@
 //! The viewer example, run as a program: headless renders of a crowd (the picture has
 //! characters, and they move), the vertex shader's skinning against throng's matrices (a
-//! character's trunk joints, projected on the CPU, land on its rendered body), and the
-//! windowed viewer under `xvfb-run`.
+//! character's trunk joints, projected on the CPU, land on its rendered body), the CPU and GPU
+//! evaluations drawing the same crowd, and the windowed viewer under `xvfb-run`.
 //!
 //! The example's binary is the one cargo built beside this test (`cargo test` builds
 //! examples; CI's `--all-targets` too); if it is missing it is built first. Without a GPU
@@ -150,6 +150,34 @@ fn skinned_character_covers_its_projected_joints() {
         let at = (py as u32 * WIDTH + px as u32) as usize;
         assert!(mask[at], "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--cpu` evaluates with `FrameJob` and uploads the matrices, and takes its root motion from
+/// `FrameJob` too; the GPU path computes root motion in the viewer. Both must place and pose
+/// the crowd alike: the pictures agree but for rounding at the silhouettes' edges.
+#[test]
+fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = scratch_dir("cpu");
+    let gpu_png = dir.join("gpu.png");
+    let cpu_png = dir.join("cpu.png");
+    let background = dir.join("ground.png");
+    let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
+    headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
+    headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
+    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
+    let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
+    let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| differs(a, b)).count();
+    eprintln!("{different} pixels differ between the CPU and GPU evaluations; the crowd covers {characters}");
+    assert!(characters > 500, "the crowd covers only {characters} pixels");
+    assert!(
+        different * 20 < characters,
+        "{different} pixels differ between the CPU and GPU evaluations, against {characters} character pixels"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
