@@ -1,0 +1,562 @@
+//! Drawing: the crowd's evaluation (throng's GPU evaluator, or the CPU one uploaded), the
+//! instanced skinned characters reading the skinning matrices where the evaluator left them,
+//! the ground, GPU timestamps, and reading a frame back for a PNG.
+
+use std::time::Instant;
+
+use glam::{Mat4, Vec3};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::OutputLayout;
+use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+
+use crate::scene::Scene;
+
+/// The colour target's format; shading is linear and the target encodes sRGB.
+pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// Bytes of one `mat4x4<f32>`.
+const MATRIX_BYTES: u64 = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct CameraUniform {
+    view_proj: [f32; 16],
+    eye: [f32; 4],
+    sun: [f32; 4],
+    ground: [f32; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ChunkUniform {
+    first_character: u32,
+    num_joints: u32,
+    pad: [u32; 2],
+}
+
+/// Where the skinning matrices come from.
+enum Evaluator {
+    /// throng's GPU evaluator; its output buffer is bound as the vertex shader's storage.
+    Gpu(Box<GpuCrowd>),
+    /// `FrameJob` on the CPU; its output is uploaded into `buffer` every frame.
+    Cpu { context: Box<EvalContext>, output: Vec<f32>, clips_sampled: Vec<u32>, buffer: wgpu::Buffer },
+}
+
+/// A draw of characters `first..first + count`, whose matrices one storage binding can hold.
+struct DrawChunk {
+    first: u32,
+    count: u32,
+    bind_group: wgpu::BindGroup,
+}
+
+/// Timestamps around the evaluation pass (queries 0, 1) and the render pass (2, 3; 0, 1 with
+/// `--cpu`).
+struct Timer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f64,
+}
+
+/// Milliseconds one frame spent in each part.
+///
+/// The wall-clock figures are what the frame costs: the evaluation and the draw are
+/// submitted and waited for one after the other. Timestamps are the GPU's own view of its
+/// passes; lavapipe's compute-pass timestamps are not to be trusted (a few milliseconds for a
+/// pass that takes hundreds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameTimes {
+    /// GPU path: wall clock from submitting throng's compute pass until the GPU finished it.
+    pub eval_wall_ms: Option<f64>,
+    /// Wall clock from encoding the render pass (after the evaluation) until the GPU finished it.
+    pub draw_wall_ms: f64,
+    /// Timestamps around throng's compute pass, where the adapter has them.
+    pub eval_gpu_ms: Option<f64>,
+    /// Timestamps around the render pass, where the adapter has them.
+    pub draw_gpu_ms: Option<f64>,
+}
+
+/// Everything the frame draws with, for one device and one crowd.
+pub struct Renderer {
+    evaluator: Evaluator,
+    num_joints: usize,
+    num_characters: usize,
+    camera: wgpu::Buffer,
+    camera_group: wgpu::BindGroup,
+    chunk_layout: wgpu::BindGroupLayout,
+    chunk_uniforms: Vec<wgpu::Buffer>,
+    chunks: Vec<DrawChunk>,
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    num_indices: u32,
+    placements: wgpu::Buffer,
+    character_pipeline: wgpu::RenderPipeline,
+    ground_pipeline: wgpu::RenderPipeline,
+    timer: Option<Timer>,
+    depth: Option<(wgpu::TextureView, u32, u32)>,
+    max_binding: u64,
+    /// Draw the ground alone (`--background-only`).
+    pub background_only: bool,
+    draw_start: Instant,
+    eval_wall_ms: Option<f64>,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Vertex {
+    position: [f32; 3],
+    normal: [f32; 3],
+    joints: [u16; 4],
+    weights: [f32; 4],
+}
+
+impl Renderer {
+    /// Buffers and pipelines for `scene`'s crowd, drawing into `format` targets; `cpu` picks
+    /// the CPU evaluator.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene, format: wgpu::TextureFormat, cpu: bool) -> Result<Self, String> {
+        let model = &scene.model;
+        let num_joints = model.rig.num_joints();
+        let num_characters = scene.num_characters();
+        let evaluator = if cpu {
+            let floats = num_characters * num_joints * OutputLayout::Mat4.floats_per_joint();
+            Evaluator::Cpu {
+                context: Box::new(EvalContext::new(num_characters, model.layers.len(), num_joints)),
+                output: vec![0.0; floats],
+                clips_sampled: vec![0; num_characters],
+                buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("viewer.cpu_skin"),
+                    size: (floats as u64 * 4).max(MATRIX_BYTES),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+            }
+        } else {
+            let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, GpuCrowdOptions::default())
+                .map_err(|e| format!("GPU evaluator: {e}"))?;
+            Evaluator::Gpu(Box::new(crowd))
+        };
+
+        let mesh = &model.mesh;
+        let vertices: Vec<Vertex> = (0..mesh.num_vertices())
+            .map(|v| Vertex {
+                position: mesh.positions[v],
+                normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
+                joints: mesh.joints.get(v).copied().unwrap_or([0; 4]),
+                weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
+            })
+            .collect();
+        if let Some(bad) = vertices.iter().flat_map(|v| v.joints).find(|&j| usize::from(j) >= num_joints) {
+            return Err(format!("the mesh names joint {bad}; the rig has {num_joints}"));
+        }
+        let buffer = |label: &str, contents: &[u8], usage| {
+            wgpu::util::DeviceExt::create_buffer_init(device, &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+        };
+        let vertex_buffer = buffer("viewer.vertices", bytemuck::cast_slice(&vertices), wgpu::BufferUsages::VERTEX);
+        let index_buffer = buffer("viewer.indices", bytemuck::cast_slice(&mesh.indices), wgpu::BufferUsages::INDEX);
+        let placements = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("viewer.placements"),
+            size: (num_characters.max(1) * 16) as u64,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let camera = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("viewer.camera"),
+            size: size_of::<CameraUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+
+        let visible = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let uniform_entry = |binding, visibility| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility,
+            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        };
+        let camera_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("viewer.camera"), entries: &[uniform_entry(0, visible)] });
+        let chunk_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("viewer.skin"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only: true }, has_dynamic_offset: false, min_binding_size: None },
+                    count: None,
+                },
+                uniform_entry(1, wgpu::ShaderStages::VERTEX),
+            ],
+        });
+        let camera_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("viewer.camera"),
+            layout: &camera_layout,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() }],
+        });
+        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("viewer.wgsl"), source: wgpu::ShaderSource::Wgsl(include_str!("viewer.wgsl").into()) });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("viewer"),
+            bind_group_layouts: &[Some(&camera_layout), Some(&chunk_layout)],
+            immediate_size: 0,
+        });
+        let ground_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("viewer.ground"),
+            bind_group_layouts: &[Some(&camera_layout)],
+            immediate_size: 0,
+        });
+        let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
+        let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
+        let vertex_layouts = [
+            Some(wgpu::VertexBufferLayout { array_stride: size_of::<Vertex>() as u64, step_mode: wgpu::VertexStepMode::Vertex, attributes: &vertex_attributes }),
+            Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &instance_attributes }),
+        ];
+        let pipeline = |label, layout: &wgpu::PipelineLayout, vs, fs, buffers: &[Option<wgpu::VertexBufferLayout<'_>>], cull| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(layout),
+                vertex: wgpu::VertexState { module: &shader, entry_point: Some(vs), compilation_options: Default::default(), buffers },
+                fragment: Some(wgpu::FragmentState {
+                    module: &shader,
+                    entry_point: Some(fs),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })],
+                }),
+                primitive: wgpu::PrimitiveState { cull_mode: cull, ..Default::default() },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: DEPTH_FORMAT,
+                    depth_write_enabled: Some(true),
+                    depth_compare: Some(wgpu::CompareFunction::Less),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        // Imported meshes wind either way; the boxes and the ground are seen from outside only.
+        let cull = if model.driven { Some(wgpu::Face::Back) } else { None };
+        let character_pipeline = pipeline("viewer.characters", &pipeline_layout, "character_vs", "character_fs", &vertex_layouts, cull);
+        let ground_pipeline = pipeline("viewer.ground", &ground_layout, "ground_vs", "ground_fs", &[], None);
+
+        let timer = device.features().contains(wgpu::Features::TIMESTAMP_QUERY).then(|| {
+            let buffer = |label, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: 32, usage, mapped_at_creation: false });
+            Timer {
+                queries: device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("viewer.timestamps"), ty: wgpu::QueryType::Timestamp, count: 4 }),
+                resolve: buffer("viewer.resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+                readback: buffer("viewer.readback", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+                period_ns: f64::from(queue.get_timestamp_period()),
+            }
+        });
+        Ok(Self {
+            evaluator,
+            num_joints,
+            num_characters,
+            camera,
+            camera_group,
+            chunk_layout,
+            chunk_uniforms: Vec::new(),
+            chunks: Vec::new(),
+            vertices: vertex_buffer,
+            indices: index_buffer,
+            num_indices: mesh.indices.len() as u32,
+            placements,
+            character_pipeline,
+            ground_pipeline,
+            timer,
+            depth: None,
+            max_binding: device.limits().max_storage_buffer_binding_size,
+            background_only: false,
+            draw_start: Instant::now(),
+            eval_wall_ms: None,
+        })
+    }
+
+    /// Whether the frame split can be measured on the GPU.
+    pub fn has_timestamps(&self) -> bool {
+        self.timer.is_some()
+    }
+
+    /// One bind group per run of characters whose matrices fit one storage binding. Each
+    /// window starts at a multiple of four matrices, 256 bytes, the largest offset alignment
+    /// WebGPU allows.
+    fn bind_chunks(&mut self, device: &wgpu::Device) {
+        let skin = match &self.evaluator {
+            Evaluator::Gpu(crowd) => crowd.output(),
+            Evaluator::Cpu { buffer, .. } => Some(buffer),
+        };
+        let Some(skin) = skin else { return };
+        let per_character = self.num_joints as u64 * MATRIX_BYTES;
+        let fit = (self.max_binding / per_character).max(1);
+        let per_chunk = if fit >= 4 { fit - fit % 4 } else { fit } as usize;
+        self.chunks.clear();
+        self.chunk_uniforms.clear();
+        for first in (0..self.num_characters).step_by(per_chunk.max(1)) {
+            let count = per_chunk.min(self.num_characters - first);
+            let uniform = ChunkUniform { first_character: first as u32, num_joints: self.num_joints as u32, pad: [0; 2] };
+            let buffer = wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor { label: Some("viewer.chunk"), contents: bytemuck::bytes_of(&uniform), usage: wgpu::BufferUsages::UNIFORM },
+            );
+            let offset = first as u64 * per_character;
+            let size = wgpu::BufferSize::new(count as u64 * per_character);
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("viewer.skin"),
+                layout: &self.chunk_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: skin, offset, size }) },
+                    wgpu::BindGroupEntry { binding: 1, resource: buffer.as_entire_binding() },
+                ],
+            });
+            self.chunk_uniforms.push(buffer);
+            self.chunks.push(DrawChunk { first: first as u32, count: count as u32, bind_group });
+        }
+    }
+
+    /// Evaluates the scene's last step and draws it into `target` (`width × height`), seen
+    /// through `view_proj` from `eye`. Returns the CPU time of evaluation with `--cpu`; GPU
+    /// times come from [`Renderer::read_times`] after the submission completes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &mut Scene,
+        dt_s: f32,
+        target: &wgpu::TextureView,
+        (width, height): (u32, u32),
+        view_proj: Mat4,
+        eye: Vec3,
+    ) -> Result<Option<f64>, String> {
+        let mut cpu_ms = None;
+        let (samples, programs) = scene.frame();
+        match &mut self.evaluator {
+            Evaluator::Gpu(crowd) => {
+                let had_output = crowd.output().is_some();
+                crowd.set_frame(samples, programs, dt_s).map_err(|e| format!("GPU evaluator: {e}"))?;
+                if !had_output {
+                    self.bind_chunks(device);
+                }
+            }
+            Evaluator::Cpu { context, output, clips_sampled, buffer } => {
+                let start = Instant::now();
+                let model = &scene.model;
+                let mut root_motion = vec![Default::default(); clips_sampled.len()];
+                FrameJob {
+                    rig: &model.rig,
+                    clips: &model.clips,
+                    layers: &model.layers,
+                    samples,
+                    programs,
+                    dt_s,
+                    context,
+                    layout: OutputLayout::Mat4,
+                    output,
+                    clips_sampled,
+                    root_motion: &mut root_motion,
+                }
+                .run()
+                .map_err(|e| format!("CPU evaluator: {e}"))?;
+                queue.write_buffer(buffer, 0, bytemuck::cast_slice(output));
+                scene.root_motion_mut().copy_from_slice(&root_motion);
+                cpu_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+                if self.chunks.is_empty() {
+                    self.bind_chunks(device);
+                }
+            }
+        }
+        queue.write_buffer(&self.placements, 0, bytemuck::cast_slice(&scene.placements));
+        let sun = Vec3::new(0.4, 0.8, 0.3).normalize();
+        let ground_half_m = scene.field_half_m * 4.0 + 50.0;
+        // Fog thick enough to fade the ground's far edge, thin enough to leave the crowd clear.
+        let fog_m = 2.5 * eye.length() + 2.0 * scene.field_half_m;
+        let uniform = CameraUniform {
+            view_proj: view_proj.to_cols_array(),
+            eye: eye.extend(1.0).to_array(),
+            sun: [sun.x, sun.y, sun.z, fog_m],
+            ground: [ground_half_m, 0.0, 0.0, 0.0],
+        };
+        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
+        if self.depth.as_ref().is_none_or(|d| (d.1, d.2) != (width, height)) {
+            let texture = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("viewer.depth"),
+                size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: DEPTH_FORMAT,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            });
+            self.depth = Some((texture.create_view(&Default::default()), width, height));
+        }
+        let Some((depth, ..)) = &self.depth else { return Ok(cpu_ms) };
+
+        // The evaluation is submitted and waited for alone, so that its cost and the draw's
+        // can be told apart on any adapter; the draw reads the matrices it left.
+        self.eval_wall_ms = None;
+        if let Evaluator::Gpu(crowd) = &self.evaluator {
+            let start = Instant::now();
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
+            match &self.timer {
+                Some(t) => crowd.encode_timed(&mut encoder, &t.queries, 0),
+                None => crowd.encode(&mut encoder),
+            }
+            queue.submit([encoder.finish()]);
+            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
+            self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        }
+        self.draw_start = Instant::now();
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.draw") });
+        // The render pass's timestamps follow the evaluation's, or come first with --cpu
+        // (a resolve must start at a 256-byte offset, so the written queries lead).
+        let draw_query = self.draw_query();
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("viewer.draw"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.30, g: 0.45, b: 0.78, a: 1.0 }), store: wgpu::StoreOp::Store },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: depth,
+                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Discard }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: self.timer.as_ref().map(|t| wgpu::RenderPassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: Some(draw_query),
+                    end_of_pass_write_index: Some(draw_query + 1),
+                }),
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.camera_group, &[]);
+            pass.set_pipeline(&self.ground_pipeline);
+            pass.draw(0..6, 0..1);
+            pass.set_pipeline(&self.character_pipeline);
+            pass.set_vertex_buffer(0, self.vertices.slice(..));
+            pass.set_vertex_buffer(1, self.placements.slice(..));
+            pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
+            for chunk in self.chunks.iter().filter(|_| !self.background_only) {
+                pass.set_bind_group(1, &chunk.bind_group, &[]);
+                pass.draw_indexed(0..self.num_indices, 0, chunk.first..chunk.first + chunk.count);
+            }
+        }
+        if let Some(t) = &self.timer {
+            encoder.resolve_query_set(&t.queries, 0..draw_query + 2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 32);
+        }
+        queue.submit([encoder.finish()]);
+        Ok(cpu_ms)
+    }
+
+    /// Waits for the last frame and returns its times, milliseconds.
+    pub fn read_times(&self, device: &wgpu::Device) -> Result<FrameTimes, String> {
+        let Some(t) = &self.timer else {
+            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
+            let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
+            return Ok(FrameTimes { eval_wall_ms: self.eval_wall_ms, draw_wall_ms, ..FrameTimes::default() });
+        };
+        let ticks = read_buffer(device, &t.readback)?;
+        let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
+        let ticks: &[u64] = bytemuck::try_cast_slice(&ticks).map_err(|e| e.to_string())?;
+        let span = |a: usize, b: usize| match (ticks.get(a), ticks.get(b)) {
+            (Some(&begin), Some(&end)) => Some(end.saturating_sub(begin) as f64 * t.period_ns * 1e-6),
+            _ => None,
+        };
+        let gpu_eval = matches!(self.evaluator, Evaluator::Gpu(_));
+        let draw = self.draw_query() as usize;
+        Ok(FrameTimes {
+            eval_wall_ms: self.eval_wall_ms,
+            draw_wall_ms,
+            eval_gpu_ms: if gpu_eval { span(0, 1) } else { None },
+            draw_gpu_ms: span(draw, draw + 1),
+        })
+    }
+
+    /// The render pass's first timestamp query.
+    fn draw_query(&self) -> u32 {
+        if matches!(self.evaluator, Evaluator::Gpu(_)) { 2 } else { 0 }
+    }
+
+    /// The last frame's skinning matrices, character-major (`i * J + j`), read back.
+    pub fn read_matrices(&self) -> Result<Vec<Mat4>, String> {
+        let floats = match &self.evaluator {
+            Evaluator::Gpu(crowd) => crowd.read_output_blocking().map_err(|e| e.to_string())?,
+            Evaluator::Cpu { output, .. } => output.clone(),
+        };
+        Ok(floats.chunks_exact(16).map(Mat4::from_cols_slice).collect())
+    }
+}
+
+/// Maps `buffer` (MAP_READ) after the GPU is done with it and copies its bytes out.
+pub fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = sender.send(r);
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
+    receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    let bytes = buffer.get_mapped_range(..).map_err(|e| e.to_string())?.to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
+
+/// An offscreen colour target and the buffer its pixels are copied into, for `--headless`.
+pub struct Offscreen {
+    texture: wgpu::Texture,
+    /// The target's view.
+    pub view: wgpu::TextureView,
+    readback: wgpu::Buffer,
+    width: u32,
+    height: u32,
+    padded_row: u32,
+}
+
+impl Offscreen {
+    /// A `width × height` target.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Self {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("viewer.offscreen"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: COLOR_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        // Rows of a texture copy are padded to 256 bytes.
+        let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let readback = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("viewer.pixels"),
+            size: u64::from(padded_row) * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self { texture, view, readback, width, height, padded_row }
+    }
+
+    /// Copies the target's pixels back and writes them to `path` as a PNG.
+    pub fn save_png(&self, device: &wgpu::Device, queue: &wgpu::Queue, path: &std::path::Path) -> Result<(), String> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.readback") });
+        encoder.copy_texture_to_buffer(
+            self.texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.readback,
+                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(self.padded_row), rows_per_image: None },
+            },
+            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
+        );
+        queue.submit([encoder.finish()]);
+        let bytes = read_buffer(device, &self.readback)?;
+        let mut pixels = Vec::with_capacity((self.width * self.height * 4) as usize);
+        for row in bytes.chunks_exact(self.padded_row as usize) {
+            pixels.extend_from_slice(&row[..(self.width * 4) as usize]);
+        }
+        let image = image::RgbaImage::from_raw(self.width, self.height, pixels).ok_or("pixel buffer of the wrong size")?;
+        image.save(path).map_err(|e| format!("writing {}: {e}", path.display()))
+    }
+}

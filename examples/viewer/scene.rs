@@ -1,0 +1,318 @@
+//! The simulated side of the viewer: which character, its crowds (one per switch mode, stepped
+//! in lockstep), the crowd brain that sets their parameters, and root motion.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::{Mat4, Quat, Vec3};
+use rayon::prelude::*;
+use throng::clip::Clip;
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::frame::LayerSetup;
+use throng::eval::root_motion::{clip_root_delta, RootDelta};
+use throng::graph::CompiledGraph;
+use throng::import::gltf::{load_gltf, GltfOptions};
+use throng::mesh::SkinnedMesh;
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
+use throng::rig::Rig;
+use throng::setup::layer_setups;
+use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId};
+
+use crate::brain::Brain;
+
+/// The switch modes the viewer offers (keys 1–4), with their `defaultSwitch` JSON.
+pub const MODES: [(&str, &str); 4] = [
+    ("cut", r#""cut""#),
+    ("frozen", r#"{ "mode": "frozen" }"#),
+    ("crossfade", r#"{ "mode": "crossfade" }"#),
+    ("inertialize", r#"{ "mode": "inertialize", "quintic": { "overshootControl": true } }"#),
+];
+
+/// What the crowd is made of: rig, clip table, layers, mesh and one archetype per switch mode
+/// (a single one for an imported character, whose one-state graph never switches).
+pub struct Model {
+    /// The skeleton.
+    pub rig: Rig,
+    /// The clip table the archetypes' samples index.
+    pub clips: Vec<Clip>,
+    /// The graph's layers, for the evaluators.
+    pub layers: Vec<LayerSetup>,
+    /// The skinned mesh drawn per character.
+    pub mesh: SkinnedMesh,
+    /// `(mode name, archetype)`, in the order of [`MODES`] for the demo.
+    pub archetypes: Vec<(&'static str, Archetype)>,
+    /// Whether the brain drives the demo graph's parameters (`speed`, `jump`, `lean`, `wave`).
+    pub driven: bool,
+    /// The mesh's height in the bind pose, metres (spacing and camera framing scale with it).
+    pub height_m: f32,
+}
+
+impl Model {
+    /// The built-in humanoid on the locomotion graph, once per switch mode.
+    pub fn demo() -> Result<Self, String> {
+        let demo = DemoCharacter::humanoid();
+        let mut archetypes = Vec::new();
+        let mut bound_clips = Vec::new();
+        let mut layers = Vec::new();
+        for (name, switch) in MODES {
+            let graph = graph_with_switch(LOCOMOTION_GRAPH, switch)?;
+            let bound = demo.bind(Arc::new(graph)).map_err(|e| format!("binding the demo graph ({name}): {e}"))?;
+            bound_clips = bound.clips;
+            layers = bound.layers;
+            archetypes.push((name, bound.archetype));
+        }
+        let height_m = mesh_height(&demo.mesh, &demo.rig);
+        Ok(Self { rig: demo.rig, clips: bound_clips, layers, mesh: demo.mesh, archetypes, driven: true, height_m })
+    }
+
+    /// A skinned glTF playing its animations (merged into one clip) on a one-state graph.
+    pub fn gltf(path: &Path) -> Result<Self, String> {
+        let options = GltfOptions { merge_animations: true, ..GltfOptions::default() };
+        let asset = load_gltf(path, &options).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mesh = asset.mesh.ok_or_else(|| format!("{}: no skinned mesh uses the first skin", path.display()))?;
+        let clip = asset.clips.first().ok_or_else(|| format!("{}: no animation moves the skin", path.display()))?;
+        let graph = CompiledGraph::from_json(
+            r#"{ "parameters": {}, "layers": [ { "name": "Base", "states": [ { "name": "START" }, { "name": "Play", "defaultState": true } ] } ] }"#,
+        )
+        .map_err(|e| format!("the viewer's one-state graph: {e}"))?;
+        let graph = Arc::new(graph);
+        let layers = layer_setups(&graph, &asset.rig).map_err(|(layer, e)| format!("layer {layer}: {e}"))?;
+        let archetype = Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s: clip.duration_s() })])
+            .map_err(|e| format!("binding {}: {e}", path.display()))?;
+        let height_m = mesh_height(&mesh, &asset.rig);
+        Ok(Self { rig: asset.rig, clips: asset.clips, layers, mesh, archetypes: vec![("play", archetype)], driven: false, height_m })
+    }
+}
+
+/// `graph` with every transition's default switch replaced by `switch` (JSON).
+fn graph_with_switch(graph: &str, switch: &str) -> Result<CompiledGraph, String> {
+    let mut value: serde_json::Value = serde_json::from_str(graph).map_err(|e| format!("the demo graph: {e}"))?;
+    let switch: serde_json::Value = serde_json::from_str(switch).map_err(|e| format!("switch {switch}: {e}"))?;
+    let object = value.as_object_mut().ok_or("the demo graph is not a JSON object")?;
+    object.insert("defaultSwitch".into(), switch);
+    CompiledGraph::from_json(&value.to_string()).map_err(|e| format!("the demo graph: {e}"))
+}
+
+/// The mesh's height as drawn in the rest pose, metres: skinned by `rest model × inverse
+/// bind`, which differs from the bind positions' own height when a file's skeleton is scaled.
+fn mesh_height(mesh: &SkinnedMesh, rig: &Rig) -> f32 {
+    let rest = rig.rest_model();
+    let skin: Vec<Mat4> = rest.iter().zip(rig.inverse_bind()).map(|(m, ib)| *m * *ib).collect();
+    let (low, high) = mesh.positions.iter().zip(&mesh.joints).fold((f32::MAX, f32::MIN), |(lo, hi), (p, j)| {
+        let m = skin.get(usize::from(j[0])).copied().unwrap_or(Mat4::IDENTITY);
+        let y = m.transform_point3(Vec3::from_array(*p)).y;
+        (lo.min(y), hi.max(y))
+    });
+    if high > low { high - low } else { 1.0 }
+}
+
+/// One crowd per archetype of the model, all holding the same characters in the same rows.
+struct ModeCrowd {
+    crowd: Crowd,
+    kind: ArchetypeId,
+    handles: Vec<CharacterHandle>,
+    params: Option<Params>,
+}
+
+#[derive(Clone, Copy)]
+struct Params {
+    speed: ParamId,
+    jump: ParamId,
+    lean: ParamId,
+    wave: ParamId,
+}
+
+/// Wall-clock costs of one [`Scene::step`], milliseconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepTimes {
+    /// The active crowd's state step (`Crowd::update`).
+    pub state_ms: f64,
+    /// Keeping the other modes' crowds in step, so that a mode switch keeps every state.
+    pub other_modes_ms: f64,
+    /// The brain and root motion.
+    pub brain_ms: f64,
+}
+
+/// The characters: crowds, brain, and where each stands.
+pub struct Scene {
+    pub model: Model,
+    crowds: Vec<ModeCrowd>,
+    active: usize,
+    brain: Brain,
+    /// Per character: world position (x, y, z) and heading (radians about +Y), as the
+    /// renderer's instance data.
+    pub placements: Vec<[f32; 4]>,
+    /// Half the side of the square field the characters stay on, metres.
+    pub field_half_m: f32,
+    root_motion: Vec<RootDelta>,
+}
+
+impl Scene {
+    /// `num_characters` characters on a grid over the field, facing every way; `mode` indexes
+    /// the model's archetypes.
+    pub fn new(model: Model, num_characters: usize, mode: usize, seed: u64) -> Result<Self, String> {
+        let spacing_m = 2.0 * model.height_m;
+        let side = (num_characters as f32).sqrt().ceil().max(1.0);
+        let field_half_m = 0.5 * side * spacing_m;
+        let mut crowds = Vec::new();
+        for (_, archetype) in &model.archetypes {
+            let mut crowd = Crowd::new();
+            let kind = crowd.add_archetype(archetype.clone());
+            let handles = (0..num_characters).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+            let params = if model.driven {
+                let p = |name: &str| crowd.param(kind, name).map_err(|e| format!("demo graph parameter {name}: {e}"));
+                Some(Params { speed: p("speed")?, jump: p("jump")?, lean: p("lean")?, wave: p("wave")? })
+            } else {
+                None
+            };
+            crowds.push(ModeCrowd { crowd, kind, handles, params });
+        }
+        let brain = Brain::new(num_characters, seed);
+        let placements = (0..num_characters)
+            .map(|i| {
+                let (row, col) = ((i as f32 / side).floor(), (i as f32 % side));
+                let jitter = brain.jitter(i);
+                let x = (col + 0.5) * spacing_m - field_half_m + jitter[0] * 0.3 * spacing_m;
+                let z = (row + 0.5) * spacing_m - field_half_m + jitter[1] * 0.3 * spacing_m;
+                [x, 0.0, z, jitter[2] * std::f32::consts::PI]
+            })
+            .collect();
+        Ok(Self {
+            active: mode.min(crowds.len().saturating_sub(1)),
+            crowds,
+            brain,
+            placements,
+            field_half_m,
+            root_motion: vec![RootDelta::default(); num_characters],
+            model,
+        })
+    }
+
+    /// Characters in the crowd.
+    pub fn num_characters(&self) -> usize {
+        self.placements.len()
+    }
+
+    /// The active switch mode's index and name.
+    pub fn mode(&self) -> (usize, &'static str) {
+        (self.active, self.model.archetypes.get(self.active).map_or("", |a| a.0))
+    }
+
+    /// Switches every transition to the archetype `mode` (ignored when out of range). The
+    /// crowds run in lockstep, so every character keeps its state and phase.
+    pub fn set_mode(&mut self, mode: usize) {
+        if mode < self.crowds.len() {
+            self.active = mode;
+        }
+    }
+
+    /// The active crowd's samples and layer programs after the last step.
+    pub fn frame(&self) -> (&[ClipSample], &[LayerProgram]) {
+        let c = &self.crowds[self.active];
+        (c.crowd.samples(c.kind).unwrap_or(&[]), c.crowd.programs(c.kind).unwrap_or(&[]))
+    }
+
+    /// Clips the active crowd asked for in the last step.
+    pub fn clips_sampled(&self) -> usize {
+        let c = &self.crowds[self.active];
+        c.crowd.clips_sampled(c.kind).unwrap_or(0)
+    }
+
+    /// One frame of `dt_s` seconds: the brain sets parameters, every crowd steps, and the
+    /// characters move by last frame's root motion (of the pose now on screen).
+    pub fn step(&mut self, dt_s: f32) -> Result<StepTimes, String> {
+        let mut times = StepTimes::default();
+        let start = Instant::now();
+        self.move_characters();
+        let orders = self.brain.think(dt_s, &self.placements, self.field_half_m);
+        for c in &mut self.crowds {
+            let Some(p) = c.params else { continue };
+            let set = |crowd: &mut Crowd, param, values: &[f32]| -> Result<(), String> {
+                crowd.float_column_mut(c.kind, param).map_err(|e| e.to_string())?.copy_from_slice(values);
+                Ok(())
+            };
+            set(&mut c.crowd, p.speed, &self.brain.speed_mps)?;
+            set(&mut c.crowd, p.lean, &self.brain.lean)?;
+            set(&mut c.crowd, p.wave, &self.brain.wave)?;
+            let jumpers: Vec<CharacterHandle> = orders.jump.iter().map(|&i| c.handles[i]).collect();
+            c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
+        }
+        times.brain_ms = ms(start);
+        for (i, c) in self.crowds.iter_mut().enumerate() {
+            let start = Instant::now();
+            c.crowd.update(dt_s).map_err(|e| e.to_string())?;
+            if i == self.active {
+                times.state_ms += ms(start);
+            } else {
+                times.other_modes_ms += ms(start);
+            }
+        }
+        let start = Instant::now();
+        self.root_motion_from_programs();
+        times.brain_ms += ms(start);
+        Ok(times)
+    }
+
+    /// Overrides this frame's root motion with the CPU evaluator's (`FrameJob::root_motion`);
+    /// [`Scene::step`] already computed the same from the samples.
+    pub fn root_motion_mut(&mut self) -> &mut [RootDelta] {
+        &mut self.root_motion
+    }
+
+    /// The GPU evaluator returns no root motion, so it is computed here from the base layer's
+    /// samples, as `FrameJob` does: the shown samples (both sides during a crossfade) by
+    /// normalised weight, each clip's root travel from last frame's time to this one's.
+    fn root_motion_from_programs(&mut self) {
+        let c = &self.crowds[self.active];
+        let (Ok(samples), Ok(programs)) = (c.crowd.samples(c.kind), c.crowd.programs(c.kind)) else { return };
+        let layers = self.model.layers.len().max(1);
+        let clips = &self.model.clips;
+        self.root_motion.par_iter_mut().enumerate().for_each(|(i, delta)| {
+            *delta = RootDelta::default();
+            let Some(base) = programs.get(i * layers) else { return };
+            if base.flags & LayerProgram::ROOT_MOTION == 0 {
+                return;
+            }
+            let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let range = if crossfade { base.sample_range() } else { base.target_range() };
+            let Some(shown) = samples.get(range.start as usize..range.end as usize) else { return };
+            let total: f32 = shown.iter().map(|s| s.weight).sum();
+            if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                return;
+            }
+            for s in shown {
+                if let Some(clip) = clips.get(s.clip as usize) {
+                    *delta = *delta + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(s.weight / total);
+                }
+            }
+        });
+    }
+
+    /// Applies the root motion of the frame just evaluated, plus the brain's steering, to the
+    /// characters' placements.
+    fn move_characters(&mut self) {
+        let turns = &self.brain.turn_rad;
+        self.placements.iter_mut().zip(&self.root_motion).zip(turns).for_each(|((p, delta), turn)| {
+            let heading = Quat::from_rotation_y(p[3]);
+            let travel = heading * delta.translation;
+            p[0] += travel.x;
+            p[2] += travel.z;
+            p[3] = wrap(p[3] + delta.yaw + turn);
+        });
+    }
+
+    /// Character `i`'s model-to-world matrix, as the vertex shader builds it.
+    pub fn world_of(&self, i: usize) -> Mat4 {
+        let p = self.placements.get(i).copied().unwrap_or_default();
+        Mat4::from_rotation_translation(Quat::from_rotation_y(p[3]), Vec3::new(p[0], p[1], p[2]))
+    }
+}
+
+fn wrap(a: f32) -> f32 {
+    (a + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI
+}
+
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}

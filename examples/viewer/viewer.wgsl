@@ -1,0 +1,110 @@
+// The viewer's shaders: instanced skinned characters that read throng's skinning matrices
+// straight from its output buffer, and a ground plane. Lambert light under a sky, distance fog.
+
+struct Camera {
+    view_proj: mat4x4<f32>,
+    eye: vec4<f32>,
+    // xyz: direction towards the sun; w: fog distance, metres.
+    sun: vec4<f32>,
+    // x: half the ground's side, metres.
+    ground: vec4<f32>,
+}
+@group(0) @binding(0) var<uniform> camera: Camera;
+
+// throng's output, bound from this chunk's first character: matrix (character - first) * J + j.
+@group(1) @binding(0) var<storage, read> skin: array<mat4x4<f32>>;
+struct Chunk { first_character: u32, num_joints: u32 }
+@group(1) @binding(1) var<uniform> chunk: Chunk;
+
+const SKY: vec3<f32> = vec3<f32>(0.55, 0.70, 0.90);
+
+struct VertexOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) albedo: vec3<f32>,
+}
+
+fn hash(n: u32) -> u32 {
+    var x = n * 747796405u + 2891336453u;
+    x = ((x >> ((x >> 28u) + 4u)) ^ x) * 277803737u;
+    return (x >> 22u) ^ x;
+}
+
+// A shirt colour per character, from a small palette, so the crowd reads as people.
+fn shirt(character: u32) -> vec3<f32> {
+    let h = hash(character);
+    let palette = array<vec3<f32>, 6>(
+        vec3<f32>(0.70, 0.18, 0.15), vec3<f32>(0.15, 0.35, 0.70), vec3<f32>(0.85, 0.65, 0.20),
+        vec3<f32>(0.20, 0.55, 0.30), vec3<f32>(0.55, 0.30, 0.60), vec3<f32>(0.80, 0.80, 0.78));
+    return palette[h % 6u] * (0.8 + 0.2 * f32((h >> 8u) & 255u) / 255.0);
+}
+
+@vertex
+fn character_vs(
+    @builtin(instance_index) character: u32,
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) joints: vec4<u32>,
+    @location(3) weights: vec4<f32>,
+    // Per instance: world position (xyz) and heading about +Y (w, radians).
+    @location(4) placement: vec4<f32>,
+) -> VertexOut {
+    let base = (character - chunk.first_character) * chunk.num_joints;
+    let m = weights.x * skin[base + joints.x] + weights.y * skin[base + joints.y]
+          + weights.z * skin[base + joints.z] + weights.w * skin[base + joints.w];
+    let model = m * vec4<f32>(position, 1.0);
+    let model_normal = (m * vec4<f32>(normal, 0.0)).xyz;
+    let c = cos(placement.w);
+    let s = sin(placement.w);
+    // Rotation about +Y by the heading, then the character's place.
+    let world = vec3<f32>(c * model.x + s * model.z, model.y, -s * model.x + c * model.z) + placement.xyz;
+    let n = vec3<f32>(c * model_normal.x + s * model_normal.z, model_normal.y, -s * model_normal.x + c * model_normal.z);
+    var out: VertexOut;
+    out.clip = camera.view_proj * vec4<f32>(world, 1.0);
+    out.world = world;
+    out.normal = n;
+    out.albedo = shirt(character);
+    return out;
+}
+
+fn shade(albedo: vec3<f32>, normal: vec3<f32>, world: vec3<f32>) -> vec4<f32> {
+    let n = normalize(normal);
+    let sun = max(dot(n, camera.sun.xyz), 0.0);
+    let sky = 0.5 + 0.5 * n.y;
+    let lit = albedo * (vec3<f32>(1.0, 0.95, 0.85) * sun * 0.8 + SKY * sky * 0.45);
+    let fog = clamp(distance(world, camera.eye.xyz) / camera.sun.w, 0.0, 1.0);
+    return vec4<f32>(mix(lit, SKY, fog * fog), 1.0);
+}
+
+@fragment
+fn character_fs(in: VertexOut) -> @location(0) vec4<f32> {
+    return shade(in.albedo, in.normal, in.world);
+}
+
+@vertex
+fn ground_vs(@builtin(vertex_index) index: u32) -> VertexOut {
+    let corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(1.0, -1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, 1.0));
+    let xz = corners[index] * camera.ground.x;
+    let world = vec3<f32>(xz.x, 0.0, xz.y);
+    var out: VertexOut;
+    out.clip = camera.view_proj * vec4<f32>(world, 1.0);
+    out.world = world;
+    out.normal = vec3<f32>(0.0, 1.0, 0.0);
+    out.albedo = vec3<f32>(0.0);
+    return out;
+}
+
+@fragment
+fn ground_fs(in: VertexOut) -> @location(0) vec4<f32> {
+    // Two-metre checks, so that speed and foot sliding read against the ground.
+    let cell = floor(in.world.xz * 0.5);
+    let check = f32((i32(cell.x) + i32(cell.y)) & 1);
+    // Checks smaller than a pixel or two fade to their mean instead of shimmering.
+    let footprint = max(fwidth(in.world.x), fwidth(in.world.z)) * 0.5;
+    let contrast = 1.0 - smoothstep(0.15, 0.5, footprint);
+    let albedo = vec3<f32>(0.33, 0.45, 0.275) + vec3<f32>(0.03) * (2.0 * check - 1.0) * contrast;
+    return shade(albedo, in.normal, in.world);
+}

@@ -1,0 +1,206 @@
+//! The viewer example, run as a program: headless renders of a crowd (the picture has
+//! characters, and they move), the vertex shader's skinning against throng's matrices (a
+//! character's trunk joints, projected on the CPU, land on its rendered body), the CPU and GPU
+//! evaluations drawing the same crowd, and the windowed viewer under `xvfb-run`.
+//!
+//! The example's binary is the one cargo built beside this test (`cargo test` builds
+//! examples; CI's `--all-targets` too); if it is missing it is built first. Without a GPU
+//! adapter the tests skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use image::RgbaImage;
+
+/// The render size of the tests: small, because lavapipe rasterises on the CPU.
+const WIDTH: u32 = 320;
+const HEIGHT: u32 = 180;
+/// Summed RGB difference above which a pixel counts as changed (8-bit channels).
+const CHANGED: u32 = 30;
+
+fn gpu_available() -> bool {
+    match throng::gpu::GpuContext::new_blocking() {
+        Ok(_) => true,
+        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping viewer test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
+            false
+        }
+    }
+}
+
+/// `target/<profile>/examples/viewer`, next to this test's own `target/<profile>/deps/…`.
+fn viewer_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its own path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+    let binary = profile_dir.join("examples").join(format!("viewer{}", std::env::consts::EXE_SUFFIX));
+    if !binary.exists() {
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--example", "viewer"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+        if release {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "building the viewer example failed");
+    }
+    binary
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("throng-viewer-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
+
+/// Runs the headless viewer with `args` plus the test size; asserts it exits 0 without a wgpu
+/// error and returns its output.
+fn headless(args: &[&str]) -> Output {
+    let size = format!("{WIDTH}x{HEIGHT}");
+    let output = Command::new(viewer_binary()).arg("--headless").args(["--size", &size]).args(args).output().expect("the viewer starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "viewer {args:?} failed ({}):\n{stdout}\n{stderr}", output.status);
+    assert!(!stderr.contains("wgpu error") && !stderr.contains("Validation Error"), "viewer {args:?} reported wgpu errors:\n{stderr}");
+    output
+}
+
+fn load(path: &Path) -> RgbaImage {
+    let image = image::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8();
+    assert_eq!(image.dimensions(), (WIDTH, HEIGHT), "{} has the wrong size", path.display());
+    image
+}
+
+fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
+    a.0.iter().zip(b.0.iter()).take(3).map(|(&x, &y)| u32::from(x.abs_diff(y))).sum::<u32>() > CHANGED
+}
+
+/// Pixels where `image` differs from `background`: where characters are.
+fn character_mask(image: &RgbaImage, background: &RgbaImage) -> Vec<bool> {
+    image.pixels().zip(background.pixels()).map(|(a, b)| differs(a, b)).collect()
+}
+
+#[test]
+fn headless_crowd_has_characters_that_move() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = scratch_dir("crowd");
+    let out = dir.join("crowd.png");
+    let background = dir.join("ground.png");
+    let stdout = headless(&["--characters", "300", "--frames", "60", "--out-every", "30", "--out", out.to_str().expect("utf-8 temp path")]).stdout;
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert!(stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("clips sampled"), "stats missing:\n{stdout}");
+    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+
+    let last = load(&out);
+    let frame_30 = load(&dir.join("crowd_0030.png"));
+    let frame_60 = load(&dir.join("crowd_0060.png"));
+    assert_eq!(last, frame_60, "--out holds the last frame");
+    let ground = load(&background);
+    let mask_30 = character_mask(&frame_30, &ground);
+    let mask_60 = character_mask(&frame_60, &ground);
+    let share = mask_60.iter().filter(|&&m| m).count() as f64 / mask_60.len() as f64;
+    assert!((0.01..0.6).contains(&share), "characters cover {:.1} % of the picture; expected a crowd, neither empty nor a wall", share * 100.0);
+
+    // Between frames 30 and 60 (half a second) walkers have moved by about a body width and
+    // their limbs have changed pose; idlers barely move. A still picture would change nowhere.
+    let (mut either, mut changed) = (0usize, 0usize);
+    for (i, (a, b)) in frame_30.pixels().zip(frame_60.pixels()).enumerate() {
+        if mask_30[i] || mask_60[i] {
+            either += 1;
+            changed += usize::from(differs(a, b));
+        }
+    }
+    let moved = changed as f64 / either.max(1) as f64;
+    eprintln!("characters cover {:.1} % of the picture; {:.1} % of their pixels changed from frame 30 to 60", share * 100.0, moved * 100.0);
+    assert!(moved > 0.2, "only {:.1} % of the character pixels changed between frames 30 and 60", moved * 100.0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn skinned_character_covers_its_projected_joints() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = scratch_dir("probe");
+    let out = dir.join("one.png");
+    let background = dir.join("ground.png");
+    let stdout = headless(&["--characters", "1", "--frames", "40", "--probe", "--out", out.to_str().expect("utf-8 temp path")]).stdout;
+    headless(&["--characters", "1", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    let image = load(&out);
+    let mask = character_mask(&image, &load(&background));
+    let covered = mask.iter().filter(|&&m| m).count();
+    assert!(covered > 50 && covered < mask.len() / 4, "one character covers {covered} pixels");
+
+    let stdout = String::from_utf8_lossy(&stdout);
+    let probes: Vec<(String, f32, f32)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix("probe ")?.split_whitespace();
+            Some((words.next()?.to_owned(), words.next()?.parse().ok()?, words.next()?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(probes.len(), 3, "pelvis, spine_03 and spine_05 probed:\n{stdout}");
+    for (joint, x, y) in probes {
+        let (px, py) = (x.round() as i64, y.round() as i64);
+        assert!((0..i64::from(WIDTH)).contains(&px) && (0..i64::from(HEIGHT)).contains(&py), "{joint} projects off screen at ({x}, {y})");
+        let at = (py as u32 * WIDTH + px as u32) as usize;
+        assert!(mask[at], "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--cpu` evaluates with `FrameJob` and uploads the matrices, and takes its root motion from
+/// `FrameJob` too; the GPU path computes root motion in the viewer. Both must place and pose
+/// the crowd alike: the pictures agree but for rounding at the silhouettes' edges.
+#[test]
+fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = scratch_dir("cpu");
+    let gpu_png = dir.join("gpu.png");
+    let cpu_png = dir.join("cpu.png");
+    let background = dir.join("ground.png");
+    let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
+    headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
+    headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
+    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
+    let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
+    let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| differs(a, b)).count();
+    eprintln!("{different} pixels differ between the CPU and GPU evaluations; the crowd covers {characters}");
+    assert!(characters > 500, "the crowd covers only {characters} pixels");
+    assert!(
+        different * 20 < characters,
+        "{different} pixels differ between the CPU and GPU evaluations, against {characters} character pixels"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn windowed_viewer_runs_under_xvfb() {
+    let on_path = std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("xvfb-run").is_file()));
+    if !on_path {
+        eprintln!("skipping the windowed viewer test: xvfb-run is not on PATH (apt-get install xvfb)");
+        return;
+    }
+    if !gpu_available() {
+        return;
+    }
+    let size = format!("{WIDTH}x{HEIGHT}");
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 640x480x24"])
+        .arg(viewer_binary())
+        .args(["--characters", "300", "--frames", "60", "--size", &size])
+        .output()
+        .expect("xvfb-run starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "windowed viewer failed ({}):\n{stdout}\n{stderr}", output.status);
+    assert!(stdout.contains("viewer: 60 frames"), "the window did not draw 60 frames:\n{stdout}\n{stderr}");
+    assert!(!stderr.contains("wgpu error"), "wgpu errors:\n{stderr}");
+}
