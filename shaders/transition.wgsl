@@ -105,6 +105,9 @@ fn store_offset(jb: u32, o: JointOffset) {
 
 // Seed 000's (zero starting acceleration) or Bollo's overshoot-controlled quintic, one
 // component: (offset, velocity) `t_s` after the switch.
+// The shortest quintic evaluated, seconds. Keep in sync with `eval::inertialize::MIN_QUINTIC_S`.
+const MIN_QUINTIC_S: f32 = 1e-6;
+
 fn quintic(x0: f32, v0_in: f32, t_s: f32, duration_s: f32, overshoot_control: bool) -> vec2<f32> {
     if !(duration_s > 0.0) || (x0 == 0.0 && v0_in == 0.0) {
         return vec2<f32>(0.0);
@@ -121,7 +124,9 @@ fn quintic(x0: f32, v0_in: f32, t_s: f32, duration_s: f32, overshoot_control: bo
         }
         a0 = (-8.0 * v0 * end_s - 20.0 * x0) / (end_s * end_s);
     }
-    if t_s >= end_s {
+    // As on the CPU (`inertialize::MIN_QUINTIC_S`): a duration whose powers would underflow is
+    // a cut, never a division by zero.
+    if end_s < MIN_QUINTIC_S || t_s >= end_s {
         return vec2<f32>(0.0);
     }
     let t2 = end_s * end_s;

@@ -271,7 +271,7 @@ fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: 
     assert_eq!(expected.len(), got.len(), "{what}: lengths");
     for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
         let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
+        if error > TOLERANCE || e.iter().chain(g).any(|v| v.is_nan()) {
             let (character, joint) = (k / num_joints, k % num_joints);
             panic!(
                 "{what}: character {character}, joint {joint}, frame {frame} (t = {:.4} s): error {error}\n{}\n expected {e:?}\n      got {g:?}",

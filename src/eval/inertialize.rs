@@ -35,6 +35,10 @@ pub enum Decay {
     },
 }
 
+/// The shortest quintic evaluated, seconds; shorter ones are cuts (see `quintic_coefficients`).
+/// Keep in sync with `MIN_QUINTIC_S` in `shaders/transition.wgsl`.
+pub const MIN_QUINTIC_S: f32 = 1e-6;
+
 /// Below this an offset is visually zero: 0.1 mm or 0.1 mrad at a joint.
 pub const VISUALLY_ZERO: f32 = 1e-4;
 
@@ -127,6 +131,11 @@ fn quintic_coefficients(x0: f32, v0: f32, duration_s: f32, overshoot_control: bo
             end_s = end_s.min(-5.0 * x0 / v0);
         }
         a0 = (-8.0 * v0 * end_s - 20.0 * x0) / (end_s * end_s);
+    }
+    // A component already racing to zero (a noise-sized offset with a real velocity) may leave
+    // a duration whose fifth power underflows: it is spent, a cut. The GPU makes the same test.
+    if end_s < MIN_QUINTIC_S {
+        return None;
     }
     let t2 = end_s * end_s;
     let t3 = t2 * end_s;
