@@ -28,11 +28,9 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Some(dir) = &plot_dir {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("transition_report: cannot create {}: {e}", dir.display());
-            std::process::exit(2);
-        }
+    if let Some(Err(e)) = plot_dir.as_ref().map(std::fs::create_dir_all) {
+        eprintln!("transition_report: cannot create the plot folder: {e}");
+        std::process::exit(2);
     }
     let seed_pops = ["28.9", "9.1", "0.4", "1.3", "—", "—"];
     println!("Switch modes: seed 000's script on the built-in character (13.5 s, 60 fps, 0.25 s blends)\n");
