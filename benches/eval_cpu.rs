@@ -1,7 +1,7 @@
 //! CPU pose evaluation of a crowd of the 64-joint built-in character: two clips sampled per
 //! character at its own time, blended, local-to-model and skinning matrices (`eval_cpu/*`);
-//! and the full frame job mid-transition, crossfading (three clips) against inertializing
-//! (two clips plus a decaying offset) (`eval_cpu/frame_*`).
+//! and the full frame job mid-transition, crossfading (three clips from idle, four from another
+//! blend) against inertializing (two clips plus a decaying offset) (`eval_cpu/frame_*`).
 //!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
@@ -44,7 +44,8 @@ fn eval_cpu(c: &mut Criterion) {
     group.finish();
 }
 
-/// One frame of `n` characters, each mid-transition from idle to a walk/run blend.
+/// One frame of `n` characters, each mid-transition to a walk/run blend, from idle (one clip) or
+/// from another walk/run blend (a blend tree on each side, seed 000's worse case).
 struct TransitionFrame {
     samples: Vec<ClipSample>,
     programs: Vec<LayerProgram>,
@@ -54,7 +55,7 @@ struct TransitionFrame {
 }
 
 impl TransitionFrame {
-    fn new(demo: &DemoCharacter, n: usize, mode: SwitchMode) -> Self {
+    fn new(demo: &DemoCharacter, n: usize, mode: SwitchMode, from_blend: bool) -> Self {
         let clip = |name| demo.clip_index(name).expect("demo clip") as u32;
         let (idle, walk, run) = (clip("idle"), clip("walk"), clip("run"));
         let (blend, _) = support::two_clip_crowd(n, walk, run);
@@ -67,11 +68,17 @@ impl TransitionFrame {
             samples.extend(pair.iter().map(|s| ClipSample { weight: s.weight * share, ..*s }));
             // Crossfade: the idle source still playing. Inertialization: on the switch frame,
             // the destination one step back (the offsets are captured once, below).
-            samples.push(if crossfade { ClipSample::new(idle, i as f32 * 0.01, 0.5) } else { pair[0] });
+            let source: Vec<ClipSample> = match (crossfade, from_blend) {
+                (true, false) => vec![ClipSample::new(idle, i as f32 * 0.01, 0.5)],
+                (true, true) => pair.iter().map(|s| ClipSample { time_s: s.time_s + 0.3, weight: s.weight * 0.5, ..*s }).collect(),
+                (false, _) => pair.to_vec(),
+            };
+            let num_source = source.len() as u32;
+            samples.extend(source);
             programs.push(LayerProgram {
                 first_sample,
                 num_target: 2,
-                num_source: 1,
+                num_source,
                 mode: mode as u32,
                 flags: LayerProgram::TRANSITIONING | if crossfade { 0 } else { LayerProgram::SWITCHED },
                 target_weight: share,
@@ -132,8 +139,13 @@ fn frame_transitions(c: &mut Criterion) {
     let mut group = c.benchmark_group("eval_cpu");
     let n = 10_000;
     group.throughput(Throughput::Elements(n as u64));
-    for (name, mode) in [("frame_crossfade", SwitchMode::Crossfade), ("frame_inertialize", SwitchMode::InertializeQuintic)] {
-        let mut frame = TransitionFrame::new(&demo, n, mode);
+    let cases = [
+        ("frame_crossfade", SwitchMode::Crossfade, false),
+        ("frame_crossfade_from_blend", SwitchMode::Crossfade, true),
+        ("frame_inertialize", SwitchMode::InertializeQuintic, false),
+    ];
+    for (name, mode, from_blend) in cases {
+        let mut frame = TransitionFrame::new(&demo, n, mode, from_blend);
         let programs = frame.programs.clone();
         group.bench_function(BenchmarkId::new(name, "10k"), |bench| bench.iter(|| frame.run(&demo, &programs, 0.0)));
     }
