@@ -23,19 +23,9 @@ const DT: f32 = 1.0 / FPS;
 /// How fast the script's gameplay changes speed, m/s² (a character controller's acceleration).
 const ACCELERATION_MPS2: f32 = 8.0;
 
-/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
-fn gpu() -> Option<GpuContext> {
-    match GpuContext::new_blocking() {
-        Ok(context) => Some(context),
-        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
-            None
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::gpu;
 
 /// Every switch mode as the graph's `defaultSwitch`, in `SwitchMode` order.
 const MODES: [(&str, &str); 6] = [

@@ -1,22 +1,14 @@
 //! A lost device (driver reset, GPU removed, `Device::destroy`) surfaces as an error the caller
 //! can handle — recreate the context and the crowd, and carry on — never as a panic.
+#![allow(clippy::single_range_in_vec_init)] // one character's sample range, not a range of values
 
 use throng::demo::DemoCharacter;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::program::ClipSample;
 
-fn gpu() -> Option<GpuContext> {
-    match GpuContext::new_blocking() {
-        Ok(context) => Some(context),
-        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
-            None
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::gpu;
 
 fn frame(gpu: &GpuContext) -> Result<Vec<f32>, GpuError> {
     let demo = DemoCharacter::humanoid();

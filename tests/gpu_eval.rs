@@ -28,19 +28,9 @@ use wgpu::naga;
 /// quaternion components), as DESIGN.md sets it.
 const TOLERANCE: f32 = 1e-4;
 
-/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
-fn gpu() -> Option<GpuContext> {
-    match GpuContext::new_blocking() {
-        Ok(context) => Some(context),
-        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
-            None
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::gpu;
 
 /// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
 struct Rng(u64);

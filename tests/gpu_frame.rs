@@ -14,7 +14,7 @@ use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, 
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{transition, Inertia, LayerMemory};
 use throng::eval::{EvalError, OutputLayout};
-use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Stage};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, Stage};
 use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 
@@ -22,19 +22,9 @@ use throng::{Clip, Rig, Transform};
 const TOLERANCE: f32 = 1e-4;
 const DT: f32 = 1.0 / 60.0;
 
-/// A device, or `None` (with a message) when there is no adapter and the GPU is not required.
-fn gpu() -> Option<GpuContext> {
-    match GpuContext::new_blocking() {
-        Ok(context) => Some(context),
-        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping GPU test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
-            None
-        }
-    }
-}
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::gpu;
 
 /// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
 struct Rng(u64);
