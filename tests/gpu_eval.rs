@@ -30,26 +30,8 @@ const TOLERANCE: f32 = 1e-4;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::gpu;
+use gpu_support::{gpu, Rng};
 
-/// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u32(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 32) as u32
-    }
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * (self.next_u32() as f32 / 4_294_967_296.0)
-    }
-    fn quat(&mut self) -> Quat {
-        Quat::from_euler(glam::EulerRot::XYZ, self.range(-3.0, 3.0), self.range(-1.5, 1.5), self.range(-3.0, 3.0))
-    }
-}
 
 /// A rig of `num_joints` joints mixing long chains (parent `j - 1`) and branches (parent
 /// `j / 2`), with a second root halfway, rest offsets of a few centimetres, rotated rest

@@ -24,33 +24,8 @@ const DT: f32 = 1.0 / 60.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::gpu;
+use gpu_support::{gpu, Rng};
 
-/// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u32(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 32) as u32
-    }
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * (self.next_u32() as f32 / 4_294_967_296.0)
-    }
-    fn quat(&mut self) -> Quat {
-        Quat::from_euler(glam::EulerRot::XYZ, self.range(-3.0, 3.0), self.range(-1.5, 1.5), self.range(-3.0, 3.0))
-    }
-    fn transform(&mut self) -> Transform {
-        Transform {
-            translation: Vec3::new(self.range(-0.1, 0.1), self.range(-0.1, 0.1), self.range(-0.1, 0.1)),
-            rotation: self.quat(),
-            scale: Vec3::new(self.range(0.8, 1.2), self.range(0.8, 1.2), self.range(0.8, 1.2)),
-        }
-    }
-}
 
 /// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains and branches, with a
 /// second root halfway and rotated, slightly scaled rest poses.
