@@ -30,31 +30,7 @@ const TOLERANCE: f32 = 1e-4;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::{gpu, Rng};
-
-
-/// A rig of `num_joints` joints mixing long chains (parent `j - 1`) and branches (parent
-/// `j / 2`), with a second root halfway, rest offsets of a few centimetres, rotated rest
-/// poses and slightly non-uniform scales.
-fn test_rig(num_joints: usize) -> Rig {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let parents = (0..num_joints)
-        .map(|j| match j {
-            0 => None,
-            j if j == num_joints / 2 => None,
-            j if j % 3 == 0 => Some(j / 2),
-            j => Some(j - 1),
-        })
-        .collect();
-    let rest = (0..num_joints)
-        .map(|_| Transform {
-            translation: Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05)),
-            rotation: rng.quat(),
-            scale: Vec3::new(rng.range(0.9, 1.1), rng.range(0.9, 1.1), rng.range(0.9, 1.1)),
-        })
-        .collect();
-    Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).unwrap()
-}
+use gpu_support::{gpu, test_rig, Rng};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.
 fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping: bool, seed: u64) -> Clip {
@@ -415,7 +391,7 @@ fn refuses_bad_input_before_submitting() {
 
     let other_rig = test_rig(3);
     let e = new(&[clips[0].clone(), wave_clip(&other_rig, "small", 2, 1.0, true, 9)], GpuCrowdOptions::default()).unwrap_err();
-    assert!(matches!(e, GpuError::ClipRigMismatch { clip: 1, clip_joints: 3, rig_joints: 8, .. }), "{e}");
+    assert!(matches!(e, GpuError::Program(ProgramError::ClipRigMismatch { clip: 1, clip_joints: 3, rig_joints: 8, .. })), "{e}");
 
     let mut crowd = new(&clips, GpuCrowdOptions::default()).unwrap();
     let ok = ClipSample::new(WALK, 0.0, 1.0);

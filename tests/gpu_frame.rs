@@ -24,30 +24,7 @@ const DT: f32 = 1.0 / 60.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::{gpu, Rng};
-
-
-/// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains and branches, with a
-/// second root halfway and rotated, slightly scaled rest poses.
-fn test_rig(num_joints: usize) -> Rig {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let parents = (0..num_joints)
-        .map(|j| match j {
-            0 => None,
-            j if j == num_joints / 2 => None,
-            j if j % 3 == 0 => Some(j / 2),
-            j => Some(j - 1),
-        })
-        .collect();
-    let rest = (0..num_joints)
-        .map(|_| Transform {
-            translation: Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05)),
-            rotation: rng.quat(),
-            scale: Vec3::new(rng.range(0.95, 1.05), rng.range(0.95, 1.05), rng.range(0.95, 1.05)),
-        })
-        .collect();
-    Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).unwrap()
-}
+use gpu_support::{gpu, layered_frame, test_rig, Rng};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -478,11 +455,7 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
         .run()
         .unwrap();
 
-        crowd.set_frame(&samples, &programs, dt_s).unwrap();
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
-        gpu.queue.submit([encoder.finish()]);
-        let got = crowd.read_output_blocking().unwrap();
+        let got = layered_frame(&gpu, &mut crowd, &samples, &programs, dt_s);
         assert_matrices_close("layered frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });
@@ -534,11 +507,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
             }
             .run()
             .unwrap();
-            crowd.set_frame(&samples, &programs, DT).unwrap();
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            crowd.encode(&mut encoder);
-            gpu.queue.submit([encoder.finish()]);
-            let got = crowd.read_output_blocking().unwrap();
+            let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
             assert_matrices_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
                 format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
             });
@@ -567,11 +536,7 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
         }
         let mut outputs = Vec::new();
         for crowd in [&mut one, &mut many] {
-            crowd.set_frame(&samples, &programs, DT).unwrap();
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            crowd.encode(&mut encoder);
-            gpu.queue.submit([encoder.finish()]);
-            outputs.push(crowd.read_output_blocking().unwrap());
+            outputs.push(layered_frame(&gpu, crowd, &samples, &programs, DT));
         }
         assert!(outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {frame}: chunked output differs");
     }
@@ -845,11 +810,7 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
         }
         .run()
         .unwrap();
-        gpu_crowd.set_frame(samples, programs, DT).unwrap();
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        gpu_crowd.encode(&mut encoder);
-        gpu.queue.submit([encoder.finish()]);
-        let got = gpu_crowd.read_output_blocking().unwrap();
+        let got = layered_frame(&gpu, &mut gpu_crowd, samples, programs, DT);
         assert_matrices_close("state-step frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });

@@ -74,21 +74,9 @@ pub enum GpuError {
         /// `max_storage_buffer_binding_size`.
         limit: u64,
     },
-    /// A clip has a different joint count from the rig (the first such clip is named).
-    #[error("clip {clip} ({name:?}) has {clip_joints} joints; the rig has {rig_joints}")]
-    ClipRigMismatch {
-        /// The clip index.
-        clip: usize,
-        /// The clip's name.
-        name: String,
-        /// The clip's joint count.
-        clip_joints: usize,
-        /// The rig's joint count.
-        rig_joints: usize,
-    },
-    /// The pose programs were refused, with the same checks as the CPU evaluator.
+    /// The clips or pose programs were refused, with the same checks as the CPU evaluator.
     #[error("pose programs refused: {0}")]
-    Program(#[source] ProgramError),
+    Program(#[from] ProgramError),
     /// Data written to an intermediate buffer does not have one entry per joint per character.
     #[error("{what}: {got} entries given, {expected} expected (characters × joints)")]
     LengthMismatch {
@@ -121,13 +109,3 @@ pub enum GpuError {
     Poll(#[source] wgpu::PollError),
 }
 
-impl From<ProgramError> for GpuError {
-    fn from(e: ProgramError) -> Self {
-        match e {
-            ProgramError::ClipRigMismatch { clip, name, clip_joints, rig_joints } => {
-                Self::ClipRigMismatch { clip, name, clip_joints, rig_joints }
-            }
-            other => Self::Program(other),
-        }
-    }
-}

@@ -4,8 +4,9 @@
 #![allow(dead_code)]
 
 use glam::{Quat, Vec3};
-use throng::gpu::GpuContext;
-use throng::Transform;
+use throng::gpu::{GpuContext, GpuCrowd};
+use throng::program::{ClipSample, LayerProgram};
+use throng::{Rig, Transform};
 
 /// A device of the tests' own, or `None` (after saying why) when there is no adapter.
 pub fn gpu() -> Option<GpuContext> {
@@ -45,4 +46,36 @@ impl Rng {
             scale: Vec3::new(self.range(0.8, 1.2), self.range(0.8, 1.2), self.range(0.8, 1.2)),
         }
     }
+}
+
+/// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains (parent `j - 1`) and
+/// branches (parent `j / 2`), with a second root halfway, rest offsets of a few centimetres,
+/// rotated rest poses and slightly non-uniform scales.
+pub fn test_rig(num_joints: usize) -> Rig {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let parents = (0..num_joints)
+        .map(|j| match j {
+            0 => None,
+            j if j == num_joints / 2 => None,
+            j if j % 3 == 0 => Some(j / 2),
+            j => Some(j - 1),
+        })
+        .collect();
+    let rest = (0..num_joints)
+        .map(|_| Transform {
+            translation: Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05)),
+            rotation: rng.quat(),
+            scale: Vec3::new(rng.range(0.9, 1.1), rng.range(0.9, 1.1), rng.range(0.9, 1.1)),
+        })
+        .collect();
+    Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).expect("a valid rig")
+}
+
+/// One layered frame on the GPU: the programs set, encoded, submitted and read back.
+pub fn layered_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Vec<f32> {
+    crowd.set_frame(samples, programs, dt_s).expect("valid programs");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    crowd.read_output_blocking().expect("readback")
 }
