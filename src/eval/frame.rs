@@ -253,12 +253,12 @@ impl FrameJob<'_> {
     pub fn run(self) -> Result<FrameStats, EvalError> {
         self.validate()?;
         let Self { rig, clips, layers, samples, programs, dt_s, context, layout, output, clips_sampled, root_motion } = self;
-        let mut ignored = Vec::new();
+        // Root motion goes to the caller's slice, or nowhere: no per-frame buffer to throw away.
+        let characters = clips_sampled.len();
         let root_motion = if root_motion.is_empty() {
-            ignored.resize(clips_sampled.len(), RootDelta::default());
-            &mut ignored[..]
+            rayon::iter::Either::Right(rayon::iter::repeat_n((), characters).map(|()| None))
         } else {
-            root_motion
+            rayon::iter::Either::Left(root_motion.par_iter_mut().map(Some))
         };
         let joints = rig.num_joints();
         let num_layers = layers.len();
@@ -272,13 +272,17 @@ impl FrameJob<'_> {
             .zip(context.snapshot.par_chunks_mut(per_layer))
             .zip(context.offsets.par_chunks_mut(per_layer))
             .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
-            .zip(clips_sampled.par_iter_mut().zip(root_motion.par_iter_mut()))
+            .zip(clips_sampled.par_iter_mut().zip(root_motion))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
                 |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), (sampled, root))| {
                     let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown };
-                    (*sampled, *root) = shared.character(programs, memory, scratch, out);
+                    let (clips, delta) = shared.character(programs, memory, scratch, out);
+                    *sampled = clips;
+                    if let Some(root) = root {
+                        *root = delta;
+                    }
                 },
             );
         let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
