@@ -134,23 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // One frame more than asked: the first warms caches and pipelines and is dropped.
         for frame in 0..=args.frames {
             crowd.set_programs(&samples, &ranges)?;
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            match &timer {
-                Some(t) => {
-                    crowd.encode_timed(&mut encoder, &t.queries, 0);
-                    encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
-                    encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 16);
-                }
-                None => crowd.encode(&mut encoder),
-            }
-            let start = Instant::now();
-            gpu.queue.submit([encoder.finish()]);
-            gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
-            let wall = start.elapsed();
-            let elapsed = match &timer {
-                Some(t) => t.read(&gpu)?,
-                None => wall,
-            };
+            let elapsed = time_frame(&gpu, timer.as_ref(), &crowd)?;
             if frame > 0 {
                 frame_times.push(elapsed);
             }
