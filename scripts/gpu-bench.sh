@@ -7,10 +7,16 @@
 #   scripts/gpu-bench.sh 10000 50 --stages    any further arguments go to the example
 #
 # WGPU_BACKEND / WGPU_ADAPTER_NAME choose another adapter than the default one.
+# THRONG_BENCH_BIN=path runs a bench_gpu built elsewhere (a GPU machine without Rust) instead
+# of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 characters="${1:-10000,100000,1000000}"
 frames="${2:-50}"
 shift $(( $# < 2 ? $# : 2 ))
-cargo build --release --example bench_gpu
-exec target/release/examples/bench_gpu --characters "$characters" --frames "$frames" "$@"
+bin="${THRONG_BENCH_BIN:-}"
+if [[ -z "$bin" ]]; then
+    cargo build --release --example bench_gpu
+    bin=target/release/examples/bench_gpu
+fi
+exec "$bin" --characters "$characters" --frames "$frames" "$@"
