@@ -5,8 +5,6 @@
 // A thread keeps its joints (`thread + k * WORKGROUP_SIZE`) in private arrays from sampling
 // to the layers stage; only the inertialization's largest offset is shared, by atomics.
 
-// MAX_JOINTS / WORKGROUP_SIZE: the most joints one thread evaluates.
-const JOINTS_PER_THREAD: u32 = 4u;
 // `eval::inertialize::VISUALLY_ZERO`: below this an offset is visually zero.
 const VISUALLY_ZERO: f32 = 1e-4;
 const LN_2: f32 = 0.6931472;

@@ -464,7 +464,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("rest", offset_of!(GpuRigJoint, rest)),
         ("parent", offset_of!(GpuRigJoint, parent)),
         ("depth", offset_of!(GpuRigJoint, depth)),
-        ("pad0", offset_of!(GpuRigJoint, pad0)),
+        ("path_start", offset_of!(GpuRigJoint, path_start)),
         ("pad1", offset_of!(GpuRigJoint, pad1)),
     ]);
     check_struct(&module, &layouter, "ClipHeader", size_of::<GpuClipHeader>(), &[
@@ -487,7 +487,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("first_character", offset_of!(GpuChunkParams, first_character)),
         ("num_characters", offset_of!(GpuChunkParams, num_characters)),
         ("num_joints", offset_of!(GpuChunkParams, num_joints)),
-        ("max_depth", offset_of!(GpuChunkParams, max_depth)),
+        ("pad1", offset_of!(GpuChunkParams, pad1)),
         ("output_layout", offset_of!(GpuChunkParams, output_layout)),
         ("output_base", offset_of!(GpuChunkParams, output_base)),
         ("local_base", offset_of!(GpuChunkParams, local_base)),
@@ -574,7 +574,7 @@ fn shared_structs_match_wgsl_layouts() {
 
     // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
     for kind in ShaderModuleKind::ALL {
-        let source = shader_source(kind);
+        let source = shader_source(kind, 64);
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
         let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
         assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");

@@ -6,6 +6,8 @@
 @group(0) @binding(1) var<storage, read> clip_headers: array<ClipHeader>;
 // Every clip's frames, frame-major (`first_transform + frame * num_joints + joint`).
 @group(0) @binding(2) var<storage, read> clip_frames: array<Transform>;
+// Every joint's ancestors, root first (`RigJoint::path_start`, `RigJoint::depth`).
+@group(0) @binding(3) var<storage, read> rig_paths: array<u32>;
 
 // Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
 @group(1) @binding(0) var<uniform> params: ChunkParams;

@@ -9,6 +9,12 @@ const WORKGROUP_SIZE: u32 = 64u;
 // The most joints a rig may have (`throng::MAX_JOINTS`): the size of workgroup pose arrays.
 const MAX_JOINTS: u32 = 256u;
 
+// The most joints one thread evaluates: ceil(joints / WORKGROUP_SIZE) for the crowd's rig.
+// `throng::gpu::pipelines::shader_source` rewrites this line for each rig, so that a thread's
+// joints fit the private arrays exactly and stay in registers (4, for 256 joints, would put
+// them in local memory on most GPUs even for a 64-joint rig).
+const JOINTS_PER_THREAD: u32 = 4u;
+
 // `ChunkParams::output_layout` values (`throng::eval::OutputLayout`).
 const LAYOUT_MAT4: u32 = 0u;
 const LAYOUT_AFFINE3X4: u32 = 1u;
@@ -30,9 +36,10 @@ struct RigJoint {
     rest: Transform,
     // Parent joint index, or NO_PARENT for a root.
     parent: u32,
-    // Number of ancestors: roots are 0. Joints of one depth are composed in parallel.
+    // Number of ancestors: roots are 0.
     depth: u32,
-    pad0: u32,
+    // Index in `rig_paths` of the joint's ancestors, root first, `depth` of them.
+    path_start: u32,
     pad1: u32,
 }
 
@@ -69,8 +76,7 @@ struct ChunkParams {
     first_character: u32,
     num_characters: u32,
     num_joints: u32,
-    // Deepest joint's depth: the number of sequential local-to-model steps.
-    max_depth: u32,
+    pad1: u32,
     // LAYOUT_MAT4 or LAYOUT_AFFINE3X4.
     output_layout: u32,
     // Where the chunk's first character starts in each bound window, in vec4 units. Windows

@@ -6,7 +6,7 @@ use glam::Mat4;
 
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
-    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
     STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
@@ -153,7 +153,6 @@ pub struct GpuCrowd {
     queue: wgpu::Queue,
     options: GpuCrowdOptions,
     num_joints: usize,
-    max_depth: u32,
     num_clips: usize,
     pipelines: Pipelines,
     archetype: wgpu::BindGroup,
@@ -224,7 +223,7 @@ impl std::fmt::Debug for GpuCrowd {
 fn check_limits(limits: &wgpu::Limits) -> Result<(), GpuError> {
     let needs: [(&'static str, u64, u64); 5] = [
         ("max_bind_groups", 3, limits.max_bind_groups.into()),
-        ("max_storage_buffers_per_shader_stage", 8, limits.max_storage_buffers_per_shader_stage.into()),
+        ("max_storage_buffers_per_shader_stage", 9, limits.max_storage_buffers_per_shader_stage.into()),
         ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
         // The fused frame's pose: one 48-byte affine matrix per joint.
@@ -308,7 +307,7 @@ impl GpuCrowd {
             });
         }
         validate_clips(rig.num_joints(), clips)?;
-        let (joints, max_depth) = GpuRigJoint::from_rig(rig);
+        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
         let mut frames: Vec<GpuTransform> = Vec::new();
         let frame_bytes: u64 = clips.iter().map(|c| c.poses().len() as u64 * LOCAL_BYTES).sum();
@@ -345,7 +344,8 @@ impl GpuCrowd {
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
-        let pipelines = Pipelines::new(device, layers.is_some());
+        let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
+        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some());
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -353,6 +353,7 @@ impl GpuCrowd {
                 wgpu::BindGroupEntry { binding: 0, resource: rig_joints.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 2, resource: clip_frames.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: rig_paths.as_entire_binding() },
             ],
         });
         let layers = layers.map(|layers| Layers {
@@ -364,7 +365,6 @@ impl GpuCrowd {
             queue: queue.clone(),
             options,
             num_joints: rig.num_joints(),
-            max_depth,
             num_clips: clips.len(),
             pipelines,
             archetype,
@@ -686,7 +686,7 @@ impl GpuCrowd {
                 first_character: first as u32,
                 num_characters: count as u32,
                 num_joints: self.num_joints as u32,
-                max_depth: self.max_depth,
+                pad1: 0,
                 output_layout,
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,

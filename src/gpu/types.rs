@@ -84,37 +84,58 @@ pub struct GpuRigJoint {
     pub rest: GpuTransform,
     /// Parent joint, or [`GPU_NO_PARENT`].
     pub parent: u32,
-    /// Number of ancestors (roots: 0); joints of one depth are composed in parallel.
+    /// Number of ancestors (roots: 0).
     pub depth: u32,
-    /// Padding to the struct's 16-byte alignment.
-    pub pad0: u32,
+    /// Index in [`GpuRigTables::paths`] of this joint's ancestors, root first, `depth` of them:
+    /// a thread composes its joint's model matrix from the root down without waiting for other
+    /// joints' (local-to-model and the mesh-space override).
+    pub path_start: u32,
     /// Padding to the struct's 16-byte alignment.
     pub pad1: u32,
 }
 
+/// A rig as the shaders read it: its joints and every joint's ancestor path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuRigTables {
+    /// One entry per joint, in the rig's order.
+    pub joints: Vec<GpuRigJoint>,
+    /// Each joint's ancestors, root first, at [`GpuRigJoint::path_start`]; one entry, 0, for a
+    /// rig of roots only, so that the buffer is never empty.
+    pub paths: Vec<u32>,
+}
+
 impl GpuRigJoint {
-    /// Packs a rig's joints; also returns the deepest joint's depth.
+    /// Packs a rig's joints and their ancestor paths.
     #[must_use]
-    pub fn from_rig(rig: &crate::Rig) -> (Vec<Self>, u32) {
+    pub fn from_rig(rig: &crate::Rig) -> GpuRigTables {
         let mut joints: Vec<Self> = Vec::with_capacity(rig.num_joints());
-        let mut max_depth = 0;
+        let mut paths: Vec<u32> = Vec::new();
         for ((&parent, rest), ibm) in rig.parents().iter().zip(rig.rest_pose()).zip(rig.inverse_bind()) {
-            // `Rig` guarantees parent < child, so the parent is already packed.
-            let (parent, depth) = match parent {
-                NO_PARENT => (GPU_NO_PARENT, 0),
-                p => (u32::from(p), joints.get(usize::from(p)).map_or(0, |j| j.depth + 1)),
+            // `Rig` guarantees parent < child, so the parent and its path are already packed:
+            // this joint's path is the parent's followed by the parent.
+            let path_start = paths.len() as u32;
+            let (parent, depth) = match joints.get(usize::from(parent)) {
+                Some(p) if parent != NO_PARENT => {
+                    let (start, depth) = (p.path_start as usize, p.depth as usize);
+                    paths.extend_from_within(start..start + depth);
+                    paths.push(u32::from(parent));
+                    (u32::from(parent), p.depth + 1)
+                }
+                _ => (GPU_NO_PARENT, 0),
             };
-            max_depth = max_depth.max(depth);
             joints.push(Self {
                 inverse_bind: ibm.to_cols_array(),
                 rest: GpuTransform::from_transform(rest),
                 parent,
                 depth,
-                pad0: 0,
+                path_start,
                 pad1: 0,
             });
         }
-        (joints, max_depth)
+        if paths.is_empty() {
+            paths.push(0);
+        }
+        GpuRigTables { joints, paths }
     }
 
     /// The inverse bind matrix.
@@ -178,8 +199,8 @@ pub struct GpuChunkParams {
     pub num_characters: u32,
     /// Joints of the rig.
     pub num_joints: u32,
-    /// Deepest joint's depth.
-    pub max_depth: u32,
+    /// Padding (keeps the later fields' offsets).
+    pub pad1: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
     pub output_layout: u32,
     /// The chunk's first matrix in the bound output window, in `vec4` units.
@@ -349,10 +370,12 @@ mod tests {
             None,
         )
         .unwrap();
-        let (joints, max_depth) = GpuRigJoint::from_rig(&rig);
+        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(&rig);
         let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
         assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
-        assert_eq!(max_depth, 2);
+        let path = |j: &GpuRigJoint| &paths[j.path_start as usize..(j.path_start + j.depth) as usize];
+        let got: Vec<&[u32]> = joints.iter().map(path).collect();
+        assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
     }
 }
