@@ -148,7 +148,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
             if j >= num_joints {
                 break;
             }
-            layer_pose[k] = load_slot(joint_block(block, j), slot);
+            layer_pose[k] = load_slot(joint_ref(block, j), slot);
         }
         combine_layer(setup, program.weight, thread, num_joints);
     }

@@ -15,7 +15,7 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::{
-    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL,
     SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
@@ -524,18 +524,6 @@ fn shared_structs_match_wgsl_layouts() {
         ("pad0", offset_of!(GpuLayerState, pad)),
         ("pad1", offset_of!(GpuLayerState, pad) + 4),
         ("pad2", offset_of!(GpuLayerState, pad) + 8),
-    ]);
-    check_struct(&module, &layouter, "JointState", size_of::<GpuJointState>(), &[
-        ("slot0_translation", offset_of!(GpuJointState, slot0_translation)),
-        ("slot0_scale_x", offset_of!(GpuJointState, slot0_scale_x)),
-        ("slot0_rotation", offset_of!(GpuJointState, slot0_rotation)),
-        ("slot1_translation", offset_of!(GpuJointState, slot1_translation)),
-        ("slot1_scale_x", offset_of!(GpuJointState, slot1_scale_x)),
-        ("slot1_rotation", offset_of!(GpuJointState, slot1_rotation)),
-        ("scales_yz", offset_of!(GpuJointState, scales_yz)),
-        ("memo0", offset_of!(GpuJointState, memo0)),
-        ("memo1", offset_of!(GpuJointState, memo1)),
-        ("memo2", offset_of!(GpuJointState, memo2)),
     ]);
 
     assert_eq!(wgsl_u32_constant(&module, "WORKGROUP_SIZE"), WORKGROUP_SIZE);

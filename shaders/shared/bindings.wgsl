@@ -31,6 +31,6 @@
 // as f32 bits; uploaded once.
 @group(3) @binding(1) var<storage, read> layer_table: array<u32>;
 // The chunk's window of the per-character memory: per character, per layer, a `LayerState`
-// (two vec4) then a `JointState` (eight vec4) per joint, all as bits. Starts at
-// `params.state_base`.
+// (two vec4) then eight vec4 per joint laid out as `transition.wgsl` says, all as bits.
+// Starts at `params.state_base`.
 @group(3) @binding(2) var<storage, read_write> layer_memory: array<vec4<u32>>;

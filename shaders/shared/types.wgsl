@@ -165,23 +165,3 @@ struct LayerState {
 const STATE_SHOWN_MASK: u32 = 3u;
 const STATE_SLOT_SHIFT: u32 = 2u;
 const STATE_DECAY_SHIFT: u32 = 4u;
-
-// What one joint of one layer remembers, eight vec4 after its layer's `LayerState`, floats as
-// bits. The last two displayed poses alternate between two slots (a frame writes one slot and
-// reads nothing); `memo` holds the frozen snapshot (translation + scale.x, rotation,
-// scale.yz) or the inertialization offsets (translation, translation velocity, rotation
-// vector, rotation velocity, packed three vec3 into twelve floats), never both at once: a
-// switch starts one and ends the other.
-struct JointState {
-    slot0_translation: vec3<f32>,
-    slot0_scale_x: f32,
-    slot0_rotation: vec4<f32>,
-    slot1_translation: vec3<f32>,
-    slot1_scale_x: f32,
-    slot1_rotation: vec4<f32>,
-    // (slot0 scale.y, slot0 scale.z, slot1 scale.y, slot1 scale.z).
-    scales_yz: vec4<f32>,
-    memo0: vec4<f32>,
-    memo1: vec4<f32>,
-    memo2: vec4<f32>,
-}

@@ -6,9 +6,9 @@ use glam::Mat4;
 
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
-    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
+    GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
-    STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
+    JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use super::GpuError;
 use crate::clip::Clip;
@@ -28,8 +28,6 @@ const MODEL_BYTES: u64 = 64;
 const PARAMS_BYTES: u64 = size_of::<GpuChunkParams>() as u64;
 /// Bytes of one layer's [`GpuLayerState`] in the characters' memory.
 const LAYER_STATE_BYTES: u64 = size_of::<GpuLayerState>() as u64;
-/// Bytes of one joint's [`GpuJointState`] in the characters' memory.
-const JOINT_STATE_BYTES: u64 = size_of::<GpuJointState>() as u64;
 /// Bytes of one [`LayerProgram`].
 const PROGRAM_BYTES: u64 = size_of::<LayerProgram>() as u64;
 /// Smallest size given to a buffer that may hold nothing (an empty crowd or clip table), so
@@ -407,7 +405,7 @@ impl GpuCrowd {
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// a 32-byte [`GpuLayerState`] and a 128-byte [`GpuJointState`] per joint. 16,448 bytes for
+    /// a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint. 16,448 bytes for
     /// a 64-joint, 2-layer archetype.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
@@ -931,12 +929,14 @@ impl GpuCrowd {
         };
         let bytes = self.read_blocking(memory, self.num_characters() as u64 * self.memory_bytes_per_character(), "layer memory")?;
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
+        let layout = JointStateLayout { num_joints: self.num_joints };
         let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
         for block in bytes.chunks_exact(per_layer) {
             let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
             let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
             let slot = (state.flags >> STATE_SLOT_SHIFT) & 1;
-            poses.extend(joints.chunks_exact(JOINT_STATE_BYTES as usize).map(|j| bytemuck::pod_read_unaligned::<GpuJointState>(j).slot(slot)));
+            let joints: Vec<f32> = bytemuck::pod_collect_to_vec(joints);
+            poses.extend((0..self.num_joints).map(|j| layout.slot(&joints, slot, j)));
         }
         Ok(poses)
     }
@@ -954,12 +954,15 @@ impl GpuCrowd {
             return if self.layers.is_some() { Ok(()) } else { Err(GpuError::NoLayers) };
         };
         let shown_once = GpuLayerState { flags: 1 & STATE_SHOWN_MASK, ..GpuLayerState::default() };
+        let layout = JointStateLayout { num_joints: self.num_joints };
         let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
         for layer in poses.chunks_exact(self.num_joints.max(1)) {
             bytes.extend_from_slice(bytemuck::bytes_of(&shown_once));
-            for pose in layer {
-                bytes.extend_from_slice(bytemuck::bytes_of(&GpuJointState::with_slot0(pose)));
+            let mut joints = vec![0.0f32; layout.floats()];
+            for (j, pose) in layer.iter().enumerate() {
+                layout.set_slot(&mut joints, 0, j, pose);
             }
+            bytes.extend_from_slice(bytemuck::cast_slice(&joints));
         }
         if !bytes.is_empty() {
             self.queue.write_buffer(memory, 0, &bytes);

@@ -272,7 +272,7 @@ pub const STATE_SLOT_SHIFT: u32 = 2;
 pub const STATE_DECAY_SHIFT: u32 = 4;
 
 /// What one layer of one character remembers between frames, 32 bytes: the start of the
-/// layer's block in the characters' memory, followed by a [`GpuJointState`] per joint.
+/// layer's block in the characters' memory, followed by its joints' ([`JointStateLayout`]).
 ///
 /// Keep in sync with `LayerState` in `shaders/shared/types.wgsl`.
 #[repr(C)]
@@ -294,62 +294,55 @@ pub struct GpuLayerState {
     pub pad: [u32; 3],
 }
 
-/// What one joint of one layer remembers, 128 bytes: the last two displayed poses in
-/// alternating slots, and the frozen snapshot or the inertialization offsets (never both at
-/// once: a switch starts one and ends the other).
+/// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
+/// two displayed-pose slots of 32 bytes, a 48-byte memo (the frozen snapshot or the
+/// inertialization offsets) and the two slots' scale y and z, 8 bytes each.
+pub const JOINT_STATE_BYTES: u64 = 128;
+
+/// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
+/// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
+/// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and
+/// scale x, rotation: 8 floats a joint), slot 1's, the memos (12 floats a joint), then both
+/// slots' scale y and z (2 floats a joint, slot 0's joints then slot 1's).
 ///
-/// Keep in sync with `JointState` in `shaders/shared/types.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuJointState {
-    /// Slot 0's translation, metres.
-    pub slot0_translation: [f32; 3],
-    /// Slot 0's scale along x.
-    pub slot0_scale_x: f32,
-    /// Slot 0's rotation.
-    pub slot0_rotation: [f32; 4],
-    /// Slot 1's translation, metres.
-    pub slot1_translation: [f32; 3],
-    /// Slot 1's scale along x.
-    pub slot1_scale_x: f32,
-    /// Slot 1's rotation.
-    pub slot1_rotation: [f32; 4],
-    /// Slot 0's scale along y and z, then slot 1's.
-    pub scales_yz: [f32; 4],
-    /// Snapshot translation and scale x, or offset translation and translation velocity x.
-    pub memo0: [f32; 4],
-    /// Snapshot rotation, or translation velocity y, z and rotation vector x, y.
-    pub memo1: [f32; 4],
-    /// Snapshot scale y, z, or rotation vector z and rotation velocity.
-    pub memo2: [f32; 4],
+/// Keep in sync with "Memory layout" in `shaders/transition.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JointStateLayout {
+    /// Joints in the rig.
+    pub num_joints: usize,
 }
 
-impl GpuJointState {
-    /// The pose in `slot` (0 or 1; any other value reads slot 1).
+impl JointStateLayout {
+    /// Floats in the joints' part of a block.
     #[must_use]
-    pub fn slot(&self, slot: u32) -> Transform {
-        let (translation, scale_x, rotation, scale_yz) = if slot == 0 {
-            (self.slot0_translation, self.slot0_scale_x, self.slot0_rotation, [self.scales_yz[0], self.scales_yz[1]])
-        } else {
-            (self.slot1_translation, self.slot1_scale_x, self.slot1_rotation, [self.scales_yz[2], self.scales_yz[3]])
-        };
+    pub const fn floats(self) -> usize {
+        self.num_joints * JOINT_STATE_BYTES as usize / 4
+    }
+
+    /// Index of the first float of `joint`'s pose in `slot` (0 or 1), and of its scale y and z.
+    const fn slot_indices(self, slot: u32, joint: usize) -> (usize, usize) {
+        let k = slot as usize * self.num_joints + joint;
+        (k * 8, 28 * self.num_joints + k * 2)
+    }
+
+    /// The pose of `joint` in `slot` (0 or 1), from `floats` of length [`floats`](Self::floats).
+    #[must_use]
+    pub fn slot(self, floats: &[f32], slot: u32, joint: usize) -> Transform {
+        let (pose, yz) = self.slot_indices(slot, joint);
         Transform {
-            translation: translation.into(),
-            rotation: glam::Quat::from_array(rotation),
-            scale: glam::Vec3::new(scale_x, scale_yz[0], scale_yz[1]),
+            translation: glam::Vec3::from_slice(&floats[pose..pose + 3]),
+            rotation: glam::Quat::from_slice(&floats[pose + 4..pose + 8]),
+            scale: glam::Vec3::new(floats[pose + 3], floats[yz], floats[yz + 1]),
         }
     }
 
-    /// A joint state whose slot 0 holds `t`.
-    #[must_use]
-    pub fn with_slot0(t: &Transform) -> Self {
-        Self {
-            slot0_translation: t.translation.to_array(),
-            slot0_scale_x: t.scale.x,
-            slot0_rotation: t.rotation.to_array(),
-            scales_yz: [t.scale.y, t.scale.z, 0.0, 0.0],
-            ..Self::default()
-        }
+    /// Writes `t` as the pose of `joint` in `slot` (0 or 1) into `floats`.
+    pub fn set_slot(self, floats: &mut [f32], slot: u32, joint: usize, t: &Transform) {
+        let (pose, yz) = self.slot_indices(slot, joint);
+        floats[pose..pose + 3].copy_from_slice(&t.translation.to_array());
+        floats[pose + 3] = t.scale.x;
+        floats[pose + 4..pose + 8].copy_from_slice(&t.rotation.to_array());
+        floats[yz..yz + 2].copy_from_slice(&[t.scale.y, t.scale.z]);
     }
 }
 
@@ -358,6 +351,25 @@ mod tests {
     use super::*;
     use crate::Rig;
     use glam::Vec3;
+
+    /// Every joint's two slots land on floats of their own inside the block.
+    #[test]
+    fn joint_state_slots_do_not_overlap() {
+        let layout = JointStateLayout { num_joints: 5 };
+        let mut floats = vec![f32::NAN; layout.floats()];
+        let pose = |slot: u32, joint: usize| {
+            let v = (slot * 10) as f32 + joint as f32;
+            Transform { translation: Vec3::splat(v), rotation: glam::Quat::from_rotation_y(v), scale: Vec3::new(v + 1.0, v + 2.0, v + 3.0) }
+        };
+        for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
+            layout.set_slot(&mut floats, slot, joint, &pose(slot, joint));
+        }
+        for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
+            assert_eq!(layout.slot(&floats, slot, joint), pose(slot, joint), "slot {slot}, joint {joint}");
+        }
+        // Slots and scales fill all but the memos' 12 floats a joint.
+        assert_eq!(floats.iter().filter(|v| v.is_nan()).count(), 5 * 12);
+    }
 
     #[test]
     fn rig_joints_carry_parents_and_depths() {
