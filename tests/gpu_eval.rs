@@ -320,7 +320,7 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
     let (samples, ranges) = test_programs(53, 41);
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let whole = GpuCrowdOptions { layout, ..Default::default() };
-        let chunked = GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true };
+        let chunked = GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true, ..Default::default() };
         let mut one = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, whole).unwrap();
         let mut many = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, chunked).unwrap();
         let unchunked = gpu_frame(&gpu, &mut one, &samples, &ranges);

@@ -48,6 +48,11 @@ pub struct GpuCrowdOptions {
     /// ([`GpuCrowd::encode_stage`]): 112 bytes per joint per character more. Off for
     /// production, where the fused frame keeps poses in workgroup memory.
     pub stage_buffers: bool,
+    /// The largest buffer of the characters' memory (layered crowds), bytes; `None` takes the
+    /// device's `max_buffer_size`. Larger crowds spread their memory over several buffers, whole
+    /// chunks to each (at least one chunk per buffer, whatever this says). A smaller value is
+    /// for tests, and for engines that prefer smaller allocations.
+    pub max_memory_buffer_bytes: Option<u64>,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -87,7 +92,7 @@ struct FrameResources {
     /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
     stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
     /// The layered frame's programs and the characters' memory, for a crowd with layers.
-    layered: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    layered: Option<(wgpu::Buffer, LayerMemory)>,
     /// Every chunk's parameters, at `params_stride` in `params`, rewritten when `dt_s` changes.
     params: wgpu::Buffer,
     params_stride: u64,
@@ -104,6 +109,27 @@ struct Chunk {
     stages: Option<wgpu::BindGroup>,
     /// Group 3, for a crowd with layers.
     layered: Option<wgpu::BindGroup>,
+}
+
+/// The characters' memory of a layered crowd: consecutive runs of characters in buffers of at
+/// most `max_buffer_size` bytes (a million 64-joint characters with three layers need 24.7 GB;
+/// NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so that a
+/// chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
+/// character` in buffer `i / per_buffer`.
+#[derive(Clone)]
+struct LayerMemory {
+    buffers: Vec<wgpu::Buffer>,
+    characters_per_buffer: u64,
+    bytes_per_character: u64,
+}
+
+impl LayerMemory {
+    /// The buffer holding `character` and the character's byte offset in it.
+    fn locate(&self, character: usize) -> Option<(&wgpu::Buffer, u64)> {
+        let character = character as u64;
+        let buffer = self.buffers.get((character / self.characters_per_buffer) as usize)?;
+        Some((buffer, character % self.characters_per_buffer * self.bytes_per_character))
+    }
 }
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
@@ -392,6 +418,14 @@ impl GpuCrowd {
         self.frame.as_ref().map_or(0, |f| f.chunks.len())
     }
 
+    /// Buffers holding the characters' memory: 1 unless a layered crowd's memory outgrows one
+    /// buffer ([`GpuCrowdOptions::max_memory_buffer_bytes`]); 0 before the first frame and
+    /// without layers.
+    #[must_use]
+    pub fn num_memory_buffers(&self) -> usize {
+        self.frame.as_ref().and_then(|f| f.layered.as_ref()).map_or(0, |(_, m)| m.buffers.len())
+    }
+
     /// The output layout.
     #[must_use]
     pub fn layout(&self) -> OutputLayout {
@@ -515,13 +549,12 @@ impl GpuCrowd {
     /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
-        let Some((_, memory)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()) else {
+        let Some((buffer, at)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).and_then(|(_, m)| m.locate(character)) else {
             return;
         };
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         for l in 0..self.num_layers() as u64 {
-            let offset = (character as u64 * self.num_layers() as u64 + l) * per_layer;
-            self.queue.write_buffer(memory, offset, bytemuck::bytes_of(&GpuLayerState::default()));
+            self.queue.write_buffer(buffer, at + l * per_layer, bytemuck::bytes_of(&GpuLayerState::default()));
         }
     }
 
@@ -547,6 +580,9 @@ impl GpuCrowd {
             return;
         };
         let bytes = self.memory_bytes_per_character();
+        let (Some((last_buffer, last_at)), Some((buffer, at))) = (memory.locate(last), memory.locate(character)) else {
+            return;
+        };
         if bytes == 0 {
             return;
         }
@@ -558,14 +594,14 @@ impl GpuCrowd {
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            encoder.copy_buffer_to_buffer(memory, last as u64 * bytes, &scratch, 0, bytes);
-            encoder.copy_buffer_to_buffer(&scratch, 0, memory, character as u64 * bytes, bytes);
+            encoder.copy_buffer_to_buffer(last_buffer, last_at, &scratch, 0, bytes);
+            encoder.copy_buffer_to_buffer(&scratch, 0, buffer, at, bytes);
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         for l in 0..self.num_layers() as u64 {
-            encoder.clear_buffer(memory, last as u64 * bytes + l * per_layer, Some(LAYER_STATE_BYTES));
+            encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
         }
         self.queue.submit([encoder.finish()]);
     }
@@ -603,13 +639,18 @@ impl GpuCrowd {
             return Err(too_large("model matrices", model_bytes, limits.max_buffer_size, "max_buffer_size"));
         }
         let layers = self.num_layers() as u64;
-        let (programs_bytes, memory_bytes) = (n * layers * PROGRAM_BYTES, n * self.memory_bytes_per_character());
+        let programs_bytes = n * layers * PROGRAM_BYTES;
         if programs_bytes > binding_limit {
             return Err(too_large("layer programs", programs_bytes, binding_limit, "max_storage_buffer_binding_size"));
         }
-        if memory_bytes > limits.max_buffer_size {
-            return Err(too_large("layer memory", memory_bytes, limits.max_buffer_size, "max_buffer_size"));
-        }
+        let chunk_characters = u64::from(self.chunk_characters(&limits));
+        let memory_per_character = self.memory_bytes_per_character();
+        // Whole chunks per memory buffer; a chunk's window fits a binding, so at least one.
+        let max_buffer_bytes = self.options.max_memory_buffer_bytes.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
+        let characters_per_buffer = match max_buffer_bytes.checked_div(memory_per_character) {
+            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
+            None => n.max(1),
+        };
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -642,22 +683,30 @@ impl GpuCrowd {
             None => self.layers.as_ref().map(|_| {
                 let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
                 // Zeroed by wgpu: every character starts having shown nothing.
-                let memory = buffer("throng.layer_memory", memory_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST);
-                // The characters that remain keep their memory (character `i` at
-                // `i × bytes per character` in both buffers).
+                let buffers = (0..n.div_ceil(characters_per_buffer).max(1))
+                    .map(|b| {
+                        let characters = characters_per_buffer.min(n.saturating_sub(b * characters_per_buffer));
+                        buffer("throng.layer_memory", characters * memory_per_character, U::STORAGE | U::COPY_SRC | U::COPY_DST)
+                    })
+                    .collect();
+                let memory = LayerMemory { buffers, characters_per_buffer, bytes_per_character: memory_per_character };
+                // The characters that remain keep their memory: the runs per buffer depend only on
+                // the device and the archetype, so buffer `b` of the old memory holds the same
+                // characters as buffer `b` of the new.
                 if let Some((_, old)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) {
-                    let keep = old.size().min(memory_bytes) / 4 * 4;
-                    if keep > 0 {
-                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
-                        encoder.copy_buffer_to_buffer(old, 0, &memory, 0, keep);
-                        self.queue.submit([encoder.finish()]);
+                    let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
+                    for (from, to) in old.buffers.iter().zip(&memory.buffers) {
+                        let keep = from.size().min(to.size()) / 4 * 4;
+                        if keep > 0 {
+                            encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
+                        }
                     }
+                    self.queue.submit([encoder.finish()]);
                 }
                 (programs, memory)
             }),
         };
 
-        let chunk_characters = u64::from(self.chunk_characters(&limits));
         let num_chunks = n.div_ceil(chunk_characters);
         let params_stride = PARAMS_BYTES.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
         let params = buffer("throng.chunk_params", num_chunks * params_stride, U::UNIFORM | U::COPY_DST);
@@ -676,8 +725,8 @@ impl GpuCrowd {
             let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
-            let memory_per_character = self.memory_bytes_per_character();
-            let memory = Window::new(first * memory_per_character, count * memory_per_character, align);
+            let in_buffer = first % characters_per_buffer;
+            let memory = Window::new(in_buffer * memory_per_character, count * memory_per_character, align);
             // Chunk sizes are at most 65,535 and crowds are refused before u32 overflows in
             // the shader's indices (bindings hold under 4 GiB).
             let p = GpuChunkParams {
@@ -724,7 +773,8 @@ impl GpuCrowd {
                     ],
                 })
             });
-            let layered_group = self.layers.as_ref().zip(layered.as_ref()).map(|(layers, (programs, memory_buffer))| {
+            let memory_buffer = layered.as_ref().and_then(|(_, m)| m.buffers.get((first / characters_per_buffer) as usize));
+            let layered_group = self.layers.as_ref().zip(layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer)).map(|(layers, (programs, memory_buffer))| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.layered"),
                     layout: &self.pipelines.layouts.layered,
@@ -927,7 +977,11 @@ impl GpuCrowd {
         let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
             return Ok(Vec::new());
         };
-        let bytes = self.read_blocking(memory, self.num_characters() as u64 * self.memory_bytes_per_character(), "layer memory")?;
+        let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
+        for (b, buffer) in memory.buffers.iter().enumerate() {
+            let characters = memory.characters_per_buffer.min((self.num_characters() as u64).saturating_sub(b as u64 * memory.characters_per_buffer));
+            bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
+        }
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
         let layout = JointStateLayout { num_joints: self.num_joints };
         let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
@@ -964,8 +1018,9 @@ impl GpuCrowd {
             }
             bytes.extend_from_slice(bytemuck::cast_slice(&joints));
         }
-        if !bytes.is_empty() {
-            self.queue.write_buffer(memory, 0, &bytes);
+        let per_buffer = (memory.characters_per_buffer * memory.bytes_per_character) as usize;
+        for (buffer, bytes) in memory.buffers.iter().zip(bytes.chunks(per_buffer.max(1))) {
+            self.queue.write_buffer(buffer, 0, bytes);
         }
         Ok(())
     }
