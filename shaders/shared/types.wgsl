@@ -6,14 +6,19 @@
 // threads stride over the joints.
 const WORKGROUP_SIZE: u32 = 64u;
 
-// The most joints a rig may have (`throng::MAX_JOINTS`): the size of workgroup pose arrays.
+// The most joints a rig may have (`throng::MAX_JOINTS`).
 const MAX_JOINTS: u32 = 256u;
 
 // The most joints one thread evaluates: ceil(joints / WORKGROUP_SIZE) for the crowd's rig.
 // `throng::gpu::pipelines::shader_source` rewrites this line for each rig, so that a thread's
 // joints fit the private arrays exactly and stay in registers (4, for 256 joints, would put
-// them in local memory on most GPUs even for a 64-joint rig).
+// them in local memory on most GPUs even for a 64-joint rig), and the workgroup's pose array
+// holds the rig's joints rather than MAX_JOINTS: 3 KiB for a 64-joint rig instead of 12, so
+// four times as many workgroups fit an SM's shared memory.
 const JOINTS_PER_THREAD: u32 = 4u;
+
+// Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
+const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
 // `ChunkParams::output_layout` values (`throng::eval::OutputLayout`).
 const LAYOUT_MAT4: u32 = 0u;

@@ -207,7 +207,10 @@ impl Pipelines {
                 layout: Some(layout),
                 module: &module,
                 entry_point: Some(kind.entry_point()),
-                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                // Every shader writes the workgroup memory it reads (each joint's pose before the
+                // barrier that publishes it; the atomics reset by thread 0 before a barrier), so
+                // wgpu's zeroing of it at every workgroup's start is work for nothing.
+                compilation_options: wgpu::PipelineCompilationOptions { zero_initialize_workgroup_memory: false, ..Default::default() },
                 cache: None,
             })
         };
