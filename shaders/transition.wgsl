@@ -173,6 +173,11 @@ fn quintic(x0: f32, v0_in: f32, t_s: f32, duration_s: f32, overshoot_control: bo
     let c4 = (3.0 * a0 * t2 + 16.0 * v0 * end_s + 30.0 * x0) / (2.0 * t4);
     let c3 = -(3.0 * a0 * t2 + 12.0 * v0 * end_s + 20.0 * x0) / (2.0 * t3);
     let c2 = a0 * 0.5;
+    // As on the CPU: velocities so large that the coefficients overflow cannot be represented,
+    // and such a switch is a cut.
+    if !(is_finite(v0) && is_finite(c2) && is_finite(c3) && is_finite(c4) && is_finite(c5)) {
+        return vec2<f32>(0.0);
+    }
     let t = max(t_s, 0.0);
     let x = x0 + t * (v0 + t * (c2 + t * (c3 + t * (c4 + t * c5))));
     let v = v0 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * 5.0 * c5)));
@@ -188,6 +193,11 @@ fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> vec2<f32> {
     let j1 = v0 + x0 * y;
     let t = max(t_s, 0.0);
     let e = exp(-y * t);
+    // As on the CPU: a halflife too short to represent, or an offset fully decayed (where
+    // `0 × ∞` lurks for huge times), is zero.
+    if !(is_finite(y) && is_finite(j1)) || e == 0.0 {
+        return vec2<f32>(0.0);
+    }
     return vec2<f32>(e * (x0 + j1 * t), e * (v0 - j1 * y * t));
 }
 
@@ -220,6 +230,11 @@ fn offset_rotation(old: Transform, fresh: Transform) -> vec3<f32> {
     return quat_to_rotation_vector(quat_mul(old.rotation, quat_conjugate(fresh.rotation)));
 }
 
+// A velocity over a step too short to measure (a denormal `dt_s`) is none, as a pause.
+fn finite_or_zero(v: vec3<f32>) -> vec3<f32> {
+    return select(vec3<f32>(0.0), v, is_finite(v.x) && is_finite(v.y) && is_finite(v.z));
+}
+
 // The offset at a switch: the old motion carried one step forward minus the fresh pose, and the
 // old velocity minus the fresh; a paused frame (`dt_s` = 0) captures zero velocity.
 fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fresh_previous: Transform, dt_s: f32) -> JointOffset {
@@ -233,7 +248,7 @@ fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fr
     let r_now = offset_rotation(carried, fresh);
     let t_before = offset_translation(displayed, fresh_previous);
     let r_before = offset_rotation(displayed, fresh_previous);
-    return JointOffset(t_now, (t_now - t_before) * inv_dt, r_now, (r_now - r_before) * inv_dt);
+    return JointOffset(t_now, finite_or_zero((t_now - t_before) * inv_dt), r_now, finite_or_zero((r_now - r_before) * inv_dt));
 }
 
 fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32) -> vec3<f32> {
