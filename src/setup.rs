@@ -14,18 +14,32 @@ use crate::eval::layers::{Mask, MaskEntry, MaskError};
 use crate::graph::{self, CompiledGraph};
 use crate::rig::Rig;
 
+/// A graph layer whose mask does not fit the rig: which layer, and what is wrong with its mask.
+#[derive(Debug, thiserror::Error)]
+#[error("layer {layer} ({name}): {source}")]
+#[non_exhaustive]
+pub struct LayerSetupError {
+    /// The layer's index in the graph, base layer 0.
+    pub layer: usize,
+    /// The layer's name in the graph.
+    pub name: String,
+    /// The mask entry at fault and why.
+    pub source: MaskError,
+}
+
 /// The evaluator's layer setups for `graph` on `rig`, base layer first.
 ///
 /// # Errors
-/// [`MaskError`] naming the layer's mask entry (in the order subtree keys first, parents
-/// first, then plain names) when a mask names a joint the rig lacks or a weight outside [0, 1].
-pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>, (usize, MaskError)> {
+/// [`LayerSetupError`] naming the layer and its mask entry (in the order subtree keys first,
+/// parents first, then plain names) when a mask names a joint the rig lacks or a weight outside
+/// [0, 1].
+pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>, LayerSetupError> {
     graph
         .layers()
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let mask = if layer.mask.is_empty() { None } else { Some(mask_of(&layer.mask, rig).map_err(|e| (l, e))?) };
+            let mask = if layer.mask.is_empty() { None } else { Some(mask_of(&layer.mask, rig).map_err(|source| LayerSetupError { layer: l, name: layer.name.clone(), source })?) };
             Ok(LayerSetup {
                 blend: match layer.blend {
                     graph::LayerBlend::Override => LayerBlend::Override,

@@ -70,7 +70,7 @@ impl DemoCharacter {
     /// assert_eq!(bound.layers.len(), 3);
     /// ```
     pub fn bind(&self, graph: Arc<CompiledGraph>) -> Result<DemoArchetype, DemoBindError> {
-        let layers = layer_setups(&graph, &self.rig).map_err(|(layer, source)| DemoBindError::Mask { layer, source })?;
+        let layers = layer_setups(&graph, &self.rig).map_err(|e| DemoBindError::Mask { layer: e.layer, source: e.source })?;
         let mut clips = self.clips.clone();
         let reference = self.clip(IDLE).map(|idle| idle.frame(0).to_vec()).unwrap_or_else(|| self.rig.rest_pose().to_vec());
         let mut additive: Vec<(usize, u32)> = Vec::new();

@@ -17,7 +17,7 @@ use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::JointOffset;
-use super::root_motion::{clip_root_delta, remove_root_motion, RootDelta};
+use super::root_motion::{blend_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
@@ -400,13 +400,6 @@ impl Shared<'_> {
     /// The root's travel this frame: the shown samples by normalised weight (during a crossfade
     /// both sides, by their shares).
     fn root_motion(&self, samples: &[ClipSample]) -> RootDelta {
-        let total: f32 = samples.iter().map(|s| s.weight).sum();
-        if !(total > 0.0) {
-            return RootDelta::default();
-        }
-        samples.iter().fold(RootDelta::default(), |acc, s| {
-            let delta = clip_root_delta(&self.clips[s.clip as usize], 0, s.time_s - s.advance_s, s.time_s);
-            acc + delta.scaled(s.weight / total)
-        })
+        blend_root_delta(self.clips, samples)
     }
 }
