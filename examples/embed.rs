@@ -20,8 +20,8 @@ use throng::eval::OutputLayout;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::mesh::SkinnedMesh;
-use throng::setup::layer_setups;
-use throng::state::{Archetype, ClipBinding, Crowd};
+use throng::setup::bind_archetype;
+use throng::state::Crowd;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -164,23 +164,21 @@ fn run(args: &Args) -> Result<(), Error> {
 
     // 2. Assets: a rig, its clips and a skinned mesh. The built-in humanoid stands in for what
     //    the engine would load (`throng::import::gltf::load_gltf` returns the same three).
-    //    Each leaf of the graph is bound to a clip of the table by its path.
+    //    Each leaf of the graph ("Idle", "Move.Walk", …) plays the clip named by the last
+    //    segment of its path, lower-cased.
     let DemoCharacter { rig, clips, mesh } = DemoCharacter::humanoid();
     let graph = Arc::new(CompiledGraph::from_json(GRAPH)?);
-    let clip = |name: &str| -> Result<ClipBinding, Error> {
-        let index = clips.iter().position(|c| c.name() == name).ok_or(format!("no clip named {name:?}"))?;
-        Ok(ClipBinding { clip: u32::try_from(index)?, duration_s: clips[index].duration_s() })
-    };
-    let leaves = [("Idle", clip("idle")?), ("Move.Walk", clip("walk")?), ("Move.Run", clip("run")?), ("Jump", clip("jump")?), ("Wave", clip("wave")?)];
-    let archetype = Archetype::from_bindings(Arc::clone(&graph), &leaves)?;
-    let layers = layer_setups(&graph, &rig)?;
+    let bound = bind_archetype(graph, &rig, &clips, None, |path| {
+        let name = path.rsplit('.').next()?.to_lowercase();
+        clips.iter().position(|clip| clip.name() == name)
+    })?;
 
     // 3. The characters, and gameplay's parameters for them, set in batches: a quarter stand,
     //    the others walk or run at their own pace; every fifth waves; every seventh jumps a
     //    third of the way in.
     let n = args.characters;
     let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(archetype);
+    let kind = crowd.add_archetype(bound.archetype);
     let handles = (0..n).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>()?;
     let (speed, jump, wave) = (crowd.param(kind, "speed")?, crowd.param(kind, "jump")?, crowd.param(kind, "wave")?);
     let speeds: Vec<f32> = (0..n).map(|i| [0.0, 1.2, 2.0, 3.5][(i * 3 + i / 5) % 4]).collect();
@@ -192,7 +190,7 @@ fn run(args: &Args) -> Result<(), Error> {
     // 4. The animation on the engine's device: clips and layers uploaded once, then one frame
     //    of pose programs each update.
     let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, ..GpuCrowdOptions::default() };
-    let mut animation = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, options)?;
+    let mut animation = GpuCrowd::with_layers(&device, &queue, &rig, &bound.clips, &bound.layers, options)?;
     let renderer = Renderer::new(&device, &mesh, rig.num_joints(), (args.width, args.height), n)?;
 
     // Where the engine keeps its characters, by row (spawn order while nobody is despawned;
@@ -218,7 +216,7 @@ fn run(args: &Args) -> Result<(), Error> {
 
         // Root motion: the evaluator removed it from the poses; the engine moves each character
         // by it, rotated into the world by the character's heading.
-        crowd_root_motion(&clips, samples, programs, layers.len(), &mut travel)?;
+        crowd_root_motion(&bound.clips, samples, programs, bound.layers.len(), &mut travel)?;
         for ((p, delta), turn) in placements.iter_mut().zip(&travel).zip(&turn_rad_per_s) {
             let step = Quat::from_rotation_y(p[3]) * delta.translation;
             p[0] += step.x;

@@ -19,7 +19,8 @@ use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
 use throng::eval::{EvalError, OutputLayout};
 use throng::graph::CompiledGraph;
-use throng::state::Crowd;
+use throng::setup::{bind_archetype, BindError, LayerSetupError};
+use throng::state::{Crowd, StateError};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -172,6 +173,37 @@ fn readback_rows_and_handle_at_follow_despawns() {
     assert_eq!(handle_rows, (0..handles.len()).collect::<Vec<_>>(), "every kept handle has a row");
     assert_eq!(crowd.handle_at(kind, handles.len()), None);
     assert!(crowd.readback_rows(kind, 9, &mut rows).is_err() && rows.is_empty());
+}
+
+/// `bind_archetype` refuses each kind of bad binding with the error that names it, and binds
+/// additive leaves to one delta per clip.
+#[test]
+fn bind_archetype_names_what_it_refuses() {
+    let DemoCharacter { rig, clips, .. } = DemoCharacter::humanoid();
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph"));
+    let by_name = |path: &str| clips.iter().position(|c| Some(c.name()) == path.rsplit('.').next().map(str::to_lowercase).as_deref());
+
+    let bound = bind_archetype(Arc::clone(&graph), &rig, &clips, None, by_name).expect("binds");
+    let lean = clips.iter().position(|c| c.name() == "lean").expect("a lean clip");
+    assert_eq!(bound.clips.len(), clips.len() + 1, "one delta for the additive layer's one clip");
+    assert_eq!(bound.clips[clips.len()], clips[lean].to_additive(rig.rest_pose()), "the delta is over the rest pose by default");
+
+    let short = &rig.rest_pose()[1..];
+    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, Some(short), by_name).expect_err("a short reference");
+    assert!(matches!(e, BindError::ReferenceLength { got, joints } if got + 1 == joints), "{e}");
+
+    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, None, |path| if path == "Move.Run" { Some(clips.len()) } else { by_name(path) })
+        .expect_err("a clip past the table");
+    assert!(matches!(&e, BindError::UnknownClip { path, .. } if path == "Move.Run"), "{e}");
+
+    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, None, |path| if path == "Jump" { None } else { by_name(path) }).expect_err("an unbound leaf");
+    assert!(matches!(&e, BindError::State(StateError::UnboundLeaf { path }) if path == "Jump"), "{e}");
+
+    let masked = LOCOMOTION_GRAPH.replace(r#""spine_01/*": 1.0"#, r#""tail/*": 1.0"#);
+    let graph = Arc::new(CompiledGraph::from_json(&masked).expect("a graph masking a joint the rig lacks"));
+    let e = bind_archetype(graph, &rig, &clips, None, by_name).expect_err("an unknown mask joint");
+    assert!(matches!(&e, BindError::Layer(LayerSetupError { layer: 2, .. })), "{e}");
+    assert!(e.to_string().contains("Wave") && e.to_string().contains("tail"), "the message names the layer and the joint: {e}");
 }
 
 fn gpu_available() -> bool {
