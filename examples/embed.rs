@@ -17,7 +17,7 @@ use glam::{Quat, Vec3};
 use throng::demo::DemoCharacter;
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
 use throng::eval::OutputLayout;
-use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, SkinWindow};
 use throng::graph::CompiledGraph;
 use throng::mesh::SkinnedMesh;
 use throng::setup::bind_archetype;
@@ -25,7 +25,7 @@ use throng::state::Crowd;
 
 type Error = Box<dyn std::error::Error>;
 
-const USAGE: &str = "usage: embed [--frames N] [--characters N] [--size WxH] [--out PATH]";
+const USAGE: &str = "usage: embed [--frames N] [--characters N] [--size WxH] [--out PATH] [--max-binding-kib N]";
 
 /// The engine's state graph, from memory (a file's contents would do as well): idle, a
 /// walk/run blend on `speed`, a jump on `jump`, and a right-arm wave layer faded by `wave`.
@@ -61,12 +61,13 @@ const GRAPH: &str = r#"{
   ]
 }"#;
 
-/// The engine's shader. Group 0 binding 0 is throng's output buffer as it is, in the
-/// `Affine3x4` layout: character `i`, joint `j` at `skin[i * num_joints + j]`, each the top
-/// three rows of the skinning matrix, so `p * m` (a `vec4` times a `mat3x4`) transforms `p`.
+/// The engine's shader. Group 0 binding 0 is a window of throng's output buffer, in the
+/// `Affine3x4` layout: character `i`, joint `j` at `skin[(i - first_character) * num_joints +
+/// j]`, each the top three rows of the skinning matrix, so `p * m` (a `vec4` times a `mat3x4`)
+/// transforms `p`.
 const SHADER: &str = r"
 @group(0) @binding(0) var<storage, read> skin: array<mat3x4<f32>>;
-struct Scene { view_proj: mat4x4<f32>, num_joints: u32 }
+struct Scene { view_proj: mat4x4<f32>, num_joints: u32, first_character: u32 }
 @group(0) @binding(1) var<uniform> scene: Scene;
 
 struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) colour: vec3<f32> }
@@ -76,7 +77,7 @@ fn vs(@builtin(instance_index) character: u32,
       @location(0) position: vec3<f32>, @location(1) normal: vec3<f32>,
       @location(2) joints: vec4<u32>, @location(3) weights: vec4<f32>,
       @location(4) placement: vec4<f32>) -> Out {
-    let base = character * scene.num_joints;
+    let base = (character - scene.first_character) * scene.num_joints;
     let m = weights.x * skin[base + joints.x] + weights.y * skin[base + joints.y]
           + weights.z * skin[base + joints.z] + weights.w * skin[base + joints.w];
     let model = vec4<f32>(position, 1.0) * m;
@@ -110,17 +111,21 @@ struct Args {
     width: u32,
     height: u32,
     out: PathBuf,
+    /// Ask for a device whose storage bindings hold at most this many KiB, as a small GPU's
+    /// would: throng then evaluates in more chunks and the engine draws in more windows.
+    max_binding_kib: Option<u32>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut a = Args { frames: 90, characters: 36, width: 640, height: 360, out: PathBuf::from("embed.png") };
+    let mut a = Args { frames: 90, characters: 36, width: 640, height: 360, out: PathBuf::from("embed.png"), max_binding_kib: None };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
         let number = |v: &str| v.parse::<u32>().map_err(|_| format!("{flag} needs a whole number, got {v:?}\n{USAGE}"));
         match flag.as_str() {
             "--frames" => a.frames = number(&value)?.max(1),
-            "--characters" => a.characters = number(&value)?.clamp(1, 4096) as usize,
+            "--characters" => a.characters = number(&value)?.max(1) as usize,
             "--out" => a.out = PathBuf::from(value),
+            "--max-binding-kib" => a.max_binding_kib = Some(number(&value)?.max(1)),
             "--size" => {
                 let (w, h) = value.split_once('x').ok_or(format!("--size needs WxH, got {value:?}\n{USAGE}"))?;
                 (a.width, a.height) = (number(w)?.clamp(16, 4096), number(h)?.clamp(16, 4096));
@@ -149,9 +154,13 @@ fn run(args: &Args) -> Result<(), Error> {
     //    panics, this one keeps the first error and fails the run with it.
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
     let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None))?;
+    let mut limits = adapter.limits();
+    if let Some(kib) = args.max_binding_kib {
+        limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(u64::from(kib) << 10);
+    }
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("engine"),
-        required_limits: adapter.limits(),
+        required_limits: limits,
         ..Default::default()
     }))?;
     let wgpu_error = Arc::new(Mutex::new(None::<String>));
@@ -206,7 +215,7 @@ fn run(args: &Args) -> Result<(), Error> {
 
     let dt_s = 1.0 / 60.0;
     let mut travel = vec![RootDelta::default(); n];
-    let mut skin: Option<(usize, wgpu::BindGroup)> = None;
+    let mut skin: Option<(usize, Vec<(SkinWindow, wgpu::BindGroup)>)> = None;
     for frame in 0..args.frames {
         if frame == args.frames / 3 {
             crowd.set_trigger(jump, &jumpers, true)?;
@@ -226,34 +235,42 @@ fn run(args: &Args) -> Result<(), Error> {
 
         // throng's compute pass, then the engine's render pass reading its output, in one
         // encoder: wgpu orders the two. The output buffer is replaced only when the number of
-        // characters changes; rebuild the bind group holding it then.
+        // characters changes; rebuild the bind groups holding it then, one per window of
+        // characters that one storage binding can hold (one window for a small crowd).
         animation.set_frame(samples, programs, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
             let output = animation.output().ok_or("throng has no output buffer after set_frame")?;
-            skin = Some((animation.num_characters(), renderer.bind_skin(&device, output)));
+            skin = Some((animation.num_characters(), renderer.bind_skin(&device, output, &animation.skin_windows()?)));
         }
         queue.write_buffer(&renderer.placements, 0, bytemuck::cast_slice(&placements));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.frame") });
         animation.encode(&mut encoder);
-        if let Some((count, bind_group)) = &skin {
-            renderer.draw(&mut encoder, bind_group, *count as u32);
+        if let Some((_, windows)) = &skin {
+            renderer.draw(&mut encoder, windows);
         }
         queue.submit([encoder.finish()]);
     }
 
-    // States, read back in one batch (row order), and what root motion did.
+    // The base layer's states, read back in one batch (row order), for the engine's logic.
     let mut states = Vec::new();
     crowd.readback_rows(kind, 0, &mut states)?;
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for state in &states {
         let name = crowd.state_name(kind, state.active_state).unwrap_or("?");
-        match counts.iter_mut().find(|(n, _)| *n == name) {
+        match counts.iter_mut().find(|(known, _)| *known == name) {
             Some((_, count)) => *count += 1,
             None => counts.push((name, 1)),
         }
     }
     let counts: Vec<String> = counts.iter().map(|(name, count)| format!("{name} {count}")).collect();
-    println!("embed: {n} characters, {} frames on {}; base layer states: {}", args.frames, adapter.get_info().name, counts.join(", "));
+    let windows = skin.as_ref().map_or(0, |(_, windows)| windows.len());
+    println!(
+        "embed: {n} characters, {} frames on {}; {} compute chunks, {windows} draw windows; base layer states: {}",
+        args.frames,
+        adapter.get_info().name,
+        animation.num_chunks(),
+        counts.join(", ")
+    );
 
     renderer.save_png(&device, &queue, &args.out)?;
     if let Some(e) = wgpu_error.lock().map_err(|_| "the error handler panicked")?.take() {
@@ -277,7 +294,8 @@ struct Vertex {
 struct SceneUniform {
     view_proj: [f32; 16],
     num_joints: u32,
-    pad: [u32; 3],
+    first_character: u32,
+    pad: [u32; 2],
 }
 
 /// The engine's renderer: one pipeline drawing the skinned mesh once per character into an
@@ -285,7 +303,8 @@ struct SceneUniform {
 struct Renderer {
     pipeline: wgpu::RenderPipeline,
     skin_layout: wgpu::BindGroupLayout,
-    scene: wgpu::Buffer,
+    view_proj: [f32; 16],
+    num_joints: u32,
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
     num_indices: u32,
@@ -377,11 +396,11 @@ impl Renderer {
         let eye = Vec3::new(0.3 * extent_m, 0.45 * extent_m + 2.5, 0.8 * extent_m + 4.0);
         let aspect = width as f32 / height as f32;
         let view_proj = directx::perspective(0.7, aspect, 0.1, 200.0) * look_at_mat4(eye, Vec3::new(0.0, 0.8, 0.5), Vec3::Y);
-        let scene = SceneUniform { view_proj: view_proj.to_cols_array(), num_joints: u32::try_from(num_joints)?, pad: [0; 3] };
         Ok(Self {
             pipeline,
             skin_layout,
-            scene: init("engine.scene", bytemuck::bytes_of(&scene), wgpu::BufferUsages::UNIFORM),
+            view_proj: view_proj.to_cols_array(),
+            num_joints: u32::try_from(num_joints)?,
             vertices: init("engine.vertices", bytemuck::cast_slice(&vertices), wgpu::BufferUsages::VERTEX),
             indices: init("engine.indices", bytemuck::cast_slice(&mesh.indices), wgpu::BufferUsages::INDEX),
             num_indices: u32::try_from(mesh.indices.len())?,
@@ -397,21 +416,29 @@ impl Renderer {
         })
     }
 
-    /// A bind group holding throng's output buffer whole. A crowd whose matrices exceed the
-    /// device's `max_storage_buffer_binding_size` would bind windows of it instead, one per
-    /// draw (`docs/embedding.md`).
-    fn bind_skin(&self, device: &wgpu::Device, output: &wgpu::Buffer) -> wgpu::BindGroup {
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("engine.skin"),
-            layout: &self.skin_layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: output.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: self.scene.as_entire_binding() },
-            ],
-        })
+    /// One bind group per window: the window of throng's output buffer and a uniform saying
+    /// which character the window starts at.
+    fn bind_skin(&self, device: &wgpu::Device, output: &wgpu::Buffer, windows: &[SkinWindow]) -> Vec<(SkinWindow, wgpu::BindGroup)> {
+        let bind = |window: &SkinWindow| {
+            let scene = SceneUniform { view_proj: self.view_proj, num_joints: self.num_joints, first_character: window.first_character, pad: [0; 2] };
+            let uniform = wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor { label: Some("engine.scene"), contents: bytemuck::bytes_of(&scene), usage: wgpu::BufferUsages::UNIFORM },
+            );
+            let skin = wgpu::BufferBinding { buffer: output, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("engine.skin"),
+                layout: &self.skin_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(skin) },
+                    wgpu::BindGroupEntry { binding: 1, resource: uniform.as_entire_binding() },
+                ],
+            })
+        };
+        windows.iter().map(|window| (*window, bind(window))).collect()
     }
 
-    fn draw(&self, encoder: &mut wgpu::CommandEncoder, skin: &wgpu::BindGroup, characters: u32) {
+    fn draw(&self, encoder: &mut wgpu::CommandEncoder, windows: &[(SkinWindow, wgpu::BindGroup)]) {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("engine.characters"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -430,11 +457,14 @@ impl Renderer {
             multiview_mask: None,
         });
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, skin, &[]);
         pass.set_vertex_buffer(0, self.vertices.slice(..));
         pass.set_vertex_buffer(1, self.placements.slice(..));
         pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
-        pass.draw_indexed(0..self.num_indices, 0, 0..characters);
+        for (window, bind_group) in windows {
+            pass.set_bind_group(0, bind_group, &[]);
+            let first = window.first_character;
+            pass.draw_indexed(0..self.num_indices, 0, first..first + window.num_characters);
+        }
     }
 
     /// Copies the target back (rows padded to 256 bytes) and writes it as a PNG.

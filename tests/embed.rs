@@ -316,6 +316,31 @@ fn embed_example_draws_a_moving_crowd_headless() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A device whose storage bindings hold 512 KiB (a small GPU's) makes throng evaluate in
+/// chunks and the engine draw in windows (`GpuCrowd::skin_windows`); the picture is the same
+/// pixel for pixel as with one chunk and one window.
+#[test]
+fn embed_example_draws_the_same_crowd_in_windows() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("throng-embed-windows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let (whole, windowed) = (dir.join("whole.png"), dir.join("windowed.png"));
+    let common = ["--characters", "600", "--frames", "10", "--size", "320x200"];
+    let one = embed(&[&common[..], &["--out", whole.to_str().expect("utf-8 temp path")]].concat()).stdout;
+    let small = &["--max-binding-kib", "512", "--out", windowed.to_str().expect("utf-8 temp path")];
+    let many = embed(&[&common[..], small].concat()).stdout;
+    let (one, many) = (String::from_utf8_lossy(&one), String::from_utf8_lossy(&many));
+    assert!(one.contains("1 compute chunks, 1 draw windows"), "one binding holds the whole crowd:\n{one}");
+    assert!(many.contains("2 draw windows") && !many.contains(" 1 compute chunks"), "512 KiB bindings split the crowd:\n{many}");
+    let (a, b) = (image::open(&whole).expect("whole.png").to_rgba8(), image::open(&windowed).expect("windowed.png").to_rgba8());
+    let share = foreground(&a).iter().filter(|&&m| m).count() as f64 / (320.0 * 200.0);
+    assert!(share > 0.05, "600 characters cover {:.1} % of the picture", share * 100.0);
+    assert!(a == b, "drawing in windows changed {} pixels", a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn embed_example_refuses_bad_arguments() {
     for args in [&["--frames", "ten"][..], &["--size", "640"][..], &["--wat", "1"][..], &["--out"][..]] {
