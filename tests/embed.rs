@@ -175,6 +175,38 @@ fn readback_rows_and_handle_at_follow_despawns() {
     assert!(crowd.readback_rows(kind, 9, &mut rows).is_err() && rows.is_empty());
 }
 
+/// Stepping one archetype alone moves only its characters, exactly as a crowd holding it alone
+/// would, and leaves the others as their last update left them.
+#[test]
+fn update_archetype_steps_one_archetype_only() {
+    let demo = DemoCharacter::humanoid();
+    let bound = demo.bind(demo_graph(r#"{ "mode": "crossfade" }"#)).expect("binds");
+    let (mut both, mut alone) = (Crowd::new(), Crowd::new());
+    let near = both.add_archetype(bound.archetype.clone());
+    let far = both.add_archetype(bound.archetype.clone());
+    let only = alone.add_archetype(bound.archetype.clone());
+    let populate = |crowd: &mut Crowd, kind| {
+        let handles: Vec<_> = (0..6).map(|_| crowd.spawn(kind).expect("spawns")).collect();
+        let speed = crowd.param(kind, "speed").expect("speed");
+        crowd.set_float(speed, &handles, &[0.0, 1.0, 2.0, 3.0, 4.0, 1.5]).expect("speeds");
+    };
+    populate(&mut both, near);
+    populate(&mut both, far);
+    populate(&mut alone, only);
+    both.update(1.0 / 60.0).expect("first update");
+    alone.update(1.0 / 60.0).expect("first update");
+    let far_before = both.programs(far).expect("programs").to_vec();
+    for _ in 0..30 {
+        both.update_archetype(near, 1.0 / 60.0).expect("near steps");
+        alone.update(1.0 / 60.0).expect("alone steps");
+    }
+    assert_eq!(both.programs(near).expect("programs"), alone.programs(only).expect("programs"), "the stepped archetype as if alone");
+    assert_eq!(both.samples(near).expect("samples"), alone.samples(only).expect("samples"));
+    assert_eq!(both.programs(far).expect("programs"), &far_before[..], "the other archetype did not move");
+    assert!(matches!(both.update_archetype(far, f32::NAN), Err(StateError::BadDt(_))));
+    assert_eq!(both.programs(far).expect("programs"), &far_before[..], "a refused step changes nothing");
+}
+
 /// `bind_archetype` refuses each kind of bad binding with the error that names it, and binds
 /// additive leaves to one delta per clip.
 #[test]

@@ -599,6 +599,22 @@ impl Crowd {
         Some(CharacterHandle { index, generation: slot.generation })
     }
 
+    /// Steps only the characters of archetype `id` by `dt_s` seconds: [`Crowd::update`] for one
+    /// archetype, for engines that step some crowds less often than others (distant ones every
+    /// other frame, with twice the `dt_s`). Other archetypes' programs stay as their last update
+    /// left them.
+    ///
+    /// # Errors
+    /// [`StateError::BadDt`], [`StateError::UnknownArchetype`]; nothing is stepped.
+    pub fn update_archetype(&mut self, id: ArchetypeId, dt_s: f32) -> Result<(), StateError> {
+        if !(dt_s.is_finite() && dt_s >= 0.0) {
+            return Err(StateError::BadDt(dt_s));
+        }
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        group.update(dt_s);
+        Ok(())
+    }
+
     /// Number of live characters of an archetype.
     ///
     /// # Errors
