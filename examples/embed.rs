@@ -327,6 +327,11 @@ impl Renderer {
                 weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
             })
             .collect();
+        // The shader indexes the character's matrices by these: one past the rig would read
+        // the next character's.
+        if let Some(bad) = vertices.iter().flat_map(|v| v.joints).find(|&j| usize::from(j) >= num_joints) {
+            return Err(format!("the mesh names joint {bad}; the rig has {num_joints}").into());
+        }
         let init = |label, contents: &[u8], usage| {
             wgpu::util::DeviceExt::create_buffer_init(device, &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
         };

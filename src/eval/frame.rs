@@ -367,7 +367,8 @@ impl Shared<'_> {
             }
             sampled += program.num_target + program.num_source;
             if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
-                root = self.root_motion(samples_of(shown_range));
+                // The shown samples' travel by normalised weight (both sides in a crossfade).
+                root = blend_root_delta(self.clips, samples_of(shown_range));
                 remove_root_motion(&mut scratch.layer, 0);
                 remove_root_motion(&mut scratch.second, 0);
             }
@@ -395,11 +396,5 @@ impl Shared<'_> {
         local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
         skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
         (sampled, root)
-    }
-
-    /// The root's travel this frame: the shown samples by normalised weight (during a crossfade
-    /// both sides, by their shares).
-    fn root_motion(&self, samples: &[ClipSample]) -> RootDelta {
-        blend_root_delta(self.clips, samples)
     }
 }
