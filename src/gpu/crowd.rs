@@ -462,6 +462,18 @@ impl GpuCrowd {
         self.frame.as_ref().map(|f| &f.output)
     }
 
+    /// The draws a renderer binding [`output`](Self::output) in a vertex shader makes: runs of
+    /// characters whose matrices fit one storage binding of this device, at offsets it can bind
+    /// ([`super::skin_windows`] for the current character count). One window while the crowd
+    /// fits one binding (about 32k characters of a 64-joint `Mat4` rig at 128 MiB). Changes only
+    /// when the character count does, as the output buffer.
+    ///
+    /// # Errors
+    /// [`GpuError::CrowdTooLarge`] when the device cannot bind even one aligned run.
+    pub fn skin_windows(&self) -> Result<Vec<super::SkinWindow>, GpuError> {
+        super::skin_windows(self.num_characters(), self.output_bytes_per_character(), &self.device.limits())
+    }
+
     /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
     /// exactly as [`crate::eval::EvalCrowdJob`] reads them and with the same checks
     /// ([`crate::program::validate_samples`]). Writes `8 + 16 × samples` bytes per character.
