@@ -9,7 +9,7 @@
 
 use glam::{Quat, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
-use throng::eval::inertialize::JointOffset;
+use throng::eval::inertialize::AxisOffset;
 use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, MaskEntry, MeshSpaceScratch};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{transition, Inertia, LayerMemory};
@@ -230,7 +230,8 @@ struct CpuLayerMemory {
     slot_b: Vec<Transform>,
     newest_in_b: bool,
     snapshot: Vec<Transform>,
-    offsets: Vec<JointOffset>,
+    rotation_offsets: Vec<AxisOffset>,
+    translation_offsets: Vec<AxisOffset>,
     inertia: Inertia,
     shown: u8,
 }
@@ -242,7 +243,8 @@ impl CpuLayerMemory {
             slot_b: vec![Transform::IDENTITY; joints],
             newest_in_b: false,
             snapshot: vec![Transform::IDENTITY; joints],
-            offsets: vec![JointOffset::default(); joints],
+            rotation_offsets: vec![AxisOffset::default(); joints],
+            translation_offsets: vec![AxisOffset::default(); joints],
             inertia: Inertia::default(),
             shown: 0,
         }
@@ -299,7 +301,8 @@ fn transition_stage_matches_cpu_in_every_mode() {
                 slot_b: &mut m.slot_b,
                 newest_in_b: &mut m.newest_in_b,
                 snapshot: &mut m.snapshot,
-                offsets: &mut m.offsets,
+                rotation_offsets: &mut m.rotation_offsets,
+                translation_offsets: &mut m.translation_offsets,
                 inertia: &mut m.inertia,
                 frames_shown: &mut m.shown,
             };
