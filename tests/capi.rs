@@ -323,6 +323,18 @@ fn parse_header(header: &str, errors: &mut Vec<String>) -> Api {
     api
 }
 
+/// One line per name missing on a side or declared differently.
+fn compare_maps<V: std::fmt::Debug + PartialEq>(what: &str, rust: &BTreeMap<String, V>, c: &BTreeMap<String, V>, diffs: &mut Vec<String>) {
+    for name in rust.keys().chain(c.keys()).collect::<BTreeSet<_>>() {
+        match (rust.get(name), c.get(name)) {
+            (Some(r), Some(h)) if r != h => diffs.push(format!("{what} {name}: Rust {r:?}, the header {h:?}")),
+            (Some(_), None) => diffs.push(format!("{what} {name}: in src/capi.rs, missing from include/throng.h")),
+            (None, Some(_)) => diffs.push(format!("{what} {name}: in include/throng.h, not in src/capi.rs")),
+            _ => {}
+        }
+    }
+}
+
 /// Every difference between the two sides, one line each.
 fn compare(rust: &Api, c: &Api) -> Vec<String> {
     let mut diffs = Vec::new();
@@ -336,15 +348,11 @@ fn compare(rust: &Api, c: &Api) -> Vec<String> {
     for name in c.functions.keys().filter(|n| !rust.functions.contains_key(*n)) {
         diffs.push(format!("{name}: declared in include/throng.h, not exported by src/capi.rs"));
     }
-    let mut same = |what: &str, r: String, h: String| {
-        if r != h {
-            diffs.push(format!("{what}: Rust {r}, header {h}"));
-        }
-    };
-    same("#[repr(C)] structs".into(), format!("{:?}", rust.structs), format!("{:?}", c.structs));
-    same("#[repr(C)] enums".into(), format!("{:?}", rust.enums), format!("{:?}", c.enums));
-    same("constants".into(), format!("{:?}", rust.constants), format!("{:?}", c.constants));
-    same("opaque types".into(), format!("{:?}", rust.opaque), format!("{:?}", c.opaque));
+    compare_maps("struct", &rust.structs, &c.structs, &mut diffs);
+    compare_maps("enum", &rust.enums, &c.enums, &mut diffs);
+    compare_maps("constant", &rust.constants, &c.constants, &mut diffs);
+    let opaque = |set: &BTreeSet<String>| set.iter().map(|n| (n.clone(), ())).collect::<BTreeMap<_, _>>();
+    compare_maps("opaque type", &opaque(&rust.opaque), &opaque(&c.opaque), &mut diffs);
     diffs
 }
 
@@ -380,7 +388,13 @@ fn header_check_notices_a_changed_parameter_and_a_missing_function() {
     assert_ne!(edited, header, "the edits must apply to the header");
     let c = parse_header(&edited, &mut errors);
     let diffs = compare(&rust, &c).join("\n");
-    for expected in ["throng_crowd_spawn: Rust says", "throng_crowd_destroy: exported by src/capi.rs, missing", "#[repr(C)] enums", "#[repr(C)] structs"] {
+    let expected = [
+        "throng_crowd_spawn: Rust says",
+        "throng_crowd_destroy: exported by src/capi.rs, missing",
+        "enum ThrongStatus: Rust",
+        "struct ThrongRootDelta: Rust",
+    ];
+    for expected in expected {
         assert!(diffs.contains(expected), "no `{expected}` among:\n{diffs}");
     }
 }
