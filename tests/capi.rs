@@ -1,7 +1,8 @@
 //! The C ABI (`src/capi.rs`, feature `capi`): `include/throng.h` declares exactly what the Rust
 //! side exports, and `examples/c/main.c`, compiled by the system C compiler against the static
 //! library, creates a crowd, loads a graph, steps it, checks its matrices and gets a bad graph
-//! back as a status and a message.
+//! back as a status and a message; then does the same for a glTF character (RiggedSimple from
+//! `../shared/data`, when present).
 //!
 //! Both tests run under the plain `cargo test`: the header check reads the two files as text,
 //! and the C test builds the static library itself (`cargo rustc --features capi --crate-type
@@ -467,7 +468,19 @@ fn c_program_steps_a_crowd_and_reports_bad_json() {
         .expect("the C compiler runs");
     assert!(compile.status.success(), "{cc} failed on examples/c/main.c:\n{}", String::from_utf8_lossy(&compile.stderr));
 
-    let run = Command::new(&program).arg(root.join("src/demo/locomotion.json")).output().expect("the C program runs");
+    // The glTF part needs ../shared/data's RiggedSimple; without it (and without
+    // THRONG_REQUIRE_DATA=1) the program runs the humanoid alone.
+    let gltf = root.join("../shared/data/gltf/RiggedSimple/RiggedSimple.gltf");
+    let mut command = Command::new(&program);
+    command.arg(root.join("src/demo/locomotion.json"));
+    if gltf.is_file() {
+        command.arg(&gltf);
+    } else if std::env::var("THRONG_REQUIRE_DATA").as_deref() == Ok("1") {
+        panic!("THRONG_REQUIRE_DATA=1 but {} is missing", gltf.display());
+    } else {
+        eprintln!("skipping the C program's glTF part: {} is absent", gltf.display());
+    }
+    let run = command.output().expect("the C program runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "the C program failed ({}):\n{stdout}\n{stderr}", run.status);
@@ -475,5 +488,8 @@ fn c_program_steps_a_crowd_and_reports_bad_json() {
         stdout.contains("bad JSON rejected: THRONG_STATUS_GRAPH: throng_crowd_add_archetype: state graph JSON, line 1"),
         "the bad graph did not come back as THRONG_STATUS_GRAPH with the parser's message:\n{stdout}"
     );
+    if gltf.is_file() {
+        assert!(stdout.contains("glTF: 2 joints, clip \"merged\" playing in state merged"), "the glTF character did not play:\n{stdout}");
+    }
     assert!(stdout.contains("all checks passed"), "{stdout}");
 }

@@ -1,13 +1,14 @@
 /*
  * throng from C: a crowd of the built-in humanoid on a state graph loaded from JSON, stepped
  * for two seconds and evaluated on the CPU, with the matrices, root motion, states and error
- * reporting checked along the way. Exits 0 when every check holds, 1 otherwise.
+ * reporting checked along the way; then, given a glTF file, the same for its skin and first
+ * clip. Exits 0 when every check holds, 1 otherwise.
  *
  * Build (docs/capi.md):
  *   cargo rustc --release --lib --features capi --crate-type staticlib --target-dir target/capi
  *   cc -std=c11 -Wall -Wextra examples/c/main.c -Iinclude target/capi/release/libthrong.a \
  *      -lm -lpthread -ldl -o target/capi/throng_c_example
- *   target/capi/throng_c_example src/demo/locomotion.json
+ *   target/capi/throng_c_example src/demo/locomotion.json [../shared/data/gltf/RiggedSimple/RiggedSimple.gltf]
  */
 #include <math.h>
 #include <stdio.h>
@@ -123,9 +124,67 @@ static int is_rigid(const float *m) {
     return fabsf(det - 1.0f) < 1e-3f;
 }
 
+/* A glTF character on a one-state graph that plays its first clip: the clip name comes from the
+ * character, the graph is written here. */
+static void gltf_character(const char *path) {
+    ThrongCharacter *character = NULL;
+    must(throng_character_from_gltf(path, THRONG_GLTF_MERGE_ANIMATIONS, &character), "throng_character_from_gltf");
+    uint32_t joints = 0, clips = 0;
+    must(throng_character_num_joints(character, &joints), "num_joints");
+    must(throng_character_num_clips(character, &clips), "num_clips");
+    check(clips == 1, "merging gives one clip");
+    const char *clip = "";
+    must(throng_character_clip_name(character, 0, &clip), "clip_name");
+    char json[512];
+    const char *format = "{\"layers\": [{\"name\": \"Base\", \"states\": [{\"name\": \"START\"}, {\"name\": \"%s\"}],"
+                         " \"transitions\": [{\"from\": \"START\", \"to\": \"%s\"}]}], \"parameters\": {}}";
+    int len = snprintf(json, sizeof json, format, clip, clip);
+    check(len > 0 && (size_t)len < sizeof json, "the glTF graph fits its buffer");
+
+    ThrongCrowd *crowd = NULL;
+    uint32_t archetype = 0;
+    must(throng_crowd_create(&crowd), "throng_crowd_create");
+    /* A state whose name is no clip of the character cannot be bound. */
+    char unbound[512];
+    int unbound_len = snprintf(unbound, sizeof unbound, format, "NoSuchClip", "NoSuchClip");
+    must_fail(throng_crowd_add_archetype(crowd, character, (const uint8_t *)unbound, (size_t)unbound_len, &archetype), THRONG_STATUS_BIND,
+              "a state named after no clip");
+    must(throng_crowd_add_archetype(crowd, character, (const uint8_t *)json, (size_t)len, &archetype), "add_archetype (glTF)");
+    uint64_t handle;
+    must(throng_crowd_spawn(crowd, archetype, 1, &handle), "spawn (glTF)");
+    size_t floats = 0;
+    must(throng_crowd_floats_needed(crowd, archetype, THRONG_LAYOUT_MAT4, &floats), "floats_needed (glTF)");
+    check(floats == (size_t)joints * 16, "one character's matrices");
+    float *first = malloc(floats * sizeof(float));
+    float *later = malloc(floats * sizeof(float));
+    if (first == NULL || later == NULL) {
+        exit(2);
+    }
+    must(throng_crowd_update(crowd, DT_S), "update (glTF)");
+    must(throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, first, floats, NULL, 0), "evaluate (glTF)");
+    for (int frame = 0; frame < 30; frame++) {
+        must(throng_crowd_update(crowd, DT_S), "update (glTF)");
+        must(throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, later, floats, NULL, 0), "evaluate (glTF)");
+    }
+    float moved = 0.0f;
+    for (size_t k = 0; k < floats; k++) {
+        moved = fmaxf(moved, fabsf(later[k] - first[k]));
+    }
+    const char *state = "";
+    must(throng_crowd_active_state_name(crowd, handle, 0, &state), "active_state_name (glTF)");
+    printf("glTF: %u joints, clip \"%s\" playing in state %s, largest matrix change over 0.5 s %.3f\n", joints, clip, state, moved);
+    check(all_finite(later, floats), "the glTF character's matrices are finite");
+    check(moved > 1e-3f, "the glTF clip moves the skin");
+    /* Last: `clip` belongs to the character. */
+    throng_character_destroy(character);
+    free(first);
+    free(later);
+    throng_crowd_destroy(crowd);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s GRAPH.json (the demo graph: src/demo/locomotion.json)\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s GRAPH.json [CHARACTER.gltf] (the demo graph: src/demo/locomotion.json)\n", argv[0]);
         return 2;
     }
     size_t json_len = 0;
@@ -153,6 +212,7 @@ int main(int argc, char **argv) {
         }
         must_fail(throng_character_humanoid(27, &humanoid), THRONG_STATUS_INVALID_ARGUMENT, "a 27-joint humanoid");
         must_fail(throng_crowd_create(NULL), THRONG_STATUS_NULL_POINTER, "throng_crowd_create(NULL)");
+        must_fail(throng_character_from_gltf("no/such/file.gltf", 0, &humanoid), THRONG_STATUS_IMPORT, "a glTF file that is not there");
         throng_character_destroy(humanoid);
         throng_crowd_destroy(crowd);
     }
@@ -281,6 +341,9 @@ int main(int argc, char **argv) {
 
     throng_crowd_destroy(scene.crowd);
     throng_crowd_destroy(affine.crowd);
+    if (argc == 3) {
+        gltf_character(argv[2]);
+    }
     free(matrices);
     free(rows);
     free(json);
