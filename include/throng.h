@@ -135,7 +135,7 @@ ThrongStatus throng_crowd_num_characters(ThrongCrowd *crowd, uint32_t archetype,
 
 /* ---- parameters (batches: values[i] for handles[i], all or nothing) ---- */
 
-/* Resolves a parameter by name once; the id serves the setters below. */
+/* Resolves a parameter by name once; the id serves the setters below, for this archetype. */
 ThrongStatus throng_crowd_find_param(ThrongCrowd *crowd, uint32_t archetype, const char *name, uint32_t *out_param);
 ThrongStatus throng_crowd_set_float(ThrongCrowd *crowd, uint32_t param, const uint64_t *handles, const float *values, size_t count);
 ThrongStatus throng_crowd_set_int(ThrongCrowd *crowd, uint32_t param, const uint64_t *handles, const int32_t *values, size_t count);

@@ -802,9 +802,10 @@ pub unsafe extern "C" fn throng_crowd_num_characters(crowd: *mut ThrongCrowd, ar
     unsafe { crowd_call("throng_crowd_num_characters", crowd, body) }
 }
 
-/// Resolves a parameter of `archetype`'s graph by name, once, for the batch setters; the id
-/// works for every archetype sharing that graph (loaded from the same call, not merely the same
-/// JSON). Asking twice gives the same id.
+/// Resolves a parameter of `archetype`'s graph by name, once, for the batch setters. Each
+/// [`throng_crowd_add_archetype`] loads a graph of its own, so the id serves that archetype's
+/// characters only (the setters refuse others with [`ThrongStatus::State`]). Asking twice gives
+/// the same id.
 ///
 /// # Safety
 /// `crowd` is null or a live crowd; `name` null or a NUL-terminated UTF-8 string;
@@ -1098,4 +1099,68 @@ pub unsafe extern "C" fn throng_crowd_active_state_name(crowd: *mut ThrongCrowd,
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_active_state_name", crowd, body) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: never null, NUL-terminated, valid until the next call on this thread.
+        unsafe { CStr::from_ptr(throng_last_error_message()) }.to_string_lossy().into_owned()
+    }
+
+    fn new_crowd() -> *mut ThrongCrowd {
+        let mut crowd = std::ptr::null_mut();
+        // SAFETY: `crowd` is a writable pointer.
+        assert_eq!(unsafe { throng_crowd_create(&mut crowd) }, ThrongStatus::Ok);
+        crowd
+    }
+
+    #[test]
+    fn a_panic_is_a_status_and_poisons_its_crowd() {
+        let crowd = new_crowd();
+        // SAFETY: a live crowd.
+        let status = unsafe { crowd_call("test_call", crowd, |_| panic!("boom")) };
+        assert_eq!(status, ThrongStatus::Panic);
+        assert_eq!(last_error(), "test_call: internal panic: boom");
+        // SAFETY: a live (poisoned) crowd.
+        assert_eq!(unsafe { throng_crowd_update(crowd, 0.1) }, ThrongStatus::Panic);
+        assert!(last_error().contains("an earlier call panicked"), "{}", last_error());
+        // Another crowd is unaffected.
+        let other = new_crowd();
+        // SAFETY: live crowds, each destroyed once.
+        unsafe {
+            assert_eq!(throng_crowd_update(other, 0.1), ThrongStatus::Ok);
+            assert_eq!(last_error(), "");
+            throng_crowd_destroy(crowd);
+            throng_crowd_destroy(other);
+        }
+    }
+
+    #[test]
+    fn misaligned_arrays_and_text_that_is_not_utf8_are_refused() {
+        let crowd = new_crowd();
+        let mut character = std::ptr::null_mut();
+        let mut archetype = 0;
+        let mut param = 0;
+        let words = [0u64; 3];
+        // SAFETY: live objects and valid pointers; the misaligned one is refused before use.
+        unsafe {
+            assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+            let json = crate::demo::LOCOMOTION_GRAPH;
+            assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+            let misaligned = words.as_ptr().cast::<u8>().add(1).cast::<u64>();
+            assert_eq!(throng_crowd_despawn(crowd, misaligned, 1), ThrongStatus::InvalidArgument);
+            assert!(last_error().contains("`handles` is not aligned to 8 bytes"), "{}", last_error());
+            let latin1 = c"vitesse\xe9";
+            assert_eq!(throng_crowd_find_param(crowd, archetype, latin1.as_ptr(), &mut param), ThrongStatus::InvalidArgument);
+            assert!(last_error().contains("`name` is not UTF-8 (byte 7)"), "{}", last_error());
+            let graph = b"{\"layers\": [\xff]}";
+            assert_eq!(throng_crowd_add_archetype(crowd, character, graph.as_ptr(), graph.len(), &mut archetype), ThrongStatus::InvalidArgument);
+            assert_eq!(archetype, 0, "a refused archetype writes no id");
+            throng_character_destroy(character);
+            throng_crowd_destroy(crowd);
+        }
+    }
 }
