@@ -37,7 +37,7 @@ typedef enum ThrongStatus {
     /* The graph could not be bound to the character (a leaf with no clip of its name, a mask
      * naming a joint the rig lacks). */
     THRONG_STATUS_BIND = 6,
-    /* A parameter or state name the archetype's graph does not have. */
+    /* A parameter name the archetype's graph does not have. */
     THRONG_STATUS_UNKNOWN_NAME = 7,
     /* A character handle that was despawned or never existed. */
     THRONG_STATUS_STALE_HANDLE = 8,

@@ -62,7 +62,7 @@ pub enum ThrongStatus {
     /// The graph could not be bound to the character: a leaf with no clip of its name, a layer
     /// mask naming a joint the rig lacks.
     Bind = 6,
-    /// A parameter or state name the archetype's graph does not have.
+    /// A parameter name the archetype's graph does not have.
     UnknownName = 7,
     /// A character handle that was despawned or never existed.
     StaleHandle = 8,
@@ -181,38 +181,55 @@ struct ArchetypeEntry {
 /// Why a call failed; becomes a [`ThrongStatus`] and the thread's last error message.
 #[derive(Debug, thiserror::Error)]
 enum CallError {
+    /// A required pointer is null.
     #[error("argument `{0}` is null")]
     NullPointer(&'static str),
+    /// An array pointer is null with a non-zero count.
     #[error("argument `{arg}` is null but its count is {count}")]
     NullArray { arg: &'static str, count: usize },
+    /// A pointer is not aligned for its element type.
     #[error("argument `{arg}` is not aligned to {align} bytes")]
     Misaligned { arg: &'static str, align: usize },
+    /// A count whose bytes exceed `isize::MAX`.
     #[error("argument `{arg}`: {count} elements do not fit in memory")]
     TooLong { arg: &'static str, count: usize },
+    /// Text that is not UTF-8; `valid_up_to` is the first bad byte.
     #[error("argument `{arg}` is not UTF-8 (byte {valid_up_to})")]
     NotUtf8 { arg: &'static str, valid_up_to: usize },
+    /// An integer argument outside what the call accepts (`expected` says what).
     #[error("argument `{arg}` = {value}: {expected}")]
     OutOfRange { arg: &'static str, value: u64, expected: String },
+    /// A handle listed twice where each must be distinct.
     #[error("handle {handle:#x} is listed twice")]
     DuplicateHandle { handle: u64 },
+    /// An output shorter than the call writes.
     #[error("argument `{arg}` holds {got} elements; {needed} needed")]
     BufferTooSmall { arg: &'static str, needed: usize, got: usize },
+    /// The graph JSON was refused.
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// The glTF file was refused.
     #[error(transparent)]
     Import(#[from] GltfError),
+    /// The built-in character could not bind the graph.
     #[error(transparent)]
     DemoBind(#[from] DemoBindError),
+    /// A leaf names no clip of the character; `clips` lists the names it has.
     #[error("leaf {path:?} has no clip of that name (its last segment, ignoring case); the character's clips: {clips}")]
     UnboundLeaf { path: String, clips: String },
+    /// A layer mask does not fit the rig.
     #[error("layer {layer}'s mask: {message}")]
     Mask { layer: usize, message: String },
+    /// The state step refused the call.
     #[error(transparent)]
     State(#[from] StateError),
+    /// The evaluator refused the frame.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// The crowd panicked in an earlier call.
     #[error("an earlier call panicked inside this crowd; only throng_crowd_destroy is allowed")]
     Poisoned,
+    /// A panic caught at the boundary, with its message.
     #[error("internal panic: {0}")]
     Panic(String),
 }
@@ -229,7 +246,6 @@ impl CallError {
             Self::BufferTooSmall { .. } => ThrongStatus::BufferTooSmall,
             Self::Graph(_) => ThrongStatus::Graph,
             Self::Import(_) => ThrongStatus::Import,
-            Self::DemoBind(DemoBindError::State(StateError::UnknownParameter(_))) => ThrongStatus::UnknownName,
             Self::DemoBind(_) | Self::UnboundLeaf { .. } | Self::Mask { .. } => ThrongStatus::Bind,
             Self::State(StateError::StaleHandle { .. }) => ThrongStatus::StaleHandle,
             Self::State(StateError::UnknownParameter(_)) => ThrongStatus::UnknownName,
@@ -421,6 +437,12 @@ impl ThrongCrowd {
     }
 }
 
+/// The error for a leaf that names none of `clips`, listing their names.
+fn unbound_leaf(path: String, clips: &[Clip]) -> CallError {
+    let names: Vec<&str> = clips.iter().map(Clip::name).collect();
+    CallError::UnboundLeaf { path, clips: names.join(", ") }
+}
+
 /// Binds each leaf of `graph` to the clip named by its last path segment (ignoring case), as
 /// [`DemoCharacter::bind`] does for the built-in character; leaves of additive layers play
 /// their clip as a delta over the rig's rest pose.
@@ -453,10 +475,7 @@ fn bind_by_name(rig: &Rig, clips: &[Clip], graph: Arc<CompiledGraph>) -> Result<
     });
     match (archetype, unbound) {
         (Ok(archetype), _) => Ok((archetype, table, layers)),
-        (Err(_), Some(path)) => {
-            let names: Vec<&str> = clips.iter().map(Clip::name).collect();
-            Err(CallError::UnboundLeaf { path, clips: names.join(", ") })
-        }
+        (Err(_), Some(path)) => Err(unbound_leaf(path, clips)),
         (Err(e), None) => Err(e.into()),
     }
 }
@@ -674,7 +693,10 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
         let state_names = graph.states().iter().map(|s| c_string(&s.name)).collect();
         let (archetype, clips, layers) = match &character.source {
             CharacterSource::Demo(demo) => {
-                let bound = demo.bind(graph)?;
+                let bound = demo.bind(graph).map_err(|e| match e {
+                    DemoBindError::State(StateError::UnboundLeaf { path }) => unbound_leaf(path, &demo.clips),
+                    other => other.into(),
+                })?;
                 (bound.archetype, bound.clips, bound.layers)
             }
             CharacterSource::Imported { rig, clips } => bind_by_name(rig, clips, graph)?,
