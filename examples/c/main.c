@@ -124,6 +124,43 @@ static int is_rigid(const float *m) {
     return fabsf(det - 1.0f) < 1e-3f;
 }
 
+/* INTEGER and BOOLEAN parameters on a graph of its own: Idle -> Walk when mode == 2 and armed. */
+static void int_and_bool_parameters(void) {
+    static const char graph[] =
+        "{\"layers\": [{\"name\": \"Base\", \"states\": [{\"name\": \"START\"}, {\"name\": \"Idle\"}, {\"name\": \"Walk\"}],"
+        " \"transitions\": [{\"from\": \"START\", \"to\": \"Idle\"},"
+        " {\"from\": \"Idle\", \"to\": \"Walk\", \"conditions\": ["
+        "{\"parameterName\": \"mode\", \"predicate\": \"EQUAL_TO\", \"value\": 2},"
+        " {\"parameterName\": \"armed\", \"predicate\": \"EQUAL_TO\", \"value\": true}]}]}],"
+        " \"parameters\": {\"mode\": {\"name\": \"mode\", \"type\": \"INTEGER\", \"value\": 0},"
+        " \"armed\": {\"name\": \"armed\", \"type\": \"BOOLEAN\", \"value\": false}}}";
+    ThrongCharacter *humanoid = NULL;
+    ThrongCrowd *crowd = NULL;
+    uint32_t archetype, mode, armed;
+    uint64_t handles[3];
+    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
+    must(throng_crowd_create(&crowd), "throng_crowd_create");
+    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)graph, sizeof graph - 1, &archetype), "add_archetype (mode/armed)");
+    throng_character_destroy(humanoid);
+    must(throng_crowd_spawn(crowd, archetype, 3, handles), "spawn");
+    must(throng_crowd_find_param(crowd, archetype, "mode", &mode), "find mode");
+    must(throng_crowd_find_param(crowd, archetype, "armed", &armed), "find armed");
+    const int32_t modes[3] = {2, 2, 1};
+    const uint8_t armed_values[3] = {7, 0, 1}; /* any non-zero byte is true */
+    must(throng_crowd_set_int(crowd, mode, handles, modes, 3), "set_int");
+    must(throng_crowd_set_bool(crowd, armed, handles, armed_values, 3), "set_bool");
+    must_fail(throng_crowd_set_int(crowd, armed, handles, modes, 3), THRONG_STATUS_STATE, "an integer for a BOOLEAN");
+    must(throng_crowd_update(crowd, DT_S), "update");
+    const char *states[3];
+    for (int i = 0; i < 3; i++) {
+        must(throng_crowd_active_state_name(crowd, handles[i], 0, &states[i]), "active_state_name");
+    }
+    printf("mode/armed: (2, 7) -> %s, (2, 0) -> %s, (1, 1) -> %s\n", states[0], states[1], states[2]);
+    check(strcmp(states[0], "Walk") == 0 && strcmp(states[1], "Idle") == 0 && strcmp(states[2], "Idle") == 0,
+          "INTEGER and BOOLEAN parameters drive the transition");
+    throng_crowd_destroy(crowd);
+}
+
 /* A glTF character on a one-state graph that plays its first clip: the clip name comes from the
  * character, the graph is written here. */
 static void gltf_character(const char *path) {
@@ -341,6 +378,7 @@ int main(int argc, char **argv) {
 
     throng_crowd_destroy(scene.crowd);
     throng_crowd_destroy(affine.crowd);
+    int_and_bool_parameters();
     if (argc == 3) {
         gltf_character(argv[2]);
     }
