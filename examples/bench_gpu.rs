@@ -67,31 +67,40 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// GPU time of one frame from its two timestamps, or `None` when the adapter has no
+/// GPU time of each frame of a run from its two timestamps, or `None` when the adapter has no
 /// timestamp queries.
 struct Timer {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     readback: wgpu::Buffer,
     period_ns: f64,
+    /// Frames one run may time (two queries each).
+    capacity: u32,
 }
 
 impl Timer {
-    fn new(gpu: &GpuContext) -> Option<Self> {
+    fn new(gpu: &GpuContext, capacity: u32) -> Option<Self> {
         if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             return None;
         }
-        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("bench_gpu.timestamps"), ty: wgpu::QueryType::Timestamp, count: 2 });
-        let buffer = |label, usage| gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: 16, usage, mapped_at_creation: false });
+        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("bench_gpu.timestamps"), ty: wgpu::QueryType::Timestamp, count: 2 * capacity });
+        let size = 16 * u64::from(capacity);
+        let buffer = |label, usage| gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
         Some(Self {
             queries,
             resolve: buffer("bench_gpu.resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
             readback: buffer("bench_gpu.readback", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
             period_ns: f64::from(gpu.queue.get_timestamp_period()),
+            capacity,
         })
     }
 
-    fn read(&self, gpu: &GpuContext) -> Result<Duration, String> {
+    /// Resolves the first `frames` query pairs, waits, and returns each pair's duration.
+    fn read(&self, gpu: &GpuContext, frames: u32) -> Result<Vec<Duration>, String> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.resolve_query_set(&self.queries, 0..2 * frames, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, 16 * u64::from(frames));
+        gpu.queue.submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = sender.send(r);
@@ -100,15 +109,18 @@ impl Timer {
         receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
         self.readback.unmap();
-        let [begin, end] = ticks[..] else { return Err("two timestamps expected".into()) };
-        Ok(Duration::from_nanos((end.saturating_sub(begin) as f64 * self.period_ns) as u64))
+        Ok(ticks[..2 * frames as usize]
+            .chunks_exact(2)
+            .map(|pair| Duration::from_nanos((pair[1].saturating_sub(pair[0]) as f64 * self.period_ns) as u64))
+            .collect())
     }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     let gpu = GpuContext::new_blocking()?;
-    let timer = Timer::new(&gpu);
+    // Enough query pairs for the stage-by-stage runs: one per stage per frame.
+    let timer = Timer::new(&gpu, (args.frames * Stage::LAYERED.len().max(Stage::ALL.len())) as u32);
     println!(
         "adapter: {} ({:?}, {:?}, driver {} {})",
         gpu.adapter_info.name, gpu.adapter_info.backend, gpu.adapter_info.device_type, gpu.adapter_info.driver, gpu.adapter_info.driver_info
@@ -130,17 +142,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{num_characters:>10} skipped: {e}");
             continue;
         }
-        let mut frame_times = Vec::with_capacity(args.frames);
-        // One frame more than asked: the first warms caches and pipelines and is dropped.
-        for frame in 0..=args.frames {
-            crowd.set_programs(&samples, &ranges)?;
-            let elapsed = time_frame(&gpu, timer.as_ref(), &crowd)?;
-            if frame > 0 {
-                frame_times.push(elapsed);
-            }
+        // A run to warm caches, pipelines and clocks, then the timed one.
+        let mut gpu_time = Duration::ZERO;
+        for _ in 0..2 {
+            gpu_time = time_frames(&gpu, timer.as_ref(), args.frames, 1, |_, encoder, query| {
+                crowd.set_programs(&samples, &ranges)?;
+                match query {
+                    Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
+                    None => crowd.encode(encoder),
+                }
+                Ok(())
+            })?[0];
         }
-        frame_times.sort();
-        let gpu_time = frame_times[frame_times.len() / 2];
         let upload_bytes = samples.len() * size_of::<ClipSample>() + ranges.len() * size_of::<GpuSampleRange>();
         let output_mib = (num_characters as u64 * crowd.output_bytes_per_character()) as f64 / (1024.0 * 1024.0);
         let cpu_ms = if args.cpu {
@@ -172,36 +185,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Submits one frame of `crowd` (already set), waits, and returns its GPU time (timestamps, else
-/// wall clock).
-fn time_frame(gpu: &GpuContext, timer: Option<&Timer>, crowd: &GpuCrowd) -> Result<Duration, Box<dyn std::error::Error>> {
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    match timer {
-        Some(t) => {
-            crowd.encode_timed(&mut encoder, &t.queries, 0);
-            encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 16);
-        }
-        None => crowd.encode(&mut encoder),
-    }
+/// Runs `frames` frames back to back, as a game does — each one's uploads then its commands
+/// (`frame`, given the frame's index and, when timing, its first timestamp query: `pairs` pairs
+/// of queries a frame, one per compute pass), submitted without waiting for the one before, so
+/// the GPU stays busy and clocked up — and returns the median GPU time of each pass
+/// (timestamps; without them, the wall clock of the whole run over `frames`, for one pass).
+fn time_frames(
+    gpu: &GpuContext,
+    timer: Option<&Timer>,
+    frames: usize,
+    pairs: u32,
+    mut frame: impl FnMut(usize, &mut wgpu::CommandEncoder, Option<(&wgpu::QuerySet, u32)>) -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
+    let frames = timer.map_or(frames, |t| frames.min((t.capacity / pairs) as usize)).max(1);
     let start = Instant::now();
-    gpu.queue.submit([encoder.finish()]);
-    gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
-    let wall = start.elapsed();
+    for k in 0..frames {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        frame(k, &mut encoder, timer.map(|t| (&t.queries, 2 * pairs * k as u32)))?;
+        gpu.queue.submit([encoder.finish()]);
+    }
     Ok(match timer {
-        Some(t) => t.read(gpu)?,
-        None => wall,
+        Some(t) => {
+            let times = t.read(gpu, frames as u32 * pairs)?;
+            (0..pairs as usize).map(|pass| median(&mut times.iter().skip(pass).step_by(pairs as usize).copied().collect::<Vec<_>>())).collect()
+        }
+        None => {
+            gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
+            vec![start.elapsed() / frames as u32]
+        }
     })
 }
 
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
-/// the displayed pose written (48 bytes per joint) and its slot's scale word read (16), and the
+/// the displayed pose written (40 bytes per joint: translation, scale and rotation) and the
 /// 32-byte layer state read and written. Fades, switches and inertialization read more, and
 /// clip frames are read through the caches; so this is a lower bound, and the bandwidth
 /// computed from it too.
 fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: OutputLayout) -> u64 {
     let output = num_joints * layout.floats_per_joint() * size_of::<f32>();
-    (output + num_layers * (num_joints * (48 + 16) + 2 * 32)) as u64
+    (output + num_layers * (num_joints * 40 + 2 * 32)) as u64
 }
 
 /// Times the layered frame, the scenario: a quarter of the crowd transitioning
@@ -221,27 +243,29 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
     for &num_characters in &args.characters {
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
         let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options)?;
-        let mut frame_times = Vec::with_capacity(args.frames);
-        let mut upload_bytes = 0;
-        // One frame more than asked: the first warms caches and pipelines and is dropped.
-        for frame in 0..=args.frames {
-            let (samples, programs) = support::layered_frame(num_characters, frame);
-            if let Err(e) = crowd.set_frame(&samples, &programs, dt) {
-                println!("{num_characters:>10} skipped: {e}");
-                break;
-            }
-            upload_bytes = samples.len() * size_of::<ClipSample>() + programs.len() * size_of::<LayerProgram>();
-            let elapsed = time_frame(gpu, timer, &crowd)?;
-            if frame > 0 {
-                frame_times.push(elapsed);
-            }
-        }
-        if frame_times.is_empty() {
+        // The frames' programs are made before the run, so that making them does not leave the
+        // GPU idle between frames; the first run warms caches, pipelines and clocks.
+        let frames: Vec<_> = (0..args.frames).map(|frame| support::layered_frame(num_characters, frame)).collect();
+        let (samples, programs) = &frames[0];
+        if let Err(e) = crowd.set_frame(samples, programs, dt) {
+            println!("{num_characters:>10} skipped: {e}");
             continue;
         }
-        let gpu_time = median(&mut frame_times);
+        let upload_bytes = frames.iter().map(|(s, p)| s.len() * size_of::<ClipSample>() + p.len() * size_of::<LayerProgram>()).max().unwrap_or(0);
+        let mut gpu_time = Duration::ZERO;
+        for _ in 0..2 {
+            gpu_time = time_frames(gpu, timer, args.frames, 1, |frame, encoder, query| {
+                let (samples, programs) = &frames[frame];
+                crowd.set_frame(samples, programs, dt)?;
+                match query {
+                    Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
+                    None => crowd.encode(encoder),
+                }
+                Ok(())
+            })?[0];
+        }
         let stages = match timer {
-            Some(timer) => time_layered_stages(gpu, timer, args, &rig, &clips, &layers, num_characters)?,
+            Some(timer) => time_layered_stages(gpu, timer, args, &rig, &clips, &layers, &frames)?,
             None => None,
         };
         let stage = |k: usize| stages.map_or_else(|| "-".to_owned(), |s: [Duration; 4]| format!("{:.4}", s[k].as_secs_f64() * 1e3));
@@ -308,8 +332,8 @@ fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetu
     Ok(if n < num_characters { format!("~{ms:.1}") } else { format!("{ms:.3}") })
 }
 
-/// Median GPU time of each layered stage alone (transition, layers, local_to_model, skinning),
-/// or `None` when the stage buffers do not fit the device at this size.
+/// Median GPU time of each layered stage alone (transition, layers, local_to_model, skinning)
+/// over `frames`, or `None` when the stage buffers do not fit the device at this size.
 fn time_layered_stages(
     gpu: &GpuContext,
     timer: &Timer,
@@ -317,30 +341,27 @@ fn time_layered_stages(
     rig: &throng::Rig,
     clips: &[throng::Clip],
     layers: &[LayerSetup],
-    num_characters: usize,
+    frames: &[(Vec<ClipSample>, Vec<LayerProgram>)],
 ) -> Result<Option<[Duration; 4]>, Box<dyn std::error::Error>> {
     let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
     let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options)?;
-    let mut times: [Vec<Duration>; 4] = Default::default();
-    for frame in 0..=args.frames {
-        let (samples, programs) = support::layered_frame(num_characters, frame);
-        if crowd.set_frame(&samples, &programs, 1.0 / 60.0).is_err() {
-            return Ok(None);
-        }
-        for (stage, stage_times) in Stage::LAYERED.into_iter().zip(&mut times) {
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
-            encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
-            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
-            gpu.queue.submit([encoder.finish()]);
-            let elapsed = timer.read(gpu)?;
-            if frame > 0 {
-                stage_times.push(elapsed);
-            }
-        }
+    let Some((samples, programs)) = frames.first() else { return Ok(None) };
+    if crowd.set_frame(samples, programs, 1.0 / 60.0).is_err() {
+        return Ok(None);
     }
-    let [a, b, c, d] = &mut times;
-    Ok(Some([median(a), median(b), median(c), median(d)]))
+    let mut times = Vec::new();
+    for _ in 0..2 {
+        times = time_frames(gpu, Some(timer), frames.len(), Stage::LAYERED.len() as u32, |frame, encoder, query| {
+            let (samples, programs) = &frames[frame];
+            crowd.set_frame(samples, programs, 1.0 / 60.0)?;
+            let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
+            for (k, stage) in Stage::LAYERED.into_iter().enumerate() {
+                crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(times.try_into().ok())
 }
 
 /// The median of some frame times (sorts them).
@@ -362,26 +383,19 @@ fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, 
             println!("{num_characters:>10} skipped: {e}");
             continue;
         }
-        let mut times: [Vec<Duration>; 3] = Default::default();
-        for frame in 0..=args.frames {
-            for (stage, stage_times) in Stage::ALL.into_iter().zip(&mut times) {
-                let mut encoder = gpu.device.create_command_encoder(&Default::default());
-                crowd.encode_stage_timed(&mut encoder, stage, &timer.queries, 0)?;
-                encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
-                encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
-                gpu.queue.submit([encoder.finish()]);
-                let elapsed = timer.read(gpu)?;
-                if frame > 0 {
-                    stage_times.push(elapsed);
+        let mut times = Vec::new();
+        for _ in 0..2 {
+            times = time_frames(gpu, Some(timer), args.frames, Stage::ALL.len() as u32, |_, encoder, query| {
+                crowd.set_programs(&samples, &ranges)?;
+                let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
+                for (k, stage) in Stage::ALL.into_iter().enumerate() {
+                    crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
                 }
-            }
+                Ok(())
+            })?;
         }
-        let median_ms = |t: &mut Vec<Duration>| {
-            t.sort();
-            t[t.len() / 2].as_secs_f64() * 1e3
-        };
-        let [a, b, c] = &mut times;
-        println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, median_ms(a), median_ms(b), median_ms(c));
+        let ms = |k: usize| times.get(k).map_or(f64::NAN, |t| t.as_secs_f64() * 1e3);
+        println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, ms(0), ms(1), ms(2));
     }
     Ok(())
 }

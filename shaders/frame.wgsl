@@ -11,8 +11,8 @@ fn frame_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         pose[j] = affine_from_mat4(transform_to_mat4(sample_blend_joint(range, j, num_joints)));
     }
-    local_to_model(thread, num_joints, params.max_depth);
+    workgroupBarrier();
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
-        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(pose[j]), j));
+        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model_matrix(j)), j));
     }
 }

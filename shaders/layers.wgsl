@@ -1,8 +1,8 @@
 // Layers: additive layers onto the base, then masked override layers on top, in local or mesh
 // space. Mirrors `throng::eval::layers`. Needs `transition.wgsl` (the layer's pose) and
-// `local_to_model.wgsl`, whose workgroup `pose` array the mesh-space override borrows for the
-// model-space rotations of the layer (`r0`) and of the result (`r1`) before local-to-model
-// fills it: 12 KiB of workgroup memory in all, not 20.
+// `local_to_model.wgsl`, whose workgroup `pose` array the mesh-space override borrows for every
+// joint's layer and base rotations and weight before local-to-model fills it: 12 KiB of
+// workgroup memory in all, not 20.
 
 // The character's pose for this thread's joints, layer by layer.
 var<private> combined_pose: array<Transform, JOINTS_PER_THREAD>;
@@ -42,44 +42,69 @@ fn override_local_joint(base: Transform, layer: Transform, w: f32) -> Transform 
     );
 }
 
-// `override_mesh`: joints depth by depth (parents first, as the CPU's walk in index order), each
-// masked joint's model-space rotation moved towards the layer's, then expressed under its
-// already blended parent. Every thread must call it (it holds barriers).
+// One joint of `override_mesh` under its parent's layer and result model rotations: the layer's
+// model rotation, the joint's new local rotation and its resulting model rotation.
+struct MeshStep {
+    layer_model: vec4<f32>,
+    local: vec4<f32>,
+    out_model: vec4<f32>,
+}
+
+// The joint's model-space rotation moved towards the layer's by `w`, then expressed under its
+// already blended parent (`out_parent`).
+fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
+    let layer_model = quat_normalize(quat_mul(layer_parent, layer_local));
+    var local = base_local;
+    if w > 0.0 {
+        let base_model = quat_normalize(quat_mul(out_parent, base_local));
+        let target_model = quat_slerp(base_model, layer_model, w);
+        local = quat_normalize(quat_mul(quat_conjugate(out_parent), target_model));
+    }
+    return MeshStep(layer_model, local, quat_normalize(quat_mul(out_parent, local)));
+}
+
+// `override_mesh`: each masked joint's model-space rotation moved towards the layer's, then
+// expressed under its already blended parent. The CPU walks joints in index order, parents
+// first; here the workgroup shares every joint's layer rotation, base rotation and weight
+// (`pose`'s rows r0, r1, r2.x) and each thread replays its joints' chains from the root down
+// (`rig_paths`): the same arithmetic in the same order, with two barriers in all rather than
+// one per depth. Every thread must call it.
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-    for (var depth = 0u; depth <= params.max_depth; depth++) {
-        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            let j = thread + k * WORKGROUP_SIZE;
-            if j >= num_joints {
-                break;
-            }
-            if rig_joints[j].depth != depth {
-                continue;
-            }
-            let parent = rig_joints[j].parent;
-            var layer_parent = identity;
-            var out_parent = identity;
-            if parent != NO_PARENT {
-                layer_parent = pose[parent].r0;
-                out_parent = pose[parent].r1;
-            }
-            let layer = layer_pose[k];
-            let layer_model = quat_normalize(quat_mul(layer_parent, layer.rotation));
-            pose[j].r0 = layer_model;
-            let w = layer_joint_weight(setup, weight, j);
-            var b = combined_pose[k];
-            if w > 0.0 {
-                let base_model = quat_normalize(quat_mul(out_parent, b.rotation));
-                let target_model = quat_slerp(base_model, layer_model, w);
-                b.rotation = quat_normalize(quat_mul(quat_conjugate(out_parent), target_model));
-                b.translation = mix(b.translation, layer.translation, w);
-                b.scale = mix(b.scale, layer.scale, w);
-                combined_pose[k] = b;
-            }
-            pose[j].r1 = quat_normalize(quat_mul(out_parent, b.rotation));
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
         }
-        workgroupBarrier();
+        pose[j] = Affine(layer_pose[k].rotation, combined_pose[k].rotation, vec4<f32>(layer_joint_weight(setup, weight, j), 0.0, 0.0, 0.0));
     }
+    workgroupBarrier();
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        var layer_parent = identity;
+        var out_parent = identity;
+        let start = rig_joints[j].path_start;
+        for (var i = 0u; i < rig_joints[j].depth; i++) {
+            let a = pose[rig_paths[start + i]];
+            let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
+            layer_parent = step.layer_model;
+            out_parent = step.out_model;
+        }
+        let layer = layer_pose[k];
+        let w = pose[j].r2.x;
+        if w > 0.0 {
+            var b = combined_pose[k];
+            b.rotation = mesh_step(layer_parent, out_parent, layer.rotation, b.rotation, w).local;
+            b.translation = mix(b.translation, layer.translation, w);
+            b.scale = mix(b.scale, layer.scale, w);
+            combined_pose[k] = b;
+        }
+    }
+    // Every thread has read `pose` before anyone writes it again.
+    workgroupBarrier();
 }
 
 // Combines `layer_pose` into `combined_pose` as `setup` says: the base layer replaces it.
@@ -123,7 +148,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
             if j >= num_joints {
                 break;
             }
-            layer_pose[k] = load_slot(joint_block(block, j), slot);
+            layer_pose[k] = load_slot(joint_ref(block, j), slot);
         }
         combine_layer(setup, program.weight, thread, num_joints);
     }

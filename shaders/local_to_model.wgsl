@@ -1,24 +1,25 @@
-// Local-to-model: composes each joint's local matrix with its parent's model matrix. Mirrors
-// `throng::eval::local_to_model`. The CPU walks joints in order; here the workgroup composes
-// all joints of one depth at once, depth by depth, which gives the same products because every
-// parent is final before its children are composed.
+// Local-to-model: composes each joint's local matrix with its ancestors'. Mirrors
+// `throng::eval::local_to_model`. The CPU walks joints in order, each parent's model matrix
+// before its children's; here each thread composes its own joints' chains from the root down
+// (`rig_paths`): the same products in the same order, with no barrier per depth and no thread
+// waiting for another's joints.
 
-// The character's pose in workgroup memory: local matrices, then model matrices in place.
-var<workgroup> pose: array<Affine, MAX_JOINTS>;
+// The character's local matrices in workgroup memory, shared by the threads that compose them.
+var<workgroup> pose: array<Affine, POSE_JOINTS>;
 
-// Before: `pose[j]` holds joint `j`'s local matrix. After: its model matrix. Every thread of
-// the workgroup must call this (it holds barriers).
-fn local_to_model(thread: u32, num_joints: u32, max_depth: u32) {
-    for (var depth = 1u; depth <= max_depth; depth++) {
-        workgroupBarrier();
-        for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
-            // Field by field: the whole `RigJoint` is 128 bytes, mostly the inverse bind matrix.
-            if rig_joints[j].depth == depth {
-                pose[j] = affine_mul(pose[rig_joints[j].parent], pose[j]);
-            }
-        }
+// Joint `j`'s model matrix from the local matrices in `pose` (all written, barrier passed):
+// `((root × …) × parent) × local`.
+fn model_matrix(j: u32) -> Affine {
+    let depth = rig_joints[j].depth;
+    if depth == 0u {
+        return pose[j];
     }
-    workgroupBarrier();
+    let start = rig_joints[j].path_start;
+    var m = pose[rig_paths[start]];
+    for (var i = 1u; i < depth; i++) {
+        m = affine_mul(m, pose[rig_paths[start + i]]);
+    }
+    return affine_mul(m, pose[j]);
 }
 
 fn load_local(index: u32) -> Transform {
@@ -42,8 +43,8 @@ fn local_to_model_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invo
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         pose[j] = affine_from_mat4(transform_to_mat4(load_local(c * num_joints + j)));
     }
-    local_to_model(thread, num_joints, params.max_depth);
+    workgroupBarrier();
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
-        store_model(c * num_joints + j, affine_to_mat4(pose[j]));
+        store_model(c * num_joints + j, affine_to_mat4(model_matrix(j)));
     }
 }

@@ -5,12 +5,11 @@
 // A thread keeps its joints (`thread + k * WORKGROUP_SIZE`) in private arrays from sampling
 // to the layers stage; only the inertialization's largest offset is shared, by atomics.
 
-// MAX_JOINTS / WORKGROUP_SIZE: the most joints one thread evaluates.
-const JOINTS_PER_THREAD: u32 = 4u;
 // `eval::inertialize::VISUALLY_ZERO`: below this an offset is visually zero.
 const VISUALLY_ZERO: f32 = 1e-4;
 const LN_2: f32 = 0.6931472;
 const LAYER_STATE_VEC4S: u32 = 2u;
+// vec4 per joint in a layer's block: two slots of two, a memo of three, and two scale.yz pairs.
 const JOINT_STATE_VEC4S: u32 = 8u;
 
 // The layer's pose for this thread's joints: sampled, then turned into what the layer shows.
@@ -34,15 +33,45 @@ struct JointOffset {
     rotation_velocity: vec3<f32>,
 }
 
-// ---- Memory layout (see `LayerState` and `JointState` in types.wgsl) ----
+// ---- Memory layout (see `LayerState` in types.wgsl) ----
+//
+// A layer's block: its `LayerState` (two vec4), then structure-of-arrays over the rig's J
+// joints, so that the threads of a workgroup, one joint each, read and write whole contiguous
+// lines: slot 0's poses (J × [translation + scale.x, rotation]), slot 1's, the memos (J × three
+// vec4: the frozen snapshot — translation + scale.x, rotation, scale.yz — or the
+// inertialization offsets — translation, translation velocity, rotation vector, rotation
+// velocity packed into twelve floats — never both at once: a switch starts one and ends the
+// other), then both slots' scale.yz packed two joints to a vec4 (slot 0's J, then slot 1's).
+// 2 + 8J vec4 in all. The last two displayed poses alternate between the slots: a frame writes
+// one slot (40 bytes a joint) and reads nothing unless a transition needs it.
 
 // First vec4 of layer `l` of chunk character `c` in the `layer_memory` window.
 fn layer_block(c: u32, l: u32) -> u32 {
     return params.state_base + (c * params.num_layers + l) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
 }
 
-fn joint_block(block: u32, joint: u32) -> u32 {
-    return block + LAYER_STATE_VEC4S + joint * JOINT_STATE_VEC4S;
+// One joint of one layer's block.
+struct JointRef {
+    block: u32,
+    joint: u32,
+}
+
+fn joint_ref(block: u32, joint: u32) -> JointRef {
+    return JointRef(block, joint);
+}
+
+fn slot_index(jr: JointRef, slot: u32) -> u32 {
+    return jr.block + LAYER_STATE_VEC4S + (slot * params.num_joints + jr.joint) * 2u;
+}
+
+fn memo_index(jr: JointRef) -> u32 {
+    return jr.block + LAYER_STATE_VEC4S + 4u * params.num_joints + jr.joint * 3u;
+}
+
+// The vec4 holding the slot's scale.yz and the component where they start (0 or 2).
+fn scale_yz_index(jr: JointRef, slot: u32) -> vec2<u32> {
+    let k = slot * params.num_joints + jr.joint;
+    return vec2<u32>(jr.block + LAYER_STATE_VEC4S + 7u * params.num_joints + k / 2u, (k & 1u) * 2u);
 }
 
 fn load_layer_state(block: u32) -> LayerState {
@@ -61,44 +90,51 @@ fn load_vec4(index: u32) -> vec4<f32> {
 }
 
 // The pose in slot 0 or 1 of a joint.
-fn load_slot(jb: u32, slot: u32) -> Transform {
-    let ts = load_vec4(jb + 2u * slot);
-    let yz = load_vec4(jb + 4u);
-    let scale_yz = select(yz.xy, yz.zw, slot == 1u);
-    return Transform(ts.xyz, 0.0, load_vec4(jb + 2u * slot + 1u), vec3<f32>(ts.w, scale_yz), 0.0);
+fn load_slot(jr: JointRef, slot: u32) -> Transform {
+    let i = slot_index(jr, slot);
+    let ts = load_vec4(i);
+    let yz = scale_yz_index(jr, slot);
+    let packed = load_vec4(yz.x);
+    let scale_yz = select(packed.xy, packed.zw, yz.y == 2u);
+    return Transform(ts.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(ts.w, scale_yz), 0.0);
 }
 
-fn store_slot(jb: u32, slot: u32, t: Transform) {
-    layer_memory[jb + 2u * slot] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
-    layer_memory[jb + 2u * slot + 1u] = bitcast<vec4<u32>>(t.rotation);
-    let old = layer_memory[jb + 4u];
-    let yz = bitcast<vec2<u32>>(t.scale.yz);
-    layer_memory[jb + 4u] = select(vec4<u32>(yz, old.zw), vec4<u32>(old.xy, yz), slot == 1u);
+fn store_slot(jr: JointRef, slot: u32, t: Transform) {
+    let i = slot_index(jr, slot);
+    layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
+    layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
+    let yz = scale_yz_index(jr, slot);
+    layer_memory[yz.x][yz.y] = bitcast<u32>(t.scale.y);
+    layer_memory[yz.x][yz.y + 1u] = bitcast<u32>(t.scale.z);
 }
 
-fn load_snapshot(jb: u32) -> Transform {
-    let m0 = load_vec4(jb + 5u);
-    let m2 = load_vec4(jb + 7u);
-    return Transform(m0.xyz, 0.0, load_vec4(jb + 6u), vec3<f32>(m0.w, m2.xy), 0.0);
+fn load_snapshot(jr: JointRef) -> Transform {
+    let i = memo_index(jr);
+    let m0 = load_vec4(i);
+    let m2 = load_vec4(i + 2u);
+    return Transform(m0.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(m0.w, m2.xy), 0.0);
 }
 
-fn store_snapshot(jb: u32, t: Transform) {
-    layer_memory[jb + 5u] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
-    layer_memory[jb + 6u] = bitcast<vec4<u32>>(t.rotation);
-    layer_memory[jb + 7u] = bitcast<vec4<u32>>(vec4<f32>(t.scale.yz, 0.0, 0.0));
+fn store_snapshot(jr: JointRef, t: Transform) {
+    let i = memo_index(jr);
+    layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
+    layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
+    layer_memory[i + 2u] = bitcast<vec4<u32>>(vec4<f32>(t.scale.yz, 0.0, 0.0));
 }
 
-fn load_offset(jb: u32) -> JointOffset {
-    let m0 = load_vec4(jb + 5u);
-    let m1 = load_vec4(jb + 6u);
-    let m2 = load_vec4(jb + 7u);
+fn load_offset(jr: JointRef) -> JointOffset {
+    let i = memo_index(jr);
+    let m0 = load_vec4(i);
+    let m1 = load_vec4(i + 1u);
+    let m2 = load_vec4(i + 2u);
     return JointOffset(m0.xyz, vec3<f32>(m0.w, m1.xy), vec3<f32>(m1.zw, m2.x), m2.yzw);
 }
 
-fn store_offset(jb: u32, o: JointOffset) {
-    layer_memory[jb + 5u] = bitcast<vec4<u32>>(vec4<f32>(o.translation, o.translation_velocity.x));
-    layer_memory[jb + 6u] = bitcast<vec4<u32>>(vec4<f32>(o.translation_velocity.yz, o.rotation.xy));
-    layer_memory[jb + 7u] = bitcast<vec4<u32>>(vec4<f32>(o.rotation.z, o.rotation_velocity));
+fn store_offset(jr: JointRef, o: JointOffset) {
+    let i = memo_index(jr);
+    layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(o.translation, o.translation_velocity.x));
+    layer_memory[i + 1u] = bitcast<vec4<u32>>(vec4<f32>(o.translation_velocity.yz, o.rotation.xy));
+    layer_memory[i + 2u] = bitcast<vec4<u32>>(vec4<f32>(o.rotation.z, o.rotation_velocity));
 }
 
 // ---- Decay curves (`eval::inertialize::quintic`, `spring`, `Decay`) ----
@@ -137,6 +173,11 @@ fn quintic(x0: f32, v0_in: f32, t_s: f32, duration_s: f32, overshoot_control: bo
     let c4 = (3.0 * a0 * t2 + 16.0 * v0 * end_s + 30.0 * x0) / (2.0 * t4);
     let c3 = -(3.0 * a0 * t2 + 12.0 * v0 * end_s + 20.0 * x0) / (2.0 * t3);
     let c2 = a0 * 0.5;
+    // As on the CPU: velocities so large that the coefficients overflow cannot be represented,
+    // and such a switch is a cut.
+    if !(is_finite(v0) && is_finite(c2) && is_finite(c3) && is_finite(c4) && is_finite(c5)) {
+        return vec2<f32>(0.0);
+    }
     let t = max(t_s, 0.0);
     let x = x0 + t * (v0 + t * (c2 + t * (c3 + t * (c4 + t * c5))));
     let v = v0 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * 5.0 * c5)));
@@ -152,6 +193,11 @@ fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> vec2<f32> {
     let j1 = v0 + x0 * y;
     let t = max(t_s, 0.0);
     let e = exp(-y * t);
+    // As on the CPU: a halflife too short to represent, or an offset fully decayed (where
+    // `0 × ∞` lurks for huge times), is zero.
+    if !(is_finite(y) && is_finite(j1)) || e == 0.0 {
+        return vec2<f32>(0.0);
+    }
     return vec2<f32>(e * (x0 + j1 * t), e * (v0 - j1 * y * t));
 }
 
@@ -184,6 +230,11 @@ fn offset_rotation(old: Transform, fresh: Transform) -> vec3<f32> {
     return quat_to_rotation_vector(quat_mul(old.rotation, quat_conjugate(fresh.rotation)));
 }
 
+// A velocity over a step too short to measure (a denormal `dt_s`) is none, as a pause.
+fn finite_or_zero(v: vec3<f32>) -> vec3<f32> {
+    return select(vec3<f32>(0.0), v, is_finite(v.x) && is_finite(v.y) && is_finite(v.z));
+}
+
 // The offset at a switch: the old motion carried one step forward minus the fresh pose, and the
 // old velocity minus the fresh; a paused frame (`dt_s` = 0) captures zero velocity.
 fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fresh_previous: Transform, dt_s: f32) -> JointOffset {
@@ -197,7 +248,7 @@ fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fr
     let r_now = offset_rotation(carried, fresh);
     let t_before = offset_translation(displayed, fresh_previous);
     let r_before = offset_rotation(displayed, fresh_previous);
-    return JointOffset(t_now, (t_now - t_before) * inv_dt, r_now, (r_now - r_before) * inv_dt);
+    return JointOffset(t_now, finite_or_zero((t_now - t_before) * inv_dt), r_now, finite_or_zero((r_now - r_before) * inv_dt));
 }
 
 fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32) -> vec3<f32> {
@@ -313,29 +364,29 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
         if j >= num_joints {
             break;
         }
-        let jb = joint_block(block, j);
+        let jr = joint_ref(block, j);
         var pose = layer_pose[k];
         if snapshot {
             // Nothing displayed to freeze (a new or reset character, or a layer back from
             // weight 0 mid-fade): fade from the destination itself.
             var source = pose;
             if switched && shown > 0u {
-                source = load_slot(jb, slot);
-                store_snapshot(jb, source);
+                source = load_slot(jr, slot);
+                store_snapshot(jr, source);
             } else if switched || shown == 0u {
-                store_snapshot(jb, source);
+                store_snapshot(jr, source);
             } else {
-                source = load_snapshot(jb);
+                source = load_snapshot(jr);
             }
             pose = mix_from_joint(source, program.target_weight, pose);
         } else if capture {
-            let displayed = load_slot(jb, slot);
+            let displayed = load_slot(jr, slot);
             var previous = displayed;
             if shown > 1u {
-                previous = load_slot(jb, 1u - slot);
+                previous = load_slot(jr, 1u - slot);
             }
             let o = capture_joint(displayed, previous, pose, step_back_pose[k], params.dt_s);
-            store_offset(jb, o);
+            store_offset(jr, o);
             atomicMax(&largest_offset_bits, bitcast<u32>(max_abs3(o.translation, o.rotation)));
             atomicMax(&largest_velocity_bits, bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)));
         }
@@ -355,7 +406,7 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
                 if j >= num_joints {
                     break;
                 }
-                layer_pose[k] = apply_offset(load_offset(joint_block(block, j)), decay, param_s, elapsed_s, layer_pose[k]);
+                layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), decay, param_s, elapsed_s, layer_pose[k]);
             }
             elapsed_s += params.dt_s;
         } else {
@@ -368,7 +419,7 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
         if j >= num_joints {
             break;
         }
-        store_slot(joint_block(block, j), 1u - slot, layer_pose[k]);
+        store_slot(joint_ref(block, j), 1u - slot, layer_pose[k]);
     }
     // Every thread has read the atomics before the next layer resets them.
     workgroupBarrier();

@@ -30,15 +30,15 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::clip::Clip;
-use crate::demo::{DemoBindError, DemoCharacter};
-use crate::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup};
+use crate::demo::{DemoCharacter, IDLE};
+use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, OutputLayout};
 use crate::graph::{CompiledGraph, GraphError};
 use crate::import::gltf::{GltfError, GltfOptions, load_gltf};
 use crate::rig::Rig;
-use crate::setup::layer_setups;
-use crate::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StateError};
+use crate::setup::{BindError, BoundArchetype, bind_archetype};
+use crate::state::{ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
 
 /// What a call did. Zero is success; every other value comes with a message from
 /// [`throng_last_error_message`]. Keep in sync with `include/throng.h` (`tests/capi.rs`).
@@ -211,15 +211,12 @@ enum CallError {
     /// The glTF file was refused.
     #[error(transparent)]
     Import(#[from] GltfError),
-    /// The built-in character could not bind the graph.
+    /// The graph could not be bound to the character's clips.
     #[error(transparent)]
-    DemoBind(#[from] DemoBindError),
+    Bind(#[from] BindError),
     /// A leaf names no clip of the character; `clips` lists the names it has.
     #[error("leaf {path:?} has no clip of that name (its last segment, ignoring case); the character's clips: {clips}")]
     UnboundLeaf { path: String, clips: String },
-    /// A layer mask does not fit the rig.
-    #[error("layer {layer}'s mask: {message}")]
-    Mask { layer: usize, message: String },
     /// The state step refused the call.
     #[error(transparent)]
     State(#[from] StateError),
@@ -246,7 +243,7 @@ impl CallError {
             Self::BufferTooSmall { .. } => ThrongStatus::BufferTooSmall,
             Self::Graph(_) => ThrongStatus::Graph,
             Self::Import(_) => ThrongStatus::Import,
-            Self::DemoBind(_) | Self::UnboundLeaf { .. } | Self::Mask { .. } => ThrongStatus::Bind,
+            Self::Bind(_) | Self::UnboundLeaf { .. } => ThrongStatus::Bind,
             Self::State(StateError::StaleHandle { .. }) => ThrongStatus::StaleHandle,
             Self::State(StateError::UnknownParameter(_)) => ThrongStatus::UnknownName,
             Self::State(_) => ThrongStatus::State,
@@ -437,47 +434,26 @@ impl ThrongCrowd {
     }
 }
 
-/// The error for a leaf that names none of `clips`, listing their names.
-fn unbound_leaf(path: String, clips: &[Clip]) -> CallError {
-    let names: Vec<&str> = clips.iter().map(Clip::name).collect();
-    CallError::UnboundLeaf { path, clips: names.join(", ") }
-}
-
-/// Binds each leaf of `graph` to the clip named by its last path segment (ignoring case), as
-/// [`DemoCharacter::bind`] does for the built-in character; leaves of additive layers play
-/// their clip as a delta over the rig's rest pose.
-fn bind_by_name(rig: &Rig, clips: &[Clip], graph: Arc<CompiledGraph>) -> Result<(Archetype, Vec<Clip>, Vec<LayerSetup>), CallError> {
-    let layers = layer_setups(&graph, rig).map_err(|(layer, e)| CallError::Mask { layer, message: e.to_string() })?;
-    let mut table = clips.to_vec();
-    let mut deltas: Vec<(usize, u32)> = Vec::new();
-    let mut unbound = None;
-    let archetype = Archetype::new(Arc::clone(&graph), |path| {
+/// Binds `graph` to a character: each leaf plays the clip named by its last path segment,
+/// ignoring case, as [`DemoCharacter::bind`] does for the built-in one. Additive layers play
+/// deltas over `idle`'s first frame for the humanoid, over the rest pose for an imported rig.
+/// A leaf that names no clip is reported with the names the character has.
+fn bind_character(character: &ThrongCharacter, graph: Arc<CompiledGraph>) -> Result<BoundArchetype, CallError> {
+    let (rig, clips, reference) = match &character.source {
+        CharacterSource::Demo(demo) => (&demo.rig, &demo.clips, demo.clip(IDLE).map(|idle| idle.frame(0))),
+        CharacterSource::Imported { rig, clips } => (rig, clips, None),
+    };
+    let bound = bind_archetype(graph, rig, clips, reference, |path| {
         let name = path.rsplit('.').next().unwrap_or(path);
-        let Some(clip) = clips.iter().position(|c| c.name().eq_ignore_ascii_case(name)) else {
-            unbound = Some(path.to_owned());
-            return None;
-        };
-        let layer = graph.leaves().iter().find(|l| l.path == path).and_then(|l| graph.states().get(l.state as usize))?.layer;
-        let index = if layers.get(layer as usize).is_some_and(|l| l.blend == LayerBlend::Additive) {
-            match deltas.iter().find(|(c, _)| *c == clip) {
-                Some(&(_, delta)) => delta,
-                None => {
-                    let delta = table.len() as u32;
-                    table.push(clips[clip].to_additive(rig.rest_pose()));
-                    deltas.push((clip, delta));
-                    delta
-                }
-            }
-        } else {
-            clip as u32
-        };
-        Some(ClipBinding { clip: index, duration_s: clips[clip].duration_s() })
+        clips.iter().position(|c| c.name().eq_ignore_ascii_case(name))
     });
-    match (archetype, unbound) {
-        (Ok(archetype), _) => Ok((archetype, table, layers)),
-        (Err(_), Some(path)) => Err(unbound_leaf(path, clips)),
-        (Err(e), None) => Err(e.into()),
-    }
+    bound.map_err(|e| match e {
+        BindError::State(StateError::UnboundLeaf { path }) => {
+            let names: Vec<&str> = clips.iter().map(Clip::name).collect();
+            CallError::UnboundLeaf { path, clips: names.join(", ") }
+        }
+        other => other.into(),
+    })
 }
 
 /// The message of the last throng call made on this thread: empty after a call that succeeded,
@@ -691,16 +667,7 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
         let json = std::str::from_utf8(bytes).map_err(|e| CallError::NotUtf8 { arg: "graph_json", valid_up_to: e.valid_up_to() })?;
         let graph = Arc::new(CompiledGraph::from_json(json)?);
         let state_names = graph.states().iter().map(|s| c_string(&s.name)).collect();
-        let (archetype, clips, layers) = match &character.source {
-            CharacterSource::Demo(demo) => {
-                let bound = demo.bind(graph).map_err(|e| match e {
-                    DemoBindError::State(StateError::UnboundLeaf { path }) => unbound_leaf(path, &demo.clips),
-                    other => other.into(),
-                })?;
-                (bound.archetype, bound.clips, bound.layers)
-            }
-            CharacterSource::Imported { rig, clips } => bind_by_name(rig, clips, graph)?,
-        };
+        let BoundArchetype { archetype, clips, layers } = bind_character(character, graph)?;
         let rig = character.rig().clone();
         let context = EvalContext::new(0, layers.len(), rig.num_joints());
         let index = crowd.archetypes.len() as u32;

@@ -69,3 +69,8 @@ pub use rig::{Rig, RigError, Transform, MAX_JOINTS};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/embedding.md's examples, compiled and run as doc tests (the GPU ones compiled only).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedding.md")]
+pub struct EmbeddingDoctests;

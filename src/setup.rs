@@ -1,31 +1,174 @@
-//! Archetype setup: connects a compiled graph's layers to a rig for the evaluators.
+//! Archetype setup: connects a compiled graph to a rig and its clips for the state step and the
+//! evaluators.
 //!
-//! `graph` knows nothing of rigs and `eval` nothing of graphs; this module sits above both and
-//! turns each graph layer (blend mode, space, mask by joint name) into an
-//! [`eval::frame::LayerSetup`](crate::eval::frame::LayerSetup) resolved against one rig.
+//! `graph` knows nothing of rigs and `eval` nothing of graphs; this module sits above both.
+//! [`bind_archetype`] does the whole binding an engine needs for its own assets: each leaf to a
+//! clip, additive layers' clips turned into deltas, and each graph layer (blend mode, space,
+//! mask by joint name) turned into an [`eval::frame::LayerSetup`](crate::eval::frame::LayerSetup)
+//! resolved against the rig ([`layer_setups`] alone does the last).
 //!
 //! Mask keys name joints; a key ending in `/*` names the joint **and every joint below it**.
 //! Subtree keys apply first, parents before children, then plain names, so
 //! `{ "spine_01/*": 1.0, "upperarm_l/*": 0.5, "head": 0.0 }` is "the upper body, the left arm at
 //! half weight, but not the head".
 
+use std::sync::Arc;
+
+use crate::clip::Clip;
 use crate::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
 use crate::eval::layers::{Mask, MaskEntry, MaskError};
 use crate::graph::{self, CompiledGraph};
-use crate::rig::Rig;
+use crate::rig::{Rig, Transform};
+use crate::state::{Archetype, ClipBinding, StateError};
+
+/// A graph bound to a rig's clips: the state step's archetype, the clip table its samples
+/// index, and the evaluators' layer setups — everything [`crate::state::Crowd::add_archetype`],
+/// [`crate::eval::frame::FrameJob`] and [`crate::gpu::GpuCrowd::with_layers`] take.
+#[derive(Clone, Debug)]
+pub struct BoundArchetype {
+    /// Graph plus a clip per leaf, for [`crate::state::Crowd::add_archetype`].
+    pub archetype: Archetype,
+    /// The clip table: the clips given, then one additive delta per distinct clip that an
+    /// additive layer's leaf plays.
+    pub clips: Vec<Clip>,
+    /// One setup per graph layer, masks resolved against the rig.
+    pub layers: Vec<LayerSetup>,
+}
+
+/// Why a graph could not be bound to a rig's clips.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BindError {
+    /// A leaf was left without a clip, or its clip's duration is not positive
+    /// ([`StateError::UnboundLeaf`], [`StateError::BadClipDuration`]).
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A layer's mask does not fit the rig.
+    #[error(transparent)]
+    Layer(#[from] LayerSetupError),
+    /// The leaf's chosen clip index is past the clip table.
+    #[error("leaf {path:?}: clip {clip} chosen, the table holds {num_clips}")]
+    UnknownClip {
+        /// The leaf's path (`"State"` or `"State.Child"`).
+        path: String,
+        /// The index chosen.
+        clip: usize,
+        /// Clips given.
+        num_clips: usize,
+    },
+    /// The additive reference pose does not hold one transform per joint.
+    #[error("the additive reference pose has {got} transforms; the rig has {joints} joints")]
+    ReferenceLength {
+        /// Transforms given.
+        got: usize,
+        /// The rig's joints.
+        joints: usize,
+    },
+}
+
+/// Binds `graph` to `rig` and its `clips`: `clip_for_leaf` gets each leaf's path (`"Idle"`,
+/// `"Move.Walk"`) and returns the index of the clip it plays, or `None` to refuse. Leaves of
+/// additive layers play their clip as a delta over `additive_reference` (one transform per
+/// joint: the pose the additive clips were authored over, often the first frame of an idle;
+/// `None` takes the rig's rest pose), appended to the table once per clip.
+///
+/// ```
+/// use std::sync::Arc;
+/// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+/// use throng::graph::CompiledGraph;
+/// use throng::setup::bind_archetype;
+///
+/// // Any rig and clips will do: glTF's `load_gltf` gives them. Leaves are matched to clips by
+/// // the last segment of their path, lower-cased ("Move.Walk" plays "walk").
+/// let DemoCharacter { rig, clips, .. } = DemoCharacter::humanoid();
+/// let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?);
+/// let bound = bind_archetype(graph, &rig, &clips, None, |path| {
+///     let name = path.rsplit('.').next()?.to_lowercase();
+///     clips.iter().position(|c| c.name() == name)
+/// })?;
+/// assert_eq!(bound.layers.len(), 3);
+/// assert_eq!(bound.clips.len(), clips.len() + 1); // the lean layer's clip, as a delta
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`BindError::ReferenceLength`], [`BindError::Layer`] for a mask that does not fit the rig,
+/// [`BindError::UnknownClip`], [`BindError::State`] for a leaf refused or a clip of zero
+/// duration.
+pub fn bind_archetype(
+    graph: Arc<CompiledGraph>,
+    rig: &Rig,
+    clips: &[Clip],
+    additive_reference: Option<&[Transform]>,
+    mut clip_for_leaf: impl FnMut(&str) -> Option<usize>,
+) -> Result<BoundArchetype, BindError> {
+    let reference = additive_reference.unwrap_or(rig.rest_pose());
+    if reference.len() != rig.num_joints() {
+        return Err(BindError::ReferenceLength { got: reference.len(), joints: rig.num_joints() });
+    }
+    let layers = layer_setups(&graph, rig)?;
+    let mut table = clips.to_vec();
+    // (clip given, its delta's index in the table), one per clip an additive leaf plays.
+    let mut additive: Vec<(usize, u32)> = Vec::new();
+    let mut unknown = None;
+    let archetype = Archetype::new(Arc::clone(&graph), |path| {
+        let clip = clip_for_leaf(path)?;
+        let Some(source) = clips.get(clip) else {
+            unknown.get_or_insert(BindError::UnknownClip { path: path.to_owned(), clip, num_clips: clips.len() });
+            return None;
+        };
+        let leaf_state = graph.leaves().iter().find(|l| l.path == path)?.state as usize;
+        let layer = graph.states().get(leaf_state)?.layer as usize;
+        let index = if layers.get(layer).is_some_and(|l| l.blend == LayerBlend::Additive) {
+            match additive.iter().find(|(c, _)| *c == clip) {
+                Some(&(_, delta)) => delta,
+                None => {
+                    // The table holds at most twice the clips given, far inside u32 for any
+                    // table that fits in memory.
+                    let delta = table.len() as u32;
+                    table.push(source.to_additive(reference));
+                    additive.push((clip, delta));
+                    delta
+                }
+            }
+        } else {
+            clip as u32
+        };
+        Some(ClipBinding { clip: index, duration_s: source.duration_s() })
+    });
+    match (archetype, unknown) {
+        (_, Some(e)) => Err(e),
+        (Ok(archetype), None) => Ok(BoundArchetype { archetype, clips: table, layers }),
+        (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// A graph layer whose mask does not fit the rig: which layer, and what is wrong with its mask.
+#[derive(Debug, thiserror::Error)]
+#[error("layer {layer} ({name}): {source}")]
+#[non_exhaustive]
+pub struct LayerSetupError {
+    /// The layer's index in the graph, base layer 0.
+    pub layer: usize,
+    /// The layer's name in the graph.
+    pub name: String,
+    /// The mask entry at fault and why.
+    pub source: MaskError,
+}
 
 /// The evaluator's layer setups for `graph` on `rig`, base layer first.
 ///
 /// # Errors
-/// [`MaskError`] naming the layer's mask entry (in the order subtree keys first, parents
-/// first, then plain names) when a mask names a joint the rig lacks or a weight outside [0, 1].
-pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>, (usize, MaskError)> {
+/// [`LayerSetupError`] naming the layer and its mask entry (in the order subtree keys first,
+/// parents first, then plain names) when a mask names a joint the rig lacks or a weight outside
+/// [0, 1].
+pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>, LayerSetupError> {
     graph
         .layers()
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let mask = if layer.mask.is_empty() { None } else { Some(mask_of(&layer.mask, rig).map_err(|e| (l, e))?) };
+            let mask = if layer.mask.is_empty() { None } else { Some(mask_of(&layer.mask, rig).map_err(|source| LayerSetupError { layer: l, name: layer.name.clone(), source })?) };
             Ok(LayerSetup {
                 blend: match layer.blend {
                     graph::LayerBlend::Override => LayerBlend::Override,

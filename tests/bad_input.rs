@@ -1,11 +1,14 @@
 //! The bad-input matrix: every malformed graph, trace script, glTF or BVH file and every misuse
 //! of the API gets its documented typed error, a message that says where, and no panic; refused
-//! evaluation jobs leave their output untouched, and extreme-but-valid inputs give finite output.
+//! evaluation jobs leave their output untouched, and extreme-but-valid inputs give finite output
+//! on both evaluators (the GPU's where an adapter exists).
 
 // One character's sample range in a slice is exactly what the evaluation jobs take.
 #![allow(clippy::single_range_in_vec_init)]
 
 mod support;
+#[path = "support/gpu.rs"]
+mod gpu_support;
 
 use std::fmt::{Debug, Display};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,6 +22,7 @@ use throng::demo::DemoCharacter;
 use throng::eval::frame::{EvalContext, FrameJob, FrameStats, LayerBlend, LayerSetup, LayerSpace};
 use throng::eval::layers::{Mask, MaskEntry, MaskError};
 use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};
 use throng::import::bvh::{parse_bvh, BvhError, BvhOptions};
 use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfError, GltfOptions};
@@ -1074,13 +1078,21 @@ fn extreme_but_valid_samples_give_finite_matrices() {
         }
         assert!(clip.duration_s() > 0.0);
     }
+    let gpu = gpu_support::gpu();
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let mut out = vec![0.0; ranges.len() * joints * layout.floats_per_joint()];
         EvalCrowdJob { rig: &demo.rig, clips: &demo.clips, samples: &samples, sample_ranges: &ranges, layout, output: &mut out }.run().unwrap();
-        if let Some(i) = out.iter().position(|v| !v.is_finite()) {
-            let per_character = joints * layout.floats_per_joint();
-            let character = i / per_character;
-            panic!("{layout:?}: character {character} joint {} is {} for samples {:?}", i % per_character / layout.floats_per_joint(), out[i], &samples[ranges[character].start as usize..ranges[character].end as usize]);
+        let mut outputs = vec![("CPU", out)];
+        if let Some(gpu) = &gpu {
+            let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, GpuCrowdOptions { layout, ..Default::default() }).unwrap();
+            outputs.push(("GPU", gpu_support::frame(gpu, &mut crowd, &samples, &ranges)));
+        }
+        for (evaluator, out) in outputs {
+            if let Some(i) = out.iter().position(|v| !v.is_finite()) {
+                let per_character = joints * layout.floats_per_joint();
+                let character = i / per_character;
+                panic!("{evaluator} {layout:?}: character {character} joint {} is {} for samples {:?}", i % per_character / layout.floats_per_joint(), out[i], &samples[ranges[character].start as usize..ranges[character].end as usize]);
+            }
         }
     }
 }
@@ -1115,6 +1127,8 @@ fn extreme_but_valid_frames_give_finite_matrices() {
         }
     }
     let characters = cases.len();
+    let gpu = gpu_support::gpu();
+    let mut gpu_crowd = gpu.as_ref().map(|gpu| GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &clips, &layers, GpuCrowdOptions::default()).unwrap());
     let mut context = EvalContext::new(characters, layers.len(), joints);
     let mut output = vec![0.0; characters * joints * 16];
     let mut sampled = vec![0; characters];
@@ -1163,9 +1177,15 @@ fn extreme_but_valid_frames_give_finite_matrices() {
         }
         .run()
         .unwrap();
-        if let Some(i) = output.iter().position(|v| !v.is_finite()) {
-            let c = i / (joints * 16);
-            panic!("frame {frame} (dt {dt_s}): character {c} {:?} joint {} is {}", cases[c], i / 16 % joints, output[i]);
+        let mut outputs = vec![("CPU", output.clone())];
+        if let (Some(gpu), Some(crowd)) = (&gpu, &mut gpu_crowd) {
+            outputs.push(("GPU", gpu_support::layered_frame(gpu, crowd, &samples, &programs, dt_s)));
+        }
+        for (evaluator, output) in outputs {
+            if let Some(i) = output.iter().position(|v| !v.is_finite()) {
+                let c = i / (joints * 16);
+                panic!("{evaluator}, frame {frame} (dt {dt_s}): character {c} {:?} joint {} is {}", cases[c], i / 16 % joints, output[i]);
+            }
         }
         for (c, r) in root.iter().enumerate() {
             assert!(r.translation.is_finite() && r.yaw.is_finite(), "frame {frame}: character {c} {:?} root motion {r:?}", cases[c]);

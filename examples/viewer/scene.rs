@@ -77,7 +77,7 @@ impl Model {
         )
         .map_err(|e| format!("the viewer's one-state graph: {e}"))?;
         let graph = Arc::new(graph);
-        let layers = layer_setups(&graph, &asset.rig).map_err(|(layer, e)| format!("layer {layer}: {e}"))?;
+        let layers = layer_setups(&graph, &asset.rig).map_err(|e| e.to_string())?;
         let archetype = Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s: clip.duration_s() })])
             .map_err(|e| format!("binding {}: {e}", path.display()))?;
         let height_m = mesh_height(&mesh, &asset.rig);

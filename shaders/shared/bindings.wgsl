@@ -6,6 +6,8 @@
 @group(0) @binding(1) var<storage, read> clip_headers: array<ClipHeader>;
 // Every clip's frames, frame-major (`first_transform + frame * num_joints + joint`).
 @group(0) @binding(2) var<storage, read> clip_frames: array<Transform>;
+// Every joint's ancestors, root first (`RigJoint::path_start`, `RigJoint::depth`).
+@group(0) @binding(3) var<storage, read> rig_paths: array<u32>;
 
 // Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
 @group(1) @binding(0) var<uniform> params: ChunkParams;
@@ -29,6 +31,6 @@
 // as f32 bits; uploaded once.
 @group(3) @binding(1) var<storage, read> layer_table: array<u32>;
 // The chunk's window of the per-character memory: per character, per layer, a `LayerState`
-// (two vec4) then a `JointState` (eight vec4) per joint, all as bits. Starts at
-// `params.state_base`.
+// (two vec4) then eight vec4 per joint laid out as `transition.wgsl` says, all as bits.
+// Starts at `params.state_base`.
 @group(3) @binding(2) var<storage, read_write> layer_memory: array<vec4<u32>>;

@@ -133,3 +133,8 @@ fn rotation_vector_to_quat(v: vec3<f32>) -> vec4<f32> {
     let half = angle * 0.5;
     return vec4<f32>(v / angle * sin(half), cos(half));
 }
+
+// Neither infinite nor NaN (WGSL has no such builtin; a NaN fails every comparison).
+fn is_finite(x: f32) -> bool {
+    return abs(x) <= 3.40282347e38;
+}

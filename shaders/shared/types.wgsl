@@ -6,8 +6,19 @@
 // threads stride over the joints.
 const WORKGROUP_SIZE: u32 = 64u;
 
-// The most joints a rig may have (`throng::MAX_JOINTS`): the size of workgroup pose arrays.
+// The most joints a rig may have (`throng::MAX_JOINTS`).
 const MAX_JOINTS: u32 = 256u;
+
+// The most joints one thread evaluates: ceil(joints / WORKGROUP_SIZE) for the crowd's rig.
+// `throng::gpu::pipelines::shader_source` rewrites this line for each rig, so that a thread's
+// joints fit the private arrays exactly and stay in registers (4, for 256 joints, would put
+// them in local memory on most GPUs even for a 64-joint rig), and the workgroup's pose array
+// holds the rig's joints rather than MAX_JOINTS: 3 KiB for a 64-joint rig instead of 12, so
+// four times as many workgroups fit an SM's shared memory.
+const JOINTS_PER_THREAD: u32 = 4u;
+
+// Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
+const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
 // `ChunkParams::output_layout` values (`throng::eval::OutputLayout`).
 const LAYOUT_MAT4: u32 = 0u;
@@ -30,9 +41,10 @@ struct RigJoint {
     rest: Transform,
     // Parent joint index, or NO_PARENT for a root.
     parent: u32,
-    // Number of ancestors: roots are 0. Joints of one depth are composed in parallel.
+    // Number of ancestors: roots are 0.
     depth: u32,
-    pad0: u32,
+    // Index in `rig_paths` of the joint's ancestors, root first, `depth` of them.
+    path_start: u32,
     pad1: u32,
 }
 
@@ -69,8 +81,7 @@ struct ChunkParams {
     first_character: u32,
     num_characters: u32,
     num_joints: u32,
-    // Deepest joint's depth: the number of sequential local-to-model steps.
-    max_depth: u32,
+    pad1: u32,
     // LAYOUT_MAT4 or LAYOUT_AFFINE3X4.
     output_layout: u32,
     // Where the chunk's first character starts in each bound window, in vec4 units. Windows
@@ -159,23 +170,3 @@ struct LayerState {
 const STATE_SHOWN_MASK: u32 = 3u;
 const STATE_SLOT_SHIFT: u32 = 2u;
 const STATE_DECAY_SHIFT: u32 = 4u;
-
-// What one joint of one layer remembers, eight vec4 after its layer's `LayerState`, floats as
-// bits. The last two displayed poses alternate between two slots (a frame writes one slot and
-// reads nothing); `memo` holds the frozen snapshot (translation + scale.x, rotation,
-// scale.yz) or the inertialization offsets (translation, translation velocity, rotation
-// vector, rotation velocity, packed three vec3 into twelve floats), never both at once: a
-// switch starts one and ends the other.
-struct JointState {
-    slot0_translation: vec3<f32>,
-    slot0_scale_x: f32,
-    slot0_rotation: vec4<f32>,
-    slot1_translation: vec3<f32>,
-    slot1_scale_x: f32,
-    slot1_rotation: vec4<f32>,
-    // (slot0 scale.y, slot0 scale.z, slot1 scale.y, slot1 scale.z).
-    scales_yz: vec4<f32>,
-    memo0: vec4<f32>,
-    memo1: vec4<f32>,
-    memo2: vec4<f32>,
-}

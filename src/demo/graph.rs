@@ -3,12 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::clip::Clip;
-use crate::eval::frame::{LayerBlend, LayerSetup};
-use crate::eval::layers::MaskError;
 use crate::graph::CompiledGraph;
-use crate::setup::layer_setups;
-use crate::state::{Archetype, ClipBinding, StateError};
+use crate::setup::{bind_archetype, BindError, BoundArchetype};
 
 use super::{DemoCharacter, IDLE};
 
@@ -25,40 +21,19 @@ use super::{DemoCharacter, IDLE};
 pub const LOCOMOTION_GRAPH: &str = include_str!("locomotion.json");
 
 /// A graph bound to the demo character: the state step's archetype, the clip table its samples
-/// index, and the evaluator's layer setups.
-#[derive(Clone, Debug)]
-pub struct DemoArchetype {
-    /// Graph plus a clip per leaf, for [`crate::state::Crowd::add_archetype`].
-    pub archetype: Archetype,
-    /// The clip table: the demo's clips, then each additive layer's clips as deltas over the
-    /// first frame of `idle`.
-    pub clips: Vec<Clip>,
-    /// One setup per graph layer, masks resolved against the demo rig.
-    pub layers: Vec<LayerSetup>,
-}
+/// index, and the evaluator's layer setups ([`crate::setup::bind_archetype`]'s result).
+pub type DemoArchetype = BoundArchetype;
 
-/// Why a graph could not be bound to the demo character.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DemoBindError {
-    /// A leaf names no demo clip (its last path segment, lower-cased, must be one of
-    /// [`super::CLIP_NAMES`]), or another archetype problem.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// A layer's mask does not fit the demo rig.
-    #[error("layer {layer}: {source}")]
-    Mask {
-        /// The layer index.
-        layer: usize,
-        /// What is wrong.
-        source: MaskError,
-    },
-}
+/// Why a graph could not be bound to the demo character: a leaf naming no demo clip (its last
+/// path segment, lower-cased, must be one of [`super::CLIP_NAMES`]) is
+/// [`StateError::UnboundLeaf`](crate::state::StateError::UnboundLeaf) inside
+/// [`BindError::State`]; a mask naming a joint the demo rig lacks is [`BindError::Layer`].
+pub type DemoBindError = BindError;
 
 impl DemoCharacter {
-    /// Binds `graph` to this character: each leaf plays the demo clip named by its last path
-    /// segment, lower-cased (`"Move.Walk"` plays `walk`); leaves of additive layers play that
-    /// clip as a delta over the first frame of `idle`.
+    /// Binds `graph` to this character with [`crate::setup::bind_archetype`]: each leaf plays
+    /// the demo clip named by its last path segment, lower-cased (`"Move.Walk"` plays `walk`);
+    /// leaves of additive layers play that clip as a delta over the first frame of `idle`.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -70,30 +45,10 @@ impl DemoCharacter {
     /// assert_eq!(bound.layers.len(), 3);
     /// ```
     pub fn bind(&self, graph: Arc<CompiledGraph>) -> Result<DemoArchetype, DemoBindError> {
-        let layers = layer_setups(&graph, &self.rig).map_err(|(layer, source)| DemoBindError::Mask { layer, source })?;
-        let mut clips = self.clips.clone();
-        let reference = self.clip(IDLE).map(|idle| idle.frame(0).to_vec()).unwrap_or_else(|| self.rig.rest_pose().to_vec());
-        let mut additive: Vec<(usize, u32)> = Vec::new();
-        let archetype = Archetype::new(graph.clone(), |path| {
+        let reference = self.clip(IDLE).map(|idle| idle.frame(0));
+        bind_archetype(graph, &self.rig, &self.clips, reference, |path| {
             let name = path.rsplit('.').next().unwrap_or(path).to_lowercase();
-            let clip = self.clip_index(&name)?;
-            let leaf_state = graph.leaves().iter().find(|l| l.path == path)?.state as usize;
-            let layer = graph.states().get(leaf_state)?.layer as usize;
-            let index = if layers.get(layer).is_some_and(|l| l.blend == LayerBlend::Additive) {
-                match additive.iter().find(|(c, _)| *c == clip) {
-                    Some(&(_, delta)) => delta,
-                    None => {
-                        let delta = clips.len() as u32;
-                        clips.push(self.clips[clip].to_additive(&reference));
-                        additive.push((clip, delta));
-                        delta
-                    }
-                }
-            } else {
-                clip as u32
-            };
-            Some(ClipBinding { clip: index, duration_s: self.clips[clip].duration_s() })
-        })?;
-        Ok(DemoArchetype { archetype, clips, layers })
+            self.clip_index(&name)
+        })
     }
 }

@@ -17,7 +17,7 @@ use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::JointOffset;
-use super::root_motion::{clip_root_delta, remove_root_motion, RootDelta};
+use super::root_motion::{blend_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
@@ -367,7 +367,8 @@ impl Shared<'_> {
             }
             sampled += program.num_target + program.num_source;
             if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
-                root = self.root_motion(samples_of(shown_range));
+                // The shown samples' travel by normalised weight (both sides in a crossfade).
+                root = blend_root_delta(self.clips, samples_of(shown_range));
                 remove_root_motion(&mut scratch.layer, 0);
                 remove_root_motion(&mut scratch.second, 0);
             }
@@ -395,18 +396,5 @@ impl Shared<'_> {
         local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
         skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
         (sampled, root)
-    }
-
-    /// The root's travel this frame: the shown samples by normalised weight (during a crossfade
-    /// both sides, by their shares).
-    fn root_motion(&self, samples: &[ClipSample]) -> RootDelta {
-        let total: f32 = samples.iter().map(|s| s.weight).sum();
-        if !(total > 0.0) {
-            return RootDelta::default();
-        }
-        samples.iter().fold(RootDelta::default(), |acc, s| {
-            let delta = clip_root_delta(&self.clips[s.clip as usize], 0, s.time_s - s.advance_s, s.time_s);
-            acc + delta.scaled(s.weight / total)
-        })
     }
 }

@@ -171,8 +171,8 @@ pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
 
 /// One joint's offset captured at a switch.
 ///
-/// The GPU keeps it packed into the twelve floats of `JointState::memo0..memo2` in
-/// `shaders/shared/types.wgsl` (`load_offset` / `store_offset` in `shaders/transition.wgsl`).
+/// The GPU keeps it packed into the twelve floats of the joint's memo in the characters'
+/// memory (`load_offset` / `store_offset` in `shaders/transition.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct JointOffset {

@@ -4,10 +4,16 @@
 //! A looping clip's root keeps going across the wrap: from `t0` to `t1` over `k` wraps the
 //! travel is `(end − root(t0)) + (k − 1)·(end − start) + (root(t1) − start)`, where `start` and
 //! `end` are the root at the clip's first and last frame.
+//!
+//! [`crate::eval::frame::FrameJob`] reports root motion as it evaluates; an engine evaluating
+//! on the GPU, which reports none, calls [`crowd_root_motion`] on the same pose programs.
 
 use glam::{Quat, Vec3};
+use rayon::prelude::*;
 
+use super::EvalError;
 use crate::clip::Clip;
+use crate::program::{validate_layer_programs, ClipSample, LayerProgram, SwitchMode};
 use crate::rig::Transform;
 
 /// Root travel over one step: horizontal translation (metres, in the clip's model space, y = 0)
@@ -83,6 +89,88 @@ pub fn clip_root_delta(clip: &Clip, root: usize, t0_s: f32, t1_s: f32) -> RootDe
         yaw: wrap_angle(ye - y0) + yaw_per_loop * (wraps - 1.0) + wrap_angle(y1 - ys),
     }
 }
+
+/// The root's travel over a blend of samples: each sample's clip from last frame's time
+/// (`time_s - advance_s`) to this one's, by normalised weight; zero when the weights do not sum
+/// to a positive number. Samples naming no clip of `clips` add nothing (the callers validate).
+pub(crate) fn blend_root_delta(clips: &[Clip], samples: &[ClipSample]) -> RootDelta {
+    let total: f32 = samples.iter().map(|s| s.weight).sum();
+    if !(total > 0.0) {
+        return RootDelta::default();
+    }
+    samples.iter().fold(RootDelta::default(), |acc, s| match clips.get(s.clip as usize) {
+        Some(clip) => acc + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(s.weight / total),
+        None => acc,
+    })
+}
+
+/// Root motion for a whole crowd from the state step's pose programs alone, exactly as
+/// [`crate::eval::frame::FrameJob`] reports it, for callers that evaluate poses on the GPU
+/// (which removes root motion from the pose but reports none). Character `i`'s base layer is
+/// `programs[i * num_layers]`; the root is joint 0. `out[i]` gets the travel of the samples
+/// the base layer shows (both sides during a crossfade) when its program has
+/// [`LayerProgram::ROOT_MOTION`], zero otherwise. Translation is in the character's model
+/// space: rotate it by the character's heading before adding it to its position.
+///
+/// ```
+/// use std::sync::Arc;
+/// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+/// use throng::eval::root_motion::{crowd_root_motion, RootDelta};
+/// use throng::graph::CompiledGraph;
+/// use throng::state::Crowd;
+///
+/// let demo = DemoCharacter::humanoid();
+/// let bound = demo.bind(Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?))?;
+/// let mut crowd = Crowd::new();
+/// let kind = crowd.add_archetype(bound.archetype.clone());
+/// let walker = crowd.spawn(kind)?;
+/// let speed = crowd.param(kind, "speed")?;
+/// crowd.set_float(speed, &[walker], &[1.5])?;
+/// let mut travel = [RootDelta::default()];
+/// let mut forward_m = 0.0;
+/// for _ in 0..120 {
+///     crowd.update(1.0 / 60.0)?;
+///     crowd_root_motion(&bound.clips, crowd.samples(kind)?, crowd.programs(kind)?, bound.layers.len(), &mut travel)?;
+///     forward_m += travel[0].translation.z;
+/// }
+/// // Two seconds, mostly at walking pace (1.5 m/s) after a quarter-second blend from idle.
+/// assert!((2.0..3.0).contains(&forward_m), "{forward_m}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`EvalError::RootMotionCount`] when `out` does not hold one entry per character
+/// (`programs.len() / num_layers`), and the programs' checks shared with both evaluators
+/// ([`crate::program::validate_layer_programs`]) as [`EvalError::Program`]; nothing is written
+/// then.
+pub fn crowd_root_motion(
+    clips: &[Clip],
+    samples: &[ClipSample],
+    programs: &[LayerProgram],
+    num_layers: usize,
+    out: &mut [RootDelta],
+) -> Result<(), EvalError> {
+    validate_layer_programs(programs, num_layers, samples, clips.len())?;
+    let characters = programs.len() / num_layers;
+    if out.len() != characters {
+        return Err(EvalError::RootMotionCount { got: out.len(), characters });
+    }
+    out.par_iter_mut().zip(programs.par_chunks(num_layers)).with_min_len(ROOT_MOTION_CHUNK).for_each(|(delta, layers)| {
+        *delta = match layers.first() {
+            Some(base) if base.flags & LayerProgram::ROOT_MOTION != 0 => {
+                let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+                let shown = if crossfade { base.sample_range() } else { base.target_range() };
+                samples.get(shown.start as usize..shown.end as usize).map_or_else(RootDelta::default, |s| blend_root_delta(clips, s))
+            }
+            _ => RootDelta::default(),
+        };
+    });
+    Ok(())
+}
+
+/// Characters per rayon task in [`crowd_root_motion`]: a character costs a few clip lookups,
+/// so small tasks would cost more to schedule than to run.
+const ROOT_MOTION_CHUNK: usize = 1024;
 
 fn wrap_angle(a: f32) -> f32 {
     (a + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI

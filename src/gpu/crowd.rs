@@ -6,9 +6,9 @@ use glam::Mat4;
 
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
-    GpuChunkParams, GpuClipHeader, GpuJointState, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
-    STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
+    JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use super::GpuError;
 use crate::clip::Clip;
@@ -28,8 +28,6 @@ const MODEL_BYTES: u64 = 64;
 const PARAMS_BYTES: u64 = size_of::<GpuChunkParams>() as u64;
 /// Bytes of one layer's [`GpuLayerState`] in the characters' memory.
 const LAYER_STATE_BYTES: u64 = size_of::<GpuLayerState>() as u64;
-/// Bytes of one joint's [`GpuJointState`] in the characters' memory.
-const JOINT_STATE_BYTES: u64 = size_of::<GpuJointState>() as u64;
 /// Bytes of one [`LayerProgram`].
 const PROGRAM_BYTES: u64 = size_of::<LayerProgram>() as u64;
 /// Smallest size given to a buffer that may hold nothing (an empty crowd or clip table), so
@@ -50,6 +48,11 @@ pub struct GpuCrowdOptions {
     /// ([`GpuCrowd::encode_stage`]): 112 bytes per joint per character more. Off for
     /// production, where the fused frame keeps poses in workgroup memory.
     pub stage_buffers: bool,
+    /// The largest buffer of the characters' memory (layered crowds), bytes; `None` takes the
+    /// device's `max_buffer_size`. Larger crowds spread their memory over several buffers, whole
+    /// chunks to each (at least one chunk per buffer, whatever this says). A smaller value is
+    /// for tests, and for engines that prefer smaller allocations.
+    pub max_memory_buffer_bytes: Option<u64>,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -89,7 +92,7 @@ struct FrameResources {
     /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
     stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
     /// The layered frame's programs and the characters' memory, for a crowd with layers.
-    layered: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    layered: Option<(wgpu::Buffer, LayerMemory)>,
     /// Every chunk's parameters, at `params_stride` in `params`, rewritten when `dt_s` changes.
     params: wgpu::Buffer,
     params_stride: u64,
@@ -106,6 +109,27 @@ struct Chunk {
     stages: Option<wgpu::BindGroup>,
     /// Group 3, for a crowd with layers.
     layered: Option<wgpu::BindGroup>,
+}
+
+/// The characters' memory of a layered crowd: consecutive runs of characters in buffers of at
+/// most `max_buffer_size` bytes (a million 64-joint characters with three layers need 24.7 GB;
+/// NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so that a
+/// chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
+/// character` in buffer `i / per_buffer`.
+#[derive(Clone)]
+struct LayerMemory {
+    buffers: Vec<wgpu::Buffer>,
+    characters_per_buffer: u64,
+    bytes_per_character: u64,
+}
+
+impl LayerMemory {
+    /// The buffer holding `character` and the character's byte offset in it.
+    fn locate(&self, character: usize) -> Option<(&wgpu::Buffer, u64)> {
+        let character = character as u64;
+        let buffer = self.buffers.get((character / self.characters_per_buffer) as usize)?;
+        Some((buffer, character % self.characters_per_buffer * self.bytes_per_character))
+    }
 }
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
@@ -153,7 +177,6 @@ pub struct GpuCrowd {
     queue: wgpu::Queue,
     options: GpuCrowdOptions,
     num_joints: usize,
-    max_depth: u32,
     num_clips: usize,
     pipelines: Pipelines,
     archetype: wgpu::BindGroup,
@@ -224,7 +247,7 @@ impl std::fmt::Debug for GpuCrowd {
 fn check_limits(limits: &wgpu::Limits) -> Result<(), GpuError> {
     let needs: [(&'static str, u64, u64); 5] = [
         ("max_bind_groups", 3, limits.max_bind_groups.into()),
-        ("max_storage_buffers_per_shader_stage", 8, limits.max_storage_buffers_per_shader_stage.into()),
+        ("max_storage_buffers_per_shader_stage", 9, limits.max_storage_buffers_per_shader_stage.into()),
         ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
         // The fused frame's pose: one 48-byte affine matrix per joint.
@@ -308,7 +331,7 @@ impl GpuCrowd {
             });
         }
         validate_clips(rig.num_joints(), clips)?;
-        let (joints, max_depth) = GpuRigJoint::from_rig(rig);
+        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
         let mut frames: Vec<GpuTransform> = Vec::new();
         let frame_bytes: u64 = clips.iter().map(|c| c.poses().len() as u64 * LOCAL_BYTES).sum();
@@ -345,7 +368,8 @@ impl GpuCrowd {
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
-        let pipelines = Pipelines::new(device, layers.is_some());
+        let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
+        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some());
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -353,6 +377,7 @@ impl GpuCrowd {
                 wgpu::BindGroupEntry { binding: 0, resource: rig_joints.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 2, resource: clip_frames.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: rig_paths.as_entire_binding() },
             ],
         });
         let layers = layers.map(|layers| Layers {
@@ -364,7 +389,6 @@ impl GpuCrowd {
             queue: queue.clone(),
             options,
             num_joints: rig.num_joints(),
-            max_depth,
             num_clips: clips.len(),
             pipelines,
             archetype,
@@ -394,6 +418,14 @@ impl GpuCrowd {
         self.frame.as_ref().map_or(0, |f| f.chunks.len())
     }
 
+    /// Buffers holding the characters' memory: 1 unless a layered crowd's memory outgrows one
+    /// buffer ([`GpuCrowdOptions::max_memory_buffer_bytes`]); 0 before the first frame and
+    /// without layers.
+    #[must_use]
+    pub fn num_memory_buffers(&self) -> usize {
+        self.frame.as_ref().and_then(|f| f.layered.as_ref()).map_or(0, |(_, m)| m.buffers.len())
+    }
+
     /// The output layout.
     #[must_use]
     pub fn layout(&self) -> OutputLayout {
@@ -407,7 +439,7 @@ impl GpuCrowd {
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// a 32-byte [`GpuLayerState`] and a 128-byte [`GpuJointState`] per joint. 16,448 bytes for
+    /// a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint. 16,448 bytes for
     /// a 64-joint, 2-layer archetype.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
@@ -428,6 +460,18 @@ impl GpuCrowd {
     #[must_use]
     pub fn output(&self) -> Option<&wgpu::Buffer> {
         self.frame.as_ref().map(|f| &f.output)
+    }
+
+    /// The draws a renderer binding [`output`](Self::output) in a vertex shader makes: runs of
+    /// characters whose matrices fit one storage binding of this device, at offsets it can bind
+    /// ([`super::skin_windows`] for the current character count). One window while the crowd
+    /// fits one binding (about 32k characters of a 64-joint `Mat4` rig at 128 MiB). Changes only
+    /// when the character count does, as the output buffer.
+    ///
+    /// # Errors
+    /// [`GpuError::CrowdTooLarge`] when the device cannot bind even one aligned run.
+    pub fn skin_windows(&self) -> Result<Vec<super::SkinWindow>, GpuError> {
+        super::skin_windows(self.num_characters(), self.output_bytes_per_character(), &self.device.limits())
     }
 
     /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
@@ -517,13 +561,12 @@ impl GpuCrowd {
     /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
-        let Some((_, memory)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()) else {
+        let Some((buffer, at)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).and_then(|(_, m)| m.locate(character)) else {
             return;
         };
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         for l in 0..self.num_layers() as u64 {
-            let offset = (character as u64 * self.num_layers() as u64 + l) * per_layer;
-            self.queue.write_buffer(memory, offset, bytemuck::bytes_of(&GpuLayerState::default()));
+            self.queue.write_buffer(buffer, at + l * per_layer, bytemuck::bytes_of(&GpuLayerState::default()));
         }
     }
 
@@ -549,6 +592,9 @@ impl GpuCrowd {
             return;
         };
         let bytes = self.memory_bytes_per_character();
+        let (Some((last_buffer, last_at)), Some((buffer, at))) = (memory.locate(last), memory.locate(character)) else {
+            return;
+        };
         if bytes == 0 {
             return;
         }
@@ -560,14 +606,14 @@ impl GpuCrowd {
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            encoder.copy_buffer_to_buffer(memory, last as u64 * bytes, &scratch, 0, bytes);
-            encoder.copy_buffer_to_buffer(&scratch, 0, memory, character as u64 * bytes, bytes);
+            encoder.copy_buffer_to_buffer(last_buffer, last_at, &scratch, 0, bytes);
+            encoder.copy_buffer_to_buffer(&scratch, 0, buffer, at, bytes);
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         for l in 0..self.num_layers() as u64 {
-            encoder.clear_buffer(memory, last as u64 * bytes + l * per_layer, Some(LAYER_STATE_BYTES));
+            encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
         }
         self.queue.submit([encoder.finish()]);
     }
@@ -605,13 +651,18 @@ impl GpuCrowd {
             return Err(too_large("model matrices", model_bytes, limits.max_buffer_size, "max_buffer_size"));
         }
         let layers = self.num_layers() as u64;
-        let (programs_bytes, memory_bytes) = (n * layers * PROGRAM_BYTES, n * self.memory_bytes_per_character());
+        let programs_bytes = n * layers * PROGRAM_BYTES;
         if programs_bytes > binding_limit {
             return Err(too_large("layer programs", programs_bytes, binding_limit, "max_storage_buffer_binding_size"));
         }
-        if memory_bytes > limits.max_buffer_size {
-            return Err(too_large("layer memory", memory_bytes, limits.max_buffer_size, "max_buffer_size"));
-        }
+        let chunk_characters = u64::from(self.chunk_characters(&limits));
+        let memory_per_character = self.memory_bytes_per_character();
+        // Whole chunks per memory buffer; a chunk's window fits a binding, so at least one.
+        let max_buffer_bytes = self.options.max_memory_buffer_bytes.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
+        let characters_per_buffer = match max_buffer_bytes.checked_div(memory_per_character) {
+            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
+            None => n.max(1),
+        };
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -644,22 +695,30 @@ impl GpuCrowd {
             None => self.layers.as_ref().map(|_| {
                 let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
                 // Zeroed by wgpu: every character starts having shown nothing.
-                let memory = buffer("throng.layer_memory", memory_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST);
-                // The characters that remain keep their memory (character `i` at
-                // `i × bytes per character` in both buffers).
+                let buffers = (0..n.div_ceil(characters_per_buffer).max(1))
+                    .map(|b| {
+                        let characters = characters_per_buffer.min(n.saturating_sub(b * characters_per_buffer));
+                        buffer("throng.layer_memory", characters * memory_per_character, U::STORAGE | U::COPY_SRC | U::COPY_DST)
+                    })
+                    .collect();
+                let memory = LayerMemory { buffers, characters_per_buffer, bytes_per_character: memory_per_character };
+                // The characters that remain keep their memory: the runs per buffer depend only on
+                // the device and the archetype, so buffer `b` of the old memory holds the same
+                // characters as buffer `b` of the new.
                 if let Some((_, old)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) {
-                    let keep = old.size().min(memory_bytes) / 4 * 4;
-                    if keep > 0 {
-                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
-                        encoder.copy_buffer_to_buffer(old, 0, &memory, 0, keep);
-                        self.queue.submit([encoder.finish()]);
+                    let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
+                    for (from, to) in old.buffers.iter().zip(&memory.buffers) {
+                        let keep = from.size().min(to.size()) / 4 * 4;
+                        if keep > 0 {
+                            encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
+                        }
                     }
+                    self.queue.submit([encoder.finish()]);
                 }
                 (programs, memory)
             }),
         };
 
-        let chunk_characters = u64::from(self.chunk_characters(&limits));
         let num_chunks = n.div_ceil(chunk_characters);
         let params_stride = PARAMS_BYTES.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
         let params = buffer("throng.chunk_params", num_chunks * params_stride, U::UNIFORM | U::COPY_DST);
@@ -678,15 +737,15 @@ impl GpuCrowd {
             let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
-            let memory_per_character = self.memory_bytes_per_character();
-            let memory = Window::new(first * memory_per_character, count * memory_per_character, align);
+            let in_buffer = first % characters_per_buffer;
+            let memory = Window::new(in_buffer * memory_per_character, count * memory_per_character, align);
             // Chunk sizes are at most 65,535 and crowds are refused before u32 overflows in
             // the shader's indices (bindings hold under 4 GiB).
             let p = GpuChunkParams {
                 first_character: first as u32,
                 num_characters: count as u32,
                 num_joints: self.num_joints as u32,
-                max_depth: self.max_depth,
+                pad1: 0,
                 output_layout,
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
@@ -726,7 +785,8 @@ impl GpuCrowd {
                     ],
                 })
             });
-            let layered_group = self.layers.as_ref().zip(layered.as_ref()).map(|(layers, (programs, memory_buffer))| {
+            let memory_buffer = layered.as_ref().and_then(|(_, m)| m.buffers.get((first / characters_per_buffer) as usize));
+            let layered_group = self.layers.as_ref().zip(layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer)).map(|(layers, (programs, memory_buffer))| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.layered"),
                     layout: &self.pipelines.layouts.layered,
@@ -929,14 +989,20 @@ impl GpuCrowd {
         let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
             return Ok(Vec::new());
         };
-        let bytes = self.read_blocking(memory, self.num_characters() as u64 * self.memory_bytes_per_character(), "layer memory")?;
+        let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
+        for (b, buffer) in memory.buffers.iter().enumerate() {
+            let characters = memory.characters_per_buffer.min((self.num_characters() as u64).saturating_sub(b as u64 * memory.characters_per_buffer));
+            bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
+        }
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
+        let layout = JointStateLayout { num_joints: self.num_joints };
         let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
         for block in bytes.chunks_exact(per_layer) {
             let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
             let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
             let slot = (state.flags >> STATE_SLOT_SHIFT) & 1;
-            poses.extend(joints.chunks_exact(JOINT_STATE_BYTES as usize).map(|j| bytemuck::pod_read_unaligned::<GpuJointState>(j).slot(slot)));
+            let joints: Vec<f32> = bytemuck::pod_collect_to_vec(joints);
+            poses.extend((0..self.num_joints).map(|j| layout.slot(&joints, slot, j)));
         }
         Ok(poses)
     }
@@ -954,15 +1020,19 @@ impl GpuCrowd {
             return if self.layers.is_some() { Ok(()) } else { Err(GpuError::NoLayers) };
         };
         let shown_once = GpuLayerState { flags: 1 & STATE_SHOWN_MASK, ..GpuLayerState::default() };
+        let layout = JointStateLayout { num_joints: self.num_joints };
         let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
         for layer in poses.chunks_exact(self.num_joints.max(1)) {
             bytes.extend_from_slice(bytemuck::bytes_of(&shown_once));
-            for pose in layer {
-                bytes.extend_from_slice(bytemuck::bytes_of(&GpuJointState::with_slot0(pose)));
+            let mut joints = vec![0.0f32; layout.floats()];
+            for (j, pose) in layer.iter().enumerate() {
+                layout.set_slot(&mut joints, 0, j, pose);
             }
+            bytes.extend_from_slice(bytemuck::cast_slice(&joints));
         }
-        if !bytes.is_empty() {
-            self.queue.write_buffer(memory, 0, &bytes);
+        let per_buffer = (memory.characters_per_buffer * memory.bytes_per_character) as usize;
+        for (buffer, bytes) in memory.buffers.iter().zip(bytes.chunks(per_buffer.max(1))) {
+            self.queue.write_buffer(buffer, 0, bytes);
         }
         Ok(())
     }

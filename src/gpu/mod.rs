@@ -24,10 +24,12 @@ mod context;
 mod crowd;
 mod pipelines;
 pub mod types;
+mod windows;
 
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
 pub use pipelines::{shader_source, ShaderModuleKind};
+pub use windows::{skin_windows, SkinWindow};
 
 use crate::program::ProgramError;
 

@@ -3,6 +3,9 @@
 
 use std::borrow::Cow;
 
+use crate::MAX_JOINTS;
+use crate::gpu::types::WORKGROUP_SIZE;
+
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
 const SHARED: [&str; 3] = [
@@ -69,23 +72,35 @@ impl ShaderModuleKind {
     }
 }
 
-/// The WGSL source of `kind`. WGSL has no `#include`, so each module is the shared files
-/// followed by its stage files, concatenated in dependency order; declaration order does not
-/// matter to WGSL, but this order keeps naga's error line numbers readable (shared first).
+/// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
+const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
+
+/// Joints each thread of a workgroup evaluates for a rig of `num_joints` (1 to 4).
 #[must_use]
-pub fn shader_source(kind: ShaderModuleKind) -> String {
+pub fn joints_per_thread(num_joints: usize) -> u32 {
+    num_joints.div_ceil(WORKGROUP_SIZE as usize).clamp(1, MAX_JOINTS.div_ceil(WORKGROUP_SIZE as usize)) as u32
+}
+
+/// The WGSL source of `kind` for a rig of `num_joints`. WGSL has no `#include`, so each module
+/// is the shared files followed by its stage files, concatenated in dependency order;
+/// declaration order does not matter to WGSL, but this order keeps naga's error line numbers
+/// readable (shared first). `JOINTS_PER_THREAD` becomes [`joints_per_thread`]`(num_joints)`:
+/// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
+/// would spill to local memory on most GPUs.
+#[must_use]
+pub fn shader_source(kind: ShaderModuleKind, num_joints: usize) -> String {
     let parts = SHARED.iter().chain(kind.stage_sources());
     let mut source = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
     for part in parts {
         source.push_str(part);
         source.push('\n');
     }
-    source
+    source.replacen(JOINTS_PER_THREAD_LINE, &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)), 1)
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
 pub(crate) struct Layouts {
-    /// Group 0: rig joints, clip headers, clip frames.
+    /// Group 0: rig joints, clip headers, clip frames, ancestor paths.
     pub archetype: wgpu::BindGroupLayout,
     /// Group 1: chunk parameters, samples, ranges, output window.
     pub chunk: wgpu::BindGroupLayout,
@@ -112,7 +127,7 @@ impl Layouts {
     fn new(device: &wgpu::Device) -> Self {
         let archetype = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.archetype"),
-            entries: &[storage(0, true), storage(1, true), storage(2, true)],
+            entries: &[storage(0, true), storage(1, true), storage(2, true), storage(3, true)],
         });
         let chunk = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.chunk"),
@@ -157,8 +172,8 @@ pub(crate) struct Pipelines {
 }
 
 /// Storage buffers one shader stage binds in the layered stage path (`layers_main`): the
-/// archetype's 3, the chunk's 3, the stage buffers' 2 and the layered group's 3.
-pub(crate) const LAYERED_STORAGE_BUFFERS: u32 = 11;
+/// archetype's 4, the chunk's 3, the stage buffers' 2 and the layered group's 3.
+pub(crate) const LAYERED_STORAGE_BUFFERS: u32 = 12;
 
 /// The layered frame ([`ShaderModuleKind::FrameLayers`]) and its two stages alone.
 pub(crate) struct LayeredPipelines {
@@ -168,9 +183,9 @@ pub(crate) struct LayeredPipelines {
 }
 
 impl Pipelines {
-    /// The pipelines; the layered frame's too when `layered` (the caller has checked
-    /// [`LAYERED_STORAGE_BUFFERS`] against the device).
-    pub fn new(device: &wgpu::Device, layered: bool) -> Self {
+    /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered` (the
+    /// caller has checked [`LAYERED_STORAGE_BUFFERS`] against the device).
+    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
@@ -185,14 +200,17 @@ impl Pipelines {
         let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind))),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind, num_joints))),
             });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(layout),
                 module: &module,
                 entry_point: Some(kind.entry_point()),
-                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                // Every shader writes the workgroup memory it reads (each joint's pose before the
+                // barrier that publishes it; the atomics reset by thread 0 before a barrier), so
+                // wgpu's zeroing of it at every workgroup's start is work for nothing.
+                compilation_options: wgpu::PipelineCompilationOptions { zero_initialize_workgroup_memory: false, ..Default::default() },
                 cache: None,
             })
         };
@@ -230,11 +248,14 @@ mod tests {
     use wgpu::naga;
 
     /// Every module parses and passes naga's validation (types, uniformity of barriers,
-    /// bindings), so a shader mistake fails here even on a machine without an adapter.
+    /// bindings) for each joints-per-thread a rig can ask for, so a shader mistake fails here
+    /// even on a machine without an adapter.
     #[test]
     fn every_module_validates() {
-        for kind in ShaderModuleKind::ALL {
-            let source = shader_source(kind);
+        for (kind, num_joints) in ShaderModuleKind::ALL.into_iter().flat_map(|k| [1, 64, 65, 200, MAX_JOINTS].map(|n| (k, n))) {
+            let source = shader_source(kind, num_joints);
+            let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
+            assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
@@ -242,5 +263,10 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             assert!(module.entry_points.iter().any(|e| e.name == kind.entry_point()), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn joints_per_thread_covers_the_rig() {
+        assert_eq!([1, 64, 65, 128, 129, 256].map(joints_per_thread), [1, 1, 2, 2, 3, 4]);
     }
 }

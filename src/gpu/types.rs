@@ -84,37 +84,58 @@ pub struct GpuRigJoint {
     pub rest: GpuTransform,
     /// Parent joint, or [`GPU_NO_PARENT`].
     pub parent: u32,
-    /// Number of ancestors (roots: 0); joints of one depth are composed in parallel.
+    /// Number of ancestors (roots: 0).
     pub depth: u32,
-    /// Padding to the struct's 16-byte alignment.
-    pub pad0: u32,
+    /// Index in [`GpuRigTables::paths`] of this joint's ancestors, root first, `depth` of them:
+    /// a thread composes its joint's model matrix from the root down without waiting for other
+    /// joints' (local-to-model and the mesh-space override).
+    pub path_start: u32,
     /// Padding to the struct's 16-byte alignment.
     pub pad1: u32,
 }
 
+/// A rig as the shaders read it: its joints and every joint's ancestor path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuRigTables {
+    /// One entry per joint, in the rig's order.
+    pub joints: Vec<GpuRigJoint>,
+    /// Each joint's ancestors, root first, at [`GpuRigJoint::path_start`]; one entry, 0, for a
+    /// rig of roots only, so that the buffer is never empty.
+    pub paths: Vec<u32>,
+}
+
 impl GpuRigJoint {
-    /// Packs a rig's joints; also returns the deepest joint's depth.
+    /// Packs a rig's joints and their ancestor paths.
     #[must_use]
-    pub fn from_rig(rig: &crate::Rig) -> (Vec<Self>, u32) {
+    pub fn from_rig(rig: &crate::Rig) -> GpuRigTables {
         let mut joints: Vec<Self> = Vec::with_capacity(rig.num_joints());
-        let mut max_depth = 0;
+        let mut paths: Vec<u32> = Vec::new();
         for ((&parent, rest), ibm) in rig.parents().iter().zip(rig.rest_pose()).zip(rig.inverse_bind()) {
-            // `Rig` guarantees parent < child, so the parent is already packed.
-            let (parent, depth) = match parent {
-                NO_PARENT => (GPU_NO_PARENT, 0),
-                p => (u32::from(p), joints.get(usize::from(p)).map_or(0, |j| j.depth + 1)),
+            // `Rig` guarantees parent < child, so the parent and its path are already packed:
+            // this joint's path is the parent's followed by the parent.
+            let path_start = paths.len() as u32;
+            let (parent, depth) = match joints.get(usize::from(parent)) {
+                Some(p) if parent != NO_PARENT => {
+                    let (start, depth) = (p.path_start as usize, p.depth as usize);
+                    paths.extend_from_within(start..start + depth);
+                    paths.push(u32::from(parent));
+                    (u32::from(parent), p.depth + 1)
+                }
+                _ => (GPU_NO_PARENT, 0),
             };
-            max_depth = max_depth.max(depth);
             joints.push(Self {
                 inverse_bind: ibm.to_cols_array(),
                 rest: GpuTransform::from_transform(rest),
                 parent,
                 depth,
-                pad0: 0,
+                path_start,
                 pad1: 0,
             });
         }
-        (joints, max_depth)
+        if paths.is_empty() {
+            paths.push(0);
+        }
+        GpuRigTables { joints, paths }
     }
 
     /// The inverse bind matrix.
@@ -178,8 +199,8 @@ pub struct GpuChunkParams {
     pub num_characters: u32,
     /// Joints of the rig.
     pub num_joints: u32,
-    /// Deepest joint's depth.
-    pub max_depth: u32,
+    /// Padding (keeps the later fields' offsets).
+    pub pad1: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
     pub output_layout: u32,
     /// The chunk's first matrix in the bound output window, in `vec4` units.
@@ -251,7 +272,7 @@ pub const STATE_SLOT_SHIFT: u32 = 2;
 pub const STATE_DECAY_SHIFT: u32 = 4;
 
 /// What one layer of one character remembers between frames, 32 bytes: the start of the
-/// layer's block in the characters' memory, followed by a [`GpuJointState`] per joint.
+/// layer's block in the characters' memory, followed by its joints' ([`JointStateLayout`]).
 ///
 /// Keep in sync with `LayerState` in `shaders/shared/types.wgsl`.
 #[repr(C)]
@@ -273,62 +294,55 @@ pub struct GpuLayerState {
     pub pad: [u32; 3],
 }
 
-/// What one joint of one layer remembers, 128 bytes: the last two displayed poses in
-/// alternating slots, and the frozen snapshot or the inertialization offsets (never both at
-/// once: a switch starts one and ends the other).
+/// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
+/// two displayed-pose slots of 32 bytes, a 48-byte memo (the frozen snapshot or the
+/// inertialization offsets) and the two slots' scale y and z, 8 bytes each.
+pub const JOINT_STATE_BYTES: u64 = 128;
+
+/// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
+/// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
+/// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and
+/// scale x, rotation: 8 floats a joint), slot 1's, the memos (12 floats a joint), then both
+/// slots' scale y and z (2 floats a joint, slot 0's joints then slot 1's).
 ///
-/// Keep in sync with `JointState` in `shaders/shared/types.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuJointState {
-    /// Slot 0's translation, metres.
-    pub slot0_translation: [f32; 3],
-    /// Slot 0's scale along x.
-    pub slot0_scale_x: f32,
-    /// Slot 0's rotation.
-    pub slot0_rotation: [f32; 4],
-    /// Slot 1's translation, metres.
-    pub slot1_translation: [f32; 3],
-    /// Slot 1's scale along x.
-    pub slot1_scale_x: f32,
-    /// Slot 1's rotation.
-    pub slot1_rotation: [f32; 4],
-    /// Slot 0's scale along y and z, then slot 1's.
-    pub scales_yz: [f32; 4],
-    /// Snapshot translation and scale x, or offset translation and translation velocity x.
-    pub memo0: [f32; 4],
-    /// Snapshot rotation, or translation velocity y, z and rotation vector x, y.
-    pub memo1: [f32; 4],
-    /// Snapshot scale y, z, or rotation vector z and rotation velocity.
-    pub memo2: [f32; 4],
+/// Keep in sync with "Memory layout" in `shaders/transition.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JointStateLayout {
+    /// Joints in the rig.
+    pub num_joints: usize,
 }
 
-impl GpuJointState {
-    /// The pose in `slot` (0 or 1; any other value reads slot 1).
+impl JointStateLayout {
+    /// Floats in the joints' part of a block.
     #[must_use]
-    pub fn slot(&self, slot: u32) -> Transform {
-        let (translation, scale_x, rotation, scale_yz) = if slot == 0 {
-            (self.slot0_translation, self.slot0_scale_x, self.slot0_rotation, [self.scales_yz[0], self.scales_yz[1]])
-        } else {
-            (self.slot1_translation, self.slot1_scale_x, self.slot1_rotation, [self.scales_yz[2], self.scales_yz[3]])
-        };
+    pub const fn floats(self) -> usize {
+        self.num_joints * JOINT_STATE_BYTES as usize / 4
+    }
+
+    /// Index of the first float of `joint`'s pose in `slot` (0 or 1), and of its scale y and z.
+    const fn slot_indices(self, slot: u32, joint: usize) -> (usize, usize) {
+        let k = slot as usize * self.num_joints + joint;
+        (k * 8, 28 * self.num_joints + k * 2)
+    }
+
+    /// The pose of `joint` in `slot` (0 or 1), from `floats` of length [`floats`](Self::floats).
+    #[must_use]
+    pub fn slot(self, floats: &[f32], slot: u32, joint: usize) -> Transform {
+        let (pose, yz) = self.slot_indices(slot, joint);
         Transform {
-            translation: translation.into(),
-            rotation: glam::Quat::from_array(rotation),
-            scale: glam::Vec3::new(scale_x, scale_yz[0], scale_yz[1]),
+            translation: glam::Vec3::from_slice(&floats[pose..pose + 3]),
+            rotation: glam::Quat::from_slice(&floats[pose + 4..pose + 8]),
+            scale: glam::Vec3::new(floats[pose + 3], floats[yz], floats[yz + 1]),
         }
     }
 
-    /// A joint state whose slot 0 holds `t`.
-    #[must_use]
-    pub fn with_slot0(t: &Transform) -> Self {
-        Self {
-            slot0_translation: t.translation.to_array(),
-            slot0_scale_x: t.scale.x,
-            slot0_rotation: t.rotation.to_array(),
-            scales_yz: [t.scale.y, t.scale.z, 0.0, 0.0],
-            ..Self::default()
-        }
+    /// Writes `t` as the pose of `joint` in `slot` (0 or 1) into `floats`.
+    pub fn set_slot(self, floats: &mut [f32], slot: u32, joint: usize, t: &Transform) {
+        let (pose, yz) = self.slot_indices(slot, joint);
+        floats[pose..pose + 3].copy_from_slice(&t.translation.to_array());
+        floats[pose + 3] = t.scale.x;
+        floats[pose + 4..pose + 8].copy_from_slice(&t.rotation.to_array());
+        floats[yz..yz + 2].copy_from_slice(&[t.scale.y, t.scale.z]);
     }
 }
 
@@ -337,6 +351,25 @@ mod tests {
     use super::*;
     use crate::Rig;
     use glam::Vec3;
+
+    /// Every joint's two slots land on floats of their own inside the block.
+    #[test]
+    fn joint_state_slots_do_not_overlap() {
+        let layout = JointStateLayout { num_joints: 5 };
+        let mut floats = vec![f32::NAN; layout.floats()];
+        let pose = |slot: u32, joint: usize| {
+            let v = (slot * 10) as f32 + joint as f32;
+            Transform { translation: Vec3::splat(v), rotation: glam::Quat::from_rotation_y(v), scale: Vec3::new(v + 1.0, v + 2.0, v + 3.0) }
+        };
+        for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
+            layout.set_slot(&mut floats, slot, joint, &pose(slot, joint));
+        }
+        for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
+            assert_eq!(layout.slot(&floats, slot, joint), pose(slot, joint), "slot {slot}, joint {joint}");
+        }
+        // Slots and scales fill all but the memos' 12 floats a joint.
+        assert_eq!(floats.iter().filter(|v| v.is_nan()).count(), 5 * 12);
+    }
 
     #[test]
     fn rig_joints_carry_parents_and_depths() {
@@ -349,10 +382,12 @@ mod tests {
             None,
         )
         .unwrap();
-        let (joints, max_depth) = GpuRigJoint::from_rig(&rig);
+        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(&rig);
         let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
         assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
-        assert_eq!(max_depth, 2);
+        let path = |j: &GpuRigJoint| &paths[j.path_start as usize..(j.path_start + j.depth) as usize];
+        let got: Vec<&[u32]> = joints.iter().map(path).collect();
+        assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
     }
 }

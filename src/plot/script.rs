@@ -49,10 +49,9 @@ struct Poser<'a> {
 impl<'a> Poser<'a> {
     fn new(character: &'a ScriptCharacter, graph: &graph::CompiledGraph) -> Result<Self, PlotError> {
         let rig = &character.rig;
-        let setups = crate::setup::layer_setups(graph, rig).map_err(|(layer, e)| {
-            let (MaskError::UnknownJoint { joint, .. } | MaskError::BadWeight { joint, .. }) = e;
-            let layer = graph.layers().get(layer).map(|l| l.name.clone()).unwrap_or_default();
-            PlotError::Mask { layer, joint, character: character.name.clone() }
+        let setups = crate::setup::layer_setups(graph, rig).map_err(|e| {
+            let (MaskError::UnknownJoint { joint, .. } | MaskError::BadWeight { joint, .. }) = e.source;
+            PlotError::Mask { layer: e.name, joint, character: character.name.clone() }
         })?;
         let joints = rig.num_joints();
         // Joint j sits at skin_j × (bind position of j): skinning is model × inverse bind.

@@ -326,6 +326,21 @@ struct Group {
 }
 
 impl Group {
+    /// What layer slot `i` (`row * layers + layer`, in range) is doing.
+    fn layer_readback(&self, i: usize) -> LayerReadback {
+        let program = &self.programs[i];
+        LayerReadback {
+            active_state: self.active[i] as usize,
+            previous_state: (self.previous[i] != NO_INDEX).then_some(self.previous[i] as usize),
+            transitioning: self.transition[i] != NO_INDEX,
+            transition_progress: program.progress,
+            active_weight: program.target_weight,
+            previous_weight: 1.0 - program.target_weight,
+            phase: self.phase[i],
+            loops: self.loops[i],
+        }
+    }
+
     fn new(arch: Archetype) -> Self {
         let g = &arch.graph;
         Self {
@@ -589,6 +604,33 @@ impl Crowd {
         self.locate(handle).map(|(g, r)| (ArchetypeId(g as u32), r))
     }
 
+    /// The character in `row` of an archetype (rows are what [`Crowd::programs`], the
+    /// evaluators' outputs and [`Crowd::readback_rows`] are indexed by), or `None` past the last
+    /// row. A renderer placing instance `i` with the GPU's matrices of row `i` asks here whose
+    /// they are; rows change only when a character is despawned.
+    #[must_use]
+    pub fn handle_at(&self, id: ArchetypeId, row: usize) -> Option<CharacterHandle> {
+        let index = *self.group(id).ok()?.slots.get(row)?;
+        let slot = self.slots.get(index as usize)?;
+        Some(CharacterHandle { index, generation: slot.generation })
+    }
+
+    /// Steps only the characters of archetype `id` by `dt_s` seconds: [`Crowd::update`] for one
+    /// archetype, for engines that step some crowds less often than others (distant ones every
+    /// other frame, with twice the `dt_s`). Other archetypes' programs stay as their last update
+    /// left them.
+    ///
+    /// # Errors
+    /// [`StateError::BadDt`], [`StateError::UnknownArchetype`]; nothing is stepped.
+    pub fn update_archetype(&mut self, id: ArchetypeId, dt_s: f32) -> Result<(), StateError> {
+        if !(dt_s.is_finite() && dt_s >= 0.0) {
+            return Err(StateError::BadDt(dt_s));
+        }
+        let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
+        group.update(dt_s);
+        Ok(())
+    }
+
     /// Number of live characters of an archetype.
     ///
     /// # Errors
@@ -848,6 +890,23 @@ impl Crowd {
         self.group(id).ok()?.arch.graph.states().get(state).map(|s| s.name.as_str())
     }
 
+    /// What one layer of every character of an archetype is doing, by row: the batch form of
+    /// [`Crowd::readback`]. `out` is cleared and filled with one entry per row, `out[row]` (a
+    /// vector kept across frames allocates nothing after the first).
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`], [`StateError::UnknownLayer`]; `out` is left empty then.
+    pub fn readback_rows(&self, id: ArchetypeId, layer: usize, out: &mut Vec<LayerReadback>) -> Result<(), StateError> {
+        out.clear();
+        let group = self.group(id)?;
+        let layers = group.num_layers();
+        if layer >= layers {
+            return Err(StateError::UnknownLayer { layer, layers });
+        }
+        out.extend((0..group.slots.len()).map(|row| group.layer_readback(row * layers + layer)));
+        Ok(())
+    }
+
     /// What one layer of a character is doing.
     ///
     /// # Errors
@@ -859,18 +918,6 @@ impl Crowd {
         if layer >= layers {
             return Err(StateError::UnknownLayer { layer, layers });
         }
-        let i = row * layers + layer;
-        let program = &group.programs[i];
-        let transitioning = group.transition[i] != NO_INDEX;
-        Ok(LayerReadback {
-            active_state: group.active[i] as usize,
-            previous_state: (group.previous[i] != NO_INDEX).then_some(group.previous[i] as usize),
-            transitioning,
-            transition_progress: program.progress,
-            active_weight: program.target_weight,
-            previous_weight: 1.0 - program.target_weight,
-            phase: group.phase[i],
-            loops: group.loops[i],
-        })
+        Ok(group.layer_readback(row * layers + layer))
     }
 }

@@ -71,6 +71,16 @@ pub fn test_rig(num_joints: usize) -> Rig {
     Rig::new((0..num_joints).map(|j| format!("j{j}")).collect(), parents, rest, None).expect("a valid rig")
 }
 
+/// Sets `samples` per character on a crowd built with `GpuCrowd::new`, evaluates, and reads
+/// the output back.
+pub fn frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Vec<f32> {
+    crowd.set_programs(samples, ranges).expect("valid programs");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    crowd.read_output_blocking().expect("readback")
+}
+
 /// One layered frame on the GPU: the programs set, encoded, submitted and read back.
 pub fn layered_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Vec<f32> {
     crowd.set_frame(samples, programs, dt_s).expect("valid programs");
