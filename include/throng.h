@@ -131,6 +131,9 @@ ThrongStatus throng_crowd_spawn(ThrongCrowd *crowd, uint32_t archetype, size_t c
 ThrongStatus throng_crowd_despawn(ThrongCrowd *crowd, const uint64_t *handles, size_t count);
 /* A character's archetype and row (its place in throng_crowd_evaluate's outputs). */
 ThrongStatus throng_crowd_row_of(ThrongCrowd *crowd, uint64_t handle, uint32_t *out_archetype, size_t *out_row);
+/* The character in a row (the inverse of throng_crowd_row_of); a row past the last is
+ * THRONG_STATUS_INVALID_ARGUMENT. */
+ThrongStatus throng_crowd_handle_at(ThrongCrowd *crowd, uint32_t archetype, size_t row, uint64_t *out_handle);
 ThrongStatus throng_crowd_num_characters(ThrongCrowd *crowd, uint32_t archetype, size_t *out_count);
 
 /* ---- parameters (batches: values[i] for handles[i], all or nothing) ---- */
@@ -147,8 +150,11 @@ ThrongStatus throng_crowd_reset_trigger(ThrongCrowd *crowd, uint32_t param, cons
 
 /* ---- the frame ---- */
 
-/* Steps every character by dt_s seconds (finite, >= 0). */
+/* Steps every character by dt_s seconds (finite, >= 0); the next evaluations use this dt_s. */
 ThrongStatus throng_crowd_update(ThrongCrowd *crowd, float dt_s);
+/* Steps one archetype's characters only (distant crowds less often); its next evaluation uses
+ * this dt_s. */
+ThrongStatus throng_crowd_update_archetype(ThrongCrowd *crowd, uint32_t archetype, float dt_s);
 /* characters x joints x (16 or 12) for the layout. */
 ThrongStatus throng_crowd_floats_needed(ThrongCrowd *crowd, uint32_t archetype, uint32_t layout, size_t *out_count);
 /* Skinning matrices of an archetype's characters, by row, into out (out_len >= floats
@@ -159,6 +165,8 @@ ThrongStatus throng_crowd_evaluate(ThrongCrowd *crowd, uint32_t archetype, uint3
 /* ---- readback ---- */
 
 ThrongStatus throng_crowd_readback(ThrongCrowd *crowd, uint64_t handle, uint32_t layer, ThrongLayerReadback *out_readback);
+/* One layer of every character of an archetype, by row (out_len >= characters). */
+ThrongStatus throng_crowd_readback_rows(ThrongCrowd *crowd, uint32_t archetype, uint32_t layer, ThrongLayerReadback *out, size_t out_len);
 /* State names, owned by the crowd. */
 ThrongStatus throng_crowd_state_name(ThrongCrowd *crowd, uint32_t archetype, uint32_t state, const char **out_name);
 ThrongStatus throng_crowd_active_state_name(ThrongCrowd *crowd, uint64_t handle, uint32_t layer, const char **out_name);

@@ -38,7 +38,7 @@ use crate::graph::{CompiledGraph, GraphError};
 use crate::import::gltf::{GltfError, GltfOptions, load_gltf};
 use crate::rig::Rig;
 use crate::setup::{BindError, BoundArchetype, bind_archetype};
-use crate::state::{ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
+use crate::state::{ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError};
 
 /// What a call did. Zero is success; every other value comes with a message from
 /// [`throng_last_error_message`]. Keep in sync with `include/throng.h` (`tests/capi.rs`).
@@ -99,7 +99,7 @@ pub struct ThrongRootDelta {
 /// What one layer of a character is doing after the last update (see
 /// [`crate::state::LayerReadback`]).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Zeroable)]
 pub struct ThrongLayerReadback {
     /// The active state, an index into the graph's states ([`throng_crowd_state_name`]).
     pub active_state: u32,
@@ -159,8 +159,6 @@ pub struct ThrongCrowd {
     archetypes: Vec<ArchetypeEntry>,
     /// Parameters resolved by [`throng_crowd_find_param`]; the C id is the index.
     params: Vec<ParamId>,
-    /// `dt` of the last update, which the evaluator needs for velocities and decays.
-    last_dt_s: f32,
     /// Set when a panic unwound out of a call on this crowd.
     poisoned: bool,
 }
@@ -174,6 +172,8 @@ struct ArchetypeEntry {
     layers: Vec<LayerSetup>,
     state_names: Vec<CString>,
     context: EvalContext,
+    /// `dt` of the archetype's last update, which the evaluator needs for velocities and decays.
+    last_dt_s: f32,
     clips_sampled: Vec<u32>,
     root_motion: Vec<RootDelta>,
 }
@@ -679,6 +679,7 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
             layers,
             state_names,
             context,
+            last_dt_s: 0.0,
             clips_sampled: Vec::new(),
             root_motion: Vec::new(),
         });
@@ -771,6 +772,30 @@ pub unsafe extern "C" fn throng_crowd_row_of(crowd: *mut ThrongCrowd, handle: u6
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_row_of", crowd, body) }
+}
+
+/// The character in `row` of `archetype`: the inverse of [`throng_crowd_row_of`], for a
+/// renderer that walks the output by row. A row past the last is
+/// [`ThrongStatus::InvalidArgument`].
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out_handle` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_handle_at(crowd: *mut ThrongCrowd, archetype: u32, row: usize, out_handle: *mut u64) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let out = Out::new(out_handle, "out_handle")?;
+        let id = crowd.entry(archetype)?.id;
+        let handle = crowd.crowd.handle_at(id, row).ok_or_else(|| CallError::OutOfRange {
+            arg: "row",
+            value: row as u64,
+            expected: format!("the archetype has {} characters", crowd.crowd.num_characters(id).unwrap_or(0)),
+        })?;
+        // SAFETY: `out_handle`'s promise.
+        unsafe { out.write(handle.to_bits()) };
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_handle_at", crowd, body) }
 }
 
 /// Live characters of an archetype.
@@ -921,11 +946,32 @@ pub unsafe extern "C" fn throng_crowd_reset_trigger(crowd: *mut ThrongCrowd, par
 pub unsafe extern "C" fn throng_crowd_update(crowd: *mut ThrongCrowd, dt_s: f32) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         crowd.crowd.update(dt_s)?;
-        crowd.last_dt_s = dt_s;
+        for entry in &mut crowd.archetypes {
+            entry.last_dt_s = dt_s;
+        }
         Ok(())
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_update", crowd, body) }
+}
+
+/// Steps only `archetype`'s characters by `dt_s` seconds: [`throng_crowd_update`] for one
+/// archetype, for engines that step distant crowds less often (every other frame, with twice
+/// the `dt_s`). The archetype's next [`throng_crowd_evaluate`] uses this `dt_s`; other
+/// archetypes keep what their last update left.
+///
+/// # Safety
+/// `crowd` is null or a live crowd.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_update_archetype(crowd: *mut ThrongCrowd, archetype: u32, dt_s: f32) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let id = crowd.entry(archetype)?.id;
+        crowd.crowd.update_archetype(id, dt_s)?;
+        crowd.entry_mut(archetype)?.last_dt_s = dt_s;
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_update_archetype", crowd, body) }
 }
 
 /// Floats [`throng_crowd_evaluate`] writes for `archetype` in `layout` with its current
@@ -973,7 +1019,7 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
 ) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let layout = layout_of(layout)?;
-        let ThrongCrowd { crowd, archetypes, last_dt_s, .. } = crowd;
+        let ThrongCrowd { crowd, archetypes, .. } = crowd;
         let num_archetypes = archetypes.len();
         let entry = archetypes.get_mut(archetype as usize).ok_or_else(|| CallError::OutOfRange {
             arg: "archetype",
@@ -1001,7 +1047,7 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
             layers: &entry.layers,
             samples: crowd.samples(entry.id)?,
             programs: crowd.programs(entry.id)?,
-            dt_s: *last_dt_s,
+            dt_s: entry.last_dt_s,
             context: &mut entry.context,
             layout,
             output: matrices,
@@ -1018,6 +1064,18 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
     unsafe { crowd_call("throng_crowd_evaluate", crowd, body) }
 }
 
+fn readback_of(r: &LayerReadback) -> ThrongLayerReadback {
+    ThrongLayerReadback {
+        active_state: r.active_state as u32,
+        previous_state: r.previous_state.map_or(THRONG_NO_STATE, |s| s as i32),
+        transitioning: r.transitioning,
+        transition_progress: r.transition_progress,
+        active_weight: r.active_weight,
+        phase: r.phase,
+        loops: r.loops,
+    }
+}
+
 /// What layer `layer` (0 = base) of a character is doing after the last update.
 ///
 /// # Safety
@@ -1026,22 +1084,41 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
 pub unsafe extern "C" fn throng_crowd_readback(crowd: *mut ThrongCrowd, handle: u64, layer: u32, out_readback: *mut ThrongLayerReadback) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_readback, "out_readback")?;
-        let r = crowd.crowd.readback(CharacterHandle::from_bits(handle), layer as usize)?;
-        let readback = ThrongLayerReadback {
-            active_state: r.active_state as u32,
-            previous_state: r.previous_state.map_or(THRONG_NO_STATE, |s| s as i32),
-            transitioning: r.transitioning,
-            transition_progress: r.transition_progress,
-            active_weight: r.active_weight,
-            phase: r.phase,
-            loops: r.loops,
-        };
+        let readback = readback_of(&crowd.crowd.readback(CharacterHandle::from_bits(handle), layer as usize)?);
         // SAFETY: `out_readback`'s promise.
         unsafe { out.write(readback) };
         Ok(())
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_readback", crowd, body) }
+}
+
+/// What layer `layer` of every character of `archetype` is doing, by row: the batch form of
+/// [`throng_crowd_readback`]. `out_len` must be at least the archetype's character count;
+/// that many entries are written.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out` null (only when `out_len` is 0) or `out_len`
+/// writable entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_readback_rows(crowd: *mut ThrongCrowd, archetype: u32, layer: u32, out: *mut ThrongLayerReadback, out_len: usize) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let id = crowd.entry(archetype)?.id;
+        let characters = crowd.crowd.num_characters(id)?;
+        if out_len < characters {
+            return Err(CallError::BufferTooSmall { arg: "out", needed: characters, got: out_len });
+        }
+        let mut rows = Vec::with_capacity(characters);
+        crowd.crowd.readback_rows(id, layer as usize, &mut rows)?;
+        // SAFETY: `out`'s promise; only the first `characters` entries are touched.
+        let out = unsafe { output(out, characters, "out") }?;
+        for (to, from) in out.iter_mut().zip(&rows) {
+            *to = readback_of(from);
+        }
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_readback_rows", crowd, body) }
 }
 
 /// The name of state `state` of `archetype`'s graph (a path inside sub-machines,

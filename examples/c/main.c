@@ -370,11 +370,31 @@ int main(int argc, char **argv) {
     uint32_t archetype = 0;
     must(throng_crowd_row_of(scene.crowd, scene.handles[NUM_CHARACTERS - 1], &archetype, &row), "row_of");
     check(row == 1 && archetype == scene.archetype, "the last character moved into the freed row");
+    uint64_t at_row_1 = 0;
+    must(throng_crowd_handle_at(scene.crowd, scene.archetype, 1, &at_row_1), "handle_at");
+    check(at_row_1 == scene.handles[NUM_CHARACTERS - 1], "handle_at names the character row_of placed there");
+    must_fail(throng_crowd_handle_at(scene.crowd, scene.archetype, NUM_CHARACTERS - 1, &at_row_1), THRONG_STATUS_INVALID_ARGUMENT,
+              "a row past the last");
     must(throng_crowd_floats_needed(scene.crowd, scene.archetype, THRONG_LAYOUT_MAT4, &floats), "floats_needed");
     check(floats == (NUM_CHARACTERS - 1) * joints * 16, "one character fewer to evaluate");
-    must(throng_crowd_update(scene.crowd, DT_S), "update");
+    must(throng_crowd_update_archetype(scene.crowd, scene.archetype, DT_S), "update_archetype");
     must(throng_crowd_evaluate(scene.crowd, scene.archetype, THRONG_LAYOUT_MAT4, matrices, floats, NULL, 0), "evaluate");
     check(all_finite(matrices, floats), "matrices after a despawn are finite");
+    /* Readback of every row at once agrees with the one-character form. */
+    ThrongLayerReadback rows_readback[NUM_CHARACTERS];
+    must_fail(throng_crowd_readback_rows(scene.crowd, scene.archetype, 0, rows_readback, NUM_CHARACTERS - 2), THRONG_STATUS_BUFFER_TOO_SMALL,
+              "a readback array one row short");
+    must(throng_crowd_readback_rows(scene.crowd, scene.archetype, 0, rows_readback, NUM_CHARACTERS), "readback_rows");
+    int rows_agree = 1;
+    for (int i = 0; i < NUM_CHARACTERS; i++) {
+        if (i == 1) {
+            continue; /* despawned */
+        }
+        must(throng_crowd_row_of(scene.crowd, scene.handles[i], &archetype, &row), "row_of");
+        must(throng_crowd_readback(scene.crowd, scene.handles[i], 0, &readback), "readback");
+        rows_agree &= rows_readback[row].active_state == readback.active_state && rows_readback[row].phase == readback.phase;
+    }
+    check(rows_agree, "readback_rows[row] is each character's readback");
 
     throng_crowd_destroy(scene.crowd);
     throng_crowd_destroy(affine.crowd);
