@@ -47,6 +47,8 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod blend_space;
+#[cfg(feature = "capi")]
+pub mod capi;
 pub mod clip;
 pub mod demo;
 pub mod eval;

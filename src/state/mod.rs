@@ -239,6 +239,22 @@ pub struct CharacterHandle {
     generation: u32,
 }
 
+impl CharacterHandle {
+    /// The handle as one integer, `generation << 32 | index`: for a C caller (`throng::capi`)
+    /// or a save file.
+    #[must_use]
+    pub const fn to_bits(self) -> u64 {
+        (self.generation as u64) << 32 | self.index as u64
+    }
+
+    /// The handle [`CharacterHandle::to_bits`] gave. Any integer is accepted: one that names no
+    /// live character is refused by the [`Crowd`] as [`StateError::StaleHandle`].
+    #[must_use]
+    pub const fn from_bits(bits: u64) -> Self {
+        Self { index: bits as u32, generation: (bits >> 32) as u32 }
+    }
+}
+
 /// An archetype registered in a [`Crowd`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArchetypeId(u32);
