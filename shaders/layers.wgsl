@@ -1,8 +1,8 @@
 // Layers: additive layers onto the base, then masked override layers on top, in local or mesh
 // space. Mirrors `throng::eval::layers`. Needs `transition.wgsl` (the layer's pose) and
 // `local_to_model.wgsl`, whose workgroup `pose` array the mesh-space override borrows for every
-// joint's layer and base rotations and weight before local-to-model fills it: 12 KiB of
-// workgroup memory in all, not 20.
+// joint's layer and base rotations and weight before local-to-model fills it: one 48-byte
+// affine per joint of workgroup memory in all (3 KiB for a 64-joint rig), not two.
 
 // The character's pose for this thread's joints, layer by layer.
 var<private> combined_pose: array<Transform, JOINTS_PER_THREAD>;
