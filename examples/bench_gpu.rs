@@ -188,10 +188,13 @@ fn time_frame(gpu: &GpuContext, timer: Option<&Timer>, crowd: &GpuCrowd) -> Resu
     gpu.queue.submit([encoder.finish()]);
     gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
     let wall = start.elapsed();
-    Ok(match timer {
+    let elapsed = match timer {
         Some(t) => t.read(gpu)?,
         None => wall,
-    })
+    };
+    // One timed frame is one frame on Tracy's timeline (`--features tracy`).
+    throng::profile::frame_mark();
+    Ok(elapsed)
 }
 
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
