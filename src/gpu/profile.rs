@@ -48,11 +48,13 @@ pub struct GpuFrameTimes {
 }
 
 impl GpuFrameTimes {
-    /// From the first zone's start to the last zone's end, ns (0 without zones): the frame's
+    /// From the earliest zone start to the latest zone end, ns (0 without zones): the frame's
     /// GPU time including any gaps between its passes.
     #[must_use]
     pub fn frame_ns(&self) -> f64 {
-        self.zones.iter().map(|z| z.end_ns).fold(0.0, f64::max)
+        let start = self.zones.iter().map(|z| z.start_ns).reduce(f64::min);
+        let end = self.zones.iter().map(|z| z.end_ns).reduce(f64::max);
+        start.zip(end).map_or(0.0, |(start, end)| end - start)
     }
 
     /// The first zone called `name`.
@@ -128,6 +130,10 @@ const TIMESTAMP_BYTES: u64 = wgpu::QUERY_SIZE as u64;
 impl GpuProfiler {
     /// A profiler for up to `max_zones` timed zones per frame (clamped to 1..=2048, the query
     /// set's limit), timing them where `device` has `Features::TIMESTAMP_QUERY`.
+    ///
+    /// With the `tracy` feature and timestamps, this also creates the Tracy GPU context: it
+    /// submits one empty pass and waits for its timestamp (the clocks' calibration). Tracy
+    /// allows 255 contexts per process; past that the profiler still times, without Tracy.
     #[must_use]
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, max_zones: u32) -> Self {
         Self::with_features(device, queue, device.features(), max_zones)
@@ -366,5 +372,25 @@ fn send_to_tracy(context: &tracy_client::GpuContext, names: &[&'static str], tic
         span.end_zone();
         span.upload_timestamp_start(pair[0] as i64);
         span.upload_timestamp_end(pair[1] as i64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(name: &'static str, start_ns: f64, end_ns: f64) -> GpuZoneTime {
+        GpuZoneTime { name, start_ns, end_ns }
+    }
+
+    #[test]
+    fn the_frame_spans_the_earliest_start_to_the_latest_end() {
+        assert_eq!(GpuFrameTimes::default().frame_ns(), 0.0);
+        // A second pass the GPU began before the first one's start (passes are not ordered by
+        // the API when they share nothing): the frame still covers both.
+        let times = GpuFrameTimes { zones: vec![zone("a", 0.0, 40.0), zone("b", -15.0, 25.0), zone("c", 50.0, 90.0)], untimed: 0 };
+        assert_eq!(times.frame_ns(), 105.0);
+        assert_eq!(times.zone("b").map(GpuZoneTime::duration_ns), Some(40.0));
+        assert_eq!(times.zone("d"), None);
     }
 }
