@@ -464,7 +464,7 @@ impl GpuCrowd {
             self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
-        let bytes = (size_of_val(samples) + size_of_val(self.ranges_scratch.as_slice())) as u64;
+        let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64;
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         Ok(())
