@@ -203,6 +203,8 @@ fn time_frames(
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         frame(k, &mut encoder, timer.map(|t| (&t.queries, 2 * pairs * k as u32)))?;
         gpu.queue.submit([encoder.finish()]);
+        // One timed frame is one frame on Tracy's timeline (`--features tracy`).
+        throng::profile::frame_mark();
     }
     Ok(match timer {
         Some(t) => {

@@ -243,6 +243,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
         let step = scene.step(dt_s)?;
         let cpu_ms = renderer.render(&gpu.device, &gpu.queue, &mut scene, dt_s, &target.view, (args.width, args.height), camera.view_proj(aspect), camera.eye())?;
         let times = renderer.read_times(&gpu.device)?;
+        throng::profile::frame_mark();
         if frame > 1 {
             stats.add(frame_start.elapsed().as_secs_f64() * 1e3, step, cpu_ms, times, scene.clips_sampled());
         }

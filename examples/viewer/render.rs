@@ -7,7 +7,7 @@ use std::time::Instant;
 use glam::{Mat4, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::OutputLayout;
-use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler};
 
 use crate::scene::Scene;
 
@@ -49,15 +49,6 @@ struct DrawChunk {
     bind_group: wgpu::BindGroup,
 }
 
-/// Timestamps around the evaluation pass (queries 0, 1) and the render pass (2, 3; 0, 1 with
-/// `--cpu`).
-struct Timer {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    period_ns: f64,
-}
-
 /// Milliseconds one frame spent in each part.
 ///
 /// The wall-clock figures are what the frame costs: the evaluation and the draw are
@@ -92,7 +83,9 @@ pub struct Renderer {
     placements: wgpu::Buffer,
     character_pipeline: wgpu::RenderPipeline,
     ground_pipeline: wgpu::RenderPipeline,
-    timer: Option<Timer>,
+    /// GPU timestamp zones: `throng.frame` (the evaluation pass) and `viewer.draw` (the render
+    /// pass), also on Tracy's GPU timeline with `--features tracy`.
+    profiler: GpuProfiler,
     depth: Option<(wgpu::TextureView, u32, u32)>,
     max_binding: u64,
     /// Draw the ground alone (`--background-only`).
@@ -237,15 +230,8 @@ impl Renderer {
         let character_pipeline = pipeline("viewer.characters", &pipeline_layout, "character_vs", "character_fs", &vertex_layouts, cull);
         let ground_pipeline = pipeline("viewer.ground", &ground_layout, "ground_vs", "ground_fs", &[], None);
 
-        let timer = device.features().contains(wgpu::Features::TIMESTAMP_QUERY).then(|| {
-            let buffer = |label, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: 32, usage, mapped_at_creation: false });
-            Timer {
-                queries: device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("viewer.timestamps"), ty: wgpu::QueryType::Timestamp, count: 4 }),
-                resolve: buffer("viewer.resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
-                readback: buffer("viewer.readback", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
-                period_ns: f64::from(queue.get_timestamp_period()),
-            }
-        });
+        // Two zones a frame: the evaluation and the draw.
+        let profiler = GpuProfiler::new(device, queue, 2);
         Ok(Self {
             evaluator,
             num_joints,
@@ -261,7 +247,7 @@ impl Renderer {
             placements,
             character_pipeline,
             ground_pipeline,
-            timer,
+            profiler,
             depth: None,
             max_binding: device.limits().max_storage_buffer_binding_size,
             background_only: false,
@@ -272,7 +258,7 @@ impl Renderer {
 
     /// Whether the frame split can be measured on the GPU.
     pub fn has_timestamps(&self) -> bool {
-        self.timer.is_some()
+        self.profiler.has_timestamps()
     }
 
     /// One bind group per run of characters whose matrices fit one storage binding. Each
@@ -396,20 +382,16 @@ impl Renderer {
         if let Evaluator::Gpu(crowd) = &self.evaluator {
             let start = Instant::now();
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
-            match &self.timer {
-                Some(t) => crowd.encode_timed(&mut encoder, &t.queries, 0),
-                None => crowd.encode(&mut encoder),
-            }
+            self.profiler.encode(crowd, &mut encoder);
             queue.submit([encoder.finish()]);
+            let _wait = throng::zone!("viewer.evaluate.wait");
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
             self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         }
         self.draw_start = Instant::now();
+        let _zone = throng::zone!("viewer.draw");
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.draw") });
-        // The render pass's timestamps follow the evaluation's, or come first with --cpu
-        // (a resolve must start at a 256-byte offset, so the written queries lead).
-        let draw_query = self.draw_query();
-        {
+        self.profiler.zone("viewer.draw", |queries| {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("viewer.draw"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -423,10 +405,10 @@ impl Renderer {
                     depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Discard }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: self.timer.as_ref().map(|t| wgpu::RenderPassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: Some(draw_query),
-                    end_of_pass_write_index: Some(draw_query + 1),
+                timestamp_writes: queries.map(|(query_set, first)| wgpu::RenderPassTimestampWrites {
+                    query_set,
+                    beginning_of_pass_write_index: Some(first),
+                    end_of_pass_write_index: Some(first + 1),
                 }),
                 occlusion_query_set: None,
                 multiview_mask: None,
@@ -442,42 +424,21 @@ impl Renderer {
                 pass.set_bind_group(1, &chunk.bind_group, &[]);
                 pass.draw_indexed(0..self.num_indices, 0, chunk.first..chunk.first + chunk.count);
             }
-        }
-        if let Some(t) = &self.timer {
-            encoder.resolve_query_set(&t.queries, 0..draw_query + 2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 32);
-        }
+        });
+        self.profiler.resolve(&mut encoder);
         queue.submit([encoder.finish()]);
         Ok(cpu_ms)
     }
 
     /// Waits for the last frame and returns its times, milliseconds.
-    pub fn read_times(&self, device: &wgpu::Device) -> Result<FrameTimes, String> {
-        let Some(t) = &self.timer else {
-            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
-            let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
-            return Ok(FrameTimes { eval_wall_ms: self.eval_wall_ms, draw_wall_ms, ..FrameTimes::default() });
-        };
-        let ticks = read_buffer(device, &t.readback)?;
+    pub fn read_times(&mut self, device: &wgpu::Device) -> Result<FrameTimes, String> {
+        let wait = throng::zone!("viewer.draw.wait");
+        device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
         let draw_wall_ms = self.draw_start.elapsed().as_secs_f64() * 1e3;
-        let ticks: &[u64] = bytemuck::try_cast_slice(&ticks).map_err(|e| e.to_string())?;
-        let span = |a: usize, b: usize| match (ticks.get(a), ticks.get(b)) {
-            (Some(&begin), Some(&end)) => Some(end.saturating_sub(begin) as f64 * t.period_ns * 1e-6),
-            _ => None,
-        };
-        let gpu_eval = matches!(self.evaluator, Evaluator::Gpu(_));
-        let draw = self.draw_query() as usize;
-        Ok(FrameTimes {
-            eval_wall_ms: self.eval_wall_ms,
-            draw_wall_ms,
-            eval_gpu_ms: if gpu_eval { span(0, 1) } else { None },
-            draw_gpu_ms: span(draw, draw + 1),
-        })
-    }
-
-    /// The render pass's first timestamp query.
-    fn draw_query(&self) -> u32 {
-        if matches!(self.evaluator, Evaluator::Gpu(_)) { 2 } else { 0 }
+        wait.end();
+        let gpu = self.profiler.read_blocking().map_err(|e| e.to_string())?;
+        let ms = |name| gpu.zone(name).map(|z| z.duration_ns().max(0.0) * 1e-6);
+        Ok(FrameTimes { eval_wall_ms: self.eval_wall_ms, draw_wall_ms, eval_gpu_ms: ms("throng.frame"), draw_gpu_ms: ms("viewer.draw") })
     }
 
     /// The last frame's skinning matrices, character-major (`i * J + j`), read back.

@@ -224,6 +224,7 @@ impl Scene {
     pub fn step(&mut self, dt_s: f32) -> Result<StepTimes, String> {
         let mut times = StepTimes::default();
         let start = Instant::now();
+        let brain = throng::zone!("viewer.brain");
         self.move_characters();
         let orders = self.brain.think(dt_s, &self.placements, self.field_half_m);
         for c in &mut self.crowds {
@@ -238,6 +239,7 @@ impl Scene {
             let jumpers: Vec<CharacterHandle> = orders.jump.iter().map(|&i| c.handles[i]).collect();
             c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
         }
+        brain.end();
         times.brain_ms = ms(start);
         for (i, c) in self.crowds.iter_mut().enumerate() {
             let start = Instant::now();
@@ -249,6 +251,7 @@ impl Scene {
             }
         }
         let start = Instant::now();
+        let _zone = throng::zone!("viewer.root_motion");
         self.root_motion_from_programs();
         times.brain_ms += ms(start);
         Ok(times)

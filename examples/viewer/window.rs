@@ -184,6 +184,7 @@ impl App<'_> {
         let cpu_ms = gfx.renderer.render(&gfx.device, &gfx.queue, &mut self.scene, dt_s, &view, size, self.camera.view_proj(aspect), self.camera.eye())?;
         gfx.queue.present(texture);
         let times = gfx.renderer.read_times(&gfx.device)?;
+        throng::profile::frame_mark();
         self.frames += 1;
         let wall_ms = now.elapsed().as_secs_f64() * 1e3;
         let clips = self.scene.clips_sampled();

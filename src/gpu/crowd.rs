@@ -15,6 +15,7 @@ use crate::clip::Clip;
 use crate::eval::frame::{evaluation_order, validate_layer_setups, LayerBlend, LayerSetup, LayerSpace};
 use crate::eval::layers::Mask;
 use crate::eval::OutputLayout;
+use crate::profile::Plot;
 use crate::program::{validate_clips, validate_dt, validate_layer_programs, validate_samples, ClipSample, LayerProgram};
 use crate::rig::{Rig, Transform, MAX_JOINTS};
 
@@ -482,6 +483,7 @@ impl GpuCrowd {
     /// rebuilt after checking that each fits the device ([`GpuError::CrowdTooLarge`]). On error
     /// nothing is written and the previous frame's programs stay.
     pub fn set_programs(&mut self, samples: &[ClipSample], sample_ranges: &[Range<u32>]) -> Result<(), GpuError> {
+        let zone = crate::zone!("throng.gpu.upload");
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
         let fits = self
@@ -506,6 +508,9 @@ impl GpuCrowd {
             self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
+        let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64;
+        zone.value(bytes);
+        crate::profile::count(Plot::BytesUploaded, bytes);
         Ok(())
     }
 
@@ -521,6 +526,7 @@ impl GpuCrowd {
     /// keep their memory; new characters start with none, as after
     /// [`reset_character`](Self::reset_character). On error nothing is written.
     pub fn set_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Result<(), GpuError> {
+        let zone = crate::zone!("throng.gpu.upload");
         let num_layers = self.num_layers();
         if num_layers == 0 {
             return Err(GpuError::NoLayers);
@@ -547,12 +553,16 @@ impl GpuCrowd {
         if let Some((program_buffer, _)) = frame.layered.as_ref().filter(|_| !programs.is_empty()) {
             self.queue.write_buffer(program_buffer, 0, bytemuck::cast_slice(programs));
         }
+        let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
         if frame.chunk_params.first().is_some_and(|p| p.dt_s.to_bits() != dt_s.to_bits()) {
             for (k, p) in frame.chunk_params.iter_mut().enumerate() {
                 p.dt_s = dt_s;
                 self.queue.write_buffer(&frame.params, k as u64 * frame.params_stride, bytemuck::bytes_of(p));
+                bytes += PARAMS_BYTES;
             }
         }
+        zone.value(bytes);
+        crate::profile::count(Plot::BytesUploaded, bytes);
         Ok(())
     }
 
@@ -839,6 +849,7 @@ impl GpuCrowd {
     }
 
     fn encode_frame(&self, encoder: &mut wgpu::CommandEncoder, timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+        let _zone = crate::zone!("throng.gpu.encode");
         let Some(frame) = &self.frame else {
             return;
         };
@@ -894,6 +905,7 @@ impl GpuCrowd {
         stage: Stage,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<(), GpuError> {
+        let _zone = crate::zone!("throng.gpu.encode");
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layers.is_some());
         let (pipeline, label) = match stage {
             Stage::Sample => (&self.pipelines.sample, "throng.sample"),

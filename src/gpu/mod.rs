@@ -17,12 +17,15 @@
 //! [`crate::eval::frame::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
 //! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,
 //! joint `j` at `i * J + j`); [`GpuCrowd::swap_remove`] moves a character's device memory as
-//! [`crate::state::Crowd::despawn`] moves its row. [`GpuContext`] creates a device for tools and tests. See
+//! [`crate::state::Crowd::despawn`] moves its row. [`GpuProfiler`] times each pass with timestamp
+//! queries (and feeds Tracy's GPU timeline with the `tracy` feature). [`GpuContext`] creates a
+//! device for tools and tests. See
 //! `docs/gpu.md` for buffers, chunking and bytes per character.
 
 mod context;
 mod crowd;
 mod pipelines;
+mod profile;
 pub mod types;
 mod windows;
 
@@ -30,6 +33,7 @@ pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
 pub use pipelines::{shader_source, ShaderModuleKind};
 pub use windows::{skin_windows, SkinWindow};
+pub use profile::{GpuFrameTimes, GpuProfiler, GpuZoneTime};
 
 use crate::program::ProgramError;
 

@@ -470,6 +470,8 @@ impl Group {
             .enumerate()
             .for_each(
                 |(c, (((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples))| {
+                    let zone = crate::zone!("throng.state_step.chunk");
+                    zone.value(c as u64);
                     let mut scratch = Scratch::new();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
@@ -510,6 +512,8 @@ impl Group {
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
                     }
+                    #[cfg(feature = "tracy")]
+                    crate::profile::count_step_chunk(triggers.len(), programs);
                 },
             );
     }
@@ -661,6 +665,8 @@ impl Crowd {
         check: impl Fn(T) -> Option<f32>,
         mut write: impl FnMut(&mut Group, usize, T),
     ) -> Result<(), StateError> {
+        let zone = crate::zone!("throng.params");
+        zone.value(handles.len() as u64);
         if handles.len() != num_values {
             return Err(StateError::LengthMismatch { handles: handles.len(), values: num_values });
         }
@@ -833,6 +839,8 @@ impl Crowd {
         if !(dt_s.is_finite() && dt_s >= 0.0) {
             return Err(StateError::BadDt(dt_s));
         }
+        let zone = crate::zone!("throng.state_step");
+        zone.value(self.groups.iter().map(|g| g.triggers.len() as u64).sum());
         for group in &mut self.groups {
             group.update(dt_s);
         }

@@ -1,0 +1,196 @@
+//! Profiling: GPU timestamp zones around each stage of the built-in humanoid's layered frame
+//! (`GpuProfiler`), the path of adapters without timestamp queries, and the CPU zones, plots
+//! and frame marks of a whole frame. Runs with and without `--features tracy`; with it, Tracy's
+//! client is live and no server is connected, and nothing may block.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::root_motion::RootDelta;
+use throng::eval::OutputLayout;
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, GpuFrameTimes, GpuProfiler, Stage};
+use throng::graph::CompiledGraph;
+use throng::program::{ClipSample, LayerProgram};
+use throng::state::Crowd;
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::gpu;
+
+const CHARACTERS: usize = 300;
+const DT: f32 = 1.0 / 60.0;
+
+/// The built-in humanoid on the demo graph: a crowd at mixed speeds, a few of them jumping,
+/// stepped `frames` times. Returns the last step's samples and programs, and the CPU
+/// evaluator's matrices for it.
+struct Frame {
+    demo: DemoCharacter,
+    clips: Vec<throng::Clip>,
+    layers: Vec<throng::eval::frame::LayerSetup>,
+    samples: Vec<ClipSample>,
+    programs: Vec<LayerProgram>,
+}
+
+fn stepped_crowd() -> Frame {
+    let demo = DemoCharacter::humanoid();
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
+    let bound = demo.bind(graph).unwrap();
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(bound.archetype.clone());
+    let handles: Vec<_> = (0..CHARACTERS).map(|_| crowd.spawn(kind).unwrap()).collect();
+    let speed = crowd.param(kind, "speed").unwrap();
+    let speeds: Vec<f32> = (0..CHARACTERS).map(|i| (i % 7) as f32 * 0.7).collect();
+    crowd.set_float(speed, &handles, &speeds).unwrap();
+    let jump = crowd.param(kind, "jump").unwrap();
+    crowd.set_trigger(jump, &handles[..CHARACTERS / 10], false).unwrap();
+    crowd.update(DT).unwrap();
+    Frame {
+        samples: crowd.samples(kind).unwrap().to_vec(),
+        programs: crowd.programs(kind).unwrap().to_vec(),
+        clips: bound.clips,
+        layers: bound.layers,
+        demo,
+    }
+}
+
+fn layered_crowd(gpu: &GpuContext, frame: &Frame, stage_buffers: bool) -> GpuCrowd {
+    let options = GpuCrowdOptions { stage_buffers, ..GpuCrowdOptions::default() };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &frame.demo.rig, &frame.clips, &frame.layers, options).unwrap();
+    crowd.set_frame(&frame.samples, &frame.programs, DT).unwrap();
+    crowd
+}
+
+/// Records the layered stages one by one, then the fused frame, resolves, submits, reads.
+fn profile_stages_and_frame(gpu: &GpuContext, profiler: &mut GpuProfiler, staged: &GpuCrowd, fused: &GpuCrowd) -> GpuFrameTimes {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    for stage in Stage::LAYERED {
+        profiler.encode_stage(staged, &mut encoder, stage).unwrap();
+    }
+    profiler.encode(fused, &mut encoder);
+    profiler.resolve(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    profiler.read_blocking().unwrap()
+}
+
+#[test]
+fn each_stage_takes_non_negative_time_and_the_stages_fit_in_the_frame() {
+    let Some(gpu) = gpu() else { return };
+    if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("skipping: {} has no timestamp queries (the untimed path is tested below)", gpu.adapter_info.name);
+        return;
+    }
+    let frame = stepped_crowd();
+    let staged = layered_crowd(&gpu, &frame, true);
+    let fused = layered_crowd(&gpu, &frame, false);
+    let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, 8);
+    assert!(profiler.has_timestamps());
+    // Two frames: the profiler starts each frame afresh after a read.
+    for round in 0..2 {
+        let times = profile_stages_and_frame(&gpu, &mut profiler, &staged, &fused);
+        let names: Vec<&str> = times.zones.iter().map(|z| z.name).collect();
+        assert_eq!(names, ["throng.transition", "throng.layers", "throng.local_to_model", "throng.skinning", "throng.frame"], "round {round}");
+        assert_eq!(times.untimed, 0, "round {round}");
+        for zone in &times.zones {
+            assert!(zone.duration_ns() >= 0.0, "round {round}: {} ran from {} to {} ns", zone.name, zone.start_ns, zone.end_ns);
+        }
+        // The passes run one after another, so their times add up to at most the frame's.
+        let sum: f64 = times.zones.iter().map(|z| z.duration_ns()).sum();
+        assert!(sum > 0.0, "round {round}: 300 characters took no GPU time at all: {times:?}");
+        assert!(sum <= times.frame_ns() * (1.0 + 1e-9), "round {round}: zones sum to {sum} ns, the frame spans {} ns: {times:?}", times.frame_ns());
+        for pair in times.zones.windows(2) {
+            assert!(pair[1].start_ns >= pair[0].end_ns, "round {round}: {} starts before {} ends: {times:?}", pair[1].name, pair[0].name);
+        }
+    }
+}
+
+#[test]
+fn zones_past_the_limit_and_failed_stages_are_not_timed() {
+    let Some(gpu) = gpu() else { return };
+    if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("skipping: {} has no timestamp queries", gpu.adapter_info.name);
+        return;
+    }
+    let frame = stepped_crowd();
+    let staged = layered_crowd(&gpu, &frame, true);
+    let fused = layered_crowd(&gpu, &frame, false);
+    let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, 2);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    // A stage the crowd cannot run fails before it begins a pass, and leaves no zone.
+    assert!(matches!(profiler.encode_stage(&fused, &mut encoder, Stage::Layers), Err(GpuError::NoStageBuffers)));
+    for stage in Stage::LAYERED {
+        profiler.encode_stage(&staged, &mut encoder, stage).unwrap();
+    }
+    profiler.resolve(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    let times = profiler.read_blocking().unwrap();
+    let names: Vec<&str> = times.zones.iter().map(|z| z.name).collect();
+    assert_eq!(names, ["throng.transition", "throng.layers"]);
+    assert_eq!(times.untimed, 2);
+}
+
+#[test]
+fn without_timestamp_queries_the_frame_is_evaluated_and_no_time_is_reported() {
+    let Some(gpu) = gpu() else { return };
+    let frame = stepped_crowd();
+    let fused = layered_crowd(&gpu, &frame, false);
+    // As on an adapter without the feature, whatever this one has.
+    let mut profiler = GpuProfiler::with_features(&gpu.device, &gpu.queue, wgpu::Features::empty(), 8);
+    assert!(!profiler.has_timestamps());
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    profiler.encode(&fused, &mut encoder);
+    profiler.resolve(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    let times = profiler.read_blocking().unwrap();
+    assert!(times.zones.is_empty(), "{times:?}");
+    assert_eq!(times.untimed, 1);
+    assert_eq!(times.frame_ns(), 0.0);
+
+    // The untimed zone still recorded the frame: the GPU's matrices are the CPU evaluator's.
+    let joints = frame.demo.rig.num_joints();
+    let mut context = EvalContext::new(CHARACTERS, frame.layers.len(), joints);
+    let mut expected = vec![0.0; CHARACTERS * joints * 16];
+    FrameJob {
+        rig: &frame.demo.rig,
+        clips: &frame.clips,
+        layers: &frame.layers,
+        samples: &frame.samples,
+        programs: &frame.programs,
+        dt_s: DT,
+        context: &mut context,
+        layout: OutputLayout::Mat4,
+        output: &mut expected,
+        clips_sampled: &mut vec![0; CHARACTERS],
+        root_motion: &mut vec![RootDelta::default(); CHARACTERS],
+    }
+    .run()
+    .unwrap();
+    let got = fused.read_output_blocking().unwrap();
+    assert_eq!(got.len(), expected.len());
+    let worst = got.iter().zip(&expected).map(|(g, e)| (g - e).abs()).fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "GPU output differs from FrameJob's by {worst}");
+}
+
+/// A whole frame with every CPU zone, plot and frame mark, on a thread of its own: with the
+/// `tracy` feature the client is running and no server is listening, and the frame must still
+/// finish promptly.
+#[test]
+fn a_profiled_frame_never_waits_for_a_profiler() {
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..3 {
+            let zone = throng::zone!("test.frame");
+            let frame = stepped_crowd();
+            zone.value(frame.programs.len() as u64);
+            zone.end();
+            throng::profile::frame_mark();
+        }
+        let _ = done.send(());
+    });
+    assert!(finished.recv_timeout(Duration::from_secs(120)).is_ok(), "three profiled frames did not finish in two minutes");
+}
