@@ -19,7 +19,7 @@
 //! (see each kind), so a bad input from gameplay code degrades to a plausible pose, never to a
 //! NaN pose or an all-zero blend.
 
-use glam::{DMat2, DVec2, Mat2, Vec2};
+use glam::{DMat2, DVec2, Vec2};
 use thiserror::Error;
 
 /// The most children one blend space may have. `weights` keeps its scratch on the stack, and
@@ -299,7 +299,7 @@ impl Frame {
 
     /// The parameter in the normalised frame, with NaN read as 0 and anything beyond
     /// [`FAR_RADIUS`] pulled back to it along its own direction.
-    fn query(self, p: Vec2) -> Vec2 {
+    fn query(self, p: Vec2) -> DVec2 {
         let raw = Vec2::new(nan_to_zero(p.x), nan_to_zero(p.y));
         pull_back((raw.as_dvec2() - self.centre) * self.inv_scale, FAR_RADIUS)
     }
@@ -309,8 +309,10 @@ impl Frame {
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Triangle {
     children: [usize; 3],
-    origin: Vec2,
-    inv: Mat2,
+    // Double precision: a long thin triangle's inverse is large, and f32 rounding of the
+    // parameter, amplified by it, cost a child up to 2e-4 of its weight at its own point.
+    origin: DVec2,
+    inv: DMat2,
 }
 
 /// One edge of a freeform space's convex hull, from child `a` to child `b`.
@@ -347,21 +349,17 @@ fn nan_to_zero(v: f32) -> f32 {
 }
 
 /// `q` pulled back to length `max_len` along its own direction if longer or infinite.
-fn pull_back(q: DVec2, max_len: f64) -> Vec2 {
+fn pull_back(q: DVec2, max_len: f64) -> DVec2 {
     if !q.is_finite() {
         // Only the infinite components decide the direction: (∞, 3) is "far along +x".
         let dir = DVec2::new(
             if q.x.is_infinite() { q.x.signum() } else { 0.0 },
             if q.y.is_infinite() { q.y.signum() } else { 0.0 },
         );
-        return (dir.normalize_or_zero() * max_len).as_vec2();
+        return dir.normalize_or_zero() * max_len;
     }
     let len = q.length();
-    if len > max_len {
-        (q * (max_len / len)).as_vec2()
-    } else {
-        q.as_vec2()
-    }
+    if len > max_len { q * (max_len / len) } else { q }
 }
 
 /// Runs `fill` on a zeroed scratch slice of `n` weights and copies it into `out`, so that a
@@ -517,8 +515,8 @@ impl BlendSpace {
                 let m = DMat2::from_cols(local[b] - local[a], local[c] - local[a]);
                 Triangle {
                     children: [a, b, c],
-                    origin: local[a].as_vec2(),
-                    inv: m.inverse().as_mat2(),
+                    origin: local[a],
+                    inv: m.inverse(),
                 }
             })
             .collect();
@@ -826,7 +824,7 @@ impl GridSpace {
 
 impl CartesianSpace {
     fn fill(&self, p: Vec2, w: &mut [f32]) {
-        let q = self.frame.query(p);
+        let q = self.frame.query(p).as_vec2();
         let n = self.points.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
         for (i, (pi, row)) in self
@@ -849,7 +847,7 @@ impl CartesianSpace {
 impl DirectionalSpace {
     fn fill(&self, p: Vec2, w: &mut [f32]) {
         let raw = Vec2::new(nan_to_zero(p.x), nan_to_zero(p.y));
-        let q = pull_back(raw.as_dvec2() * f64::from(self.inv_scale), FAR_RADIUS);
+        let q = pull_back(raw.as_dvec2() * f64::from(self.inv_scale), FAR_RADIUS).as_vec2();
         let radius = q.length();
         let angle = q.y.atan2(q.x);
         let n = self.radii.len();
@@ -902,20 +900,21 @@ fn polar_axis(a: DVec2, b: DVec2) -> DVec2 {
 
 impl FreeformSpace {
     fn fill(&self, p: Vec2, w: &mut [f32]) {
-        let q = self.frame.query(p);
+        let q64 = self.frame.query(p);
         for tri in &self.triangles {
-            let bc = tri.inv * (q - tri.origin);
+            let bc = tri.inv * (q64 - tri.origin);
             let ba = 1.0 - bc.x - bc.y;
-            if ba.min(bc.x).min(bc.y) >= -INSIDE_EPS {
+            if ba.min(bc.x).min(bc.y) >= -f64::from(INSIDE_EPS) {
                 let (ba, bb, bcc) = (ba.max(0.0), bc.x.max(0.0), bc.y.max(0.0));
                 let inv_sum = 1.0 / (ba + bb + bcc);
                 let [a, b, c] = tri.children;
-                w[a] = ba * inv_sum;
-                w[b] = bb * inv_sum;
-                w[c] = bcc * inv_sum;
+                w[a] = (ba * inv_sum) as f32;
+                w[b] = (bb * inv_sum) as f32;
+                w[c] = (bcc * inv_sum) as f32;
                 return;
             }
         }
+        let q = q64.as_vec2();
         // Outside the hull: the nearest point on it, which lies on one edge (or at a corner,
         // where the edge's parameter clamps to 0 or 1).
         let mut best = (f32::INFINITY, 0, 0, 0.0f32);

@@ -557,3 +557,16 @@ fn error_messages_say_where_and_what() {
         "a freeform 2D blend space needs at least 3 children, got 2"
     );
 }
+
+/// A long thin Delaunay triangle (children 0 and 3 close together) once cost child 3 2e-4 of
+/// its weight at its own point: f32 rounding of the parameter, amplified by the triangle's
+/// large inverse. Found by `each_child_owns_its_own_point`.
+#[test]
+fn freeform_child_owns_its_point_in_a_thin_triangle() {
+    let points = vec![Vec2::new(-5.0499806, -6.766819), Vec2::new(-2.1434436, 4.1555495), Vec2::new(0.0, -7.5902834), Vec2::new(-4.9026666, -6.2153363), Vec2::new(5.3513126, 0.0)];
+    let space = BlendSpace::freeform(points.clone()).unwrap();
+    for (child, p) in points.iter().enumerate() {
+        let w = weights_of(&space, *p);
+        assert!(w[child] >= 1.0 - 1e-6, "child {child} at {p}: {w:?}");
+    }
+}
