@@ -434,3 +434,45 @@ fn bad_events_are_refused_with_where_and_what() {
     .unwrap();
     assert!(matches!(short.with_events_from_clips(&clips), Err(StateError::BadEvent { clip: 0, .. })));
 }
+
+#[test]
+fn trace_scripts_declare_events_where_they_bind_clips() {
+    use throng::state::trace::{run_script, TraceError};
+    let script = |clip_events: &str| {
+        format!(
+            r#"{{
+            "stateGraph": {{ "layers": [{{ "name": "Base",
+                "states": [{{ "name": "START" }}, {{ "name": "Move", "blendTree": {{ "type": "1D", "parameter": "speed",
+                    "children": [{{ "name": "Walk", "point": 1 }}, {{ "name": "Run", "point": 3 }}] }} }}],
+                "transitions": [{{ "from": "START", "to": "Move" }}] }}],
+              "parameters": {{ "speed": {{ "name": "speed", "type": "FLOAT", "value": 1.5 }} }} }},
+            "clips": {{ "*": 1.0 }},
+            "clipEvents": {clip_events},
+            "dt": 0.1, "frames": 10
+        }}"#
+        )
+    };
+    let lines = run_script(&script(r#"{ "Move.Walk": [{ "name": "step", "time": 0.25 }], "*": [{ "name": "run_step", "time": 0.75 }] }"#)).unwrap();
+    let fired: Vec<(usize, &str, f32)> =
+        lines.iter().flat_map(|l| l.events.iter().map(move |(n, w)| (l.frame, n.as_str(), *w))).collect();
+    // speed 1.5 weighs Walk 0.75 and Run 0.25; both one-second clips, synced.
+    assert_eq!(fired.len(), 2, "{fired:?}");
+    assert_eq!((fired[0].0, fired[0].1), (2, "step"));
+    assert!((fired[0].2 - 0.75).abs() < 1e-5);
+    assert_eq!((fired[1].0, fired[1].1), (7, "run_step"));
+    assert!((fired[1].2 - 0.25).abs() < 1e-5);
+    assert!(lines[2].to_json().ends_with(r#","events":[{"name":"step","weight":0.75}]}"#), "{}", lines[2].to_json());
+    assert!(!lines[0].to_json().contains("events"), "frames without events print as before");
+
+    for (events, path) in [
+        (r#"{ "Nope": [] }"#, "clipEvents.Nope"),
+        (r#"{ "Move": [{ "name": "x" }] }"#, "clipEvents.Move[0]"),
+        (r#"{ "Move": [{ "name": 3, "time": 0.1 }] }"#, "clipEvents.Move[0].name"),
+        (r#"{ "Move": [{ "name": "late", "time": 1.5 }] }"#, "clipEvents.Move"),
+    ] {
+        match run_script(&script(events)) {
+            Err(TraceError::Script { path: got, .. } | TraceError::State { path: got, .. }) => assert_eq!(got, path, "{events}"),
+            other => panic!("{events}: expected an error at {path}, got {other:?}"),
+        }
+    }
+}
