@@ -4,6 +4,7 @@
 //! set_float / set_trigger / columns ──► Crowd::update(dt) ──► programs() + samples()
 //!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
 //!                                          of characters           program::ClipSample)
+//!                                                              + events() (AnimationEvent)
 //! ```
 //!
 //! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each
@@ -1022,6 +1023,27 @@ impl Crowd {
     ///   (a frozen fade's source is not sampled, but its clock runs for its events). On the
     ///   update a transition is taken, the state left fires what it played that update with
     ///   the weight the last pose showed it at.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use throng::clip::ClipEvent;
+    /// use throng::graph::CompiledGraph;
+    /// use throng::state::{Archetype, ClipBinding, Crowd};
+    ///
+    /// let graph = Arc::new(CompiledGraph::from_json(r#"{ "layers": [{ "name": "Base",
+    ///     "states": [{ "name": "START" }, { "name": "Walk" }],
+    ///     "transitions": [{ "from": "START", "to": "Walk" }] }] }"#)?);
+    /// let walk = Archetype::from_bindings(graph, &[("Walk", ClipBinding { clip: 0, duration_s: 1.0 })])?
+    ///     .with_clip_events(0, &[ClipEvent::new("footstep", 0.25), ClipEvent::new("footstep", 0.75)])?;
+    /// let mut crowd = Crowd::new();
+    /// let kind = crowd.add_archetype(walk);
+    /// crowd.spawn(kind)?;
+    /// crowd.update(0.5)?;
+    /// let footstep = crowd.archetype(kind)?.event_id("footstep");
+    /// let steps = crowd.events(kind)?.iter().filter(|e| Some(e.event) == footstep).count();
+    /// assert_eq!(steps, 1); // 0 → 0.5 s crosses 0.25 s
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`].
