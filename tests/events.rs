@@ -38,10 +38,10 @@ fn graph(switch: &str, time_s: f32) -> Arc<CompiledGraph> {
     )
 }
 
-/// A plays clip 0 (1 s), B clip 1 (`b_s`), C clip 2 (1 s), R clip 3 (1 s).
-fn archetype(graph: Arc<CompiledGraph>, b_s: f32) -> Archetype {
-    let bind = |clip, duration_s| ClipBinding { clip, duration_s };
-    Archetype::from_bindings(graph, &[("A", bind(0, 1.0)), ("B", bind(1, b_s)), ("C", bind(2, 1.0)), ("R", bind(3, 1.0))]).unwrap()
+/// A plays clip 0, B clip 1, C clip 2, R clip 3, each 1 s.
+fn archetype(graph: Arc<CompiledGraph>) -> Archetype {
+    let bind = |clip| ClipBinding { clip, duration_s: 1.0 };
+    Archetype::from_bindings(graph, &[("A", bind(0)), ("B", bind(1)), ("C", bind(2)), ("R", bind(3))]).unwrap()
 }
 
 fn ev(name: &str, time_s: f32) -> ClipEvent {
@@ -50,7 +50,7 @@ fn ev(name: &str, time_s: f32) -> ClipEvent {
 
 /// Footsteps on A at 0.25 s and 0.75 s.
 fn footsteps() -> Archetype {
-    archetype(graph(r#""cut""#, 0.0), 1.0).with_clip_events(0, &[ev("right", 0.75), ev("left", 0.25)]).unwrap()
+    archetype(graph(r#""cut""#, 0.0)).with_clip_events(0, &[ev("right", 0.75), ev("left", 0.25)]).unwrap()
 }
 
 fn one(arch: Archetype) -> (Crowd, ArchetypeId, CharacterHandle) {
@@ -114,7 +114,7 @@ fn a_step_spanning_several_events_and_loops_reports_each_crossing_in_order() {
     assert_eq!(names(&crowd, kind), ["right"], "2.6 s → 2.8 s crosses the third loop's 0.75 s");
 
     // A clip that does not loop fires each event once, its end included, however long the step.
-    let arch = archetype(graph(r#""cut""#, 0.0), 1.0).with_clip_events(2, &[ev("land", 1.0), ev("takeoff", 0.3)]).unwrap();
+    let arch = archetype(graph(r#""cut""#, 0.0)).with_clip_events(2, &[ev("land", 1.0), ev("takeoff", 0.3)]).unwrap();
     let (mut crowd, kind, hero) = one(arch);
     trigger(&mut crowd, kind, hero, "hold");
     crowd.update(0.1).unwrap();
@@ -135,7 +135,7 @@ fn a_huge_step_reports_a_bounded_number_of_loops() {
 
 #[test]
 fn reverse_playback_fires_in_reverse_clip_order() {
-    let arch = archetype(graph(r#""cut""#, 0.0), 1.0).with_clip_events(3, &[ev("early", 0.2), ev("late", 0.7)]).unwrap();
+    let arch = archetype(graph(r#""cut""#, 0.0)).with_clip_events(3, &[ev("early", 0.2), ev("late", 0.7)]).unwrap();
     let (mut crowd, kind, hero) = one(arch);
     trigger(&mut crowd, kind, hero, "reverse");
     crowd.update(0.01).unwrap();
@@ -150,7 +150,7 @@ fn reverse_playback_fires_in_reverse_clip_order() {
 
 #[test]
 fn an_event_at_a_states_start_fires_when_the_state_is_entered() {
-    let arch = archetype(graph(r#""cut""#, 0.0), 1.0)
+    let arch = archetype(graph(r#""cut""#, 0.0))
         .with_clip_events(0, &[ev("a_start", 0.0)])
         .unwrap()
         .with_clip_events(2, &[ev("c_start", 0.0)])
@@ -245,14 +245,20 @@ fn clips_weighted_below_the_threshold_do_not_fire() {
     assert!(fired.iter().all(|(n, _)| n != "walk_step"), "{fired:?}");
 }
 
-/// Runs A for 0.5 s, triggers A → B, and records 1.2 s of updates: per update whether the
-/// transition was in flight after it, its readback shares, and A's and B's events.
-struct TransitionRun {
-    /// (transitioning, active weight, previous weight, a weights, b weights)
-    updates: Vec<(bool, f32, f32, Vec<f32>, Vec<f32>)>,
+/// One update of [`run_transition`].
+struct Update {
+    /// Whether the transition was in flight after the update.
+    transitioning: bool,
+    /// The readback's shares of B and A.
+    active_weight: f32,
+    previous_weight: f32,
+    /// Weights of the events A and B fired.
+    a: Vec<f32>,
+    b: Vec<f32>,
 }
 
-fn run_transition(switch: &str) -> TransitionRun {
+/// Runs A for 0.5 s, triggers A → B, and records 1.2 s of updates.
+fn run_transition(switch: &str) -> Vec<Update> {
     // A: 0.2 s, an event every loop at 0.13 s; B: 0.2 s, an event at 0.07 s.
     let bind = |clip, duration_s| ClipBinding { clip, duration_s };
     let arch = Archetype::from_bindings(graph(switch, 0.6), &[("A", bind(0, 0.2)), ("B", bind(1, 0.2)), ("C", bind(2, 1.0)), ("R", bind(3, 1.0))])
@@ -271,13 +277,13 @@ fn run_transition(switch: &str) -> TransitionRun {
     for _ in 0..60 {
         crowd.update(0.02).unwrap();
         let r = crowd.readback(hero, 0).unwrap();
-        let (mut aw, mut bw) = (Vec::new(), Vec::new());
+        let mut u = Update { transitioning: r.transitioning, active_weight: r.active_weight, previous_weight: r.previous_weight, a: Vec::new(), b: Vec::new() };
         for e in crowd.events(kind).unwrap() {
-            if e.event == a { aw.push(e.weight) } else { bw.push(e.weight) }
+            if e.event == a { u.a.push(e.weight) } else { u.b.push(e.weight) }
         }
-        updates.push((r.transitioning, r.active_weight, r.previous_weight, aw, bw));
+        updates.push(u);
     }
-    TransitionRun { updates }
+    updates
 }
 
 #[test]
@@ -291,17 +297,17 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
     ];
     for mode in modes {
         let run = run_transition(mode);
-        let last_in_flight = run.updates.iter().rposition(|u| u.0).unwrap_or_else(|| panic!("{mode}: no transition"));
+        let last_in_flight = run.iter().rposition(|u| u.transitioning).unwrap_or_else(|| panic!("{mode}: no transition"));
         // 0.6 s at 0.02 s per update: in flight after updates 0..29.
         assert!((28..=30).contains(&last_in_flight), "{mode}: in flight until update {last_in_flight}");
         let a_fires: Vec<(usize, f32)> =
-            run.updates.iter().enumerate().flat_map(|(i, u)| u.3.iter().map(move |w| (i, *w))).collect();
+            run.iter().enumerate().flat_map(|(i, u)| u.a.iter().map(move |w| (i, *w))).collect();
         // A loops every 0.2 s, so it crosses 0.13 s three times in the 0.6 s transition.
         assert_eq!(a_fires.len(), 3, "{mode}: A fired at {a_fires:?}");
         assert!(a_fires.iter().all(|&(i, _)| i <= last_in_flight), "{mode}: A fired after the transition ended: {a_fires:?}");
         assert!(a_fires.windows(2).all(|w| w[1].1 < w[0].1), "{mode}: A's weight should fall as it fades: {a_fires:?}");
         for &(i, w) in &a_fires {
-            let (_, _, previous_weight, _, _) = run.updates[i];
+            let previous_weight = run[i].previous_weight;
             // The transition's clock starts on the update after the switch; on the switch
             // update itself A fires at the weight the last pose showed it at, 1.
             let progress = i as f32 * 0.02 / 0.6;
@@ -309,11 +315,11 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
             assert!((w - expect).abs() < 1e-3, "{mode}: A at update {i} weighs {w}, expected {expect}");
         }
         // B fires from its start, at its own share, through the transition and after it.
-        let b_fires: Vec<usize> = run.updates.iter().enumerate().filter(|(_, u)| !u.4.is_empty()).map(|(i, _)| i).collect();
+        let b_fires: Vec<usize> = run.iter().enumerate().filter(|(_, u)| !u.b.is_empty()).map(|(i, _)| i).collect();
         assert_eq!(b_fires.len(), 6, "{mode}: B fired at updates {b_fires:?}");
-        for (i, u) in run.updates.iter().enumerate() {
-            for &w in &u.4 {
-                let expect = if mode.contains("inertialize") { 1.0 } else { u.1 };
+        for (i, u) in run.iter().enumerate() {
+            for &w in &u.b {
+                let expect = if mode.contains("inertialize") { 1.0 } else { u.active_weight };
                 assert!((w - expect).abs() < 1e-5, "{mode}: B at update {i} weighs {w}, expected {expect}");
             }
         }
@@ -321,8 +327,8 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
 
     // A cut leaves nothing behind: A fires no more once B has started.
     let run = run_transition(r#""cut""#);
-    assert!(run.updates.iter().all(|u| !u.0));
-    assert!(run.updates.iter().skip(1).all(|u| u.3.is_empty()), "A fired after the cut");
+    assert!(run.iter().all(|u| !u.transitioning));
+    assert!(run.iter().skip(1).all(|u| u.a.is_empty()), "A fired after the cut");
 }
 
 #[test]
@@ -382,7 +388,7 @@ fn events_are_the_same_at_any_thread_count() {
 
 #[test]
 fn an_archetype_without_events_reports_none() {
-    let (mut crowd, kind, _) = one(archetype(graph(r#""cut""#, 0.0), 1.0));
+    let (mut crowd, kind, _) = one(archetype(graph(r#""cut""#, 0.0)));
     assert!(!crowd.archetype(kind).unwrap().has_events());
     for _ in 0..30 {
         crowd.update(0.1).unwrap();
@@ -392,7 +398,7 @@ fn an_archetype_without_events_reports_none() {
 
 #[test]
 fn bad_events_are_refused_with_where_and_what() {
-    let base = || archetype(graph(r#""cut""#, 0.0), 1.0);
+    let base = || archetype(graph(r#""cut""#, 0.0));
     for (time_s, what) in [(f32::NAN, "not finite"), (f32::INFINITY, "not finite"), (-0.1, "outside"), (1.5, "outside")] {
         match base().with_clip_events(0, &[ev("ok", 0.5), ev("bad", time_s)]) {
             Err(StateError::BadEvent { clip: 0, index: 1, name, path, duration_s, what: why, .. }) => {
