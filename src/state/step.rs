@@ -376,9 +376,10 @@ pub(crate) fn step_layer(
         let layer_weight = if layer == 0 { 1.0 } else { layer_weight(g, layer, params, triggers) };
         let in_flight = (*slot.transition != NO_INDEX).then(|| &g.transitions[*slot.transition as usize]);
         let (active_share, source_share) = if taken.is_some() {
-            // The state left played this update as the last pose showed it.
-            let source = if in_flight.is_some() { shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress).1 } else { 0.0 };
-            (program.target_weight, source)
+            // The state left (and a source still in flight) played this update as the last
+            // pose showed them: the program is still the last update's.
+            let (active, source) = shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress);
+            (active, if in_flight.is_some() { source } else { 0.0 })
         } else if let Some(tr) = in_flight {
             let progress = (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0);
             let inertialized = matches!(tr.switch, SwitchMode::Inertialize(_));
