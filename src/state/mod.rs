@@ -49,7 +49,6 @@
 mod step;
 pub mod trace;
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -199,8 +198,9 @@ pub struct Archetype {
     samples_per_character: u32,
     /// Animation events as given, per clip index (sorted by time); the source of the leaf tables.
     clip_events: Vec<Vec<(f32, EventId)>>,
-    /// Per leaf: its clip's events, a range of `event_time_s` / `event_id`, sorted by time.
-    leaf_events: Vec<Range<u32>>,
+    /// Per leaf: its clip's events, a range of `event_time_s` / `event_id` sorted by time, and
+    /// what turns its state's progress into clip seconds.
+    leaf_events: Vec<step::LeafEvents>,
     event_time_s: Vec<f32>,
     event_id: Vec<EventId>,
     /// Event names, indexed by [`EventId`].
@@ -245,7 +245,7 @@ impl Archetype {
             layer_sample_offset,
             samples_per_character,
             clip_events: Vec::new(),
-            leaf_events: vec![0..0; graph.leaves().len()],
+            leaf_events: vec![step::LeafEvents::default(); graph.leaves().len()],
             event_time_s: Vec::new(),
             event_id: Vec::new(),
             event_names: Vec::new(),
@@ -329,7 +329,8 @@ impl Archetype {
                 self.event_time_s.push(t);
                 self.event_id.push(id);
             }
-            self.leaf_events[leaf] = start..self.event_time_s.len() as u32;
+            let state = self.graph.leaves()[leaf].state as usize;
+            self.leaf_events[leaf] = step::LeafEvents::new(start..self.event_time_s.len() as u32, self.leaf_duration_s[leaf], step::seconds_per_progress(&self, state, leaf));
         }
         Ok(self)
     }

@@ -530,6 +530,25 @@ fn shares_of(mode: program::SwitchMode, flags: u32, target_weight: f32, progress
     }
 }
 
+/// One leaf's events for the step, in one small record: a range of the archetype's event
+/// arrays, and its clip's duration and seconds per unit of progress, in `f64` so that clip
+/// time summed over many loops keeps its precision.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LeafEvents {
+    start: u32,
+    end: u32,
+    duration_s: f64,
+    inv_duration: f64,
+    seconds_per_progress: f64,
+}
+
+impl LeafEvents {
+    pub(crate) fn new(range: std::ops::Range<u32>, duration_s: f32, seconds_per_progress: f32) -> Self {
+        let duration_s = f64::from(duration_s);
+        Self { start: range.start, end: range.end, duration_s, inv_duration: 1.0 / duration_s, seconds_per_progress: f64::from(seconds_per_progress) }
+    }
+}
+
 /// What one state played this update: its clock before and after as (loops, phase), whether
 /// its starting point counts (it was entered on the last update), and its share of the
 /// character's pose (transition share times layer weight).
@@ -544,7 +563,7 @@ struct Played {
 /// Clip seconds per unit of a state's progress for one of its leaves: the leaf's own duration
 /// when the state is synced, else the state's longest leaf scaled by the leaf's speed.
 #[inline]
-fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) -> f32 {
+pub(crate) fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) -> f32 {
     let st = &arch.graph.states[state];
     if st.sync { arch.leaf_duration_s[leaf] } else { arch.state_longest_s[state] * arch.graph.leaves[leaf].speed }
 }
@@ -557,18 +576,18 @@ fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) -> f32 {
 fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], played: Played, sink: &mut EventSink<'_>) {
     let st = &arch.graph.states[state];
     let threshold = arch.event_weight_threshold;
+    let from = f64::from(played.from.0) + f64::from(played.from.1);
+    let to = f64::from(played.to.0) + f64::from(played.to.1);
     for (i, leaf) in st.leaves.range().enumerate() {
-        let range = arch.leaf_events[leaf].clone();
+        let le = arch.leaf_events[leaf];
         let weight = weights[i] * played.share;
-        if range.is_empty() || !(weight > 0.0 && weight >= threshold) {
+        if le.start == le.end || !(weight > 0.0 && weight >= threshold) {
             continue;
         }
-        let times = &arch.event_time_s[range.start as usize..range.end as usize];
-        let ids = &arch.event_id[range.start as usize..range.end as usize];
-        let duration = f64::from(arch.leaf_duration_s[leaf]);
-        let spp = f64::from(seconds_per_progress(arch, state, leaf));
-        let total = |(loops, phase): (u32, f32)| (f64::from(loops) + f64::from(phase)) * spp;
-        let (mut start, mut end) = (total(played.from), total(played.to));
+        let times = &arch.event_time_s[le.start as usize..le.end as usize];
+        let ids = &arch.event_id[le.start as usize..le.end as usize];
+        let duration = le.duration_s;
+        let (mut start, mut end) = (from * le.seconds_per_progress, to * le.seconds_per_progress);
         if !st.looping {
             start = start.min(duration);
             end = end.min(duration);
@@ -576,8 +595,11 @@ fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX
         if end < start || (end == start && !played.inclusive) {
             continue;
         }
-        let (first_loop, last_loop) = if st.looping { ((start / duration).floor(), (end / duration).floor()) } else { (0.0, 0.0) };
-        let loops = ((last_loop - first_loop) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE - 1);
+        // One loop more on each side than the interval's ends round to: an end on a loop
+        // boundary may round either way, and the checks below keep only what was crossed.
+        let (first_loop, last_loop) =
+            if st.looping { ((start * le.inv_duration).floor() - 1.0, (end * le.inv_duration).floor() + 1.0) } else { (0.0, 0.0) };
+        let loops = ((last_loop - first_loop) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE);
         let reverse = st.speed < 0.0;
         for k in 0..=loops {
             let loop_start = (first_loop + f64::from(k)) * duration;
