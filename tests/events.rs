@@ -509,3 +509,41 @@ fn trace_scripts_declare_events_where_they_bind_clips() {
         }
     }
 }
+
+#[test]
+fn unsynced_blend_children_fire_at_their_own_rates_where_their_samples_cross() {
+    let graph = Arc::new(
+        CompiledGraph::from_json(
+            r#"{
+            "layers": [{ "name": "Base",
+                "states": [{ "name": "START" }, { "name": "Move", "blendTree": { "type": "1D", "parameter": "mix", "syncAnimations": false,
+                    "children": [{ "name": "Walk", "point": 0 }, { "name": "Run", "point": 1 }] } }],
+                "transitions": [{ "from": "START", "to": "Move" }] }],
+            "parameters": { "mix": { "name": "mix", "type": "FLOAT", "value": 0.5 } }
+        }"#,
+        )
+        .unwrap(),
+    );
+    let arch = Archetype::from_bindings(graph, &[("Move.Walk", ClipBinding { clip: 0, duration_s: 1.0 }), ("Move.Run", ClipBinding { clip: 1, duration_s: 0.5 })])
+        .unwrap()
+        .with_clip_events(0, &[ev("walk_step", 0.25)])
+        .unwrap()
+        .with_clip_events(1, &[ev("run_step", 0.1)])
+        .unwrap();
+    let (mut crowd, kind, _) = one(arch);
+    let (mut walk, mut run) = (0, 0);
+    for _ in 0..67 {
+        crowd.update(0.03).unwrap();
+        for e in crowd.events(kind).unwrap() {
+            // The clip's sample this update played across the event's time.
+            let s = crowd.samples(kind).unwrap().iter().find(|s| s.clip == e.clip && s.weight > 0.0).unwrap();
+            let duration = if e.clip == 0 { 1.0 } else { 0.5 };
+            let before = s.time_s - s.advance_s;
+            let crossed = (before < e.time_s && e.time_s <= s.time_s) || (before < 0.0 && e.time_s > before + duration);
+            assert!(crossed, "clip {} played {before} → {} s, yet fired its event at {} s", e.clip, s.time_s, e.time_s);
+            if e.clip == 0 { walk += 1 } else { run += 1 }
+        }
+    }
+    // 2.01 s: the walk (1 s) crosses 0.25 s twice, the run (0.5 s, at its own rate) 0.1 s four times.
+    assert_eq!((walk, run), (2, 4));
+}

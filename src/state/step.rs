@@ -570,43 +570,55 @@ pub(crate) fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) 
 
 /// Reports the events of `state`'s clips that its playback crossed: for each leaf whose weight
 /// (× the share) passes the archetype's threshold, the clip interval `(from, to]` (`[from, to]`
-/// when entered), in total clip seconds so that a step spanning loops crosses each loop's
-/// events (a state that does not loop clamps at its end). Played backwards, clip time is
-/// `duration − played`. Events come in the order they were crossed.
+/// when entered), counted in clip seconds from the start of the loop `from` is in, so that a
+/// step spanning loops crosses each loop's events (a state that does not loop clamps at its
+/// end). Played backwards, clip time is `duration − played`. Events come in the order they
+/// were crossed.
 fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], played: Played, sink: &mut EventSink<'_>) {
     let st = &arch.graph.states[state];
     let threshold = arch.event_weight_threshold;
-    let from = f64::from(played.from.0) + f64::from(played.from.1);
-    let to = f64::from(played.to.0) + f64::from(played.to.1);
+    let reverse = st.speed < 0.0;
+    let (from_loops, from_phase) = played.from;
+    let (to_loops, to_phase) = played.to;
     for (i, leaf) in st.leaves.range().enumerate() {
         let le = arch.leaf_events[leaf];
         let weight = weights[i] * played.share;
         if le.start == le.end || !(weight > 0.0 && weight >= threshold) {
             continue;
         }
-        let times = &arch.event_time_s[le.start as usize..le.end as usize];
-        let ids = &arch.event_id[le.start as usize..le.end as usize];
         let duration = le.duration_s;
-        let (mut start, mut end) = (from * le.seconds_per_progress, to * le.seconds_per_progress);
-        if !st.looping {
-            start = start.min(duration);
-            end = end.min(duration);
-        }
+        // (loops after the first, interval start and end in seconds from the first loop's
+        // start). A synced state samples its clips at `phase × duration`, so whole loops
+        // are the clock's own count and the interval is exact; an unsynced one runs its clips
+        // at their own rates, from total seconds, with a spare loop each side for rounding.
+        let (loops, start, end) = if st.sync {
+            let wraps = to_loops.saturating_sub(from_loops);
+            let end = (f64::from(wraps) + f64::from(to_phase)) * duration;
+            (wraps.min(MAX_EVENT_LOOPS_PER_UPDATE - 1), f64::from(from_phase) * duration, end)
+        } else {
+            let total = |loops: u32, phase: f32| (f64::from(loops) + f64::from(phase)) * le.seconds_per_progress;
+            let (mut start, mut end) = (total(from_loops, from_phase), total(to_loops, to_phase));
+            if !st.looping {
+                start = start.min(duration);
+                end = end.min(duration);
+            }
+            let first = if st.looping { (start * le.inv_duration).floor() - 1.0 } else { 0.0 };
+            let last = if st.looping { (end * le.inv_duration).floor() + 1.0 } else { 0.0 };
+            (((last - first) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE), start - first * duration, end - first * duration)
+        };
         if end < start || (end == start && !played.inclusive) {
             continue;
         }
-        // One loop more on each side than the interval's ends round to: an end on a loop
-        // boundary may round either way, and the checks below keep only what was crossed.
-        let (first_loop, last_loop) =
-            if st.looping { ((start * le.inv_duration).floor() - 1.0, (end * le.inv_duration).floor() + 1.0) } else { (0.0, 0.0) };
-        let loops = ((last_loop - first_loop) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE);
-        let reverse = st.speed < 0.0;
+        let times = &arch.event_time_s[le.start as usize..le.end as usize];
+        let ids = &arch.event_id[le.start as usize..le.end as usize];
         for k in 0..=loops {
-            let loop_start = (first_loop + f64::from(k)) * duration;
             for j in 0..times.len() {
                 let e = if reverse { times.len() - 1 - j } else { j };
                 let t = f64::from(times[e]);
-                let at = loop_start + if reverse { duration - t } else { t };
+                let offset = if reverse { duration - t } else { t };
+                // On a looping clip the end is the next loop's start: the same product as the
+                // interval's ends, so the two cannot disagree by a rounding.
+                let at = if st.looping && offset >= duration { f64::from(k + 1) * duration } else { f64::from(k) * duration + offset };
                 let after_start = if played.inclusive { at >= start } else { at > start };
                 if after_start && at <= end {
                     sink.out.push(AnimationEvent {
