@@ -543,6 +543,7 @@ pub(crate) struct LeafEvents {
 }
 
 impl LeafEvents {
+    /// The record for events `range` of a leaf whose clip lasts `duration_s` (> 0, as bound).
     pub(crate) fn new(range: std::ops::Range<u32>, duration_s: f32, seconds_per_progress: f32) -> Self {
         let duration_s = f64::from(duration_s);
         Self { start: range.start, end: range.end, duration_s, inv_duration: 1.0 / duration_s, seconds_per_progress: f64::from(seconds_per_progress) }
