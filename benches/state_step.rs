@@ -1,5 +1,6 @@
 //! `state_step/N`: one `Crowd::update` of N characters on the locomotion graph (idle/move
-//! 1D/jump base layer and an upper-body wave layer), reported per character.
+//! 1D/jump base layer and an upper-body wave layer), reported per character;
+//! `state_step/N_events`: the same with two animation events on every clip.
 
 mod support;
 
@@ -21,6 +22,16 @@ fn state_step(c: &mut Criterion) {
             });
         });
         black_box(crowd.programs(kind).map(|p| p.len()).unwrap_or(0));
+    }
+    for (label, n) in [("10k_events", 10_000), ("100k_events", 100_000)] {
+        let (mut crowd, kind) = support::locomotion_crowd_with_events(n, true);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                crowd.update(black_box(1.0 / 60.0)).expect("finite dt");
+            });
+        });
+        black_box(crowd.events(kind).map(|e| e.len()).unwrap_or(0));
     }
     group.finish();
 }

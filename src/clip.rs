@@ -213,6 +213,23 @@ pub enum ClipError {
     /// The sample rate is not a positive finite number.
     #[error("sample rate {0} Hz is not positive and finite")]
     SampleRate(f32),
+    /// An animation event has an empty name, or a time that is not finite or lies outside
+    /// `[0, duration]`.
+    #[error("clip {clip:?} event {index} ({name:?}) at {time_s} s: {what} (the clip lasts {duration_s} s)")]
+    BadEvent {
+        /// The clip's name.
+        clip: String,
+        /// Index of the event in the list given.
+        index: usize,
+        /// The event's name.
+        name: String,
+        /// The event's time.
+        time_s: f32,
+        /// The clip's duration.
+        duration_s: f32,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// A pose given directly has the wrong number of joints or a non-finite value.
     #[error("frame {frame} of clip {clip:?} is malformed: {what}")]
     BadFrame {
@@ -229,6 +246,40 @@ pub enum ClipError {
 /// malformed file cannot ask for unbounded memory.
 pub const MAX_FRAMES: usize = 100_000;
 
+/// A named moment of a clip (a footstep, a sword hit) that the state step reports when a
+/// character's playback crosses it (see `state::AnimationEvent`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipEvent {
+    /// The event's name; events of one archetype that share a name share an id.
+    pub name: String,
+    /// Seconds from the clip's start, finite, in `[0, duration]`.
+    pub time_s: f32,
+}
+
+impl ClipEvent {
+    /// An event named `name` at `time_s` seconds.
+    #[must_use]
+    pub fn new(name: impl Into<String>, time_s: f32) -> Self {
+        Self { name: name.into(), time_s }
+    }
+}
+
+/// The first event of `events` that a clip lasting `duration_s` cannot hold, with why: an
+/// empty name, or a time that is not finite or lies outside `[0, duration_s]`.
+pub(crate) fn first_bad_event(events: &[ClipEvent], duration_s: f32) -> Option<(usize, &'static str)> {
+    events.iter().enumerate().find_map(|(i, e)| {
+        if e.name.is_empty() {
+            Some((i, "the name is empty"))
+        } else if !e.time_s.is_finite() {
+            Some((i, "the time is not finite"))
+        } else if !(0.0..=duration_s).contains(&e.time_s) {
+            Some((i, "the time lies outside the clip"))
+        } else {
+            None
+        }
+    })
+}
+
 /// An animation clip: a pose per frame at a uniform rate, for every joint of one rig.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clip {
@@ -239,6 +290,8 @@ pub struct Clip {
     looping: bool,
     /// Frame-major: `frame * num_joints + joint`.
     poses: Vec<Transform>,
+    /// Named moments, in the order given.
+    events: Vec<ClipEvent>,
 }
 
 impl Clip {
@@ -339,7 +392,7 @@ impl Clip {
                 poses[i].rotation = q;
             }
         }
-        Ok(Self { name, num_joints, num_frames, duration_s, looping, poses })
+        Ok(Self { name, num_joints, num_frames, duration_s, looping, poses, events: Vec::new() })
     }
 
     /// This clip as an additive delta against `reference` (one transform per joint, usually a
@@ -389,6 +442,27 @@ impl Clip {
     /// Sets the loop flag.
     pub fn set_looping(&mut self, looping: bool) {
         self.looping = looping;
+    }
+
+    /// The clip's animation events (imported from glTF `extras`, or set with
+    /// [`Clip::with_events`]).
+    #[must_use]
+    pub fn events(&self) -> &[ClipEvent] {
+        &self.events
+    }
+
+    /// The clip with `events` in place of its events.
+    ///
+    /// # Errors
+    /// [`ClipError::BadEvent`] for the first event with an empty name or a time that is not
+    /// finite or lies outside `[0, duration]`.
+    pub fn with_events(mut self, events: Vec<ClipEvent>) -> Result<Self, ClipError> {
+        if let Some((index, what)) = first_bad_event(&events, self.duration_s) {
+            let e = &events[index];
+            return Err(ClipError::BadEvent { clip: self.name, index, name: e.name.clone(), time_s: e.time_s, duration_s: self.duration_s, what });
+        }
+        self.events = events;
+        Ok(self)
     }
 
     /// All frames, frame-major (`frame * num_joints + joint`).

@@ -63,7 +63,7 @@ pub mod rig;
 pub mod setup;
 pub mod state;
 
-pub use clip::{Clip, ClipError, Interpolation, JointTracks, Track};
+pub use clip::{Clip, ClipError, ClipEvent, Interpolation, JointTracks, Track};
 pub use rig::{Rig, RigError, Transform, MAX_JOINTS};
 
 /// README.md's examples, compiled and run as doc tests.

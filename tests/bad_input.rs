@@ -28,6 +28,7 @@ use throng::import::bvh::{parse_bvh, BvhError, BvhOptions};
 use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfError, GltfOptions};
 use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::state::trace::{run_script, TraceError};
+use throng::clip::ClipEvent;
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
 
@@ -804,6 +805,44 @@ fn api_rows() -> Vec<Row> {
             ),
             StateError::UnknownLeaf { .. },
             ["\"C\""]
+        ),
+        row!(
+            "archetype: an event time past its clip's end",
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
+                .unwrap()
+                .with_clip_events(0, &[ClipEvent::new("step", 0.5), ClipEvent::new("late", 1.5)]),
+            StateError::BadEvent { index: 1, .. },
+            ["clip 0", "event 1", "\"late\"", "1.5 s", "outside"]
+        ),
+        row!(
+            "archetype: a NaN event time",
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
+                .unwrap()
+                .with_clip_events(0, &[ClipEvent::new("step", f32::NAN)]),
+            StateError::BadEvent { index: 0, .. },
+            ["\"step\"", "not finite"]
+        ),
+        row!(
+            "archetype: events for a clip no leaf plays",
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
+                .unwrap()
+                .with_clip_events(3, &[ClipEvent::new("step", 0.5)]),
+            StateError::UnboundEventClip { clip: 3 },
+            ["clip 3"]
+        ),
+        row!(
+            "archetype: an event weight threshold over 1",
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
+                .unwrap()
+                .with_event_weight_threshold(1.5),
+            StateError::BadEventThreshold(_),
+            ["1.5"]
+        ),
+        row!(
+            "clip: a negative event time",
+            tiny().1.remove(0).with_events(vec![ClipEvent::new("step", -0.25)]),
+            ClipError::BadEvent { index: 0, .. },
+            ["event 0", "\"step\"", "-0.25 s"]
         ),
         row!(
             "crowd: an archetype of another crowd",

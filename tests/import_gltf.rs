@@ -467,6 +467,55 @@ fn morph_weight_channels_are_ignored_and_unrelated_animations_skipped() {
     assert_eq!(asset.clip_animations, [vec![2]]);
 }
 
+/// Two one-joint animations of 2 s with the given `extras` JSON on the first.
+fn animations_with_extras(extras: &str, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
+    let mut doc = Doc::default();
+    let times = doc.floats(&[0.0, 2.0], "SCALAR");
+    let values = doc.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0], "VEC3");
+    let body = format!(
+        r#""nodes":[{{"name":"j"}}],"skins":[{{"joints":[0]}}],"animations":[
+        {{"name":"walk","extras":{extras},"samplers":[{{"input":{times},"output":{values}}}],"channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}}]}},
+        {{"name":"idle","extras":{{"events":[{{"name":"blink","time":1.0}}]}},"samplers":[{{"input":{times},"output":{values}}}],"channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}}]}}]"#
+    );
+    load_str(&doc.json(&body), options)
+}
+
+#[test]
+fn animation_extras_events_become_clip_events() {
+    use throng::clip::ClipEvent;
+    let asset = animations_with_extras(r#"{"author":"x","events":[{"name":"footstep","time":0.4},{"name":"footstep","time":1.4}]}"#, &opts()).unwrap();
+    assert_eq!(asset.clips[0].events(), [ClipEvent::new("footstep", 0.4), ClipEvent::new("footstep", 1.4)]);
+    assert_eq!(asset.clips[1].events(), [ClipEvent::new("blink", 1.0)]);
+    // Merged animations pool their events on the one clip.
+    let merged = animations_with_extras(r#"{"events":[{"name":"footstep","time":0.4}]}"#, &GltfOptions { merge_animations: true, ..opts() }).unwrap();
+    assert_eq!(merged.clips[0].events(), [ClipEvent::new("footstep", 0.4), ClipEvent::new("blink", 1.0)]);
+    // Extras that are not about events are some other tool's, and are left alone.
+    for extras in [r#""a string""#, r#"{"author":"x"}"#, "[1, 2]"] {
+        assert!(animations_with_extras(extras, &opts()).unwrap().clips[0].events().is_empty(), "{extras}");
+    }
+}
+
+#[test]
+fn malformed_animation_events_are_typed_errors() {
+    for (extras, at) in [
+        (r#"{"events":{"name":"x"}}"#, ""),
+        (r#"{"events":[{"time":0.5}]}"#, "[0].name"),
+        (r#"{"events":[{"name":"x","time":0.5},{"name":"y","time":"soon"}]}"#, "[1].time"),
+    ] {
+        match animations_with_extras(extras, &opts()) {
+            Err(GltfError::BadEvents { animation: 0, at: got, .. }) => assert_eq!(got, at, "{extras}"),
+            other => panic!("{extras}: expected BadEvents, got {other:?}"),
+        }
+    }
+    // A time past the clip's end is the clip's error, naming the animation.
+    match animations_with_extras(r#"{"events":[{"name":"late","time":2.5}]}"#, &opts()) {
+        Err(GltfError::Clip { animation, source: throng::clip::ClipError::BadEvent { name, .. } }) => {
+            assert_eq!((animation.as_str(), name.as_str()), ("walk", "late"));
+        }
+        other => panic!("expected a clip error, got {other:?}"),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Synthetic files: hierarchy, baking, remapping
 

@@ -12,7 +12,7 @@ use throng::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
 use throng::graph::CompiledGraph;
 use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
-use throng::{Clip, Rig};
+use throng::{Clip, ClipEvent, Rig};
 
 /// Every character samples clips `a` and `b` at its own time (spread over a few seconds so
 /// that characters read different frames) with a blend weight varying across the crowd.
@@ -93,11 +93,22 @@ pub const LOCOMOTION: &str = include_str!("locomotion.json");
 
 /// `n` characters of the locomotion graph, spread over its states and blend positions.
 pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
+    locomotion_crowd_with_events(n, false)
+}
+
+/// [`locomotion_crowd`], with two footstep events on every clip when `events` is set.
+pub fn locomotion_crowd_with_events(n: usize, events: bool) -> (Crowd, ArchetypeId) {
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION).expect("the bench graph loads"));
     let clips = [("Idle", 2.0), ("Move.Idle", 2.0), ("Move.Walk", 1.1), ("Move.Run", 0.7), ("Jump", 1.2), ("Rest", 2.0), ("Wave", 1.5)];
     let bindings: Vec<(&str, ClipBinding)> =
         clips.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
-    let archetype = Archetype::from_bindings(graph, &bindings).expect("every leaf is bound");
+    let mut archetype = Archetype::from_bindings(graph, &bindings).expect("every leaf is bound");
+    if events {
+        for (i, &(_, d)) in clips.iter().enumerate() {
+            let steps = [ClipEvent::new("left", 0.25 * d), ClipEvent::new("right", 0.75 * d)];
+            archetype = archetype.with_clip_events(i as u32, &steps).expect("times inside the clip");
+        }
+    }
     let mut crowd = Crowd::new();
     let kind = crowd.add_archetype(archetype);
     let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("archetype exists")).collect();

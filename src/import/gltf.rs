@@ -15,6 +15,7 @@
 //! | node TRS (or matrix) | rest pose |
 //! | `inverseBindMatrices` | [`Rig::inverse_bind`]; absent → derived from the baked rest pose |
 //! | animation channels on skin joints | [`Track`]s resampled by [`Clip::from_tracks`], file key times kept |
+//! | animation `extras.events`: `[{ "name": "footstep", "time": 0.4 }]` (seconds) | [`Clip::events`]; merged animations pool theirs; other `extras` are ignored |
 //! | `JOINTS_0` (skin joint indices) | rig joint indices |
 //!
 //! Baking the ancestors is what makes skinning match the glTF spec, where a joint matrix is the
@@ -50,7 +51,7 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use gltf::mesh::{Mode, Semantic};
 
-use crate::clip::{Clip, ClipError, Interpolation, JointTracks, Track};
+use crate::clip::{Clip, ClipError, ClipEvent, Interpolation, JointTracks, Track};
 use crate::mesh::SkinnedMesh;
 use crate::rig::{Rig, RigError, Transform};
 
@@ -231,6 +232,16 @@ pub enum GltfError {
         animation: String,
         /// The clip's reason (its joint indices are rig joints).
         source: ClipError,
+    },
+    /// An animation's `extras.events` is not a list of `{ "name": string, "time": seconds }`.
+    #[error("animation {animation}: extras.events{at}: {what}")]
+    BadEvents {
+        /// The animation index.
+        animation: usize,
+        /// Where in the list (`""` for the list itself, `"[2].time"` for one entry's key).
+        at: String,
+        /// What is wrong.
+        what: &'static str,
     },
     /// A skinned primitive lacks an attribute skinning needs.
     #[error("mesh {mesh} primitive {primitive} has no {semantic} attribute")]
@@ -823,11 +834,35 @@ fn add_animation_tracks(
     Ok(touched)
 }
 
+/// An animation's events from its `extras` (`{ "events": [{ "name": "footstep", "time": 0.4 }] }`),
+/// appended to `out`. Extras without `events` (other tools' data) add nothing.
+fn animation_events(animation: &gltf::Animation, out: &mut Vec<ClipEvent>) -> Result<(), GltfError> {
+    let index = animation.index();
+    let bad = |at: String, what| GltfError::BadEvents { animation: index, at, what };
+    let Some(raw) = animation.extras() else {
+        return Ok(());
+    };
+    let Ok(serde_json::Value::Object(extras)) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+        return Ok(());
+    };
+    let Some(events) = extras.get("events") else {
+        return Ok(());
+    };
+    let list = events.as_array().ok_or_else(|| bad(String::new(), "expected an array of events"))?;
+    for (i, e) in list.iter().enumerate() {
+        let name = e.get("name").and_then(serde_json::Value::as_str).ok_or_else(|| bad(format!("[{i}].name"), "expected a string"))?;
+        let time_s = e.get("time").and_then(serde_json::Value::as_f64).ok_or_else(|| bad(format!("[{i}].time"), "expected a number of seconds"))?;
+        out.push(ClipEvent::new(name, time_s as f32));
+    }
+    Ok(())
+}
+
 fn build_clips(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, options: &GltfOptions) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
     let num_joints = skin.rig.num_joints();
     let name_of = |a: &gltf::Animation| a.name().map_or_else(|| format!("animation{}", a.index()), str::to_owned);
-    let make = |name: String, tracks: &[JointTracks]| {
+    let make = |name: String, tracks: &[JointTracks], events: Vec<ClipEvent>| {
         Clip::from_tracks(name.clone(), &skin.rig, tracks, options.sample_rate_hz, options.looping)
+            .and_then(|clip| clip.with_events(events))
             .map_err(|source| GltfError::Clip { animation: name, source })
     };
     let mut clips = Vec::new();
@@ -836,21 +871,25 @@ fn build_clips(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, option
         let mut tracks = vec![JointTracks::default(); num_joints];
         let mut used = Vec::new();
         let mut name = None;
+        let mut events = Vec::new();
         for animation in doc.animations() {
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
                 name.get_or_insert_with(|| animation.name().unwrap_or("merged").to_owned());
                 used.push(animation.index());
+                animation_events(&animation, &mut events)?;
             }
         }
         if let Some(name) = name {
-            clips.push(make(name, &tracks)?);
+            clips.push(make(name, &tracks, events)?);
             sources.push(used);
         }
     } else {
         for animation in doc.animations() {
             let mut tracks = vec![JointTracks::default(); num_joints];
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
-                clips.push(make(name_of(&animation), &tracks)?);
+                let mut events = Vec::new();
+                animation_events(&animation, &mut events)?;
+                clips.push(make(name_of(&animation), &tracks, events)?);
                 sources.push(vec![animation.index()]);
             }
         }

@@ -4,6 +4,7 @@
 //! set_float / set_trigger / columns ──► Crowd::update(dt) ──► programs() + samples()
 //!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
 //!                                          of characters           program::ClipSample)
+//!                                                              + events() (AnimationEvent)
 //! ```
 //!
 //! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each
@@ -52,10 +53,12 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
 use crate::program::{ClipSample, LayerProgram};
 
-use step::{LayerSlot, ParamView, Scratch, StepContext};
+pub use step::MAX_EVENT_LOOPS_PER_UPDATE;
+use step::{EventSink, LayerSlot, ParamView, Scratch, StepContext};
 
 /// Characters per rayon task: enough to amortise task overhead (the step costs tens of
 /// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
@@ -140,6 +143,34 @@ pub enum StateError {
         /// Layers in the graph.
         layers: usize,
     },
+    /// Events were given for a clip that no leaf of the archetype plays.
+    #[error("events for clip {clip}, which no leaf of the archetype is bound to")]
+    UnboundEventClip {
+        /// The clip index given.
+        clip: u32,
+    },
+    /// An animation event has an empty name, or a time that is not finite or lies outside
+    /// the clip (`[0, duration]` of every leaf bound to it).
+    #[error("clip {clip} event {index} ({name:?}) at {time_s} s: {what} (leaf {path:?} plays the clip for {duration_s} s)")]
+    BadEvent {
+        /// The clip index.
+        clip: u32,
+        /// Index of the event in the list given.
+        index: usize,
+        /// The event's name.
+        name: String,
+        /// The event's time.
+        time_s: f32,
+        /// A leaf bound to the clip, whose duration the time was checked against.
+        path: String,
+        /// That leaf's clip duration.
+        duration_s: f32,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// An event weight threshold outside `[0, 1]`, or NaN.
+    #[error("event weight threshold {0} must lie in [0, 1]")]
+    BadEventThreshold(f32),
 }
 
 /// The clip an archetype plays for one graph leaf (PlayCanvas's `assignAnimation`).
@@ -165,6 +196,16 @@ pub struct Archetype {
     /// Per layer: first sample slot of the layer within a character's samples.
     layer_sample_offset: Vec<u32>,
     samples_per_character: u32,
+    /// Animation events as given, per clip index (sorted by time); the source of the leaf tables.
+    clip_events: Vec<Vec<(f32, EventId)>>,
+    /// Per leaf: its clip's events, a range of `event_time_s` / `event_id` sorted by time, and
+    /// what turns its state's progress into clip seconds.
+    leaf_events: Vec<step::LeafEvents>,
+    event_time_s: Vec<f32>,
+    event_id: Vec<EventId>,
+    /// Event names, indexed by [`EventId`].
+    event_names: Vec<String>,
+    event_weight_threshold: f32,
 }
 
 impl Archetype {
@@ -203,6 +244,12 @@ impl Archetype {
             state_unsynced_rate,
             layer_sample_offset,
             samples_per_character,
+            clip_events: Vec::new(),
+            leaf_events: vec![step::LeafEvents::default(); graph.leaves().len()],
+            event_time_s: Vec::new(),
+            event_id: Vec::new(),
+            event_names: Vec::new(),
+            event_weight_threshold: 0.0,
             graph,
         })
     }
@@ -230,6 +277,155 @@ impl Archetype {
     pub fn samples_per_character(&self) -> usize {
         self.samples_per_character as usize
     }
+
+    /// The archetype with `events` on clip `clip` (an index of its clip table, as in
+    /// [`ClipBinding::clip`]) in place of any given before. Every leaf bound to the clip fires
+    /// them (see [`Crowd::events`]); names shared by several clips share one [`EventId`].
+    ///
+    /// # Errors
+    /// [`StateError::UnboundEventClip`] when no leaf plays `clip`; [`StateError::BadEvent`] for
+    /// an empty name, or a time that is not finite or lies outside `[0, duration]` of a leaf
+    /// bound to the clip. The archetype is unchanged on error.
+    pub fn with_clip_events(mut self, clip: u32, events: &[ClipEvent]) -> Result<Self, StateError> {
+        let mut bound = false;
+        for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
+            if c != clip {
+                continue;
+            }
+            bound = true;
+            if let Some((index, what)) = first_bad_event(events, duration_s) {
+                let e = &events[index];
+                let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
+                return Err(StateError::BadEvent { clip, index, name: e.name.clone(), time_s: e.time_s, path, duration_s, what });
+            }
+        }
+        if !bound {
+            return Err(StateError::UnboundEventClip { clip });
+        }
+        let mut list: Vec<(f32, EventId)> = events
+            .iter()
+            .map(|e| {
+                let id = match self.event_names.iter().position(|n| *n == e.name) {
+                    Some(i) => i,
+                    None => {
+                        self.event_names.push(e.name.clone());
+                        self.event_names.len() - 1
+                    }
+                };
+                (e.time_s, EventId(id as u32))
+            })
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let slot = clip as usize;
+        if self.clip_events.len() <= slot {
+            self.clip_events.resize_with(slot + 1, Vec::new);
+        }
+        self.clip_events[slot] = list;
+        self.event_time_s.clear();
+        self.event_id.clear();
+        for (leaf, &c) in self.leaf_clip.iter().enumerate() {
+            let start = self.event_time_s.len() as u32;
+            for &(t, id) in self.clip_events.get(c as usize).map_or(&[][..], Vec::as_slice) {
+                self.event_time_s.push(t);
+                self.event_id.push(id);
+            }
+            let state = self.graph.leaves()[leaf].state as usize;
+            self.leaf_events[leaf] = step::LeafEvents::new(start..self.event_time_s.len() as u32, self.leaf_duration_s[leaf], step::seconds_per_progress(&self, state, leaf));
+        }
+        Ok(self)
+    }
+
+    /// The archetype with each bound clip's [`Clip::events`] (as imported from glTF), `clips`
+    /// being its clip table (indexed by [`ClipBinding::clip`]). Clips no leaf plays, and
+    /// clips without events, are skipped.
+    ///
+    /// # Errors
+    /// As [`Archetype::with_clip_events`].
+    pub fn with_events_from_clips(mut self, clips: &[Clip]) -> Result<Self, StateError> {
+        for (index, clip) in clips.iter().enumerate() {
+            if !clip.events().is_empty() && self.leaf_clip.contains(&(index as u32)) {
+                self = self.with_clip_events(index as u32, clip.events())?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The archetype with a weight below which events do not fire (0 when not set: every clip
+    /// that shows in the pose fires). See [`Crowd::events`] for the weight compared.
+    ///
+    /// # Errors
+    /// [`StateError::BadEventThreshold`] for a threshold outside `[0, 1]` or NaN.
+    pub fn with_event_weight_threshold(mut self, weight: f32) -> Result<Self, StateError> {
+        if !(0.0..=1.0).contains(&weight) {
+            return Err(StateError::BadEventThreshold(weight));
+        }
+        self.event_weight_threshold = weight;
+        Ok(self)
+    }
+
+    /// The weight below which events do not fire, in `[0, 1]`.
+    #[must_use]
+    pub fn event_weight_threshold(&self) -> f32 {
+        self.event_weight_threshold
+    }
+
+    /// Whether any leaf's clip has events; without any, the state step skips event work.
+    #[must_use]
+    pub fn has_events(&self) -> bool {
+        !self.event_time_s.is_empty()
+    }
+
+    /// The name of an event id.
+    #[must_use]
+    pub fn event_name(&self, id: EventId) -> Option<&str> {
+        self.event_names.get(id.0 as usize).map(String::as_str)
+    }
+
+    /// The id of an event name, if any clip of the archetype has an event of that name.
+    #[must_use]
+    pub fn event_id(&self, name: &str) -> Option<EventId> {
+        self.event_names.iter().position(|n| n == name).map(|i| EventId(i as u32))
+    }
+
+    /// Every event name, indexed by [`EventId::index`].
+    #[must_use]
+    pub fn event_names(&self) -> &[String] {
+        &self.event_names
+    }
+}
+
+/// An event name of one archetype: an index into [`Archetype::event_names`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId(u32);
+
+impl EventId {
+    /// The index into [`Archetype::event_names`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One animation event fired by one character's update, as [`Crowd::events`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnimationEvent {
+    /// The character.
+    pub character: CharacterHandle,
+    /// Its row in the archetype's columns at the update (as [`Crowd::row_of`] said then).
+    pub row: u32,
+    /// The layer whose state played the clip.
+    pub layer: u32,
+    /// The graph state that played it (an index into the graph's states).
+    pub state: u32,
+    /// The event's name ([`Archetype::event_name`]).
+    pub event: EventId,
+    /// The clip, an index of the archetype's clip table.
+    pub clip: u32,
+    /// The event's time in the clip, seconds.
+    pub time_s: f32,
+    /// The clip's weight in the character's pose at this update, in (0, 1]: its blend weight
+    /// times its side's share of a transition, times the layer's weight above the base layer.
+    pub weight: f32,
 }
 
 /// A character: slot index plus generation. Stays valid until the character is removed.
@@ -323,6 +519,11 @@ struct Group {
     // Output.
     programs: Vec<LayerProgram>,
     samples: Vec<ClipSample>,
+    /// The last update's animation events, in row order.
+    events: Vec<AnimationEvent>,
+    /// One list per chunk of the parallel step, concatenated into `events` after it; kept so
+    /// that their capacity is reused from update to update.
+    chunk_events: Vec<Vec<AnimationEvent>>,
 }
 
 impl Group {
@@ -362,6 +563,8 @@ impl Group {
             single_frame: Vec::new(),
             programs: Vec::new(),
             samples: Vec::new(),
+            events: Vec::new(),
+            chunk_events: Vec::new(),
             arch,
         }
     }
@@ -398,7 +601,7 @@ impl Group {
             self.transition.push(NO_INDEX);
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
-            self.flags.push(0);
+            self.flags.push(step::FLAG_ENTERED);
             self.programs.push(LayerProgram { transition: u32::MAX, target_weight: 1.0, progress: 1.0, ..LayerProgram::default() });
         }
         self.samples.extend(std::iter::repeat_n(ClipSample::default(), self.arch.samples_per_character()));
@@ -446,12 +649,18 @@ impl Group {
         (row != last).then(|| self.slots[row])
     }
 
-    fn update(&mut self, dt_s: f32) {
+    /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
+    fn update(&mut self, dt_s: f32, slots: &[Slot]) {
         let layers = self.num_layers();
         let per = self.arch.samples_per_character();
         let chunk = CHARACTERS_PER_CHUNK;
+        let num_chunks = self.slots.len().div_ceil(chunk);
+        if self.chunk_events.len() < num_chunks {
+            self.chunk_events.resize_with(num_chunks, Vec::new);
+        }
         let ctx = StepContext { arch: &self.arch, dt_s };
-        let (floats, ints, bools) = (&self.floats, &self.ints, &self.bools);
+        let with_events = self.arch.has_events();
+        let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
         self.active
             .par_chunks_mut(chunk * layers)
             .zip(self.previous.par_chunks_mut(chunk * layers))
@@ -467,17 +676,26 @@ impl Group {
             .zip(self.single_frame.par_chunks_mut(chunk))
             .zip(self.programs.par_chunks_mut(chunk * layers))
             .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
+            .zip(self.chunk_events[..num_chunks].par_iter_mut())
             .enumerate()
             .for_each(
-                |(c, (((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples))| {
+                |(c, ((((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples), fired))| {
                     let zone = crate::zone!("throng.state_step.chunk");
                     zone.value(c as u64);
                     let mut scratch = Scratch::new();
+                    fired.clear();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
                         let view = ParamView { floats, ints, bools, row };
                         let trig = triggers[k];
                         let mut consumed = 0u64;
+                        let character = if with_events {
+                            let index = rows[row];
+                            CharacterHandle { index, generation: slots.get(index as usize).map_or(0, |s| s.generation) }
+                        } else {
+                            CharacterHandle { index: u32::MAX, generation: 0 }
+                        };
+                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32 };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -507,6 +725,7 @@ impl Group {
                                 first_sample,
                                 &mut programs[i],
                                 &mut samples[base..base + layer_len],
+                                &mut sink,
                             );
                         }
                         triggers[k] = trig & !consumed & !single[k];
@@ -516,6 +735,11 @@ impl Group {
                     crate::profile::count_step_chunk(triggers.len(), programs);
                 },
             );
+        // Chunks in row order, whatever thread ran each: the list is the same at any thread count.
+        self.events.clear();
+        for fired in &self.chunk_events[..num_chunks] {
+            self.events.extend_from_slice(fired);
+        }
     }
 }
 
@@ -631,7 +855,7 @@ impl Crowd {
             return Err(StateError::BadDt(dt_s));
         }
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
-        group.update(dt_s);
+        group.update(dt_s, &self.slots);
         Ok(())
     }
 
@@ -842,9 +1066,56 @@ impl Crowd {
         let zone = crate::zone!("throng.state_step");
         zone.value(self.groups.iter().map(|g| g.triggers.len() as u64).sum());
         for group in &mut self.groups {
-            group.update(dt_s);
+            group.update(dt_s, &self.slots);
         }
         Ok(())
+    }
+
+    /// The animation events an archetype's characters fired in the last update, in row order
+    /// (then layer; a layer's active state before its transition's source; each clip's events
+    /// in the order they were crossed). Refilled by every update.
+    ///
+    /// The rules (`docs/graph-format.md#animation-events`):
+    /// - An event fires once when a state's playback crosses its time: over the clip time the
+    ///   state advanced this update, `(before, now]`. A looping clip fires it on every loop,
+    ///   several times for a step spanning several loops (at most
+    ///   [`MAX_EVENT_LOOPS_PER_UPDATE`] loops); a clip that does not loop fires it once, up to
+    ///   and including its end. The first advance after a state is entered (or the character
+    ///   spawned) includes its starting point, so an event at the entry time fires too.
+    /// - Each event carries its clip's weight in this update's pose: blend weight × its side's
+    ///   share of a transition (crossfade and frozen: the eased weight; inertialization: the
+    ///   destination 1, the source `1 − progress`) × the layer's weight (above the base layer).
+    ///   A clip whose weight is 0 or below [`Archetype::event_weight_threshold`] fires nothing.
+    /// - A transition's source keeps firing until the transition ends, in every switch mode
+    ///   (a frozen fade's source is not sampled, but its clock runs for its events). On the
+    ///   update a transition is taken, the state left fires what it played that update with
+    ///   the weight the last pose showed it at.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use throng::clip::ClipEvent;
+    /// use throng::graph::CompiledGraph;
+    /// use throng::state::{Archetype, ClipBinding, Crowd};
+    ///
+    /// let graph = Arc::new(CompiledGraph::from_json(r#"{ "layers": [{ "name": "Base",
+    ///     "states": [{ "name": "START" }, { "name": "Walk" }],
+    ///     "transitions": [{ "from": "START", "to": "Walk" }] }] }"#)?);
+    /// let walk = Archetype::from_bindings(graph, &[("Walk", ClipBinding { clip: 0, duration_s: 1.0 })])?
+    ///     .with_clip_events(0, &[ClipEvent::new("footstep", 0.25), ClipEvent::new("footstep", 0.75)])?;
+    /// let mut crowd = Crowd::new();
+    /// let kind = crowd.add_archetype(walk);
+    /// crowd.spawn(kind)?;
+    /// crowd.update(0.5)?;
+    /// let footstep = crowd.archetype(kind)?.event_id("footstep");
+    /// let steps = crowd.events(kind)?.iter().filter(|e| Some(e.event) == footstep).count();
+    /// assert_eq!(steps, 1); // 0 → 0.5 s crosses 0.25 s
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn events(&self, id: ArchetypeId) -> Result<&[AnimationEvent], StateError> {
+        Ok(&self.group(id)?.events)
     }
 
     /// An archetype's pose programs after the last update, `row * layers + layer`.

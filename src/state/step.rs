@@ -22,10 +22,18 @@ use crate::graph::{
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
-use super::Archetype;
+use super::{AnimationEvent, Archetype, CharacterHandle};
 
 /// Layer flag: the transition's source is the snapshot, not a state.
 pub(crate) const FLAG_SNAPSHOT: u8 = 1;
+/// Layer flag: the active state was entered on the last update (or the character spawned), so
+/// its next advance fires events at its starting point too.
+pub(crate) const FLAG_ENTERED: u8 = 2;
+
+/// Most loops of one clip whose events one update reports: a step that spans more loops
+/// (a huge `dt`, a tiny clip) reports the first this many, so that no `dt` can ask for
+/// unbounded memory.
+pub const MAX_EVENT_LOOPS_PER_UPDATE: u32 = 64;
 
 /// Working weights reused from character to character of a chunk. Every entry is written
 /// before it is read (leaf weights cover all of a state's leaves, and a tree's children are
@@ -260,6 +268,13 @@ pub(crate) struct StepContext<'a> {
     pub dt_s: f32,
 }
 
+/// Where one character's animation events go: the chunk's list, tagged with the character.
+pub(crate) struct EventSink<'a> {
+    pub out: &'a mut Vec<AnimationEvent>,
+    pub character: CharacterHandle,
+    pub row: u32,
+}
+
 /// Steps one layer of one character and writes its program and samples.
 #[allow(clippy::too_many_arguments)]
 #[inline]
@@ -274,10 +289,12 @@ pub(crate) fn step_layer(
     first_sample: u32,
     program: &mut LayerProgram,
     samples: &mut [ClipSample],
+    events: &mut EventSink<'_>,
 ) {
     let arch = ctx.arch;
     let g = &*arch.graph;
     let dt = ctx.dt_s;
+    let with_events = arch.has_events();
 
     // 1. The active state's weights and clock.
     let Scratch { active_w, src_w, node_w, child_w } = scratch;
@@ -285,18 +302,25 @@ pub(crate) fn step_layer(
     leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
     let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
+    let active_from = (*slot.loops, *slot.phase);
     let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
 
-    // 2. The transition in flight.
+    // 2. The transition in flight. A frozen snapshot's source state is not sampled, but with
+    // events its clock runs all the same, so its events fire as a crossfade's would; exit-time
+    // gates still read it as still, as they do without events.
     let mut src_clock = Clock::STILL;
     let source_is_state = *slot.flags & FLAG_SNAPSHOT == 0 && *slot.previous != NO_INDEX;
+    let src_from = (*slot.src_loops, *slot.src_phase);
     if *slot.transition != NO_INDEX {
-        if source_is_state {
+        if source_is_state || (with_events && *slot.previous != NO_INDEX) {
             let src = *slot.previous as usize;
             leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
             let r = rate(arch, src, src_w);
             let st = &g.states[src];
-            src_clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
+            let clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
+            if source_is_state {
+                src_clock = clock;
+            }
         }
         *slot.trans_time_s += dt;
         if *slot.trans_time_s >= *slot.trans_duration_s {
@@ -346,6 +370,33 @@ pub(crate) fn step_layer(
         }
     }
 
+    // Events: the clips this update played, over the clip time each advanced, before a switch
+    // replaces the weights they played with.
+    if with_events {
+        let layer_weight = if layer == 0 { 1.0 } else { layer_weight(g, layer, params, triggers) };
+        let in_flight = (*slot.transition != NO_INDEX).then(|| &g.transitions[*slot.transition as usize]);
+        let (active_share, source_share) = if taken.is_some() {
+            // The state left (and a source still in flight) played this update as the last
+            // pose showed them: the program is still the last update's.
+            let (active, source) = shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress);
+            (active, if in_flight.is_some() { source } else { 0.0 })
+        } else if let Some(tr) = in_flight {
+            let progress = (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0);
+            let inertialized = matches!(tr.switch, SwitchMode::Inertialize(_));
+            if inertialized { (1.0, 1.0 - progress) } else { let w = tr.easing.apply(progress); (w, 1.0 - w) }
+        } else {
+            (1.0, 0.0)
+        };
+        let entered = *slot.flags & FLAG_ENTERED != 0;
+        let played = Played { from: active_from, to: (*slot.loops, *slot.phase), inclusive: entered, share: active_share * layer_weight };
+        fire_events(arch, layer, active, active_w, played, events);
+        if in_flight.is_some() && *slot.previous != NO_INDEX {
+            let played = Played { from: src_from, to: (*slot.src_loops, *slot.src_phase), inclusive: false, share: source_share * layer_weight };
+            fire_events(arch, layer, *slot.previous as usize, src_w, played, events);
+        }
+    }
+    *slot.flags &= !FLAG_ENTERED;
+
     // 4. Taking it.
     let mut switched = false;
     // On an inertialized switch: how far back (in progress) the destination was one step ago,
@@ -365,6 +416,7 @@ pub(crate) fn step_layer(
             || matches!(tr.switch, SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 }));
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
+        *slot.flags |= FLAG_ENTERED;
         // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
         // gate its exit times on it.
         *slot.src_phase = *slot.phase;
@@ -451,12 +503,139 @@ pub(crate) fn step_layer(
     program.flags = flags;
     program.target_weight = target_weight;
     program.progress = progress;
+    program.weight = layer_weight(g, layer, params, triggers);
+    debug_assert!(layer < g.layers.len());
+}
+
+/// A layer's weight for this character: the graph's, scaled by its weight parameter if any.
+#[inline]
+fn layer_weight(g: &CompiledGraph, layer: usize, params: &ParamView<'_>, triggers: u64) -> f32 {
     let layer_desc = &g.layers[layer];
-    program.weight = match layer_desc.weight_param {
+    match layer_desc.weight_param {
         Some(slot) => (layer_desc.weight * params.number(slot, triggers)).clamp(0.0, 1.0),
         None => layer_desc.weight,
-    };
-    debug_assert!(layer < g.layers.len());
+    }
+}
+
+/// The (destination, source) shares of a layer as a program shows them: a crossfade's or a
+/// frozen fade's eased weights; for an inertialization, whose destination shows alone, the
+/// source's share fades linearly with the transition's progress.
+fn shares_of(mode: program::SwitchMode, flags: u32, target_weight: f32, progress: f32) -> (f32, f32) {
+    if flags & LayerProgram::TRANSITIONING == 0 {
+        (1.0, 0.0)
+    } else if mode.is_inertialization() {
+        (1.0, 1.0 - progress)
+    } else {
+        (target_weight, 1.0 - target_weight)
+    }
+}
+
+/// One leaf's events for the step, in one small record: a range of the archetype's event
+/// arrays, and its clip's duration and seconds per unit of progress, in `f64` so that clip
+/// time summed over many loops keeps its precision.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LeafEvents {
+    start: u32,
+    end: u32,
+    duration_s: f64,
+    inv_duration: f64,
+    seconds_per_progress: f64,
+}
+
+impl LeafEvents {
+    /// The record for events `range` of a leaf whose clip lasts `duration_s` (> 0, as bound).
+    pub(crate) fn new(range: std::ops::Range<u32>, duration_s: f32, seconds_per_progress: f32) -> Self {
+        let duration_s = f64::from(duration_s);
+        Self { start: range.start, end: range.end, duration_s, inv_duration: 1.0 / duration_s, seconds_per_progress: f64::from(seconds_per_progress) }
+    }
+}
+
+/// What one state played this update: its clock before and after as (loops, phase), whether
+/// its starting point counts (it was entered on the last update), and its share of the
+/// character's pose (transition share times layer weight).
+#[derive(Clone, Copy)]
+struct Played {
+    from: (u32, f32),
+    to: (u32, f32),
+    inclusive: bool,
+    share: f32,
+}
+
+/// Clip seconds per unit of a state's progress for one of its leaves: the leaf's own duration
+/// when the state is synced, else the state's longest leaf scaled by the leaf's speed.
+#[inline]
+pub(crate) fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) -> f32 {
+    let st = &arch.graph.states[state];
+    if st.sync { arch.leaf_duration_s[leaf] } else { arch.state_longest_s[state] * arch.graph.leaves[leaf].speed }
+}
+
+/// Reports the events of `state`'s clips that its playback crossed: for each leaf whose weight
+/// (× the share) passes the archetype's threshold, the clip interval `(from, to]` (`[from, to]`
+/// when entered), counted in clip seconds from the start of the loop `from` is in, so that a
+/// step spanning loops crosses each loop's events (a state that does not loop clamps at its
+/// end). Played backwards, clip time is `duration − played`. Events come in the order they
+/// were crossed.
+fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], played: Played, sink: &mut EventSink<'_>) {
+    let st = &arch.graph.states[state];
+    let threshold = arch.event_weight_threshold;
+    let reverse = st.speed < 0.0;
+    let (from_loops, from_phase) = played.from;
+    let (to_loops, to_phase) = played.to;
+    for (i, leaf) in st.leaves.range().enumerate() {
+        let le = arch.leaf_events[leaf];
+        let weight = weights[i] * played.share;
+        if le.start == le.end || !(weight > 0.0 && weight >= threshold) {
+            continue;
+        }
+        let duration = le.duration_s;
+        // (loops after the first, interval start and end in seconds from the first loop's
+        // start). A synced state samples its clips at `phase × duration`, so whole loops
+        // are the clock's own count and the interval is exact; an unsynced one runs its clips
+        // at their own rates, from total seconds, with a spare loop each side for rounding.
+        let (loops, start, end) = if st.sync {
+            let wraps = to_loops.saturating_sub(from_loops);
+            let end = (f64::from(wraps) + f64::from(to_phase)) * duration;
+            (wraps.min(MAX_EVENT_LOOPS_PER_UPDATE - 1), f64::from(from_phase) * duration, end)
+        } else {
+            let total = |loops: u32, phase: f32| (f64::from(loops) + f64::from(phase)) * le.seconds_per_progress;
+            let (mut start, mut end) = (total(from_loops, from_phase), total(to_loops, to_phase));
+            if !st.looping {
+                start = start.min(duration);
+                end = end.min(duration);
+            }
+            let first = if st.looping { (start * le.inv_duration).floor() - 1.0 } else { 0.0 };
+            let last = if st.looping { (end * le.inv_duration).floor() + 1.0 } else { 0.0 };
+            (((last - first) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE), start - first * duration, end - first * duration)
+        };
+        if end < start || (end == start && !played.inclusive) {
+            continue;
+        }
+        let times = &arch.event_time_s[le.start as usize..le.end as usize];
+        let ids = &arch.event_id[le.start as usize..le.end as usize];
+        for k in 0..=loops {
+            for j in 0..times.len() {
+                let e = if reverse { times.len() - 1 - j } else { j };
+                let t = f64::from(times[e]);
+                let offset = if reverse { duration - t } else { t };
+                // On a looping clip the end is the next loop's start: the same product as the
+                // interval's ends, so the two cannot disagree by a rounding.
+                let at = if st.looping && offset >= duration { f64::from(k + 1) * duration } else { f64::from(k) * duration + offset };
+                let after_start = if played.inclusive { at >= start } else { at > start };
+                if after_start && at <= end {
+                    sink.out.push(AnimationEvent {
+                        character: sink.character,
+                        row: sink.row,
+                        layer: layer as u32,
+                        state: state as u32,
+                        event: ids[e],
+                        clip: arch.leaf_clip[leaf],
+                        time_s: times[e],
+                        weight,
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// Where one side of a layer's program reads its state: clock, advance this update (in
@@ -481,10 +660,7 @@ fn write_samples(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILD
             continue;
         }
         let duration = arch.leaf_duration_s[leaf];
-        // Clip seconds per unit of progress: the leaf's own duration when synced, else the
-        // state's longest leaf scaled by the leaf's speed.
-        let seconds_per_progress =
-            if st.sync { duration } else { arch.state_longest_s[state] * arch.graph.leaves[leaf].speed };
+        let seconds_per_progress = seconds_per_progress(arch, state, leaf);
         let played_s = if st.sync {
             phase * duration
         } else {

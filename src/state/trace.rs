@@ -11,16 +11,17 @@
 //! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..] }]`, applied before frame `n`'s update |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
+//! | `clipEvents` | optional animation events of each leaf's clip, keyed as `clips`: `[{ "name": "footstep", "time": 0.3 }]`, seconds |
 //!
 //! Each frame prints one line per layer: `frame`, `t` (seconds after the update), `layer`,
-//! `activeState`, `previousState`, `transitioning`, `transitionProgress` and `weights` (each
-//! state's share of the layer's pose).
+//! `activeState`, `previousState`, `transitioning`, `transitionProgress`, `weights` (each
+//! state's share of the layer's pose) and, when the layer fired any, `events`.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::clip::Clip;
+use crate::clip::{Clip, ClipEvent};
 use crate::demo::DemoCharacter;
 use crate::graph::{CompiledGraph, GraphError, LayerBlend, ParamKind, ParamValue};
 use crate::rig::Rig;
@@ -71,6 +72,8 @@ pub struct TraceLine {
     pub transition_progress: f32,
     /// Each state's share of the layer's pose (states with a share above 0).
     pub weights: Vec<(String, f32)>,
+    /// Animation events the layer fired this frame, in order, with their weights.
+    pub events: Vec<(String, f32)>,
 }
 
 impl TraceLine {
@@ -79,8 +82,14 @@ impl TraceLine {
     pub fn to_json(&self) -> String {
         let s = |v: &str| serde_json::to_string(v).unwrap_or_default();
         let weights: Vec<String> = self.weights.iter().map(|(n, w)| format!("{}:{w}", s(n))).collect();
+        let events = if self.events.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = self.events.iter().map(|(n, w)| format!("{{\"name\":{},\"weight\":{w}}}", s(n))).collect();
+            format!(",\"events\":[{}]", list.join(","))
+        };
         format!(
-            "{{\"frame\":{},\"t\":{},\"layer\":{},\"activeState\":{},\"previousState\":{},\"transitioning\":{},\"transitionProgress\":{},\"weights\":{{{}}}}}",
+            "{{\"frame\":{},\"t\":{},\"layer\":{},\"activeState\":{},\"previousState\":{},\"transitioning\":{},\"transitionProgress\":{},\"weights\":{{{}}}{events}}}",
             self.frame,
             self.t as f32,
             s(&self.layer),
@@ -214,6 +223,7 @@ impl Script {
             mapped.or(given).map(|duration_s| ClipBinding { clip: leaf as u32, duration_s })
         })
         .map_err(|source| TraceError::State { path: "clips".to_owned(), source })?;
+        let arch = add_clip_events(root, arch, known, lookup)?;
 
         let speed = match root.get("speed") {
             None => 1.0,
@@ -334,6 +344,14 @@ impl Script {
                     }
                 }
                 weights.retain(|(_, w)| *w > 0.0);
+                let arch = crowd.archetype(kind).map_err(|source| TraceError::State { path: "$".to_owned(), source })?;
+                let events = crowd
+                    .events(kind)
+                    .map_err(|source| TraceError::State { path: "$".to_owned(), source })?
+                    .iter()
+                    .filter(|e| e.layer as usize == l)
+                    .map(|e| (arch.event_name(e.event).unwrap_or_default().to_owned(), e.weight))
+                    .collect();
                 lines.push(TraceLine {
                     frame,
                     t,
@@ -343,6 +361,7 @@ impl Script {
                     transitioning: r.transitioning,
                     transition_progress: r.transition_progress,
                     weights,
+                    events,
                 });
             }
             observe(&TraceFrame {
@@ -358,6 +377,44 @@ impl Script {
         }
         Ok(lines)
     }
+}
+
+/// Reads `clipEvents` (keyed as `clips`, each an array of `{ "name", "time" }`) onto each leaf's
+/// clip (in a script, clip `i` is leaf `i`'s); `lookup` gives a leaf's keys in the order tried.
+fn add_clip_events<'k>(
+    root: &Map<String, Value>,
+    mut arch: Archetype,
+    known: impl Fn(&str) -> bool,
+    lookup: impl Fn(usize) -> Vec<&'k str>,
+) -> Result<Archetype, TraceError> {
+    let Some(map) = root.get("clipEvents") else {
+        return Ok(arch);
+    };
+    let map = map.as_object().ok_or_else(|| bad("clipEvents", "expected an object of leaf or state name → events"))?;
+    let mut lists = Vec::with_capacity(map.len());
+    for (key, v) in map {
+        let path = format!("clipEvents.{key}");
+        if !known(key) {
+            return Err(bad(path, "names no state or blend-tree leaf of the graph"));
+        }
+        let list = v.as_array().ok_or_else(|| bad(&path, "expected an array of { \"name\", \"time\" }"))?;
+        let mut events = Vec::with_capacity(list.len());
+        for (i, e) in list.iter().enumerate() {
+            let name = e.get("name").and_then(Value::as_str).ok_or_else(|| bad(format!("{path}[{i}].name"), "expected an event name"))?;
+            let time_s = e.get("time").map_or_else(|| Err(bad(format!("{path}[{i}]"), "missing `time`")), |t| number(t, &format!("{path}[{i}].time")))?;
+            events.push(ClipEvent::new(name, time_s as f32));
+        }
+        lists.push((key.as_str(), events));
+    }
+    for leaf in 0..arch.graph().leaves().len() {
+        let keys = lookup(leaf);
+        if let Some((key, events)) = keys.iter().find_map(|k| lists.iter().find(|(key, _)| key == k)) {
+            arch = arch
+                .with_clip_events(leaf as u32, events)
+                .map_err(|source| TraceError::State { path: format!("clipEvents.{key}"), source })?;
+        }
+    }
+    Ok(arch)
 }
 
 /// Reads `character` and `clipMap`: which built-in character plays the script, and which of its
