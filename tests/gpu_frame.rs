@@ -9,7 +9,7 @@
 
 use glam::{Quat, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
-use throng::eval::inertialize::AxisOffset;
+use throng::eval::inertialize::JointOffset;
 use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, MaskEntry, MeshSpaceScratch};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{transition, Inertia, LayerMemory};
@@ -230,8 +230,7 @@ struct CpuLayerMemory {
     slot_b: Vec<Transform>,
     newest_in_b: bool,
     snapshot: Vec<Transform>,
-    rotation_offsets: Vec<AxisOffset>,
-    translation_offsets: Vec<AxisOffset>,
+    offsets: Vec<JointOffset>,
     inertia: Inertia,
     shown: u8,
 }
@@ -243,8 +242,7 @@ impl CpuLayerMemory {
             slot_b: vec![Transform::IDENTITY; joints],
             newest_in_b: false,
             snapshot: vec![Transform::IDENTITY; joints],
-            rotation_offsets: vec![AxisOffset::default(); joints],
-            translation_offsets: vec![AxisOffset::default(); joints],
+            offsets: vec![JointOffset::default(); joints],
             inertia: Inertia::default(),
             shown: 0,
         }
@@ -301,8 +299,7 @@ fn transition_stage_matches_cpu_in_every_mode() {
                 slot_b: &mut m.slot_b,
                 newest_in_b: &mut m.newest_in_b,
                 snapshot: &mut m.snapshot,
-                rotation_offsets: &mut m.rotation_offsets,
-                translation_offsets: &mut m.translation_offsets,
+                offsets: &mut m.offsets,
                 inertia: &mut m.inertia,
                 frames_shown: &mut m.shown,
             };

@@ -16,7 +16,7 @@ use crate::clip::Clip;
 use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
-use super::inertialize::AxisOffset;
+use super::inertialize::JointOffset;
 use super::root_motion::{blend_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
@@ -90,8 +90,7 @@ pub struct EvalContext {
     slot_b: Vec<Transform>,
     newest_in_b: Vec<bool>,
     snapshot: Vec<Transform>,
-    rotation_offsets: Vec<AxisOffset>,
-    translation_offsets: Vec<AxisOffset>,
+    offsets: Vec<JointOffset>,
     inertia: Vec<Inertia>,
     frames_shown: Vec<u8>,
 }
@@ -112,8 +111,7 @@ impl EvalContext {
         self.slot_b.resize(poses, Transform::IDENTITY);
         self.newest_in_b.resize(num_characters * self.num_layers, false);
         self.snapshot.resize(poses, Transform::IDENTITY);
-        self.rotation_offsets.resize(poses, AxisOffset::default());
-        self.translation_offsets.resize(poses, AxisOffset::default());
+        self.offsets.resize(poses, JointOffset::default());
         self.inertia.resize(num_characters * self.num_layers, Inertia::default());
         self.frames_shown.resize(num_characters * self.num_layers, 0);
     }
@@ -152,8 +150,7 @@ impl EvalContext {
         move_block(&mut self.slot_b, character, last, poses);
         move_block(&mut self.newest_in_b, character, last, layers);
         move_block(&mut self.snapshot, character, last, poses);
-        move_block(&mut self.rotation_offsets, character, last, poses);
-        move_block(&mut self.translation_offsets, character, last, poses);
+        move_block(&mut self.offsets, character, last, poses);
         move_block(&mut self.inertia, character, last, layers);
         move_block(&mut self.frames_shown, character, last, layers);
     }
@@ -167,7 +164,7 @@ impl EvalContext {
     /// Bytes of memory per character.
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
-        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + 2 * size_of::<AxisOffset>()) + size_of::<Inertia>() + 2)
+        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + size_of::<Inertia>() + 2)
     }
 }
 
@@ -273,14 +270,14 @@ impl FrameJob<'_> {
             .zip(context.slot_a.par_chunks_mut(per_layer))
             .zip(context.slot_b.par_chunks_mut(per_layer).zip(context.newest_in_b.par_chunks_mut(num_layers)))
             .zip(context.snapshot.par_chunks_mut(per_layer))
-            .zip(context.rotation_offsets.par_chunks_mut(per_layer).zip(context.translation_offsets.par_chunks_mut(per_layer)))
+            .zip(context.offsets.par_chunks_mut(per_layer))
             .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
             .zip(clips_sampled.par_iter_mut().zip(root_motion))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), (rotation_offsets, translation_offsets)), (inertia, shown)), (sampled, root))| {
-                    let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, rotation_offsets, translation_offsets, inertia, shown };
+                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), (sampled, root))| {
+                    let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown };
                     let (clips, delta) = shared.character(programs, memory, scratch, out);
                     *sampled = clips;
                     if let Some(root) = root {
@@ -311,8 +308,7 @@ struct CharacterMemory<'a> {
     slot_b: &'a mut [Transform],
     newest_in_b: &'a mut [bool],
     snapshot: &'a mut [Transform],
-    rotation_offsets: &'a mut [AxisOffset],
-    translation_offsets: &'a mut [AxisOffset],
+    offsets: &'a mut [JointOffset],
     inertia: &'a mut [Inertia],
     shown: &'a mut [u8],
 }
@@ -382,8 +378,7 @@ impl Shared<'_> {
                 slot_b: &mut memory.slot_b[span.clone()],
                 newest_in_b: &mut memory.newest_in_b[l],
                 snapshot: &mut memory.snapshot[span.clone()],
-                rotation_offsets: &mut memory.rotation_offsets[span.clone()],
-                translation_offsets: &mut memory.translation_offsets[span],
+                offsets: &mut memory.offsets[span],
                 inertia: &mut memory.inertia[l],
                 frames_shown: &mut memory.shown[l],
             };

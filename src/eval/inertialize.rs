@@ -169,40 +169,21 @@ pub fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> (f32, f32) {
     (e * (x0 + j1 * t), e * (v0 - j1 * y * t))
 }
 
-/// One joint's rotation or translation offset captured at a switch: a rotation vector (axis ×
-/// radians) and its velocity (radians per second), or a translation (metres) and its velocity
-/// (metres per second).
+/// One joint's offset captured at a switch.
 ///
-/// The CPU keeps rotations and translations in two arrays over joints: applying the offsets
-/// reads every rotation but only the translations that moved, which in most rigs is the root
-/// alone (bone lengths do not change), half the memory traffic of one array. The GPU keeps both
-/// packed into the twelve floats of the joint's memo (`load_offset` / `store_offset` in
-/// `shaders/transition.wgsl`).
+/// The GPU keeps it packed into the twelve floats of the joint's memo in the characters'
+/// memory (`load_offset` / `store_offset` in `shaders/transition.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct AxisOffset {
-    /// The offset at the switch.
-    pub value: Vec3,
-    /// Its velocity at the switch.
-    pub velocity: Vec3,
-}
-
-/// One bit per joint (joint `j` is bit `j % 64` of word `j / 64`): the joints whose translation
-/// offset or its velocity is not zero.
-pub type JointMask = [u64; crate::MAX_JOINTS / 64];
-
-/// The joints set in `mask`, in order.
-fn joints_in(mask: &JointMask) -> impl Iterator<Item = usize> + '_ {
-    mask.iter().enumerate().flat_map(|(word, &bits)| {
-        let mut bits = bits;
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let bit = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                word * 64 + bit
-            })
-        })
-    })
+pub struct JointOffset {
+    /// Translation offset at the switch, metres.
+    pub translation: Vec3,
+    /// Translation offset velocity, metres per second.
+    pub translation_velocity: Vec3,
+    /// Rotation offset at the switch, rotation vector (axis × radians).
+    pub rotation: Vec3,
+    /// Rotation offset velocity, radians per second.
+    pub rotation_velocity: Vec3,
 }
 
 /// The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion.
@@ -233,10 +214,9 @@ pub fn rotation_vector_to_quat(v: Vec3) -> Quat {
     Quat::from_axis_angle(v / angle, angle)
 }
 
-/// Captures the offsets at a switch into `rotations` and `translations` (one per joint) and
-/// returns the joints whose translation offset is not zero. `displayed` and `previous` are the
-/// last two displayed local poses, `dt_s` apart; `new` and `new_previous` are the new state's
-/// pose now and one `dt_s` earlier.
+/// Captures the offsets at a switch. `displayed` and `previous` are the last two displayed
+/// local poses, `dt_s` apart; `new` and `new_previous` are the new state's pose now and one
+/// `dt_s` earlier.
 ///
 /// The old motion is carried one step forward (constant velocity: the pose it would show now
 /// had nothing switched), so the switch frame itself continues the old motion instead of
@@ -249,17 +229,15 @@ pub fn capture(
     new: &[Transform],
     new_previous: &[Transform],
     dt_s: f32,
-    rotations: &mut [AxisOffset],
-    translations: &mut [AxisOffset],
-) -> JointMask {
+    out: &mut [JointOffset],
+) {
     let inv_dt = if dt_s > 0.0 { 1.0 / dt_s } else { 0.0 };
     // A step too short to measure a velocity over (a denormal `dt_s`) captures none, as a pause.
     let velocity = |now: Vec3, before: Vec3| {
         let v = (now - before) * inv_dt;
         if v.is_finite() { v } else { Vec3::ZERO }
     };
-    let mut translated = JointMask::default();
-    for (j, (rotation, translation)) in rotations.iter_mut().zip(translations.iter_mut()).enumerate() {
+    for (j, o) in out.iter_mut().enumerate() {
         let (d, p) = (&displayed[j], &previous[j]);
         let carried = if dt_s > 0.0 {
             Transform {
@@ -272,13 +250,13 @@ pub fn capture(
         };
         let (t_now, r_now) = offset_between(&carried, &new[j]);
         let (t_before, r_before) = offset_between(d, &new_previous[j]);
-        *translation = AxisOffset { value: t_now, velocity: velocity(t_now, t_before) };
-        *rotation = AxisOffset { value: r_now, velocity: velocity(r_now, r_before) };
-        if *translation != AxisOffset::default() {
-            translated[j / 64] |= 1 << (j % 64);
-        }
+        *o = JointOffset {
+            translation: t_now,
+            translation_velocity: velocity(t_now, t_before),
+            rotation: r_now,
+            rotation_velocity: velocity(r_now, r_before),
+        };
     }
-    translated
 }
 
 /// `(old.t − new.t, rotvec(old.r * inverse(new.r)))`: the offset that turns `new` into `old`.
@@ -286,19 +264,13 @@ fn offset_between(old: &Transform, new: &Transform) -> (Vec3, Vec3) {
     (old.translation - new.translation, quat_to_rotation_vector(old.rotation * new.rotation.inverse()))
 }
 
-/// Adds the decayed offsets to the new state's pose, `t_s` after the switch: every joint's
-/// rotation offset, and the translation offsets of the joints in `translated` (the others are
-/// zero).
-pub fn apply(rotations: &[AxisOffset], translations: &[AxisOffset], translated: &JointMask, decay: Decay, t_s: f32, pose: &mut [Transform]) {
+/// Adds the decayed offsets to the new state's pose, `t_s` after the switch.
+pub fn apply(offsets: &[JointOffset], decay: Decay, t_s: f32, pose: &mut [Transform]) {
     match decay.basis(t_s) {
         Some((a, b)) => {
-            for j in joints_in(translated) {
-                if let (Some(o), Some(p)) = (translations.get(j), pose.get_mut(j)) {
-                    p.translation += o.value * a + o.velocity * b;
-                }
-            }
-            for (o, p) in rotations.iter().zip(pose.iter_mut()) {
-                let r = o.value * a + o.velocity * b;
+            for (o, p) in offsets.iter().zip(pose.iter_mut()) {
+                p.translation += o.translation * a + o.translation_velocity * b;
+                let r = o.rotation * a + o.rotation_velocity * b;
                 // Joints the switch did not move (fingers between two gaits, say) cost nothing. The
                 // product of two unit quaternions is unit to rounding, so it is not renormalised.
                 if r != Vec3::ZERO {
@@ -310,13 +282,9 @@ pub fn apply(rotations: &[AxisOffset], translations: &[AxisOffset], translated: 
             let component = |x0: Vec3, v0: Vec3| -> Vec3 {
                 Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
             };
-            for j in joints_in(translated) {
-                if let (Some(o), Some(p)) = (translations.get(j), pose.get_mut(j)) {
-                    p.translation += component(o.value, o.velocity);
-                }
-            }
-            for (o, p) in rotations.iter().zip(pose.iter_mut()) {
-                let r = component(o.value, o.velocity);
+            for (o, p) in offsets.iter().zip(pose.iter_mut()) {
+                p.translation += component(o.translation, o.translation_velocity);
+                let r = component(o.rotation, o.rotation_velocity);
                 p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
             }
         }
@@ -406,28 +374,11 @@ mod tests {
     fn capture_then_apply_continues_the_old_pose_at_the_switch() {
         let old = [Transform::from_translation_rotation(Vec3::X, Quat::from_rotation_y(0.8))];
         let new = [Transform::from_translation_rotation(Vec3::Y, Quat::from_rotation_z(-0.4))];
-        let (mut rotations, mut translations) = ([AxisOffset::default()], [AxisOffset::default()]);
-        let translated = capture(&old, &old, &new, &new, 1.0 / 60.0, &mut rotations, &mut translations);
+        let mut offsets = [JointOffset::default()];
+        capture(&old, &old, &new, &new, 1.0 / 60.0, &mut offsets);
         let mut pose = new;
-        apply(&rotations, &translations, &translated, Decay::Spring { halflife_s: 0.1 }, 0.0, &mut pose);
+        apply(&offsets, Decay::Spring { halflife_s: 0.1 }, 0.0, &mut pose);
         assert!(pose[0].translation.abs_diff_eq(old[0].translation, 1e-6));
         assert!(pose[0].rotation.angle_between(old[0].rotation) < 1e-4);
-    }
-
-    /// Joints whose translation did not move at the switch (bone lengths) are left out of the
-    /// mask, and applying the offsets leaves their translations exactly as the new pose has them.
-    #[test]
-    fn only_moved_translations_are_marked_and_applied() {
-        let bone = |j: usize| Transform::from_translation_rotation(Vec3::new(0.0, 0.1 * j as f32, 0.0), Quat::from_rotation_x(0.1 * j as f32));
-        let old: Vec<Transform> = (0..130).map(|j| if j == 0 || j == 129 { Transform { translation: Vec3::X, ..bone(j) } } else { bone(j) }).collect();
-        let new: Vec<Transform> = (0..130).map(|j| Transform { rotation: Quat::from_rotation_z(0.2), ..bone(j) }).collect();
-        let (mut rotations, mut translations) = (vec![AxisOffset::default(); 130], vec![AxisOffset::default(); 130]);
-        let translated = capture(&old, &old, &new, &new, 1.0 / 60.0, &mut rotations, &mut translations);
-        assert_eq!(joints_in(&translated).collect::<Vec<_>>(), [0, 129]);
-        let mut pose = new.clone();
-        apply(&rotations, &translations, &translated, Decay::Quintic { duration_s: 0.25, overshoot_control: false }, 0.05, &mut pose);
-        assert!(pose[1..129].iter().zip(&new[1..129]).all(|(p, n)| p.translation == n.translation));
-        assert!(pose[0].translation != new[0].translation && pose[129].translation != new[129].translation);
-        assert!(pose.iter().zip(&new).all(|(p, n)| p.rotation != n.rotation), "every rotation offset applies");
     }
 }

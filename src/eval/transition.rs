@@ -18,7 +18,7 @@
 use crate::program::LayerProgram;
 use crate::rig::Transform;
 
-use super::inertialize::{self, AxisOffset, Decay, JointMask};
+use super::inertialize::{self, Decay, JointOffset};
 use super::sample::mix_from;
 use crate::program::SwitchMode;
 
@@ -33,8 +33,6 @@ pub struct Inertia {
     pub largest_offset: f32,
     /// Largest offset velocity component at the switch.
     pub largest_velocity: f32,
-    /// The joints whose translation offset is not zero.
-    pub translated: JointMask,
 }
 
 /// What a layer remembers between frames.
@@ -51,11 +49,8 @@ pub struct LayerMemory<'a> {
     pub newest_in_b: &'a mut bool,
     /// The frozen snapshot.
     pub snapshot: &'a mut [Transform],
-    /// Inertialization rotation offsets captured at the last switch, one per joint.
-    pub rotation_offsets: &'a mut [AxisOffset],
-    /// Inertialization translation offsets captured at the last switch, one per joint (read
-    /// only for [`Inertia::translated`]).
-    pub translation_offsets: &'a mut [AxisOffset],
+    /// Inertialization offsets captured at the last switch.
+    pub offsets: &'a mut [JointOffset],
     /// The running inertialization.
     pub inertia: &'a mut Inertia,
     /// Frames displayed so far, saturating at 2.
@@ -98,22 +93,24 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
     } else if switched && shown > 0 && let Some(decay) = decay_of(program) {
         let before: &[Transform] = if shown > 1 { previous } else { displayed };
         let new_previous = step_back.unwrap_or(pose);
-        let translated = inertialize::capture(displayed, before, pose, new_previous, dt_s, memory.rotation_offsets, memory.translation_offsets);
-        let largest = |f: fn(&AxisOffset) -> glam::Vec3| {
-            memory.rotation_offsets.iter().chain(memory.translation_offsets.iter()).fold(0.0f32, |m, o| m.max(f(o).abs().max_element()))
+        inertialize::capture(displayed, before, pose, new_previous, dt_s, memory.offsets);
+        let largest = |f: fn(&JointOffset) -> [f32; 6]| {
+            memory.offsets.iter().flat_map(f).fold(0.0f32, |m, v| m.max(v.abs()))
         };
         *memory.inertia = Inertia {
             decay: Some(decay),
             elapsed_s: 0.0,
-            largest_offset: largest(|o| o.value),
-            largest_velocity: largest(|o| o.velocity),
-            translated,
+            largest_offset: largest(|o| [o.translation.x, o.translation.y, o.translation.z, o.rotation.x, o.rotation.y, o.rotation.z]),
+            largest_velocity: largest(|o| {
+                let (t, r) = (o.translation_velocity, o.rotation_velocity);
+                [t.x, t.y, t.z, r.x, r.y, r.z]
+            }),
         };
     }
     let inertia = &mut *memory.inertia;
     if let Some(decay) = inertia.decay {
         if decay.is_active(inertia.largest_offset, inertia.largest_velocity, inertia.elapsed_s) {
-            inertialize::apply(memory.rotation_offsets, memory.translation_offsets, &inertia.translated, decay, inertia.elapsed_s, pose);
+            inertialize::apply(memory.offsets, decay, inertia.elapsed_s, pose);
             inertia.elapsed_s += dt_s;
         } else {
             inertia.decay = None;
