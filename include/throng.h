@@ -92,6 +92,26 @@ typedef struct ThrongLayerReadback {
     uint32_t loops;
 } ThrongLayerReadback;
 
+/* One animation event fired in the last update. */
+typedef struct ThrongEvent {
+    /* The character's handle. */
+    uint64_t character;
+    /* The character's row in its archetype at the update. */
+    uint32_t row;
+    /* The layer whose state played the clip. */
+    uint32_t layer;
+    /* The state that played it, an index into the graph's states (throng_crowd_state_name). */
+    uint32_t state;
+    /* The event's name, an index for throng_crowd_event_name. */
+    uint32_t event;
+    /* The clip, an index into the archetype's clip table. */
+    uint32_t clip;
+    /* The event's time in the clip, seconds. */
+    float time_s;
+    /* The clip's weight in the character's pose at the update, in (0, 1]. */
+    float weight;
+} ThrongEvent;
+
 /* ---- errors ---- */
 
 /* The last throng call's message on this thread: "" after a success, "function: what went
@@ -115,6 +135,9 @@ ThrongStatus throng_character_num_joints(const ThrongCharacter *character, uint3
 ThrongStatus throng_character_num_clips(const ThrongCharacter *character, uint32_t *out_num_clips);
 /* Clip names, owned by the character. */
 ThrongStatus throng_character_clip_name(const ThrongCharacter *character, uint32_t clip, const char **out_name);
+/* An animation event named event_name at time_s seconds into the clip named clip_name
+ * (ignoring case); archetypes added afterwards fire it (throng_crowd_events). */
+ThrongStatus throng_character_add_clip_event(ThrongCharacter *character, const char *clip_name, const char *event_name, float time_s);
 
 /* ---- crowds ---- */
 
@@ -170,6 +193,17 @@ ThrongStatus throng_crowd_readback_rows(ThrongCrowd *crowd, uint32_t archetype, 
 /* State names, owned by the crowd. */
 ThrongStatus throng_crowd_state_name(ThrongCrowd *crowd, uint32_t archetype, uint32_t state, const char **out_name);
 ThrongStatus throng_crowd_active_state_name(ThrongCrowd *crowd, uint64_t handle, uint32_t layer, const char **out_name);
+
+/* ---- animation events (each fires once when its clip crosses its time, every loop, while
+ * the clip's weight is above the archetype's threshold, and from a transition's source until
+ * the transition ends) ---- */
+
+/* How many events an archetype's characters fired in the last update. */
+ThrongStatus throng_crowd_event_count(ThrongCrowd *crowd, uint32_t archetype, size_t *out_count);
+/* Those events by row, then layer, then time (out_len >= the count). */
+ThrongStatus throng_crowd_events(ThrongCrowd *crowd, uint32_t archetype, ThrongEvent *out, size_t out_len);
+/* Event names, owned by the crowd. */
+ThrongStatus throng_crowd_event_name(ThrongCrowd *crowd, uint32_t archetype, uint32_t event, const char **out_name);
 
 #ifdef __cplusplus
 }

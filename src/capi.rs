@@ -29,7 +29,7 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::clip::Clip;
+use crate::clip::{Clip, ClipError, ClipEvent};
 use crate::demo::{DemoCharacter, IDLE};
 use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use crate::eval::root_motion::RootDelta;
@@ -117,6 +117,28 @@ pub struct ThrongLayerReadback {
     pub loops: u32,
 }
 
+/// One animation event fired in the last update (see [`crate::state::AnimationEvent`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Zeroable)]
+pub struct ThrongEvent {
+    /// The character's handle.
+    pub character: u64,
+    /// The character's row in its archetype at the update.
+    pub row: u32,
+    /// The layer whose state played the clip.
+    pub layer: u32,
+    /// The state that played it, an index into the graph's states ([`throng_crowd_state_name`]).
+    pub state: u32,
+    /// The event's name, an index for [`throng_crowd_event_name`].
+    pub event: u32,
+    /// The clip, an index into the archetype's clip table.
+    pub clip: u32,
+    /// The event's time in the clip, seconds.
+    pub time_s: f32,
+    /// The clip's weight in the character's pose at the update, in (0, 1].
+    pub weight: f32,
+}
+
 /// A rig and its clips, from the built-in humanoid or a glTF file; graphs are bound to it by
 /// [`throng_crowd_add_archetype`]. Opaque to C.
 #[derive(Debug)]
@@ -149,6 +171,13 @@ impl ThrongCharacter {
             CharacterSource::Imported { rig, .. } => rig,
         }
     }
+
+    fn clips_mut(&mut self) -> &mut Vec<Clip> {
+        match &mut self.source {
+            CharacterSource::Demo(demo) => &mut demo.clips,
+            CharacterSource::Imported { clips, .. } => clips,
+        }
+    }
 }
 
 /// Characters of any number of archetypes, stepped together and evaluated on the CPU. Opaque
@@ -171,6 +200,7 @@ struct ArchetypeEntry {
     clips: Vec<Clip>,
     layers: Vec<LayerSetup>,
     state_names: Vec<CString>,
+    event_names: Vec<CString>,
     context: EvalContext,
     /// `dt` of the archetype's last update, which the evaluator needs for velocities and decays.
     last_dt_s: f32,
@@ -214,6 +244,12 @@ enum CallError {
     /// The graph could not be bound to the character's clips.
     #[error(transparent)]
     Bind(#[from] BindError),
+    /// An event on a clip the character does not have; `clips` lists the names it has.
+    #[error("the character has no clip named {name:?} (ignoring case); its clips: {clips}")]
+    UnknownClip { name: String, clips: String },
+    /// An event the clip refused (its time outside the clip, an empty name).
+    #[error(transparent)]
+    Clip(#[from] ClipError),
     /// A leaf names no clip of the character; `clips` lists the names it has.
     #[error("leaf {path:?} has no clip of that name (its last segment, ignoring case); the character's clips: {clips}")]
     UnboundLeaf { path: String, clips: String },
@@ -239,7 +275,9 @@ impl CallError {
             | Self::TooLong { .. }
             | Self::NotUtf8 { .. }
             | Self::OutOfRange { .. }
-            | Self::DuplicateHandle { .. } => ThrongStatus::InvalidArgument,
+            | Self::DuplicateHandle { .. }
+            | Self::Clip(_) => ThrongStatus::InvalidArgument,
+            Self::UnknownClip { .. } => ThrongStatus::UnknownName,
             Self::BufferTooSmall { .. } => ThrongStatus::BufferTooSmall,
             Self::Graph(_) => ThrongStatus::Graph,
             Self::Import(_) => ThrongStatus::Import,
@@ -553,6 +591,37 @@ pub unsafe extern "C" fn throng_character_destroy(character: *mut ThrongCharacte
     });
 }
 
+/// Adds an animation event named `event_name` at `time_s` seconds into the clip named
+/// `clip_name` (ignoring case) of the character. Archetypes added afterwards fire it
+/// ([`throng_crowd_events`]); those added before keep the events they were made with.
+///
+/// # Safety
+/// `character` is null or a live character; `clip_name` and `event_name` null or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_character_add_clip_event(
+    character: *mut ThrongCharacter,
+    clip_name: *const c_char,
+    event_name: *const c_char,
+    time_s: f32,
+) -> ThrongStatus {
+    call("throng_character_add_clip_event", || {
+        // SAFETY: the caller's promise; null is checked by `as_mut`.
+        let character = unsafe { character.as_mut() }.ok_or(CallError::NullPointer("character"))?;
+        // SAFETY: the strings' promise.
+        let (clip_name, event_name) = unsafe { (text(clip_name, "clip_name")?, text(event_name, "event_name")?) };
+        let clips = character.clips_mut();
+        let Some(index) = clips.iter().position(|c| c.name().eq_ignore_ascii_case(clip_name)) else {
+            let names: Vec<&str> = clips.iter().map(Clip::name).collect();
+            return Err(CallError::UnknownClip { name: clip_name.to_owned(), clips: names.join(", ") });
+        };
+        let clip = &mut clips[index];
+        let mut events = clip.events().to_vec();
+        events.push(ClipEvent::new(event_name, time_s));
+        *clip = clip.clone().with_events(events)?;
+        Ok(())
+    })
+}
+
 /// The character's joint count.
 ///
 /// # Safety
@@ -668,6 +737,10 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
         let graph = Arc::new(CompiledGraph::from_json(json)?);
         let state_names = graph.states().iter().map(|s| c_string(&s.name)).collect();
         let BoundArchetype { archetype, clips, layers } = bind_character(character, graph)?;
+        // The clips' events (glTF `extras`, throng_character_add_clip_event) fire for this
+        // archetype; names are fixed from here on.
+        let archetype = archetype.with_events_from_clips(&clips)?;
+        let event_names = archetype.event_names().iter().map(|n| c_string(n)).collect();
         let rig = character.rig().clone();
         let context = EvalContext::new(0, layers.len(), rig.num_joints());
         let index = crowd.archetypes.len() as u32;
@@ -678,6 +751,7 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
             clips,
             layers,
             state_names,
+            event_names,
             context,
             last_dt_s: 0.0,
             clips_sampled: Vec::new(),
@@ -1119,6 +1193,82 @@ pub unsafe extern "C" fn throng_crowd_readback_rows(crowd: *mut ThrongCrowd, arc
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_readback_rows", crowd, body) }
+}
+
+/// How many animation events `archetype`'s characters fired in the last update.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out_count` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_event_count(crowd: *mut ThrongCrowd, archetype: u32, out_count: *mut usize) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let out = Out::new(out_count, "out_count")?;
+        let id = crowd.entry(archetype)?.id;
+        let count = crowd.crowd.events(id)?.len();
+        // SAFETY: `out_count`'s promise.
+        unsafe { out.write(count) };
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_event_count", crowd, body) }
+}
+
+/// The animation events `archetype`'s characters fired in the last update, in row order (then
+/// layer, then time), into `out`, which holds at least [`throng_crowd_event_count`] of them.
+/// Each fires once when its clip crosses its time, every loop, while the clip's weight is above
+/// the archetype's threshold, and from a transition's source until the transition ends.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out` null (only with no events) or writable for `out_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype: u32, out: *mut ThrongEvent, out_len: usize) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let id = crowd.entry(archetype)?.id;
+        let events = crowd.crowd.events(id)?;
+        if out_len < events.len() {
+            return Err(CallError::BufferTooSmall { arg: "out", needed: events.len(), got: out_len });
+        }
+        // SAFETY: `out`'s promise; only the first `events.len()` entries are touched.
+        let out = unsafe { output(out, events.len(), "out") }?;
+        for (to, e) in out.iter_mut().zip(events) {
+            *to = ThrongEvent {
+                character: e.character.to_bits(),
+                row: e.row,
+                layer: e.layer,
+                state: e.state,
+                event: e.event.index() as u32,
+                clip: e.clip,
+                time_s: e.time_s,
+                weight: e.weight,
+            };
+        }
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_events", crowd, body) }
+}
+
+/// The name of event `event` ([`ThrongEvent::event`]) of `archetype`. The text belongs to the
+/// crowd and lives until it is destroyed.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out_name` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_event_name(crowd: *mut ThrongCrowd, archetype: u32, event: u32, out_name: *mut *const c_char) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        let out = Out::new(out_name, "out_name")?;
+        let names = &crowd.entry(archetype)?.event_names;
+        let name = names.get(event as usize).ok_or_else(|| CallError::OutOfRange {
+            arg: "event",
+            value: event.into(),
+            expected: format!("the archetype has {} event names", names.len()),
+        })?;
+        // SAFETY: `out_name`'s promise.
+        unsafe { out.write(name.as_ptr()) };
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_event_name", crowd, body) }
 }
 
 /// The name of state `state` of `archetype`'s graph (a path inside sub-machines,

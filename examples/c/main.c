@@ -219,6 +219,53 @@ static void gltf_character(const char *path) {
     throng_crowd_destroy(crowd);
 }
 
+/* Animation events: footsteps on the walk clip fire for the walker, every loop, and never for
+ * the character standing in Idle; bad events come back as errors. */
+static void animation_events(const char *json, size_t json_len) {
+    ThrongCharacter *humanoid = NULL;
+    ThrongCrowd *crowd = NULL;
+    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
+    must(throng_character_add_clip_event(humanoid, "Walk", "footstep", 0.05f), "add_clip_event");
+    must(throng_character_add_clip_event(humanoid, "walk", "footstep", 0.3f), "add_clip_event");
+    must_fail(throng_character_add_clip_event(humanoid, "walk", "late", -1.0f), THRONG_STATUS_INVALID_ARGUMENT, "an event before its clip starts");
+    must_fail(throng_character_add_clip_event(humanoid, "swim", "splash", 0.1f), THRONG_STATUS_UNKNOWN_NAME, "an event on a clip the character lacks");
+    must(throng_crowd_create(&crowd), "throng_crowd_create");
+    uint32_t archetype;
+    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)json, json_len, &archetype), "add_archetype");
+    throng_character_destroy(humanoid);
+    uint64_t handles[2];
+    must(throng_crowd_spawn(crowd, archetype, 2, handles), "spawn");
+    uint32_t speed;
+    must(throng_crowd_find_param(crowd, archetype, "speed", &speed), "find speed");
+    const float speeds[2] = {1.5f, 0.0f};
+    must(throng_crowd_set_float(crowd, speed, handles, speeds, 2), "set speed");
+    int steps[2] = {0, 0}, named = 1, weighted = 1;
+    ThrongEvent events[16];
+    for (int frame = 0; frame < FRAMES; frame++) {
+        must(throng_crowd_update(crowd, DT_S), "update");
+        size_t count = 0;
+        must(throng_crowd_event_count(crowd, archetype, &count), "event_count");
+        if (count > 16) {
+            check(0, "at most a few events a frame");
+            break;
+        }
+        must(throng_crowd_events(crowd, archetype, events, count), "events");
+        for (size_t e = 0; e < count; e++) {
+            const char *name = "";
+            must(throng_crowd_event_name(crowd, archetype, events[e].event, &name), "event_name");
+            named &= strcmp(name, "footstep") == 0;
+            weighted &= events[e].weight > 0.0f && events[e].weight <= 1.0f;
+            steps[events[e].character == handles[0] ? 0 : 1]++;
+        }
+    }
+    printf("footsteps over %d frames: walker %d, idle character %d\n", FRAMES, steps[0], steps[1]);
+    check(steps[0] >= 2 && steps[1] == 0, "the walker's footsteps fire every loop, the idle character's never");
+    check(named && weighted, "events carry their name and a weight in (0, 1]");
+    const char *past = "";
+    must_fail(throng_crowd_event_name(crowd, archetype, 99, &past), THRONG_STATUS_INVALID_ARGUMENT, "an event index past the names");
+    throng_crowd_destroy(crowd);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: %s GRAPH.json [CHARACTER.gltf] (the demo graph: src/demo/locomotion.json)\n", argv[0]);
@@ -399,6 +446,7 @@ int main(int argc, char **argv) {
     throng_crowd_destroy(scene.crowd);
     throng_crowd_destroy(affine.crowd);
     int_and_bool_parameters();
+    animation_events(json, json_len);
     if (argc == 3) {
         gltf_character(argv[2]);
     }
