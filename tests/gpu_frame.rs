@@ -9,7 +9,7 @@
 
 use glam::{Quat, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
-use throng::eval::inertialize::JointOffset;
+use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, MaskEntry, MeshSpaceScratch};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{transition, Inertia, LayerMemory};
@@ -230,7 +230,7 @@ struct CpuLayerMemory {
     slot_b: Vec<Transform>,
     newest_in_b: bool,
     snapshot: Vec<Transform>,
-    offsets: Vec<JointOffset>,
+    offsets: Vec<OffsetLanes>,
     inertia: Inertia,
     shown: u8,
 }
@@ -242,7 +242,7 @@ impl CpuLayerMemory {
             slot_b: vec![Transform::IDENTITY; joints],
             newest_in_b: false,
             snapshot: vec![Transform::IDENTITY; joints],
-            offsets: vec![JointOffset::default(); joints],
+            offsets: vec![OffsetLanes::default(); OffsetLanes::groups_for(joints)],
             inertia: Inertia::default(),
             shown: 0,
         }

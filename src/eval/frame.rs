@@ -16,7 +16,7 @@ use crate::clip::Clip;
 use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
-use super::inertialize::JointOffset;
+use super::inertialize::OffsetLanes;
 use super::root_motion::{blend_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
@@ -90,7 +90,7 @@ pub struct EvalContext {
     slot_b: Vec<Transform>,
     newest_in_b: Vec<bool>,
     snapshot: Vec<Transform>,
-    offsets: Vec<JointOffset>,
+    offsets: Vec<OffsetLanes>,
     inertia: Vec<Inertia>,
     frames_shown: Vec<u8>,
 }
@@ -111,7 +111,7 @@ impl EvalContext {
         self.slot_b.resize(poses, Transform::IDENTITY);
         self.newest_in_b.resize(num_characters * self.num_layers, false);
         self.snapshot.resize(poses, Transform::IDENTITY);
-        self.offsets.resize(poses, JointOffset::default());
+        self.offsets.resize(num_characters * self.num_layers * OffsetLanes::groups_for(self.num_joints), OffsetLanes::default());
         self.inertia.resize(num_characters * self.num_layers, Inertia::default());
         self.frames_shown.resize(num_characters * self.num_layers, 0);
     }
@@ -150,7 +150,7 @@ impl EvalContext {
         move_block(&mut self.slot_b, character, last, poses);
         move_block(&mut self.newest_in_b, character, last, layers);
         move_block(&mut self.snapshot, character, last, poses);
-        move_block(&mut self.offsets, character, last, poses);
+        move_block(&mut self.offsets, character, last, layers * OffsetLanes::groups_for(self.num_joints));
         move_block(&mut self.inertia, character, last, layers);
         move_block(&mut self.frames_shown, character, last, layers);
     }
@@ -164,7 +164,7 @@ impl EvalContext {
     /// Bytes of memory per character.
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
-        self.num_layers * (self.num_joints * (3 * size_of::<Transform>() + size_of::<JointOffset>()) + size_of::<Inertia>() + 2)
+        self.num_layers * (self.num_joints * 3 * size_of::<Transform>() + OffsetLanes::groups_for(self.num_joints) * size_of::<OffsetLanes>() + size_of::<Inertia>() + 2)
     }
 }
 
@@ -270,7 +270,7 @@ impl FrameJob<'_> {
             .zip(context.slot_a.par_chunks_mut(per_layer))
             .zip(context.slot_b.par_chunks_mut(per_layer).zip(context.newest_in_b.par_chunks_mut(num_layers)))
             .zip(context.snapshot.par_chunks_mut(per_layer))
-            .zip(context.offsets.par_chunks_mut(per_layer))
+            .zip(context.offsets.par_chunks_mut(num_layers * OffsetLanes::groups_for(joints)))
             .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
             .zip(clips_sampled.par_iter_mut().zip(root_motion))
             .with_min_len(CHARACTERS_PER_CHUNK)
@@ -308,7 +308,7 @@ struct CharacterMemory<'a> {
     slot_b: &'a mut [Transform],
     newest_in_b: &'a mut [bool],
     snapshot: &'a mut [Transform],
-    offsets: &'a mut [JointOffset],
+    offsets: &'a mut [OffsetLanes],
     inertia: &'a mut [Inertia],
     shown: &'a mut [u8],
 }
@@ -341,6 +341,20 @@ impl Shared<'_> {
         let joints = self.rig.num_joints();
         let mut sampled = 0;
         let mut root = RootDelta::default();
+        // The offsets of a decaying inertialization are read only after the layer is sampled;
+        // asked for now, they arrive while it samples instead of stalling the decay.
+        let groups = OffsetLanes::groups_for(joints);
+        for (l, inertia) in memory.inertia.iter().enumerate() {
+            if inertia.decay.is_some()
+                && let Some(offsets) = memory.offsets.get(l * groups..(l + 1) * groups)
+            {
+                for (g, group) in offsets.iter().enumerate() {
+                    // Rotations always; translations only where they moved.
+                    let bytes = if inertia.translating >> g & 1 != 0 { size_of::<OffsetLanes>() } else { size_of::<OffsetLanes>() / 2 };
+                    prefetch(group, bytes);
+                }
+            }
+        }
         // Additive layers go onto the base first, then override layers on top.
         for &l in &self.order {
             let program = &programs[l];
@@ -378,7 +392,7 @@ impl Shared<'_> {
                 slot_b: &mut memory.slot_b[span.clone()],
                 newest_in_b: &mut memory.newest_in_b[l],
                 snapshot: &mut memory.snapshot[span.clone()],
-                offsets: &mut memory.offsets[span],
+                offsets: &mut memory.offsets[l * groups..(l + 1) * groups],
                 inertia: &mut memory.inertia[l],
                 frames_shown: &mut memory.shown[l],
             };
@@ -398,3 +412,18 @@ impl Shared<'_> {
         (sampled, root)
     }
 }
+/// Asks the CPU to bring the first `bytes` of `data` into its caches without waiting for them
+/// (a hint: nothing happens on targets without a prefetch instruction).
+fn prefetch<T>(data: &T, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = std::ptr::from_ref(data).cast::<i8>();
+        for offset in (0..bytes.min(size_of::<T>())).step_by(64) {
+            // SAFETY: a prefetch never faults or changes memory; the address is inside `data`.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, bytes);
+}
+

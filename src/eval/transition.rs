@@ -18,7 +18,7 @@
 use crate::program::LayerProgram;
 use crate::rig::Transform;
 
-use super::inertialize::{self, Decay, JointOffset};
+use super::inertialize::{self, Decay, JointOffset, OffsetLanes};
 use super::sample::mix_from;
 use crate::program::SwitchMode;
 
@@ -33,6 +33,8 @@ pub struct Inertia {
     pub largest_offset: f32,
     /// Largest offset velocity component at the switch.
     pub largest_velocity: f32,
+    /// The offset groups with translations ([`inertialize::translating_groups`]).
+    pub translating: u64,
 }
 
 /// What a layer remembers between frames.
@@ -49,8 +51,9 @@ pub struct LayerMemory<'a> {
     pub newest_in_b: &'a mut bool,
     /// The frozen snapshot.
     pub snapshot: &'a mut [Transform],
-    /// Inertialization offsets captured at the last switch.
-    pub offsets: &'a mut [JointOffset],
+    /// Inertialization offsets captured at the last switch, four joints to a group
+    /// ([`OffsetLanes::groups_for`]).
+    pub offsets: &'a mut [OffsetLanes],
     /// The running inertialization.
     pub inertia: &'a mut Inertia,
     /// Frames displayed so far, saturating at 2.
@@ -95,7 +98,7 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
         let new_previous = step_back.unwrap_or(pose);
         inertialize::capture(displayed, before, pose, new_previous, dt_s, memory.offsets);
         let largest = |f: fn(&JointOffset) -> [f32; 6]| {
-            memory.offsets.iter().flat_map(f).fold(0.0f32, |m, v| m.max(v.abs()))
+            inertialize::joint_offsets(memory.offsets, pose.len()).flat_map(|o| f(&o)).fold(0.0f32, |m, v| m.max(v.abs()))
         };
         *memory.inertia = Inertia {
             decay: Some(decay),
@@ -105,12 +108,13 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
                 let (t, r) = (o.translation_velocity, o.rotation_velocity);
                 [t.x, t.y, t.z, r.x, r.y, r.z]
             }),
+            translating: inertialize::translating_groups(memory.offsets),
         };
     }
     let inertia = &mut *memory.inertia;
     if let Some(decay) = inertia.decay {
         if decay.is_active(inertia.largest_offset, inertia.largest_velocity, inertia.elapsed_s) {
-            inertialize::apply(memory.offsets, decay, inertia.elapsed_s, pose);
+            inertialize::apply(memory.offsets, inertia.translating, decay, inertia.elapsed_s, pose);
             inertia.elapsed_s += dt_s;
         } else {
             inertia.decay = None;
