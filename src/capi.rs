@@ -494,6 +494,12 @@ fn bind_character(character: &ThrongCharacter, graph: Arc<CompiledGraph>) -> Res
     })
 }
 
+/// Entry `index` of `names`, for the `*_name` calls; past the end, an error naming `arg` and,
+/// through `expected` (`{}` becomes the count), how many there are.
+fn name_at<'a>(names: &'a [CString], index: u32, arg: &'static str, expected: &str) -> Result<&'a CString, CallError> {
+    names.get(index as usize).ok_or_else(|| CallError::OutOfRange { arg, value: index.into(), expected: expected.replace("{}", &names.len().to_string()) })
+}
+
 /// The message of the last throng call made on this thread: empty after a call that succeeded,
 /// `"function: what went wrong"` after one that failed. Never null. The text belongs to the
 /// library and stays valid until the next throng call on this thread.
@@ -665,11 +671,7 @@ pub unsafe extern "C" fn throng_character_clip_name(character: *const ThrongChar
         let out = Out::new(out_name, "out_name")?;
         // SAFETY: the caller's promise; null is checked by `as_ref`.
         let character = unsafe { character.as_ref() }.ok_or(CallError::NullPointer("character"))?;
-        let name = character.clip_names.get(clip as usize).ok_or_else(|| CallError::OutOfRange {
-            arg: "clip",
-            value: clip.into(),
-            expected: format!("the character has {} clips", character.clip_names.len()),
-        })?;
+        let name = name_at(&character.clip_names, clip, "clip", "the character has {} clips")?;
         // SAFETY: `out_name`'s promise.
         unsafe { out.write(name.as_ptr()) };
         Ok(())
@@ -1257,12 +1259,7 @@ pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype:
 pub unsafe extern "C" fn throng_crowd_event_name(crowd: *mut ThrongCrowd, archetype: u32, event: u32, out_name: *mut *const c_char) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_name, "out_name")?;
-        let names = &crowd.entry(archetype)?.event_names;
-        let name = names.get(event as usize).ok_or_else(|| CallError::OutOfRange {
-            arg: "event",
-            value: event.into(),
-            expected: format!("the archetype has {} event names", names.len()),
-        })?;
+        let name = name_at(&crowd.entry(archetype)?.event_names, event, "event", "the archetype has {} event names")?;
         // SAFETY: `out_name`'s promise.
         unsafe { out.write(name.as_ptr()) };
         Ok(())
@@ -1280,12 +1277,7 @@ pub unsafe extern "C" fn throng_crowd_event_name(crowd: *mut ThrongCrowd, archet
 pub unsafe extern "C" fn throng_crowd_state_name(crowd: *mut ThrongCrowd, archetype: u32, state: u32, out_name: *mut *const c_char) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_name, "out_name")?;
-        let names = &crowd.entry(archetype)?.state_names;
-        let name = names.get(state as usize).ok_or_else(|| CallError::OutOfRange {
-            arg: "state",
-            value: state.into(),
-            expected: format!("the graph has {} states", names.len()),
-        })?;
+        let name = name_at(&crowd.entry(archetype)?.state_names, state, "state", "the graph has {} states")?;
         // SAFETY: `out_name`'s promise.
         unsafe { out.write(name.as_ptr()) };
         Ok(())
