@@ -32,7 +32,7 @@ use throng::clip::ClipEvent;
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
 
-use support::graph;
+use support::{glb, graph};
 
 // ---------------------------------------------------------------------------------------------
 // The matrix's machinery
@@ -204,30 +204,6 @@ fn identity_ibm() -> Vec<u8> {
 
 fn data_uri(bytes: &[u8]) -> String {
     format!("data:application/octet-stream;base64,{}", encode_base64(bytes))
-}
-
-/// A GLB container around `json` and `bin`.
-fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
-    let pad = |v: &[u8], with: u8| {
-        let mut v = v.to_vec();
-        while !v.len().is_multiple_of(4) {
-            v.push(with);
-        }
-        v
-    };
-    let (json, bin) = (pad(json, b' '), pad(bin, 0));
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend(b"glTF");
-    out.extend(2u32.to_le_bytes());
-    out.extend((total as u32).to_le_bytes());
-    out.extend((json.len() as u32).to_le_bytes());
-    out.extend(b"JSON");
-    out.extend(&json);
-    out.extend((bin.len() as u32).to_le_bytes());
-    out.extend(b"BIN\0");
-    out.extend(&bin);
-    out
 }
 
 fn glb_doc() -> Vec<u8> {

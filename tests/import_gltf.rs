@@ -2,10 +2,13 @@
 //! GLB containers built from them, small synthetic files for each sampler and for the remapping
 //! rules, and malformed files that must each give a typed error.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
+use support::glb;
 use throng::{RigError, Transform};
 
 // ---------------------------------------------------------------------------------------------
@@ -65,30 +68,7 @@ fn glb_from(gltf_path: &Path, bin_path: &Path) -> Vec<u8> {
     let mut root: gltf::json::Root = gltf::json::deserialize::from_slice(&std::fs::read(gltf_path).unwrap()).unwrap();
     root.buffers[0].uri = None;
     let json = gltf::json::serialize::to_vec(&root).unwrap();
-    make_glb(&json, &std::fs::read(bin_path).unwrap())
-}
-
-fn make_glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
-    let pad = |mut v: Vec<u8>, with: u8| {
-        while !v.len().is_multiple_of(4) {
-            v.push(with);
-        }
-        v
-    };
-    let json = pad(json.to_vec(), b' ');
-    let bin = pad(bin.to_vec(), 0);
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend(b"glTF");
-    out.extend(2u32.to_le_bytes());
-    out.extend((total as u32).to_le_bytes());
-    out.extend((json.len() as u32).to_le_bytes());
-    out.extend(b"JSON");
-    out.extend(&json);
-    out.extend((bin.len() as u32).to_le_bytes());
-    out.extend(b"BIN\0");
-    out.extend(&bin);
-    out
+    glb(&json, &std::fs::read(bin_path).unwrap())
 }
 
 fn encode_base64(bytes: &[u8]) -> String {

@@ -1,4 +1,5 @@
-//! Helpers shared by the state-graph tests: build small graphs and run trace scripts.
+//! Helpers shared by the integration tests: build small graphs, run trace scripts, wrap glTF
+//! JSON and a buffer into a GLB container.
 
 #![allow(dead_code)]
 
@@ -55,4 +56,28 @@ pub fn many(state: &str, n: usize) -> Vec<String> {
 /// A bool condition.
 pub fn is_true(param: &str) -> String {
     format!(r#"{{ "parameterName": "{param}", "predicate": "EQUAL_TO", "value": true }}"#)
+}
+
+/// A GLB container around `json` and `bin`.
+pub fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let pad = |v: &[u8], with: u8| {
+        let mut v = v.to_vec();
+        while !v.len().is_multiple_of(4) {
+            v.push(with);
+        }
+        v
+    };
+    let (json, bin) = (pad(json, b' '), pad(bin, 0));
+    let total = 12 + 8 + json.len() + 8 + bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend(b"glTF");
+    out.extend(2u32.to_le_bytes());
+    out.extend((total as u32).to_le_bytes());
+    out.extend((json.len() as u32).to_le_bytes());
+    out.extend(b"JSON");
+    out.extend(&json);
+    out.extend((bin.len() as u32).to_le_bytes());
+    out.extend(b"BIN\0");
+    out.extend(&bin);
+    out
 }
