@@ -12,13 +12,9 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if setup.layer > 0u && !(program.weight > 0.0) {
-            skip_layer(c, setup.layer, thread);
-            continue;
+        if evaluate_layer(c, setup, program, thread, num_joints) {
+            combine_layer(setup, program.weight, thread, num_joints);
         }
-        sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
-        transition_layer(c, setup.layer, program, thread, num_joints);
-        combine_layer(setup, program.weight, thread, num_joints);
     }
     // The mesh-space override's last barrier (or the transition's) has passed: `pose` is free.
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {

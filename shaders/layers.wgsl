@@ -138,7 +138,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if setup.layer > 0u && !(program.weight > 0.0) {
+        if !layer_shows(setup, program) {
             continue;
         }
         let block = layer_block(c, setup.layer);

@@ -448,20 +448,32 @@ fn layer_program(c: u32, l: u32) -> LayerProgram {
     return programs[(params.first_character + c) * params.num_layers + l];
 }
 
+// Layer `setup` of chunk character `c` into `layer_pose`: sampled and turned into what the layer
+// shows, its memory updated; a layer other than the base at weight 0 is not evaluated and
+// forgets what it showed (`FrameJob`'s rule). Returns whether the layer shows. Every thread
+// must call it (it holds barriers).
+fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, thread: u32, num_joints: u32) -> bool {
+    if !layer_shows(setup, program) {
+        skip_layer(c, setup.layer, thread);
+        return false;
+    }
+    sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
+    transition_layer(c, setup.layer, program, thread, num_joints);
+    return true;
+}
+
+// Whether the layer is evaluated: the base always, the others above weight 0.
+fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
+    return setup.layer == 0u || program.weight > 0.0;
+}
+
 // The stage alone: sample and transition every layer of one character per workgroup; the
 // shown poses land in the characters' memory (the displayed slot), where tests read them.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
     let c = wg.x;
-    let num_joints = params.num_joints;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
-        let program = layer_program(c, setup.layer);
-        if setup.layer > 0u && !(program.weight > 0.0) {
-            skip_layer(c, setup.layer, thread);
-            continue;
-        }
-        sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
-        transition_layer(c, setup.layer, program, thread, num_joints);
+        evaluate_layer(c, setup, layer_program(c, setup.layer), thread, params.num_joints);
     }
 }
