@@ -486,14 +486,7 @@ impl GpuCrowd {
         let zone = crate::zone!("throng.gpu.upload");
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
-        let fits = self
-            .frame
-            .as_ref()
-            .is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= samples.len());
-        if !fits {
-            let frame = self.build_frame(num_characters, samples.len())?;
-            self.frame = Some(frame);
-        }
+        self.ensure_frame(num_characters, samples.len())?;
         let Some(frame) = &self.frame else {
             return Ok(());
         };
@@ -534,14 +527,7 @@ impl GpuCrowd {
         validate_dt(dt_s)?;
         validate_layer_programs(programs, num_layers, samples, self.num_clips)?;
         let num_characters = programs.len() / num_layers;
-        let fits = self
-            .frame
-            .as_ref()
-            .is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= samples.len());
-        if !fits {
-            let frame = self.build_frame(num_characters, samples.len())?;
-            self.frame = Some(frame);
-        }
+        self.ensure_frame(num_characters, samples.len())?;
         let Some(frame) = &mut self.frame else {
             return Ok(());
         };
@@ -626,6 +612,15 @@ impl GpuCrowd {
             encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
         }
         self.queue.submit([encoder.finish()]);
+    }
+
+    /// Rebuilds the frame's buffers unless they hold `num_characters` and `num_samples` already.
+    fn ensure_frame(&mut self, num_characters: usize, num_samples: usize) -> Result<(), GpuError> {
+        let fits = self.frame.as_ref().is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= num_samples);
+        if !fits {
+            self.frame = Some(self.build_frame(num_characters, num_samples)?);
+        }
+        Ok(())
     }
 
     /// The most characters one dispatch may evaluate on this device.
