@@ -204,3 +204,28 @@ fn windowed_viewer_runs_under_xvfb() {
     assert!(stdout.contains("viewer: 60 frames"), "the window did not draw 60 frames:\n{stdout}\n{stderr}");
     assert!(!stderr.contains("wgpu error"), "wgpu errors:\n{stderr}");
 }
+
+/// The vertex shader reads affine 3×4 matrices (the default) and mat4 alike: the two layouts
+/// draw the same picture, and character 0's probes land on its body with either.
+#[test]
+fn affine_and_mat4_output_draw_the_same_crowd() {
+    if !gpu_available() {
+        return;
+    }
+    let dir = scratch_dir("layout");
+    let affine_png = dir.join("affine.png");
+    let mat4_png = dir.join("mat4.png");
+    let background = dir.join("ground.png");
+    let common = ["--characters", "300", "--frames", "30", "--mode", "inertialize"];
+    let affine = headless(&[&common[..], &["--layout", "affine", "--out", affine_png.to_str().expect("utf-8 temp path")]].concat());
+    let mat4 = headless(&[&common[..], &["--layout", "mat4", "--out", mat4_png.to_str().expect("utf-8 temp path")]].concat());
+    assert!(String::from_utf8_lossy(&affine.stdout).contains("Affine3x4 matrices"), "the affine run says so");
+    assert!(String::from_utf8_lossy(&mat4.stdout).contains("Mat4 matrices"), "the mat4 run says so");
+    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    let (affine, mat4) = (load(&affine_png), load(&mat4_png));
+    let characters = character_mask(&affine, &load(&background)).iter().filter(|&&m| m).count();
+    let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| differs(a, b)).count();
+    assert!(characters > 500, "the crowd covers only {characters} pixels");
+    assert!(different * 100 < characters, "{different} pixels differ between affine and mat4 output, against {characters} character pixels");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -20,11 +20,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use render::{FrameTimes, Offscreen, Renderer};
+use throng::eval::OutputLayout;
 use scene::{Model, Scene, StepTimes, MODES};
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
-              [--probe] [--background-only] [--seed N]";
+              [--probe] [--background-only] [--seed N] [--layout affine|mat4]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -56,6 +57,9 @@ pub struct Args {
     pub background_only: bool,
     /// The brain's random seed.
     pub seed: u64,
+    /// How the evaluator writes the skinning matrices the vertex shader reads: affine 3×4 (the
+    /// default, 48 bytes a joint) or mat4 (64).
+    pub layout: OutputLayout,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -73,6 +77,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         probe: false,
         background_only: false,
         seed: 1,
+        layout: OutputLayout::Affine3x4,
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -98,6 +103,13 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--mode" => {
                 let v = value("--mode")?;
                 a.mode = MODES.iter().position(|m| m.0 == v).ok_or(format!("--mode {v:?}: one of cut, frozen, crossfade, inertialize"))?;
+            }
+            "--layout" => {
+                a.layout = match value("--layout")?.as_str() {
+                    "affine" => OutputLayout::Affine3x4,
+                    "mat4" => OutputLayout::Mat4,
+                    other => return Err(format!("--layout {other:?}: one of affine, mat4")),
+                };
             }
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -219,7 +231,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let gpu = throng::gpu::GpuContext::new_blocking().map_err(|e| e.to_string())?;
     let failed = watch_errors(&gpu.device);
     let mut scene = build_scene(args)?;
-    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, &scene, render::COLOR_FORMAT, args.cpu)?;
+    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, &scene, render::COLOR_FORMAT, args.cpu, args.layout)?;
     renderer.background_only = args.background_only;
     let target = Offscreen::new(&gpu.device, args.width, args.height);
     let camera = camera::Orbit::framing(&scene);
@@ -227,10 +239,11 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let frames = args.frames.unwrap_or(120).max(1);
     let dt_s = 1.0 / 60.0;
     println!(
-        "viewer: {} characters × {} joints, {frames} frames, {} evaluation on {} ({:?}), switch mode {}, timestamps {}",
+        "viewer: {} characters × {} joints, {frames} frames, {} evaluation ({:?} matrices) on {} ({:?}), switch mode {}, timestamps {}",
         scene.num_characters(),
         scene.model.rig.num_joints(),
         if args.cpu { "CPU" } else { "GPU" },
+        args.layout,
         gpu.adapter_info.name,
         gpu.adapter_info.backend,
         scene.mode().1,

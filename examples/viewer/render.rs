@@ -6,16 +6,15 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::skinning::read_matrix;
 use throng::eval::OutputLayout;
-use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler};
+use throng::gpu::{skin_windows, GpuCrowd, GpuCrowdOptions, GpuProfiler};
 
 use crate::scene::Scene;
 
 /// The colour target's format; shading is linear and the target encodes sRGB.
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
-/// Bytes of one `mat4x4<f32>`.
-const MATRIX_BYTES: u64 = 64;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -31,7 +30,9 @@ struct CameraUniform {
 struct ChunkUniform {
     first_character: u32,
     num_joints: u32,
-    pad: [u32; 2],
+    /// `vec4`s per matrix: 4 columns (mat4) or 3 rows (affine 3×4).
+    vec4s_per_matrix: u32,
+    pad: u32,
 }
 
 /// Where the skinning matrices come from.
@@ -42,7 +43,8 @@ enum Evaluator {
     Cpu { context: Box<EvalContext>, output: Vec<f32>, clips_sampled: Vec<u32>, buffer: wgpu::Buffer },
 }
 
-/// A draw of characters `first..first + count`, whose matrices one storage binding can hold.
+/// A draw of characters `first..first + count`, whose matrices one storage binding can hold
+/// (a [`throng::gpu::SkinWindow`]).
 struct DrawChunk {
     first: u32,
     count: u32,
@@ -70,6 +72,7 @@ pub struct FrameTimes {
 /// Everything the frame draws with, for one device and one crowd.
 pub struct Renderer {
     evaluator: Evaluator,
+    layout: OutputLayout,
     num_joints: usize,
     num_characters: usize,
     camera: wgpu::Buffer,
@@ -87,7 +90,7 @@ pub struct Renderer {
     /// pass), also on Tracy's GPU timeline with `--features tracy`.
     profiler: GpuProfiler,
     depth: Option<(wgpu::TextureView, u32, u32)>,
-    max_binding: u64,
+    limits: wgpu::Limits,
     /// Draw the ground alone (`--background-only`).
     pub background_only: bool,
     draw_start: Instant,
@@ -105,26 +108,26 @@ struct Vertex {
 
 impl Renderer {
     /// Buffers and pipelines for `scene`'s crowd, drawing into `format` targets; `cpu` picks
-    /// the CPU evaluator.
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene, format: wgpu::TextureFormat, cpu: bool) -> Result<Self, String> {
+    /// the CPU evaluator, `layout` how the evaluator writes the matrices the shader reads.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene, format: wgpu::TextureFormat, cpu: bool, layout: OutputLayout) -> Result<Self, String> {
         let model = &scene.model;
         let num_joints = model.rig.num_joints();
         let num_characters = scene.num_characters();
         let evaluator = if cpu {
-            let floats = num_characters * num_joints * OutputLayout::Mat4.floats_per_joint();
+            let floats = num_characters * num_joints * layout.floats_per_joint();
             Evaluator::Cpu {
                 context: Box::new(EvalContext::new(num_characters, model.layers.len(), num_joints)),
                 output: vec![0.0; floats],
                 clips_sampled: vec![0; num_characters],
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("viewer.cpu_skin"),
-                    size: (floats as u64 * 4).max(MATRIX_BYTES),
+                    size: (floats as u64 * 4).max(64),
                     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 }),
             }
         } else {
-            let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, GpuCrowdOptions::default())
+            let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, GpuCrowdOptions { layout, ..Default::default() })
                 .map_err(|e| format!("GPU evaluator: {e}"))?;
             Evaluator::Gpu(Box::new(crowd))
         };
@@ -234,6 +237,7 @@ impl Renderer {
         let profiler = GpuProfiler::new(device, queue, 2);
         Ok(Self {
             evaluator,
+            layout,
             num_joints,
             num_characters,
             camera,
@@ -249,7 +253,7 @@ impl Renderer {
             ground_pipeline,
             profiler,
             depth: None,
-            max_binding: device.limits().max_storage_buffer_binding_size,
+            limits: device.limits(),
             background_only: false,
             draw_start: Instant::now(),
             eval_wall_ms: None,
@@ -261,40 +265,42 @@ impl Renderer {
         self.profiler.has_timestamps()
     }
 
-    /// One bind group per run of characters whose matrices fit one storage binding. Each
-    /// window starts at a multiple of four matrices, 256 bytes, the largest offset alignment
-    /// WebGPU allows.
-    fn bind_chunks(&mut self, device: &wgpu::Device) {
+    /// One bind group per run of characters whose matrices fit one storage binding
+    /// ([`skin_windows`]: each run starts where the device can bind it).
+    fn bind_chunks(&mut self, device: &wgpu::Device) -> Result<(), String> {
         let skin = match &self.evaluator {
             Evaluator::Gpu(crowd) => crowd.output(),
             Evaluator::Cpu { buffer, .. } => Some(buffer),
         };
-        let Some(skin) = skin else { return };
-        let per_character = self.num_joints as u64 * MATRIX_BYTES;
-        let fit = (self.max_binding / per_character).max(1);
-        let per_chunk = if fit >= 4 { fit - fit % 4 } else { fit } as usize;
+        let Some(skin) = skin else { return Ok(()) };
+        let bytes_per_character = (self.num_joints * self.layout.floats_per_joint() * 4) as u64;
+        let windows = skin_windows(self.num_characters, bytes_per_character, &self.limits).map_err(|e| e.to_string())?;
         self.chunks.clear();
         self.chunk_uniforms.clear();
-        for first in (0..self.num_characters).step_by(per_chunk.max(1)) {
-            let count = per_chunk.min(self.num_characters - first);
-            let uniform = ChunkUniform { first_character: first as u32, num_joints: self.num_joints as u32, pad: [0; 2] };
+        for window in windows {
+            let uniform = ChunkUniform {
+                first_character: window.first_character,
+                num_joints: self.num_joints as u32,
+                vec4s_per_matrix: (self.layout.floats_per_joint() / 4) as u32,
+                pad: 0,
+            };
             let buffer = wgpu::util::DeviceExt::create_buffer_init(
                 device,
                 &wgpu::util::BufferInitDescriptor { label: Some("viewer.chunk"), contents: bytemuck::bytes_of(&uniform), usage: wgpu::BufferUsages::UNIFORM },
             );
-            let offset = first as u64 * per_character;
-            let size = wgpu::BufferSize::new(count as u64 * per_character);
+            let binding = wgpu::BufferBinding { buffer: skin, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("viewer.skin"),
                 layout: &self.chunk_layout,
                 entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: skin, offset, size }) },
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(binding) },
                     wgpu::BindGroupEntry { binding: 1, resource: buffer.as_entire_binding() },
                 ],
             });
             self.chunk_uniforms.push(buffer);
-            self.chunks.push(DrawChunk { first: first as u32, count: count as u32, bind_group });
+            self.chunks.push(DrawChunk { first: window.first_character, count: window.num_characters, bind_group });
         }
+        Ok(())
     }
 
     /// Evaluates the scene's last step and draws it into `target` (`width × height`), seen
@@ -319,7 +325,7 @@ impl Renderer {
                 let had_output = crowd.output().is_some();
                 crowd.set_frame(samples, programs, dt_s).map_err(|e| format!("GPU evaluator: {e}"))?;
                 if !had_output {
-                    self.bind_chunks(device);
+                    self.bind_chunks(device)?;
                 }
             }
             Evaluator::Cpu { context, output, clips_sampled, buffer } => {
@@ -334,7 +340,7 @@ impl Renderer {
                     programs,
                     dt_s,
                     context,
-                    layout: OutputLayout::Mat4,
+                    layout: self.layout,
                     output,
                     clips_sampled,
                     root_motion: &mut root_motion,
@@ -345,7 +351,7 @@ impl Renderer {
                 scene.root_motion_mut().copy_from_slice(&root_motion);
                 cpu_ms = Some(start.elapsed().as_secs_f64() * 1e3);
                 if self.chunks.is_empty() {
-                    self.bind_chunks(device);
+                    self.bind_chunks(device)?;
                 }
             }
         }
@@ -447,7 +453,7 @@ impl Renderer {
             Evaluator::Gpu(crowd) => crowd.read_output_blocking().map_err(|e| e.to_string())?,
             Evaluator::Cpu { output, .. } => output.clone(),
         };
-        Ok(floats.chunks_exact(16).map(Mat4::from_cols_slice).collect())
+        Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
     }
 }
 

@@ -11,10 +11,25 @@ struct Camera {
 }
 @group(0) @binding(0) var<uniform> camera: Camera;
 
-// throng's output, bound from this chunk's first character: matrix (character - first) * J + j.
-@group(1) @binding(0) var<storage, read> skin: array<mat4x4<f32>>;
-struct Chunk { first_character: u32, num_joints: u32 }
+// throng's output, bound from this chunk's first character: matrix (character - first) * J + j,
+// each `vec4s_per_matrix` vec4s: a column-major mat4 (4) or an affine 3×4's rows (3).
+@group(1) @binding(0) var<storage, read> skin: array<vec4<f32>>;
+struct Chunk { first_character: u32, num_joints: u32, vec4s_per_matrix: u32 }
 @group(1) @binding(1) var<uniform> chunk: Chunk;
+
+fn skin_matrix(index: u32) -> mat4x4<f32> {
+    let at = index * chunk.vec4s_per_matrix;
+    if chunk.vec4s_per_matrix == 4u {
+        return mat4x4<f32>(skin[at], skin[at + 1u], skin[at + 2u], skin[at + 3u]);
+    }
+    // Affine 3×4: three rows; the bottom row is (0, 0, 0, 1).
+    let r0 = skin[at];
+    let r1 = skin[at + 1u];
+    let r2 = skin[at + 2u];
+    return mat4x4<f32>(
+        vec4<f32>(r0.x, r1.x, r2.x, 0.0), vec4<f32>(r0.y, r1.y, r2.y, 0.0),
+        vec4<f32>(r0.z, r1.z, r2.z, 0.0), vec4<f32>(r0.w, r1.w, r2.w, 1.0));
+}
 
 const SKY: vec3<f32> = vec3<f32>(0.55, 0.70, 0.90);
 
@@ -51,8 +66,8 @@ fn character_vs(
     @location(4) placement: vec4<f32>,
 ) -> VertexOut {
     let base = (character - chunk.first_character) * chunk.num_joints;
-    let m = weights.x * skin[base + joints.x] + weights.y * skin[base + joints.y]
-          + weights.z * skin[base + joints.z] + weights.w * skin[base + joints.w];
+    let m = weights.x * skin_matrix(base + joints.x) + weights.y * skin_matrix(base + joints.y)
+          + weights.z * skin_matrix(base + joints.z) + weights.w * skin_matrix(base + joints.w);
     let model = m * vec4<f32>(position, 1.0);
     let model_normal = (m * vec4<f32>(normal, 0.0)).xyz;
     let c = cos(placement.w);

@@ -122,7 +122,7 @@ impl App<'_> {
         // Unthrottled, so the HUD shows what the frame costs rather than the display's rate.
         config.present_mode = wgpu::PresentMode::AutoNoVsync;
         surface.configure(&device, &config);
-        let renderer = Renderer::new(&device, &queue, &self.scene, config.format, self.args.cpu)?;
+        let renderer = Renderer::new(&device, &queue, &self.scene, config.format, self.args.cpu, self.args.layout)?;
         println!(
             "viewer: {} characters on {} ({:?}); keys: 1 cut, 2 frozen, 3 crossfade, 4 inertialize, space pause, T slow motion, WASD pan, drag orbit, wheel zoom, Esc quit",
             self.scene.num_characters(),
