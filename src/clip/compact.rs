@@ -1,0 +1,414 @@
+//! Compact clip storage: quantised rotations and translations, chosen per clip against an
+//! error bound in model space. Decoded per joint by `Clip` on the CPU and by
+//! `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
+//!
+//! One joint-frame is a little-endian bit stream of whole `u32` words (`docs/compression.md`):
+//!
+//! ```text
+//! bit 0      2      3          3+k        3+2k       3+3k       3+3k+m     3+3k+2m
+//!     │ index│ sign │ a (k)    │ b (k)    │ c (k)    │ tx (m)   │ ty (m)   │ tz (m)   │ spare
+//! ```
+//!
+//! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
+//! z, w), `a b c` are the other three in order, each in `[-1/√2, 1/√2]` on `k` bits, and the
+//! largest is rebuilt as `√(1 − a² − b² − c²)`, negated when `sign` is set, so that a decoded
+//! frame keeps the hemisphere of the frame before it. Translations are range-quantised on `m`
+//! bits a component against the clip's per-joint minimum and step. Scale is one value per
+//! joint for the whole clip: a clip whose scales change is kept at full precision.
+
+use std::f32::consts::{FRAC_1_SQRT_2, SQRT_2};
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+use crate::rig::{Rig, Transform};
+
+/// Bits of a joint-frame's header: the largest component's index (2) and its sign (1).
+const HEADER_BITS: u32 = 3;
+
+/// A scale counts as constant when every frame lies within this much (relative to the
+/// larger of 1 and the first frame's magnitude) of the first frame's: float noise from an
+/// exporter, not animation.
+pub const SCALE_TOLERANCE: f32 = 1e-5;
+
+/// The default error bound of [`crate::Clip::compress`]: 0.1 mm (ACL's default), well
+/// under a pixel for a human-sized character filling a 4K screen.
+pub const DEFAULT_MAX_ERROR_M: f32 = 1e-4;
+
+/// The quantisation of a compact clip: bits per rotation component and per translation
+/// component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CompactFormat {
+    rotation_bits: u8,
+    translation_bits: u8,
+}
+
+impl CompactFormat {
+    /// The formats [`crate::Clip::compress`] tries, cheapest first: every split of 2 words
+    /// (8 bytes) a joint-frame, then 3 words, then 4.
+    pub const CANDIDATES: [Self; 8] = [
+        Self { rotation_bits: 12, translation_bits: 8 },
+        Self { rotation_bits: 11, translation_bits: 9 },
+        Self { rotation_bits: 10, translation_bits: 10 },
+        Self { rotation_bits: 9, translation_bits: 11 },
+        Self { rotation_bits: 8, translation_bits: 12 },
+        Self { rotation_bits: 16, translation_bits: 15 },
+        Self { rotation_bits: 15, translation_bits: 16 },
+        Self { rotation_bits: 16, translation_bits: 16 },
+    ];
+
+    /// A format of `rotation_bits` per smallest-three component and `translation_bits` per
+    /// translation component, each in `1..=16`; `None` outside that range.
+    #[must_use]
+    pub fn new(rotation_bits: u32, translation_bits: u32) -> Option<Self> {
+        let ok = |b: u32| (1..=16).contains(&b);
+        (ok(rotation_bits) && ok(translation_bits))
+            .then(|| Self { rotation_bits: rotation_bits as u8, translation_bits: translation_bits as u8 })
+    }
+
+    /// Bits per smallest-three rotation component, 1 to 16.
+    #[must_use]
+    pub fn rotation_bits(self) -> u32 {
+        u32::from(self.rotation_bits)
+    }
+
+    /// Bits per translation component, 1 to 16.
+    #[must_use]
+    pub fn translation_bits(self) -> u32 {
+        u32::from(self.translation_bits)
+    }
+
+    /// Bits one joint-frame uses: 3 of header, 3 rotation and 3 translation components.
+    #[must_use]
+    pub fn bits_per_joint_frame(self) -> u32 {
+        HEADER_BITS + 3 * (self.rotation_bits() + self.translation_bits())
+    }
+
+    /// Whole `u32` words per joint-frame (2 to 4), so every joint-frame starts 4-byte aligned.
+    #[must_use]
+    pub fn words_per_joint_frame(self) -> usize {
+        self.bits_per_joint_frame().div_ceil(32) as usize
+    }
+
+    /// Bytes per joint-frame: 8, 12 or 16.
+    #[must_use]
+    pub fn bytes_per_joint_frame(self) -> usize {
+        self.words_per_joint_frame() * 4
+    }
+}
+
+/// One joint's constants for a whole compact clip: where its translations start, the step of
+/// one quantum, and its one scale. Mirrored on the GPU as three `vec4` (see
+/// `shaders/shared/compact.wgsl`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct JointRange {
+    pub translation_min: Vec3,
+    /// Metres per quantum, per component; 0 where the translation never changes.
+    pub translation_step: Vec3,
+    pub scale: Vec3,
+}
+
+/// A clip's frames in a [`CompactFormat`]: per-joint ranges and the packed joint-frames,
+/// frame-major like full storage.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CompactPoses {
+    pub format: CompactFormat,
+    pub num_joints: usize,
+    pub ranges: Vec<JointRange>,
+    /// `(frame * num_joints + joint) * words_per_joint_frame` is a joint-frame's first word.
+    pub words: Vec<u32>,
+}
+
+/// Where a stored clip's first scale that changes lies.
+fn first_animated_scale(poses: &[Transform], num_joints: usize) -> Option<(usize, usize)> {
+    let first = poses.get(..num_joints)?;
+    poses.chunks_exact(num_joints).enumerate().find_map(|(frame, pose)| {
+        pose.iter().zip(first).position(|(p, f)| {
+            let tolerance = SCALE_TOLERANCE * f.scale.abs().max_element().max(1.0);
+            !((p.scale - f.scale).abs().max_element() <= tolerance)
+        })
+        .map(|joint| (frame, joint))
+    })
+}
+
+fn put_bits(words: &mut [u32], bit: u32, width: u32, value: u32) {
+    let (w, s) = ((bit / 32) as usize, bit % 32);
+    words[w] |= value << s;
+    if s + width > 32 {
+        words[w + 1] |= value >> (32 - s);
+    }
+}
+
+#[inline]
+fn get_bits(words: &[u32], bit: u32, width: u32) -> u32 {
+    let (w, s) = ((bit / 32) as usize, bit % 32);
+    let mut v = words[w] >> s;
+    if s + width > 32 {
+        v |= words[w + 1] << (32 - s);
+    }
+    v & ((1u32 << width) - 1)
+}
+
+/// The largest value `bits` bits hold, as a float.
+#[inline]
+fn quanta(bits: u32) -> f32 {
+    ((1u32 << bits) - 1) as f32
+}
+
+impl CompactPoses {
+    /// Quantises `poses` (frame-major, finite, rotations unit) in `format`. Scales are taken
+    /// from frame 0: callers check [`first_animated_scale`] first.
+    fn encode(poses: &[Transform], num_joints: usize, format: CompactFormat) -> Self {
+        let k = format.rotation_bits();
+        let m = format.translation_bits();
+        let mut ranges: Vec<JointRange> = poses[..num_joints]
+            .iter()
+            .map(|p| JointRange { translation_min: p.translation, translation_step: p.translation, scale: p.scale })
+            .collect();
+        // `translation_step` holds the maximum until the step is worked out below.
+        for pose in poses.chunks_exact(num_joints) {
+            for (r, p) in ranges.iter_mut().zip(pose) {
+                r.translation_min = r.translation_min.min(p.translation);
+                r.translation_step = r.translation_step.max(p.translation);
+            }
+        }
+        for r in &mut ranges {
+            r.translation_step = (r.translation_step - r.translation_min) / quanta(m);
+        }
+        let words_per = format.words_per_joint_frame();
+        let mut words = vec![0u32; poses.len() * words_per];
+        for (i, (p, out)) in poses.iter().zip(words.chunks_exact_mut(words_per)).enumerate() {
+            let r = &ranges[i % num_joints];
+            let q = Vec4::from(p.rotation);
+            let largest = (0..4).fold(0, |best, c| if q[c].abs() > q[best].abs() { c } else { best });
+            let negative = q[largest] < 0.0;
+            let q = if negative { -q } else { q };
+            put_bits(out, 0, 2, largest as u32);
+            put_bits(out, 2, 1, u32::from(negative));
+            let mut bit = HEADER_BITS;
+            for c in (0..4).filter(|&c| c != largest) {
+                let u = ((q[c] + FRAC_1_SQRT_2) / SQRT_2 * quanta(k)).round().clamp(0.0, quanta(k));
+                put_bits(out, bit, k, u as u32);
+                bit += k;
+            }
+            for c in 0..3 {
+                let step = r.translation_step[c];
+                let u = if step > 0.0 { ((p.translation[c] - r.translation_min[c]) / step).round().clamp(0.0, quanta(m)) } else { 0.0 };
+                put_bits(out, bit, m, u as u32);
+                bit += m;
+            }
+        }
+        Self { format, num_joints, ranges, words }
+    }
+
+    /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
+    /// `decode_joint` in `shaders/shared/compact.wgsl`.
+    #[inline]
+    pub fn decode(&self, frame: usize, joint: usize) -> Transform {
+        let k = self.format.rotation_bits();
+        let m = self.format.translation_bits();
+        let words_per = self.format.words_per_joint_frame();
+        let start = (frame * self.num_joints + joint) * words_per;
+        let w = &self.words[start..start + words_per];
+        let r = &self.ranges[joint];
+        let largest = get_bits(w, 0, 2) as usize;
+        let negative = get_bits(w, 2, 1) != 0;
+        let rotation_step = SQRT_2 / quanta(k);
+        let mut q = [0.0f32; 4];
+        let mut bit = HEADER_BITS;
+        let mut sum = 0.0;
+        for c in (0..4).filter(|&c| c != largest) {
+            let v = get_bits(w, bit, k) as f32 * rotation_step - FRAC_1_SQRT_2;
+            q[c] = v;
+            sum += v * v;
+            bit += k;
+        }
+        q[largest] = (1.0 - sum).max(0.0).sqrt();
+        let mut q = Vec4::from(q).normalize();
+        if negative {
+            q = -q;
+        }
+        let mut t = [0.0f32; 3];
+        for (c, t) in t.iter_mut().enumerate() {
+            *t = r.translation_min[c] + get_bits(w, bit, m) as f32 * r.translation_step[c];
+            bit += m;
+        }
+        Transform { translation: Vec3::from(t), rotation: Quat::from_vec4(q), scale: r.scale }
+    }
+
+    /// Frames stored.
+    pub fn num_frames(&self) -> usize {
+        self.words.len() / (self.num_joints * self.format.words_per_joint_frame())
+    }
+
+    /// Every frame decoded, frame-major.
+    pub fn decode_all(&self) -> Vec<Transform> {
+        (0..self.num_frames()).flat_map(|f| (0..self.num_joints).map(move |j| self.decode(f, j))).collect()
+    }
+}
+
+/// Model-space joint positions of every frame of `poses`, frame-major.
+fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize) -> Vec<Vec3> {
+    let mut model = vec![Mat4::IDENTITY; num_joints];
+    let mut out = Vec::with_capacity(poses.len());
+    for pose in poses.chunks_exact(num_joints) {
+        crate::eval::local_to_model::local_to_model(parents, pose, &mut model);
+        out.extend(model.iter().map(|m| m.w_axis.truncate()));
+    }
+    out
+}
+
+/// The largest distance between matching positions, with its index; infinite when a
+/// distance is not a number (a quantisation that overflowed).
+fn worst_distance(a: &[Vec3], b: &[Vec3]) -> (f32, usize) {
+    a.iter().zip(b).enumerate().fold((0.0, 0), |(worst, at), (i, (a, b))| {
+        let d = a.distance(*b);
+        if d.is_nan() {
+            (f32::INFINITY, i)
+        } else if d > worst {
+            (d, i)
+        } else {
+            (worst, at)
+        }
+    })
+}
+
+/// Why [`crate::Clip::compress`] kept a clip at full precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum KeptFull {
+    /// The clip's scale changes: joint `joint` at frame `frame` differs from frame 0 by more
+    /// than [`SCALE_TOLERANCE`]. Compact clips hold one scale per joint.
+    ScaleAnimated {
+        /// The first joint whose scale changes.
+        joint: usize,
+        /// The first frame where it does.
+        frame: usize,
+    },
+    /// No [`CompactFormat::CANDIDATES`] format keeps every joint within the bound.
+    OverBound {
+        /// The smallest worst-joint error of any candidate, metres.
+        best_error_m: f32,
+    },
+}
+
+/// What [`crate::Clip::compress`] chose for one clip and the error it measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompressionReport {
+    /// The clip's name.
+    pub clip: String,
+    /// The bound asked for, metres of model-space joint position.
+    pub max_error_m: f32,
+    /// The format chosen; `None` when the clip stays at full precision ([`Self::kept_full`]).
+    pub format: Option<CompactFormat>,
+    /// Bytes one joint-frame takes in the chosen storage: the format's 8 to 16, or
+    /// `size_of::<Transform>()` (48) at full precision.
+    pub bytes_per_joint_frame: usize,
+    /// Bytes of all frames: joint-frames plus, for a compact clip, its per-joint ranges.
+    pub storage_bytes: usize,
+    /// Bytes of all frames at full precision, for comparison.
+    pub full_storage_bytes: usize,
+    /// The largest model-space distance between an original joint and its decoded one over
+    /// every joint of every frame, metres; 0 at full precision.
+    pub worst_error_m: f32,
+    /// The joint of [`Self::worst_error_m`].
+    pub worst_joint: usize,
+    /// The frame of [`Self::worst_error_m`].
+    pub worst_frame: usize,
+    /// Why the clip stays at full precision, when it does.
+    pub kept_full: Option<KeptFull>,
+}
+
+/// The cheapest candidate within `max_error_m` for `poses`, or why there is none.
+pub(crate) fn choose(
+    name: &str,
+    rig: &Rig,
+    poses: &[Transform],
+    max_error_m: f32,
+) -> (Option<CompactPoses>, CompressionReport) {
+    let num_joints = rig.num_joints();
+    let full_storage_bytes = poses.len() * size_of::<Transform>();
+    let mut report = CompressionReport {
+        clip: name.to_owned(),
+        max_error_m,
+        format: None,
+        bytes_per_joint_frame: size_of::<Transform>(),
+        storage_bytes: full_storage_bytes,
+        full_storage_bytes,
+        worst_error_m: 0.0,
+        worst_joint: 0,
+        worst_frame: 0,
+        kept_full: None,
+    };
+    if let Some((frame, joint)) = first_animated_scale(poses, num_joints) {
+        report.kept_full = Some(KeptFull::ScaleAnimated { joint, frame });
+        return (None, report);
+    }
+    let original = model_positions(rig.parents(), poses, num_joints);
+    let mut best_error_m = f32::INFINITY;
+    for words in 2..=4 {
+        let mut best: Option<(CompactPoses, f32, usize)> = None;
+        for format in CompactFormat::CANDIDATES.into_iter().filter(|f| f.words_per_joint_frame() == words) {
+            let compact = CompactPoses::encode(poses, num_joints, format);
+            let decoded = model_positions(rig.parents(), &compact.decode_all(), num_joints);
+            let (error, at) = worst_distance(&original, &decoded);
+            if best.as_ref().is_none_or(|b| error < b.1) {
+                best = Some((compact, error, at));
+            }
+        }
+        let Some((compact, error, at)) = best else { continue };
+        best_error_m = best_error_m.min(error);
+        if error <= max_error_m {
+            report.format = Some(compact.format);
+            report.bytes_per_joint_frame = compact.format.bytes_per_joint_frame();
+            report.storage_bytes = compact.words.len() * 4 + compact.ranges.len() * size_of::<JointRange>();
+            report.worst_error_m = error;
+            report.worst_joint = at % num_joints;
+            report.worst_frame = at / num_joints;
+            return (Some(compact), report);
+        }
+    }
+    report.kept_full = Some(KeptFull::OverBound { best_error_m });
+    (None, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_round_trip_across_word_boundaries() {
+        let mut words = [0u32; 3];
+        put_bits(&mut words, 27, 13, 0x1abc);
+        put_bits(&mut words, 40, 16, 0xfedc);
+        put_bits(&mut words, 0, 2, 3);
+        assert_eq!(get_bits(&words, 27, 13), 0x1abc);
+        assert_eq!(get_bits(&words, 40, 16), 0xfedc);
+        assert_eq!(get_bits(&words, 0, 2), 3);
+    }
+
+    #[test]
+    fn every_candidate_fits_its_words() {
+        for f in CompactFormat::CANDIDATES {
+            assert!(f.bits_per_joint_frame() <= 32 * f.words_per_joint_frame() as u32);
+            assert!(f.bits_per_joint_frame() > 32 * (f.words_per_joint_frame() as u32 - 1), "{f:?} wastes a word");
+        }
+        assert_eq!(CompactFormat::new(17, 8), None);
+        assert_eq!(CompactFormat::new(0, 8), None);
+    }
+
+    #[test]
+    fn rotations_keep_their_sign_and_land_within_a_quantum() {
+        let poses: Vec<Transform> = [Quat::from_rotation_x(3.0), -Quat::from_rotation_y(0.3), Quat::from_xyzw(0.5, -0.5, 0.5, -0.5)]
+            .into_iter()
+            .map(|q| Transform::from_translation_rotation(Vec3::ZERO, q))
+            .collect();
+        let format = CompactFormat::new(10, 10).unwrap();
+        let compact = CompactPoses::encode(&poses, 1, format);
+        for (f, p) in poses.iter().enumerate() {
+            let got = compact.decode(f, 0).rotation;
+            // Half a quantum on three components moves the quaternion by at most this much.
+            let quantum = SQRT_2 / quanta(10);
+            assert!((Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum, "frame {f}: {got:?} vs {:?}", p.rotation);
+        }
+    }
+}
