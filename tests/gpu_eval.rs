@@ -535,6 +535,7 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
+    assert_eq!(wgsl_u32_constant(&module, "COMPACT_RANGE_VEC4S"), throng::gpu::types::COMPACT_RANGE_VEC4S);
     let modes = [
         ("MODE_CUT", SwitchMode::Cut),
         ("MODE_FROZEN", SwitchMode::Frozen),

@@ -1,8 +1,6 @@
 // Reading a clip's joint-frames from `clip_data`, full or compact: the GPU side of
 // `throng::clip::compact` (`CompactPoses::decode`), with the same arithmetic.
 
-const SQRT_2: f32 = 1.4142135623730951;
-const FRAC_1_SQRT_2: f32 = 0.7071067811865476;
 
 // Word `w` of the clip data.
 fn clip_word(w: u32) -> u32 {
@@ -34,16 +32,17 @@ fn clip_joint(h: ClipHeader, frame: u32, joint: u32, num_joints: u32) -> Transfo
     if h.rotation_bits == 0u {
         return clip_transform(h.first_vec4 + (frame * num_joints + joint) * 3u);
     }
-    let range = h.first_vec4 + joint * 3u;
-    let translation_min = bitcast<vec4<f32>>(clip_data[range]).xyz;
-    let translation_step = bitcast<vec4<f32>>(clip_data[range + 1u]).xyz;
-    let scale = bitcast<vec4<f32>>(clip_data[range + 2u]).xyz;
-    let base = (h.first_vec4 + num_joints * 3u) * 4u + (frame * num_joints + joint) * h.words_per_joint_frame;
+    let range = h.first_vec4 + joint * COMPACT_RANGE_VEC4S;
+    let rotation_min = bitcast<vec4<f32>>(clip_data[range]);
+    let rotation_step = bitcast<vec4<f32>>(clip_data[range + 1u]);
+    let translation_min = bitcast<vec4<f32>>(clip_data[range + 2u]).xyz;
+    let translation_step = bitcast<vec4<f32>>(clip_data[range + 3u]).xyz;
+    let scale = bitcast<vec4<f32>>(clip_data[range + 4u]).xyz;
+    let base = (h.first_vec4 + num_joints * COMPACT_RANGE_VEC4S) * 4u + (frame * num_joints + joint) * h.words_per_joint_frame;
     let k = h.rotation_bits;
     let m = h.translation_bits;
     let largest = clip_bits(base, 0u, 2u);
     let negative = clip_bits(base, 2u, 1u) != 0u;
-    let rotation_step = SQRT_2 / f32((1u << k) - 1u);
     var q = vec4<f32>(0.0);
     var bit = 3u;
     var sum = 0.0;
@@ -51,16 +50,13 @@ fn clip_joint(h: ClipHeader, frame: u32, joint: u32, num_joints: u32) -> Transfo
         if c == largest {
             continue;
         }
-        let v = f32(clip_bits(base, bit, k)) * rotation_step - FRAC_1_SQRT_2;
+        let v = rotation_min[c] + f32(clip_bits(base, bit, k)) * rotation_step[c];
         q[c] = v;
         sum += v * v;
         bit += k;
     }
-    q[largest] = sqrt(max(1.0 - sum, 0.0));
+    q[largest] = select(1.0, -1.0, negative) * sqrt(max(1.0 - sum, 0.0));
     q = q * inverseSqrt(dot(q, q));
-    if negative {
-        q = -q;
-    }
     var t = vec3<f32>(0.0);
     for (var c = 0u; c < 3u; c++) {
         t[c] = translation_min[c] + f32(clip_bits(base, bit, m)) * translation_step[c];

@@ -53,8 +53,8 @@ const NO_PARENT: u32 = 0xffffffffu;
 // Per clip of the archetype; `shaders/shared/compact.wgsl` reads its frames.
 struct ClipHeader {
     // Index in `clip_data` (vec4 units) of the clip's first transform (frame-major, three vec4
-    // each), or of a compact clip's first joint range (three vec4 per joint), its packed
-    // joint-frames following.
+    // each), or of a compact clip's first joint range (COMPACT_RANGE_VEC4S per joint), its
+    // packed joint-frames following.
     first_vec4: u32,
     num_frames: u32,
     duration_s: f32,
@@ -68,6 +68,10 @@ struct ClipHeader {
     words_per_joint_frame: u32,
     pad0: u32,
 }
+
+// `vec4` per joint of a compact clip's ranges: rotation minimum and step (per quaternion
+// component), translation minimum and step, scale (`throng::gpu::types::COMPACT_RANGE_VEC4S`).
+const COMPACT_RANGE_VEC4S: u32 = 5u;
 
 // One clip to sample for a character (`throng::program::ClipSample`).
 struct ClipSample {

@@ -10,13 +10,14 @@
 //! ```
 //!
 //! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
-//! z, w), `a b c` are the other three in order, each in `[-1/√2, 1/√2]` on `k` bits, and the
-//! largest is rebuilt as `√(1 − a² − b² − c²)`, negated when `sign` is set, so that a decoded
-//! frame keeps the hemisphere of the frame before it. Translations are range-quantised on `m`
-//! bits a component against the clip's per-joint minimum and step. Scale is one value per
-//! joint for the whole clip: a clip whose scales change is kept at full precision.
-
-use std::f32::consts::{FRAC_1_SQRT_2, SQRT_2};
+//! z, w), `a b c` are the other three in order, each on `k` bits, and the largest is rebuilt
+//! as `√(1 − a² − b² − c²)`, negated when `sign` is set, so that a decoded frame keeps the
+//! hemisphere of the frame before it. Each component is range-reduced: quantised between the
+//! joint's smallest and largest value of it over the clip (on the frames where it is stored),
+//! a range inside `[-1/√2, 1/√2]` and, for most joints, a small part of it, so `k` bits buy
+//! far finer steps than the whole range would. Translations are range-quantised the same way,
+//! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
+//! scales change is kept at full precision.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
@@ -96,15 +97,25 @@ impl CompactFormat {
     }
 }
 
-/// One joint's constants for a whole compact clip: where its translations start, the step of
-/// one quantum, and its one scale. Mirrored on the GPU as three `vec4` (see
-/// `shaders/shared/compact.wgsl`).
+/// One joint's constants for a whole compact clip: where its rotation components and
+/// translations start, the step of one quantum of each, and its one scale. Mirrored on the
+/// GPU as five `vec4` (see `shaders/shared/compact.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct JointRange {
+    /// Smallest value of each quaternion component (x, y, z, w) over the frames where it is
+    /// one of the smallest three.
+    pub rotation_min: Vec4,
+    /// Per quantum, per component; 0 where the component never changes (or is never stored).
+    pub rotation_step: Vec4,
     pub translation_min: Vec3,
     /// Metres per quantum, per component; 0 where the translation never changes.
     pub translation_step: Vec3,
     pub scale: Vec3,
+}
+
+/// The index of `q`'s component of largest magnitude (the first, on a tie).
+fn largest_component(q: Vec4) -> usize {
+    (0..4).fold(0, |best, c| if q[c].abs() > q[best].abs() { c } else { best })
 }
 
 /// A clip's frames in a [`CompactFormat`]: per-joint ranges and the packed joint-frames,
@@ -154,46 +165,63 @@ fn quanta(bits: u32) -> f32 {
     ((1u32 << bits) - 1) as f32
 }
 
+/// `value` as the nearest of `bits`-bit steps of `step` above `min`; 0 where the range is
+/// empty.
+fn quantise(value: f32, min: f32, step: f32, bits: u32) -> u32 {
+    if step > 0.0 { ((value - min) / step).round().clamp(0.0, quanta(bits)) as u32 } else { 0 }
+}
+
 impl CompactPoses {
     /// Quantises `poses` (frame-major, finite, rotations unit) in `format`. Scales are taken
     /// from frame 0: callers check [`first_animated_scale`] first.
     fn encode(poses: &[Transform], num_joints: usize, format: CompactFormat) -> Self {
         let k = format.rotation_bits();
         let m = format.translation_bits();
+        // The `*_step` fields hold each maximum until the steps are worked out below.
         let mut ranges: Vec<JointRange> = poses[..num_joints]
             .iter()
-            .map(|p| JointRange { translation_min: p.translation, translation_step: p.translation, scale: p.scale })
+            .map(|p| JointRange {
+                rotation_min: Vec4::INFINITY,
+                rotation_step: Vec4::NEG_INFINITY,
+                translation_min: p.translation,
+                translation_step: p.translation,
+                scale: p.scale,
+            })
             .collect();
-        // `translation_step` holds the maximum until the step is worked out below.
         for pose in poses.chunks_exact(num_joints) {
             for (r, p) in ranges.iter_mut().zip(pose) {
                 r.translation_min = r.translation_min.min(p.translation);
                 r.translation_step = r.translation_step.max(p.translation);
+                let q = Vec4::from(p.rotation);
+                let largest = largest_component(q);
+                for c in (0..4).filter(|&c| c != largest) {
+                    r.rotation_min[c] = r.rotation_min[c].min(q[c]);
+                    r.rotation_step[c] = r.rotation_step[c].max(q[c]);
+                }
             }
         }
         for r in &mut ranges {
             r.translation_step = (r.translation_step - r.translation_min) / quanta(m);
+            // A component that is the largest on every frame is never stored: range 0.
+            let stored = r.rotation_min.cmple(r.rotation_step);
+            r.rotation_min = Vec4::select(stored, r.rotation_min, Vec4::ZERO);
+            r.rotation_step = Vec4::select(stored, (r.rotation_step - r.rotation_min) / quanta(k), Vec4::ZERO);
         }
         let words_per = format.words_per_joint_frame();
         let mut words = vec![0u32; poses.len() * words_per];
         for (i, (p, out)) in poses.iter().zip(words.chunks_exact_mut(words_per)).enumerate() {
             let r = &ranges[i % num_joints];
             let q = Vec4::from(p.rotation);
-            let largest = (0..4).fold(0, |best, c| if q[c].abs() > q[best].abs() { c } else { best });
-            let negative = q[largest] < 0.0;
-            let q = if negative { -q } else { q };
+            let largest = largest_component(q);
             put_bits(out, 0, 2, largest as u32);
-            put_bits(out, 2, 1, u32::from(negative));
+            put_bits(out, 2, 1, u32::from(q[largest] < 0.0));
             let mut bit = HEADER_BITS;
             for c in (0..4).filter(|&c| c != largest) {
-                let u = ((q[c] + FRAC_1_SQRT_2) / SQRT_2 * quanta(k)).round().clamp(0.0, quanta(k));
-                put_bits(out, bit, k, u as u32);
+                put_bits(out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
                 bit += k;
             }
             for c in 0..3 {
-                let step = r.translation_step[c];
-                let u = if step > 0.0 { ((p.translation[c] - r.translation_min[c]) / step).round().clamp(0.0, quanta(m)) } else { 0.0 };
-                put_bits(out, bit, m, u as u32);
+                put_bits(out, bit, m, quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m));
                 bit += m;
             }
         }
@@ -212,21 +240,20 @@ impl CompactPoses {
         let r = &self.ranges[joint];
         let largest = get_bits(w, 0, 2) as usize;
         let negative = get_bits(w, 2, 1) != 0;
-        let rotation_step = SQRT_2 / quanta(k);
         let mut q = [0.0f32; 4];
         let mut bit = HEADER_BITS;
         let mut sum = 0.0;
         for c in (0..4).filter(|&c| c != largest) {
-            let v = get_bits(w, bit, k) as f32 * rotation_step - FRAC_1_SQRT_2;
+            let v = r.rotation_min[c] + get_bits(w, bit, k) as f32 * r.rotation_step[c];
             q[c] = v;
             sum += v * v;
             bit += k;
         }
         q[largest] = (1.0 - sum).max(0.0).sqrt();
-        let mut q = Vec4::from(q).normalize();
         if negative {
-            q = -q;
+            q[largest] = -q[largest];
         }
+        let q = Vec4::from(q).normalize();
         let mut t = [0.0f32; 3];
         for (c, t) in t.iter_mut().enumerate() {
             *t = r.translation_min[c] + get_bits(w, bit, m) as f32 * r.translation_step[c];
@@ -406,8 +433,9 @@ mod tests {
         let compact = CompactPoses::encode(&poses, 1, format);
         for (f, p) in poses.iter().enumerate() {
             let got = compact.decode(f, 0).rotation;
-            // Half a quantum on three components moves the quaternion by at most this much.
-            let quantum = SQRT_2 / quanta(10);
+            // Half a quantum of the whole range on three components moves the quaternion by
+            // at most this much.
+            let quantum = std::f32::consts::SQRT_2 / quanta(10);
             assert!((Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum, "frame {f}: {got:?} vs {:?}", p.rotation);
         }
     }

@@ -152,8 +152,8 @@ impl GpuRigJoint {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuClipHeader {
     /// Index in the clip data (in `vec4<u32>` units) of the clip's first full transform
-    /// (frame 0, joint 0; three `vec4` each), or of a compact clip's first joint range (three
-    /// `vec4` per joint), its packed joint-frames following the ranges.
+    /// (frame 0, joint 0; three `vec4` each), or of a compact clip's first joint range
+    /// ([`COMPACT_RANGE_VEC4S`] `vec4` per joint), its packed joint-frames following.
     pub first_vec4: u32,
     /// Frames stored, both ends included; at least 1.
     pub num_frames: u32,
@@ -191,19 +191,29 @@ impl GpuClipHeader {
     }
 }
 
+/// `vec4` of clip data per joint of a compact clip, before its joint-frames.
+///
+/// Keep in sync with `COMPACT_RANGE_VEC4S` in `shaders/shared/types.wgsl`.
+pub const COMPACT_RANGE_VEC4S: u32 = 5;
+
 /// `clip`'s frames as the clip data holds them (`shaders/shared/compact.wgsl`): three `vec4`
-/// (a [`GpuTransform`]'s bits) per joint-frame at full precision; for a compact clip three
-/// `vec4` per joint (translation minimum, translation step, scale, each `xyz` as f32 bits),
-/// then the packed joint-frames, the last `vec4` zero-padded.
+/// (a [`GpuTransform`]'s bits) per joint-frame at full precision; for a compact clip
+/// [`COMPACT_RANGE_VEC4S`] `vec4` per joint (rotation minimum and step, translation minimum
+/// and step, scale, as f32 bits), then the packed joint-frames, the last `vec4` zero-padded.
 #[must_use]
 pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
     let Some(compact) = clip.compact_poses() else {
         let transforms: Vec<GpuTransform> = clip.poses().iter().map(GpuTransform::from_transform).collect();
         return bytemuck::cast_slice(&transforms).to_vec();
     };
-    let bits = |v: glam::Vec3| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), 0];
-    let mut data: Vec<[u32; 4]> =
-        compact.ranges.iter().flat_map(|r| [bits(r.translation_min), bits(r.translation_step), bits(r.scale)]).collect();
+    let bits = |v: glam::Vec4| v.to_array().map(f32::to_bits);
+    let mut data: Vec<[u32; 4]> = compact
+        .ranges
+        .iter()
+        .flat_map(|r| {
+            [r.rotation_min, r.rotation_step, r.translation_min.extend(0.0), r.translation_step.extend(0.0), r.scale.extend(0.0)].map(bits)
+        })
+        .collect();
     data.extend(compact.words.chunks(4).map(|w| std::array::from_fn(|i| w.get(i).copied().unwrap_or(0))));
     data
 }
