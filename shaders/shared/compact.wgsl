@@ -27,17 +27,29 @@ fn clip_transform(i: u32) -> Transform {
     return Transform(t.xyz, 0.0, r, s.xyz, 0.0);
 }
 
-// Joint `joint` of frame `frame` of the clip `h` describes.
-fn clip_joint(h: ClipHeader, frame: u32, joint: u32, num_joints: u32) -> Transform {
-    if h.rotation_bits == 0u {
-        return clip_transform(h.first_vec4 + (frame * num_joints + joint) * 3u);
-    }
-    let range = h.first_vec4 + joint * COMPACT_RANGE_VEC4S;
-    let rotation_min = bitcast<vec4<f32>>(clip_data[range]);
-    let rotation_step = bitcast<vec4<f32>>(clip_data[range + 1u]);
-    let translation_min = bitcast<vec4<f32>>(clip_data[range + 2u]).xyz;
-    let translation_step = bitcast<vec4<f32>>(clip_data[range + 3u]).xyz;
-    let scale = bitcast<vec4<f32>>(clip_data[range + 4u]).xyz;
+// One joint's constants for a whole compact clip (`throng::clip::compact::JointRange`).
+struct JointRange {
+    rotation_min: vec4<f32>,
+    rotation_step: vec4<f32>,
+    translation_min: vec3<f32>,
+    translation_step: vec3<f32>,
+    scale: vec3<f32>,
+}
+
+fn joint_range(h: ClipHeader, joint: u32) -> JointRange {
+    let i = h.first_vec4 + joint * COMPACT_RANGE_VEC4S;
+    return JointRange(
+        bitcast<vec4<f32>>(clip_data[i]),
+        bitcast<vec4<f32>>(clip_data[i + 1u]),
+        bitcast<vec4<f32>>(clip_data[i + 2u]).xyz,
+        bitcast<vec4<f32>>(clip_data[i + 3u]).xyz,
+        bitcast<vec4<f32>>(clip_data[i + 4u]).xyz,
+    );
+}
+
+// Joint `joint` of frame `frame` of the compact clip `h`, whose range for the joint is `r`
+// (`CompactPoses::decode`).
+fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints: u32) -> Transform {
     let base = (h.first_vec4 + num_joints * COMPACT_RANGE_VEC4S) * 4u + (frame * num_joints + joint) * h.words_per_joint_frame;
     let k = h.rotation_bits;
     let m = h.translation_bits;
@@ -50,7 +62,7 @@ fn clip_joint(h: ClipHeader, frame: u32, joint: u32, num_joints: u32) -> Transfo
         if c == largest {
             continue;
         }
-        let v = rotation_min[c] + f32(clip_bits(base, bit, k)) * rotation_step[c];
+        let v = r.rotation_min[c] + f32(clip_bits(base, bit, k)) * r.rotation_step[c];
         q[c] = v;
         sum += v * v;
         bit += k;
@@ -59,8 +71,26 @@ fn clip_joint(h: ClipHeader, frame: u32, joint: u32, num_joints: u32) -> Transfo
     q = q * inverseSqrt(dot(q, q));
     var t = vec3<f32>(0.0);
     for (var c = 0u; c < 3u; c++) {
-        t[c] = translation_min[c] + f32(clip_bits(base, bit, m)) * translation_step[c];
+        t[c] = r.translation_min[c] + f32(clip_bits(base, bit, m)) * r.translation_step[c];
         bit += m;
     }
-    return Transform(t, 0.0, q, scale, 0.0);
+    return Transform(t, 0.0, q, r.scale, 0.0);
+}
+
+// Joint `joint` of two frames of the clip `h` describes, full or compact.
+struct JointFrames {
+    a: Transform,
+    b: Transform,
+}
+
+// Sampling reads a joint's two adjacent frames: a compact clip's range is read once for both.
+fn clip_joint_frames(h: ClipHeader, frame0: u32, frame1: u32, joint: u32, num_joints: u32) -> JointFrames {
+    if h.rotation_bits == 0u {
+        return JointFrames(
+            clip_transform(h.first_vec4 + (frame0 * num_joints + joint) * 3u),
+            clip_transform(h.first_vec4 + (frame1 * num_joints + joint) * 3u),
+        );
+    }
+    let r = joint_range(h, joint);
+    return JointFrames(decode_joint(h, r, frame0, joint, num_joints), decode_joint(h, r, frame1, joint, num_joints));
 }
