@@ -64,7 +64,7 @@ fn row(asset: &str, r: &CompressionReport) {
         None => ("full".to_owned(), format!("  kept full: {:?}", r.kept_full)),
     };
     println!(
-        "{asset:<16} {:<14} {bits:>6} {:>6} {:>10.4} {:>10} {:>10} {:>6.1}x{note}",
+        "{asset:<16} {:<14} {bits:>6} {:>6.2} {:>10.4} {:>10} {:>10} {:>6.1}x{note}",
         r.clip,
         r.bytes_per_joint_frame,
         r.worst_error_m * 1e3,
@@ -85,7 +85,8 @@ fn main() {
     println!("bound: {:.4} mm of model-space joint position, every joint of every frame\n", args.max_error_m * 1e3);
     println!("{:<16} {:<14} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}", "asset", "clip", "bits", "B/jf", "worst mm", "full B", "compact B", "ratio");
     let (mut full_bytes, mut compact_bytes) = (0usize, 0usize);
-    let mut per_joint_frame: Vec<usize> = Vec::new();
+    // (joint-frames, bytes) of the compact clips, for the mean bytes per joint-frame.
+    let (mut joint_frames, mut frame_bytes) = (0usize, 0.0f64);
     for (asset, rig, clips) in assets(&args.data) {
         for clip in &clips {
             match clip.compress(&rig, args.max_error_m) {
@@ -93,7 +94,11 @@ fn main() {
                     row(&asset, &report);
                     full_bytes += report.full_storage_bytes;
                     compact_bytes += report.storage_bytes;
-                    per_joint_frame.push(report.bytes_per_joint_frame);
+                    if report.format.is_some() {
+                        let n = clip.num_frames() * clip.num_joints();
+                        joint_frames += n;
+                        frame_bytes += n as f64 * f64::from(report.bytes_per_joint_frame);
+                    }
                 }
                 Err(e) => eprintln!("{asset} {}: {e}", clip.name()),
             }
@@ -103,14 +108,10 @@ fn main() {
     // A sample of one joint reads two adjacent joint-frames; a compact clip also reads the
     // joint's range record, which every sample of that clip's joint shares (cache-resident).
     let full = 2 * size_of::<GpuTransform>();
-    let range = COMPACT_RANGE_VEC4S as usize * 16;
-    println!("bytes per sampled joint (GPU, two frames): full {full}");
-    for bytes in [8, 12, 16] {
-        let clips = per_joint_frame.iter().filter(|&&b| b == bytes).count();
-        println!(
-            "  compact at {bytes:>2} B/joint-frame: {:>2} B of frame data ({:.1}x less) + {range} B joint range shared by the clip's samples; {clips} clips",
-            2 * bytes,
-            full as f64 / (2 * bytes) as f64
-        );
-    }
+    let compact = 2.0 * frame_bytes / joint_frames.max(1) as f64;
+    println!(
+        "bytes of frame data per sampled joint (two frames), over every joint-frame of the compact clips: full {full}, compact {compact:.1} ({:.1}x less), plus a {} B joint range the clip's samples of that joint share",
+        full as f64 / compact,
+        COMPACT_RANGE_VEC4S as usize * 16
+    );
 }

@@ -83,7 +83,7 @@ fn round_trip(rig: &Rig, clip: &Clip, max_error_m: f32) -> CompressionReport {
 fn print_report(rig_name: &str, r: &CompressionReport) {
     let bits = r.format.map_or_else(|| format!("full ({:?})", r.kept_full), |f| format!("{}/{}", f.rotation_bits(), f.translation_bits()));
     eprintln!(
-        "{rig_name:>24} {:>20}  bits {bits:>6}  {:>2} B/joint-frame  worst {:.4} mm (joint {}, frame {})  {} -> {} bytes",
+        "{rig_name:>24} {:>20}  bits {bits:>6}  {:>4.1} B/joint-frame  worst {:.4} mm (joint {}, frame {})  {} -> {} bytes",
         r.clip,
         r.bytes_per_joint_frame,
         r.worst_error_m * 1e3,
@@ -155,8 +155,8 @@ fn a_tighter_bound_takes_more_bits_or_keeps_the_clip_full() {
     let jump = demo.clip("jump").unwrap();
     let loose = round_trip(&demo.rig, jump, 1e-3);
     let loose_format = loose.format.expect("jump compresses within 1 mm");
-    assert_eq!(loose.bytes_per_joint_frame, 8, "1 mm is met in two words a joint-frame: {loose:?}");
-    // Just under what the loose format achieved: no two-word format qualifies any more.
+    assert!(loose.bytes_per_joint_frame < 8.0, "1 mm is met in about a word a joint-frame: {loose:?}");
+    // Just under what the loose format achieved: nothing as cheap qualifies any more.
     let tight = round_trip(&demo.rig, jump, loose.worst_error_m * 0.5);
     match tight.format {
         Some(f) => {
@@ -170,7 +170,7 @@ fn a_tighter_bound_takes_more_bits_or_keeps_the_clip_full() {
     assert_eq!(exact.format, None);
     let Some(KeptFull::OverBound { best_error_m }) = exact.kept_full else { panic!("{exact:?}") };
     assert!(best_error_m > 0.0 && best_error_m <= tight.worst_error_m.max(loose.worst_error_m));
-    assert_eq!(exact.bytes_per_joint_frame, size_of::<Transform>());
+    assert_eq!(exact.bytes_per_joint_frame, size_of::<Transform>() as f32);
 }
 
 #[test]

@@ -474,7 +474,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("looping", offset_of!(GpuClipHeader, looping)),
         ("rotation_bits", offset_of!(GpuClipHeader, rotation_bits)),
         ("translation_bits", offset_of!(GpuClipHeader, translation_bits)),
-        ("words_per_joint_frame", offset_of!(GpuClipHeader, words_per_joint_frame)),
+        ("words_per_frame", offset_of!(GpuClipHeader, words_per_frame)),
         ("pad0", offset_of!(GpuClipHeader, pad0)),
     ]);
     check_struct(&module, &layouter, "ClipSample", size_of::<ClipSample>(), &[

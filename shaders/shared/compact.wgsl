@@ -32,25 +32,33 @@ struct JointRange {
     rotation_min: vec4<f32>,
     rotation_step: vec4<f32>,
     translation_min: vec3<f32>,
+    // Where the joint's joint-frame starts within a frame, in words.
+    word_offset: u32,
     translation_step: vec3<f32>,
+    // Whether joint-frames store the translation (else it is `translation_min`).
+    translated: bool,
     scale: vec3<f32>,
 }
 
 fn joint_range(h: ClipHeader, joint: u32) -> JointRange {
     let i = h.first_vec4 + joint * COMPACT_RANGE_VEC4S;
+    let t_min = clip_data[i + 2u];
+    let t_step = clip_data[i + 3u];
     return JointRange(
         bitcast<vec4<f32>>(clip_data[i]),
         bitcast<vec4<f32>>(clip_data[i + 1u]),
-        bitcast<vec4<f32>>(clip_data[i + 2u]).xyz,
-        bitcast<vec4<f32>>(clip_data[i + 3u]).xyz,
-        bitcast<vec4<f32>>(clip_data[i + 4u]).xyz,
+        bitcast<vec3<f32>>(t_min.xyz),
+        t_min.w,
+        bitcast<vec3<f32>>(t_step.xyz),
+        t_step.w != 0u,
+        bitcast<vec3<f32>>(clip_data[i + 4u].xyz),
     );
 }
 
 // Joint `joint` of frame `frame` of the compact clip `h`, whose range for the joint is `r`
 // (`CompactPoses::decode`).
 fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints: u32) -> Transform {
-    let base = (h.first_vec4 + num_joints * COMPACT_RANGE_VEC4S) * 4u + (frame * num_joints + joint) * h.words_per_joint_frame;
+    let base = (h.first_vec4 + num_joints * COMPACT_RANGE_VEC4S) * 4u + frame * h.words_per_frame + r.word_offset;
     let k = h.rotation_bits;
     let m = h.translation_bits;
     let largest = clip_bits(base, 0u, 2u);
@@ -69,10 +77,12 @@ fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints
     }
     q[largest] = select(1.0, -1.0, negative) * sqrt(max(1.0 - sum, 0.0));
     q = q * inverseSqrt(dot(q, q));
-    var t = vec3<f32>(0.0);
-    for (var c = 0u; c < 3u; c++) {
-        t[c] = r.translation_min[c] + f32(clip_bits(base, bit, m)) * r.translation_step[c];
-        bit += m;
+    var t = r.translation_min;
+    if r.translated {
+        for (var c = 0u; c < 3u; c++) {
+            t[c] += f32(clip_bits(base, bit, m)) * r.translation_step[c];
+            bit += m;
+        }
     }
     return Transform(t, 0.0, q, r.scale, 0.0);
 }

@@ -64,13 +64,14 @@ struct ClipHeader {
     rotation_bits: u32,
     // A compact clip's bits per translation component.
     translation_bits: u32,
-    // A compact clip's u32 words per packed joint-frame.
-    words_per_joint_frame: u32,
+    // A compact clip's u32 words per packed frame (every joint's joint-frame).
+    words_per_frame: u32,
     pad0: u32,
 }
 
 // `vec4` per joint of a compact clip's ranges: rotation minimum and step (per quaternion
-// component), translation minimum and step, scale (`throng::gpu::types::COMPACT_RANGE_VEC4S`).
+// component), translation minimum and the joint-frame's word offset, translation step and
+// whether translations are stored, scale (`throng::gpu::types::COMPACT_RANGE_VEC4S`).
 const COMPACT_RANGE_VEC4S: u32 = 5u;
 
 // One clip to sample for a character (`throng::program::ClipSample`).

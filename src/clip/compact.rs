@@ -9,6 +9,10 @@
 //!     │ index│ sign │ a (k)    │ b (k)    │ c (k)    │ tx (m)   │ ty (m)   │ tz (m)   │ spare
 //! ```
 //!
+//! A joint whose translation never changes over the clip stores no translation bits (most
+//! joints of most rigs: only the root travels), so joint-frames differ in size from joint to
+//! joint: each joint's range records where its joint-frame starts within a frame.
+//!
 //! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
 //! z, w), `a b c` are the other three in order, each on `k` bits, and the largest is rebuilt
 //! as `√(1 − a² − b² − c²)`, negated when `sign` is set, so that a decoded frame keeps the
@@ -44,14 +48,16 @@ pub struct CompactFormat {
 }
 
 impl CompactFormat {
-    /// The formats [`crate::Clip::compress`] tries, cheapest first: every split of 2 words
-    /// (8 bytes) a joint-frame, then 3 words, then 4.
-    pub const CANDIDATES: [Self; 8] = [
-        Self { rotation_bits: 12, translation_bits: 8 },
-        Self { rotation_bits: 11, translation_bits: 9 },
-        Self { rotation_bits: 10, translation_bits: 10 },
-        Self { rotation_bits: 9, translation_bits: 11 },
+    /// The formats [`crate::Clip::compress`] tries, in order of what they cost the clip at
+    /// hand: the splits that fill a rotation-only joint-frame's 1 word (`k` ≤ 9) or a
+    /// translated one's 2 words, then 3 words, then 4, with the most bits each size allows.
+    pub const CANDIDATES: [Self; 9] = [
         Self { rotation_bits: 8, translation_bits: 12 },
+        Self { rotation_bits: 9, translation_bits: 11 },
+        Self { rotation_bits: 9, translation_bits: 16 },
+        Self { rotation_bits: 10, translation_bits: 10 },
+        Self { rotation_bits: 11, translation_bits: 9 },
+        Self { rotation_bits: 12, translation_bits: 8 },
         Self { rotation_bits: 16, translation_bits: 15 },
         Self { rotation_bits: 15, translation_bits: 16 },
         Self { rotation_bits: 16, translation_bits: 16 },
@@ -78,22 +84,17 @@ impl CompactFormat {
         u32::from(self.translation_bits)
     }
 
-    /// Bits one joint-frame uses: 3 of header, 3 rotation and 3 translation components.
+    /// Bits one joint-frame uses: 3 of header and 3 rotation components, and 3 translation
+    /// components for a joint whose translation changes (`translated`).
     #[must_use]
-    pub fn bits_per_joint_frame(self) -> u32 {
-        HEADER_BITS + 3 * (self.rotation_bits() + self.translation_bits())
+    pub fn bits_per_joint_frame(self, translated: bool) -> u32 {
+        HEADER_BITS + 3 * self.rotation_bits() + if translated { 3 * self.translation_bits() } else { 0 }
     }
 
-    /// Whole `u32` words per joint-frame (2 to 4), so every joint-frame starts 4-byte aligned.
+    /// Whole `u32` words per joint-frame (1 to 4), so every joint-frame starts 4-byte aligned.
     #[must_use]
-    pub fn words_per_joint_frame(self) -> usize {
-        self.bits_per_joint_frame().div_ceil(32) as usize
-    }
-
-    /// Bytes per joint-frame: 8, 12 or 16.
-    #[must_use]
-    pub fn bytes_per_joint_frame(self) -> usize {
-        self.words_per_joint_frame() * 4
+    pub fn words_per_joint_frame(self, translated: bool) -> usize {
+        self.bits_per_joint_frame(translated).div_ceil(32) as usize
     }
 }
 
@@ -111,6 +112,11 @@ pub(crate) struct JointRange {
     /// Metres per quantum, per component; 0 where the translation never changes.
     pub translation_step: Vec3,
     pub scale: Vec3,
+    /// Whether the translation changes over the clip, so that joint-frames store it; when
+    /// not, it is `translation_min`.
+    pub translated: bool,
+    /// Where the joint's joint-frame starts within a frame, in words.
+    pub word_offset: u32,
 }
 
 /// The index of `q`'s component of largest magnitude (the first, on a tie).
@@ -125,7 +131,9 @@ pub(crate) struct CompactPoses {
     pub format: CompactFormat,
     pub num_joints: usize,
     pub ranges: Vec<JointRange>,
-    /// `(frame * num_joints + joint) * words_per_joint_frame` is a joint-frame's first word.
+    /// Words of one frame: every joint's joint-frame, in joint order.
+    pub words_per_frame: usize,
+    /// `frame * words_per_frame + ranges[joint].word_offset` is a joint-frame's first word.
     pub words: Vec<u32>,
 }
 
@@ -186,6 +194,8 @@ impl CompactPoses {
                 translation_min: p.translation,
                 translation_step: p.translation,
                 scale: p.scale,
+                translated: false,
+                word_offset: 0,
             })
             .collect();
         for pose in poses.chunks_exact(num_joints) {
@@ -200,32 +210,39 @@ impl CompactPoses {
                 }
             }
         }
+        let mut words_per_frame = 0;
         for r in &mut ranges {
+            r.translated = r.translation_step != r.translation_min;
+            r.word_offset = words_per_frame as u32;
+            words_per_frame += format.words_per_joint_frame(r.translated);
             r.translation_step = (r.translation_step - r.translation_min) / quanta(m);
             // A component that is the largest on every frame is never stored: range 0.
             let stored = r.rotation_min.cmple(r.rotation_step);
             r.rotation_min = Vec4::select(stored, r.rotation_min, Vec4::ZERO);
             r.rotation_step = Vec4::select(stored, (r.rotation_step - r.rotation_min) / quanta(k), Vec4::ZERO);
         }
-        let words_per = format.words_per_joint_frame();
-        let mut words = vec![0u32; poses.len() * words_per];
-        for (i, (p, out)) in poses.iter().zip(words.chunks_exact_mut(words_per)).enumerate() {
-            let r = &ranges[i % num_joints];
-            let q = Vec4::from(p.rotation);
-            let largest = largest_component(q);
-            put_bits(out, 0, 2, largest as u32);
-            put_bits(out, 2, 1, u32::from(q[largest] < 0.0));
-            let mut bit = HEADER_BITS;
-            for c in (0..4).filter(|&c| c != largest) {
-                put_bits(out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
-                bit += k;
-            }
-            for c in 0..3 {
-                put_bits(out, bit, m, quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m));
-                bit += m;
+        let mut words = vec![0u32; poses.len() / num_joints * words_per_frame];
+        for (pose, frame) in poses.chunks_exact(num_joints).zip(words.chunks_exact_mut(words_per_frame)) {
+            for (p, r) in pose.iter().zip(&ranges) {
+                let out = &mut frame[r.word_offset as usize..];
+                let q = Vec4::from(p.rotation);
+                let largest = largest_component(q);
+                put_bits(out, 0, 2, largest as u32);
+                put_bits(out, 2, 1, u32::from(q[largest] < 0.0));
+                let mut bit = HEADER_BITS;
+                for c in (0..4).filter(|&c| c != largest) {
+                    put_bits(out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
+                    bit += k;
+                }
+                if r.translated {
+                    for c in 0..3 {
+                        put_bits(out, bit, m, quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m));
+                        bit += m;
+                    }
+                }
             }
         }
-        Self { format, num_joints, ranges, words }
+        Self { format, num_joints, ranges, words_per_frame, words }
     }
 
     /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
@@ -234,10 +251,9 @@ impl CompactPoses {
     pub fn decode(&self, frame: usize, joint: usize) -> Transform {
         let k = self.format.rotation_bits();
         let m = self.format.translation_bits();
-        let words_per = self.format.words_per_joint_frame();
-        let start = (frame * self.num_joints + joint) * words_per;
-        let w = &self.words[start..start + words_per];
         let r = &self.ranges[joint];
+        let start = frame * self.words_per_frame + r.word_offset as usize;
+        let w = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
         let largest = get_bits(w, 0, 2) as usize;
         let negative = get_bits(w, 2, 1) != 0;
         let mut q = [0.0f32; 4];
@@ -254,17 +270,19 @@ impl CompactPoses {
             q[largest] = -q[largest];
         }
         let q = Vec4::from(q).normalize();
-        let mut t = [0.0f32; 3];
-        for (c, t) in t.iter_mut().enumerate() {
-            *t = r.translation_min[c] + get_bits(w, bit, m) as f32 * r.translation_step[c];
-            bit += m;
+        let mut t = r.translation_min;
+        if r.translated {
+            for c in 0..3 {
+                t[c] += get_bits(w, bit, m) as f32 * r.translation_step[c];
+                bit += m;
+            }
         }
-        Transform { translation: Vec3::from(t), rotation: Quat::from_vec4(q), scale: r.scale }
+        Transform { translation: t, rotation: Quat::from_vec4(q), scale: r.scale }
     }
 
     /// Frames stored.
     pub fn num_frames(&self) -> usize {
-        self.words.len() / (self.num_joints * self.format.words_per_joint_frame())
+        self.words.len() / self.words_per_frame
     }
 
     /// Every frame decoded, frame-major.
@@ -327,9 +345,10 @@ pub struct CompressionReport {
     pub max_error_m: f32,
     /// The format chosen; `None` when the clip stays at full precision ([`Self::kept_full`]).
     pub format: Option<CompactFormat>,
-    /// Bytes one joint-frame takes in the chosen storage: the format's 8 to 16, or
+    /// Bytes one joint-frame takes in the chosen storage, the mean over the joints: each
+    /// takes 4 to 16 (less where its translation never changes), or
     /// `size_of::<Transform>()` (48) at full precision.
-    pub bytes_per_joint_frame: usize,
+    pub bytes_per_joint_frame: f32,
     /// Bytes of all frames: joint-frames plus, for a compact clip, its per-joint ranges.
     pub storage_bytes: usize,
     /// Bytes of all frames at full precision, for comparison.
@@ -358,7 +377,7 @@ pub(crate) fn choose(
         clip: name.to_owned(),
         max_error_m,
         format: None,
-        bytes_per_joint_frame: size_of::<Transform>(),
+        bytes_per_joint_frame: size_of::<Transform>() as f32,
         storage_bytes: full_storage_bytes,
         full_storage_bytes,
         worst_error_m: 0.0,
@@ -371,14 +390,23 @@ pub(crate) fn choose(
         return (None, report);
     }
     let original = model_positions(rig.parents(), poses, num_joints);
-    let mut best_error_m = f32::INFINITY;
-    for words in 2..=4 {
-        let mut best: Option<(CompactPoses, f32, usize)> = None;
-        for format in CompactFormat::CANDIDATES.into_iter().filter(|f| f.words_per_joint_frame() == words) {
+    // Candidates in order of the words a frame of this clip takes in them; for each cost in
+    // turn, the candidate with the smallest error is kept if it is within the bound.
+    let mut candidates: Vec<(usize, CompactPoses)> = CompactFormat::CANDIDATES
+        .into_iter()
+        .map(|format| {
             let compact = CompactPoses::encode(poses, num_joints, format);
+            (compact.words_per_frame, compact)
+        })
+        .collect();
+    candidates.sort_by_key(|(cost, _)| *cost);
+    let mut best_error_m = f32::INFINITY;
+    for group in candidates.chunk_by(|a, b| a.0 == b.0) {
+        let mut best: Option<(&CompactPoses, f32, usize)> = None;
+        for (_, compact) in group {
             let decoded = model_positions(rig.parents(), &compact.decode_all(), num_joints);
             let (error, at) = worst_distance(&original, &decoded);
-            if best.as_ref().is_none_or(|b| error < b.1) {
+            if best.is_none_or(|b| error < b.1) {
                 best = Some((compact, error, at));
             }
         }
@@ -386,12 +414,12 @@ pub(crate) fn choose(
         best_error_m = best_error_m.min(error);
         if error <= max_error_m {
             report.format = Some(compact.format);
-            report.bytes_per_joint_frame = compact.format.bytes_per_joint_frame();
+            report.bytes_per_joint_frame = (compact.words_per_frame * 4) as f32 / num_joints as f32;
             report.storage_bytes = compact.words.len() * 4 + compact.ranges.len() * size_of::<JointRange>();
             report.worst_error_m = error;
             report.worst_joint = at % num_joints;
             report.worst_frame = at / num_joints;
-            return (Some(compact), report);
+            return (Some(compact.clone()), report);
         }
     }
     report.kept_full = Some(KeptFull::OverBound { best_error_m });
@@ -416,8 +444,11 @@ mod tests {
     #[test]
     fn every_candidate_fits_its_words() {
         for f in CompactFormat::CANDIDATES {
-            assert!(f.bits_per_joint_frame() <= 32 * f.words_per_joint_frame() as u32);
-            assert!(f.bits_per_joint_frame() > 32 * (f.words_per_joint_frame() as u32 - 1), "{f:?} wastes a word");
+            // Each candidate fills its translated joint-frames: another bit would take a word more.
+            let bits = f.bits_per_joint_frame(true);
+            assert!(bits <= 32 * f.words_per_joint_frame(true) as u32);
+            assert!(bits + 3 > 32 * f.words_per_joint_frame(true) as u32, "{f:?} wastes bits");
+            assert!(f.words_per_joint_frame(false) <= f.words_per_joint_frame(true));
         }
         assert_eq!(CompactFormat::new(17, 8), None);
         assert_eq!(CompactFormat::new(0, 8), None);

@@ -166,8 +166,9 @@ pub struct GpuClipHeader {
     pub rotation_bits: u32,
     /// Bits per translation component of a compact clip; 0 at full precision.
     pub translation_bits: u32,
-    /// `u32` words per packed joint-frame of a compact clip (2 to 4); 0 at full precision.
-    pub words_per_joint_frame: u32,
+    /// `u32` words per packed frame of a compact clip (every joint's joint-frame); 0 at full
+    /// precision.
+    pub words_per_frame: u32,
     /// Padding to the struct's 16-byte alignment.
     pub pad0: u32,
 }
@@ -185,7 +186,8 @@ impl GpuClipHeader {
             looping: u32::from(clip.is_looping()),
             rotation_bits: format.map_or(0, |f| f.rotation_bits()),
             translation_bits: format.map_or(0, |f| f.translation_bits()),
-            words_per_joint_frame: format.map_or(0, |f| f.words_per_joint_frame() as u32),
+            // At most 4 words per joint and 256 joints.
+            words_per_frame: clip.compact_poses().map_or(0, |c| c.words_per_frame as u32),
             pad0: 0,
         }
     }
@@ -198,8 +200,10 @@ pub const COMPACT_RANGE_VEC4S: u32 = 5;
 
 /// `clip`'s frames as the clip data holds them (`shaders/shared/compact.wgsl`): three `vec4`
 /// (a [`GpuTransform`]'s bits) per joint-frame at full precision; for a compact clip
-/// [`COMPACT_RANGE_VEC4S`] `vec4` per joint (rotation minimum and step, translation minimum
-/// and step, scale, as f32 bits), then the packed joint-frames, the last `vec4` zero-padded.
+/// [`COMPACT_RANGE_VEC4S`] `vec4` per joint (rotation minimum and step; translation minimum
+/// and the joint-frame's word offset in a frame; translation step and 1 if the joint's
+/// translation is stored, else 0; scale: floats as bits), then the packed frames, the last
+/// `vec4` zero-padded.
 #[must_use]
 pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
     let Some(compact) = clip.compact_poses() else {
@@ -211,7 +215,14 @@ pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
         .ranges
         .iter()
         .flat_map(|r| {
-            [r.rotation_min, r.rotation_step, r.translation_min.extend(0.0), r.translation_step.extend(0.0), r.scale.extend(0.0)].map(bits)
+            let with = |v: glam::Vec3, w: u32| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), w];
+            [
+                bits(r.rotation_min),
+                bits(r.rotation_step),
+                with(r.translation_min, r.word_offset),
+                with(r.translation_step, u32::from(r.translated)),
+                with(r.scale, 0),
+            ]
         })
         .collect();
     data.extend(compact.words.chunks(4).map(|w| std::array::from_fn(|i| w.get(i).copied().unwrap_or(0))));
