@@ -69,7 +69,7 @@ impl CompactFormat {
     pub fn new(rotation_bits: u32, translation_bits: u32) -> Option<Self> {
         let ok = |b: u32| (1..=16).contains(&b);
         (ok(rotation_bits) && ok(translation_bits))
-            .then(|| Self { rotation_bits: rotation_bits as u8, translation_bits: translation_bits as u8 })
+            .then_some(Self { rotation_bits: rotation_bits as u8, translation_bits: translation_bits as u8 })
     }
 
     /// Bits per smallest-three rotation component, 1 to 16.
@@ -372,7 +372,7 @@ pub(crate) fn choose(
     max_error_m: f32,
 ) -> (Option<CompactPoses>, CompressionReport) {
     let num_joints = rig.num_joints();
-    let full_storage_bytes = poses.len() * size_of::<Transform>();
+    let full_storage_bytes = size_of_val(poses);
     let mut report = CompressionReport {
         clip: name.to_owned(),
         max_error_m,
