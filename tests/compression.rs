@@ -189,6 +189,28 @@ fn animated_scale_keeps_the_clip_full() {
 }
 
 #[test]
+fn a_static_pose_takes_a_word_a_joint_and_extreme_values_stay_full() {
+    let rig = Rig::new(vec!["root".into(), "arm".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
+    let pose = [
+        Transform::from_translation_rotation(Vec3::new(0.3, 1.0, -2.0), Quat::from_rotation_y(2.0)),
+        Transform::from_translation_rotation(Vec3::X * 0.4, Quat::from_rotation_z(-0.7)),
+    ];
+    let still = Clip::from_poses("still", 2, pose.to_vec(), 0.0, false).unwrap();
+    // Every range is empty: the cheapest candidate, one word a joint-frame, and an error of
+    // float rounding alone (the largest quaternion component is rebuilt from the others).
+    let report = round_trip(&rig, &still, 1e-6);
+    assert_eq!(report.bytes_per_joint_frame, 4.0, "{report:?}");
+    // Translations near f32::MAX make ranges overflow: no candidate decodes to finite values,
+    // and the clip stays full rather than holding NaN.
+    let far = [Transform::from_translation(Vec3::splat(-3e38)), Transform::from_translation(Vec3::splat(3e38))];
+    let poses: Vec<Transform> = far.iter().flat_map(|t| [*t, pose[1]]).collect();
+    let clip = Clip::from_poses("far", 2, poses, 1.0, false).unwrap();
+    let (kept, report) = clip.compress(&rig, 1.0).unwrap();
+    assert!(matches!(report.kept_full, Some(KeptFull::OverBound { .. })), "{report:?}");
+    assert_eq!(kept, clip);
+}
+
+#[test]
 fn bad_compression_arguments_are_typed_errors() {
     let demo = DemoCharacter::humanoid();
     let idle = demo.clip("idle").unwrap();
