@@ -442,13 +442,21 @@ mod tests {
     }
 
     #[test]
-    fn every_candidate_fits_its_words() {
-        for f in CompactFormat::CANDIDATES {
-            // Each candidate fills its translated joint-frames: another bit would take a word more.
-            let bits = f.bits_per_joint_frame(true);
-            assert!(bits <= 32 * f.words_per_joint_frame(true) as u32);
-            assert!(bits + 3 > 32 * f.words_per_joint_frame(true) as u32, "{f:?} wastes bits");
-            assert!(f.words_per_joint_frame(false) <= f.words_per_joint_frame(true));
+    fn no_candidate_is_dominated() {
+        // A candidate with at least the bits of another at no more words for either kind of
+        // joint-frame would make the other pointless.
+        let words = |f: CompactFormat| (f.words_per_joint_frame(false), f.words_per_joint_frame(true));
+        for (i, a) in CompactFormat::CANDIDATES.iter().enumerate() {
+            assert!(a.bits_per_joint_frame(true) <= 32 * words(*a).1 as u32);
+            for b in CompactFormat::CANDIDATES.iter().skip(i + 1) {
+                for (x, y) in [(a, b), (b, a)] {
+                    let dominates = y.rotation_bits() >= x.rotation_bits()
+                        && y.translation_bits() >= x.translation_bits()
+                        && words(*y).0 <= words(*x).0
+                        && words(*y).1 <= words(*x).1;
+                    assert!(!dominates, "{y:?} dominates {x:?}");
+                }
+            }
         }
         assert_eq!(CompactFormat::new(17, 8), None);
         assert_eq!(CompactFormat::new(0, 8), None);
