@@ -3,12 +3,19 @@
 //! and the full frame job mid-transition, crossfading (three clips from idle, four from another
 //! blend) against inertializing (two clips plus a decaying offset) (`eval_cpu/frame_*`).
 //!
+//! Compact clips (`docs/compression.md`): sampling and blending alone, one thread, full
+//! against compact clips (`eval_cpu/sample_{full,compact}/10k`), and the whole crowd job with
+//! compact clips (`eval_cpu/10k/Mat4/compact`).
+//!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
 mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::DemoCharacter;
+use throng::eval::sample::sample_blend;
+use throng::{Clip, Transform};
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
@@ -41,6 +48,48 @@ fn eval_cpu(c: &mut Criterion) {
             });
         }
     }
+    group.finish();
+}
+
+/// Sampling and blending two clips per character into a local pose, 10k characters on one
+/// thread, full-precision clips against the same clips compact: what decoding costs, or saves
+/// in memory traffic, where the CPU evaluator spends its time.
+fn sample_compact(c: &mut Criterion) {
+    let demo = DemoCharacter::humanoid_64();
+    let walk = demo.clip_index("walk").expect("demo has walk") as u32;
+    let run = demo.clip_index("run").expect("demo has run") as u32;
+    let compact: Vec<Clip> =
+        demo.clips.iter().map(|clip| clip.compress(&demo.rig, DEFAULT_MAX_ERROR_M).expect("valid bound").0).collect();
+    let num_characters = 10_000;
+    let (samples, ranges) = support::two_clip_crowd(num_characters, walk, run);
+    let mut pose = vec![Transform::IDENTITY; demo.rig.num_joints()];
+    let mut group = c.benchmark_group("eval_cpu");
+    group.throughput(Throughput::Elements(num_characters as u64));
+    for (name, clips) in [("sample_full", &demo.clips), ("sample_compact", &compact)] {
+        group.bench_function(BenchmarkId::new(name, "10k"), |bench| {
+            bench.iter(|| {
+                for range in &ranges {
+                    sample_blend(clips, &samples[range.start as usize..range.end as usize], demo.rig.rest_pose(), &mut pose);
+                }
+                pose[0].translation
+            });
+        });
+    }
+    let mut output = vec![0.0f32; num_characters * demo.rig.num_joints() * 16];
+    group.bench_function(BenchmarkId::from_parameter("10k/Mat4/compact"), |bench| {
+        bench.iter(|| {
+            EvalCrowdJob {
+                rig: &demo.rig,
+                clips: &compact,
+                samples: &samples,
+                sample_ranges: &ranges,
+                layout: OutputLayout::Mat4,
+                output: &mut output,
+            }
+            .run()
+            .expect("valid job")
+        });
+    });
     group.finish();
 }
 
@@ -152,5 +201,5 @@ fn frame_transitions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, eval_cpu, frame_transitions);
+criterion_group!(benches, eval_cpu, sample_compact, frame_transitions);
 criterion_main!(benches);

@@ -56,9 +56,8 @@ fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
 fn sample_clip_joint(s: ClipSample, joint: u32, num_joints: u32) -> Transform {
     let h = clip_headers[s.clip];
     let p = frame_position(h, s.time_s);
-    let a = clip_frames[h.first_transform + p.frame0 * num_joints + joint];
-    let b = clip_frames[h.first_transform + p.frame1 * num_joints + joint];
-    return sample_frames(a, b, p.alpha);
+    let frames = clip_joint_frames(h, p.frame0, p.frame1, joint, num_joints);
+    return sample_frames(frames.a, frames.b, p.alpha);
 }
 
 // Joint `joint` of the blend of `range`'s samples. Weights are normalised; each rotation is

@@ -481,7 +481,7 @@ fn bind_character(character: &ThrongCharacter, graph: Arc<CompiledGraph>) -> Res
         CharacterSource::Demo(demo) => (&demo.rig, &demo.clips, demo.clip(IDLE).map(|idle| idle.frame(0))),
         CharacterSource::Imported { rig, clips } => (rig, clips, None),
     };
-    let bound = bind_archetype(graph, rig, clips, reference, |path| {
+    let bound = bind_archetype(graph, rig, clips, reference.as_deref(), |path| {
         let name = path.rsplit('.').next().unwrap_or(path);
         clips.iter().position(|c| c.name().eq_ignore_ascii_case(name))
     });

@@ -4,10 +4,19 @@
 //! once, at load, into frame-major arrays (`frame * num_joints + joint`): sampling a pose then
 //! reads two contiguous frames and interpolates, which is what the GPU sampling stage
 //! (`shaders/sample.wgsl`) does too.
+//!
+//! A clip's frames are stored at full precision, or compact ([`Clip::compress`], the
+//! [`compact`] module, `docs/compression.md`): both evaluators then decode the joints they
+//! sample straight from the compact data.
+
+pub mod compact;
+
+use std::borrow::Cow;
 
 use glam::{Quat, Vec3};
 
 use crate::rig::{Rig, Transform};
+use compact::{CompactFormat, CompactPoses, CompressionReport};
 
 /// How a source track interpolates between its keys (glTF's samplers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +239,21 @@ pub enum ClipError {
         /// What is wrong.
         what: &'static str,
     },
+    /// [`Clip::compress`] was given an error bound that is negative, NaN or infinite.
+    #[error("clip {clip:?}: error bound {max_error_m} m is not a finite non-negative distance")]
+    BadErrorBound {
+        /// The clip's name.
+        clip: String,
+        /// The bound given, metres.
+        max_error_m: f32,
+    },
+    /// [`Clip::compress`] was given a clip that is already compact: compressing it again
+    /// would measure against the quantised poses rather than the authored ones.
+    #[error("clip {clip:?} is already compact")]
+    AlreadyCompact {
+        /// The clip's name.
+        clip: String,
+    },
     /// A pose given directly has the wrong number of joints or a non-finite value.
     #[error("frame {frame} of clip {clip:?} is malformed: {what}")]
     BadFrame {
@@ -289,9 +313,18 @@ pub struct Clip {
     duration_s: f32,
     looping: bool,
     /// Frame-major: `frame * num_joints + joint`.
-    poses: Vec<Transform>,
+    storage: Storage,
     /// Named moments, in the order given.
     events: Vec<ClipEvent>,
+}
+
+/// How a clip's frames are held.
+#[derive(Clone, Debug, PartialEq)]
+enum Storage {
+    /// One [`Transform`] per joint-frame.
+    Full(Vec<Transform>),
+    /// Quantised joint-frames ([`compact`]).
+    Compact(CompactPoses),
 }
 
 impl Clip {
@@ -392,21 +425,102 @@ impl Clip {
                 poses[i].rotation = q;
             }
         }
-        Ok(Self { name, num_joints, num_frames, duration_s, looping, poses, events: Vec::new() })
+        Ok(Self { name, num_joints, num_frames, duration_s, looping, storage: Storage::Full(poses), events: Vec::new() })
+    }
+
+    /// This clip in the cheapest [`CompactFormat`] whose decoded frames keep every joint of
+    /// `rig` within `max_error_m` metres of the original in model space, on every frame
+    /// ([`compact::DEFAULT_MAX_ERROR_M`] is a sensible bound), with a report of what was
+    /// chosen and measured. A clip no format satisfies, or whose scales change, comes back at
+    /// full precision, and the report says why ([`compact::KeptFull`]). Events, name, duration
+    /// and loop flag are kept.
+    ///
+    /// # Errors
+    /// [`ClipError::JointCount`] when the rig's joint count differs from the clip's;
+    /// [`ClipError::BadErrorBound`] for a negative, NaN or infinite bound;
+    /// [`ClipError::AlreadyCompact`] for a clip already compact.
+    ///
+    /// ```
+    /// use throng::clip::compact::DEFAULT_MAX_ERROR_M;
+    /// use throng::demo::DemoCharacter;
+    ///
+    /// let demo = DemoCharacter::humanoid();
+    /// let walk = &demo.clips[demo.clip_index("walk").unwrap()];
+    /// let (compact, report) = walk.compress(&demo.rig, DEFAULT_MAX_ERROR_M)?;
+    /// assert!(report.worst_error_m <= DEFAULT_MAX_ERROR_M);
+    /// assert!(compact.storage_bytes() < walk.storage_bytes());
+    /// # Ok::<(), throng::ClipError>(())
+    /// ```
+    pub fn compress(&self, rig: &Rig, max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
+        if rig.num_joints() != self.num_joints {
+            return Err(ClipError::JointCount { clip: self.name.clone(), tracks: self.num_joints, rig_joints: rig.num_joints() });
+        }
+        if !(max_error_m.is_finite() && max_error_m >= 0.0) {
+            return Err(ClipError::BadErrorBound { clip: self.name.clone(), max_error_m });
+        }
+        let Storage::Full(poses) = &self.storage else {
+            return Err(ClipError::AlreadyCompact { clip: self.name.clone() });
+        };
+        let (compact, report) = compact::choose(&self.name, rig, poses, max_error_m);
+        let mut clip = self.clone();
+        if let Some(compact) = compact {
+            clip.storage = Storage::Compact(compact);
+        }
+        Ok((clip, report))
+    }
+
+    /// This clip at full precision: a compact clip's frames decoded once, as sampling decodes
+    /// them; a full clip unchanged.
+    #[must_use]
+    pub fn decompressed(&self) -> Self {
+        let mut clip = self.clone();
+        if let Storage::Compact(c) = &self.storage {
+            clip.storage = Storage::Full(c.decode_all());
+        }
+        clip
+    }
+
+    /// The compact format the frames are stored in; `None` at full precision.
+    #[must_use]
+    pub fn compact_format(&self) -> Option<CompactFormat> {
+        match &self.storage {
+            Storage::Full(_) => None,
+            Storage::Compact(c) => Some(c.format),
+        }
+    }
+
+    /// Bytes the frames take in memory (and on the GPU, less its 16-byte alignment of the
+    /// per-joint ranges): joint-frames, plus a compact clip's per-joint ranges.
+    #[must_use]
+    pub fn storage_bytes(&self) -> usize {
+        match &self.storage {
+            Storage::Full(p) => size_of_val(p.as_slice()),
+            Storage::Compact(c) => size_of_val(c.words.as_slice()) + size_of_val(c.ranges.as_slice()),
+        }
+    }
+
+    /// The compact storage, for the GPU upload.
+    pub(crate) fn compact_poses(&self) -> Option<&CompactPoses> {
+        match &self.storage {
+            Storage::Full(_) => None,
+            Storage::Compact(c) => Some(c),
+        }
     }
 
     /// This clip as an additive delta against `reference` (one transform per joint, usually a
     /// frame of the clip the pose was authored over): every frame becomes
     /// `inverse(reference) * frame` (translations `frame − reference`, scales `frame / reference`),
     /// for a layer whose blend is additive.
+    ///
+    /// The delta is at full precision even when this clip is compact; compress it afterwards.
     #[must_use]
     pub fn to_additive(&self, reference: &[Transform]) -> Self {
-        let mut delta = self.clone();
-        for frame in delta.poses.chunks_exact_mut(self.num_joints) {
+        let mut poses = self.poses().into_owned();
+        for frame in poses.chunks_exact_mut(self.num_joints) {
             let pose = frame.to_vec();
             crate::eval::layers::make_additive(reference, &pose, frame);
         }
-        delta
+        Self { storage: Storage::Full(poses), ..self.clone() }
     }
 
     /// The clip's name.
@@ -465,17 +579,66 @@ impl Clip {
         Ok(self)
     }
 
-    /// All frames, frame-major (`frame * num_joints + joint`).
+    /// All frames, frame-major (`frame * num_joints + joint`): borrowed at full precision,
+    /// decoded (a new `Vec`) for a compact clip.
     #[must_use]
-    pub fn poses(&self) -> &[Transform] {
-        &self.poses
+    pub fn poses(&self) -> Cow<'_, [Transform]> {
+        match &self.storage {
+            Storage::Full(p) => Cow::Borrowed(p),
+            Storage::Compact(c) => Cow::Owned(c.decode_all()),
+        }
     }
 
-    /// One frame's local pose.
+    /// One frame's local pose (the last frame for an index past it): borrowed at full
+    /// precision, decoded for a compact clip.
     #[must_use]
-    pub fn frame(&self, frame: usize) -> &[Transform] {
-        let start = frame.min(self.num_frames - 1) * self.num_joints;
-        &self.poses[start..start + self.num_joints]
+    pub fn frame(&self, frame: usize) -> Cow<'_, [Transform]> {
+        let frame = frame.min(self.num_frames - 1);
+        match &self.storage {
+            Storage::Full(p) => {
+                let start = frame * self.num_joints;
+                Cow::Borrowed(&p[start..start + self.num_joints])
+            }
+            Storage::Compact(c) => Cow::Owned((0..self.num_joints).map(|j| c.decode(frame, j)).collect()),
+        }
+    }
+
+    /// Joint `joint` (below [`Clip::num_joints`]) of frame `frame` (clamped to the last),
+    /// decoded alone: what sampling reads.
+    #[must_use]
+    pub(crate) fn joint(&self, frame: usize, joint: usize) -> Transform {
+        debug_assert!(joint < self.num_joints);
+        let frame = frame.min(self.num_frames - 1);
+        match &self.storage {
+            Storage::Full(p) => p[frame * self.num_joints + joint],
+            Storage::Compact(c) => c.decode(frame, joint),
+        }
+    }
+
+    /// Interpolates frames `f0` and `f1` at `alpha` for every joint (as
+    /// [`interpolate_frames`]) and hands each to `visit` with `out`'s entry for the joint.
+    /// A compact clip decodes each joint of the two frames as it goes.
+    #[inline]
+    pub(crate) fn interpolate_each(
+        &self,
+        (f0, f1, alpha): (usize, usize, f32),
+        out: &mut [Transform],
+        mut visit: impl FnMut(&mut Transform, Transform),
+    ) {
+        match &self.storage {
+            Storage::Full(p) => {
+                let n = self.num_joints;
+                let (a, b) = (&p[f0 * n..(f0 + 1) * n], &p[f1 * n..(f1 + 1) * n]);
+                for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+                    visit(o, interpolate_frames(a, b, alpha));
+                }
+            }
+            Storage::Compact(c) => {
+                for (j, o) in out.iter_mut().enumerate().take(self.num_joints) {
+                    visit(o, interpolate_frames(&c.decode(f0, j), &c.decode(f1, j), alpha));
+                }
+            }
+        }
     }
 
     /// Maps any time to the clip's local time: wrapped into `[0, duration)` when looping,
@@ -515,12 +678,7 @@ impl Clip {
 
     /// Samples every joint at `time_s`, looping or clamping as `looping` says.
     pub fn sample_with(&self, time_s: f32, looping: bool, out: &mut [Transform]) {
-        let (f0, f1, alpha) = self.frame_position(time_s, looping);
-        let a = self.frame(f0);
-        let b = self.frame(f1);
-        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
-            *o = interpolate_frames(a, b, alpha);
-        }
+        self.interpolate_each(self.frame_position(time_s, looping), out, |o, p| *o = p);
     }
 }
 

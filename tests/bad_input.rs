@@ -1120,7 +1120,7 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     let joints = demo.rig.num_joints();
     let idle = demo.clip_index("idle").unwrap();
     let mut clips = demo.clips.clone();
-    clips.push(demo.clips[demo.clip_index("lean").unwrap()].to_additive(demo.clips[idle].frame(0)));
+    clips.push(demo.clips[demo.clip_index("lean").unwrap()].to_additive(&demo.clips[idle].frame(0)));
     let additive = (clips.len() - 1) as u32;
     let upper = Mask::from_entries(&demo.rig, &[MaskEntry { joint: "spine_01".into(), weight: 0.7, descendants: true }]).unwrap();
     let layers = [

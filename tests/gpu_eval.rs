@@ -468,10 +468,14 @@ fn shared_structs_match_wgsl_layouts() {
         ("pad1", offset_of!(GpuRigJoint, pad1)),
     ]);
     check_struct(&module, &layouter, "ClipHeader", size_of::<GpuClipHeader>(), &[
-        ("first_transform", offset_of!(GpuClipHeader, first_transform)),
+        ("first_vec4", offset_of!(GpuClipHeader, first_vec4)),
         ("num_frames", offset_of!(GpuClipHeader, num_frames)),
         ("duration_s", offset_of!(GpuClipHeader, duration_s)),
         ("looping", offset_of!(GpuClipHeader, looping)),
+        ("rotation_bits", offset_of!(GpuClipHeader, rotation_bits)),
+        ("translation_bits", offset_of!(GpuClipHeader, translation_bits)),
+        ("words_per_frame", offset_of!(GpuClipHeader, words_per_frame)),
+        ("pad0", offset_of!(GpuClipHeader, pad0)),
     ]);
     check_struct(&module, &layouter, "ClipSample", size_of::<ClipSample>(), &[
         ("clip", offset_of!(ClipSample, clip)),
@@ -531,6 +535,7 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
+    assert_eq!(wgsl_u32_constant(&module, "COMPACT_RANGE_VEC4S"), throng::gpu::types::COMPACT_RANGE_VEC4S);
     let modes = [
         ("MODE_CUT", SwitchMode::Cut),
         ("MODE_FROZEN", SwitchMode::Frozen),

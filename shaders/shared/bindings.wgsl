@@ -4,8 +4,9 @@
 // Group 0: the archetype, uploaded once.
 @group(0) @binding(0) var<storage, read> rig_joints: array<RigJoint>;
 @group(0) @binding(1) var<storage, read> clip_headers: array<ClipHeader>;
-// Every clip's frames, frame-major (`first_transform + frame * num_joints + joint`).
-@group(0) @binding(2) var<storage, read> clip_frames: array<Transform>;
+// Every clip's frames, as `throng::gpu::types::clip_data` lays them out: full transforms or
+// compact ranges and joint-frames, all as bits (read through `clip_joint_frames` in `compact.wgsl`).
+@group(0) @binding(2) var<storage, read> clip_data: array<vec4<u32>>;
 // Every joint's ancestors, root first (`RigJoint::path_start`, `RigJoint::depth`).
 @group(0) @binding(3) var<storage, read> rig_paths: array<u32>;
 

@@ -50,15 +50,29 @@ struct RigJoint {
 
 const NO_PARENT: u32 = 0xffffffffu;
 
-// Per clip of the archetype.
+// Per clip of the archetype; `shaders/shared/compact.wgsl` reads its frames.
 struct ClipHeader {
-    // Index of the clip's first transform in `clip_frames` (frame-major).
-    first_transform: u32,
+    // Index in `clip_data` (vec4 units) of the clip's first transform (frame-major, three vec4
+    // each), or of a compact clip's first joint range (COMPACT_RANGE_VEC4S per joint), its
+    // packed joint-frames following.
+    first_vec4: u32,
     num_frames: u32,
     duration_s: f32,
     // 1 if sampling past the end wraps, 0 if it holds the last frame.
     looping: u32,
+    // A compact clip's bits per smallest-three rotation component (1 to 16); 0 at full precision.
+    rotation_bits: u32,
+    // A compact clip's bits per translation component.
+    translation_bits: u32,
+    // A compact clip's u32 words per packed frame (every joint's joint-frame).
+    words_per_frame: u32,
+    pad0: u32,
 }
+
+// `vec4` per joint of a compact clip's ranges: rotation minimum and step (per quaternion
+// component), translation minimum and the joint-frame's word offset, translation step and
+// whether translations are stored, scale (`throng::gpu::types::COMPACT_RANGE_VEC4S`).
+const COMPACT_RANGE_VEC4S: u32 = 5u;
 
 // One clip to sample for a character (`throng::program::ClipSample`).
 struct ClipSample {

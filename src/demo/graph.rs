@@ -46,7 +46,7 @@ impl DemoCharacter {
     /// ```
     pub fn bind(&self, graph: Arc<CompiledGraph>) -> Result<DemoArchetype, DemoBindError> {
         let reference = self.clip(IDLE).map(|idle| idle.frame(0));
-        bind_archetype(graph, &self.rig, &self.clips, reference, |path| {
+        bind_archetype(graph, &self.rig, &self.clips, reference.as_deref(), |path| {
             let name = path.rsplit('.').next().unwrap_or(path).to_lowercase();
             self.clip_index(&name)
         })

@@ -10,7 +10,7 @@ use crate::rig::Transform;
 /// Model-space joint positions of `clip`'s frame `frame`.
 fn positions(rig: &Rig, clip: &Clip, frame: usize) -> Vec<Vec3> {
     let mut model = vec![Mat4::IDENTITY; rig.num_joints()];
-    local_to_model(rig.parents(), clip.frame(frame), &mut model);
+    local_to_model(rig.parents(), &clip.frame(frame), &mut model);
     model.iter().map(|m| m.w_axis.truncate()).collect()
 }
 
@@ -109,7 +109,7 @@ fn clips_are_finite_same_names_and_loop_smoothly() {
             }
             let (first, last) = (clip.frame(0), clip.frame(clip.num_frames() - 1));
             let speed = DemoCharacter::authored_speed_mps(clip.name()).unwrap();
-            for (j, (a, b)) in first.iter().zip(last).enumerate() {
+            for (j, (a, b)) in first.iter().zip(last.iter()).enumerate() {
                 let root_shift = if j == 0 { Vec3::Z * speed * clip.duration_s() } else { Vec3::ZERO };
                 assert!((b.translation - root_shift).abs_diff_eq(a.translation, 1e-4), "{} joint {j}", clip.name());
                 assert!(a.rotation.dot(b.rotation).abs() > 1.0 - 1e-6, "{} joint {j}", clip.name());
@@ -271,9 +271,9 @@ fn lean_is_a_constant_additive_delta_over_idle() {
     let (idle, lean) = (demo.clip(IDLE).unwrap(), demo.clip(LEAN).unwrap());
     assert_eq!(idle.num_frames(), lean.num_frames());
     let first: Vec<_> =
-        idle.frame(0).iter().zip(lean.frame(0)).map(|(i, l)| i.rotation.inverse() * l.rotation).collect();
+        idle.frame(0).iter().zip(lean.frame(0).iter()).map(|(i, l)| i.rotation.inverse() * l.rotation).collect();
     for f in 0..idle.num_frames() {
-        for (j, (i, l)) in idle.frame(f).iter().zip(lean.frame(f)).enumerate() {
+        for (j, (i, l)) in idle.frame(f).iter().zip(lean.frame(f).iter()).enumerate() {
             let delta = i.rotation.inverse() * l.rotation;
             assert!(delta.dot(first[j]).abs() > 1.0 - 1e-5, "frame {f} joint {j}");
         }

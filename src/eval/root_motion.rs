@@ -46,8 +46,8 @@ impl std::ops::Add for RootDelta {
 /// The root's horizontal position and yaw at one clip time.
 fn root_at(clip: &Clip, root: usize, time_s: f32) -> (Vec3, f32) {
     let (f0, f1, alpha) = clip.frame_position(time_s, clip.is_looping());
-    let a = clip.frame(f0)[root];
-    let b = clip.frame(f1)[root];
+    let a = clip.joint(f0, root);
+    let b = clip.joint(f1, root);
     let t = a.translation.lerp(b.translation, alpha);
     let q = a.rotation.lerp(b.rotation, alpha).normalize();
     (Vec3::new(t.x, 0.0, t.z), yaw_of(q))
@@ -75,7 +75,7 @@ pub fn clip_root_delta(clip: &Clip, root: usize, t0_s: f32, t1_s: f32) -> RootDe
     }
     let (start, ys) = root_at(clip, root, 0.0);
     let (end, ye) = {
-        let last = clip.frame(clip.num_frames() - 1)[root];
+        let last = clip.joint(clip.num_frames() - 1, root);
         (Vec3::new(last.translation.x, 0.0, last.translation.z), yaw_of(last.rotation))
     };
     let wraps = ((t1_s / duration).floor() - (t0_s / duration).floor()).max(0.0);

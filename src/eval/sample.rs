@@ -3,7 +3,7 @@
 
 use glam::{Quat, Vec4};
 
-use crate::clip::{interpolate_frames, Clip};
+use crate::clip::Clip;
 use crate::program::ClipSample;
 use crate::rig::Transform;
 
@@ -33,16 +33,16 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
     let mut first = true;
     for s in samples.iter().filter(|s| s.weight > 0.0) {
         let clip = &clips[s.clip as usize];
-        let (f0, f1, alpha) = clip.frame_position(s.time_s, clip.is_looping());
+        let position = clip.frame_position(s.time_s, clip.is_looping());
         let w = if rescale { s.weight / largest / total } else { s.weight / total };
-        for ((o, a), b) in out.iter_mut().zip(clip.frame(f0)).zip(clip.frame(f1)) {
-            let p = interpolate_frames(a, b, alpha);
+        // A compact clip decodes each joint of the two frames here, never a whole frame.
+        clip.interpolate_each(position, out, |o, p| {
             if first {
                 *o = Transform { translation: p.translation * w, rotation: p.rotation * w, scale: p.scale * w };
             } else {
                 accumulate(o, &p, w);
             }
-        }
+        });
         first = false;
     }
     for o in out.iter_mut() {

@@ -6,7 +6,7 @@ use glam::Mat4;
 
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
-    GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
+    clip_data, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
     JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
@@ -334,15 +334,16 @@ impl GpuCrowd {
         validate_clips(rig.num_joints(), clips)?;
         let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
-        let mut frames: Vec<GpuTransform> = Vec::new();
-        let frame_bytes: u64 = clips.iter().map(|c| c.poses().len() as u64 * LOCAL_BYTES).sum();
-        if frame_bytes > limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) {
-            return Err(GpuError::ClipsTooLarge { bytes: frame_bytes, limit: limits.max_storage_buffer_binding_size });
-        }
+        let mut data: Vec<[u32; 4]> = Vec::new();
         for clip in clips {
-            // Below the binding limit checked above, so the index fits in u32.
-            headers.push(GpuClipHeader::new(clip, frames.len() as u32));
-            frames.extend(clip.poses().iter().map(GpuTransform::from_transform));
+            // Checked against the binding limit below before anything is uploaded; a clip
+            // table past u32 vec4s (64 GiB) would fail that check first.
+            headers.push(GpuClipHeader::new(clip, data.len() as u32));
+            data.extend(clip_data(clip));
+        }
+        let data_bytes = (data.len() * size_of::<[u32; 4]>()) as u64;
+        if data_bytes > limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) {
+            return Err(GpuError::ClipsTooLarge { bytes: data_bytes, limit: limits.max_storage_buffer_binding_size });
         }
         let init = |label: &str, contents: &[u8]| {
             let mut padded;
@@ -368,7 +369,7 @@ impl GpuCrowd {
         };
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
-        let clip_frames = init("throng.clip_frames", bytemuck::cast_slice(&frames));
+        let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
         let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some());
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -377,7 +378,7 @@ impl GpuCrowd {
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: rig_joints.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: clip_frames.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: clip_data.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 3, resource: rig_paths.as_entire_binding() },
             ],
         });

@@ -8,10 +8,11 @@ use crate::gpu::types::WORKGROUP_SIZE;
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
-const SHARED: [&str; 3] = [
+const SHARED: [&str; 4] = [
     include_str!("../../shaders/shared/types.wgsl"),
     include_str!("../../shaders/shared/quat.wgsl"),
     include_str!("../../shaders/shared/bindings.wgsl"),
+    include_str!("../../shaders/shared/compact.wgsl"),
 ];
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const LOCAL_TO_MODEL: &str = include_str!("../../shaders/local_to_model.wgsl");

@@ -145,34 +145,88 @@ impl GpuRigJoint {
     }
 }
 
-/// Where one clip's frames lie in the archetype's frame buffer, 16 bytes.
+/// Where one clip's frames lie in the archetype's clip data, and how they are stored, 32 bytes.
 ///
 /// Keep in sync with `ClipHeader` in `shaders/shared/types.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuClipHeader {
-    /// Index of the clip's first transform (frame 0, joint 0) in the frame buffer.
-    pub first_transform: u32,
+    /// Index in the clip data (in `vec4<u32>` units) of the clip's first full transform
+    /// (frame 0, joint 0; three `vec4` each), or of a compact clip's first joint range
+    /// ([`COMPACT_RANGE_VEC4S`] `vec4` per joint), its packed joint-frames following.
+    pub first_vec4: u32,
     /// Frames stored, both ends included; at least 1.
     pub num_frames: u32,
     /// Length in seconds; 0 for a static pose.
     pub duration_s: f32,
     /// 1 if sampling past the end wraps, 0 if it holds the last frame.
     pub looping: u32,
+    /// Bits per smallest-three rotation component of a compact clip (1 to 16); 0 for a clip
+    /// at full precision.
+    pub rotation_bits: u32,
+    /// Bits per translation component of a compact clip; 0 at full precision.
+    pub translation_bits: u32,
+    /// `u32` words per packed frame of a compact clip (every joint's joint-frame); 0 at full
+    /// precision.
+    pub words_per_frame: u32,
+    /// Padding to the struct's 16-byte alignment.
+    pub pad0: u32,
 }
 
 impl GpuClipHeader {
-    /// The header of `clip` whose frames start at `first_transform`.
+    /// The header of `clip` whose data starts at `first_vec4`.
     #[must_use]
-    pub fn new(clip: &Clip, first_transform: u32) -> Self {
+    pub fn new(clip: &Clip, first_vec4: u32) -> Self {
+        let format = clip.compact_format();
         Self {
-            first_transform,
+            first_vec4,
             // `Clip` caps frames at `MAX_FRAMES`, well inside u32.
             num_frames: clip.num_frames() as u32,
             duration_s: clip.duration_s(),
             looping: u32::from(clip.is_looping()),
+            rotation_bits: format.map_or(0, |f| f.rotation_bits()),
+            translation_bits: format.map_or(0, |f| f.translation_bits()),
+            // At most 4 words per joint and 256 joints.
+            words_per_frame: clip.compact_poses().map_or(0, |c| c.words_per_frame as u32),
+            pad0: 0,
         }
     }
+}
+
+/// `vec4` of clip data per joint of a compact clip, before its joint-frames.
+///
+/// Keep in sync with `COMPACT_RANGE_VEC4S` in `shaders/shared/types.wgsl`.
+pub const COMPACT_RANGE_VEC4S: u32 = 5;
+
+/// `clip`'s frames as the clip data holds them (`shaders/shared/compact.wgsl`): three `vec4`
+/// (a [`GpuTransform`]'s bits) per joint-frame at full precision; for a compact clip
+/// [`COMPACT_RANGE_VEC4S`] `vec4` per joint (rotation minimum and step; translation minimum
+/// and the joint-frame's word offset in a frame; translation step and 1 if the joint's
+/// translation is stored, else 0; scale: floats as bits), then the packed frames, the last
+/// `vec4` zero-padded.
+#[must_use]
+pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
+    let Some(compact) = clip.compact_poses() else {
+        let transforms: Vec<GpuTransform> = clip.poses().iter().map(GpuTransform::from_transform).collect();
+        return bytemuck::cast_slice(&transforms).to_vec();
+    };
+    let bits = |v: glam::Vec4| v.to_array().map(f32::to_bits);
+    let mut data: Vec<[u32; 4]> = compact
+        .ranges
+        .iter()
+        .flat_map(|r| {
+            let with = |v: glam::Vec3, w: u32| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), w];
+            [
+                bits(r.rotation_min),
+                bits(r.rotation_step),
+                with(r.translation_min, r.word_offset),
+                with(r.translation_step, u32::from(r.translated)),
+                with(r.scale, 0),
+            ]
+        })
+        .collect();
+    data.extend(compact.words.chunks(4).map(|w| std::array::from_fn(|i| w.get(i).copied().unwrap_or(0))));
+    data
 }
 
 /// A character's samples, `samples[start..start + count]`, 8 bytes.

@@ -1,0 +1,106 @@
+// Reading a clip's joint-frames from `clip_data`, full or compact: the GPU side of
+// `throng::clip::compact` (`CompactPoses::decode`), with the same arithmetic.
+
+
+// Word `w` of the clip data.
+fn clip_word(w: u32) -> u32 {
+    return clip_data[w >> 2u][w & 3u];
+}
+
+// `width` (at most 16) bits at bit `bit` of the stream starting at word `base`; a field may
+// straddle two words.
+fn clip_bits(base: u32, bit: u32, width: u32) -> u32 {
+    let w = base + (bit >> 5u);
+    let s = bit & 31u;
+    var v = clip_word(w) >> s;
+    if s + width > 32u {
+        v |= clip_word(w + 1u) << (32u - s);
+    }
+    return v & ((1u << width) - 1u);
+}
+
+// A full-precision transform stored as three vec4 of bits at `clip_data[i]`.
+fn clip_transform(i: u32) -> Transform {
+    let t = bitcast<vec4<f32>>(clip_data[i]);
+    let r = bitcast<vec4<f32>>(clip_data[i + 1u]);
+    let s = bitcast<vec4<f32>>(clip_data[i + 2u]);
+    return Transform(t.xyz, 0.0, r, s.xyz, 0.0);
+}
+
+// One joint's constants for a whole compact clip (`throng::clip::compact::JointRange`).
+struct JointRange {
+    rotation_min: vec4<f32>,
+    rotation_step: vec4<f32>,
+    translation_min: vec3<f32>,
+    // Where the joint's joint-frame starts within a frame, in words.
+    word_offset: u32,
+    translation_step: vec3<f32>,
+    // Whether joint-frames store the translation (else it is `translation_min`).
+    translated: bool,
+    scale: vec3<f32>,
+}
+
+fn joint_range(h: ClipHeader, joint: u32) -> JointRange {
+    let i = h.first_vec4 + joint * COMPACT_RANGE_VEC4S;
+    let t_min = clip_data[i + 2u];
+    let t_step = clip_data[i + 3u];
+    return JointRange(
+        bitcast<vec4<f32>>(clip_data[i]),
+        bitcast<vec4<f32>>(clip_data[i + 1u]),
+        bitcast<vec3<f32>>(t_min.xyz),
+        t_min.w,
+        bitcast<vec3<f32>>(t_step.xyz),
+        t_step.w != 0u,
+        bitcast<vec3<f32>>(clip_data[i + 4u].xyz),
+    );
+}
+
+// Joint `joint` of frame `frame` of the compact clip `h`, whose range for the joint is `r`
+// (`CompactPoses::decode`).
+fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints: u32) -> Transform {
+    let base = (h.first_vec4 + num_joints * COMPACT_RANGE_VEC4S) * 4u + frame * h.words_per_frame + r.word_offset;
+    let k = h.rotation_bits;
+    let m = h.translation_bits;
+    let largest = clip_bits(base, 0u, 2u);
+    let negative = clip_bits(base, 2u, 1u) != 0u;
+    var q = vec4<f32>(0.0);
+    var bit = 3u;
+    var sum = 0.0;
+    for (var c = 0u; c < 4u; c++) {
+        if c == largest {
+            continue;
+        }
+        let v = r.rotation_min[c] + f32(clip_bits(base, bit, k)) * r.rotation_step[c];
+        q[c] = v;
+        sum += v * v;
+        bit += k;
+    }
+    q[largest] = select(1.0, -1.0, negative) * sqrt(max(1.0 - sum, 0.0));
+    q = q * inverseSqrt(dot(q, q));
+    var t = r.translation_min;
+    if r.translated {
+        for (var c = 0u; c < 3u; c++) {
+            t[c] += f32(clip_bits(base, bit, m)) * r.translation_step[c];
+            bit += m;
+        }
+    }
+    return Transform(t, 0.0, q, r.scale, 0.0);
+}
+
+// Joint `joint` of two frames of the clip `h` describes, full or compact.
+struct JointFrames {
+    a: Transform,
+    b: Transform,
+}
+
+// Sampling reads a joint's two adjacent frames: a compact clip's range is read once for both.
+fn clip_joint_frames(h: ClipHeader, frame0: u32, frame1: u32, joint: u32, num_joints: u32) -> JointFrames {
+    if h.rotation_bits == 0u {
+        return JointFrames(
+            clip_transform(h.first_vec4 + (frame0 * num_joints + joint) * 3u),
+            clip_transform(h.first_vec4 + (frame1 * num_joints + joint) * 3u),
+        );
+    }
+    let r = joint_range(h, joint);
+    return JointFrames(decode_joint(h, r, frame0, joint, num_joints), decode_joint(h, r, frame1, joint, num_joints));
+}

@@ -1,0 +1,481 @@
+//! Compact clip storage: quantised rotations and translations, chosen per clip against an
+//! error bound in model space. Decoded per joint by `Clip` on the CPU and by
+//! `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
+//!
+//! One joint-frame is a little-endian bit stream of whole `u32` words (`docs/compression.md`):
+//!
+//! ```text
+//! bit 0      2      3          3+k        3+2k       3+3k       3+3k+m     3+3k+2m
+//!     │ index│ sign │ a (k)    │ b (k)    │ c (k)    │ tx (m)   │ ty (m)   │ tz (m)   │ spare
+//! ```
+//!
+//! A joint whose translation never changes over the clip stores no translation bits (most
+//! joints of most rigs: only the root travels), so joint-frames differ in size from joint to
+//! joint: each joint's range records where its joint-frame starts within a frame.
+//!
+//! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
+//! z, w), `a b c` are the other three in order, each on `k` bits, and the largest is rebuilt
+//! as `√(1 − a² − b² − c²)`, negated when `sign` is set, so that a decoded frame keeps the
+//! hemisphere of the frame before it. Each component is range-reduced: quantised between the
+//! joint's smallest and largest value of it over the clip (on the frames where it is stored),
+//! a range inside `[-1/√2, 1/√2]` and, for most joints, a small part of it, so `k` bits buy
+//! far finer steps than the whole range would. Translations are range-quantised the same way,
+//! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
+//! scales change is kept at full precision.
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+use crate::rig::{Rig, Transform};
+
+/// Bits of a joint-frame's header: the largest component's index (2) and its sign (1).
+const HEADER_BITS: u32 = 3;
+
+/// A scale counts as constant when every frame lies within this much (relative to the
+/// larger of 1 and the first frame's magnitude) of the first frame's: float noise from an
+/// exporter, not animation.
+pub const SCALE_TOLERANCE: f32 = 1e-5;
+
+/// The default error bound of [`crate::Clip::compress`]: 0.1 mm (ACL's default), well
+/// under a pixel for a human-sized character filling a 4K screen.
+pub const DEFAULT_MAX_ERROR_M: f32 = 1e-4;
+
+/// The quantisation of a compact clip: bits per rotation component and per translation
+/// component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CompactFormat {
+    rotation_bits: u8,
+    translation_bits: u8,
+}
+
+impl CompactFormat {
+    /// The formats [`crate::Clip::compress`] tries, in order of what they cost the clip at
+    /// hand: the splits that fill a rotation-only joint-frame's 1 word (`k` ≤ 9) or a
+    /// translated one's 2 words, then 3 words, then 4, with the most bits each size allows.
+    pub const CANDIDATES: [Self; 9] = [
+        Self { rotation_bits: 8, translation_bits: 12 },
+        Self { rotation_bits: 9, translation_bits: 11 },
+        Self { rotation_bits: 9, translation_bits: 16 },
+        Self { rotation_bits: 10, translation_bits: 10 },
+        Self { rotation_bits: 11, translation_bits: 9 },
+        Self { rotation_bits: 12, translation_bits: 8 },
+        Self { rotation_bits: 16, translation_bits: 15 },
+        Self { rotation_bits: 15, translation_bits: 16 },
+        Self { rotation_bits: 16, translation_bits: 16 },
+    ];
+
+    /// A format of `rotation_bits` per smallest-three component and `translation_bits` per
+    /// translation component, each in `1..=16`; `None` outside that range.
+    #[must_use]
+    pub fn new(rotation_bits: u32, translation_bits: u32) -> Option<Self> {
+        let ok = |b: u32| (1..=16).contains(&b);
+        (ok(rotation_bits) && ok(translation_bits))
+            .then_some(Self { rotation_bits: rotation_bits as u8, translation_bits: translation_bits as u8 })
+    }
+
+    /// Bits per smallest-three rotation component, 1 to 16.
+    #[must_use]
+    pub fn rotation_bits(self) -> u32 {
+        u32::from(self.rotation_bits)
+    }
+
+    /// Bits per translation component, 1 to 16.
+    #[must_use]
+    pub fn translation_bits(self) -> u32 {
+        u32::from(self.translation_bits)
+    }
+
+    /// Bits one joint-frame uses: 3 of header and 3 rotation components, and 3 translation
+    /// components for a joint whose translation changes (`translated`).
+    #[must_use]
+    pub fn bits_per_joint_frame(self, translated: bool) -> u32 {
+        HEADER_BITS + 3 * self.rotation_bits() + if translated { 3 * self.translation_bits() } else { 0 }
+    }
+
+    /// Whole `u32` words per joint-frame (1 to 4), so every joint-frame starts 4-byte aligned.
+    #[must_use]
+    pub fn words_per_joint_frame(self, translated: bool) -> usize {
+        self.bits_per_joint_frame(translated).div_ceil(32) as usize
+    }
+}
+
+/// One joint's constants for a whole compact clip: where its rotation components and
+/// translations start, the step of one quantum of each, and its one scale. Mirrored on the
+/// GPU as five `vec4` (see `shaders/shared/compact.wgsl`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct JointRange {
+    /// Smallest value of each quaternion component (x, y, z, w) over the frames where it is
+    /// one of the smallest three.
+    pub rotation_min: Vec4,
+    /// Per quantum, per component; 0 where the component never changes (or is never stored).
+    pub rotation_step: Vec4,
+    pub translation_min: Vec3,
+    /// Metres per quantum, per component; 0 where the translation never changes.
+    pub translation_step: Vec3,
+    pub scale: Vec3,
+    /// Whether the translation changes over the clip, so that joint-frames store it; when
+    /// not, it is `translation_min`.
+    pub translated: bool,
+    /// Where the joint's joint-frame starts within a frame, in words.
+    pub word_offset: u32,
+}
+
+/// The index of `q`'s component of largest magnitude (the first, on a tie).
+fn largest_component(q: Vec4) -> usize {
+    (0..4).fold(0, |best, c| if q[c].abs() > q[best].abs() { c } else { best })
+}
+
+/// A clip's frames in a [`CompactFormat`]: per-joint ranges and the packed joint-frames,
+/// frame-major like full storage.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CompactPoses {
+    pub format: CompactFormat,
+    pub num_joints: usize,
+    pub ranges: Vec<JointRange>,
+    /// Words of one frame: every joint's joint-frame, in joint order.
+    pub words_per_frame: usize,
+    /// `frame * words_per_frame + ranges[joint].word_offset` is a joint-frame's first word.
+    pub words: Vec<u32>,
+}
+
+/// Where a stored clip's first scale that changes lies.
+fn first_animated_scale(poses: &[Transform], num_joints: usize) -> Option<(usize, usize)> {
+    let first = poses.get(..num_joints)?;
+    poses.chunks_exact(num_joints).enumerate().find_map(|(frame, pose)| {
+        pose.iter().zip(first).position(|(p, f)| {
+            let tolerance = SCALE_TOLERANCE * f.scale.abs().max_element().max(1.0);
+            !((p.scale - f.scale).abs().max_element() <= tolerance)
+        })
+        .map(|joint| (frame, joint))
+    })
+}
+
+fn put_bits(words: &mut [u32], bit: u32, width: u32, value: u32) {
+    let (w, s) = ((bit / 32) as usize, bit % 32);
+    words[w] |= value << s;
+    if s + width > 32 {
+        words[w + 1] |= value >> (32 - s);
+    }
+}
+
+#[inline]
+fn get_bits(words: &[u32], bit: u32, width: u32) -> u32 {
+    let (w, s) = ((bit / 32) as usize, bit % 32);
+    let mut v = words[w] >> s;
+    if s + width > 32 {
+        v |= words[w + 1] << (32 - s);
+    }
+    v & ((1u32 << width) - 1)
+}
+
+/// The largest value `bits` bits hold, as a float.
+#[inline]
+fn quanta(bits: u32) -> f32 {
+    ((1u32 << bits) - 1) as f32
+}
+
+/// `value` as the nearest of `bits`-bit steps of `step` above `min`; 0 where the range is
+/// empty.
+fn quantise(value: f32, min: f32, step: f32, bits: u32) -> u32 {
+    if step > 0.0 { ((value - min) / step).round().clamp(0.0, quanta(bits)) as u32 } else { 0 }
+}
+
+impl CompactPoses {
+    /// Quantises `poses` (frame-major, finite, rotations unit) in `format`. Scales are taken
+    /// from frame 0: callers check [`first_animated_scale`] first.
+    fn encode(poses: &[Transform], num_joints: usize, format: CompactFormat) -> Self {
+        let k = format.rotation_bits();
+        let m = format.translation_bits();
+        // The `*_step` fields hold each maximum until the steps are worked out below.
+        let mut ranges: Vec<JointRange> = poses[..num_joints]
+            .iter()
+            .map(|p| JointRange {
+                rotation_min: Vec4::INFINITY,
+                rotation_step: Vec4::NEG_INFINITY,
+                translation_min: p.translation,
+                translation_step: p.translation,
+                scale: p.scale,
+                translated: false,
+                word_offset: 0,
+            })
+            .collect();
+        for pose in poses.chunks_exact(num_joints) {
+            for (r, p) in ranges.iter_mut().zip(pose) {
+                r.translation_min = r.translation_min.min(p.translation);
+                r.translation_step = r.translation_step.max(p.translation);
+                let q = Vec4::from(p.rotation);
+                let largest = largest_component(q);
+                for c in (0..4).filter(|&c| c != largest) {
+                    r.rotation_min[c] = r.rotation_min[c].min(q[c]);
+                    r.rotation_step[c] = r.rotation_step[c].max(q[c]);
+                }
+            }
+        }
+        let mut words_per_frame = 0;
+        for r in &mut ranges {
+            r.translated = r.translation_step != r.translation_min;
+            r.word_offset = words_per_frame as u32;
+            words_per_frame += format.words_per_joint_frame(r.translated);
+            r.translation_step = (r.translation_step - r.translation_min) / quanta(m);
+            // A component that is the largest on every frame is never stored: range 0.
+            let stored = r.rotation_min.cmple(r.rotation_step);
+            r.rotation_min = Vec4::select(stored, r.rotation_min, Vec4::ZERO);
+            r.rotation_step = Vec4::select(stored, (r.rotation_step - r.rotation_min) / quanta(k), Vec4::ZERO);
+        }
+        let mut words = vec![0u32; poses.len() / num_joints * words_per_frame];
+        for (pose, frame) in poses.chunks_exact(num_joints).zip(words.chunks_exact_mut(words_per_frame)) {
+            for (p, r) in pose.iter().zip(&ranges) {
+                let out = &mut frame[r.word_offset as usize..];
+                let q = Vec4::from(p.rotation);
+                let largest = largest_component(q);
+                put_bits(out, 0, 2, largest as u32);
+                put_bits(out, 2, 1, u32::from(q[largest] < 0.0));
+                let mut bit = HEADER_BITS;
+                for c in (0..4).filter(|&c| c != largest) {
+                    put_bits(out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
+                    bit += k;
+                }
+                if r.translated {
+                    for c in 0..3 {
+                        put_bits(out, bit, m, quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m));
+                        bit += m;
+                    }
+                }
+            }
+        }
+        Self { format, num_joints, ranges, words_per_frame, words }
+    }
+
+    /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
+    /// `decode_joint` in `shaders/shared/compact.wgsl`.
+    #[inline]
+    pub fn decode(&self, frame: usize, joint: usize) -> Transform {
+        let k = self.format.rotation_bits();
+        let m = self.format.translation_bits();
+        let r = &self.ranges[joint];
+        let start = frame * self.words_per_frame + r.word_offset as usize;
+        let w = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
+        let largest = get_bits(w, 0, 2) as usize;
+        let negative = get_bits(w, 2, 1) != 0;
+        let mut q = [0.0f32; 4];
+        let mut bit = HEADER_BITS;
+        let mut sum = 0.0;
+        for c in (0..4).filter(|&c| c != largest) {
+            let v = r.rotation_min[c] + get_bits(w, bit, k) as f32 * r.rotation_step[c];
+            q[c] = v;
+            sum += v * v;
+            bit += k;
+        }
+        q[largest] = (1.0 - sum).max(0.0).sqrt();
+        if negative {
+            q[largest] = -q[largest];
+        }
+        let q = Vec4::from(q).normalize();
+        let mut t = r.translation_min;
+        if r.translated {
+            for c in 0..3 {
+                t[c] += get_bits(w, bit, m) as f32 * r.translation_step[c];
+                bit += m;
+            }
+        }
+        Transform { translation: t, rotation: Quat::from_vec4(q), scale: r.scale }
+    }
+
+    /// Frames stored.
+    pub fn num_frames(&self) -> usize {
+        self.words.len() / self.words_per_frame
+    }
+
+    /// Every frame decoded, frame-major.
+    pub fn decode_all(&self) -> Vec<Transform> {
+        (0..self.num_frames()).flat_map(|f| (0..self.num_joints).map(move |j| self.decode(f, j))).collect()
+    }
+}
+
+/// Model-space joint positions of every frame of `poses`, frame-major.
+fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize) -> Vec<Vec3> {
+    let mut model = vec![Mat4::IDENTITY; num_joints];
+    let mut out = Vec::with_capacity(poses.len());
+    for pose in poses.chunks_exact(num_joints) {
+        crate::eval::local_to_model::local_to_model(parents, pose, &mut model);
+        out.extend(model.iter().map(|m| m.w_axis.truncate()));
+    }
+    out
+}
+
+/// The largest distance between matching positions, with its index; infinite when a
+/// distance is not a number (a quantisation that overflowed).
+fn worst_distance(a: &[Vec3], b: &[Vec3]) -> (f32, usize) {
+    a.iter().zip(b).enumerate().fold((0.0, 0), |(worst, at), (i, (a, b))| {
+        let d = a.distance(*b);
+        if d.is_nan() {
+            (f32::INFINITY, i)
+        } else if d > worst {
+            (d, i)
+        } else {
+            (worst, at)
+        }
+    })
+}
+
+/// Why [`crate::Clip::compress`] kept a clip at full precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum KeptFull {
+    /// The clip's scale changes: joint `joint` at frame `frame` differs from frame 0 by more
+    /// than [`SCALE_TOLERANCE`]. Compact clips hold one scale per joint.
+    ScaleAnimated {
+        /// The first joint whose scale changes.
+        joint: usize,
+        /// The first frame where it does.
+        frame: usize,
+    },
+    /// No [`CompactFormat::CANDIDATES`] format keeps every joint within the bound.
+    OverBound {
+        /// The smallest worst-joint error of any candidate, metres.
+        best_error_m: f32,
+    },
+}
+
+/// What [`crate::Clip::compress`] chose for one clip and the error it measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompressionReport {
+    /// The clip's name.
+    pub clip: String,
+    /// The bound asked for, metres of model-space joint position.
+    pub max_error_m: f32,
+    /// The format chosen; `None` when the clip stays at full precision ([`Self::kept_full`]).
+    pub format: Option<CompactFormat>,
+    /// Bytes one joint-frame takes in the chosen storage, the mean over the joints: each
+    /// takes 4 to 16 (less where its translation never changes), or
+    /// `size_of::<Transform>()` (48) at full precision.
+    pub bytes_per_joint_frame: f32,
+    /// Bytes of all frames: joint-frames plus, for a compact clip, its per-joint ranges.
+    pub storage_bytes: usize,
+    /// Bytes of all frames at full precision, for comparison.
+    pub full_storage_bytes: usize,
+    /// The largest model-space distance between an original joint and its decoded one over
+    /// every joint of every frame, metres; 0 at full precision.
+    pub worst_error_m: f32,
+    /// The joint of [`Self::worst_error_m`].
+    pub worst_joint: usize,
+    /// The frame of [`Self::worst_error_m`].
+    pub worst_frame: usize,
+    /// Why the clip stays at full precision, when it does.
+    pub kept_full: Option<KeptFull>,
+}
+
+/// The cheapest candidate within `max_error_m` for `poses`, or why there is none.
+pub(crate) fn choose(
+    name: &str,
+    rig: &Rig,
+    poses: &[Transform],
+    max_error_m: f32,
+) -> (Option<CompactPoses>, CompressionReport) {
+    let num_joints = rig.num_joints();
+    let full_storage_bytes = size_of_val(poses);
+    let mut report = CompressionReport {
+        clip: name.to_owned(),
+        max_error_m,
+        format: None,
+        bytes_per_joint_frame: size_of::<Transform>() as f32,
+        storage_bytes: full_storage_bytes,
+        full_storage_bytes,
+        worst_error_m: 0.0,
+        worst_joint: 0,
+        worst_frame: 0,
+        kept_full: None,
+    };
+    if let Some((frame, joint)) = first_animated_scale(poses, num_joints) {
+        report.kept_full = Some(KeptFull::ScaleAnimated { joint, frame });
+        return (None, report);
+    }
+    let original = model_positions(rig.parents(), poses, num_joints);
+    // Candidates in order of the words a frame of this clip takes in them; for each cost in
+    // turn, the candidate with the smallest error is kept if it is within the bound.
+    let mut candidates: Vec<(usize, CompactPoses)> = CompactFormat::CANDIDATES
+        .into_iter()
+        .map(|format| {
+            let compact = CompactPoses::encode(poses, num_joints, format);
+            (compact.words_per_frame, compact)
+        })
+        .collect();
+    candidates.sort_by_key(|(cost, _)| *cost);
+    let mut best_error_m = f32::INFINITY;
+    for group in candidates.chunk_by(|a, b| a.0 == b.0) {
+        let mut best: Option<(&CompactPoses, f32, usize)> = None;
+        for (_, compact) in group {
+            let decoded = model_positions(rig.parents(), &compact.decode_all(), num_joints);
+            let (error, at) = worst_distance(&original, &decoded);
+            if best.is_none_or(|b| error < b.1) {
+                best = Some((compact, error, at));
+            }
+        }
+        let Some((compact, error, at)) = best else { continue };
+        best_error_m = best_error_m.min(error);
+        if error <= max_error_m {
+            report.format = Some(compact.format);
+            report.bytes_per_joint_frame = (compact.words_per_frame * 4) as f32 / num_joints as f32;
+            report.storage_bytes = compact.words.len() * 4 + compact.ranges.len() * size_of::<JointRange>();
+            report.worst_error_m = error;
+            report.worst_joint = at % num_joints;
+            report.worst_frame = at / num_joints;
+            return (Some(compact.clone()), report);
+        }
+    }
+    report.kept_full = Some(KeptFull::OverBound { best_error_m });
+    (None, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_round_trip_across_word_boundaries() {
+        let mut words = [0u32; 3];
+        put_bits(&mut words, 27, 13, 0x1abc);
+        put_bits(&mut words, 40, 16, 0xfedc);
+        put_bits(&mut words, 0, 2, 3);
+        assert_eq!(get_bits(&words, 27, 13), 0x1abc);
+        assert_eq!(get_bits(&words, 40, 16), 0xfedc);
+        assert_eq!(get_bits(&words, 0, 2), 3);
+    }
+
+    #[test]
+    fn no_candidate_is_dominated() {
+        // A candidate with at least the bits of another at no more words for either kind of
+        // joint-frame would make the other pointless.
+        let words = |f: CompactFormat| (f.words_per_joint_frame(false), f.words_per_joint_frame(true));
+        for (i, a) in CompactFormat::CANDIDATES.iter().enumerate() {
+            assert!(a.bits_per_joint_frame(true) <= 32 * words(*a).1 as u32);
+            for b in CompactFormat::CANDIDATES.iter().skip(i + 1) {
+                for (x, y) in [(a, b), (b, a)] {
+                    let dominates = y.rotation_bits() >= x.rotation_bits()
+                        && y.translation_bits() >= x.translation_bits()
+                        && words(*y).0 <= words(*x).0
+                        && words(*y).1 <= words(*x).1;
+                    assert!(!dominates, "{y:?} dominates {x:?}");
+                }
+            }
+        }
+        assert_eq!(CompactFormat::new(17, 8), None);
+        assert_eq!(CompactFormat::new(0, 8), None);
+    }
+
+    #[test]
+    fn rotations_keep_their_sign_and_land_within_a_quantum() {
+        let poses: Vec<Transform> = [Quat::from_rotation_x(3.0), -Quat::from_rotation_y(0.3), Quat::from_xyzw(0.5, -0.5, 0.5, -0.5)]
+            .into_iter()
+            .map(|q| Transform::from_translation_rotation(Vec3::ZERO, q))
+            .collect();
+        let format = CompactFormat::new(10, 10).unwrap();
+        let compact = CompactPoses::encode(&poses, 1, format);
+        for (f, p) in poses.iter().enumerate() {
+            let got = compact.decode(f, 0).rotation;
+            // Half a quantum of the whole range on three components moves the quaternion by
+            // at most this much.
+            let quantum = std::f32::consts::SQRT_2 / quanta(10);
+            assert!((Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum, "frame {f}: {got:?} vs {:?}", p.rotation);
+        }
+    }
+}
