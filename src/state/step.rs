@@ -463,16 +463,18 @@ pub(crate) fn step_layer(
     }
     // Animation LOD: a switch on an update nobody evaluates is handed to the next evaluated
     // one, which then behaves as if the switch happened there, from the pose held meanwhile.
+    // Only the program's flag and step-back change: clocks and root motion stay the step's.
+    let mut switch_shown = switched;
     if !lod.due {
         if switched {
             *slot.flags |= FLAG_SWITCH_PENDING;
         }
     } else if *slot.flags & FLAG_SWITCH_PENDING != 0 {
         *slot.flags &= !FLAG_SWITCH_PENDING;
-        switched = true;
+        switch_shown = true;
     }
     let in_flight = *slot.transition != NO_INDEX;
-    if lod.due && switched && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
+    if lod.due && switch_shown && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
         // The evaluator measures the destination's velocity over the time since it last
         // evaluated the character: one update at full rate, several when LOD skipped some.
         let dest = &g.states[*slot.active as usize];
@@ -502,7 +504,7 @@ pub(crate) fn step_layer(
         program.mode = program::SwitchMode::Cut as u32;
         program.param_s = 0.0;
     }
-    if switched {
+    if switch_shown {
         flags |= LayerProgram::SWITCHED;
     }
     if g.states[*slot.active as usize].root_motion && layer == 0 {
