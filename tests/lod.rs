@@ -14,6 +14,7 @@ use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
 use throng::eval::root_motion::RootDelta;
 use throng::eval::{EvalError, OutputLayout};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;
 use throng::program::{DueRows, LayerProgram, ProgramError};
 use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
@@ -492,4 +493,54 @@ fn bad_rates_and_due_lists_are_refused() {
     assert!(bad_row(run(&[0, 2], &[DT, f32::NAN]), 1, 2), "NaN seconds");
     assert!(bad_row(run(&[0], &[-DT]), 0, 0), "negative seconds");
     assert!(run(&[], &[]).is_ok(), "an empty due list evaluates nothing");
+}
+
+/// The GPU under LOD, fused frame and stage by stage, against `FrameJob::run_due`: mixed rates
+/// that change mid-run, chunks of 8 so that chunks hold some, all or none of their characters
+/// due. Every character's matrices, due or held, within 1e-4 every frame.
+#[test]
+fn gpu_matches_cpu_under_lod() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let n = 40;
+    let mut world = World::new(&demo, demo_graph(&demo, None), n);
+    // The first chunk, then the last, all at a low rate: often none of them is due.
+    world.set_rates(|id| if id < 8 { 16 } else { [1, 2, 4, 8, 16][id % 5] });
+    let crowd = |stage_buffers| {
+        let options = GpuCrowdOptions { max_chunk_characters: Some(8), stage_buffers, ..Default::default() };
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options).expect("the demo fits the device")
+    };
+    let (mut fused, mut staged) = (crowd(false), crowd(true));
+    let mut skipped_chunks = 0;
+    for frame in 0..240 {
+        if frame == 100 {
+            world.set_rates(|id| if id >= 32 { 8 } else { [8, 1, 16, 2, 4][id % 5] });
+        }
+        world.update();
+        world.evaluate(&demo, true);
+        let (samples, programs, due) = (world.crowd.samples(world.kind).unwrap(), world.crowd.programs(world.kind).unwrap(), world.crowd.due(world.kind).unwrap());
+        fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        fused.encode(&mut encoder);
+        for stage in Stage::LAYERED {
+            staged.encode_stage(&mut encoder, stage).expect("stage buffers");
+        }
+        gpu.queue.submit([encoder.finish()]);
+        skipped_chunks += (0..n.div_ceil(8)).filter(|k| !due.rows.iter().any(|&r| r as usize / 8 == *k)).count();
+        for (name, got) in [("fused", fused.read_output_blocking().expect("readback")), ("staged", staged.read_output_blocking().expect("readback"))] {
+            for (k, (e, g)) in world.output.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+                let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                let (row, joint) = (k / joints, k % joints);
+                assert!(
+                    error <= GPU_TOLERANCE,
+                    "{name}: frame {frame}, row {row} (rate {}, due: {}), joint {joint}: error {error}\n expected {e:?}\n      got {g:?}",
+                    world.crowd.update_rate(world.handles[row]).unwrap(),
+                    due.rows.contains(&(row as u32))
+                );
+            }
+        }
+    }
+    assert!(skipped_chunks > 0, "some frames should leave whole chunks undispatched");
 }
