@@ -276,17 +276,17 @@ fn at_rate_4_the_pose_error_against_rate_1_stays_within_motion_times_skipped_tim
         lod.update();
         full.evaluate(&demo, false);
         lod.evaluate(&demo, true);
-        for row in 0..n {
+        for (row, before) in previous.iter_mut().enumerate() {
             let a = joint_positions(&full.output[row * per..(row + 1) * per], &demo);
             let b = joint_positions(&lod.output[row * per..(row + 1) * per], &demo);
-            if !previous[row].is_empty() {
-                fastest_m_per_frame = fastest_m_per_frame.max(largest_gap(&previous[row], &a));
+            if !before.is_empty() {
+                fastest_m_per_frame = fastest_m_per_frame.max(largest_gap(before, &a));
             }
             let error = largest_gap(&a, &b);
             if error > worst.0 {
                 worst = (error, frame, row);
             }
-            previous[row] = a;
+            *before = a;
         }
     }
     let bound = 2.0 * 4.0 * fastest_m_per_frame;
@@ -349,13 +349,17 @@ fn skipped_rows_keep_their_output_and_sample_nothing() {
     let n = 16;
     let mut world = World::new(&demo, demo_graph(&demo, None), n);
     world.set_rates(|id| if id % 2 == 0 { 1 } else { 8 });
-    for _ in 0..30 {
+    for _ in 0..31 {
         world.update();
         world.evaluate(&demo, true);
     }
     world.update();
     let due: Vec<u32> = world.crowd.due(world.kind).unwrap().rows.to_vec();
-    assert!(due.len() < n && due.iter().all(|&r| r % 2 == 0 || r == due[due.len() - 1]), "due rows {due:?}");
+    // The 32nd update (counter 31): every rate-1 row, and the rate-8 rows whose phase (the
+    // handle's index, here the row) lands on it: rows 1 and 9.
+    let expected: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0 || (31 + r) % 8 == 0).collect();
+    assert_eq!(due, expected);
+    assert!(due.len() < n);
     let sentinel = f32::from_bits(0x7fc0_1234);
     world.output.fill(sentinel);
     let stats = world.evaluate(&demo, true);
