@@ -401,8 +401,10 @@ fn everyone_at_rate_4_evaluates_a_quarter_of_the_crowd_per_frame() {
     assert!((0.2..0.3).contains(&ratio), "clips sampled at rate 4 are {ratio} of rate 1's");
 }
 
-/// Despawning (before and after an update) with mixed rates leaves every survivor's output bit
-/// for bit what a crowd without the churn shows: rates and phases follow the rows.
+/// Despawning (before and after an update) and spawning with mixed rates leaves every survivor's
+/// output bit for bit what a crowd without the churn shows: rates and phases follow the rows.
+/// Where there is a GPU, its evaluator follows the same churn (`GpuCrowd::swap_remove`) and
+/// matches the CPU for everyone, newcomers included.
 #[test]
 fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
     let demo = DemoCharacter::humanoid();
@@ -413,8 +415,15 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
     let mut churned = World::new(&demo, demo_graph(&demo, None), n);
     steady.set_rates(rate);
     churned.set_rates(rate);
+    let device = gpu_support::gpu();
+    let mut gpu = device.as_ref().map(|d| {
+        let options = GpuCrowdOptions { max_chunk_characters: Some(8), ..Default::default() };
+        GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options).expect("the demo fits the device")
+    });
     let victims = [3usize, 17, 39, 0, 22, 9];
+    let newcomer = 1000;
     for frame in 0..240 {
+        // Removes script `id` from the churned world; returns its row before the removal.
         let remove = |world: &mut World, id: usize| {
             let k = world.ids.iter().position(|&i| i == id).expect("victim alive");
             let h = world.handles.remove(k);
@@ -428,25 +437,57 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             world.output.truncate(last * per);
             world.root_motion.pop();
             world.clips_sampled.pop();
+            row
         };
         // Odd victims go between frames; even ones between the update and the evaluation.
         let victim = (frame % 40 == 20).then(|| victims[frame / 40]);
         if let Some(id) = victim.filter(|id| id % 2 == 1) {
-            remove(&mut churned, id);
+            let row = remove(&mut churned, id);
+            if let Some(gpu) = &mut gpu {
+                gpu.swap_remove(row);
+            }
+        }
+        if frame == 150 {
+            // A newcomer takes a freed slot, at rate 4.
+            let h = churned.crowd.spawn(churned.kind).expect("archetype");
+            churned.crowd.set_update_rate(&[h], &[4]).expect("valid rate");
+            churned.handles.push(h);
+            churned.ids.push(newcomer);
+            churned.speeds.push(0.0);
+            let rows = churned.handles.len();
+            churned.context.resize(rows);
+            churned.output.resize(rows * joints * 16, 0.0);
+            churned.root_motion.push(RootDelta::default());
+            churned.clips_sampled.push(0);
         }
         steady.update();
         churned.update();
         if let Some(id) = victim.filter(|id| id % 2 == 0) {
-            remove(&mut churned, id);
+            let row = remove(&mut churned, id);
+            if let Some(gpu) = &mut gpu {
+                gpu.swap_remove(row);
+            }
         }
         steady.evaluate(&demo, true);
         churned.evaluate(&demo, true);
-        for &h in &churned.handles {
+        for &h in churned.handles.iter().filter(|&&h| churned.ids[churned.handles.iter().position(|&x| x == h).unwrap_or(0)] != newcomer) {
             let same = steady.matrices(h, joints).iter().zip(churned.matrices(h, joints)).all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "frame {frame}: character {h:?} differs after churn");
         }
+        if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
+            let (samples, programs, due) = (churned.crowd.samples(churned.kind).unwrap(), churned.crowd.programs(churned.kind).unwrap(), churned.crowd.due(churned.kind).unwrap());
+            gpu.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+            let mut encoder = d.device.create_command_encoder(&Default::default());
+            gpu.encode(&mut encoder);
+            d.queue.submit([encoder.finish()]);
+            let got = gpu.read_output_blocking().expect("readback");
+            for (k, (e, g)) in churned.output.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+                let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                assert!(error <= GPU_TOLERANCE, "GPU after churn: frame {frame}, row {}, joint {}: error {error}", k / joints, k % joints);
+            }
+        }
     }
-    assert_eq!(churned.handles.len(), n - victims.len());
+    assert_eq!(churned.handles.len(), n - victims.len() + 1);
 }
 
 #[test]

@@ -543,7 +543,8 @@ impl GpuCrowd {
     ///
     /// The character count is `programs.len() / num_layers`. When it changes, the crowd's
     /// buffers are rebuilt (after checking each fits the device) and the characters that remain
-    /// keep their memory; new characters start with none, as after
+    /// keep their memory and their output matrices (which a character skipped by
+    /// [`set_frame_due`](Self::set_frame_due) keeps showing); new characters start with none, as after
     /// [`reset_character`](Self::reset_character). On error nothing is written.
     pub fn set_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Result<(), GpuError> {
         self.upload_frame(samples, programs, dt_s, None)
@@ -629,7 +630,8 @@ impl GpuCrowd {
         }
     }
 
-    /// Removes `character`, moving the last character's memory into its place on the device, as
+    /// Removes `character`, moving the last character's memory and output matrices into its
+    /// place on the device, as
     /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed one
     /// and [`crate::eval::frame::EvalContext::swap_remove`] does on the CPU: every other
     /// character keeps what it displayed, so its transitions in flight carry on, and the next
@@ -638,8 +640,8 @@ impl GpuCrowd {
     /// frames apply in order, each to the crowd the one before left. Out-of-range characters
     /// are ignored; a crowd without layers only counts the removal.
     ///
-    /// The copy is submitted at once (`memory_bytes_per_character` bytes, twice, through a
-    /// scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
+    /// The copy is submitted at once (`memory_bytes_per_character` bytes and
+    /// `output_bytes_per_character` bytes, each twice, through a scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
     /// after the previous frame's commands were submitted.
     pub fn swap_remove(&mut self, character: usize) {
         if character >= self.live_characters {
@@ -659,14 +661,21 @@ impl GpuCrowd {
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
         if character != last {
+            // The output row moves too: a character that animation LOD skips next frame keeps
+            // showing the matrices it had (`set_frame_due`).
+            let output_bytes = self.output_bytes_per_character();
             let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("throng.swap_remove"),
-                size: bytes,
+                size: bytes.max(output_bytes),
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             encoder.copy_buffer_to_buffer(last_buffer, last_at, &scratch, 0, bytes);
             encoder.copy_buffer_to_buffer(&scratch, 0, buffer, at, bytes);
+            if let Some(output) = self.frame.as_ref().map(|f| &f.output) {
+                encoder.copy_buffer_to_buffer(output, last as u64 * output_bytes, &scratch, 0, output_bytes);
+                encoder.copy_buffer_to_buffer(&scratch, 0, output, character as u64 * output_bytes, output_bytes);
+            }
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
@@ -746,7 +755,20 @@ impl GpuCrowd {
         // caller's bind groups may hold, and the intermediates.
         let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
         let output = kept.map_or_else(
-            || buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC),
+            || {
+                let output = buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST);
+                // The characters that remain keep their matrices: one that animation LOD skips
+                // next frame shows them still (`set_frame_due`).
+                if let Some(old) = self.frame.as_ref().map(|f| &f.output) {
+                    let keep = old.size().min(output.size()).min(output_bytes) / 4 * 4;
+                    if keep > 0 {
+                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_output") });
+                        encoder.copy_buffer_to_buffer(old, 0, &output, 0, keep);
+                        self.queue.submit([encoder.finish()]);
+                    }
+                }
+                output
+            },
             |f| f.output.clone(),
         );
         let stage_buffers = match kept {
