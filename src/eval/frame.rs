@@ -270,7 +270,9 @@ impl FrameJob<'_> {
     /// motion, when asked for, is still every character's, from its programs alone, exactly as
     /// [`FrameJob::run`] reports it. Programs of due characters carry
     /// [`LayerProgram::SWITCHED`] for switches taken while they were skipped, so such a switch
-    /// starts from the pose held meanwhile.
+    /// starts from the pose held meanwhile. The output is the held poses: keep it from frame to
+    /// frame, and on a despawn move its last row into the freed one as
+    /// [`EvalContext::swap_remove`] moves the memory.
     ///
     /// # Errors
     /// As [`FrameJob::validate`], then [`ProgramError::DueLength`] and
