@@ -159,9 +159,6 @@ fn frame_transitions(c: &mut Criterion) {
     group.finish();
 }
 
-/// Update rates of the LOD bench's mix, by share of the crowd: 10 % every frame, 20 % every
-/// 2nd, 30 % every 4th, 40 % every 8th — about a third of the crowd evaluated per frame.
-const LOD_MIX: [(u8, usize); 4] = [(1, 10), (2, 20), (4, 30), (8, 40)];
 /// Frames recorded per case: one whole cycle of the slowest rate, so that every due set shows.
 const LOD_FRAMES: usize = 8;
 
@@ -211,18 +208,12 @@ fn frame_lod(c: &mut Criterion) {
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph loads"));
     let bound = demo.bind(graph).expect("the demo graph binds");
     let n = 10_000;
-    let mix = |i: usize| {
-        let percent = i * 7 % 100;
-        let mut below = 0;
-        LOD_MIX.iter().find(|(_, share)| {
-            below += share;
-            percent < below
-        }).map_or(1, |(rate, _)| *rate)
-    };
     let mut group = c.benchmark_group("eval_cpu");
     group.throughput(Throughput::Elements(n as u64));
     for (name, lod) in [("all_rate_1", false), ("mix_1_2_4_8", true)] {
-        let frames = record_lod_frames(&bound, n, |i| if lod { mix(i) } else { 1 });
+        // The mix of `support::LOD_MIX`: 10 % every frame, 20 % every 2nd, 30 % every 4th,
+        // 40 % every 8th.
+        let frames = record_lod_frames(&bound, n, |i| if lod { support::lod_mix_rate(i) } else { 1 });
         let joints = demo.rig.num_joints();
         let mut context = EvalContext::new(n, bound.layers.len(), joints);
         let mut output = vec![0.0f32; n * joints * 16];
