@@ -567,6 +567,7 @@ fn gpu_matches_cpu_under_lod() {
         let (samples, programs, due) = (world.crowd.samples(world.kind).unwrap(), world.crowd.programs(world.kind).unwrap(), world.crowd.due(world.kind).unwrap());
         fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
         staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         fused.encode(&mut encoder);
         for stage in Stage::LAYERED {

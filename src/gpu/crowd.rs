@@ -444,6 +444,13 @@ impl GpuCrowd {
         self.frame.as_ref().map_or(0, |f| f.chunks.len())
     }
 
+    /// Characters (workgroups) the next [`encode`](Self::encode) dispatches: the due ones after
+    /// [`set_frame_due`](Self::set_frame_due), every one otherwise; 0 before the first frame.
+    #[must_use]
+    pub fn characters_dispatched(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.chunks.iter().enumerate().map(|(k, chunk)| f.dispatch_count(k, chunk) as usize).sum())
+    }
+
     /// Buffers holding the characters' memory: 1 unless a layered crowd's memory outgrows one
     /// buffer ([`GpuCrowdOptions::max_memory_buffer_bytes`]); 0 before the first frame and
     /// without layers.
