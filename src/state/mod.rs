@@ -5,6 +5,7 @@
 //!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
 //!                                          of characters           program::ClipSample)
 //!                                                              + events() (AnimationEvent)
+//!                                                              + due() (animation LOD)
 //! ```
 //!
 //! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each
@@ -939,7 +940,8 @@ impl Crowd {
     /// Steps only the characters of archetype `id` by `dt_s` seconds: [`Crowd::update`] for one
     /// archetype, for engines that step some crowds less often than others (distant ones every
     /// other frame, with twice the `dt_s`). Other archetypes' programs stay as their last update
-    /// left them.
+    /// left them. Per-character evaluation rates ([`Crowd::set_update_rate`]) are the finer
+    /// form of that, and keep states and events exact.
     ///
     /// # Errors
     /// [`StateError::BadDt`], [`StateError::UnknownArchetype`]; nothing is stepped.
