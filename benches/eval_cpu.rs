@@ -1,7 +1,9 @@
 //! CPU pose evaluation of a crowd of the 64-joint built-in character: two clips sampled per
 //! character at its own time, blended, local-to-model and skinning matrices (`eval_cpu/*`);
 //! and the full frame job mid-transition, crossfading (three clips from idle, four from another
-//! blend) against inertializing (two clips plus a decaying offset) (`eval_cpu/frame_*`).
+//! blend) against inertializing (two clips plus a decaying offset) (`eval_cpu/frame_*`); and
+//! animation LOD on the demo graph, everyone every frame against a realistic mix of rates
+//! (`eval_cpu/frame_lod/*`).
 //!
 //! Compact clips (`docs/compression.md`): sampling and blending alone, one thread, full
 //! against compact clips (`eval_cpu/sample_{full,compact}/10k`), and the whole crowd job with
@@ -11,10 +13,15 @@
 
 mod support;
 
+use std::sync::Arc;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
-use throng::demo::DemoCharacter;
+use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::sample::sample_blend;
+use throng::graph::CompiledGraph;
+use throng::program::DueRows;
+use throng::state::Crowd;
 use throng::{Clip, Transform};
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
@@ -201,5 +208,89 @@ fn frame_transitions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, eval_cpu, sample_compact, frame_transitions);
+/// Frames recorded per case: one whole cycle of the slowest rate, so that every due set shows.
+const LOD_FRAMES: usize = 8;
+
+/// One recorded frame of the state step: what the evaluator reads.
+struct RecordedFrame {
+    samples: Vec<ClipSample>,
+    programs: Vec<LayerProgram>,
+    due_rows: Vec<u32>,
+    due_dt_s: Vec<f32>,
+}
+
+/// `n` characters of the 64-joint humanoid on the demo graph, at `rate(i)`, walking, running
+/// and jumping at varied speeds; [`LOD_FRAMES`] frames recorded after two settling seconds.
+fn record_lod_frames(bound: &DemoArchetype, n: usize, rate: impl Fn(usize) -> u8) -> Vec<RecordedFrame> {
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(bound.archetype.clone());
+    let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("archetype exists")).collect();
+    let rates: Vec<u8> = (0..n).map(rate).collect();
+    crowd.set_update_rate(&handles, &rates).expect("valid rates");
+    let [speed, jump, wave] = ["speed", "jump", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
+    let speeds: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.045).collect();
+    crowd.set_float(speed, &handles, &speeds).expect("finite speeds");
+    let waves: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 1.0 } else { 0.0 }).collect();
+    crowd.set_float(wave, &handles, &waves).expect("finite weights");
+    let mut frames = Vec::with_capacity(LOD_FRAMES);
+    for frame in 0..120 + LOD_FRAMES {
+        if frame % 40 == 0 {
+            let jumpers: Vec<_> = handles.iter().copied().skip(frame / 40).step_by(7).collect();
+            crowd.set_trigger(jump, &jumpers, false).expect("trigger");
+        }
+        crowd.update(1.0 / 60.0).expect("finite dt");
+        if frame >= 120 {
+            let due = crowd.due(kind).expect("archetype exists");
+            frames.push(RecordedFrame {
+                samples: crowd.samples(kind).expect("archetype exists").to_vec(),
+                programs: crowd.programs(kind).expect("archetype exists").to_vec(),
+                due_rows: due.rows.to_vec(),
+                due_dt_s: due.dt_s.to_vec(),
+            });
+        }
+    }
+    frames
+}
+
+fn frame_lod(c: &mut Criterion) {
+    let demo = DemoCharacter::humanoid_64();
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph loads"));
+    let bound = demo.bind(graph).expect("the demo graph binds");
+    let n = 10_000;
+    let mut group = c.benchmark_group("eval_cpu");
+    group.throughput(Throughput::Elements(n as u64));
+    for (name, lod) in [("all_rate_1", false), ("mix_1_2_4_8", true)] {
+        // The mix of `support::LOD_MIX`: 10 % every frame, 20 % every 2nd, 30 % every 4th,
+        // 40 % every 8th.
+        let frames = record_lod_frames(&bound, n, |i| if lod { support::lod_mix_rate(i) } else { 1 });
+        let joints = demo.rig.num_joints();
+        let mut context = EvalContext::new(n, bound.layers.len(), joints);
+        let mut output = vec![0.0f32; n * joints * 16];
+        let mut clips_sampled = vec![0u32; n];
+        let mut k = 0;
+        group.bench_function(BenchmarkId::new("frame_lod", format!("10k/{name}")), |bench| {
+            bench.iter(|| {
+                let frame = &frames[k % frames.len()];
+                k += 1;
+                let job = FrameJob {
+                    rig: &demo.rig,
+                    clips: &bound.clips,
+                    layers: &bound.layers,
+                    samples: &frame.samples,
+                    programs: &frame.programs,
+                    dt_s: 1.0 / 60.0,
+                    context: &mut context,
+                    layout: OutputLayout::Mat4,
+                    output: &mut output,
+                    clips_sampled: &mut clips_sampled,
+                    root_motion: &mut [],
+                };
+                if lod { job.run_due(DueRows { rows: &frame.due_rows, dt_s: &frame.due_dt_s }) } else { job.run() }.expect("valid frame")
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, eval_cpu, sample_compact, frame_transitions, frame_lod);
 criterion_main!(benches);

@@ -6,7 +6,9 @@
 //! local-to-model and skinning, in the fused `frame` dispatch (`GpuCrowd::set_programs`).
 //! `gpu_frame_layered`: issue 5's scenario on the layered frame (`GpuCrowd::set_frame`, the
 //! mirror of `FrameJob`): the same base blend with a quarter of the crowd transitioning, a
-//! masked mesh-space override and an additive layer, programs changing every frame.
+//! masked mesh-space override and an additive layer, programs changing every frame; and the
+//! same under animation LOD (`GpuCrowd::set_frame_due`) with the realistic mix of rates
+//! (`support::LOD_MIX`: about a third of the crowd dispatched per frame), `…k_lod_mix`.
 //!
 //! `cargo bench --bench gpu_frame`. Skips with a message when there is no adapter, and skips a
 //! size the device cannot hold.
@@ -17,6 +19,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use throng::demo::DemoCharacter;
 use throng::eval::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
+use throng::program::DueRows;
 
 fn gpu_frame(c: &mut Criterion) {
     let gpu = match GpuContext::new_blocking() {
@@ -78,6 +81,20 @@ fn gpu_frame(c: &mut Criterion) {
                 let (samples, programs) = &frames[next % frames.len()];
                 next += 1;
                 crowd.set_frame(samples, programs, 1.0 / 60.0).expect("valid programs");
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                crowd.encode(&mut encoder);
+                gpu.queue.submit([encoder.finish()]);
+                gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("device alive");
+            });
+        });
+        // The same frames under LOD: 32 frames hold whole cycles of every rate of the mix.
+        let due: Vec<_> = (0..frames.len()).map(|f| support::lod_mix_due(num_characters, f, 1.0 / 60.0)).collect();
+        group.bench_function(BenchmarkId::from_parameter(format!("{}k_lod_mix", num_characters / 1000)), |bench| {
+            bench.iter(|| {
+                let k = next % frames.len();
+                next += 1;
+                let ((samples, programs), (rows, dt_s)) = (&frames[k], &due[k]);
+                crowd.set_frame_due(samples, programs, 1.0 / 60.0, DueRows { rows, dt_s }).expect("valid programs");
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
                 crowd.encode(&mut encoder);
                 gpu.queue.submit([encoder.finish()]);

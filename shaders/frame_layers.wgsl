@@ -7,7 +7,7 @@
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = wg.x;
+    let c = workgroup_character(wg.x);
     let num_joints = params.num_joints;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);

@@ -133,7 +133,7 @@ fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
 // evaluation order into `local_poses`.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = wg.x;
+    let c = workgroup_character(wg.x);
     let num_joints = params.num_joints;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);

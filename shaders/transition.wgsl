@@ -385,7 +385,7 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
             if shown > 1u {
                 previous = load_slot(jr, 1u - slot);
             }
-            let o = capture_joint(displayed, previous, pose, step_back_pose[k], params.dt_s);
+            let o = capture_joint(displayed, previous, pose, step_back_pose[k], character_dt_s);
             store_offset(jr, o);
             atomicMax(&largest_offset_bits, bitcast<u32>(max_abs3(o.translation, o.rotation)));
             atomicMax(&largest_velocity_bits, bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)));
@@ -408,7 +408,7 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
                 }
                 layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), decay, param_s, elapsed_s, layer_pose[k]);
             }
-            elapsed_s += params.dt_s;
+            elapsed_s += character_dt_s;
         } else {
             decay = 0u;
         }
@@ -471,7 +471,7 @@ fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
 // shown poses land in the characters' memory (the displayed slot), where tests read them.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = wg.x;
+    let c = workgroup_character(wg.x);
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         evaluate_layer(c, setup, layer_program(c, setup.layer), thread, params.num_joints);

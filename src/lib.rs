@@ -80,3 +80,7 @@ pub struct EmbeddingDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/compression.md")]
 pub struct CompressionDoctests;
+/// docs/lod.md's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/lod.md")]
+pub struct LodDoctests;

@@ -135,6 +135,27 @@ pub enum ProgramError {
     /// The frame's time step is NaN, infinite or negative.
     #[error("dt {0} s: the time step must be finite and non-negative")]
     BadDt(f32),
+    /// A due list's rows and seconds differ in length.
+    #[error("due list: {rows} rows but {dt} seconds")]
+    DueLength {
+        /// Rows given.
+        rows: usize,
+        /// Seconds given.
+        dt: usize,
+    },
+    /// A due list's entry names a row past the crowd, repeats or goes back (rows must
+    /// ascend), or carries seconds that are NaN, infinite or negative.
+    #[error("due list entry {index}: row {row} with {dt_s} s: {what}")]
+    BadDueRow {
+        /// Index in the due list.
+        index: usize,
+        /// The row given.
+        row: u32,
+        /// Its seconds since the last evaluation.
+        dt_s: f32,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// The layer programs are not a whole number of characters.
     #[error("{programs} layer programs is not a whole number of characters of {layers} layers")]
     LayerProgramCount {
@@ -204,6 +225,56 @@ pub fn validate_sample_range(character: usize, range: Range<u32>, samples: &[Cli
 /// Checks a frame's time step: finite and non-negative ([`ProgramError::BadDt`]).
 pub fn validate_dt(dt_s: f32) -> Result<(), ProgramError> {
     if dt_s.is_finite() && dt_s >= 0.0 { Ok(()) } else { Err(ProgramError::BadDt(dt_s)) }
+}
+
+/// The characters a frame evaluates (animation LOD), as `state::Crowd::due` gives them:
+/// rows ascending, and per row the real seconds since the evaluator last showed it, which
+/// replace the frame's `dt_s` for that row (inertialization's velocity and decay read it).
+/// Rows not listed are not evaluated: their output and memory keep the last pose shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DueRows<'a> {
+    /// Rows due this frame, strictly ascending, each below the crowd's character count.
+    pub rows: &'a [u32],
+    /// Per row, seconds since its last evaluation: finite and non-negative.
+    pub dt_s: &'a [f32],
+}
+
+impl DueRows<'_> {
+    /// Rows due.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether no row is due.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Checks a due list against a crowd of `num_characters`: as many seconds as rows
+/// ([`ProgramError::DueLength`]); rows strictly ascending and below `num_characters`, seconds
+/// finite and non-negative ([`ProgramError::BadDueRow`]).
+pub fn validate_due(due: DueRows<'_>, num_characters: usize) -> Result<(), ProgramError> {
+    if due.rows.len() != due.dt_s.len() {
+        return Err(ProgramError::DueLength { rows: due.rows.len(), dt: due.dt_s.len() });
+    }
+    let mut next = 0u64;
+    for (index, (&row, &dt_s)) in due.rows.iter().zip(due.dt_s).enumerate() {
+        let what = if row as usize >= num_characters {
+            "past the last character"
+        } else if u64::from(row) < next {
+            "rows must ascend without repeats"
+        } else if !(dt_s.is_finite() && dt_s >= 0.0) {
+            "seconds must be finite and non-negative"
+        } else {
+            next = u64::from(row) + 1;
+            continue;
+        };
+        return Err(ProgramError::BadDueRow { index, row, dt_s, what });
+    }
+    Ok(())
 }
 
 /// Checks a crowd's layer programs, `num_layers` per character (character `i`'s layer `l` at

@@ -491,7 +491,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("first_character", offset_of!(GpuChunkParams, first_character)),
         ("num_characters", offset_of!(GpuChunkParams, num_characters)),
         ("num_joints", offset_of!(GpuChunkParams, num_joints)),
-        ("pad1", offset_of!(GpuChunkParams, pad1)),
+        ("due_list", offset_of!(GpuChunkParams, due_list)),
         ("output_layout", offset_of!(GpuChunkParams, output_layout)),
         ("output_base", offset_of!(GpuChunkParams, output_base)),
         ("local_base", offset_of!(GpuChunkParams, local_base)),

@@ -155,3 +155,33 @@ pub fn humanoid_scenario() -> Scenario {
     ];
     Scenario { rig: demo.rig, clips, layers }
 }
+
+/// Animation LOD's realistic mix of update rates, by share of the crowd in percent: 10 % every
+/// frame, 20 % every 2nd, 30 % every 4th, 40 % every 8th — about a third of the crowd evaluated
+/// per frame (`Σ share / rate` = 0.325).
+pub const LOD_MIX: [(u8, usize); 4] = [(1, 10), (2, 20), (4, 30), (8, 40)];
+
+/// Character `i`'s rate in [`LOD_MIX`]: the shares interleaved over the crowd (`7 i mod 100`
+/// walks every percentile), so that every chunk holds the mix.
+pub fn lod_mix_rate(i: usize) -> u8 {
+    let percent = i * 7 % 100;
+    let mut below = 0;
+    LOD_MIX
+        .iter()
+        .find(|(_, share)| {
+            below += share;
+            percent < below
+        })
+        .map_or(1, |(rate, _)| *rate)
+}
+
+/// The rows `state::Crowd::due` lists at update `frame` for characters at [`lod_mix_rate`]
+/// with phase `i % 16` (the schedule of `docs/lod.md`, steady), each with `rate × dt_s`.
+pub fn lod_mix_due(num_characters: usize, frame: usize, dt_s: f32) -> (Vec<u32>, Vec<f32>) {
+    (0..num_characters)
+        .filter_map(|i| {
+            let rate = usize::from(lod_mix_rate(i));
+            (frame + i % 16).is_multiple_of(rate).then_some((i as u32, rate as f32 * dt_s))
+        })
+        .unzip()
+}

@@ -25,7 +25,8 @@ use scene::{Model, Scene, StepTimes, MODES};
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
-              [--probe] [--background-only] [--seed N] [--layout affine|mat4]";
+              [--probe] [--background-only] [--seed N] [--layout affine|mat4]
+              [--no-lod]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -60,6 +61,8 @@ pub struct Args {
     /// How the evaluator writes the skinning matrices the vertex shader reads: affine 3×4 (the
     /// default, 48 bytes a joint) or mat4 (64).
     pub layout: OutputLayout,
+    /// Animation LOD: evaluation rates by distance from the camera (`--no-lod` turns it off).
+    pub lod: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -78,6 +81,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         background_only: false,
         seed: 1,
         layout: OutputLayout::Affine3x4,
+        lod: true,
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -88,6 +92,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--cpu" => a.cpu = true,
             "--probe" => a.probe = true,
             "--background-only" => a.background_only = true,
+            "--no-lod" => a.lod = false,
             "--frames" => a.frames = Some(number("--frames", value("--frames")?)?),
             "--characters" => a.characters = number("--characters", value("--characters")?)? as usize,
             "--out" => a.out = PathBuf::from(value("--out")?),
@@ -139,7 +144,9 @@ pub fn build_scene(args: &Args) -> Result<Scene, String> {
         Some(path) => Model::gltf(path)?,
         None => Model::demo()?,
     };
-    Scene::new(model, args.characters, args.mode, args.seed)
+    let mut scene = Scene::new(model, args.characters, args.mode, args.seed)?;
+    scene.set_lod(args.lod);
+    Ok(scene)
 }
 
 /// Counts wgpu errors reported outside error scopes (validation, out of memory), printing
@@ -250,10 +257,13 @@ fn run_headless(args: &Args) -> Result<(), String> {
         if renderer.has_timestamps() { "on" } else { "off" },
     );
     let mut stats = Stats::default();
+    let mut evaluated = 0;
     let start = Instant::now();
+    scene.set_eye(camera.eye());
     for frame in 1..=frames {
         let frame_start = Instant::now();
         let step = scene.step(dt_s)?;
+        evaluated += scene.evaluated();
         let cpu_ms = renderer.render(&gpu.device, &gpu.queue, &mut scene, dt_s, &target.view, (args.width, args.height), camera.view_proj(aspect), camera.eye())?;
         let times = renderer.read_times(&gpu.device)?;
         throng::profile::frame_mark();
@@ -267,6 +277,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let elapsed_s = start.elapsed().as_secs_f64();
     target.save_png(&gpu.device, &gpu.queue, &args.out)?;
     println!("{}", stats.report(scene.num_characters(), args.cpu));
+    println!("  {}; {:.0} characters evaluated per frame on average", scene.lod_line(), evaluated as f64 / frames as f64);
     println!("  {frames} frames in {elapsed_s:.2} s; wrote {}", args.out.display());
     if args.probe {
         probe(&renderer, &scene, &camera, (args.width, args.height))?;

@@ -323,7 +323,11 @@ impl Renderer {
         match &mut self.evaluator {
             Evaluator::Gpu(crowd) => {
                 let had_output = crowd.output().is_some();
-                crowd.set_frame(samples, programs, dt_s).map_err(|e| format!("GPU evaluator: {e}"))?;
+                match scene.due() {
+                    Some(due) => crowd.set_frame_due(samples, programs, dt_s, due),
+                    None => crowd.set_frame(samples, programs, dt_s),
+                }
+                .map_err(|e| format!("GPU evaluator: {e}"))?;
                 if !had_output {
                     self.bind_chunks(device)?;
                 }
@@ -332,7 +336,7 @@ impl Renderer {
                 let start = Instant::now();
                 let model = &scene.model;
                 let mut root_motion = vec![Default::default(); clips_sampled.len()];
-                FrameJob {
+                let job = FrameJob {
                     rig: &model.rig,
                     clips: &model.clips,
                     layers: &model.layers,
@@ -344,8 +348,11 @@ impl Renderer {
                     output,
                     clips_sampled,
                     root_motion: &mut root_motion,
+                };
+                match scene.due() {
+                    Some(due) => job.run_due(due),
+                    None => job.run(),
                 }
-                .run()
                 .map_err(|e| format!("CPU evaluator: {e}"))?;
                 queue.write_buffer(buffer, 0, bytemuck::cast_slice(output));
                 scene.root_motion_mut().copy_from_slice(&root_motion);

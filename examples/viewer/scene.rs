@@ -1,5 +1,6 @@
 //! The simulated side of the viewer: which character, its crowds (one per switch mode, stepped
-//! in lockstep), the crowd brain that sets their parameters, and root motion.
+//! in lockstep), the crowd brain that sets their parameters, root motion, and animation LOD
+//! (evaluation rates by distance from the camera).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use throng::eval::root_motion::{clip_root_delta, RootDelta};
 use throng::graph::CompiledGraph;
 use throng::import::gltf::{load_gltf, GltfOptions};
 use throng::mesh::SkinnedMesh;
-use throng::program::{ClipSample, LayerProgram, SwitchMode};
+use throng::program::{ClipSample, DueRows, LayerProgram, SwitchMode};
 use throng::rig::Rig;
 use throng::setup::layer_setups;
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId};
@@ -28,6 +29,14 @@ pub const MODES: [(&str, &str); 4] = [
     ("crossfade", r#"{ "mode": "crossfade" }"#),
     ("inertialize", r#"{ "mode": "inertialize", "quintic": { "overshootControl": true } }"#),
 ];
+
+/// Animation LOD bands: a character nearer the camera than `distance × mesh height` is
+/// evaluated every `rate`-th frame (the first band that holds); farther than the last, every
+/// [`LOD_FAR_RATE`]-th. For the 1.8 m humanoid: every frame within 27 m, every 2nd to 54 m,
+/// every 4th to 108 m.
+pub const LOD_BANDS: [(f32, u8); 3] = [(15.0, 1), (30.0, 2), (60.0, 4)];
+/// The rate beyond the last [`LOD_BANDS`] band.
+pub const LOD_FAR_RATE: u8 = 8;
 
 /// What the crowd is made of: rig, clip table, layers, mesh and one archetype per switch mode
 /// (a single one for an imported character, whose one-state graph never switches).
@@ -146,6 +155,12 @@ pub struct Scene {
     /// Half the side of the square field the characters stay on, metres.
     pub field_half_m: f32,
     root_motion: Vec<RootDelta>,
+    /// Whether animation LOD picks evaluation rates by distance (`--no-lod` turns it off).
+    lod: bool,
+    /// Where the camera is, for LOD distances (world space, metres).
+    eye: Vec3,
+    /// Each character's evaluation rate, as last given to the crowds.
+    rates: Vec<u8>,
 }
 
 impl Scene {
@@ -185,8 +200,65 @@ impl Scene {
             placements,
             field_half_m,
             root_motion: vec![RootDelta::default(); num_characters],
+            lod: false,
+            eye: Vec3::ZERO,
+            rates: vec![1; num_characters],
             model,
         })
+    }
+
+    /// Turns animation LOD on (rates by distance from [`Scene::set_eye`]'s camera, from the next
+    /// step) or off (every character every frame).
+    pub fn set_lod(&mut self, on: bool) {
+        self.lod = on;
+    }
+
+    /// Whether animation LOD is on.
+    pub fn lod(&self) -> bool {
+        self.lod
+    }
+
+    /// The camera position LOD measures distances from; the next step uses it.
+    pub fn set_eye(&mut self, eye: Vec3) {
+        self.eye = eye;
+    }
+
+    /// The rows the evaluator must evaluate this frame, with their seconds since they were last
+    /// evaluated, when LOD is on; `None` when every row is evaluated with the frame's `dt`.
+    pub fn due(&self) -> Option<DueRows<'_>> {
+        let c = &self.crowds[self.active];
+        self.lod.then(|| c.crowd.due(c.kind).ok()).flatten()
+    }
+
+    /// Characters evaluated in the last step's frame.
+    pub fn evaluated(&self) -> usize {
+        self.due().map_or(self.num_characters(), |d| d.len())
+    }
+
+    /// The HUD's LOD part: how many characters the frame evaluates, and how many hold each
+    /// rate.
+    pub fn lod_line(&self) -> String {
+        if !self.lod {
+            return "LOD off".to_owned();
+        }
+        let count = |rate: u8| self.rates.iter().filter(|&&r| r == rate).count();
+        let bands: Vec<String> = LOD_BANDS.iter().map(|b| b.1).chain([LOD_FAR_RATE]).map(|r| format!("1/{r}: {}", count(r))).collect();
+        format!("LOD {} of {} evaluated ({})", self.evaluated(), self.num_characters(), bands.join(", "))
+    }
+
+    /// Gives every character its rate for the coming step: by distance from the camera with LOD
+    /// on, 1 with it off. Every switch mode's crowd gets the same, so a mode switch keeps them.
+    fn choose_rates(&mut self) -> Result<(), String> {
+        let unit_m = self.model.height_m;
+        let (eye, lod) = (self.eye, self.lod);
+        self.rates.par_iter_mut().zip(&self.placements).for_each(|(rate, p)| {
+            let distance = eye.distance(Vec3::new(p[0], p[1], p[2])) / unit_m;
+            *rate = if lod { LOD_BANDS.iter().find(|b| distance < b.0).map_or(LOD_FAR_RATE, |b| b.1) } else { 1 };
+        });
+        for c in &mut self.crowds {
+            c.crowd.set_update_rate(&c.handles, &self.rates).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Characters in the crowd.
@@ -213,10 +285,16 @@ impl Scene {
         (c.crowd.samples(c.kind).unwrap_or(&[]), c.crowd.programs(c.kind).unwrap_or(&[]))
     }
 
-    /// Clips the active crowd asked for in the last step.
+    /// Clips the evaluator samples for the last step: the active crowd's programs, of the due
+    /// characters alone under LOD.
     pub fn clips_sampled(&self) -> usize {
         let c = &self.crowds[self.active];
-        c.crowd.clips_sampled(c.kind).unwrap_or(0)
+        let Some(due) = self.due() else {
+            return c.crowd.clips_sampled(c.kind).unwrap_or(0);
+        };
+        let layers = self.model.layers.len().max(1);
+        let programs = c.crowd.programs(c.kind).unwrap_or(&[]);
+        due.rows.iter().filter_map(|&row| programs.get(row as usize * layers..(row as usize + 1) * layers)).flatten().map(|p| (p.num_target + p.num_source) as usize).sum()
     }
 
     /// One frame of `dt_s` seconds: the brain sets parameters, every crowd steps, and the
@@ -239,6 +317,7 @@ impl Scene {
             let jumpers: Vec<CharacterHandle> = orders.jump.iter().map(|&i| c.handles[i]).collect();
             c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
         }
+        self.choose_rates()?;
         brain.end();
         times.brain_ms = ms(start);
         for (i, c) in self.crowds.iter_mut().enumerate() {

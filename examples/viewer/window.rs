@@ -146,6 +146,7 @@ impl App<'_> {
         match code {
             KeyCode::Space => self.paused = !self.paused,
             KeyCode::KeyT => self.slow = !self.slow,
+            KeyCode::KeyL => self.scene.set_lod(!self.scene.lod()),
             KeyCode::Escape => event_loop.exit(),
             _ => {}
         }
@@ -168,6 +169,7 @@ impl App<'_> {
         } else {
             real_dt_s * if self.slow { SLOW_MOTION } else { 1.0 }
         };
+        self.scene.set_eye(self.camera.eye());
         let step = self.scene.step(dt_s)?;
         let texture = match gfx.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -198,7 +200,8 @@ impl App<'_> {
                 (false, true) => " | slow motion",
                 _ => "",
             };
-            gfx.window.set_title(&format!("throng | {} | {}{state}", self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu)));
+            let (mode, hud, lod) = (self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu), self.scene.lod_line());
+            gfx.window.set_title(&format!("throng | {mode} | {hud} | {lod}{state}"));
             self.hud = Stats::default();
             self.hud_since = Instant::now();
         }

@@ -13,7 +13,9 @@
 // Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
 @group(1) @binding(0) var<uniform> params: ChunkParams;
 @group(1) @binding(1) var<storage, read> samples: array<ClipSample>;
-// Indexed by crowd character index (not chunk-relative).
+// Indexed by crowd character index (not chunk-relative). The layered frame samples through its
+// programs and never reads ranges; with `params.due_list` it holds the due list there instead
+// (`workgroup_character`).
 @group(1) @binding(2) var<storage, read> ranges: array<SampleRange>;
 // The chunk's window of the skinning-matrix buffer; character `c` of the chunk, joint `j` at
 // `params.output_base + (c * num_joints + j) * (4 or 3)`.
@@ -35,3 +37,22 @@
 // (two vec4) then eight vec4 per joint laid out as `transition.wgsl` says, all as bits.
 // Starts at `params.state_base`.
 @group(3) @binding(2) var<storage, read_write> layer_memory: array<vec4<u32>>;
+
+// Seconds since this workgroup's character was last shown: the frame's `dt_s`, or with a due
+// list its own (the frames animation LOD skipped included). Set by `workgroup_character`.
+var<private> character_dt_s: f32;
+
+// The chunk character that workgroup `w` evaluates, setting `character_dt_s`. Without a due
+// list, character `w`. With one (animation LOD, `GpuCrowd::set_frame_due`), the chunk's `w`-th
+// due character: the chunk's entries start at its first character's index in `ranges`, each the
+// crowd row (`start`) and its seconds as f32 bits (`count`), and only as many workgroups as
+// entries are dispatched.
+fn workgroup_character(w: u32) -> u32 {
+    if params.due_list == 0u {
+        character_dt_s = params.dt_s;
+        return w;
+    }
+    let entry = ranges[params.first_character + w];
+    character_dt_s = bitcast<f32>(entry.count);
+    return entry.start - params.first_character;
+}

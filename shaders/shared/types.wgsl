@@ -95,7 +95,9 @@ struct ChunkParams {
     first_character: u32,
     num_characters: u32,
     num_joints: u32,
-    pad1: u32,
+    // 1 when the layered frame's workgroups evaluate the due list (animation LOD) that group 1's
+    // binding 2 then holds, 0 when workgroup `w` evaluates chunk character `w`.
+    due_list: u32,
     // LAYOUT_MAT4 or LAYOUT_AFFINE3X4.
     output_layout: u32,
     // Where the chunk's first character starts in each bound window, in vec4 units. Windows

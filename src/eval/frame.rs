@@ -17,12 +17,12 @@ use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
-use super::root_motion::{blend_root_delta, remove_root_motion, RootDelta};
+use super::root_motion::{blend_root_delta, program_root_delta, remove_root_motion, RootDelta};
 use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
-use crate::program::{validate_clips, validate_dt, validate_layer_programs, ProgramError};
+use crate::program::{validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, ProgramError};
 
 /// How a layer combines with the layers below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,6 +93,9 @@ pub struct EvalContext {
     offsets: Vec<OffsetLanes>,
     inertia: Vec<Inertia>,
     frames_shown: Vec<u8>,
+    /// Per character, this frame's seconds since it was last shown, or NaN when it is not
+    /// evaluated (animation LOD): scratch reused from frame to frame.
+    row_dt_s: Vec<f32>,
 }
 
 impl EvalContext {
@@ -171,6 +174,8 @@ impl EvalContext {
 /// Counters from one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameStats {
+    /// Characters evaluated: all of them, or the due ones ([`FrameJob::run_due`]).
+    pub characters_evaluated: u64,
     /// Clips sampled over the whole crowd.
     pub clips_sampled: u64,
     /// The most clips any one character sampled.
@@ -252,7 +257,41 @@ impl FrameJob<'_> {
     /// Validates, then evaluates every character in parallel.
     pub fn run(self) -> Result<FrameStats, EvalError> {
         self.validate()?;
-        let Self { rig, clips, layers, samples, programs, dt_s, context, layout, output, clips_sampled, root_motion } = self;
+        let (dt_s, characters) = (self.dt_s, self.clips_sampled.len());
+        self.context.row_dt_s.clear();
+        self.context.row_dt_s.resize(characters, dt_s);
+        Ok(self.evaluate())
+    }
+
+    /// Validates, then evaluates only the characters `due` lists (animation LOD, as
+    /// `state::Crowd::due` gives them), in parallel, each with its own seconds since it was
+    /// last shown in place of `dt_s`. The others are not sampled at all: their output rows and
+    /// memory are left as they are (the pose they last showed), and they sample no clips. Root
+    /// motion, when asked for, is still every character's, from its programs alone, exactly as
+    /// [`FrameJob::run`] reports it. Programs of due characters carry
+    /// [`LayerProgram::SWITCHED`] for switches taken while they were skipped, so such a switch
+    /// starts from the pose held meanwhile. The output is the held poses: keep it from frame to
+    /// frame, and on a despawn move its last row into the freed one as
+    /// [`EvalContext::swap_remove`] moves the memory.
+    ///
+    /// # Errors
+    /// As [`FrameJob::validate`], then [`ProgramError::DueLength`] and
+    /// [`ProgramError::BadDueRow`] (see [`crate::program::validate_due`]).
+    pub fn run_due(self, due: DueRows<'_>) -> Result<FrameStats, EvalError> {
+        self.validate()?;
+        let characters = self.clips_sampled.len();
+        validate_due(due, characters)?;
+        self.context.row_dt_s.clear();
+        self.context.row_dt_s.resize(characters, f32::NAN);
+        for (&row, &dt_s) in due.rows.iter().zip(due.dt_s) {
+            self.context.row_dt_s[row as usize] = dt_s;
+        }
+        Ok(self.evaluate())
+    }
+
+    /// Evaluates the characters whose `context.row_dt_s` is a number (validated already).
+    fn evaluate(self) -> FrameStats {
+        let Self { rig, clips, layers, samples, programs, dt_s: _, context, layout, output, clips_sampled, root_motion } = self;
         // Root motion goes to the caller's slice, or nowhere: no per-frame buffer to throw away.
         let characters = clips_sampled.len();
         let root_motion = if root_motion.is_empty() {
@@ -263,7 +302,7 @@ impl FrameJob<'_> {
         let joints = rig.num_joints();
         let num_layers = layers.len();
         let per_layer = num_layers * joints;
-        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), samples, dt_s, layout };
+        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), samples, layout };
         output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
@@ -272,13 +311,21 @@ impl FrameJob<'_> {
             .zip(context.snapshot.par_chunks_mut(per_layer))
             .zip(context.offsets.par_chunks_mut(num_layers * OffsetLanes::groups_for(joints)))
             .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
-            .zip(clips_sampled.par_iter_mut().zip(root_motion))
+            .zip(clips_sampled.par_iter_mut().zip(root_motion).zip(context.row_dt_s.par_iter()))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), (sampled, root))| {
+                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), ((sampled, root), &row_dt_s))| {
+                    if row_dt_s.is_nan() {
+                        // Not due: the pose stays as last shown; root motion stays exact.
+                        *sampled = 0;
+                        if let Some(root) = root {
+                            *root = programs.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
+                        }
+                        return;
+                    }
                     let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown };
-                    let (clips, delta) = shared.character(programs, memory, scratch, out);
+                    let (clips, delta) = shared.character(programs, memory, scratch, row_dt_s, out);
                     *sampled = clips;
                     if let Some(root) = root {
                         *root = delta;
@@ -287,7 +334,8 @@ impl FrameJob<'_> {
             );
         let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
         let max = clips_sampled.iter().copied().max().unwrap_or(0);
-        Ok(FrameStats { clips_sampled: clips_sampled_total, max_clips_per_character: max })
+        let evaluated = context.row_dt_s.iter().filter(|dt| !dt.is_nan()).count() as u64;
+        FrameStats { characters_evaluated: evaluated, clips_sampled: clips_sampled_total, max_clips_per_character: max }
     }
 }
 
@@ -298,7 +346,6 @@ struct Shared<'a> {
     layers: &'a [LayerSetup],
     order: Vec<usize>,
     samples: &'a [ClipSample],
-    dt_s: f32,
     layout: OutputLayout,
 }
 
@@ -336,8 +383,9 @@ impl FrameScratch {
 }
 
 impl Shared<'_> {
-    /// Evaluates one character; returns the clips it sampled and its root motion.
-    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, out: &mut [f32]) -> (u32, RootDelta) {
+    /// Evaluates one character, `dt_s` seconds after it was last shown; returns the clips it
+    /// sampled and its root motion.
+    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, dt_s: f32, out: &mut [f32]) -> (u32, RootDelta) {
         let joints = self.rig.num_joints();
         let mut sampled = 0;
         let mut root = RootDelta::default();
@@ -396,7 +444,7 @@ impl Shared<'_> {
                 inertia: &mut memory.inertia[l],
                 frames_shown: &mut memory.shown[l],
             };
-            transition(program, second, self.dt_s, layer_memory, &mut scratch.layer);
+            transition(program, second, dt_s, layer_memory, &mut scratch.layer);
             let mask = setup.mask.as_ref().map(Mask::weights);
             match (l, setup.blend, setup.space) {
                 (0, ..) => std::mem::swap(&mut scratch.pose, &mut scratch.layer),

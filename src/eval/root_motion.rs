@@ -156,16 +156,21 @@ pub fn crowd_root_motion(
         return Err(EvalError::RootMotionCount { got: out.len(), characters });
     }
     out.par_iter_mut().zip(programs.par_chunks(num_layers)).with_min_len(ROOT_MOTION_CHUNK).for_each(|(delta, layers)| {
-        *delta = match layers.first() {
-            Some(base) if base.flags & LayerProgram::ROOT_MOTION != 0 => {
-                let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
-                let shown = if crossfade { base.sample_range() } else { base.target_range() };
-                samples.get(shown.start as usize..shown.end as usize).map_or_else(RootDelta::default, |s| blend_root_delta(clips, s))
-            }
-            _ => RootDelta::default(),
-        };
+        *delta = layers.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
     });
     Ok(())
+}
+
+/// One character's root motion from its base layer's program alone, as the frame evaluator
+/// reports it: the shown samples' travel (both sides of a crossfade), zero for a state that
+/// does not extract root motion. Animation LOD uses it for characters it does not evaluate.
+pub(crate) fn program_root_delta(clips: &[Clip], samples: &[ClipSample], base: &LayerProgram) -> RootDelta {
+    if base.flags & LayerProgram::ROOT_MOTION == 0 {
+        return RootDelta::default();
+    }
+    let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+    let shown = if crossfade { base.sample_range() } else { base.target_range() };
+    samples.get(shown.start as usize..shown.end as usize).map_or_else(RootDelta::default, |s| blend_root_delta(clips, s))
 }
 
 /// Characters per rayon task in [`crowd_root_motion`]: a character costs a few clip lookups,

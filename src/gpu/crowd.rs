@@ -16,7 +16,7 @@ use crate::eval::frame::{evaluation_order, validate_layer_setups, LayerBlend, La
 use crate::eval::layers::Mask;
 use crate::eval::OutputLayout;
 use crate::profile::Plot;
-use crate::program::{validate_clips, validate_dt, validate_layer_programs, validate_samples, ClipSample, LayerProgram};
+use crate::program::{validate_clips, validate_due, validate_dt, validate_layer_programs, validate_samples, ClipSample, DueRows, LayerProgram};
 use crate::rig::{Rig, Transform, MAX_JOINTS};
 
 /// Bytes of a `vec4<f32>`, the unit every window index counts in.
@@ -99,6 +99,31 @@ struct FrameResources {
     params_stride: u64,
     chunk_params: Vec<GpuChunkParams>,
     chunks: Vec<Chunk>,
+    /// Workgroups per chunk under animation LOD (the chunk's due characters,
+    /// [`GpuCrowd::set_frame_due`]); empty when every character is evaluated.
+    due_counts: Vec<u32>,
+}
+
+impl FrameResources {
+    /// Workgroups chunk `k` dispatches: its due characters, or all of them.
+    fn dispatch_count(&self, k: usize, chunk: &Chunk) -> u32 {
+        self.due_counts.get(k).copied().unwrap_or(chunk.num_characters)
+    }
+
+    /// Writes every chunk's parameters again if the frame's `dt_s` or its due-list mode changed;
+    /// returns the bytes written.
+    fn write_params(&mut self, queue: &wgpu::Queue, dt_s: f32, due_list: bool) -> u64 {
+        let due_list = u32::from(due_list);
+        if !self.chunk_params.first().is_some_and(|p| p.dt_s.to_bits() != dt_s.to_bits() || p.due_list != due_list) {
+            return 0;
+        }
+        for (k, p) in self.chunk_params.iter_mut().enumerate() {
+            p.dt_s = dt_s;
+            p.due_list = due_list;
+            queue.write_buffer(&self.params, k as u64 * self.params_stride, bytemuck::bytes_of(p));
+        }
+        self.chunk_params.len() as u64 * PARAMS_BYTES
+    }
 }
 
 /// One dispatch's worth of characters.
@@ -420,6 +445,13 @@ impl GpuCrowd {
         self.frame.as_ref().map_or(0, |f| f.chunks.len())
     }
 
+    /// Characters (workgroups) the next [`encode`](Self::encode) dispatches: the due ones after
+    /// [`set_frame_due`](Self::set_frame_due), every one otherwise; 0 before the first frame.
+    #[must_use]
+    pub fn characters_dispatched(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.chunks.iter().enumerate().map(|(k, chunk)| f.dispatch_count(k, chunk) as usize).sum())
+    }
+
     /// Buffers holding the characters' memory: 1 unless a layered crowd's memory outgrows one
     /// buffer ([`GpuCrowdOptions::max_memory_buffer_bytes`]); 0 before the first frame and
     /// without layers.
@@ -488,11 +520,13 @@ impl GpuCrowd {
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
         self.ensure_frame(num_characters, samples.len())?;
-        let Some(frame) = &self.frame else {
+        let Some(frame) = &mut self.frame else {
             return Ok(());
         };
         self.layered_frame = false;
         self.live_characters = num_characters;
+        let params_bytes = frame.write_params(&self.queue, frame.chunk_params.first().map_or(0.0, |p| p.dt_s), false);
+        frame.due_counts.clear();
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
@@ -502,7 +536,7 @@ impl GpuCrowd {
             self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
-        let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64;
+        let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         Ok(())
@@ -517,9 +551,31 @@ impl GpuCrowd {
     ///
     /// The character count is `programs.len() / num_layers`. When it changes, the crowd's
     /// buffers are rebuilt (after checking each fits the device) and the characters that remain
-    /// keep their memory; new characters start with none, as after
+    /// keep their memory and their output matrices (which a character skipped by
+    /// [`set_frame_due`](Self::set_frame_due) keeps showing); new characters start with none, as after
     /// [`reset_character`](Self::reset_character). On error nothing is written.
     pub fn set_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Result<(), GpuError> {
+        self.upload_frame(samples, programs, dt_s, None)
+    }
+
+    /// [`set_frame`](Self::set_frame) for the characters `due` lists only (animation LOD, as
+    /// `state::Crowd::due` gives them), as [`crate::eval::frame::FrameJob::run_due`]: each due
+    /// character is evaluated with its own seconds since it was last shown in place of `dt_s`
+    /// (which still applies to a later [`set_frame`](Self::set_frame)); the others are not
+    /// dispatched at all, and their output and memory keep the pose they last showed. Each
+    /// chunk dispatches one workgroup per due character, reading the compact list of them
+    /// (8 bytes each, uploaded with the frame) where the unlayered frame keeps its sample
+    /// ranges, so the frame's cost follows the due count. [`encode`](Self::encode) and the
+    /// layered stages ([`Stage::LAYERED`]) both honour the list until the next upload.
+    ///
+    /// # Errors
+    /// As [`set_frame`](Self::set_frame), then [`crate::program::validate_due`]'s (a due list
+    /// whose lengths differ, or with a row past the crowd, out of order, or with bad seconds).
+    pub fn set_frame_due(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, due: DueRows<'_>) -> Result<(), GpuError> {
+        self.upload_frame(samples, programs, dt_s, Some(due))
+    }
+
+    fn upload_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, due: Option<DueRows<'_>>) -> Result<(), GpuError> {
         let zone = crate::zone!("throng.gpu.upload");
         let num_layers = self.num_layers();
         if num_layers == 0 {
@@ -528,6 +584,9 @@ impl GpuCrowd {
         validate_dt(dt_s)?;
         validate_layer_programs(programs, num_layers, samples, self.num_clips)?;
         let num_characters = programs.len() / num_layers;
+        if let Some(due) = due {
+            validate_due(due, num_characters)?;
+        }
         self.ensure_frame(num_characters, samples.len())?;
         let Some(frame) = &mut self.frame else {
             return Ok(());
@@ -541,11 +600,23 @@ impl GpuCrowd {
             self.queue.write_buffer(program_buffer, 0, bytemuck::cast_slice(programs));
         }
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
-        if frame.chunk_params.first().is_some_and(|p| p.dt_s.to_bits() != dt_s.to_bits()) {
-            for (k, p) in frame.chunk_params.iter_mut().enumerate() {
-                p.dt_s = dt_s;
-                self.queue.write_buffer(&frame.params, k as u64 * frame.params_stride, bytemuck::bytes_of(p));
-                bytes += PARAMS_BYTES;
+        bytes += frame.write_params(&self.queue, dt_s, due.is_some());
+        frame.due_counts.clear();
+        if let Some(due) = due {
+            // Each chunk's due characters, from its first character's index in `ranges`.
+            let mut from = 0;
+            for p in &frame.chunk_params {
+                let end = p.first_character + p.num_characters;
+                let count = due.rows[from..].partition_point(|&row| row < end);
+                let rows = from..from + count;
+                self.ranges_scratch.clear();
+                self.ranges_scratch.extend(due.rows[rows.clone()].iter().zip(&due.dt_s[rows]).map(|(&row, dt_s)| GpuSampleRange { start: row, count: dt_s.to_bits() }));
+                if count > 0 {
+                    self.queue.write_buffer(&frame.ranges, u64::from(p.first_character) * size_of::<GpuSampleRange>() as u64, bytemuck::cast_slice(&self.ranges_scratch));
+                }
+                frame.due_counts.push(count as u32);
+                bytes += size_of_val(self.ranges_scratch.as_slice()) as u64;
+                from += count;
             }
         }
         zone.value(bytes);
@@ -567,7 +638,8 @@ impl GpuCrowd {
         }
     }
 
-    /// Removes `character`, moving the last character's memory into its place on the device, as
+    /// Removes `character`, moving the last character's memory and output matrices into its
+    /// place on the device, as
     /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed one
     /// and [`crate::eval::frame::EvalContext::swap_remove`] does on the CPU: every other
     /// character keeps what it displayed, so its transitions in flight carry on, and the next
@@ -576,8 +648,8 @@ impl GpuCrowd {
     /// frames apply in order, each to the crowd the one before left. Out-of-range characters
     /// are ignored; a crowd without layers only counts the removal.
     ///
-    /// The copy is submitted at once (`memory_bytes_per_character` bytes, twice, through a
-    /// scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
+    /// The copy is submitted at once (`memory_bytes_per_character` bytes and
+    /// `output_bytes_per_character` bytes, each twice, through a scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
     /// after the previous frame's commands were submitted.
     pub fn swap_remove(&mut self, character: usize) {
         if character >= self.live_characters {
@@ -597,14 +669,21 @@ impl GpuCrowd {
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
         if character != last {
+            // The output row moves too: a character that animation LOD skips next frame keeps
+            // showing the matrices it had (`set_frame_due`).
+            let output_bytes = self.output_bytes_per_character();
             let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("throng.swap_remove"),
-                size: bytes,
+                size: bytes.max(output_bytes),
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             encoder.copy_buffer_to_buffer(last_buffer, last_at, &scratch, 0, bytes);
             encoder.copy_buffer_to_buffer(&scratch, 0, buffer, at, bytes);
+            if let Some(output) = self.frame.as_ref().map(|f| &f.output) {
+                encoder.copy_buffer_to_buffer(output, last as u64 * output_bytes, &scratch, 0, output_bytes);
+                encoder.copy_buffer_to_buffer(&scratch, 0, output, character as u64 * output_bytes, output_bytes);
+            }
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
@@ -684,7 +763,20 @@ impl GpuCrowd {
         // caller's bind groups may hold, and the intermediates.
         let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
         let output = kept.map_or_else(
-            || buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC),
+            || {
+                let output = buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST);
+                // The characters that remain keep their matrices: one that animation LOD skips
+                // next frame shows them still (`set_frame_due`).
+                if let Some(old) = self.frame.as_ref().map(|f| &f.output) {
+                    let keep = old.size().min(output.size()).min(output_bytes) / 4 * 4;
+                    if keep > 0 {
+                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_output") });
+                        encoder.copy_buffer_to_buffer(old, 0, &output, 0, keep);
+                        self.queue.submit([encoder.finish()]);
+                    }
+                }
+                output
+            },
             |f| f.output.clone(),
         );
         let stage_buffers = match kept {
@@ -751,7 +843,7 @@ impl GpuCrowd {
                 first_character: first as u32,
                 num_characters: count as u32,
                 num_joints: self.num_joints as u32,
-                pad1: 0,
+                due_list: 0,
                 output_layout,
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
@@ -820,6 +912,7 @@ impl GpuCrowd {
             params_stride,
             chunk_params,
             chunks,
+            due_counts: Vec::new(),
         })
     }
 
@@ -853,12 +946,16 @@ impl GpuCrowd {
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
         pass.set_pipeline(layered.map_or(&self.pipelines.frame, |p| &p.frame));
         pass.set_bind_group(0, &self.archetype, &[]);
-        for chunk in &frame.chunks {
+        for (k, chunk) in frame.chunks.iter().enumerate() {
+            let workgroups = frame.dispatch_count(k, chunk);
+            if workgroups == 0 {
+                continue;
+            }
             pass.set_bind_group(1, &chunk.frame, &[]);
             if layered.is_some() {
                 pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
             }
-            pass.dispatch_workgroups(chunk.num_characters, 1, 1);
+            pass.dispatch_workgroups(workgroups, 1, 1);
         }
     }
 
@@ -921,7 +1018,11 @@ impl GpuCrowd {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.archetype, &[]);
-        for chunk in &frame.chunks {
+        for (k, chunk) in frame.chunks.iter().enumerate() {
+            let workgroups = frame.dispatch_count(k, chunk);
+            if workgroups == 0 {
+                continue;
+            }
             pass.set_bind_group(1, &chunk.frame, &[]);
             if stage != Stage::Transition {
                 pass.set_bind_group(2, chunk.stages.as_ref(), &[]);
@@ -929,7 +1030,7 @@ impl GpuCrowd {
             if matches!(stage, Stage::Transition | Stage::Layers) {
                 pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
             }
-            pass.dispatch_workgroups(chunk.num_characters, 1, 1);
+            pass.dispatch_workgroups(workgroups, 1, 1);
         }
         Ok(())
     }

@@ -253,8 +253,10 @@ pub struct GpuChunkParams {
     pub num_characters: u32,
     /// Joints of the rig.
     pub num_joints: u32,
-    /// Padding (keeps the later fields' offsets).
-    pub pad1: u32,
+    /// 1 when the layered frame's workgroups evaluate the due list that the `ranges` binding
+    /// then holds (animation LOD, `GpuCrowd::set_frame_due`), 0 when workgroup `w` evaluates
+    /// the chunk's character `w`.
+    pub due_list: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
     pub output_layout: u32,
     /// The chunk's first matrix in the bound output window, in `vec4` units.

@@ -5,6 +5,7 @@
 //!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
 //!                                          of characters           program::ClipSample)
 //!                                                              + events() (AnimationEvent)
+//!                                                              + due() (animation LOD)
 //! ```
 //!
 //! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each
@@ -55,10 +56,18 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
-use crate::program::{ClipSample, LayerProgram};
+use crate::program::{ClipSample, DueRows, LayerProgram};
 
 pub use step::MAX_EVENT_LOOPS_PER_UPDATE;
-use step::{EventSink, LayerSlot, ParamView, Scratch, StepContext};
+use step::{EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
+
+/// The evaluation rates [`Crowd::set_update_rate`] accepts: a character at rate `r` is
+/// evaluated every `r`-th update (its state machine still steps every update).
+pub const UPDATE_RATES: [u8; 5] = [1, 2, 4, 8, 16];
+
+/// Stagger phases: a character's phase is its handle index modulo this (a multiple of every
+/// rate), so characters spawned together spread over the frames of any rate.
+const LOD_PHASES: u32 = 16;
 
 /// Characters per rayon task: enough to amortise task overhead (the step costs tens of
 /// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
@@ -171,6 +180,14 @@ pub enum StateError {
     /// An event weight threshold outside `[0, 1]`, or NaN.
     #[error("event weight threshold {0} must lie in [0, 1]")]
     BadEventThreshold(f32),
+    /// An update rate other than those of [`UPDATE_RATES`].
+    #[error("character {index}: update rate {rate} is not one of 1, 2, 4, 8, 16")]
+    BadUpdateRate {
+        /// The character's slot index.
+        index: u32,
+        /// The rate given.
+        rate: u8,
+    },
 }
 
 /// The clip an archetype plays for one graph leaf (PlayCanvas's `assignAnimation`).
@@ -516,6 +533,15 @@ struct Group {
     // Per character.
     triggers: Vec<u64>,
     single_frame: Vec<u64>,
+    // Animation LOD, per character: evaluation rate, stagger phase, updates skipped since the
+    // last evaluation (`u8::MAX` before the first), seconds since then, due this update.
+    lod_rate: Vec<u8>,
+    lod_phase: Vec<u8>,
+    lod_skipped: Vec<u8>,
+    lod_elapsed_s: Vec<f32>,
+    lod_due: Vec<bool>,
+    /// Updates so far; with a character's phase, picks its due updates.
+    lod_frame: u32,
     // Output.
     programs: Vec<LayerProgram>,
     samples: Vec<ClipSample>,
@@ -524,6 +550,9 @@ struct Group {
     /// One list per chunk of the parallel step, concatenated into `events` after it; kept so
     /// that their capacity is reused from update to update.
     chunk_events: Vec<Vec<AnimationEvent>>,
+    /// The last update's due rows, ascending, and each one's seconds since its last evaluation.
+    due_rows: Vec<u32>,
+    due_dt_s: Vec<f32>,
 }
 
 impl Group {
@@ -561,10 +590,18 @@ impl Group {
             bools: vec![Vec::new(); g.num_columns(ParamKind::Bool)],
             triggers: Vec::new(),
             single_frame: Vec::new(),
+            lod_rate: Vec::new(),
+            lod_phase: Vec::new(),
+            lod_skipped: Vec::new(),
+            lod_elapsed_s: Vec::new(),
+            lod_due: Vec::new(),
+            lod_frame: 0,
             programs: Vec::new(),
             samples: Vec::new(),
             events: Vec::new(),
             chunk_events: Vec::new(),
+            due_rows: Vec::new(),
+            due_dt_s: Vec::new(),
             arch,
         }
     }
@@ -589,6 +626,11 @@ impl Group {
         }
         self.triggers.push(trig);
         self.single_frame.push(0);
+        self.lod_rate.push(1);
+        self.lod_phase.push((slot % LOD_PHASES) as u8);
+        self.lod_skipped.push(u8::MAX);
+        self.lod_elapsed_s.push(0.0);
+        self.lod_due.push(false);
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
@@ -623,6 +665,12 @@ impl Group {
         }
         self.triggers.swap_remove(row);
         self.single_frame.swap_remove(row);
+        self.lod_rate.swap_remove(row);
+        self.lod_phase.swap_remove(row);
+        self.lod_skipped.swap_remove(row);
+        self.lod_elapsed_s.swap_remove(row);
+        self.lod_due.swap_remove(row);
+        self.swap_remove_due(row, last);
         fn move_block<T: Copy>(v: &mut Vec<T>, row: usize, last: usize, n: usize) {
             if row != last {
                 v.copy_within(last * n..(last + 1) * n, row * n);
@@ -649,8 +697,51 @@ impl Group {
         (row != last).then(|| self.slots[row])
     }
 
+    /// Keeps the due list true for the rows after a swap-remove of `row` (`last` moving into
+    /// it), so that evaluating between a despawn and the next update reads the right rows.
+    fn swap_remove_due(&mut self, row: usize, last: usize) {
+        let find = |rows: &[u32], r: usize| rows.binary_search(&(r as u32)).ok();
+        if let Some(at) = find(&self.due_rows, row) {
+            self.due_rows.remove(at);
+            self.due_dt_s.remove(at);
+        }
+        if row != last
+            && let Some(at) = find(&self.due_rows, last)
+        {
+            self.due_rows.remove(at);
+            let dt_s = self.due_dt_s.remove(at);
+            let to = self.due_rows.partition_point(|&r| (r as usize) < row);
+            self.due_rows.insert(to, row as u32);
+            self.due_dt_s.insert(to, dt_s);
+        }
+    }
+
+    /// Picks this update's due characters (animation LOD): a rate-`r` character is due when
+    /// `(update + phase) % r == 0`, or when skipping once more would leave it unevaluated for
+    /// longer than `r` updates (after a rate change, or before its first evaluation).
+    fn schedule(&mut self, dt_s: f32) {
+        let frame = self.lod_frame;
+        self.lod_frame = frame.wrapping_add(1);
+        self.due_rows.clear();
+        self.due_dt_s.clear();
+        let columns = self.lod_rate.iter().zip(&self.lod_phase).zip(&mut self.lod_skipped).zip(&mut self.lod_elapsed_s).zip(&mut self.lod_due);
+        for (row, ((((&rate, &phase), skipped), elapsed_s), due)) in columns.enumerate() {
+            let rate = u32::from(rate);
+            *elapsed_s = if *due { dt_s } else { *elapsed_s + dt_s };
+            *due = frame.wrapping_add(u32::from(phase)) % rate == 0 || u32::from(*skipped) + 1 >= rate;
+            if *due {
+                *skipped = 0;
+                self.due_rows.push(row as u32);
+                self.due_dt_s.push(*elapsed_s);
+            } else {
+                *skipped += 1;
+            }
+        }
+    }
+
     /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
     fn update(&mut self, dt_s: f32, slots: &[Slot]) {
+        self.schedule(dt_s);
         let layers = self.num_layers();
         let per = self.arch.samples_per_character();
         let chunk = CHARACTERS_PER_CHUNK;
@@ -661,6 +752,7 @@ impl Group {
         let ctx = StepContext { arch: &self.arch, dt_s };
         let with_events = self.arch.has_events();
         let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
+        let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
             .zip(self.previous.par_chunks_mut(chunk * layers))
@@ -696,6 +788,7 @@ impl Group {
                             CharacterHandle { index: u32::MAX, generation: 0 }
                         };
                         let mut sink = EventSink { out: &mut *fired, character, row: row as u32 };
+                        let lod = Lod { due: lod_due[row], elapsed_s: lod_elapsed_s[row] };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -726,6 +819,7 @@ impl Group {
                                 &mut programs[i],
                                 &mut samples[base..base + layer_len],
                                 &mut sink,
+                                lod,
                             );
                         }
                         triggers[k] = trig & !consumed & !single[k];
@@ -846,7 +940,8 @@ impl Crowd {
     /// Steps only the characters of archetype `id` by `dt_s` seconds: [`Crowd::update`] for one
     /// archetype, for engines that step some crowds less often than others (distant ones every
     /// other frame, with twice the `dt_s`). Other archetypes' programs stay as their last update
-    /// left them.
+    /// left them. Per-character evaluation rates ([`Crowd::set_update_rate`]) are the finer
+    /// form of that, and keep states and events exact.
     ///
     /// # Errors
     /// [`StateError::BadDt`], [`StateError::UnknownArchetype`]; nothing is stepped.
@@ -857,6 +952,61 @@ impl Crowd {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
         group.update(dt_s, &self.slots);
         Ok(())
+    }
+
+    /// Sets how often characters are evaluated (animation LOD, as Unreal's update-rate
+    /// optimisation): a character at rate `r` (1, 2, 4, 8 or 16, [`UPDATE_RATES`]) is due for
+    /// evaluation every `r`-th update, staggered by a phase taken from its handle so that an
+    /// archetype's evaluation work per update is about `Σ 1/r` characters. Its state machine
+    /// still steps every update: states, transitions, events and root motion stay exact. New
+    /// characters are rate 1. A change takes effect at the next update, and never leaves a
+    /// character unevaluated for longer than its new rate: after 4 → 1 it is due at once.
+    /// All-or-nothing. See [`Crowd::due`] and `docs/lod.md`.
+    ///
+    /// # Errors
+    /// [`StateError::LengthMismatch`], [`StateError::StaleHandle`],
+    /// [`StateError::BadUpdateRate`] naming the first character given a rate outside
+    /// [`UPDATE_RATES`].
+    pub fn set_update_rate(&mut self, handles: &[CharacterHandle], rates: &[u8]) -> Result<(), StateError> {
+        if handles.len() != rates.len() {
+            return Err(StateError::LengthMismatch { handles: handles.len(), values: rates.len() });
+        }
+        for (&h, &rate) in handles.iter().zip(rates) {
+            self.locate(h)?;
+            if !UPDATE_RATES.contains(&rate) {
+                return Err(StateError::BadUpdateRate { index: h.index, rate });
+            }
+        }
+        for (&h, &rate) in handles.iter().zip(rates) {
+            let (g, row) = self.locate(h)?;
+            self.groups[g].lod_rate[row] = rate;
+        }
+        Ok(())
+    }
+
+    /// A character's evaluation rate ([`Crowd::set_update_rate`]).
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`].
+    pub fn update_rate(&self, handle: CharacterHandle) -> Result<u8, StateError> {
+        let (g, row) = self.locate(handle)?;
+        Ok(self.groups[g].lod_rate[row])
+    }
+
+    /// The characters of an archetype due for evaluation after the last update (animation
+    /// LOD): their rows ascending, and per row the seconds since it was last evaluated (the
+    /// updates it skipped plus the last one). Pass it to `eval::frame::FrameJob::due` or
+    /// `gpu::GpuCrowd::set_frame_due`: rows not listed are not evaluated and keep showing their
+    /// last pose. A freshly spawned character is due at its first update; with every rate 1,
+    /// every row is due with the update's `dt`. A despawn after the update keeps the list true
+    /// for the rows as they are now. Their programs carry [`LayerProgram::SWITCHED`] for any
+    /// switch taken on an update they skipped.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn due(&self, id: ArchetypeId) -> Result<DueRows<'_>, StateError> {
+        let group = self.group(id)?;
+        Ok(DueRows { rows: &group.due_rows, dt_s: &group.due_dt_s })
     }
 
     /// Number of live characters of an archetype.
@@ -1149,6 +1299,7 @@ impl Crowd {
         Ok(g.layers().len() * per_layer
             + params
             + 2 * size_of::<u64>()
+            + 3 * size_of::<u8>() + size_of::<bool>() + size_of::<f32>()
             + size_of::<u32>()
             + size_of::<Slot>()
             + group.arch.samples_per_character() * size_of::<ClipSample>())

@@ -29,6 +29,18 @@ pub(crate) const FLAG_SNAPSHOT: u8 = 1;
 /// Layer flag: the active state was entered on the last update (or the character spawned), so
 /// its next advance fires events at its starting point too.
 pub(crate) const FLAG_ENTERED: u8 = 2;
+/// A transition was taken on an update whose pose nobody evaluated (animation LOD skipped the
+/// character): the next evaluated program carries [`LayerProgram::SWITCHED`] for it.
+pub(crate) const FLAG_SWITCH_PENDING: u8 = 4;
+
+/// Whether the evaluators see a character this update (animation LOD, `Crowd::set_update_rate`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lod {
+    /// The character is evaluated this update.
+    pub due: bool,
+    /// Seconds since it was last evaluated, this update's included.
+    pub elapsed_s: f32,
+}
 
 /// Most loops of one clip whose events one update reports: a step that spans more loops
 /// (a huge `dt`, a tiny clip) reports the first this many, so that no `dt` can ask for
@@ -290,6 +302,7 @@ pub(crate) fn step_layer(
     program: &mut LayerProgram,
     samples: &mut [ClipSample],
     events: &mut EventSink<'_>,
+    lod: Lod,
 ) {
     let arch = ctx.arch;
     let g = &*arch.graph;
@@ -447,13 +460,28 @@ pub(crate) fn step_layer(
         }
         program.transition = t as u32;
         (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
-        if !cut && matches!(tr.switch, SwitchMode::Inertialize(_)) {
-            step_back = Some((dt * dest.speed * rate(arch, to as usize, active_w)).min(f32::MAX));
+    }
+    // Animation LOD: a switch on an update nobody evaluates is handed to the next evaluated
+    // one, which then behaves as if the switch happened there, from the pose held meanwhile.
+    // Only the program's flag and step-back change: clocks and root motion stay the step's.
+    let mut switch_shown = switched;
+    if !lod.due {
+        if switched {
+            *slot.flags |= FLAG_SWITCH_PENDING;
         }
+    } else if *slot.flags & FLAG_SWITCH_PENDING != 0 {
+        *slot.flags &= !FLAG_SWITCH_PENDING;
+        switch_shown = true;
+    }
+    let in_flight = *slot.transition != NO_INDEX;
+    if lod.due && switch_shown && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
+        // The evaluator measures the destination's velocity over the time since it last
+        // evaluated the character: one update at full rate, several when LOD skipped some.
+        let dest = &g.states[*slot.active as usize];
+        step_back = Some((lod.elapsed_s * dest.speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
     }
 
     // 5. The program.
-    let in_flight = *slot.transition != NO_INDEX;
     let progress = if in_flight { (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0) } else { 1.0 };
     let mut flags = 0;
     let mut target_weight = 1.0;
@@ -476,7 +504,7 @@ pub(crate) fn step_layer(
         program.mode = program::SwitchMode::Cut as u32;
         program.param_s = 0.0;
     }
-    if switched {
+    if switch_shown {
         flags |= LayerProgram::SWITCHED;
     }
     if g.states[*slot.active as usize].root_motion && layer == 0 {

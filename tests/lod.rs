@@ -1,0 +1,592 @@
+//! Animation LOD (`Crowd::set_update_rate`, `Crowd::due`, `FrameJob::run_due`,
+//! `GpuCrowd::set_frame_due`) on the built-in humanoid and the demo graph, driven by a script
+//! that walks, runs, stops and jumps so that transitions keep happening: the state machine at
+//! rate 4 is exactly the one at rate 1; the pose lags rate 1 by no more than the skipped time
+//! allows; changing a character's rate makes no jump larger than the coarser rate makes
+//! anyway; skipped characters' output is left alone and costs nothing; churn with mixed rates
+//! leaves everyone else bit for bit; and the GPU matches the CPU under LOD.
+
+use std::sync::Arc;
+
+use glam::{Mat4, Vec3};
+use throng::clip::ClipEvent;
+use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
+use throng::eval::root_motion::RootDelta;
+use throng::eval::{EvalError, OutputLayout};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
+use throng::graph::CompiledGraph;
+use throng::program::{DueRows, LayerProgram, ProgramError};
+use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+
+const FPS: f32 = 60.0;
+const DT: f32 = 1.0 / FPS;
+/// How fast gameplay changes a character's speed, m/s².
+const ACCELERATION_MPS2: f32 = 8.0;
+/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
+const GPU_TOLERANCE: f32 = 1e-4;
+
+/// What gameplay asks of script `id` at `frame`: target speed (m/s), a jump trigger, and the
+/// lean and wave layers' weights. Every character runs the same story shifted by `id`: walk,
+/// run, stop, jump, walk and jump again, stop, walk.
+fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
+    let f = frame as i64 - (id % 29) as i64 * 4;
+    let at = |t: f32| (t * FPS).round() as i64;
+    let target = match f {
+        f if f < at(0.2) => 0.0,
+        f if f < at(1.2) => 1.5,
+        f if f < at(2.0) => 4.0,
+        f if f < at(3.5) => 0.0,
+        f if f < at(4.6) => 1.5,
+        f if f < at(5.4) => 0.0,
+        _ => 1.5,
+    };
+    let jump = f == at(2.6) || f == at(4.2);
+    let t = frame as f32 * DT;
+    let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
+    (target, jump, swell(2.7, id as f32 / 7.0), swell(3.3, id as f32 / 11.0))
+}
+
+/// The demo graph with `default_switch` in place of its own (inertialization), bound to the demo.
+fn demo_graph(demo: &DemoCharacter, default_switch: Option<&str>) -> DemoArchetype {
+    let own = r#""defaultSwitch": { "mode": "inertialize", "quintic": { "overshootControl": true } }"#;
+    assert!(LOCOMOTION_GRAPH.contains(own), "the demo graph's default switch is where this test edits it");
+    let json = match default_switch {
+        Some(switch) => LOCOMOTION_GRAPH.replacen(own, &format!(r#""defaultSwitch": {switch}"#), 1),
+        None => LOCOMOTION_GRAPH.to_owned(),
+    };
+    let graph = Arc::new(CompiledGraph::from_json(&json).expect("the demo graph variant loads"));
+    let mut bound = demo.bind(graph).expect("the demo graph binds to the demo");
+    // Footsteps, so that the events rate 1 and rate 4 fire can be compared.
+    for name in ["walk", "run"] {
+        let clip = bound.clips.iter().position(|c| c.name() == name).expect("the demo has walk and run clips");
+        let d = bound.clips[clip].duration_s();
+        let steps = [ClipEvent::new("footstep", 0.25 * d), ClipEvent::new("footstep", 0.75 * d)];
+        bound.archetype = bound.archetype.with_clip_events(clip as u32, &steps).expect("events inside the clip");
+    }
+    bound
+}
+
+/// One crowd of one archetype, its CPU evaluator memory and its last output.
+struct World {
+    bound: DemoArchetype,
+    crowd: Crowd,
+    kind: ArchetypeId,
+    handles: Vec<CharacterHandle>,
+    /// Script id per handle (same order as `handles`).
+    ids: Vec<usize>,
+    speeds: Vec<f32>,
+    context: EvalContext,
+    output: Vec<f32>,
+    root_motion: Vec<RootDelta>,
+    clips_sampled: Vec<u32>,
+    frame: usize,
+}
+
+impl World {
+    fn new(demo: &DemoCharacter, bound: DemoArchetype, num_characters: usize) -> Self {
+        let mut crowd = Crowd::new();
+        let kind = crowd.add_archetype(bound.archetype.clone());
+        let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).expect("archetype")).collect();
+        let joints = demo.rig.num_joints();
+        Self {
+            context: EvalContext::new(num_characters, bound.layers.len(), joints),
+            output: vec![0.0; num_characters * joints * 16],
+            root_motion: vec![RootDelta::default(); num_characters],
+            clips_sampled: vec![0; num_characters],
+            bound,
+            crowd,
+            kind,
+            ids: (0..num_characters).collect(),
+            speeds: vec![0.0; num_characters],
+            handles,
+            frame: 0,
+        }
+    }
+
+    fn set_rates(&mut self, rate: impl Fn(usize) -> u8) {
+        let rates: Vec<u8> = self.ids.iter().map(|&id| rate(id)).collect();
+        self.crowd.set_update_rate(&self.handles, &rates).expect("valid rates");
+    }
+
+    /// Applies the script and steps the state machine.
+    fn update(&mut self) {
+        let kind = self.kind;
+        let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| self.crowd.param(kind, name).expect("demo parameter"));
+        let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, &id) in self.ids.iter().enumerate() {
+            let (target, jumps, l, w) = script(id, self.frame);
+            let step = ACCELERATION_MPS2 * DT;
+            self.speeds[k] += (target - self.speeds[k]).clamp(-step, step);
+            leans.push(l);
+            waves.push(w);
+            if jumps {
+                jumpers.push(self.handles[k]);
+            }
+        }
+        self.crowd.set_float(speed, &self.handles, &self.speeds).expect("finite speeds");
+        self.crowd.set_float(lean, &self.handles, &leans).expect("finite weights");
+        self.crowd.set_float(wave, &self.handles, &waves).expect("finite weights");
+        self.crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+        self.crowd.update(DT).expect("finite dt");
+        self.frame += 1;
+    }
+
+    /// Evaluates the frame on the CPU: every row (`lod` false) or the due rows only.
+    fn evaluate(&mut self, demo: &DemoCharacter, lod: bool) -> FrameStats {
+        let job = FrameJob {
+            rig: &demo.rig,
+            clips: &self.bound.clips,
+            layers: &self.bound.layers,
+            samples: self.crowd.samples(self.kind).expect("archetype"),
+            programs: self.crowd.programs(self.kind).expect("archetype"),
+            dt_s: DT,
+            context: &mut self.context,
+            layout: OutputLayout::Mat4,
+            output: &mut self.output,
+            clips_sampled: &mut self.clips_sampled,
+            root_motion: &mut self.root_motion,
+        };
+        let stats = if lod { job.run_due(self.crowd.due(self.kind).expect("archetype")) } else { job.run() };
+        stats.expect("the state step writes valid programs")
+    }
+
+    /// The output of the character with handle `h`.
+    fn matrices(&self, h: CharacterHandle, joints: usize) -> &[f32] {
+        let (_, row) = self.crowd.row_of(h).expect("live");
+        &self.output[row * joints * 16..(row + 1) * joints * 16]
+    }
+
+    fn readbacks(&self) -> Vec<LayerReadback> {
+        let mut all = Vec::new();
+        let mut layer = Vec::new();
+        for l in 0..self.bound.layers.len() {
+            self.crowd.readback_rows(self.kind, l, &mut layer).expect("layer");
+            all.extend_from_slice(&layer);
+        }
+        all
+    }
+
+    fn events(&self) -> Vec<AnimationEvent> {
+        self.crowd.events(self.kind).expect("archetype").to_vec()
+    }
+}
+
+/// Model-space joint positions from skinning matrices (`model × inverse_bind`).
+fn joint_positions(matrices: &[f32], demo: &DemoCharacter) -> Vec<Vec3> {
+    matrices
+        .chunks_exact(16)
+        .zip(demo.rig.inverse_bind())
+        .map(|(m, ib)| (Mat4::from_cols_slice(m) * ib.inverse()).w_axis.truncate())
+        .collect()
+}
+
+/// Largest distance between corresponding joints, metres.
+fn largest_gap(a: &[Vec3], b: &[Vec3]) -> f32 {
+    a.iter().zip(b).map(|(p, q)| p.distance(*q)).fold(0.0, f32::max)
+}
+
+/// Base-layer switches in the programs.
+fn switches(world: &World) -> usize {
+    let layers = world.bound.layers.len();
+    world.crowd.programs(world.kind).expect("archetype").chunks_exact(layers).filter(|p| p[0].flags & LayerProgram::SWITCHED != 0).count()
+}
+
+#[test]
+fn at_rate_4_states_transitions_events_and_root_motion_match_rate_1_every_frame() {
+    let demo = DemoCharacter::humanoid();
+    let n = 48;
+    let mut full = World::new(&demo, demo_graph(&demo, None), n);
+    let mut lod = World::new(&demo, demo_graph(&demo, None), n);
+    lod.set_rates(|_| 4);
+    let (mut transitions, mut events) = (0, 0);
+    for frame in 0..480 {
+        full.update();
+        lod.update();
+        full.evaluate(&demo, false);
+        lod.evaluate(&demo, true);
+        assert_eq!(full.readbacks(), lod.readbacks(), "frame {frame}: states and transitions differ");
+        assert_eq!(full.events(), lod.events(), "frame {frame}: events differ");
+        for (row, (a, b)) in full.root_motion.iter().zip(&lod.root_motion).enumerate() {
+            assert!(a.translation.to_array() == b.translation.to_array() && a.yaw.to_bits() == b.yaw.to_bits(), "frame {frame} row {row}: root motion {a:?} at rate 1, {b:?} at rate 4");
+        }
+        transitions += switches(&full);
+        events += full.events().len();
+    }
+    println!("{transitions} transitions, {events} events");
+    assert!(transitions >= 4 * n, "the script should make transitions happen: {transitions}");
+    assert!(events > 0, "the demo's clips fire events");
+}
+
+/// With crossfades (which read nothing from past frames), a rate-4 character shows bit for bit
+/// what rate 1 showed at its last evaluated frame: the pose it holds is one rate 1 displayed.
+#[test]
+fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() {
+    let demo = DemoCharacter::humanoid();
+    let n = 32;
+    let crossfade = Some(r#"{ "mode": "crossfade" }"#);
+    let mut full = World::new(&demo, demo_graph(&demo, crossfade), n);
+    let mut lod = World::new(&demo, demo_graph(&demo, crossfade), n);
+    lod.set_rates(|id| [1, 2, 4, 8, 16][id % 5]);
+    let per = demo.rig.num_joints() * 16;
+    // Per row, rate 1's output at the row's last due frame.
+    let mut shown_at_due = vec![0.0f32; n * per];
+    let mut due_frames = vec![0usize; n];
+    for frame in 0..400 {
+        full.update();
+        lod.update();
+        full.evaluate(&demo, false);
+        lod.evaluate(&demo, true);
+        for &row in lod.crowd.due(lod.kind).expect("archetype").rows {
+            let span = row as usize * per..(row as usize + 1) * per;
+            shown_at_due[span.clone()].copy_from_slice(&full.output[span]);
+            due_frames[row as usize] += 1;
+        }
+        for row in 0..n {
+            let span = row * per..(row + 1) * per;
+            let same = lod.output[span.clone()].iter().zip(&shown_at_due[span]).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "frame {frame} row {row} (rate {}): the held pose is not what rate 1 showed at its last due frame", lod.crowd.update_rate(lod.handles[row]).unwrap());
+        }
+    }
+    for (row, &count) in due_frames.iter().enumerate() {
+        let rate = [1, 2, 4, 8, 16][row % 5];
+        assert!(count.abs_diff(400 / rate) <= 1, "row {row} at rate {rate} was evaluated {count} times in 400 frames");
+    }
+}
+
+/// Under the demo graph's inertialization, a rate-4 pose lags rate 1 by what the character moves
+/// in the skipped time: at most the fastest joint's travel over 3 frames held, plus as much again
+/// for a switch started from the held pose.
+#[test]
+fn at_rate_4_the_pose_error_against_rate_1_stays_within_motion_times_skipped_time() {
+    let demo = DemoCharacter::humanoid();
+    let n = 32;
+    let mut full = World::new(&demo, demo_graph(&demo, None), n);
+    let mut lod = World::new(&demo, demo_graph(&demo, None), n);
+    lod.set_rates(|_| 4);
+    let per = demo.rig.num_joints() * 16;
+    let mut previous: Vec<Vec<Vec3>> = vec![Vec::new(); n];
+    let mut fastest_m_per_frame = 0.0f32;
+    let mut worst = (0.0f32, 0, 0);
+    for frame in 0..480 {
+        full.update();
+        lod.update();
+        full.evaluate(&demo, false);
+        lod.evaluate(&demo, true);
+        for (row, before) in previous.iter_mut().enumerate() {
+            let a = joint_positions(&full.output[row * per..(row + 1) * per], &demo);
+            let b = joint_positions(&lod.output[row * per..(row + 1) * per], &demo);
+            if !before.is_empty() {
+                fastest_m_per_frame = fastest_m_per_frame.max(largest_gap(before, &a));
+            }
+            let error = largest_gap(&a, &b);
+            if error > worst.0 {
+                worst = (error, frame, row);
+            }
+            *before = a;
+        }
+    }
+    let bound = 2.0 * 4.0 * fastest_m_per_frame;
+    println!("rate 4 vs rate 1: worst joint error {:.4} m (frame {}, row {}); fastest joint {fastest_m_per_frame:.4} m/frame; bound {bound:.4} m", worst.0, worst.1, worst.2);
+    assert!(fastest_m_per_frame > 0.01, "the script should move the character: {fastest_m_per_frame} m/frame");
+    assert!(worst.0 > 0.0, "rate 4 should lag rate 1 somewhere");
+    assert!(worst.0 <= bound, "rate 4 strays {} m from rate 1 at frame {} row {}; the bound is {bound} m", worst.0, worst.1, worst.2);
+}
+
+/// Largest joint jump between consecutive displayed frames over `window` for each character,
+/// with its rate set from `before` to `after` at frame `change(id)`.
+fn largest_jumps(demo: &DemoCharacter, n: usize, before: u8, after: u8, change: impl Fn(usize) -> usize, window: usize) -> Vec<f32> {
+    let mut world = World::new(demo, demo_graph(demo, None), n);
+    world.set_rates(|_| before);
+    let per = demo.rig.num_joints() * 16;
+    let mut previous: Vec<Vec<Vec3>> = vec![Vec::new(); n];
+    let mut jumps = vec![0.0f32; n];
+    let last = (0..n).map(&change).max().unwrap_or(0) + window;
+    for frame in 0..last {
+        for (k, &h) in world.handles.clone().iter().enumerate() {
+            if frame == change(k) {
+                world.crowd.set_update_rate(&[h], &[after]).expect("valid rate");
+            }
+        }
+        world.update();
+        world.evaluate(demo, true);
+        for row in 0..n {
+            let p = joint_positions(&world.output[row * per..(row + 1) * per], demo);
+            let c = change(row);
+            if frame + window >= c && frame < c + window && !previous[row].is_empty() {
+                jumps[row] = jumps[row].max(largest_gap(&previous[row], &p));
+            }
+            previous[row] = p;
+        }
+    }
+    jumps
+}
+
+#[test]
+fn changing_the_rate_makes_no_jump_larger_than_the_coarser_steady_rate() {
+    let demo = DemoCharacter::humanoid();
+    let n = 24;
+    // Changes spread over the script: while walking, running, stopping and jumping.
+    let change = |id: usize| 40 + id * 13;
+    let window = 20;
+    for (before, after) in [(1u8, 4u8), (4, 1), (8, 1), (1, 16), (16, 2)] {
+        let coarse = before.max(after);
+        let steady = largest_jumps(&demo, n, coarse, coarse, change, window);
+        let changed = largest_jumps(&demo, n, before, after, change, window);
+        let (steady_max, changed_max) = (steady.iter().copied().fold(0.0, f32::max), changed.iter().copied().fold(0.0, f32::max));
+        println!("rate {before} → {after}: largest jump {changed_max:.4} m; steady rate {coarse}: {steady_max:.4} m");
+        assert!(steady_max > 0.0, "the characters should move");
+        assert!(changed_max <= steady_max, "rate {before} → {after}: a jump of {changed_max} m, larger than steady rate {coarse}'s {steady_max} m");
+    }
+}
+
+#[test]
+fn skipped_rows_keep_their_output_and_sample_nothing() {
+    let demo = DemoCharacter::humanoid();
+    let n = 16;
+    let mut world = World::new(&demo, demo_graph(&demo, None), n);
+    world.set_rates(|id| if id % 2 == 0 { 1 } else { 8 });
+    for _ in 0..31 {
+        world.update();
+        world.evaluate(&demo, true);
+    }
+    world.update();
+    let due: Vec<u32> = world.crowd.due(world.kind).unwrap().rows.to_vec();
+    // The 32nd update (counter 31): every rate-1 row, and the rate-8 rows whose phase (the
+    // handle's index, here the row) lands on it: rows 1 and 9.
+    let expected: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0 || (31 + r) % 8 == 0).collect();
+    assert_eq!(due, expected);
+    assert!(due.len() < n);
+    let sentinel = f32::from_bits(0x7fc0_1234);
+    world.output.fill(sentinel);
+    let stats = world.evaluate(&demo, true);
+    let per = demo.rig.num_joints() * 16;
+    for row in 0..n {
+        let untouched = world.output[row * per..(row + 1) * per].iter().all(|v| v.to_bits() == sentinel.to_bits());
+        let is_due = due.contains(&(row as u32));
+        assert_eq!(untouched, !is_due, "row {row} (due: {is_due}): output untouched = {untouched}");
+        if !is_due {
+            assert_eq!(world.clips_sampled[row], 0, "row {row} is skipped but sampled clips");
+        }
+    }
+    assert_eq!(stats.characters_evaluated, due.len() as u64);
+}
+
+#[test]
+fn everyone_at_rate_4_evaluates_a_quarter_of_the_crowd_per_frame() {
+    let demo = DemoCharacter::humanoid();
+    let n = 64;
+    let mut full = World::new(&demo, demo_graph(&demo, None), n);
+    let mut lod = World::new(&demo, demo_graph(&demo, None), n);
+    lod.set_rates(|_| 4);
+    let (mut full_clips, mut lod_clips) = (0u64, 0u64);
+    for frame in 0..120 {
+        full.update();
+        lod.update();
+        let (a, b) = (full.evaluate(&demo, false), lod.evaluate(&demo, true));
+        assert_eq!(a.characters_evaluated, n as u64);
+        // Every new character is due on its first frame; then a quarter each frame.
+        let expected = if frame == 0 { n } else { n / 4 };
+        assert_eq!(b.characters_evaluated, expected as u64, "frame {frame}");
+        if frame > 0 {
+            full_clips += a.clips_sampled;
+            lod_clips += b.clips_sampled;
+        }
+    }
+    let ratio = lod_clips as f64 / full_clips as f64;
+    println!("clips sampled at rate 4 / rate 1: {ratio:.3}");
+    assert!((0.2..0.3).contains(&ratio), "clips sampled at rate 4 are {ratio} of rate 1's");
+}
+
+/// Despawning (before and after an update) and spawning with mixed rates leaves every survivor's
+/// output bit for bit what a crowd without the churn shows: rates and phases follow the rows.
+/// Where there is a GPU, its evaluator follows the same churn (`GpuCrowd::swap_remove`) and
+/// matches the CPU for everyone, newcomers included.
+#[test]
+fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let n = 40;
+    let rate = |id: usize| [1u8, 2, 4, 8, 16, 4, 2][id % 7];
+    let mut steady = World::new(&demo, demo_graph(&demo, None), n);
+    let mut churned = World::new(&demo, demo_graph(&demo, None), n);
+    steady.set_rates(rate);
+    churned.set_rates(rate);
+    let device = gpu_support::gpu();
+    let mut gpu = device.as_ref().map(|d| {
+        let options = GpuCrowdOptions { max_chunk_characters: Some(8), ..Default::default() };
+        GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options).expect("the demo fits the device")
+    });
+    let victims = [3usize, 17, 39, 0, 22, 9];
+    let newcomer = 1000;
+    for frame in 0..240 {
+        // Removes script `id` from the churned world; returns its row before the removal.
+        let remove = |world: &mut World, id: usize| {
+            let k = world.ids.iter().position(|&i| i == id).expect("victim alive");
+            let h = world.handles.remove(k);
+            world.ids.remove(k);
+            world.speeds.remove(k);
+            let (_, row) = world.crowd.row_of(h).expect("live");
+            world.crowd.despawn(h).expect("live");
+            world.context.swap_remove(row);
+            let (per, last) = (joints * 16, world.output.len() / (joints * 16) - 1);
+            world.output.copy_within(last * per..(last + 1) * per, row * per);
+            world.output.truncate(last * per);
+            world.root_motion.pop();
+            world.clips_sampled.pop();
+            row
+        };
+        // Odd victims go between frames; even ones between the update and the evaluation.
+        let victim = (frame % 40 == 20).then(|| victims[frame / 40]);
+        if let Some(id) = victim.filter(|id| id % 2 == 1) {
+            let row = remove(&mut churned, id);
+            if let Some(gpu) = &mut gpu {
+                gpu.swap_remove(row);
+            }
+        }
+        if frame == 150 {
+            // A newcomer takes a freed slot, at rate 4.
+            let h = churned.crowd.spawn(churned.kind).expect("archetype");
+            churned.crowd.set_update_rate(&[h], &[4]).expect("valid rate");
+            churned.handles.push(h);
+            churned.ids.push(newcomer);
+            churned.speeds.push(0.0);
+            let rows = churned.handles.len();
+            churned.context.resize(rows);
+            churned.output.resize(rows * joints * 16, 0.0);
+            churned.root_motion.push(RootDelta::default());
+            churned.clips_sampled.push(0);
+        }
+        steady.update();
+        churned.update();
+        if let Some(id) = victim.filter(|id| id % 2 == 0) {
+            let row = remove(&mut churned, id);
+            if let Some(gpu) = &mut gpu {
+                gpu.swap_remove(row);
+            }
+        }
+        steady.evaluate(&demo, true);
+        churned.evaluate(&demo, true);
+        for &h in churned.handles.iter().filter(|&&h| churned.ids[churned.handles.iter().position(|&x| x == h).unwrap_or(0)] != newcomer) {
+            let same = steady.matrices(h, joints).iter().zip(churned.matrices(h, joints)).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "frame {frame}: character {h:?} differs after churn");
+        }
+        if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
+            let (samples, programs, due) = (churned.crowd.samples(churned.kind).unwrap(), churned.crowd.programs(churned.kind).unwrap(), churned.crowd.due(churned.kind).unwrap());
+            gpu.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+            let mut encoder = d.device.create_command_encoder(&Default::default());
+            gpu.encode(&mut encoder);
+            d.queue.submit([encoder.finish()]);
+            let got = gpu.read_output_blocking().expect("readback");
+            for (k, (e, g)) in churned.output.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+                let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                assert!(error <= GPU_TOLERANCE, "GPU after churn: frame {frame}, row {}, joint {}: error {error}", k / joints, k % joints);
+            }
+        }
+    }
+    assert_eq!(churned.handles.len(), n - victims.len() + 1);
+}
+
+#[test]
+fn bad_rates_and_due_lists_are_refused() {
+    let demo = DemoCharacter::humanoid();
+    let mut world = World::new(&demo, demo_graph(&demo, None), 4);
+    let h = world.handles.clone();
+    assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "new characters are rate 1");
+    for bad in [0u8, 3, 5, 32, 255] {
+        let err = world.crowd.set_update_rate(&h[..2], &[4, bad]).unwrap_err();
+        assert!(matches!(err, StateError::BadUpdateRate { index, rate } if index == h[1].to_bits() as u32 && rate == bad), "{err}");
+        assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "all or nothing");
+    }
+    assert!(matches!(world.crowd.set_update_rate(&h, &[2]), Err(StateError::LengthMismatch { handles: 4, values: 1 })));
+    let gone = h[3];
+    world.crowd.despawn(gone).unwrap();
+    world.context.swap_remove(3);
+    world.handles.pop();
+    world.ids.pop();
+    world.speeds.pop();
+    assert!(matches!(world.crowd.set_update_rate(&[gone], &[2]), Err(StateError::StaleHandle { .. })));
+    assert!(matches!(world.crowd.update_rate(gone), Err(StateError::StaleHandle { .. })));
+
+    world.update();
+    let joints = demo.rig.num_joints();
+    let mut output = vec![0.0; 3 * joints * 16];
+    let mut run = |rows: &[u32], dt_s: &[f32]| {
+        FrameJob {
+            rig: &demo.rig,
+            clips: &world.bound.clips,
+            layers: &world.bound.layers,
+            samples: world.crowd.samples(world.kind).unwrap(),
+            programs: world.crowd.programs(world.kind).unwrap(),
+            dt_s: DT,
+            context: &mut world.context,
+            layout: OutputLayout::Mat4,
+            output: &mut output,
+            clips_sampled: &mut [0; 3],
+            root_motion: &mut [],
+        }
+        .run_due(DueRows { rows, dt_s })
+    };
+    assert!(matches!(run(&[0, 1], &[DT]), Err(EvalError::Program(ProgramError::DueLength { rows: 2, dt: 1 }))));
+    let bad_row = |r: Result<FrameStats, EvalError>, at: usize, row: u32| matches!(r, Err(EvalError::Program(ProgramError::BadDueRow { index, row: r, .. })) if index == at && r == row);
+    assert!(bad_row(run(&[0, 3], &[DT, DT]), 1, 3), "past the crowd");
+    assert!(bad_row(run(&[1, 1], &[DT, DT]), 1, 1), "repeated");
+    assert!(bad_row(run(&[2, 0], &[DT, DT]), 1, 0), "descending");
+    assert!(bad_row(run(&[0, 2], &[DT, f32::NAN]), 1, 2), "NaN seconds");
+    assert!(bad_row(run(&[0], &[-DT]), 0, 0), "negative seconds");
+    assert!(run(&[], &[]).is_ok(), "an empty due list evaluates nothing");
+}
+
+/// The GPU under LOD, fused frame and stage by stage, against `FrameJob::run_due`: mixed rates
+/// that change mid-run, chunks of 8 so that chunks hold some, all or none of their characters
+/// due. Every character's matrices, due or held, within 1e-4 every frame.
+#[test]
+fn gpu_matches_cpu_under_lod() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let n = 40;
+    let mut world = World::new(&demo, demo_graph(&demo, None), n);
+    // The first chunk, then the last, all at a low rate: often none of them is due.
+    world.set_rates(|id| if id < 8 { 16 } else { [1, 2, 4, 8, 16][id % 5] });
+    let crowd = |stage_buffers| {
+        let options = GpuCrowdOptions { max_chunk_characters: Some(8), stage_buffers, ..Default::default() };
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options).expect("the demo fits the device")
+    };
+    let (mut fused, mut staged) = (crowd(false), crowd(true));
+    let mut skipped_chunks = 0;
+    for frame in 0..240 {
+        if frame == 100 {
+            world.set_rates(|id| if id >= 32 { 8 } else { [8, 1, 16, 2, 4][id % 5] });
+        }
+        world.update();
+        world.evaluate(&demo, true);
+        let (samples, programs, due) = (world.crowd.samples(world.kind).unwrap(), world.crowd.programs(world.kind).unwrap(), world.crowd.due(world.kind).unwrap());
+        fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        fused.encode(&mut encoder);
+        for stage in Stage::LAYERED {
+            staged.encode_stage(&mut encoder, stage).expect("stage buffers");
+        }
+        gpu.queue.submit([encoder.finish()]);
+        skipped_chunks += (0..n.div_ceil(8)).filter(|k| !due.rows.iter().any(|&r| r as usize / 8 == *k)).count();
+        for (name, got) in [("fused", fused.read_output_blocking().expect("readback")), ("staged", staged.read_output_blocking().expect("readback"))] {
+            for (k, (e, g)) in world.output.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+                let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                let (row, joint) = (k / joints, k % joints);
+                assert!(
+                    error <= GPU_TOLERANCE,
+                    "{name}: frame {frame}, row {row} (rate {}, due: {}), joint {joint}: error {error}\n expected {e:?}\n      got {g:?}",
+                    world.crowd.update_rate(world.handles[row]).unwrap(),
+                    due.rows.contains(&(row as u32))
+                );
+            }
+        }
+    }
+    assert!(skipped_chunks > 0, "some frames should leave whole chunks undispatched");
+}
