@@ -75,8 +75,8 @@ fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints
         sum += v * v;
         bit += k;
     }
+    // Unit to within a quantum; sampling's nlerp and blend normalise what they build.
     q[largest] = select(1.0, -1.0, negative) * sqrt(max(1.0 - sum, 0.0));
-    q = q * inverseSqrt(dot(q, q));
     var t = r.translation_min;
     if r.translated {
         for (var c = 0u; c < 3u; c++) {

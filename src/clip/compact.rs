@@ -23,7 +23,7 @@
 //! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
 //! scales change is kept at full precision.
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4, Vec4Swizzles};
 
 use crate::rig::{Rig, Transform};
 
@@ -157,15 +157,6 @@ fn put_bits(words: &mut [u32], bit: u32, width: u32, value: u32) {
     }
 }
 
-#[inline]
-fn get_bits(words: &[u32], bit: u32, width: u32) -> u32 {
-    let (w, s) = ((bit / 32) as usize, bit % 32);
-    let mut v = words[w] >> s;
-    if s + width > 32 {
-        v |= words[w + 1] << (32 - s);
-    }
-    v & ((1u32 << width) - 1)
-}
 
 /// The largest value `bits` bits hold, as a float.
 #[inline]
@@ -247,35 +238,46 @@ impl CompactPoses {
 
     /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
     /// `decode_joint` in `shaders/shared/compact.wgsl`.
-    #[inline]
+    ///
+    /// The hot path of sampling a compact clip: the joint-frame's words (at most four, 99 bits)
+    /// are read once into one integer and every field is a shift and a mask of it, with no
+    /// per-field branch or bounds check.
+    #[inline(always)]
     pub fn decode(&self, frame: usize, joint: usize) -> Transform {
         let k = self.format.rotation_bits();
         let m = self.format.translation_bits();
         let r = &self.ranges[joint];
         let start = frame * self.words_per_frame + r.word_offset as usize;
-        let w = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
-        let largest = get_bits(w, 0, 2) as usize;
-        let negative = get_bits(w, 2, 1) != 0;
-        let mut q = [0.0f32; 4];
-        let mut bit = HEADER_BITS;
-        let mut sum = 0.0;
-        for c in (0..4).filter(|&c| c != largest) {
-            let v = r.rotation_min[c] + get_bits(w, bit, k) as f32 * r.rotation_step[c];
-            q[c] = v;
-            sum += v * v;
-            bit += k;
-        }
-        q[largest] = (1.0 - sum).max(0.0).sqrt();
-        if negative {
-            q[largest] = -q[largest];
-        }
-        let q = Vec4::from(q).normalize();
+        let words = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
+        let bits = words.iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w));
+        let field = |at: u32, width: u32| (bits >> at) as u32 & ((1u32 << width) - 1);
+        // The three stored components, in component order, with their ranges; whole vectors
+        // rather than an array indexed by component, which would make the quaternion out of
+        // scalar stores and stall the vector load that follows.
+        let (min, step) = (r.rotation_min, r.rotation_step);
+        let (stored_min, stored_step) = match bits & 3 {
+            0 => (min.yzw(), step.yzw()),
+            1 => (min.xzw(), step.xzw()),
+            2 => (min.xyw(), step.xyw()),
+            _ => (min.xyz(), step.xyz()),
+        };
+        let quanta = Vec3::new(field(HEADER_BITS, k) as f32, field(HEADER_BITS + k, k) as f32, field(HEADER_BITS + 2 * k, k) as f32);
+        let v = stored_min + quanta * stored_step;
+        // Unit to within a quantum: sampling's nlerp and blend normalise what they build, so a
+        // second normalisation here would only cost its square root and division.
+        let w = (1.0 - v.dot(v)).max(0.0).sqrt();
+        let w = if bits & 4 != 0 { -w } else { w };
+        let q = match bits & 3 {
+            0 => Vec4::new(w, v.x, v.y, v.z),
+            1 => Vec4::new(v.x, w, v.y, v.z),
+            2 => Vec4::new(v.x, v.y, w, v.z),
+            _ => Vec4::new(v.x, v.y, v.z, w),
+        };
         let mut t = r.translation_min;
         if r.translated {
-            for c in 0..3 {
-                t[c] += get_bits(w, bit, m) as f32 * r.translation_step[c];
-                bit += m;
-            }
+            let at = HEADER_BITS + 3 * k;
+            let quanta = Vec3::new(field(at, m) as f32, field(at + m, m) as f32, field(at + 2 * m, m) as f32);
+            t += quanta * r.translation_step;
         }
         Transform { translation: t, rotation: Quat::from_vec4(q), scale: r.scale }
     }
@@ -429,6 +431,15 @@ pub(crate) fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn get_bits(words: &[u32], bit: u32, width: u32) -> u32 {
+        let (w, s) = ((bit / 32) as usize, bit % 32);
+        let mut v = words[w] >> s;
+        if s + width > 32 {
+            v |= words[w + 1] << (32 - s);
+        }
+        v & ((1u32 << width) - 1)
+    }
 
     #[test]
     fn bits_round_trip_across_word_boundaries() {
