@@ -16,7 +16,7 @@ use throng::eval::skinning::skinning;
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::{
     GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
-    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL,
+    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL,
     SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use throng::gpu::{shader_source, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage};
@@ -487,7 +487,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("first_character", offset_of!(GpuChunkParams, first_character)),
         ("num_characters", offset_of!(GpuChunkParams, num_characters)),
         ("num_joints", offset_of!(GpuChunkParams, num_joints)),
-        ("pad1", offset_of!(GpuChunkParams, pad1)),
+        ("num_memory_layers", offset_of!(GpuChunkParams, num_memory_layers)),
         ("output_layout", offset_of!(GpuChunkParams, output_layout)),
         ("output_base", offset_of!(GpuChunkParams, output_base)),
         ("local_base", offset_of!(GpuChunkParams, local_base)),
@@ -514,6 +514,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("blend", offset_of!(GpuLayerSetup, blend)),
         ("space", offset_of!(GpuLayerSetup, space)),
         ("mask_start", offset_of!(GpuLayerSetup, mask_start)),
+        ("memory", offset_of!(GpuLayerSetup, memory)),
     ]);
     check_struct(&module, &layouter, "LayerState", size_of::<GpuLayerState>(), &[
         ("flags", offset_of!(GpuLayerState, flags)),
@@ -531,6 +532,7 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
+    assert_eq!(wgsl_u32_constant(&module, "LAYER_SETUP_WORDS") as usize, size_of::<GpuLayerSetup>() / 4);
     let modes = [
         ("MODE_CUT", SwitchMode::Cut),
         ("MODE_FROZEN", SwitchMode::Frozen),
@@ -552,6 +554,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("SPACE_LOCAL", SPACE_LOCAL),
         ("SPACE_MESH", SPACE_MESH),
         ("NO_MASK", NO_MASK),
+        ("NO_MEMORY", NO_MEMORY),
         ("STATE_SHOWN_MASK", STATE_SHOWN_MASK),
         ("STATE_SLOT_SHIFT", STATE_SLOT_SHIFT),
         ("STATE_DECAY_SHIFT", STATE_DECAY_SHIFT),

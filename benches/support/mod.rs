@@ -150,8 +150,8 @@ pub fn humanoid_scenario() -> Scenario {
     let mask = mask_of(&[("spine_01/*".to_owned(), 1.0)], &demo.rig).expect("the demo has a spine");
     let layers = vec![
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
     ];
     Scenario { rig: demo.rig, clips, layers }
 }

@@ -7,12 +7,12 @@ use glam::Mat4;
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
     GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
-    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
+    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
     JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use super::GpuError;
 use crate::clip::Clip;
-use crate::eval::frame::{evaluation_order, validate_layer_setups, LayerBlend, LayerSetup, LayerSpace};
+use crate::eval::frame::{evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace};
 use crate::eval::layers::Mask;
 use crate::eval::OutputLayout;
 use crate::profile::Plot;
@@ -194,7 +194,10 @@ pub struct GpuCrowd {
 
 /// An archetype's layers on the device.
 struct Layers {
-    count: usize,
+    /// The setups, in layer order, to check each frame's programs against.
+    setups: Vec<LayerSetup>,
+    /// Layers that keep memory per character ([`LayerSetup::needs_memory`]).
+    num_memory: usize,
     /// Setups in evaluation order, then mask weights (`shaders/shared/bindings.wgsl`).
     table: wgpu::Buffer,
 }
@@ -205,9 +208,11 @@ fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
     let order = evaluation_order(layers);
     let mut masks: Vec<u32> = Vec::new();
     let mut setups = Vec::with_capacity(order.len());
-    let masks_start = 4 * layers.len();
+    let masks_start = size_of::<GpuLayerSetup>() / 4 * layers.len();
     for &l in &order {
         let setup = &layers[l];
+        // Slots count the layers with memory in layer order, as `EvalContext::for_layers`.
+        let memory = if setup.needs_memory { layers[..l].iter().filter(|s| s.needs_memory).count() as u32 } else { NO_MEMORY };
         let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask: &Mask| {
             let start = (masks_start + masks.len()) as u32;
             masks.extend(mask.weights().iter().map(|w| w.to_bits()));
@@ -225,6 +230,7 @@ fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
                 LayerSpace::Mesh => SPACE_MESH,
             },
             mask_start,
+            memory,
         });
     }
     let mut table: Vec<u32> = bytemuck::cast_slice(&setups).to_vec();
@@ -382,7 +388,8 @@ impl GpuCrowd {
             ],
         });
         let layers = layers.map(|layers| Layers {
-            count: layers.len(),
+            setups: layers.to_vec(),
+            num_memory: layers.iter().filter(|l| l.needs_memory).count(),
             table: init("throng.layer_table", bytemuck::cast_slice(&layer_table(layers))),
         });
         Ok(Self {
@@ -436,15 +443,22 @@ impl GpuCrowd {
     /// Layers per character: 0 for a crowd built with [`new`](Self::new).
     #[must_use]
     pub fn num_layers(&self) -> usize {
-        self.layers.as_ref().map_or(0, |l| l.count)
+        self.layers.as_ref().map_or(0, |l| l.setups.len())
+    }
+
+    /// Layers per character that keep memory on the device ([`LayerSetup::needs_memory`]):
+    /// 1 of 3 for the built-in graph, whose lean and wave layers have no transitions.
+    #[must_use]
+    pub fn num_memory_layers(&self) -> usize {
+        self.layers.as_ref().map_or(0, |l| l.num_memory)
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint. 16,448 bytes for
-    /// a 64-joint, 2-layer archetype.
+    /// that keeps memory a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint.
+    /// 16,448 bytes for a 64-joint archetype with two such layers; 8,224 for the built-in graph.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
-        self.num_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
+        self.num_memory_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
     }
 
     /// Bytes of one character's matrices in the output.
@@ -526,6 +540,9 @@ impl GpuCrowd {
         }
         validate_dt(dt_s)?;
         validate_layer_programs(programs, num_layers, samples, self.num_clips)?;
+        if let Some(layers) = &self.layers {
+            validate_memoryless_programs(programs, &layers.setups)?;
+        }
         let num_characters = programs.len() / num_layers;
         self.ensure_frame(num_characters, samples.len())?;
         let Some(frame) = &mut self.frame else {
@@ -561,7 +578,7 @@ impl GpuCrowd {
             return;
         };
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-        for l in 0..self.num_layers() as u64 {
+        for l in 0..self.num_memory_layers() as u64 {
             self.queue.write_buffer(buffer, at + l * per_layer, bytemuck::bytes_of(&GpuLayerState::default()));
         }
     }
@@ -608,7 +625,7 @@ impl GpuCrowd {
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-        for l in 0..self.num_layers() as u64 {
+        for l in 0..self.num_memory_layers() as u64 {
             encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
         }
         self.queue.submit([encoder.finish()]);
@@ -750,7 +767,7 @@ impl GpuCrowd {
                 first_character: first as u32,
                 num_characters: count as u32,
                 num_joints: self.num_joints as u32,
-                pad1: 0,
+                num_memory_layers: self.num_memory_layers() as u32,
                 output_layout,
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
@@ -989,7 +1006,9 @@ impl GpuCrowd {
     }
 
     /// Reads back every layer's displayed pose from the characters' memory, waiting for the GPU:
-    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j`, what the transition
+    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j` (layers that keep
+    /// memory only, [`num_memory_layers`](Self::num_memory_layers); all of them unless the
+    /// setup says otherwise), what the transition
     /// stage made of the layer's samples last frame (layers that have shown nothing read as
     /// whatever their memory held). For tests of the transition stage; empty without layers.
     pub fn read_displayed_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
@@ -1003,7 +1022,7 @@ impl GpuCrowd {
         }
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
         let layout = JointStateLayout { num_joints: self.num_joints };
-        let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
+        let mut poses = Vec::with_capacity(self.num_characters() * self.num_memory_layers() * self.num_joints);
         for block in bytes.chunks_exact(per_layer) {
             let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
             let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
@@ -1015,11 +1034,12 @@ impl GpuCrowd {
     }
 
     /// Overwrites every layer's memory with `poses` displayed once (character `i`, layer `l`,
-    /// joint `j` at `(i * layers + l) * J + j`), forgetting transitions in flight, to test the
+    /// joint `j` at `(i * layers + l) * J + j`, counting the layers that keep memory only),
+    /// forgetting transitions in flight, to test the
     /// layers stage alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per
     /// joint per layer per character, and with [`GpuError::NoLayers`] without layers.
     pub fn write_displayed_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
-        let expected = self.num_characters() * self.num_layers() * self.num_joints;
+        let expected = self.num_characters() * self.num_memory_layers() * self.num_joints;
         if poses.len() != expected {
             return Err(GpuError::LengthMismatch { what: "displayed poses", expected, got: poses.len() });
         }

@@ -199,8 +199,8 @@ pub struct GpuChunkParams {
     pub num_characters: u32,
     /// Joints of the rig.
     pub num_joints: u32,
-    /// Padding (keeps the later fields' offsets).
-    pub pad1: u32,
+    /// The layered frame: layers per character that keep memory ([`GpuLayerSetup::memory`]).
+    pub num_memory_layers: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
     pub output_layout: u32,
     /// The chunk's first matrix in the bound output window, in `vec4` units.
@@ -240,8 +240,12 @@ pub const SPACE_MESH: u32 = 1;
 ///
 /// Keep in sync with `NO_MASK` in `shaders/shared/types.wgsl`.
 pub const NO_MASK: u32 = u32::MAX;
+/// `GpuLayerSetup::memory` of a layer kept without memory (its graph has only cuts).
+///
+/// Keep in sync with `NO_MEMORY` in `shaders/shared/types.wgsl`.
+pub const NO_MEMORY: u32 = u32::MAX;
 
-/// One layer of the archetype, in evaluation order, 16 bytes; the start of the layer table.
+/// One layer of the archetype, in evaluation order, 20 bytes; the start of the layer table.
 ///
 /// Keep in sync with `LayerSetup` in `shaders/shared/types.wgsl`.
 #[repr(C)]
@@ -255,6 +259,10 @@ pub struct GpuLayerSetup {
     pub space: u32,
     /// Index in the layer table (in 4-byte words) of the mask's first weight, or [`NO_MASK`].
     pub mask_start: u32,
+    /// The layer's slot in each character's memory (slots count only the layers that keep
+    /// memory, in layer order), or [`NO_MEMORY`] for a layer without
+    /// ([`crate::eval::frame::LayerSetup::needs_memory`]).
+    pub memory: u32,
 }
 
 /// Frames shown (0, 1 or 2) in [`GpuLayerState::flags`].
