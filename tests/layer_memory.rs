@@ -203,3 +203,66 @@ fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory(
         assert!(worst < 1e-4, "frame {f}: GPU differs from the CPU by {worst}");
     }
 }
+
+/// Copies `bytes` from `offset` of `buffer` back to the CPU.
+fn read_range(ctx: &throng::gpu::GpuContext, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Vec<f32> {
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test.readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
+    ctx.queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.unwrap());
+    ctx.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let floats = bytemuck::pod_collect_to_vec(&staging.get_mapped_range(..).unwrap().to_vec());
+    staging.unmap();
+    floats
+}
+
+#[test]
+fn an_output_split_over_buffers_holds_the_same_matrices_as_one_buffer() {
+    let Some(ctx) = gpu() else { return };
+    const N: usize = 45;
+    let mut scene = Scene::new(N);
+    let (rig, clips, layers) = (&scene.demo.rig, &scene.bound.clips, &scene.bound.layers);
+    let joints = rig.num_joints();
+    let one = GpuCrowdOptions { layout: OutputLayout::Affine3x4, max_chunk_characters: Some(8), ..GpuCrowdOptions::default() };
+    // Room for 2.5 chunks a buffer: whole chunks only, so 2 (16 characters) to each of 3 buffers.
+    let per_character = (joints * 48) as u64;
+    let split = GpuCrowdOptions { max_output_buffer_bytes: Some(20 * per_character), ..one };
+    let mut whole = GpuCrowd::with_layers(&ctx.device, &ctx.queue, rig, clips, layers, one).unwrap();
+    let mut parts = GpuCrowd::with_layers(&ctx.device, &ctx.queue, rig, clips, layers, split).unwrap();
+    for f in 0..30 {
+        scene.step(f);
+        for crowd in [&mut whole, &mut parts] {
+            crowd.set_frame(scene.samples(), scene.programs(), DT_S).unwrap();
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            ctx.queue.submit([encoder.finish()]);
+        }
+    }
+    assert_eq!((whole.output_buffers().len(), parts.output_buffers().len()), (1, 3));
+    assert_eq!(parts.output_characters_per_buffer(), 16);
+    assert!(whole.output().is_some() && parts.output().is_none(), "output() is the one buffer, or none when split");
+    let expected = whole.read_output_blocking().unwrap();
+    let got = parts.read_output_blocking().unwrap();
+    assert_eq!(expected.len(), N * joints * 12);
+    assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "split output differs from one buffer");
+    // A renderer binding each window of its buffer reads every character's matrices once.
+    let windows = parts.skin_windows().unwrap();
+    let mut next = 0u32;
+    for w in &windows {
+        assert_eq!(w.first_character, next, "{w:?}");
+        let buffer = &parts.output_buffers()[w.buffer as usize];
+        assert!(w.offset + w.size <= buffer.size(), "{w:?} inside its buffer");
+        let floats = read_range(&ctx, buffer, w.offset, w.size);
+        let at = w.first_character as usize * joints * 12;
+        assert!(floats.iter().zip(&expected[at..]).all(|(a, b)| a.to_bits() == b.to_bits()), "window {w:?}");
+        next += w.num_characters;
+    }
+    assert_eq!(next as usize, N);
+    assert_eq!(windows.iter().map(|w| w.buffer).max(), Some(2));
+}

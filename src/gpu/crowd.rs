@@ -54,6 +54,13 @@ pub struct GpuCrowdOptions {
     /// chunks to each (at least one chunk per buffer, whatever this says). A smaller value is
     /// for tests, and for engines that prefer smaller allocations.
     pub max_memory_buffer_bytes: Option<u64>,
+    /// The largest buffer of the output (skinning matrices), bytes; `None` takes the device's
+    /// `max_buffer_size`. A larger output is split over several buffers, whole chunks to each
+    /// (at least one chunk per buffer): a million 64-joint characters need 3.1 GB of affine
+    /// matrices, more than lavapipe's or NVIDIA's Vulkan driver allow in one buffer.
+    /// [`GpuCrowd::output_buffers`] and [`GpuCrowd::skin_windows`] say where each character's
+    /// matrices are. A smaller value is for tests.
+    pub max_output_buffer_bytes: Option<u64>,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -89,11 +96,11 @@ struct FrameResources {
     samples_capacity: usize,
     samples: wgpu::Buffer,
     ranges: wgpu::Buffer,
-    output: wgpu::Buffer,
+    output: Runs,
     /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
     stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
     /// The layered frame's programs and the characters' memory, for a crowd with layers.
-    layered: Option<(wgpu::Buffer, LayerMemory)>,
+    layered: Option<(wgpu::Buffer, Runs)>,
     /// Every chunk's parameters, at `params_stride` in `params`, rewritten when `dt_s` changes.
     params: wgpu::Buffer,
     params_stride: u64,
@@ -112,19 +119,50 @@ struct Chunk {
     layered: Option<wgpu::BindGroup>,
 }
 
-/// The characters' memory of a layered crowd: consecutive runs of characters in buffers of at
-/// most `max_buffer_size` bytes (a million 64-joint characters with three layers need 24.7 GB;
-/// NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so that a
-/// chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
+/// Per-character data too large for one buffer (the output, the characters' memory):
+/// consecutive runs of characters in buffers of at most `max_buffer_size` bytes (a million
+/// 64-joint characters of the built-in graph need 8.2 GB of memory and 3.1 GB of affine
+/// matrices; NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so
+/// that a chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
 /// character` in buffer `i / per_buffer`.
 #[derive(Clone)]
-struct LayerMemory {
+struct Runs {
     buffers: Vec<wgpu::Buffer>,
     characters_per_buffer: u64,
     bytes_per_character: u64,
 }
 
-impl LayerMemory {
+impl Runs {
+    /// Characters per buffer for `num_characters` of `bytes_per_character` each in buffers of at
+    /// most `max_buffer_bytes`: whole chunks of `chunk_characters`, at least one.
+    fn characters_per_buffer(max_buffer_bytes: u64, bytes_per_character: u64, chunk_characters: u64, num_characters: u64) -> u64 {
+        match max_buffer_bytes.checked_div(bytes_per_character) {
+            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
+            None => num_characters.max(1),
+        }
+    }
+
+    /// Buffers for `num_characters` (at least one, for binding), zeroed by wgpu.
+    fn allocate(device: &wgpu::Device, label: &str, usage: wgpu::BufferUsages, num_characters: u64, characters_per_buffer: u64, bytes_per_character: u64) -> Self {
+        let buffers = (0..num_characters.div_ceil(characters_per_buffer).max(1))
+            .map(|b| {
+                let characters = characters_per_buffer.min(num_characters.saturating_sub(b * characters_per_buffer));
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: (characters * bytes_per_character).max(MIN_BUFFER_BYTES),
+                    usage,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        Self { buffers, characters_per_buffer, bytes_per_character }
+    }
+
+    /// Characters held in buffer `b` of a crowd of `num_characters`.
+    fn characters_in(&self, b: usize, num_characters: usize) -> u64 {
+        self.characters_per_buffer.min((num_characters as u64).saturating_sub(b as u64 * self.characters_per_buffer))
+    }
+
     /// The buffer holding `character` and the character's byte offset in it.
     fn locate(&self, character: usize) -> Option<(&wgpu::Buffer, u64)> {
         let character = character as u64;
@@ -469,12 +507,37 @@ impl GpuCrowd {
 
     /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC`, labelled `throng.output`):
     /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
-    /// [`set_programs`](Self::set_programs). The buffer is replaced when, and only when, the
-    /// character count changes; fetch it (and rebuild bind groups holding it) after such a
+    /// [`set_programs`](Self::set_programs), and for a crowd whose output is split over several
+    /// buffers ([`GpuCrowdOptions::max_output_buffer_bytes`]; see
+    /// [`output_buffers`](Self::output_buffers)). The buffer is replaced when, and only when,
+    /// the character count changes; fetch it (and rebuild bind groups holding it) after such a
     /// call.
     #[must_use]
     pub fn output(&self) -> Option<&wgpu::Buffer> {
-        self.frame.as_ref().map(|f| &f.output)
+        match self.output_buffers() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Every buffer of the output, in character order: one unless the output is larger than
+    /// [`GpuCrowdOptions::max_output_buffer_bytes`] (by default the device's
+    /// `max_buffer_size`). Buffer `b` holds
+    /// [`output_characters_per_buffer`](Self::output_characters_per_buffer) characters from
+    /// character `b × that` on (the last buffer fewer), each at `(i − first) ×
+    /// output_bytes_per_character` in its buffer. Empty before the first frame. Replaced, like
+    /// [`output`](Self::output), only when the character count changes;
+    /// [`skin_windows`](Self::skin_windows) names each window's buffer.
+    #[must_use]
+    pub fn output_buffers(&self) -> &[wgpu::Buffer] {
+        self.frame.as_ref().map_or(&[], |f| &f.output.buffers)
+    }
+
+    /// Characters in each output buffer but the last ([`output_buffers`](Self::output_buffers)),
+    /// a whole number of chunks; 0 before the first frame.
+    #[must_use]
+    pub fn output_characters_per_buffer(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.output.characters_per_buffer.min(f.num_characters as u64) as usize)
     }
 
     /// The draws a renderer binding [`output`](Self::output) in a vertex shader makes: runs of
@@ -486,7 +549,20 @@ impl GpuCrowd {
     /// # Errors
     /// [`GpuError::CrowdTooLarge`] when the device cannot bind even one aligned run.
     pub fn skin_windows(&self) -> Result<Vec<super::SkinWindow>, GpuError> {
-        super::skin_windows(self.num_characters(), self.output_bytes_per_character(), &self.device.limits())
+        let Some(frame) = &self.frame else {
+            return Ok(Vec::new());
+        };
+        let limits = self.device.limits();
+        let mut windows = Vec::new();
+        for b in 0..frame.output.buffers.len() {
+            let first = b as u64 * frame.output.characters_per_buffer;
+            let in_buffer = frame.output.characters_in(b, frame.num_characters) as usize;
+            for w in super::skin_windows(in_buffer, self.output_bytes_per_character(), &limits)? {
+                // Character indices fit u32: `skin_windows` refuses larger crowds.
+                windows.push(super::SkinWindow { first_character: w.first_character + first as u32, buffer: b as u32, ..w });
+            }
+        }
+        Ok(windows)
     }
 
     /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
@@ -656,10 +732,6 @@ impl GpuCrowd {
         let binding_limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         let samples_capacity = num_samples.next_power_of_two();
         let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
-        let output_bytes = n * self.output_bytes_per_character();
-        if output_bytes > limits.max_buffer_size {
-            return Err(too_large("output", output_bytes, limits.max_buffer_size, "max_buffer_size"));
-        }
         let samples_bytes = samples_capacity as u64 * size_of::<ClipSample>() as u64;
         if samples_bytes > binding_limit {
             return Err(too_large("samples", samples_bytes, binding_limit, "max_storage_buffer_binding_size"));
@@ -679,12 +751,11 @@ impl GpuCrowd {
         }
         let chunk_characters = u64::from(self.chunk_characters(&limits));
         let memory_per_character = self.memory_bytes_per_character();
-        // Whole chunks per memory buffer; a chunk's window fits a binding, so at least one.
-        let max_buffer_bytes = self.options.max_memory_buffer_bytes.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
-        let characters_per_buffer = match max_buffer_bytes.checked_div(memory_per_character) {
-            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
-            None => n.max(1),
-        };
+        let output_per_character = self.output_bytes_per_character();
+        // Whole chunks per buffer; a chunk's window fits a binding, so at least one.
+        let max_bytes = |option: Option<u64>| option.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
+        let characters_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_memory_buffer_bytes), memory_per_character, chunk_characters, n);
+        let output_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_output_buffer_bytes), output_per_character, chunk_characters, n);
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -700,7 +771,7 @@ impl GpuCrowd {
         // caller's bind groups may hold, and the intermediates.
         let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
         let output = kept.map_or_else(
-            || buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC),
+            || Runs::allocate(&self.device, "throng.output", U::STORAGE | U::VERTEX | U::COPY_SRC, n, output_per_buffer, output_per_character),
             |f| f.output.clone(),
         );
         let stage_buffers = match kept {
@@ -717,13 +788,8 @@ impl GpuCrowd {
             None => self.layers.as_ref().map(|_| {
                 let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
                 // Zeroed by wgpu: every character starts having shown nothing.
-                let buffers = (0..n.div_ceil(characters_per_buffer).max(1))
-                    .map(|b| {
-                        let characters = characters_per_buffer.min(n.saturating_sub(b * characters_per_buffer));
-                        buffer("throng.layer_memory", characters * memory_per_character, U::STORAGE | U::COPY_SRC | U::COPY_DST)
-                    })
-                    .collect();
-                let memory = LayerMemory { buffers, characters_per_buffer, bytes_per_character: memory_per_character };
+                let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
+                let memory = Runs::allocate(&self.device, "throng.layer_memory", usage, n, characters_per_buffer, memory_per_character);
                 // The characters that remain keep their memory: the runs per buffer depend only on
                 // the device and the archetype, so buffer `b` of the old memory holds the same
                 // characters as buffer `b` of the new.
@@ -756,7 +822,7 @@ impl GpuCrowd {
         for k in 0..num_chunks {
             let first = k * chunk_characters;
             let count = chunk_characters.min(n - first);
-            let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
+            let out = Window::new(first % output_per_buffer * output_per_character, count * output_per_character, align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
             let in_buffer = first % characters_per_buffer;
@@ -794,7 +860,7 @@ impl GpuCrowd {
                     },
                     wgpu::BindGroupEntry { binding: 1, resource: samples.as_entire_binding() },
                     wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: out.binding(&output) },
+                    wgpu::BindGroupEntry { binding: 3, resource: out.binding(&output.buffers[(first / output_per_buffer) as usize]) },
                 ],
             });
             let stages = stage_buffers.as_ref().map(|(locals, models)| {
@@ -1017,7 +1083,7 @@ impl GpuCrowd {
         };
         let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
         for (b, buffer) in memory.buffers.iter().enumerate() {
-            let characters = memory.characters_per_buffer.min((self.num_characters() as u64).saturating_sub(b as u64 * memory.characters_per_buffer));
+            let characters = memory.characters_in(b, self.num_characters());
             bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
         }
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
@@ -1071,8 +1137,11 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(Vec::new());
         };
-        let bytes = frame.num_characters as u64 * self.output_bytes_per_character();
-        Ok(bytemuck::pod_collect_to_vec(&self.read_blocking(&frame.output, bytes, "output")?))
+        let mut bytes = Vec::with_capacity(frame.num_characters * self.output_bytes_per_character() as usize);
+        for (b, buffer) in frame.output.buffers.iter().enumerate() {
+            bytes.extend(self.read_blocking(buffer, frame.output.characters_in(b, frame.num_characters) * frame.output.bytes_per_character, "output")?);
+        }
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.

@@ -62,7 +62,7 @@ pub enum GpuError {
     CrowdTooLarge {
         /// Characters asked for.
         characters: usize,
-        /// Which buffer: `"output"`, `"samples"`, `"sample ranges"`, `"local poses"`,
+        /// Which buffer: `"output window"`, `"samples"`, `"sample ranges"`, `"local poses"`,
         /// `"model matrices"`, `"layer programs"`, `"layer memory"`.
         what: &'static str,
         /// Bytes it would need.
