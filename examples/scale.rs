@@ -353,7 +353,9 @@ fn plot(rows: &[Row], note: &str, path: &std::path::Path) -> Result<(), Error> {
     const W: u32 = 720;
     const H: u32 = 440;
     let (left, right, top, bottom) = (90.0f32, 170.0f32, 40.0f32, 50.0f32);
-    let series: [(&str, Rgb, Vec<(f64, f64)>); 3] = [
+    // Name, colour, (characters, ms per frame).
+    type Series = (&'static str, Rgb, Vec<(f64, f64)>);
+    let series: [Series; 3] = [
         ("state step", [31, 119, 180], rows.iter().map(|r| (r.characters as f64, r.step_ms)).collect()),
         ("GPU eval", [214, 39, 40], rows.iter().filter_map(|r| Some((r.characters as f64, r.gpu_ms?))).collect()),
         ("CPU eval", [44, 160, 44], rows.iter().filter_map(|r| Some((r.characters as f64, r.cpu_ms?))).collect()),

@@ -217,7 +217,9 @@ fn read_range(ctx: &throng::gpu::GpuContext, buffer: &wgpu::Buffer, offset: u64,
     ctx.queue.submit([encoder.finish()]);
     staging.map_async(wgpu::MapMode::Read, .., |r| r.unwrap());
     ctx.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let floats = bytemuck::pod_collect_to_vec(&staging.get_mapped_range(..).unwrap().to_vec());
+    let view = staging.get_mapped_range(..).unwrap();
+    let floats = bytemuck::pod_collect_to_vec(&view);
+    drop(view);
     staging.unmap();
     floats
 }
