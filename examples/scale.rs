@@ -278,10 +278,11 @@ fn run(args: &Args) -> Result<(), Error> {
                 }
             }
             eprintln!(
-                "  {n}: GPU crowd in {} chunks, {} memory buffers, {} output buffers",
+                "  {n}: GPU crowd in {} chunks, {} memory buffers, {} output buffers; {:.2} samples a character",
                 crowd.num_chunks(),
                 crowd.num_memory_buffers(),
-                crowd.output_buffers().len()
+                crowd.output_buffers().len(),
+                scene.crowd.samples(scene.kind)?.len() as f64 / n as f64
             );
             gpu_ms = Some(median(&mut times));
         }

@@ -496,7 +496,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("state_base", offset_of!(GpuChunkParams, state_base)),
         ("num_layers", offset_of!(GpuChunkParams, num_layers)),
         ("dt_s", offset_of!(GpuChunkParams, dt_s)),
-        ("pad0", offset_of!(GpuChunkParams, pad0)),
+        ("sample_base", offset_of!(GpuChunkParams, sample_base)),
     ]);
     check_struct(&module, &layouter, "LayerProgram", size_of::<LayerProgram>(), &[
         ("first_sample", offset_of!(LayerProgram, first_sample)),

@@ -268,3 +268,40 @@ fn an_output_split_over_buffers_holds_the_same_matrices_as_one_buffer() {
     assert_eq!(next as usize, N);
     assert_eq!(windows.iter().map(|w| w.buffer).max(), Some(2));
 }
+
+#[test]
+fn samples_larger_than_one_binding_are_bound_a_window_per_chunk() {
+    // Only where an adapter exists (`gpu()` says so, or fails under THRONG_REQUIRE_GPU=1).
+    let Some(ctx) = gpu() else { return };
+    // A device whose storage bindings hold 2 MiB: 15,000 characters' 10 sample slots (2.4 MB)
+    // do not fit one; their layer programs (1.8 MB), the clips (1.4 MB) and a chunk's memory
+    // window (254 characters) do. A million characters on lavapipe's 128 MiB bindings are the
+    // same case.
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
+    let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None)).unwrap();
+    let limits = wgpu::Limits { max_storage_buffer_binding_size: 2 << 20, ..adapter.limits() };
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() })).unwrap();
+    const N: usize = 15_000;
+    let mut scene = Scene::new(N);
+    let (rig, clips, layers) = (&scene.demo.rig, &scene.bound.clips, &scene.bound.layers);
+    let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, ..GpuCrowdOptions::default() };
+    let mut small = GpuCrowd::with_layers(&device, &queue, rig, clips, layers, options).unwrap();
+    let mut whole = GpuCrowd::with_layers(&ctx.device, &ctx.queue, rig, clips, layers, options).unwrap();
+    for f in 0..4 {
+        scene.step(f);
+        assert!(size_of_val(scene.samples()) > 2 << 20, "the samples outgrow one binding");
+        small.set_frame(scene.samples(), scene.programs(), DT_S).unwrap();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        small.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        whole.set_frame(scene.samples(), scene.programs(), DT_S).unwrap();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        whole.encode(&mut encoder);
+        ctx.queue.submit([encoder.finish()]);
+    }
+    assert!(small.num_chunks() > 1);
+    let (expected, got) = (whole.read_output_blocking().unwrap(), small.read_output_blocking().unwrap());
+    assert_eq!(expected.len(), got.len());
+    let worst = expected.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(worst == 0.0, "windowed samples changed the output by up to {worst}");
+}

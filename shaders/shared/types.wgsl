@@ -95,7 +95,9 @@ struct ChunkParams {
     state_base: u32,
     num_layers: u32,
     dt_s: f32,
-    pad0: u32,
+    // Index of the bound `samples` window's first sample: 0 unless the frame's samples outgrow
+    // one binding and each chunk binds the window its programs read.
+    sample_base: u32,
 }
 
 // One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.

@@ -110,7 +110,13 @@ struct FrameResources {
 
 /// One dispatch's worth of characters.
 struct Chunk {
+    first_character: u64,
     num_characters: u32,
+    /// The output buffer and window group 1 binds.
+    output: (usize, Window),
+    /// The byte window of the samples group 1 binds: the whole buffer while it fits one
+    /// binding, else the chunk's own window, rebound when the samples its programs read move.
+    samples_window: (u64, u64),
     /// Group 1.
     frame: wgpu::BindGroup,
     /// Group 2, with stage buffers.
@@ -173,6 +179,7 @@ impl Runs {
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
 /// storage alignment, and where the chunk starts inside it in `vec4` units.
+#[derive(Clone, Copy)]
 struct Window {
     offset: u64,
     size: u64,
@@ -316,6 +323,44 @@ fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requ
     let by_binding = (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
     let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
     requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
+/// A chunk's group 1: its parameters (at `params.1` in `params.0`), a window of the samples
+/// (`samples.1`: byte offset and size), the sample ranges, and its output window.
+fn chunk_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    params: (&wgpu::Buffer, u64),
+    samples: (&wgpu::Buffer, (u64, u64)),
+    ranges: &wgpu::Buffer,
+    output: (&Runs, (usize, Window)),
+) -> wgpu::BindGroup {
+    let (samples, (samples_offset, samples_size)) = samples;
+    let (runs, (b, window)) = output;
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("throng.chunk"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: params.0, offset: params.1, size: wgpu::BufferSize::new(PARAMS_BYTES) }),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: samples, offset: samples_offset, size: wgpu::BufferSize::new(samples_size) }),
+            },
+            wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: window.binding(&runs.buffers[b]) },
+        ],
+    })
+}
+
+/// The samples `(start, end)` that `ranges` read, empty ranges aside; `(0, 0)` for none.
+fn sample_span(ranges: impl Iterator<Item = (u32, u32)>) -> (u64, u64) {
+    ranges.filter(|(start, end)| end > start).fold(None, |span: Option<(u64, u64)>, (start, end)| {
+        let (start, end) = (u64::from(start), u64::from(end));
+        Some(span.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))))
+    }).unwrap_or((0, 0))
 }
 
 impl GpuCrowd {
@@ -577,6 +622,12 @@ impl GpuCrowd {
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
         self.ensure_frame(num_characters, samples.len())?;
+        let windows = self.sample_windows(|first, count| {
+            sample_span(sample_ranges.get(first..first + count).unwrap_or_default().iter().map(|r| (r.start, r.end)))
+        })?;
+        if let Some(windows) = windows {
+            self.bind_sample_windows(&windows);
+        }
         let Some(frame) = &self.frame else {
             return Ok(());
         };
@@ -621,6 +672,13 @@ impl GpuCrowd {
         }
         let num_characters = programs.len() / num_layers;
         self.ensure_frame(num_characters, samples.len())?;
+        let windows = self.sample_windows(|first, count| {
+            let programs = programs.get(first * num_layers..(first + count) * num_layers).unwrap_or_default();
+            sample_span(programs.iter().map(|p| (p.first_sample, p.first_sample + p.num_target + p.num_source)))
+        })?;
+        if let Some(windows) = windows {
+            self.bind_sample_windows(&windows);
+        }
         let Some(frame) = &mut self.frame else {
             return Ok(());
         };
@@ -707,6 +765,65 @@ impl GpuCrowd {
         self.queue.submit([encoder.finish()]);
     }
 
+    /// For a frame whose samples outgrow one storage binding: each chunk's byte window of the
+    /// samples its characters read (`span_of(first character, characters)` in samples), which
+    /// must fit one binding ([`GpuError::CrowdTooLarge`], `"samples of one chunk"`). `None`
+    /// while the whole buffer is bound.
+    fn sample_windows(&self, span_of: impl Fn(usize, usize) -> (u64, u64)) -> Result<Option<Vec<(u64, u64)>>, GpuError> {
+        let Some(frame) = &self.frame else {
+            return Ok(None);
+        };
+        let limits = self.device.limits();
+        let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+        if frame.samples.size() <= binding {
+            return Ok(None);
+        }
+        let align = u64::from(limits.min_storage_buffer_offset_alignment);
+        let sample_bytes = size_of::<ClipSample>() as u64;
+        frame
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let (lo, hi) = span_of(chunk.first_character as usize, chunk.num_characters as usize);
+                let window = Window::new(lo * sample_bytes, (hi - lo) * sample_bytes, align);
+                if window.size > binding {
+                    let too_large = GpuError::CrowdTooLarge {
+                        characters: frame.num_characters,
+                        what: "samples of one chunk",
+                        bytes: window.size,
+                        limit: binding,
+                        limit_name: "max_storage_buffer_binding_size",
+                    };
+                    return Err(too_large);
+                }
+                Ok((window.offset, window.size))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Rebinds the chunks whose sample window moved and tells their shaders where it starts.
+    fn bind_sample_windows(&mut self, windows: &[(u64, u64)]) {
+        let Some(frame) = self.frame.as_mut() else {
+            return;
+        };
+        let sample_bytes = size_of::<ClipSample>() as u64;
+        for (k, (chunk, &window)) in frame.chunks.iter_mut().zip(windows).enumerate() {
+            if chunk.samples_window == window {
+                continue;
+            }
+            let at = k as u64 * frame.params_stride;
+            chunk.samples_window = window;
+            chunk.frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&frame.params, at), (&frame.samples, window), &frame.ranges, (&frame.output, chunk.output));
+            if let Some(p) = frame.chunk_params.get_mut(k) {
+                // Window offsets are storage-aligned, so whole samples; a buffer of samples
+                // indexed by u32 holds fewer than 2^32 of them.
+                p.sample_base = (window.0 / sample_bytes) as u32;
+                self.queue.write_buffer(&frame.params, at, bytemuck::bytes_of(p));
+            }
+        }
+    }
+
     /// Rebuilds the frame's buffers unless they hold `num_characters` and `num_samples` already.
     fn ensure_frame(&mut self, num_characters: usize, num_samples: usize) -> Result<(), GpuError> {
         let fits = self.frame.as_ref().is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= num_samples);
@@ -730,11 +847,16 @@ impl GpuCrowd {
         let n = num_characters as u64;
         let joints = self.num_joints as u64;
         let binding_limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let samples_capacity = num_samples.next_power_of_two();
+        // Room to grow (a power of two), but never past one binding while the samples fit in
+        // one: a million characters' 5 to 8 million samples would otherwise round up past it.
+        let max_samples = (binding_limit / size_of::<ClipSample>() as u64) as usize;
+        let samples_capacity = num_samples.next_power_of_two().min(max_samples.max(num_samples));
         let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
+        // Past one binding, each chunk binds the window of samples its programs read
+        // (`bind_sample_windows`), which one binding must hold.
         let samples_bytes = samples_capacity as u64 * size_of::<ClipSample>() as u64;
-        if samples_bytes > binding_limit {
-            return Err(too_large("samples", samples_bytes, binding_limit, "max_storage_buffer_binding_size"));
+        if samples_bytes > limits.max_buffer_size {
+            return Err(too_large("samples", samples_bytes, limits.max_buffer_size, "max_buffer_size"));
         }
         let ranges_bytes = n * size_of::<GpuSampleRange>() as u64;
         if ranges_bytes > binding_limit {
@@ -841,28 +963,15 @@ impl GpuCrowd {
                 state_base: memory.base_vec4,
                 num_layers: layers as u32,
                 dt_s,
-                pad0: 0,
+                sample_base: 0,
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
             chunk_params.push(p);
-            let frame = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("throng.chunk"),
-                layout: &self.pipelines.layouts.chunk,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &params,
-                            offset: k * params_stride,
-                            size: wgpu::BufferSize::new(PARAMS_BYTES),
-                        }),
-                    },
-                    wgpu::BindGroupEntry { binding: 1, resource: samples.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: out.binding(&output.buffers[(first / output_per_buffer) as usize]) },
-                ],
-            });
+            let output_at = ((first / output_per_buffer) as usize, out);
+            // Until `bind_sample_windows` moves it: the whole buffer, or its first binding's worth.
+            let samples_window = (0, samples.size().min(binding_limit));
+            let frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&params, k * params_stride), (&samples, samples_window), &ranges, (&output, output_at));
             let stages = stage_buffers.as_ref().map(|(locals, models)| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.stages"),
@@ -885,7 +994,15 @@ impl GpuCrowd {
                     ],
                 })
             });
-            chunks.push(Chunk { num_characters: count as u32, frame, stages, layered: layered_group });
+            chunks.push(Chunk {
+                first_character: first,
+                num_characters: count as u32,
+                output: output_at,
+                samples_window: (0, samples.size().min(binding_limit)),
+                frame,
+                stages,
+                layered: layered_group,
+            });
         }
         if !params_bytes.is_empty() {
             self.queue.write_buffer(&params, 0, &params_bytes);

@@ -216,8 +216,9 @@ pub struct GpuChunkParams {
     pub num_layers: u32,
     /// The layered frame: real seconds since last frame.
     pub dt_s: f32,
-    /// Padding to the uniform's 16-byte alignment.
-    pub pad0: u32,
+    /// Index of the first sample in the bound `samples` window: 0 while every sample fits one
+    /// binding (the whole buffer is bound), else where the chunk's window starts.
+    pub sample_base: u32,
 }
 
 /// `LayerSetup::blend` of an override layer.
