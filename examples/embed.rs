@@ -239,8 +239,13 @@ fn run(args: &Args) -> Result<(), Error> {
         // characters that one storage binding can hold (one window for a small crowd).
         animation.set_frame(samples, programs, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
-            let output = animation.output().ok_or("throng has no output buffer after set_frame")?;
-            skin = Some((animation.num_characters(), renderer.bind_skin(&device, output, &animation.skin_windows()?)));
+            // One buffer unless the output outgrew the device's largest buffer; each window
+            // names the buffer that holds it.
+            let outputs = animation.output_buffers();
+            if outputs.is_empty() {
+                return Err("throng has no output buffer after set_frame".into());
+            }
+            skin = Some((animation.num_characters(), renderer.bind_skin(&device, outputs, &animation.skin_windows()?)));
         }
         queue.write_buffer(&renderer.placements, 0, bytemuck::cast_slice(&placements));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.frame") });
@@ -423,14 +428,14 @@ impl Renderer {
 
     /// One bind group per window: the window of throng's output buffer and a uniform saying
     /// which character the window starts at.
-    fn bind_skin(&self, device: &wgpu::Device, output: &wgpu::Buffer, windows: &[SkinWindow]) -> Vec<(SkinWindow, wgpu::BindGroup)> {
+    fn bind_skin(&self, device: &wgpu::Device, outputs: &[wgpu::Buffer], windows: &[SkinWindow]) -> Vec<(SkinWindow, wgpu::BindGroup)> {
         let bind = |window: &SkinWindow| {
             let scene = SceneUniform { view_proj: self.view_proj, num_joints: self.num_joints, first_character: window.first_character, pad: [0; 2] };
             let uniform = wgpu::util::DeviceExt::create_buffer_init(
                 device,
                 &wgpu::util::BufferInitDescriptor { label: Some("engine.scene"), contents: bytemuck::bytes_of(&scene), usage: wgpu::BufferUsages::UNIFORM },
             );
-            let skin = wgpu::BufferBinding { buffer: output, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
+            let skin = wgpu::BufferBinding { buffer: &outputs[window.buffer as usize], offset: window.offset, size: wgpu::BufferSize::new(window.size) };
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("engine.skin"),
                 layout: &self.skin_layout,

@@ -141,14 +141,19 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         if !layer_shows(setup, program) {
             continue;
         }
-        let block = layer_block(c, setup.layer);
-        let slot = (load_layer_state(block).flags >> STATE_SLOT_SHIFT) & 1u;
-        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            let j = thread + k * WORKGROUP_SIZE;
-            if j >= num_joints {
-                break;
+        if setup.memory == NO_MEMORY {
+            // Nothing in memory: the layer shows its samples as they are (its programs are cuts).
+            sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
+        } else {
+            let block = layer_block(c, setup.memory);
+            let slot = (load_layer_state(block).flags >> STATE_SLOT_SHIFT) & 1u;
+            for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+                let j = thread + k * WORKGROUP_SIZE;
+                if j >= num_joints {
+                    break;
+                }
+                layer_pose[k] = load_slot(joint_ref(block, j), slot);
             }
-            layer_pose[k] = load_slot(joint_ref(block, j), slot);
         }
         combine_layer(setup, program.weight, thread, num_joints);
     }

@@ -70,20 +70,22 @@ fn sample_blend_joint(range: SampleRange, joint: u32, num_joints: u32) -> Transf
 // `sample_blend_joint` with `rest` shown when the weights sum to zero (the identity for an
 // additive layer, whose clips are deltas).
 fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest: Transform) -> Transform {
+    // Programs index the whole frame's samples; the bound window starts at `sample_base`.
+    let start = range.start - params.sample_base;
     var total = 0.0;
     for (var i = 0u; i < range.count; i++) {
-        total += samples[range.start + i].weight;
+        total += samples[start + i].weight;
     }
     if !(total > 0.0) {
         return rest;
     }
     if range.count == 1u {
-        return sample_clip_joint(samples[range.start], joint, num_joints);
+        return sample_clip_joint(samples[start], joint, num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     var first = true;
     for (var i = 0u; i < range.count; i++) {
-        let s = samples[range.start + i];
+        let s = samples[start + i];
         if !(s.weight > 0.0) {
             continue;
         }

@@ -45,9 +45,10 @@ struct JointOffset {
 // 2 + 8J vec4 in all. The last two displayed poses alternate between the slots: a frame writes
 // one slot (40 bytes a joint) and reads nothing unless a transition needs it.
 
-// First vec4 of layer `l` of chunk character `c` in the `layer_memory` window.
-fn layer_block(c: u32, l: u32) -> u32 {
-    return params.state_base + (c * params.num_layers + l) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
+// First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
+// `layer_memory` window; only layers that keep memory have a slot.
+fn layer_block(c: u32, m: u32) -> u32 {
+    return params.state_base + (c * params.num_memory_layers + m) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
 }
 
 // One joint of one layer's block.
@@ -330,11 +331,11 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
     }
 }
 
-// `eval::transition::transition` for layer `l` of chunk character `c`: turns `layer_pose`
-// into the pose the layer shows and updates the layer's memory. Every thread must call it
-// (it holds barriers).
-fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_joints: u32) {
-    let block = layer_block(c, l);
+// `eval::transition::transition` for the layer in memory slot `m` of chunk character `c`: turns
+// `layer_pose` into the pose the layer shows and updates the layer's memory. Every thread must
+// call it (it holds barriers).
+fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_joints: u32) {
+    let block = layer_block(c, m);
     let state = load_layer_state(block);
     let switched = (program.flags & FLAG_SWITCHED) != 0u;
     let shown = state.flags & STATE_SHOWN_MASK;
@@ -430,18 +431,18 @@ fn transition_layer(c: u32, l: u32, program: LayerProgram, thread: u32, num_join
 }
 
 // An invisible layer (weight 0, not the base) is not evaluated and forgets what it showed and
-// any offset still decaying, as `FrameJob` does.
-fn skip_layer(c: u32, l: u32, thread: u32) {
-    if thread == 0u {
-        let block = layer_block(c, l);
+// any offset still decaying, as `FrameJob` does; a layer without memory has nothing to forget.
+fn skip_layer(c: u32, m: u32, thread: u32) {
+    if thread == 0u && m != NO_MEMORY {
+        let block = layer_block(c, m);
         layer_memory[block].x = layer_memory[block].x & (1u << STATE_SLOT_SHIFT);
     }
 }
 
 // The layers in evaluation order: base, additive layers, override layers.
 fn load_setup(order: u32) -> LayerSetup {
-    let i = order * 4u;
-    return LayerSetup(layer_table[i], layer_table[i + 1u], layer_table[i + 2u], layer_table[i + 3u]);
+    let i = order * LAYER_SETUP_WORDS;
+    return LayerSetup(layer_table[i], layer_table[i + 1u], layer_table[i + 2u], layer_table[i + 3u], layer_table[i + 4u]);
 }
 
 fn layer_program(c: u32, l: u32) -> LayerProgram {
@@ -450,15 +451,18 @@ fn layer_program(c: u32, l: u32) -> LayerProgram {
 
 // Layer `setup` of chunk character `c` into `layer_pose`: sampled and turned into what the layer
 // shows, its memory updated; a layer other than the base at weight 0 is not evaluated and
-// forgets what it showed (`FrameJob`'s rule). Returns whether the layer shows. Every thread
-// must call it (it holds barriers).
+// forgets what it showed (`FrameJob`'s rule); a layer without memory only ever cuts and shows
+// its samples as they are. Returns whether the layer shows. Every thread must call it (it holds
+// barriers; `setup` is the same for the whole workgroup).
 fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, thread: u32, num_joints: u32) -> bool {
     if !layer_shows(setup, program) {
-        skip_layer(c, setup.layer, thread);
+        skip_layer(c, setup.memory, thread);
         return false;
     }
     sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
-    transition_layer(c, setup.layer, program, thread, num_joints);
+    if setup.memory != NO_MEMORY {
+        transition_layer(c, setup.memory, program, thread, num_joints);
+    }
     return true;
 }
 

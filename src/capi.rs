@@ -744,7 +744,8 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
         let archetype = archetype.with_events_from_clips(&clips)?;
         let event_names = archetype.event_names().iter().map(|n| c_string(n)).collect();
         let rig = character.rig().clone();
-        let context = EvalContext::new(0, layers.len(), rig.num_joints());
+        // Memory only for the layers whose graph can show two states at once.
+        let context = EvalContext::for_layers(0, &layers, rig.num_joints());
         let index = crowd.archetypes.len() as u32;
         let id = crowd.crowd.add_archetype(archetype);
         crowd.archetypes.push(ArchetypeEntry {

@@ -175,6 +175,19 @@ pub enum ProgramError {
         /// The program, printed.
         what: String,
     },
+    /// A layer set up without memory (`eval::frame::LayerSetup::needs_memory` false) was given
+    /// a program that needs it: a switch mode other than cut, or a fade from the snapshot.
+    #[error("character {character} layer {layer}: switch mode {mode} (flags {flags:#x}) needs per-character memory, but the layer was set up without it (its graph has only cuts)")]
+    NeedsMemory {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The program's `mode` code.
+        mode: u32,
+        /// The program's `flags`.
+        flags: u32,
+    },
 }
 
 /// Checks that every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`] names

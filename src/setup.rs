@@ -156,7 +156,9 @@ pub struct LayerSetupError {
     pub source: MaskError,
 }
 
-/// The evaluator's layer setups for `graph` on `rig`, base layer first.
+/// The evaluator's layer setups for `graph` on `rig`, base layer first. A layer keeps
+/// per-character memory ([`LayerSetup::needs_memory`]) only when [`layer_needs_memory`] says
+/// its graph can show two states at once.
 ///
 /// # Errors
 /// [`LayerSetupError`] naming the layer and its mask entry (in the order subtree keys first,
@@ -179,9 +181,25 @@ pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>,
                     graph::LayerSpace::Mesh => LayerSpace::Mesh,
                 },
                 mask,
+                needs_memory: layer_needs_memory(graph, l),
             })
         })
         .collect()
+}
+
+/// Whether graph layer `layer` can ever show two states at once, and so needs memory per
+/// character between frames: some transition of the layer has a positive duration and a switch
+/// mode other than a cut (frozen, crossfade, inertialization; a spring of halflife 0 is a cut).
+/// Without one, the state step emits nothing but cuts for the layer — no crossfade to
+/// interrupt into a frozen snapshot, no offset to decay — so the evaluators can show its samples
+/// as they are and remember nothing. The built-in graph's lean and wave layers have no
+/// transitions at all.
+#[must_use]
+pub fn layer_needs_memory(graph: &CompiledGraph, layer: usize) -> bool {
+    graph.transitions().iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
+        let cut = matches!(t.switch, graph::SwitchMode::Cut | graph::SwitchMode::Inertialize(graph::Inertialization::Spring { halflife_s: 0.0 }));
+        t.duration > 0.0 && !cut
+    })
 }
 
 /// Resolves a graph mask (joint name or `name/*` → weight) against `rig`.

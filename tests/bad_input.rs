@@ -938,7 +938,7 @@ fn eval_rows() -> Vec<Row> {
         let other = Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
         let short = Mask::from_entries(&other, &[MaskEntry { joint: "b".into(), weight: 1.0, descendants: false }]).unwrap();
         assert_eq!(mask.weights().len(), 3);
-        [LayerSetup::default(), LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(short) }]
+        [LayerSetup::default(), LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(short), ..LayerSetup::default() }]
     };
     let sample = |clip: u32, time_s: f32, weight: f32| ClipSample::new(clip, time_s, weight);
     vec![
@@ -1125,8 +1125,8 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     let upper = Mask::from_entries(&demo.rig, &[MaskEntry { joint: "spine_01".into(), weight: 0.7, descendants: true }]).unwrap();
     let layers = [
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(upper) },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(upper), ..LayerSetup::default() },
     ];
     let modes = [SwitchMode::Cut, SwitchMode::Frozen, SwitchMode::Crossfade, SwitchMode::InertializeQuintic, SwitchMode::InertializeQuinticOvershootControl, SwitchMode::InertializeSpring];
     let shares = [0.0, 1e-45, 0.5, 1.0 - f32::EPSILON, 1.0];

@@ -318,9 +318,9 @@ fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
     // the overrides (1 in mesh space, 3 in local space).
     let layers = [
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask.clone()) },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: Some(mask.clone()) },
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(mask.clone()) },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask.clone()), ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: Some(mask.clone()), ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(mask.clone()), ..LayerSetup::default() },
     ];
     let num_characters = 12;
     let joints = rig.num_joints();
@@ -367,8 +367,8 @@ fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
 fn sequence_layers(rig: &Rig) -> Vec<LayerSetup> {
     vec![
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(feathered_mask(rig)) },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(feathered_mask(rig)), ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
     ]
 }
 
@@ -475,7 +475,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         let layers = if num_joints > 4 {
             sequence_layers(&rig)
         } else {
-            let mesh = LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: None };
+            let mesh = LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: None, ..LayerSetup::default() };
             vec![LayerSetup::default(), mesh, LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }]
         };
         let num_characters = 8;
@@ -768,6 +768,7 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
                     _ => LayerSpace::Local,
                 },
                 mask: (!entries.is_empty()).then(|| Mask::from_entries(rig, &entries).unwrap()),
+                ..LayerSetup::default()
             }
         })
         .collect();

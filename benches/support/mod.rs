@@ -3,13 +3,12 @@
 #![allow(dead_code)]
 
 use std::ops::Range;
-
-use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use std::sync::Arc;
 
 use throng::demo::DemoCharacter;
 use throng::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
 use throng::graph::CompiledGraph;
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
 use throng::{Clip, ClipEvent, Rig};
@@ -150,8 +149,8 @@ pub fn humanoid_scenario() -> Scenario {
     let mask = mask_of(&[("spine_01/*".to_owned(), 1.0)], &demo.rig).expect("the demo has a spine");
     let layers = vec![
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask) },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None },
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), ..LayerSetup::default() },
+        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
     ];
     Scenario { rig: demo.rig, clips, layers }
 }
@@ -184,4 +183,46 @@ pub fn lod_mix_due(num_characters: usize, frame: usize, dt_s: f32) -> (Vec<u32>,
             (frame + i % 16).is_multiple_of(rate).then_some((i as u32, rate as f32 * dt_s))
         })
         .unzip()
+}
+
+/// The built-in character (64 joints) on the demo graph, bound, with its crowd.
+pub struct DemoCrowd {
+    /// The character: rig and clips.
+    pub demo: DemoCharacter,
+    /// The demo graph bound to its clips; layers as `bind_archetype` derives them (the lean and
+    /// wave layers without memory).
+    pub bound: throng::setup::BoundArchetype,
+    /// `n` characters, settled into a mix of states.
+    pub crowd: Crowd,
+    /// Their archetype.
+    pub kind: ArchetypeId,
+}
+
+/// `n` built-in characters on the demo graph (base, additive lean, masked wave), speeds spread
+/// from standing to running, a third leaning and a fifth waving at weights of their own, every
+/// seventh jumping; stepped 45 updates so that they spread over states and transitions.
+pub fn demo_crowd(n: usize) -> DemoCrowd {
+    let demo = DemoCharacter::humanoid_64();
+    let graph = Arc::new(CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).expect("the demo graph loads"));
+    let bound = demo.bind(graph).expect("the demo binds");
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(bound.archetype.clone());
+    let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("archetype exists")).collect();
+    let spread = |i: usize, k: f32| (i as f32 * k).fract();
+    let speeds: Vec<f32> = (0..n).map(|i| 4.0 * spread(i, 0.618_034)).collect();
+    let leans: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { spread(i, 0.414_214) } else { 0.0 }).collect();
+    let waves: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 0.3 + 0.7 * spread(i, 0.732_051) } else { 0.0 }).collect();
+    for (name, values) in [("speed", speeds), ("lean", leans), ("wave", waves)] {
+        let param = crowd.param(kind, name).expect("demo parameter");
+        crowd.set_float(param, &handles, &values).expect("finite values");
+    }
+    let jump = crowd.param(kind, "jump").expect("jump");
+    let jumpers: Vec<_> = handles.iter().copied().step_by(7).collect();
+    for frame in 0..45 {
+        if frame == 30 {
+            crowd.set_trigger(jump, &jumpers, false).expect("trigger");
+        }
+        crowd.update(1.0 / 60.0).expect("finite dt");
+    }
+    DemoCrowd { demo, bound, crowd, kind }
 }

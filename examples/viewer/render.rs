@@ -8,7 +8,7 @@ use glam::{Mat4, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::eval::OutputLayout;
-use throng::gpu::{skin_windows, GpuCrowd, GpuCrowdOptions, GpuProfiler};
+use throng::gpu::{skin_windows, GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow};
 
 use crate::scene::Scene;
 
@@ -265,16 +265,17 @@ impl Renderer {
         self.profiler.has_timestamps()
     }
 
-    /// One bind group per run of characters whose matrices fit one storage binding
-    /// ([`skin_windows`]: each run starts where the device can bind it).
+    /// One bind group per run of characters whose matrices fit one storage binding: the GPU
+    /// crowd's own windows (which name the buffer of a split output), or [`skin_windows`]
+    /// over the CPU path's one upload buffer.
     fn bind_chunks(&mut self, device: &wgpu::Device) -> Result<(), String> {
-        let skin = match &self.evaluator {
-            Evaluator::Gpu(crowd) => crowd.output(),
-            Evaluator::Cpu { buffer, .. } => Some(buffer),
+        let (windows, buffers): (Vec<SkinWindow>, Vec<wgpu::Buffer>) = match &self.evaluator {
+            Evaluator::Gpu(crowd) => (crowd.skin_windows().map_err(|e| e.to_string())?, crowd.output_buffers().to_vec()),
+            Evaluator::Cpu { buffer, .. } => {
+                let bytes_per_character = (self.num_joints * self.layout.floats_per_joint() * 4) as u64;
+                (skin_windows(self.num_characters, bytes_per_character, &self.limits).map_err(|e| e.to_string())?, vec![buffer.clone()])
+            }
         };
-        let Some(skin) = skin else { return Ok(()) };
-        let bytes_per_character = (self.num_joints * self.layout.floats_per_joint() * 4) as u64;
-        let windows = skin_windows(self.num_characters, bytes_per_character, &self.limits).map_err(|e| e.to_string())?;
         self.chunks.clear();
         self.chunk_uniforms.clear();
         for window in windows {
@@ -288,6 +289,7 @@ impl Renderer {
                 device,
                 &wgpu::util::BufferInitDescriptor { label: Some("viewer.chunk"), contents: bytemuck::bytes_of(&uniform), usage: wgpu::BufferUsages::UNIFORM },
             );
+            let skin = buffers.get(window.buffer as usize).ok_or("a draw window names no output buffer")?;
             let binding = wgpu::BufferBinding { buffer: skin, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("viewer.skin"),
@@ -322,7 +324,7 @@ impl Renderer {
         let (samples, programs) = scene.frame();
         match &mut self.evaluator {
             Evaluator::Gpu(crowd) => {
-                let had_output = crowd.output().is_some();
+                let had_output = !crowd.output_buffers().is_empty();
                 match scene.due() {
                     Some(due) => crowd.set_frame_due(samples, programs, dt_s, due),
                     None => crowd.set_frame(samples, programs, dt_s),

@@ -12,6 +12,8 @@
 
 // Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
 @group(1) @binding(0) var<uniform> params: ChunkParams;
+// The frame's samples, or (when they outgrow one binding) the chunk's window of them from
+// `params.sample_base` on.
 @group(1) @binding(1) var<storage, read> samples: array<ClipSample>;
 // Indexed by crowd character index (not chunk-relative). The layered frame samples through its
 // programs and never reads ranges; with `params.due_list` it holds the due list there instead

@@ -95,9 +95,8 @@ struct ChunkParams {
     first_character: u32,
     num_characters: u32,
     num_joints: u32,
-    // 1 when the layered frame's workgroups evaluate the due list (animation LOD) that group 1's
-    // binding 2 then holds, 0 when workgroup `w` evaluates chunk character `w`.
-    due_list: u32,
+    // The layered frame: layers per character that keep memory (`LayerSetup::memory`).
+    num_memory_layers: u32,
     // LAYOUT_MAT4 or LAYOUT_AFFINE3X4.
     output_layout: u32,
     // Where the chunk's first character starts in each bound window, in vec4 units. Windows
@@ -110,7 +109,15 @@ struct ChunkParams {
     state_base: u32,
     num_layers: u32,
     dt_s: f32,
+    // Index of the bound `samples` window's first sample: 0 unless the frame's samples outgrow
+    // one binding and each chunk binds the window its programs read.
+    sample_base: u32,
+    // 1 when the layered frame's workgroups evaluate the due list (animation LOD) that group 1's
+    // binding 2 then holds, 0 when workgroup `w` evaluates chunk character `w`.
+    due_list: u32,
     pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.
@@ -156,13 +163,20 @@ struct LayerSetup {
     space: u32,
     // Index in `layer_table` of the mask's first weight (f32 bits, one per joint), or NO_MASK.
     mask_start: u32,
+    // The layer's slot in each character's memory (`layer_block`), or NO_MEMORY for a layer
+    // whose graph has only cuts: it shows its samples as they are and remembers nothing.
+    memory: u32,
 }
+
+// Words of one `LayerSetup` in `layer_table`.
+const LAYER_SETUP_WORDS: u32 = 5u;
 
 const BLEND_OVERRIDE: u32 = 0u;
 const BLEND_ADDITIVE: u32 = 1u;
 const SPACE_LOCAL: u32 = 0u;
 const SPACE_MESH: u32 = 1u;
 const NO_MASK: u32 = 0xffffffffu;
+const NO_MEMORY: u32 = 0xffffffffu;
 
 // What one layer of one character remembers between frames (`throng::eval::transition::Inertia`
 // and the frame count), the first two vec4 of its block in `layer_memory`, floats as bits.

@@ -46,7 +46,7 @@ pub enum LayerSpace {
 }
 
 /// A layer's fixed setup, shared by every character of an archetype.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LayerSetup {
     /// Override or additive.
     pub blend: LayerBlend,
@@ -54,6 +54,20 @@ pub struct LayerSetup {
     pub space: LayerSpace,
     /// Per-joint weights; `None` is the whole body.
     pub mask: Option<Mask>,
+    /// Whether the layer keeps memory per character between frames (the last two displayed
+    /// poses, the frozen snapshot, inertialization offsets: 128 bytes per joint on the GPU).
+    /// A layer whose graph can never show two states at once (every transition a cut) needs
+    /// none: [`crate::setup::layer_setups`] clears this for such layers, and the evaluators then
+    /// keep nothing for them and refuse any program of theirs that is not a plain cut
+    /// ([`validate_memoryless_programs`]). `true` by default, so a hand-built setup behaves as
+    /// before.
+    pub needs_memory: bool,
+}
+
+impl Default for LayerSetup {
+    fn default() -> Self {
+        Self { blend: LayerBlend::default(), space: LayerSpace::default(), mask: None, needs_memory: true }
+    }
 }
 
 /// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
@@ -71,6 +85,26 @@ pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result
     Ok(())
 }
 
+/// Checks that every program of a layer without memory ([`LayerSetup::needs_memory`] false)
+/// is a plain cut: mode [`SwitchMode::Cut`] and no [`LayerProgram::SOURCE_SNAPSHOT`]
+/// ([`ProgramError::NeedsMemory`] names the first that is not). Such a layer has nothing to
+/// fade or decay from, so showing anything else would silently drop the transition. Shared by
+/// [`FrameJob`] and the GPU evaluator; `programs` holds `layers.len()` per character.
+pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSetup]) -> Result<(), ProgramError> {
+    let num_layers = layers.len();
+    if num_layers == 0 || layers.iter().all(|l| l.needs_memory) {
+        return Ok(());
+    }
+    for (i, p) in programs.iter().enumerate() {
+        let layer = i % num_layers;
+        let memoryless = layers.get(layer).is_some_and(|l| !l.needs_memory);
+        if memoryless && (p.switch_mode() != SwitchMode::Cut || p.flags & LayerProgram::SOURCE_SNAPSHOT != 0) {
+            return Err(ProgramError::NeedsMemory { character: i / num_layers, layer, mode: p.mode, flags: p.flags });
+        }
+    }
+    Ok(())
+}
+
 /// The order layers are evaluated in: the base (layer 0), then additive layers, then override
 /// layers, each group in index order.
 #[must_use]
@@ -81,11 +115,16 @@ pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
 }
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
-/// `(character * num_layers + layer) * num_joints + joint`.
+/// `(character * memory_layers + slot) * num_joints + joint`, where `slot` counts only the
+/// layers that keep memory: a context built [`for_layers`](Self::for_layers) holds nothing for
+/// a layer whose graph has only cuts ([`LayerSetup::needs_memory`]).
 #[derive(Clone, Debug, Default)]
 pub struct EvalContext {
-    num_layers: usize,
+    num_characters: usize,
     num_joints: usize,
+    /// Per layer, its slot in the memory arrays, or `None` for a layer kept without memory.
+    slots: Vec<Option<usize>>,
+    num_memory_layers: usize,
     slot_a: Vec<Transform>,
     slot_b: Vec<Transform>,
     newest_in_b: Vec<bool>,
@@ -99,30 +138,56 @@ pub struct EvalContext {
 }
 
 impl EvalContext {
-    /// Memory for `num_characters` characters with `num_layers` layers of `num_joints` joints.
+    /// Memory for `num_characters` characters with `num_layers` layers of `num_joints` joints,
+    /// every layer with memory: it serves any setup of `num_layers` layers.
+    /// [`for_layers`](Self::for_layers) keeps none for layers that need none.
     #[must_use]
     pub fn new(num_characters: usize, num_layers: usize, num_joints: usize) -> Self {
-        let mut context = Self { num_layers, num_joints, ..Self::default() };
+        Self::with_slots(num_characters, vec![true; num_layers], num_joints)
+    }
+
+    /// Memory for `num_characters` characters of an archetype with `layers`, only for the layers
+    /// that need it ([`LayerSetup::needs_memory`]). For the built-in graph, whose lean and wave
+    /// layers have no transitions, that is one layer of three.
+    #[must_use]
+    pub fn for_layers(num_characters: usize, layers: &[LayerSetup], num_joints: usize) -> Self {
+        Self::with_slots(num_characters, layers.iter().map(|l| l.needs_memory).collect(), num_joints)
+    }
+
+    fn with_slots(num_characters: usize, with_memory: Vec<bool>, num_joints: usize) -> Self {
+        let mut next = 0;
+        let slots = with_memory
+            .into_iter()
+            .map(|m| {
+                m.then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        let mut context = Self { num_joints, slots, num_memory_layers: next, ..Self::default() };
         context.resize(num_characters);
         context
     }
 
     /// Grows or shrinks to `num_characters`; new characters have shown nothing yet.
     pub fn resize(&mut self, num_characters: usize) {
-        let poses = num_characters * self.num_layers * self.num_joints;
+        self.num_characters = num_characters;
+        let layers = num_characters * self.num_memory_layers;
+        let poses = layers * self.num_joints;
         self.slot_a.resize(poses, Transform::IDENTITY);
         self.slot_b.resize(poses, Transform::IDENTITY);
-        self.newest_in_b.resize(num_characters * self.num_layers, false);
+        self.newest_in_b.resize(layers, false);
         self.snapshot.resize(poses, Transform::IDENTITY);
-        self.offsets.resize(num_characters * self.num_layers * OffsetLanes::groups_for(self.num_joints), OffsetLanes::default());
-        self.inertia.resize(num_characters * self.num_layers, Inertia::default());
-        self.frames_shown.resize(num_characters * self.num_layers, 0);
+        self.offsets.resize(layers * OffsetLanes::groups_for(self.num_joints), OffsetLanes::default());
+        self.inertia.resize(layers, Inertia::default());
+        self.frames_shown.resize(layers, 0);
     }
 
     /// Forgets what `character` displayed, so its next switch is a cut (a new character, or
     /// one teleported by gameplay). Out-of-range characters are ignored.
     pub fn reset_character(&mut self, character: usize) {
-        let layers = character * self.num_layers..(character + 1) * self.num_layers;
+        let layers = character * self.num_memory_layers..(character + 1) * self.num_memory_layers;
         if let Some(shown) = self.frames_shown.get_mut(layers.clone()) {
             shown.fill(0);
         }
@@ -137,12 +202,13 @@ impl EvalContext {
     /// transitions in flight carry on. Out-of-range characters are ignored.
     /// `gpu::GpuCrowd::swap_remove` is the device's mirror.
     pub fn swap_remove(&mut self, character: usize) {
-        let num_characters = self.num_characters();
+        let num_characters = self.num_characters;
         if character >= num_characters {
             return;
         }
         let last = num_characters - 1;
-        let (layers, poses) = (self.num_layers, self.num_layers * self.num_joints);
+        self.num_characters = last;
+        let (layers, poses) = (self.num_memory_layers, self.num_memory_layers * self.num_joints);
         fn move_block<T: Copy>(v: &mut Vec<T>, to: usize, last: usize, n: usize) {
             if to != last {
                 v.copy_within(last * n..(last + 1) * n, to * n);
@@ -161,13 +227,27 @@ impl EvalContext {
     /// Characters held.
     #[must_use]
     pub fn num_characters(&self) -> usize {
-        self.frames_shown.len().checked_div(self.num_layers).unwrap_or(0)
+        self.num_characters
     }
 
-    /// Bytes of memory per character.
+    /// Layers held memory for, of [`num_layers`](Self::num_layers).
+    #[must_use]
+    pub fn num_memory_layers(&self) -> usize {
+        self.num_memory_layers
+    }
+
+    /// Layers per character, with memory or without.
+    #[must_use]
+    pub fn num_layers(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Bytes of memory per character: per layer with memory, three poses (two displayed, the
+    /// snapshot), the inertialization offsets and its clock.
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
-        self.num_layers * (self.num_joints * 3 * size_of::<Transform>() + OffsetLanes::groups_for(self.num_joints) * size_of::<OffsetLanes>() + size_of::<Inertia>() + 2)
+        self.num_memory_layers
+            * (self.num_joints * 3 * size_of::<Transform>() + OffsetLanes::groups_for(self.num_joints) * size_of::<OffsetLanes>() + size_of::<Inertia>() + 2)
     }
 }
 
@@ -219,9 +299,11 @@ impl FrameJob<'_> {
     /// layer and masks of one weight per joint ([`ProgramError::Layers`]); `dt_s` finite and
     /// non-negative ([`ProgramError::BadDt`]); programs, context, counters and output sized for
     /// the same crowd ([`EvalError::ProgramCount`], [`EvalError::OutputSize`],
-    /// [`EvalError::RootMotionCount`]); every program's ranges inside `samples`
+    /// [`EvalError::RootMotionCount`]); memory in the context for every layer that needs it
+    /// ([`EvalError::ContextMemory`]); every program's ranges inside `samples`
     /// ([`ProgramError::SampleRange`]), its samples valid ([`ProgramError::UnknownClip`],
-    /// [`ProgramError::BadSample`]) and its numbers finite ([`ProgramError::BadProgram`]).
+    /// [`ProgramError::BadSample`]) and its numbers finite ([`ProgramError::BadProgram`]); a
+    /// plain cut on every layer without memory ([`ProgramError::NeedsMemory`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         validate_clips(joints, self.clips)?;
@@ -232,7 +314,7 @@ impl FrameJob<'_> {
         let ctx = &*self.context;
         if self.programs.len() != characters * num_layers
             || ctx.num_characters() != characters
-            || ctx.num_layers != num_layers
+            || ctx.num_layers() != num_layers
             || ctx.num_joints != joints
         {
             return Err(EvalError::ProgramCount {
@@ -250,7 +332,11 @@ impl FrameJob<'_> {
         if !self.root_motion.is_empty() && self.root_motion.len() != characters {
             return Err(EvalError::RootMotionCount { got: self.root_motion.len(), characters });
         }
+        if let Some(layer) = self.layers.iter().zip(&ctx.slots).position(|(setup, slot)| setup.needs_memory && slot.is_none()) {
+            return Err(EvalError::ContextMemory { layer });
+        }
         validate_layer_programs(self.programs, num_layers, self.samples, self.clips.len())?;
+        validate_memoryless_programs(self.programs, self.layers)?;
         Ok(())
     }
 
@@ -301,21 +387,46 @@ impl FrameJob<'_> {
         };
         let joints = rig.num_joints();
         let num_layers = layers.len();
-        let per_layer = num_layers * joints;
-        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), samples, layout };
+        // A layer set up without memory skips the transition stage even where the context holds
+        // memory for it (a context built with `new`): its programs are plain cuts.
+        let slots = layers.iter().zip(&context.slots).map(|(setup, slot)| slot.filter(|_| setup.needs_memory)).collect();
+        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), slots, samples, layout };
+        let memory_layers = context.num_memory_layers;
+        let per_character = memory_layers * joints;
+        let groups = memory_layers * OffsetLanes::groups_for(joints);
+        // `par_chunks_mut(0)` would panic: a context without memory hands out empty slices.
+        let memory = if memory_layers == 0 {
+            rayon::iter::Either::Right((0..characters).into_par_iter().map(|_| CharacterMemory::default()))
+        } else {
+            rayon::iter::Either::Left(
+                context
+                    .slot_a
+                    .par_chunks_mut(per_character)
+                    .zip(context.slot_b.par_chunks_mut(per_character))
+                    .zip(context.newest_in_b.par_chunks_mut(memory_layers))
+                    .zip(context.snapshot.par_chunks_mut(per_character))
+                    .zip(context.offsets.par_chunks_mut(groups))
+                    .zip(context.inertia.par_chunks_mut(memory_layers).zip(context.frames_shown.par_chunks_mut(memory_layers)))
+                    .map(|(((((slot_a, slot_b), newest_in_b), snapshot), offsets), (inertia, shown))| CharacterMemory {
+                        slot_a,
+                        slot_b,
+                        newest_in_b,
+                        snapshot,
+                        offsets,
+                        inertia,
+                        shown,
+                    }),
+            )
+        };
         output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
-            .zip(context.slot_a.par_chunks_mut(per_layer))
-            .zip(context.slot_b.par_chunks_mut(per_layer).zip(context.newest_in_b.par_chunks_mut(num_layers)))
-            .zip(context.snapshot.par_chunks_mut(per_layer))
-            .zip(context.offsets.par_chunks_mut(num_layers * OffsetLanes::groups_for(joints)))
-            .zip(context.inertia.par_chunks_mut(num_layers).zip(context.frames_shown.par_chunks_mut(num_layers)))
+            .zip(memory)
             .zip(clips_sampled.par_iter_mut().zip(root_motion).zip(context.row_dt_s.par_iter()))
             .with_min_len(CHARACTERS_PER_CHUNK)
             .for_each_init(
                 || FrameScratch::new(joints),
-                |scratch, (((((((out, programs), slot_a), (slot_b, newest_in_b)), snapshot), offsets), (inertia, shown)), ((sampled, root), &row_dt_s))| {
+                |scratch, (((out, programs), memory), ((sampled, root), &row_dt_s))| {
                     if row_dt_s.is_nan() {
                         // Not due: the pose stays as last shown; root motion stays exact.
                         *sampled = 0;
@@ -324,7 +435,6 @@ impl FrameJob<'_> {
                         }
                         return;
                     }
-                    let memory = CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown };
                     let (clips, delta) = shared.character(programs, memory, scratch, row_dt_s, out);
                     *sampled = clips;
                     if let Some(root) = root {
@@ -345,11 +455,14 @@ struct Shared<'a> {
     clips: &'a [Clip],
     layers: &'a [LayerSetup],
     order: Vec<usize>,
+    /// Per layer, its slot in the characters' memory; `None` for a layer without memory.
+    slots: Vec<Option<usize>>,
     samples: &'a [ClipSample],
     layout: OutputLayout,
 }
 
-/// One character's slices of [`EvalContext`].
+/// One character's slices of [`EvalContext`], one entry (or pose) per layer with memory.
+#[derive(Default)]
 struct CharacterMemory<'a> {
     slot_a: &'a mut [Transform],
     slot_b: &'a mut [Transform],
@@ -392,9 +505,9 @@ impl Shared<'_> {
         // The offsets of a decaying inertialization are read only after the layer is sampled;
         // asked for now, they arrive while it samples instead of stalling the decay.
         let groups = OffsetLanes::groups_for(joints);
-        for (l, inertia) in memory.inertia.iter().enumerate() {
+        for (m, inertia) in memory.inertia.iter().enumerate() {
             if inertia.decay.is_some()
-                && let Some(offsets) = memory.offsets.get(l * groups..(l + 1) * groups)
+                && let Some(offsets) = memory.offsets.get(m * groups..(m + 1) * groups)
             {
                 for (g, group) in offsets.iter().enumerate() {
                     // Rotations always; translations only where they moved.
@@ -407,13 +520,15 @@ impl Shared<'_> {
         for &l in &self.order {
             let program = &programs[l];
             let setup = &self.layers[l];
-            let span = l * joints..(l + 1) * joints;
+            let slot = self.slots[l];
             if l > 0 && program.weight <= 0.0 {
                 // An invisible layer costs nothing and forgets what it showed: a fade or an
                 // offset it comes back to would start from a pose nobody saw (its switches
                 // went by unseen), so it comes back as after a cut.
-                memory.shown[l] = 0;
-                memory.inertia[l] = Inertia::default();
+                if let Some(m) = slot {
+                    memory.shown[m] = 0;
+                    memory.inertia[m] = Inertia::default();
+                }
                 continue;
             }
             let rest = if setup.blend == LayerBlend::Additive { &scratch.identity } else { self.rig.rest_pose() };
@@ -434,17 +549,21 @@ impl Shared<'_> {
                 remove_root_motion(&mut scratch.layer, 0);
                 remove_root_motion(&mut scratch.second, 0);
             }
-            let second = step_back.then_some(scratch.second.as_slice());
-            let layer_memory = LayerMemory {
-                slot_a: &mut memory.slot_a[span.clone()],
-                slot_b: &mut memory.slot_b[span.clone()],
-                newest_in_b: &mut memory.newest_in_b[l],
-                snapshot: &mut memory.snapshot[span.clone()],
-                offsets: &mut memory.offsets[l * groups..(l + 1) * groups],
-                inertia: &mut memory.inertia[l],
-                frames_shown: &mut memory.shown[l],
-            };
-            transition(program, second, dt_s, layer_memory, &mut scratch.layer);
+            // A layer without memory only ever cuts (validated): it shows its samples as they are.
+            if let Some(m) = slot {
+                let second = step_back.then_some(scratch.second.as_slice());
+                let span = m * joints..(m + 1) * joints;
+                let layer_memory = LayerMemory {
+                    slot_a: &mut memory.slot_a[span.clone()],
+                    slot_b: &mut memory.slot_b[span.clone()],
+                    newest_in_b: &mut memory.newest_in_b[m],
+                    snapshot: &mut memory.snapshot[span],
+                    offsets: &mut memory.offsets[m * groups..(m + 1) * groups],
+                    inertia: &mut memory.inertia[m],
+                    frames_shown: &mut memory.shown[m],
+                };
+                transition(program, second, dt_s, layer_memory, &mut scratch.layer);
+            }
             let mask = setup.mask.as_ref().map(Mask::weights);
             match (l, setup.blend, setup.space) {
                 (0, ..) => std::mem::swap(&mut scratch.pose, &mut scratch.layer),

@@ -95,6 +95,13 @@ pub enum EvalError {
         /// Characters the context was sized for.
         context_characters: usize,
     },
+    /// A layer that needs memory (`frame::LayerSetup::needs_memory`) has none in the context:
+    /// it was built with `EvalContext::for_layers` for a setup where that layer had only cuts.
+    #[error("layer {layer} needs per-character memory but the context holds none for it; build the context with EvalContext::for_layers from these layers")]
+    ContextMemory {
+        /// The layer.
+        layer: usize,
+    },
 }
 
 /// Characters per rayon task: large enough to amortise the scratch pose, small enough to

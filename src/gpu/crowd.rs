@@ -7,12 +7,12 @@ use glam::Mat4;
 use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
 use super::types::{
     clip_data, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
-    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, SPACE_LOCAL, SPACE_MESH,
+    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
     JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use super::GpuError;
 use crate::clip::Clip;
-use crate::eval::frame::{evaluation_order, validate_layer_setups, LayerBlend, LayerSetup, LayerSpace};
+use crate::eval::frame::{evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace};
 use crate::eval::layers::Mask;
 use crate::eval::OutputLayout;
 use crate::profile::Plot;
@@ -54,6 +54,13 @@ pub struct GpuCrowdOptions {
     /// chunks to each (at least one chunk per buffer, whatever this says). A smaller value is
     /// for tests, and for engines that prefer smaller allocations.
     pub max_memory_buffer_bytes: Option<u64>,
+    /// The largest buffer of the output (skinning matrices), bytes; `None` takes the device's
+    /// `max_buffer_size`. A larger output is split over several buffers, whole chunks to each
+    /// (at least one chunk per buffer): a million 64-joint characters need 3.1 GB of affine
+    /// matrices, more than lavapipe's or NVIDIA's Vulkan driver allow in one buffer.
+    /// [`GpuCrowd::output_buffers`] and [`GpuCrowd::skin_windows`] say where each character's
+    /// matrices are. A smaller value is for tests.
+    pub max_output_buffer_bytes: Option<u64>,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -89,11 +96,11 @@ struct FrameResources {
     samples_capacity: usize,
     samples: wgpu::Buffer,
     ranges: wgpu::Buffer,
-    output: wgpu::Buffer,
+    output: Runs,
     /// The stage path's intermediates, when [`GpuCrowdOptions::stage_buffers`] is set.
     stage_buffers: Option<(wgpu::Buffer, wgpu::Buffer)>,
     /// The layered frame's programs and the characters' memory, for a crowd with layers.
-    layered: Option<(wgpu::Buffer, LayerMemory)>,
+    layered: Option<(wgpu::Buffer, Runs)>,
     /// Every chunk's parameters, at `params_stride` in `params`, rewritten when `dt_s` changes.
     params: wgpu::Buffer,
     params_stride: u64,
@@ -128,7 +135,13 @@ impl FrameResources {
 
 /// One dispatch's worth of characters.
 struct Chunk {
+    first_character: u64,
     num_characters: u32,
+    /// The output buffer and window group 1 binds.
+    output: (usize, Window),
+    /// The byte window of the samples group 1 binds: the whole buffer while it fits one
+    /// binding, else the chunk's own window, rebound when the samples its programs read move.
+    samples_window: (u64, u64),
     /// Group 1.
     frame: wgpu::BindGroup,
     /// Group 2, with stage buffers.
@@ -137,19 +150,50 @@ struct Chunk {
     layered: Option<wgpu::BindGroup>,
 }
 
-/// The characters' memory of a layered crowd: consecutive runs of characters in buffers of at
-/// most `max_buffer_size` bytes (a million 64-joint characters with three layers need 24.7 GB;
-/// NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so that a
-/// chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
+/// Per-character data too large for one buffer (the output, the characters' memory):
+/// consecutive runs of characters in buffers of at most `max_buffer_size` bytes (a million
+/// 64-joint characters of the built-in graph need 8.2 GB of memory and 3.1 GB of affine
+/// matrices; NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so
+/// that a chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
 /// character` in buffer `i / per_buffer`.
 #[derive(Clone)]
-struct LayerMemory {
+struct Runs {
     buffers: Vec<wgpu::Buffer>,
     characters_per_buffer: u64,
     bytes_per_character: u64,
 }
 
-impl LayerMemory {
+impl Runs {
+    /// Characters per buffer for `num_characters` of `bytes_per_character` each in buffers of at
+    /// most `max_buffer_bytes`: whole chunks of `chunk_characters`, at least one.
+    fn characters_per_buffer(max_buffer_bytes: u64, bytes_per_character: u64, chunk_characters: u64, num_characters: u64) -> u64 {
+        match max_buffer_bytes.checked_div(bytes_per_character) {
+            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
+            None => num_characters.max(1),
+        }
+    }
+
+    /// Buffers for `num_characters` (at least one, for binding), zeroed by wgpu.
+    fn allocate(device: &wgpu::Device, label: &str, usage: wgpu::BufferUsages, num_characters: u64, characters_per_buffer: u64, bytes_per_character: u64) -> Self {
+        let buffers = (0..num_characters.div_ceil(characters_per_buffer).max(1))
+            .map(|b| {
+                let characters = characters_per_buffer.min(num_characters.saturating_sub(b * characters_per_buffer));
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: (characters * bytes_per_character).max(MIN_BUFFER_BYTES),
+                    usage,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        Self { buffers, characters_per_buffer, bytes_per_character }
+    }
+
+    /// Characters held in buffer `b` of a crowd of `num_characters`.
+    fn characters_in(&self, b: usize, num_characters: usize) -> u64 {
+        self.characters_per_buffer.min((num_characters as u64).saturating_sub(b as u64 * self.characters_per_buffer))
+    }
+
     /// The buffer holding `character` and the character's byte offset in it.
     fn locate(&self, character: usize) -> Option<(&wgpu::Buffer, u64)> {
         let character = character as u64;
@@ -160,6 +204,7 @@ impl LayerMemory {
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
 /// storage alignment, and where the chunk starts inside it in `vec4` units.
+#[derive(Clone, Copy)]
 struct Window {
     offset: u64,
     size: u64,
@@ -219,7 +264,10 @@ pub struct GpuCrowd {
 
 /// An archetype's layers on the device.
 struct Layers {
-    count: usize,
+    /// The setups, in layer order, to check each frame's programs against.
+    setups: Vec<LayerSetup>,
+    /// Layers that keep memory per character ([`LayerSetup::needs_memory`]).
+    num_memory: usize,
     /// Setups in evaluation order, then mask weights (`shaders/shared/bindings.wgsl`).
     table: wgpu::Buffer,
 }
@@ -230,9 +278,11 @@ fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
     let order = evaluation_order(layers);
     let mut masks: Vec<u32> = Vec::new();
     let mut setups = Vec::with_capacity(order.len());
-    let masks_start = 4 * layers.len();
+    let masks_start = size_of::<GpuLayerSetup>() / 4 * layers.len();
     for &l in &order {
         let setup = &layers[l];
+        // Slots count the layers with memory in layer order, as `EvalContext::for_layers`.
+        let memory = if setup.needs_memory { layers[..l].iter().filter(|s| s.needs_memory).count() as u32 } else { NO_MEMORY };
         let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask: &Mask| {
             let start = (masks_start + masks.len()) as u32;
             masks.extend(mask.weights().iter().map(|w| w.to_bits()));
@@ -250,6 +300,7 @@ fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
                 LayerSpace::Mesh => SPACE_MESH,
             },
             mask_start,
+            memory,
         });
     }
     let mut table: Vec<u32> = bytemuck::cast_slice(&setups).to_vec();
@@ -297,6 +348,44 @@ fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requ
     let by_binding = (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
     let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
     requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
+/// A chunk's group 1: its parameters (at `params.1` in `params.0`), a window of the samples
+/// (`samples.1`: byte offset and size), the sample ranges, and its output window.
+fn chunk_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    params: (&wgpu::Buffer, u64),
+    samples: (&wgpu::Buffer, (u64, u64)),
+    ranges: &wgpu::Buffer,
+    output: (&Runs, (usize, Window)),
+) -> wgpu::BindGroup {
+    let (samples, (samples_offset, samples_size)) = samples;
+    let (runs, (b, window)) = output;
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("throng.chunk"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: params.0, offset: params.1, size: wgpu::BufferSize::new(PARAMS_BYTES) }),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: samples, offset: samples_offset, size: wgpu::BufferSize::new(samples_size) }),
+            },
+            wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: window.binding(&runs.buffers[b]) },
+        ],
+    })
+}
+
+/// The samples `(start, end)` that `ranges` read, empty ranges aside; `(0, 0)` for none.
+fn sample_span(ranges: impl Iterator<Item = (u32, u32)>) -> (u64, u64) {
+    ranges.filter(|(start, end)| end > start).fold(None, |span: Option<(u64, u64)>, (start, end)| {
+        let (start, end) = (u64::from(start), u64::from(end));
+        Some(span.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))))
+    }).unwrap_or((0, 0))
 }
 
 impl GpuCrowd {
@@ -408,7 +497,8 @@ impl GpuCrowd {
             ],
         });
         let layers = layers.map(|layers| Layers {
-            count: layers.len(),
+            setups: layers.to_vec(),
+            num_memory: layers.iter().filter(|l| l.needs_memory).count(),
             table: init("throng.layer_table", bytemuck::cast_slice(&layer_table(layers))),
         });
         Ok(Self {
@@ -469,15 +559,22 @@ impl GpuCrowd {
     /// Layers per character: 0 for a crowd built with [`new`](Self::new).
     #[must_use]
     pub fn num_layers(&self) -> usize {
-        self.layers.as_ref().map_or(0, |l| l.count)
+        self.layers.as_ref().map_or(0, |l| l.setups.len())
+    }
+
+    /// Layers per character that keep memory on the device ([`LayerSetup::needs_memory`]):
+    /// 1 of 3 for the built-in graph, whose lean and wave layers have no transitions.
+    #[must_use]
+    pub fn num_memory_layers(&self) -> usize {
+        self.layers.as_ref().map_or(0, |l| l.num_memory)
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint. 16,448 bytes for
-    /// a 64-joint, 2-layer archetype.
+    /// that keeps memory a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint.
+    /// 16,448 bytes for a 64-joint archetype with two such layers; 8,224 for the built-in graph.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
-        self.num_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
+        self.num_memory_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
     }
 
     /// Bytes of one character's matrices in the output.
@@ -488,12 +585,37 @@ impl GpuCrowd {
 
     /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC`, labelled `throng.output`):
     /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
-    /// [`set_programs`](Self::set_programs). The buffer is replaced when, and only when, the
-    /// character count changes; fetch it (and rebuild bind groups holding it) after such a
+    /// [`set_programs`](Self::set_programs), and for a crowd whose output is split over several
+    /// buffers ([`GpuCrowdOptions::max_output_buffer_bytes`]; see
+    /// [`output_buffers`](Self::output_buffers)). The buffer is replaced when, and only when,
+    /// the character count changes; fetch it (and rebuild bind groups holding it) after such a
     /// call.
     #[must_use]
     pub fn output(&self) -> Option<&wgpu::Buffer> {
-        self.frame.as_ref().map(|f| &f.output)
+        match self.output_buffers() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Every buffer of the output, in character order: one unless the output is larger than
+    /// [`GpuCrowdOptions::max_output_buffer_bytes`] (by default the device's
+    /// `max_buffer_size`). Buffer `b` holds
+    /// [`output_characters_per_buffer`](Self::output_characters_per_buffer) characters from
+    /// character `b × that` on (the last buffer fewer), each at `(i − first) ×
+    /// output_bytes_per_character` in its buffer. Empty before the first frame. Replaced, like
+    /// [`output`](Self::output), only when the character count changes;
+    /// [`skin_windows`](Self::skin_windows) names each window's buffer.
+    #[must_use]
+    pub fn output_buffers(&self) -> &[wgpu::Buffer] {
+        self.frame.as_ref().map_or(&[], |f| &f.output.buffers)
+    }
+
+    /// Characters in each output buffer but the last ([`output_buffers`](Self::output_buffers)),
+    /// a whole number of chunks; 0 before the first frame.
+    #[must_use]
+    pub fn output_characters_per_buffer(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.output.characters_per_buffer.min(f.num_characters as u64) as usize)
     }
 
     /// The draws a renderer binding [`output`](Self::output) in a vertex shader makes: runs of
@@ -505,7 +627,20 @@ impl GpuCrowd {
     /// # Errors
     /// [`GpuError::CrowdTooLarge`] when the device cannot bind even one aligned run.
     pub fn skin_windows(&self) -> Result<Vec<super::SkinWindow>, GpuError> {
-        super::skin_windows(self.num_characters(), self.output_bytes_per_character(), &self.device.limits())
+        let Some(frame) = &self.frame else {
+            return Ok(Vec::new());
+        };
+        let limits = self.device.limits();
+        let mut windows = Vec::new();
+        for b in 0..frame.output.buffers.len() {
+            let first = b as u64 * frame.output.characters_per_buffer;
+            let in_buffer = frame.output.characters_in(b, frame.num_characters) as usize;
+            for w in super::skin_windows(in_buffer, self.output_bytes_per_character(), &limits)? {
+                // Character indices fit u32: `skin_windows` refuses larger crowds.
+                windows.push(super::SkinWindow { first_character: w.first_character + first as u32, buffer: b as u32, ..w });
+            }
+        }
+        Ok(windows)
     }
 
     /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
@@ -520,6 +655,12 @@ impl GpuCrowd {
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
         self.ensure_frame(num_characters, samples.len())?;
+        let windows = self.sample_windows(|first, count| {
+            sample_span(sample_ranges.get(first..first + count).unwrap_or_default().iter().map(|r| (r.start, r.end)))
+        })?;
+        if let Some(windows) = windows {
+            self.bind_sample_windows(&windows);
+        }
         let Some(frame) = &mut self.frame else {
             return Ok(());
         };
@@ -583,11 +724,21 @@ impl GpuCrowd {
         }
         validate_dt(dt_s)?;
         validate_layer_programs(programs, num_layers, samples, self.num_clips)?;
+        if let Some(layers) = &self.layers {
+            validate_memoryless_programs(programs, &layers.setups)?;
+        }
         let num_characters = programs.len() / num_layers;
         if let Some(due) = due {
             validate_due(due, num_characters)?;
         }
         self.ensure_frame(num_characters, samples.len())?;
+        let windows = self.sample_windows(|first, count| {
+            let programs = programs.get(first * num_layers..(first + count) * num_layers).unwrap_or_default();
+            sample_span(programs.iter().map(|p| (p.first_sample, p.first_sample + p.num_target + p.num_source)))
+        })?;
+        if let Some(windows) = windows {
+            self.bind_sample_windows(&windows);
+        }
         let Some(frame) = &mut self.frame else {
             return Ok(());
         };
@@ -633,7 +784,7 @@ impl GpuCrowd {
             return;
         };
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-        for l in 0..self.num_layers() as u64 {
+        for l in 0..self.num_memory_layers() as u64 {
             self.queue.write_buffer(buffer, at + l * per_layer, bytemuck::bytes_of(&GpuLayerState::default()));
         }
     }
@@ -646,52 +797,116 @@ impl GpuCrowd {
     /// [`set_frame`](Self::set_frame) has one character fewer (plus any added, which start
     /// having shown nothing even where they take the freed row). Several removals between
     /// frames apply in order, each to the crowd the one before left. Out-of-range characters
-    /// are ignored; a crowd without layers only counts the removal.
+    /// are ignored.
     ///
-    /// The copy is submitted at once (`memory_bytes_per_character` bytes and
-    /// `output_bytes_per_character` bytes, each twice, through a scratch buffer: wgpu copies between distinct buffers only), so call this between frames,
-    /// after the previous frame's commands were submitted.
+    /// The copies are submitted at once (`memory_bytes_per_character` bytes and
+    /// `output_bytes_per_character` bytes, each twice, through a scratch buffer: wgpu copies
+    /// between distinct buffers only), so call this between frames, after the previous frame's
+    /// commands were submitted.
     pub fn swap_remove(&mut self, character: usize) {
         if character >= self.live_characters {
             return;
         }
         let last = self.live_characters - 1;
         self.live_characters = last;
-        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+        let Some(frame) = self.frame.as_ref() else {
             return;
         };
-        let bytes = self.memory_bytes_per_character();
-        let (Some((last_buffer, last_at)), Some((buffer, at))) = (memory.locate(last), memory.locate(character)) else {
-            return;
-        };
-        if bytes == 0 {
-            return;
-        }
+        let memory_bytes = self.memory_bytes_per_character();
+        let output_bytes = self.output_bytes_per_character();
+        // A crowd whose layers all lack memory keeps none to move, only its output.
+        let memory = frame.layered.as_ref().map(|(_, memory)| memory).filter(|_| memory_bytes > 0);
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
         if character != last {
-            // The output row moves too: a character that animation LOD skips next frame keeps
-            // showing the matrices it had (`set_frame_due`).
-            let output_bytes = self.output_bytes_per_character();
             let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("throng.swap_remove"),
-                size: bytes.max(output_bytes),
+                size: memory_bytes.max(output_bytes).max(MIN_BUFFER_BYTES),
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            encoder.copy_buffer_to_buffer(last_buffer, last_at, &scratch, 0, bytes);
-            encoder.copy_buffer_to_buffer(&scratch, 0, buffer, at, bytes);
-            if let Some(output) = self.frame.as_ref().map(|f| &f.output) {
-                encoder.copy_buffer_to_buffer(output, last as u64 * output_bytes, &scratch, 0, output_bytes);
-                encoder.copy_buffer_to_buffer(&scratch, 0, output, character as u64 * output_bytes, output_bytes);
+            let mut relocate = |runs: &Runs, bytes: u64| {
+                if let (Some((from, from_at)), Some((to, to_at))) = (runs.locate(last), runs.locate(character)) {
+                    encoder.copy_buffer_to_buffer(from, from_at, &scratch, 0, bytes);
+                    encoder.copy_buffer_to_buffer(&scratch, 0, to, to_at, bytes);
+                }
+            };
+            if let Some(memory) = memory {
+                relocate(memory, memory_bytes);
+            }
+            // The output row moves too: a character that animation LOD skips next frame keeps
+            // showing the matrices it had (`set_frame_due`).
+            if output_bytes > 0 {
+                relocate(&frame.output, output_bytes);
             }
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
-        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-        for l in 0..self.num_layers() as u64 {
-            encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
+        if let Some((last_buffer, last_at)) = memory.and_then(|memory| memory.locate(last)) {
+            let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+            for l in 0..self.num_memory_layers() as u64 {
+                encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
+            }
         }
         self.queue.submit([encoder.finish()]);
+    }
+
+    /// For a frame whose samples outgrow one storage binding: each chunk's byte window of the
+    /// samples its characters read (`span_of(first character, characters)` in samples), which
+    /// must fit one binding ([`GpuError::CrowdTooLarge`], `"samples of one chunk"`). `None`
+    /// while the whole buffer is bound.
+    fn sample_windows(&self, span_of: impl Fn(usize, usize) -> (u64, u64)) -> Result<Option<Vec<(u64, u64)>>, GpuError> {
+        let Some(frame) = &self.frame else {
+            return Ok(None);
+        };
+        let limits = self.device.limits();
+        let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+        if frame.samples.size() <= binding {
+            return Ok(None);
+        }
+        let align = u64::from(limits.min_storage_buffer_offset_alignment);
+        let sample_bytes = size_of::<ClipSample>() as u64;
+        frame
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let (lo, hi) = span_of(chunk.first_character as usize, chunk.num_characters as usize);
+                let window = Window::new(lo * sample_bytes, (hi - lo) * sample_bytes, align);
+                if window.size > binding {
+                    let too_large = GpuError::CrowdTooLarge {
+                        characters: frame.num_characters,
+                        what: "samples of one chunk",
+                        bytes: window.size,
+                        limit: binding,
+                        limit_name: "max_storage_buffer_binding_size",
+                    };
+                    return Err(too_large);
+                }
+                Ok((window.offset, window.size))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Rebinds the chunks whose sample window moved and tells their shaders where it starts.
+    fn bind_sample_windows(&mut self, windows: &[(u64, u64)]) {
+        let Some(frame) = self.frame.as_mut() else {
+            return;
+        };
+        let sample_bytes = size_of::<ClipSample>() as u64;
+        for (k, (chunk, &window)) in frame.chunks.iter_mut().zip(windows).enumerate() {
+            if chunk.samples_window == window {
+                continue;
+            }
+            let at = k as u64 * frame.params_stride;
+            chunk.samples_window = window;
+            chunk.frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&frame.params, at), (&frame.samples, window), &frame.ranges, (&frame.output, chunk.output));
+            if let Some(p) = frame.chunk_params.get_mut(k) {
+                // Window offsets are storage-aligned, so whole samples; a buffer of samples
+                // indexed by u32 holds fewer than 2^32 of them.
+                p.sample_base = (window.0 / sample_bytes) as u32;
+                self.queue.write_buffer(&frame.params, at, bytemuck::bytes_of(p));
+            }
+        }
     }
 
     /// Rebuilds the frame's buffers unless they hold `num_characters` and `num_samples` already.
@@ -717,15 +932,16 @@ impl GpuCrowd {
         let n = num_characters as u64;
         let joints = self.num_joints as u64;
         let binding_limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let samples_capacity = num_samples.next_power_of_two();
+        // Room to grow (a power of two), but never past one binding while the samples fit in
+        // one: a million characters' 5 to 8 million samples would otherwise round up past it.
+        let max_samples = (binding_limit / size_of::<ClipSample>() as u64) as usize;
+        let samples_capacity = num_samples.next_power_of_two().min(max_samples.max(num_samples));
         let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
-        let output_bytes = n * self.output_bytes_per_character();
-        if output_bytes > limits.max_buffer_size {
-            return Err(too_large("output", output_bytes, limits.max_buffer_size, "max_buffer_size"));
-        }
+        // Past one binding, each chunk binds the window of samples its programs read
+        // (`bind_sample_windows`), which one binding must hold.
         let samples_bytes = samples_capacity as u64 * size_of::<ClipSample>() as u64;
-        if samples_bytes > binding_limit {
-            return Err(too_large("samples", samples_bytes, binding_limit, "max_storage_buffer_binding_size"));
+        if samples_bytes > limits.max_buffer_size {
+            return Err(too_large("samples", samples_bytes, limits.max_buffer_size, "max_buffer_size"));
         }
         let ranges_bytes = n * size_of::<GpuSampleRange>() as u64;
         if ranges_bytes > binding_limit {
@@ -742,12 +958,11 @@ impl GpuCrowd {
         }
         let chunk_characters = u64::from(self.chunk_characters(&limits));
         let memory_per_character = self.memory_bytes_per_character();
-        // Whole chunks per memory buffer; a chunk's window fits a binding, so at least one.
-        let max_buffer_bytes = self.options.max_memory_buffer_bytes.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
-        let characters_per_buffer = match max_buffer_bytes.checked_div(memory_per_character) {
-            Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
-            None => n.max(1),
-        };
+        let output_per_character = self.output_bytes_per_character();
+        // Whole chunks per buffer; a chunk's window fits a binding, so at least one.
+        let max_bytes = |option: Option<u64>| option.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
+        let characters_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_memory_buffer_bytes), memory_per_character, chunk_characters, n);
+        let output_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_output_buffer_bytes), output_per_character, chunk_characters, n);
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -764,16 +979,21 @@ impl GpuCrowd {
         let kept = self.frame.as_ref().filter(|f| f.num_characters == num_characters);
         let output = kept.map_or_else(
             || {
-                let output = buffer("throng.output", output_bytes, U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST);
+                let usage = U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST;
+                let output = Runs::allocate(&self.device, "throng.output", usage, n, output_per_buffer, output_per_character);
                 // The characters that remain keep their matrices: one that animation LOD skips
-                // next frame shows them still (`set_frame_due`).
+                // next frame shows them still (`set_frame_due`). Buffer `b` of the old output
+                // holds the same characters as buffer `b` of the new (runs depend only on the
+                // device and the archetype).
                 if let Some(old) = self.frame.as_ref().map(|f| &f.output) {
-                    let keep = old.size().min(output.size()).min(output_bytes) / 4 * 4;
-                    if keep > 0 {
-                        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_output") });
-                        encoder.copy_buffer_to_buffer(old, 0, &output, 0, keep);
-                        self.queue.submit([encoder.finish()]);
+                    let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_output") });
+                    for (from, to) in old.buffers.iter().zip(&output.buffers) {
+                        let keep = from.size().min(to.size()) / 4 * 4;
+                        if keep > 0 {
+                            encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
+                        }
                     }
+                    self.queue.submit([encoder.finish()]);
                 }
                 output
             },
@@ -793,13 +1013,8 @@ impl GpuCrowd {
             None => self.layers.as_ref().map(|_| {
                 let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
                 // Zeroed by wgpu: every character starts having shown nothing.
-                let buffers = (0..n.div_ceil(characters_per_buffer).max(1))
-                    .map(|b| {
-                        let characters = characters_per_buffer.min(n.saturating_sub(b * characters_per_buffer));
-                        buffer("throng.layer_memory", characters * memory_per_character, U::STORAGE | U::COPY_SRC | U::COPY_DST)
-                    })
-                    .collect();
-                let memory = LayerMemory { buffers, characters_per_buffer, bytes_per_character: memory_per_character };
+                let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
+                let memory = Runs::allocate(&self.device, "throng.layer_memory", usage, n, characters_per_buffer, memory_per_character);
                 // The characters that remain keep their memory: the runs per buffer depend only on
                 // the device and the archetype, so buffer `b` of the old memory holds the same
                 // characters as buffer `b` of the new.
@@ -832,7 +1047,7 @@ impl GpuCrowd {
         for k in 0..num_chunks {
             let first = k * chunk_characters;
             let count = chunk_characters.min(n - first);
-            let out = Window::new(first * self.output_bytes_per_character(), count * self.output_bytes_per_character(), align);
+            let out = Window::new(first % output_per_buffer * output_per_character, count * output_per_character, align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
             let in_buffer = first % characters_per_buffer;
@@ -843,7 +1058,7 @@ impl GpuCrowd {
                 first_character: first as u32,
                 num_characters: count as u32,
                 num_joints: self.num_joints as u32,
-                due_list: 0,
+                num_memory_layers: self.num_memory_layers() as u32,
                 output_layout,
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
@@ -851,28 +1066,17 @@ impl GpuCrowd {
                 state_base: memory.base_vec4,
                 num_layers: layers as u32,
                 dt_s,
-                pad0: 0,
+                sample_base: 0,
+                due_list: 0,
+                pad: [0; 3],
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
             chunk_params.push(p);
-            let frame = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("throng.chunk"),
-                layout: &self.pipelines.layouts.chunk,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &params,
-                            offset: k * params_stride,
-                            size: wgpu::BufferSize::new(PARAMS_BYTES),
-                        }),
-                    },
-                    wgpu::BindGroupEntry { binding: 1, resource: samples.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: out.binding(&output) },
-                ],
-            });
+            let output_at = ((first / output_per_buffer) as usize, out);
+            // Until `bind_sample_windows` moves it: the whole buffer, or its first binding's worth.
+            let samples_window = (0, samples.size().min(binding_limit));
+            let frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&params, k * params_stride), (&samples, samples_window), &ranges, (&output, output_at));
             let stages = stage_buffers.as_ref().map(|(locals, models)| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.stages"),
@@ -895,7 +1099,15 @@ impl GpuCrowd {
                     ],
                 })
             });
-            chunks.push(Chunk { num_characters: count as u32, frame, stages, layered: layered_group });
+            chunks.push(Chunk {
+                first_character: first,
+                num_characters: count as u32,
+                output: output_at,
+                samples_window: (0, samples.size().min(binding_limit)),
+                frame,
+                stages,
+                layered: layered_group,
+            });
         }
         if !params_bytes.is_empty() {
             self.queue.write_buffer(&params, 0, &params_bytes);
@@ -1091,7 +1303,9 @@ impl GpuCrowd {
     }
 
     /// Reads back every layer's displayed pose from the characters' memory, waiting for the GPU:
-    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j`, what the transition
+    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j` (layers that keep
+    /// memory only, [`num_memory_layers`](Self::num_memory_layers); all of them unless the
+    /// setup says otherwise), what the transition
     /// stage made of the layer's samples last frame (layers that have shown nothing read as
     /// whatever their memory held). For tests of the transition stage; empty without layers.
     pub fn read_displayed_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
@@ -1100,12 +1314,12 @@ impl GpuCrowd {
         };
         let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
         for (b, buffer) in memory.buffers.iter().enumerate() {
-            let characters = memory.characters_per_buffer.min((self.num_characters() as u64).saturating_sub(b as u64 * memory.characters_per_buffer));
+            let characters = memory.characters_in(b, self.num_characters());
             bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
         }
         let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
         let layout = JointStateLayout { num_joints: self.num_joints };
-        let mut poses = Vec::with_capacity(self.num_characters() * self.num_layers() * self.num_joints);
+        let mut poses = Vec::with_capacity(self.num_characters() * self.num_memory_layers() * self.num_joints);
         for block in bytes.chunks_exact(per_layer) {
             let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
             let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
@@ -1117,11 +1331,12 @@ impl GpuCrowd {
     }
 
     /// Overwrites every layer's memory with `poses` displayed once (character `i`, layer `l`,
-    /// joint `j` at `(i * layers + l) * J + j`), forgetting transitions in flight, to test the
+    /// joint `j` at `(i * layers + l) * J + j`, counting the layers that keep memory only),
+    /// forgetting transitions in flight, to test the
     /// layers stage alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per
     /// joint per layer per character, and with [`GpuError::NoLayers`] without layers.
     pub fn write_displayed_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
-        let expected = self.num_characters() * self.num_layers() * self.num_joints;
+        let expected = self.num_characters() * self.num_memory_layers() * self.num_joints;
         if poses.len() != expected {
             return Err(GpuError::LengthMismatch { what: "displayed poses", expected, got: poses.len() });
         }
@@ -1153,8 +1368,11 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(Vec::new());
         };
-        let bytes = frame.num_characters as u64 * self.output_bytes_per_character();
-        Ok(bytemuck::pod_collect_to_vec(&self.read_blocking(&frame.output, bytes, "output")?))
+        let mut bytes = Vec::with_capacity(frame.num_characters * self.output_bytes_per_character() as usize);
+        for (b, buffer) in frame.output.buffers.iter().enumerate() {
+            bytes.extend(self.read_blocking(buffer, frame.output.characters_in(b, frame.num_characters) * frame.output.bytes_per_character, "output")?);
+        }
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.

@@ -62,8 +62,8 @@ pub enum GpuError {
     CrowdTooLarge {
         /// Characters asked for.
         characters: usize,
-        /// Which buffer: `"output"`, `"samples"`, `"sample ranges"`, `"local poses"`,
-        /// `"model matrices"`, `"layer programs"`, `"layer memory"`.
+        /// Which buffer: `"output window"`, `"samples"`, `"samples of one chunk"`, `"sample
+        /// ranges"`, `"model matrices"`, `"layer programs"`.
         what: &'static str,
         /// Bytes it would need.
         bytes: u64,

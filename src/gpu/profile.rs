@@ -221,7 +221,7 @@ impl GpuProfiler {
     /// Records `crowd`'s frame ([`GpuCrowd::encode`]) as the zone `throng.frame`. Before the
     /// crowd's first frame is set nothing is recorded, and no zone either.
     pub fn encode(&mut self, crowd: &GpuCrowd, encoder: &mut wgpu::CommandEncoder) {
-        if crowd.output().is_none() {
+        if crowd.output_buffers().is_empty() {
             return;
         }
         self.zone("throng.frame", |queries| match queries {
@@ -236,7 +236,7 @@ impl GpuProfiler {
     ///
     /// Fails as [`GpuCrowd::encode_stage`] does, recording nothing.
     pub fn encode_stage(&mut self, crowd: &GpuCrowd, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
-        if crowd.output().is_none() {
+        if crowd.output_buffers().is_empty() {
             return crowd.encode_stage(encoder, stage);
         }
         self.try_zone(stage_zone(stage), |queries| match queries {

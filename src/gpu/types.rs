@@ -253,10 +253,8 @@ pub struct GpuChunkParams {
     pub num_characters: u32,
     /// Joints of the rig.
     pub num_joints: u32,
-    /// 1 when the layered frame's workgroups evaluate the due list that the `ranges` binding
-    /// then holds (animation LOD, `GpuCrowd::set_frame_due`), 0 when workgroup `w` evaluates
-    /// the chunk's character `w`.
-    pub due_list: u32,
+    /// The layered frame: layers per character that keep memory ([`GpuLayerSetup::memory`]).
+    pub num_memory_layers: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
     pub output_layout: u32,
     /// The chunk's first matrix in the bound output window, in `vec4` units.
@@ -272,8 +270,15 @@ pub struct GpuChunkParams {
     pub num_layers: u32,
     /// The layered frame: real seconds since last frame.
     pub dt_s: f32,
-    /// Padding to the uniform's 16-byte alignment.
-    pub pad0: u32,
+    /// Index of the first sample in the bound `samples` window: 0 while every sample fits one
+    /// binding (the whole buffer is bound), else where the chunk's window starts.
+    pub sample_base: u32,
+    /// 1 when the layered frame's workgroups evaluate the due list that the `ranges` binding
+    /// then holds (animation LOD, `GpuCrowd::set_frame_due`), 0 when workgroup `w` evaluates
+    /// the chunk's character `w`.
+    pub due_list: u32,
+    /// Padding to a whole number of 16-byte lines.
+    pub pad: [u32; 3],
 }
 
 /// `LayerSetup::blend` of an override layer.
@@ -296,8 +301,12 @@ pub const SPACE_MESH: u32 = 1;
 ///
 /// Keep in sync with `NO_MASK` in `shaders/shared/types.wgsl`.
 pub const NO_MASK: u32 = u32::MAX;
+/// `GpuLayerSetup::memory` of a layer kept without memory (its graph has only cuts).
+///
+/// Keep in sync with `NO_MEMORY` in `shaders/shared/types.wgsl`.
+pub const NO_MEMORY: u32 = u32::MAX;
 
-/// One layer of the archetype, in evaluation order, 16 bytes; the start of the layer table.
+/// One layer of the archetype, in evaluation order, 20 bytes; the start of the layer table.
 ///
 /// Keep in sync with `LayerSetup` in `shaders/shared/types.wgsl`.
 #[repr(C)]
@@ -311,6 +320,10 @@ pub struct GpuLayerSetup {
     pub space: u32,
     /// Index in the layer table (in 4-byte words) of the mask's first weight, or [`NO_MASK`].
     pub mask_start: u32,
+    /// The layer's slot in each character's memory (slots count only the layers that keep
+    /// memory, in layer order), or [`NO_MEMORY`] for a layer without
+    /// ([`crate::eval::frame::LayerSetup::needs_memory`]).
+    pub memory: u32,
 }
 
 /// Frames shown (0, 1 or 2) in [`GpuLayerState::flags`].

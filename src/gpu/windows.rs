@@ -5,19 +5,23 @@ use super::GpuError;
 
 /// A run of characters whose matrices fit one storage binding, starting at an offset the
 /// device can bind: one draw (instances `first_character..first_character + num_characters`)
-/// with the output bound at `offset`, `size` bytes, and `first_character` given to the shader
-/// so that it reads matrix `(instance − first_character) × J + j` of its window.
+/// with output buffer `buffer` bound at `offset`, `size` bytes, and `first_character` given to
+/// the shader so that it reads matrix `(instance − first_character) × J + j` of its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkinWindow {
     /// The run's first character (row).
     pub first_character: u32,
     /// Characters in the run, at least 1.
     pub num_characters: u32,
-    /// Byte offset of the run's matrices in the output: `first_character ×
-    /// bytes_per_character`, a multiple of `min_storage_buffer_offset_alignment`.
+    /// Byte offset of the run's matrices in its output buffer: `(first_character − the
+    /// buffer's first character) × bytes_per_character`, a multiple of
+    /// `min_storage_buffer_offset_alignment`.
     pub offset: u64,
     /// Bytes of the run's matrices, at most `max_storage_buffer_binding_size`.
     pub size: u64,
+    /// Which of [`crate::gpu::GpuCrowd::output_buffers`] holds the run (0 unless the output is
+    /// split); `offset` counts from that buffer's start.
+    pub buffer: u32,
 }
 
 /// Splits `num_characters` characters of `bytes_per_character` bytes of matrices each
@@ -67,7 +71,13 @@ pub fn skin_windows(num_characters: usize, bytes_per_character: u64, limits: &wg
         .map(|first| {
             let count = per_window.min(total - first);
             // Both below `num_characters`, checked to fit in u32 above.
-            SkinWindow { first_character: first as u32, num_characters: count as u32, offset: first * bytes_per_character, size: count * bytes_per_character }
+            SkinWindow {
+                first_character: first as u32,
+                num_characters: count as u32,
+                offset: first * bytes_per_character,
+                size: count * bytes_per_character,
+                buffer: 0,
+            }
         })
         .collect())
 }
@@ -109,7 +119,7 @@ mod tests {
 
     #[test]
     fn a_crowd_that_fits_is_one_window_and_none_is_none() {
-        assert_eq!(skin_windows(10, 4_096, &limits(1 << 20, 256)).unwrap(), [SkinWindow { first_character: 0, num_characters: 10, offset: 0, size: 40_960 }]);
+        assert_eq!(skin_windows(10, 4_096, &limits(1 << 20, 256)).unwrap(), [SkinWindow { first_character: 0, num_characters: 10, offset: 0, size: 40_960, buffer: 0 }]);
         assert!(skin_windows(0, 4_096, &limits(1 << 20, 256)).unwrap().is_empty());
     }
 

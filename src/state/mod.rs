@@ -472,6 +472,34 @@ impl CharacterHandle {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArchetypeId(u32);
 
+/// Bytes of CPU state per character of an archetype, by what holds them
+/// ([`Crowd::memory_per_character`]); the evaluators' memory comes on top
+/// (`eval::frame::EvalContext::bytes_per_character`, `gpu::GpuCrowd::memory_bytes_per_character`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CharacterBytes {
+    /// Per layer: active, previous and transition indices, clocks, flags.
+    pub layer_state: usize,
+    /// Parameter columns (float, int, bool) and the two trigger words (set, single-frame).
+    pub parameters: usize,
+    /// The handle's slot and generation.
+    pub bookkeeping: usize,
+    /// Animation LOD's schedule ([`Crowd::set_update_rate`]): rate, phase, frames skipped, the
+    /// pending-switch flag and the seconds since the last evaluation.
+    pub update_schedule: usize,
+    /// One [`LayerProgram`] per layer, rewritten every update.
+    pub programs: usize,
+    /// The [`ClipSample`]s reserved per character (twice the most leaves of any state, per layer).
+    pub samples: usize,
+}
+
+impl CharacterBytes {
+    /// Every part together.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.layer_state + self.parameters + self.bookkeeping + self.update_schedule + self.programs + self.samples
+    }
+}
+
 /// A parameter of one graph, resolved once by name for fast batch setters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamId {
@@ -1285,24 +1313,34 @@ impl Crowd {
     }
 
     /// Bytes of CPU state one character of an archetype occupies: its layer columns,
-    /// parameter columns, trigger words, slot bookkeeping and its pose programs and samples.
+    /// parameter columns, trigger words, slot bookkeeping and its pose programs and samples
+    /// ([`memory_per_character`](Self::memory_per_character) says which is which).
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn bytes_per_character(&self, id: ArchetypeId) -> Result<usize, StateError> {
+        Ok(self.memory_per_character(id)?.total())
+    }
+
+    /// Bytes of CPU state one character of an archetype occupies, by what holds them.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn memory_per_character(&self, id: ArchetypeId) -> Result<CharacterBytes, StateError> {
         let group = self.group(id)?;
         let g = &group.arch.graph;
-        let per_layer = 3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>() + size_of::<LayerProgram>();
-        let params = g.num_columns(ParamKind::Float) * size_of::<f32>()
-            + g.num_columns(ParamKind::Int) * size_of::<i32>()
-            + g.num_columns(ParamKind::Bool) * size_of::<bool>();
-        Ok(g.layers().len() * per_layer
-            + params
-            + 2 * size_of::<u64>()
-            + 3 * size_of::<u8>() + size_of::<bool>() + size_of::<f32>()
-            + size_of::<u32>()
-            + size_of::<Slot>()
-            + group.arch.samples_per_character() * size_of::<ClipSample>())
+        let layers = g.layers().len();
+        Ok(CharacterBytes {
+            layer_state: layers * (3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>()),
+            parameters: g.num_columns(ParamKind::Float) * size_of::<f32>()
+                + g.num_columns(ParamKind::Int) * size_of::<i32>()
+                + g.num_columns(ParamKind::Bool) * size_of::<bool>()
+                + 2 * size_of::<u64>(),
+            bookkeeping: size_of::<u32>() + size_of::<Slot>(),
+            update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + size_of::<f32>(),
+            programs: layers * size_of::<LayerProgram>(),
+            samples: group.arch.samples_per_character() * size_of::<ClipSample>(),
+        })
     }
 
     /// Clips the last update asked the evaluators to sample for an archetype, over all its
