@@ -6,8 +6,13 @@
 //!
 //! ```text
 //! cargo run --release --example scale -- --sizes 1000,10000,100000,1000000 --frames 5 \
-//!     [--eval gpu|cpu|both] [--mat4] [--plot docs/scale.png]
+//!     [--eval gpu|cpu|both] [--lod off|mix|both] [--mat4] [--plot docs/scale.png]
 //! ```
+//!
+//! `--lod mix` gives the crowd animation LOD's update rates as a camera in the crowd would by
+//! distance, interleaved over the crowd: 10 % every frame, 20 % every 2nd, 30 % every 4th and
+//! 40 % every 8th (a third of the crowd evaluated per frame); both evaluators then evaluate
+//! only the due characters (`docs/lod.md`). `both` times each size without and with it.
 //!
 //! The output is affine 3×4 unless `--mat4`: a million characters' matrices are 3.1 GB as
 //! affine, 4.1 GB as mat4. Each size runs the GPU and then the CPU evaluator, never both at
@@ -44,12 +49,14 @@ struct Args {
     sizes: Vec<usize>,
     frames: usize,
     eval: Eval,
+    /// The LOD settings to time each size with: off, the mix, or both in turn.
+    lods: Vec<bool>,
     layout: OutputLayout,
     plot: Option<std::path::PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { sizes: vec![1_000, 10_000, 100_000], frames: 5, eval: Eval::Both, layout: OutputLayout::Affine3x4, plot: None };
+    let mut args = Args { sizes: vec![1_000, 10_000, 100_000], frames: 5, eval: Eval::Both, lods: vec![false], layout: OutputLayout::Affine3x4, plot: None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -69,9 +76,17 @@ fn parse_args() -> Result<Args, String> {
                     other => return Err(format!("--eval {other:?}: use gpu, cpu or both")),
                 }
             }
+            "--lod" => {
+                args.lods = match value("--lod")?.as_str() {
+                    "off" => vec![false],
+                    "mix" => vec![true],
+                    "both" => vec![false, true],
+                    other => return Err(format!("--lod {other:?}: use off, mix or both")),
+                }
+            }
             "--mat4" => args.layout = OutputLayout::Mat4,
             "--plot" => args.plot = Some(value("--plot")?.into()),
-            other => return Err(format!("unknown argument {other:?}; use --sizes A,B,C, --frames N, --eval gpu|cpu|both, --mat4, --plot PATH")),
+            other => return Err(format!("unknown argument {other:?}; use --sizes A,B,C, --frames N, --eval gpu|cpu|both, --lod off|mix|both, --mat4, --plot PATH")),
         }
     }
     if args.frames == 0 || args.sizes.contains(&0) {
@@ -102,8 +117,19 @@ struct Scene {
     frame: usize,
 }
 
+/// Character `i`'s update rate in the LOD mix: 10 % at 1, 20 % at 2, 30 % at 4, 40 % at 8,
+/// interleaved (`7 i mod 100` walks every percentile) so that every chunk holds the mix.
+fn lod_mix_rate(i: usize) -> u8 {
+    match i * 7 % 100 {
+        0..10 => 1,
+        10..30 => 2,
+        30..60 => 4,
+        _ => 8,
+    }
+}
+
 impl Scene {
-    fn new(bound: &BoundArchetype, n: usize) -> Result<Self, Error> {
+    fn new(bound: &BoundArchetype, n: usize, lod: bool) -> Result<Self, Error> {
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(bound.archetype.clone());
         let handles = (0..n).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>()?;
@@ -116,6 +142,10 @@ impl Scene {
         for (name, values) in [("speed", speeds), ("lean", leans), ("wave", waves)] {
             let param = crowd.param(kind, name)?;
             crowd.set_float(param, &handles, &values)?;
+        }
+        if lod {
+            let rates: Vec<u8> = (0..n).map(lod_mix_rate).collect();
+            crowd.set_update_rate(&handles, &rates)?;
         }
         let mut scene = Self { crowd, kind, handles, frame: 0 };
         for _ in 0..SETTLE_FRAMES {
@@ -186,6 +216,7 @@ fn gib(bytes: u64) -> f64 {
 /// One crowd size's medians, ms per frame.
 struct Row {
     characters: usize,
+    lod: bool,
     step_ms: f64,
     gpu_ms: Option<f64>,
     cpu_ms: Option<f64>,
@@ -216,7 +247,7 @@ fn run(args: &Args) -> Result<(), Error> {
     };
 
     // Bytes per character, from the first size's crowd (they do not depend on the size).
-    let probe = Scene::new(&bound, 1)?;
+    let probe = Scene::new(&bound, 1, false)?;
     let state = probe.crowd.memory_per_character(probe.kind)?;
     let needs: Vec<&str> = bound.layers.iter().map(|l| if l.needs_memory { "memory" } else { "none" }).collect();
     let cpu_memory = EvalContext::for_layers(0, &bound.layers, joints).bytes_per_character();
@@ -252,13 +283,13 @@ fn run(args: &Args) -> Result<(), Error> {
     drop(probe);
 
     println!("\nmedian ms per frame over {} frames ({layout_name} output); memory after each size:", args.frames);
-    println!("{:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}", "characters", "step", "gpu eval", "cpu eval", "step ns/ch", "gpu ns/ch", "cpu ns/ch");
+    println!("{:>10} {:>4} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}", "characters", "lod", "step", "gpu eval", "cpu eval", "step ns/ch", "gpu ns/ch", "cpu ns/ch");
     let mut rows = Vec::new();
-    for &n in &args.sizes {
+    for (n, lod) in args.sizes.iter().flat_map(|&n| args.lods.iter().map(move |&lod| (n, lod))) {
         let mut steps = Vec::new();
         let mut gpu_ms = None;
         if let Some(gpu) = gpu.as_ref().filter(|_| fits("GPU evaluation", n, n as u64 * gpu_bytes)) {
-            let mut scene = Scene::new(&bound, n)?;
+            let mut scene = Scene::new(&bound, n, lod)?;
             let options = GpuCrowdOptions { layout: args.layout, ..GpuCrowdOptions::default() };
             let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
             let mut times = Vec::new();
@@ -268,7 +299,12 @@ fn run(args: &Args) -> Result<(), Error> {
                 scene.step()?;
                 let step_ms = start.elapsed().as_secs_f64() * 1e3;
                 let start = Instant::now();
-                crowd.set_frame(scene.crowd.samples(scene.kind)?, scene.crowd.programs(scene.kind)?, DT_S)?;
+                let (samples, programs) = (scene.crowd.samples(scene.kind)?, scene.crowd.programs(scene.kind)?);
+                if lod {
+                    crowd.set_frame_due(samples, programs, DT_S, scene.crowd.due(scene.kind)?)?;
+                } else {
+                    crowd.set_frame(samples, programs, DT_S)?;
+                }
                 let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("scale.frame") });
                 crowd.encode(&mut encoder);
                 gpu.queue.submit([encoder.finish()]);
@@ -289,7 +325,7 @@ fn run(args: &Args) -> Result<(), Error> {
         }
         let mut cpu_ms = None;
         if args.eval != Eval::Gpu && fits("CPU evaluation", n, n as u64 * cpu_bytes) {
-            let mut scene = Scene::new(&bound, n)?;
+            let mut scene = Scene::new(&bound, n, lod)?;
             let mut context = EvalContext::for_layers(n, &bound.layers, joints);
             let mut output = vec![0.0f32; n * joints * args.layout.floats_per_joint()];
             let mut clips_sampled = vec![0u32; n];
@@ -299,7 +335,7 @@ fn run(args: &Args) -> Result<(), Error> {
                 scene.step()?;
                 let step_ms = start.elapsed().as_secs_f64() * 1e3;
                 let start = Instant::now();
-                FrameJob {
+                let job = FrameJob {
                     rig: &demo.rig,
                     clips: &bound.clips,
                     layers: &bound.layers,
@@ -311,8 +347,12 @@ fn run(args: &Args) -> Result<(), Error> {
                     output: &mut output,
                     clips_sampled: &mut clips_sampled,
                     root_motion: &mut [],
+                };
+                if lod {
+                    job.run_due(scene.crowd.due(scene.kind)?)?;
+                } else {
+                    job.run()?;
                 }
-                .run()?;
                 if f > 0 {
                     steps.push(step_ms);
                     times.push(start.elapsed().as_secs_f64() * 1e3);
@@ -320,11 +360,12 @@ fn run(args: &Args) -> Result<(), Error> {
             }
             cpu_ms = Some(median(&mut times));
         }
-        let row = Row { characters: n, step_ms: median(&mut steps), gpu_ms, cpu_ms };
+        let row = Row { characters: n, lod, step_ms: median(&mut steps), gpu_ms, cpu_ms };
         let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
         let ns = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{:.0}", v * 1e6 / n as f64));
         print!(
-            "{n:>10} {:>10.2} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            "{n:>10} {:>4} {:>10.2} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            if lod { "mix" } else { "off" },
             row.step_ms,
             ms(row.gpu_ms),
             ms(row.cpu_ms),
@@ -354,13 +395,20 @@ fn run(args: &Args) -> Result<(), Error> {
 fn plot(rows: &[Row], note: &str, path: &std::path::Path) -> Result<(), Error> {
     const W: u32 = 720;
     const H: u32 = 440;
-    let (left, right, top, bottom) = (90.0f32, 170.0f32, 40.0f32, 50.0f32);
+    let (left, right, top, bottom) = (90.0f32, 190.0f32, 40.0f32, 50.0f32);
     // Name, colour, (characters, ms per frame).
     type Series = (&'static str, Rgb, Vec<(f64, f64)>);
-    let series: [Series; 3] = [
-        ("state step", [31, 119, 180], rows.iter().map(|r| (r.characters as f64, r.step_ms)).collect()),
-        ("GPU eval", [214, 39, 40], rows.iter().filter_map(|r| Some((r.characters as f64, r.gpu_ms?))).collect()),
-        ("CPU eval", [44, 160, 44], rows.iter().filter_map(|r| Some((r.characters as f64, r.cpu_ms?))).collect()),
+    let of = |lod: bool, part: fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+        rows.iter().filter(|r| r.lod == lod).filter_map(|r| Some((r.characters as f64, part(r)?))).collect()
+    };
+    // The state step runs every character every frame with or without LOD: one line.
+    let step = if rows.iter().any(|r| !r.lod) { of(false, |r| Some(r.step_ms)) } else { of(true, |r| Some(r.step_ms)) };
+    let series: [Series; 5] = [
+        ("state step", [31, 119, 180], step),
+        ("GPU eval", [214, 39, 40], of(false, |r| r.gpu_ms)),
+        ("CPU eval", [44, 160, 44], of(false, |r| r.cpu_ms)),
+        ("GPU eval, LOD mix", [240, 150, 150], of(true, |r| r.gpu_ms)),
+        ("CPU eval, LOD mix", [150, 215, 140], of(true, |r| r.cpu_ms)),
     ];
     let throughput = |(n, ms): (f64, f64)| (n, n / (ms.max(1e-6) * 1e-3));
     let points: Vec<(f64, f64)> = series.iter().flat_map(|(_, _, s)| s.iter().copied().map(throughput)).collect();

@@ -575,7 +575,7 @@ fn shared_structs_match_wgsl_layouts() {
 
     // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
     for kind in ShaderModuleKind::ALL {
-        let source = shader_source(kind, 64);
+        let source = shader_source(kind, 64, true);
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
         let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
         assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");
@@ -583,7 +583,7 @@ fn shared_structs_match_wgsl_layouts() {
 
     // The characters' memory: a layer's block is its `GpuLayerState`, then `JOINT_STATE_BYTES`
     // per joint laid out as `JointStateLayout` and `transition.wgsl` say.
-    let source = shader_source(ShaderModuleKind::Transition, 64);
+    let source = shader_source(ShaderModuleKind::Transition, 64, true);
     let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
     assert_eq!(u64::from(wgsl_u32_constant(&module, "JOINT_STATE_VEC4S")) * 16, throng::gpu::types::JOINT_STATE_BYTES);
     assert_eq!(wgsl_u32_constant(&module, "LAYER_STATE_VEC4S") as usize * 16, size_of::<GpuLayerState>());

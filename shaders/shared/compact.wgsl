@@ -2,6 +2,11 @@
 // `throng::clip::compact` (`CompactPoses::decode`), with the same arithmetic.
 
 
+// Whether the archetype has compact clips; `throng::gpu::shader_source` rewrites this line to
+// false for one that has none, so that the compact path is compiled out (llvmpipe runs both
+// sides of a branch that no lane takes).
+const COMPACT_CLIPS: bool = true;
+
 // Word `w` of the clip data.
 fn clip_word(w: u32) -> u32 {
     return clip_data[w >> 2u][w & 3u];
@@ -95,7 +100,7 @@ struct JointFrames {
 
 // Sampling reads a joint's two adjacent frames: a compact clip's range is read once for both.
 fn clip_joint_frames(h: ClipHeader, frame0: u32, frame1: u32, joint: u32, num_joints: u32) -> JointFrames {
-    if h.rotation_bits == 0u {
+    if !COMPACT_CLIPS || h.rotation_bits == 0u {
         return JointFrames(
             clip_transform(h.first_vec4 + (frame0 * num_joints + joint) * 3u),
             clip_transform(h.first_vec4 + (frame1 * num_joints + joint) * 3u),

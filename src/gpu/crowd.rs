@@ -485,7 +485,8 @@ impl GpuCrowd {
         let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
-        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some());
+        let compact_clips = clips.iter().any(|clip| clip.compact_format().is_some());
+        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some(), compact_clips);
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,

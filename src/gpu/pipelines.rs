@@ -73,6 +73,9 @@ impl ShaderModuleKind {
     }
 }
 
+/// The line of `shaders/shared/compact.wgsl` that [`shader_source`] rewrites for an archetype
+/// without compact clips.
+const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
 /// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
 const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
 
@@ -87,16 +90,19 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// declaration order does not matter to WGSL, but this order keeps naga's error line numbers
 /// readable (shared first). `JOINTS_PER_THREAD` becomes [`joints_per_thread`]`(num_joints)`:
 /// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
-/// would spill to local memory on most GPUs.
+/// would spill to local memory on most GPUs. Without `compact_clips` the compact clips' decoding
+/// is compiled out: an archetype whose clips are all full never takes it, and a software
+/// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 #[must_use]
-pub fn shader_source(kind: ShaderModuleKind, num_joints: usize) -> String {
+pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> String {
     let parts = SHARED.iter().chain(kind.stage_sources());
     let mut source = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
     for part in parts {
         source.push_str(part);
         source.push('\n');
     }
-    source.replacen(JOINTS_PER_THREAD_LINE, &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)), 1)
+    let source = source.replacen(JOINTS_PER_THREAD_LINE, &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)), 1);
+    if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -186,7 +192,7 @@ pub(crate) struct LayeredPipelines {
 impl Pipelines {
     /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered` (the
     /// caller has checked [`LAYERED_STORAGE_BUFFERS`] against the device).
-    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool) -> Self {
+    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool, compact_clips: bool) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
@@ -201,7 +207,7 @@ impl Pipelines {
         let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind, num_joints))),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind, num_joints, compact_clips))),
             });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
@@ -253,8 +259,11 @@ mod tests {
     /// even on a machine without an adapter.
     #[test]
     fn every_module_validates() {
-        for (kind, num_joints) in ShaderModuleKind::ALL.into_iter().flat_map(|k| [1, 64, 65, 200, MAX_JOINTS].map(|n| (k, n))) {
-            let source = shader_source(kind, num_joints);
+        let cases = ShaderModuleKind::ALL.into_iter().flat_map(|k| [1, 64, 65, 200, MAX_JOINTS].map(|n| (k, n)));
+        for ((kind, num_joints), compact_clips) in cases.flat_map(|case| [(case, true), (case, false)]) {
+            let source = shader_source(kind, num_joints, compact_clips);
+            let compact = format!("const COMPACT_CLIPS: bool = {compact_clips};");
+            assert!(source.contains(&compact), "{kind:?}: {compact} missing");
             let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
             assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
             let module = naga::front::wgsl::parse_str(&source)
