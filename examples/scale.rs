@@ -213,6 +213,24 @@ fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
 
+/// Steps `scene` and evaluates it `frames + 1` times, the first untimed (it allocates); pushes
+/// each timed step's milliseconds to `steps` and returns the evaluations' median, ms.
+fn time_frames(scene: &mut Scene, frames: usize, steps: &mut Vec<f64>, mut evaluate: impl FnMut(&Scene) -> Result<(), Error>) -> Result<f64, Error> {
+    let mut times = Vec::with_capacity(frames);
+    for f in 0..=frames {
+        let start = Instant::now();
+        scene.step()?;
+        let step_ms = start.elapsed().as_secs_f64() * 1e3;
+        let start = Instant::now();
+        evaluate(scene)?;
+        if f > 0 {
+            steps.push(step_ms);
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(median(&mut times))
+}
+
 /// One crowd size's medians, ms per frame.
 struct Row {
     characters: usize,
@@ -292,13 +310,8 @@ fn run(args: &Args) -> Result<(), Error> {
             let mut scene = Scene::new(&bound, n, lod)?;
             let options = GpuCrowdOptions { layout: args.layout, ..GpuCrowdOptions::default() };
             let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
-            let mut times = Vec::new();
             // Frame 0 allocates the crowd's buffers and is not timed.
-            for f in 0..=args.frames {
-                let start = Instant::now();
-                scene.step()?;
-                let step_ms = start.elapsed().as_secs_f64() * 1e3;
-                let start = Instant::now();
+            let ms = time_frames(&mut scene, args.frames, &mut steps, |scene| {
                 let (samples, programs) = (scene.crowd.samples(scene.kind)?, scene.crowd.programs(scene.kind)?);
                 if lod {
                     crowd.set_frame_due(samples, programs, DT_S, scene.crowd.due(scene.kind)?)?;
@@ -309,11 +322,8 @@ fn run(args: &Args) -> Result<(), Error> {
                 crowd.encode(&mut encoder);
                 gpu.queue.submit([encoder.finish()]);
                 gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
-                if f > 0 {
-                    steps.push(step_ms);
-                    times.push(start.elapsed().as_secs_f64() * 1e3);
-                }
-            }
+                Ok(())
+            })?;
             eprintln!(
                 "  {n}: GPU crowd in {} chunks, {} memory buffers, {} output buffers; {:.2} samples a character",
                 crowd.num_chunks(),
@@ -321,7 +331,7 @@ fn run(args: &Args) -> Result<(), Error> {
                 crowd.output_buffers().len(),
                 scene.crowd.samples(scene.kind)?.len() as f64 / n as f64
             );
-            gpu_ms = Some(median(&mut times));
+            gpu_ms = Some(ms);
         }
         let mut cpu_ms = None;
         if args.eval != Eval::Gpu && fits("CPU evaluation", n, n as u64 * cpu_bytes) {
@@ -329,12 +339,7 @@ fn run(args: &Args) -> Result<(), Error> {
             let mut context = EvalContext::for_layers(n, &bound.layers, joints);
             let mut output = vec![0.0f32; n * joints * args.layout.floats_per_joint()];
             let mut clips_sampled = vec![0u32; n];
-            let mut times = Vec::new();
-            for f in 0..=args.frames {
-                let start = Instant::now();
-                scene.step()?;
-                let step_ms = start.elapsed().as_secs_f64() * 1e3;
-                let start = Instant::now();
+            let ms = time_frames(&mut scene, args.frames, &mut steps, |scene| {
                 let job = FrameJob {
                     rig: &demo.rig,
                     clips: &bound.clips,
@@ -353,12 +358,9 @@ fn run(args: &Args) -> Result<(), Error> {
                 } else {
                     job.run()?;
                 }
-                if f > 0 {
-                    steps.push(step_ms);
-                    times.push(start.elapsed().as_secs_f64() * 1e3);
-                }
-            }
-            cpu_ms = Some(median(&mut times));
+                Ok(())
+            })?;
+            cpu_ms = Some(ms);
         }
         let row = Row { characters: n, lod, step_ms: median(&mut steps), gpu_ms, cpu_ms };
         let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
