@@ -190,6 +190,9 @@ pub struct ThrongCrowd {
     params: Vec<ParamId>,
     /// Set when a panic unwound out of a call on this crowd.
     poisoned: bool,
+    /// Set once [`throng_crowd_set_update_rate`] gave a character a rate above 1: from then on
+    /// each archetype keeps its matrices ([`ArchetypeEntry::held`]) for the rows not due.
+    lod: bool,
 }
 
 /// What the evaluator needs for one archetype, and the memory it carries between frames.
@@ -206,6 +209,26 @@ struct ArchetypeEntry {
     last_dt_s: f32,
     clips_sampled: Vec<u32>,
     root_motion: Vec<RootDelta>,
+    /// With animation LOD, every row's last matrices in `held_layout`: the rows not due this
+    /// update show them again, and a despawn moves them as it moves the evaluator's memory, so
+    /// the caller's buffer is written whole every call and needs no care between calls.
+    held: Vec<f32>,
+    held_layout: Option<OutputLayout>,
+}
+
+impl ArchetypeEntry {
+    /// Moves the last row's held matrices into `row` (a despawn's swap-remove).
+    fn swap_remove_held(&mut self, row: usize) {
+        let Some(layout) = self.held_layout else { return };
+        let per_row = self.rig.num_joints() * layout.floats_per_joint();
+        let rows = self.held.len() / per_row.max(1);
+        if row >= rows {
+            return;
+        }
+        let last = rows - 1;
+        self.held.copy_within(last * per_row..rows * per_row, row * per_row);
+        self.held.truncate(last * per_row);
+    }
 }
 
 /// Why a call failed; becomes a [`ThrongStatus`] and the thread's last error message.
@@ -284,6 +307,7 @@ impl CallError {
             Self::Bind(_) | Self::UnboundLeaf { .. } => ThrongStatus::Bind,
             Self::State(StateError::StaleHandle { .. }) => ThrongStatus::StaleHandle,
             Self::State(StateError::UnknownParameter(_)) => ThrongStatus::UnknownName,
+            Self::State(StateError::BadUpdateRate { .. }) => ThrongStatus::InvalidArgument,
             Self::State(_) => ThrongStatus::State,
             Self::Eval(_) => ThrongStatus::Eval,
             Self::Poisoned | Self::Panic(_) => ThrongStatus::Panic,
@@ -759,6 +783,8 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
             last_dt_s: 0.0,
             clips_sampled: Vec::new(),
             root_motion: Vec::new(),
+            held: Vec::new(),
+            held_layout: None,
         });
         // SAFETY: `out_archetype`'s promise.
         unsafe { out.write(index) };
@@ -819,7 +845,9 @@ pub unsafe extern "C" fn throng_crowd_despawn(crowd: *mut ThrongCrowd, handles: 
             let handle = CharacterHandle::from_bits(bits);
             let (id, row) = crowd.crowd.row_of(handle)?;
             let index = crowd.index_of(id);
-            crowd.entry_mut(index)?.context.swap_remove(row);
+            let entry = crowd.entry_mut(index)?;
+            entry.context.swap_remove(row);
+            entry.swap_remove_held(row);
             crowd.crowd.despawn(handle)?;
         }
         Ok(())
@@ -1014,6 +1042,31 @@ pub unsafe extern "C" fn throng_crowd_reset_trigger(crowd: *mut ThrongCrowd, par
     unsafe { crowd_call("throng_crowd_reset_trigger", crowd, body) }
 }
 
+/// Sets animation LOD's update rates (`docs/lod.md`): `rates[i]` (1, 2, 4, 8 or 16) for
+/// `handles[i]`. A character at rate `r` has its pose evaluated by [`throng_crowd_evaluate`]
+/// every `r`-th update only, staggered over the crowd; its states, transitions, events and root
+/// motion stay exact every update. Rows not evaluated keep what `out` holds, so pass the same
+/// buffer every frame, and on a despawn copy the archetype's last row of it into the despawned
+/// row (`throng_crowd_row_of` before the despawn), as the crowd's own memory moves. New
+/// characters are rate 1. All or nothing: a stale handle or a rate outside those five
+/// (`THRONG_STATUS_INVALID_ARGUMENT`, naming the character and rate) sets none.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `handles` and `rates` null (only when `count` is 0) or
+/// `count` readable elements each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_set_update_rate(crowd: *mut ThrongCrowd, handles: *const u64, rates: *const u8, count: usize) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' promise.
+        let (handles, rates) = unsafe { (input(handles, count, "handles")?, input(rates, count, "rates")?) };
+        crowd.crowd.set_update_rate(&handles_of(handles), rates)?;
+        crowd.lod |= rates.iter().any(|&r| r != 1);
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_set_update_rate", crowd, body) }
+}
+
 /// Steps every character of every archetype by `dt_s` seconds (finite, ≥ 0; 0 pauses), on
 /// rayon's threads. The next [`throng_crowd_evaluate`] uses the same `dt_s`.
 ///
@@ -1078,7 +1131,9 @@ pub unsafe extern "C" fn throng_crowd_floats_needed(crowd: *mut ThrongCrowd, arc
 /// `root_motion` is not null it receives each character's root travel this frame, by row
 /// (`root_motion_len` ≥ characters), and the travel is removed from the pose either way (the
 /// demo graph's base layer has root motion on). Call once per archetype per update: the
-/// evaluator remembers what it showed, for transitions.
+/// evaluator remembers what it showed, for transitions. Characters given a rate above 1
+/// ([`throng_crowd_set_update_rate`]) are written only on the updates they are due; their rows
+/// of `out` keep the matrices last written there.
 ///
 /// # Safety
 /// `crowd` is null or a live crowd; `out` null (only when `out_len` is 0) or `out_len`
@@ -1096,7 +1151,7 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
 ) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let layout = layout_of(layout)?;
-        let ThrongCrowd { crowd, archetypes, .. } = crowd;
+        let ThrongCrowd { crowd, archetypes, lod, .. } = crowd;
         let num_archetypes = archetypes.len();
         let entry = archetypes.get_mut(archetype as usize).ok_or_else(|| CallError::OutOfRange {
             arg: "archetype",
@@ -1112,13 +1167,18 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
         if wants_root && root_motion_len < characters {
             return Err(CallError::BufferTooSmall { arg: "root_motion", needed: characters, got: root_motion_len });
         }
-        // SAFETY: `out`'s promise; only the first `needed` floats are touched.
-        let matrices = unsafe { output(out, needed, "out") }?;
         // SAFETY: `root_motion`'s promise.
         let root_out = unsafe { output(root_motion, if wants_root { characters } else { 0 }, "root_motion") }?;
         entry.clips_sampled.resize(characters, 0);
         entry.root_motion.resize(if wants_root { characters } else { 0 }, RootDelta::default());
-        FrameJob {
+        // With LOD the rows not due show their held matrices; a new layout holds none yet, so
+        // every row is evaluated once in it.
+        let holds = *lod && entry.held_layout == Some(layout);
+        if *lod {
+            entry.held.resize(needed, 0.0);
+            entry.held_layout = Some(layout);
+        }
+        let job = FrameJob {
             rig: &entry.rig,
             clips: &entry.clips,
             layers: &entry.layers,
@@ -1127,11 +1187,24 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
             dt_s: entry.last_dt_s,
             context: &mut entry.context,
             layout,
-            output: matrices,
+            output: if *lod {
+                &mut entry.held
+            } else {
+                // SAFETY: `out`'s promise; only the first `needed` floats are touched.
+                unsafe { output(out, needed, "out") }?
+            },
             clips_sampled: &mut entry.clips_sampled,
             root_motion: &mut entry.root_motion,
+        };
+        if holds {
+            job.run_due(crowd.due(entry.id)?)?;
+        } else {
+            job.run()?;
         }
-        .run()?;
+        if *lod {
+            // SAFETY: `out`'s promise; only the first `needed` floats are touched.
+            unsafe { output(out, needed, "out") }?.copy_from_slice(&entry.held);
+        }
         for (to, from) in root_out.iter_mut().zip(&entry.root_motion) {
             *to = ThrongRootDelta { translation_m: from.translation.to_array(), yaw_rad: from.yaw };
         }
@@ -1368,6 +1441,63 @@ mod tests {
             let graph = b"{\"layers\": [\xff]}";
             assert_eq!(throng_crowd_add_archetype(crowd, character, graph.as_ptr(), graph.len(), &mut archetype), ThrongStatus::InvalidArgument);
             assert_eq!(archetype, 0, "a refused archetype writes no id");
+            throng_character_destroy(character);
+            throng_crowd_destroy(crowd);
+        }
+    }
+
+    /// At rate 4 a character's rows of `out` change on one update in four (after the first,
+    /// where everyone is new), at rate 1 on every update; a rate of 3 is refused by name.
+    #[test]
+    fn update_rates_write_a_character_on_its_due_updates_only() {
+        const CHARACTERS: usize = 8;
+        const JOINTS: usize = 26;
+        let crowd = new_crowd();
+        let mut character = std::ptr::null_mut();
+        let mut archetype = 0;
+        let mut handles = [0u64; CHARACTERS];
+        let mut param = 0;
+        let floats = CHARACTERS * JOINTS * 16;
+        let (mut out, mut before) = (vec![0.0f32; floats], vec![0.0f32; floats]);
+        let mut changed = [0usize; CHARACTERS];
+        // SAFETY: live objects, and arrays of the lengths passed.
+        unsafe {
+            assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+            let json = crate::demo::LOCOMOTION_GRAPH;
+            assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+            assert_eq!(throng_crowd_spawn(crowd, archetype, CHARACTERS, handles.as_mut_ptr()), ThrongStatus::Ok);
+            assert_eq!(throng_crowd_find_param(crowd, archetype, c"speed".as_ptr(), &mut param), ThrongStatus::Ok);
+            let speeds = [1.5f32; CHARACTERS];
+            assert_eq!(throng_crowd_set_float(crowd, param, handles.as_ptr(), speeds.as_ptr(), CHARACTERS), ThrongStatus::Ok);
+            // The first half every update, the second every fourth.
+            let rates = [1, 1, 1, 1, 4, 4, 4, 4];
+            assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
+            for update in 0..9 {
+                assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+                let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), floats, std::ptr::null_mut(), 0);
+                assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+                if update > 0 {
+                    for (c, (now, was)) in out.chunks_exact(JOINTS * 16).zip(before.chunks_exact(JOINTS * 16)).enumerate() {
+                        changed[c] += usize::from(now != was);
+                    }
+                }
+                before.copy_from_slice(&out);
+            }
+            assert_eq!(changed, [8, 8, 8, 8, 2, 2, 2, 2], "updates (of 8) on which each character's matrices changed");
+            // Despawning the last character and then the fifth moves the seventh into row 4.
+            // It is not due on the next update (the stagger gave it updates 2 and 6 of 0..8), so
+            // row 4 shows exactly what the seventh showed: its held matrices moved with it.
+            let gone = [handles[7], handles[4]];
+            assert_eq!(throng_crowd_despawn(crowd, gone.as_ptr(), 2), ThrongStatus::Ok);
+            assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+            let per_row = JOINTS * 16;
+            let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), 6 * per_row, std::ptr::null_mut(), 0);
+            assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+            assert_eq!(out[4 * per_row..5 * per_row], before[6 * per_row..7 * per_row], "row 4 holds the moved character's matrices");
+            assert_ne!(out[..per_row], before[..per_row], "rate-1 characters moved on");
+            let bad = [3u8];
+            assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), bad.as_ptr(), 1), ThrongStatus::InvalidArgument);
+            assert!(last_error().contains("update rate 3"), "{}", last_error());
             throng_character_destroy(character);
             throng_crowd_destroy(crowd);
         }
