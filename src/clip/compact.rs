@@ -248,35 +248,42 @@ impl CompactPoses {
         let m = self.format.translation_bits();
         let r = &self.ranges[joint];
         let start = frame * self.words_per_frame + r.word_offset as usize;
-        let words = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
-        let bits = words.iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w));
-        let field = |at: u32, width: u32| (bits >> at) as u32 & ((1u32 << width) - 1);
-        // The three stored components, in component order, with their ranges; whole vectors
-        // rather than an array indexed by component, which would make the quaternion out of
-        // scalar stores and stall the vector load that follows.
-        let (min, step) = (r.rotation_min, r.rotation_step);
-        let (stored_min, stored_step) = match bits & 3 {
-            0 => (min.yzw(), step.yzw()),
-            1 => (min.xzw(), step.xzw()),
-            2 => (min.xyw(), step.xyw()),
-            _ => (min.xyz(), step.xyz()),
+        // Four words whatever the joint-frame's length (the words after it are never among the
+        // fields read), so that the read does not branch on each joint's length; the clip's
+        // last joint-frames take the exact slice.
+        let bits = match self.words.get(start..start + 4) {
+            Some(&[a, b, c, d]) => u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64 | u128::from(d) << 96,
+            _ => {
+                let words = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
+                words.iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w))
+            }
         };
-        let quanta = Vec3::new(field(HEADER_BITS, k) as f32, field(HEADER_BITS + k, k) as f32, field(HEADER_BITS + 2 * k, k) as f32);
+        // Fields of at most 16 bits from a 64-bit run: the rotation's (3 + 3k ≤ 51 bits) from
+        // the first, the translation's (3m ≤ 48) from the one after the rotation.
+        let field = |run: u64, at: u32, width: u32| (run >> at) as u32 & ((1u32 << width) - 1);
+        let rotation = bits as u64;
+        // Branch-free (the largest component changes from joint to joint, which a branch on it
+        // would mispredict): lane `i` of the stored three is component `i` before the largest
+        // and `i + 1` from it on; lane `i` of the quaternion is stored lane `i` before the
+        // largest, the rebuilt component at it, stored lane `i - 1` after it.
+        const LANES: Vec4 = Vec4::new(0.0, 1.0, 2.0, 3.0);
+        let largest = Vec4::splat((bits & 3) as f32);
+        let below = LANES.cmplt(largest);
+        let (min, step) = (r.rotation_min, r.rotation_step);
+        let stored_min = Vec4::select(below, min, min.yzww()).truncate();
+        let stored_step = Vec4::select(below, step, step.yzww()).truncate();
+        let quanta = Vec3::new(field(rotation, HEADER_BITS, k) as f32, field(rotation, HEADER_BITS + k, k) as f32, field(rotation, HEADER_BITS + 2 * k, k) as f32);
         let v = stored_min + quanta * stored_step;
         // Unit to within a quantum: sampling's nlerp and blend normalise what they build, so a
         // second normalisation here would only cost its square root and division.
         let w = (1.0 - v.dot(v)).max(0.0).sqrt();
-        let w = if bits & 4 != 0 { -w } else { w };
-        let q = match bits & 3 {
-            0 => Vec4::new(w, v.x, v.y, v.z),
-            1 => Vec4::new(v.x, w, v.y, v.z),
-            2 => Vec4::new(v.x, v.y, w, v.z),
-            _ => Vec4::new(v.x, v.y, v.z, w),
-        };
+        // The stored sign (header bit 2) onto the sign bit.
+        let w = f32::from_bits(w.to_bits() | ((bits & 4) as u32) << 29);
+        let q = Vec4::select(below, v.extend(0.0), Vec4::select(LANES.cmpeq(largest), Vec4::splat(w), Vec4::new(0.0, v.x, v.y, v.z)));
         let mut t = r.translation_min;
         if r.translated {
-            let at = HEADER_BITS + 3 * k;
-            let quanta = Vec3::new(field(at, m) as f32, field(at + m, m) as f32, field(at + 2 * m, m) as f32);
+            let translation = (bits >> (HEADER_BITS + 3 * k)) as u64;
+            let quanta = Vec3::new(field(translation, 0, m) as f32, field(translation, m, m) as f32, field(translation, 2 * m, m) as f32);
             t += quanta * r.translation_step;
         }
         Transform { translation: t, rotation: Quat::from_vec4(q), scale: r.scale }
