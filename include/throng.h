@@ -173,10 +173,10 @@ ThrongStatus throng_crowd_reset_trigger(ThrongCrowd *crowd, uint32_t param, cons
 
 /* ---- animation LOD ---- */
 
-/* rates[i] (1, 2, 4, 8 or 16) for handles[i]: the pose is evaluated every rate-th update only,
- * staggered; states, events and root motion stay exact every update. Rows not evaluated keep
- * what out held: pass the same buffer every frame, and on a despawn copy the last row into the
- * despawned one. New characters are rate 1. All or nothing. */
+/* rates[i] (1, 2, 4, 8 or 16) for handles[i]: the pose is evaluated every rate-th update only
+ * (and on updates it switches state), staggered; states, events and root motion stay exact
+ * every update. The crowd keeps the matrices of rows not evaluated and writes every row of out
+ * each evaluation. New characters are rate 1. All or nothing. */
 ThrongStatus throng_crowd_set_update_rate(ThrongCrowd *crowd, const uint64_t *handles, const uint8_t *rates, size_t count);
 
 /* ---- the frame ---- */
@@ -190,8 +190,8 @@ ThrongStatus throng_crowd_update_archetype(ThrongCrowd *crowd, uint32_t archetyp
 ThrongStatus throng_crowd_floats_needed(ThrongCrowd *crowd, uint32_t archetype, uint32_t layout, size_t *out_count);
 /* Skinning matrices of an archetype's characters, by row, into out (out_len >= floats
  * needed); root_motion (NULL for none) receives each character's root travel by row. Once per
- * archetype per update. Characters at an update rate above 1 are written on their due updates
- * only. */
+ * archetype per update. Characters at an update rate above 1 are evaluated on their due
+ * updates only; out gets every row, the others' last matrices. */
 ThrongStatus throng_crowd_evaluate(ThrongCrowd *crowd, uint32_t archetype, uint32_t layout, float *out, size_t out_len, ThrongRootDelta *root_motion, size_t root_motion_len);
 
 /* ---- readback ---- */

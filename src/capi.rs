@@ -1044,12 +1044,13 @@ pub unsafe extern "C" fn throng_crowd_reset_trigger(crowd: *mut ThrongCrowd, par
 
 /// Sets animation LOD's update rates (`docs/lod.md`): `rates[i]` (1, 2, 4, 8 or 16) for
 /// `handles[i]`. A character at rate `r` has its pose evaluated by [`throng_crowd_evaluate`]
-/// every `r`-th update only, staggered over the crowd; its states, transitions, events and root
-/// motion stay exact every update. Rows not evaluated keep what `out` holds, so pass the same
-/// buffer every frame, and on a despawn copy the archetype's last row of it into the despawned
-/// row (`throng_crowd_row_of` before the despawn), as the crowd's own memory moves. New
-/// characters are rate 1. All or nothing: a stale handle or a rate outside those five
-/// (`THRONG_STATUS_INVALID_ARGUMENT`, naming the character and rate) sets none.
+/// every `r`-th update only (and on any update it switches state), staggered over the crowd;
+/// its states, transitions, events and root motion stay exact every update. Once a rate above 1
+/// is set the crowd keeps each archetype's matrices itself, so that the rows not evaluated show
+/// their last pose again and a despawn moves them with the character; `throng_crowd_evaluate`
+/// still writes every row of `out`. New characters are rate 1. All or nothing: a stale handle or
+/// a rate outside those five (`THRONG_STATUS_INVALID_ARGUMENT`, naming the character and rate)
+/// sets none.
 ///
 /// # Safety
 /// `crowd` is null or a live crowd; `handles` and `rates` null (only when `count` is 0) or
@@ -1132,8 +1133,8 @@ pub unsafe extern "C" fn throng_crowd_floats_needed(crowd: *mut ThrongCrowd, arc
 /// (`root_motion_len` ≥ characters), and the travel is removed from the pose either way (the
 /// demo graph's base layer has root motion on). Call once per archetype per update: the
 /// evaluator remembers what it showed, for transitions. Characters given a rate above 1
-/// ([`throng_crowd_set_update_rate`]) are written only on the updates they are due; their rows
-/// of `out` keep the matrices last written there.
+/// ([`throng_crowd_set_update_rate`]) are evaluated only on the updates they are due; every row
+/// of `out` is written all the same, the others with the matrices they last showed.
 ///
 /// # Safety
 /// `crowd` is null or a live crowd; `out` null (only when `out_len` is 0) or `out_len`
@@ -1167,6 +1168,8 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
         if wants_root && root_motion_len < characters {
             return Err(CallError::BufferTooSmall { arg: "root_motion", needed: characters, got: root_motion_len });
         }
+        // SAFETY: `out`'s promise; only the first `needed` floats are touched.
+        let matrices = unsafe { output(out, needed, "out") }?;
         // SAFETY: `root_motion`'s promise.
         let root_out = unsafe { output(root_motion, if wants_root { characters } else { 0 }, "root_motion") }?;
         entry.clips_sampled.resize(characters, 0);
@@ -1187,12 +1190,7 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
             dt_s: entry.last_dt_s,
             context: &mut entry.context,
             layout,
-            output: if *lod {
-                &mut entry.held
-            } else {
-                // SAFETY: `out`'s promise; only the first `needed` floats are touched.
-                unsafe { output(out, needed, "out") }?
-            },
+            output: if *lod { &mut entry.held } else { &mut *matrices },
             clips_sampled: &mut entry.clips_sampled,
             root_motion: &mut entry.root_motion,
         };
@@ -1202,8 +1200,7 @@ pub unsafe extern "C" fn throng_crowd_evaluate(
             job.run()?;
         }
         if *lod {
-            // SAFETY: `out`'s promise; only the first `needed` floats are touched.
-            unsafe { output(out, needed, "out") }?.copy_from_slice(&entry.held);
+            matrices.copy_from_slice(&entry.held);
         }
         for (to, from) in root_out.iter_mut().zip(&entry.root_motion) {
             *to = ThrongRootDelta { translation_m: from.translation.to_array(), yaw_rad: from.yaw };

@@ -87,6 +87,14 @@ struct World {
 }
 
 impl World {
+    /// Rows whose programs took a switch on the last update (LOD evaluates them on it whatever
+    /// their rate).
+    fn switching_rows(&self) -> Vec<usize> {
+        let layers = self.bound.layers.len();
+        let programs = self.crowd.programs(self.kind).expect("archetype");
+        (0..self.handles.len()).filter(|&row| programs[row * layers..(row + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0)).collect()
+    }
+
     fn new(demo: &DemoCharacter, bound: DemoArchetype, num_characters: usize) -> Self {
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(bound.archetype.clone());
@@ -235,9 +243,15 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
     // Per row, rate 1's output at the row's last due frame.
     let mut shown_at_due = vec![0.0f32; n * per];
     let mut due_frames = vec![0usize; n];
+    let mut switches = vec![0usize; n];
     for frame in 0..400 {
         full.update();
         lod.update();
+        let switching = lod.switching_rows();
+        for &row in &switching {
+            switches[row] += 1;
+            assert!(lod.crowd.due(lod.kind).expect("archetype").rows.contains(&(row as u32)), "frame {frame}: row {row} switched but is not evaluated");
+        }
         full.evaluate(&demo, false);
         lod.evaluate(&demo, true);
         for &row in lod.crowd.due(lod.kind).expect("archetype").rows {
@@ -251,10 +265,13 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
             assert!(same, "frame {frame} row {row} (rate {}): the held pose is not what rate 1 showed at its last due frame", lod.crowd.update_rate(lod.handles[row]).unwrap());
         }
     }
+    // Every `rate` frames, plus the frames it switched on (never deferred).
     for (row, &count) in due_frames.iter().enumerate() {
         let rate = [1, 2, 4, 8, 16][row % 5];
-        assert!(count.abs_diff(400 / rate) <= 1, "row {row} at rate {rate} was evaluated {count} times in 400 frames");
+        let (fewest, most) = (400 / rate - 1, 400 / rate + switches[row] + 1);
+        assert!((fewest..=most).contains(&count), "row {row} at rate {rate} was evaluated {count} times in 400 frames ({} switches)", switches[row]);
     }
+    assert!(switches.iter().sum::<usize>() > n, "the script switches states");
 }
 
 /// Under the demo graph's inertialization, a rate-4 pose lags rate 1 by what the character moves
@@ -388,9 +405,11 @@ fn everyone_at_rate_4_evaluates_a_quarter_of_the_crowd_per_frame() {
         lod.update();
         let (a, b) = (full.evaluate(&demo, false), lod.evaluate(&demo, true));
         assert_eq!(a.characters_evaluated, n as u64);
-        // Every new character is due on its first frame; then a quarter each frame.
-        let expected = if frame == 0 { n } else { n / 4 };
-        assert_eq!(b.characters_evaluated, expected as u64, "frame {frame}");
+        // Every new character is due on its first frame; then a quarter each frame, and those
+        // switching state on it.
+        let switching = lod.switching_rows().len();
+        let (fewest, most) = if frame == 0 { (n, n) } else { (n / 4, n / 4 + switching) };
+        assert!((fewest as u64..=most as u64).contains(&b.characters_evaluated), "frame {frame}: {} evaluated, {switching} switching", b.characters_evaluated);
         if frame > 0 {
             full_clips += a.clips_sampled;
             lod_clips += b.clips_sampled;
@@ -589,4 +608,32 @@ fn gpu_matches_cpu_under_lod() {
         }
     }
     assert!(skipped_chunks > 0, "some frames should leave whole chunks undispatched");
+}
+
+/// A character spawned between an update and the evaluation is due at once: the evaluation
+/// shows its first pose instead of leaving its output row as nobody wrote it.
+#[test]
+fn a_character_spawned_after_the_update_is_evaluated_with_it() {
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let mut world = World::new(&demo, demo_graph(&demo, None), 8);
+    world.set_rates(|_| 8);
+    for _ in 0..5 {
+        world.update();
+        world.evaluate(&demo, true);
+    }
+    let newcomer = world.crowd.spawn(world.kind).expect("archetype");
+    let (_, row) = world.crowd.row_of(newcomer).expect("live");
+    let due = world.crowd.due(world.kind).expect("archetype");
+    assert_eq!((due.rows.last(), due.dt_s.last()), (Some(&(row as u32)), Some(&0.0)), "the newcomer is listed, having shown nothing");
+    world.context.resize(row + 1);
+    world.output.resize((row + 1) * joints * 16, f32::NAN);
+    world.root_motion.push(RootDelta::default());
+    world.clips_sampled.push(0);
+    world.evaluate(&demo, true);
+    let matrices = &world.output[row * joints * 16..];
+    assert!(matrices.iter().all(|v| v.is_finite()), "the newcomer's matrices were written");
+    // Its root's skinning matrix is a rigid transform, as a pose's must be, not the NaN left there.
+    let root = Mat4::from_cols_slice(&matrices[..16]);
+    assert!((root.determinant() - 1.0).abs() < 1e-3, "root matrix {root}");
 }

@@ -228,7 +228,9 @@ impl Window {
 /// Built on the caller's device and queue. Each frame: [`set_programs`](Self::set_programs)
 /// uploads the pose programs, [`encode`](Self::encode) records the evaluation into the
 /// caller's encoder, and the caller's vertex shader reads [`output`](Self::output) (character
-/// `i`, joint `j` at `i * J + j`, in [`GpuCrowdOptions::layout`]).
+/// `i`, joint `j` at `i * J + j`, in [`GpuCrowdOptions::layout`]), or for a crowd larger than
+/// one buffer, [`output_buffers`](Self::output_buffers) through
+/// [`skin_windows`](Self::skin_windows).
 ///
 /// ```no_run
 /// use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
@@ -584,7 +586,7 @@ impl GpuCrowd {
         (self.num_joints * self.options.layout.floats_per_joint() * 4) as u64
     }
 
-    /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC`, labelled `throng.output`):
+    /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC | COPY_DST`, labelled `throng.output`):
     /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
     /// [`set_programs`](Self::set_programs), and for a crowd whose output is split over several
     /// buffers ([`GpuCrowdOptions::max_output_buffer_bytes`]; see

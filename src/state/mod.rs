@@ -581,6 +581,12 @@ struct Group {
     /// The last update's due rows, ascending, and each one's seconds since its last evaluation.
     due_rows: Vec<u32>,
     due_dt_s: Vec<f32>,
+    /// Per chunk of the parallel step, the rows it found switching on an update they would
+    /// have skipped; merged into the due rows after it (LOD never defers a switch).
+    chunk_promoted: Vec<Vec<u32>>,
+    /// The merge's output, swapped with the due rows so that no update allocates.
+    merged_rows: Vec<u32>,
+    merged_dt_s: Vec<f32>,
 }
 
 impl Group {
@@ -630,6 +636,9 @@ impl Group {
             chunk_events: Vec::new(),
             due_rows: Vec::new(),
             due_dt_s: Vec::new(),
+            chunk_promoted: Vec::new(),
+            merged_rows: Vec::new(),
+            merged_dt_s: Vec::new(),
             arch,
         }
     }
@@ -658,7 +667,11 @@ impl Group {
         self.lod_phase.push((slot % LOD_PHASES) as u8);
         self.lod_skipped.push(u8::MAX);
         self.lod_elapsed_s.push(0.0);
-        self.lod_due.push(false);
+        // Due at once: evaluated between this update and the next, it shows its first pose
+        // rather than an output row nobody wrote (the next update lists it again, as new).
+        self.lod_due.push(true);
+        self.due_rows.push(row as u32);
+        self.due_dt_s.push(0.0);
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
@@ -777,6 +790,9 @@ impl Group {
         if self.chunk_events.len() < num_chunks {
             self.chunk_events.resize_with(num_chunks, Vec::new);
         }
+        if self.chunk_promoted.len() < num_chunks {
+            self.chunk_promoted.resize_with(num_chunks, Vec::new);
+        }
         let ctx = StepContext { arch: &self.arch, dt_s };
         let with_events = self.arch.has_events();
         let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
@@ -796,14 +812,15 @@ impl Group {
             .zip(self.single_frame.par_chunks_mut(chunk))
             .zip(self.programs.par_chunks_mut(chunk * layers))
             .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
-            .zip(self.chunk_events[..num_chunks].par_iter_mut())
+            .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
             .enumerate()
             .for_each(
-                |(c, ((((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples), fired))| {
+                |(c, ((((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples), (fired, promoted)))| {
                     let zone = crate::zone!("throng.state_step.chunk");
                     zone.value(c as u64);
                     let mut scratch = Scratch::new();
                     fired.clear();
+                    promoted.clear();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
                         let view = ParamView { floats, ints, bools, row };
@@ -816,7 +833,7 @@ impl Group {
                             CharacterHandle { index: u32::MAX, generation: 0 }
                         };
                         let mut sink = EventSink { out: &mut *fired, character, row: row as u32 };
-                        let lod = Lod { due: lod_due[row], elapsed_s: lod_elapsed_s[row] };
+                        let lod = Lod { elapsed_s: lod_elapsed_s[row] };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -852,6 +869,9 @@ impl Group {
                         }
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
+                        if !lod_due[row] && programs[k * layers..(k + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0) {
+                            promoted.push(row as u32);
+                        }
                     }
                     #[cfg(feature = "tracy")]
                     crate::profile::count_step_chunk(triggers.len(), programs);
@@ -862,6 +882,40 @@ impl Group {
         for fired in &self.chunk_events[..num_chunks] {
             self.events.extend_from_slice(fired);
         }
+        if self.chunk_promoted[..num_chunks].iter().any(|p| !p.is_empty()) {
+            self.promote(num_chunks);
+        }
+    }
+
+    /// Adds the rows that switched on an update they would have skipped to its due rows, in
+    /// order, each with its seconds since it was last evaluated, and starts their count of
+    /// skipped updates afresh.
+    fn promote(&mut self, num_chunks: usize) {
+        let mut promoted = self.chunk_promoted[..num_chunks].iter().flatten().copied().peekable();
+        let mut due = self.due_rows.iter().copied().zip(self.due_dt_s.iter().copied()).peekable();
+        self.merged_rows.clear();
+        self.merged_dt_s.clear();
+        loop {
+            // Both lists ascend and share no row (a promoted row was not due).
+            let take_promoted = match (promoted.peek(), due.peek()) {
+                (Some(&p), Some(&(d, _))) => p < d,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (row, dt_s) = if take_promoted {
+                let row = promoted.next().unwrap_or_default() as usize;
+                self.lod_due[row] = true;
+                self.lod_skipped[row] = 0;
+                (row as u32, self.lod_elapsed_s[row])
+            } else {
+                due.next().unwrap_or_default()
+            };
+            self.merged_rows.push(row);
+            self.merged_dt_s.push(dt_s);
+        }
+        std::mem::swap(&mut self.due_rows, &mut self.merged_rows);
+        std::mem::swap(&mut self.due_dt_s, &mut self.merged_dt_s);
     }
 }
 

@@ -29,16 +29,11 @@ pub(crate) const FLAG_SNAPSHOT: u8 = 1;
 /// Layer flag: the active state was entered on the last update (or the character spawned), so
 /// its next advance fires events at its starting point too.
 pub(crate) const FLAG_ENTERED: u8 = 2;
-/// A transition was taken on an update whose pose nobody evaluated (animation LOD skipped the
-/// character): the next evaluated program carries [`LayerProgram::SWITCHED`] for it.
-pub(crate) const FLAG_SWITCH_PENDING: u8 = 4;
-
-/// Whether the evaluators see a character this update (animation LOD, `Crowd::set_update_rate`).
+/// What animation LOD tells one character's step (`Crowd::set_update_rate`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lod {
-    /// The character is evaluated this update.
-    pub due: bool,
-    /// Seconds since it was last evaluated, this update's included.
+    /// Seconds since the evaluators last saw the character, this update's included: the span an
+    /// inertialization's velocity is measured over when it switches.
     pub elapsed_s: f32,
 }
 
@@ -461,20 +456,11 @@ pub(crate) fn step_layer(
         program.transition = t as u32;
         (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
     }
-    // Animation LOD: a switch on an update nobody evaluates is handed to the next evaluated
-    // one, which then behaves as if the switch happened there, from the pose held meanwhile.
-    // Only the program's flag and step-back change: clocks and root motion stay the step's.
-    let mut switch_shown = switched;
-    if !lod.due {
-        if switched {
-            *slot.flags |= FLAG_SWITCH_PENDING;
-        }
-    } else if *slot.flags & FLAG_SWITCH_PENDING != 0 {
-        *slot.flags &= !FLAG_SWITCH_PENDING;
-        switch_shown = true;
-    }
+    // Animation LOD never defers a switch: a character that switches on an update it would have
+    // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
+    // pose held since it was last evaluated.
     let in_flight = *slot.transition != NO_INDEX;
-    if lod.due && switch_shown && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
+    if switched && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
         // The evaluator measures the destination's velocity over the time since it last
         // evaluated the character: one update at full rate, several when LOD skipped some.
         let dest = &g.states[*slot.active as usize];
@@ -504,7 +490,7 @@ pub(crate) fn step_layer(
         program.mode = program::SwitchMode::Cut as u32;
         program.param_s = 0.0;
     }
-    if switch_shown {
+    if switched {
         flags |= LayerProgram::SWITCHED;
     }
     if g.states[*slot.active as usize].root_motion && layer == 0 {
