@@ -31,8 +31,12 @@ struct Scene {
 
 impl Scene {
     fn new(n: usize) -> Self {
+        Self::with_graph(n, LOCOMOTION_GRAPH)
+    }
+
+    fn with_graph(n: usize, graph: &str) -> Self {
         let demo = DemoCharacter::humanoid_64();
-        let bound = demo.bind(Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap())).unwrap();
+        let bound = demo.bind(Arc::new(CompiledGraph::from_json(graph).unwrap())).unwrap();
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(bound.archetype.clone());
         let handles = (0..n).map(|_| crowd.spawn(kind).unwrap()).collect();
@@ -304,4 +308,55 @@ fn samples_larger_than_one_binding_are_bound_a_window_per_chunk() {
     assert_eq!(expected.len(), got.len());
     let worst = expected.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     assert!(worst == 0.0, "windowed samples changed the output by up to {worst}");
+}
+
+/// The demo graph with transitions on its third layer too: the wave layer goes to idle when the
+/// character runs and back when it slows, inertializing. Layers 0 and 2 keep memory and layer 1
+/// none, so layer 2's memory is the second slot, not the third: a slot mistaken for a layer
+/// index would read past a character's memory or another layer's.
+fn graph_with_memory_around_a_memoryless_layer() -> String {
+    let mut graph: serde_json::Value = serde_json::from_str(LOCOMOTION_GRAPH).unwrap();
+    let wave = &mut graph["layers"][2];
+    wave["states"].as_array_mut().unwrap().push(serde_json::json!({ "name": "Idle" }));
+    wave["transitions"] = serde_json::json!([
+        { "from": "Wave", "to": "Idle", "time": 0.2, "conditions": [{ "parameterName": "speed", "predicate": "GREATER_THAN", "value": 3.0 }] },
+        { "from": "Idle", "to": "Wave", "time": 0.2, "conditions": [{ "parameterName": "speed", "predicate": "LESS_THAN", "value": 2.0 }] }
+    ]);
+    graph.to_string()
+}
+
+#[test]
+fn memory_slots_skip_a_memoryless_layer_between_two_that_keep_memory() {
+    let graph = graph_with_memory_around_a_memoryless_layer();
+    let mut scene = Scene::with_graph(40, &graph);
+    assert_eq!(scene.bound.layers.iter().map(|l| l.needs_memory).collect::<Vec<_>>(), [true, false, true]);
+    let joints = scene.demo.rig.num_joints();
+    let all = scene.all_memory_layers();
+    let layers = scene.bound.layers.clone();
+    let mut full = EvalContext::new(40, 3, joints);
+    let mut lean = EvalContext::for_layers(40, &layers, joints);
+    let device = gpu();
+    let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, max_chunk_characters: Some(16), ..GpuCrowdOptions::default() };
+    let mut gpu_crowd = device.as_ref().map(|ctx| GpuCrowd::with_layers(&ctx.device, &ctx.queue, &scene.demo.rig, &scene.bound.clips, &layers, options).unwrap());
+    if let Some(crowd) = &gpu_crowd {
+        assert_eq!(crowd.num_memory_layers(), 2);
+    }
+    let mut wave_switches = 0;
+    for f in 0..150 {
+        scene.step(f);
+        wave_switches += scene.programs().chunks(3).filter(|p| p[2].flags & LayerProgram::SWITCHED != 0 && p[2].switch_mode() != SwitchMode::Cut).count();
+        let expected = scene.cpu_frame(&all, &mut full).unwrap();
+        let got = scene.cpu_frame(&layers, &mut lean).unwrap();
+        assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}: the CPU's memory slots changed the pose");
+        if let (Some(ctx), Some(crowd)) = (&device, &mut gpu_crowd) {
+            crowd.set_frame(scene.samples(), scene.programs(), DT_S).unwrap();
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            ctx.queue.submit([encoder.finish()]);
+            let gpu = crowd.read_output_blocking().unwrap();
+            let worst = gpu.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(worst < 1e-4, "frame {f}: the GPU differs from the CPU by {worst}");
+        }
+    }
+    assert!(wave_switches > 10, "the wave layer switched with a fade ({wave_switches} times)");
 }
