@@ -18,7 +18,7 @@
 //!
 //! # Example
 //! ```
-//! use std::sync::Arc;
+//! use std::sync::{Arc, OnceLock};
 //! use throng::graph::CompiledGraph;
 //! use throng::state::{Archetype, ClipBinding, Crowd};
 //!
@@ -50,7 +50,7 @@
 mod step;
 pub mod trace;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -578,15 +578,37 @@ struct Group {
     /// One list per chunk of the parallel step, concatenated into `events` after it; kept so
     /// that their capacity is reused from update to update.
     chunk_events: Vec<Vec<AnimationEvent>>,
-    /// The last update's due rows, ascending, and each one's seconds since its last evaluation.
-    due_rows: Vec<u32>,
-    due_dt_s: Vec<f32>,
+    /// The due rows (`lod_due`), ascending, with their `lod_elapsed_s`: built by each update,
+    /// dropped by a spawn or despawn (which change rows) and built again when next asked for, so
+    /// that neither costs more than moving a row.
+    due: OnceLock<DueList>,
+    /// A dropped list's buffers, for the next update to fill.
+    spare_due: DueList,
     /// Per chunk of the parallel step, the rows it found switching on an update they would
-    /// have skipped; merged into the due rows after it (LOD never defers a switch).
+    /// have skipped, to be made due after it (LOD never defers a switch).
     chunk_promoted: Vec<Vec<u32>>,
-    /// The merge's output, swapped with the due rows so that no update allocates.
-    merged_rows: Vec<u32>,
-    merged_dt_s: Vec<f32>,
+}
+
+/// A group's due rows and their seconds since their last evaluation ([`Crowd::due`]).
+#[derive(Clone, Debug, Default)]
+struct DueList {
+    rows: Vec<u32>,
+    dt_s: Vec<f32>,
+}
+
+impl DueList {
+    /// Fills the list from the LOD columns, keeping its buffers.
+    fn fill(mut self, due: &[bool], elapsed_s: &[f32]) -> Self {
+        self.rows.clear();
+        self.dt_s.clear();
+        for (row, (&due, &elapsed_s)) in due.iter().zip(elapsed_s).enumerate() {
+            if due {
+                self.rows.push(row as u32);
+                self.dt_s.push(elapsed_s);
+            }
+        }
+        self
+    }
 }
 
 impl Group {
@@ -634,11 +656,9 @@ impl Group {
             samples: Vec::new(),
             events: Vec::new(),
             chunk_events: Vec::new(),
-            due_rows: Vec::new(),
-            due_dt_s: Vec::new(),
+            due: OnceLock::new(),
+            spare_due: DueList::default(),
             chunk_promoted: Vec::new(),
-            merged_rows: Vec::new(),
-            merged_dt_s: Vec::new(),
             arch,
         }
     }
@@ -670,8 +690,7 @@ impl Group {
         // Due at once: evaluated between this update and the next, it shows its first pose
         // rather than an output row nobody wrote (the next update lists it again, as new).
         self.lod_due.push(true);
-        self.due_rows.push(row as u32);
-        self.due_dt_s.push(0.0);
+        self.drop_due();
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
@@ -711,7 +730,7 @@ impl Group {
         self.lod_skipped.swap_remove(row);
         self.lod_elapsed_s.swap_remove(row);
         self.lod_due.swap_remove(row);
-        self.swap_remove_due(row, last);
+        self.drop_due();
         fn move_block<T: Copy>(v: &mut Vec<T>, row: usize, last: usize, n: usize) {
             if row != last {
                 v.copy_within(last * n..(last + 1) * n, row * n);
@@ -738,42 +757,32 @@ impl Group {
         (row != last).then(|| self.slots[row])
     }
 
-    /// Keeps the due list true for the rows after a swap-remove of `row` (`last` moving into
-    /// it), so that evaluating between a despawn and the next update reads the right rows.
-    fn swap_remove_due(&mut self, row: usize, last: usize) {
-        let find = |rows: &[u32], r: usize| rows.binary_search(&(r as u32)).ok();
-        if let Some(at) = find(&self.due_rows, row) {
-            self.due_rows.remove(at);
-            self.due_dt_s.remove(at);
+    /// Forgets the due list after rows changed; [`Crowd::due`] builds it again from the columns.
+    fn drop_due(&mut self) {
+        if let Some(list) = self.due.take() {
+            self.spare_due = list;
         }
-        if row != last
-            && let Some(at) = find(&self.due_rows, last)
-        {
-            self.due_rows.remove(at);
-            let dt_s = self.due_dt_s.remove(at);
-            let to = self.due_rows.partition_point(|&r| (r as usize) < row);
-            self.due_rows.insert(to, row as u32);
-            self.due_dt_s.insert(to, dt_s);
-        }
+    }
+
+    /// The due list, built from the columns if a spawn or despawn dropped it.
+    fn due_list(&self) -> &DueList {
+        self.due.get_or_init(|| DueList::default().fill(&self.lod_due, &self.lod_elapsed_s))
     }
 
     /// Picks this update's due characters (animation LOD): a rate-`r` character is due when
     /// `(update + phase) % r == 0`, or when skipping once more would leave it unevaluated for
     /// longer than `r` updates (after a rate change, or before its first evaluation).
     fn schedule(&mut self, dt_s: f32) {
+        self.drop_due();
         let frame = self.lod_frame;
         self.lod_frame = frame.wrapping_add(1);
-        self.due_rows.clear();
-        self.due_dt_s.clear();
         let columns = self.lod_rate.iter().zip(&self.lod_phase).zip(&mut self.lod_skipped).zip(&mut self.lod_elapsed_s).zip(&mut self.lod_due);
-        for (row, ((((&rate, &phase), skipped), elapsed_s), due)) in columns.enumerate() {
+        for ((((&rate, &phase), skipped), elapsed_s), due) in columns {
             let rate = u32::from(rate);
             *elapsed_s = if *due { dt_s } else { *elapsed_s + dt_s };
             *due = frame.wrapping_add(u32::from(phase)) % rate == 0 || u32::from(*skipped) + 1 >= rate;
             if *due {
                 *skipped = 0;
-                self.due_rows.push(row as u32);
-                self.due_dt_s.push(*elapsed_s);
             } else {
                 *skipped += 1;
             }
@@ -882,40 +891,14 @@ impl Group {
         for fired in &self.chunk_events[..num_chunks] {
             self.events.extend_from_slice(fired);
         }
-        if self.chunk_promoted[..num_chunks].iter().any(|p| !p.is_empty()) {
-            self.promote(num_chunks);
+        // The rows that switched on an update they would have skipped are evaluated on it; their
+        // count of skipped updates starts afresh.
+        for &row in self.chunk_promoted[..num_chunks].iter().flatten() {
+            self.lod_due[row as usize] = true;
+            self.lod_skipped[row as usize] = 0;
         }
-    }
-
-    /// Adds the rows that switched on an update they would have skipped to its due rows, in
-    /// order, each with its seconds since it was last evaluated, and starts their count of
-    /// skipped updates afresh.
-    fn promote(&mut self, num_chunks: usize) {
-        let mut promoted = self.chunk_promoted[..num_chunks].iter().flatten().copied().peekable();
-        let mut due = self.due_rows.iter().copied().zip(self.due_dt_s.iter().copied()).peekable();
-        self.merged_rows.clear();
-        self.merged_dt_s.clear();
-        loop {
-            // Both lists ascend and share no row (a promoted row was not due).
-            let take_promoted = match (promoted.peek(), due.peek()) {
-                (Some(&p), Some(&(d, _))) => p < d,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let (row, dt_s) = if take_promoted {
-                let row = promoted.next().unwrap_or_default() as usize;
-                self.lod_due[row] = true;
-                self.lod_skipped[row] = 0;
-                (row as u32, self.lod_elapsed_s[row])
-            } else {
-                due.next().unwrap_or_default()
-            };
-            self.merged_rows.push(row);
-            self.merged_dt_s.push(dt_s);
-        }
-        std::mem::swap(&mut self.due_rows, &mut self.merged_rows);
-        std::mem::swap(&mut self.due_dt_s, &mut self.merged_dt_s);
+        let list = std::mem::take(&mut self.spare_due).fill(&self.lod_due, &self.lod_elapsed_s);
+        self.due = OnceLock::from(list);
     }
 }
 
@@ -1077,18 +1060,20 @@ impl Crowd {
 
     /// The characters of an archetype due for evaluation after the last update (animation
     /// LOD): their rows ascending, and per row the seconds since it was last evaluated (the
-    /// updates it skipped plus the last one). Pass it to `eval::frame::FrameJob::due` or
+    /// updates it skipped plus the last one). Pass it to `eval::frame::FrameJob::run_due` or
     /// `gpu::GpuCrowd::set_frame_due`: rows not listed are not evaluated and keep showing their
-    /// last pose. A freshly spawned character is due at its first update; with every rate 1,
-    /// every row is due with the update's `dt`. A despawn after the update keeps the list true
-    /// for the rows as they are now. Their programs carry [`LayerProgram::SWITCHED`] for any
-    /// switch taken on an update they skipped.
+    /// last pose. A character that switched state on the update is listed whatever its rate (a
+    /// switch is never deferred); one spawned since is listed with 0 s; with every rate 1, every
+    /// row is listed with the update's `dt`. Spawns and despawns after the update keep the list
+    /// true for the rows as they are now (it is rebuilt from per-row columns when next asked
+    /// for, so a despawn costs no more than moving a row).
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn due(&self, id: ArchetypeId) -> Result<DueRows<'_>, StateError> {
         let group = self.group(id)?;
-        Ok(DueRows { rows: &group.due_rows, dt_s: &group.due_dt_s })
+        let list = group.due_list();
+        Ok(DueRows { rows: &list.rows, dt_s: &list.dt_s })
     }
 
     /// Number of live characters of an archetype.
