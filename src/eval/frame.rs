@@ -354,9 +354,9 @@ impl FrameJob<'_> {
     /// last shown in place of `dt_s`. The others are not sampled at all: their output rows and
     /// memory are left as they are (the pose they last showed), and they sample no clips. Root
     /// motion, when asked for, is still every character's, from its programs alone, exactly as
-    /// [`FrameJob::run`] reports it. Programs of due characters carry
-    /// [`LayerProgram::SWITCHED`] for switches taken while they were skipped, so such a switch
-    /// starts from the pose held meanwhile. The output is the held poses: keep it from frame to
+    /// [`FrameJob::run`] reports it. A character that switched state on the update is due
+    /// whatever its rate, so its switch starts from the pose held since it was last shown. The
+    /// output is the held poses: keep it from frame to
     /// frame, and on a despawn move its last row into the freed one as
     /// [`EvalContext::swap_remove`] moves the memory.
     ///
