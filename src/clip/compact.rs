@@ -496,4 +496,67 @@ mod tests {
             assert!((Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum, "frame {f}: {got:?} vs {:?}", p.rotation);
         }
     }
+
+    /// The packed layout read field by field, as the format describes it (a 2-bit largest
+    /// component, a sign bit, three rotation fields, then the translation's three when the
+    /// joint stores one): the reference `decode`'s shortcuts must agree with, bit for bit.
+    fn reference_decode(c: &CompactPoses, frame: usize, joint: usize) -> Transform {
+        let (k, m) = (c.format.rotation_bits(), c.format.translation_bits());
+        let r = &c.ranges[joint];
+        let start = frame * c.words_per_frame + r.word_offset as usize;
+        let words = &c.words[start..start + c.format.words_per_joint_frame(r.translated)];
+        let largest = get_bits(words, 0, 2) as usize;
+        let mut q = [0.0f32; 4];
+        let mut stored = Vec3::ZERO;
+        for (i, comp) in (0..4).filter(|&comp| comp != largest).enumerate() {
+            stored[i] = r.rotation_min[comp] + get_bits(words, HEADER_BITS + i as u32 * k, k) as f32 * r.rotation_step[comp];
+            q[comp] = stored[i];
+        }
+        let w = (1.0 - stored.dot(stored)).max(0.0).sqrt();
+        q[largest] = if get_bits(words, 2, 1) == 1 { -w } else { w };
+        let mut t = r.translation_min;
+        if r.translated {
+            for i in 0..3 {
+                t[i] += get_bits(words, HEADER_BITS + 3 * k + i as u32 * m, m) as f32 * r.translation_step[i];
+            }
+        }
+        Transform { translation: t, rotation: Quat::from_array(q), scale: r.scale }
+    }
+
+    /// Every candidate format, on joints that translate and joints that do not, with every
+    /// component the largest somewhere and both signs, through the last joint-frames of the clip
+    /// (where fewer than four words follow): `decode` equals the field-by-field reading.
+    #[test]
+    fn decode_matches_a_field_by_field_reading_for_every_format() {
+        let num_joints = 5;
+        let poses: Vec<Transform> = (0..23)
+            .flat_map(|f| {
+                (0..num_joints).map(move |j| {
+                    let t = f as f32 * 0.37 + j as f32;
+                    let axis = Vec3::new(t.sin(), (1.3 * t).cos(), 0.4 + 0.3 * (0.7 * t).sin()).normalize();
+                    let rotation = Quat::from_axis_angle(axis, 3.0 * (0.9 * t).sin() + j as f32);
+                    // Joints 0 and 3 translate; the others keep their offset.
+                    let translation = if j % 3 == 0 { Vec3::new(t.cos(), 0.1 * t, -0.5 * t.sin()) } else { Vec3::new(0.0, 0.2 * j as f32, 0.0) };
+                    Transform::from_translation_rotation(translation, rotation)
+                })
+            })
+            .collect();
+        let mut largest_seen = [false; 4];
+        let mut signs_seen = [false; 2];
+        for format in CompactFormat::CANDIDATES {
+            let compact = CompactPoses::encode(&poses, num_joints, format);
+            assert!(compact.ranges.iter().any(|r| r.translated) && compact.ranges.iter().any(|r| !r.translated));
+            for frame in 0..compact.num_frames() {
+                for joint in 0..num_joints {
+                    let (got, want) = (compact.decode(frame, joint), reference_decode(&compact, frame, joint));
+                    let bits = |t: &Transform| [t.translation.to_array(), t.scale.to_array()].concat().into_iter().chain(t.rotation.to_array()).map(f32::to_bits).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "{format:?} frame {frame} joint {joint}: {got:?} against {want:?}");
+                    let q = Vec4::from(poses[frame * num_joints + joint].rotation);
+                    largest_seen[largest_component(q)] = true;
+                    signs_seen[usize::from(q[largest_component(q)] < 0.0)] = true;
+                }
+            }
+        }
+        assert_eq!((largest_seen, signs_seen), ([true; 4], [true; 2]), "the poses exercise every largest component and sign");
+    }
 }
