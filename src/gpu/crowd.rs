@@ -200,6 +200,20 @@ impl Runs {
         let buffer = self.buffers.get((character / self.characters_per_buffer) as usize)?;
         Some((buffer, character % self.characters_per_buffer * self.bytes_per_character))
     }
+
+    /// Copies what `old` holds into these buffers, as far as both reach: the characters that
+    /// remain through a resize keep what they had. Runs per buffer depend only on the device and
+    /// the archetype, so buffer `b` of `old` holds the same characters as buffer `b` here.
+    fn keep_from(&self, old: &Self, device: &wgpu::Device, queue: &wgpu::Queue, label: &str) {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        for (from, to) in old.buffers.iter().zip(&self.buffers) {
+            let keep = from.size().min(to.size()) / 4 * 4;
+            if keep > 0 {
+                encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
+            }
+        }
+        queue.submit([encoder.finish()]);
+    }
 }
 
 /// A byte window of a buffer bound for one chunk: `offset` aligned down to the device's
@@ -985,18 +999,9 @@ impl GpuCrowd {
                 let usage = U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST;
                 let output = Runs::allocate(&self.device, "throng.output", usage, n, output_per_buffer, output_per_character);
                 // The characters that remain keep their matrices: one that animation LOD skips
-                // next frame shows them still (`set_frame_due`). Buffer `b` of the old output
-                // holds the same characters as buffer `b` of the new (runs depend only on the
-                // device and the archetype).
+                // next frame shows them still (`set_frame_due`).
                 if let Some(old) = self.frame.as_ref().map(|f| &f.output) {
-                    let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_output") });
-                    for (from, to) in old.buffers.iter().zip(&output.buffers) {
-                        let keep = from.size().min(to.size()) / 4 * 4;
-                        if keep > 0 {
-                            encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
-                        }
-                    }
-                    self.queue.submit([encoder.finish()]);
+                    output.keep_from(old, &self.device, &self.queue, "throng.keep_output");
                 }
                 output
             },
@@ -1018,18 +1023,9 @@ impl GpuCrowd {
                 // Zeroed by wgpu: every character starts having shown nothing.
                 let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
                 let memory = Runs::allocate(&self.device, "throng.layer_memory", usage, n, characters_per_buffer, memory_per_character);
-                // The characters that remain keep their memory: the runs per buffer depend only on
-                // the device and the archetype, so buffer `b` of the old memory holds the same
-                // characters as buffer `b` of the new.
+                // The characters that remain keep their memory (what their transitions read).
                 if let Some((_, old)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) {
-                    let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.keep_memory") });
-                    for (from, to) in old.buffers.iter().zip(&memory.buffers) {
-                        let keep = from.size().min(to.size()) / 4 * 4;
-                        if keep > 0 {
-                            encoder.copy_buffer_to_buffer(from, 0, to, 0, keep);
-                        }
-                    }
-                    self.queue.submit([encoder.finish()]);
+                    memory.keep_from(old, &self.device, &self.queue, "throng.keep_memory");
                 }
                 (programs, memory)
             }),
