@@ -36,6 +36,7 @@ use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, OutputLayout};
 use crate::graph::{CompiledGraph, GraphError};
 use crate::import::gltf::{GltfError, GltfOptions, load_gltf};
+use crate::program::swap_remove_row;
 use crate::rig::Rig;
 use crate::setup::{BindError, BoundArchetype, bind_archetype};
 use crate::state::{ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError};
@@ -220,14 +221,7 @@ impl ArchetypeEntry {
     /// Moves the last row's held matrices into `row` (a despawn's swap-remove).
     fn swap_remove_held(&mut self, row: usize) {
         let Some(layout) = self.held_layout else { return };
-        let per_row = self.rig.num_joints() * layout.floats_per_joint();
-        let rows = self.held.len() / per_row.max(1);
-        if row >= rows {
-            return;
-        }
-        let last = rows - 1;
-        self.held.copy_within(last * per_row..rows * per_row, row * per_row);
-        self.held.truncate(last * per_row);
+        swap_remove_row(&mut self.held, row, self.rig.num_joints() * layout.floats_per_joint());
     }
 }
 

@@ -266,6 +266,27 @@ impl DueRows<'_> {
     }
 }
 
+/// Removes row `row` of `data` (rows of `row_len` elements) as a despawn does: the last row moves
+/// into it and `data` shrinks by one row. Nothing happens for a row past the end or a
+/// `row_len` of 0. The state step and the CPU evaluator move their per-character blocks with it;
+/// a caller evaluating with animation LOD on the CPU moves its output with it too, so that the
+/// character that took the row keeps showing its held pose (`docs/lod.md`).
+///
+/// ```
+/// let mut rows = vec![0, 0, 1, 1, 2, 2];
+/// throng::program::swap_remove_row(&mut rows, 0, 2);
+/// assert_eq!(rows, [2, 2, 1, 1]);
+/// ```
+pub fn swap_remove_row<T: Copy>(data: &mut Vec<T>, row: usize, row_len: usize) {
+    let Some(rows) = data.len().checked_div(row_len) else { return };
+    if row >= rows {
+        return;
+    }
+    let last = rows - 1;
+    data.copy_within(last * row_len..rows * row_len, row * row_len);
+    data.truncate(last * row_len);
+}
+
 /// Checks a due list against a crowd of `num_characters`: as many seconds as rows
 /// ([`ProgramError::DueLength`]); rows strictly ascending and below `num_characters`, seconds
 /// finite and non-negative ([`ProgramError::BadDueRow`]).

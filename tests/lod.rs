@@ -16,7 +16,7 @@ use throng::eval::root_motion::RootDelta;
 use throng::eval::{EvalError, OutputLayout};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;
-use throng::program::{DueRows, LayerProgram, ProgramError};
+use throng::program::{swap_remove_row, DueRows, LayerProgram, ProgramError};
 use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
 
 #[path = "support/gpu.rs"]
@@ -451,9 +451,7 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             let (_, row) = world.crowd.row_of(h).expect("live");
             world.crowd.despawn(h).expect("live");
             world.context.swap_remove(row);
-            let (per, last) = (joints * 16, world.output.len() / (joints * 16) - 1);
-            world.output.copy_within(last * per..(last + 1) * per, row * per);
-            world.output.truncate(last * per);
+            swap_remove_row(&mut world.output, row, joints * 16);
             world.root_motion.pop();
             world.clips_sampled.pop();
             row

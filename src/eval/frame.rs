@@ -22,7 +22,7 @@ use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpa
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
-use crate::program::{validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, ProgramError};
+use crate::program::{swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, ProgramError};
 
 /// How a layer combines with the layers below it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -209,19 +209,13 @@ impl EvalContext {
         let last = num_characters - 1;
         self.num_characters = last;
         let (layers, poses) = (self.num_memory_layers, self.num_memory_layers * self.num_joints);
-        fn move_block<T: Copy>(v: &mut Vec<T>, to: usize, last: usize, n: usize) {
-            if to != last {
-                v.copy_within(last * n..(last + 1) * n, to * n);
-            }
-            v.truncate(last * n);
-        }
-        move_block(&mut self.slot_a, character, last, poses);
-        move_block(&mut self.slot_b, character, last, poses);
-        move_block(&mut self.newest_in_b, character, last, layers);
-        move_block(&mut self.snapshot, character, last, poses);
-        move_block(&mut self.offsets, character, last, layers * OffsetLanes::groups_for(self.num_joints));
-        move_block(&mut self.inertia, character, last, layers);
-        move_block(&mut self.frames_shown, character, last, layers);
+        swap_remove_row(&mut self.slot_a, character, poses);
+        swap_remove_row(&mut self.slot_b, character, poses);
+        swap_remove_row(&mut self.newest_in_b, character, layers);
+        swap_remove_row(&mut self.snapshot, character, poses);
+        swap_remove_row(&mut self.offsets, character, layers * OffsetLanes::groups_for(self.num_joints));
+        swap_remove_row(&mut self.inertia, character, layers);
+        swap_remove_row(&mut self.frames_shown, character, layers);
     }
 
     /// Characters held.

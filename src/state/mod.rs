@@ -56,7 +56,7 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
-use crate::program::{ClipSample, DueRows, LayerProgram};
+use crate::program::{swap_remove_row, ClipSample, DueRows, LayerProgram};
 
 pub use step::MAX_EVENT_LOOPS_PER_UPDATE;
 use step::{EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
@@ -731,25 +731,19 @@ impl Group {
         self.lod_elapsed_s.swap_remove(row);
         self.lod_due.swap_remove(row);
         self.drop_due();
-        fn move_block<T: Copy>(v: &mut Vec<T>, row: usize, last: usize, n: usize) {
-            if row != last {
-                v.copy_within(last * n..(last + 1) * n, row * n);
-            }
-            v.truncate(last * n);
-        }
-        move_block(&mut self.active, row, last, layers);
-        move_block(&mut self.previous, row, last, layers);
-        move_block(&mut self.phase, row, last, layers);
-        move_block(&mut self.loops, row, last, layers);
-        move_block(&mut self.src_phase, row, last, layers);
-        move_block(&mut self.src_loops, row, last, layers);
-        move_block(&mut self.transition, row, last, layers);
-        move_block(&mut self.trans_time_s, row, last, layers);
-        move_block(&mut self.trans_duration_s, row, last, layers);
-        move_block(&mut self.flags, row, last, layers);
-        move_block(&mut self.programs, row, last, layers);
+        swap_remove_row(&mut self.active, row, layers);
+        swap_remove_row(&mut self.previous, row, layers);
+        swap_remove_row(&mut self.phase, row, layers);
+        swap_remove_row(&mut self.loops, row, layers);
+        swap_remove_row(&mut self.src_phase, row, layers);
+        swap_remove_row(&mut self.src_loops, row, layers);
+        swap_remove_row(&mut self.transition, row, layers);
+        swap_remove_row(&mut self.trans_time_s, row, layers);
+        swap_remove_row(&mut self.trans_duration_s, row, layers);
+        swap_remove_row(&mut self.flags, row, layers);
+        swap_remove_row(&mut self.programs, row, layers);
         let per = self.arch.samples_per_character();
-        move_block(&mut self.samples, row, last, per);
+        swap_remove_row(&mut self.samples, row, per);
         // The moved character's programs point at its old sample slots; repoint them.
         for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
             program.first_sample = (row * per) as u32 + self.arch.layer_sample_offset[l];
