@@ -599,7 +599,7 @@ impl Clip {
                 let start = frame * self.num_joints;
                 Cow::Borrowed(&p[start..start + self.num_joints])
             }
-            Storage::Compact(c) => Cow::Owned((0..self.num_joints).map(|j| c.decode(frame, j)).collect()),
+            Storage::Compact(c) => Cow::Owned(c.decode_frame(frame)),
         }
     }
 
@@ -633,11 +633,7 @@ impl Clip {
                     visit(o, interpolate_frames(a, b, alpha));
                 }
             }
-            Storage::Compact(c) => {
-                for (j, o) in out.iter_mut().enumerate().take(self.num_joints) {
-                    visit(o, interpolate_frames(&c.decode(f0, j), &c.decode(f1, j), alpha));
-                }
-            }
+            Storage::Compact(c) => c.interpolate_each((f0, f1, alpha), out, visit),
         }
     }
 

@@ -23,7 +23,7 @@
 //! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
 //! scales change is kept at full precision.
 
-use glam::{Mat4, Quat, Vec3, Vec4, Vec4Swizzles};
+use glam::{BVec4A, Mat4, Quat, Vec3, Vec4};
 
 use crate::rig::{Rig, Transform};
 
@@ -135,6 +135,52 @@ pub(crate) struct CompactPoses {
     pub words_per_frame: usize,
     /// `frame * words_per_frame + ranges[joint].word_offset` is a joint-frame's first word.
     pub words: Vec<u32>,
+    /// `ranges` four joints to a group, component by component, for the CPU's decode.
+    groups: Vec<RangeGroup>,
+}
+
+/// Four joints' [`JointRange`]s laid out for decoding them together, one joint per SIMD lane:
+/// each `Vec4` holds one component of the four joints' ranges. The clip's last group repeats
+/// its first joint in the lanes past the rig's last joint (decoded, then dropped).
+#[derive(Clone, Debug, PartialEq)]
+struct RangeGroup {
+    /// Joints of the group that exist: 4, or fewer in the last group.
+    joints: usize,
+    /// Indexed by quaternion component (x, y, z, w).
+    rotation_min: [Vec4; 4],
+    rotation_step: [Vec4; 4],
+    /// Indexed by translation component.
+    translation_min: [Vec4; 3],
+    translation_step: [Vec4; 3],
+    translated: BVec4A,
+    word_offset: [u32; 4],
+    translated_words: [usize; 4],
+    scale: [Vec3; 4],
+}
+
+impl RangeGroup {
+    fn new(ranges: &[JointRange], format: CompactFormat) -> Self {
+        let lane = |i: usize| ranges.get(i).unwrap_or(&ranges[0]);
+        let lanes = |f: &dyn Fn(&JointRange) -> f32| Vec4::new(f(lane(0)), f(lane(1)), f(lane(2)), f(lane(3)));
+        Self {
+            joints: ranges.len(),
+            rotation_min: std::array::from_fn(|c| lanes(&|r| r.rotation_min[c])),
+            rotation_step: std::array::from_fn(|c| lanes(&|r| r.rotation_step[c])),
+            translation_min: std::array::from_fn(|c| lanes(&|r| r.translation_min[c])),
+            translation_step: std::array::from_fn(|c| lanes(&|r| r.translation_step[c])),
+            translated: BVec4A::new(lane(0).translated, lane(1).translated, lane(2).translated, lane(3).translated),
+            word_offset: std::array::from_fn(|i| lane(i).word_offset),
+            translated_words: std::array::from_fn(|i| format.words_per_joint_frame(lane(i).translated)),
+            scale: std::array::from_fn(|i| lane(i).scale),
+        }
+    }
+}
+
+/// The `width`-bit field at bit `at` of each lane's run, as floats.
+#[inline(always)]
+fn field_lanes(runs: &[u64; 4], at: u32, width: u32) -> Vec4 {
+    let field = |run: u64| ((run >> at) as u32 & ((1u32 << width) - 1)) as f32;
+    Vec4::new(field(runs[0]), field(runs[1]), field(runs[2]), field(runs[3]))
 }
 
 /// Where a stored clip's first scale that changes lies.
@@ -233,60 +279,97 @@ impl CompactPoses {
                 }
             }
         }
-        Self { format, num_joints, ranges, words_per_frame, words }
+        let groups = ranges.chunks(4).map(|group| RangeGroup::new(group, format)).collect();
+        Self { format, num_joints, ranges, words_per_frame, words, groups }
     }
 
     /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
-    /// `decode_joint` in `shaders/shared/compact.wgsl`.
-    ///
-    /// The hot path of sampling a compact clip: the joint-frame's words (at most four, 99 bits)
-    /// are read once into one integer and every field is a shift and a mask of it, with no
-    /// per-field branch or bounds check.
-    #[inline(always)]
+    /// `decode_joint` in `shaders/shared/compact.wgsl`, on the joint's group of four.
     pub fn decode(&self, frame: usize, joint: usize) -> Transform {
+        self.decode_group(frame, joint / 4)[joint % 4]
+    }
+
+    /// Frame `frame`'s joints `4 * group ..` (both in range), decoded together, one joint per
+    /// SIMD lane: the arithmetic of `decode_joint` in `shaders/shared/compact.wgsl`, lane by
+    /// lane, so each joint decodes to the same bits as the GPU's reading of it. Entries past
+    /// the group's joints repeat its first joint.
+    ///
+    /// The hot path of sampling a compact clip: each joint-frame's words (at most four, 99
+    /// bits) are read once into one integer and every field is a shift and a mask of it; the
+    /// floating-point work (range, rebuilt component, sign, which component is the largest) is
+    /// done for four joints at a time, without a branch on any joint's fields.
+    #[inline(always)]
+    pub(crate) fn decode_group(&self, frame: usize, group: usize) -> [Transform; 4] {
         let k = self.format.rotation_bits();
         let m = self.format.translation_bits();
-        let r = &self.ranges[joint];
-        let start = frame * self.words_per_frame + r.word_offset as usize;
-        // Four words whatever the joint-frame's length (the words after it are never among the
-        // fields read), so that the read does not branch on each joint's length; the clip's
-        // last joint-frames take the exact slice.
-        let bits = match self.words.get(start..start + 4) {
-            Some(&[a, b, c, d]) => u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64 | u128::from(d) << 96,
-            _ => {
-                let words = &self.words[start..start + self.format.words_per_joint_frame(r.translated)];
-                words.iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w))
-            }
-        };
+        let g = &self.groups[group];
+        let frame_start = frame * self.words_per_frame;
+        let read = |lane: usize| self.joint_frame_bits(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
+        let bits = [read(0), read(1), read(2), read(3)];
         // Fields of at most 16 bits from a 64-bit run: the rotation's (3 + 3k ≤ 51 bits) from
         // the first, the translation's (3m ≤ 48) from the one after the rotation.
-        let field = |run: u64, at: u32, width: u32| (run >> at) as u32 & ((1u32 << width) - 1);
-        let rotation = bits as u64;
-        // Branch-free (the largest component changes from joint to joint, which a branch on it
-        // would mispredict): lane `i` of the stored three is component `i` before the largest
-        // and `i + 1` from it on; lane `i` of the quaternion is stored lane `i` before the
-        // largest, the rebuilt component at it, stored lane `i - 1` after it.
-        const LANES: Vec4 = Vec4::new(0.0, 1.0, 2.0, 3.0);
-        let largest = Vec4::splat((bits & 3) as f32);
-        let below = LANES.cmplt(largest);
-        let (min, step) = (r.rotation_min, r.rotation_step);
-        let stored_min = Vec4::select(below, min, min.yzww()).truncate();
-        let stored_step = Vec4::select(below, step, step.yzww()).truncate();
-        let quanta = Vec3::new(field(rotation, HEADER_BITS, k) as f32, field(rotation, HEADER_BITS + k, k) as f32, field(rotation, HEADER_BITS + 2 * k, k) as f32);
-        let v = stored_min + quanta * stored_step;
+        let rotation = bits.map(|b| b as u64);
+        let translation = bits.map(|b| (b >> (HEADER_BITS + 3 * k)) as u64);
+        let largest = field_lanes(&rotation, 0, 2);
+        let sign = Vec4::select(field_lanes(&rotation, 2, 1).cmpeq(Vec4::ONE), Vec4::NEG_ONE, Vec4::ONE);
+        // Stored component `i` is quaternion component `i` before the largest and `i + 1` from
+        // it on.
+        let (min, step) = (&g.rotation_min, &g.rotation_step);
+        let stored = |i: usize| {
+            let before = largest.cmpgt(Vec4::splat(i as f32));
+            let quanta = field_lanes(&rotation, HEADER_BITS + i as u32 * k, k);
+            Vec4::select(before, min[i], min[i + 1]) + quanta * Vec4::select(before, step[i], step[i + 1])
+        };
+        let (a, b, c) = (stored(0), stored(1), stored(2));
         // Unit to within a quantum: sampling's nlerp and blend normalise what they build, so a
-        // second normalisation here would only cost its square root and division.
-        let w = (1.0 - v.dot(v)).max(0.0).sqrt();
-        // The stored sign (header bit 2) onto the sign bit.
-        let w = f32::from_bits(w.to_bits() | ((bits & 4) as u32) << 29);
-        let q = Vec4::select(below, v.extend(0.0), Vec4::select(LANES.cmpeq(largest), Vec4::splat(w), Vec4::new(0.0, v.x, v.y, v.z)));
-        let mut t = r.translation_min;
-        if r.translated {
-            let translation = (bits >> (HEADER_BITS + 3 * k)) as u64;
-            let quanta = Vec3::new(field(translation, 0, m) as f32, field(translation, m, m) as f32, field(translation, 2 * m, m) as f32);
-            t += quanta * r.translation_step;
+        // second normalisation here would only cost its square root and division. The stored
+        // sign negates the rebuilt component (never NaN, and +0 becomes −0 as the sign bit
+        // would make it).
+        let w = (Vec4::ONE - (a * a + b * b + c * c)).max(Vec4::ZERO).sqrt() * sign;
+        let is = |i: f32| largest.cmpeq(Vec4::splat(i));
+        let quaternion = Mat4::from_cols(
+            Vec4::select(is(0.0), w, a),
+            Vec4::select(is(0.0), a, Vec4::select(is(1.0), w, b)),
+            Vec4::select(is(3.0), c, Vec4::select(is(2.0), w, b)),
+            Vec4::select(is(3.0), w, c),
+        )
+        .transpose();
+        let translation: [Vec4; 3] = std::array::from_fn(|i| {
+            let quanta = field_lanes(&translation, i as u32 * m, m);
+            Vec4::select(g.translated, g.translation_min[i] + quanta * g.translation_step[i], g.translation_min[i])
+        });
+        let translation = Mat4::from_cols(translation[0], translation[1], translation[2], Vec4::ZERO).transpose();
+        std::array::from_fn(|lane| Transform {
+            translation: translation.col(lane).truncate(),
+            rotation: Quat::from_vec4(quaternion.col(lane)),
+            scale: g.scale[lane],
+        })
+    }
+
+    /// The joint-frame of `words` words at `start`, as one integer, its first word lowest.
+    ///
+    /// Four words whatever the joint-frame's length (the words after it are never among the
+    /// fields read), so that the read does not branch on each joint's length; the clip's last
+    /// joint-frames take the exact slice.
+    #[inline(always)]
+    fn joint_frame_bits(&self, start: usize, words: usize) -> u128 {
+        match self.words.get(start..start + 4) {
+            Some(&[a, b, c, d]) => u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64 | u128::from(d) << 96,
+            _ => self.words[start..start + words].iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w)),
         }
-        Transform { translation: t, rotation: Quat::from_vec4(q), scale: r.scale }
+    }
+
+    /// Interpolates frames `f0` and `f1` at `alpha` for every joint, four joints decoded at a
+    /// time, and hands each to `visit` with `out`'s entry for the joint (as
+    /// [`crate::Clip::interpolate_each`]).
+    #[inline]
+    pub(crate) fn interpolate_each(&self, (f0, f1, alpha): (usize, usize, f32), out: &mut [Transform], mut visit: impl FnMut(&mut Transform, Transform)) {
+        for ((group, g), out) in self.groups.iter().enumerate().zip(out.chunks_mut(4)) {
+            let (a, b) = (self.decode_group(f0, group), self.decode_group(f1, group));
+            for ((o, a), b) in out.iter_mut().zip(&a).zip(&b).take(g.joints) {
+                visit(o, crate::clip::interpolate_frames(a, b, alpha));
+            }
+        }
     }
 
     /// Frames stored.
@@ -296,7 +379,12 @@ impl CompactPoses {
 
     /// Every frame decoded, frame-major.
     pub fn decode_all(&self) -> Vec<Transform> {
-        (0..self.num_frames()).flat_map(|f| (0..self.num_joints).map(move |j| self.decode(f, j))).collect()
+        (0..self.num_frames()).flat_map(|f| self.decode_frame(f)).collect()
+    }
+
+    /// Frame `frame` (in range) decoded.
+    pub fn decode_frame(&self, frame: usize) -> Vec<Transform> {
+        self.groups.iter().enumerate().flat_map(|(group, g)| self.decode_group(frame, group).into_iter().take(g.joints)).collect()
     }
 }
 
