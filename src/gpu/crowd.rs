@@ -336,11 +336,13 @@ impl std::fmt::Debug for GpuCrowd {
 }
 
 /// The device limits the pipelines need, checked before anything is created so that a
-/// too-small device is a typed error rather than wgpu's uncaptured-error panic.
-fn check_limits(limits: &wgpu::Limits) -> Result<(), GpuError> {
+/// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
+/// crowd binds a fourth group and [`LAYERED_STORAGE_BUFFERS`] storage buffers.
+fn check_limits(limits: &wgpu::Limits, layered: bool) -> Result<(), GpuError> {
+    let (groups, storage_buffers) = if layered { (4, LAYERED_STORAGE_BUFFERS) } else { (3, 9) };
     let needs: [(&'static str, u64, u64); 5] = [
-        ("max_bind_groups", 3, limits.max_bind_groups.into()),
-        ("max_storage_buffers_per_shader_stage", 9, limits.max_storage_buffers_per_shader_stage.into()),
+        ("max_bind_groups", groups, limits.max_bind_groups.into()),
+        ("max_storage_buffers_per_shader_stage", storage_buffers.into(), limits.max_storage_buffers_per_shader_stage.into()),
         ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
         // The fused frame's pose: one 48-byte affine matrix per joint.
@@ -430,8 +432,8 @@ impl GpuCrowd {
     /// frames.
     ///
     /// Fails as [`new`](Self::new) does, when the layers are refused with the CPU's checks
-    /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 11
-    /// storage buffers per shader stage ([`GpuError::DeviceLimit`]).
+    /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 4
+    /// bind groups or 12 storage buffers per shader stage ([`GpuError::DeviceLimit`]).
     pub fn with_layers(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -453,14 +455,7 @@ impl GpuCrowd {
         options: GpuCrowdOptions,
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
-        check_limits(&limits)?;
-        if layers.is_some() && limits.max_storage_buffers_per_shader_stage < LAYERED_STORAGE_BUFFERS {
-            return Err(GpuError::DeviceLimit {
-                limit: "max_storage_buffers_per_shader_stage",
-                needed: LAYERED_STORAGE_BUFFERS.into(),
-                got: limits.max_storage_buffers_per_shader_stage.into(),
-            });
-        }
+        check_limits(&limits, layers.is_some())?;
         validate_clips(rig.num_joints(), clips)?;
         let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
@@ -1411,6 +1406,26 @@ impl GpuCrowd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layered_crowd_needs_four_bind_groups_and_twelve_storage_buffers() {
+        // WebGPU's defaults (8 storage buffers a stage) run neither path; the error names what
+        // the crowd asks for.
+        assert!(matches!(check_limits(&wgpu::Limits::default(), false), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 9, got: 8 })));
+        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 12, ..wgpu::Limits::default() };
+        assert!(check_limits(&device, false).is_ok());
+        assert!(check_limits(&device, true).is_ok());
+        device.max_bind_groups = 3;
+        assert!(check_limits(&device, false).is_ok());
+        assert!(matches!(check_limits(&device, true), Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })));
+        device.max_bind_groups = 4;
+        device.max_storage_buffers_per_shader_stage = 11;
+        assert!(check_limits(&device, false).is_ok());
+        assert!(matches!(
+            check_limits(&device, true),
+            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 12, got: 11 })
+        ));
+    }
 
     fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {
         wgpu::Limits {
