@@ -266,6 +266,78 @@ static void animation_events(const char *json, size_t json_len) {
     throng_crowd_destroy(crowd);
 }
 
+/* Animation LOD and cleared triggers, on two walkers: the one at rate 4 is evaluated on one
+ * update in four and holds its pose between, the one at rate 1 on every update; a jump trigger
+ * reset before the update never fires, one left set does. */
+static void update_rates_and_reset_trigger(const char *json, size_t json_len) {
+    ThrongCharacter *humanoid = NULL;
+    ThrongCrowd *crowd = NULL;
+    uint32_t archetype, speed, jump;
+    uint64_t handles[2];
+    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
+    must(throng_crowd_create(&crowd), "throng_crowd_create");
+    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)json, json_len, &archetype), "add_archetype");
+    throng_character_destroy(humanoid);
+    must(throng_crowd_spawn(crowd, archetype, 2, handles), "spawn");
+    must(throng_crowd_find_param(crowd, archetype, "speed", &speed), "find speed");
+    must(throng_crowd_find_param(crowd, archetype, "jump", &jump), "find jump");
+    const float speeds[2] = {1.5f, 1.5f};
+    must(throng_crowd_set_float(crowd, speed, handles, speeds, 2), "set speed");
+    /* Into the walk first: a switch (Idle -> Move) is evaluated whatever the rate. */
+    for (int frame = 0; frame < 60; frame++) {
+        must(throng_crowd_update(crowd, DT_S), "update");
+    }
+    const uint8_t rates[2] = {4, 1};
+    must(throng_crowd_set_update_rate(crowd, handles, rates, 2), "set_update_rate");
+    const uint8_t bad_rate = 3;
+    must_fail(throng_crowd_set_update_rate(crowd, handles, &bad_rate, 1), THRONG_STATUS_INVALID_ARGUMENT, "an update rate of 3");
+    size_t floats = 0;
+    must(throng_crowd_floats_needed(crowd, archetype, THRONG_LAYOUT_MAT4, &floats), "floats_needed");
+    size_t per_character = floats / 2;
+    float *now = malloc(floats * sizeof(float));
+    float *before = malloc(floats * sizeof(float));
+    if (now == NULL || before == NULL) {
+        check(0, "allocate the LOD matrices");
+        free(now);
+        free(before);
+        throng_crowd_destroy(crowd);
+        return;
+    }
+    int changed[2] = {0, 0};
+    const int updates = 16;
+    for (int frame = 0; frame <= updates; frame++) {
+        must(throng_crowd_update(crowd, DT_S), "update");
+        must(throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, now, floats, NULL, 0), "evaluate");
+        if (frame > 0) {
+            for (int i = 0; i < 2; i++) {
+                size_t row = 0;
+                uint32_t in_archetype = 0;
+                must(throng_crowd_row_of(crowd, handles[i], &in_archetype, &row), "row_of");
+                changed[i] += memcmp(now + row * per_character, before + row * per_character, per_character * sizeof(float)) != 0;
+            }
+        }
+        float *swap = before;
+        before = now;
+        now = swap;
+    }
+    printf("LOD over %d updates: the rate-4 walker's matrices changed %d times, the rate-1 walker's %d\n", updates, changed[0],
+           changed[1]);
+    check(changed[0] == updates / 4 && changed[1] == updates, "a character at rate 4 is evaluated on one update in four");
+    free(now);
+    free(before);
+
+    must(throng_crowd_set_trigger(crowd, jump, handles, 2, false), "set jump");
+    must(throng_crowd_reset_trigger(crowd, jump, handles, 1), "reset_trigger");
+    must(throng_crowd_update(crowd, DT_S), "update");
+    const char *states[2];
+    for (int i = 0; i < 2; i++) {
+        must(throng_crowd_active_state_name(crowd, handles[i], 0, &states[i]), "active_state_name");
+    }
+    printf("jump set on both, reset on the first: %s, %s\n", states[0], states[1]);
+    check(strcmp(states[0], "Jump") != 0 && strcmp(states[1], "Jump") == 0, "a reset trigger does not fire");
+    throng_crowd_destroy(crowd);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: %s GRAPH.json [CHARACTER.gltf] (the demo graph: src/demo/locomotion.json)\n", argv[0]);
@@ -447,6 +519,7 @@ int main(int argc, char **argv) {
     throng_crowd_destroy(affine.crowd);
     int_and_bool_parameters();
     animation_events(json, json_len);
+    update_rates_and_reset_trigger(json, json_len);
     if (argc == 3) {
         gltf_character(argv[2]);
     }
