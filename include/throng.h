@@ -26,7 +26,9 @@ typedef enum ThrongStatus {
     /* A required pointer argument was null. */
     THRONG_STATUS_NULL_POINTER = 1,
     /* An argument out of its range: unknown archetype or parameter id, layout, joint count,
-     * flag bits; a misaligned pointer; text that is not UTF-8; a handle listed twice. */
+     * flag bits; a misaligned pointer; text that is not UTF-8; a handle listed twice; a row
+     * past the last; an update rate other than 1, 2, 4, 8 or 16; a clip event's bad time or
+     * empty name. */
     THRONG_STATUS_INVALID_ARGUMENT = 2,
     /* An output buffer is too short; the message says how many elements are needed. */
     THRONG_STATUS_BUFFER_TOO_SMALL = 3,
@@ -37,7 +39,8 @@ typedef enum ThrongStatus {
     /* The graph could not be bound to the character (a leaf with no clip of its name, a mask
      * naming a joint the rig lacks). */
     THRONG_STATUS_BIND = 6,
-    /* A parameter name the archetype's graph does not have. */
+    /* A parameter name the archetype's graph does not have, or a clip name the archetype
+     * does not have. */
     THRONG_STATUS_UNKNOWN_NAME = 7,
     /* A character handle that was despawned or never existed. */
     THRONG_STATUS_STALE_HANDLE = 8,

@@ -52,7 +52,8 @@ pub enum ThrongStatus {
     NullPointer = 1,
     /// An argument is out of its range: an unknown archetype or parameter id, a layout or joint
     /// count the library does not have, a misaligned pointer, text that is not UTF-8, unknown
-    /// flag bits, a handle listed twice.
+    /// flag bits, a handle listed twice, a row past the last, an update rate other than 1, 2,
+    /// 4, 8 or 16, a clip event's bad time or empty name.
     InvalidArgument = 2,
     /// An output buffer is shorter than the call needs; the message says how many it needs.
     BufferTooSmall = 3,
@@ -63,7 +64,8 @@ pub enum ThrongStatus {
     /// The graph could not be bound to the character: a leaf with no clip of its name, a layer
     /// mask naming a joint the rig lacks.
     Bind = 6,
-    /// A parameter name the archetype's graph does not have.
+    /// A parameter name the archetype's graph does not have, or a clip name the archetype
+    /// does not have.
     UnknownName = 7,
     /// A character handle that was despawned or never existed.
     StaleHandle = 8,

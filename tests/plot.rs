@@ -221,6 +221,19 @@ fn a_timeline_whose_rows_disagree_is_refused_with_where() {
     assert!(t.to_svg_string().unwrap_err().to_string().contains("times_s[1]"));
 }
 
+#[test]
+fn saving_to_an_unknown_extension_or_an_unwritable_path_is_an_error_naming_the_path() {
+    let (t, _) = timeline(false);
+    let txt = scratch("extension").join("timeline.txt");
+    let err = t.save(&txt).unwrap_err();
+    assert!(matches!(&err, PlotError::Extension { path } if *path == txt), "{err}");
+    assert!(!txt.exists(), "nothing written for a refused extension");
+    let missing = scratch("io").join("no_such_folder").join("timeline.png");
+    let err = t.save(&missing).unwrap_err();
+    assert!(matches!(&err, PlotError::Io { path, .. } if *path == missing), "{err}");
+    assert!(err.to_string().contains("no_such_folder"), "{err}");
+}
+
 fn trace_tool(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_throng-trace")).args(args).output().unwrap();
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())

@@ -32,7 +32,7 @@
 // Group 3: the layered frame (`GpuCrowd::set_frame`).
 // Every character's layer programs, `character * num_layers + layer` (crowd index).
 @group(3) @binding(0) var<storage, read> programs: array<LayerProgram>;
-// The archetype's `LayerSetup`s in evaluation order (four words each), then the masks' weights
+// The archetype's `LayerSetup`s in evaluation order (five words each), then the masks' weights
 // as f32 bits; uploaded once.
 @group(3) @binding(1) var<storage, read> layer_table: array<u32>;
 // The chunk's window of the per-character memory: per character, per layer, a `LayerState`

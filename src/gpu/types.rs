@@ -241,7 +241,7 @@ pub struct GpuSampleRange {
     pub count: u32,
 }
 
-/// What one dispatch (one chunk of the crowd) needs, 48 bytes.
+/// What one dispatch (one chunk of the crowd) needs, 64 bytes.
 ///
 /// Keep in sync with `ChunkParams` in `shaders/shared/types.wgsl`.
 #[repr(C)]

@@ -484,7 +484,7 @@ pub struct CharacterBytes {
     /// The handle's slot and generation.
     pub bookkeeping: usize,
     /// Animation LOD's schedule ([`Crowd::set_update_rate`]): rate, phase, frames skipped, the
-    /// pending-switch flag and the seconds since the last evaluation.
+    /// due flag and the seconds since the last evaluation.
     pub update_schedule: usize,
     /// One [`LayerProgram`] per layer, rewritten every update.
     pub programs: usize,
