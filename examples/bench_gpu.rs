@@ -14,7 +14,11 @@
 //!
 //! `cargo run --release --example bench_gpu -- --characters 10000,100000,1000000 --frames 50`
 //! (the defaults; `--layout affine` for the 3×4 output, `--no-cpu` to skip the CPU columns,
-//! `--stages` to also time each stage of the two-clip frame's stage-by-stage path).
+//! `--stages` to also time each stage of the two-clip frame's stage-by-stage path, `--compact`
+//! to sample every clip compressed at the default 0.1 mm bound, `--lod` to evaluate the layered
+//! frame under animation LOD's mix of rates: `set_frame_due` with the due rows of
+//! `support::LOD_MIX`, switching characters always among them, and `FrameJob::run_due` beside
+//! it).
 //! `scripts/gpu-bench.sh` builds and runs it.
 
 #[path = "../benches/support/mod.rs"]
@@ -22,12 +26,14 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::DemoCharacter;
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalCrowdJob, OutputLayout};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
-use throng::program::{ClipSample, LayerProgram};
+use throng::program::{ClipSample, DueRows, LayerProgram};
+use throng::Clip;
 
 struct Args {
     characters: Vec<usize>,
@@ -35,10 +41,12 @@ struct Args {
     layout: OutputLayout,
     cpu: bool,
     stages: bool,
+    compact: bool,
+    lod: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { characters: vec![10_000, 100_000, 1_000_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false };
+    let mut args = Args { characters: vec![10_000, 100_000, 1_000_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false, compact: false, lod: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -61,6 +69,8 @@ fn parse_args() -> Result<Args, String> {
             }
             "--no-cpu" => args.cpu = false,
             "--stages" => args.stages = true,
+            "--compact" => args.compact = true,
+            "--lod" => args.lod = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -127,9 +137,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("timing: {}", if timer.is_some() { "GPU timestamp queries" } else { "wall clock around submit + wait (no timestamp queries)" });
     let demo = DemoCharacter::humanoid_64();
-    let (rig, clips) = (&demo.rig, &demo.clips);
+    let clips = &bench_clips(&demo.rig, demo.clips.clone(), args.compact)?;
+    let rig = &demo.rig;
     let (walk, run) = (demo.clip_index("walk").ok_or("no walk clip")? as u32, demo.clip_index("run").ok_or("no run clip")? as u32);
-    println!("humanoid: {} joints, 2 clips blended per character, output {:?}, median of {} frames", rig.num_joints(), args.layout, args.frames);
+    println!(
+        "humanoid: {} joints, 2 clips blended per character, output {:?}, {} clips, median of {} frames",
+        rig.num_joints(),
+        args.layout,
+        if args.compact { "compact" } else { "full" },
+        args.frames
+    );
     println!(
         "{:>10} {:>7} {:>12} {:>10} {:>14} {:>11} {:>11}",
         "characters", "chunks", "GPU ms/frame", "ns/char", "upload B/frame", "output MiB", "CPU ms"
@@ -228,37 +245,92 @@ fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: Out
     (output + num_layers * (num_joints * 40 + 2 * 32)) as u64
 }
 
+/// One frame of the layered scenario (`support::layered_frame`) and, under `--lod`, the rows
+/// due: those `support::LOD_MIX`'s schedule makes due plus every character whose programs
+/// switch this frame (as `state::Crowd::due` promotes them), each with its rate's seconds.
+struct LayeredFrame {
+    samples: Vec<ClipSample>,
+    programs: Vec<LayerProgram>,
+    due: Option<(Vec<u32>, Vec<f32>)>,
+}
+
+impl LayeredFrame {
+    const DT_S: f32 = 1.0 / 60.0;
+
+    fn new(num_characters: usize, frame: usize, lod: bool) -> Self {
+        let (samples, programs) = support::layered_frame(num_characters, frame);
+        let due = lod.then(|| {
+            let layers = programs.len() / num_characters.max(1);
+            let scheduled = support::lod_mix_due(num_characters, frame, Self::DT_S);
+            let mut scheduled = scheduled.0.into_iter().zip(scheduled.1).peekable();
+            (0..num_characters as u32)
+                .filter_map(|row| {
+                    let due = scheduled.next_if(|&(r, _)| r == row);
+                    let switches = programs[row as usize * layers..][..layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0);
+                    due.or(switches.then_some((row, f32::from(support::lod_mix_rate(row as usize)) * Self::DT_S)))
+                })
+                .unzip()
+        });
+        Self { samples, programs, due }
+    }
+
+    fn due_rows(&self) -> Option<DueRows<'_>> {
+        self.due.as_ref().map(|(rows, dt_s)| DueRows { rows, dt_s })
+    }
+
+    fn upload(&self, crowd: &mut GpuCrowd) -> Result<(), throng::gpu::GpuError> {
+        match self.due_rows() {
+            Some(due) => crowd.set_frame_due(&self.samples, &self.programs, Self::DT_S, due),
+            None => crowd.set_frame(&self.samples, &self.programs, Self::DT_S),
+        }
+    }
+
+    fn upload_bytes(&self) -> usize {
+        let due = self.due.as_ref().map_or(0, |(rows, _)| rows.len() * 8);
+        self.samples.len() * size_of::<ClipSample>() + self.programs.len() * size_of::<LayerProgram>() + due
+    }
+}
+
+/// The demo's clips, compressed at the default bound when `compact` (a clip no format keeps
+/// within it stays full, as `Clip::compress` decides).
+fn bench_clips(rig: &throng::Rig, clips: Vec<Clip>, compact: bool) -> Result<Vec<Clip>, throng::clip::ClipError> {
+    if !compact {
+        return Ok(clips);
+    }
+    clips.iter().map(|clip| clip.compress(rig, DEFAULT_MAX_ERROR_M).map(|(c, _)| c)).collect()
+}
+
 /// Times the layered frame, the scenario: a quarter of the crowd transitioning
 /// (crossfade or inertialization) on every frame, programs changing every frame; each stage on
 /// its own too (the stage-by-stage path, timestamps only), and `FrameJob` beside it.
 fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let support::Scenario { rig, clips, layers } = support::humanoid_scenario();
+    let clips = bench_clips(&rig, clips, args.compact)?;
     println!(
-        "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer",
-        rig.num_joints()
+        "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer; {} clips{}",
+        rig.num_joints(),
+        if args.compact { "compact" } else { "full" },
+        if args.lod { "; LOD mix (10/20/30/40 % at rates 1/2/4/8, switching characters always evaluated)" } else { "" }
     );
     println!(
         "{:>10} {:>6} {:>9} {:>8} {:>8} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
         "characters", "chunks", "frame ms", "ns/char", "GB/s", "transition", "layers", "l2m", "skinning", "upload B", "out MiB", "mem MiB", "CPU ms"
     );
-    let dt = 1.0 / 60.0;
     for &num_characters in &args.characters {
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
         let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options)?;
         // The frames' programs are made before the run, so that making them does not leave the
         // GPU idle between frames; the first run warms caches, pipelines and clocks.
-        let frames: Vec<_> = (0..args.frames).map(|frame| support::layered_frame(num_characters, frame)).collect();
-        let (samples, programs) = &frames[0];
-        if let Err(e) = crowd.set_frame(samples, programs, dt) {
+        let frames: Vec<_> = (0..args.frames).map(|frame| LayeredFrame::new(num_characters, frame, args.lod)).collect();
+        if let Err(e) = frames[0].upload(&mut crowd) {
             println!("{num_characters:>10} skipped: {e}");
             continue;
         }
-        let upload_bytes = frames.iter().map(|(s, p)| s.len() * size_of::<ClipSample>() + p.len() * size_of::<LayerProgram>()).max().unwrap_or(0);
+        let upload_bytes = frames.iter().map(LayeredFrame::upload_bytes).max().unwrap_or(0);
         let mut gpu_time = Duration::ZERO;
         for _ in 0..2 {
             gpu_time = time_frames(gpu, timer, args.frames, 1, |frame, encoder, query| {
-                let (samples, programs) = &frames[frame];
-                crowd.set_frame(samples, programs, dt)?;
+                frames[frame].upload(&mut crowd)?;
                 match query {
                     Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
                     None => crowd.encode(encoder),
@@ -272,8 +344,10 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         };
         let stage = |k: usize| stages.map_or_else(|| "-".to_owned(), |s: [Duration; 4]| format!("{:.4}", s[k].as_secs_f64() * 1e3));
         let mib = |bytes_per_character: u64| (num_characters as u64 * bytes_per_character) as f64 / (1024.0 * 1024.0);
-        let bytes = num_characters as u64 * layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout) + upload_bytes as u64;
-        let cpu_ms = if args.cpu { cpu_layered_ms(&rig, &clips, &layers, num_characters, args.layout)? } else { "-".into() };
+        // Under `--lod` only the due characters move their bytes: the frames' mean due count.
+        let evaluated = frames.iter().map(|f| f.due.as_ref().map_or(num_characters, |(rows, _)| rows.len())).sum::<usize>() / frames.len();
+        let bytes = evaluated as u64 * layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout) + upload_bytes as u64;
+        let cpu_ms = if args.cpu { cpu_layered_ms(&rig, &clips, &layers, num_characters, args)? } else { "-".into() };
         println!(
             "{:>10} {:>6} {:>9.4} {:>8.2} {:>8.3} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9.1} {:>9.1} {:>9}",
             num_characters,
@@ -292,7 +366,7 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         );
     }
     println!(
-        "GB/s: at least {} bytes moved per character (output, and per layer the displayed pose written and its state), plus the upload, over the frame's GPU time",
+        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written and its state), plus the upload, over the frame's GPU time",
         layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
     );
     println!("transition, layers, l2m (local_to_model), skinning: each stage alone on the stage-by-stage path (intermediates in device memory), so they sum to more than the fused frame");
@@ -305,29 +379,34 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
 const CPU_MAX_CHARACTERS: usize = 100_000;
 
 /// `FrameJob`'s time for one frame of the scenario, after one frame that fills the context.
-fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetup], num_characters: usize, layout: OutputLayout) -> Result<String, Box<dyn std::error::Error>> {
+fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetup], num_characters: usize, args: &Args) -> Result<String, Box<dyn std::error::Error>> {
+    let layout = args.layout;
     let n = num_characters.min(CPU_MAX_CHARACTERS);
     let mut context = EvalContext::new(n, layers.len(), rig.num_joints());
     let mut output = vec![0.0f32; n * rig.num_joints() * layout.floats_per_joint()];
     let mut clips_sampled = vec![0; n];
     let mut elapsed = Duration::ZERO;
     for frame in 0..2 {
-        let (samples, programs) = support::layered_frame(n, frame);
+        // The first frame fills the context for everyone; the timed one follows `--lod`.
+        let f = LayeredFrame::new(n, frame, args.lod && frame > 0);
         let start = Instant::now();
-        FrameJob {
+        let job = FrameJob {
             rig,
             clips,
             layers,
-            samples: &samples,
-            programs: &programs,
-            dt_s: 1.0 / 60.0,
+            samples: &f.samples,
+            programs: &f.programs,
+            dt_s: LayeredFrame::DT_S,
             context: &mut context,
             layout,
             output: &mut output,
             clips_sampled: &mut clips_sampled,
             root_motion: &mut [],
-        }
-        .run()?;
+        };
+        match f.due_rows() {
+            Some(due) => job.run_due(due)?,
+            None => job.run()?,
+        };
         elapsed = start.elapsed();
     }
     let ms = elapsed.as_secs_f64() * 1e3 * num_characters as f64 / n as f64;
@@ -343,19 +422,18 @@ fn time_layered_stages(
     rig: &throng::Rig,
     clips: &[throng::Clip],
     layers: &[LayerSetup],
-    frames: &[(Vec<ClipSample>, Vec<LayerProgram>)],
+    frames: &[LayeredFrame],
 ) -> Result<Option<[Duration; 4]>, Box<dyn std::error::Error>> {
     let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
     let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options)?;
-    let Some((samples, programs)) = frames.first() else { return Ok(None) };
-    if crowd.set_frame(samples, programs, 1.0 / 60.0).is_err() {
+    let Some(first) = frames.first() else { return Ok(None) };
+    if first.upload(&mut crowd).is_err() {
         return Ok(None);
     }
     let mut times = Vec::new();
     for _ in 0..2 {
         times = time_frames(gpu, Some(timer), frames.len(), Stage::LAYERED.len() as u32, |frame, encoder, query| {
-            let (samples, programs) = &frames[frame];
-            crowd.set_frame(samples, programs, 1.0 / 60.0)?;
+            frames[frame].upload(&mut crowd)?;
             let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
             for (k, stage) in Stage::LAYERED.into_iter().enumerate() {
                 crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;

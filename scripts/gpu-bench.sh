@@ -5,6 +5,7 @@
 #   scripts/gpu-bench.sh                      10k, 100k and 1M characters, 50 frames each
 #   scripts/gpu-bench.sh 1000,5000 5          smaller sizes and fewer frames (lavapipe, CI)
 #   scripts/gpu-bench.sh 10000 50 --stages    any further arguments go to the example
+#   scripts/gpu-bench.sh 100000 30 --compact --lod   compact clips, animation LOD's mix
 #
 # WGPU_BACKEND / WGPU_ADAPTER_NAME choose another adapter than the default one.
 # THRONG_BENCH_BIN=path runs a bench_gpu built elsewhere (a GPU machine without Rust) instead
