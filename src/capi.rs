@@ -220,6 +220,16 @@ struct ArchetypeEntry {
 }
 
 impl ArchetypeEntry {
+    /// Grows or shrinks the evaluator's memory and, with animation LOD, the held matrices to
+    /// `rows` characters (a spawn's new rows have shown nothing), so that a despawn before the
+    /// next evaluation moves the row the crowd moves.
+    fn resize(&mut self, rows: usize) {
+        self.context.resize(rows);
+        if let Some(layout) = self.held_layout {
+            self.held.resize(rows * self.rig.num_joints() * layout.floats_per_joint(), 0.0);
+        }
+    }
+
     /// Moves the last row's held matrices into `row` (a despawn's swap-remove).
     fn swap_remove_held(&mut self, row: usize) {
         let Some(layout) = self.held_layout else { return };
@@ -809,7 +819,7 @@ pub unsafe extern "C" fn throng_crowd_spawn(crowd: *mut ThrongCrowd, archetype: 
         for slot in out.iter_mut() {
             *slot = crowd.spawn(entry.id)?.to_bits();
         }
-        entry.context.resize(crowd.num_characters(entry.id)?);
+        entry.resize(crowd.num_characters(entry.id)?);
         Ok(())
     };
     // SAFETY: `crowd`'s promise.
@@ -1491,6 +1501,49 @@ mod tests {
             let bad = [3u8];
             assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), bad.as_ptr(), 1), ThrongStatus::InvalidArgument);
             assert!(last_error().contains("update rate 3"), "{}", last_error());
+            throng_character_destroy(character);
+            throng_crowd_destroy(crowd);
+        }
+    }
+
+    /// One character arrives and another leaves between two evaluations of a rate-16 crowd:
+    /// the despawn moves the newcomer (the crowd's last row) into the freed row, so the held
+    /// matrices must have grown at the spawn for the old last character, not due on the next
+    /// update, to keep showing what it showed (not a row of zeros: a mesh collapsed at the
+    /// origin).
+    #[test]
+    fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
+        const CHARACTERS: usize = 8;
+        const PER_ROW: usize = 26 * 16;
+        let crowd = new_crowd();
+        let mut character = std::ptr::null_mut();
+        let mut archetype = 0;
+        let mut handles = [0u64; CHARACTERS];
+        let mut out = vec![0.0f32; CHARACTERS * PER_ROW];
+        // SAFETY: live objects, and arrays of the lengths passed.
+        unsafe {
+            assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+            let json = crate::demo::LOCOMOTION_GRAPH;
+            assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+            assert_eq!(throng_crowd_spawn(crowd, archetype, CHARACTERS, handles.as_mut_ptr()), ThrongStatus::Ok);
+            let rates = [16u8; CHARACTERS];
+            assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
+            for _ in 0..2 {
+                assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+                let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), out.len(), std::ptr::null_mut(), 0);
+                assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+            }
+            let last_before = out[(CHARACTERS - 1) * PER_ROW..].to_vec();
+            let mut newcomer = 0u64;
+            assert_eq!(throng_crowd_spawn(crowd, archetype, 1, &mut newcomer), ThrongStatus::Ok);
+            assert_eq!(throng_crowd_despawn(crowd, handles.as_ptr(), 1), ThrongStatus::Ok);
+            let (mut arch, mut row) = (0u32, 0usize);
+            assert_eq!(throng_crowd_row_of(crowd, handles[CHARACTERS - 1], &mut arch, &mut row), ThrongStatus::Ok);
+            assert_eq!(row, CHARACTERS - 1, "the old last character keeps its row; the newcomer took row 0");
+            assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+            let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), out.len(), std::ptr::null_mut(), 0);
+            assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+            assert_eq!(out[row * PER_ROW..], last_before[..], "row {row}, not due, shows what its character showed");
             throng_character_destroy(character);
             throng_crowd_destroy(crowd);
         }

@@ -311,6 +311,9 @@ impl Group {
         self.ids.push(id);
         self.speeds.push(0.0);
         self.context.resize(self.handles.len());
+        if let Some(gpu) = &mut self.gpu {
+            gpu.resize(self.handles.len());
+        }
         assert_eq!(crowd.row_of(handle).expect("live").1, self.handles.len() - 1, "a new character takes the last row");
     }
 
@@ -413,4 +416,116 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
     }
     assert!(moved_stable > 0 && moved_transitioning > 0, "{moved_stable} moves of a kept character, {moved_transitioning} mid-transition");
     assert!(same_count_frames > 0, "a frame removed as many as it added");
+}
+
+/// Target speed of script `id` at `frame`: idle, then walk, then run from a frame that
+/// depends on `id`, so that around frame 60 most characters are inside an inertialized switch.
+fn churn_speed(id: usize, frame: usize) -> f32 {
+    match frame {
+        f if f < 20 => 0.0,
+        f if f < 52 + id % 7 => 1.5,
+        _ => 4.0,
+    }
+}
+
+fn churn_bound(demo: &DemoCharacter) -> DemoArchetype {
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph loads"));
+    demo.bind(graph).expect("the demo graph binds to the demo")
+}
+
+/// The CPU side, done as the docs say: a spawn grows the evaluator's memory and the held output
+/// at once, a despawn moves the last row into the freed one.
+struct ChurnCpu {
+    crowd: Crowd,
+    handles: Vec<CharacterHandle>,
+    ids: Vec<usize>,
+    context: EvalContext,
+    output: Vec<f32>,
+    clips_sampled: Vec<u32>,
+}
+
+/// A crowd of 12 walks, runs and stops (inertializing every switch); at frame 60 a newcomer is
+/// spawned and then, before the next frame, character 2 is despawned: `Crowd::despawn` moves
+/// the newcomer (the last row) into row 2. Told of the spawn (`GpuCrowd::resize`, as
+/// `EvalContext::resize` on the CPU), `GpuCrowd::swap_remove(2)` gives row 2 a fresh memory
+/// rather than character 11's (which once made the newcomer's first switch blend from another
+/// character's pose, 1.12 m off the CPU), and the GPU matches the CPU within 1e-4.
+#[test]
+fn a_despawn_after_a_spawn_between_frames_moves_the_newcomer_on_the_gpu_too() {
+    let Some(device) = gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let bound = churn_bound(&demo);
+    let n = 12;
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(bound.archetype.clone());
+    let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("archetype")).collect();
+    let mut cpu = ChurnCpu {
+        crowd,
+        handles,
+        ids: (0..n).collect(),
+        context: EvalContext::for_layers(n, &bound.layers, joints),
+        output: vec![0.0; n * joints * 16],
+        clips_sampled: vec![0; n],
+    };
+    let mut gpu = GpuCrowd::with_layers(&device.device, &device.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions::default()).expect("the demo fits");
+    let speed_param = cpu.crowd.param(kind, "speed").expect("demo parameter");
+    let mut worst = (0.0f32, 0usize, 0usize);
+    let mut rows_off = std::collections::BTreeSet::new();
+    for frame in 0..120 {
+        if frame == 60 {
+            let h = cpu.crowd.spawn(kind).expect("archetype");
+            cpu.handles.push(h);
+            cpu.ids.push(100);
+            let rows = cpu.handles.len();
+            cpu.context.resize(rows);
+            cpu.output.resize(rows * joints * 16, 0.0);
+            cpu.clips_sampled.push(0);
+            gpu.resize(rows);
+            // Then character 2 leaves, before the next frame.
+            let gone = cpu.handles.swap_remove(2);
+            cpu.ids.swap_remove(2);
+            let (_, row) = cpu.crowd.row_of(gone).expect("live");
+            cpu.crowd.despawn(gone).expect("live");
+            cpu.context.swap_remove(row);
+            throng::program::swap_remove_row(&mut cpu.output, row, joints * 16);
+            cpu.clips_sampled.pop();
+            gpu.swap_remove(row);
+        }
+        let speeds: Vec<f32> = cpu.ids.iter().map(|&id| churn_speed(id, frame)).collect();
+        cpu.crowd.set_float(speed_param, &cpu.handles, &speeds).expect("finite speeds");
+        cpu.crowd.update(DT).expect("finite dt");
+        let (samples, programs) = (cpu.crowd.samples(kind).expect("archetype"), cpu.crowd.programs(kind).expect("archetype"));
+        FrameJob {
+            rig: &demo.rig,
+            clips: &bound.clips,
+            layers: &bound.layers,
+            samples,
+            programs,
+            dt_s: DT,
+            context: &mut cpu.context,
+            layout: OutputLayout::Mat4,
+            output: &mut cpu.output,
+            clips_sampled: &mut cpu.clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .expect("the state step writes valid programs");
+        gpu.set_frame(samples, programs, DT).expect("the GPU takes what FrameJob takes");
+        let mut encoder = device.device.create_command_encoder(&Default::default());
+        gpu.encode(&mut encoder);
+        device.queue.submit([encoder.finish()]);
+        let got = gpu.read_output_blocking().expect("readback");
+        for (k, (e, g)) in cpu.output.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+            let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            if error > TOLERANCE {
+                rows_off.insert(k / joints);
+            }
+            if error > worst.0 {
+                worst = (error, frame, k / joints);
+            }
+        }
+    }
+    let (error, frame, row) = worst;
+    assert!(error <= TOLERANCE, "GPU differs from the CPU by {error} at frame {frame}, row {row} after a spawn then a despawn between frames (rows off: {rows_off:?})");
 }

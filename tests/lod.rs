@@ -634,4 +634,29 @@ fn a_character_spawned_after_the_update_is_evaluated_with_it() {
     // Its root's skinning matrix is a rigid transform, as a pose's must be, not the NaN left there.
     let root = Mat4::from_cols_slice(&matrices[..16]);
     assert!((root.determinant() - 1.0).abs() < 1e-3, "root matrix {root}");
+    // And it is its start state's first frame, as a character spawned and stepped by 0 s shows,
+    // not the rig's bind pose (identity skinning matrices) for a frame.
+    let mut alone = World::new(&demo, demo_graph(&demo, None), 1);
+    alone.crowd.update(0.0).expect("dt 0");
+    alone.evaluate(&demo, false);
+    let largest = alone.output.iter().zip(matrices).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(largest <= 1e-5, "the newcomer differs from a character spawned and stepped by 0 s by {largest}");
+    assert!(matrices.chunks_exact(16).any(|m| !Mat4::from_cols_slice(m).abs_diff_eq(Mat4::IDENTITY, 1e-3)), "the newcomer shows the bind pose");
+}
+
+/// Skipped updates' seconds add up, but never past what a due list may hold: two updates of
+/// `f32::MAX` (each a step `update` accepts) leave every row's seconds finite, so the crowd's
+/// own due list is one `run_due` takes, and the matrices stay finite.
+#[test]
+fn extreme_steps_leave_a_due_list_the_evaluator_takes() {
+    let demo = DemoCharacter::humanoid();
+    let mut world = World::new(&demo, demo_graph(&demo, None), 8);
+    world.set_rates(|id| [2, 4, 8, 16][id % 4]);
+    for dt_s in [DT, f32::MAX, f32::MAX, DT] {
+        world.crowd.update(dt_s).expect("a finite, non-negative step");
+        let due = world.crowd.due(world.kind).expect("archetype");
+        assert!(due.dt_s.iter().all(|s| s.is_finite()), "due seconds {:?}", due.dt_s);
+        world.evaluate(&demo, true);
+        assert!(world.output.iter().all(|v| v.is_finite()), "after a step of {dt_s} s: non-finite matrices");
+    }
 }

@@ -801,6 +801,16 @@ impl GpuCrowd {
         }
     }
 
+    /// Tells the crowd it has `num_characters` characters, after spawns between frames, as
+    /// [`crate::eval::frame::EvalContext::resize`] does on the CPU: characters past the last
+    /// frame's have shown nothing, and a [`swap_remove`](Self::swap_remove) before the next
+    /// frame then moves the row [`crate::state::Crowd::despawn`] moves (a despawn after a spawn
+    /// moves the newcomer, not the last character the device knows). Nothing is submitted; the
+    /// next [`set_frame`](Self::set_frame) sizes the buffers.
+    pub fn resize(&mut self, num_characters: usize) {
+        self.live_characters = num_characters;
+    }
+
     /// Removes `character`, moving the last character's memory and output matrices into its
     /// place on the device, as
     /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed one
@@ -808,8 +818,9 @@ impl GpuCrowd {
     /// character keeps what it displayed, so its transitions in flight carry on, and the next
     /// [`set_frame`](Self::set_frame) has one character fewer (plus any added, which start
     /// having shown nothing even where they take the freed row). Several removals between
-    /// frames apply in order, each to the crowd the one before left. Out-of-range characters
-    /// are ignored.
+    /// frames apply in order, each to the crowd the one before left. After spawns, call
+    /// [`resize`](Self::resize) first, so that the row moved is the crowd's last, not the last
+    /// frame's. Out-of-range characters are ignored.
     ///
     /// The copies are submitted at once (`memory_bytes_per_character` bytes and
     /// `output_bytes_per_character` bytes, each twice, through a scratch buffer: wgpu copies
@@ -828,7 +839,27 @@ impl GpuCrowd {
         let output_bytes = self.output_bytes_per_character();
         // A crowd whose layers all lack memory keeps none to move, only its output.
         let memory = frame.layered.as_ref().map(|(_, memory)| memory).filter(|_| memory_bytes > 0);
+        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+        let forget = |encoder: &mut wgpu::CommandEncoder, row: usize| {
+            if let Some((buffer, at)) = memory.and_then(|memory| memory.locate(row)) {
+                for l in 0..self.num_memory_layers() as u64 {
+                    encoder.clear_buffer(buffer, at + l * per_layer, Some(LAYER_STATE_BYTES));
+                }
+            }
+        };
+        if character >= frame.num_characters {
+            // A character added since the last frame leaves: the device holds nothing of it.
+            return;
+        }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
+        if last >= frame.num_characters {
+            // The character moved into `character` was added since the last frame and has shown
+            // nothing: the row forgets what its last occupant showed (its output is rewritten,
+            // since a newcomer is due at once).
+            forget(&mut encoder, character);
+            self.queue.submit([encoder.finish()]);
+            return;
+        }
         if character != last {
             let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("throng.swap_remove"),
@@ -853,12 +884,7 @@ impl GpuCrowd {
         }
         // The freed row forgets what it showed, for whoever is added there before the crowd
         // shrinks (a despawn and a spawn in the same frame keep the count).
-        if let Some((last_buffer, last_at)) = memory.and_then(|memory| memory.locate(last)) {
-            let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-            for l in 0..self.num_memory_layers() as u64 {
-                encoder.clear_buffer(last_buffer, last_at + l * per_layer, Some(LAYER_STATE_BYTES));
-            }
-        }
+        forget(&mut encoder, last);
         self.queue.submit([encoder.finish()]);
     }
 

@@ -691,9 +691,17 @@ impl Group {
         // rather than an output row nobody wrote (the next update lists it again, as new).
         self.lod_due.push(true);
         self.drop_due();
+        let per = self.arch.samples_per_character();
+        self.samples.extend(std::iter::repeat_n(ClipSample::default(), per));
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
+            // Shown if the character is evaluated before the next update (animation LOD makes
+            // it due at once): its start state's first frame, not the rig's rest pose.
+            let offset = self.arch.layer_sample_offset[layer] as usize;
+            let layer_len = 2 * g.layers()[layer].max_leaves as usize;
+            let first_sample = row * per + offset;
+            let program = step::start_program(&self.arch, layer, usize::from(start), &view, trig, first_sample as u32, &mut self.samples[first_sample..first_sample + layer_len]);
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(0.0);
@@ -704,9 +712,8 @@ impl Group {
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
-            self.programs.push(LayerProgram { transition: u32::MAX, target_weight: 1.0, progress: 1.0, ..LayerProgram::default() });
+            self.programs.push(program);
         }
-        self.samples.extend(std::iter::repeat_n(ClipSample::default(), self.arch.samples_per_character()));
     }
 
     /// Swap-removes `row`; returns the slot of the character that moved into it, if any.
@@ -773,7 +780,9 @@ impl Group {
         let columns = self.lod_rate.iter().zip(&self.lod_phase).zip(&mut self.lod_skipped).zip(&mut self.lod_elapsed_s).zip(&mut self.lod_due);
         for ((((&rate, &phase), skipped), elapsed_s), due) in columns {
             let rate = u32::from(rate);
-            *elapsed_s = if *due { dt_s } else { *elapsed_s + dt_s };
+            // Saturating: the skipped updates' dts (each finite) must not add up to infinity,
+            // which the evaluators refuse as a row's seconds.
+            *elapsed_s = if *due { dt_s } else { (*elapsed_s + dt_s).min(f32::MAX) };
             *due = frame.wrapping_add(u32::from(phase)) % rate == 0 || u32::from(*skipped) + 1 >= rate;
             if *due {
                 *skipped = 0;

@@ -269,6 +269,29 @@ pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<
     resolve(g, Target::Entry(g.layers[layer].root), params, triggers, &mut used)
 }
 
+/// The program a character just spawned shows until its first update: layer `layer`'s start
+/// state `start` at its beginning, no transition, as the state step would write it for a clock
+/// that has not run. Without it a character evaluated between its spawn and the next update
+/// would show the rig's rest pose for a frame.
+pub(crate) fn start_program(arch: &Archetype, layer: usize, start: usize, params: &ParamView<'_>, triggers: u64, first_sample: u32, samples: &mut [ClipSample]) -> LayerProgram {
+    let g = &*arch.graph;
+    let mut scratch = Scratch::new();
+    let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
+    leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
+    let num_target = write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
+    let root_motion = g.states[start].root_motion && layer == 0;
+    LayerProgram {
+        first_sample,
+        num_target,
+        transition: u32::MAX,
+        target_weight: 1.0,
+        progress: 1.0,
+        flags: if root_motion { LayerProgram::ROOT_MOTION } else { 0 },
+        weight: layer_weight(g, layer, params, triggers),
+        ..LayerProgram::default()
+    }
+}
+
 /// Everything the step reads that is the same for every character.
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
