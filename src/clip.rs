@@ -419,6 +419,11 @@ impl Clip {
             for joint in 0..num_joints {
                 let i = frame * num_joints + joint;
                 let mut q = poses[i].rotation.normalize();
+                // A zero quaternion (or one whose squared length underflows) is finite but has
+                // no direction: normalising it would store NaN.
+                if !q.is_finite() {
+                    return Err(ClipError::BadFrame { clip: name, frame, what: format!("joint {joint}'s rotation has no length to normalise") });
+                }
                 if frame > 0 && q.dot(poses[i - num_joints].rotation) < 0.0 {
                     q = -q;
                 }
@@ -452,6 +457,39 @@ impl Clip {
     /// # Ok::<(), throng::ClipError>(())
     /// ```
     pub fn compress(&self, rig: &Rig, max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
+        self.compress_against(rig, None, max_error_m)
+    }
+
+    /// [`Clip::compress`] for an additive delta ([`Clip::to_additive`]): the error is measured
+    /// with every frame applied at full weight onto `reference` (one transform per joint; the
+    /// pose the delta was taken against is the natural choice), where `compress` would measure
+    /// the delta as if it were a pose, whose near-zero translations hide what a rotation's error
+    /// does to the joints below it.
+    ///
+    /// # Errors
+    /// As [`Clip::compress`]; [`ClipError::JointCount`] also when `reference` does not hold
+    /// one transform per joint (`tracks` is its length).
+    ///
+    /// ```
+    /// use throng::clip::compact::DEFAULT_MAX_ERROR_M;
+    /// use throng::demo::DemoCharacter;
+    ///
+    /// let demo = DemoCharacter::humanoid();
+    /// let idle = demo.clips[demo.clip_index("idle").unwrap()].frame(0).into_owned();
+    /// let lean = demo.clips[demo.clip_index("lean").unwrap()].to_additive(&idle);
+    /// let (compact, report) = lean.compress_additive(&demo.rig, &idle, DEFAULT_MAX_ERROR_M)?;
+    /// assert!(report.worst_error_m <= DEFAULT_MAX_ERROR_M);
+    /// assert!(compact.storage_bytes() <= lean.storage_bytes());
+    /// # Ok::<(), throng::ClipError>(())
+    /// ```
+    pub fn compress_additive(&self, rig: &Rig, reference: &[Transform], max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
+        if reference.len() != self.num_joints {
+            return Err(ClipError::JointCount { clip: self.name.clone(), tracks: reference.len(), rig_joints: self.num_joints });
+        }
+        self.compress_against(rig, Some(reference), max_error_m)
+    }
+
+    fn compress_against(&self, rig: &Rig, reference: Option<&[Transform]>, max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
         if rig.num_joints() != self.num_joints {
             return Err(ClipError::JointCount { clip: self.name.clone(), tracks: self.num_joints, rig_joints: rig.num_joints() });
         }
@@ -461,7 +499,7 @@ impl Clip {
         let Storage::Full(poses) = &self.storage else {
             return Err(ClipError::AlreadyCompact { clip: self.name.clone() });
         };
-        let (compact, report) = compact::choose(&self.name, rig, poses, max_error_m);
+        let (compact, report) = compact::choose(&self.name, rig, poses, reference, max_error_m);
         let mut clip = self.clone();
         if let Some(compact) = compact {
             clip.storage = Storage::Compact(compact);
@@ -512,7 +550,8 @@ impl Clip {
     /// `inverse(reference) * frame` (translations `frame − reference`, scales `frame / reference`),
     /// for a layer whose blend is additive.
     ///
-    /// The delta is at full precision even when this clip is compact; compress it afterwards.
+    /// The delta is at full precision even when this clip is compact; compress it afterwards
+    /// with [`Clip::compress_additive`].
     #[must_use]
     pub fn to_additive(&self, reference: &[Transform]) -> Self {
         let mut poses = self.poses().into_owned();

@@ -111,6 +111,15 @@ pub enum RigError {
         /// `"rest transform"` or `"inverse bind matrix"`.
         what: &'static str,
     },
+    /// No inverse bind matrices were given, and the joint's rest transform in model space cannot
+    /// be inverted to derive one (a zero scale, or a zero-length rotation, on it or an ancestor).
+    #[error("joint {joint} ({name:?}): its rest transform in model space cannot be inverted (zero scale or zero-length rotation), so no inverse bind matrix can be derived; give the inverse bind matrices")]
+    SingularRest {
+        /// The joint index.
+        joint: usize,
+        /// The joint name.
+        name: String,
+    },
 }
 
 /// Marks a root joint in [`Rig::parents`].
@@ -212,7 +221,11 @@ impl Rig {
                     };
                     model.push(m);
                 }
-                model.iter().map(Mat4::inverse).collect()
+                let inverse: Vec<Mat4> = model.iter().map(Mat4::inverse).collect();
+                if let Some(joint) = inverse.iter().position(|m| !m.is_finite()) {
+                    return Err(RigError::SingularRest { joint, name: names[joint].clone() });
+                }
+                inverse
             }
         };
         Ok(Self { names, parents: packed, rest, inverse_bind })

@@ -637,6 +637,17 @@ fn gltf_rows() -> Vec<Row> {
             ["skin 0", "hips", "inverse bind"]
         ),
         row!(
+            "glTF: no inverse bind matrices and a joint scaled to zero",
+            gltf(
+                r#"{ "asset": { "version": "2.0" }, "scene": 0, "scenes": [{ "nodes": [0] }],
+                    "nodes": [{ "name": "hips", "children": [1] }, { "name": "hat", "translation": [0, 1, 0], "scale": [0, 0, 0] }],
+                    "skins": [{ "joints": [0, 1] }] }"#
+                    .as_bytes()
+            ),
+            GltfError::Rig { skin: 0, source: RigError::SingularRest { joint: 1, .. } },
+            ["skin 0", "\"hat\"", "inverse bind"]
+        ),
+        row!(
             "glTF: a joint listed twice",
             gltf(gltf_doc(&data_uri(&identity_ibm()), 128, r#"{ "joints": [1, 1], "inverseBindMatrices": 0 }"#).as_bytes()),
             GltfError::Hierarchy { node: 1, .. },
@@ -725,6 +736,22 @@ fn api_rows() -> Vec<Row> {
             Rig::new(vec!["a".into(), "b".into(), "c".into()], vec![None, Some(0), Some(1)], nan_rest(2), None),
             RigError::NonFinite { joint: 2, .. },
             ["joint 2", "\"c\""]
+        ),
+        row!(
+            "rig: a rest joint scaled to zero, inverse binds derived",
+            {
+                let mut rest = vec![Transform::from_translation(Vec3::Y); 3];
+                rest[1].scale = Vec3::ZERO;
+                Rig::new(vec!["a".into(), "b".into(), "c".into()], vec![None, Some(0), Some(1)], rest, None)
+            },
+            RigError::SingularRest { joint: 1, .. },
+            ["joint 1", "\"b\"", "inverse bind"]
+        ),
+        row!(
+            "clip: a zero quaternion",
+            Clip::from_poses("nowhere", 2, vec![Transform::IDENTITY, Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))], 0.0, true),
+            ClipError::BadFrame { frame: 0, .. },
+            ["\"nowhere\"", "joint 1", "rotation"]
         ),
         row!(
             "clip: no frames",

@@ -227,6 +227,43 @@ fn bad_compression_arguments_are_typed_errors() {
     assert!(matches!(idle.compress(&other_rig, 1e-4), Err(ClipError::JointCount { tracks: 26, rig_joints: 64, .. })));
     let (compact, _) = idle.compress(&demo.rig, 1e-4).unwrap();
     assert!(matches!(compact.compress(&demo.rig, 1e-4), Err(ClipError::AlreadyCompact { .. })));
+    let reference = idle.frame(0).into_owned();
+    assert!(matches!(idle.compress_additive(&demo.rig, &reference[1..], 1e-4), Err(ClipError::JointCount { tracks: 25, rig_joints: 26, .. })));
+}
+
+/// An additive delta is not a pose: its translations are about zero, so measured as one, a
+/// rotation's error moves no joint, and the bound means nothing where the delta is seen.
+/// `compress_additive` measures each frame applied onto the reference: there, every joint of
+/// every compressed delta stays within the bound.
+#[test]
+fn compressed_additive_deltas_stay_within_the_bound_where_they_are_applied() {
+    use throng::eval::layers::apply_additive;
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    let positions = |pose: &[Transform]| {
+        let mut model = vec![Mat4::IDENTITY; rig.num_joints()];
+        local_to_model(rig.parents(), pose, &mut model);
+        model.iter().map(|m| m.w_axis.truncate()).collect::<Vec<Vec3>>()
+    };
+    let mut compressed = 0;
+    for clip in &demo.clips {
+        let reference = clip.frame(0).into_owned();
+        let delta = clip.to_additive(&reference);
+        let (compact, report) = delta.compress_additive(rig, &reference, DEFAULT_MAX_ERROR_M).unwrap();
+        if compact.compact_format().is_none() {
+            continue;
+        }
+        compressed += 1;
+        assert!(report.worst_error_m <= DEFAULT_MAX_ERROR_M, "{report:?}");
+        for f in 0..delta.num_frames() {
+            let (mut exact, mut decoded) = (reference.clone(), reference.clone());
+            apply_additive(&mut exact, &delta.frame(f), 1.0, None);
+            apply_additive(&mut decoded, &compact.frame(f), 1.0, None);
+            let error = positions(&exact).iter().zip(positions(&decoded)).map(|(a, b)| a.distance(b)).fold(0.0f32, f32::max);
+            assert!(error <= DEFAULT_MAX_ERROR_M * 1.001, "{} frame {f}: {:.4} mm applied (bound {} mm)", clip.name(), error * 1e3, DEFAULT_MAX_ERROR_M * 1e3);
+        }
+    }
+    assert!(compressed >= 3, "only {compressed} of the built-in clips' deltas compressed");
 }
 
 /// Characters sampling one to three clips of `num_clips` at random times (past either end

@@ -388,11 +388,22 @@ impl CompactPoses {
     }
 }
 
-/// Model-space joint positions of every frame of `poses`, frame-major.
-fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize) -> Vec<Vec3> {
+/// Model-space joint positions of every frame of `poses`, frame-major; with a `reference`,
+/// of each frame applied as an additive delta onto it.
+fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize, reference: Option<&[Transform]>) -> Vec<Vec3> {
     let mut model = vec![Mat4::IDENTITY; num_joints];
+    let mut applied = reference.map(<[Transform]>::to_vec);
     let mut out = Vec::with_capacity(poses.len());
     for pose in poses.chunks_exact(num_joints) {
+        // A delta is measured where it is seen: applied at full weight onto its reference.
+        let pose = match (&mut applied, reference) {
+            (Some(applied), Some(reference)) => {
+                applied.copy_from_slice(reference);
+                crate::eval::layers::apply_additive(applied, pose, 1.0, None);
+                &applied[..]
+            }
+            _ => pose,
+        };
         crate::eval::local_to_model::local_to_model(parents, pose, &mut model);
         out.extend(model.iter().map(|m| m.w_axis.truncate()));
     }
@@ -461,11 +472,13 @@ pub struct CompressionReport {
     pub kept_full: Option<KeptFull>,
 }
 
-/// The cheapest candidate within `max_error_m` for `poses`, or why there is none.
+/// The cheapest candidate within `max_error_m` for `poses` (additive deltas against
+/// `reference`, when given), or why there is none.
 pub(crate) fn choose(
     name: &str,
     rig: &Rig,
     poses: &[Transform],
+    reference: Option<&[Transform]>,
     max_error_m: f32,
 ) -> (Option<CompactPoses>, CompressionReport) {
     let num_joints = rig.num_joints();
@@ -486,7 +499,7 @@ pub(crate) fn choose(
         report.kept_full = Some(KeptFull::ScaleAnimated { joint, frame });
         return (None, report);
     }
-    let original = model_positions(rig.parents(), poses, num_joints);
+    let original = model_positions(rig.parents(), poses, num_joints, reference);
     // Candidates in order of the words a frame of this clip takes in them; for each cost in
     // turn, the candidate with the smallest error is kept if it is within the bound.
     let mut candidates: Vec<(usize, CompactPoses)> = CompactFormat::CANDIDATES
@@ -501,7 +514,7 @@ pub(crate) fn choose(
     for group in candidates.chunk_by(|a, b| a.0 == b.0) {
         let mut best: Option<(&CompactPoses, f32, usize)> = None;
         for (_, compact) in group {
-            let decoded = model_positions(rig.parents(), &compact.decode_all(), num_joints);
+            let decoded = model_positions(rig.parents(), &compact.decode_all(), num_joints, reference);
             let (error, at) = worst_distance(&original, &decoded);
             if best.is_none_or(|b| error < b.1) {
                 best = Some((compact, error, at));

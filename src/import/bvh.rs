@@ -324,7 +324,7 @@ fn parse_named(text: &str, name: String, options: &BvhOptions) -> Result<BvhAsse
     )
     .map_err(|source| {
         let joint = match &source {
-            RigError::ParentNotBefore { joint, .. } | RigError::NonFinite { joint, .. } => Some(*joint),
+            RigError::ParentNotBefore { joint, .. } | RigError::NonFinite { joint, .. } | RigError::SingularRest { joint, .. } => Some(*joint),
             RigError::DuplicateName { second, .. } => Some(*second),
             _ => None,
         };
