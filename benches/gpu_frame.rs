@@ -61,7 +61,7 @@ fn gpu_frame(c: &mut Criterion) {
     }
     group.finish();
 
-    let support::Scenario { rig, clips, layers } = support::humanoid_scenario();
+    let support::Scenario { rig, clips, layers, .. } = support::humanoid_scenario();
     let mut group = c.benchmark_group("gpu_frame_layered");
     for num_characters in [1_000usize, 10_000, 100_000] {
         // A cycle of frames, so that characters switch and transitions start and end.

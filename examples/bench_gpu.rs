@@ -137,7 +137,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("timing: {}", if timer.is_some() { "GPU timestamp queries" } else { "wall clock around submit + wait (no timestamp queries)" });
     let demo = DemoCharacter::humanoid_64();
-    let clips = &bench_clips(&demo.rig, demo.clips.clone(), args.compact)?;
+    let clips = &bench_clips(&demo.rig, demo.clips.clone(), args.compact, None)?;
     let rig = &demo.rig;
     let (walk, run) = (demo.clip_index("walk").ok_or("no walk clip")? as u32, demo.clip_index("run").ok_or("no run clip")? as u32);
     println!(
@@ -291,21 +291,27 @@ impl LayeredFrame {
     }
 }
 
-/// The demo's clips, compressed at the default bound when `compact` (a clip no format keeps
-/// within it stays full, as `Clip::compress` decides).
-fn bench_clips(rig: &throng::Rig, clips: Vec<Clip>, compact: bool) -> Result<Vec<Clip>, throng::clip::ClipError> {
+/// `clips`, compressed at the default bound when `compact` (a clip no format keeps within it
+/// stays full, as `Clip::compress` decides); `additive` names the additive delta among them and
+/// the pose it is measured on (`Clip::compress_additive`).
+fn bench_clips(rig: &throng::Rig, clips: Vec<Clip>, compact: bool, additive: Option<(usize, &[throng::Transform])>) -> Result<Vec<Clip>, throng::clip::ClipError> {
     if !compact {
         return Ok(clips);
     }
-    clips.iter().map(|clip| clip.compress(rig, DEFAULT_MAX_ERROR_M).map(|(c, _)| c)).collect()
+    let compress = |(i, clip): (usize, &Clip)| match additive {
+        Some((delta, reference)) if delta == i => clip.compress_additive(rig, reference, DEFAULT_MAX_ERROR_M),
+        _ => clip.compress(rig, DEFAULT_MAX_ERROR_M),
+    };
+    clips.iter().enumerate().map(|c| compress(c).map(|(c, _)| c)).collect()
 }
 
 /// Times the layered frame, the scenario: a quarter of the crowd transitioning
 /// (crossfade or inertialization) on every frame, programs changing every frame; each stage on
 /// its own too (the stage-by-stage path, timestamps only), and `FrameJob` beside it.
 fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let support::Scenario { rig, clips, layers } = support::humanoid_scenario();
-    let clips = bench_clips(&rig, clips, args.compact)?;
+    let support::Scenario { rig, clips, layers, reference } = support::humanoid_scenario();
+    // Clip 2 is the additive lean: compressed against the pose it is applied onto.
+    let clips = bench_clips(&rig, clips, args.compact, Some((2, &reference)))?;
     println!(
         "layered frame, {}-joint humanoid: base 2-clip blend (a quarter transitioning: crossfade or inertialization), masked mesh-space override, additive layer; {} clips{}",
         rig.num_joints(),

@@ -11,7 +11,7 @@ use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
-use throng::{Clip, ClipEvent, Rig};
+use throng::{Clip, ClipEvent, Rig, Transform};
 
 /// Every character samples clips `a` and `b` at its own time (spread over a few seconds so
 /// that characters read different frames) with a blend weight varying across the crowd.
@@ -138,6 +138,9 @@ pub struct Scenario {
     /// The base; an override in mesh space masked to the upper body (`spine_01/*`), playing
     /// clip 1; a whole-body additive layer playing clip 2.
     pub layers: Vec<LayerSetup>,
+    /// Idle's first frame, which clip 2's delta is taken against (`Clip::compress_additive`
+    /// measures a compressed delta on it).
+    pub reference: Vec<Transform>,
 }
 
 /// [`Scenario`] for `DemoCharacter::humanoid_64`.
@@ -152,7 +155,7 @@ pub fn humanoid_scenario() -> Scenario {
         LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), ..LayerSetup::default() },
         LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
     ];
-    Scenario { rig: demo.rig, clips, layers }
+    Scenario { rig: demo.rig, clips, layers, reference }
 }
 
 /// Animation LOD's realistic mix of update rates, by share of the crowd in percent: 10 % every
