@@ -76,6 +76,19 @@ static char *read_file(const char *path, size_t *out_len) {
     return bytes;
 }
 
+/* A crowd of `count` 26-joint humanoids on `graph`, their archetype and handles. */
+static ThrongCrowd *humanoid_crowd(const char *graph, size_t graph_len, size_t count, uint32_t *archetype, uint64_t *handles) {
+    ThrongCharacter *humanoid = NULL;
+    ThrongCrowd *crowd = NULL;
+    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
+    must(throng_crowd_create(&crowd), "throng_crowd_create");
+    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)graph, graph_len, archetype), "add_archetype");
+    /* The crowd copied what it needs. */
+    throng_character_destroy(humanoid);
+    must(throng_crowd_spawn(crowd, *archetype, count, handles), "spawn");
+    return crowd;
+}
+
 /* A crowd of the humanoid on the graph, with every character's parameters set. */
 typedef struct Scene {
     ThrongCrowd *crowd;
@@ -86,13 +99,7 @@ typedef struct Scene {
 
 static Scene make_scene(const char *json, size_t json_len) {
     Scene scene;
-    ThrongCharacter *humanoid = NULL;
-    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
-    must(throng_crowd_create(&scene.crowd), "throng_crowd_create");
-    must(throng_crowd_add_archetype(scene.crowd, humanoid, (const uint8_t *)json, json_len, &scene.archetype), "add_archetype");
-    /* The crowd copied what it needs. */
-    throng_character_destroy(humanoid);
-    must(throng_crowd_spawn(scene.crowd, scene.archetype, NUM_CHARACTERS, scene.handles), "spawn");
+    scene.crowd = humanoid_crowd(json, json_len, NUM_CHARACTERS, &scene.archetype, scene.handles);
     must(throng_crowd_find_param(scene.crowd, scene.archetype, "speed", &scene.speed), "find speed");
     must(throng_crowd_find_param(scene.crowd, scene.archetype, "jump", &scene.jump), "find jump");
     /* 0 stands, 1 walks (1.5 m/s), 2 runs (4 m/s), 3 stands and jumps, the rest in between. */
@@ -134,15 +141,9 @@ static void int_and_bool_parameters(void) {
         " {\"parameterName\": \"armed\", \"predicate\": \"EQUAL_TO\", \"value\": true}]}]}],"
         " \"parameters\": {\"mode\": {\"name\": \"mode\", \"type\": \"INTEGER\", \"value\": 0},"
         " \"armed\": {\"name\": \"armed\", \"type\": \"BOOLEAN\", \"value\": false}}}";
-    ThrongCharacter *humanoid = NULL;
-    ThrongCrowd *crowd = NULL;
     uint32_t archetype, mode, armed;
     uint64_t handles[3];
-    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
-    must(throng_crowd_create(&crowd), "throng_crowd_create");
-    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)graph, sizeof graph - 1, &archetype), "add_archetype (mode/armed)");
-    throng_character_destroy(humanoid);
-    must(throng_crowd_spawn(crowd, archetype, 3, handles), "spawn");
+    ThrongCrowd *crowd = humanoid_crowd(graph, sizeof graph - 1, 3, &archetype, handles);
     must(throng_crowd_find_param(crowd, archetype, "mode", &mode), "find mode");
     must(throng_crowd_find_param(crowd, archetype, "armed", &armed), "find armed");
     const int32_t modes[3] = {2, 2, 1};
@@ -270,15 +271,9 @@ static void animation_events(const char *json, size_t json_len) {
  * update in four and holds its pose between, the one at rate 1 on every update; a jump trigger
  * reset before the update never fires, one left set does. */
 static void update_rates_and_reset_trigger(const char *json, size_t json_len) {
-    ThrongCharacter *humanoid = NULL;
-    ThrongCrowd *crowd = NULL;
     uint32_t archetype, speed, jump;
     uint64_t handles[2];
-    must(throng_character_humanoid(26, &humanoid), "throng_character_humanoid");
-    must(throng_crowd_create(&crowd), "throng_crowd_create");
-    must(throng_crowd_add_archetype(crowd, humanoid, (const uint8_t *)json, json_len, &archetype), "add_archetype");
-    throng_character_destroy(humanoid);
-    must(throng_crowd_spawn(crowd, archetype, 2, handles), "spawn");
+    ThrongCrowd *crowd = humanoid_crowd(json, json_len, 2, &archetype, handles);
     must(throng_crowd_find_param(crowd, archetype, "speed", &speed), "find speed");
     must(throng_crowd_find_param(crowd, archetype, "jump", &jump), "find jump");
     const float speeds[2] = {1.5f, 1.5f};
