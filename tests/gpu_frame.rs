@@ -24,7 +24,7 @@ const DT: f32 = 1.0 / 60.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::{gpu, layered_frame, test_rig, Rng};
+use gpu_support::{gpu, gpu_with_limits, layered_frame, test_rig, Rng};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -833,4 +833,59 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
     }
     assert_eq!(switched_modes, [true; 6], "every switch mode was taken (cut, frozen, crossfade, three inertializations)");
     assert!(interrupted_crossfades > 0 && root_motion > 0, "{interrupted_crossfades} interrupted crossfades, {root_motion} root-motion programs");
+}
+
+/// The layered frame on a device with the limits of macOS (Metal) and DX12 — 256-byte uniform
+/// and storage offset alignments, where lavapipe has 32 — and chunks of 3 characters, so that
+/// every chunk's output and memory windows start at an aligned offset before the chunk's first
+/// character (the shaders add the rest), and the memory and output spread over several buffers:
+/// the matrices equal those of the adapter's own limits bit for bit, frame after frame of
+/// switches, skipped layers and a removal.
+#[test]
+fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_limits() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(|limits| {
+        limits.min_uniform_buffer_offset_alignment = 256;
+        limits.min_storage_buffer_offset_alignment = 256;
+    }) else {
+        return;
+    };
+    assert_eq!((device.limits().min_storage_buffer_offset_alignment, device.limits().min_uniform_buffer_offset_alignment), (256, 256));
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let per_character = layers.len() as u64 * (32 + 128 * rig.num_joints() as u64);
+    let options = GpuCrowdOptions { max_chunk_characters: Some(3), max_memory_buffer_bytes: Some(7 * per_character), max_output_buffer_bytes: Some(7 * 13 * 64), ..Default::default() };
+    let mut restricted = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, options).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..23).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..40 {
+        if frame == 17 {
+            scripts.swap_remove(2);
+            own.swap_remove(2);
+            restricted.swap_remove(2);
+        }
+        let mut samples = Vec::new();
+        let mut programs = Vec::new();
+        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                programs.push(script.program(frame, DT, weight, &mut samples));
+            }
+        }
+        let expected = layered_frame(&gpu, &mut own, &samples, &programs, DT);
+        restricted.set_frame(&samples, &programs, DT).unwrap();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        restricted.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let got = restricted.read_output_blocking().unwrap();
+        if frame == 0 {
+            assert_eq!((own.num_chunks(), restricted.num_chunks()), (1, 8), "23 characters in chunks of 3");
+            assert!(restricted.num_memory_buffers() > 1 && restricted.output_buffers().len() > 1);
+        }
+        assert_eq!(expected.len(), got.len(), "frame {frame}");
+        if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
+            let floats = 16 * rig.num_joints();
+            panic!("frame {frame}: character {}, joint {} differs under 256-byte alignment: {} vs {}", k / floats, k % floats / 16, expected[k], got[k]);
+        }
+    }
 }

@@ -22,6 +22,20 @@ pub fn gpu() -> Option<GpuContext> {
     }
 }
 
+/// A second device on the tests' adapter whose limits are the adapter's as `restrict` changes
+/// them: limits a real GPU has but the software adapter does not (256-byte offset alignments on
+/// macOS and DX12, where lavapipe has 32; smaller bindings), so that the evaluator's windows and
+/// chunks are exercised as they are there. `None` (after saying why) when there is no adapter.
+pub fn gpu_with_limits(restrict: impl FnOnce(&mut wgpu::Limits)) -> Option<(wgpu::Device, wgpu::Queue)> {
+    gpu()?;
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
+    let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None)).expect("gpu() found an adapter");
+    let mut limits = adapter.limits();
+    restrict(&mut limits);
+    let descriptor = wgpu::DeviceDescriptor { label: Some("throng.tests.restricted"), required_limits: limits, ..Default::default() };
+    Some(pollster::block_on(adapter.request_device(&descriptor)).expect("limits no better than the adapter's are granted"))
+}
+
 /// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
 pub struct Rng(pub u64);
 
