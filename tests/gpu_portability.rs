@@ -1,8 +1,20 @@
 //! What the software adapter forgives and real GPUs may not: static checks of the WGSL modules
-//! against rules that lavapipe never exercises.
+//! against rules that lavapipe never exercises, and crowds on devices with the limits engines
+//! and browsers request rather than lavapipe's.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
-use throng::gpu::{shader_source, ShaderModuleKind};
+use glam::{Quat, Vec3};
+use throng::eval::frame::LayerSetup;
+use throng::gpu::{shader_source, GpuCrowd, GpuCrowdOptions, ShaderModuleKind};
+use throng::program::{ClipSample, LayerProgram};
+use throng::{Clip, Rig, Transform};
 use wgpu::naga;
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+use gpu_support::{frame, gpu, gpu_with_limits, layered_frame, test_rig};
 
 /// Where `block` (of a function whose expressions `info` types) stores one component of a
 /// vector that lives in storage or workgroup memory, shared between invocations.
@@ -37,12 +49,18 @@ fn component_stores(module: &naga::Module, info: &naga::valid::FunctionInfo, fun
     }
 }
 
-/// WGSL lets two invocations write different components of one vector, and lavapipe (like
-/// SPIR-V and HLSL's byte-address stores) writes just the component. Metal's compiler, which
-/// wgpu feeds naga's MSL, lowers `v[i] = x` on a `device uint4` as clang does: load the whole
-/// vector, insert, store the whole vector. Two invocations of one SIMD group writing the two
-/// halves of one `vec4` then both store 16 bytes and one's half is lost. Every store into
-/// shared memory must therefore write whole vectors (or scalars of an array of scalars).
+/// WGSL does not let two invocations write different components of one vector at once: "a write
+/// access to a component of a vector may access all of the memory locations associated with
+/// that vector" (the WGSL spec, after gpuweb/gpuweb#2112 and #2152). lavapipe, and naga's HLSL
+/// (a 4-byte `Store` into a byte-address buffer), write just the component, so the tests pass
+/// there. The MSL spec does not: assigning a component "may need to read the existing value,
+/// modify it, and write the result back", and two threads doing so at once is undefined — seen
+/// through wgpu on Metal in gfx-rs/wgpu#6096. `store_slot` (`shaders/transition.wgsl`) has the
+/// threads of joints `2n` and `2n + 1` write the two halves of one `vec4` of packed scale y/z;
+/// on Apple GPUs one half can keep its old bits (zero for a new character), and the frozen
+/// snapshot of an interrupted crossfade then squashes that joint. `skip_layer`'s `.x` store has
+/// a single writer and is harmless, but flagged by the same simple rule: every store into
+/// shared memory writes whole vectors (or scalars of an array of scalars).
 #[test]
 fn no_shader_stores_one_component_of_a_vector_in_shared_memory() {
     let mut found = Vec::new();
@@ -62,4 +80,88 @@ fn no_shader_stores_one_component_of_a_vector_in_shared_memory() {
     found.sort();
     found.dedup();
     assert!(found.is_empty(), "functions storing one component of a shared vector (a whole-vector read-modify-write on Metal): {found:?}");
+}
+
+/// Two looping clips whose joints swing about their rest pose, in opposite directions.
+fn swing_clips(rig: &Rig) -> Vec<Clip> {
+    [0.6f32, -0.4]
+        .iter()
+        .enumerate()
+        .map(|(k, &amplitude)| {
+            let poses = (0..9)
+                .flat_map(|f| {
+                    let angle = amplitude * (f as f32 * 0.7).sin();
+                    rig.rest_pose().iter().map(move |rest| Transform { rotation: rest.rotation * Quat::from_axis_angle(Vec3::X, angle), ..*rest })
+                })
+                .collect();
+            Clip::from_poses(format!("swing {k}"), rig.num_joints(), poses, 0.8, true).unwrap()
+        })
+        .collect()
+}
+
+/// The limits a device gets from `wgpu::DeviceDescriptor::default()` — what an engine that does
+/// not raise them passes, and what WebGPU guarantees — where they bind what the evaluator binds:
+/// 8 storage buffers per shader stage (lavapipe has 32) and 4 bind groups.
+fn webgpu_defaults(limits: &mut wgpu::Limits) {
+    let defaults = wgpu::Limits::default();
+    limits.max_storage_buffers_per_shader_stage = defaults.max_storage_buffers_per_shader_stage;
+    limits.max_bind_groups = defaults.max_bind_groups;
+    limits.min_storage_buffer_offset_alignment = defaults.min_storage_buffer_offset_alignment;
+    limits.min_uniform_buffer_offset_alignment = defaults.min_uniform_buffer_offset_alignment;
+}
+
+/// The production frame (`set_programs`, `frame_main`) binds 7 storage buffers; only the
+/// stage-by-stage pipelines, built whether or not `stage_buffers` asks for them, bind 9. A
+/// crowd without stage buffers should therefore run on an engine's default device, and show
+/// what it shows on the adapter's own limits.
+#[test]
+fn a_crowd_runs_on_a_device_with_webgpu_default_limits() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(webgpu_defaults) else { return };
+    let rig = test_rig(24);
+    let clips = swing_clips(&rig);
+    let samples: Vec<ClipSample> = (0..10).flat_map(|c| [ClipSample::new(0, 0.1 * c as f32, 0.7), ClipSample::new(1, 0.05 * c as f32, 0.3)]).collect();
+    let ranges: Vec<_> = (0..10u32).map(|c| 2 * c..2 * c + 2).collect();
+    let mut own = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+    let expected = frame(&gpu, &mut own, &samples, &ranges);
+    let mut crowd = match GpuCrowd::new(&device, &queue, &rig, &clips, GpuCrowdOptions::default()) {
+        Ok(crowd) => crowd,
+        Err(e) => panic!("refused on WebGPU's default limits, though its frame binds 7 storage buffers: {e}"),
+    };
+    crowd.set_programs(&samples, &ranges).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let got = crowd.read_output_blocking().unwrap();
+    assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
+}
+
+/// The layered production frame (`set_frame`, `frame_layers_main`) binds 10 storage buffers
+/// (the archetype's 4, the chunk's 3, the layered group's 3), the layered stage path 12: more
+/// than an engine's default device has, so `with_layers` is refused there. Folding the small
+/// archetype tables (rig joints, ancestor paths, clip headers, layer table) into one buffer
+/// would bring the frame to 7 and let it run; this test says when it does.
+#[test]
+fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(webgpu_defaults) else { return };
+    let rig = test_rig(24);
+    let clips = swing_clips(&rig);
+    let layers = [LayerSetup::default()];
+    let samples: Vec<ClipSample> = (0..10).map(|c| ClipSample::new(c % 2, 0.1 * c as f32, 1.0)).collect();
+    let programs: Vec<LayerProgram> = (0..10u32)
+        .map(|c| LayerProgram { first_sample: c, num_target: 1, target_weight: 1.0, progress: 1.0, weight: 1.0, transition: u32::MAX, ..Default::default() })
+        .collect();
+    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let expected = layered_frame(&gpu, &mut own, &samples, &programs, 1.0 / 60.0);
+    let mut crowd = match GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, GpuCrowdOptions::default()) {
+        Ok(crowd) => crowd,
+        Err(e) => panic!("refused on WebGPU's default limits: {e}"),
+    };
+    crowd.set_frame(&samples, &programs, 1.0 / 60.0).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let got = crowd.read_output_blocking().unwrap();
+    assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
 }
