@@ -9,7 +9,7 @@
 const VISUALLY_ZERO: f32 = 1e-4;
 const LN_2: f32 = 0.6931472;
 const LAYER_STATE_VEC4S: u32 = 2u;
-// vec4 per joint in a layer's block: two slots of two, a memo of three, and two scale.yz pairs.
+// vec4 per joint in a layer's block: two slots of two, a memo of three, and both slots' scale.yz.
 const JOINT_STATE_VEC4S: u32 = 8u;
 
 // The layer's pose for this thread's joints: sampled, then turned into what the layer shows.
@@ -41,9 +41,13 @@ struct JointOffset {
 // vec4: the frozen snapshot — translation + scale.x, rotation, scale.yz — or the
 // inertialization offsets — translation, translation velocity, rotation vector, rotation
 // velocity packed into twelve floats — never both at once: a switch starts one and ends the
-// other), then both slots' scale.yz packed two joints to a vec4 (slot 0's J, then slot 1's).
-// 2 + 8J vec4 in all. The last two displayed poses alternate between the slots: a frame writes
-// one slot (40 bytes a joint) and reads nothing unless a transition needs it.
+// other), then each joint's vec4 of both slots' scale.yz (slot 0's y and z, slot 1's).
+// 2 + 8J vec4 in all. Every vec4 belongs to one joint, so no two threads store into one vec4:
+// stores are of whole vec4s, since Metal's compiler turns a component store into a
+// read-modify-write of the vector, a race where two threads share one. The last two displayed
+// poses alternate between the slots: a frame writes one slot (32 bytes a joint) and its joint's
+// scale.yz vec4 (16, read first for the other slot's pair), and reads nothing else unless a
+// transition needs it.
 
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
@@ -69,10 +73,9 @@ fn memo_index(jr: JointRef) -> u32 {
     return jr.block + LAYER_STATE_VEC4S + 4u * params.num_joints + jr.joint * 3u;
 }
 
-// The vec4 holding the slot's scale.yz and the component where they start (0 or 2).
+// The joint's vec4 of both slots' scale.yz and the component where the slot's start (0 or 2).
 fn scale_yz_index(jr: JointRef, slot: u32) -> vec2<u32> {
-    let k = slot * params.num_joints + jr.joint;
-    return vec2<u32>(jr.block + LAYER_STATE_VEC4S + 7u * params.num_joints + k / 2u, (k & 1u) * 2u);
+    return vec2<u32>(jr.block + LAYER_STATE_VEC4S + 7u * params.num_joints + jr.joint, slot * 2u);
 }
 
 fn load_layer_state(block: u32) -> LayerState {
@@ -104,9 +107,12 @@ fn store_slot(jr: JointRef, slot: u32, t: Transform) {
     let i = slot_index(jr, slot);
     layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
     layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
+    // The other slot's pair stays: the joint's vec4 is read, changed here and stored whole.
     let yz = scale_yz_index(jr, slot);
-    layer_memory[yz.x][yz.y] = bitcast<u32>(t.scale.y);
-    layer_memory[yz.x][yz.y + 1u] = bitcast<u32>(t.scale.z);
+    var both = layer_memory[yz.x];
+    both[yz.y] = bitcast<u32>(t.scale.y);
+    both[yz.y + 1u] = bitcast<u32>(t.scale.z);
+    layer_memory[yz.x] = both;
 }
 
 fn load_snapshot(jr: JointRef) -> Transform {
@@ -435,7 +441,8 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
 fn skip_layer(c: u32, m: u32, thread: u32) {
     if thread == 0u && m != NO_MEMORY {
         let block = layer_block(c, m);
-        layer_memory[block].x = layer_memory[block].x & (1u << STATE_SLOT_SHIFT);
+        let state = layer_memory[block];
+        layer_memory[block] = vec4<u32>(state.x & (1u << STATE_SLOT_SHIFT), state.yzw);
     }
 }
 

@@ -365,14 +365,17 @@ pub struct GpuLayerState {
 
 /// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
 /// two displayed-pose slots of 32 bytes, a 48-byte memo (the frozen snapshot or the
-/// inertialization offsets) and the two slots' scale y and z, 8 bytes each.
+/// inertialization offsets) and the two slots' scale y and z, 8 bytes each, in one 16-byte
+/// line of the joint's own.
 pub const JOINT_STATE_BYTES: u64 = 128;
 
 /// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
 /// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
 /// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and
 /// scale x, rotation: 8 floats a joint), slot 1's, the memos (12 floats a joint), then both
-/// slots' scale y and z (2 floats a joint, slot 0's joints then slot 1's).
+/// slots' scale y and z (4 floats a joint: slot 0's y and z, slot 1's). Each joint's floats
+/// are its own: no two threads ever write one 16-byte line, which shaders may store whole
+/// (Metal's compiler writes a vector's component as a read-modify-write of the vector).
 ///
 /// Keep in sync with "Memory layout" in `shaders/transition.wgsl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,7 +394,7 @@ impl JointStateLayout {
     /// Index of the first float of `joint`'s pose in `slot` (0 or 1), and of its scale y and z.
     const fn slot_indices(self, slot: u32, joint: usize) -> (usize, usize) {
         let k = slot as usize * self.num_joints + joint;
-        (k * 8, 28 * self.num_joints + k * 2)
+        (k * 8, 28 * self.num_joints + joint * 4 + slot as usize * 2)
     }
 
     /// The pose of `joint` in `slot` (0 or 1), from `floats` of length [`floats`](Self::floats).
