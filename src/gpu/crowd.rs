@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use glam::Mat4;
 
-use super::pipelines::{Pipelines, LAYERED_STORAGE_BUFFERS};
+use super::pipelines::{storage_buffers_needed, Pipelines};
 use super::types::{
     clip_data, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
@@ -46,8 +46,9 @@ pub struct GpuCrowdOptions {
     /// is clamped to at least 1 and at most the device's maximum.
     pub max_chunk_characters: Option<u32>,
     /// Also allocate the local-pose and model-matrix buffers of the stage-by-stage path
-    /// ([`GpuCrowd::encode_stage`]): 112 bytes per joint per character more. Off for
-    /// production, where the fused frame keeps poses in workgroup memory.
+    /// ([`GpuCrowd::encode_stage`]) and build its pipelines: 112 bytes per joint per character
+    /// more, and 2 more storage buffers per shader stage (9, or 12 with layers, past WebGPU's
+    /// default 8). Off for production, where the fused frame keeps poses in workgroup memory.
     pub stage_buffers: bool,
     /// The largest buffer of the characters' memory (layered crowds), bytes; `None` takes the
     /// device's `max_buffer_size`. Larger crowds spread their memory over several buffers, whole
@@ -337,12 +338,12 @@ impl std::fmt::Debug for GpuCrowd {
 
 /// The device limits the pipelines need, checked before anything is created so that a
 /// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
-/// crowd binds a fourth group and [`LAYERED_STORAGE_BUFFERS`] storage buffers.
-fn check_limits(limits: &wgpu::Limits, layered: bool) -> Result<(), GpuError> {
-    let (groups, storage_buffers) = if layered { (4, LAYERED_STORAGE_BUFFERS) } else { (3, 9) };
+/// crowd binds a fourth group; each pipeline built binds [`storage_buffers_needed`] at most.
+fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Result<(), GpuError> {
+    let groups = if layered { 4 } else if stage_buffers { 3 } else { 2 };
     let needs: [(&'static str, u64, u64); 5] = [
         ("max_bind_groups", groups, limits.max_bind_groups.into()),
-        ("max_storage_buffers_per_shader_stage", storage_buffers.into(), limits.max_storage_buffers_per_shader_stage.into()),
+        ("max_storage_buffers_per_shader_stage", storage_buffers_needed(layered, stage_buffers).into(), limits.max_storage_buffers_per_shader_stage.into()),
         ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
         // The fused frame's pose: one 48-byte affine matrix per joint.
@@ -433,7 +434,9 @@ impl GpuCrowd {
     ///
     /// Fails as [`new`](Self::new) does, when the layers are refused with the CPU's checks
     /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 4
-    /// bind groups or 12 storage buffers per shader stage ([`GpuError::DeviceLimit`]).
+    /// bind groups or 10 storage buffers per shader stage, 12 with
+    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::DeviceLimit`]; WebGPU's default limits
+    /// have 8).
     pub fn with_layers(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -455,7 +458,7 @@ impl GpuCrowd {
         options: GpuCrowdOptions,
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
-        check_limits(&limits, layers.is_some())?;
+        check_limits(&limits, layers.is_some(), options.stage_buffers)?;
         validate_clips(rig.num_joints(), clips)?;
         let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
         let mut headers = Vec::with_capacity(clips.len());
@@ -497,7 +500,7 @@ impl GpuCrowd {
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
         let compact_clips = clips.iter().any(|clip| clip.compact_format().is_some());
-        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some(), compact_clips);
+        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some(), options.stage_buffers, compact_clips);
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -1232,18 +1235,16 @@ impl GpuCrowd {
     ) -> Result<(), GpuError> {
         let _zone = crate::zone!("throng.gpu.encode");
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layers.is_some());
-        let (pipeline, label) = match stage {
-            Stage::Sample => (&self.pipelines.sample, "throng.sample"),
-            Stage::LocalToModel => (&self.pipelines.local_to_model, "throng.local_to_model"),
-            Stage::Skinning => (&self.pipelines.skinning, "throng.skinning"),
-            Stage::Transition => (&layered.ok_or(GpuError::NoLayers)?.transition, "throng.transition"),
-            Stage::Layers => (&layered.ok_or(GpuError::NoLayers)?.layers, "throng.layers"),
-        };
         // The transition stage writes only the characters' memory; every other stage reads or
-        // writes the intermediates.
-        if stage != Stage::Transition && !self.options.stage_buffers {
-            return Err(GpuError::NoStageBuffers);
-        }
+        // writes the intermediates, and is built only with them.
+        let stages = self.pipelines.stages.as_ref().ok_or(GpuError::NoStageBuffers);
+        let (pipeline, label) = match stage {
+            Stage::Sample => (&stages?.sample, "throng.sample"),
+            Stage::LocalToModel => (&stages?.local_to_model, "throng.local_to_model"),
+            Stage::Skinning => (&stages?.skinning, "throng.skinning"),
+            Stage::Transition => (&layered.ok_or(GpuError::NoLayers)?.transition, "throng.transition"),
+            Stage::Layers => (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers"),
+        };
         let Some(frame) = &self.frame else {
             return Ok(());
         };
@@ -1434,23 +1435,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_layered_crowd_needs_four_bind_groups_and_twelve_storage_buffers() {
-        // WebGPU's defaults (8 storage buffers a stage) run neither path; the error names what
-        // the crowd asks for.
-        assert!(matches!(check_limits(&wgpu::Limits::default(), false), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 9, got: 8 })));
-        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 12, ..wgpu::Limits::default() };
-        assert!(check_limits(&device, false).is_ok());
-        assert!(check_limits(&device, true).is_ok());
+    fn the_limits_asked_for_are_those_of_the_pipelines_built() {
+        // WebGPU's defaults (8 storage buffers a stage, 4 groups) run the plain frame; layers
+        // need 10 buffers and a fourth group, stage buffers 2 more. The error names the limit.
+        let webgpu = wgpu::Limits::default();
+        assert!(check_limits(&webgpu, false, false).is_ok());
+        let too_few = |layered, stages, needed| {
+            matches!(check_limits(&webgpu, layered, stages), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: n, got: 8 }) if n == needed)
+        };
+        assert!(too_few(false, true, 9) && too_few(true, false, 10) && too_few(true, true, 12));
+        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 12, ..webgpu };
+        assert!(check_limits(&device, true, true).is_ok());
         device.max_bind_groups = 3;
-        assert!(check_limits(&device, false).is_ok());
-        assert!(matches!(check_limits(&device, true), Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })));
-        device.max_bind_groups = 4;
-        device.max_storage_buffers_per_shader_stage = 11;
-        assert!(check_limits(&device, false).is_ok());
-        assert!(matches!(
-            check_limits(&device, true),
-            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 12, got: 11 })
-        ));
+        assert!(check_limits(&device, false, true).is_ok());
+        assert!(matches!(check_limits(&device, true, false), Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })));
     }
 
     fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {

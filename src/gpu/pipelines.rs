@@ -166,43 +166,58 @@ impl Layouts {
     }
 }
 
-/// One compute pipeline per stage (stage parity with `shaders/` and [`crate::eval`]) and the
-/// fused frame.
+/// The fused frame and, where the crowd has stage buffers, one compute pipeline per stage
+/// (stage parity with `shaders/` and [`crate::eval`]).
 pub(crate) struct Pipelines {
     pub layouts: Layouts,
-    pub sample: wgpu::ComputePipeline,
-    pub local_to_model: wgpu::ComputePipeline,
-    pub skinning: wgpu::ComputePipeline,
     pub frame: wgpu::ComputePipeline,
+    /// The stage-by-stage path, for a crowd built with `GpuCrowdOptions::stage_buffers`.
+    pub stages: Option<StagePipelines>,
     /// The layered frame's pipelines, for a crowd with layers.
     pub layered: Option<LayeredPipelines>,
 }
 
-/// Storage buffers one shader stage binds in the layered stage path (`layers_main`): the
-/// archetype's 4, the chunk's 3, the stage buffers' 2 and the layered group's 3.
-pub(crate) const LAYERED_STORAGE_BUFFERS: u32 = 12;
+/// The stages alone, through the stage buffers.
+pub(crate) struct StagePipelines {
+    pub sample: wgpu::ComputePipeline,
+    pub local_to_model: wgpu::ComputePipeline,
+    pub skinning: wgpu::ComputePipeline,
+}
 
-/// The layered frame ([`ShaderModuleKind::FrameLayers`]) and its two stages alone.
+/// Storage buffers one shader stage binds: the fused frame (the archetype's 4, the chunk's 3);
+/// with stage buffers, the stage path (and 2 more); with layers, the layered frame and its
+/// transition stage (and the layered group's 3), and with both, the layers stage (12).
+/// `wgpu::Limits::default()` (WebGPU's) has 8.
+#[must_use]
+pub(crate) const fn storage_buffers_needed(layered: bool, stage_buffers: bool) -> u32 {
+    7 + if stage_buffers { 2 } else { 0 } + if layered { 3 } else { 0 }
+}
+
+/// The layered frame ([`ShaderModuleKind::FrameLayers`]), its transition stage alone and, with
+/// stage buffers, its layers stage alone.
 pub(crate) struct LayeredPipelines {
     pub frame: wgpu::ComputePipeline,
     pub transition: wgpu::ComputePipeline,
-    pub layers: wgpu::ComputePipeline,
+    pub layers: Option<wgpu::ComputePipeline>,
 }
 
 impl Pipelines {
-    /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered` (the
-    /// caller has checked [`LAYERED_STORAGE_BUFFERS`] against the device).
-    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool, compact_clips: bool) -> Self {
+    /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered`, the
+    /// stage path's when `stage_buffers` (the caller has checked [`storage_buffers_needed`]
+    /// against the device: a pipeline layout past the limit is wgpu's validation error).
+    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool, stage_buffers: bool, compact_clips: bool) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
             bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk)],
             immediate_size: 0,
         });
-        let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("throng.stages"),
-            bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages)],
-            immediate_size: 0,
+        let stage_layout = stage_buffers.then(|| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("throng.stages"),
+                bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages)],
+                immediate_size: 0,
+            })
         });
         let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -227,25 +242,26 @@ impl Pipelines {
                 bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), None, Some(&layouts.layered)],
                 immediate_size: 0,
             });
-            let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("throng.layered_stages"),
-                bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages), Some(&layouts.layered)],
-                immediate_size: 0,
+            let layers = stage_buffers.then(|| {
+                let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("throng.layered_stages"),
+                    bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages), Some(&layouts.layered)],
+                    immediate_size: 0,
+                });
+                build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")
             });
             LayeredPipelines {
                 frame: build(ShaderModuleKind::FrameLayers, &frame_layout, "throng.frame_layers"),
                 transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
-                layers: build(ShaderModuleKind::Layers, &stage_layout, "throng.layers"),
+                layers,
             }
         });
-        Self {
-            layered,
-            sample: build(ShaderModuleKind::Sample, &stage_layout, "throng.sample"),
-            local_to_model: build(ShaderModuleKind::LocalToModel, &stage_layout, "throng.local_to_model"),
-            skinning: build(ShaderModuleKind::Skinning, &stage_layout, "throng.skinning"),
-            frame: build(ShaderModuleKind::Frame, &frame_layout, "throng.frame"),
-            layouts,
-        }
+        let stages = stage_layout.map(|layout| StagePipelines {
+            sample: build(ShaderModuleKind::Sample, &layout, "throng.sample"),
+            local_to_model: build(ShaderModuleKind::LocalToModel, &layout, "throng.local_to_model"),
+            skinning: build(ShaderModuleKind::Skinning, &layout, "throng.skinning"),
+        });
+        Self { layered, stages, frame: build(ShaderModuleKind::Frame, &frame_layout, "throng.frame"), layouts }
     }
 }
 
