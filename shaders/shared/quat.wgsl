@@ -134,7 +134,9 @@ fn rotation_vector_to_quat(v: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(v / angle * sin(half), cos(half));
 }
 
-// Neither infinite nor NaN (WGSL has no such builtin; a NaN fails every comparison).
+// Neither infinite nor NaN (WGSL has no such builtin), read from the exponent bits: a float
+// comparison would do on IEEE hardware, but a compiler allowed fast math (Metal's default) may
+// assume no NaN or infinity and fold it to true.
 fn is_finite(x: f32) -> bool {
-    return abs(x) <= 3.40282347e38;
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }

@@ -346,8 +346,9 @@ fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Re
         ("max_storage_buffers_per_shader_stage", storage_buffers_needed(layered, stage_buffers).into(), limits.max_storage_buffers_per_shader_stage.into()),
         ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
-        // The fused frame's pose: one 48-byte affine matrix per joint.
-        ("max_compute_workgroup_storage_size", 48 * MAX_JOINTS as u64, limits.max_compute_workgroup_storage_size.into()),
+        // The fused frame's pose: one 48-byte affine matrix per joint, and the transition's two
+        // atomics.
+        ("max_compute_workgroup_storage_size", 48 * MAX_JOINTS as u64 + 8, limits.max_compute_workgroup_storage_size.into()),
     ];
     for (limit, needed, got) in needs {
         if got < needed {
