@@ -392,6 +392,19 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
     [base, upper, additive]
 }
 
+/// Frame `frame` of every character's layer scripts, weighted by [`layer_weights`]: the
+/// samples and the programs (character `c`, layer `l` at `c * 3 + l`).
+fn scripted_frame(scripts: &mut [[LayerScript; 3]], frame: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    let mut samples = Vec::new();
+    let mut programs = Vec::new();
+    for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+        for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+            programs.push(script.program(frame, DT, weight, &mut samples));
+        }
+    }
+    (samples, programs)
+}
+
 /// Layer weights of character `c` on `frame`: the upper-body layer fades out for a few frames
 /// on some characters, the additive layer on others (skipped layers, whose next switch is a cut).
 fn layer_weights(c: usize, frame: usize) -> [f32; 3] {
@@ -486,13 +499,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         // starting from another mode, re-switches 12 and 13 frames later.
         let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c + 3, 0)).collect();
         for frame in 0..24 {
-            let mut samples = Vec::new();
-            let mut programs = Vec::new();
-            for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-                for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-                    programs.push(script.program(frame, DT, weight, &mut samples));
-                }
-            }
+            let (samples, programs) = scripted_frame(&mut scripts, frame);
             let mut expected = vec![0.0; num_characters * num_joints * 16];
             FrameJob {
                 rig: &rig,
@@ -539,13 +546,7 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
             one.swap_remove(1);
             many.swap_remove(1);
         }
-        let mut samples = Vec::new();
-        let mut programs = Vec::new();
-        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-                programs.push(script.program(frame, DT, weight, &mut samples));
-            }
-        }
+        let (samples, programs) = scripted_frame(&mut scripts, frame);
         let mut outputs = Vec::new();
         for crowd in [&mut one, &mut many] {
             outputs.push(layered_frame(&gpu, crowd, &samples, &programs, DT));
@@ -570,13 +571,7 @@ fn layered_stage_by_stage_path_equals_the_fused_frame() {
     let mut staged = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, staged_options).unwrap();
     let mut scripts: Vec<[LayerScript; 3]> = (0..15).map(|c| character_scripts(c, 0)).collect();
     for frame in 0..30 {
-        let mut samples = Vec::new();
-        let mut programs = Vec::new();
-        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-                programs.push(script.program(frame, DT, weight, &mut samples));
-            }
-        }
+        let (samples, programs) = scripted_frame(&mut scripts, frame);
         fused.set_frame(&samples, &programs, DT).unwrap();
         staged.set_frame(&samples, &programs, DT).unwrap();
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
@@ -865,13 +860,7 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
             own.swap_remove(2);
             restricted.swap_remove(2);
         }
-        let mut samples = Vec::new();
-        let mut programs = Vec::new();
-        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-            for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-                programs.push(script.program(frame, DT, weight, &mut samples));
-            }
-        }
+        let (samples, programs) = scripted_frame(&mut scripts, frame);
         let expected = layered_frame(&gpu, &mut own, &samples, &programs, DT);
         restricted.set_frame(&samples, &programs, DT).unwrap();
         let mut encoder = device.create_command_encoder(&Default::default());
