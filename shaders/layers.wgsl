@@ -12,7 +12,7 @@ fn layer_joint_weight(setup: LayerSetup, weight: f32, joint: u32) -> f32 {
     if setup.mask_start == NO_MASK {
         return weight;
     }
-    return weight * bitcast<f32>(layer_table[setup.mask_start + joint]);
+    return weight * bitcast<f32>(rig_tables[setup.mask_start + joint]);
 }
 
 // `apply_additive` for one joint: `base * nlerp(identity, delta, w)`, translation `base + w·delta`.
@@ -67,7 +67,7 @@ fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f
 // expressed under its already blended parent. The CPU walks joints in index order, parents
 // first; here the workgroup shares every joint's layer rotation, base rotation and weight
 // (`pose`'s rows r0, r1, r2.x) and each thread replays its joints' chains from the root down
-// (`rig_paths`): the same arithmetic in the same order, with two barriers in all rather than
+// (`rig_tables`): the same arithmetic in the same order, with two barriers in all rather than
 // one per depth. Every thread must call it.
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
@@ -88,7 +88,7 @@ fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
         var out_parent = identity;
         let start = rig_joints[j].path_start;
         for (var i = 0u; i < rig_joints[j].depth; i++) {
-            let a = pose[rig_paths[start + i]];
+            let a = pose[rig_tables[start + i]];
             let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
             layer_parent = step.layer_model;
             out_parent = step.out_model;

@@ -1,7 +1,7 @@
 // Local-to-model: composes each joint's local matrix with its ancestors'. Mirrors
 // `throng::eval::local_to_model`. The CPU walks joints in order, each parent's model matrix
 // before its children's; here each thread composes its own joints' chains from the root down
-// (`rig_paths`): the same products in the same order, with no barrier per depth and no thread
+// (`rig_tables`): the same products in the same order, with no barrier per depth and no thread
 // waiting for another's joints.
 
 // The character's local matrices in workgroup memory, shared by the threads that compose them.
@@ -15,9 +15,9 @@ fn model_matrix(j: u32) -> Affine {
         return pose[j];
     }
     let start = rig_joints[j].path_start;
-    var m = pose[rig_paths[start]];
+    var m = pose[rig_tables[start]];
     for (var i = 1u; i < depth; i++) {
-        m = affine_mul(m, pose[rig_paths[start + i]]);
+        m = affine_mul(m, pose[rig_tables[start + i]]);
     }
     return affine_mul(m, pose[j]);
 }

@@ -54,7 +54,7 @@ fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
 
 // Joint `joint` of clip `s.clip` at `s.time_s`.
 fn sample_clip_joint(s: ClipSample, joint: u32, num_joints: u32) -> Transform {
-    let h = clip_headers[s.clip];
+    let h = clip_header(s.clip);
     let p = frame_position(h, s.time_s);
     let frames = clip_joint_frames(h, p.frame0, p.frame1, joint, num_joints);
     return sample_frames(frames.a, frames.b, p.alpha);

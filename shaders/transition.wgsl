@@ -449,7 +449,7 @@ fn skip_layer(c: u32, m: u32, thread: u32) {
 // The layers in evaluation order: base, additive layers, override layers.
 fn load_setup(order: u32) -> LayerSetup {
     let i = order * LAYER_SETUP_WORDS;
-    return LayerSetup(layer_table[i], layer_table[i + 1u], layer_table[i + 2u], layer_table[i + 3u], layer_table[i + 4u]);
+    return LayerSetup(rig_tables[i], rig_tables[i + 1u], rig_tables[i + 2u], rig_tables[i + 3u], rig_tables[i + 4u]);
 }
 
 fn layer_program(c: u32, l: u32) -> LayerProgram {

@@ -1,14 +1,17 @@
 // Resources every stage may bind; a pipeline's layout holds only the groups its entry point
 // uses. Keep in sync with `src/gpu/pipelines.rs` (bind group layouts).
 
-// Group 0: the archetype, uploaded once.
+// Group 0: the archetype, uploaded once. Small tables share buffers, so that the layered frame
+// binds 8 storage buffers, within WebGPU's default limits.
 @group(0) @binding(0) var<storage, read> rig_joints: array<RigJoint>;
-@group(0) @binding(1) var<storage, read> clip_headers: array<ClipHeader>;
-// Every clip's frames, as `throng::gpu::types::clip_data` lays them out: full transforms or
-// compact ranges and joint-frames, all as bits (read through `clip_joint_frames` in `compact.wgsl`).
-@group(0) @binding(2) var<storage, read> clip_data: array<vec4<u32>>;
-// Every joint's ancestors, root first (`RigJoint::path_start`, `RigJoint::depth`).
-@group(0) @binding(3) var<storage, read> rig_paths: array<u32>;
+// Every clip's `ClipHeader` (two vec4 each, read by `clip_header`), then every clip's frames as
+// `throng::gpu::types::clip_data` lays them out: full transforms or compact ranges and
+// joint-frames, all as bits (read through `clip_joint_frames` in `compact.wgsl`).
+@group(0) @binding(1) var<storage, read> clip_data: array<vec4<u32>>;
+// A layered crowd's layer table — its `LayerSetup`s in evaluation order (five words each), then
+// the masks' weights as f32 bits — then every joint's ancestors, root first
+// (`RigJoint::path_start`, `RigJoint::depth`).
+@group(0) @binding(2) var<storage, read> rig_tables: array<u32>;
 
 // Group 1: one chunk of the crowd; samples and ranges are rewritten every frame.
 @group(1) @binding(0) var<uniform> params: ChunkParams;
@@ -32,13 +35,10 @@
 // Group 3: the layered frame (`GpuCrowd::set_frame`).
 // Every character's layer programs, `character * num_layers + layer` (crowd index).
 @group(3) @binding(0) var<storage, read> programs: array<LayerProgram>;
-// The archetype's `LayerSetup`s in evaluation order (five words each), then the masks' weights
-// as f32 bits; uploaded once.
-@group(3) @binding(1) var<storage, read> layer_table: array<u32>;
 // The chunk's window of the per-character memory: per character, per layer, a `LayerState`
 // (two vec4) then eight vec4 per joint laid out as `transition.wgsl` says, all as bits.
 // Starts at `params.state_base`.
-@group(3) @binding(2) var<storage, read_write> layer_memory: array<vec4<u32>>;
+@group(3) @binding(1) var<storage, read_write> layer_memory: array<vec4<u32>>;
 
 // Seconds since this workgroup's character was last shown: the frame's `dt_s`, or with a due
 // list its own (the frames animation LOD skipped included). Set by `workgroup_character`.
@@ -57,4 +57,11 @@ fn workgroup_character(w: u32) -> u32 {
     let entry = ranges[params.first_character + w];
     character_dt_s = bitcast<f32>(entry.count);
     return entry.start - params.first_character;
+}
+
+// Clip `clip`'s header, from the start of `clip_data`.
+fn clip_header(clip: u32) -> ClipHeader {
+    let a = clip_data[2u * clip];
+    let b = clip_data[2u * clip + 1u];
+    return ClipHeader(a.x, a.y, bitcast<f32>(a.z), a.w, b.x, b.y, b.z, b.w);
 }

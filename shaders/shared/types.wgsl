@@ -43,7 +43,7 @@ struct RigJoint {
     parent: u32,
     // Number of ancestors: roots are 0.
     depth: u32,
-    // Index in `rig_paths` of the joint's ancestors, root first, `depth` of them.
+    // Index in `rig_tables` of the joint's ancestors, root first, `depth` of them.
     path_start: u32,
     pad1: u32,
 }
@@ -153,7 +153,7 @@ const FLAG_SWITCHED: u32 = 4u;
 const FLAG_ROOT_MOTION: u32 = 8u;
 
 // One layer of the archetype, in evaluation order (base, additive layers, override layers),
-// at the start of `layer_table`; uploaded once.
+// at the start of `rig_tables`; uploaded once.
 struct LayerSetup {
     // Index of the layer in the character's programs.
     layer: u32,
@@ -161,14 +161,14 @@ struct LayerSetup {
     blend: u32,
     // SPACE_LOCAL or SPACE_MESH.
     space: u32,
-    // Index in `layer_table` of the mask's first weight (f32 bits, one per joint), or NO_MASK.
+    // Index in `rig_tables` of the mask's first weight (f32 bits, one per joint), or NO_MASK.
     mask_start: u32,
     // The layer's slot in each character's memory (`layer_block`), or NO_MEMORY for a layer
     // whose graph has only cuts: it shows its samples as they are and remembers nothing.
     memory: u32,
 }
 
-// Words of one `LayerSetup` in `layer_table`.
+// Words of one `LayerSetup` in `rig_tables`.
 const LAYER_SETUP_WORDS: u32 = 5u;
 
 const BLEND_OVERRIDE: u32 = 0u;

@@ -47,7 +47,7 @@ pub struct GpuCrowdOptions {
     pub max_chunk_characters: Option<u32>,
     /// Also allocate the local-pose and model-matrix buffers of the stage-by-stage path
     /// ([`GpuCrowd::encode_stage`]) and build its pipelines: 112 bytes per joint per character
-    /// more, and 2 more storage buffers per shader stage (9, or 12 with layers, past WebGPU's
+    /// more, and 2 more storage buffers per shader stage (8, or 10 with layers, past WebGPU's
     /// default 8). Off for production, where the fused frame keeps poses in workgroup memory.
     pub stage_buffers: bool,
     /// The largest buffer of the characters' memory (layered crowds), bytes; `None` takes the
@@ -285,12 +285,11 @@ struct Layers {
     setups: Vec<LayerSetup>,
     /// Layers that keep memory per character ([`LayerSetup::needs_memory`]).
     num_memory: usize,
-    /// Setups in evaluation order, then mask weights (`shaders/shared/bindings.wgsl`).
-    table: wgpu::Buffer,
 }
 
 /// The layer table: each layer's [`GpuLayerSetup`] in evaluation order, then the masks'
-/// weights as f32 bits, one per joint.
+/// weights as f32 bits, one per joint; the start of `throng.rig_tables`
+/// (`shaders/shared/bindings.wgsl`).
 fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
     let order = evaluation_order(layers);
     let mut masks: Vec<u32> = Vec::new();
@@ -435,9 +434,8 @@ impl GpuCrowd {
     ///
     /// Fails as [`new`](Self::new) does, when the layers are refused with the CPU's checks
     /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 4
-    /// bind groups or 10 storage buffers per shader stage, 12 with
-    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::DeviceLimit`]; WebGPU's default limits
-    /// have 8).
+    /// bind groups or 8 storage buffers per shader stage (WebGPU's default limits), 10 with
+    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::DeviceLimit`]).
     pub fn with_layers(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -461,15 +459,20 @@ impl GpuCrowd {
         let limits = device.limits();
         check_limits(&limits, layers.is_some(), options.stage_buffers)?;
         validate_clips(rig.num_joints(), clips)?;
-        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(rig);
+        let GpuRigTables { mut joints, paths } = GpuRigJoint::from_rig(rig);
+        // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
+        // the clip data, two vec4 each, and the layer table leads the ancestor paths.
+        let header_vec4s = clips.len() * size_of::<GpuClipHeader>() / size_of::<[u32; 4]>();
         let mut headers = Vec::with_capacity(clips.len());
-        let mut data: Vec<[u32; 4]> = Vec::new();
+        let mut frames: Vec<[u32; 4]> = Vec::new();
         for clip in clips {
             // Checked against the binding limit below before anything is uploaded; a clip
             // table past u32 vec4s (64 GiB) would fail that check first.
-            headers.push(GpuClipHeader::new(clip, data.len() as u32));
-            data.extend(clip_data(clip));
+            headers.push(GpuClipHeader::new(clip, (header_vec4s + frames.len()) as u32));
+            frames.extend(clip_data(clip));
         }
+        let mut data: Vec<[u32; 4]> = bytemuck::cast_slice(&headers).to_vec();
+        data.extend(frames);
         let data_bytes = (data.len() * size_of::<[u32; 4]>()) as u64;
         if data_bytes > limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) {
             return Err(GpuError::ClipsTooLarge { bytes: data_bytes, limit: limits.max_storage_buffer_binding_size });
@@ -496,10 +499,16 @@ impl GpuCrowd {
             queue.write_buffer(&buffer, 0, &aligned);
             buffer
         };
+        let mut tables = layers.map(layer_table).unwrap_or_default();
+        for joint in &mut joints {
+            // The layer table's entries are few (five words a layer and a weight a masked
+            // joint), far inside u32.
+            joint.path_start += tables.len() as u32;
+        }
+        tables.extend(&paths);
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
-        let clip_headers = init("throng.clip_headers", bytemuck::cast_slice(&headers));
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
-        let rig_paths = init("throng.rig_paths", bytemuck::cast_slice(&paths));
+        let rig_tables = init("throng.rig_tables", bytemuck::cast_slice(&tables));
         let compact_clips = clips.iter().any(|clip| clip.compact_format().is_some());
         let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some(), options.stage_buffers, compact_clips);
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -507,16 +516,11 @@ impl GpuCrowd {
             layout: &pipelines.layouts.archetype,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: rig_joints.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: clip_headers.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: clip_data.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: rig_paths.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: clip_data.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: rig_tables.as_entire_binding() },
             ],
         });
-        let layers = layers.map(|layers| Layers {
-            setups: layers.to_vec(),
-            num_memory: layers.iter().filter(|l| l.needs_memory).count(),
-            table: init("throng.layer_table", bytemuck::cast_slice(&layer_table(layers))),
-        });
+        let layers = layers.map(|layers| Layers { setups: layers.to_vec(), num_memory: layers.iter().filter(|l| l.needs_memory).count() });
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -1112,14 +1116,13 @@ impl GpuCrowd {
                 })
             });
             let memory_buffer = layered.as_ref().and_then(|(_, m)| m.buffers.get((first / characters_per_buffer) as usize));
-            let layered_group = self.layers.as_ref().zip(layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer)).map(|(layers, (programs, memory_buffer))| {
+            let layered_group = layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer).map(|(programs, memory_buffer)| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.layered"),
                     layout: &self.pipelines.layouts.layered,
                     entries: &[
                         wgpu::BindGroupEntry { binding: 0, resource: programs.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: layers.table.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 2, resource: memory.binding(memory_buffer) },
+                        wgpu::BindGroupEntry { binding: 1, resource: memory.binding(memory_buffer) },
                     ],
                 })
             });
@@ -1437,15 +1440,16 @@ mod tests {
 
     #[test]
     fn the_limits_asked_for_are_those_of_the_pipelines_built() {
-        // WebGPU's defaults (8 storage buffers a stage, 4 groups) run the plain frame; layers
-        // need 10 buffers and a fourth group, stage buffers 2 more. The error names the limit.
+        // WebGPU's defaults (8 storage buffers a stage, 4 groups) run the plain and the layered
+        // frame and the plain stage path; only the layered stage path needs 10. The error names
+        // the limit.
         let webgpu = wgpu::Limits::default();
-        assert!(check_limits(&webgpu, false, false).is_ok());
-        let too_few = |layered, stages, needed| {
-            matches!(check_limits(&webgpu, layered, stages), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: n, got: 8 }) if n == needed)
-        };
-        assert!(too_few(false, true, 9) && too_few(true, false, 10) && too_few(true, true, 12));
-        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 12, ..webgpu };
+        assert!([(false, false), (false, true), (true, false)].into_iter().all(|(layered, stages)| check_limits(&webgpu, layered, stages).is_ok()));
+        assert!(matches!(check_limits(&webgpu, true, true), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })));
+        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 7, ..webgpu };
+        assert!(check_limits(&device, false, false).is_ok());
+        assert!(matches!(check_limits(&device, true, false), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })));
+        device.max_storage_buffers_per_shader_stage = 10;
         assert!(check_limits(&device, true, true).is_ok());
         device.max_bind_groups = 3;
         assert!(check_limits(&device, false, true).is_ok());

@@ -107,13 +107,13 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
 pub(crate) struct Layouts {
-    /// Group 0: rig joints, clip headers, clip frames, ancestor paths.
+    /// Group 0: rig joints, clip headers and frames, the layer table and ancestor paths.
     pub archetype: wgpu::BindGroupLayout,
     /// Group 1: chunk parameters, samples, ranges, output window.
     pub chunk: wgpu::BindGroupLayout,
     /// Group 2: local-pose and model-matrix windows of the stage-by-stage path.
     pub stages: wgpu::BindGroupLayout,
-    /// Group 3: layer programs, the layer table, the window of the characters' memory.
+    /// Group 3: layer programs, the window of the characters' memory.
     pub layered: wgpu::BindGroupLayout,
 }
 
@@ -134,7 +134,7 @@ impl Layouts {
     fn new(device: &wgpu::Device) -> Self {
         let archetype = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.archetype"),
-            entries: &[storage(0, true), storage(1, true), storage(2, true), storage(3, true)],
+            entries: &[storage(0, true), storage(1, true), storage(2, true)],
         });
         let chunk = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.chunk"),
@@ -160,7 +160,7 @@ impl Layouts {
         });
         let layered = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.layered"),
-            entries: &[storage(0, true), storage(1, true), storage(2, false)],
+            entries: &[storage(0, true), storage(1, false)],
         });
         Self { archetype, chunk, stages, layered }
     }
@@ -184,13 +184,13 @@ pub(crate) struct StagePipelines {
     pub skinning: wgpu::ComputePipeline,
 }
 
-/// Storage buffers one shader stage binds: the fused frame (the archetype's 4, the chunk's 3);
+/// Storage buffers one shader stage binds: the fused frame (the archetype's 3, the chunk's 3);
 /// with stage buffers, the stage path (and 2 more); with layers, the layered frame and its
-/// transition stage (and the layered group's 3), and with both, the layers stage (12).
-/// `wgpu::Limits::default()` (WebGPU's) has 8.
+/// transition stage (and the layered group's 2), and with both, the layers stage (10).
+/// `wgpu::Limits::default()` (WebGPU's) has 8: everything but the layered stage path fits.
 #[must_use]
 pub(crate) const fn storage_buffers_needed(layered: bool, stage_buffers: bool) -> u32 {
-    7 + if stage_buffers { 2 } else { 0 } + if layered { 3 } else { 0 }
+    6 + if stage_buffers { 2 } else { 0 } + if layered { 2 } else { 0 }
 }
 
 /// The layered frame ([`ShaderModuleKind::FrameLayers`]), its transition stage alone and, with

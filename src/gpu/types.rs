@@ -86,7 +86,8 @@ pub struct GpuRigJoint {
     pub parent: u32,
     /// Number of ancestors (roots: 0).
     pub depth: u32,
-    /// Index in [`GpuRigTables::paths`] of this joint's ancestors, root first, `depth` of them:
+    /// Index in [`GpuRigTables::paths`] of this joint's ancestors, root first, `depth` of them
+    /// (on the device, in `throng.rig_tables`, which puts a layered crowd's layer table first):
     /// a thread composes its joint's model matrix from the root down without waiting for other
     /// joints' (local-to-model and the mesh-space override).
     pub path_start: u32,
