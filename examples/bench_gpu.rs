@@ -373,7 +373,7 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         );
     }
     println!(
-        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written and its state), plus the upload, over the frame's GPU time",
+        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written, each joint's scale line read and written, and the layer's state), plus the upload, over the frame's GPU time",
         layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
     );
     println!("transition, layers, l2m (local_to_model), skinning: each stage alone on the stage-by-stage path (intermediates in device memory), so they sum to more than the fused frame");
