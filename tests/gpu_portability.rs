@@ -170,3 +170,29 @@ fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
     let got = crowd.read_output_blocking().unwrap();
     assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
 }
+
+/// Vulkan and DX12 drivers report a storage binding limit of 2³¹ − 1 bytes, not a multiple of 4,
+/// and a binding's size must be one. A frame whose samples outgrow one binding binds each
+/// chunk's window of them; the chunks' first bindings, before those windows, must be a whole
+/// number of samples too. Here the limit is 1 MiB + 3 bytes and the samples 1.25 MiB.
+#[test]
+fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_storage_buffer_binding_size = (1 << 20) + 3) else { return };
+    let rig = test_rig(2);
+    let clips = swing_clips(&rig);
+    let characters = 41_000u32;
+    let samples: Vec<ClipSample> = (0..characters).flat_map(|c| [ClipSample::new(0, 0.001 * c as f32, 0.6), ClipSample::new(1, 0.002 * c as f32, 0.4)]).collect();
+    assert!(samples.len() * size_of::<ClipSample>() > (1 << 20) + 3, "the samples outgrow one binding");
+    let ranges: Vec<_> = (0..characters).map(|c| 2 * c..2 * c + 2).collect();
+    let options = GpuCrowdOptions { max_chunk_characters: Some(4096), ..GpuCrowdOptions::default() };
+    let mut own = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
+    let expected = frame(&gpu, &mut own, &samples, &ranges);
+    let mut crowd = GpuCrowd::new(&device, &queue, &rig, &clips, options).unwrap();
+    crowd.set_programs(&samples, &ranges).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    crowd.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let got = crowd.read_output_blocking().unwrap();
+    assert!(expected.len() == got.len() && expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "output differs under the odd binding limit");
+}

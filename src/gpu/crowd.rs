@@ -981,6 +981,9 @@ impl GpuCrowd {
         // Room to grow (a power of two), but never past one binding while the samples fit in
         // one: a million characters' 5 to 8 million samples would otherwise round up past it.
         let max_samples = (binding_limit / size_of::<ClipSample>() as u64) as usize;
+        // A binding of the samples is whole samples: Vulkan and DX12 drivers report a binding
+        // limit of 2³¹ − 1 bytes, and a binding's size must be a multiple of 4.
+        let samples_binding = max_samples as u64 * size_of::<ClipSample>() as u64;
         let samples_capacity = num_samples.next_power_of_two().min(max_samples.max(num_samples));
         let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
         // Past one binding, each chunk binds the window of samples its programs read
@@ -1103,7 +1106,7 @@ impl GpuCrowd {
             chunk_params.push(p);
             let output_at = ((first / output_per_buffer) as usize, out);
             // Until `bind_sample_windows` moves it: the whole buffer, or its first binding's worth.
-            let samples_window = (0, samples.size().min(binding_limit));
+            let samples_window = (0, samples.size().min(samples_binding));
             let frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&params, k * params_stride), (&samples, samples_window), &ranges, (&output, output_at));
             let stages = stage_buffers.as_ref().map(|(locals, models)| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -1130,7 +1133,7 @@ impl GpuCrowd {
                 first_character: first,
                 num_characters: count as u32,
                 output: output_at,
-                samples_window: (0, samples.size().min(binding_limit)),
+                samples_window: (0, samples.size().min(samples_binding)),
                 frame,
                 stages,
                 layered: layered_group,
