@@ -24,7 +24,7 @@ const DT: f32 = 1.0 / 60.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::{gpu, gpu_with_limits, layered_frame, test_rig, Rng};
+use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig, Rng};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -863,10 +863,7 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
         let (samples, programs) = scripted_frame(&mut scripts, frame);
         let expected = layered_frame(&gpu, &mut own, &samples, &programs, DT);
         restricted.set_frame(&samples, &programs, DT).unwrap();
-        let mut encoder = device.create_command_encoder(&Default::default());
-        restricted.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        let got = restricted.read_output_blocking().unwrap();
+        let got = encode_and_read(&device, &queue, &restricted);
         if frame == 0 {
             assert_eq!((own.num_chunks(), restricted.num_chunks()), (1, 8), "23 characters in chunks of 3");
             assert!(restricted.num_memory_buffers() > 1 && restricted.output_buffers().len() > 1);

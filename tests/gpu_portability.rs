@@ -14,7 +14,7 @@ use wgpu::naga;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
-use gpu_support::{frame, gpu, gpu_with_limits, layered_frame, test_rig};
+use gpu_support::{encode_and_read, frame, gpu, gpu_with_limits, layered_frame, test_rig};
 
 /// Where `block` (of a function whose expressions `info` types) stores one component of a
 /// vector that lives in storage or workgroup memory, shared between invocations.
@@ -126,13 +126,10 @@ fn a_crowd_runs_on_a_device_with_webgpu_default_limits() {
     let expected = frame(&gpu, &mut own, &samples, &ranges);
     let mut crowd = match GpuCrowd::new(&device, &queue, &rig, &clips, GpuCrowdOptions::default()) {
         Ok(crowd) => crowd,
-        Err(e) => panic!("refused on WebGPU's default limits, though its frame binds 7 storage buffers: {e}"),
+        Err(e) => panic!("refused on WebGPU's default limits, though its frame binds 6 storage buffers: {e}"),
     };
     crowd.set_programs(&samples, &ranges).unwrap();
-    let mut encoder = device.create_command_encoder(&Default::default());
-    crowd.encode(&mut encoder);
-    queue.submit([encoder.finish()]);
-    let got = crowd.read_output_blocking().unwrap();
+    let got = encode_and_read(&device, &queue, &crowd);
     assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
 }
 
@@ -164,10 +161,7 @@ fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
         Err(e) => panic!("refused on WebGPU's default limits: {e}"),
     };
     crowd.set_frame(&samples, &programs, 1.0 / 60.0).unwrap();
-    let mut encoder = device.create_command_encoder(&Default::default());
-    crowd.encode(&mut encoder);
-    queue.submit([encoder.finish()]);
-    let got = crowd.read_output_blocking().unwrap();
+    let got = encode_and_read(&device, &queue, &crowd);
     assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
 }
 
@@ -190,9 +184,6 @@ fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples()
     let expected = frame(&gpu, &mut own, &samples, &ranges);
     let mut crowd = GpuCrowd::new(&device, &queue, &rig, &clips, options).unwrap();
     crowd.set_programs(&samples, &ranges).unwrap();
-    let mut encoder = device.create_command_encoder(&Default::default());
-    crowd.encode(&mut encoder);
-    queue.submit([encoder.finish()]);
-    let got = crowd.read_output_blocking().unwrap();
+    let got = encode_and_read(&device, &queue, &crowd);
     assert!(expected.len() == got.len() && expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "output differs under the odd binding limit");
 }

@@ -89,17 +89,19 @@ pub fn test_rig(num_joints: usize) -> Rig {
 /// the output back.
 pub fn frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Vec<f32> {
     crowd.set_programs(samples, ranges).expect("valid programs");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encode_and_read(&gpu.device, &gpu.queue, crowd)
+}
+
+/// The crowd's frame, as last set, encoded on `device`, submitted and read back.
+pub fn encode_and_read(device: &wgpu::Device, queue: &wgpu::Queue, crowd: &GpuCrowd) -> Vec<f32> {
+    let mut encoder = device.create_command_encoder(&Default::default());
     crowd.encode(&mut encoder);
-    gpu.queue.submit([encoder.finish()]);
+    queue.submit([encoder.finish()]);
     crowd.read_output_blocking().expect("readback")
 }
 
 /// One layered frame on the GPU: the programs set, encoded, submitted and read back.
 pub fn layered_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Vec<f32> {
     crowd.set_frame(samples, programs, dt_s).expect("valid programs");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    crowd.encode(&mut encoder);
-    gpu.queue.submit([encoder.finish()]);
-    crowd.read_output_blocking().expect("readback")
+    encode_and_read(&gpu.device, &gpu.queue, crowd)
 }
