@@ -289,6 +289,13 @@ impl Archetype {
         &self.graph
     }
 
+    /// Layer `layer`'s sample slots within a character's: twice its largest state, from where
+    /// the layers before it end. The state step and a spawn's first program write there.
+    fn layer_samples(&self, layer: usize) -> std::ops::Range<usize> {
+        let start = self.layer_sample_offset[layer] as usize;
+        start..start + 2 * self.graph.layers()[layer].max_leaves as usize
+    }
+
     /// Sample slots each character reserves: twice the largest state of each layer.
     #[must_use]
     pub fn samples_per_character(&self) -> usize {
@@ -698,10 +705,9 @@ impl Group {
             let start = step::initial_state(&g, layer, &view, trig);
             // Shown if the character is evaluated before the next update (animation LOD makes
             // it due at once): its start state's first frame, not the rig's rest pose.
-            let offset = self.arch.layer_sample_offset[layer] as usize;
-            let layer_len = 2 * g.layers()[layer].max_leaves as usize;
-            let first_sample = row * per + offset;
-            let program = step::start_program(&self.arch, layer, usize::from(start), &view, trig, first_sample as u32, &mut self.samples[first_sample..first_sample + layer_len]);
+            let slots = self.arch.layer_samples(layer);
+            let first_sample = row * per + slots.start;
+            let program = step::start_program(&self.arch, layer, usize::from(start), &view, trig, first_sample as u32, &mut self.samples[first_sample..row * per + slots.end]);
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(0.0);
@@ -753,7 +759,7 @@ impl Group {
         swap_remove_row(&mut self.samples, row, per);
         // The moved character's programs point at its old sample slots; repoint them.
         for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
-            program.first_sample = (row * per) as u32 + self.arch.layer_sample_offset[l];
+            program.first_sample = (row * per + self.arch.layer_samples(l).start) as u32;
         }
         (row != last).then(|| self.slots[row])
     }
@@ -860,10 +866,8 @@ impl Group {
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],
                             };
-                            let offset = ctx.arch.layer_sample_offset[l] as usize;
-                            let layer_len = 2 * ctx.arch.graph.layers()[l].max_leaves as usize;
-                            let base = k * per + offset;
-                            let first_sample = (row * per + offset) as u32;
+                            let slots = ctx.arch.layer_samples(l);
+                            let first_sample = (row * per + slots.start) as u32;
                             step::step_layer(
                                 &ctx,
                                 l,
@@ -874,7 +878,7 @@ impl Group {
                                 &mut scratch,
                                 first_sample,
                                 &mut programs[i],
-                                &mut samples[base..base + layer_len],
+                                &mut samples[k * per + slots.start..k * per + slots.end],
                                 &mut sink,
                                 lod,
                             );

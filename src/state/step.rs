@@ -279,17 +279,22 @@ pub(crate) fn start_program(arch: &Archetype, layer: usize, start: usize, params
     let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
     leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
     let num_target = write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
-    let root_motion = g.states[start].root_motion && layer == 0;
     LayerProgram {
         first_sample,
         num_target,
         transition: u32::MAX,
         target_weight: 1.0,
         progress: 1.0,
-        flags: if root_motion { LayerProgram::ROOT_MOTION } else { 0 },
+        flags: root_motion_flag(g, start, layer),
         weight: layer_weight(g, layer, params, triggers),
         ..LayerProgram::default()
     }
+}
+
+/// [`LayerProgram::ROOT_MOTION`] when the base layer shows `state` and the state moves the
+/// character, else 0.
+fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
+    if g.states[state].root_motion && layer == 0 { LayerProgram::ROOT_MOTION } else { 0 }
 }
 
 /// Everything the step reads that is the same for every character.
@@ -516,9 +521,7 @@ pub(crate) fn step_layer(
     if switched {
         flags |= LayerProgram::SWITCHED;
     }
-    if g.states[*slot.active as usize].root_motion && layer == 0 {
-        flags |= LayerProgram::ROOT_MOTION;
-    }
+    flags |= root_motion_flag(g, *slot.active as usize, layer);
     let a = *slot.active as usize;
     let target_advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
     let target = Side { phase: *slot.phase, loops: *slot.loops, advance: target_advance, share: target_weight };
