@@ -800,13 +800,20 @@ impl GpuCrowd {
     /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
-        let Some((buffer, at)) = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).and_then(|(_, m)| m.locate(character)) else {
-            return;
-        };
-        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
-        for l in 0..self.num_memory_layers() as u64 {
-            self.queue.write_buffer(buffer, at + l * per_layer, bytemuck::bytes_of(&GpuLayerState::default()));
+        let memory = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).map(|(_, m)| m);
+        if let Some((buffer, states)) = memory.and_then(|m| self.layer_states(m, character)) {
+            for at in states {
+                self.queue.write_buffer(buffer, at, bytemuck::bytes_of(&GpuLayerState::default()));
+            }
         }
+    }
+
+    /// The buffer holding `character`'s layer memory and the byte offset of each of its
+    /// [`GpuLayerState`]s (one per layer with memory): what forgetting what it showed clears.
+    fn layer_states<'m>(&self, memory: &'m Runs, character: usize) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
+        let (buffer, at) = memory.locate(character)?;
+        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+        Some((buffer, (0..self.num_memory_layers() as u64).map(move |l| at + l * per_layer)))
     }
 
     /// Tells the crowd it has `num_characters` characters, after spawns between frames, as
@@ -847,11 +854,10 @@ impl GpuCrowd {
         let output_bytes = self.output_bytes_per_character();
         // A crowd whose layers all lack memory keeps none to move, only its output.
         let memory = frame.layered.as_ref().map(|(_, memory)| memory).filter(|_| memory_bytes > 0);
-        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         let forget = |encoder: &mut wgpu::CommandEncoder, row: usize| {
-            if let Some((buffer, at)) = memory.and_then(|memory| memory.locate(row)) {
-                for l in 0..self.num_memory_layers() as u64 {
-                    encoder.clear_buffer(buffer, at + l * per_layer, Some(LAYER_STATE_BYTES));
+            if let Some((buffer, states)) = memory.and_then(|memory| self.layer_states(memory, row)) {
+                for at in states {
+                    encoder.clear_buffer(buffer, at, Some(LAYER_STATE_BYTES));
                 }
             }
         };
