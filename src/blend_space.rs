@@ -253,7 +253,9 @@ pub struct CartesianSpace {
 /// Tables of a directional gradient-band space, scaled so that the farthest child has radius 1.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirectionalSpace {
-    inv_scale: f32,
+    /// Double precision: the inverse of a radius near `f32::MAX` is subnormal as an `f32`, and
+    /// of one near the smallest `f32` is infinite.
+    inv_scale: f64,
     radii: Vec<f32>,
     /// `pairs[i * n + j]`; the diagonal is all zeros, which yields 1.
     pairs: Vec<PolarPair>,
@@ -676,7 +678,7 @@ impl BlendSpace {
             }
         }
         Ok(Self::Directional(DirectionalSpace {
-            inv_scale: inv_scale as f32,
+            inv_scale,
             radii: radii.iter().map(|&r| r as f32).collect(),
             pairs,
         }))
@@ -799,6 +801,10 @@ impl OneDSpace {
 
 /// The segment `[values[lo], values[lo + 1]]` holding `v` (NaN read as 0, clamped to the ends)
 /// and the fraction `t ∈ [0, 1]` along it. `values` strictly increases and has 2 or more.
+///
+/// The fraction is worked out in `f64`: two finite `f32` values can lie more than `f32::MAX`
+/// apart, where `(v − a) / (b − a)` in `f32` is `∞ / ∞` (NaN) or `x / ∞` (0, the wrong weight);
+/// in `f64` both differences are exact to rounding and finite.
 fn segment(values: &[f32], v: f32) -> (usize, f32) {
     let first = values[0];
     let last = values[values.len() - 1];
@@ -806,8 +812,8 @@ fn segment(values: &[f32], v: f32) -> (usize, f32) {
     let hi = values
         .partition_point(|&x| x < v)
         .clamp(1, values.len() - 1);
-    let (a, b) = (values[hi - 1], values[hi]);
-    (hi - 1, ((v - a) / (b - a)).clamp(0.0, 1.0))
+    let (a, b) = (f64::from(values[hi - 1]), f64::from(values[hi]));
+    (hi - 1, ((f64::from(v) - a) / (b - a)).clamp(0.0, 1.0) as f32)
 }
 
 impl GridSpace {
@@ -847,7 +853,7 @@ impl CartesianSpace {
 impl DirectionalSpace {
     fn fill(&self, p: Vec2, w: &mut [f32]) {
         let raw = Vec2::new(nan_to_zero(p.x), nan_to_zero(p.y));
-        let q = pull_back(raw.as_dvec2() * f64::from(self.inv_scale), FAR_RADIUS).as_vec2();
+        let q = pull_back(raw.as_dvec2() * self.inv_scale, FAR_RADIUS).as_vec2();
         let radius = q.length();
         let angle = q.y.atan2(q.x);
         let n = self.radii.len();

@@ -570,3 +570,90 @@ fn freeform_child_owns_its_point_in_a_thin_triangle() {
         assert!(w[child] >= 1.0 - 1e-6, "child {child} at {p}: {w:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Extreme but finite layouts: points anywhere in f32's range, spans beyond `f32::MAX`
+
+/// Any finite coordinate, weighted towards the ends of f32's range and the tiny ones.
+fn extreme_coordinate() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        2 => Just(f32::MAX),
+        2 => Just(-f32::MAX),
+        2 => (0.5f32..1.0).prop_map(|f| f * f32::MAX),
+        2 => (-1.0f32..-0.5).prop_map(|f| f * f32::MAX),
+        1 => Just(f32::MIN_POSITIVE),
+        1 => Just(-f32::from_bits(1)),
+        2 => any::<f32>().prop_filter("finite", |v| v.is_finite()),
+        1 => -30.0f32..30.0,
+    ]
+}
+
+/// Distinct finite values, sorted: strictly increasing, as the grid wants them.
+fn extreme_increasing(len: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = Vec<f32>> {
+    prop::collection::vec(extreme_coordinate(), len).prop_filter_map("fewer than 2 distinct values", |mut v| {
+        v.sort_by(f32::total_cmp);
+        v.dedup();
+        (v.len() >= 2).then_some(v)
+    })
+}
+
+/// Non-negative, finite, summing to one within `tolerance`, with a message saying where.
+fn check_partition_within(space: &BlendSpace, p: Vec2, tolerance: f32) -> Result<(), TestCaseError> {
+    let w = weights_of(space, p);
+    prop_assert!(w.iter().all(|v| v.is_finite() && *v >= 0.0), "{:?} at {p}: {w:?}", space.kind());
+    let sum: f32 = w.iter().sum();
+    prop_assert!((sum - 1.0).abs() <= tolerance, "{:?} at {p}: sum {sum}, {w:?}", space.kind());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// 1D and grid weights are at most four products of fractions: they sum to one within 1e-6
+    /// wherever the points lie and whatever the parameter.
+    #[test]
+    fn one_d_and_grid_partition_one_on_extreme_points(
+        xs in extreme_increasing(2..=8),
+        ys in extreme_increasing(2..=8),
+        p in (extreme_coordinate(), extreme_coordinate()).prop_map(|(x, y)| Vec2::new(x, y)),
+        q in parameter(),
+    ) {
+        let one_d = BlendSpace::one_d(xs.clone()).unwrap();
+        let grid = BlendSpace::grid(xs, ys).unwrap();
+        for at in [p, q] {
+            check_partition_within(&one_d, at, 1e-6)?;
+            check_partition_within(&grid, at, 1e-6)?;
+        }
+    }
+
+    /// The 2D spaces on points anywhere in f32's range; a layout the constructor refuses must
+    /// be refused with a typed error, never a panic.
+    #[test]
+    fn two_d_spaces_partition_one_on_extreme_points(
+        points in prop::collection::vec((extreme_coordinate(), extreme_coordinate()), 2..=12),
+        p in (extreme_coordinate(), extreme_coordinate()).prop_map(|(x, y)| Vec2::new(x, y)),
+        q in parameter(),
+    ) {
+        let points: Vec<Vec2> = points.into_iter().map(|(x, y)| Vec2::new(x, y)).collect();
+        let spaces = [BlendSpace::freeform(points.clone()), BlendSpace::cartesian(points.clone()), BlendSpace::directional(points)];
+        for space in spaces.iter().flatten() {
+            for at in [p, q] {
+                check_partition(space, at)?;
+            }
+        }
+    }
+}
+
+/// Children at `-f32::MAX` and `f32::MAX` are more than `f32::MAX` apart: the 1D and grid
+/// fraction `(v − a) / (b − a)` was `∞ / ∞`, NaN weights at the far end (and the frame that
+/// sampled them refused), and `x / ∞ = 0` everywhere else, all weight on the first child.
+#[test]
+fn one_d_and_grid_spanning_more_than_f32_max_weigh_exactly() {
+    let one_d = BlendSpace::one_d(vec![-f32::MAX, f32::MAX]).unwrap();
+    assert_eq!(weights_of(&one_d, Vec2::new(f32::MAX, 0.0)), [0.0, 1.0]);
+    assert_eq!(weights_of(&one_d, Vec2::ZERO), [0.5, 0.5]);
+    assert_eq!(weights_of(&one_d, Vec2::new(f32::MAX / 2.0, 0.0)), [0.25, 0.75]);
+    let grid = BlendSpace::grid(vec![-f32::MAX, f32::MAX], vec![-f32::MAX, 0.0, f32::MAX]).unwrap();
+    assert_eq!(weights_of(&grid, Vec2::new(f32::MAX, f32::MAX)), [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(weights_of(&grid, Vec2::new(0.0, -f32::MAX / 2.0)), [0.25, 0.25, 0.25, 0.25, 0.0, 0.0]);
+}
