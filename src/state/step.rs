@@ -205,6 +205,20 @@ fn rate(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> 
     rates.iter().zip(weights.iter()).map(|(r, w)| r * w).sum()
 }
 
+/// A normalized transition's length in seconds: `duration` (a fraction of the state's length)
+/// at the state's `rate` (progress per second) times `|speed|`; a paused state (speed 0) at its
+/// rate alone. A speed so small that the quotient overflows (a subnormal one) makes the
+/// longest finite transition, as near-paused playback would: the program stays finite. A
+/// zero duration stays a cut, even where the rate itself underflowed to 0.
+fn normalized_duration_s(duration: f32, rate: f32, speed: f32) -> f32 {
+    if duration == 0.0 {
+        return 0.0;
+    }
+    let scaled = rate * speed.abs();
+    // `f32::min` turns an infinite quotient into `f32::MAX`.
+    (duration / if scaled > 0.0 { scaled } else { rate }).min(f32::MAX)
+}
+
 #[inline]
 fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock {
     // A huge but finite `dt` can overflow `dt × speed × rate` to infinity, and `∞ − ∞` would
@@ -442,12 +456,7 @@ pub(crate) fn step_layer(
         let tr = &g.transitions[t as usize];
         *consumed |= used;
         switched = true;
-        let duration_s = if tr.normalized {
-            let scaled = active_rate * active_state.speed.abs();
-            tr.duration / if scaled > 0.0 { scaled } else { active_rate }
-        } else {
-            tr.duration
-        };
+        let duration_s = if tr.normalized { normalized_duration_s(tr.duration, active_rate, active_state.speed) } else { tr.duration };
         let cut = duration_s <= 0.0
             || matches!(tr.switch, SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 }));
         let interrupting = *slot.transition != NO_INDEX;
