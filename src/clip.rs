@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use glam::{Quat, Vec3};
 
-use crate::rig::{Rig, Transform};
+use crate::rig::{Rig, Transform, MAX_SCALE, MAX_TRANSLATION_M};
 use compact::{CompactFormat, CompactPoses, CompressionReport};
 
 /// How a source track interpolates between its keys (glTF's samplers).
@@ -254,6 +254,25 @@ pub enum ClipError {
         /// The clip's name.
         clip: String,
     },
+    /// A finite value of a frame is past its bound: a translation component beyond
+    /// [`MAX_TRANSLATION_M`] or a scale component beyond [`MAX_SCALE`] (resampled tracks are
+    /// checked frame by frame, so a cubic spline's overshoot counts too). Such values could
+    /// overflow in the evaluators (`docs/errors.md`, "Numeric bounds").
+    #[error("frame {frame} of clip {clip:?}, joint {joint}: {what} component {value} is beyond the limit {limit}")]
+    OutOfBounds {
+        /// The clip's name.
+        clip: String,
+        /// The frame index.
+        frame: usize,
+        /// The joint index.
+        joint: usize,
+        /// `"translation"` or `"scale"`.
+        what: &'static str,
+        /// The magnitude found.
+        value: f32,
+        /// The bound it is past.
+        limit: f32,
+    },
     /// A pose given directly has the wrong number of joints or a non-finite value.
     #[error("frame {frame} of clip {clip:?} is malformed: {what}")]
     BadFrame {
@@ -316,6 +335,32 @@ pub struct Clip {
     storage: Storage,
     /// Named moments, in the order given.
     events: Vec<ClipEvent>,
+    /// Per joint, the largest values its frames reach, for the evaluators' bound check.
+    extents: Vec<JointExtent>,
+}
+
+/// The largest translation component and scale component magnitudes one joint reaches over a
+/// clip's frames; NaN when a frame holds NaN (only an additive delta against a zero scale can).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct JointExtent {
+    /// Largest `|translation component|`, metres.
+    pub translation_m: f32,
+    /// Largest `|scale component|`.
+    pub scale: f32,
+}
+
+/// The extents of every joint over frame-major `poses`.
+fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
+    // Unlike `f32::max`, keeps a NaN, so that the check refuses it.
+    let widest = |a: f32, b: f32| if a.is_nan() || a >= b { a } else { b };
+    let mut out = vec![JointExtent::default(); num_joints];
+    for frame in poses.chunks_exact(num_joints) {
+        for (e, p) in out.iter_mut().zip(frame) {
+            e.translation_m = p.translation.abs().to_array().into_iter().fold(e.translation_m, widest);
+            e.scale = p.scale.abs().to_array().into_iter().fold(e.scale, widest);
+        }
+    }
+    out
 }
 
 /// How a clip's frames are held.
@@ -415,6 +460,12 @@ impl Clip {
         if let Some(i) = poses.iter().position(|p| !p.is_finite()) {
             return Err(ClipError::BadFrame { clip: name, frame: i / num_joints, what: format!("joint {} is not finite", i % num_joints) });
         }
+        for (i, p) in poses.iter().enumerate() {
+            let checks = [("translation", p.translation.abs().max_element(), MAX_TRANSLATION_M), ("scale", p.scale.abs().max_element(), MAX_SCALE)];
+            if let Some(&(what, value, limit)) = checks.iter().find(|(_, value, limit)| value > limit) {
+                return Err(ClipError::OutOfBounds { clip: name, frame: i / num_joints, joint: i % num_joints, what, value, limit });
+            }
+        }
         for frame in 0..num_frames {
             for joint in 0..num_joints {
                 let i = frame * num_joints + joint;
@@ -430,7 +481,8 @@ impl Clip {
                 poses[i].rotation = q;
             }
         }
-        Ok(Self { name, num_joints, num_frames, duration_s, looping, storage: Storage::Full(poses), events: Vec::new() })
+        let extents = extents(&poses, num_joints);
+        Ok(Self { name, num_joints, num_frames, duration_s, looping, storage: Storage::Full(poses), events: Vec::new(), extents })
     }
 
     /// This clip in the cheapest [`CompactFormat`] whose decoded frames keep every joint of
@@ -559,7 +611,12 @@ impl Clip {
             let pose = frame.to_vec();
             crate::eval::layers::make_additive(reference, &pose, frame);
         }
-        Self { storage: Storage::Full(poses), ..self.clone() }
+        Self { extents: extents(&poses, self.num_joints), storage: Storage::Full(poses), ..self.clone() }
+    }
+
+    /// What joint `joint` (below [`Clip::num_joints`]) reaches over the frames.
+    pub(crate) fn extent(&self, joint: usize) -> JointExtent {
+        self.extents[joint]
     }
 
     /// The clip's name.

@@ -64,7 +64,7 @@ pub mod setup;
 pub mod state;
 
 pub use clip::{Clip, ClipError, ClipEvent, Interpolation, JointTracks, Track};
-pub use rig::{Rig, RigError, Transform, MAX_JOINTS};
+pub use rig::{Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_INVERSE_BIND, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};
 
 /// README.md's examples, compiled and run as doc tests.
 #[cfg(doctest)]

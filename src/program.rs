@@ -9,6 +9,7 @@ use std::ops::Range;
 use bytemuck::{Pod, Zeroable};
 
 use crate::clip::Clip;
+use crate::rig::{Rig, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M};
 
 /// One clip to sample for a character: which clip, at what time, with what weight.
 ///
@@ -188,11 +189,31 @@ pub enum ProgramError {
         /// The program's `flags`.
         flags: u32,
     },
+    /// What the rig's rest pose and the clips hold could overflow once blended and layered:
+    /// the product of scales down to a joint, each joint's largest scale over the rest pose
+    /// and every clip raised to one more than the number of additive layers, is beyond
+    /// [`MAX_CHAIN_SCALE`]; or a clip's translation (an additive delta is a difference of two
+    /// translations) is beyond twice [`crate::rig::MAX_TRANSLATION_M`]. See `docs/errors.md`,
+    /// "Numeric bounds".
+    #[error("joint {joint}: {what} is {value}, beyond the limit {limit}")]
+    OutOfBounds {
+        /// The joint.
+        joint: usize,
+        /// What is past its bound.
+        what: String,
+        /// The worst value found (infinite for a product past `f32`, NaN for a NaN delta).
+        value: f32,
+        /// The bound.
+        limit: f32,
+    },
 }
 
 /// Checks that every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`] names
-/// the first that does not).
-pub fn validate_clips(rig_joints: usize, clips: &[Clip]) -> Result<(), ProgramError> {
+/// the first that does not), and that nothing the evaluators can build from the rig's rest
+/// pose and the clips, through `additive_layers` additive layers, can overflow
+/// ([`ProgramError::OutOfBounds`]): the chain bound of `docs/errors.md`, "Numeric bounds".
+pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Result<(), ProgramError> {
+    let rig_joints = rig.num_joints();
     for (i, clip) in clips.iter().enumerate() {
         if clip.num_joints() != rig_joints {
             return Err(ProgramError::ClipRigMismatch {
@@ -201,6 +222,31 @@ pub fn validate_clips(rig_joints: usize, clips: &[Clip]) -> Result<(), ProgramEr
                 clip_joints: clip.num_joints(),
                 rig_joints,
             });
+        }
+    }
+    // Each joint's scale after blending is at most the largest of what it blends, and each
+    // additive layer multiplies it by at most that again: at most `widest^(1 + additive)`.
+    // In f64 so that the check itself cannot overflow (256 joints × 16 layers × 4 decimal
+    // digits of the largest scale stay far inside f64's range).
+    let factors = 1 + additive_layers as i32;
+    let max_delta_m = 2.0 * MAX_TRANSLATION_M;
+    let mut chain = [1.0f64; MAX_JOINTS];
+    for (joint, rest) in rig.rest_pose().iter().enumerate() {
+        let mut widest = f64::from(rest.scale.abs().max_element()).max(1.0);
+        for (i, clip) in clips.iter().enumerate() {
+            let e = clip.extent(joint);
+            if !(e.translation_m <= max_delta_m) {
+                let what = format!("clip {i} ({:?})'s largest translation component", clip.name());
+                return Err(ProgramError::OutOfBounds { joint, what, value: e.translation_m, limit: max_delta_m });
+            }
+            // NaN fails the comparison and is reported below as the product.
+            widest = if f64::from(e.scale) <= widest { widest } else { f64::from(e.scale) };
+        }
+        let parent = rig.parent(joint).map_or(1.0, |p| chain[p]);
+        chain[joint] = parent * widest.powi(factors);
+        if !(chain[joint] <= f64::from(MAX_CHAIN_SCALE)) {
+            let what = format!("the product of scales down to it, over the rest pose and {} clips, through {additive_layers} additive layers", clips.len());
+            return Err(ProgramError::OutOfBounds { joint, what, value: chain[joint] as f32, limit: MAX_CHAIN_SCALE });
         }
     }
     Ok(())

@@ -6,6 +6,25 @@ use glam::{Mat4, Quat, Vec3};
 /// per-joint tables of the GPU stages small.
 pub const MAX_JOINTS: usize = 256;
 
+/// The largest magnitude a translation component may have, in a rig's rest pose or a clip's
+/// frames, metres (1000 km: a file in centimetres, or a character far from its origin, is well
+/// inside it). With [`MAX_SCALE`], [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`] it keeps every
+/// matrix either evaluator computes finite; the argument is in `docs/errors.md`, "Numeric
+/// bounds".
+pub const MAX_TRANSLATION_M: f32 = 1e6;
+
+/// The largest magnitude a scale component may have, in a rig's rest pose or a clip's frames.
+/// Scales may be zero or negative (a hidden or mirrored joint); only growth can overflow.
+pub const MAX_SCALE: f32 = 1e4;
+
+/// The largest product, along any chain from a root, of each joint's largest scale magnitude
+/// (counted as 1 when below 1): the rest pose's, and what the evaluators can build from a rig's
+/// rest pose and clips (see [`crate::program::validate_clips`]).
+pub const MAX_CHAIN_SCALE: f32 = 1e8;
+
+/// The largest magnitude an entry of an inverse bind matrix may have, given or derived.
+pub const MAX_INVERSE_BIND: f32 = 1e8;
+
 /// A joint's local transform, composed as `translation * rotation * scale`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transform {
@@ -111,6 +130,24 @@ pub enum RigError {
         /// `"rest transform"` or `"inverse bind matrix"`.
         what: &'static str,
     },
+    /// A finite number is past its bound: a rest translation component beyond
+    /// [`MAX_TRANSLATION_M`], a rest scale component beyond [`MAX_SCALE`], the product of rest
+    /// scales down to the joint beyond [`MAX_CHAIN_SCALE`], or an inverse bind matrix entry
+    /// beyond [`MAX_INVERSE_BIND`]. Such numbers could overflow in the evaluators.
+    #[error("joint {joint} ({name:?}): {what} is {value}, beyond the limit {limit}")]
+    OutOfBounds {
+        /// The joint index.
+        joint: usize,
+        /// The joint name.
+        name: String,
+        /// `"rest translation"`, `"rest scale"`, `"rest scale product along the chain"` or
+        /// `"inverse bind matrix entry"`.
+        what: &'static str,
+        /// The magnitude found (`f32::INFINITY` for a chain product past `f32`).
+        value: f32,
+        /// The bound it is past.
+        limit: f32,
+    },
     /// No inverse bind matrices were given, and the joint's rest transform in model space cannot
     /// be inverted to derive one (a zero scale, or a zero-length rotation, on it or an ancestor).
     #[error("joint {joint} ({name:?}): its rest transform in model space cannot be inverted (zero scale or zero-length rotation), so no inverse bind matrix can be derived; give the inverse bind matrices")]
@@ -128,7 +165,8 @@ pub const NO_PARENT: u16 = u16::MAX;
 /// A skeleton: joint names, hierarchy, rest pose and inverse bind matrices.
 ///
 /// Validated on construction: at least one and at most [`MAX_JOINTS`] joints, every parent
-/// before its child, unique names, finite numbers.
+/// before its child, unique names, finite numbers within [`MAX_TRANSLATION_M`], [`MAX_SCALE`],
+/// [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rig {
     names: Vec<String>,
@@ -200,6 +238,22 @@ impl Rig {
                 return Err(RigError::NonFinite { joint, name: name.clone(), what: "rest transform" });
             }
         }
+        let mut chain = vec![1.0f64; num_joints];
+        for (joint, r) in rest.iter().enumerate() {
+            let parent_chain = match packed[joint] {
+                NO_PARENT => 1.0,
+                p => chain[p as usize],
+            };
+            chain[joint] = parent_chain * f64::from(r.scale.abs().max_element().max(1.0));
+            let checks = [
+                ("rest translation", r.translation.abs().max_element(), MAX_TRANSLATION_M),
+                ("rest scale", r.scale.abs().max_element(), MAX_SCALE),
+                ("rest scale product along the chain", chain[joint] as f32, MAX_CHAIN_SCALE),
+            ];
+            if let Some(&(what, value, limit)) = checks.iter().find(|(_, value, limit)| !(value <= limit)) {
+                return Err(RigError::OutOfBounds { joint, name: names[joint].clone(), what, value, limit });
+            }
+        }
         let inverse_bind = match inverse_bind {
             Some(ibm) => {
                 if let Some(joint) = ibm.iter().position(|m| !m.is_finite()) {
@@ -228,6 +282,13 @@ impl Rig {
                 inverse
             }
         };
+        // A derived inverse is large where the rest pose is small (a tiny scale up the chain).
+        // Every entry is finite by now, so `f32::max` meets no NaN.
+        let largest = |m: &Mat4| m.abs().to_cols_array().into_iter().fold(0.0f32, f32::max);
+        if let Some(joint) = inverse_bind.iter().position(|m| largest(m) > MAX_INVERSE_BIND) {
+            let value = largest(&inverse_bind[joint]);
+            return Err(RigError::OutOfBounds { joint, name: names[joint].clone(), what: "inverse bind matrix entry", value, limit: MAX_INVERSE_BIND });
+        }
         Ok(Self { names, parents: packed, rest, inverse_bind })
     }
 

@@ -300,7 +300,9 @@ impl FrameJob<'_> {
     /// plain cut on every layer without memory ([`ProgramError::NeedsMemory`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        validate_clips(joints, self.clips)?;
+        // Layer 0 is the base whatever its blend says (see `evaluation_order`).
+        let additive = self.layers.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count();
+        validate_clips(self.rig, self.clips, additive)?;
         validate_layer_setups(self.layers, joints)?;
         validate_dt(self.dt_s)?;
         let num_layers = self.layers.len();

@@ -138,7 +138,7 @@ impl EvalCrowdJob<'_> {
     ///   finite non-negative weight ([`ProgramError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        validate_clips(joints, self.clips)?;
+        validate_clips(self.rig, self.clips, 0)?;
         let characters = self.sample_ranges.len();
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;

@@ -458,7 +458,9 @@ impl GpuCrowd {
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
         check_limits(&limits, layers.is_some(), options.stage_buffers)?;
-        validate_clips(rig.num_joints(), clips)?;
+        // Layer 0 is the base whatever its blend says.
+        let additive = layers.map_or(0, |l| l.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count());
+        validate_clips(rig, clips, additive)?;
         let GpuRigTables { mut joints, paths } = GpuRigJoint::from_rig(rig);
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.

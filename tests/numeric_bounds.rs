@@ -1,0 +1,257 @@
+//! Finite in, finite out (docs/errors.md, "Numeric bounds"): rigs and clips at and near their
+//! bounds, on chains as deep as a rig may be, give finite matrices on both evaluators (the
+//! GPU's where an adapter exists); past the bounds they are refused with a typed error that
+//! says which joint and what. And a near-paused state's normalized transition stays finite.
+
+// One character's sample range in a slice is exactly what the evaluation jobs take.
+#![allow(clippy::single_range_in_vec_init)]
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+
+use std::sync::Arc;
+
+use glam::{Mat4, Quat, Vec3};
+use proptest::prelude::*;
+use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup};
+use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
+use throng::graph::CompiledGraph;
+use throng::program::{ClipSample, LayerProgram, ProgramError};
+use throng::state::{Archetype, ClipBinding, Crowd};
+use throng::{Clip, ClipError, Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};
+
+fn chain_rig(rest: Vec<Transform>, inverse_bind: Option<Vec<Mat4>>) -> Result<Rig, RigError> {
+    let n = rest.len();
+    Rig::new((0..n).map(|j| format!("j{j}")).collect(), (0..n).map(|j| j.checked_sub(1)).collect(), rest, inverse_bind)
+}
+
+/// Runs the CPU crowd job over `ranges` into a fresh output; `Err` when it refuses.
+fn cpu_crowd(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Result<Vec<f32>, EvalError> {
+    let mut output = vec![0.0; ranges.len() * rig.num_joints() * 16];
+    EvalCrowdJob { rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut output }.run()?;
+    Ok(output)
+}
+
+/// Runs the CPU frame job for one character over a base layer and `additive` additive layers,
+/// each blending clip 0 and clip 1 half and half at `time_s`.
+fn cpu_layers(rig: &Rig, clips: &[Clip], additive: usize, time_s: f32) -> Result<Vec<f32>, EvalError> {
+    let mut layers = vec![LayerSetup::default()];
+    layers.extend((0..additive).map(|_| LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }));
+    let mut samples = Vec::new();
+    let mut programs = Vec::new();
+    for _ in &layers {
+        let first = samples.len() as u32;
+        samples.push(ClipSample::new(0, time_s, 0.5));
+        samples.push(ClipSample::new(1 % clips.len() as u32, time_s, 0.5));
+        programs.push(LayerProgram { first_sample: first, num_target: 2, transition: u32::MAX, target_weight: 1.0, progress: 1.0, weight: 1.0, ..LayerProgram::default() });
+    }
+    let joints = rig.num_joints();
+    let mut context = EvalContext::new(1, layers.len(), joints);
+    let mut output = vec![0.0; joints * 16];
+    let mut sampled = [0];
+    FrameJob {
+        rig,
+        clips,
+        layers: &layers,
+        samples: &samples,
+        programs: &programs,
+        dt_s: 1.0 / 60.0,
+        context: &mut context,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut sampled,
+        root_motion: &mut [],
+    }
+    .run()?;
+    Ok(output)
+}
+
+fn first_non_finite(output: &[f32]) -> Option<(usize, f32)> {
+    output.iter().position(|v| !v.is_finite()).map(|i| (i / 16, output[i]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions: finite numbers that overflowed along a chain
+
+/// Scale 10 on each of 64 joints and identity inverse binds passed every per-joint check, and
+/// both evaluators returned success with NaN matrices (10^39 overflows). Now the rig says
+/// which joint takes the product past the bound.
+#[test]
+fn a_chain_of_large_finite_scales_is_refused_naming_the_joint() {
+    let rest = vec![Transform { translation: Vec3::Y * 1e3, rotation: Quat::IDENTITY, scale: Vec3::splat(10.0) }; 64];
+    let err = chain_rig(rest, Some(vec![Mat4::IDENTITY; 64])).unwrap_err();
+    // 10^8 is the bound itself, so joint 8 (the ninth factor of 10) is the first past it.
+    assert!(matches!(err, RigError::OutOfBounds { joint: 8, what: "rest scale product along the chain", limit, .. } if limit == MAX_CHAIN_SCALE), "{err:?}");
+    assert!(err.to_string().contains("j8"), "{err}");
+}
+
+/// The same overflow reached through clips on a plain rig: every frame of each clip within the
+/// per-joint bound, the chain past it. Refused by both evaluators before anything is written.
+#[test]
+fn clips_whose_scales_overflow_along_the_chain_are_refused_by_the_evaluators() {
+    let joints = 64;
+    let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); joints], None).unwrap();
+    let pose = vec![Transform { scale: Vec3::splat(10.0), ..Transform::from_translation(Vec3::Y) }; joints];
+    let clips = [Clip::from_poses("grow", joints, pose, 0.0, false).unwrap()];
+    let samples = [ClipSample::new(0, 0.0, 1.0)];
+    let err = cpu_crowd(&rig, &clips, &samples, &[0..1]).unwrap_err();
+    assert!(matches!(err, EvalError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
+    if let Some(gpu) = gpu_support::gpu() {
+        let err = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).err().expect("refused");
+        assert!(matches!(err, GpuError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
+    }
+}
+
+/// Values past the per-joint bounds are typed errors naming joint, frame and what.
+#[test]
+fn values_past_the_per_joint_bounds_are_typed_errors() {
+    let mut rest = vec![Transform::IDENTITY; 3];
+    rest[2].translation.x = MAX_TRANSLATION_M * 2.0;
+    assert!(matches!(chain_rig(rest, None), Err(RigError::OutOfBounds { joint: 2, what: "rest translation", .. })));
+    let mut rest = vec![Transform::IDENTITY; 3];
+    rest[1].scale.y = -MAX_SCALE * 2.0;
+    assert!(matches!(chain_rig(rest, None), Err(RigError::OutOfBounds { joint: 1, what: "rest scale", .. })));
+    let mut ibm = vec![Mat4::IDENTITY; 3];
+    ibm[1].w_axis.z = 1e9;
+    assert!(matches!(chain_rig(vec![Transform::IDENTITY; 3], Some(ibm)), Err(RigError::OutOfBounds { joint: 1, what: "inverse bind matrix entry", .. })));
+    // A tiny rest scale derives a huge inverse bind matrix.
+    let mut rest = vec![Transform::IDENTITY; 3];
+    rest[0].scale = Vec3::splat(1e-9);
+    assert!(matches!(chain_rig(rest, None), Err(RigError::OutOfBounds { joint: 0, what: "inverse bind matrix entry", .. })));
+    let mut poses = vec![Transform::IDENTITY; 6];
+    poses[5].translation.z = 3e7;
+    let err = Clip::from_poses("far", 3, poses, 1.0, false).unwrap_err();
+    assert!(matches!(err, ClipError::OutOfBounds { frame: 1, joint: 2, what: "translation", .. }), "{err:?}");
+    assert!(err.to_string().contains("far"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property: whatever is accepted evaluates to finite matrices
+
+/// A chain of `len` joints whose numbers sit at or near the bounds: translations up to the
+/// bound, the root's scale at the growth that puts the chain's product at its bound through
+/// `additive` additive layers, the others at most 1 in magnitude (mirrored, and with `tiny`
+/// zero or 1e-30 too).
+fn extreme_chain(len: usize, additive: usize, tiny: bool) -> impl Strategy<Value = Vec<Transform>> {
+    let growth = 0.999 * MAX_CHAIN_SCALE.powf(1.0 / (1 + additive) as f32);
+    let translation = prop_oneof![Just(MAX_TRANSLATION_M), Just(-MAX_TRANSLATION_M), -MAX_TRANSLATION_M..MAX_TRANSLATION_M, -1.0f32..1.0];
+    let small = if tiny { 1e-30 } else { 0.5 };
+    let scale = prop_oneof![6 => Just(1.0f32), 2 => 0.5f32..1.0, 1 => Just(-1.0), 1 => Just(small), 1 => Just(if tiny { 0.0 } else { 0.75 })];
+    let joint = ((translation.clone(), translation.clone(), translation), (scale.clone(), scale.clone(), scale), any::<[i8; 4]>())
+        .prop_map(|((tx, ty, tz), (sx, sy, sz), q)| {
+            let q = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32 + 0.5).normalize();
+            Transform { translation: Vec3::new(tx, ty, tz), rotation: q, scale: Vec3::new(sx, sy, sz) }
+        });
+    (prop::collection::vec(joint, len), prop_oneof![Just(growth), Just(-growth)]).prop_map(|(mut chain, root)| {
+        chain[0].scale = Vec3::new(root, 1.0, -root);
+        chain
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Rigs and two clips at the bounds, up to [`MAX_JOINTS`] deep, with inverse binds at their
+    /// bound or derived: when the rig, the clips and the evaluator all accept them, every matrix
+    /// of the crowd job and of a frame with `additive` additive layers is finite.
+    #[test]
+    fn accepted_extreme_rigs_and_clips_give_finite_matrices(
+        (additive, rest, poses, given_ibm) in (1usize..=MAX_JOINTS, 0usize..=3).prop_flat_map(|(len, additive)| {
+            (Just(additive), extreme_chain(len, additive, false), extreme_chain(3 * len, additive, true), any::<bool>())
+        }),
+    ) {
+        let len = rest.len();
+        let ibm = given_ibm.then(|| vec![Mat4::from_cols_array(&[1e8, -1e8, 1e8, 0.0, 1e8, 1e8, -1e8, 0.0, -1e8, 1e8, 1e8, 0.0, 1e8, -1e8, 1e8, 1.0]); len]);
+        let Ok(rig) = chain_rig(rest, ibm) else { return Ok(()) };
+        let Ok(a) = Clip::from_poses("a", len, poses, 1.0, true) else { return Ok(()) };
+        let b = a.to_additive(rig.rest_pose());
+        let clips = [a, b];
+        let samples = [ClipSample::new(0, 0.3, 0.5), ClipSample::new(1, 0.7, 0.5)];
+        if let Ok(output) = cpu_crowd(&rig, &clips, &samples, &[0..2]) {
+            prop_assert!(first_non_finite(&output).is_none(), "crowd job: joint and value {:?}", first_non_finite(&output));
+        }
+        if let Ok(output) = cpu_layers(&rig, &clips, additive, 0.4) {
+            prop_assert!(first_non_finite(&output).is_none(), "frame job, {additive} additive layers: joint and value {:?}", first_non_finite(&output));
+        }
+    }
+}
+
+/// The GPU evaluator on a few chains at the bounds (cheap: three rigs).
+#[test]
+fn accepted_extreme_chains_give_finite_matrices_on_the_gpu() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let growth = MAX_CHAIN_SCALE.powf(1.0 / 8.0);
+    for len in [1, 17, MAX_JOINTS] {
+        let rest: Vec<Transform> = (0..len)
+            .map(|j| Transform {
+                translation: Vec3::new(MAX_TRANSLATION_M, -MAX_TRANSLATION_M, MAX_TRANSLATION_M * 0.5),
+                rotation: Quat::from_rotation_z(j as f32 * 0.3),
+                scale: if j < 8 { Vec3::splat(growth) } else { Vec3::new(1.0, -1.0, 0.5) },
+            })
+            .collect();
+        let ibm = vec![Mat4::from_cols_array(&[1e8; 16]); len];
+        let rig = chain_rig(rest.clone(), Some(ibm)).unwrap();
+        let clips = [Clip::from_poses("rest", len, rest, 0.0, false).unwrap()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let cpu = cpu_crowd(&rig, &clips, &samples, &[0..1]).unwrap();
+        assert_eq!(first_non_finite(&cpu), None, "CPU, {len} joints");
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+        let out = gpu_support::frame(&gpu, &mut crowd, &samples, &[0..1]);
+        assert_eq!(first_non_finite(&out), None, "GPU, {len} joints");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A near-paused state's normalized transition
+
+/// A state at a subnormal speed makes a normalized transition out of it last `0.5 / 1e-40`
+/// seconds, which is infinite in f32: the pose program carried it and the frame was refused.
+/// The duration is now the longest finite one, and the frame evaluates.
+#[test]
+fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
+    let graph = r#"{ "layers": [{ "name": "Base",
+        "states": [{ "name": "START" }, { "name": "A", "speed": 1e-40 }, { "name": "B" }],
+        "transitions": [{ "from": "START", "to": "A" },
+                        { "from": "A", "to": "B", "time": 0.5, "durationUnit": "normalized",
+                          "conditions": [{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }] }] }],
+        "parameters": { "go": { "name": "go", "type": "BOOLEAN", "value": false } } }"#;
+    let g = Arc::new(CompiledGraph::from_json(graph).unwrap());
+    let arch = Archetype::new(g, |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap();
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(arch);
+    let handle = crowd.spawn(kind).unwrap();
+    let go = crowd.param(kind, "go").unwrap();
+    let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); 3], None).unwrap();
+    let mut bent = rig.rest_pose().to_vec();
+    bent[1].rotation = Quat::from_rotation_z(0.5);
+    let clips = [Clip::from_poses("bend", 3, [rig.rest_pose().to_vec(), bent].concat(), 1.0, true).unwrap()];
+    let mut context = EvalContext::new(1, 1, 3);
+    for frame in 0..4 {
+        if frame == 2 {
+            crowd.set_bool(go, &[handle], &[true]).unwrap();
+        }
+        crowd.update(1.0 / 60.0).unwrap();
+        let programs = crowd.programs(kind).unwrap().to_vec();
+        assert!(programs.iter().all(|p| p.param_s.is_finite()), "frame {frame}: {programs:?}");
+        let samples = crowd.samples(kind).unwrap().to_vec();
+        let mut output = vec![0.0; 3 * 16];
+        let mut sampled = [0];
+        FrameJob {
+            rig: &rig,
+            clips: &clips,
+            layers: &[LayerSetup::default()],
+            samples: &samples,
+            programs: &programs,
+            dt_s: 1.0 / 60.0,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut output,
+            clips_sampled: &mut sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
+        assert_eq!(first_non_finite(&output), None, "frame {frame}");
+    }
+}
