@@ -694,6 +694,12 @@ fn bvh_rows() -> Vec<Row> {
             ["line"]
         ),
         row!(
+            "BVH: rest positions that overflow f32 down a chain",
+            parse(&bvh_with(4, "  OFFSET 0 3e38 0").replace("    OFFSET 0 1 0\n    CHANNELS", "    OFFSET 0 3e38 0\n    CHANNELS")),
+            BvhError::RestOutOfRange { line: 8, .. },
+            ["line 8", "spine"]
+        ),
+        row!(
             "BVH: zero unit scale",
             parse_bvh(BVH, &BvhOptions { unit_scale: 0.0, ..BvhOptions::default() }),
             BvhError::InvalidUnitScale { .. },

@@ -155,6 +155,17 @@ pub enum BvhError {
         line: usize,
         /// The joint.
         joint: String,
+    /// A joint's rest position in model space (its OFFSET plus its ancestors', after
+    /// `unit_scale`) is beyond `f32` range, though each OFFSET alone is within it.
+    #[error("line {line}: joint {joint:?}'s rest position {position_m:?} m (its OFFSET plus its ancestors') is beyond f32 range")]
+    RestOutOfRange {
+        /// The joint's OFFSET line.
+        line: usize,
+        /// The joint.
+        joint: String,
+        /// The position, metres, summed in f64.
+        position_m: [f64; 3],
+    },
         /// The count the line declares.
         declared: usize,
         /// The names it lists.
@@ -337,6 +348,7 @@ fn parse_named(text: &str, name: String, options: &BvhOptions) -> Result<BvhAsse
     let clip = Clip::from_poses(name, joints.len(), poses, duration_s, options.looping)?;
     Ok(BvhAsset { rig, clip, frame_time_s: motion.frame_time_s as f32, num_frames: motion.num_frames })
 }
+    check_rest_positions(&joints)?;
 
 /// One word of the file and the line it is on.
 #[derive(Clone, Copy, Debug)]
@@ -502,6 +514,8 @@ fn parse_hierarchy(lexer: &mut Lexer<'_>, unit_scale: f64) -> Result<Vec<Joint>,
         };
         let token = lexer.expect(expected)?;
         let word = token.text;
+    /// Its OFFSET line (0 until read).
+    offset_line: usize,
         let is = |k: &str| word.eq_ignore_ascii_case(k);
         match open.last() {
             None if is("ROOT") => {
@@ -550,6 +564,7 @@ fn parse_hierarchy(lexer: &mut Lexer<'_>, unit_scale: f64) -> Result<Vec<Joint>,
                 open.pop();
             }
             _ => return Err(unexpected(token, expected)),
+                joint.offset_line = token.line;
         }
     }
 }
@@ -579,6 +594,21 @@ fn start_joint(
             None => BvhError::UnexpectedEof { line: lexer.last_line, expected: "a joint name" },
         });
     }
+/// Refuses a joint whose rest position in model space, its OFFSET plus its ancestors', leaves
+/// `f32` range: each OFFSET alone is checked as it is read, but a chain of large ones would
+/// overflow when the rig derives its inverse binds.
+fn check_rest_positions(joints: &[Joint]) -> Result<(), BvhError> {
+    let mut model = Vec::with_capacity(joints.len());
+    for joint in joints {
+        let position = joint.parent.and_then(|p| model.get(p).copied()).unwrap_or(DVec3::ZERO) + joint.offset;
+        if !position.as_vec3().is_finite() {
+            return Err(BvhError::RestOutOfRange { line: joint.offset_line, joint: joint.name.clone(), position_m: position.to_array() });
+        }
+        model.push(position);
+    }
+    Ok(())
+}
+
     let name = words.join(" ");
     lexer.keyword("{")?;
     if joints.len() == MAX_JOINTS {
@@ -618,6 +648,7 @@ fn read_channels(lexer: &mut Lexer<'_>, line: usize, joint: &str) -> Result<Vec<
     let names = lexer.rest_of_line(count.line);
     if declared > 6 || names.len() != declared {
         return Err(BvhError::ChannelCount { line, joint: joint.to_owned(), declared, listed: names.len() });
+        offset_line: 0,
     }
     let mut channels: Vec<Channel> = Vec::with_capacity(declared);
     for name in names {
