@@ -130,7 +130,8 @@ const char *throng_status_name(int32_t status);
 ThrongStatus throng_character_humanoid(uint32_t num_joints, ThrongCharacter **out_character);
 /* Skin 0 of a glTF 2.0 file (.gltf or .glb) with its animations; flags 0 or
  * THRONG_GLTF_MERGE_ANIMATIONS. Graph leaves play the clip named by their last path segment,
- * ignoring case. Free with throng_character_destroy. */
+ * ignoring case. Buffer URIs must lead to regular files inside the file's folder. Free with
+ * throng_character_destroy. */
 ThrongStatus throng_character_from_gltf(const char *path, uint32_t flags, ThrongCharacter **out_character);
 /* Frees a character (NULL is ignored); crowds keep their own copies. */
 void throng_character_destroy(ThrongCharacter *character);

@@ -587,7 +587,8 @@ pub unsafe extern "C" fn throng_character_humanoid(num_joints: u32, out_characte
 /// Imports skin 0 of a glTF 2.0 file (`.gltf` with its buffers, or `.glb`) and the animations
 /// that move it, resampled at 30 Hz, as looping clips. `flags` is 0 or
 /// [`THRONG_GLTF_MERGE_ANIMATIONS`]. A graph leaf plays the clip named by its last path
-/// segment, ignoring case; additive layers play deltas over the rest pose.
+/// segment, ignoring case; additive layers play deltas over the rest pose. Buffer URIs must
+/// resolve inside the file's folder, to regular files ("Reading files" in `docs/errors.md`).
 ///
 /// # Safety
 /// `path` is null or a NUL-terminated UTF-8 path; `out_character` as for

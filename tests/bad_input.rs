@@ -621,6 +621,12 @@ fn gltf_rows() -> Vec<Row> {
         ),
         row!("glTF: a missing .bin on disk", gltf_on_disk("missing", None), GltfError::Io { .. }, ["skin.bin"]),
         row!(
+            "glTF: an absolute buffer URI",
+            gltf(gltf_doc("/etc/passwd", 128, SKIN).as_bytes()),
+            GltfError::UriOutsideRoot { buffer: 0, .. },
+            ["buffer 0", "/etc/passwd", "outside"]
+        ),
+        row!(
             "glTF: skin 3 of 1",
             load_gltf_from_slice(
                 gltf_doc(&data_uri(&identity_ibm()), 128, SKIN).as_bytes(),
@@ -686,6 +692,12 @@ fn bvh_rows() -> Vec<Row> {
             parse(&bvh_with(20, "0 1 0 0 0 0 NaN 0 0")),
             BvhError::BadNumber { line: 20, .. },
             ["line 20", "NaN"]
+        ),
+        row!(
+            "BVH: rest positions that overflow f32 down a chain",
+            parse(&bvh_with(4, "  OFFSET 0 3e38 0").replace("    OFFSET 0 1 0\n    CHANNELS", "    OFFSET 0 3e38 0\n    CHANNELS")),
+            BvhError::RestOutOfRange { line: 8, .. },
+            ["line 8", "spine"]
         ),
         row!(
             "BVH: a frame with one value too many",

@@ -428,6 +428,16 @@ fn header_errors() {
 }
 
 #[test]
+fn a_rest_position_beyond_f32_range_is_named_at_its_offset() {
+    // Each OFFSET fits f32, their sum down the chain does not; this once surfaced as the rig's
+    // "zero scale" message.
+    let text = with_line(4, "  OFFSET 0 3e38 0").replace("    OFFSET 0 10 0", "    OFFSET 0 3e38 0");
+    let e = parse_err(&text);
+    assert!(matches!(&e, BvhError::RestOutOfRange { line: 8, joint, position_m } if joint == "spine" && position_m[1] == 6e38), "{e:?}");
+    assert!(e.to_string().contains("line 8") && !e.to_string().contains("zero scale"), "{e}");
+}
+
+#[test]
 fn hierarchy_errors() {
     let e = parse_err(&with_line(6, "  JOINT hips"));
     assert!(matches!(&e, BvhError::DuplicateJoint { line: 6, name, first_line: 2 } if name == "hips"), "{e:?}");

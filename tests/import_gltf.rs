@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 use support::glb;
-use throng::{RigError, Transform};
+use throng::{ClipError, RigError, Transform};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -379,6 +379,26 @@ fn linear_sampler() {
     // x: 0 → 2 over the first second, 2 → 6 over the next.
     for (t, x) in [(0.0, 0.0), (0.5, 1.0), (1.0, 2.0), (1.5, 4.0), (2.0, 6.0)] {
         assert_vec3_near(sample(&asset, 0, t)[0].translation, [x, 0.0, 0.0], 1e-5, &format!("t = {t}"));
+    }
+}
+
+#[test]
+fn a_non_finite_key_time_is_named_as_such() {
+    // NaN compares false with every time, which once read as "times not increasing".
+    for (bad, key) in [(f32::NAN, 1), (f32::INFINITY, 2), (f32::NAN, 0)] {
+        let mut times = [0.0, 1.0, 2.0];
+        times[key] = bad;
+        let mut doc = Doc::default();
+        let times = doc.floats(&times, "SCALAR");
+        let values = doc.floats(&[0.0; 9], "VEC3");
+        let body = format!(
+            r#""nodes":[{{"name":"j"}}],"skins":[{{"joints":[0]}}],"animations":[{{"name":"a","samplers":[{{"input":{times},"output":{values}}}],"channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}}]}}]"#
+        );
+        let err = load_str(&doc.json(&body), &opts()).unwrap_err();
+        assert!(
+            matches!(&err, GltfError::Clip { animation, source: ClipError::NonFinite { joint: 0, channel: "translation", key: k } } if animation == "a" && *k == key),
+            "{bad} at key {key}: {err}"
+        );
     }
 }
 

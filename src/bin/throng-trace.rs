@@ -7,10 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use throng::import::read_regular_file;
 use throng::plot::PlotFormat;
 use throng::state::trace::Script;
 
 const USAGE: &str = "usage: throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]";
+
+/// Largest script read, 64 MiB: a script at `MAX_TRACE_FRAMES` with an event on every frame
+/// is a few MiB. The script must be a regular file ("Reading files" in `docs/errors.md`), so
+/// `/dev/zero` or a FIFO is refused instead of filling memory or blocking.
+const MAX_SCRIPT_BYTES: u64 = 64 << 20;
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("throng-trace: {message}");
@@ -37,8 +43,9 @@ fn main() -> ExitCode {
             return fail(format!("cannot write {}: {} is not an existing folder", out.display(), dir.display()));
         }
     }
-    let text = match std::fs::read_to_string(script_path) {
-        Ok(text) => text,
+    let text = match read_regular_file(Path::new(script_path), MAX_SCRIPT_BYTES).map(String::from_utf8) {
+        Ok(Ok(text)) => text,
+        Ok(Err(e)) => return fail(format!("cannot read {script_path}: not UTF-8 ({e})")),
         Err(e) => return fail(format!("cannot read {script_path}: {e}")),
     };
     let script = match Script::parse(&text) {

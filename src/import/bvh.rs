@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{DQuat, DVec3};
 
+use super::{FileError, MAX_FILE_BYTES, read_regular_file};
 use crate::clip::{Clip, ClipError, MAX_FRAMES};
 use crate::rig::{Rig, RigError, Transform, MAX_JOINTS};
 
@@ -104,6 +105,22 @@ pub enum BvhError {
         #[source]
         source: std::io::Error,
     },
+    /// The path names a folder, device, FIFO or socket, not a regular file.
+    #[error("cannot read BVH file {path}: not a regular file (a folder, device, FIFO or socket)")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("cannot read BVH file {path}: {bytes} bytes is over the {max_bytes}-byte limit")]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// [`MAX_FILE_BYTES`].
+        max_bytes: u64,
+    },
     /// [`BvhOptions::unit_scale`] is zero, negative or not finite.
     #[error("unit scale {unit_scale} is not positive and finite")]
     InvalidUnitScale {
@@ -137,6 +154,17 @@ pub enum BvhError {
         text: String,
         /// What kind of number was expected.
         what: &'static str,
+    },
+    /// A joint's rest position in model space (its OFFSET plus its ancestors', after
+    /// `unit_scale`) is beyond `f32` range, though each OFFSET alone is within it.
+    #[error("line {line}: joint {joint:?}'s rest position {position_m:?} m (its OFFSET plus its ancestors') is beyond f32 range")]
+    RestOutOfRange {
+        /// The joint's OFFSET line.
+        line: usize,
+        /// The joint.
+        joint: String,
+        /// The position, metres, summed in f64.
+        position_m: [f64; 3],
     },
     /// A CHANNELS line names something other than `X/Y/Z` + `position`/`rotation`.
     #[error("line {line}: joint {joint:?} has unknown channel {channel:?} (expected Xposition, Yposition, Zposition, Xrotation, Yrotation or Zrotation)")]
@@ -261,9 +289,17 @@ pub enum BvhError {
 }
 
 /// Reads a BVH file; the clip is named after the file's stem. Bytes that are not UTF-8 (as in
-/// Latin-1 joint names) become U+FFFD rather than failing the load.
+/// Latin-1 joint names) become U+FFFD rather than failing the load. The path must name a
+/// regular file of at most [`MAX_FILE_BYTES`] ("Reading files" in `docs/errors.md`).
 pub fn load_bvh(path: &Path, options: &BvhOptions) -> Result<BvhAsset, BvhError> {
-    let bytes = std::fs::read(path).map_err(|source| BvhError::Io { path: path.to_path_buf(), source })?;
+    let bytes = read_regular_file(path, MAX_FILE_BYTES).map_err(|e| {
+        let path = path.to_path_buf();
+        match e {
+            FileError::Io(source) => BvhError::Io { path, source },
+            FileError::NotAFile => BvhError::NotAFile { path },
+            FileError::TooLarge { bytes, max_bytes } => BvhError::FileTooLarge { path, bytes, max_bytes },
+        }
+    })?;
     let name = path.file_stem().map_or_else(|| "bvh".to_owned(), |s| s.to_string_lossy().into_owned());
     parse_named(&String::from_utf8_lossy(&bytes), name, options)
 }
@@ -312,6 +348,7 @@ fn parse_named(text: &str, name: String, options: &BvhOptions) -> Result<BvhAsse
     }
     let mut lexer = Lexer::new(text);
     let joints = parse_hierarchy(&mut lexer, f64::from(unit_scale))?;
+    check_rest_positions(&joints)?;
     let channels: Vec<Channel> = joints.iter().flat_map(|j| j.channels.iter().copied()).collect();
     let motion = parse_motion(&mut lexer, &channels, f64::from(unit_scale))?;
 
@@ -477,6 +514,8 @@ struct Joint {
     line: usize,
     /// Metres (already scaled).
     offset: DVec3,
+    /// Its OFFSET line (0 until read).
+    offset_line: usize,
     has_offset: bool,
     has_channels: bool,
     channels: Vec<Channel>,
@@ -525,6 +564,7 @@ fn parse_hierarchy(lexer: &mut Lexer<'_>, unit_scale: f64) -> Result<Vec<Joint>,
                     return Err(BvhError::Repeated { line: token.line, joint: joint.name.clone(), keyword: "OFFSET" });
                 }
                 joint.offset = offset;
+                joint.offset_line = token.line;
                 joint.has_offset = true;
             }
             Some(&Open::Joint(j)) if is("CHANNELS") => {
@@ -552,6 +592,21 @@ fn parse_hierarchy(lexer: &mut Lexer<'_>, unit_scale: f64) -> Result<Vec<Joint>,
             _ => return Err(unexpected(token, expected)),
         }
     }
+}
+
+/// Refuses a joint whose rest position in model space, its OFFSET plus its ancestors', leaves
+/// `f32` range: each OFFSET alone is checked as it is read, but a chain of large ones would
+/// overflow when the rig derives its inverse binds.
+fn check_rest_positions(joints: &[Joint]) -> Result<(), BvhError> {
+    let mut model = Vec::with_capacity(joints.len());
+    for joint in joints {
+        let position = joint.parent.and_then(|p| model.get(p).copied()).unwrap_or(DVec3::ZERO) + joint.offset;
+        if !position.as_vec3().is_finite() {
+            return Err(BvhError::RestOutOfRange { line: joint.offset_line, joint: joint.name.clone(), position_m: position.to_array() });
+        }
+        model.push(position);
+    }
+    Ok(())
 }
 
 fn unexpected(token: Token<'_>, expected: &'static str) -> BvhError {
@@ -593,6 +648,7 @@ fn start_joint(
         parent,
         line,
         offset: DVec3::ZERO,
+        offset_line: 0,
         has_offset: false,
         has_channels: false,
         channels: Vec::new(),

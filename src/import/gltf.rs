@@ -6,6 +6,11 @@
 //! files with a BIN chunk. Every byte range is checked before it is read, so a truncated or
 //! inconsistent file is a [`GltfError`] naming the buffer, view or accessor at fault.
 //!
+//! An external buffer's URI is a relative path, percent-decoded, that must resolve (after `..`
+//! and symlinks) inside the asset's folder or one of [`GltfOptions::extra_roots`]; it must name
+//! a regular file, of which only the declared `byteLength` is read. Images are never read.
+//! `docs/errors.md`, "Reading files", states the whole policy.
+//!
 //! # How glTF maps onto throng
 //! | glTF | throng |
 //! |---|---|
@@ -44,13 +49,15 @@
 //! ```
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use gltf::mesh::{Mode, Semantic};
 
+use super::{FileError, MAX_FILE_BYTES, open_regular_file, read_regular_file};
 use crate::clip::{Clip, ClipError, ClipEvent, Interpolation, JointTracks, Track};
 use crate::mesh::SkinnedMesh;
 use crate::rig::{Rig, RigError, Transform};
@@ -69,11 +76,17 @@ pub struct GltfOptions {
     /// animations of one channel each (RiggedFigure's walk is 19 of them). When two merged
     /// animations key the same joint property, the later animation wins. Default false.
     pub merge_animations: bool,
+    /// Folders besides the asset's own that external buffer URIs may resolve into (a shared
+    /// `textures/` or `buffers/` folder beside several assets). A URI is accepted only if its
+    /// file, symlinks resolved, lies inside the asset's folder or one of these; folders that do
+    /// not exist are skipped. Default empty: the asset's folder alone. See "Reading files" in
+    /// `docs/errors.md`.
+    pub extra_roots: Vec<PathBuf>,
 }
 
 impl Default for GltfOptions {
     fn default() -> Self {
-        Self { skin: 0, sample_rate_hz: 30.0, looping: true, merge_animations: false }
+        Self { skin: 0, sample_rate_hz: 30.0, looping: true, merge_animations: false, extra_roots: Vec::new() }
     }
 }
 
@@ -110,6 +123,34 @@ pub enum GltfError {
         path: PathBuf,
         /// The operating system's reason.
         source: std::io::Error,
+    },
+    /// The glTF path or a buffer URI names a folder, device, FIFO or socket, not a regular file.
+    #[error("cannot read {path}: not a regular file (a folder, device, FIFO or socket)")]
+    NotAFile {
+        /// The path (for a buffer, with symlinks resolved).
+        path: PathBuf,
+    },
+    /// The glTF file is larger than [`MAX_FILE_BYTES`], or an external buffer declares a
+    /// `byteLength` larger than it.
+    #[error("cannot read {path}: {bytes} bytes is over the {max_bytes}-byte limit")]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The file's size, or the buffer's declared `byteLength`.
+        bytes: u64,
+        /// [`MAX_FILE_BYTES`].
+        max_bytes: u64,
+    },
+    /// A buffer URI is an absolute path, or resolves (after `..` and symlinks) outside the
+    /// asset's folder and every [`GltfOptions::extra_roots`] folder.
+    #[error("buffer {buffer}: URI {uri:?} resolves to {path}, outside the asset's folder and the allowed roots")]
+    UriOutsideRoot {
+        /// The buffer index.
+        buffer: usize,
+        /// The URI (truncated to 64 characters).
+        uri: String,
+        /// Where it leads: the absolute path as written, or the resolved path.
+        path: PathBuf,
     },
     /// The JSON is malformed or breaks the glTF schema (message from the `gltf` crate).
     #[error("not a valid glTF document: {message}")]
@@ -266,20 +307,24 @@ pub enum GltfError {
 }
 
 /// Loads a `.gltf` (with its external buffers, resolved against its folder) or a `.glb` file;
-/// which one is decided by the content (a GLB starts with `glTF`), not the extension.
+/// which one is decided by the content (a GLB starts with `glTF`), not the extension. The file
+/// must be a regular file of at most [`MAX_FILE_BYTES`]; buffer URIs must stay inside its
+/// folder or [`GltfOptions::extra_roots`] ("Reading files" in `docs/errors.md`).
 pub fn load_gltf(path: &Path, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
-    let bytes = std::fs::read(path).map_err(|source| GltfError::Io { path: path.to_owned(), source })?;
-    load_gltf_from_slice(&bytes, path.parent(), options)
+    let bytes = read_regular_file(path, MAX_FILE_BYTES).map_err(|e| file_error(path.to_owned(), e))?;
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    load_gltf_from_slice(&bytes, Some(folder), options)
 }
 
-/// Loads glTF JSON or GLB bytes. External buffer URIs are resolved against `base_dir`; with
-/// `None` only data URIs and the GLB BIN chunk can be loaded.
+/// Loads glTF JSON or GLB bytes. External buffer URIs are resolved against `base_dir` and must
+/// stay inside it or [`GltfOptions::extra_roots`]; with `None` only data URIs and the GLB BIN
+/// chunk can be loaded.
 pub fn load_gltf_from_slice(bytes: &[u8], base_dir: Option<&Path>, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
     let (json, bin) = if bytes.starts_with(b"glTF") { split_glb(bytes)? } else { (bytes, None) };
     let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
     check_unvalidated_indices(&root)?;
     let document = gltf::Document::from_json(root).map_err(|e| GltfError::Parse { message: e.to_string() })?;
-    let buffers = load_buffers(&document, bin, base_dir)?;
+    let buffers = load_buffers(&document, bin, base_dir, &options.extra_roots)?;
     import_skin(&document, &buffers, options)
 }
 
@@ -397,15 +442,15 @@ fn split_glb(file: &[u8]) -> Result<(&[u8], Option<&[u8]>), GltfError> {
 }
 
 /// Loads every buffer, each cut to its declared `byteLength`.
-fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: Option<&Path>) -> Result<Vec<Vec<u8>>, GltfError> {
+fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: Option<&Path>, extra_roots: &[PathBuf]) -> Result<Vec<Vec<u8>>, GltfError> {
     let mut buffers = Vec::with_capacity(doc.buffers().len());
     for buffer in doc.buffers() {
         let index = buffer.index();
+        let declared_bytes = buffer.length();
         let mut data = match buffer.source() {
             gltf::buffer::Source::Bin => bin.ok_or(GltfError::MissingBinChunk { buffer: index })?.to_vec(),
-            gltf::buffer::Source::Uri(uri) => load_uri(index, uri, base_dir)?,
+            gltf::buffer::Source::Uri(uri) => load_uri(index, uri, declared_bytes, base_dir, extra_roots)?,
         };
-        let declared_bytes = buffer.length();
         if data.len() < declared_bytes {
             return Err(GltfError::TruncatedBuffer { buffer: index, declared_bytes, actual_bytes: data.len() });
         }
@@ -416,7 +461,9 @@ fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: Option<&Path
     Ok(buffers)
 }
 
-fn load_uri(buffer: usize, uri: &str, base_dir: Option<&Path>) -> Result<Vec<u8>, GltfError> {
+/// A buffer's bytes from a data URI, or at most `declared_bytes` of the file a relative URI
+/// names (never more, so a huge file costs no more than its declared part).
+fn load_uri(buffer: usize, uri: &str, declared_bytes: usize, base_dir: Option<&Path>, extra_roots: &[PathBuf]) -> Result<Vec<u8>, GltfError> {
     let unsupported = |why| GltfError::UnsupportedUri { buffer, uri: uri.chars().take(64).collect(), why };
     if let Some(rest) = uri.strip_prefix("data:") {
         let (_, payload) = rest.split_once(";base64,").ok_or_else(|| unsupported("only base64 data URIs are supported"))?;
@@ -425,9 +472,89 @@ fn load_uri(buffer: usize, uri: &str, base_dir: Option<&Path>) -> Result<Vec<u8>
     if uri.contains("://") {
         return Err(unsupported("only relative file names and data URIs are supported"));
     }
+    let decoded = percent_decode(uri).ok_or_else(|| unsupported("malformed percent-encoding (or not UTF-8 once decoded)"))?;
+    let relative = Path::new(&decoded);
+    if relative.components().any(|c| matches!(c, Component::RootDir | Component::Prefix(_))) {
+        return Err(GltfError::UriOutsideRoot { buffer, uri: uri.chars().take(64).collect(), path: relative.to_owned() });
+    }
     let base_dir = base_dir.ok_or_else(|| unsupported("an external file needs a base folder"))?;
-    let path = base_dir.join(uri);
-    std::fs::read(&path).map_err(|source| GltfError::Io { path, source })
+    let path = resolve_inside_roots(buffer, uri, relative, base_dir, extra_roots)?;
+    let declared = declared_bytes as u64;
+    if declared > MAX_FILE_BYTES {
+        return Err(GltfError::FileTooLarge { path, bytes: declared, max_bytes: MAX_FILE_BYTES });
+    }
+    let (file, file_bytes) = open_regular_file(&path).map_err(|e| file_error(path.clone(), e))?;
+    if file_bytes < declared {
+        return Err(GltfError::TruncatedBuffer { buffer, declared_bytes, actual_bytes: file_bytes as usize });
+    }
+    let mut data = Vec::with_capacity(declared_bytes);
+    file.take(declared).read_to_end(&mut data).map_err(|source| GltfError::Io { path, source })?;
+    Ok(data)
+}
+
+/// The file a relative buffer URI names, symlinks resolved, if it lies inside `base_dir` or an
+/// extra root (each compared once canonicalised). A `..` that leaves every root is refused
+/// before the file it names is looked at; the resolved path is then checked again, which
+/// catches symlinks.
+fn resolve_inside_roots(buffer: usize, uri: &str, relative: &Path, base_dir: &Path, extra_roots: &[PathBuf]) -> Result<PathBuf, GltfError> {
+    let outside = |path: PathBuf| GltfError::UriOutsideRoot { buffer, uri: uri.chars().take(64).collect(), path };
+    let base = base_dir.canonicalize().map_err(|source| GltfError::Io { path: base_dir.to_owned(), source })?;
+    let roots: Vec<PathBuf> = std::iter::once(base.clone()).chain(extra_roots.iter().filter_map(|r| r.canonicalize().ok())).collect();
+    let inside = |path: &Path| roots.iter().any(|root| path.starts_with(root));
+    let lexical = normalize_lexically(&base.join(relative));
+    if !inside(&lexical) {
+        return Err(outside(lexical));
+    }
+    let joined = base_dir.join(relative);
+    let resolved = joined.canonicalize().map_err(|source| GltfError::Io { path: joined, source })?;
+    if !inside(&resolved) {
+        return Err(outside(resolved));
+    }
+    Ok(resolved)
+}
+
+/// `path` with `.` dropped and each `..` removing the component before it, without asking the
+/// file system (so symlinks are not followed: the caller checks the resolved path too).
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes (glTF URIs are RFC 3986 references: `my%20rig.bin`); `None` for a
+/// `%` not followed by two hex digits or a result that is not UTF-8.
+fn percent_decode(uri: &str) -> Option<String> {
+    let bytes = uri.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The [`GltfError`] for a file the policy refused.
+fn file_error(path: PathBuf, error: FileError) -> GltfError {
+    match error {
+        FileError::Io(source) => GltfError::Io { path, source },
+        FileError::NotAFile => GltfError::NotAFile { path },
+        FileError::TooLarge { bytes, max_bytes } => GltfError::FileTooLarge { path, bytes, max_bytes },
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
