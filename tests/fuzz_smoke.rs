@@ -6,6 +6,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[path = "../fuzz/sandbox.rs"]
+mod sandbox;
+
 use proptest::prelude::*;
 use throng::graph::CompiledGraph;
 use throng::import::bvh::{parse_bvh, BvhOptions, PositionChannels};
@@ -18,7 +21,7 @@ type Loader = fn(&[u8]);
 /// A corpus file's path and bytes.
 type CorpusFile = (PathBuf, Vec<u8>);
 
-const TARGETS: [(&str, Loader); 4] = [
+const TARGETS: [(&str, Loader); 5] = [
     ("graph_json", |b| {
         let _ = CompiledGraph::from_json(&String::from_utf8_lossy(b));
     }),
@@ -33,7 +36,17 @@ const TARGETS: [(&str, Loader); 4] = [
         let _ = parse_bvh(&text, &BvhOptions::default());
         let _ = parse_bvh(&text, &BvhOptions { position_channels: PositionChannels::Add, ..BvhOptions::default() });
     }),
+    ("gltf_files", |b| {
+        let _ = load_gltf_files(b);
+    }),
 ];
+
+/// What the `gltf_files` target does: a glTF whose URIs name files, loaded from the sandbox's
+/// asset folder with its extra root (`fuzz/sandbox.rs`).
+fn load_gltf_files(bytes: &[u8]) -> Result<throng::import::gltf::GltfAsset, throng::import::gltf::GltfError> {
+    let (asset, extra) = sandbox::roots();
+    load_gltf_from_slice(bytes, Some(asset), &GltfOptions { extra_roots: vec![extra.clone()], ..GltfOptions::default() })
+}
 
 /// Every file of a target's committed corpus, sorted by name; read once per test binary.
 fn corpus(target: &str) -> &'static [CorpusFile] {
@@ -87,6 +100,9 @@ fn the_seed_files_of_each_corpus_load() {
     }
     for (path, bytes) in seeds("gltf_import") {
         load_gltf_from_slice(&bytes, None, &GltfOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    for (path, bytes) in seeds("gltf_files") {
+        load_gltf_files(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("bvh_import") {
         parse_bvh(std::str::from_utf8(&bytes).unwrap(), &BvhOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -184,5 +200,10 @@ proptest! {
     #[test]
     fn bvh_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
         never_panics(TARGETS[3].0, TARGETS[3].1, seed, &edits, &random)?;
+    }
+
+    #[test]
+    fn gltf_file_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
+        never_panics(TARGETS[4].0, TARGETS[4].1, seed, &edits, &random)?;
     }
 }
