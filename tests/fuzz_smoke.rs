@@ -18,7 +18,7 @@ type Loader = fn(&[u8]);
 /// A corpus file's path and bytes.
 type CorpusFile = (PathBuf, Vec<u8>);
 
-const TARGETS: [(&str, Loader); 4] = [
+const TARGETS: [(&str, Loader); 5] = [
     ("graph_json", |b| {
         let _ = CompiledGraph::from_json(&String::from_utf8_lossy(b));
     }),
@@ -32,6 +32,9 @@ const TARGETS: [(&str, Loader); 4] = [
         let text = String::from_utf8_lossy(b);
         let _ = parse_bvh(&text, &BvhOptions::default());
         let _ = parse_bvh(&text, &BvhOptions { position_channels: PositionChannels::Add, ..BvhOptions::default() });
+    }),
+    ("graph_value", |b| {
+        let _ = throng::graph::fuzzing::load(b);
     }),
 ];
 
@@ -90,6 +93,9 @@ fn the_seed_files_of_each_corpus_load() {
     }
     for (path, bytes) in seeds("bvh_import") {
         parse_bvh(std::str::from_utf8(&bytes).unwrap(), &BvhOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    for (path, bytes) in seeds("graph_value") {
+        throng::graph::fuzzing::load(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
 
@@ -184,5 +190,10 @@ proptest! {
     #[test]
     fn bvh_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
         never_panics(TARGETS[3].0, TARGETS[3].1, seed, &edits, &random)?;
+    }
+
+    #[test]
+    fn graph_value_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
+        never_panics(TARGETS[4].0, TARGETS[4].1, seed, &edits, &random)?;
     }
 }
