@@ -510,6 +510,38 @@ fn graph_rows() -> Vec<Row> {
             GraphError::Shape { .. },
             ["layers", "3"]
         ),
+        row!(
+            "graph: a state named Move.Walk beside blend state Move's child Walk",
+            CompiledGraph::from_json(&graph(
+                r#"{ "name": "START" }, { "name": "Move.Walk" }, { "name": "Move", "blendTree": { "type": "1D",
+                   "parameter": "speed", "children": [{ "name": "Walk", "point": 0 }, { "name": "Run", "point": 1 }] } }"#,
+                r#"{ "from": "START", "to": "Move" }"#,
+                r#""speed": { "name": "speed", "type": "FLOAT", "value": 0 }"#
+            )),
+            e if matches!(first_problem(e), Some(ProblemKind::AmbiguousPath { .. })),
+            ["layer \"Base\"", "\"Move.Walk\"", "blend child \"Walk\" of \"Move\""]
+        ),
+        row!(
+            "graph: a state with both a blend tree and a sub-machine",
+            CompiledGraph::from_json(&graph(
+                r#"{ "name": "START" }, { "name": "Move", "blendTree": { "type": "1D", "parameter": "speed",
+                   "children": [{ "name": "Walk", "point": 0 }, { "name": "Run", "point": 1 }] },
+                   "states": [{ "name": "START" }, { "name": "Aim" }], "transitions": [{ "from": "START", "to": "Aim" }] }"#,
+                r#"{ "from": "START", "to": "Move" }"#,
+                r#""speed": { "name": "speed", "type": "FLOAT", "value": 0 }"#
+            )),
+            e if matches!(first_problem(e), Some(ProblemKind::TreeAndMachine)),
+            ["state \"Move\"", "blendTree"]
+        ),
+        row!(
+            "graph (value built in code): arrays nested past MAX_JSON_DEPTH",
+            throng::graph::format::GraphDesc::from_value(&serde_json::Value::Object(serde_json::Map::from_iter([
+                ("layers".to_owned(), serde_json::Value::Array(Vec::new())),
+                ("mask".to_owned(), (0..200).fold(serde_json::Value::Null, |v, _| serde_json::Value::Array(vec![v]))),
+            ]))),
+            GraphError::TooDeep { limit: throng::graph::MAX_JSON_DEPTH, .. },
+            ["mask[0][0]", "128"]
+        ),
     ]
 }
 

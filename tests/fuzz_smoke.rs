@@ -21,7 +21,7 @@ type Loader = fn(&[u8]);
 /// A corpus file's path and bytes.
 type CorpusFile = (PathBuf, Vec<u8>);
 
-const TARGETS: [(&str, Loader); 5] = [
+const TARGETS: [(&str, Loader); 6] = [
     ("graph_json", |b| {
         let _ = CompiledGraph::from_json(&String::from_utf8_lossy(b));
     }),
@@ -35,6 +35,9 @@ const TARGETS: [(&str, Loader); 5] = [
         let text = String::from_utf8_lossy(b);
         let _ = parse_bvh(&text, &BvhOptions::default());
         let _ = parse_bvh(&text, &BvhOptions { position_channels: PositionChannels::Add, ..BvhOptions::default() });
+    }),
+    ("graph_value", |b| {
+        let _ = throng::graph::fuzzing::load(b);
     }),
     ("gltf_files", |b| {
         let _ = load_gltf_files(b);
@@ -106,6 +109,9 @@ fn the_seed_files_of_each_corpus_load() {
     }
     for (path, bytes) in seeds("bvh_import") {
         parse_bvh(std::str::from_utf8(&bytes).unwrap(), &BvhOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    for (path, bytes) in seeds("graph_value") {
+        throng::graph::fuzzing::load(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
 
@@ -203,7 +209,12 @@ proptest! {
     }
 
     #[test]
-    fn gltf_file_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
+    fn graph_value_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
         never_panics(TARGETS[4].0, TARGETS[4].1, seed, &edits, &random)?;
+    }
+
+    #[test]
+    fn gltf_file_loader_never_panics(seed in any::<usize>(), edits in prop::collection::vec(edit(), 0..6), random in prop::collection::vec(any::<u8>(), 0..256)) {
+        never_panics(TARGETS[5].0, TARGETS[5].1, seed, &edits, &random)?;
     }
 }

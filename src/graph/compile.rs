@@ -1,10 +1,13 @@
 //! Validation and compilation: [`GraphDesc`] → [`CompiledGraph`], collecting every problem.
 //!
-//! One pass builds the tables and records problems as it meets them; a second pass sorts
-//! transitions into per-state candidate lists and looks for zero-duration cycles. Any problem
-//! discards the tables, so half-built entries never escape.
+//! First every count and nesting limit is checked on the description alone, so an oversized
+//! graph is refused before any per-element work. Then one pass builds the tables and records
+//! problems as it meets them; a second pass sorts transitions into per-state candidate lists
+//! and looks for zero-duration cycles. Any problem discards the tables, so half-built entries
+//! never escape.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use glam::Vec2;
 
@@ -15,7 +18,7 @@ use super::format::{
 };
 use super::tables::*;
 use super::*;
-use crate::blend_space::BlendSpace;
+use crate::blend_space::{BlendSpace, MAX_BLEND_CHILDREN};
 
 /// What a name means inside one machine.
 #[derive(Clone, Copy)]
@@ -31,13 +34,102 @@ struct Compiler {
     problems: Vec<GraphProblem>,
     g: CompiledGraph,
     default_switch: (SwitchMode, Easing),
+    /// Every full path of the current layer (states, sub-machines, blend children) and what
+    /// it names, so two entries whose names spell one path are refused.
+    paths: HashMap<String, String>,
 }
 
 fn problem(problems: &mut Vec<GraphProblem>, at: &Location, kind: ProblemKind) {
     problems.push(GraphProblem { at: at.clone(), kind });
 }
 
+fn too_many(problems: &mut Vec<GraphProblem>, at: &Location, what: &'static str, count: usize, limit: usize) {
+    if count > limit {
+        problem(problems, at, ProblemKind::TooMany { what, count, limit });
+    }
+}
+
+/// Checks every count and nesting limit on the description alone, before any per-element
+/// work, so a graph over a limit is refused in time linear in its size (a blend tree of 100k
+/// children is not compared child by child). The walk keeps its own stacks, so a description
+/// built in code nested arbitrarily deep cannot overflow the call stack.
+fn limits(desc: &GraphDesc) -> Vec<GraphProblem> {
+    let mut problems = Vec::new();
+    let root = Location::default();
+    too_many(&mut problems, &root, "layers", desc.layers.len(), MAX_LAYERS);
+    too_many(&mut problems, &root, "parameters", desc.parameters.len(), MAX_PARAMETERS);
+    let triggers = desc.parameters.iter().filter(|p| p.kind == ParameterTypeDesc::Trigger).count();
+    too_many(&mut problems, &root, "TRIGGER parameters", triggers, MAX_TRIGGERS);
+    if desc.layers.len() > MAX_LAYERS {
+        return problems;
+    }
+    let (mut num_states, mut num_transitions) = (0, 0);
+    for layer in &desc.layers {
+        let layer_at = Location { layer: Some(layer.name.clone()), ..Location::default() };
+        let mut machines = vec![(String::new(), &layer.states[..], &layer.transitions[..], 0)];
+        while let Some((path, states, transitions, depth)) = machines.pop() {
+            let machine_at = Location { machine: (!path.is_empty()).then(|| path.clone()), ..layer_at.clone() };
+            num_transitions += transitions.len();
+            for (index, t) in transitions.iter().enumerate() {
+                if t.conditions.len() > MAX_CONDITIONS {
+                    let at = Location { transition: Some(index), ..machine_at.clone() };
+                    too_many(&mut problems, &at, "conditions", t.conditions.len(), MAX_CONDITIONS);
+                }
+            }
+            for s in states {
+                if matches!(s.name.as_str(), "START" | "END" | "ANY") {
+                    continue;
+                }
+                let at = || Location { state: Some(join(&path, &s.name)), ..machine_at.clone() };
+                match (&s.machine, &s.blend_tree) {
+                    (Some(m), _) if depth < MAX_MACHINE_DEPTH => {
+                        machines.push((join(&path, &s.name), &m.states[..], &m.transitions[..], depth + 1));
+                    }
+                    (Some(_), _) => problem(&mut problems, &at(), ProblemKind::TooDeep),
+                    (None, tree) => {
+                        num_states += 1;
+                        if let Some(tree) = tree {
+                            tree_limits(tree, &at(), &mut problems);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    too_many(&mut problems, &root, "states", num_states, MAX_STATES);
+    too_many(&mut problems, &root, "transitions", num_transitions, MAX_TRANSITIONS);
+    problems
+}
+
+/// A state's blend tree against the per-tree child, per-state node and per-state clip limits.
+fn tree_limits(root: &BlendTreeDesc, at: &Location, problems: &mut Vec<GraphProblem>) {
+    let (mut widest, mut nodes, mut leaves) = (0, 1, 0);
+    let mut trees = vec![root];
+    while let Some(tree) = trees.pop() {
+        widest = widest.max(tree.children.len());
+        nodes += tree.children.len();
+        for child in &tree.children {
+            match &child.tree {
+                Some(sub) => trees.push(sub),
+                None => leaves += 1,
+            }
+        }
+    }
+    too_many(problems, at, "children in one blend tree", widest, MAX_BLEND_CHILDREN);
+    too_many(problems, at, "blend-tree nodes", nodes, MAX_NODES_PER_STATE);
+    too_many(problems, at, "clips in one state", leaves, MAX_LEAVES_PER_STATE);
+}
+
+/// The path of `name` inside the machine or tree at `parent` (the top machine's is empty).
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() { name.to_owned() } else { format!("{parent}.{name}") }
+}
+
 pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
+    let problems = limits(desc);
+    if !problems.is_empty() {
+        return Err(GraphError::Invalid { problems });
+    }
     let mut c = Compiler {
         problems: Vec::new(),
         g: CompiledGraph {
@@ -57,6 +149,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             leaves: Vec::new(),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
+        paths: HashMap::new(),
     };
     let root = Location::default();
     if let Some(s) = &desc.default_switch {
@@ -66,26 +159,16 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
     if desc.layers.is_empty() {
         problem(&mut c.problems, &root, ProblemKind::NoLayers);
     }
-    if desc.layers.len() > MAX_LAYERS {
-        let kind = ProblemKind::TooMany { what: "layers", count: desc.layers.len(), limit: MAX_LAYERS };
-        problem(&mut c.problems, &root, kind);
-    } else {
-        for (i, layer) in desc.layers.iter().enumerate() {
-            if desc.layers[..i].iter().any(|l| l.name == layer.name) {
-                let at = Location { layer: Some(layer.name.clone()), ..Location::default() };
-                problem(&mut c.problems, &at, ProblemKind::DuplicateName { what: "layer", name: layer.name.clone() });
-            }
-            c.layer(i, layer);
+    for (i, layer) in desc.layers.iter().enumerate() {
+        if desc.layers[..i].iter().any(|l| l.name == layer.name) {
+            let at = Location { layer: Some(layer.name.clone()), ..Location::default() };
+            problem(&mut c.problems, &at, ProblemKind::DuplicateName { what: "layer", name: layer.name.clone() });
         }
+        c.layer(i, layer);
     }
-    for (what, count, limit) in [
-        ("states", c.g.states.len(), MAX_STATES),
-        ("transitions", c.g.transitions.len(), MAX_TRANSITIONS),
-    ] {
-        if count > limit {
-            problem(&mut c.problems, &root, ProblemKind::TooMany { what, count, limit });
-        }
-    }
+    // `limits` counted the authored transitions; each machine without a START transition
+    // adds one more.
+    too_many(&mut c.problems, &root, "transitions", c.g.transitions.len(), MAX_TRANSITIONS);
     if c.problems.is_empty() {
         c.candidates();
         c.cycles();
@@ -97,11 +180,6 @@ impl Compiler {
     fn parameters(&mut self, desc: &GraphDesc) {
         let mut params: Vec<_> = desc.parameters.iter().collect();
         params.sort_by(|a, b| a.name.cmp(&b.name));
-        if params.len() > MAX_PARAMETERS {
-            let kind = ProblemKind::TooMany { what: "parameters", count: params.len(), limit: MAX_PARAMETERS };
-            problem(&mut self.problems, &Location::default(), kind);
-            return;
-        }
         for (i, p) in params.iter().enumerate() {
             let at = Location { parameter: Some(p.name.clone()), ..Location::default() };
             if i > 0 && params[i - 1].name == p.name {
@@ -147,11 +225,6 @@ impl Compiler {
             self.g.num_columns[kind as usize] += 1;
             self.g.parameters.push(Parameter { name: p.name.clone(), slot: ParamSlot { kind, column }, default });
         }
-        let triggers = self.g.num_columns[ParamKind::Trigger as usize] as usize;
-        if triggers > MAX_TRIGGERS {
-            let kind = ProblemKind::TooMany { what: "TRIGGER parameters", count: triggers, limit: MAX_TRIGGERS };
-            problem(&mut self.problems, &Location::default(), kind);
-        }
     }
 
     fn param(&mut self, name: &str, at: &Location) -> Option<ParamSlot> {
@@ -196,7 +269,22 @@ impl Compiler {
         (mode, easing)
     }
 
+    /// Records that `path` names `what` in the current layer; a path already taken by another
+    /// entry is a problem naming both.
+    fn claim(&mut self, path: String, what: String, at: &Location) {
+        match self.paths.entry(path) {
+            Entry::Occupied(taken) => {
+                let kind = ProblemKind::AmbiguousPath { path: taken.key().clone(), first: taken.get().clone(), second: what };
+                problem(&mut self.problems, at, kind);
+            }
+            Entry::Vacant(free) => {
+                free.insert(what);
+            }
+        }
+    }
+
     fn layer(&mut self, index: usize, desc: &LayerDesc) {
+        self.paths.clear();
         let at = Location { layer: Some(desc.name.clone()), ..Location::default() };
         let weight = desc.weight.unwrap_or(1.0);
         if !(0.0..=1.0).contains(&weight) {
@@ -269,18 +357,31 @@ impl Compiler {
         let mut names: HashMap<&str, Node> = HashMap::new();
         let mut defaults = Vec::new();
         for s in states {
-            let full = if path.is_empty() { s.name.clone() } else { format!("{path}.{}", s.name) };
+            let full = join(&path, &s.name);
             let at = Location { state: Some(full.clone()), ..machine_at.clone() };
+            let control = matches!(s.name.as_str(), "START" | "END" | "ANY");
+            // A duplicate is reported as such below, not also as a path collision.
+            if !control && !names.contains_key(s.name.as_str()) {
+                let kind = if s.machine.is_some() { "sub-machine" } else { "state" };
+                let what = if path.is_empty() {
+                    format!("{kind} {:?}", s.name)
+                } else {
+                    format!("{kind} {:?} of sub-machine {path:?}", s.name)
+                };
+                self.claim(full.clone(), what, &at);
+            }
             let node = match s.name.as_str() {
                 "START" => Node::Start,
                 "END" => Node::End,
                 "ANY" => Node::Any,
                 _ => match &s.machine {
-                    Some(_) if depth + 1 > MAX_MACHINE_DEPTH => {
-                        problem(&mut self.problems, &at, ProblemKind::TooDeep);
-                        continue;
+                    Some(m) => {
+                        if s.blend_tree.is_some() {
+                            problem(&mut self.problems, &at, ProblemKind::TreeAndMachine);
+                        }
+                        debug_assert!(depth < MAX_MACHINE_DEPTH, "`limits` refuses machines nested deeper");
+                        Node::Sub(self.machine(layer, me, full.clone(), &m.states, &m.transitions, layer_at, depth + 1))
                     }
-                    Some(m) => Node::Sub(self.machine(layer, me, full.clone(), &m.states, &m.transitions, layer_at, depth + 1)),
                     None => Node::State(self.state(layer, me, &full, s, &at)),
                 },
             };
@@ -397,11 +498,6 @@ impl Compiler {
             problem(&mut self.problems, at, ProblemKind::BadOffset { offset: t.offset });
             ok = false;
         }
-        if t.conditions.len() > MAX_CONDITIONS {
-            let kind = ProblemKind::TooMany { what: "conditions", count: t.conditions.len(), limit: MAX_CONDITIONS };
-            problem(&mut self.problems, at, kind);
-            return None;
-        }
         let (switch, easing) = match &t.switch {
             Some(s) => self.switch(s, at),
             None => self.default_switch,
@@ -495,14 +591,6 @@ impl Compiler {
         };
         let nodes = Span { start: first_node, end: self.g.nodes.len() as u32 };
         let leaves = Span { start: first_leaf, end: self.g.leaves.len() as u32 };
-        if nodes.len() > MAX_NODES_PER_STATE {
-            let kind = ProblemKind::TooMany { what: "blend-tree nodes", count: nodes.len(), limit: MAX_NODES_PER_STATE };
-            problem(&mut self.problems, at, kind);
-        }
-        if leaves.len() > MAX_LEAVES_PER_STATE {
-            let kind = ProblemKind::TooMany { what: "clips in one state", count: leaves.len(), limit: MAX_LEAVES_PER_STATE };
-            problem(&mut self.problems, at, kind);
-        }
         self.g.states.push(State {
             name: path.to_owned(),
             layer,
@@ -556,6 +644,9 @@ impl Compiler {
             for (i, child) in tree.children.iter().enumerate() {
                 if tree.children[..i].iter().any(|c| c.name == child.name) {
                     bad(&mut self.problems, format!("two children are named {:?}", child.name));
+                } else {
+                    let what = format!("blend child {:?} of {tree_path:?}", child.name);
+                    self.claim(join(&tree_path, &child.name), what, at);
                 }
                 if !direct && child.point.len() != dims {
                     bad(&mut self.problems, format!("child {:?} needs a {dims}D point", child.name));

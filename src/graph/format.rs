@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::GraphError;
+use super::{GraphError, MAX_JSON_DEPTH};
 
 /// A whole graph, read from either PlayCanvas form.
 #[derive(Debug, Clone, PartialEq)]
@@ -461,11 +461,15 @@ impl GraphDesc {
         Self::from_value(&value)
     }
 
-    /// Reads an already parsed JSON value in either PlayCanvas form.
+    /// Reads an already parsed JSON value in either PlayCanvas form. The value is only
+    /// borrowed, so the caller drops it (serde_json drops a value recursively: a value nested
+    /// far deeper than [`MAX_JSON_DEPTH`] is the caller's to take apart).
     ///
     /// # Errors
-    /// [`GraphError::Shape`] with the JSON path of the first malformed element.
+    /// [`GraphError::TooDeep`] for a value nesting deeper than [`MAX_JSON_DEPTH`], checked
+    /// first; [`GraphError::Shape`] with the JSON path of the first malformed element.
     pub fn from_value(value: &Value) -> Result<Self, GraphError> {
+        check_depth(value)?;
         let root = value.as_object().ok_or_else(|| shape("$", "a state graph is a JSON object"))?;
         let layers_value = root.get("layers").ok_or_else(|| shape("$", "missing key `layers`"))?;
         let default_switch = match root.get("defaultSwitch") {
@@ -490,6 +494,63 @@ impl GraphDesc {
         };
         Ok(Self { layers, parameters, default_switch })
     }
+}
+
+/// One step down a JSON path: an array index or an object key.
+enum Step<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+/// The children still to visit of one array or object on the walk's stack.
+enum Children<'a> {
+    Array(std::iter::Enumerate<std::slice::Iter<'a, Value>>),
+    Object(serde_json::map::Iter<'a>),
+}
+
+impl<'a> Children<'a> {
+    fn of(value: &'a Value) -> Option<Self> {
+        match value {
+            Value::Array(items) => Some(Self::Array(items.iter().enumerate())),
+            Value::Object(map) => Some(Self::Object(map.iter())),
+            _ => None,
+        }
+    }
+
+    fn next(&mut self) -> Option<(Step<'a>, &'a Value)> {
+        match self {
+            Self::Array(items) => items.next().map(|(i, v)| (Step::Index(i), v)),
+            Self::Object(map) => map.next().map(|(k, v)| (Step::Key(k.as_str()), v)),
+        }
+    }
+}
+
+/// Refuses a value that nests arrays and objects deeper than [`MAX_JSON_DEPTH`]. Reading
+/// recurses (serde clones sub-values, `read_state` and `read_tree` call themselves), so this
+/// walk runs first, on a stack of its own that never holds more than the limit.
+fn check_depth(value: &Value) -> Result<(), GraphError> {
+    let mut stack: Vec<(Option<Step<'_>>, Children<'_>)> = Vec::new();
+    stack.extend(Children::of(value).map(|c| (None, c)));
+    while let Some((_, children)) = stack.last_mut() {
+        let Some((step, child)) = children.next() else {
+            stack.pop();
+            continue;
+        };
+        let Some(grandchildren) = Children::of(child) else { continue };
+        if stack.len() == MAX_JSON_DEPTH {
+            let mut path = String::new();
+            for step in stack.iter().filter_map(|(s, _)| s.as_ref()).chain([&step]) {
+                match step {
+                    Step::Index(i) => path.push_str(&format!("[{i}]")),
+                    Step::Key(k) if path.is_empty() => path.push_str(k),
+                    Step::Key(k) => path.push_str(&format!(".{k}")),
+                }
+            }
+            return Err(GraphError::TooDeep { path, limit: MAX_JSON_DEPTH });
+        }
+        stack.push((Some(step), grandchildren));
+    }
+    Ok(())
 }
 
 /// The editor form's id-keyed `states` and `transitions` tables.

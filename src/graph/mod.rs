@@ -33,6 +33,8 @@
 
 mod compile;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod tables;
 
 use std::fmt;
@@ -57,6 +59,10 @@ pub const MAX_LEAVES_PER_STATE: usize = crate::blend_space::MAX_BLEND_CHILDREN;
 pub const MAX_NODES_PER_STATE: usize = 128;
 /// Deepest nesting of sub-state machines.
 pub const MAX_MACHINE_DEPTH: usize = 8;
+/// Deepest nesting of JSON arrays and objects [`format::GraphDesc::from_value`] reads (the
+/// root container is level 1). serde_json's text parser stops at 127, so every graph that
+/// loads from text fits; this guards values built in code.
+pub const MAX_JSON_DEPTH: usize = 128;
 
 /// Why a state graph could not be loaded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -79,6 +85,15 @@ pub enum GraphError {
         path: String,
         /// What is wrong.
         message: String,
+    },
+    /// The JSON nests arrays and objects deeper than [`MAX_JSON_DEPTH`]; found before any of
+    /// it is read, without recursion, so a value built in code cannot overflow the stack.
+    #[error("state graph at {path}: arrays and objects nest deeper than {limit} levels")]
+    TooDeep {
+        /// JSON path of the first array or object past the limit.
+        path: String,
+        /// The limit, [`MAX_JSON_DEPTH`].
+        limit: usize,
     },
     /// The graph is well-formed JSON but breaks rules; every problem found is listed.
     #[error("state graph has {} problem(s):{}", problems.len(), ProblemList(problems))]
@@ -312,6 +327,23 @@ pub enum ProblemKind {
     /// Sub-state machines nest deeper than [`MAX_MACHINE_DEPTH`].
     #[error("sub-state machines nest deeper than {MAX_MACHINE_DEPTH}")]
     TooDeep,
+    /// Two entries of one layer have the same full path: a name holding `.` spells the path
+    /// of a sub-machine's state or of a blend child (`"Move.Walk"` beside blend state `Move`
+    /// with child `Walk`), so the path (clip binding, `state_index`, trace keys) would be
+    /// ambiguous.
+    #[error("path {path:?} names both {first} and {second}")]
+    AmbiguousPath {
+        /// The full path both entries have.
+        path: String,
+        /// The entry met first, e.g. `state "Move.Walk"`.
+        first: String,
+        /// The entry met second, e.g. `blend child "Walk" of "Move"`.
+        second: String,
+    },
+    /// A state has both a `blendTree` and a sub-machine (`states`/`transitions`); it is one
+    /// or the other.
+    #[error("a state has both a blendTree and a sub-machine (states/transitions); it can be only one")]
+    TreeAndMachine,
 }
 
 impl CompiledGraph {
