@@ -113,6 +113,8 @@ typedef struct ThrongEvent {
     float time_s;
     /* The clip's weight in the character's pose at the update, in (0, 1]. */
     float weight;
+    /* Times the update crossed the event, >= 1 (more when one step spanned several loops). */
+    uint32_t count;
 } ThrongEvent;
 
 /* ---- errors ---- */

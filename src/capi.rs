@@ -140,6 +140,8 @@ pub struct ThrongEvent {
     pub time_s: f32,
     /// The clip's weight in the character's pose at the update, in (0, 1].
     pub weight: f32,
+    /// Times the update crossed the event, ≥ 1 (more when one step spanned several loops).
+    pub count: u32,
 }
 
 /// A rig and its clips, from the built-in humanoid or a glTF file; graphs are bound to it by
@@ -1324,6 +1326,7 @@ pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype:
                 clip: e.clip,
                 time_s: e.time_s,
                 weight: e.weight,
+                count: e.count,
             };
         }
         Ok(())

@@ -82,3 +82,149 @@ fn the_c_abi_refuses_another_crowds_handle() {
         throng_character_destroy(humanoid);
     }
 }
+
+#[test]
+fn a_tiny_clip_under_a_huge_step_fires_each_event_once_and_a_layer_reports_at_most_the_cap() {
+    use throng::state::MAX_EVENTS_PER_LAYER_UPDATE;
+    // 0.1 ms of clip with 10 events, stepped by 3.4e38 s: billions of loops in one update.
+    let few: Vec<ClipEvent> = (0..10).map(|i| ClipEvent::new(format!("e{i}"), i as f32 * 1.0e-5)).collect();
+    let (mut crowd, kind) = walk_crowd(1.0e-4, &few);
+    crowd.spawn(kind).unwrap();
+    crowd.spawn(kind).unwrap();
+    crowd.update(3.4e38).unwrap();
+    let fired = crowd.events(kind).unwrap();
+    assert_eq!(fired.len(), 2 * few.len(), "each event once per character, however many loops");
+    assert!(fired.iter().all(|e| e.count > 1_000_000), "the loops are counted, not repeated");
+    assert_eq!(crowd.events_dropped(kind), Ok(0));
+
+    // A clip holding more events than the cap: the layer reports the cap and counts the rest.
+    let many: Vec<ClipEvent> = (0..1000).map(|i| ClipEvent::new("step", i as f32 * 1.0e-7)).collect();
+    let (mut crowd, kind) = walk_crowd(1.0e-4, &many);
+    crowd.spawn(kind).unwrap();
+    crowd.update(1.0e6).unwrap();
+    assert_eq!(crowd.events(kind).unwrap().len(), MAX_EVENTS_PER_LAYER_UPDATE);
+    assert_eq!(crowd.events_dropped(kind), Ok((many.len() - MAX_EVENTS_PER_LAYER_UPDATE) as u64));
+    crowd.update(0.0).unwrap();
+    assert_eq!(crowd.events_dropped(kind), Ok(0), "the count is the last update's");
+}
+
+/// A one-layer script over `WALK` with `extra` keys (steps, events…).
+fn script(layer: &str, state: &str, extra: &str) -> String {
+    let graph = WALK.replace("\"Base\"", &format!("{layer:?}")).replace("\"Walk\"", &format!("{state:?}"));
+    format!(r#"{{ "stateGraph": {graph}, "clips": {{ "*": 1.0 }}, {extra} }}"#)
+}
+
+#[test]
+fn trace_scripts_whose_numbers_overflow_an_f32_are_refused_with_the_field_named() {
+    use throng::state::trace::{run_script, Script, TraceError};
+    let cases = [
+        (r#""dt": 1e39, "frames": 2"#, "dt"),
+        (r#""dt": 3.4e38, "frames": 3"#, "dt"),
+        (r#""dts": [0.1, 3.4e38, 3.4e38]"#, "dts[2]"),
+        (r#""dt": 0.1, "frames": 2, "speed": 1e39"#, "speed"),
+        (r#""dts": [0.1, 1e30], "speed": 1e10"#, "dts[1]"),
+    ];
+    for (extra, field) in cases {
+        match Script::parse(&script("Base", "Walk", extra)) {
+            Err(TraceError::Overflow { path, .. }) => assert_eq!(path, field, "{extra}"),
+            other => panic!("{extra}: expected an overflow at {field}, got {other:?}"),
+        }
+    }
+    // Extreme values that fit are accepted, and every line they print is JSON.
+    for extra in [r#""dt": 3.0e38, "frames": 1"#, r#""dt": 1e-45, "frames": 3"#, r#""dts": [1e38, 1e38, 1e38]"#] {
+        let lines = run_script(&script("Base", "Walk", extra)).unwrap_or_else(|e| panic!("{extra}: {e}"));
+        for line in lines {
+            let json = line.to_json();
+            let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{extra}: {e}: {json}"));
+            assert!(value["t"].is_f64() || value["t"].is_u64(), "{json}");
+        }
+    }
+}
+
+/// A writer that keeps what it was given and fails once it holds a whole line.
+struct Failing {
+    written: Vec<u8>,
+}
+
+impl std::io::Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.written.contains(&b'\n') {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.written.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_trace_is_written_line_by_line_as_its_frames_run() {
+    use throng::state::trace::{Script, TraceError, MAX_TRACE_FRAMES};
+    // Long names over the longest run a script may ask for: collected, the lines would copy
+    // the names for every frame (gigabytes); written, each frame goes out as it runs.
+    let long = "x".repeat(10_000);
+    let text = script(&long, &format!("{long}y"), &format!(r#""dt": 0.016, "frames": {MAX_TRACE_FRAMES}"#));
+    let script = Script::parse(&text).unwrap();
+    let mut out = Failing { written: Vec::new() };
+    match script.write_json(&mut out) {
+        Err(TraceError::Write { frame: 1, message }) => assert!(message.contains("disk full"), "{message}"),
+        other => panic!("the writer failed on frame 1's line, got {other:?}"),
+    }
+    // Frame 0's line was written whole before frame 1 ran, and it is JSON.
+    let text = String::from_utf8(out.written).unwrap();
+    let first = text.lines().next().unwrap();
+    let line: serde_json::Value = serde_json::from_str(first).unwrap();
+    assert_eq!(line["frame"], 0);
+    assert_eq!(line["layer"].as_str(), Some(long.as_str()));
+    assert_eq!(text.matches('\n').count(), 1, "one line, frame 0's");
+}
+
+#[test]
+fn the_trace_output_matches_the_collected_lines_and_counts_events_crossed_more_than_once() {
+    use throng::state::trace::{run_script, Script};
+    let extra = r#""dts": [0.5, 2.6], "clipEvents": { "*": [{ "name": "step", "time": 0.25 }] }"#;
+    let text = script("Base", "Walk", extra);
+    let lines = run_script(&text).unwrap();
+    let mut out = Vec::new();
+    Script::parse(&text).unwrap().write_json(&mut out).unwrap();
+    let written = String::from_utf8(out).unwrap();
+    let collected: Vec<String> = lines.iter().map(|l| l.to_json()).collect();
+    assert_eq!(written.lines().collect::<Vec<_>>(), collected);
+    assert_eq!(lines[0].events, [("step".to_owned(), 1.0, 1)]);
+    // 0.5 s → 3.1 s crosses 0.25 s of the second and third loops: once, counted twice.
+    assert_eq!(lines[1].events, [("step".to_owned(), 1.0, 2)]);
+    assert!(collected[1].ends_with(r#","events":[{"name":"step","weight":1,"count":2}]}"#), "{}", collected[1]);
+    assert!(!collected[0].contains("count"), "a single crossing prints as before");
+}
+
+#[test]
+fn a_frame_job_context_for_another_joint_count_says_so() {
+    use throng::demo::DemoCharacter;
+    use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
+    use throng::eval::{EvalError, OutputLayout};
+    use throng::program::LayerProgram;
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let layers = [LayerSetup::default()];
+    let mut context = EvalContext::new(1, 1, joints - 1);
+    let mut output = vec![0.5; joints * 16];
+    let job = FrameJob {
+        rig: &demo.rig,
+        clips: &[],
+        layers: &layers,
+        samples: &[],
+        programs: &[LayerProgram::default()],
+        dt_s: 0.0,
+        context: &mut context,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut [0],
+        root_motion: &mut [],
+    };
+    let err = job.run().unwrap_err();
+    assert_eq!(err, EvalError::ContextJoints { context_joints: joints - 1, rig_joints: joints });
+    assert!(err.to_string().contains(&format!("{} joints", joints - 1)) && err.to_string().contains(&joints.to_string()), "{err}");
+    assert!(output.iter().all(|&v| v == 0.5), "a refused job writes nothing");
+}

@@ -59,7 +59,7 @@ use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
 use crate::program::{swap_remove_row, ClipSample, DueRows, LayerProgram};
 
-pub use step::MAX_EVENT_LOOPS_PER_UPDATE;
+pub use step::MAX_EVENTS_PER_LAYER_UPDATE;
 use step::{EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
 
 /// The evaluation rates [`Crowd::set_update_rate`] accepts: a character at rate `r` is
@@ -469,6 +469,9 @@ pub struct AnimationEvent {
     /// The clip's weight in the character's pose at this update, in (0, 1]: its blend weight
     /// times its side's share of a transition, times the layer's weight above the base layer.
     pub weight: f32,
+    /// Times the update crossed the event, ≥ 1: more than 1 only when one step spanned several
+    /// loops of the clip, which is reported once.
+    pub count: u32,
 }
 
 /// Bits of a handle's slot index, its generation and its crowd's tag, packed in 64 bits.
@@ -631,9 +634,11 @@ struct Group {
     samples: Vec<ClipSample>,
     /// The last update's animation events, in row order.
     events: Vec<AnimationEvent>,
-    /// One list per chunk of the parallel step, concatenated into `events` after it; kept so
-    /// that their capacity is reused from update to update.
-    chunk_events: Vec<Vec<AnimationEvent>>,
+    /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
+    events_dropped: u64,
+    /// One list per chunk of the parallel step, with the events it dropped, concatenated into
+    /// `events` after it; kept so that their capacity is reused from update to update.
+    chunk_events: Vec<(Vec<AnimationEvent>, u64)>,
     /// The due rows (`lod_due`), ascending, with their `lod_elapsed_s`: built by each update,
     /// dropped by a spawn or despawn (which change rows) and built again when next asked for, so
     /// that neither costs more than moving a row.
@@ -711,6 +716,7 @@ impl Group {
             programs: Vec::new(),
             samples: Vec::new(),
             events: Vec::new(),
+            events_dropped: 0,
             chunk_events: Vec::new(),
             due: OnceLock::new(),
             spare_due: DueList::default(),
@@ -855,7 +861,7 @@ impl Group {
         let chunk = CHARACTERS_PER_CHUNK;
         let num_chunks = self.slots.len().div_ceil(chunk);
         if self.chunk_events.len() < num_chunks {
-            self.chunk_events.resize_with(num_chunks, Vec::new);
+            self.chunk_events.resize_with(num_chunks, Default::default);
         }
         if self.chunk_promoted.len() < num_chunks {
             self.chunk_promoted.resize_with(num_chunks, Vec::new);
@@ -886,7 +892,9 @@ impl Group {
                     let zone = crate::zone!("throng.state_step.chunk");
                     zone.value(c as u64);
                     let mut scratch = Scratch::new();
+                    let (fired, dropped) = (&mut fired.0, &mut fired.1);
                     fired.clear();
+                    *dropped = 0;
                     promoted.clear();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
@@ -899,7 +907,7 @@ impl Group {
                         } else {
                             CharacterHandle { index: u32::MAX, generation: 0, crowd }
                         };
-                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32 };
+                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
                         let lod = Lod { elapsed_s: lod_elapsed_s[row] };
                         for l in 0..layers {
                             let i = k * layers + l;
@@ -944,8 +952,10 @@ impl Group {
             );
         // Chunks in row order, whatever thread ran each: the list is the same at any thread count.
         self.events.clear();
-        for fired in &self.chunk_events[..num_chunks] {
+        self.events_dropped = 0;
+        for (fired, dropped) in &self.chunk_events[..num_chunks] {
             self.events.extend_from_slice(fired);
+            self.events_dropped += dropped;
         }
         // The rows that switched on an update they would have skipped are evaluated on it; their
         // count of skipped updates starts afresh.
@@ -1373,15 +1383,18 @@ impl Crowd {
 
     /// The animation events an archetype's characters fired in the last update, in row order
     /// (then layer; a layer's active state before its transition's source; each clip's events
-    /// in the order they were crossed). Refilled by every update.
+    /// in the order they were first crossed). Refilled by every update.
     ///
     /// The rules (`docs/graph-format.md#animation-events`):
-    /// - An event fires once when a state's playback crosses its time: over the clip time the
-    ///   state advanced this update, `(before, now]`. A looping clip fires it on every loop,
-    ///   several times for a step spanning several loops (at most
-    ///   [`MAX_EVENT_LOOPS_PER_UPDATE`] loops); a clip that does not loop fires it once, up to
-    ///   and including its end. The first advance after a state is entered (or the character
-    ///   spawned) includes its starting point, so an event at the entry time fires too.
+    /// - An event fires when a state's playback crosses its time: over the clip time the
+    ///   state advanced this update, `(before, now]`. A looping clip fires it on every loop; a
+    ///   step spanning several loops reports it once, with [`AnimationEvent::count`] the times
+    ///   it was crossed (as Unreal fires a notify once per tick), so that no `dt` multiplies
+    ///   events. A clip that does not loop fires it once, up to and including its end. The
+    ///   first advance after a state is entered (or the character spawned) includes its
+    ///   starting point, so an event at the entry time fires too.
+    /// - One layer of one character reports at most [`MAX_EVENTS_PER_LAYER_UPDATE`] events per
+    ///   update; the rest are dropped and counted ([`Crowd::events_dropped`]).
     /// - Each event carries its clip's weight in this update's pose: blend weight × its side's
     ///   share of a transition (crossfade and frozen: the eased weight; inertialization: the
     ///   destination 1, the source `1 − progress`) × the layer's weight (above the base layer).
@@ -1416,6 +1429,16 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`].
     pub fn events(&self, id: ArchetypeId) -> Result<&[AnimationEvent], StateError> {
         Ok(&self.group(id)?.events)
+    }
+
+    /// Events the last update of an archetype did not report because a layer of a character
+    /// had reported [`MAX_EVENTS_PER_LAYER_UPDATE`] already (0 unless its clips hold that many
+    /// events).
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn events_dropped(&self, id: ArchetypeId) -> Result<u64, StateError> {
+        Ok(self.group(id)?.events_dropped)
     }
 
     /// An archetype's pose programs after the last update, `row * layers + layer`.
