@@ -821,7 +821,7 @@ pub unsafe extern "C" fn throng_crowd_spawn(crowd: *mut ThrongCrowd, archetype: 
         let entry = &mut archetypes[archetype as usize];
         // All or nothing: a batch the crowd has no slots for spawns none.
         if count > crowd.spawnable() {
-            return Err(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS }.into());
+            return Err(CallError::State(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS }));
         }
         for slot in out.iter_mut() {
             *slot = crowd.spawn(entry.id)?.to_bits();

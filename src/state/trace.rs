@@ -178,35 +178,38 @@ impl TraceRow<'_> {
     pub fn write_json(&self, out: &mut impl Write) -> std::io::Result<()> {
         let name = |out: &mut dyn Write, n: &str| serde_json::to_writer(out, n).map_err(std::io::Error::from);
         write!(out, "{{\"frame\":{},\"t\":", self.frame)?;
-        number(out, self.t as f32)?;
+        json_number(&mut *out, self.t as f32)?;
         out.write_all(b",\"layer\":")?;
-        name(out, self.layer)?;
+        name(&mut *out, self.layer)?;
         out.write_all(b",\"activeState\":")?;
-        name(out, self.active_state)?;
+        name(&mut *out, self.active_state)?;
         out.write_all(b",\"previousState\":")?;
         match self.previous_state {
-            Some(p) => name(out, p)?,
+            Some(p) => name(&mut *out, p)?,
             None => out.write_all(b"null")?,
         }
         write!(out, ",\"transitioning\":{},\"transitionProgress\":", self.transitioning)?;
-        number(out, self.transition_progress)?;
+        json_number(&mut *out, self.transition_progress)?;
         out.write_all(b",\"weights\":{")?;
         for (i, &(n, w)) in self.weights.iter().enumerate() {
             if i > 0 {
                 out.write_all(b",")?;
             }
-            name(out, n)?;
+            name(&mut *out, n)?;
             out.write_all(b":")?;
-            number(out, w)?;
+            json_number(&mut *out, w)?;
         }
         out.write_all(b"}")?;
         if !self.events.is_empty() {
             out.write_all(b",\"events\":[")?;
             for (i, &(n, w, count)) in self.events.iter().enumerate() {
-                out.write_all(if i > 0 { b",{\"name\":" } else { b"{\"name\":" })?;
-                name(out, n)?;
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(b"{\"name\":")?;
+                name(&mut *out, n)?;
                 out.write_all(b",\"weight\":")?;
-                number(out, w)?;
+                json_number(&mut *out, w)?;
                 if count > 1 {
                     write!(out, ",\"count\":{count}")?;
                 }
@@ -221,7 +224,7 @@ impl TraceRow<'_> {
 /// A number as JSON. A script's numbers are checked to fit an `f32` and the state step keeps
 /// what it computes from them finite; should one not be, it is written `null`, never as the
 /// `inf` or `NaN` that JSON lacks.
-fn number(out: &mut impl Write, v: f32) -> std::io::Result<()> {
+fn json_number(out: &mut impl Write, v: f32) -> std::io::Result<()> {
     if v.is_finite() { write!(out, "{v}") } else { out.write_all(b"null") }
 }
 
@@ -285,7 +288,7 @@ pub struct Script {
     character: Option<ScriptCharacter>,
 }
 
-/// What an observer of [`Script::run_with`] sees after each frame's update.
+/// What an observer of [`Script::run_each`] (or [`Script::run_with`]) sees after each frame's update.
 #[derive(Debug)]
 pub struct TraceFrame<'a> {
     /// Frame number from 0.
@@ -474,7 +477,7 @@ impl Script {
         self.run_each(|f| {
             let write = |e: std::io::Error| TraceError::Write { frame: f.frame, message: e.to_string() };
             for row in f.lines {
-                row.write_json(out).map_err(write)?;
+                row.write_json(&mut *out).map_err(write)?;
             }
             Ok::<(), TraceError>(())
         })?;
