@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use throng::clip::ClipEvent;
-use throng::graph::CompiledGraph;
-use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd, ParamValue, StateError};
+use throng::graph::{CompiledGraph, ParamValue};
+use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd, StateError};
 
 const WALK: &str = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "Walk" }],
     "transitions": [{ "from": "START", "to": "Walk" }] }],

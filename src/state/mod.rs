@@ -940,6 +940,7 @@ impl Group {
                                 lod,
                             );
                         }
+                        *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
                         if !lod_due[row] && programs[k * layers..(k + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0) {
