@@ -42,7 +42,7 @@ typedef enum ThrongStatus {
     /* A parameter name the archetype's graph does not have, or a clip name the archetype
      * does not have. */
     THRONG_STATUS_UNKNOWN_NAME = 7,
-    /* A character handle that was despawned or never existed. */
+    /* A character handle that was despawned, never existed, or belongs to another crowd. */
     THRONG_STATUS_STALE_HANDLE = 8,
     /* The state step refused the call: a parameter of another type than the setter's, a NaN
      * or infinite value or dt, a layer past the graph's. */
@@ -113,6 +113,8 @@ typedef struct ThrongEvent {
     float time_s;
     /* The clip's weight in the character's pose at the update, in (0, 1]. */
     float weight;
+    /* Times the update crossed the event, >= 1 (more when one step spanned several loops). */
+    uint32_t count;
 } ThrongEvent;
 
 /* ---- errors ---- */
@@ -152,7 +154,8 @@ void throng_crowd_destroy(ThrongCrowd *crowd);
 /* Loads a state graph from graph_json_len bytes of UTF-8 JSON (no NUL needed), binds it to
  * the character's clips and registers it; *out_archetype = 0, 1, 2... in order of addition. */
 ThrongStatus throng_crowd_add_archetype(ThrongCrowd *crowd, const ThrongCharacter *character, const uint8_t *graph_json, size_t graph_json_len, uint32_t *out_archetype);
-/* Adds count characters; out_handles receives count stable handles. */
+/* Adds count characters, all or nothing; out_handles receives count stable handles, never 0,
+ * that only this crowd accepts. */
 ThrongStatus throng_crowd_spawn(ThrongCrowd *crowd, uint32_t archetype, size_t count, uint64_t *out_handles);
 /* Removes count characters, all or nothing; other handles stay valid, rows may move. */
 ThrongStatus throng_crowd_despawn(ThrongCrowd *crowd, const uint64_t *handles, size_t count);

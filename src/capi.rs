@@ -39,7 +39,7 @@ use crate::import::gltf::{GltfError, GltfOptions, load_gltf};
 use crate::program::swap_remove_row;
 use crate::rig::Rig;
 use crate::setup::{BindError, BoundArchetype, bind_archetype};
-use crate::state::{ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError};
+use crate::state::{ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError, MAX_CHARACTER_SLOTS};
 
 /// What a call did. Zero is success; every other value comes with a message from
 /// [`throng_last_error_message`]. Keep in sync with `include/throng.h` (`tests/capi.rs`).
@@ -67,7 +67,7 @@ pub enum ThrongStatus {
     /// A parameter name the archetype's graph does not have, or a clip name the archetype
     /// does not have.
     UnknownName = 7,
-    /// A character handle that was despawned or never existed.
+    /// A character handle that was despawned, never existed, or belongs to another crowd.
     StaleHandle = 8,
     /// The state step refused the call: a parameter of another type than the setter's, a NaN or
     /// infinite value or `dt`, a layer past the graph's.
@@ -140,6 +140,8 @@ pub struct ThrongEvent {
     pub time_s: f32,
     /// The clip's weight in the character's pose at the update, in (0, 1].
     pub weight: f32,
+    /// Times the update crossed the event, ≥ 1 (more when one step spanned several loops).
+    pub count: u32,
 }
 
 /// A rig and its clips, from the built-in humanoid or a glTF file; graphs are bound to it by
@@ -311,7 +313,7 @@ impl CallError {
             Self::Graph(_) => ThrongStatus::Graph,
             Self::Import(_) => ThrongStatus::Import,
             Self::Bind(_) | Self::UnboundLeaf { .. } => ThrongStatus::Bind,
-            Self::State(StateError::StaleHandle { .. }) => ThrongStatus::StaleHandle,
+            Self::State(StateError::StaleHandle { .. } | StateError::ForeignHandle { .. }) => ThrongStatus::StaleHandle,
             Self::State(StateError::UnknownParameter(_)) => ThrongStatus::UnknownName,
             Self::State(StateError::BadUpdateRate { .. }) => ThrongStatus::InvalidArgument,
             Self::State(_) => ThrongStatus::State,
@@ -803,8 +805,9 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
 
 /// Adds `count` characters of `archetype`, each in its layers' default states with the graph's
 /// default parameters, and writes their handles to `out_handles`. A handle stays valid until
-/// its character is despawned and is never reused for another (any value, 0 included, may be a
-/// live handle: keep a separate flag for "no character").
+/// its character is despawned, is never reused for another and is never 0; it carries its
+/// crowd, and other crowds refuse it (`THRONG_STATUS_STALE_HANDLE`). All or nothing: a batch
+/// past the crowd's 2²⁴ slots spawns none (`THRONG_STATUS_STATE`).
 ///
 /// # Safety
 /// `crowd` is null or a live crowd; `out_handles` null (only when `count` is 0) or writable
@@ -817,6 +820,10 @@ pub unsafe extern "C" fn throng_crowd_spawn(crowd: *mut ThrongCrowd, archetype: 
         let out = unsafe { output(out_handles, count, "out_handles") }?;
         let ThrongCrowd { crowd, archetypes, .. } = crowd;
         let entry = &mut archetypes[archetype as usize];
+        // All or nothing: a batch the crowd has no slots for spawns none.
+        if count > crowd.spawnable() {
+            return Err(CallError::State(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS }));
+        }
         for slot in out.iter_mut() {
             *slot = crowd.spawn(entry.id)?.to_bits();
         }
@@ -1320,6 +1327,7 @@ pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype:
                 clip: e.clip,
                 time_s: e.time_s,
                 weight: e.weight,
+                count: e.count,
             };
         }
         Ok(())

@@ -908,8 +908,8 @@ fn api_rows() -> Vec<Row> {
                 let (c, _, _) = crowd(1);
                 c.readback(theirs[4], 0)
             },
-            StateError::StaleHandle { index: 4, .. },
-            ["4/0"]
+            StateError::ForeignHandle { index: 4, .. },
+            ["4/0", "not to this crowd"]
         ),
         row!(
             "crowd: a handle after despawn",

@@ -373,6 +373,15 @@ int main(int argc, char **argv) {
     Scene affine = make_scene(json, json_len);
     check(throng_last_error_message()[0] == '\0', "a successful call leaves no error message");
 
+    /* Handles carry their crowd: the other crowd refuses them and changes nothing. */
+    {
+        size_t before = 0, after = 0;
+        must(throng_crowd_num_characters(affine.crowd, affine.archetype, &before), "num_characters");
+        must_fail(throng_crowd_despawn(affine.crowd, scene.handles, 1), THRONG_STATUS_STALE_HANDLE, "despawn with another crowd's handle");
+        must(throng_crowd_num_characters(affine.crowd, affine.archetype, &after), "num_characters");
+        check(before == after && scene.handles[0] != affine.handles[0], "another crowd's handle removes nobody");
+    }
+
     size_t floats = 0, floats_3x4 = 0;
     must(throng_crowd_floats_needed(scene.crowd, scene.archetype, THRONG_LAYOUT_MAT4, &floats), "floats_needed");
     must(throng_crowd_floats_needed(affine.crowd, affine.archetype, THRONG_LAYOUT_AFFINE_3X4, &floats_3x4), "floats_needed 3x4");

@@ -1,10 +1,13 @@
-//! Fuzzes the trace-script loader and runner (`state::trace::run_script`).
+//! Fuzzes the trace-script loader and runner (`state::trace::Script`), writing the lines as the
+//! tool does: streamed, so a long run's memory stays that of one frame.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = throng::state::trace::run_script(text);
+        if let Ok(script) = throng::state::trace::Script::parse(text) {
+            let _ = script.write_json(&mut std::io::sink());
+        }
     }
 });

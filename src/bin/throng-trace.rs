@@ -4,12 +4,13 @@
 //! and `docs/graph-format.md`. A bad script or bad arguments print what is wrong and exit with
 //! code 2.
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use throng::import::read_regular_file;
-use throng::plot::PlotFormat;
-use throng::state::trace::Script;
+use throng::plot::{PlotError, PlotFormat};
+use throng::state::trace::{Script, TraceError};
 
 const USAGE: &str = "usage: throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]";
 
@@ -52,28 +53,27 @@ fn main() -> ExitCode {
         Ok(script) => script,
         Err(e) => return fail(format!("{script_path}: {e}")),
     };
+    // Lines go out as each frame runs, so memory does not grow with the frames.
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
     match &plot {
-        None => match script.run_with(|_| Ok::<(), throng::state::trace::TraceError>(())) {
-            Ok(lines) => {
-                for line in lines {
-                    println!("{}", line.to_json());
-                }
-                ExitCode::SUCCESS
-            }
+        None => match script.write_json(&mut out) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format!("{script_path}: {e}")),
         },
-        Some(out) => {
+        Some(path) => {
             let title = Path::new(script_path).file_name().map_or_else(|| script_path.to_owned(), |n| n.to_string_lossy().into_owned());
-            match throng::plot::from_script(&script, &title) {
-                Ok((timeline, lines)) => {
-                    for line in lines {
-                        println!("{}", line.to_json());
-                    }
-                    match timeline.save(out) {
-                        Ok(()) => ExitCode::SUCCESS,
-                        Err(e) => fail(e),
-                    }
+            let timeline = throng::plot::from_script_each(&script, &title, |f| {
+                for row in f.lines {
+                    row.write_json(&mut out).map_err(|e| PlotError::Trace(TraceError::Write { frame: f.frame, message: e.to_string() }))?;
                 }
+                Ok(())
+            });
+            match timeline.and_then(|timeline| {
+                out.flush().map_err(|e| PlotError::Trace(TraceError::Write { frame: script.dts_s().len().saturating_sub(1), message: e.to_string() }))?;
+                timeline.save(path)
+            }) {
+                Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(format!("{script_path}: {e}")),
             }
         }

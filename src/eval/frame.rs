@@ -291,8 +291,9 @@ pub struct FrameJob<'a> {
 impl FrameJob<'_> {
     /// Checks, in order: clips match the rig ([`ProgramError::ClipRigMismatch`]); at least one
     /// layer and masks of one weight per joint ([`ProgramError::Layers`]); `dt_s` finite and
-    /// non-negative ([`ProgramError::BadDt`]); programs, context, counters and output sized for
-    /// the same crowd ([`EvalError::ProgramCount`], [`EvalError::OutputSize`],
+    /// non-negative ([`ProgramError::BadDt`]); the context made for the rig's joints and the
+    /// setup's layers ([`EvalError::ContextJoints`], [`EvalError::ContextLayers`]); programs,
+    /// context, counters and output sized for the same crowd ([`EvalError::ProgramCount`], [`EvalError::OutputSize`],
     /// [`EvalError::RootMotionCount`]); memory in the context for every layer that needs it
     /// ([`EvalError::ContextMemory`]); every program's ranges inside `samples`
     /// ([`ProgramError::SampleRange`]), its samples valid ([`ProgramError::UnknownClip`],
@@ -308,11 +309,13 @@ impl FrameJob<'_> {
         let num_layers = self.layers.len();
         let characters = self.clips_sampled.len();
         let ctx = &*self.context;
-        if self.programs.len() != characters * num_layers
-            || ctx.num_characters() != characters
-            || ctx.num_layers() != num_layers
-            || ctx.num_joints != joints
-        {
+        if ctx.num_joints != joints {
+            return Err(EvalError::ContextJoints { context_joints: ctx.num_joints, rig_joints: joints });
+        }
+        if ctx.num_layers() != num_layers {
+            return Err(EvalError::ContextLayers { context_layers: ctx.num_layers(), layers: num_layers });
+        }
+        if self.programs.len() != characters * num_layers || ctx.num_characters() != characters {
             return Err(EvalError::ProgramCount {
                 programs: self.programs.len(),
                 characters,

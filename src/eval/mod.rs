@@ -95,6 +95,22 @@ pub enum EvalError {
         /// Characters the context was sized for.
         context_characters: usize,
     },
+    /// The `frame::EvalContext` was made for another joint count than the rig's.
+    #[error("the evaluation context holds {context_joints} joints per character; the rig has {rig_joints}")]
+    ContextJoints {
+        /// Joints the context was made for.
+        context_joints: usize,
+        /// Joints of the job's rig.
+        rig_joints: usize,
+    },
+    /// The `frame::EvalContext` was made for another layer count than the job's setup.
+    #[error("the evaluation context holds {context_layers} layers per character; the job has {layers}")]
+    ContextLayers {
+        /// Layers the context was made for.
+        context_layers: usize,
+        /// Layers in the job's setup.
+        layers: usize,
+    },
     /// A layer that needs memory (`frame::LayerSetup::needs_memory`) has none in the context:
     /// it was built with `EvalContext::for_layers` for a setup where that layer had only cuts.
     #[error("layer {layer} needs per-character memory but the context holds none for it; build the context with EvalContext::for_layers from these layers")]

@@ -36,7 +36,7 @@ pub struct TraceDocs;
 pub use crate::graph::ParamKind;
 pub use draw::{Painter, Raster, Rgb, Svg};
 pub use render::{Lane, Layout, AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE_H, PARAM_H, TITLE_H, WEIGHTS_H, WIDTH_PX};
-pub use script::{from_script, JUMP_MEASURE};
+pub use script::{from_script, from_script_each, JUMP_MEASURE};
 
 use crate::eval::EvalError;
 use crate::state::trace::TraceError;

@@ -9,7 +9,7 @@ use crate::eval::layers::MaskError;
 use crate::eval::OutputLayout;
 use crate::graph::{self, ParamValue};
 use crate::program::LayerProgram;
-use crate::state::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine};
+use crate::state::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
 use crate::state::{ParamId, StateError};
 
 use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamTrack, PlotError, Timeline};
@@ -122,6 +122,20 @@ impl<'a> Poser<'a> {
 /// [`PlotError::Trace`] for a bad script, [`PlotError::Mask`] for a mask joint the character
 /// lacks, [`PlotError::Eval`] if pose evaluation refuses a frame.
 pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceLine>), PlotError> {
+    let mut lines = Vec::with_capacity(script.dts_s().len() * script.graph().layers().len());
+    let timeline = from_script_each(script, title, |f| {
+        lines.extend(f.lines.iter().map(TraceRow::to_line));
+        Ok(())
+    })?;
+    Ok((timeline, lines))
+}
+
+/// As [`from_script`], but hands each frame to `each` as it runs (`throng-trace --plot` writes
+/// its lines from there) instead of collecting the lines.
+///
+/// # Errors
+/// As [`from_script`], and what `each` returns.
+pub fn from_script_each(script: &Script, title: &str, mut each: impl FnMut(&TraceFrame<'_>) -> Result<(), PlotError>) -> Result<Timeline, PlotError> {
     let graph = std::sync::Arc::clone(script.graph());
     let mut timeline = Timeline::new(title, Vec::with_capacity(script.dts_s().len()));
     for layer in graph.layers() {
@@ -137,7 +151,8 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
     let mut params: Vec<ParamId> = Vec::new();
     // Values after the previous update (the graph's defaults before the first).
     let mut after: Vec<ParamValue> = graph.parameters().iter().map(|p| p.default).collect();
-    let lines = script.run_with(|f: &TraceFrame<'_>| -> Result<(), PlotError> {
+    script.run_each(|f: &TraceFrame<'_>| -> Result<(), PlotError> {
+        each(f)?;
         if params.is_empty() {
             params = graph.parameters().iter().map(|p| f.crowd.param(f.archetype, &p.name)).collect::<Result<_, _>>().map_err(state_error)?;
         }
@@ -199,7 +214,7 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
         timeline.jump_label = JUMP_MEASURE.to_owned();
         timeline.clips_sampled = Some(clips);
     }
-    Ok((timeline, lines))
+    Ok(timeline)
 }
 
 /// A state-step refusal while plotting: the script ran, so there is no finer JSON path.

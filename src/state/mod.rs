@@ -50,6 +50,7 @@
 mod step;
 pub mod trace;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
@@ -58,7 +59,7 @@ use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::{CompiledGraph, NO_INDEX, ParamKind, ParamSlot, ParamValue};
 use crate::program::{swap_remove_row, ClipSample, DueRows, LayerProgram};
 
-pub use step::MAX_EVENT_LOOPS_PER_UPDATE;
+pub use step::MAX_EVENTS_PER_LAYER_UPDATE;
 use step::{EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
 
 /// The evaluation rates [`Crowd::set_update_rate`] accepts: a character at rate `r` is
@@ -107,6 +108,24 @@ pub enum StateError {
         index: u32,
         /// Generation given.
         generation: u32,
+    },
+    /// The handle was spawned by another crowd.
+    #[error("character handle {index}/{generation} belongs to crowd {handle_crowd}, not to this crowd ({crowd})")]
+    ForeignHandle {
+        /// Slot index.
+        index: u32,
+        /// Generation given.
+        generation: u32,
+        /// The tag of the crowd that spawned the handle.
+        handle_crowd: u32,
+        /// This crowd's tag.
+        crowd: u32,
+    },
+    /// Every one of the crowd's [`MAX_CHARACTER_SLOTS`] slots is live or retired.
+    #[error("the crowd has used all {slots} character slots (live and retired)")]
+    CrowdFull {
+        /// Slots the crowd holds.
+        slots: u32,
     },
     /// The graph has no parameter of that name.
     #[error("no parameter named {0:?}")]
@@ -450,28 +469,61 @@ pub struct AnimationEvent {
     /// The clip's weight in the character's pose at this update, in (0, 1]: its blend weight
     /// times its side's share of a transition, times the layer's weight above the base layer.
     pub weight: f32,
+    /// Times the update crossed the event, ≥ 1: more than 1 only when one step spanned several
+    /// loops of the clip, which is reported once.
+    pub count: u32,
 }
 
-/// A character: slot index plus generation. Stays valid until the character is removed.
+/// Bits of a handle's slot index, its generation and its crowd's tag, packed in 64 bits.
+const INDEX_BITS: u32 = 24;
+const GENERATION_BITS: u32 = 20;
+const CROWD_BITS: u32 = 64 - INDEX_BITS - GENERATION_BITS;
+
+/// Most character slots one crowd holds, live, free and retired together (2²⁴): a handle's
+/// index has 24 bits. [`Crowd::spawn`] past it is refused as [`StateError::CrowdFull`].
+pub const MAX_CHARACTER_SLOTS: u32 = 1 << INDEX_BITS;
+
+/// A slot's last generation (2²⁰ − 1). A character despawned at it retires its slot for good
+/// rather than wrap to generation 0, so that no stale handle ever names a live character.
+pub const MAX_GENERATION: u32 = (1 << GENERATION_BITS) - 1;
+
+/// The next crowd's tag. Tags run 1 to 2²⁰ − 1 and then start again, so crowds made
+/// 2²⁰ − 1 apart share one; that a handle from one of them is taken for the other's then
+/// needs the same slot at the same generation too.
+static NEXT_CROWD_TAG: AtomicU32 = AtomicU32::new(0);
+
+fn next_crowd_tag() -> u32 {
+    1 + NEXT_CROWD_TAG.fetch_add(1, Ordering::Relaxed) % ((1 << CROWD_BITS) - 1)
+}
+
+/// A character: its crowd's tag, slot index and generation. Stays valid until the character is
+/// removed, and only in the crowd that spawned it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CharacterHandle {
     index: u32,
     generation: u32,
+    crowd: u32,
 }
 
 impl CharacterHandle {
-    /// The handle as one integer, `generation << 32 | index`: for a C caller (`throng::capi`)
-    /// or a save file.
+    /// The handle as one integer, `crowd << 44 | generation << 24 | index` (a 20-bit crowd tag,
+    /// never 0, so no handle is 0; a 20-bit generation; a 24-bit slot index): for a C caller
+    /// (`throng::capi`) or a save file.
     #[must_use]
     pub const fn to_bits(self) -> u64 {
-        (self.generation as u64) << 32 | self.index as u64
+        (self.crowd as u64) << (INDEX_BITS + GENERATION_BITS) | (self.generation as u64) << INDEX_BITS | self.index as u64
     }
 
     /// The handle [`CharacterHandle::to_bits`] gave. Any integer is accepted: one that names no
-    /// live character is refused by the [`Crowd`] as [`StateError::StaleHandle`].
+    /// live character is refused by the [`Crowd`] as [`StateError::StaleHandle`], one of
+    /// another crowd as [`StateError::ForeignHandle`].
     #[must_use]
     pub const fn from_bits(bits: u64) -> Self {
-        Self { index: bits as u32, generation: (bits >> 32) as u32 }
+        Self {
+            index: (bits & ((1 << INDEX_BITS) - 1)) as u32,
+            generation: (bits >> INDEX_BITS & ((1 << GENERATION_BITS) - 1)) as u32,
+            crowd: (bits >> (INDEX_BITS + GENERATION_BITS)) as u32,
+        }
     }
 }
 
@@ -582,9 +634,11 @@ struct Group {
     samples: Vec<ClipSample>,
     /// The last update's animation events, in row order.
     events: Vec<AnimationEvent>,
-    /// One list per chunk of the parallel step, concatenated into `events` after it; kept so
-    /// that their capacity is reused from update to update.
-    chunk_events: Vec<Vec<AnimationEvent>>,
+    /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
+    events_dropped: u64,
+    /// One list per chunk of the parallel step, with the events it dropped, concatenated into
+    /// `events` after it; kept so that their capacity is reused from update to update.
+    chunk_events: Vec<(Vec<AnimationEvent>, u64)>,
     /// The due rows (`lod_due`), ascending, with their `lod_elapsed_s`: built by each update,
     /// dropped by a spawn or despawn (which change rows) and built again when next asked for, so
     /// that neither costs more than moving a row.
@@ -662,6 +716,7 @@ impl Group {
             programs: Vec::new(),
             samples: Vec::new(),
             events: Vec::new(),
+            events_dropped: 0,
             chunk_events: Vec::new(),
             due: OnceLock::new(),
             spare_due: DueList::default(),
@@ -799,14 +854,14 @@ impl Group {
     }
 
     /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
-    fn update(&mut self, dt_s: f32, slots: &[Slot]) {
+    fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         self.schedule(dt_s);
         let layers = self.num_layers();
         let per = self.arch.samples_per_character();
         let chunk = CHARACTERS_PER_CHUNK;
         let num_chunks = self.slots.len().div_ceil(chunk);
         if self.chunk_events.len() < num_chunks {
-            self.chunk_events.resize_with(num_chunks, Vec::new);
+            self.chunk_events.resize_with(num_chunks, Default::default);
         }
         if self.chunk_promoted.len() < num_chunks {
             self.chunk_promoted.resize_with(num_chunks, Vec::new);
@@ -837,7 +892,9 @@ impl Group {
                     let zone = crate::zone!("throng.state_step.chunk");
                     zone.value(c as u64);
                     let mut scratch = Scratch::new();
+                    let (fired, dropped) = (&mut fired.0, &mut fired.1);
                     fired.clear();
+                    *dropped = 0;
                     promoted.clear();
                     for k in 0..triggers.len() {
                         let row = c * chunk + k;
@@ -846,11 +903,11 @@ impl Group {
                         let mut consumed = 0u64;
                         let character = if with_events {
                             let index = rows[row];
-                            CharacterHandle { index, generation: slots.get(index as usize).map_or(0, |s| s.generation) }
+                            CharacterHandle { index, generation: slots.get(index as usize).map_or(0, |s| s.generation), crowd }
                         } else {
-                            CharacterHandle { index: u32::MAX, generation: 0 }
+                            CharacterHandle { index: u32::MAX, generation: 0, crowd }
                         };
-                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32 };
+                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
                         let lod = Lod { elapsed_s: lod_elapsed_s[row] };
                         for l in 0..layers {
                             let i = k * layers + l;
@@ -883,6 +940,7 @@ impl Group {
                                 lod,
                             );
                         }
+                        *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
                         if !lod_due[row] && programs[k * layers..(k + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0) {
@@ -895,8 +953,10 @@ impl Group {
             );
         // Chunks in row order, whatever thread ran each: the list is the same at any thread count.
         self.events.clear();
-        for fired in &self.chunk_events[..num_chunks] {
+        self.events_dropped = 0;
+        for (fired, dropped) in &self.chunk_events[..num_chunks] {
             self.events.extend_from_slice(fired);
+            self.events_dropped += dropped;
         }
         // The rows that switched on an update they would have skipped are evaluated on it; their
         // count of skipped updates starts afresh.
@@ -910,15 +970,23 @@ impl Group {
 }
 
 /// Every character of every archetype, with stable handles.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Crowd {
     groups: Vec<Group>,
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// This crowd's tag, in every handle it gives: handles of other crowds are refused.
+    tag: u32,
+}
+
+impl Default for Crowd {
+    fn default() -> Self {
+        Self { groups: Vec::new(), slots: Vec::new(), free: Vec::new(), tag: next_crowd_tag() }
+    }
 }
 
 impl Crowd {
-    /// An empty crowd.
+    /// An empty crowd, with a tag of its own that its handles carry.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -945,10 +1013,14 @@ impl Crowd {
     /// Adds a character in each layer's default state with the graph's default parameters.
     ///
     /// # Errors
-    /// [`StateError::UnknownArchetype`].
+    /// [`StateError::UnknownArchetype`]; [`StateError::CrowdFull`] when no slot is free and the
+    /// crowd holds [`MAX_CHARACTER_SLOTS`].
     pub fn spawn(&mut self, id: ArchetypeId) -> Result<CharacterHandle, StateError> {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
         let row = group.slots.len() as u32;
+        if self.free.is_empty() && self.slots.len() >= MAX_CHARACTER_SLOTS as usize {
+            return Err(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS });
+        }
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -961,7 +1033,14 @@ impl Crowd {
         slot.group = id.0;
         slot.row = row;
         slot.live = true;
-        Ok(CharacterHandle { index, generation: slot.generation })
+        Ok(CharacterHandle { index, generation: slot.generation, crowd: self.tag })
+    }
+
+    /// How many more characters the crowd can spawn: its free slots, plus those of
+    /// [`MAX_CHARACTER_SLOTS`] it has not used yet.
+    #[must_use]
+    pub fn spawnable(&self) -> usize {
+        self.free.len() + (MAX_CHARACTER_SLOTS as usize).saturating_sub(self.slots.len())
     }
 
     /// Removes a character; every other handle stays valid. Rows are swap-removed: the
@@ -969,8 +1048,11 @@ impl Crowd {
     /// the call tells which), so per-row data the caller keeps, such as the evaluator's
     /// `eval::frame::EvalContext`, follows with its own `swap_remove(row)`.
     ///
+    /// A slot is reused with the next generation, up to [`MAX_GENERATION`]; a character
+    /// despawned at it retires the slot, so its handles stay stale for good.
+    ///
     /// # Errors
-    /// [`StateError::StaleHandle`].
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`].
     pub fn despawn(&mut self, handle: CharacterHandle) -> Result<(), StateError> {
         let (group, row) = self.locate(handle)?;
         if let Some(moved) = self.groups[group].swap_remove(row) {
@@ -978,12 +1060,17 @@ impl Crowd {
         }
         let slot = &mut self.slots[handle.index as usize];
         slot.live = false;
-        slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(handle.index);
+        if slot.generation < MAX_GENERATION {
+            slot.generation += 1;
+            self.free.push(handle.index);
+        }
         Ok(())
     }
 
     fn locate(&self, h: CharacterHandle) -> Result<(usize, usize), StateError> {
+        if h.crowd != self.tag {
+            return Err(StateError::ForeignHandle { index: h.index, generation: h.generation, handle_crowd: h.crowd, crowd: self.tag });
+        }
         match self.slots.get(h.index as usize) {
             Some(s) if s.live && s.generation == h.generation => Ok((s.group as usize, s.row as usize)),
             _ => Err(StateError::StaleHandle { index: h.index, generation: h.generation }),
@@ -993,7 +1080,7 @@ impl Crowd {
     /// The archetype and row (index into that archetype's columns and outputs) of a character.
     ///
     /// # Errors
-    /// [`StateError::StaleHandle`].
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`].
     pub fn row_of(&self, handle: CharacterHandle) -> Result<(ArchetypeId, usize), StateError> {
         self.locate(handle).map(|(g, r)| (ArchetypeId(g as u32), r))
     }
@@ -1006,7 +1093,7 @@ impl Crowd {
     pub fn handle_at(&self, id: ArchetypeId, row: usize) -> Option<CharacterHandle> {
         let index = *self.group(id).ok()?.slots.get(row)?;
         let slot = self.slots.get(index as usize)?;
-        Some(CharacterHandle { index, generation: slot.generation })
+        Some(CharacterHandle { index, generation: slot.generation, crowd: self.tag })
     }
 
     /// Steps only the characters of archetype `id` by `dt_s` seconds: [`Crowd::update`] for one
@@ -1022,7 +1109,7 @@ impl Crowd {
             return Err(StateError::BadDt(dt_s));
         }
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
-        group.update(dt_s, &self.slots);
+        group.update(dt_s, &self.slots, self.tag);
         Ok(())
     }
 
@@ -1036,7 +1123,7 @@ impl Crowd {
     /// All-or-nothing. See [`Crowd::due`] and `docs/lod.md`.
     ///
     /// # Errors
-    /// [`StateError::LengthMismatch`], [`StateError::StaleHandle`],
+    /// [`StateError::LengthMismatch`], [`StateError::StaleHandle`], [`StateError::ForeignHandle`],
     /// [`StateError::BadUpdateRate`] naming the first character given a rate outside
     /// [`UPDATE_RATES`].
     pub fn set_update_rate(&mut self, handles: &[CharacterHandle], rates: &[u8]) -> Result<(), StateError> {
@@ -1059,7 +1146,7 @@ impl Crowd {
     /// A character's evaluation rate ([`Crowd::set_update_rate`]).
     ///
     /// # Errors
-    /// [`StateError::StaleHandle`].
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`].
     pub fn update_rate(&self, handle: CharacterHandle) -> Result<u8, StateError> {
         let (g, row) = self.locate(handle)?;
         Ok(self.groups[g].lod_rate[row])
@@ -1140,7 +1227,7 @@ impl Crowd {
     /// Sets a FLOAT parameter for many characters. All-or-nothing.
     ///
     /// # Errors
-    /// [`StateError::LengthMismatch`], [`StateError::ParamKind`], [`StateError::StaleHandle`],
+    /// [`StateError::LengthMismatch`], [`StateError::ParamKind`], [`StateError::StaleHandle`], [`StateError::ForeignHandle`],
     /// [`StateError::WrongGraph`], [`StateError::NonFiniteValue`].
     pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
@@ -1215,7 +1302,7 @@ impl Crowd {
     /// A parameter's value for one character.
     ///
     /// # Errors
-    /// [`StateError::StaleHandle`], [`StateError::WrongGraph`].
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`], [`StateError::WrongGraph`].
     pub fn get(&self, param: ParamId, handle: CharacterHandle) -> Result<ParamValue, StateError> {
         let (g, row) = self.locate(handle)?;
         let group = &self.groups[g];
@@ -1290,22 +1377,25 @@ impl Crowd {
         let zone = crate::zone!("throng.state_step");
         zone.value(self.groups.iter().map(|g| g.triggers.len() as u64).sum());
         for group in &mut self.groups {
-            group.update(dt_s, &self.slots);
+            group.update(dt_s, &self.slots, self.tag);
         }
         Ok(())
     }
 
     /// The animation events an archetype's characters fired in the last update, in row order
     /// (then layer; a layer's active state before its transition's source; each clip's events
-    /// in the order they were crossed). Refilled by every update.
+    /// in the order they were first crossed). Refilled by every update.
     ///
     /// The rules (`docs/graph-format.md#animation-events`):
-    /// - An event fires once when a state's playback crosses its time: over the clip time the
-    ///   state advanced this update, `(before, now]`. A looping clip fires it on every loop,
-    ///   several times for a step spanning several loops (at most
-    ///   [`MAX_EVENT_LOOPS_PER_UPDATE`] loops); a clip that does not loop fires it once, up to
-    ///   and including its end. The first advance after a state is entered (or the character
-    ///   spawned) includes its starting point, so an event at the entry time fires too.
+    /// - An event fires when a state's playback crosses its time: over the clip time the
+    ///   state advanced this update, `(before, now]`. A looping clip fires it on every loop; a
+    ///   step spanning several loops reports it once, with [`AnimationEvent::count`] the times
+    ///   it was crossed (as Unreal fires a notify once per tick), so that no `dt` multiplies
+    ///   events. A clip that does not loop fires it once, up to and including its end. The
+    ///   first advance after a state is entered (or the character spawned) includes its
+    ///   starting point, so an event at the entry time fires too.
+    /// - One layer of one character reports at most [`MAX_EVENTS_PER_LAYER_UPDATE`] events per
+    ///   update; the rest are dropped and counted ([`Crowd::events_dropped`]).
     /// - Each event carries its clip's weight in this update's pose: blend weight × its side's
     ///   share of a transition (crossfade and frozen: the eased weight; inertialization: the
     ///   destination 1, the source `1 − progress`) × the layer's weight (above the base layer).
@@ -1340,6 +1430,16 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`].
     pub fn events(&self, id: ArchetypeId) -> Result<&[AnimationEvent], StateError> {
         Ok(&self.group(id)?.events)
+    }
+
+    /// Events the last update of an archetype did not report because a layer of a character
+    /// had reported [`MAX_EVENTS_PER_LAYER_UPDATE`] already (0 unless its clips hold that many
+    /// events).
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn events_dropped(&self, id: ArchetypeId) -> Result<u64, StateError> {
+        Ok(self.group(id)?.events_dropped)
     }
 
     /// An archetype's pose programs after the last update, `row * layers + layer`.
@@ -1424,7 +1524,7 @@ impl Crowd {
     /// What one layer of a character is doing.
     ///
     /// # Errors
-    /// [`StateError::StaleHandle`], [`StateError::UnknownLayer`].
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`], [`StateError::UnknownLayer`].
     pub fn readback(&self, handle: CharacterHandle, layer: usize) -> Result<LayerReadback, StateError> {
         let (g, row) = self.locate(handle)?;
         let group = &self.groups[g];
@@ -1433,5 +1533,56 @@ impl Crowd {
             return Err(StateError::UnknownLayer { layer, layers });
         }
         Ok(group.layer_readback(row * layers + layer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_state_crowd() -> (Crowd, ArchetypeId) {
+        let json = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "Idle" }],
+            "transitions": [{ "from": "START", "to": "Idle" }] }] }"#;
+        let graph = Arc::new(CompiledGraph::from_json(json).expect("the graph loads"));
+        let arch = Archetype::from_bindings(graph, &[("Idle", ClipBinding { clip: 0, duration_s: 1.0 })]).expect("the leaf binds");
+        let mut crowd = Crowd::new();
+        let kind = crowd.add_archetype(arch);
+        (crowd, kind)
+    }
+
+    #[test]
+    fn a_slot_despawned_at_its_last_generation_retires_instead_of_wrapping() {
+        let (mut crowd, kind) = one_state_crowd();
+        let first = crowd.spawn(kind).unwrap();
+        // Stand in for MAX_GENERATION − 1 despawns of the slot.
+        crowd.slots[first.index as usize].generation = MAX_GENERATION - 1;
+        let near = CharacterHandle { generation: MAX_GENERATION - 1, ..first };
+        crowd.despawn(near).unwrap();
+        let last = crowd.spawn(kind).unwrap();
+        assert_eq!((last.index, last.generation), (first.index, MAX_GENERATION), "the slot is reused once more");
+        assert_eq!(CharacterHandle::from_bits(last.to_bits()), last, "the last generation fits the handle's bits");
+        crowd.despawn(last).unwrap();
+        let next = crowd.spawn(kind).unwrap();
+        assert_ne!(next.index, first.index, "the retired slot is not reused");
+        for old in [first, near, last] {
+            assert!(matches!(crowd.row_of(old), Err(StateError::StaleHandle { .. })), "{old:?} stays stale");
+            assert!(matches!(crowd.despawn(old), Err(StateError::StaleHandle { .. })));
+        }
+        assert_eq!(crowd.num_characters(kind), Ok(1));
+        assert_eq!(crowd.spawnable(), MAX_CHARACTER_SLOTS as usize - 2, "one slot live, one retired");
+    }
+
+    #[test]
+    fn a_crowd_with_every_slot_used_refuses_a_spawn() {
+        let (mut crowd, kind) = one_state_crowd();
+        let h = crowd.spawn(kind).unwrap();
+        crowd.despawn(h).unwrap();
+        // Stand in for a crowd that has handed out every slot index: only the free one is left.
+        crowd.slots.resize(MAX_CHARACTER_SLOTS as usize, Slot { generation: MAX_GENERATION, group: 0, row: 0, live: false });
+        assert_eq!(crowd.spawnable(), 1);
+        let again = crowd.spawn(kind).unwrap();
+        assert_eq!(again.index, h.index);
+        assert_eq!(crowd.spawn(kind), Err(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS }));
+        assert_eq!(crowd.num_characters(kind), Ok(1), "the refused spawn added nobody");
     }
 }

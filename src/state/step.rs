@@ -37,10 +37,13 @@ pub(crate) struct Lod {
     pub elapsed_s: f32,
 }
 
-/// Most loops of one clip whose events one update reports: a step that spans more loops
-/// (a huge `dt`, a tiny clip) reports the first this many, so that no `dt` can ask for
-/// unbounded memory.
-pub const MAX_EVENT_LOOPS_PER_UPDATE: u32 = 64;
+/// Most animation events one layer of one character reports per update. Each event of a clip
+/// is reported at most once per update, however many loops the step crossed (its
+/// [`AnimationEvent::count`] says how many times), so what a layer fires is bounded by its
+/// clips' events and not by `dt`; this cap bounds that too: two sides of a transition, each a
+/// 64-leaf blend tree whose clips have two events. Events past it are dropped, in the order
+/// they would have come, and counted ([`super::Crowd::events_dropped`]).
+pub const MAX_EVENTS_PER_LAYER_UPDATE: usize = 256;
 
 /// Working weights reused from character to character of a chunk. Every entry is written
 /// before it is read (leaf weights cover all of a state's leaves, and a tree's children are
@@ -322,6 +325,21 @@ pub(crate) struct EventSink<'a> {
     pub out: &'a mut Vec<AnimationEvent>,
     pub character: CharacterHandle,
     pub row: u32,
+    /// Where the layer being stepped starts in `out`, for [`MAX_EVENTS_PER_LAYER_UPDATE`].
+    pub layer_first: usize,
+    /// Events past the cap, not reported.
+    pub dropped: u64,
+}
+
+impl EventSink<'_> {
+    /// Reports `event` unless the layer has reported [`MAX_EVENTS_PER_LAYER_UPDATE`] already.
+    fn push(&mut self, event: AnimationEvent) {
+        if self.out.len() - self.layer_first < MAX_EVENTS_PER_LAYER_UPDATE {
+            self.out.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
 }
 
 /// Steps one layer of one character and writes its program and samples.
@@ -423,6 +441,7 @@ pub(crate) fn step_layer(
     // Events: the clips this update played, over the clip time each advanced, before a switch
     // replaces the weights they played with.
     if with_events {
+        events.layer_first = events.out.len();
         let layer_weight = if layer == 0 { 1.0 } else { layer_weight(g, layer, params, triggers) };
         let in_flight = (*slot.transition != NO_INDEX).then(|| &g.transitions[*slot.transition as usize]);
         let (active_share, source_share) = if taken.is_some() {
@@ -620,10 +639,10 @@ pub(crate) fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) 
 
 /// Reports the events of `state`'s clips that its playback crossed: for each leaf whose weight
 /// (× the share) passes the archetype's threshold, the clip interval `(from, to]` (`[from, to]`
-/// when entered), counted in clip seconds from the start of the loop `from` is in, so that a
-/// step spanning loops crosses each loop's events (a state that does not loop clamps at its
-/// end). Played backwards, clip time is `duration − played`. Events come in the order they
-/// were crossed.
+/// when entered), in clip seconds from the start of its first loop (a state that does not loop
+/// clamps at its end). Played backwards, clip time is `duration − played`. Each event is
+/// reported once, with the number of loops in which the interval crossed it, in the order of
+/// its first crossing: the work is one pass over the clip's events, whatever the step.
 fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], played: Played, sink: &mut EventSink<'_>) {
     let st = &arch.graph.states[state];
     let threshold = arch.event_weight_threshold;
@@ -637,53 +656,101 @@ fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX
             continue;
         }
         let duration = le.duration_s;
-        // (loops after the first, interval start and end in seconds from the first loop's
-        // start). A synced state samples its clips at `phase × duration`, so whole loops
-        // are the clock's own count and the interval is exact; an unsynced one runs its clips
-        // at their own rates, from total seconds, with a spare loop each side for rounding.
-        let (loops, start, end) = if st.sync {
+        // A synced state samples its clips at `phase × duration`, so whole loops are the
+        // clock's own count; an unsynced one runs its clips at their own rates, from total
+        // seconds.
+        let (start, end) = if st.sync {
             let wraps = to_loops.saturating_sub(from_loops);
-            let end = (f64::from(wraps) + f64::from(to_phase)) * duration;
-            (wraps.min(MAX_EVENT_LOOPS_PER_UPDATE - 1), f64::from(from_phase) * duration, end)
+            (f64::from(from_phase) * duration, (f64::from(wraps) + f64::from(to_phase)) * duration)
         } else {
             let total = |loops: u32, phase: f32| (f64::from(loops) + f64::from(phase)) * le.seconds_per_progress;
-            let (mut start, mut end) = (total(from_loops, from_phase), total(to_loops, to_phase));
-            if !st.looping {
-                start = start.min(duration);
-                end = end.min(duration);
-            }
-            let first = if st.looping { (start * le.inv_duration).floor() - 1.0 } else { 0.0 };
-            let last = if st.looping { (end * le.inv_duration).floor() + 1.0 } else { 0.0 };
-            (((last - first) as u32).min(MAX_EVENT_LOOPS_PER_UPDATE), start - first * duration, end - first * duration)
+            let (start, end) = (total(from_loops, from_phase), total(to_loops, to_phase));
+            if st.looping { (start, end) } else { (start.min(duration), end.min(duration)) }
         };
-        if end < start || (end == start && !played.inclusive) {
+        if !(end > start || (end == start && played.inclusive)) {
             continue;
         }
+        let interval = Interval { start, end, inclusive: played.inclusive, duration, looping: st.looping };
         let times = &arch.event_time_s[le.start as usize..le.end as usize];
         let ids = &arch.event_id[le.start as usize..le.end as usize];
-        for k in 0..=loops {
+        // First the events whose first crossing is in the loop the interval starts in, then
+        // those first crossed in the next one; each pass in clip order.
+        let base = if st.looping { (start * le.inv_duration).floor() } else { 0.0 };
+        for next_loop in [false, true] {
             for j in 0..times.len() {
                 let e = if reverse { times.len() - 1 - j } else { j };
                 let t = f64::from(times[e]);
-                let offset = if reverse { duration - t } else { t };
-                // On a looping clip the end is the next loop's start: the same product as the
-                // interval's ends, so the two cannot disagree by a rounding.
-                let at = if st.looping && offset >= duration { f64::from(k + 1) * duration } else { f64::from(k) * duration + offset };
-                let after_start = if played.inclusive { at >= start } else { at > start };
-                if after_start && at <= end {
-                    sink.out.push(AnimationEvent {
-                        character: sink.character,
-                        row: sink.row,
-                        layer: layer as u32,
-                        state: state as u32,
-                        event: ids[e],
-                        clip: arch.leaf_clip[leaf],
-                        time_s: times[e],
-                        weight,
-                    });
+                let Some((first, count)) = interval.crossings(if reverse { duration - t } else { t }) else { continue };
+                if (first > base) != next_loop {
+                    continue;
                 }
+                sink.push(AnimationEvent {
+                    character: sink.character,
+                    row: sink.row,
+                    layer: layer as u32,
+                    state: state as u32,
+                    event: ids[e],
+                    clip: arch.leaf_clip[leaf],
+                    time_s: times[e],
+                    weight,
+                    count,
+                });
             }
         }
+    }
+}
+
+/// The clip time one state played this update, seconds from the start of its first loop.
+#[derive(Clone, Copy)]
+struct Interval {
+    start: f64,
+    end: f64,
+    /// Whether `start` itself counts (`[start, end]`, else `(start, end]`).
+    inclusive: bool,
+    duration: f64,
+    looping: bool,
+}
+
+impl Interval {
+    /// The loops in which an event `offset` seconds into the clip lies in the interval: the
+    /// first such loop and how many (saturating), or `None`. Computed, not counted, so that a
+    /// step spanning millions of loops costs what one does.
+    fn crossings(self, offset: f64) -> Option<(f64, u32)> {
+        let Self { start, end, inclusive, duration, looping } = self;
+        let after_start = |at: f64| if inclusive { at >= start } else { at > start };
+        if !looping {
+            return (after_start(offset) && offset <= end).then_some((0.0, 1));
+        }
+        // On a looping clip the end is the next loop's start: the same product as the
+        // interval's ends, so the two cannot disagree by a rounding.
+        let at = |k: f64| if offset >= duration { (k + 1.0) * duration } else { k * duration + offset };
+        let lead = offset.min(duration);
+        // Division estimates each edge to within a loop after rounding; a few exact steps
+        // settle it.
+        let mut first = ((start - lead) / duration).floor().max(0.0);
+        for _ in 0..3 {
+            if first > 0.0 && after_start(at(first - 1.0)) {
+                first -= 1.0;
+            }
+        }
+        for _ in 0..3 {
+            if !after_start(at(first)) {
+                first += 1.0;
+            }
+        }
+        let mut last = ((end - lead) / duration).floor();
+        for _ in 0..3 {
+            if at(last + 1.0) <= end {
+                last += 1.0;
+            }
+        }
+        for _ in 0..3 {
+            if at(last) > end {
+                last -= 1.0;
+            }
+        }
+        // The float-to-int cast saturates a count past `u32::MAX`.
+        (after_start(at(first)) && last >= first && at(last) <= end).then(|| (first, (last - first + 1.0) as u32))
     }
 }
 

@@ -15,8 +15,16 @@
 //!
 //! Each frame prints one line per layer: `frame`, `t` (seconds after the update), `layer`,
 //! `activeState`, `previousState`, `transitioning`, `transitionProgress`, `weights` (each
-//! state's share of the layer's pose) and, when the layer fired any, `events`.
+//! state's share of the layer's pose) and, when the layer fired any, `events` (each with a
+//! `count` when one step crossed it more than once).
+//!
+//! [`Script::write_json`] writes each line as it is made, names borrowed from the graph, so a
+//! run's memory does not grow with its frames; [`run_script`] and [`Script::run_with`] collect
+//! owned lines, for tests and short scripts. Every number a script gives must fit an `f32`, and
+//! so must its steps after `speed` and their total ([`TraceError::Overflow`]), so every number
+//! printed is finite and the output is JSON.
 
+use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -51,6 +59,25 @@ pub enum TraceError {
         /// Why.
         source: StateError,
     },
+    /// A number of the script does not fit the `f32` the state step holds: a value past
+    /// `f32::MAX`, a step times `speed`, or the steps' total (the time printed as `t`).
+    #[error("script at {path}: {value} does not fit an f32 ({what})")]
+    Overflow {
+        /// JSON path of the number, e.g. `dts[3]` or `speed`.
+        path: String,
+        /// The value, or what it came to.
+        value: f64,
+        /// Which number overflowed.
+        what: &'static str,
+    },
+    /// Writing the trace's lines failed ([`Script::write_json`]).
+    #[error("writing frame {frame}: {message}")]
+    Write {
+        /// The frame being written.
+        frame: usize,
+        /// The writer's error.
+        message: String,
+    },
 }
 
 /// One layer of one frame of a trace.
@@ -72,34 +99,133 @@ pub struct TraceLine {
     pub transition_progress: f32,
     /// Each state's share of the layer's pose (states with a share above 0).
     pub weights: Vec<(String, f32)>,
-    /// Animation events the layer fired this frame, in order, with their weights.
-    pub events: Vec<(String, f32)>,
+    /// Animation events the layer fired this frame, in order: name, weight, and times crossed
+    /// (1 unless one step spanned several loops of the clip).
+    pub events: Vec<(String, f32, u32)>,
 }
 
 impl TraceLine {
     /// The line as compact JSON, numbers printed at `f32` precision.
     #[must_use]
     pub fn to_json(&self) -> String {
-        let s = |v: &str| serde_json::to_string(v).unwrap_or_default();
-        let weights: Vec<String> = self.weights.iter().map(|(n, w)| format!("{}:{w}", s(n))).collect();
-        let events = if self.events.is_empty() {
-            String::new()
-        } else {
-            let list: Vec<String> = self.events.iter().map(|(n, w)| format!("{{\"name\":{},\"weight\":{w}}}", s(n))).collect();
-            format!(",\"events\":[{}]", list.join(","))
+        let mut out = Vec::new();
+        let weights: Vec<(&str, f32)> = self.weights.iter().map(|(n, w)| (n.as_str(), *w)).collect();
+        let events: Vec<(&str, f32, u32)> = self.events.iter().map(|(n, w, c)| (n.as_str(), *w, *c)).collect();
+        let row = TraceRow {
+            frame: self.frame,
+            t: self.t,
+            layer: &self.layer,
+            active_state: &self.active_state,
+            previous_state: self.previous_state.as_deref(),
+            transitioning: self.transitioning,
+            transition_progress: self.transition_progress,
+            weights: &weights,
+            events: &events,
         };
-        format!(
-            "{{\"frame\":{},\"t\":{},\"layer\":{},\"activeState\":{},\"previousState\":{},\"transitioning\":{},\"transitionProgress\":{},\"weights\":{{{}}}{events}}}",
-            self.frame,
-            self.t as f32,
-            s(&self.layer),
-            s(&self.active_state),
-            self.previous_state.as_deref().map_or_else(|| "null".to_owned(), s),
-            self.transitioning,
-            self.transition_progress,
-            weights.join(",")
-        )
+        // Writing to a `Vec` cannot fail.
+        let _ = row.write_json(&mut out);
+        out.pop();
+        String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+/// One layer of one frame of a trace, its names borrowed from the script's graph: what
+/// [`Script::run_each`] shows and [`Script::write_json`] writes, without copying a name.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceRow<'a> {
+    /// Frame number from 0.
+    pub frame: usize,
+    /// Seconds elapsed after this frame's update.
+    pub t: f64,
+    /// Layer name.
+    pub layer: &'a str,
+    /// Active state name.
+    pub active_state: &'a str,
+    /// The state the last transition left.
+    pub previous_state: Option<&'a str>,
+    /// Whether a transition is in flight.
+    pub transitioning: bool,
+    /// Its linear progress, 1 when none is in flight.
+    pub transition_progress: f32,
+    /// Each state's share of the layer's pose (states with a share above 0).
+    pub weights: &'a [(&'a str, f32)],
+    /// Animation events the layer fired this frame, in order: name, weight, times crossed.
+    pub events: &'a [(&'a str, f32, u32)],
+}
+
+impl TraceRow<'_> {
+    /// The row with its names copied: a [`TraceLine`].
+    #[must_use]
+    pub fn to_line(&self) -> TraceLine {
+        TraceLine {
+            frame: self.frame,
+            t: self.t,
+            layer: self.layer.to_owned(),
+            active_state: self.active_state.to_owned(),
+            previous_state: self.previous_state.map(str::to_owned),
+            transitioning: self.transitioning,
+            transition_progress: self.transition_progress,
+            weights: self.weights.iter().map(|&(n, w)| (n.to_owned(), w)).collect(),
+            events: self.events.iter().map(|&(n, w, c)| (n.to_owned(), w, c)).collect(),
+        }
+    }
+
+    /// Writes the row as one line of compact JSON and a newline, numbers at `f32` precision,
+    /// straight to `out`: nothing is built in memory first.
+    ///
+    /// # Errors
+    /// What `out` returns.
+    pub fn write_json(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let name = |out: &mut dyn Write, n: &str| serde_json::to_writer(out, n).map_err(std::io::Error::from);
+        write!(out, "{{\"frame\":{},\"t\":", self.frame)?;
+        json_number(&mut *out, self.t as f32)?;
+        out.write_all(b",\"layer\":")?;
+        name(&mut *out, self.layer)?;
+        out.write_all(b",\"activeState\":")?;
+        name(&mut *out, self.active_state)?;
+        out.write_all(b",\"previousState\":")?;
+        match self.previous_state {
+            Some(p) => name(&mut *out, p)?,
+            None => out.write_all(b"null")?,
+        }
+        write!(out, ",\"transitioning\":{},\"transitionProgress\":", self.transitioning)?;
+        json_number(&mut *out, self.transition_progress)?;
+        out.write_all(b",\"weights\":{")?;
+        for (i, &(n, w)) in self.weights.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            name(&mut *out, n)?;
+            out.write_all(b":")?;
+            json_number(&mut *out, w)?;
+        }
+        out.write_all(b"}")?;
+        if !self.events.is_empty() {
+            out.write_all(b",\"events\":[")?;
+            for (i, &(n, w, count)) in self.events.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(b"{\"name\":")?;
+                name(&mut *out, n)?;
+                out.write_all(b",\"weight\":")?;
+                json_number(&mut *out, w)?;
+                if count > 1 {
+                    write!(out, ",\"count\":{count}")?;
+                }
+                out.write_all(b"}")?;
+            }
+            out.write_all(b"]")?;
+        }
+        out.write_all(b"}\n")
+    }
+}
+
+/// A number as JSON. A script's numbers are checked to fit an `f32` and the state step keeps
+/// what it computes from them finite; should one not be, it is written `null`, never as the
+/// `inf` or `NaN` that JSON lacks.
+fn json_number(out: &mut impl Write, v: f32) -> std::io::Result<()> {
+    if v.is_finite() { write!(out, "{v}") } else { out.write_all(b"null") }
 }
 
 /// Most frames one script may run (about 28 minutes at 60 Hz), so that a malformed `frames`
@@ -112,6 +238,11 @@ fn bad(path: impl Into<String>, message: impl Into<String>) -> TraceError {
 
 fn number(v: &Value, path: &str) -> Result<f64, TraceError> {
     v.as_f64().ok_or_else(|| bad(path, "expected a number"))
+}
+
+/// `v` when it fits an `f32` (JSON numbers are `f64`; `1e39` is finite there and not here).
+fn fits_f32(v: f64, path: &str, what: &'static str) -> Result<f64, TraceError> {
+    if (v as f32).is_finite() { Ok(v) } else { Err(TraceError::Overflow { path: path.to_owned(), value: v, what }) }
 }
 
 fn names(v: &Value, path: &str) -> Result<Vec<String>, TraceError> {
@@ -151,11 +282,13 @@ pub struct Script {
     graph: Arc<CompiledGraph>,
     archetype: Archetype,
     dts_s: Vec<f32>,
-    events: Vec<Value>,
+    /// The script's events as (frame, index in the script, event), sorted by frame (stably, so
+    /// a frame's events keep the script's order): a run walks them once, with a cursor.
+    events: Vec<(usize, usize, Value)>,
     character: Option<ScriptCharacter>,
 }
 
-/// What an observer of [`Script::run_with`] sees after each frame's update.
+/// What an observer of [`Script::run_each`] (or [`Script::run_with`]) sees after each frame's update.
 #[derive(Debug)]
 pub struct TraceFrame<'a> {
     /// Frame number from 0.
@@ -174,7 +307,7 @@ pub struct TraceFrame<'a> {
     /// in the order of [`CompiledGraph::parameters`]; the crowd holds the values after it.
     pub params_before: &'a [ParamValue],
     /// This frame's lines, one per layer.
-    pub lines: &'a [TraceLine],
+    pub lines: &'a [TraceRow<'a>],
 }
 
 impl Script {
@@ -227,12 +360,12 @@ impl Script {
 
         let speed = match root.get("speed") {
             None => 1.0,
-            Some(v) => number(v, "speed")?,
+            Some(v) => fits_f32(number(v, "speed")?, "speed", "the speed")?,
         };
         let dts: Vec<f64> = match (root.get("dt"), root.get("dts")) {
             (Some(_), Some(_)) => return Err(bad("$", "give `dt` and `frames`, or `dts`, not both")),
             (Some(dt), None) => {
-                let dt = number(dt, "dt")?;
+                let dt = fits_f32(number(dt, "dt")?, "dt", "the step")?;
                 let frames = root.get("frames").ok_or_else(|| bad("$", "`dt` needs `frames`"))?;
                 let frames = frames.as_u64().ok_or_else(|| bad("frames", "expected a whole number of frames"))?;
                 if frames > MAX_TRACE_FRAMES {
@@ -245,8 +378,11 @@ impl Script {
                 if list.len() as u64 > MAX_TRACE_FRAMES {
                     return Err(bad("dts", format!("{} steps; a script runs at most {MAX_TRACE_FRAMES}", list.len())));
                 }
-                let all: Vec<f64> =
-                    list.iter().enumerate().map(|(i, v)| number(v, &format!("dts[{i}]"))).collect::<Result<_, _>>()?;
+                let all: Vec<f64> = list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| number(v, &format!("dts[{i}]")).and_then(|dt| fits_f32(dt, &format!("dts[{i}]"), "the step")))
+                    .collect::<Result<_, _>>()?;
                 match root.get("frames").map(Value::as_u64) {
                     None => all,
                     Some(Some(n)) if n as usize <= all.len() => all[..n as usize].to_vec(),
@@ -256,11 +392,12 @@ impl Script {
             (None, None) => return Err(bad("$", "missing `dt` (with `frames`) or `dts`")),
         };
 
-        let events = match root.get("events") {
-            None => Vec::new(),
-            Some(v) => v.as_array().cloned().ok_or_else(|| bad("events", "expected an array"))?,
+        let list = match root.get("events") {
+            None => &[][..],
+            Some(v) => v.as_array().map(Vec::as_slice).ok_or_else(|| bad("events", "expected an array"))?,
         };
-        for (i, e) in events.iter().enumerate() {
+        let mut events = Vec::with_capacity(list.len());
+        for (i, e) in list.iter().enumerate() {
             let path = format!("events[{i}]");
             let obj = e.as_object().ok_or_else(|| bad(&path, "an event is an object"))?;
             for key in obj.keys() {
@@ -275,8 +412,24 @@ impl Script {
             if frame as usize >= dts.len() {
                 return Err(bad(format!("{path}.frame"), format!("frame {frame} is past the last frame, {}", dts.len().saturating_sub(1))));
             }
+            events.push((frame as usize, i, e.clone()));
         }
-        let dts_s = dts.iter().map(|dt| (dt * speed) as f32).collect();
+        events.sort_by_key(|&(frame, _, _)| frame);
+        // Each step after `speed`, and the time they add up to (printed as `t`), fit an f32.
+        let mut dts_s = Vec::with_capacity(dts.len());
+        let mut total_s = 0.0f64;
+        for (i, dt) in dts.iter().enumerate() {
+            let path = || if root.contains_key("dts") { format!("dts[{i}]") } else { "dt".to_owned() };
+            let step = dt * speed;
+            if (step as f32).is_infinite() {
+                return Err(TraceError::Overflow { path: path(), value: step, what: "the step times `speed`" });
+            }
+            total_s += step;
+            if (total_s as f32).is_infinite() {
+                return Err(TraceError::Overflow { path: path(), value: total_s, what: "the time the steps add up to" });
+            }
+            dts_s.push(step as f32);
+        }
         Ok(Self { graph, archetype: arch, dts_s, events, character })
     }
 
@@ -299,71 +452,130 @@ impl Script {
     }
 
     /// Runs the script, calling `observe` after every frame's update; stops at the first error,
-    /// the script's or the observer's.
+    /// the script's or the observer's. Returns every frame's lines, names copied: for long runs
+    /// use [`Script::run_each`] or [`Script::write_json`], whose memory does not grow with the
+    /// frames.
     ///
     /// # Errors
     /// [`TraceError`] naming the JSON path of the first problem, or what `observe` returned.
     pub fn run_with<E: From<TraceError>>(&self, mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>) -> Result<Vec<TraceLine>, E> {
+        let mut lines = Vec::with_capacity(self.dts_s.len() * self.graph.layers().len());
+        self.run_each(|f| {
+            lines.extend(f.lines.iter().map(TraceRow::to_line));
+            observe(f)
+        })?;
+        Ok(lines)
+    }
+
+    /// Writes the trace to `out`, one JSON line per layer per frame, each as soon as its frame
+    /// has run: memory stays that of one frame however many frames the script has.
+    ///
+    /// # Errors
+    /// [`TraceError`] naming the JSON path of the first problem; [`TraceError::Write`] when
+    /// `out` fails.
+    pub fn write_json(&self, out: &mut impl Write) -> Result<(), TraceError> {
+        self.run_each(|f| {
+            let write = |e: std::io::Error| TraceError::Write { frame: f.frame, message: e.to_string() };
+            for row in f.lines {
+                row.write_json(&mut *out).map_err(write)?;
+            }
+            Ok::<(), TraceError>(())
+        })?;
+        out.flush().map_err(|e| TraceError::Write { frame: self.dts_s.len().saturating_sub(1), message: e.to_string() })
+    }
+
+    /// Runs the script, calling `observe` after every frame's update with that frame's rows,
+    /// their names borrowed; keeps nothing from frame to frame. Stops at the first error, the
+    /// script's or the observer's.
+    ///
+    /// # Errors
+    /// [`TraceError`] naming the JSON path of the first problem, or what `observe` returned.
+    pub fn run_each<E: From<TraceError>>(&self, mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>) -> Result<(), E> {
         let graph = &self.graph;
+        let state_error = |path: &str| {
+            let path = path.to_owned();
+            move |source| TraceError::State { path, source }
+        };
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(self.archetype.clone());
-        let hero = crowd.spawn(kind).map_err(|source| TraceError::State { path: "$".to_owned(), source })?;
+        let hero = crowd.spawn(kind).map_err(state_error("$"))?;
         let params: Vec<ParamId> = graph
             .parameters()
             .iter()
             .map(|p| crowd.param(kind, &p.name))
             .collect::<Result<_, _>>()
-            .map_err(|source| TraceError::State { path: "stateGraph.parameters".to_owned(), source })?;
+            .map_err(state_error("stateGraph.parameters"))?;
         let mut params_before = Vec::with_capacity(params.len());
-        let mut lines = Vec::with_capacity(self.dts_s.len() * graph.layers().len());
+        let num_layers = graph.layers().len();
+        // Per frame: every layer's weights and events back to back, and each layer's ranges.
+        let mut weights: Vec<(&str, f32)> = Vec::with_capacity(2 * num_layers);
+        let mut events: Vec<(&str, f32, u32)> = Vec::new();
+        let mut spans = Vec::with_capacity(num_layers);
+        let mut next_event = 0;
         let mut t = 0.0f64;
         for (frame, &step) in self.dts_s.iter().enumerate() {
-            for (i, e) in self.events.iter().enumerate() {
-                if e.get("frame").and_then(Value::as_u64) == Some(frame as u64) {
-                    apply_event(&mut crowd, kind, hero, e, &format!("events[{i}]"))?;
-                }
+            while let Some((_, i, e)) = self.events.get(next_event).filter(|(f, _, _)| *f == frame) {
+                apply_event(&mut crowd, kind, hero, e, &format!("events[{i}]"))?;
+                next_event += 1;
             }
             params_before.clear();
             for &p in &params {
-                params_before.push(crowd.get(p, hero).map_err(|source| TraceError::State { path: "$".to_owned(), source })?);
+                params_before.push(crowd.get(p, hero).map_err(state_error("$"))?);
             }
-            crowd.update(step).map_err(|source| TraceError::State { path: format!("dts[{frame}]"), source })?;
+            crowd.update(step).map_err(state_error(&format!("dts[{frame}]")))?;
             t += f64::from(step);
-            let first = lines.len();
-            for (l, layer) in graph.layers().iter().enumerate() {
-                let r = crowd.readback(hero, l).map_err(|source| TraceError::State { path: "$".to_owned(), source })?;
-                let name = |s: usize| graph.states()[s].name.clone();
-                let mut weights = vec![(name(r.active_state), r.active_weight)];
+            let fired = crowd.events(kind).map_err(state_error("$"))?;
+            weights.clear();
+            events.clear();
+            spans.clear();
+            let states = graph.states();
+            let name = move |s: usize| states[s].name.as_str();
+            for l in 0..num_layers {
+                let r = crowd.readback(hero, l).map_err(state_error("$"))?;
+                let first_weight = weights.len();
+                weights.push((name(r.active_state), r.active_weight));
                 if r.transitioning
                     && r.previous_weight > 0.0
                     && let Some(p) = r.previous_state
                 {
-                    match weights.iter_mut().find(|(n, _)| *n == graph.states()[p].name) {
+                    match weights[first_weight..].iter_mut().find(|(n, _)| *n == name(p)) {
                         Some(w) => w.1 += r.previous_weight,
                         None => weights.push((name(p), r.previous_weight)),
                     }
                 }
-                weights.retain(|(_, w)| *w > 0.0);
-                let arch = crowd.archetype(kind).map_err(|source| TraceError::State { path: "$".to_owned(), source })?;
-                let events = crowd
-                    .events(kind)
-                    .map_err(|source| TraceError::State { path: "$".to_owned(), source })?
-                    .iter()
-                    .filter(|e| e.layer as usize == l)
-                    .map(|e| (arch.event_name(e.event).unwrap_or_default().to_owned(), e.weight))
-                    .collect();
-                lines.push(TraceLine {
+                let mut kept = first_weight;
+                for i in first_weight..weights.len() {
+                    if weights[i].1 > 0.0 {
+                        weights[kept] = weights[i];
+                        kept += 1;
+                    }
+                }
+                weights.truncate(kept);
+                let first_event = events.len();
+                // The crowd's archetype is a clone of the script's: the same event ids and names.
+                events.extend(
+                    fired
+                        .iter()
+                        .filter(|e| e.layer as usize == l)
+                        .map(|e| (self.archetype.event_name(e.event).unwrap_or_default(), e.weight, e.count)),
+                );
+                spans.push((r, first_weight..weights.len(), first_event..events.len()));
+            }
+            let rows: Vec<TraceRow<'_>> = spans
+                .iter()
+                .zip(graph.layers())
+                .map(|((r, w, e), layer)| TraceRow {
                     frame,
                     t,
-                    layer: layer.name.clone(),
+                    layer: &layer.name,
                     active_state: name(r.active_state),
                     previous_state: r.previous_state.map(name),
                     transitioning: r.transitioning,
                     transition_progress: r.transition_progress,
-                    weights,
-                    events,
-                });
-            }
+                    weights: &weights[w.clone()],
+                    events: &events[e.clone()],
+                })
+                .collect();
             observe(&TraceFrame {
                 frame,
                 dt_s: step,
@@ -372,10 +584,10 @@ impl Script {
                 archetype: kind,
                 character: hero,
                 params_before: &params_before,
-                lines: &lines[first..],
+                lines: &rows,
             })?;
         }
-        Ok(lines)
+        Ok(())
     }
 }
 
@@ -511,4 +723,34 @@ fn apply_event(crowd: &mut Crowd, kind: ArchetypeId, hero: CharacterHandle, e: &
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events given in any order are kept sorted by frame, each once, so a run applies them
+    /// with one cursor: its work is frames + events, not frames × events.
+    #[test]
+    fn script_events_are_scheduled_by_frame_and_walked_once() {
+        let text = r#"{ "stateGraph": { "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "Idle" }],
+            "transitions": [{ "from": "START", "to": "Idle" }] }],
+            "parameters": { "x": { "name": "x", "type": "FLOAT", "value": 0 } } },
+            "clips": { "*": 1 }, "dt": 0.1, "frames": 4,
+            "events": [{ "frame": 2, "set": { "x": 1 } }, { "frame": 0, "set": { "x": 2 } },
+                       { "frame": 2, "set": { "x": 3 } }, { "frame": 1, "set": { "x": 4 } }] }"#;
+        let script = Script::parse(text).unwrap();
+        let order: Vec<(usize, usize)> = script.events.iter().map(|&(frame, i, _)| (frame, i)).collect();
+        assert_eq!(order, [(0, 1), (1, 3), (2, 0), (2, 2)], "by frame, the script's order within one");
+        let mut seen = Vec::new();
+        script
+            .run_each(|f| {
+                seen.push(f.params_before[0]);
+                Ok::<(), TraceError>(())
+            })
+            .unwrap();
+        // Frame 2's two events both apply before its update, the later one last.
+        let x = |v| ParamValue::Float(v);
+        assert_eq!(seen, [x(2.0), x(4.0), x(3.0), x(3.0)]);
+    }
 }
