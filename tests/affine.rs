@@ -18,7 +18,9 @@ use throng::{Clip, Rig};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::{gpu, layered_frame};
+use support::compare::{assert_matrices_close, GPU_TOLERANCE};
 
 const DT: f32 = 1.0 / 60.0;
 const CHARACTERS: usize = 40;
@@ -128,8 +130,7 @@ fn gpu_affine_output_is_the_mat4_top_three_rows() {
     let (mat4, affine) = (run(OutputLayout::Mat4), run(OutputLayout::Affine3x4));
     let cpu_affine = cpu_run(&f, OutputLayout::Affine3x4);
     for (frame, ((m, a), c)) in mat4.iter().zip(&affine).zip(&cpu_affine).enumerate() {
-        check_rows(&format!("GPU frame {frame}"), m, a, 1e-4);
-        let worst = a.iter().zip(c).map(|(g, e)| (g - e).abs()).fold(0.0, f32::max);
-        assert!(worst <= 1e-4, "GPU frame {frame}: affine output differs from the CPU's by {worst}");
+        check_rows(&format!("GPU frame {frame}"), m, a, GPU_TOLERANCE);
+        assert_matrices_close(c, a, 12, f.rig.num_joints(), GPU_TOLERANCE, &format!("GPU frame {frame}: affine output against the CPU's"));
     }
 }

@@ -31,10 +31,9 @@ use throng::{Clip, ClipError, Rig, Transform};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::{gpu, Rng};
-
-/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
-const TOLERANCE: f32 = 1e-4;
+use support::compare::{assert_matrices_close_with, largest, nan_max, GPU_TOLERANCE};
 
 /// Model-space joint positions of frame `frame` of `clip` on `rig`.
 fn model_positions(rig: &Rig, clip: &Clip, frame: usize) -> Vec<Vec3> {
@@ -169,7 +168,7 @@ fn a_tighter_bound_takes_more_bits_or_keeps_the_clip_full() {
     let exact = round_trip(&demo.rig, jump, 0.0);
     assert_eq!(exact.format, None);
     let Some(KeptFull::OverBound { best_error_m }) = exact.kept_full else { panic!("{exact:?}") };
-    assert!(best_error_m > 0.0 && best_error_m <= tight.worst_error_m.max(loose.worst_error_m));
+    assert!(best_error_m > 0.0 && best_error_m <= nan_max(tight.worst_error_m, loose.worst_error_m), "{best_error_m} vs {tight:?}, {loose:?}");
     assert_eq!(exact.bytes_per_joint_frame, size_of::<Transform>() as f32);
 }
 
@@ -259,7 +258,7 @@ fn compressed_additive_deltas_stay_within_the_bound_where_they_are_applied() {
             let (mut exact, mut decoded) = (reference.clone(), reference.clone());
             apply_additive(&mut exact, &delta.frame(f), 1.0, None);
             apply_additive(&mut decoded, &compact.frame(f), 1.0, None);
-            let error = positions(&exact).iter().zip(positions(&decoded)).map(|(a, b)| a.distance(b)).fold(0.0f32, f32::max);
+            let error = largest(positions(&exact).iter().zip(positions(&decoded)).map(|(a, b)| a.distance(b)));
             assert!(error <= DEFAULT_MAX_ERROR_M * 1.001, "{} frame {f}: {:.4} mm applied (bound {} mm)", clip.name(), error * 1e3, DEFAULT_MAX_ERROR_M * 1e3);
         }
     }
@@ -316,22 +315,6 @@ fn sampling_a_compact_clip_equals_sampling_its_decoded_frames() {
     }
 }
 
-/// Asserts two matrix buffers agree within [`TOLERANCE`], naming character, joint, expected
-/// and got on failure.
-fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, describe: impl Fn(usize) -> String) {
-    assert_eq!(expected.len(), got.len(), "{what}: lengths");
-    for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
-        let diff = e.iter().zip(g).map(|(e, g)| (e - g).abs()).fold(0.0, f32::max);
-        assert!(
-            diff <= TOLERANCE,
-            "{what}: character {} joint {} ({}) differs by {diff}\nexpected {e:?}\ngot      {g:?}",
-            k / num_joints,
-            k % num_joints,
-            describe(k / num_joints)
-        );
-    }
-}
-
 #[test]
 fn gpu_evaluates_compact_clips_as_the_cpu_does() {
     let Some(gpu) = gpu() else { return };
@@ -346,7 +329,7 @@ fn gpu_evaluates_compact_clips_as_the_cpu_does() {
     let options = GpuCrowdOptions { max_chunk_characters: Some(40), ..Default::default() };
     let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, &clips, options).unwrap();
     let got = gpu_support::frame(&gpu, &mut crowd, &samples, &ranges);
-    assert_matrices_close("fused frame", &expected, &got, rig.num_joints(), |c| format!("{:?}", &samples[ranges[c].start as usize..ranges[c].end as usize]));
+    assert_matrices_close_with(&expected, &got, 16, rig.num_joints(), GPU_TOLERANCE, "fused frame", |c| format!("{:?}", &samples[ranges[c].start as usize..ranges[c].end as usize]));
 }
 
 #[test]
@@ -393,6 +376,6 @@ fn gpu_layered_frame_with_compact_clips_matches_frame_job() {
         .run()
         .unwrap();
         let got = gpu_support::layered_frame(&gpu, &mut gpu_crowd, samples, programs, dt_s);
-        assert_matrices_close(&format!("layered frame {frame}"), &expected, &got, rig.num_joints(), |c| format!("speed {}", speeds[c]));
+        assert_matrices_close_with(&expected, &got, 16, rig.num_joints(), GPU_TOLERANCE, &format!("layered frame {frame}"), |c| format!("speed {}", speeds[c]));
     }
 }

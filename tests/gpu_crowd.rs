@@ -16,8 +16,6 @@ use throng::graph::CompiledGraph;
 use throng::program::{LayerProgram, SwitchMode};
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
-/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
-const TOLERANCE: f32 = 1e-4;
 const FPS: f32 = 60.0;
 const DT: f32 = 1.0 / FPS;
 /// How fast the script's gameplay changes speed, m/s² (a character controller's acceleration).
@@ -25,7 +23,9 @@ const ACCELERATION_MPS2: f32 = 8.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::gpu;
+use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
 
 /// Every switch mode as the graph's `defaultSwitch`, in `SwitchMode` order.
 const MODES: [(&str, &str); 6] = [
@@ -152,23 +152,16 @@ impl Group {
     }
 }
 
-/// Asserts two outputs (mat4 per joint) are equal within [`TOLERANCE`], naming the failure.
+/// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the group,
+/// frame, row, character id and its programs on failure.
+#[track_caller]
 fn assert_close(group: &Group, crowd: &Crowd, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
-    assert_eq!(expected.len(), got.len(), "{}: output lengths", group.name);
-    for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
-        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
-            let (row, joint) = (k / joints, k % joints);
-            let layers = group.bound.layers.len();
-            let programs = &crowd.programs(group.kind).expect("archetype")[row * layers..(row + 1) * layers];
-            panic!(
-                "{}: character {} (row {row}), joint {joint}, frame {frame} (t = {:.4} s): error {error}\n programs {programs:?}\n expected {e:?}\n      got {g:?}",
-                group.name,
-                group.ids[row],
-                (frame + 1) as f32 * DT
-            );
-        }
-    }
+    let what = format!("{}, frame {frame} (t = {:.4} s)", group.name, (frame + 1) as f32 * DT);
+    assert_matrices_close_with(expected, got, 16, joints, GPU_TOLERANCE, &what, |row| {
+        let layers = group.bound.layers.len();
+        let programs = &crowd.programs(group.kind).expect("archetype")[row * layers..(row + 1) * layers];
+        format!("row {row} is character {}, programs {programs:?}", group.ids[row])
+    });
 }
 
 /// What the state step emitted over a run, to check the script made every case happen.

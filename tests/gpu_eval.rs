@@ -24,13 +24,11 @@ use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
 
-/// Largest difference allowed between a GPU and a CPU value (metres, or unitless matrix and
-/// quaternion components), as DESIGN.md sets it.
-const TOLERANCE: f32 = 1e-4;
-
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::{gpu, test_rig, Rng};
+use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.
 fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping: bool, seed: u64) -> Clip {
@@ -134,20 +132,12 @@ fn describe(samples: &[ClipSample], range: &Range<u32>) -> String {
     format!("[{}]", list.join(", "))
 }
 
-/// Asserts `got` equals `expected` within [`TOLERANCE`], `per_joint` floats per joint.
+/// Asserts `got` equals `expected` within [`GPU_TOLERANCE`] (metres, or unitless matrix and
+/// quaternion components), `per_joint` floats per joint, naming `who(character)`'s samples on
+/// failure.
+#[track_caller]
 fn assert_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, per_joint: usize, who: impl Fn(usize) -> String) {
-    assert_eq!(expected.len(), got.len(), "{what}: lengths");
-    for (k, (e, g)) in expected.chunks_exact(per_joint).zip(got.chunks_exact(per_joint)).enumerate() {
-        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        // `f32::max` drops NaN, so look for it separately.
-        if error > TOLERANCE || g.iter().any(|v| v.is_nan()) {
-            let (character, joint) = (k / num_joints, k % num_joints);
-            panic!(
-                "{what}: character {character}, joint {joint}, samples {}: error {error}\n expected {e:?}\n      got {g:?}",
-                who(character)
-            );
-        }
-    }
+    assert_matrices_close_with(expected, got, per_joint, num_joints, GPU_TOLERANCE, what, |character| format!("samples {}", who(character)));
 }
 
 fn cpu_frame(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[Range<u32>], layout: OutputLayout) -> Vec<f32> {

@@ -18,13 +18,13 @@ use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, Stage};
 use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 
-/// Largest difference allowed between a GPU and a CPU value, as DESIGN.md sets it.
-const TOLERANCE: f32 = 1e-4;
 const DT: f32 = 1.0 / 60.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig, Rng};
+use support::compare::{assert_matrices_close_with, worst_abs_diff, GPU_TOLERANCE};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -190,13 +190,19 @@ impl LayerScript {
     }
 }
 
-/// Asserts two poses are equal within [`TOLERANCE`] (a rotation and its negation are the same).
+/// Asserts two poses are equal within [`GPU_TOLERANCE`] (a rotation and its negation are the
+/// same); a NaN in any component fails.
 fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per_character: usize, per_layer: usize, frame: usize) {
     assert_eq!(expected.len(), got.len(), "{what}: lengths");
     for (k, (e, g)) in expected.iter().zip(got).enumerate() {
         let q = if e.rotation.dot(g.rotation) < 0.0 { -g.rotation } else { g.rotation };
-        let error = (e.translation - g.translation).abs().max_element().max((glam::Vec4::from(e.rotation) - glam::Vec4::from(q)).abs().max_element()).max((e.scale - g.scale).abs().max_element());
-        if error > TOLERANCE || error.is_nan() {
+        // `max_element` and `f32::max` skip NaN, so compare the components as one flat list.
+        let flat = |t: &Transform, [x, y, z, w]: [f32; 4]| {
+            let ([tx, ty, tz], [sx, sy, sz]) = (t.translation.to_array(), t.scale.to_array());
+            [tx, ty, tz, x, y, z, w, sx, sy, sz]
+        };
+        let error = worst_abs_diff(&flat(e, e.rotation.to_array()), &flat(g, q.to_array()));
+        if error > GPU_TOLERANCE || error.is_nan() {
             let (character, rest) = (k / per_character, k % per_character);
             panic!(
                 "{what}: character {character}, layer {}, joint {}, frame {frame} (t = {:.4} s): error {error}\n expected {e:?}\n      got {g:?}",
@@ -208,20 +214,12 @@ fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per
     }
 }
 
-/// Asserts two outputs (mat4 per joint) are equal within [`TOLERANCE`].
+/// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the frame
+/// and `describe(character)` on failure.
+#[track_caller]
 fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, frame: usize, describe: impl Fn(usize) -> String) {
-    assert_eq!(expected.len(), got.len(), "{what}: lengths");
-    for (k, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
-        let error = e.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        if error > TOLERANCE || e.iter().chain(g).any(|v| v.is_nan()) {
-            let (character, joint) = (k / num_joints, k % num_joints);
-            panic!(
-                "{what}: character {character}, joint {joint}, frame {frame} (t = {:.4} s): error {error}\n{}\n expected {e:?}\n      got {g:?}",
-                frame as f32 * DT,
-                describe(character)
-            );
-        }
-    }
+    let what = format!("{what}, frame {frame} (t = {:.4} s)", frame as f32 * DT);
+    assert_matrices_close_with(expected, got, 16, num_joints, GPU_TOLERANCE, &what, describe);
 }
 
 /// One layer's memory on the CPU, as `EvalContext` holds it, for the transition stage alone.

@@ -10,9 +10,12 @@
 // Numbers are copied as the files and the reference script write them, digits and all.
 #![allow(clippy::excessive_precision)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
+use support::compare::largest;
 use throng::eval::local_to_model::local_to_model;
 use throng::import::bvh::{load_bvh, parse_bvh, BvhAsset, BvhError, BvhOptions, PositionChannels};
 use throng::{RigError, Transform, MAX_JOINTS};
@@ -211,9 +214,7 @@ fn locomotion_in_metres_with_root_motion() {
     };
     let path_m: f32 = (1..bvh.num_frames).map(|f| horizontal(f).distance(horizontal(f - 1))).sum();
     assert!((path_m - 68.1997).abs() < 0.01, "hips path {path_m} m");
-    let fastest_m_per_s = (1..bvh.num_frames)
-        .map(|f| horizontal(f).distance(horizontal(f - 1)) / bvh.frame_time_s)
-        .fold(0.0f32, f32::max);
+    let fastest_m_per_s = largest((1..bvh.num_frames).map(|f| horizontal(f).distance(horizontal(f - 1)) / bvh.frame_time_s));
     assert!(fastest_m_per_s < 10.0, "no frame teleports the root ({fastest_m_per_s} m/s)");
     let heights: Vec<f32> = bvh.clip.poses().chunks(22).map(|p| p[hips].translation.y).collect();
     assert!(heights.iter().all(|y| (0.35..1.1).contains(y)), "hips height stays human, in metres");

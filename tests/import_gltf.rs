@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
+use support::compare::{nan_max, nan_min};
 use support::glb;
 use throng::{ClipError, RigError, Transform};
 
@@ -262,8 +263,8 @@ fn rigged_simple_mesh() {
     // The cylinder runs along model-space Z from -4.575 to 4.575 (accessor 3's min and max):
     // positions stay in the mesh's own space, not moved by any node.
     let z = mesh.positions.iter().map(|p| p[2]);
-    assert_eq!(z.clone().fold(f32::MAX, f32::min), -4.575_077);
-    assert_eq!(z.fold(f32::MIN, f32::max), 4.575_077);
+    assert_eq!(z.clone().fold(f32::MAX, nan_min), -4.575_077);
+    assert_eq!(z.fold(f32::MIN, nan_max), 4.575_077);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,10 +4,12 @@
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 
 use std::sync::Arc;
 
 use gpu_support::gpu;
+use support::compare::{worst_abs_diff, GPU_TOLERANCE};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::{EvalError, OutputLayout};
@@ -203,8 +205,8 @@ fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory(
         let got = lean.read_output_blocking().unwrap();
         assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}: memoryless layers changed the pose");
         let cpu = scene.cpu_frame(&scene.bound.layers, &mut context).unwrap();
-        let worst = cpu.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-        assert!(worst < 1e-4, "frame {f}: GPU differs from the CPU by {worst}");
+        let worst = worst_abs_diff(&cpu, &got);
+        assert!(worst < GPU_TOLERANCE, "frame {f}: GPU differs from the CPU by {worst}");
     }
 }
 
@@ -306,7 +308,7 @@ fn samples_larger_than_one_binding_are_bound_a_window_per_chunk() {
     assert!(small.num_chunks() > 1);
     let (expected, got) = (whole.read_output_blocking().unwrap(), small.read_output_blocking().unwrap());
     assert_eq!(expected.len(), got.len());
-    let worst = expected.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let worst = worst_abs_diff(&expected, &got);
     assert!(worst == 0.0, "windowed samples changed the output by up to {worst}");
 }
 
@@ -354,8 +356,8 @@ fn memory_slots_skip_a_memoryless_layer_between_two_that_keep_memory() {
             crowd.encode(&mut encoder);
             ctx.queue.submit([encoder.finish()]);
             let gpu = crowd.read_output_blocking().unwrap();
-            let worst = gpu.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-            assert!(worst < 1e-4, "frame {f}: the GPU differs from the CPU by {worst}");
+            let worst = worst_abs_diff(&gpu, &got);
+            assert!(worst < GPU_TOLERANCE, "frame {f}: the GPU differs from the CPU by {worst}");
         }
     }
     assert!(wave_switches > 10, "the wave layer switched with a fade ({wave_switches} times)");

@@ -21,7 +21,9 @@ use throng::state::Crowd;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::gpu;
+use support::compare::{worst_abs_diff, GPU_TOLERANCE};
 
 const CHARACTERS: usize = 300;
 const DT: f32 = 1.0 / 60.0;
@@ -172,8 +174,8 @@ fn without_timestamp_queries_the_frame_is_evaluated_and_no_time_is_reported() {
     .unwrap();
     let got = fused.read_output_blocking().unwrap();
     assert_eq!(got.len(), expected.len());
-    let worst = got.iter().zip(&expected).map(|(g, e)| (g - e).abs()).fold(0.0f32, f32::max);
-    assert!(worst < 1e-4, "GPU output differs from FrameJob's by {worst}");
+    let worst = worst_abs_diff(&expected, &got);
+    assert!(worst < GPU_TOLERANCE, "GPU output differs from FrameJob's by {worst}");
 }
 
 /// A whole frame with every CPU zone, plot and frame mark, on a thread of its own: with the

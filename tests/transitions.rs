@@ -2,7 +2,10 @@
 //! job: pops per mode, continuity of inertialization under rapid switches, interrupted
 //! crossfades, and the clips each mode samples.
 
+mod support;
+
 use glam::{Quat, Vec3};
+use support::compare::{largest, worst_abs_diff};
 use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
 use throng::eval::skinning::read_matrix;
 use throng::eval::OutputLayout;
@@ -117,14 +120,12 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
 
 /// The largest per-frame joint movement on frame `f` (from `f - 1`), metres.
 fn jump(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
-    (0..JOINTS).map(|j| positions[f][j].distance(positions[f - 1][j])).fold(0.0, f32::max)
+    largest((0..JOINTS).map(|j| positions[f][j].distance(positions[f - 1][j])))
 }
 
 /// The largest change of per-frame velocity on frame `f`, metres per frame.
 fn kink(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
-    (0..JOINTS)
-        .map(|j| ((positions[f][j] - positions[f - 1][j]) - (positions[f - 1][j] - positions[f - 2][j])).length())
-        .fold(0.0, f32::max)
+    largest((0..JOINTS).map(|j| ((positions[f][j] - positions[f - 1][j]) - (positions[f - 1][j] - positions[f - 2][j])).length()))
 }
 
 #[test]
@@ -148,8 +149,8 @@ fn inertialization_is_continuous_across_rapid_switches() {
         let switches = [30, 32, 34];
         let (positions, _) = run(mode, duration, &switches, 90);
         let (plain, _) = run(SwitchMode::Cut, 0.0, &[], 90);
-        let natural_jump = (2..90).map(|f| jump(&plain, f)).fold(0.0, f32::max);
-        let natural_kink = (2..90).map(|f| kink(&plain, f)).fold(0.0, f32::max);
+        let natural_jump = largest((2..90).map(|f| jump(&plain, f)));
+        let natural_kink = largest((2..90).map(|f| kink(&plain, f)));
         for f in 2..90 {
             assert!(jump(&positions, f) <= 2.0 * natural_jump, "{mode:?} frame {f}: position jumps {} (clips move {natural_jump})", jump(&positions, f));
         }
@@ -165,7 +166,7 @@ fn interrupted_crossfade_frozen_into_a_snapshot_does_not_pop() {
     // frozen fade. Emulate that with a frozen switch at the interruption.
     let (crossfade, _) = run(SwitchMode::Crossfade, 0.25, &[30], 38);
     let (frozen, _) = run(SwitchMode::Frozen, 0.25, &[30, 37], 60);
-    let natural = (31..37).map(|f| jump(&crossfade, f)).fold(0.0, f32::max);
+    let natural = largest((31..37).map(|f| jump(&crossfade, f)));
     assert!(jump(&frozen, 37) <= 1.5 * natural, "interruption pops: {} vs {natural}", jump(&frozen, 37));
 }
 
@@ -236,7 +237,7 @@ fn a_layer_back_from_weight_zero_mid_fade_shows_its_destination() {
     let mut fresh = EvalContext::new(1, 1, JOINTS);
     let b_alone = run_frame(&mut fresh, &[ClipSample::new(1, 15.0 * DT, 1.0)], &[base]);
     for (j, (s, b)) in shown.chunks_exact(16).zip(b_alone.chunks_exact(16)).enumerate() {
-        let error = s.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        let error = worst_abs_diff(s, b);
         assert!(error < 1e-5, "joint {j}: the returning layer shows {s:?}, b alone is {b:?}");
     }
 }

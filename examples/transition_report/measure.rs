@@ -22,6 +22,17 @@ pub const FPS: f32 = 60.0;
 /// How fast the script's gameplay changes speed, m/s².
 pub const ACCELERATION_MPS2: f32 = 8.0;
 
+/// The larger of `a` and `b`, NaN when either is: `f32::max` drops a NaN, which would let a
+/// NaN pose pass `tests/report.rs`'s bounds on these measurements.
+fn nan_max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() { f32::NAN } else { a.max(b) }
+}
+
+/// The smaller of `a` and `b`, NaN when either is (`f32::min` drops a NaN).
+fn nan_min(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() { f32::NAN } else { a.min(b) }
+}
+
 /// One character of the demo graph, stepped and evaluated on the CPU frame by frame.
 pub struct Sim {
     pub demo: DemoCharacter,
@@ -232,8 +243,8 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, T
             debug_assert!(twin_base.flags & LayerProgram::SWITCHED != 0, "the twin switches on the same frame");
             let source = twin_base.source_range();
             let old = twin.evaluate_base(&twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize]);
-            let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, f32::max);
-            worst = worst.max(jump);
+            let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, nan_max);
+            worst = nan_max(worst, jump);
             jump_cm = jump * 100.0;
         }
         let rb = sim.crowd.readback(sim.handle, 0).expect("live character");
@@ -296,7 +307,7 @@ pub fn foot_slide_cm_per_m(mask: Option<&[(String, f32)]>) -> f32 {
         sim.step();
         let now = world(&sim);
         let moved = |k: usize| Vec3::new(now[k].x - last[k].x, 0.0, now[k].z - last[k].z).length();
-        slide += (0..feet.len()).map(moved).fold(f32::INFINITY, f32::min);
+        slide += (0..feet.len()).map(moved).fold(f32::INFINITY, nan_min);
         last = now;
     }
     let walked = Vec3::new(sim.world.x - start.x, 0.0, sim.world.z - start.z).length();

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod compare;
+
 use throng::state::trace::{run_script, TraceLine};
 
 /// A one-layer graph in PlayCanvas's runtime form.
