@@ -27,7 +27,7 @@ use throng::import::bvh::{load_bvh, BvhOptions};
 use throng::import::gltf::{load_gltf, GltfOptions};
 use throng::program::ClipSample;
 use throng::state::Crowd;
-use throng::{Clip, ClipError, Rig, Transform};
+use throng::{Clip, ClipError, Rig, Transform, MAX_TRANSLATION_M};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -199,9 +199,10 @@ fn a_static_pose_takes_a_word_a_joint_and_extreme_values_stay_full() {
     // float rounding alone (the largest quaternion component is rebuilt from the others).
     let report = round_trip(&rig, &still, 1e-6);
     assert_eq!(report.bytes_per_joint_frame, 4.0, "{report:?}");
-    // Translations near f32::MAX make ranges overflow: no candidate decodes to finite values,
-    // and the clip stays full rather than holding NaN.
-    let far = [Transform::from_translation(Vec3::splat(-3e38)), Transform::from_translation(Vec3::splat(3e38))];
+    // Translations at the bound clips may hold (`MAX_TRANSLATION_M` either way: nothing past
+    // it is a clip) span 2,000 km: no candidate's quantisation step is within a metre, and the
+    // clip stays full.
+    let far = [Transform::from_translation(Vec3::splat(-MAX_TRANSLATION_M)), Transform::from_translation(Vec3::splat(MAX_TRANSLATION_M))];
     let poses: Vec<Transform> = far.iter().flat_map(|t| [*t, pose[1]]).collect();
     let clip = Clip::from_poses("far", 2, poses, 1.0, false).unwrap();
     let (kept, report) = clip.compress(&rig, 1.0).unwrap();
