@@ -1,5 +1,6 @@
-//! Adversarial review of the #25 ("Hostile input") fixes: each test is one defect still open,
-//! asserting what docs/errors.md promises.
+//! Hostile inputs found by a review of the first #25 ("Hostile input") fixes: memory that grew
+//! with the square of a file, NaN from accepted data by routes the first bounds missed. Each
+//! test asserts what docs/errors.md promises.
 
 // One character's sample range in a slice is exactly what the evaluation jobs take.
 #![allow(clippy::single_range_in_vec_init)]
