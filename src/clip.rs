@@ -351,6 +351,9 @@ pub(crate) struct JointExtent {
     pub translation_m: f32,
     /// Largest `|scale component|`.
     pub scale: f32,
+    /// A frame's rotation is not finite (only an additive delta against a zero-length
+    /// reference rotation can hold one).
+    pub bad_rotation: bool,
 }
 
 /// The extents of every joint over frame-major `poses`.
@@ -362,6 +365,7 @@ fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
         for (e, p) in out.iter_mut().zip(frame) {
             e.translation_m = p.translation.abs().to_array().into_iter().fold(e.translation_m, widest);
             e.scale = p.scale.abs().to_array().into_iter().fold(e.scale, widest);
+            e.bad_rotation |= !p.rotation.is_finite();
         }
     }
     out

@@ -193,8 +193,9 @@ pub enum ProgramError {
     /// the product of scales down to a joint, each joint's largest scale over the rest pose
     /// and every clip raised to one more than the number of additive layers, is beyond
     /// [`MAX_CHAIN_SCALE`]; or a clip's translation (an additive delta is a difference of two
-    /// translations) is beyond twice [`crate::rig::MAX_TRANSLATION_M`]. See `docs/errors.md`,
-    /// "Numeric bounds".
+    /// translations) is beyond twice [`crate::rig::MAX_TRANSLATION_M`]; or a clip's rotation is
+    /// not finite (an additive delta against a zero-length reference rotation; `value` NaN).
+    /// See `docs/errors.md`, "Numeric bounds".
     #[error("joint {joint}: {what} is {value}, beyond the limit {limit}")]
     OutOfBounds {
         /// The joint.
@@ -235,6 +236,10 @@ pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Resu
         let mut widest = f64::from(rest.scale.abs().max_element()).max(1.0);
         for (i, clip) in clips.iter().enumerate() {
             let e = clip.extent(joint);
+            if e.bad_rotation {
+                let what = format!("clip {i} ({:?})'s rotation (an additive delta against a zero-length reference rotation)", clip.name());
+                return Err(ProgramError::OutOfBounds { joint, what, value: f32::NAN, limit: 1.0 });
+            }
             if !(e.translation_m <= max_delta_m) {
                 let what = format!("clip {i} ({:?})'s largest translation component", clip.name());
                 return Err(ProgramError::OutOfBounds { joint, what, value: e.translation_m, limit: max_delta_m });

@@ -78,7 +78,11 @@ pub fn clip_root_delta(clip: &Clip, root: usize, t0_s: f32, t1_s: f32) -> RootDe
         let last = clip.joint(clip.num_frames() - 1, root);
         (Vec3::new(last.translation.x, 0.0, last.translation.z), yaw_of(last.rotation))
     };
-    let wraps = ((t1_s / duration).floor() - (t0_s / duration).floor()).max(0.0);
+    // Whole loops crossed, in f64 (`t / duration` overflows f32 for a finite time over a short
+    // clip) and at most `u32::MAX`, as the state step counts them, so the travel stays finite:
+    // at most 2^32 loops of at most 2 × MAX_TRANSLATION_M each.
+    let loops = (f64::from(t1_s) / f64::from(duration)).floor() - (f64::from(t0_s) / f64::from(duration)).floor();
+    let wraps = loops.clamp(0.0, f64::from(u32::MAX)) as f32;
     if wraps == 0.0 {
         return RootDelta { translation: p1 - p0, yaw: wrap_angle(y1 - y0) };
     }
