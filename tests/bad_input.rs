@@ -675,6 +675,22 @@ fn gltf_rows() -> Vec<Row> {
             ["skin 0", "hips", "inverse bind"]
         ),
         row!(
+            "glTF: a GLB whose second buffer also has no URI",
+            gltf(&glb(br#"{ "asset": { "version": "2.0" }, "buffers": [{ "byteLength": 128 }, { "byteLength": 4 }] }"#, &identity_ibm())),
+            GltfError::BinBufferNotFirst { buffer: 1 },
+            ["buffer 1", "buffer 0"]
+        ),
+        row!(
+            "glTF: buffers declaring more than MAX_FILE_BYTES in all",
+            gltf(
+                r#"{ "asset": { "version": "2.0" },
+                     "buffers": [{ "uri": "a.bin", "byteLength": 1073741824 }, { "uri": "a.bin", "byteLength": 1073741824 }] }"#
+                    .as_bytes()
+            ),
+            GltfError::BuffersTooLarge { bytes: 2147483648, .. },
+            ["2147483648", "1073741824"]
+        ),
+        row!(
             "glTF: no inverse bind matrices and a joint scaled to zero",
             gltf(
                 r#"{ "asset": { "version": "2.0" }, "scene": 0, "scenes": [{ "nodes": [0] }],
