@@ -511,6 +511,54 @@ fn graph_rows() -> Vec<Row> {
             ["layers", "3"]
         ),
         row!(
+            "graph (editor form): a layer lists one state id twice",
+            CompiledGraph::from_json(
+                r#"{ "layers": { "0": { "name": "Base", "states": [0, 1, 1], "transitions": [0] } },
+                     "states": { "0": { "name": "START" }, "1": { "name": "Idle" } },
+                     "transitions": { "0": { "from": 0, "to": 1 } }, "parameters": {} }"#
+            ),
+            GraphError::Shape { path, .. } if path == "layers.0.states[2]",
+            ["state id 1", "layers.0.states[1]", "once"]
+        ),
+        row!(
+            "graph (editor form): two layers list one state id",
+            CompiledGraph::from_json(
+                r#"{ "layers": { "0": { "name": "Base", "states": [0, 1], "transitions": [0] },
+                                 "1": { "name": "Top", "states": [2, 1], "transitions": [1] } },
+                     "states": { "0": { "name": "START" }, "1": { "name": "Idle" }, "2": { "name": "START" } },
+                     "transitions": { "0": { "from": 0, "to": 1 }, "1": { "from": 2, "to": 1 } }, "parameters": {} }"#
+            ),
+            GraphError::Shape { path, .. } if path == "layers.1.states[1]",
+            ["state id 1", "layers.0.states[1]"]
+        ),
+        row!(
+            "graph (editor form): a layer lists one transition id twice",
+            CompiledGraph::from_json(
+                r#"{ "layers": { "0": { "name": "Base", "states": [0, 1], "transitions": [0, "0"] } },
+                     "states": { "0": { "name": "START" }, "1": { "name": "Idle" } },
+                     "transitions": { "0": { "from": 0, "to": 1 } }, "parameters": {} }"#
+            ),
+            GraphError::Shape { path, .. } if path == "layers.0.transitions[1]",
+            ["transition id 0", "layers.0.transitions[0]"]
+        ),
+        row!(
+            "graph (editor form): transitions copy one long state name past the input's size times the depth limit",
+            {
+                let name = "n".repeat(100_000);
+                let ids: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+                let transitions: Vec<String> = (0..200).map(|i| format!(r#""{i}": {{ "from": 0, "to": 1 }}"#)).collect();
+                CompiledGraph::from_json(&format!(
+                    r#"{{ "layers": {{ "0": {{ "name": "Base", "states": [0, 1], "transitions": [{}] }} }},
+                         "states": {{ "0": {{ "name": "START" }}, "1": {{ "name": "{name}" }} }},
+                         "transitions": {{ {} }}, "parameters": {{}} }}"#,
+                    ids.join(","),
+                    transitions.join(",")
+                ))
+            },
+            GraphError::Shape { .. },
+            ["transitions.", ".to", "state names"]
+        ),
+        row!(
             "graph: a state named Move.Walk beside blend state Move's child Walk",
             CompiledGraph::from_json(&graph(
                 r#"{ "name": "START" }, { "name": "Move.Walk" }, { "name": "Move", "blendTree": { "type": "1D",
@@ -626,6 +674,22 @@ fn gltf_rows() -> Vec<Row> {
             },
             GltfError::Glb { .. },
             ["GLB"]
+        ),
+        row!(
+            "glTF: a GLB whose second buffer also has no URI",
+            gltf(&glb(br#"{ "asset": { "version": "2.0" }, "buffers": [{ "byteLength": 128 }, { "byteLength": 4 }] }"#, &identity_ibm())),
+            GltfError::BinBufferNotFirst { buffer: 1 },
+            ["buffer 1", "buffer 0"]
+        ),
+        row!(
+            "glTF: buffers declaring more than MAX_FILE_BYTES in all",
+            gltf(
+                r#"{ "asset": { "version": "2.0" },
+                     "buffers": [{ "uri": "a.bin", "byteLength": 1073741824 }, { "uri": "a.bin", "byteLength": 1073741824 }] }"#
+                    .as_bytes()
+            ),
+            GltfError::BuffersTooLarge { bytes: 2147483648, .. },
+            ["2147483648", "1073741824"]
         ),
         row!(
             "glTF: a data URI that is not base64",

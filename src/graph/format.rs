@@ -4,7 +4,8 @@
 //! Documented key by key in `docs/graph-format.md`. Reading goes element by element so that a
 //! malformed element is reported with its JSON path (`layers[0].transitions[3]`).
 
-use std::collections::BTreeMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -467,9 +468,11 @@ impl GraphDesc {
     ///
     /// # Errors
     /// [`GraphError::TooDeep`] for a value nesting deeper than [`MAX_JSON_DEPTH`], checked
-    /// first; [`GraphError::Shape`] with the JSON path of the first malformed element.
+    /// first; [`GraphError::Shape`] with the JSON path of the first malformed element (in the
+    /// editor form also an id listed twice, or ids whose names would copy more than
+    /// [`MAX_JSON_DEPTH`] times the input).
     pub fn from_value(value: &Value) -> Result<Self, GraphError> {
-        check_depth(value)?;
+        let input_size = check_depth(value)?;
         let root = value.as_object().ok_or_else(|| shape("$", "a state graph is a JSON object"))?;
         let layers_value = root.get("layers").ok_or_else(|| shape("$", "missing key `layers`"))?;
         let default_switch = match root.get("defaultSwitch") {
@@ -484,7 +487,7 @@ impl GraphDesc {
                 .map(|(i, layer)| read_layer(layer, &format!("layers[{i}]"), None))
                 .collect::<Result<_, _>>()?,
             Value::Object(layers) => {
-                let editor = EditorTables::read(root)?;
+                let editor = EditorTables::read(root, input_size)?;
                 js_key_order(layers)
                     .into_iter()
                     .map(|(id, layer)| read_layer(layer, &format!("layers.{id}"), Some(&editor)))
@@ -528,7 +531,11 @@ impl<'a> Children<'a> {
 /// Refuses a value that nests arrays and objects deeper than [`MAX_JSON_DEPTH`]. Reading
 /// recurses (serde clones sub-values, `read_state` and `read_tree` call themselves), so this
 /// walk runs first, on a stack of its own that never holds more than the limit.
-fn check_depth(value: &Value) -> Result<(), GraphError> {
+///
+/// Returns the value's size: one per value, plus the bytes of every string and key (fewer
+/// than its JSON text holds), which bounds what the editor form may copy by id.
+fn check_depth(value: &Value) -> Result<usize, GraphError> {
+    let mut size = 1 + value.as_str().map_or(0, str::len);
     let mut stack: Vec<(Option<Step<'_>>, Children<'_>)> = Vec::new();
     stack.extend(Children::of(value).map(|c| (None, c)));
     while let Some((_, children)) = stack.last_mut() {
@@ -536,6 +543,11 @@ fn check_depth(value: &Value) -> Result<(), GraphError> {
             stack.pop();
             continue;
         };
+        let key_len = match step {
+            Step::Key(k) => k.len(),
+            Step::Index(_) => 0,
+        };
+        size = size.saturating_add(1 + key_len + child.as_str().map_or(0, str::len));
         let Some(grandchildren) = Children::of(child) else { continue };
         if stack.len() == MAX_JSON_DEPTH {
             let mut path = String::new();
@@ -550,23 +562,43 @@ fn check_depth(value: &Value) -> Result<(), GraphError> {
         }
         stack.push((Some(step), grandchildren));
     }
-    Ok(())
+    Ok(size)
 }
 
-/// The editor form's id-keyed `states` and `transitions` tables.
+/// The editor form's id-keyed `states` and `transitions` tables, and what reading them has
+/// resolved so far.
+///
+/// Ids are where the editor form could make reading cost more than its input: a state listed
+/// by many ids would be read once per listing, and a long state name named by many `from`/`to`
+/// ids copied once per transition. So every state and transition id is listed at most once in
+/// the whole graph (each belongs to one layer, as the editor saves them), and the names that
+/// `from`/`to` ids resolve to may copy at most [`MAX_JSON_DEPTH`] times the input's size.
 struct EditorTables<'a> {
     states: &'a Map<String, Value>,
     transitions: &'a Map<String, Value>,
+    /// Each state id listed so far, with the path of its listing.
+    listed_states: RefCell<HashMap<String, String>>,
+    /// Each transition id listed so far, with the path of its listing.
+    listed_transitions: RefCell<HashMap<String, String>>,
+    /// Bytes `from`/`to` ids may still copy from state names.
+    name_bytes_left: Cell<usize>,
 }
 
 impl<'a> EditorTables<'a> {
-    fn read(root: &'a Map<String, Value>) -> Result<Self, GraphError> {
+    /// `input_size` is the whole value's size as [`check_depth`] measures it.
+    fn read(root: &'a Map<String, Value>, input_size: usize) -> Result<Self, GraphError> {
         let table = |key: &str| -> Result<&'a Map<String, Value>, GraphError> {
             root.get(key)
                 .and_then(Value::as_object)
                 .ok_or_else(|| shape("$", format!("the editor form needs an object `{key}` keyed by id")))
         };
-        Ok(Self { states: table("states")?, transitions: table("transitions")? })
+        Ok(Self {
+            states: table("states")?,
+            transitions: table("transitions")?,
+            listed_states: RefCell::default(),
+            listed_transitions: RefCell::default(),
+            name_bytes_left: Cell::new(input_size.saturating_mul(MAX_JSON_DEPTH)),
+        })
     }
 
     fn lookup(table: &'a Map<String, Value>, id: &Value, path: &str, what: &str) -> Result<(String, &'a Value), GraphError> {
@@ -577,6 +609,43 @@ impl<'a> EditorTables<'a> {
         };
         let value = table.get(&key).ok_or_else(|| shape(path, format!("no {what} with id {key}")))?;
         Ok((key, value))
+    }
+
+    /// The state a layer lists at `path`, refused if any layer listed its id before.
+    fn list_state(&self, id: &Value, path: &str) -> Result<(String, &'a Value), GraphError> {
+        let (key, state) = Self::lookup(self.states, id, path, "state")?;
+        Self::list_once(&self.listed_states, &key, path, "state")?;
+        Ok((key, state))
+    }
+
+    /// The transition a layer lists at `path`, refused if any layer listed its id before.
+    fn list_transition(&self, id: &Value, path: &str) -> Result<(String, &'a Value), GraphError> {
+        let (key, transition) = Self::lookup(self.transitions, id, path, "transition")?;
+        Self::list_once(&self.listed_transitions, &key, path, "transition")?;
+        Ok((key, transition))
+    }
+
+    fn list_once(listed: &RefCell<HashMap<String, String>>, key: &str, path: &str, what: &str) -> Result<(), GraphError> {
+        let mut listed = listed.borrow_mut();
+        if let Some(first) = listed.get(key) {
+            return Err(shape(path, format!("{what} id {key} is listed again (first at {first}): list each {what} once, in one layer")));
+        }
+        listed.insert(key.to_owned(), path.to_owned());
+        Ok(())
+    }
+
+    /// The name of the state a `from`/`to` id names, charged to the copy budget.
+    fn state_name(&self, id: &Value, path: &str) -> Result<String, GraphError> {
+        let (_, state) = Self::lookup(self.states, id, path, "state")?;
+        let name = state.get("name").and_then(Value::as_str).ok_or_else(|| shape(path, "the state this id names has no `name`"))?;
+        let left = self.name_bytes_left.get().checked_sub(name.len()).ok_or_else(|| {
+            shape(
+                path,
+                format!("state names resolved by `from`/`to` ids pass {MAX_JSON_DEPTH} times the input's size: shorten the names"),
+            )
+        })?;
+        self.name_bytes_left.set(left);
+        Ok(name.to_owned())
     }
 }
 
@@ -601,14 +670,13 @@ fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> R
         Some(tables) => {
             let mut states = Vec::with_capacity(raw.states.len());
             for (i, id) in raw.states.iter().enumerate() {
-                let (key, state) = EditorTables::lookup(tables.states, id, &format!("{path}.states[{i}]"), "state")?;
+                let (key, state) = tables.list_state(id, &format!("{path}.states[{i}]"))?;
                 states.push(read_state(state, &format!("states.{key}"))?);
             }
             let mut transitions = Vec::with_capacity(raw.transitions.len());
             for (i, id) in raw.transitions.iter().enumerate() {
-                let (key, t) =
-                    EditorTables::lookup(tables.transitions, id, &format!("{path}.transitions[{i}]"), "transition")?;
-                let resolve = |v: &Value, p: &str| state_ref(v, p, Some(tables.states));
+                let (key, t) = tables.list_transition(id, &format!("{path}.transitions[{i}]"))?;
+                let resolve = |v: &Value, p: &str| state_ref(v, p, Some(tables));
                 transitions.push(read_transition(t, &format!("transitions.{key}"), &resolve)?);
             }
             (states, transitions)
@@ -627,17 +695,10 @@ fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> R
 }
 
 /// A `from`/`to`: a state name, or in the editor form a state id.
-fn state_ref(value: &Value, path: &str, states: Option<&Map<String, Value>>) -> Result<String, GraphError> {
-    match (value, states) {
+fn state_ref(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> Result<String, GraphError> {
+    match (value, editor) {
         (Value::String(name), None) => Ok(name.clone()),
-        (Value::Number(_), Some(states)) | (Value::String(_), Some(states)) => {
-            let (_, state) = EditorTables::lookup(states, value, path, "state")?;
-            state
-                .get("name")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| shape(path, "the state this id names has no `name`"))
-        }
+        (Value::Number(_), Some(tables)) | (Value::String(_), Some(tables)) => tables.state_name(value, path),
         _ => Err(shape(path, "a state reference is a state name")),
     }
 }

@@ -130,13 +130,13 @@ pub enum GltfError {
         /// The path (for a buffer, with symlinks resolved).
         path: PathBuf,
     },
-    /// The glTF file is larger than [`MAX_FILE_BYTES`], or an external buffer declares a
-    /// `byteLength` larger than it.
+    /// The glTF file is larger than [`MAX_FILE_BYTES`] (buffers too large are
+    /// [`GltfError::BuffersTooLarge`]).
     #[error("cannot read {path}: {bytes} bytes is over the {max_bytes}-byte limit")]
     FileTooLarge {
         /// The file.
         path: PathBuf,
-        /// The file's size, or the buffer's declared `byteLength`.
+        /// The file's size.
         bytes: u64,
         /// [`MAX_FILE_BYTES`].
         max_bytes: u64,
@@ -198,6 +198,24 @@ pub enum GltfError {
     MissingBinChunk {
         /// The buffer index.
         buffer: usize,
+    },
+    /// A buffer other than buffer 0 has no URI: glTF lets only the first buffer be the GLB
+    /// BIN chunk, so any other URI-less buffer is invalid (and reading the chunk once per such
+    /// buffer would let a file multiply itself in memory).
+    #[error("buffer {buffer} has no URI, but only buffer 0 may be the GLB BIN chunk")]
+    BinBufferNotFirst {
+        /// The buffer index (never 0).
+        buffer: usize,
+    },
+    /// The buffers' declared `byteLength`s add up to more than [`MAX_FILE_BYTES`] (one buffer
+    /// alone, or many together: a `.gltf` whose buffers all name one file would read it once
+    /// per buffer). Checked before any buffer is read.
+    #[error("the buffers declare {bytes} bytes in all, over the {max_bytes}-byte limit")]
+    BuffersTooLarge {
+        /// The sum of every buffer's `byteLength`.
+        bytes: u64,
+        /// [`MAX_FILE_BYTES`].
+        max_bytes: u64,
     },
     /// An accessor (or its buffer view) reaches past the end of the bytes it reads.
     #[error("accessor {accessor} is out of range: {what}")]
@@ -441,20 +459,41 @@ fn split_glb(file: &[u8]) -> Result<(&[u8], Option<&[u8]>), GltfError> {
     Ok((json, Some(bin)))
 }
 
-/// Loads every buffer, each cut to its declared `byteLength`.
+/// Loads every buffer, each cut to its declared `byteLength`. Every buffer is checked before
+/// any is read, so the bytes read in all never pass [`MAX_FILE_BYTES`] whatever the JSON lists.
 fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: Option<&Path>, extra_roots: &[PathBuf]) -> Result<Vec<Vec<u8>>, GltfError> {
+    let mut total_bytes: u64 = 0;
+    for buffer in doc.buffers() {
+        if buffer.index() != 0 && matches!(buffer.source(), gltf::buffer::Source::Bin) {
+            return Err(GltfError::BinBufferNotFirst { buffer: buffer.index() });
+        }
+        total_bytes = total_bytes.saturating_add(buffer.length() as u64);
+    }
+    if total_bytes > MAX_FILE_BYTES {
+        return Err(GltfError::BuffersTooLarge { bytes: total_bytes, max_bytes: MAX_FILE_BYTES });
+    }
     let mut buffers = Vec::with_capacity(doc.buffers().len());
     for buffer in doc.buffers() {
         let index = buffer.index();
         let declared_bytes = buffer.length();
         let mut data = match buffer.source() {
-            gltf::buffer::Source::Bin => bin.ok_or(GltfError::MissingBinChunk { buffer: index })?.to_vec(),
+            gltf::buffer::Source::Bin => {
+                // Only buffer 0 (checked above), and only its declared bytes: the chunk may be
+                // far longer than what the JSON says it holds.
+                let chunk = bin.ok_or(GltfError::MissingBinChunk { buffer: index })?;
+                let bytes = chunk.get(..declared_bytes).ok_or(GltfError::TruncatedBuffer {
+                    buffer: index,
+                    declared_bytes,
+                    actual_bytes: chunk.len(),
+                })?;
+                bytes.to_vec()
+            }
             gltf::buffer::Source::Uri(uri) => load_uri(index, uri, declared_bytes, base_dir, extra_roots)?,
         };
         if data.len() < declared_bytes {
             return Err(GltfError::TruncatedBuffer { buffer: index, declared_bytes, actual_bytes: data.len() });
         }
-        // A GLB BIN chunk is padded to four bytes; the declared length is what views address.
+        // A data URI may decode to more than its declared length; views address only that.
         data.truncate(declared_bytes);
         buffers.push(data);
     }
@@ -479,10 +518,9 @@ fn load_uri(buffer: usize, uri: &str, declared_bytes: usize, base_dir: Option<&P
     }
     let base_dir = base_dir.ok_or_else(|| unsupported("an external file needs a base folder"))?;
     let path = resolve_inside_roots(buffer, uri, relative, base_dir, extra_roots)?;
+    // `load_buffers` refused every total over the cap before reading any buffer.
     let declared = declared_bytes as u64;
-    if declared > MAX_FILE_BYTES {
-        return Err(GltfError::FileTooLarge { path, bytes: declared, max_bytes: MAX_FILE_BYTES });
-    }
+    debug_assert!(declared <= MAX_FILE_BYTES);
     let (file, file_bytes) = open_regular_file(&path).map_err(|e| file_error(path.clone(), e))?;
     if file_bytes < declared {
         return Err(GltfError::TruncatedBuffer { buffer, declared_bytes, actual_bytes: file_bytes as usize });
