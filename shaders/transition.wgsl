@@ -7,6 +7,12 @@
 
 // `eval::inertialize::VISUALLY_ZERO`: below this an offset is visually zero.
 const VISUALLY_ZERO: f32 = 1e-4;
+// `eval::inertialize::MIN_VELOCITY_DT_S`: a switch after a shorter step captures no velocity.
+const MIN_VELOCITY_DT_S: f32 = 1e-4;
+// `eval::inertialize::MAX_OFFSET_M` and `MAX_OFFSET_RAD`: the largest offset component added
+// to a joint, translation and rotation vector, whatever the curve, its duration and velocity.
+const MAX_OFFSET_M: f32 = 1.28e8;
+const MAX_OFFSET_RAD: f32 = 1e4;
 const LN_2: f32 = 0.6931472;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // vec4 per joint in a layer's block: two slots of two, a memo of three, and both slots' scale.yz.
@@ -237,15 +243,11 @@ fn offset_rotation(old: Transform, fresh: Transform) -> vec3<f32> {
     return quat_to_rotation_vector(quat_mul(old.rotation, quat_conjugate(fresh.rotation)));
 }
 
-// A velocity over a step too short to measure (a denormal `dt_s`) is none, as a pause.
-fn finite_or_zero(v: vec3<f32>) -> vec3<f32> {
-    return select(vec3<f32>(0.0), v, is_finite(v.x) && is_finite(v.y) && is_finite(v.z));
-}
-
 // The offset at a switch: the old motion carried one step forward minus the fresh pose, and the
-// old velocity minus the fresh; a paused frame (`dt_s` = 0) captures zero velocity.
+// old velocity minus the fresh; a paused frame (`dt_s` = 0) captures zero velocity, and so
+// does a step too short to measure a velocity over (below `MIN_VELOCITY_DT_S`).
 fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fresh_previous: Transform, dt_s: f32) -> JointOffset {
-    let inv_dt = select(0.0, 1.0 / dt_s, dt_s > 0.0);
+    let inv_dt = select(0.0, 1.0 / dt_s, dt_s >= MIN_VELOCITY_DT_S);
     var carried = displayed;
     if dt_s > 0.0 {
         carried.translation = displayed.translation * 2.0 - previous.translation;
@@ -255,22 +257,25 @@ fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fr
     let r_now = offset_rotation(carried, fresh);
     let t_before = offset_translation(displayed, fresh_previous);
     let r_before = offset_rotation(displayed, fresh_previous);
-    return JointOffset(t_now, finite_or_zero((t_now - t_before) * inv_dt), r_now, finite_or_zero((r_now - r_before) * inv_dt));
+    return JointOffset(t_now, (t_now - t_before) * inv_dt, r_now, (r_now - r_before) * inv_dt);
 }
 
-fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32) -> vec3<f32> {
-    return vec3<f32>(
+// The offset decayed to `t_s`, each component clamped to `limit`: as on the CPU, a curve whose
+// start velocity times duration or halflife overflows gives ±∞, which the clamp bounds.
+fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f32) -> vec3<f32> {
+    let x = vec3<f32>(
         decay_evaluate(mode, param_s, x0.x, v0.x, t_s).x,
         decay_evaluate(mode, param_s, x0.y, v0.y, t_s).x,
         decay_evaluate(mode, param_s, x0.z, v0.z, t_s).x,
     );
+    return clamp(x, vec3<f32>(-limit), vec3<f32>(limit));
 }
 
 // The fresh pose plus the offset decayed to `t_s` after the switch.
 fn apply_offset(o: JointOffset, mode: u32, param_s: f32, t_s: f32, pose: Transform) -> Transform {
     var p = pose;
-    p.translation += decay_vec3(mode, param_s, o.translation, o.translation_velocity, t_s);
-    let r = decay_vec3(mode, param_s, o.rotation, o.rotation_velocity, t_s);
+    p.translation += decay_vec3(mode, param_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
+    let r = decay_vec3(mode, param_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
     p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));
     return p;
 }

@@ -1,23 +1,27 @@
 //! Finite in, finite out (docs/errors.md, "Numeric bounds"): rigs and clips at and near their
 //! bounds, on chains as deep as a rig may be, give finite matrices on both evaluators (the
 //! GPU's where an adapter exists); past the bounds they are refused with a typed error that
-//! says which joint and what. And a near-paused state's normalized transition stays finite.
+//! says which joint and what. A near-paused state's normalized transition stays finite, and
+//! inertialization offsets stay within their bound whatever the switch's step or curve.
 
 // One character's sample range in a slice is exactly what the evaluation jobs take.
 #![allow(clippy::single_range_in_vec_init)]
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
+use support::compare::{largest, worst_abs_diff, GPU_TOLERANCE};
 use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup};
+use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
 use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram, ProgramError};
+use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 use throng::state::{Archetype, ClipBinding, Crowd};
 use throng::{Clip, ClipError, Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};
 
@@ -253,5 +257,149 @@ fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
         .run()
         .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
         assert_eq!(first_non_finite(&output), None, "frame {frame}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inertialization offsets: bounded whatever the switch's step, duration or halflife
+
+/// A 200-joint chain of 1 m bones (inside every bound) whose clip slides each joint 1e6 m
+/// along x in a second, shown for two frames 1/60 s apart, then switched to standing still by
+/// `mode` with `param_s` after a step of `switch_dt_s`, and shown four more frames
+/// `later_dt_s` apart. Each frame: its step, the sample and the program.
+struct SlideSwitch {
+    mode: SwitchMode,
+    param_s: f32,
+    switch_dt_s: f32,
+    later_dt_s: f32,
+}
+
+const SLIDE_JOINTS: usize = 200;
+
+impl SlideSwitch {
+    fn rig_and_clips() -> (Rig, [Clip; 2]) {
+        let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); SLIDE_JOINTS], None).unwrap();
+        let moved = vec![Transform::from_translation(Vec3::new(1e6, 1.0, 0.0)); SLIDE_JOINTS];
+        let slide = Clip::from_poses("slide", SLIDE_JOINTS, [rig.rest_pose().to_vec(), moved].concat(), 1.0, false).unwrap();
+        let still = Clip::from_poses("still", SLIDE_JOINTS, rig.rest_pose().to_vec(), 0.0, false).unwrap();
+        (rig, [slide, still])
+    }
+
+    fn frames(&self) -> Vec<(f32, ClipSample, LayerProgram)> {
+        let switching = LayerProgram::TRANSITIONING | LayerProgram::SWITCHED;
+        let steps = [(1.0 / 60.0, 0, 0), (1.0 / 60.0, 0, 0), (self.switch_dt_s, 1, switching)];
+        let later = [(self.later_dt_s, 1, LayerProgram::TRANSITIONING); 4];
+        let mut time_s = 0.0f32;
+        steps
+            .into_iter()
+            .chain(later)
+            .enumerate()
+            .map(|(frame, (dt_s, clip, flags))| {
+                if frame > 0 {
+                    time_s += dt_s;
+                }
+                let transitioning = flags != 0;
+                let program = LayerProgram {
+                    first_sample: 0,
+                    num_target: 1,
+                    num_source: 0,
+                    transition: if transitioning { 0 } else { u32::MAX },
+                    mode: if transitioning { self.mode as u32 } else { 0 },
+                    flags,
+                    target_weight: 1.0,
+                    progress: if transitioning { 0.5 } else { 1.0 },
+                    weight: 1.0,
+                    param_s: self.param_s,
+                };
+                (dt_s, ClipSample::new(clip, if clip == 0 { time_s } else { 0.0 }, 1.0), program)
+            })
+            .collect()
+    }
+
+    /// Every frame's matrices from the CPU frame job.
+    fn cpu(&self) -> Vec<Vec<f32>> {
+        let (rig, clips) = Self::rig_and_clips();
+        let mut context = EvalContext::new(1, 1, SLIDE_JOINTS);
+        let mut sampled = [0];
+        self.frames()
+            .into_iter()
+            .enumerate()
+            .map(|(frame, (dt_s, sample, program))| {
+                let mut output = vec![0.0; SLIDE_JOINTS * 16];
+                FrameJob {
+                    rig: &rig,
+                    clips: &clips,
+                    layers: &[LayerSetup::default()],
+                    samples: &[sample],
+                    programs: &[program],
+                    dt_s,
+                    context: &mut context,
+                    layout: OutputLayout::Mat4,
+                    output: &mut output,
+                    clips_sampled: &mut sampled,
+                    root_motion: &mut [],
+                }
+                .run()
+                .unwrap_or_else(|e| panic!("{:?}, frame {frame} refused: {e}", self.mode));
+                output
+            })
+            .collect()
+    }
+}
+
+/// Switch steps, curves, durations and halflives that drove offsets far past any pose before:
+/// a step of 1e-34 s made each joint's velocity 1.7e38 m/s (summed down the chain, NaN); a
+/// velocity measured over the shortest step, 1.7e8 m/s, decaying over a halflife or duration
+/// of years grows each offset to 1e23 m and more. (Durations stay below 1.8e19 s: past that
+/// the quintic's squared duration overflows, which the GPU and the CPU's scalar form take as
+/// a cut, and the CPU's basis form, which never squares it, does not.)
+fn slide_switches() -> Vec<SlideSwitch> {
+    let long = |mode, param_s, later_dt_s| SlideSwitch { mode, param_s, switch_dt_s: MIN_VELOCITY_DT_S, later_dt_s };
+    vec![
+        SlideSwitch { mode: SwitchMode::InertializeSpring, param_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
+        SlideSwitch { mode: SwitchMode::InertializeQuintic, param_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
+        long(SwitchMode::InertializeSpring, 1e28, 1e20),
+        long(SwitchMode::InertializeQuintic, 1e18, 1e15),
+        long(SwitchMode::InertializeQuinticOvershootControl, 1e18, 1e15),
+    ]
+}
+
+/// The CPU: every matrix finite, and no joint moved by more than `MAX_OFFSET_M` per component
+/// from the pose it shows without offsets (a chain of `MAX_OFFSET_M` steps at most, here joint
+/// 0's: the root's model translation is its local one).
+#[test]
+fn inertialization_offsets_stay_within_their_bound_on_the_cpu() {
+    for switch in slide_switches() {
+        for (frame, output) in switch.cpu().iter().enumerate() {
+            assert_eq!(first_non_finite(output), None, "{:?}, frame {frame}", switch.mode);
+            if frame >= 2 {
+                let root = Vec3::new(output[12], output[13], output[14]);
+                let offset = root - Vec3::Y;
+                assert!(offset.abs().max_element() <= MAX_OFFSET_M, "{:?}, frame {frame}: root offset {offset}", switch.mode);
+            }
+        }
+    }
+}
+
+/// The same switches through `GpuCrowd`: finite, and the CPU's matrices within
+/// `GPU_TOLERANCE` relative to each joint's largest entry. The chains reach 1e7 m (or, with
+/// the offsets at their bound, 2.6e10 m), where one `f32` step is metres: an absolute 1e-4
+/// would only measure the two evaluators' rounding in local-to-model.
+#[test]
+fn inertialization_offsets_stay_within_their_bound_on_the_gpu() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let (rig, clips) = SlideSwitch::rig_and_clips();
+    for switch in slide_switches() {
+        let cpu = switch.cpu();
+        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[LayerSetup::default()], GpuCrowdOptions::default()).unwrap();
+        for (frame, ((dt_s, sample, program), expected)) in switch.frames().into_iter().zip(&cpu).enumerate() {
+            let got = gpu_support::layered_frame(&gpu, &mut crowd, &[sample], &[program], dt_s);
+            assert_eq!(first_non_finite(&got), None, "{:?}, frame {frame}", switch.mode);
+            for (joint, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
+                let tolerance = GPU_TOLERANCE * largest(e.iter().map(|v| v.abs())).max(1.0);
+                let error = worst_abs_diff(e, g);
+                assert!(error <= tolerance, "{:?}, frame {frame}, joint {joint}: difference {error} over {tolerance}\n expected {e:?}\n      got {g:?}", switch.mode);
+            }
+        }
     }
 }

@@ -42,6 +42,24 @@ pub const MIN_QUINTIC_S: f32 = 1e-6;
 /// Below this an offset is visually zero: 0.1 mm or 0.1 mrad at a joint.
 pub const VISUALLY_ZERO: f32 = 1e-4;
 
+/// The shortest step a switch measures the old and new velocities over, seconds: after a
+/// shorter one (0.1 ms, ten times finer than any real frame) it captures none, as after a
+/// pause. A velocity is a pose difference divided by the step, so this caps it at 1e4 times
+/// the difference. Keep in sync with `MIN_VELOCITY_DT_S` in `shaders/transition.wgsl`.
+pub const MIN_VELOCITY_DT_S: f32 = 1e-4;
+
+/// The largest translation offset added to a joint, metres per component: four times
+/// 3.2e7 m, the largest translation component a pose holds before any offset (docs/errors.md,
+/// "Numeric bounds"), far beyond where a switch between accepted poses starts. What reaches
+/// it is the curve's growth: the start velocity times the duration or halflife, neither of
+/// them bounded. Keep in sync with `MAX_OFFSET_M` in `shaders/transition.wgsl`.
+pub const MAX_OFFSET_M: f32 = 1.28e8;
+
+/// The largest rotation offset added to a joint, radians per rotation vector component: some
+/// 1,600 turns, beyond any real offset, and small enough that the vector's squared length
+/// never overflows. Keep in sync with `MAX_OFFSET_RAD` in `shaders/transition.wgsl`.
+pub const MAX_OFFSET_RAD: f32 = 1e4;
+
 impl Decay {
     /// The offset and its velocity `t_s` seconds after the switch, for one component.
     #[must_use]
@@ -287,7 +305,8 @@ pub fn rotation_vector_to_quat(v: Vec3) -> Quat {
 /// had nothing switched), so the switch frame itself continues the old motion instead of
 /// repeating last frame's pose. Then `x0 = carried − new` and `v0 = (x0 − (displayed −
 /// new_previous)) / dt`: the old velocity minus the new. A paused character (`dt_s = 0`, or
-/// `previous == displayed`) captures zero velocity.
+/// `previous == displayed`) captures zero velocity, and so does a step shorter than
+/// [`MIN_VELOCITY_DT_S`].
 pub fn capture(
     displayed: &[Transform],
     previous: &[Transform],
@@ -296,12 +315,10 @@ pub fn capture(
     dt_s: f32,
     out: &mut [OffsetLanes],
 ) {
-    let inv_dt = if dt_s > 0.0 { 1.0 / dt_s } else { 0.0 };
-    // A step too short to measure a velocity over (a denormal `dt_s`) captures none, as a pause.
-    let velocity = |now: Vec3, before: Vec3| {
-        let v = (now - before) * inv_dt;
-        if v.is_finite() { v } else { Vec3::ZERO }
-    };
+    // A step too short to measure a velocity over captures none, as a pause: divided by a
+    // `dt_s` of 1e-34, a finite difference of poses is a finite velocity of 1e38.
+    let inv_dt = if dt_s >= MIN_VELOCITY_DT_S { 1.0 / dt_s } else { 0.0 };
+    let velocity = |now: Vec3, before: Vec3| (now - before) * inv_dt;
     for j in 0..displayed.len().min(4 * out.len()) {
         let (d, p) = (&displayed[j], &previous[j]);
         let carried = if dt_s > 0.0 {
@@ -333,6 +350,11 @@ fn offset_between(old: &Transform, new: &Transform) -> (Vec3, Vec3) {
 /// Adds the decayed offsets to the new state's pose, `t_s` after the switch. `translating`
 /// ([`translating_groups`] at the capture) says which groups have translation offsets; the
 /// others' are zero and not read.
+///
+/// Each decayed component is clamped to [`MAX_OFFSET_M`] or [`MAX_OFFSET_RAD`]: a curve's value
+/// is bounded by its start plus the start velocity times its duration or halflife, which no
+/// bound caps. Where that product overflows, the curve's value is ±∞ (never NaN: one term
+/// overflows, added to finite ones) and the clamp brings it back to the bound.
 pub fn apply(offsets: &[OffsetLanes], translating: u64, decay: Decay, t_s: f32, pose: &mut [Transform]) {
     match decay.basis(t_s) {
         Some((a, b)) => {
@@ -342,13 +364,14 @@ pub fn apply(offsets: &[OffsetLanes], translating: u64, decay: Decay, t_s: f32, 
             }
         }
         None => {
-            let component = |x0: Vec3, v0: Vec3| -> Vec3 {
-                Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0)
+            let component = |x0: Vec3, v0: Vec3, limit: f32| -> Vec3 {
+                let x = Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0);
+                x.clamp(Vec3::splat(-limit), Vec3::splat(limit))
             };
             for (j, p) in pose.iter_mut().enumerate() {
                 let Some(o) = offsets.get(j / 4).map(|g| g.get(j % 4)) else { break };
-                p.translation += component(o.translation, o.translation_velocity);
-                let r = component(o.rotation, o.rotation_velocity);
+                p.translation += component(o.translation, o.translation_velocity, MAX_OFFSET_M);
+                let r = component(o.rotation, o.rotation_velocity, MAX_OFFSET_RAD);
                 p.rotation = (rotation_vector_to_quat(r) * p.rotation).normalize();
             }
         }
@@ -356,19 +379,22 @@ pub fn apply(offsets: &[OffsetLanes], translating: u64, decay: Decay, t_s: f32, 
 }
 
 /// [`apply`]'s basis form for up to four joints at once, one per lane: the offset
-/// `a·x0 + b·v0`, the rotation vector's quaternion (Taylor series below half a radian, as
+/// `a·x0 + b·v0` (clamped as in [`apply`]), the rotation vector's quaternion (Taylor series below half a radian, as
 /// [`rotation_vector_to_quat`]) and its product with each joint's rotation. This is most of an
 /// inertialized frame's extra work over sampling alone; a joint at a time, it cost more than
 /// sampling one more clip.
 fn apply_lanes(group: &OffsetLanes, translating: bool, a: Vec4, b: Vec4, joints: &mut [Transform]) {
-    let mix = |x: &[Vec4; 3], v: &[Vec4; 3]| [x[0] * a + v[0] * b, x[1] * a + v[1] * b, x[2] * a + v[2] * b];
+    let mix = |x: &[Vec4; 3], v: &[Vec4; 3], limit: f32| {
+        let (lo, hi) = (Vec4::splat(-limit), Vec4::splat(limit));
+        [(x[0] * a + v[0] * b).clamp(lo, hi), (x[1] * a + v[1] * b).clamp(lo, hi), (x[2] * a + v[2] * b).clamp(lo, hi)]
+    };
     if translating {
-        let [tx, ty, tz] = mix(&group.translation, &group.translation_velocity);
+        let [tx, ty, tz] = mix(&group.translation, &group.translation_velocity, MAX_OFFSET_M);
         for (l, joint) in joints.iter_mut().enumerate() {
             joint.translation += Vec3::new(tx[l], ty[l], tz[l]);
         }
     }
-    let [rx, ry, rz] = mix(&group.rotation, &group.rotation_velocity);
+    let [rx, ry, rz] = mix(&group.rotation, &group.rotation_velocity, MAX_OFFSET_RAD);
     let angle2 = rx * rx + ry * ry + rz * rz;
     let (ex, ey, ez, ew) = if angle2.cmplt(Vec4::splat(0.25)).all() {
         let h2 = angle2 * 0.25;
@@ -486,6 +512,75 @@ mod tests {
         apply(&offsets, translating_groups(&offsets), Decay::Spring { halflife_s: 0.1 }, 0.0, &mut pose);
         assert!(pose[0].translation.abs_diff_eq(old[0].translation, 1e-6));
         assert!(pose[0].rotation.angle_between(old[0].rotation) < 1e-4);
+    }
+
+    /// A switch after a step shorter than `MIN_VELOCITY_DT_S` captures the offset but no
+    /// velocity; one at that step measures it.
+    #[test]
+    fn a_step_too_short_captures_no_velocity() {
+        let (before, now) = ([Transform::from_translation(Vec3::ZERO)], [Transform::from_translation(Vec3::X)]);
+        let new = [Transform::IDENTITY];
+        for (dt_s, velocity) in [(1e-34, 0.0), (MIN_VELOCITY_DT_S * 0.5, 0.0), (MIN_VELOCITY_DT_S, 1.0 / MIN_VELOCITY_DT_S)] {
+            let mut offsets = [OffsetLanes::default()];
+            capture(&now, &before, &new, &new, dt_s, &mut offsets);
+            let o = offsets[0].get(0);
+            assert_eq!(o.translation, Vec3::X * 2.0, "dt {dt_s}: the old motion is carried one step");
+            assert_eq!(o.translation_velocity, Vec3::X * velocity, "dt {dt_s}");
+        }
+    }
+
+    /// Whatever the start velocity and the duration or halflife, each applied offset
+    /// component is within `MAX_OFFSET_M` (translation) and `MAX_OFFSET_RAD` (rotation), by
+    /// the basis form (seed quintic, spring) and the scalar one (Bollo's quintic) alike, also
+    /// where the curve's value overflows to infinity.
+    #[test]
+    fn applied_offsets_stay_within_their_bound() {
+        let o = JointOffset {
+            translation: Vec3::new(1.0, -1.0, 0.0),
+            translation_velocity: Vec3::new(1e30, -3e38, 0.0),
+            rotation: Vec3::new(0.5, 0.0, 0.0),
+            rotation_velocity: Vec3::new(0.0, -1e30, 3e38),
+        };
+        let mut offsets = [OffsetLanes::default()];
+        offsets[0].set(0, &o);
+        let decays = [
+            Decay::Spring { halflife_s: 1e28 },
+            Decay::Quintic { duration_s: 1e18, overshoot_control: false },
+            Decay::Quintic { duration_s: 1e18, overshoot_control: true },
+        ];
+        for decay in decays {
+            for t_s in [1.0, 1e15] {
+                let mut pose = [Transform::IDENTITY];
+                apply(&offsets, translating_groups(&offsets), decay, t_s, &mut pose);
+                let p = pose[0];
+                assert!(p.translation.is_finite() && p.rotation.is_finite(), "{decay:?} at {t_s}: {p:?}");
+                assert!(p.translation.abs().max_element() <= MAX_OFFSET_M, "{decay:?} at {t_s}: {p:?}");
+                assert!(p.rotation.is_normalized(), "{decay:?} at {t_s}: {p:?}");
+            }
+        }
+        let mut pose = [Transform::IDENTITY];
+        apply(&offsets, translating_groups(&offsets), decays[0], 1e15, &mut pose);
+        assert_eq!(pose[0].translation, Vec3::new(MAX_OFFSET_M, -MAX_OFFSET_M, 0.0), "the spring's offset held at the bound");
+        let r = rotation_vector_to_quat(Vec3::new(0.5, -MAX_OFFSET_RAD, MAX_OFFSET_RAD));
+        assert!(pose[0].rotation.abs_diff_eq(r, 1e-5), "{} vs {r}", pose[0].rotation);
+    }
+
+    /// The constants `shaders/transition.wgsl` keeps in sync with these.
+    #[test]
+    fn wgsl_constants_match() {
+        let source = include_str!("../../shaders/transition.wgsl");
+        let constants = [
+            ("VISUALLY_ZERO", VISUALLY_ZERO),
+            ("MIN_QUINTIC_S", MIN_QUINTIC_S),
+            ("MIN_VELOCITY_DT_S", MIN_VELOCITY_DT_S),
+            ("MAX_OFFSET_M", MAX_OFFSET_M),
+            ("MAX_OFFSET_RAD", MAX_OFFSET_RAD),
+        ];
+        for (name, value) in constants {
+            let prefix = format!("const {name}: f32 = ");
+            let text = source.lines().find_map(|l| l.strip_prefix(prefix.as_str())).unwrap_or_else(|| panic!("no `{prefix}` in transition.wgsl"));
+            assert_eq!(text.trim_end_matches(';').parse::<f32>(), Ok(value), "{name}");
+        }
     }
 
     /// Four joints a lane at a time give what one joint at a time gives: partial groups, large

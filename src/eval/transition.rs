@@ -6,7 +6,7 @@
 //! | cut | — | destination |
 //! | `SOURCE_SNAPSHOT` (frozen, or an interrupted crossfade) | snapshot ← displayed pose | `mix(snapshot, destination, target_weight)` |
 //! | crossfade | — | both states' samples blended at once (in the sample stage) |
-//! | inertialize | offsets ← old motion carried one step − destination; velocity from the last two displayed poses and the destination one step earlier | destination + offset decayed in real time |
+//! | inertialize | offsets ← old motion carried one step − destination; velocity from the last two displayed poses and the destination one step earlier (none after a step under `MIN_VELOCITY_DT_S`) | destination + offset decayed in real time, each component within `MAX_OFFSET_M` / `MAX_OFFSET_RAD` |
 //!
 //! A layer that has shown nothing (new, reset, or back from weight 0) treats a fade in flight as
 //! starting from its destination: there is no displayed pose to freeze.
