@@ -18,6 +18,7 @@ use proptest::prelude::*;
 use support::compare::{largest, worst_abs_diff, GPU_TOLERANCE};
 use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup};
 use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
+use throng::eval::root_motion::{crowd_root_motion, RootDelta};
 use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
@@ -401,5 +402,56 @@ fn inertialization_offsets_stay_within_their_bound_on_the_gpu() {
                 assert!(error <= tolerance, "{:?}, frame {frame}, joint {joint}: difference {error} over {tolerance}\n expected {e:?}\n      got {g:?}", switch.mode);
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes to NaN a review of the first bounds found: additive deltas and root motion
+
+/// docs/errors.md, "Numeric bounds": finite in, finite out, by construction. `Clip::to_additive`
+/// takes any reference pose; a reference rotation of zero length (finite numbers, which
+/// `Clip::from_poses` refuses as a frame) makes every delta rotation
+/// `(0·q).normalize()` = NaN (src/eval/layers.rs `make_additive`). The clip's extents
+/// (src/clip.rs `extents`) and `program::validate_clips` look at translations and scales only,
+/// so the NaN clip is accepted and the frame job returns success with NaN matrices.
+#[test]
+fn additive_clip_from_a_zero_length_reference_rotation_is_refused_or_finite() {
+    let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); 3], None).unwrap();
+    let mut bent = rig.rest_pose().to_vec();
+    bent[1].rotation = Quat::from_rotation_z(0.5);
+    let clip = Clip::from_poses("bend", 3, [rig.rest_pose().to_vec(), bent].concat(), 1.0, true).unwrap();
+    let mut reference = rig.rest_pose().to_vec();
+    reference[1].rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+    let delta = clip.to_additive(&reference);
+    let clips = [clip, delta];
+    if let Ok(output) = cpu_layers(&rig, &clips, 1, 0.25) {
+        assert_eq!(first_non_finite(&output), None, "an accepted additive clip gave non-finite matrices (joint, value)");
+    }
+}
+
+/// docs/errors.md, "Numeric bounds" step 7: root motion is differences of root translations,
+/// "at most 2T per clip and loop". The loops are not bounded: `ClipSample::advance_s` is never
+/// validated (src/program.rs `validate_sample_range` checks time and weight only), and
+/// `clip_root_delta` (src/eval/root_motion.rs) multiplies the per-loop travel by
+/// `floor(t1/d) − floor(t0/d)`, which for `advance_s = f32::MAX` on a 0.5 s clip is infinite:
+/// the y component (always 0) becomes `0 × ∞` = NaN, the travel ∞. Returned as success.
+#[test]
+fn root_motion_of_a_huge_advance_is_refused_or_finite() {
+    let run = Clip::from_poses("run", 1, vec![Transform::IDENTITY, Transform::from_translation(Vec3::new(0.0, 0.0, 1.0))], 0.5, true).unwrap();
+    let samples = [ClipSample { clip: 0, time_s: 0.25, weight: 1.0, advance_s: f32::MAX }];
+    let programs = [LayerProgram {
+        first_sample: 0,
+        num_target: 1,
+        transition: u32::MAX,
+        target_weight: 1.0,
+        progress: 1.0,
+        weight: 1.0,
+        flags: LayerProgram::ROOT_MOTION,
+        ..LayerProgram::default()
+    }];
+    let mut out = [RootDelta::default()];
+    if crowd_root_motion(&[run], &samples, &programs, 1, &mut out).is_ok() {
+        let r = out[0];
+        assert!(r.translation.is_finite() && r.yaw.is_finite(), "accepted samples gave root motion {r:?}");
     }
 }
