@@ -57,6 +57,7 @@ pub mod graph;
 pub mod import;
 pub mod mesh;
 pub mod plot;
+pub mod pose;
 pub mod profile;
 pub mod program;
 pub mod rig;

@@ -7,9 +7,13 @@
 //! | override | local | `out = slerp(base, layer, w)`: the joint keeps the layer's angle to its parent |
 //! | override | mesh | the joint's model-space rotation moves towards the layer's by `w`, whatever the joints under it do |
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat};
 
 use crate::rig::{Rig, Transform, NO_PARENT};
+
+// Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
+// lives in `pose`, below both; the layers stage applies them.
+pub use crate::pose::{apply_additive, make_additive};
 
 /// Per-joint layer weights in [0, 1], resolved against one rig.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,32 +108,6 @@ impl Mask {
     }
 }
 
-/// Turns a pose into an additive delta against `reference`: `inverse(reference) * pose` for
-/// rotations, `pose − reference` for translations, `pose / reference` for scales.
-pub fn make_additive(reference: &[Transform], pose: &[Transform], delta: &mut [Transform]) {
-    for ((d, r), p) in delta.iter_mut().zip(reference).zip(pose) {
-        *d = Transform {
-            translation: p.translation - r.translation,
-            rotation: (r.rotation.inverse() * p.rotation).normalize(),
-            scale: p.scale / r.scale,
-        };
-    }
-}
-
-/// Applies an additive delta onto `base` at `weight`, scaled per joint by `mask` if given.
-pub fn apply_additive(base: &mut [Transform], delta: &[Transform], weight: f32, mask: Option<&[f32]>) {
-    for (j, (b, d)) in base.iter_mut().zip(delta).enumerate() {
-        let w = weight * mask.map_or(1.0, |m| m[j]);
-        if w <= 0.0 {
-            continue;
-        }
-        let dq = if d.rotation.w < 0.0 { -d.rotation } else { d.rotation };
-        b.translation += d.translation * w;
-        b.rotation = (b.rotation * Quat::IDENTITY.lerp(dq, w).normalize()).normalize();
-        b.scale *= Vec3::ONE.lerp(d.scale, w);
-    }
-}
-
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
 pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: Option<&[f32]>) {
     for (j, (b, l)) in base.iter_mut().zip(layer).enumerate() {
@@ -186,13 +164,14 @@ pub struct MeshSpaceScratch {
 #[must_use]
 pub fn model_rotations(parents: &[u16], pose: &[Transform]) -> Vec<Quat> {
     let mut model = vec![Mat4::IDENTITY; pose.len()];
-    super::local_to_model::local_to_model(parents, pose, &mut model);
+    crate::pose::local_to_model(parents, pose, &mut model);
     model.iter().map(|m| m.to_scale_rotation_translation().1).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec3;
 
     /// spine (root) → chest → arm.
     fn spine_arm() -> (Vec<u16>, Vec<Transform>) {
@@ -247,27 +226,6 @@ mod tests {
         override_local(&mut local, &layer, 1.0, Some(&mask));
         let off = model_rotations(&parents, &local)[2].angle_between(authored);
         assert!((off - 0.5).abs() < 1e-4, "local space inherits the lean: {off}");
-    }
-
-    #[test]
-    fn additive_of_the_reference_is_identity() {
-        let (_, reference) = spine_arm();
-        let mut delta = reference.clone();
-        make_additive(&reference, &reference, &mut delta);
-        let mut base = reference.clone();
-        base[1].rotation = Quat::from_rotation_y(0.7);
-        let before = base.clone();
-        apply_additive(&mut base, &delta, 1.0, None);
-        for (a, b) in base.iter().zip(&before) {
-            assert!(a.rotation.angle_between(b.rotation) < 1e-6 && a.translation.abs_diff_eq(b.translation, 1e-6));
-        }
-        // And a real delta at full weight reproduces the pose it was made from over the reference.
-        let mut lean = reference.clone();
-        lean[1].rotation = Quat::from_rotation_z(0.4);
-        make_additive(&reference, &lean, &mut delta);
-        let mut out = reference.clone();
-        apply_additive(&mut out, &delta, 1.0, None);
-        assert!(out[1].rotation.angle_between(lean[1].rotation) < 1e-5);
     }
 
     #[test]
