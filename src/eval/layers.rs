@@ -9,104 +9,15 @@
 
 use glam::{Mat4, Quat};
 
-use crate::rig::{Rig, Transform, NO_PARENT};
+use crate::rig::{Transform, NO_PARENT};
 
 // Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
 // lives in `pose`, below both; the layers stage applies them.
 pub use crate::pose::{apply_additive, make_additive};
 
-/// Per-joint layer weights in [0, 1], resolved against one rig.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mask {
-    weights: Vec<f32>,
-}
-
-/// Why a mask could not be resolved against a rig.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MaskError {
-    /// The mask names a joint the rig does not have.
-    #[error("mask entry {entry} names joint {joint:?}, which the rig does not have")]
-    UnknownJoint {
-        /// Index of the entry in the mask definition.
-        entry: usize,
-        /// The name given.
-        joint: String,
-    },
-    /// A weight is outside [0, 1] or not finite.
-    #[error("mask entry {entry} ({joint:?}) has weight {weight}; weights must be in [0, 1]")]
-    BadWeight {
-        /// Index of the entry.
-        entry: usize,
-        /// The joint named.
-        joint: String,
-        /// The weight given.
-        weight: f32,
-    },
-}
-
-/// One entry of a mask definition: a joint by name and its weight, optionally with every
-/// joint below it ("this joint and its descendants").
-#[derive(Clone, Debug, PartialEq)]
-pub struct MaskEntry {
-    /// Joint name in the rig.
-    pub joint: String,
-    /// Weight in [0, 1].
-    pub weight: f32,
-    /// Whether the weight also applies to every descendant (later entries override).
-    pub descendants: bool,
-}
-
-impl Mask {
-    /// Every joint at full weight.
-    #[must_use]
-    pub fn full(num_joints: usize) -> Self {
-        Self { weights: vec![1.0; num_joints] }
-    }
-
-    /// Resolves entries against `rig`, in order: joints not named stay at 0; a later entry
-    /// overrides an earlier one, so "upper body at 1, but the left arm at 0.5" is two entries.
-    ///
-    /// ```
-    /// use throng::demo::DemoCharacter;
-    /// use throng::eval::layers::{Mask, MaskEntry};
-    /// let rig = DemoCharacter::humanoid().rig;
-    /// let upper = Mask::from_entries(&rig, &[MaskEntry { joint: "spine_01".into(), weight: 1.0, descendants: true }])?;
-    /// assert_eq!(upper.weights()[rig.find_joint("head").unwrap()], 1.0);
-    /// assert_eq!(upper.weights()[rig.find_joint("foot_l").unwrap()], 0.0);
-    /// # Ok::<(), throng::eval::layers::MaskError>(())
-    /// ```
-    pub fn from_entries(rig: &Rig, entries: &[MaskEntry]) -> Result<Self, MaskError> {
-        let mut weights = vec![0.0; rig.num_joints()];
-        for (entry, e) in entries.iter().enumerate() {
-            let Some(root) = rig.find_joint(&e.joint) else {
-                return Err(MaskError::UnknownJoint { entry, joint: e.joint.clone() });
-            };
-            if !(0.0..=1.0).contains(&e.weight) {
-                return Err(MaskError::BadWeight { entry, joint: e.joint.clone(), weight: e.weight });
-            }
-            weights[root] = e.weight;
-            if e.descendants {
-                // Parents precede children, so one forward pass finds every descendant.
-                let mut below = vec![false; rig.num_joints()];
-                below[root] = true;
-                for j in root + 1..rig.num_joints() {
-                    if rig.parent(j).is_some_and(|p| below[p]) {
-                        below[j] = true;
-                        weights[j] = e.weight;
-                    }
-                }
-            }
-        }
-        Ok(Self { weights })
-    }
-
-    /// Weights per joint, in [0, 1].
-    #[must_use]
-    pub fn weights(&self) -> &[f32] {
-        &self.weights
-    }
-}
+// Masks are part of the layer setup both evaluators read, so they live in `program`;
+// re-exported here for existing paths.
+pub use crate::program::{Mask, MaskEntry, MaskError};
 
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
 pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: Option<&[f32]>) {
@@ -226,14 +137,5 @@ mod tests {
         override_local(&mut local, &layer, 1.0, Some(&mask));
         let off = model_rotations(&parents, &local)[2].angle_between(authored);
         assert!((off - 0.5).abs() < 1e-4, "local space inherits the lean: {off}");
-    }
-
-    #[test]
-    fn mask_refuses_unknown_joints_and_bad_weights() {
-        let rig = Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
-        let e = |joint: &str, weight| MaskEntry { joint: joint.into(), weight, descendants: true };
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), e("nope", 1.0)]), Err(MaskError::UnknownJoint { entry: 1, joint: "nope".into() }));
-        assert!(matches!(Mask::from_entries(&rig, &[e("a", f32::NAN)]), Err(MaskError::BadWeight { entry: 0, .. })));
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), MaskEntry { descendants: false, ..e("b", 0.25) }]).unwrap().weights(), &[1.0, 0.25]);
     }
 }

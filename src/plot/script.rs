@@ -4,11 +4,9 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use crate::eval::layers::MaskError;
-use crate::eval::OutputLayout;
+use crate::eval::frame::{EvalContext, FrameJob};
 use crate::graph::{self, ParamValue};
-use crate::program::LayerProgram;
+use crate::program::{LayerProgram, LayerSetup, MaskError, OutputLayout};
 use crate::state::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
 use crate::state::{ParamId, StateError};
 
