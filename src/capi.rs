@@ -31,12 +31,12 @@ use std::sync::Arc;
 
 use crate::clip::{Clip, ClipError, ClipEvent};
 use crate::demo::{DemoCharacter, IDLE};
-use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
+use crate::eval::frame::{EvalContext, FrameJob};
 use crate::eval::root_motion::RootDelta;
-use crate::eval::{EvalError, OutputLayout};
+use crate::eval::EvalError;
 use crate::graph::{CompiledGraph, GraphError};
 use crate::import::gltf::{GltfError, GltfOptions, load_gltf};
-use crate::program::swap_remove_row;
+use crate::program::{swap_remove_row, LayerSetup, OutputLayout};
 use crate::rig::Rig;
 use crate::setup::{BindError, BoundArchetype, bind_archetype};
 use crate::state::{ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError, MAX_CHARACTER_SLOTS};

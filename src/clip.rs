@@ -617,7 +617,7 @@ impl Clip {
         let mut poses = self.poses().into_owned();
         for frame in poses.chunks_exact_mut(self.num_joints) {
             let pose = frame.to_vec();
-            crate::eval::layers::make_additive(reference, &pose, frame);
+            crate::pose::make_additive(reference, &pose, frame);
         }
         Self { extents: extents(&poses, self.num_joints), storage: Storage::Full(poses), ..self.clone() }
     }

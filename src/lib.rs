@@ -57,11 +57,13 @@ pub mod graph;
 pub mod import;
 pub mod mesh;
 pub mod plot;
+pub mod pose;
 pub mod profile;
 pub mod program;
 pub mod rig;
 pub mod setup;
 pub mod state;
+pub mod trace;
 
 pub use clip::{Clip, ClipError, ClipEvent, Interpolation, JointTracks, Track};
 pub use rig::{Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_INVERSE_BIND, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};

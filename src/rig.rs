@@ -1,6 +1,8 @@
 //! Rigs: the joint hierarchy, rest pose and inverse bind matrices every stage reads.
 
-use glam::{Mat4, Quat, Vec3};
+use glam::Mat4;
+
+pub use crate::pose::{Transform, NO_PARENT};
 
 /// The most joints a rig may have. Joint indices fit in a byte, which keeps masks and
 /// per-joint tables of the GPU stages small.
@@ -24,56 +26,6 @@ pub const MAX_CHAIN_SCALE: f32 = 1e8;
 
 /// The largest magnitude an entry of an inverse bind matrix may have, given or derived.
 pub const MAX_INVERSE_BIND: f32 = 1e8;
-
-/// A joint's local transform, composed as `translation * rotation * scale`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Transform {
-    /// Translation relative to the parent joint, metres.
-    pub translation: Vec3,
-    /// Rotation relative to the parent joint, unit quaternion.
-    pub rotation: Quat,
-    /// Scale along the joint's own axes.
-    pub scale: Vec3,
-}
-
-impl Transform {
-    /// No translation, no rotation, unit scale.
-    pub const IDENTITY: Self = Self {
-        translation: Vec3::ZERO,
-        rotation: Quat::IDENTITY,
-        scale: Vec3::ONE,
-    };
-
-    /// A transform with only a translation.
-    #[must_use]
-    pub fn from_translation(translation: Vec3) -> Self {
-        Self { translation, ..Self::IDENTITY }
-    }
-
-    /// A transform with a translation and a rotation and unit scale.
-    #[must_use]
-    pub fn from_translation_rotation(translation: Vec3, rotation: Quat) -> Self {
-        Self { translation, rotation, scale: Vec3::ONE }
-    }
-
-    /// The transform as a column-major matrix.
-    #[must_use]
-    pub fn to_mat4(&self) -> Mat4 {
-        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
-    }
-
-    /// True when every component is finite.
-    #[must_use]
-    pub fn is_finite(&self) -> bool {
-        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
-    }
-}
-
-impl Default for Transform {
-    fn default() -> Self {
-        Self::IDENTITY
-    }
-}
 
 /// Why a rig was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -158,9 +110,6 @@ pub enum RigError {
         name: String,
     },
 }
-
-/// Marks a root joint in [`Rig::parents`].
-pub const NO_PARENT: u16 = u16::MAX;
 
 /// A skeleton: joint names, hierarchy, rest pose and inverse bind matrices.
 ///
@@ -341,7 +290,7 @@ impl Rig {
     #[must_use]
     pub fn rest_model(&self) -> Vec<Mat4> {
         let mut model = vec![Mat4::IDENTITY; self.num_joints()];
-        crate::eval::local_to_model::local_to_model(&self.parents, &self.rest, &mut model);
+        crate::pose::local_to_model(&self.parents, &self.rest, &mut model);
         model
     }
 }
@@ -349,6 +298,7 @@ impl Rig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::{Quat, Vec3};
 
     fn chain(n: usize) -> (Vec<String>, Vec<Option<usize>>, Vec<Transform>) {
         let names = (0..n).map(|i| format!("j{i}")).collect();

@@ -4,7 +4,7 @@
 //! `graph` knows nothing of rigs and `eval` nothing of graphs; this module sits above both.
 //! [`bind_archetype`] does the whole binding an engine needs for its own assets: each leaf to a
 //! clip, additive layers' clips turned into deltas, and each graph layer (blend mode, space,
-//! mask by joint name) turned into an [`eval::frame::LayerSetup`](crate::eval::frame::LayerSetup)
+//! mask by joint name) turned into an [`program::LayerSetup`](crate::program::LayerSetup)
 //! resolved against the rig ([`layer_setups`] alone does the last).
 //!
 //! Mask keys name joints; a key ending in `/*` names the joint **and every joint below it**.
@@ -15,8 +15,7 @@
 use std::sync::Arc;
 
 use crate::clip::Clip;
-use crate::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
-use crate::eval::layers::{Mask, MaskEntry, MaskError};
+use crate::program::{LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError};
 use crate::graph::{self, CompiledGraph};
 use crate::rig::{Rig, Transform};
 use crate::state::{Archetype, ClipBinding, StateError};

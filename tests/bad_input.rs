@@ -27,7 +27,7 @@ use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};
 use throng::import::bvh::{parse_bvh, BvhError, BvhOptions};
 use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfError, GltfOptions};
 use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
-use throng::state::trace::{run_script, TraceError};
+use throng::trace::{run_script, TraceError};
 use throng::clip::ClipEvent;
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use throng::graph::{CompiledGraph, ParamValue};
-use throng::state::trace::{run_script, TraceLine};
+use throng::trace::{run_script, TraceLine};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 
 const GRAPH: &str = include_str!("../benches/support/locomotion.json");

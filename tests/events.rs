@@ -480,7 +480,7 @@ fn bad_events_are_refused_with_where_and_what() {
 
 #[test]
 fn trace_scripts_declare_events_where_they_bind_clips() {
-    use throng::state::trace::{run_script, TraceError};
+    use throng::trace::{run_script, TraceError};
     let script = |clip_events: &str| {
         format!(
             r#"{{

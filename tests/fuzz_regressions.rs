@@ -1,7 +1,7 @@
 //! One test per input a fuzzer (`fuzz/`) or the bad-input matrix found that crashed, hung or
 //! exhausted memory; each is now a typed error (or a clean load) and must stay so.
 
-use throng::state::trace::{run_script, TraceError, MAX_TRACE_FRAMES};
+use throng::trace::{run_script, TraceError, MAX_TRACE_FRAMES};
 
 const GRAPH: &str = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "A" }],
     "transitions": [{ "from": "START", "to": "A" }] }], "parameters": {} }"#;

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use throng::graph::CompiledGraph;
 use throng::import::bvh::{parse_bvh, BvhOptions, PositionChannels};
 use throng::import::gltf::{load_gltf_from_slice, GltfOptions};
-use throng::state::trace::run_script;
+use throng::trace::run_script;
 
 /// A fuzz target's name and the loader it drives, as the target in `fuzz/fuzz_targets/` does.
 /// A loader under test: reads bytes, may refuse them, must not panic.

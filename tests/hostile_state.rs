@@ -116,7 +116,7 @@ fn script(layer: &str, state: &str, extra: &str) -> String {
 
 #[test]
 fn trace_scripts_whose_numbers_overflow_an_f32_are_refused_with_the_field_named() {
-    use throng::state::trace::{run_script, Script, TraceError};
+    use throng::trace::{run_script, Script, TraceError};
     let cases = [
         (r#""dt": 1e39, "frames": 2"#, "dt"),
         (r#""dt": 3.4e38, "frames": 3"#, "dt"),
@@ -161,7 +161,7 @@ impl std::io::Write for Failing {
 
 #[test]
 fn a_trace_is_written_line_by_line_as_its_frames_run() {
-    use throng::state::trace::{Script, TraceError, MAX_TRACE_FRAMES};
+    use throng::trace::{Script, TraceError, MAX_TRACE_FRAMES};
     // Long names over the longest run a script may ask for: collected, the lines would copy
     // the names for every frame (gigabytes); written, each frame goes out as it runs.
     let long = "x".repeat(10_000);
@@ -183,7 +183,7 @@ fn a_trace_is_written_line_by_line_as_its_frames_run() {
 
 #[test]
 fn the_trace_output_matches_the_collected_lines_and_counts_events_crossed_more_than_once() {
-    use throng::state::trace::{run_script, Script};
+    use throng::trace::{run_script, Script};
     let extra = r#""dts": [0.5, 2.6], "clipEvents": { "*": [{ "name": "step", "time": 0.25 }] }"#;
     let text = script("Base", "Walk", extra);
     let lines = run_script(&text).unwrap();

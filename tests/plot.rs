@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use throng::plot::{self, LayerFrame, LayerTrack, MarkKind, PlotError, Timeline};
-use throng::state::trace::{Script, TraceLine};
+use throng::trace::{Script, TraceLine};
 
 const DT: f64 = 1.0 / 30.0;
 const FRAMES: usize = 90;

@@ -538,7 +538,7 @@ fn a_step_longer_than_a_loop_still_crosses_the_exit_time() {
     let g = abc(r#"{ "from": "A", "to": "B", "exitTime": 0.5 }"#, "");
     // 0 → 0.25 (no crossing), then 0.25 → 2.5 (crosses 0.5, 1.5 and 2.5: the gate opens once).
     let script = format!(r#"{{ "stateGraph": {g}, "clips": {ONE_S}, "dts": [0.25, 2.25, 0.25] }}"#);
-    let lines = throng::state::trace::run_script(&script).unwrap();
+    let lines = throng::trace::run_script(&script).unwrap();
     assert_eq!(actives(&lines, "Base"), ["A", "B", "B"]);
 }
 

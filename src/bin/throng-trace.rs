@@ -1,6 +1,6 @@
 //! `throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]`: runs one character through a state
 //! graph and prints one JSON line per layer per frame; with `--plot`, also draws the run as a
-//! timeline (see `docs/trace.md`). The script format is documented in `throng::state::trace`
+//! timeline (see `docs/trace.md`). The script format is documented in `throng::trace`
 //! and `docs/graph-format.md`. A bad script or bad arguments print what is wrong and exit with
 //! code 2.
 
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use throng::import::read_regular_file;
 use throng::plot::{PlotError, PlotFormat};
-use throng::state::trace::{Script, TraceError};
+use throng::trace::{Script, TraceError};
 
 const USAGE: &str = "usage: throng-trace SCRIPT.json [--plot OUT.png|OUT.svg]";
 

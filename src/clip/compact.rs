@@ -399,12 +399,12 @@ fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize, refe
         let pose = match (&mut applied, reference) {
             (Some(applied), Some(reference)) => {
                 applied.copy_from_slice(reference);
-                crate::eval::layers::apply_additive(applied, pose, 1.0, None);
+                crate::pose::apply_additive(applied, pose, 1.0, None);
                 &applied[..]
             }
             _ => pose,
         };
-        crate::eval::local_to_model::local_to_model(parents, pose, &mut model);
+        crate::pose::local_to_model(parents, pose, &mut model);
         out.extend(model.iter().map(|m| m.w_axis.truncate()));
     }
     out

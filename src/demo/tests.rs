@@ -4,7 +4,8 @@ use glam::{Mat4, Vec3};
 
 use super::*;
 use crate::eval::local_to_model::local_to_model;
-use crate::eval::{EvalCrowdJob, OutputLayout};
+use crate::eval::EvalCrowdJob;
+use crate::program::OutputLayout;
 use crate::rig::Transform;
 
 /// Model-space joint positions of `clip`'s frame `frame`.

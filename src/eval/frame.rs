@@ -18,101 +18,17 @@ use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
 use super::root_motion::{blend_root_delta, program_root_delta, remove_root_motion, RootDelta};
-use super::layers::{apply_additive, override_local, override_mesh, Mask, MeshSpaceScratch};
+use super::layers::{apply_additive, override_local, override_mesh, MeshSpaceScratch};
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
-use super::{local_to_model, skinning, EvalError, OutputLayout, CHARACTERS_PER_CHUNK};
-use crate::program::{swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, ProgramError};
+use super::{local_to_model, skinning, EvalError, CHARACTERS_PER_CHUNK};
+use crate::program::{swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, Mask, OutputLayout};
+#[cfg(doc)]
+use crate::program::ProgramError;
 
-/// How a layer combines with the layers below it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LayerBlend {
-    /// Replaces the pose below, per joint by weight × mask.
-    #[default]
-    Override,
-    /// Adds its delta onto the pose below; its clips are additive deltas (see
-    /// [`crate::Clip::to_additive`]).
-    Additive,
-}
-
-/// In which space an override layer's masked joints keep the layer's rotation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LayerSpace {
-    /// Joints keep the layer's angle to their parent, inheriting what the base does above them.
-    #[default]
-    Local,
-    /// Joints keep the layer's model-space rotation whatever the base does above them.
-    Mesh,
-}
-
-/// A layer's fixed setup, shared by every character of an archetype.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LayerSetup {
-    /// Override or additive.
-    pub blend: LayerBlend,
-    /// Local or mesh space (override layers).
-    pub space: LayerSpace,
-    /// Per-joint weights; `None` is the whole body.
-    pub mask: Option<Mask>,
-    /// Whether the layer keeps memory per character between frames (the last two displayed
-    /// poses, the frozen snapshot, inertialization offsets: 128 bytes per joint on the GPU).
-    /// A layer whose graph can never show two states at once (every transition a cut) needs
-    /// none: [`crate::setup::layer_setups`] clears this for such layers, and the evaluators then
-    /// keep nothing for them and refuse any program of theirs that is not a plain cut
-    /// ([`validate_memoryless_programs`]). `true` by default, so a hand-built setup behaves as
-    /// before.
-    pub needs_memory: bool,
-}
-
-impl Default for LayerSetup {
-    fn default() -> Self {
-        Self { blend: LayerBlend::default(), space: LayerSpace::default(), mask: None, needs_memory: true }
-    }
-}
-
-/// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
-/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`] and
-/// the GPU evaluator, so that both accept the same layers.
-pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
-    if layers.is_empty() {
-        return Err(ProgramError::Layers("an archetype needs at least one layer".into()));
-    }
-    for (l, layer) in layers.iter().enumerate() {
-        if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != num_joints) {
-            return Err(ProgramError::Layers(format!("layer {l}: mask has {} weights for {num_joints} joints", mask.weights().len())));
-        }
-    }
-    Ok(())
-}
-
-/// Checks that every program of a layer without memory ([`LayerSetup::needs_memory`] false)
-/// is a plain cut: mode [`SwitchMode::Cut`] and no [`LayerProgram::SOURCE_SNAPSHOT`]
-/// ([`ProgramError::NeedsMemory`] names the first that is not). Such a layer has nothing to
-/// fade or decay from, so showing anything else would silently drop the transition. Shared by
-/// [`FrameJob`] and the GPU evaluator; `programs` holds `layers.len()` per character.
-pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSetup]) -> Result<(), ProgramError> {
-    let num_layers = layers.len();
-    if num_layers == 0 || layers.iter().all(|l| l.needs_memory) {
-        return Ok(());
-    }
-    for (i, p) in programs.iter().enumerate() {
-        let layer = i % num_layers;
-        let memoryless = layers.get(layer).is_some_and(|l| !l.needs_memory);
-        if memoryless && (p.switch_mode() != SwitchMode::Cut || p.flags & LayerProgram::SOURCE_SNAPSHOT != 0) {
-            return Err(ProgramError::NeedsMemory { character: i / num_layers, layer, mode: p.mode, flags: p.flags });
-        }
-    }
-    Ok(())
-}
-
-/// The order layers are evaluated in: the base (layer 0), then additive layers, then override
-/// layers, each group in index order.
-#[must_use]
-pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
-    let additive = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Additive);
-    let overrides = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Override);
-    std::iter::once(0).chain(additive).chain(overrides).take(layers.len()).collect()
-}
+// The layer setup describes the frame both evaluators run, so it lives in `program`; it is
+// re-exported here, where `FrameJob` takes it, so that existing paths keep working.
+pub use crate::program::{evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace};
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
 /// `(character * memory_layers + slot) * num_joints + joint`, where `slot` counts only the

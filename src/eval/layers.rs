@@ -7,128 +7,17 @@
 //! | override | local | `out = slerp(base, layer, w)`: the joint keeps the layer's angle to its parent |
 //! | override | mesh | the joint's model-space rotation moves towards the layer's by `w`, whatever the joints under it do |
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat};
 
-use crate::rig::{Rig, Transform, NO_PARENT};
+use crate::rig::{Transform, NO_PARENT};
 
-/// Per-joint layer weights in [0, 1], resolved against one rig.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mask {
-    weights: Vec<f32>,
-}
+// Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
+// lives in `pose`, below both; the layers stage applies them.
+pub use crate::pose::{apply_additive, make_additive};
 
-/// Why a mask could not be resolved against a rig.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MaskError {
-    /// The mask names a joint the rig does not have.
-    #[error("mask entry {entry} names joint {joint:?}, which the rig does not have")]
-    UnknownJoint {
-        /// Index of the entry in the mask definition.
-        entry: usize,
-        /// The name given.
-        joint: String,
-    },
-    /// A weight is outside [0, 1] or not finite.
-    #[error("mask entry {entry} ({joint:?}) has weight {weight}; weights must be in [0, 1]")]
-    BadWeight {
-        /// Index of the entry.
-        entry: usize,
-        /// The joint named.
-        joint: String,
-        /// The weight given.
-        weight: f32,
-    },
-}
-
-/// One entry of a mask definition: a joint by name and its weight, optionally with every
-/// joint below it ("this joint and its descendants").
-#[derive(Clone, Debug, PartialEq)]
-pub struct MaskEntry {
-    /// Joint name in the rig.
-    pub joint: String,
-    /// Weight in [0, 1].
-    pub weight: f32,
-    /// Whether the weight also applies to every descendant (later entries override).
-    pub descendants: bool,
-}
-
-impl Mask {
-    /// Every joint at full weight.
-    #[must_use]
-    pub fn full(num_joints: usize) -> Self {
-        Self { weights: vec![1.0; num_joints] }
-    }
-
-    /// Resolves entries against `rig`, in order: joints not named stay at 0; a later entry
-    /// overrides an earlier one, so "upper body at 1, but the left arm at 0.5" is two entries.
-    ///
-    /// ```
-    /// use throng::demo::DemoCharacter;
-    /// use throng::eval::layers::{Mask, MaskEntry};
-    /// let rig = DemoCharacter::humanoid().rig;
-    /// let upper = Mask::from_entries(&rig, &[MaskEntry { joint: "spine_01".into(), weight: 1.0, descendants: true }])?;
-    /// assert_eq!(upper.weights()[rig.find_joint("head").unwrap()], 1.0);
-    /// assert_eq!(upper.weights()[rig.find_joint("foot_l").unwrap()], 0.0);
-    /// # Ok::<(), throng::eval::layers::MaskError>(())
-    /// ```
-    pub fn from_entries(rig: &Rig, entries: &[MaskEntry]) -> Result<Self, MaskError> {
-        let mut weights = vec![0.0; rig.num_joints()];
-        for (entry, e) in entries.iter().enumerate() {
-            let Some(root) = rig.find_joint(&e.joint) else {
-                return Err(MaskError::UnknownJoint { entry, joint: e.joint.clone() });
-            };
-            if !(0.0..=1.0).contains(&e.weight) {
-                return Err(MaskError::BadWeight { entry, joint: e.joint.clone(), weight: e.weight });
-            }
-            weights[root] = e.weight;
-            if e.descendants {
-                // Parents precede children, so one forward pass finds every descendant.
-                let mut below = vec![false; rig.num_joints()];
-                below[root] = true;
-                for j in root + 1..rig.num_joints() {
-                    if rig.parent(j).is_some_and(|p| below[p]) {
-                        below[j] = true;
-                        weights[j] = e.weight;
-                    }
-                }
-            }
-        }
-        Ok(Self { weights })
-    }
-
-    /// Weights per joint, in [0, 1].
-    #[must_use]
-    pub fn weights(&self) -> &[f32] {
-        &self.weights
-    }
-}
-
-/// Turns a pose into an additive delta against `reference`: `inverse(reference) * pose` for
-/// rotations, `pose − reference` for translations, `pose / reference` for scales.
-pub fn make_additive(reference: &[Transform], pose: &[Transform], delta: &mut [Transform]) {
-    for ((d, r), p) in delta.iter_mut().zip(reference).zip(pose) {
-        *d = Transform {
-            translation: p.translation - r.translation,
-            rotation: (r.rotation.inverse() * p.rotation).normalize(),
-            scale: p.scale / r.scale,
-        };
-    }
-}
-
-/// Applies an additive delta onto `base` at `weight`, scaled per joint by `mask` if given.
-pub fn apply_additive(base: &mut [Transform], delta: &[Transform], weight: f32, mask: Option<&[f32]>) {
-    for (j, (b, d)) in base.iter_mut().zip(delta).enumerate() {
-        let w = weight * mask.map_or(1.0, |m| m[j]);
-        if w <= 0.0 {
-            continue;
-        }
-        let dq = if d.rotation.w < 0.0 { -d.rotation } else { d.rotation };
-        b.translation += d.translation * w;
-        b.rotation = (b.rotation * Quat::IDENTITY.lerp(dq, w).normalize()).normalize();
-        b.scale *= Vec3::ONE.lerp(d.scale, w);
-    }
-}
+// Masks are part of the layer setup both evaluators read, so they live in `program`;
+// re-exported here for existing paths.
+pub use crate::program::{Mask, MaskEntry, MaskError};
 
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
 pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: Option<&[f32]>) {
@@ -186,13 +75,14 @@ pub struct MeshSpaceScratch {
 #[must_use]
 pub fn model_rotations(parents: &[u16], pose: &[Transform]) -> Vec<Quat> {
     let mut model = vec![Mat4::IDENTITY; pose.len()];
-    super::local_to_model::local_to_model(parents, pose, &mut model);
+    crate::pose::local_to_model(parents, pose, &mut model);
     model.iter().map(|m| m.to_scale_rotation_translation().1).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec3;
 
     /// spine (root) → chest → arm.
     fn spine_arm() -> (Vec<u16>, Vec<Transform>) {
@@ -247,35 +137,5 @@ mod tests {
         override_local(&mut local, &layer, 1.0, Some(&mask));
         let off = model_rotations(&parents, &local)[2].angle_between(authored);
         assert!((off - 0.5).abs() < 1e-4, "local space inherits the lean: {off}");
-    }
-
-    #[test]
-    fn additive_of_the_reference_is_identity() {
-        let (_, reference) = spine_arm();
-        let mut delta = reference.clone();
-        make_additive(&reference, &reference, &mut delta);
-        let mut base = reference.clone();
-        base[1].rotation = Quat::from_rotation_y(0.7);
-        let before = base.clone();
-        apply_additive(&mut base, &delta, 1.0, None);
-        for (a, b) in base.iter().zip(&before) {
-            assert!(a.rotation.angle_between(b.rotation) < 1e-6 && a.translation.abs_diff_eq(b.translation, 1e-6));
-        }
-        // And a real delta at full weight reproduces the pose it was made from over the reference.
-        let mut lean = reference.clone();
-        lean[1].rotation = Quat::from_rotation_z(0.4);
-        make_additive(&reference, &lean, &mut delta);
-        let mut out = reference.clone();
-        apply_additive(&mut out, &delta, 1.0, None);
-        assert!(out[1].rotation.angle_between(lean[1].rotation) < 1e-5);
-    }
-
-    #[test]
-    fn mask_refuses_unknown_joints_and_bad_weights() {
-        let rig = Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
-        let e = |joint: &str, weight| MaskEntry { joint: joint.into(), weight, descendants: true };
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), e("nope", 1.0)]), Err(MaskError::UnknownJoint { entry: 1, joint: "nope".into() }));
-        assert!(matches!(Mask::from_entries(&rig, &[e("a", f32::NAN)]), Err(MaskError::BadWeight { entry: 0, .. })));
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), MaskEntry { descendants: false, ..e("b", 0.25) }]).unwrap().weights(), &[1.0, 0.25]);
     }
 }

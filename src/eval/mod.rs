@@ -29,30 +29,11 @@ use rayon::prelude::*;
 
 use crate::clip::Clip;
 use crate::program::{validate_clips, validate_samples, ClipSample, ProgramError};
+
+// Both evaluators write this layout, so it lives in `program`; re-exported where the CPU jobs
+// take it.
+pub use crate::program::OutputLayout;
 use crate::rig::{Rig, Transform};
-
-/// How each skinning matrix is written to the output.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OutputLayout {
-    /// Column-major `mat4x4<f32>`: 16 floats, column 0 first.
-    #[default]
-    Mat4,
-    /// Affine 3×4: the matrix's top three rows, row by row (12 floats). A point transforms as
-    /// `p' = (dot(row0, p), dot(row1, p), dot(row2, p))` with `p = (x, y, z, 1)`; in WGSL,
-    /// `p * mat3x4<f32>(row0, row1, row2)`. 25 % less to write than `Mat4`.
-    Affine3x4,
-}
-
-impl OutputLayout {
-    /// Floats written per joint.
-    #[must_use]
-    pub const fn floats_per_joint(self) -> usize {
-        match self {
-            Self::Mat4 => 16,
-            Self::Affine3x4 => 12,
-        }
-    }
-}
 
 /// Why an evaluation job was refused. Nothing is written when validation fails.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -3,7 +3,7 @@
 
 use glam::Mat4;
 
-use super::OutputLayout;
+use crate::program::OutputLayout;
 
 /// Writes `model[j] * inverse_bind[j]` for each joint into `out` in `layout`.
 /// `out` holds `model.len() * layout.floats_per_joint()` floats.

@@ -12,11 +12,11 @@ use super::types::{
 };
 use super::GpuError;
 use crate::clip::Clip;
-use crate::eval::frame::{evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace};
-use crate::eval::layers::Mask;
-use crate::eval::OutputLayout;
 use crate::profile::Plot;
-use crate::program::{validate_clips, validate_due, validate_dt, validate_layer_programs, validate_samples, ClipSample, DueRows, LayerProgram};
+use crate::program::{
+    evaluation_order, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups, validate_memoryless_programs, validate_samples,
+    ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, OutputLayout,
+};
 use crate::rig::{Rig, Transform, MAX_JOINTS};
 
 /// Bytes of a `vec4<f32>`, the unit every window index counts in.
@@ -433,7 +433,7 @@ impl GpuCrowd {
     /// frames.
     ///
     /// Fails as [`new`](Self::new) does, when the layers are refused with the CPU's checks
-    /// ([`crate::eval::frame::validate_layer_setups`]), or when the device binds fewer than 4
+    /// ([`crate::program::validate_layer_setups`]), or when the device binds fewer than 4
     /// bind groups or 8 storage buffers per shader stage (WebGPU's default limits), 10 with
     /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::DeviceLimit`]).
     pub fn with_layers(

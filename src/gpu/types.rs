@@ -323,7 +323,7 @@ pub struct GpuLayerSetup {
     pub mask_start: u32,
     /// The layer's slot in each character's memory (slots count only the layers that keep
     /// memory, in layer order), or [`NO_MEMORY`] for a layer without
-    /// ([`crate::eval::frame::LayerSetup::needs_memory`]).
+    /// ([`crate::program::LayerSetup::needs_memory`]).
     pub memory: u32,
 }
 

@@ -210,19 +210,6 @@ pub enum SwitchMode {
     Inertialize(Inertialization),
 }
 
-impl SwitchMode {
-    /// Code used in pose programs: 0 cut, 1 frozen, 2 crossfade, 3 inertialize.
-    #[must_use]
-    pub const fn code(self) -> u32 {
-        match self {
-            Self::Cut => 0,
-            Self::Frozen => 1,
-            Self::Crossfade => 2,
-            Self::Inertialize(_) => 3,
-        }
-    }
-}
-
 /// Where a transition leads, resolved when it is taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {

@@ -39,7 +39,7 @@ pub use render::{Lane, Layout, AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE
 pub use script::{from_script, from_script_each, JUMP_MEASURE};
 
 use crate::eval::EvalError;
-use crate::state::trace::TraceError;
+use crate::trace::TraceError;
 
 /// Why a timeline could not be built or written.
 #[derive(Debug, thiserror::Error)]

@@ -4,12 +4,10 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use crate::eval::layers::MaskError;
-use crate::eval::OutputLayout;
+use crate::eval::frame::{EvalContext, FrameJob};
 use crate::graph::{self, ParamValue};
-use crate::program::LayerProgram;
-use crate::state::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
+use crate::program::{LayerProgram, LayerSetup, MaskError, OutputLayout};
+use crate::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
 use crate::state::{ParamId, StateError};
 
 use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamTrack, PlotError, Timeline};
@@ -116,7 +114,7 @@ impl<'a> Poser<'a> {
 /// transitions and weights; every graph parameter as each update read it, with a mark where it
 /// changed and where triggers were set, consumed or expired; and, when the script has a
 /// `clipMap`, the worst joint jump ([`JUMP_MEASURE`]) and clips sampled per frame. Returns the
-/// trace's lines too, as [`crate::state::trace::run_script`] gives them.
+/// trace's lines too, as [`crate::trace::run_script`] gives them.
 ///
 /// # Errors
 /// [`PlotError::Trace`] for a bad script, [`PlotError::Mask`] for a mask joint the character

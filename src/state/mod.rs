@@ -48,7 +48,6 @@
 //! ```
 
 mod step;
-pub mod trace;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -5,7 +5,7 @@
 
 pub mod compare;
 
-use throng::state::trace::{run_script, TraceLine};
+use throng::trace::{run_script, TraceLine};
 
 /// A one-layer graph in PlayCanvas's runtime form.
 pub fn graph(states: &str, transitions: &str, parameters: &str) -> String {

@@ -1,4 +1,6 @@
-//! Trace scripts: one character through a graph, frame by frame (the `throng-trace` tool).
+//! Trace scripts: one character through a graph, frame by frame (the `throng-trace` tool). A
+//! tool on top of the library: it runs the state step and maps a script to a built-in character
+//! (`demo`), so it sits above both, beside `plot`, which draws its timeline.
 //!
 //! A script is one JSON object:
 //!
@@ -34,7 +36,7 @@ use crate::demo::DemoCharacter;
 use crate::graph::{CompiledGraph, GraphError, LayerBlend, ParamKind, ParamValue};
 use crate::rig::Rig;
 
-use super::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StateError};
+use crate::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StateError};
 
 /// Why a script could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -3,6 +3,10 @@
 //! This is the contract between `state` (which writes programs) and the two evaluators, `eval`
 //! on the CPU and `gpu` on the device, which read them and never each other. Structs here are
 //! `#[repr(C)]` and `Pod` because they are uploaded as they are.
+//!
+//! Beside them sits the rest of what describes the frame both evaluators run: the archetype's
+//! layer setup (blend, space, mask, evaluation order: `layer_setup.rs`), the output layout,
+//! and the checks both apply, so neither evaluator reaches into the other for them.
 
 use std::ops::Range;
 
@@ -10,6 +14,12 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::clip::Clip;
 use crate::rig::{Rig, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M};
+
+mod layer_setup;
+
+pub use layer_setup::{
+    evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError,
+};
 
 /// One clip to sample for a character: which clip, at what time, with what weight.
 ///
@@ -74,6 +84,29 @@ impl SwitchMode {
     #[must_use]
     pub fn is_inertialization(self) -> bool {
         matches!(self, Self::InertializeQuintic | Self::InertializeQuinticOvershootControl | Self::InertializeSpring)
+    }
+}
+
+/// How each skinning matrix is written to the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputLayout {
+    /// Column-major `mat4x4<f32>`: 16 floats, column 0 first.
+    #[default]
+    Mat4,
+    /// Affine 3×4: the matrix's top three rows, row by row (12 floats). A point transforms as
+    /// `p' = (dot(row0, p), dot(row1, p), dot(row2, p))` with `p = (x, y, z, 1)`; in WGSL,
+    /// `p * mat3x4<f32>(row0, row1, row2)`. 25 % less to write than `Mat4`.
+    Affine3x4,
+}
+
+impl OutputLayout {
+    /// Floats written per joint.
+    #[must_use]
+    pub const fn floats_per_joint(self) -> usize {
+        match self {
+            Self::Mat4 => 16,
+            Self::Affine3x4 => 12,
+        }
     }
 }
 
