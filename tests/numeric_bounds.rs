@@ -51,24 +51,15 @@ fn cpu_layers(rig: &Rig, clips: &[Clip], additive: usize, time_s: f32) -> Result
         samples.push(ClipSample::new(1 % clips.len() as u32, time_s, 0.5));
         programs.push(LayerProgram { first_sample: first, num_target: 2, transition: u32::MAX, target_weight: 1.0, progress: 1.0, weight: 1.0, ..LayerProgram::default() });
     }
-    let joints = rig.num_joints();
-    let mut context = EvalContext::new(1, layers.len(), joints);
-    let mut output = vec![0.0; joints * 16];
+    let mut context = EvalContext::new(1, layers.len(), rig.num_joints());
+    cpu_frame(rig, clips, &layers, &samples, &programs, 1.0 / 60.0, &mut context)
+}
+
+/// One character's matrices (mat4) from the CPU frame job.
+fn cpu_frame(rig: &Rig, clips: &[Clip], layers: &[LayerSetup], samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, context: &mut EvalContext) -> Result<Vec<f32>, EvalError> {
+    let mut output = vec![0.0; rig.num_joints() * 16];
     let mut sampled = [0];
-    FrameJob {
-        rig,
-        clips,
-        layers: &layers,
-        samples: &samples,
-        programs: &programs,
-        dt_s: 1.0 / 60.0,
-        context: &mut context,
-        layout: OutputLayout::Mat4,
-        output: &mut output,
-        clips_sampled: &mut sampled,
-        root_motion: &mut [],
-    }
-    .run()?;
+    FrameJob { rig, clips, layers, samples, programs, dt_s, context, layout: OutputLayout::Mat4, output: &mut output, clips_sampled: &mut sampled, root_motion: &mut [] }.run()?;
     Ok(output)
 }
 
@@ -240,23 +231,8 @@ fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
         let programs = crowd.programs(kind).unwrap().to_vec();
         assert!(programs.iter().all(|p| p.param_s.is_finite()), "frame {frame}: {programs:?}");
         let samples = crowd.samples(kind).unwrap().to_vec();
-        let mut output = vec![0.0; 3 * 16];
-        let mut sampled = [0];
-        FrameJob {
-            rig: &rig,
-            clips: &clips,
-            layers: &[LayerSetup::default()],
-            samples: &samples,
-            programs: &programs,
-            dt_s: 1.0 / 60.0,
-            context: &mut context,
-            layout: OutputLayout::Mat4,
-            output: &mut output,
-            clips_sampled: &mut sampled,
-            root_motion: &mut [],
-        }
-        .run()
-        .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
+        let output = cpu_frame(&rig, &clips, &[LayerSetup::default()], &samples, &programs, 1.0 / 60.0, &mut context)
+            .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
         assert_eq!(first_non_finite(&output), None, "frame {frame}");
     }
 }
@@ -321,28 +297,12 @@ impl SlideSwitch {
     fn cpu(&self) -> Vec<Vec<f32>> {
         let (rig, clips) = Self::rig_and_clips();
         let mut context = EvalContext::new(1, 1, SLIDE_JOINTS);
-        let mut sampled = [0];
         self.frames()
             .into_iter()
             .enumerate()
             .map(|(frame, (dt_s, sample, program))| {
-                let mut output = vec![0.0; SLIDE_JOINTS * 16];
-                FrameJob {
-                    rig: &rig,
-                    clips: &clips,
-                    layers: &[LayerSetup::default()],
-                    samples: &[sample],
-                    programs: &[program],
-                    dt_s,
-                    context: &mut context,
-                    layout: OutputLayout::Mat4,
-                    output: &mut output,
-                    clips_sampled: &mut sampled,
-                    root_motion: &mut [],
-                }
-                .run()
-                .unwrap_or_else(|e| panic!("{:?}, frame {frame} refused: {e}", self.mode));
-                output
+                cpu_frame(&rig, &clips, &[LayerSetup::default()], &[sample], &[program], dt_s, &mut context)
+                    .unwrap_or_else(|e| panic!("{:?}, frame {frame} refused: {e}", self.mode))
             })
             .collect()
     }
