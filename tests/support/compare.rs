@@ -1,7 +1,7 @@
 //! The tests' one way to say "these floats agree": every helper here fails on NaN.
 //!
-//! `f32::max` returns its other operand when one is NaN, so the usual
-//! `fold(0.0, f32::max)` over differences skips a NaN and a NaN output passes any tolerance.
+//! `f32::max` returns its other operand when one is NaN, so a plain fold of it over
+//! differences skips a NaN and a NaN output passes any tolerance.
 //! Here a NaN anywhere makes the result NaN, and every comparison against a tolerance
 //! (`NaN <= t` is false) then fails.
 
