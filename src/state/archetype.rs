@@ -1,0 +1,277 @@
+//! Archetypes: a compiled graph with a clip bound to each leaf, and the animation events its clips carry.
+
+use std::sync::Arc;
+
+use crate::clip::{Clip, ClipEvent, first_bad_event};
+use crate::graph::CompiledGraph;
+
+use super::step;
+use super::{CharacterHandle, StateError};
+// Only named in docs.
+#[cfg(doc)]
+use super::Crowd;
+
+/// The clip an archetype plays for one graph leaf (PlayCanvas's `assignAnimation`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipBinding {
+    /// Index into the archetype's clip table (what [`ClipSample::clip`] holds).
+    pub clip: u32,
+    /// The clip's duration, seconds, > 0.
+    pub duration_s: f32,
+}
+
+/// A graph with a clip bound to each of its leaves, shared by many characters.
+#[derive(Clone, Debug)]
+pub struct Archetype {
+    pub(super) graph: Arc<CompiledGraph>,
+    pub(super) leaf_clip: Vec<u32>,
+    pub(super) leaf_duration_s: Vec<f32>,
+    /// `speed / duration` per leaf: progress per second at weight 1.
+    pub(super) leaf_rate: Vec<f32>,
+    /// Longest `duration / speed` of each state's leaves: an unsynced state's cycle.
+    pub(super) state_longest_s: Vec<f32>,
+    pub(super) state_unsynced_rate: Vec<f32>,
+    /// Per layer: first sample slot of the layer within a character's samples.
+    pub(super) layer_sample_offset: Vec<u32>,
+    pub(super) samples_per_character: u32,
+    /// Animation events as given, per clip index (sorted by time); the source of the leaf tables.
+    pub(super) clip_events: Vec<Vec<(f32, EventId)>>,
+    /// Per leaf: its clip's events, a range of `event_time_s` / `event_id` sorted by time, and
+    /// what turns its state's progress into clip seconds.
+    pub(super) leaf_events: Vec<step::LeafEvents>,
+    pub(super) event_time_s: Vec<f32>,
+    pub(super) event_id: Vec<EventId>,
+    /// Event names, indexed by [`EventId`].
+    pub(super) event_names: Vec<String>,
+    pub(super) event_weight_threshold: f32,
+}
+
+impl Archetype {
+    /// Binds every leaf with `bind`, which gets each leaf's path (`"State"`, `"State.Child"`).
+    ///
+    /// # Errors
+    /// [`StateError::UnboundLeaf`] when `bind` returns `None`, [`StateError::BadClipDuration`].
+    pub fn new(graph: Arc<CompiledGraph>, mut bind: impl FnMut(&str) -> Option<ClipBinding>) -> Result<Self, StateError> {
+        let mut bindings = Vec::with_capacity(graph.leaves().len());
+        for leaf in graph.leaves() {
+            let b = bind(&leaf.path).ok_or_else(|| StateError::UnboundLeaf { path: leaf.path.clone() })?;
+            if !(b.duration_s.is_finite() && b.duration_s > 0.0) {
+                return Err(StateError::BadClipDuration { path: leaf.path.clone(), duration_s: b.duration_s });
+            }
+            bindings.push(b);
+        }
+        let leaf_rate: Vec<f32> =
+            graph.leaves().iter().zip(&bindings).map(|(l, b)| l.speed / b.duration_s).collect();
+        let state_longest_s: Vec<f32> = graph
+            .states()
+            .iter()
+            .map(|s| leaf_rate[s.leaves.range()].iter().map(|r| 1.0 / r).fold(0.0, f32::max))
+            .collect();
+        let state_unsynced_rate = state_longest_s.iter().map(|d| 1.0 / d).collect();
+        let mut layer_sample_offset = Vec::with_capacity(graph.layers().len());
+        let mut samples_per_character = 0;
+        for layer in graph.layers() {
+            layer_sample_offset.push(samples_per_character);
+            samples_per_character += 2 * layer.max_leaves;
+        }
+        Ok(Self {
+            leaf_clip: bindings.iter().map(|b| b.clip).collect(),
+            leaf_duration_s: bindings.iter().map(|b| b.duration_s).collect(),
+            leaf_rate,
+            state_longest_s,
+            state_unsynced_rate,
+            layer_sample_offset,
+            samples_per_character,
+            clip_events: Vec::new(),
+            leaf_events: vec![step::LeafEvents::default(); graph.leaves().len()],
+            event_time_s: Vec::new(),
+            event_id: Vec::new(),
+            event_names: Vec::new(),
+            event_weight_threshold: 0.0,
+            graph,
+        })
+    }
+
+    /// Binds leaves by path, as PlayCanvas's `layer.assignAnimation(path, track)`.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownLeaf`] for a path the graph lacks, [`StateError::UnboundLeaf`] for
+    /// a leaf left without a clip, [`StateError::BadClipDuration`].
+    pub fn from_bindings(graph: Arc<CompiledGraph>, bindings: &[(&str, ClipBinding)]) -> Result<Self, StateError> {
+        if let Some((path, _)) = bindings.iter().find(|(p, _)| graph.leaves().iter().all(|l| l.path != *p)) {
+            return Err(StateError::UnknownLeaf { path: (*path).to_owned() });
+        }
+        Self::new(graph, |path| bindings.iter().rev().find(|(p, _)| *p == path).map(|(_, b)| *b))
+    }
+
+    /// The graph.
+    #[must_use]
+    pub fn graph(&self) -> &Arc<CompiledGraph> {
+        &self.graph
+    }
+
+    /// Layer `layer`'s sample slots within a character's: twice its largest state, from where
+    /// the layers before it end. The state step and a spawn's first program write there.
+    pub(super) fn layer_samples(&self, layer: usize) -> std::ops::Range<usize> {
+        let start = self.layer_sample_offset[layer] as usize;
+        start..start + 2 * self.graph.layers()[layer].max_leaves as usize
+    }
+
+    /// Sample slots each character reserves: twice the largest state of each layer.
+    #[must_use]
+    pub fn samples_per_character(&self) -> usize {
+        self.samples_per_character as usize
+    }
+
+    /// The archetype with `events` on clip `clip` (an index of its clip table, as in
+    /// [`ClipBinding::clip`]) in place of any given before. Every leaf bound to the clip fires
+    /// them (see [`Crowd::events`]); names shared by several clips share one [`EventId`].
+    ///
+    /// # Errors
+    /// [`StateError::UnboundEventClip`] when no leaf plays `clip`; [`StateError::BadEvent`] for
+    /// an empty name, or a time that is not finite or lies outside `[0, duration]` of a leaf
+    /// bound to the clip. The archetype is unchanged on error.
+    pub fn with_clip_events(mut self, clip: u32, events: &[ClipEvent]) -> Result<Self, StateError> {
+        let mut bound = false;
+        for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
+            if c != clip {
+                continue;
+            }
+            bound = true;
+            if let Some((index, what)) = first_bad_event(events, duration_s) {
+                let e = &events[index];
+                let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
+                return Err(StateError::BadEvent { clip, index, name: e.name.clone(), time_s: e.time_s, path, duration_s, what });
+            }
+        }
+        if !bound {
+            return Err(StateError::UnboundEventClip { clip });
+        }
+        let mut list: Vec<(f32, EventId)> = events
+            .iter()
+            .map(|e| {
+                let id = match self.event_names.iter().position(|n| *n == e.name) {
+                    Some(i) => i,
+                    None => {
+                        self.event_names.push(e.name.clone());
+                        self.event_names.len() - 1
+                    }
+                };
+                (e.time_s, EventId(id as u32))
+            })
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let slot = clip as usize;
+        if self.clip_events.len() <= slot {
+            self.clip_events.resize_with(slot + 1, Vec::new);
+        }
+        self.clip_events[slot] = list;
+        self.event_time_s.clear();
+        self.event_id.clear();
+        for (leaf, &c) in self.leaf_clip.iter().enumerate() {
+            let start = self.event_time_s.len() as u32;
+            for &(t, id) in self.clip_events.get(c as usize).map_or(&[][..], Vec::as_slice) {
+                self.event_time_s.push(t);
+                self.event_id.push(id);
+            }
+            let state = self.graph.leaves()[leaf].state as usize;
+            self.leaf_events[leaf] = step::LeafEvents::new(start..self.event_time_s.len() as u32, self.leaf_duration_s[leaf], step::seconds_per_progress(&self, state, leaf));
+        }
+        Ok(self)
+    }
+
+    /// The archetype with each bound clip's [`Clip::events`] (as imported from glTF), `clips`
+    /// being its clip table (indexed by [`ClipBinding::clip`]). Clips no leaf plays, and
+    /// clips without events, are skipped.
+    ///
+    /// # Errors
+    /// As [`Archetype::with_clip_events`].
+    pub fn with_events_from_clips(mut self, clips: &[Clip]) -> Result<Self, StateError> {
+        for (index, clip) in clips.iter().enumerate() {
+            if !clip.events().is_empty() && self.leaf_clip.contains(&(index as u32)) {
+                self = self.with_clip_events(index as u32, clip.events())?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The archetype with a weight below which events do not fire (0 when not set: every clip
+    /// that shows in the pose fires). See [`Crowd::events`] for the weight compared.
+    ///
+    /// # Errors
+    /// [`StateError::BadEventThreshold`] for a threshold outside `[0, 1]` or NaN.
+    pub fn with_event_weight_threshold(mut self, weight: f32) -> Result<Self, StateError> {
+        if !(0.0..=1.0).contains(&weight) {
+            return Err(StateError::BadEventThreshold(weight));
+        }
+        self.event_weight_threshold = weight;
+        Ok(self)
+    }
+
+    /// The weight below which events do not fire, in `[0, 1]`.
+    #[must_use]
+    pub fn event_weight_threshold(&self) -> f32 {
+        self.event_weight_threshold
+    }
+
+    /// Whether any leaf's clip has events; without any, the state step skips event work.
+    #[must_use]
+    pub fn has_events(&self) -> bool {
+        !self.event_time_s.is_empty()
+    }
+
+    /// The name of an event id.
+    #[must_use]
+    pub fn event_name(&self, id: EventId) -> Option<&str> {
+        self.event_names.get(id.0 as usize).map(String::as_str)
+    }
+
+    /// The id of an event name, if any clip of the archetype has an event of that name.
+    #[must_use]
+    pub fn event_id(&self, name: &str) -> Option<EventId> {
+        self.event_names.iter().position(|n| n == name).map(|i| EventId(i as u32))
+    }
+
+    /// Every event name, indexed by [`EventId::index`].
+    #[must_use]
+    pub fn event_names(&self) -> &[String] {
+        &self.event_names
+    }
+}
+
+/// An event name of one archetype: an index into [`Archetype::event_names`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId(pub(super) u32);
+
+impl EventId {
+    /// The index into [`Archetype::event_names`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One animation event fired by one character's update, as [`Crowd::events`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnimationEvent {
+    /// The character.
+    pub character: CharacterHandle,
+    /// Its row in the archetype's columns at the update (as [`Crowd::row_of`] said then).
+    pub row: u32,
+    /// The layer whose state played the clip.
+    pub layer: u32,
+    /// The graph state that played it (an index into the graph's states).
+    pub state: u32,
+    /// The event's name ([`Archetype::event_name`]).
+    pub event: EventId,
+    /// The clip, an index of the archetype's clip table.
+    pub clip: u32,
+    /// The event's time in the clip, seconds.
+    pub time_s: f32,
+    /// The clip's weight in the character's pose at this update, in (0, 1]: its blend weight
+    /// times its side's share of a transition, times the layer's weight above the base layer.
+    pub weight: f32,
+    /// Times the update crossed the event, ≥ 1: more than 1 only when one step spanned several
+    /// loops of the clip, which is reported once.
+    pub count: u32,
+}

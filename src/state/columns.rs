@@ -1,0 +1,335 @@
+//! One archetype's characters in SoA columns (`Group`): spawn, swap-remove, and the parallel step over chunks.
+
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::graph::{NO_INDEX, ParamKind, ParamValue};
+use crate::program::{swap_remove_row, ClipSample, LayerProgram};
+
+use super::lod::{DueList, LOD_PHASES};
+use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
+use super::{AnimationEvent, Archetype, CharacterHandle, LayerReadback, Slot};
+// Only named in docs.
+#[cfg(doc)]
+use super::{Crowd, MAX_EVENTS_PER_LAYER_UPDATE};
+
+/// Characters per rayon task: enough to amortise task overhead (the step costs tens of
+/// nanoseconds per character), few enough to balance two to sixteen cores at 10k characters.
+pub const CHARACTERS_PER_CHUNK: usize = 512;
+
+/// One archetype's characters, one column per field.
+#[derive(Debug)]
+pub(super) struct Group {
+    pub(super) arch: Archetype,
+    pub(super) slots: Vec<u32>,
+    // Per character × layer (index row * layers + layer).
+    pub(super) active: Vec<u16>,
+    pub(super) previous: Vec<u16>,
+    pub(super) phase: Vec<f32>,
+    pub(super) loops: Vec<u32>,
+    pub(super) src_phase: Vec<f32>,
+    pub(super) src_loops: Vec<u32>,
+    pub(super) transition: Vec<u16>,
+    pub(super) trans_time_s: Vec<f32>,
+    pub(super) trans_duration_s: Vec<f32>,
+    pub(super) flags: Vec<u8>,
+    // Per parameter.
+    pub(super) floats: Vec<Vec<f32>>,
+    pub(super) ints: Vec<Vec<i32>>,
+    pub(super) bools: Vec<Vec<bool>>,
+    // Per character.
+    pub(super) triggers: Vec<u64>,
+    pub(super) single_frame: Vec<u64>,
+    // Animation LOD, per character: evaluation rate, stagger phase, updates skipped since the
+    // last evaluation (`u8::MAX` before the first), seconds since then, due this update.
+    pub(super) lod_rate: Vec<u8>,
+    pub(super) lod_phase: Vec<u8>,
+    pub(super) lod_skipped: Vec<u8>,
+    pub(super) lod_elapsed_s: Vec<f32>,
+    pub(super) lod_due: Vec<bool>,
+    /// Updates so far; with a character's phase, picks its due updates.
+    pub(super) lod_frame: u32,
+    // Output.
+    pub(super) programs: Vec<LayerProgram>,
+    pub(super) samples: Vec<ClipSample>,
+    /// The last update's animation events, in row order.
+    pub(super) events: Vec<AnimationEvent>,
+    /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
+    pub(super) events_dropped: u64,
+    /// One list per chunk of the parallel step, with the events it dropped, concatenated into
+    /// `events` after it; kept so that their capacity is reused from update to update.
+    pub(super) chunk_events: Vec<(Vec<AnimationEvent>, u64)>,
+    /// The due rows (`lod_due`), ascending, with their `lod_elapsed_s`: built by each update,
+    /// dropped by a spawn or despawn (which change rows) and built again when next asked for, so
+    /// that neither costs more than moving a row.
+    pub(super) due: OnceLock<DueList>,
+    /// A dropped list's buffers, for the next update to fill.
+    pub(super) spare_due: DueList,
+    /// Per chunk of the parallel step, the rows it found switching on an update they would
+    /// have skipped, to be made due after it (LOD never defers a switch).
+    pub(super) chunk_promoted: Vec<Vec<u32>>,
+}
+
+impl Group {
+    /// What layer slot `i` (`row * layers + layer`, in range) is doing.
+    pub(super) fn layer_readback(&self, i: usize) -> LayerReadback {
+        let program = &self.programs[i];
+        LayerReadback {
+            active_state: self.active[i] as usize,
+            previous_state: (self.previous[i] != NO_INDEX).then_some(self.previous[i] as usize),
+            transitioning: self.transition[i] != NO_INDEX,
+            transition_progress: program.progress,
+            active_weight: program.target_weight,
+            previous_weight: 1.0 - program.target_weight,
+            phase: self.phase[i],
+            loops: self.loops[i],
+        }
+    }
+
+    pub(super) fn new(arch: Archetype) -> Self {
+        let g = &arch.graph;
+        Self {
+            slots: Vec::new(),
+            active: Vec::new(),
+            previous: Vec::new(),
+            phase: Vec::new(),
+            loops: Vec::new(),
+            src_phase: Vec::new(),
+            src_loops: Vec::new(),
+            transition: Vec::new(),
+            trans_time_s: Vec::new(),
+            trans_duration_s: Vec::new(),
+            flags: Vec::new(),
+            floats: vec![Vec::new(); g.num_columns(ParamKind::Float)],
+            ints: vec![Vec::new(); g.num_columns(ParamKind::Int)],
+            bools: vec![Vec::new(); g.num_columns(ParamKind::Bool)],
+            triggers: Vec::new(),
+            single_frame: Vec::new(),
+            lod_rate: Vec::new(),
+            lod_phase: Vec::new(),
+            lod_skipped: Vec::new(),
+            lod_elapsed_s: Vec::new(),
+            lod_due: Vec::new(),
+            lod_frame: 0,
+            programs: Vec::new(),
+            samples: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
+            chunk_events: Vec::new(),
+            due: OnceLock::new(),
+            spare_due: DueList::default(),
+            chunk_promoted: Vec::new(),
+            arch,
+        }
+    }
+
+    pub(super) fn num_layers(&self) -> usize {
+        self.arch.graph.layers().len()
+    }
+
+    pub(super) fn push(&mut self, slot: u32) {
+        let g = Arc::clone(&self.arch.graph);
+        let row = self.slots.len();
+        self.slots.push(slot);
+        let mut trig = 0u64;
+        for p in g.parameters() {
+            let col = p.slot.column as usize;
+            match p.default {
+                ParamValue::Float(v) => self.floats[col].push(v),
+                ParamValue::Int(v) => self.ints[col].push(v),
+                ParamValue::Bool(v) => self.bools[col].push(v),
+                ParamValue::Trigger(v) => trig |= u64::from(v) << (col % 64),
+            }
+        }
+        self.triggers.push(trig);
+        self.single_frame.push(0);
+        self.lod_rate.push(1);
+        self.lod_phase.push((slot % LOD_PHASES) as u8);
+        self.lod_skipped.push(u8::MAX);
+        self.lod_elapsed_s.push(0.0);
+        // Due at once: evaluated between this update and the next, it shows its first pose
+        // rather than an output row nobody wrote (the next update lists it again, as new).
+        self.lod_due.push(true);
+        self.drop_due();
+        let per = self.arch.samples_per_character();
+        self.samples.extend(std::iter::repeat_n(ClipSample::default(), per));
+        for layer in 0..g.layers().len() {
+            let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
+            let start = step::initial_state(&g, layer, &view, trig);
+            // Shown if the character is evaluated before the next update (animation LOD makes
+            // it due at once): its start state's first frame, not the rig's rest pose.
+            let slots = self.arch.layer_samples(layer);
+            let first_sample = row * per + slots.start;
+            let program = step::start_program(&self.arch, layer, usize::from(start), &view, trig, first_sample as u32, &mut self.samples[first_sample..row * per + slots.end]);
+            self.active.push(start);
+            self.previous.push(NO_INDEX);
+            self.phase.push(0.0);
+            self.loops.push(0);
+            self.src_phase.push(0.0);
+            self.src_loops.push(0);
+            self.transition.push(NO_INDEX);
+            self.trans_time_s.push(0.0);
+            self.trans_duration_s.push(0.0);
+            self.flags.push(step::FLAG_ENTERED);
+            self.programs.push(program);
+        }
+    }
+
+    /// Swap-removes `row`; returns the slot of the character that moved into it, if any.
+    pub(super) fn swap_remove(&mut self, row: usize) -> Option<u32> {
+        let layers = self.num_layers();
+        let last = self.slots.len() - 1;
+        self.slots.swap_remove(row);
+        for col in &mut self.floats {
+            col.swap_remove(row);
+        }
+        for col in &mut self.ints {
+            col.swap_remove(row);
+        }
+        for col in &mut self.bools {
+            col.swap_remove(row);
+        }
+        self.triggers.swap_remove(row);
+        self.single_frame.swap_remove(row);
+        self.lod_rate.swap_remove(row);
+        self.lod_phase.swap_remove(row);
+        self.lod_skipped.swap_remove(row);
+        self.lod_elapsed_s.swap_remove(row);
+        self.lod_due.swap_remove(row);
+        self.drop_due();
+        swap_remove_row(&mut self.active, row, layers);
+        swap_remove_row(&mut self.previous, row, layers);
+        swap_remove_row(&mut self.phase, row, layers);
+        swap_remove_row(&mut self.loops, row, layers);
+        swap_remove_row(&mut self.src_phase, row, layers);
+        swap_remove_row(&mut self.src_loops, row, layers);
+        swap_remove_row(&mut self.transition, row, layers);
+        swap_remove_row(&mut self.trans_time_s, row, layers);
+        swap_remove_row(&mut self.trans_duration_s, row, layers);
+        swap_remove_row(&mut self.flags, row, layers);
+        swap_remove_row(&mut self.programs, row, layers);
+        let per = self.arch.samples_per_character();
+        swap_remove_row(&mut self.samples, row, per);
+        // The moved character's programs point at its old sample slots; repoint them.
+        for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
+            program.first_sample = (row * per + self.arch.layer_samples(l).start) as u32;
+        }
+        (row != last).then(|| self.slots[row])
+    }
+
+    /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
+    pub(super) fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
+        self.schedule(dt_s);
+        let layers = self.num_layers();
+        let per = self.arch.samples_per_character();
+        let chunk = CHARACTERS_PER_CHUNK;
+        let num_chunks = self.slots.len().div_ceil(chunk);
+        if self.chunk_events.len() < num_chunks {
+            self.chunk_events.resize_with(num_chunks, Default::default);
+        }
+        if self.chunk_promoted.len() < num_chunks {
+            self.chunk_promoted.resize_with(num_chunks, Vec::new);
+        }
+        let ctx = StepContext { arch: &self.arch, dt_s };
+        let with_events = self.arch.has_events();
+        let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
+        let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
+        self.active
+            .par_chunks_mut(chunk * layers)
+            .zip(self.previous.par_chunks_mut(chunk * layers))
+            .zip(self.phase.par_chunks_mut(chunk * layers))
+            .zip(self.loops.par_chunks_mut(chunk * layers))
+            .zip(self.src_phase.par_chunks_mut(chunk * layers))
+            .zip(self.src_loops.par_chunks_mut(chunk * layers))
+            .zip(self.transition.par_chunks_mut(chunk * layers))
+            .zip(self.trans_time_s.par_chunks_mut(chunk * layers))
+            .zip(self.trans_duration_s.par_chunks_mut(chunk * layers))
+            .zip(self.flags.par_chunks_mut(chunk * layers))
+            .zip(self.triggers.par_chunks_mut(chunk))
+            .zip(self.single_frame.par_chunks_mut(chunk))
+            .zip(self.programs.par_chunks_mut(chunk * layers))
+            .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
+            .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
+            .enumerate()
+            .for_each(
+                |(c, ((((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples), (fired, promoted)))| {
+                    let zone = crate::zone!("throng.state_step.chunk");
+                    zone.value(c as u64);
+                    let mut scratch = Scratch::new();
+                    let (fired, dropped) = (&mut fired.0, &mut fired.1);
+                    fired.clear();
+                    *dropped = 0;
+                    promoted.clear();
+                    for k in 0..triggers.len() {
+                        let row = c * chunk + k;
+                        let view = ParamView { floats, ints, bools, row };
+                        let trig = triggers[k];
+                        let mut consumed = 0u64;
+                        let character = if with_events {
+                            let index = rows[row];
+                            CharacterHandle { index, generation: slots.get(index as usize).map_or(0, |s| s.generation), crowd }
+                        } else {
+                            CharacterHandle { index: u32::MAX, generation: 0, crowd }
+                        };
+                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
+                        let lod = Lod { elapsed_s: lod_elapsed_s[row] };
+                        for l in 0..layers {
+                            let i = k * layers + l;
+                            let slot = LayerSlot {
+                                active: &mut active[i],
+                                previous: &mut previous[i],
+                                phase: &mut phase[i],
+                                loops: &mut loops[i],
+                                src_phase: &mut src_phase[i],
+                                src_loops: &mut src_loops[i],
+                                transition: &mut transition[i],
+                                trans_time_s: &mut trans_time_s[i],
+                                trans_duration_s: &mut trans_duration_s[i],
+                                flags: &mut flags[i],
+                            };
+                            let slots = ctx.arch.layer_samples(l);
+                            let first_sample = (row * per + slots.start) as u32;
+                            step::step_layer(
+                                &ctx,
+                                l,
+                                slot,
+                                &view,
+                                trig,
+                                &mut consumed,
+                                &mut scratch,
+                                first_sample,
+                                &mut programs[i],
+                                &mut samples[k * per + slots.start..k * per + slots.end],
+                                &mut sink,
+                                lod,
+                            );
+                        }
+                        *dropped += sink.dropped;
+                        triggers[k] = trig & !consumed & !single[k];
+                        single[k] = 0;
+                        if !lod_due[row] && programs[k * layers..(k + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0) {
+                            promoted.push(row as u32);
+                        }
+                    }
+                    #[cfg(feature = "tracy")]
+                    crate::profile::count_step_chunk(triggers.len(), programs);
+                },
+            );
+        // Chunks in row order, whatever thread ran each: the list is the same at any thread count.
+        self.events.clear();
+        self.events_dropped = 0;
+        for (fired, dropped) in &self.chunk_events[..num_chunks] {
+            self.events.extend_from_slice(fired);
+            self.events_dropped += dropped;
+        }
+        // The rows that switched on an update they would have skipped are evaluated on it; their
+        // count of skipped updates starts afresh.
+        for &row in self.chunk_promoted[..num_chunks].iter().flatten() {
+            self.lod_due[row as usize] = true;
+            self.lod_skipped[row as usize] = 0;
+        }
+        let list = std::mem::take(&mut self.spare_due).fill(&self.lod_due, &self.lod_elapsed_s);
+        self.due = OnceLock::from(list);
+    }
+}
