@@ -1,0 +1,143 @@
+//! Animations → clips: channels on skin joints resampled into clips, with their events.
+
+use std::collections::HashMap;
+
+use glam::Quat;
+use gltf::accessor::{DataType, Dimensions};
+use gltf::animation::{Interpolation as GltfInterpolation, Property};
+
+use super::accessor::{read_accessor, vec3s, Accept};
+use super::rig::SkinRig;
+use super::{GltfError, GltfOptions};
+use crate::clip::{Clip, ClipEvent, Interpolation, JointTracks, Track};
+
+/// Adds one animation's channels on skin joints to `tracks`; returns whether any channel
+/// touched the skin.
+fn add_animation_tracks(
+    animation: &gltf::Animation,
+    buffers: &[Vec<u8>],
+    skin: &SkinRig,
+    tracks: &mut [JointTracks],
+) -> Result<bool, GltfError> {
+    let joint_of_node: HashMap<usize, usize> = skin.joint_nodes.iter().enumerate().map(|(j, &n)| (n, j)).collect();
+    let anim = animation.index();
+    let mut touched = false;
+    for channel in animation.channels() {
+        let property = channel.target().property();
+        let Some(&joint) = joint_of_node.get(&channel.target().node().index()) else { continue };
+        if property == Property::MorphTargetWeights {
+            continue;
+        }
+        let sampler = channel.sampler();
+        let interpolation = match sampler.interpolation() {
+            GltfInterpolation::Linear => Interpolation::Linear,
+            GltfInterpolation::Step => Interpolation::Step,
+            GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+        };
+        let times_s = read_accessor(
+            buffers,
+            &sampler.input(),
+            &|| format!("animation {anim} sampler {} input", sampler.index()),
+            Dimensions::Scalar,
+            Accept::Float,
+        )?;
+        let output = sampler.output();
+        let what = |name: &str| format!("animation {anim} sampler {} {name} output", sampler.index());
+        let baked = skin.baked[joint];
+        // Baking is linear in the key values (for rotations, left-multiplication by a unit
+        // quaternion), so tangents are transformed by the same map without the translation,
+        // and LINEAR, STEP and CUBICSPLINE curves all commute with it.
+        let cubic = interpolation == Interpolation::CubicSpline;
+        let is_value = |i: usize| !cubic || i % 3 == 1;
+        let jt = &mut tracks[joint];
+        match property {
+            Property::Translation | Property::Scale => {
+                let values = vec3s(&read_accessor(buffers, &output, &|| what("vector"), Dimensions::Vec3, Accept::Float)?);
+                if property == Property::Translation {
+                    let values = values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &v)| if is_value(i) { baked.point(v) } else { baked.vector(v) })
+                        .collect();
+                    jt.translation = Some(Track { times_s, values, interpolation });
+                } else {
+                    let values = values.iter().map(|&v| v * baked.scale).collect();
+                    jt.scale = Some(Track { times_s, values, interpolation });
+                }
+            }
+            Property::Rotation => {
+                const INTS: &[DataType] = &[DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+                let flat = read_accessor(buffers, &output, &|| what("rotation"), Dimensions::Vec4, Accept::FloatOrNormalized(INTS))?;
+                let values = flat.chunks_exact(4).map(|q| baked.rotation * Quat::from_slice(q)).collect();
+                jt.rotation = Some(Track { times_s, values, interpolation });
+            }
+            // Skipped before any accessor is read, so a malformed weights channel is ignored too.
+            Property::MorphTargetWeights => continue,
+        }
+        touched = true;
+    }
+    Ok(touched)
+}
+
+/// An animation's events from its `extras` (`{ "events": [{ "name": "footstep", "time": 0.4 }] }`),
+/// appended to `out`. Extras without `events` (other tools' data) add nothing.
+fn animation_events(animation: &gltf::Animation, out: &mut Vec<ClipEvent>) -> Result<(), GltfError> {
+    let index = animation.index();
+    let bad = |at: String, what| GltfError::BadEvents { animation: index, at, what };
+    let Some(raw) = animation.extras() else {
+        return Ok(());
+    };
+    let Ok(serde_json::Value::Object(extras)) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+        return Ok(());
+    };
+    let Some(events) = extras.get("events") else {
+        return Ok(());
+    };
+    let list = events.as_array().ok_or_else(|| bad(String::new(), "expected an array of events"))?;
+    for (i, e) in list.iter().enumerate() {
+        let name = e.get("name").and_then(serde_json::Value::as_str).ok_or_else(|| bad(format!("[{i}].name"), "expected a string"))?;
+        let time_s = e.get("time").and_then(serde_json::Value::as_f64).ok_or_else(|| bad(format!("[{i}].time"), "expected a number of seconds"))?;
+        out.push(ClipEvent::new(name, time_s as f32));
+    }
+    Ok(())
+}
+
+pub(super) fn build_clips(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, options: &GltfOptions) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
+    let num_joints = skin.rig.num_joints();
+    let name_of = |a: &gltf::Animation| a.name().map_or_else(|| format!("animation{}", a.index()), str::to_owned);
+    let make = |name: String, tracks: &[JointTracks], events: Vec<ClipEvent>| {
+        Clip::from_tracks(name.clone(), &skin.rig, tracks, options.sample_rate_hz, options.looping)
+            .and_then(|clip| clip.with_events(events))
+            .map_err(|source| GltfError::Clip { animation: name, source })
+    };
+    let mut clips = Vec::new();
+    let mut sources = Vec::new();
+    if options.merge_animations {
+        let mut tracks = vec![JointTracks::default(); num_joints];
+        let mut used = Vec::new();
+        let mut name = None;
+        let mut events = Vec::new();
+        for animation in doc.animations() {
+            if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
+                name.get_or_insert_with(|| animation.name().unwrap_or("merged").to_owned());
+                used.push(animation.index());
+                animation_events(&animation, &mut events)?;
+            }
+        }
+        if let Some(name) = name {
+            clips.push(make(name, &tracks, events)?);
+            sources.push(used);
+        }
+    } else {
+        for animation in doc.animations() {
+            let mut tracks = vec![JointTracks::default(); num_joints];
+            if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
+                let mut events = Vec::new();
+                animation_events(&animation, &mut events)?;
+                clips.push(make(name_of(&animation), &tracks, events)?);
+                sources.push(vec![animation.index()]);
+            }
+        }
+    }
+    Ok((clips, sources))
+}
