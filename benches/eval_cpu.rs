@@ -20,11 +20,11 @@ use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::sample::sample_blend;
 use throng::graph::CompiledGraph;
-use throng::program::DueRows;
+use throng::program::{DueRows, LayerSetup, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Transform};
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::EvalCrowdJob;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 
 fn eval_cpu(c: &mut Criterion) {

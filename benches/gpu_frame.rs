@@ -17,9 +17,8 @@ mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use throng::demo::DemoCharacter;
-use throng::eval::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
-use throng::program::DueRows;
+use throng::program::{DueRows, OutputLayout};
 
 fn gpu_frame(c: &mut Criterion) {
     let gpu = match GpuContext::new_blocking() {

@@ -15,8 +15,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use throng::eval::frame::{EvalContext, FrameJob};
-use throng::eval::OutputLayout;
-use throng::program::DueRows;
+use throng::program::{DueRows, OutputLayout};
 
 const SIZES: [(&str, usize); 3] = [("1k", 1_000), ("10k", 10_000), ("100k", 100_000)];
 

@@ -28,11 +28,11 @@ use std::time::{Duration, Instant};
 
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::EvalCrowdJob;
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
-use throng::program::{ClipSample, DueRows, LayerProgram};
+use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
 use throng::Clip;
 
 struct Args {

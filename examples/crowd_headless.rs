@@ -10,7 +10,7 @@ use std::time::Instant;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::RootDelta;
-use throng::eval::OutputLayout;
+use throng::program::OutputLayout;
 use throng::graph::CompiledGraph;
 use throng::state::Crowd;
 

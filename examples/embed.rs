@@ -16,7 +16,7 @@ use glam::camera::rh::{proj::directx, view::look_at_mat4};
 use glam::{Quat, Vec3};
 use throng::demo::DemoCharacter;
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
-use throng::eval::OutputLayout;
+use throng::program::OutputLayout;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, SkinWindow};
 use throng::graph::CompiledGraph;
 use throng::mesh::SkinnedMesh;

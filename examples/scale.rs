@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob};
-use throng::eval::OutputLayout;
+use throng::program::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::plot::{Painter, Raster, Rgb};

@@ -21,8 +21,8 @@
 //! Evaluate the built-in character's walk for one character on the CPU:
 //! ```
 //! use throng::demo::DemoCharacter;
-//! use throng::eval::{EvalCrowdJob, OutputLayout};
-//! use throng::program::ClipSample;
+//! use throng::eval::EvalCrowdJob;
+//! use throng::program::{ClipSample, OutputLayout};
 //!
 //! let demo = DemoCharacter::humanoid();
 //! let walk = demo.clip_index("walk").unwrap() as u32;

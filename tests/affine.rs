@@ -8,11 +8,10 @@
 use std::sync::Arc;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use throng::eval::OutputLayout;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram};
+use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Rig};
 

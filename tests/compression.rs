@@ -20,12 +20,12 @@ use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::root_motion::{clip_root_delta, RootDelta};
 use throng::eval::sample::sample_blend;
-use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::eval::EvalCrowdJob;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::import::bvh::{load_bvh, BvhOptions};
 use throng::import::gltf::{load_gltf, GltfOptions};
-use throng::program::ClipSample;
+use throng::program::{ClipSample, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, ClipError, Rig, Transform, MAX_TRANSLATION_M};
 

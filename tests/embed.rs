@@ -17,7 +17,8 @@ use image::RgbaImage;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
-use throng::eval::{EvalError, OutputLayout};
+use throng::eval::EvalError;
+use throng::program::OutputLayout;
 use throng::graph::CompiledGraph;
 use throng::setup::{bind_archetype, BindError, LayerSetupError};
 use throng::state::{Crowd, StateError};
@@ -40,7 +41,7 @@ fn engine_facing_types_are_send_and_sync() {
     send_sync::<throng::state::Crowd>();
     send_sync::<throng::state::CharacterHandle>();
     send_sync::<throng::state::LayerReadback>();
-    send_sync::<throng::eval::frame::LayerSetup>();
+    send_sync::<throng::program::LayerSetup>();
     send_sync::<throng::eval::frame::EvalContext>();
     send::<throng::eval::frame::FrameJob<'static>>();
     send_sync::<throng::eval::root_motion::RootDelta>();

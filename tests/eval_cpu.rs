@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use glam::{Mat4, Quat, Vec3};
 use throng::eval::skinning::read_matrix;
-use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
-use throng::program::ProgramError;
+use throng::eval::{EvalCrowdJob, EvalError};
+use throng::program::{OutputLayout, ProgramError};
 use throng::program::ClipSample;
 use throng::{Clip, Rig, Transform};
 

@@ -9,11 +9,10 @@
 use std::sync::Arc;
 
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSpace};
-use throng::eval::OutputLayout;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
-use throng::program::{LayerProgram, SwitchMode};
+use throng::program::{LayerBlend, LayerProgram, LayerSpace, OutputLayout, SwitchMode};
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
 const FPS: f32 = 60.0;

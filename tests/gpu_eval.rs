@@ -13,14 +13,14 @@ use glam::{Mat4, Quat, Vec3};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
-use throng::eval::{EvalCrowdJob, OutputLayout};
+use throng::eval::EvalCrowdJob;
 use throng::gpu::types::{
     GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
     GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL,
     SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
 use throng::gpu::{shader_source, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage};
-use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
+use throng::program::{ClipSample, LayerProgram, OutputLayout, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
 

@@ -8,14 +8,14 @@
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
 use glam::{Quat, Vec3};
-use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup, LayerSpace};
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::inertialize::OffsetLanes;
-use throng::eval::layers::{apply_additive, override_local, override_mesh, Mask, MaskEntry, MeshSpaceScratch};
+use throng::eval::layers::{apply_additive, override_local, override_mesh, MeshSpaceScratch};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{transition, Inertia, LayerMemory};
-use throng::eval::{EvalError, OutputLayout};
+use throng::eval::EvalError;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, Stage};
-use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
+use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 
 const DT: f32 = 1.0 / 60.0;

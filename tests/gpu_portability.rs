@@ -6,9 +6,8 @@
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
 use glam::{Quat, Vec3};
-use throng::eval::frame::LayerSetup;
 use throng::gpu::{shader_source, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind};
-use throng::program::{ClipSample, LayerProgram};
+use throng::program::{ClipSample, LayerProgram, LayerSetup};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
 

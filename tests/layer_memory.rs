@@ -11,11 +11,11 @@ use std::sync::Arc;
 use gpu_support::gpu;
 use support::compare::{worst_abs_diff, GPU_TOLERANCE};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
-use throng::eval::{EvalError, OutputLayout};
+use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::EvalError;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
-use throng::program::{LayerProgram, ProgramError, SwitchMode};
+use throng::program::{LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
 use throng::setup::BoundArchetype;
 use throng::state::{ArchetypeId, Crowd};
 
@@ -169,11 +169,11 @@ fn a_layer_without_memory_refuses_what_needs_memory() {
     // A crossfade (or a fade from a snapshot) on a memoryless layer.
     let mut programs = scene.programs().to_vec();
     programs[3 + 2].mode = SwitchMode::Crossfade as u32;
-    let refused = throng::eval::frame::validate_memoryless_programs(&programs, &scene.bound.layers);
+    let refused = throng::program::validate_memoryless_programs(&programs, &scene.bound.layers);
     assert!(matches!(refused, Err(ProgramError::NeedsMemory { character: 1, layer: 2, .. })), "{refused:?}");
     programs[3 + 2].mode = SwitchMode::Cut as u32;
     programs[1].flags |= LayerProgram::SOURCE_SNAPSHOT;
-    let refused = throng::eval::frame::validate_memoryless_programs(&programs, &scene.bound.layers);
+    let refused = throng::program::validate_memoryless_programs(&programs, &scene.bound.layers);
     assert!(matches!(refused, Err(ProgramError::NeedsMemory { character: 0, layer: 1, .. })), "{refused:?}");
     let Some(ctx) = gpu() else { return };
     let mut crowd = GpuCrowd::with_layers(&ctx.device, &ctx.queue, &scene.demo.rig, &scene.bound.clips, &scene.bound.layers, GpuCrowdOptions::default()).unwrap();

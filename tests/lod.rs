@@ -14,10 +14,10 @@ use throng::clip::ClipEvent;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
 use throng::eval::root_motion::RootDelta;
-use throng::eval::{EvalError, OutputLayout};
+use throng::eval::EvalError;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;
-use throng::program::{swap_remove_row, DueRows, LayerProgram, ProgramError};
+use throng::program::{swap_remove_row, DueRows, LayerProgram, OutputLayout, ProgramError};
 use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
 
 #[path = "support/gpu.rs"]

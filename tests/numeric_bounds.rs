@@ -16,13 +16,13 @@ use std::sync::Arc;
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
 use support::compare::{largest, worst_abs_diff, GPU_TOLERANCE};
-use throng::eval::frame::{EvalContext, FrameJob, LayerBlend, LayerSetup};
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
-use throng::eval::{EvalCrowdJob, EvalError, OutputLayout};
+use throng::eval::{EvalCrowdJob, EvalError};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram, ProgramError, SwitchMode};
+use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
 use throng::state::{Archetype, ClipBinding, Crowd};
 use throng::{Clip, ClipError, Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};
 

@@ -13,10 +13,9 @@ use std::time::Duration;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::RootDelta;
-use throng::eval::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, GpuFrameTimes, GpuProfiler, Stage};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram};
+use throng::program::{ClipSample, LayerProgram, OutputLayout};
 use throng::state::Crowd;
 
 #[path = "support/gpu.rs"]
@@ -34,7 +33,7 @@ const DT: f32 = 1.0 / 60.0;
 struct Frame {
     demo: DemoCharacter,
     clips: Vec<throng::Clip>,
-    layers: Vec<throng::eval::frame::LayerSetup>,
+    layers: Vec<throng::program::LayerSetup>,
     samples: Vec<ClipSample>,
     programs: Vec<LayerProgram>,
 }

@@ -9,7 +9,7 @@ mod support;
 use glam::Vec3;
 use support::compare::nan_max;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::LayerSpace;
+use throng::program::LayerSpace;
 use throng::graph::CompiledGraph;
 
 #[test]

@@ -6,10 +6,9 @@ mod support;
 
 use glam::{Quat, Vec3};
 use support::compare::{largest, worst_abs_diff};
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup};
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
-use throng::eval::OutputLayout;
-use throng::program::{ClipSample, LayerProgram, SwitchMode};
+use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout, SwitchMode};
 use throng::{Clip, Rig, Transform};
 
 const DT: f32 = 1.0 / 60.0;

@@ -6,9 +6,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{LayerBlend, LayerSetup, LayerSpace};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram, SwitchMode};
+use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode};
 use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
 use throng::{Clip, ClipEvent, Rig, Transform};

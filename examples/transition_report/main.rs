@@ -15,7 +15,7 @@
 mod measure;
 
 use throng::demo::LOCOMOTION_GRAPH;
-use throng::eval::frame::LayerSpace;
+use throng::program::LayerSpace;
 use throng::graph::CompiledGraph;
 
 fn main() {

@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use glam::Vec3;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob, LayerSetup, LayerSpace};
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::root_motion::RootDelta;
 use throng::eval::skinning::read_matrix;
-use throng::eval::OutputLayout;
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, LayerProgram};
+use throng::program::{ClipSample, LayerProgram, LayerSetup, LayerSpace, OutputLayout};
 use throng::setup::mask_of;
 use throng::plot::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, Timeline};
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use render::{FrameTimes, Offscreen, Renderer};
-use throng::eval::OutputLayout;
+use throng::program::OutputLayout;
 use scene::{Model, Scene, StepTimes, MODES};
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]

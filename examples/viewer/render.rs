@@ -7,7 +7,7 @@ use std::time::Instant;
 use glam::{Mat4, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
-use throng::eval::OutputLayout;
+use throng::program::OutputLayout;
 use throng::gpu::{skin_windows, GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow};
 
 use crate::scene::Scene;

@@ -255,4 +255,3 @@ fn dimensions_and_counts() {
     let free = BlendSpace::freeform(square()).unwrap();
     assert_eq!((free.dimensions(), free.num_children()), (2, 4));
 }
-}

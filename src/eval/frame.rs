@@ -22,13 +22,12 @@ use super::layers::{apply_additive, override_local, override_mesh, MeshSpaceScra
 use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, CHARACTERS_PER_CHUNK};
-use crate::program::{swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, DueRows, Mask, OutputLayout};
+use crate::program::{
+    evaluation_order, swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups,
+    validate_memoryless_programs, DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout,
+};
 #[cfg(doc)]
 use crate::program::ProgramError;
-
-// The layer setup describes the frame both evaluators run, so it lives in `program`; it is
-// re-exported here, where `FrameJob` takes it, so that existing paths keep working.
-pub use crate::program::{evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace};
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
 /// `(character * memory_layers + slot) * num_joints + joint`, where `slot` counts only the

@@ -15,10 +15,6 @@ use crate::rig::{Transform, NO_PARENT};
 // lives in `pose`, below both; the layers stage applies them.
 pub use crate::pose::{apply_additive, make_additive};
 
-// Masks are part of the layer setup both evaluators read, so they live in `program`;
-// re-exported here for existing paths.
-pub use crate::program::{Mask, MaskEntry, MaskError};
-
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
 pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, mask: Option<&[f32]>) {
     for (j, (b, l)) in base.iter_mut().zip(layer).enumerate() {

@@ -30,9 +30,7 @@ use rayon::prelude::*;
 use crate::clip::Clip;
 use crate::program::{validate_clips, validate_samples, ClipSample, ProgramError};
 
-// Both evaluators write this layout, so it lives in `program`; re-exported where the CPU jobs
-// take it.
-pub use crate::program::OutputLayout;
+use crate::program::OutputLayout;
 use crate::rig::{Rig, Transform};
 
 /// Why an evaluation job was refused. Nothing is written when validation fails.
@@ -92,7 +90,7 @@ pub enum EvalError {
         /// Layers in the job's setup.
         layers: usize,
     },
-    /// A layer that needs memory (`frame::LayerSetup::needs_memory`) has none in the context:
+    /// A layer that needs memory (`program::LayerSetup::needs_memory`) has none in the context:
     /// it was built with `EvalContext::for_layers` for a setup where that layer had only cuts.
     #[error("layer {layer} needs per-character memory but the context holds none for it; build the context with EvalContext::for_layers from these layers")]
     ContextMemory {

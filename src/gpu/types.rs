@@ -8,8 +8,6 @@ use glam::Mat4;
 use crate::clip::Clip;
 use crate::rig::{Transform, NO_PARENT};
 
-pub use crate::program::ClipSample;
-
 /// Threads per workgroup in every entry point; one workgroup evaluates one character.
 ///
 /// Keep in sync with `WORKGROUP_SIZE` in `shaders/shared/types.wgsl`.
