@@ -129,17 +129,17 @@ impl TransitionFrame {
                 (true, true) => pair.iter().map(|s| ClipSample { time_s: s.time_s + 0.3, weight: s.weight * 0.5, ..*s }).collect(),
                 (false, _) => pair.to_vec(),
             };
-            let num_source = source.len() as u32;
+            let num_secondary = source.len() as u32;
             samples.extend(source);
             programs.push(LayerProgram {
                 first_sample,
                 num_target: 2,
-                num_source,
+                num_secondary,
                 mode: mode as u32,
                 flags: LayerProgram::TRANSITIONING | if crossfade { 0 } else { LayerProgram::SWITCHED },
                 target_weight: share,
                 weight: 1.0,
-                param_s: 0.25,
+                decay_s: 0.25,
                 ..LayerProgram::default()
             });
         }
@@ -155,7 +155,7 @@ impl TransitionFrame {
             // Show idle for two frames, then switch: every character has an offset decaying.
             let mut shown = frame.programs.clone();
             for p in &mut shown {
-                *p = LayerProgram { num_target: 1, num_source: 0, mode: 0, flags: 0, ..*p };
+                *p = LayerProgram { num_target: 1, num_secondary: 0, mode: 0, flags: 0, ..*p };
             }
             frame.run(demo, &shown.clone(), 1.0 / 60.0);
             frame.run(demo, &shown, 1.0 / 60.0);
@@ -163,7 +163,7 @@ impl TransitionFrame {
             frame.run(demo, &programs, 1.0 / 60.0);
             for p in &mut frame.programs {
                 p.flags = LayerProgram::TRANSITIONING;
-                p.num_source = 0;
+                p.num_secondary = 0;
             }
         }
         frame

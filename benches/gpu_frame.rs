@@ -3,7 +3,7 @@
 //! wait for the GPU (wall clock; `examples/bench_gpu.rs` prints GPU timestamps per stage).
 //!
 //! `gpu_frame`: two clips (walk, run) sampled per character at its own time, blended,
-//! local-to-model and skinning, in the fused `frame` dispatch (`GpuCrowd::set_programs`).
+//! local-to-model and skinning, in the fused `frame` dispatch (`GpuCrowd::set_samples`).
 //! `gpu_frame_layered`: issue 5's scenario on the layered frame (`GpuCrowd::set_frame`, the
 //! mirror of `FrameJob`): the same base blend with a quarter of the crowd transitioning, a
 //! masked mesh-space override and an additive layer, programs changing every frame; and the
@@ -38,7 +38,7 @@ fn gpu_frame(c: &mut Criterion) {
         for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
             let options = GpuCrowdOptions { layout, ..Default::default() };
             let crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options);
-            let mut crowd = match crowd.and_then(|mut crowd| crowd.set_programs(&samples, &ranges).map(|()| crowd)) {
+            let mut crowd = match crowd.and_then(|mut crowd| crowd.set_samples(&samples, &ranges).map(|()| crowd)) {
                 Ok(crowd) => crowd,
                 Err(e) => {
                     eprintln!("skipping gpu_frame/{num_characters}: {e}");
@@ -49,7 +49,7 @@ fn gpu_frame(c: &mut Criterion) {
             let name = format!("{}k/{layout:?}", num_characters / 1000);
             group.bench_function(BenchmarkId::from_parameter(name), |bench| {
                 bench.iter(|| {
-                    crowd.set_programs(&samples, &ranges).expect("valid programs");
+                    crowd.set_samples(&samples, &ranges).expect("valid programs");
                     let mut encoder = gpu.device.create_command_encoder(&Default::default());
                     crowd.encode(&mut encoder);
                     gpu.queue.submit([encoder.finish()]);

@@ -2,7 +2,7 @@
 //! and prints two tables with the adapter's name.
 //!
 //! The first: one blended sample list per character (walk and run), the `frame` dispatch of
-//! `GpuCrowd::set_programs`: characters, dispatches, GPU milliseconds per frame (timestamp
+//! `GpuCrowd::set_samples`: characters, dispatches, GPU milliseconds per frame (timestamp
 //! queries where the adapter has them, else wall clock around submit and wait), nanoseconds per
 //! character, bytes uploaded per frame, output size, and `EvalCrowdJob`'s time for the same
 //! frame. The second: the scenario on the layered frame (`GpuCrowd::set_frame`, the
@@ -155,7 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (samples, ranges) = support::two_clip_crowd(num_characters, walk, run);
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options)?;
-        if let Err(e) = crowd.set_programs(&samples, &ranges) {
+        if let Err(e) = crowd.set_samples(&samples, &ranges) {
             println!("{num_characters:>10} skipped: {e}");
             continue;
         }
@@ -163,7 +163,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut gpu_time = Duration::ZERO;
         for _ in 0..2 {
             gpu_time = time_frames(&gpu, timer.as_ref(), args.frames, 1, |_, encoder, query| {
-                crowd.set_programs(&samples, &ranges)?;
+                crowd.set_samples(&samples, &ranges)?;
                 match query {
                     Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
                     None => crowd.encode(encoder),
@@ -466,14 +466,14 @@ fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, 
         let (samples, ranges) = support::two_clip_crowd(num_characters, a, b);
         let options = GpuCrowdOptions { layout: args.layout, stage_buffers: true, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options)?;
-        if let Err(e) = crowd.set_programs(&samples, &ranges) {
+        if let Err(e) = crowd.set_samples(&samples, &ranges) {
             println!("{num_characters:>10} skipped: {e}");
             continue;
         }
         let mut times = Vec::new();
         for _ in 0..2 {
             times = time_frames(gpu, Some(timer), args.frames, Stage::ALL.len() as u32, |_, encoder, query| {
-                crowd.set_programs(&samples, &ranges)?;
+                crowd.set_samples(&samples, &ranges)?;
                 let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
                 for (k, stage) in Stage::ALL.into_iter().enumerate() {
                     crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;

@@ -58,7 +58,7 @@ struct JointOffset {
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
 fn layer_block(c: u32, m: u32) -> u32 {
-    return params.state_base + (c * params.num_memory_layers + m) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
+    return params.memory_base + (c * params.num_memory_layers + m) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
 }
 
 // One joint of one layer's block.
@@ -91,7 +91,7 @@ fn load_layer_state(block: u32) -> LayerState {
 }
 
 fn store_layer_state(block: u32, s: LayerState) {
-    layer_memory[block] = vec4<u32>(s.flags, bitcast<u32>(s.param_s), bitcast<u32>(s.elapsed_s), bitcast<u32>(s.largest_offset));
+    layer_memory[block] = vec4<u32>(s.flags, bitcast<u32>(s.decay_s), bitcast<u32>(s.elapsed_s), bitcast<u32>(s.largest_offset));
     layer_memory[block + 1u] = vec4<u32>(bitcast<u32>(s.largest_velocity), 0u, 0u, 0u);
 }
 
@@ -215,21 +215,21 @@ fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> vec2<f32> {
 }
 
 // `Decay::evaluate` for a MODE_QUINTIC / MODE_QUINTIC_OVERSHOOT / MODE_SPRING decay.
-fn decay_evaluate(mode: u32, param_s: f32, x0: f32, v0: f32, t_s: f32) -> vec2<f32> {
+fn decay_evaluate(mode: u32, decay_s: f32, x0: f32, v0: f32, t_s: f32) -> vec2<f32> {
     if mode == MODE_SPRING {
-        return spring(x0, v0, t_s, param_s);
+        return spring(x0, v0, t_s, decay_s);
     }
-    return quintic(x0, v0, t_s, param_s, mode == MODE_QUINTIC_OVERSHOOT);
+    return quintic(x0, v0, t_s, decay_s, mode == MODE_QUINTIC_OVERSHOOT);
 }
 
 // `Decay::is_active`: the quintic until its duration; the spring until offset and velocity
 // are visually zero.
-fn decay_is_active(mode: u32, param_s: f32, x0_max: f32, v0_max: f32, t_s: f32) -> bool {
+fn decay_is_active(mode: u32, decay_s: f32, x0_max: f32, v0_max: f32, t_s: f32) -> bool {
     if mode == MODE_SPRING {
-        let s = spring(x0_max, v0_max, t_s, param_s);
+        let s = spring(x0_max, v0_max, t_s, decay_s);
         return abs(s.x) > VISUALLY_ZERO || abs(s.y) > VISUALLY_ZERO * 10.0;
     }
-    return t_s < param_s;
+    return t_s < decay_s;
 }
 
 // ---- Per joint (`eval::inertialize::capture`, `apply`; `eval::sample::mix_from`) ----
@@ -262,20 +262,20 @@ fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fr
 
 // The offset decayed to `t_s`, each component clamped to `limit`: as on the CPU, a curve whose
 // start velocity times duration or halflife overflows gives ±∞, which the clamp bounds.
-fn decay_vec3(mode: u32, param_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f32) -> vec3<f32> {
+fn decay_vec3(mode: u32, decay_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f32) -> vec3<f32> {
     let x = vec3<f32>(
-        decay_evaluate(mode, param_s, x0.x, v0.x, t_s).x,
-        decay_evaluate(mode, param_s, x0.y, v0.y, t_s).x,
-        decay_evaluate(mode, param_s, x0.z, v0.z, t_s).x,
+        decay_evaluate(mode, decay_s, x0.x, v0.x, t_s).x,
+        decay_evaluate(mode, decay_s, x0.y, v0.y, t_s).x,
+        decay_evaluate(mode, decay_s, x0.z, v0.z, t_s).x,
     );
     return clamp(x, vec3<f32>(-limit), vec3<f32>(limit));
 }
 
 // The fresh pose plus the offset decayed to `t_s` after the switch.
-fn apply_offset(o: JointOffset, mode: u32, param_s: f32, t_s: f32, pose: Transform) -> Transform {
+fn apply_offset(o: JointOffset, mode: u32, decay_s: f32, t_s: f32, pose: Transform) -> Transform {
     var p = pose;
-    p.translation += decay_vec3(mode, param_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
-    let r = decay_vec3(mode, param_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
+    p.translation += decay_vec3(mode, decay_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
+    let r = decay_vec3(mode, decay_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
     p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));
     return p;
 }
@@ -316,8 +316,8 @@ fn remove_root_motion(t: Transform) -> Transform {
 // where their weights sum to zero; the base layer removes root motion when asked.
 fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_joints: u32) {
     let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
-    let shown = SampleRange(program.first_sample, select(program.num_target, program.num_target + program.num_source, crossfade));
-    let step_back = !crossfade && program.num_source > 0u;
+    let shown = SampleRange(program.first_sample, select(program.num_target, program.num_target + program.num_secondary, crossfade));
+    let step_back = !crossfade && program.num_secondary > 0u;
     let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
@@ -331,7 +331,7 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
         var p = sample_blend_joint_over(shown, j, num_joints, rest);
         var b = p;
         if step_back {
-            b = sample_blend_joint_over(SampleRange(program.first_sample + program.num_target, program.num_source), j, num_joints, rest);
+            b = sample_blend_joint_over(SampleRange(program.first_sample + program.num_target, program.num_secondary), j, num_joints, rest);
         }
         if root_motion && j == 0u {
             p = remove_root_motion(p);
@@ -352,13 +352,13 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     let shown = state.flags & STATE_SHOWN_MASK;
     let slot = (state.flags >> STATE_SLOT_SHIFT) & 1u;
     var decay = (state.flags >> STATE_DECAY_SHIFT) & 15u;
-    var param_s = state.param_s;
+    var decay_s = state.decay_s;
     var elapsed_s = state.elapsed_s;
     var largest_offset = state.largest_offset;
     var largest_velocity = state.largest_velocity;
     if switched {
         decay = 0u;
-        param_s = 0.0;
+        decay_s = 0.0;
         elapsed_s = 0.0;
         largest_offset = 0.0;
         largest_velocity = 0.0;
@@ -407,18 +407,18 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     workgroupBarrier();
     if capture {
         decay = program.mode;
-        param_s = program.param_s;
+        decay_s = program.decay_s;
         largest_offset = bitcast<f32>(atomicLoad(&largest_offset_bits));
         largest_velocity = bitcast<f32>(atomicLoad(&largest_velocity_bits));
     }
     if decay != 0u {
-        if decay_is_active(decay, param_s, largest_offset, largest_velocity, elapsed_s) {
+        if decay_is_active(decay, decay_s, largest_offset, largest_velocity, elapsed_s) {
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;
                 if j >= num_joints {
                     break;
                 }
-                layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), decay, param_s, elapsed_s, layer_pose[k]);
+                layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), decay, decay_s, elapsed_s, layer_pose[k]);
             }
             elapsed_s += character_dt_s;
         } else {
@@ -437,7 +437,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     workgroupBarrier();
     if thread == 0u {
         let flags = min(shown + 1u, 2u) | ((1u - slot) << STATE_SLOT_SHIFT) | (decay << STATE_DECAY_SHIFT);
-        store_layer_state(block, LayerState(flags, param_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
+        store_layer_state(block, LayerState(flags, decay_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
     }
 }
 

@@ -14,7 +14,7 @@
 //! | `throng.params` | `state::Crowd::set_float` … `reset_trigger` | one batch of parameter writes |
 //! | `throng.state_step` | `state::Crowd::update` | every archetype's state step (value: characters) |
 //! | `throng.state_step.chunk` | inside the rayon work | one chunk of characters: transition selection, clocks and pose-program build (value: chunk index) |
-//! | `throng.gpu.upload` | `gpu::GpuCrowd::set_programs` / `set_frame` | checking and packing the pose programs, writing them to the queue (value: bytes) |
+//! | `throng.gpu.upload` | `gpu::GpuCrowd::set_samples` / `set_frame` | checking and packing the pose programs, writing them to the queue (value: bytes) |
 //! | `throng.gpu.encode` | `gpu::GpuCrowd::encode` / `encode_stage` | recording the frame's dispatches |
 //!
 //! Plots, one point per [`frame_mark`], each the sum over the frame: [`Plot`].
@@ -171,7 +171,7 @@ pub(crate) fn count_step_chunk(characters: usize, programs: &[LayerProgram]) {
 #[cfg(feature = "tracy")]
 fn chunk_counts(programs: &[LayerProgram]) -> (u64, u64) {
     programs.iter().fold((0, 0), |(switched, clips), p| {
-        (switched + u64::from(p.flags & LayerProgram::SWITCHED != 0), clips + u64::from(p.num_target) + u64::from(p.num_source))
+        (switched + u64::from(p.flags & LayerProgram::SWITCHED != 0), clips + u64::from(p.num_target) + u64::from(p.num_secondary))
     })
 }
 
@@ -199,10 +199,10 @@ mod tests {
         let mut programs = [LayerProgram::default(); 3];
         // A crossfade taken this update: two destination samples and one source sample.
         programs[0].flags = LayerProgram::SWITCHED | LayerProgram::TRANSITIONING;
-        (programs[0].num_target, programs[0].num_source) = (2, 1);
+        (programs[0].num_target, programs[0].num_secondary) = (2, 1);
         // A transition still in flight from an earlier update is not a start.
         programs[1].flags = LayerProgram::TRANSITIONING;
-        (programs[1].num_target, programs[1].num_source) = (1, 1);
+        (programs[1].num_target, programs[1].num_secondary) = (1, 1);
         programs[2].num_target = 1;
         assert_eq!(chunk_counts(&programs), (1, 6));
         assert_eq!(chunk_counts(&[]), (0, 0));

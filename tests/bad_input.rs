@@ -1270,8 +1270,8 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     let mut cases = Vec::new();
     for &mode in &modes {
         for &share in &shares {
-            for &param_s in &params {
-                cases.push((mode, share, param_s));
+            for &decay_s in &params {
+                cases.push((mode, share, decay_s));
             }
         }
     }
@@ -1284,7 +1284,7 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     for (frame, &dt_s) in dts.iter().enumerate() {
         let mut samples = Vec::new();
         let mut programs = Vec::new();
-        for (c, &(mode, share, param_s)) in cases.iter().enumerate() {
+        for (c, &(mode, share, decay_s)) in cases.iter().enumerate() {
             for l in 0..layers.len() {
                 let first = samples.len() as u32;
                 let clip = if l == 1 { additive } else { ((c + l + frame) % demo.clips.len()) as u32 };
@@ -1299,14 +1299,14 @@ fn extreme_but_valid_frames_give_finite_matrices() {
                 programs.push(LayerProgram {
                     first_sample: first,
                     num_target: 1,
-                    num_source: 1,
+                    num_secondary: 1,
                     transition: 0,
                     mode: mode as u32,
                     flags,
                     target_weight: share,
                     progress: share,
                     weight: if l == 0 { 1.0 } else { [1.0, 1e-45, 0.5][c % 3] },
-                    param_s,
+                    decay_s,
                 });
             }
         }

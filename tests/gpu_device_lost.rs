@@ -13,7 +13,7 @@ use gpu_support::gpu;
 fn frame(gpu: &GpuContext) -> Result<Vec<f32>, GpuError> {
     let demo = DemoCharacter::humanoid();
     let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, GpuCrowdOptions::default())?;
-    crowd.set_programs(&[ClipSample::new(1, 0.25, 1.0)], &[0..1])?;
+    crowd.set_samples(&[ClipSample::new(1, 0.25, 1.0)], &[0..1])?;
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     crowd.encode(&mut encoder);
     gpu.queue.submit([encoder.finish()]);

@@ -147,7 +147,7 @@ fn cpu_frame(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[Range<
 }
 
 fn gpu_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[Range<u32>]) -> Vec<f32> {
-    crowd.set_programs(samples, ranges).unwrap();
+    crowd.set_samples(samples, ranges).unwrap();
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     crowd.encode(&mut encoder);
     gpu.queue.submit([encoder.finish()]);
@@ -167,7 +167,7 @@ fn sample_stage_matches_cpu() {
     let (samples, ranges) = test_programs(40, 11);
     let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
     let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
-    crowd.set_programs(&samples, &ranges).unwrap();
+    crowd.set_samples(&samples, &ranges).unwrap();
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     crowd.encode_stage(&mut encoder, Stage::Sample).unwrap();
     gpu.queue.submit([encoder.finish()]);
@@ -188,7 +188,7 @@ fn local_to_model_stage_matches_cpu() {
     let num_characters = 9;
     let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
     let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &[], options).unwrap();
-    crowd.set_programs(&[], &vec![0..0; num_characters]).unwrap();
+    crowd.set_samples(&[], &vec![0..0; num_characters]).unwrap();
     let mut rng = Rng(5);
     let locals: Vec<Transform> = (0..num_characters * rig.num_joints())
         .map(|_| Transform {
@@ -226,7 +226,7 @@ fn skinning_stage_matches_cpu_in_both_layouts() {
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let options = GpuCrowdOptions { layout, stage_buffers: true, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &[], options).unwrap();
-        crowd.set_programs(&[], &vec![0..0; num_characters]).unwrap();
+        crowd.set_samples(&[], &vec![0..0; num_characters]).unwrap();
         crowd.write_model_matrices(&models).unwrap();
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         crowd.encode_stage(&mut encoder, Stage::Skinning).unwrap();
@@ -385,19 +385,19 @@ fn refuses_bad_input_before_submitting() {
 
     let mut crowd = new(&clips, GpuCrowdOptions::default()).unwrap();
     let ok = ClipSample::new(WALK, 0.0, 1.0);
-    let e = crowd.set_programs(&[ok], &[0..2]).unwrap_err();
+    let e = crowd.set_samples(&[ok], &[0..2]).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::SampleRange { character: 0, .. })), "{e}");
-    let e = crowd.set_programs(&[ClipSample { clip: 9, ..ok }], &[0..1]).unwrap_err();
+    let e = crowd.set_samples(&[ClipSample { clip: 9, ..ok }], &[0..1]).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::UnknownClip { clip: 9, .. })), "{e}");
     for (time_s, weight) in [(f32::NAN, 1.0), (0.0, f32::INFINITY), (0.0, -1.0)] {
-        let e = crowd.set_programs(&[ok, ClipSample::new(WALK, time_s, weight)], &[0..1, 1..2]).unwrap_err();
+        let e = crowd.set_samples(&[ok, ClipSample::new(WALK, time_s, weight)], &[0..1, 1..2]).unwrap_err();
         assert!(matches!(e, GpuError::Program(ProgramError::BadSample { character: 1, sample: 1, .. })), "{e}");
     }
     assert_eq!(crowd.num_characters(), 0, "a refused frame leaves the crowd as it was");
 
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     assert!(matches!(crowd.encode_stage(&mut encoder, Stage::Sample), Err(GpuError::NoStageBuffers)));
-    crowd.set_programs(&[ok], &[0..1]).unwrap();
+    crowd.set_samples(&[ok], &[0..1]).unwrap();
     assert!(matches!(crowd.write_local_poses(&[]), Err(GpuError::NoStageBuffers | GpuError::LengthMismatch { .. })));
 
     // More characters than one binding of sample ranges (8 bytes each) holds, refused before
@@ -406,7 +406,7 @@ fn refuses_bad_input_before_submitting() {
     let too_many = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) / 8 + 1;
     if too_many <= 20_000_000 {
         let ranges = vec![0..0; too_many as usize];
-        let e = crowd.set_programs(&[], &ranges).unwrap_err();
+        let e = crowd.set_samples(&[], &ranges).unwrap_err();
         assert!(matches!(e, GpuError::CrowdTooLarge { what: "sample ranges", .. }), "{e}");
     } else {
         eprintln!("skipping the crowd-too-large check: the device's buffers hold {too_many} characters");
@@ -487,7 +487,7 @@ fn shared_structs_match_wgsl_layouts() {
         ("output_base", offset_of!(GpuChunkParams, output_base)),
         ("local_base", offset_of!(GpuChunkParams, local_base)),
         ("model_base", offset_of!(GpuChunkParams, model_base)),
-        ("state_base", offset_of!(GpuChunkParams, state_base)),
+        ("memory_base", offset_of!(GpuChunkParams, memory_base)),
         ("num_layers", offset_of!(GpuChunkParams, num_layers)),
         ("dt_s", offset_of!(GpuChunkParams, dt_s)),
         ("sample_base", offset_of!(GpuChunkParams, sample_base)),
@@ -499,14 +499,14 @@ fn shared_structs_match_wgsl_layouts() {
     check_struct(&module, &layouter, "LayerProgram", size_of::<LayerProgram>(), &[
         ("first_sample", offset_of!(LayerProgram, first_sample)),
         ("num_target", offset_of!(LayerProgram, num_target)),
-        ("num_source", offset_of!(LayerProgram, num_source)),
+        ("num_secondary", offset_of!(LayerProgram, num_secondary)),
         ("transition", offset_of!(LayerProgram, transition)),
         ("mode", offset_of!(LayerProgram, mode)),
         ("flags", offset_of!(LayerProgram, flags)),
         ("target_weight", offset_of!(LayerProgram, target_weight)),
         ("progress", offset_of!(LayerProgram, progress)),
         ("weight", offset_of!(LayerProgram, weight)),
-        ("param_s", offset_of!(LayerProgram, param_s)),
+        ("decay_s", offset_of!(LayerProgram, decay_s)),
     ]);
     check_struct(&module, &layouter, "LayerSetup", size_of::<GpuLayerSetup>(), &[
         ("layer", offset_of!(GpuLayerSetup, layer)),
@@ -517,7 +517,7 @@ fn shared_structs_match_wgsl_layouts() {
     ]);
     check_struct(&module, &layouter, "LayerState", size_of::<GpuLayerState>(), &[
         ("flags", offset_of!(GpuLayerState, flags)),
-        ("param_s", offset_of!(GpuLayerState, param_s)),
+        ("decay_s", offset_of!(GpuLayerState, decay_s)),
         ("elapsed_s", offset_of!(GpuLayerState, elapsed_s)),
         ("largest_offset", offset_of!(GpuLayerState, largest_offset)),
         ("largest_velocity", offset_of!(GpuLayerState, largest_velocity)),

@@ -175,12 +175,12 @@ impl LayerScript {
                 program.flags |= LayerProgram::SOURCE_SNAPSHOT;
                 program.target_weight = blend;
             } else if crossfade {
-                program.num_source = Self::push_state(samples, &self.states[self.source], self.source_time, 1.0 - blend);
+                program.num_secondary = Self::push_state(samples, &self.states[self.source], self.source_time, 1.0 - blend);
                 program.target_weight = blend;
             } else if self.mode.is_inertialization() {
-                program.param_s = self.duration_s;
+                program.decay_s = self.duration_s;
                 if flags & LayerProgram::SWITCHED != 0 {
-                    program.num_source = Self::push_state(samples, &self.states[self.active], self.active_time - dt_s, 1.0);
+                    program.num_secondary = Self::push_state(samples, &self.states[self.active], self.active_time - dt_s, 1.0);
                 }
             }
         }
@@ -288,9 +288,9 @@ fn transition_stage_matches_cpu_in_every_mode() {
             let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let shown = if crossfade { program.sample_range() } else { program.target_range() };
             sample_blend(&clips, of(shown), rig.rest_pose(), pose);
-            let step_back = !crossfade && program.num_source > 0;
+            let step_back = !crossfade && program.num_secondary > 0;
             if step_back {
-                sample_blend(&clips, of(program.source_range()), rig.rest_pose(), &mut second);
+                sample_blend(&clips, of(program.secondary_range()), rig.rest_pose(), &mut second);
             }
             let layer_memory = LayerMemory {
                 slot_a: &mut m.slot_a,

@@ -109,7 +109,7 @@ fn webgpu_defaults(limits: &mut wgpu::Limits) {
     limits.min_uniform_buffer_offset_alignment = defaults.min_uniform_buffer_offset_alignment;
 }
 
-/// The production frame (`set_programs`, `frame_main`) binds 6 storage buffers; the
+/// The production frame (`set_samples`, `frame_main`) binds 6 storage buffers; the
 /// stage-by-stage pipelines, which bind 8, are built only for a crowd with stage buffers. A
 /// crowd without them runs on an engine's default device, and shows what it shows on the
 /// adapter's own limits.
@@ -127,7 +127,7 @@ fn a_crowd_runs_on_a_device_with_webgpu_default_limits() {
         Ok(crowd) => crowd,
         Err(e) => panic!("refused on WebGPU's default limits, though its frame binds 6 storage buffers: {e}"),
     };
-    crowd.set_programs(&samples, &ranges).unwrap();
+    crowd.set_samples(&samples, &ranges).unwrap();
     let got = encode_and_read(&device, &queue, &crowd);
     assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
 }
@@ -182,7 +182,7 @@ fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples()
     let mut own = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
     let expected = frame(&gpu, &mut own, &samples, &ranges);
     let mut crowd = GpuCrowd::new(&device, &queue, &rig, &clips, options).unwrap();
-    crowd.set_programs(&samples, &ranges).unwrap();
+    crowd.set_samples(&samples, &ranges).unwrap();
     let got = encode_and_read(&device, &queue, &crowd);
     assert!(expected.len() == got.len() && expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "output differs under the odd binding limit");
 }

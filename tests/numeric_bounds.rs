@@ -229,7 +229,7 @@ fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
         }
         crowd.update(1.0 / 60.0).unwrap();
         let programs = crowd.programs(kind).unwrap().to_vec();
-        assert!(programs.iter().all(|p| p.param_s.is_finite()), "frame {frame}: {programs:?}");
+        assert!(programs.iter().all(|p| p.decay_s.is_finite()), "frame {frame}: {programs:?}");
         let samples = crowd.samples(kind).unwrap().to_vec();
         let output = cpu_frame(&rig, &clips, &[LayerSetup::default()], &samples, &programs, 1.0 / 60.0, &mut context)
             .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
@@ -242,11 +242,11 @@ fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
 
 /// A 200-joint chain of 1 m bones (inside every bound) whose clip slides each joint 1e6 m
 /// along x in a second, shown for two frames 1/60 s apart, then switched to standing still by
-/// `mode` with `param_s` after a step of `switch_dt_s`, and shown four more frames
+/// `mode` with `decay_s` after a step of `switch_dt_s`, and shown four more frames
 /// `later_dt_s` apart. Each frame: its step, the sample and the program.
 struct SlideSwitch {
     mode: SwitchMode,
-    param_s: f32,
+    decay_s: f32,
     switch_dt_s: f32,
     later_dt_s: f32,
 }
@@ -279,14 +279,14 @@ impl SlideSwitch {
                 let program = LayerProgram {
                     first_sample: 0,
                     num_target: 1,
-                    num_source: 0,
+                    num_secondary: 0,
                     transition: if transitioning { 0 } else { u32::MAX },
                     mode: if transitioning { self.mode as u32 } else { 0 },
                     flags,
                     target_weight: 1.0,
                     progress: if transitioning { 0.5 } else { 1.0 },
                     weight: 1.0,
-                    param_s: self.param_s,
+                    decay_s: self.decay_s,
                 };
                 (dt_s, ClipSample::new(clip, if clip == 0 { time_s } else { 0.0 }, 1.0), program)
             })
@@ -315,10 +315,10 @@ impl SlideSwitch {
 /// the quintic's squared duration overflows, which the GPU and the CPU's scalar form take as
 /// a cut, and the CPU's basis form, which never squares it, does not.)
 fn slide_switches() -> Vec<SlideSwitch> {
-    let long = |mode, param_s, later_dt_s| SlideSwitch { mode, param_s, switch_dt_s: MIN_VELOCITY_DT_S, later_dt_s };
+    let long = |mode, decay_s, later_dt_s| SlideSwitch { mode, decay_s, switch_dt_s: MIN_VELOCITY_DT_S, later_dt_s };
     vec![
-        SlideSwitch { mode: SwitchMode::InertializeSpring, param_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
-        SlideSwitch { mode: SwitchMode::InertializeQuintic, param_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
+        SlideSwitch { mode: SwitchMode::InertializeSpring, decay_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
+        SlideSwitch { mode: SwitchMode::InertializeQuintic, decay_s: 1.0, switch_dt_s: 1e-34, later_dt_s: 1.0 / 60.0 },
         long(SwitchMode::InertializeSpring, 1e28, 1e20),
         long(SwitchMode::InertializeQuintic, 1e18, 1e15),
         long(SwitchMode::InertializeQuinticOvershootControl, 1e18, 1e15),

@@ -346,7 +346,7 @@ fn an_interrupted_crossfade_fades_from_the_snapshot() {
     use throng::program::LayerProgram;
     assert_ne!(p.flags & LayerProgram::SWITCHED, 0, "the evaluator is told to capture the displayed pose");
     assert_ne!(p.flags & LayerProgram::SOURCE_SNAPSHOT, 0);
-    assert_eq!(p.num_source, 0, "neither A nor B is sampled any more");
+    assert_eq!(p.num_secondary, 0, "neither A nor B is sampled any more");
     one.step(0.25);
     let samples = one.samples(0);
     assert_eq!(samples.len(), 1);

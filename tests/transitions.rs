@@ -74,7 +74,7 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
                 SwitchMode::Crossfade => {
                     samples[0].weight = blend;
                     samples.push(ClipSample::new(source, source_time, 1.0 - blend));
-                    (program.num_source, program.target_weight) = (1, blend);
+                    (program.num_secondary, program.target_weight) = (1, blend);
                 }
                 SwitchMode::Frozen => {
                     program.target_weight = blend;
@@ -82,10 +82,10 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
                 }
                 SwitchMode::Cut => {}
                 _ => {
-                    program.param_s = duration_s;
+                    program.decay_s = duration_s;
                     if flags & LayerProgram::SWITCHED != 0 {
                         samples.push(ClipSample::new(active, active_time - DT, 1.0));
-                        program.num_source = 1;
+                        program.num_secondary = 1;
                     }
                 }
             }

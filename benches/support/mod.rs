@@ -63,14 +63,14 @@ pub fn layered_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, V
                 base.target_weight = blend;
                 push_state(time_s, blend);
                 push_state(time_s + 1.3, 1.0 - blend);
-                base.num_source = 2;
+                base.num_secondary = 2;
             } else {
                 base.mode = SwitchMode::InertializeQuintic as u32;
-                base.param_s = TRANSITION_FRAMES as f32 * dt;
+                base.decay_s = TRANSITION_FRAMES as f32 * dt;
                 push_state(time_s, 1.0);
                 if phase == 0 {
                     push_state(time_s - dt, 1.0);
-                    base.num_source = 2;
+                    base.num_secondary = 2;
                 }
             }
         } else {

@@ -240,7 +240,7 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, T
         let mut jump_cm = 0.0;
         if base.flags & LayerProgram::SWITCHED != 0 && frame > 0 {
             debug_assert!(twin_base.flags & LayerProgram::SWITCHED != 0, "the twin switches on the same frame");
-            let source = twin_base.source_range();
+            let source = twin_base.secondary_range();
             let old = twin.evaluate_base(&twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize]);
             let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, nan_max);
             worst = nan_max(worst, jump);

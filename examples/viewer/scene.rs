@@ -293,7 +293,7 @@ impl Scene {
         };
         let layers = self.model.layers.len().max(1);
         let programs = c.crowd.programs(c.kind).unwrap_or(&[]);
-        due.rows.iter().filter_map(|&row| programs.get(row as usize * layers..(row as usize + 1) * layers)).flatten().map(|p| (p.num_target + p.num_source) as usize).sum()
+        due.rows.iter().filter_map(|&row| programs.get(row as usize * layers..(row as usize + 1) * layers)).flatten().map(|p| (p.num_target + p.num_secondary) as usize).sum()
     }
 
     /// One frame of `dt_s` seconds: the brain sets parameters, every crowd steps, and the

@@ -37,7 +37,7 @@
 @group(3) @binding(0) var<storage, read> programs: array<LayerProgram>;
 // The chunk's window of the per-character memory: per character, per layer, a `LayerState`
 // (two vec4) then eight vec4 per joint laid out as `transition.wgsl` says, all as bits.
-// Starts at `params.state_base`.
+// Starts at `params.memory_base`.
 @group(3) @binding(1) var<storage, read_write> layer_memory: array<vec4<u32>>;
 
 // Seconds since this workgroup's character was last shown: the frame's `dt_s`, or with a due

@@ -106,7 +106,7 @@ struct ChunkParams {
     model_base: u32,
     // The layered frame: the chunk's first layer block in the bound `layer_memory` window, in
     // vec4 units; layers per character; real seconds since last frame.
-    state_base: u32,
+    memory_base: u32,
     num_layers: u32,
     dt_s: f32,
     // Index of the bound `samples` window's first sample: 0 unless the frame's samples outgrow
@@ -125,7 +125,7 @@ struct ChunkParams {
 struct LayerProgram {
     first_sample: u32,
     num_target: u32,
-    num_source: u32,
+    num_secondary: u32,
     transition: u32,
     // A MODE_* code.
     mode: u32,
@@ -135,7 +135,7 @@ struct LayerProgram {
     progress: f32,
     weight: f32,
     // Inertialization's quintic duration or spring halflife, seconds.
-    param_s: f32,
+    decay_s: f32,
 }
 
 // `LayerProgram::mode` values (`throng::program::SwitchMode`).
@@ -185,7 +185,7 @@ struct LayerState {
     // bits 4-7: the decaying inertialization's MODE_* code, or 0 for none.
     flags: u32,
     // The decay's quintic duration or spring halflife, seconds.
-    param_s: f32,
+    decay_s: f32,
     // Real seconds since the switch.
     elapsed_s: f32,
     // Largest offset component at the switch (metres or radians).

@@ -452,11 +452,11 @@ impl Shared<'_> {
             let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let shown_range = if crossfade { program.sample_range() } else { program.target_range() };
             sample_blend(self.clips, samples_of(shown_range.clone()), rest, &mut scratch.layer);
-            let step_back = !crossfade && program.num_source > 0;
+            let step_back = !crossfade && program.num_secondary > 0;
             if step_back {
-                sample_blend(self.clips, samples_of(program.source_range()), rest, &mut scratch.second);
+                sample_blend(self.clips, samples_of(program.secondary_range()), rest, &mut scratch.second);
             }
-            sampled += program.num_target + program.num_source;
+            sampled += program.num_target + program.num_secondary;
             if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
                 // The shown samples' travel by normalised weight (both sides in a crossfade).
                 root = blend_root_delta(self.clips, samples_of(shown_range));

@@ -64,9 +64,9 @@ pub struct LayerMemory<'a> {
 #[must_use]
 pub fn decay_of(program: &LayerProgram) -> Option<Decay> {
     match program.switch_mode() {
-        SwitchMode::InertializeQuintic => Some(Decay::Quintic { duration_s: program.param_s, overshoot_control: false }),
-        SwitchMode::InertializeQuinticOvershootControl => Some(Decay::Quintic { duration_s: program.param_s, overshoot_control: true }),
-        SwitchMode::InertializeSpring => Some(Decay::Spring { halflife_s: program.param_s }),
+        SwitchMode::InertializeQuintic => Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: false }),
+        SwitchMode::InertializeQuinticOvershootControl => Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: true }),
+        SwitchMode::InertializeSpring => Some(Decay::Spring { halflife_s: program.decay_s }),
         _ => None,
     }
 }

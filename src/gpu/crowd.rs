@@ -84,7 +84,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// The stages of [`GpuCrowd::set_programs`]'s frame, in order.
+    /// The stages of [`GpuCrowd::set_samples`]'s frame, in order.
     pub const ALL: [Self; 3] = [Self::Sample, Self::LocalToModel, Self::Skinning];
     /// The stages of [`GpuCrowd::set_frame`]'s layered frame, in order.
     pub const LAYERED: [Self; 4] = [Self::Transition, Self::Layers, Self::LocalToModel, Self::Skinning];
@@ -240,7 +240,7 @@ impl Window {
 
 /// One archetype (rig + clip table) and its crowd on the GPU.
 ///
-/// Built on the caller's device and queue. Each frame: [`set_programs`](Self::set_programs)
+/// Built on the caller's device and queue. Each frame: [`set_samples`](Self::set_samples)
 /// uploads the pose programs, [`encode`](Self::encode) records the evaluation into the
 /// caller's encoder, and the caller's vertex shader reads [`output`](Self::output) (character
 /// `i`, joint `j` at `i * J + j`, in [`GpuCrowdOptions::layout`]), or for a crowd larger than
@@ -253,7 +253,7 @@ impl Window {
 /// # fn demo(rig: &throng::Rig, clips: &[throng::Clip]) -> Result<(), throng::gpu::GpuError> {
 /// let gpu = GpuContext::new_blocking()?;
 /// let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, GpuCrowdOptions::default())?;
-/// crowd.set_programs(&[ClipSample::new(0, 0.5, 1.0)], &[0..1])?;
+/// crowd.set_samples(&[ClipSample::new(0, 0.5, 1.0)], &[0..1])?;
 /// let mut encoder = gpu.device.create_command_encoder(&Default::default());
 /// crowd.encode(&mut encoder);
 /// gpu.queue.submit([encoder.finish()]);
@@ -272,7 +272,7 @@ pub struct GpuCrowd {
     layers: Option<Layers>,
     frame: Option<FrameResources>,
     /// Whether the last frame set was [`set_frame`](Self::set_frame)'s (else
-    /// [`set_programs`](Self::set_programs)'s).
+    /// [`set_samples`](Self::set_samples)'s).
     layered_frame: bool,
     /// Characters of the last frame set, less those [`swap_remove`](Self::swap_remove)d since.
     live_characters: usize,
@@ -409,7 +409,7 @@ fn sample_span(ranges: impl Iterator<Item = (u32, u32)>) -> (u64, u64) {
 
 impl GpuCrowd {
     /// Uploads the archetype (rig joints, clip headers, every clip's frames) once and builds
-    /// the pipelines. The crowd starts empty; [`set_programs`](Self::set_programs) sizes it.
+    /// the pipelines. The crowd starts empty; [`set_samples`](Self::set_samples) sizes it.
     ///
     /// Fails when a clip's joint count differs from the rig's, when the clip frames do not
     /// fit in one storage binding, or when the device's limits are below what the pipelines
@@ -545,7 +545,7 @@ impl GpuCrowd {
         self.num_joints
     }
 
-    /// Characters of the last [`set_programs`](Self::set_programs).
+    /// Characters of the last [`set_samples`](Self::set_samples).
     #[must_use]
     pub fn num_characters(&self) -> usize {
         self.frame.as_ref().map_or(0, |f| f.num_characters)
@@ -607,7 +607,7 @@ impl GpuCrowd {
 
     /// The skinning-matrix buffer (`STORAGE | VERTEX | COPY_SRC | COPY_DST`, labelled `throng.output`):
     /// character `i`, joint `j` at matrix `i * J + j`. `None` before the first
-    /// [`set_programs`](Self::set_programs), and for a crowd whose output is split over several
+    /// [`set_samples`](Self::set_samples), and for a crowd whose output is split over several
     /// buffers ([`GpuCrowdOptions::max_output_buffer_bytes`]; see
     /// [`output_buffers`](Self::output_buffers)). The buffer is replaced when, and only when,
     /// the character count changes; fetch it (and rebuild bind groups holding it) after such a
@@ -665,14 +665,14 @@ impl GpuCrowd {
         Ok(windows)
     }
 
-    /// Uploads a frame's pose programs: character `i` blends `samples[sample_ranges[i]]`,
+    /// Uploads a frame's sample lists: character `i` blends `samples[sample_ranges[i]]`,
     /// exactly as [`crate::eval::EvalCrowdJob`] reads them and with the same checks
     /// ([`crate::program::validate_samples`]). Writes `8 + 16 × samples` bytes per character.
     ///
     /// The character count is `sample_ranges.len()`; when it changes, the crowd's buffers are
     /// rebuilt after checking that each fits the device ([`GpuError::CrowdTooLarge`]). On error
-    /// nothing is written and the previous frame's programs stay.
-    pub fn set_programs(&mut self, samples: &[ClipSample], sample_ranges: &[Range<u32>]) -> Result<(), GpuError> {
+    /// nothing is written and the previous frame's samples stay.
+    pub fn set_samples(&mut self, samples: &[ClipSample], sample_ranges: &[Range<u32>]) -> Result<(), GpuError> {
         let zone = crate::zone!("throng.gpu.upload");
         validate_samples(samples, sample_ranges, self.num_clips)?;
         let num_characters = sample_ranges.len();
@@ -756,7 +756,7 @@ impl GpuCrowd {
         self.ensure_frame(num_characters, samples.len())?;
         let windows = self.sample_windows(|first, count| {
             let programs = programs.get(first * num_layers..(first + count) * num_layers).unwrap_or_default();
-            sample_span(programs.iter().map(|p| (p.first_sample, p.first_sample + p.num_target + p.num_source)))
+            sample_span(programs.iter().map(|p| (p.first_sample, p.first_sample + p.num_target + p.num_secondary)))
         })?;
         if let Some(windows) = windows {
             self.bind_sample_windows(&windows);
@@ -803,7 +803,7 @@ impl GpuCrowd {
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
         let memory = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).map(|(_, m)| m);
-        if let Some((buffer, states)) = memory.and_then(|m| self.layer_states(m, character)) {
+        if let Some((buffer, states)) = memory.and_then(|m| self.memory_blocks(m, character)) {
             for at in states {
                 self.queue.write_buffer(buffer, at, bytemuck::bytes_of(&GpuLayerState::default()));
             }
@@ -812,7 +812,7 @@ impl GpuCrowd {
 
     /// The buffer holding `character`'s layer memory and the byte offset of each of its
     /// [`GpuLayerState`]s (one per layer with memory): what forgetting what it showed clears.
-    fn layer_states<'m>(&self, memory: &'m Runs, character: usize) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
+    fn memory_blocks<'m>(&self, memory: &'m Runs, character: usize) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
         let (buffer, at) = memory.locate(character)?;
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         Some((buffer, (0..self.num_memory_layers() as u64).map(move |l| at + l * per_layer)))
@@ -857,7 +857,7 @@ impl GpuCrowd {
         // A crowd whose layers all lack memory keeps none to move, only its output.
         let memory = frame.layered.as_ref().map(|(_, memory)| memory).filter(|_| memory_bytes > 0);
         let forget = |encoder: &mut wgpu::CommandEncoder, row: usize| {
-            if let Some((buffer, states)) = memory.and_then(|memory| self.layer_states(memory, row)) {
+            if let Some((buffer, states)) = memory.and_then(|memory| self.memory_blocks(memory, row)) {
                 for at in states {
                     encoder.clear_buffer(buffer, at, Some(LAYER_STATE_BYTES));
                 }
@@ -1102,7 +1102,7 @@ impl GpuCrowd {
                 output_base: out.base_vec4,
                 local_base: local.base_vec4,
                 model_base: model.base_vec4,
-                state_base: memory.base_vec4,
+                memory_base: memory.base_vec4,
                 num_layers: layers as u32,
                 dt_s,
                 sample_base: 0,
@@ -1166,7 +1166,7 @@ impl GpuCrowd {
         })
     }
 
-    /// Records the frame: the fused `frame` pipeline (after [`set_programs`](Self::set_programs))
+    /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)), one dispatch per chunk, one
     /// workgroup per character. Nothing is recorded before the first frame is set.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
@@ -1213,7 +1213,7 @@ impl GpuCrowd {
     /// buffers: `Sample` writes local poses, `LocalToModel` reads them and writes model
     /// matrices, `Skinning` reads those and writes the output. The three in order
     /// ([`Stage::ALL`]) give the same output as [`encode`](Self::encode) after
-    /// [`set_programs`](Self::set_programs), at about three times the memory traffic; they exist
+    /// [`set_samples`](Self::set_samples), at about three times the memory traffic; they exist
     /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
     /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
     /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses

@@ -4,7 +4,7 @@
 //! once per archetype          every frame                    GPU, one dispatch per chunk
 //! ──────────────────          ───────────                    ───────────────────────────
 //! rig joints, clip headers,   ClipSample[] + ranges  ──►     frame: sample ─► local_to_model
-//! clip frames (frame-major)   (set_programs)                        ─► skinning ─► output
+//! clip frames (frame-major)   (set_samples)                         ─► skinning ─► output
 //! (+ layer table: setups,     ClipSample[] +          ──►    frame_layers: per layer sample ─►
 //!  masks, with_layers)        LayerProgram[], dt             transition ─► layers; then
 //!                             (set_frame)                    local_to_model ─► skinning
@@ -12,7 +12,7 @@
 //! ```
 //!
 //! [`GpuCrowd`] owns one archetype's buffers and pipelines on the caller's
-//! [`wgpu::Device`]; [`GpuCrowd::set_programs`] mirrors [`crate::eval::EvalCrowdJob`] and
+//! [`wgpu::Device`]; [`GpuCrowd::set_samples`] mirrors [`crate::eval::EvalCrowdJob`] and
 //! [`GpuCrowd::set_frame`] (on a crowd built [`GpuCrowd::with_layers`]) mirrors
 //! [`crate::eval::frame::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
 //! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,

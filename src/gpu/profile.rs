@@ -91,7 +91,7 @@ struct Timestamps {
 /// let gpu = GpuContext::new_blocking()?;
 /// let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, GpuCrowdOptions::default())?;
 /// let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, 8);
-/// crowd.set_programs(&[throng::program::ClipSample::new(0, 0.5, 1.0)], &[0..1])?;
+/// crowd.set_samples(&[throng::program::ClipSample::new(0, 0.5, 1.0)], &[0..1])?;
 /// let mut encoder = gpu.device.create_command_encoder(&Default::default());
 /// profiler.encode(&crowd, &mut encoder);
 /// profiler.resolve(&mut encoder);

@@ -264,7 +264,7 @@ pub struct GpuChunkParams {
     pub model_base: u32,
     /// The layered frame: the chunk's first layer block in the bound `layer_memory` window, in
     /// `vec4` units.
-    pub state_base: u32,
+    pub memory_base: u32,
     /// The layered frame: layers per character.
     pub num_layers: u32,
     /// The layered frame: real seconds since last frame.
@@ -351,7 +351,7 @@ pub struct GpuLayerState {
     /// [`STATE_DECAY_SHIFT`]; 0 for none). All zero is a character that has shown nothing.
     pub flags: u32,
     /// The decay's quintic duration or spring halflife, seconds.
-    pub param_s: f32,
+    pub decay_s: f32,
     /// Real seconds since the switch.
     pub elapsed_s: f32,
     /// Largest offset component at the switch (metres or radians).

@@ -398,7 +398,7 @@ pub fn validate_due(due: DueRows<'_>, num_characters: usize) -> Result<(), Progr
 /// Checks a crowd's layer programs, `num_layers` per character (character `i`'s layer `l` at
 /// `i * num_layers + l`): a whole number of characters ([`ProgramError::LayerProgramCount`]);
 /// every program's samples inside `samples` and valid (see [`validate_sample_range`]); its
-/// target weight and weight in [0, 1] and its `param_s` finite and non-negative
+/// target weight and weight in [0, 1] and its `decay_s` finite and non-negative
 /// ([`ProgramError::BadProgram`]).
 pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, samples: &[ClipSample], num_clips: usize) -> Result<(), ProgramError> {
     if num_layers == 0 || !programs.len().is_multiple_of(num_layers) {
@@ -406,10 +406,10 @@ pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, sam
     }
     for (i, p) in programs.iter().enumerate() {
         let character = i / num_layers;
-        let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_source);
+        let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_secondary);
         validate_sample_range(character, p.first_sample..end, samples, num_clips)?;
-        let numbers = [p.target_weight, p.weight, p.param_s];
-        if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.param_s < 0.0 {
+        let numbers = [p.target_weight, p.weight, p.decay_s];
+        if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.decay_s < 0.0 {
             return Err(ProgramError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
         }
     }
@@ -418,16 +418,16 @@ pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, sam
 
 /// One layer of one character's pose program, written by the state step each update.
 ///
-/// The layer's samples lie at `first_sample..first_sample + num_target + num_source` in the
-/// step's sample buffer: first the active (destination) state's clips, then a second set whose
+/// The layer's samples lie at `first_sample..first_sample + num_target + num_secondary` in the
+/// step's sample buffer: first the active (destination) state's clips, then a secondary set whose
 /// meaning depends on the mode. Sample weights are premultiplied by their side's share.
 ///
-/// | `mode` | second set (`num_source`) | `target_weight` | the evaluator shows |
+/// | `mode` | secondary set (`num_secondary`) | `target_weight` | the evaluator shows |
 /// |---|---|---|---|
 /// | cut | none | 1 | the destination |
 /// | frozen, or [`LayerProgram::SOURCE_SNAPSHOT`] | none | eased share of the destination | mix(snapshot, destination); the snapshot is taken from the displayed pose on the [`LayerProgram::SWITCHED`] update |
 /// | crossfade | the source state, weights × (1 − `target_weight`) | eased share | every sample blended at once: the two sides' weights sum to one |
-/// | inertialize (any curve) | on the switch update only: the destination one step earlier, for its velocity | 1 | the destination plus an offset captured on the switch update and decayed by the evaluator in real time with `param_s` |
+/// | inertialize (any curve) | on the switch update only: the destination one step earlier, for its velocity | 1 | the destination plus an offset captured on the switch update and decayed by the evaluator in real time with `decay_s` |
 ///
 /// Layer blend mode, mask and space are the graph's (`graph::Layer`), the same for every
 /// character; the layer's weight is here so that it may vary per character.
@@ -440,8 +440,10 @@ pub struct LayerProgram {
     pub first_sample: u32,
     /// Samples of the active state, starting at `first_sample`.
     pub num_target: u32,
-    /// Samples of the second set, after the active state's (see the table).
-    pub num_source: u32,
+    /// Samples of the secondary set, after the active state's: a crossfade's source state, or
+    /// under inertialization, on the switch update, the destination one step earlier (see the
+    /// table); 0 for the other modes.
+    pub num_secondary: u32,
     /// Index of the graph transition in flight or switched this update; `u32::MAX` for none.
     pub transition: u32,
     /// A [`SwitchMode`] code.
@@ -456,9 +458,10 @@ pub struct LayerProgram {
     pub progress: f32,
     /// The layer's weight in [0, 1] (layer 0, the base, always shows fully).
     pub weight: f32,
-    /// Inertialization's curve parameter, seconds: the quintic's duration or the spring's
-    /// halflife (read on the switch update).
-    pub param_s: f32,
+    /// Inertialization's decay time, seconds, by curve ([`SwitchMode`]): the quintic's duration,
+    /// or the spring's halflife (read on the switch update). One field for both keeps the
+    /// GPU layout; the CPU evaluator names each in its `Decay`.
+    pub decay_s: f32,
 }
 
 impl LayerProgram {
@@ -476,7 +479,7 @@ impl LayerProgram {
     /// The layer's samples as a range of the sample buffer, for the evaluators.
     #[must_use]
     pub fn sample_range(&self) -> std::ops::Range<u32> {
-        self.first_sample..self.first_sample + self.num_target + self.num_source
+        self.first_sample..self.first_sample + self.num_target + self.num_secondary
     }
 
     /// The active state's samples.
@@ -485,11 +488,11 @@ impl LayerProgram {
         self.first_sample..self.first_sample + self.num_target
     }
 
-    /// The second set's samples.
+    /// The secondary set's samples.
     #[must_use]
-    pub fn source_range(&self) -> std::ops::Range<u32> {
+    pub fn secondary_range(&self) -> std::ops::Range<u32> {
         let start = self.first_sample + self.num_target;
-        start..start + self.num_source
+        start..start + self.num_secondary
     }
 
     /// The switch mode.

@@ -535,7 +535,7 @@ impl Crowd {
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn clips_sampled(&self, id: ArchetypeId) -> Result<usize, StateError> {
-        Ok(self.group(id)?.programs.iter().map(|p| (p.num_target + p.num_source) as usize).sum())
+        Ok(self.group(id)?.programs.iter().map(|p| (p.num_target + p.num_secondary) as usize).sum())
     }
 
     /// Name of a graph state (path inside sub-machines).

@@ -510,7 +510,7 @@ pub(crate) fn step_layer(
             leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
         }
         program.transition = t as u32;
-        (program.mode, program.param_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
+        (program.mode, program.decay_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
     }
     // Animation LOD never defers a switch: a character that switches on an update it would have
     // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
@@ -532,7 +532,7 @@ pub(crate) fn step_layer(
         let tr = &g.transitions[*slot.transition as usize];
         flags |= LayerProgram::TRANSITIONING;
         program.transition = u32::from(*slot.transition);
-        (program.mode, program.param_s) = program_mode(tr.switch, *slot.trans_duration_s);
+        (program.mode, program.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
         if !matches!(tr.switch, SwitchMode::Inertialize(_)) {
             target_weight = tr.easing.apply(progress);
             if *slot.flags & FLAG_SNAPSHOT != 0 {
@@ -544,7 +544,7 @@ pub(crate) fn step_layer(
     } else if !switched {
         program.transition = u32::MAX;
         program.mode = program::SwitchMode::Cut as u32;
-        program.param_s = 0.0;
+        program.decay_s = 0.0;
     }
     if switched {
         flags |= LayerProgram::SWITCHED;
@@ -555,7 +555,7 @@ pub(crate) fn step_layer(
     let target = Side { phase: *slot.phase, loops: *slot.loops, advance: target_advance, share: target_weight };
     let num_target = write_samples(arch, a, active_w, target, samples);
     let rest = num_target as usize..samples.len();
-    let num_source = if source_state {
+    let num_secondary = if source_state {
         let source = Side { phase: *slot.src_phase, loops: *slot.src_loops, advance: src_clock.now - src_clock.before, share: 1.0 - target_weight };
         write_samples(arch, *slot.previous as usize, src_w, source, &mut samples[rest])
     } else if let Some(back) = step_back {
@@ -567,7 +567,7 @@ pub(crate) fn step_layer(
     };
     program.first_sample = first_sample;
     program.num_target = num_target;
-    program.num_source = num_source;
+    program.num_secondary = num_secondary;
     program.flags = flags;
     program.target_weight = target_weight;
     program.progress = progress;

@@ -88,7 +88,7 @@ pub fn test_rig(num_joints: usize) -> Rig {
 /// Sets `samples` per character on a crowd built with `GpuCrowd::new`, evaluates, and reads
 /// the output back.
 pub fn frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Vec<f32> {
-    crowd.set_programs(samples, ranges).expect("valid programs");
+    crowd.set_samples(samples, ranges).expect("valid programs");
     encode_and_read(&gpu.device, &gpu.queue, crowd)
 }
 
