@@ -4,11 +4,11 @@ use glam::DVec2;
 
 use super::BlendSpaceError;
 
-/// A freeform space whose points all lie within this distance (normalised frame) of one line has
+/// A freeform space whose points all lie within this distance (normalised coordinates) of one line has
 /// no triangle worth interpolating in.
 const COLLINEAR_DISTANCE: f64 = 1e-5;
 
-/// Orientation (twice a triangle's signed area, normalised frame) below which three points
+/// Orientation (twice a triangle's signed area, normalised coordinates) below which three points
 /// count as collinear while triangulating. Far above f64 rounding of O(1) coordinates, far below
 /// any triangle an author would draw.
 const AREA_EPS: f64 = 1e-12;
@@ -41,7 +41,7 @@ pub(super) fn all_collinear(points: &[DVec2]) -> bool {
         .all(|&p| orient(p0, far, p).abs() <= COLLINEAR_DISTANCE * len)
 }
 
-/// Delaunay triangulation of distinct, not-all-collinear points (normalised frame), as
+/// Delaunay triangulation of distinct, not-all-collinear points (normalised coordinates), as
 /// counter-clockwise index triples.
 ///
 /// | step | what |

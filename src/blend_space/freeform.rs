@@ -4,16 +4,16 @@
 use glam::{DMat2, DVec2, Vec2};
 
 use super::delaunay::{all_collinear, boundary_edges, delaunay};
-use super::{check_count, check_distinct, check_finite, BlendSpace, BlendSpaceError, BlendSpaceKind, Frame};
+use super::{check_count, check_distinct, check_finite, BlendSpace, BlendSpaceError, BlendSpaceKind, Normaliser};
 
 /// Barycentric slack for "inside a triangle", so that points on a shared edge, which rounding
 /// puts a hair outside both triangles, are still found inside one.
 const INSIDE_EPS: f32 = 1e-5;
 
-/// Tables of a freeform space, in its normalised frame.
+/// Tables of a freeform space, in its normalised coordinates.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FreeformSpace {
-    frame: Frame,
+    normaliser: Normaliser,
     pub(super) num_children: usize,
     triangles: Vec<Triangle>,
     hull: Vec<HullEdge>,
@@ -71,8 +71,8 @@ impl BlendSpace {
     pub fn freeform(points: Vec<Vec2>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::Freeform, points.len(), 3)?;
         check_finite(&points)?;
-        let frame = Frame::fit(&points);
-        let local: Vec<DVec2> = points.iter().map(|&p| frame.to_local(p)).collect();
+        let normaliser = Normaliser::fit(&points);
+        let local: Vec<DVec2> = points.iter().map(|&p| normaliser.to_local(p)).collect();
         check_distinct(&points, &local)?;
         if all_collinear(&local) {
             return Err(BlendSpaceError::Collinear {
@@ -105,7 +105,7 @@ impl BlendSpace {
             })
             .collect();
         Ok(Self::Freeform(FreeformSpace {
-            frame,
+            normaliser,
             num_children: points.len(),
             triangles,
             hull,
@@ -115,7 +115,7 @@ impl BlendSpace {
 
 impl FreeformSpace {
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
-        let q64 = self.frame.query(p);
+        let q64 = self.normaliser.query(p);
         for tri in &self.triangles {
             let bc = tri.inv * (q64 - tri.origin);
             let ba = 1.0 - bc.x - bc.y;

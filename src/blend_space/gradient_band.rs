@@ -2,17 +2,17 @@
 
 use glam::{DVec2, Vec2};
 
-use super::{check_count, check_distinct, check_finite, nan_to_zero, normalise_influences, pull_back, BlendSpace, BlendSpaceError, BlendSpaceKind, Frame, DUPLICATE_DISTANCE, FAR_RADIUS};
+use super::{check_count, check_distinct, check_finite, nan_to_zero, normalise_influences, pull_back, BlendSpace, BlendSpaceError, BlendSpaceKind, Normaliser, DUPLICATE_DISTANCE, FAR_RADIUS};
 
 /// Weight given to the angle (radians) against the relative radius in the directional gradient
 /// band. Johansen leaves it as a tuning constant; 2 is what PlayCanvas ships. Larger values let
 /// direction outweigh speed when the two disagree about which child is nearer.
 const ANGULAR_WEIGHT: f64 = 2.0;
 
-/// Tables of a Cartesian gradient-band space, in its normalised frame.
+/// Tables of a Cartesian gradient-band space, in its normalised coordinates.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CartesianSpace {
-    frame: Frame,
+    normaliser: Normaliser,
     pub(super) points: Vec<Vec2>,
     /// `gradients[i * n + j] = (p_j − p_i) / |p_j − p_i|²`; zero on the diagonal so that the
     /// pair (i, i) yields 1 and never wins the minimum.
@@ -76,8 +76,8 @@ impl BlendSpace {
     pub fn cartesian(points: Vec<Vec2>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::Cartesian, points.len(), 2)?;
         check_finite(&points)?;
-        let frame = Frame::fit(&points);
-        let local: Vec<DVec2> = points.iter().map(|&p| frame.to_local(p)).collect();
+        let normaliser = Normaliser::fit(&points);
+        let local: Vec<DVec2> = points.iter().map(|&p| normaliser.to_local(p)).collect();
         check_distinct(&points, &local)?;
         let n = local.len();
         let mut gradients = vec![Vec2::ZERO; n * n];
@@ -91,7 +91,7 @@ impl BlendSpace {
         }
         let points = local.iter().map(|q| q.as_vec2()).collect();
         Ok(Self::Cartesian(CartesianSpace {
-            frame,
+            normaliser,
             points,
             gradients,
         }))
@@ -146,8 +146,8 @@ impl BlendSpace {
                 if i == j {
                     continue;
                 }
-                // The axis depends on the unordered pair, keeping (i, j) and (j, i) in one
-                // frame so their bands meet exactly halfway (h_ij + h_ji = 1).
+                // The axis depends on the unordered pair, keeping (i, j) and (j, i) on one
+                // axis so their bands meet exactly halfway (h_ij + h_ji = 1).
                 let (lo, hi) = (i.min(j), i.max(j));
                 // Nearer the origin than two distinct children may be to each other: no direction.
                 let at_origin = radii[i] < DUPLICATE_DISTANCE || radii[j] < DUPLICATE_DISTANCE;
@@ -192,7 +192,7 @@ impl BlendSpace {
 
 impl CartesianSpace {
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
-        let q = self.frame.query(p).as_vec2();
+        let q = self.normaliser.query(p).as_vec2();
         let n = self.points.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
         for (i, (pi, row)) in self

@@ -40,12 +40,12 @@ pub use one_d::OneDSpace;
 /// the gradient bands cost `O(n²)` per query, so the limit keeps both bounded.
 pub const MAX_BLEND_CHILDREN: usize = 64;
 
-/// Two children of a 2D space closer than this, in the space's normalised frame (the points'
+/// Two children of a 2D space closer than this, in the space's normalised coordinates (the points'
 /// bounding box scaled to a side of 2), are one point: gradient bands divide by their distance
 /// squared and triangles through them have no area.
 const DUPLICATE_DISTANCE: f64 = 1e-6;
 
-/// Radius (normalised frame, where the children lie within about 1.5) to which infinite and
+/// Radius (normalised coordinates, where the children lie within about 1.5) to which infinite and
 /// huge parameters are pulled back along their own direction. Far enough that every gradient
 /// band has saturated for any sensible layout, near enough that f32 keeps full precision.
 const FAR_RADIUS: f64 = 8.0;
@@ -125,16 +125,16 @@ pub enum BlendSpace {
     Grid(GridSpace),
 }
 
-/// Maps a parameter into a 2D space's normalised frame: `(p − centre) · inv_scale`, where the
+/// Maps a parameter into a 2D space's normalised coordinates: `(p − centre) · inv_scale`, where the
 /// children's bounding box becomes a box of side at most 2 around the origin. Tolerances are
 /// then absolute, and squared distances neither underflow nor overflow.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Frame {
+struct Normaliser {
     centre: DVec2,
     inv_scale: f64,
 }
 
-impl Frame {
+impl Normaliser {
     fn fit(points: &[Vec2]) -> Self {
         let mut lo = DVec2::splat(f64::INFINITY);
         let mut hi = DVec2::splat(f64::NEG_INFINITY);
@@ -154,7 +154,7 @@ impl Frame {
         (p.as_dvec2() - self.centre) * self.inv_scale
     }
 
-    /// The parameter in the normalised frame, with NaN read as 0 and anything beyond
+    /// The parameter in the normalised coordinates, with NaN read as 0 and anything beyond
     /// [`FAR_RADIUS`] pulled back to it along its own direction.
     fn query(self, p: Vec2) -> DVec2 {
         let raw = Vec2::new(nan_to_zero(p.x), nan_to_zero(p.y));
