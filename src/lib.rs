@@ -61,6 +61,7 @@ pub mod pose;
 pub mod profile;
 pub mod program;
 pub mod rig;
+pub mod runtime;
 pub mod setup;
 pub mod state;
 pub mod trace;
