@@ -54,10 +54,13 @@ fn row<'a>(runtime: &CrowdRuntime, matrices: &'a [f32], handle: CharacterHandle)
     &matrices[r * PER_ROW..(r + 1) * PER_ROW]
 }
 
-/// Bit patterns, so that equal means the same floats (NaN included only if both are the same
-/// NaN, which a correct evaluator never writes: checked separately).
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
+/// `got` is bit for bit `expected` (one character's matrices), and holds no NaN; a failure
+/// names the joint, the float, and both values.
+fn assert_same_bits(got: &[f32], expected: &[f32], what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}: lengths");
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != expected[i].to_bits() || got[i].is_nan()) {
+        panic!("{what}: joint {}, float {}: expected {}, got {}", i / 16, i % 16, expected[i], got[i]);
+    }
 }
 
 #[test]
@@ -87,7 +90,7 @@ fn removing_one_character_never_disturbs_another() {
         assert!(churn_out.iter().all(|v| v.is_finite()), "frame {frame}: a matrix that is not finite");
         for i in (0..CHARACTERS).filter(|&i| !gone[i]) {
             let (calm_row, churn_row) = (row(&calm, &calm_out, calm_handles[i]), row(&churn, &churn_out, churn_handles[i]));
-            assert_eq!(bits(churn_row), bits(calm_row), "frame {frame}, character {i}: matrices changed by another's despawn");
+            assert_same_bits(churn_row, calm_row, &format!("frame {frame}, character {i}, despawns around it"));
             let (_, a) = calm.crowd().row_of(calm_handles[i]).expect("live");
             let (_, b) = churn.crowd().row_of(churn_handles[i]).expect("live");
             assert_eq!(churn_root[b], calm_root[a], "frame {frame}, character {i}: root motion");
@@ -125,7 +128,7 @@ fn lod_held_rows_follow_their_characters_through_despawns() {
         assert_eq!(after.len(), (rows - 1) * PER_ROW, "every row written");
         assert!(after.iter().all(|v| v.is_finite()), "a matrix that is not finite");
         if !due_now {
-            assert_eq!(bits(&after[..PER_ROW]), bits(&last_before), "row 0, not due, shows what its character showed");
+            assert_same_bits(&after[..PER_ROW], &last_before, &format!("after despawn {removed}, row 0 (not due) shows what its character showed"));
             held_checks += 1;
         }
         // Root motion is every row's, due or not: the walkers and runners move forward.
