@@ -58,6 +58,7 @@ fn frame_job(c: &mut Criterion, name: &str, lod: bool) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::from_parameter(label), |b| {
             b.iter(|| {
+                // The job itself, not `CrowdRuntime`: evaluation alone, on a made-up due schedule.
                 let job = FrameJob {
                     rig: &demo.rig,
                     clips: &bound.clips,

@@ -397,6 +397,7 @@ fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetu
         // The first frame fills the context for everyone; the timed one follows `--lod`.
         let f = LayeredFrame::new(n, frame, args.lod && frame > 0);
         let start = Instant::now();
+        // The job, not `CrowdRuntime`: it runs the hand-made frames the GPU runs, to compare the two.
         let job = FrameJob {
             rig,
             clips,

@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::RootDelta;
 use throng::program::OutputLayout;
 use throng::graph::CompiledGraph;
-use throng::state::Crowd;
+use throng::runtime::CrowdRuntime;
 
 struct Args {
     characters: usize,
@@ -55,10 +54,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let demo = if args.joints64 { DemoCharacter::humanoid_64() } else { DemoCharacter::humanoid() };
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?);
     let bound = demo.bind(graph.clone())?;
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(bound.archetype.clone());
+    let joints = demo.rig.num_joints();
+    let mut crowd = CrowdRuntime::new();
+    let kind = crowd.add_archetype(bound.archetype, demo.rig, bound.clips, bound.layers)?;
     let n = args.characters;
-    let handles = (0..n).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>()?;
+    let handles = crowd.spawn_many(kind, n)?;
 
     // Speeds spread from standing to running; every seventh character jumps every two seconds,
     // every fifth waves, every third leans.
@@ -74,11 +74,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let jump = crowd.param(kind, "jump")?;
     let jumpers: Vec<_> = handles.iter().copied().step_by(7).collect();
 
-    let joints = demo.rig.num_joints();
     let layout = OutputLayout::Mat4;
-    let mut context = EvalContext::new(n, bound.layers.len(), joints);
-    let mut output = vec![0.0f32; n * joints * layout.floats_per_joint()];
-    let mut clips_sampled = vec![0u32; n];
+    let mut output = vec![0.0f32; crowd.floats_needed(kind, layout)?];
     let mut root_motion = vec![RootDelta::default(); n];
     let mut travelled = vec![0.0f32; n];
     let (mut step_s, mut eval_s, mut sampled_total) = (0.0f64, 0.0f64, 0u64);
@@ -91,20 +88,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         crowd.update(dt_s)?;
         step_s += start.elapsed().as_secs_f64();
         let start = Instant::now();
-        let stats = FrameJob {
-            rig: &demo.rig,
-            clips: &bound.clips,
-            layers: &bound.layers,
-            samples: crowd.samples(kind)?,
-            programs: crowd.programs(kind)?,
-            dt_s,
-            context: &mut context,
-            layout,
-            output: &mut output,
-            clips_sampled: &mut clips_sampled,
-            root_motion: &mut root_motion,
-        }
-        .run()?;
+        let stats = crowd.evaluate(kind, layout, &mut output, &mut root_motion)?;
         eval_s += start.elapsed().as_secs_f64();
         sampled_total += stats.clips_sampled;
         for (t, r) in travelled.iter_mut().zip(&root_motion) {

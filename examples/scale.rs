@@ -350,6 +350,8 @@ fn run(args: &Args) -> Result<(), Error> {
             let mut output = vec![0.0f32; n * joints * args.layout.floats_per_joint()];
             let mut clips_sampled = vec![0u32; n];
             let ms = time_frames(&mut scene, warmup, args.frames, &mut steps, |scene| {
+                // The job, not `CrowdRuntime`: the scene's crowd is shared with the GPU path and the table
+                // times evaluation alone, apart from the state step.
                 let job = FrameJob {
                     rig: &demo.rig,
                     clips: &bound.clips,

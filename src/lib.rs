@@ -7,7 +7,9 @@
 //! runs them for whole crowds ([`state`]: SoA columns in, pose programs out), the CPU evaluator,
 //! which is the reference every GPU stage is tested against and the fallback where no adapter
 //! exists, and the GPU evaluator ([`gpu`]), wgpu compute shaders that write the same matrices
-//! into a buffer a vertex shader binds.
+//! into a buffer a vertex shader binds. [`runtime::CrowdRuntime`] puts the state step and the
+//! CPU evaluator together for an engine: spawn, set parameters, update, evaluate, with the
+//! evaluator's memory kept in step with the crowd's rows (README, "Using it").
 //!
 //! # Conventions
 //! - Units: metres, seconds, radians.
@@ -79,6 +81,7 @@ pub mod pose;
 pub mod profile;
 pub mod program;
 pub mod rig;
+pub mod runtime;
 pub mod setup;
 pub mod state;
 pub mod trace;

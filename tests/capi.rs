@@ -1,4 +1,4 @@
-//! The C ABI (`src/capi.rs`, feature `capi`): `include/throng.h` declares exactly what the Rust
+//! The C ABI (`src/capi/`, feature `capi`): `include/throng.h` declares exactly what the Rust
 //! side exports, and `examples/c/main.c`, compiled by the system C compiler against the static
 //! library, creates a crowd, loads a graph, steps it, checks its matrices and gets a bad graph
 //! back as a status and a message; then does the same for a glTF character (RiggedSimple from
@@ -17,6 +17,18 @@ use std::process::Command;
 fn read(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The C ABI's Rust side: every file of `src/capi/` in name order, blank lines between.
+fn rust_side() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/capi");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())).path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    files.iter().map(|path| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))).collect::<Vec<_>>().join("\n\n")
 }
 
 // ---- the header check ----
@@ -126,10 +138,10 @@ fn parse_rust(source: &str, errors: &mut Vec<String>) -> Api {
         let Some(paren) = code[name_start..].find('(').map(|p| name_start + p) else { continue };
         let name = code[name_start..paren].trim().to_owned();
         if !code[header_start..at].contains("#[unsafe(no_mangle)]") {
-            errors.push(format!("src/capi.rs: `{name}` lacks #[unsafe(no_mangle)]"));
+            errors.push(format!("src/capi/: `{name}` lacks #[unsafe(no_mangle)]"));
         }
         if !code[header_start..at].contains("pub ") {
-            errors.push(format!("src/capi.rs: `{name}` is not pub"));
+            errors.push(format!("src/capi/: `{name}` is not pub"));
         }
         let Some((open, close)) = balanced(&code, paren, '(', ')') else { continue };
         let after = &code[close + 1..];
@@ -137,7 +149,7 @@ fn parse_rust(source: &str, errors: &mut Vec<String>) -> Api {
         let ret_rust = ret_text.strip_prefix("->").map_or("()", str::trim);
         let mut convert = |rust: &str| {
             c_type_of(rust).map(|c| canonical(&c)).unwrap_or_else(|e| {
-                errors.push(format!("src/capi.rs `{name}`: {e}"));
+                errors.push(format!("src/capi/ `{name}`: {e}"));
                 String::new()
             })
         };
@@ -171,7 +183,7 @@ fn parse_rust(source: &str, errors: &mut Vec<String>) -> Api {
                         None => (ty, None),
                     };
                     let c = c_type_of(element).unwrap_or_else(|e| {
-                        errors.push(format!("src/capi.rs struct {name}: {e}"));
+                        errors.push(format!("src/capi/ struct {name}: {e}"));
                         String::new()
                     });
                     (fname.trim().to_owned(), canonical(&c), len)
@@ -329,8 +341,8 @@ fn compare_maps<V: std::fmt::Debug + PartialEq>(what: &str, rust: &BTreeMap<Stri
     for name in rust.keys().chain(c.keys()).collect::<BTreeSet<_>>() {
         match (rust.get(name), c.get(name)) {
             (Some(r), Some(h)) if r != h => diffs.push(format!("{what} {name}: Rust {r:?}, the header {h:?}")),
-            (Some(_), None) => diffs.push(format!("{what} {name}: in src/capi.rs, missing from include/throng.h")),
-            (None, Some(_)) => diffs.push(format!("{what} {name}: in include/throng.h, not in src/capi.rs")),
+            (Some(_), None) => diffs.push(format!("{what} {name}: in src/capi/, missing from include/throng.h")),
+            (None, Some(_)) => diffs.push(format!("{what} {name}: in include/throng.h, not in src/capi/")),
             _ => {}
         }
     }
@@ -341,13 +353,13 @@ fn compare(rust: &Api, c: &Api) -> Vec<String> {
     let mut diffs = Vec::new();
     for (name, sig) in &rust.functions {
         match c.functions.get(name) {
-            None => diffs.push(format!("{name}: exported by src/capi.rs, missing from include/throng.h")),
+            None => diffs.push(format!("{name}: exported by src/capi/, missing from include/throng.h")),
             Some(c_sig) if c_sig != sig => diffs.push(format!("{name}: Rust says {sig:?}, the header says {c_sig:?}")),
             Some(_) => {}
         }
     }
     for name in c.functions.keys().filter(|n| !rust.functions.contains_key(*n)) {
-        diffs.push(format!("{name}: declared in include/throng.h, not exported by src/capi.rs"));
+        diffs.push(format!("{name}: declared in include/throng.h, not exported by src/capi/"));
     }
     compare_maps("struct", &rust.structs, &c.structs, &mut diffs);
     compare_maps("enum", &rust.enums, &c.enums, &mut diffs);
@@ -360,26 +372,26 @@ fn compare(rust: &Api, c: &Api) -> Vec<String> {
 #[test]
 fn header_declares_exactly_what_the_rust_side_exports() {
     let mut errors = Vec::new();
-    let rust = parse_rust(&read("src/capi.rs"), &mut errors);
+    let rust = parse_rust(&rust_side(), &mut errors);
     let c = parse_header(&read("include/throng.h"), &mut errors);
     // A parser that found nothing would make the comparison vacuous.
-    assert!(rust.functions.len() >= 20 && rust.enums.contains_key("ThrongStatus"), "src/capi.rs parsed to {rust:?}");
-    assert!(!rust.structs.is_empty() && !rust.constants.is_empty() && !rust.opaque.is_empty(), "src/capi.rs parsed to {rust:?}");
+    assert!(rust.functions.len() >= 20 && rust.enums.contains_key("ThrongStatus"), "src/capi/ parsed to {rust:?}");
+    assert!(!rust.structs.is_empty() && !rust.constants.is_empty() && !rust.opaque.is_empty(), "src/capi/ parsed to {rust:?}");
     errors.extend(compare(&rust, &c));
     // `throng_status_name` spells every status as the header does.
-    let source = read("src/capi.rs");
+    let source = rust_side();
     for (name, value) in rust.enums.get("ThrongStatus").into_iter().flatten() {
         if !source.contains(&format!("{value} => c\"{name}\"")) {
             errors.push(format!("throng_status_name does not map {value} to \"{name}\""));
         }
     }
-    assert!(errors.is_empty(), "include/throng.h and src/capi.rs disagree:\n  {}", errors.join("\n  "));
+    assert!(errors.is_empty(), "include/throng.h and src/capi/ disagree:\n  {}", errors.join("\n  "));
 }
 
 #[test]
 fn header_check_notices_a_changed_parameter_and_a_missing_function() {
     let mut errors = Vec::new();
-    let rust = parse_rust(&read("src/capi.rs"), &mut errors);
+    let rust = parse_rust(&rust_side(), &mut errors);
     let header = read("include/throng.h");
     let edited = header
         .replace("uint32_t archetype, size_t count, uint64_t *out_handles", "uint32_t archetype, uint32_t count, uint64_t *out_handles")
@@ -391,7 +403,7 @@ fn header_check_notices_a_changed_parameter_and_a_missing_function() {
     let diffs = compare(&rust, &c).join("\n");
     let expected = [
         "throng_crowd_spawn: Rust says",
-        "throng_crowd_destroy: exported by src/capi.rs, missing",
+        "throng_crowd_destroy: exported by src/capi/, missing",
         "enum ThrongStatus: Rust",
         "struct ThrongRootDelta: Rust",
     ];

@@ -1,6 +1,6 @@
 //! The embedding API (`docs/embedding.md`): the types an engine keeps across threads are
 //! `Send + Sync`, the calls added for engines agree with the paths they stand beside
-//! (`crowd_root_motion` with `FrameJob`'s root motion, `readback_rows` with `readback`,
+//! (`crowd_root_motion` with the CPU evaluation's root motion, `readback_rows` with `readback`,
 //! `handle_at` with `row_of`), and `examples/embed.rs` — an engine-style program with its own
 //! device and renderer — runs headless and draws a crowd.
 //!
@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use image::RgbaImage;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::{crowd_root_motion, RootDelta};
 use throng::eval::EvalError;
 use throng::program::OutputLayout;
 use throng::graph::CompiledGraph;
+use throng::runtime::CrowdRuntime;
 use throng::setup::{bind_archetype, BindError, LayerSetupError};
 use throng::state::{Crowd, StateError};
 
@@ -45,6 +45,7 @@ fn engine_facing_types_are_send_and_sync() {
     send_sync::<throng::eval::frame::EvalContext>();
     send::<throng::eval::frame::FrameJob<'static>>();
     send_sync::<throng::eval::root_motion::RootDelta>();
+    send_sync::<CrowdRuntime>();
     send_sync::<throng::gpu::GpuCrowd>();
     send_sync::<throng::gpu::GpuContext>();
     send_sync::<throng::demo::DemoCharacter>();
@@ -66,22 +67,21 @@ fn demo_graph(switch: &str) -> Arc<CompiledGraph> {
 }
 
 /// A GPU engine computes root motion with `crowd_root_motion`; it must move characters exactly
-/// as `FrameJob` reports, through starts, stops, jumps and crossfades.
+/// as the CPU evaluation (`CrowdRuntime::evaluate`, `FrameJob` under it) reports, through starts,
+/// stops, jumps and crossfades.
 #[test]
 fn crowd_root_motion_equals_frame_jobs() {
     let demo = DemoCharacter::humanoid();
     for switch in [r#"{ "mode": "crossfade" }"#, r#"{ "mode": "inertialize" }"#, r#"{ "mode": "frozen" }"#] {
         let bound = demo.bind(demo_graph(switch)).expect("binds");
-        let mut crowd = Crowd::new();
-        let kind = crowd.add_archetype(bound.archetype.clone());
+        let num_layers = bound.layers.len();
+        let mut crowd = CrowdRuntime::new();
+        let kind = crowd.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers).expect("one setup per layer");
         let n = 24;
-        let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("spawns")).collect();
+        let handles = crowd.spawn_many(kind, n).expect("spawns");
         let speed = crowd.param(kind, "speed").expect("speed");
         let jump = crowd.param(kind, "jump").expect("jump");
-        let joints = demo.rig.num_joints();
-        let mut context = EvalContext::new(n, bound.layers.len(), joints);
-        let mut output = vec![0.0; n * joints * 16];
-        let mut clips_sampled = vec![0; n];
+        let mut output = vec![0.0; n * demo.rig.num_joints() * 16];
         let (mut expected, mut got) = (vec![RootDelta::default(); n], vec![RootDelta::default(); n]);
         let (mut moving, mut switching) = (0, 0);
         for frame in 0..150 {
@@ -92,26 +92,13 @@ fn crowd_root_motion_equals_frame_jobs() {
                 crowd.set_trigger(jump, &handles[frame % 3..][..5], true).expect("jump");
             }
             crowd.update(1.0 / 60.0).expect("update");
-            let (samples, programs) = (crowd.samples(kind).expect("samples"), crowd.programs(kind).expect("programs"));
-            FrameJob {
-                rig: &demo.rig,
-                clips: &bound.clips,
-                layers: &bound.layers,
-                samples,
-                programs,
-                dt_s: 1.0 / 60.0,
-                context: &mut context,
-                layout: OutputLayout::Mat4,
-                output: &mut output,
-                clips_sampled: &mut clips_sampled,
-                root_motion: &mut expected,
-            }
-            .run()
-            .expect("the frame evaluates");
-            crowd_root_motion(&bound.clips, samples, programs, bound.layers.len(), &mut got).expect("root motion");
+            crowd.evaluate(kind, OutputLayout::Mat4, &mut output, &mut expected).expect("the frame evaluates");
+            let (samples, programs) = (crowd.crowd().samples(kind).expect("samples"), crowd.crowd().programs(kind).expect("programs"));
+            let clips = crowd.clips(kind).expect("known archetype");
+            crowd_root_motion(clips, samples, programs, num_layers, &mut got).expect("root motion");
             assert_eq!(got, expected, "{switch}, frame {frame}");
             moving += got.iter().filter(|d| d.translation.length() > 0.01).count();
-            switching += programs.iter().step_by(bound.layers.len()).filter(|p| p.progress < 1.0).count();
+            switching += programs.iter().step_by(num_layers).filter(|p| p.progress < 1.0).count();
         }
         assert!(moving > 150 * n / 2, "{switch}: only {moving} character-frames moved");
         assert!(switching > 0, "{switch}: no base layer was ever mid-switch");

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 ///
 /// ```text
 /// tools and glue   setup demo trace plot capi        may use everything
+/// crowd runtime    runtime                           state and eval (the CPU's state step and evaluation) and all below
 /// evaluators       eval   gpu                        program, profile and the data model; never each other
 /// state step       state                             graph, program, profile, rig, clip; no GPU, no pose maths
 /// importers        import                            the data model only (rigs, clips, meshes)
@@ -34,6 +35,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("state", &["rig", "clip", "blend_space", "graph", "program", "profile"]),
     ("eval", &["pose", "rig", "clip", "program", "profile"]),
     ("gpu", &["pose", "rig", "clip", "program", "profile"]),
+    ("runtime", &["pose", "rig", "clip", "mesh", "blend_space", "graph", "program", "profile", "state", "eval"]),
     ("setup", EVERYTHING),
     ("demo", EVERYTHING),
     ("trace", EVERYTHING),
@@ -43,8 +45,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
 
 /// What the tools and glue on top may use.
 const EVERYTHING: &[&str] = &[
-    "pose", "rig", "clip", "mesh", "blend_space", "graph", "program", "profile", "import", "state", "eval", "gpu", "setup", "demo", "trace", "plot",
-    "capi",
+    "pose", "rig", "clip", "mesh", "blend_space", "graph", "program", "profile", "import", "state", "eval", "gpu", "runtime", "setup", "demo", "trace",
+    "plot", "capi",
 ];
 
 fn src_dir() -> PathBuf {

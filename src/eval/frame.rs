@@ -23,8 +23,8 @@ use super::sample::sample_blend;
 use super::transition::{transition, Inertia, LayerMemory};
 use super::{local_to_model, skinning, EvalError, CHARACTERS_PER_CHUNK};
 use crate::program::{
-    evaluation_order, swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups,
-    validate_memoryless_programs, DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout,
+    evaluation_order, num_additive_layers, swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs,
+    validate_layer_setups, validate_memoryless_programs, DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout,
 };
 #[cfg(doc)]
 use crate::program::ProgramError;
@@ -216,9 +216,7 @@ impl FrameJob<'_> {
     /// plain cut on every layer without memory ([`ProgramError::NeedsMemory`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        // Layer 0 is the base whatever its blend says (see `evaluation_order`).
-        let additive = self.layers.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count();
-        validate_clips(self.rig, self.clips, additive)?;
+        validate_clips(self.rig, self.clips, num_additive_layers(self.layers))?;
         validate_layer_setups(self.layers, joints)?;
         validate_dt(self.dt_s)?;
         let num_layers = self.layers.len();

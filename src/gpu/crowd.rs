@@ -14,7 +14,7 @@ use super::GpuError;
 use crate::clip::Clip;
 use crate::profile::Plot;
 use crate::program::{
-    evaluation_order, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups, validate_memoryless_programs, validate_samples,
+    evaluation_order, num_additive_layers, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups, validate_memoryless_programs, validate_samples,
     ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, OutputLayout,
 };
 use crate::rig::{Rig, Transform, MAX_JOINTS};
@@ -458,9 +458,7 @@ impl GpuCrowd {
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
         check_limits(&limits, layers.is_some(), options.stage_buffers)?;
-        // Layer 0 is the base whatever its blend says.
-        let additive = layers.map_or(0, |l| l.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count());
-        validate_clips(rig, clips, additive)?;
+        validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
         let GpuRigTables { mut joints, paths } = GpuRigJoint::from_rig(rig);
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.

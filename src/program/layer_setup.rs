@@ -87,6 +87,15 @@ pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSe
     Ok(())
 }
 
+/// How many of `layers` add their clips as deltas: the clip checks ([`crate::program::validate_clips`])
+/// bound the scale a pose can reach through them. Layer 0 is the base whatever its blend says
+/// (see [`evaluation_order`]), so it never counts. Shared by [`FrameJob`](crate::eval::frame::FrameJob)
+/// and the GPU evaluator, so that both accept the same clips.
+#[must_use]
+pub fn num_additive_layers(layers: &[LayerSetup]) -> usize {
+    layers.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count()
+}
+
 /// The order layers are evaluated in: the base (layer 0), then additive layers, then override
 /// layers, each group in index order.
 #[must_use]

@@ -18,7 +18,8 @@ use crate::rig::{Rig, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M};
 mod layer_setup;
 
 pub use layer_setup::{
-    evaluation_order, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError,
+    evaluation_order, num_additive_layers, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry,
+    MaskError,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

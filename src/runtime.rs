@@ -1,0 +1,474 @@
+//! The crowd runtime: one type that owns a crowd's state step ([`crate::state::Crowd`]) and its
+//! CPU evaluation ([`FrameJob`]), and keeps the two in step as characters come and go. The C
+//! ABI (`crate::capi`) is FFI plumbing over it; the examples drive their crowds with it.
+//!
+//! ```text
+//! add_archetype(archetype, rig, clips, layers) ─► ArchetypeId
+//! spawn / despawn ─► handles          (the evaluator's memory and held matrices follow each row)
+//! set_float… ─► update(dt) ─► evaluate(id, layout, matrices, root motion) ─► events, readback
+//! ```
+//!
+//! What it keeps per archetype, so that the caller keeps nothing: the rig, clip table and layer
+//! setups the evaluator reads; the [`EvalContext`] (what transitions need between frames),
+//! resized on every spawn and swap-removed with every despawn as the crowd moves its rows; the
+//! `dt` of the archetype's last update, which the evaluator needs for velocities and decays;
+//! and, once a character has an update rate above 1 (animation LOD, `docs/lod.md`), every row's
+//! last matrices, so that the rows not due show them again and a despawn moves them with their
+//! character. The caller's buffer is written whole on every [`CrowdRuntime::evaluate`].
+//!
+//! The low-level jobs ([`FrameJob`], [`crate::eval::EvalCrowdJob`]) stay public for callers
+//! that keep their own memory, or evaluate on the GPU ([`crate::gpu::GpuCrowd`]).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+//! use throng::eval::root_motion::RootDelta;
+//! use throng::graph::CompiledGraph;
+//! use throng::program::OutputLayout;
+//! use throng::runtime::CrowdRuntime;
+//!
+//! let demo = DemoCharacter::humanoid();
+//! let bound = demo.bind(Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?))?;
+//! let mut runtime = CrowdRuntime::new();
+//! let walkers = runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)?;
+//! let handles = runtime.spawn_many(walkers, 4)?;
+//! let speed = runtime.param(walkers, "speed")?;
+//! runtime.set_float(speed, &handles, &[1.5; 4])?;
+//!
+//! let mut matrices = vec![0.0; runtime.floats_needed(walkers, OutputLayout::Mat4)?];
+//! let mut root_motion = vec![RootDelta::default(); handles.len()];
+//! for _ in 0..30 {
+//!     runtime.update(1.0 / 30.0)?;
+//!     runtime.evaluate(walkers, OutputLayout::Mat4, &mut matrices, &mut root_motion)?;
+//! }
+//! // Walking at 1.5 m/s: the root travelled about 5 cm forward (+Z) on the last frame.
+//! assert!((root_motion[0].translation.z - 0.05).abs() < 0.01);
+//! assert!(matrices.iter().all(|v| v.is_finite()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::clip::Clip;
+use crate::eval::frame::{EvalContext, FrameJob, FrameStats};
+use crate::eval::root_motion::RootDelta;
+use crate::eval::EvalError;
+use crate::graph::ParamValue;
+use crate::program::{swap_remove_row, LayerSetup, OutputLayout};
+use crate::rig::Rig;
+use crate::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError, MAX_CHARACTER_SLOTS};
+
+/// Why a runtime call was refused. Nothing changes when one is returned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The state step refused the call: a stale or foreign handle, an unknown parameter, a
+    /// value or `dt` that is not finite, a full crowd, an update rate other than 1, 2, 4, 8, 16.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The evaluator refused the frame: an output or root-motion buffer of the wrong length, or
+    /// clips, layers or programs its checks refuse.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// The id names no archetype of this runtime (it came from another crowd or runtime).
+    #[error("archetype {id:?} was not added to this runtime")]
+    UnknownArchetype {
+        /// The id given.
+        id: ArchetypeId,
+    },
+    /// The layer setups given with an archetype are not one per layer of its graph.
+    #[error("{layers} layer setups given for a graph of {graph_layers} layers")]
+    LayerCount {
+        /// Setups given.
+        layers: usize,
+        /// Layers in the archetype's graph.
+        graph_layers: usize,
+    },
+    /// A handle listed twice in a batch where each must be distinct (a despawn).
+    #[error("handle {:#x} is listed twice", handle.to_bits())]
+    DuplicateHandle {
+        /// The handle.
+        handle: CharacterHandle,
+    },
+}
+
+/// Characters of any number of archetypes, stepped together and evaluated on the CPU, with the
+/// evaluator's memory kept in step with spawns and despawns (see the module docs).
+#[derive(Debug, Default)]
+pub struct CrowdRuntime {
+    crowd: Crowd,
+    /// One per archetype of `crowd`, in the order they were added.
+    archetypes: Vec<ArchetypeEntry>,
+    /// Set once [`CrowdRuntime::set_update_rate`] gave a character a rate above 1: from then on
+    /// each archetype keeps its matrices ([`ArchetypeEntry::held`]) for the rows not due.
+    lod: bool,
+}
+
+/// What the evaluator needs for one archetype, and the memory it carries between frames.
+#[derive(Debug)]
+struct ArchetypeEntry {
+    id: ArchetypeId,
+    rig: Rig,
+    clips: Vec<Clip>,
+    layers: Vec<LayerSetup>,
+    context: EvalContext,
+    /// `dt` of the archetype's last update, which the evaluator needs for velocities and decays.
+    last_dt_s: f32,
+    /// Per row, clips sampled by the last evaluation: the job's scratch, kept to reuse.
+    clips_sampled: Vec<u32>,
+    /// With animation LOD, every row's last matrices in `held_layout`: the rows not due this
+    /// update show them again, and a despawn moves them as it moves the evaluator's memory, so
+    /// the caller's buffer is written whole every call and needs no care between calls.
+    held: Vec<f32>,
+    held_layout: Option<OutputLayout>,
+}
+
+impl ArchetypeEntry {
+    /// Grows or shrinks the evaluator's memory and, with animation LOD, the held matrices to
+    /// `rows` characters (a spawn's new rows have shown nothing), so that a despawn before the
+    /// next evaluation moves the row the crowd moves.
+    fn resize(&mut self, rows: usize) {
+        self.context.resize(rows);
+        if let Some(layout) = self.held_layout {
+            self.held.resize(rows * self.rig.num_joints() * layout.floats_per_joint(), 0.0);
+        }
+    }
+
+    /// Removes `row` as the crowd's despawn does: the last row's memory and held matrices move
+    /// into it.
+    fn swap_remove(&mut self, row: usize) {
+        self.context.swap_remove(row);
+        if let Some(layout) = self.held_layout {
+            swap_remove_row(&mut self.held, row, self.rig.num_joints() * layout.floats_per_joint());
+        }
+    }
+}
+
+impl CrowdRuntime {
+    /// An empty runtime.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers an archetype with what its evaluation reads: the rig, the clip table its
+    /// samples index (additive layers' clips as deltas) and one layer setup per graph layer —
+    /// what [`crate::setup::bind_archetype`] and [`crate::demo::DemoCharacter::bind`] return.
+    /// The runtime keeps its own copies. Clip events fire as the archetype was made
+    /// ([`Archetype::with_events_from_clips`] turns the clips' own events on).
+    ///
+    /// # Errors
+    /// [`RuntimeError::LayerCount`]. The clips and layer setups are checked against the rig by
+    /// the first [`CrowdRuntime::evaluate`] ([`RuntimeError::Eval`]).
+    pub fn add_archetype(&mut self, archetype: Archetype, rig: Rig, clips: Vec<Clip>, layers: Vec<LayerSetup>) -> Result<ArchetypeId, RuntimeError> {
+        let graph_layers = archetype.graph().layers().len();
+        if layers.len() != graph_layers {
+            return Err(RuntimeError::LayerCount { layers: layers.len(), graph_layers });
+        }
+        // Memory only for the layers whose graph can show two states at once.
+        let context = EvalContext::for_layers(0, &layers, rig.num_joints());
+        let id = self.crowd.add_archetype(archetype);
+        self.archetypes.push(ArchetypeEntry {
+            id,
+            rig,
+            clips,
+            layers,
+            context,
+            last_dt_s: 0.0,
+            clips_sampled: Vec::new(),
+            held: Vec::new(),
+            held_layout: None,
+        });
+        Ok(id)
+    }
+
+    fn index(&self, id: ArchetypeId) -> Result<usize, RuntimeError> {
+        self.archetypes.iter().position(|e| e.id == id).ok_or(RuntimeError::UnknownArchetype { id })
+    }
+
+    fn entry(&self, id: ArchetypeId) -> Result<&ArchetypeEntry, RuntimeError> {
+        Ok(&self.archetypes[self.index(id)?])
+    }
+
+    /// The state step, for everything it reads back (rows, handles, programs, due rows, state
+    /// names, memory figures). Changes go through the runtime, which keeps the evaluator's
+    /// memory in step with them.
+    #[must_use]
+    pub fn crowd(&self) -> &Crowd {
+        &self.crowd
+    }
+
+    /// The rig an archetype is evaluated with.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn rig(&self, id: ArchetypeId) -> Result<&Rig, RuntimeError> {
+        Ok(&self.entry(id)?.rig)
+    }
+
+    /// An archetype's clip table.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn clips(&self, id: ArchetypeId) -> Result<&[Clip], RuntimeError> {
+        Ok(&self.entry(id)?.clips)
+    }
+
+    /// An archetype's layer setups, base first.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn layers(&self, id: ArchetypeId) -> Result<&[LayerSetup], RuntimeError> {
+        Ok(&self.entry(id)?.layers)
+    }
+
+    /// The evaluator's memory for an archetype (its bytes per character, say).
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn context(&self, id: ArchetypeId) -> Result<&EvalContext, RuntimeError> {
+        Ok(&self.entry(id)?.context)
+    }
+
+    /// Adds a character in each layer's default state with the graph's default parameters.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; [`StateError::CrowdFull`].
+    pub fn spawn(&mut self, id: ArchetypeId) -> Result<CharacterHandle, RuntimeError> {
+        Ok(self.spawn_many(id, 1)?[0])
+    }
+
+    /// Adds `count` characters, as [`CrowdRuntime::spawn`]; all or nothing: a batch past the
+    /// crowd's [`MAX_CHARACTER_SLOTS`] spawns none.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; [`StateError::CrowdFull`].
+    pub fn spawn_many(&mut self, id: ArchetypeId, count: usize) -> Result<Vec<CharacterHandle>, RuntimeError> {
+        let index = self.index(id)?;
+        if count > self.crowd.spawnable() {
+            return Err(StateError::CrowdFull { slots: MAX_CHARACTER_SLOTS }.into());
+        }
+        let handles = (0..count).map(|_| self.crowd.spawn(id)).collect::<Result<Vec<_>, _>>()?;
+        self.archetypes[index].resize(self.crowd.num_characters(id)?);
+        Ok(handles)
+    }
+
+    /// Removes a character; every other handle stays valid. The archetype's last character
+    /// moves into the freed row ([`Crowd::row_of`] tells where a character is), its evaluator
+    /// memory and held matrices with it, so its transitions carry on and its matrices are
+    /// unchanged.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`].
+    pub fn despawn(&mut self, handle: CharacterHandle) -> Result<(), RuntimeError> {
+        self.despawn_many(&[handle])
+    }
+
+    /// Removes several characters, as [`CrowdRuntime::despawn`]; all or nothing: a stale or
+    /// repeated handle removes none.
+    ///
+    /// # Errors
+    /// [`StateError::StaleHandle`], [`StateError::ForeignHandle`],
+    /// [`RuntimeError::DuplicateHandle`].
+    pub fn despawn_many(&mut self, handles: &[CharacterHandle]) -> Result<(), RuntimeError> {
+        let mut sorted: Vec<u64> = handles.iter().map(|h| h.to_bits()).collect();
+        sorted.sort_unstable();
+        if let Some(pair) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(RuntimeError::DuplicateHandle { handle: CharacterHandle::from_bits(pair[0]) });
+        }
+        for &handle in handles {
+            self.crowd.row_of(handle)?;
+        }
+        for &handle in handles {
+            let (id, row) = self.crowd.row_of(handle)?;
+            let index = self.index(id)?;
+            self.archetypes[index].swap_remove(row);
+            self.crowd.despawn(handle)?;
+        }
+        Ok(())
+    }
+
+    /// Sets animation LOD's update rates (`docs/lod.md`): `rates[i]` (1, 2, 4, 8 or 16) for
+    /// `handles[i]`. A character at rate `r` is evaluated every `r`-th update only (and on any
+    /// update it switches state); its states, events and root motion stay exact every update.
+    /// Once a rate above 1 is set the runtime keeps each archetype's matrices, so that
+    /// [`CrowdRuntime::evaluate`] still writes every row. All or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_update_rate`].
+    pub fn set_update_rate(&mut self, handles: &[CharacterHandle], rates: &[u8]) -> Result<(), RuntimeError> {
+        self.crowd.set_update_rate(handles, rates)?;
+        self.lod |= rates.iter().any(|&r| r != 1);
+        Ok(())
+    }
+
+    /// Resolves a parameter of an archetype's graph by name, for the setters.
+    ///
+    /// # Errors
+    /// As [`Crowd::param`].
+    pub fn param(&self, id: ArchetypeId, name: &str) -> Result<ParamId, RuntimeError> {
+        Ok(self.crowd.param(id, name)?)
+    }
+
+    /// Sets a FLOAT parameter, `values[i]` for `handles[i]`, all or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::set_float`].
+    pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), RuntimeError> {
+        Ok(self.crowd.set_float(param, handles, values)?)
+    }
+
+    /// Sets an INTEGER parameter, as [`CrowdRuntime::set_float`].
+    ///
+    /// # Errors
+    /// As [`Crowd::set_int`].
+    pub fn set_int(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[i32]) -> Result<(), RuntimeError> {
+        Ok(self.crowd.set_int(param, handles, values)?)
+    }
+
+    /// Sets a BOOLEAN parameter, as [`CrowdRuntime::set_float`].
+    ///
+    /// # Errors
+    /// As [`Crowd::set_bool`].
+    pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), RuntimeError> {
+        Ok(self.crowd.set_bool(param, handles, values)?)
+    }
+
+    /// Sets a TRIGGER, as [`Crowd::set_trigger`].
+    ///
+    /// # Errors
+    /// As [`Crowd::set_trigger`].
+    pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), RuntimeError> {
+        Ok(self.crowd.set_trigger(param, handles, single_frame)?)
+    }
+
+    /// Clears a TRIGGER, as [`Crowd::reset_trigger`].
+    ///
+    /// # Errors
+    /// As [`Crowd::reset_trigger`].
+    pub fn reset_trigger(&mut self, param: ParamId, handles: &[CharacterHandle]) -> Result<(), RuntimeError> {
+        Ok(self.crowd.reset_trigger(param, handles)?)
+    }
+
+    /// Sets one parameter of one character, as [`Crowd::set`].
+    ///
+    /// # Errors
+    /// As [`Crowd::set`].
+    pub fn set(&mut self, param: ParamId, handle: CharacterHandle, value: ParamValue) -> Result<(), RuntimeError> {
+        Ok(self.crowd.set(param, handle, value)?)
+    }
+
+    /// Steps every character of every archetype by `dt_s` seconds (finite, ≥ 0; 0 pauses). The
+    /// next [`CrowdRuntime::evaluate`] of each archetype uses the same `dt_s`.
+    ///
+    /// # Errors
+    /// As [`Crowd::update`].
+    pub fn update(&mut self, dt_s: f32) -> Result<(), RuntimeError> {
+        self.crowd.update(dt_s)?;
+        for entry in &mut self.archetypes {
+            entry.last_dt_s = dt_s;
+        }
+        Ok(())
+    }
+
+    /// Steps only one archetype's characters, as [`Crowd::update_archetype`]; its next
+    /// evaluation uses this `dt_s`, the others keep what their last update left.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; as [`Crowd::update_archetype`].
+    pub fn update_archetype(&mut self, id: ArchetypeId, dt_s: f32) -> Result<(), RuntimeError> {
+        let index = self.index(id)?;
+        self.crowd.update_archetype(id, dt_s)?;
+        self.archetypes[index].last_dt_s = dt_s;
+        Ok(())
+    }
+
+    /// Floats [`CrowdRuntime::evaluate`] writes for an archetype in `layout` with its current
+    /// characters: characters × joints × [`OutputLayout::floats_per_joint`].
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn floats_needed(&self, id: ArchetypeId, layout: OutputLayout) -> Result<usize, RuntimeError> {
+        let entry = self.entry(id)?;
+        Ok(self.crowd.num_characters(id)? * entry.rig.num_joints() * layout.floats_per_joint())
+    }
+
+    /// Evaluates an archetype's characters after the last update: every layer, every
+    /// transition, skinning matrices into `matrices` (the character at row `r`, joint `j` at
+    /// float `(r × joints + j) × layout.floats_per_joint()`; exactly
+    /// [`CrowdRuntime::floats_needed`] floats). `root_motion` is empty, or one entry per row
+    /// that receives the character's root travel this frame; the travel is removed from the
+    /// pose either way when the base layer has root motion on. Call once per archetype per
+    /// update: the evaluator remembers what it showed, for transitions. With animation LOD
+    /// ([`CrowdRuntime::set_update_rate`]) only the due rows are evaluated (each with its own
+    /// seconds since it was last shown), and the others show the matrices they last showed: every
+    /// row of `matrices` is written all the same. A new layout holds nothing yet, so its first
+    /// evaluation evaluates every row.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; [`EvalError::OutputSize`],
+    /// [`EvalError::RootMotionCount`] and the rest of [`FrameJob::validate`], nothing written.
+    pub fn evaluate(&mut self, id: ArchetypeId, layout: OutputLayout, matrices: &mut [f32], root_motion: &mut [RootDelta]) -> Result<FrameStats, RuntimeError> {
+        let index = self.index(id)?;
+        let Self { crowd, archetypes, lod } = self;
+        let entry = &mut archetypes[index];
+        let characters = crowd.num_characters(id)?;
+        let (joints, floats_per_joint) = (entry.rig.num_joints(), layout.floats_per_joint());
+        let expected = characters * joints * floats_per_joint;
+        if matrices.len() != expected {
+            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: matrices.len() }.into());
+        }
+        entry.clips_sampled.resize(characters, 0);
+        // With LOD the rows not due show their held matrices; a new layout holds none yet, so
+        // every row is evaluated once in it, and holds them only once that evaluation succeeded.
+        let holds = *lod && entry.held_layout == Some(layout);
+        if *lod {
+            if !holds {
+                entry.held_layout = None;
+            }
+            entry.held.resize(expected, 0.0);
+        }
+        let job = FrameJob {
+            rig: &entry.rig,
+            clips: &entry.clips,
+            layers: &entry.layers,
+            samples: crowd.samples(id)?,
+            programs: crowd.programs(id)?,
+            dt_s: entry.last_dt_s,
+            context: &mut entry.context,
+            layout,
+            output: if *lod { &mut entry.held } else { &mut *matrices },
+            clips_sampled: &mut entry.clips_sampled,
+            root_motion,
+        };
+        let stats = if holds { job.run_due(crowd.due(id)?)? } else { job.run()? };
+        if *lod {
+            entry.held_layout = Some(layout);
+            matrices.copy_from_slice(&entry.held);
+        }
+        Ok(stats)
+    }
+
+    /// Clips each row sampled in the archetype's last evaluation (0 for rows not due).
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn clips_sampled(&self, id: ArchetypeId) -> Result<&[u32], RuntimeError> {
+        Ok(&self.entry(id)?.clips_sampled)
+    }
+
+    /// The animation events an archetype's characters fired in the last update, as
+    /// [`Crowd::events`].
+    ///
+    /// # Errors
+    /// As [`Crowd::events`].
+    pub fn events(&self, id: ArchetypeId) -> Result<&[AnimationEvent], RuntimeError> {
+        Ok(self.crowd.events(id)?)
+    }
+
+    /// What one layer of a character is doing after the last update, as [`Crowd::readback`].
+    ///
+    /// # Errors
+    /// As [`Crowd::readback`].
+    pub fn readback(&self, handle: CharacterHandle, layer: usize) -> Result<LayerReadback, RuntimeError> {
+        Ok(self.crowd.readback(handle, layer)?)
+    }
+}
