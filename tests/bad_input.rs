@@ -12,7 +12,6 @@ mod gpu_support;
 
 use std::fmt::{Debug, Display};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec2, Vec3};
@@ -32,6 +31,7 @@ use throng::clip::ClipEvent;
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
 
+use support::files::TempDir;
 use support::{glb, graph};
 
 // ---------------------------------------------------------------------------------------------
@@ -215,24 +215,14 @@ fn gltf(bytes: &[u8]) -> Result<throng::import::gltf::GltfAsset, GltfError> {
     load_gltf_from_slice(bytes, None, &GltfOptions::default())
 }
 
-/// A fresh empty folder under the system temp dir.
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("throng-bad-input-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `<dir>/skin.gltf` over an external `skin.bin` of `bin` bytes (none when `None`), loaded.
 fn gltf_on_disk(tag: &str, bin: Option<&[u8]>) -> Result<throng::import::gltf::GltfAsset, GltfError> {
-    let dir = temp_dir(tag);
+    let dir = TempDir::new(&format!("bad-input-{tag}"));
     std::fs::write(dir.join("skin.gltf"), gltf_doc("skin.bin", 128, SKIN)).unwrap();
     if let Some(bin) = bin {
         std::fs::write(dir.join("skin.bin"), bin).unwrap();
     }
-    let result = load_gltf(&dir.join("skin.gltf"), &GltfOptions::default());
-    std::fs::remove_dir_all(&dir).ok();
-    result
+    load_gltf(&dir.join("skin.gltf"), &GltfOptions::default())
 }
 
 /// A three-joint chain and two clips for it: `bend` (1 s, looping) and `still` (one frame).

@@ -16,6 +16,9 @@ use throng::graph::CompiledGraph;
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 use throng::{Clip, Rig, Transform};
 
+mod support;
+use support::drive::drive;
+
 const DT: f32 = 1.0 / 30.0;
 
 /// The locomotion graph with a different switch on each transition, so that characters carry
@@ -51,32 +54,6 @@ fn archetype(clips: &[Clip]) -> Archetype {
         Some(ClipBinding { clip: i as u32, duration_s: clips[i].duration_s() })
     })
     .unwrap()
-}
-
-/// Speed of profile `p` at age `a` frames: varied, often crossing the graph's 0.1 threshold.
-fn speed(p: usize, a: usize) -> f32 {
-    ((p * 7 + a * 3) % 50) as f32 / 10.0 - 0.3
-}
-fn jumps(p: usize, a: usize) -> bool {
-    (a + p).is_multiple_of(37)
-}
-fn waves(p: usize, a: usize) -> bool {
-    (a * 5 + p).is_multiple_of(53)
-}
-
-/// Sets frame inputs for characters `handles`, whose profiles and ages are given.
-fn drive(crowd: &mut Crowd, kind: ArchetypeId, handles: &[CharacterHandle], profile_age: impl Fn(usize) -> (usize, usize)) {
-    let speed_p = crowd.param(kind, "speed").unwrap();
-    let jump_p = crowd.param(kind, "jump").unwrap();
-    let wave_p = crowd.param(kind, "wave").unwrap();
-    let speeds: Vec<f32> = (0..handles.len()).map(|i| { let (p, a) = profile_age(i); speed(p, a) }).collect();
-    crowd.set_float(speed_p, handles, &speeds).unwrap();
-    let pick = |f: fn(usize, usize) -> bool| -> Vec<CharacterHandle> {
-        handles.iter().enumerate().filter(|(i, _)| { let (p, a) = profile_age(*i); f(p, a) }).map(|(_, h)| *h).collect()
-    };
-    let (jump, wave) = (pick(jumps), pick(waves));
-    crowd.set_trigger(jump_p, &jump, false).unwrap();
-    crowd.set_trigger(wave_p, &wave, true).unwrap();
 }
 
 /// Layer setups: the base, then the upper body in mesh space under `mask`.

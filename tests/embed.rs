@@ -4,9 +4,9 @@
 //! `handle_at` with `row_of`), and `examples/embed.rs` — an engine-style program with its own
 //! device and renderer — runs headless and draws a crowd.
 //!
-//! The example's binary is the one cargo built beside this test (`cargo test` builds
-//! examples); if it is missing it is built first. Without a GPU adapter the example's tests
-//! skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
+//! The example's binary is built first, as this test was (profile, target folder, features:
+//! `support::examples`), so an edit to the example is always what runs. Without a GPU adapter
+//! the example's tests skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,9 @@ use throng::state::{Crowd, StateError};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
+use support::examples::example_binary;
+use support::files::TempDir;
 
 /// Compiles only if every type an engine shares between its threads (assets loaded on one,
 /// the crowd stepped on another, the GPU crowd on the render thread) may cross them, and every
@@ -242,20 +245,9 @@ fn gpu_available() -> bool {
     gpu_support::gpu().is_some()
 }
 
-/// `target/<profile>/examples/embed`, next to this test's own `target/<profile>/deps/…`.
+/// The embed example, built as this test was (`support::examples`).
 fn embed_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its own path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
-    let binary = profile_dir.join("examples").join(format!("embed{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--example", "embed"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        assert!(build.status().expect("cargo runs").success(), "building the embed example failed");
-    }
-    binary
+    example_binary("embed")
 }
 
 fn embed(args: &[&str]) -> Output {
@@ -316,8 +308,7 @@ fn embed_example_draws_a_moving_crowd_headless() {
     if !gpu_available() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("throng-embed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let dir = TempDir::new("embed");
     let (early, late) = (dir.join("early.png"), dir.join("late.png"));
     let common = ["--characters", "24", "--size", "320x200"];
     let stdout = embed(&[&common[..], &["--frames", "30", "--out", early.to_str().expect("utf-8 temp path")]].concat()).stdout;
@@ -345,7 +336,6 @@ fn embed_example_draws_a_moving_crowd_headless() {
     let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && differs(p, q)).count();
     eprintln!("{moved} of {either} character pixels changed between frames 30 and 75");
     assert!(moved * 4 > either, "only {moved} of {either} character pixels changed between frames 30 and 75");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A device whose storage bindings hold 512 KiB (a small GPU's) makes throng evaluate in
@@ -356,8 +346,7 @@ fn embed_example_draws_the_same_crowd_in_windows() {
     if !gpu_available() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("throng-embed-windows-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let dir = TempDir::new("embed-windows");
     let (whole, windowed) = (dir.join("whole.png"), dir.join("windowed.png"));
     let common = ["--characters", "600", "--frames", "10", "--size", "320x200"];
     let one = embed(&[&common[..], &["--out", whole.to_str().expect("utf-8 temp path")]].concat()).stdout;
@@ -370,7 +359,6 @@ fn embed_example_draws_the_same_crowd_in_windows() {
     let share = foreground(&a).iter().filter(|&&m| m).count() as f64 / (320.0 * 200.0);
     assert!(share > 0.05, "600 characters cover {:.1} % of the picture", share * 100.0);
     assert!(a == b, "drawing in windows changed {} pixels", a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

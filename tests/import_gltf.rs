@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 use support::compare::{nan_max, nan_min};
+use support::files::TempDir;
 use support::glb;
 use throng::{ClipError, RigError, Transform};
 
@@ -29,14 +30,6 @@ fn sample_dir(name: &str) -> Option<PathBuf> {
     );
     eprintln!("skipping: glTF sample data not found at {}", dir.display());
     None
-}
-
-/// A fresh empty folder under the system temp dir.
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("throng-gltf-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn opts() -> GltfOptions {
@@ -346,11 +339,10 @@ fn glb_loads_like_gltf() {
         let from_gltf = load_gltf(&gltf_path, &options).unwrap();
         assert_eq!(from_glb, from_gltf, "{name}");
         // And through a file, where the content (not the extension) says GLB.
-        let tmp = temp_dir("glb");
+        let tmp = TempDir::new("gltf-glb");
         let path = tmp.join(format!("{stem}.glb"));
         std::fs::write(&path, &glb).unwrap();
         assert_eq!(load_gltf(&path, &options).unwrap(), from_gltf, "{name} from file");
-        std::fs::remove_dir_all(tmp).unwrap();
     }
 }
 
@@ -587,9 +579,10 @@ fn baked_armature_moves_root_keys() {
 // ---------------------------------------------------------------------------------------------
 // Bad files
 
-fn copy_sample(name: &str, tag: &str) -> Option<(PathBuf, PathBuf)> {
+/// The sample model `name` copied into a scratch folder: its `.gltf` and the folder.
+fn copy_sample(name: &str, tag: &str) -> Option<(PathBuf, TempDir)> {
     let src = sample_dir(name)?;
-    let dir = temp_dir(tag);
+    let dir = TempDir::new(&format!("gltf-{tag}"));
     for entry in std::fs::read_dir(&src).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
@@ -607,7 +600,6 @@ fn truncated_bin_is_an_error() {
     let err = load_gltf(&gltf, &opts()).unwrap_err();
     assert!(matches!(err, GltfError::TruncatedBuffer { buffer: 0, declared_bytes: 6128, actual_bytes: 6000 }), "{err}");
     assert!(err.to_string().contains("6128"), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -616,7 +608,6 @@ fn missing_bin_is_an_io_error_naming_the_file() {
     std::fs::remove_file(dir.join("RiggedSimple0.bin")).unwrap();
     let err = load_gltf(&gltf, &opts()).unwrap_err();
     assert!(matches!(&err, GltfError::Io { path, .. } if path.ends_with("RiggedSimple0.bin")), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

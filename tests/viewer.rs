@@ -3,14 +3,18 @@
 //! character's trunk joints, projected on the CPU, land on its rendered body), the CPU and GPU
 //! evaluations drawing the same crowd, and the windowed viewer under `xvfb-run`.
 //!
-//! The example's binary is the one cargo built beside this test (`cargo test` builds
-//! examples; CI's `--all-targets` too); if it is missing it is built first. Without a GPU
+//! The example's binary is built first, as this test was built (profile, target folder,
+//! features: `support::examples`), so an edit to the viewer is always what runs. Without a GPU
 //! adapter the tests skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use image::RgbaImage;
+
+mod support;
+use support::examples::example_binary;
+use support::files::TempDir;
 
 /// The render size of the tests: small, because lavapipe rasterises on the CPU.
 const WIDTH: u32 = 320;
@@ -31,28 +35,13 @@ fn gpu_available() -> bool {
     }
 }
 
-/// `target/<profile>/examples/viewer`, next to this test's own `target/<profile>/deps/…`.
+/// The viewer, built as this test was.
 fn viewer_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its own path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
-    let binary = profile_dir.join("examples").join(format!("viewer{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--example", "viewer"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
-            build.arg("--release");
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(status.success(), "building the viewer example failed");
-    }
-    binary
+    example_binary("viewer")
 }
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throng-viewer-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    dir
+fn scratch_dir(name: &str) -> TempDir {
+    TempDir::new(&format!("viewer-{name}"))
 }
 
 /// Runs the headless viewer with `args` plus the test size; asserts it exits 0 without a wgpu
@@ -117,7 +106,6 @@ fn headless_crowd_has_characters_that_move() {
     let moved = changed as f64 / either.max(1) as f64;
     eprintln!("characters cover {:.1} % of the picture; {:.1} % of their pixels changed from frame 30 to 60", share * 100.0, moved * 100.0);
     assert!(moved > 0.2, "only {:.1} % of the character pixels changed between frames 30 and 60", moved * 100.0);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -150,7 +138,6 @@ fn skinned_character_covers_its_projected_joints() {
         let at = (py as u32 * WIDTH + px as u32) as usize;
         assert!(mask[at], "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--cpu` evaluates with `FrameJob` and uploads the matrices, and takes its root motion from
@@ -178,7 +165,6 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
         different * 20 < characters,
         "{different} pixels differ between the CPU and GPU evaluations, against {characters} character pixels"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -227,5 +213,4 @@ fn affine_and_mat4_output_draw_the_same_crowd() {
     let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| differs(a, b)).count();
     assert!(characters > 500, "the crowd covers only {characters} pixels");
     assert!(different * 100 < characters, "{different} pixels differ between affine and mat4 output, against {characters} character pixels");
-    let _ = std::fs::remove_dir_all(dir);
 }

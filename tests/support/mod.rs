@@ -1,9 +1,17 @@
-//! Helpers shared by the integration tests: build small graphs, run trace scripts, wrap glTF
-//! JSON and a buffer into a GLB container.
+//! Helpers shared by the integration tests, one copy each: build small graphs, run trace
+//! scripts, wrap glTF JSON and a buffer into a GLB container; and in submodules, compare floats
+//! (`compare`, failing on NaN), drive crowds (`drive`), make scratch folders (`files`) and
+//! build the example programs the tests run (`examples`). `gpu.rs` beside them, the GPU tests'
+//! device and random inputs, is included by those tests alone (`#[path]`).
+//!
+//! Each test file compiles this module on its own and uses a part of it.
 
 #![allow(dead_code)]
 
 pub mod compare;
+pub mod drive;
+pub mod examples;
+pub mod files;
 
 use throng::trace::{run_script, TraceLine};
 
