@@ -25,8 +25,14 @@ pub fn profile_waves(p: usize, a: usize) -> bool {
 /// Sets a frame's inputs on `benches/support/locomotion.json`'s parameters for `handles`, the
 /// `k`-th of them following profile and age `profile_age(k)`: `speed`, the `jump` trigger, and
 /// `wave` as a single-frame trigger.
-pub fn drive(crowd: &mut Crowd, kind: ArchetypeId, handles: &[CharacterHandle], profile_age: impl Fn(usize) -> (usize, usize)) {
-    let [speed, jump, wave] = ["speed", "jump", "wave"].map(|name| crowd.param(kind, name).expect("locomotion.json's parameter"));
+pub fn drive(
+    crowd: &mut Crowd,
+    kind: ArchetypeId,
+    handles: &[CharacterHandle],
+    profile_age: impl Fn(usize) -> (usize, usize),
+) {
+    let [speed, jump, wave] =
+        ["speed", "jump", "wave"].map(|name| crowd.param(kind, name).expect("locomotion.json's parameter"));
     let speeds: Vec<f32> = (0..handles.len())
         .map(|k| {
             let (p, a) = profile_age(k);
@@ -71,8 +77,16 @@ pub struct DemoInputs {
 /// asking for `inputs(k)`: `speeds[k]` eases towards the target by at most
 /// [`ACCELERATION_MPS2`] × `dt_s` and is set as `speed`; `lean` and `wave` are set as given, and
 /// `jump` triggered (held until consumed) where asked.
-pub fn drive_demo(crowd: &mut Crowd, kind: ArchetypeId, handles: &[CharacterHandle], speeds: &mut [f32], dt_s: f32, inputs: impl Fn(usize) -> DemoInputs) {
-    let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
+pub fn drive_demo(
+    crowd: &mut Crowd,
+    kind: ArchetypeId,
+    handles: &[CharacterHandle],
+    speeds: &mut [f32],
+    dt_s: f32,
+    inputs: impl Fn(usize) -> DemoInputs,
+) {
+    let [speed, jump, lean, wave] =
+        ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
     let step = ACCELERATION_MPS2 * dt_s;
     let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
     for (k, &handle) in handles.iter().enumerate() {

@@ -11,13 +11,14 @@ static BUILT: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
 
 /// The binary of example `name`, after `cargo build --example <name>` brought it up to date.
 ///
-/// The build is the one that built this test: the same cargo (`$CARGO`), target folder and
-/// profile (both read from this test's own path, `<target>/<profile>/deps/…`) and the same
-/// features of throng (`capi`, `tracy`: integration tests are compiled with the package's
-/// features), so after `cargo test --all-targets` it finds everything fresh and costs about a
-/// second, and after an edit to the example it rebuilds it: merely finding a binary is not
-/// enough, it may be older than the sources. Cargo holds its build-folder lock only while it
-/// compiles, not while it runs the tests, so the nested build does not wait on the outer one.
+/// Merely finding a binary is not enough: it may be older than the sources, or built with
+/// other features. The build matches the one that built this test: the same cargo (`$CARGO`),
+/// target folder and profile (both read from this test's own path,
+/// `<target>/<profile>/deps/…`) and the same features of throng (`capi`, `tracy`: integration
+/// tests are compiled with the package's features), so it reuses the library the test links
+/// and compiles only the example, and nothing at all (under a second) when the example is up to
+/// date. Cargo holds its build-folder lock while it compiles, not while it runs the test
+/// binaries, so this nested build does not wait on the `cargo test` that started the test.
 /// Tests in one process share the build (the first one builds, the others wait on [`BUILT`]).
 #[track_caller]
 pub fn example_binary(name: &'static str) -> PathBuf {
@@ -40,12 +41,20 @@ pub fn example_binary(name: &'static str) -> PathBuf {
         .filter_map(|(feature, on)| on.then_some(feature))
         .collect();
     let mut build = Command::new(env!("CARGO"));
-    build.current_dir(env!("CARGO_MANIFEST_DIR")).args(["build", "--example", name, "--profile", profile, "--target-dir"]).arg(target_dir);
+    build
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["build", "--example", name, "--profile", profile, "--target-dir"])
+        .arg(target_dir);
     if !features.is_empty() {
         build.args(["--features", &features.join(",")]);
     }
     let output = build.output().unwrap_or_else(|e| panic!("cargo did not start to build example {name}: {e}"));
-    assert!(output.status.success(), "building example {name} failed ({:?}):\n{}", build, String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "building example {name} failed ({:?}):\n{}",
+        build,
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(binary.is_file(), "cargo built example {name} but {} is not there", binary.display());
     built.insert(name);
     binary
