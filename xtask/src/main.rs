@@ -25,11 +25,21 @@ struct Step {
 /// Formatting, as `rustfmt.toml` settles it, for every package of the workspace.
 const FMT: Step = Step { name: "formatting", args: &["fmt", "--all", "--check"] };
 
-/// Clippy on every target of every package of the workspace, with the C ABI compiled in;
-/// any warning fails.
+/// Clippy on every target of every package of the workspace, with the code behind both
+/// features compiled in (the C ABI, Tracy's zones); any warning fails.
 const CLIPPY: Step = Step {
     name: "lints",
-    args: &["clippy", "--release", "--workspace", "--all-targets", "--features", "throng/capi", "--", "-D", "warnings"],
+    args: &[
+        "clippy",
+        "--release",
+        "--workspace",
+        "--all-targets",
+        "--features",
+        "throng/capi,throng/tracy",
+        "--",
+        "-D",
+        "warnings",
+    ],
 };
 
 /// The tests, in release (the GPU and crowd tests are slow unoptimised). `--all-targets` is
