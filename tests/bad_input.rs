@@ -32,7 +32,7 @@ use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
 
 use support::files::TempDir;
-use support::{glb, graph};
+use support::{encode_base64, glb, graph};
 
 // ---------------------------------------------------------------------------------------------
 // The matrix's machinery
@@ -163,19 +163,6 @@ fn bvh_chain(n: usize) -> String {
     s += &"}\n".repeat(n);
     s += &format!("MOTION\nFrames: 1\nFrame Time: 0.1\n{}\n", vec!["0"; 3 * n].join(" "));
     s
-}
-
-fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
-        }
-    }
-    out
 }
 
 /// A skin of two joints whose inverse bind matrices are `ibm` (16 floats each), as glTF JSON

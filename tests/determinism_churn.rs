@@ -18,6 +18,7 @@ use throng::{Clip, Rig, Transform};
 
 mod support;
 use support::drive::drive;
+use support::Rng;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -192,18 +193,6 @@ fn first_difference(a: &[f32], b: &[f32]) -> Option<(usize, f32, f32)> {
 /// 10,000 × 1,000 (about 17 s on two cores, some 100,000 removals) on the seven-joint body.
 const fn churn_size() -> (usize, usize, usize) {
     if cfg!(debug_assertions) { (1_000, 200, 10) } else { (10_000, 1_000, 100) }
-}
-
-/// A tiny xorshift, so the churn is random but the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod gpu_support;
 mod support;
 use support::examples::example_binary;
 use support::files::TempDir;
+use support::pixels_differ;
 
 /// Compiles only if every type an engine shares between its threads (assets loaded on one,
 /// the crowd stepped on another, the GPU crowd on the render thread) may cross them, and every
@@ -241,10 +242,6 @@ fn bind_archetype_names_what_it_refuses() {
     assert!(e.to_string().contains("Wave") && e.to_string().contains("tail"), "the message names the layer and the joint: {e}");
 }
 
-fn gpu_available() -> bool {
-    gpu_support::gpu().is_some()
-}
-
 /// The embed example, built as this test was (`support::examples`).
 fn embed_binary() -> PathBuf {
     example_binary("embed")
@@ -259,13 +256,6 @@ fn embed(args: &[&str]) -> Output {
     output
 }
 
-/// Summed RGB difference above which a pixel differs (8-bit channels).
-const CHANGED: u32 = 30;
-
-fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
-    a.0.iter().zip(b.0.iter()).take(3).map(|(&x, &y)| u32::from(x.abs_diff(y))).sum::<u32>() > CHANGED
-}
-
 /// Pixels that differ from the picture's most common colour (the clear colour wherever the
 /// crowd leaves the background showing).
 fn foreground(image: &RgbaImage) -> Vec<bool> {
@@ -274,7 +264,7 @@ fn foreground(image: &RgbaImage) -> Vec<bool> {
         *counts.entry(p.0).or_default() += 1;
     }
     let background = image::Rgba(counts.into_iter().max_by_key(|&(_, n)| n).map(|(c, _)| c).expect("pixels"));
-    image.pixels().map(|p| differs(p, &background)).collect()
+    image.pixels().map(|p| pixels_differ(p, &background)).collect()
 }
 
 /// Separate figures: 4-connected regions of at least `min_pixels` foreground pixels.
@@ -305,7 +295,7 @@ fn regions(mask: &[bool], width: usize, min_pixels: usize) -> usize {
 
 #[test]
 fn embed_example_draws_a_moving_crowd_headless() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = TempDir::new("embed");
@@ -333,7 +323,7 @@ fn embed_example_draws_a_moving_crowd_headless() {
     // Three quarters of a second apart, walkers have moved and every body has changed pose.
     let (a, b) = (foreground(&early), foreground(&late));
     let either = a.iter().zip(&b).filter(|(a, b)| **a || **b).count();
-    let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && differs(p, q)).count();
+    let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && pixels_differ(p, q)).count();
     eprintln!("{moved} of {either} character pixels changed between frames 30 and 75");
     assert!(moved * 4 > either, "only {moved} of {either} character pixels changed between frames 30 and 75");
 }
@@ -343,7 +333,7 @@ fn embed_example_draws_a_moving_crowd_headless() {
 /// pixel for pixel as with one chunk and one window.
 #[test]
 fn embed_example_draws_the_same_crowd_in_windows() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = TempDir::new("embed-windows");

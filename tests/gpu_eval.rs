@@ -27,7 +27,8 @@ use wgpu::naga;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{gpu, test_rig, Rng};
+use gpu_support::{gpu, test_rig};
+use support::Rng;
 use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.

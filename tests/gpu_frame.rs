@@ -23,7 +23,8 @@ const DT: f32 = 1.0 / 60.0;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig, Rng};
+use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig};
+use support::Rng;
 use support::compare::{assert_matrices_close_with, worst_abs_diff, GPU_TOLERANCE};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose

@@ -10,7 +10,7 @@ use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 use support::compare::{nan_max, nan_min};
 use support::files::TempDir;
-use support::glb;
+use support::{encode_base64, glb};
 use throng::{ClipError, RigError, Transform};
 
 // ---------------------------------------------------------------------------------------------
@@ -63,23 +63,6 @@ fn glb_from(gltf_path: &Path, bin_path: &Path) -> Vec<u8> {
     root.buffers[0].uri = None;
     let json = gltf::json::serialize::to_vec(&root).unwrap();
     glb(&json, &std::fs::read(bin_path).unwrap())
-}
-
-fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Builds a glTF document with one data-URI buffer, one buffer view per accessor.
