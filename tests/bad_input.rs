@@ -12,7 +12,6 @@ mod gpu_support;
 
 use std::fmt::{Debug, Display};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec2, Vec3};
@@ -31,7 +30,8 @@ use throng::clip::ClipEvent;
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
 
-use support::{glb, graph};
+use support::files::TempDir;
+use support::{encode_base64, glb, graph};
 
 // ---------------------------------------------------------------------------------------------
 // The matrix's machinery
@@ -164,19 +164,6 @@ fn bvh_chain(n: usize) -> String {
     s
 }
 
-fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
-        }
-    }
-    out
-}
-
 /// A skin of two joints whose inverse bind matrices are `ibm` (16 floats each), as glTF JSON
 /// whose one buffer is `uri` holding `byte_length` bytes.
 fn gltf_doc(uri: &str, byte_length: usize, skins: &str) -> String {
@@ -214,24 +201,14 @@ fn gltf(bytes: &[u8]) -> Result<throng::import::gltf::GltfAsset, GltfError> {
     load_gltf_from_slice(bytes, None, &GltfOptions::default())
 }
 
-/// A fresh empty folder under the system temp dir.
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("throng-bad-input-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `<dir>/skin.gltf` over an external `skin.bin` of `bin` bytes (none when `None`), loaded.
 fn gltf_on_disk(tag: &str, bin: Option<&[u8]>) -> Result<throng::import::gltf::GltfAsset, GltfError> {
-    let dir = temp_dir(tag);
+    let dir = TempDir::new(&format!("bad-input-{tag}"));
     std::fs::write(dir.join("skin.gltf"), gltf_doc("skin.bin", 128, SKIN)).unwrap();
     if let Some(bin) = bin {
         std::fs::write(dir.join("skin.bin"), bin).unwrap();
     }
-    let result = load_gltf(&dir.join("skin.gltf"), &GltfOptions::default());
-    std::fs::remove_dir_all(&dir).ok();
-    result
+    load_gltf(&dir.join("skin.gltf"), &GltfOptions::default())
 }
 
 /// A three-joint chain and two clips for it: `bend` (1 s, looping) and `still` (one frame).

@@ -32,7 +32,8 @@ use throng::{Clip, ClipError, Rig, Transform, MAX_TRANSLATION_M};
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{gpu, Rng};
+use gpu_support::gpu;
+use support::Rng;
 use support::compare::{assert_matrices_close_with, largest, nan_max, GPU_TOLERANCE};
 
 /// Model-space joint positions of frame `frame` of `clip` on `rig`.

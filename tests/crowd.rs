@@ -7,6 +7,10 @@ use throng::graph::{CompiledGraph, ParamValue};
 use throng::trace::{run_script, TraceLine};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 
+mod support;
+use support::drive::{drive, profile_jumps, profile_speed, profile_waves};
+use support::files::TempDir;
+
 const GRAPH: &str = include_str!("../benches/support/locomotion.json");
 const CLIPS: &[(&str, f32)] = &[
     ("Idle", 2.0),
@@ -20,17 +24,6 @@ const CLIPS: &[(&str, f32)] = &[
 const DT: f32 = 1.0 / 30.0;
 const FRAMES: usize = 90;
 const PROFILES: usize = 101;
-
-/// Speed of profile `p` at frame `f`, m/s: varied, often crossing the 0.1 threshold.
-fn speed(p: usize, f: usize) -> f32 {
-    ((p * 7 + f * 3) % 50) as f32 / 10.0 - 0.3
-}
-fn jumps(p: usize, f: usize) -> bool {
-    (f + p).is_multiple_of(37)
-}
-fn waves(p: usize, f: usize) -> bool {
-    (f * 5 + p).is_multiple_of(53)
-}
 
 fn archetype() -> Archetype {
     let graph = Arc::new(CompiledGraph::from_json(GRAPH).unwrap());
@@ -49,29 +42,16 @@ fn crowd(n: usize) -> (Crowd, ArchetypeId, Vec<CharacterHandle>) {
     (crowd, kind, handles)
 }
 
-/// Applies frame `f`'s inputs to every character (character `i` follows profile `i % PROFILES`).
-fn drive(crowd: &mut Crowd, kind: ArchetypeId, handles: &[CharacterHandle], f: usize) {
-    let speed_p = crowd.param(kind, "speed").unwrap();
-    let speeds: Vec<f32> = (0..handles.len()).map(|i| speed(i % PROFILES, f)).collect();
-    crowd.set_float(speed_p, handles, &speeds).unwrap();
-    let jump: Vec<CharacterHandle> = handles.iter().enumerate().filter(|(i, _)| jumps(i % PROFILES, f)).map(|(_, h)| *h).collect();
-    let wave: Vec<CharacterHandle> = handles.iter().enumerate().filter(|(i, _)| waves(i % PROFILES, f)).map(|(_, h)| *h).collect();
-    let jump_p = crowd.param(kind, "jump").unwrap();
-    let wave_p = crowd.param(kind, "wave").unwrap();
-    crowd.set_trigger(jump_p, &jump, false).unwrap();
-    crowd.set_trigger(wave_p, &wave, true).unwrap();
-}
-
 /// The trace script for profile `p`, as a user would write it.
 fn script(p: usize) -> String {
     let clips: Vec<String> = CLIPS.iter().map(|(k, d)| format!("\"{k}\": {d}")).collect();
     let events: Vec<String> = (0..FRAMES)
         .map(|f| {
-            let mut e = format!(r#"{{ "frame": {f}, "set": {{ "speed": {} }}"#, speed(p, f));
-            if jumps(p, f) {
+            let mut e = format!(r#"{{ "frame": {f}, "set": {{ "speed": {} }}"#, profile_speed(p, f));
+            if profile_jumps(p, f) {
                 e.push_str(r#", "trigger": ["jump"]"#);
             }
-            if waves(p, f) {
+            if profile_waves(p, f) {
                 e.push_str(r#", "triggerSingleFrame": ["wave"]"#);
             }
             e + " }"
@@ -91,7 +71,7 @@ fn a_crowd_of_ten_thousand_gives_each_character_its_trace() {
     let (mut crowd, kind, handles) = crowd(10_000);
     let mut visited = std::collections::HashSet::new();
     for f in 0..FRAMES {
-        drive(&mut crowd, kind, &handles, f);
+        drive(&mut crowd, kind, &handles, |i| (i % PROFILES, f));
         crowd.update(DT).unwrap();
         for (i, &h) in handles.iter().enumerate() {
             let lines = &traces[i % PROFILES];
@@ -120,7 +100,7 @@ fn results_are_bitwise_identical_with_one_two_and_four_threads() {
             let (mut crowd, kind, handles) = crowd(3000);
             let mut frames = Vec::new();
             for f in 0..40 {
-                drive(&mut crowd, kind, &handles, f);
+                drive(&mut crowd, kind, &handles, |i| (i % PROFILES, f));
                 crowd.update(DT).unwrap();
                 let programs: Vec<u8> = bytemuck::cast_slice(crowd.programs(kind).unwrap()).to_vec();
                 let samples: Vec<u8> = bytemuck::cast_slice(crowd.samples(kind).unwrap()).to_vec();
@@ -182,8 +162,7 @@ fn the_trace_tool_names_the_json_path_and_exits_with_code_2() {
     let err = run_script(&no_clip).unwrap_err().to_string();
     assert!(err.contains("clips") && err.contains("Move.Idle"), "{err}");
 
-    let dir = std::env::temp_dir().join(format!("throng-trace-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("crowd-trace");
     let path = dir.join("bad.json");
     std::fs::write(&path, &bad).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_throng-trace")).arg(&path).output().unwrap();
@@ -198,7 +177,6 @@ fn the_trace_tool_names_the_json_path_and_exits_with_code_2() {
     let first: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
     assert_eq!(first["layer"], "Base");
     assert_eq!(first["activeState"], "Move");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -208,7 +186,7 @@ fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
     let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -1e30, 1e30, 0.1, 0.100_000_01, -0.0];
     let mut seed = 0x9E37_79B9u32;
     for f in 0..60 {
-        drive(&mut crowd, kind, &handles, f);
+        drive(&mut crowd, kind, &handles, |i| (i % PROFILES, f));
         let column = crowd.float_column_mut(kind, speed).unwrap();
         for v in column.iter_mut() {
             seed ^= seed << 13;
@@ -304,7 +282,7 @@ fn a_parameter_of_one_graph_is_refused_for_characters_of_another() {
 fn enormous_steps_keep_every_output_finite() {
     let (mut crowd, kind, handles) = crowd(64);
     for (f, dt) in [1e-30f32, 1e30, f32::MAX, 0.0, 3.0e38, 1.0 / 60.0].into_iter().enumerate() {
-        drive(&mut crowd, kind, &handles, f);
+        drive(&mut crowd, kind, &handles, |i| (i % PROFILES, f));
         crowd.update(dt).unwrap();
         for p in crowd.programs(kind).unwrap() {
             assert!(p.progress.is_finite() && p.target_weight.is_finite(), "dt {dt}: {p:?}");

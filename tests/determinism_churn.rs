@@ -16,6 +16,10 @@ use throng::graph::CompiledGraph;
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 use throng::{Clip, Rig, Transform};
 
+mod support;
+use support::drive::drive;
+use support::Rng;
+
 const DT: f32 = 1.0 / 30.0;
 
 /// The locomotion graph with a different switch on each transition, so that characters carry
@@ -51,32 +55,6 @@ fn archetype(clips: &[Clip]) -> Archetype {
         Some(ClipBinding { clip: i as u32, duration_s: clips[i].duration_s() })
     })
     .unwrap()
-}
-
-/// Speed of profile `p` at age `a` frames: varied, often crossing the graph's 0.1 threshold.
-fn speed(p: usize, a: usize) -> f32 {
-    ((p * 7 + a * 3) % 50) as f32 / 10.0 - 0.3
-}
-fn jumps(p: usize, a: usize) -> bool {
-    (a + p).is_multiple_of(37)
-}
-fn waves(p: usize, a: usize) -> bool {
-    (a * 5 + p).is_multiple_of(53)
-}
-
-/// Sets frame inputs for characters `handles`, whose profiles and ages are given.
-fn drive(crowd: &mut Crowd, kind: ArchetypeId, handles: &[CharacterHandle], profile_age: impl Fn(usize) -> (usize, usize)) {
-    let speed_p = crowd.param(kind, "speed").unwrap();
-    let jump_p = crowd.param(kind, "jump").unwrap();
-    let wave_p = crowd.param(kind, "wave").unwrap();
-    let speeds: Vec<f32> = (0..handles.len()).map(|i| { let (p, a) = profile_age(i); speed(p, a) }).collect();
-    crowd.set_float(speed_p, handles, &speeds).unwrap();
-    let pick = |f: fn(usize, usize) -> bool| -> Vec<CharacterHandle> {
-        handles.iter().enumerate().filter(|(i, _)| { let (p, a) = profile_age(*i); f(p, a) }).map(|(_, h)| *h).collect()
-    };
-    let (jump, wave) = (pick(jumps), pick(waves));
-    crowd.set_trigger(jump_p, &jump, false).unwrap();
-    crowd.set_trigger(wave_p, &wave, true).unwrap();
 }
 
 /// Layer setups: the base, then the upper body in mesh space under `mask`.
@@ -215,18 +193,6 @@ fn first_difference(a: &[f32], b: &[f32]) -> Option<(usize, f32, f32)> {
 /// 10,000 × 1,000 (about 17 s on two cores, some 100,000 removals) on the seven-joint body.
 const fn churn_size() -> (usize, usize, usize) {
     if cfg!(debug_assertions) { (1_000, 200, 10) } else { (10_000, 1_000, 100) }
-}
-
-/// A tiny xorshift, so the churn is random but the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
 }
 
 #[test]

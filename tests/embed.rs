@@ -4,9 +4,9 @@
 //! `handle_at` with `row_of`), and `examples/embed.rs` — an engine-style program with its own
 //! device and renderer — runs headless and draws a crowd.
 //!
-//! The example's binary is the one cargo built beside this test (`cargo test` builds
-//! examples); if it is missing it is built first. Without a GPU adapter the example's tests
-//! skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
+//! The example's binary is built first, as this test was (profile, target folder, features:
+//! `support::examples`), so an edit to the example is always what runs. Without a GPU adapter
+//! the example's tests skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,10 @@ use throng::state::{Crowd, StateError};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
+use support::examples::example_binary;
+use support::files::TempDir;
+use support::pixels_differ;
 
 /// Compiles only if every type an engine shares between its threads (assets loaded on one,
 /// the crowd stepped on another, the GPU crowd on the render thread) may cross them, and every
@@ -226,24 +230,9 @@ fn bind_archetype_names_what_it_refuses() {
     assert!(e.to_string().contains("Wave") && e.to_string().contains("tail"), "the message names the layer and the joint: {e}");
 }
 
-fn gpu_available() -> bool {
-    gpu_support::gpu().is_some()
-}
-
-/// `target/<profile>/examples/embed`, next to this test's own `target/<profile>/deps/…`.
+/// The embed example, built as this test was (`support::examples`).
 fn embed_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its own path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
-    let binary = profile_dir.join("examples").join(format!("embed{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--example", "embed"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        assert!(build.status().expect("cargo runs").success(), "building the embed example failed");
-    }
-    binary
+    example_binary("embed")
 }
 
 fn embed(args: &[&str]) -> Output {
@@ -255,13 +244,6 @@ fn embed(args: &[&str]) -> Output {
     output
 }
 
-/// Summed RGB difference above which a pixel differs (8-bit channels).
-const CHANGED: u32 = 30;
-
-fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
-    a.0.iter().zip(b.0.iter()).take(3).map(|(&x, &y)| u32::from(x.abs_diff(y))).sum::<u32>() > CHANGED
-}
-
 /// Pixels that differ from the picture's most common colour (the clear colour wherever the
 /// crowd leaves the background showing).
 fn foreground(image: &RgbaImage) -> Vec<bool> {
@@ -270,7 +252,7 @@ fn foreground(image: &RgbaImage) -> Vec<bool> {
         *counts.entry(p.0).or_default() += 1;
     }
     let background = image::Rgba(counts.into_iter().max_by_key(|&(_, n)| n).map(|(c, _)| c).expect("pixels"));
-    image.pixels().map(|p| differs(p, &background)).collect()
+    image.pixels().map(|p| pixels_differ(p, &background)).collect()
 }
 
 /// Separate figures: 4-connected regions of at least `min_pixels` foreground pixels.
@@ -301,11 +283,10 @@ fn regions(mask: &[bool], width: usize, min_pixels: usize) -> usize {
 
 #[test]
 fn embed_example_draws_a_moving_crowd_headless() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("throng-embed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let dir = TempDir::new("embed");
     let (early, late) = (dir.join("early.png"), dir.join("late.png"));
     let common = ["--characters", "24", "--size", "320x200"];
     let stdout = embed(&[&common[..], &["--frames", "30", "--out", early.to_str().expect("utf-8 temp path")]].concat()).stdout;
@@ -330,10 +311,9 @@ fn embed_example_draws_a_moving_crowd_headless() {
     // Three quarters of a second apart, walkers have moved and every body has changed pose.
     let (a, b) = (foreground(&early), foreground(&late));
     let either = a.iter().zip(&b).filter(|(a, b)| **a || **b).count();
-    let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && differs(p, q)).count();
+    let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && pixels_differ(p, q)).count();
     eprintln!("{moved} of {either} character pixels changed between frames 30 and 75");
     assert!(moved * 4 > either, "only {moved} of {either} character pixels changed between frames 30 and 75");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A device whose storage bindings hold 512 KiB (a small GPU's) makes throng evaluate in
@@ -341,11 +321,10 @@ fn embed_example_draws_a_moving_crowd_headless() {
 /// pixel for pixel as with one chunk and one window.
 #[test]
 fn embed_example_draws_the_same_crowd_in_windows() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("throng-embed-windows-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let dir = TempDir::new("embed-windows");
     let (whole, windowed) = (dir.join("whole.png"), dir.join("windowed.png"));
     let common = ["--characters", "600", "--frames", "10", "--size", "320x200"];
     let one = embed(&[&common[..], &["--out", whole.to_str().expect("utf-8 temp path")]].concat()).stdout;
@@ -358,7 +337,6 @@ fn embed_example_draws_the_same_crowd_in_windows() {
     let share = foreground(&a).iter().filter(|&&m| m).count() as f64 / (320.0 * 200.0);
     assert!(share > 0.05, "600 characters cover {:.1} % of the picture", share * 100.0);
     assert!(a == b, "drawing in windows changed {} pixels", a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

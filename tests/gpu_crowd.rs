@@ -17,14 +17,13 @@ use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
 const FPS: f32 = 60.0;
 const DT: f32 = 1.0 / FPS;
-/// How fast the script's gameplay changes speed, m/s² (a character controller's acceleration).
-const ACCELERATION_MPS2: f32 = 8.0;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
 use gpu_support::gpu;
 use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
+use support::drive::{drive_demo, DemoInputs};
 
 /// Every switch mode as the graph's `defaultSwitch`, in `SwitchMode` order.
 const MODES: [(&str, &str); 6] = [
@@ -61,7 +60,7 @@ fn locomotion(demo: &DemoCharacter, default_switch: &str, mesh: bool) -> DemoArc
 /// (an interruption), stop, start walking and reverse 4 frames later (another), walk. The lean
 /// and wave weights swell and fade on periods of their own, spending time at 0, at 1 and
 /// between.
-fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
+fn script(id: usize, frame: usize) -> DemoInputs {
     let shift = (id % 37) as i64 * 3;
     let f = frame as i64 - shift;
     let at = |t: f32| (t * FPS).round() as i64;
@@ -79,7 +78,7 @@ fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
     let jump = f == at(2.8) || f == at(4.3) + 6;
     let t = frame as f32 * DT;
     let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
-    (target, jump, swell(3.1, id as f32 / 7.0), swell(4.3, id as f32 / 11.0))
+    DemoInputs { target_speed_mps: target, jump, lean: swell(3.1, id as f32 / 7.0), wave: swell(4.3, id as f32 / 11.0) }
 }
 
 /// One archetype's characters on both evaluators.
@@ -100,23 +99,7 @@ struct Group {
 impl Group {
     /// Applies this frame's script to the group's characters.
     fn drive(&mut self, crowd: &mut Crowd, frame: usize) {
-        let kind = self.kind;
-        let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
-        let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
-        for (row, &id) in self.ids.iter().enumerate() {
-            let (target, jumps, l, w) = script(id, frame);
-            let step = ACCELERATION_MPS2 * DT;
-            self.speeds[row] += (target - self.speeds[row]).clamp(-step, step);
-            leans.push(l);
-            waves.push(w);
-            if jumps {
-                jumpers.push(self.handles[row]);
-            }
-        }
-        crowd.set_float(speed, &self.handles, &self.speeds).expect("finite speeds");
-        crowd.set_float(lean, &self.handles, &leans).expect("finite weights");
-        crowd.set_float(wave, &self.handles, &waves).expect("finite weights");
-        crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+        drive_demo(crowd, self.kind, &self.handles, &mut self.speeds, DT, |row| script(self.ids[row], frame));
     }
 
     /// The CPU frame of the group's characters after the state step.
@@ -154,7 +137,7 @@ impl Group {
 /// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the group,
 /// frame, row, character id and its programs on failure.
 #[track_caller]
-fn assert_close(group: &Group, crowd: &Crowd, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
+fn assert_group_close(group: &Group, crowd: &Crowd, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
     let what = format!("{}, frame {frame} (t = {:.4} s)", group.name, (frame + 1) as f32 * DT);
     assert_matrices_close_with(expected, got, 16, joints, GPU_TOLERANCE, &what, |row| {
         let layers = group.bound.layers.len();
@@ -249,7 +232,7 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
             seen[k].record(crowd.programs(group.kind).expect("archetype"), &mut previous[k]);
             let expected = group.cpu_frame(&demo, &crowd);
             let got = group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
-            assert_close(group, &crowd, &expected, &got, joints, frame);
+            assert_group_close(group, &crowd, &expected, &got, joints, frame);
         }
     }
     for (group, seen) in groups.iter().zip(&seen) {
@@ -406,7 +389,7 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
                 let read = |group: &Group| group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
                 gpu_outputs = (read(&churn), read(&reference));
                 // Everyone, newcomers included, on the GPU as on the CPU.
-                assert_close(&churn, &churned, &cpu_churn, &gpu_outputs.0, demo.rig.num_joints(), frame);
+                assert_group_close(&churn, &churned, &cpu_churn, &gpu_outputs.0, demo.rig.num_joints(), frame);
                 outputs.push(("GPU", &gpu_outputs.0, &gpu_outputs.1));
             }
             for (row, &id) in churn.ids.iter().enumerate().filter(|(_, id)| **id < 100) {
@@ -455,6 +438,6 @@ fn a_despawn_after_a_spawn_between_frames_moves_the_newcomer_on_the_gpu_too() {
         group.gpu_frame(&crowd, &mut encoder);
         gpu.queue.submit([encoder.finish()]);
         let got = group.gpu.as_ref().expect("a GPU crowd").read_output_blocking().expect("readback");
-        assert_close(&group, &crowd, &cpu, &got, demo.rig.num_joints(), frame);
+        assert_group_close(&group, &crowd, &cpu, &got, demo.rig.num_joints(), frame);
     }
 }

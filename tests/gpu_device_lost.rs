@@ -8,6 +8,7 @@ use throng::program::ClipSample;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::gpu;
 
 fn frame(gpu: &GpuContext) -> Result<Vec<f32>, GpuError> {

@@ -27,7 +27,8 @@ use wgpu::naga;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{gpu, test_rig, Rng};
+use gpu_support::{gpu, test_rig};
+use support::Rng;
 use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.
@@ -129,15 +130,7 @@ fn describe(samples: &[ClipSample], range: &Range<u32>) -> String {
         .iter()
         .map(|s| format!("clip {} at {} s weight {}", s.clip, s.time_s, s.weight))
         .collect();
-    format!("[{}]", list.join(", "))
-}
-
-/// Asserts `got` equals `expected` within [`GPU_TOLERANCE`] (metres, or unitless matrix and
-/// quaternion components), `per_joint` floats per joint, naming `who(character)`'s samples on
-/// failure.
-#[track_caller]
-fn assert_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, per_joint: usize, who: impl Fn(usize) -> String) {
-    assert_matrices_close_with(expected, got, per_joint, num_joints, GPU_TOLERANCE, what, |character| format!("samples {}", who(character)));
+    format!("samples [{}]", list.join(", "))
 }
 
 fn cpu_frame(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[Range<u32>], layout: OutputLayout) -> Vec<f32> {
@@ -178,7 +171,7 @@ fn sample_stage_matches_cpu() {
         sample_blend(&clips, &samples[range.start as usize..range.end as usize], rig.rest_pose(), out);
     }
     let flat = |poses: &[Transform]| poses.iter().flat_map(transform_floats).collect::<Vec<f32>>();
-    assert_close("sample", &flat(&expected), &flat(&got), rig.num_joints(), 10, |c| describe(&samples, &ranges[c]));
+    assert_matrices_close_with(&flat(&expected), &flat(&got), 10, rig.num_joints(), GPU_TOLERANCE, "sample", |c| describe(&samples, &ranges[c]));
 }
 
 #[test]
@@ -208,7 +201,7 @@ fn local_to_model_stage_matches_cpu() {
         local_to_model(rig.parents(), local, model);
     }
     let flat = |m: &[Mat4]| m.iter().flat_map(Mat4::to_cols_array).collect::<Vec<f32>>();
-    assert_close("local_to_model", &flat(&expected), &flat(&got), rig.num_joints(), 16, |_| "(random local poses)".into());
+    assert_matrices_close_with(&flat(&expected), &flat(&got), 16, rig.num_joints(), GPU_TOLERANCE, "local_to_model", |_| "(random local poses)".into());
 }
 
 #[test]
@@ -239,7 +232,7 @@ fn skinning_stage_matches_cpu_in_both_layouts() {
             skinning(model, rig.inverse_bind(), layout, out);
         }
         let what = format!("skinning {layout:?}");
-        assert_close(&what, &expected, &got, rig.num_joints(), layout.floats_per_joint(), |_| "(random model matrices)".into());
+        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &what, |_| "(random model matrices)".into());
     }
 }
 
@@ -254,7 +247,7 @@ fn fused_frame_matches_cpu_in_both_layouts() {
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
-        assert_close(&format!("frame {layout:?}"), &expected, &got, rig.num_joints(), layout.floats_per_joint(), |c| {
+        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("frame {layout:?}"), |c| {
             describe(&samples, &ranges[c])
         });
     }
@@ -278,7 +271,7 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
-        assert_close(&format!("{num_joints}-joint frame"), &expected, &got, num_joints, 16, |c| describe(&samples, &ranges[c]));
+        assert_matrices_close_with(&expected, &got, 16, num_joints, GPU_TOLERANCE, &format!("{num_joints}-joint frame"), |c| describe(&samples, &ranges[c]));
     }
 }
 
@@ -297,7 +290,7 @@ fn stage_by_stage_path_equals_the_fused_frame() {
     }
     gpu.queue.submit([encoder.finish()]);
     let staged = crowd.read_output_blocking().unwrap();
-    assert_close("staged vs fused", &fused, &staged, rig.num_joints(), 16, |c| describe(&samples, &ranges[c]));
+    assert_matrices_close_with(&fused, &staged, 16, rig.num_joints(), GPU_TOLERANCE, "staged vs fused", |c| describe(&samples, &ranges[c]));
 }
 
 #[test]
@@ -318,7 +311,7 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
         assert_eq!(one.num_chunks(), 1);
         assert_eq!(many.num_chunks(), 8, "53 characters in chunks of 7");
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
-        assert_close(&format!("chunked {layout:?}"), &expected, &got, rig.num_joints(), layout.floats_per_joint(), |c| {
+        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("chunked {layout:?}"), |c| {
             describe(&samples, &ranges[c])
         });
         assert!(unchunked.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "{layout:?}: chunked output differs from unchunked");
@@ -330,7 +323,7 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
         }
         gpu.queue.submit([encoder.finish()]);
         let staged = many.read_output_blocking().unwrap();
-        assert_close(&format!("chunked staged {layout:?}"), &expected, &staged, rig.num_joints(), layout.floats_per_joint(), |c| {
+        assert_matrices_close_with(&expected, &staged, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("chunked staged {layout:?}"), |c| {
             describe(&samples, &ranges[c])
         });
     }

@@ -23,7 +23,8 @@ const DT: f32 = 1.0 / 60.0;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig, Rng};
+use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig};
+use support::Rng;
 use support::compare::{assert_matrices_close_with, worst_abs_diff, GPU_TOLERANCE};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
@@ -217,7 +218,7 @@ fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per
 /// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the frame
 /// and `describe(character)` on failure.
 #[track_caller]
-fn assert_matrices_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, frame: usize, describe: impl Fn(usize) -> String) {
+fn assert_frame_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, frame: usize, describe: impl Fn(usize) -> String) {
     let what = format!("{what}, frame {frame} (t = {:.4} s)", frame as f32 * DT);
     assert_matrices_close_with(expected, got, 16, num_joints, GPU_TOLERANCE, &what, describe);
 }
@@ -469,7 +470,7 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
         .unwrap();
 
         let got = layered_frame(&gpu, &mut crowd, &samples, &programs, dt_s);
-        assert_matrices_close("layered frame", &expected, &got, joints, frame, |c| {
+        assert_frame_close("layered frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });
     }
@@ -515,7 +516,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
             .run()
             .unwrap();
             let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
-            assert_matrices_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
+            assert_frame_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
                 format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
             });
         }
@@ -579,7 +580,7 @@ fn layered_stage_by_stage_path_equals_the_fused_frame() {
         }
         gpu.queue.submit([encoder.finish()]);
         let (expected, got) = (fused.read_output_blocking().unwrap(), staged.read_output_blocking().unwrap());
-        assert_matrices_close("staged vs fused", &expected, &got, rig.num_joints(), frame, |c| format!("character {c}"));
+        assert_frame_close("staged vs fused", &expected, &got, rig.num_joints(), frame, |c| format!("character {c}"));
     }
 }
 
@@ -820,7 +821,7 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
         .run()
         .unwrap();
         let got = layered_frame(&gpu, &mut gpu_crowd, samples, programs, DT);
-        assert_matrices_close("state-step frame", &expected, &got, joints, frame, |c| {
+        assert_frame_close("state-step frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });
     }

@@ -13,6 +13,7 @@ use wgpu::naga;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 use gpu_support::{encode_and_read, frame, gpu, gpu_with_limits, layered_frame, test_rig};
 
 /// Where `block` (of a function whose expressions `info` types) stores one component of a

@@ -7,19 +7,8 @@ use serde_json::{json, Value};
 use throng::graph::CompiledGraph;
 use throng::state::{Archetype, ClipBinding, Crowd};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+mod support;
+use support::Rng;
 
 fn example() -> Value {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/graph-format.md")).unwrap();

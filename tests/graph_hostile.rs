@@ -8,14 +8,10 @@ use throng::graph::format::GraphDesc;
 use throng::graph::fuzzing::drop_value;
 use throng::graph::{CompiledGraph, GraphError, GraphProblem, ProblemKind, MAX_JSON_DEPTH};
 
-const HUGE: usize = 100_000;
+mod support;
+use support::graph_problems;
 
-fn problems(text: &str) -> Vec<GraphProblem> {
-    match CompiledGraph::from_json(text) {
-        Err(GraphError::Invalid { problems }) => problems,
-        other => panic!("expected problems, got {other:?}"),
-    }
-}
+const HUGE: usize = 100_000;
 
 /// Every problem is a count problem, and one counts `what` at `count`. Each input names its
 /// elements alike, so a check that ran per element first would report duplicates or unknown
@@ -44,7 +40,7 @@ fn a_blend_tree_of_100k_children_is_refused_by_its_count() {
         r#"{ "from": "START", "to": "Move" }"#,
         r#""speed": { "type": "FLOAT" }"#,
     );
-    let p = problems(&text);
+    let p = graph_problems(&text);
     only_too_many(&p, "children in one blend tree", HUGE);
     only_too_many(&p, "clips in one state", HUGE);
     assert!(p.iter().all(|p| p.at.state.as_deref() == Some("Move")), "{p:?}");
@@ -55,24 +51,24 @@ fn other_counts_far_over_their_limits_are_refused_by_their_count() {
     let start = r#"{ "name": "START" }, { "name": "A" }"#;
     let entry = r#"{ "from": "START", "to": "A" }"#;
     // States all named S: per-element checks would report 99,999 duplicates.
-    only_too_many(&problems(&layer(&repeat(r#"{ "name": "S" }"#, HUGE), "", "")), "states", HUGE);
+    only_too_many(&graph_problems(&layer(&repeat(r#"{ "name": "S" }"#, HUGE), "", "")), "states", HUGE);
     // Transitions between states that do not exist: 200,000 unknown names.
     let transitions = repeat(r#"{ "from": "X", "to": "X" }"#, HUGE);
-    only_too_many(&problems(&layer(start, &transitions, "")), "transitions", HUGE);
+    only_too_many(&graph_problems(&layer(start, &transitions, "")), "transitions", HUGE);
     // Conditions on parameters that do not exist.
     let conditions = repeat(r#"{ "parameterName": "nope", "predicate": "EQUAL_TO", "value": 1 }"#, HUGE);
     let text = layer(start, &format!(r#"{{ "from": "START", "to": "A", "conditions": [{conditions}] }}"#), "");
-    let p = problems(&text);
+    let p = graph_problems(&text);
     only_too_many(&p, "conditions", HUGE);
     assert_eq!(p[0].at.transition, Some(0));
     // Parameters all named p, with defaults that do not suit their type.
     let parameters: Vec<String> = (0..HUGE).map(|i| format!(r#""{i}": {{ "name": "p", "type": "TRIGGER", "value": 3 }}"#)).collect();
-    let p = problems(&layer(start, entry, &parameters.join(",")));
+    let p = graph_problems(&layer(start, entry, &parameters.join(",")));
     only_too_many(&p, "parameters", HUGE);
     only_too_many(&p, "TRIGGER parameters", HUGE);
     // Layers all named Base.
     let one = r#"{ "name": "Base", "states": [{ "name": "START" }] }"#;
-    only_too_many(&problems(&format!(r#"{{ "layers": [{}] }}"#, repeat(one, HUGE))), "layers", HUGE);
+    only_too_many(&graph_problems(&format!(r#"{{ "layers": [{}] }}"#, repeat(one, HUGE))), "layers", HUGE);
 }
 
 /// `inner` wrapped `levels` times by `wrap`, built iteratively.
@@ -145,7 +141,7 @@ fn the_depth_limit_counts_every_array_and_object() {
 
 /// The only problem of `text` is an ambiguous `path` naming `first` and `second`.
 fn ambiguous(text: &str, path: &str, first: &str, second: &str) {
-    let p = problems(text);
+    let p = graph_problems(text);
     assert_eq!(p.len(), 1, "{p:?}");
     match &p[0].kind {
         ProblemKind::AmbiguousPath { path: got, first: f, second: s } => {
@@ -205,7 +201,7 @@ fn a_state_with_a_blend_tree_and_a_sub_machine_is_refused() {
         "children": [{ "name": "Walk", "point": 0 }, { "name": "Run", "point": 1 }] },
         "states": [{ "name": "START" }, { "name": "Aim" }], "transitions": [{ "from": "START", "to": "Aim" }] }"#;
     let text = layer(&format!(r#"{{ "name": "START" }}, {both}"#), r#"{ "from": "START", "to": "Move" }"#, SPEED);
-    let p = problems(&text);
+    let p = graph_problems(&text);
     assert_eq!(p.len(), 1, "{p:?}");
     assert_eq!(p[0].kind, ProblemKind::TreeAndMachine);
     assert_eq!(p[0].at.state.as_deref(), Some("Move"));

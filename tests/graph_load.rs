@@ -6,6 +6,9 @@ use throng::graph::{
     MAX_TRIGGERS,
 };
 
+mod support;
+use support::graph_problems;
+
 const RUNTIME_FORM: &str = r#"{
     "layers": [{
         "name": "Base",
@@ -121,20 +124,13 @@ fn extensions_are_parsed_and_stored() {
     assert_eq!(t(4).switch, SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.08 }), "graph default");
 }
 
-fn problems(json: &str) -> Vec<GraphProblem> {
-    match CompiledGraph::from_json(json) {
-        Err(GraphError::Invalid { problems }) => problems,
-        other => panic!("expected validation problems, got {other:?}"),
-    }
-}
-
 fn has(problems: &[GraphProblem], pred: impl Fn(&GraphProblem) -> bool, what: &str) {
     assert!(problems.iter().any(pred), "missing: {what}\nall problems:\n{problems:#?}");
 }
 
 #[test]
 fn validation_reports_every_problem_with_where_it_is() {
-    let p = problems(
+    let p = graph_problems(
         r#"{ "layers": [{ "name": "Base",
               "states": [ { "name": "START" }, { "name": "A", "speed": 0 }, { "name": "B" }, { "name": "B" },
                           { "name": "ANY" }, { "name": "END" },
@@ -183,7 +179,7 @@ fn validation_reports_every_problem_with_where_it_is() {
 
 #[test]
 fn zero_duration_unconditional_cycles_are_refused() {
-    let p = problems(
+    let p = graph_problems(
         r#"{ "layers": [{ "name": "Base",
               "states": [{ "name": "START" }, { "name": "A" }, { "name": "B" }, { "name": "C" }],
               "transitions": [
@@ -228,7 +224,7 @@ fn malformed_json_says_where() {
 fn limits_are_errors() {
     let params: Vec<String> =
         (0..=MAX_TRIGGERS).map(|i| format!(r#""t{i}": {{ "name": "t{i}", "type": "TRIGGER" }}"#)).collect();
-    let p = problems(&format!(
+    let p = graph_problems(&format!(
         r#"{{ "layers": [{{ "name": "Base", "states": [{{ "name": "START" }}, {{ "name": "A" }}],
               "transitions": [{{ "from": "START", "to": "A" }}] }}], "parameters": {{ {} }} }}"#,
         params.join(",")
@@ -258,7 +254,7 @@ fn default_state_comes_from_start_or_from_the_default_state_flag() {
     let entry = flagged.machines()[0].entry;
     let t = &flagged.transitions()[flagged.candidates()[entry.start as usize] as usize];
     assert_eq!(t.to, throng::graph::Target::State(1));
-    let p = problems(
+    let p = graph_problems(
         r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A", "defaultState": true }, { "name": "B", "defaultState": true }] },
                         { "name": "Upper", "states": [{ "name": "A" }] }] }"#,
     );
@@ -268,7 +264,7 @@ fn default_state_comes_from_start_or_from_the_default_state_flag() {
 
 #[test]
 fn blend_tree_problems_name_the_tree() {
-    let p = problems(
+    let p = graph_problems(
         r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" },
               { "name": "Face", "blendTree": { "type": "DIRECT", "parameters": ["smile"], "children": [{ "name": "A" }, { "name": "B" }] } },
               { "name": "Aim", "blendTree": { "type": "2D_GRID", "parameters": ["smile", "smile"], "children": [

@@ -12,15 +12,15 @@ use glam::{Mat4, Vec3};
 use throng::import::bvh::{load_bvh, BvhError, BvhOptions};
 use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 
+mod support;
+use support::files::TempDir;
+
 /// How long a refusal may take; a read that blocks or streams `/dev/zero` takes forever.
 const PROMPT: Duration = Duration::from_secs(20);
 
-/// A fresh empty folder under the system temp dir, canonical (macOS's `/tmp` is a symlink).
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("throng-hostile-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
+/// A scratch folder for the test `tag` (canonical: the library reports resolved paths).
+fn temp_dir(tag: &str) -> TempDir {
+    TempDir::new(&format!("hostile-{tag}"))
 }
 
 /// The two inverse bind matrices the test buffer holds: a non-identity pair, so a load that
@@ -65,8 +65,9 @@ fn promptly<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'stati
     receive.recv_timeout(PROMPT).unwrap_or_else(|_| panic!("{what}: no answer within {PROMPT:?} (blocked or reading without bound)"))
 }
 
-/// A folder `root` holding `asset/` (the asset's folder) and `secret.bin` beside it.
-fn asset_beside_secret(tag: &str) -> (PathBuf, PathBuf) {
+/// A folder `root` holding `asset/` (the asset's folder) and `secret.bin` beside it; dropping
+/// `root` removes both.
+fn asset_beside_secret(tag: &str) -> (TempDir, PathBuf) {
     let root = temp_dir(tag);
     let asset = root.join("asset");
     std::fs::create_dir(&asset).unwrap();
@@ -98,18 +99,16 @@ fn relative_uris_inside_the_folder_load() {
     assert!(matches!(err, GltfError::TruncatedBuffer { buffer: 0, declared_bytes: 128, actual_bytes: 100 }), "{err}");
     let err = load_with_uri(&dir, "sub/my%2", &GltfOptions::default()).unwrap_err();
     assert!(matches!(err, GltfError::UnsupportedUri { buffer: 0, .. }), "a cut-off escape: {err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn a_parent_dir_uri_is_refused() {
-    let (root, asset) = asset_beside_secret("parent");
+    let (_root, asset) = asset_beside_secret("parent");
     for uri in ["../secret.bin", "sub/../../secret.bin", "%2E%2E/secret.bin"] {
         let err = load_with_uri(&asset, uri, &GltfOptions::default()).unwrap_err();
         assert!(matches!(&err, GltfError::UriOutsideRoot { buffer: 0, uri: u, .. } if u == uri), "{uri}: {err}");
         assert!(err.to_string().contains("buffer 0") && err.to_string().contains(uri), "{err}");
     }
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 #[test]
@@ -124,7 +123,6 @@ fn an_absolute_uri_is_refused() {
         let err = load_with_uri(&asset, uri, &GltfOptions::default()).unwrap_err();
         assert!(matches!(&err, GltfError::UriOutsideRoot { buffer: 0, path: p, .. } if p == path), "{uri}: {err}");
     }
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 #[cfg(unix)]
@@ -142,7 +140,6 @@ fn a_symlink_out_of_the_folder_is_refused() {
     std::fs::write(asset.join("ibm.bin"), matrix_bytes()).unwrap();
     std::os::unix::fs::symlink(asset.join("ibm.bin"), asset.join("alias.bin")).unwrap();
     assert_eq!(load_with_uri(&asset, "alias.bin", &GltfOptions::default()).unwrap().rig.inverse_bind(), matrices());
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 #[test]
@@ -164,7 +161,6 @@ fn a_uri_into_an_extra_root_is_accepted() {
     let json = gltf_json("../shared/ibm.bin");
     assert!(matches!(load_gltf_from_slice(json.as_bytes(), Some(&asset), &GltfOptions::default()), Err(GltfError::UriOutsideRoot { .. })));
     assert!(load_gltf_from_slice(json.as_bytes(), Some(&asset), &options).is_ok());
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 #[test]
@@ -181,7 +177,7 @@ fn without_a_base_folder_no_file_is_loaded() {
 fn dev_zero_is_refused_at_once() {
     let dir = temp_dir("dev-zero");
     let load = {
-        let dir = dir.clone();
+        let dir = dir.to_path_buf();
         move || load_with_uri(&dir, "/dev/zero", &GltfOptions::default())
     };
     let err = promptly("/dev/zero as a URI", load).unwrap_err();
@@ -192,7 +188,7 @@ fn dev_zero_is_refused_at_once() {
         std::os::unix::fs::symlink("/dev/zero", dir.join("zero.bin")).unwrap();
         let options = GltfOptions { extra_roots: vec![PathBuf::from("/dev")], ..GltfOptions::default() };
         let load = {
-            let dir = dir.clone();
+            let dir = dir.to_path_buf();
             move || load_with_uri(&dir, "zero.bin", &options)
         };
         let err = promptly("/dev/zero inside an extra root", load).unwrap_err();
@@ -202,7 +198,6 @@ fn dev_zero_is_refused_at_once() {
         let err = promptly("/dev/zero as the BVH", || load_bvh(Path::new("/dev/zero"), &BvhOptions::default())).unwrap_err();
         assert!(matches!(err, BvhError::NotAFile { .. }), "{err}");
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A FIFO at `path`; opening one for reading blocks until a writer comes.
@@ -218,7 +213,7 @@ fn a_fifo_is_refused_without_blocking() {
     let dir = temp_dir("fifo");
     make_fifo(&dir.join("pipe.bin"));
     let load = {
-        let dir = dir.clone();
+        let dir = dir.to_path_buf();
         move || load_with_uri(&dir, "pipe.bin", &GltfOptions::default())
     };
     let err = promptly("a FIFO as a buffer", load).unwrap_err();
@@ -229,7 +224,6 @@ fn a_fifo_is_refused_without_blocking() {
     let fifo = dir.join("pipe.bin");
     let err = promptly("a FIFO as the BVH", move || load_bvh(&fifo, &BvhOptions::default())).unwrap_err();
     assert!(matches!(err, BvhError::NotAFile { .. }), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -240,7 +234,6 @@ fn a_folder_is_not_a_file() {
     assert!(matches!(&err, GltfError::NotAFile { path } if path.ends_with("sub")), "{err}");
     assert!(matches!(load_gltf(&dir, &GltfOptions::default()), Err(GltfError::NotAFile { .. })));
     assert!(matches!(load_bvh(&dir, &BvhOptions::default()), Err(BvhError::NotAFile { .. })));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[cfg(feature = "capi")]
@@ -249,7 +242,7 @@ fn the_c_abi_loader_refuses_an_escaping_uri() {
     use std::ffi::{CStr, CString};
     use throng::capi::{throng_character_destroy, throng_character_from_gltf, throng_last_error_message, ThrongStatus};
 
-    let (root, asset) = asset_beside_secret("capi");
+    let (_root, asset) = asset_beside_secret("capi");
     std::fs::write(asset.join("ibm.bin"), matrix_bytes()).unwrap();
     let load = |uri: &str| {
         let path = asset.join("asset.gltf");
@@ -268,7 +261,6 @@ fn the_c_abi_loader_refuses_an_escaping_uri() {
     assert_eq!(status, ThrongStatus::Import, "{message}");
     assert!(message.contains("../secret.bin") && message.contains("outside"), "{message}");
     assert_eq!(load("ibm.bin").0, ThrongStatus::Ok);
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 /// Runs `throng-trace` on `script`, with its stdin a pipe this side holds open; fails if it
@@ -299,11 +291,10 @@ fn trace_promptly(script: &Path) -> std::process::Output {
 fn throng_trace_reads_only_a_regular_script() {
     let dir = temp_dir("trace");
     make_fifo(&dir.join("pipe.json"));
-    for script in [Path::new("/dev/zero"), Path::new("/dev/stdin"), &dir.join("pipe.json"), &dir] {
+    for script in [Path::new("/dev/zero"), Path::new("/dev/stdin"), &dir.join("pipe.json"), dir.path()] {
         let out = trace_promptly(script);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", script.display());
         assert!(stderr.contains("not a regular file"), "{}: {stderr}", script.display());
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use glam::{Mat4, Quat, Vec3};
 use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 use support::compare::{nan_max, nan_min};
-use support::glb;
+use support::files::TempDir;
+use support::{encode_base64, glb};
 use throng::{ClipError, RigError, Transform};
 
 // ---------------------------------------------------------------------------------------------
@@ -29,14 +30,6 @@ fn sample_dir(name: &str) -> Option<PathBuf> {
     );
     eprintln!("skipping: glTF sample data not found at {}", dir.display());
     None
-}
-
-/// A fresh empty folder under the system temp dir.
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("throng-gltf-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn opts() -> GltfOptions {
@@ -70,23 +63,6 @@ fn glb_from(gltf_path: &Path, bin_path: &Path) -> Vec<u8> {
     root.buffers[0].uri = None;
     let json = gltf::json::serialize::to_vec(&root).unwrap();
     glb(&json, &std::fs::read(bin_path).unwrap())
-}
-
-fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Builds a glTF document with one data-URI buffer, one buffer view per accessor.
@@ -346,11 +322,10 @@ fn glb_loads_like_gltf() {
         let from_gltf = load_gltf(&gltf_path, &options).unwrap();
         assert_eq!(from_glb, from_gltf, "{name}");
         // And through a file, where the content (not the extension) says GLB.
-        let tmp = temp_dir("glb");
+        let tmp = TempDir::new("gltf-glb");
         let path = tmp.join(format!("{stem}.glb"));
         std::fs::write(&path, &glb).unwrap();
         assert_eq!(load_gltf(&path, &options).unwrap(), from_gltf, "{name} from file");
-        std::fs::remove_dir_all(tmp).unwrap();
     }
 }
 
@@ -587,9 +562,10 @@ fn baked_armature_moves_root_keys() {
 // ---------------------------------------------------------------------------------------------
 // Bad files
 
-fn copy_sample(name: &str, tag: &str) -> Option<(PathBuf, PathBuf)> {
+/// The sample model `name` copied into a scratch folder: its `.gltf` and the folder.
+fn copy_sample(name: &str, tag: &str) -> Option<(PathBuf, TempDir)> {
     let src = sample_dir(name)?;
-    let dir = temp_dir(tag);
+    let dir = TempDir::new(&format!("gltf-{tag}"));
     for entry in std::fs::read_dir(&src).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
@@ -607,7 +583,6 @@ fn truncated_bin_is_an_error() {
     let err = load_gltf(&gltf, &opts()).unwrap_err();
     assert!(matches!(err, GltfError::TruncatedBuffer { buffer: 0, declared_bytes: 6128, actual_bytes: 6000 }), "{err}");
     assert!(err.to_string().contains("6128"), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -616,7 +591,6 @@ fn missing_bin_is_an_io_error_naming_the_file() {
     std::fs::remove_file(dir.join("RiggedSimple0.bin")).unwrap();
     let err = load_gltf(&gltf, &opts()).unwrap_err();
     assert!(matches!(&err, GltfError::Io { path, .. } if path.ends_with("RiggedSimple0.bin")), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

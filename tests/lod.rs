@@ -23,16 +23,15 @@ use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerRe
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
+use support::drive::{drive_demo, DemoInputs};
 
 const FPS: f32 = 60.0;
 const DT: f32 = 1.0 / FPS;
-/// How fast gameplay changes a character's speed, m/s².
-const ACCELERATION_MPS2: f32 = 8.0;
 
 /// What gameplay asks of script `id` at `frame`: target speed (m/s), a jump trigger, and the
 /// lean and wave layers' weights. Every character runs the same story shifted by `id`: walk,
 /// run, stop, jump, walk and jump again, stop, walk.
-fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
+fn script(id: usize, frame: usize) -> DemoInputs {
     let f = frame as i64 - (id % 29) as i64 * 4;
     let at = |t: f32| (t * FPS).round() as i64;
     let target = match f {
@@ -47,7 +46,7 @@ fn script(id: usize, frame: usize) -> (f32, bool, f32, f32) {
     let jump = f == at(2.6) || f == at(4.2);
     let t = frame as f32 * DT;
     let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
-    (target, jump, swell(2.7, id as f32 / 7.0), swell(3.3, id as f32 / 11.0))
+    DemoInputs { target_speed_mps: target, jump, lean: swell(2.7, id as f32 / 7.0), wave: swell(3.3, id as f32 / 11.0) }
 }
 
 /// The demo graph with `default_switch` in place of its own (inertialization), bound to the demo.
@@ -122,23 +121,8 @@ impl World {
 
     /// Applies the script and steps the state machine.
     fn update(&mut self) {
-        let kind = self.kind;
-        let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| self.crowd.param(kind, name).expect("demo parameter"));
-        let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
-        for (k, &id) in self.ids.iter().enumerate() {
-            let (target, jumps, l, w) = script(id, self.frame);
-            let step = ACCELERATION_MPS2 * DT;
-            self.speeds[k] += (target - self.speeds[k]).clamp(-step, step);
-            leans.push(l);
-            waves.push(w);
-            if jumps {
-                jumpers.push(self.handles[k]);
-            }
-        }
-        self.crowd.set_float(speed, &self.handles, &self.speeds).expect("finite speeds");
-        self.crowd.set_float(lean, &self.handles, &leans).expect("finite weights");
-        self.crowd.set_float(wave, &self.handles, &waves).expect("finite weights");
-        self.crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+        let (ids, frame) = (&self.ids, self.frame);
+        drive_demo(&mut self.crowd, self.kind, &self.handles, &mut self.speeds, DT, |k| script(ids[k], frame));
         self.crowd.update(DT).expect("finite dt");
         self.frame += 1;
     }

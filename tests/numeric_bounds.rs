@@ -94,7 +94,7 @@ fn clips_whose_scales_overflow_along_the_chain_are_refused_by_the_evaluators() {
     let err = cpu_crowd(&rig, &clips, &samples, &[0..1]).unwrap_err();
     assert!(matches!(err, EvalError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
     if let Some(gpu) = gpu_support::gpu() {
-        let err = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).err().expect("refused");
+        let err = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).expect_err("refused");
         assert!(matches!(err, GpuError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
     }
 }
@@ -336,7 +336,7 @@ fn inertialization_offsets_stay_within_their_bound_on_the_cpu() {
             if frame >= 2 {
                 let root = Vec3::new(output[12], output[13], output[14]);
                 let offset = root - Vec3::Y;
-                assert!(offset.abs().max_element() <= MAX_OFFSET_M, "{:?}, frame {frame}: root offset {offset}", switch.mode);
+                assert!(largest(offset.abs().to_array()) <= MAX_OFFSET_M, "{:?}, frame {frame}: root offset {offset}", switch.mode);
             }
         }
     }

@@ -1,10 +1,12 @@
 //! Timeline plots: what `throng-trace --plot` draws is where the trace says it should be.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use throng::plot::{self, LayerFrame, LayerTrack, MarkKind, PlotError, Timeline};
 use throng::trace::{Script, TraceLine};
+
+mod support;
+use support::files::TempDir;
 
 const DT: f64 = 1.0 / 30.0;
 const FRAMES: usize = 90;
@@ -53,10 +55,8 @@ fn timeline(clip_map: bool) -> (Timeline, Vec<TraceLine>) {
 }
 
 /// A fresh folder for this test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throng-plot-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("plot-{name}"))
 }
 
 #[test]
@@ -224,11 +224,12 @@ fn a_timeline_whose_rows_disagree_is_refused_with_where() {
 #[test]
 fn saving_to_an_unknown_extension_or_an_unwritable_path_is_an_error_naming_the_path() {
     let (t, _) = timeline(false);
-    let txt = scratch("extension").join("timeline.txt");
+    let dir = scratch("save");
+    let txt = dir.join("timeline.txt");
     let err = t.save(&txt).unwrap_err();
     assert!(matches!(&err, PlotError::Extension { path } if *path == txt), "{err}");
     assert!(!txt.exists(), "nothing written for a refused extension");
-    let missing = scratch("io").join("no_such_folder").join("timeline.png");
+    let missing = dir.join("no_such_folder").join("timeline.png");
     let err = t.save(&missing).unwrap_err();
     assert!(matches!(&err, PlotError::Io { path, .. } if *path == missing), "{err}");
     assert!(err.to_string().contains("no_such_folder"), "{err}");
@@ -273,7 +274,6 @@ fn the_trace_tool_writes_png_and_svg_and_refuses_bad_plot_arguments_with_code_2(
     let (code, err) = trace_tool(&[s, "--plot"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("usage"), "{err}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! The shared comparison helpers (`support::compare`) fail where a plain `f32::max` fold did
 //! not: a NaN in either input, a length mismatch, a partial character; and pass close inputs.
+//! The scratch folders (`support::files`) are each a fresh one, removed after a test that
+//! passed and kept after one that failed.
 
 mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use support::compare::{assert_matrices_close, assert_matrices_close_with, largest, nan_max, nan_min, worst_abs_diff, GPU_TOLERANCE};
+use support::files::TempDir;
 
 /// The panic message of `f`, or `None` when it passed.
 fn failure(f: impl FnOnce()) -> Option<String> {
@@ -96,4 +99,35 @@ fn assert_matrices_close_fails_beyond_the_tolerance_naming_character_joint_and_v
     let message = failure(|| assert_matrices_close_with(&a, &b, 4, 3, GPU_TOLERANCE, "far", |c| format!("character {c}'s programs"))).expect("2e-4 passed 1e-4");
     assert!(message.contains("far: character 1, joint 0, float 1: expected 0.25, got 0.250"), "{message}");
     assert!(message.contains("character 1's programs"), "{message}");
+}
+
+#[test]
+fn temp_dirs_are_fresh_and_distinct_and_removed_when_dropped() {
+    let (a, b) = (TempDir::new("support-fresh"), TempDir::new("support-fresh"));
+    assert_ne!(a.path(), b.path(), "two folders of one tag");
+    for dir in [&a, &b] {
+        assert!(dir.is_dir() && dir.is_absolute(), "{}", dir.display());
+        assert_eq!(std::fs::read_dir(dir.path()).map(Iterator::count).ok(), Some(0), "{} is not empty", dir.display());
+    }
+    std::fs::create_dir(a.join("sub")).unwrap();
+    std::fs::write(a.join("sub/file.txt"), "written").unwrap();
+    let path = a.to_path_buf();
+    drop(a);
+    assert!(!path.exists(), "{} outlived its TempDir", path.display());
+    assert!(b.is_dir(), "dropping one folder removed another");
+}
+
+#[test]
+fn a_temp_dir_is_kept_when_its_test_fails() {
+    let path = std::sync::Mutex::new(None);
+    let message = failure(|| {
+        let dir = TempDir::new("support-kept");
+        std::fs::write(dir.join("evidence.txt"), "what the test wrote").unwrap();
+        *path.lock().unwrap() = Some(dir.to_path_buf());
+        panic!("the test failed");
+    });
+    assert_eq!(message.as_deref(), Some("the test failed"));
+    let path = path.into_inner().unwrap().expect("the folder was made");
+    assert_eq!(std::fs::read_to_string(path.join("evidence.txt")).ok().as_deref(), Some("what the test wrote"), "{} was not kept", path.display());
+    std::fs::remove_dir_all(&path).unwrap();
 }

@@ -3,8 +3,8 @@
 //! character's trunk joints, projected on the CPU, land on its rendered body), the CPU and GPU
 //! evaluations drawing the same crowd, and the windowed viewer under `xvfb-run`.
 //!
-//! The example's binary is the one cargo built beside this test (`cargo test` builds
-//! examples; CI's `--all-targets` too); if it is missing it is built first. Without a GPU
+//! The example's binary is built first, as this test was built (profile, target folder,
+//! features: `support::examples`), so an edit to the viewer is always what runs. Without a GPU
 //! adapter the tests skip with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
 
 use std::path::{Path, PathBuf};
@@ -12,47 +12,24 @@ use std::process::{Command, Output};
 
 use image::RgbaImage;
 
+#[path = "support/gpu.rs"]
+mod gpu_support;
+mod support;
+use support::examples::example_binary;
+use support::files::TempDir;
+use support::pixels_differ;
+
 /// The render size of the tests: small, because lavapipe rasterises on the CPU.
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 180;
-/// Summed RGB difference above which a pixel counts as changed (8-bit channels).
-const CHANGED: u32 = 30;
 
-fn gpu_available() -> bool {
-    match throng::gpu::GpuContext::new_blocking() {
-        Ok(_) => true,
-        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("THRONG_REQUIRE_GPU=1 but no GPU device: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping viewer test: no GPU device ({e}); set THRONG_REQUIRE_GPU=1 to fail instead");
-            false
-        }
-    }
-}
-
-/// `target/<profile>/examples/viewer`, next to this test's own `target/<profile>/deps/…`.
+/// The viewer, built as this test was.
 fn viewer_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its own path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
-    let binary = profile_dir.join("examples").join(format!("viewer{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--example", "viewer"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
-            build.arg("--release");
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(status.success(), "building the viewer example failed");
-    }
-    binary
+    example_binary("viewer")
 }
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throng-viewer-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    dir
+fn scratch_dir(name: &str) -> TempDir {
+    TempDir::new(&format!("viewer-{name}"))
 }
 
 /// Runs the headless viewer with `args` plus the test size; asserts it exits 0 without a wgpu
@@ -73,18 +50,14 @@ fn load(path: &Path) -> RgbaImage {
     image
 }
 
-fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
-    a.0.iter().zip(b.0.iter()).take(3).map(|(&x, &y)| u32::from(x.abs_diff(y))).sum::<u32>() > CHANGED
-}
-
 /// Pixels where `image` differs from `background`: where characters are.
 fn character_mask(image: &RgbaImage, background: &RgbaImage) -> Vec<bool> {
-    image.pixels().zip(background.pixels()).map(|(a, b)| differs(a, b)).collect()
+    image.pixels().zip(background.pixels()).map(|(a, b)| pixels_differ(a, b)).collect()
 }
 
 #[test]
 fn headless_crowd_has_characters_that_move() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = scratch_dir("crowd");
@@ -111,18 +84,17 @@ fn headless_crowd_has_characters_that_move() {
     for (i, (a, b)) in frame_30.pixels().zip(frame_60.pixels()).enumerate() {
         if mask_30[i] || mask_60[i] {
             either += 1;
-            changed += usize::from(differs(a, b));
+            changed += usize::from(pixels_differ(a, b));
         }
     }
     let moved = changed as f64 / either.max(1) as f64;
     eprintln!("characters cover {:.1} % of the picture; {:.1} % of their pixels changed from frame 30 to 60", share * 100.0, moved * 100.0);
     assert!(moved > 0.2, "only {:.1} % of the character pixels changed between frames 30 and 60", moved * 100.0);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn skinned_character_covers_its_projected_joints() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = scratch_dir("probe");
@@ -150,7 +122,6 @@ fn skinned_character_covers_its_projected_joints() {
         let at = (py as u32 * WIDTH + px as u32) as usize;
         assert!(mask[at], "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--cpu` evaluates with `FrameJob` and uploads the matrices, and takes its root motion from
@@ -158,7 +129,7 @@ fn skinned_character_covers_its_projected_joints() {
 /// the crowd alike: the pictures agree but for rounding at the silhouettes' edges.
 #[test]
 fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = scratch_dir("cpu");
@@ -171,14 +142,13 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
     let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
     let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
-    let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| differs(a, b)).count();
+    let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
     eprintln!("{different} pixels differ between the CPU and GPU evaluations; the crowd covers {characters}");
     assert!(characters > 500, "the crowd covers only {characters} pixels");
     assert!(
         different * 20 < characters,
         "{different} pixels differ between the CPU and GPU evaluations, against {characters} character pixels"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -188,7 +158,7 @@ fn windowed_viewer_runs_under_xvfb() {
         eprintln!("skipping the windowed viewer test: xvfb-run is not on PATH (apt-get install xvfb)");
         return;
     }
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let size = format!("{WIDTH}x{HEIGHT}");
@@ -209,7 +179,7 @@ fn windowed_viewer_runs_under_xvfb() {
 /// draw the same picture, and character 0's probes land on its body with either.
 #[test]
 fn affine_and_mat4_output_draw_the_same_crowd() {
-    if !gpu_available() {
+    if gpu_support::gpu().is_none() {
         return;
     }
     let dir = scratch_dir("layout");
@@ -224,8 +194,7 @@ fn affine_and_mat4_output_draw_the_same_crowd() {
     headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
     let (affine, mat4) = (load(&affine_png), load(&mat4_png));
     let characters = character_mask(&affine, &load(&background)).iter().filter(|&&m| m).count();
-    let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| differs(a, b)).count();
+    let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
     assert!(characters > 500, "the crowd covers only {characters} pixels");
     assert!(different * 100 < characters, "{different} pixels differ between affine and mat4 output, against {characters} character pixels");
-    let _ = std::fs::remove_dir_all(dir);
 }

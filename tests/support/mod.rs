@@ -1,11 +1,24 @@
-//! Helpers shared by the integration tests: build small graphs, run trace scripts, wrap glTF
-//! JSON and a buffer into a GLB container.
+//! Helpers shared by the integration tests, one copy each: build small graphs and collect
+//! their validation problems, run trace scripts, wrap glTF JSON and a buffer into a GLB
+//! container, base64 for data URIs, compare rendered pixels, and reproducible random numbers;
+//! and in submodules, compare floats (`compare`, failing on NaN), drive crowds (`drive`), make
+//! scratch folders (`files`) and build the example programs the tests run (`examples`).
+//! `gpu.rs` beside them, the GPU tests' device and random rigs and programs, is included by
+//! those tests alone (`#[path]`), each of which declares this module too.
+//!
+//! Each test file compiles this module on its own and uses a part of it.
 
 #![allow(dead_code)]
 
 pub mod compare;
+pub mod drive;
+pub mod examples;
+pub mod files;
 
+use glam::{Quat, Vec3};
+use throng::graph::{CompiledGraph, GraphError, GraphProblem};
 use throng::trace::{run_script, TraceLine};
+use throng::Transform;
 
 /// A one-layer graph in PlayCanvas's runtime form.
 pub fn graph(states: &str, transitions: &str, parameters: &str) -> String {
@@ -82,4 +95,70 @@ pub fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
     out.extend(b"BIN\0");
     out.extend(&bin);
     out
+}
+
+/// Standard base64 (RFC 4648, padded) of `bytes`, for data URIs.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// The problems validation finds in graph `json`; fails the test if it loads, or fails
+/// otherwise.
+#[track_caller]
+pub fn graph_problems(json: &str) -> Vec<GraphProblem> {
+    match CompiledGraph::from_json(json) {
+        Err(GraphError::Invalid { problems }) => problems,
+        other => panic!("expected validation problems, got {other:?}"),
+    }
+}
+
+/// Summed RGB difference above which two pixels of a rendered picture differ (8-bit
+/// channels): above what rasterisation differences between two runs make.
+pub const PIXEL_CHANGED: u32 = 30;
+
+/// Whether `a` and `b` differ by more than [`PIXEL_CHANGED`] (alpha ignored).
+pub fn pixels_differ(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
+    a.0.iter().zip(b.0.iter()).take(3).map(|(&x, &y)| u32::from(x.abs_diff(y))).sum::<u32>() > PIXEL_CHANGED
+}
+
+/// Deterministic pseudo-random numbers (xorshift), so that failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+    /// Uniform in `[lo, hi)`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.next_u32() as f32 / 4_294_967_296.0)
+    }
+    pub fn quat(&mut self) -> Quat {
+        Quat::from_euler(glam::EulerRot::XYZ, self.range(-3.0, 3.0), self.range(-1.5, 1.5), self.range(-3.0, 3.0))
+    }
+    pub fn transform(&mut self) -> Transform {
+        Transform {
+            translation: Vec3::new(self.range(-0.1, 0.1), self.range(-0.1, 0.1), self.range(-0.1, 0.1)),
+            rotation: self.quat(),
+            scale: Vec3::new(self.range(0.8, 1.2), self.range(0.8, 1.2), self.range(0.8, 1.2)),
+        }
+    }
 }

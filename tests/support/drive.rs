@@ -1,0 +1,105 @@
+//! Gameplay for the tests' crowds: each frame's parameters, set in batches as a game sets them,
+//! on the two graphs the tests drive whole crowds through.
+
+use throng::state::{ArchetypeId, CharacterHandle, Crowd};
+
+/// Speed of profile `p` at age `a` frames on `benches/support/locomotion.json`, m/s: varied,
+/// often crossing the graph's 0.1 threshold.
+#[must_use]
+pub fn profile_speed(p: usize, a: usize) -> f32 {
+    ((p * 7 + a * 3) % 50) as f32 / 10.0 - 0.3
+}
+
+/// Whether profile `p` triggers `jump` at age `a` frames.
+#[must_use]
+pub fn profile_jumps(p: usize, a: usize) -> bool {
+    (a + p).is_multiple_of(37)
+}
+
+/// Whether profile `p` triggers `wave` (for one update) at age `a` frames.
+#[must_use]
+pub fn profile_waves(p: usize, a: usize) -> bool {
+    (a * 5 + p).is_multiple_of(53)
+}
+
+/// Sets a frame's inputs on `benches/support/locomotion.json`'s parameters for `handles`, the
+/// `k`-th of them following profile and age `profile_age(k)`: `speed`, the `jump` trigger, and
+/// `wave` as a single-frame trigger.
+pub fn drive(
+    crowd: &mut Crowd,
+    kind: ArchetypeId,
+    handles: &[CharacterHandle],
+    profile_age: impl Fn(usize) -> (usize, usize),
+) {
+    let [speed, jump, wave] =
+        ["speed", "jump", "wave"].map(|name| crowd.param(kind, name).expect("locomotion.json's parameter"));
+    let speeds: Vec<f32> = (0..handles.len())
+        .map(|k| {
+            let (p, a) = profile_age(k);
+            profile_speed(p, a)
+        })
+        .collect();
+    crowd.set_float(speed, handles, &speeds).expect("finite speeds");
+    let pick = |f: fn(usize, usize) -> bool| -> Vec<CharacterHandle> {
+        handles
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| {
+                let (p, a) = profile_age(k);
+                f(p, a)
+            })
+            .map(|(_, &h)| h)
+            .collect()
+    };
+    crowd.set_trigger(jump, &pick(profile_jumps), false).expect("jump is a trigger");
+    crowd.set_trigger(wave, &pick(profile_waves), true).expect("wave is a trigger");
+}
+
+/// How fast gameplay changes a character's speed on the demo graph, m/s² (a character
+/// controller's acceleration): speeds ease towards their targets rather than jump.
+pub const ACCELERATION_MPS2: f32 = 8.0;
+
+/// One character's frame on the demo graph (`throng::demo::LOCOMOTION_GRAPH`), as a test's
+/// script asks for it.
+#[derive(Clone, Copy, Debug)]
+pub struct DemoInputs {
+    /// The speed gameplay steers towards, m/s.
+    pub target_speed_mps: f32,
+    /// Whether to trigger `jump`.
+    pub jump: bool,
+    /// The `lean` (additive) layer's weight in [0, 1].
+    pub lean: f32,
+    /// The `wave` (masked override) layer's weight in [0, 1].
+    pub wave: f32,
+}
+
+/// Sets a frame's inputs on the demo graph's parameters for `handles`, the `k`-th of them
+/// asking for `inputs(k)`: `speeds[k]` eases towards the target by at most
+/// [`ACCELERATION_MPS2`] × `dt_s` and is set as `speed`; `lean` and `wave` are set as given, and
+/// `jump` triggered (held until consumed) where asked.
+pub fn drive_demo(
+    crowd: &mut Crowd,
+    kind: ArchetypeId,
+    handles: &[CharacterHandle],
+    speeds: &mut [f32],
+    dt_s: f32,
+    inputs: impl Fn(usize) -> DemoInputs,
+) {
+    let [speed, jump, lean, wave] =
+        ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
+    let step = ACCELERATION_MPS2 * dt_s;
+    let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, &handle) in handles.iter().enumerate() {
+        let asked = inputs(k);
+        speeds[k] += (asked.target_speed_mps - speeds[k]).clamp(-step, step);
+        leans.push(asked.lean);
+        waves.push(asked.wave);
+        if asked.jump {
+            jumpers.push(handle);
+        }
+    }
+    crowd.set_float(speed, handles, speeds).expect("finite speeds");
+    crowd.set_float(lean, handles, &leans).expect("finite weights");
+    crowd.set_float(wave, handles, &waves).expect("finite weights");
+    crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+}
