@@ -26,6 +26,7 @@ mod context;
 mod crowd;
 mod pipelines;
 mod profile;
+pub mod stats;
 pub mod types;
 mod windows;
 
