@@ -29,6 +29,7 @@ mod profile;
 pub mod stats;
 pub mod types;
 mod windows;
+pub mod work_model;
 
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
