@@ -13,10 +13,23 @@
 //! `--joints N[,M…]` picks rig sizes (default 26,64), `--all` lists every statistic the driver
 //! gives instead of the usual columns, `--dump ENTRY` prints that entry point's text
 //! representations (RADV: NIR, ACO IR and the disassembly) after the table.
+//!
+//! First it prints the work model (`throng::gpu::work_model`, no driver needed) per character
+//! of the benches' two frames on both humanoids, on AMD's 64-wide waves and NVIDIA's 32-wide
+//! warps: modelled wave-instructions, wave-steps, the ancestor walks' steps and products, barriers
+//! and bytes.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
 
 use std::process::ExitCode;
 
+use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
+use throng::gpu::work_model::{KernelCosts, Work, WorkModel, WorkModelError};
+
+/// Characters per frame the model averages over (the layered frame: over a whole switch period).
+const MODEL_CHARACTERS: usize = 256;
 
 /// The columns of the table: a heading and the driver statistics (RADV's names) summed into it.
 const COLUMNS: [(&str, &[&str]); 8] = [
@@ -91,6 +104,45 @@ fn print_table(report: &DriverReport, all: bool) {
     }
 }
 
+fn print_work(rig: &str, frame: &str, wave: u32, w: &Work) {
+    println!(
+        "| {rig} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+        w.wave_instructions,
+        w.wave_steps,
+        w.model_steps,
+        w.mesh_steps,
+        w.walk_products,
+        w.level_products,
+        w.barriers,
+        w.bytes_read,
+        w.bytes_written,
+        w.bytes(),
+        w.clip_bytes_read,
+    );
+}
+
+/// The work model's table: both humanoids, the layered and the two-clip frame, wave64 and warp32,
+/// with the instruction costs of RADV's navi21 loop bodies.
+fn print_model() -> Result<(), WorkModelError> {
+    println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
+    println!("| rig | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
+    for (name, demo) in [("26 joints", DemoCharacter::humanoid()), ("64 joints", DemoCharacter::humanoid_64())] {
+        let scenario = support::scenario_of(demo);
+        for wave in [64, 32] {
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
+            let layered = model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())?;
+            print_work(name, "layered", wave, &layered);
+            let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::frame_radv_navi21())?;
+            print_work(name, "two-clip", wave, &two_clip);
+        }
+    }
+    println!();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
@@ -99,6 +151,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(error) = print_model() {
+        eprintln!("gpu_stats: work model: {error}");
+        return ExitCode::FAILURE;
+    }
     let kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
     let report = match driver_statistics(&kernels) {
         Ok(report) => report,
