@@ -252,6 +252,17 @@ pub fn spirv_options(device_api_version: u32, robust_buffer_access2: bool) -> na
 /// # Errors
 /// [`StatsError::Shader`] where naga refuses the module (a bug in `shaders/`: the unit tests
 /// validate every module).
+///
+/// ```
+/// use throng::gpu::ShaderModuleKind;
+/// use throng::gpu::stats::{Kernel, kernel_spirv, spirv_options};
+/// let kernel = Kernel { kind: ShaderModuleKind::FrameLayers, num_joints: 64, compact_clips: false };
+/// // A Vulkan 1.3 device with robustBufferAccess2, as RADV and NVIDIA's drivers offer.
+/// let options = spirv_options(ash::vk::API_VERSION_1_3, true);
+/// let (words, bindings) = kernel_spirv(kernel, &options).unwrap();
+/// assert_eq!(words[0], 0x0723_0203); // SPIR-V's magic number
+/// assert!(bindings.contains(&(1, 0, true))); // the chunk's parameters, a uniform buffer
+/// ```
 pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> Result<(Vec<u32>, Vec<(u32, u32, bool)>), StatsError> {
     let shader_error = |message: String| StatsError::Shader { kernel: kernel.name(), message };
     let source = shader_source(kernel.kind, kernel.num_joints, kernel.compact_clips);
@@ -288,6 +299,13 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
 /// every instruction from that label to the branch. Lines that are neither labels nor
 /// instructions (comments starting with `;`, blank lines) are not counted. Loops come outermost
 /// first in program order; `depth` counts the loops enclosing each.
+///
+/// ```
+/// use throng::gpu::stats::loop_bodies;
+/// let disassembly = "BB0:\n  s_mov_b32 s0, 0\nBB1:\n  v_add_f32 v0, v0, v1\n  s_add_u32 s0, s0, 1\n  s_cbranch_scc1 BB1\n  s_endpgm\n";
+/// let loops = loop_bodies(disassembly);
+/// assert_eq!((loops[0].label.as_str(), loops[0].instructions, loops[0].depth), ("BB1", 3, 0));
+/// ```
 #[must_use]
 pub fn loop_bodies(disassembly: &str) -> Vec<LoopBody> {
     let mut labels: Vec<(String, usize)> = Vec::new();
@@ -361,6 +379,20 @@ impl Drop for Session {
 /// [`StatsError::NoLoader`] without a Vulkan loader, [`StatsError::NoDevice`] without a device
 /// that has the extension, [`StatsError::Vulkan`] when a Vulkan call fails, and
 /// [`StatsError::Shader`] when naga refuses a kernel.
+///
+/// ```
+/// use throng::gpu::ShaderModuleKind;
+/// use throng::gpu::stats::{Kernel, driver_statistics};
+/// let kernel = Kernel { kind: ShaderModuleKind::Frame, num_joints: 64, compact_clips: false };
+/// match driver_statistics(&[kernel]) {
+///     Ok(report) => {
+///         let executable = &report.kernels[0].executables[0];
+///         println!("{}: {:?} spilled", report.device_name, executable.spills());
+///     }
+///     // No Vulkan, or no device with the extension (set RADV_FORCE_FAMILY=navi21 for RADV's).
+///     Err(error) => println!("no driver statistics: {error}"),
+/// }
+/// ```
 pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError> {
     // SAFETY: loading the system's Vulkan loader runs its initialisers; that is what every
     // Vulkan program does, and wgpu does the same through this very crate.
