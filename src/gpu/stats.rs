@@ -341,12 +341,11 @@ pub fn loop_bodies(disassembly: &str) -> Vec<LoopBody> {
         .collect()
 }
 
+/// A driver's `char[VK_MAX_DESCRIPTION_SIZE]` up to its NUL (or the whole array, should a driver
+/// leave none).
 fn c_string(chars: &[c_char]) -> String {
-    // SAFETY: the driver writes NUL-terminated strings into these fixed arrays (the Vulkan
-    // spec's rule for every `char[VK_MAX_DESCRIPTION_SIZE]` it returns); `from_bytes_until_nul`
-    // below bounds the read to the array all the same.
-    let bytes = unsafe { std::slice::from_raw_parts(chars.as_ptr().cast::<u8>(), chars.len()) };
-    CStr::from_bytes_until_nul(bytes).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The Vulkan objects one report needs, destroyed in reverse order on drop.
@@ -397,7 +396,9 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     // SAFETY: loading the system's Vulkan loader runs its initialisers; that is what every
     // Vulkan program does, and wgpu does the same through this very crate.
     let entry = unsafe { ash::Entry::load() }.map_err(|e| StatsError::NoLoader(e.to_string()))?;
-    // SAFETY: plain Vulkan calls with valid create infos; every handle is destroyed by `Session`.
+    // SAFETY, for every `unsafe` block of this function: Vulkan queries and creations on the
+    // handles made here, with create infos that borrow locals alive across the call; the
+    // instance and device are destroyed by `Session`'s drop, after everything made from them.
     let instance_version = unsafe { entry.try_enumerate_instance_version() }.map_err(vulkan("vkEnumerateInstanceVersion"))?.unwrap_or(vk::API_VERSION_1_0);
     let app = vk::ApplicationInfo::default().application_name(c"throng gpu_stats").api_version(instance_version.min(vk::API_VERSION_1_3));
     let instance = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }.map_err(vulkan("vkCreateInstance"))?;
