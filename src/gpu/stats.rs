@@ -244,10 +244,29 @@ pub fn spirv_options(device_api_version: u32, robust_buffer_access2: bool) -> na
     }
 }
 
+/// A resource binding a kernel declares, for its pipeline layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The bind group (descriptor set).
+    pub group: u32,
+    /// The binding within it.
+    pub binding: u32,
+    /// A uniform buffer; otherwise a storage buffer.
+    pub uniform: bool,
+}
+
+/// A kernel as SPIR-V, with the bindings its module declares.
+#[derive(Clone, Debug)]
+pub struct KernelSpirv {
+    /// The SPIR-V words.
+    pub words: Vec<u32>,
+    /// Every binding the module declares.
+    pub bindings: Vec<Binding>,
+}
+
 /// The kernel as wgpu's Vulkan backend hands it to the driver: the WGSL of [`shader_source`]
 /// parsed and validated by naga, overrides processed for the entry point, written as SPIR-V
-/// with `options` ([`spirv_options`]) for that entry point alone. Also returns each resource
-/// binding the module declares, `(group, binding, is_uniform)`, for the pipeline layout.
+/// with `options` ([`spirv_options`]) for that entry point alone.
 ///
 /// # Errors
 /// [`StatsError::Shader`] where naga refuses the module (a bug in `shaders/`: the unit tests
@@ -259,11 +278,12 @@ pub fn spirv_options(device_api_version: u32, robust_buffer_access2: bool) -> na
 /// let kernel = Kernel { kind: ShaderModuleKind::FrameLayers, num_joints: 64, compact_clips: false };
 /// // A Vulkan 1.3 device with robustBufferAccess2, as RADV and NVIDIA's drivers offer.
 /// let options = spirv_options(ash::vk::API_VERSION_1_3, true);
-/// let (words, bindings) = kernel_spirv(kernel, &options).unwrap();
-/// assert_eq!(words[0], 0x0723_0203); // SPIR-V's magic number
-/// assert!(bindings.contains(&(1, 0, true))); // the chunk's parameters, a uniform buffer
+/// let spirv = kernel_spirv(kernel, &options).unwrap();
+/// assert_eq!(spirv.words[0], 0x0723_0203); // SPIR-V's magic number
+/// // The chunk's parameters, a uniform buffer.
+/// assert!(spirv.bindings.iter().any(|b| (b.group, b.binding, b.uniform) == (1, 0, true)));
 /// ```
-pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> Result<(Vec<u32>, Vec<(u32, u32, bool)>), StatsError> {
+pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> Result<KernelSpirv, StatsError> {
     let shader_error = |message: String| StatsError::Shader { kernel: kernel.name(), message };
     let source = shader_source(kernel.kind, kernel.num_joints, kernel.compact_clips);
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| shader_error(e.emit_to_string(&source)))?;
@@ -273,10 +293,12 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
     let entry = (naga::ShaderStage::Compute, kernel.kind.entry_point());
     let (module, info) = naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &naga::back::PipelineConstants::default())
         .map_err(|e| shader_error(e.to_string()))?;
-    let bindings: Vec<(u32, u32, bool)> = module
+    let bindings: Vec<Binding> = module
         .global_variables
         .iter()
-        .filter_map(|(_, var)| var.binding.as_ref().map(|b| (b.group, b.binding, var.space == naga::AddressSpace::Uniform)))
+        .filter_map(|(_, var)| {
+            var.binding.as_ref().map(|b| Binding { group: b.group, binding: b.binding, uniform: var.space == naga::AddressSpace::Uniform })
+        })
         .collect();
     // wgpu-hal numbers each bind group layout's entries 0, 1, 2… in the layout's order and maps
     // the shader's bindings onto those numbers; throng's layouts (`pipelines::Layouts`) list
@@ -284,14 +306,14 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
     let mut options = options.clone();
     options.binding_map = bindings
         .iter()
-        .map(|&(group, binding, _)| {
-            let target = naga::back::spv::BindingInfo { descriptor_set: group, binding, binding_array_size: None };
-            (naga::ResourceBinding { group, binding }, target)
+        .map(|b| {
+            let target = naga::back::spv::BindingInfo { descriptor_set: b.group, binding: b.binding, binding_array_size: None };
+            (naga::ResourceBinding { group: b.group, binding: b.binding }, target)
         })
         .collect();
     let pipeline_options = naga::back::spv::PipelineOptions { shader_stage: entry.0, entry_point: entry.1.to_owned() };
     let words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline_options)).map_err(|e| shader_error(e.to_string()))?;
-    Ok((words, bindings))
+    Ok(KernelSpirv { words, bindings })
 }
 
 /// The loops of an AMD (ACO) disassembly: a label line `BBn:` opens a block, and a branch back
@@ -476,8 +498,8 @@ fn build_kernel(
     kernel: Kernel,
     options: &naga::back::spv::Options<'_>,
 ) -> Result<KernelStatistics, StatsError> {
-    let (words, bindings) = kernel_spirv(kernel, options)?;
-    let num_sets = bindings.iter().map(|&(group, ..)| group + 1).max().unwrap_or(0);
+    let KernelSpirv { words, bindings } = kernel_spirv(kernel, options)?;
+    let num_sets = bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
     // SAFETY: every handle created here is destroyed before returning (the closure's result is
     // kept and the objects are destroyed whether it failed or not); the create infos borrow
     // locals that outlive the calls.
@@ -492,11 +514,11 @@ fn build_kernel(
             for set in 0..num_sets {
                 let entries: Vec<_> = bindings
                     .iter()
-                    .filter(|&&(group, ..)| group == set)
-                    .map(|&(_, binding, uniform)| {
+                    .filter(|b| b.group == set)
+                    .map(|b| {
                         vk::DescriptorSetLayoutBinding::default()
-                            .binding(binding)
-                            .descriptor_type(if uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER })
+                            .binding(b.binding)
+                            .descriptor_type(if b.uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER })
                             .descriptor_count(1)
                             .stage_flags(vk::ShaderStageFlags::COMPUTE)
                     })
@@ -664,9 +686,9 @@ BB3:
         assert_eq!(spirv_options(vk::API_VERSION_1_1, true).lang_version, (1, 3));
         let options = spirv_options(vk::API_VERSION_1_3, true);
         for kernel in Kernel::all_for_rig(64) {
-            let (words, bindings) = kernel_spirv(kernel, &options).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(words.first(), Some(&0x0723_0203), "{}", kernel.name());
-            assert!(bindings.iter().any(|&(group, binding, uniform)| (group, binding, uniform) == (1, 0, true)), "{}", kernel.name());
+            let spirv = kernel_spirv(kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(spirv.words.first(), Some(&0x0723_0203), "{}", kernel.name());
+            assert!(spirv.bindings.contains(&Binding { group: 1, binding: 0, uniform: true }), "{}", kernel.name());
         }
     }
 }

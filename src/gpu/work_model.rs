@@ -567,7 +567,7 @@ impl WorkModel {
     /// As [`WorkModel::layered_character`], and where the programs are not a whole number of
     /// characters.
     pub fn layered_frame(&self, layers: &[LayerSetup], programs: &[LayerProgram], samples: &[ClipSample], costs: &KernelCosts) -> Result<Work, WorkModelError> {
-        if layers.is_empty() || programs.len() % layers.len() != 0 {
+        if layers.is_empty() || !programs.len().is_multiple_of(layers.len()) {
             return Err(WorkModelError::Programs(format!("{} programs for {} layers per character", programs.len(), layers.len())));
         }
         let mut sum = Work::default();
