@@ -86,6 +86,22 @@ pub fn layered_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, V
     (samples, programs)
 }
 
+/// Every frame of one switch period of [`layered_frame`] as one crowd of `SWITCH_PERIOD ×
+/// num_characters` characters (each frame's sample indices moved past the frames before it): a
+/// frame's mix of programs with each character's transition phase counted once, for averages
+/// such as the GPU work model's (`throng::gpu::work_model`).
+pub fn layered_period(num_characters: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    let mut samples = Vec::new();
+    let mut programs = Vec::new();
+    for frame in 0..SWITCH_PERIOD {
+        let (frame_samples, frame_programs) = layered_frame(num_characters, frame);
+        let offset = samples.len() as u32;
+        programs.extend(frame_programs.into_iter().map(|p| LayerProgram { first_sample: p.first_sample + offset, ..p }));
+        samples.extend(frame_samples);
+    }
+    (samples, programs)
+}
+
 /// The idle/move(1D)/jump base layer plus a masked upper-body wave layer.
 pub const LOCOMOTION: &str = include_str!("locomotion.json");
 
@@ -128,9 +144,10 @@ pub fn locomotion_crowd_with_events(n: usize, events: bool) -> (Crowd, Archetype
     (crowd, kind)
 }
 
-/// The GPU benches' scenario (issue 5's) on the 64-joint humanoid, for [`layered_frame`].
+/// The GPU benches' scenario (issue 5's) on a built-in humanoid (the 64-joint one unless
+/// [`scenario_of`] says otherwise), for [`layered_frame`].
 pub struct Scenario {
-    /// `DemoCharacter::humanoid_64`'s rig.
+    /// The humanoid's rig.
     pub rig: Rig,
     /// Walk (0), run (1) and lean as an additive delta over idle's first frame (2).
     pub clips: Vec<Clip>,
@@ -144,7 +161,11 @@ pub struct Scenario {
 
 /// [`Scenario`] for `DemoCharacter::humanoid_64`.
 pub fn humanoid_scenario() -> Scenario {
-    let demo = DemoCharacter::humanoid_64();
+    scenario_of(DemoCharacter::humanoid_64())
+}
+
+/// [`Scenario`] for either built-in humanoid (the 26-joint one has the same clips and spine).
+pub fn scenario_of(demo: DemoCharacter) -> Scenario {
     let clip = |name: &str| demo.clip(name).expect("the demo's clips");
     let reference = clip("idle").frame(0).to_vec();
     let clips = vec![clip("walk").clone(), clip("run").clone(), clip("lean").to_additive(&reference)];

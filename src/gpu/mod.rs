@@ -26,8 +26,10 @@ mod context;
 mod crowd;
 mod pipelines;
 mod profile;
+pub mod stats;
 pub mod types;
 mod windows;
+pub mod work_model;
 
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};

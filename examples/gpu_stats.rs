@@ -1,0 +1,177 @@
+//! Prints what a real GPU driver's compiler makes of every production kernel: registers,
+//! spills, shared memory, waves per SIMD, instruction counts and each loop body's length
+//! (`throng::gpu::stats`), for the built-in humanoid's 26- and 64-joint rigs.
+//!
+//! No GPU needed: with `RADV_FORCE_FAMILY=navi21` Mesa's AMD driver compiles for an RX 6800-class
+//! chip with no hardware. Without it the first Vulkan device that reports pipeline statistics is
+//! used (an NVIDIA GPU reports its own driver's figures).
+//!
+//! ```text
+//! RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats
+//! RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints 64 --all --dump frame_layers_main
+//! ```
+//! `--joints N[,M…]` picks rig sizes (default 26,64), `--all` lists every statistic the driver
+//! gives instead of the usual columns, `--dump ENTRY` prints that entry point's text
+//! representations (RADV: NIR, ACO IR and the disassembly) after the table.
+//!
+//! First it prints the work model (`throng::gpu::work_model`, no driver needed) per character
+//! of the benches' two frames on both humanoids, on AMD's 64-wide waves and NVIDIA's 32-wide
+//! warps: modelled wave-instructions, wave-steps, the ancestor walks' steps and products, barriers
+//! and bytes.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::process::ExitCode;
+
+use throng::demo::DemoCharacter;
+use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
+use throng::gpu::work_model::{KernelCosts, Work, WorkModel, WorkModelError};
+
+/// Characters per frame the model averages over (the layered frame: over a whole switch period).
+const MODEL_CHARACTERS: usize = 256;
+
+/// The columns of the table: a heading and the driver statistics (RADV's names) summed into it.
+const COLUMNS: [(&str, &[&str]); 8] = [
+    ("VGPRs", &["VGPRs"]),
+    ("SGPRs", &["SGPRs"]),
+    ("spills", &["Spilled VGPRs", "Spilled SGPRs"]),
+    ("LDS B", &["LDS size"]),
+    ("scratch B", &["Scratch size"]),
+    ("waves/SIMD", &["Subgroups per SIMD"]),
+    ("instrs", &["Instructions"]),
+    ("code B", &["Code size"]),
+];
+
+struct Args {
+    joints: Vec<usize>,
+    all: bool,
+    dump: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args { joints: vec![26, 64], all: false, dump: None };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--joints" => {
+                let list = it.next().ok_or("--joints needs a list such as 26,64")?;
+                args.joints = list
+                    .split(',')
+                    .map(|n| n.trim().parse().map_err(|_| format!("--joints: {n:?} is not a joint count")))
+                    .collect::<Result<_, _>>()?;
+                if let Some(bad) = args.joints.iter().find(|&&n| n == 0 || n > throng::MAX_JOINTS) {
+                    return Err(format!("--joints: {bad} is outside 1..={}", throng::MAX_JOINTS));
+                }
+            }
+            "--all" => args.all = true,
+            "--dump" => args.dump = Some(it.next().ok_or("--dump needs an entry point such as frame_layers_main")?),
+            other => return Err(format!("unknown argument {other:?} (--joints LIST, --all, --dump ENTRY)")),
+        }
+    }
+    Ok(args)
+}
+
+fn column(executable: &ExecutableStatistics, names: &[&str]) -> String {
+    let values: Vec<f64> = names.iter().filter_map(|n| executable.get(n)).map(|v| v.as_f64()).collect();
+    if values.is_empty() { "–".to_owned() } else { format!("{}", values.iter().sum::<f64>()) }
+}
+
+fn print_table(report: &DriverReport, all: bool) {
+    println!("device: {}  driver: {}", report.device_name, report.driver);
+    if !all {
+        let headings: Vec<&str> = COLUMNS.iter().map(|(h, _)| *h).collect();
+        println!("| kernel | wave | {} | loop bodies (instructions, nesting) |", headings.join(" | "));
+        println!("|---|---|{}---|", "---|".repeat(COLUMNS.len()));
+    }
+    for kernel in &report.kernels {
+        for executable in &kernel.executables {
+            if all {
+                println!("{} ({}, wave {}, {} SPIR-V words)", kernel.kernel.name(), executable.name, executable.subgroup_size, kernel.spirv_words);
+                for s in &executable.statistics {
+                    println!("    {:<28} {:>10}   {}", s.name, s.value.as_f64(), s.description);
+                }
+                continue;
+            }
+            let cells: Vec<String> = COLUMNS.iter().map(|(_, names)| column(executable, names)).collect();
+            let loops: Vec<String> =
+                executable.loops.iter().map(|l| format!("{}{}", l.instructions, "'".repeat(l.depth))).collect();
+            println!("| {} | {} | {} | {} |", kernel.kernel.name(), executable.subgroup_size, cells.join(" | "), loops.join(" "));
+        }
+    }
+    if !all {
+        println!("(loop bodies in program order; each ' marks one enclosing loop)");
+    }
+}
+
+fn print_work(rig: &str, frame: &str, wave: u32, w: &Work) {
+    println!(
+        "| {rig} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+        w.wave_instructions,
+        w.wave_steps,
+        w.model_steps,
+        w.mesh_steps,
+        w.walk_products,
+        w.level_products,
+        w.barriers,
+        w.bytes_read,
+        w.bytes_written,
+        w.bytes(),
+        w.clip_bytes_read,
+    );
+}
+
+/// The work model's table: both humanoids, the layered and the two-clip frame, wave64 and warp32,
+/// with the instruction costs of RADV's navi21 loop bodies.
+fn print_model() -> Result<(), WorkModelError> {
+    println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
+    println!("| rig | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
+    for (name, demo) in [("26 joints", DemoCharacter::humanoid()), ("64 joints", DemoCharacter::humanoid_64())] {
+        let scenario = support::scenario_of(demo);
+        for wave in [64, 32] {
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
+            let layered = model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())?;
+            print_work(name, "layered", wave, &layered);
+            let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::frame_radv_navi21())?;
+            print_work(name, "two-clip", wave, &two_clip);
+        }
+    }
+    println!();
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("gpu_stats: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(error) = print_model() {
+        eprintln!("gpu_stats: work model: {error}");
+        return ExitCode::FAILURE;
+    }
+    let kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+    let report = match driver_statistics(&kernels) {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("gpu_stats: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print_table(&report, args.all);
+    if let Some(entry) = &args.dump {
+        for kernel in report.kernels.iter().filter(|k| k.kernel.kind.entry_point() == entry) {
+            for executable in &kernel.executables {
+                for (name, text) in &executable.representations {
+                    println!("\n===== {} — {} =====\n{text}", kernel.kernel.name(), name);
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

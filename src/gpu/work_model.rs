@@ -1,0 +1,755 @@
+//! A work model of the fused GPU frames (`shaders/frame.wgsl`, `shaders/frame_layers.wgsl`):
+//! what one character costs, counted from the kernels' structure and a frame's programs, so that
+//! a change to the kernels shows in numbers on a machine without a GPU.
+//!
+//! The kernels run one 64-thread workgroup per character, a joint per thread (joint
+//! `thread + 64 k`), in waves (warps) of `wave_size` threads. The model walks the kernel as a
+//! wave does:
+//!
+//! | region | a wave enters it | counted |
+//! |---|---|---|
+//! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
+//! | sampling a layer | once per wave that holds joints | `sample_fixed`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop |
+//! | transition (layer with memory) | once per wave; the decay once more while an offset decays | `transition`, `decay`; 3 barriers |
+//! | combine (base, additive, local override) | once per wave | `combine` |
+//! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
+//! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
+//!
+//! A wave runs a loop as long as its slowest lane, so an ancestor walk costs each wave the
+//! depth of its deepest joint, and per-sample work (frame index, interpolation factor,
+//! normalised weight, clip header) is redone by every wave that holds joints.
+//!
+//! **Modelled wave-instructions** are each region's static instruction count (a driver's loop
+//! body, [`KernelCosts`]) times the times a wave enters it: an upper bound where a region's
+//! branches are skipped, a count where they are not. **Bytes** are a character's own device
+//! traffic (its programs and samples read, its layer memory read and written, its output
+//! written); clip frames, shared by every character and served by the caches, are counted apart
+//! (`clip_bytes_read`). Layer memory is modelled in its steady state: every layer has shown two
+//! frames, so an inertialization's capture reads both slots; an offset decays while its layer's
+//! program is [`LayerProgram::TRANSITIONING`].
+
+use crate::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode, evaluation_order};
+use crate::rig::Rig;
+
+/// Threads per workgroup in the modelled kernels (`WORKGROUP_SIZE`).
+const WORKGROUP_THREADS: usize = crate::gpu::types::WORKGROUP_SIZE as usize;
+/// Bytes of a `LayerProgram` and a `ClipSample` read from device memory.
+const PROGRAM_BYTES: f64 = size_of::<LayerProgram>() as f64;
+const SAMPLE_BYTES: f64 = size_of::<ClipSample>() as f64;
+/// A `SampleRange` (`frame_main`'s program).
+const RANGE_BYTES: f64 = 8.0;
+/// A layer's `LayerState`: two vec4, read at the start of its transition, written at the end.
+const LAYER_STATE_BYTES: f64 = 32.0;
+/// One joint's slot pose (translation + scale.x, rotation), a memo (snapshot or offset: three
+/// vec4) and the vec4 of both slots' scale.yz.
+const SLOT_BYTES: f64 = 32.0;
+const MEMO_BYTES: f64 = 48.0;
+const SCALE_YZ_BYTES: f64 = 16.0;
+
+/// Static instruction counts of a fused kernel's regions (see the module's table): each one a
+/// loop body of the kernel's disassembly, or what is left of one when its inner loops are taken
+/// out. Derived from a driver's loop list by [`KernelCosts::from_frame_layers_loops`] and
+/// [`KernelCosts::from_frame_loops`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCosts {
+    /// Code outside every loop, per wave.
+    pub kernel_fixed: u32,
+    /// The layer loop's own code (setup, program, state, barriers), per wave and layer.
+    pub layer_fixed: u32,
+    /// Sampling a layer (or the frame's pose) outside the per-sample loops: rest pose, the
+    /// single-sample shortcut, root-motion removal.
+    pub sample_fixed: u32,
+    /// One iteration of a blend's weight sum.
+    pub sample_weight: u32,
+    /// One clip sampled and blended in a blend's loop.
+    pub sample_clip: u32,
+    /// One clip of the step-back blend (inertialization's switch frame).
+    pub step_back_clip: u32,
+    /// The transition's per-joint code: snapshot or capture, then the displayed slot stored.
+    pub transition: u32,
+    /// An offset decayed and applied.
+    pub decay: u32,
+    /// Base copy, additive or local-space override, per wave.
+    pub combine: u32,
+    /// The mesh-space override outside its ancestor walk (the joint's own step included).
+    pub mesh_fixed: u32,
+    /// One ancestor step of the mesh-space override.
+    pub mesh_step: u32,
+    /// The pose into workgroup memory before local-to-model.
+    pub pose: u32,
+    /// Local-to-model outside its walk, skinning and the output store.
+    pub skinning: u32,
+    /// One ancestor step of local-to-model (an affine product).
+    pub model_step: u32,
+}
+
+/// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
+/// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
+/// navi21`, wave64), the 64-joint humanoid, full clips. The layer loop holds sampling (two blends,
+/// each a weight sum and a clip loop), the transition's two joint loops and the slot store, the
+/// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
+/// then the pose store, and the skinning loop with local-to-model's walk.
+pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
+    3641,
+    [
+        (3257, 0),
+        (858, 1),
+        (18, 2),
+        (161, 2),
+        (18, 2),
+        (147, 2),
+        (501, 1),
+        (830, 1),
+        (65, 1),
+        (39, 1),
+        (440, 1),
+        (229, 2),
+        (249, 1),
+        (58, 0),
+        (275, 0),
+        (69, 1),
+    ],
+);
+
+/// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
+/// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
+
+fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
+    loops.len() == depths.len() && loops.iter().zip(depths).all(|(&(_, d), &want)| d == want)
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl KernelCosts {
+    /// The costs of `frame_layers_main` from its static instruction count and loop bodies
+    /// `(instructions, depth)` in program order (`gpu::stats::ExecutableStatistics::loops`), or
+    /// `None` when the loops are not today's sixteen in today's nesting (the kernel changed: its
+    /// regions must be mapped anew).
+    #[must_use]
+    pub fn from_frame_layers_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        let sample_loop = n(1);
+        let sample_fixed = sample_loop.checked_sub(n(2) + n(3) + n(4) + n(5))?;
+        let mesh_fixed = (n(9) + n(10)).checked_sub(n(11))?;
+        let layer_inner = n(1) + n(6) + n(7) + n(8) + n(9) + n(10) + n(12);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(13) + n(14))?,
+            layer_fixed: n(0).checked_sub(layer_inner)?,
+            sample_fixed,
+            sample_weight: n(2),
+            sample_clip: n(3),
+            step_back_clip: n(5),
+            transition: n(6) + n(8),
+            decay: n(7),
+            combine: n(12),
+            mesh_fixed,
+            mesh_step: n(11),
+            pose: n(13),
+            skinning: n(14).checked_sub(n(15))?,
+            model_step: n(15),
+        })
+    }
+
+    /// The costs of `frame_main` from its static instruction count and loop bodies, as
+    /// [`KernelCosts::from_frame_layers_loops`]; the layered regions stay 0.
+    #[must_use]
+    pub fn from_frame_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 1, 0, 1]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(3))?,
+            sample_fixed: n(0).checked_sub(n(1) + n(2))?,
+            sample_weight: n(1),
+            sample_clip: n(2),
+            // `frame_main` writes its pose into workgroup memory inside the sampling loop.
+            pose: 0,
+            skinning: n(3).checked_sub(n(4))?,
+            model_step: n(4),
+            ..Self::default()
+        })
+    }
+
+    /// [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]'s costs.
+    #[must_use]
+    pub fn frame_layers_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LAYERS_LOOPS_RADV_NAVI21;
+        Self::from_frame_layers_loops(total, &loops).unwrap_or_default()
+    }
+
+    /// [`FRAME_LOOPS_RADV_NAVI21`]'s costs.
+    #[must_use]
+    pub fn frame_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LOOPS_RADV_NAVI21;
+        Self::from_frame_loops(total, &loops).unwrap_or_default()
+    }
+}
+
+/// What one character costs a fused frame (or, from the `*_frame` functions, the mean over a
+/// frame's characters). Every field is per character.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Modelled wave-instructions: each region's [`KernelCosts`] times the times a wave enters it.
+    pub wave_instructions: f64,
+    /// Times a wave enters a region or runs one iteration of its loops, all regions together.
+    pub wave_steps: f64,
+    /// Wave-steps of local-to-model's ancestor walks: per wave, its deepest lane's depth (one
+    /// affine product per step, the joint's own included).
+    pub model_steps: f64,
+    /// Wave-steps of the mesh-space override's walks: per wave, its deepest lane's ancestors
+    /// plus its own step where the lane's weight is above 0.
+    pub mesh_steps: f64,
+    /// Products lanes compute in the ancestor walks: an affine product per ancestor level of
+    /// each joint in local-to-model (Σ depth), a mesh-space step per ancestor of each joint and
+    /// one for the joint itself where its weight is above 0.
+    pub walk_products: f64,
+    /// The same walks with each joint's result computed once from its parent's (a pass level
+    /// by level): one product per non-root joint in local-to-model, one step per joint in the
+    /// mesh-space override.
+    pub level_products: f64,
+    /// Skinning's matrix products (one per joint).
+    pub skinning_products: f64,
+    /// Clips sampled, per joint: a lane's interpolation of two frames.
+    pub lane_samples: f64,
+    /// Workgroup barriers.
+    pub barriers: f64,
+    /// Bytes of the character's own device memory read: programs, samples, layer memory.
+    pub bytes_read: f64,
+    /// Bytes written: layer memory and the output.
+    pub bytes_written: f64,
+    /// Bytes of clip frames read (two frames per joint per clip sampled), shared by every
+    /// character sampling the same frames.
+    pub clip_bytes_read: f64,
+}
+
+impl Work {
+    /// Bytes read and written, the character's own.
+    #[must_use]
+    pub fn bytes(&self) -> f64 {
+        self.bytes_read + self.bytes_written
+    }
+
+    fn add(&mut self, o: &Self) {
+        self.wave_instructions += o.wave_instructions;
+        self.wave_steps += o.wave_steps;
+        self.model_steps += o.model_steps;
+        self.mesh_steps += o.mesh_steps;
+        self.walk_products += o.walk_products;
+        self.level_products += o.level_products;
+        self.skinning_products += o.skinning_products;
+        self.lane_samples += o.lane_samples;
+        self.barriers += o.barriers;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.clip_bytes_read += o.clip_bytes_read;
+    }
+
+    fn scaled(mut self, s: f64) -> Self {
+        for v in [
+            &mut self.wave_instructions,
+            &mut self.wave_steps,
+            &mut self.model_steps,
+            &mut self.mesh_steps,
+            &mut self.walk_products,
+            &mut self.level_products,
+            &mut self.skinning_products,
+            &mut self.lane_samples,
+            &mut self.barriers,
+            &mut self.bytes_read,
+            &mut self.bytes_written,
+            &mut self.clip_bytes_read,
+        ] {
+            *v *= s;
+        }
+        self
+    }
+
+    /// A region of `cost` instructions entered `times` times by waves.
+    fn charge(&mut self, cost: u32, times: usize) {
+        self.wave_instructions += f64::from(cost) * times as f64;
+        self.wave_steps += times as f64;
+    }
+}
+
+/// Why the model cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkModelError {
+    /// The wave size is not a power of two from 1 to the workgroup's 64 threads.
+    #[error("wave size {0} is not a power of two in 1..=64")]
+    WaveSize(u32),
+    /// The rig has more joints than the kernels evaluate.
+    #[error("{0} joints: the GPU evaluator takes at most {max}", max = crate::MAX_JOINTS)]
+    TooManyJoints(usize),
+    /// Programs or samples do not describe the frame (a count that is not a whole number of
+    /// characters, or a program whose samples lie past the sample list).
+    #[error("the programs do not describe a frame: {0}")]
+    Programs(String),
+}
+
+/// The model for one rig on waves of one size.
+#[derive(Clone, Debug)]
+pub struct WorkModel {
+    depths: Vec<usize>,
+    wave_size: usize,
+    output_bytes_per_joint: f64,
+    clip_bytes_per_joint_frame: f64,
+}
+
+/// Whether a layer's sampled blend counts its clips as step-back clips.
+#[derive(Clone, Copy)]
+enum Blend {
+    Shown,
+    StepBack,
+}
+
+impl WorkModel {
+    /// The model for `rig` on waves of `wave_size` threads (64 on AMD's wave64, 32 on NVIDIA's
+    /// warps; 1 counts per joint), writing `output_bytes_per_joint` (64 for mat4, 48 for affine
+    /// 3×4) and sampling clips of `clip_bytes_per_joint_frame` (48 for full clips).
+    ///
+    /// # Errors
+    /// [`WorkModelError::WaveSize`] for a wave size that is not a power of two up to 64, and
+    /// [`WorkModelError::TooManyJoints`] past [`crate::MAX_JOINTS`].
+    ///
+    /// ```
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let model = WorkModel::new(&rig, 32, 64, 48).unwrap();
+    /// let work = model.two_clip_character(&[0.5, 0.5], &KernelCosts::frame_radv_navi21());
+    /// // Two warps of 32 joints; local-to-model walks each joint to the root: 614 products
+    /// // where one per non-root joint (63) would do.
+    /// assert!(work.walk_products > 9.0 * work.level_products);
+    /// assert_eq!(work.bytes_written, 64.0 * 64.0);
+    /// ```
+    pub fn new(rig: &Rig, wave_size: u32, output_bytes_per_joint: u32, clip_bytes_per_joint_frame: u32) -> Result<Self, WorkModelError> {
+        if !wave_size.is_power_of_two() || wave_size as usize > WORKGROUP_THREADS {
+            return Err(WorkModelError::WaveSize(wave_size));
+        }
+        if rig.num_joints() > crate::MAX_JOINTS {
+            return Err(WorkModelError::TooManyJoints(rig.num_joints()));
+        }
+        let depths = (0..rig.num_joints())
+            .map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count())
+            .collect();
+        Ok(Self {
+            depths,
+            wave_size: wave_size as usize,
+            output_bytes_per_joint: f64::from(output_bytes_per_joint),
+            clip_bytes_per_joint_frame: f64::from(clip_bytes_per_joint_frame),
+        })
+    }
+
+    fn num_joints(&self) -> usize {
+        self.depths.len()
+    }
+
+    /// Waves in a workgroup: every one runs the kernel's uniform code and barriers.
+    fn waves(&self) -> usize {
+        WORKGROUP_THREADS / self.wave_size
+    }
+
+    /// The joints of each wave that holds any, pass by pass (`thread + 64 k`).
+    fn wave_joints(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let j = self.num_joints();
+        (0..j.div_ceil(WORKGROUP_THREADS)).flat_map(move |k| {
+            (0..self.waves()).filter_map(move |w| {
+                let start = k * WORKGROUP_THREADS + w * self.wave_size;
+                (start < j).then(|| start..(start + self.wave_size).min(j))
+            })
+        })
+    }
+
+    fn wave_count(&self) -> usize {
+        self.wave_joints().count()
+    }
+
+    /// One blend (`sample_blend_joint_over`) over `samples`, by every wave that holds joints:
+    /// the weight sum, then each clip with a weight above 0 (a single sample is sampled by the
+    /// shortcut outside the loop; weights summing to 0 show the rest pose and sample nothing).
+    fn blend(&self, work: &mut Work, samples: &[ClipSample], costs: &KernelCosts, kind: Blend) {
+        let waves = self.wave_count();
+        work.bytes_read += SAMPLE_BYTES * samples.len() as f64;
+        work.charge(costs.sample_weight, waves * samples.len());
+        let total: f32 = samples.iter().map(|s| s.weight).sum();
+        if !(total > 0.0) {
+            return;
+        }
+        let sampled = if samples.len() == 1 { 1 } else { samples.iter().filter(|s| s.weight > 0.0).count() };
+        if samples.len() > 1 {
+            let cost = match kind {
+                Blend::Shown => costs.sample_clip,
+                Blend::StepBack => costs.step_back_clip,
+            };
+            work.charge(cost, waves * sampled);
+        }
+        let lane_samples = (sampled * self.num_joints()) as f64;
+        work.lane_samples += lane_samples;
+        work.clip_bytes_read += lane_samples * 2.0 * self.clip_bytes_per_joint_frame;
+    }
+
+    /// Local-to-model's walks and skinning: the pose into workgroup memory, a barrier, each
+    /// wave's walk as deep as its deepest lane, a product per joint and the output written.
+    fn local_to_model_and_skinning(&self, work: &mut Work, costs: &KernelCosts) {
+        let waves = self.wave_count();
+        work.barriers += 1.0;
+        work.charge(costs.pose + costs.skinning, waves);
+        for joints in self.wave_joints() {
+            let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
+            work.model_steps += deepest as f64;
+            work.charge(costs.model_step, deepest.saturating_sub(1));
+        }
+        let j = self.num_joints() as f64;
+        work.walk_products += self.depths.iter().sum::<usize>() as f64;
+        work.level_products += self.depths.iter().filter(|&&d| d > 0).count() as f64;
+        work.skinning_products += j;
+        work.bytes_written += j * self.output_bytes_per_joint;
+    }
+
+    /// One character of the two-clip frame (`frame_main`, `GpuCrowd::set_programs`) blending
+    /// samples of these `weights`.
+    #[must_use]
+    pub fn two_clip_character(&self, weights: &[f32], costs: &KernelCosts) -> Work {
+        let samples: Vec<ClipSample> = weights.iter().map(|&w| ClipSample::new(0, 0.0, w)).collect();
+        let mut work = Work::default();
+        work.charge(costs.kernel_fixed, self.waves());
+        work.bytes_read += RANGE_BYTES;
+        work.charge(costs.sample_fixed, self.wave_count());
+        self.blend(&mut work, &samples, costs, Blend::Shown);
+        self.local_to_model_and_skinning(&mut work, costs);
+        work
+    }
+
+    /// The mean character of a two-clip frame: `ranges` index `samples`, one per character.
+    ///
+    /// # Errors
+    /// [`WorkModelError::Programs`] where a range lies past the samples.
+    pub fn two_clip_frame(&self, samples: &[ClipSample], ranges: &[std::ops::Range<u32>], costs: &KernelCosts) -> Result<Work, WorkModelError> {
+        let mut sum = Work::default();
+        for range in ranges {
+            let weights: Vec<f32> = samples
+                .get(range.start as usize..range.end as usize)
+                .ok_or_else(|| WorkModelError::Programs(format!("range {range:?} past {} samples", samples.len())))?
+                .iter()
+                .map(|s| s.weight)
+                .collect();
+            sum.add(&self.two_clip_character(&weights, costs));
+        }
+        Ok(sum.scaled(1.0 / ranges.len().max(1) as f64))
+    }
+
+    /// One character of the layered frame (`frame_layers_main`, `GpuCrowd::set_frame`):
+    /// `programs` holds its program for each layer (indexed by layer), `samples` the frame's
+    /// samples they index.
+    ///
+    /// # Errors
+    /// [`WorkModelError::Programs`] where the programs and layers differ in number, or a
+    /// program's samples lie past `samples`.
+    pub fn layered_character(
+        &self,
+        layers: &[LayerSetup],
+        programs: &[LayerProgram],
+        samples: &[ClipSample],
+        costs: &KernelCosts,
+    ) -> Result<Work, WorkModelError> {
+        if programs.len() != layers.len() {
+            return Err(WorkModelError::Programs(format!("{} programs for {} layers", programs.len(), layers.len())));
+        }
+        let range = |r: std::ops::Range<u32>| {
+            samples
+                .get(r.start as usize..r.end as usize)
+                .ok_or_else(|| WorkModelError::Programs(format!("samples {r:?} past {} samples", samples.len())))
+        };
+        let waves = self.wave_count();
+        let mut work = Work::default();
+        work.charge(costs.kernel_fixed, self.waves());
+        for l in evaluation_order(layers) {
+            let (setup, program) = (&layers[l], &programs[l]);
+            work.bytes_read += PROGRAM_BYTES;
+            work.charge(costs.layer_fixed, self.waves());
+            if l != 0 && !(program.weight > 0.0) {
+                // Skipped: thread 0 clears the layer's shown count (one vec4 read and written).
+                if setup.needs_memory {
+                    work.bytes_read += 16.0;
+                    work.bytes_written += 16.0;
+                }
+                continue;
+            }
+            // Sampling (`sample_layer`): a crossfade blends both sets at once; otherwise the
+            // destination, and on an inertialization's switch the source one step back too.
+            let mode = program.switch_mode();
+            let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
+            let crossfade = mode == SwitchMode::Crossfade && !snapshot;
+            work.charge(costs.sample_fixed, waves);
+            if crossfade {
+                self.blend(&mut work, range(program.sample_range())?, costs, Blend::Shown);
+            } else {
+                self.blend(&mut work, range(program.target_range())?, costs, Blend::Shown);
+                if program.num_source > 0 {
+                    self.blend(&mut work, range(program.source_range())?, costs, Blend::StepBack);
+                }
+            }
+            if setup.needs_memory {
+                self.transition(&mut work, program, costs);
+            }
+            if l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh {
+                self.mesh_override(&mut work, setup, program.weight, costs);
+            } else {
+                work.charge(costs.combine, waves);
+            }
+        }
+        self.local_to_model_and_skinning(&mut work, costs);
+        Ok(work)
+    }
+
+    /// The transition of a layer with memory (`transition_layer`), in the steady state.
+    fn transition(&self, work: &mut Work, program: &LayerProgram, costs: &KernelCosts) {
+        let waves = self.wave_count();
+        let joints = self.num_joints() as f64;
+        let switched = program.flags & LayerProgram::SWITCHED != 0;
+        let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
+        let inertializes = program.switch_mode().is_inertialization();
+        work.barriers += 3.0;
+        work.bytes_read += LAYER_STATE_BYTES;
+        work.bytes_written += LAYER_STATE_BYTES;
+        work.charge(costs.transition, waves);
+        if snapshot {
+            // At the switch the displayed slot becomes the snapshot; after it the snapshot is read.
+            if switched {
+                work.bytes_read += joints * (SLOT_BYTES + SCALE_YZ_BYTES);
+                work.bytes_written += joints * MEMO_BYTES;
+            } else {
+                work.bytes_read += joints * MEMO_BYTES;
+            }
+        } else if switched && inertializes {
+            // Capture: both displayed slots read (the scale.yz vec4 each time), the offset written.
+            work.bytes_read += joints * 2.0 * (SLOT_BYTES + SCALE_YZ_BYTES);
+            work.bytes_written += joints * MEMO_BYTES;
+        }
+        if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
+            work.charge(costs.decay, waves);
+            work.bytes_read += joints * MEMO_BYTES;
+        }
+        // The displayed pose into the other slot; the joint's scale.yz vec4 read and written whole.
+        work.bytes_read += joints * SCALE_YZ_BYTES;
+        work.bytes_written += joints * (SLOT_BYTES + SCALE_YZ_BYTES);
+    }
+
+    /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, each
+    /// joint's walk from the root through its ancestors and its own step where its weight is
+    /// above 0, a barrier.
+    fn mesh_override(&self, work: &mut Work, setup: &LayerSetup, weight: f32, costs: &KernelCosts) {
+        let mask = setup.mask.as_ref().map(|m| m.weights());
+        let weight_of = |j: usize| weight * mask.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0));
+        let own_step = |j: usize| usize::from(weight_of(j) > 0.0);
+        work.barriers += 2.0;
+        work.charge(costs.mesh_fixed, self.wave_count());
+        for joints in self.wave_joints() {
+            let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
+            work.charge(costs.mesh_step, deepest);
+            work.mesh_steps += joints.map(|j| self.depths[j] + own_step(j)).max().unwrap_or(0) as f64;
+        }
+        work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + own_step(j)).sum::<usize>() as f64;
+        work.level_products += self.num_joints() as f64;
+    }
+
+    /// The mean character of a layered frame: `programs` holds `layers.len()` programs per
+    /// character, character by character, indexing `samples`.
+    ///
+    /// # Errors
+    /// As [`WorkModel::layered_character`], and where the programs are not a whole number of
+    /// characters.
+    pub fn layered_frame(&self, layers: &[LayerSetup], programs: &[LayerProgram], samples: &[ClipSample], costs: &KernelCosts) -> Result<Work, WorkModelError> {
+        if layers.is_empty() || !programs.len().is_multiple_of(layers.len()) {
+            return Err(WorkModelError::Programs(format!("{} programs for {} layers per character", programs.len(), layers.len())));
+        }
+        let mut sum = Work::default();
+        let characters = programs.len() / layers.len();
+        for character in programs.chunks_exact(layers.len()) {
+            sum.add(&self.layered_character(layers, character, samples, costs)?);
+        }
+        Ok(sum.scaled(1.0 / characters.max(1) as f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Mask;
+    use crate::rig::Transform;
+
+    /// A rig from parents (`None` for a root).
+    fn rig(parents: &[Option<usize>]) -> Rig {
+        let n = parents.len();
+        Rig::new((0..n).map(|j| format!("j{j}")).collect(), parents.to_vec(), vec![Transform::IDENTITY; n], None).unwrap()
+    }
+
+    /// Every region costs 1, so wave-instructions count region entries.
+    const UNIT: KernelCosts = KernelCosts {
+        kernel_fixed: 1,
+        layer_fixed: 1,
+        sample_fixed: 1,
+        sample_weight: 1,
+        sample_clip: 1,
+        step_back_clip: 1,
+        transition: 1,
+        decay: 1,
+        combine: 1,
+        mesh_fixed: 1,
+        mesh_step: 1,
+        pose: 1,
+        skinning: 1,
+        model_step: 1,
+    };
+
+    /// A chain 0 ← 1 ← 2 (depths 0, 1, 2), two clips at 0.5 each, one wave of 64.
+    /// Wave-instructions with unit costs: kernel 1 + sample_fixed 1 + two weight iterations 2 +
+    /// two clips 2 + pose and skinning 2 + the walk's deepest depth 2 less the product outside
+    /// the loop, 1 = 9. Walk products: 0 + 1 + 2 = 3; level by level: 2 (joints 1 and 2). Bytes:
+    /// the range (8) and two samples (32) read; 3 mat4 (192) written; clip frames 3 joints × 2
+    /// clips × 2 frames × 48 = 576.
+    #[test]
+    fn two_clip_chain_of_three_in_one_wave() {
+        let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
+        let work = model.two_clip_character(&[0.5, 0.5], &UNIT);
+        assert_eq!(work.wave_instructions, 9.0);
+        // Steps: the same entries, pose and skinning being one region: 8.
+        assert_eq!(work.wave_steps, 8.0);
+        assert_eq!(work.model_steps, 2.0);
+        assert_eq!((work.walk_products, work.level_products, work.skinning_products), (3.0, 2.0, 3.0));
+        assert_eq!((work.barriers, work.lane_samples), (1.0, 6.0));
+        assert_eq!((work.bytes_read, work.bytes_written, work.clip_bytes_read), (40.0, 192.0, 576.0));
+    }
+
+    /// The same chain with a lane per wave (wave size 1): 64 waves run the kernel's own code
+    /// (64); each of the 3 joints' waves samples (1), sums two weights (2), samples two clips
+    /// (2), stores pose and skins (2), and walks its depth less one (0, 0, 1):
+    /// 64 + 3 × 7 + 1 = 86. Model steps are then the depths summed: 3.
+    #[test]
+    fn two_clip_chain_of_three_lane_by_lane() {
+        let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 1, 48, 48).unwrap();
+        let work = model.two_clip_character(&[0.5, 0.5], &UNIT);
+        assert_eq!(work.wave_instructions, 86.0);
+        assert_eq!(work.model_steps, 3.0);
+        assert_eq!(work.bytes_written, 3.0 * 48.0);
+    }
+
+    /// A star (a root and three children): every walk is one level, so walking to the root
+    /// costs what a pass level by level would (3 products), and one wave's walk is one step.
+    /// A single sample takes the shortcut: no clip-loop iteration, one lane sample per joint.
+    #[test]
+    fn star_walks_cost_what_levels_cost() {
+        let model = WorkModel::new(&rig(&[None, Some(0), Some(0), Some(0)]), 32, 64, 48).unwrap();
+        let work = model.two_clip_character(&[1.0], &UNIT);
+        assert_eq!((work.walk_products, work.level_products, work.model_steps), (3.0, 3.0, 1.0));
+        assert_eq!(work.lane_samples, 4.0);
+        // 2 warps run the kernel's code; the one holding joints: sample 1, a weight 1, pose and
+        // skinning 2, no walk iteration.
+        assert_eq!(work.wave_instructions, 2.0 + 4.0);
+    }
+
+    /// Weights summing to zero show the rest pose: nothing sampled, no clip bytes.
+    #[test]
+    fn zero_weights_sample_nothing() {
+        let model = WorkModel::new(&rig(&[None, Some(0)]), 64, 64, 48).unwrap();
+        let work = model.two_clip_character(&[0.0, 0.0], &UNIT);
+        assert_eq!((work.lane_samples, work.clip_bytes_read), (0.0, 0.0));
+    }
+
+    fn program(first_sample: u32, num_target: u32, weight: f32) -> LayerProgram {
+        LayerProgram { first_sample, num_target, target_weight: 1.0, progress: 1.0, weight, transition: u32::MAX, ..Default::default() }
+    }
+
+    /// The chain of three with a base layer and a mesh-space override masked to joints 1 and 2,
+    /// both with memory, steady (no transition), one clip each, one wave of 64.
+    /// Barriers: 3 + 3 (two transitions) + 2 (mesh) + 1 (local-to-model) = 9.
+    /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
+    /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
+    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) + 3 joints × 2 layers × the
+    /// scale.yz vec4 (96) = 272; written: 2 states (64) + 3 × 2 × (32 + 16) (288) + output (192)
+    /// = 544.
+    /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
+    /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
+    /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
+    #[test]
+    fn layered_chain_with_a_masked_mesh_override() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let entry = |joint: &str| crate::program::MaskEntry { joint: joint.into(), weight: 1.0, descendants: true };
+        let mask = Mask::from_entries(&chain, &[entry("j1")]).unwrap();
+        assert_eq!(mask.weights(), [0.0, 1.0, 1.0]);
+        let layers = [LayerSetup::default(), LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), needs_memory: true }];
+        let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(1, 0.0, 1.0)];
+        let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let work = model.layered_character(&layers, &programs, &samples, &UNIT).unwrap();
+        assert_eq!(work.barriers, 9.0);
+        assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
+        // Mesh 5 + local-to-model 3; level by level 3 + 2.
+        assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
+        assert_eq!((work.bytes_read, work.bytes_written), (272.0, 544.0));
+        assert_eq!(work.wave_instructions, 16.0);
+        // At weight 0 the override is skipped: its program and one state vec4 read, one written.
+        let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
+        assert_eq!(skipped.barriers, 3.0 + 1.0);
+        assert_eq!((skipped.bytes_read, skipped.bytes_written), (40.0 + 16.0 + 32.0 + 48.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0));
+    }
+
+    /// An inertialization's switch frame on the base: the destination and the step-back blend
+    /// sampled (2 × 3 lane samples), both slots read (3 × 2 × 48), the offset written and then
+    /// read back by the decay (3 × 48 each way).
+    #[test]
+    fn inertialization_switch_reads_both_slots() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(0, 0.0, 1.0)];
+        let mut switch = program(0, 1, 1.0);
+        switch.num_source = 1;
+        switch.mode = SwitchMode::InertializeQuintic as u32;
+        switch.flags = LayerProgram::TRANSITIONING | LayerProgram::SWITCHED;
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let work = model.layered_character(&layers, &[switch], &samples, &UNIT).unwrap();
+        assert_eq!(work.lane_samples, 6.0);
+        // program 40, 2 samples 32, state 32, both slots 288, offset 144, scale.yz 48.
+        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 288.0 + 144.0 + 48.0);
+        // state 32, offset 144, slot and scale.yz 144, output 192.
+        assert_eq!(work.bytes_written, 32.0 + 144.0 + 144.0 + 192.0);
+    }
+
+    #[test]
+    fn bad_wave_sizes_and_programs_are_errors() {
+        let chain = rig(&[None, Some(0)]);
+        assert_eq!(WorkModel::new(&chain, 48, 64, 48).err(), Some(WorkModelError::WaveSize(48)));
+        assert_eq!(WorkModel::new(&chain, 128, 64, 48).err(), Some(WorkModelError::WaveSize(128)));
+        let model = WorkModel::new(&chain, 32, 64, 48).unwrap();
+        let layers = [LayerSetup::default()];
+        assert!(matches!(model.layered_frame(&layers, &[program(5, 1, 1.0)], &[], &UNIT), Err(WorkModelError::Programs(_))));
+        assert!(matches!(model.layered_character(&layers, &[], &[], &UNIT), Err(WorkModelError::Programs(_))));
+    }
+
+    /// The recorded loop lists give costs whose regions add back up to the kernel's static
+    /// instruction count (each loop body split into its regions once).
+    #[test]
+    fn costs_from_the_recorded_loops_add_up() {
+        let c = KernelCosts::frame_layers_radv_navi21();
+        let layer_loop = c.layer_fixed
+            + c.sample_fixed
+            + 2 * c.sample_weight
+            + c.sample_clip
+            + c.step_back_clip
+            + (c.transition + c.decay)
+            + c.mesh_fixed
+            + c.mesh_step
+            + c.combine;
+        assert_eq!(c.kernel_fixed + layer_loop + c.pose + c.skinning + c.model_step, FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
+        let f = KernelCosts::frame_radv_navi21();
+        assert_eq!(f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step, FRAME_LOOPS_RADV_NAVI21.0);
+        assert_eq!(KernelCosts::from_frame_layers_loops(3641, &FRAME_LOOPS_RADV_NAVI21.1), None);
+    }
+}

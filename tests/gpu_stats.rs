@@ -1,0 +1,168 @@
+//! GPU cost as tests, without a GPU: every production kernel compiled by a real driver
+//! (`throng::gpu::stats`, Mesa's AMD driver in its no-hardware mode) must not spill, the work
+//! model's instruction costs must be today's loop bodies of that driver, and the layered and
+//! two-clip frames' modelled instructions and bytes per character must stay under the budgets
+//! below (today's figures plus about 3 %), so that a regression shows on every CI run.
+//!
+//! The driver tests set `RADV_FORCE_FAMILY=navi21` for this process when it is unset, so RADV
+//! offers its "Null hardware (RADV NAVI21)" device (`mesa-vulkan-drivers`); without a Vulkan
+//! loader or such a device they skip with a message, or fail under `THRONG_REQUIRE_GPU=1`.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::sync::OnceLock;
+
+use throng::demo::DemoCharacter;
+use throng::gpu::ShaderModuleKind;
+use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, driver_statistics};
+use throng::gpu::work_model::{FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, KernelCosts, Work, WorkModel};
+
+/// Rig sizes that build each `JOINTS_PER_THREAD` (1 to 4) the kernels are specialised for.
+const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
+
+/// Budgets per character, the 64-joint humanoid, mat4 output, full clips, RADV navi21 costs:
+/// (wave size, modelled wave-instructions, bytes read and written). Today (the kernel before
+/// issue 17's redesign): layered 9,773 (wave64) and 19,546 (warp32) wave-instructions, 17,292
+/// bytes; two-clip 1,693 and 3,387, 4,136 bytes.
+const LAYERED_BUDGETS: [(u32, f64, f64); 2] = [(64, 10_100.0, 17_800.0), (32, 20_100.0, 17_800.0)];
+const TWO_CLIP_BUDGETS: [(u32, f64, f64); 2] = [(64, 1_750.0, 4_250.0), (32, 3_500.0, 4_250.0)];
+
+/// Characters the model averages over (the layered frame: each over a whole switch period).
+const MODEL_CHARACTERS: usize = 256;
+
+/// Every production kernel for each rig size, compiled once for the whole binary, or `None`
+/// (after saying why) where no driver reports statistics.
+fn driver_report() -> Option<&'static DriverReport> {
+    static REPORT: OnceLock<Result<DriverReport, String>> = OnceLock::new();
+    let report = REPORT.get_or_init(|| {
+        if std::env::var_os("RADV_FORCE_FAMILY").is_none() {
+            // SAFETY: this runs once, inside the OnceLock, before this process loads Vulkan (the
+            // only C code here that reads the environment, and only inside this same lock);
+            // the other tests read the environment through std, which takes its own lock.
+            unsafe { std::env::set_var("RADV_FORCE_FAMILY", "navi21") };
+        }
+        let kernels: Vec<Kernel> = RIG_SIZES.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+        driver_statistics(&kernels).map_err(|e| e.to_string())
+    });
+    match report {
+        Ok(report) => Some(report),
+        Err(e) if std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("THRONG_REQUIRE_GPU=1 but no driver statistics: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping driver statistics: {e}; install mesa-vulkan-drivers, or set THRONG_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}
+
+fn statistic(kernel: &KernelStatistics, name: &str) -> Option<f64> {
+    kernel.executables.first().and_then(|e| e.get(name)).map(|v| v.as_f64())
+}
+
+#[test]
+fn no_kernel_spills() {
+    let Some(report) = driver_report() else { return };
+    assert_eq!(report.kernels.len(), RIG_SIZES.len() * ShaderModuleKind::ALL.len() * 2, "every kernel built");
+    for kernel in &report.kernels {
+        let name = kernel.kernel.name();
+        assert!(!kernel.executables.is_empty(), "{name}: the driver reported no executable");
+        for executable in &kernel.executables {
+            let spills = executable.spills();
+            assert_eq!(spills, Some(0.0), "{name} ({}): spilled registers on {}", executable.name, report.device_name);
+        }
+        if let Some(scratch) = statistic(kernel, "Scratch size") {
+            assert_eq!(scratch, 0.0, "{name}: private memory in scratch on {}", report.device_name);
+        }
+        // WebGPU's default `max_compute_workgroup_storage_size`, which throng stays within.
+        if let Some(lds) = statistic(kernel, "LDS size") {
+            assert!(lds <= 16_384.0, "{name}: {lds} bytes of workgroup memory");
+        }
+    }
+}
+
+/// The work model's instruction costs are the loop bodies RADV reports for today's fused
+/// kernels. When a kernel changes, this fails: run
+/// `RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints 64`, copy the
+/// kernel's instructions and loop bodies into `FRAME_LAYERS_LOOPS_RADV_NAVI21` or
+/// `FRAME_LOOPS_RADV_NAVI21` (`src/gpu/work_model.rs`), map any new loop to its region, and
+/// review the budgets above.
+#[test]
+fn model_costs_are_the_drivers_loop_bodies() {
+    let Some(report) = driver_report() else { return };
+    if !report.device_name.contains("NAVI21") {
+        eprintln!("skipping: the recorded costs are RADV navi21's; this device is {}", report.device_name);
+        return;
+    }
+    for (kind, (total, recorded)) in [
+        (ShaderModuleKind::FrameLayers, (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, FRAME_LAYERS_LOOPS_RADV_NAVI21.1.to_vec())),
+        (ShaderModuleKind::Frame, (FRAME_LOOPS_RADV_NAVI21.0, FRAME_LOOPS_RADV_NAVI21.1.to_vec())),
+    ] {
+        let kernel = report
+            .kernels
+            .iter()
+            .find(|k| k.kernel == Kernel { kind, num_joints: 64, compact_clips: false })
+            .expect("the report holds every kernel asked for");
+        let executable = &kernel.executables[0];
+        let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();
+        let instructions = statistic(kernel, "Instructions");
+        assert_eq!(
+            (instructions, &loops),
+            (Some(f64::from(total)), &recorded),
+            "{}: the driver's instruction count and loop bodies moved from the recorded ones",
+            kernel.kernel.name()
+        );
+    }
+    let (total, loops) = FRAME_LAYERS_LOOPS_RADV_NAVI21;
+    assert_eq!(KernelCosts::from_frame_layers_loops(total, &loops), Some(KernelCosts::frame_layers_radv_navi21()));
+}
+
+fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {
+    let scenario = support::scenario_of(DemoCharacter::humanoid_64());
+    (WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size"), scenario)
+}
+
+fn check_budget(frame: &str, wave: u32, work: &Work, instructions: f64, bytes: f64) {
+    println!(
+        "{frame}, wave {wave}: {:.0} wave-instructions (budget {instructions}), {:.0} bytes (budget {bytes}), walk products {:.0} where {:.0} would do",
+        work.wave_instructions,
+        work.bytes(),
+        work.walk_products,
+        work.level_products
+    );
+    assert!(work.wave_instructions <= instructions, "{frame}, wave {wave}: {:.0} modelled wave-instructions per character, over the budget of {instructions}", work.wave_instructions);
+    assert!(work.bytes() <= bytes, "{frame}, wave {wave}: {:.0} bytes per character, over the budget of {bytes}", work.bytes());
+    // A model that counted nothing would pass any budget.
+    assert!(work.wave_instructions > instructions / 2.0 && work.bytes() > bytes / 2.0, "{frame}, wave {wave}: {work:?}");
+}
+
+#[test]
+fn layered_frame_stays_within_budget() {
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    for (wave, instructions, bytes) in LAYERED_BUDGETS {
+        let (model, scenario) = humanoid_64_model(wave);
+        let work = model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21()).expect("the bench frame is valid");
+        check_budget("layered", wave, &work, instructions, bytes);
+    }
+}
+
+#[test]
+fn two_clip_frame_stays_within_budget() {
+    let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
+    for (wave, instructions, bytes) in TWO_CLIP_BUDGETS {
+        let (model, _) = humanoid_64_model(wave);
+        let work = model.two_clip_frame(&samples, &ranges, &KernelCosts::frame_radv_navi21()).expect("the bench frame is valid");
+        check_budget("two-clip", wave, &work, instructions, bytes);
+    }
+}
+
+/// The issue's figure, counted by the model: local-to-model on the 64-joint humanoid walks 613
+/// ancestor products per character (each joint to the root; mean depth 9.6) where a pass level
+/// by level needs 63 (one per joint but the root).
+#[test]
+fn ancestor_walks_of_the_64_joint_humanoid() {
+    let (model, _) = humanoid_64_model(32);
+    let work = model.two_clip_character(&[0.5, 0.5], &KernelCosts::frame_radv_navi21());
+    assert_eq!((work.walk_products, work.level_products), (613.0, 63.0));
+}
