@@ -15,17 +15,17 @@ mod support;
 
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::EvalCrowdJob;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::sample::sample_blend;
 use throng::graph::CompiledGraph;
+use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::program::{DueRows, LayerSetup, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Transform};
-use throng::eval::frame::{EvalContext, FrameJob};
-use throng::eval::EvalCrowdJob;
-use throng::program::{ClipSample, LayerProgram, SwitchMode};
 
 fn eval_cpu(c: &mut Criterion) {
     let demo = DemoCharacter::humanoid_64();
@@ -76,7 +76,12 @@ fn sample_compact(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new(name, "10k"), |bench| {
             bench.iter(|| {
                 for range in &ranges {
-                    sample_blend(clips, &samples[range.start as usize..range.end as usize], demo.rig.rest_pose(), &mut pose);
+                    sample_blend(
+                        clips,
+                        &samples[range.start as usize..range.end as usize],
+                        demo.rig.rest_pose(),
+                        &mut pose,
+                    );
                 }
                 pose[0].translation
             });
@@ -126,7 +131,9 @@ impl TransitionFrame {
             // the destination one step back (the offsets are captured once, below).
             let source: Vec<ClipSample> = match (crossfade, from_blend) {
                 (true, false) => vec![ClipSample::new(idle, i as f32 * 0.01, 0.5)],
-                (true, true) => pair.iter().map(|s| ClipSample { time_s: s.time_s + 0.3, weight: s.weight * 0.5, ..*s }).collect(),
+                (true, true) => {
+                    pair.iter().map(|s| ClipSample { time_s: s.time_s + 0.3, weight: s.weight * 0.5, ..*s }).collect()
+                }
                 (false, _) => pair.to_vec(),
             };
             let num_secondary = source.len() as u32;
@@ -285,7 +292,8 @@ fn frame_lod(c: &mut Criterion) {
                     clips_sampled: &mut clips_sampled,
                     root_motion: &mut [],
                 };
-                if lod { job.run_due(DueRows { rows: &frame.due_rows, dt_s: &frame.due_dt_s }) } else { job.run() }.expect("valid frame")
+                if lod { job.run_due(DueRows { rows: &frame.due_rows, dt_s: &frame.due_dt_s }) } else { job.run() }
+                    .expect("valid frame")
             });
         });
     }

@@ -15,7 +15,7 @@
 
 mod support;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use throng::demo::DemoCharacter;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::program::{DueRows, OutputLayout};
@@ -66,13 +66,14 @@ fn gpu_frame(c: &mut Criterion) {
         // A cycle of frames, so that characters switch and transitions start and end.
         let frames: Vec<_> = (0..32).map(|f| support::layered_frame(num_characters, f)).collect();
         let crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default());
-        let mut crowd = match crowd.and_then(|mut crowd| crowd.set_frame(&frames[0].0, &frames[0].1, 1.0 / 60.0).map(|()| crowd)) {
-            Ok(crowd) => crowd,
-            Err(e) => {
-                eprintln!("skipping gpu_frame_layered/{num_characters}: {e}");
-                continue;
-            }
-        };
+        let mut crowd =
+            match crowd.and_then(|mut crowd| crowd.set_frame(&frames[0].0, &frames[0].1, 1.0 / 60.0).map(|()| crowd)) {
+                Ok(crowd) => crowd,
+                Err(e) => {
+                    eprintln!("skipping gpu_frame_layered/{num_characters}: {e}");
+                    continue;
+                }
+            };
         let mut next = 0;
         group.throughput(Throughput::Elements(num_characters as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("{}k", num_characters / 1000)), |bench| {

@@ -13,7 +13,7 @@ mod support;
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::program::{DueRows, OutputLayout};
 
@@ -53,7 +53,8 @@ fn frame_job(c: &mut Criterion, name: &str, lod: bool) {
         let mut context = EvalContext::for_layers(n, &bound.layers, joints);
         let mut output = vec![0.0f32; n * joints * layout.floats_per_joint()];
         let mut clips_sampled = vec![0u32; n];
-        let schedule: Vec<(Vec<u32>, Vec<f32>)> = (0..8).map(|frame| support::lod_mix_due(n, frame, 1.0 / 60.0)).collect();
+        let schedule: Vec<(Vec<u32>, Vec<f32>)> =
+            (0..8).map(|frame| support::lod_mix_due(n, frame, 1.0 / 60.0)).collect();
         let mut frame = 0;
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::from_parameter(label), |b| {

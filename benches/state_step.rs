@@ -6,7 +6,7 @@ mod support;
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn state_step(c: &mut Criterion) {
     let mut group = c.benchmark_group("state_step");

@@ -26,14 +26,14 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use throng::Clip;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::EvalCrowdJob;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
-use throng::Clip;
 
 struct Args {
     characters: Vec<usize>,
@@ -46,7 +46,15 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { characters: vec![10_000, 100_000, 1_000_000], frames: 50, layout: OutputLayout::Mat4, cpu: true, stages: false, compact: false, lod: false };
+    let mut args = Args {
+        characters: vec![10_000, 100_000, 1_000_000],
+        frames: 50,
+        layout: OutputLayout::Mat4,
+        cpu: true,
+        stages: false,
+        compact: false,
+        lod: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -58,7 +66,11 @@ fn parse_args() -> Result<Args, String> {
                     .collect::<Result<_, _>>()?;
             }
             "--frames" => {
-                args.frames = it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).ok_or("--frames needs a positive whole number")?;
+                args.frames = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--frames needs a positive whole number")?;
             }
             "--layout" => {
                 args.layout = match it.next().as_deref() {
@@ -93,9 +105,20 @@ impl Timer {
         if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             return None;
         }
-        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("bench_gpu.timestamps"), ty: wgpu::QueryType::Timestamp, count: 2 * capacity });
+        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("bench_gpu.timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * capacity,
+        });
         let size = 16 * u64::from(capacity);
-        let buffer = |label, usage| gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
+        let buffer = |label, usage| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
         Some(Self {
             queries,
             resolve: buffer("bench_gpu.resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
@@ -117,7 +140,8 @@ impl Timer {
         });
         gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
         receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
+        let ticks: Vec<u64> =
+            bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
         self.readback.unmap();
         Ok(ticks[..2 * frames as usize]
             .chunks_exact(2)
@@ -133,13 +157,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let timer = Timer::new(&gpu, (args.frames * Stage::LAYERED.len().max(Stage::ALL.len())) as u32);
     println!(
         "adapter: {} ({:?}, {:?}, driver {} {})",
-        gpu.adapter_info.name, gpu.adapter_info.backend, gpu.adapter_info.device_type, gpu.adapter_info.driver, gpu.adapter_info.driver_info
+        gpu.adapter_info.name,
+        gpu.adapter_info.backend,
+        gpu.adapter_info.device_type,
+        gpu.adapter_info.driver,
+        gpu.adapter_info.driver_info
     );
-    println!("timing: {}", if timer.is_some() { "GPU timestamp queries" } else { "wall clock around submit + wait (no timestamp queries)" });
+    println!(
+        "timing: {}",
+        if timer.is_some() {
+            "GPU timestamp queries"
+        } else {
+            "wall clock around submit + wait (no timestamp queries)"
+        }
+    );
     let demo = DemoCharacter::humanoid_64();
     let clips = &bench_clips(&demo.rig, demo.clips.clone(), args.compact, None)?;
     let rig = &demo.rig;
-    let (walk, run) = (demo.clip_index("walk").ok_or("no walk clip")? as u32, demo.clip_index("run").ok_or("no run clip")? as u32);
+    let (walk, run) =
+        (demo.clip_index("walk").ok_or("no walk clip")? as u32, demo.clip_index("run").ok_or("no run clip")? as u32);
     println!(
         "humanoid: {} joints, 2 clips blended per character, output {:?}, {} clips, median of {} frames",
         rig.num_joints(),
@@ -176,7 +212,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cpu_ms = if args.cpu {
             let mut out = vec![0.0f32; num_characters * rig.num_joints() * args.layout.floats_per_joint()];
             let start = Instant::now();
-            EvalCrowdJob { rig, clips, samples: &samples, sample_ranges: &ranges, layout: args.layout, output: &mut out }.run()?;
+            EvalCrowdJob {
+                rig,
+                clips,
+                samples: &samples,
+                sample_ranges: &ranges,
+                layout: args.layout,
+                output: &mut out,
+            }
+            .run()?;
             format!("{:.3}", start.elapsed().as_secs_f64() * 1e3)
         } else {
             "-".into()
@@ -212,7 +256,11 @@ fn time_frames(
     timer: Option<&Timer>,
     frames: usize,
     pairs: u32,
-    mut frame: impl FnMut(usize, &mut wgpu::CommandEncoder, Option<(&wgpu::QuerySet, u32)>) -> Result<(), Box<dyn std::error::Error>>,
+    mut frame: impl FnMut(
+        usize,
+        &mut wgpu::CommandEncoder,
+        Option<(&wgpu::QuerySet, u32)>,
+    ) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
     let frames = timer.map_or(frames, |t| frames.min((t.capacity / pairs) as usize)).max(1);
     let start = Instant::now();
@@ -226,7 +274,9 @@ fn time_frames(
     Ok(match timer {
         Some(t) => {
             let times = t.read(gpu, frames as u32 * pairs)?;
-            (0..pairs as usize).map(|pass| median(&mut times.iter().skip(pass).step_by(pairs as usize).copied().collect::<Vec<_>>())).collect()
+            (0..pairs as usize)
+                .map(|pass| median(&mut times.iter().skip(pass).step_by(pairs as usize).copied().collect::<Vec<_>>()))
+                .collect()
         }
         None => {
             gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
@@ -267,7 +317,9 @@ impl LayeredFrame {
             (0..num_characters as u32)
                 .filter_map(|row| {
                     let due = scheduled.next_if(|&(r, _)| r == row);
-                    let switches = programs[row as usize * layers..][..layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0);
+                    let switches = programs[row as usize * layers..][..layers]
+                        .iter()
+                        .any(|p| p.flags & LayerProgram::SWITCHED != 0);
                     due.or(switches.then_some((row, f32::from(support::lod_mix_rate(row as usize)) * Self::DT_S)))
                 })
                 .unzip()
@@ -295,7 +347,12 @@ impl LayeredFrame {
 /// `clips`, compressed at the default bound when `compact` (a clip no format keeps within it
 /// stays full, as `Clip::compress` decides); `additive` names the additive delta among them and
 /// the pose it is measured on (`Clip::compress_additive`).
-fn bench_clips(rig: &throng::Rig, clips: Vec<Clip>, compact: bool, additive: Option<(usize, &[throng::Transform])>) -> Result<Vec<Clip>, throng::clip::ClipError> {
+fn bench_clips(
+    rig: &throng::Rig,
+    clips: Vec<Clip>,
+    compact: bool,
+    additive: Option<(usize, &[throng::Transform])>,
+) -> Result<Vec<Clip>, throng::clip::ClipError> {
     if !compact {
         return Ok(clips);
     }
@@ -321,7 +378,19 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
     );
     println!(
         "{:>10} {:>6} {:>9} {:>8} {:>8} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
-        "characters", "chunks", "frame ms", "ns/char", "GB/s", "transition", "layers", "l2m", "skinning", "upload B", "out MiB", "mem MiB", "CPU ms"
+        "characters",
+        "chunks",
+        "frame ms",
+        "ns/char",
+        "GB/s",
+        "transition",
+        "layers",
+        "l2m",
+        "skinning",
+        "upload B",
+        "out MiB",
+        "mem MiB",
+        "CPU ms"
     );
     for &num_characters in &args.characters {
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
@@ -349,11 +418,16 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
             Some(timer) => time_layered_stages(gpu, timer, args, &rig, &clips, &layers, &frames)?,
             None => None,
         };
-        let stage = |k: usize| stages.map_or_else(|| "-".to_owned(), |s: [Duration; 4]| format!("{:.4}", s[k].as_secs_f64() * 1e3));
+        let stage = |k: usize| {
+            stages.map_or_else(|| "-".to_owned(), |s: [Duration; 4]| format!("{:.4}", s[k].as_secs_f64() * 1e3))
+        };
         let mib = |bytes_per_character: u64| (num_characters as u64 * bytes_per_character) as f64 / (1024.0 * 1024.0);
         // Under `--lod` only the due characters move their bytes: the frames' mean due count.
-        let evaluated = frames.iter().map(|f| f.due.as_ref().map_or(num_characters, |(rows, _)| rows.len())).sum::<usize>() / frames.len();
-        let bytes = evaluated as u64 * layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout) + upload_bytes as u64;
+        let evaluated =
+            frames.iter().map(|f| f.due.as_ref().map_or(num_characters, |(rows, _)| rows.len())).sum::<usize>()
+                / frames.len();
+        let bytes = evaluated as u64 * layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
+            + upload_bytes as u64;
         let cpu_ms = if args.cpu { cpu_layered_ms(&rig, &clips, &layers, num_characters, args)? } else { "-".into() };
         println!(
             "{:>10} {:>6} {:>9.4} {:>8.2} {:>8.3} {:>10} {:>8} {:>8} {:>8} {:>10} {:>9.1} {:>9.1} {:>9}",
@@ -376,7 +450,9 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written, each joint's scale line read and written, and the layer's state), plus the upload, over the frame's GPU time",
         layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
     );
-    println!("transition, layers, l2m (local_to_model), skinning: each stage alone on the stage-by-stage path (intermediates in device memory), so they sum to more than the fused frame");
+    println!(
+        "transition, layers, l2m (local_to_model), skinning: each stage alone on the stage-by-stage path (intermediates in device memory), so they sum to more than the fused frame"
+    );
     Ok(())
 }
 
@@ -386,7 +462,13 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
 const CPU_MAX_CHARACTERS: usize = 100_000;
 
 /// `FrameJob`'s time for one frame of the scenario, after one frame that fills the context.
-fn cpu_layered_ms(rig: &throng::Rig, clips: &[throng::Clip], layers: &[LayerSetup], num_characters: usize, args: &Args) -> Result<String, Box<dyn std::error::Error>> {
+fn cpu_layered_ms(
+    rig: &throng::Rig,
+    clips: &[throng::Clip],
+    layers: &[LayerSetup],
+    num_characters: usize,
+    args: &Args,
+) -> Result<String, Box<dyn std::error::Error>> {
     let layout = args.layout;
     let n = num_characters.min(CPU_MAX_CHARACTERS);
     let mut context = EvalContext::new(n, layers.len(), rig.num_joints());
@@ -460,7 +542,14 @@ fn median(times: &mut [Duration]) -> Duration {
 
 /// Times the stage-by-stage paths (the two-clip frame's, then the layered frame's), one stage
 /// per submission, and prints each stage's median.
-fn time_stages(gpu: &GpuContext, timer: &Timer, args: &Args, rig: &throng::Rig, clips: &[throng::Clip], (a, b): (u32, u32)) -> Result<(), Box<dyn std::error::Error>> {
+fn time_stages(
+    gpu: &GpuContext,
+    timer: &Timer,
+    args: &Args,
+    rig: &throng::Rig,
+    clips: &[throng::Clip],
+    (a, b): (u32, u32),
+) -> Result<(), Box<dyn std::error::Error>> {
     println!("stage-by-stage path (intermediates in device memory), GPU ms per stage:");
     println!("{:>10} {:>10} {:>15} {:>10}", "characters", "sample", "local_to_model", "skinning");
     for &num_characters in &args.characters {

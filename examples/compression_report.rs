@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use throng::clip::compact::{CompressionReport, DEFAULT_MAX_ERROR_M};
 use throng::demo::DemoCharacter;
-use throng::gpu::types::{GpuTransform, COMPACT_RANGE_VEC4S};
-use throng::import::bvh::{load_bvh, BvhOptions};
-use throng::import::gltf::{load_gltf, GltfOptions};
+use throng::gpu::types::{COMPACT_RANGE_VEC4S, GpuTransform};
+use throng::import::bvh::{BvhOptions, load_bvh};
+use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::{Clip, Rig};
 
 struct Args {
@@ -83,7 +83,10 @@ fn main() {
         }
     };
     println!("bound: {:.4} mm of model-space joint position, every joint of every frame\n", args.max_error_m * 1e3);
-    println!("{:<16} {:<14} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}", "asset", "clip", "bits", "B/jf", "worst mm", "full B", "compact B", "ratio");
+    println!(
+        "{:<16} {:<14} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}",
+        "asset", "clip", "bits", "B/jf", "worst mm", "full B", "compact B", "ratio"
+    );
     let (mut full_bytes, mut compact_bytes) = (0usize, 0usize);
     // (joint-frames, bytes) of the compact clips, for the mean bytes per joint-frame.
     let (mut joint_frames, mut frame_bytes) = (0usize, 0.0f64);
@@ -104,7 +107,10 @@ fn main() {
             }
         }
     }
-    println!("\nall clips: {full_bytes} bytes full, {compact_bytes} compact ({:.1}x smaller)", full_bytes as f64 / compact_bytes.max(1) as f64);
+    println!(
+        "\nall clips: {full_bytes} bytes full, {compact_bytes} compact ({:.1}x smaller)",
+        full_bytes as f64 / compact_bytes.max(1) as f64
+    );
     // A sample of one joint reads two adjacent joint-frames; a compact clip also reads the
     // joint's range record, which every sample of that clip's joint shares (cache-resident).
     let full = 2 * size_of::<GpuTransform>();

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::RootDelta;
-use throng::program::OutputLayout;
 use throng::graph::CompiledGraph;
+use throng::program::OutputLayout;
 use throng::runtime::CrowdRuntime;
 
 struct Args {
@@ -108,8 +108,16 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         args.frames,
         rayon::current_num_threads()
     );
-    println!("  state step: {:.3} ms per frame ({:.0} ns per character)", step_s * 1e3 / frames, step_s * 1e9 / frames / n.max(1) as f64);
-    println!("  pose evaluation: {:.3} ms per frame ({:.0} ns per character)", eval_s * 1e3 / frames, eval_s * 1e9 / frames / n.max(1) as f64);
+    println!(
+        "  state step: {:.3} ms per frame ({:.0} ns per character)",
+        step_s * 1e3 / frames,
+        step_s * 1e9 / frames / n.max(1) as f64
+    );
+    println!(
+        "  pose evaluation: {:.3} ms per frame ({:.0} ns per character)",
+        eval_s * 1e3 / frames,
+        eval_s * 1e9 / frames / n.max(1) as f64
+    );
     println!("  clips sampled: {:.2} per character per frame", sampled_total as f64 / frames / n.max(1) as f64);
     let states: Vec<String> = counts
         .iter()

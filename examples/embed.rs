@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex};
 use glam::camera::rh::{proj::directx, view::look_at_mat4};
 use glam::{Quat, Vec3};
 use throng::demo::DemoCharacter;
-use throng::eval::root_motion::{crowd_root_motion, RootDelta};
-use throng::program::OutputLayout;
+use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, SkinWindow};
 use throng::graph::CompiledGraph;
 use throng::mesh::SkinnedMesh;
+use throng::program::OutputLayout;
 use throng::setup::bind_archetype;
 use throng::state::Crowd;
 
@@ -117,7 +117,14 @@ struct Args {
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut a = Args { frames: 90, characters: 36, width: 640, height: 360, out: PathBuf::from("embed.png"), max_binding_kib: None };
+    let mut a = Args {
+        frames: 90,
+        characters: 36,
+        width: 640,
+        height: 360,
+        out: PathBuf::from("embed.png"),
+        max_binding_kib: None,
+    };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
         let number = |v: &str| v.parse::<u32>().map_err(|_| format!("{flag} needs a whole number, got {v:?}\n{USAGE}"));
@@ -248,7 +255,8 @@ fn run(args: &Args) -> Result<(), Error> {
             skin = Some((animation.num_characters(), renderer.bind_skin(&device, outputs, &animation.skin_windows()?)));
         }
         queue.write_buffer(&renderer.placements, 0, bytemuck::cast_slice(&placements));
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.frame") });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.frame") });
         animation.encode(&mut encoder);
         if let Some((_, windows)) = &skin {
             renderer.draw(&mut encoder, windows);
@@ -323,7 +331,13 @@ struct Renderer {
 impl Renderer {
     /// Buffers and the pipeline for `characters` instances of `mesh`, skinned to a rig of
     /// `num_joints` joints, drawn into a `width × height` target.
-    fn new(device: &wgpu::Device, mesh: &SkinnedMesh, num_joints: usize, (width, height): (u32, u32), characters: usize) -> Result<Self, Error> {
+    fn new(
+        device: &wgpu::Device,
+        mesh: &SkinnedMesh,
+        num_joints: usize,
+        (width, height): (u32, u32),
+        characters: usize,
+    ) -> Result<Self, Error> {
         let vertices: Vec<Vertex> = (0..mesh.num_vertices())
             .map(|v| Vertex {
                 position: mesh.positions[v],
@@ -338,15 +352,36 @@ impl Renderer {
             return Err(format!("the mesh names joint {bad}; the rig has {num_joints}").into());
         }
         let init = |label, contents: &[u8], usage| {
-            wgpu::util::DeviceExt::create_buffer_init(device, &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+            wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage },
+            )
         };
-        let storage = wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only: true }, has_dynamic_offset: false, min_binding_size: None };
-        let uniform = wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None };
+        let storage = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
+        let uniform = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
         let skin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("engine.skin"),
             entries: &[
-                wgpu::BindGroupLayoutEntry { binding: 0, visibility: wgpu::ShaderStages::VERTEX, ty: storage, count: None },
-                wgpu::BindGroupLayoutEntry { binding: 1, visibility: wgpu::ShaderStages::VERTEX, ty: uniform, count: None },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: storage,
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: uniform,
+                    count: None,
+                },
             ],
         });
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -354,7 +389,10 @@ impl Renderer {
             bind_group_layouts: &[Some(&skin_layout)],
             immediate_size: 0,
         });
-        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("engine.wgsl"), source: wgpu::ShaderSource::Wgsl(SHADER.into()) });
+        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("engine.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
         let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
@@ -365,15 +403,27 @@ impl Renderer {
                 entry_point: Some("vs"),
                 compilation_options: Default::default(),
                 buffers: &[
-                    Some(wgpu::VertexBufferLayout { array_stride: size_of::<Vertex>() as u64, step_mode: wgpu::VertexStepMode::Vertex, attributes: &vertex_attributes }),
-                    Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &instance_attributes }),
+                    Some(wgpu::VertexBufferLayout {
+                        array_stride: size_of::<Vertex>() as u64,
+                        step_mode: wgpu::VertexStepMode::Vertex,
+                        attributes: &vertex_attributes,
+                    }),
+                    Some(wgpu::VertexBufferLayout {
+                        array_stride: 16,
+                        step_mode: wgpu::VertexStepMode::Instance,
+                        attributes: &instance_attributes,
+                    }),
                 ],
             },
             fragment: Some(wgpu::FragmentState {
                 module: &shader,
                 entry_point: Some("fs"),
                 compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState { format: COLOR_FORMAT, blend: None, write_mask: wgpu::ColorWrites::ALL })],
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: COLOR_FORMAT,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
             }),
             primitive: wgpu::PrimitiveState::default(),
             depth_stencil: Some(wgpu::DepthStencilState {
@@ -399,13 +449,18 @@ impl Renderer {
                 view_formats: &[],
             })
         };
-        let target = texture("engine.color", COLOR_FORMAT, wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC);
+        let target = texture(
+            "engine.color",
+            COLOR_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        );
         let depth = texture("engine.depth", DEPTH_FORMAT, wgpu::TextureUsages::RENDER_ATTACHMENT);
         // Looking at the crowd (wgpu's clip space has depth in [0, 1], DirectX's convention) from in front of it, high enough to see over the first row.
         let extent_m = (characters as f32).sqrt() * 2.2;
         let eye = Vec3::new(0.3 * extent_m, 0.45 * extent_m + 2.5, 0.8 * extent_m + 4.0);
         let aspect = width as f32 / height as f32;
-        let view_proj = directx::perspective(0.7, aspect, 0.1, 200.0) * look_at_mat4(eye, Vec3::new(0.0, 0.8, 0.5), Vec3::Y);
+        let view_proj =
+            directx::perspective(0.7, aspect, 0.1, 200.0) * look_at_mat4(eye, Vec3::new(0.0, 0.8, 0.5), Vec3::Y);
         Ok(Self {
             pipeline,
             skin_layout,
@@ -428,14 +483,32 @@ impl Renderer {
 
     /// One bind group per window: the window of throng's output buffer and a uniform saying
     /// which character the window starts at.
-    fn bind_skin(&self, device: &wgpu::Device, outputs: &[wgpu::Buffer], windows: &[SkinWindow]) -> Vec<(SkinWindow, wgpu::BindGroup)> {
+    fn bind_skin(
+        &self,
+        device: &wgpu::Device,
+        outputs: &[wgpu::Buffer],
+        windows: &[SkinWindow],
+    ) -> Vec<(SkinWindow, wgpu::BindGroup)> {
         let bind = |window: &SkinWindow| {
-            let scene = SceneUniform { view_proj: self.view_proj, num_joints: self.num_joints, first_character: window.first_character, pad: [0; 2] };
+            let scene = SceneUniform {
+                view_proj: self.view_proj,
+                num_joints: self.num_joints,
+                first_character: window.first_character,
+                pad: [0; 2],
+            };
             let uniform = wgpu::util::DeviceExt::create_buffer_init(
                 device,
-                &wgpu::util::BufferInitDescriptor { label: Some("engine.scene"), contents: bytemuck::bytes_of(&scene), usage: wgpu::BufferUsages::UNIFORM },
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some("engine.scene"),
+                    contents: bytemuck::bytes_of(&scene),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                },
             );
-            let skin = wgpu::BufferBinding { buffer: &outputs[window.buffer as usize], offset: window.offset, size: wgpu::BufferSize::new(window.size) };
+            let skin = wgpu::BufferBinding {
+                buffer: &outputs[window.buffer as usize],
+                offset: window.offset,
+                size: wgpu::BufferSize::new(window.size),
+            };
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("engine.skin"),
                 layout: &self.skin_layout,
@@ -487,7 +560,8 @@ impl Renderer {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.readback") });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine.readback") });
         encoder.copy_texture_to_buffer(
             self.target.as_image_copy(),
             wgpu::TexelCopyBufferInfo {

@@ -87,7 +87,13 @@ fn print_table(report: &DriverReport, all: bool) {
     for kernel in &report.kernels {
         for executable in &kernel.executables {
             if all {
-                println!("{} ({}, wave {}, {} SPIR-V words)", kernel.kernel.name(), executable.name, executable.subgroup_size, kernel.spirv_words);
+                println!(
+                    "{} ({}, wave {}, {} SPIR-V words)",
+                    kernel.kernel.name(),
+                    executable.name,
+                    executable.subgroup_size,
+                    kernel.spirv_words
+                );
                 for s in &executable.statistics {
                     println!("    {:<28} {:>10}   {}", s.name, s.value.as_f64(), s.description);
                 }
@@ -96,7 +102,13 @@ fn print_table(report: &DriverReport, all: bool) {
             let cells: Vec<String> = COLUMNS.iter().map(|(_, names)| column(executable, names)).collect();
             let loops: Vec<String> =
                 executable.loops.iter().map(|l| format!("{}{}", l.instructions, "'".repeat(l.depth))).collect();
-            println!("| {} | {} | {} | {} |", kernel.kernel.name(), executable.subgroup_size, cells.join(" | "), loops.join(" "));
+            println!(
+                "| {} | {} | {} | {} |",
+                kernel.kernel.name(),
+                executable.subgroup_size,
+                cells.join(" | "),
+                loops.join(" ")
+            );
         }
     }
     if !all {
@@ -125,7 +137,9 @@ fn print_work(rig: &str, frame: &str, wave: u32, w: &Work) {
 /// with the instruction costs of RADV's navi21 loop bodies.
 fn print_model() -> Result<(), WorkModelError> {
     println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
-    println!("| rig | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |");
+    println!(
+        "| rig | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
@@ -133,7 +147,8 @@ fn print_model() -> Result<(), WorkModelError> {
         let scenario = support::scenario_of(demo);
         for wave in [64, 32] {
             let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
-            let layered = model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())?;
+            let layered =
+                model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())?;
             print_work(name, "layered", wave, &layered);
             let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::frame_radv_navi21())?;
             print_work(name, "two-clip", wave, &two_clip);

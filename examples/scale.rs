@@ -24,10 +24,10 @@ use std::time::Instant;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::frame::{EvalContext, FrameJob};
-use throng::program::OutputLayout;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::plot::{Painter, Raster, Rgb};
+use throng::program::OutputLayout;
 use throng::setup::BoundArchetype;
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
@@ -56,7 +56,14 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { sizes: vec![1_000, 10_000, 100_000], frames: 5, eval: Eval::Both, lods: vec![false], layout: OutputLayout::Affine3x4, plot: None };
+    let mut args = Args {
+        sizes: vec![1_000, 10_000, 100_000],
+        frames: 5,
+        eval: Eval::Both,
+        lods: vec![false],
+        layout: OutputLayout::Affine3x4,
+        plot: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -67,7 +74,9 @@ fn parse_args() -> Result<Args, String> {
                     .map(|s| s.trim().parse::<usize>().map_err(|_| format!("--sizes: {s:?} is not a whole number")))
                     .collect::<Result<_, _>>()?;
             }
-            "--frames" => args.frames = value("--frames")?.parse().map_err(|_| "--frames needs a whole number".to_owned())?,
+            "--frames" => {
+                args.frames = value("--frames")?.parse().map_err(|_| "--frames needs a whole number".to_owned())?
+            }
             "--eval" => {
                 args.eval = match value("--eval")?.as_str() {
                     "gpu" => Eval::Gpu,
@@ -86,7 +95,11 @@ fn parse_args() -> Result<Args, String> {
             }
             "--mat4" => args.layout = OutputLayout::Mat4,
             "--plot" => args.plot = Some(value("--plot")?.into()),
-            other => return Err(format!("unknown argument {other:?}; use --sizes A,B,C, --frames N, --eval gpu|cpu|both, --lod off|mix|both, --mat4, --plot PATH")),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}; use --sizes A,B,C, --frames N, --eval gpu|cpu|both, --lod off|mix|both, --mat4, --plot PATH"
+                ));
+            }
         }
     }
     if args.frames == 0 || args.sizes.contains(&0) {
@@ -158,8 +171,13 @@ impl Scene {
     fn step(&mut self) -> Result<(), Error> {
         let jump = self.crowd.param(self.kind, "jump")?;
         let period = 120;
-        let jumpers: Vec<CharacterHandle> =
-            self.handles.iter().enumerate().filter(|&(i, _)| i % 7 == 0 && (i / 7 + self.frame) % period == 30).map(|(_, &h)| h).collect();
+        let jumpers: Vec<CharacterHandle> = self
+            .handles
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i % 7 == 0 && (i / 7 + self.frame) % period == 30)
+            .map(|(_, &h)| h)
+            .collect();
         if !jumpers.is_empty() {
             self.crowd.set_trigger(jump, &jumpers, false)?;
         }
@@ -254,7 +272,11 @@ fn run(args: &Args) -> Result<(), Error> {
     let joints = demo.rig.num_joints();
     let gpu = if args.eval == Eval::Cpu { None } else { Some(GpuContext::new_blocking()?) };
     let device_name = gpu.as_ref().map_or("no GPU".to_owned(), |g| g.adapter_info.name.clone());
-    println!("throng scale: the built-in character, {joints} joints, {} layers; CPU on {} threads", bound.layers.len(), rayon::current_num_threads());
+    println!(
+        "throng scale: the built-in character, {joints} joints, {} layers; CPU on {} threads",
+        bound.layers.len(),
+        rayon::current_num_threads()
+    );
     if let Some(gpu) = &gpu {
         let info = &gpu.adapter_info;
         let limits = gpu.device.limits();
@@ -290,10 +312,19 @@ fn run(args: &Args) -> Result<(), Error> {
         state.samples
     );
     println!("  layers' memory: {}", needs.join(", "));
-    println!("  CPU evaluator: memory {cpu_memory} (every layer with memory: {cpu_memory_all}), output {output_bytes} ({layout_name})");
+    println!(
+        "  CPU evaluator: memory {cpu_memory} (every layer with memory: {cpu_memory_all}), output {output_bytes} ({layout_name})"
+    );
     let mut gpu_bytes = 0;
     if let Some(gpu) = &gpu {
-        let crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions { layout: args.layout, ..GpuCrowdOptions::default() })?;
+        let crowd = GpuCrowd::with_layers(
+            &gpu.device,
+            &gpu.queue,
+            &demo.rig,
+            &bound.clips,
+            &bound.layers,
+            GpuCrowdOptions { layout: args.layout, ..GpuCrowdOptions::default() },
+        )?;
         let all_layers = (bound.layers.len() * (32 + 128 * joints)) as u64;
         println!(
             "  GPU evaluator: memory {} (every layer with memory: {all_layers}), output {}, uploads {} (programs + samples + range)",
@@ -308,7 +339,10 @@ fn run(args: &Args) -> Result<(), Error> {
     drop(probe);
 
     println!("\nmedian ms per frame over {} frames ({layout_name} output); memory after each size:", args.frames);
-    println!("{:>10} {:>4} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}", "characters", "lod", "step", "gpu eval", "cpu eval", "step ns/ch", "gpu ns/ch", "cpu ns/ch");
+    println!(
+        "{:>10} {:>4} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}",
+        "characters", "lod", "step", "gpu eval", "cpu eval", "step ns/ch", "gpu ns/ch", "cpu ns/ch"
+    );
     let mut rows = Vec::new();
     for (n, lod) in args.sizes.iter().flat_map(|&n| args.lods.iter().map(move |&lod| (n, lod))) {
         // Under LOD a rate-8 character is first evaluated up to 8 updates in, and with it the
@@ -320,7 +354,8 @@ fn run(args: &Args) -> Result<(), Error> {
         if let Some(gpu) = gpu.as_ref().filter(|_| fits("GPU evaluation", n, n as u64 * gpu_bytes)) {
             let mut scene = Scene::new(&bound, n, lod)?;
             let options = GpuCrowdOptions { layout: args.layout, ..GpuCrowdOptions::default() };
-            let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
+            let mut crowd =
+                GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
             let ms = time_frames(&mut scene, warmup, args.frames, &mut steps, |scene| {
                 let (samples, programs) = (scene.crowd.samples(scene.kind)?, scene.crowd.programs(scene.kind)?);
                 if lod {
@@ -328,7 +363,8 @@ fn run(args: &Args) -> Result<(), Error> {
                 } else {
                     crowd.set_frame(samples, programs, DT_S)?;
                 }
-                let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("scale.frame") });
+                let mut encoder =
+                    gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("scale.frame") });
                 crowd.encode(&mut encoder);
                 gpu.queue.submit([encoder.finish()]);
                 gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
@@ -430,8 +466,14 @@ fn plot(rows: &[Row], note: &str, path: &std::path::Path) -> Result<(), Error> {
         return Err("nothing to plot".into());
     }
     let decade = |v: f64, up: bool| if up { v.log10().ceil() } else { v.log10().floor() };
-    let (x0, x1) = (decade(points.iter().map(|p| p.0).fold(f64::MAX, f64::min), false), decade(points.iter().map(|p| p.0).fold(0.0, f64::max), true));
-    let (y0, y1) = (decade(points.iter().map(|p| p.1).fold(f64::MAX, f64::min), false), decade(points.iter().map(|p| p.1).fold(0.0, f64::max), true));
+    let (x0, x1) = (
+        decade(points.iter().map(|p| p.0).fold(f64::MAX, f64::min), false),
+        decade(points.iter().map(|p| p.0).fold(0.0, f64::max), true),
+    );
+    let (y0, y1) = (
+        decade(points.iter().map(|p| p.1).fold(f64::MAX, f64::min), false),
+        decade(points.iter().map(|p| p.1).fold(0.0, f64::max), true),
+    );
     let (x1, y1) = (x1.max(x0 + 1.0), y1.max(y0 + 1.0));
     let (pw, ph) = (W as f32 - left - right, H as f32 - top - bottom);
     let sx = |x: f64| left + ((x.log10() - x0) / (x1 - x0)) as f32 * pw;

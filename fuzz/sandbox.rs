@@ -28,7 +28,8 @@ pub fn roots() -> &'static (PathBuf, PathBuf) {
         }
         // Identity matrices, so that a skin's inverse binds read from them load.
         let identity: Vec<u8> = (0..16).flat_map(|i| if i % 5 == 0 { 1.0f32 } else { 0.0 }.to_le_bytes()).collect();
-        let write = |path: PathBuf, matrices: usize| std::fs::write(path, identity.repeat(matrices)).expect("sandbox file");
+        let write =
+            |path: PathBuf, matrices: usize| std::fs::write(path, identity.repeat(matrices)).expect("sandbox file");
         write(asset.join("buffer.bin"), 2);
         write(asset.join("sub/inner.bin"), 1);
         write(extra.join("extra.bin"), 1);

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use glam::{Quat, Vec3};
 
-use crate::rig::{Rig, Transform, MAX_SCALE, MAX_TRANSLATION_M};
+use crate::rig::{MAX_SCALE, MAX_TRANSLATION_M, Rig, Transform};
 use compact::{CompactFormat, CompactPoses, CompressionReport};
 
 /// How a source track interpolates between its keys (glTF's samplers).
@@ -190,7 +190,9 @@ pub enum ClipError {
         rig_joints: usize,
     },
     /// A track's key and value counts disagree, or it has no keys.
-    #[error("joint {joint} {channel} track has {times} key times and {values} values ({per_key} values per key expected)")]
+    #[error(
+        "joint {joint} {channel} track has {times} key times and {values} values ({per_key} values per key expected)"
+    )]
     KeyCount {
         /// The joint index.
         joint: usize,
@@ -466,12 +468,26 @@ impl Clip {
             });
         }
         if let Some(i) = poses.iter().position(|p| !p.is_finite()) {
-            return Err(ClipError::BadFrame { clip: name, frame: i / num_joints, what: format!("joint {} is not finite", i % num_joints) });
+            return Err(ClipError::BadFrame {
+                clip: name,
+                frame: i / num_joints,
+                what: format!("joint {} is not finite", i % num_joints),
+            });
         }
         for (i, p) in poses.iter().enumerate() {
-            let checks = [("translation", p.translation.abs().max_element(), MAX_TRANSLATION_M), ("scale", p.scale.abs().max_element(), MAX_SCALE)];
+            let checks = [
+                ("translation", p.translation.abs().max_element(), MAX_TRANSLATION_M),
+                ("scale", p.scale.abs().max_element(), MAX_SCALE),
+            ];
             if let Some(&(what, value, limit)) = checks.iter().find(|(_, value, limit)| value > limit) {
-                return Err(ClipError::OutOfBounds { clip: name, frame: i / num_joints, joint: i % num_joints, what, value, limit });
+                return Err(ClipError::OutOfBounds {
+                    clip: name,
+                    frame: i / num_joints,
+                    joint: i % num_joints,
+                    what,
+                    value,
+                    limit,
+                });
             }
         }
         for frame in 0..num_frames {
@@ -481,7 +497,11 @@ impl Clip {
                 // A zero quaternion (or one whose squared length underflows) is finite but has
                 // no direction: normalising it would store NaN.
                 if !q.is_finite() {
-                    return Err(ClipError::BadFrame { clip: name, frame, what: format!("joint {joint}'s rotation has no length to normalise") });
+                    return Err(ClipError::BadFrame {
+                        clip: name,
+                        frame,
+                        what: format!("joint {joint}'s rotation has no length to normalise"),
+                    });
                 }
                 if frame > 0 && q.dot(poses[i - num_joints].rotation) < 0.0 {
                     q = -q;
@@ -490,7 +510,16 @@ impl Clip {
             }
         }
         let extents = extents(&poses, num_joints);
-        Ok(Self { name, num_joints, num_frames, duration_s, looping, storage: Storage::Full(poses), events: Vec::new(), extents })
+        Ok(Self {
+            name,
+            num_joints,
+            num_frames,
+            duration_s,
+            looping,
+            storage: Storage::Full(poses),
+            events: Vec::new(),
+            extents,
+        })
     }
 
     /// This clip in the cheapest [`CompactFormat`] whose decoded frames keep every joint of
@@ -542,16 +571,34 @@ impl Clip {
     /// assert!(compact.storage_bytes() <= lean.storage_bytes());
     /// # Ok::<(), throng::ClipError>(())
     /// ```
-    pub fn compress_additive(&self, rig: &Rig, reference: &[Transform], max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
+    pub fn compress_additive(
+        &self,
+        rig: &Rig,
+        reference: &[Transform],
+        max_error_m: f32,
+    ) -> Result<(Self, CompressionReport), ClipError> {
         if reference.len() != self.num_joints {
-            return Err(ClipError::JointCount { clip: self.name.clone(), tracks: reference.len(), rig_joints: self.num_joints });
+            return Err(ClipError::JointCount {
+                clip: self.name.clone(),
+                tracks: reference.len(),
+                rig_joints: self.num_joints,
+            });
         }
         self.compress_against(rig, Some(reference), max_error_m)
     }
 
-    fn compress_against(&self, rig: &Rig, reference: Option<&[Transform]>, max_error_m: f32) -> Result<(Self, CompressionReport), ClipError> {
+    fn compress_against(
+        &self,
+        rig: &Rig,
+        reference: Option<&[Transform]>,
+        max_error_m: f32,
+    ) -> Result<(Self, CompressionReport), ClipError> {
         if rig.num_joints() != self.num_joints {
-            return Err(ClipError::JointCount { clip: self.name.clone(), tracks: self.num_joints, rig_joints: rig.num_joints() });
+            return Err(ClipError::JointCount {
+                clip: self.name.clone(),
+                tracks: self.num_joints,
+                rig_joints: rig.num_joints(),
+            });
         }
         if !(max_error_m.is_finite() && max_error_m >= 0.0) {
             return Err(ClipError::BadErrorBound { clip: self.name.clone(), max_error_m });
@@ -677,7 +724,14 @@ impl Clip {
     pub fn with_events(mut self, events: Vec<ClipEvent>) -> Result<Self, ClipError> {
         if let Some((index, what)) = first_bad_event(&events, self.duration_s) {
             let e = &events[index];
-            return Err(ClipError::BadEvent { clip: self.name, index, name: e.name.clone(), time_s: e.time_s, duration_s: self.duration_s, what });
+            return Err(ClipError::BadEvent {
+                clip: self.name,
+                index,
+                name: e.name.clone(),
+                time_s: e.time_s,
+                duration_s: self.duration_s,
+                what,
+            });
         }
         self.events = events;
         Ok(self)
@@ -814,7 +868,8 @@ mod tests {
 
     #[test]
     fn step_track_holds_until_next_key() {
-        let t = Track { times_s: vec![0.0, 1.0], values: vec![Vec3::ZERO, Vec3::ONE], interpolation: Interpolation::Step };
+        let t =
+            Track { times_s: vec![0.0, 1.0], values: vec![Vec3::ZERO, Vec3::ONE], interpolation: Interpolation::Step };
         assert_eq!(t.sample(0.999), Vec3::ZERO);
         assert_eq!(t.sample(1.0), Vec3::ONE);
     }
@@ -845,7 +900,10 @@ mod tests {
 
     fn ramp_clip(looping: bool) -> Clip {
         // x goes 0 → 1 over 1 s, resampled at 10 Hz.
-        let tracks = [JointTracks { translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::X])), ..Default::default() }];
+        let tracks = [JointTracks {
+            translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::X])),
+            ..Default::default()
+        }];
         Clip::from_tracks("ramp", &one_joint_rig(), &tracks, 10.0, looping).unwrap()
     }
 
@@ -884,13 +942,25 @@ mod tests {
     fn refuses_bad_tracks() {
         let rig = one_joint_rig();
         let bad = |jt: JointTracks| Clip::from_tracks("bad", &rig, &[jt], 30.0, true).unwrap_err();
-        let e = bad(JointTracks { translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO])), ..Default::default() });
+        let e = bad(JointTracks {
+            translation: Some(Track::linear(vec![0.0, 1.0], vec![Vec3::ZERO])),
+            ..Default::default()
+        });
         assert!(matches!(e, ClipError::KeyCount { joint: 0, channel: "translation", times: 2, values: 1, .. }));
-        let e = bad(JointTracks { scale: Some(Track::linear(vec![1.0, 0.5], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        let e = bad(JointTracks {
+            scale: Some(Track::linear(vec![1.0, 0.5], vec![Vec3::ONE, Vec3::ONE])),
+            ..Default::default()
+        });
         assert!(matches!(e, ClipError::TimesNotIncreasing { key: 1, .. }));
-        let e = bad(JointTracks { scale: Some(Track::linear(vec![0.0, f32::NAN], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        let e = bad(JointTracks {
+            scale: Some(Track::linear(vec![0.0, f32::NAN], vec![Vec3::ONE, Vec3::ONE])),
+            ..Default::default()
+        });
         assert!(matches!(e, ClipError::NonFinite { joint: 0, channel: "scale", key: 1 }), "{e}");
-        let e = bad(JointTracks { scale: Some(Track::linear(vec![0.0, 1e9], vec![Vec3::ONE, Vec3::ONE])), ..Default::default() });
+        let e = bad(JointTracks {
+            scale: Some(Track::linear(vec![0.0, 1e9], vec![Vec3::ONE, Vec3::ONE])),
+            ..Default::default()
+        });
         assert!(matches!(e, ClipError::BadFrame { .. }));
         assert!(matches!(Clip::from_tracks("x", &rig, &[], 30.0, true), Err(ClipError::JointCount { .. })));
     }

@@ -22,11 +22,7 @@ pub struct Transform {
 
 impl Transform {
     /// No translation, no rotation, unit scale.
-    pub const IDENTITY: Self = Self {
-        translation: Vec3::ZERO,
-        rotation: Quat::IDENTITY,
-        scale: Vec3::ONE,
-    };
+    pub const IDENTITY: Self = Self { translation: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE };
 
     /// A transform with only a translation.
     #[must_use]
@@ -105,7 +101,11 @@ mod tests {
 
     #[test]
     fn additive_of_the_reference_is_identity() {
-        let reference = vec![Transform::from_translation(Vec3::Y), Transform::from_translation(Vec3::Y * 0.5), Transform::from_translation(Vec3::X * 0.2)];
+        let reference = vec![
+            Transform::from_translation(Vec3::Y),
+            Transform::from_translation(Vec3::Y * 0.5),
+            Transform::from_translation(Vec3::X * 0.2),
+        ];
         let mut delta = reference.clone();
         make_additive(&reference, &reference, &mut delta);
         let mut base = reference.clone();

@@ -171,7 +171,10 @@ pub(crate) fn count_step_chunk(characters: usize, programs: &[LayerProgram]) {
 #[cfg(feature = "tracy")]
 fn chunk_counts(programs: &[LayerProgram]) -> (u64, u64) {
     programs.iter().fold((0, 0), |(switched, clips), p| {
-        (switched + u64::from(p.flags & LayerProgram::SWITCHED != 0), clips + u64::from(p.num_target) + u64::from(p.num_secondary))
+        (
+            switched + u64::from(p.flags & LayerProgram::SWITCHED != 0),
+            clips + u64::from(p.num_target) + u64::from(p.num_secondary),
+        )
     })
 }
 

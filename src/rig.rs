@@ -2,7 +2,7 @@
 
 use glam::Mat4;
 
-pub use crate::pose::{Transform, NO_PARENT};
+pub use crate::pose::{NO_PARENT, Transform};
 
 /// The most joints a rig may have. Joint indices fit in a byte, which keeps masks and
 /// per-joint tables of the GPU stages small.
@@ -41,7 +41,9 @@ pub enum RigError {
         num_joints: usize,
     },
     /// The per-joint arrays have different lengths.
-    #[error("rig arrays disagree: {names} names, {parents} parents, {rest} rest transforms, {inverse_bind} inverse bind matrices")]
+    #[error(
+        "rig arrays disagree: {names} names, {parents} parents, {rest} rest transforms, {inverse_bind} inverse bind matrices"
+    )]
     LengthMismatch {
         /// Number of names.
         names: usize,
@@ -102,7 +104,9 @@ pub enum RigError {
     },
     /// No inverse bind matrices were given, and the joint's rest transform in model space cannot
     /// be inverted to derive one (a zero scale, or a zero-length rotation, on it or an ancestor).
-    #[error("joint {joint} ({name:?}): its rest transform in model space cannot be inverted (zero scale or zero-length rotation), so no inverse bind matrix can be derived; give the inverse bind matrices")]
+    #[error(
+        "joint {joint} ({name:?}): its rest transform in model space cannot be inverted (zero scale or zero-length rotation), so no inverse bind matrix can be derived; give the inverse bind matrices"
+    )]
     SingularRest {
         /// The joint index.
         joint: usize,
@@ -167,11 +171,7 @@ impl Rig {
         for (joint, parent) in parents.iter().enumerate() {
             match *parent {
                 Some(p) if p >= joint => {
-                    return Err(RigError::ParentNotBefore {
-                        joint,
-                        name: names[joint].clone(),
-                        parent: p,
-                    });
+                    return Err(RigError::ParentNotBefore { joint, name: names[joint].clone(), parent: p });
                 }
                 // `p < joint <= MAX_JOINTS` so it fits.
                 Some(p) => packed.push(p as u16),
@@ -206,11 +206,7 @@ impl Rig {
         let inverse_bind = match inverse_bind {
             Some(ibm) => {
                 if let Some(joint) = ibm.iter().position(|m| !m.is_finite()) {
-                    return Err(RigError::NonFinite {
-                        joint,
-                        name: names[joint].clone(),
-                        what: "inverse bind matrix",
-                    });
+                    return Err(RigError::NonFinite { joint, name: names[joint].clone(), what: "inverse bind matrix" });
                 }
                 ibm
             }
@@ -236,7 +232,13 @@ impl Rig {
         let largest = |m: &Mat4| m.abs().to_cols_array().into_iter().fold(0.0f32, f32::max);
         if let Some(joint) = inverse_bind.iter().position(|m| largest(m) > MAX_INVERSE_BIND) {
             let value = largest(&inverse_bind[joint]);
-            return Err(RigError::OutOfBounds { joint, name: names[joint].clone(), what: "inverse bind matrix entry", value, limit: MAX_INVERSE_BIND });
+            return Err(RigError::OutOfBounds {
+                joint,
+                name: names[joint].clone(),
+                what: "inverse bind matrix entry",
+                value,
+                limit: MAX_INVERSE_BIND,
+            });
         }
         Ok(Self { names, parents: packed, rest, inverse_bind })
     }

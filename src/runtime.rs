@@ -48,13 +48,16 @@
 //! ```
 
 use crate::clip::Clip;
+use crate::eval::EvalError;
 use crate::eval::frame::{EvalContext, FrameJob, FrameStats};
 use crate::eval::root_motion::RootDelta;
-use crate::eval::EvalError;
 use crate::graph::ParamValue;
-use crate::program::{swap_remove_row, LayerSetup, OutputLayout};
+use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
-use crate::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, ParamId, StateError, MAX_CHARACTER_SLOTS};
+use crate::state::{
+    AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, ParamId,
+    StateError,
+};
 
 /// Why a runtime call was refused. Nothing changes when one is returned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -158,7 +161,13 @@ impl CrowdRuntime {
     /// # Errors
     /// [`RuntimeError::LayerCount`]. The clips and layer setups are checked against the rig by
     /// the first [`CrowdRuntime::evaluate`] ([`RuntimeError::Eval`]).
-    pub fn add_archetype(&mut self, archetype: Archetype, rig: Rig, clips: Vec<Clip>, layers: Vec<LayerSetup>) -> Result<ArchetypeId, RuntimeError> {
+    pub fn add_archetype(
+        &mut self,
+        archetype: Archetype,
+        rig: Rig,
+        clips: Vec<Clip>,
+        layers: Vec<LayerSetup>,
+    ) -> Result<ArchetypeId, RuntimeError> {
         let graph_layers = archetype.graph().layers().len();
         if layers.len() != graph_layers {
             return Err(RuntimeError::LayerCount { layers: layers.len(), graph_layers });
@@ -312,7 +321,12 @@ impl CrowdRuntime {
     ///
     /// # Errors
     /// As [`Crowd::set_float`].
-    pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), RuntimeError> {
+    pub fn set_float(
+        &mut self,
+        param: ParamId,
+        handles: &[CharacterHandle],
+        values: &[f32],
+    ) -> Result<(), RuntimeError> {
         Ok(self.crowd.set_float(param, handles, values)?)
     }
 
@@ -328,7 +342,12 @@ impl CrowdRuntime {
     ///
     /// # Errors
     /// As [`Crowd::set_bool`].
-    pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), RuntimeError> {
+    pub fn set_bool(
+        &mut self,
+        param: ParamId,
+        handles: &[CharacterHandle],
+        values: &[bool],
+    ) -> Result<(), RuntimeError> {
         Ok(self.crowd.set_bool(param, handles, values)?)
     }
 
@@ -336,7 +355,12 @@ impl CrowdRuntime {
     ///
     /// # Errors
     /// As [`Crowd::set_trigger`].
-    pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), RuntimeError> {
+    pub fn set_trigger(
+        &mut self,
+        param: ParamId,
+        handles: &[CharacterHandle],
+        single_frame: bool,
+    ) -> Result<(), RuntimeError> {
         Ok(self.crowd.set_trigger(param, handles, single_frame)?)
     }
 
@@ -406,7 +430,13 @@ impl CrowdRuntime {
     /// # Errors
     /// [`RuntimeError::UnknownArchetype`]; [`EvalError::OutputSize`],
     /// [`EvalError::RootMotionCount`] and the rest of [`FrameJob::validate`], nothing written.
-    pub fn evaluate(&mut self, id: ArchetypeId, layout: OutputLayout, matrices: &mut [f32], root_motion: &mut [RootDelta]) -> Result<FrameStats, RuntimeError> {
+    pub fn evaluate(
+        &mut self,
+        id: ArchetypeId,
+        layout: OutputLayout,
+        matrices: &mut [f32],
+        root_motion: &mut [RootDelta],
+    ) -> Result<FrameStats, RuntimeError> {
         let index = self.index(id)?;
         let Self { crowd, archetypes, lod } = self;
         let entry = &mut archetypes[index];
@@ -414,7 +444,9 @@ impl CrowdRuntime {
         let (joints, floats_per_joint) = (entry.rig.num_joints(), layout.floats_per_joint());
         let expected = characters * joints * floats_per_joint;
         if matrices.len() != expected {
-            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: matrices.len() }.into());
+            return Err(
+                EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: matrices.len() }.into()
+            );
         }
         entry.clips_sampled.resize(characters, 0);
         // With LOD the rows not due show their held matrices; a new layout holds none yet, so

@@ -15,8 +15,8 @@
 use std::sync::Arc;
 
 use crate::clip::Clip;
-use crate::program::{LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError};
 use crate::graph::{self, CompiledGraph};
+use crate::program::{LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError};
 use crate::rig::{Rig, Transform};
 use crate::state::{Archetype, ClipBinding, StateError};
 
@@ -169,7 +169,15 @@ pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>,
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let mask = if layer.mask.is_empty() { None } else { Some(mask_of(&layer.mask, rig).map_err(|source| LayerSetupError { layer: l, name: layer.name.clone(), source })?) };
+            let mask = if layer.mask.is_empty() {
+                None
+            } else {
+                Some(mask_of(&layer.mask, rig).map_err(|source| LayerSetupError {
+                    layer: l,
+                    name: layer.name.clone(),
+                    source,
+                })?)
+            };
             Ok(LayerSetup {
                 blend: match layer.blend {
                     graph::LayerBlend::Override => LayerBlend::Override,
@@ -196,7 +204,10 @@ pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>,
 #[must_use]
 pub fn layer_needs_memory(graph: &CompiledGraph, layer: usize) -> bool {
     graph.transitions().iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
-        let cut = matches!(t.switch, graph::SwitchMode::Cut | graph::SwitchMode::Inertialize(graph::Inertialization::Spring { halflife_s: 0.0 }));
+        let cut = matches!(
+            t.switch,
+            graph::SwitchMode::Cut | graph::SwitchMode::Inertialize(graph::Inertialization::Spring { halflife_s: 0.0 })
+        );
         t.duration > 0.0 && !cut
     })
 }

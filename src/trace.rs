@@ -251,7 +251,9 @@ fn names(v: &Value, path: &str) -> Result<Vec<String>, TraceError> {
     let list = v.as_array().ok_or_else(|| bad(path, "expected an array of parameter names"))?;
     list.iter()
         .enumerate()
-        .map(|(i, n)| n.as_str().map(str::to_owned).ok_or_else(|| bad(format!("{path}[{i}]"), "expected a parameter name")))
+        .map(|(i, n)| {
+            n.as_str().map(str::to_owned).ok_or_else(|| bad(format!("{path}[{i}]"), "expected a parameter name"))
+        })
         .collect()
 }
 
@@ -354,7 +356,8 @@ impl Script {
         let arch = Archetype::new(Arc::clone(&graph), |path| {
             let leaf = graph.leaves().iter().position(|l| l.path == path)?;
             let mapped = character.as_ref().and_then(|c| c.leaf_clips.get(leaf)).map(Clip::duration_s);
-            let given = lookup(leaf).into_iter().find_map(|key| durations.iter().find(|(k, _)| *k == key)).map(|&(_, d)| d);
+            let given =
+                lookup(leaf).into_iter().find_map(|key| durations.iter().find(|(k, _)| *k == key)).map(|&(_, d)| d);
             mapped.or(given).map(|duration_s| ClipBinding { clip: leaf as u32, duration_s })
         })
         .map_err(|source| TraceError::State { path: "clips".to_owned(), source })?;
@@ -383,7 +386,9 @@ impl Script {
                 let all: Vec<f64> = list
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| number(v, &format!("dts[{i}]")).and_then(|dt| fits_f32(dt, &format!("dts[{i}]"), "the step")))
+                    .map(|(i, v)| {
+                        number(v, &format!("dts[{i}]")).and_then(|dt| fits_f32(dt, &format!("dts[{i}]"), "the step"))
+                    })
                     .collect::<Result<_, _>>()?;
                 match root.get("frames").map(Value::as_u64) {
                     None => all,
@@ -412,7 +417,10 @@ impl Script {
                 .and_then(Value::as_u64)
                 .ok_or_else(|| bad(format!("{path}.frame"), "expected a whole frame number"))?;
             if frame as usize >= dts.len() {
-                return Err(bad(format!("{path}.frame"), format!("frame {frame} is past the last frame, {}", dts.len().saturating_sub(1))));
+                return Err(bad(
+                    format!("{path}.frame"),
+                    format!("frame {frame} is past the last frame, {}", dts.len().saturating_sub(1)),
+                ));
             }
             events.push((frame as usize, i, e.clone()));
         }
@@ -428,7 +436,11 @@ impl Script {
             }
             total_s += step;
             if (total_s as f32).is_infinite() {
-                return Err(TraceError::Overflow { path: path(), value: total_s, what: "the time the steps add up to" });
+                return Err(TraceError::Overflow {
+                    path: path(),
+                    value: total_s,
+                    what: "the time the steps add up to",
+                });
             }
             dts_s.push(step as f32);
         }
@@ -460,7 +472,10 @@ impl Script {
     ///
     /// # Errors
     /// [`TraceError`] naming the JSON path of the first problem, or what `observe` returned.
-    pub fn run_with<E: From<TraceError>>(&self, mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>) -> Result<Vec<TraceLine>, E> {
+    pub fn run_with<E: From<TraceError>>(
+        &self,
+        mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>,
+    ) -> Result<Vec<TraceLine>, E> {
         let mut lines = Vec::with_capacity(self.dts_s.len() * self.graph.layers().len());
         self.run_each(|f| {
             lines.extend(f.lines.iter().map(TraceRow::to_line));
@@ -492,7 +507,10 @@ impl Script {
     ///
     /// # Errors
     /// [`TraceError`] naming the JSON path of the first problem, or what `observe` returned.
-    pub fn run_each<E: From<TraceError>>(&self, mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>) -> Result<(), E> {
+    pub fn run_each<E: From<TraceError>>(
+        &self,
+        mut observe: impl FnMut(&TraceFrame<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let graph = &self.graph;
         let state_error = |path: &str| {
             let path = path.to_owned();
@@ -614,8 +632,14 @@ fn add_clip_events<'k>(
         let list = v.as_array().ok_or_else(|| bad(&path, "expected an array of { \"name\", \"time\" }"))?;
         let mut events = Vec::with_capacity(list.len());
         for (i, e) in list.iter().enumerate() {
-            let name = e.get("name").and_then(Value::as_str).ok_or_else(|| bad(format!("{path}[{i}].name"), "expected an event name"))?;
-            let time_s = e.get("time").map_or_else(|| Err(bad(format!("{path}[{i}]"), "missing `time`")), |t| number(t, &format!("{path}[{i}].time")))?;
+            let name = e
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad(format!("{path}[{i}].name"), "expected an event name"))?;
+            let time_s = e.get("time").map_or_else(
+                || Err(bad(format!("{path}[{i}]"), "missing `time`")),
+                |t| number(t, &format!("{path}[{i}].time")),
+            )?;
             events.push(ClipEvent::new(name, time_s as f32));
         }
         lists.push((key.as_str(), events));
@@ -633,7 +657,11 @@ fn add_clip_events<'k>(
 
 /// Reads `character` and `clipMap`: which built-in character plays the script, and which of its
 /// clips each leaf plays. `None` when the script has no `clipMap`.
-fn parse_character(root: &Map<String, Value>, graph: &CompiledGraph, known: impl Fn(&str) -> bool) -> Result<Option<ScriptCharacter>, TraceError> {
+fn parse_character(
+    root: &Map<String, Value>,
+    graph: &CompiledGraph,
+    known: impl Fn(&str) -> bool,
+) -> Result<Option<ScriptCharacter>, TraceError> {
     let name = match root.get("character") {
         None => "demo",
         Some(v) => v.as_str().ok_or_else(|| bad("character", "expected \"demo\" or \"demo64\""))?,
@@ -641,7 +669,12 @@ fn parse_character(root: &Map<String, Value>, graph: &CompiledGraph, known: impl
     let demo = match name {
         "demo" => None,
         "demo64" => Some(true),
-        _ => return Err(bad("character", format!("unknown character {name:?}; the built-in ones are \"demo\" and \"demo64\""))),
+        _ => {
+            return Err(bad(
+                "character",
+                format!("unknown character {name:?}; the built-in ones are \"demo\" and \"demo64\""),
+            ));
+        }
     };
     let Some(map) = root.get("clipMap") else {
         return Ok(None);
@@ -655,7 +688,10 @@ fn parse_character(root: &Map<String, Value>, graph: &CompiledGraph, known: impl
         }
         let clip = v.as_str().ok_or_else(|| bad(&path, "expected a clip name"))?;
         if demo.clip(clip).is_none() {
-            return Err(bad(path, format!("no clip {clip:?}; the {name} character has {}", crate::demo::CLIP_NAMES.join(", "))));
+            return Err(bad(
+                path,
+                format!("no clip {clip:?}; the {name} character has {}", crate::demo::CLIP_NAMES.join(", ")),
+            ));
         }
     }
     let reference = demo.clip(crate::demo::IDLE).map(|c| c.frame(0).to_vec()).unwrap_or_default();
@@ -684,10 +720,17 @@ fn parse_character(root: &Map<String, Value>, graph: &CompiledGraph, known: impl
     Ok(Some(ScriptCharacter { name: name.to_owned(), rig: demo.rig, leaf_clips, leaf_clip_names }))
 }
 
-fn apply_event(crowd: &mut Crowd, kind: ArchetypeId, hero: CharacterHandle, e: &Value, path: &str) -> Result<(), TraceError> {
+fn apply_event(
+    crowd: &mut Crowd,
+    kind: ArchetypeId,
+    hero: CharacterHandle,
+    e: &Value,
+    path: &str,
+) -> Result<(), TraceError> {
     let state_err = |p: String| move |source| TraceError::State { path: p, source };
     if let Some(set) = e.get("set") {
-        let set = set.as_object().ok_or_else(|| bad(format!("{path}.set"), "expected an object of parameter values"))?;
+        let set =
+            set.as_object().ok_or_else(|| bad(format!("{path}.set"), "expected an object of parameter values"))?;
         for (name, v) in set {
             let p = format!("{path}.set.{name}");
             let param = crowd.param(kind, name).map_err(state_err(p.clone()))?;
@@ -699,14 +742,21 @@ fn apply_event(crowd: &mut Crowd, kind: ArchetypeId, hero: CharacterHandle, e: &
                     crowd.set_float(param, &[hero], &[x]).map_err(state_err(p))?;
                 }
                 (Some(ParamKind::Int), Value::Number(n)) => {
-                    let x = n.as_i64().and_then(|x| i32::try_from(x).ok()).ok_or_else(|| bad(&p, "expected a 32-bit integer"))?;
+                    let x = n
+                        .as_i64()
+                        .and_then(|x| i32::try_from(x).ok())
+                        .ok_or_else(|| bad(&p, "expected a 32-bit integer"))?;
                     crowd.set_int(param, &[hero], &[x]).map_err(state_err(p))?;
                 }
-                (Some(ParamKind::Bool), Value::Bool(b)) => crowd.set_bool(param, &[hero], &[*b]).map_err(state_err(p))?,
+                (Some(ParamKind::Bool), Value::Bool(b)) => {
+                    crowd.set_bool(param, &[hero], &[*b]).map_err(state_err(p))?
+                }
                 (Some(ParamKind::Trigger), Value::Bool(true)) => {
                     crowd.set_trigger(param, &[hero], false).map_err(state_err(p))?;
                 }
-                (Some(ParamKind::Trigger), Value::Bool(false)) => crowd.reset_trigger(param, &[hero]).map_err(state_err(p))?,
+                (Some(ParamKind::Trigger), Value::Bool(false)) => {
+                    crowd.reset_trigger(param, &[hero]).map_err(state_err(p))?
+                }
                 (Some(k), _) => return Err(bad(p, format!("value does not suit a {} parameter", k.name()))),
                 (None, _) => return Err(bad(p, "no such parameter")),
             }

@@ -19,7 +19,7 @@ use throng::{Clip, Rig};
 mod gpu_support;
 mod support;
 use gpu_support::{gpu, layered_frame};
-use support::compare::{assert_matrices_close, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close};
 
 const DT: f32 = 1.0 / 60.0;
 const CHARACTERS: usize = 40;
@@ -34,11 +34,17 @@ fn check_rows(what: &str, mat4: &[f32], affine: &[f32], tolerance: f32) {
         for r in 0..3 {
             for c in 0..4 {
                 let (want, got) = (full[c * 4 + r], rows[r * 4 + c]);
-                assert!((want - got).abs() <= tolerance, "{what}: matrix {m} row {r} column {c}: mat4 {want}, affine {got}");
+                assert!(
+                    (want - got).abs() <= tolerance,
+                    "{what}: matrix {m} row {r} column {c}: mat4 {want}, affine {got}"
+                );
             }
         }
         let bottom = [full[3], full[7], full[11], full[15]];
-        assert!(bottom.iter().zip([0.0, 0.0, 0.0, 1.0]).all(|(a, b)| (a - b).abs() <= 1e-5), "{what}: matrix {m} bottom row {bottom:?}");
+        assert!(
+            bottom.iter().zip([0.0, 0.0, 0.0, 1.0]).all(|(a, b)| (a - b).abs() <= 1e-5),
+            "{what}: matrix {m} bottom row {bottom:?}"
+        );
     }
 }
 
@@ -69,7 +75,8 @@ fn demo_frames() -> Frames {
         crowd.set_float(lean, &handles, &leans).unwrap();
         let waves: Vec<f32> = (0..CHARACTERS).map(|c| if phase(c, 45) < 0.5 { 1.0 } else { 0.3 }).collect();
         crowd.set_float(wave, &handles, &waves).unwrap();
-        let jumpers: Vec<_> = handles.iter().enumerate().filter(|(c, _)| (frame + c) % 70 == 0).map(|(_, h)| *h).collect();
+        let jumpers: Vec<_> =
+            handles.iter().enumerate().filter(|(c, _)| (frame + c) % 70 == 0).map(|(_, h)| *h).collect();
         crowd.set_trigger(jump, &jumpers, false).unwrap();
         crowd.update(DT).unwrap();
         frames.push((crowd.samples(kind).unwrap().to_vec(), crowd.programs(kind).unwrap().to_vec()));
@@ -130,6 +137,13 @@ fn gpu_affine_output_is_the_mat4_top_three_rows() {
     let cpu_affine = cpu_run(&f, OutputLayout::Affine3x4);
     for (frame, ((m, a), c)) in mat4.iter().zip(&affine).zip(&cpu_affine).enumerate() {
         check_rows(&format!("GPU frame {frame}"), m, a, GPU_TOLERANCE);
-        assert_matrices_close(c, a, 12, f.rig.num_joints(), GPU_TOLERANCE, &format!("GPU frame {frame}: affine output against the CPU's"));
+        assert_matrices_close(
+            c,
+            a,
+            12,
+            f.rig.num_joints(),
+            GPU_TOLERANCE,
+            &format!("GPU frame {frame}: affine output against the CPU's"),
+        );
     }
 }

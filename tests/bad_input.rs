@@ -6,29 +6,32 @@
 // One character's sample range in a slice is exactly what the evaluation jobs take.
 #![allow(clippy::single_range_in_vec_init)]
 
-mod support;
 #[path = "support/gpu.rs"]
 mod gpu_support;
+mod support;
 
 use std::fmt::{Debug, Display};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec2, Vec3};
 use throng::blend_space::{BlendSpace, BlendSpaceError};
 use throng::clip::ClipError;
+use throng::clip::ClipEvent;
 use throng::demo::DemoCharacter;
 use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
 use throng::eval::{EvalCrowdJob, EvalError};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};
-use throng::import::bvh::{parse_bvh, BvhError, BvhOptions};
-use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfError, GltfOptions};
-use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, OutputLayout, ProgramError, SwitchMode};
-use throng::trace::{run_script, TraceError};
-use throng::clip::ClipEvent;
+use throng::import::bvh::{BvhError, BvhOptions, parse_bvh};
+use throng::import::gltf::{GltfError, GltfOptions, load_gltf, load_gltf_from_slice};
+use throng::program::{
+    ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, OutputLayout,
+    ProgramError, SwitchMode,
+};
 use throng::state::{Archetype, ClipBinding, Crowd, StateError};
-use throng::{Clip, JointTracks, Rig, RigError, Track, Transform, MAX_JOINTS};
+use throng::trace::{TraceError, run_script};
+use throng::{Clip, JointTracks, MAX_JOINTS, Rig, RigError, Track, Transform};
 
 use support::files::TempDir;
 use support::{encode_base64, glb, graph};
@@ -44,7 +47,11 @@ struct Row {
 
 /// Passes when `result` is an error that `is_expected` accepts and whose message contains each
 /// of `names` (the where and what a user needs to find the problem).
-fn refused<T, E: Debug + Display>(result: Result<T, E>, is_expected: impl FnOnce(&E) -> bool, names: &[&str]) -> Result<(), String> {
+fn refused<T, E: Debug + Display>(
+    result: Result<T, E>,
+    is_expected: impl FnOnce(&E) -> bool,
+    names: &[&str],
+) -> Result<(), String> {
     let e = match result {
         Ok(_) => return Err("accepted".into()),
         Err(e) => e,
@@ -103,7 +110,10 @@ fn with_transition(transition: &str) -> String {
 /// A graph with `n` layers of START → A.
 fn layers(n: usize) -> String {
     let layer = |i: usize| {
-        format!(r#"{{ "name": "L{i}", "states": [{}], "transitions": [{{ "from": "START", "to": "A" }}] }}"#, states(&["START", "A"]))
+        format!(
+            r#"{{ "name": "L{i}", "states": [{}], "transitions": [{{ "from": "START", "to": "A" }}] }}"#,
+            states(&["START", "A"])
+        )
     };
     format!(r#"{{ "layers": [{}], "parameters": {{}} }}"#, (0..n).map(layer).collect::<Vec<_>>().join(","))
 }
@@ -157,7 +167,10 @@ fn bvh_with(line: usize, text: &str) -> String {
 fn bvh_chain(n: usize) -> String {
     let mut s = String::from("HIERARCHY\n");
     for i in 0..n {
-        s += &format!("{} j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n", if i == 0 { "ROOT" } else { "JOINT" });
+        s += &format!(
+            "{} j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n",
+            if i == 0 { "ROOT" } else { "JOINT" }
+        );
     }
     s += &"}\n".repeat(n);
     s += &format!("MOTION\nFrames: 1\nFrame Time: 0.1\n{}\n", vec!["0"; 3 * n].join(" "));
@@ -214,7 +227,8 @@ fn gltf_on_disk(tag: &str, bin: Option<&[u8]>) -> Result<throng::import::gltf::G
 /// A three-joint chain and two clips for it: `bend` (1 s, looping) and `still` (one frame).
 fn tiny() -> (Rig, Vec<Clip>) {
     let rest = vec![Transform::IDENTITY, Transform::from_translation(Vec3::Y), Transform::from_translation(Vec3::Y)];
-    let rig = Rig::new(vec!["a".into(), "b".into(), "c".into()], vec![None, Some(0), Some(1)], rest.clone(), None).unwrap();
+    let rig =
+        Rig::new(vec!["a".into(), "b".into(), "c".into()], vec![None, Some(0), Some(1)], rest.clone(), None).unwrap();
     let mut bent = rest.clone();
     bent[1].rotation = Quat::from_rotation_z(0.5);
     bent[2].rotation = Quat::from_rotation_x(-0.5);
@@ -241,11 +255,24 @@ const SENTINEL: f32 = 7.25;
 
 /// Runs an [`EvalCrowdJob`] on [`tiny`] into an output of `output_len` floats (one character's
 /// worth per range when `None`), pre-filled with [`SENTINEL`].
-fn crowd_job(clips: &[Clip], samples: &[ClipSample], ranges: &[std::ops::Range<u32>], output_len: Option<usize>) -> Result<(), Refusal> {
+fn crowd_job(
+    clips: &[Clip],
+    samples: &[ClipSample],
+    ranges: &[std::ops::Range<u32>],
+    output_len: Option<usize>,
+) -> Result<(), Refusal> {
     let (rig, _) = tiny();
     let mut output = vec![SENTINEL; output_len.unwrap_or(ranges.len() * 3 * 16)];
-    let job = EvalCrowdJob { rig: &rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut output };
-    job.run().map_err(|error| Refusal { error, output_untouched: output.iter().all(|v| v.to_bits() == SENTINEL.to_bits()) })
+    let job = EvalCrowdJob {
+        rig: &rig,
+        clips,
+        samples,
+        sample_ranges: ranges,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+    };
+    job.run()
+        .map_err(|error| Refusal { error, output_untouched: output.iter().all(|v| v.to_bits() == SENTINEL.to_bits()) })
 }
 
 /// One whole-body cut program over `num_target` samples from `first`.
@@ -289,7 +316,8 @@ fn frame_job(
         clips_sampled: &mut sampled,
         root_motion: &mut [],
     };
-    job.run().map_err(|error| Refusal { error, output_untouched: output.iter().all(|v| v.to_bits() == SENTINEL.to_bits()) })
+    job.run()
+        .map_err(|error| Refusal { error, output_untouched: output.iter().all(|v| v.to_bits() == SENTINEL.to_bits()) })
 }
 
 /// A crowd of one archetype over [`good_graph`] with `n` characters.
@@ -310,14 +338,24 @@ fn graph_rows() -> Vec<Row> {
         format!(r#"{{ "parameterName": "{param}", "predicate": "{predicate}", "value": {value} }}"#)
     };
     vec![
-        row!("graph: truncated JSON", CompiledGraph::from_json(r#"{ "layers": ["#), GraphError::Json { line: 1, .. }, ["line 1"]),
+        row!(
+            "graph: truncated JSON",
+            CompiledGraph::from_json(r#"{ "layers": ["#),
+            GraphError::Json { line: 1, .. },
+            ["line 1"]
+        ),
         row!(
             "graph: syntax error on line 3",
             CompiledGraph::from_json("{\n  \"layers\": [],\n  \"parameters\": { ,}\n}"),
             GraphError::Json { line: 3, .. },
             ["line 3", "column"]
         ),
-        row!("graph: layers is a string", CompiledGraph::from_json(r#"{ "layers": "Base" }"#), GraphError::Shape { .. }, ["layers"]),
+        row!(
+            "graph: layers is a string",
+            CompiledGraph::from_json(r#"{ "layers": "Base" }"#),
+            GraphError::Shape { .. },
+            ["layers"]
+        ),
         row!(
             "graph: a transition's `time` is a string",
             CompiledGraph::from_json(&with_transition(r#"{ "from": "A", "to": "B", "time": "fast" }"#)),
@@ -522,7 +560,8 @@ fn graph_rows() -> Vec<Row> {
             {
                 let name = "n".repeat(100_000);
                 let ids: Vec<String> = (0..200).map(|i| i.to_string()).collect();
-                let transitions: Vec<String> = (0..200).map(|i| format!(r#""{i}": {{ "from": 0, "to": 1 }}"#)).collect();
+                let transitions: Vec<String> =
+                    (0..200).map(|i| format!(r#""{i}": {{ "from": 0, "to": 1 }}"#)).collect();
                 CompiledGraph::from_json(&format!(
                     r#"{{ "layers": {{ "0": {{ "name": "Base", "states": [0, 1], "transitions": [{}] }} }},
                          "states": {{ "0": {{ "name": "START" }}, "1": {{ "name": "{name}" }} }},
@@ -580,7 +619,12 @@ fn trace_rows() -> Vec<Row> {
     let g8 = g.clone();
     vec![
         row!("trace: not JSON", run_script("{ \"stateGraph\": \n nope"), TraceError::Script { .. }, ["line 2"]),
-        row!("trace: no stateGraph", run_script(r#"{ "dt": 0.1, "frames": 2 }"#), TraceError::Script { .. }, ["stateGraph"]),
+        row!(
+            "trace: no stateGraph",
+            run_script(r#"{ "dt": 0.1, "frames": 2 }"#),
+            TraceError::Script { .. },
+            ["stateGraph"]
+        ),
         row!(
             "trace: the graph does not load",
             run_script(&script(&with_transition(r#"{ "from": "A", "to": "Nowhere" }"#), r#""dt": 0.1, "frames": 2"#)),
@@ -601,7 +645,10 @@ fn trace_rows() -> Vec<Row> {
         ),
         row!(
             "trace: a string for a FLOAT parameter",
-            run_script(&script(&g3, r#""dt": 0.1, "frames": 2, "events": [{ "frame": 0, "set": { "speed": "fast" } }]"#)),
+            run_script(&script(
+                &g3,
+                r#""dt": 0.1, "frames": 2, "events": [{ "frame": 0, "set": { "speed": "fast" } }]"#
+            )),
             TraceError::Script { .. },
             ["events[0].set.speed", "FLOAT"]
         ),
@@ -737,8 +784,18 @@ fn gltf_rows() -> Vec<Row> {
 fn bvh_rows() -> Vec<Row> {
     let parse = |text: &str| parse_bvh(text, &BvhOptions::default());
     vec![
-        row!("BVH: cut inside the hierarchy", parse(&BVH[..BVH.find("JOINT").unwrap()]), BvhError::UnexpectedEof { line: 5, .. }, ["line 5"]),
-        row!("BVH: cut inside the motion", parse(&BVH[..BVH.len() - 8]), BvhError::FrameValues { frame: 1, line: 20, .. }, ["line 20", "frame 1"]),
+        row!(
+            "BVH: cut inside the hierarchy",
+            parse(&BVH[..BVH.find("JOINT").unwrap()]),
+            BvhError::UnexpectedEof { line: 5, .. },
+            ["line 5"]
+        ),
+        row!(
+            "BVH: cut inside the motion",
+            parse(&BVH[..BVH.len() - 8]),
+            BvhError::FrameValues { frame: 1, line: 20, .. },
+            ["line 20", "frame 1"]
+        ),
         row!(
             "BVH: an unknown channel",
             parse(&bvh_with(9, "    CHANNELS 3 Zrotation Xrotation Wrotation")),
@@ -758,7 +815,12 @@ fn bvh_rows() -> Vec<Row> {
             BvhError::TooManyFrames { line: 17, .. },
             ["line 17", "1000000000000"]
         ),
-        row!("BVH: Frame Time: 0", parse(&bvh_with(18, "Frame Time: 0")), BvhError::BadFrameTime { line: 18, .. }, ["line 18"]),
+        row!(
+            "BVH: Frame Time: 0",
+            parse(&bvh_with(18, "Frame Time: 0")),
+            BvhError::BadFrameTime { line: 18, .. },
+            ["line 18"]
+        ),
         row!(
             "BVH: a NaN channel value",
             parse(&bvh_with(20, "0 1 0 0 0 0 NaN 0 0")),
@@ -767,7 +829,10 @@ fn bvh_rows() -> Vec<Row> {
         ),
         row!(
             "BVH: rest positions that overflow f32 down a chain",
-            parse(&bvh_with(4, "  OFFSET 0 3e38 0").replace("    OFFSET 0 1 0\n    CHANNELS", "    OFFSET 0 3e38 0\n    CHANNELS")),
+            parse(
+                &bvh_with(4, "  OFFSET 0 3e38 0")
+                    .replace("    OFFSET 0 1 0\n    CHANNELS", "    OFFSET 0 3e38 0\n    CHANNELS")
+            ),
             BvhError::RestOutOfRange { line: 8, .. },
             ["line 8", "spine"]
         ),
@@ -804,7 +869,12 @@ fn api_rows() -> Vec<Row> {
             "rig: more joints than MAX_JOINTS",
             {
                 let n = MAX_JOINTS + 1;
-                Rig::new((0..n).map(|i| format!("j{i}")).collect(), (0..n).map(|i| i.checked_sub(1)).collect(), vec![Transform::IDENTITY; n], None)
+                Rig::new(
+                    (0..n).map(|i| format!("j{i}")).collect(),
+                    (0..n).map(|i| i.checked_sub(1)).collect(),
+                    vec![Transform::IDENTITY; n],
+                    None,
+                )
             },
             RigError::TooManyJoints { num_joints: 257 },
             ["257"]
@@ -833,7 +903,16 @@ fn api_rows() -> Vec<Row> {
         ),
         row!(
             "clip: a zero quaternion",
-            Clip::from_poses("nowhere", 2, vec![Transform::IDENTITY, Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))], 0.0, true),
+            Clip::from_poses(
+                "nowhere",
+                2,
+                vec![
+                    Transform::IDENTITY,
+                    Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))
+                ],
+                0.0,
+                true
+            ),
             ClipError::BadFrame { frame: 0, .. },
             ["\"nowhere\"", "joint 1", "rotation"]
         ),
@@ -853,7 +932,13 @@ fn api_rows() -> Vec<Row> {
             "clip: a NaN key",
             {
                 let (rig, _) = tiny();
-                let nan = JointTracks { rotation: Some(Track::linear(vec![0.0, 1.0], vec![Quat::IDENTITY, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0)])), ..JointTracks::default() };
+                let nan = JointTracks {
+                    rotation: Some(Track::linear(
+                        vec![0.0, 1.0],
+                        vec![Quat::IDENTITY, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0)],
+                    )),
+                    ..JointTracks::default()
+                };
                 Clip::from_tracks("nan", &rig, &[JointTracks::default(), nan, JointTracks::default()], 30.0, true)
             },
             ClipError::NonFinite { joint: 1, key: 1, .. },
@@ -861,7 +946,13 @@ fn api_rows() -> Vec<Row> {
         ),
         row!(
             "mask: a joint the rig lacks",
-            Mask::from_entries(&tiny().0, &[MaskEntry { joint: "a".into(), weight: 1.0, descendants: false }, MaskEntry { joint: "tail".into(), weight: 1.0, descendants: false }]),
+            Mask::from_entries(
+                &tiny().0,
+                &[
+                    MaskEntry { joint: "a".into(), weight: 1.0, descendants: false },
+                    MaskEntry { joint: "tail".into(), weight: 1.0, descendants: false }
+                ]
+            ),
             MaskError::UnknownJoint { entry: 1, .. },
             ["entry 1", "\"tail\""]
         ),
@@ -871,7 +962,12 @@ fn api_rows() -> Vec<Row> {
             MaskError::BadWeight { entry: 0, .. },
             ["entry 0", "\"b\""]
         ),
-        row!("blend space: one child", BlendSpace::one_d(vec![1.0]), BlendSpaceError::TooFewChildren { got: 1, .. }, ["got 1"]),
+        row!(
+            "blend space: one child",
+            BlendSpace::one_d(vec![1.0]),
+            BlendSpaceError::TooFewChildren { got: 1, .. },
+            ["got 1"]
+        ),
         row!(
             "blend space: a NaN point",
             BlendSpace::freeform(vec![Vec2::ZERO, Vec2::X, Vec2::new(f32::NAN, 1.0)]),
@@ -880,7 +976,10 @@ fn api_rows() -> Vec<Row> {
         ),
         row!(
             "archetype: a zero clip duration",
-            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 0.0 })),
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding {
+                clip: 0,
+                duration_s: 0.0
+            })),
             StateError::BadClipDuration { .. },
             ["\"A\"", "0 s"]
         ),
@@ -895,33 +994,45 @@ fn api_rows() -> Vec<Row> {
         ),
         row!(
             "archetype: an event time past its clip's end",
-            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
-                .unwrap()
-                .with_clip_events(0, &[ClipEvent::new("step", 0.5), ClipEvent::new("late", 1.5)]),
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding {
+                clip: 0,
+                duration_s: 1.0
+            }))
+            .unwrap()
+            .with_clip_events(0, &[ClipEvent::new("step", 0.5), ClipEvent::new("late", 1.5)]),
             StateError::BadEvent { index: 1, .. },
             ["clip 0", "event 1", "\"late\"", "1.5 s", "outside"]
         ),
         row!(
             "archetype: a NaN event time",
-            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
-                .unwrap()
-                .with_clip_events(0, &[ClipEvent::new("step", f32::NAN)]),
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding {
+                clip: 0,
+                duration_s: 1.0
+            }))
+            .unwrap()
+            .with_clip_events(0, &[ClipEvent::new("step", f32::NAN)]),
             StateError::BadEvent { index: 0, .. },
             ["\"step\"", "not finite"]
         ),
         row!(
             "archetype: events for a clip no leaf plays",
-            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
-                .unwrap()
-                .with_clip_events(3, &[ClipEvent::new("step", 0.5)]),
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding {
+                clip: 0,
+                duration_s: 1.0
+            }))
+            .unwrap()
+            .with_clip_events(3, &[ClipEvent::new("step", 0.5)]),
             StateError::UnboundEventClip { clip: 3 },
             ["clip 3"]
         ),
         row!(
             "archetype: an event weight threshold over 1",
-            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 }))
-                .unwrap()
-                .with_event_weight_threshold(1.5),
+            Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding {
+                clip: 0,
+                duration_s: 1.0
+            }))
+            .unwrap()
+            .with_event_weight_threshold(1.5),
             StateError::BadEventThreshold(_),
             ["1.5"]
         ),
@@ -935,7 +1046,12 @@ fn api_rows() -> Vec<Row> {
             "crowd: an archetype of another crowd",
             {
                 let (mut other, _, _) = crowd(0);
-                let foreign = other.add_archetype(Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap());
+                let foreign = other.add_archetype(
+                    Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| {
+                        Some(ClipBinding { clip: 0, duration_s: 1.0 })
+                    })
+                    .unwrap(),
+                );
                 crowd(1).0.spawn(foreign)
             },
             StateError::UnknownArchetype(1),
@@ -1017,7 +1133,12 @@ fn api_rows() -> Vec<Row> {
             "crowd: a parameter of another archetype's graph",
             {
                 let (mut c, kind, h) = crowd(1);
-                let other = c.add_archetype(Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap());
+                let other = c.add_archetype(
+                    Archetype::new(Arc::new(CompiledGraph::from_json(&good_graph()).unwrap()), |_| {
+                        Some(ClipBinding { clip: 0, duration_s: 1.0 })
+                    })
+                    .unwrap(),
+                );
                 let stranger = c.spawn(other).unwrap();
                 let speed = c.param(kind, "speed").unwrap();
                 c.set_float(speed, &[h[0], stranger], &[1.0, 1.0])
@@ -1044,12 +1165,23 @@ fn eval_rows() -> Vec<Row> {
     let layer = || [LayerSetup::default()];
     let two_layers = || {
         let (rig, _) = tiny();
-        let mask = Mask::from_entries(&rig, &[MaskEntry { joint: "b".into(), weight: 1.0, descendants: true }]).unwrap();
+        let mask =
+            Mask::from_entries(&rig, &[MaskEntry { joint: "b".into(), weight: 1.0, descendants: true }]).unwrap();
         // A mask for a rig of one joint fewer: built against another rig.
-        let other = Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
-        let short = Mask::from_entries(&other, &[MaskEntry { joint: "b".into(), weight: 1.0, descendants: false }]).unwrap();
+        let other =
+            Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
+        let short =
+            Mask::from_entries(&other, &[MaskEntry { joint: "b".into(), weight: 1.0, descendants: false }]).unwrap();
         assert_eq!(mask.weights().len(), 3);
-        [LayerSetup::default(), LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(short), ..LayerSetup::default() }]
+        [
+            LayerSetup::default(),
+            LayerSetup {
+                blend: LayerBlend::Override,
+                space: LayerSpace::Local,
+                mask: Some(short),
+                ..LayerSetup::default()
+            },
+        ]
     };
     let sample = |clip: u32, time_s: f32, weight: f32| ClipSample::new(clip, time_s, weight);
     vec![
@@ -1062,31 +1194,51 @@ fn eval_rows() -> Vec<Row> {
         row!(
             "EvalCrowdJob: a sample of clip 9 of 2",
             crowd_job(&tiny().1, &[sample(0, 0.5, 1.0), sample(9, 0.5, 1.0)], &[0..1, 1..2], None),
-            Refusal { error: EvalError::Program(ProgramError::UnknownClip { character: 1, sample: 1, clip: 9, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::UnknownClip { character: 1, sample: 1, clip: 9, .. }),
+                output_untouched: true
+            },
             ["character 1", "sample 1", "clip 9"]
         ),
         row!(
             "EvalCrowdJob: a NaN weight",
             crowd_job(&tiny().1, &[sample(0, 0.5, 1.0), sample(1, 0.0, f32::NAN)], &[0..2], None),
-            Refusal { error: EvalError::Program(ProgramError::BadSample { character: 0, sample: 1, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::BadSample { character: 0, sample: 1, .. }),
+                output_untouched: true
+            },
             ["character 0", "sample 1", "NaN"]
         ),
         row!(
             "EvalCrowdJob: an infinite time",
             crowd_job(&tiny().1, &[sample(0, f32::INFINITY, 1.0)], &[0..1], None),
-            Refusal { error: EvalError::Program(ProgramError::BadSample { character: 0, sample: 0, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::BadSample { character: 0, sample: 0, .. }),
+                output_untouched: true
+            },
             ["character 0", "inf"]
         ),
         row!(
             "EvalCrowdJob: a range past the samples",
             crowd_job(&tiny().1, &[sample(0, 0.5, 1.0)], &[0..1, 1..3], None),
-            Refusal { error: EvalError::Program(ProgramError::SampleRange { character: 1, start: 1, end: 3, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::SampleRange { character: 1, start: 1, end: 3, .. }),
+                output_untouched: true
+            },
             ["character 1", "1..3"]
         ),
         row!(
             "EvalCrowdJob: a clip of another rig",
-            crowd_job(&[Clip::from_poses("two", 2, vec![Transform::IDENTITY; 2], 0.0, true).unwrap()], &[], &[0..0], None),
-            Refusal { error: EvalError::Program(ProgramError::ClipRigMismatch { clip: 0, .. }), output_untouched: true },
+            crowd_job(
+                &[Clip::from_poses("two", 2, vec![Transform::IDENTITY; 2], 0.0, true).unwrap()],
+                &[],
+                &[0..0],
+                None
+            ),
+            Refusal {
+                error: EvalError::Program(ProgramError::ClipRigMismatch { clip: 0, .. }),
+                output_untouched: true
+            },
             ["clip 0", "\"two\""]
         ),
         row!(
@@ -1109,8 +1261,18 @@ fn eval_rows() -> Vec<Row> {
         ),
         row!(
             "FrameJob: a program weight of 2",
-            frame_job(&tiny().1, &two_layers()[..1], &[sample(0, 0.1, 1.0)], &[program(0, 1), LayerProgram { weight: 2.0, ..program(0, 1) }], 0.1, 2),
-            Refusal { error: EvalError::Program(ProgramError::BadProgram { character: 1, layer: 0, .. }), output_untouched: true },
+            frame_job(
+                &tiny().1,
+                &two_layers()[..1],
+                &[sample(0, 0.1, 1.0)],
+                &[program(0, 1), LayerProgram { weight: 2.0, ..program(0, 1) }],
+                0.1,
+                2
+            ),
+            Refusal {
+                error: EvalError::Program(ProgramError::BadProgram { character: 1, layer: 0, .. }),
+                output_untouched: true
+            },
             ["character 1", "layer 0"]
         ),
         row!(
@@ -1119,11 +1281,19 @@ fn eval_rows() -> Vec<Row> {
                 &tiny().1,
                 &layer(),
                 &[sample(0, 0.1, 1.0)],
-                &[LayerProgram { target_weight: f32::NAN, mode: SwitchMode::Frozen as u32, flags: LayerProgram::SOURCE_SNAPSHOT, ..program(0, 1) }],
+                &[LayerProgram {
+                    target_weight: f32::NAN,
+                    mode: SwitchMode::Frozen as u32,
+                    flags: LayerProgram::SOURCE_SNAPSHOT,
+                    ..program(0, 1)
+                }],
                 0.1,
                 1
             ),
-            Refusal { error: EvalError::Program(ProgramError::BadProgram { character: 0, layer: 0, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::BadProgram { character: 0, layer: 0, .. }),
+                output_untouched: true
+            },
             ["character 0", "layer 0"]
         ),
         row!(
@@ -1135,13 +1305,19 @@ fn eval_rows() -> Vec<Row> {
         row!(
             "FrameJob: a context for another crowd size",
             frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1), program(0, 1)], 0.1, 3),
-            Refusal { error: EvalError::ProgramCount { programs: 2, context_characters: 3, .. }, output_untouched: true },
+            Refusal {
+                error: EvalError::ProgramCount { programs: 2, context_characters: 3, .. },
+                output_untouched: true
+            },
             ["2 layer programs", "3 characters"]
         ),
         row!(
             "FrameJob: a program past the samples",
             frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1), program(1, 2)], 0.1, 2),
-            Refusal { error: EvalError::Program(ProgramError::SampleRange { character: 1, .. }), output_untouched: true },
+            Refusal {
+                error: EvalError::Program(ProgramError::SampleRange { character: 1, .. }),
+                output_untouched: true
+            },
             ["character 1", "1..3"]
         ),
     ]
@@ -1149,7 +1325,8 @@ fn eval_rows() -> Vec<Row> {
 
 #[test]
 fn every_malformed_input_is_refused_with_a_typed_error_that_says_where() {
-    let rows: Vec<Row> = [graph_rows(), trace_rows(), gltf_rows(), bvh_rows(), api_rows(), eval_rows()].into_iter().flatten().collect();
+    let rows: Vec<Row> =
+        [graph_rows(), trace_rows(), gltf_rows(), bvh_rows(), api_rows(), eval_rows()].into_iter().flatten().collect();
     assert!(rows.len() >= 40, "the matrix has only {} rows", rows.len());
     let mut failures = Vec::new();
     for row in &rows {
@@ -1168,7 +1345,8 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
     CompiledGraph::from_json(&good_graph()).unwrap();
     CompiledGraph::from_json(&layers(throng::graph::MAX_LAYERS)).unwrap();
     CompiledGraph::from_json(&nested(throng::graph::MAX_MACHINE_DEPTH - 1)).unwrap();
-    run_script(&script(&good_graph(), r#""dt": 0.1, "frames": 2, "events": [{ "frame": 0, "set": { "speed": 2 } }]"#)).unwrap();
+    run_script(&script(&good_graph(), r#""dt": 0.1, "frames": 2, "events": [{ "frame": 0, "set": { "speed": 2 } }]"#))
+        .unwrap();
     let asset = gltf(gltf_doc(&data_uri(&identity_ibm()), 128, SKIN).as_bytes()).unwrap();
     assert_eq!(asset.rig.names(), ["hips", "spine"]);
     gltf(&glb_doc()).unwrap();
@@ -1178,7 +1356,10 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
     assert_eq!(bvh.num_frames, 2);
     assert_eq!(parse_bvh(&bvh_chain(MAX_JOINTS), &BvhOptions::default()).unwrap().rig.num_joints(), MAX_JOINTS);
     assert!(crowd_job(&tiny().1, &[ClipSample::new(0, 0.5, 1.0)], &[0..1], None).is_ok());
-    assert!(frame_job(&tiny().1, &[LayerSetup::default()], &[ClipSample::new(0, 0.1, 1.0)], &[program(0, 1)], 0.1, 1).is_ok());
+    assert!(
+        frame_job(&tiny().1, &[LayerSetup::default()], &[ClipSample::new(0, 0.1, 1.0)], &[program(0, 1)], 0.1, 1)
+            .is_ok()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1198,7 +1379,12 @@ fn extreme_but_valid_samples_give_finite_matrices() {
             for &w in &weights {
                 let start = samples.len() as u32;
                 samples.push(ClipSample::new(c as u32, t, w));
-                samples.push(ClipSample { clip: ((c + 1) % demo.clips.len()) as u32, time_s: t * 0.5, weight: w, advance_s: f32::MAX });
+                samples.push(ClipSample {
+                    clip: ((c + 1) % demo.clips.len()) as u32,
+                    time_s: t * 0.5,
+                    weight: w,
+                    advance_s: f32::MAX,
+                });
                 ranges.push(start..samples.len() as u32);
             }
         }
@@ -1207,17 +1393,38 @@ fn extreme_but_valid_samples_give_finite_matrices() {
     let gpu = gpu_support::gpu();
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let mut out = vec![0.0; ranges.len() * joints * layout.floats_per_joint()];
-        EvalCrowdJob { rig: &demo.rig, clips: &demo.clips, samples: &samples, sample_ranges: &ranges, layout, output: &mut out }.run().unwrap();
+        EvalCrowdJob {
+            rig: &demo.rig,
+            clips: &demo.clips,
+            samples: &samples,
+            sample_ranges: &ranges,
+            layout,
+            output: &mut out,
+        }
+        .run()
+        .unwrap();
         let mut outputs = vec![("CPU", out)];
         if let Some(gpu) = &gpu {
-            let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, GpuCrowdOptions { layout, ..Default::default() }).unwrap();
+            let mut crowd = GpuCrowd::new(
+                &gpu.device,
+                &gpu.queue,
+                &demo.rig,
+                &demo.clips,
+                GpuCrowdOptions { layout, ..Default::default() },
+            )
+            .unwrap();
             outputs.push(("GPU", gpu_support::frame(gpu, &mut crowd, &samples, &ranges)));
         }
         for (evaluator, out) in outputs {
             if let Some(i) = out.iter().position(|v| !v.is_finite()) {
                 let per_character = joints * layout.floats_per_joint();
                 let character = i / per_character;
-                panic!("{evaluator} {layout:?}: character {character} joint {} is {} for samples {:?}", i % per_character / layout.floats_per_joint(), out[i], &samples[ranges[character].start as usize..ranges[character].end as usize]);
+                panic!(
+                    "{evaluator} {layout:?}: character {character} joint {} is {} for samples {:?}",
+                    i % per_character / layout.floats_per_joint(),
+                    out[i],
+                    &samples[ranges[character].start as usize..ranges[character].end as usize]
+                );
             }
         }
     }
@@ -1233,13 +1440,22 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     let mut clips = demo.clips.clone();
     clips.push(demo.clips[demo.clip_index("lean").unwrap()].to_additive(&demo.clips[idle].frame(0)));
     let additive = (clips.len() - 1) as u32;
-    let upper = Mask::from_entries(&demo.rig, &[MaskEntry { joint: "spine_01".into(), weight: 0.7, descendants: true }]).unwrap();
+    let upper =
+        Mask::from_entries(&demo.rig, &[MaskEntry { joint: "spine_01".into(), weight: 0.7, descendants: true }])
+            .unwrap();
     let layers = [
         LayerSetup::default(),
         LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
         LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(upper), ..LayerSetup::default() },
     ];
-    let modes = [SwitchMode::Cut, SwitchMode::Frozen, SwitchMode::Crossfade, SwitchMode::InertializeQuintic, SwitchMode::InertializeQuinticOvershootControl, SwitchMode::InertializeSpring];
+    let modes = [
+        SwitchMode::Cut,
+        SwitchMode::Frozen,
+        SwitchMode::Crossfade,
+        SwitchMode::InertializeQuintic,
+        SwitchMode::InertializeQuinticOvershootControl,
+        SwitchMode::InertializeSpring,
+    ];
     let shares = [0.0, 1e-45, 0.5, 1.0 - f32::EPSILON, 1.0];
     let params = [0.0, 1e-45, 1e-3, 1e30, f32::MAX];
     let dts = [0.0, 1e-45, 1.0 / 60.0, 1e30, f32::MAX, 1.0 / 60.0, 0.0];
@@ -1254,7 +1470,9 @@ fn extreme_but_valid_frames_give_finite_matrices() {
     }
     let characters = cases.len();
     let gpu = gpu_support::gpu();
-    let mut gpu_crowd = gpu.as_ref().map(|gpu| GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &clips, &layers, GpuCrowdOptions::default()).unwrap());
+    let mut gpu_crowd = gpu.as_ref().map(|gpu| {
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &clips, &layers, GpuCrowdOptions::default()).unwrap()
+    });
     let mut context = EvalContext::new(characters, layers.len(), joints);
     let mut output = vec![0.0; characters * joints * 16];
     let mut sampled = vec![0; characters];
@@ -1310,11 +1528,20 @@ fn extreme_but_valid_frames_give_finite_matrices() {
         for (evaluator, output) in outputs {
             if let Some(i) = output.iter().position(|v| !v.is_finite()) {
                 let c = i / (joints * 16);
-                panic!("{evaluator}, frame {frame} (dt {dt_s}): character {c} {:?} joint {} is {}", cases[c], i / 16 % joints, output[i]);
+                panic!(
+                    "{evaluator}, frame {frame} (dt {dt_s}): character {c} {:?} joint {} is {}",
+                    cases[c],
+                    i / 16 % joints,
+                    output[i]
+                );
             }
         }
         for (c, r) in root.iter().enumerate() {
-            assert!(r.translation.is_finite() && r.yaw.is_finite(), "frame {frame}: character {c} {:?} root motion {r:?}", cases[c]);
+            assert!(
+                r.translation.is_finite() && r.yaw.is_finite(),
+                "frame {frame}: character {c} {:?} root motion {r:?}",
+                cases[c]
+            );
         }
     }
 }
@@ -1331,7 +1558,15 @@ fn extreme_steps_through_the_state_step_give_finite_matrices() {
     let graph = Arc::new(CompiledGraph::from_json(include_str!("../benches/support/locomotion.json")).unwrap());
     let arch = Archetype::from_bindings(
         graph,
-        &[("Idle", clip("idle")), ("Move.Idle", clip("idle")), ("Move.Walk", clip("walk")), ("Move.Run", clip("run")), ("Jump", clip("jump")), ("Rest", clip("idle")), ("Wave", clip("wave"))],
+        &[
+            ("Idle", clip("idle")),
+            ("Move.Idle", clip("idle")),
+            ("Move.Walk", clip("walk")),
+            ("Move.Run", clip("run")),
+            ("Jump", clip("jump")),
+            ("Rest", clip("idle")),
+            ("Wave", clip("wave")),
+        ],
     )
     .unwrap();
     let mut crowd = Crowd::new();
@@ -1343,7 +1578,8 @@ fn extreme_steps_through_the_state_step_give_finite_matrices() {
     let mut context = EvalContext::new(handles.len(), layers.len(), demo.rig.num_joints());
     let mut output = vec![0.0; handles.len() * demo.rig.num_joints() * 16];
     let mut sampled = vec![0; handles.len()];
-    let speeds: Vec<f32> = (0..handles.len()).map(|i| [0.0, 1e-45, 0.1, 2.0, 1e30, f32::MAX, -f32::MAX, 3.9][i % 8]).collect();
+    let speeds: Vec<f32> =
+        (0..handles.len()).map(|i| [0.0, 1e-45, 0.1, 2.0, 1e30, f32::MAX, -f32::MAX, 3.9][i % 8]).collect();
     for (f, dt_s) in [0.0, 1e-45, 1.0 / 60.0, 1e30, f32::MAX, 1.0 / 60.0, 0.5, 0.0].into_iter().enumerate() {
         crowd.set_float(speed, &handles, &speeds).unwrap();
         if f % 2 == 1 {

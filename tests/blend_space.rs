@@ -11,9 +11,7 @@ use std::cell::Cell;
 use glam::Vec2;
 use proptest::prelude::*;
 use support::compare::worst_abs_diff;
-use throng::blend_space::{
-    BlendSpace, BlendSpaceError, BlendSpaceKind, GridAxis, MAX_BLEND_CHILDREN,
-};
+use throng::blend_space::{BlendSpace, BlendSpaceError, BlendSpaceKind, GridAxis, MAX_BLEND_CHILDREN};
 
 /// Counts allocations made by the current thread, so that the no-allocation test is not
 /// disturbed by tests running beside it.
@@ -49,17 +47,9 @@ fn weights_of(space: &BlendSpace, p: Vec2) -> Vec<f32> {
 /// Non-negative, finite, summing to one within 1e-5, with a message saying where.
 fn check_partition(space: &BlendSpace, p: Vec2) -> Result<(), TestCaseError> {
     let w = weights_of(space, p);
-    prop_assert!(
-        w.iter().all(|v| v.is_finite() && *v >= 0.0),
-        "{:?} at {p}: {w:?}",
-        space.kind()
-    );
+    prop_assert!(w.iter().all(|v| v.is_finite() && *v >= 0.0), "{:?} at {p}: {w:?}", space.kind());
     let sum: f32 = w.iter().sum();
-    prop_assert!(
-        (sum - 1.0).abs() <= 1e-5,
-        "{:?} at {p}: sum {sum}, {w:?}",
-        space.kind()
-    );
+    prop_assert!((sum - 1.0).abs() <= 1e-5, "{:?} at {p}: sum {sum}, {w:?}", space.kind());
     Ok(())
 }
 
@@ -98,15 +88,9 @@ fn increasing(len: impl Into<proptest::sample::SizeRange>) -> impl Strategy<Valu
 /// Points at least 0.5 apart in a 20 × 20 box.
 fn spread_points(len: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = Vec<Vec2>> {
     prop::collection::vec((-10.0f32..10.0, -10.0f32..10.0), len)
-        .prop_map(|v| {
-            v.into_iter()
-                .map(|(x, y)| Vec2::new(x, y))
-                .collect::<Vec<_>>()
-        })
+        .prop_map(|v| v.into_iter().map(|(x, y)| Vec2::new(x, y)).collect::<Vec<_>>())
         .prop_filter("points closer than 0.5", |pts| {
-            pts.iter()
-                .enumerate()
-                .all(|(i, a)| pts[..i].iter().all(|b| a.distance(*b) >= 0.5))
+            pts.iter().enumerate().all(|(i, a)| pts[..i].iter().all(|b| a.distance(*b) >= 0.5))
         })
 }
 
@@ -117,8 +101,7 @@ fn spread_points(len: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = 
 fn jittered_lattice() -> impl Strategy<Value = Vec<Vec2>> {
     (2usize..=4, 2usize..=4)
         .prop_flat_map(|(nx, ny)| {
-            prop::collection::vec((-0.5f32..0.5, -0.5f32..0.5), nx * ny)
-                .prop_map(move |j| (nx, ny, j))
+            prop::collection::vec((-0.5f32..0.5, -0.5f32..0.5), nx * ny).prop_map(move |j| (nx, ny, j))
         })
         .prop_map(|(nx, ny, jitter)| {
             jitter
@@ -138,13 +121,7 @@ fn jittered_lattice() -> impl Strategy<Value = Vec<Vec2>> {
 /// walking radius, optionally the same directions again at running radius, optionally idle at
 /// the origin, in shuffled order.
 fn ring_layout() -> impl Strategy<Value = Vec<Vec2>> {
-    (
-        3usize..=8,
-        0.0f32..std::f32::consts::TAU,
-        1.0f32..1.5,
-        any::<bool>(),
-        any::<bool>(),
-    )
+    (3usize..=8, 0.0f32..std::f32::consts::TAU, 1.0f32..1.5, any::<bool>(), any::<bool>())
         .prop_map(|(k, turn, walk_radius, run, idle)| {
             let mut pts: Vec<Vec2> = Vec::new();
             for i in 0..k {
@@ -270,10 +247,7 @@ fn max_jump_along(space: &BlendSpace, a: Vec2, b: Vec2, step: f32) -> (f32, Vec2
 }
 
 fn segment() -> impl Strategy<Value = (Vec2, Vec2)> {
-    (
-        (-15.0f32..15.0, -15.0f32..15.0),
-        (-15.0f32..15.0, -15.0f32..15.0),
-    )
+    ((-15.0f32..15.0, -15.0f32..15.0), (-15.0f32..15.0, -15.0f32..15.0))
         .prop_map(|((ax, ay), (bx, by))| (Vec2::new(ax, ay), Vec2::new(bx, by)))
 }
 
@@ -331,9 +305,7 @@ proptest! {
 
 #[test]
 fn weights_do_not_allocate() {
-    let ring: Vec<Vec2> = (0..8)
-        .map(|i| Vec2::from_angle(i as f32 * 0.785) * 1.5)
-        .collect();
+    let ring: Vec<Vec2> = (0..8).map(|i| Vec2::from_angle(i as f32 * 0.785) * 1.5).collect();
     let spaces = [
         BlendSpace::one_d(vec![0.0, 1.5, 4.0, 7.0]).unwrap(),
         BlendSpace::freeform(ring.clone()).unwrap(),
@@ -342,13 +314,7 @@ fn weights_do_not_allocate() {
         BlendSpace::grid(vec![0.0, 1.0, 2.0], vec![0.0, 1.0, 2.0]).unwrap(),
     ];
     let mut out = [0.0f32; 9];
-    let queries = [
-        Vec2::new(0.3, -0.2),
-        Vec2::new(9.0, 2.0),
-        Vec2::NAN,
-        Vec2::INFINITY,
-        Vec2::new(-1e30, 0.0),
-    ];
+    let queries = [Vec2::new(0.3, -0.2), Vec2::new(9.0, 2.0), Vec2::NAN, Vec2::INFINITY, Vec2::new(-1e30, 0.0)];
     let before = ALLOCATIONS.with(Cell::get);
     for space in &spaces {
         let n = space.num_children();
@@ -369,62 +335,34 @@ fn invalid_setups_are_typed_errors_naming_the_culprit() {
     let v = |x: f32, y: f32| Vec2::new(x, y);
 
     // Too few children, per kind.
-    assert_eq!(
-        BlendSpace::one_d(vec![1.0]),
-        Err(E::TooFewChildren {
-            kind: BlendSpaceKind::OneD,
-            got: 1,
-            min: 2
-        })
-    );
+    assert_eq!(BlendSpace::one_d(vec![1.0]), Err(E::TooFewChildren { kind: BlendSpaceKind::OneD, got: 1, min: 2 }));
     assert_eq!(
         BlendSpace::freeform(vec![v(0.0, 0.0), v(1.0, 0.0)]),
-        Err(E::TooFewChildren {
-            kind: BlendSpaceKind::Freeform,
-            got: 2,
-            min: 3
-        })
+        Err(E::TooFewChildren { kind: BlendSpaceKind::Freeform, got: 2, min: 3 })
     );
     assert_eq!(
         BlendSpace::cartesian(vec![]),
-        Err(E::TooFewChildren {
-            kind: BlendSpaceKind::Cartesian,
-            got: 0,
-            min: 2
-        })
+        Err(E::TooFewChildren { kind: BlendSpaceKind::Cartesian, got: 0, min: 2 })
     );
     assert_eq!(
         BlendSpace::directional(vec![v(1.0, 0.0)]),
-        Err(E::TooFewChildren {
-            kind: BlendSpaceKind::Directional,
-            got: 1,
-            min: 2
-        })
+        Err(E::TooFewChildren { kind: BlendSpaceKind::Directional, got: 1, min: 2 })
     );
 
     // Too many children.
     let many: Vec<f32> = (0..=MAX_BLEND_CHILDREN).map(|i| i as f32).collect();
     assert_eq!(
         BlendSpace::one_d(many.clone()),
-        Err(E::TooManyChildren {
-            kind: BlendSpaceKind::OneD,
-            got: MAX_BLEND_CHILDREN + 1
-        })
+        Err(E::TooManyChildren { kind: BlendSpaceKind::OneD, got: MAX_BLEND_CHILDREN + 1 })
     );
     let many_2d: Vec<Vec2> = many.iter().map(|&x| v(x, (x * 0.7).sin())).collect();
     assert_eq!(
         BlendSpace::cartesian(many_2d),
-        Err(E::TooManyChildren {
-            kind: BlendSpaceKind::Cartesian,
-            got: MAX_BLEND_CHILDREN + 1
-        })
+        Err(E::TooManyChildren { kind: BlendSpaceKind::Cartesian, got: MAX_BLEND_CHILDREN + 1 })
     );
 
     // A non-finite point names its child.
-    assert!(matches!(
-        BlendSpace::one_d(vec![0.0, 1.0, f32::NAN]),
-        Err(E::NonFinitePoint { child: 2, .. })
-    ));
+    assert!(matches!(BlendSpace::one_d(vec![0.0, 1.0, f32::NAN]), Err(E::NonFinitePoint { child: 2, .. })));
     assert!(matches!(
         BlendSpace::freeform(vec![v(0.0, 0.0), v(f32::INFINITY, 0.0), v(0.0, 1.0)]),
         Err(E::NonFinitePoint { child: 1, .. })
@@ -437,42 +375,21 @@ fn invalid_setups_are_typed_errors_naming_the_culprit() {
     // Duplicates name both children, in any order given.
     assert_eq!(
         BlendSpace::one_d(vec![4.0, 1.5, 0.0, 1.5]),
-        Err(E::DuplicatePoint {
-            first: 1,
-            child: 3,
-            point: v(1.5, 0.0)
-        })
+        Err(E::DuplicatePoint { first: 1, child: 3, point: v(1.5, 0.0) })
     );
     assert_eq!(
         BlendSpace::cartesian(vec![v(0.0, 0.0), v(2.0, 3.0), v(5.0, 5.0), v(2.0, 3.0)]),
-        Err(E::DuplicatePoint {
-            first: 1,
-            child: 3,
-            point: v(2.0, 3.0)
-        })
+        Err(E::DuplicatePoint { first: 1, child: 3, point: v(2.0, 3.0) })
     );
     // Closer than a millionth of the extent is the same point.
     assert!(matches!(
-        BlendSpace::freeform(vec![
-            v(0.0, 0.0),
-            v(100.0, 0.0),
-            v(0.0, 100.0),
-            v(100.0, 1e-6)
-        ]),
-        Err(E::DuplicatePoint {
-            first: 1,
-            child: 3,
-            ..
-        })
+        BlendSpace::freeform(vec![v(0.0, 0.0), v(100.0, 0.0), v(0.0, 100.0), v(100.0, 1e-6)]),
+        Err(E::DuplicatePoint { first: 1, child: 3, .. })
     ));
     // Two idle children at the origin of a directional space.
     assert!(matches!(
         BlendSpace::directional(vec![v(0.0, 0.0), v(0.0, 1.0), v(0.0, 0.0)]),
-        Err(E::DuplicatePoint {
-            first: 0,
-            child: 2,
-            ..
-        })
+        Err(E::DuplicatePoint { first: 0, child: 2, .. })
     ));
 
     // Freeform children all on one line (any orientation) have no triangle.
@@ -481,81 +398,41 @@ fn invalid_setups_are_typed_errors_naming_the_culprit() {
         Err(E::Collinear { count: 4 })
     );
     // The same layout is fine as a gradient band.
-    assert!(
-        BlendSpace::cartesian(vec![v(0.0, 0.0), v(1.0, 2.0), v(3.0, 6.0), v(-1.0, -2.0)]).is_ok()
-    );
+    assert!(BlendSpace::cartesian(vec![v(0.0, 0.0), v(1.0, 2.0), v(3.0, 6.0), v(-1.0, -2.0)]).is_ok());
 
     // Grid: an axis with fewer than two values.
-    assert_eq!(
-        BlendSpace::grid(vec![0.0], vec![0.0, 1.0]),
-        Err(E::GridAxisTooShort {
-            axis: GridAxis::X,
-            got: 1
-        })
-    );
-    assert_eq!(
-        BlendSpace::grid(vec![0.0, 1.0], vec![]),
-        Err(E::GridAxisTooShort {
-            axis: GridAxis::Y,
-            got: 0
-        })
-    );
+    assert_eq!(BlendSpace::grid(vec![0.0], vec![0.0, 1.0]), Err(E::GridAxisTooShort { axis: GridAxis::X, got: 1 }));
+    assert_eq!(BlendSpace::grid(vec![0.0, 1.0], vec![]), Err(E::GridAxisTooShort { axis: GridAxis::Y, got: 0 }));
     // Grid: more cells than children allowed.
     let nine: Vec<f32> = (0..9).map(|i| i as f32).collect();
     assert_eq!(
         BlendSpace::grid(nine.clone(), nine[..8].to_vec()),
-        Err(E::TooManyChildren {
-            kind: BlendSpaceKind::Grid,
-            got: 72
-        })
+        Err(E::TooManyChildren { kind: BlendSpaceKind::Grid, got: 72 })
     );
     // Grid: a non-finite coordinate.
     assert!(matches!(
         BlendSpace::grid(vec![0.0, 1.0], vec![0.0, f32::NAN, 2.0]),
-        Err(E::NonFiniteGridValue {
-            axis: GridAxis::Y,
-            index: 1,
-            ..
-        })
+        Err(E::NonFiniteGridValue { axis: GridAxis::Y, index: 1, .. })
     ));
     // Grid: coordinates that repeat or fall.
     assert_eq!(
         BlendSpace::grid(vec![0.0, 1.0, 1.0], vec![0.0, 1.0]),
-        Err(E::GridNotIncreasing {
-            axis: GridAxis::X,
-            index: 2,
-            value: 1.0,
-            previous: 1.0
-        })
+        Err(E::GridNotIncreasing { axis: GridAxis::X, index: 2, value: 1.0, previous: 1.0 })
     );
     assert_eq!(
         BlendSpace::grid(vec![0.0, 1.0], vec![2.0, 1.0]),
-        Err(E::GridNotIncreasing {
-            axis: GridAxis::Y,
-            index: 1,
-            value: 1.0,
-            previous: 2.0
-        })
+        Err(E::GridNotIncreasing { axis: GridAxis::Y, index: 1, value: 1.0, previous: 2.0 })
     );
 }
 
 #[test]
 fn error_messages_say_where_and_what() {
     let e = BlendSpace::one_d(vec![4.0, 1.5, 0.0, 1.5]).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "child 3 sits at the same point [1.5, 0] as child 1"
-    );
+    assert_eq!(e.to_string(), "child 3 sits at the same point [1.5, 0] as child 1");
     let e = BlendSpace::grid(vec![0.0, 1.0], vec![2.0, 1.0]).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "grid y values must strictly increase, but value 1 (1) follows 2"
-    );
+    assert_eq!(e.to_string(), "grid y values must strictly increase, but value 1 (1) follows 2");
     let e = BlendSpace::freeform(vec![Vec2::ZERO, Vec2::X]).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "a freeform 2D blend space needs at least 3 children, got 2"
-    );
+    assert_eq!(e.to_string(), "a freeform 2D blend space needs at least 3 children, got 2");
 }
 
 /// A long thin Delaunay triangle (children 0 and 3 close together) once cost child 3 2e-4 of
@@ -563,7 +440,13 @@ fn error_messages_say_where_and_what() {
 /// large inverse. Found by `each_child_owns_its_own_point`.
 #[test]
 fn freeform_child_owns_its_point_in_a_thin_triangle() {
-    let points = vec![Vec2::new(-5.0499806, -6.766819), Vec2::new(-2.1434436, 4.1555495), Vec2::new(0.0, -7.5902834), Vec2::new(-4.9026666, -6.2153363), Vec2::new(5.3513126, 0.0)];
+    let points = vec![
+        Vec2::new(-5.0499806, -6.766819),
+        Vec2::new(-2.1434436, 4.1555495),
+        Vec2::new(0.0, -7.5902834),
+        Vec2::new(-4.9026666, -6.2153363),
+        Vec2::new(5.3513126, 0.0),
+    ];
     let space = BlendSpace::freeform(points.clone()).unwrap();
     for (child, p) in points.iter().enumerate() {
         let w = weights_of(&space, *p);

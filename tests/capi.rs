@@ -28,7 +28,11 @@ fn rust_side() -> String {
         .filter(|path| path.extension().is_some_and(|e| e == "rs"))
         .collect();
     files.sort();
-    files.iter().map(|path| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))).collect::<Vec<_>>().join("\n\n")
+    files
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display())))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 // ---- the header check ----
@@ -178,10 +182,11 @@ fn parse_rust(source: &str, errors: &mut Vec<String>) -> Api {
                 .map(|f| {
                     let (fname, ty) = f.trim_start_matches("pub ").split_once(':').unwrap_or((f, ""));
                     let ty = ty.trim();
-                    let (element, len) = match ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')).and_then(|t| t.split_once(';')) {
-                        Some((element, len)) => (element.trim(), len.trim().parse().ok()),
-                        None => (ty, None),
-                    };
+                    let (element, len) =
+                        match ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')).and_then(|t| t.split_once(';')) {
+                            Some((element, len)) => (element.trim(), len.trim().parse().ok()),
+                            None => (ty, None),
+                        };
                     let c = c_type_of(element).unwrap_or_else(|e| {
                         errors.push(format!("src/capi/ struct {name}: {e}"));
                         String::new()
@@ -205,7 +210,9 @@ fn parse_rust(source: &str, errors: &mut Vec<String>) -> Api {
 
     for line in code.lines() {
         let Some(rest) = line.trim().strip_prefix("pub const ") else { continue };
-        let Some((name, value)) = rest.split_once(':').and_then(|(n, r)| Some((n.trim(), r.split_once('=')?.1))) else { continue };
+        let Some((name, value)) = rest.split_once(':').and_then(|(n, r)| Some((n.trim(), r.split_once('=')?.1))) else {
+            continue;
+        };
         if let Ok(value) = value.trim().trim_end_matches(';').parse() {
             api.constants.insert(name.to_owned(), value);
         }
@@ -278,7 +285,8 @@ fn parse_header(header: &str, errors: &mut Vec<String>) -> Api {
                                 Some((decl, len)) => (decl, len.trim_end_matches(']').trim().parse().ok()),
                                 None => (f, None),
                             };
-                            let split = decl.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+                            let split =
+                                decl.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
                             (decl[split..].to_owned(), canonical(&decl[..split]), len)
                         })
                         .collect();
@@ -337,7 +345,12 @@ fn parse_header(header: &str, errors: &mut Vec<String>) -> Api {
 }
 
 /// One line per name missing on a side or declared differently.
-fn compare_maps<V: std::fmt::Debug + PartialEq>(what: &str, rust: &BTreeMap<String, V>, c: &BTreeMap<String, V>, diffs: &mut Vec<String>) {
+fn compare_maps<V: std::fmt::Debug + PartialEq>(
+    what: &str,
+    rust: &BTreeMap<String, V>,
+    c: &BTreeMap<String, V>,
+    diffs: &mut Vec<String>,
+) {
     for name in rust.keys().chain(c.keys()).collect::<BTreeSet<_>>() {
         match (rust.get(name), c.get(name)) {
             (Some(r), Some(h)) if r != h => diffs.push(format!("{what} {name}: Rust {r:?}, the header {h:?}")),
@@ -376,7 +389,10 @@ fn header_declares_exactly_what_the_rust_side_exports() {
     let c = parse_header(&read("include/throng.h"), &mut errors);
     // A parser that found nothing would make the comparison vacuous.
     assert!(rust.functions.len() >= 20 && rust.enums.contains_key("ThrongStatus"), "src/capi/ parsed to {rust:?}");
-    assert!(!rust.structs.is_empty() && !rust.constants.is_empty() && !rust.opaque.is_empty(), "src/capi/ parsed to {rust:?}");
+    assert!(
+        !rust.structs.is_empty() && !rust.constants.is_empty() && !rust.opaque.is_empty(),
+        "src/capi/ parsed to {rust:?}"
+    );
     errors.extend(compare(&rust, &c));
     // `throng_status_name` spells every status as the header does.
     let source = rust_side();
@@ -394,7 +410,10 @@ fn header_check_notices_a_changed_parameter_and_a_missing_function() {
     let rust = parse_rust(&rust_side(), &mut errors);
     let header = read("include/throng.h");
     let edited = header
-        .replace("uint32_t archetype, size_t count, uint64_t *out_handles", "uint32_t archetype, uint32_t count, uint64_t *out_handles")
+        .replace(
+            "uint32_t archetype, size_t count, uint64_t *out_handles",
+            "uint32_t archetype, uint32_t count, uint64_t *out_handles",
+        )
         .replace("void throng_crowd_destroy(ThrongCrowd *crowd);", "")
         .replace("THRONG_STATUS_EVAL = 10", "THRONG_STATUS_EVAL = 12")
         .replace("float yaw_rad;", "double yaw_rad;");
@@ -423,7 +442,9 @@ fn c_compiler() -> Option<String> {
         (true, _) => Some(cc),
         (false, true) => panic!("THRONG_REQUIRE_CC=1 but no working C compiler `{cc}` (set CC, or install gcc)"),
         (false, false) => {
-            eprintln!("skipping the C ABI program: no working C compiler `{cc}` on a Unix system; set THRONG_REQUIRE_CC=1 to fail instead");
+            eprintln!(
+                "skipping the C ABI program: no working C compiler `{cc}` on a Unix system; set THRONG_REQUIRE_CC=1 to fail instead"
+            );
             None
         }
     }
@@ -454,8 +475,12 @@ fn build_static_library(target_dir: &Path) -> (PathBuf, Vec<String>) {
     // Linux.
     let native = stderr
         .lines()
-        .find_map(|l| l.split_once("native-static-libs:").map(|(_, libs)| libs.split_whitespace().map(str::to_owned).collect()))
-        .unwrap_or_else(|| ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"].map(str::to_owned).to_vec());
+        .find_map(|l| {
+            l.split_once("native-static-libs:").map(|(_, libs)| libs.split_whitespace().map(str::to_owned).collect())
+        })
+        .unwrap_or_else(|| {
+            ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"].map(str::to_owned).to_vec()
+        });
     (library, native)
 }
 
@@ -478,7 +503,11 @@ fn c_program_steps_a_crowd_and_reports_bad_json() {
         .arg(&program)
         .output()
         .expect("the C compiler runs");
-    assert!(compile.status.success(), "{cc} failed on examples/c/main.c:\n{}", String::from_utf8_lossy(&compile.stderr));
+    assert!(
+        compile.status.success(),
+        "{cc} failed on examples/c/main.c:\n{}",
+        String::from_utf8_lossy(&compile.stderr)
+    );
 
     // The glTF part needs ../shared/data's RiggedSimple; without it (and without
     // THRONG_REQUIRE_DATA=1) the program runs the humanoid alone.
@@ -501,7 +530,10 @@ fn c_program_steps_a_crowd_and_reports_bad_json() {
         "the bad graph did not come back as THRONG_STATUS_GRAPH with the parser's message:\n{stdout}"
     );
     if gltf.is_file() {
-        assert!(stdout.contains("glTF: 2 joints, clip \"merged\" playing in state merged"), "the glTF character did not play:\n{stdout}");
+        assert!(
+            stdout.contains("glTF: 2 joints, clip \"merged\" playing in state merged"),
+            "the glTF character did not play:\n{stdout}"
+        );
     }
     assert!(stdout.contains("all checks passed"), "{stdout}");
 }

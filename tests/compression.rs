@@ -14,27 +14,27 @@ use std::path::Path;
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
-use throng::clip::compact::{CompressionReport, KeptFull, DEFAULT_MAX_ERROR_M};
+use throng::clip::compact::{CompressionReport, DEFAULT_MAX_ERROR_M, KeptFull};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::EvalCrowdJob;
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
-use throng::eval::root_motion::{clip_root_delta, RootDelta};
+use throng::eval::root_motion::{RootDelta, clip_root_delta};
 use throng::eval::sample::sample_blend;
-use throng::eval::EvalCrowdJob;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
-use throng::import::bvh::{load_bvh, BvhOptions};
-use throng::import::gltf::{load_gltf, GltfOptions};
+use throng::import::bvh::{BvhOptions, load_bvh};
+use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::program::{ClipSample, OutputLayout};
 use throng::state::Crowd;
-use throng::{Clip, ClipError, Rig, Transform, MAX_TRANSLATION_M};
+use throng::{Clip, ClipError, MAX_TRANSLATION_M, Rig, Transform};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
 use gpu_support::gpu;
 use support::Rng;
-use support::compare::{assert_matrices_close_with, largest, nan_max, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, largest, nan_max};
 
 /// Model-space joint positions of frame `frame` of `clip` on `rig`.
 fn model_positions(rig: &Rig, clip: &Clip, frame: usize) -> Vec<Vec3> {
@@ -73,15 +73,26 @@ fn round_trip(rig: &Rig, clip: &Clip, max_error_m: f32) -> CompressionReport {
         error * 1e3,
         max_error_m * 1e3
     );
-    assert!((error - report.worst_error_m).abs() <= 1e-6, "{}: measured {error} m, reported {} m", clip.name(), report.worst_error_m);
+    assert!(
+        (error - report.worst_error_m).abs() <= 1e-6,
+        "{}: measured {error} m, reported {} m",
+        clip.name(),
+        report.worst_error_m
+    );
     assert_eq!(compact.compact_format(), report.format, "{}", clip.name());
     assert_eq!(compact.storage_bytes(), report.storage_bytes, "{}", clip.name());
-    assert_eq!((compact.num_frames(), compact.duration_s(), compact.is_looping()), (clip.num_frames(), clip.duration_s(), clip.is_looping()));
+    assert_eq!(
+        (compact.num_frames(), compact.duration_s(), compact.is_looping()),
+        (clip.num_frames(), clip.duration_s(), clip.is_looping())
+    );
     report
 }
 
 fn print_report(rig_name: &str, r: &CompressionReport) {
-    let bits = r.format.map_or_else(|| format!("full ({:?})", r.kept_full), |f| format!("{}/{}", f.rotation_bits(), f.translation_bits()));
+    let bits = r.format.map_or_else(
+        || format!("full ({:?})", r.kept_full),
+        |f| format!("{}/{}", f.rotation_bits(), f.translation_bits()),
+    );
     eprintln!(
         "{rig_name:>24} {:>20}  bits {bits:>6}  {:>4.1} B/joint-frame  worst {:.4} mm (joint {}, frame {})  {} -> {} bytes",
         r.clip,
@@ -100,7 +111,11 @@ fn print_report(rig_name: &str, r: &CompressionReport) {
 fn data_assets() -> Option<Vec<(String, Rig, Vec<Clip>)>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     if !dir.is_dir() {
-        assert!(std::env::var("THRONG_REQUIRE_DATA").as_deref() != Ok("1"), "THRONG_REQUIRE_DATA=1 but {} is missing", dir.display());
+        assert!(
+            std::env::var("THRONG_REQUIRE_DATA").as_deref() != Ok("1"),
+            "THRONG_REQUIRE_DATA=1 but {} is missing",
+            dir.display()
+        );
         eprintln!("skipping: shared data not found at {}", dir.display());
         return None;
     }
@@ -112,7 +127,8 @@ fn data_assets() -> Option<Vec<(String, Rig, Vec<Clip>)>> {
     }
     for take in ["test_mocapbank", "test_freebvh", "locomotion_long"] {
         let path = dir.join("bvh").join(format!("{take}.bvh"));
-        let bvh = load_bvh(&path, &BvhOptions { unit_scale: 0.01, ..BvhOptions::default() }).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let bvh = load_bvh(&path, &BvhOptions { unit_scale: 0.01, ..BvhOptions::default() })
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assets.push((take.to_owned(), bvh.rig, vec![bvh.clip]));
     }
     Some(assets)
@@ -169,16 +185,24 @@ fn a_tighter_bound_takes_more_bits_or_keeps_the_clip_full() {
     let exact = round_trip(&demo.rig, jump, 0.0);
     assert_eq!(exact.format, None);
     let Some(KeptFull::OverBound { best_error_m }) = exact.kept_full else { panic!("{exact:?}") };
-    assert!(best_error_m > 0.0 && best_error_m <= nan_max(tight.worst_error_m, loose.worst_error_m), "{best_error_m} vs {tight:?}, {loose:?}");
+    assert!(
+        best_error_m > 0.0 && best_error_m <= nan_max(tight.worst_error_m, loose.worst_error_m),
+        "{best_error_m} vs {tight:?}, {loose:?}"
+    );
     assert_eq!(exact.bytes_per_joint_frame, size_of::<Transform>() as f32);
 }
 
 #[test]
 fn animated_scale_keeps_the_clip_full() {
-    let rig = Rig::new(vec!["root".into(), "arm".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
+    let rig =
+        Rig::new(vec!["root".into(), "arm".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
     let poses: Vec<Transform> = (0..10)
         .flat_map(|f| {
-            let arm = Transform { translation: Vec3::X, rotation: Quat::from_rotation_z(f as f32 * 0.1), scale: Vec3::splat(1.0 + f as f32 * 0.1) };
+            let arm = Transform {
+                translation: Vec3::X,
+                rotation: Quat::from_rotation_z(f as f32 * 0.1),
+                scale: Vec3::splat(1.0 + f as f32 * 0.1),
+            };
             [Transform::IDENTITY, arm]
         })
         .collect();
@@ -190,7 +214,8 @@ fn animated_scale_keeps_the_clip_full() {
 
 #[test]
 fn a_static_pose_takes_a_word_a_joint_and_extreme_values_stay_full() {
-    let rig = Rig::new(vec!["root".into(), "arm".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
+    let rig =
+        Rig::new(vec!["root".into(), "arm".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
     let pose = [
         Transform::from_translation_rotation(Vec3::new(0.3, 1.0, -2.0), Quat::from_rotation_y(2.0)),
         Transform::from_translation_rotation(Vec3::X * 0.4, Quat::from_rotation_z(-0.7)),
@@ -202,7 +227,10 @@ fn a_static_pose_takes_a_word_a_joint_and_extreme_values_stay_full() {
     assert_eq!(report.bytes_per_joint_frame, 4.0, "{report:?}");
     // Translations at the bound a clip may hold (`MAX_TRANSLATION_M` either way; nothing past
     // it is a clip, so no range can overflow) compress like any other: finite, within bound.
-    let far = [Transform::from_translation(Vec3::splat(-MAX_TRANSLATION_M)), Transform::from_translation(Vec3::splat(MAX_TRANSLATION_M))];
+    let far = [
+        Transform::from_translation(Vec3::splat(-MAX_TRANSLATION_M)),
+        Transform::from_translation(Vec3::splat(MAX_TRANSLATION_M)),
+    ];
     let poses: Vec<Transform> = far.iter().flat_map(|t| [*t, pose[1]]).collect();
     let clip = Clip::from_poses("far", 2, poses, 1.0, false).unwrap();
     let (compact, report) = clip.compress(&rig, 1.0).unwrap();
@@ -228,7 +256,10 @@ fn bad_compression_arguments_are_typed_errors() {
     let (compact, _) = idle.compress(&demo.rig, 1e-4).unwrap();
     assert!(matches!(compact.compress(&demo.rig, 1e-4), Err(ClipError::AlreadyCompact { .. })));
     let reference = idle.frame(0).into_owned();
-    assert!(matches!(idle.compress_additive(&demo.rig, &reference[1..], 1e-4), Err(ClipError::JointCount { tracks: 25, rig_joints: 26, .. })));
+    assert!(matches!(
+        idle.compress_additive(&demo.rig, &reference[1..], 1e-4),
+        Err(ClipError::JointCount { tracks: 25, rig_joints: 26, .. })
+    ));
 }
 
 /// An additive delta is not a pose: its translations are about zero, so measured as one, a
@@ -260,7 +291,13 @@ fn compressed_additive_deltas_stay_within_the_bound_where_they_are_applied() {
             apply_additive(&mut exact, &delta.frame(f), 1.0, None);
             apply_additive(&mut decoded, &compact.frame(f), 1.0, None);
             let error = largest(positions(&exact).iter().zip(positions(&decoded)).map(|(a, b)| a.distance(b)));
-            assert!(error <= DEFAULT_MAX_ERROR_M * 1.001, "{} frame {f}: {:.4} mm applied (bound {} mm)", clip.name(), error * 1e3, DEFAULT_MAX_ERROR_M * 1e3);
+            assert!(
+                error <= DEFAULT_MAX_ERROR_M * 1.001,
+                "{} frame {f}: {:.4} mm applied (bound {} mm)",
+                clip.name(),
+                error * 1e3,
+                DEFAULT_MAX_ERROR_M * 1e3
+            );
         }
     }
     assert!(compressed >= 3, "only {compressed} of the built-in clips' deltas compressed");
@@ -296,7 +333,8 @@ fn sampling_a_compact_clip_equals_sampling_its_decoded_frames() {
     let decoded: Vec<Clip> = compact.iter().map(Clip::decompressed).collect();
     let (samples, ranges) = random_programs(64, compact.len(), 7);
     let joints = demo.rig.num_joints();
-    let (mut a, mut b, mut original) = (vec![Transform::IDENTITY; joints], vec![Transform::IDENTITY; joints], vec![Transform::IDENTITY; joints]);
+    let (mut a, mut b, mut original) =
+        (vec![Transform::IDENTITY; joints], vec![Transform::IDENTITY; joints], vec![Transform::IDENTITY; joints]);
     for range in &ranges {
         let s = &samples[range.start as usize..range.end as usize];
         sample_blend(&compact, s, demo.rig.rest_pose(), &mut a);
@@ -326,11 +364,22 @@ fn gpu_evaluates_compact_clips_as_the_cpu_does() {
     clips.extend(demo.clips.iter().cloned());
     let (samples, ranges) = random_programs(96, clips.len(), 11);
     let mut expected = vec![0.0; ranges.len() * rig.num_joints() * 16];
-    EvalCrowdJob { rig, clips: &clips, samples: &samples, sample_ranges: &ranges, layout: OutputLayout::Mat4, output: &mut expected }.run().unwrap();
+    EvalCrowdJob {
+        rig,
+        clips: &clips,
+        samples: &samples,
+        sample_ranges: &ranges,
+        layout: OutputLayout::Mat4,
+        output: &mut expected,
+    }
+    .run()
+    .unwrap();
     let options = GpuCrowdOptions { max_chunk_characters: Some(40), ..Default::default() };
     let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, &clips, options).unwrap();
     let got = gpu_support::frame(&gpu, &mut crowd, &samples, &ranges);
-    assert_matrices_close_with(&expected, &got, 16, rig.num_joints(), GPU_TOLERANCE, "fused frame", |c| format!("{:?}", &samples[ranges[c].start as usize..ranges[c].end as usize]));
+    assert_matrices_close_with(&expected, &got, 16, rig.num_joints(), GPU_TOLERANCE, "fused frame", |c| {
+        format!("{:?}", &samples[ranges[c].start as usize..ranges[c].end as usize])
+    });
 }
 
 #[test]
@@ -342,14 +391,19 @@ fn gpu_layered_frame_with_compact_clips_matches_frame_job() {
     let bound = demo.bind(graph).unwrap();
     // Every clip of the archetype compact, additive deltas included.
     let clips = compressed(rig, &bound.clips);
-    assert!(clips.iter().all(|c| c.compact_format().is_some()), "{:?}", clips.iter().map(Clip::compact_format).collect::<Vec<_>>());
+    assert!(
+        clips.iter().all(|c| c.compact_format().is_some()),
+        "{:?}",
+        clips.iter().map(Clip::compact_format).collect::<Vec<_>>()
+    );
     let num_characters = 48;
     let mut crowd = Crowd::new();
     let kind = crowd.add_archetype(bound.archetype.clone());
     let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
     let speed = crowd.param(kind, "speed").unwrap();
     let jump = crowd.param(kind, "jump").unwrap();
-    let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &bound.layers, GpuCrowdOptions::default()).unwrap();
+    let mut gpu_crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &bound.layers, GpuCrowdOptions::default()).unwrap();
     let mut context = EvalContext::new(num_characters, bound.layers.len(), rig.num_joints());
     let dt_s = 1.0 / 60.0;
     for frame in 0..40 {
@@ -377,6 +431,14 @@ fn gpu_layered_frame_with_compact_clips_matches_frame_job() {
         .run()
         .unwrap();
         let got = gpu_support::layered_frame(&gpu, &mut gpu_crowd, samples, programs, dt_s);
-        assert_matrices_close_with(&expected, &got, 16, rig.num_joints(), GPU_TOLERANCE, &format!("layered frame {frame}"), |c| format!("speed {}", speeds[c]));
+        assert_matrices_close_with(
+            &expected,
+            &got,
+            16,
+            rig.num_joints(),
+            GPU_TOLERANCE,
+            &format!("layered frame {frame}"),
+            |c| format!("speed {}", speeds[c]),
+        );
     }
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use throng::graph::{CompiledGraph, ParamValue};
-use throng::trace::{run_script, TraceLine};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
+use throng::trace::{TraceLine, run_script};
 
 mod support;
 use support::drive::{drive, profile_jumps, profile_speed, profile_waves};
@@ -27,11 +27,8 @@ const PROFILES: usize = 101;
 
 fn archetype() -> Archetype {
     let graph = Arc::new(CompiledGraph::from_json(GRAPH).unwrap());
-    let bindings: Vec<(&str, ClipBinding)> = CLIPS
-        .iter()
-        .enumerate()
-        .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
-        .collect();
+    let bindings: Vec<(&str, ClipBinding)> =
+        CLIPS.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
     Archetype::from_bindings(graph, &bindings).unwrap()
 }
 
@@ -82,7 +79,11 @@ fn a_crowd_of_ten_thousand_gives_each_character_its_trace() {
                 assert_eq!(name(got.active_state), want.active_state, "character {i}, frame {f}, layer {layer}");
                 assert_eq!(got.previous_state.map(name), want.previous_state.as_deref(), "character {i}, frame {f}");
                 assert_eq!(got.transitioning, want.transitioning, "character {i}, frame {f}");
-                assert_eq!(got.transition_progress.to_bits(), want.transition_progress.to_bits(), "character {i}, frame {f}");
+                assert_eq!(
+                    got.transition_progress.to_bits(),
+                    want.transition_progress.to_bits(),
+                    "character {i}, frame {f}"
+                );
                 visited.insert(want.active_state.clone());
             }
         }
@@ -124,7 +125,10 @@ fn handles_survive_removal_of_others_and_stale_handles_are_refused() {
     assert_eq!(crowd.get(speed, handles[2]).unwrap(), ParamValue::Float(3.0));
     assert!(matches!(crowd.readback(handles[0], 0), Err(StateError::StaleHandle { .. })));
     let again = crowd.spawn(kind).unwrap();
-    assert!(matches!(crowd.get(speed, handles[0]), Err(StateError::StaleHandle { .. })), "slot reused, old handle still stale");
+    assert!(
+        matches!(crowd.get(speed, handles[0]), Err(StateError::StaleHandle { .. })),
+        "slot reused, old handle still stale"
+    );
     assert_eq!(crowd.get(speed, again).unwrap(), ParamValue::Float(0.0));
     assert_eq!(crowd.num_characters(kind).unwrap(), 3);
     crowd.update(DT).unwrap();
@@ -136,8 +140,14 @@ fn bad_values_and_steps_are_refused_and_change_nothing() {
     let (mut crowd, kind, handles) = crowd(2);
     let speed = crowd.param(kind, "speed").unwrap();
     let jump = crowd.param(kind, "jump").unwrap();
-    assert!(matches!(crowd.set_float(speed, &handles, &[1.0, f32::NAN]), Err(StateError::NonFiniteValue { at: 1, .. })));
-    assert!(matches!(crowd.set_float(speed, &handles, &[1.0, f32::INFINITY]), Err(StateError::NonFiniteValue { at: 1, .. })));
+    assert!(matches!(
+        crowd.set_float(speed, &handles, &[1.0, f32::NAN]),
+        Err(StateError::NonFiniteValue { at: 1, .. })
+    ));
+    assert!(matches!(
+        crowd.set_float(speed, &handles, &[1.0, f32::INFINITY]),
+        Err(StateError::NonFiniteValue { at: 1, .. })
+    ));
     assert_eq!(crowd.get(speed, handles[0]).unwrap(), ParamValue::Float(0.0), "all or nothing");
     assert!(matches!(crowd.set_float(jump, &handles, &[1.0, 1.0]), Err(StateError::ParamKind { .. })));
     assert!(matches!(crowd.set_float(speed, &handles, &[1.0]), Err(StateError::LengthMismatch { .. })));
@@ -192,15 +202,23 @@ fn any_float_values_written_directly_give_finite_weights_that_sum_to_one() {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
-            *v = if seed.is_multiple_of(4) { specials[(seed >> 8) as usize % specials.len()] } else { (seed % 1000) as f32 / 200.0 };
+            *v = if seed.is_multiple_of(4) {
+                specials[(seed >> 8) as usize % specials.len()]
+            } else {
+                (seed % 1000) as f32 / 200.0
+            };
         }
         crowd.update(DT).unwrap();
         let samples = crowd.samples(kind).unwrap();
         for (i, p) in crowd.programs(kind).unwrap().iter().enumerate() {
             let range = p.sample_range();
             let layer = &samples[range.start as usize..range.end as usize];
-            assert!(layer.iter().all(|s| s.weight.is_finite() && s.weight >= 0.0 && s.time_s.is_finite()), "program {i}: {layer:?}");
-            let snapshot = if p.flags & throng::program::LayerProgram::SOURCE_SNAPSHOT != 0 { 1.0 - p.target_weight } else { 0.0 };
+            assert!(
+                layer.iter().all(|s| s.weight.is_finite() && s.weight >= 0.0 && s.time_s.is_finite()),
+                "program {i}: {layer:?}"
+            );
+            let snapshot =
+                if p.flags & throng::program::LayerProgram::SOURCE_SNAPSHOT != 0 { 1.0 - p.target_weight } else { 0.0 };
             let sum: f32 = layer.iter().map(|s| s.weight).sum::<f32>() + snapshot;
             assert!((sum - 1.0).abs() < 1e-5, "program {i}, frame {f}: weights sum to {sum}");
         }

@@ -7,18 +7,18 @@
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{EvalContext, FrameJob};
-use throng::program::{LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout};
 use throng::eval::EvalCrowdJob;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::graph::CompiledGraph;
+use throng::program::{LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 use throng::{Clip, Rig, Transform};
 
 mod support;
-use support::drive::drive;
 use support::Rng;
+use support::drive::drive;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -61,7 +61,11 @@ fn archetype(clips: &[Clip]) -> Archetype {
 fn layer_setups(rig: &Rig, mask: &[MaskEntry]) -> Vec<LayerSetup> {
     vec![
         LayerSetup::default(),
-        LayerSetup { mask: Some(Mask::from_entries(rig, mask).unwrap()), space: LayerSpace::Mesh, ..LayerSetup::default() },
+        LayerSetup {
+            mask: Some(Mask::from_entries(rig, mask).unwrap()),
+            space: LayerSpace::Mesh,
+            ..LayerSetup::default()
+        },
     ]
 }
 
@@ -70,7 +74,15 @@ fn graph_mask(graph: &CompiledGraph) -> Vec<MaskEntry> {
     graph.layers()[1].mask.iter().map(|(j, w)| MaskEntry { joint: j.clone(), weight: *w, descendants: true }).collect()
 }
 
-fn frame_job(rig: &Rig, clips: &[Clip], layers: &[LayerSetup], crowd: &Crowd, kind: ArchetypeId, context: &mut EvalContext, output: &mut Vec<f32>) {
+fn frame_job(
+    rig: &Rig,
+    clips: &[Clip],
+    layers: &[LayerSetup],
+    crowd: &Crowd,
+    kind: ArchetypeId,
+    context: &mut EvalContext,
+    output: &mut Vec<f32>,
+) {
     let characters = crowd.num_characters(kind).unwrap();
     output.resize(characters * rig.num_joints() * 16, 0.0);
     let mut sampled = vec![0; characters];
@@ -124,7 +136,10 @@ fn run_demo_crowd(threads: usize, n: usize, frames: usize) -> Vec<(Vec<u32>, Vec
             }
             .run()
             .unwrap();
-            bits.push((frame_out.iter().map(|v| v.to_bits()).collect(), crowd_out.iter().map(|v| v.to_bits()).collect()));
+            bits.push((
+                frame_out.iter().map(|v| v.to_bits()).collect(),
+                crowd_out.iter().map(|v| v.to_bits()).collect(),
+            ));
         }
         bits
     })
@@ -137,13 +152,25 @@ fn cpu_output_is_bitwise_identical_for_one_two_and_four_threads_and_across_runs(
     let one = run_demo_crowd(1, n, frames);
     let moving = one.windows(2).filter(|w| w[0] != w[1]).count();
     assert!(moving > frames / 2, "the crowd hardly moved ({moving} of {frames} frames changed)");
-    for (label, other) in [("1 thread, second run", run_demo_crowd(1, n, frames)), ("2 threads", run_demo_crowd(2, n, frames)), ("4 threads", run_demo_crowd(4, n, frames))] {
+    for (label, other) in [
+        ("1 thread, second run", run_demo_crowd(1, n, frames)),
+        ("2 threads", run_demo_crowd(2, n, frames)),
+        ("4 threads", run_demo_crowd(4, n, frames)),
+    ] {
         for (f, (a, b)) in one.iter().zip(&other).enumerate() {
             if let Some(i) = a.0.iter().zip(&b.0).position(|(x, y)| x != y) {
-                panic!("{label}: FrameJob output differs at frame {f}, float {i}: {} vs {}", f32::from_bits(a.0[i]), f32::from_bits(b.0[i]));
+                panic!(
+                    "{label}: FrameJob output differs at frame {f}, float {i}: {} vs {}",
+                    f32::from_bits(a.0[i]),
+                    f32::from_bits(b.0[i])
+                );
             }
             if let Some(i) = a.1.iter().zip(&b.1).position(|(x, y)| x != y) {
-                panic!("{label}: EvalCrowdJob output differs at frame {f}, float {i}: {} vs {}", f32::from_bits(a.1[i]), f32::from_bits(b.1[i]));
+                panic!(
+                    "{label}: EvalCrowdJob output differs at frame {f}, float {i}: {} vs {}",
+                    f32::from_bits(a.1[i]),
+                    f32::from_bits(b.1[i])
+                );
             }
         }
     }
@@ -157,7 +184,8 @@ fn cpu_output_is_bitwise_identical_for_one_two_and_four_threads_and_across_runs(
 fn small_body() -> (Rig, Vec<Clip>) {
     let names = ["root", "spine", "neck", "head", "upper_arm_l", "upper_arm_r", "leg"];
     let parents = [None, Some(0), Some(1), Some(2), Some(1), Some(1), Some(0)];
-    let rest: Vec<Transform> = (0..names.len()).map(|j| Transform::from_translation(Vec3::new(0.1 * j as f32, 0.3, 0.0))).collect();
+    let rest: Vec<Transform> =
+        (0..names.len()).map(|j| Transform::from_translation(Vec3::new(0.1 * j as f32, 0.3, 0.0))).collect();
     let rig = Rig::new(names.iter().map(|n| (*n).to_owned()).collect(), parents.to_vec(), rest.clone(), None).unwrap();
     let clip = |name: &str, duration_s: f32, amplitude: f32, looping: bool| {
         let frames = 16;
@@ -166,7 +194,8 @@ fn small_body() -> (Rig, Vec<Clip>) {
                 let phase = std::f32::consts::TAU * f as f32 / frames as f32;
                 rest.iter().enumerate().map(move |(j, r)| Transform {
                     translation: r.translation + Vec3::Z * (0.05 * amplitude * phase.sin()),
-                    rotation: Quat::from_rotation_z(amplitude * (phase + j as f32).sin()) * Quat::from_rotation_x(0.3 * amplitude * phase.cos()),
+                    rotation: Quat::from_rotation_z(amplitude * (phase + j as f32).sin())
+                        * Quat::from_rotation_x(0.3 * amplitude * phase.cos()),
                     scale: Vec3::ONE,
                 })
             })
@@ -274,7 +303,10 @@ fn survivors_of_churn_match_a_crowd_without_churn_and_removed_handles_are_refuse
         compared += rows.len() as u64;
         for _ in 0..8.min(removed.len()) {
             let gone = removed[rng.below(removed.len())];
-            assert!(matches!(crowd.readback(gone, 0), Err(StateError::StaleHandle { .. })), "frame {frame}: {gone:?} was removed");
+            assert!(
+                matches!(crowd.readback(gone, 0), Err(StateError::StaleHandle { .. })),
+                "frame {frame}: {gone:?} was removed"
+            );
             assert!(matches!(crowd.set_float(speed, &[gone], &[1.0]), Err(StateError::StaleHandle { .. })));
             assert!(matches!(crowd.despawn(gone), Err(StateError::StaleHandle { .. })));
         }

@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use image::RgbaImage;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::root_motion::{crowd_root_motion, RootDelta};
 use throng::eval::EvalError;
-use throng::program::OutputLayout;
+use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::graph::CompiledGraph;
+use throng::program::OutputLayout;
 use throng::runtime::CrowdRuntime;
-use throng::setup::{bind_archetype, BindError, LayerSetupError};
+use throng::setup::{BindError, LayerSetupError, bind_archetype};
 use throng::state::{Crowd, StateError};
 
 #[path = "support/gpu.rs"]
@@ -80,7 +80,9 @@ fn crowd_root_motion_equals_frame_jobs() {
         let bound = demo.bind(demo_graph(switch)).expect("binds");
         let num_layers = bound.layers.len();
         let mut crowd = CrowdRuntime::new();
-        let kind = crowd.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers).expect("one setup per layer");
+        let kind = crowd
+            .add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)
+            .expect("one setup per layer");
         let n = 24;
         let handles = crowd.spawn_many(kind, n).expect("spawns");
         let speed = crowd.param(kind, "speed").expect("speed");
@@ -97,7 +99,8 @@ fn crowd_root_motion_equals_frame_jobs() {
             }
             crowd.update(1.0 / 60.0).expect("update");
             crowd.evaluate(kind, OutputLayout::Mat4, &mut output, &mut expected).expect("the frame evaluates");
-            let (samples, programs) = (crowd.crowd().samples(kind).expect("samples"), crowd.crowd().programs(kind).expect("programs"));
+            let (samples, programs) =
+                (crowd.crowd().samples(kind).expect("samples"), crowd.crowd().programs(kind).expect("programs"));
             let clips = crowd.clips(kind).expect("known archetype");
             crowd_root_motion(clips, samples, programs, num_layers, &mut got).expect("root motion");
             assert_eq!(got, expected, "{switch}, frame {frame}");
@@ -121,7 +124,8 @@ fn crowd_root_motion_refuses_a_wrong_sized_output() {
     crowd.update(0.1).expect("update");
     let (samples, programs) = (crowd.samples(kind).expect("samples"), crowd.programs(kind).expect("programs"));
     let mut two = [RootDelta { yaw: 7.0, ..RootDelta::default() }; 2];
-    let e = crowd_root_motion(&bound.clips, samples, programs, bound.layers.len(), &mut two).expect_err("3 characters, 2 entries");
+    let e = crowd_root_motion(&bound.clips, samples, programs, bound.layers.len(), &mut two)
+        .expect_err("3 characters, 2 entries");
     assert!(matches!(e, EvalError::RootMotionCount { got: 2, characters: 3 }), "{e}");
     assert!(two.iter().all(|d| d.yaw == 7.0), "nothing is written when refused");
     let e = crowd_root_motion(&bound.clips, samples, programs, 0, &mut two).expect_err("no layers");
@@ -159,7 +163,10 @@ fn readback_rows_and_handle_at_follow_despawns() {
     let states: std::collections::HashSet<_> = rows.iter().map(|r| r.active_state).collect();
     assert!(states.len() == 1, "the wave layer has one state");
     crowd.readback_rows(kind, 0, &mut rows).expect("readback");
-    assert!(rows.iter().any(|r| r.transitioning || r.active_state != rows[0].active_state), "the crowd is doing different things");
+    assert!(
+        rows.iter().any(|r| r.transitioning || r.active_state != rows[0].active_state),
+        "the crowd is doing different things"
+    );
     let mut handle_rows: Vec<_> = handles.iter().map(|&h| crowd.row_of(h).expect("live").1).collect();
     handle_rows.sort_unstable();
     assert_eq!(handle_rows, (0..handles.len()).collect::<Vec<_>>(), "every kept handle has a row");
@@ -192,7 +199,11 @@ fn update_archetype_steps_one_archetype_only() {
         both.update_archetype(near, 1.0 / 60.0).expect("near steps");
         alone.update(1.0 / 60.0).expect("alone steps");
     }
-    assert_eq!(both.programs(near).expect("programs"), alone.programs(only).expect("programs"), "the stepped archetype as if alone");
+    assert_eq!(
+        both.programs(near).expect("programs"),
+        alone.programs(only).expect("programs"),
+        "the stepped archetype as if alone"
+    );
     assert_eq!(both.samples(near).expect("samples"), alone.samples(only).expect("samples"));
     assert_eq!(both.programs(far).expect("programs"), &far_before[..], "the other archetype did not move");
     assert!(matches!(both.update_archetype(far, f32::NAN), Err(StateError::BadDt(_))));
@@ -205,29 +216,47 @@ fn update_archetype_steps_one_archetype_only() {
 fn bind_archetype_names_what_it_refuses() {
     let DemoCharacter { rig, clips, .. } = DemoCharacter::humanoid();
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph"));
-    let by_name = |path: &str| clips.iter().position(|c| Some(c.name()) == path.rsplit('.').next().map(str::to_lowercase).as_deref());
+    let by_name = |path: &str| {
+        clips.iter().position(|c| Some(c.name()) == path.rsplit('.').next().map(str::to_lowercase).as_deref())
+    };
 
     let bound = bind_archetype(Arc::clone(&graph), &rig, &clips, None, by_name).expect("binds");
     let lean = clips.iter().position(|c| c.name() == "lean").expect("a lean clip");
     assert_eq!(bound.clips.len(), clips.len() + 1, "one delta for the additive layer's one clip");
-    assert_eq!(bound.clips[clips.len()], clips[lean].to_additive(rig.rest_pose()), "the delta is over the rest pose by default");
+    assert_eq!(
+        bound.clips[clips.len()],
+        clips[lean].to_additive(rig.rest_pose()),
+        "the delta is over the rest pose by default"
+    );
 
     let short = &rig.rest_pose()[1..];
     let e = bind_archetype(Arc::clone(&graph), &rig, &clips, Some(short), by_name).expect_err("a short reference");
     assert!(matches!(e, BindError::ReferenceLength { got, joints } if got + 1 == joints), "{e}");
 
-    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, None, |path| if path == "Move.Run" { Some(clips.len()) } else { by_name(path) })
-        .expect_err("a clip past the table");
+    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, None, |path| {
+        if path == "Move.Run" { Some(clips.len()) } else { by_name(path) }
+    })
+    .expect_err("a clip past the table");
     assert!(matches!(&e, BindError::UnknownClip { path, .. } if path == "Move.Run"), "{e}");
 
-    let e = bind_archetype(Arc::clone(&graph), &rig, &clips, None, |path| if path == "Jump" { None } else { by_name(path) }).expect_err("an unbound leaf");
+    let e = bind_archetype(
+        Arc::clone(&graph),
+        &rig,
+        &clips,
+        None,
+        |path| if path == "Jump" { None } else { by_name(path) },
+    )
+    .expect_err("an unbound leaf");
     assert!(matches!(&e, BindError::State(StateError::UnboundLeaf { path }) if path == "Jump"), "{e}");
 
     let masked = LOCOMOTION_GRAPH.replace(r#""spine_01/*": 1.0"#, r#""tail/*": 1.0"#);
     let graph = Arc::new(CompiledGraph::from_json(&masked).expect("a graph masking a joint the rig lacks"));
     let e = bind_archetype(graph, &rig, &clips, None, by_name).expect_err("an unknown mask joint");
     assert!(matches!(&e, BindError::Layer(LayerSetupError { layer: 2, .. })), "{e}");
-    assert!(e.to_string().contains("Wave") && e.to_string().contains("tail"), "the message names the layer and the joint: {e}");
+    assert!(
+        e.to_string().contains("Wave") && e.to_string().contains("tail"),
+        "the message names the layer and the joint: {e}"
+    );
 }
 
 /// The embed example, built as this test was (`support::examples`).
@@ -240,7 +269,10 @@ fn embed(args: &[&str]) -> Output {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "embed {args:?} failed ({}):\n{stdout}\n{stderr}", output.status);
-    assert!(!stderr.contains("wgpu error") && !stderr.contains("Validation Error"), "embed {args:?} reported wgpu errors:\n{stderr}");
+    assert!(
+        !stderr.contains("wgpu error") && !stderr.contains("Validation Error"),
+        "embed {args:?} reported wgpu errors:\n{stderr}"
+    );
     output
 }
 
@@ -268,7 +300,8 @@ fn regions(mask: &[bool], width: usize, min_pixels: usize) -> usize {
         while let Some(i) = stack.pop() {
             size += 1;
             let (x, y) = (i % width, i / width);
-            let neighbours = [(x > 0).then(|| i - 1), (x + 1 < width).then(|| i + 1), (y > 0).then(|| i - width), Some(i + width)];
+            let neighbours =
+                [(x > 0).then(|| i - 1), (x + 1 < width).then(|| i + 1), (y > 0).then(|| i - width), Some(i + width)];
             for j in neighbours.into_iter().flatten() {
                 if j < mask.len() && mask[j] && !seen[j] {
                     seen[j] = true;
@@ -289,10 +322,14 @@ fn embed_example_draws_a_moving_crowd_headless() {
     let dir = TempDir::new("embed");
     let (early, late) = (dir.join("early.png"), dir.join("late.png"));
     let common = ["--characters", "24", "--size", "320x200"];
-    let stdout = embed(&[&common[..], &["--frames", "30", "--out", early.to_str().expect("utf-8 temp path")]].concat()).stdout;
+    let stdout =
+        embed(&[&common[..], &["--frames", "30", "--out", early.to_str().expect("utf-8 temp path")]].concat()).stdout;
     embed(&[&common[..], &["--frames", "75", "--out", late.to_str().expect("utf-8 temp path")]].concat());
     let stdout = String::from_utf8_lossy(&stdout);
-    assert!(stdout.contains("24 characters, 30 frames") && stdout.contains("base layer states:"), "summary missing:\n{stdout}");
+    assert!(
+        stdout.contains("24 characters, 30 frames") && stdout.contains("base layer states:"),
+        "summary missing:\n{stdout}"
+    );
 
     let load = |path: &Path| {
         let image = image::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8();
@@ -311,7 +348,12 @@ fn embed_example_draws_a_moving_crowd_headless() {
     // Three quarters of a second apart, walkers have moved and every body has changed pose.
     let (a, b) = (foreground(&early), foreground(&late));
     let either = a.iter().zip(&b).filter(|(a, b)| **a || **b).count();
-    let moved = early.pixels().zip(late.pixels()).zip(a.iter().zip(&b)).filter(|((p, q), (a, b))| (**a || **b) && pixels_differ(p, q)).count();
+    let moved = early
+        .pixels()
+        .zip(late.pixels())
+        .zip(a.iter().zip(&b))
+        .filter(|((p, q), (a, b))| (**a || **b) && pixels_differ(p, q))
+        .count();
     eprintln!("{moved} of {either} character pixels changed between frames 30 and 75");
     assert!(moved * 4 > either, "only {moved} of {either} character pixels changed between frames 30 and 75");
 }
@@ -332,8 +374,12 @@ fn embed_example_draws_the_same_crowd_in_windows() {
     let many = embed(&[&common[..], small].concat()).stdout;
     let (one, many) = (String::from_utf8_lossy(&one), String::from_utf8_lossy(&many));
     assert!(one.contains("1 compute chunks, 1 draw windows"), "one binding holds the whole crowd:\n{one}");
-    assert!(many.contains("2 draw windows") && !many.contains(" 1 compute chunks"), "512 KiB bindings split the crowd:\n{many}");
-    let (a, b) = (image::open(&whole).expect("whole.png").to_rgba8(), image::open(&windowed).expect("windowed.png").to_rgba8());
+    assert!(
+        many.contains("2 draw windows") && !many.contains(" 1 compute chunks"),
+        "512 KiB bindings split the crowd:\n{many}"
+    );
+    let (a, b) =
+        (image::open(&whole).expect("whole.png").to_rgba8(), image::open(&windowed).expect("windowed.png").to_rgba8());
     let share = foreground(&a).iter().filter(|&&m| m).count() as f64 / (320.0 * 200.0);
     assert!(share > 0.05, "600 characters cover {:.1} % of the picture", share * 100.0);
     assert!(a == b, "drawing in windows changed {} pixels", a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count());

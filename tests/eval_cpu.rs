@@ -6,8 +6,8 @@ use std::ops::Range;
 use glam::{Mat4, Quat, Vec3};
 use throng::eval::skinning::read_matrix;
 use throng::eval::{EvalCrowdJob, EvalError};
-use throng::program::{OutputLayout, ProgramError};
 use throng::program::ClipSample;
+use throng::program::{OutputLayout, ProgramError};
 use throng::{Clip, Rig, Transform};
 
 /// A three-joint arm: shoulder at y = 1.5, elbow 0.3 m along +X, wrist 0.25 m further.
@@ -89,21 +89,37 @@ fn validation_refuses_each_bad_job_and_writes_nothing() {
     let ok = [ClipSample::new(0, 0.5, 1.0)];
     let check = |samples: &[ClipSample], ranges: &[Range<u32>], extra: usize, clips: &[Clip]| {
         let mut out = vec![7.0; ranges.len() * 3 * 16 + extra];
-        let err = EvalCrowdJob { rig: &rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut out }
-            .run()
-            .unwrap_err();
+        let err = EvalCrowdJob {
+            rig: &rig,
+            clips,
+            samples,
+            sample_ranges: ranges,
+            layout: OutputLayout::Mat4,
+            output: &mut out,
+        }
+        .run()
+        .unwrap_err();
         assert!(out.iter().all(|&v| v == 7.0), "output touched on {err}");
         err
     };
     assert!(matches!(check(&ok, &[0..1], 1, &clips), EvalError::OutputSize { expected: 48, got: 49, .. }));
-    assert!(matches!(check(&ok, &[0..2], 0, &clips), EvalError::Program(ProgramError::SampleRange { character: 0, .. })));
-    assert!(matches!(check(&[ClipSample { clip: 3, ..ok[0] }], &[0..1], 0, &clips), EvalError::Program(ProgramError::UnknownClip { clip: 3, .. })));
+    assert!(matches!(
+        check(&ok, &[0..2], 0, &clips),
+        EvalError::Program(ProgramError::SampleRange { character: 0, .. })
+    ));
+    assert!(matches!(
+        check(&[ClipSample { clip: 3, ..ok[0] }], &[0..1], 0, &clips),
+        EvalError::Program(ProgramError::UnknownClip { clip: 3, .. })
+    ));
     for (time_s, weight) in [(f32::NAN, 1.0), (0.0, f32::INFINITY), (0.0, -1.0)] {
         let e = check(&[ClipSample::new(0, time_s, weight)], &[0..1], 0, &clips);
         assert!(matches!(e, EvalError::Program(ProgramError::BadSample { character: 0, sample: 0, .. })), "{e}");
     }
     let wrong_rig = Clip::from_poses("two", 2, vec![Transform::IDENTITY; 2], 0.0, true).unwrap();
-    assert!(matches!(check(&ok, &[0..1], 0, &[wrong_rig]), EvalError::Program(ProgramError::ClipRigMismatch { clip_joints: 2, rig_joints: 3, .. })));
+    assert!(matches!(
+        check(&ok, &[0..1], 0, &[wrong_rig]),
+        EvalError::Program(ProgramError::ClipRigMismatch { clip_joints: 2, rig_joints: 3, .. })
+    ));
 }
 
 #[test]

@@ -87,7 +87,17 @@ fn an_event_fires_once_on_the_update_that_crosses_its_time() {
     let (_, row) = crowd.row_of(hero).unwrap();
     let state = crowd.readback(hero, 0).unwrap().active_state as u32;
     assert_eq!(crowd.state_name(kind, state as usize), Some("A"));
-    let expect = |event, time_s| AnimationEvent { character: hero, row: row as u32, layer: 0, state, event, clip: 0, time_s, weight: 1.0, count: 1 };
+    let expect = |event, time_s| AnimationEvent {
+        character: hero,
+        row: row as u32,
+        layer: 0,
+        state,
+        event,
+        clip: 0,
+        time_s,
+        weight: 1.0,
+        count: 1,
+    };
     // 0.2 s → 0.3 s crosses 0.25; 0.7 s → 0.8 s crosses 0.75; nothing else in 0.9 s.
     assert_eq!(fired, vec![(2, expect(left, 0.25)), (7, expect(right, 0.75))]);
 }
@@ -115,7 +125,11 @@ fn counted(crowd: &Crowd, kind: ArchetypeId) -> Vec<(String, u32)> {
 fn a_step_spanning_several_loops_reports_each_event_once_with_its_count_in_order() {
     let (mut crowd, kind, _) = one(footsteps());
     crowd.update(2.6).unwrap();
-    assert_eq!(counted(&crowd, kind), [("left".to_owned(), 3), ("right".to_owned(), 2)], "0 → 2.6 s crosses 0.25 s three times, 0.75 s twice");
+    assert_eq!(
+        counted(&crowd, kind),
+        [("left".to_owned(), 3), ("right".to_owned(), 2)],
+        "0 → 2.6 s crosses 0.25 s three times, 0.75 s twice"
+    );
     crowd.update(0.2).unwrap();
     assert_eq!(names(&crowd, kind), ["right"], "2.6 s → 2.8 s crosses the third loop's 0.75 s");
 
@@ -252,7 +266,9 @@ fn one_second(crowd: &mut Crowd, kind: ArchetypeId) -> Vec<(String, f32)> {
     for _ in 0..10 {
         crowd.update(0.1).unwrap();
         let arch = crowd.archetype(kind).unwrap();
-        fired.extend(crowd.events(kind).unwrap().iter().map(|e| (arch.event_name(e.event).unwrap().to_owned(), e.weight)));
+        fired.extend(
+            crowd.events(kind).unwrap().iter().map(|e| (arch.event_name(e.event).unwrap().to_owned(), e.weight)),
+        );
     }
     fired
 }
@@ -296,12 +312,15 @@ struct Update {
 fn run_transition(switch: &str) -> Vec<Update> {
     // A: 0.2 s, an event every loop at 0.13 s; B: 0.2 s, an event at 0.07 s.
     let bind = |clip, duration_s| ClipBinding { clip, duration_s };
-    let arch = Archetype::from_bindings(graph(switch, 0.6), &[("A", bind(0, 0.2)), ("B", bind(1, 0.2)), ("C", bind(2, 1.0)), ("R", bind(3, 1.0))])
-        .unwrap()
-        .with_clip_events(0, &[ev("a", 0.13)])
-        .unwrap()
-        .with_clip_events(1, &[ev("b", 0.07)])
-        .unwrap();
+    let arch = Archetype::from_bindings(
+        graph(switch, 0.6),
+        &[("A", bind(0, 0.2)), ("B", bind(1, 0.2)), ("C", bind(2, 1.0)), ("R", bind(3, 1.0))],
+    )
+    .unwrap()
+    .with_clip_events(0, &[ev("a", 0.13)])
+    .unwrap()
+    .with_clip_events(1, &[ev("b", 0.07)])
+    .unwrap();
     let (mut crowd, kind, hero) = one(arch);
     for _ in 0..25 {
         crowd.update(0.02).unwrap();
@@ -312,7 +331,13 @@ fn run_transition(switch: &str) -> Vec<Update> {
     for _ in 0..60 {
         crowd.update(0.02).unwrap();
         let r = crowd.readback(hero, 0).unwrap();
-        let mut u = Update { transitioning: r.transitioning, active_weight: r.active_weight, previous_weight: r.previous_weight, a: Vec::new(), b: Vec::new() };
+        let mut u = Update {
+            transitioning: r.transitioning,
+            active_weight: r.active_weight,
+            previous_weight: r.previous_weight,
+            a: Vec::new(),
+            b: Vec::new(),
+        };
         for e in crowd.events(kind).unwrap() {
             if e.event == a { u.a.push(e.weight) } else { u.b.push(e.weight) }
         }
@@ -332,14 +357,18 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
     ];
     for mode in modes {
         let run = run_transition(mode);
-        let last_in_flight = run.iter().rposition(|u| u.transitioning).unwrap_or_else(|| panic!("{mode}: no transition"));
+        let last_in_flight =
+            run.iter().rposition(|u| u.transitioning).unwrap_or_else(|| panic!("{mode}: no transition"));
         // 0.6 s at 0.02 s per update: in flight after updates 0..29.
         assert!((28..=30).contains(&last_in_flight), "{mode}: in flight until update {last_in_flight}");
         let a_fires: Vec<(usize, f32)> =
             run.iter().enumerate().flat_map(|(i, u)| u.a.iter().map(move |w| (i, *w))).collect();
         // A loops every 0.2 s, so it crosses 0.13 s three times in the 0.6 s transition.
         assert_eq!(a_fires.len(), 3, "{mode}: A fired at {a_fires:?}");
-        assert!(a_fires.iter().all(|&(i, _)| i <= last_in_flight), "{mode}: A fired after the transition ended: {a_fires:?}");
+        assert!(
+            a_fires.iter().all(|&(i, _)| i <= last_in_flight),
+            "{mode}: A fired after the transition ended: {a_fires:?}"
+        );
         assert!(a_fires.windows(2).all(|w| w[1].1 < w[0].1), "{mode}: A's weight should fall as it fades: {a_fires:?}");
         for &(i, w) in &a_fires {
             let previous_weight = run[i].previous_weight;
@@ -369,17 +398,33 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
 #[test]
 fn events_are_the_same_at_any_thread_count() {
     const GRAPH: &str = include_str!("../benches/support/locomotion.json");
-    const CLIPS: &[(&str, f32)] =
-        &[("Idle", 2.0), ("Move.Idle", 2.0), ("Move.Walk", 1.1), ("Move.Run", 0.7), ("Jump", 1.2), ("Rest", 2.0), ("Wave", 1.5)];
+    const CLIPS: &[(&str, f32)] = &[
+        ("Idle", 2.0),
+        ("Move.Idle", 2.0),
+        ("Move.Walk", 1.1),
+        ("Move.Run", 0.7),
+        ("Jump", 1.2),
+        ("Rest", 2.0),
+        ("Wave", 1.5),
+    ];
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let graph = Arc::new(CompiledGraph::from_json(GRAPH).unwrap());
-            let bindings: Vec<(&str, ClipBinding)> =
-                CLIPS.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
-            let mut arch = Archetype::from_bindings(graph, &bindings).unwrap().with_event_weight_threshold(0.1).unwrap();
+            let bindings: Vec<(&str, ClipBinding)> = CLIPS
+                .iter()
+                .enumerate()
+                .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
+                .collect();
+            let mut arch =
+                Archetype::from_bindings(graph, &bindings).unwrap().with_event_weight_threshold(0.1).unwrap();
             for (i, &(_, d)) in CLIPS.iter().enumerate() {
-                arch = arch.with_clip_events(i as u32, &[ev("step", d * 0.3), ev("mark", d * 0.8), ev(&format!("clip{i}"), d * 0.55)]).unwrap();
+                arch = arch
+                    .with_clip_events(
+                        i as u32,
+                        &[ev("step", d * 0.3), ev("mark", d * 0.8), ev(&format!("clip{i}"), d * 0.55)],
+                    )
+                    .unwrap();
             }
             let mut crowd = Crowd::new();
             let kind = crowd.add_archetype(arch);
@@ -391,9 +436,16 @@ fn events_are_the_same_at_any_thread_count() {
             for f in 0..60 {
                 let speeds: Vec<f32> = (0..handles.len()).map(|i| ((i * 7 + f * 3) % 50) as f32 / 10.0 - 0.3).collect();
                 crowd.set_float(speed, &handles, &speeds).unwrap();
-                let jumpers: Vec<CharacterHandle> = handles.iter().copied().enumerate().filter(|(i, _)| (i + f) % 37 == 0).map(|(_, h)| h).collect();
+                let jumpers: Vec<CharacterHandle> =
+                    handles.iter().copied().enumerate().filter(|(i, _)| (i + f) % 37 == 0).map(|(_, h)| h).collect();
                 crowd.set_trigger(jump, &jumpers, false).unwrap();
-                let wavers: Vec<CharacterHandle> = handles.iter().copied().enumerate().filter(|(i, _)| (i * 5 + f) % 53 == 0).map(|(_, h)| h).collect();
+                let wavers: Vec<CharacterHandle> = handles
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|(i, _)| (i * 5 + f) % 53 == 0)
+                    .map(|(_, h)| h)
+                    .collect();
                 crowd.set_trigger(wave, &wavers, true).unwrap();
                 if f % 10 == 5 {
                     // Churn: rows move, handles must not.
@@ -404,11 +456,22 @@ fn events_are_the_same_at_any_thread_count() {
                 }
                 crowd.update(1.0 / 30.0).unwrap();
                 for e in crowd.events(kind).unwrap() {
-                    assert_eq!(crowd.row_of(e.character).unwrap(), (kind, e.row as usize), "an event's handle names its row");
+                    assert_eq!(
+                        crowd.row_of(e.character).unwrap(),
+                        (kind, e.row as usize),
+                        "an event's handle names its row"
+                    );
                 }
                 // Each run has its own crowd, whose tag its handles carry: compare all but the
                 // handle, which the row (checked above) stands for.
-                all.push(crowd.events(kind).unwrap().iter().map(|e| AnimationEvent { character: CharacterHandle::from_bits(0), ..*e }).collect::<Vec<_>>());
+                all.push(
+                    crowd
+                        .events(kind)
+                        .unwrap()
+                        .iter()
+                        .map(|e| AnimationEvent { character: CharacterHandle::from_bits(0), ..*e })
+                        .collect::<Vec<_>>(),
+                );
             }
             all
         })
@@ -418,7 +481,12 @@ fn events_are_the_same_at_any_thread_count() {
     for threads in [2, 4] {
         let other = run(threads);
         for (f, (a, b)) in one.iter().zip(&other).enumerate() {
-            assert!(a == b, "update {f}: {threads} threads reported other events than 1 thread ({} vs {})", b.len(), a.len());
+            assert!(
+                a == b,
+                "update {f}: {threads} threads reported other events than 1 thread ({} vs {})",
+                b.len(),
+                a.len()
+            );
         }
     }
 }
@@ -436,7 +504,8 @@ fn an_archetype_without_events_reports_none() {
 #[test]
 fn bad_events_are_refused_with_where_and_what() {
     let base = || archetype(graph(r#""cut""#, 0.0));
-    for (time_s, what) in [(f32::NAN, "not finite"), (f32::INFINITY, "not finite"), (-0.1, "outside"), (1.5, "outside")] {
+    for (time_s, what) in [(f32::NAN, "not finite"), (f32::INFINITY, "not finite"), (-0.1, "outside"), (1.5, "outside")]
+    {
         match base().with_clip_events(0, &[ev("ok", 0.5), ev("bad", time_s)]) {
             Err(StateError::BadEvent { clip: 0, index: 1, name, path, duration_s, what: why, .. }) => {
                 assert_eq!(name, "bad");
@@ -450,7 +519,10 @@ fn bad_events_are_refused_with_where_and_what() {
     assert!(matches!(base().with_clip_events(0, &[ev("", 0.5)]), Err(StateError::BadEvent { index: 0, .. })));
     assert_eq!(base().with_clip_events(7, &[ev("x", 0.5)]).unwrap_err(), StateError::UnboundEventClip { clip: 7 });
     for t in [f32::NAN, -0.01, 1.01] {
-        assert!(matches!(base().with_event_weight_threshold(t), Err(StateError::BadEventThreshold(_))), "threshold {t}");
+        assert!(
+            matches!(base().with_event_weight_threshold(t), Err(StateError::BadEventThreshold(_))),
+            "threshold {t}"
+        );
     }
 
     // A clip checks its own events against its duration.
@@ -468,19 +540,22 @@ fn bad_events_are_refused_with_where_and_what() {
     let clips = vec![clip.clone(), clip.clone(), clip.clone(), clip];
     let arch = base().with_events_from_clips(&clips).unwrap();
     assert_eq!(arch.event_names(), ["step"]);
-    let short = Archetype::from_bindings(graph(r#""cut""#, 0.0), &[
-        ("A", ClipBinding { clip: 0, duration_s: 0.3 }),
-        ("B", ClipBinding { clip: 1, duration_s: 1.0 }),
-        ("C", ClipBinding { clip: 2, duration_s: 1.0 }),
-        ("R", ClipBinding { clip: 3, duration_s: 1.0 }),
-    ])
+    let short = Archetype::from_bindings(
+        graph(r#""cut""#, 0.0),
+        &[
+            ("A", ClipBinding { clip: 0, duration_s: 0.3 }),
+            ("B", ClipBinding { clip: 1, duration_s: 1.0 }),
+            ("C", ClipBinding { clip: 2, duration_s: 1.0 }),
+            ("R", ClipBinding { clip: 3, duration_s: 1.0 }),
+        ],
+    )
     .unwrap();
     assert!(matches!(short.with_events_from_clips(&clips), Err(StateError::BadEvent { clip: 0, .. })));
 }
 
 #[test]
 fn trace_scripts_declare_events_where_they_bind_clips() {
-    use throng::trace::{run_script, TraceError};
+    use throng::trace::{TraceError, run_script};
     let script = |clip_events: &str| {
         format!(
             r#"{{
@@ -495,7 +570,10 @@ fn trace_scripts_declare_events_where_they_bind_clips() {
         }}"#
         )
     };
-    let lines = run_script(&script(r#"{ "Move.Walk": [{ "name": "step", "time": 0.25 }], "*": [{ "name": "run_step", "time": 0.75 }] }"#)).unwrap();
+    let lines = run_script(&script(
+        r#"{ "Move.Walk": [{ "name": "step", "time": 0.25 }], "*": [{ "name": "run_step", "time": 0.75 }] }"#,
+    ))
+    .unwrap();
     let fired: Vec<(usize, &str, f32)> =
         lines.iter().flat_map(|l| l.events.iter().map(move |(n, w, _)| (l.frame, n.as_str(), *w))).collect();
     // speed 1.5 weighs Walk 0.75 and Run 0.25; both one-second clips, synced.
@@ -514,7 +592,9 @@ fn trace_scripts_declare_events_where_they_bind_clips() {
         (r#"{ "Move": [{ "name": "late", "time": 1.5 }] }"#, "clipEvents.Move"),
     ] {
         match run_script(&script(events)) {
-            Err(TraceError::Script { path: got, .. } | TraceError::State { path: got, .. }) => assert_eq!(got, path, "{events}"),
+            Err(TraceError::Script { path: got, .. } | TraceError::State { path: got, .. }) => {
+                assert_eq!(got, path, "{events}")
+            }
             other => panic!("{events}: expected an error at {path}, got {other:?}"),
         }
     }
@@ -534,12 +614,18 @@ fn unsynced_blend_children_fire_at_their_own_rates_where_their_samples_cross() {
         )
         .unwrap(),
     );
-    let arch = Archetype::from_bindings(graph, &[("Move.Walk", ClipBinding { clip: 0, duration_s: 1.0 }), ("Move.Run", ClipBinding { clip: 1, duration_s: 0.5 })])
-        .unwrap()
-        .with_clip_events(0, &[ev("walk_step", 0.25)])
-        .unwrap()
-        .with_clip_events(1, &[ev("run_step", 0.1)])
-        .unwrap();
+    let arch = Archetype::from_bindings(
+        graph,
+        &[
+            ("Move.Walk", ClipBinding { clip: 0, duration_s: 1.0 }),
+            ("Move.Run", ClipBinding { clip: 1, duration_s: 0.5 }),
+        ],
+    )
+    .unwrap()
+    .with_clip_events(0, &[ev("walk_step", 0.25)])
+    .unwrap()
+    .with_clip_events(1, &[ev("run_step", 0.1)])
+    .unwrap();
     let (mut crowd, kind, _) = one(arch);
     let (mut walk, mut run) = (0, 0);
     for _ in 0..67 {

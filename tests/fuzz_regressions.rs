@@ -1,7 +1,7 @@
 //! One test per input a fuzzer (`fuzz/`) or the bad-input matrix found that crashed, hung or
 //! exhausted memory; each is now a typed error (or a clean load) and must stay so.
 
-use throng::trace::{run_script, TraceError, MAX_TRACE_FRAMES};
+use throng::trace::{MAX_TRACE_FRAMES, TraceError, run_script};
 
 const GRAPH: &str = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "A" }],
     "transitions": [{ "from": "START", "to": "A" }] }], "parameters": {} }"#;
@@ -17,7 +17,8 @@ fn trace_script_with_a_huge_frame_count_is_refused_before_allocating() {
         }
         other => panic!("expected a Script error at `frames`, got {other:?}"),
     }
-    let at_limit = format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "*": 1 }}, "dt": 0.1, "frames": {MAX_TRACE_FRAMES} }}"#);
+    let at_limit =
+        format!(r#"{{ "stateGraph": {GRAPH}, "clips": {{ "*": 1 }}, "dt": 0.1, "frames": {MAX_TRACE_FRAMES} }}"#);
     assert_eq!(run_script(&at_limit).unwrap().len() as u64, MAX_TRACE_FRAMES, "the limit itself is allowed");
 }
 
@@ -33,7 +34,7 @@ fn trace_script_with_too_many_steps_is_refused() {
 /// gltf-json's validation (`root.accessors[index]`); it is refused before validation now.
 #[test]
 fn gltf_position_accessor_past_the_accessors_is_a_typed_error() {
-    use throng::import::gltf::{load_gltf_from_slice, GltfError, GltfOptions};
+    use throng::import::gltf::{GltfError, GltfOptions, load_gltf_from_slice};
     let doc = br#"{ "asset": { "version": "2.0" }, "accessors": [],
         "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0 } }, { "attributes": { "POSITION": 31 } }] }] }"#;
     match load_gltf_from_slice(doc, None, &GltfOptions::default()) {
@@ -63,13 +64,16 @@ fn animated(target: &str) -> String {
 /// them: an unknown `path` ("rotaxion") and a `node` past the nodes both panicked.
 #[test]
 fn gltf_animation_targets_gltf_does_not_validate_are_typed_errors() {
-    use throng::import::gltf::{load_gltf_from_slice, GltfError, GltfOptions};
+    use throng::import::gltf::{GltfError, GltfOptions, load_gltf_from_slice};
     for (target, names) in [
         (r#"{ "node": 0, "path": "rotaxion" }"#, ["animation 0 channel 0", "target path"]),
         (r#"{ "node": 5, "path": "rotation" }"#, ["animation 0 channel 0", "node 5"]),
     ] {
         let doc = animated(target);
-        assert!(gltf::Gltf::from_slice(doc.as_bytes()).is_ok(), "gltf's own validation accepts {target}, so throng must check it");
+        assert!(
+            gltf::Gltf::from_slice(doc.as_bytes()).is_ok(),
+            "gltf's own validation accepts {target}, so throng must check it"
+        );
         match load_gltf_from_slice(doc.as_bytes(), None, &GltfOptions::default()) {
             Err(e @ GltfError::Parse { .. }) => {
                 let message = e.to_string();
@@ -79,5 +83,8 @@ fn gltf_animation_targets_gltf_does_not_validate_are_typed_errors() {
         }
     }
     let well_formed = animated(r#"{ "node": 0, "path": "rotation" }"#);
-    assert!(!matches!(load_gltf_from_slice(well_formed.as_bytes(), None, &GltfOptions::default()), Err(GltfError::Parse { .. })));
+    assert!(!matches!(
+        load_gltf_from_slice(well_formed.as_bytes(), None, &GltfOptions::default()),
+        Err(GltfError::Parse { .. })
+    ));
 }

@@ -2,7 +2,7 @@
 //! `fuzz/corpus/<target>/` goes through its loader, then a bounded property test feeds each
 //! loader random bytes and mutated corpus files. Loaders may refuse input but never panic.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -11,8 +11,8 @@ mod sandbox;
 
 use proptest::prelude::*;
 use throng::graph::CompiledGraph;
-use throng::import::bvh::{parse_bvh, BvhOptions, PositionChannels};
-use throng::import::gltf::{load_gltf_from_slice, GltfOptions};
+use throng::import::bvh::{BvhOptions, PositionChannels, parse_bvh};
+use throng::import::gltf::{GltfOptions, load_gltf_from_slice};
 use throng::trace::run_script;
 
 /// A fuzz target's name and the loader it drives, as the target in `fuzz/fuzz_targets/` does.
@@ -48,7 +48,11 @@ const TARGETS: [(&str, Loader); 6] = [
 /// asset folder with its extra root (`fuzz/sandbox.rs`).
 fn load_gltf_files(bytes: &[u8]) -> Result<throng::import::gltf::GltfAsset, throng::import::gltf::GltfError> {
     let (asset, extra) = sandbox::roots();
-    load_gltf_from_slice(bytes, Some(asset), &GltfOptions { extra_roots: vec![extra.clone()], ..GltfOptions::default() })
+    load_gltf_from_slice(
+        bytes,
+        Some(asset),
+        &GltfOptions { extra_roots: vec![extra.clone()], ..GltfOptions::default() },
+    )
 }
 
 /// Every file of a target's committed corpus, sorted by name; read once per test binary.
@@ -93,22 +97,29 @@ fn every_committed_corpus_file_is_loaded_or_refused_without_a_panic() {
 #[test]
 fn the_seed_files_of_each_corpus_load() {
     let seeds = |target: &str| -> Vec<CorpusFile> {
-        corpus(target).iter().filter(|(p, _)| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("seed_"))).cloned().collect()
+        corpus(target)
+            .iter()
+            .filter(|(p, _)| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("seed_")))
+            .cloned()
+            .collect()
     };
     for (path, bytes) in seeds("graph_json") {
-        CompiledGraph::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        CompiledGraph::from_json(std::str::from_utf8(&bytes).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("trace_script") {
         run_script(std::str::from_utf8(&bytes).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("gltf_import") {
-        load_gltf_from_slice(&bytes, None, &GltfOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        load_gltf_from_slice(&bytes, None, &GltfOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("gltf_files") {
         load_gltf_files(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("bvh_import") {
-        parse_bvh(std::str::from_utf8(&bytes).unwrap(), &BvhOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        parse_bvh(std::str::from_utf8(&bytes).unwrap(), &BvhOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     for (path, bytes) in seeds("graph_value") {
         throng::graph::fuzzing::load(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -118,16 +129,34 @@ fn the_seed_files_of_each_corpus_load() {
 /// One edit of a byte string.
 #[derive(Clone, Debug)]
 enum Edit {
-    Flip { at: usize, bit: u8 },
-    Set { at: usize, byte: u8 },
-    Delete { at: usize, len: usize },
-    Duplicate { at: usize, len: usize },
-    Truncate { at: usize },
+    Flip {
+        at: usize,
+        bit: u8,
+    },
+    Set {
+        at: usize,
+        byte: u8,
+    },
+    Delete {
+        at: usize,
+        len: usize,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    Truncate {
+        at: usize,
+    },
     /// Replaces a digit run with an extreme number, to reach limits and overflow paths.
-    Number { at: usize, which: usize },
+    Number {
+        at: usize,
+        which: usize,
+    },
 }
 
-const NUMBERS: [&str; 8] = ["0", "-1", "1e39", "-0", "4294967296", "18446744073709551616", "1e-45", "99999999999999999999"];
+const NUMBERS: [&str; 8] =
+    ["0", "-1", "1e39", "-0", "4294967296", "18446744073709551616", "1e-45", "99999999999999999999"];
 
 fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
     let n = bytes.len().max(1);
@@ -156,7 +185,8 @@ fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
         Edit::Truncate { at } => bytes.truncate(at % n),
         Edit::Number { at, which } => {
             let Some(start) = (at % n..bytes.len()).find(|&i| bytes[i].is_ascii_digit()) else { return };
-            let end = (start..bytes.len()).find(|&i| !bytes[i].is_ascii_digit() && bytes[i] != b'.').unwrap_or(bytes.len());
+            let end =
+                (start..bytes.len()).find(|&i| !bytes[i].is_ascii_digit() && bytes[i] != b'.').unwrap_or(bytes.len());
             bytes.splice(start..end, NUMBERS[which % NUMBERS.len()].bytes());
         }
     }
@@ -174,7 +204,13 @@ fn edit() -> impl Strategy<Value = Edit> {
 }
 
 /// Feeds `load` random bytes or a corpus file with a few edits; a panic fails the case.
-fn never_panics(target: &'static str, load: Loader, seed: usize, edits: &[Edit], random: &[u8]) -> Result<(), TestCaseError> {
+fn never_panics(
+    target: &'static str,
+    load: Loader,
+    seed: usize,
+    edits: &[Edit],
+    random: &[u8],
+) -> Result<(), TestCaseError> {
     let files = corpus(target);
     let mut bytes = if seed.is_multiple_of(4) { random.to_vec() } else { files[seed % files.len()].1.clone() };
     for e in edits {

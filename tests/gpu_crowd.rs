@@ -22,8 +22,8 @@ const DT: f32 = 1.0 / FPS;
 mod gpu_support;
 mod support;
 use gpu_support::gpu;
-use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
-use support::drive::{drive_demo, DemoInputs};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close_with};
+use support::drive::{DemoInputs, drive_demo};
 
 /// Every switch mode as the graph's `defaultSwitch`, in `SwitchMode` order.
 const MODES: [(&str, &str); 6] = [
@@ -49,7 +49,10 @@ fn locomotion(demo: &DemoCharacter, default_switch: &str, mesh: bool) -> DemoArc
     let graph = Arc::new(CompiledGraph::from_json(&json).expect("the demo graph variant loads"));
     let bound = demo.bind(graph).expect("the demo graph binds to the demo");
     assert_eq!(bound.layers[1].blend, LayerBlend::Additive, "lean is additive");
-    assert!(bound.layers[2].blend == LayerBlend::Override && bound.layers[2].mask.is_some(), "wave is a masked override");
+    assert!(
+        bound.layers[2].blend == LayerBlend::Override && bound.layers[2].mask.is_some(),
+        "wave is a masked override"
+    );
     assert_eq!(bound.layers[2].space, if mesh { LayerSpace::Mesh } else { LayerSpace::Local });
     bound
 }
@@ -77,7 +80,9 @@ fn script(id: usize, frame: usize) -> DemoInputs {
     };
     let jump = f == at(2.8) || f == at(4.3) + 6;
     let t = frame as f32 * DT;
-    let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
+    let swell = |period_s: f32, phase: f32| {
+        ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0)
+    };
     DemoInputs { target_speed_mps: target, jump, lean: swell(3.1, id as f32 / 7.0), wave: swell(4.3, id as f32 / 11.0) }
 }
 
@@ -126,7 +131,8 @@ impl Group {
 
     /// Uploads the group's frame and records its dispatches.
     fn gpu_frame(&mut self, crowd: &Crowd, encoder: &mut wgpu::CommandEncoder) {
-        let (samples, programs) = (crowd.samples(self.kind).expect("archetype"), crowd.programs(self.kind).expect("archetype"));
+        let (samples, programs) =
+            (crowd.samples(self.kind).expect("archetype"), crowd.programs(self.kind).expect("archetype"));
         if let Some(gpu) = &mut self.gpu {
             gpu.set_frame(samples, programs, DT).expect("the GPU takes what FrameJob takes");
             gpu.encode(encoder);
@@ -200,10 +206,21 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
             let kind = crowd.add_archetype(bound.archetype.clone());
             // Small chunks, so that a group spans several dispatches as a large crowd does.
             let options = GpuCrowdOptions { max_chunk_characters: Some(32), ..Default::default() };
-            let gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options).expect("the demo fits the device");
+            let gpu_crowd =
+                GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)
+                    .expect("the demo fits the device");
             let name = format!("{name}, wave in {} space", if mesh { "mesh" } else { "local" });
             let context = EvalContext::new(0, bound.layers.len(), joints);
-            groups.push(Group { name, kind, bound, gpu: Some(gpu_crowd), context, handles: Vec::new(), ids: Vec::new(), speeds: Vec::new() });
+            groups.push(Group {
+                name,
+                kind,
+                bound,
+                gpu: Some(gpu_crowd),
+                context,
+                handles: Vec::new(),
+                ids: Vec::new(),
+                speeds: Vec::new(),
+            });
         }
     }
     let num_groups = groups.len();
@@ -217,7 +234,8 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
         group.context.resize(group.handles.len());
     }
     let mut seen: Vec<Seen> = groups.iter().map(|_| Seen::default()).collect();
-    let mut previous: Vec<Vec<LayerProgram>> = groups.iter().map(|g| vec![LayerProgram::default(); g.handles.len() * 3]).collect();
+    let mut previous: Vec<Vec<LayerProgram>> =
+        groups.iter().map(|g| vec![LayerProgram::default(); g.handles.len() * 3]).collect();
     for frame in 0..frames {
         for group in &mut groups {
             group.drive(&mut crowd, frame);
@@ -258,21 +276,57 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
     for (k, seen) in seen.iter().enumerate() {
         let mode = k / 2;
         assert!(seen.switches[mode] > 0, "{}: switches {:?}", groups[k].name, seen.switches);
-        assert_eq!(seen.interruptions[mode] > 0, mode != SwitchMode::Cut as usize, "{}: interruptions {:?}", groups[k].name, seen.interruptions);
-        assert_eq!(seen.switches.iter().sum::<usize>(), seen.switches[mode], "{}: switches {:?}", groups[k].name, seen.switches);
+        assert_eq!(
+            seen.interruptions[mode] > 0,
+            mode != SwitchMode::Cut as usize,
+            "{}: interruptions {:?}",
+            groups[k].name,
+            seen.interruptions
+        );
+        assert_eq!(
+            seen.switches.iter().sum::<usize>(),
+            seen.switches[mode],
+            "{}: switches {:?}",
+            groups[k].name,
+            seen.switches
+        );
     }
     eprintln!("{num_characters} characters × {frames} frames compared in {:.1} s", started.elapsed().as_secs_f32());
 }
 
 impl Group {
     /// A group of `bound`'s characters with script ids `ids`, spawned in that order.
-    fn spawn_all(gpu: Option<&GpuContext>, demo: &DemoCharacter, crowd: &mut Crowd, name: &str, bound: DemoArchetype, ids: &[usize]) -> Self {
+    fn spawn_all(
+        gpu: Option<&GpuContext>,
+        demo: &DemoCharacter,
+        crowd: &mut Crowd,
+        name: &str,
+        bound: DemoArchetype,
+        ids: &[usize],
+    ) -> Self {
         let kind = crowd.add_archetype(bound.archetype.clone());
         let gpu_crowd = gpu.map(|gpu| {
-            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions::default()).expect("the demo fits the device")
+            GpuCrowd::with_layers(
+                &gpu.device,
+                &gpu.queue,
+                &demo.rig,
+                &bound.clips,
+                &bound.layers,
+                GpuCrowdOptions::default(),
+            )
+            .expect("the demo fits the device")
         });
         let context = EvalContext::new(0, bound.layers.len(), demo.rig.num_joints());
-        let mut group = Self { name: name.to_owned(), kind, bound, gpu: gpu_crowd, context, handles: Vec::new(), ids: Vec::new(), speeds: Vec::new() };
+        let mut group = Self {
+            name: name.to_owned(),
+            kind,
+            bound,
+            gpu: gpu_crowd,
+            context,
+            handles: Vec::new(),
+            ids: Vec::new(),
+            speeds: Vec::new(),
+        };
         for &id in ids {
             group.spawn(crowd, id);
         }
@@ -386,14 +440,17 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
                 reference.gpu_frame(&plain, &mut encoder);
                 churn.gpu_frame(&churned, &mut encoder);
                 gpu.queue.submit([encoder.finish()]);
-                let read = |group: &Group| group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
+                let read = |group: &Group| {
+                    group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd")
+                };
                 gpu_outputs = (read(&churn), read(&reference));
                 // Everyone, newcomers included, on the GPU as on the CPU.
                 assert_group_close(&churn, &churned, &cpu_churn, &gpu_outputs.0, demo.rig.num_joints(), frame);
                 outputs.push(("GPU", &gpu_outputs.0, &gpu_outputs.1));
             }
             for (row, &id) in churn.ids.iter().enumerate().filter(|(_, id)| **id < 100) {
-                let (here, there) = (row * per_character..(row + 1) * per_character, id * per_character..(id + 1) * per_character);
+                let (here, there) =
+                    (row * per_character..(row + 1) * per_character, id * per_character..(id + 1) * per_character);
                 for &(what, churned_out, plain_out) in &outputs {
                     let (got, expected) = (&churned_out[here.clone()], &plain_out[there.clone()]);
                     if let Some(k) = (0..per_character).find(|&k| got[k].to_bits() != expected[k].to_bits()) {
@@ -408,7 +465,10 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
             }
         }
     }
-    assert!(moved_stable > 0 && moved_transitioning > 0, "{moved_stable} moves of a kept character, {moved_transitioning} mid-transition");
+    assert!(
+        moved_stable > 0 && moved_transitioning > 0,
+        "{moved_stable} moves of a kept character, {moved_transitioning} mid-transition"
+    );
     assert!(same_count_frames > 0, "a frame removed as many as it added");
     assert!(moved_unseen > 0, "a removal moved a character added since the last frame");
 }
@@ -425,7 +485,8 @@ fn a_despawn_after_a_spawn_between_frames_moves_the_newcomer_on_the_gpu_too() {
     let demo = DemoCharacter::humanoid();
     let mut crowd = Crowd::new();
     let ids: Vec<usize> = (0..12).collect();
-    let mut group = Group::spawn_all(Some(&gpu), &demo, &mut crowd, "inertialize", locomotion(&demo, MODES[3].1, false), &ids);
+    let mut group =
+        Group::spawn_all(Some(&gpu), &demo, &mut crowd, "inertialize", locomotion(&demo, MODES[3].1, false), &ids);
     for frame in 0..90 {
         if frame == 50 {
             group.spawn(&mut crowd, 100);

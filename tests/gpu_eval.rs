@@ -10,16 +10,16 @@
 use std::ops::Range;
 
 use glam::{Mat4, Quat, Vec3};
+use throng::eval::EvalCrowdJob;
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
-use throng::eval::EvalCrowdJob;
 use throng::gpu::types::{
-    GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
-    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL,
+    BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
+    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL,
     SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
 };
-use throng::gpu::{shader_source, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage};
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
@@ -29,13 +29,19 @@ mod gpu_support;
 mod support;
 use gpu_support::{gpu, test_rig};
 use support::Rng;
-use support::compare::{assert_matrices_close_with, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close_with};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.
 fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping: bool, seed: u64) -> Clip {
     let mut rng = Rng(seed);
     let joints: Vec<(Vec3, f32, f32)> = (0..rig.num_joints())
-        .map(|_| (Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(), rng.range(0.5, 3.0), rng.range(0.0, 6.0)))
+        .map(|_| {
+            (
+                Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(),
+                rng.range(0.5, 3.0),
+                rng.range(0.0, 6.0),
+            )
+        })
         .collect();
     let mut poses = Vec::with_capacity(num_frames * rig.num_joints());
     for frame in 0..num_frames {
@@ -55,7 +61,14 @@ fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping:
 /// `clip` with every rotation negated: the same motion on the other hemisphere.
 fn negated(clip: &Clip) -> Clip {
     let poses = clip.poses().iter().map(|p| Transform { rotation: -p.rotation, ..*p }).collect();
-    Clip::from_poses(format!("{} (negated)", clip.name()), clip.num_joints(), poses, clip.duration_s(), clip.is_looping()).unwrap()
+    Clip::from_poses(
+        format!("{} (negated)", clip.name()),
+        clip.num_joints(),
+        poses,
+        clip.duration_s(),
+        clip.is_looping(),
+    )
+    .unwrap()
 }
 
 const WALK: u32 = 0;
@@ -133,7 +146,13 @@ fn describe(samples: &[ClipSample], range: &Range<u32>) -> String {
     format!("samples [{}]", list.join(", "))
 }
 
-fn cpu_frame(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[Range<u32>], layout: OutputLayout) -> Vec<f32> {
+fn cpu_frame(
+    rig: &Rig,
+    clips: &[Clip],
+    samples: &[ClipSample],
+    ranges: &[Range<u32>],
+    layout: OutputLayout,
+) -> Vec<f32> {
     let mut out = vec![0.0; ranges.len() * rig.num_joints() * layout.floats_per_joint()];
     EvalCrowdJob { rig, clips, samples, sample_ranges: ranges, layout, output: &mut out }.run().unwrap();
     out
@@ -171,7 +190,9 @@ fn sample_stage_matches_cpu() {
         sample_blend(&clips, &samples[range.start as usize..range.end as usize], rig.rest_pose(), out);
     }
     let flat = |poses: &[Transform]| poses.iter().flat_map(transform_floats).collect::<Vec<f32>>();
-    assert_matrices_close_with(&flat(&expected), &flat(&got), 10, rig.num_joints(), GPU_TOLERANCE, "sample", |c| describe(&samples, &ranges[c]));
+    assert_matrices_close_with(&flat(&expected), &flat(&got), 10, rig.num_joints(), GPU_TOLERANCE, "sample", |c| {
+        describe(&samples, &ranges[c])
+    });
 }
 
 #[test]
@@ -201,7 +222,15 @@ fn local_to_model_stage_matches_cpu() {
         local_to_model(rig.parents(), local, model);
     }
     let flat = |m: &[Mat4]| m.iter().flat_map(Mat4::to_cols_array).collect::<Vec<f32>>();
-    assert_matrices_close_with(&flat(&expected), &flat(&got), 16, rig.num_joints(), GPU_TOLERANCE, "local_to_model", |_| "(random local poses)".into());
+    assert_matrices_close_with(
+        &flat(&expected),
+        &flat(&got),
+        16,
+        rig.num_joints(),
+        GPU_TOLERANCE,
+        "local_to_model",
+        |_| "(random local poses)".into(),
+    );
 }
 
 #[test]
@@ -232,7 +261,15 @@ fn skinning_stage_matches_cpu_in_both_layouts() {
             skinning(model, rig.inverse_bind(), layout, out);
         }
         let what = format!("skinning {layout:?}");
-        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &what, |_| "(random model matrices)".into());
+        assert_matrices_close_with(
+            &expected,
+            &got,
+            layout.floats_per_joint(),
+            rig.num_joints(),
+            GPU_TOLERANCE,
+            &what,
+            |_| "(random model matrices)".into(),
+        );
     }
 }
 
@@ -247,9 +284,15 @@ fn fused_frame_matches_cpu_in_both_layouts() {
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
-        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("frame {layout:?}"), |c| {
-            describe(&samples, &ranges[c])
-        });
+        assert_matrices_close_with(
+            &expected,
+            &got,
+            layout.floats_per_joint(),
+            rig.num_joints(),
+            GPU_TOLERANCE,
+            &format!("frame {layout:?}"),
+            |c| describe(&samples, &ranges[c]),
+        );
     }
 }
 
@@ -258,7 +301,8 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
     let Some(gpu) = gpu() else { return };
     // Exact ends and frame boundaries: the looping walk at 1, 2 and -1 s (wrap to 0); the
     // clamped wave at its end and on frame 8 of 16; a static pose at any time.
-    let exact = [(WALK, 1.0), (WALK, 2.0), (WALK, -1.0), (WAVE, 0.6), (WAVE, 0.3), (WAVE, -0.0), (STATIC, 7.5), (RUN, 1.4)];
+    let exact =
+        [(WALK, 1.0), (WALK, 2.0), (WALK, -1.0), (WAVE, 0.6), (WAVE, 0.3), (WAVE, -0.0), (STATIC, 7.5), (RUN, 1.4)];
     // 100 and 256 joints need two and four joints per thread; 1 joint leaves 63 threads idle.
     for num_joints in [1, 100, 256] {
         let rig = test_rig(num_joints);
@@ -271,7 +315,15 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
-        assert_matrices_close_with(&expected, &got, 16, num_joints, GPU_TOLERANCE, &format!("{num_joints}-joint frame"), |c| describe(&samples, &ranges[c]));
+        assert_matrices_close_with(
+            &expected,
+            &got,
+            16,
+            num_joints,
+            GPU_TOLERANCE,
+            &format!("{num_joints}-joint frame"),
+            |c| describe(&samples, &ranges[c]),
+        );
     }
 }
 
@@ -290,7 +342,9 @@ fn stage_by_stage_path_equals_the_fused_frame() {
     }
     gpu.queue.submit([encoder.finish()]);
     let staged = crowd.read_output_blocking().unwrap();
-    assert_matrices_close_with(&fused, &staged, 16, rig.num_joints(), GPU_TOLERANCE, "staged vs fused", |c| describe(&samples, &ranges[c]));
+    assert_matrices_close_with(&fused, &staged, 16, rig.num_joints(), GPU_TOLERANCE, "staged vs fused", |c| {
+        describe(&samples, &ranges[c])
+    });
 }
 
 #[test]
@@ -303,7 +357,8 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
     let (samples, ranges) = test_programs(53, 41);
     for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
         let whole = GpuCrowdOptions { layout, ..Default::default() };
-        let chunked = GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true, ..Default::default() };
+        let chunked =
+            GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true, ..Default::default() };
         let mut one = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, whole).unwrap();
         let mut many = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, chunked).unwrap();
         let unchunked = gpu_frame(&gpu, &mut one, &samples, &ranges);
@@ -311,10 +366,19 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
         assert_eq!(one.num_chunks(), 1);
         assert_eq!(many.num_chunks(), 8, "53 characters in chunks of 7");
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
-        assert_matrices_close_with(&expected, &got, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("chunked {layout:?}"), |c| {
-            describe(&samples, &ranges[c])
-        });
-        assert!(unchunked.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "{layout:?}: chunked output differs from unchunked");
+        assert_matrices_close_with(
+            &expected,
+            &got,
+            layout.floats_per_joint(),
+            rig.num_joints(),
+            GPU_TOLERANCE,
+            &format!("chunked {layout:?}"),
+            |c| describe(&samples, &ranges[c]),
+        );
+        assert!(
+            unchunked.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{layout:?}: chunked output differs from unchunked"
+        );
 
         // The stage-by-stage path through the same chunk windows.
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
@@ -323,9 +387,15 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
         }
         gpu.queue.submit([encoder.finish()]);
         let staged = many.read_output_blocking().unwrap();
-        assert_matrices_close_with(&expected, &staged, layout.floats_per_joint(), rig.num_joints(), GPU_TOLERANCE, &format!("chunked staged {layout:?}"), |c| {
-            describe(&samples, &ranges[c])
-        });
+        assert_matrices_close_with(
+            &expected,
+            &staged,
+            layout.floats_per_joint(),
+            rig.num_joints(),
+            GPU_TOLERANCE,
+            &format!("chunked staged {layout:?}"),
+            |c| describe(&samples, &ranges[c]),
+        );
     }
 }
 
@@ -346,7 +416,10 @@ fn output_is_identical_across_runs_and_crowd_resizes() {
     let shifted: Vec<Range<u32>> = ranges.iter().map(|r| r.start + 256..r.end + 256).collect();
     let third = gpu_frame(&gpu, &mut crowd, &padded, &shifted);
     assert!(crowd.output() == Some(&bound), "the output buffer was replaced for the same character count");
-    assert!(first.iter().zip(&third).all(|(a, b)| a.to_bits() == b.to_bits()), "same programs at other sample indices differ");
+    assert!(
+        first.iter().zip(&third).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "same programs at other sample indices differ"
+    );
     // Growing the crowd rebuilds its buffers; the first 64 characters must not change.
     let (more_samples, more_ranges) = test_programs(100, 51);
     let grown = gpu_frame(&gpu, &mut crowd, &more_samples, &more_ranges);
@@ -373,8 +446,12 @@ fn refuses_bad_input_before_submitting() {
     let new = |clips: &[Clip], options| GpuCrowd::new(&gpu.device, &gpu.queue, &rig, clips, options);
 
     let other_rig = test_rig(3);
-    let e = new(&[clips[0].clone(), wave_clip(&other_rig, "small", 2, 1.0, true, 9)], GpuCrowdOptions::default()).unwrap_err();
-    assert!(matches!(e, GpuError::Program(ProgramError::ClipRigMismatch { clip: 1, clip_joints: 3, rig_joints: 8, .. })), "{e}");
+    let e = new(&[clips[0].clone(), wave_clip(&other_rig, "small", 2, 1.0, true, 9)], GpuCrowdOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e, GpuError::Program(ProgramError::ClipRigMismatch { clip: 1, clip_joints: 3, rig_joints: 8, .. })),
+        "{e}"
+    );
 
     let mut crowd = new(&clips, GpuCrowdOptions::default()).unwrap();
     let ok = ClipSample::new(WALK, 0.0, 1.0);
@@ -408,20 +485,36 @@ fn refuses_bad_input_before_submitting() {
 
 /// Finds a named type in a naga module.
 fn naga_type(module: &naga::Module, name: &str) -> naga::Handle<naga::Type> {
-    module.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).map(|(h, _)| h).unwrap_or_else(|| panic!("no struct {name} in types.wgsl"))
+    module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .map(|(h, _)| h)
+        .unwrap_or_else(|| panic!("no struct {name} in types.wgsl"))
 }
 
 /// Checks a WGSL struct's size and member offsets against the Rust struct's.
-fn check_struct(module: &naga::Module, layouter: &naga::proc::Layouter, name: &str, size: usize, offsets: &[(&str, usize)]) {
+fn check_struct(
+    module: &naga::Module,
+    layouter: &naga::proc::Layouter,
+    name: &str,
+    size: usize,
+    offsets: &[(&str, usize)],
+) {
     let handle = naga_type(module, name);
     assert_eq!(layouter[handle].size as usize, size, "{name}: size (WGSL vs Rust)");
     let naga::TypeInner::Struct { members, .. } = &module.types[handle].inner else { panic!("{name} is not a struct") };
-    let wgsl: Vec<(&str, usize)> = members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
+    let wgsl: Vec<(&str, usize)> =
+        members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
     assert_eq!(wgsl, offsets, "{name}: members and offsets (WGSL vs Rust)");
 }
 
 fn wgsl_u32_constant(module: &naga::Module, name: &str) -> u32 {
-    let (_, constant) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no const {name}"));
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no const {name}"));
     match module.global_expressions[constant.init] {
         naga::Expression::Literal(naga::Literal::U32(v)) => v,
         ref other => panic!("{name} is {other:?}, not a u32 literal"),
@@ -436,88 +529,139 @@ fn shared_structs_match_wgsl_layouts() {
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).unwrap();
 
-    check_struct(&module, &layouter, "Transform", size_of::<GpuTransform>(), &[
-        ("translation", offset_of!(GpuTransform, translation)),
-        ("pad0", offset_of!(GpuTransform, pad0)),
-        ("rotation", offset_of!(GpuTransform, rotation)),
-        ("scale", offset_of!(GpuTransform, scale)),
-        ("pad1", offset_of!(GpuTransform, pad1)),
-    ]);
-    check_struct(&module, &layouter, "RigJoint", size_of::<GpuRigJoint>(), &[
-        ("inverse_bind", offset_of!(GpuRigJoint, inverse_bind)),
-        ("rest", offset_of!(GpuRigJoint, rest)),
-        ("parent", offset_of!(GpuRigJoint, parent)),
-        ("depth", offset_of!(GpuRigJoint, depth)),
-        ("path_start", offset_of!(GpuRigJoint, path_start)),
-        ("pad1", offset_of!(GpuRigJoint, pad1)),
-    ]);
-    check_struct(&module, &layouter, "ClipHeader", size_of::<GpuClipHeader>(), &[
-        ("first_vec4", offset_of!(GpuClipHeader, first_vec4)),
-        ("num_frames", offset_of!(GpuClipHeader, num_frames)),
-        ("duration_s", offset_of!(GpuClipHeader, duration_s)),
-        ("looping", offset_of!(GpuClipHeader, looping)),
-        ("rotation_bits", offset_of!(GpuClipHeader, rotation_bits)),
-        ("translation_bits", offset_of!(GpuClipHeader, translation_bits)),
-        ("words_per_frame", offset_of!(GpuClipHeader, words_per_frame)),
-        ("pad0", offset_of!(GpuClipHeader, pad0)),
-    ]);
-    check_struct(&module, &layouter, "ClipSample", size_of::<ClipSample>(), &[
-        ("clip", offset_of!(ClipSample, clip)),
-        ("time_s", offset_of!(ClipSample, time_s)),
-        ("weight", offset_of!(ClipSample, weight)),
-        ("advance_s", offset_of!(ClipSample, advance_s)),
-    ]);
-    check_struct(&module, &layouter, "SampleRange", size_of::<GpuSampleRange>(), &[
-        ("start", offset_of!(GpuSampleRange, start)),
-        ("count", offset_of!(GpuSampleRange, count)),
-    ]);
-    check_struct(&module, &layouter, "ChunkParams", size_of::<GpuChunkParams>(), &[
-        ("first_character", offset_of!(GpuChunkParams, first_character)),
-        ("num_characters", offset_of!(GpuChunkParams, num_characters)),
-        ("num_joints", offset_of!(GpuChunkParams, num_joints)),
-        ("num_memory_layers", offset_of!(GpuChunkParams, num_memory_layers)),
-        ("output_layout", offset_of!(GpuChunkParams, output_layout)),
-        ("output_base", offset_of!(GpuChunkParams, output_base)),
-        ("local_base", offset_of!(GpuChunkParams, local_base)),
-        ("model_base", offset_of!(GpuChunkParams, model_base)),
-        ("memory_base", offset_of!(GpuChunkParams, memory_base)),
-        ("num_layers", offset_of!(GpuChunkParams, num_layers)),
-        ("dt_s", offset_of!(GpuChunkParams, dt_s)),
-        ("sample_base", offset_of!(GpuChunkParams, sample_base)),
-        ("due_list", offset_of!(GpuChunkParams, due_list)),
-        ("pad0", offset_of!(GpuChunkParams, pad)),
-        ("pad1", offset_of!(GpuChunkParams, pad) + 4),
-        ("pad2", offset_of!(GpuChunkParams, pad) + 8),
-    ]);
-    check_struct(&module, &layouter, "LayerProgram", size_of::<LayerProgram>(), &[
-        ("first_sample", offset_of!(LayerProgram, first_sample)),
-        ("num_target", offset_of!(LayerProgram, num_target)),
-        ("num_secondary", offset_of!(LayerProgram, num_secondary)),
-        ("transition", offset_of!(LayerProgram, transition)),
-        ("mode", offset_of!(LayerProgram, mode)),
-        ("flags", offset_of!(LayerProgram, flags)),
-        ("target_weight", offset_of!(LayerProgram, target_weight)),
-        ("progress", offset_of!(LayerProgram, progress)),
-        ("weight", offset_of!(LayerProgram, weight)),
-        ("decay_s", offset_of!(LayerProgram, decay_s)),
-    ]);
-    check_struct(&module, &layouter, "LayerSetup", size_of::<GpuLayerSetup>(), &[
-        ("layer", offset_of!(GpuLayerSetup, layer)),
-        ("blend", offset_of!(GpuLayerSetup, blend)),
-        ("space", offset_of!(GpuLayerSetup, space)),
-        ("mask_start", offset_of!(GpuLayerSetup, mask_start)),
-        ("memory", offset_of!(GpuLayerSetup, memory)),
-    ]);
-    check_struct(&module, &layouter, "LayerState", size_of::<GpuLayerState>(), &[
-        ("flags", offset_of!(GpuLayerState, flags)),
-        ("decay_s", offset_of!(GpuLayerState, decay_s)),
-        ("elapsed_s", offset_of!(GpuLayerState, elapsed_s)),
-        ("largest_offset", offset_of!(GpuLayerState, largest_offset)),
-        ("largest_velocity", offset_of!(GpuLayerState, largest_velocity)),
-        ("pad0", offset_of!(GpuLayerState, pad)),
-        ("pad1", offset_of!(GpuLayerState, pad) + 4),
-        ("pad2", offset_of!(GpuLayerState, pad) + 8),
-    ]);
+    check_struct(
+        &module,
+        &layouter,
+        "Transform",
+        size_of::<GpuTransform>(),
+        &[
+            ("translation", offset_of!(GpuTransform, translation)),
+            ("pad0", offset_of!(GpuTransform, pad0)),
+            ("rotation", offset_of!(GpuTransform, rotation)),
+            ("scale", offset_of!(GpuTransform, scale)),
+            ("pad1", offset_of!(GpuTransform, pad1)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "RigJoint",
+        size_of::<GpuRigJoint>(),
+        &[
+            ("inverse_bind", offset_of!(GpuRigJoint, inverse_bind)),
+            ("rest", offset_of!(GpuRigJoint, rest)),
+            ("parent", offset_of!(GpuRigJoint, parent)),
+            ("depth", offset_of!(GpuRigJoint, depth)),
+            ("path_start", offset_of!(GpuRigJoint, path_start)),
+            ("pad1", offset_of!(GpuRigJoint, pad1)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "ClipHeader",
+        size_of::<GpuClipHeader>(),
+        &[
+            ("first_vec4", offset_of!(GpuClipHeader, first_vec4)),
+            ("num_frames", offset_of!(GpuClipHeader, num_frames)),
+            ("duration_s", offset_of!(GpuClipHeader, duration_s)),
+            ("looping", offset_of!(GpuClipHeader, looping)),
+            ("rotation_bits", offset_of!(GpuClipHeader, rotation_bits)),
+            ("translation_bits", offset_of!(GpuClipHeader, translation_bits)),
+            ("words_per_frame", offset_of!(GpuClipHeader, words_per_frame)),
+            ("pad0", offset_of!(GpuClipHeader, pad0)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "ClipSample",
+        size_of::<ClipSample>(),
+        &[
+            ("clip", offset_of!(ClipSample, clip)),
+            ("time_s", offset_of!(ClipSample, time_s)),
+            ("weight", offset_of!(ClipSample, weight)),
+            ("advance_s", offset_of!(ClipSample, advance_s)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "SampleRange",
+        size_of::<GpuSampleRange>(),
+        &[("start", offset_of!(GpuSampleRange, start)), ("count", offset_of!(GpuSampleRange, count))],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "ChunkParams",
+        size_of::<GpuChunkParams>(),
+        &[
+            ("first_character", offset_of!(GpuChunkParams, first_character)),
+            ("num_characters", offset_of!(GpuChunkParams, num_characters)),
+            ("num_joints", offset_of!(GpuChunkParams, num_joints)),
+            ("num_memory_layers", offset_of!(GpuChunkParams, num_memory_layers)),
+            ("output_layout", offset_of!(GpuChunkParams, output_layout)),
+            ("output_base", offset_of!(GpuChunkParams, output_base)),
+            ("local_base", offset_of!(GpuChunkParams, local_base)),
+            ("model_base", offset_of!(GpuChunkParams, model_base)),
+            ("memory_base", offset_of!(GpuChunkParams, memory_base)),
+            ("num_layers", offset_of!(GpuChunkParams, num_layers)),
+            ("dt_s", offset_of!(GpuChunkParams, dt_s)),
+            ("sample_base", offset_of!(GpuChunkParams, sample_base)),
+            ("due_list", offset_of!(GpuChunkParams, due_list)),
+            ("pad0", offset_of!(GpuChunkParams, pad)),
+            ("pad1", offset_of!(GpuChunkParams, pad) + 4),
+            ("pad2", offset_of!(GpuChunkParams, pad) + 8),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "LayerProgram",
+        size_of::<LayerProgram>(),
+        &[
+            ("first_sample", offset_of!(LayerProgram, first_sample)),
+            ("num_target", offset_of!(LayerProgram, num_target)),
+            ("num_secondary", offset_of!(LayerProgram, num_secondary)),
+            ("transition", offset_of!(LayerProgram, transition)),
+            ("mode", offset_of!(LayerProgram, mode)),
+            ("flags", offset_of!(LayerProgram, flags)),
+            ("target_weight", offset_of!(LayerProgram, target_weight)),
+            ("progress", offset_of!(LayerProgram, progress)),
+            ("weight", offset_of!(LayerProgram, weight)),
+            ("decay_s", offset_of!(LayerProgram, decay_s)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "LayerSetup",
+        size_of::<GpuLayerSetup>(),
+        &[
+            ("layer", offset_of!(GpuLayerSetup, layer)),
+            ("blend", offset_of!(GpuLayerSetup, blend)),
+            ("space", offset_of!(GpuLayerSetup, space)),
+            ("mask_start", offset_of!(GpuLayerSetup, mask_start)),
+            ("memory", offset_of!(GpuLayerSetup, memory)),
+        ],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "LayerState",
+        size_of::<GpuLayerState>(),
+        &[
+            ("flags", offset_of!(GpuLayerState, flags)),
+            ("decay_s", offset_of!(GpuLayerState, decay_s)),
+            ("elapsed_s", offset_of!(GpuLayerState, elapsed_s)),
+            ("largest_offset", offset_of!(GpuLayerState, largest_offset)),
+            ("largest_velocity", offset_of!(GpuLayerState, largest_velocity)),
+            ("pad0", offset_of!(GpuLayerState, pad)),
+            ("pad1", offset_of!(GpuLayerState, pad) + 4),
+            ("pad2", offset_of!(GpuLayerState, pad) + 8),
+        ],
+    );
 
     assert_eq!(wgsl_u32_constant(&module, "WORKGROUP_SIZE"), WORKGROUP_SIZE);
     assert_eq!(wgsl_u32_constant(&module, "MAX_JOINTS") as usize, throng::MAX_JOINTS);
@@ -559,7 +703,8 @@ fn shared_structs_match_wgsl_layouts() {
     // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
     for kind in ShaderModuleKind::ALL {
         let source = shader_source(kind, 64, true);
-        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+        let module =
+            naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
         let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
         assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");
     }

@@ -8,14 +8,17 @@
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
 use glam::{Quat, Vec3};
+use throng::eval::EvalError;
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::inertialize::OffsetLanes;
-use throng::eval::layers::{apply_additive, override_local, override_mesh, MeshSpaceScratch};
+use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
-use throng::eval::transition::{transition, Inertia, LayerMemory};
-use throng::eval::EvalError;
+use throng::eval::transition::{Inertia, LayerMemory, transition};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, Stage};
-use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError, SwitchMode};
+use throng::program::{
+    ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
+    SwitchMode,
+};
 use throng::{Clip, Rig, Transform};
 
 const DT: f32 = 1.0 / 60.0;
@@ -25,7 +28,7 @@ mod gpu_support;
 mod support;
 use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig};
 use support::Rng;
-use support::compare::{assert_matrices_close_with, worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, worst_abs_diff};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -33,7 +36,13 @@ fn wave_clip(rig: &Rig, name: &str, duration_s: f32, amplitude: f32, seed: u64) 
     let mut rng = Rng(seed);
     let num_frames = 31;
     let joints: Vec<(Vec3, f32, f32)> = (0..rig.num_joints())
-        .map(|_| (Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(), rng.range(1.0, 2.0), rng.range(0.0, 6.0)))
+        .map(|_| {
+            (
+                Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize(),
+                rng.range(1.0, 2.0),
+                rng.range(0.0, 6.0),
+            )
+        })
         .collect();
     let mut poses = Vec::with_capacity(num_frames * rig.num_joints());
     for frame in 0..num_frames {
@@ -160,7 +169,15 @@ impl LayerScript {
         let blend = if self.duration_s > 0.0 { (elapsed / self.duration_s).min(1.0) } else { 1.0 };
         let flying = in_flight(self) || flags & LayerProgram::SWITCHED != 0;
         let first_sample = samples.len() as u32;
-        let mut program = LayerProgram { first_sample, target_weight: 1.0, progress: 1.0, weight, flags, transition: u32::MAX, ..Default::default() };
+        let mut program = LayerProgram {
+            first_sample,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight,
+            flags,
+            transition: u32::MAX,
+            ..Default::default()
+        };
         if self.root_motion {
             program.flags |= LayerProgram::ROOT_MOTION;
         }
@@ -176,12 +193,14 @@ impl LayerScript {
                 program.flags |= LayerProgram::SOURCE_SNAPSHOT;
                 program.target_weight = blend;
             } else if crossfade {
-                program.num_secondary = Self::push_state(samples, &self.states[self.source], self.source_time, 1.0 - blend);
+                program.num_secondary =
+                    Self::push_state(samples, &self.states[self.source], self.source_time, 1.0 - blend);
                 program.target_weight = blend;
             } else if self.mode.is_inertialization() {
                 program.decay_s = self.duration_s;
                 if flags & LayerProgram::SWITCHED != 0 {
-                    program.num_secondary = Self::push_state(samples, &self.states[self.active], self.active_time - dt_s, 1.0);
+                    program.num_secondary =
+                        Self::push_state(samples, &self.states[self.active], self.active_time - dt_s, 1.0);
                 }
             }
         }
@@ -193,7 +212,14 @@ impl LayerScript {
 
 /// Asserts two poses are equal within [`GPU_TOLERANCE`] (a rotation and its negation are the
 /// same); a NaN in any component fails.
-fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per_character: usize, per_layer: usize, frame: usize) {
+fn assert_poses_close(
+    what: &str,
+    expected: &[Transform],
+    got: &[Transform],
+    per_character: usize,
+    per_layer: usize,
+    frame: usize,
+) {
     assert_eq!(expected.len(), got.len(), "{what}: lengths");
     for (k, (e, g)) in expected.iter().zip(got).enumerate() {
         let q = if e.rotation.dot(g.rotation) < 0.0 { -g.rotation } else { g.rotation };
@@ -218,7 +244,14 @@ fn assert_poses_close(what: &str, expected: &[Transform], got: &[Transform], per
 /// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the frame
 /// and `describe(character)` on failure.
 #[track_caller]
-fn assert_frame_close(what: &str, expected: &[f32], got: &[f32], num_joints: usize, frame: usize, describe: impl Fn(usize) -> String) {
+fn assert_frame_close(
+    what: &str,
+    expected: &[f32],
+    got: &[f32],
+    num_joints: usize,
+    frame: usize,
+    describe: impl Fn(usize) -> String,
+) {
     let what = format!("{what}, frame {frame} (t = {:.4} s)", frame as f32 * DT);
     assert_matrices_close_with(expected, got, 16, num_joints, GPU_TOLERANCE, &what, describe);
 }
@@ -266,7 +299,11 @@ fn transition_stage_matches_cpu_in_every_mode() {
             let mode = MODES[c % MODES.len()];
             let first = if c % 7 == 0 { 0 } else { 4 + c % 3 };
             let states = vec![vec![(0, 0.6), (1, 0.4)], vec![(2, 1.0)], vec![(3, 0.5), (4, 0.5)]];
-            LayerScript::new(states, vec![(first, mode), (first + 2, mode), (20, MODES[(c + 1) % MODES.len()])], start_time(c))
+            LayerScript::new(
+                states,
+                vec![(first, mode), (first + 2, mode), (20, MODES[(c + 1) % MODES.len()])],
+                start_time(c),
+            )
         })
         .collect();
     let joints = rig.num_joints();
@@ -275,7 +312,8 @@ fn transition_stage_matches_cpu_in_every_mode() {
         // A paused frame: zero velocity at a capture, no decay.
         let dt_s = if frame == 15 { 0.0 } else { DT };
         let mut samples = Vec::new();
-        let programs: Vec<LayerProgram> = scripts.iter_mut().map(|s| s.program(frame, dt_s, 1.0, &mut samples)).collect();
+        let programs: Vec<LayerProgram> =
+            scripts.iter_mut().map(|s| s.program(frame, dt_s, 1.0, &mut samples)).collect();
         crowd.set_frame(&samples, &programs, dt_s).unwrap();
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         crowd.encode_stage(&mut encoder, Stage::Transition).unwrap();
@@ -286,7 +324,8 @@ fn transition_stage_matches_cpu_in_every_mode() {
         let mut second = vec![Transform::IDENTITY; joints];
         for ((program, m), pose) in programs.iter().zip(&mut memory).zip(expected.chunks_exact_mut(joints)) {
             let of = |r: std::ops::Range<u32>| &samples[r.start as usize..r.end as usize];
-            let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let crossfade =
+                program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let shown = if crossfade { program.sample_range() } else { program.target_range() };
             sample_blend(&clips, of(shown), rig.rest_pose(), pose);
             let step_back = !crossfade && program.num_secondary > 0;
@@ -317,9 +356,24 @@ fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
     // the overrides (1 in mesh space, 3 in local space).
     let layers = [
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask.clone()), ..LayerSetup::default() },
-        LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: Some(mask.clone()), ..LayerSetup::default() },
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: Some(mask.clone()), ..LayerSetup::default() },
+        LayerSetup {
+            blend: LayerBlend::Override,
+            space: LayerSpace::Mesh,
+            mask: Some(mask.clone()),
+            ..LayerSetup::default()
+        },
+        LayerSetup {
+            blend: LayerBlend::Additive,
+            space: LayerSpace::Local,
+            mask: Some(mask.clone()),
+            ..LayerSetup::default()
+        },
+        LayerSetup {
+            blend: LayerBlend::Override,
+            space: LayerSpace::Local,
+            mask: Some(mask.clone()),
+            ..LayerSetup::default()
+        },
     ];
     let num_characters = 12;
     let joints = rig.num_joints();
@@ -329,7 +383,11 @@ fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
     // Weights cycle through 0 (the layer is skipped), partial and full.
     let weights = [0.0, 0.35, 1.0, 0.8, 0.5];
     let programs: Vec<LayerProgram> = (0..num_characters * layers.len())
-        .map(|i| LayerProgram { target_weight: 1.0, weight: weights[(i * 7 / 3) % weights.len()], ..Default::default() })
+        .map(|i| LayerProgram {
+            target_weight: 1.0,
+            weight: weights[(i * 7 / 3) % weights.len()],
+            ..Default::default()
+        })
         .collect();
     crowd.set_frame(&[], &programs, DT).unwrap();
     let poses: Vec<Transform> = (0..num_characters * layers.len() * joints).map(|_| rng.transform()).collect();
@@ -366,7 +424,12 @@ fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
 fn sequence_layers(rig: &Rig) -> Vec<LayerSetup> {
     vec![
         LayerSetup::default(),
-        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(feathered_mask(rig)), ..LayerSetup::default() },
+        LayerSetup {
+            blend: LayerBlend::Override,
+            space: LayerSpace::Mesh,
+            mask: Some(feathered_mask(rig)),
+            ..LayerSetup::default()
+        },
         LayerSetup { blend: LayerBlend::Additive, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
     ]
 }
@@ -377,7 +440,11 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
     let f0 = start + 3 + (c * 7) % 20;
     // The base switches early (at frame 0 for every ninth character: before anything was
     // shown), then twice in a row, then later; layers 1 and 2 on their own schedules.
-    let base_switches = if c.is_multiple_of(9) { vec![(start, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2))] } else { vec![(f0, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2)), (f0 + 15, mode(3)), (f0 + 30, mode(4))] };
+    let base_switches = if c.is_multiple_of(9) {
+        vec![(start, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2))]
+    } else {
+        vec![(f0, mode(0)), (f0 + 12, mode(1)), (f0 + 13, mode(2)), (f0 + 15, mode(3)), (f0 + 30, mode(4))]
+    };
     let f1 = start + 5 + (c * 3) % 25;
     let f2 = start + 8 + (c * 5) % 30;
     let mut base = LayerScript::new(
@@ -386,8 +453,13 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
         start_time(c),
     );
     base.root_motion = c.is_multiple_of(6);
-    let upper = LayerScript::new(vec![vec![(3, 1.0)], vec![(4, 1.0)]], vec![(f1, mode(3)), (f1 + 9, mode(4)), (f1 + 10, mode(5))], 0.0);
-    let additive = LayerScript::new(vec![vec![(5, 1.0)], vec![(6, 0.7), (5, 0.3)]], vec![(f2, mode(5)), (f2 + 6, mode(2))], 0.3);
+    let upper = LayerScript::new(
+        vec![vec![(3, 1.0)], vec![(4, 1.0)]],
+        vec![(f1, mode(3)), (f1 + 9, mode(4)), (f1 + 10, mode(5))],
+        0.0,
+    );
+    let additive =
+        LayerScript::new(vec![vec![(5, 1.0)], vec![(6, 0.7), (5, 0.3)]], vec![(f2, mode(5)), (f2 + 6, mode(2))], 0.3);
     [base, upper, additive]
 }
 
@@ -422,7 +494,11 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
     // Small chunks: every chunk binds its own window of the output and of the characters'
     // memory, which is spread over buffers of two chunks each (kept across the growth below).
     let per_character = layers.len() as u64 * (32 + 128 * joints as u64);
-    let options = GpuCrowdOptions { max_chunk_characters: Some(7), max_memory_buffer_bytes: Some(14 * per_character), ..Default::default() };
+    let options = GpuCrowdOptions {
+        max_chunk_characters: Some(7),
+        max_memory_buffer_bytes: Some(14 * per_character),
+        ..Default::default()
+    };
     let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
     // 40 characters for 30 frames, then 50: the first 40 keep their memory.
     let mut scripts: Vec<[LayerScript; 3]> = (0..40).map(|c| character_scripts(c, 0)).collect();
@@ -487,7 +563,12 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         let layers = if num_joints > 4 {
             sequence_layers(&rig)
         } else {
-            let mesh = LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: None, ..LayerSetup::default() };
+            let mesh = LayerSetup {
+                blend: LayerBlend::Override,
+                space: LayerSpace::Mesh,
+                mask: None,
+                ..LayerSetup::default()
+            };
             vec![LayerSetup::default(), mesh, LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }]
         };
         let num_characters = 8;
@@ -534,7 +615,11 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
     let layers = sequence_layers(&rig);
     let whole = GpuCrowdOptions::default();
     let per_character = layers.len() as u64 * (32 + 128 * rig.num_joints() as u64);
-    let chunked = GpuCrowdOptions { max_chunk_characters: Some(3), max_memory_buffer_bytes: Some(6 * per_character), ..Default::default() };
+    let chunked = GpuCrowdOptions {
+        max_chunk_characters: Some(3),
+        max_memory_buffer_bytes: Some(6 * per_character),
+        ..Default::default()
+    };
     let mut one = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, whole).unwrap();
     let mut many = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, chunked).unwrap();
     let mut scripts: Vec<[LayerScript; 3]> = (0..17).map(|c| character_scripts(c, 0)).collect();
@@ -550,7 +635,10 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
         for crowd in [&mut one, &mut many] {
             outputs.push(layered_frame(&gpu, crowd, &samples, &programs, DT));
         }
-        assert!(outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {frame}: chunked output differs");
+        assert!(
+            outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "frame {frame}: chunked output differs"
+        );
         if frame == 0 {
             assert_eq!((one.num_chunks(), many.num_chunks()), (1, 6), "17 characters in chunks of 3");
             assert_eq!((one.num_memory_buffers(), many.num_memory_buffers()), (1, 3), "17 characters, 6 to a buffer");
@@ -595,19 +683,23 @@ fn refuses_what_frame_job_refuses() {
     assert!(matches!(plain.set_frame(&[], &[LayerProgram::default()], DT), Err(GpuError::NoLayers)));
 
     let small_mask = LayerSetup { mask: Some(Mask::full(3)), ..LayerSetup::default() };
-    let e = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[small_mask], GpuCrowdOptions::default()).unwrap_err();
+    let e = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[small_mask], GpuCrowdOptions::default())
+        .unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::Layers(_))), "{e}");
     let e = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[], GpuCrowdOptions::default()).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::Layers(_))), "{e}");
 
-    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let mut crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
     let samples = [ClipSample::new(0, 0.3, 1.0)];
     let good = LayerProgram { num_target: 1, target_weight: 1.0, weight: 1.0, ..Default::default() };
     let e = crowd.set_frame(&samples, &[good; 3], f32::NAN).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::BadDt(_))), "{e}");
     let e = crowd.set_frame(&samples, &[good; 4], DT).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::LayerProgramCount { programs: 4, layers: 3 })), "{e}");
-    let e = crowd.set_frame(&samples, &[good, good, good, good, LayerProgram { num_target: 2, ..good }, good], DT).unwrap_err();
+    let e = crowd
+        .set_frame(&samples, &[good, good, good, good, LayerProgram { num_target: 2, ..good }, good], DT)
+        .unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::SampleRange { character: 1, .. })), "{e}");
 
     // The same bad program is refused by both evaluators, naming the same character and layer.
@@ -720,7 +812,13 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
         .iter()
         .filter_map(|n| {
             let right_arm = ["clavicle_r", "upperarm_r", "lowerarm_r", "hand_r"].contains(&n.as_str());
-            let weight = if n.starts_with("spine") { 0.5 } else if n.starts_with("neck") || n == "head" || right_arm { 1.0 } else { return None };
+            let weight = if n.starts_with("spine") {
+                0.5
+            } else if n.starts_with("neck") || n == "head" || right_arm {
+                1.0
+            } else {
+                return None;
+            };
             Some(format!(r#""{n}": {weight}"#))
         })
         .collect();
@@ -751,7 +849,11 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
         .layers()
         .iter()
         .map(|l| {
-            let entries: Vec<MaskEntry> = l.mask.iter().map(|(joint, weight)| MaskEntry { joint: joint.clone(), weight: *weight, descendants: false }).collect();
+            let entries: Vec<MaskEntry> = l
+                .mask
+                .iter()
+                .map(|(joint, weight)| MaskEntry { joint: joint.clone(), weight: *weight, descendants: false })
+                .collect();
             LayerSetup {
                 blend: match l.blend {
                     throng::graph::LayerBlend::Additive => LayerBlend::Additive,
@@ -774,7 +876,8 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
     let mut crowd = Crowd::new();
     let kind = crowd.add_archetype(archetype);
     let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
-    let (target, wave, lean) = (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
+    let (target, wave, lean) =
+        (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
     let options = GpuCrowdOptions { max_chunk_characters: Some(16), ..Default::default() };
     let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options).unwrap();
     let mut context = EvalContext::new(num_characters, layers.len(), rig.num_joints());
@@ -785,7 +888,9 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
     for frame in 0..90 {
         // Each character picks a new base state every 9 to 16 frames, sometimes two frames
         // apart (interruptions), and toggles the other layers on schedules of its own.
-        let targets: Vec<i32> = (0..num_characters).map(|c| (((frame + c * 5) / (9 + c % 8)) + c + usize::from((frame + c) % 23 == 0)) as i32 % 6).collect();
+        let targets: Vec<i32> = (0..num_characters)
+            .map(|c| (((frame + c * 5) / (9 + c % 8)) + c + usize::from((frame + c) % 23 == 0)) as i32 % 6)
+            .collect();
         crowd.set_int(target, &handles, &targets).unwrap();
         let waves: Vec<bool> = (0..num_characters).map(|c| (frame + 3 * c) % 40 < 22).collect();
         crowd.set_bool(wave, &handles, &waves).unwrap();
@@ -825,8 +930,14 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });
     }
-    assert_eq!(switched_modes, [true; 6], "every switch mode was taken (cut, frozen, crossfade, three inertializations)");
-    assert!(interrupted_crossfades > 0 && root_motion > 0, "{interrupted_crossfades} interrupted crossfades, {root_motion} root-motion programs");
+    assert_eq!(
+        switched_modes, [true; 6],
+        "every switch mode was taken (cut, frozen, crossfade, three inertializations)"
+    );
+    assert!(
+        interrupted_crossfades > 0 && root_motion > 0,
+        "{interrupted_crossfades} interrupted crossfades, {root_motion} root-motion programs"
+    );
 }
 
 /// The layered frame on a device with the limits of macOS (Metal) and DX12 — 256-byte uniform
@@ -844,13 +955,22 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
     }) else {
         return;
     };
-    assert_eq!((device.limits().min_storage_buffer_offset_alignment, device.limits().min_uniform_buffer_offset_alignment), (256, 256));
+    assert_eq!(
+        (device.limits().min_storage_buffer_offset_alignment, device.limits().min_uniform_buffer_offset_alignment),
+        (256, 256)
+    );
     let rig = test_rig(13);
     let clips = test_clips(&rig);
     let layers = sequence_layers(&rig);
-    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let mut own =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
     let per_character = layers.len() as u64 * (32 + 128 * rig.num_joints() as u64);
-    let options = GpuCrowdOptions { max_chunk_characters: Some(3), max_memory_buffer_bytes: Some(7 * per_character), max_output_buffer_bytes: Some(7 * 13 * 64), ..Default::default() };
+    let options = GpuCrowdOptions {
+        max_chunk_characters: Some(3),
+        max_memory_buffer_bytes: Some(7 * per_character),
+        max_output_buffer_bytes: Some(7 * 13 * 64),
+        ..Default::default()
+    };
     let mut restricted = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, options).unwrap();
     let mut scripts: Vec<[LayerScript; 3]> = (0..23).map(|c| character_scripts(c, 0)).collect();
     for frame in 0..40 {
@@ -870,7 +990,13 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
         assert_eq!(expected.len(), got.len(), "frame {frame}");
         if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
             let floats = 16 * rig.num_joints();
-            panic!("frame {frame}: character {}, joint {} differs under 256-byte alignment: {} vs {}", k / floats, k % floats / 16, expected[k], got[k]);
+            panic!(
+                "frame {frame}: character {}, joint {} differs under 256-byte alignment: {} vs {}",
+                k / floats,
+                k % floats / 16,
+                expected[k],
+                got[k]
+            );
         }
     }
 }

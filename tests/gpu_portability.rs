@@ -6,7 +6,7 @@
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
 use glam::{Quat, Vec3};
-use throng::gpu::{shader_source, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, shader_source};
 use throng::program::{ClipSample, LayerProgram, LayerSetup};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
@@ -18,7 +18,13 @@ use gpu_support::{encode_and_read, frame, gpu, gpu_with_limits, layered_frame, t
 
 /// Where `block` (of a function whose expressions `info` types) stores one component of a
 /// vector that lives in storage or workgroup memory, shared between invocations.
-fn component_stores(module: &naga::Module, info: &naga::valid::FunctionInfo, function: &naga::Function, block: &naga::Block, found: &mut Vec<String>) {
+fn component_stores(
+    module: &naga::Module,
+    info: &naga::valid::FunctionInfo,
+    function: &naga::Function,
+    block: &naga::Block,
+    found: &mut Vec<String>,
+) {
     use naga::{AddressSpace, Expression, Statement, TypeInner};
     for statement in block.iter() {
         match statement {
@@ -27,16 +33,25 @@ fn component_stores(module: &naga::Module, info: &naga::valid::FunctionInfo, fun
                 component_stores(module, info, function, accept, found);
                 component_stores(module, info, function, reject, found);
             }
-            Statement::Switch { cases, .. } => cases.iter().for_each(|case| component_stores(module, info, function, &case.body, found)),
+            Statement::Switch { cases, .. } => {
+                cases.iter().for_each(|case| component_stores(module, info, function, &case.body, found))
+            }
             Statement::Loop { body, continuing, .. } => {
                 component_stores(module, info, function, body, found);
                 component_stores(module, info, function, continuing, found);
             }
             Statement::Store { pointer, .. } => {
-                let (Expression::Access { base, .. } | Expression::AccessIndex { base, .. }) = function.expressions[*pointer] else { continue };
-                let shared = |space: AddressSpace| matches!(space, AddressSpace::Storage { .. } | AddressSpace::WorkGroup);
+                let (Expression::Access { base, .. } | Expression::AccessIndex { base, .. }) =
+                    function.expressions[*pointer]
+                else {
+                    continue;
+                };
+                let shared =
+                    |space: AddressSpace| matches!(space, AddressSpace::Storage { .. } | AddressSpace::WorkGroup);
                 let vector_in_shared_memory = match *info[base].ty.inner_with(&module.types) {
-                    TypeInner::Pointer { base, space } => shared(space) && matches!(module.types[base].inner, TypeInner::Vector { .. }),
+                    TypeInner::Pointer { base, space } => {
+                        shared(space) && matches!(module.types[base].inner, TypeInner::Vector { .. })
+                    }
                     TypeInner::ValuePointer { size: Some(_), space, .. } => shared(space),
                     _ => false,
                 };
@@ -66,7 +81,8 @@ fn no_shader_stores_one_component_of_a_vector_in_shared_memory() {
     let mut found = Vec::new();
     for kind in ShaderModuleKind::ALL {
         let source = shader_source(kind, 64, true);
-        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+        let module =
+            naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
@@ -79,7 +95,10 @@ fn no_shader_stores_one_component_of_a_vector_in_shared_memory() {
     }
     found.sort();
     found.dedup();
-    assert!(found.is_empty(), "functions storing one component of a shared vector (a whole-vector read-modify-write on Metal): {found:?}");
+    assert!(
+        found.is_empty(),
+        "functions storing one component of a shared vector (a whole-vector read-modify-write on Metal): {found:?}"
+    );
 }
 
 /// Two looping clips whose joints swing about their rest pose, in opposite directions.
@@ -91,7 +110,10 @@ fn swing_clips(rig: &Rig) -> Vec<Clip> {
             let poses = (0..9)
                 .flat_map(|f| {
                     let angle = amplitude * (f as f32 * 0.7).sin();
-                    rig.rest_pose().iter().map(move |rest| Transform { rotation: rest.rotation * Quat::from_axis_angle(Vec3::X, angle), ..*rest })
+                    rig.rest_pose().iter().map(move |rest| Transform {
+                        rotation: rest.rotation * Quat::from_axis_angle(Vec3::X, angle),
+                        ..*rest
+                    })
                 })
                 .collect();
             Clip::from_poses(format!("swing {k}"), rig.num_joints(), poses, 0.8, true).unwrap()
@@ -120,7 +142,9 @@ fn a_crowd_runs_on_a_device_with_webgpu_default_limits() {
     let Some((device, queue)) = gpu_with_limits(webgpu_defaults) else { return };
     let rig = test_rig(24);
     let clips = swing_clips(&rig);
-    let samples: Vec<ClipSample> = (0..10).flat_map(|c| [ClipSample::new(0, 0.1 * c as f32, 0.7), ClipSample::new(1, 0.05 * c as f32, 0.3)]).collect();
+    let samples: Vec<ClipSample> = (0..10)
+        .flat_map(|c| [ClipSample::new(0, 0.1 * c as f32, 0.7), ClipSample::new(1, 0.05 * c as f32, 0.3)])
+        .collect();
     let ranges: Vec<_> = (0..10u32).map(|c| 2 * c..2 * c + 2).collect();
     let mut own = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
     let expected = frame(&gpu, &mut own, &samples, &ranges);
@@ -130,7 +154,10 @@ fn a_crowd_runs_on_a_device_with_webgpu_default_limits() {
     };
     crowd.set_samples(&samples, &ranges).unwrap();
     let got = encode_and_read(&device, &queue, &crowd);
-    assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
+    assert!(
+        expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(),
+        "output differs on default limits"
+    );
 }
 
 /// The layered production frame (`set_frame`, `frame_layers_main`) binds 8 storage buffers
@@ -147,14 +174,23 @@ fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
     let layers = [LayerSetup::default()];
     let samples: Vec<ClipSample> = (0..10).map(|c| ClipSample::new(c % 2, 0.1 * c as f32, 1.0)).collect();
     let programs: Vec<LayerProgram> = (0..10u32)
-        .map(|c| LayerProgram { first_sample: c, num_target: 1, target_weight: 1.0, progress: 1.0, weight: 1.0, transition: u32::MAX, ..Default::default() })
+        .map(|c| LayerProgram {
+            first_sample: c,
+            num_target: 1,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
+            transition: u32::MAX,
+            ..Default::default()
+        })
         .collect();
     let stage_path = GpuCrowdOptions { stage_buffers: true, ..GpuCrowdOptions::default() };
     match GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, stage_path) {
         Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 }) => {}
         other => panic!("the layered stage path on WebGPU's default limits: {:?}", other.map(|_| "a crowd")),
     }
-    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
+    let mut own =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
     let expected = layered_frame(&gpu, &mut own, &samples, &programs, 1.0 / 60.0);
     let mut crowd = match GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, GpuCrowdOptions::default()) {
         Ok(crowd) => crowd,
@@ -162,7 +198,10 @@ fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
     };
     crowd.set_frame(&samples, &programs, 1.0 / 60.0).unwrap();
     let got = encode_and_read(&device, &queue, &crowd);
-    assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(), "output differs on default limits");
+    assert!(
+        expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()) && expected.len() == got.len(),
+        "output differs on default limits"
+    );
 }
 
 /// Vulkan and DX12 drivers report a storage binding limit of 2³¹ − 1 bytes, not a multiple of 4,
@@ -172,11 +211,15 @@ fn a_layered_crowd_runs_on_a_device_with_webgpu_default_limits() {
 #[test]
 fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples() {
     let Some(gpu) = gpu() else { return };
-    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_storage_buffer_binding_size = (1 << 20) + 3) else { return };
+    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_storage_buffer_binding_size = (1 << 20) + 3) else {
+        return;
+    };
     let rig = test_rig(2);
     let clips = swing_clips(&rig);
     let characters = 41_000u32;
-    let samples: Vec<ClipSample> = (0..characters).flat_map(|c| [ClipSample::new(0, 0.001 * c as f32, 0.6), ClipSample::new(1, 0.002 * c as f32, 0.4)]).collect();
+    let samples: Vec<ClipSample> = (0..characters)
+        .flat_map(|c| [ClipSample::new(0, 0.001 * c as f32, 0.6), ClipSample::new(1, 0.002 * c as f32, 0.4)])
+        .collect();
     assert!(samples.len() * size_of::<ClipSample>() > (1 << 20) + 3, "the samples outgrow one binding");
     let ranges: Vec<_> = (0..characters).map(|c| 2 * c..2 * c + 2).collect();
     let options = GpuCrowdOptions { max_chunk_characters: Some(4096), ..GpuCrowdOptions::default() };
@@ -185,5 +228,8 @@ fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples()
     let mut crowd = GpuCrowd::new(&device, &queue, &rig, &clips, options).unwrap();
     crowd.set_samples(&samples, &ranges).unwrap();
     let got = encode_and_read(&device, &queue, &crowd);
-    assert!(expected.len() == got.len() && expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "output differs under the odd binding limit");
+    assert!(
+        expected.len() == got.len() && expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "output differs under the odd binding limit"
+    );
 }

@@ -51,7 +51,9 @@ fn driver_report() -> Option<&'static DriverReport> {
             panic!("THRONG_REQUIRE_GPU=1 but no driver statistics: {e}")
         }
         Err(e) => {
-            eprintln!("skipping driver statistics: {e}; install mesa-vulkan-drivers, or set THRONG_REQUIRE_GPU=1 to fail instead");
+            eprintln!(
+                "skipping driver statistics: {e}; install mesa-vulkan-drivers, or set THRONG_REQUIRE_GPU=1 to fail instead"
+            );
             None
         }
     }
@@ -131,10 +133,21 @@ fn check_budget(frame: &str, wave: u32, work: &Work, instructions: f64, bytes: f
         work.walk_products,
         work.level_products
     );
-    assert!(work.wave_instructions <= instructions, "{frame}, wave {wave}: {:.0} modelled wave-instructions per character, over the budget of {instructions}", work.wave_instructions);
-    assert!(work.bytes() <= bytes, "{frame}, wave {wave}: {:.0} bytes per character, over the budget of {bytes}", work.bytes());
+    assert!(
+        work.wave_instructions <= instructions,
+        "{frame}, wave {wave}: {:.0} modelled wave-instructions per character, over the budget of {instructions}",
+        work.wave_instructions
+    );
+    assert!(
+        work.bytes() <= bytes,
+        "{frame}, wave {wave}: {:.0} bytes per character, over the budget of {bytes}",
+        work.bytes()
+    );
     // A model that counted nothing would pass any budget.
-    assert!(work.wave_instructions > instructions / 2.0 && work.bytes() > bytes / 2.0, "{frame}, wave {wave}: {work:?}");
+    assert!(
+        work.wave_instructions > instructions / 2.0 && work.bytes() > bytes / 2.0,
+        "{frame}, wave {wave}: {work:?}"
+    );
 }
 
 #[test]
@@ -142,7 +155,9 @@ fn layered_frame_stays_within_budget() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     for (wave, instructions, bytes) in LAYERED_BUDGETS {
         let (model, scenario) = humanoid_64_model(wave);
-        let work = model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21()).expect("the bench frame is valid");
+        let work = model
+            .layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())
+            .expect("the bench frame is valid");
         check_budget("layered", wave, &work, instructions, bytes);
     }
 }
@@ -152,7 +167,9 @@ fn two_clip_frame_stays_within_budget() {
     let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
     for (wave, instructions, bytes) in TWO_CLIP_BUDGETS {
         let (model, _) = humanoid_64_model(wave);
-        let work = model.two_clip_frame(&samples, &ranges, &KernelCosts::frame_radv_navi21()).expect("the bench frame is valid");
+        let work = model
+            .two_clip_frame(&samples, &ranges, &KernelCosts::frame_radv_navi21())
+            .expect("the bench frame is valid");
         check_budget("two-clip", wave, &work, instructions, bytes);
     }
 }

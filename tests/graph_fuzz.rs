@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use throng::graph::CompiledGraph;
 use throng::state::{Archetype, ClipBinding, Crowd};
 
@@ -93,7 +93,8 @@ fn random_edits_of_a_valid_graph_load_or_are_refused_never_panic() {
             Ok(graph) => {
                 loaded += 1;
                 let graph = Arc::new(graph);
-                let arch = Archetype::new(Arc::clone(&graph), |_| Some(ClipBinding { clip: 0, duration_s: 0.8 })).unwrap();
+                let arch =
+                    Archetype::new(Arc::clone(&graph), |_| Some(ClipBinding { clip: 0, duration_s: 0.8 })).unwrap();
                 let mut crowd = Crowd::new();
                 let kind = crowd.add_archetype(arch);
                 let handles: Vec<_> = (0..4).map(|_| crowd.spawn(kind).unwrap()).collect();

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 use throng::graph::format::GraphDesc;
 use throng::graph::fuzzing::drop_value;
-use throng::graph::{CompiledGraph, GraphError, GraphProblem, ProblemKind, MAX_JSON_DEPTH};
+use throng::graph::{CompiledGraph, GraphError, GraphProblem, MAX_JSON_DEPTH, ProblemKind};
 
 mod support;
 use support::graph_problems;
@@ -17,15 +17,23 @@ const HUGE: usize = 100_000;
 /// elements alike, so a check that ran per element first would report duplicates or unknown
 /// names (and take quadratic time over a blend tree's children) before the count.
 fn only_too_many(problems: &[GraphProblem], what: &str, count: usize) {
-    assert!(problems.iter().all(|p| matches!(p.kind, ProblemKind::TooMany { .. })), "{:?}", &problems[..problems.len().min(4)]);
     assert!(
-        problems.iter().any(|p| matches!(p.kind, ProblemKind::TooMany { what: w, count: c, .. } if w == what && c == count)),
+        problems.iter().all(|p| matches!(p.kind, ProblemKind::TooMany { .. })),
+        "{:?}",
+        &problems[..problems.len().min(4)]
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::TooMany { what: w, count: c, .. } if w == what && c == count)),
         "no {what} count of {count} in {problems:?}"
     );
 }
 
 fn layer(states: &str, transitions: &str, parameters: &str) -> String {
-    format!(r#"{{ "layers": [{{ "name": "Base", "states": [{states}], "transitions": [{transitions}] }}], "parameters": {{ {parameters} }} }}"#)
+    format!(
+        r#"{{ "layers": [{{ "name": "Base", "states": [{states}], "transitions": [{transitions}] }}], "parameters": {{ {parameters} }} }}"#
+    )
 }
 
 fn repeat(item: &str, n: usize) -> String {
@@ -36,7 +44,9 @@ fn repeat(item: &str, n: usize) -> String {
 fn a_blend_tree_of_100k_children_is_refused_by_its_count() {
     let children = repeat(r#"{ "name": "Walk", "point": 0 }"#, HUGE);
     let text = layer(
-        &format!(r#"{{ "name": "START" }}, {{ "name": "Move", "blendTree": {{ "type": "1D", "parameter": "speed", "children": [{children}] }} }}"#),
+        &format!(
+            r#"{{ "name": "START" }}, {{ "name": "Move", "blendTree": {{ "type": "1D", "parameter": "speed", "children": [{children}] }} }}"#
+        ),
         r#"{ "from": "START", "to": "Move" }"#,
         r#""speed": { "type": "FLOAT" }"#,
     );
@@ -62,7 +72,8 @@ fn other_counts_far_over_their_limits_are_refused_by_their_count() {
     only_too_many(&p, "conditions", HUGE);
     assert_eq!(p[0].at.transition, Some(0));
     // Parameters all named p, with defaults that do not suit their type.
-    let parameters: Vec<String> = (0..HUGE).map(|i| format!(r#""{i}": {{ "name": "p", "type": "TRIGGER", "value": 3 }}"#)).collect();
+    let parameters: Vec<String> =
+        (0..HUGE).map(|i| format!(r#""{i}": {{ "name": "p", "type": "TRIGGER", "value": 3 }}"#)).collect();
     let p = graph_problems(&layer(start, entry, &parameters.join(",")));
     only_too_many(&p, "parameters", HUGE);
     only_too_many(&p, "TRIGGER parameters", HUGE);

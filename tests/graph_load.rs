@@ -2,8 +2,8 @@
 //! that say where they are.
 
 use throng::graph::{
-    CompiledGraph, GraphError, GraphProblem, Inertialization, LayerBlend, LayerSpace, ProblemKind, SwitchMode,
-    MAX_TRIGGERS,
+    CompiledGraph, GraphError, GraphProblem, Inertialization, LayerBlend, LayerSpace, MAX_TRIGGERS, ProblemKind,
+    SwitchMode,
 };
 
 mod support;
@@ -151,13 +151,29 @@ fn validation_reports_every_problem_with_where_it_is() {
             { "name": "Base", "states": [{ "name": "START" }, { "name": "Z" }], "transitions": [{ "from": "START", "to": "Z" }] }],
           "parameters": { "flag": { "name": "flag", "type": "BOOLEAN" }, "speed": { "name": "speed", "type": "FLOAT", "value": true } } }"#,
     );
-    let at = |p: &GraphProblem, layer: &str, t: Option<usize>| p.at.layer.as_deref() == Some(layer) && p.at.transition == t;
-    has(&p, |p| matches!(&p.kind, ProblemKind::DuplicateName { what: "state", name } if name == "B") && p.at.state.as_deref() == Some("B"), "duplicate state");
-    has(&p, |p| matches!(&p.kind, ProblemKind::DuplicateName { what: "layer", .. }), "duplicate layer");
-    has(&p, |p| matches!(&p.kind, ProblemKind::UnknownState { name } if name == "Nowhere") && at(p, "Base", Some(1)), "unknown state");
+    let at =
+        |p: &GraphProblem, layer: &str, t: Option<usize>| p.at.layer.as_deref() == Some(layer) && p.at.transition == t;
     has(
         &p,
-        |p| matches!(&p.kind, ProblemKind::UnknownParameter { name } if name == "nope") && at(p, "Base", Some(2)) && p.at.condition == Some(0),
+        |p| {
+            matches!(&p.kind, ProblemKind::DuplicateName { what: "state", name } if name == "B")
+                && p.at.state.as_deref() == Some("B")
+        },
+        "duplicate state",
+    );
+    has(&p, |p| matches!(&p.kind, ProblemKind::DuplicateName { what: "layer", .. }), "duplicate layer");
+    has(
+        &p,
+        |p| matches!(&p.kind, ProblemKind::UnknownState { name } if name == "Nowhere") && at(p, "Base", Some(1)),
+        "unknown state",
+    );
+    has(
+        &p,
+        |p| {
+            matches!(&p.kind, ProblemKind::UnknownParameter { name } if name == "nope")
+                && at(p, "Base", Some(2))
+                && p.at.condition == Some(0)
+        },
         "unknown parameter",
     );
     has(
@@ -168,11 +184,27 @@ fn validation_reports_every_problem_with_where_it_is() {
     has(&p, |p| p.kind == ProblemKind::TransitionToAny && at(p, "Base", Some(4)), "to ANY");
     has(&p, |p| p.kind == ProblemKind::TransitionFromEnd && at(p, "Base", Some(5)), "from END");
     has(&p, |p| matches!(p.kind, ProblemKind::BadDuration { .. }) && at(p, "Base", Some(6)), "negative duration");
-    has(&p, |p| matches!(p.kind, ProblemKind::UnreachableExitTime { .. }) && at(p, "Base", Some(7)), "exit time on a speed-0 state");
+    has(
+        &p,
+        |p| matches!(p.kind, ProblemKind::UnreachableExitTime { .. }) && at(p, "Base", Some(7)),
+        "exit time on a speed-0 state",
+    );
     has(&p, |p| matches!(p.kind, ProblemKind::BadOffset { .. }) && at(p, "Base", Some(8)), "offset");
-    has(&p, |p| matches!(p.kind, ProblemKind::ConditionType { parameter_type: "FLOAT", .. }) && at(p, "Base", Some(9)), "float vs bool");
-    has(&p, |p| matches!(p.kind, ProblemKind::ParameterDefault { .. }) && p.at.parameter.as_deref() == Some("speed"), "default value type");
-    has(&p, |p| p.kind == ProblemKind::NoAlwaysTakableEntry && p.at.machine.as_deref() == Some("Sub"), "hovering sub-machine entry");
+    has(
+        &p,
+        |p| matches!(p.kind, ProblemKind::ConditionType { parameter_type: "FLOAT", .. }) && at(p, "Base", Some(9)),
+        "float vs bool",
+    );
+    has(
+        &p,
+        |p| matches!(p.kind, ProblemKind::ParameterDefault { .. }) && p.at.parameter.as_deref() == Some("speed"),
+        "default value type",
+    );
+    has(
+        &p,
+        |p| p.kind == ProblemKind::NoAlwaysTakableEntry && p.at.machine.as_deref() == Some("Sub"),
+        "hovering sub-machine entry",
+    );
     let message = CompiledGraph::from_json("{\"layers\": []}").unwrap_err().to_string();
     assert!(message.contains("no layers"), "{message}");
 }
@@ -190,7 +222,10 @@ fn zero_duration_unconditional_cycles_are_refused() {
     );
     has(
         &p,
-        |p| matches!(&p.kind, ProblemKind::ZeroDurationCycle { states } if states.len() == 3) && p.at.layer.as_deref() == Some("Base"),
+        |p| {
+            matches!(&p.kind, ProblemKind::ZeroDurationCycle { states } if states.len() == 3)
+                && p.at.layer.as_deref() == Some("Base")
+        },
         "A → B → C → A",
     );
     // The same loop with a blend time, or with a condition anywhere, is fine.
@@ -258,7 +293,11 @@ fn default_state_comes_from_start_or_from_the_default_state_flag() {
         r#"{ "layers": [{ "name": "Base", "states": [{ "name": "A", "defaultState": true }, { "name": "B", "defaultState": true }] },
                         { "name": "Upper", "states": [{ "name": "A" }] }] }"#,
     );
-    has(&p, |p| matches!(p.kind, ProblemKind::AmbiguousDefaultState { .. }) && p.at.layer.as_deref() == Some("Base"), "two defaults");
+    has(
+        &p,
+        |p| matches!(p.kind, ProblemKind::AmbiguousDefaultState { .. }) && p.at.layer.as_deref() == Some("Base"),
+        "two defaults",
+    );
     has(&p, |p| p.kind == ProblemKind::NoDefaultState && p.at.layer.as_deref() == Some("Upper"), "no default");
 }
 
@@ -279,7 +318,10 @@ fn blend_tree_problems_name_the_tree() {
     has(&p, |p| tree(p, "Move"), "duplicate child names");
     has(
         &p,
-        |p| matches!(p.kind, ProblemKind::BlendParameterType { parameter_type: "BOOLEAN" }) && p.at.parameter.as_deref() == Some("crouch"),
+        |p| {
+            matches!(p.kind, ProblemKind::BlendParameterType { parameter_type: "BOOLEAN" })
+                && p.at.parameter.as_deref() == Some("crouch")
+        },
         "a boolean cannot drive a blend tree",
     );
 }

@@ -9,8 +9,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use glam::{Mat4, Vec3};
-use throng::import::bvh::{load_bvh, BvhError, BvhOptions};
-use throng::import::gltf::{load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
+use throng::import::bvh::{BvhError, BvhOptions, load_bvh};
+use throng::import::gltf::{GltfAsset, GltfError, GltfOptions, load_gltf, load_gltf_from_slice};
 
 mod support;
 use support::files::TempDir;
@@ -62,7 +62,9 @@ fn promptly<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'stati
     std::thread::spawn(move || {
         let _ = send.send(f());
     });
-    receive.recv_timeout(PROMPT).unwrap_or_else(|_| panic!("{what}: no answer within {PROMPT:?} (blocked or reading without bound)"))
+    receive
+        .recv_timeout(PROMPT)
+        .unwrap_or_else(|_| panic!("{what}: no answer within {PROMPT:?} (blocked or reading without bound)"))
 }
 
 /// A folder `root` holding `asset/` (the asset's folder) and `secret.bin` beside it; dropping
@@ -131,7 +133,10 @@ fn a_symlink_out_of_the_folder_is_refused() {
     let (root, asset) = asset_beside_secret("symlink");
     std::os::unix::fs::symlink(root.join("secret.bin"), asset.join("link.bin")).unwrap();
     let err = load_with_uri(&asset, "link.bin", &GltfOptions::default()).unwrap_err();
-    assert!(matches!(&err, GltfError::UriOutsideRoot { buffer: 0, path, .. } if *path == root.join("secret.bin")), "{err}");
+    assert!(
+        matches!(&err, GltfError::UriOutsideRoot { buffer: 0, path, .. } if *path == root.join("secret.bin")),
+        "{err}"
+    );
     // A symlinked folder out of the asset's folder is no way round.
     std::os::unix::fs::symlink(&root, asset.join("up")).unwrap();
     let err = load_with_uri(&asset, "up/secret.bin", &GltfOptions::default()).unwrap_err();
@@ -159,7 +164,10 @@ fn a_uri_into_an_extra_root_is_accepted() {
     assert!(matches!(err, GltfError::UriOutsideRoot { .. }), "{err}");
     // From a slice, the base folder is the caller's and confines the same way.
     let json = gltf_json("../shared/ibm.bin");
-    assert!(matches!(load_gltf_from_slice(json.as_bytes(), Some(&asset), &GltfOptions::default()), Err(GltfError::UriOutsideRoot { .. })));
+    assert!(matches!(
+        load_gltf_from_slice(json.as_bytes(), Some(&asset), &GltfOptions::default()),
+        Err(GltfError::UriOutsideRoot { .. })
+    ));
     assert!(load_gltf_from_slice(json.as_bytes(), Some(&asset), &options).is_ok());
 }
 
@@ -193,9 +201,11 @@ fn dev_zero_is_refused_at_once() {
         };
         let err = promptly("/dev/zero inside an extra root", load).unwrap_err();
         assert!(matches!(&err, GltfError::NotAFile { path } if path == Path::new("/dev/zero")), "{err}");
-        let err = promptly("/dev/zero as the glTF", || load_gltf(Path::new("/dev/zero"), &GltfOptions::default())).unwrap_err();
+        let err = promptly("/dev/zero as the glTF", || load_gltf(Path::new("/dev/zero"), &GltfOptions::default()))
+            .unwrap_err();
         assert!(matches!(err, GltfError::NotAFile { .. }), "{err}");
-        let err = promptly("/dev/zero as the BVH", || load_bvh(Path::new("/dev/zero"), &BvhOptions::default())).unwrap_err();
+        let err =
+            promptly("/dev/zero as the BVH", || load_bvh(Path::new("/dev/zero"), &BvhOptions::default())).unwrap_err();
         assert!(matches!(err, BvhError::NotAFile { .. }), "{err}");
     }
 }
@@ -240,7 +250,7 @@ fn a_folder_is_not_a_file() {
 #[test]
 fn the_c_abi_loader_refuses_an_escaping_uri() {
     use std::ffi::{CStr, CString};
-    use throng::capi::{throng_character_destroy, throng_character_from_gltf, throng_last_error_message, ThrongStatus};
+    use throng::capi::{ThrongStatus, throng_character_destroy, throng_character_from_gltf, throng_last_error_message};
 
     let (_root, asset) = asset_beside_secret("capi");
     std::fs::write(asset.join("ibm.bin"), matrix_bytes()).unwrap();

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use throng::graph::{CompiledGraph, MAX_JSON_DEPTH};
-use throng::import::gltf::{load_gltf_from_slice, GltfOptions};
+use throng::import::gltf::{GltfOptions, load_gltf_from_slice};
 
 // ---------------------------------------------------------------------------------------------
 // Memory measured per thread: the peak of live bytes this thread allocated during a call.
@@ -103,7 +103,11 @@ fn glb_buffers_without_uri_do_not_each_copy_the_bin_chunk() {
     let (result, peak) = peak_bytes(|| load_gltf_from_slice(&glb, None, &GltfOptions::default()).map(|_| ()));
     // Whatever the result (the file has no skin), 32 buffers of 4 bytes are 128 bytes.
     let _ = result;
-    assert!(peak < bin.len(), "loading 32 buffers of 4 bytes held {peak} bytes at once (the BIN chunk is {} bytes)", bin.len());
+    assert!(
+        peak < bin.len(),
+        "loading 32 buffers of 4 bytes held {peak} bytes at once (the BIN chunk is {} bytes)",
+        bin.len()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,5 +133,9 @@ fn editor_form_repeated_state_ids_do_not_multiply_reading() {
     let (result, peak) = peak_bytes(|| CompiledGraph::from_json(&text).map(|_| ()));
     assert!(result.is_err(), "5,000 listings of one state are accepted");
     let bound = text.len() * MAX_JSON_DEPTH;
-    assert!(peak <= bound, "reading a {}-byte graph held {peak} bytes at once, over the documented {bound} ({MAX_JSON_DEPTH} × input)", text.len());
+    assert!(
+        peak <= bound,
+        "reading a {}-byte graph held {peak} bytes at once, over the documented {bound} ({MAX_JSON_DEPTH} × input)",
+        text.len()
+    );
 }

@@ -31,7 +31,8 @@ fn a_handle_from_another_crowd_is_refused_and_changes_nothing() {
     let theirs = b.spawn(kind_b).unwrap();
     assert_ne!(mine, theirs, "the same slot and generation in two crowds still differ");
     let speed = a.param(kind_a, "speed").unwrap();
-    let foreign = |r: Result<(), StateError>| matches!(r, Err(StateError::ForeignHandle { index: 0, generation: 0, .. }));
+    let foreign =
+        |r: Result<(), StateError>| matches!(r, Err(StateError::ForeignHandle { index: 0, generation: 0, .. }));
     assert!(foreign(a.set_float(speed, &[theirs], &[3.0])), "set_float with crowd B's handle");
     assert!(foreign(a.set(speed, theirs, ParamValue::Float(3.0))));
     assert!(foreign(a.despawn(theirs)), "despawn with crowd B's handle");
@@ -44,7 +45,10 @@ fn a_handle_from_another_crowd_is_refused_and_changes_nothing() {
     let err = a.despawn(theirs).unwrap_err().to_string();
     assert!(err.contains("another") || err.contains("not to this crowd"), "{err}");
     // Handles survive the trip through their bits with their crowd.
-    assert!(matches!(a.row_of(throng::state::CharacterHandle::from_bits(theirs.to_bits())), Err(StateError::ForeignHandle { .. })));
+    assert!(matches!(
+        a.row_of(throng::state::CharacterHandle::from_bits(theirs.to_bits())),
+        Err(StateError::ForeignHandle { .. })
+    ));
     assert_eq!(a.row_of(throng::state::CharacterHandle::from_bits(mine.to_bits())), Ok((kind_a, 0)));
     assert_ne!(mine.to_bits(), 0, "no handle is 0");
 }
@@ -65,12 +69,18 @@ fn the_c_abi_refuses_another_crowds_handle() {
         let mut handles = [[0u64; 1]; 2];
         for c in 0..2 {
             assert_eq!(throng_crowd_create(&mut crowds[c]), ThrongStatus::Ok);
-            assert_eq!(throng_crowd_add_archetype(crowds[c], humanoid, graph.as_ptr(), graph.len(), &mut kinds[c]), ThrongStatus::Ok);
+            assert_eq!(
+                throng_crowd_add_archetype(crowds[c], humanoid, graph.as_ptr(), graph.len(), &mut kinds[c]),
+                ThrongStatus::Ok
+            );
             assert_eq!(throng_crowd_spawn(crowds[c], kinds[c], 1, handles[c].as_mut_ptr()), ThrongStatus::Ok);
         }
         let mut speed = 0;
         assert_eq!(throng_crowd_find_param(crowds[0], kinds[0], c"speed".as_ptr(), &mut speed), ThrongStatus::Ok);
-        assert_eq!(throng_crowd_set_float(crowds[0], speed, handles[1].as_ptr(), [2.0f32].as_ptr(), 1), ThrongStatus::StaleHandle);
+        assert_eq!(
+            throng_crowd_set_float(crowds[0], speed, handles[1].as_ptr(), [2.0f32].as_ptr(), 1),
+            ThrongStatus::StaleHandle
+        );
         assert_eq!(throng_crowd_despawn(crowds[0], handles[1].as_ptr(), 1), ThrongStatus::StaleHandle);
         let mut count = 0;
         assert_eq!(throng_crowd_num_characters(crowds[0], kinds[0], &mut count), ThrongStatus::Ok);
@@ -116,7 +126,7 @@ fn script(layer: &str, state: &str, extra: &str) -> String {
 
 #[test]
 fn trace_scripts_whose_numbers_overflow_an_f32_are_refused_with_the_field_named() {
-    use throng::trace::{run_script, Script, TraceError};
+    use throng::trace::{Script, TraceError, run_script};
     let cases = [
         (r#""dt": 1e39, "frames": 2"#, "dt"),
         (r#""dt": 3.4e38, "frames": 3"#, "dt"),
@@ -135,7 +145,8 @@ fn trace_scripts_whose_numbers_overflow_an_f32_are_refused_with_the_field_named(
         let lines = run_script(&script("Base", "Walk", extra)).unwrap_or_else(|e| panic!("{extra}: {e}"));
         for line in lines {
             let json = line.to_json();
-            let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{extra}: {e}: {json}"));
+            let value: serde_json::Value =
+                serde_json::from_str(&json).unwrap_or_else(|e| panic!("{extra}: {e}: {json}"));
             assert!(value["t"].is_f64() || value["t"].is_u64(), "{json}");
         }
     }
@@ -161,7 +172,7 @@ impl std::io::Write for Failing {
 
 #[test]
 fn a_trace_is_written_line_by_line_as_its_frames_run() {
-    use throng::trace::{Script, TraceError, MAX_TRACE_FRAMES};
+    use throng::trace::{MAX_TRACE_FRAMES, Script, TraceError};
     // Long names over the longest run a script may ask for: collected, the lines would copy
     // the names for every frame (gigabytes); written, each frame goes out as it runs.
     let long = "x".repeat(10_000);
@@ -183,7 +194,7 @@ fn a_trace_is_written_line_by_line_as_its_frames_run() {
 
 #[test]
 fn the_trace_output_matches_the_collected_lines_and_counts_events_crossed_more_than_once() {
-    use throng::trace::{run_script, Script};
+    use throng::trace::{Script, run_script};
     let extra = r#""dts": [0.5, 2.6], "clipEvents": { "*": [{ "name": "step", "time": 0.25 }] }"#;
     let text = script("Base", "Walk", extra);
     let lines = run_script(&text).unwrap();
@@ -202,8 +213,8 @@ fn the_trace_output_matches_the_collected_lines_and_counts_events_crossed_more_t
 #[test]
 fn a_frame_job_context_for_another_joint_count_says_so() {
     use throng::demo::DemoCharacter;
-    use throng::eval::frame::{EvalContext, FrameJob};
     use throng::eval::EvalError;
+    use throng::eval::frame::{EvalContext, FrameJob};
     use throng::program::{LayerProgram, LayerSetup, OutputLayout};
     let demo = DemoCharacter::humanoid();
     let joints = demo.rig.num_joints();
@@ -225,6 +236,9 @@ fn a_frame_job_context_for_another_joint_count_says_so() {
     };
     let err = job.run().unwrap_err();
     assert_eq!(err, EvalError::ContextJoints { context_joints: joints - 1, rig_joints: joints });
-    assert!(err.to_string().contains(&format!("{} joints", joints - 1)) && err.to_string().contains(&joints.to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&format!("{} joints", joints - 1)) && err.to_string().contains(&joints.to_string()),
+        "{err}"
+    );
     assert!(output.iter().all(|&v| v == 0.5), "a refused job writes nothing");
 }

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use glam::{Mat4, Quat, Vec3};
 use support::compare::largest;
 use throng::eval::local_to_model::local_to_model;
-use throng::import::bvh::{load_bvh, parse_bvh, BvhAsset, BvhError, BvhOptions, PositionChannels};
-use throng::{RigError, Transform, MAX_JOINTS};
+use throng::import::bvh::{BvhAsset, BvhError, BvhOptions, PositionChannels, load_bvh, parse_bvh};
+use throng::{MAX_JOINTS, RigError, Transform};
 
 /// The folder of third-party BVH files, or `None` (with a message) when it is absent and
 /// `THRONG_REQUIRE_DATA=1` is not set.
@@ -43,12 +43,16 @@ fn load(file: &str, options: &BvhOptions) -> Option<BvhAsset> {
 
 /// `Zrotation Xrotation Yrotation` in degrees, composed in that order.
 fn zxy(z: f32, x: f32, y: f32) -> Quat {
-    Quat::from_rotation_z(z.to_radians()) * Quat::from_rotation_x(x.to_radians()) * Quat::from_rotation_y(y.to_radians())
+    Quat::from_rotation_z(z.to_radians())
+        * Quat::from_rotation_x(x.to_radians())
+        * Quat::from_rotation_y(y.to_radians())
 }
 
 /// `Zrotation Yrotation Xrotation` in degrees, composed in that order.
 fn zyx(z: f32, y: f32, x: f32) -> Quat {
-    Quat::from_rotation_z(z.to_radians()) * Quat::from_rotation_y(y.to_radians()) * Quat::from_rotation_x(x.to_radians())
+    Quat::from_rotation_z(z.to_radians())
+        * Quat::from_rotation_y(y.to_radians())
+        * Quat::from_rotation_x(x.to_radians())
 }
 
 /// Distance between two unit quaternions as rotations (`q` and `-q` are the same rotation).
@@ -214,7 +218,8 @@ fn locomotion_in_metres_with_root_motion() {
     };
     let path_m: f32 = (1..bvh.num_frames).map(|f| horizontal(f).distance(horizontal(f - 1))).sum();
     assert!((path_m - 68.1997).abs() < 0.01, "hips path {path_m} m");
-    let fastest_m_per_s = largest((1..bvh.num_frames).map(|f| horizontal(f).distance(horizontal(f - 1)) / bvh.frame_time_s));
+    let fastest_m_per_s =
+        largest((1..bvh.num_frames).map(|f| horizontal(f).distance(horizontal(f - 1)) / bvh.frame_time_s));
     assert!(fastest_m_per_s < 10.0, "no frame teleports the root ({fastest_m_per_s} m/s)");
     let heights: Vec<f32> = bvh.clip.poses().chunks(22).map(|p| p[hips].translation.y).collect();
     assert!(heights.iter().all(|y| (0.35..1.1).contains(y)), "hips height stays human, in metres");
@@ -278,12 +283,7 @@ Frame Time: 0.5
 
 /// `SMALL` with its 1-based line `line` replaced.
 fn with_line(line: usize, text: &str) -> String {
-    SMALL
-        .lines()
-        .enumerate()
-        .map(|(i, l)| if i + 1 == line { text } else { l })
-        .collect::<Vec<_>>()
-        .join("\n")
+    SMALL.lines().enumerate().map(|(i, l)| if i + 1 == line { text } else { l }).collect::<Vec<_>>().join("\n")
 }
 
 fn parse_err(text: &str) -> BvhError {
@@ -303,7 +303,8 @@ fn small_file_reads_as_documented() {
     // Replace: frame 1's channels are the whole position, the OFFSET 1 2 3 is gone.
     assert_eq!(bvh.clip.frame(1)[0].translation, Vec3::new(0.0, 90.0, 5.0));
     assert!(rotation_distance(bvh.clip.frame(2)[1].rotation, Quat::from_rotation_z(20f32.to_radians())) < 1e-6);
-    let add = parse_bvh(SMALL, &BvhOptions { position_channels: PositionChannels::Add, ..BvhOptions::default() }).unwrap();
+    let add =
+        parse_bvh(SMALL, &BvhOptions { position_channels: PositionChannels::Add, ..BvhOptions::default() }).unwrap();
     assert_eq!(add.clip.frame(1)[0].translation, Vec3::new(1.0, 92.0, 8.0));
     let stay = parse_bvh(SMALL, &BvhOptions { looping: false, ..BvhOptions::default() }).unwrap();
     assert!(!stay.clip.is_looping());
@@ -317,7 +318,11 @@ fn rotations_compose_in_listed_order() {
         );
         parse_bvh(&text, &BvhOptions::default()).unwrap().clip.frame(0)[0].rotation
     };
-    let (x, y, z) = (Quat::from_rotation_x(30f32.to_radians()), Quat::from_rotation_y(60f32.to_radians()), Quat::from_rotation_z(90f32.to_radians()));
+    let (x, y, z) = (
+        Quat::from_rotation_x(30f32.to_radians()),
+        Quat::from_rotation_y(60f32.to_radians()),
+        Quat::from_rotation_z(90f32.to_radians()),
+    );
     assert!(rotation_distance(order("Xrotation Yrotation Zrotation"), x * y * z) < 1e-6);
     let (y2, x2, z2) = (Quat::from_rotation_y(30f32.to_radians()), Quat::from_rotation_x(60f32.to_radians()), z);
     assert!(rotation_distance(order("Yrotation Xrotation Zrotation"), y2 * x2 * z2) < 1e-6);
@@ -343,7 +348,8 @@ fn lenient_layouts_are_accepted() {
 
 #[test]
 fn single_frame_is_a_static_pose() {
-    let text = "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 1 Zrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n45\n";
+    let text =
+        "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 1 Zrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n45\n";
     let bvh = parse_bvh(text, &BvhOptions::default()).unwrap();
     assert_eq!((bvh.num_frames, bvh.clip.duration_s()), (1, 0.0));
     let mut out = [Transform::IDENTITY];
@@ -377,7 +383,10 @@ fn truncated_files_are_typed_errors_at_the_last_line() {
 #[test]
 fn channel_errors_name_the_line_and_joint() {
     let e = parse_err(&with_line(9, "    CHANNELS 3 Xrotation Yrotation"));
-    assert!(matches!(&e, BvhError::ChannelCount { line: 9, joint, declared: 3, listed: 2 } if joint == "spine"), "{e:?}");
+    assert!(
+        matches!(&e, BvhError::ChannelCount { line: 9, joint, declared: 3, listed: 2 } if joint == "spine"),
+        "{e:?}"
+    );
     let e = parse_err(&with_line(9, "    CHANNELS 2 Xrotation Yrotation Zrotation"));
     assert!(matches!(e, BvhError::ChannelCount { line: 9, declared: 2, listed: 3, .. }), "{e:?}");
     let seven = "CHANNELS 7 Xposition Yposition Zposition Xrotation Yrotation Zrotation Xrotation";
@@ -434,7 +443,10 @@ fn a_rest_position_beyond_f32_range_is_named_at_its_offset() {
     // "zero scale" message.
     let text = with_line(4, "  OFFSET 0 3e38 0").replace("    OFFSET 0 10 0", "    OFFSET 0 3e38 0");
     let e = parse_err(&text);
-    assert!(matches!(&e, BvhError::RestOutOfRange { line: 8, joint, position_m } if joint == "spine" && position_m[1] == 6e38), "{e:?}");
+    assert!(
+        matches!(&e, BvhError::RestOutOfRange { line: 8, joint, position_m } if joint == "spine" && position_m[1] == 6e38),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("line 8") && !e.to_string().contains("zero scale"), "{e}");
 }
 

@@ -7,10 +7,10 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
-use throng::import::gltf::{decode_base64, load_gltf, load_gltf_from_slice, GltfAsset, GltfError, GltfOptions};
 use support::compare::{nan_max, nan_min};
 use support::files::TempDir;
 use support::{encode_base64, glb};
+use throng::import::gltf::{GltfAsset, GltfError, GltfOptions, decode_base64, load_gltf, load_gltf_from_slice};
 use throng::{ClipError, RigError, Transform};
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +261,27 @@ fn rigged_figure_rig_and_merged_walk() {
     // From the node tree: 2 → {11, 7, 3}; 11 → 12 → {19, 16, 13}; 19 → 20; 16 → 17 → 18;
     // 13 → 14 → 15; 7 → 8 → 9 → 10; 3 → 4 → 5 → 6. In rig indices:
     let parents: Vec<Option<usize>> = (0..19).map(|j| asset.rig.parent(j)).collect();
-    let want = [None, Some(0), Some(1), Some(2), Some(3), Some(2), Some(2), Some(5), Some(6), Some(7), Some(8), Some(0), Some(0), Some(11), Some(12), Some(13), Some(14), Some(15), Some(16)];
+    let want = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(2),
+        Some(2),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(0),
+        Some(0),
+        Some(11),
+        Some(12),
+        Some(13),
+        Some(14),
+        Some(15),
+        Some(16),
+    ];
     assert_eq!(parents, want);
     // 19 unnamed single-joint animations, keys at 0 and 1.25 s: one walk clip of 1.25 s.
     assert_eq!(asset.clips.len(), 1);
@@ -459,11 +479,19 @@ fn animations_with_extras(extras: &str, options: &GltfOptions) -> Result<GltfAss
 #[test]
 fn animation_extras_events_become_clip_events() {
     use throng::clip::ClipEvent;
-    let asset = animations_with_extras(r#"{"author":"x","events":[{"name":"footstep","time":0.4},{"name":"footstep","time":1.4}]}"#, &opts()).unwrap();
+    let asset = animations_with_extras(
+        r#"{"author":"x","events":[{"name":"footstep","time":0.4},{"name":"footstep","time":1.4}]}"#,
+        &opts(),
+    )
+    .unwrap();
     assert_eq!(asset.clips[0].events(), [ClipEvent::new("footstep", 0.4), ClipEvent::new("footstep", 1.4)]);
     assert_eq!(asset.clips[1].events(), [ClipEvent::new("blink", 1.0)]);
     // Merged animations pool their events on the one clip.
-    let merged = animations_with_extras(r#"{"events":[{"name":"footstep","time":0.4}]}"#, &GltfOptions { merge_animations: true, ..opts() }).unwrap();
+    let merged = animations_with_extras(
+        r#"{"events":[{"name":"footstep","time":0.4}]}"#,
+        &GltfOptions { merge_animations: true, ..opts() },
+    )
+    .unwrap();
     assert_eq!(merged.clips[0].events(), [ClipEvent::new("footstep", 0.4), ClipEvent::new("blink", 1.0)]);
     // Extras that are not about events are some other tool's, and are left alone.
     for extras in [r#""a string""#, r#"{"author":"x"}"#, "[1, 2]"] {
@@ -640,9 +668,8 @@ fn inverse_bind_matrices_are_used_and_reordered() {
 
 #[test]
 fn skin_over_256_joints() {
-    let nodes: Vec<String> = (0..257)
-        .map(|i| if i < 256 { format!(r#"{{"children":[{}]}}"#, i + 1) } else { "{}".to_owned() })
-        .collect();
+    let nodes: Vec<String> =
+        (0..257).map(|i| if i < 256 { format!(r#"{{"children":[{}]}}"#, i + 1) } else { "{}".to_owned() }).collect();
     let joints: Vec<String> = (0..257).map(|i| i.to_string()).collect();
     let body = format!(r#""nodes":[{}],"skins":[{{"joints":[{}]}}]"#, nodes.join(","), joints.join(","));
     let err = load_str(&Doc::default().json(&body), &opts()).unwrap_err();
@@ -671,7 +698,10 @@ fn buffer_view_past_its_buffer() {
     let ibm = doc.floats(&[Mat4::IDENTITY.to_cols_array(), Mat4::IDENTITY.to_cols_array()].concat(), "MAT4");
     doc.views[0] = doc.views[0].replace(r#""byteOffset":0"#, r#""byteOffset":64"#);
     let err = load_str(&doc.json(&two_joint_body(&format!(r#","inverseBindMatrices":{ibm}"#))), &opts()).unwrap_err();
-    assert!(matches!(&err, GltfError::AccessorOutOfRange { accessor, what } if *accessor == ibm && what.contains("buffer 0")), "{err}");
+    assert!(
+        matches!(&err, GltfError::AccessorOutOfRange { accessor, what } if *accessor == ibm && what.contains("buffer 0")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -728,7 +758,10 @@ fn joint_index_past_the_skin() {
         "meshes":[{{"primitives":[{{"attributes":{{"POSITION":{positions},"JOINTS_0":{joints},"WEIGHTS_0":{weights}}}}}]}}]"#
     );
     let err = load_str(&doc.json(&body), &opts()).unwrap_err();
-    assert!(matches!(&err, GltfError::BadPrimitive { mesh: 0, primitive: 0, what } if what.contains("vertex 2")), "{err}");
+    assert!(
+        matches!(&err, GltfError::BadPrimitive { mesh: 0, primitive: 0, what } if what.contains("vertex 2")),
+        "{err}"
+    );
 }
 
 #[test]

@@ -9,10 +9,10 @@ mod support;
 use std::sync::Arc;
 
 use gpu_support::gpu;
-use support::compare::{worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, worst_abs_diff};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::EvalError;
+use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
 use throng::program::{LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
@@ -151,7 +151,10 @@ fn layers_without_memory_show_the_same_pose_on_the_cpu() {
         let again = scene.cpu_frame(&layers, &mut full.clone()).unwrap();
         let expected = scene.cpu_frame(&all, &mut full).unwrap();
         let got = scene.cpu_frame(&layers, &mut lean).unwrap();
-        assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}: memoryless layers changed the pose");
+        assert!(
+            expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "frame {f}: memoryless layers changed the pose"
+        );
         assert!(again.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}");
     }
     assert!(leaned && waved, "both memoryless layers were shown at partial weight");
@@ -176,7 +179,15 @@ fn a_layer_without_memory_refuses_what_needs_memory() {
     let refused = throng::program::validate_memoryless_programs(&programs, &scene.bound.layers);
     assert!(matches!(refused, Err(ProgramError::NeedsMemory { character: 0, layer: 1, .. })), "{refused:?}");
     let Some(ctx) = gpu() else { return };
-    let mut crowd = GpuCrowd::with_layers(&ctx.device, &ctx.queue, &scene.demo.rig, &scene.bound.clips, &scene.bound.layers, GpuCrowdOptions::default()).unwrap();
+    let mut crowd = GpuCrowd::with_layers(
+        &ctx.device,
+        &ctx.queue,
+        &scene.demo.rig,
+        &scene.bound.clips,
+        &scene.bound.layers,
+        GpuCrowdOptions::default(),
+    )
+    .unwrap();
     let e = crowd.set_frame(scene.samples(), &programs, DT_S).unwrap_err();
     assert!(matches!(e, GpuError::Program(ProgramError::NeedsMemory { character: 0, layer: 1, .. })), "{e}");
 }
@@ -185,7 +196,11 @@ fn a_layer_without_memory_refuses_what_needs_memory() {
 fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory() {
     let Some(ctx) = gpu() else { return };
     let mut scene = Scene::new(40);
-    let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, max_chunk_characters: Some(16), ..GpuCrowdOptions::default() };
+    let options = GpuCrowdOptions {
+        layout: OutputLayout::Affine3x4,
+        max_chunk_characters: Some(16),
+        ..GpuCrowdOptions::default()
+    };
     let all = scene.all_memory_layers();
     let (rig, clips) = (&scene.demo.rig, &scene.bound.clips);
     let mut full = GpuCrowd::with_layers(&ctx.device, &ctx.queue, rig, clips, &all, options).unwrap();
@@ -203,7 +218,10 @@ fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory(
         }
         let expected = full.read_output_blocking().unwrap();
         let got = lean.read_output_blocking().unwrap();
-        assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}: memoryless layers changed the pose");
+        assert!(
+            expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "frame {f}: memoryless layers changed the pose"
+        );
         let cpu = scene.cpu_frame(&scene.bound.layers, &mut context).unwrap();
         let worst = worst_abs_diff(&cpu, &got);
         assert!(worst < GPU_TOLERANCE, "frame {f}: GPU differs from the CPU by {worst}");
@@ -237,7 +255,11 @@ fn an_output_split_over_buffers_holds_the_same_matrices_as_one_buffer() {
     let mut scene = Scene::new(N);
     let (rig, clips, layers) = (&scene.demo.rig, &scene.bound.clips, &scene.bound.layers);
     let joints = rig.num_joints();
-    let one = GpuCrowdOptions { layout: OutputLayout::Affine3x4, max_chunk_characters: Some(8), ..GpuCrowdOptions::default() };
+    let one = GpuCrowdOptions {
+        layout: OutputLayout::Affine3x4,
+        max_chunk_characters: Some(8),
+        ..GpuCrowdOptions::default()
+    };
     // Room for 2.5 chunks a buffer: whole chunks only, so 2 (16 characters) to each of 3 buffers.
     let per_character = (joints * 48) as u64;
     let split = GpuCrowdOptions { max_output_buffer_bytes: Some(20 * per_character), ..one };
@@ -286,7 +308,10 @@ fn samples_larger_than_one_binding_are_bound_a_window_per_chunk() {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
     let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None)).unwrap();
     let limits = wgpu::Limits { max_storage_buffer_binding_size: 2 << 20, ..adapter.limits() };
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() })).unwrap();
+    let (device, queue) = pollster::block_on(
+        adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() }),
+    )
+    .unwrap();
     const N: usize = 15_000;
     let mut scene = Scene::new(N);
     let (rig, clips, layers) = (&scene.demo.rig, &scene.bound.clips, &scene.bound.layers);
@@ -338,18 +363,31 @@ fn memory_slots_skip_a_memoryless_layer_between_two_that_keep_memory() {
     let mut full = EvalContext::new(40, 3, joints);
     let mut lean = EvalContext::for_layers(40, &layers, joints);
     let device = gpu();
-    let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, max_chunk_characters: Some(16), ..GpuCrowdOptions::default() };
-    let mut gpu_crowd = device.as_ref().map(|ctx| GpuCrowd::with_layers(&ctx.device, &ctx.queue, &scene.demo.rig, &scene.bound.clips, &layers, options).unwrap());
+    let options = GpuCrowdOptions {
+        layout: OutputLayout::Affine3x4,
+        max_chunk_characters: Some(16),
+        ..GpuCrowdOptions::default()
+    };
+    let mut gpu_crowd = device.as_ref().map(|ctx| {
+        GpuCrowd::with_layers(&ctx.device, &ctx.queue, &scene.demo.rig, &scene.bound.clips, &layers, options).unwrap()
+    });
     if let Some(crowd) = &gpu_crowd {
         assert_eq!(crowd.num_memory_layers(), 2);
     }
     let mut wave_switches = 0;
     for f in 0..150 {
         scene.step(f);
-        wave_switches += scene.programs().chunks(3).filter(|p| p[2].flags & LayerProgram::SWITCHED != 0 && p[2].switch_mode() != SwitchMode::Cut).count();
+        wave_switches += scene
+            .programs()
+            .chunks(3)
+            .filter(|p| p[2].flags & LayerProgram::SWITCHED != 0 && p[2].switch_mode() != SwitchMode::Cut)
+            .count();
         let expected = scene.cpu_frame(&all, &mut full).unwrap();
         let got = scene.cpu_frame(&layers, &mut lean).unwrap();
-        assert!(expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "frame {f}: the CPU's memory slots changed the pose");
+        assert!(
+            expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "frame {f}: the CPU's memory slots changed the pose"
+        );
         if let (Some(ctx), Some(crowd)) = (&device, &mut gpu_crowd) {
             crowd.set_frame(scene.samples(), scene.programs(), DT_S).unwrap();
             let mut encoder = ctx.device.create_command_encoder(&Default::default());

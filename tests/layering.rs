@@ -45,8 +45,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
 
 /// What the tools and glue on top may use.
 const EVERYTHING: &[&str] = &[
-    "pose", "rig", "clip", "mesh", "blend_space", "graph", "program", "profile", "import", "state", "eval", "gpu", "runtime", "setup", "demo", "trace",
-    "plot", "capi",
+    "pose",
+    "rig",
+    "clip",
+    "mesh",
+    "blend_space",
+    "graph",
+    "program",
+    "profile",
+    "import",
+    "state",
+    "eval",
+    "gpu",
+    "runtime",
+    "setup",
+    "demo",
+    "trace",
+    "plot",
+    "capi",
 ];
 
 fn src_dir() -> PathBuf {
@@ -54,7 +70,8 @@ fn src_dir() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> =
+        fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
     entries.sort();
     for path in entries {
         if path.is_dir() {
@@ -100,7 +117,10 @@ fn code_only(source: &str) -> String {
                 }
             }
             out.push(' ');
-        } else if c == 'r' && (at(i + 1) == '"' || (at(i + 1) == '#' && matches!(at(i + 2), '"' | '#'))) && (i == 0 || at(i - 1) == 'b' || !(at(i - 1).is_alphanumeric() || at(i - 1) == '_')) {
+        } else if c == 'r'
+            && (at(i + 1) == '"' || (at(i + 1) == '#' && matches!(at(i + 2), '"' | '#')))
+            && (i == 0 || at(i - 1) == 'b' || !(at(i - 1).is_alphanumeric() || at(i - 1) == '_'))
+        {
             // Raw string: r"…", r#"…"#, …
             let mut hashes = 0;
             i += 1;
@@ -310,7 +330,12 @@ fn violations() -> Vec<String> {
 #[test]
 fn dependencies_point_one_way() {
     let violations = violations();
-    assert!(violations.is_empty(), "{} layering violations (see STYLE.md, \"Dependencies point one way\"):\n{}", violations.len(), violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "{} layering violations (see STYLE.md, \"Dependencies point one way\"):\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
 }
 
 #[test]

@@ -9,21 +9,23 @@
 use std::sync::Arc;
 
 use glam::{Mat4, Vec3};
-use support::compare::{assert_matrices_close, assert_matrices_close_with, largest, nan_max, worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{
+    GPU_TOLERANCE, assert_matrices_close, assert_matrices_close_with, largest, nan_max, worst_abs_diff,
+};
 use throng::clip::ClipEvent;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::EvalError;
 use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
 use throng::eval::root_motion::RootDelta;
-use throng::eval::EvalError;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;
-use throng::program::{swap_remove_row, DueRows, LayerProgram, OutputLayout, ProgramError};
+use throng::program::{DueRows, LayerProgram, OutputLayout, ProgramError, swap_remove_row};
 use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use support::drive::{drive_demo, DemoInputs};
+use support::drive::{DemoInputs, drive_demo};
 
 const FPS: f32 = 60.0;
 const DT: f32 = 1.0 / FPS;
@@ -45,7 +47,9 @@ fn script(id: usize, frame: usize) -> DemoInputs {
     };
     let jump = f == at(2.6) || f == at(4.2);
     let t = frame as f32 * DT;
-    let swell = |period_s: f32, phase: f32| ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0);
+    let swell = |period_s: f32, phase: f32| {
+        ((std::f32::consts::TAU * (t / period_s + phase)).sin() * 1.6 - 0.3).clamp(0.0, 1.0)
+    };
     DemoInputs { target_speed_mps: target, jump, lean: swell(2.7, id as f32 / 7.0), wave: swell(3.3, id as f32 / 11.0) }
 }
 
@@ -91,7 +95,11 @@ impl World {
     fn switching_rows(&self) -> Vec<usize> {
         let layers = self.bound.layers.len();
         let programs = self.crowd.programs(self.kind).expect("archetype");
-        (0..self.handles.len()).filter(|&row| programs[row * layers..(row + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0)).collect()
+        (0..self.handles.len())
+            .filter(|&row| {
+                programs[row * layers..(row + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0)
+            })
+            .collect()
     }
 
     fn new(demo: &DemoCharacter, bound: DemoArchetype, num_characters: usize) -> Self {
@@ -165,7 +173,12 @@ impl World {
     /// The last update's events, with the handle left out: each world is its own crowd, whose
     /// tag its handles carry, so worlds compare by the row.
     fn events(&self) -> Vec<AnimationEvent> {
-        self.crowd.events(self.kind).expect("archetype").iter().map(|e| AnimationEvent { character: CharacterHandle::from_bits(0), ..*e }).collect()
+        self.crowd
+            .events(self.kind)
+            .expect("archetype")
+            .iter()
+            .map(|e| AnimationEvent { character: CharacterHandle::from_bits(0), ..*e })
+            .collect()
     }
 }
 
@@ -186,7 +199,13 @@ fn largest_gap(a: &[Vec3], b: &[Vec3]) -> f32 {
 /// Base-layer switches in the programs.
 fn switches(world: &World) -> usize {
     let layers = world.bound.layers.len();
-    world.crowd.programs(world.kind).expect("archetype").chunks_exact(layers).filter(|p| p[0].flags & LayerProgram::SWITCHED != 0).count()
+    world
+        .crowd
+        .programs(world.kind)
+        .expect("archetype")
+        .chunks_exact(layers)
+        .filter(|p| p[0].flags & LayerProgram::SWITCHED != 0)
+        .count()
 }
 
 #[test]
@@ -205,7 +224,10 @@ fn at_rate_4_states_transitions_events_and_root_motion_match_rate_1_every_frame(
         assert_eq!(full.readbacks(), lod.readbacks(), "frame {frame}: states and transitions differ");
         assert_eq!(full.events(), lod.events(), "frame {frame}: events differ");
         for (row, (a, b)) in full.root_motion.iter().zip(&lod.root_motion).enumerate() {
-            assert!(a.translation.to_array() == b.translation.to_array() && a.yaw.to_bits() == b.yaw.to_bits(), "frame {frame} row {row}: root motion {a:?} at rate 1, {b:?} at rate 4");
+            assert!(
+                a.translation.to_array() == b.translation.to_array() && a.yaw.to_bits() == b.yaw.to_bits(),
+                "frame {frame} row {row}: root motion {a:?} at rate 1, {b:?} at rate 4"
+            );
         }
         transitions += switches(&full);
         events += full.events().len();
@@ -236,7 +258,10 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
         let switching = lod.switching_rows();
         for &row in &switching {
             switches[row] += 1;
-            assert!(lod.crowd.due(lod.kind).expect("archetype").rows.contains(&(row as u32)), "frame {frame}: row {row} switched but is not evaluated");
+            assert!(
+                lod.crowd.due(lod.kind).expect("archetype").rows.contains(&(row as u32)),
+                "frame {frame}: row {row} switched but is not evaluated"
+            );
         }
         full.evaluate(&demo, false);
         lod.evaluate(&demo, true);
@@ -247,15 +272,24 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
         }
         for row in 0..n {
             let span = row * per..(row + 1) * per;
-            let same = lod.output[span.clone()].iter().zip(&shown_at_due[span]).all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(same, "frame {frame} row {row} (rate {}): the held pose is not what rate 1 showed at its last due frame", lod.crowd.update_rate(lod.handles[row]).unwrap());
+            let same =
+                lod.output[span.clone()].iter().zip(&shown_at_due[span]).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "frame {frame} row {row} (rate {}): the held pose is not what rate 1 showed at its last due frame",
+                lod.crowd.update_rate(lod.handles[row]).unwrap()
+            );
         }
     }
     // Every `rate` frames, plus the frames it switched on (never deferred).
     for (row, &count) in due_frames.iter().enumerate() {
         let rate = [1, 2, 4, 8, 16][row % 5];
         let (fewest, most) = (400 / rate - 1, 400 / rate + switches[row] + 1);
-        assert!((fewest..=most).contains(&count), "row {row} at rate {rate} was evaluated {count} times in 400 frames ({} switches)", switches[row]);
+        assert!(
+            (fewest..=most).contains(&count),
+            "row {row} at rate {rate} was evaluated {count} times in 400 frames ({} switches)",
+            switches[row]
+        );
     }
     assert!(switches.iter().sum::<usize>() > n, "the script switches states");
 }
@@ -294,15 +328,31 @@ fn at_rate_4_the_pose_error_against_rate_1_stays_within_motion_times_skipped_tim
         }
     }
     let bound = 2.0 * 4.0 * fastest_m_per_frame;
-    println!("rate 4 vs rate 1: worst joint error {:.4} m (frame {}, row {}); fastest joint {fastest_m_per_frame:.4} m/frame; bound {bound:.4} m", worst.0, worst.1, worst.2);
+    println!(
+        "rate 4 vs rate 1: worst joint error {:.4} m (frame {}, row {}); fastest joint {fastest_m_per_frame:.4} m/frame; bound {bound:.4} m",
+        worst.0, worst.1, worst.2
+    );
     assert!(fastest_m_per_frame > 0.01, "the script should move the character: {fastest_m_per_frame} m/frame");
     assert!(worst.0 > 0.0, "rate 4 should lag rate 1 somewhere");
-    assert!(worst.0 <= bound, "rate 4 strays {} m from rate 1 at frame {} row {}; the bound is {bound} m", worst.0, worst.1, worst.2);
+    assert!(
+        worst.0 <= bound,
+        "rate 4 strays {} m from rate 1 at frame {} row {}; the bound is {bound} m",
+        worst.0,
+        worst.1,
+        worst.2
+    );
 }
 
 /// Largest joint jump between consecutive displayed frames over `window` for each character,
 /// with its rate set from `before` to `after` at frame `change(id)`.
-fn largest_jumps(demo: &DemoCharacter, n: usize, before: u8, after: u8, change: impl Fn(usize) -> usize, window: usize) -> Vec<f32> {
+fn largest_jumps(
+    demo: &DemoCharacter,
+    n: usize,
+    before: u8,
+    after: u8,
+    change: impl Fn(usize) -> usize,
+    window: usize,
+) -> Vec<f32> {
     let mut world = World::new(demo, demo_graph(demo, None), n);
     world.set_rates(|_| before);
     let per = demo.rig.num_joints() * 16;
@@ -343,7 +393,10 @@ fn changing_the_rate_makes_no_jump_larger_than_the_coarser_steady_rate() {
         let (steady_max, changed_max) = (largest(steady.iter().copied()), largest(changed.iter().copied()));
         println!("rate {before} → {after}: largest jump {changed_max:.4} m; steady rate {coarse}: {steady_max:.4} m");
         assert!(steady_max > 0.0, "the characters should move");
-        assert!(changed_max <= steady_max, "rate {before} → {after}: a jump of {changed_max} m, larger than steady rate {coarse}'s {steady_max} m");
+        assert!(
+            changed_max <= steady_max,
+            "rate {before} → {after}: a jump of {changed_max} m, larger than steady rate {coarse}'s {steady_max} m"
+        );
     }
 }
 
@@ -396,7 +449,11 @@ fn everyone_at_rate_4_evaluates_a_quarter_of_the_crowd_per_frame() {
         // switching state on it.
         let switching = lod.switching_rows().len();
         let (fewest, most) = if frame == 0 { (n, n) } else { (n / 4, n / 4 + switching) };
-        assert!((fewest as u64..=most as u64).contains(&b.characters_evaluated), "frame {frame}: {} evaluated, {switching} switching", b.characters_evaluated);
+        assert!(
+            (fewest as u64..=most as u64).contains(&b.characters_evaluated),
+            "frame {frame}: {} evaluated, {switching} switching",
+            b.characters_evaluated
+        );
         if frame > 0 {
             full_clips += a.clips_sampled;
             lod_clips += b.clips_sampled;
@@ -424,7 +481,8 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
     let device = gpu_support::gpu();
     let mut gpu = device.as_ref().map(|d| {
         let options = GpuCrowdOptions { max_chunk_characters: Some(8), ..Default::default() };
-        GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options).expect("the demo fits the device")
+        GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options)
+            .expect("the demo fits the device")
     });
     let victims = [3usize, 17, 39, 0, 22, 9];
     let newcomer = 1000;
@@ -477,17 +535,32 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
         // Each world is its own crowd: the steady one's character of the same id (never churned,
         // so its handle is `handles[id]`).
         for (&h, &id) in churned.handles.iter().zip(&churned.ids).filter(|&(_, &id)| id != newcomer) {
-            let same = steady.matrices(steady.handles[id], joints).iter().zip(churned.matrices(h, joints)).all(|(a, b)| a.to_bits() == b.to_bits());
+            let same = steady
+                .matrices(steady.handles[id], joints)
+                .iter()
+                .zip(churned.matrices(h, joints))
+                .all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "frame {frame}: character {h:?} differs after churn");
         }
         if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
-            let (samples, programs, due) = (churned.crowd.samples(churned.kind).unwrap(), churned.crowd.programs(churned.kind).unwrap(), churned.crowd.due(churned.kind).unwrap());
+            let (samples, programs, due) = (
+                churned.crowd.samples(churned.kind).unwrap(),
+                churned.crowd.programs(churned.kind).unwrap(),
+                churned.crowd.due(churned.kind).unwrap(),
+            );
             gpu.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
             let mut encoder = d.device.create_command_encoder(&Default::default());
             gpu.encode(&mut encoder);
             d.queue.submit([encoder.finish()]);
             let got = gpu.read_output_blocking().expect("readback");
-            assert_matrices_close(&churned.output, &got, 16, joints, GPU_TOLERANCE, &format!("GPU after churn: frame {frame}"));
+            assert_matrices_close(
+                &churned.output,
+                &got,
+                16,
+                joints,
+                GPU_TOLERANCE,
+                &format!("GPU after churn: frame {frame}"),
+            );
         }
     }
     assert_eq!(churned.handles.len(), n - victims.len() + 1);
@@ -501,7 +574,10 @@ fn bad_rates_and_due_lists_are_refused() {
     assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "new characters are rate 1");
     for bad in [0u8, 3, 5, 32, 255] {
         let err = world.crowd.set_update_rate(&h[..2], &[4, bad]).unwrap_err();
-        assert!(matches!(err, StateError::BadUpdateRate { index, rate } if index == h[1].to_bits() as u32 && rate == bad), "{err}");
+        assert!(
+            matches!(err, StateError::BadUpdateRate { index, rate } if index == h[1].to_bits() as u32 && rate == bad),
+            "{err}"
+        );
         assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "all or nothing");
     }
     assert!(matches!(world.crowd.set_update_rate(&h, &[2]), Err(StateError::LengthMismatch { handles: 4, values: 1 })));
@@ -557,7 +633,8 @@ fn gpu_matches_cpu_under_lod() {
     world.set_rates(|id| if id < 8 { 16 } else { [1, 2, 4, 8, 16][id % 5] });
     let crowd = |stage_buffers| {
         let options = GpuCrowdOptions { max_chunk_characters: Some(8), stage_buffers, ..Default::default() };
-        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options).expect("the demo fits the device")
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options)
+            .expect("the demo fits the device")
     };
     let (mut fused, mut staged) = (crowd(false), crowd(true));
     let mut skipped_chunks = 0;
@@ -567,7 +644,11 @@ fn gpu_matches_cpu_under_lod() {
         }
         world.update();
         world.evaluate(&demo, true);
-        let (samples, programs, due) = (world.crowd.samples(world.kind).unwrap(), world.crowd.programs(world.kind).unwrap(), world.crowd.due(world.kind).unwrap());
+        let (samples, programs, due) = (
+            world.crowd.samples(world.kind).unwrap(),
+            world.crowd.programs(world.kind).unwrap(),
+            world.crowd.due(world.kind).unwrap(),
+        );
         fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
         staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
         assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
@@ -578,10 +659,25 @@ fn gpu_matches_cpu_under_lod() {
         }
         gpu.queue.submit([encoder.finish()]);
         skipped_chunks += (0..n.div_ceil(8)).filter(|k| !due.rows.iter().any(|&r| r as usize / 8 == *k)).count();
-        for (name, got) in [("fused", fused.read_output_blocking().expect("readback")), ("staged", staged.read_output_blocking().expect("readback"))] {
-            assert_matrices_close_with(&world.output, &got, 16, joints, GPU_TOLERANCE, &format!("{name}: frame {frame}"), |row| {
-                format!("row {row} has rate {}, due: {}", world.crowd.update_rate(world.handles[row]).unwrap(), due.rows.contains(&(row as u32)))
-            });
+        for (name, got) in [
+            ("fused", fused.read_output_blocking().expect("readback")),
+            ("staged", staged.read_output_blocking().expect("readback")),
+        ] {
+            assert_matrices_close_with(
+                &world.output,
+                &got,
+                16,
+                joints,
+                GPU_TOLERANCE,
+                &format!("{name}: frame {frame}"),
+                |row| {
+                    format!(
+                        "row {row} has rate {}, due: {}",
+                        world.crowd.update_rate(world.handles[row]).unwrap(),
+                        due.rows.contains(&(row as u32))
+                    )
+                },
+            );
         }
     }
     assert!(skipped_chunks > 0, "some frames should leave whole chunks undispatched");
@@ -602,7 +698,11 @@ fn a_character_spawned_after_the_update_is_evaluated_with_it() {
     let newcomer = world.crowd.spawn(world.kind).expect("archetype");
     let (_, row) = world.crowd.row_of(newcomer).expect("live");
     let due = world.crowd.due(world.kind).expect("archetype");
-    assert_eq!((due.rows.last(), due.dt_s.last()), (Some(&(row as u32)), Some(&0.0)), "the newcomer is listed, having shown nothing");
+    assert_eq!(
+        (due.rows.last(), due.dt_s.last()),
+        (Some(&(row as u32)), Some(&0.0)),
+        "the newcomer is listed, having shown nothing"
+    );
     world.context.resize(row + 1);
     world.output.resize((row + 1) * joints * 16, f32::NAN);
     world.root_motion.push(RootDelta::default());
@@ -620,7 +720,10 @@ fn a_character_spawned_after_the_update_is_evaluated_with_it() {
     alone.evaluate(&demo, false);
     let worst = worst_abs_diff(&alone.output, matrices);
     assert!(worst <= 1e-5, "the newcomer differs from a character spawned and stepped by 0 s by {worst}");
-    assert!(matrices.chunks_exact(16).any(|m| !Mat4::from_cols_slice(m).abs_diff_eq(Mat4::IDENTITY, 1e-3)), "the newcomer shows the bind pose");
+    assert!(
+        matrices.chunks_exact(16).any(|m| !Mat4::from_cols_slice(m).abs_diff_eq(Mat4::IDENTITY, 1e-3)),
+        "the newcomer shows the bind pose"
+    );
 }
 
 /// Skipped updates' seconds add up, but never past what a due list may hold: two updates of

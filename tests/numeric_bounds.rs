@@ -15,16 +15,16 @@ use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
-use support::compare::{largest, worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, largest, worst_abs_diff};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
-use throng::eval::root_motion::{crowd_root_motion, RootDelta};
+use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::eval::{EvalCrowdJob, EvalError};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
 use throng::state::{Archetype, ClipBinding, Crowd};
-use throng::{Clip, ClipError, Rig, RigError, Transform, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M};
+use throng::{Clip, ClipError, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M, Rig, RigError, Transform};
 
 fn chain_rig(rest: Vec<Transform>, inverse_bind: Option<Vec<Mat4>>) -> Result<Rig, RigError> {
     let n = rest.len();
@@ -32,9 +32,15 @@ fn chain_rig(rest: Vec<Transform>, inverse_bind: Option<Vec<Mat4>>) -> Result<Ri
 }
 
 /// Runs the CPU crowd job over `ranges` into a fresh output; `Err` when it refuses.
-fn cpu_crowd(rig: &Rig, clips: &[Clip], samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Result<Vec<f32>, EvalError> {
+fn cpu_crowd(
+    rig: &Rig,
+    clips: &[Clip],
+    samples: &[ClipSample],
+    ranges: &[std::ops::Range<u32>],
+) -> Result<Vec<f32>, EvalError> {
     let mut output = vec![0.0; ranges.len() * rig.num_joints() * 16];
-    EvalCrowdJob { rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut output }.run()?;
+    EvalCrowdJob { rig, clips, samples, sample_ranges: ranges, layout: OutputLayout::Mat4, output: &mut output }
+        .run()?;
     Ok(output)
 }
 
@@ -49,17 +55,46 @@ fn cpu_layers(rig: &Rig, clips: &[Clip], additive: usize, time_s: f32) -> Result
         let first = samples.len() as u32;
         samples.push(ClipSample::new(0, time_s, 0.5));
         samples.push(ClipSample::new(1 % clips.len() as u32, time_s, 0.5));
-        programs.push(LayerProgram { first_sample: first, num_target: 2, transition: u32::MAX, target_weight: 1.0, progress: 1.0, weight: 1.0, ..LayerProgram::default() });
+        programs.push(LayerProgram {
+            first_sample: first,
+            num_target: 2,
+            transition: u32::MAX,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
+            ..LayerProgram::default()
+        });
     }
     let mut context = EvalContext::new(1, layers.len(), rig.num_joints());
     cpu_frame(rig, clips, &layers, &samples, &programs, 1.0 / 60.0, &mut context)
 }
 
 /// One character's matrices (mat4) from the CPU frame job.
-fn cpu_frame(rig: &Rig, clips: &[Clip], layers: &[LayerSetup], samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, context: &mut EvalContext) -> Result<Vec<f32>, EvalError> {
+fn cpu_frame(
+    rig: &Rig,
+    clips: &[Clip],
+    layers: &[LayerSetup],
+    samples: &[ClipSample],
+    programs: &[LayerProgram],
+    dt_s: f32,
+    context: &mut EvalContext,
+) -> Result<Vec<f32>, EvalError> {
     let mut output = vec![0.0; rig.num_joints() * 16];
     let mut sampled = [0];
-    FrameJob { rig, clips, layers, samples, programs, dt_s, context, layout: OutputLayout::Mat4, output: &mut output, clips_sampled: &mut sampled, root_motion: &mut [] }.run()?;
+    FrameJob {
+        rig,
+        clips,
+        layers,
+        samples,
+        programs,
+        dt_s,
+        context,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut sampled,
+        root_motion: &mut [],
+    }
+    .run()?;
     Ok(output)
 }
 
@@ -78,7 +113,10 @@ fn a_chain_of_large_finite_scales_is_refused_naming_the_joint() {
     let rest = vec![Transform { translation: Vec3::Y * 1e3, rotation: Quat::IDENTITY, scale: Vec3::splat(10.0) }; 64];
     let err = chain_rig(rest, Some(vec![Mat4::IDENTITY; 64])).unwrap_err();
     // 10^8 is the bound itself, so joint 8 (the ninth factor of 10) is the first past it.
-    assert!(matches!(err, RigError::OutOfBounds { joint: 8, what: "rest scale product along the chain", limit, .. } if limit == MAX_CHAIN_SCALE), "{err:?}");
+    assert!(
+        matches!(err, RigError::OutOfBounds { joint: 8, what: "rest scale product along the chain", limit, .. } if limit == MAX_CHAIN_SCALE),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("j8"), "{err}");
 }
 
@@ -94,7 +132,8 @@ fn clips_whose_scales_overflow_along_the_chain_are_refused_by_the_evaluators() {
     let err = cpu_crowd(&rig, &clips, &samples, &[0..1]).unwrap_err();
     assert!(matches!(err, EvalError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
     if let Some(gpu) = gpu_support::gpu() {
-        let err = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).expect_err("refused");
+        let err =
+            GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).expect_err("refused");
         assert!(matches!(err, GpuError::Program(ProgramError::OutOfBounds { joint: 8, .. })), "{err:?}");
     }
 }
@@ -110,11 +149,17 @@ fn values_past_the_per_joint_bounds_are_typed_errors() {
     assert!(matches!(chain_rig(rest, None), Err(RigError::OutOfBounds { joint: 1, what: "rest scale", .. })));
     let mut ibm = vec![Mat4::IDENTITY; 3];
     ibm[1].w_axis.z = 1e9;
-    assert!(matches!(chain_rig(vec![Transform::IDENTITY; 3], Some(ibm)), Err(RigError::OutOfBounds { joint: 1, what: "inverse bind matrix entry", .. })));
+    assert!(matches!(
+        chain_rig(vec![Transform::IDENTITY; 3], Some(ibm)),
+        Err(RigError::OutOfBounds { joint: 1, what: "inverse bind matrix entry", .. })
+    ));
     // A tiny rest scale derives a huge inverse bind matrix.
     let mut rest = vec![Transform::IDENTITY; 3];
     rest[0].scale = Vec3::splat(1e-9);
-    assert!(matches!(chain_rig(rest, None), Err(RigError::OutOfBounds { joint: 0, what: "inverse bind matrix entry", .. })));
+    assert!(matches!(
+        chain_rig(rest, None),
+        Err(RigError::OutOfBounds { joint: 0, what: "inverse bind matrix entry", .. })
+    ));
     let mut poses = vec![Transform::IDENTITY; 6];
     poses[5].translation.z = 3e7;
     let err = Clip::from_poses("far", 3, poses, 1.0, false).unwrap_err();
@@ -131,10 +176,19 @@ fn values_past_the_per_joint_bounds_are_typed_errors() {
 /// zero or 1e-30 too).
 fn extreme_chain(len: usize, additive: usize, tiny: bool) -> impl Strategy<Value = Vec<Transform>> {
     let growth = 0.999 * MAX_CHAIN_SCALE.powf(1.0 / (1 + additive) as f32);
-    let translation = prop_oneof![Just(MAX_TRANSLATION_M), Just(-MAX_TRANSLATION_M), -MAX_TRANSLATION_M..MAX_TRANSLATION_M, -1.0f32..1.0];
+    let translation = prop_oneof![
+        Just(MAX_TRANSLATION_M),
+        Just(-MAX_TRANSLATION_M),
+        -MAX_TRANSLATION_M..MAX_TRANSLATION_M,
+        -1.0f32..1.0
+    ];
     let small = if tiny { 1e-30 } else { 0.5 };
     let scale = prop_oneof![6 => Just(1.0f32), 2 => 0.5f32..1.0, 1 => Just(-1.0), 1 => Just(small), 1 => Just(if tiny { 0.0 } else { 0.75 })];
-    let joint = ((translation.clone(), translation.clone(), translation), (scale.clone(), scale.clone(), scale), any::<[i8; 4]>())
+    let joint = (
+        (translation.clone(), translation.clone(), translation),
+        (scale.clone(), scale.clone(), scale),
+        any::<[i8; 4]>(),
+    )
         .prop_map(|((tx, ty, tz), (sx, sy, sz), q)| {
             let q = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32 + 0.5).normalize();
             Transform { translation: Vec3::new(tx, ty, tz), rotation: q, scale: Vec3::new(sx, sy, sz) }
@@ -257,7 +311,8 @@ impl SlideSwitch {
     fn rig_and_clips() -> (Rig, [Clip; 2]) {
         let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); SLIDE_JOINTS], None).unwrap();
         let moved = vec![Transform::from_translation(Vec3::new(1e6, 1.0, 0.0)); SLIDE_JOINTS];
-        let slide = Clip::from_poses("slide", SLIDE_JOINTS, [rig.rest_pose().to_vec(), moved].concat(), 1.0, false).unwrap();
+        let slide =
+            Clip::from_poses("slide", SLIDE_JOINTS, [rig.rest_pose().to_vec(), moved].concat(), 1.0, false).unwrap();
         let still = Clip::from_poses("still", SLIDE_JOINTS, rig.rest_pose().to_vec(), 0.0, false).unwrap();
         (rig, [slide, still])
     }
@@ -336,7 +391,11 @@ fn inertialization_offsets_stay_within_their_bound_on_the_cpu() {
             if frame >= 2 {
                 let root = Vec3::new(output[12], output[13], output[14]);
                 let offset = root - Vec3::Y;
-                assert!(largest(offset.abs().to_array()) <= MAX_OFFSET_M, "{:?}, frame {frame}: root offset {offset}", switch.mode);
+                assert!(
+                    largest(offset.abs().to_array()) <= MAX_OFFSET_M,
+                    "{:?}, frame {frame}: root offset {offset}",
+                    switch.mode
+                );
             }
         }
     }
@@ -352,14 +411,26 @@ fn inertialization_offsets_stay_within_their_bound_on_the_gpu() {
     let (rig, clips) = SlideSwitch::rig_and_clips();
     for switch in slide_switches() {
         let cpu = switch.cpu();
-        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &[LayerSetup::default()], GpuCrowdOptions::default()).unwrap();
+        let mut crowd = GpuCrowd::with_layers(
+            &gpu.device,
+            &gpu.queue,
+            &rig,
+            &clips,
+            &[LayerSetup::default()],
+            GpuCrowdOptions::default(),
+        )
+        .unwrap();
         for (frame, ((dt_s, sample, program), expected)) in switch.frames().into_iter().zip(&cpu).enumerate() {
             let got = gpu_support::layered_frame(&gpu, &mut crowd, &[sample], &[program], dt_s);
             assert_eq!(first_non_finite(&got), None, "{:?}, frame {frame}", switch.mode);
             for (joint, (e, g)) in expected.chunks_exact(16).zip(got.chunks_exact(16)).enumerate() {
                 let tolerance = GPU_TOLERANCE * largest(e.iter().map(|v| v.abs())).max(1.0);
                 let error = worst_abs_diff(e, g);
-                assert!(error <= tolerance, "{:?}, frame {frame}, joint {joint}: difference {error} over {tolerance}\n expected {e:?}\n      got {g:?}", switch.mode);
+                assert!(
+                    error <= tolerance,
+                    "{:?}, frame {frame}, joint {joint}: difference {error} over {tolerance}\n expected {e:?}\n      got {g:?}",
+                    switch.mode
+                );
             }
         }
     }
@@ -385,7 +456,11 @@ fn additive_clip_from_a_zero_length_reference_rotation_is_refused_or_finite() {
     let delta = clip.to_additive(&reference);
     let clips = [clip, delta];
     if let Ok(output) = cpu_layers(&rig, &clips, 1, 0.25) {
-        assert_eq!(first_non_finite(&output), None, "an accepted additive clip gave non-finite matrices (joint, value)");
+        assert_eq!(
+            first_non_finite(&output),
+            None,
+            "an accepted additive clip gave non-finite matrices (joint, value)"
+        );
     }
 }
 
@@ -397,7 +472,14 @@ fn additive_clip_from_a_zero_length_reference_rotation_is_refused_or_finite() {
 /// the y component (always 0) becomes `0 × ∞` = NaN, the travel ∞. Returned as success.
 #[test]
 fn root_motion_of_a_huge_advance_is_refused_or_finite() {
-    let run = Clip::from_poses("run", 1, vec![Transform::IDENTITY, Transform::from_translation(Vec3::new(0.0, 0.0, 1.0))], 0.5, true).unwrap();
+    let run = Clip::from_poses(
+        "run",
+        1,
+        vec![Transform::IDENTITY, Transform::from_translation(Vec3::new(0.0, 0.0, 1.0))],
+        0.5,
+        true,
+    )
+    .unwrap();
     let samples = [ClipSample { clip: 0, time_s: 0.25, weight: 1.0, advance_s: f32::MAX }];
     let programs = [LayerProgram {
         first_sample: 0,

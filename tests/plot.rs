@@ -153,7 +153,8 @@ fn with_a_clip_map_the_cut_pops_and_the_crossfade_samples_both_states() {
     let clips = t.clips_sampled.as_ref().unwrap();
     let cut = 20;
     assert_eq!(lines[cut].active_state, "Walk");
-    let mut quiet: Vec<f32> = jump[2..].iter().enumerate().filter(|(f, _)| !(18..24).contains(&(f + 2))).map(|(_, v)| *v).collect();
+    let mut quiet: Vec<f32> =
+        jump[2..].iter().enumerate().filter(|(f, _)| !(18..24).contains(&(f + 2))).map(|(_, v)| *v).collect();
     quiet.sort_by(f32::total_cmp);
     let median = quiet[quiet.len() / 2];
     // Idle's T-ish arms to a walk's swing in one frame: many centimetres, far above the walk's own.

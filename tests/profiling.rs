@@ -6,8 +6,8 @@
 //! Tests that need an adapter skip with a message when there is none, unless
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
-use std::sync::mpsc;
 use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
@@ -22,7 +22,7 @@ use throng::state::Crowd;
 mod gpu_support;
 mod support;
 use gpu_support::gpu;
-use support::compare::{worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{GPU_TOLERANCE, worst_abs_diff};
 
 const CHARACTERS: usize = 300;
 const DT: f32 = 1.0 / 60.0;
@@ -62,13 +62,19 @@ fn stepped_crowd() -> Frame {
 
 fn layered_crowd(gpu: &GpuContext, frame: &Frame, stage_buffers: bool) -> GpuCrowd {
     let options = GpuCrowdOptions { stage_buffers, ..GpuCrowdOptions::default() };
-    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &frame.demo.rig, &frame.clips, &frame.layers, options).unwrap();
+    let mut crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &frame.demo.rig, &frame.clips, &frame.layers, options).unwrap();
     crowd.set_frame(&frame.samples, &frame.programs, DT).unwrap();
     crowd
 }
 
 /// Records the layered stages one by one, then the fused frame, resolves, submits, reads.
-fn profile_stages_and_frame(gpu: &GpuContext, profiler: &mut GpuProfiler, staged: &GpuCrowd, fused: &GpuCrowd) -> GpuFrameTimes {
+fn profile_stages_and_frame(
+    gpu: &GpuContext,
+    profiler: &mut GpuProfiler,
+    staged: &GpuCrowd,
+    fused: &GpuCrowd,
+) -> GpuFrameTimes {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     for stage in Stage::LAYERED {
         profiler.encode_stage(staged, &mut encoder, stage).unwrap();
@@ -95,17 +101,36 @@ fn each_stage_takes_non_negative_time_and_the_stages_fit_in_the_frame() {
     for round in 0..2 {
         let times = profile_stages_and_frame(&gpu, &mut profiler, &staged, &fused);
         let names: Vec<&str> = times.zones.iter().map(|z| z.name).collect();
-        assert_eq!(names, ["throng.transition", "throng.layers", "throng.local_to_model", "throng.skinning", "throng.frame"], "round {round}");
+        assert_eq!(
+            names,
+            ["throng.transition", "throng.layers", "throng.local_to_model", "throng.skinning", "throng.frame"],
+            "round {round}"
+        );
         assert_eq!(times.untimed, 0, "round {round}");
         for zone in &times.zones {
-            assert!(zone.duration_ns() >= 0.0, "round {round}: {} ran from {} to {} ns", zone.name, zone.start_ns, zone.end_ns);
+            assert!(
+                zone.duration_ns() >= 0.0,
+                "round {round}: {} ran from {} to {} ns",
+                zone.name,
+                zone.start_ns,
+                zone.end_ns
+            );
         }
         // The passes run one after another, so their times add up to at most the frame's.
         let sum: f64 = times.zones.iter().map(|z| z.duration_ns()).sum();
         assert!(sum > 0.0, "round {round}: 300 characters took no GPU time at all: {times:?}");
-        assert!(sum <= times.frame_ns() * (1.0 + 1e-9), "round {round}: zones sum to {sum} ns, the frame spans {} ns: {times:?}", times.frame_ns());
+        assert!(
+            sum <= times.frame_ns() * (1.0 + 1e-9),
+            "round {round}: zones sum to {sum} ns, the frame spans {} ns: {times:?}",
+            times.frame_ns()
+        );
         for pair in times.zones.windows(2) {
-            assert!(pair[1].start_ns >= pair[0].end_ns, "round {round}: {} starts before {} ends: {times:?}", pair[1].name, pair[0].name);
+            assert!(
+                pair[1].start_ns >= pair[0].end_ns,
+                "round {round}: {} starts before {} ends: {times:?}",
+                pair[1].name,
+                pair[0].name
+            );
         }
     }
 }
@@ -193,5 +218,8 @@ fn a_profiled_frame_never_waits_for_a_profiler() {
         }
         let _ = done.send(());
     });
-    assert!(finished.recv_timeout(Duration::from_secs(120)).is_ok(), "three profiled frames did not finish in two minutes");
+    assert!(
+        finished.recv_timeout(Duration::from_secs(120)).is_ok(),
+        "three profiled frames did not finish in two minutes"
+    );
 }

@@ -9,12 +9,13 @@ mod support;
 use glam::Vec3;
 use support::compare::nan_max;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::program::LayerSpace;
 use throng::graph::CompiledGraph;
+use throng::program::LayerSpace;
 
 #[test]
 fn switch_modes_order_as_the_seed_says() {
-    let [cut, frozen, crossfade, quintic, bollo, spring] = measure::MODES.map(|(name, json)| measure::seed_script(name, json).0);
+    let [cut, frozen, crossfade, quintic, bollo, spring] =
+        measure::MODES.map(|(name, json)| measure::seed_script(name, json).0);
     println!("{cut:?}\n{frozen:?}\n{crossfade:?}\n{quintic:?}\n{bollo:?}\n{spring:?}");
     assert!(cut.worst_jump_cm > 3.0 * frozen.worst_jump_cm, "a cut pops far more than a frozen fade");
     for smooth in [&crossfade, &quintic, &bollo, &spring] {
@@ -37,11 +38,17 @@ fn layers_tell_the_seeds_story() {
     let upper_body = graph.layers()[2].mask.clone();
     let whole = measure::foot_slide_cm_per_m(None);
     let masked = measure::foot_slide_cm_per_m(Some(&upper_body));
-    assert!(whole > 50.0 && masked < 2.0, "the whole-body wave drags the feet ({whole} cm/m), the masked one does not ({masked})");
+    assert!(
+        whole > 50.0 && masked < 2.0,
+        "the whole-body wave drags the feet ({whole} cm/m), the masked one does not ({masked})"
+    );
     let local = measure::arm_angle_deg(LayerSpace::Local, false);
     let leaning = measure::arm_angle_deg(LayerSpace::Local, true);
     let mesh = measure::arm_angle_deg(LayerSpace::Mesh, false);
-    assert!(mesh < 0.5 && local > 3.0 && leaning > local + 3.0, "mesh {mesh}°, local {local}°, local with lean {leaning}°");
+    assert!(
+        mesh < 0.5 && local > 3.0 && leaning > local + 3.0,
+        "mesh {mesh}°, local {local}°, local with lean {leaning}°"
+    );
 }
 
 #[test]
@@ -65,7 +72,10 @@ fn root_motion_adds_up_over_a_looping_walk() {
     }
     let travelled = sim.world - start;
     let expected = Vec3::new(per_cycle.x, 0.0, per_cycle.z) * 3.0;
-    assert!((travelled - expected).length() < 0.01 * expected.length(), "travelled {travelled}, the clip's root travels {expected}");
+    assert!(
+        (travelled - expected).length() < 0.01 * expected.length(),
+        "travelled {travelled}, the clip's root travels {expected}"
+    );
     // No pop at the wrap: no frame moves more than the walk's speed allows.
     assert!(largest_step < 1.2 * 1.5 / measure::FPS, "largest step {largest_step} m");
 }

@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
+use throng::ClipEvent;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH, WALK};
-use throng::eval::root_motion::RootDelta;
 use throng::eval::EvalError;
+use throng::eval::root_motion::RootDelta;
 use throng::graph::{CompiledGraph, ParamValue};
 use throng::program::OutputLayout;
 use throng::runtime::{CrowdRuntime, RuntimeError};
 use throng::state::{ArchetypeId, CharacterHandle, StateError};
-use throng::ClipEvent;
 
 const DT: f32 = 1.0 / 60.0;
 const JOINTS: usize = 26;
@@ -22,7 +22,8 @@ const PER_ROW: usize = JOINTS * 16;
 fn demo_runtime() -> (CrowdRuntime, ArchetypeId) {
     let mut demo = DemoCharacter::humanoid();
     let walk = demo.clip_index(WALK).expect("the demo has a walk");
-    demo.clips[walk] = demo.clips[walk].clone().with_events(vec![ClipEvent::new("footstep", 0.25)]).expect("a valid event");
+    demo.clips[walk] =
+        demo.clips[walk].clone().with_events(vec![ClipEvent::new("footstep", 0.25)]).expect("a valid event");
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph compiles"));
     let bound = demo.bind(graph).expect("the demo graph binds");
     let archetype = bound.archetype.with_events_from_clips(&bound.clips).expect("the walk's event fits the clip");
@@ -89,7 +90,8 @@ fn removing_one_character_never_disturbs_another() {
         let (churn_out, churn_root) = evaluate(&mut churn, churn_id, true);
         assert!(churn_out.iter().all(|v| v.is_finite()), "frame {frame}: a matrix that is not finite");
         for i in (0..CHARACTERS).filter(|&i| !gone[i]) {
-            let (calm_row, churn_row) = (row(&calm, &calm_out, calm_handles[i]), row(&churn, &churn_out, churn_handles[i]));
+            let (calm_row, churn_row) =
+                (row(&calm, &calm_out, calm_handles[i]), row(&churn, &churn_out, churn_handles[i]));
             assert_same_bits(churn_row, calm_row, &format!("frame {frame}, character {i}, despawns around it"));
             let (_, a) = calm.crowd().row_of(calm_handles[i]).expect("live");
             let (_, b) = churn.crowd().row_of(churn_handles[i]).expect("live");
@@ -128,7 +130,11 @@ fn lod_held_rows_follow_their_characters_through_despawns() {
         assert_eq!(after.len(), (rows - 1) * PER_ROW, "every row written");
         assert!(after.iter().all(|v| v.is_finite()), "a matrix that is not finite");
         if !due_now {
-            assert_same_bits(&after[..PER_ROW], &last_before, &format!("after despawn {removed}, row 0 (not due) shows what its character showed"));
+            assert_same_bits(
+                &after[..PER_ROW],
+                &last_before,
+                &format!("after despawn {removed}, row 0 (not due) shows what its character showed"),
+            );
             held_checks += 1;
         }
         // Root motion is every row's, due or not: the walkers and runners move forward.
@@ -176,7 +182,8 @@ fn events_name_the_characters_that_fired_them() {
     let speed = runtime.param(id, "speed").expect("the demo has speed");
     runtime.set_float(speed, &handles, &[1.5, 0.0, 1.5]).expect("finite speeds");
     runtime.despawn(handles[0]).expect("live");
-    let footstep = runtime.crowd().archetype(id).expect("known").event_id("footstep").expect("the event was registered");
+    let footstep =
+        runtime.crowd().archetype(id).expect("known").event_id("footstep").expect("the event was registered");
     let mut fired = 0;
     for _ in 0..120 {
         runtime.update(DT).expect("finite dt");
@@ -188,7 +195,10 @@ fn events_name_the_characters_that_fired_them() {
             fired += event.count;
         }
     }
-    assert!((1..=3).contains(&fired), "two seconds of walking crosses 0.25 s of the 1 s walk about twice; fired {fired}");
+    assert!(
+        (1..=3).contains(&fired),
+        "two seconds of walking crosses 0.25 s of the 1 s walk about twice; fired {fired}"
+    );
 }
 
 #[test]
@@ -199,10 +209,15 @@ fn bad_calls_are_typed_errors_that_change_nothing() {
 
     let mut short = vec![7.0f32; 2 * PER_ROW - 1];
     let err = runtime.evaluate(id, OutputLayout::Mat4, &mut short, &mut []).expect_err("one float short");
-    assert!(matches!(err, RuntimeError::Eval(EvalError::OutputSize { expected, got, .. }) if expected == 2 * PER_ROW && got == 2 * PER_ROW - 1), "{err}");
+    assert!(
+        matches!(err, RuntimeError::Eval(EvalError::OutputSize { expected, got, .. }) if expected == 2 * PER_ROW && got == 2 * PER_ROW - 1),
+        "{err}"
+    );
     assert!(short.iter().all(|&v| v == 7.0), "nothing written on a refused frame");
     let mut out = vec![0.0f32; 2 * PER_ROW];
-    let err = runtime.evaluate(id, OutputLayout::Mat4, &mut out, &mut [RootDelta::default()]).expect_err("one root entry for two rows");
+    let err = runtime
+        .evaluate(id, OutputLayout::Mat4, &mut out, &mut [RootDelta::default()])
+        .expect_err("one root entry for two rows");
     assert!(matches!(err, RuntimeError::Eval(EvalError::RootMotionCount { got: 1, characters: 2 })), "{err}");
 
     let err = runtime.despawn_many(&[handles[1], handles[1]]).expect_err("a handle twice");
@@ -218,11 +233,15 @@ fn bad_calls_are_typed_errors_that_change_nothing() {
     let (mut other, _) = demo_runtime();
     let demo = DemoCharacter::humanoid();
     let bound = demo.bind(Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("compiles"))).expect("binds");
-    let second = other.add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone()).expect("one setup per layer");
+    let second = other
+        .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+        .expect("one setup per layer");
     let err = runtime.spawn(second).expect_err("another runtime's archetype");
     assert!(matches!(err, RuntimeError::UnknownArchetype { .. }), "{err}");
 
-    let err = runtime.add_archetype(bound.archetype, demo.rig, bound.clips, bound.layers[..1].to_vec()).expect_err("one setup for three layers");
+    let err = runtime
+        .add_archetype(bound.archetype, demo.rig, bound.clips, bound.layers[..1].to_vec())
+        .expect_err("one setup for three layers");
     assert!(matches!(err, RuntimeError::LayerCount { layers: 1, graph_layers: 3 }), "{err}");
 
     // Still whole: the frame evaluates.

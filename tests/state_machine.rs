@@ -96,11 +96,8 @@ struct One {
 impl One {
     fn new(graph_json: &str, clips: &[(&str, f32)]) -> Self {
         let graph = Arc::new(CompiledGraph::from_json(graph_json).unwrap());
-        let bindings: Vec<(&str, ClipBinding)> = clips
-            .iter()
-            .enumerate()
-            .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
-            .collect();
+        let bindings: Vec<(&str, ClipBinding)> =
+            clips.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(Archetype::from_bindings(graph, &bindings).unwrap());
         let hero = crowd.spawn(kind).unwrap();
@@ -149,10 +146,8 @@ fn an_authored_self_transition_restarts_the_state() {
 
 #[test]
 fn exit_time_below_one_opens_each_loop_and_a_missed_crossing_waits() {
-    let g = abc(
-        &format!(r#"{{ "from": "A", "to": "B", "exitTime": 0.5, "conditions": [{go}] }}"#, go = is_true("go")),
-        GO,
-    );
+    let g =
+        abc(&format!(r#"{{ "from": "A", "to": "B", "exitTime": 0.5, "conditions": [{go}] }}"#, go = is_true("go")), GO);
     // Crossings of 0.5 land on frames 3 and 11 (progress 0.125 per frame).
     let lines = trace(&g, ONE_S, 0.125, 13, r#"{ "frame": 5, "set": { "go": true } }"#);
     let mut expected = many("A", 11);
@@ -171,10 +166,8 @@ fn exit_time_of_one_or_more_on_a_looping_state_opens_once() {
     expected.extend(many("B", 2));
     assert_eq!(actives(&lines, "Base"), expected, "halfway through the third loop");
 
-    let g = abc(
-        &format!(r#"{{ "from": "A", "to": "B", "exitTime": 1.5, "conditions": [{go}] }}"#, go = is_true("go")),
-        GO,
-    );
+    let g =
+        abc(&format!(r#"{{ "from": "A", "to": "B", "exitTime": 1.5, "conditions": [{go}] }}"#, go = is_true("go")), GO);
     let lines = trace(&g, ONE_S, 0.25, 24, r#"{ "frame": 8, "set": { "go": true } }"#);
     assert_eq!(actives(&lines, "Base"), many("A", 24), "1.5 passed before go; it never comes again");
 }
@@ -203,7 +196,10 @@ fn a_non_looping_state_keeps_its_gate_open_while_it_holds_its_last_frame() {
 
 #[test]
 fn durations_in_seconds_and_normalized_with_state_speed() {
-    let seconds = abc(r#"{ "from": "A", "to": "B", "time": 0.5, "conditions": [{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }] }"#, GO);
+    let seconds = abc(
+        r#"{ "from": "A", "to": "B", "time": 0.5, "conditions": [{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }] }"#,
+        GO,
+    );
     let lines = trace(&seconds, r#"{ "A": 2.0, "*": 1.0 }"#, 0.125, 6, r#"{ "frame": 1, "set": { "go": true } }"#);
     assert_eq!(
         steps(&lines),
@@ -225,10 +221,7 @@ fn durations_in_seconds_and_normalized_with_state_speed() {
         GO,
     );
     let lines = trace(&normalized, r#"{ "A": 2.0, "*": 1.0 }"#, 0.125, 4, r#"{ "frame": 1, "set": { "go": true } }"#);
-    assert_eq!(
-        steps(&lines),
-        expect(&[("A", false, 1.0), ("B", true, 0.0), ("B", true, 0.5), ("B", false, 1.0)])
-    );
+    assert_eq!(steps(&lines), expect(&[("A", false, 1.0), ("B", true, 0.0), ("B", true, 0.5), ("B", false, 1.0)]));
 }
 
 #[test]
@@ -511,7 +504,18 @@ fn sub_state_machines_enter_and_exit_through_the_parent() {
     // The second Fire ends on frame 7 with combat false: the exit leads to Idle.
     assert_eq!(
         actives(&lines, "Base"),
-        ["Idle", "Combat.Aim", "Combat.Fire", "Combat.Fire", "Combat.Aim", "Combat.Fire", "Combat.Fire", "Idle", "Idle", "Idle"]
+        [
+            "Idle",
+            "Combat.Aim",
+            "Combat.Fire",
+            "Combat.Fire",
+            "Combat.Aim",
+            "Combat.Fire",
+            "Combat.Fire",
+            "Idle",
+            "Idle",
+            "Idle"
+        ]
     );
 }
 

@@ -5,15 +5,23 @@
 
 mod support;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use support::compare::{assert_matrices_close, assert_matrices_close_with, largest, nan_max, nan_min, worst_abs_diff, GPU_TOLERANCE};
+use support::compare::{
+    GPU_TOLERANCE, assert_matrices_close, assert_matrices_close_with, largest, nan_max, nan_min, worst_abs_diff,
+};
 use support::files::TempDir;
 
 /// The panic message of `f`, or `None` when it passed.
 fn failure(f: impl FnOnce()) -> Option<String> {
     let payload = catch_unwind(AssertUnwindSafe(f)).err()?;
-    Some(payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default())
+    Some(
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    )
 }
 
 /// Two characters of three joints, four floats each.
@@ -73,21 +81,28 @@ fn assert_matrices_close_fails_on_nan_in_either_input_saying_where() {
     let mut nan = a.clone();
     nan[22] = f32::NAN;
     for (expected, got, side) in [(&a, &nan, "got"), (&nan, &a, "expected")] {
-        let message = failure(|| assert_matrices_close(expected, got, 4, 3, GPU_TOLERANCE, "nan")).unwrap_or_else(|| panic!("a NaN in {side} passed"));
+        let message = failure(|| assert_matrices_close(expected, got, 4, 3, GPU_TOLERANCE, "nan"))
+            .unwrap_or_else(|| panic!("a NaN in {side} passed"));
         assert!(message.contains("nan: character 1, joint 2, float 2"), "{side}: {message}");
         assert!(message.contains("NaN"), "{side}: {message}");
     }
-    let message = failure(|| assert_matrices_close(&nan, &nan, 4, 3, GPU_TOLERANCE, "both")).expect("NaN on both sides passed");
+    let message =
+        failure(|| assert_matrices_close(&nan, &nan, 4, 3, GPU_TOLERANCE, "both")).expect("NaN on both sides passed");
     assert!(message.contains("character 1, joint 2"), "{message}");
 }
 
 #[test]
 fn assert_matrices_close_fails_on_length_mismatch_and_partial_characters() {
     let a = pose();
-    let message = failure(|| assert_matrices_close(&a, &a[..20], 4, 3, GPU_TOLERANCE, "short")).expect("a shorter output passed");
+    let message =
+        failure(|| assert_matrices_close(&a, &a[..20], 4, 3, GPU_TOLERANCE, "short")).expect("a shorter output passed");
     assert!(message.contains("short: 24 floats expected, 20 got"), "{message}");
-    assert!(failure(|| assert_matrices_close(&a[..20], &a, 4, 3, GPU_TOLERANCE, "long")).is_some(), "a longer output passed");
-    let message = failure(|| assert_matrices_close(&a[..20], &a[..20], 4, 3, GPU_TOLERANCE, "partial")).expect("a partial character passed");
+    assert!(
+        failure(|| assert_matrices_close(&a[..20], &a, 4, 3, GPU_TOLERANCE, "long")).is_some(),
+        "a longer output passed"
+    );
+    let message = failure(|| assert_matrices_close(&a[..20], &a[..20], 4, 3, GPU_TOLERANCE, "partial"))
+        .expect("a partial character passed");
     assert!(message.contains("not whole characters"), "{message}");
 }
 
@@ -96,7 +111,10 @@ fn assert_matrices_close_fails_beyond_the_tolerance_naming_character_joint_and_v
     let a = pose();
     let mut b = a.clone();
     b[13] += 2e-4; // character 1, joint 0, float 1
-    let message = failure(|| assert_matrices_close_with(&a, &b, 4, 3, GPU_TOLERANCE, "far", |c| format!("character {c}'s programs"))).expect("2e-4 passed 1e-4");
+    let message = failure(|| {
+        assert_matrices_close_with(&a, &b, 4, 3, GPU_TOLERANCE, "far", |c| format!("character {c}'s programs"))
+    })
+    .expect("2e-4 passed 1e-4");
     assert!(message.contains("far: character 1, joint 0, float 1: expected 0.25, got 0.250"), "{message}");
     assert!(message.contains("character 1's programs"), "{message}");
 }
@@ -128,6 +146,11 @@ fn a_temp_dir_is_kept_when_its_test_fails() {
     });
     assert_eq!(message.as_deref(), Some("the test failed"));
     let path = path.into_inner().unwrap().expect("the folder was made");
-    assert_eq!(std::fs::read_to_string(path.join("evidence.txt")).ok().as_deref(), Some("what the test wrote"), "{} was not kept", path.display());
+    assert_eq!(
+        std::fs::read_to_string(path.join("evidence.txt")).ok().as_deref(),
+        Some("what the test wrote"),
+        "{} was not kept",
+        path.display()
+    );
     std::fs::remove_dir_all(&path).unwrap();
 }

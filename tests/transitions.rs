@@ -124,18 +124,27 @@ fn jump(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
 
 /// The largest change of per-frame velocity on frame `f`, metres per frame.
 fn kink(positions: &[[Vec3; JOINTS]], f: usize) -> f32 {
-    largest((0..JOINTS).map(|j| ((positions[f][j] - positions[f - 1][j]) - (positions[f - 1][j] - positions[f - 2][j])).length()))
+    largest(
+        (0..JOINTS)
+            .map(|j| ((positions[f][j] - positions[f - 1][j]) - (positions[f - 1][j] - positions[f - 2][j])).length()),
+    )
 }
 
 #[test]
 fn pops_order_as_the_seed_says() {
     let at = 40;
     let pop = |mode| jump(&run(mode, 0.25, &[at], 60).0, at);
-    let (cut, frozen, crossfade, inertialize) =
-        (pop(SwitchMode::Cut), pop(SwitchMode::Frozen), pop(SwitchMode::Crossfade), pop(SwitchMode::InertializeQuintic));
+    let (cut, frozen, crossfade, inertialize) = (
+        pop(SwitchMode::Cut),
+        pop(SwitchMode::Frozen),
+        pop(SwitchMode::Crossfade),
+        pop(SwitchMode::InertializeQuintic),
+    );
     // What the clip itself moves in a frame, for scale.
     let natural = jump(&run(SwitchMode::Cut, 0.25, &[], 60).0, at);
-    println!("worst joint jump at the switch: cut {cut}, frozen {frozen}, crossfade {crossfade}, inertialize {inertialize}; clip alone {natural}");
+    println!(
+        "worst joint jump at the switch: cut {cut}, frozen {frozen}, crossfade {crossfade}, inertialize {inertialize}; clip alone {natural}"
+    );
     assert!(cut > 5.0 * natural, "a cut pops");
     assert!(frozen <= natural * 1.5 && crossfade <= natural * 1.5 && inertialize <= natural * 1.5, "the others do not");
     assert!(cut > frozen && cut > crossfade && cut > inertialize);
@@ -143,7 +152,9 @@ fn pops_order_as_the_seed_says() {
 
 #[test]
 fn inertialization_is_continuous_across_rapid_switches() {
-    for mode in [SwitchMode::InertializeQuintic, SwitchMode::InertializeQuinticOvershootControl, SwitchMode::InertializeSpring] {
+    for mode in
+        [SwitchMode::InertializeQuintic, SwitchMode::InertializeQuinticOvershootControl, SwitchMode::InertializeSpring]
+    {
         let duration = if mode == SwitchMode::InertializeSpring { 0.08 } else { 0.25 };
         let switches = [30, 32, 34];
         let (positions, _) = run(mode, duration, &switches, 90);
@@ -151,10 +162,18 @@ fn inertialization_is_continuous_across_rapid_switches() {
         let natural_jump = largest((2..90).map(|f| jump(&plain, f)));
         let natural_kink = largest((2..90).map(|f| kink(&plain, f)));
         for f in 2..90 {
-            assert!(jump(&positions, f) <= 2.0 * natural_jump, "{mode:?} frame {f}: position jumps {} (clips move {natural_jump})", jump(&positions, f));
+            assert!(
+                jump(&positions, f) <= 2.0 * natural_jump,
+                "{mode:?} frame {f}: position jumps {} (clips move {natural_jump})",
+                jump(&positions, f)
+            );
         }
         for &s in &switches {
-            assert!(kink(&positions, s) <= 3.0 * natural_kink + 1e-3, "{mode:?}: velocity breaks at switch {s}: {} vs {natural_kink}", kink(&positions, s));
+            assert!(
+                kink(&positions, s) <= 3.0 * natural_kink + 1e-3,
+                "{mode:?}: velocity breaks at switch {s}: {} vs {natural_kink}",
+                kink(&positions, s)
+            );
         }
     }
 }
@@ -224,10 +243,13 @@ fn a_layer_back_from_weight_zero_mid_fade_shows_its_destination() {
     let mut shown = Vec::new();
     for frame in 0..=15 {
         let t = frame as f32 * DT;
-        let mut upper = LayerProgram { first_sample: 1, weight: if (10..15).contains(&frame) { 0.0 } else { 1.0 }, ..base };
+        let mut upper =
+            LayerProgram { first_sample: 1, weight: if (10..15).contains(&frame) { 0.0 } else { 1.0 }, ..base };
         if frame >= 12 {
             upper.mode = SwitchMode::Frozen as u32;
-            upper.flags = LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT | if frame == 12 { LayerProgram::SWITCHED } else { 0 };
+            upper.flags = LayerProgram::TRANSITIONING
+                | LayerProgram::SOURCE_SNAPSHOT
+                | if frame == 12 { LayerProgram::SWITCHED } else { 0 };
             upper.target_weight = (frame - 12) as f32 / 30.0;
         }
         let samples = [ClipSample::new(0, t, 1.0), ClipSample::new(u32::from(frame >= 12), t, 1.0)];

@@ -36,11 +36,19 @@ fn scratch_dir(name: &str) -> TempDir {
 /// error and returns its output.
 fn headless(args: &[&str]) -> Output {
     let size = format!("{WIDTH}x{HEIGHT}");
-    let output = Command::new(viewer_binary()).arg("--headless").args(["--size", &size]).args(args).output().expect("the viewer starts");
+    let output = Command::new(viewer_binary())
+        .arg("--headless")
+        .args(["--size", &size])
+        .args(args)
+        .output()
+        .expect("the viewer starts");
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "viewer {args:?} failed ({}):\n{stdout}\n{stderr}", output.status);
-    assert!(!stderr.contains("wgpu error") && !stderr.contains("Validation Error"), "viewer {args:?} reported wgpu errors:\n{stderr}");
+    assert!(
+        !stderr.contains("wgpu error") && !stderr.contains("Validation Error"),
+        "viewer {args:?} reported wgpu errors:\n{stderr}"
+    );
     output
 }
 
@@ -63,10 +71,31 @@ fn headless_crowd_has_characters_that_move() {
     let dir = scratch_dir("crowd");
     let out = dir.join("crowd.png");
     let background = dir.join("ground.png");
-    let stdout = headless(&["--characters", "300", "--frames", "60", "--out-every", "30", "--out", out.to_str().expect("utf-8 temp path")]).stdout;
+    let stdout = headless(&[
+        "--characters",
+        "300",
+        "--frames",
+        "60",
+        "--out-every",
+        "30",
+        "--out",
+        out.to_str().expect("utf-8 temp path"),
+    ])
+    .stdout;
     let stdout = String::from_utf8_lossy(&stdout);
-    assert!(stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("clips sampled"), "stats missing:\n{stdout}");
-    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    assert!(
+        stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("clips sampled"),
+        "stats missing:\n{stdout}"
+    );
+    headless(&[
+        "--characters",
+        "300",
+        "--frames",
+        "1",
+        "--background-only",
+        "--out",
+        background.to_str().expect("utf-8 temp path"),
+    ]);
 
     let last = load(&out);
     let frame_30 = load(&dir.join("crowd_0030.png"));
@@ -76,7 +105,11 @@ fn headless_crowd_has_characters_that_move() {
     let mask_30 = character_mask(&frame_30, &ground);
     let mask_60 = character_mask(&frame_60, &ground);
     let share = mask_60.iter().filter(|&&m| m).count() as f64 / mask_60.len() as f64;
-    assert!((0.01..0.6).contains(&share), "characters cover {:.1} % of the picture; expected a crowd, neither empty nor a wall", share * 100.0);
+    assert!(
+        (0.01..0.6).contains(&share),
+        "characters cover {:.1} % of the picture; expected a crowd, neither empty nor a wall",
+        share * 100.0
+    );
 
     // Between frames 30 and 60 (half a second) walkers have moved by about a body width and
     // their limbs have changed pose; idlers barely move. A still picture would change nowhere.
@@ -88,7 +121,11 @@ fn headless_crowd_has_characters_that_move() {
         }
     }
     let moved = changed as f64 / either.max(1) as f64;
-    eprintln!("characters cover {:.1} % of the picture; {:.1} % of their pixels changed from frame 30 to 60", share * 100.0, moved * 100.0);
+    eprintln!(
+        "characters cover {:.1} % of the picture; {:.1} % of their pixels changed from frame 30 to 60",
+        share * 100.0,
+        moved * 100.0
+    );
     assert!(moved > 0.2, "only {:.1} % of the character pixels changed between frames 30 and 60", moved * 100.0);
 }
 
@@ -100,8 +137,18 @@ fn skinned_character_covers_its_projected_joints() {
     let dir = scratch_dir("probe");
     let out = dir.join("one.png");
     let background = dir.join("ground.png");
-    let stdout = headless(&["--characters", "1", "--frames", "40", "--probe", "--out", out.to_str().expect("utf-8 temp path")]).stdout;
-    headless(&["--characters", "1", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    let stdout =
+        headless(&["--characters", "1", "--frames", "40", "--probe", "--out", out.to_str().expect("utf-8 temp path")])
+            .stdout;
+    headless(&[
+        "--characters",
+        "1",
+        "--frames",
+        "1",
+        "--background-only",
+        "--out",
+        background.to_str().expect("utf-8 temp path"),
+    ]);
     let image = load(&out);
     let mask = character_mask(&image, &load(&background));
     let covered = mask.iter().filter(|&&m| m).count();
@@ -118,9 +165,15 @@ fn skinned_character_covers_its_projected_joints() {
     assert_eq!(probes.len(), 3, "pelvis, spine_03 and spine_05 probed:\n{stdout}");
     for (joint, x, y) in probes {
         let (px, py) = (x.round() as i64, y.round() as i64);
-        assert!((0..i64::from(WIDTH)).contains(&px) && (0..i64::from(HEIGHT)).contains(&py), "{joint} projects off screen at ({x}, {y})");
+        assert!(
+            (0..i64::from(WIDTH)).contains(&px) && (0..i64::from(HEIGHT)).contains(&py),
+            "{joint} projects off screen at ({x}, {y})"
+        );
         let at = (py as u32 * WIDTH + px as u32) as usize;
-        assert!(mask[at], "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices");
+        assert!(
+            mask[at],
+            "{joint} projects to ({x}, {y}), which shows the ground: the shader's skinning disagrees with throng's matrices"
+        );
     }
 }
 
@@ -139,7 +192,15 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
     headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
     headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
-    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    headless(&[
+        "--characters",
+        "300",
+        "--frames",
+        "1",
+        "--background-only",
+        "--out",
+        background.to_str().expect("utf-8 temp path"),
+    ]);
     let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
     let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
     let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
@@ -153,7 +214,8 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
 
 #[test]
 fn windowed_viewer_runs_under_xvfb() {
-    let on_path = std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("xvfb-run").is_file()));
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("xvfb-run").is_file()));
     if !on_path {
         eprintln!("skipping the windowed viewer test: xvfb-run is not on PATH (apt-get install xvfb)");
         return;
@@ -187,14 +249,28 @@ fn affine_and_mat4_output_draw_the_same_crowd() {
     let mat4_png = dir.join("mat4.png");
     let background = dir.join("ground.png");
     let common = ["--characters", "300", "--frames", "30", "--mode", "inertialize"];
-    let affine = headless(&[&common[..], &["--layout", "affine", "--out", affine_png.to_str().expect("utf-8 temp path")]].concat());
-    let mat4 = headless(&[&common[..], &["--layout", "mat4", "--out", mat4_png.to_str().expect("utf-8 temp path")]].concat());
+    let affine = headless(
+        &[&common[..], &["--layout", "affine", "--out", affine_png.to_str().expect("utf-8 temp path")]].concat(),
+    );
+    let mat4 =
+        headless(&[&common[..], &["--layout", "mat4", "--out", mat4_png.to_str().expect("utf-8 temp path")]].concat());
     assert!(String::from_utf8_lossy(&affine.stdout).contains("Affine3x4 matrices"), "the affine run says so");
     assert!(String::from_utf8_lossy(&mat4.stdout).contains("Mat4 matrices"), "the mat4 run says so");
-    headless(&["--characters", "300", "--frames", "1", "--background-only", "--out", background.to_str().expect("utf-8 temp path")]);
+    headless(&[
+        "--characters",
+        "300",
+        "--frames",
+        "1",
+        "--background-only",
+        "--out",
+        background.to_str().expect("utf-8 temp path"),
+    ]);
     let (affine, mat4) = (load(&affine_png), load(&mat4_png));
     let characters = character_mask(&affine, &load(&background)).iter().filter(|&&m| m).count();
     let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
     assert!(characters > 500, "the crowd covers only {characters} pixels");
-    assert!(different * 100 < characters, "{different} pixels differ between affine and mat4 output, against {characters} character pixels");
+    assert!(
+        different * 100 < characters,
+        "{different} pixels differ between affine and mat4 output, against {characters} character pixels"
+    );
 }

@@ -48,7 +48,15 @@ pub fn layered_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, V
         let phase = (i + frame) % SWITCH_PERIOD;
         let crossfade = (i / 4) % 2 == 0;
         let first_sample = samples.len() as u32;
-        let mut base = LayerProgram { first_sample, num_target: 2, target_weight: 1.0, progress: 1.0, weight: 1.0, transition: u32::MAX, ..Default::default() };
+        let mut base = LayerProgram {
+            first_sample,
+            num_target: 2,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
+            transition: u32::MAX,
+            ..Default::default()
+        };
         let mut push_state = |time_s: f32, scale: f32| {
             samples.push(ClipSample::new(0, time_s, (1.0 - weight) * scale));
             samples.push(ClipSample::new(1, time_s * 0.7, weight * scale));
@@ -77,7 +85,15 @@ pub fn layered_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, V
             push_state(time_s, 1.0);
         }
         programs.push(base);
-        let layer = |first_sample: u32, weight: f32| LayerProgram { first_sample, num_target: 1, target_weight: 1.0, progress: 1.0, weight, transition: u32::MAX, ..Default::default() };
+        let layer = |first_sample: u32, weight: f32| LayerProgram {
+            first_sample,
+            num_target: 1,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight,
+            transition: u32::MAX,
+            ..Default::default()
+        };
         programs.push(layer(samples.len() as u32, 0.8));
         samples.push(ClipSample::new(1, time_s * 1.1, 1.0));
         programs.push(layer(samples.len() as u32, 0.5));
@@ -96,7 +112,8 @@ pub fn layered_period(num_characters: usize) -> (Vec<ClipSample>, Vec<LayerProgr
     for frame in 0..SWITCH_PERIOD {
         let (frame_samples, frame_programs) = layered_frame(num_characters, frame);
         let offset = samples.len() as u32;
-        programs.extend(frame_programs.into_iter().map(|p| LayerProgram { first_sample: p.first_sample + offset, ..p }));
+        programs
+            .extend(frame_programs.into_iter().map(|p| LayerProgram { first_sample: p.first_sample + offset, ..p }));
         samples.extend(frame_samples);
     }
     (samples, programs)
@@ -113,7 +130,15 @@ pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
 /// [`locomotion_crowd`], with two footstep events on every clip when `events` is set.
 pub fn locomotion_crowd_with_events(n: usize, events: bool) -> (Crowd, ArchetypeId) {
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION).expect("the bench graph loads"));
-    let clips = [("Idle", 2.0), ("Move.Idle", 2.0), ("Move.Walk", 1.1), ("Move.Run", 0.7), ("Jump", 1.2), ("Rest", 2.0), ("Wave", 1.5)];
+    let clips = [
+        ("Idle", 2.0),
+        ("Move.Idle", 2.0),
+        ("Move.Walk", 1.1),
+        ("Move.Run", 0.7),
+        ("Jump", 1.2),
+        ("Rest", 2.0),
+        ("Wave", 1.5),
+    ];
     let bindings: Vec<(&str, ClipBinding)> =
         clips.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
     let mut archetype = Archetype::from_bindings(graph, &bindings).expect("every leaf is bound");

@@ -15,8 +15,8 @@
 mod measure;
 
 use throng::demo::LOCOMOTION_GRAPH;
-use throng::program::LayerSpace;
 use throng::graph::CompiledGraph;
+use throng::program::LayerSpace;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,13 +34,25 @@ fn main() {
     }
     let seed_pops = ["28.9", "9.1", "0.4", "1.3", "—", "—"];
     println!("Switch modes: seed 000's script on the built-in character (13.5 s, 60 fps, 0.25 s blends)\n");
-    println!("| mode | worst joint jump at a switch (cm) | seed (cm) | clips/frame mean | peak | mean while transitioning |");
+    println!(
+        "| mode | worst joint jump at a switch (cm) | seed (cm) | clips/frame mean | peak | mean while transitioning |"
+    );
     println!("|---|---|---|---|---|---|");
     for ((name, json), seed) in measure::MODES.iter().zip(seed_pops) {
         let (r, timeline) = measure::seed_script(name, json);
         if let Some(dir) = &plot_dir {
-            let slug: String = name.split_whitespace().next().unwrap_or(name).chars().filter(char::is_ascii_alphanumeric).collect();
-            let file = dir.join(format!("{slug}{}.png", if name.contains("spring") { "_spring" } else if name.contains("Bollo") { "_bollo" } else { "" }));
+            let slug: String =
+                name.split_whitespace().next().unwrap_or(name).chars().filter(char::is_ascii_alphanumeric).collect();
+            let file = dir.join(format!(
+                "{slug}{}.png",
+                if name.contains("spring") {
+                    "_spring"
+                } else if name.contains("Bollo") {
+                    "_bollo"
+                } else {
+                    ""
+                }
+            ));
             if let Err(e) = timeline.save(&file) {
                 eprintln!("transition_report: {e}");
                 std::process::exit(2);
@@ -56,9 +68,21 @@ fn main() {
     println!("\nLayers\n");
     println!("| measure | throng | seed |");
     println!("|---|---|---|");
-    println!("| foot slide, wave on the whole body (cm per m walked) | {:.1} | 199.7 |", measure::foot_slide_cm_per_m(None));
-    println!("| foot slide, wave with the upper-body mask (cm per m) | {:.1} | 0.2 |", measure::foot_slide_cm_per_m(Some(&upper_body)));
-    println!("| waving arm off its authored direction, running, local space (°) | {:.1} | 7.7 |", measure::arm_angle_deg(LayerSpace::Local, false));
-    println!("| … local space with the additive lean (°) | {:.1} | 27.8 |", measure::arm_angle_deg(LayerSpace::Local, true));
+    println!(
+        "| foot slide, wave on the whole body (cm per m walked) | {:.1} | 199.7 |",
+        measure::foot_slide_cm_per_m(None)
+    );
+    println!(
+        "| foot slide, wave with the upper-body mask (cm per m) | {:.1} | 0.2 |",
+        measure::foot_slide_cm_per_m(Some(&upper_body))
+    );
+    println!(
+        "| waving arm off its authored direction, running, local space (°) | {:.1} | 7.7 |",
+        measure::arm_angle_deg(LayerSpace::Local, false)
+    );
+    println!(
+        "| … local space with the additive lean (°) | {:.1} | 27.8 |",
+        measure::arm_angle_deg(LayerSpace::Local, true)
+    );
     println!("| … mesh space (°) | {:.1} | 0.0 |", measure::arm_angle_deg(LayerSpace::Mesh, false));
 }

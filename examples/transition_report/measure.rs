@@ -10,9 +10,9 @@ use throng::eval::local_to_model::local_to_model;
 use throng::eval::root_motion::RootDelta;
 use throng::eval::skinning::read_matrix;
 use throng::graph::CompiledGraph;
+use throng::plot::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, Timeline};
 use throng::program::{ClipSample, LayerProgram, LayerSetup, LayerSpace, OutputLayout};
 use throng::setup::mask_of;
-use throng::plot::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, Timeline};
 use throng::state::{ArchetypeId, CharacterHandle, Crowd};
 
 /// Frames per second of every run.
@@ -125,7 +125,9 @@ impl Sim {
         }
         .run()
         .expect("last frame's samples are valid");
-        (0..joints).map(|j| read_matrix(OutputLayout::Mat4, &output[j * 16..]).transform_point3(self.rest_model[j])).collect()
+        (0..joints)
+            .map(|j| read_matrix(OutputLayout::Mat4, &output[j * 16..]).transform_point3(self.rest_model[j]))
+            .collect()
     }
 
     /// One frame: state step, then the CPU frame job.
@@ -195,8 +197,10 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, T
     let base_states: Vec<usize> = (0..graph.states().len()).filter(|&s| graph.states()[s].layer == 0).collect();
     let local = |state: usize| base_states.iter().position(|&s| s == state).unwrap_or(0);
     let mut band = LayerTrack::new("Base", base_states.iter().map(|&s| graph.states()[s].name.clone()).collect());
-    let mut speed_track = ParamTrack { name: "speed".into(), kind: ParamKind::Float, values: Vec::new(), marks: Vec::new() };
-    let mut jump_track = ParamTrack { name: "jump".into(), kind: ParamKind::Trigger, values: Vec::new(), marks: Vec::new() };
+    let mut speed_track =
+        ParamTrack { name: "speed".into(), kind: ParamKind::Float, values: Vec::new(), marks: Vec::new() };
+    let mut jump_track =
+        ParamTrack { name: "jump".into(), kind: ParamKind::Trigger, values: Vec::new(), marks: Vec::new() };
     let (mut times_s, mut jumps_cm, mut clips) = (Vec::new(), Vec::new(), Vec::new());
     let frames = (13.5 * FPS) as usize;
     let at = |t: f32| (t * FPS) as usize;
@@ -241,7 +245,9 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, T
         if base.flags & LayerProgram::SWITCHED != 0 && frame > 0 {
             debug_assert!(twin_base.flags & LayerProgram::SWITCHED != 0, "the twin switches on the same frame");
             let source = twin_base.secondary_range();
-            let old = twin.evaluate_base(&twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize]);
+            let old = twin.evaluate_base(
+                &twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize],
+            );
             let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, nan_max);
             worst = nan_max(worst, jump);
             jump_cm = jump * 100.0;
@@ -293,7 +299,8 @@ pub fn foot_slide_cm_per_m(mask: Option<&[(String, f32)]>) -> f32 {
     });
     sim.set_float("speed", 1.5);
     sim.set_float("wave", 1.0);
-    let feet = ["foot_l", "toe_l", "foot_r", "toe_r"].map(|name| sim.demo.rig.find_joint(name).expect("the demo has feet"));
+    let feet =
+        ["foot_l", "toe_l", "foot_r", "toe_r"].map(|name| sim.demo.rig.find_joint(name).expect("the demo has feet"));
     // Settle into the walk first.
     for _ in 0..FPS as usize {
         sim.step();
@@ -325,7 +332,8 @@ pub fn arm_angle_deg(space: LayerSpace, lean: bool) -> f32 {
     sim.set_float("wave", 1.0);
     sim.set_float("lean", if lean { 1.0 } else { 0.0 });
     let rig = sim.demo.rig.clone();
-    let (upper, lower) = (rig.find_joint("upperarm_r").expect("upperarm_r"), rig.find_joint("lowerarm_r").expect("lowerarm_r"));
+    let (upper, lower) =
+        (rig.find_joint("upperarm_r").expect("upperarm_r"), rig.find_joint("lowerarm_r").expect("lowerarm_r"));
     let wave = sim.demo.clip_index("wave").expect("wave");
     for _ in 0..FPS as usize {
         sim.step();

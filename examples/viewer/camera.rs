@@ -43,7 +43,8 @@ impl Orbit {
     /// Projection × view; wgpu's clip space has depth in [0, 1] and y up, DirectX's convention.
     pub fn view_proj(&self, aspect: f32) -> Mat4 {
         let far = self.distance_m * 8.0 + 100.0;
-        directx::perspective(FOV_Y_RAD, aspect.max(1e-3), (self.distance_m * 0.01).max(0.05), far) * look_at_mat4(self.eye(), self.target, Vec3::Y)
+        directx::perspective(FOV_Y_RAD, aspect.max(1e-3), (self.distance_m * 0.01).max(0.05), far)
+            * look_at_mat4(self.eye(), self.target, Vec3::Y)
     }
 
     /// Mouse drag by `(dx, dy)` pixels.

@@ -15,13 +15,13 @@ mod scene;
 mod window;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use render::{FrameTimes, Offscreen, Renderer};
+use scene::{MODES, Model, Scene, StepTimes};
 use throng::program::OutputLayout;
-use scene::{Model, Scene, StepTimes, MODES};
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
@@ -86,7 +86,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut it = args;
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        let number = |name: &str, v: String| v.parse::<u64>().map_err(|_| format!("{name} needs a whole number, got {v:?}"));
+        let number =
+            |name: &str, v: String| v.parse::<u64>().map_err(|_| format!("{name} needs a whole number, got {v:?}"));
         match flag.as_str() {
             "--headless" => a.headless = true,
             "--cpu" => a.cpu = true,
@@ -107,7 +108,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--mode" => {
                 let v = value("--mode")?;
-                a.mode = MODES.iter().position(|m| m.0 == v).ok_or(format!("--mode {v:?}: one of cut, frozen, crossfade, inertialize"))?;
+                a.mode = MODES
+                    .iter()
+                    .position(|m| m.0 == v)
+                    .ok_or(format!("--mode {v:?}: one of cut, frozen, crossfade, inertialize"))?;
             }
             "--layout" => {
                 a.layout = match value("--layout")?.as_str() {
@@ -264,7 +268,16 @@ fn run_headless(args: &Args) -> Result<(), String> {
         let frame_start = Instant::now();
         let step = scene.step(dt_s)?;
         evaluated += scene.evaluated();
-        let cpu_ms = renderer.render(&gpu.device, &gpu.queue, &mut scene, dt_s, &target.view, (args.width, args.height), camera.view_proj(aspect), camera.eye())?;
+        let cpu_ms = renderer.render(
+            &gpu.device,
+            &gpu.queue,
+            &mut scene,
+            dt_s,
+            &target.view,
+            (args.width, args.height),
+            camera.view_proj(aspect),
+            camera.eye(),
+        )?;
         let times = renderer.read_times(&gpu.device)?;
         throng::profile::frame_mark();
         if frame > 1 {
@@ -277,7 +290,11 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let elapsed_s = start.elapsed().as_secs_f64();
     target.save_png(&gpu.device, &gpu.queue, &args.out)?;
     println!("{}", stats.report(scene.num_characters(), args.cpu));
-    println!("  {}; {:.0} characters evaluated per frame on average", scene.lod_line(), evaluated as f64 / frames as f64);
+    println!(
+        "  {}; {:.0} characters evaluated per frame on average",
+        scene.lod_line(),
+        evaluated as f64 / frames as f64
+    );
     println!("  {frames} frames in {elapsed_s:.2} s; wrote {}", args.out.display());
     if args.probe {
         probe(&renderer, &scene, &camera, (args.width, args.height))?;
@@ -298,17 +315,23 @@ fn numbered(out: &std::path::Path, frame: u64) -> PathBuf {
 /// Prints where character 0's trunk joints land in the picture, computed on the CPU from
 /// throng's skinning matrices (read back) and the character's placement: the vertex shader
 /// skins with the same matrices, so each point must fall on the character's body.
-fn probe(renderer: &Renderer, scene: &Scene, camera: &camera::Orbit, (width, height): (u32, u32)) -> Result<(), String> {
+fn probe(
+    renderer: &Renderer,
+    scene: &Scene,
+    camera: &camera::Orbit,
+    (width, height): (u32, u32),
+) -> Result<(), String> {
     let matrices = renderer.read_matrices()?;
     let rig = &scene.model.rig;
     let rest = rig.rest_model();
     let world = scene.world_of(0);
     let view_proj = camera.view_proj(width as f32 / height as f32);
     let names = ["pelvis", "spine_03", "spine_05"];
-    let joints: Vec<(String, usize)> = match names.iter().filter_map(|n| Some(((*n).to_owned(), rig.find_joint(n)?))).collect::<Vec<_>>() {
-        found if !found.is_empty() => found,
-        _ => vec![(rig.names().first().cloned().unwrap_or_default(), 0)],
-    };
+    let joints: Vec<(String, usize)> =
+        match names.iter().filter_map(|n| Some(((*n).to_owned(), rig.find_joint(n)?))).collect::<Vec<_>>() {
+            found if !found.is_empty() => found,
+            _ => vec![(rig.names().first().cloned().unwrap_or_default(), 0)],
+        };
     for (name, j) in joints {
         let (Some(skin), Some(bind)) = (matrices.get(j), rest.get(j)) else { continue };
         let p = view_proj * (world * (*skin * bind.w_axis.truncate().extend(1.0)));

@@ -7,8 +7,8 @@ use std::time::Instant;
 use glam::{Mat4, Vec3};
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
+use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::program::OutputLayout;
-use throng::gpu::{skin_windows, GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow};
 
 use crate::scene::Scene;
 
@@ -109,7 +109,14 @@ struct Vertex {
 impl Renderer {
     /// Buffers and pipelines for `scene`'s crowd, drawing into `format` targets; `cpu` picks
     /// the CPU evaluator, `layout` how the evaluator writes the matrices the shader reads.
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene, format: wgpu::TextureFormat, cpu: bool, layout: OutputLayout) -> Result<Self, String> {
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        format: wgpu::TextureFormat,
+        cpu: bool,
+        layout: OutputLayout,
+    ) -> Result<Self, String> {
         let model = &scene.model;
         let num_joints = model.rig.num_joints();
         let num_characters = scene.num_characters();
@@ -127,8 +134,15 @@ impl Renderer {
                 }),
             }
         } else {
-            let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, GpuCrowdOptions { layout, ..Default::default() })
-                .map_err(|e| format!("GPU evaluator: {e}"))?;
+            let crowd = GpuCrowd::with_layers(
+                device,
+                queue,
+                &model.rig,
+                &model.clips,
+                &model.layers,
+                GpuCrowdOptions { layout, ..Default::default() },
+            )
+            .map_err(|e| format!("GPU evaluator: {e}"))?;
             Evaluator::Gpu(Box::new(crowd))
         };
 
@@ -145,7 +159,10 @@ impl Renderer {
             return Err(format!("the mesh names joint {bad}; the rig has {num_joints}"));
         }
         let buffer = |label: &str, contents: &[u8], usage| {
-            wgpu::util::DeviceExt::create_buffer_init(device, &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+            wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage },
+            )
         };
         let vertex_buffer = buffer("viewer.vertices", bytemuck::cast_slice(&vertices), wgpu::BufferUsages::VERTEX);
         let index_buffer = buffer("viewer.indices", bytemuck::cast_slice(&mesh.indices), wgpu::BufferUsages::INDEX);
@@ -166,17 +183,28 @@ impl Renderer {
         let uniform_entry = |binding, visibility| wgpu::BindGroupLayoutEntry {
             binding,
             visibility,
-            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
             count: None,
         };
-        let camera_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("viewer.camera"), entries: &[uniform_entry(0, visible)] });
+        let camera_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("viewer.camera"),
+            entries: &[uniform_entry(0, visible)],
+        });
         let chunk_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("viewer.skin"),
             entries: &[
                 wgpu::BindGroupLayoutEntry {
                     binding: 0,
                     visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only: true }, has_dynamic_offset: false, min_binding_size: None },
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: true },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
                     count: None,
                 },
                 uniform_entry(1, wgpu::ShaderStages::VERTEX),
@@ -187,7 +215,10 @@ impl Renderer {
             layout: &camera_layout,
             entries: &[wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() }],
         });
-        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("viewer.wgsl"), source: wgpu::ShaderSource::Wgsl(include_str!("viewer.wgsl").into()) });
+        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("viewer.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("viewer.wgsl").into()),
+        });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("viewer"),
             bind_group_layouts: &[Some(&camera_layout), Some(&chunk_layout)],
@@ -201,36 +232,55 @@ impl Renderer {
         let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
         let vertex_layouts = [
-            Some(wgpu::VertexBufferLayout { array_stride: size_of::<Vertex>() as u64, step_mode: wgpu::VertexStepMode::Vertex, attributes: &vertex_attributes }),
-            Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &instance_attributes }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: size_of::<Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &vertex_attributes,
+            }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: 16,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: &instance_attributes,
+            }),
         ];
-        let pipeline = |label, layout: &wgpu::PipelineLayout, vs, fs, buffers: &[Option<wgpu::VertexBufferLayout<'_>>], cull| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(layout),
-                vertex: wgpu::VertexState { module: &shader, entry_point: Some(vs), compilation_options: Default::default(), buffers },
-                fragment: Some(wgpu::FragmentState {
-                    module: &shader,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })],
-                }),
-                primitive: wgpu::PrimitiveState { cull_mode: cull, ..Default::default() },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                multiview_mask: None,
-                cache: None,
-            })
-        };
+        let pipeline =
+            |label, layout: &wgpu::PipelineLayout, vs, fs, buffers: &[Option<wgpu::VertexBufferLayout<'_>>], cull| {
+                device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some(label),
+                    layout: Some(layout),
+                    vertex: wgpu::VertexState {
+                        module: &shader,
+                        entry_point: Some(vs),
+                        compilation_options: Default::default(),
+                        buffers,
+                    },
+                    fragment: Some(wgpu::FragmentState {
+                        module: &shader,
+                        entry_point: Some(fs),
+                        compilation_options: Default::default(),
+                        targets: &[Some(wgpu::ColorTargetState {
+                            format,
+                            blend: None,
+                            write_mask: wgpu::ColorWrites::ALL,
+                        })],
+                    }),
+                    primitive: wgpu::PrimitiveState { cull_mode: cull, ..Default::default() },
+                    depth_stencil: Some(wgpu::DepthStencilState {
+                        format: DEPTH_FORMAT,
+                        depth_write_enabled: Some(true),
+                        depth_compare: Some(wgpu::CompareFunction::Less),
+                        stencil: Default::default(),
+                        bias: Default::default(),
+                    }),
+                    multisample: Default::default(),
+                    multiview_mask: None,
+                    cache: None,
+                })
+            };
         // Imported meshes wind either way; the boxes and the ground are seen from outside only.
         let cull = if model.driven { Some(wgpu::Face::Back) } else { None };
-        let character_pipeline = pipeline("viewer.characters", &pipeline_layout, "character_vs", "character_fs", &vertex_layouts, cull);
+        let character_pipeline =
+            pipeline("viewer.characters", &pipeline_layout, "character_vs", "character_fs", &vertex_layouts, cull);
         let ground_pipeline = pipeline("viewer.ground", &ground_layout, "ground_vs", "ground_fs", &[], None);
 
         // Two zones a frame: the evaluation and the draw.
@@ -270,10 +320,15 @@ impl Renderer {
     /// over the CPU path's one upload buffer.
     fn bind_chunks(&mut self, device: &wgpu::Device) -> Result<(), String> {
         let (windows, buffers): (Vec<SkinWindow>, Vec<wgpu::Buffer>) = match &self.evaluator {
-            Evaluator::Gpu(crowd) => (crowd.skin_windows().map_err(|e| e.to_string())?, crowd.output_buffers().to_vec()),
+            Evaluator::Gpu(crowd) => {
+                (crowd.skin_windows().map_err(|e| e.to_string())?, crowd.output_buffers().to_vec())
+            }
             Evaluator::Cpu { buffer, .. } => {
                 let bytes_per_character = (self.num_joints * self.layout.floats_per_joint() * 4) as u64;
-                (skin_windows(self.num_characters, bytes_per_character, &self.limits).map_err(|e| e.to_string())?, vec![buffer.clone()])
+                (
+                    skin_windows(self.num_characters, bytes_per_character, &self.limits).map_err(|e| e.to_string())?,
+                    vec![buffer.clone()],
+                )
             }
         };
         self.chunks.clear();
@@ -287,10 +342,15 @@ impl Renderer {
             };
             let buffer = wgpu::util::DeviceExt::create_buffer_init(
                 device,
-                &wgpu::util::BufferInitDescriptor { label: Some("viewer.chunk"), contents: bytemuck::bytes_of(&uniform), usage: wgpu::BufferUsages::UNIFORM },
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some("viewer.chunk"),
+                    contents: bytemuck::bytes_of(&uniform),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                },
             );
             let skin = buffers.get(window.buffer as usize).ok_or("a draw window names no output buffer")?;
-            let binding = wgpu::BufferBinding { buffer: skin, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
+            let binding =
+                wgpu::BufferBinding { buffer: skin, offset: window.offset, size: wgpu::BufferSize::new(window.size) };
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("viewer.skin"),
                 layout: &self.chunk_layout,
@@ -396,7 +456,8 @@ impl Renderer {
         self.eval_wall_ms = None;
         if let Evaluator::Gpu(crowd) = &self.evaluator {
             let start = Instant::now();
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
+            let mut encoder =
+                device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
             self.profiler.encode(crowd, &mut encoder);
             queue.submit([encoder.finish()]);
             let _wait = throng::zone!("viewer.evaluate.wait");
@@ -413,7 +474,10 @@ impl Renderer {
                     view: target,
                     depth_slice: None,
                     resolve_target: None,
-                    ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.30, g: 0.45, b: 0.78, a: 1.0 }), store: wgpu::StoreOp::Store },
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.30, g: 0.45, b: 0.78, a: 1.0 }),
+                        store: wgpu::StoreOp::Store,
+                    },
                 })],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: depth,
@@ -453,7 +517,12 @@ impl Renderer {
         wait.end();
         let gpu = self.profiler.read_blocking().map_err(|e| e.to_string())?;
         let ms = |name| gpu.zone(name).map(|z| z.duration_ns().max(0.0) * 1e-6);
-        Ok(FrameTimes { eval_wall_ms: self.eval_wall_ms, draw_wall_ms, eval_gpu_ms: ms("throng.frame"), draw_gpu_ms: ms("viewer.draw") })
+        Ok(FrameTimes {
+            eval_wall_ms: self.eval_wall_ms,
+            draw_wall_ms,
+            eval_gpu_ms: ms("throng.frame"),
+            draw_gpu_ms: ms("viewer.draw"),
+        })
     }
 
     /// The last frame's skinning matrices, character-major (`i * J + j`), read back.
@@ -517,12 +586,17 @@ impl Offscreen {
 
     /// Copies the target's pixels back and writes them to `path` as a PNG.
     pub fn save_png(&self, device: &wgpu::Device, queue: &wgpu::Queue, path: &std::path::Path) -> Result<(), String> {
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.readback") });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.readback") });
         encoder.copy_texture_to_buffer(
             self.texture.as_image_copy(),
             wgpu::TexelCopyBufferInfo {
                 buffer: &self.readback,
-                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(self.padded_row), rows_per_image: None },
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.padded_row),
+                    rows_per_image: None,
+                },
             },
             wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
         );
@@ -532,7 +606,8 @@ impl Offscreen {
         for row in bytes.chunks_exact(self.padded_row as usize) {
             pixels.extend_from_slice(&row[..(self.width * 4) as usize]);
         }
-        let image = image::RgbaImage::from_raw(self.width, self.height, pixels).ok_or("pixel buffer of the wrong size")?;
+        let image =
+            image::RgbaImage::from_raw(self.width, self.height, pixels).ok_or("pixel buffer of the wrong size")?;
         image.save(path).map_err(|e| format!("writing {}: {e}", path.display()))
     }
 }

@@ -10,9 +10,9 @@ use glam::{Mat4, Quat, Vec3};
 use rayon::prelude::*;
 use throng::clip::Clip;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::root_motion::{clip_root_delta, RootDelta};
+use throng::eval::root_motion::{RootDelta, clip_root_delta};
 use throng::graph::CompiledGraph;
-use throng::import::gltf::{load_gltf, GltfOptions};
+use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, SwitchMode};
 use throng::rig::Rig;
@@ -86,10 +86,19 @@ impl Model {
         .map_err(|e| format!("the viewer's one-state graph: {e}"))?;
         let graph = Arc::new(graph);
         let layers = layer_setups(&graph, &asset.rig).map_err(|e| e.to_string())?;
-        let archetype = Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s: clip.duration_s() })])
-            .map_err(|e| format!("binding {}: {e}", path.display()))?;
+        let archetype =
+            Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s: clip.duration_s() })])
+                .map_err(|e| format!("binding {}: {e}", path.display()))?;
         let height_m = mesh_height(&mesh, &asset.rig);
-        Ok(Self { rig: asset.rig, clips: asset.clips, layers, mesh, archetypes: vec![("play", archetype)], driven: false, height_m })
+        Ok(Self {
+            rig: asset.rig,
+            clips: asset.clips,
+            layers,
+            mesh,
+            archetypes: vec![("play", archetype)],
+            driven: false,
+            height_m,
+        })
     }
 }
 
@@ -173,7 +182,10 @@ impl Scene {
         for (_, archetype) in &model.archetypes {
             let mut crowd = Crowd::new();
             let kind = crowd.add_archetype(archetype.clone());
-            let handles = (0..num_characters).map(|_| crowd.spawn(kind)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+            let handles = (0..num_characters)
+                .map(|_| crowd.spawn(kind))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
             let params = if model.driven {
                 let p = |name: &str| crowd.param(kind, name).map_err(|e| format!("demo graph parameter {name}: {e}"));
                 Some(Params { speed: p("speed")?, jump: p("jump")?, lean: p("lean")?, wave: p("wave")? })
@@ -241,7 +253,8 @@ impl Scene {
             return "LOD off".to_owned();
         }
         let count = |rate: u8| self.rates.iter().filter(|&&r| r == rate).count();
-        let bands: Vec<String> = LOD_BANDS.iter().map(|b| b.1).chain([LOD_FAR_RATE]).map(|r| format!("1/{r}: {}", count(r))).collect();
+        let bands: Vec<String> =
+            LOD_BANDS.iter().map(|b| b.1).chain([LOD_FAR_RATE]).map(|r| format!("1/{r}: {}", count(r))).collect();
         format!("LOD {} of {} evaluated ({})", self.evaluated(), self.num_characters(), bands.join(", "))
     }
 
@@ -293,7 +306,12 @@ impl Scene {
         };
         let layers = self.model.layers.len().max(1);
         let programs = c.crowd.programs(c.kind).unwrap_or(&[]);
-        due.rows.iter().filter_map(|&row| programs.get(row as usize * layers..(row as usize + 1) * layers)).flatten().map(|p| (p.num_target + p.num_secondary) as usize).sum()
+        due.rows
+            .iter()
+            .filter_map(|&row| programs.get(row as usize * layers..(row as usize + 1) * layers))
+            .flatten()
+            .map(|p| (p.num_target + p.num_secondary) as usize)
+            .sum()
     }
 
     /// One frame of `dt_s` seconds: the brain sets parameters, every crowd steps, and the
@@ -355,7 +373,8 @@ impl Scene {
             if base.flags & LayerProgram::ROOT_MOTION == 0 {
                 return;
             }
-            let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let crossfade =
+                base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let range = if crossfade { base.sample_range() } else { base.target_range() };
             let Some(shown) = samples.get(range.start as usize..range.end as usize) else { return };
             let total: f32 = shown.iter().map(|s| s.weight).sum();
@@ -364,7 +383,8 @@ impl Scene {
             }
             for s in shown {
                 if let Some(clip) = clips.get(s.clip as usize) {
-                    *delta = *delta + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(s.weight / total);
+                    *delta =
+                        *delta + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(s.weight / total);
                 }
             }
         });

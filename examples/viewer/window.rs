@@ -2,8 +2,8 @@
 //! the switch mode, pause and slow motion, and the HUD in the window title.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use winit::application::ApplicationHandler;
@@ -15,8 +15,8 @@ use winit::window::{Window, WindowId};
 
 use crate::camera::Orbit;
 use crate::render::Renderer;
-use crate::scene::{Scene, MODES};
-use crate::{build_scene, watch_errors, Args, Stats};
+use crate::scene::{MODES, Scene};
+use crate::{Args, Stats, build_scene, watch_errors};
 
 /// The slow-motion factor `T` toggles.
 const SLOW_MOTION: f32 = 0.2;
@@ -157,7 +157,9 @@ impl App<'_> {
         let now = Instant::now();
         let real_dt_s = (now - self.last).as_secs_f32().min(MAX_DT_S);
         self.last = now;
-        let pan = |a: KeyCode, b: KeyCode| f32::from(u8::from(self.held.contains(&a))) - f32::from(u8::from(self.held.contains(&b)));
+        let pan = |a: KeyCode, b: KeyCode| {
+            f32::from(u8::from(self.held.contains(&a))) - f32::from(u8::from(self.held.contains(&b)))
+        };
         let (forward, right) = (pan(KeyCode::KeyW, KeyCode::KeyS), pan(KeyCode::KeyD, KeyCode::KeyA));
         self.camera.pan(forward * 0.6 * real_dt_s, right * 0.6 * real_dt_s);
         // A headless-like fixed step when a frame count is given keeps `--frames` runs
@@ -178,12 +180,23 @@ impl App<'_> {
                 return Ok(());
             }
             wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => return Ok(()),
-            wgpu::CurrentSurfaceTexture::Validation => return Err("acquiring the window's texture failed validation".into()),
+            wgpu::CurrentSurfaceTexture::Validation => {
+                return Err("acquiring the window's texture failed validation".into());
+            }
         };
         let view = texture.texture.create_view(&Default::default());
         let size = (gfx.config.width, gfx.config.height);
         let aspect = size.0 as f32 / size.1 as f32;
-        let cpu_ms = gfx.renderer.render(&gfx.device, &gfx.queue, &mut self.scene, dt_s, &view, size, self.camera.view_proj(aspect), self.camera.eye())?;
+        let cpu_ms = gfx.renderer.render(
+            &gfx.device,
+            &gfx.queue,
+            &mut self.scene,
+            dt_s,
+            &view,
+            size,
+            self.camera.view_proj(aspect),
+            self.camera.eye(),
+        )?;
         gfx.queue.present(texture);
         let times = gfx.renderer.read_times(&gfx.device)?;
         throng::profile::frame_mark();
@@ -200,7 +213,8 @@ impl App<'_> {
                 (false, true) => " | slow motion",
                 _ => "",
             };
-            let (mode, hud, lod) = (self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu), self.scene.lod_line());
+            let (mode, hud, lod) =
+                (self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu), self.scene.lod_line());
             gfx.window.set_title(&format!("throng | {mode} | {hud} | {lod}{state}"));
             self.hud = Stats::default();
             self.hud_since = Instant::now();

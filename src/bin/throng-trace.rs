@@ -28,7 +28,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (script_path, plot): (&str, Option<PathBuf>) = match args.as_slice() {
         [script] if !script.starts_with("--") => (script, None),
-        [script, flag, out] | [flag, out, script] if flag == "--plot" && !script.starts_with("--") => (script, Some(PathBuf::from(out))),
+        [script, flag, out] | [flag, out, script] if flag == "--plot" && !script.starts_with("--") => {
+            (script, Some(PathBuf::from(out)))
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -62,15 +64,23 @@ fn main() -> ExitCode {
             Err(e) => fail(format!("{script_path}: {e}")),
         },
         Some(path) => {
-            let title = Path::new(script_path).file_name().map_or_else(|| script_path.to_owned(), |n| n.to_string_lossy().into_owned());
+            let title = Path::new(script_path)
+                .file_name()
+                .map_or_else(|| script_path.to_owned(), |n| n.to_string_lossy().into_owned());
             let timeline = throng::plot::from_script_each(&script, &title, |f| {
                 for row in f.lines {
-                    row.write_json(&mut out).map_err(|e| PlotError::Trace(TraceError::Write { frame: f.frame, message: e.to_string() }))?;
+                    row.write_json(&mut out)
+                        .map_err(|e| PlotError::Trace(TraceError::Write { frame: f.frame, message: e.to_string() }))?;
                 }
                 Ok(())
             });
             match timeline.and_then(|timeline| {
-                out.flush().map_err(|e| PlotError::Trace(TraceError::Write { frame: script.dts_s().len().saturating_sub(1), message: e.to_string() }))?;
+                out.flush().map_err(|e| {
+                    PlotError::Trace(TraceError::Write {
+                        frame: script.dts_s().len().saturating_sub(1),
+                        message: e.to_string(),
+                    })
+                })?;
                 timeline.save(path)
             }) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -30,15 +30,10 @@ fn in_circle(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> f64 {
 /// farthest from the first (a line that, for a collinear set, runs through them all).
 pub(super) fn all_collinear(points: &[DVec2]) -> bool {
     let p0 = points[0];
-    let far = points
-        .iter()
-        .copied()
-        .max_by(|a, b| a.distance_squared(p0).total_cmp(&b.distance_squared(p0)))
-        .unwrap_or(p0);
+    let far =
+        points.iter().copied().max_by(|a, b| a.distance_squared(p0).total_cmp(&b.distance_squared(p0))).unwrap_or(p0);
     let len = far.distance(p0);
-    points
-        .iter()
-        .all(|&p| orient(p0, far, p).abs() <= COLLINEAR_DISTANCE * len)
+    points.iter().all(|&p| orient(p0, far, p).abs() <= COLLINEAR_DISTANCE * len)
 }
 
 /// Delaunay triangulation of distinct, not-all-collinear points (normalised coordinates), as
@@ -52,28 +47,19 @@ pub(super) fn all_collinear(points: &[DVec2]) -> bool {
 /// | 4 | flip any edge whose opposite vertex lies inside the other triangle's circumcircle until none does (Lawson) |
 pub(super) fn delaunay(points: &[DVec2]) -> Result<Vec<[usize; 3]>, BlendSpaceError> {
     let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by(|&a, &b| {
-        points[a]
-            .x
-            .total_cmp(&points[b].x)
-            .then(points[a].y.total_cmp(&points[b].y))
-    });
+    order.sort_by(|&a, &b| points[a].x.total_cmp(&points[b].x).then(points[a].y.total_cmp(&points[b].y)));
     let at = |k: usize| points[order[k]];
 
     let apex = (2..order.len())
         .find(|&k| orient(at(0), at(1), at(k)).abs() > AREA_EPS)
-        .ok_or(BlendSpaceError::Collinear {
-            count: points.len(),
-        })?;
+        .ok_or(BlendSpaceError::Collinear { count: points.len() })?;
     let left_turn = orient(at(0), at(1), at(apex)) > 0.0;
     let mut triangles = Vec::with_capacity(2 * points.len());
     for m in 0..apex - 1 {
         let (a, b, c) = (order[m], order[m + 1], order[apex]);
         let tri = if left_turn { [a, b, c] } else { [b, a, c] };
         if orient(points[tri[0]], points[tri[1]], points[tri[2]]) <= AREA_EPS {
-            return Err(BlendSpaceError::Untriangulable {
-                child: order[m + 1],
-            });
+            return Err(BlendSpaceError::Untriangulable { child: order[m + 1] });
         }
         triangles.push(tri);
     }
@@ -81,19 +67,15 @@ pub(super) fn delaunay(points: &[DVec2]) -> Result<Vec<[usize; 3]>, BlendSpaceEr
     let mut hull: Vec<usize> = if left_turn {
         order[..=apex].to_vec()
     } else {
-        std::iter::once(order[0])
-            .chain(order[..=apex].iter().rev().copied().take(apex))
-            .collect()
+        std::iter::once(order[0]).chain(order[..=apex].iter().rev().copied().take(apex)).collect()
     };
 
     for &p in &order[apex + 1..] {
         let h = hull.len();
-        let sees =
-            |e: usize| orient(points[hull[e]], points[hull[(e + 1) % h]], points[p]) < -AREA_EPS;
+        let sees = |e: usize| orient(points[hull[e]], points[hull[(e + 1) % h]], points[p]) < -AREA_EPS;
         // The first edge of a run of visible edges: visible, its predecessor not.
-        let start = (0..h)
-            .find(|&e| sees(e) && !sees((e + h - 1) % h))
-            .ok_or(BlendSpaceError::Untriangulable { child: p })?;
+        let start =
+            (0..h).find(|&e| sees(e) && !sees((e + h - 1) % h)).ok_or(BlendSpaceError::Untriangulable { child: p })?;
         let mut end = start;
         while sees(end % h) && end < start + h {
             let (a, b) = (hull[end % h], hull[(end + 1) % h]);
@@ -127,15 +109,9 @@ fn flip_to_delaunay(points: &[DVec2], triangles: &mut [[usize; 3]]) {
         let mut flipped = false;
         for t1 in 0..triangles.len() {
             for e in 0..3 {
-                let [a, b, c] = [
-                    triangles[t1][e],
-                    triangles[t1][(e + 1) % 3],
-                    triangles[t1][(e + 2) % 3],
-                ];
+                let [a, b, c] = [triangles[t1][e], triangles[t1][(e + 1) % 3], triangles[t1][(e + 2) % 3]];
                 let Some((t2, d)) = triangles.iter().enumerate().find_map(|(t, tri)| {
-                    (0..3)
-                        .find(|&f| tri[f] == b && tri[(f + 1) % 3] == a)
-                        .map(|f| (t, tri[(f + 2) % 3]))
+                    (0..3).find(|&f| tri[f] == b && tri[(f + 1) % 3] == a).map(|f| (t, tri[(f + 2) % 3]))
                 }) else {
                     continue;
                 };
@@ -161,9 +137,5 @@ fn flip_to_delaunay(points: &[DVec2], triangles: &mut [[usize; 3]]) {
 /// boundary, which for this triangulation is the convex hull.
 pub(super) fn boundary_edges(triangles: &[[usize; 3]]) -> Vec<(usize, usize)> {
     let edges = |tri: &[usize; 3]| [(tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])];
-    triangles
-        .iter()
-        .flat_map(edges)
-        .filter(|&(a, b)| !triangles.iter().flat_map(edges).any(|e| e == (b, a)))
-        .collect()
+    triangles.iter().flat_map(edges).filter(|&(a, b)| !triangles.iter().flat_map(edges).any(|e| e == (b, a))).collect()
 }

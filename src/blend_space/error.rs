@@ -57,9 +57,7 @@ pub enum BlendSpaceError {
     },
     /// A freeform child lies so nearly on the line through its neighbours that every triangle
     /// through it would have no measurable area. Move it off the line or drop it.
-    #[error(
-        "child {child} of a freeform blend space lies on a line through its neighbours and cannot be triangulated"
-    )]
+    #[error("child {child} of a freeform blend space lies on a line through its neighbours and cannot be triangulated")]
     Untriangulable {
         /// The offending child.
         child: usize,
@@ -83,9 +81,7 @@ pub enum BlendSpaceError {
         value: f32,
     },
     /// Grid coordinates must strictly increase so that every cell has a width and a height.
-    #[error(
-        "grid {axis} values must strictly increase, but value {index} ({value}) follows {previous}"
-    )]
+    #[error("grid {axis} values must strictly increase, but value {index} ({value}) follows {previous}")]
     GridNotIncreasing {
         /// The axis.
         axis: GridAxis,

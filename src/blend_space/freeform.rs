@@ -4,7 +4,7 @@
 use glam::{DMat2, DVec2, Vec2};
 
 use super::delaunay::{all_collinear, boundary_edges, delaunay};
-use super::{check_count, check_distinct, check_finite, BlendSpace, BlendSpaceError, BlendSpaceKind, Normaliser};
+use super::{BlendSpace, BlendSpaceError, BlendSpaceKind, Normaliser, check_count, check_distinct, check_finite};
 
 /// Barycentric slack for "inside a triangle", so that points on a shared edge, which rounding
 /// puts a hair outside both triangles, are still found inside one.
@@ -75,20 +75,14 @@ impl BlendSpace {
         let local: Vec<DVec2> = points.iter().map(|&p| normaliser.to_local(p)).collect();
         check_distinct(&points, &local)?;
         if all_collinear(&local) {
-            return Err(BlendSpaceError::Collinear {
-                count: points.len(),
-            });
+            return Err(BlendSpaceError::Collinear { count: points.len() });
         }
         let corners = delaunay(&local)?;
         let triangles = corners
             .iter()
             .map(|&[a, b, c]| {
                 let m = DMat2::from_cols(local[b] - local[a], local[c] - local[a]);
-                Triangle {
-                    children: [a, b, c],
-                    origin: local[a],
-                    inv: m.inverse(),
-                }
+                Triangle { children: [a, b, c], origin: local[a], inv: m.inverse() }
             })
             .collect();
         let hull = boundary_edges(&corners)
@@ -104,12 +98,7 @@ impl BlendSpace {
                 }
             })
             .collect();
-        Ok(Self::Freeform(FreeformSpace {
-            normaliser,
-            num_children: points.len(),
-            triangles,
-            hull,
-        }))
+        Ok(Self::Freeform(FreeformSpace { normaliser, num_children: points.len(), triangles, hull }))
     }
 }
 

@@ -2,7 +2,10 @@
 
 use glam::{DVec2, Vec2};
 
-use super::{check_count, check_distinct, check_finite, nan_to_zero, normalise_influences, pull_back, BlendSpace, BlendSpaceError, BlendSpaceKind, Normaliser, DUPLICATE_DISTANCE, FAR_RADIUS};
+use super::{
+    BlendSpace, BlendSpaceError, BlendSpaceKind, DUPLICATE_DISTANCE, FAR_RADIUS, Normaliser, check_count,
+    check_distinct, check_finite, nan_to_zero, normalise_influences, pull_back,
+};
 
 /// Weight given to the angle (radians) against the relative radius in the directional gradient
 /// band. Johansen leaves it as a tuning constant; 2 is what PlayCanvas ships. Larger values let
@@ -90,11 +93,7 @@ impl BlendSpace {
             }
         }
         let points = local.iter().map(|q| q.as_vec2()).collect();
-        Ok(Self::Cartesian(CartesianSpace {
-            normaliser,
-            points,
-            gradients,
-        }))
+        Ok(Self::Cartesian(CartesianSpace { normaliser, points, gradients }))
     }
 
     /// A directional gradient-band space (Unity's "Freeform Directional", PlayCanvas's
@@ -127,15 +126,8 @@ impl BlendSpace {
     pub fn directional(points: Vec<Vec2>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::Directional, points.len(), 2)?;
         check_finite(&points)?;
-        let max_radius = points
-            .iter()
-            .map(|p| p.as_dvec2().length())
-            .fold(0.0, f64::max);
-        let inv_scale = if max_radius > 0.0 {
-            1.0 / max_radius
-        } else {
-            1.0
-        };
+        let max_radius = points.iter().map(|p| p.as_dvec2().length()).fold(0.0, f64::max);
+        let inv_scale = if max_radius > 0.0 { 1.0 / max_radius } else { 1.0 };
         let local: Vec<DVec2> = points.iter().map(|p| p.as_dvec2() * inv_scale).collect();
         check_distinct(&points, &local)?;
         let n = local.len();
@@ -151,28 +143,13 @@ impl BlendSpace {
                 let (lo, hi) = (i.min(j), i.max(j));
                 // Nearer the origin than two distinct children may be to each other: no direction.
                 let at_origin = radii[i] < DUPLICATE_DISTANCE || radii[j] < DUPLICATE_DISTANCE;
-                let axis = if at_origin {
-                    DVec2::X
-                } else {
-                    polar_axis(local[lo], local[hi])
-                };
+                let axis = if at_origin { DVec2::X } else { polar_axis(local[lo], local[hi]) };
                 let angle_from_axis = |q: DVec2| axis.perp_dot(q).atan2(axis.dot(q));
                 let angular_weight = if at_origin { 0.0 } else { ANGULAR_WEIGHT };
                 let inv_mean_radius = 2.0 / (radii[i] + radii[j]);
-                let angle_i = if at_origin {
-                    0.0
-                } else {
-                    angle_from_axis(local[i])
-                };
-                let angle_j = if at_origin {
-                    0.0
-                } else {
-                    angle_from_axis(local[j])
-                };
-                let v = DVec2::new(
-                    (radii[j] - radii[i]) * inv_mean_radius,
-                    (angle_j - angle_i) * angular_weight,
-                );
+                let angle_i = if at_origin { 0.0 } else { angle_from_axis(local[i]) };
+                let angle_j = if at_origin { 0.0 } else { angle_from_axis(local[j]) };
+                let v = DVec2::new((radii[j] - radii[i]) * inv_mean_radius, (angle_j - angle_i) * angular_weight);
                 pairs[i * n + j] = PolarPair {
                     axis_angle: axis.y.atan2(axis.x) as f32,
                     angle_i: angle_i as f32,
@@ -182,11 +159,7 @@ impl BlendSpace {
                 };
             }
         }
-        Ok(Self::Directional(DirectionalSpace {
-            inv_scale,
-            radii: radii.iter().map(|&r| r as f32).collect(),
-            pairs,
-        }))
+        Ok(Self::Directional(DirectionalSpace { inv_scale, radii: radii.iter().map(|&r| r as f32).collect(), pairs }))
     }
 }
 
@@ -195,12 +168,7 @@ impl CartesianSpace {
         let q = self.normaliser.query(p).as_vec2();
         let n = self.points.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
-        for (i, (pi, row)) in self
-            .points
-            .iter()
-            .zip(self.gradients.chunks_exact(n))
-            .enumerate()
-        {
+        for (i, (pi, row)) in self.points.iter().zip(self.gradients.chunks_exact(n)).enumerate() {
             let d = q - *pi;
             let h = row.iter().fold(1.0f32, |h, g| h.min(1.0 - d.dot(*g)));
             if h > raw_best.1 {
@@ -220,12 +188,7 @@ impl DirectionalSpace {
         let angle = q.y.atan2(q.x);
         let n = self.radii.len();
         let mut raw_best = (0, f32::NEG_INFINITY);
-        for (i, (ri, row)) in self
-            .radii
-            .iter()
-            .zip(self.pairs.chunks_exact(n))
-            .enumerate()
-        {
+        for (i, (ri, row)) in self.radii.iter().zip(self.pairs.chunks_exact(n)).enumerate() {
             let h = row.iter().fold(1.0f32, |h, pair| {
                 let v = Vec2::new(
                     (radius - ri) * pair.inv_mean_radius,
@@ -259,9 +222,5 @@ fn wrap_angle(a: f32) -> f32 {
 fn polar_axis(a: DVec2, b: DVec2) -> DVec2 {
     let (ua, ub) = (a.normalize(), b.normalize());
     let sum = ua + ub;
-    if sum.length_squared() > 1e-12 {
-        sum.normalize()
-    } else {
-        ua.perp()
-    }
+    if sum.length_squared() > 1e-12 { sum.normalize() } else { ua.perp() }
 }

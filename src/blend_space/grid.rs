@@ -35,26 +35,16 @@ impl BlendSpace {
     pub fn grid(xs: Vec<f32>, ys: Vec<f32>) -> Result<Self, BlendSpaceError> {
         for (axis, values) in [(GridAxis::X, &xs), (GridAxis::Y, &ys)] {
             if values.len() < 2 {
-                return Err(BlendSpaceError::GridAxisTooShort {
-                    axis,
-                    got: values.len(),
-                });
+                return Err(BlendSpaceError::GridAxisTooShort { axis, got: values.len() });
             }
         }
         let got = xs.len().saturating_mul(ys.len());
         if got > MAX_BLEND_CHILDREN {
-            return Err(BlendSpaceError::TooManyChildren {
-                kind: BlendSpaceKind::Grid,
-                got,
-            });
+            return Err(BlendSpaceError::TooManyChildren { kind: BlendSpaceKind::Grid, got });
         }
         for (axis, values) in [(GridAxis::X, &xs), (GridAxis::Y, &ys)] {
             if let Some(index) = values.iter().position(|v| !v.is_finite()) {
-                return Err(BlendSpaceError::NonFiniteGridValue {
-                    axis,
-                    index,
-                    value: values[index],
-                });
+                return Err(BlendSpaceError::NonFiniteGridValue { axis, index, value: values[index] });
             }
             if let Some(k) = values.windows(2).position(|w| w[1] <= w[0]) {
                 return Err(BlendSpaceError::GridNotIncreasing {

@@ -186,10 +186,7 @@ fn write_weights(n: usize, out: &mut [f32], fill: impl FnOnce(&mut [f32])) {
     let mut scratch = [0.0f32; MAX_BLEND_CHILDREN];
     let weights = &mut scratch[..n];
     fill(weights);
-    for (o, w) in out
-        .iter_mut()
-        .zip(weights.iter().copied().chain(std::iter::repeat(0.0)))
-    {
+    for (o, w) in out.iter_mut().zip(weights.iter().copied().chain(std::iter::repeat(0.0))) {
         *o = w;
     }
 }
@@ -220,10 +217,7 @@ fn check_count(kind: BlendSpaceKind, got: usize, min: usize) -> Result<(), Blend
 
 fn check_finite(points: &[Vec2]) -> Result<(), BlendSpaceError> {
     match points.iter().position(|p| !p.is_finite()) {
-        Some(child) => Err(BlendSpaceError::NonFinitePoint {
-            child,
-            point: points[child],
-        }),
+        Some(child) => Err(BlendSpaceError::NonFinitePoint { child, point: points[child] }),
         None => Ok(()),
     }
 }
@@ -231,15 +225,8 @@ fn check_finite(points: &[Vec2]) -> Result<(), BlendSpaceError> {
 /// Rejects two points closer than [`DUPLICATE_DISTANCE`] in `local` (normalised) coordinates.
 fn check_distinct(points: &[Vec2], local: &[DVec2]) -> Result<(), BlendSpaceError> {
     for (child, q) in local.iter().enumerate() {
-        if let Some(first) = local[..child]
-            .iter()
-            .position(|r| r.distance(*q) < DUPLICATE_DISTANCE)
-        {
-            return Err(BlendSpaceError::DuplicatePoint {
-                first,
-                child,
-                point: points[child],
-            });
+        if let Some(first) = local[..child].iter().position(|r| r.distance(*q) < DUPLICATE_DISTANCE) {
+            return Err(BlendSpaceError::DuplicatePoint { first, child, point: points[child] });
         }
     }
     Ok(())

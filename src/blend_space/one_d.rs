@@ -2,7 +2,7 @@
 
 use glam::Vec2;
 
-use super::{check_count, nan_to_zero, BlendSpace, BlendSpaceError, BlendSpaceKind};
+use super::{BlendSpace, BlendSpaceError, BlendSpaceKind, check_count, nan_to_zero};
 // Only named in docs.
 #[cfg(doc)]
 use super::MAX_BLEND_CHILDREN;
@@ -38,10 +38,7 @@ impl BlendSpace {
     pub fn one_d(points: Vec<f32>) -> Result<Self, BlendSpaceError> {
         check_count(BlendSpaceKind::OneD, points.len(), 2)?;
         if let Some(child) = points.iter().position(|v| !v.is_finite()) {
-            return Err(BlendSpaceError::NonFinitePoint {
-                child,
-                point: Vec2::new(points[child], 0.0),
-            });
+            return Err(BlendSpaceError::NonFinitePoint { child, point: Vec2::new(points[child], 0.0) });
         }
         let mut children: Vec<usize> = (0..points.len()).collect();
         // Stable, so that of two equal values the earlier child is reported as `first`.
@@ -49,11 +46,7 @@ impl BlendSpace {
         for pair in children.windows(2) {
             if points[pair[0]] == points[pair[1]] {
                 let (first, child) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-                return Err(BlendSpaceError::DuplicatePoint {
-                    first,
-                    child,
-                    point: Vec2::new(points[child], 0.0),
-                });
+                return Err(BlendSpaceError::DuplicatePoint { first, child, point: Vec2::new(points[child], 0.0) });
             }
         }
         let values = children.iter().map(|&c| points[c]).collect();
@@ -79,9 +72,7 @@ pub(super) fn segment(values: &[f32], v: f32) -> (usize, f32) {
     let first = values[0];
     let last = values[values.len() - 1];
     let v = nan_to_zero(v).clamp(first, last);
-    let hi = values
-        .partition_point(|&x| x < v)
-        .clamp(1, values.len() - 1);
+    let hi = values.partition_point(|&x| x < v).clamp(1, values.len() - 1);
     let (a, b) = (f64::from(values[hi - 1]), f64::from(values[hi]));
     (hi - 1, ((f64::from(v) - a) / (b - a)).clamp(0.0, 1.0) as f32)
 }

@@ -1,7 +1,7 @@
 //! Blend-space weights checked against hand-worked cases, every kind.
 
-use super::*;
 use super::delaunay::{boundary_edges, delaunay};
+use super::*;
 
 fn weights_of(space: &BlendSpace, p: Vec2) -> Vec<f32> {
     let mut w = vec![f32::NAN; space.num_children()];
@@ -12,20 +12,12 @@ fn weights_of(space: &BlendSpace, p: Vec2) -> Vec<f32> {
 fn assert_weights(got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() < 1e-5,
-            "child {i}: got {g}, want {w} (all: {got:?})"
-        );
+        assert!((g - w).abs() < 1e-5, "child {i}: got {g}, want {w} (all: {got:?})");
     }
 }
 
 fn square() -> Vec<Vec2> {
-    vec![
-        Vec2::new(0.0, 0.0),
-        Vec2::new(1.0, 0.0),
-        Vec2::new(0.0, 1.0),
-        Vec2::new(1.0, 1.0),
-    ]
+    vec![Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0), Vec2::new(1.0, 1.0)]
 }
 
 #[test]
@@ -42,19 +34,10 @@ fn one_d_clamps_at_the_ends_and_ignores_y() {
     let space = BlendSpace::one_d(vec![0.0, 1.5, 4.0]).unwrap();
     assert_weights(&weights_of(&space, Vec2::new(-3.0, 7.0)), &[1.0, 0.0, 0.0]);
     assert_weights(&weights_of(&space, Vec2::new(10.0, -7.0)), &[0.0, 0.0, 1.0]);
-    assert_weights(
-        &weights_of(&space, Vec2::new(f32::INFINITY, 0.0)),
-        &[0.0, 0.0, 1.0],
-    );
-    assert_weights(
-        &weights_of(&space, Vec2::new(f32::NEG_INFINITY, 0.0)),
-        &[1.0, 0.0, 0.0],
-    );
+    assert_weights(&weights_of(&space, Vec2::new(f32::INFINITY, 0.0)), &[0.0, 0.0, 1.0]);
+    assert_weights(&weights_of(&space, Vec2::new(f32::NEG_INFINITY, 0.0)), &[1.0, 0.0, 0.0]);
     // NaN reads as 0: exactly on the first child.
-    assert_weights(
-        &weights_of(&space, Vec2::new(f32::NAN, 0.0)),
-        &[1.0, 0.0, 0.0],
-    );
+    assert_weights(&weights_of(&space, Vec2::new(f32::NAN, 0.0)), &[1.0, 0.0, 0.0]);
 }
 
 #[test]
@@ -63,10 +46,7 @@ fn one_d_accepts_children_in_any_order() {
     // Between 1.5 (child 2) and 4.0 (child 0).
     assert_weights(&weights_of(&space, Vec2::new(3.0, 0.0)), &[0.6, 0.0, 0.4]);
     // Between 0.0 (child 1) and 1.5 (child 2).
-    assert_weights(
-        &weights_of(&space, Vec2::new(0.5, 0.0)),
-        &[0.0, 2.0 / 3.0, 1.0 / 3.0],
-    );
+    assert_weights(&weights_of(&space, Vec2::new(0.5, 0.0)), &[0.0, 2.0 / 3.0, 1.0 / 3.0]);
 }
 
 #[test]
@@ -94,10 +74,7 @@ fn grid_is_bilinear_row_major_and_clamped() {
     want[5] = 0.5 * 0.75;
     assert_weights(&weights_of(&grid, Vec2::new(2.0, 0.5)), &want);
     // Far outside: clamped onto the corner (3, −1), child 2.
-    assert_weights(
-        &weights_of(&grid, Vec2::new(50.0, -50.0)),
-        &[0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
-    );
+    assert_weights(&weights_of(&grid, Vec2::new(50.0, -50.0)), &[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
 }
 
 #[test]
@@ -110,12 +87,7 @@ fn cartesian_on_a_line_matches_one_d() {
 
 #[test]
 fn freeform_reproduces_barycentric_coordinates() {
-    let space = BlendSpace::freeform(vec![
-        Vec2::new(0.0, 0.0),
-        Vec2::new(4.0, 0.0),
-        Vec2::new(0.0, 2.0),
-    ])
-    .unwrap();
+    let space = BlendSpace::freeform(vec![Vec2::new(0.0, 0.0), Vec2::new(4.0, 0.0), Vec2::new(0.0, 2.0)]).unwrap();
     // p = 0.5·A + 0.25·B + 0.25·C = (1.0, 0.5).
     assert_weights(&weights_of(&space, Vec2::new(1.0, 0.5)), &[0.5, 0.25, 0.25]);
 }
@@ -141,10 +113,7 @@ fn freeform_outside_the_hull_projects_onto_the_nearest_edge() {
     assert_weights(&outside, &[0.7, 0.0, 0.3, 0.0]);
     assert_weights(&outside, &weights_of(&space, Vec2::new(0.0, 0.3)));
     // Beyond a corner: that corner alone.
-    assert_weights(
-        &weights_of(&space, Vec2::new(3.0, 3.0)),
-        &[0.0, 0.0, 0.0, 1.0],
-    );
+    assert_weights(&weights_of(&space, Vec2::new(3.0, 3.0)), &[0.0, 0.0, 0.0, 1.0]);
 }
 
 #[test]
@@ -162,18 +131,10 @@ fn delaunay_of_square_with_centre_is_four_triangles_round_the_centre() {
 fn delaunay_flips_the_sweeps_long_diagonal() {
     // Sorted by x the sweep first builds (0, 1, 2), so its diagonal is the long 1–2; the
     // short 0–3 is the Delaunay one (3 lies inside the circumcircle of 0, 1, 2).
-    let local = [
-        DVec2::new(0.0, 0.0),
-        DVec2::new(0.4, 1.0),
-        DVec2::new(0.6, -1.0),
-        DVec2::new(1.0, 0.0),
-    ];
+    let local = [DVec2::new(0.0, 0.0), DVec2::new(0.4, 1.0), DVec2::new(0.6, -1.0), DVec2::new(1.0, 0.0)];
     let triangles = delaunay(&local).unwrap();
     assert_eq!(triangles.len(), 2);
-    assert!(
-        triangles.iter().all(|t| t.contains(&0) && t.contains(&3)),
-        "{triangles:?}"
-    );
+    assert!(triangles.iter().all(|t| t.contains(&0) && t.contains(&3)), "{triangles:?}");
 }
 
 #[test]
@@ -193,21 +154,12 @@ fn directional_at_a_child_with_its_speed_gives_it_nearly_everything() {
     }
     // Halfway in speed between walk forward and run forward, straight ahead.
     let w = weights_of(&space, Vec2::new(0.0, 2.75));
-    assert!(
-        (w[1] - 0.5).abs() < 1e-4 && (w[5] - 0.5).abs() < 1e-4,
-        "{w:?}"
-    );
+    assert!((w[1] - 0.5).abs() < 1e-4 && (w[5] - 0.5).abs() < 1e-4, "{w:?}");
 }
 
 #[test]
 fn directional_centre_child_dominates_near_the_origin_in_every_direction() {
-    let points = vec![
-        Vec2::new(0.0, 1.0),
-        Vec2::new(1.0, 0.0),
-        Vec2::ZERO,
-        Vec2::new(0.0, -1.0),
-        Vec2::new(-1.0, 0.0),
-    ];
+    let points = vec![Vec2::new(0.0, 1.0), Vec2::new(1.0, 0.0), Vec2::ZERO, Vec2::new(0.0, -1.0), Vec2::new(-1.0, 0.0)];
     let space = BlendSpace::directional(points).unwrap();
     assert_weights(&weights_of(&space, Vec2::ZERO), &[0.0, 0.0, 1.0, 0.0, 0.0]);
     for k in 0..16 {
@@ -219,17 +171,10 @@ fn directional_centre_child_dominates_near_the_origin_in_every_direction() {
 
 #[test]
 fn directional_blends_along_the_arc_between_two_directions() {
-    let space =
-        BlendSpace::directional(vec![Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0)]).unwrap();
+    let space = BlendSpace::directional(vec![Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0)]).unwrap();
     // On the unit circle at 45°: half each. At 30°: a third of the way from +x to +y.
-    assert_weights(
-        &weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_4)),
-        &[0.5, 0.5],
-    );
-    assert_weights(
-        &weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_6)),
-        &[2.0 / 3.0, 1.0 / 3.0],
-    );
+    assert_weights(&weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_4)), &[0.5, 0.5]);
+    assert_weights(&weights_of(&space, Vec2::from_angle(std::f32::consts::FRAC_PI_6)), &[2.0 / 3.0, 1.0 / 3.0]);
 }
 
 #[test]
@@ -246,10 +191,7 @@ fn wrongly_sized_output_is_filled_without_panicking() {
 #[test]
 fn dimensions_and_counts() {
     let one = BlendSpace::one_d(vec![0.0, 1.0, 2.0]).unwrap();
-    assert_eq!(
-        (one.dimensions(), one.num_children(), one.kind()),
-        (1, 3, BlendSpaceKind::OneD)
-    );
+    assert_eq!((one.dimensions(), one.num_children(), one.kind()), (1, 3, BlendSpaceKind::OneD));
     let grid = BlendSpace::grid(vec![0.0, 1.0, 2.0], vec![0.0, 1.0]).unwrap();
     assert_eq!((grid.dimensions(), grid.num_children()), (2, 6));
     let free = BlendSpace::freeform(square()).unwrap();

@@ -14,7 +14,7 @@ use crate::rig::Rig;
 use crate::setup::{BindError, BoundArchetype, bind_archetype};
 use crate::state::StateError;
 
-use super::ffi::{c_string, call, name_at, text, CallError, Out, ThrongStatus};
+use super::ffi::{CallError, Out, ThrongStatus, c_string, call, name_at, text};
 #[cfg(doc)]
 use super::*;
 
@@ -67,7 +67,10 @@ impl ThrongCharacter {
 /// ignoring case, as [`DemoCharacter::bind`] does for the built-in one. Additive layers play
 /// deltas over `idle`'s first frame for the humanoid, over the rest pose for an imported rig.
 /// A leaf that names no clip is reported with the names the character has.
-pub(super) fn bind_character(character: &ThrongCharacter, graph: Arc<CompiledGraph>) -> Result<BoundArchetype, CallError> {
+pub(super) fn bind_character(
+    character: &ThrongCharacter,
+    graph: Arc<CompiledGraph>,
+) -> Result<BoundArchetype, CallError> {
     let (rig, clips, reference) = match &character.source {
         CharacterSource::Demo(demo) => (&demo.rig, &demo.clips, demo.clip(IDLE).map(|idle| idle.frame(0))),
         CharacterSource::Imported { rig, clips } => (rig, clips, None),
@@ -92,14 +95,21 @@ pub(super) fn bind_character(character: &ThrongCharacter, graph: Arc<CompiledGra
 /// `out_character` is null or valid for a write of one pointer; on success it receives a
 /// character the caller owns and frees with [`throng_character_destroy`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_character_humanoid(num_joints: u32, out_character: *mut *mut ThrongCharacter) -> ThrongStatus {
+pub unsafe extern "C" fn throng_character_humanoid(
+    num_joints: u32,
+    out_character: *mut *mut ThrongCharacter,
+) -> ThrongStatus {
     call("throng_character_humanoid", || {
         let out = Out::new(out_character, "out_character")?;
         let demo = match num_joints {
             26 => DemoCharacter::humanoid(),
             64 => DemoCharacter::humanoid_64(),
             other => {
-                return Err(CallError::OutOfRange { arg: "num_joints", value: other.into(), expected: "the humanoid has 26 or 64 joints".into() });
+                return Err(CallError::OutOfRange {
+                    arg: "num_joints",
+                    value: other.into(),
+                    expected: "the humanoid has 26 or 64 joints".into(),
+                });
             }
         };
         let character = Box::into_raw(Box::new(ThrongCharacter::new(CharacterSource::Demo(demo))));
@@ -119,15 +129,24 @@ pub unsafe extern "C" fn throng_character_humanoid(num_joints: u32, out_characte
 /// `path` is null or a NUL-terminated UTF-8 path; `out_character` as for
 /// [`throng_character_humanoid`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_character_from_gltf(path: *const c_char, flags: u32, out_character: *mut *mut ThrongCharacter) -> ThrongStatus {
+pub unsafe extern "C" fn throng_character_from_gltf(
+    path: *const c_char,
+    flags: u32,
+    out_character: *mut *mut ThrongCharacter,
+) -> ThrongStatus {
     call("throng_character_from_gltf", || {
         let out = Out::new(out_character, "out_character")?;
         // SAFETY: `path`'s promise.
         let path = unsafe { text(path, "path") }?;
         if flags & !THRONG_GLTF_MERGE_ANIMATIONS != 0 {
-            return Err(CallError::OutOfRange { arg: "flags", value: flags.into(), expected: "use 0 or THRONG_GLTF_MERGE_ANIMATIONS".into() });
+            return Err(CallError::OutOfRange {
+                arg: "flags",
+                value: flags.into(),
+                expected: "use 0 or THRONG_GLTF_MERGE_ANIMATIONS".into(),
+            });
         }
-        let options = GltfOptions { merge_animations: flags & THRONG_GLTF_MERGE_ANIMATIONS != 0, ..GltfOptions::default() };
+        let options =
+            GltfOptions { merge_animations: flags & THRONG_GLTF_MERGE_ANIMATIONS != 0, ..GltfOptions::default() };
         let asset = load_gltf(Path::new(path), &options)?;
         let source = CharacterSource::Imported { rig: asset.rig, clips: asset.clips };
         let character = Box::into_raw(Box::new(ThrongCharacter::new(source)));
@@ -189,7 +208,10 @@ pub unsafe extern "C" fn throng_character_add_clip_event(
 /// # Safety
 /// `character` is null or a live character; `out_num_joints` is null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_character_num_joints(character: *const ThrongCharacter, out_num_joints: *mut u32) -> ThrongStatus {
+pub unsafe extern "C" fn throng_character_num_joints(
+    character: *const ThrongCharacter,
+    out_num_joints: *mut u32,
+) -> ThrongStatus {
     call("throng_character_num_joints", || {
         let out = Out::new(out_num_joints, "out_num_joints")?;
         // SAFETY: the caller's promise; null is checked by `as_ref`.
@@ -205,7 +227,10 @@ pub unsafe extern "C" fn throng_character_num_joints(character: *const ThrongCha
 /// # Safety
 /// As [`throng_character_num_joints`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_character_num_clips(character: *const ThrongCharacter, out_num_clips: *mut u32) -> ThrongStatus {
+pub unsafe extern "C" fn throng_character_num_clips(
+    character: *const ThrongCharacter,
+    out_num_clips: *mut u32,
+) -> ThrongStatus {
     call("throng_character_num_clips", || {
         let out = Out::new(out_num_clips, "out_num_clips")?;
         // SAFETY: the caller's promise; null is checked by `as_ref`.
@@ -222,7 +247,11 @@ pub unsafe extern "C" fn throng_character_num_clips(character: *const ThrongChar
 /// # Safety
 /// `character` is null or a live character; `out_name` is null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_character_clip_name(character: *const ThrongCharacter, clip: u32, out_name: *mut *const c_char) -> ThrongStatus {
+pub unsafe extern "C" fn throng_character_clip_name(
+    character: *const ThrongCharacter,
+    clip: u32,
+    out_name: *mut *const c_char,
+) -> ThrongStatus {
     call("throng_character_clip_name", || {
         let out = Out::new(out_name, "out_name")?;
         // SAFETY: the caller's promise; null is checked by `as_ref`.

@@ -11,8 +11,8 @@ use crate::runtime::CrowdRuntime;
 use crate::setup::BoundArchetype;
 use crate::state::{ArchetypeId, CharacterHandle, ParamId};
 
-use super::character::{bind_character, ThrongCharacter};
-use super::ffi::{c_string, call, crowd_call, input, output, text, CallError, Out, ThrongStatus};
+use super::character::{ThrongCharacter, bind_character};
+use super::ffi::{CallError, Out, ThrongStatus, c_string, call, crowd_call, input, output, text};
 #[cfg(doc)]
 use super::*;
 
@@ -149,7 +149,8 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
         }
         // SAFETY: `graph_json`'s promise.
         let bytes = unsafe { input(graph_json, graph_json_len, "graph_json") }?;
-        let json = std::str::from_utf8(bytes).map_err(|e| CallError::NotUtf8 { arg: "graph_json", valid_up_to: e.valid_up_to() })?;
+        let json = std::str::from_utf8(bytes)
+            .map_err(|e| CallError::NotUtf8 { arg: "graph_json", valid_up_to: e.valid_up_to() })?;
         let graph = Arc::new(CompiledGraph::from_json(json)?);
         let state_names = graph.states().iter().map(|s| c_string(&s.name)).collect();
         let BoundArchetype { archetype, clips, layers } = bind_character(character, graph)?;
@@ -178,7 +179,12 @@ pub unsafe extern "C" fn throng_crowd_add_archetype(
 /// `crowd` is null or a live crowd; `out_handles` null (only when `count` is 0) or writable
 /// for `count` handles.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_spawn(crowd: *mut ThrongCrowd, archetype: u32, count: usize, out_handles: *mut u64) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_spawn(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    count: usize,
+    out_handles: *mut u64,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         crowd.entry(archetype)?;
         // SAFETY: `out_handles`' promise.
@@ -204,7 +210,11 @@ pub unsafe extern "C" fn throng_crowd_spawn(crowd: *mut ThrongCrowd, archetype: 
 /// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count`
 /// readable handles.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_despawn(crowd: *mut ThrongCrowd, handles: *const u64, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_despawn(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: `handles`' promise.
         let handles = unsafe { input(handles, count, "handles") }?;
@@ -222,7 +232,12 @@ pub unsafe extern "C" fn throng_crowd_despawn(crowd: *mut ThrongCrowd, handles: 
 /// # Safety
 /// `crowd` is null or a live crowd; `out_archetype` and `out_row` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_row_of(crowd: *mut ThrongCrowd, handle: u64, out_archetype: *mut u32, out_row: *mut usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_row_of(
+    crowd: *mut ThrongCrowd,
+    handle: u64,
+    out_archetype: *mut u32,
+    out_row: *mut usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out_archetype = Out::new(out_archetype, "out_archetype")?;
         let out_row = Out::new(out_row, "out_row")?;
@@ -245,7 +260,12 @@ pub unsafe extern "C" fn throng_crowd_row_of(crowd: *mut ThrongCrowd, handle: u6
 /// # Safety
 /// `crowd` is null or a live crowd; `out_handle` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_handle_at(crowd: *mut ThrongCrowd, archetype: u32, row: usize, out_handle: *mut u64) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_handle_at(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    row: usize,
+    out_handle: *mut u64,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_handle, "out_handle")?;
         let id = crowd.entry(archetype)?.id;
@@ -267,7 +287,11 @@ pub unsafe extern "C" fn throng_crowd_handle_at(crowd: *mut ThrongCrowd, archety
 /// # Safety
 /// `crowd` is null or a live crowd; `out_count` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_num_characters(crowd: *mut ThrongCrowd, archetype: u32, out_count: *mut usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_num_characters(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    out_count: *mut usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_count, "out_count")?;
         let id = crowd.entry(archetype)?.id;
@@ -289,7 +313,12 @@ pub unsafe extern "C" fn throng_crowd_num_characters(crowd: *mut ThrongCrowd, ar
 /// `crowd` is null or a live crowd; `name` null or a NUL-terminated UTF-8 string;
 /// `out_param` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_find_param(crowd: *mut ThrongCrowd, archetype: u32, name: *const c_char, out_param: *mut u32) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_find_param(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    name: *const c_char,
+    out_param: *mut u32,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_param, "out_param")?;
         // SAFETY: `name`'s promise.
@@ -322,7 +351,13 @@ fn handles_of(bits: &[u64]) -> Vec<CharacterHandle> {
 /// `crowd` is null or a live crowd; `handles` and `values` null (only when `count` is 0) or
 /// `count` readable elements each.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_set_float(crowd: *mut ThrongCrowd, param: u32, handles: *const u64, values: *const f32, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_set_float(
+    crowd: *mut ThrongCrowd,
+    param: u32,
+    handles: *const u64,
+    values: *const f32,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: the arrays' promise.
         let (handles, values) = unsafe { (input(handles, count, "handles")?, input(values, count, "values")?) };
@@ -338,7 +373,13 @@ pub unsafe extern "C" fn throng_crowd_set_float(crowd: *mut ThrongCrowd, param: 
 /// # Safety
 /// As [`throng_crowd_set_float`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_set_int(crowd: *mut ThrongCrowd, param: u32, handles: *const u64, values: *const i32, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_set_int(
+    crowd: *mut ThrongCrowd,
+    param: u32,
+    handles: *const u64,
+    values: *const i32,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: the arrays' promise.
         let (handles, values) = unsafe { (input(handles, count, "handles")?, input(values, count, "values")?) };
@@ -354,7 +395,13 @@ pub unsafe extern "C" fn throng_crowd_set_int(crowd: *mut ThrongCrowd, param: u3
 /// # Safety
 /// As [`throng_crowd_set_float`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_set_bool(crowd: *mut ThrongCrowd, param: u32, handles: *const u64, values: *const u8, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_set_bool(
+    crowd: *mut ThrongCrowd,
+    param: u32,
+    handles: *const u64,
+    values: *const u8,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: the arrays' promise.
         let (handles, values) = unsafe { (input(handles, count, "handles")?, input(values, count, "values")?) };
@@ -374,7 +421,13 @@ pub unsafe extern "C" fn throng_crowd_set_bool(crowd: *mut ThrongCrowd, param: u
 /// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count`
 /// readable handles.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_set_trigger(crowd: *mut ThrongCrowd, param: u32, handles: *const u64, count: usize, single_frame: bool) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_set_trigger(
+    crowd: *mut ThrongCrowd,
+    param: u32,
+    handles: *const u64,
+    count: usize,
+    single_frame: bool,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: `handles`' promise.
         let handles = unsafe { input(handles, count, "handles") }?;
@@ -390,7 +443,12 @@ pub unsafe extern "C" fn throng_crowd_set_trigger(crowd: *mut ThrongCrowd, param
 /// # Safety
 /// As [`throng_crowd_set_trigger`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_reset_trigger(crowd: *mut ThrongCrowd, param: u32, handles: *const u64, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_reset_trigger(
+    crowd: *mut ThrongCrowd,
+    param: u32,
+    handles: *const u64,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: `handles`' promise.
         let handles = unsafe { input(handles, count, "handles") }?;
@@ -415,7 +473,12 @@ pub unsafe extern "C" fn throng_crowd_reset_trigger(crowd: *mut ThrongCrowd, par
 /// `crowd` is null or a live crowd; `handles` and `rates` null (only when `count` is 0) or
 /// `count` readable elements each.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_set_update_rate(crowd: *mut ThrongCrowd, handles: *const u64, rates: *const u8, count: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_set_update_rate(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    rates: *const u8,
+    count: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: the arrays' promise.
         let (handles, rates) = unsafe { (input(handles, count, "handles")?, input(rates, count, "rates")?) };
@@ -432,9 +495,7 @@ pub unsafe extern "C" fn throng_crowd_set_update_rate(crowd: *mut ThrongCrowd, h
 /// `crowd` is null or a live crowd.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn throng_crowd_update(crowd: *mut ThrongCrowd, dt_s: f32) -> ThrongStatus {
-    let body = |crowd: &mut ThrongCrowd| {
-        Ok(crowd.runtime.update(dt_s)?)
-    };
+    let body = |crowd: &mut ThrongCrowd| Ok(crowd.runtime.update(dt_s)?);
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_update", crowd, body) }
 }
@@ -447,7 +508,11 @@ pub unsafe extern "C" fn throng_crowd_update(crowd: *mut ThrongCrowd, dt_s: f32)
 /// # Safety
 /// `crowd` is null or a live crowd.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_update_archetype(crowd: *mut ThrongCrowd, archetype: u32, dt_s: f32) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_update_archetype(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    dt_s: f32,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let id = crowd.entry(archetype)?.id;
         Ok(crowd.runtime.update_archetype(id, dt_s)?)
@@ -462,7 +527,12 @@ pub unsafe extern "C" fn throng_crowd_update_archetype(crowd: *mut ThrongCrowd, 
 /// # Safety
 /// `crowd` is null or a live crowd; `out_count` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_floats_needed(crowd: *mut ThrongCrowd, archetype: u32, layout: u32, out_count: *mut usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_floats_needed(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    layout: u32,
+    out_count: *mut usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_count, "out_count")?;
         let layout = layout_of(layout)?;

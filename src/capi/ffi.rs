@@ -259,7 +259,11 @@ pub(super) unsafe fn input<'a, T>(ptr: *const T, count: usize, arg: &'static str
 /// # Safety
 /// When `count > 0`, `ptr` points to `count` writable `T`s (for which all-zero bytes are a
 /// valid value) that nothing else reads or writes during the call.
-pub(super) unsafe fn output<'a, T: bytemuck::Zeroable>(ptr: *mut T, count: usize, arg: &'static str) -> Result<&'a mut [T], CallError> {
+pub(super) unsafe fn output<'a, T: bytemuck::Zeroable>(
+    ptr: *mut T,
+    count: usize,
+    arg: &'static str,
+) -> Result<&'a mut [T], CallError> {
     if count == 0 {
         return Ok(&mut []);
     }
@@ -293,8 +297,17 @@ pub(super) unsafe fn text<'a>(ptr: *const c_char, arg: &'static str) -> Result<&
 
 /// Entry `index` of `names`, for the `*_name` calls; past the end, an error naming `arg` and,
 /// through `expected` (`{}` becomes the count), how many there are.
-pub(super) fn name_at<'a>(names: &'a [CString], index: u32, arg: &'static str, expected: &str) -> Result<&'a CString, CallError> {
-    names.get(index as usize).ok_or_else(|| CallError::OutOfRange { arg, value: index.into(), expected: expected.replace("{}", &names.len().to_string()) })
+pub(super) fn name_at<'a>(
+    names: &'a [CString],
+    index: u32,
+    arg: &'static str,
+    expected: &str,
+) -> Result<&'a CString, CallError> {
+    names.get(index as usize).ok_or_else(|| CallError::OutOfRange {
+        arg,
+        value: index.into(),
+        expected: expected.replace("{}", &names.len().to_string()),
+    })
 }
 
 /// The message of the last throng call made on this thread: empty after a call that succeeded,

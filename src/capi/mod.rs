@@ -38,5 +38,5 @@ mod tests;
 
 pub use character::*;
 pub use crowd::*;
-pub use ffi::{throng_last_error_message, throng_status_name, ThrongStatus};
+pub use ffi::{ThrongStatus, throng_last_error_message, throng_status_name};
 pub use readback::*;

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use crate::state::{CharacterHandle, LayerReadback};
 
 use super::crowd::ThrongCrowd;
-use super::ffi::{crowd_call, name_at, output, CallError, Out, ThrongStatus};
+use super::ffi::{CallError, Out, ThrongStatus, crowd_call, name_at, output};
 #[cfg(doc)]
 use super::*;
 
@@ -75,10 +75,16 @@ fn readback_of(r: &LayerReadback) -> ThrongLayerReadback {
 /// # Safety
 /// `crowd` is null or a live crowd; `out_readback` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_readback(crowd: *mut ThrongCrowd, handle: u64, layer: u32, out_readback: *mut ThrongLayerReadback) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_readback(
+    crowd: *mut ThrongCrowd,
+    handle: u64,
+    layer: u32,
+    out_readback: *mut ThrongLayerReadback,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_readback, "out_readback")?;
-        let readback = readback_of(&crowd.runtime.crowd().readback(CharacterHandle::from_bits(handle), layer as usize)?);
+        let readback =
+            readback_of(&crowd.runtime.crowd().readback(CharacterHandle::from_bits(handle), layer as usize)?);
         // SAFETY: `out_readback`'s promise.
         unsafe { out.write(readback) };
         Ok(())
@@ -95,7 +101,13 @@ pub unsafe extern "C" fn throng_crowd_readback(crowd: *mut ThrongCrowd, handle: 
 /// `crowd` is null or a live crowd; `out` null (only when `out_len` is 0) or `out_len`
 /// writable entries.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_readback_rows(crowd: *mut ThrongCrowd, archetype: u32, layer: u32, out: *mut ThrongLayerReadback, out_len: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_readback_rows(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    layer: u32,
+    out: *mut ThrongLayerReadback,
+    out_len: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let id = crowd.entry(archetype)?.id;
         let characters = crowd.runtime.crowd().num_characters(id)?;
@@ -120,7 +132,11 @@ pub unsafe extern "C" fn throng_crowd_readback_rows(crowd: *mut ThrongCrowd, arc
 /// # Safety
 /// `crowd` is null or a live crowd; `out_count` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_event_count(crowd: *mut ThrongCrowd, archetype: u32, out_count: *mut usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_event_count(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    out_count: *mut usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_count, "out_count")?;
         let id = crowd.entry(archetype)?.id;
@@ -141,7 +157,12 @@ pub unsafe extern "C" fn throng_crowd_event_count(crowd: *mut ThrongCrowd, arche
 /// # Safety
 /// `crowd` is null or a live crowd; `out` null (only with no events) or writable for `out_len`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype: u32, out: *mut ThrongEvent, out_len: usize) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_events(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    out: *mut ThrongEvent,
+    out_len: usize,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let id = crowd.entry(archetype)?.id;
         let events = crowd.runtime.crowd().events(id)?;
@@ -175,7 +196,12 @@ pub unsafe extern "C" fn throng_crowd_events(crowd: *mut ThrongCrowd, archetype:
 /// # Safety
 /// `crowd` is null or a live crowd; `out_name` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_event_name(crowd: *mut ThrongCrowd, archetype: u32, event: u32, out_name: *mut *const c_char) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_event_name(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    event: u32,
+    out_name: *mut *const c_char,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_name, "out_name")?;
         let name = name_at(&crowd.entry(archetype)?.event_names, event, "event", "the archetype has {} event names")?;
@@ -193,7 +219,12 @@ pub unsafe extern "C" fn throng_crowd_event_name(crowd: *mut ThrongCrowd, archet
 /// # Safety
 /// `crowd` is null or a live crowd; `out_name` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_state_name(crowd: *mut ThrongCrowd, archetype: u32, state: u32, out_name: *mut *const c_char) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_state_name(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    state: u32,
+    out_name: *mut *const c_char,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_name, "out_name")?;
         let name = name_at(&crowd.entry(archetype)?.state_names, state, "state", "the graph has {} states")?;
@@ -212,14 +243,20 @@ pub unsafe extern "C" fn throng_crowd_state_name(crowd: *mut ThrongCrowd, archet
 /// # Safety
 /// `crowd` is null or a live crowd; `out_name` null or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn throng_crowd_active_state_name(crowd: *mut ThrongCrowd, handle: u64, layer: u32, out_name: *mut *const c_char) -> ThrongStatus {
+pub unsafe extern "C" fn throng_crowd_active_state_name(
+    crowd: *mut ThrongCrowd,
+    handle: u64,
+    layer: u32,
+    out_name: *mut *const c_char,
+) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         let out = Out::new(out_name, "out_name")?;
         let handle = CharacterHandle::from_bits(handle);
         let state = crowd.runtime.crowd().readback(handle, layer as usize)?.active_state;
         let (id, _) = crowd.runtime.crowd().row_of(handle)?;
         let entry = crowd.entry(crowd.index_of(id))?;
-        let name = entry.state_names.get(state).ok_or_else(|| CallError::Panic(format!("state {state} has no name")))?;
+        let name =
+            entry.state_names.get(state).ok_or_else(|| CallError::Panic(format!("state {state} has no name")))?;
         // SAFETY: `out_name`'s promise.
         unsafe { out.write(name.as_ptr()) };
         Ok(())

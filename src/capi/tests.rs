@@ -50,15 +50,24 @@ fn misaligned_arrays_and_text_that_is_not_utf8_are_refused() {
     unsafe {
         assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
         let json = crate::demo::LOCOMOTION_GRAPH;
-        assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
         let misaligned = words.as_ptr().cast::<u8>().add(1).cast::<u64>();
         assert_eq!(throng_crowd_despawn(crowd, misaligned, 1), ThrongStatus::InvalidArgument);
         assert!(last_error().contains("`handles` is not aligned to 8 bytes"), "{}", last_error());
         let latin1 = c"vitesse\xe9";
-        assert_eq!(throng_crowd_find_param(crowd, archetype, latin1.as_ptr(), &mut param), ThrongStatus::InvalidArgument);
+        assert_eq!(
+            throng_crowd_find_param(crowd, archetype, latin1.as_ptr(), &mut param),
+            ThrongStatus::InvalidArgument
+        );
         assert!(last_error().contains("`name` is not UTF-8 (byte 7)"), "{}", last_error());
         let graph = b"{\"layers\": [\xff]}";
-        assert_eq!(throng_crowd_add_archetype(crowd, character, graph.as_ptr(), graph.len(), &mut archetype), ThrongStatus::InvalidArgument);
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, graph.as_ptr(), graph.len(), &mut archetype),
+            ThrongStatus::InvalidArgument
+        );
         assert_eq!(archetype, 0, "a refused archetype writes no id");
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
@@ -83,17 +92,31 @@ fn update_rates_write_a_character_on_its_due_updates_only() {
     unsafe {
         assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
         let json = crate::demo::LOCOMOTION_GRAPH;
-        assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
         assert_eq!(throng_crowd_spawn(crowd, archetype, CHARACTERS, handles.as_mut_ptr()), ThrongStatus::Ok);
         assert_eq!(throng_crowd_find_param(crowd, archetype, c"speed".as_ptr(), &mut param), ThrongStatus::Ok);
         let speeds = [1.5f32; CHARACTERS];
-        assert_eq!(throng_crowd_set_float(crowd, param, handles.as_ptr(), speeds.as_ptr(), CHARACTERS), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_set_float(crowd, param, handles.as_ptr(), speeds.as_ptr(), CHARACTERS),
+            ThrongStatus::Ok
+        );
         // The first half every update, the second every fourth.
         let rates = [1, 1, 1, 1, 4, 4, 4, 4];
         assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
         for update in 0..9 {
             assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-            let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), floats, std::ptr::null_mut(), 0);
+            let status = throng_crowd_evaluate(
+                crowd,
+                archetype,
+                THRONG_LAYOUT_MAT4,
+                out.as_mut_ptr(),
+                floats,
+                std::ptr::null_mut(),
+                0,
+            );
             assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
             if update > 0 {
                 for (c, (now, was)) in out.chunks_exact(JOINTS * 16).zip(before.chunks_exact(JOINTS * 16)).enumerate() {
@@ -110,12 +133,27 @@ fn update_rates_write_a_character_on_its_due_updates_only() {
         assert_eq!(throng_crowd_despawn(crowd, gone.as_ptr(), 2), ThrongStatus::Ok);
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
         let per_row = JOINTS * 16;
-        let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), 6 * per_row, std::ptr::null_mut(), 0);
+        let status = throng_crowd_evaluate(
+            crowd,
+            archetype,
+            THRONG_LAYOUT_MAT4,
+            out.as_mut_ptr(),
+            6 * per_row,
+            std::ptr::null_mut(),
+            0,
+        );
         assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
-        assert_eq!(out[4 * per_row..5 * per_row], before[6 * per_row..7 * per_row], "row 4 holds the moved character's matrices");
+        assert_eq!(
+            out[4 * per_row..5 * per_row],
+            before[6 * per_row..7 * per_row],
+            "row 4 holds the moved character's matrices"
+        );
         assert_ne!(out[..per_row], before[..per_row], "rate-1 characters moved on");
         let bad = [3u8];
-        assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), bad.as_ptr(), 1), ThrongStatus::InvalidArgument);
+        assert_eq!(
+            throng_crowd_set_update_rate(crowd, handles.as_ptr(), bad.as_ptr(), 1),
+            ThrongStatus::InvalidArgument
+        );
         assert!(last_error().contains("update rate 3"), "{}", last_error());
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
@@ -140,13 +178,24 @@ fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
     unsafe {
         assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
         let json = crate::demo::LOCOMOTION_GRAPH;
-        assert_eq!(throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
         assert_eq!(throng_crowd_spawn(crowd, archetype, CHARACTERS, handles.as_mut_ptr()), ThrongStatus::Ok);
         let rates = [16u8; CHARACTERS];
         assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
         for _ in 0..2 {
             assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-            let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), out.len(), std::ptr::null_mut(), 0);
+            let status = throng_crowd_evaluate(
+                crowd,
+                archetype,
+                THRONG_LAYOUT_MAT4,
+                out.as_mut_ptr(),
+                out.len(),
+                std::ptr::null_mut(),
+                0,
+            );
             assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
         }
         let last_before = out[(CHARACTERS - 1) * PER_ROW..].to_vec();
@@ -157,7 +206,15 @@ fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
         assert_eq!(throng_crowd_row_of(crowd, handles[CHARACTERS - 1], &mut arch, &mut row), ThrongStatus::Ok);
         assert_eq!(row, CHARACTERS - 1, "the old last character keeps its row; the newcomer took row 0");
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-        let status = throng_crowd_evaluate(crowd, archetype, THRONG_LAYOUT_MAT4, out.as_mut_ptr(), out.len(), std::ptr::null_mut(), 0);
+        let status = throng_crowd_evaluate(
+            crowd,
+            archetype,
+            THRONG_LAYOUT_MAT4,
+            out.as_mut_ptr(),
+            out.len(),
+            std::ptr::null_mut(),
+            0,
+        );
         assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
         assert_eq!(out[row * PER_ROW..], last_before[..], "row {row}, not due, shows what its character showed");
         throng_character_destroy(character);

@@ -187,11 +187,13 @@ fn field_lanes(runs: &[u64; 4], at: u32, width: u32) -> Vec4 {
 fn first_animated_scale(poses: &[Transform], num_joints: usize) -> Option<(usize, usize)> {
     let first = poses.get(..num_joints)?;
     poses.chunks_exact(num_joints).enumerate().find_map(|(frame, pose)| {
-        pose.iter().zip(first).position(|(p, f)| {
-            let tolerance = SCALE_TOLERANCE * f.scale.abs().max_element().max(1.0);
-            !((p.scale - f.scale).abs().max_element() <= tolerance)
-        })
-        .map(|joint| (frame, joint))
+        pose.iter()
+            .zip(first)
+            .position(|(p, f)| {
+                let tolerance = SCALE_TOLERANCE * f.scale.abs().max_element().max(1.0);
+                !((p.scale - f.scale).abs().max_element() <= tolerance)
+            })
+            .map(|joint| (frame, joint))
     })
 }
 
@@ -202,7 +204,6 @@ fn put_bits(words: &mut [u32], bit: u32, width: u32, value: u32) {
         words[w + 1] |= value >> (32 - s);
     }
 }
-
 
 /// The largest value `bits` bits hold, as a float.
 #[inline]
@@ -273,7 +274,12 @@ impl CompactPoses {
                 }
                 if r.translated {
                     for c in 0..3 {
-                        put_bits(out, bit, m, quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m));
+                        put_bits(
+                            out,
+                            bit,
+                            m,
+                            quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m),
+                        );
                         bit += m;
                     }
                 }
@@ -304,7 +310,8 @@ impl CompactPoses {
         let m = self.format.translation_bits();
         let g = &self.groups[group];
         let frame_start = frame * self.words_per_frame;
-        let read = |lane: usize| self.joint_frame_bits(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
+        let read =
+            |lane: usize| self.joint_frame_bits(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
         let bits = [read(0), read(1), read(2), read(3)];
         // Fields of at most 16 bits from a 64-bit run: the rotation's (3 + 3k ≤ 51 bits) from
         // the first, the translation's (3m ≤ 48) from the one after the rotation.
@@ -363,7 +370,12 @@ impl CompactPoses {
     /// time, and hands each to `visit` with `out`'s entry for the joint (as
     /// [`crate::Clip::interpolate_each`]).
     #[inline]
-    pub(crate) fn interpolate_each(&self, (f0, f1, alpha): (usize, usize, f32), out: &mut [Transform], mut visit: impl FnMut(&mut Transform, Transform)) {
+    pub(crate) fn interpolate_each(
+        &self,
+        (f0, f1, alpha): (usize, usize, f32),
+        out: &mut [Transform],
+        mut visit: impl FnMut(&mut Transform, Transform),
+    ) {
         for ((group, g), out) in self.groups.iter().enumerate().zip(out.chunks_mut(4)) {
             let (a, b) = (self.decode_group(f0, group), self.decode_group(f1, group));
             for ((o, a), b) in out.iter_mut().zip(&a).zip(&b).take(g.joints) {
@@ -384,13 +396,22 @@ impl CompactPoses {
 
     /// Frame `frame` (in range) decoded.
     pub fn decode_frame(&self, frame: usize) -> Vec<Transform> {
-        self.groups.iter().enumerate().flat_map(|(group, g)| self.decode_group(frame, group).into_iter().take(g.joints)).collect()
+        self.groups
+            .iter()
+            .enumerate()
+            .flat_map(|(group, g)| self.decode_group(frame, group).into_iter().take(g.joints))
+            .collect()
     }
 }
 
 /// Model-space joint positions of every frame of `poses`, frame-major; with a `reference`,
 /// of each frame applied as an additive delta onto it.
-fn model_positions(parents: &[u16], poses: &[Transform], num_joints: usize, reference: Option<&[Transform]>) -> Vec<Vec3> {
+fn model_positions(
+    parents: &[u16],
+    poses: &[Transform],
+    num_joints: usize,
+    reference: Option<&[Transform]>,
+) -> Vec<Vec3> {
     let mut model = vec![Mat4::IDENTITY; num_joints];
     let mut applied = reference.map(<[Transform]>::to_vec);
     let mut out = Vec::with_capacity(poses.len());
@@ -583,10 +604,11 @@ mod tests {
 
     #[test]
     fn rotations_keep_their_sign_and_land_within_a_quantum() {
-        let poses: Vec<Transform> = [Quat::from_rotation_x(3.0), -Quat::from_rotation_y(0.3), Quat::from_xyzw(0.5, -0.5, 0.5, -0.5)]
-            .into_iter()
-            .map(|q| Transform::from_translation_rotation(Vec3::ZERO, q))
-            .collect();
+        let poses: Vec<Transform> =
+            [Quat::from_rotation_x(3.0), -Quat::from_rotation_y(0.3), Quat::from_xyzw(0.5, -0.5, 0.5, -0.5)]
+                .into_iter()
+                .map(|q| Transform::from_translation_rotation(Vec3::ZERO, q))
+                .collect();
         let format = CompactFormat::new(10, 10).unwrap();
         let compact = CompactPoses::encode(&poses, 1, format);
         for (f, p) in poses.iter().enumerate() {
@@ -594,7 +616,11 @@ mod tests {
             // Half a quantum of the whole range on three components moves the quaternion by
             // at most this much.
             let quantum = std::f32::consts::SQRT_2 / quanta(10);
-            assert!((Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum, "frame {f}: {got:?} vs {:?}", p.rotation);
+            assert!(
+                (Vec4::from(got) - Vec4::from(p.rotation)).length() < 2.0 * quantum,
+                "frame {f}: {got:?} vs {:?}",
+                p.rotation
+            );
         }
     }
 
@@ -610,7 +636,8 @@ mod tests {
         let mut q = [0.0f32; 4];
         let mut stored = Vec3::ZERO;
         for (i, comp) in (0..4).filter(|&comp| comp != largest).enumerate() {
-            stored[i] = r.rotation_min[comp] + get_bits(words, HEADER_BITS + i as u32 * k, k) as f32 * r.rotation_step[comp];
+            stored[i] =
+                r.rotation_min[comp] + get_bits(words, HEADER_BITS + i as u32 * k, k) as f32 * r.rotation_step[comp];
             q[comp] = stored[i];
         }
         let w = (1.0 - stored.dot(stored)).max(0.0).sqrt();
@@ -637,7 +664,11 @@ mod tests {
                     let axis = Vec3::new(t.sin(), (1.3 * t).cos(), 0.4 + 0.3 * (0.7 * t).sin()).normalize();
                     let rotation = Quat::from_axis_angle(axis, 3.0 * (0.9 * t).sin() + j as f32);
                     // Joints 0 and 3 translate; the others keep their offset.
-                    let translation = if j % 3 == 0 { Vec3::new(t.cos(), 0.1 * t, -0.5 * t.sin()) } else { Vec3::new(0.0, 0.2 * j as f32, 0.0) };
+                    let translation = if j % 3 == 0 {
+                        Vec3::new(t.cos(), 0.1 * t, -0.5 * t.sin())
+                    } else {
+                        Vec3::new(0.0, 0.2 * j as f32, 0.0)
+                    };
                     Transform::from_translation_rotation(translation, rotation)
                 })
             })
@@ -650,14 +681,29 @@ mod tests {
             for frame in 0..compact.num_frames() {
                 for joint in 0..num_joints {
                     let (got, want) = (compact.decode(frame, joint), reference_decode(&compact, frame, joint));
-                    let bits = |t: &Transform| [t.translation.to_array(), t.scale.to_array()].concat().into_iter().chain(t.rotation.to_array()).map(f32::to_bits).collect::<Vec<_>>();
-                    assert_eq!(bits(&got), bits(&want), "{format:?} frame {frame} joint {joint}: {got:?} against {want:?}");
+                    let bits = |t: &Transform| {
+                        [t.translation.to_array(), t.scale.to_array()]
+                            .concat()
+                            .into_iter()
+                            .chain(t.rotation.to_array())
+                            .map(f32::to_bits)
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(
+                        bits(&got),
+                        bits(&want),
+                        "{format:?} frame {frame} joint {joint}: {got:?} against {want:?}"
+                    );
                     let q = Vec4::from(poses[frame * num_joints + joint].rotation);
                     largest_seen[largest_component(q)] = true;
                     signs_seen[usize::from(q[largest_component(q)] < 0.0)] = true;
                 }
             }
         }
-        assert_eq!((largest_seen, signs_seen), ([true; 4], [true; 2]), "the poses exercise every largest component and sign");
+        assert_eq!(
+            (largest_seen, signs_seen),
+            ([true; 4], [true; 2]),
+            "the poses exercise every largest component and sign"
+        );
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::graph::CompiledGraph;
-use crate::setup::{bind_archetype, BindError, BoundArchetype};
+use crate::setup::{BindError, BoundArchetype, bind_archetype};
 
 use super::{DemoCharacter, IDLE};
 

@@ -3,8 +3,8 @@
 use glam::{Mat4, Vec3};
 
 use super::*;
-use crate::eval::local_to_model::local_to_model;
 use crate::eval::EvalCrowdJob;
+use crate::eval::local_to_model::local_to_model;
 use crate::program::OutputLayout;
 use crate::rig::Transform;
 

@@ -17,17 +17,18 @@ use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
-use super::root_motion::{blend_root_delta, program_root_delta, remove_root_motion, RootDelta};
-use super::layers::{apply_additive, override_local, override_mesh, MeshSpaceScratch};
+use super::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
+use super::root_motion::{RootDelta, blend_root_delta, program_root_delta, remove_root_motion};
 use super::sample::sample_blend;
-use super::transition::{transition, Inertia, LayerMemory};
-use super::{local_to_model, skinning, EvalError, CHARACTERS_PER_CHUNK};
-use crate::program::{
-    evaluation_order, num_additive_layers, swap_remove_row, validate_clips, validate_due, validate_dt, validate_layer_programs,
-    validate_layer_setups, validate_memoryless_programs, DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout,
-};
+use super::transition::{Inertia, LayerMemory, transition};
+use super::{CHARACTERS_PER_CHUNK, EvalError, local_to_model, skinning};
 #[cfg(doc)]
 use crate::program::ProgramError;
+use crate::program::{
+    DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order, num_additive_layers,
+    swap_remove_row, validate_clips, validate_dt, validate_due, validate_layer_programs, validate_layer_setups,
+    validate_memoryless_programs,
+};
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
 /// `(character * memory_layers + slot) * num_joints + joint`, where `slot` counts only the
@@ -156,7 +157,10 @@ impl EvalContext {
     #[must_use]
     pub fn bytes_per_character(&self) -> usize {
         self.num_memory_layers
-            * (self.num_joints * 3 * size_of::<Transform>() + OffsetLanes::groups_for(self.num_joints) * size_of::<OffsetLanes>() + size_of::<Inertia>() + 2)
+            * (self.num_joints * 3 * size_of::<Transform>()
+                + OffsetLanes::groups_for(self.num_joints) * size_of::<OffsetLanes>()
+                + size_of::<Inertia>()
+                + 2)
     }
 }
 
@@ -239,12 +243,20 @@ impl FrameJob<'_> {
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;
         if self.output.len() != expected {
-            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
+            return Err(EvalError::OutputSize {
+                characters,
+                joints,
+                floats_per_joint,
+                expected,
+                got: self.output.len(),
+            });
         }
         if !self.root_motion.is_empty() && self.root_motion.len() != characters {
             return Err(EvalError::RootMotionCount { got: self.root_motion.len(), characters });
         }
-        if let Some(layer) = self.layers.iter().zip(&ctx.slots).position(|(setup, slot)| setup.needs_memory && slot.is_none()) {
+        if let Some(layer) =
+            self.layers.iter().zip(&ctx.slots).position(|(setup, slot)| setup.needs_memory && slot.is_none())
+        {
             return Err(EvalError::ContextMemory { layer });
         }
         validate_layer_programs(self.programs, num_layers, self.samples, self.clips.len())?;
@@ -289,7 +301,19 @@ impl FrameJob<'_> {
 
     /// Evaluates the characters whose `context.row_dt_s` is a number (validated already).
     fn evaluate(self) -> FrameStats {
-        let Self { rig, clips, layers, samples, programs, dt_s: _, context, layout, output, clips_sampled, root_motion } = self;
+        let Self {
+            rig,
+            clips,
+            layers,
+            samples,
+            programs,
+            dt_s: _,
+            context,
+            layout,
+            output,
+            clips_sampled,
+            root_motion,
+        } = self;
         // Root motion goes to the caller's slice, or nowhere: no per-frame buffer to throw away.
         let characters = clips_sampled.len();
         let root_motion = if root_motion.is_empty() {
@@ -301,7 +325,8 @@ impl FrameJob<'_> {
         let num_layers = layers.len();
         // A layer set up without memory skips the transition stage even where the context holds
         // memory for it (a context built with `new`): its programs are plain cuts.
-        let slots = layers.iter().zip(&context.slots).map(|(setup, slot)| slot.filter(|_| setup.needs_memory)).collect();
+        let slots =
+            layers.iter().zip(&context.slots).map(|(setup, slot)| slot.filter(|_| setup.needs_memory)).collect();
         let shared = Shared { rig, clips, layers, order: evaluation_order(layers), slots, samples, layout };
         let memory_layers = context.num_memory_layers;
         let per_character = memory_layers * joints;
@@ -318,15 +343,14 @@ impl FrameJob<'_> {
                     .zip(context.newest_in_b.par_chunks_mut(memory_layers))
                     .zip(context.snapshot.par_chunks_mut(per_character))
                     .zip(context.offsets.par_chunks_mut(groups))
-                    .zip(context.inertia.par_chunks_mut(memory_layers).zip(context.frames_shown.par_chunks_mut(memory_layers)))
-                    .map(|(((((slot_a, slot_b), newest_in_b), snapshot), offsets), (inertia, shown))| CharacterMemory {
-                        slot_a,
-                        slot_b,
-                        newest_in_b,
-                        snapshot,
-                        offsets,
-                        inertia,
-                        shown,
+                    .zip(
+                        context
+                            .inertia
+                            .par_chunks_mut(memory_layers)
+                            .zip(context.frames_shown.par_chunks_mut(memory_layers)),
+                    )
+                    .map(|(((((slot_a, slot_b), newest_in_b), snapshot), offsets), (inertia, shown))| {
+                        CharacterMemory { slot_a, slot_b, newest_in_b, snapshot, offsets, inertia, shown }
                     }),
             )
         };
@@ -343,7 +367,9 @@ impl FrameJob<'_> {
                         // Not due: the pose stays as last shown; root motion stays exact.
                         *sampled = 0;
                         if let Some(root) = root {
-                            *root = programs.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
+                            *root = programs
+                                .first()
+                                .map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
                         }
                         return;
                     }
@@ -410,7 +436,14 @@ impl FrameScratch {
 impl Shared<'_> {
     /// Evaluates one character, `dt_s` seconds after it was last shown; returns the clips it
     /// sampled and its root motion.
-    fn character(&self, programs: &[LayerProgram], memory: CharacterMemory<'_>, scratch: &mut FrameScratch, dt_s: f32, out: &mut [f32]) -> (u32, RootDelta) {
+    fn character(
+        &self,
+        programs: &[LayerProgram],
+        memory: CharacterMemory<'_>,
+        scratch: &mut FrameScratch,
+        dt_s: f32,
+        out: &mut [f32],
+    ) -> (u32, RootDelta) {
         let joints = self.rig.num_joints();
         let mut sampled = 0;
         let mut root = RootDelta::default();
@@ -423,7 +456,11 @@ impl Shared<'_> {
             {
                 for (g, group) in offsets.iter().enumerate() {
                     // Rotations always; translations only where they moved.
-                    let bytes = if inertia.translating >> g & 1 != 0 { size_of::<OffsetLanes>() } else { size_of::<OffsetLanes>() / 2 };
+                    let bytes = if inertia.translating >> g & 1 != 0 {
+                        size_of::<OffsetLanes>()
+                    } else {
+                        size_of::<OffsetLanes>() / 2
+                    };
                     prefetch(group, bytes);
                 }
             }
@@ -447,7 +484,8 @@ impl Shared<'_> {
             let samples_of = |range: std::ops::Range<u32>| &self.samples[range.start as usize..range.end as usize];
             // A crossfade between two states blends both sides' samples at once (their weights
             // are premultiplied by the sides' shares); otherwise the destination alone.
-            let crossfade = program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let crossfade =
+                program.switch_mode() == SwitchMode::Crossfade && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let shown_range = if crossfade { program.sample_range() } else { program.target_range() };
             sample_blend(self.clips, samples_of(shown_range.clone()), rest, &mut scratch.layer);
             let step_back = !crossfade && program.num_secondary > 0;
@@ -480,9 +518,18 @@ impl Shared<'_> {
             match (l, setup.blend, setup.space) {
                 (0, ..) => std::mem::swap(&mut scratch.pose, &mut scratch.layer),
                 (_, LayerBlend::Additive, _) => apply_additive(&mut scratch.pose, &scratch.layer, program.weight, mask),
-                (_, LayerBlend::Override, LayerSpace::Local) => override_local(&mut scratch.pose, &scratch.layer, program.weight, mask),
+                (_, LayerBlend::Override, LayerSpace::Local) => {
+                    override_local(&mut scratch.pose, &scratch.layer, program.weight, mask)
+                }
                 (_, LayerBlend::Override, LayerSpace::Mesh) => {
-                    override_mesh(self.rig.parents(), &mut scratch.pose, &scratch.layer, program.weight, mask, &mut scratch.mesh);
+                    override_mesh(
+                        self.rig.parents(),
+                        &mut scratch.pose,
+                        &scratch.layer,
+                        program.weight,
+                        mask,
+                        &mut scratch.mesh,
+                    );
                 }
             }
         }
@@ -505,4 +552,3 @@ fn prefetch<T>(data: &T, bytes: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (data, bytes);
 }
-

@@ -365,7 +365,11 @@ pub fn apply(offsets: &[OffsetLanes], translating: u64, decay: Decay, t_s: f32, 
         }
         None => {
             let component = |x0: Vec3, v0: Vec3, limit: f32| -> Vec3 {
-                let x = Vec3::new(decay.evaluate(x0.x, v0.x, t_s).0, decay.evaluate(x0.y, v0.y, t_s).0, decay.evaluate(x0.z, v0.z, t_s).0);
+                let x = Vec3::new(
+                    decay.evaluate(x0.x, v0.x, t_s).0,
+                    decay.evaluate(x0.y, v0.y, t_s).0,
+                    decay.evaluate(x0.z, v0.z, t_s).0,
+                );
                 x.clamp(Vec3::splat(-limit), Vec3::splat(limit))
             };
             for (j, p) in pose.iter_mut().enumerate() {
@@ -441,7 +445,10 @@ mod tests {
             let value = (0..6).map(|k| c[k] * end.powi(k as i32)).sum::<f32>();
             let velocity = (1..6).map(|k| k as f32 * c[k] * end.powi(k as i32 - 1)).sum::<f32>();
             let acceleration = (2..6).map(|k| (k * (k - 1)) as f32 * c[k] * end.powi(k as i32 - 2)).sum::<f32>();
-            assert!(value.abs() < 1e-5 && velocity.abs() < 1e-4 && acceleration.abs() < 1e-2, "{value} {velocity} {acceleration}");
+            assert!(
+                value.abs() < 1e-5 && velocity.abs() < 1e-4 && acceleration.abs() < 1e-2,
+                "{value} {velocity} {acceleration}"
+            );
             if !overshoot_control {
                 assert_eq!(c[2], 0.0, "seed 000's version starts with zero acceleration");
             }
@@ -480,7 +487,8 @@ mod tests {
 
     #[test]
     fn basis_agrees_with_the_scalar_curves() {
-        for decay in [Decay::Quintic { duration_s: 0.25, overshoot_control: false }, Decay::Spring { halflife_s: 0.1 }] {
+        for decay in [Decay::Quintic { duration_s: 0.25, overshoot_control: false }, Decay::Spring { halflife_s: 0.1 }]
+        {
             for i in 0..40 {
                 let t = i as f32 * 0.01;
                 let (a, b) = decay.basis(t).unwrap();
@@ -495,7 +503,14 @@ mod tests {
 
     #[test]
     fn rotation_vectors_round_trip() {
-        for v in [Vec3::ZERO, Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 3.0, 0.0), Vec3::new(1e-6, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.4999), Vec3::new(0.3, 0.0, 0.4)] {
+        for v in [
+            Vec3::ZERO,
+            Vec3::new(0.1, -0.2, 0.3),
+            Vec3::new(0.0, 3.0, 0.0),
+            Vec3::new(1e-6, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 0.4999),
+            Vec3::new(0.3, 0.0, 0.4),
+        ] {
             assert!(rotation_vector_to_quat(v).abs_diff_eq(Quat::from_scaled_axis(v), 1e-7), "{v}");
             let back = quat_to_rotation_vector(rotation_vector_to_quat(v));
             assert!(back.abs_diff_eq(v, 1e-5), "{v} → {back}");
@@ -520,7 +535,9 @@ mod tests {
     fn a_step_too_short_captures_no_velocity() {
         let (before, now) = ([Transform::from_translation(Vec3::ZERO)], [Transform::from_translation(Vec3::X)]);
         let new = [Transform::IDENTITY];
-        for (dt_s, velocity) in [(1e-34, 0.0), (MIN_VELOCITY_DT_S * 0.5, 0.0), (MIN_VELOCITY_DT_S, 1.0 / MIN_VELOCITY_DT_S)] {
+        for (dt_s, velocity) in
+            [(1e-34, 0.0), (MIN_VELOCITY_DT_S * 0.5, 0.0), (MIN_VELOCITY_DT_S, 1.0 / MIN_VELOCITY_DT_S)]
+        {
             let mut offsets = [OffsetLanes::default()];
             capture(&now, &before, &new, &new, dt_s, &mut offsets);
             let o = offsets[0].get(0);
@@ -560,7 +577,11 @@ mod tests {
         }
         let mut pose = [Transform::IDENTITY];
         apply(&offsets, translating_groups(&offsets), decays[0], 1e15, &mut pose);
-        assert_eq!(pose[0].translation, Vec3::new(MAX_OFFSET_M, -MAX_OFFSET_M, 0.0), "the spring's offset held at the bound");
+        assert_eq!(
+            pose[0].translation,
+            Vec3::new(MAX_OFFSET_M, -MAX_OFFSET_M, 0.0),
+            "the spring's offset held at the bound"
+        );
         let r = rotation_vector_to_quat(Vec3::new(0.5, -MAX_OFFSET_RAD, MAX_OFFSET_RAD));
         assert!(pose[0].rotation.abs_diff_eq(r, 1e-5), "{} vs {r}", pose[0].rotation);
     }
@@ -578,7 +599,10 @@ mod tests {
         ];
         for (name, value) in constants {
             let prefix = format!("const {name}: f32 = ");
-            let text = source.lines().find_map(|l| l.strip_prefix(prefix.as_str())).unwrap_or_else(|| panic!("no `{prefix}` in transition.wgsl"));
+            let text = source
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .unwrap_or_else(|| panic!("no `{prefix}` in transition.wgsl"));
             assert_eq!(text.trim_end_matches(';').parse::<f32>(), Ok(value), "{name}");
         }
     }
@@ -599,7 +623,9 @@ mod tests {
             groups[j / 4].set(j % 4, &offset(j));
         }
         assert_eq!(translating_groups(&groups), 0b10, "joint 5 translates, in the second group");
-        let pose: Vec<Transform> = (0..joints).map(|j| Transform::from_translation_rotation(Vec3::splat(j as f32), Quat::from_rotation_y(0.3 * j as f32))).collect();
+        let pose: Vec<Transform> = (0..joints)
+            .map(|j| Transform::from_translation_rotation(Vec3::splat(j as f32), Quat::from_rotation_y(0.3 * j as f32)))
+            .collect();
         let decay = Decay::Quintic { duration_s: 0.25, overshoot_control: false };
         let (a, b) = decay.basis(0.04).unwrap();
         let mut got = pose.clone();

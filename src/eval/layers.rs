@@ -9,7 +9,7 @@
 
 use glam::{Mat4, Quat};
 
-use crate::rig::{Transform, NO_PARENT};
+use crate::rig::{NO_PARENT, Transform};
 
 // Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
 // lives in `pose`, below both; the layers stage applies them.
@@ -83,7 +83,11 @@ mod tests {
     /// spine (root) → chest → arm.
     fn spine_arm() -> (Vec<u16>, Vec<Transform>) {
         let parents = vec![NO_PARENT, 0, 1];
-        let pose = vec![Transform::from_translation(Vec3::Y), Transform::from_translation(Vec3::Y * 0.5), Transform::from_translation(Vec3::X * 0.2)];
+        let pose = vec![
+            Transform::from_translation(Vec3::Y),
+            Transform::from_translation(Vec3::Y * 0.5),
+            Transform::from_translation(Vec3::X * 0.2),
+        ];
         (parents, pose)
     }
 
@@ -114,7 +118,10 @@ mod tests {
                 override_local(&mut out, &layer, 1.0, None);
             }
             for (o, l) in out.iter().zip(&layer) {
-                assert!(o.rotation.angle_between(l.rotation) < 1e-4 && o.translation.abs_diff_eq(l.translation, 1e-6), "mesh {mesh}");
+                assert!(
+                    o.rotation.angle_between(l.rotation) < 1e-4 && o.translation.abs_diff_eq(l.translation, 1e-6),
+                    "mesh {mesh}"
+                );
             }
         }
     }

@@ -28,7 +28,7 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::{validate_clips, validate_samples, ClipSample, ProgramError};
+use crate::program::{ClipSample, ProgramError, validate_clips, validate_samples};
 
 use crate::program::OutputLayout;
 use crate::rig::{Rig, Transform};
@@ -38,7 +38,9 @@ use crate::rig::{Rig, Transform};
 #[non_exhaustive]
 pub enum EvalError {
     /// The output slice does not hold exactly one matrix per joint per character.
-    #[error("output holds {got} floats; {characters} characters × {joints} joints × {floats_per_joint} floats = {expected} expected")]
+    #[error(
+        "output holds {got} floats; {characters} characters × {joints} joints × {floats_per_joint} floats = {expected} expected"
+    )]
     OutputSize {
         /// Characters in the job.
         characters: usize,
@@ -63,7 +65,9 @@ pub enum EvalError {
     #[error(transparent)]
     Program(#[from] ProgramError),
     /// Programs, context and counters are sized for different crowds.
-    #[error("{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters")]
+    #[error(
+        "{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters"
+    )]
     ProgramCount {
         /// Programs given.
         programs: usize,
@@ -92,7 +96,9 @@ pub enum EvalError {
     },
     /// A layer that needs memory (`program::LayerSetup::needs_memory`) has none in the context:
     /// it was built with `EvalContext::for_layers` for a setup where that layer had only cuts.
-    #[error("layer {layer} needs per-character memory but the context holds none for it; build the context with EvalContext::for_layers from these layers")]
+    #[error(
+        "layer {layer} needs per-character memory but the context holds none for it; build the context with EvalContext::for_layers from these layers"
+    )]
     ContextMemory {
         /// The layer.
         layer: usize,
@@ -138,7 +144,13 @@ impl EvalCrowdJob<'_> {
         let floats_per_joint = self.layout.floats_per_joint();
         let expected = characters * joints * floats_per_joint;
         if self.output.len() != expected {
-            return Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: self.output.len() });
+            return Err(EvalError::OutputSize {
+                characters,
+                joints,
+                floats_per_joint,
+                expected,
+                got: self.output.len(),
+            });
         }
         validate_samples(self.samples, self.sample_ranges, self.clips.len())?;
         Ok(())
@@ -150,20 +162,17 @@ impl EvalCrowdJob<'_> {
         let joints = self.rig.num_joints();
         let per_character = joints * self.layout.floats_per_joint();
         let Self { rig, clips, samples, sample_ranges, layout, output } = self;
-        output
-            .par_chunks_mut(per_character * CHARACTERS_PER_CHUNK)
-            .enumerate()
-            .for_each_init(
-                || Scratch::new(joints),
-                |scratch, (chunk, out)| {
-                    let first = chunk * CHARACTERS_PER_CHUNK;
-                    for (k, out) in out.chunks_exact_mut(per_character).enumerate() {
-                        let range = &sample_ranges[first + k];
-                        let samples = &samples[range.start as usize..range.end as usize];
-                        evaluate_character(rig, clips, samples, layout, scratch, out);
-                    }
-                },
-            );
+        output.par_chunks_mut(per_character * CHARACTERS_PER_CHUNK).enumerate().for_each_init(
+            || Scratch::new(joints),
+            |scratch, (chunk, out)| {
+                let first = chunk * CHARACTERS_PER_CHUNK;
+                for (k, out) in out.chunks_exact_mut(per_character).enumerate() {
+                    let range = &sample_ranges[first + k];
+                    let samples = &samples[range.start as usize..range.end as usize];
+                    evaluate_character(rig, clips, samples, layout, scratch, out);
+                }
+            },
+        );
         Ok(())
     }
 }

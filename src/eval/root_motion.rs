@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::EvalError;
 use crate::clip::Clip;
-use crate::program::{validate_layer_programs, ClipSample, LayerProgram, SwitchMode};
+use crate::program::{ClipSample, LayerProgram, SwitchMode, validate_layer_programs};
 use crate::rig::Transform;
 
 /// Root travel over one step: horizontal translation (metres, in the clip's model space, y = 0)
@@ -32,7 +32,6 @@ impl RootDelta {
     pub fn scaled(self, weight: f32) -> Self {
         Self { translation: self.translation * weight, yaw: self.yaw * weight }
     }
-
 }
 
 /// Weighted blends of deltas add.
@@ -159,9 +158,11 @@ pub fn crowd_root_motion(
     if out.len() != characters {
         return Err(EvalError::RootMotionCount { got: out.len(), characters });
     }
-    out.par_iter_mut().zip(programs.par_chunks(num_layers)).with_min_len(ROOT_MOTION_CHUNK).for_each(|(delta, layers)| {
-        *delta = layers.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
-    });
+    out.par_iter_mut().zip(programs.par_chunks(num_layers)).with_min_len(ROOT_MOTION_CHUNK).for_each(
+        |(delta, layers)| {
+            *delta = layers.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
+        },
+    );
     Ok(())
 }
 
@@ -174,7 +175,9 @@ pub(crate) fn program_root_delta(clips: &[Clip], samples: &[ClipSample], base: &
     }
     let crossfade = base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
     let shown = if crossfade { base.sample_range() } else { base.target_range() };
-    samples.get(shown.start as usize..shown.end as usize).map_or_else(RootDelta::default, |s| blend_root_delta(clips, s))
+    samples
+        .get(shown.start as usize..shown.end as usize)
+        .map_or_else(RootDelta::default, |s| blend_root_delta(clips, s))
 }
 
 /// Characters per rayon task in [`crowd_root_motion`]: a character costs a few clip lookups,
@@ -234,7 +237,10 @@ mod tests {
 
     #[test]
     fn removal_keeps_height_and_drops_heading() {
-        let mut pose = [Transform::from_translation_rotation(Vec3::new(1.0, 0.9, 2.0), Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.2))];
+        let mut pose = [Transform::from_translation_rotation(
+            Vec3::new(1.0, 0.9, 2.0),
+            Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.2),
+        )];
         remove_root_motion(&mut pose, 0);
         assert_eq!(pose[0].translation, Vec3::new(0.0, 0.9, 0.0));
         assert!(yaw_of(pose[0].rotation).abs() < 1e-5);

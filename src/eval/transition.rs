@@ -64,8 +64,12 @@ pub struct LayerMemory<'a> {
 #[must_use]
 pub fn decay_of(program: &LayerProgram) -> Option<Decay> {
     match program.switch_mode() {
-        SwitchMode::InertializeQuintic => Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: false }),
-        SwitchMode::InertializeQuinticOvershootControl => Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: true }),
+        SwitchMode::InertializeQuintic => {
+            Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: false })
+        }
+        SwitchMode::InertializeQuinticOvershootControl => {
+            Some(Decay::Quintic { duration_s: program.decay_s, overshoot_control: true })
+        }
         SwitchMode::InertializeSpring => Some(Decay::Spring { halflife_s: program.decay_s }),
         _ => None,
     }
@@ -75,10 +79,19 @@ pub fn decay_of(program: &LayerProgram) -> Option<Decay> {
 /// and updates the layer's memory. `step_back` is the destination one step earlier (sampled
 /// from the program's second set on an inertialization's switch update); `dt_s` is the real time
 /// since last frame.
-pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s: f32, memory: LayerMemory<'_>, pose: &mut [Transform]) {
+pub fn transition(
+    program: &LayerProgram,
+    step_back: Option<&[Transform]>,
+    dt_s: f32,
+    memory: LayerMemory<'_>,
+    pose: &mut [Transform],
+) {
     let switched = program.flags & LayerProgram::SWITCHED != 0;
-    let (displayed, previous) =
-        if *memory.newest_in_b { (&mut *memory.slot_b, &mut *memory.slot_a) } else { (&mut *memory.slot_a, &mut *memory.slot_b) };
+    let (displayed, previous) = if *memory.newest_in_b {
+        (&mut *memory.slot_b, &mut *memory.slot_a)
+    } else {
+        (&mut *memory.slot_a, &mut *memory.slot_b)
+    };
     let shown = *memory.frames_shown;
     if switched {
         *memory.inertia = Inertia::default();
@@ -93,17 +106,24 @@ pub fn transition(program: &LayerProgram, step_back: Option<&[Transform]>, dt_s:
             memory.snapshot.copy_from_slice(pose);
         }
         mix_from(memory.snapshot, program.target_weight, pose);
-    } else if switched && shown > 0 && let Some(decay) = decay_of(program) {
+    } else if switched
+        && shown > 0
+        && let Some(decay) = decay_of(program)
+    {
         let before: &[Transform] = if shown > 1 { previous } else { displayed };
         let new_previous = step_back.unwrap_or(pose);
         inertialize::capture(displayed, before, pose, new_previous, dt_s, memory.offsets);
         let largest = |f: fn(&JointOffset) -> [f32; 6]| {
-            inertialize::joint_offsets(memory.offsets, pose.len()).flat_map(|o| f(&o)).fold(0.0f32, |m, v| m.max(v.abs()))
+            inertialize::joint_offsets(memory.offsets, pose.len())
+                .flat_map(|o| f(&o))
+                .fold(0.0f32, |m, v| m.max(v.abs()))
         };
         *memory.inertia = Inertia {
             decay: Some(decay),
             elapsed_s: 0.0,
-            largest_offset: largest(|o| [o.translation.x, o.translation.y, o.translation.z, o.rotation.x, o.rotation.y, o.rotation.z]),
+            largest_offset: largest(|o| {
+                [o.translation.x, o.translation.y, o.translation.z, o.rotation.x, o.rotation.y, o.rotation.z]
+            }),
             largest_velocity: largest(|o| {
                 let (t, r) = (o.translation_velocity, o.rotation_velocity);
                 [t.x, t.y, t.z, r.x, r.y, r.z]

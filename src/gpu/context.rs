@@ -29,9 +29,8 @@ impl GpuContext {
     /// wgpu's own tools.
     pub async fn new() -> Result<Self, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
-        let adapter = wgpu::util::initialize_adapter_from_env_or_default(&instance, None)
-            .await
-            .map_err(GpuError::NoAdapter)?;
+        let adapter =
+            wgpu::util::initialize_adapter_from_env_or_default(&instance, None).await.map_err(GpuError::NoAdapter)?;
         let required_features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {

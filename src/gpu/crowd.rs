@@ -4,20 +4,21 @@ use std::ops::Range;
 
 use glam::Mat4;
 
-use super::pipelines::{storage_buffers_needed, Pipelines};
-use super::types::{
-    clip_data, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange,
-    GpuTransform, BLEND_ADDITIVE, BLEND_OVERRIDE, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
-    JointStateLayout, JOINT_STATE_BYTES, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
-};
 use super::GpuError;
+use super::pipelines::{Pipelines, storage_buffers_needed};
+use super::types::{
+    BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
+    GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, LAYOUT_AFFINE3X4, LAYOUT_MAT4,
+    NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE, clip_data,
+};
 use crate::clip::Clip;
 use crate::profile::Plot;
 use crate::program::{
-    evaluation_order, num_additive_layers, validate_clips, validate_due, validate_dt, validate_layer_programs, validate_layer_setups, validate_memoryless_programs, validate_samples,
-    ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, OutputLayout,
+    ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order,
+    num_additive_layers, validate_clips, validate_dt, validate_due, validate_layer_programs, validate_layer_setups,
+    validate_memoryless_programs, validate_samples,
 };
-use crate::rig::{Rig, Transform, MAX_JOINTS};
+use crate::rig::{MAX_JOINTS, Rig, Transform};
 
 /// Bytes of a `vec4<f32>`, the unit every window index counts in.
 const VEC4_BYTES: u64 = 16;
@@ -167,7 +168,12 @@ struct Runs {
 impl Runs {
     /// Characters per buffer for `num_characters` of `bytes_per_character` each in buffers of at
     /// most `max_buffer_bytes`: whole chunks of `chunk_characters`, at least one.
-    fn characters_per_buffer(max_buffer_bytes: u64, bytes_per_character: u64, chunk_characters: u64, num_characters: u64) -> u64 {
+    fn characters_per_buffer(
+        max_buffer_bytes: u64,
+        bytes_per_character: u64,
+        chunk_characters: u64,
+        num_characters: u64,
+    ) -> u64 {
         match max_buffer_bytes.checked_div(bytes_per_character) {
             Some(fit) => (fit / chunk_characters).max(1) * chunk_characters,
             None => num_characters.max(1),
@@ -175,7 +181,14 @@ impl Runs {
     }
 
     /// Buffers for `num_characters` (at least one, for binding), zeroed by wgpu.
-    fn allocate(device: &wgpu::Device, label: &str, usage: wgpu::BufferUsages, num_characters: u64, characters_per_buffer: u64, bytes_per_character: u64) -> Self {
+    fn allocate(
+        device: &wgpu::Device,
+        label: &str,
+        usage: wgpu::BufferUsages,
+        num_characters: u64,
+        characters_per_buffer: u64,
+        bytes_per_character: u64,
+    ) -> Self {
         let buffers = (0..num_characters.div_ceil(characters_per_buffer).max(1))
             .map(|b| {
                 let characters = characters_per_buffer.min(num_characters.saturating_sub(b * characters_per_buffer));
@@ -230,11 +243,19 @@ impl Window {
     fn new(first_byte: u64, bytes: u64, align: u64) -> Self {
         let offset = first_byte - first_byte % align;
         // `first_byte - offset < align <= 256`, so the base fits in u32.
-        Self { offset, size: (first_byte - offset + bytes).max(VEC4_BYTES), base_vec4: ((first_byte - offset) / VEC4_BYTES) as u32 }
+        Self {
+            offset,
+            size: (first_byte - offset + bytes).max(VEC4_BYTES),
+            base_vec4: ((first_byte - offset) / VEC4_BYTES) as u32,
+        }
     }
 
     fn binding<'a>(&self, buffer: &'a wgpu::Buffer) -> wgpu::BindingResource<'a> {
-        wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset: self.offset, size: wgpu::BufferSize::new(self.size) })
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: self.offset,
+            size: wgpu::BufferSize::new(self.size),
+        })
     }
 }
 
@@ -298,7 +319,8 @@ fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
     for &l in &order {
         let setup = &layers[l];
         // Slots count the layers with memory in layer order, as `EvalContext::for_layers`.
-        let memory = if setup.needs_memory { layers[..l].iter().filter(|s| s.needs_memory).count() as u32 } else { NO_MEMORY };
+        let memory =
+            if setup.needs_memory { layers[..l].iter().filter(|s| s.needs_memory).count() as u32 } else { NO_MEMORY };
         let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask: &Mask| {
             let start = (masks_start + masks.len()) as u32;
             masks.extend(mask.weights().iter().map(|w| w.to_bits()));
@@ -339,15 +361,33 @@ impl std::fmt::Debug for GpuCrowd {
 /// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
 /// crowd binds a fourth group; each pipeline built binds [`storage_buffers_needed`] at most.
 fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Result<(), GpuError> {
-    let groups = if layered { 4 } else if stage_buffers { 3 } else { 2 };
+    let groups = if layered {
+        4
+    } else if stage_buffers {
+        3
+    } else {
+        2
+    };
     let needs: [(&'static str, u64, u64); 5] = [
         ("max_bind_groups", groups, limits.max_bind_groups.into()),
-        ("max_storage_buffers_per_shader_stage", storage_buffers_needed(layered, stage_buffers).into(), limits.max_storage_buffers_per_shader_stage.into()),
-        ("max_compute_invocations_per_workgroup", WORKGROUP_SIZE.into(), limits.max_compute_invocations_per_workgroup.into()),
+        (
+            "max_storage_buffers_per_shader_stage",
+            storage_buffers_needed(layered, stage_buffers).into(),
+            limits.max_storage_buffers_per_shader_stage.into(),
+        ),
+        (
+            "max_compute_invocations_per_workgroup",
+            WORKGROUP_SIZE.into(),
+            limits.max_compute_invocations_per_workgroup.into(),
+        ),
         ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
         // The fused frame's pose: one 48-byte affine matrix per joint, and the transition's two
         // atomics.
-        ("max_compute_workgroup_storage_size", 48 * MAX_JOINTS as u64 + 8, limits.max_compute_workgroup_storage_size.into()),
+        (
+            "max_compute_workgroup_storage_size",
+            48 * MAX_JOINTS as u64 + 8,
+            limits.max_compute_workgroup_storage_size.into(),
+        ),
     ];
     for (limit, needed, got) in needs {
         if got < needed {
@@ -364,7 +404,8 @@ fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Re
 fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requested: Option<u32>) -> u32 {
     let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     let slack = u64::from(limits.min_storage_buffer_offset_alignment);
-    let by_binding = (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
+    let by_binding =
+        (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
     let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
     requested.map_or(device_max, |n| n.clamp(1, device_max))
 }
@@ -387,11 +428,19 @@ fn chunk_group(
         entries: &[
             wgpu::BindGroupEntry {
                 binding: 0,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: params.0, offset: params.1, size: wgpu::BufferSize::new(PARAMS_BYTES) }),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: params.0,
+                    offset: params.1,
+                    size: wgpu::BufferSize::new(PARAMS_BYTES),
+                }),
             },
             wgpu::BindGroupEntry {
                 binding: 1,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: samples, offset: samples_offset, size: wgpu::BufferSize::new(samples_size) }),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: samples,
+                    offset: samples_offset,
+                    size: wgpu::BufferSize::new(samples_size),
+                }),
             },
             wgpu::BindGroupEntry { binding: 2, resource: ranges.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 3, resource: window.binding(&runs.buffers[b]) },
@@ -401,10 +450,13 @@ fn chunk_group(
 
 /// The samples `(start, end)` that `ranges` read, empty ranges aside; `(0, 0)` for none.
 fn sample_span(ranges: impl Iterator<Item = (u32, u32)>) -> (u64, u64) {
-    ranges.filter(|(start, end)| end > start).fold(None, |span: Option<(u64, u64)>, (start, end)| {
-        let (start, end) = (u64::from(start), u64::from(end));
-        Some(span.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))))
-    }).unwrap_or((0, 0))
+    ranges
+        .filter(|(start, end)| end > start)
+        .fold(None, |span: Option<(u64, u64)>, (start, end)| {
+            let (start, end) = (u64::from(start), u64::from(end));
+            Some(span.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))))
+        })
+        .unwrap_or((0, 0))
 }
 
 impl GpuCrowd {
@@ -510,7 +562,8 @@ impl GpuCrowd {
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_tables = init("throng.rig_tables", bytemuck::cast_slice(&tables));
         let compact_clips = clips.iter().any(|clip| clip.compact_format().is_some());
-        let pipelines = Pipelines::new(device, rig.num_joints(), layers.is_some(), options.stage_buffers, compact_clips);
+        let pipelines =
+            Pipelines::new(device, rig.num_joints(), layers.is_some(), options.stage_buffers, compact_clips);
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -520,7 +573,10 @@ impl GpuCrowd {
                 wgpu::BindGroupEntry { binding: 2, resource: rig_tables.as_entire_binding() },
             ],
         });
-        let layers = layers.map(|layers| Layers { setups: layers.to_vec(), num_memory: layers.iter().filter(|l| l.needs_memory).count() });
+        let layers = layers.map(|layers| Layers {
+            setups: layers.to_vec(),
+            num_memory: layers.iter().filter(|l| l.needs_memory).count(),
+        });
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -559,7 +615,9 @@ impl GpuCrowd {
     /// [`set_frame_due`](Self::set_frame_due), every one otherwise; 0 before the first frame.
     #[must_use]
     pub fn characters_dispatched(&self) -> usize {
-        self.frame.as_ref().map_or(0, |f| f.chunks.iter().enumerate().map(|(k, chunk)| f.dispatch_count(k, chunk) as usize).sum())
+        self.frame
+            .as_ref()
+            .map_or(0, |f| f.chunks.iter().enumerate().map(|(k, chunk)| f.dispatch_count(k, chunk) as usize).sum())
     }
 
     /// Buffers holding the characters' memory: 1 unless a layered crowd's memory outgrows one
@@ -657,7 +715,11 @@ impl GpuCrowd {
             let in_buffer = frame.output.characters_in(b, frame.num_characters) as usize;
             for w in super::skin_windows(in_buffer, self.output_bytes_per_character(), &limits)? {
                 // Character indices fit u32: `skin_windows` refuses larger crowds.
-                windows.push(super::SkinWindow { first_character: w.first_character + first as u32, buffer: b as u32, ..w });
+                windows.push(super::SkinWindow {
+                    first_character: w.first_character + first as u32,
+                    buffer: b as u32,
+                    ..w
+                });
             }
         }
         Ok(windows)
@@ -694,7 +756,8 @@ impl GpuCrowd {
         if num_characters > 0 {
             // `Range<u32>` is not `Pod`; repack into a buffer kept across frames.
             self.ranges_scratch.clear();
-            self.ranges_scratch.extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
+            self.ranges_scratch
+                .extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
         let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
@@ -732,11 +795,23 @@ impl GpuCrowd {
     /// # Errors
     /// As [`set_frame`](Self::set_frame), then [`crate::program::validate_due`]'s (a due list
     /// whose lengths differ, or with a row past the crowd, out of order, or with bad seconds).
-    pub fn set_frame_due(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, due: DueRows<'_>) -> Result<(), GpuError> {
+    pub fn set_frame_due(
+        &mut self,
+        samples: &[ClipSample],
+        programs: &[LayerProgram],
+        dt_s: f32,
+        due: DueRows<'_>,
+    ) -> Result<(), GpuError> {
         self.upload_frame(samples, programs, dt_s, Some(due))
     }
 
-    fn upload_frame(&mut self, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32, due: Option<DueRows<'_>>) -> Result<(), GpuError> {
+    fn upload_frame(
+        &mut self,
+        samples: &[ClipSample],
+        programs: &[LayerProgram],
+        dt_s: f32,
+        due: Option<DueRows<'_>>,
+    ) -> Result<(), GpuError> {
         let zone = crate::zone!("throng.gpu.upload");
         let num_layers = self.num_layers();
         if num_layers == 0 {
@@ -781,9 +856,18 @@ impl GpuCrowd {
                 let count = due.rows[from..].partition_point(|&row| row < end);
                 let rows = from..from + count;
                 self.ranges_scratch.clear();
-                self.ranges_scratch.extend(due.rows[rows.clone()].iter().zip(&due.dt_s[rows]).map(|(&row, dt_s)| GpuSampleRange { start: row, count: dt_s.to_bits() }));
+                self.ranges_scratch.extend(
+                    due.rows[rows.clone()]
+                        .iter()
+                        .zip(&due.dt_s[rows])
+                        .map(|(&row, dt_s)| GpuSampleRange { start: row, count: dt_s.to_bits() }),
+                );
                 if count > 0 {
-                    self.queue.write_buffer(&frame.ranges, u64::from(p.first_character) * size_of::<GpuSampleRange>() as u64, bytemuck::cast_slice(&self.ranges_scratch));
+                    self.queue.write_buffer(
+                        &frame.ranges,
+                        u64::from(p.first_character) * size_of::<GpuSampleRange>() as u64,
+                        bytemuck::cast_slice(&self.ranges_scratch),
+                    );
                 }
                 frame.due_counts.push(count as u32);
                 bytes += size_of_val(self.ranges_scratch.as_slice()) as u64;
@@ -800,7 +884,12 @@ impl GpuCrowd {
     /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
-        let memory = self.frame.as_ref().filter(|f| character < f.num_characters).and_then(|f| f.layered.as_ref()).map(|(_, m)| m);
+        let memory = self
+            .frame
+            .as_ref()
+            .filter(|f| character < f.num_characters)
+            .and_then(|f| f.layered.as_ref())
+            .map(|(_, m)| m);
         if let Some((buffer, states)) = memory.and_then(|m| self.memory_blocks(m, character)) {
             for at in states {
                 self.queue.write_buffer(buffer, at, bytemuck::bytes_of(&GpuLayerState::default()));
@@ -810,7 +899,11 @@ impl GpuCrowd {
 
     /// The buffer holding `character`'s layer memory and the byte offset of each of its
     /// [`GpuLayerState`]s (one per layer with memory): what forgetting what it showed clears.
-    fn memory_blocks<'m>(&self, memory: &'m Runs, character: usize) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
+    fn memory_blocks<'m>(
+        &self,
+        memory: &'m Runs,
+        character: usize,
+    ) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
         let (buffer, at) = memory.locate(character)?;
         let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
         Some((buffer, (0..self.num_memory_layers() as u64).map(move |l| at + l * per_layer)))
@@ -865,7 +958,8 @@ impl GpuCrowd {
             // A character added since the last frame leaves: the device holds nothing of it.
             return;
         }
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.swap_remove") });
         if last >= frame.num_characters {
             // The character moved into `character` was added since the last frame and has shown
             // nothing: the row forgets what its last occupant showed (its output is rewritten,
@@ -906,7 +1000,10 @@ impl GpuCrowd {
     /// samples its characters read (`span_of(first character, characters)` in samples), which
     /// must fit one binding ([`GpuError::CrowdTooLarge`], `"samples of one chunk"`). `None`
     /// while the whole buffer is bound.
-    fn sample_windows(&self, span_of: impl Fn(usize, usize) -> (u64, u64)) -> Result<Option<Vec<(u64, u64)>>, GpuError> {
+    fn sample_windows(
+        &self,
+        span_of: impl Fn(usize, usize) -> (u64, u64),
+    ) -> Result<Option<Vec<(u64, u64)>>, GpuError> {
         let Some(frame) = &self.frame else {
             return Ok(None);
         };
@@ -951,7 +1048,14 @@ impl GpuCrowd {
             }
             let at = k as u64 * frame.params_stride;
             chunk.samples_window = window;
-            chunk.frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&frame.params, at), (&frame.samples, window), &frame.ranges, (&frame.output, chunk.output));
+            chunk.frame = chunk_group(
+                &self.device,
+                &self.pipelines.layouts.chunk,
+                (&frame.params, at),
+                (&frame.samples, window),
+                &frame.ranges,
+                (&frame.output, chunk.output),
+            );
             if let Some(p) = frame.chunk_params.get_mut(k) {
                 // Window offsets are storage-aligned, so whole samples; a buffer of samples
                 // indexed by u32 holds fewer than 2^32 of them.
@@ -963,7 +1067,10 @@ impl GpuCrowd {
 
     /// Rebuilds the frame's buffers unless they hold `num_characters` and `num_samples` already.
     fn ensure_frame(&mut self, num_characters: usize, num_samples: usize) -> Result<(), GpuError> {
-        let fits = self.frame.as_ref().is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= num_samples);
+        let fits = self
+            .frame
+            .as_ref()
+            .is_some_and(|f| f.num_characters == num_characters && f.samples_capacity >= num_samples);
         if !fits {
             self.frame = Some(self.build_frame(num_characters, num_samples)?);
         }
@@ -991,7 +1098,13 @@ impl GpuCrowd {
         // limit of 2³¹ − 1 bytes, and a binding's size must be a multiple of 4.
         let samples_binding = max_samples as u64 * size_of::<ClipSample>() as u64;
         let samples_capacity = num_samples.next_power_of_two().min(max_samples.max(num_samples));
-        let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge { characters: num_characters, what, bytes, limit, limit_name };
+        let too_large = |what, bytes: u64, limit, limit_name| GpuError::CrowdTooLarge {
+            characters: num_characters,
+            what,
+            bytes,
+            limit,
+            limit_name,
+        };
         // Past one binding, each chunk binds the window of samples its programs read
         // (`bind_sample_windows`), which one binding must hold.
         let samples_bytes = samples_capacity as u64 * size_of::<ClipSample>() as u64;
@@ -1016,8 +1129,18 @@ impl GpuCrowd {
         let output_per_character = self.output_bytes_per_character();
         // Whole chunks per buffer; a chunk's window fits a binding, so at least one.
         let max_bytes = |option: Option<u64>| option.map_or(limits.max_buffer_size, |b| b.min(limits.max_buffer_size));
-        let characters_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_memory_buffer_bytes), memory_per_character, chunk_characters, n);
-        let output_per_buffer = Runs::characters_per_buffer(max_bytes(self.options.max_output_buffer_bytes), output_per_character, chunk_characters, n);
+        let characters_per_buffer = Runs::characters_per_buffer(
+            max_bytes(self.options.max_memory_buffer_bytes),
+            memory_per_character,
+            chunk_characters,
+            n,
+        );
+        let output_per_buffer = Runs::characters_per_buffer(
+            max_bytes(self.options.max_output_buffer_bytes),
+            output_per_character,
+            chunk_characters,
+            n,
+        );
         let buffer = |label: &str, size: u64, usage| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -1035,7 +1158,8 @@ impl GpuCrowd {
         let output = kept.map_or_else(
             || {
                 let usage = U::STORAGE | U::VERTEX | U::COPY_SRC | U::COPY_DST;
-                let output = Runs::allocate(&self.device, "throng.output", usage, n, output_per_buffer, output_per_character);
+                let output =
+                    Runs::allocate(&self.device, "throng.output", usage, n, output_per_buffer, output_per_character);
                 // The characters that remain keep their matrices: one that animation LOD skips
                 // next frame shows them still (`set_frame_due`).
                 if let Some(old) = self.frame.as_ref().map(|f| &f.output) {
@@ -1060,7 +1184,14 @@ impl GpuCrowd {
                 let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
                 // Zeroed by wgpu: every character starts having shown nothing.
                 let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
-                let memory = Runs::allocate(&self.device, "throng.layer_memory", usage, n, characters_per_buffer, memory_per_character);
+                let memory = Runs::allocate(
+                    &self.device,
+                    "throng.layer_memory",
+                    usage,
+                    n,
+                    characters_per_buffer,
+                    memory_per_character,
+                );
                 // The characters that remain keep their memory (what their transitions read).
                 if let Some((_, old)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) {
                     memory.keep_from(old, &self.device, &self.queue, "throng.keep_memory");
@@ -1084,7 +1215,8 @@ impl GpuCrowd {
         for k in 0..num_chunks {
             let first = k * chunk_characters;
             let count = chunk_characters.min(n - first);
-            let out = Window::new(first % output_per_buffer * output_per_character, count * output_per_character, align);
+            let out =
+                Window::new(first % output_per_buffer * output_per_character, count * output_per_character, align);
             let local = Window::new(first * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
             let model = Window::new(first * joints * MODEL_BYTES, count * joints * MODEL_BYTES, align);
             let in_buffer = first % characters_per_buffer;
@@ -1113,7 +1245,14 @@ impl GpuCrowd {
             let output_at = ((first / output_per_buffer) as usize, out);
             // Until `bind_sample_windows` moves it: the whole buffer, or its first binding's worth.
             let samples_window = (0, samples.size().min(samples_binding));
-            let frame = chunk_group(&self.device, &self.pipelines.layouts.chunk, (&params, k * params_stride), (&samples, samples_window), &ranges, (&output, output_at));
+            let frame = chunk_group(
+                &self.device,
+                &self.pipelines.layouts.chunk,
+                (&params, k * params_stride),
+                (&samples, samples_window),
+                &ranges,
+                (&output, output_at),
+            );
             let stages = stage_buffers.as_ref().map(|(locals, models)| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("throng.stages"),
@@ -1124,17 +1263,19 @@ impl GpuCrowd {
                     ],
                 })
             });
-            let memory_buffer = layered.as_ref().and_then(|(_, m)| m.buffers.get((first / characters_per_buffer) as usize));
-            let layered_group = layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer).map(|(programs, memory_buffer)| {
-                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("throng.layered"),
-                    layout: &self.pipelines.layouts.layered,
-                    entries: &[
-                        wgpu::BindGroupEntry { binding: 0, resource: programs.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: memory.binding(memory_buffer) },
-                    ],
-                })
-            });
+            let memory_buffer =
+                layered.as_ref().and_then(|(_, m)| m.buffers.get((first / characters_per_buffer) as usize));
+            let layered_group =
+                layered.as_ref().map(|(programs, _)| programs).zip(memory_buffer).map(|(programs, memory_buffer)| {
+                    self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("throng.layered"),
+                        layout: &self.pipelines.layouts.layered,
+                        entries: &[
+                            wgpu::BindGroupEntry { binding: 0, resource: programs.as_entire_binding() },
+                            wgpu::BindGroupEntry { binding: 1, resource: memory.binding(memory_buffer) },
+                        ],
+                    })
+                });
             chunks.push(Chunk {
                 first_character: first,
                 num_characters: count as u32,
@@ -1185,12 +1326,17 @@ impl GpuCrowd {
         );
     }
 
-    fn encode_frame(&self, encoder: &mut wgpu::CommandEncoder, timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+    fn encode_frame(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
         let _zone = crate::zone!("throng.gpu.encode");
         let Some(frame) = &self.frame else {
             return;
         };
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.frame"), timestamp_writes });
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.frame"), timestamp_writes });
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
         pass.set_pipeline(layered.map_or(&self.pipelines.frame, |p| &p.frame));
         pass.set_bind_group(0, &self.archetype, &[]);
@@ -1256,12 +1402,15 @@ impl GpuCrowd {
             Stage::LocalToModel => (&stages?.local_to_model, "throng.local_to_model"),
             Stage::Skinning => (&stages?.skinning, "throng.skinning"),
             Stage::Transition => (&layered.ok_or(GpuError::NoLayers)?.transition, "throng.transition"),
-            Stage::Layers => (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers"),
+            Stage::Layers => {
+                (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers")
+            }
         };
         let Some(frame) = &self.frame else {
             return Ok(());
         };
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.archetype, &[]);
         for (k, chunk) in frame.chunks.iter().enumerate() {
@@ -1404,7 +1553,11 @@ impl GpuCrowd {
         };
         let mut bytes = Vec::with_capacity(frame.num_characters * self.output_bytes_per_character() as usize);
         for (b, buffer) in frame.output.buffers.iter().enumerate() {
-            bytes.extend(self.read_blocking(buffer, frame.output.characters_in(b, frame.num_characters) * frame.output.bytes_per_character, "output")?);
+            bytes.extend(self.read_blocking(
+                buffer,
+                frame.output.characters_in(b, frame.num_characters) * frame.output.bytes_per_character,
+                "output",
+            )?);
         }
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
@@ -1420,7 +1573,8 @@ impl GpuCrowd {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -1453,16 +1607,29 @@ mod tests {
         // frame and the plain stage path; only the layered stage path needs 10. The error names
         // the limit.
         let webgpu = wgpu::Limits::default();
-        assert!([(false, false), (false, true), (true, false)].into_iter().all(|(layered, stages)| check_limits(&webgpu, layered, stages).is_ok()));
-        assert!(matches!(check_limits(&webgpu, true, true), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })));
+        assert!(
+            [(false, false), (false, true), (true, false)]
+                .into_iter()
+                .all(|(layered, stages)| check_limits(&webgpu, layered, stages).is_ok())
+        );
+        assert!(matches!(
+            check_limits(&webgpu, true, true),
+            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })
+        ));
         let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 7, ..webgpu };
         assert!(check_limits(&device, false, false).is_ok());
-        assert!(matches!(check_limits(&device, true, false), Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })));
+        assert!(matches!(
+            check_limits(&device, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })
+        ));
         device.max_storage_buffers_per_shader_stage = 10;
         assert!(check_limits(&device, true, true).is_ok());
         device.max_bind_groups = 3;
         assert!(check_limits(&device, false, true).is_ok());
-        assert!(matches!(check_limits(&device, true, false), Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })));
+        assert!(matches!(
+            check_limits(&device, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })
+        ));
     }
 
     fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {

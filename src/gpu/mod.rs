@@ -33,9 +33,9 @@ pub mod work_model;
 
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
-pub use pipelines::{shader_source, ShaderModuleKind};
-pub use windows::{skin_windows, SkinWindow};
+pub use pipelines::{ShaderModuleKind, shader_source};
 pub use profile::{GpuFrameTimes, GpuProfiler, GpuZoneTime};
+pub use windows::{SkinWindow, skin_windows};
 
 use crate::program::ProgramError;
 
@@ -116,4 +116,3 @@ pub enum GpuError {
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),
 }
-

@@ -43,8 +43,15 @@ pub enum ShaderModuleKind {
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 7] =
-        [Self::Sample, Self::LocalToModel, Self::Skinning, Self::Frame, Self::Transition, Self::Layers, Self::FrameLayers];
+    pub const ALL: [Self; 7] = [
+        Self::Sample,
+        Self::LocalToModel,
+        Self::Skinning,
+        Self::Frame,
+        Self::Transition,
+        Self::Layers,
+        Self::FrameLayers,
+    ];
 
     /// The compute entry point.
     #[must_use]
@@ -101,7 +108,11 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
         source.push_str(part);
         source.push('\n');
     }
-    let source = source.replacen(JOINTS_PER_THREAD_LINE, &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)), 1);
+    let source = source.replacen(
+        JOINTS_PER_THREAD_LINE,
+        &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)),
+        1,
+    );
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
 
@@ -205,7 +216,13 @@ impl Pipelines {
     /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered`, the
     /// stage path's when `stage_buffers` (the caller has checked [`storage_buffers_needed`]
     /// against the device: a pipeline layout past the limit is wgpu's validation error).
-    pub fn new(device: &wgpu::Device, num_joints: usize, layered: bool, stage_buffers: bool, compact_clips: bool) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        num_joints: usize,
+        layered: bool,
+        stage_buffers: bool,
+        compact_clips: bool,
+    ) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.frame"),
@@ -232,7 +249,10 @@ impl Pipelines {
                 // Every shader writes the workgroup memory it reads (each joint's pose before the
                 // barrier that publishes it; the atomics reset by thread 0 before a barrier), so
                 // wgpu's zeroing of it at every workgroup's start is work for nothing.
-                compilation_options: wgpu::PipelineCompilationOptions { zero_initialize_workgroup_memory: false, ..Default::default() },
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    zero_initialize_workgroup_memory: false,
+                    ..Default::default()
+                },
                 cache: None,
             })
         };
@@ -245,7 +265,12 @@ impl Pipelines {
             let layers = stage_buffers.then(|| {
                 let stage_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                     label: Some("throng.layered_stages"),
-                    bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.chunk), Some(&layouts.stages), Some(&layouts.layered)],
+                    bind_group_layouts: &[
+                        Some(&layouts.archetype),
+                        Some(&layouts.chunk),
+                        Some(&layouts.stages),
+                        Some(&layouts.layered),
+                    ],
                     immediate_size: 0,
                 });
                 build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")

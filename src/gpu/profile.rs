@@ -148,15 +148,28 @@ impl GpuProfiler {
         let timed = (features & device.features()).contains(wgpu::Features::TIMESTAMP_QUERY);
         let timestamps = timed.then(|| {
             let bytes = u64::from(2 * max_zones) * TIMESTAMP_BYTES;
-            let buffer = |label, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes, usage, mapped_at_creation: false });
+            let buffer = |label, usage| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: bytes,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
             Timestamps {
                 queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                     label: Some("throng.profiler"),
                     ty: wgpu::QueryType::Timestamp,
                     count: 2 * max_zones,
                 }),
-                resolve: buffer("throng.profiler.resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
-                readback: buffer("throng.profiler.readback", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+                resolve: buffer(
+                    "throng.profiler.resolve",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                ),
+                readback: buffer(
+                    "throng.profiler.readback",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
                 period_ns: queue.get_timestamp_period(),
             }
         });
@@ -198,7 +211,11 @@ impl GpuProfiler {
 
     /// [`zone`](Self::zone) for an encoding that may fail before it begins its pass: on `Err`
     /// the zone is not counted and its queries are reused.
-    fn try_zone<R, E>(&mut self, name: &'static str, encode: impl FnOnce(Option<(&wgpu::QuerySet, u32)>) -> Result<R, E>) -> Result<R, E> {
+    fn try_zone<R, E>(
+        &mut self,
+        name: &'static str,
+        encode: impl FnOnce(Option<(&wgpu::QuerySet, u32)>) -> Result<R, E>,
+    ) -> Result<R, E> {
         if self.resolved > 0 {
             // The last frame was resolved but never read: start over.
             self.clear();
@@ -235,7 +252,12 @@ impl GpuProfiler {
     /// `throng.local_to_model`, `throng.skinning`.
     ///
     /// Fails as [`GpuCrowd::encode_stage`] does, recording nothing.
-    pub fn encode_stage(&mut self, crowd: &GpuCrowd, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
+    pub fn encode_stage(
+        &mut self,
+        crowd: &GpuCrowd,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+    ) -> Result<(), GpuError> {
         if crowd.output_buffers().is_empty() {
             return crowd.encode_stage(encoder, stage);
         }
@@ -336,15 +358,31 @@ fn read_ticks(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Resul
 /// per process); the CPU zones and [`GpuFrameTimes`] carry on without it.
 #[cfg(feature = "tracy")]
 fn tracy_context(device: &wgpu::Device, queue: &wgpu::Queue, period_ns: f32) -> Option<tracy_client::GpuContext> {
-    let queries = device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("throng.profiler.calibrate"), ty: wgpu::QueryType::Timestamp, count: 1 });
-    let buffer = |label, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: TIMESTAMP_BYTES, usage, mapped_at_creation: false });
+    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("throng.profiler.calibrate"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 1,
+    });
+    let buffer = |label, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: TIMESTAMP_BYTES,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
     let resolve = buffer("throng.profiler.calibrate", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC);
     let readback = buffer("throng.profiler.calibrate", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.profiler.calibrate") });
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.profiler.calibrate") });
     // An empty pass: the one place every adapter with TIMESTAMP_QUERY can write a timestamp.
     drop(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some("throng.profiler.calibrate"),
-        timestamp_writes: Some(wgpu::ComputePassTimestampWrites { query_set: &queries, beginning_of_pass_write_index: Some(0), end_of_pass_write_index: None }),
+        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+            query_set: &queries,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: None,
+        }),
     }));
     encoder.resolve_query_set(&queries, 0..1, &resolve, 0);
     encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, TIMESTAMP_BYTES);
@@ -388,7 +426,10 @@ mod tests {
         assert_eq!(GpuFrameTimes::default().frame_ns(), 0.0);
         // A second pass the GPU began before the first one's start (passes are not ordered by
         // the API when they share nothing): the frame still covers both.
-        let times = GpuFrameTimes { zones: vec![zone("a", 0.0, 40.0), zone("b", -15.0, 25.0), zone("c", 50.0, 90.0)], untimed: 0 };
+        let times = GpuFrameTimes {
+            zones: vec![zone("a", 0.0, 40.0), zone("b", -15.0, 25.0), zone("c", 50.0, 90.0)],
+            untimed: 0,
+        };
         assert_eq!(times.frame_ns(), 105.0);
         assert_eq!(times.zone("b").map(GpuZoneTime::duration_ns), Some(40.0));
         assert_eq!(times.zone("d"), None);

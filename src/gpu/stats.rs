@@ -291,13 +291,22 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
         .validate(&module)
         .map_err(|e| shader_error(e.emit_to_string(&source)))?;
     let entry = (naga::ShaderStage::Compute, kernel.kind.entry_point());
-    let (module, info) = naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &naga::back::PipelineConstants::default())
-        .map_err(|e| shader_error(e.to_string()))?;
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some(entry),
+        &naga::back::PipelineConstants::default(),
+    )
+    .map_err(|e| shader_error(e.to_string()))?;
     let bindings: Vec<Binding> = module
         .global_variables
         .iter()
         .filter_map(|(_, var)| {
-            var.binding.as_ref().map(|b| Binding { group: b.group, binding: b.binding, uniform: var.space == naga::AddressSpace::Uniform })
+            var.binding.as_ref().map(|b| Binding {
+                group: b.group,
+                binding: b.binding,
+                uniform: var.space == naga::AddressSpace::Uniform,
+            })
         })
         .collect();
     // wgpu-hal numbers each bind group layout's entries 0, 1, 2… in the layout's order and maps
@@ -307,12 +316,14 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
     options.binding_map = bindings
         .iter()
         .map(|b| {
-            let target = naga::back::spv::BindingInfo { descriptor_set: b.group, binding: b.binding, binding_array_size: None };
+            let target =
+                naga::back::spv::BindingInfo { descriptor_set: b.group, binding: b.binding, binding_array_size: None };
             (naga::ResourceBinding { group: b.group, binding: b.binding }, target)
         })
         .collect();
     let pipeline_options = naga::back::spv::PipelineOptions { shader_stage: entry.0, entry_point: entry.1.to_owned() };
-    let words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline_options)).map_err(|e| shader_error(e.to_string()))?;
+    let words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline_options))
+        .map_err(|e| shader_error(e.to_string()))?;
     Ok(KernelSpirv { words, bindings })
 }
 
@@ -421,25 +432,42 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     // SAFETY, for every `unsafe` block of this function: Vulkan queries and creations on the
     // handles made here, with create infos that borrow locals alive across the call; the
     // instance and device are destroyed by `Session`'s drop, after everything made from them.
-    let instance_version = unsafe { entry.try_enumerate_instance_version() }.map_err(vulkan("vkEnumerateInstanceVersion"))?.unwrap_or(vk::API_VERSION_1_0);
-    let app = vk::ApplicationInfo::default().application_name(c"throng gpu_stats").api_version(instance_version.min(vk::API_VERSION_1_3));
-    let instance = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }.map_err(vulkan("vkCreateInstance"))?;
+    let instance_version = unsafe { entry.try_enumerate_instance_version() }
+        .map_err(vulkan("vkEnumerateInstanceVersion"))?
+        .unwrap_or(vk::API_VERSION_1_0);
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"throng gpu_stats")
+        .api_version(instance_version.min(vk::API_VERSION_1_3));
+    let instance = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }
+        .map_err(vulkan("vkCreateInstance"))?;
     let mut session = Session { _entry: entry, instance, device: None };
     let instance = &session.instance;
 
     let want_radv = std::env::var_os("RADV_FORCE_FAMILY").is_some();
-    let physical_devices = unsafe { instance.enumerate_physical_devices() }.map_err(vulkan("vkEnumeratePhysicalDevices"))?;
+    let physical_devices =
+        unsafe { instance.enumerate_physical_devices() }.map_err(vulkan("vkEnumeratePhysicalDevices"))?;
     let has_extension = |pd: vk::PhysicalDevice, name: &CStr| {
         unsafe { instance.enumerate_device_extension_properties(pd) }
             .is_ok_and(|exts| exts.iter().any(|e| e.extension_name_as_c_str() == Ok(name)))
     };
-    let candidates: Vec<vk::PhysicalDevice> =
-        physical_devices.into_iter().filter(|&pd| has_extension(pd, ash::khr::pipeline_executable_properties::NAME)).collect();
-    let is_radv = |pd: vk::PhysicalDevice| c_string(&unsafe { instance.get_physical_device_properties(pd) }.device_name).contains("RADV");
+    let candidates: Vec<vk::PhysicalDevice> = physical_devices
+        .into_iter()
+        .filter(|&pd| has_extension(pd, ash::khr::pipeline_executable_properties::NAME))
+        .collect();
+    let is_radv = |pd: vk::PhysicalDevice| {
+        c_string(&unsafe { instance.get_physical_device_properties(pd) }.device_name).contains("RADV")
+    };
     let physical = if want_radv {
-        candidates.iter().copied().find(|&pd| is_radv(pd)).ok_or(StatsError::NoDevice(" from RADV although RADV_FORCE_FAMILY is set"))?
+        candidates
+            .iter()
+            .copied()
+            .find(|&pd| is_radv(pd))
+            .ok_or(StatsError::NoDevice(" from RADV although RADV_FORCE_FAMILY is set"))?
     } else {
-        candidates.first().copied().ok_or(StatsError::NoDevice(" (set RADV_FORCE_FAMILY=navi21 for Mesa's AMD compiler)"))?
+        candidates
+            .first()
+            .copied()
+            .ok_or(StatsError::NoDevice(" (set RADV_FORCE_FAMILY=navi21 for Mesa's AMD compiler)"))?
     };
     let properties = unsafe { instance.get_physical_device_properties(physical) };
     let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
@@ -469,11 +497,14 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     let priorities = [1.0];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
     let mut extensions = vec![ash::khr::pipeline_executable_properties::NAME.as_ptr()];
-    let mut enable_executable = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true);
+    let mut enable_executable =
+        vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true);
     let mut enable_robustness2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default().robust_buffer_access2(true);
     let core_features = vk::PhysicalDeviceFeatures::default().robust_buffer_access(robust_buffer_access == vk::TRUE);
-    let mut device_info =
-        vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&core_features).push_next(&mut enable_executable);
+    let mut device_info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_features(&core_features)
+        .push_next(&mut enable_executable);
     if robust_buffer_access2 {
         extensions.push(ash::ext::robustness2::NAME.as_ptr());
         device_info = device_info.push_next(&mut enable_robustness2);
@@ -518,21 +549,33 @@ fn build_kernel(
                     .map(|b| {
                         vk::DescriptorSetLayoutBinding::default()
                             .binding(b.binding)
-                            .descriptor_type(if b.uniform { vk::DescriptorType::UNIFORM_BUFFER } else { vk::DescriptorType::STORAGE_BUFFER })
+                            .descriptor_type(if b.uniform {
+                                vk::DescriptorType::UNIFORM_BUFFER
+                            } else {
+                                vk::DescriptorType::STORAGE_BUFFER
+                            })
                             .descriptor_count(1)
                             .stage_flags(vk::ShaderStageFlags::COMPUTE)
                     })
                     .collect();
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&entries);
-                set_layouts.push(device.create_descriptor_set_layout(&info, None).map_err(vulkan("vkCreateDescriptorSetLayout"))?);
+                set_layouts.push(
+                    device.create_descriptor_set_layout(&info, None).map_err(vulkan("vkCreateDescriptorSetLayout"))?,
+                );
             }
             layout = device
                 .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts), None)
                 .map_err(vulkan("vkCreatePipelineLayout"))?;
             let name = std::ffi::CString::new(kernel.kind.entry_point()).unwrap_or_default();
-            let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(&name);
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(&name);
             let info = vk::ComputePipelineCreateInfo::default()
-                .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR)
+                .flags(
+                    vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+                        | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR,
+                )
                 .stage(stage)
                 .layout(layout);
             pipeline = device
@@ -577,7 +620,9 @@ unsafe fn read_executables(
                 // SAFETY: `format` says which member of the union the driver wrote.
                 value: unsafe {
                     match s.format {
-                        vk::PipelineExecutableStatisticFormatKHR::BOOL32 => StatisticValue::Bool(s.value.b32 == vk::TRUE),
+                        vk::PipelineExecutableStatisticFormatKHR::BOOL32 => {
+                            StatisticValue::Bool(s.value.b32 == vk::TRUE)
+                        }
                         vk::PipelineExecutableStatisticFormatKHR::INT64 => StatisticValue::Int(s.value.i64),
                         vk::PipelineExecutableStatisticFormatKHR::UINT64 => StatisticValue::Uint(s.value.u64),
                         _ => StatisticValue::Float(s.value.f64),
@@ -629,8 +674,10 @@ unsafe fn text_representations(
         .filter(|(r, _)| r.is_text == vk::TRUE)
         .map(|(r, buffer)| {
             let len = r.data_size.min(buffer.len());
-            let text = CStr::from_bytes_until_nul(&buffer[..len])
-                .map_or_else(|_| String::from_utf8_lossy(&buffer[..len]).into_owned(), |s| s.to_string_lossy().into_owned());
+            let text = CStr::from_bytes_until_nul(&buffer[..len]).map_or_else(
+                |_| String::from_utf8_lossy(&buffer[..len]).into_owned(),
+                |s| s.to_string_lossy().into_owned(),
+            );
             (c_string(&r.name), text)
         })
         .collect())

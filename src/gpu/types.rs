@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Mat4;
 
 use crate::clip::Clip;
-use crate::rig::{Transform, NO_PARENT};
+use crate::rig::{NO_PARENT, Transform};
 
 /// Threads per workgroup in every entry point; one workgroup evaluates one character.
 ///
@@ -430,7 +430,11 @@ mod tests {
         let mut floats = vec![f32::NAN; layout.floats()];
         let pose = |slot: u32, joint: usize| {
             let v = (slot * 10) as f32 + joint as f32;
-            Transform { translation: Vec3::splat(v), rotation: glam::Quat::from_rotation_y(v), scale: Vec3::new(v + 1.0, v + 2.0, v + 3.0) }
+            Transform {
+                translation: Vec3::splat(v),
+                rotation: glam::Quat::from_rotation_y(v),
+                scale: Vec3::new(v + 1.0, v + 2.0, v + 3.0),
+            }
         };
         for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
             layout.set_slot(&mut floats, slot, joint, &pose(slot, joint));

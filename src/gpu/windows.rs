@@ -44,7 +44,11 @@ pub struct SkinWindow {
 /// # Errors
 /// [`GpuError::CrowdTooLarge`] (`what` = `"output window"`) when no aligned window can hold even
 /// the smallest aligned run of characters, or a window index would pass `u32`.
-pub fn skin_windows(num_characters: usize, bytes_per_character: u64, limits: &wgpu::Limits) -> Result<Vec<SkinWindow>, GpuError> {
+pub fn skin_windows(
+    num_characters: usize,
+    bytes_per_character: u64,
+    limits: &wgpu::Limits,
+) -> Result<Vec<SkinWindow>, GpuError> {
     if num_characters == 0 || bytes_per_character == 0 {
         return Ok(Vec::new());
     }
@@ -94,32 +98,50 @@ mod tests {
     use super::*;
 
     fn limits(binding: u64, alignment: u32) -> wgpu::Limits {
-        wgpu::Limits { max_storage_buffer_binding_size: binding, max_buffer_size: 1 << 40, min_storage_buffer_offset_alignment: alignment, ..wgpu::Limits::default() }
+        wgpu::Limits {
+            max_storage_buffer_binding_size: binding,
+            max_buffer_size: 1 << 40,
+            min_storage_buffer_offset_alignment: alignment,
+            ..wgpu::Limits::default()
+        }
     }
 
     #[test]
     fn windows_are_aligned_within_the_binding_and_cover_the_crowd_once() {
-        for (characters, bytes, binding, alignment) in
-            [(100_000, 4_096, 128 << 20, 256), (100_000, 1_248, 128 << 20, 256), (1_000, 48 * 7, 10_000, 64), (300, 100, 7_000, 256), (5, 1_248, 1 << 30, 256)]
-        {
+        for (characters, bytes, binding, alignment) in [
+            (100_000, 4_096, 128 << 20, 256),
+            (100_000, 1_248, 128 << 20, 256),
+            (1_000, 48 * 7, 10_000, 64),
+            (300, 100, 7_000, 256),
+            (5, 1_248, 1 << 30, 256),
+        ] {
             let windows = skin_windows(characters, bytes, &limits(binding, alignment)).unwrap();
             let mut next = 0;
             for w in &windows {
                 assert_eq!(w.first_character, next, "windows follow each other");
                 assert!(w.num_characters > 0 && w.size <= binding && w.offset % u64::from(alignment) == 0, "{w:?}");
-                assert_eq!((w.offset, w.size), (u64::from(w.first_character) * bytes, u64::from(w.num_characters) * bytes));
+                assert_eq!(
+                    (w.offset, w.size),
+                    (u64::from(w.first_character) * bytes, u64::from(w.num_characters) * bytes)
+                );
                 next += w.num_characters;
             }
             assert_eq!(next as usize, characters, "every character in one window");
             // As few windows as the alignment allows: each but the last is full to within one step.
             let step = u64::from(alignment) / gcd(u64::from(alignment), bytes);
-            assert!(windows.iter().rev().skip(1).all(|w| (u64::from(w.num_characters) + step) * bytes > binding), "{windows:?}");
+            assert!(
+                windows.iter().rev().skip(1).all(|w| (u64::from(w.num_characters) + step) * bytes > binding),
+                "{windows:?}"
+            );
         }
     }
 
     #[test]
     fn a_crowd_that_fits_is_one_window_and_none_is_none() {
-        assert_eq!(skin_windows(10, 4_096, &limits(1 << 20, 256)).unwrap(), [SkinWindow { first_character: 0, num_characters: 10, offset: 0, size: 40_960, buffer: 0 }]);
+        assert_eq!(
+            skin_windows(10, 4_096, &limits(1 << 20, 256)).unwrap(),
+            [SkinWindow { first_character: 0, num_characters: 10, offset: 0, size: 40_960, buffer: 0 }]
+        );
         assert!(skin_windows(0, 4_096, &limits(1 << 20, 256)).unwrap().is_empty());
     }
 

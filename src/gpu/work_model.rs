@@ -329,16 +329,20 @@ impl WorkModel {
     /// assert!(work.walk_products > 9.0 * work.level_products);
     /// assert_eq!(work.bytes_written, 64.0 * 64.0);
     /// ```
-    pub fn new(rig: &Rig, wave_size: u32, output_bytes_per_joint: u32, clip_bytes_per_joint_frame: u32) -> Result<Self, WorkModelError> {
+    pub fn new(
+        rig: &Rig,
+        wave_size: u32,
+        output_bytes_per_joint: u32,
+        clip_bytes_per_joint_frame: u32,
+    ) -> Result<Self, WorkModelError> {
         if !wave_size.is_power_of_two() || wave_size as usize > WORKGROUP_THREADS {
             return Err(WorkModelError::WaveSize(wave_size));
         }
         if rig.num_joints() > crate::MAX_JOINTS {
             return Err(WorkModelError::TooManyJoints(rig.num_joints()));
         }
-        let depths = (0..rig.num_joints())
-            .map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count())
-            .collect();
+        let depths =
+            (0..rig.num_joints()).map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count()).collect();
         Ok(Self {
             depths,
             wave_size: wave_size as usize,
@@ -431,7 +435,12 @@ impl WorkModel {
     ///
     /// # Errors
     /// [`WorkModelError::Programs`] where a range lies past the samples.
-    pub fn two_clip_frame(&self, samples: &[ClipSample], ranges: &[std::ops::Range<u32>], costs: &KernelCosts) -> Result<Work, WorkModelError> {
+    pub fn two_clip_frame(
+        &self,
+        samples: &[ClipSample],
+        ranges: &[std::ops::Range<u32>],
+        costs: &KernelCosts,
+    ) -> Result<Work, WorkModelError> {
         let mut sum = Work::default();
         for range in ranges {
             let weights: Vec<f32> = samples
@@ -566,9 +575,19 @@ impl WorkModel {
     /// # Errors
     /// As [`WorkModel::layered_character`], and where the programs are not a whole number of
     /// characters.
-    pub fn layered_frame(&self, layers: &[LayerSetup], programs: &[LayerProgram], samples: &[ClipSample], costs: &KernelCosts) -> Result<Work, WorkModelError> {
+    pub fn layered_frame(
+        &self,
+        layers: &[LayerSetup],
+        programs: &[LayerProgram],
+        samples: &[ClipSample],
+        costs: &KernelCosts,
+    ) -> Result<Work, WorkModelError> {
         if layers.is_empty() || !programs.len().is_multiple_of(layers.len()) {
-            return Err(WorkModelError::Programs(format!("{} programs for {} layers per character", programs.len(), layers.len())));
+            return Err(WorkModelError::Programs(format!(
+                "{} programs for {} layers per character",
+                programs.len(),
+                layers.len()
+            )));
         }
         let mut sum = Work::default();
         let characters = programs.len() / layers.len();
@@ -588,7 +607,8 @@ mod tests {
     /// A rig from parents (`None` for a root).
     fn rig(parents: &[Option<usize>]) -> Rig {
         let n = parents.len();
-        Rig::new((0..n).map(|j| format!("j{j}")).collect(), parents.to_vec(), vec![Transform::IDENTITY; n], None).unwrap()
+        Rig::new((0..n).map(|j| format!("j{j}")).collect(), parents.to_vec(), vec![Transform::IDENTITY; n], None)
+            .unwrap()
     }
 
     /// Every region costs 1, so wave-instructions count region entries.
@@ -664,7 +684,15 @@ mod tests {
     }
 
     fn program(first_sample: u32, num_target: u32, weight: f32) -> LayerProgram {
-        LayerProgram { first_sample, num_target, target_weight: 1.0, progress: 1.0, weight, transition: u32::MAX, ..Default::default() }
+        LayerProgram {
+            first_sample,
+            num_target,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight,
+            transition: u32::MAX,
+            ..Default::default()
+        }
     }
 
     /// The chain of three with a base layer and a mesh-space override masked to joints 1 and 2,
@@ -684,7 +712,10 @@ mod tests {
         let entry = |joint: &str| crate::program::MaskEntry { joint: joint.into(), weight: 1.0, descendants: true };
         let mask = Mask::from_entries(&chain, &[entry("j1")]).unwrap();
         assert_eq!(mask.weights(), [0.0, 1.0, 1.0]);
-        let layers = [LayerSetup::default(), LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), needs_memory: true }];
+        let layers = [
+            LayerSetup::default(),
+            LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), needs_memory: true },
+        ];
         let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(1, 0.0, 1.0)];
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
@@ -698,7 +729,10 @@ mod tests {
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
-        assert_eq!((skipped.bytes_read, skipped.bytes_written), (40.0 + 16.0 + 32.0 + 48.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0));
+        assert_eq!(
+            (skipped.bytes_read, skipped.bytes_written),
+            (40.0 + 16.0 + 32.0 + 48.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0)
+        );
     }
 
     /// An inertialization's switch frame on the base: the destination and the step-back blend
@@ -729,7 +763,10 @@ mod tests {
         assert_eq!(WorkModel::new(&chain, 128, 64, 48).err(), Some(WorkModelError::WaveSize(128)));
         let model = WorkModel::new(&chain, 32, 64, 48).unwrap();
         let layers = [LayerSetup::default()];
-        assert!(matches!(model.layered_frame(&layers, &[program(5, 1, 1.0)], &[], &UNIT), Err(WorkModelError::Programs(_))));
+        assert!(matches!(
+            model.layered_frame(&layers, &[program(5, 1, 1.0)], &[], &UNIT),
+            Err(WorkModelError::Programs(_))
+        ));
         assert!(matches!(model.layered_character(&layers, &[], &[], &UNIT), Err(WorkModelError::Programs(_))));
     }
 
@@ -749,7 +786,10 @@ mod tests {
             + c.combine;
         assert_eq!(c.kernel_fixed + layer_loop + c.pose + c.skinning + c.model_step, FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
         let f = KernelCosts::frame_radv_navi21();
-        assert_eq!(f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step, FRAME_LOOPS_RADV_NAVI21.0);
+        assert_eq!(
+            f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step,
+            FRAME_LOOPS_RADV_NAVI21.0
+        );
         assert_eq!(KernelCosts::from_frame_layers_loops(3641, &FRAME_LOOPS_RADV_NAVI21.1), None);
     }
 }

@@ -13,8 +13,7 @@ use glam::Vec2;
 
 use super::format::{
     BlendTreeDesc, BlendTypeDesc, ConditionValueDesc, EasingDesc, GraphDesc, InterruptionDesc, LayerBlendDesc,
-    LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc, SwitchDesc, SwitchModeDesc,
-    TransitionDesc,
+    LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc, SwitchDesc, SwitchModeDesc, TransitionDesc,
 };
 use super::tables::*;
 use super::*;
@@ -183,7 +182,11 @@ impl Compiler {
         for (i, p) in params.iter().enumerate() {
             let at = Location { parameter: Some(p.name.clone()), ..Location::default() };
             if i > 0 && params[i - 1].name == p.name {
-                problem(&mut self.problems, &at, ProblemKind::DuplicateName { what: "parameter", name: p.name.clone() });
+                problem(
+                    &mut self.problems,
+                    &at,
+                    ProblemKind::DuplicateName { what: "parameter", name: p.name.clone() },
+                );
             }
             let kind = match p.kind {
                 ParameterTypeDesc::Float => ParamKind::Float,
@@ -274,7 +277,8 @@ impl Compiler {
     fn claim(&mut self, path: String, what: String, at: &Location) {
         match self.paths.entry(path) {
             Entry::Occupied(taken) => {
-                let kind = ProblemKind::AmbiguousPath { path: taken.key().clone(), first: taken.get().clone(), second: what };
+                let kind =
+                    ProblemKind::AmbiguousPath { path: taken.key().clone(), first: taken.get().clone(), second: what };
                 problem(&mut self.problems, at, kind);
             }
             Entry::Vacant(free) => {
@@ -488,7 +492,14 @@ impl Compiler {
         }
     }
 
-    fn transition(&mut self, layer: u16, machine: u16, index: usize, t: &TransitionDesc, at: &Location) -> Option<Transition> {
+    fn transition(
+        &mut self,
+        layer: u16,
+        machine: u16,
+        index: usize,
+        t: &TransitionDesc,
+        at: &Location,
+    ) -> Option<Transition> {
         let mut ok = true;
         if !(t.time.is_finite() && t.time >= 0.0) {
             problem(&mut self.problems, at, ProblemKind::BadDuration { time: t.time });
@@ -626,14 +637,21 @@ impl Compiler {
                 );
                 bad(&mut self.problems, message);
             } else if !direct && tree.parameters.len() != dims {
-                bad(&mut self.problems, format!("a {dims}D tree reads {dims} parameter(s), {} given", tree.parameters.len()));
+                bad(
+                    &mut self.problems,
+                    format!("a {dims}D tree reads {dims} parameter(s), {} given", tree.parameters.len()),
+                );
             }
             let mut slots = Vec::with_capacity(tree.parameters.len());
             for name in &tree.parameters {
                 if let Some(slot) = self.param(name, at) {
                     if matches!(slot.kind, ParamKind::Bool | ParamKind::Trigger) {
                         let at = Location { parameter: Some(name.clone()), ..at.clone() };
-                        problem(&mut self.problems, &at, ProblemKind::BlendParameterType { parameter_type: slot.kind.name() });
+                        problem(
+                            &mut self.problems,
+                            &at,
+                            ProblemKind::BlendParameterType { parameter_type: slot.kind.name() },
+                        );
                     }
                     slots.push(slot);
                 }
@@ -691,7 +709,8 @@ impl Compiler {
                     self.g.spaces.push(space);
                     self.g.space_info.push(info);
                     let fallback = ParamSlot { kind: ParamKind::Float, column: 0 };
-                    let params = [slots.first().copied().unwrap_or(fallback), slots.get(1).copied().unwrap_or(fallback)];
+                    let params =
+                        [slots.first().copied().unwrap_or(fallback), slots.get(1).copied().unwrap_or(fallback)];
                     MotionNode::Tree { space: space_index, params, children }
                 }
                 None => {
@@ -712,7 +731,8 @@ impl Compiler {
             return Err("points do not match the tree's dimensions".to_owned());
         }
         let xs: Vec<f32> = tree.children.iter().map(|c| c.point[0]).collect();
-        let pts: Vec<Vec2> = tree.children.iter().map(|c| Vec2::new(c.point[0], *c.point.get(1).unwrap_or(&0.0))).collect();
+        let pts: Vec<Vec2> =
+            tree.children.iter().map(|c| Vec2::new(c.point[0], *c.point.get(1).unwrap_or(&0.0))).collect();
         let authored: Vec<usize> = (0..tree.children.len()).collect();
         let kind = match tree.kind {
             BlendTypeDesc::OneD => BlendKind::OneD,

@@ -457,8 +457,11 @@ impl GraphDesc {
     /// [`GraphError::Json`] for text that is not JSON, [`GraphError::Shape`] (with the JSON
     /// path) for JSON that is not a state graph.
     pub fn from_json(text: &str) -> Result<Self, GraphError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| GraphError::Json { line: e.line(), column: e.column(), message: e.to_string() })?;
+        let value: Value = serde_json::from_str(text).map_err(|e| GraphError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
         Self::from_value(&value)
     }
 
@@ -493,7 +496,12 @@ impl GraphDesc {
                     .map(|(id, layer)| read_layer(layer, &format!("layers.{id}"), Some(&editor)))
                     .collect::<Result<_, _>>()?
             }
-            _ => return Err(shape("layers", "`layers` is an array (runtime form) or an object keyed by id (editor form)")),
+            _ => {
+                return Err(shape(
+                    "layers",
+                    "`layers` is an array (runtime form) or an object keyed by id (editor form)",
+                ));
+            }
         };
         Ok(Self { layers, parameters, default_switch })
     }
@@ -601,7 +609,12 @@ impl<'a> EditorTables<'a> {
         })
     }
 
-    fn lookup(table: &'a Map<String, Value>, id: &Value, path: &str, what: &str) -> Result<(String, &'a Value), GraphError> {
+    fn lookup(
+        table: &'a Map<String, Value>,
+        id: &Value,
+        path: &str,
+        what: &str,
+    ) -> Result<(String, &'a Value), GraphError> {
         let key = match id {
             Value::Number(n) => n.to_string(),
             Value::String(s) => s.clone(),
@@ -625,10 +638,18 @@ impl<'a> EditorTables<'a> {
         Ok((key, transition))
     }
 
-    fn list_once(listed: &RefCell<HashMap<String, String>>, key: &str, path: &str, what: &str) -> Result<(), GraphError> {
+    fn list_once(
+        listed: &RefCell<HashMap<String, String>>,
+        key: &str,
+        path: &str,
+        what: &str,
+    ) -> Result<(), GraphError> {
         let mut listed = listed.borrow_mut();
         if let Some(first) = listed.get(key) {
-            return Err(shape(path, format!("{what} id {key} is listed again (first at {first}): list each {what} once, in one layer")));
+            return Err(shape(
+                path,
+                format!("{what} id {key} is listed again (first at {first}): list each {what} once, in one layer"),
+            ));
         }
         listed.insert(key.to_owned(), path.to_owned());
         Ok(())
@@ -637,7 +658,10 @@ impl<'a> EditorTables<'a> {
     /// The name of the state a `from`/`to` id names, charged to the copy budget.
     fn state_name(&self, id: &Value, path: &str) -> Result<String, GraphError> {
         let (_, state) = Self::lookup(self.states, id, path, "state")?;
-        let name = state.get("name").and_then(Value::as_str).ok_or_else(|| shape(path, "the state this id names has no `name`"))?;
+        let name = state
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| shape(path, "the state this id names has no `name`"))?;
         let left = self.name_bytes_left.get().checked_sub(name.len()).ok_or_else(|| {
             shape(
                 path,
@@ -784,7 +808,9 @@ fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Resu
             .filter(|(_, c)| c.get("parameterName").is_some_and(|p| p.as_str().is_some_and(|s| !s.is_empty())))
             .map(|(id, c)| parse(c, &format!("{path}.conditions.{id}")))
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err(shape(&format!("{path}.conditions"), "conditions are an array or an object keyed by id")),
+        Some(_) => {
+            return Err(shape(&format!("{path}.conditions"), "conditions are an array or an object keyed by id"));
+        }
     };
     let switch = match &raw.switch {
         None | Some(Value::Null) => None,

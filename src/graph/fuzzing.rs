@@ -31,20 +31,85 @@ use super::{CompiledGraph, GraphError};
 pub const MAX_VALUES: usize = 1 << 14;
 
 const NAMES: [&str; 40] = [
-    "START", "END", "ANY", "Base", "Idle", "Move", "Walk", "Run", "Move.Walk", "Combat", "Aim", "Combat.Aim",
-    "Combat.Aim.Up", "", ".", "a..b", "speed", "go", "1D", "2D_CARTESIAN", "2D_DIRECTIONAL", "2D_FREEFORM", "2D_GRID",
-    "DIRECT", "FLOAT", "INTEGER", "BOOLEAN", "TRIGGER", "GREATER_THAN", "LESS_THAN", "EQUAL_TO", "NOT_EQUAL_TO",
-    "OVERWRITE", "ADDITIVE", "normalized", "cut", "crossfade", "inertialize", "NEXT_STATE", "PREV_STATE",
+    "START",
+    "END",
+    "ANY",
+    "Base",
+    "Idle",
+    "Move",
+    "Walk",
+    "Run",
+    "Move.Walk",
+    "Combat",
+    "Aim",
+    "Combat.Aim",
+    "Combat.Aim.Up",
+    "",
+    ".",
+    "a..b",
+    "speed",
+    "go",
+    "1D",
+    "2D_CARTESIAN",
+    "2D_DIRECTIONAL",
+    "2D_FREEFORM",
+    "2D_GRID",
+    "DIRECT",
+    "FLOAT",
+    "INTEGER",
+    "BOOLEAN",
+    "TRIGGER",
+    "GREATER_THAN",
+    "LESS_THAN",
+    "EQUAL_TO",
+    "NOT_EQUAL_TO",
+    "OVERWRITE",
+    "ADDITIVE",
+    "normalized",
+    "cut",
+    "crossfade",
+    "inertialize",
+    "NEXT_STATE",
+    "PREV_STATE",
 ];
 
 const KEYS: [&str; 32] = [
-    "layers", "name", "states", "transitions", "parameters", "blendTree", "type", "parameter", "children", "point",
-    "speed", "loop", "defaultState", "from", "to", "time", "exitTime", "transitionOffset", "priority", "conditions",
-    "parameterName", "predicate", "value", "switch", "mode", "defaultSwitch", "weight", "mask", "blendType",
-    "durationUnit", "interruptionSource", "weightParameter",
+    "layers",
+    "name",
+    "states",
+    "transitions",
+    "parameters",
+    "blendTree",
+    "type",
+    "parameter",
+    "children",
+    "point",
+    "speed",
+    "loop",
+    "defaultState",
+    "from",
+    "to",
+    "time",
+    "exitTime",
+    "transitionOffset",
+    "priority",
+    "conditions",
+    "parameterName",
+    "predicate",
+    "value",
+    "switch",
+    "mode",
+    "defaultSwitch",
+    "weight",
+    "mask",
+    "blendType",
+    "durationUnit",
+    "interruptionSource",
+    "weightParameter",
 ];
 
-const NUMBERS: [f64; 12] = [0.0, 1.0, -1.0, 0.5, 2.0, 4294967296.0, 1e39, -1e39, 1e300, f64::MAX, 1e-45, f64::MIN_POSITIVE];
+const NUMBERS: [f64; 12] =
+    [0.0, 1.0, -1.0, 0.5, 2.0, 4294967296.0, 1e39, -1e39, 1e300, f64::MAX, 1e-45, f64::MIN_POSITIVE];
 
 /// Builds the value the program in `bytes` describes (see the module docs). Drop it with
 /// [`drop_value`]: it may nest deeper than serde_json's recursive drop survives.
@@ -99,7 +164,10 @@ pub fn graph_value(bytes: &[u8]) -> Value {
                 let count = usize::from(arg(&mut at)) + 256 * usize::from(arg(&mut at));
                 let count = count.min(MAX_VALUES - built);
                 let children = (0..count).map(|j| {
-                    Value::Object(Map::from_iter([("name".to_owned(), Value::from(name)), ("point".to_owned(), Value::from(j))]))
+                    Value::Object(Map::from_iter([
+                        ("name".to_owned(), Value::from(name)),
+                        ("point".to_owned(), Value::from(j)),
+                    ]))
                 });
                 stack.push(Value::Array(children.collect()));
                 built += count;
@@ -116,7 +184,8 @@ pub fn graph_value(bytes: &[u8]) -> Value {
 
 /// One level of instruction 6's nesting.
 fn wrap(value: Value, template: u8) -> Value {
-    let object = |entries: Vec<(&str, Value)>| Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+    let object =
+        |entries: Vec<(&str, Value)>| Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
     let name = Value::from(NAMES[usize::from(template / 4) % NAMES.len()]);
     match template % 4 {
         0 => Value::Array(vec![value]),

@@ -152,11 +152,7 @@ impl fmt::Display for Location {
         if let Some(p) = &self.parameter {
             parts.push(format!("parameter {p:?}"));
         }
-        if parts.is_empty() {
-            f.write_str("graph")
-        } else {
-            f.write_str(&parts.join(", "))
-        }
+        if parts.is_empty() { f.write_str("graph") } else { f.write_str(&parts.join(", ")) }
     }
 }
 

@@ -45,7 +45,7 @@ use glam::{DQuat, DVec3};
 
 use super::{FileError, MAX_FILE_BYTES, read_regular_file};
 use crate::clip::{Clip, ClipError, MAX_FRAMES};
-use crate::rig::{Rig, RigError, Transform, MAX_JOINTS};
+use crate::rig::{MAX_JOINTS, Rig, RigError, Transform};
 
 /// How a joint's position channels combine with its OFFSET.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,7 +157,9 @@ pub enum BvhError {
     },
     /// A joint's rest position in model space (its OFFSET plus its ancestors', after
     /// `unit_scale`) is beyond `f32` range, though each OFFSET alone is within it.
-    #[error("line {line}: joint {joint:?}'s rest position {position_m:?} m (its OFFSET plus its ancestors') is beyond f32 range")]
+    #[error(
+        "line {line}: joint {joint:?}'s rest position {position_m:?} m (its OFFSET plus its ancestors') is beyond f32 range"
+    )]
     RestOutOfRange {
         /// The joint's OFFSET line.
         line: usize,
@@ -167,7 +169,9 @@ pub enum BvhError {
         position_m: [f64; 3],
     },
     /// A CHANNELS line names something other than `X/Y/Z` + `position`/`rotation`.
-    #[error("line {line}: joint {joint:?} has unknown channel {channel:?} (expected Xposition, Yposition, Zposition, Xrotation, Yrotation or Zrotation)")]
+    #[error(
+        "line {line}: joint {joint:?} has unknown channel {channel:?} (expected Xposition, Yposition, Zposition, Xrotation, Yrotation or Zrotation)"
+    )]
     UnknownChannel {
         /// The CHANNELS line.
         line: usize,
@@ -177,7 +181,9 @@ pub enum BvhError {
         channel: String,
     },
     /// A CHANNELS line's count disagrees with the names after it, or is over 6.
-    #[error("line {line}: joint {joint:?} declares {declared} channels and lists {listed} (a joint has 0 to 6, all on its CHANNELS line)")]
+    #[error(
+        "line {line}: joint {joint:?} declares {declared} channels and lists {listed} (a joint has 0 to 6, all on its CHANNELS line)"
+    )]
     ChannelCount {
         /// The CHANNELS line.
         line: usize,
@@ -361,7 +367,9 @@ fn parse_named(text: &str, name: String, options: &BvhOptions) -> Result<BvhAsse
     )
     .map_err(|source| {
         let joint = match &source {
-            RigError::ParentNotBefore { joint, .. } | RigError::NonFinite { joint, .. } | RigError::SingularRest { joint, .. } => Some(*joint),
+            RigError::ParentNotBefore { joint, .. }
+            | RigError::NonFinite { joint, .. }
+            | RigError::SingularRest { joint, .. } => Some(*joint),
             RigError::DuplicateName { second, .. } => Some(*second),
             _ => None,
         };
@@ -460,12 +468,11 @@ impl<'a> Lexer<'a> {
 }
 
 fn finite(token: Token<'_>, what: &'static str) -> Result<f64, BvhError> {
-    token
-        .text
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| BvhError::BadNumber { line: token.line, text: token.text.to_owned(), what })
+    token.text.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| BvhError::BadNumber {
+        line: token.line,
+        text: token.text.to_owned(),
+        what,
+    })
 }
 
 /// A length in file units, scaled to metres; it must stay finite as an `f32`.
@@ -570,7 +577,11 @@ fn parse_hierarchy(lexer: &mut Lexer<'_>, unit_scale: f64) -> Result<Vec<Joint>,
             Some(&Open::Joint(j)) if is("CHANNELS") => {
                 let joint = joints.get_mut(j).ok_or_else(|| unexpected(token, expected))?;
                 if joint.has_channels {
-                    return Err(BvhError::Repeated { line: token.line, joint: joint.name.clone(), keyword: "CHANNELS" });
+                    return Err(BvhError::Repeated {
+                        line: token.line,
+                        joint: joint.name.clone(),
+                        keyword: "CHANNELS",
+                    });
                 }
                 joint.channels = read_channels(lexer, token.line, &joint.name)?;
                 joint.has_channels = true;
@@ -602,7 +613,11 @@ fn check_rest_positions(joints: &[Joint]) -> Result<(), BvhError> {
     for joint in joints {
         let position = joint.parent.and_then(|p| model.get(p).copied()).unwrap_or(DVec3::ZERO) + joint.offset;
         if !position.as_vec3().is_finite() {
-            return Err(BvhError::RestOutOfRange { line: joint.offset_line, joint: joint.name.clone(), position_m: position.to_array() });
+            return Err(BvhError::RestOutOfRange {
+                line: joint.offset_line,
+                joint: joint.name.clone(),
+                position_m: position.to_array(),
+            });
         }
         model.push(position);
     }
@@ -806,12 +821,7 @@ fn read_frames(
 }
 
 /// Turns the channel values into local poses, frame-major.
-fn build_poses(
-    joints: &[Joint],
-    rest: &[Transform],
-    motion: &Motion,
-    mode: PositionChannels,
-) -> Vec<Transform> {
+fn build_poses(joints: &[Joint], rest: &[Transform], motion: &Motion, mode: PositionChannels) -> Vec<Transform> {
     let per_frame: usize = joints.iter().map(|j| j.channels.len()).sum();
     if per_frame == 0 {
         return rest.iter().copied().cycle().take(rest.len() * motion.num_frames).collect();
@@ -846,10 +856,7 @@ fn build_poses(
                     }
                 }
             }
-            poses.push(Transform::from_translation_rotation(
-                translation.as_vec3(),
-                rotation.normalize().as_quat(),
-            ));
+            poses.push(Transform::from_translation_rotation(translation.as_vec3(), rotation.normalize().as_quat()));
         }
     }
     poses

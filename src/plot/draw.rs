@@ -215,23 +215,49 @@ impl Svg {
 
 impl Painter for Svg {
     fn rect(&mut self, x: f32, y: f32, w: f32, h: f32, colour: Rgb) {
-        let _ = writeln!(self.body, "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"/>", w.max(0.0), h.max(0.0), hex(colour));
+        let _ = writeln!(
+            self.body,
+            "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"/>",
+            w.max(0.0),
+            h.max(0.0),
+            hex(colour)
+        );
     }
 
     fn hatch(&mut self, x: f32, y: f32, w: f32, h: f32, colour: Rgb) {
         let id = hex(colour)[1..].to_owned();
-        let _ = writeln!(self.body, "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"url(#hatch-{id})\"/>", w.max(0.0), h.max(0.0));
+        let _ = writeln!(
+            self.body,
+            "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"url(#hatch-{id})\"/>",
+            w.max(0.0),
+            h.max(0.0)
+        );
         self.patterns.insert(id);
     }
 
     fn polyline(&mut self, points: &[(f32, f32)], colour: Rgb) {
         let pts: Vec<String> = points.iter().map(|(x, y)| format!("{x:.2},{y:.2}")).collect();
-        let _ = writeln!(self.body, "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" shape-rendering=\"geometricPrecision\"/>", pts.join(" "), hex(colour));
+        let _ = writeln!(
+            self.body,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" shape-rendering=\"geometricPrecision\"/>",
+            pts.join(" "),
+            hex(colour)
+        );
     }
 
     fn triangle(&mut self, points: [(f32, f32); 3], colour: Rgb) {
         let [a, b, c] = points;
-        let _ = writeln!(self.body, "<polygon points=\"{:.2},{:.2} {:.2},{:.2} {:.2},{:.2}\" fill=\"{}\"/>", a.0, a.1, b.0, b.1, c.0, c.1, hex(colour));
+        let _ = writeln!(
+            self.body,
+            "<polygon points=\"{:.2},{:.2} {:.2},{:.2} {:.2},{:.2}\" fill=\"{}\"/>",
+            a.0,
+            a.1,
+            b.0,
+            b.1,
+            c.0,
+            c.1,
+            hex(colour)
+        );
     }
 
     fn text(&mut self, x: f32, y: f32, text: &str, colour: Rgb) {

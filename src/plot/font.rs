@@ -115,7 +115,11 @@ const GLYPHS: [[u8; 5]; 95] = [
 #[must_use]
 pub fn glyph(c: char) -> [u8; 5] {
     let code = u32::from(c);
-    let index = if (u32::from(FIRST)..=u32::from(b'~')).contains(&code) { code - u32::from(FIRST) } else { u32::from(b'?' - FIRST) };
+    let index = if (u32::from(FIRST)..=u32::from(b'~')).contains(&code) {
+        code - u32::from(FIRST)
+    } else {
+        u32::from(b'?' - FIRST)
+    };
     GLYPHS[index as usize]
 }
 

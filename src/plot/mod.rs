@@ -35,8 +35,10 @@ pub struct TraceDocs;
 
 pub use crate::graph::ParamKind;
 pub use draw::{Painter, Raster, Rgb, Svg};
-pub use render::{Lane, Layout, AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE_H, PARAM_H, TITLE_H, WEIGHTS_H, WIDTH_PX};
-pub use script::{from_script, from_script_each, JUMP_MEASURE};
+pub use render::{
+    AXIS_H, BAND_H, CLIPS_H, GAP, JUMP_H, LEGEND_LINE_H, Lane, Layout, PARAM_H, TITLE_H, WEIGHTS_H, WIDTH_PX,
+};
+pub use script::{JUMP_MEASURE, from_script, from_script_each};
 
 use crate::eval::EvalError;
 use crate::trace::TraceError;
@@ -219,7 +221,10 @@ impl Timeline {
             for (f, fr) in layer.frames.iter().enumerate() {
                 let bad_weight = fr.weights.iter().find(|(s, w)| *s >= states || !w.is_finite());
                 if fr.active >= states || fr.previous.is_some_and(|p| p >= states) || bad_weight.is_some() {
-                    return invalid(format!("layer {:?} frame {f}: a state index past its {states} states or a non-finite weight", layer.name));
+                    return invalid(format!(
+                        "layer {:?} frame {f}: a state index past its {states} states or a non-finite weight",
+                        layer.name
+                    ));
                 }
             }
         }
@@ -286,8 +291,14 @@ impl Timeline {
         let raster = self.to_raster()?;
         let mut bytes = Vec::new();
         let encoder = image::codecs::png::PngEncoder::new(&mut bytes);
-        image::ImageEncoder::write_image(encoder, raster.pixels(), raster.width(), raster.height(), image::ExtendedColorType::Rgb8)
-            .map_err(|e| PlotError::Png(e.to_string()))?;
+        image::ImageEncoder::write_image(
+            encoder,
+            raster.pixels(),
+            raster.width(),
+            raster.height(),
+            image::ExtendedColorType::Rgb8,
+        )
+        .map_err(|e| PlotError::Png(e.to_string()))?;
         Ok(bytes)
     }
 

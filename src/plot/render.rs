@@ -3,7 +3,7 @@
 //! legend), time on the x axis.
 
 use super::draw::{Painter, Rgb};
-use super::{font, MarkKind, ParamKind, Timeline};
+use super::{MarkKind, ParamKind, Timeline, font};
 
 /// Image width, pixels: room for a 20 s script at about 50 pixels per second.
 pub const WIDTH_PX: u32 = 1200;
@@ -125,7 +125,10 @@ impl Layout {
         for layer in &t.layers {
             let mut used = vec![false; layer.states.len()];
             for f in &layer.frames {
-                for s in std::iter::once(f.active).chain(f.previous.filter(|_| f.transitioning)).chain(f.weights.iter().filter(|w| w.1 > 0.0).map(|w| w.0)) {
+                for s in std::iter::once(f.active)
+                    .chain(f.previous.filter(|_| f.transitioning))
+                    .chain(f.weights.iter().filter(|w| w.1 > 0.0).map(|w| w.0))
+                {
                     if let Some(u) = used.get_mut(s) {
                         *u = true;
                     }
@@ -162,7 +165,8 @@ impl Layout {
         let clips = t.clips_sampled.as_ref().map(|_| lane(CLIPS_H));
         let axis = lane(AXIS_H);
 
-        let mut items: Vec<LegendItem> = colours.iter().map(|(n, c)| LegendItem { swatch: Swatch::Fill(*c), text: n.clone() }).collect();
+        let mut items: Vec<LegendItem> =
+            colours.iter().map(|(n, c)| LegendItem { swatch: Swatch::Fill(*c), text: n.clone() }).collect();
         if t.layers.iter().any(|l| l.frames.iter().any(|f| f.transitioning)) {
             items.push(LegendItem { swatch: Swatch::Hatch, text: "transition (stripes: state left)".into() });
         }
@@ -259,7 +263,11 @@ fn nice_step(min: f64) -> f64 {
 /// The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10ⁿ at least `v`: a bar scale that wastes little height.
 fn nice_ceiling(v: f64) -> f64 {
     let p = 10f64.powf(v.log10().floor());
-    [1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0].iter().map(|m| m * p).find(|s| *s >= v * (1.0 - 1e-9)).unwrap_or(10.0 * p)
+    [1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|s| *s >= v * (1.0 - 1e-9))
+        .unwrap_or(10.0 * p)
 }
 
 /// A short number: integers without decimals, others with up to two.
@@ -362,7 +370,12 @@ pub(super) fn draw(t: &Timeline, layout: &Layout, p: &mut impl Painter) {
             ParamKind::Float | ParamKind::Int => {
                 let min = param.values.iter().copied().fold(f32::INFINITY, f32::min);
                 let max = param.values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                p.text(8.0, lane.y + 13.0, &format!("{kind} {}..{}", short(f64::from(min)), short(f64::from(max))), FAINT);
+                p.text(
+                    8.0,
+                    lane.y + 13.0,
+                    &format!("{kind} {}..{}", short(f64::from(min)), short(f64::from(max))),
+                    FAINT,
+                );
                 let y_of = |v: f32| {
                     let u = if max > min { (v - min) / (max - min) } else { 0.5 };
                     lane.y + 3.0 + (1.0 - u) * (lane.height - 6.0)
@@ -393,15 +406,20 @@ pub(super) fn draw(t: &Timeline, layout: &Layout, p: &mut impl Painter) {
             let (top, bottom) = (lane.y, lane.y + lane.height);
             match m.kind {
                 MarkKind::TriggerSet => p.triangle([(x - 4.0, top), (x + 4.0, top), (x, top + 6.0)], SET_MARK),
-                MarkKind::TriggerConsumed => p.triangle([(x - 4.0, bottom), (x + 4.0, bottom), (x, bottom - 6.0)], CONSUMED_MARK),
-                MarkKind::TriggerExpired => p.triangle([(x - 3.0, bottom), (x + 3.0, bottom), (x, bottom - 5.0)], FAINT),
+                MarkKind::TriggerConsumed => {
+                    p.triangle([(x - 4.0, bottom), (x + 4.0, bottom), (x, bottom - 6.0)], CONSUMED_MARK)
+                }
+                MarkKind::TriggerExpired => {
+                    p.triangle([(x - 3.0, bottom), (x + 3.0, bottom), (x, bottom - 5.0)], FAINT)
+                }
                 MarkKind::Changed => p.rect(x, bottom - 6.0, 1.0, 6.0, INK),
             }
         }
     }
 
     if let (Some(jump), Some(lane)) = (&t.jump_cm, &layout.jump) {
-        let (worst_f, worst) = jump.iter().copied().enumerate().fold((0, 0.0f32), |a, (f, v)| if v > a.1 { (f, v) } else { a });
+        let (worst_f, worst) =
+            jump.iter().copied().enumerate().fold((0, 0.0f32), |a, (f, v)| if v > a.1 { (f, v) } else { a });
         let scale = nice_ceiling(f64::from(worst).max(0.1)) as f32;
         p.text(8.0, lane.y + 3.0, "jump cm", INK);
         let label = if t.jump_label.is_empty() { "worst joint" } else { t.jump_label.as_str() };

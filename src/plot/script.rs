@@ -7,8 +7,8 @@ use glam::{Mat4, Vec3};
 use crate::eval::frame::{EvalContext, FrameJob};
 use crate::graph::{self, ParamValue};
 use crate::program::{LayerProgram, LayerSetup, MaskError, OutputLayout};
-use crate::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
 use crate::state::{ParamId, StateError};
+use crate::trace::{Script, ScriptCharacter, TraceError, TraceFrame, TraceLine, TraceRow};
 
 use super::{LayerFrame, LayerTrack, Mark, MarkKind, ParamTrack, PlotError, Timeline};
 
@@ -133,7 +133,11 @@ pub fn from_script(script: &Script, title: &str) -> Result<(Timeline, Vec<TraceL
 ///
 /// # Errors
 /// As [`from_script`], and what `each` returns.
-pub fn from_script_each(script: &Script, title: &str, mut each: impl FnMut(&TraceFrame<'_>) -> Result<(), PlotError>) -> Result<Timeline, PlotError> {
+pub fn from_script_each(
+    script: &Script,
+    title: &str,
+    mut each: impl FnMut(&TraceFrame<'_>) -> Result<(), PlotError>,
+) -> Result<Timeline, PlotError> {
     let graph = std::sync::Arc::clone(script.graph());
     let mut timeline = Timeline::new(title, Vec::with_capacity(script.dts_s().len()));
     for layer in graph.layers() {
@@ -141,7 +145,12 @@ pub fn from_script_each(script: &Script, title: &str, mut each: impl FnMut(&Trac
         timeline.layers.push(LayerTrack::new(layer.name.clone(), names));
     }
     for p in graph.parameters() {
-        timeline.params.push(ParamTrack { name: p.name.clone(), kind: p.slot.kind, values: Vec::new(), marks: Vec::new() });
+        timeline.params.push(ParamTrack {
+            name: p.name.clone(),
+            kind: p.slot.kind,
+            values: Vec::new(),
+            marks: Vec::new(),
+        });
     }
     let mut poser = script.character().map(|c| Poser::new(c, &graph)).transpose()?;
     let mut jumps = Vec::new();
@@ -152,7 +161,12 @@ pub fn from_script_each(script: &Script, title: &str, mut each: impl FnMut(&Trac
     script.run_each(|f: &TraceFrame<'_>| -> Result<(), PlotError> {
         each(f)?;
         if params.is_empty() {
-            params = graph.parameters().iter().map(|p| f.crowd.param(f.archetype, &p.name)).collect::<Result<_, _>>().map_err(state_error)?;
+            params = graph
+                .parameters()
+                .iter()
+                .map(|p| f.crowd.param(f.archetype, &p.name))
+                .collect::<Result<_, _>>()
+                .map_err(state_error)?;
         }
         timeline.times_s.push(f.t_s);
         let programs = f.crowd.programs(f.archetype).map_err(state_error)?;

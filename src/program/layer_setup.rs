@@ -61,7 +61,10 @@ pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result
     }
     for (l, layer) in layers.iter().enumerate() {
         if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != num_joints) {
-            return Err(ProgramError::Layers(format!("layer {l}: mask has {} weights for {num_joints} joints", mask.weights().len())));
+            return Err(ProgramError::Layers(format!(
+                "layer {l}: mask has {} weights for {num_joints} joints",
+                mask.weights().len()
+            )));
         }
     }
     Ok(())
@@ -205,10 +208,19 @@ mod tests {
 
     #[test]
     fn mask_refuses_unknown_joints_and_bad_weights() {
-        let rig = Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
+        let rig =
+            Rig::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Transform::IDENTITY; 2], None).unwrap();
         let e = |joint: &str, weight| MaskEntry { joint: joint.into(), weight, descendants: true };
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), e("nope", 1.0)]), Err(MaskError::UnknownJoint { entry: 1, joint: "nope".into() }));
+        assert_eq!(
+            Mask::from_entries(&rig, &[e("a", 1.0), e("nope", 1.0)]),
+            Err(MaskError::UnknownJoint { entry: 1, joint: "nope".into() })
+        );
         assert!(matches!(Mask::from_entries(&rig, &[e("a", f32::NAN)]), Err(MaskError::BadWeight { entry: 0, .. })));
-        assert_eq!(Mask::from_entries(&rig, &[e("a", 1.0), MaskEntry { descendants: false, ..e("b", 0.25) }]).unwrap().weights(), &[1.0, 0.25]);
+        assert_eq!(
+            Mask::from_entries(&rig, &[e("a", 1.0), MaskEntry { descendants: false, ..e("b", 0.25) }])
+                .unwrap()
+                .weights(),
+            &[1.0, 0.25]
+        );
     }
 }

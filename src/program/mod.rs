@@ -13,13 +13,13 @@ use std::ops::Range;
 use bytemuck::{Pod, Zeroable};
 
 use crate::clip::Clip;
-use crate::rig::{Rig, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M};
+use crate::rig::{MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M, Rig};
 
 mod layer_setup;
 
 pub use layer_setup::{
-    evaluation_order, num_additive_layers, validate_layer_setups, validate_memoryless_programs, LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry,
-    MaskError,
+    LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, num_additive_layers,
+    validate_layer_setups, validate_memoryless_programs,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.
@@ -153,7 +153,9 @@ pub enum ProgramError {
         num_clips: usize,
     },
     /// A sample's time or weight is NaN or infinite, or its weight is negative.
-    #[error("character {character}: sample {sample} has time {time_s} s and weight {weight}; both must be finite and the weight non-negative")]
+    #[error(
+        "character {character}: sample {sample} has time {time_s} s and weight {weight}; both must be finite and the weight non-negative"
+    )]
     BadSample {
         /// The character.
         character: usize,
@@ -212,7 +214,9 @@ pub enum ProgramError {
     },
     /// A layer set up without memory (`eval::frame::LayerSetup::needs_memory` false) was given
     /// a program that needs it: a switch mode other than cut, or a fade from the snapshot.
-    #[error("character {character} layer {layer}: switch mode {mode} (flags {flags:#x}) needs per-character memory, but the layer was set up without it (its graph has only cuts)")]
+    #[error(
+        "character {character} layer {layer}: switch mode {mode} (flags {flags:#x}) needs per-character memory, but the layer was set up without it (its graph has only cuts)"
+    )]
     NeedsMemory {
         /// The character.
         character: usize,
@@ -271,7 +275,10 @@ pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Resu
         for (i, clip) in clips.iter().enumerate() {
             let e = clip.extent(joint);
             if e.bad_rotation {
-                let what = format!("clip {i} ({:?})'s rotation (an additive delta against a zero-length reference rotation)", clip.name());
+                let what = format!(
+                    "clip {i} ({:?})'s rotation (an additive delta against a zero-length reference rotation)",
+                    clip.name()
+                );
                 return Err(ProgramError::OutOfBounds { joint, what, value: f32::NAN, limit: 1.0 });
             }
             if !(e.translation_m <= max_delta_m) {
@@ -284,7 +291,10 @@ pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Resu
         let parent = rig.parent(joint).map_or(1.0, |p| chain[p]);
         chain[joint] = parent * widest.powi(factors);
         if !(chain[joint] <= f64::from(MAX_CHAIN_SCALE)) {
-            let what = format!("the product of scales down to it, over the rest pose and {} clips, through {additive_layers} additive layers", clips.len());
+            let what = format!(
+                "the product of scales down to it, over the rest pose and {} clips, through {additive_layers} additive layers",
+                clips.len()
+            );
             return Err(ProgramError::OutOfBounds { joint, what, value: chain[joint] as f32, limit: MAX_CHAIN_SCALE });
         }
     }
@@ -293,7 +303,11 @@ pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Resu
 
 /// Checks a crowd's programs against a table of `num_clips` clips, character by character
 /// (see [`validate_sample_range`]).
-pub fn validate_samples(samples: &[ClipSample], sample_ranges: &[Range<u32>], num_clips: usize) -> Result<(), ProgramError> {
+pub fn validate_samples(
+    samples: &[ClipSample],
+    sample_ranges: &[Range<u32>],
+    num_clips: usize,
+) -> Result<(), ProgramError> {
     for (character, range) in sample_ranges.iter().enumerate() {
         validate_sample_range(character, range.clone(), samples, num_clips)?;
     }
@@ -304,9 +318,19 @@ pub fn validate_samples(samples: &[ClipSample], sample_ranges: &[Range<u32>], nu
 /// ([`ProgramError::SampleRange`]); every sample in it names one of `num_clips` clips
 /// ([`ProgramError::UnknownClip`]) and has a finite time and a finite non-negative weight
 /// ([`ProgramError::BadSample`]).
-pub fn validate_sample_range(character: usize, range: Range<u32>, samples: &[ClipSample], num_clips: usize) -> Result<(), ProgramError> {
+pub fn validate_sample_range(
+    character: usize,
+    range: Range<u32>,
+    samples: &[ClipSample],
+    num_clips: usize,
+) -> Result<(), ProgramError> {
     let Some(character_samples) = samples.get(range.start as usize..range.end as usize) else {
-        return Err(ProgramError::SampleRange { character, start: range.start, end: range.end, num_samples: samples.len() });
+        return Err(ProgramError::SampleRange {
+            character,
+            start: range.start,
+            end: range.end,
+            num_samples: samples.len(),
+        });
     };
     for (k, s) in character_samples.iter().enumerate() {
         let sample = range.start as usize + k;
@@ -401,7 +425,12 @@ pub fn validate_due(due: DueRows<'_>, num_characters: usize) -> Result<(), Progr
 /// every program's samples inside `samples` and valid (see [`validate_sample_range`]); its
 /// target weight and weight in [0, 1] and its `decay_s` finite and non-negative
 /// ([`ProgramError::BadProgram`]).
-pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, samples: &[ClipSample], num_clips: usize) -> Result<(), ProgramError> {
+pub fn validate_layer_programs(
+    programs: &[LayerProgram],
+    num_layers: usize,
+    samples: &[ClipSample],
+    num_clips: usize,
+) -> Result<(), ProgramError> {
     if num_layers == 0 || !programs.len().is_multiple_of(num_layers) {
         return Err(ProgramError::LayerProgramCount { programs: programs.len(), layers: num_layers });
     }
@@ -410,7 +439,11 @@ pub fn validate_layer_programs(programs: &[LayerProgram], num_layers: usize, sam
         let end = p.first_sample.saturating_add(p.num_target).saturating_add(p.num_secondary);
         validate_sample_range(character, p.first_sample..end, samples, num_clips)?;
         let numbers = [p.target_weight, p.weight, p.decay_s];
-        if numbers.iter().any(|v| !v.is_finite()) || !(0.0..=1.0).contains(&p.target_weight) || !(0.0..=1.0).contains(&p.weight) || p.decay_s < 0.0 {
+        if numbers.iter().any(|v| !v.is_finite())
+            || !(0.0..=1.0).contains(&p.target_weight)
+            || !(0.0..=1.0).contains(&p.weight)
+            || p.decay_s < 0.0
+        {
             return Err(ProgramError::BadProgram { character, layer: i % num_layers, what: format!("{p:?}") });
         }
     }

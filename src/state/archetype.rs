@@ -51,7 +51,10 @@ impl Archetype {
     ///
     /// # Errors
     /// [`StateError::UnboundLeaf`] when `bind` returns `None`, [`StateError::BadClipDuration`].
-    pub fn new(graph: Arc<CompiledGraph>, mut bind: impl FnMut(&str) -> Option<ClipBinding>) -> Result<Self, StateError> {
+    pub fn new(
+        graph: Arc<CompiledGraph>,
+        mut bind: impl FnMut(&str) -> Option<ClipBinding>,
+    ) -> Result<Self, StateError> {
         let mut bindings = Vec::with_capacity(graph.leaves().len());
         for leaf in graph.leaves() {
             let b = bind(&leaf.path).ok_or_else(|| StateError::UnboundLeaf { path: leaf.path.clone() })?;
@@ -60,8 +63,7 @@ impl Archetype {
             }
             bindings.push(b);
         }
-        let leaf_rate: Vec<f32> =
-            graph.leaves().iter().zip(&bindings).map(|(l, b)| l.speed / b.duration_s).collect();
+        let leaf_rate: Vec<f32> = graph.leaves().iter().zip(&bindings).map(|(l, b)| l.speed / b.duration_s).collect();
         let state_longest_s: Vec<f32> = graph
             .states()
             .iter()
@@ -141,7 +143,15 @@ impl Archetype {
             if let Some((index, what)) = first_bad_event(events, duration_s) {
                 let e = &events[index];
                 let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
-                return Err(StateError::BadEvent { clip, index, name: e.name.clone(), time_s: e.time_s, path, duration_s, what });
+                return Err(StateError::BadEvent {
+                    clip,
+                    index,
+                    name: e.name.clone(),
+                    time_s: e.time_s,
+                    path,
+                    duration_s,
+                    what,
+                });
             }
         }
         if !bound {
@@ -175,7 +185,11 @@ impl Archetype {
                 self.event_id.push(id);
             }
             let state = self.graph.leaves()[leaf].state as usize;
-            self.leaf_events[leaf] = step::LeafEvents::new(start..self.event_time_s.len() as u32, self.leaf_duration_s[leaf], step::seconds_per_progress(&self, state, leaf));
+            self.leaf_events[leaf] = step::LeafEvents::new(
+                start..self.event_time_s.len() as u32,
+                self.leaf_duration_s[leaf],
+                step::seconds_per_progress(&self, state, leaf),
+            );
         }
         Ok(self)
     }

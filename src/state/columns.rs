@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 
 use crate::graph::{NO_INDEX, ParamKind, ParamValue};
-use crate::program::{swap_remove_row, ClipSample, LayerProgram};
+use crate::program::{ClipSample, LayerProgram, swap_remove_row};
 
 use super::lod::{DueList, LOD_PHASES};
 use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
@@ -161,7 +161,15 @@ impl Group {
             // it due at once): its start state's first frame, not the rig's rest pose.
             let slots = self.arch.layer_samples(layer);
             let first_sample = row * per + slots.start;
-            let program = step::start_program(&self.arch, layer, usize::from(start), &view, trig, first_sample as u32, &mut self.samples[first_sample..row * per + slots.end]);
+            let program = step::start_program(
+                &self.arch,
+                layer,
+                usize::from(start),
+                &view,
+                trig,
+                first_sample as u32,
+                &mut self.samples[first_sample..row * per + slots.end],
+            );
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(0.0);
@@ -253,7 +261,37 @@ impl Group {
             .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
             .enumerate()
             .for_each(
-                |(c, ((((((((((((((active, previous), phase), loops), src_phase), src_loops), transition), trans_time_s), trans_duration_s), flags), triggers), single), programs), samples), (fired, promoted)))| {
+                |(
+                    c,
+                    (
+                        (
+                            (
+                                (
+                                    (
+                                        (
+                                            (
+                                                (
+                                                    (
+                                                        (((((active, previous), phase), loops), src_phase), src_loops),
+                                                        transition,
+                                                    ),
+                                                    trans_time_s,
+                                                ),
+                                                trans_duration_s,
+                                            ),
+                                            flags,
+                                        ),
+                                        triggers,
+                                    ),
+                                    single,
+                                ),
+                                programs,
+                            ),
+                            samples,
+                        ),
+                        (fired, promoted),
+                    ),
+                )| {
                     let zone = crate::zone!("throng.state_step.chunk");
                     zone.value(c as u64);
                     let mut scratch = Scratch::new();
@@ -268,11 +306,16 @@ impl Group {
                         let mut consumed = 0u64;
                         let character = if with_events {
                             let index = rows[row];
-                            CharacterHandle { index, generation: slots.get(index as usize).map_or(0, |s| s.generation), crowd }
+                            CharacterHandle {
+                                index,
+                                generation: slots.get(index as usize).map_or(0, |s| s.generation),
+                                crowd,
+                            }
                         } else {
                             CharacterHandle { index: u32::MAX, generation: 0, crowd }
                         };
-                        let mut sink = EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
+                        let mut sink =
+                            EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
                         let lod = Lod { elapsed_s: lod_elapsed_s[row] };
                         for l in 0..layers {
                             let i = k * layers + l;
@@ -308,7 +351,11 @@ impl Group {
                         *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
-                        if !lod_due[row] && programs[k * layers..(k + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0) {
+                        if !lod_due[row]
+                            && programs[k * layers..(k + 1) * layers]
+                                .iter()
+                                .any(|p| p.flags & LayerProgram::SWITCHED != 0)
+                        {
                             promoted.push(row as u32);
                         }
                     }

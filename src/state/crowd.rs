@@ -5,7 +5,9 @@ use crate::program::{ClipSample, LayerProgram};
 
 use super::columns::Group;
 use super::handle::next_crowd_tag;
-use super::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, ParamId, StateError, MAX_CHARACTER_SLOTS, MAX_GENERATION};
+use super::{
+    AnimationEvent, Archetype, ArchetypeId, CharacterHandle, MAX_CHARACTER_SLOTS, MAX_GENERATION, ParamId, StateError,
+};
 
 /// Bytes of CPU state per character of an archetype, by what holds them
 /// ([`Crowd::memory_per_character`]); the evaluators' memory comes on top
@@ -166,7 +168,12 @@ impl Crowd {
 
     pub(super) fn locate(&self, h: CharacterHandle) -> Result<(usize, usize), StateError> {
         if h.crowd != self.tag {
-            return Err(StateError::ForeignHandle { index: h.index, generation: h.generation, handle_crowd: h.crowd, crowd: self.tag });
+            return Err(StateError::ForeignHandle {
+                index: h.index,
+                generation: h.generation,
+                handle_crowd: h.crowd,
+                crowd: self.tag,
+            });
         }
         match self.slots.get(h.index as usize) {
             Some(s) if s.live && s.generation == h.generation => Ok((s.group as usize, s.row as usize)),
@@ -271,9 +278,17 @@ impl Crowd {
     /// [`StateError::WrongGraph`], [`StateError::NonFiniteValue`].
     pub fn set_float(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Float, handles, values.len(), |i| values[i], |v| (!v.is_finite()).then_some(v), |g, row, v| {
-            g.floats[col][row] = v;
-        })
+        self.batch(
+            param,
+            ParamKind::Float,
+            handles,
+            values.len(),
+            |i| values[i],
+            |v| (!v.is_finite()).then_some(v),
+            |g, row, v| {
+                g.floats[col][row] = v;
+            },
+        )
     }
 
     /// Sets an INTEGER parameter for many characters. All-or-nothing.
@@ -282,7 +297,15 @@ impl Crowd {
     /// As [`Crowd::set_float`], without the finiteness check.
     pub fn set_int(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[i32]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Int, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.ints[col][row] = v)
+        self.batch(
+            param,
+            ParamKind::Int,
+            handles,
+            values.len(),
+            |i| values[i],
+            |_| None,
+            |g, row, v| g.ints[col][row] = v,
+        )
     }
 
     /// Sets a BOOLEAN parameter for many characters. All-or-nothing.
@@ -291,7 +314,15 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn set_bool(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[bool]) -> Result<(), StateError> {
         let col = param.slot.column as usize;
-        self.batch(param, ParamKind::Bool, handles, values.len(), |i| values[i], |_| None, |g, row, v| g.bools[col][row] = v)
+        self.batch(
+            param,
+            ParamKind::Bool,
+            handles,
+            values.len(),
+            |i| values[i],
+            |_| None,
+            |g, row, v| g.bools[col][row] = v,
+        )
     }
 
     /// Sets a TRIGGER for many characters. It stays set until a taken transition whose
@@ -300,16 +331,29 @@ impl Crowd {
     ///
     /// # Errors
     /// As [`Crowd::set_int`].
-    pub fn set_trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) -> Result<(), StateError> {
+    pub fn set_trigger(
+        &mut self,
+        param: ParamId,
+        handles: &[CharacterHandle],
+        single_frame: bool,
+    ) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| single_frame, |_| None, |g, row, single| {
-            g.triggers[row] |= bit;
-            if single {
-                g.single_frame[row] |= bit;
-            } else {
-                g.single_frame[row] &= !bit;
-            }
-        })
+        self.batch(
+            param,
+            ParamKind::Trigger,
+            handles,
+            handles.len(),
+            |_| single_frame,
+            |_| None,
+            |g, row, single| {
+                g.triggers[row] |= bit;
+                if single {
+                    g.single_frame[row] |= bit;
+                } else {
+                    g.single_frame[row] &= !bit;
+                }
+            },
+        )
     }
 
     /// Clears a TRIGGER for many characters.
@@ -318,10 +362,18 @@ impl Crowd {
     /// As [`Crowd::set_int`].
     pub fn reset_trigger(&mut self, param: ParamId, handles: &[CharacterHandle]) -> Result<(), StateError> {
         let bit = 1u64 << (param.slot.column % 64);
-        self.batch(param, ParamKind::Trigger, handles, handles.len(), |_| (), |_| None, |g, row, ()| {
-            g.triggers[row] &= !bit;
-            g.single_frame[row] &= !bit;
-        })
+        self.batch(
+            param,
+            ParamKind::Trigger,
+            handles,
+            handles.len(),
+            |_| (),
+            |_| None,
+            |g, row, ()| {
+                g.triggers[row] &= !bit;
+                g.single_frame[row] &= !bit;
+            },
+        )
     }
 
     /// Sets one parameter of one character: the single-character form of the batch setters.
@@ -588,7 +640,8 @@ mod tests {
         let json = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "Idle" }],
             "transitions": [{ "from": "START", "to": "Idle" }] }] }"#;
         let graph = Arc::new(CompiledGraph::from_json(json).expect("the graph loads"));
-        let arch = Archetype::from_bindings(graph, &[("Idle", ClipBinding { clip: 0, duration_s: 1.0 })]).expect("the leaf binds");
+        let arch = Archetype::from_bindings(graph, &[("Idle", ClipBinding { clip: 0, duration_s: 1.0 })])
+            .expect("the leaf binds");
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(arch);
         (crowd, kind)
@@ -622,7 +675,9 @@ mod tests {
         let h = crowd.spawn(kind).unwrap();
         crowd.despawn(h).unwrap();
         // Stand in for a crowd that has handed out every slot index: only the free one is left.
-        crowd.slots.resize(MAX_CHARACTER_SLOTS as usize, Slot { generation: MAX_GENERATION, group: 0, row: 0, live: false });
+        crowd
+            .slots
+            .resize(MAX_CHARACTER_SLOTS as usize, Slot { generation: MAX_GENERATION, group: 0, row: 0, live: false });
         assert_eq!(crowd.spawnable(), 1);
         let again = crowd.spawn(kind).unwrap();
         assert_eq!(again.index, h.index);

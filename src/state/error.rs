@@ -105,7 +105,9 @@ pub enum StateError {
     },
     /// An animation event has an empty name, or a time that is not finite or lies outside
     /// the clip (`[0, duration]` of every leaf bound to it).
-    #[error("clip {clip} event {index} ({name:?}) at {time_s} s: {what} (leaf {path:?} plays the clip for {duration_s} s)")]
+    #[error(
+        "clip {clip} event {index} ({name:?}) at {time_s} s: {what} (leaf {path:?} plays the clip for {duration_s} s)"
+    )]
     BadEvent {
         /// The clip index.
         clip: u32,

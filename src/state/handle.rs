@@ -45,7 +45,9 @@ impl CharacterHandle {
     /// (`throng::capi`) or a save file.
     #[must_use]
     pub const fn to_bits(self) -> u64 {
-        (self.crowd as u64) << (INDEX_BITS + GENERATION_BITS) | (self.generation as u64) << INDEX_BITS | self.index as u64
+        (self.crowd as u64) << (INDEX_BITS + GENERATION_BITS)
+            | (self.generation as u64) << INDEX_BITS
+            | self.index as u64
     }
 
     /// The handle [`CharacterHandle::to_bits`] gave. Any integer is accepted: one that names no

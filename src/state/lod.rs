@@ -55,7 +55,13 @@ impl Group {
         self.drop_due();
         let frame = self.lod_frame;
         self.lod_frame = frame.wrapping_add(1);
-        let columns = self.lod_rate.iter().zip(&self.lod_phase).zip(&mut self.lod_skipped).zip(&mut self.lod_elapsed_s).zip(&mut self.lod_due);
+        let columns = self
+            .lod_rate
+            .iter()
+            .zip(&self.lod_phase)
+            .zip(&mut self.lod_skipped)
+            .zip(&mut self.lod_elapsed_s)
+            .zip(&mut self.lod_due);
         for ((((&rate, &phase), skipped), elapsed_s), due) in columns {
             let rate = u32::from(rate);
             // Saturating: the skipped updates' dts (each finite) must not add up to infinity,

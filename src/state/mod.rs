@@ -47,7 +47,6 @@
 //! assert!(layer.transitioning);
 //! ```
 
-
 mod archetype;
 mod columns;
 mod crowd;
@@ -58,9 +57,9 @@ mod step;
 
 pub use archetype::{AnimationEvent, Archetype, ClipBinding, EventId};
 pub use columns::CHARACTERS_PER_CHUNK;
-pub use crowd::{CharacterBytes, Crowd, LayerReadback};
 use crowd::Slot;
+pub use crowd::{CharacterBytes, Crowd, LayerReadback};
 pub use error::StateError;
-pub use handle::{ArchetypeId, CharacterHandle, ParamId, MAX_CHARACTER_SLOTS, MAX_GENERATION};
+pub use handle::{ArchetypeId, CharacterHandle, MAX_CHARACTER_SLOTS, MAX_GENERATION, ParamId};
 pub use lod::UPDATE_RATES;
 pub use step::MAX_EVENTS_PER_LAYER_UPDATE;

@@ -17,8 +17,8 @@ use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
-    CompiledGraph, Inertialization, Interruption, MotionNode, NO_INDEX, ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
-    MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE,
+    CompiledGraph, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
+    ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -85,7 +85,9 @@ impl ParamView<'_> {
                 if v.is_nan() { 0.0 } else { v }
             }
             ParamKind::Int => self.ints.get(col).and_then(|c| c.get(self.row)).map_or(0.0, |&v| v as f32),
-            ParamKind::Bool => f32::from(u8::from(self.bools.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(false))),
+            ParamKind::Bool => {
+                f32::from(u8::from(self.bools.get(col).and_then(|c| c.get(self.row)).copied().unwrap_or(false)))
+            }
             ParamKind::Trigger => f32::from(u8::from(triggers >> (col % 64) & 1 == 1)),
         }
     }
@@ -290,12 +292,21 @@ pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<
 /// state `start` at its beginning, no transition, as the state step would write it for a clock
 /// that has not run. Without it a character evaluated between its spawn and the next update
 /// would show the rig's rest pose for a frame.
-pub(crate) fn start_program(arch: &Archetype, layer: usize, start: usize, params: &ParamView<'_>, triggers: u64, first_sample: u32, samples: &mut [ClipSample]) -> LayerProgram {
+pub(crate) fn start_program(
+    arch: &Archetype,
+    layer: usize,
+    start: usize,
+    params: &ParamView<'_>,
+    triggers: u64,
+    first_sample: u32,
+    samples: &mut [ClipSample],
+) -> LayerProgram {
     let g = &*arch.graph;
     let mut scratch = Scratch::new();
     let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
     leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
-    let num_target = write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
+    let num_target =
+        write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
     LayerProgram {
         first_sample,
         num_target,
@@ -371,7 +382,8 @@ pub(crate) fn step_layer(
     let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
     let active_from = (*slot.loops, *slot.phase);
-    let active_clock = advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
+    let active_clock =
+        advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
 
     // 2. The transition in flight. A frozen snapshot's source state is not sampled, but with
     // events its clock runs all the same, so its events fire as a crossfade's would; exit-time
@@ -447,20 +459,36 @@ pub(crate) fn step_layer(
         let (active_share, source_share) = if taken.is_some() {
             // The state left (and a source still in flight) played this update as the last
             // pose showed them: the program is still the last update's.
-            let (active, source) = shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress);
+            let (active, source) =
+                shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress);
             (active, if in_flight.is_some() { source } else { 0.0 })
         } else if let Some(tr) = in_flight {
             let progress = (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0);
             let inertialized = matches!(tr.switch, SwitchMode::Inertialize(_));
-            if inertialized { (1.0, 1.0 - progress) } else { let w = tr.easing.apply(progress); (w, 1.0 - w) }
+            if inertialized {
+                (1.0, 1.0 - progress)
+            } else {
+                let w = tr.easing.apply(progress);
+                (w, 1.0 - w)
+            }
         } else {
             (1.0, 0.0)
         };
         let entered = *slot.flags & FLAG_ENTERED != 0;
-        let played = Played { from: active_from, to: (*slot.loops, *slot.phase), inclusive: entered, share: active_share * layer_weight };
+        let played = Played {
+            from: active_from,
+            to: (*slot.loops, *slot.phase),
+            inclusive: entered,
+            share: active_share * layer_weight,
+        };
         fire_events(arch, layer, active, active_w, played, events);
         if in_flight.is_some() && *slot.previous != NO_INDEX {
-            let played = Played { from: src_from, to: (*slot.src_loops, *slot.src_phase), inclusive: false, share: source_share * layer_weight };
+            let played = Played {
+                from: src_from,
+                to: (*slot.src_loops, *slot.src_phase),
+                inclusive: false,
+                share: source_share * layer_weight,
+            };
             fire_events(arch, layer, *slot.previous as usize, src_w, played, events);
         }
     }
@@ -475,9 +503,16 @@ pub(crate) fn step_layer(
         let tr = &g.transitions[t as usize];
         *consumed |= used;
         switched = true;
-        let duration_s = if tr.normalized { normalized_duration_s(tr.duration, active_rate, active_state.speed) } else { tr.duration };
+        let duration_s = if tr.normalized {
+            normalized_duration_s(tr.duration, active_rate, active_state.speed)
+        } else {
+            tr.duration
+        };
         let cut = duration_s <= 0.0
-            || matches!(tr.switch, SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 }));
+            || matches!(
+                tr.switch,
+                SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 })
+            );
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
         *slot.flags |= FLAG_ENTERED;
@@ -510,7 +545,8 @@ pub(crate) fn step_layer(
             leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
         }
         program.transition = t as u32;
-        (program.mode, program.decay_s) = if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
+        (program.mode, program.decay_s) =
+            if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
     }
     // Animation LOD never defers a switch: a character that switches on an update it would have
     // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
@@ -556,7 +592,12 @@ pub(crate) fn step_layer(
     let num_target = write_samples(arch, a, active_w, target, samples);
     let rest = num_target as usize..samples.len();
     let num_secondary = if source_state {
-        let source = Side { phase: *slot.src_phase, loops: *slot.src_loops, advance: src_clock.now - src_clock.before, share: 1.0 - target_weight };
+        let source = Side {
+            phase: *slot.src_phase,
+            loops: *slot.src_loops,
+            advance: src_clock.now - src_clock.before,
+            share: 1.0 - target_weight,
+        };
         write_samples(arch, *slot.previous as usize, src_w, source, &mut samples[rest])
     } else if let Some(back) = step_back {
         let looping = g.states[a].looping;
@@ -614,7 +655,13 @@ impl LeafEvents {
     /// The record for events `range` of a leaf whose clip lasts `duration_s` (> 0, as bound).
     pub(crate) fn new(range: std::ops::Range<u32>, duration_s: f32, seconds_per_progress: f32) -> Self {
         let duration_s = f64::from(duration_s);
-        Self { start: range.start, end: range.end, duration_s, inv_duration: 1.0 / duration_s, seconds_per_progress: f64::from(seconds_per_progress) }
+        Self {
+            start: range.start,
+            end: range.end,
+            duration_s,
+            inv_duration: 1.0 / duration_s,
+            seconds_per_progress: f64::from(seconds_per_progress),
+        }
     }
 }
 
@@ -643,7 +690,14 @@ pub(crate) fn seconds_per_progress(arch: &Archetype, state: usize, leaf: usize) 
 /// clamps at its end). Played backwards, clip time is `duration − played`. Each event is
 /// reported once, with the number of loops in which the interval crossed it, in the order of
 /// its first crossing: the work is one pass over the clip's events, whatever the step.
-fn fire_events(arch: &Archetype, layer: usize, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], played: Played, sink: &mut EventSink<'_>) {
+fn fire_events(
+    arch: &Archetype,
+    layer: usize,
+    state: usize,
+    weights: &[f32; MAX_BLEND_CHILDREN],
+    played: Played,
+    sink: &mut EventSink<'_>,
+) {
     let st = &arch.graph.states[state];
     let threshold = arch.event_weight_threshold;
     let reverse = st.speed < 0.0;
@@ -766,7 +820,13 @@ struct Side {
 
 /// Writes a state's non-zero-weight clips; returns how many.
 #[inline]
-fn write_samples(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], side: Side, out: &mut [ClipSample]) -> u32 {
+fn write_samples(
+    arch: &Archetype,
+    state: usize,
+    weights: &[f32; MAX_BLEND_CHILDREN],
+    side: Side,
+    out: &mut [ClipSample],
+) -> u32 {
     let st = &arch.graph.states[state];
     let Side { phase, loops, advance, share } = side;
     let mut n = 0;
@@ -802,11 +862,15 @@ fn program_mode(switch: SwitchMode, duration_s: f32) -> (u32, f32) {
         SwitchMode::Cut => program::SwitchMode::Cut,
         SwitchMode::Frozen => program::SwitchMode::Frozen,
         SwitchMode::Crossfade => program::SwitchMode::Crossfade,
-        SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false }) => program::SwitchMode::InertializeQuintic,
+        SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false }) => {
+            program::SwitchMode::InertializeQuintic
+        }
         SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: true }) => {
             program::SwitchMode::InertializeQuinticOvershootControl
         }
-        SwitchMode::Inertialize(Inertialization::Spring { halflife_s }) => return (program::SwitchMode::InertializeSpring as u32, halflife_s),
+        SwitchMode::Inertialize(Inertialization::Spring { halflife_s }) => {
+            return (program::SwitchMode::InertializeSpring as u32, halflife_s);
+        }
     };
     (mode as u32, duration_s)
 }

@@ -11,21 +11,13 @@ pub const GPU_TOLERANCE: f32 = 1e-4;
 /// The larger of `a` and `b`, NaN when either is.
 #[must_use]
 pub fn nan_max(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.max(b)
-    }
+    if a.is_nan() || b.is_nan() { f32::NAN } else { a.max(b) }
 }
 
 /// The smaller of `a` and `b`, NaN when either is.
 #[must_use]
 pub fn nan_min(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.min(b)
-    }
+    if a.is_nan() || b.is_nan() { f32::NAN } else { a.min(b) }
 }
 
 /// The largest of `values` (distances, differences: 0 when there are none), NaN when any is.
@@ -48,7 +40,14 @@ pub fn worst_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 /// of `joints` joints of `floats_per_joint` floats. A failure names `what`, the character, the
 /// joint, the first float out of tolerance, and both joints' floats; a NaN on either side fails.
 #[track_caller]
-pub fn assert_matrices_close(expected: &[f32], got: &[f32], floats_per_joint: usize, joints: usize, tolerance: f32, what: &str) {
+pub fn assert_matrices_close(
+    expected: &[f32],
+    got: &[f32],
+    floats_per_joint: usize,
+    joints: usize,
+    tolerance: f32,
+    what: &str,
+) {
     assert_matrices_close_with(expected, got, floats_per_joint, joints, tolerance, what, |_| String::new());
 }
 
@@ -68,7 +67,11 @@ pub fn assert_matrices_close_with(
     assert_eq!(expected.len(), got.len(), "{what}: {} floats expected, {} got", expected.len(), got.len());
     // `chunks_exact` would leave a partial character's floats uncompared.
     let per_character = floats_per_joint * joints;
-    assert!(expected.len().is_multiple_of(per_character), "{what}: {} floats are not whole characters of {joints} × {floats_per_joint}", expected.len());
+    assert!(
+        expected.len().is_multiple_of(per_character),
+        "{what}: {} floats are not whole characters of {joints} × {floats_per_joint}",
+        expected.len()
+    );
     for (k, (e, g)) in expected.chunks_exact(floats_per_joint).zip(got.chunks_exact(floats_per_joint)).enumerate() {
         let error = worst_abs_diff(e, g);
         if error <= tolerance {

@@ -32,11 +32,19 @@ pub fn gpu() -> Option<GpuContext> {
 pub fn gpu_with_limits(restrict: impl FnOnce(&mut wgpu::Limits)) -> Option<(wgpu::Device, wgpu::Queue)> {
     gpu()?;
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
-    let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None)).expect("gpu() found an adapter");
+    let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(&instance, None))
+        .expect("gpu() found an adapter");
     let mut limits = adapter.limits();
     restrict(&mut limits);
-    let descriptor = wgpu::DeviceDescriptor { label: Some("throng.tests.restricted"), required_limits: limits, ..Default::default() };
-    Some(pollster::block_on(adapter.request_device(&descriptor)).expect("limits no better than the adapter's are granted"))
+    let descriptor = wgpu::DeviceDescriptor {
+        label: Some("throng.tests.restricted"),
+        required_limits: limits,
+        ..Default::default()
+    };
+    Some(
+        pollster::block_on(adapter.request_device(&descriptor))
+            .expect("limits no better than the adapter's are granted"),
+    )
 }
 
 /// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains (parent `j - 1`) and
@@ -64,7 +72,12 @@ pub fn test_rig(num_joints: usize) -> Rig {
 
 /// Sets `samples` per character on a crowd built with `GpuCrowd::new`, evaluates, and reads
 /// the output back.
-pub fn frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ranges: &[std::ops::Range<u32>]) -> Vec<f32> {
+pub fn frame(
+    gpu: &GpuContext,
+    crowd: &mut GpuCrowd,
+    samples: &[ClipSample],
+    ranges: &[std::ops::Range<u32>],
+) -> Vec<f32> {
     crowd.set_samples(samples, ranges).expect("valid programs");
     encode_and_read(&gpu.device, &gpu.queue, crowd)
 }
@@ -78,7 +91,13 @@ pub fn encode_and_read(device: &wgpu::Device, queue: &wgpu::Queue, crowd: &GpuCr
 }
 
 /// One layered frame on the GPU: the programs set, encoded, submitted and read back.
-pub fn layered_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], programs: &[LayerProgram], dt_s: f32) -> Vec<f32> {
+pub fn layered_frame(
+    gpu: &GpuContext,
+    crowd: &mut GpuCrowd,
+    samples: &[ClipSample],
+    programs: &[LayerProgram],
+    dt_s: f32,
+) -> Vec<f32> {
     crowd.set_frame(samples, programs, dt_s).expect("valid programs");
     encode_and_read(&gpu.device, &gpu.queue, crowd)
 }

@@ -16,9 +16,9 @@ pub mod examples;
 pub mod files;
 
 use glam::{Quat, Vec3};
-use throng::graph::{CompiledGraph, GraphError, GraphProblem};
-use throng::trace::{run_script, TraceLine};
 use throng::Transform;
+use throng::graph::{CompiledGraph, GraphError, GraphProblem};
+use throng::trace::{TraceLine, run_script};
 
 /// A one-layer graph in PlayCanvas's runtime form.
 pub fn graph(states: &str, transitions: &str, parameters: &str) -> String {

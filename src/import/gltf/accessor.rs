@@ -52,7 +52,9 @@ pub(super) fn read_accessor(
     };
     let type_ok = match accept {
         Accept::Float => data_type == DataType::F32,
-        Accept::FloatOrNormalized(ints) => data_type == DataType::F32 || (accessor.normalized() && ints.contains(&data_type)),
+        Accept::FloatOrNormalized(ints) => {
+            data_type == DataType::F32 || (accessor.normalized() && ints.contains(&data_type))
+        }
         Accept::Unsigned(ints) => ints.contains(&data_type),
     };
     if !type_ok || accessor.dimensions() != dims {
@@ -70,11 +72,8 @@ pub(super) fn read_accessor(
     let out_of_range = |what: String| GltfError::AccessorOutOfRange { accessor: index, what };
     let buffer_index = view.buffer().index();
     let buffer = buffers.get(buffer_index).map_or(&[][..], Vec::as_slice);
-    let view_bytes = view
-        .offset()
-        .checked_add(view.length())
-        .and_then(|end| buffer.get(view.offset()..end))
-        .ok_or_else(|| {
+    let view_bytes =
+        view.offset().checked_add(view.length()).and_then(|end| buffer.get(view.offset()..end)).ok_or_else(|| {
             out_of_range(format!(
                 "buffer view {} spans bytes {}..{} of buffer {buffer_index}, which has {} bytes",
                 view.index(),
@@ -88,7 +87,10 @@ pub(super) fn read_accessor(
     let element_size = num_components * comp_size;
     let stride = view.stride().unwrap_or(element_size);
     if stride < element_size {
-        return Err(out_of_range(format!("buffer view {} stride {stride} is below the element size {element_size}", view.index())));
+        return Err(out_of_range(format!(
+            "buffer view {} stride {stride} is below the element size {element_size}",
+            view.index()
+        )));
     }
     let count = accessor.count();
     if count == 0 {

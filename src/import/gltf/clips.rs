@@ -6,7 +6,7 @@ use glam::Quat;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 
-use super::accessor::{read_accessor, vec3s, Accept};
+use super::accessor::{Accept, read_accessor, vec3s};
 use super::rig::SkinRig;
 use super::{GltfError, GltfOptions};
 use crate::clip::{Clip, ClipEvent, Interpolation, JointTracks, Track};
@@ -52,7 +52,8 @@ fn add_animation_tracks(
         let jt = &mut tracks[joint];
         match property {
             Property::Translation | Property::Scale => {
-                let values = vec3s(&read_accessor(buffers, &output, &|| what("vector"), Dimensions::Vec3, Accept::Float)?);
+                let values =
+                    vec3s(&read_accessor(buffers, &output, &|| what("vector"), Dimensions::Vec3, Accept::Float)?);
                 if property == Property::Translation {
                     let values = values
                         .iter()
@@ -67,7 +68,13 @@ fn add_animation_tracks(
             }
             Property::Rotation => {
                 const INTS: &[DataType] = &[DataType::I8, DataType::U8, DataType::I16, DataType::U16];
-                let flat = read_accessor(buffers, &output, &|| what("rotation"), Dimensions::Vec4, Accept::FloatOrNormalized(INTS))?;
+                let flat = read_accessor(
+                    buffers,
+                    &output,
+                    &|| what("rotation"),
+                    Dimensions::Vec4,
+                    Accept::FloatOrNormalized(INTS),
+                )?;
                 let values = flat.chunks_exact(4).map(|q| baked.rotation * Quat::from_slice(q)).collect();
                 jt.rotation = Some(Track { times_s, values, interpolation });
             }
@@ -95,14 +102,25 @@ fn animation_events(animation: &gltf::Animation, out: &mut Vec<ClipEvent>) -> Re
     };
     let list = events.as_array().ok_or_else(|| bad(String::new(), "expected an array of events"))?;
     for (i, e) in list.iter().enumerate() {
-        let name = e.get("name").and_then(serde_json::Value::as_str).ok_or_else(|| bad(format!("[{i}].name"), "expected a string"))?;
-        let time_s = e.get("time").and_then(serde_json::Value::as_f64).ok_or_else(|| bad(format!("[{i}].time"), "expected a number of seconds"))?;
+        let name = e
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| bad(format!("[{i}].name"), "expected a string"))?;
+        let time_s = e
+            .get("time")
+            .and_then(serde_json::Value::as_f64)
+            .ok_or_else(|| bad(format!("[{i}].time"), "expected a number of seconds"))?;
         out.push(ClipEvent::new(name, time_s as f32));
     }
     Ok(())
 }
 
-pub(super) fn build_clips(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, options: &GltfOptions) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
+pub(super) fn build_clips(
+    doc: &gltf::Document,
+    buffers: &[Vec<u8>],
+    skin: &SkinRig,
+    options: &GltfOptions,
+) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
     let num_joints = skin.rig.num_joints();
     let name_of = |a: &gltf::Animation| a.name().map_or_else(|| format!("animation{}", a.index()), str::to_owned);
     let make = |name: String, tracks: &[JointTracks], events: Vec<ClipEvent>| {

@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 
 use gltf::mesh::Semantic;
 
-use super::uri::{percent_decode, resolve_inside_roots};
 use super::GltfError;
-use crate::import::{open_regular_file, FileError, MAX_FILE_BYTES};
+use super::uri::{percent_decode, resolve_inside_roots};
+use crate::import::{FileError, MAX_FILE_BYTES, open_regular_file};
 
 /// Indices and names gltf 1.4 trusts without checking, each found by fuzzing: its validation
 /// reads a primitive's POSITION accessor before checking that it exists, and it never validates
@@ -24,7 +24,11 @@ pub(super) fn check_unvalidated_indices(root: &gltf::json::Root) -> Result<(), G
                 return Err(GltfError::BadPrimitive {
                     mesh,
                     primitive,
-                    what: format!("POSITION names accessor {}, but the file has {}", index.value(), root.accessors.len()),
+                    what: format!(
+                        "POSITION names accessor {}, but the file has {}",
+                        index.value(),
+                        root.accessors.len()
+                    ),
                 });
             }
         }
@@ -33,7 +37,8 @@ pub(super) fn check_unvalidated_indices(root: &gltf::json::Root) -> Result<(), G
         for (channel, c) in a.channels.iter().enumerate() {
             let at = format!("animation {animation} channel {channel}");
             if c.target.node.value() >= root.nodes.len() {
-                let message = format!("{at} targets node {}, but the file has {} nodes", c.target.node.value(), root.nodes.len());
+                let message =
+                    format!("{at} targets node {}, but the file has {} nodes", c.target.node.value(), root.nodes.len());
                 return Err(GltfError::Parse { message });
             }
             if matches!(c.target.path, Checked::Invalid) {
@@ -122,7 +127,12 @@ pub(super) fn split_glb(file: &[u8]) -> Result<(&[u8], Option<&[u8]>), GltfError
 
 /// Loads every buffer, each cut to its declared `byteLength`. Every buffer is checked before
 /// any is read, so the bytes read in all never pass [`MAX_FILE_BYTES`] whatever the JSON lists.
-pub(super) fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: Option<&Path>, extra_roots: &[PathBuf]) -> Result<Vec<Vec<u8>>, GltfError> {
+pub(super) fn load_buffers(
+    doc: &gltf::Document,
+    bin: Option<&[u8]>,
+    base_dir: Option<&Path>,
+    extra_roots: &[PathBuf],
+) -> Result<Vec<Vec<u8>>, GltfError> {
     let mut total_bytes: u64 = 0;
     for buffer in doc.buffers() {
         if buffer.index() != 0 && matches!(buffer.source(), gltf::buffer::Source::Bin) {
@@ -163,19 +173,31 @@ pub(super) fn load_buffers(doc: &gltf::Document, bin: Option<&[u8]>, base_dir: O
 
 /// A buffer's bytes from a data URI, or at most `declared_bytes` of the file a relative URI
 /// names (never more, so a huge file costs no more than its declared part).
-fn load_uri(buffer: usize, uri: &str, declared_bytes: usize, base_dir: Option<&Path>, extra_roots: &[PathBuf]) -> Result<Vec<u8>, GltfError> {
+fn load_uri(
+    buffer: usize,
+    uri: &str,
+    declared_bytes: usize,
+    base_dir: Option<&Path>,
+    extra_roots: &[PathBuf],
+) -> Result<Vec<u8>, GltfError> {
     let unsupported = |why| GltfError::UnsupportedUri { buffer, uri: uri.chars().take(64).collect(), why };
     if let Some(rest) = uri.strip_prefix("data:") {
-        let (_, payload) = rest.split_once(";base64,").ok_or_else(|| unsupported("only base64 data URIs are supported"))?;
+        let (_, payload) =
+            rest.split_once(";base64,").ok_or_else(|| unsupported("only base64 data URIs are supported"))?;
         return decode_base64(payload.as_bytes()).map_err(|position| GltfError::Base64 { buffer, position });
     }
     if uri.contains("://") {
         return Err(unsupported("only relative file names and data URIs are supported"));
     }
-    let decoded = percent_decode(uri).ok_or_else(|| unsupported("malformed percent-encoding (or not UTF-8 once decoded)"))?;
+    let decoded =
+        percent_decode(uri).ok_or_else(|| unsupported("malformed percent-encoding (or not UTF-8 once decoded)"))?;
     let relative = Path::new(&decoded);
     if relative.components().any(|c| matches!(c, Component::RootDir | Component::Prefix(_))) {
-        return Err(GltfError::UriOutsideRoot { buffer, uri: uri.chars().take(64).collect(), path: relative.to_owned() });
+        return Err(GltfError::UriOutsideRoot {
+            buffer,
+            uri: uri.chars().take(64).collect(),
+            path: relative.to_owned(),
+        });
     }
     let base_dir = base_dir.ok_or_else(|| unsupported("an external file needs a base folder"))?;
     let path = resolve_inside_roots(buffer, uri, relative, base_dir, extra_roots)?;

@@ -140,7 +140,9 @@ pub enum GltfError {
         num_skins: usize,
     },
     /// The inverse bind matrix accessor holds fewer matrices than the skin has joints.
-    #[error("skin {skin} has {joints} joints but its inverseBindMatrices accessor {accessor} holds {matrices} matrices")]
+    #[error(
+        "skin {skin} has {joints} joints but its inverseBindMatrices accessor {accessor} holds {matrices} matrices"
+    )]
     InverseBindCount {
         /// The skin index.
         skin: usize,
@@ -161,7 +163,9 @@ pub enum GltfError {
     },
     /// A non-joint node above a joint has non-uniform scale, which cannot be baked into the
     /// joint's translation, rotation and scale.
-    #[error("node {node} (above joint node {joint_node}) has non-uniform scale {scale:?}, which cannot be baked into the joint")]
+    #[error(
+        "node {node} (above joint node {joint_node}) has non-uniform scale {scale:?}, which cannot be baked into the joint"
+    )]
     NonUniformScale {
         /// The offending ancestor node.
         node: usize,

@@ -4,13 +4,19 @@ use glam::Vec3;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::{Mode, Semantic};
 
-use super::accessor::{read_accessor, vec3s, Accept};
-use super::rig::SkinRig;
 use super::GltfError;
+use super::accessor::{Accept, read_accessor, vec3s};
+use super::rig::SkinRig;
 use crate::mesh::SkinnedMesh;
 
-pub(super) fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinRig, skin_index: usize) -> Result<Option<SkinnedMesh>, GltfError> {
-    let Some(mesh) = doc.nodes().filter(|n| n.skin().is_some_and(|s| s.index() == skin_index)).find_map(|n| n.mesh()) else {
+pub(super) fn build_mesh(
+    doc: &gltf::Document,
+    buffers: &[Vec<u8>],
+    skin: &SkinRig,
+    skin_index: usize,
+) -> Result<Option<SkinnedMesh>, GltfError> {
+    let Some(mesh) = doc.nodes().filter(|n| n.skin().is_some_and(|s| s.index() == skin_index)).find_map(|n| n.mesh())
+    else {
         return Ok(None);
     };
     let mesh_index = mesh.index();
@@ -20,16 +26,30 @@ pub(super) fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinR
         let prim = primitive.index();
         let bad = |what: String| GltfError::BadPrimitive { mesh: mesh_index, primitive: prim, what };
         let attribute = |semantic: Semantic, label: &'static str| {
-            primitive.get(&semantic).ok_or(GltfError::MissingAttribute { mesh: mesh_index, primitive: prim, semantic: label })
+            primitive.get(&semantic).ok_or(GltfError::MissingAttribute {
+                mesh: mesh_index,
+                primitive: prim,
+                semantic: label,
+            })
         };
         let label = |s: &'static str| move || format!("mesh {mesh_index} primitive {prim} {s}");
-        let positions = vec3s(&read_accessor(buffers, &attribute(Semantic::Positions, "POSITION")?, &label("POSITION"), Dimensions::Vec3, Accept::Float)?);
+        let positions = vec3s(&read_accessor(
+            buffers,
+            &attribute(Semantic::Positions, "POSITION")?,
+            &label("POSITION"),
+            Dimensions::Vec3,
+            Accept::Float,
+        )?);
         let num_vertices = positions.len();
         if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
             return Err(bad(format!("POSITION of vertex {v} is not finite")));
         }
         let check_len = |what: &str, n: usize| {
-            if n == num_vertices { Ok(()) } else { Err(bad(format!("{what} has {n} entries for {num_vertices} positions"))) }
+            if n == num_vertices {
+                Ok(())
+            } else {
+                Err(bad(format!("{what} has {n} entries for {num_vertices} positions")))
+            }
         };
         let joints = read_accessor(
             buffers,
@@ -48,10 +68,16 @@ pub(super) fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinR
         )?;
         check_len("WEIGHTS_0", weights.len() / 4)?;
         let indices: Vec<u32> = match primitive.indices() {
-            Some(a) => read_accessor(buffers, &a, &label("indices"), Dimensions::Scalar, Accept::Unsigned(&[DataType::U8, DataType::U16, DataType::U32]))?
-                .into_iter()
-                .map(|i| i as u32)
-                .collect(),
+            Some(a) => read_accessor(
+                buffers,
+                &a,
+                &label("indices"),
+                Dimensions::Scalar,
+                Accept::Unsigned(&[DataType::U8, DataType::U16, DataType::U32]),
+            )?
+            .into_iter()
+            .map(|i| i as u32)
+            .collect(),
             None => (0..num_vertices as u32).collect(),
         };
         if !indices.len().is_multiple_of(3) {
@@ -75,7 +101,10 @@ pub(super) fn build_mesh(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &SkinR
             let mut rig_joints = [0u16; 4];
             for (slot, &skin_joint) in j.iter().enumerate() {
                 rig_joints[slot] = *skin.rig_joint_of_skin.get(skin_joint as usize).ok_or_else(|| {
-                    bad(format!("vertex {vertex} JOINTS_0 names skin joint {skin_joint}; the skin has {}", skin.rig_joint_of_skin.len()))
+                    bad(format!(
+                        "vertex {vertex} JOINTS_0 names skin joint {skin_joint}; the skin has {}",
+                        skin.rig_joint_of_skin.len()
+                    ))
                 })?;
             }
             let w = [w[0].max(0.0), w[1].max(0.0), w[2].max(0.0), w[3].max(0.0)];

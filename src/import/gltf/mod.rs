@@ -58,7 +58,7 @@ mod uri;
 
 use std::path::{Path, PathBuf};
 
-use super::{read_regular_file, MAX_FILE_BYTES};
+use super::{MAX_FILE_BYTES, read_regular_file};
 use crate::clip::Clip;
 use crate::mesh::SkinnedMesh;
 use crate::rig::Rig;
@@ -136,9 +136,14 @@ pub fn load_gltf(path: &Path, options: &GltfOptions) -> Result<GltfAsset, GltfEr
 /// Loads glTF JSON or GLB bytes. External buffer URIs are resolved against `base_dir` and must
 /// stay inside it or [`GltfOptions::extra_roots`]; with `None` only data URIs and the GLB BIN
 /// chunk can be loaded.
-pub fn load_gltf_from_slice(bytes: &[u8], base_dir: Option<&Path>, options: &GltfOptions) -> Result<GltfAsset, GltfError> {
+pub fn load_gltf_from_slice(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    options: &GltfOptions,
+) -> Result<GltfAsset, GltfError> {
     let (json, bin) = if bytes.starts_with(b"glTF") { split_glb(bytes)? } else { (bytes, None) };
-    let root: gltf::json::Root = gltf::json::deserialize::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
+    let root: gltf::json::Root =
+        gltf::json::deserialize::from_slice(json).map_err(|e| GltfError::Parse { message: e.to_string() })?;
     check_unvalidated_indices(&root)?;
     let document = gltf::Document::from_json(root).map_err(|e| GltfError::Parse { message: e.to_string() })?;
     let buffers = load_buffers(&document, bin, base_dir, &options.extra_roots)?;

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use glam::{Mat4, Quat, Vec3};
 use gltf::accessor::Dimensions;
 
-use super::accessor::{read_accessor, Accept};
 use super::GltfError;
+use super::accessor::{Accept, read_accessor};
 use crate::rig::{Rig, RigError, Transform};
 
 /// A similarity transform (uniform scale), the part of a node's ancestors baked into a joint.
@@ -22,11 +22,7 @@ impl Similarity {
 
     /// `self * child`, where `child` has uniform scale `s`.
     fn then(&self, t: Vec3, r: Quat, s: f32) -> Self {
-        Self {
-            translation: self.point(t),
-            rotation: (self.rotation * r).normalize(),
-            scale: self.scale * s,
-        }
+        Self { translation: self.point(t), rotation: (self.rotation * r).normalize(), scale: self.scale * s }
     }
 
     pub(super) fn point(&self, p: Vec3) -> Vec3 {
@@ -56,7 +52,9 @@ fn node_parents(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
     let mut parents = vec![None; doc.nodes().len()];
     for node in doc.nodes() {
         for child in node.children() {
-            let slot = parents.get_mut(child.index()).ok_or(GltfError::Hierarchy { node: child.index(), what: "child index out of range" })?;
+            let slot = parents
+                .get_mut(child.index())
+                .ok_or(GltfError::Hierarchy { node: child.index(), what: "child index out of range" })?;
             if child.index() == node.index() {
                 return Err(GltfError::Hierarchy { node: node.index(), what: "node is its own child" });
             }
@@ -100,7 +98,10 @@ pub(super) fn build_rig(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &gltf::
     let skin_nodes: Vec<usize> = skin.joints().map(|n| n.index()).collect();
     // Refused before the hierarchy walks below, whose cost grows with the joint count.
     if skin_nodes.len() > crate::MAX_JOINTS {
-        return Err(GltfError::Rig { skin: skin_index, source: RigError::TooManyJoints { num_joints: skin_nodes.len() } });
+        return Err(GltfError::Rig {
+            skin: skin_index,
+            source: RigError::TooManyJoints { num_joints: skin_nodes.len() },
+        });
     }
     let mut skin_pos_of_node: HashMap<usize, usize> = HashMap::with_capacity(skin_nodes.len());
     for (pos, &node) in skin_nodes.iter().enumerate() {
@@ -174,7 +175,13 @@ pub(super) fn build_rig(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &gltf::
     let inverse_bind = match skin.inverse_bind_matrices() {
         None => None,
         Some(accessor) => {
-            let flat = read_accessor(buffers, &accessor, &|| format!("skin {skin_index} inverseBindMatrices"), Dimensions::Mat4, Accept::Float)?;
+            let flat = read_accessor(
+                buffers,
+                &accessor,
+                &|| format!("skin {skin_index} inverseBindMatrices"),
+                Dimensions::Mat4,
+                Accept::Float,
+            )?;
             let matrices: Vec<Mat4> = flat.chunks_exact(16).map(Mat4::from_cols_slice).collect();
             if matrices.len() < skin_nodes.len() {
                 return Err(GltfError::InverseBindCount {
@@ -187,7 +194,8 @@ pub(super) fn build_rig(doc: &gltf::Document, buffers: &[Vec<u8>], skin: &gltf::
             Some(order.iter().map(|&pos| matrices[pos]).collect())
         }
     };
-    let rig = Rig::new(names, rig_parents, rest, inverse_bind).map_err(|source| GltfError::Rig { skin: skin_index, source })?;
+    let rig = Rig::new(names, rig_parents, rest, inverse_bind)
+        .map_err(|source| GltfError::Rig { skin: skin_index, source })?;
     Ok(SkinRig {
         rig,
         joint_nodes: order.iter().map(|&pos| skin_nodes[pos]).collect(),

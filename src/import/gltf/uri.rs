@@ -9,10 +9,17 @@ use super::GltfError;
 /// extra root (each compared once canonicalised). A `..` that leaves every root is refused
 /// before the file it names is looked at; the resolved path is then checked again, which
 /// catches symlinks.
-pub(super) fn resolve_inside_roots(buffer: usize, uri: &str, relative: &Path, base_dir: &Path, extra_roots: &[PathBuf]) -> Result<PathBuf, GltfError> {
+pub(super) fn resolve_inside_roots(
+    buffer: usize,
+    uri: &str,
+    relative: &Path,
+    base_dir: &Path,
+    extra_roots: &[PathBuf],
+) -> Result<PathBuf, GltfError> {
     let outside = |path: PathBuf| GltfError::UriOutsideRoot { buffer, uri: uri.chars().take(64).collect(), path };
     let base = base_dir.canonicalize().map_err(|source| GltfError::Io { path: base_dir.to_owned(), source })?;
-    let roots: Vec<PathBuf> = std::iter::once(base.clone()).chain(extra_roots.iter().filter_map(|r| r.canonicalize().ok())).collect();
+    let roots: Vec<PathBuf> =
+        std::iter::once(base.clone()).chain(extra_roots.iter().filter_map(|r| r.canonicalize().ok())).collect();
     let inside = |path: &Path| roots.iter().any(|root| path.starts_with(root));
     let lexical = normalize_lexically(&base.join(relative));
     if !inside(&lexical) {
