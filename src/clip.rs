@@ -8,6 +8,9 @@
 //! A clip's frames are stored at full precision, or compact ([`Clip::compress`], the
 //! [`compact`] module, `docs/compression.md`): both evaluators then decode the joints they
 //! sample straight from the compact data.
+//!
+//! This file is long on purpose (about 850 lines of code, then its unit tests): resampling and
+//! sampling share the frame-major layout they define; the compact encoding lives in `compact`.
 
 pub mod compact;
 

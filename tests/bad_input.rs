@@ -2,6 +2,9 @@
 //! of the API gets its documented typed error, a message that says where, and no panic; refused
 //! evaluation jobs leave their output untouched, and extreme-but-valid inputs give finite output
 //! on both evaluators (the GPU's where an adapter exists).
+//!
+//! This file is long on purpose (about 1,600 lines): it is the bad-input matrix of `docs/errors.md`,
+//! one test per row, kept in one place so that a row missing a test shows.
 
 // One character's sample range in a slice is exactly what the evaluation jobs take.
 #![allow(clippy::single_range_in_vec_init)]

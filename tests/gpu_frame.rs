@@ -6,6 +6,10 @@
 //!
 //! Tests that need an adapter skip with a message when there is none, unless
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+//!
+//! This file is long on purpose (about 1,000 lines): its scenarios (the scripted layer sequences,
+//! the every-mode graph) are shared by the stage, fused, chunked and device-limit comparisons, so a
+//! new comparison is written beside them and reuses every scenario.
 
 use glam::{Quat, Vec3};
 use throng::eval::EvalError;

@@ -5,6 +5,9 @@
 //! problems as it meets them; a second pass sorts transitions into per-state candidate lists
 //! and looks for zero-duration cycles. Any problem discards the tables, so half-built entries
 //! never escape.
+//!
+//! This file is long on purpose (about 930 lines): validation and compilation are one pass that
+//! records every problem where it meets it, so the checks sit beside the table entries they guard.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

@@ -37,6 +37,10 @@
 //! names must sit on its CHANNELS line, and each frame normally sits on one line; a frame may
 //! wrap onto several lines, but must end at a line end, so that a frame with a value missing or
 //! one too many is reported at its own line rather than as a short last frame.
+//!
+//! This file is long on purpose (about 860 lines): it reads one file format top to bottom in the
+//! file's own order (hierarchy, then motion, then the conversion to a rig and a clip), and each
+//! part is short and only makes sense beside the others' line-numbered errors.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -12,6 +12,10 @@
 //! | 5 | the pose program and samples are written |
 //!
 //! Triggers consumed by any layer are cleared after the character's last layer.
+//!
+//! This file is long on purpose (about 870 lines): the table's five steps are one update, in the
+//! order that is the semantics, over the same per-layer columns; split by step, the order would live
+//! in no single place.
 
 use glam::Vec2;
 
