@@ -6,6 +6,9 @@ use crate::program::{ClipSample, LayerProgram};
 use super::columns::Group;
 use super::handle::next_crowd_tag;
 use super::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, ParamId, StateError, MAX_CHARACTER_SLOTS, MAX_GENERATION};
+// Only named in docs.
+#[cfg(doc)]
+use super::MAX_EVENTS_PER_LAYER_UPDATE;
 
 /// Bytes of CPU state per character of an archetype, by what holds them
 /// ([`Crowd::memory_per_character`]); the evaluators' memory comes on top
