@@ -10,6 +10,8 @@ use super::{CharacterHandle, StateError};
 // Only named in docs.
 #[cfg(doc)]
 use super::Crowd;
+#[cfg(doc)]
+use crate::program::ClipSample;
 
 /// The clip an archetype plays for one graph leaf (PlayCanvas's `assignAnimation`).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -8,6 +8,9 @@ use super::handle::next_crowd_tag;
 use super::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, MAX_CHARACTER_SLOTS, MAX_GENERATION, ParamId, StateError,
 };
+// Only named in docs.
+#[cfg(doc)]
+use super::MAX_EVENTS_PER_LAYER_UPDATE;
 
 /// Bytes of CPU state per character of an archetype, by what holds them
 /// ([`Crowd::memory_per_character`]); the evaluators' memory comes on top

@@ -1,5 +1,9 @@
 //! Why a state-step call was refused: [`StateError`].
 
+// Only named in docs.
+#[cfg(doc)]
+use super::{MAX_CHARACTER_SLOTS, UPDATE_RATES};
+
 /// Why a state-step call was refused. Nothing changes when one is returned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

@@ -4,6 +4,11 @@ use std::path::PathBuf;
 
 use crate::clip::ClipError;
 use crate::rig::RigError;
+// Only named in docs.
+#[cfg(doc)]
+use super::{GltfAsset, GltfOptions};
+#[cfg(doc)]
+use crate::import::MAX_FILE_BYTES;
 
 /// Why a glTF file could not be imported. Each variant names the buffer, accessor, skin, node or
 /// animation at fault.
