@@ -48,9 +48,9 @@
 //! ```
 
 use crate::clip::Clip;
-use crate::eval::EvalError;
 use crate::eval::frame::{EvalContext, FrameJob, FrameStats};
 use crate::eval::root_motion::RootDelta;
+use crate::eval::{EvalError, check_output_size};
 use crate::graph::ParamValue;
 use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
@@ -441,13 +441,7 @@ impl CrowdRuntime {
         let Self { crowd, archetypes, lod } = self;
         let entry = &mut archetypes[index];
         let characters = crowd.num_characters(id)?;
-        let (joints, floats_per_joint) = (entry.rig.num_joints(), layout.floats_per_joint());
-        let expected = characters * joints * floats_per_joint;
-        if matrices.len() != expected {
-            return Err(
-                EvalError::OutputSize { characters, joints, floats_per_joint, expected, got: matrices.len() }.into()
-            );
-        }
+        check_output_size(matrices.len(), characters, entry.rig.num_joints(), layout)?;
         entry.clips_sampled.resize(characters, 0);
         // With LOD the rows not due show their held matrices; a new layout holds none yet, so
         // every row is evaluated once in it, and holds them only once that evaluation succeeded.
@@ -456,7 +450,7 @@ impl CrowdRuntime {
             if !holds {
                 entry.held_layout = None;
             }
-            entry.held.resize(expected, 0.0);
+            entry.held.resize(matrices.len(), 0.0);
         }
         let job = FrameJob {
             rig: &entry.rig,

@@ -21,7 +21,7 @@ use super::layers::{MeshSpaceScratch, apply_additive, override_local, override_m
 use super::root_motion::{RootDelta, blend_root_delta, program_root_delta, remove_root_motion};
 use super::sample::sample_blend;
 use super::transition::{Inertia, LayerMemory, transition};
-use super::{CHARACTERS_PER_CHUNK, EvalError, local_to_model, skinning};
+use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, local_to_model, skinning};
 #[cfg(doc)]
 use crate::program::ProgramError;
 use crate::program::{
@@ -240,17 +240,7 @@ impl FrameJob<'_> {
                 context_characters: ctx.num_characters(),
             });
         }
-        let floats_per_joint = self.layout.floats_per_joint();
-        let expected = characters * joints * floats_per_joint;
-        if self.output.len() != expected {
-            return Err(EvalError::OutputSize {
-                characters,
-                joints,
-                floats_per_joint,
-                expected,
-                got: self.output.len(),
-            });
-        }
+        check_output_size(self.output.len(), characters, joints, self.layout)?;
         if !self.root_motion.is_empty() && self.root_motion.len() != characters {
             return Err(EvalError::RootMotionCount { got: self.root_motion.len(), characters });
         }

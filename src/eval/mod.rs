@@ -130,6 +130,23 @@ pub struct EvalCrowdJob<'a> {
     pub output: &'a mut [f32],
 }
 
+/// [`EvalError::OutputSize`] unless `got` floats hold `characters` × `joints` joints in
+/// `layout`: the one output check of every CPU job and of `runtime::CrowdRuntime::evaluate`.
+pub(crate) fn check_output_size(
+    got: usize,
+    characters: usize,
+    joints: usize,
+    layout: OutputLayout,
+) -> Result<(), EvalError> {
+    let floats_per_joint = layout.floats_per_joint();
+    let expected = characters * joints * floats_per_joint;
+    if got == expected {
+        Ok(())
+    } else {
+        Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got })
+    }
+}
+
 impl EvalCrowdJob<'_> {
     /// Checks the job, in this order:
     /// - every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`]);
@@ -140,18 +157,7 @@ impl EvalCrowdJob<'_> {
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         validate_clips(self.rig, self.clips, 0)?;
-        let characters = self.sample_ranges.len();
-        let floats_per_joint = self.layout.floats_per_joint();
-        let expected = characters * joints * floats_per_joint;
-        if self.output.len() != expected {
-            return Err(EvalError::OutputSize {
-                characters,
-                joints,
-                floats_per_joint,
-                expected,
-                got: self.output.len(),
-            });
-        }
+        check_output_size(self.output.len(), self.sample_ranges.len(), joints, self.layout)?;
         validate_samples(self.samples, self.sample_ranges, self.clips.len())?;
         Ok(())
     }

@@ -808,7 +808,7 @@ impl Interval {
             }
         }
         // The float-to-int cast saturates a count past `u32::MAX`.
-        (after_start(at(first)) && last >= first && at(last) <= end).then(|| (first, (last - first + 1.0) as u32))
+        (after_start(at(first)) && last >= first && at(last) <= end).then_some((first, (last - first + 1.0) as u32))
     }
 }
 
