@@ -501,8 +501,8 @@ impl WorkModel {
                 self.blend(&mut work, range(program.sample_range())?, costs, Blend::Shown);
             } else {
                 self.blend(&mut work, range(program.target_range())?, costs, Blend::Shown);
-                if program.num_source > 0 {
-                    self.blend(&mut work, range(program.source_range())?, costs, Blend::StepBack);
+                if program.num_secondary > 0 {
+                    self.blend(&mut work, range(program.secondary_range())?, costs, Blend::StepBack);
                 }
             }
             if setup.needs_memory {
@@ -744,7 +744,7 @@ mod tests {
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(0, 0.0, 1.0)];
         let mut switch = program(0, 1, 1.0);
-        switch.num_source = 1;
+        switch.num_secondary = 1;
         switch.mode = SwitchMode::InertializeQuintic as u32;
         switch.flags = LayerProgram::TRANSITIONING | LayerProgram::SWITCHED;
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
