@@ -91,8 +91,7 @@ impl Scene {
         let n = self.handles.len();
         let joints = self.demo.rig.num_joints();
         let mut output = vec![0.0; n * joints * 12];
-        // The low-level job: these tests evaluate one frame with contexts and setups of their
-        // own (memory for every layer, or none where a setup needs it), which the runtime keeps.
+        // The low-level job: these tests evaluate with contexts and setups of their own, not the runtime's.
         FrameJob {
             rig: &self.demo.rig,
             clips: &self.bound.clips,

@@ -610,8 +610,7 @@ fn bad_rates_and_due_lists_are_refused() {
     let mut output = vec![0.0; 3 * joints * 16];
     let crowd = world.runtime.crowd();
     let mut run = |rows: &[u32], dt_s: &[f32]| {
-        // The low-level job: the test is about the due lists `run_due` refuses, which the runtime
-        // takes from the crowd alone.
+        // The low-level job: the test is about the due lists `run_due` refuses.
         FrameJob {
             rig: &demo.rig,
             clips: &world.bound.clips,
