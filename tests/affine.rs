@@ -95,6 +95,7 @@ fn cpu_run(f: &Frames, layout: OutputLayout) -> Vec<Vec<f32>> {
         .iter()
         .map(|(samples, programs)| {
             let mut output = vec![0.0; CHARACTERS * joints * layout.floats_per_joint()];
+            // The low-level job: it replays the recorded frames once per layout, each from fresh memory.
             FrameJob {
                 rig: &f.rig,
                 clips: &f.clips,

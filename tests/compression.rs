@@ -17,7 +17,6 @@ use glam::{Mat4, Quat, Vec3};
 use throng::clip::compact::{CompressionReport, DEFAULT_MAX_ERROR_M, KeptFull};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::root_motion::{RootDelta, clip_root_delta};
 use throng::eval::sample::sample_blend;
@@ -26,7 +25,7 @@ use throng::graph::CompiledGraph;
 use throng::import::bvh::{BvhOptions, load_bvh};
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::program::{ClipSample, OutputLayout};
-use throng::state::Crowd;
+use throng::runtime::CrowdRuntime;
 use throng::{Clip, ClipError, MAX_TRANSLATION_M, Rig, Transform};
 
 #[path = "support/gpu.rs"]
@@ -397,39 +396,26 @@ fn gpu_layered_frame_with_compact_clips_matches_frame_job() {
         clips.iter().map(Clip::compact_format).collect::<Vec<_>>()
     );
     let num_characters = 48;
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(bound.archetype.clone());
-    let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
-    let speed = crowd.param(kind, "speed").unwrap();
-    let jump = crowd.param(kind, "jump").unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind =
+        runtime.add_archetype(bound.archetype.clone(), rig.clone(), clips.clone(), bound.layers.clone()).unwrap();
+    let handles = runtime.spawn_many(kind, num_characters).unwrap();
+    let speed = runtime.param(kind, "speed").unwrap();
+    let jump = runtime.param(kind, "jump").unwrap();
     let mut gpu_crowd =
         GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &bound.layers, GpuCrowdOptions::default()).unwrap();
-    let mut context = EvalContext::new(num_characters, bound.layers.len(), rig.num_joints());
     let dt_s = 1.0 / 60.0;
     for frame in 0..40 {
         let speeds: Vec<f32> = (0..num_characters).map(|c| ((c * 7 + frame) % 40) as f32 * 0.1).collect();
-        crowd.set_float(speed, &handles, &speeds).unwrap();
+        runtime.set_float(speed, &handles, &speeds).unwrap();
         if frame % 13 == 0 {
-            crowd.set_trigger(jump, &handles[frame % 5..][..10], false).unwrap();
+            runtime.set_trigger(jump, &handles[frame % 5..][..10], false).unwrap();
         }
-        crowd.update(dt_s).unwrap();
-        let (samples, programs) = (crowd.samples(kind).unwrap(), crowd.programs(kind).unwrap());
-        let mut expected = vec![0.0; num_characters * rig.num_joints() * 16];
-        FrameJob {
-            rig,
-            clips: &clips,
-            layers: &bound.layers,
-            samples,
-            programs,
-            dt_s,
-            context: &mut context,
-            layout: OutputLayout::Mat4,
-            output: &mut expected,
-            clips_sampled: &mut vec![0; num_characters],
-            root_motion: &mut vec![RootDelta::default(); num_characters],
-        }
-        .run()
-        .unwrap();
+        runtime.update(dt_s).unwrap();
+        let mut expected = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+        let mut root_motion = vec![RootDelta::default(); num_characters];
+        runtime.evaluate(kind, OutputLayout::Mat4, &mut expected, &mut root_motion).unwrap();
+        let (samples, programs) = (runtime.crowd().samples(kind).unwrap(), runtime.crowd().programs(kind).unwrap());
         let got = gpu_support::layered_frame(&gpu, &mut gpu_crowd, samples, programs, dt_s);
         assert_matrices_close_with(
             &expected,

@@ -10,10 +10,10 @@ use glam::{Quat, Vec3};
 use serde_json::{Value, json};
 use throng::demo::DemoCharacter;
 use throng::eval::EvalCrowdJob;
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::graph::CompiledGraph;
 use throng::program::{LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout};
-use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
+use throng::runtime::{CrowdRuntime, RuntimeError};
+use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, StateError};
 use throng::{Clip, Rig, Transform};
 
 mod support;
@@ -74,57 +74,35 @@ fn graph_mask(graph: &CompiledGraph) -> Vec<MaskEntry> {
     graph.layers()[1].mask.iter().map(|(j, w)| MaskEntry { joint: j.clone(), weight: *w, descendants: true }).collect()
 }
 
-fn frame_job(
-    rig: &Rig,
-    clips: &[Clip],
-    layers: &[LayerSetup],
-    crowd: &Crowd,
-    kind: ArchetypeId,
-    context: &mut EvalContext,
-    output: &mut Vec<f32>,
-) {
-    let characters = crowd.num_characters(kind).unwrap();
-    output.resize(characters * rig.num_joints() * 16, 0.0);
-    let mut sampled = vec![0; characters];
-    FrameJob {
-        rig,
-        clips,
-        layers,
-        samples: crowd.samples(kind).unwrap(),
-        programs: crowd.programs(kind).unwrap(),
-        dt_s: DT,
-        context,
-        layout: OutputLayout::Mat4,
-        output,
-        clips_sampled: &mut sampled,
-        root_motion: &mut [],
-    }
-    .run()
-    .unwrap();
+/// Evaluates `kind`'s characters after the runtime's last update into `output` (resized to
+/// them), as `Mat4`s.
+fn evaluate(runtime: &mut CrowdRuntime, kind: ArchetypeId, output: &mut Vec<f32>) {
+    output.resize(runtime.floats_needed(kind, OutputLayout::Mat4).unwrap(), 0.0);
+    runtime.evaluate(kind, OutputLayout::Mat4, output, &mut []).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Determinism
 
 /// Bit patterns of everything the CPU produced over `frames` frames of `n` characters: per frame
-/// the FrameJob output and the EvalCrowdJob output of each character's base layer.
+/// the runtime's output and the EvalCrowdJob output of each character's base layer.
 fn run_demo_crowd(threads: usize, n: usize, frames: usize) -> Vec<(Vec<u32>, Vec<u32>)> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let demo = DemoCharacter::humanoid();
         let arch = archetype(&demo.clips);
         let layers = layer_setups(&demo.rig, &[MaskEntry { joint: "spine_01".into(), weight: 1.0, descendants: true }]);
-        let mut crowd = Crowd::new();
-        let kind = crowd.add_archetype(arch);
-        let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).unwrap()).collect();
-        let mut context = EvalContext::new(n, layers.len(), demo.rig.num_joints());
+        let mut runtime = CrowdRuntime::new();
+        let kind = runtime.add_archetype(arch, demo.rig.clone(), demo.clips.clone(), layers).unwrap();
+        let handles = runtime.spawn_many(kind, n).unwrap();
         let mut frame_out = Vec::new();
         let mut crowd_out = vec![0.0; n * demo.rig.num_joints() * 12];
         let mut bits = Vec::with_capacity(frames);
         for f in 0..frames {
-            drive(&mut crowd, kind, &handles, |i| (i % 101, f));
-            crowd.update(DT).unwrap();
-            frame_job(&demo.rig, &demo.clips, &layers, &crowd, kind, &mut context, &mut frame_out);
+            drive(&mut runtime, kind, &handles, |i| (i % 101, f));
+            runtime.update(DT).unwrap();
+            evaluate(&mut runtime, kind, &mut frame_out);
+            let crowd = runtime.crowd();
             let ranges: Vec<_> = crowd.programs(kind).unwrap().chunks(2).map(|p| p[0].sample_range()).collect();
             EvalCrowdJob {
                 rig: &demo.rig,
@@ -160,7 +138,7 @@ fn cpu_output_is_bitwise_identical_for_one_two_and_four_threads_and_across_runs(
         for (f, (a, b)) in one.iter().zip(&other).enumerate() {
             if let Some(i) = a.0.iter().zip(&b.0).position(|(x, y)| x != y) {
                 panic!(
-                    "{label}: FrameJob output differs at frame {f}, float {i}: {} vs {}",
+                    "{label}: the runtime's output differs at frame {f}, float {i}: {} vs {}",
                     f32::from_bits(a.0[i]),
                     f32::from_bits(b.0[i])
                 );
@@ -236,35 +214,33 @@ fn survivors_of_churn_match_a_crowd_without_churn_and_removed_handles_are_refuse
     // Without churn: one character per profile, all spawned together, recorded at every age.
     let arch = archetype(&clips);
     let layers = layer_setups(&rig, &graph_mask(arch.graph()));
-    let mut calm = Crowd::new();
-    let kind = calm.add_archetype(arch.clone());
-    let calm_handles: Vec<_> = (0..PROFILES).map(|_| calm.spawn(kind).unwrap()).collect();
-    let mut context = EvalContext::new(PROFILES, layers.len(), joints);
+    let mut calm = CrowdRuntime::new();
+    let kind = calm.add_archetype(arch.clone(), rig.clone(), clips.clone(), layers.clone()).unwrap();
+    let calm_handles = calm.spawn_many(kind, PROFILES).unwrap();
     let mut output = Vec::new();
     // Profile p at age a is at ((a * PROFILES) + p) * per_character.
     let mut expected = Vec::with_capacity(frames * PROFILES * per_character);
     for age in 0..frames {
         drive(&mut calm, kind, &calm_handles, |i| (i, age));
         calm.update(DT).unwrap();
-        frame_job(&rig, &clips, &layers, &calm, kind, &mut context, &mut output);
+        evaluate(&mut calm, kind, &mut output);
         expected.extend_from_slice(&output);
     }
 
     // With churn: characters come and go; each row remembers its profile and its spawn frame.
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(arch);
+    let mut crowd = CrowdRuntime::new();
+    let kind = crowd.add_archetype(arch, rig, clips, layers).unwrap();
     let mut rows: Vec<(CharacterHandle, usize, usize)> = Vec::with_capacity(population);
     let mut serial = 0;
-    let mut spawn = |crowd: &mut Crowd, rows: &mut Vec<(CharacterHandle, usize, usize)>, frame: usize| {
+    let mut spawn = |crowd: &mut CrowdRuntime, rows: &mut Vec<(CharacterHandle, usize, usize)>, frame: usize| {
         let h = crowd.spawn(kind).unwrap();
-        assert_eq!(crowd.row_of(h).unwrap(), (kind, rows.len()), "a new character takes the next row");
+        assert_eq!(crowd.crowd().row_of(h).unwrap(), (kind, rows.len()), "a new character takes the next row");
         rows.push((h, serial % PROFILES, frame));
         serial += 1;
     };
     for _ in 0..population {
         spawn(&mut crowd, &mut rows, 0);
     }
-    let mut context = EvalContext::new(population, layers.len(), joints);
     let mut removed: Vec<CharacterHandle> = Vec::new();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let mut compared = 0u64;
@@ -274,21 +250,19 @@ fn survivors_of_churn_match_a_crowd_without_churn_and_removed_handles_are_refuse
             for _ in 0..rng.below(2 * per_frame + 1) {
                 let row = rng.below(rows.len());
                 let (h, _, _) = rows[row];
-                assert_eq!(crowd.row_of(h).unwrap(), (kind, row));
+                assert_eq!(crowd.crowd().row_of(h).unwrap(), (kind, row));
                 crowd.despawn(h).unwrap();
-                context.swap_remove(row);
                 rows.swap_remove(row);
                 removed.push(h);
             }
             for _ in 0..rng.below(2 * per_frame + 1) {
                 spawn(&mut crowd, &mut rows, frame);
             }
-            context.resize(rows.len());
         }
         let handles: Vec<_> = rows.iter().map(|r| r.0).collect();
         drive(&mut crowd, kind, &handles, |i| (rows[i].1, frame - rows[i].2));
         crowd.update(DT).unwrap();
-        frame_job(&rig, &clips, &layers, &crowd, kind, &mut context, &mut output);
+        evaluate(&mut crowd, kind, &mut output);
         for (row, &(h, profile, born)) in rows.iter().enumerate() {
             let got = &output[row * per_character..(row + 1) * per_character];
             let want = ((frame - born) * PROFILES + profile) * per_character;
@@ -304,14 +278,17 @@ fn survivors_of_churn_match_a_crowd_without_churn_and_removed_handles_are_refuse
         for _ in 0..8.min(removed.len()) {
             let gone = removed[rng.below(removed.len())];
             assert!(
-                matches!(crowd.readback(gone, 0), Err(StateError::StaleHandle { .. })),
+                matches!(crowd.readback(gone, 0), Err(RuntimeError::State(StateError::StaleHandle { .. }))),
                 "frame {frame}: {gone:?} was removed"
             );
-            assert!(matches!(crowd.set_float(speed, &[gone], &[1.0]), Err(StateError::StaleHandle { .. })));
-            assert!(matches!(crowd.despawn(gone), Err(StateError::StaleHandle { .. })));
+            assert!(matches!(
+                crowd.set_float(speed, &[gone], &[1.0]),
+                Err(RuntimeError::State(StateError::StaleHandle { .. }))
+            ));
+            assert!(matches!(crowd.despawn(gone), Err(RuntimeError::State(StateError::StaleHandle { .. }))));
         }
     }
-    assert_eq!(crowd.num_characters(kind).unwrap(), rows.len());
+    assert_eq!(crowd.crowd().num_characters(kind).unwrap(), rows.len());
     assert!(removed.len() >= frames * per_frame / 2, "only {} characters were removed", removed.len());
     eprintln!(
         "churn: {population} characters × {frames} frames, {} removed, {compared} character-frames compared in {:.1} s",

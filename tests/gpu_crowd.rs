@@ -1,5 +1,5 @@
 //! Whole crowds of the built-in humanoid through the real state step, on the GPU against the
-//! CPU's `FrameJob`: 1,000 characters of `LOCOMOTION_GRAPH` for 10 s at 60 fps under every
+//! CPU's (`CrowdRuntime`, one archetype per switch mode): 1,000 characters of `LOCOMOTION_GRAPH` for 10 s at 60 fps under every
 //! switch mode, with interruptions, both layer kinds and both spaces; then characters added
 //! and removed between frames, which must leave everyone else's matrices unchanged.
 //!
@@ -9,11 +9,11 @@
 use std::sync::Arc;
 
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::program::{LayerBlend, LayerProgram, LayerSpace, OutputLayout, SwitchMode};
-use throng::state::{ArchetypeId, CharacterHandle, Crowd};
+use throng::runtime::CrowdRuntime;
+use throng::state::{ArchetypeId, CharacterHandle};
 
 const FPS: f32 = 60.0;
 const DT: f32 = 1.0 / FPS;
@@ -93,7 +93,6 @@ struct Group {
     bound: DemoArchetype,
     /// The GPU evaluator's crowd; `None` runs the CPU alone (the churn test without a device).
     gpu: Option<GpuCrowd>,
-    context: EvalContext,
     handles: Vec<CharacterHandle>,
     /// Each row's script id.
     ids: Vec<usize>,
@@ -103,34 +102,22 @@ struct Group {
 
 impl Group {
     /// Applies this frame's script to the group's characters.
-    fn drive(&mut self, crowd: &mut Crowd, frame: usize) {
+    fn drive(&mut self, crowd: &mut CrowdRuntime, frame: usize) {
         drive_demo(crowd, self.kind, &self.handles, &mut self.speeds, DT, |row| script(self.ids[row], frame));
     }
 
-    /// The CPU frame of the group's characters after the state step.
-    fn cpu_frame(&mut self, demo: &DemoCharacter, crowd: &Crowd) -> Vec<f32> {
-        let n = self.handles.len();
-        let mut output = vec![0.0; n * demo.rig.num_joints() * 16];
-        FrameJob {
-            rig: &demo.rig,
-            clips: &self.bound.clips,
-            layers: &self.bound.layers,
-            samples: crowd.samples(self.kind).expect("archetype"),
-            programs: crowd.programs(self.kind).expect("archetype"),
-            dt_s: DT,
-            context: &mut self.context,
-            layout: OutputLayout::Mat4,
-            output: &mut output,
-            clips_sampled: &mut vec![0; n],
-            root_motion: &mut [],
-        }
-        .run()
-        .expect("the state step writes valid programs");
+    /// The runtime's CPU frame of the group's characters after the state step.
+    fn cpu_frame(&self, crowd: &mut CrowdRuntime) -> Vec<f32> {
+        let mut output = vec![0.0; crowd.floats_needed(self.kind, OutputLayout::Mat4).expect("archetype")];
+        crowd
+            .evaluate(self.kind, OutputLayout::Mat4, &mut output, &mut [])
+            .expect("the state step writes valid programs");
         output
     }
 
     /// Uploads the group's frame and records its dispatches.
-    fn gpu_frame(&mut self, crowd: &Crowd, encoder: &mut wgpu::CommandEncoder) {
+    fn gpu_frame(&mut self, crowd: &CrowdRuntime, encoder: &mut wgpu::CommandEncoder) {
+        let crowd = crowd.crowd();
         let (samples, programs) =
             (crowd.samples(self.kind).expect("archetype"), crowd.programs(self.kind).expect("archetype"));
         if let Some(gpu) = &mut self.gpu {
@@ -143,11 +130,11 @@ impl Group {
 /// Asserts two outputs (mat4 per joint) are equal within [`GPU_TOLERANCE`], naming the group,
 /// frame, row, character id and its programs on failure.
 #[track_caller]
-fn assert_group_close(group: &Group, crowd: &Crowd, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
+fn assert_group_close(group: &Group, crowd: &CrowdRuntime, expected: &[f32], got: &[f32], joints: usize, frame: usize) {
     let what = format!("{}, frame {frame} (t = {:.4} s)", group.name, (frame + 1) as f32 * DT);
     assert_matrices_close_with(expected, got, 16, joints, GPU_TOLERANCE, &what, |row| {
         let layers = group.bound.layers.len();
-        let programs = &crowd.programs(group.kind).expect("archetype")[row * layers..(row + 1) * layers];
+        let programs = &crowd.crowd().programs(group.kind).expect("archetype")[row * layers..(row + 1) * layers];
         format!("row {row} is character {}, programs {programs:?}", group.ids[row])
     });
 }
@@ -198,25 +185,25 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
     let joints = demo.rig.num_joints();
     let num_characters = 1_000;
     let frames = (10.0 * FPS) as usize;
-    let mut crowd = Crowd::new();
+    let mut crowd = CrowdRuntime::new();
     let mut groups: Vec<Group> = Vec::new();
     for (name, switch) in MODES {
         for mesh in [false, true] {
             let bound = locomotion(&demo, switch, mesh);
-            let kind = crowd.add_archetype(bound.archetype.clone());
+            let kind = crowd
+                .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+                .expect("one setup per layer");
             // Small chunks, so that a group spans several dispatches as a large crowd does.
             let options = GpuCrowdOptions { max_chunk_characters: Some(32), ..Default::default() };
             let gpu_crowd =
                 GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)
                     .expect("the demo fits the device");
             let name = format!("{name}, wave in {} space", if mesh { "mesh" } else { "local" });
-            let context = EvalContext::new(0, bound.layers.len(), joints);
             groups.push(Group {
                 name,
                 kind,
                 bound,
                 gpu: Some(gpu_crowd),
-                context,
                 handles: Vec::new(),
                 ids: Vec::new(),
                 speeds: Vec::new(),
@@ -229,9 +216,6 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
         group.handles.push(crowd.spawn(group.kind).expect("archetype"));
         group.ids.push(id);
         group.speeds.push(0.0);
-    }
-    for group in &mut groups {
-        group.context.resize(group.handles.len());
     }
     let mut seen: Vec<Seen> = groups.iter().map(|_| Seen::default()).collect();
     let mut previous: Vec<Vec<LayerProgram>> =
@@ -247,8 +231,8 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
         }
         gpu.queue.submit([encoder.finish()]);
         for (k, group) in groups.iter_mut().enumerate() {
-            seen[k].record(crowd.programs(group.kind).expect("archetype"), &mut previous[k]);
-            let expected = group.cpu_frame(&demo, &crowd);
+            seen[k].record(crowd.crowd().programs(group.kind).expect("archetype"), &mut previous[k]);
+            let expected = group.cpu_frame(&mut crowd);
             let got = group.gpu.as_ref().map(|g| g.read_output_blocking().expect("readback")).expect("a GPU crowd");
             assert_group_close(group, &crowd, &expected, &got, joints, frame);
         }
@@ -299,12 +283,14 @@ impl Group {
     fn spawn_all(
         gpu: Option<&GpuContext>,
         demo: &DemoCharacter,
-        crowd: &mut Crowd,
+        crowd: &mut CrowdRuntime,
         name: &str,
         bound: DemoArchetype,
         ids: &[usize],
     ) -> Self {
-        let kind = crowd.add_archetype(bound.archetype.clone());
+        let kind = crowd
+            .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+            .expect("one setup per layer");
         let gpu_crowd = gpu.map(|gpu| {
             GpuCrowd::with_layers(
                 &gpu.device,
@@ -316,13 +302,11 @@ impl Group {
             )
             .expect("the demo fits the device")
         });
-        let context = EvalContext::new(0, bound.layers.len(), demo.rig.num_joints());
         let mut group = Self {
             name: name.to_owned(),
             kind,
             bound,
             gpu: gpu_crowd,
-            context,
             handles: Vec::new(),
             ids: Vec::new(),
             speeds: Vec::new(),
@@ -333,24 +317,26 @@ impl Group {
         group
     }
 
-    /// Adds a character at the end, as `Crowd::spawn` does; it starts having shown nothing.
-    fn spawn(&mut self, crowd: &mut Crowd, id: usize) {
+    /// Adds a character at the end, as `CrowdRuntime::spawn` does; it starts having shown nothing.
+    fn spawn(&mut self, crowd: &mut CrowdRuntime, id: usize) {
         let handle = crowd.spawn(self.kind).expect("archetype");
         self.handles.push(handle);
         self.ids.push(id);
         self.speeds.push(0.0);
-        self.context.resize(self.handles.len());
         if let Some(gpu) = &mut self.gpu {
             gpu.resize(self.handles.len());
         }
-        assert_eq!(crowd.row_of(handle).expect("live").1, self.handles.len() - 1, "a new character takes the last row");
+        assert_eq!(
+            crowd.crowd().row_of(handle).expect("live").1,
+            self.handles.len() - 1,
+            "a new character takes the last row"
+        );
     }
 
-    /// Removes row `row`: `Crowd::despawn` moves the last row into it, and so do both
-    /// evaluators' memories and the script's columns.
-    fn despawn(&mut self, crowd: &mut Crowd, row: usize) {
+    /// Removes row `row`: `CrowdRuntime::despawn` moves the last row into it, with the CPU
+    /// evaluator's memory; the GPU's memory and the script's columns follow here.
+    fn despawn(&mut self, crowd: &mut CrowdRuntime, row: usize) {
         crowd.despawn(self.handles[row]).expect("live");
-        self.context.swap_remove(row);
         if let Some(gpu) = &mut self.gpu {
             gpu.swap_remove(row);
         }
@@ -358,13 +344,17 @@ impl Group {
         self.ids.swap_remove(row);
         self.speeds.swap_remove(row);
         if let Some(&moved) = self.handles.get(row) {
-            assert_eq!(crowd.row_of(moved).expect("live").1, row, "despawn moved the last row into the freed one");
+            assert_eq!(
+                crowd.crowd().row_of(moved).expect("live").1,
+                row,
+                "despawn moved the last row into the freed one"
+            );
         }
     }
 }
 
-/// Characters added and removed between frames (`Crowd::spawn` / `despawn`, mirrored by
-/// `EvalContext::swap_remove` and `GpuCrowd::swap_remove`) leave the others' matrices exactly as
+/// Characters added and removed between frames (`CrowdRuntime::spawn` / `despawn`, which keep
+/// the CPU evaluator's memory in step, mirrored by `GpuCrowd::resize` and `GpuCrowd::swap_remove`) leave the others' matrices exactly as
 /// a crowd without them computes them, on both evaluators and in every switch mode: a character
 /// moved into a freed row mid-transition carries on its fade or decaying offsets, and a newcomer
 /// in a row someone left starts from nothing. Without an adapter the CPU half still runs.
@@ -379,10 +369,10 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
     let mut next_id = 100;
     let (mut moved_stable, mut moved_transitioning, mut same_count_frames, mut moved_unseen) = (0, 0, 0, 0);
     for (mode, switch) in MODES {
-        let mut plain = Crowd::new();
+        let mut plain = CrowdRuntime::new();
         let mut reference = Group::spawn_all(gpu, &demo, &mut plain, mode, locomotion(&demo, switch, true), &stable);
         // The same characters with newcomers between them, so that removals move them about.
-        let mut churned = Crowd::new();
+        let mut churned = CrowdRuntime::new();
         let interleaved: Vec<usize> = stable.iter().flat_map(|&id| [id, 100 + id]).collect();
         let mut churn = Group::spawn_all(gpu, &demo, &mut churned, mode, locomotion(&demo, switch, true), &interleaved);
         for frame in 0..frames {
@@ -409,7 +399,7 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
                     if row != last && churn.ids[last] < 100 {
                         moved_stable += 1;
                         let layers = churn.bound.layers.len();
-                        let base = churned.programs(churn.kind).expect("archetype")[last * layers];
+                        let base = churned.crowd().programs(churn.kind).expect("archetype")[last * layers];
                         moved_transitioning += usize::from(base.flags & LayerProgram::TRANSITIONING != 0);
                     }
                     // The characters added this frame are the last `unseen` rows: removing an
@@ -432,7 +422,7 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
             churn.drive(&mut churned, frame);
             plain.update(DT).expect("finite dt");
             churned.update(DT).expect("finite dt");
-            let (cpu_reference, cpu_churn) = (reference.cpu_frame(&demo, &plain), churn.cpu_frame(&demo, &churned));
+            let (cpu_reference, cpu_churn) = (reference.cpu_frame(&mut plain), churn.cpu_frame(&mut churned));
             let mut outputs = vec![("CPU", &cpu_churn, &cpu_reference)];
             let gpu_outputs;
             if let Some(gpu) = gpu {
@@ -473,9 +463,9 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
     assert!(moved_unseen > 0, "a removal moved a character added since the last frame");
 }
 
-/// A character added and another removed between two frames, in that order: `Crowd::despawn`
+/// A character added and another removed between two frames, in that order: `CrowdRuntime::despawn`
 /// moves the newcomer (the last row) into the freed row. Told of the spawn (`GpuCrowd::resize`,
-/// as `EvalContext::resize` on the CPU, in `Group::spawn`), `GpuCrowd::swap_remove` gives that
+/// as the runtime resizes the CPU's memory, in `Group::spawn`), `GpuCrowd::swap_remove` gives that
 /// row a fresh memory and leaves the last known character's alone; without it the GPU moved that
 /// character's memory (an inertialization still decaying) into the newcomer and cleared its own,
 /// 1.12 m off the CPU. Frame 50 falls inside character 11's first decay.
@@ -483,7 +473,7 @@ fn adding_and_removing_characters_leaves_the_others_unchanged() {
 fn a_despawn_after_a_spawn_between_frames_moves_the_newcomer_on_the_gpu_too() {
     let Some(gpu) = gpu() else { return };
     let demo = DemoCharacter::humanoid();
-    let mut crowd = Crowd::new();
+    let mut crowd = CrowdRuntime::new();
     let ids: Vec<usize> = (0..12).collect();
     let mut group =
         Group::spawn_all(Some(&gpu), &demo, &mut crowd, "inertialize", locomotion(&demo, MODES[3].1, false), &ids);
@@ -494,7 +484,7 @@ fn a_despawn_after_a_spawn_between_frames_moves_the_newcomer_on_the_gpu_too() {
         }
         group.drive(&mut crowd, frame);
         crowd.update(DT).expect("finite dt");
-        let cpu = group.cpu_frame(&demo, &crowd);
+        let cpu = group.cpu_frame(&mut crowd);
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         group.gpu_frame(&crowd, &mut encoder);
         gpu.queue.submit([encoder.finish()]);

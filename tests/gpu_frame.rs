@@ -533,6 +533,7 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
         let characters = scripts.len();
         let mut expected = vec![0.0; characters * joints * 16];
         let mut clips_sampled = vec![0; characters];
+        // The low-level job: the scripts build programs by hand for both evaluators, with no crowd.
         FrameJob {
             rig: &rig,
             clips: &clips,
@@ -585,6 +586,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         for frame in 0..24 {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
             let mut expected = vec![0.0; num_characters * num_joints * 16];
+            // The low-level job: the scripts build programs by hand for both evaluators, with no crowd.
             FrameJob {
                 rig: &rig,
                 clips: &clips,
@@ -712,6 +714,7 @@ fn refuses_what_frame_job_refuses() {
     assert!(matches!(e, GpuError::Program(ProgramError::BadProgram { character: 1, layer: 2, .. })), "{e}");
     let mut context = EvalContext::new(2, layers.len(), rig.num_joints());
     let mut output = vec![0.0; 2 * rig.num_joints() * 16];
+    // The low-level job: the test hands both evaluators the same bad program.
     let cpu = FrameJob {
         rig: &rig,
         clips: &clips,
@@ -801,11 +804,12 @@ fn every_mode_graph(mask: &str) -> String {
 }
 
 #[test]
-fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
+fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
     use std::sync::Arc;
     use throng::demo::DemoCharacter;
     use throng::graph::CompiledGraph;
-    use throng::state::{Archetype, ClipBinding, Crowd};
+    use throng::runtime::CrowdRuntime;
+    use throng::state::{Archetype, ClipBinding};
 
     let Some(gpu) = gpu() else { return };
     let demo = DemoCharacter::humanoid();
@@ -877,14 +881,13 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
     assert_eq!(layers[2].blend, LayerBlend::Additive);
 
     let num_characters = 60;
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(archetype);
-    let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).unwrap()).collect();
-    let (target, wave, lean) =
-        (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
     let options = GpuCrowdOptions { max_chunk_characters: Some(16), ..Default::default() };
     let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options).unwrap();
-    let mut context = EvalContext::new(num_characters, layers.len(), rig.num_joints());
+    let mut crowd = CrowdRuntime::new();
+    let kind = crowd.add_archetype(archetype, rig.clone(), clips.clone(), layers.clone()).unwrap();
+    let handles = crowd.spawn_many(kind, num_characters).unwrap();
+    let (target, wave, lean) =
+        (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
     let joints = rig.num_joints();
     // What the state step emitted, to check the script made every case happen.
     let mut switched_modes = [false; 6];
@@ -901,7 +904,9 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
         let leans: Vec<bool> = (0..num_characters).map(|c| (frame + 7 * c) % 30 < 12).collect();
         crowd.set_bool(lean, &handles, &leans).unwrap();
         crowd.update(DT).unwrap();
-        let (samples, programs) = (crowd.samples(kind).unwrap(), crowd.programs(kind).unwrap());
+        let mut expected = vec![0.0; crowd.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+        crowd.evaluate(kind, OutputLayout::Mat4, &mut expected, &mut []).unwrap();
+        let (samples, programs) = (crowd.crowd().samples(kind).unwrap(), crowd.crowd().programs(kind).unwrap());
         for p in programs {
             if p.flags & LayerProgram::SWITCHED != 0 {
                 switched_modes[p.mode as usize % 6] = true;
@@ -911,24 +916,6 @@ fn state_step_programs_match_frame_job_on_the_built_in_humanoid() {
             }
             root_motion += usize::from(p.flags & LayerProgram::ROOT_MOTION != 0);
         }
-
-        let mut expected = vec![0.0; num_characters * joints * 16];
-        let mut clips_sampled = vec![0; num_characters];
-        FrameJob {
-            rig,
-            clips: &clips,
-            layers: &layers,
-            samples,
-            programs,
-            dt_s: DT,
-            context: &mut context,
-            layout: OutputLayout::Mat4,
-            output: &mut expected,
-            clips_sampled: &mut clips_sampled,
-            root_motion: &mut [],
-        }
-        .run()
-        .unwrap();
         let got = layered_frame(&gpu, &mut gpu_crowd, samples, programs, DT);
         assert_frame_close("state-step frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])

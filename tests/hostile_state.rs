@@ -221,6 +221,7 @@ fn a_frame_job_context_for_another_joint_count_says_so() {
     let layers = [LayerSetup::default()];
     let mut context = EvalContext::new(1, 1, joints - 1);
     let mut output = vec![0.5; joints * 16];
+    // The low-level job: the test is about the job refusing a context the caller built wrong.
     let job = FrameJob {
         rig: &demo.rig,
         clips: &[],

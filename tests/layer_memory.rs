@@ -16,8 +16,9 @@ use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
 use throng::program::{LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
+use throng::runtime::CrowdRuntime;
 use throng::setup::BoundArchetype;
-use throng::state::{ArchetypeId, Crowd};
+use throng::state::ArchetypeId;
 
 const DT_S: f32 = 1.0 / 60.0;
 
@@ -26,7 +27,7 @@ const DT_S: f32 = 1.0 / 60.0;
 struct Scene {
     demo: DemoCharacter,
     bound: BoundArchetype,
-    crowd: Crowd,
+    runtime: CrowdRuntime,
     kind: ArchetypeId,
     handles: Vec<throng::state::CharacterHandle>,
 }
@@ -39,10 +40,12 @@ impl Scene {
     fn with_graph(n: usize, graph: &str) -> Self {
         let demo = DemoCharacter::humanoid_64();
         let bound = demo.bind(Arc::new(CompiledGraph::from_json(graph).unwrap())).unwrap();
-        let mut crowd = Crowd::new();
-        let kind = crowd.add_archetype(bound.archetype.clone());
-        let handles = (0..n).map(|_| crowd.spawn(kind).unwrap()).collect();
-        Self { demo, bound, crowd, kind, handles }
+        let mut runtime = CrowdRuntime::new();
+        let kind = runtime
+            .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+            .unwrap();
+        let handles = runtime.spawn_many(kind, n).unwrap();
+        Self { demo, bound, runtime, kind, handles }
     }
 
     /// Sets frame `f`'s parameters and steps the state.
@@ -54,22 +57,29 @@ impl Scene {
         let leans: Vec<f32> = (0..n).map(|i| wave(i, 0.7).max(0.0)).collect();
         let waves: Vec<f32> = (0..n).map(|i| wave(i, 0.5).max(0.0)).collect();
         for (name, values) in [("speed", speeds), ("lean", leans), ("wave", waves)] {
-            let param = self.crowd.param(self.kind, name).unwrap();
-            self.crowd.set_float(param, &self.handles, &values).unwrap();
+            let param = self.runtime.param(self.kind, name).unwrap();
+            self.runtime.set_float(param, &self.handles, &values).unwrap();
         }
         if f % 20 == 5 {
-            let jump = self.crowd.param(self.kind, "jump").unwrap();
-            self.crowd.set_trigger(jump, &self.handles[..n / 2], false).unwrap();
+            let jump = self.runtime.param(self.kind, "jump").unwrap();
+            self.runtime.set_trigger(jump, &self.handles[..n / 2], false).unwrap();
         }
-        self.crowd.update(DT_S).unwrap();
+        self.runtime.update(DT_S).unwrap();
+    }
+
+    /// The runtime's CPU frame after the last step, with the bound layers' own memory.
+    fn runtime_frame(&mut self) -> Vec<f32> {
+        let mut output = vec![0.0; self.runtime.floats_needed(self.kind, OutputLayout::Affine3x4).unwrap()];
+        self.runtime.evaluate(self.kind, OutputLayout::Affine3x4, &mut output, &mut []).unwrap();
+        output
     }
 
     fn samples(&self) -> &[throng::program::ClipSample] {
-        self.crowd.samples(self.kind).unwrap()
+        self.runtime.crowd().samples(self.kind).unwrap()
     }
 
     fn programs(&self) -> &[LayerProgram] {
-        self.crowd.programs(self.kind).unwrap()
+        self.runtime.crowd().programs(self.kind).unwrap()
     }
 
     /// The bound layers with memory for every layer, as a hand-built setup has.
@@ -81,6 +91,7 @@ impl Scene {
         let n = self.handles.len();
         let joints = self.demo.rig.num_joints();
         let mut output = vec![0.0; n * joints * 12];
+        // The low-level job: these tests evaluate with contexts and setups of their own, not the runtime's.
         FrameJob {
             rig: &self.demo.rig,
             clips: &self.bound.clips,
@@ -207,7 +218,6 @@ fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory(
     let mut lean = GpuCrowd::with_layers(&ctx.device, &ctx.queue, rig, clips, &scene.bound.layers, options).unwrap();
     assert_eq!((full.num_memory_layers(), lean.num_memory_layers()), (3, 1));
     assert_eq!(lean.memory_bytes_per_character() * 3, full.memory_bytes_per_character());
-    let mut context = EvalContext::for_layers(40, &scene.bound.layers, rig.num_joints());
     for f in 0..90 {
         scene.step(f);
         for crowd in [&mut full, &mut lean] {
@@ -222,7 +232,7 @@ fn layers_without_memory_show_the_same_pose_on_the_gpu_in_a_third_of_the_memory(
             expected.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
             "frame {f}: memoryless layers changed the pose"
         );
-        let cpu = scene.cpu_frame(&scene.bound.layers, &mut context).unwrap();
+        let cpu = scene.runtime_frame();
         let worst = worst_abs_diff(&cpu, &got);
         assert!(worst < GPU_TOLERANCE, "frame {f}: GPU differs from the CPU by {worst}");
     }

@@ -1,5 +1,6 @@
-//! Animation LOD (`Crowd::set_update_rate`, `Crowd::due`, `FrameJob::run_due`,
-//! `GpuCrowd::set_frame_due`) on the built-in humanoid and the demo graph, driven by a script
+//! Animation LOD (`CrowdRuntime::set_update_rate`, `Crowd::due`, `FrameJob::run_due`,
+//! `GpuCrowd::set_frame_due`) on the built-in humanoid and the demo graph, each crowd a
+//! `CrowdRuntime` (which evaluates the due rows and holds the others' matrices), driven by a script
 //! that walks, runs, stops and jumps so that transitions keep happening: the state machine at
 //! rate 4 is exactly the one at rate 1; the pose lags rate 1 by no more than the skipped time
 //! allows; changing a character's rate makes no jump larger than the coarser rate makes
@@ -19,8 +20,9 @@ use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
 use throng::eval::root_motion::RootDelta;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;
-use throng::program::{DueRows, LayerProgram, OutputLayout, ProgramError, swap_remove_row};
-use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, Crowd, LayerReadback, StateError};
+use throng::program::{DueRows, LayerProgram, OutputLayout, ProgramError};
+use throng::runtime::{CrowdRuntime, RuntimeError};
+use throng::state::{AnimationEvent, ArchetypeId, CharacterHandle, LayerReadback, StateError};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -73,19 +75,17 @@ fn demo_graph(demo: &DemoCharacter, default_switch: Option<&str>) -> DemoArchety
     bound
 }
 
-/// One crowd of one archetype, its CPU evaluator memory and its last output.
+/// One crowd of one archetype in a runtime, and its last output.
 struct World {
     bound: DemoArchetype,
-    crowd: Crowd,
+    runtime: CrowdRuntime,
     kind: ArchetypeId,
     handles: Vec<CharacterHandle>,
     /// Script id per handle (same order as `handles`).
     ids: Vec<usize>,
     speeds: Vec<f32>,
-    context: EvalContext,
     output: Vec<f32>,
     root_motion: Vec<RootDelta>,
-    clips_sampled: Vec<u32>,
     frame: usize,
 }
 
@@ -94,7 +94,7 @@ impl World {
     /// their rate).
     fn switching_rows(&self) -> Vec<usize> {
         let layers = self.bound.layers.len();
-        let programs = self.crowd.programs(self.kind).expect("archetype");
+        let programs = self.runtime.crowd().programs(self.kind).expect("archetype");
         (0..self.handles.len())
             .filter(|&row| {
                 programs[row * layers..(row + 1) * layers].iter().any(|p| p.flags & LayerProgram::SWITCHED != 0)
@@ -103,17 +103,16 @@ impl World {
     }
 
     fn new(demo: &DemoCharacter, bound: DemoArchetype, num_characters: usize) -> Self {
-        let mut crowd = Crowd::new();
-        let kind = crowd.add_archetype(bound.archetype.clone());
-        let handles: Vec<_> = (0..num_characters).map(|_| crowd.spawn(kind).expect("archetype")).collect();
-        let joints = demo.rig.num_joints();
+        let mut runtime = CrowdRuntime::new();
+        let kind = runtime
+            .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+            .expect("one setup per layer");
+        let handles = runtime.spawn_many(kind, num_characters).expect("archetype");
         Self {
-            context: EvalContext::new(num_characters, bound.layers.len(), joints),
-            output: vec![0.0; num_characters * joints * 16],
-            root_motion: vec![RootDelta::default(); num_characters],
-            clips_sampled: vec![0; num_characters],
+            output: Vec::new(),
+            root_motion: Vec::new(),
             bound,
-            crowd,
+            runtime,
             kind,
             ids: (0..num_characters).collect(),
             speeds: vec![0.0; num_characters],
@@ -124,39 +123,33 @@ impl World {
 
     fn set_rates(&mut self, rate: impl Fn(usize) -> u8) {
         let rates: Vec<u8> = self.ids.iter().map(|&id| rate(id)).collect();
-        self.crowd.set_update_rate(&self.handles, &rates).expect("valid rates");
+        self.runtime.set_update_rate(&self.handles, &rates).expect("valid rates");
     }
 
     /// Applies the script and steps the state machine.
     fn update(&mut self) {
         let (ids, frame) = (&self.ids, self.frame);
-        drive_demo(&mut self.crowd, self.kind, &self.handles, &mut self.speeds, DT, |k| script(ids[k], frame));
-        self.crowd.update(DT).expect("finite dt");
+        drive_demo(&mut self.runtime, self.kind, &self.handles, &mut self.speeds, DT, |k| script(ids[k], frame));
+        self.runtime.update(DT).expect("finite dt");
         self.frame += 1;
     }
 
-    /// Evaluates the frame on the CPU: every row (`lod` false) or the due rows only.
-    fn evaluate(&mut self, demo: &DemoCharacter, lod: bool) -> FrameStats {
-        let job = FrameJob {
-            rig: &demo.rig,
-            clips: &self.bound.clips,
-            layers: &self.bound.layers,
-            samples: self.crowd.samples(self.kind).expect("archetype"),
-            programs: self.crowd.programs(self.kind).expect("archetype"),
-            dt_s: DT,
-            context: &mut self.context,
-            layout: OutputLayout::Mat4,
-            output: &mut self.output,
-            clips_sampled: &mut self.clips_sampled,
-            root_motion: &mut self.root_motion,
-        };
-        let stats = if lod { job.run_due(self.crowd.due(self.kind).expect("archetype")) } else { job.run() };
-        stats.expect("the state step writes valid programs")
+    /// Evaluates the frame on the CPU: the runtime evaluates every row while every rate is 1,
+    /// and the due rows only once one is above. Rows the runtime did not write stay NaN.
+    fn evaluate(&mut self) -> FrameStats {
+        let floats = self.runtime.floats_needed(self.kind, OutputLayout::Mat4).expect("archetype");
+        let rows = self.runtime.crowd().num_characters(self.kind).expect("archetype");
+        self.output.clear();
+        self.output.resize(floats, f32::NAN);
+        self.root_motion.resize(rows, RootDelta::default());
+        self.runtime
+            .evaluate(self.kind, OutputLayout::Mat4, &mut self.output, &mut self.root_motion)
+            .expect("the state step writes valid programs")
     }
 
     /// The output of the character with handle `h`.
     fn matrices(&self, h: CharacterHandle, joints: usize) -> &[f32] {
-        let (_, row) = self.crowd.row_of(h).expect("live");
+        let (_, row) = self.runtime.crowd().row_of(h).expect("live");
         &self.output[row * joints * 16..(row + 1) * joints * 16]
     }
 
@@ -164,7 +157,7 @@ impl World {
         let mut all = Vec::new();
         let mut layer = Vec::new();
         for l in 0..self.bound.layers.len() {
-            self.crowd.readback_rows(self.kind, l, &mut layer).expect("layer");
+            self.runtime.crowd().readback_rows(self.kind, l, &mut layer).expect("layer");
             all.extend_from_slice(&layer);
         }
         all
@@ -173,7 +166,7 @@ impl World {
     /// The last update's events, with the handle left out: each world is its own crowd, whose
     /// tag its handles carry, so worlds compare by the row.
     fn events(&self) -> Vec<AnimationEvent> {
-        self.crowd
+        self.runtime
             .events(self.kind)
             .expect("archetype")
             .iter()
@@ -200,7 +193,8 @@ fn largest_gap(a: &[Vec3], b: &[Vec3]) -> f32 {
 fn switches(world: &World) -> usize {
     let layers = world.bound.layers.len();
     world
-        .crowd
+        .runtime
+        .crowd()
         .programs(world.kind)
         .expect("archetype")
         .chunks_exact(layers)
@@ -219,8 +213,8 @@ fn at_rate_4_states_transitions_events_and_root_motion_match_rate_1_every_frame(
     for frame in 0..480 {
         full.update();
         lod.update();
-        full.evaluate(&demo, false);
-        lod.evaluate(&demo, true);
+        full.evaluate();
+        lod.evaluate();
         assert_eq!(full.readbacks(), lod.readbacks(), "frame {frame}: states and transitions differ");
         assert_eq!(full.events(), lod.events(), "frame {frame}: events differ");
         for (row, (a, b)) in full.root_motion.iter().zip(&lod.root_motion).enumerate() {
@@ -259,13 +253,13 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
         for &row in &switching {
             switches[row] += 1;
             assert!(
-                lod.crowd.due(lod.kind).expect("archetype").rows.contains(&(row as u32)),
+                lod.runtime.crowd().due(lod.kind).expect("archetype").rows.contains(&(row as u32)),
                 "frame {frame}: row {row} switched but is not evaluated"
             );
         }
-        full.evaluate(&demo, false);
-        lod.evaluate(&demo, true);
-        for &row in lod.crowd.due(lod.kind).expect("archetype").rows {
+        full.evaluate();
+        lod.evaluate();
+        for &row in lod.runtime.crowd().due(lod.kind).expect("archetype").rows {
             let span = row as usize * per..(row as usize + 1) * per;
             shown_at_due[span.clone()].copy_from_slice(&full.output[span]);
             due_frames[row as usize] += 1;
@@ -277,7 +271,7 @@ fn at_rate_4_the_held_pose_is_rate_1_s_pose_at_the_last_due_frame_bit_for_bit() 
             assert!(
                 same,
                 "frame {frame} row {row} (rate {}): the held pose is not what rate 1 showed at its last due frame",
-                lod.crowd.update_rate(lod.handles[row]).unwrap()
+                lod.runtime.crowd().update_rate(lod.handles[row]).unwrap()
             );
         }
     }
@@ -311,8 +305,8 @@ fn at_rate_4_the_pose_error_against_rate_1_stays_within_motion_times_skipped_tim
     for frame in 0..480 {
         full.update();
         lod.update();
-        full.evaluate(&demo, false);
-        lod.evaluate(&demo, true);
+        full.evaluate();
+        lod.evaluate();
         for (row, before) in previous.iter_mut().enumerate() {
             let a = joint_positions(&full.output[row * per..(row + 1) * per], &demo);
             let b = joint_positions(&lod.output[row * per..(row + 1) * per], &demo);
@@ -362,11 +356,11 @@ fn largest_jumps(
     for frame in 0..last {
         for (k, &h) in world.handles.clone().iter().enumerate() {
             if frame == change(k) {
-                world.crowd.set_update_rate(&[h], &[after]).expect("valid rate");
+                world.runtime.set_update_rate(&[h], &[after]).expect("valid rate");
             }
         }
         world.update();
-        world.evaluate(demo, true);
+        world.evaluate();
         for row in 0..n {
             let p = joint_positions(&world.output[row * per..(row + 1) * per], demo);
             let c = change(row);
@@ -400,33 +394,57 @@ fn changing_the_rate_makes_no_jump_larger_than_the_coarser_steady_rate() {
     }
 }
 
+/// `FrameJob::run_due` itself, under the runtime: the rows not due are left untouched (the
+/// runtime shows its held matrices there) and sample nothing.
 #[test]
 fn skipped_rows_keep_their_output_and_sample_nothing() {
     let demo = DemoCharacter::humanoid();
     let n = 16;
     let mut world = World::new(&demo, demo_graph(&demo, None), n);
     world.set_rates(|id| if id % 2 == 0 { 1 } else { 8 });
+    let per = demo.rig.num_joints() * 16;
+    let mut context = EvalContext::for_layers(n, &world.bound.layers, demo.rig.num_joints());
+    let mut output = vec![0.0; n * per];
+    let mut clips_sampled = vec![0; n];
+    let mut run_due = |world: &World, output: &mut [f32], clips_sampled: &mut [u32]| {
+        let crowd = world.runtime.crowd();
+        // The low-level job: the test is about what `run_due` leaves alone, which the runtime fills.
+        FrameJob {
+            rig: &demo.rig,
+            clips: &world.bound.clips,
+            layers: &world.bound.layers,
+            samples: crowd.samples(world.kind).expect("archetype"),
+            programs: crowd.programs(world.kind).expect("archetype"),
+            dt_s: DT,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output,
+            clips_sampled,
+            root_motion: &mut [],
+        }
+        .run_due(crowd.due(world.kind).expect("archetype"))
+        .expect("the state step writes valid programs")
+    };
     for _ in 0..31 {
         world.update();
-        world.evaluate(&demo, true);
+        run_due(&world, &mut output, &mut clips_sampled);
     }
     world.update();
-    let due: Vec<u32> = world.crowd.due(world.kind).unwrap().rows.to_vec();
+    let due: Vec<u32> = world.runtime.crowd().due(world.kind).unwrap().rows.to_vec();
     // The 32nd update (counter 31): every rate-1 row, and the rate-8 rows whose phase (the
     // handle's index, here the row) lands on it: rows 1 and 9.
     let expected: Vec<u32> = (0..n as u32).filter(|r| r % 2 == 0 || (31 + r) % 8 == 0).collect();
     assert_eq!(due, expected);
     assert!(due.len() < n);
     let sentinel = f32::from_bits(0x7fc0_1234);
-    world.output.fill(sentinel);
-    let stats = world.evaluate(&demo, true);
-    let per = demo.rig.num_joints() * 16;
+    output.fill(sentinel);
+    let stats = run_due(&world, &mut output, &mut clips_sampled);
     for row in 0..n {
-        let untouched = world.output[row * per..(row + 1) * per].iter().all(|v| v.to_bits() == sentinel.to_bits());
+        let untouched = output[row * per..(row + 1) * per].iter().all(|v| v.to_bits() == sentinel.to_bits());
         let is_due = due.contains(&(row as u32));
         assert_eq!(untouched, !is_due, "row {row} (due: {is_due}): output untouched = {untouched}");
         if !is_due {
-            assert_eq!(world.clips_sampled[row], 0, "row {row} is skipped but sampled clips");
+            assert_eq!(clips_sampled[row], 0, "row {row} is skipped but sampled clips");
         }
     }
     assert_eq!(stats.characters_evaluated, due.len() as u64);
@@ -443,7 +461,7 @@ fn everyone_at_rate_4_evaluates_a_quarter_of_the_crowd_per_frame() {
     for frame in 0..120 {
         full.update();
         lod.update();
-        let (a, b) = (full.evaluate(&demo, false), lod.evaluate(&demo, true));
+        let (a, b) = (full.evaluate(), lod.evaluate());
         assert_eq!(a.characters_evaluated, n as u64);
         // Every new character is due on its first frame; then a quarter each frame, and those
         // switching state on it.
@@ -493,12 +511,8 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             let h = world.handles.remove(k);
             world.ids.remove(k);
             world.speeds.remove(k);
-            let (_, row) = world.crowd.row_of(h).expect("live");
-            world.crowd.despawn(h).expect("live");
-            world.context.swap_remove(row);
-            swap_remove_row(&mut world.output, row, joints * 16);
-            world.root_motion.pop();
-            world.clips_sampled.pop();
+            let (_, row) = world.runtime.crowd().row_of(h).expect("live");
+            world.runtime.despawn(h).expect("live");
             row
         };
         // Odd victims go between frames; even ones between the update and the evaluation.
@@ -511,16 +525,11 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
         }
         if frame == 150 {
             // A newcomer takes a freed slot, at rate 4.
-            let h = churned.crowd.spawn(churned.kind).expect("archetype");
-            churned.crowd.set_update_rate(&[h], &[4]).expect("valid rate");
+            let h = churned.runtime.spawn(churned.kind).expect("archetype");
+            churned.runtime.set_update_rate(&[h], &[4]).expect("valid rate");
             churned.handles.push(h);
             churned.ids.push(newcomer);
             churned.speeds.push(0.0);
-            let rows = churned.handles.len();
-            churned.context.resize(rows);
-            churned.output.resize(rows * joints * 16, 0.0);
-            churned.root_motion.push(RootDelta::default());
-            churned.clips_sampled.push(0);
         }
         steady.update();
         churned.update();
@@ -530,8 +539,8 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
                 gpu.swap_remove(row);
             }
         }
-        steady.evaluate(&demo, true);
-        churned.evaluate(&demo, true);
+        steady.evaluate();
+        churned.evaluate();
         // Each world is its own crowd: the steady one's character of the same id (never churned,
         // so its handle is `handles[id]`).
         for (&h, &id) in churned.handles.iter().zip(&churned.ids).filter(|&(_, &id)| id != newcomer) {
@@ -544,9 +553,9 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
         }
         if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
             let (samples, programs, due) = (
-                churned.crowd.samples(churned.kind).unwrap(),
-                churned.crowd.programs(churned.kind).unwrap(),
-                churned.crowd.due(churned.kind).unwrap(),
+                churned.runtime.crowd().samples(churned.kind).unwrap(),
+                churned.runtime.crowd().programs(churned.kind).unwrap(),
+                churned.runtime.crowd().due(churned.kind).unwrap(),
             );
             gpu.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
             let mut encoder = d.device.create_command_encoder(&Default::default());
@@ -571,37 +580,45 @@ fn bad_rates_and_due_lists_are_refused() {
     let demo = DemoCharacter::humanoid();
     let mut world = World::new(&demo, demo_graph(&demo, None), 4);
     let h = world.handles.clone();
-    assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "new characters are rate 1");
+    assert_eq!(world.runtime.crowd().update_rate(h[0]), Ok(1), "new characters are rate 1");
     for bad in [0u8, 3, 5, 32, 255] {
-        let err = world.crowd.set_update_rate(&h[..2], &[4, bad]).unwrap_err();
+        let err = world.runtime.set_update_rate(&h[..2], &[4, bad]).unwrap_err();
         assert!(
-            matches!(err, StateError::BadUpdateRate { index, rate } if index == h[1].to_bits() as u32 && rate == bad),
+            matches!(err, RuntimeError::State(StateError::BadUpdateRate { index, rate }) if index == h[1].to_bits() as u32 && rate == bad),
             "{err}"
         );
-        assert_eq!(world.crowd.update_rate(h[0]), Ok(1), "all or nothing");
+        assert_eq!(world.runtime.crowd().update_rate(h[0]), Ok(1), "all or nothing");
     }
-    assert!(matches!(world.crowd.set_update_rate(&h, &[2]), Err(StateError::LengthMismatch { handles: 4, values: 1 })));
+    assert!(matches!(
+        world.runtime.set_update_rate(&h, &[2]),
+        Err(RuntimeError::State(StateError::LengthMismatch { handles: 4, values: 1 }))
+    ));
     let gone = h[3];
-    world.crowd.despawn(gone).unwrap();
-    world.context.swap_remove(3);
+    world.runtime.despawn(gone).unwrap();
     world.handles.pop();
     world.ids.pop();
     world.speeds.pop();
-    assert!(matches!(world.crowd.set_update_rate(&[gone], &[2]), Err(StateError::StaleHandle { .. })));
-    assert!(matches!(world.crowd.update_rate(gone), Err(StateError::StaleHandle { .. })));
+    assert!(matches!(
+        world.runtime.set_update_rate(&[gone], &[2]),
+        Err(RuntimeError::State(StateError::StaleHandle { .. }))
+    ));
+    assert!(matches!(world.runtime.crowd().update_rate(gone), Err(StateError::StaleHandle { .. })));
 
     world.update();
     let joints = demo.rig.num_joints();
+    let mut context = EvalContext::for_layers(3, &world.bound.layers, joints);
     let mut output = vec![0.0; 3 * joints * 16];
+    let crowd = world.runtime.crowd();
     let mut run = |rows: &[u32], dt_s: &[f32]| {
+        // The low-level job: the test is about the due lists `run_due` refuses.
         FrameJob {
             rig: &demo.rig,
             clips: &world.bound.clips,
             layers: &world.bound.layers,
-            samples: world.crowd.samples(world.kind).unwrap(),
-            programs: world.crowd.programs(world.kind).unwrap(),
+            samples: crowd.samples(world.kind).unwrap(),
+            programs: crowd.programs(world.kind).unwrap(),
             dt_s: DT,
-            context: &mut world.context,
+            context: &mut context,
             layout: OutputLayout::Mat4,
             output: &mut output,
             clips_sampled: &mut [0; 3],
@@ -643,11 +660,11 @@ fn gpu_matches_cpu_under_lod() {
             world.set_rates(|id| if id >= 32 { 8 } else { [8, 1, 16, 2, 4][id % 5] });
         }
         world.update();
-        world.evaluate(&demo, true);
+        world.evaluate();
         let (samples, programs, due) = (
-            world.crowd.samples(world.kind).unwrap(),
-            world.crowd.programs(world.kind).unwrap(),
-            world.crowd.due(world.kind).unwrap(),
+            world.runtime.crowd().samples(world.kind).unwrap(),
+            world.runtime.crowd().programs(world.kind).unwrap(),
+            world.runtime.crowd().due(world.kind).unwrap(),
         );
         fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
         staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
@@ -673,7 +690,7 @@ fn gpu_matches_cpu_under_lod() {
                 |row| {
                     format!(
                         "row {row} has rate {}, due: {}",
-                        world.crowd.update_rate(world.handles[row]).unwrap(),
+                        world.runtime.crowd().update_rate(world.handles[row]).unwrap(),
                         due.rows.contains(&(row as u32))
                     )
                 },
@@ -693,21 +710,18 @@ fn a_character_spawned_after_the_update_is_evaluated_with_it() {
     world.set_rates(|_| 8);
     for _ in 0..5 {
         world.update();
-        world.evaluate(&demo, true);
+        world.evaluate();
     }
-    let newcomer = world.crowd.spawn(world.kind).expect("archetype");
-    let (_, row) = world.crowd.row_of(newcomer).expect("live");
-    let due = world.crowd.due(world.kind).expect("archetype");
+    let newcomer = world.runtime.spawn(world.kind).expect("archetype");
+    let (_, row) = world.runtime.crowd().row_of(newcomer).expect("live");
+    let due = world.runtime.crowd().due(world.kind).expect("archetype");
     assert_eq!(
         (due.rows.last(), due.dt_s.last()),
         (Some(&(row as u32)), Some(&0.0)),
         "the newcomer is listed, having shown nothing"
     );
-    world.context.resize(row + 1);
-    world.output.resize((row + 1) * joints * 16, f32::NAN);
-    world.root_motion.push(RootDelta::default());
-    world.clips_sampled.push(0);
-    world.evaluate(&demo, true);
+    // `evaluate` fills the output with NaN first: a row the runtime did not write stays NaN.
+    world.evaluate();
     let matrices = &world.output[row * joints * 16..];
     assert!(matrices.iter().all(|v| v.is_finite()), "the newcomer's matrices were written");
     // Its root's skinning matrix is a rigid transform, as a pose's must be, not the NaN left there.
@@ -716,8 +730,8 @@ fn a_character_spawned_after_the_update_is_evaluated_with_it() {
     // And it is its start state's first frame, as a character spawned and stepped by 0 s shows,
     // not the rig's bind pose (identity skinning matrices) for a frame.
     let mut alone = World::new(&demo, demo_graph(&demo, None), 1);
-    alone.crowd.update(0.0).expect("dt 0");
-    alone.evaluate(&demo, false);
+    alone.runtime.update(0.0).expect("dt 0");
+    alone.evaluate();
     let worst = worst_abs_diff(&alone.output, matrices);
     assert!(worst <= 1e-5, "the newcomer differs from a character spawned and stepped by 0 s by {worst}");
     assert!(
@@ -735,10 +749,10 @@ fn extreme_steps_leave_a_due_list_the_evaluator_takes() {
     let mut world = World::new(&demo, demo_graph(&demo, None), 8);
     world.set_rates(|id| [2, 4, 8, 16][id % 4]);
     for dt_s in [DT, f32::MAX, f32::MAX, DT] {
-        world.crowd.update(dt_s).expect("a finite, non-negative step");
-        let due = world.crowd.due(world.kind).expect("archetype");
+        world.runtime.update(dt_s).expect("a finite, non-negative step");
+        let due = world.runtime.crowd().due(world.kind).expect("archetype");
         assert!(due.dt_s.iter().all(|s| s.is_finite()), "due seconds {:?}", due.dt_s);
-        world.evaluate(&demo, true);
+        world.evaluate();
         assert!(world.output.iter().all(|v| v.is_finite()), "after a step of {dt_s} s: non-finite matrices");
     }
 }

@@ -23,7 +23,8 @@ use throng::eval::{EvalCrowdJob, EvalError};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
-use throng::state::{Archetype, ClipBinding, Crowd};
+use throng::runtime::CrowdRuntime;
+use throng::state::{Archetype, ClipBinding};
 use throng::{Clip, ClipError, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M, Rig, RigError, Transform};
 
 fn chain_rig(rest: Vec<Transform>, inverse_bind: Option<Vec<Mat4>>) -> Result<Rig, RigError> {
@@ -81,6 +82,7 @@ fn cpu_frame(
 ) -> Result<Vec<f32>, EvalError> {
     let mut output = vec![0.0; rig.num_joints() * 16];
     let mut sampled = [0];
+    // The low-level job: its callers replay hand-made samples and programs, with no crowd.
     FrameJob {
         rig,
         clips,
@@ -268,24 +270,25 @@ fn a_subnormal_speed_with_a_normalized_duration_gives_a_finite_program() {
         "parameters": { "go": { "name": "go", "type": "BOOLEAN", "value": false } } }"#;
     let g = Arc::new(CompiledGraph::from_json(graph).unwrap());
     let arch = Archetype::new(g, |_| Some(ClipBinding { clip: 0, duration_s: 1.0 })).unwrap();
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(arch);
-    let handle = crowd.spawn(kind).unwrap();
-    let go = crowd.param(kind, "go").unwrap();
     let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); 3], None).unwrap();
     let mut bent = rig.rest_pose().to_vec();
     bent[1].rotation = Quat::from_rotation_z(0.5);
-    let clips = [Clip::from_poses("bend", 3, [rig.rest_pose().to_vec(), bent].concat(), 1.0, true).unwrap()];
-    let mut context = EvalContext::new(1, 1, 3);
+    let clips = vec![Clip::from_poses("bend", 3, [rig.rest_pose().to_vec(), bent].concat(), 1.0, true).unwrap()];
+    let mut runtime = CrowdRuntime::new();
+    let kind = runtime.add_archetype(arch, rig, clips, vec![LayerSetup::default()]).unwrap();
+    let handle = runtime.spawn(kind).unwrap();
+    let go = runtime.param(kind, "go").unwrap();
+    let mut output = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
     for frame in 0..4 {
         if frame == 2 {
-            crowd.set_bool(go, &[handle], &[true]).unwrap();
+            runtime.set_bool(go, &[handle], &[true]).unwrap();
         }
-        crowd.update(1.0 / 60.0).unwrap();
-        let programs = crowd.programs(kind).unwrap().to_vec();
+        runtime.update(1.0 / 60.0).unwrap();
+        let programs = runtime.crowd().programs(kind).unwrap();
         assert!(programs.iter().all(|p| p.decay_s.is_finite()), "frame {frame}: {programs:?}");
-        let samples = crowd.samples(kind).unwrap().to_vec();
-        let output = cpu_frame(&rig, &clips, &[LayerSetup::default()], &samples, &programs, 1.0 / 60.0, &mut context)
+        output.fill(f32::NAN);
+        runtime
+            .evaluate(kind, OutputLayout::Mat4, &mut output, &mut [])
             .unwrap_or_else(|e| panic!("frame {frame} refused: {e}"));
         assert_eq!(first_non_finite(&output), None, "frame {frame}");
     }

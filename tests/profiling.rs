@@ -11,12 +11,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
 use throng::eval::root_motion::RootDelta;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, GpuFrameTimes, GpuProfiler, Stage};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, OutputLayout};
-use throng::state::Crowd;
+use throng::runtime::CrowdRuntime;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -28,7 +27,7 @@ const CHARACTERS: usize = 300;
 const DT: f32 = 1.0 / 60.0;
 
 /// The built-in humanoid on the demo graph: a crowd at mixed speeds, a few of them jumping,
-/// stepped `frames` times. Returns the last step's samples and programs, and the CPU
+/// stepped once through a [`CrowdRuntime`]. Holds the step's samples and programs, and the CPU
 /// evaluator's matrices for it.
 struct Frame {
     demo: DemoCharacter,
@@ -36,26 +35,33 @@ struct Frame {
     layers: Vec<throng::program::LayerSetup>,
     samples: Vec<ClipSample>,
     programs: Vec<LayerProgram>,
+    /// The runtime's `Mat4` skinning matrices for the step.
+    matrices: Vec<f32>,
 }
 
 fn stepped_crowd() -> Frame {
     let demo = DemoCharacter::humanoid();
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
     let bound = demo.bind(graph).unwrap();
-    let mut crowd = Crowd::new();
-    let kind = crowd.add_archetype(bound.archetype.clone());
-    let handles: Vec<_> = (0..CHARACTERS).map(|_| crowd.spawn(kind).unwrap()).collect();
-    let speed = crowd.param(kind, "speed").unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind =
+        runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips.clone(), bound.layers.clone()).unwrap();
+    let handles = runtime.spawn_many(kind, CHARACTERS).unwrap();
+    let speed = runtime.param(kind, "speed").unwrap();
     let speeds: Vec<f32> = (0..CHARACTERS).map(|i| (i % 7) as f32 * 0.7).collect();
-    crowd.set_float(speed, &handles, &speeds).unwrap();
-    let jump = crowd.param(kind, "jump").unwrap();
-    crowd.set_trigger(jump, &handles[..CHARACTERS / 10], false).unwrap();
-    crowd.update(DT).unwrap();
+    runtime.set_float(speed, &handles, &speeds).unwrap();
+    let jump = runtime.param(kind, "jump").unwrap();
+    runtime.set_trigger(jump, &handles[..CHARACTERS / 10], false).unwrap();
+    runtime.update(DT).unwrap();
+    let mut matrices = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+    let mut root_motion = vec![RootDelta::default(); CHARACTERS];
+    runtime.evaluate(kind, OutputLayout::Mat4, &mut matrices, &mut root_motion).unwrap();
     Frame {
-        samples: crowd.samples(kind).unwrap().to_vec(),
-        programs: crowd.programs(kind).unwrap().to_vec(),
+        samples: runtime.crowd().samples(kind).unwrap().to_vec(),
+        programs: runtime.crowd().programs(kind).unwrap().to_vec(),
         clips: bound.clips,
         layers: bound.layers,
+        matrices,
         demo,
     }
 }
@@ -178,28 +184,10 @@ fn without_timestamp_queries_the_frame_is_evaluated_and_no_time_is_reported() {
     assert_eq!(times.frame_ns(), 0.0);
 
     // The untimed zone still recorded the frame: the GPU's matrices are the CPU evaluator's.
-    let joints = frame.demo.rig.num_joints();
-    let mut context = EvalContext::new(CHARACTERS, frame.layers.len(), joints);
-    let mut expected = vec![0.0; CHARACTERS * joints * 16];
-    FrameJob {
-        rig: &frame.demo.rig,
-        clips: &frame.clips,
-        layers: &frame.layers,
-        samples: &frame.samples,
-        programs: &frame.programs,
-        dt_s: DT,
-        context: &mut context,
-        layout: OutputLayout::Mat4,
-        output: &mut expected,
-        clips_sampled: &mut vec![0; CHARACTERS],
-        root_motion: &mut vec![RootDelta::default(); CHARACTERS],
-    }
-    .run()
-    .unwrap();
     let got = fused.read_output_blocking().unwrap();
-    assert_eq!(got.len(), expected.len());
-    let worst = worst_abs_diff(&expected, &got);
-    assert!(worst < GPU_TOLERANCE, "GPU output differs from FrameJob's by {worst}");
+    assert_eq!(got.len(), frame.matrices.len());
+    let worst = worst_abs_diff(&frame.matrices, &got);
+    assert!(worst < GPU_TOLERANCE, "GPU output differs from the CPU runtime's by {worst}");
 }
 
 /// A whole frame with every CPU zone, plot and frame mark, on a thread of its own: with the

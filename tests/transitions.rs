@@ -90,6 +90,7 @@ fn run(mode: SwitchMode, duration_s: f32, switches: &[usize], frames: usize) -> 
                 }
             }
         }
+        // The low-level job: it replays hand-made samples and programs, with no crowd.
         FrameJob {
             rig: &rig,
             clips: &clips,
@@ -221,6 +222,7 @@ fn a_layer_back_from_weight_zero_mid_fade_shows_its_destination() {
     let run_frame = |context: &mut EvalContext, samples: &[ClipSample], programs: &[LayerProgram]| {
         let mut output = vec![0.0; JOINTS * 16];
         let characters = context.num_characters();
+        // The low-level job: it replays hand-made samples and programs, with no crowd.
         FrameJob {
             rig: &rig,
             clips: &clips,

@@ -12,8 +12,9 @@ use throng::eval::skinning::read_matrix;
 use throng::graph::CompiledGraph;
 use throng::plot::{LayerFrame, LayerTrack, Mark, MarkKind, ParamKind, ParamTrack, Timeline};
 use throng::program::{ClipSample, LayerProgram, LayerSetup, LayerSpace, OutputLayout};
+use throng::runtime::CrowdRuntime;
 use throng::setup::mask_of;
-use throng::state::{ArchetypeId, CharacterHandle, Crowd};
+use throng::state::{ArchetypeId, CharacterHandle};
 
 /// Frames per second of every run.
 pub const FPS: f32 = 60.0;
@@ -36,10 +37,9 @@ fn nan_min(a: f32, b: f32) -> f32 {
 pub struct Sim {
     pub demo: DemoCharacter,
     pub bound: DemoArchetype,
-    pub crowd: Crowd,
+    pub runtime: CrowdRuntime,
     pub kind: ArchetypeId,
     pub handle: CharacterHandle,
-    context: EvalContext,
     output: Vec<f32>,
     rest_model: Vec<Vec3>,
     /// Model-space joint positions this frame (root motion removed).
@@ -63,13 +63,14 @@ impl Sim {
         let demo = DemoCharacter::humanoid();
         let mut bound = demo.bind(graph).expect("the demo graph binds to the demo");
         layers(&demo, &mut bound.layers);
-        let mut crowd = Crowd::new();
-        let kind = crowd.add_archetype(bound.archetype.clone());
-        let handle = crowd.spawn(kind).expect("archetype exists");
+        let mut runtime = CrowdRuntime::new();
+        let kind = runtime
+            .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+            .expect("one setup per layer");
+        let handle = runtime.spawn(kind).expect("archetype exists");
         let joints = demo.rig.num_joints();
         let rest_model = demo.rig.rest_model().iter().map(|m| m.w_axis.truncate()).collect();
         Self {
-            context: EvalContext::new(1, bound.layers.len(), joints),
             output: vec![0.0; joints * 16],
             positions: vec![Vec3::ZERO; joints],
             world: Vec3::ZERO,
@@ -77,25 +78,25 @@ impl Sim {
             rest_model,
             demo,
             bound,
-            crowd,
+            runtime,
             kind,
             handle,
         }
     }
 
     pub fn set_float(&mut self, name: &str, value: f32) {
-        let p = self.crowd.param(self.kind, name).expect("parameter exists");
-        self.crowd.set_float(p, &[self.handle], &[value]).expect("finite value");
+        let p = self.runtime.param(self.kind, name).expect("parameter exists");
+        self.runtime.set_float(p, &[self.handle], &[value]).expect("finite value");
     }
 
     pub fn trigger(&mut self, name: &str) {
-        let p = self.crowd.param(self.kind, name).expect("parameter exists");
-        self.crowd.set_trigger(p, &[self.handle], false).expect("trigger parameter");
+        let p = self.runtime.param(self.kind, name).expect("parameter exists");
+        self.runtime.set_trigger(p, &[self.handle], false).expect("trigger parameter");
     }
 
     /// The layer programs of the last step.
     pub fn programs(&self) -> &[LayerProgram] {
-        self.crowd.programs(self.kind).expect("archetype exists")
+        self.runtime.crowd().programs(self.kind).expect("archetype exists")
     }
 
     /// Model-space joint positions of the base layer showing `samples` alone (root motion
@@ -110,6 +111,7 @@ impl Sim {
             flags: LayerProgram::ROOT_MOTION,
             ..LayerProgram::default()
         };
+        // The low-level job: a pose on its own memory, leaving the character's untouched.
         FrameJob {
             rig: &self.demo.rig,
             clips: &self.bound.clips,
@@ -130,28 +132,14 @@ impl Sim {
             .collect()
     }
 
-    /// One frame: state step, then the CPU frame job.
+    /// One frame: the runtime's state step, then its CPU evaluation.
     pub fn step(&mut self) {
-        let dt = 1.0 / FPS;
-        self.crowd.update(dt).expect("finite dt");
-        let mut sampled = [0u32];
+        self.runtime.update(1.0 / FPS).expect("finite dt");
         let mut root = [RootDelta::default()];
-        FrameJob {
-            rig: &self.demo.rig,
-            clips: &self.bound.clips,
-            layers: &self.bound.layers,
-            samples: self.crowd.samples(self.kind).expect("archetype exists"),
-            programs: self.crowd.programs(self.kind).expect("archetype exists"),
-            dt_s: dt,
-            context: &mut self.context,
-            layout: OutputLayout::Mat4,
-            output: &mut self.output,
-            clips_sampled: &mut sampled,
-            root_motion: &mut root,
-        }
-        .run()
-        .expect("the state step writes valid programs");
-        self.clips_sampled = sampled[0];
+        self.runtime
+            .evaluate(self.kind, OutputLayout::Mat4, &mut self.output, &mut root)
+            .expect("the state step writes valid programs");
+        self.clips_sampled = self.runtime.clips_sampled(self.kind).expect("archetype exists")[0];
         self.world += root[0].translation;
         for (j, p) in self.positions.iter_mut().enumerate() {
             *p = read_matrix(OutputLayout::Mat4, &self.output[j * 16..]).transform_point3(self.rest_model[j]);
@@ -246,13 +234,14 @@ pub fn seed_script(name: &'static str, default_switch: &str) -> (SwitchReport, T
             debug_assert!(twin_base.flags & LayerProgram::SWITCHED != 0, "the twin switches on the same frame");
             let source = twin_base.secondary_range();
             let old = twin.evaluate_base(
-                &twin.crowd.samples(twin.kind).expect("archetype")[source.start as usize..source.end as usize],
+                &twin.runtime.crowd().samples(twin.kind).expect("archetype")
+                    [source.start as usize..source.end as usize],
             );
             let jump = sim.positions.iter().zip(&old).map(|(p, o)| p.distance(*o)).fold(0.0, nan_max);
             worst = nan_max(worst, jump);
             jump_cm = jump * 100.0;
         }
-        let rb = sim.crowd.readback(sim.handle, 0).expect("live character");
+        let rb = sim.runtime.readback(sim.handle, 0).expect("live character");
         let mut weights = vec![(local(rb.active_state), rb.active_weight)];
         if let Some(previous) = rb.previous_state.filter(|_| rb.transitioning) {
             weights.push((local(previous), rb.previous_weight));
@@ -345,7 +334,7 @@ pub fn arm_angle_deg(space: LayerSpace, lean: bool) -> f32 {
         sim.step();
         // The wave clip alone at the time the wave layer sampled it: the authored direction.
         let program = sim.programs()[2];
-        let sample = sim.crowd.samples(sim.kind).expect("archetype")[program.first_sample as usize];
+        let sample = sim.runtime.crowd().samples(sim.kind).expect("archetype")[program.first_sample as usize];
         debug_assert_eq!(sample.clip as usize, wave);
         sim.bound.clips[wave].sample(sample.time_s, &mut pose);
         local_to_model(rig.parents(), &pose, &mut model);

@@ -398,6 +398,7 @@ impl Renderer {
                 let start = Instant::now();
                 let model = &scene.model;
                 let mut root_motion = vec![Default::default(); clips_sampled.len()];
+                // The job, not `CrowdRuntime`: the scene's one crowd also feeds the GPU evaluator.
                 let job = FrameJob {
                     rig: &model.rig,
                     clips: &model.clips,

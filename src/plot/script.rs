@@ -69,6 +69,7 @@ impl<'a> Poser<'a> {
         let programs = f.crowd.programs(f.archetype).map_err(state_error)?;
         let samples = f.crowd.samples(f.archetype).map_err(state_error)?;
         let mut sampled = [0u32];
+        // The low-level job: the trace runner owns the crowd and hands each frame to the plot.
         FrameJob {
             rig: &self.character.rig,
             clips: &self.character.leaf_clips,

@@ -1,7 +1,44 @@
 //! Gameplay for the tests' crowds: each frame's parameters, set in batches as a game sets them,
 //! on the two graphs the tests drive whole crowds through.
 
-use throng::state::{ArchetypeId, CharacterHandle, Crowd};
+use throng::runtime::CrowdRuntime;
+use throng::state::{ArchetypeId, CharacterHandle, Crowd, ParamId};
+
+/// The parameter setters the drivers use, on a bare state step or on a [`CrowdRuntime`], so
+/// that a test drives either the same way. Each panics on a refusal: the drivers only set what
+/// the graphs declare.
+pub trait Inputs {
+    /// The parameter `name` of archetype `kind`.
+    fn param_id(&self, kind: ArchetypeId, name: &str) -> ParamId;
+    /// Sets a FLOAT parameter, `values[k]` for `handles[k]`.
+    fn floats(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]);
+    /// Sets a TRIGGER for `handles`.
+    fn trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool);
+}
+
+impl Inputs for Crowd {
+    fn param_id(&self, kind: ArchetypeId, name: &str) -> ParamId {
+        self.param(kind, name).expect("the graph's parameter")
+    }
+    fn floats(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) {
+        self.set_float(param, handles, values).expect("finite values for live handles");
+    }
+    fn trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) {
+        self.set_trigger(param, handles, single_frame).expect("a trigger for live handles");
+    }
+}
+
+impl Inputs for CrowdRuntime {
+    fn param_id(&self, kind: ArchetypeId, name: &str) -> ParamId {
+        self.param(kind, name).expect("the graph's parameter")
+    }
+    fn floats(&mut self, param: ParamId, handles: &[CharacterHandle], values: &[f32]) {
+        self.set_float(param, handles, values).expect("finite values for live handles");
+    }
+    fn trigger(&mut self, param: ParamId, handles: &[CharacterHandle], single_frame: bool) {
+        self.set_trigger(param, handles, single_frame).expect("a trigger for live handles");
+    }
+}
 
 /// Speed of profile `p` at age `a` frames on `benches/support/locomotion.json`, m/s: varied,
 /// often crossing the graph's 0.1 threshold.
@@ -26,20 +63,19 @@ pub fn profile_waves(p: usize, a: usize) -> bool {
 /// `k`-th of them following profile and age `profile_age(k)`: `speed`, the `jump` trigger, and
 /// `wave` as a single-frame trigger.
 pub fn drive(
-    crowd: &mut Crowd,
+    crowd: &mut impl Inputs,
     kind: ArchetypeId,
     handles: &[CharacterHandle],
     profile_age: impl Fn(usize) -> (usize, usize),
 ) {
-    let [speed, jump, wave] =
-        ["speed", "jump", "wave"].map(|name| crowd.param(kind, name).expect("locomotion.json's parameter"));
+    let [speed, jump, wave] = ["speed", "jump", "wave"].map(|name| crowd.param_id(kind, name));
     let speeds: Vec<f32> = (0..handles.len())
         .map(|k| {
             let (p, a) = profile_age(k);
             profile_speed(p, a)
         })
         .collect();
-    crowd.set_float(speed, handles, &speeds).expect("finite speeds");
+    crowd.floats(speed, handles, &speeds);
     let pick = |f: fn(usize, usize) -> bool| -> Vec<CharacterHandle> {
         handles
             .iter()
@@ -51,8 +87,8 @@ pub fn drive(
             .map(|(_, &h)| h)
             .collect()
     };
-    crowd.set_trigger(jump, &pick(profile_jumps), false).expect("jump is a trigger");
-    crowd.set_trigger(wave, &pick(profile_waves), true).expect("wave is a trigger");
+    crowd.trigger(jump, &pick(profile_jumps), false);
+    crowd.trigger(wave, &pick(profile_waves), true);
 }
 
 /// How fast gameplay changes a character's speed on the demo graph, m/s² (a character
@@ -78,15 +114,14 @@ pub struct DemoInputs {
 /// [`ACCELERATION_MPS2`] × `dt_s` and is set as `speed`; `lean` and `wave` are set as given, and
 /// `jump` triggered (held until consumed) where asked.
 pub fn drive_demo(
-    crowd: &mut Crowd,
+    crowd: &mut impl Inputs,
     kind: ArchetypeId,
     handles: &[CharacterHandle],
     speeds: &mut [f32],
     dt_s: f32,
     inputs: impl Fn(usize) -> DemoInputs,
 ) {
-    let [speed, jump, lean, wave] =
-        ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name).expect("demo parameter"));
+    let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| crowd.param_id(kind, name));
     let step = ACCELERATION_MPS2 * dt_s;
     let (mut leans, mut waves, mut jumpers) = (Vec::new(), Vec::new(), Vec::new());
     for (k, &handle) in handles.iter().enumerate() {
@@ -98,8 +133,8 @@ pub fn drive_demo(
             jumpers.push(handle);
         }
     }
-    crowd.set_float(speed, handles, speeds).expect("finite speeds");
-    crowd.set_float(lean, handles, &leans).expect("finite weights");
-    crowd.set_float(wave, handles, &waves).expect("finite weights");
-    crowd.set_trigger(jump, &jumpers, false).expect("jump is a trigger");
+    crowd.floats(speed, handles, speeds);
+    crowd.floats(lean, handles, &leans);
+    crowd.floats(wave, handles, &waves);
+    crowd.trigger(jump, &jumpers, false);
 }
