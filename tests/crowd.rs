@@ -8,28 +8,19 @@ use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd,
 use throng::trace::{TraceLine, run_script};
 
 mod support;
-use support::drive::{drive, profile_jumps, profile_speed, profile_waves};
+use support::drive::{
+    LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS, drive, locomotion_bindings, profile_jumps, profile_speed,
+    profile_waves,
+};
 use support::files::TempDir;
 
-const GRAPH: &str = include_str!("../benches/support/locomotion.json");
-const CLIPS: &[(&str, f32)] = &[
-    ("Idle", 2.0),
-    ("Move.Idle", 2.0),
-    ("Move.Walk", 1.1),
-    ("Move.Run", 0.7),
-    ("Jump", 1.2),
-    ("Rest", 2.0),
-    ("Wave", 1.5),
-];
 const DT: f32 = 1.0 / 30.0;
 const FRAMES: usize = 90;
 const PROFILES: usize = 101;
 
 fn archetype() -> Archetype {
     let graph = Arc::new(CompiledGraph::from_json(GRAPH).unwrap());
-    let bindings: Vec<(&str, ClipBinding)> =
-        CLIPS.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
-    Archetype::from_bindings(graph, &bindings).unwrap()
+    Archetype::from_bindings(graph, &locomotion_bindings()).unwrap()
 }
 
 fn crowd(n: usize) -> (Crowd, ArchetypeId, Vec<CharacterHandle>) {

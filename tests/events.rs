@@ -7,6 +7,8 @@ use std::sync::Arc;
 use throng::clip::{Clip, ClipError, ClipEvent};
 use throng::graph::CompiledGraph;
 use throng::rig::Transform;
+mod support;
+use support::drive::{LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS, locomotion_bindings};
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 
 /// Two looping states and one that does not loop; `go` moves A → B with `switch` over
@@ -397,27 +399,14 @@ fn a_transitions_source_fires_until_the_transition_ends_in_every_mode() {
 
 #[test]
 fn events_are_the_same_at_any_thread_count() {
-    const GRAPH: &str = include_str!("../benches/support/locomotion.json");
-    const CLIPS: &[(&str, f32)] = &[
-        ("Idle", 2.0),
-        ("Move.Idle", 2.0),
-        ("Move.Walk", 1.1),
-        ("Move.Run", 0.7),
-        ("Jump", 1.2),
-        ("Rest", 2.0),
-        ("Wave", 1.5),
-    ];
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let graph = Arc::new(CompiledGraph::from_json(GRAPH).unwrap());
-            let bindings: Vec<(&str, ClipBinding)> = CLIPS
-                .iter()
-                .enumerate()
-                .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
-                .collect();
-            let mut arch =
-                Archetype::from_bindings(graph, &bindings).unwrap().with_event_weight_threshold(0.1).unwrap();
+            let mut arch = Archetype::from_bindings(graph, &locomotion_bindings())
+                .unwrap()
+                .with_event_weight_threshold(0.1)
+                .unwrap();
             for (i, &(_, d)) in CLIPS.iter().enumerate() {
                 arch = arch
                     .with_clip_events(
