@@ -108,7 +108,6 @@ pub struct CrowdRuntime {
 /// What the evaluator needs for one archetype, and the memory it carries between frames.
 #[derive(Debug)]
 struct ArchetypeEntry {
-    id: ArchetypeId,
     rig: Rig,
     clips: Vec<Clip>,
     layers: Vec<LayerSetup>,
@@ -176,7 +175,6 @@ impl CrowdRuntime {
         let context = EvalContext::for_layers(0, &layers, rig.num_joints());
         let id = self.crowd.add_archetype(archetype);
         self.archetypes.push(ArchetypeEntry {
-            id,
             rig,
             clips,
             layers,
@@ -190,7 +188,9 @@ impl CrowdRuntime {
     }
 
     fn index(&self, id: ArchetypeId) -> Result<usize, RuntimeError> {
-        self.archetypes.iter().position(|e| e.id == id).ok_or(RuntimeError::UnknownArchetype { id })
+        // Entries are pushed as the crowd adds archetypes, so entry `i` is the crowd's `i`.
+        let index = id.index();
+        if index < self.archetypes.len() { Ok(index) } else { Err(RuntimeError::UnknownArchetype { id }) }
     }
 
     fn entry(&self, id: ArchetypeId) -> Result<&ArchetypeEntry, RuntimeError> {

@@ -254,7 +254,7 @@ pub unsafe extern "C" fn throng_crowd_active_state_name(
         let handle = CharacterHandle::from_bits(handle);
         let state = crowd.runtime.crowd().readback(handle, layer as usize)?.active_state;
         let (id, _) = crowd.runtime.crowd().row_of(handle)?;
-        let entry = crowd.entry(crowd.index_of(id))?;
+        let entry = crowd.entry(ThrongCrowd::index_of(id))?;
         let name =
             entry.state_names.get(state).ok_or_else(|| CallError::Panic(format!("state {state} has no name")))?;
         // SAFETY: `out_name`'s promise.

@@ -67,6 +67,13 @@ impl CharacterHandle {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArchetypeId(pub(super) u32);
 
+impl ArchetypeId {
+    /// The archetype's position in its crowd, in the order they were added.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A parameter of one graph, resolved once by name for fast batch setters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamId {
