@@ -63,6 +63,13 @@ fn character_mask(image: &RgbaImage, background: &RgbaImage) -> Vec<bool> {
     image.pixels().zip(background.pixels()).map(|(a, b)| pixels_differ(a, b)).collect()
 }
 
+/// Renders the scene's ground and sky alone, sized for `characters`, into `path`: the
+/// background a character mask is taken against.
+fn render_background(characters: &str, path: &Path) {
+    let out = path.to_str().expect("utf-8 temp path");
+    headless(&["--characters", characters, "--frames", "1", "--background-only", "--out", out]);
+}
+
 #[test]
 fn headless_crowd_has_characters_that_move() {
     if gpu_support::gpu().is_none() {
@@ -87,15 +94,7 @@ fn headless_crowd_has_characters_that_move() {
         stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("clips sampled"),
         "stats missing:\n{stdout}"
     );
-    headless(&[
-        "--characters",
-        "300",
-        "--frames",
-        "1",
-        "--background-only",
-        "--out",
-        background.to_str().expect("utf-8 temp path"),
-    ]);
+    render_background("300", &background);
 
     let last = load(&out);
     let frame_30 = load(&dir.join("crowd_0030.png"));
@@ -140,15 +139,7 @@ fn skinned_character_covers_its_projected_joints() {
     let stdout =
         headless(&["--characters", "1", "--frames", "40", "--probe", "--out", out.to_str().expect("utf-8 temp path")])
             .stdout;
-    headless(&[
-        "--characters",
-        "1",
-        "--frames",
-        "1",
-        "--background-only",
-        "--out",
-        background.to_str().expect("utf-8 temp path"),
-    ]);
+    render_background("1", &background);
     let image = load(&out);
     let mask = character_mask(&image, &load(&background));
     let covered = mask.iter().filter(|&&m| m).count();
@@ -192,15 +183,7 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
     headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
     headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
-    headless(&[
-        "--characters",
-        "300",
-        "--frames",
-        "1",
-        "--background-only",
-        "--out",
-        background.to_str().expect("utf-8 temp path"),
-    ]);
+    render_background("300", &background);
     let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
     let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
     let different = gpu.pixels().zip(cpu.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
@@ -256,15 +239,7 @@ fn affine_and_mat4_output_draw_the_same_crowd() {
         headless(&[&common[..], &["--layout", "mat4", "--out", mat4_png.to_str().expect("utf-8 temp path")]].concat());
     assert!(String::from_utf8_lossy(&affine.stdout).contains("Affine3x4 matrices"), "the affine run says so");
     assert!(String::from_utf8_lossy(&mat4.stdout).contains("Mat4 matrices"), "the mat4 run says so");
-    headless(&[
-        "--characters",
-        "300",
-        "--frames",
-        "1",
-        "--background-only",
-        "--out",
-        background.to_str().expect("utf-8 temp path"),
-    ]);
+    render_background("300", &background);
     let (affine, mat4) = (load(&affine_png), load(&mat4_png));
     let characters = character_mask(&affine, &load(&background)).iter().filter(|&&m| m).count();
     let different = affine.pixels().zip(mat4.pixels()).filter(|(a, b)| pixels_differ(a, b)).count();
