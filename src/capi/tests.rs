@@ -18,6 +18,24 @@ fn new_crowd() -> *mut ThrongCrowd {
     crowd
 }
 
+/// Evaluates `archetype` into `out` as 4×4 matrices, without root motion; any status but OK
+/// fails the test with the crowd's message.
+fn evaluate_mat4(crowd: *mut ThrongCrowd, archetype: u32, out: &mut [f32]) {
+    // SAFETY: `crowd` is live in the calling test; `out` is writable for its length.
+    let status = unsafe {
+        throng_crowd_evaluate(
+            crowd,
+            archetype,
+            THRONG_LAYOUT_MAT4,
+            out.as_mut_ptr(),
+            out.len(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+}
+
 #[test]
 fn a_panic_is_a_status_and_poisons_its_crowd() {
     let crowd = new_crowd();
@@ -108,16 +126,7 @@ fn update_rates_write_a_character_on_its_due_updates_only() {
         assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
         for update in 0..9 {
             assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-            let status = throng_crowd_evaluate(
-                crowd,
-                archetype,
-                THRONG_LAYOUT_MAT4,
-                out.as_mut_ptr(),
-                floats,
-                std::ptr::null_mut(),
-                0,
-            );
-            assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+            evaluate_mat4(crowd, archetype, &mut out[..floats]);
             if update > 0 {
                 for (c, (now, was)) in out.chunks_exact(JOINTS * 16).zip(before.chunks_exact(JOINTS * 16)).enumerate() {
                     changed[c] += usize::from(now != was);
@@ -133,16 +142,7 @@ fn update_rates_write_a_character_on_its_due_updates_only() {
         assert_eq!(throng_crowd_despawn(crowd, gone.as_ptr(), 2), ThrongStatus::Ok);
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
         let per_row = JOINTS * 16;
-        let status = throng_crowd_evaluate(
-            crowd,
-            archetype,
-            THRONG_LAYOUT_MAT4,
-            out.as_mut_ptr(),
-            6 * per_row,
-            std::ptr::null_mut(),
-            0,
-        );
-        assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+        evaluate_mat4(crowd, archetype, &mut out[..6 * per_row]);
         assert_eq!(
             out[4 * per_row..5 * per_row],
             before[6 * per_row..7 * per_row],
@@ -187,16 +187,7 @@ fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
         assert_eq!(throng_crowd_set_update_rate(crowd, handles.as_ptr(), rates.as_ptr(), CHARACTERS), ThrongStatus::Ok);
         for _ in 0..2 {
             assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-            let status = throng_crowd_evaluate(
-                crowd,
-                archetype,
-                THRONG_LAYOUT_MAT4,
-                out.as_mut_ptr(),
-                out.len(),
-                std::ptr::null_mut(),
-                0,
-            );
-            assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+            evaluate_mat4(crowd, archetype, &mut out);
         }
         let last_before = out[(CHARACTERS - 1) * PER_ROW..].to_vec();
         let mut newcomer = 0u64;
@@ -206,16 +197,7 @@ fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
         assert_eq!(throng_crowd_row_of(crowd, handles[CHARACTERS - 1], &mut arch, &mut row), ThrongStatus::Ok);
         assert_eq!(row, CHARACTERS - 1, "the old last character keeps its row; the newcomer took row 0");
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
-        let status = throng_crowd_evaluate(
-            crowd,
-            archetype,
-            THRONG_LAYOUT_MAT4,
-            out.as_mut_ptr(),
-            out.len(),
-            std::ptr::null_mut(),
-            0,
-        );
-        assert_eq!(status, ThrongStatus::Ok, "{}", last_error());
+        evaluate_mat4(crowd, archetype, &mut out);
         assert_eq!(out[row * PER_ROW..], last_before[..], "row {row}, not due, shows what its character showed");
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
