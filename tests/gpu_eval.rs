@@ -610,9 +610,9 @@ fn shared_structs_match_wgsl_layouts() {
             ("dt_s", offset_of!(GpuChunkParams, dt_s)),
             ("sample_base", offset_of!(GpuChunkParams, sample_base)),
             ("due_list", offset_of!(GpuChunkParams, due_list)),
-            ("pad0", offset_of!(GpuChunkParams, pad)),
-            ("pad1", offset_of!(GpuChunkParams, pad) + 4),
-            ("pad2", offset_of!(GpuChunkParams, pad) + 8),
+            ("levels_start", offset_of!(GpuChunkParams, levels_start)),
+            ("num_levels", offset_of!(GpuChunkParams, num_levels)),
+            ("num_due", offset_of!(GpuChunkParams, num_due)),
         ],
     );
     check_struct(

@@ -115,9 +115,13 @@ struct ChunkParams {
     // 1 when the layered frame's workgroups evaluate the due list (animation LOD) that group 1's
     // binding 2 then holds, 0 when workgroup `w` evaluates chunk character `w`.
     due_list: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    // The level kernels (`shared/levels.wgsl`): where the rig's depth levels start in
+    // `rig_tables` (each level's end in sorted positions, then the joints sorted by depth), and
+    // how many levels (the deepest joint's depth + 1).
+    levels_start: u32,
+    num_levels: u32,
+    // The layered level kernel under a due list: the chunk's due characters.
+    num_due: u32,
 }
 
 // One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.

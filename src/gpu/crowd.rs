@@ -9,7 +9,7 @@ use std::ops::Range;
 use glam::Mat4;
 
 use super::GpuError;
-use super::pipelines::{Pipelines, storage_buffers_needed};
+use super::pipelines::{FrameKernel, Pipelines, storage_buffers_needed};
 use super::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
     GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, LAYOUT_AFFINE3X4, LAYOUT_MAT4,
@@ -67,6 +67,9 @@ pub struct GpuCrowdOptions {
     /// [`GpuCrowd::output_buffers`] and [`GpuCrowd::skin_windows`] say where each character's
     /// matrices are. A smaller value is for tests.
     pub max_output_buffer_bytes: Option<u64>,
+    /// The kernel of the fused frames ([`GpuCrowd::encode`]); the stage-by-stage path is the
+    /// same for every one. Defaults to the variant the proxies favour ([`FrameKernel`]).
+    pub kernel: FrameKernel,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -301,6 +304,9 @@ pub struct GpuCrowd {
     layered_frame: bool,
     /// Characters of the last frame set, less those [`swap_remove`](Self::swap_remove)d since.
     live_characters: usize,
+    /// Where the rig's depth levels start in `throng.rig_tables`, and how many there are (the
+    /// level kernels' `ChunkParams::levels_start`, `num_levels`).
+    levels: (u32, u32),
     ranges_scratch: Vec<GpuSampleRange>,
 }
 
@@ -364,7 +370,14 @@ impl std::fmt::Debug for GpuCrowd {
 /// The device limits the pipelines need, checked before anything is created so that a
 /// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
 /// crowd binds a fourth group; each pipeline built binds [`storage_buffers_needed`] at most.
-fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Result<(), GpuError> {
+fn check_limits(
+    limits: &wgpu::Limits,
+    kernel: FrameKernel,
+    layered: bool,
+    stage_buffers: bool,
+) -> Result<(), GpuError> {
+    // The stage path and the transition stage run 64-thread workgroups whatever the kernel.
+    let threads = u64::from(kernel.workgroup_threads().max(WORKGROUP_SIZE));
     let groups = if layered {
         4
     } else if stage_buffers {
@@ -379,17 +392,11 @@ fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Re
             storage_buffers_needed(layered, stage_buffers).into(),
             limits.max_storage_buffers_per_shader_stage.into(),
         ),
-        (
-            "max_compute_invocations_per_workgroup",
-            WORKGROUP_SIZE.into(),
-            limits.max_compute_invocations_per_workgroup.into(),
-        ),
-        ("max_compute_workgroup_size_x", WORKGROUP_SIZE.into(), limits.max_compute_workgroup_size_x.into()),
-        // The fused frame's pose: one 48-byte affine matrix per joint, and the transition's two
-        // atomics.
+        ("max_compute_invocations_per_workgroup", threads, limits.max_compute_invocations_per_workgroup.into()),
+        ("max_compute_workgroup_size_x", threads, limits.max_compute_workgroup_size_x.into()),
         (
             "max_compute_workgroup_storage_size",
-            48 * MAX_JOINTS as u64 + 8,
+            kernel.workgroup_memory_bytes().max(FrameKernel::Fused.workgroup_memory_bytes()),
             limits.max_compute_workgroup_storage_size.into(),
         ),
     ];
@@ -401,17 +408,32 @@ fn check_limits(limits: &wgpu::Limits, layered: bool, stage_buffers: bool) -> Re
     Ok(())
 }
 
-/// The most characters one dispatch may evaluate: at most `max_compute_workgroups_per_dimension`
-/// (one workgroup each), and few enough that the largest window a chunk binds
-/// (`window_bytes_per_character` each), plus up to one storage alignment of slack before it,
-/// fits in one storage binding. `requested` lowers it (to at least 1).
-fn chunk_characters(window_bytes_per_character: u64, limits: &wgpu::Limits, requested: Option<u32>) -> u32 {
+/// The most characters one dispatch may evaluate: few enough that the largest window a chunk
+/// binds (`window_bytes_per_character` each), plus up to one storage alignment of slack before
+/// it, fits in one storage binding, and with `one_dimensional` (one workgroup per character on
+/// a one-dimensional grid) at most `max_compute_workgroups_per_dimension`. `requested` lowers it
+/// (to at least 1).
+fn chunk_characters(
+    window_bytes_per_character: u64,
+    limits: &wgpu::Limits,
+    one_dimensional: bool,
+    requested: Option<u32>,
+) -> u32 {
     let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     let slack = u64::from(limits.min_storage_buffer_offset_alignment);
     let by_binding =
         (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
-    let device_max = by_binding.min(limits.max_compute_workgroups_per_dimension).max(1);
+    let grid = if one_dimensional { limits.max_compute_workgroups_per_dimension } else { u32::MAX };
+    let device_max = by_binding.min(grid).max(1);
     requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
+/// The grid of `groups` workgroups: rows of at most `max_per_dimension` (the level kernels read
+/// their index as `y × width + x`, `shared/levels.wgsl`); a few workgroups past `groups` in the
+/// last row find no character and only keep the barriers.
+fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32) {
+    let width = groups.min(max_per_dimension.max(1));
+    (width, groups.div_ceil(width.max(1)))
 }
 
 /// A chunk's group 1: its parameters (at `params.1` in `params.0`), a window of the samples
@@ -513,9 +535,9 @@ impl GpuCrowd {
         options: GpuCrowdOptions,
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
-        check_limits(&limits, layers.is_some(), options.stage_buffers)?;
+        check_limits(&limits, options.kernel, layers.is_some(), options.stage_buffers)?;
         validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
-        let GpuRigTables { mut joints, paths } = GpuRigJoint::from_rig(rig);
+        let GpuRigTables { mut joints, paths, levels, num_levels } = GpuRigJoint::from_rig(rig);
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.
         let header_vec4s = clips.len() * size_of::<GpuClipHeader>() / size_of::<[u32; 4]>();
@@ -562,12 +584,21 @@ impl GpuCrowd {
             joint.path_start += tables.len() as u32;
         }
         tables.extend(&paths);
+        // Ancestor paths hold under MAX_JOINTS² entries: the offset fits u32.
+        let levels_start = tables.len() as u32;
+        tables.extend(&levels);
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_tables = init("throng.rig_tables", bytemuck::cast_slice(&tables));
         let compact_clips = clips.iter().any(|clip| clip.compact_format().is_some());
-        let pipelines =
-            Pipelines::new(device, rig.num_joints(), layers.is_some(), options.stage_buffers, compact_clips);
+        let pipelines = Pipelines::new(
+            device,
+            rig.num_joints(),
+            options.kernel,
+            layers.is_some(),
+            options.stage_buffers,
+            compact_clips,
+        );
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
             layout: &pipelines.layouts.archetype,
@@ -593,6 +624,7 @@ impl GpuCrowd {
             frame: None,
             layered_frame: false,
             live_characters: 0,
+            levels: (levels_start, num_levels),
             ranges_scratch: Vec::new(),
         })
     }
@@ -855,7 +887,8 @@ impl GpuCrowd {
         if let Some(due) = due {
             // Each chunk's due characters, from its first character's index in `ranges`.
             let mut from = 0;
-            for p in &frame.chunk_params {
+            for k in 0..frame.chunk_params.len() {
+                let p = &mut frame.chunk_params[k];
                 let end = p.first_character + p.num_characters;
                 let count = due.rows[from..].partition_point(|&row| row < end);
                 let rows = from..from + count;
@@ -874,6 +907,12 @@ impl GpuCrowd {
                     );
                 }
                 frame.due_counts.push(count as u32);
+                // The level kernels' workgroups hold several entries: the count bounds the last.
+                if p.num_due != count as u32 {
+                    p.num_due = count as u32;
+                    self.queue.write_buffer(&frame.params, k as u64 * frame.params_stride, bytemuck::bytes_of(p));
+                    bytes += PARAMS_BYTES;
+                }
                 bytes += size_of_val(self.ranges_scratch.as_slice()) as u64;
                 from += count;
             }
@@ -1087,7 +1126,12 @@ impl GpuCrowd {
         if self.options.stage_buffers {
             window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
-        chunk_characters(window_bytes, limits, self.options.max_chunk_characters)
+        chunk_characters(
+            window_bytes,
+            limits,
+            self.options.kernel == FrameKernel::Fused,
+            self.options.max_chunk_characters,
+        )
     }
 
     fn build_frame(&self, num_characters: usize, num_samples: usize) -> Result<FrameResources, GpuError> {
@@ -1241,7 +1285,9 @@ impl GpuCrowd {
                 dt_s,
                 sample_base: 0,
                 due_list: 0,
-                pad: [0; 3],
+                levels_start: self.levels.0,
+                num_levels: self.levels.1,
+                num_due: 0,
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
@@ -1310,8 +1356,10 @@ impl GpuCrowd {
     }
 
     /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
-    /// or `frame_layers` (after [`set_frame`](Self::set_frame)), one dispatch per chunk, one
-    /// workgroup per character. Nothing is recorded before the first frame is set.
+    /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`],
+    /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`]) or per
+    /// [`FrameKernel::characters_per_workgroup`] on a two-dimensional grid
+    /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_frame(encoder, None);
     }
@@ -1344,16 +1392,19 @@ impl GpuCrowd {
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
         pass.set_pipeline(layered.map_or(&self.pipelines.frame, |p| &p.frame));
         pass.set_bind_group(0, &self.archetype, &[]);
+        let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);
+        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
         for (k, chunk) in frame.chunks.iter().enumerate() {
-            let workgroups = frame.dispatch_count(k, chunk);
-            if workgroups == 0 {
+            let characters = frame.dispatch_count(k, chunk);
+            if characters == 0 {
                 continue;
             }
             pass.set_bind_group(1, &chunk.frame, &[]);
             if layered.is_some() {
                 pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
             }
-            pass.dispatch_workgroups(workgroups, 1, 1);
+            let (x, y) = grid(characters.div_ceil(per_workgroup), max_per_dimension);
+            pass.dispatch_workgroups(x, y, 1);
         }
     }
 
@@ -1367,7 +1418,10 @@ impl GpuCrowd {
     /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
     /// into local poses. Every stage but `Transition` needs
     /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
-    /// `Layers` need layers ([`GpuError::NoLayers`]).
+    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character
+    /// on a one-dimensional grid: a [`FrameKernel::Levels`] crowd whose chunks hold more
+    /// characters than the device's `max_compute_workgroups_per_dimension` (65,535 on most)
+    /// gets [`GpuError::DeviceLimit`]; lower [`GpuCrowdOptions::max_chunk_characters`] for it.
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
         self.encode_one_stage(encoder, stage, None)
     }
@@ -1413,6 +1467,16 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(());
         };
+        // The stages run one workgroup per character on a one-dimensional grid; the level
+        // kernels' chunks may hold more characters than that reaches.
+        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
+        if let Some(largest) = frame.chunks.iter().map(|c| c.num_characters).max().filter(|&n| n > max_per_dimension) {
+            return Err(GpuError::DeviceLimit {
+                limit: "max_compute_workgroups_per_dimension",
+                needed: largest.into(),
+                got: max_per_dimension.into(),
+            });
+        }
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
         pass.set_pipeline(pipeline);
@@ -1612,26 +1676,30 @@ mod tests {
         // the limit.
         let webgpu = wgpu::Limits::default();
         assert!(
-            [(false, false), (false, true), (true, false)]
-                .into_iter()
-                .all(|(layered, stages)| check_limits(&webgpu, layered, stages).is_ok())
+            [(false, false), (false, true), (true, false)].into_iter().all(|(layered, stages)| check_limits(
+                &webgpu,
+                FrameKernel::Fused,
+                layered,
+                stages
+            )
+            .is_ok())
         );
         assert!(matches!(
-            check_limits(&webgpu, true, true),
+            check_limits(&webgpu, FrameKernel::Fused, true, true),
             Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })
         ));
         let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 7, ..webgpu };
-        assert!(check_limits(&device, false, false).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, false, false).is_ok());
         assert!(matches!(
-            check_limits(&device, true, false),
+            check_limits(&device, FrameKernel::Fused, true, false),
             Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })
         ));
         device.max_storage_buffers_per_shader_stage = 10;
-        assert!(check_limits(&device, true, true).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, true, true).is_ok());
         device.max_bind_groups = 3;
-        assert!(check_limits(&device, false, true).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, false, true).is_ok());
         assert!(matches!(
-            check_limits(&device, true, false),
+            check_limits(&device, FrameKernel::Fused, true, false),
             Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })
         ));
     }
@@ -1650,13 +1718,42 @@ mod tests {
     fn chunks_fit_one_binding_and_the_workgroup_limit() {
         // lavapipe: 128 MiB bindings. A 64-joint mat4 character is 4 KiB: 32,767 characters
         // (not 32,768: the window may start up to 256 bytes before the chunk).
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), None), 32_767);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, None), 32_767);
         // A large binding leaves the workgroup limit as the bound.
-        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), None), 65_535);
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), true, None), 65_535);
+        // The level kernels' two-dimensional grid leaves the binding as the only bound.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), false, None), 1_048_575);
         // A test's request lowers the chunk but never raises it past the device, nor to 0.
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(7)), 7);
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(0)), 1);
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), Some(100_000)), 32_767);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(7)), 7);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(0)), 1);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(100_000)), 32_767);
+    }
+
+    #[test]
+    fn level_kernels_ask_for_their_workgroup() {
+        // 256 threads and 16 KiB of workgroup memory: WebGPU's defaults exactly.
+        let webgpu = wgpu::Limits::default();
+        assert!(check_limits(&webgpu, FrameKernel::Levels, true, false).is_ok());
+        let small = wgpu::Limits { max_compute_invocations_per_workgroup: 128, ..webgpu.clone() };
+        assert!(check_limits(&small, FrameKernel::Fused, true, false).is_ok());
+        assert!(matches!(
+            check_limits(&small, FrameKernel::Levels, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_compute_invocations_per_workgroup", needed: 256, got: 128 })
+        ));
+        let small = wgpu::Limits { max_compute_workgroup_storage_size: 16_000, ..webgpu };
+        assert!(matches!(
+            check_limits(&small, FrameKernel::Levels, false, false),
+            Err(GpuError::DeviceLimit { limit: "max_compute_workgroup_storage_size", needed: 16_384, got: 16_000 })
+        ));
+    }
+
+    #[test]
+    fn grids_cover_every_workgroup_in_rows() {
+        assert_eq!(grid(10, 65_535), (10, 1));
+        assert_eq!(grid(65_535, 65_535), (65_535, 1));
+        // 250,000 workgroups (a million 64-joint characters, 4 a workgroup): 4 rows.
+        assert_eq!(grid(250_000, 65_535), (65_535, 4));
+        assert_eq!(grid(7, 3), (3, 3));
     }
 
     #[test]

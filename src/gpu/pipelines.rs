@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
-use crate::gpu::types::WORKGROUP_SIZE;
+use crate::gpu::types::{LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
@@ -21,6 +21,111 @@ const FRAME: &str = include_str!("../../shaders/frame.wgsl");
 const TRANSITION: &str = include_str!("../../shaders/transition.wgsl");
 const LAYERS: &str = include_str!("../../shaders/layers.wgsl");
 const FRAME_LAYERS: &str = include_str!("../../shaders/frame_layers.wgsl");
+const LEVELS: &str = include_str!("../../shaders/shared/levels.wgsl");
+const FRAME_LEVELS: &str = include_str!("../../shaders/frame_levels.wgsl");
+const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_levels.wgsl");
+
+/// Which kernel [`crate::gpu::GpuCrowd::encode`] runs for the fused frames: the same matrices
+/// (each equal to the CPU evaluator's within the GPU tests' tolerance), different shapes of
+/// work. Chosen per crowd ([`crate::gpu::GpuCrowdOptions::kernel`]) so that a device run can
+/// time them side by side (`scripts/gpu-bench.sh`); once one has, the loser goes.
+///
+/// | variant | workgroup | hierarchy | per-sample values | grid |
+/// |---|---|---|---|---|
+/// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
+/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | one lane per sample, through workgroup memory | two-dimensional, chunks bound only by storage bindings |
+///
+/// The default is the variant the proxies favour (`throng::gpu::work_model`, BENCHMARKS.md
+/// "Proxies"): `Levels`. `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides
+/// the default, as `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs
+/// on either variant unchanged.
+///
+/// ```
+/// use throng::gpu::{FrameKernel, GpuCrowdOptions};
+/// let options = GpuCrowdOptions { kernel: FrameKernel::Fused, ..GpuCrowdOptions::default() };
+/// assert_eq!(FrameKernel::from_name("levels"), Some(FrameKernel::Levels));
+/// assert_eq!(options.kernel.name(), "fused");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameKernel {
+    /// Variant 0, the first fused kernels (`frame.wgsl`, `frame_layers.wgsl`).
+    Fused,
+    /// Variant 1 (`frame_levels.wgsl`, `frame_layers_levels.wgsl`, `shared/levels.wgsl`).
+    Levels,
+}
+
+impl Default for FrameKernel {
+    fn default() -> Self {
+        std::env::var("THRONG_FRAME_KERNEL").ok().and_then(|name| Self::from_name(&name)).unwrap_or(Self::Levels)
+    }
+}
+
+impl FrameKernel {
+    /// Every variant, variant 0 first.
+    pub const ALL: [Self; 2] = [Self::Fused, Self::Levels];
+
+    /// The variant's name: `fused` or `levels`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Fused => "fused",
+            Self::Levels => "levels",
+        }
+    }
+
+    /// The variant named `name` ([`name`](Self::name)), if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The two-clip frame's module.
+    #[must_use]
+    pub const fn frame(self) -> ShaderModuleKind {
+        match self {
+            Self::Fused => ShaderModuleKind::Frame,
+            Self::Levels => ShaderModuleKind::FrameLevels,
+        }
+    }
+
+    /// The layered frame's module.
+    #[must_use]
+    pub const fn frame_layers(self) -> ShaderModuleKind {
+        match self {
+            Self::Fused => ShaderModuleKind::FrameLayers,
+            Self::Levels => ShaderModuleKind::FrameLayersLevels,
+        }
+    }
+
+    /// Threads per workgroup of the variant's frames.
+    #[must_use]
+    pub const fn workgroup_threads(self) -> u32 {
+        match self {
+            Self::Fused => WORKGROUP_SIZE,
+            Self::Levels => LEVEL_GROUP_THREADS,
+        }
+    }
+
+    /// Characters one workgroup evaluates for a rig of `num_joints`.
+    #[must_use]
+    pub fn characters_per_workgroup(self, num_joints: usize) -> u32 {
+        match self {
+            Self::Fused => 1,
+            Self::Levels => LEVEL_GROUP_THREADS / level_lanes(num_joints),
+        }
+    }
+
+    /// Bytes of workgroup memory the variant's frames take at most (any rig).
+    #[must_use]
+    pub const fn workgroup_memory_bytes(self) -> u64 {
+        match self {
+            // One 48-byte affine matrix per joint, and the transition's two atomics.
+            Self::Fused => 48 * MAX_JOINTS as u64 + 8,
+            // An affine matrix and a sample-table entry per thread.
+            Self::Levels => (48 + 16) * LEVEL_GROUP_THREADS as u64,
+        }
+    }
+}
 
 /// A WGSL module the evaluator builds: one per stage, and the fused frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,11 +144,17 @@ pub enum ShaderModuleKind {
     Layers,
     /// `shaders/frame_layers.wgsl` with every stage, entry point `frame_layers_main`.
     FrameLayers,
+    /// `shaders/frame_levels.wgsl` with `shared/levels.wgsl` and the stages it calls, entry
+    /// point `frame_levels_main` ([`FrameKernel::Levels`]).
+    FrameLevels,
+    /// `shaders/frame_layers_levels.wgsl` with `shared/levels.wgsl` and every stage, entry
+    /// point `frame_layers_levels_main` ([`FrameKernel::Levels`]).
+    FrameLayersLevels,
 }
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 9] = [
         Self::Sample,
         Self::LocalToModel,
         Self::Skinning,
@@ -51,6 +162,8 @@ impl ShaderModuleKind {
         Self::Transition,
         Self::Layers,
         Self::FrameLayers,
+        Self::FrameLevels,
+        Self::FrameLayersLevels,
     ];
 
     /// The compute entry point.
@@ -64,6 +177,8 @@ impl ShaderModuleKind {
             Self::Transition => "transition_main",
             Self::Layers => "layers_main",
             Self::FrameLayers => "frame_layers_main",
+            Self::FrameLevels => "frame_levels_main",
+            Self::FrameLayersLevels => "frame_layers_levels_main",
         }
     }
 
@@ -76,6 +191,12 @@ impl ShaderModuleKind {
             Self::Transition => &[SAMPLE, TRANSITION],
             Self::Layers => &[SAMPLE, LOCAL_TO_MODEL, TRANSITION, LAYERS],
             Self::FrameLayers => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, FRAME_LAYERS],
+            Self::FrameLevels => &[SAMPLE, SKINNING, LEVELS, FRAME_LEVELS],
+            // `layers.wgsl` needs `local_to_model.wgsl`'s `pose`, which this entry point never
+            // touches (the driver keeps only what the entry point uses).
+            Self::FrameLayersLevels => {
+                &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, LEVELS, FRAME_LAYERS_LEVELS]
+            }
         }
     }
 }
@@ -85,6 +206,8 @@ impl ShaderModuleKind {
 const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
 /// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
 const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
+/// The line of `shaders/shared/levels.wgsl` that [`shader_source`] rewrites for each rig.
+const LANES_LINE: &str = "const LANES: u32 = 64u;";
 
 /// Joints each thread of a workgroup evaluates for a rig of `num_joints` (1 to 4).
 #[must_use]
@@ -97,7 +220,8 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// declaration order does not matter to WGSL, but this order keeps naga's error line numbers
 /// readable (shared first). `JOINTS_PER_THREAD` becomes [`joints_per_thread`]`(num_joints)`:
 /// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
-/// would spill to local memory on most GPUs. Without `compact_clips` the compact clips' decoding
+/// would spill to local memory on most GPUs; the level kernels' `LANES` becomes
+/// [`crate::gpu::types::level_lanes`]`(num_joints)`. Without `compact_clips` the compact clips' decoding
 /// is compiled out: an archetype whose clips are all full never takes it, and a software
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 #[must_use]
@@ -113,6 +237,7 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
         &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)),
         1,
     );
+    let source = source.replacen(LANES_LINE, &format!("const LANES: u32 = {}u;", level_lanes(num_joints)), 1);
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
 
@@ -213,12 +338,13 @@ pub(crate) struct LayeredPipelines {
 }
 
 impl Pipelines {
-    /// The pipelines for a rig of `num_joints`; the layered frame's too when `layered`, the
+    /// The pipelines for a rig of `num_joints`, the frames `kernel`'s; the layered frame's too when `layered`, the
     /// stage path's when `stage_buffers` (the caller has checked [`storage_buffers_needed`]
     /// against the device: a pipeline layout past the limit is wgpu's validation error).
     pub fn new(
         device: &wgpu::Device,
         num_joints: usize,
+        kernel: FrameKernel,
         layered: bool,
         stage_buffers: bool,
         compact_clips: bool,
@@ -276,7 +402,7 @@ impl Pipelines {
                 build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")
             });
             LayeredPipelines {
-                frame: build(ShaderModuleKind::FrameLayers, &frame_layout, "throng.frame_layers"),
+                frame: build(kernel.frame_layers(), &frame_layout, "throng.frame_layers"),
                 transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
                 layers,
             }
@@ -286,7 +412,7 @@ impl Pipelines {
             local_to_model: build(ShaderModuleKind::LocalToModel, &layout, "throng.local_to_model"),
             skinning: build(ShaderModuleKind::Skinning, &layout, "throng.skinning"),
         });
-        Self { layered, stages, frame: build(ShaderModuleKind::Frame, &frame_layout, "throng.frame"), layouts }
+        Self { layered, stages, frame: build(kernel.frame(), &frame_layout, "throng.frame"), layouts }
     }
 }
 

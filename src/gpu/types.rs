@@ -13,6 +13,25 @@ use crate::rig::{NO_PARENT, Transform};
 /// Keep in sync with `WORKGROUP_SIZE` in `shaders/shared/types.wgsl`.
 pub const WORKGROUP_SIZE: u32 = 64;
 
+/// Threads per workgroup of the level kernels (`FrameKernel::Levels`), several characters each.
+///
+/// Keep in sync with `GROUP_THREADS` in `shaders/shared/levels.wgsl`.
+pub const LEVEL_GROUP_THREADS: u32 = 256;
+
+/// Threads per character in the level kernels for a rig of `num_joints`: a joint per thread,
+/// rounded up to a power of two (1 to [`LEVEL_GROUP_THREADS`]), so that a 256-thread workgroup
+/// holds a whole number of characters (4 of 64 joints, 8 of 26).
+#[must_use]
+pub fn level_lanes(num_joints: usize) -> u32 {
+    (num_joints.clamp(1, LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
+}
+
+/// Characters per workgroup of the level kernels for a rig of `num_joints`.
+#[must_use]
+pub fn level_group_characters(num_joints: usize) -> u32 {
+    LEVEL_GROUP_THREADS / level_lanes(num_joints)
+}
+
 /// `ChunkParams::output_layout` for column-major `mat4x4<f32>` output.
 ///
 /// Keep in sync with `LAYOUT_MAT4` in `shaders/shared/types.wgsl`.
@@ -101,6 +120,13 @@ pub struct GpuRigTables {
     /// Each joint's ancestors, root first, at [`GpuRigJoint::path_start`]; one entry, 0, for a
     /// rig of roots only, so that the buffer is never empty.
     pub paths: Vec<u32>,
+    /// The level kernels' depth levels (`shaders/shared/levels.wgsl`): for each depth `d` from 0
+    /// to [`num_levels`](Self::num_levels) − 1 one past its last position in the sorted order,
+    /// then the joints sorted by depth (rig order within a depth), so that level `d` is
+    /// `sorted[end(d − 1) .. end(d)]` and every parent comes at an earlier depth.
+    pub levels: Vec<u32>,
+    /// Depth levels: the deepest joint's depth + 1 (0 for a rig without joints).
+    pub num_levels: u32,
 }
 
 impl GpuRigJoint {
@@ -134,7 +160,13 @@ impl GpuRigJoint {
         if paths.is_empty() {
             paths.push(0);
         }
-        GpuRigTables { joints, paths }
+        let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
+        let mut sorted: Vec<u32> = (0..joints.len() as u32).collect();
+        sorted.sort_by_key(|&j| joints[j as usize].depth);
+        let mut levels: Vec<u32> =
+            (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
+        levels.extend(sorted);
+        GpuRigTables { joints, paths, levels, num_levels }
     }
 
     /// The inverse bind matrix.
@@ -276,8 +308,14 @@ pub struct GpuChunkParams {
     /// then holds (animation LOD, `GpuCrowd::set_frame_due`), 0 when workgroup `w` evaluates
     /// the chunk's character `w`.
     pub due_list: u32,
-    /// Padding to a whole number of 16-byte lines.
-    pub pad: [u32; 3],
+    /// The level kernels: index in `throng.rig_tables` of the rig's depth levels
+    /// ([`GpuRigTables::levels`]).
+    pub levels_start: u32,
+    /// The level kernels: depth levels of the rig (its deepest joint's depth + 1).
+    pub num_levels: u32,
+    /// The layered level kernel under a due list: the chunk's due characters (its workgroups
+    /// cover several characters each, so the count bounds the last one).
+    pub num_due: u32,
 }
 
 /// `LayerSetup::blend` of an override layer.
@@ -457,12 +495,22 @@ mod tests {
             None,
         )
         .unwrap();
-        let GpuRigTables { joints, paths } = GpuRigJoint::from_rig(&rig);
+        let GpuRigTables { joints, paths, levels, num_levels } = GpuRigJoint::from_rig(&rig);
         let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
         assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
         let path = |j: &GpuRigJoint| &paths[j.path_start as usize..(j.path_start + j.depth) as usize];
         let got: Vec<&[u32]> = joints.iter().map(path).collect();
         assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
+        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5).
+        assert_eq!(num_levels, 3);
+        assert_eq!(levels, [2, 4, 5, 0, 4, 1, 3, 2]);
+    }
+
+    #[test]
+    fn level_workgroups_hold_whole_characters() {
+        let lanes = [1, 26, 32, 33, 64, 65, 200, 256].map(level_lanes);
+        assert_eq!(lanes, [1, 32, 32, 64, 64, 128, 256, 256]);
+        assert_eq!([26, 64, 256].map(level_group_characters), [8, 4, 1]);
     }
 }

@@ -1,0 +1,247 @@
+// The layered frame's level kernel (`FrameKernel::Levels` after `GpuCrowd::set_frame`,
+// mirroring `throng::eval::frame::FrameJob` as `frame_layers.wgsl` does): GROUP_CHARACTERS
+// characters per workgroup, a joint per thread, every layer through sample ─► transition ─►
+// layers, then local-to-model ─► skinning. Per layer, one lane per sample computes what every
+// joint needs of it (`shared/levels.wgsl`); the transition's largest offset is a reduction
+// through workgroup memory, not atomics; the mesh-space override and local-to-model run level by
+// level over the joints sorted by depth. Concatenated after every stage file, whose per-joint
+// functions it calls.
+
+// A layer's pose for this thread's joint: its shown blend and, on an inertialization's switch,
+// the destination one step earlier (`sample_layer`). Every thread must call it (one barrier
+// after the table is written, one after it is read).
+struct LayerSamples {
+    shown: Transform,
+    step_back: Transform,
+}
+
+fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l: u32, additive: bool, num_joints: u32) -> LayerSamples {
+    let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
+    var num_shown = select(program.num_target, program.num_target + program.num_secondary, crossfade);
+    var num_back = select(0u, program.num_secondary, !crossfade);
+    if !shows {
+        num_shown = 0u;
+        num_back = 0u;
+    }
+    // The step-back samples follow the shown ones: one table holds both blends.
+    let first = program.first_sample;
+    let total_shown = sum_weights(first, num_shown);
+    let total_back = sum_weights(first + num_shown, num_back);
+    fill_sample_table(t, lane, first, num_shown + num_back, num_shown, total_shown, total_back);
+    workgroupBarrier();
+    var rest = identity_transform();
+    if !additive && lane < num_joints {
+        rest = rig_joints[lane].rest;
+    }
+    var p = rest;
+    var b = rest;
+    if shows && lane < num_joints {
+        let slot_base = t - lane;
+        p = table_blend_joint(slot_base, first, 0u, num_shown, total_shown, lane, num_joints, rest);
+        b = p;
+        if num_back > 0u {
+            b = table_blend_joint(slot_base, first, num_shown, num_back, total_back, lane, num_joints, rest);
+        }
+        if l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u {
+            p = remove_root_motion(p);
+            b = remove_root_motion(b);
+        }
+    }
+    // Every lane has read the table before the transition or the next layer writes it.
+    workgroupBarrier();
+    return LayerSamples(p, b);
+}
+
+// `transition_layer` for one character's joint: the same per-joint arithmetic, the largest
+// offset and offset velocity at a capture reduced over the character's lanes through
+// `sample_table` (the bits of non-negative floats, ordered as `atomicMax` orders them). Returns
+// the pose the layer shows. Every thread must call it (two barriers).
+fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
+    let owns = shows && lane < num_joints;
+    var pose = samples_in.shown;
+    var state = LayerState(0u, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u);
+    var block = 0u;
+    if shows {
+        block = layer_block(c, m);
+        state = load_layer_state(block);
+    }
+    let switched = (program.flags & FLAG_SWITCHED) != 0u;
+    let shown = state.flags & STATE_SHOWN_MASK;
+    let slot = (state.flags >> STATE_SLOT_SHIFT) & 1u;
+    var decay = (state.flags >> STATE_DECAY_SHIFT) & 15u;
+    var decay_s = state.decay_s;
+    var elapsed_s = state.elapsed_s;
+    var largest_offset = state.largest_offset;
+    var largest_velocity = state.largest_velocity;
+    if switched {
+        decay = 0u;
+        decay_s = 0.0;
+        elapsed_s = 0.0;
+        largest_offset = 0.0;
+        largest_velocity = 0.0;
+    }
+    let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
+    let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
+    let capture = shows && !snapshot && switched && shown > 0u && inertializes;
+    var lane_largest = vec2<u32>(0u);
+    if owns {
+        let jr = joint_ref(block, lane);
+        if snapshot {
+            var source = pose;
+            if switched && shown > 0u {
+                source = load_slot(jr, slot);
+                store_snapshot(jr, source);
+            } else if switched || shown == 0u {
+                store_snapshot(jr, source);
+            } else {
+                source = load_snapshot(jr);
+            }
+            pose = mix_from_joint(source, program.target_weight, pose);
+        } else if capture {
+            let displayed = load_slot(jr, slot);
+            var previous = displayed;
+            if shown > 1u {
+                previous = load_slot(jr, 1u - slot);
+            }
+            let o = capture_joint(displayed, previous, pose, samples_in.step_back, character_dt_s);
+            store_offset(jr, o);
+            lane_largest = vec2<u32>(
+                bitcast<u32>(max_abs3(o.translation, o.rotation)),
+                bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)),
+            );
+        }
+    }
+    sample_table[t] = vec4<u32>(lane_largest, 0u, 0u);
+    workgroupBarrier();
+    if capture {
+        var largest = vec2<u32>(0u);
+        let slot_base = t - lane;
+        for (var i = 0u; i < LANES; i++) {
+            largest = max(largest, sample_table[slot_base + i].xy);
+        }
+        decay = program.mode;
+        decay_s = program.decay_s;
+        largest_offset = bitcast<f32>(largest.x);
+        largest_velocity = bitcast<f32>(largest.y);
+    }
+    // Every lane has read the table before the next layer writes it.
+    workgroupBarrier();
+    if shows {
+        if decay != 0u {
+            if decay_is_active(decay, decay_s, largest_offset, largest_velocity, elapsed_s) {
+                if owns {
+                    pose = apply_offset(load_offset(joint_ref(block, lane)), decay, decay_s, elapsed_s, pose);
+                }
+                elapsed_s += character_dt_s;
+            } else {
+                decay = 0u;
+            }
+        }
+        // The displayed pose goes to the other slot, which held the one before last.
+        if owns {
+            store_slot(joint_ref(block, lane), 1u - slot, pose);
+        }
+        if lane == 0u {
+            let flags = min(shown + 1u, 2u) | ((1u - slot) << STATE_SLOT_SHIFT) | (decay << STATE_DECAY_SHIFT);
+            store_layer_state(block, LayerState(flags, decay_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
+        }
+    }
+    return pose;
+}
+
+// `override_mesh` level by level: each joint's layer rotation, base rotation and weight into
+// `group_pose` (rows r0, r1, r2.x), then per depth each joint's step from its parent's layer and
+// result model rotations, written over its own rows (r0 the layer's model rotation, r1 the
+// result's, r2 the new local rotation), which its children read at the next depth: the
+// arithmetic of the ancestor walk, each joint's step once. Every thread must call it.
+fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Transform, layer: Transform, t: u32, lane: u32, num_joints: u32) -> Transform {
+    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    var w = 0.0;
+    if lane < num_joints {
+        w = layer_joint_weight(setup, weight, lane);
+    }
+    group_pose[t] = Affine(layer.rotation, base.rotation, vec4<f32>(w, 0.0, 0.0, 0.0));
+    workgroupBarrier();
+    var start = 0u;
+    for (var d = 0u; d < params.num_levels; d++) {
+        let end = level_end(d);
+        let n = end - start;
+        if t < n * GROUP_CHARACTERS {
+            let slot_base = (t / n) * LANES;
+            let j = sorted_joint(start + t % n);
+            let parent = rig_joints[j].parent;
+            var layer_parent = identity;
+            var out_parent = identity;
+            if parent != NO_PARENT {
+                let p = group_pose[slot_base + parent];
+                layer_parent = p.r0;
+                out_parent = p.r1;
+            }
+            let a = group_pose[slot_base + j];
+            let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
+            group_pose[slot_base + j] = Affine(step.layer_model, step.out_model, step.local);
+        }
+        start = end;
+        workgroupBarrier();
+    }
+    var b = base;
+    if shows && w > 0.0 {
+        b.rotation = group_pose[t].r2;
+        b.translation = mix(b.translation, layer.translation, w);
+        b.scale = mix(b.scale, layer.scale, w);
+    }
+    // Every thread has read `group_pose` before anyone writes it again.
+    workgroupBarrier();
+    return b;
+}
+
+@compute @workgroup_size(GROUP_THREADS)
+fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let lane = t % LANES;
+    let entry = group_index(wg, groups) * GROUP_CHARACTERS + t / LANES;
+    let num_joints = params.num_joints;
+    // With a due list (animation LOD) the chunk's entries are its due characters.
+    let live = entry < select(params.num_characters, params.num_due, params.due_list != 0u);
+    var c = 0u;
+    if live {
+        c = workgroup_character(entry);
+    }
+    var combined = identity_transform();
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        var program = LayerProgram(0u, 0u, 0u, 0u, 0u, 0u, 0.0, 0.0, 0.0, 0.0);
+        if live {
+            program = layer_program(c, setup.layer);
+        }
+        let shows = live && layer_shows(setup, program);
+        if live && !shows && lane == 0u {
+            skip_layer(c, setup.memory, 0u);
+        }
+        let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);
+        var layer = sampled.shown;
+        if setup.memory != NO_MEMORY {
+            layer = transition_levels(c, setup.memory, program, shows, sampled, t, lane, num_joints);
+        }
+        if setup.layer != 0u && setup.blend == BLEND_OVERRIDE && setup.space == SPACE_MESH {
+            combined = override_mesh_levels(setup, program.weight, shows, combined, layer, t, lane, num_joints);
+        } else if shows && lane < num_joints {
+            if setup.layer == 0u {
+                combined = layer;
+            } else if setup.blend == BLEND_ADDITIVE {
+                combined = additive_joint(combined, layer, layer_joint_weight(setup, program.weight, lane));
+            } else {
+                combined = override_local_joint(combined, layer, layer_joint_weight(setup, program.weight, lane));
+            }
+        }
+    }
+    var p = identity_affine();
+    if live && lane < num_joints {
+        p = affine_from_mat4(transform_to_mat4(combined));
+    }
+    group_pose[t] = p;
+    workgroupBarrier();
+    model_levels(t);
+    if live && lane < num_joints {
+        write_skinning(c * num_joints + lane, skinning_matrix(affine_to_mat4(group_pose[t]), lane));
+    }
+}

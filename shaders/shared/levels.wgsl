@@ -1,0 +1,147 @@
+// The level kernels' workgroup (`throng::gpu::FrameKernel::Levels`): several characters per
+// 256-thread workgroup, a joint per thread, the pose in workgroup memory; what is the same for
+// every joint of a sample computed once per sample; the hierarchy composed level by level over
+// the joints sorted by depth. Used by `frame_levels.wgsl` and `frame_layers_levels.wgsl`, after
+// `sample.wgsl` (frame positions) and the shared files.
+//
+//   thread t ──► character slot t / LANES, joint t % LANES (lanes past the rig's joints idle)
+//   level d  ──► thread t composes item t of the level's GROUP_CHARACTERS × (joints at depth d):
+//                slot t / n, the (t % n)-th joint of depth d; one barrier per level
+//
+// Every barrier is reached by every thread: per-character work is predicated, never a branch
+// around a barrier, since the characters of one workgroup run different programs.
+
+// Threads per workgroup. Keep in sync with `throng::gpu::types::LEVEL_GROUP_THREADS`.
+const GROUP_THREADS: u32 = 256u;
+
+// Threads per character: the rig's joints rounded up to a power of two (1 to 256).
+// `throng::gpu::pipelines::shader_source` rewrites this line for each rig.
+const LANES: u32 = 64u;
+
+// Characters per workgroup.
+const GROUP_CHARACTERS: u32 = GROUP_THREADS / LANES;
+
+// A sample-table entry's clip for a sample whose weight is not above 0 (skipped by the blend).
+const SKIP_SAMPLE: u32 = 0xffffffffu;
+
+// Each character's joints, slot `s` at `s * LANES`: its local matrices, then its model
+// matrices (composed in place); the mesh-space override borrows it as `frame_layers.wgsl` says.
+var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
+// Per character (slot `s` at `s * LANES`), one entry per sample of the layer being sampled:
+// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits. The
+// transition borrows it for each lane's largest offset at a capture.
+var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
+
+// The workgroup's index in the two-dimensional grid (`GpuCrowd::encode`): rows of at most the
+// device's workgroups per dimension, so a chunk needs no 65,535-workgroup cap.
+fn group_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return wg.y * groups.x + wg.x;
+}
+
+// The sum of the weights of samples `start .. start + count` (a frame index, not the window's).
+fn sum_weights(start: u32, count: u32) -> f32 {
+    let first = start - params.sample_base;
+    var total = 0.0;
+    for (var i = 0u; i < count; i++) {
+        total += samples[first + i].weight;
+    }
+    return total;
+}
+
+// What every joint needs of sample `index` of the frame in a blend of weights summing to `total`.
+fn sample_entry(index: u32, total: f32) -> vec4<u32> {
+    let s = samples[index - params.sample_base];
+    let p = frame_position(clip_header(s.clip), s.time_s);
+    return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(s.weight / total));
+}
+
+// Lane `lane` of a character writes the table entry of the character's sample `first + lane`
+// (the lanes past its `count` samples write nothing): the first `count_a` of them normalised by
+// `total_a`, the rest by `total_b`. The caller holds a barrier before the table is read.
+fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, count_a: u32, total_a: f32, total_b: f32) {
+    if lane < count {
+        sample_table[t] = sample_entry(first + lane, select(total_b, total_a, lane < count_a));
+    }
+}
+
+// Entry `i` of the character's table at `slot_base`, sample `first + i`: from the table, or
+// computed here past the LANES entries the table holds.
+fn table_entry(slot_base: u32, first: u32, i: u32, total: f32) -> vec4<u32> {
+    if i < LANES {
+        return sample_table[slot_base + i];
+    }
+    return sample_entry(first + i, total);
+}
+
+// One joint of a table entry's clip: its two frames interpolated.
+fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
+    let h = clip_header(e.x);
+    let frame1 = select(e.y + 1u, 0u, h.num_frames == 1u);
+    let frames = clip_joint_frames(h, e.y, frame1, joint, num_joints);
+    return sample_frames(frames.a, frames.b, bitcast<f32>(e.z));
+}
+
+// `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
+// table (samples `first + offset ..`, `count` of them, weights summing to `total`): the same
+// arithmetic in the same order, the per-sample values read rather than recomputed.
+fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
+    if !(total > 0.0) {
+        return rest;
+    }
+    if count == 1u {
+        return table_sample(table_entry(slot_base, first, offset, total), joint, num_joints);
+    }
+    var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
+    var first_taken = true;
+    for (var i = 0u; i < count; i++) {
+        let e = table_entry(slot_base, first, offset + i, total);
+        if e.x == SKIP_SAMPLE {
+            continue;
+        }
+        let p = table_sample(e, joint, num_joints);
+        let w = bitcast<f32>(e.w);
+        if first_taken {
+            acc = Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
+            first_taken = false;
+        } else {
+            acc.translation += p.translation * w;
+            acc.scale += p.scale * w;
+            let signed_w = select(w, -w, dot(acc.rotation, p.rotation) < 0.0);
+            acc.rotation += p.rotation * signed_w;
+        }
+    }
+    acc.rotation = quat_normalize(acc.rotation);
+    return acc;
+}
+
+// The `i`-th joint of the rig sorted by depth (`throng::gpu::types::GpuRigTables::levels`).
+fn sorted_joint(i: u32) -> u32 {
+    return rig_tables[params.levels_start + params.num_levels + i];
+}
+
+// One past the last sorted position of depth `d`.
+fn level_end(d: u32) -> u32 {
+    return rig_tables[params.levels_start + d];
+}
+
+// Local-to-model over `group_pose`, level by level: `model[j] = model[parent(j)] * local[j]`,
+// the product `throng::eval::local_to_model` takes, each joint's once. Roots (depth 0) are
+// their own model matrices. Every thread must call it, after a barrier past the local matrices.
+fn model_levels(t: u32) {
+    var start = level_end(0u);
+    for (var d = 1u; d < params.num_levels; d++) {
+        let end = level_end(d);
+        let n = end - start;
+        if t < n * GROUP_CHARACTERS {
+            let base = (t / n) * LANES;
+            let j = sorted_joint(start + t % n);
+            group_pose[base + j] = affine_mul(group_pose[base + rig_joints[j].parent], group_pose[base + j]);
+        }
+        start = end;
+        workgroupBarrier();
+    }
+}
+
+fn identity_affine() -> Affine {
+    return Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
+}
