@@ -15,9 +15,9 @@
 //! representations (RADV: NIR, ACO IR and the disassembly) after the table.
 //!
 //! First it prints the work model (`throng::gpu::work_model`, no driver needed) per character
-//! of the benches' two frames on both humanoids, on AMD's 64-wide waves and NVIDIA's 32-wide
-//! warps: modelled wave-instructions, wave-steps, the ancestor walks' steps and products, barriers
-//! and bytes.
+//! of the benches' two frames on both humanoids, for every kernel variant (`FrameKernel`), on
+//! AMD's 64-wide waves and NVIDIA's 32-wide warps: modelled wave-instructions, wave-steps, the
+//! hierarchy's wave-steps (ancestor walks or levels) and products, barriers and bytes.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -25,6 +25,7 @@ mod support;
 use std::process::ExitCode;
 
 use throng::demo::DemoCharacter;
+use throng::gpu::FrameKernel;
 use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
 use throng::gpu::work_model::{KernelCosts, Work, WorkModel, WorkModelError};
 
@@ -116,9 +117,10 @@ fn print_table(report: &DriverReport, all: bool) {
     }
 }
 
-fn print_work(rig: &str, frame: &str, wave: u32, w: &Work) {
+fn print_work(rig: &str, kernel: FrameKernel, frame: &str, wave: u32, w: &Work) {
     println!(
-        "| {rig} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+        "| {rig} | {} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+        kernel.name(),
         w.wave_instructions,
         w.wave_steps,
         w.model_steps,
@@ -133,25 +135,28 @@ fn print_work(rig: &str, frame: &str, wave: u32, w: &Work) {
     );
 }
 
-/// The work model's table: both humanoids, the layered and the two-clip frame, wave64 and warp32,
-/// with the instruction costs of RADV's navi21 loop bodies.
+/// The work model's table: both humanoids, every kernel variant, the layered and the two-clip
+/// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies.
 fn print_model() -> Result<(), WorkModelError> {
     println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
     println!(
-        "| rig | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |"
+        "| rig | kernel | frame | wave | wave-instrs | wave-steps | l2m steps | mesh steps | walk / level products | barriers | B read | B written | B total | clip B |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
     for (name, demo) in [("26 joints", DemoCharacter::humanoid()), ("64 joints", DemoCharacter::humanoid_64())] {
         let scenario = support::scenario_of(demo);
-        for wave in [64, 32] {
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
-            let layered =
-                model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::frame_layers_radv_navi21())?;
-            print_work(name, "layered", wave, &layered);
-            let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::frame_radv_navi21())?;
-            print_work(name, "two-clip", wave, &two_clip);
+        for kernel in FrameKernel::ALL {
+            for wave in [64, 32] {
+                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
+                let costs = KernelCosts::layered_radv_navi21(kernel);
+                let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+                print_work(name, kernel, "layered", wave, &layered);
+                let costs = KernelCosts::two_clip_radv_navi21(kernel);
+                let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &costs)?;
+                print_work(name, kernel, "two-clip", wave, &two_clip);
+            }
         }
     }
     println!();

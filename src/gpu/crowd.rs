@@ -22,7 +22,7 @@ use crate::program::{
     num_additive_layers, validate_clips, validate_dt, validate_due, validate_layer_programs, validate_layer_setups,
     validate_memoryless_programs, validate_samples,
 };
-use crate::rig::{MAX_JOINTS, Rig, Transform};
+use crate::rig::{Rig, Transform};
 
 /// Bytes of a `vec4<f32>`, the unit every window index counts in.
 const VEC4_BYTES: u64 = 16;

@@ -27,7 +27,24 @@
 //! (`clip_bytes_read`). Layer memory is modelled in its steady state: every layer has shown two
 //! frames, so an inertialization's capture reads both slots; an offset decays while its layer's
 //! program is [`LayerProgram::TRANSITIONING`].
+//!
+//! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 256-thread
+//! workgroups of several characters, a joint per thread, so the model walks a workgroup of
+//! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
+//! covers does, a loop as often as its most demanding character; the weight sums by every lane,
+//! the clip loops by the waves holding joints; a capture's reduction reads the character's lanes
+//! one by one; each depth level of local-to-model and the mesh-space override costs its step
+//! once for each wave that holds one of its items (the level's joints of every character of the
+//! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
+//! and barrier are not counted). The driver reports the layer loop's straight-line code as one
+//! body; [`KernelCosts::from_frame_layers_levels_loops`] splits it into the fused kernel's
+//! regions (sampling, transition, decay, mesh-space and other combines) in the proportions the
+//! fused kernel's own loops give them, an assumption (the two run the same per-joint functions)
+//! that the recorded totals bound. Bytes are the fused kernel's: the same memory, read and
+//! written once.
 
+use crate::gpu::FrameKernel;
+use crate::gpu::types::{LEVEL_GROUP_THREADS, level_lanes};
 use crate::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode, evaluation_order};
 use crate::rig::Rig;
 
@@ -79,8 +96,12 @@ pub struct KernelCosts {
     pub pose: u32,
     /// Local-to-model outside its walk, skinning and the output store.
     pub skinning: u32,
-    /// One ancestor step of local-to-model (an affine product).
+    /// One ancestor step of local-to-model (an affine product); in the level kernels, one level
+    /// of it.
     pub model_step: u32,
+    /// The level kernel's capture: one lane's largest offsets read in the reduction (0 in the
+    /// fused kernel, whose atomics are in `transition`).
+    pub capture_step: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
@@ -114,6 +135,17 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
+
+/// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
+/// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop holds the two weight sums (shown
+/// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
+/// level loop; then local-to-model's level loop.
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
+    (3556, [(3212, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+
+/// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
+/// loop, local-to-model's level loop.
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (737, [(19, 0), (192, 0), (122, 0)]);
 
 fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
     loops.len() == depths.len() && loops.iter().zip(depths).all(|(&(_, d), &want)| d == want)
@@ -153,6 +185,7 @@ impl KernelCosts {
             pose: n(13),
             skinning: n(14).checked_sub(n(15))?,
             model_step: n(15),
+            capture_step: 0,
         })
     }
 
@@ -175,6 +208,92 @@ impl KernelCosts {
             model_step: n(4),
             ..Self::default()
         })
+    }
+
+    /// The costs of `frame_layers_levels_main` from its static instruction count and loop
+    /// bodies, or `None` when the loops are not its eight in that nesting. The layer loop's
+    /// straight-line code is split into `fused`'s regions in `fused`'s proportions (the module's
+    /// notes), the remainder of the rounding to `layer_fixed`.
+    #[must_use]
+    pub fn from_frame_layers_levels_loops(total: u32, loops: &[(usize, usize)], fused: &Self) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 1, 1, 1, 1, 1, 0]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        let body = n(0).checked_sub(n(1) + n(2) + n(3) + n(4) + n(5) + n(6))?;
+        let parts = [fused.sample_fixed, fused.transition, fused.decay, fused.mesh_fixed, fused.combine];
+        let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
+        if whole == 0 {
+            return None;
+        }
+        let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
+        let [sample_fixed, transition, decay, mesh_fixed, combine] = parts.map(share);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(7))?,
+            layer_fixed: body.checked_sub(sample_fixed + transition + decay + mesh_fixed + combine)?,
+            sample_fixed,
+            sample_weight: n(1),
+            sample_clip: n(3),
+            step_back_clip: n(4),
+            transition,
+            decay,
+            combine,
+            mesh_fixed,
+            mesh_step: n(6),
+            pose: 0,
+            skinning: 0,
+            model_step: n(7),
+            capture_step: n(5),
+        })
+    }
+
+    /// The costs of `frame_levels_main`: its code outside loops (sampling's fixed part, the pose,
+    /// skinning) as `kernel_fixed`, the weight sum, the clip loop and local-to-model's level.
+    #[must_use]
+    pub fn from_frame_levels_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 0, 0]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(2))?,
+            sample_weight: n(0),
+            sample_clip: n(1),
+            model_step: n(2),
+            ..Self::default()
+        })
+    }
+
+    /// [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
+    #[must_use]
+    pub fn frame_layers_levels_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21;
+        Self::from_frame_layers_levels_loops(total, &loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
+    }
+
+    /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
+    #[must_use]
+    pub fn frame_levels_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LEVELS_LOOPS_RADV_NAVI21;
+        Self::from_frame_levels_loops(total, &loops).unwrap_or_default()
+    }
+
+    /// The recorded RADV navi21 costs of `kernel`'s layered frame.
+    #[must_use]
+    pub fn layered_radv_navi21(kernel: FrameKernel) -> Self {
+        match kernel {
+            FrameKernel::Fused => Self::frame_layers_radv_navi21(),
+            FrameKernel::Levels => Self::frame_layers_levels_radv_navi21(),
+        }
+    }
+
+    /// The recorded RADV navi21 costs of `kernel`'s two-clip frame.
+    #[must_use]
+    pub fn two_clip_radv_navi21(kernel: FrameKernel) -> Self {
+        match kernel {
+            FrameKernel::Fused => Self::frame_radv_navi21(),
+            FrameKernel::Levels => Self::frame_levels_radv_navi21(),
+        }
     }
 
     /// [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]'s costs.
@@ -271,6 +390,18 @@ impl Work {
         self
     }
 
+    /// These bytes, products and samples (the character's own, the same in every kernel) with
+    /// `levels`'s instruction-side figures: wave-instructions and -steps, the walks' or levels'
+    /// steps, barriers.
+    fn with_instructions_of(mut self, levels: &Self) -> Self {
+        self.wave_instructions = levels.wave_instructions;
+        self.wave_steps = levels.wave_steps;
+        self.model_steps = levels.model_steps;
+        self.mesh_steps = levels.mesh_steps;
+        self.barriers = levels.barriers;
+        self
+    }
+
     /// A region of `cost` instructions entered `times` times by waves.
     fn charge(&mut self, cost: u32, times: usize) {
         self.wave_instructions += f64::from(cost) * times as f64;
@@ -298,6 +429,7 @@ pub enum WorkModelError {
 #[derive(Clone, Debug)]
 pub struct WorkModel {
     depths: Vec<usize>,
+    kernel: FrameKernel,
     wave_size: usize,
     output_bytes_per_joint: f64,
     clip_bytes_per_joint_frame: f64,
@@ -345,14 +477,87 @@ impl WorkModel {
             (0..rig.num_joints()).map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count()).collect();
         Ok(Self {
             depths,
+            kernel: FrameKernel::Fused,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
             clip_bytes_per_joint_frame: f64::from(clip_bytes_per_joint_frame),
         })
     }
 
+    /// The same model for `kernel`'s frames ([`WorkModel::new`] models [`FrameKernel::Fused`]):
+    /// [`layered_frame`](Self::layered_frame) and [`two_clip_frame`](Self::two_clip_frame)
+    /// follow it; [`layered_character`](Self::layered_character) and
+    /// [`two_clip_character`](Self::two_clip_character) are the fused kernel's, whose
+    /// workgroups hold one character.
+    ///
+    /// ```
+    /// use throng::gpu::FrameKernel;
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// use throng::program::ClipSample;
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let samples: Vec<ClipSample> = (0..8).map(|i| ClipSample::new(0, 0.0, (i % 2) as f32 + 0.5)).collect();
+    /// let ranges: Vec<std::ops::Range<u32>> = (0..4).map(|c| 2 * c..2 * c + 2).collect();
+    /// let fused = WorkModel::new(&rig, 32, 64, 48).unwrap();
+    /// let levels = fused.clone().with_kernel(FrameKernel::Levels);
+    /// let before = fused.two_clip_frame(&samples, &ranges, &KernelCosts::frame_radv_navi21()).unwrap();
+    /// let after = levels.two_clip_frame(&samples, &ranges, &KernelCosts::frame_levels_radv_navi21()).unwrap();
+    /// // The same bytes; fewer wave-steps of local-to-model (levels shared by 4 characters).
+    /// assert_eq!(before.bytes(), after.bytes());
+    /// assert!(after.model_steps < before.model_steps / 2.0);
+    /// ```
+    #[must_use]
+    pub fn with_kernel(mut self, kernel: FrameKernel) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// The kernel modelled.
+    #[must_use]
+    pub fn kernel(&self) -> FrameKernel {
+        self.kernel
+    }
+
     fn num_joints(&self) -> usize {
         self.depths.len()
+    }
+
+    /// Lanes per character and characters per workgroup of the level kernels.
+    fn level_shape(&self) -> (usize, usize) {
+        let lanes = level_lanes(self.num_joints()) as usize;
+        (lanes, LEVEL_GROUP_THREADS as usize / lanes)
+    }
+
+    /// The waves of a level workgroup: the character slots each covers, and whether it holds
+    /// any of their joints (lanes past the rig's joints idle).
+    fn level_waves(&self) -> Vec<(std::ops::Range<usize>, bool)> {
+        let (lanes, _) = self.level_shape();
+        (0..LEVEL_GROUP_THREADS as usize / self.wave_size)
+            .map(|w| {
+                let threads = w * self.wave_size..(w + 1) * self.wave_size;
+                let slots = threads.start / lanes..(threads.end - 1) / lanes + 1;
+                (slots, threads.clone().any(|t| t % lanes < self.num_joints()))
+            })
+            .collect()
+    }
+
+    /// Joints at each depth.
+    fn level_sizes(&self) -> Vec<usize> {
+        let levels = self.depths.iter().copied().max().map_or(0, |d| d + 1);
+        (0..levels).map(|d| self.depths.iter().filter(|&&j| j == d).count()).collect()
+    }
+
+    /// A level pass over a workgroup (`from` the first level it composes): per level, the waves
+    /// holding its items run `step`. Returns the wave-steps.
+    fn level_pass(&self, work: &mut Work, step: u32, from: usize) -> f64 {
+        let (_, characters) = self.level_shape();
+        let mut steps = 0;
+        for &n in &self.level_sizes()[from..] {
+            let waves = (characters * n).div_ceil(self.wave_size);
+            work.charge(step, waves);
+            steps += waves;
+            work.barriers += 1.0;
+        }
+        steps as f64
     }
 
     /// Waves in a workgroup: every one runs the kernel's uniform code and barriers.
@@ -431,7 +636,8 @@ impl WorkModel {
         work
     }
 
-    /// The mean character of a two-clip frame: `ranges` index `samples`, one per character.
+    /// The mean character of a two-clip frame of the modelled kernel: `ranges` index `samples`,
+    /// one per character.
     ///
     /// # Errors
     /// [`WorkModelError::Programs`] where a range lies past the samples.
@@ -441,17 +647,46 @@ impl WorkModel {
         ranges: &[std::ops::Range<u32>],
         costs: &KernelCosts,
     ) -> Result<Work, WorkModelError> {
+        let weights = ranges
+            .iter()
+            .map(|range| {
+                let blend = samples.get(range.start as usize..range.end as usize).ok_or_else(|| {
+                    WorkModelError::Programs(format!("range {range:?} past {} samples", samples.len()))
+                })?;
+                Ok(blend.iter().map(|s| s.weight).collect::<Vec<f32>>())
+            })
+            .collect::<Result<Vec<_>, WorkModelError>>()?;
         let mut sum = Work::default();
-        for range in ranges {
-            let weights: Vec<f32> = samples
-                .get(range.start as usize..range.end as usize)
-                .ok_or_else(|| WorkModelError::Programs(format!("range {range:?} past {} samples", samples.len())))?
-                .iter()
-                .map(|s| s.weight)
-                .collect();
-            sum.add(&self.two_clip_character(&weights, costs));
+        for weights in &weights {
+            sum.add(&self.two_clip_character(weights, costs));
+        }
+        if self.kernel == FrameKernel::Levels {
+            let (_, characters) = self.level_shape();
+            let mut levels = Work::default();
+            for group in weights.chunks(characters) {
+                levels.add(&self.two_clip_levels_group(group, costs));
+            }
+            sum = sum.with_instructions_of(&levels);
         }
         Ok(sum.scaled(1.0 / ranges.len().max(1) as f64))
+    }
+
+    /// One workgroup of `frame_levels_main`: its characters' blends' weights. Only the
+    /// instruction-side fields are filled (bytes are per character, as the fused kernel's).
+    fn two_clip_levels_group(&self, weights: &[Vec<f32>], costs: &KernelCosts) -> Work {
+        let mut work = Work::default();
+        let waves = self.level_waves();
+        work.charge(costs.kernel_fixed, waves.len());
+        for (slots, owns) in &waves {
+            let covered = &weights[slots.start.min(weights.len())..slots.end.min(weights.len())];
+            work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
+            if *owns {
+                work.charge(costs.sample_clip, covered.iter().map(|w| blend_loop_clips(w)).max().unwrap_or(0));
+            }
+        }
+        work.barriers += 2.0;
+        work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
+        work
     }
 
     /// One character of the layered frame (`frame_layers_main`, `GpuCrowd::set_frame`):
@@ -594,7 +829,123 @@ impl WorkModel {
         for character in programs.chunks_exact(layers.len()) {
             sum.add(&self.layered_character(layers, character, samples, costs)?);
         }
+        if self.kernel == FrameKernel::Levels {
+            let (_, per_group) = self.level_shape();
+            let mut levels = Work::default();
+            for group in programs.chunks(per_group * layers.len()) {
+                levels.add(&self.layered_levels_group(layers, group, samples, costs));
+            }
+            sum = sum.with_instructions_of(&levels);
+        }
         Ok(sum.scaled(1.0 / characters.max(1) as f64))
+    }
+
+    /// One workgroup of `frame_layers_levels_main`: `programs` holds its characters' programs
+    /// (checked by the caller against `samples`). Only the instruction-side fields are filled.
+    fn layered_levels_group(
+        &self,
+        layers: &[LayerSetup],
+        programs: &[LayerProgram],
+        samples: &[ClipSample],
+        costs: &KernelCosts,
+    ) -> Work {
+        let (lanes, _) = self.level_shape();
+        let mut work = Work::default();
+        let waves = self.level_waves();
+        work.charge(costs.kernel_fixed, waves.len());
+        let characters: Vec<&[LayerProgram]> = programs.chunks_exact(layers.len()).collect();
+        for l in evaluation_order(layers) {
+            let setup = &layers[l];
+            let mesh = l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh;
+            let loops: Vec<LevelLayer> = characters.iter().map(|c| LevelLayer::of(l, setup, &c[l], samples)).collect();
+            work.charge(costs.layer_fixed, waves.len());
+            work.barriers += 2.0;
+            if setup.needs_memory {
+                work.barriers += 2.0;
+            }
+            for (slots, owns) in &waves {
+                let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
+                let any = |f: fn(&LevelLayer) -> bool| covered.iter().any(f);
+                let most = |f: fn(&LevelLayer) -> usize| covered.iter().map(f).max().unwrap_or(0);
+                work.charge(costs.sample_weight, most(|c| c.weights));
+                if any(|c| c.shows) {
+                    work.charge(costs.sample_fixed, 1);
+                }
+                if any(|c| c.capture) {
+                    work.charge(costs.capture_step, lanes);
+                }
+                if !*owns || !any(|c| c.shows) {
+                    continue;
+                }
+                work.charge(costs.sample_clip, most(|c| c.clips));
+                work.charge(costs.step_back_clip, most(|c| c.back_clips));
+                if setup.needs_memory {
+                    work.charge(costs.transition, 1);
+                    if any(|c| c.decays) {
+                        work.charge(costs.decay, 1);
+                    }
+                }
+                work.charge(if mesh { costs.mesh_fixed } else { costs.combine }, 1);
+            }
+            if mesh {
+                work.barriers += 2.0;
+                work.mesh_steps += self.level_pass(&mut work, costs.mesh_step, 0);
+            }
+        }
+        work.barriers += 1.0;
+        work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
+        work
+    }
+}
+
+/// Iterations of a blend's clip loop: the samples with a weight above 0 where there are
+/// several and their weights sum above 0 (one sample takes the shortcut outside the loop).
+fn blend_loop_clips(weights: &[f32]) -> usize {
+    let total: f32 = weights.iter().sum();
+    if weights.len() < 2 || !(total > 0.0) { 0 } else { weights.iter().filter(|&&w| w > 0.0).count() }
+}
+
+/// What one character's layer asks of the level kernel's loops and branches.
+struct LevelLayer {
+    shows: bool,
+    /// Weight-sum iterations, shown and step-back blends together (every lane runs them).
+    weights: usize,
+    clips: usize,
+    back_clips: usize,
+    capture: bool,
+    decays: bool,
+}
+
+impl LevelLayer {
+    fn of(l: usize, setup: &LayerSetup, program: &LayerProgram, samples: &[ClipSample]) -> Self {
+        let shows = l == 0 || program.weight > 0.0;
+        let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
+        let inertializes = program.switch_mode().is_inertialization();
+        let crossfade = program.switch_mode() == SwitchMode::Crossfade && !snapshot;
+        let (shown, back) = if crossfade {
+            (program.sample_range(), 0..0)
+        } else {
+            let back = if program.num_secondary > 0 { program.secondary_range() } else { 0..0 };
+            (program.target_range(), back)
+        };
+        let weights = |r: std::ops::Range<u32>| -> Vec<f32> {
+            samples.get(r.start as usize..r.end as usize).unwrap_or_default().iter().map(|s| s.weight).collect()
+        };
+        let (shown, back) = (weights(shown), weights(back));
+        let switched = program.flags & LayerProgram::SWITCHED != 0;
+        Self {
+            shows,
+            weights: if shows { shown.len() + back.len() } else { 0 },
+            clips: if shows { blend_loop_clips(&shown) } else { 0 },
+            back_clips: if shows { blend_loop_clips(&back) } else { 0 },
+            // Steady state: every layer has shown two frames (the module's notes).
+            capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
+            decays: shows
+                && setup.needs_memory
+                && !snapshot
+                && inertializes
+                && program.flags & LayerProgram::TRANSITIONING != 0,
+        }
     }
 }
 
@@ -627,7 +978,56 @@ mod tests {
         pose: 1,
         skinning: 1,
         model_step: 1,
+        capture_step: 1,
     };
+
+    /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
+    /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
+    /// wave 0 only: every wave runs the kernel's code (4), wave 0 sums two weights (2) and
+    /// samples two clips (2); local-to-model's levels 1 and 2 each hold 64 items, one wave's
+    /// worth (2): 10 for the workgroup, 5 per character. Barriers: the sample table's 2 and one
+    /// per level (2), per character 2. Bytes are the fused kernel's.
+    #[test]
+    fn two_clip_chain_of_three_in_a_level_workgroup() {
+        let fused = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
+        let levels = fused.clone().with_kernel(FrameKernel::Levels);
+        let samples = [ClipSample::new(0, 0.0, 0.5); 4];
+        let ranges = [0..2, 2..4];
+        let before = fused.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
+        let work = levels.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
+        assert_eq!((work.wave_instructions, work.wave_steps), (5.0, 5.0));
+        assert_eq!((work.model_steps, work.barriers), (1.0, 2.0));
+        assert_eq!((work.bytes_read, work.bytes_written), (before.bytes_read, before.bytes_written));
+        // On warps of 32, eight waves run the kernel's code; warp 0 holds both characters.
+        let warps =
+            WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
+        // 8 + 2 + 2 + levels of 64 items on warps of 32: 2 + 2.
+        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 4.0) / 2.0);
+    }
+
+    /// The layered chain of three (base and masked mesh-space override, as
+    /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
+    /// kernel 4 waves; per layer every wave's layer code (4 × 2) and wave 0's sampling (1 fixed,
+    /// 1 weight), transition (1) and combine or mesh code (1): 4 each, 8; the mesh levels 0, 1,
+    /// 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 8 + 8 + 3 + 2 = 25. Barriers:
+    /// per layer 2 + 2, the mesh's 2 + 3, local-to-model's 1 + 2: 16.
+    #[test]
+    fn layered_chain_in_a_level_workgroup() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let entry = |joint: &str| crate::program::MaskEntry { joint: joint.into(), weight: 1.0, descendants: true };
+        let mask = Mask::from_entries(&chain, &[entry("j1")]).unwrap();
+        let layers = [
+            LayerSetup::default(),
+            LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Mesh, mask: Some(mask), needs_memory: true },
+        ];
+        let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(1, 0.0, 1.0)];
+        let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
+        assert_eq!(work.wave_instructions, 25.0);
+        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
+    }
 
     /// A chain 0 ← 1 ← 2 (depths 0, 1, 2), two clips at 0.5 each, one wave of 64.
     /// Wave-instructions with unit costs: kernel 1 + sample_fixed 1 + two weight iterations 2 +
@@ -791,5 +1191,19 @@ mod tests {
             FRAME_LOOPS_RADV_NAVI21.0
         );
         assert_eq!(KernelCosts::from_frame_layers_loops(3641, &FRAME_LOOPS_RADV_NAVI21.1), None);
+        let v = KernelCosts::frame_layers_levels_radv_navi21();
+        let layer_loop = v.layer_fixed
+            + v.sample_fixed
+            + 2 * v.sample_weight
+            + v.sample_clip
+            + v.step_back_clip
+            + v.capture_step
+            + (v.transition + v.decay)
+            + v.mesh_fixed
+            + v.mesh_step
+            + v.combine;
+        assert_eq!(v.kernel_fixed + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
+        let f = KernelCosts::frame_levels_radv_navi21();
+        assert_eq!(f.kernel_fixed + f.sample_weight + f.sample_clip + f.model_step, FRAME_LEVELS_LOOPS_RADV_NAVI21.0);
     }
 }
