@@ -16,8 +16,8 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
-    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, NO_MASK, NO_MEMORY, SPACE_LOCAL,
-    SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
+    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_GROUP_THREADS, NO_MASK, NO_MEMORY,
+    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_lanes,
 };
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProgramError, SwitchMode};
@@ -700,13 +700,25 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
     }
 
-    // Every entry point runs WORKGROUP_SIZE threads, which the dispatch arithmetic assumes.
+    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS, and
+    // those `level_lanes` per character: what the dispatch arithmetic assumes.
     for kind in ShaderModuleKind::ALL {
-        let source = shader_source(kind, 64, true);
-        let module =
-            naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
-        let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
-        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{kind:?}");
+        let levels = matches!(kind, ShaderModuleKind::FrameLevels | ShaderModuleKind::FrameLayersLevels);
+        for num_joints in [1, 26, 64, 65, 256] {
+            let source = shader_source(kind, num_joints, true);
+            let module = naga::front::wgsl::parse_str(&source)
+                .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
+            let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
+            let threads = if levels { LEVEL_GROUP_THREADS } else { WORKGROUP_SIZE };
+            assert_eq!(entry.workgroup_size, [threads, 1, 1], "{kind:?}");
+            if levels {
+                assert_eq!(
+                    wgsl_u32_constant(&module, "LANES"),
+                    level_lanes(num_joints),
+                    "{kind:?}, {num_joints} joints"
+                );
+            }
+        }
     }
 
     // The characters' memory: a layer's block is its `GpuLayerState`, then `JOINT_STATE_BYTES`

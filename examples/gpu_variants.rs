@@ -1,0 +1,342 @@
+//! Compares the fused frames' kernel variants (`throng::gpu::FrameKernel`) on one device: first
+//! checks every variant's matrices against variant 0's, then times all variants interleaved,
+//! both frames (two-clip and layered), and prints per variant the median and minimum GPU time of
+//! a frame, the bandwidth against the work model's bytes, and the issue efficiency the model's
+//! instruction count implies. Each result is written to the results file as soon as it is known,
+//! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
+//!
+//! ```text
+//! cargo run --release --example gpu_variants -- --out gpu-variants.tsv
+//! cargo run --release --example gpu_variants -- --validate 64 --characters 200 --frames 2 --rounds 2 --out dry.tsv
+//! ```
+//! `--validate N` characters for the check (default 10000), `--characters LIST` sizes to time
+//! (default 100000,1000000), `--frames F` frames per timed batch (default 10), `--rounds R`
+//! batches per variant, interleaved variant by variant (default 5), `--wave W` the wave size the
+//! model counts in (default 32, NVIDIA's warps), `--issue-rate R` wave-instructions the device
+//! issues per second at most (default 1.045e12: an H200's 132 SMs × 4 schedulers × 1.98 GHz).
+//!
+//! Rows of the results file, tab-separated: `validate frame kernel characters worst_abs_diff
+//! verdict` (within 1e-4 of variant 0, NaN failing) and `time frame kernel characters chunks
+//! median_ms min_ms frames model_bytes_per_character gb_s model_wave_instructions_per_character
+//! issue_efficiency`. The exit status is 1 when any variant failed its check.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use throng::gpu::work_model::{KernelCosts, Work, WorkModel};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler};
+use throng::program::{ClipSample, LayerProgram};
+
+/// The largest difference from variant 0 a variant may show: the GPU tests' tolerance against
+/// the CPU evaluator.
+const TOLERANCE: f32 = 1e-4;
+/// Frames the check runs: a whole switch period of the layered scenario (crossfades,
+/// inertialization captures and decays).
+const VALIDATE_FRAMES: usize = 32;
+/// Characters the work model averages over (the scenario repeats with the character index).
+const MODEL_CHARACTERS: usize = 1024;
+
+struct Args {
+    validate: usize,
+    characters: Vec<usize>,
+    frames: usize,
+    rounds: usize,
+    wave: u32,
+    issue_rate: f64,
+    out: std::path::PathBuf,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        validate: 10_000,
+        characters: vec![100_000, 1_000_000],
+        frames: 10,
+        rounds: 5,
+        wave: 32,
+        issue_rate: 1.045e12,
+        out: "gpu-variants.tsv".into(),
+    };
+    let mut it = std::env::args().skip(1);
+    let number = |v: Option<String>, flag: &str| -> Result<usize, String> {
+        v.and_then(|v| v.parse().ok()).filter(|&n| n > 0).ok_or(format!("{flag} needs a positive whole number"))
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--validate" => args.validate = number(it.next(), "--validate")?,
+            "--frames" => args.frames = number(it.next(), "--frames")?,
+            "--rounds" => args.rounds = number(it.next(), "--rounds")?,
+            "--wave" => args.wave = number(it.next(), "--wave")? as u32,
+            "--characters" => {
+                let list = it.next().ok_or("--characters needs a comma-separated list")?;
+                args.characters = list
+                    .split(',')
+                    .map(|n| n.trim().parse().ok().filter(|&n| n > 0).ok_or(format!("--characters: {n:?}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--issue-rate" => {
+                args.issue_rate = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|r: &f64| r.is_finite() && *r > 0.0)
+                    .ok_or("--issue-rate needs a positive number")?;
+            }
+            "--out" => args.out = it.next().ok_or("--out needs a path")?.into(),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(args)
+}
+
+/// The results file: every row written and flushed at once, and echoed.
+struct Results(std::fs::File);
+
+impl Results {
+    fn row(&mut self, cells: &[String]) -> std::io::Result<()> {
+        let line = cells.join("\t");
+        println!("{line}");
+        writeln!(self.0, "{line}")?;
+        self.0.flush()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Frame {
+    TwoClip,
+    Layered,
+}
+
+impl Frame {
+    const ALL: [Self; 2] = [Self::TwoClip, Self::Layered];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::TwoClip => "two-clip",
+            Self::Layered => "layered",
+        }
+    }
+}
+
+/// The frames' inputs: per frame, the samples and either sample ranges or layer programs.
+enum Inputs {
+    TwoClip(Vec<ClipSample>, Vec<std::ops::Range<u32>>),
+    Layered(Vec<(Vec<ClipSample>, Vec<LayerProgram>)>),
+}
+
+impl Inputs {
+    fn new(frame: Frame, num_characters: usize, frames: usize) -> Self {
+        match frame {
+            // Walk and run, clips 0 and 1 of the scenario.
+            Frame::TwoClip => {
+                let (samples, ranges) = support::two_clip_crowd(num_characters, 0, 1);
+                Self::TwoClip(samples, ranges)
+            }
+            Frame::Layered => Self::Layered((0..frames).map(|f| support::layered_frame(num_characters, f)).collect()),
+        }
+    }
+
+    fn upload(&self, crowd: &mut GpuCrowd, frame: usize) -> Result<(), throng::gpu::GpuError> {
+        match self {
+            Self::TwoClip(samples, ranges) => crowd.set_samples(samples, ranges),
+            Self::Layered(frames) => {
+                let (samples, programs) = &frames[frame % frames.len()];
+                crowd.set_frame(samples, programs, 1.0 / 60.0)
+            }
+        }
+    }
+}
+
+fn build(
+    gpu: &GpuContext,
+    scenario: &support::Scenario,
+    frame: Frame,
+    kernel: FrameKernel,
+) -> Result<GpuCrowd, throng::gpu::GpuError> {
+    let options = GpuCrowdOptions { kernel, ..GpuCrowdOptions::default() };
+    let support::Scenario { rig, clips, layers, .. } = scenario;
+    match frame {
+        Frame::TwoClip => GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options),
+        Frame::Layered => GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options),
+    }
+}
+
+/// The largest absolute difference, NaN when either side has one.
+fn worst_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return f32::NAN;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, |worst, d| if d.is_nan() || worst.is_nan() { f32::NAN } else { worst.max(d) })
+}
+
+/// Every variant's output after a switch period, against variant 0's. Returns whether all pass.
+fn validate(
+    gpu: &GpuContext,
+    scenario: &support::Scenario,
+    args: &Args,
+    out: &mut Results,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let mut all_pass = true;
+    for frame in Frame::ALL {
+        let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
+        let mut reference = None;
+        for kernel in FrameKernel::ALL {
+            let mut crowd = build(gpu, scenario, frame, kernel)?;
+            for f in 0..VALIDATE_FRAMES {
+                inputs.upload(&mut crowd, f)?;
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                crowd.encode(&mut encoder);
+                gpu.queue.submit([encoder.finish()]);
+            }
+            let output = crowd.read_output_blocking()?;
+            let worst = reference.as_deref().map_or(0.0, |r| worst_abs_diff(r, &output));
+            let pass = worst <= TOLERANCE;
+            all_pass &= pass;
+            out.row(&[
+                "validate".into(),
+                frame.name().into(),
+                kernel.name().into(),
+                args.validate.to_string(),
+                format!("{worst:e}"),
+                if pass { "pass" } else { "FAIL" }.into(),
+            ])?;
+            reference.get_or_insert(output);
+        }
+    }
+    Ok(all_pass)
+}
+
+/// The work model's figures per character for `frame` on `kernel`.
+fn model(
+    scenario: &support::Scenario,
+    frame: Frame,
+    kernel: FrameKernel,
+    wave: u32,
+) -> Result<Work, Box<dyn std::error::Error>> {
+    let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
+    Ok(match frame {
+        Frame::TwoClip => {
+            let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
+            model.two_clip_frame(&samples, &ranges, &KernelCosts::two_clip_radv_navi21(kernel))?
+        }
+        Frame::Layered => {
+            let (samples, programs) = support::layered_period(MODEL_CHARACTERS / 32);
+            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
+        }
+    })
+}
+
+/// Times `batches` of `frames` frames of each variant, interleaved: variant by variant within
+/// each round, so drifting clocks and heat touch every variant alike.
+fn time(
+    gpu: &GpuContext,
+    scenario: &support::Scenario,
+    args: &Args,
+    out: &mut Results,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for &n in &args.characters {
+        for frame in Frame::ALL {
+            let inputs = Inputs::new(frame, n, args.frames);
+            let mut crowds = Vec::new();
+            for kernel in FrameKernel::ALL {
+                let mut crowd = build(gpu, scenario, frame, kernel)?;
+                match inputs.upload(&mut crowd, 0) {
+                    Ok(()) => crowds.push((kernel, crowd, Vec::new())),
+                    Err(e) => println!("# {} {} {n}: skipped: {e}", frame.name(), kernel.name()),
+                }
+            }
+            let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, args.frames as u32);
+            for _ in 0..args.rounds {
+                for (_, crowd, times) in &mut crowds {
+                    let start = Instant::now();
+                    for f in 0..args.frames {
+                        inputs.upload(crowd, f)?;
+                        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                        profiler.encode(crowd, &mut encoder);
+                        gpu.queue.submit([encoder.finish()]);
+                    }
+                    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                    profiler.resolve(&mut encoder);
+                    gpu.queue.submit([encoder.finish()]);
+                    let zones = profiler.read_blocking()?.zones;
+                    if zones.is_empty() {
+                        // No timestamp queries: the batch's wall clock, frame by frame.
+                        times.extend(std::iter::repeat_n(start.elapsed() / args.frames as u32, args.frames));
+                    } else {
+                        times.extend(zones.iter().map(|z| Duration::from_nanos(z.duration_ns().max(0.0) as u64)));
+                    }
+                }
+            }
+            for (kernel, crowd, times) in &mut crowds {
+                times.sort();
+                let median = times[times.len() / 2].as_secs_f64();
+                let min = times[0].as_secs_f64();
+                let work = model(scenario, frame, *kernel, args.wave)?;
+                let gb_s = work.bytes() * n as f64 / median / 1e9;
+                let issue = work.wave_instructions * n as f64 / median / args.issue_rate;
+                out.row(&[
+                    "time".into(),
+                    frame.name().into(),
+                    kernel.name().into(),
+                    n.to_string(),
+                    crowd.num_chunks().to_string(),
+                    format!("{:.4}", median * 1e3),
+                    format!("{:.4}", min * 1e3),
+                    times.len().to_string(),
+                    format!("{:.0}", work.bytes()),
+                    format!("{gb_s:.2}"),
+                    format!("{:.0}", work.wave_instructions),
+                    format!("{issue:.4}"),
+                ])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
+    let gpu = GpuContext::new_blocking()?;
+    let mut out = Results(std::fs::OpenOptions::new().create(true).append(true).open(&args.out)?);
+    let info = &gpu.adapter_info;
+    out.row(&[format!("# adapter: {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info)])?;
+    out.row(&[format!(
+        "# model: wave {}, issue rate {:e} wave-instructions/s; timing: {}",
+        args.wave,
+        args.issue_rate,
+        if gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            "timestamp queries"
+        } else {
+            "wall clock"
+        }
+    )])?;
+    let scenario = support::humanoid_scenario();
+    let pass = validate(&gpu, &scenario, args, &mut out)?;
+    time(&gpu, &scenario, args, &mut out)?;
+    Ok(pass)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("gpu_variants: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("gpu_variants: a variant differs from variant 0 by more than {TOLERANCE}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("gpu_variants: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
