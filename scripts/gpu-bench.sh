@@ -1,23 +1,64 @@
 #!/usr/bin/env bash
-# Builds the GPU bench example in release and runs it: the adapter, then the tables
-# (examples/bench_gpu.rs says what each column is).
+# The prepared device call (issue 17, BENCHMARKS.md "Device run"): on a machine with a GPU, in
+# under 8 minutes, writing results as it goes into OUT_DIR (default gpu-bench-out/):
 #
-#   scripts/gpu-bench.sh                      10k, 100k and 1M characters, 50 frames each
-#   scripts/gpu-bench.sh 1000,5000 5          smaller sizes and fewer frames (lavapipe, CI)
-#   scripts/gpu-bench.sh 10000 50 --stages    any further arguments go to the example
-#   scripts/gpu-bench.sh 100000 30 --compact --lod   compact clips, animation LOD's mix
+#   1. gpu-bench.tsv   the adapter; every kernel variant (FrameKernel) checked against variant 0
+#                      at 10k characters; then all variants timed interleaved at 100k and 1M,
+#                      two-clip and layered: median and minimum GPU ms, GB/s against the work
+#                      model's bytes, issue efficiency from its modelled instructions
+#                      (examples/gpu_variants.rs says each column)
+#   2. clocks.txt      the GPU's clocks before and after (nvidia-smi, where there is one)
+#   3. gpu-stats.txt   the real driver's statistics of every kernel (examples/gpu_stats.rs,
+#                      without RADV_FORCE_FAMILY: the first Vulkan device that reports them)
+#   4. bench-gpu.txt   examples/bench_gpu.rs's tables for the default variant (each stage alone too)
 #
-# WGPU_BACKEND / WGPU_ADAPTER_NAME choose another adapter than the default one.
-# THRONG_BENCH_BIN=path runs a bench_gpu built elsewhere (a GPU machine without Rust) instead
-# of building one.
-set -euo pipefail
+#   scripts/gpu-bench.sh [OUT_DIR]
+#
+# Environment:
+#   THRONG_BENCH_BIN=DIR        run gpu_variants, gpu_stats and bench_gpu from DIR instead of
+#                               building them (cargo build --release --example …)
+#   THRONG_BENCH_VALIDATE=N     characters of the check (10000)
+#   THRONG_BENCH_SIZES=LIST     sizes timed (100000,1000000)
+#   THRONG_BENCH_FRAMES=F       frames per timed batch (10); THRONG_BENCH_ROUNDS=R batches (5)
+#   THRONG_BENCH_TABLES=0       skip step 4
+#   THRONG_BENCH_ISSUE_RATE=R   wave-instructions per second the device issues at most
+#                               (default gpu_variants': an H200's)
+# Each step has its own time limit, so a step that hangs leaves the others' results. The exit
+# status is gpu_variants': 1 when a variant failed its check (or the run failed).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-characters="${1:-10000,100000,1000000}"
-frames="${2:-50}"
-shift $(( $# < 2 ? $# : 2 ))
+out="${1:-gpu-bench-out}"
+mkdir -p "$out"
 bin="${THRONG_BENCH_BIN:-}"
 if [[ -z "$bin" ]]; then
-    cargo build --release --example bench_gpu
-    bin=target/release/examples/bench_gpu
+    cargo build --release --example gpu_variants --example gpu_stats --example bench_gpu || exit 1
+    bin=target/release/examples
 fi
-exec "$bin" --characters "$characters" --frames "$frames" "$@"
+clocks() {
+    if command -v nvidia-smi >/dev/null; then
+        echo "# $1" >>"$out/clocks.txt"
+        nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+            >>"$out/clocks.txt" 2>&1
+    fi
+}
+status=0
+clocks before
+issue=()
+if [[ -n "${THRONG_BENCH_ISSUE_RATE:-}" ]]; then
+    issue=(--issue-rate "$THRONG_BENCH_ISSUE_RATE")
+fi
+timeout 300 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
+    --validate "${THRONG_BENCH_VALIDATE:-10000}" \
+    --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
+    --frames "${THRONG_BENCH_FRAMES:-10}" --rounds "${THRONG_BENCH_ROUNDS:-5}" "${issue[@]}" || status=1
+clocks after
+# A driver without VK_KHR_pipeline_executable_properties (lavapipe) says so in the file; the
+# statistics and tables inform, only a variant failing its check fails the run.
+timeout 60 env -u RADV_FORCE_FAMILY "$bin/gpu_stats" --joints 26,64 >"$out/gpu-stats.txt" 2>&1 ||
+    echo "gpu_stats: exit status $?" >>"$out/gpu-stats.txt"
+if [[ "${THRONG_BENCH_TABLES:-1}" != 0 ]]; then
+    timeout 120 "$bin/bench_gpu" --characters "${THRONG_BENCH_SIZES:-100000,1000000}" --frames 30 --no-cpu --stages \
+        >"$out/bench-gpu.txt" 2>&1 || echo "bench_gpu: exit status $?" >>"$out/bench-gpu.txt"
+fi
+echo "results in $out/"
+exit "$status"

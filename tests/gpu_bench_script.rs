@@ -1,0 +1,64 @@
+//! The prepared device call, dry-run on whatever adapter this machine has (lavapipe in CI) at
+//! tiny sizes: `scripts/gpu-bench.sh` with prebuilt examples must check every kernel variant
+//! against variant 0 and time every variant on both frames, leaving each row in its results
+//! file, so that the one short run on a lent GPU is known to work before it happens.
+
+mod support;
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+
+use std::process::Command;
+
+use support::examples::example_binary;
+use support::files::TempDir;
+use throng::gpu::FrameKernel;
+
+#[test]
+fn dry_run_leaves_every_variants_rows() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    // The examples the script runs, up to date, in the folder it is told to take them from.
+    let bin = example_binary("gpu_variants");
+    example_binary("gpu_stats");
+    let dir = TempDir::new("gpu_bench_script");
+    let out = dir.path().join("results");
+    let status = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gpu-bench.sh"))
+        .arg(&out)
+        .env("THRONG_BENCH_BIN", bin.parent().expect("examples live in a folder"))
+        .env("THRONG_BENCH_VALIDATE", "40")
+        .env("THRONG_BENCH_SIZES", "30,70")
+        .env("THRONG_BENCH_FRAMES", "2")
+        .env("THRONG_BENCH_ROUNDS", "2")
+        .env("THRONG_BENCH_TABLES", "0")
+        .status()
+        .expect("bash runs the script");
+    assert!(status.success(), "scripts/gpu-bench.sh failed: {status}");
+    let results = std::fs::read_to_string(out.join("gpu-bench.tsv")).expect("the results file");
+    let rows: Vec<Vec<&str>> =
+        results.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
+    for kernel in FrameKernel::ALL {
+        for frame in ["two-clip", "layered"] {
+            let of = |kind: &str| rows.iter().filter(|r| r[0] == kind && r[1] == frame && r[2] == kernel.name());
+            let checked: Vec<_> = of("validate").collect();
+            assert_eq!(checked.len(), 1, "{frame} {}: one check\n{results}", kernel.name());
+            assert_eq!((checked[0][3], checked[0][5]), ("40", "pass"), "{results}");
+            let timed: Vec<&Vec<&str>> = of("time").collect();
+            let sizes: Vec<&str> = timed.iter().map(|r| r[3]).collect();
+            assert_eq!(sizes, ["30", "70"], "{frame} {}: a row per size\n{results}", kernel.name());
+            for row in timed {
+                assert_eq!(row.len(), 12, "{row:?}");
+                let median: f64 = row[5].parse().expect("a median in ms");
+                let min: f64 = row[6].parse().expect("a minimum in ms");
+                // Four frames timed (two rounds of two), each taking some time.
+                assert_eq!(row[7], "4", "{row:?}");
+                assert!(min > 0.0 && min <= median, "{row:?}");
+                let model: [f64; 2] = [row[8].parse().expect("bytes"), row[10].parse().expect("instructions")];
+                assert!(model.iter().all(|&v| v > 0.0), "{row:?}");
+            }
+        }
+    }
+    assert!(out.join("gpu-stats.txt").is_file(), "the driver statistics' file");
+}
