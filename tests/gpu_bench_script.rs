@@ -41,11 +41,10 @@ fn dry_run_leaves_every_variants_rows() {
         results.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
     for kernel in FrameKernel::ALL {
         for frame in ["two-clip", "layered"] {
-            let of = |kind: &str| rows.iter().filter(|r| r[0] == kind && r[1] == frame && r[2] == kernel.name());
-            let checked: Vec<_> = of("validate").collect();
+            let checked = rows_of(&rows, "validate", frame, kernel);
             assert_eq!(checked.len(), 1, "{frame} {}: one check\n{results}", kernel.name());
             assert_eq!((checked[0][3], checked[0][5]), ("40", "pass"), "{results}");
-            let timed: Vec<&Vec<&str>> = of("time").collect();
+            let timed = rows_of(&rows, "time", frame, kernel);
             let sizes: Vec<&str> = timed.iter().map(|r| r[3]).collect();
             assert_eq!(sizes, ["30", "70"], "{frame} {}: a row per size\n{results}", kernel.name());
             for row in timed {
@@ -61,4 +60,12 @@ fn dry_run_leaves_every_variants_rows() {
         }
     }
     assert!(out.join("gpu-stats.txt").is_file(), "the driver statistics' file");
+}
+
+/// The results' rows of one kind (`validate`, `time`) for one frame and variant.
+fn rows_of<'a>(rows: &'a [Vec<&'a str>], kind: &str, frame: &str, kernel: FrameKernel) -> Vec<&'a [&'a str]> {
+    rows.iter()
+        .filter(|r| r.len() > 2 && r[0] == kind && r[1] == frame && r[2] == kernel.name())
+        .map(Vec::as_slice)
+        .collect()
 }
