@@ -46,7 +46,8 @@ pub struct GpuCrowdOptions {
     /// How each skinning matrix is written.
     pub layout: OutputLayout,
     /// The most characters one dispatch evaluates; `None` takes the most the device allows
-    /// (65,535 workgroups, and every bound window within `max_storage_buffer_binding_size`).
+    /// (every bound window within `max_storage_buffer_binding_size`, and with
+    /// [`FrameKernel::Fused`] 65,535 workgroups, one per character).
     /// A smaller value is for tests of chunking and for spreading work across submissions; it
     /// is clamped to at least 1 and at most the device's maximum.
     pub max_chunk_characters: Option<u32>,
