@@ -18,7 +18,7 @@ use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
-use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError, Stage};
+use throng::gpu::{FrameKernel, GpuCrowd, GpuCrowdOptions, GpuError, Stage};
 use throng::program::{
     ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
     SwitchMode,
@@ -988,6 +988,51 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
                 expected[k],
                 got[k]
             );
+        }
+    }
+}
+
+/// The level kernel's two-dimensional grid: on a device allowing 2 workgroups per dimension, 100
+/// characters of a 13-joint rig (16 a workgroup, 7 workgroups) run as a grid of 2 × 2 × 2 (one
+/// workgroup finding no character), and the matrices equal those of the adapter's own limits
+/// (one row) bit for bit, frame after frame of switches; the fused kernel there takes chunks of
+/// 2 characters.
+#[test]
+fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_compute_workgroups_per_dimension = 2) else {
+        return;
+    };
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let levels = GpuCrowdOptions { kernel: FrameKernel::Levels, ..Default::default() };
+    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, levels).unwrap();
+    let mut rows = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, levels).unwrap();
+    let fused = GpuCrowdOptions { kernel: FrameKernel::Fused, ..Default::default() };
+    let mut fused = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, fused).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..100).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..24 {
+        let (samples, programs) = scripted_frame(&mut scripts, frame);
+        let expected = layered_frame(&gpu, &mut own, &samples, &programs, DT);
+        rows.set_frame(&samples, &programs, DT).unwrap();
+        fused.set_frame(&samples, &programs, DT).unwrap();
+        if frame == 0 {
+            assert_eq!((own.num_chunks(), rows.num_chunks(), fused.num_chunks()), (1, 1, 50));
+        }
+        for (name, crowd) in [("levels in rows", &rows), ("fused in chunks of 2", &fused)] {
+            let got = encode_and_read(&device, &queue, crowd);
+            assert_eq!(expected.len(), got.len(), "frame {frame}");
+            if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
+                let floats = 16 * rig.num_joints();
+                panic!(
+                    "frame {frame}, {name}: character {}, joint {} differs from one row: {} vs {}",
+                    k / floats,
+                    k % floats / 16,
+                    expected[k],
+                    got[k]
+                );
+            }
         }
     }
 }

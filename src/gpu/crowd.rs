@@ -411,30 +411,39 @@ fn check_limits(
 
 /// The most characters one dispatch may evaluate: few enough that the largest window a chunk
 /// binds (`window_bytes_per_character` each), plus up to one storage alignment of slack before
-/// it, fits in one storage binding, and with `one_dimensional` (one workgroup per character on
-/// a one-dimensional grid) at most `max_compute_workgroups_per_dimension`. `requested` lowers it
-/// (to at least 1).
+/// it, fits in one storage binding, and that the grid holds: `max_compute_workgroups_per_dimension`
+/// workgroups of one character with `one_dimensional` (the fused kernels), else that limit cubed
+/// ([`grid`]) of `per_workgroup` characters. `requested` lowers it (to at least 1).
 fn chunk_characters(
     window_bytes_per_character: u64,
     limits: &wgpu::Limits,
-    one_dimensional: bool,
+    (one_dimensional, per_workgroup): (bool, u32),
     requested: Option<u32>,
 ) -> u32 {
     let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     let slack = u64::from(limits.min_storage_buffer_offset_alignment);
     let by_binding =
         (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
-    let grid = if one_dimensional { limits.max_compute_workgroups_per_dimension } else { u32::MAX };
-    let device_max = by_binding.min(grid).max(1);
+    let per_dimension = u64::from(limits.max_compute_workgroups_per_dimension);
+    let grid = if one_dimensional {
+        per_dimension
+    } else {
+        per_dimension.saturating_pow(3).saturating_mul(u64::from(per_workgroup))
+    };
+    let device_max = by_binding.min(grid.min(u64::from(u32::MAX)) as u32).max(1);
     requested.map_or(device_max, |n| n.clamp(1, device_max))
 }
 
-/// The grid of `groups` workgroups: rows of at most `max_per_dimension` (the level kernels read
-/// their index as `y × width + x`, `shared/levels.wgsl`); a few workgroups past `groups` in the
-/// last row find no character and only keep the barriers.
-fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32) {
-    let width = groups.min(max_per_dimension.max(1));
-    (width, groups.div_ceil(width.max(1)))
+/// The grid of `groups` workgroups: rows of at most `max_per_dimension`, and past that many rows
+/// layers of them (the level kernels read their index as `(z × height + y) × width + x`,
+/// `shared/levels.wgsl`); the workgroups past `groups` find no character and only keep the
+/// barriers. Every dimension stays within the limit for any `groups` below its cube.
+fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32, u32) {
+    let max = max_per_dimension.max(1);
+    let width = groups.clamp(1, max);
+    let rows = groups.div_ceil(width);
+    let height = rows.clamp(1, max);
+    (width, height, rows.div_ceil(height))
 }
 
 /// A chunk's group 1: its parameters (at `params.1` in `params.0`), a window of the samples
@@ -648,7 +657,8 @@ impl GpuCrowd {
         self.frame.as_ref().map_or(0, |f| f.chunks.len())
     }
 
-    /// Characters (workgroups) the next [`encode`](Self::encode) dispatches: the due ones after
+    /// Characters the next [`encode`](Self::encode) evaluates (one workgroup each with
+    /// [`FrameKernel::Fused`], several a workgroup with [`FrameKernel::Levels`]): the due ones after
     /// [`set_frame_due`](Self::set_frame_due), every one otherwise; 0 before the first frame.
     #[must_use]
     pub fn characters_dispatched(&self) -> usize {
@@ -888,8 +898,7 @@ impl GpuCrowd {
         if let Some(due) = due {
             // Each chunk's due characters, from its first character's index in `ranges`.
             let mut from = 0;
-            for k in 0..frame.chunk_params.len() {
-                let p = &mut frame.chunk_params[k];
+            for (k, p) in frame.chunk_params.iter_mut().enumerate() {
                 let end = p.first_character + p.num_characters;
                 let count = due.rows[from..].partition_point(|&row| row < end);
                 let rows = from..from + count;
@@ -1127,12 +1136,9 @@ impl GpuCrowd {
         if self.options.stage_buffers {
             window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
-        chunk_characters(
-            window_bytes,
-            limits,
-            self.options.kernel == FrameKernel::Fused,
-            self.options.max_chunk_characters,
-        )
+        let kernel = self.options.kernel;
+        let grid = (kernel == FrameKernel::Fused, kernel.characters_per_workgroup(self.num_joints));
+        chunk_characters(window_bytes, limits, grid, self.options.max_chunk_characters)
     }
 
     fn build_frame(&self, num_characters: usize, num_samples: usize) -> Result<FrameResources, GpuError> {
@@ -1359,7 +1365,7 @@ impl GpuCrowd {
     /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`],
     /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`]) or per
-    /// [`FrameKernel::characters_per_workgroup`] on a two-dimensional grid
+    /// [`FrameKernel::characters_per_workgroup`] on a grid of rows (and layers of rows)
     /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_frame(encoder, None);
@@ -1404,8 +1410,8 @@ impl GpuCrowd {
             if layered.is_some() {
                 pass.set_bind_group(3, chunk.layered.as_ref(), &[]);
             }
-            let (x, y) = grid(characters.div_ceil(per_workgroup), max_per_dimension);
-            pass.dispatch_workgroups(x, y, 1);
+            let (x, y, z) = grid(characters.div_ceil(per_workgroup), max_per_dimension);
+            pass.dispatch_workgroups(x, y, z);
         }
     }
 
@@ -1719,15 +1725,17 @@ mod tests {
     fn chunks_fit_one_binding_and_the_workgroup_limit() {
         // lavapipe: 128 MiB bindings. A 64-joint mat4 character is 4 KiB: 32,767 characters
         // (not 32,768: the window may start up to 256 bytes before the chunk).
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, None), 32_767);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), None), 32_767);
         // A large binding leaves the workgroup limit as the bound.
-        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), true, None), 65_535);
-        // The level kernels' two-dimensional grid leaves the binding as the only bound.
-        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), false, None), 1_048_575);
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), (true, 1), None), 65_535);
+        // The level kernels' grid of rows leaves the binding as the only bound, but on a device
+        // of 2 workgroups a dimension, 8 workgroups of 4 characters.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), (false, 4), None), 1_048_575);
+        assert_eq!(chunk_characters(4096, &limits(4096, 2), (false, 4), None), 32);
         // A test's request lowers the chunk but never raises it past the device, nor to 0.
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(7)), 7);
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(0)), 1);
-        assert_eq!(chunk_characters(4096, &limits(128, 65_535), true, Some(100_000)), 32_767);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(7)), 7);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(0)), 1);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(100_000)), 32_767);
     }
 
     #[test]
@@ -1750,11 +1758,14 @@ mod tests {
 
     #[test]
     fn grids_cover_every_workgroup_in_rows() {
-        assert_eq!(grid(10, 65_535), (10, 1));
-        assert_eq!(grid(65_535, 65_535), (65_535, 1));
+        assert_eq!(grid(10, 65_535), (10, 1, 1));
+        assert_eq!(grid(65_535, 65_535), (65_535, 1, 1));
         // 250,000 workgroups (a million 64-joint characters, 4 a workgroup): 4 rows.
-        assert_eq!(grid(250_000, 65_535), (65_535, 4));
-        assert_eq!(grid(7, 3), (3, 3));
+        assert_eq!(grid(250_000, 65_535), (65_535, 4, 1));
+        assert_eq!(grid(7, 3), (3, 3, 1));
+        // Past the limit's square, layers of rows.
+        assert_eq!(grid(7, 2), (2, 2, 2));
+        assert_eq!(grid(9, 2), (2, 2, 3));
     }
 
     #[test]

@@ -33,7 +33,7 @@ const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_level
 /// | variant | workgroup | hierarchy | per-sample values | grid |
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
-/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | one lane per sample, through workgroup memory | two-dimensional, chunks bound only by storage bindings |
+/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | one lane per sample, through workgroup memory | rows (and layers of rows), chunks bound only by storage bindings |
 ///
 /// The default is the variant the proxies favour (`throng::gpu::work_model`, BENCHMARKS.md
 /// "Proxies"): `Levels`. `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides

@@ -141,11 +141,11 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3556, [(3212, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+    (3558, [(3212, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (737, [(19, 0), (192, 0), (122, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (738, [(19, 0), (192, 0), (122, 0)]);
 
 fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
     loops.len() == depths.len() && loops.iter().zip(depths).all(|(&(_, d), &want)| d == want)
