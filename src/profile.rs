@@ -310,7 +310,6 @@ fn layered_counts(programs: &[LayerProgram], num_layers: usize, rows: Option<&[u
 /// simulated) frame, after its work is submitted. Nothing without the `tracy` feature (the
 /// values are then all zero).
 #[inline(always)]
-#[allow(clippy::must_use_candidate)] // Most callers only mark the frame.
 pub fn frame_mark() -> FramePlots {
     #[cfg(feature = "tracy")]
     {
