@@ -298,7 +298,9 @@ impl GpuProfiler {
     #[must_use]
     pub fn clock_alignment(&self) -> Option<GpuClockAlignment> {
         #[cfg(feature = "tracy")]
-        return self.tracy.as_ref().map(|clock| clock.alignment);
+        {
+            self.tracy.as_ref().map(|clock| clock.alignment)
+        }
         #[cfg(not(feature = "tracy"))]
         None
     }
