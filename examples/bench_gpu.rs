@@ -19,11 +19,14 @@
 //! frame under animation LOD's mix of rates: `set_frame_due` with the due rows of
 //! `support::LOD_MIX`, switching characters always among them, and `FrameJob::run_due` beside
 //! it).
-//! `scripts/gpu-bench.sh` builds and runs it.
+//! `scripts/gpu-bench.sh` builds and runs it. Built with `--features tracy`, each frame is a
+//! frame on Tracy's timeline and each timed pass a zone on its GPU timeline, named as
+//! `GpuProfiler` names them (`throng.frame`, `throng.sample`, `throng.transition`, …).
 
 #[path = "../benches/support/mod.rs"]
 mod support;
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use throng::Clip;
@@ -32,7 +35,7 @@ use throng::demo::DemoCharacter;
 use throng::eval::EvalCrowdJob;
 use throng::eval::frame::{EvalContext, FrameJob};
 use throng::gpu::types::GpuSampleRange;
-use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, Stage};
+use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Stage};
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
 
 struct Args {
@@ -98,6 +101,9 @@ struct Timer {
     period_ns: f64,
     /// Frames one run may time (two queries each).
     capacity: u32,
+    /// Hands each timed pass to Tracy's GPU timeline (`--features tracy`); its own queries
+    /// are unused.
+    tracy: RefCell<GpuProfiler>,
 }
 
 impl Timer {
@@ -125,11 +131,13 @@ impl Timer {
             readback: buffer("bench_gpu.readback", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
             period_ns: f64::from(gpu.queue.get_timestamp_period()),
             capacity,
+            tracy: RefCell::new(GpuProfiler::new(&gpu.device, &gpu.queue, 1)),
         })
     }
 
-    /// Resolves the first `frames` query pairs, waits, and returns each pair's duration.
-    fn read(&self, gpu: &GpuContext, frames: u32) -> Result<Vec<Duration>, String> {
+    /// Resolves the first `frames` query pairs, waits, and returns each pair's duration; pair
+    /// `k` is the pass `passes[k % passes.len()]` on Tracy's GPU timeline.
+    fn read(&self, gpu: &GpuContext, frames: u32, passes: &[&'static str]) -> Result<Vec<Duration>, String> {
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         encoder.resolve_query_set(&self.queries, 0..2 * frames, &self.resolve, 0);
         encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, 16 * u64::from(frames));
@@ -143,8 +151,11 @@ impl Timer {
         let ticks: Vec<u64> =
             bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
         self.readback.unmap();
-        Ok(ticks[..2 * frames as usize]
-            .chunks_exact(2)
+        let pairs = ticks[..2 * frames as usize].chunks_exact(2);
+        self.tracy
+            .borrow_mut()
+            .send_ticks(passes.iter().cycle().zip(pairs.clone()).map(|(&name, pair)| (name, pair[0], pair[1])));
+        Ok(pairs
             .map(|pair| Duration::from_nanos((pair[1].saturating_sub(pair[0]) as f64 * self.period_ns) as u64))
             .collect())
     }
@@ -198,7 +209,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // A run to warm caches, pipelines and clocks, then the timed one.
         let mut gpu_time = Duration::ZERO;
         for _ in 0..2 {
-            gpu_time = time_frames(&gpu, timer.as_ref(), args.frames, 1, |_, encoder, query| {
+            gpu_time = time_frames(&gpu, timer.as_ref(), args.frames, &["throng.frame"], |_, encoder, query| {
                 crowd.set_samples(&samples, &ranges)?;
                 match query {
                     Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
@@ -247,21 +258,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Runs `frames` frames back to back, as a game does — each one's uploads then its commands
-/// (`frame`, given the frame's index and, when timing, its first timestamp query: `pairs` pairs
-/// of queries a frame, one per compute pass), submitted without waiting for the one before, so
+/// (`frame`, given the frame's index and, when timing, its first timestamp query: a pair of
+/// queries a frame for each of the compute `passes`, named as on Tracy's GPU timeline), submitted without waiting for the one before, so
 /// the GPU stays busy and clocked up — and returns the median GPU time of each pass
 /// (timestamps; without them, the wall clock of the whole run over `frames`, for one pass).
 fn time_frames(
     gpu: &GpuContext,
     timer: Option<&Timer>,
     frames: usize,
-    pairs: u32,
+    passes: &[&'static str],
     mut frame: impl FnMut(
         usize,
         &mut wgpu::CommandEncoder,
         Option<(&wgpu::QuerySet, u32)>,
     ) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
+    let pairs = passes.len() as u32;
     let frames = timer.map_or(frames, |t| frames.min((t.capacity / pairs) as usize)).max(1);
     let start = Instant::now();
     for k in 0..frames {
@@ -273,7 +285,7 @@ fn time_frames(
     }
     Ok(match timer {
         Some(t) => {
-            let times = t.read(gpu, frames as u32 * pairs)?;
+            let times = t.read(gpu, frames as u32 * pairs, passes)?;
             (0..pairs as usize)
                 .map(|pass| median(&mut times.iter().skip(pass).step_by(pairs as usize).copied().collect::<Vec<_>>()))
                 .collect()
@@ -405,7 +417,7 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         let upload_bytes = frames.iter().map(LayeredFrame::upload_bytes).max().unwrap_or(0);
         let mut gpu_time = Duration::ZERO;
         for _ in 0..2 {
-            gpu_time = time_frames(gpu, timer, args.frames, 1, |frame, encoder, query| {
+            gpu_time = time_frames(gpu, timer, args.frames, &["throng.frame"], |frame, encoder, query| {
                 frames[frame].upload(&mut crowd)?;
                 match query {
                     Some((queries, first)) => crowd.encode_timed(encoder, queries, first),
@@ -522,14 +534,20 @@ fn time_layered_stages(
     }
     let mut times = Vec::new();
     for _ in 0..2 {
-        times = time_frames(gpu, Some(timer), frames.len(), Stage::LAYERED.len() as u32, |frame, encoder, query| {
-            frames[frame].upload(&mut crowd)?;
-            let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
-            for (k, stage) in Stage::LAYERED.into_iter().enumerate() {
-                crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
-            }
-            Ok(())
-        })?;
+        times = time_frames(
+            gpu,
+            Some(timer),
+            frames.len(),
+            &Stage::LAYERED.map(Stage::zone_name),
+            |frame, encoder, query| {
+                frames[frame].upload(&mut crowd)?;
+                let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
+                for (k, stage) in Stage::LAYERED.into_iter().enumerate() {
+                    crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
+                }
+                Ok(())
+            },
+        )?;
     }
     Ok(times.try_into().ok())
 }
@@ -562,14 +580,15 @@ fn time_stages(
         }
         let mut times = Vec::new();
         for _ in 0..2 {
-            times = time_frames(gpu, Some(timer), args.frames, Stage::ALL.len() as u32, |_, encoder, query| {
-                crowd.set_samples(&samples, &ranges)?;
-                let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
-                for (k, stage) in Stage::ALL.into_iter().enumerate() {
-                    crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
-                }
-                Ok(())
-            })?;
+            times =
+                time_frames(gpu, Some(timer), args.frames, &Stage::ALL.map(Stage::zone_name), |_, encoder, query| {
+                    crowd.set_samples(&samples, &ranges)?;
+                    let (queries, first) = query.ok_or("stage timing needs timestamp queries")?;
+                    for (k, stage) in Stage::ALL.into_iter().enumerate() {
+                        crowd.encode_stage_timed(encoder, stage, queries, first + 2 * k as u32)?;
+                    }
+                    Ok(())
+                })?;
         }
         let ms = |k: usize| times.get(k).map_or(f64::NAN, |t| t.as_secs_f64() * 1e3);
         println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, ms(0), ms(1), ms(2));

@@ -1,6 +1,7 @@
-//! Profiling: GPU timestamp zones around each stage of the built-in humanoid's layered frame
-//! (`GpuProfiler`), the path of adapters without timestamp queries, and the CPU zones, plots
-//! and frame marks of a whole frame. Runs with and without `--features tracy`; with it, Tracy's
+//! Profiling: GPU timestamp zones around each stage of the built-in humanoid's layered frame and
+//! of the sampled frame, named after the stages (`GpuProfiler`), the path of adapters without
+//! timestamp queries, the clock alignment Tracy's GPU timeline is placed by (with the feature),
+//! and the CPU zones, plots and frame marks of a whole frame. Runs with and without `--features tracy`; with it, Tracy's
 //! client is live and no server is connected, and nothing may block.
 //!
 //! Tests that need an adapter skip with a message when there is none, unless
@@ -8,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::RootDelta;
@@ -142,6 +143,38 @@ fn each_stage_takes_non_negative_time_and_the_stages_fit_in_the_frame() {
 }
 
 #[test]
+fn every_stage_of_the_sampled_frame_is_a_zone_named_after_it() {
+    let Some(gpu) = gpu() else { return };
+    if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("skipping: {} has no timestamp queries", gpu.adapter_info.name);
+        return;
+    }
+    let frame = stepped_crowd();
+    let options = GpuCrowdOptions { stage_buffers: true, ..GpuCrowdOptions::default() };
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &frame.demo.rig, &frame.clips, options).unwrap();
+    // One clip per character, at staggered times.
+    let samples: Vec<ClipSample> =
+        (0..CHARACTERS).map(|i| ClipSample::new((i % frame.clips.len()) as u32, i as f32 * 0.01, 1.0)).collect();
+    let ranges: Vec<_> = (0..CHARACTERS as u32).map(|i| i..i + 1).collect();
+    crowd.set_samples(&samples, &ranges).unwrap();
+    let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, 8);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    for stage in Stage::ALL {
+        profiler.encode_stage(&crowd, &mut encoder, stage).unwrap();
+    }
+    profiler.resolve(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    let times = profiler.read_blocking().unwrap();
+    let names: Vec<&str> = times.zones.iter().map(|z| z.name).collect();
+    assert_eq!(names, ["throng.sample", "throng.local_to_model", "throng.skinning"]);
+    assert_eq!(names, Stage::ALL.map(Stage::zone_name));
+    assert_eq!(
+        Stage::LAYERED.map(Stage::zone_name),
+        ["throng.transition", "throng.layers", "throng.local_to_model", "throng.skinning"]
+    );
+}
+
+#[test]
 fn zones_past_the_limit_and_failed_stages_are_not_timed() {
     let Some(gpu) = gpu() else { return };
     if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
@@ -210,4 +243,73 @@ fn a_profiled_frame_never_waits_for_a_profiler() {
         finished.recv_timeout(Duration::from_secs(120)).is_ok(),
         "three profiled frames did not finish in two minutes"
     );
+}
+
+/// Tracy places GPU zones by the profiler's clock alignment. Over a few hundred frames, each
+/// submitted and waited for as the viewer does, every zone must end (on the CPU's clock, where
+/// Tracy shows it) no later than the CPU stopped waiting for it, and start no earlier than its
+/// submission less the alignment's uncertainty; the profiler re-aligns as it goes.
+#[cfg(feature = "tracy")]
+#[test]
+fn gpu_zones_never_end_after_the_cpu_stopped_waiting_for_them() {
+    const FRAMES: usize = 300;
+    // The first characters of the stepped crowd: frames short enough for 300 of them on lavapipe.
+    const FEW: usize = 16;
+    let Some(gpu) = gpu() else { return };
+    if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("skipping: {} has no timestamp queries", gpu.adapter_info.name);
+        return;
+    }
+    let mut frame = stepped_crowd();
+    frame.programs.truncate(FEW * frame.layers.len());
+    let staged = layered_crowd(&gpu, &frame, true);
+    let fused = layered_crowd(&gpu, &frame, false);
+    let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, 8);
+    // Short, so that a few hundred quick frames see many re-alignments.
+    profiler.set_alignment_interval(Duration::from_millis(20));
+    let mut alignments = vec![profiler.clock_alignment().expect("an adapter with timestamps gets an alignment")];
+    for round in 0..FRAMES {
+        let alignment = profiler.clock_alignment().unwrap();
+        if alignments.last() != Some(&alignment) {
+            alignments.push(alignment);
+        }
+        let recorded = Instant::now();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        if round % 10 == 9 {
+            for stage in Stage::LAYERED {
+                profiler.encode_stage(&staged, &mut encoder, stage).unwrap();
+            }
+        }
+        profiler.encode(&fused, &mut encoder);
+        profiler.resolve(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let waited = Instant::now();
+        let times = profiler.read_blocking().unwrap();
+        let origin = times.origin.expect("timed zones with Tracy have a place on the CPU's clock");
+        for zone in &times.zones {
+            let at = |ns: f64| {
+                let offset = Duration::from_nanos(ns.abs() as u64);
+                if ns >= 0.0 { origin + offset } else { origin - offset }
+            };
+            let (start, end) = (at(zone.start_ns), at(zone.end_ns));
+            assert!(
+                end <= waited,
+                "frame {round}: {} ends {:?} after the CPU's wait for it ended ({alignment:?})",
+                zone.name,
+                end - waited
+            );
+            assert!(
+                start + alignment.uncertainty >= recorded,
+                "frame {round}: {} starts {:?} before it was recorded, more than the alignment's uncertainty ({alignment:?})",
+                zone.name,
+                recorded - start
+            );
+        }
+    }
+    assert!(alignments.len() >= 3, "{FRAMES} frames re-aligned the clocks {} times, every 20 ms", alignments.len() - 1);
+    for pair in alignments.windows(2) {
+        assert!(pair[1].cpu > pair[0].cpu, "alignments out of order: {pair:?}");
+        assert!(pair[1].tick > pair[0].tick, "the GPU clock ran backwards between alignments: {pair:?}");
+    }
 }

@@ -135,6 +135,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // The global pool every rayon call in the viewer and in throng runs on, one worker per
+    // core, named `throng-worker-N` for Tracy; the main thread sleeps while they work.
+    if let Err(e) = throng::profile::worker_pool().build_global() {
+        eprintln!("viewer: rayon's pool: {e}");
+        std::process::exit(1);
+    }
     let result = if args.headless { run_headless(&args) } else { window::run(&args) };
     if let Err(message) = result {
         eprintln!("viewer: {message}");

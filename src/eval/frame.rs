@@ -373,6 +373,7 @@ impl FrameJob<'_> {
         let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
         let max = clips_sampled.iter().copied().max().unwrap_or(0);
         let evaluated = context.row_dt_s.iter().filter(|dt| !dt.is_nan()).count() as u64;
+        crate::profile::count_evaluated(evaluated, clips_sampled_total);
         FrameStats { characters_evaluated: evaluated, clips_sampled: clips_sampled_total, max_clips_per_character: max }
     }
 }

@@ -168,6 +168,8 @@ impl EvalCrowdJob<'_> {
         let joints = self.rig.num_joints();
         let per_character = joints * self.layout.floats_per_joint();
         let Self { rig, clips, samples, sample_ranges, layout, output } = self;
+        #[cfg(feature = "tracy")]
+        crate::profile::count_sample_lists(sample_ranges);
         output.par_chunks_mut(per_character * CHARACTERS_PER_CHUNK).enumerate().for_each_init(
             || Scratch::new(joints),
             |scratch, (chunk, out)| {

@@ -810,6 +810,8 @@ impl GpuCrowd {
         let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
+        #[cfg(feature = "tracy")]
+        crate::profile::count_sample_lists(sample_ranges);
         Ok(())
     }
 
@@ -929,6 +931,8 @@ impl GpuCrowd {
         }
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
+        #[cfg(feature = "tracy")]
+        crate::profile::count_layered(programs, num_layers, due.map(|d| d.rows));
         Ok(())
     }
 

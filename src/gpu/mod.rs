@@ -34,7 +34,7 @@ pub mod work_model;
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
 pub use pipelines::{FrameKernel, ShaderModuleKind, shader_source};
-pub use profile::{GpuFrameTimes, GpuProfiler, GpuZoneTime};
+pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
 pub use windows::{SkinWindow, skin_windows};
 
 use crate::program::ProgramError;

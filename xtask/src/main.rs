@@ -47,7 +47,8 @@ const CLIPPY: Step = Step {
 /// run once as a test); with `capi`, which only adds the C ABI's module and its tests. Doc
 /// tests are outside `--all-targets` and cargo refuses to mix `--doc` with it, hence a step of
 /// their own. Then what the `tracy` feature changes, with Tracy's client started and no server
-/// listening (nothing may block): the library's unit tests, `tests/profiling.rs`, and the
+/// listening (nothing may block): the library's unit tests, `tests/profiling.rs` (with the GPU
+/// clock alignment's test), `tests/profiling_plots.rs` (the plots' values), and the
 /// viewer, which `tests/viewer.rs` builds with the feature and runs; and `bench_gpu`, the other
 /// example with Tracy zones, built. The `tracy` steps compile Tracy's C++ client: they need a
 /// C++ compiler.
@@ -57,7 +58,19 @@ const TESTS: [Step; 4] = [
     Step { name: "tracy build", args: &["build", "--release", "--features", "tracy", "--example", "bench_gpu"] },
     Step {
         name: "tracy tests",
-        args: &["test", "--release", "--features", "tracy", "--lib", "--test", "profiling", "--test", "viewer"],
+        args: &[
+            "test",
+            "--release",
+            "--features",
+            "tracy",
+            "--lib",
+            "--test",
+            "profiling",
+            "--test",
+            "profiling_plots",
+            "--test",
+            "viewer",
+        ],
     },
 ];
 
