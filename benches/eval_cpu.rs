@@ -10,9 +10,11 @@
 //! compact clips (`eval_cpu/10k/Mat4/compact`).
 //!
 //! The crowd job's stages one at a time on one thread (`eval_cpu/stage_*/10k`): sampling two
-//! clips, sampling and blending them, local-to-model, skinning, and the last two together,
-//! through the stage functions alone, so that one bench file builds against an older commit
-//! and both binaries can be run interleaved (BENCHMARKS.md, "CPU evaluator").
+//! clips, sampling and blending them (full and compact clips), local-to-model, skinning, and
+//! the last two together, through the stage functions alone, so that one bench file builds
+//! against an older commit and both binaries can be run interleaved (BENCHMARKS.md, "CPU
+//! evaluator"). These report the bench thread's CPU time (`support::cpu_time`), the others
+//! wall time.
 //!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
@@ -21,6 +23,7 @@ mod support;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use support::cpu_time::ThreadCpuTime;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
@@ -120,9 +123,12 @@ const STAGE_POSES: usize = 64;
 /// Each stage of the crowd job alone, 10k characters of the 64-joint humanoid on one thread,
 /// each sampling walk and run at its own time (as `eval_cpu/10k/Mat4`): sampling the two clips
 /// into two poses; sampling and blending them into one (the job's first stage); local-to-model;
-/// skinning into a mat4 output row per character; and local-to-model plus skinning.
-fn stages(c: &mut Criterion) {
+/// skinning into a mat4 output row per character; and local-to-model plus skinning. Sampling
+/// and blending also from the clips compressed at the default bound.
+fn stages(c: &mut Criterion<ThreadCpuTime>) {
     let demo = DemoCharacter::humanoid_64();
+    let compact: Vec<Clip> =
+        demo.clips.iter().map(|clip| clip.compress(&demo.rig, DEFAULT_MAX_ERROR_M).expect("valid bound").0).collect();
     let walk = demo.clip_index("walk").expect("demo has walk") as u32;
     let run = demo.clip_index("run").expect("demo has run") as u32;
     let joints = demo.rig.num_joints();
@@ -140,15 +146,17 @@ fn stages(c: &mut Criterion) {
             (first[0].translation, second[0].translation)
         });
     });
-    group.bench_function(BenchmarkId::new("stage_sample_blend", "10k"), |bench| {
-        bench.iter(|| {
-            for range in &ranges {
-                let samples = &samples[range.start as usize..range.end as usize];
-                sample_blend(&demo.clips, samples, demo.rig.rest_pose(), &mut first);
-            }
-            first[0].translation
+    for (name, clips) in [("stage_sample_blend", &demo.clips), ("stage_sample_blend_compact", &compact)] {
+        group.bench_function(BenchmarkId::new(name, "10k"), |bench| {
+            bench.iter(|| {
+                for range in &ranges {
+                    let samples = &samples[range.start as usize..range.end as usize];
+                    sample_blend(clips, samples, demo.rig.rest_pose(), &mut first);
+                }
+                first[0].translation
+            });
         });
-    });
+    }
     let poses: Vec<Vec<Transform>> = ranges[..STAGE_POSES]
         .iter()
         .map(|range| {
@@ -390,5 +398,10 @@ fn frame_lod(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, eval_cpu, sample_compact, stages, frame_transitions, frame_lod);
-criterion_main!(benches);
+criterion_group!(benches, eval_cpu, sample_compact, frame_transitions, frame_lod);
+criterion_group! {
+    name = stage_benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = stages
+}
+criterion_main!(benches, stage_benches);
