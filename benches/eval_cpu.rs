@@ -23,6 +23,7 @@ mod support;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use glam::Mat4;
 use support::cpu_time::ThreadCpuTime;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
@@ -35,7 +36,6 @@ use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::program::{DueRows, LayerSetup, OutputLayout};
 use throng::state::Crowd;
-use glam::Mat4;
 use throng::{Clip, Transform};
 
 fn eval_cpu(c: &mut Criterion) {
@@ -161,7 +161,12 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         .iter()
         .map(|range| {
             let mut pose = vec![Transform::IDENTITY; joints];
-            sample_blend(&demo.clips, &samples[range.start as usize..range.end as usize], demo.rig.rest_pose(), &mut pose);
+            sample_blend(
+                &demo.clips,
+                &samples[range.start as usize..range.end as usize],
+                demo.rig.rest_pose(),
+                &mut pose,
+            );
             pose
         })
         .collect();
@@ -169,7 +174,12 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model", "10k"), |bench| {
         bench.iter(|| {
             for character in 0..num_characters {
-                local_to_model(demo.rig.parents(), &poses[character % STAGE_POSES], &mut model);
+                local_to_model(
+                    demo.rig.parents(),
+                    demo.rig.joints_by_depth(),
+                    &poses[character % STAGE_POSES],
+                    &mut model,
+                );
             }
             model[joints - 1]
         });
@@ -178,7 +188,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         .iter()
         .map(|pose| {
             let mut model = vec![Mat4::IDENTITY; joints];
-            local_to_model(demo.rig.parents(), pose, &mut model);
+            local_to_model(demo.rig.parents(), demo.rig.joints_by_depth(), pose, &mut model);
             model
         })
         .collect();
@@ -195,7 +205,12 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model_skinning", "10k"), |bench| {
         bench.iter(|| {
             for (character, out) in output.chunks_exact_mut(per_character).enumerate() {
-                local_to_model(demo.rig.parents(), &poses[character % STAGE_POSES], &mut model);
+                local_to_model(
+                    demo.rig.parents(),
+                    demo.rig.joints_by_depth(),
+                    &poses[character % STAGE_POSES],
+                    &mut model,
+                );
                 skinning(&model, demo.rig.inverse_bind(), layout, out);
             }
         });

@@ -345,9 +345,8 @@ impl CompactPoses {
         let g = &self.groups[group];
         let frame_start = frame * self.words_per_frame;
         // Written out rather than with `array::from_fn`, which the compiler kept out of line.
-        let lane = |lane: usize| {
-            self.joint_frame_words(frame_start + g.word_offset[lane] as usize, g.translated_words[lane])
-        };
+        let lane =
+            |lane: usize| self.joint_frame_words(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
         let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
         let word = |i: usize| UVec4::new(l0[i], l1[i], l2[i], l3[i]);
         let words = [word(0), word(1), word(2), word(3)];

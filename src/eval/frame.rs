@@ -549,7 +549,12 @@ impl Shared<'_> {
                 }
             }
         }
-        local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
+        local_to_model::local_to_model(
+            self.rig.parents(),
+            self.rig.joints_by_depth(),
+            &scratch.pose,
+            &mut scratch.model,
+        );
         skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
         (sampled, root)
     }

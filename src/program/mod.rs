@@ -19,8 +19,7 @@ mod layer_setup;
 
 pub use layer_setup::{
     LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
-    num_additive_layers,
-    validate_layer_setups, validate_memoryless_programs,
+    num_additive_layers, validate_layer_setups, validate_memoryless_programs,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.
