@@ -9,6 +9,13 @@
 //! against compact clips (`eval_cpu/sample_{full,compact}/10k`), and the whole crowd job with
 //! compact clips (`eval_cpu/10k/Mat4/compact`).
 //!
+//! The crowd job's stages one at a time on one thread (`eval_cpu/stage_*/10k`): sampling two
+//! clips, sampling and blending them (full and compact clips), local-to-model, skinning, and
+//! the last two together, through the stage functions alone, so that one bench file builds
+//! against an older commit and both binaries can be run interleaved (BENCHMARKS.md, "CPU
+//! evaluator"). These report the bench thread's CPU time (`support::cpu_time`), the others
+//! wall time.
+//!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
 mod support;
@@ -16,11 +23,15 @@ mod support;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use glam::Mat4;
+use support::cpu_time::ThreadCpuTime;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
 use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
+use throng::eval::skinning::skinning;
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::program::{DueRows, LayerSetup, OutputLayout};
@@ -100,6 +111,108 @@ fn sample_compact(c: &mut Criterion) {
             }
             .run()
             .expect("valid job")
+        });
+    });
+    group.finish();
+}
+
+/// Distinct poses the local-to-model and skinning stages cycle through: as many as a rayon
+/// chunk's characters, so that they stay in cache as the job's one scratch pose does.
+const STAGE_POSES: usize = 64;
+
+/// Each stage of the crowd job alone, 10k characters of the 64-joint humanoid on one thread,
+/// each sampling walk and run at its own time (as `eval_cpu/10k/Mat4`): sampling the two clips
+/// into two poses; sampling and blending them into one (the job's first stage); local-to-model;
+/// skinning into a mat4 output row per character; and local-to-model plus skinning. Sampling
+/// and blending also from the clips compressed at the default bound.
+fn stages(c: &mut Criterion<ThreadCpuTime>) {
+    let demo = DemoCharacter::humanoid_64();
+    let compact: Vec<Clip> =
+        demo.clips.iter().map(|clip| clip.compress(&demo.rig, DEFAULT_MAX_ERROR_M).expect("valid bound").0).collect();
+    let walk = demo.clip_index("walk").expect("demo has walk") as u32;
+    let run = demo.clip_index("run").expect("demo has run") as u32;
+    let joints = demo.rig.num_joints();
+    let num_characters = 10_000;
+    let (samples, ranges) = support::two_clip_crowd(num_characters, walk, run);
+    let mut group = c.benchmark_group("eval_cpu");
+    group.throughput(Throughput::Elements(num_characters as u64));
+    let (mut first, mut second) = (vec![Transform::IDENTITY; joints], vec![Transform::IDENTITY; joints]);
+    group.bench_function(BenchmarkId::new("stage_sample", "10k"), |bench| {
+        bench.iter(|| {
+            for pair in samples.chunks_exact(2) {
+                demo.clips[pair[0].clip as usize].sample(pair[0].time_s, &mut first);
+                demo.clips[pair[1].clip as usize].sample(pair[1].time_s, &mut second);
+            }
+            (first[0].translation, second[0].translation)
+        });
+    });
+    for (name, clips) in [("stage_sample_blend", &demo.clips), ("stage_sample_blend_compact", &compact)] {
+        group.bench_function(BenchmarkId::new(name, "10k"), |bench| {
+            bench.iter(|| {
+                for range in &ranges {
+                    let samples = &samples[range.start as usize..range.end as usize];
+                    sample_blend(clips, samples, demo.rig.rest_pose(), &mut first);
+                }
+                first[0].translation
+            });
+        });
+    }
+    let poses: Vec<Vec<Transform>> = ranges[..STAGE_POSES]
+        .iter()
+        .map(|range| {
+            let mut pose = vec![Transform::IDENTITY; joints];
+            sample_blend(
+                &demo.clips,
+                &samples[range.start as usize..range.end as usize],
+                demo.rig.rest_pose(),
+                &mut pose,
+            );
+            pose
+        })
+        .collect();
+    let mut model = vec![Mat4::IDENTITY; joints];
+    group.bench_function(BenchmarkId::new("stage_local_to_model", "10k"), |bench| {
+        bench.iter(|| {
+            for character in 0..num_characters {
+                local_to_model(
+                    demo.rig.parents(),
+                    demo.rig.joints_by_depth(),
+                    &poses[character % STAGE_POSES],
+                    &mut model,
+                );
+            }
+            model[joints - 1]
+        });
+    });
+    let models: Vec<Vec<Mat4>> = poses
+        .iter()
+        .map(|pose| {
+            let mut model = vec![Mat4::IDENTITY; joints];
+            local_to_model(demo.rig.parents(), demo.rig.joints_by_depth(), pose, &mut model);
+            model
+        })
+        .collect();
+    let layout = OutputLayout::Mat4;
+    let per_character = joints * layout.floats_per_joint();
+    let mut output = vec![0.0f32; num_characters * per_character];
+    group.bench_function(BenchmarkId::new("stage_skinning", "10k"), |bench| {
+        bench.iter(|| {
+            for (character, out) in output.chunks_exact_mut(per_character).enumerate() {
+                skinning(&models[character % STAGE_POSES], demo.rig.inverse_bind(), layout, out);
+            }
+        });
+    });
+    group.bench_function(BenchmarkId::new("stage_local_to_model_skinning", "10k"), |bench| {
+        bench.iter(|| {
+            for (character, out) in output.chunks_exact_mut(per_character).enumerate() {
+                local_to_model(
+                    demo.rig.parents(),
+                    demo.rig.joints_by_depth(),
+                    &poses[character % STAGE_POSES],
+                    &mut model,
+                );
+                skinning(&model, demo.rig.inverse_bind(), layout, out);
+            }
         });
     });
     group.finish();
@@ -301,4 +414,9 @@ fn frame_lod(c: &mut Criterion) {
 }
 
 criterion_group!(benches, eval_cpu, sample_compact, frame_transitions, frame_lod);
-criterion_main!(benches);
+criterion_group! {
+    name = stage_benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = stages
+}
+criterion_main!(benches, stage_benches);

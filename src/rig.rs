@@ -124,6 +124,8 @@ pub enum RigError {
 pub struct Rig {
     names: Vec<String>,
     parents: Vec<u16>,
+    /// Every joint once, shallowest first (joint order within a depth).
+    by_depth: Vec<u16>,
     rest: Vec<Transform>,
     inverse_bind: Vec<Mat4>,
 }
@@ -240,7 +242,8 @@ impl Rig {
                 limit: MAX_INVERSE_BIND,
             });
         }
-        Ok(Self { names, parents: packed, rest, inverse_bind })
+        let by_depth = joints_by_depth(&packed);
+        Ok(Self { names, parents: packed, by_depth, rest, inverse_bind })
     }
 
     /// Number of joints, in `1..=MAX_JOINTS`.
@@ -259,6 +262,27 @@ impl Rig {
     #[must_use]
     pub fn parents(&self) -> &[u16] {
         &self.parents
+    }
+
+    /// Every joint once, level by level: the roots, then their children, then theirs, in joint
+    /// order within a level. A parent comes before its children, as in joint order, but the
+    /// joints of one level never depend on each other: walking the hierarchy in this order
+    /// (`eval::local_to_model`), consecutive products are independent and overlap, where joint
+    /// order puts each chain's links (spine, arm, finger) back to back. The GPU's
+    /// level-by-level walk takes the same levels.
+    ///
+    /// ```
+    /// use throng::{Rig, Transform};
+    ///
+    /// // 0 ─ 1 ─ 2, and 0 ─ 3
+    /// let names = ["hips", "spine", "head", "leg"].map(String::from).to_vec();
+    /// let parents = vec![None, Some(0), Some(1), Some(0)];
+    /// let rig = Rig::new(names, parents, vec![Transform::IDENTITY; 4], None).unwrap();
+    /// assert_eq!(rig.joints_by_depth(), [0, 1, 3, 2]);
+    /// ```
+    #[must_use]
+    pub fn joints_by_depth(&self) -> &[u16] {
+        &self.by_depth
     }
 
     /// The parent of `joint`, `None` for a root or an index out of range.
@@ -295,6 +319,20 @@ impl Rig {
         crate::pose::local_to_model(&self.parents, &self.rest, &mut model);
         model
     }
+}
+
+/// [`Rig::joints_by_depth`] for a validated parent table (every parent below its child).
+fn joints_by_depth(parents: &[u16]) -> Vec<u16> {
+    let mut depth = vec![0u16; parents.len()];
+    for joint in 0..parents.len() {
+        if parents[joint] != NO_PARENT {
+            depth[joint] = depth[parents[joint] as usize] + 1;
+        }
+    }
+    let mut order: Vec<u16> = (0..parents.len() as u16).collect();
+    // Stable: joint order within a level.
+    order.sort_by_key(|&joint| depth[joint as usize]);
+    order
 }
 
 #[cfg(test)]

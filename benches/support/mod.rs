@@ -2,6 +2,8 @@
 //! with varied parameters. Each bench uses a part of this module.
 #![allow(dead_code)]
 
+pub mod cpu_time;
+
 use std::ops::Range;
 use std::sync::Arc;
 

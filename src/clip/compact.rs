@@ -23,7 +23,7 @@
 //! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
 //! scales change is kept at full precision.
 
-use glam::{BVec4A, Mat4, Quat, Vec3, Vec4};
+use glam::{BVec4A, Mat4, Quat, UVec4, Vec3, Vec4};
 
 use crate::rig::{Rig, Transform};
 
@@ -156,6 +156,8 @@ struct RangeGroup {
     word_offset: [u32; 4],
     translated_words: [usize; 4],
     scale: [Vec3; 4],
+    /// `scale` by component, one joint per lane.
+    scale_lanes: [Vec4; 3],
 }
 
 impl RangeGroup {
@@ -172,15 +174,32 @@ impl RangeGroup {
             word_offset: std::array::from_fn(|i| lane(i).word_offset),
             translated_words: std::array::from_fn(|i| format.words_per_joint_frame(lane(i).translated)),
             scale: std::array::from_fn(|i| lane(i).scale),
+            scale_lanes: std::array::from_fn(|c| lanes(&|r| r.scale[c])),
         }
     }
 }
 
-/// The `width`-bit field at bit `at` of each lane's run, as floats.
+/// The `width`-bit field (at most 16 bits) at bit `at` of each lane's joint-frame, as floats;
+/// `words[i]` holds word `i` of the four joint-frames. The same field of every lane at once:
+/// the format, so every field's place, is the clip's.
 #[inline(always)]
-fn field_lanes(runs: &[u64; 4], at: u32, width: u32) -> Vec4 {
-    let field = |run: u64| ((run >> at) as u32 & ((1u32 << width) - 1)) as f32;
-    Vec4::new(field(runs[0]), field(runs[1]), field(runs[2]), field(runs[3]))
+fn field_lanes(words: &[UVec4; 4], at: u32, width: u32) -> Vec4 {
+    let (word, shift) = ((at / 32) as usize, at % 32);
+    let mut bits = words[word] >> shift;
+    if shift + width > 32 {
+        bits = bits | words[word + 1] << (32 - shift);
+    }
+    // Below 2^16, so the signed conversion (one instruction on every SIMD target) is exact.
+    (bits & UVec4::splat((1 << width) - 1)).as_ivec4().as_vec4()
+}
+
+/// Four joints' joint-frames decoded, component by component, one joint per lane.
+#[derive(Clone, Copy)]
+struct JointLanes {
+    /// Quaternion components x, y, z, w.
+    rotation: [Vec4; 4],
+    /// Translation components x, y, z, metres.
+    translation: [Vec4; 3],
 }
 
 /// Where a stored clip's first scale that changes lies.
@@ -299,32 +318,46 @@ impl CompactPoses {
     /// SIMD lane: the arithmetic of `decode_joint` in `shaders/shared/compact.wgsl`, lane by
     /// lane, so each joint decodes to the same bits as the GPU's reading of it. Entries past
     /// the group's joints repeat its first joint.
-    ///
-    /// The hot path of sampling a compact clip: each joint-frame's words (at most four, 99
-    /// bits) are read once into one integer and every field is a shift and a mask of it; the
-    /// floating-point work (range, rebuilt component, sign, which component is the largest) is
-    /// done for four joints at a time, without a branch on any joint's fields.
     #[inline(always)]
     pub(crate) fn decode_group(&self, frame: usize, group: usize) -> [Transform; 4] {
+        let lanes = self.decode_lanes(frame, group);
+        let [x, y, z, w] = lanes.rotation;
+        let quaternion = Mat4::from_cols(x, y, z, w).transpose();
+        let [x, y, z] = lanes.translation;
+        let translation = Mat4::from_cols(x, y, z, Vec4::ZERO).transpose();
+        let scale = &self.groups[group].scale;
+        std::array::from_fn(|lane| Transform {
+            translation: translation.col(lane).truncate(),
+            rotation: Quat::from_vec4(quaternion.col(lane)),
+            scale: scale[lane],
+        })
+    }
+
+    /// The hot path of sampling a compact clip: frame `frame`'s joints `4 * group ..` decoded
+    /// into lanes. Each lane's joint-frame words are read once, laid side by side (word `i` of
+    /// the four joints in one vector), and every field is a shift and a mask of all four lanes
+    /// at once; the floating-point work (range, rebuilt component, sign, which component is the
+    /// largest) is lane-wise too, without a branch on any joint's fields.
+    #[inline(always)]
+    fn decode_lanes(&self, frame: usize, group: usize) -> JointLanes {
         let k = self.format.rotation_bits();
         let m = self.format.translation_bits();
         let g = &self.groups[group];
         let frame_start = frame * self.words_per_frame;
-        let read =
-            |lane: usize| self.joint_frame_bits(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
-        let bits = [read(0), read(1), read(2), read(3)];
-        // Fields of at most 16 bits from a 64-bit run: the rotation's (3 + 3k ≤ 51 bits) from
-        // the first, the translation's (3m ≤ 48) from the one after the rotation.
-        let rotation = bits.map(|b| b as u64);
-        let translation = bits.map(|b| (b >> (HEADER_BITS + 3 * k)) as u64);
-        let largest = field_lanes(&rotation, 0, 2);
-        let sign = Vec4::select(field_lanes(&rotation, 2, 1).cmpeq(Vec4::ONE), Vec4::NEG_ONE, Vec4::ONE);
+        // Written out rather than with `array::from_fn`, which the compiler kept out of line.
+        let lane =
+            |lane: usize| self.joint_frame_words(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
+        let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
+        let word = |i: usize| UVec4::new(l0[i], l1[i], l2[i], l3[i]);
+        let words = [word(0), word(1), word(2), word(3)];
+        let largest = field_lanes(&words, 0, 2);
+        let sign = Vec4::select(field_lanes(&words, 2, 1).cmpeq(Vec4::ONE), Vec4::NEG_ONE, Vec4::ONE);
         // Stored component `i` is quaternion component `i` before the largest and `i + 1` from
         // it on.
         let (min, step) = (&g.rotation_min, &g.rotation_step);
         let stored = |i: usize| {
             let before = largest.cmpgt(Vec4::splat(i as f32));
-            let quanta = field_lanes(&rotation, HEADER_BITS + i as u32 * k, k);
+            let quanta = field_lanes(&words, HEADER_BITS + i as u32 * k, k);
             Vec4::select(before, min[i], min[i + 1]) + quanta * Vec4::select(before, step[i], step[i + 1])
         };
         let (a, b, c) = (stored(0), stored(1), stored(2));
@@ -334,41 +367,42 @@ impl CompactPoses {
         // would make it).
         let w = (Vec4::ONE - (a * a + b * b + c * c)).max(Vec4::ZERO).sqrt() * sign;
         let is = |i: f32| largest.cmpeq(Vec4::splat(i));
-        let quaternion = Mat4::from_cols(
+        let rotation = [
             Vec4::select(is(0.0), w, a),
             Vec4::select(is(0.0), a, Vec4::select(is(1.0), w, b)),
             Vec4::select(is(3.0), c, Vec4::select(is(2.0), w, b)),
             Vec4::select(is(3.0), w, c),
-        )
-        .transpose();
-        let translation: [Vec4; 3] = std::array::from_fn(|i| {
-            let quanta = field_lanes(&translation, i as u32 * m, m);
+        ];
+        let translation = |i: usize| {
+            let quanta = field_lanes(&words, HEADER_BITS + 3 * k + i as u32 * m, m);
             Vec4::select(g.translated, g.translation_min[i] + quanta * g.translation_step[i], g.translation_min[i])
-        });
-        let translation = Mat4::from_cols(translation[0], translation[1], translation[2], Vec4::ZERO).transpose();
-        std::array::from_fn(|lane| Transform {
-            translation: translation.col(lane).truncate(),
-            rotation: Quat::from_vec4(quaternion.col(lane)),
-            scale: g.scale[lane],
-        })
+        };
+        JointLanes { rotation, translation: [translation(0), translation(1), translation(2)] }
     }
 
-    /// The joint-frame of `words` words at `start`, as one integer, its first word lowest.
+    /// The joint-frame of `words` words at `start`, padded to four words.
     ///
     /// Four words whatever the joint-frame's length (the words after it are never among the
     /// fields read), so that the read does not branch on each joint's length; the clip's last
     /// joint-frames take the exact slice.
     #[inline(always)]
-    fn joint_frame_bits(&self, start: usize, words: usize) -> u128 {
+    fn joint_frame_words(&self, start: usize, words: usize) -> [u32; 4] {
         match self.words.get(start..start + 4) {
-            Some(&[a, b, c, d]) => u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64 | u128::from(d) << 96,
-            _ => self.words[start..start + words].iter().rev().fold(0u128, |acc, &w| acc << 32 | u128::from(w)),
+            Some(&[a, b, c, d]) => [a, b, c, d],
+            _ => {
+                let mut padded = [0; 4];
+                padded[..words].copy_from_slice(&self.words[start..start + words]);
+                padded
+            }
         }
     }
 
-    /// Interpolates frames `f0` and `f1` at `alpha` for every joint, four joints decoded at a
-    /// time, and hands each to `visit` with `out`'s entry for the joint (as
-    /// [`crate::Clip::interpolate_each`]).
+    /// Interpolates frames `f0` and `f1` at `alpha` for every joint and hands each to `visit`
+    /// with `out`'s entry for the joint (as [`crate::Clip::interpolate_each`]). Four joints at
+    /// a time from decoding to interpolation: [`crate::clip::interpolate_frames`]'s arithmetic
+    /// (glam's `lerp` of vectors and `Quat::lerp`, its hemisphere flip and normalisation)
+    /// lane-wise, with glam's order of every sum, so each joint gets the bits the one-joint
+    /// reading gives.
     #[inline]
     pub(crate) fn interpolate_each(
         &self,
@@ -376,10 +410,31 @@ impl CompactPoses {
         out: &mut [Transform],
         mut visit: impl FnMut(&mut Transform, Transform),
     ) {
+        let (from_share, to_share) = (Vec4::splat(1.0 - alpha), Vec4::splat(alpha));
+        let lerp = |a: Vec4, b: Vec4| a * from_share + b * to_share;
+        // glam's four-component dot product: (x + z) + (y + w).
+        let dot = |a: &[Vec4; 4], b: &[Vec4; 4]| (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
         for ((group, g), out) in self.groups.iter().enumerate().zip(out.chunks_mut(4)) {
-            let (a, b) = (self.decode_group(f0, group), self.decode_group(f1, group));
-            for ((o, a), b) in out.iter_mut().zip(&a).zip(&b).take(g.joints) {
-                visit(o, crate::clip::interpolate_frames(a, b, alpha));
+            let (a, b) = (self.decode_lanes(f0, group), self.decode_lanes(f1, group));
+            // `Quat::lerp` negates the end where the dot product's sign bit is set.
+            let hemisphere = Vec4::ONE.copysign(dot(&a.rotation, &b.rotation));
+            let q = |c: usize| lerp(a.rotation[c], b.rotation[c] * hemisphere);
+            let q = [q(0), q(1), q(2), q(3)];
+            let length = dot(&q, &q).sqrt();
+            let rotation = Mat4::from_cols(q[0] / length, q[1] / length, q[2] / length, q[3] / length).transpose();
+            let t = |c: usize| lerp(a.translation[c], b.translation[c]);
+            let translation = Mat4::from_cols(t(0), t(1), t(2), Vec4::ZERO).transpose();
+            let s = |c: usize| lerp(g.scale_lanes[c], g.scale_lanes[c]);
+            let scale = Mat4::from_cols(s(0), s(1), s(2), Vec4::ZERO).transpose();
+            for (lane, o) in out.iter_mut().enumerate().take(g.joints) {
+                visit(
+                    o,
+                    Transform {
+                        translation: translation.col(lane).truncate(),
+                        rotation: Quat::from_vec4(rotation.col(lane)),
+                        scale: scale.col(lane).truncate(),
+                    },
+                );
             }
         }
     }
@@ -651,13 +706,57 @@ mod tests {
         Transform { translation: t, rotation: Quat::from_array(q), scale: r.scale }
     }
 
-    /// Every candidate format, on joints that translate and joints that do not, with every
-    /// component the largest somewhere and both signs, through the last joint-frames of the clip
-    /// (where fewer than four words follow): `decode` equals the field-by-field reading.
+    /// Four joints interpolated in lanes give each joint the bits of the one-joint reading
+    /// (`interpolate_frames` of the two decoded frames), for every candidate format, at
+    /// interpolation factors across [0, 1], on frame pairs where rotations change hemisphere.
     #[test]
-    fn decode_matches_a_field_by_field_reading_for_every_format() {
-        let num_joints = 5;
-        let poses: Vec<Transform> = (0..23)
+    fn lane_interpolation_matches_one_joint_at_a_time() {
+        let num_joints = 7;
+        let poses = varied_poses(num_joints);
+        for format in CompactFormat::CANDIDATES {
+            let compact = CompactPoses::encode(&poses, num_joints, format);
+            for frame in 0..compact.num_frames() {
+                // The next frame, and one far off whose rotations lie on other hemispheres.
+                for other in [(frame + 1) % compact.num_frames(), (frame + 9) % compact.num_frames()] {
+                    for alpha in [0.0, 0.3, 0.5, 0.999, 1.0] {
+                        let mut got = vec![Transform::IDENTITY; num_joints];
+                        let mut visits = 0;
+                        compact.interpolate_each((frame, other, alpha), &mut got, |o, p| {
+                            *o = p;
+                            visits += 1;
+                        });
+                        assert_eq!(visits, num_joints, "one visit per joint, none for the padding lanes");
+                        for (joint, g) in got.iter().enumerate() {
+                            let want = crate::clip::interpolate_frames(
+                                &compact.decode(frame, joint),
+                                &compact.decode(other, joint),
+                                alpha,
+                            );
+                            assert_eq!(
+                                transform_bits(g),
+                                transform_bits(&want),
+                                "{format:?} frames {frame}/{other} at {alpha}, joint {joint}: {g:?} against {want:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn transform_bits(t: &Transform) -> Vec<u32> {
+        [t.translation.to_array(), t.scale.to_array()]
+            .concat()
+            .into_iter()
+            .chain(t.rotation.to_array())
+            .map(f32::to_bits)
+            .collect()
+    }
+
+    /// `num_joints` joints over 23 frames: rotations about moving axes (every component the
+    /// largest somewhere, both signs), joints 0 and 3 translating, the others not.
+    fn varied_poses(num_joints: usize) -> Vec<Transform> {
+        (0..23)
             .flat_map(|f| {
                 (0..num_joints).map(move |j| {
                     let t = f as f32 * 0.37 + j as f32;
@@ -672,7 +771,16 @@ mod tests {
                     Transform::from_translation_rotation(translation, rotation)
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// Every candidate format, on joints that translate and joints that do not, with every
+    /// component the largest somewhere and both signs, through the last joint-frames of the clip
+    /// (where fewer than four words follow): `decode` equals the field-by-field reading.
+    #[test]
+    fn decode_matches_a_field_by_field_reading_for_every_format() {
+        let num_joints = 5;
+        let poses = varied_poses(num_joints);
         let mut largest_seen = [false; 4];
         let mut signs_seen = [false; 2];
         for format in CompactFormat::CANDIDATES {
@@ -681,17 +789,9 @@ mod tests {
             for frame in 0..compact.num_frames() {
                 for joint in 0..num_joints {
                     let (got, want) = (compact.decode(frame, joint), reference_decode(&compact, frame, joint));
-                    let bits = |t: &Transform| {
-                        [t.translation.to_array(), t.scale.to_array()]
-                            .concat()
-                            .into_iter()
-                            .chain(t.rotation.to_array())
-                            .map(f32::to_bits)
-                            .collect::<Vec<_>>()
-                    };
                     assert_eq!(
-                        bits(&got),
-                        bits(&want),
+                        transform_bits(&got),
+                        transform_bits(&want),
                         "{format:?} frame {frame} joint {joint}: {got:?} against {want:?}"
                     );
                     let q = Vec4::from(poses[frame * num_joints + joint].rotation);

@@ -25,7 +25,7 @@ use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, local_to_model, 
 #[cfg(doc)]
 use crate::program::ProgramError;
 use crate::program::{
-    DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order, num_additive_layers,
+    DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order_iter, num_additive_layers,
     swap_remove_row, validate_clips, validate_dt, validate_due, validate_layer_programs, validate_layer_setups,
     validate_memoryless_programs,
 };
@@ -49,7 +49,7 @@ pub struct EvalContext {
     inertia: Vec<Inertia>,
     frames_shown: Vec<u8>,
     /// Per character, this frame's seconds since it was last shown, or NaN when it is not
-    /// evaluated (animation LOD): scratch reused from frame to frame.
+    /// evaluated (animation LOD): scratch reused from frame to frame, filled in parallel.
     row_dt_s: Vec<f32>,
 }
 
@@ -255,11 +255,10 @@ impl FrameJob<'_> {
     }
 
     /// Validates, then evaluates every character in parallel.
-    pub fn run(self) -> Result<FrameStats, EvalError> {
+    pub fn run(mut self) -> Result<FrameStats, EvalError> {
         self.validate()?;
-        let (dt_s, characters) = (self.dt_s, self.clips_sampled.len());
-        self.context.row_dt_s.clear();
-        self.context.row_dt_s.resize(characters, dt_s);
+        let dt_s = self.dt_s;
+        self.fill_row_dt(|_, rows| rows.fill(dt_s));
         Ok(self.evaluate())
     }
 
@@ -277,16 +276,32 @@ impl FrameJob<'_> {
     /// # Errors
     /// As [`FrameJob::validate`], then [`ProgramError::DueLength`] and
     /// [`ProgramError::BadDueRow`] (see [`crate::program::validate_due`]).
-    pub fn run_due(self, due: DueRows<'_>) -> Result<FrameStats, EvalError> {
+    pub fn run_due(mut self, due: DueRows<'_>) -> Result<FrameStats, EvalError> {
         self.validate()?;
         let characters = self.clips_sampled.len();
         validate_due(due, characters)?;
-        self.context.row_dt_s.clear();
-        self.context.row_dt_s.resize(characters, f32::NAN);
-        for (&row, &dt_s) in due.rows.iter().zip(due.dt_s) {
-            self.context.row_dt_s[row as usize] = dt_s;
-        }
+        // Rows ascend (validated): each chunk of characters finds its own run of the list.
+        self.fill_row_dt(|first, row_dt_s| {
+            row_dt_s.fill(f32::NAN);
+            let start = due.rows.partition_point(|&row| (row as usize) < first);
+            let end = start + due.rows[start..].partition_point(|&row| (row as usize) < first + row_dt_s.len());
+            for (&row, &dt_s) in due.rows[start..end].iter().zip(&due.dt_s[start..end]) {
+                row_dt_s[row as usize - first] = dt_s;
+            }
+        });
         Ok(self.evaluate())
+    }
+
+    /// Sizes `context.row_dt_s` to the crowd and fills it in one parallel pass, `fill` given
+    /// each chunk of characters with the index of its first.
+    fn fill_row_dt(&mut self, fill: impl Fn(usize, &mut [f32]) + Sync) {
+        let row_dt_s = &mut self.context.row_dt_s;
+        // Only a grown crowd writes here serially, and only its new rows.
+        row_dt_s.resize(self.clips_sampled.len(), f32::NAN);
+        row_dt_s
+            .par_chunks_mut(CHARACTERS_PER_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, rows)| fill(chunk * CHARACTERS_PER_CHUNK, rows));
     }
 
     /// Evaluates the characters whose `context.row_dt_s` is a number (validated already).
@@ -313,11 +328,7 @@ impl FrameJob<'_> {
         };
         let joints = rig.num_joints();
         let num_layers = layers.len();
-        // A layer set up without memory skips the transition stage even where the context holds
-        // memory for it (a context built with `new`): its programs are plain cuts.
-        let slots =
-            layers.iter().zip(&context.slots).map(|(setup, slot)| slot.filter(|_| setup.needs_memory)).collect();
-        let shared = Shared { rig, clips, layers, order: evaluation_order(layers), slots, samples, layout };
+        let shared = Shared { rig, clips, layers, slots: &context.slots, samples, layout };
         let memory_layers = context.num_memory_layers;
         let per_character = memory_layers * joints;
         let groups = memory_layers * OffsetLanes::groups_for(joints);
@@ -344,13 +355,13 @@ impl FrameJob<'_> {
                     }),
             )
         };
-        output
+        let stats = output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
             .zip(memory)
             .zip(clips_sampled.par_iter_mut().zip(root_motion).zip(context.row_dt_s.par_iter()))
             .with_min_len(CHARACTERS_PER_CHUNK)
-            .for_each_init(
+            .map_init(
                 || FrameScratch::new(joints),
                 |scratch, (((out, programs), memory), ((sampled, root), &row_dt_s))| {
                     if row_dt_s.is_nan() {
@@ -361,20 +372,35 @@ impl FrameJob<'_> {
                                 .first()
                                 .map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
                         }
-                        return;
+                        return FrameStats::default();
                     }
                     let (clips, delta) = shared.character(programs, memory, scratch, row_dt_s, out);
                     *sampled = clips;
                     if let Some(root) = root {
                         *root = delta;
                     }
+                    FrameStats {
+                        characters_evaluated: 1,
+                        clips_sampled: u64::from(clips),
+                        max_clips_per_character: clips,
+                    }
                 },
-            );
-        let clips_sampled_total = clips_sampled.iter().map(|&c| u64::from(c)).sum();
-        let max = clips_sampled.iter().copied().max().unwrap_or(0);
-        let evaluated = context.row_dt_s.iter().filter(|dt| !dt.is_nan()).count() as u64;
-        crate::profile::count_evaluated(evaluated, clips_sampled_total);
-        FrameStats { characters_evaluated: evaluated, clips_sampled: clips_sampled_total, max_clips_per_character: max }
+            )
+            // The counters add up inside the parallel pass rather than in serial passes after it.
+            .reduce(FrameStats::default, FrameStats::merge);
+        crate::profile::count_evaluated(stats.characters_evaluated, stats.clips_sampled);
+        stats
+    }
+}
+
+impl FrameStats {
+    /// Two parts of a crowd's counters as one.
+    fn merge(self, other: Self) -> Self {
+        Self {
+            characters_evaluated: self.characters_evaluated + other.characters_evaluated,
+            clips_sampled: self.clips_sampled + other.clips_sampled,
+            max_clips_per_character: self.max_clips_per_character.max(other.max_clips_per_character),
+        }
     }
 }
 
@@ -383,9 +409,8 @@ struct Shared<'a> {
     rig: &'a Rig,
     clips: &'a [Clip],
     layers: &'a [LayerSetup],
-    order: Vec<usize>,
-    /// Per layer, its slot in the characters' memory; `None` for a layer without memory.
-    slots: Vec<Option<usize>>,
+    /// Per layer, its slot in the context's memory, if the context holds one.
+    slots: &'a [Option<usize>],
     samples: &'a [ClipSample],
     layout: OutputLayout,
 }
@@ -457,10 +482,12 @@ impl Shared<'_> {
             }
         }
         // Additive layers go onto the base first, then override layers on top.
-        for &l in &self.order {
+        for l in evaluation_order_iter(self.layers) {
             let program = &programs[l];
             let setup = &self.layers[l];
-            let slot = self.slots[l];
+            // A layer set up without memory skips the transition stage even where the context
+            // holds memory for it (a context built with `new`): its programs are plain cuts.
+            let slot = self.slots[l].filter(|_| setup.needs_memory);
             if l > 0 && program.weight <= 0.0 {
                 // An invisible layer costs nothing and forgets what it showed: a fade or an
                 // offset it comes back to would start from a pose nobody saw (its switches
@@ -524,7 +551,12 @@ impl Shared<'_> {
                 }
             }
         }
-        local_to_model::local_to_model(self.rig.parents(), &scratch.pose, &mut scratch.model);
+        local_to_model::local_to_model(
+            self.rig.parents(),
+            self.rig.joints_by_depth(),
+            &scratch.pose,
+            &mut scratch.model,
+        );
         skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
         (sampled, root)
     }

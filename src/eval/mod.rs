@@ -207,6 +207,6 @@ fn evaluate_character(
     out: &mut [f32],
 ) {
     sample::sample_blend(clips, samples, rig.rest_pose(), &mut scratch.local);
-    local_to_model::local_to_model(rig.parents(), &scratch.local, &mut scratch.model);
+    local_to_model::local_to_model(rig.parents(), rig.joints_by_depth(), &scratch.local, &mut scratch.model);
     skinning::skinning(&scratch.model, rig.inverse_bind(), layout, out);
 }

@@ -103,9 +103,24 @@ pub fn num_additive_layers(layers: &[LayerSetup]) -> usize {
 /// layers, each group in index order.
 #[must_use]
 pub fn evaluation_order(layers: &[LayerSetup]) -> Vec<usize> {
+    evaluation_order_iter(layers).collect()
+}
+
+/// [`evaluation_order`] without the `Vec`, for the CPU frame's per-character loop.
+///
+/// ```
+/// use throng::program::{LayerBlend, LayerSetup, evaluation_order, evaluation_order_iter};
+///
+/// let over = LayerSetup { blend: LayerBlend::Override, ..LayerSetup::default() };
+/// let add = LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() };
+/// let layers = [LayerSetup::default(), over, add];
+/// assert_eq!(evaluation_order_iter(&layers).collect::<Vec<_>>(), [0, 2, 1]);
+/// assert_eq!(evaluation_order(&layers), [0, 2, 1]);
+/// ```
+pub fn evaluation_order_iter(layers: &[LayerSetup]) -> impl Iterator<Item = usize> + '_ {
     let additive = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Additive);
     let overrides = (1..layers.len()).filter(|&l| layers[l].blend == LayerBlend::Override);
-    std::iter::once(0).chain(additive).chain(overrides).take(layers.len()).collect()
+    std::iter::once(0).chain(additive).chain(overrides).take(layers.len())
 }
 
 /// Per-joint layer weights in [0, 1], resolved against one rig.

@@ -18,8 +18,8 @@ use crate::rig::{MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M, Rig};
 mod layer_setup;
 
 pub use layer_setup::{
-    LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, num_additive_layers,
-    validate_layer_setups, validate_memoryless_programs,
+    LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
+    num_additive_layers, validate_layer_setups, validate_memoryless_programs,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.
