@@ -133,8 +133,14 @@ pub fn draw(
         if flying {
             let p = start + (end - start) * readback.transition_progress.clamp(0.0, 1.0);
             painter.circle_filled(p, 4.0, IN_FLIGHT);
-            let label = format!("{} {:.0} %", mode_name(program.switch_mode()), 100.0 * readback.transition_progress);
-            flight_label = Some((p + side * 3.0, label));
+            let label = format!(
+                "{} -> {}: {} {:.0} %",
+                short_name(graph, readback.previous_state),
+                short_name(graph, Some(readback.active_state)),
+                mode_name(program.switch_mode()),
+                100.0 * readback.transition_progress
+            );
+            flight_label = Some(label);
         }
     }
 
@@ -150,16 +156,17 @@ pub fn draw(
         if readback.previous_state == Some(state) {
             painter.rect_stroke(r, 4.0, Stroke::new(2.0, PREVIOUS), StrokeKind::Outside);
         }
-        let name = graph.states()[state].name.rsplit('.').next().unwrap_or_default();
-        painter.text(r.center(), Align2::CENTER_CENTER, name, font.clone(), Color32::WHITE);
+        painter.text(r.center(), Align2::CENTER_CENTER, short_name(graph, Some(state)), font.clone(), Color32::WHITE);
     }
-    // Over the nodes, so that no node hides it.
-    if let Some((at, label)) = flight_label {
-        let galley = painter.layout_no_wrap(label, font, IN_FLIGHT);
-        let r = Align2::CENTER_CENTER.anchor_size(at, galley.size()).expand(2.0);
-        painter.rect_filled(r, 2.0, Color32::from_black_alpha(200));
-        painter.galley(r.min + vec2(2.0, 2.0), galley, IN_FLIGHT);
+    // In the drawing's corner, where no node sits.
+    if let Some(label) = flight_label {
+        painter.text(response.rect.left_bottom(), Align2::LEFT_BOTTOM, label, font, IN_FLIGHT);
     }
+}
+
+/// A state's name without its sub-machines' prefix.
+fn short_name(graph: &CompiledGraph, state: Option<usize>) -> &str {
+    state.and_then(|s| graph.states().get(s)).map_or("?", |s| s.name.rsplit('.').next().unwrap_or_default())
 }
 
 /// A switch mode's short name, as the viewer's `--mode` spells it.

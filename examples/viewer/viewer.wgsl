@@ -81,8 +81,9 @@ fn character_vs(
     out.normal = n;
     out.albedo = shirt(character);
     if character + 1u == u32(camera.ground.y) {
-        // The lab's picked character glows orange, so it can be found in a crowd.
-        out.albedo = vec3<f32>(1.6, 0.75, 0.1);
+        // The lab's picked character glows magenta, a colour no shirt has, so it can be found
+        // in a crowd.
+        out.albedo = vec3<f32>(2.5, 0.2, 2.2);
     }
     return out;
 }
