@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use image::RgbaImage;
+use serde_json::Value;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
+use support::compare::worst_abs_diff;
 use support::examples::example_binary;
 use support::files::TempDir;
 use support::pixels_differ;
@@ -195,11 +197,34 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     );
 }
 
+/// README's main command on a machine without a display says so and gives the headless
+/// command, instead of winit's error about Wayland variables; it fails before touching a GPU.
+#[test]
+fn without_a_display_the_viewer_says_so_and_gives_the_headless_command() {
+    let output = Command::new(viewer_binary())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .expect("the viewer starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "the viewer without a display exits 1:\n{stderr}");
+    assert!(stderr.contains("there is no display"), "the message says there is no display:\n{stderr}");
+    assert!(
+        stderr.contains("cargo run --release --example viewer -- --headless"),
+        "the message gives the headless command:\n{stderr}"
+    );
+    assert!(!stderr.contains("WAYLAND"), "winit's raw error leaked through:\n{stderr}");
+}
+
+/// Whether `program` is on `PATH`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
+}
+
 #[test]
 fn windowed_viewer_runs_under_xvfb() {
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("xvfb-run").is_file()));
-    if !on_path {
+    if !on_path("xvfb-run") {
         eprintln!("skipping the windowed viewer test: xvfb-run is not on PATH (apt-get install xvfb)");
         return;
     }
@@ -248,4 +273,203 @@ fn affine_and_mat4_output_draw_the_same_crowd() {
         different * 100 < characters,
         "{different} pixels differ between affine and mat4 output, against {characters} character pixels"
     );
+}
+
+/// The lab's render size: its panels need more room than the crowd tests' pictures.
+const LAB_WIDTH: u32 = 720;
+const LAB_HEIGHT: u32 = 480;
+
+/// The lab's `throng-trace` script (README's `--script` example): the viewer's own graph
+/// (the demo's, switching by inertialization as the viewer's default mode does) with every
+/// leaf on the clip the viewer binds it to; idle, then walking and waving, a jump, running and
+/// leaning, and standing again.
+fn lab_script() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/trace/lab.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let script: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let graph: Value = serde_json::from_str(throng::demo::LOCOMOTION_GRAPH).expect("the demo graph is JSON");
+    assert_eq!(script["stateGraph"], graph, "{} must hold the viewer's graph, LOCOMOTION_GRAPH", path.display());
+    path
+}
+
+/// The JSON lines a trace run printed, each after `prefix`.
+fn trace_lines(stdout: &str, prefix: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a trace line ({e}): {l}")))
+        .collect()
+}
+
+/// A trace line's state weights, by state name.
+fn weights(line: &Value) -> Vec<(String, f32)> {
+    line["weights"]
+        .as_object()
+        .map(|w| w.iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN) as f32)).collect())
+        .unwrap_or_default()
+}
+
+/// `--inspect 0 --script S`: character 0 is driven by the script's parameter values, frame by
+/// frame, and its readback in the crowd is `throng-trace`'s for the same script; the character
+/// panel lays out each layer's active state name, inside the panel, inside the picture, and
+/// the panels change the picture where they are.
+#[test]
+fn inspect_panel_shows_the_active_state_and_matches_throng_trace() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("inspect");
+    let script = lab_script();
+    let trace = Command::new(env!("CARGO_BIN_EXE_throng-trace")).arg(&script).output().expect("throng-trace starts");
+    assert!(trace.status.success(), "throng-trace failed: {}", String::from_utf8_lossy(&trace.stderr));
+    let expected = trace_lines(&String::from_utf8_lossy(&trace.stdout), "");
+
+    let size = format!("{LAB_WIDTH}x{LAB_HEIGHT}");
+    let (lab_png, plain_png) = (dir.join("lab.png"), dir.join("plain.png"));
+    let common = ["--characters", "30", "--size", size.as_str()];
+    let lab = headless(
+        &[
+            &common[..],
+            &["--inspect", "0", "--script", script.to_str().expect("utf-8 temp path")],
+            &["--out", lab_png.to_str().expect("utf-8 temp path")],
+        ]
+        .concat(),
+    );
+    headless(&[&common[..], &["--frames", "90", "--out", plain_png.to_str().expect("utf-8 temp path")]].concat());
+    let stdout = String::from_utf8_lossy(&lab.stdout);
+
+    let got = trace_lines(&stdout, "trace ");
+    assert_eq!(got.len(), expected.len(), "one line per layer per frame, as throng-trace's:\n{stdout}");
+    let mut states_seen = std::collections::BTreeSet::new();
+    for (g, e) in got.iter().zip(&expected) {
+        let at = format!("frame {} layer {}", e["frame"], e["layer"]);
+        for key in ["frame", "layer", "activeState", "previousState", "transitioning", "events"] {
+            assert_eq!(g[key], e[key], "{at}: {key} differs\nviewer: {g}\ntrace:  {e}");
+        }
+        let progress = |l: &Value| [l["transitionProgress"].as_f64().unwrap_or(f64::NAN) as f32];
+        let (gw, ew) = (weights(g), weights(e));
+        let names = |w: &[(String, f32)]| w.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&gw), names(&ew), "{at}: states with a weight differ\nviewer: {g}\ntrace:  {e}");
+        let values = |w: &[(String, f32)]| w.iter().map(|x| x.1).collect::<Vec<_>>();
+        let worst = worst_abs_diff(&progress(g), &progress(e)).max(worst_abs_diff(&values(&gw), &values(&ew)));
+        assert!(worst <= 1e-5, "{at}: progress or weights off by {worst}\nviewer: {g}\ntrace:  {e}");
+        states_seen.insert(e["activeState"].as_str().unwrap_or_default().to_owned());
+    }
+    for state in ["Idle", "Move", "Jump"] {
+        assert!(states_seen.contains(state), "the script never reaches {state}: {states_seen:?}");
+    }
+
+    // The lab's layout of the last frame: `lab <what> <text> <left> <top> <right> <bottom>`.
+    let laid: Vec<(String, String, [f32; 4])> = stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.strip_prefix("lab\t")?.split('\t').collect();
+            let [what, text, rest @ ..] = f.as_slice() else { return None };
+            let r: Vec<f32> = rest.iter().filter_map(|v| v.parse().ok()).collect();
+            Some(((*what).to_owned(), (*text).to_owned(), r.try_into().ok()?))
+        })
+        .collect();
+    let find = |what: &str| {
+        laid.iter().find(|l| l.0 == what).unwrap_or_else(|| panic!("the lab laid out no {what}:\n{stdout}"))
+    };
+    let inside = |a: [f32; 4], b: [f32; 4]| a[0] >= b[0] && a[1] >= b[1] && a[2] <= b[2] && a[3] <= b[3];
+    let picture = [0.0, 0.0, LAB_WIDTH as f32, LAB_HEIGHT as f32];
+    let panel = find("panel character");
+    assert_eq!(panel.1, "Character 0");
+    assert!(inside(panel.2, picture), "the character panel {:?} leaves the picture", panel.2);
+    assert!(inside(find("panel crowd").2, picture), "the crowd panel leaves the picture");
+    let last = &expected[expected.len() - 3..];
+    for line in last {
+        let layer = line["layer"].as_str().expect("a layer name");
+        let label = find(&format!("{layer}.active"));
+        assert_eq!(label.1, line["activeState"].as_str().expect("a state name"), "layer {layer}'s active state");
+        assert!(
+            inside(label.2, panel.2) && label.2[2] > label.2[0] && label.2[3] > label.2[1],
+            "{layer}'s active state label {:?} is not laid out in the panel {:?}",
+            label.2,
+            panel.2
+        );
+    }
+
+    // Where the panel is, the picture shows it instead of the crowd.
+    let (with, without) =
+        (image::open(&lab_png).expect("lab.png").to_rgba8(), image::open(&plain_png).expect("plain.png").to_rgba8());
+    let [x0, y0, x1, y1] = panel.2.map(|v| v as u32);
+    let (mut changed, mut total) = (0usize, 0usize);
+    for y in y0..y1.min(LAB_HEIGHT) {
+        for x in x0..x1.min(LAB_WIDTH) {
+            total += 1;
+            changed += usize::from(pixels_differ(with.get_pixel(x, y), without.get_pixel(x, y)));
+        }
+    }
+    assert!(changed * 2 > total, "only {changed} of the panel's {total} pixels differ from the picture without it");
+}
+
+/// Under Xvfb, clicks sent through the X server (`xdotool`): one on the bare ground picks no
+/// one, one where character 0's pelvis projects picks it, as the viewer's own state says. The
+/// crowd is paused, so the headless probe of the same scene says where the pelvis is.
+#[test]
+fn windowed_click_picks_the_character_under_the_cursor() {
+    if !on_path("xvfb-run") || !on_path("xdotool") {
+        eprintln!("skipping the picking test: xvfb-run or xdotool is not on PATH (apt-get install xvfb xdotool)");
+        return;
+    }
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("pick");
+    let probe_png = dir.join("probe.png");
+    // Large enough that the crowd panel, open at the top left, leaves the character in the
+    // middle clear.
+    let size = format!("{LAB_WIDTH}x{LAB_HEIGHT}");
+    let scene = ["--characters", "1", "--paused", "--size", size.as_str()];
+    let probe =
+        headless(&[&scene[..], &["--frames", "1", "--probe", "--out", probe_png.to_str().expect("utf-8")]].concat());
+    let stdout = String::from_utf8_lossy(&probe.stdout);
+    let (x, y) = stdout
+        .lines()
+        .find_map(|l| {
+            let mut words = l.strip_prefix("probe pelvis ")?.split_whitespace();
+            Some((words.next()?.parse::<f32>().ok()?, words.next()?.parse::<f32>().ok()?))
+        })
+        .unwrap_or_else(|| panic!("the probe names the pelvis:\n{stdout}"));
+    // The ground's bottom right corner, far from the one character in the middle of the view.
+    let (ground_x, ground_y) = (LAB_WIDTH - 4, LAB_HEIGHT - 4);
+    let clicks = format!(
+        r#""$VIEWER" {} &
+        pid=$!
+        ( sleep 120; kill $pid ) >/dev/null 2>&1 &
+        watchdog=$!
+        # The title becomes the HUD (with "fps") once frames are drawn: before the first frame
+        # there is no pose to pick from.
+        win=$(xdotool search --sync --name fps | head -n 1)
+        xdotool mousemove --window "$win" {ground_x} {ground_y} click 1
+        sleep 1
+        xdotool mousemove --window "$win" {} {} click 1
+        sleep 1
+        # Without a window manager nothing gives the window the keyboard focus.
+        xdotool windowfocus --sync "$win" key Escape
+        wait $pid
+        status=$?
+        kill $watchdog
+        exit $status"#,
+        scene.join(" "),
+        x.round(),
+        y.round()
+    );
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 800x600x24", "sh", "-c", &clicks])
+        .env("VIEWER", viewer_binary())
+        .output()
+        .expect("xvfb-run starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "windowed viewer failed ({}):\n{stdout}\n{stderr}", output.status);
+    let picks: Vec<&str> = stdout.lines().filter(|l| l.starts_with("viewer: picked")).collect();
+    assert_eq!(
+        picks,
+        ["viewer: picked nothing", "viewer: picked character 0"],
+        "the ground click picks no one, the pelvis click character 0:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("viewer: inspecting character 0"), "the viewer ends inspecting character 0:\n{stdout}");
 }

@@ -10,6 +10,9 @@
 
 mod brain;
 mod camera;
+mod graph_view;
+mod lab;
+mod pick;
 mod render;
 mod scene;
 mod window;
@@ -19,14 +22,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use lab::{CrowdFigures, Lab};
 use render::{FrameTimes, Offscreen, Renderer};
-use scene::{MODES, Model, Scene, StepTimes};
+use scene::{Hand, MODES, Model, Scene, StepTimes};
+use throng::graph::ParamValue;
 use throng::program::OutputLayout;
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
               [--probe] [--background-only] [--seed N] [--layout affine|mat4]
-              [--no-lod]";
+              [--no-lod] [--inspect N] [--script TRACE.json] [--paused]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -63,6 +68,13 @@ pub struct Args {
     pub layout: OutputLayout,
     /// Animation LOD: evaluation rates by distance from the camera (`--no-lod` turns it off).
     pub lod: bool,
+    /// Open the lab's panels for this character (headless: drawn into the PNG).
+    pub inspect: Option<usize>,
+    /// A `throng-trace` script whose parameter values drive the inspected character, frame by
+    /// frame with the script's steps (headless).
+    pub script: Option<PathBuf>,
+    /// Start paused: every step is 0 s (space resumes a window).
+    pub paused: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -82,6 +94,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         seed: 1,
         layout: OutputLayout::Affine3x4,
         lod: true,
+        inspect: None,
+        script: None,
+        paused: false,
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -94,12 +109,15 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--probe" => a.probe = true,
             "--background-only" => a.background_only = true,
             "--no-lod" => a.lod = false,
+            "--paused" => a.paused = true,
             "--frames" => a.frames = Some(number("--frames", value("--frames")?)?),
             "--characters" => a.characters = number("--characters", value("--characters")?)? as usize,
             "--out" => a.out = PathBuf::from(value("--out")?),
             "--out-every" => a.out_every = Some(number("--out-every", value("--out-every")?)?.max(1)),
             "--seed" => a.seed = number("--seed", value("--seed")?)?,
             "--gltf" => a.gltf = Some(PathBuf::from(value("--gltf")?)),
+            "--inspect" => a.inspect = Some(number("--inspect", value("--inspect")?)? as usize),
+            "--script" => a.script = Some(PathBuf::from(value("--script")?)),
             "--size" => {
                 let v = value("--size")?;
                 let (w, h) = v.split_once('x').ok_or(format!("--size needs WxH, got {v:?}"))?;
@@ -123,6 +141,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
+    }
+    if a.script.is_some() && (a.inspect.is_none() || !a.headless || a.frames.is_some()) {
+        return Err("--script drives the inspected character of a headless run for the script's frames: give --headless and --inspect N, not --frames".into());
+    }
+    if let Some(i) = a.inspect
+        && i >= a.characters
+    {
+        return Err(format!("--inspect {i}: the crowd has {} characters", a.characters));
     }
     Ok(a)
 }
@@ -186,6 +212,25 @@ pub struct Stats {
     clips: u64,
 }
 
+/// Means of one [`Stats`], milliseconds unless named otherwise.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    /// Frames per second.
+    pub fps: f64,
+    /// The active crowd's state step.
+    pub state_ms: f64,
+    /// The evaluation, wall clock (GPU, or CPU with `--cpu`).
+    pub eval_ms: f64,
+    /// The draw, wall clock.
+    pub draw_ms: f64,
+    /// Clips sampled per frame.
+    pub clips: f64,
+    /// GPU timestamps of the evaluation, where the adapter has them.
+    pub eval_gpu_ms: Option<f64>,
+    /// GPU timestamps of the draw, where the adapter has them.
+    pub draw_gpu_ms: Option<f64>,
+}
+
 impl Stats {
     /// Adds one frame.
     pub fn add(&mut self, wall_ms: f64, step: StepTimes, cpu_eval_ms: Option<f64>, times: FrameTimes, clips: usize) {
@@ -202,6 +247,21 @@ impl Stats {
             self.eval_gpu_ms += times.eval_gpu_ms.unwrap_or(0.0);
         }
         self.clips += clips as u64;
+    }
+
+    /// The means the lab's crowd panel shows.
+    pub fn split(&self) -> Split {
+        let n = self.frames;
+        Split {
+            fps: if self.wall_ms > 0.0 { 1e3 * n as f64 / self.wall_ms } else { 0.0 },
+            state_ms: Self::mean(self.step.state_ms, n),
+            eval_ms: Self::mean(self.eval_ms, n),
+            draw_ms: Self::mean(self.draw_ms, n),
+            clips: Self::mean(self.clips as f64, n),
+            eval_gpu_ms: (self.timestamped > 0 && self.eval_gpu_ms > 0.0)
+                .then(|| Self::mean(self.eval_gpu_ms, self.timestamped)),
+            draw_gpu_ms: (self.timestamped > 0).then(|| Self::mean(self.draw_gpu_ms, self.timestamped)),
+        }
     }
 
     fn mean(sum: f64, n: u64) -> f64 {
@@ -250,11 +310,14 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let mut scene = build_scene(args)?;
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, &scene, render::COLOR_FORMAT, args.cpu, args.layout)?;
     renderer.background_only = args.background_only;
+    renderer.highlight = args.inspect;
     let target = Offscreen::new(&gpu.device, args.width, args.height);
     let camera = camera::Orbit::framing(&scene);
     let aspect = args.width as f32 / args.height as f32;
-    let frames = args.frames.unwrap_or(120).max(1);
-    let dt_s = 1.0 / 60.0;
+    let size = (args.width, args.height);
+    let replay = args.script.as_deref().map(|path| Replay::load(path, &scene)).transpose()?;
+    let frames = replay.as_ref().map_or(args.frames.unwrap_or(120).max(1), |r| r.dts_s.len() as u64);
+    let mut lab = args.inspect.map(|i| Lab::new(&gpu.device, render::COLOR_FORMAT, true, Some(i)));
     println!(
         "viewer: {} characters × {} joints, {frames} frames, {} evaluation ({:?} matrices) on {} ({:?}), switch mode {}, timestamps {}",
         scene.num_characters(),
@@ -269,20 +332,34 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let mut stats = Stats::default();
     let mut evaluated = 0;
     let start = Instant::now();
+    let mut t_s = 0.0f64;
     scene.set_eye(camera.eye());
     for frame in 1..=frames {
         let frame_start = Instant::now();
+        let index = (frame - 1) as usize;
+        let fixed_s = if args.paused { 0.0 } else { 1.0 / 60.0 };
+        let dt_s = replay.as_ref().and_then(|r| r.dts_s.get(index)).copied().unwrap_or(fixed_s);
+        if let (Some(replay), Some(character)) = (&replay, args.inspect) {
+            let values = replay.values.get(index).cloned().unwrap_or_default();
+            scene.set_hand(Some(Hand { character, values }))?;
+        }
         let step = scene.step(dt_s)?;
+        t_s += f64::from(dt_s);
         evaluated += scene.evaluated();
+        if let Some(lab) = &mut lab {
+            let figures = CrowdFigures { stats: &stats, cpu: args.cpu };
+            lab.frame(&gpu.device, &gpu.queue, Lab::headless_input(size, t_s), &mut scene, &figures, size)?;
+        }
         let cpu_ms = renderer.render(
             &gpu.device,
             &gpu.queue,
             &mut scene,
             dt_s,
             &target.view,
-            (args.width, args.height),
+            size,
             camera.view_proj(aspect),
             camera.eye(),
+            lab.as_ref(),
         )?;
         let times = renderer.read_times(&gpu.device)?;
         throng::profile::frame_mark();
@@ -291,6 +368,11 @@ fn run_headless(args: &Args) -> Result<(), String> {
         }
         if args.out_every.is_some_and(|k| frame % k == 0) {
             target.save_png(&gpu.device, &gpu.queue, &numbered(&args.out, frame))?;
+        }
+        if let Some(i) = args.inspect {
+            for line in scene.trace_lines(i, index, t_s)? {
+                println!("trace {}", line.to_json());
+            }
         }
     }
     let elapsed_s = start.elapsed().as_secs_f64();
@@ -305,10 +387,55 @@ fn run_headless(args: &Args) -> Result<(), String> {
     if args.probe {
         probe(&renderer, &scene, &camera, (args.width, args.height))?;
     }
+    // Where the lab laid out its panels and the active states' labels in the last frame, for
+    // tests and docs: `lab <what> <text> <left> <top> <right> <bottom>`, tab-separated, pixels.
+    for l in lab.iter().flat_map(|lab| &lab.laid_out) {
+        let r = l.rect;
+        println!("lab\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}", l.what, l.text, r.min.x, r.min.y, r.max.x, r.max.y);
+    }
     if failed.load(Ordering::SeqCst) {
         return Err("wgpu reported errors (above)".into());
     }
     Ok(())
+}
+
+/// A `throng-trace` script replayed on the inspected character: its steps, and before each
+/// step every viewer graph parameter's value as the script's own run read it (`None` for a
+/// parameter the script's graph lacks).
+struct Replay {
+    dts_s: Vec<f32>,
+    values: Vec<Vec<Option<ParamValue>>>,
+}
+
+/// Largest script read, as `throng-trace`'s.
+const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+
+impl Replay {
+    /// Runs the script at `path` once (one character: cheap) to learn each frame's parameter
+    /// values, so that the crowd's character sees exactly what the script's did.
+    fn load(path: &std::path::Path, scene: &Scene) -> Result<Self, String> {
+        let bytes = throng::import::read_regular_file(path, MAX_SCRIPT_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("cannot read {}: not UTF-8 ({e})", path.display()))?;
+        let script = throng::trace::Script::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if script.dts_s().is_empty() {
+            return Err(format!("{}: the script has no frames", path.display()));
+        }
+        let names: Vec<&str> = script.graph().parameters().iter().map(|p| p.name.as_str()).collect();
+        if let Some(unknown) = names.iter().find(|n| scene.graph().parameter(n).is_none()) {
+            return Err(format!("{}: parameter {unknown:?} is not in the viewer's graph", path.display()));
+        }
+        let order: Vec<Option<usize>> =
+            scene.graph().parameters().iter().map(|p| names.iter().position(|n| *n == p.name)).collect();
+        let mut values = Vec::with_capacity(script.dts_s().len());
+        script
+            .run_each(|f| {
+                values.push(order.iter().map(|k| k.and_then(|k| f.params_before.get(k).copied())).collect());
+                Ok::<(), throng::trace::TraceError>(())
+            })
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Self { dts_s: script.dts_s().to_vec(), values })
+    }
 }
 
 /// `out` with `_<frame>` before its extension: `crowd.png` → `crowd_0030.png`.

@@ -10,11 +10,13 @@ use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::program::OutputLayout;
 
+use crate::lab::Lab;
 use crate::scene::Scene;
 
 /// The colour target's format; shading is linear and the target encodes sRGB.
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
-const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// The depth buffer's format; the lab's panels draw in the same pass.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -93,6 +95,8 @@ pub struct Renderer {
     limits: wgpu::Limits,
     /// Draw the ground alone (`--background-only`).
     pub background_only: bool,
+    /// The character drawn highlighted (the lab's picked one).
+    pub highlight: Option<usize>,
     draw_start: Instant,
     eval_wall_ms: Option<f64>,
 }
@@ -305,6 +309,7 @@ impl Renderer {
             depth: None,
             limits: device.limits(),
             background_only: false,
+            highlight: None,
             draw_start: Instant::now(),
             eval_wall_ms: None,
         })
@@ -366,7 +371,8 @@ impl Renderer {
     }
 
     /// Evaluates the scene's last step and draws it into `target` (`width × height`), seen
-    /// through `view_proj` from `eye`. Returns the CPU time of evaluation with `--cpu`; GPU
+    /// through `view_proj` from `eye`, the lab's panels (when given) over it in the same pass.
+    /// Returns the CPU time of evaluation with `--cpu`; GPU
     /// times come from [`Renderer::read_times`] after the submission completes.
     #[allow(clippy::too_many_arguments)]
     pub fn render(
@@ -379,6 +385,7 @@ impl Renderer {
         (width, height): (u32, u32),
         view_proj: Mat4,
         eye: Vec3,
+        lab: Option<&Lab>,
     ) -> Result<Option<f64>, String> {
         let mut cpu_ms = None;
         let (samples, programs) = scene.frame();
@@ -434,7 +441,7 @@ impl Renderer {
             view_proj: view_proj.to_cols_array(),
             eye: eye.extend(1.0).to_array(),
             sun: [sun.x, sun.y, sun.z, fog_m],
-            ground: [ground_half_m, 0.0, 0.0, 0.0],
+            ground: [ground_half_m, self.highlight.map_or(0.0, |i| (i + 1) as f32), 0.0, 0.0],
         };
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
         if self.depth.as_ref().is_none_or(|d| (d.1, d.2) != (width, height)) {
@@ -469,30 +476,36 @@ impl Renderer {
         let _zone = throng::zone!("viewer.draw");
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.draw") });
         self.profiler.zone("viewer.draw", |queries| {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("viewer.draw"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: target,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.30, g: 0.45, b: 0.78, a: 1.0 }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Discard }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: queries.map(|(query_set, first)| wgpu::RenderPassTimestampWrites {
-                    query_set,
-                    beginning_of_pass_write_index: Some(first),
-                    end_of_pass_write_index: Some(first + 1),
-                }),
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            // 'static, as egui-wgpu's paint takes the pass; the encoder stays borrowed until it ends.
+            let mut pass = encoder
+                .begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("viewer.draw"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: target,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.30, g: 0.45, b: 0.78, a: 1.0 }),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                        view: depth,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(1.0),
+                            store: wgpu::StoreOp::Discard,
+                        }),
+                        stencil_ops: None,
+                    }),
+                    timestamp_writes: queries.map(|(query_set, first)| wgpu::RenderPassTimestampWrites {
+                        query_set,
+                        beginning_of_pass_write_index: Some(first),
+                        end_of_pass_write_index: Some(first + 1),
+                    }),
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                })
+                .forget_lifetime();
             pass.set_bind_group(0, &self.camera_group, &[]);
             pass.set_pipeline(&self.ground_pipeline);
             pass.draw(0..6, 0..1);
@@ -503,6 +516,9 @@ impl Renderer {
             for chunk in self.chunks.iter().filter(|_| !self.background_only) {
                 pass.set_bind_group(1, &chunk.bind_group, &[]);
                 pass.draw_indexed(0..self.num_indices, 0, chunk.first..chunk.first + chunk.count);
+            }
+            if let Some(lab) = lab {
+                lab.paint(&mut pass);
             }
         });
         self.profiler.resolve(&mut encoder);

@@ -11,15 +11,17 @@ use rayon::prelude::*;
 use throng::clip::Clip;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::{RootDelta, clip_root_delta};
-use throng::graph::CompiledGraph;
+use throng::graph::{CompiledGraph, ParamValue};
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, SwitchMode};
 use throng::rig::Rig;
 use throng::setup::layer_setups;
-use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId};
+use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId};
+use throng::trace::TraceLine;
 
 use crate::brain::Brain;
+use crate::pick::Capsule;
 
 /// The switch modes the viewer offers (keys 1–4), with their `defaultSwitch` JSON.
 pub const MODES: [(&str, &str); 4] = [
@@ -130,6 +132,19 @@ struct ModeCrowd {
     kind: ArchetypeId,
     handles: Vec<CharacterHandle>,
     params: Option<Params>,
+    /// Every parameter of the graph, in the order of `CompiledGraph::parameters`.
+    all_params: Vec<ParamId>,
+}
+
+/// A character whose parameters are set by hand (the lab's sliders, or a trace script) instead
+/// of by the brain.
+#[derive(Clone, Debug)]
+pub struct Hand {
+    /// The character.
+    pub character: usize,
+    /// Per graph parameter (in `CompiledGraph::parameters` order), the value to hold it at, or
+    /// `None` to leave it as it is. A `Trigger(true)` is a pulse: set once, then `None`.
+    pub values: Vec<Option<ParamValue>>,
 }
 
 #[derive(Clone, Copy)]
@@ -169,6 +184,8 @@ pub struct Scene {
     eye: Vec3,
     /// Each character's evaluation rate, as last given to the crowds.
     rates: Vec<u8>,
+    /// The character driven by hand, the brain's orders for it ignored.
+    hand: Option<Hand>,
 }
 
 impl Scene {
@@ -192,7 +209,14 @@ impl Scene {
             } else {
                 None
             };
-            crowds.push(ModeCrowd { crowd, kind, handles, params });
+            let all_params = archetype
+                .graph()
+                .parameters()
+                .iter()
+                .map(|p| crowd.param(kind, &p.name))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            crowds.push(ModeCrowd { crowd, kind, handles, params, all_params });
         }
         let brain = Brain::new(num_characters, seed);
         let placements = (0..num_characters)
@@ -214,6 +238,7 @@ impl Scene {
             lod: false,
             eye: Vec3::ZERO,
             rates: vec![1; num_characters],
+            hand: None,
             model,
         })
     }
@@ -252,9 +277,7 @@ impl Scene {
         if !self.lod {
             return "LOD off".to_owned();
         }
-        let count = |rate: u8| self.rates.iter().filter(|&&r| r == rate).count();
-        let bands: Vec<String> =
-            LOD_BANDS.iter().map(|b| b.1).chain([LOD_FAR_RATE]).map(|r| format!("1/{r}: {}", count(r))).collect();
+        let bands: Vec<String> = self.lod_counts().iter().map(|(r, n)| format!("1/{r}: {n}")).collect();
         format!("LOD {} of {} evaluated ({})", self.evaluated(), self.num_characters(), bands.join(", "))
     }
 
@@ -331,9 +354,12 @@ impl Scene {
             set(&mut c.crowd, p.speed, &self.brain.speed_mps)?;
             set(&mut c.crowd, p.lean, &self.brain.lean)?;
             set(&mut c.crowd, p.wave, &self.brain.wave)?;
-            let jumpers: Vec<CharacterHandle> = orders.jump.iter().map(|&i| c.handles[i]).collect();
+            let by_hand = self.hand.as_ref().map(|h| h.character);
+            let jumpers: Vec<CharacterHandle> =
+                orders.jump.iter().filter(|&&i| Some(i) != by_hand).map(|&i| c.handles[i]).collect();
             c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
         }
+        self.apply_hand()?;
         self.choose_rates()?;
         brain.end();
         times.brain_ms = ms(start);
@@ -401,6 +427,163 @@ impl Scene {
             p[2] += travel.z;
             p[3] = wrap(p[3] + delta.yaw + turn);
         });
+    }
+
+    /// Holds the hand-driven character's parameters at their hand values in every mode's crowd,
+    /// over what the brain wrote; a trigger pulse is spent once set.
+    fn apply_hand(&mut self) -> Result<(), String> {
+        let Some(hand) = &mut self.hand else { return Ok(()) };
+        for c in &mut self.crowds {
+            let Some(&handle) = c.handles.get(hand.character) else { continue };
+            for (&param, value) in c.all_params.iter().zip(&hand.values) {
+                if let Some(value) = *value {
+                    c.crowd.set(param, handle, value).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        for value in &mut hand.values {
+            if *value == Some(ParamValue::Trigger(true)) {
+                *value = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drives a character by hand (or gives it back to the brain with `None`); an index past
+    /// the crowd is refused.
+    pub fn set_hand(&mut self, hand: Option<Hand>) -> Result<(), String> {
+        if let Some(h) = &hand
+            && h.character >= self.num_characters()
+        {
+            return Err(format!("character {} is not in the crowd of {}", h.character, self.num_characters()));
+        }
+        self.hand = hand;
+        Ok(())
+    }
+
+    /// The hand-driven character, if any.
+    pub fn hand(&self) -> Option<&Hand> {
+        self.hand.as_ref()
+    }
+
+    /// The hand-driven character, if any, to change what it holds.
+    pub fn hand_mut(&mut self) -> Option<&mut Hand> {
+        self.hand.as_mut()
+    }
+
+    /// The active switch mode's compiled graph.
+    pub fn graph(&self) -> &CompiledGraph {
+        self.model.archetypes.get(self.active).map_or_else(|| self.model.archetypes[0].1.graph(), |a| a.1.graph())
+    }
+
+    /// What each layer of character `i` is doing in the active mode's crowd.
+    pub fn readback(&self, i: usize) -> Result<Vec<LayerReadback>, String> {
+        let c = &self.crowds[self.active];
+        let handle = *c.handles.get(i).ok_or_else(|| format!("no character {i}"))?;
+        (0..self.graph().layers().len()).map(|l| c.crowd.readback(handle, l).map_err(|e| e.to_string())).collect()
+    }
+
+    /// Character `i`'s layer programs in the active mode's crowd after the last step, each
+    /// with the samples of its active state (a blend tree's children by weight).
+    pub fn layer_programs(&self, i: usize) -> Result<Vec<(LayerProgram, Vec<ClipSample>)>, String> {
+        let c = &self.crowds[self.active];
+        let handle = *c.handles.get(i).ok_or_else(|| format!("no character {i}"))?;
+        let (_, row) = c.crowd.row_of(handle).map_err(|e| e.to_string())?;
+        let (samples, programs) = self.frame();
+        let layers = self.model.layers.len().max(1);
+        let mine =
+            programs.get(row * layers..(row + 1) * layers).ok_or_else(|| format!("no programs for character {i}"))?;
+        Ok(mine
+            .iter()
+            .map(|p| {
+                let range = p.target_range();
+                (*p, samples.get(range.start as usize..range.end as usize).unwrap_or(&[]).to_vec())
+            })
+            .collect())
+    }
+
+    /// Character `i`'s parameter values, in `CompiledGraph::parameters` order.
+    pub fn param_values(&self, i: usize) -> Result<Vec<ParamValue>, String> {
+        let c = &self.crowds[self.active];
+        let handle = *c.handles.get(i).ok_or_else(|| format!("no character {i}"))?;
+        c.all_params.iter().map(|&p| c.crowd.get(p, handle).map_err(|e| e.to_string())).collect()
+    }
+
+    /// Character `i`'s last step as `throng-trace` prints it: one line per layer, each state's
+    /// share of the layer's pose merged by name and the events its layers fired.
+    pub fn trace_lines(&self, i: usize, frame: usize, t: f64) -> Result<Vec<TraceLine>, String> {
+        let c = &self.crowds[self.active];
+        let handle = *c.handles.get(i).ok_or_else(|| format!("no character {i}"))?;
+        let (graph, archetype) = (self.graph(), &self.model.archetypes[self.active].1);
+        let name = |s: usize| graph.states().get(s).map_or_else(String::new, |s| s.name.clone());
+        let fired = c.crowd.events(c.kind).map_err(|e| e.to_string())?;
+        let readback = self.readback(i)?;
+        Ok(readback
+            .iter()
+            .zip(graph.layers())
+            .enumerate()
+            .map(|(l, (r, layer))| {
+                let mut weights = vec![(name(r.active_state), r.active_weight)];
+                if r.transitioning
+                    && r.previous_weight > 0.0
+                    && let Some(p) = r.previous_state
+                {
+                    match weights.iter_mut().find(|(n, _)| *n == name(p)) {
+                        Some(w) => w.1 += r.previous_weight,
+                        None => weights.push((name(p), r.previous_weight)),
+                    }
+                }
+                weights.retain(|w| w.1 > 0.0);
+                let events = fired
+                    .iter()
+                    .filter(|e| e.character == handle && e.layer as usize == l)
+                    .map(|e| (archetype.event_name(e.event).unwrap_or_default().to_owned(), e.weight, e.count))
+                    .collect();
+                TraceLine {
+                    frame,
+                    t,
+                    layer: layer.name.clone(),
+                    active_state: name(r.active_state),
+                    previous_state: r.previous_state.map(name),
+                    transitioning: r.transitioning,
+                    transition_progress: r.transition_progress,
+                    weights,
+                    events,
+                }
+            })
+            .collect())
+    }
+
+    /// How many characters hold each evaluation rate (the LOD bands' rates, then the far one).
+    pub fn lod_counts(&self) -> Vec<(u8, usize)> {
+        LOD_BANDS
+            .iter()
+            .map(|b| b.1)
+            .chain([LOD_FAR_RATE])
+            .map(|r| (r, self.rates.iter().filter(|&&x| x == r).count()))
+            .collect()
+    }
+
+    /// Every character's bounding capsule (world space) for the pose of `matrices`, the last
+    /// frame's skinning matrices (`i * J + j`): around its joints, each placed by its skinning
+    /// matrix as the vertex shader places the vertices bound to it. `None` for a character
+    /// whose matrices are missing or not finite.
+    pub fn capsules(&self, matrices: &[Mat4]) -> Vec<Option<Capsule>> {
+        let rest = self.model.rig.rest_model();
+        let joints = rest.len();
+        let margin_m = 0.08 * self.model.height_m;
+        (0..self.num_characters())
+            .into_par_iter()
+            .map(|i| {
+                let skins = matrices.get(i * joints..(i + 1) * joints)?;
+                let world = self.world_of(i);
+                let placed = skins
+                    .iter()
+                    .zip(&rest)
+                    .map(|(m, b)| world.transform_point3(m.transform_point3(b.w_axis.truncate())));
+                Capsule::around(placed, margin_m)
+            })
+            .collect()
     }
 
     /// Character `i`'s model-to-world matrix, as the vertex shader builds it.

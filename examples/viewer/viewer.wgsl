@@ -6,7 +6,7 @@ struct Camera {
     eye: vec4<f32>,
     // xyz: direction towards the sun; w: fog distance, metres.
     sun: vec4<f32>,
-    // x: half the ground's side, metres.
+    // x: half the ground's side, metres; y: the picked character + 1 (0: none), drawn highlighted.
     ground: vec4<f32>,
 }
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -80,6 +80,11 @@ fn character_vs(
     out.world = world;
     out.normal = n;
     out.albedo = shirt(character);
+    if character + 1u == u32(camera.ground.y) {
+        // The lab's picked character glows magenta, a colour no shirt has, so it can be found
+        // in a crowd.
+        out.albedo = vec3<f32>(2.5, 0.2, 2.2);
+    }
     return out;
 }
 

@@ -1,5 +1,6 @@
 //! The windowed viewer: winit's event loop, an orbit camera on the mouse and WASD, keys for
-//! the switch mode, pause and slow motion, and the HUD in the window title.
+//! the switch mode, pause and slow motion, the HUD in the window title, and the lab's panels
+//! (egui, fed winit's events while a panel is open).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -14,12 +15,17 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
 use crate::camera::Orbit;
+use crate::lab::{CrowdFigures, Lab};
+use crate::pick;
 use crate::render::Renderer;
 use crate::scene::{MODES, Scene};
 use crate::{Args, Stats, build_scene, watch_errors};
 
 /// The slow-motion factor `T` toggles.
 const SLOW_MOTION: f32 = 0.2;
+/// How far the cursor may move between a left button's press and release for a click (a pick)
+/// rather than a drag (an orbit), pixels.
+const CLICK_SLOP_PX: f64 = 4.0;
 /// How often the title's HUD is refreshed, seconds.
 const HUD_PERIOD_S: f64 = 0.5;
 /// Longest step the simulation takes, seconds: a stalled frame (a window drag) does not make
@@ -34,6 +40,8 @@ struct Gfx {
     config: wgpu::SurfaceConfiguration,
     renderer: Renderer,
     failed: Arc<AtomicBool>,
+    lab: Lab,
+    egui: egui_winit::State,
 }
 
 struct App<'a> {
@@ -44,6 +52,8 @@ struct App<'a> {
     error: Option<String>,
     held: HashSet<KeyCode>,
     drag: Option<(f64, f64)>,
+    /// Where the left button went down: released there, it was a click (a pick), not a drag.
+    press: Option<(f64, f64)>,
     cursor: (f64, f64),
     paused: bool,
     slow: bool,
@@ -52,12 +62,17 @@ struct App<'a> {
     stats: Stats,
     hud: Stats,
     hud_since: Instant,
+    /// The last complete HUD period's means, for the crowd panel.
+    shown: Stats,
 }
 
 /// Opens the window and runs until it closes (or `--frames` frames have been drawn); prints
 /// the frame statistics at exit.
 pub fn run(args: &Args) -> Result<(), String> {
-    let event_loop = EventLoop::new().map_err(|e| format!("no window system: {e}"))?;
+    if let Some(message) = no_display() {
+        return Err(message);
+    }
+    let event_loop = EventLoop::new().map_err(|e| format!("no window system: {e}\n{HEADLESS_HINT}"))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let scene = build_scene(args)?;
     let camera = Orbit::framing(&scene);
@@ -69,17 +84,22 @@ pub fn run(args: &Args) -> Result<(), String> {
         error: None,
         held: HashSet::new(),
         drag: None,
+        press: None,
         cursor: (0.0, 0.0),
-        paused: false,
+        paused: args.paused,
         slow: false,
         last: Instant::now(),
         frames: 0,
         stats: Stats::default(),
         hud: Stats::default(),
         hud_since: Instant::now(),
+        shown: Stats::default(),
     };
     event_loop.run_app(&mut app).map_err(|e| format!("event loop: {e}"))?;
     println!("viewer: {} frames", app.frames);
+    if let Some(i) = app.gfx.as_ref().and_then(|g| g.lab.inspect) {
+        println!("viewer: inspecting character {i}");
+    }
     println!("{}", app.stats.report(app.scene.num_characters(), args.cpu));
     if let Some(e) = app.error {
         return Err(e);
@@ -88,6 +108,20 @@ pub fn run(args: &Args) -> Result<(), String> {
         return Err("wgpu reported errors (above)".into());
     }
     Ok(())
+}
+
+/// What a machine without a window system runs instead (README's headless command).
+const HEADLESS_HINT: &str =
+    "to render offscreen instead: cargo run --release --example viewer -- --headless --frames 120 --out crowd.png";
+
+/// Why no window can open here, when the environment already tells: the viewer's winit speaks
+/// X11 alone (XWayland on Wayland desktops), so on Linux and the BSDs it needs `DISPLAY`.
+/// Without this, winit's own error names Wayland variables that this build does not use.
+fn no_display() -> Option<String> {
+    let needs_display = cfg!(all(unix, not(target_vendor = "apple"), not(target_os = "android")));
+    let display = std::env::var_os("DISPLAY").filter(|d| !d.is_empty());
+    (needs_display && display.is_none())
+        .then(|| format!("there is no display (DISPLAY is not set), so no window can open\n{HEADLESS_HINT}"))
 }
 
 impl App<'_> {
@@ -123,13 +157,22 @@ impl App<'_> {
         config.present_mode = wgpu::PresentMode::AutoNoVsync;
         surface.configure(&device, &config);
         let renderer = Renderer::new(&device, &queue, &self.scene, config.format, self.args.cpu, self.args.layout)?;
+        let lab = Lab::new(&device, config.format, true, self.args.inspect);
+        let egui = egui_winit::State::new(
+            lab.context().clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(device.limits().max_texture_dimension_2d as usize),
+        );
         println!(
-            "viewer: {} characters on {} ({:?}); keys: 1 cut, 2 frozen, 3 crossfade, 4 inertialize, space pause, T slow motion, WASD pan, drag orbit, wheel zoom, Esc quit",
+            "viewer: {} characters on {} ({:?}); keys: 1 cut, 2 frozen, 3 crossfade, 4 inertialize, space pause, T slow motion, Tab panels, WASD pan, drag orbit, wheel zoom, Esc quit",
             self.scene.num_characters(),
             adapter.get_info().name,
             adapter.get_info().backend
         );
-        Ok(Gfx { window, surface, device, queue, config, renderer, failed })
+        Ok(Gfx { window, surface, device, queue, config, renderer, failed, lab, egui })
     }
 
     fn key(&mut self, code: KeyCode, event_loop: &ActiveEventLoop) {
@@ -147,9 +190,33 @@ impl App<'_> {
             KeyCode::Space => self.paused = !self.paused,
             KeyCode::KeyT => self.slow = !self.slow,
             KeyCode::KeyL => self.scene.set_lod(!self.scene.lod()),
+            KeyCode::Tab => {
+                if let Some(gfx) = &mut self.gfx {
+                    gfx.lab.crowd_open = !gfx.lab.crowd_open;
+                }
+            }
             KeyCode::Escape => event_loop.exit(),
             _ => {}
         }
+    }
+
+    /// Picks the character under the cursor (a ray against the characters' bounding capsules
+    /// of the pose on screen) and opens its panel; a click on no one closes it.
+    fn pick(&mut self) -> Result<(), String> {
+        // Before the first frame there is no pose to pick from.
+        let Some(gfx) = self.gfx.as_mut().filter(|_| self.frames > 0) else { return Ok(()) };
+        let matrices = gfx.renderer.read_matrices()?;
+        let capsules = self.scene.capsules(&matrices);
+        let size = (gfx.config.width, gfx.config.height);
+        let view_proj = self.camera.view_proj(size.0 as f32 / size.1 as f32);
+        let cursor = (self.cursor.0 as f32, self.cursor.1 as f32);
+        let picked = pick::ray(view_proj, cursor, size).and_then(|(o, d)| pick::nearest(&capsules, o, d));
+        match picked {
+            Some(i) => println!("viewer: picked character {i}"),
+            None => println!("viewer: picked nothing"),
+        }
+        gfx.lab.inspect = picked;
+        Ok(())
     }
 
     fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
@@ -171,6 +238,13 @@ impl App<'_> {
         } else {
             real_dt_s * if self.slow { SLOW_MOTION } else { 1.0 }
         };
+        if let Some(i) = gfx.lab.inspect.filter(|_| gfx.lab.follow)
+            && let Some(p) = self.scene.placements.get(i)
+        {
+            self.camera.target.x = p[0];
+            self.camera.target.z = p[2];
+        }
+        gfx.renderer.highlight = gfx.lab.inspect;
         self.scene.set_eye(self.camera.eye());
         let step = self.scene.step(dt_s)?;
         let texture = match gfx.surface.get_current_texture() {
@@ -187,6 +261,13 @@ impl App<'_> {
         let view = texture.texture.create_view(&Default::default());
         let size = (gfx.config.width, gfx.config.height);
         let aspect = size.0 as f32 / size.1 as f32;
+        if gfx.lab.is_open() {
+            let input = gfx.egui.take_egui_input(&gfx.window);
+            let figures = CrowdFigures { stats: &self.shown, cpu: self.args.cpu };
+            if let Some(output) = gfx.lab.frame(&gfx.device, &gfx.queue, input, &mut self.scene, &figures, size)? {
+                gfx.egui.handle_platform_output(&gfx.window, output);
+            }
+        }
         let cpu_ms = gfx.renderer.render(
             &gfx.device,
             &gfx.queue,
@@ -196,6 +277,7 @@ impl App<'_> {
             size,
             self.camera.view_proj(aspect),
             self.camera.eye(),
+            gfx.lab.is_open().then_some(&gfx.lab),
         )?;
         gfx.queue.present(texture);
         let times = gfx.renderer.read_times(&gfx.device)?;
@@ -216,7 +298,7 @@ impl App<'_> {
             let (mode, hud, lod) =
                 (self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu), self.scene.lod_line());
             gfx.window.set_title(&format!("throng | {mode} | {hud} | {lod}{state}"));
-            self.hud = Stats::default();
+            self.shown = std::mem::take(&mut self.hud);
             self.hud_since = Instant::now();
         }
         if self.args.frames.is_some_and(|n| self.frames >= n) {
@@ -245,6 +327,15 @@ impl ApplicationHandler for App<'_> {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+        // The panels take the events they use (a click on a button is not a camera drag); while
+        // every panel is closed egui sees nothing, so it stores nothing.
+        if let Some(gfx) = &mut self.gfx
+            && gfx.lab.is_open()
+            && !matches!(event, WindowEvent::RedrawRequested)
+            && gfx.egui.on_window_event(&gfx.window, &event).consumed
+        {
+            return;
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(size) => {
@@ -269,7 +360,17 @@ impl ApplicationHandler for App<'_> {
                 }
             }
             WindowEvent::MouseInput { button: MouseButton::Left, state, .. } => {
-                self.drag = (state == ElementState::Pressed).then_some(self.cursor);
+                let pressed = state == ElementState::Pressed;
+                self.drag = pressed.then_some(self.cursor);
+                let press = std::mem::replace(&mut self.press, pressed.then_some(self.cursor));
+                let still = press.is_some_and(|(x, y)| (x - self.cursor.0).hypot(y - self.cursor.1) < CLICK_SLOP_PX);
+                if !pressed
+                    && still
+                    && let Err(e) = self.pick()
+                {
+                    self.error = Some(e);
+                    event_loop.exit();
+                }
             }
             WindowEvent::CursorMoved { position, .. } => {
                 self.cursor = (position.x, position.y);
