@@ -187,7 +187,7 @@ fn field_lanes(words: &[UVec4; 4], at: u32, width: u32) -> Vec4 {
     let (word, shift) = ((at / 32) as usize, at % 32);
     let mut bits = words[word] >> shift;
     if shift + width > 32 {
-        bits = bits | words[word + 1] << (32 - shift);
+        bits |= words[word + 1] << (32 - shift);
     }
     // Below 2^16, so the signed conversion (one instruction on every SIMD target) is exact.
     (bits & UVec4::splat((1 << width) - 1)).as_ivec4().as_vec4()
