@@ -589,6 +589,14 @@ impl Compiler {
             let reason = "a state's speed is finite (negative plays backwards)";
             problem(&mut self.problems, at, ProblemKind::BadSpeed { speed, reason });
         }
+        let speed_param = s.speed_parameter.as_ref().and_then(|name| {
+            let slot = self.param(name, at)?;
+            if slot.kind != ParamKind::Float {
+                let at = Location { parameter: Some(name.clone()), ..at.clone() };
+                problem(&mut self.problems, &at, ProblemKind::SpeedParameterType { parameter_type: slot.kind.name() });
+            }
+            Some(slot)
+        });
         let index = self.g.states.len() as u16;
         let first_node = self.g.nodes.len() as u32;
         let first_leaf = self.g.leaves.len() as u32;
@@ -610,6 +618,7 @@ impl Compiler {
             layer,
             machine,
             speed,
+            speed_param,
             looping: s.looping.unwrap_or(true),
             sync,
             root_motion: s.root_motion,

@@ -353,6 +353,9 @@ pub struct State {
     pub machine: u16,
     /// Playback speed multiplier, finite; negative plays backwards from the end.
     pub speed: f32,
+    /// A FLOAT parameter multiplying `speed` each update (`speedParameter`); values below 0,
+    /// and NaN, read as 0 (the state holds).
+    pub speed_param: Option<ParamSlot>,
     /// Whether it loops; a state that does not holds its last frame.
     pub looping: bool,
     /// Whether its clips share one phase (blend-tree `syncAnimations`, true for single clips).

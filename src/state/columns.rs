@@ -41,6 +41,9 @@ pub(super) struct Group {
     // Per character.
     pub(super) triggers: Vec<u64>,
     pub(super) single_frame: Vec<u64>,
+    /// Per character, the multiplier of `dt` its step runs at (`Crowd::set_time_scale`): 1
+    /// plays in real time, 0 pauses.
+    pub(super) time_scale: Vec<f32>,
     // Animation LOD, per character: evaluation rate, stagger phase, updates skipped since the
     // last evaluation (`u8::MAX` before the first), seconds since then, due this update.
     pub(super) lod_rate: Vec<u8>,
@@ -106,6 +109,7 @@ impl Group {
             bools: vec![Vec::new(); g.num_columns(ParamKind::Bool)],
             triggers: Vec::new(),
             single_frame: Vec::new(),
+            time_scale: Vec::new(),
             lod_rate: Vec::new(),
             lod_phase: Vec::new(),
             lod_skipped: Vec::new(),
@@ -128,7 +132,9 @@ impl Group {
         self.arch.graph.layers().len()
     }
 
-    pub(super) fn push(&mut self, slot: u32) {
+    /// Appends a character in each layer's default state, `phase` (in [0, 1), checked by the
+    /// caller) into it.
+    pub(super) fn push(&mut self, slot: u32, phase: f32) {
         let g = Arc::clone(&self.arch.graph);
         let row = self.slots.len();
         self.slots.push(slot);
@@ -144,6 +150,7 @@ impl Group {
         }
         self.triggers.push(trig);
         self.single_frame.push(0);
+        self.time_scale.push(1.0);
         self.lod_rate.push(1);
         self.lod_phase.push((slot % LOD_PHASES) as u8);
         self.lod_skipped.push(u8::MAX);
@@ -167,12 +174,13 @@ impl Group {
                 usize::from(start),
                 &view,
                 trig,
+                phase,
                 first_sample as u32,
                 &mut self.samples[first_sample..row * per + slots.end],
             );
             self.active.push(start);
             self.previous.push(NO_INDEX);
-            self.phase.push(0.0);
+            self.phase.push(phase);
             self.loops.push(0);
             self.src_phase.push(0.0);
             self.src_loops.push(0);
@@ -200,6 +208,7 @@ impl Group {
         }
         self.triggers.swap_remove(row);
         self.single_frame.swap_remove(row);
+        self.time_scale.swap_remove(row);
         self.lod_rate.swap_remove(row);
         self.lod_phase.swap_remove(row);
         self.lod_skipped.swap_remove(row);
@@ -239,9 +248,10 @@ impl Group {
         if self.chunk_promoted.len() < num_chunks {
             self.chunk_promoted.resize_with(num_chunks, Vec::new);
         }
-        let ctx = StepContext { arch: &self.arch, dt_s };
-        let with_events = self.arch.has_events();
-        let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
+        let arch = &self.arch;
+        let with_events = arch.has_events();
+        let (floats, ints, bools, rows, time_scale) =
+            (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale);
         let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
@@ -317,6 +327,10 @@ impl Group {
                         let mut sink =
                             EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
                         let lod = Lod { elapsed_s: lod_elapsed_s[row] };
+                        // The character's own time: its clocks, transitions and events run at
+                        // its time scale (a product of finite values can overflow; the step
+                        // takes the largest finite one as it takes a huge `dt`).
+                        let ctx = StepContext { arch, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {

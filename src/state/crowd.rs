@@ -24,7 +24,8 @@ pub struct CharacterBytes {
     /// The handle's slot and generation.
     pub bookkeeping: usize,
     /// Animation LOD's schedule ([`Crowd::set_update_rate`]): rate, phase, frames skipped, the
-    /// due flag and the seconds since the last evaluation.
+    /// due flag and the seconds since the last evaluation; and the time scale
+    /// ([`Crowd::set_time_scale`]).
     pub update_schedule: usize,
     /// One [`LayerProgram`] per layer, rewritten every update.
     pub programs: usize,
@@ -118,6 +119,12 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`]; [`StateError::CrowdFull`] when no slot is free and the
     /// crowd holds [`MAX_CHARACTER_SLOTS`].
     pub fn spawn(&mut self, id: ArchetypeId) -> Result<CharacterHandle, StateError> {
+        self.spawn_at_phase(id, 0.0)
+    }
+
+    /// [`Crowd::spawn`] with every layer's default state `phase` (in [0, 1), checked by the
+    /// caller) into its clock.
+    pub(super) fn spawn_at_phase(&mut self, id: ArchetypeId, phase: f32) -> Result<CharacterHandle, StateError> {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
         let row = group.slots.len() as u32;
         if self.free.is_empty() && self.slots.len() >= MAX_CHARACTER_SLOTS as usize {
@@ -130,7 +137,7 @@ impl Crowd {
                 self.slots.len() as u32 - 1
             }
         };
-        group.push(index);
+        group.push(index, phase);
         let slot = &mut self.slots[index as usize];
         slot.group = id.0;
         slot.row = row;
@@ -578,7 +585,7 @@ impl Crowd {
                 + g.num_columns(ParamKind::Bool) * size_of::<bool>()
                 + 2 * size_of::<u64>(),
             bookkeeping: size_of::<u32>() + size_of::<Slot>(),
-            update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + size_of::<f32>(),
+            update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + 2 * size_of::<f32>(),
             programs: layers * size_of::<LayerProgram>(),
             samples: group.arch.samples_per_character() * size_of::<ClipSample>(),
         })

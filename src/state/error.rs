@@ -139,4 +139,20 @@ pub enum StateError {
         /// The rate given.
         rate: u8,
     },
+    /// A time scale that is negative, NaN or infinite.
+    #[error("time scale {value} at batch index {at} must be finite and ≥ 0 (0 pauses)")]
+    BadTimeScale {
+        /// Index in the batch.
+        at: usize,
+        /// The value given.
+        value: f32,
+    },
+    /// A start phase outside `[0, 1)`, or NaN.
+    #[error("start phase {value} at index {at} must lie in [0, 1)")]
+    BadStartPhase {
+        /// Index in the list.
+        at: usize,
+        /// The value given.
+        value: f32,
+    },
 }

@@ -22,7 +22,7 @@ use glam::Vec2;
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
     CompiledGraph, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
-    ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
+    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -214,6 +214,17 @@ fn rate(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> 
     rates.iter().zip(weights.iter()).map(|(r, w)| r * w).sum()
 }
 
+/// A state's signed playback speed this update: its authored `speed`, times its speed
+/// parameter's value when it has one (`speedParameter`; below 0 or NaN reads as 0, so the state
+/// holds: the direction is the authored sign's).
+#[inline]
+fn state_speed(st: &State, params: &ParamView<'_>, triggers: u64) -> f32 {
+    match st.speed_param {
+        None => st.speed,
+        Some(slot) => st.speed * params.number(slot, triggers).max(0.0),
+    }
+}
+
 /// A normalized transition's length in seconds: `duration` (a fraction of the state's length)
 /// at the state's `rate` (progress per second) times `|speed|`; a paused state (speed 0) at its
 /// rate alone. A speed so small that the quotient overflows (a subnormal one) makes the
@@ -302,6 +313,7 @@ pub(crate) fn start_program(
     start: usize,
     params: &ParamView<'_>,
     triggers: u64,
+    phase: f32,
     first_sample: u32,
     samples: &mut [ClipSample],
 ) -> LayerProgram {
@@ -309,8 +321,7 @@ pub(crate) fn start_program(
     let mut scratch = Scratch::new();
     let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
     leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
-    let num_target =
-        write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
+    let num_target = write_samples(arch, start, active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, samples);
     LayerProgram {
         first_sample,
         num_target,
@@ -385,9 +396,9 @@ pub(crate) fn step_layer(
     leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
     let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
+    let active_speed = state_speed(active_state, params, triggers);
     let active_from = (*slot.loops, *slot.phase);
-    let active_clock =
-        advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
+    let active_clock = advance(slot.phase, slot.loops, dt * active_speed.abs() * active_rate, active_state.looping);
 
     // 2. The transition in flight. A frozen snapshot's source state is not sampled, but with
     // events its clock runs all the same, so its events fire as a crossfade's would; exit-time
@@ -401,7 +412,8 @@ pub(crate) fn step_layer(
             leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
             let r = rate(arch, src, src_w);
             let st = &g.states[src];
-            let clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
+            let speed = state_speed(st, params, triggers);
+            let clock = advance(slot.src_phase, slot.src_loops, dt * speed.abs() * r, st.looping);
             if source_is_state {
                 src_clock = clock;
             }
@@ -508,7 +520,7 @@ pub(crate) fn step_layer(
         *consumed |= used;
         switched = true;
         let duration_s = if tr.normalized {
-            normalized_duration_s(tr.duration, active_rate, active_state.speed)
+            normalized_duration_s(tr.duration, active_rate, active_speed)
         } else {
             tr.duration
         };
@@ -560,7 +572,8 @@ pub(crate) fn step_layer(
         // The evaluator measures the destination's velocity over the time since it last
         // evaluated the character: one update at full rate, several when LOD skipped some.
         let dest = &g.states[*slot.active as usize];
-        step_back = Some((lod.elapsed_s * dest.speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
+        let speed = state_speed(dest, params, triggers);
+        step_back = Some((lod.elapsed_s * speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
     }
 
     // 5. The program.
