@@ -10,7 +10,8 @@
 //! | `clips` | clip duration in seconds by leaf path (`"State.Child"`), by state name, or `"*"` for the rest |
 //! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update (at most [`MAX_TRACE_FRAMES`]) |
 //! | `speed` | optional multiplier on every step (1 when absent) |
-//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..] }]`, applied before frame `n`'s update |
+//! | `startPhase` | optional phase in [0, 1) the default states start at (`Crowd::spawn_phased`; 0 when absent) |
+//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`) |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
 //! | `clipEvents` | optional animation events of each leaf's clip, keyed as `clips`: `[{ "name": "footstep", "time": 0.3 }]`, seconds |
@@ -36,7 +37,7 @@ use crate::demo::DemoCharacter;
 use crate::graph::{CompiledGraph, GraphError, LayerBlend, ParamKind, ParamValue};
 use crate::rig::Rig;
 
-use crate::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StateError};
+use crate::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StartPhases, StateError};
 
 /// Why a script could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -290,6 +291,8 @@ pub struct Script {
     /// a frame's events keep the script's order): a run walks them once, with a cursor.
     events: Vec<(usize, usize, Value)>,
     character: Option<ScriptCharacter>,
+    /// Where the character's default states start (`startPhase`), checked when it spawns.
+    start_phase: f32,
 }
 
 /// What an observer of [`Script::run_each`] (or [`Script::run_with`]) sees after each frame's update.
@@ -408,7 +411,8 @@ impl Script {
             let path = format!("events[{i}]");
             let obj = e.as_object().ok_or_else(|| bad(&path, "an event is an object"))?;
             for key in obj.keys() {
-                if !["frame", "set", "trigger", "triggerSingleFrame", "resetTrigger"].contains(&key.as_str()) {
+                if !["frame", "set", "trigger", "triggerSingleFrame", "resetTrigger", "timeScale"].contains(&key.as_str())
+                {
                     return Err(bad(format!("{path}.{key}"), "unknown event key"));
                 }
             }
@@ -444,7 +448,11 @@ impl Script {
             }
             dts_s.push(step as f32);
         }
-        Ok(Self { graph, archetype: arch, dts_s, events, character })
+        let start_phase = match root.get("startPhase") {
+            None => 0.0,
+            Some(v) => fits_f32(number(v, "startPhase")?, "startPhase", "the start phase")? as f32,
+        };
+        Ok(Self { graph, archetype: arch, dts_s, events, character, start_phase })
     }
 
     /// The script's graph.
@@ -518,7 +526,12 @@ impl Script {
         };
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(self.archetype.clone());
-        let hero = crowd.spawn(kind).map_err(state_error("$"))?;
+        let hero = crowd
+            .spawn_phased(kind, StartPhases::Explicit(&[self.start_phase]))
+            .map_err(state_error("startPhase"))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad("startPhase", "no character spawned"))?;
         let params: Vec<ParamId> = graph
             .parameters()
             .iter()
@@ -761,6 +774,11 @@ fn apply_event(
                 (None, _) => return Err(bad(p, "no such parameter")),
             }
         }
+    }
+    if let Some(v) = e.get("timeScale") {
+        let p = format!("{path}.timeScale");
+        let scale = fits_f32(number(v, &p)?, &p, "the time scale")? as f32;
+        crowd.set_time_scale(&[hero], &[scale]).map_err(state_err(p))?;
     }
     for (key, single) in [("trigger", Some(false)), ("triggerSingleFrame", Some(true)), ("resetTrigger", None)] {
         let Some(list) = e.get(key) else { continue };

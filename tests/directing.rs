@@ -232,3 +232,29 @@ fn a_paused_character_holds_its_pose_through_an_inertialized_switch() {
     // Catching up with the walk (the inertialization decaying) adds a little to its steps.
     assert!(largest(resumed.iter().copied()) <= 1.25 * walking, "steps {resumed:?}, walking steps {walk:?}");
 }
+
+/// `throng-trace` scripts start the character at `startPhase` and change its time scale with
+/// `timeScale` events: an event at 0.6 s of a 1 s walk fires on the frame that reaches it.
+#[test]
+fn trace_scripts_set_start_phases_and_time_scales() {
+    let run = |extra: &str, events: &str| {
+        let script = format!(
+            r#"{{ "stateGraph": {WALK}, "clips": {{ "Walk": 1.0 }}, "dt": 0.125, "frames": 8, {extra}
+                "clipEvents": {{ "Walk": [{{ "name": "step", "time": 0.6 }}] }}, "events": [{events}] }}"#
+        );
+        let lines = throng::trace::run_script(&script).unwrap_or_else(|e| panic!("{e}\n{script}"));
+        lines.iter().filter(|l| !l.events.is_empty()).map(|l| l.frame).collect::<Vec<_>>()
+    };
+    assert_eq!(run("", ""), [4], "from 0: 0.5 → 0.625 on frame 4");
+    assert_eq!(run(r#""startPhase": 0.5,"#, ""), [0], "from 0.5: 0.5 → 0.625 on frame 0");
+    let half = r#"{ "frame": 0, "timeScale": 0.5 }"#;
+    assert_eq!(run(r#""startPhase": 0.5,"#, half), [1], "at half speed: 0.5625 → 0.625 on frame 1");
+    let pause = r#"{ "frame": 0, "timeScale": 0 }, { "frame": 6, "timeScale": 1 }"#;
+    assert_eq!(run(r#""startPhase": 0.5,"#, pause), [6], "paused until frame 6");
+    let refused = r#"{ "stateGraph": WALK, "clips": { "Walk": 1.0 }, "dt": 0.1, "frames": 2, "startPhase": 1.5 }"#;
+    let got = throng::trace::run_script(&refused.replace("WALK", WALK));
+    assert!(
+        matches!(&got, Err(throng::trace::TraceError::State { path, source: StateError::BadStartPhase { .. } }) if path == "startPhase"),
+        "{got:?}"
+    );
+}
