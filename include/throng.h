@@ -191,6 +191,14 @@ ThrongStatus throng_crowd_reset_trigger(ThrongCrowd *crowd, uint32_t param, cons
  * each evaluation. New characters are rate 1. All or nothing. */
 ThrongStatus throng_crowd_set_update_rate(ThrongCrowd *crowd, const uint64_t *handles, const uint8_t *rates, size_t count);
 
+/* ---- directing ---- */
+
+/* Moves layer `layer` of count characters to the named state at the next update, through a
+ * transition of duration_s seconds (0: a cut) starting the destination offset (in [0, 1]) into
+ * its clip, as if an authored transition had fired; switch_mode 0 is the graph's default, else
+ * 1 cut, 2 frozen, 3 crossfade, 4 inertialize. Not interruptible. All or nothing. */
+ThrongStatus throng_crowd_transition_to(ThrongCrowd *crowd, const uint64_t *handles, size_t count, uint32_t layer, const char *state, float duration_s, float offset, uint32_t switch_mode);
+
 /* ---- time ---- */
 
 /* scales[i] (finite, >= 0) multiplies dt for handles[i] from the next update: 1 real time,

@@ -56,7 +56,7 @@ use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
 use crate::state::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, ParamId,
-    StartPhases, StateError,
+    StartPhases, StateError, TransitionCommand,
 };
 
 /// Why a runtime call was refused. Nothing changes when one is returned.
@@ -363,6 +363,30 @@ impl CrowdRuntime {
         self.crowd.set_time_scale(handles, scales)?;
         self.time_scaled |= scales.iter().any(|&s| s != 1.0);
         Ok(())
+    }
+
+    /// Moves a layer of each character to the named state at the next update, through the
+    /// transition `command` describes, as [`Crowd::transition_to`]; all or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::transition_to`].
+    pub fn transition_to(
+        &mut self,
+        handles: &[CharacterHandle],
+        layer: usize,
+        state: &str,
+        command: TransitionCommand,
+    ) -> Result<(), RuntimeError> {
+        Ok(self.crowd.transition_to(handles, layer, state, command)?)
+    }
+
+    /// Moves a layer of each character to the named state at the next update with no blend, as
+    /// [`Crowd::cut_to`]; all or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::transition_to`].
+    pub fn cut_to(&mut self, handles: &[CharacterHandle], layer: usize, state: &str) -> Result<(), RuntimeError> {
+        Ok(self.crowd.cut_to(handles, layer, state)?)
     }
 
     /// Resolves a parameter of an archetype's graph by name, for the setters.

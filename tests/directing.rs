@@ -10,8 +10,13 @@ use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::graph::{CompiledGraph, ProblemKind};
 use throng::program::OutputLayout;
 use throng::runtime::CrowdRuntime;
-use throng::state::{ArchetypeId, Archetype, ClipBinding, Crowd, StartPhases, StateError};
+use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+use throng::graph::{Interruption, SwitchMode};
+use throng::program::{LayerProgram, SwitchMode as ProgramSwitch};
+use throng::state::{ArchetypeId, Archetype, ClipBinding, Crowd, StartPhases, StateError, TransitionCommand};
 
+#[path = "support/gpu.rs"]
+mod gpu_support;
 mod support;
 
 /// One looping state `Walk` (a 1 s clip with events at 0.25 s and 0.75 s) whose speed is the
@@ -257,4 +262,233 @@ fn trace_scripts_set_start_phases_and_time_scales() {
         matches!(&got, Err(throng::trace::TraceError::State { path, source: StateError::BadStartPhase { .. } }) if path == "startPhase"),
         "{got:?}"
     );
+}
+
+
+/// Idle, Walk and Cheer, Idle → Walk on `go` (0.5 s, interruptible by nothing); Cheer, only
+/// reached by command, leaves to Idle by exit time at its end. Cheer's clip has an event at 0.
+const STAGE: &str = r#"{ "layers": [{ "name": "Base",
+    "states": [{ "name": "START" }, { "name": "Idle" }, { "name": "Walk" }, { "name": "Cheer", "loop": false }],
+    "transitions": [{ "from": "START", "to": "Idle" },
+        { "from": "Idle", "to": "Walk", "time": 0.5, "conditions": [{ "parameterName": "go", "predicate": "EQUAL_TO", "value": true }] },
+        { "from": "Cheer", "to": "Idle", "time": 0.2, "exitTime": 1 }] }],
+    "parameters": { "go": { "name": "go", "type": "BOOLEAN", "value": false } } }"#;
+
+fn stage_crowd() -> (Crowd, ArchetypeId) {
+    let graph = Arc::new(CompiledGraph::from_json(STAGE).expect("the stage graph loads"));
+    let arch = Archetype::from_bindings(graph, &[
+        ("Idle", ClipBinding { clip: 0, duration_s: 2.0 }),
+        ("Walk", ClipBinding { clip: 1, duration_s: 1.0 }),
+        ("Cheer", ClipBinding { clip: 2, duration_s: 1.0 }),
+    ])
+    .expect("every state binds")
+    .with_clip_events(2, &[ClipEvent::new("cheer", 0.0)])
+    .expect("the event lies in the clip");
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(arch);
+    (crowd, kind)
+}
+
+/// A command taken mid-flight of a non-interruptible authored transition: the readback shows
+/// the switch, the events fire from the new state's start, the program freezes the displayed
+/// mix, and the graph takes over again from the commanded state.
+#[test]
+fn an_imperative_transition_interrupts_readback_and_events_report_it() {
+    let (mut crowd, kind) = stage_crowd();
+    let who = crowd.spawn(kind).unwrap();
+    let bystander = crowd.spawn(kind).unwrap();
+    let go = crowd.param(kind, "go").unwrap();
+    crowd.set_bool(go, &[who, bystander], &[true, true]).unwrap();
+    crowd.update(0.1).unwrap();
+    crowd.update(0.1).unwrap();
+    let name = |crowd: &Crowd, s: usize| crowd.state_name(kind, s).unwrap().to_owned();
+    let walking = crowd.readback(who, 0).unwrap();
+    assert!(walking.transitioning && name(&crowd, walking.active_state) == "Walk");
+    crowd.transition_to(&[who], 0, "Cheer", TransitionCommand::blend(0.25)).unwrap();
+    crowd.update(0.1).unwrap();
+    let cheering = crowd.readback(who, 0).unwrap();
+    assert_eq!(name(&crowd, cheering.active_state), "Cheer");
+    assert_eq!(cheering.previous_state.map(|s| name(&crowd, s)).as_deref(), Some("Walk"));
+    assert!(cheering.transitioning && cheering.transition_progress == 0.0, "{cheering:?}");
+    let programs = crowd.programs(kind).unwrap();
+    let row = crowd.row_of(who).unwrap().1;
+    let program = &programs[row];
+    assert_ne!(program.flags & LayerProgram::SWITCHED, 0);
+    assert_ne!(program.flags & LayerProgram::SOURCE_SNAPSHOT, 0, "the displayed mix is frozen and faded out");
+    assert_eq!(program.switch_mode(), ProgramSwitch::Crossfade, "the graph's default switch");
+    // Entered on this update, Cheer fires from its starting point on its first advance, the
+    // next update, as after an authored switch.
+    crowd.update(0.1).unwrap();
+    let cheer = crowd.archetype(kind).unwrap().event_id("cheer");
+    let fired: Vec<u32> = crowd.events(kind).unwrap().iter().filter(|e| Some(e.event) == cheer).map(|e| e.row).collect();
+    assert_eq!(fired, [row as u32], "the new state's start fires, for the commanded character only");
+    let other = crowd.readback(bystander, 0).unwrap();
+    assert_eq!(name(&crowd, other.active_state), "Walk", "the bystander is not commanded");
+    // The graph takes over: Cheer leaves for Idle at its end.
+    for _ in 0..9 {
+        crowd.update(0.1).unwrap();
+    }
+    let after = crowd.readback(who, 0).unwrap();
+    assert_eq!(name(&crowd, after.active_state), "Idle", "{after:?}");
+}
+
+#[test]
+fn a_cut_switches_at_once_and_a_command_to_the_active_state_restarts_it() {
+    let (mut crowd, kind) = stage_crowd();
+    let who = crowd.spawn(kind).unwrap();
+    crowd.update(0.7).unwrap();
+    crowd.cut_to(&[who], 0, "Walk").unwrap();
+    crowd.update(0.1).unwrap();
+    let cut = crowd.readback(who, 0).unwrap();
+    assert_eq!(crowd.state_name(kind, cut.active_state), Some("Walk"));
+    assert!(!cut.transitioning, "a cut has no blend");
+    assert_eq!(crowd.programs(kind).unwrap()[0].switch_mode(), ProgramSwitch::Cut);
+    assert_eq!(cut.phase, 0.0, "the destination starts at its offset, and a switch does not advance it");
+    crowd.update(0.5).unwrap();
+    let restart = TransitionCommand {
+        switch: Some(SwitchMode::Frozen),
+        offset: 0.25,
+        interruption: Interruption::Next,
+        ..TransitionCommand::blend(0.2)
+    };
+    crowd.transition_to(&[who], 0, "Walk", restart).unwrap();
+    crowd.update(0.1).unwrap();
+    let again = crowd.readback(who, 0).unwrap();
+    assert_eq!(crowd.state_name(kind, again.active_state), Some("Walk"));
+    assert_eq!((again.phase, again.transitioning), (0.25, true), "restarted at the offset, blending");
+    assert_eq!(crowd.programs(kind).unwrap()[0].switch_mode(), ProgramSwitch::Frozen);
+}
+
+#[test]
+fn bad_transition_commands_are_refused_and_command_nobody() {
+    let (mut crowd, kind) = stage_crowd();
+    let pair = [crowd.spawn(kind).unwrap(), crowd.spawn(kind).unwrap()];
+    let refused = |got: Result<(), StateError>| got.expect_err("refused");
+    assert!(matches!(
+        refused(crowd.transition_to(&pair, 0, "Dance", TransitionCommand::blend(0.2))),
+        StateError::UnknownState { name, layer: 0, .. } if name == "Dance"
+    ));
+    assert!(matches!(
+        refused(crowd.transition_to(&pair, 1, "Walk", TransitionCommand::blend(0.2))),
+        StateError::UnknownLayer { layer: 1, layers: 1 }
+    ));
+    for bad in [
+        TransitionCommand::blend(f32::NAN),
+        TransitionCommand::blend(-1.0),
+        TransitionCommand { offset: 1.5, ..TransitionCommand::blend(0.2) },
+        TransitionCommand { offset: f32::NAN, ..TransitionCommand::blend(0.2) },
+    ] {
+        assert!(matches!(refused(crowd.transition_to(&pair, 0, "Walk", bad)), StateError::BadCommand { .. }));
+    }
+    crowd.despawn(pair[1]).unwrap();
+    assert!(matches!(
+        refused(crowd.transition_to(&pair, 0, "Walk", TransitionCommand::blend(0.2))),
+        StateError::StaleHandle { .. }
+    ));
+    crowd.update(0.1).unwrap();
+    let idle = crowd.readback(pair[0], 0).unwrap();
+    assert_eq!(crowd.state_name(kind, idle.active_state), Some("Idle"), "no refused batch commanded anyone");
+}
+
+/// Many distinct commands over time: entries nobody uses any more are dropped, so the table
+/// never refuses a game that varies its durations.
+#[test]
+fn distinct_commands_past_the_table_size_reuse_finished_entries() {
+    let (mut crowd, kind) = stage_crowd();
+    let who = crowd.spawn(kind).unwrap();
+    for k in 0..throng::state::MAX_COMMANDS + 10 {
+        let command = TransitionCommand::blend(0.001 * (k + 1) as f32);
+        crowd.transition_to(&[who], 0, if k % 2 == 0 { "Walk" } else { "Idle" }, command).unwrap();
+        crowd.update(0.5).unwrap();
+    }
+    let layer = crowd.readback(who, 0).unwrap();
+    assert_eq!(crowd.state_name(kind, layer.active_state), Some("Idle"));
+}
+
+/// The worst joint jump of each frame of one character's matrices, measured as
+/// `transition_report` and the trace's plots do: model-space positions relative to the root,
+/// and per joint the distance between this frame's step and the closer of the last two.
+fn jumps(frames: &[Vec<f32>], character: usize, joints: usize) -> Vec<f32> {
+    let position = |f: &Vec<f32>, j: usize| {
+        let m = &f[(character * joints + j) * 16..];
+        let root = &f[character * joints * 16..];
+        glam::Vec3::new(m[12] - root[12], m[13] - root[13], m[14] - root[14])
+    };
+    (3..frames.len())
+        .map(|t| {
+            largest((0..joints).map(|j| {
+                let step = |t: usize| position(&frames[t], j) - position(&frames[t - 1], j);
+                let now = step(t);
+                (now - step(t - 1)).length().min((now - step(t - 2)).length())
+            }))
+        })
+        .collect()
+}
+
+/// An imperative crossfade to Jump taken mid-flight of an authored crossfade (Idle → Move) on
+/// the humanoid shows no pop: its worst joint jump stays under that of the authored crossfade
+/// to Jump from a settled Idle, on the CPU and on the GPU, where a cut in its place jumps well
+/// past it (so the measure sees pops).
+#[test]
+fn an_imperative_transition_mid_flight_does_not_pop_on_either_evaluator() {
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let default = r#""defaultSwitch": { "mode": "inertialize", "quintic": { "overshootControl": true } }"#;
+    assert!(LOCOMOTION_GRAPH.contains(default), "the demo graph's default switch is where this test edits it");
+    let json = LOCOMOTION_GRAPH.replacen(default, r#""defaultSwitch": { "mode": "crossfade" }"#, 1);
+    let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json).unwrap())).unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind = runtime
+        .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+        .unwrap();
+    // 0: the authored Idle → Jump crossfade (0.25 s); 1: a 0.25 s crossfade to Jump commanded
+    // 0.1 s into the authored Idle → Move crossfade; 2: a cut to Jump at the same moment.
+    let crowd = runtime.spawn_many(kind, 3).unwrap();
+    let (speed, jump) = (runtime.param(kind, "speed").unwrap(), runtime.param(kind, "jump").unwrap());
+    let mut gpu = gpu_support::gpu().map(|context| {
+        let crowd =
+            GpuCrowd::with_layers(&context.device, &context.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions::default())
+                .expect("the demo fits the device");
+        (context, crowd)
+    });
+    let dt = 1.0 / 60.0;
+    let (mut cpu_frames, mut gpu_frames) = (Vec::new(), Vec::new());
+    for frame in 0..60 {
+        if frame == 20 {
+            runtime.set_float(speed, &crowd[1..], &[1.5; 2]).unwrap();
+        }
+        if frame == 26 {
+            runtime.transition_to(&crowd[1..2], 0, "Jump", TransitionCommand::blend(0.25)).unwrap();
+            runtime.cut_to(&crowd[2..], 0, "Jump").unwrap();
+            runtime.set_trigger(jump, &crowd[..1], false).unwrap();
+        }
+        runtime.update(dt).unwrap();
+        let mut out = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+        runtime.evaluate(kind, OutputLayout::Mat4, &mut out, &mut []).unwrap();
+        if let Some((context, gpu_crowd)) = &mut gpu {
+            let (samples, programs) = (runtime.crowd().samples(kind).unwrap(), runtime.crowd().programs(kind).unwrap());
+            gpu_crowd.set_frame(samples, programs, dt).expect("the GPU takes what the CPU takes");
+            let shown = gpu_support::encode_and_read(&context.device, &context.queue, gpu_crowd);
+            assert_matrices_close(&out, &shown, 16, joints, GPU_TOLERANCE, &format!("GPU against CPU, frame {frame}"));
+            gpu_frames.push(shown);
+        }
+        cpu_frames.push(out);
+    }
+    let commanded = runtime.readback(crowd[1], 0).unwrap();
+    assert_eq!(runtime.crowd().state_name(kind, commanded.active_state), Some("Jump"));
+    for (what, frames) in [("CPU", &cpu_frames), ("GPU", &gpu_frames)] {
+        if frames.is_empty() {
+            continue;
+        }
+        // From the frame before the authored switch to well after the command.
+        let window = |c: usize| largest(jumps(frames, c, joints)[16..50].iter().copied());
+        let (authored, imperative, cut) = (window(0), window(1), window(2));
+        // Both windows' worst frame is the jump clip's own motion: the commanded blend may
+        // match it to a few per cent, where a pop multiplies it.
+        assert!(
+            imperative <= 1.05 * authored,
+            "{what}: commanded mid-flight {imperative} m, the authored crossfade {authored} m"
+        );
+        assert!(cut > 2.0 * authored, "{what}: a cut {cut} m should pop past the crossfade's {authored} m");
+    }
 }

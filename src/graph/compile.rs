@@ -149,6 +149,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             space_info: Vec::new(),
             direct_params: Vec::new(),
             leaves: Vec::new(),
+            default_switch: (SwitchMode::Crossfade, Easing::Linear),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
         paths: HashMap::new(),
@@ -156,6 +157,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
     let root = Location::default();
     if let Some(s) = &desc.default_switch {
         c.default_switch = c.switch(s, &root);
+        c.g.default_switch = c.default_switch;
     }
     c.parameters(desc);
     if desc.layers.is_empty() {

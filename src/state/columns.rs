@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::graph::{NO_INDEX, ParamKind, ParamValue};
+use crate::graph::{NO_INDEX, ParamKind, ParamValue, Transition};
 use crate::program::{ClipSample, LayerProgram, swap_remove_row};
 
 use super::lod::{DueList, LOD_PHASES};
@@ -31,9 +31,14 @@ pub(super) struct Group {
     pub(super) src_phase: Vec<f32>,
     pub(super) src_loops: Vec<u32>,
     pub(super) transition: Vec<u16>,
+    /// Imperative transitions waiting for the next update ([`NO_INDEX`] when none).
+    pub(super) pending: Vec<u16>,
     pub(super) trans_time_s: Vec<f32>,
     pub(super) trans_duration_s: Vec<f32>,
     pub(super) flags: Vec<u8>,
+    /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's: entry `k`
+    /// is transition `graph.transitions().len() + k` in `transition` and `pending`.
+    pub(super) commands: Vec<Transition>,
     // Per parameter.
     pub(super) floats: Vec<Vec<f32>>,
     pub(super) ints: Vec<Vec<i32>>,
@@ -101,6 +106,8 @@ impl Group {
             src_phase: Vec::new(),
             src_loops: Vec::new(),
             transition: Vec::new(),
+            pending: Vec::new(),
+            commands: Vec::new(),
             trans_time_s: Vec::new(),
             trans_duration_s: Vec::new(),
             flags: Vec::new(),
@@ -185,6 +192,7 @@ impl Group {
             self.src_phase.push(0.0);
             self.src_loops.push(0);
             self.transition.push(NO_INDEX);
+            self.pending.push(NO_INDEX);
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
@@ -222,6 +230,7 @@ impl Group {
         swap_remove_row(&mut self.src_phase, row, layers);
         swap_remove_row(&mut self.src_loops, row, layers);
         swap_remove_row(&mut self.transition, row, layers);
+        swap_remove_row(&mut self.pending, row, layers);
         swap_remove_row(&mut self.trans_time_s, row, layers);
         swap_remove_row(&mut self.trans_duration_s, row, layers);
         swap_remove_row(&mut self.flags, row, layers);
@@ -250,8 +259,8 @@ impl Group {
         }
         let arch = &self.arch;
         let with_events = arch.has_events();
-        let (floats, ints, bools, rows, time_scale) =
-            (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale);
+        let (floats, ints, bools, rows, time_scale, commands) =
+            (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale, &self.commands);
         let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
@@ -260,7 +269,7 @@ impl Group {
             .zip(self.loops.par_chunks_mut(chunk * layers))
             .zip(self.src_phase.par_chunks_mut(chunk * layers))
             .zip(self.src_loops.par_chunks_mut(chunk * layers))
-            .zip(self.transition.par_chunks_mut(chunk * layers))
+            .zip(self.transition.par_chunks_mut(chunk * layers).zip(self.pending.par_chunks_mut(chunk * layers)))
             .zip(self.trans_time_s.par_chunks_mut(chunk * layers))
             .zip(self.trans_duration_s.par_chunks_mut(chunk * layers))
             .zip(self.flags.par_chunks_mut(chunk * layers))
@@ -283,7 +292,7 @@ impl Group {
                                                 (
                                                     (
                                                         (((((active, previous), phase), loops), src_phase), src_loops),
-                                                        transition,
+                                                        (transition, pending),
                                                     ),
                                                     trans_time_s,
                                                 ),
@@ -330,7 +339,7 @@ impl Group {
                         // The character's own time: its clocks, transitions and events run at
                         // its time scale (a product of finite values can overflow; the step
                         // takes the largest finite one as it takes a huge `dt`).
-                        let ctx = StepContext { arch, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
+                        let ctx = StepContext { arch, commands, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -341,6 +350,7 @@ impl Group {
                                 src_phase: &mut src_phase[i],
                                 src_loops: &mut src_loops[i],
                                 transition: &mut transition[i],
+                                pending: &mut pending[i],
                                 trans_time_s: &mut trans_time_s[i],
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],

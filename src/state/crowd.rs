@@ -17,7 +17,8 @@ use super::MAX_EVENTS_PER_LAYER_UPDATE;
 /// (`eval::frame::EvalContext::bytes_per_character`, `gpu::GpuCrowd::memory_bytes_per_character`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CharacterBytes {
-    /// Per layer: active, previous and transition indices, clocks, flags.
+    /// Per layer: active, previous, transition and pending imperative transition indices,
+    /// clocks, flags.
     pub layer_state: usize,
     /// Parameter columns (float, int, bool) and the two trigger words (set, single-frame).
     pub parameters: usize,
@@ -579,7 +580,7 @@ impl Crowd {
         let g = &group.arch.graph;
         let layers = g.layers().len();
         Ok(CharacterBytes {
-            layer_state: layers * (3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>()),
+            layer_state: layers * (4 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>()),
             parameters: g.num_columns(ParamKind::Float) * size_of::<f32>()
                 + g.num_columns(ParamKind::Int) * size_of::<i32>()
                 + g.num_columns(ParamKind::Bool) * size_of::<bool>()

@@ -22,7 +22,7 @@ use glam::Vec2;
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
     CompiledGraph, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
-    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target,
+    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -106,6 +106,9 @@ pub(crate) struct LayerSlot<'a> {
     pub src_phase: &'a mut f32,
     pub src_loops: &'a mut u32,
     pub transition: &'a mut u16,
+    /// An imperative transition to take on this update ([`NO_INDEX`] when none): an index past
+    /// the graph's transitions, into [`StepContext::commands`].
+    pub pending: &'a mut u16,
     pub trans_time_s: &'a mut f32,
     pub trans_duration_s: &'a mut f32,
     pub flags: &'a mut u8,
@@ -340,10 +343,24 @@ fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
     if g.states[state].root_motion && layer == 0 { LayerProgram::ROOT_MOTION } else { 0 }
 }
 
-/// Everything the step reads that is the same for every character.
+/// Everything the step reads that is the same for every character (and its time-scaled `dt`).
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
+    /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's own.
+    pub commands: &'a [Transition],
     pub dt_s: f32,
+}
+
+impl StepContext<'_> {
+    /// Transition `t`: the graph's, or past them an imperative one.
+    #[inline]
+    fn transition(&self, t: u16) -> &Transition {
+        let authored = &self.arch.graph.transitions;
+        match authored.get(t as usize) {
+            Some(tr) => tr,
+            None => &self.commands[t as usize - authored.len()],
+        }
+    }
 }
 
 /// Where one character's animation events go: the chunk's list, tagged with the character.
@@ -436,7 +453,7 @@ pub(crate) fn step_layer(
             NO_INDEX => Span::default(),
             p => g.states[p as usize].own,
         };
-        match g.transitions[*slot.transition as usize].interruption {
+        match ctx.transition(*slot.transition).interruption {
             Interruption::None => [Span::default(); 3],
             Interruption::Prev => [prev_own, any, Span::default()],
             Interruption::Next => [own, any, Span::default()],
@@ -445,7 +462,14 @@ pub(crate) fn step_layer(
         }
     };
     let mut taken = None;
-    'select: for span in lists {
+    // An imperative transition is taken as an authored one would be, whatever is in flight.
+    if *slot.pending != NO_INDEX {
+        let t = std::mem::replace(slot.pending, NO_INDEX);
+        if let Target::State(to) = ctx.transition(t).to {
+            taken = Some((t, to, 0));
+        }
+    }
+    'select: for span in if taken.is_some() { [Span::default(); 3] } else { lists } {
         for &t in &g.candidates[span.range()] {
             let tr = &g.transitions[t as usize];
             let clock = match tr.from {
@@ -471,7 +495,7 @@ pub(crate) fn step_layer(
     if with_events {
         events.layer_first = events.out.len();
         let layer_weight = if layer == 0 { 1.0 } else { layer_weight(g, layer, params, triggers) };
-        let in_flight = (*slot.transition != NO_INDEX).then(|| &g.transitions[*slot.transition as usize]);
+        let in_flight = (*slot.transition != NO_INDEX).then(|| ctx.transition(*slot.transition));
         let (active_share, source_share) = if taken.is_some() {
             // The state left (and a source still in flight) played this update as the last
             // pose showed them: the program is still the last update's.
@@ -516,7 +540,7 @@ pub(crate) fn step_layer(
     // so the evaluator can read its velocity.
     let mut step_back = None;
     if let Some((t, to, used)) = taken {
-        let tr = &g.transitions[t as usize];
+        let tr = ctx.transition(t);
         *consumed |= used;
         switched = true;
         let duration_s = if tr.normalized {
@@ -568,7 +592,7 @@ pub(crate) fn step_layer(
     // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
     // pose held since it was last evaluated.
     let in_flight = *slot.transition != NO_INDEX;
-    if switched && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
+    if switched && in_flight && matches!(ctx.transition(*slot.transition).switch, SwitchMode::Inertialize(_)) {
         // The evaluator measures the destination's velocity over the time since it last
         // evaluated the character: one update at full rate, several when LOD skipped some.
         let dest = &g.states[*slot.active as usize];
@@ -582,7 +606,7 @@ pub(crate) fn step_layer(
     let mut target_weight = 1.0;
     let mut source_state = false;
     if in_flight {
-        let tr = &g.transitions[*slot.transition as usize];
+        let tr = ctx.transition(*slot.transition);
         flags |= LayerProgram::TRANSITIONING;
         program.transition = u32::from(*slot.transition);
         (program.mode, program.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
