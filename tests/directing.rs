@@ -492,3 +492,35 @@ fn an_imperative_transition_mid_flight_does_not_pop_on_either_evaluator() {
         assert!(cut > 2.0 * authored, "{what}: a cut {cut} m should pop past the crossfade's {authored} m");
     }
 }
+
+/// `transitionTo` and `cutTo` in `throng-trace` scripts: the line of the frame shows the switch.
+#[test]
+fn trace_scripts_command_transitions() {
+    let script = |events: &str| {
+        format!(
+            r#"{{ "stateGraph": {STAGE}, "clips": {{ "*": 1.0 }}, "dt": 0.1, "frames": 6, "events": [{events}] }}"#
+        )
+    };
+    let run = |events: &str| throng::trace::run_script(&script(events)).unwrap_or_else(|e| panic!("{e}"));
+    let lines = run(r#"{ "frame": 2, "transitionTo": { "layer": "Base", "state": "Cheer", "time": 0.3, "mode": "frozen" } }"#);
+    let at = |frame: usize| lines.iter().find(|l| l.frame == frame).expect("a line per frame");
+    assert_eq!(at(1).active_state, "Idle");
+    assert_eq!((at(2).active_state.as_str(), at(2).transitioning), ("Cheer", true));
+    assert_eq!(at(2).previous_state.as_deref(), Some("Idle"));
+    let lines = run(r#"{ "frame": 3, "cutTo": { "state": "Walk" } }"#);
+    let cut = lines.iter().find(|l| l.frame == 3).expect("frame 3");
+    assert_eq!((cut.active_state.as_str(), cut.transitioning), ("Walk", false));
+    for (bad, path) in [
+        (r#"{ "frame": 1, "cutTo": { "state": "Dance" } }"#, "events[0].cutTo"),
+        (r#"{ "frame": 1, "transitionTo": { "state": "Walk", "mode": "blend" } }"#, "events[0].transitionTo.mode"),
+        (r#"{ "frame": 1, "transitionTo": { "state": "Walk", "layer": "Top" } }"#, "events[0].transitionTo.layer"),
+        (r#"{ "frame": 1, "cutTo": { "state": "Walk", "time": 1 } }"#, "events[0].cutTo.time"),
+    ] {
+        match throng::trace::run_script(&script(bad)) {
+            Err(throng::trace::TraceError::State { path: p, .. } | throng::trace::TraceError::Script { path: p, .. }) => {
+                assert_eq!(p, path, "{bad}")
+            }
+            other => panic!("{bad}: expected a refusal at {path}, got {other:?}"),
+        }
+    }
+}

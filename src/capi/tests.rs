@@ -255,3 +255,50 @@ fn start_phases_and_time_scales() {
         throng_crowd_destroy(crowd);
     }
 }
+
+/// An imperative transition through the C ABI: the readback shows it, and bad states, layers
+/// and modes are refused.
+#[test]
+fn transition_to_a_named_state() {
+    let crowd = new_crowd();
+    let mut character = std::ptr::null_mut();
+    let mut archetype = 0;
+    let mut handles = [0u64; 2];
+    // SAFETY: live objects, and arrays of the lengths passed.
+    unsafe {
+        assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+        let json = crate::demo::LOCOMOTION_GRAPH;
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
+        assert_eq!(throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3), ThrongStatus::Ok);
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        let mut readback = ThrongLayerReadback::default();
+        assert_eq!(throng_crowd_readback(crowd, handles[0], 0, &mut readback), ThrongStatus::Ok);
+        assert!(readback.transitioning);
+        let mut other = ThrongLayerReadback::default();
+        assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut other), ThrongStatus::Ok);
+        assert_ne!(readback.active_state, other.active_state, "only the first was commanded");
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0),
+            ThrongStatus::UnknownName
+        );
+        assert!(last_error().contains("Dance"), "{}", last_error());
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9),
+            ThrongStatus::InvalidArgument
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0),
+            ThrongStatus::InvalidArgument
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0),
+            ThrongStatus::InvalidArgument
+        );
+        throng_character_destroy(character);
+        throng_crowd_destroy(crowd);
+    }
+}
