@@ -413,8 +413,16 @@ impl Script {
             let path = format!("events[{i}]");
             let obj = e.as_object().ok_or_else(|| bad(&path, "an event is an object"))?;
             for key in obj.keys() {
-                let keys =
-                    ["frame", "set", "trigger", "triggerSingleFrame", "resetTrigger", "timeScale", "transitionTo", "cutTo"];
+                let keys = [
+                    "frame",
+                    "set",
+                    "trigger",
+                    "triggerSingleFrame",
+                    "resetTrigger",
+                    "timeScale",
+                    "transitionTo",
+                    "cutTo",
+                ];
                 if !keys.contains(&key.as_str()) {
                     return Err(bad(format!("{path}.{key}"), "unknown event key"));
                 }
@@ -785,12 +793,15 @@ fn transition_command(
         Some(Some("cut")) => Some(SwitchMode::Cut),
         Some(Some("frozen")) => Some(SwitchMode::Frozen),
         Some(Some("crossfade")) => Some(SwitchMode::Crossfade),
-        Some(Some("inertialize")) => Some(SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false })),
+        Some(Some("inertialize")) => {
+            Some(SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false }))
+        }
         Some(_) => {
             return Err(bad(format!("{path}.mode"), "expected \"cut\", \"frozen\", \"crossfade\" or \"inertialize\""));
         }
     };
-    let command = TransitionCommand { switch, offset: seconds("offset")?, ..TransitionCommand::blend(seconds("time")?) };
+    let command =
+        TransitionCommand { switch, offset: seconds("offset")?, ..TransitionCommand::blend(seconds("time")?) };
     Ok((layer, state, command))
 }
 

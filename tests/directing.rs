@@ -7,13 +7,13 @@ use std::sync::Arc;
 use support::compare::{GPU_TOLERANCE, assert_matrices_close, largest, worst_abs_diff};
 use throng::clip::ClipEvent;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::graph::{CompiledGraph, ProblemKind};
-use throng::program::OutputLayout;
-use throng::runtime::CrowdRuntime;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+use throng::graph::{CompiledGraph, ProblemKind};
 use throng::graph::{Interruption, SwitchMode};
+use throng::program::OutputLayout;
 use throng::program::{LayerProgram, SwitchMode as ProgramSwitch};
-use throng::state::{ArchetypeId, Archetype, ClipBinding, Crowd, StartPhases, StateError, TransitionCommand};
+use throng::runtime::CrowdRuntime;
+use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd, StartPhases, StateError, TransitionCommand};
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -264,7 +264,6 @@ fn trace_scripts_set_start_phases_and_time_scales() {
     );
 }
 
-
 /// Idle, Walk and Cheer, Idle → Walk on `go` (0.5 s, interruptible by nothing); Cheer, only
 /// reached by command, leaves to Idle by exit time at its end. Cheer's clip has an event at 0.
 const STAGE: &str = r#"{ "layers": [{ "name": "Base",
@@ -276,11 +275,14 @@ const STAGE: &str = r#"{ "layers": [{ "name": "Base",
 
 fn stage_crowd() -> (Crowd, ArchetypeId) {
     let graph = Arc::new(CompiledGraph::from_json(STAGE).expect("the stage graph loads"));
-    let arch = Archetype::from_bindings(graph, &[
-        ("Idle", ClipBinding { clip: 0, duration_s: 2.0 }),
-        ("Walk", ClipBinding { clip: 1, duration_s: 1.0 }),
-        ("Cheer", ClipBinding { clip: 2, duration_s: 1.0 }),
-    ])
+    let arch = Archetype::from_bindings(
+        graph,
+        &[
+            ("Idle", ClipBinding { clip: 0, duration_s: 2.0 }),
+            ("Walk", ClipBinding { clip: 1, duration_s: 1.0 }),
+            ("Cheer", ClipBinding { clip: 2, duration_s: 1.0 }),
+        ],
+    )
     .expect("every state binds")
     .with_clip_events(2, &[ClipEvent::new("cheer", 0.0)])
     .expect("the event lies in the clip");
@@ -320,7 +322,8 @@ fn an_imperative_transition_interrupts_readback_and_events_report_it() {
     // next update, as after an authored switch.
     crowd.update(0.1).unwrap();
     let cheer = crowd.archetype(kind).unwrap().event_id("cheer");
-    let fired: Vec<u32> = crowd.events(kind).unwrap().iter().filter(|e| Some(e.event) == cheer).map(|e| e.row).collect();
+    let fired: Vec<u32> =
+        crowd.events(kind).unwrap().iter().filter(|e| Some(e.event) == cheer).map(|e| e.row).collect();
     assert_eq!(fired, [row as u32], "the new state's start fires, for the commanded character only");
     let other = crowd.readback(bystander, 0).unwrap();
     assert_eq!(name(&crowd, other.active_state), "Walk", "the bystander is not commanded");
@@ -446,9 +449,15 @@ fn an_imperative_transition_mid_flight_does_not_pop_on_either_evaluator() {
     let crowd = runtime.spawn_many(kind, 3).unwrap();
     let (speed, jump) = (runtime.param(kind, "speed").unwrap(), runtime.param(kind, "jump").unwrap());
     let mut gpu = gpu_support::gpu().map(|context| {
-        let crowd =
-            GpuCrowd::with_layers(&context.device, &context.queue, &demo.rig, &bound.clips, &bound.layers, GpuCrowdOptions::default())
-                .expect("the demo fits the device");
+        let crowd = GpuCrowd::with_layers(
+            &context.device,
+            &context.queue,
+            &demo.rig,
+            &bound.clips,
+            &bound.layers,
+            GpuCrowdOptions::default(),
+        )
+        .expect("the demo fits the device");
         (context, crowd)
     });
     let dt = 1.0 / 60.0;
@@ -497,12 +506,11 @@ fn an_imperative_transition_mid_flight_does_not_pop_on_either_evaluator() {
 #[test]
 fn trace_scripts_command_transitions() {
     let script = |events: &str| {
-        format!(
-            r#"{{ "stateGraph": {STAGE}, "clips": {{ "*": 1.0 }}, "dt": 0.1, "frames": 6, "events": [{events}] }}"#
-        )
+        format!(r#"{{ "stateGraph": {STAGE}, "clips": {{ "*": 1.0 }}, "dt": 0.1, "frames": 6, "events": [{events}] }}"#)
     };
     let run = |events: &str| throng::trace::run_script(&script(events)).unwrap_or_else(|e| panic!("{e}"));
-    let lines = run(r#"{ "frame": 2, "transitionTo": { "layer": "Base", "state": "Cheer", "time": 0.3, "mode": "frozen" } }"#);
+    let lines =
+        run(r#"{ "frame": 2, "transitionTo": { "layer": "Base", "state": "Cheer", "time": 0.3, "mode": "frozen" } }"#);
     let at = |frame: usize| lines.iter().find(|l| l.frame == frame).expect("a line per frame");
     assert_eq!(at(1).active_state, "Idle");
     assert_eq!((at(2).active_state.as_str(), at(2).transitioning), ("Cheer", true));
@@ -517,7 +525,9 @@ fn trace_scripts_command_transitions() {
         (r#"{ "frame": 1, "cutTo": { "state": "Walk", "time": 1 } }"#, "events[0].cutTo.time"),
     ] {
         match throng::trace::run_script(&script(bad)) {
-            Err(throng::trace::TraceError::State { path: p, .. } | throng::trace::TraceError::Script { path: p, .. }) => {
+            Err(
+                throng::trace::TraceError::State { path: p, .. } | throng::trace::TraceError::Script { path: p, .. },
+            ) => {
                 assert_eq!(p, path, "{bad}")
             }
             other => panic!("{bad}: expected a refusal at {path}, got {other:?}"),

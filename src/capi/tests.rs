@@ -223,7 +223,10 @@ fn start_phases_and_time_scales() {
             ThrongStatus::Ok
         );
         let phases = [0.25f32, 0.5];
-        assert_eq!(throng_crowd_spawn_phased(crowd, archetype, phases.as_ptr(), 2, handles.as_mut_ptr()), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_spawn_phased(crowd, archetype, phases.as_ptr(), 2, handles.as_mut_ptr()),
+            ThrongStatus::Ok
+        );
         assert_eq!(throng_crowd_spawn_spread(crowd, archetype, 2, 9, handles[2..].as_mut_ptr()), ThrongStatus::Ok);
         let mut readback = ThrongLayerReadback::default();
         assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut readback), ThrongStatus::Ok);
@@ -249,7 +252,10 @@ fn start_phases_and_time_scales() {
         assert_eq!(out[..PER_ROW], before[..PER_ROW], "the paused character holds its pose");
         assert_ne!(out[PER_ROW..], before[PER_ROW..], "the others play on");
         let nan = [f32::NAN];
-        assert_eq!(throng_crowd_set_time_scale(crowd, handles.as_ptr(), nan.as_ptr(), 1), ThrongStatus::InvalidArgument);
+        assert_eq!(
+            throng_crowd_set_time_scale(crowd, handles.as_ptr(), nan.as_ptr(), 1),
+            ThrongStatus::InvalidArgument
+        );
         assert!(last_error().contains("time scale NaN"), "{}", last_error());
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
@@ -273,7 +279,10 @@ fn transition_to_a_named_state() {
             ThrongStatus::Ok
         );
         assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
-        assert_eq!(throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3),
+            ThrongStatus::Ok
+        );
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
         let mut readback = ThrongLayerReadback::default();
         assert_eq!(throng_crowd_readback(crowd, handles[0], 0, &mut readback), ThrongStatus::Ok);

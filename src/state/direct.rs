@@ -208,9 +208,11 @@ impl Crowd {
             if layer >= layers {
                 return Err(StateError::UnknownLayer { layer, layers });
             }
-            let to = graph.states().iter().position(|s| s.name == state && usize::from(s.layer) == layer).ok_or_else(
-                || StateError::UnknownState { index: h.index, name: state.to_owned(), layer },
-            )?;
+            let to = graph
+                .states()
+                .iter()
+                .position(|s| s.name == state && usize::from(s.layer) == layer)
+                .ok_or_else(|| StateError::UnknownState { index: h.index, name: state.to_owned(), layer })?;
             targets.push((g, row, to));
         }
         // One table entry per archetype the batch touches.

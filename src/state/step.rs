@@ -543,11 +543,8 @@ pub(crate) fn step_layer(
         let tr = ctx.transition(t);
         *consumed |= used;
         switched = true;
-        let duration_s = if tr.normalized {
-            normalized_duration_s(tr.duration, active_rate, active_speed)
-        } else {
-            tr.duration
-        };
+        let duration_s =
+            if tr.normalized { normalized_duration_s(tr.duration, active_rate, active_speed) } else { tr.duration };
         let cut = duration_s <= 0.0
             || matches!(
                 tr.switch,
