@@ -560,6 +560,9 @@ pub unsafe extern "C" fn throng_crowd_set_update_rate(
 /// # Safety
 /// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count` readable
 /// handles; `state` a NUL-terminated string.
+// A C call takes its options flat, as the header declares them; a struct would need a second
+// header type for three numbers.
+#[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn throng_crowd_transition_to(
     crowd: *mut ThrongCrowd,
