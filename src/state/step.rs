@@ -307,9 +307,10 @@ pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<
 }
 
 /// The program a character just spawned shows until its first update: layer `layer`'s start
-/// state `start` at its beginning, no transition, as the state step would write it for a clock
+/// state `start` at `phase` (its start phase at spawn), no transition, as the state step would write it for a clock
 /// that has not run. Without it a character evaluated between its spawn and the next update
 /// would show the rig's rest pose for a frame.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_program(
     arch: &Archetype,
     layer: usize,
