@@ -157,6 +157,11 @@ ThrongStatus throng_crowd_add_archetype(ThrongCrowd *crowd, const ThrongCharacte
 /* Adds count characters, all or nothing; out_handles receives count stable handles, never 0,
  * that only this crowd accepts. */
 ThrongStatus throng_crowd_spawn(ThrongCrowd *crowd, uint32_t archetype, size_t count, uint64_t *out_handles);
+/* As throng_crowd_spawn, each character's default states started phases[i] (in [0, 1), a
+ * fraction of their duration) into their clocks; all or nothing. */
+ThrongStatus throng_crowd_spawn_phased(ThrongCrowd *crowd, uint32_t archetype, const float *phases, size_t count, uint64_t *out_handles);
+/* As throng_crowd_spawn, the default states started at phases spread over [0, 1) by seed. */
+ThrongStatus throng_crowd_spawn_spread(ThrongCrowd *crowd, uint32_t archetype, size_t count, uint64_t seed, uint64_t *out_handles);
 /* Removes count characters, all or nothing; other handles stay valid, rows may move. */
 ThrongStatus throng_crowd_despawn(ThrongCrowd *crowd, const uint64_t *handles, size_t count);
 /* A character's archetype and row (its place in throng_crowd_evaluate's outputs). */
@@ -185,6 +190,20 @@ ThrongStatus throng_crowd_reset_trigger(ThrongCrowd *crowd, uint32_t param, cons
  * every update. The crowd keeps the matrices of rows not evaluated and writes every row of out
  * each evaluation. New characters are rate 1. All or nothing. */
 ThrongStatus throng_crowd_set_update_rate(ThrongCrowd *crowd, const uint64_t *handles, const uint8_t *rates, size_t count);
+
+/* ---- directing ---- */
+
+/* Moves layer `layer` of count characters to the named state at the next update, through a
+ * transition of duration_s seconds (0: a cut) starting the destination offset (in [0, 1]) into
+ * its clip, as if an authored transition had fired; switch_mode 0 is the graph's default, else
+ * 1 cut, 2 frozen, 3 crossfade, 4 inertialize. Not interruptible. All or nothing. */
+ThrongStatus throng_crowd_transition_to(ThrongCrowd *crowd, const uint64_t *handles, size_t count, uint32_t layer, const char *state, float duration_s, float offset, uint32_t switch_mode);
+
+/* ---- time ---- */
+
+/* scales[i] (finite, >= 0) multiplies dt for handles[i] from the next update: 1 real time,
+ * 0 paused (the pose holds). New characters are 1. All or nothing. */
+ThrongStatus throng_crowd_set_time_scale(ThrongCrowd *crowd, const uint64_t *handles, const float *scales, size_t count);
 
 /* ---- the frame ---- */
 

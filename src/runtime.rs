@@ -56,7 +56,7 @@ use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
 use crate::state::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, ParamId,
-    StateError,
+    StartPhases, StateError, TransitionCommand,
 };
 
 /// Why a runtime call was refused. Nothing changes when one is returned.
@@ -103,6 +103,9 @@ pub struct CrowdRuntime {
     /// Set once [`CrowdRuntime::set_update_rate`] gave a character a rate above 1: from then on
     /// each archetype keeps its matrices ([`ArchetypeEntry::held`]) for the rows not due.
     lod: bool,
+    /// Set once [`CrowdRuntime::set_time_scale`] gave a character a scale other than 1: from
+    /// then on each row is evaluated with its own seconds ([`Crowd::due`]).
+    time_scaled: bool,
 }
 
 /// What the evaluator needs for one archetype, and the memory it carries between frames.
@@ -260,6 +263,22 @@ impl CrowdRuntime {
         Ok(handles)
     }
 
+    /// Adds characters whose default states start at phases of their own, explicit or spread
+    /// by a seed, as [`Crowd::spawn_phased`]; all or nothing.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; as [`Crowd::spawn_phased`].
+    pub fn spawn_phased(
+        &mut self,
+        id: ArchetypeId,
+        phases: StartPhases<'_>,
+    ) -> Result<Vec<CharacterHandle>, RuntimeError> {
+        let index = self.index(id)?;
+        let handles = self.crowd.spawn_phased(id, phases)?;
+        self.archetypes[index].resize(self.crowd.num_characters(id)?);
+        Ok(handles)
+    }
+
     /// Removes a character; every other handle stays valid. The archetype's last character
     /// moves into the freed row ([`Crowd::row_of`] tells where a character is), its evaluator
     /// memory and held matrices with it, so its transitions carry on and its matrices are
@@ -307,6 +326,67 @@ impl CrowdRuntime {
         self.crowd.set_update_rate(handles, rates)?;
         self.lod |= rates.iter().any(|&r| r != 1);
         Ok(())
+    }
+
+    /// Sets characters' time scales (1 real time, 0 paused), as [`Crowd::set_time_scale`]. Once
+    /// a scale other than 1 is set, [`CrowdRuntime::evaluate`] gives each character its own
+    /// seconds, so that its transitions decay in its time too. All or nothing.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+    /// use throng::graph::CompiledGraph;
+    /// use throng::program::OutputLayout;
+    /// use throng::runtime::CrowdRuntime;
+    ///
+    /// let demo = DemoCharacter::humanoid();
+    /// let bound = demo.bind(Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH)?))?;
+    /// let mut runtime = CrowdRuntime::new();
+    /// let kind = runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)?;
+    /// let pair = runtime.spawn_many(kind, 2)?;
+    /// runtime.set_time_scale(&pair, &[1.0, 0.0])?; // the second one pauses
+    /// let mut before = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4)?];
+    /// runtime.update(0.1)?;
+    /// runtime.evaluate(kind, OutputLayout::Mat4, &mut before, &mut [])?;
+    /// let mut after = before.clone();
+    /// runtime.update(0.1)?;
+    /// runtime.evaluate(kind, OutputLayout::Mat4, &mut after, &mut [])?;
+    /// let half = before.len() / 2;
+    /// assert_ne!(before[..half], after[..half], "the first one plays on");
+    /// assert_eq!(before[half..], after[half..], "the paused one holds its pose");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Crowd::set_time_scale`].
+    pub fn set_time_scale(&mut self, handles: &[CharacterHandle], scales: &[f32]) -> Result<(), RuntimeError> {
+        self.crowd.set_time_scale(handles, scales)?;
+        self.time_scaled |= scales.iter().any(|&s| s != 1.0);
+        Ok(())
+    }
+
+    /// Moves a layer of each character to the named state at the next update, through the
+    /// transition `command` describes, as [`Crowd::transition_to`]; all or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::transition_to`].
+    pub fn transition_to(
+        &mut self,
+        handles: &[CharacterHandle],
+        layer: usize,
+        state: &str,
+        command: TransitionCommand,
+    ) -> Result<(), RuntimeError> {
+        Ok(self.crowd.transition_to(handles, layer, state, command)?)
+    }
+
+    /// Moves a layer of each character to the named state at the next update with no blend, as
+    /// [`Crowd::cut_to`]; all or nothing.
+    ///
+    /// # Errors
+    /// As [`Crowd::transition_to`].
+    pub fn cut_to(&mut self, handles: &[CharacterHandle], layer: usize, state: &str) -> Result<(), RuntimeError> {
+        Ok(self.crowd.cut_to(handles, layer, state)?)
     }
 
     /// Resolves a parameter of an archetype's graph by name, for the setters.
@@ -438,7 +518,7 @@ impl CrowdRuntime {
         root_motion: &mut [RootDelta],
     ) -> Result<FrameStats, RuntimeError> {
         let index = self.index(id)?;
-        let Self { crowd, archetypes, lod } = self;
+        let Self { crowd, archetypes, lod, time_scaled } = self;
         let entry = &mut archetypes[index];
         let characters = crowd.num_characters(id)?;
         check_output_size(matrices.len(), characters, entry.rig.num_joints(), layout)?;
@@ -465,7 +545,9 @@ impl CrowdRuntime {
             clips_sampled: &mut entry.clips_sampled,
             root_motion,
         };
-        let stats = if holds { job.run_due(crowd.due(id)?)? } else { job.run()? };
+        // Time scales give each row its own seconds, which the due list carries; without LOD
+        // every row is due.
+        let stats = if holds || (*time_scaled && !*lod) { job.run_due(crowd.due(id)?)? } else { job.run()? };
         if *lod {
             entry.held_layout = Some(layout);
             matrices.copy_from_slice(&entry.held);

@@ -10,7 +10,8 @@
 //! | `clips` | clip duration in seconds by leaf path (`"State.Child"`), by state name, or `"*"` for the rest |
 //! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update (at most [`MAX_TRACE_FRAMES`]) |
 //! | `speed` | optional multiplier on every step (1 when absent) |
-//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..] }]`, applied before frame `n`'s update |
+//! | `startPhase` | optional phase in [0, 1) the default states start at (`Crowd::spawn_phased`; 0 when absent) |
+//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s, "transitionTo": { "layer", "state", "time", "mode", "offset" }, "cutTo": { "layer", "state" } }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`; `transitionTo`, `cutTo`: `Crowd::transition_to`, `Crowd::cut_to`) |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
 //! | `clipEvents` | optional animation events of each leaf's clip, keyed as `clips`: `[{ "name": "footstep", "time": 0.3 }]`, seconds |
@@ -33,10 +34,12 @@ use serde_json::{Map, Value};
 
 use crate::clip::{Clip, ClipEvent};
 use crate::demo::DemoCharacter;
-use crate::graph::{CompiledGraph, GraphError, LayerBlend, ParamKind, ParamValue};
+use crate::graph::{CompiledGraph, GraphError, Inertialization, LayerBlend, ParamKind, ParamValue, SwitchMode};
 use crate::rig::Rig;
 
-use crate::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StateError};
+use crate::state::{
+    Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StartPhases, StateError, TransitionCommand,
+};
 
 /// Why a script could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -290,6 +293,8 @@ pub struct Script {
     /// a frame's events keep the script's order): a run walks them once, with a cursor.
     events: Vec<(usize, usize, Value)>,
     character: Option<ScriptCharacter>,
+    /// Where the character's default states start (`startPhase`), checked when it spawns.
+    start_phase: f32,
 }
 
 /// What an observer of [`Script::run_each`] (or [`Script::run_with`]) sees after each frame's update.
@@ -408,7 +413,17 @@ impl Script {
             let path = format!("events[{i}]");
             let obj = e.as_object().ok_or_else(|| bad(&path, "an event is an object"))?;
             for key in obj.keys() {
-                if !["frame", "set", "trigger", "triggerSingleFrame", "resetTrigger"].contains(&key.as_str()) {
+                let keys = [
+                    "frame",
+                    "set",
+                    "trigger",
+                    "triggerSingleFrame",
+                    "resetTrigger",
+                    "timeScale",
+                    "transitionTo",
+                    "cutTo",
+                ];
+                if !keys.contains(&key.as_str()) {
                     return Err(bad(format!("{path}.{key}"), "unknown event key"));
                 }
             }
@@ -444,7 +459,11 @@ impl Script {
             }
             dts_s.push(step as f32);
         }
-        Ok(Self { graph, archetype: arch, dts_s, events, character })
+        let start_phase = match root.get("startPhase") {
+            None => 0.0,
+            Some(v) => fits_f32(number(v, "startPhase")?, "startPhase", "the start phase")? as f32,
+        };
+        Ok(Self { graph, archetype: arch, dts_s, events, character, start_phase })
     }
 
     /// The script's graph.
@@ -518,7 +537,12 @@ impl Script {
         };
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(self.archetype.clone());
-        let hero = crowd.spawn(kind).map_err(state_error("$"))?;
+        let hero = crowd
+            .spawn_phased(kind, StartPhases::Explicit(&[self.start_phase]))
+            .map_err(state_error("startPhase"))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad("startPhase", "no character spawned"))?;
         let params: Vec<ParamId> = graph
             .parameters()
             .iter()
@@ -720,6 +744,67 @@ fn parse_character(
     Ok(Some(ScriptCharacter { name: name.to_owned(), rig: demo.rig, leaf_clips, leaf_clip_names }))
 }
 
+/// An imperative transition of a script: `{ "layer": name, "state": path, "time": s, "mode":
+/// "cut" | "frozen" | "crossfade" | "inertialize", "offset": f }` (`layer` the first when absent,
+/// `time` 0, `mode` the graph's default, `offset` 0), or for `cutTo` the layer and state alone.
+fn transition_command(
+    crowd: &Crowd,
+    kind: ArchetypeId,
+    v: &Value,
+    path: &str,
+    cut: bool,
+) -> Result<(usize, String, TransitionCommand), TraceError> {
+    let obj = v.as_object().ok_or_else(|| bad(path, "expected an object with `state`"))?;
+    let allowed: &[&str] = if cut { &["layer", "state"] } else { &["layer", "state", "time", "mode", "offset"] };
+    if let Some(key) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(bad(format!("{path}.{key}"), "unknown key"));
+    }
+    let graph = crowd.archetype(kind).map_err(|source| TraceError::State { path: path.to_owned(), source })?.graph();
+    let layer = match obj.get("layer") {
+        None => 0,
+        Some(name) => {
+            let name = name.as_str().ok_or_else(|| bad(format!("{path}.layer"), "expected a layer name"))?;
+            graph
+                .layers()
+                .iter()
+                .position(|l| l.name == name)
+                .ok_or_else(|| bad(format!("{path}.layer"), "names no layer of the graph"))?
+        }
+    };
+    let state = obj
+        .get("state")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("{path}.state"), "expected a state name"))?
+        .to_owned();
+    if cut {
+        return Ok((layer, state, TransitionCommand::CUT));
+    }
+    let seconds = |key: &str| -> Result<f32, TraceError> {
+        match obj.get(key) {
+            None => Ok(0.0),
+            Some(v) => {
+                let p = format!("{path}.{key}");
+                Ok(fits_f32(number(v, &p)?, &p, "the number")? as f32)
+            }
+        }
+    };
+    let switch = match obj.get("mode").map(|m| m.as_str()) {
+        None => None,
+        Some(Some("cut")) => Some(SwitchMode::Cut),
+        Some(Some("frozen")) => Some(SwitchMode::Frozen),
+        Some(Some("crossfade")) => Some(SwitchMode::Crossfade),
+        Some(Some("inertialize")) => {
+            Some(SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false }))
+        }
+        Some(_) => {
+            return Err(bad(format!("{path}.mode"), "expected \"cut\", \"frozen\", \"crossfade\" or \"inertialize\""));
+        }
+    };
+    let command =
+        TransitionCommand { switch, offset: seconds("offset")?, ..TransitionCommand::blend(seconds("time")?) };
+    Ok((layer, state, command))
+}
+
 fn apply_event(
     crowd: &mut Crowd,
     kind: ArchetypeId,
@@ -761,6 +846,17 @@ fn apply_event(
                 (None, _) => return Err(bad(p, "no such parameter")),
             }
         }
+    }
+    if let Some(v) = e.get("timeScale") {
+        let p = format!("{path}.timeScale");
+        let scale = fits_f32(number(v, &p)?, &p, "the time scale")? as f32;
+        crowd.set_time_scale(&[hero], &[scale]).map_err(state_err(p))?;
+    }
+    for key in ["transitionTo", "cutTo"] {
+        let Some(v) = e.get(key) else { continue };
+        let p = format!("{path}.{key}");
+        let (layer, state, command) = transition_command(crowd, kind, v, &p, key == "cutTo")?;
+        crowd.transition_to(&[hero], layer, &state, command).map_err(state_err(p))?;
     }
     for (key, single) in [("trigger", Some(false)), ("triggerSingleFrame", Some(true)), ("resetTrigger", None)] {
         let Some(list) = e.get(key) else { continue };

@@ -17,7 +17,7 @@ use throng::mesh::SkinnedMesh;
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, SwitchMode};
 use throng::rig::Rig;
 use throng::setup::layer_setups;
-use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId};
+use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId, StartPhases};
 use throng::trace::TraceLine;
 
 use crate::brain::Brain;
@@ -199,10 +199,13 @@ impl Scene {
         for (_, archetype) in &model.archetypes {
             let mut crowd = Crowd::new();
             let kind = crowd.add_archetype(archetype.clone());
-            let handles = (0..num_characters)
-                .map(|_| crowd.spawn(kind))
-                .collect::<Result<Vec<_>, _>>()
+            // Spread start phases and time scales within ±10 %, so the crowd does not move in
+            // lockstep (the same every run: from the seed and the index).
+            let handles = crowd
+                .spawn_phased(kind, StartPhases::Spread { count: num_characters, seed })
                 .map_err(|e| e.to_string())?;
+            let scales: Vec<f32> = (0..num_characters).map(|i| 0.9 + 0.2 * ((i * 37) % 101) as f32 / 100.0).collect();
+            crowd.set_time_scale(&handles, &scales).map_err(|e| e.to_string())?;
             let params = if model.driven {
                 let p = |name: &str| crowd.param(kind, name).map_err(|e| format!("demo graph parameter {name}: {e}"));
                 Some(Params { speed: p("speed")?, jump: p("jump")?, lean: p("lean")?, wave: p("wave")? })

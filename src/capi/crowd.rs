@@ -5,11 +5,11 @@ use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
 use crate::eval::root_motion::RootDelta;
-use crate::graph::CompiledGraph;
+use crate::graph::{CompiledGraph, Inertialization, SwitchMode};
 use crate::program::OutputLayout;
 use crate::runtime::CrowdRuntime;
 use crate::setup::BoundArchetype;
-use crate::state::{ArchetypeId, CharacterHandle, ParamId};
+use crate::state::{ArchetypeId, CharacterHandle, ParamId, StartPhases, TransitionCommand};
 
 use super::character::{ThrongCharacter, bind_character};
 use super::ffi::{CallError, Out, ThrongStatus, c_string, call, crowd_call, input, output, text};
@@ -199,6 +199,64 @@ pub unsafe extern "C" fn throng_crowd_spawn(
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_spawn", crowd, body) }
+}
+
+/// Adds `count` characters of `archetype` as [`throng_crowd_spawn`] does, each layer's default
+/// state started `phases[i]` (in [0, 1), a fraction of its duration) into its clock instead of
+/// at 0, so that a crowd spawned at once does not move in lockstep. All or nothing: a phase
+/// outside [0, 1) (`THRONG_STATUS_INVALID_ARGUMENT`, naming its index) spawns none.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `phases` null (only when `count` is 0) or `count` readable
+/// floats; `out_handles` null (only when `count` is 0) or writable for `count` handles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_spawn_phased(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    phases: *const f32,
+    count: usize,
+    out_handles: *mut u64,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' promise.
+        let (phases, out) = unsafe { (input(phases, count, "phases")?, output(out_handles, count, "out_handles")?) };
+        let id = crowd.entry(archetype)?.id;
+        let handles = crowd.runtime.spawn_phased(id, StartPhases::Explicit(phases))?;
+        for (slot, handle) in out.iter_mut().zip(handles) {
+            *slot = handle.to_bits();
+        }
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_spawn_phased", crowd, body) }
+}
+
+/// Adds `count` characters of `archetype` as [`throng_crowd_spawn`] does, their default states
+/// started at phases spread uniformly over [0, 1) by `seed` (the same seed, the same phases).
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `out_handles` null (only when `count` is 0) or writable
+/// for `count` handles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_spawn_spread(
+    crowd: *mut ThrongCrowd,
+    archetype: u32,
+    count: usize,
+    seed: u64,
+    out_handles: *mut u64,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: `out_handles`' promise.
+        let out = unsafe { output(out_handles, count, "out_handles") }?;
+        let id = crowd.entry(archetype)?.id;
+        let handles = crowd.runtime.spawn_phased(id, StartPhases::Spread { count, seed })?;
+        for (slot, handle) in out.iter_mut().zip(handles) {
+            *slot = handle.to_bits();
+        }
+        Ok(())
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_spawn_spread", crowd, body) }
 }
 
 /// Removes `count` characters; every other handle stays valid. All or nothing: a stale or
@@ -486,6 +544,80 @@ pub unsafe extern "C" fn throng_crowd_set_update_rate(
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_set_update_rate", crowd, body) }
+}
+
+/// Moves layer `layer` of `count` characters to the state named `state` (NUL-terminated UTF-8,
+/// its path inside sub-machines) at the next update, through a transition of `duration_s`
+/// seconds (0: a cut) whose destination starts `offset` (in [0, 1]) into its clip, exactly as if
+/// an authored transition had fired: it interrupts one in flight without a pop, and the graph
+/// takes over from the new state. `switch_mode` is 0 for the graph's `defaultSwitch`, else 1
+/// cut, 2 frozen, 3 crossfade, 4 inertialize (quintic), with the default switch's easing; the
+/// transition is not interruptible, as PlayCanvas's `layer.transition`. All or nothing: a stale
+/// handle, a state the character's graph lacks in that layer (`THRONG_STATUS_UNKNOWN_NAME`), a
+/// layer past the graph's or options out of range (`THRONG_STATUS_INVALID_ARGUMENT`) command
+/// none.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count` readable
+/// handles; `state` a NUL-terminated string.
+// A C call takes its options flat, as the header declares them; a struct would need a second
+// header type for three numbers.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_transition_to(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    count: usize,
+    layer: u32,
+    state: *const c_char,
+    duration_s: f32,
+    offset: f32,
+    switch_mode: u32,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' and string's promise.
+        let (handles, state) = unsafe { (input(handles, count, "handles")?, text(state, "state")?) };
+        let switch = match switch_mode {
+            0 => None,
+            1 => Some(SwitchMode::Cut),
+            2 => Some(SwitchMode::Frozen),
+            3 => Some(SwitchMode::Crossfade),
+            4 => Some(SwitchMode::Inertialize(Inertialization::Quintic { overshoot_control: false })),
+            _ => {
+                let expected = "0 (the graph's default switch) to 4".to_owned();
+                return Err(CallError::OutOfRange { arg: "switch_mode", value: u64::from(switch_mode), expected });
+            }
+        };
+        let command = TransitionCommand { switch, offset, ..TransitionCommand::blend(duration_s) };
+        Ok(crowd.runtime.transition_to(&handles_of(handles), layer as usize, state, command)?)
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_transition_to", crowd, body) }
+}
+
+/// Sets time scales: `scales[i]` multiplies `dt` for `handles[i]` from the next update on (its
+/// clocks, transitions and events, and the seconds [`throng_crowd_evaluate`] gives it): 1 is
+/// real time, 0.5 half speed, 0 pauses the character, whose pose then holds. New characters
+/// are 1. All or nothing: a stale handle, or a negative, NaN or infinite scale
+/// (`THRONG_STATUS_INVALID_ARGUMENT`, naming its index), sets none.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `handles` and `scales` null (only when `count` is 0) or
+/// `count` readable elements each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_set_time_scale(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    scales: *const f32,
+    count: usize,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' promise.
+        let (handles, scales) = unsafe { (input(handles, count, "handles")?, input(scales, count, "scales")?) };
+        Ok(crowd.runtime.set_time_scale(&handles_of(handles), scales)?)
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_set_time_scale", crowd, body) }
 }
 
 /// Steps every character of every archetype by `dt_s` seconds (finite, ≥ 0; 0 pauses), on

@@ -135,7 +135,14 @@ impl CallError {
             Self::Bind(_) | Self::UnboundLeaf { .. } => ThrongStatus::Bind,
             Self::State(StateError::StaleHandle { .. } | StateError::ForeignHandle { .. }) => ThrongStatus::StaleHandle,
             Self::State(StateError::UnknownParameter(_)) => ThrongStatus::UnknownName,
-            Self::State(StateError::BadUpdateRate { .. }) => ThrongStatus::InvalidArgument,
+            Self::State(
+                StateError::BadUpdateRate { .. }
+                | StateError::BadTimeScale { .. }
+                | StateError::BadStartPhase { .. }
+                | StateError::BadCommand { .. }
+                | StateError::UnknownLayer { .. },
+            ) => ThrongStatus::InvalidArgument,
+            Self::State(StateError::UnknownState { .. }) => ThrongStatus::UnknownName,
             Self::State(_) => ThrongStatus::State,
             Self::Eval(_) => ThrongStatus::Eval,
             Self::Runtime(_) => ThrongStatus::InvalidArgument,

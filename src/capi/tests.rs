@@ -203,3 +203,111 @@ fn held_matrices_survive_a_spawn_then_a_despawn_between_evaluations() {
         throng_crowd_destroy(crowd);
     }
 }
+
+/// Start phases and time scales through the C ABI: phases honoured and checked, a spread batch
+/// spawned, a paused character's matrices held while another plays on, bad scales refused.
+#[test]
+fn start_phases_and_time_scales() {
+    const PER_ROW: usize = 26 * 16;
+    let crowd = new_crowd();
+    let mut character = std::ptr::null_mut();
+    let mut archetype = 0;
+    let mut handles = [0u64; 4];
+    let mut out = vec![0.0f32; 4 * PER_ROW];
+    // SAFETY: live objects, and arrays of the lengths passed.
+    unsafe {
+        assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+        let json = crate::demo::LOCOMOTION_GRAPH;
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
+        let phases = [0.25f32, 0.5];
+        assert_eq!(
+            throng_crowd_spawn_phased(crowd, archetype, phases.as_ptr(), 2, handles.as_mut_ptr()),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_spawn_spread(crowd, archetype, 2, 9, handles[2..].as_mut_ptr()), ThrongStatus::Ok);
+        let mut readback = ThrongLayerReadback::default();
+        assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut readback), ThrongStatus::Ok);
+        assert_eq!(readback.phase, 0.5);
+        let bad = [0.5f32, 1.0];
+        let mut none = [0u64; 2];
+        assert_eq!(
+            throng_crowd_spawn_phased(crowd, archetype, bad.as_ptr(), 2, none.as_mut_ptr()),
+            ThrongStatus::InvalidArgument
+        );
+        assert!(last_error().contains("start phase 1"), "{}", last_error());
+        let mut count = 0;
+        assert_eq!(throng_crowd_num_characters(crowd, archetype, &mut count), ThrongStatus::Ok);
+        assert_eq!(count, 4, "the refused batch spawned nobody");
+        // The first pauses; the others play on.
+        let scales = [0.0f32];
+        assert_eq!(throng_crowd_set_time_scale(crowd, handles.as_ptr(), scales.as_ptr(), 1), ThrongStatus::Ok);
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        evaluate_mat4(crowd, archetype, &mut out);
+        let before = out.clone();
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        evaluate_mat4(crowd, archetype, &mut out);
+        assert_eq!(out[..PER_ROW], before[..PER_ROW], "the paused character holds its pose");
+        assert_ne!(out[PER_ROW..], before[PER_ROW..], "the others play on");
+        let nan = [f32::NAN];
+        assert_eq!(
+            throng_crowd_set_time_scale(crowd, handles.as_ptr(), nan.as_ptr(), 1),
+            ThrongStatus::InvalidArgument
+        );
+        assert!(last_error().contains("time scale NaN"), "{}", last_error());
+        throng_character_destroy(character);
+        throng_crowd_destroy(crowd);
+    }
+}
+
+/// An imperative transition through the C ABI: the readback shows it, and bad states, layers
+/// and modes are refused.
+#[test]
+fn transition_to_a_named_state() {
+    let crowd = new_crowd();
+    let mut character = std::ptr::null_mut();
+    let mut archetype = 0;
+    let mut handles = [0u64; 2];
+    // SAFETY: live objects, and arrays of the lengths passed.
+    unsafe {
+        assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+        let json = crate::demo::LOCOMOTION_GRAPH;
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        let mut readback = ThrongLayerReadback::default();
+        assert_eq!(throng_crowd_readback(crowd, handles[0], 0, &mut readback), ThrongStatus::Ok);
+        assert!(readback.transitioning);
+        let mut other = ThrongLayerReadback::default();
+        assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut other), ThrongStatus::Ok);
+        assert_ne!(readback.active_state, other.active_state, "only the first was commanded");
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0),
+            ThrongStatus::UnknownName
+        );
+        assert!(last_error().contains("Dance"), "{}", last_error());
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9),
+            ThrongStatus::InvalidArgument
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0),
+            ThrongStatus::InvalidArgument
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0),
+            ThrongStatus::InvalidArgument
+        );
+        throng_character_destroy(character);
+        throng_crowd_destroy(crowd);
+    }
+}

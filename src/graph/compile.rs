@@ -149,6 +149,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             space_info: Vec::new(),
             direct_params: Vec::new(),
             leaves: Vec::new(),
+            default_switch: (SwitchMode::Crossfade, Easing::Linear),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
         paths: HashMap::new(),
@@ -156,6 +157,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
     let root = Location::default();
     if let Some(s) = &desc.default_switch {
         c.default_switch = c.switch(s, &root);
+        c.g.default_switch = c.default_switch;
     }
     c.parameters(desc);
     if desc.layers.is_empty() {
@@ -589,6 +591,14 @@ impl Compiler {
             let reason = "a state's speed is finite (negative plays backwards)";
             problem(&mut self.problems, at, ProblemKind::BadSpeed { speed, reason });
         }
+        let speed_param = s.speed_parameter.as_ref().and_then(|name| {
+            let slot = self.param(name, at)?;
+            if slot.kind != ParamKind::Float {
+                let at = Location { parameter: Some(name.clone()), ..at.clone() };
+                problem(&mut self.problems, &at, ProblemKind::SpeedParameterType { parameter_type: slot.kind.name() });
+            }
+            Some(slot)
+        });
         let index = self.g.states.len() as u16;
         let first_node = self.g.nodes.len() as u32;
         let first_leaf = self.g.leaves.len() as u32;
@@ -610,6 +620,7 @@ impl Compiler {
             layer,
             machine,
             speed,
+            speed_param,
             looping: s.looping.unwrap_or(true),
             sync,
             root_motion: s.root_motion,

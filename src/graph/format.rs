@@ -78,6 +78,9 @@ pub struct StateDesc {
     pub name: String,
     /// `speed` multiplier, finite and ≥ 0; 1 when absent.
     pub speed: Option<f32>,
+    /// throng extension `speedParameter` (Unity's speed multiplier parameter): a FLOAT
+    /// parameter whose value multiplies `speed` each update; none when absent.
+    pub speed_parameter: Option<String>,
     /// `loop`; true when absent (as PlayCanvas).
     pub looping: Option<bool>,
     /// `defaultState`: where START leads when START has no transition.
@@ -362,6 +365,8 @@ struct RawState {
     name: String,
     #[serde(default)]
     speed: Option<f32>,
+    #[serde(rename = "speedParameter", default)]
+    speed_parameter: Option<String>,
     #[serde(rename = "loop", default)]
     looping: Option<bool>,
     #[serde(rename = "defaultState", default)]
@@ -758,6 +763,7 @@ fn read_state(value: &Value, path: &str) -> Result<StateDesc, GraphError> {
     Ok(StateDesc {
         name: raw.name,
         speed: raw.speed,
+        speed_parameter: raw.speed_parameter,
         looping: raw.looping,
         default_state: raw.default_state.unwrap_or(false),
         root_motion: raw.root_motion.unwrap_or(false),

@@ -233,6 +233,12 @@ pub enum ProblemKind {
         /// The parameter's type.
         parameter_type: &'static str,
     },
+    /// A state's `speedParameter` is not a FLOAT parameter.
+    #[error("a state's speedParameter must be FLOAT; {parameter_type} cannot scale a speed")]
+    SpeedParameterType {
+        /// The parameter's type.
+        parameter_type: &'static str,
+    },
     /// A transition leads to ANY.
     #[error("a transition leads to ANY; nothing can")]
     TransitionToAny,

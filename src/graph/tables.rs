@@ -353,6 +353,9 @@ pub struct State {
     pub machine: u16,
     /// Playback speed multiplier, finite; negative plays backwards from the end.
     pub speed: f32,
+    /// A FLOAT parameter multiplying `speed` each update (`speedParameter`); values below 0,
+    /// and NaN, read as 0 (the state holds).
+    pub speed_param: Option<ParamSlot>,
     /// Whether it loops; a state that does not holds its last frame.
     pub looping: bool,
     /// Whether its clips share one phase (blend-tree `syncAnimations`, true for single clips).
@@ -462,6 +465,9 @@ pub struct CompiledGraph {
     pub(crate) space_info: Vec<SpaceInfo>,
     pub(crate) direct_params: Vec<ParamSlot>,
     pub(crate) leaves: Vec<Leaf>,
+    /// The graph's `defaultSwitch` (crossfade, linear when absent): what transitions that do
+    /// not say otherwise use, and what imperative transitions default to.
+    pub(crate) default_switch: (SwitchMode, Easing),
 }
 
 impl std::fmt::Debug for CompiledGraph {
@@ -493,6 +499,7 @@ impl PartialEq for CompiledGraph {
             && self.space_info == other.space_info
             && self.direct_params == other.direct_params
             && self.leaves == other.leaves
+            && self.default_switch == other.default_switch
     }
 }
 
@@ -565,6 +572,13 @@ impl CompiledGraph {
     #[must_use]
     pub fn transitions(&self) -> &[Transition] {
         &self.transitions
+    }
+
+    /// The switch mode and easing of transitions that name none (`defaultSwitch`; a crossfade,
+    /// linear, when absent).
+    #[must_use]
+    pub fn default_switch(&self) -> (SwitchMode, Easing) {
+        self.default_switch
     }
 
     /// Transition indices in priority order, which states' and machines' spans index.

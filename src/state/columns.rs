@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::graph::{NO_INDEX, ParamKind, ParamValue};
+use crate::graph::{NO_INDEX, ParamKind, ParamValue, Transition};
 use crate::program::{ClipSample, LayerProgram, swap_remove_row};
 
 use super::lod::{DueList, LOD_PHASES};
@@ -31,9 +31,14 @@ pub(super) struct Group {
     pub(super) src_phase: Vec<f32>,
     pub(super) src_loops: Vec<u32>,
     pub(super) transition: Vec<u16>,
+    /// Imperative transitions waiting for the next update ([`NO_INDEX`] when none).
+    pub(super) pending: Vec<u16>,
     pub(super) trans_time_s: Vec<f32>,
     pub(super) trans_duration_s: Vec<f32>,
     pub(super) flags: Vec<u8>,
+    /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's: entry `k`
+    /// is transition `graph.transitions().len() + k` in `transition` and `pending`.
+    pub(super) commands: Vec<Transition>,
     // Per parameter.
     pub(super) floats: Vec<Vec<f32>>,
     pub(super) ints: Vec<Vec<i32>>,
@@ -41,6 +46,9 @@ pub(super) struct Group {
     // Per character.
     pub(super) triggers: Vec<u64>,
     pub(super) single_frame: Vec<u64>,
+    /// Per character, the multiplier of `dt` its step runs at (`Crowd::set_time_scale`): 1
+    /// plays in real time, 0 pauses.
+    pub(super) time_scale: Vec<f32>,
     // Animation LOD, per character: evaluation rate, stagger phase, updates skipped since the
     // last evaluation (`u8::MAX` before the first), seconds since then, due this update.
     pub(super) lod_rate: Vec<u8>,
@@ -98,6 +106,8 @@ impl Group {
             src_phase: Vec::new(),
             src_loops: Vec::new(),
             transition: Vec::new(),
+            pending: Vec::new(),
+            commands: Vec::new(),
             trans_time_s: Vec::new(),
             trans_duration_s: Vec::new(),
             flags: Vec::new(),
@@ -106,6 +116,7 @@ impl Group {
             bools: vec![Vec::new(); g.num_columns(ParamKind::Bool)],
             triggers: Vec::new(),
             single_frame: Vec::new(),
+            time_scale: Vec::new(),
             lod_rate: Vec::new(),
             lod_phase: Vec::new(),
             lod_skipped: Vec::new(),
@@ -128,7 +139,9 @@ impl Group {
         self.arch.graph.layers().len()
     }
 
-    pub(super) fn push(&mut self, slot: u32) {
+    /// Appends a character in each layer's default state, `phase` (in [0, 1), checked by the
+    /// caller) into it.
+    pub(super) fn push(&mut self, slot: u32, phase: f32) {
         let g = Arc::clone(&self.arch.graph);
         let row = self.slots.len();
         self.slots.push(slot);
@@ -144,6 +157,7 @@ impl Group {
         }
         self.triggers.push(trig);
         self.single_frame.push(0);
+        self.time_scale.push(1.0);
         self.lod_rate.push(1);
         self.lod_phase.push((slot % LOD_PHASES) as u8);
         self.lod_skipped.push(u8::MAX);
@@ -167,16 +181,18 @@ impl Group {
                 usize::from(start),
                 &view,
                 trig,
+                phase,
                 first_sample as u32,
                 &mut self.samples[first_sample..row * per + slots.end],
             );
             self.active.push(start);
             self.previous.push(NO_INDEX);
-            self.phase.push(0.0);
+            self.phase.push(phase);
             self.loops.push(0);
             self.src_phase.push(0.0);
             self.src_loops.push(0);
             self.transition.push(NO_INDEX);
+            self.pending.push(NO_INDEX);
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
@@ -200,6 +216,7 @@ impl Group {
         }
         self.triggers.swap_remove(row);
         self.single_frame.swap_remove(row);
+        self.time_scale.swap_remove(row);
         self.lod_rate.swap_remove(row);
         self.lod_phase.swap_remove(row);
         self.lod_skipped.swap_remove(row);
@@ -213,6 +230,7 @@ impl Group {
         swap_remove_row(&mut self.src_phase, row, layers);
         swap_remove_row(&mut self.src_loops, row, layers);
         swap_remove_row(&mut self.transition, row, layers);
+        swap_remove_row(&mut self.pending, row, layers);
         swap_remove_row(&mut self.trans_time_s, row, layers);
         swap_remove_row(&mut self.trans_duration_s, row, layers);
         swap_remove_row(&mut self.flags, row, layers);
@@ -239,9 +257,10 @@ impl Group {
         if self.chunk_promoted.len() < num_chunks {
             self.chunk_promoted.resize_with(num_chunks, Vec::new);
         }
-        let ctx = StepContext { arch: &self.arch, dt_s };
-        let with_events = self.arch.has_events();
-        let (floats, ints, bools, rows) = (&self.floats, &self.ints, &self.bools, &self.slots);
+        let arch = &self.arch;
+        let with_events = arch.has_events();
+        let (floats, ints, bools, rows, time_scale, commands) =
+            (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale, &self.commands);
         let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
@@ -250,7 +269,7 @@ impl Group {
             .zip(self.loops.par_chunks_mut(chunk * layers))
             .zip(self.src_phase.par_chunks_mut(chunk * layers))
             .zip(self.src_loops.par_chunks_mut(chunk * layers))
-            .zip(self.transition.par_chunks_mut(chunk * layers))
+            .zip(self.transition.par_chunks_mut(chunk * layers).zip(self.pending.par_chunks_mut(chunk * layers)))
             .zip(self.trans_time_s.par_chunks_mut(chunk * layers))
             .zip(self.trans_duration_s.par_chunks_mut(chunk * layers))
             .zip(self.flags.par_chunks_mut(chunk * layers))
@@ -273,7 +292,7 @@ impl Group {
                                                 (
                                                     (
                                                         (((((active, previous), phase), loops), src_phase), src_loops),
-                                                        transition,
+                                                        (transition, pending),
                                                     ),
                                                     trans_time_s,
                                                 ),
@@ -317,6 +336,10 @@ impl Group {
                         let mut sink =
                             EventSink { out: &mut *fired, character, row: row as u32, layer_first: 0, dropped: 0 };
                         let lod = Lod { elapsed_s: lod_elapsed_s[row] };
+                        // The character's own time: its clocks, transitions and events run at
+                        // its time scale (a product of finite values can overflow; the step
+                        // takes the largest finite one as it takes a huge `dt`).
+                        let ctx = StepContext { arch, commands, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -327,6 +350,7 @@ impl Group {
                                 src_phase: &mut src_phase[i],
                                 src_loops: &mut src_loops[i],
                                 transition: &mut transition[i],
+                                pending: &mut pending[i],
                                 trans_time_s: &mut trans_time_s[i],
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],

@@ -17,14 +17,16 @@ use super::MAX_EVENTS_PER_LAYER_UPDATE;
 /// (`eval::frame::EvalContext::bytes_per_character`, `gpu::GpuCrowd::memory_bytes_per_character`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CharacterBytes {
-    /// Per layer: active, previous and transition indices, clocks, flags.
+    /// Per layer: active, previous, transition and pending imperative transition indices,
+    /// clocks, flags.
     pub layer_state: usize,
     /// Parameter columns (float, int, bool) and the two trigger words (set, single-frame).
     pub parameters: usize,
     /// The handle's slot and generation.
     pub bookkeeping: usize,
     /// Animation LOD's schedule ([`Crowd::set_update_rate`]): rate, phase, frames skipped, the
-    /// due flag and the seconds since the last evaluation.
+    /// due flag and the seconds since the last evaluation; and the time scale
+    /// ([`Crowd::set_time_scale`]).
     pub update_schedule: usize,
     /// One [`LayerProgram`] per layer, rewritten every update.
     pub programs: usize,
@@ -118,6 +120,12 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`]; [`StateError::CrowdFull`] when no slot is free and the
     /// crowd holds [`MAX_CHARACTER_SLOTS`].
     pub fn spawn(&mut self, id: ArchetypeId) -> Result<CharacterHandle, StateError> {
+        self.spawn_at_phase(id, 0.0)
+    }
+
+    /// [`Crowd::spawn`] with every layer's default state `phase` (in [0, 1), checked by the
+    /// caller) into its clock.
+    pub(super) fn spawn_at_phase(&mut self, id: ArchetypeId, phase: f32) -> Result<CharacterHandle, StateError> {
         let group = self.groups.get_mut(id.0 as usize).ok_or(StateError::UnknownArchetype(id.0))?;
         let row = group.slots.len() as u32;
         if self.free.is_empty() && self.slots.len() >= MAX_CHARACTER_SLOTS as usize {
@@ -130,7 +138,7 @@ impl Crowd {
                 self.slots.len() as u32 - 1
             }
         };
-        group.push(index);
+        group.push(index, phase);
         let slot = &mut self.slots[index as usize];
         slot.group = id.0;
         slot.row = row;
@@ -572,13 +580,13 @@ impl Crowd {
         let g = &group.arch.graph;
         let layers = g.layers().len();
         Ok(CharacterBytes {
-            layer_state: layers * (3 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>()),
+            layer_state: layers * (4 * size_of::<u16>() + 6 * size_of::<f32>() + size_of::<u8>()),
             parameters: g.num_columns(ParamKind::Float) * size_of::<f32>()
                 + g.num_columns(ParamKind::Int) * size_of::<i32>()
                 + g.num_columns(ParamKind::Bool) * size_of::<bool>()
                 + 2 * size_of::<u64>(),
             bookkeeping: size_of::<u32>() + size_of::<Slot>(),
-            update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + size_of::<f32>(),
+            update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + 2 * size_of::<f32>(),
             programs: layers * size_of::<LayerProgram>(),
             samples: group.arch.samples_per_character() * size_of::<ClipSample>(),
         })

@@ -2,7 +2,7 @@
 
 // Only named in docs.
 #[cfg(doc)]
-use super::{MAX_CHARACTER_SLOTS, UPDATE_RATES};
+use super::{MAX_CHARACTER_SLOTS, MAX_COMMANDS, UPDATE_RATES};
 
 /// Why a state-step call was refused. Nothing changes when one is returned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -138,5 +138,45 @@ pub enum StateError {
         index: u32,
         /// The rate given.
         rate: u8,
+    },
+    /// A time scale that is negative, NaN or infinite.
+    #[error("time scale {value} at batch index {at} must be finite and ≥ 0 (0 pauses)")]
+    BadTimeScale {
+        /// Index in the batch.
+        at: usize,
+        /// The value given.
+        value: f32,
+    },
+    /// An imperative transition names a state that the character's graph does not have in
+    /// that layer.
+    #[error("character {index}: no state {name:?} in layer {layer} of its graph")]
+    UnknownState {
+        /// The character's slot index.
+        index: u32,
+        /// The name given (a path inside sub-machines, `"Combat.Attack"`).
+        name: String,
+        /// The layer given.
+        layer: usize,
+    },
+    /// An imperative transition's options are out of range.
+    #[error("bad transition command: {what}")]
+    BadCommand {
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// An archetype holds [`MAX_COMMANDS`] distinct imperative transitions in flight or
+    /// pending already.
+    #[error("{limit} distinct imperative transitions are in use; reuse durations and modes")]
+    TooManyCommands {
+        /// [`MAX_COMMANDS`].
+        limit: usize,
+    },
+    /// A start phase outside `[0, 1)`, or NaN.
+    #[error("start phase {value} at index {at} must lie in [0, 1)")]
+    BadStartPhase {
+        /// Index in the list.
+        at: usize,
+        /// The value given.
+        value: f32,
     },
 }

@@ -61,11 +61,14 @@ impl Group {
             .zip(&self.lod_phase)
             .zip(&mut self.lod_skipped)
             .zip(&mut self.lod_elapsed_s)
-            .zip(&mut self.lod_due);
-        for ((((&rate, &phase), skipped), elapsed_s), due) in columns {
+            .zip(&mut self.lod_due)
+            .zip(&self.time_scale);
+        for (((((&rate, &phase), skipped), elapsed_s), due), &time_scale) in columns {
             let rate = u32::from(rate);
-            // Saturating: the skipped updates' dts (each finite) must not add up to infinity,
-            // which the evaluators refuse as a row's seconds.
+            // The seconds are the character's own (its time scale's, so a paused character's
+            // evaluation moves nothing on). Saturating: the skipped updates' dts (each finite)
+            // must not add up to infinity, which the evaluators refuse as a row's seconds.
+            let dt_s = (dt_s * time_scale).min(f32::MAX);
             *elapsed_s = if *due { dt_s } else { (*elapsed_s + dt_s).min(f32::MAX) };
             *due = frame.wrapping_add(u32::from(phase)) % rate == 0 || u32::from(*skipped) + 1 >= rate;
             if *due {

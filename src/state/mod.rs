@@ -50,6 +50,7 @@
 mod archetype;
 mod columns;
 mod crowd;
+mod direct;
 mod error;
 mod handle;
 mod lod;
@@ -59,6 +60,7 @@ pub use archetype::{AnimationEvent, Archetype, ClipBinding, EventId};
 pub use columns::CHARACTERS_PER_CHUNK;
 use crowd::Slot;
 pub use crowd::{CharacterBytes, Crowd, LayerReadback};
+pub use direct::{MAX_COMMANDS, StartPhases, TransitionCommand};
 pub use error::StateError;
 pub use handle::{ArchetypeId, CharacterHandle, MAX_CHARACTER_SLOTS, MAX_GENERATION, ParamId};
 pub use lod::UPDATE_RATES;

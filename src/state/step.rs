@@ -22,7 +22,7 @@ use glam::Vec2;
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
     CompiledGraph, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
-    ParamKind, ParamSlot, Source, Span, SwitchMode, Target,
+    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -106,6 +106,9 @@ pub(crate) struct LayerSlot<'a> {
     pub src_phase: &'a mut f32,
     pub src_loops: &'a mut u32,
     pub transition: &'a mut u16,
+    /// An imperative transition to take on this update ([`NO_INDEX`] when none): an index past
+    /// the graph's transitions, into [`StepContext::commands`].
+    pub pending: &'a mut u16,
     pub trans_time_s: &'a mut f32,
     pub trans_duration_s: &'a mut f32,
     pub flags: &'a mut u8,
@@ -214,6 +217,17 @@ fn rate(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> 
     rates.iter().zip(weights.iter()).map(|(r, w)| r * w).sum()
 }
 
+/// A state's signed playback speed this update: its authored `speed`, times its speed
+/// parameter's value when it has one (`speedParameter`; below 0 or NaN reads as 0, so the state
+/// holds: the direction is the authored sign's).
+#[inline]
+fn state_speed(st: &State, params: &ParamView<'_>, triggers: u64) -> f32 {
+    match st.speed_param {
+        None => st.speed,
+        Some(slot) => st.speed * params.number(slot, triggers).max(0.0),
+    }
+}
+
 /// A normalized transition's length in seconds: `duration` (a fraction of the state's length)
 /// at the state's `rate` (progress per second) times `|speed|`; a paused state (speed 0) at its
 /// rate alone. A speed so small that the quotient overflows (a subnormal one) makes the
@@ -293,15 +307,17 @@ pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<
 }
 
 /// The program a character just spawned shows until its first update: layer `layer`'s start
-/// state `start` at its beginning, no transition, as the state step would write it for a clock
+/// state `start` at `phase` (its start phase at spawn), no transition, as the state step would write it for a clock
 /// that has not run. Without it a character evaluated between its spawn and the next update
 /// would show the rig's rest pose for a frame.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_program(
     arch: &Archetype,
     layer: usize,
     start: usize,
     params: &ParamView<'_>,
     triggers: u64,
+    phase: f32,
     first_sample: u32,
     samples: &mut [ClipSample],
 ) -> LayerProgram {
@@ -309,8 +325,7 @@ pub(crate) fn start_program(
     let mut scratch = Scratch::new();
     let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
     leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
-    let num_target =
-        write_samples(arch, start, active_w, Side { phase: 0.0, loops: 0, advance: 0.0, share: 1.0 }, samples);
+    let num_target = write_samples(arch, start, active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, samples);
     LayerProgram {
         first_sample,
         num_target,
@@ -329,10 +344,24 @@ fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
     if g.states[state].root_motion && layer == 0 { LayerProgram::ROOT_MOTION } else { 0 }
 }
 
-/// Everything the step reads that is the same for every character.
+/// Everything the step reads that is the same for every character (and its time-scaled `dt`).
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
+    /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's own.
+    pub commands: &'a [Transition],
     pub dt_s: f32,
+}
+
+impl StepContext<'_> {
+    /// Transition `t`: the graph's, or past them an imperative one.
+    #[inline]
+    fn transition(&self, t: u16) -> &Transition {
+        let authored = &self.arch.graph.transitions;
+        match authored.get(t as usize) {
+            Some(tr) => tr,
+            None => &self.commands[t as usize - authored.len()],
+        }
+    }
 }
 
 /// Where one character's animation events go: the chunk's list, tagged with the character.
@@ -385,9 +414,9 @@ pub(crate) fn step_layer(
     leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
     let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
+    let active_speed = state_speed(active_state, params, triggers);
     let active_from = (*slot.loops, *slot.phase);
-    let active_clock =
-        advance(slot.phase, slot.loops, dt * active_state.speed.abs() * active_rate, active_state.looping);
+    let active_clock = advance(slot.phase, slot.loops, dt * active_speed.abs() * active_rate, active_state.looping);
 
     // 2. The transition in flight. A frozen snapshot's source state is not sampled, but with
     // events its clock runs all the same, so its events fire as a crossfade's would; exit-time
@@ -401,7 +430,8 @@ pub(crate) fn step_layer(
             leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
             let r = rate(arch, src, src_w);
             let st = &g.states[src];
-            let clock = advance(slot.src_phase, slot.src_loops, dt * st.speed.abs() * r, st.looping);
+            let speed = state_speed(st, params, triggers);
+            let clock = advance(slot.src_phase, slot.src_loops, dt * speed.abs() * r, st.looping);
             if source_is_state {
                 src_clock = clock;
             }
@@ -424,7 +454,7 @@ pub(crate) fn step_layer(
             NO_INDEX => Span::default(),
             p => g.states[p as usize].own,
         };
-        match g.transitions[*slot.transition as usize].interruption {
+        match ctx.transition(*slot.transition).interruption {
             Interruption::None => [Span::default(); 3],
             Interruption::Prev => [prev_own, any, Span::default()],
             Interruption::Next => [own, any, Span::default()],
@@ -433,7 +463,14 @@ pub(crate) fn step_layer(
         }
     };
     let mut taken = None;
-    'select: for span in lists {
+    // An imperative transition is taken as an authored one would be, whatever is in flight.
+    if *slot.pending != NO_INDEX {
+        let t = std::mem::replace(slot.pending, NO_INDEX);
+        if let Target::State(to) = ctx.transition(t).to {
+            taken = Some((t, to, 0));
+        }
+    }
+    'select: for span in if taken.is_some() { [Span::default(); 3] } else { lists } {
         for &t in &g.candidates[span.range()] {
             let tr = &g.transitions[t as usize];
             let clock = match tr.from {
@@ -459,7 +496,7 @@ pub(crate) fn step_layer(
     if with_events {
         events.layer_first = events.out.len();
         let layer_weight = if layer == 0 { 1.0 } else { layer_weight(g, layer, params, triggers) };
-        let in_flight = (*slot.transition != NO_INDEX).then(|| &g.transitions[*slot.transition as usize]);
+        let in_flight = (*slot.transition != NO_INDEX).then(|| ctx.transition(*slot.transition));
         let (active_share, source_share) = if taken.is_some() {
             // The state left (and a source still in flight) played this update as the last
             // pose showed them: the program is still the last update's.
@@ -504,14 +541,11 @@ pub(crate) fn step_layer(
     // so the evaluator can read its velocity.
     let mut step_back = None;
     if let Some((t, to, used)) = taken {
-        let tr = &g.transitions[t as usize];
+        let tr = ctx.transition(t);
         *consumed |= used;
         switched = true;
-        let duration_s = if tr.normalized {
-            normalized_duration_s(tr.duration, active_rate, active_state.speed)
-        } else {
-            tr.duration
-        };
+        let duration_s =
+            if tr.normalized { normalized_duration_s(tr.duration, active_rate, active_speed) } else { tr.duration };
         let cut = duration_s <= 0.0
             || matches!(
                 tr.switch,
@@ -556,11 +590,12 @@ pub(crate) fn step_layer(
     // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
     // pose held since it was last evaluated.
     let in_flight = *slot.transition != NO_INDEX;
-    if switched && in_flight && matches!(g.transitions[*slot.transition as usize].switch, SwitchMode::Inertialize(_)) {
+    if switched && in_flight && matches!(ctx.transition(*slot.transition).switch, SwitchMode::Inertialize(_)) {
         // The evaluator measures the destination's velocity over the time since it last
         // evaluated the character: one update at full rate, several when LOD skipped some.
         let dest = &g.states[*slot.active as usize];
-        step_back = Some((lod.elapsed_s * dest.speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
+        let speed = state_speed(dest, params, triggers);
+        step_back = Some((lod.elapsed_s * speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
     }
 
     // 5. The program.
@@ -569,7 +604,7 @@ pub(crate) fn step_layer(
     let mut target_weight = 1.0;
     let mut source_state = false;
     if in_flight {
-        let tr = &g.transitions[*slot.transition as usize];
+        let tr = ctx.transition(*slot.transition);
         flags |= LayerProgram::TRANSITIONING;
         program.transition = u32::from(*slot.transition);
         (program.mode, program.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
