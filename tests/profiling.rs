@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::RootDelta;
@@ -273,7 +273,7 @@ fn gpu_zones_never_end_after_the_cpu_stopped_waiting_for_them() {
         if alignments.last() != Some(&alignment) {
             alignments.push(alignment);
         }
-        let recorded = Instant::now();
+        let recorded = std::time::Instant::now();
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         if round % 10 == 9 {
             for stage in Stage::LAYERED {
@@ -284,7 +284,7 @@ fn gpu_zones_never_end_after_the_cpu_stopped_waiting_for_them() {
         profiler.resolve(&mut encoder);
         gpu.queue.submit([encoder.finish()]);
         gpu.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-        let waited = Instant::now();
+        let waited = std::time::Instant::now();
         let times = profiler.read_blocking().unwrap();
         let origin = times.origin.expect("timed zones with Tracy have a place on the CPU's clock");
         for zone in &times.zones {

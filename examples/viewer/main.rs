@@ -180,7 +180,8 @@ pub fn build_scene(args: &Args) -> Result<Scene, String> {
         Some(path) => Model::gltf(path)?,
         None => Model::demo()?,
     };
-    let mut scene = Scene::new(model, args.characters, args.mode, args.seed)?;
+    // A replayed script's character starts in step and at time scale 1, as throng-trace's.
+    let mut scene = Scene::new(model, args.characters, args.mode, args.seed, args.script.is_none())?;
     scene.set_lod(args.lod);
     Ok(scene)
 }

@@ -190,8 +190,10 @@ pub struct Scene {
 
 impl Scene {
     /// `num_characters` characters on a grid over the field, facing every way; `mode` indexes
-    /// the model's archetypes.
-    pub fn new(model: Model, num_characters: usize, mode: usize, seed: u64) -> Result<Self, String> {
+    /// the model's archetypes. `varied` spreads their start phases and time scales (see below);
+    /// without it every character starts at phase 0 and plays at time scale 1, as a
+    /// `throng-trace` script's character does, so that a replayed script matches it.
+    pub fn new(model: Model, num_characters: usize, mode: usize, seed: u64, varied: bool) -> Result<Self, String> {
         let spacing_m = 2.0 * model.height_m;
         let side = (num_characters as f32).sqrt().ceil().max(1.0);
         let field_half_m = 0.5 * side * spacing_m;
@@ -199,13 +201,20 @@ impl Scene {
         for (_, archetype) in &model.archetypes {
             let mut crowd = Crowd::new();
             let kind = crowd.add_archetype(archetype.clone());
-            // Spread start phases and time scales within ±10 %, so the crowd does not move in
-            // lockstep (the same every run: from the seed and the index).
-            let handles = crowd
-                .spawn_phased(kind, StartPhases::Spread { count: num_characters, seed })
-                .map_err(|e| e.to_string())?;
-            let scales: Vec<f32> = (0..num_characters).map(|i| 0.9 + 0.2 * ((i * 37) % 101) as f32 / 100.0).collect();
-            crowd.set_time_scale(&handles, &scales).map_err(|e| e.to_string())?;
+            // Varied: spread start phases and time scales within ±10 %, so the crowd does not
+            // move in lockstep (the same every run: from the seed and the index).
+            let in_step = vec![0.0; if varied { 0 } else { num_characters }];
+            let phases = if varied {
+                StartPhases::Spread { count: num_characters, seed }
+            } else {
+                StartPhases::Explicit(&in_step)
+            };
+            let handles = crowd.spawn_phased(kind, phases).map_err(|e| e.to_string())?;
+            if varied {
+                let scales: Vec<f32> =
+                    (0..num_characters).map(|i| 0.9 + 0.2 * ((i * 37) % 101) as f32 / 100.0).collect();
+                crowd.set_time_scale(&handles, &scales).map_err(|e| e.to_string())?;
+            }
             let params = if model.driven {
                 let p = |name: &str| crowd.param(kind, name).map_err(|e| format!("demo graph parameter {name}: {e}"));
                 Some(Params { speed: p("speed")?, jump: p("jump")?, lean: p("lean")?, wave: p("wave")? })
