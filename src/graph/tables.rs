@@ -245,8 +245,7 @@ impl CubicBezier {
     #[must_use]
     pub fn apply(self, x: f32) -> f32 {
         let x = f64::from(x);
-        // `!(x > 0)` catches NaN too.
-        if !(x > 0.0) {
+        if x.is_nan() || x <= 0.0 {
             return 0.0;
         }
         if x >= 1.0 {
