@@ -112,7 +112,10 @@ fn groups_choose_a_sub_machine_entry() {
             a = is_true("a"),
             b = is_true("b")
         ),
-        &format!(r#"{{ "from": "START", "to": "A" }}, {{ "from": "A", "to": "M", "conditions": [{}] }}"#, is_true("go")),
+        &format!(
+            r#"{{ "from": "START", "to": "A" }}, {{ "from": "A", "to": "M", "conditions": [{}] }}"#,
+            is_true("go")
+        ),
         &[param("go", "BOOLEAN", "false"), param("a", "BOOLEAN", "false"), param("b", "BOOLEAN", "false")].join(", "),
     );
     assert_eq!(run(&g, r#"{ "go": true, "b": true }"#), ["A", "M.Fast", "M.Fast"]);
@@ -127,10 +130,7 @@ fn shape_error(json: &str) -> (String, String) {
 }
 
 fn with_groups(groups: &str) -> String {
-    abc(
-        &format!(r#"{{ "from": "A", "to": "B", "conditionGroups": {groups} }}"#),
-        &param("a", "BOOLEAN", "false"),
-    )
+    abc(&format!(r#"{{ "from": "A", "to": "B", "conditionGroups": {groups} }}"#), &param("a", "BOOLEAN", "false"))
 }
 
 #[test]
@@ -269,14 +269,14 @@ fn compared_parameters_of_different_types_are_refused() {
 
 /// `y` of CSS's `cubic-bezier(x1, y1, x2, y2)` at `x`, from 50-digit decimal bisection (Python's
 /// `decimal`, 200 halvings), for the points 0.1, 0.25, 0.5, 0.75, 0.9.
-const EASE: [(f32, f32); 5] = [
+const EASE: [(f32, f64); 5] = [
     (0.1, 0.094_796_305_716_043_25),
     (0.25, 0.408_510_591_355_395_9),
     (0.5, 0.802_403_387_584_857),
     (0.75, 0.960_458_978_348_974_1),
     (0.9, 0.994_316_477_484_556_4),
 ];
-const EASE_IN_OUT: [(f32, f32); 5] = [
+const EASE_IN_OUT: [(f32, f64); 5] = [
     (0.1, 0.019_722_453_548_311_2),
     (0.25, 0.129_161_931_047_319_8),
     (0.5, 0.5),
@@ -291,7 +291,7 @@ fn cubic_bezier_matches_css_at_known_points() {
     for (curve, table) in [(ease, EASE), (ease_in_out, EASE_IN_OUT)] {
         for (x, y) in table {
             let got = curve.apply(x);
-            assert!((got - y).abs() <= 1e-6, "{curve:?} at {x}: {got}, CSS {y}");
+            assert!((f64::from(got) - y).abs() <= 1e-6, "{curve:?} at {x}: {got}, CSS {y}");
         }
         assert_eq!(curve.apply(0.0), 0.0);
         assert_eq!(curve.apply(1.0), 1.0);
@@ -325,7 +325,8 @@ fn cubic_bezier_is_monotone_and_nan_free_at_the_extremes() {
             }
         }
     }
-    for bad in [[1.5, 0.0, 0.5, 1.0], [0.0, -0.1, 0.5, 1.0], [0.0, 0.0, f32::NAN, 1.0], [0.0, 0.0, 0.5, f32::INFINITY]] {
+    for bad in [[1.5, 0.0, 0.5, 1.0], [0.0, -0.1, 0.5, 1.0], [0.0, 0.0, f32::NAN, 1.0], [0.0, 0.0, 0.5, f32::INFINITY]]
+    {
         assert!(CubicBezier::new(bad[0], bad[1], bad[2], bad[3]).is_none(), "{bad:?}");
     }
 }
@@ -365,7 +366,7 @@ fn cubic_bezier_easing_loads_and_shapes_the_crossfade() {
     let expected = [(0.25, EASE[1].1), (0.5, EASE[2].1), (0.75, EASE[3].1)];
     for ((progress, weight), (p, w)) in seen.iter().zip(expected) {
         assert_eq!(*progress, p, "{seen:?}");
-        assert!((weight - w).abs() <= 1e-6, "progress {p}: weight {weight}, CSS {w}; {seen:?}");
+        assert!((f64::from(*weight) - w).abs() <= 1e-6, "progress {p}: weight {weight}, CSS {w}; {seen:?}");
     }
 }
 

@@ -16,8 +16,8 @@ use glam::Vec2;
 
 use super::format::{
     BlendTreeDesc, BlendTypeDesc, ComparandDesc, ConditionDesc, ConditionValueDesc, EasingDesc, GraphDesc,
-    InterruptionDesc, LayerBlendDesc, LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc, SwitchDesc,
-    SwitchModeDesc, TransitionDesc,
+    InterruptionDesc, LayerBlendDesc, LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc,
+    SwitchDesc, SwitchModeDesc, TransitionDesc,
 };
 use super::tables::*;
 use super::*;
@@ -599,7 +599,8 @@ impl Compiler {
                 PredicateDesc::NotEqualTo => Predicate::NotEqualTo,
             };
             let equality = matches!(predicate, Predicate::EqualTo | Predicate::NotEqualTo);
-            let bit = |slot: ParamSlot| if slot.kind == ParamKind::Trigger { 1u64 << (slot.column as u32 % 64) } else { 0 };
+            let bit =
+                |slot: ParamSlot| if slot.kind == ParamKind::Trigger { 1u64 << (slot.column as u32 % 64) } else { 0 };
             let literal = match &c.value {
                 ComparandDesc::Value(v) => *v,
                 ComparandDesc::Parameter(other) => {

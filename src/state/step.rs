@@ -21,8 +21,8 @@ use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
-    CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
-    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
+    CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
+    NO_INDEX, ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
