@@ -15,8 +15,9 @@ use std::collections::hash_map::Entry;
 use glam::Vec2;
 
 use super::format::{
-    BlendTreeDesc, BlendTypeDesc, ConditionValueDesc, EasingDesc, GraphDesc, InterruptionDesc, LayerBlendDesc,
-    LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc, SwitchDesc, SwitchModeDesc, TransitionDesc,
+    BlendTreeDesc, BlendTypeDesc, ComparandDesc, ConditionDesc, ConditionValueDesc, EasingDesc, GraphDesc,
+    InterruptionDesc, LayerBlendDesc, LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc,
+    SwitchDesc, SwitchModeDesc, TransitionDesc,
 };
 use super::tables::*;
 use super::*;
@@ -73,9 +74,10 @@ fn limits(desc: &GraphDesc) -> Vec<GraphProblem> {
             let machine_at = Location { machine: (!path.is_empty()).then(|| path.clone()), ..layer_at.clone() };
             num_transitions += transitions.len();
             for (index, t) in transitions.iter().enumerate() {
-                if t.conditions.len() > MAX_CONDITIONS {
+                let count = t.conditions.len() + t.condition_groups.iter().map(Vec::len).sum::<usize>();
+                if count > MAX_CONDITIONS {
                     let at = Location { transition: Some(index), ..machine_at.clone() };
-                    too_many(&mut problems, &at, "conditions", t.conditions.len(), MAX_CONDITIONS);
+                    too_many(&mut problems, &at, "conditions", count, MAX_CONDITIONS);
                 }
             }
             for s in states {
@@ -144,6 +146,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             transitions: Vec::new(),
             candidates: Vec::new(),
             conditions: Vec::new(),
+            condition_groups: Vec::new(),
             nodes: Vec::new(),
             spaces: Vec::new(),
             space_info: Vec::new(),
@@ -245,12 +248,19 @@ impl Compiler {
     }
 
     fn switch(&mut self, s: &SwitchDesc, at: &Location) -> (SwitchMode, Easing) {
+        let mut bad = |message: &str| {
+            problem(&mut self.problems, at, ProblemKind::BadSwitch { message: message.to_owned() });
+        };
         let easing = match s.easing {
             EasingDesc::Linear => Easing::Linear,
             EasingDesc::Smoothstep => Easing::Smoothstep,
-        };
-        let mut bad = |message: &str| {
-            problem(&mut self.problems, at, ProblemKind::BadSwitch { message: message.to_owned() });
+            EasingDesc::CubicBezier([x1, y1, x2, y2]) => match CubicBezier::new(x1, y1, x2, y2) {
+                Some(curve) => Easing::CubicBezier(curve),
+                None => {
+                    bad("`cubicBezier` is [x1, y1, x2, y2], each in [0, 1]");
+                    Easing::Linear
+                }
+            },
         };
         if s.mode != SwitchModeDesc::Inertialize && (s.quintic.is_some() || s.spring.is_some()) {
             bad("`quintic` and `spring` apply to mode \"inertialize\" only");
@@ -446,7 +456,7 @@ impl Compiler {
                 self.check_exit_time(&compiled, from, &at);
                 if let Source::Start(_) = from {
                     has_entry = true;
-                    takable_entry |= compiled.conditions.is_empty();
+                    takable_entry |= compiled.unconditional();
                 }
                 compiled.self_transition = t.from == t.to && matches!(from, Source::State(_) | Source::Machine(_));
                 compiled.from = from;
@@ -518,47 +528,21 @@ impl Compiler {
             Some(s) => self.switch(s, at),
             None => self.default_switch,
         };
-        let first = self.g.conditions.len() as u32;
         let mut triggers = 0u64;
-        for (ci, c) in t.conditions.iter().enumerate() {
-            let at = Location { condition: Some(ci), ..at.clone() };
-            let Some(slot) = self.param(&c.parameter, &at) else {
+        let mut compares_parameters = false;
+        let conditions = self.conditions(&t.conditions, at, &mut triggers, &mut compares_parameters, &mut ok);
+        let first_group = self.g.condition_groups.len() as u32;
+        for (gi, group) in t.condition_groups.iter().enumerate() {
+            let at = Location { group: Some(gi), ..at.clone() };
+            if group.is_empty() {
+                problem(&mut self.problems, &at, ProblemKind::EmptyConditionGroup);
                 ok = false;
-                continue;
-            };
-            let predicate = match c.predicate {
-                PredicateDesc::GreaterThan => Predicate::GreaterThan,
-                PredicateDesc::LessThan => Predicate::LessThan,
-                PredicateDesc::GreaterThanEqualTo => Predicate::GreaterThanEqualTo,
-                PredicateDesc::LessThanEqualTo => Predicate::LessThanEqualTo,
-                PredicateDesc::EqualTo => Predicate::EqualTo,
-                PredicateDesc::NotEqualTo => Predicate::NotEqualTo,
-            };
-            let equality = matches!(predicate, Predicate::EqualTo | Predicate::NotEqualTo);
-            let value = match (slot.kind, c.value) {
-                (ParamKind::Float | ParamKind::Int, ConditionValueDesc::Number(v)) if v.is_finite() => Some(v),
-                (ParamKind::Bool | ParamKind::Trigger, ConditionValueDesc::Bool(b)) if equality => {
-                    Some(if b { 1.0 } else { 0.0 })
-                }
-                _ => None,
-            };
-            let Some(value) = value else {
-                let kind = ProblemKind::ConditionType {
-                    parameter_type: slot.kind.name(),
-                    predicate: predicate_name(predicate),
-                    value: value_text(&c.value),
-                };
-                let at = Location { parameter: Some(c.parameter.clone()), ..at };
-                problem(&mut self.problems, &at, kind);
-                ok = false;
-                continue;
-            };
-            if slot.kind == ParamKind::Trigger {
-                triggers |= 1u64 << (slot.column as u32 % 64);
             }
-            self.g.conditions.push(Condition { param: slot, predicate, value, value_f32: value as f32 });
+            let mut group_triggers = 0u64;
+            let conditions = self.conditions(group, &at, &mut group_triggers, &mut compares_parameters, &mut ok);
+            self.g.condition_groups.push(ConditionGroup { conditions, triggers: group_triggers });
         }
-        let conditions = Span { start: first, end: self.g.conditions.len() as u32 };
+        let groups = Span { start: first_group, end: self.g.condition_groups.len() as u32 };
         ok.then_some(Transition {
             layer,
             machine,
@@ -580,9 +564,97 @@ impl Compiler {
             priority: t.priority,
             conditions,
             triggers,
+            groups,
+            compares_parameters,
             switch,
             easing,
         })
+    }
+
+    /// Compiles one list of conditions (a transition's `conditions` or one of its groups) into
+    /// `self.g.conditions`, adding the trigger bits they read to `triggers`, setting
+    /// `compares_parameters` for a parameter-against-parameter condition, and clearing `ok` on
+    /// a problem.
+    fn conditions(
+        &mut self,
+        list: &[ConditionDesc],
+        at: &Location,
+        triggers: &mut u64,
+        compares_parameters: &mut bool,
+        ok: &mut bool,
+    ) -> Span {
+        let first = self.g.conditions.len() as u32;
+        for (ci, c) in list.iter().enumerate() {
+            let at = Location { condition: Some(ci), ..at.clone() };
+            let Some(slot) = self.param(&c.parameter, &at) else {
+                *ok = false;
+                continue;
+            };
+            let predicate = match c.predicate {
+                PredicateDesc::GreaterThan => Predicate::GreaterThan,
+                PredicateDesc::LessThan => Predicate::LessThan,
+                PredicateDesc::GreaterThanEqualTo => Predicate::GreaterThanEqualTo,
+                PredicateDesc::LessThanEqualTo => Predicate::LessThanEqualTo,
+                PredicateDesc::EqualTo => Predicate::EqualTo,
+                PredicateDesc::NotEqualTo => Predicate::NotEqualTo,
+            };
+            let equality = matches!(predicate, Predicate::EqualTo | Predicate::NotEqualTo);
+            let bit =
+                |slot: ParamSlot| if slot.kind == ParamKind::Trigger { 1u64 << (slot.column as u32 % 64) } else { 0 };
+            let literal = match &c.value {
+                ComparandDesc::Value(v) => *v,
+                ComparandDesc::Parameter(other) => {
+                    let Some(other_slot) = self.param(&other.parameter, &at) else {
+                        *ok = false;
+                        continue;
+                    };
+                    let boolean = matches!(slot.kind, ParamKind::Bool | ParamKind::Trigger);
+                    if other_slot.kind != slot.kind || (boolean && !equality) {
+                        let kind = ProblemKind::ComparedParameters {
+                            parameter_type: slot.kind.name(),
+                            predicate: predicate_name(predicate),
+                            other: other.parameter.clone(),
+                            other_type: other_slot.kind.name(),
+                        };
+                        let at = Location { parameter: Some(c.parameter.clone()), ..at };
+                        problem(&mut self.problems, &at, kind);
+                        *ok = false;
+                        continue;
+                    }
+                    *triggers |= bit(slot) | bit(other_slot);
+                    *compares_parameters = true;
+                    self.g.conditions.push(Condition {
+                        param: slot,
+                        predicate,
+                        against: Some(other_slot),
+                        value: 0.0,
+                        value_f32: 0.0,
+                    });
+                    continue;
+                }
+            };
+            let value = match (slot.kind, literal) {
+                (ParamKind::Float | ParamKind::Int, ConditionValueDesc::Number(v)) if v.is_finite() => Some(v),
+                (ParamKind::Bool | ParamKind::Trigger, ConditionValueDesc::Bool(b)) if equality => {
+                    Some(if b { 1.0 } else { 0.0 })
+                }
+                _ => None,
+            };
+            let Some(value) = value else {
+                let kind = ProblemKind::ConditionType {
+                    parameter_type: slot.kind.name(),
+                    predicate: predicate_name(predicate),
+                    value: value_text(&literal),
+                };
+                let at = Location { parameter: Some(c.parameter.clone()), ..at };
+                problem(&mut self.problems, &at, kind);
+                *ok = false;
+                continue;
+            };
+            *triggers |= bit(slot);
+            self.g.conditions.push(Condition { param: slot, predicate, against: None, value, value_f32: value as f32 });
+        }
+        Span { start: first, end: self.g.conditions.len() as u32 }
     }
 
     fn state(&mut self, layer: u16, machine: u16, path: &str, s: &StateDesc, at: &Location) -> u16 {
@@ -839,7 +911,7 @@ impl Compiler {
                 self.g.candidates[span.range()]
                     .iter()
                     .map(|&t| &self.g.transitions[t as usize])
-                    .find(|t| t.conditions.is_empty())
+                    .find(|t| t.unconditional())
                     .map(|t| t.to)
             };
             target = match target {
@@ -925,6 +997,8 @@ fn synthetic_entry(layer: u16, machine: u16, to: Target) -> Transition {
         priority: 0.0,
         conditions: Span::default(),
         triggers: 0,
+        groups: Span::default(),
+        compares_parameters: false,
         switch: SwitchMode::Cut,
         easing: Easing::Linear,
     }

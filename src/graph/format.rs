@@ -173,6 +173,9 @@ pub struct TransitionDesc {
     pub interruption: InterruptionDesc,
     /// `conditions`, all of which must hold.
     pub conditions: Vec<ConditionDesc>,
+    /// `conditionGroups` (throng extension): when not empty, at least one group must hold
+    /// too, every condition of it (an OR of ANDs). Each group holds at least one condition.
+    pub condition_groups: Vec<Vec<ConditionDesc>>,
     /// `switch` (throng extension); the graph's default when absent.
     pub switch: Option<SwitchDesc>,
 }
@@ -218,8 +221,27 @@ pub struct ConditionDesc {
     pub parameter: String,
     /// `predicate`.
     pub predicate: PredicateDesc,
-    /// `value`: a number for FLOAT/INTEGER parameters, a boolean for BOOLEAN/TRIGGER.
-    pub value: ConditionValueDesc,
+    /// `value`: a number for FLOAT/INTEGER parameters, a boolean for BOOLEAN/TRIGGER, or
+    /// another parameter of the same type.
+    pub value: ComparandDesc,
+}
+
+/// What a condition compares its parameter with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ComparandDesc {
+    /// A literal.
+    Value(ConditionValueDesc),
+    /// `{ "parameter": "name" }` (throng extension): another parameter's value.
+    Parameter(ParameterRefDesc),
+}
+
+/// `{ "parameter": "name" }`: a condition's value read from another parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParameterRefDesc {
+    /// The other parameter's name.
+    pub parameter: String,
 }
 
 /// A condition's comparison value.
@@ -310,7 +332,7 @@ pub enum SwitchModeDesc {
 }
 
 /// Weight easing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[allow(missing_docs)]
 pub enum EasingDesc {
     #[default]
@@ -318,6 +340,9 @@ pub enum EasingDesc {
     Linear,
     #[serde(rename = "smoothstep")]
     Smoothstep,
+    /// `{ "cubicBezier": [x1, y1, x2, y2] }`, as CSS's `cubic-bezier(x1, y1, x2, y2)`.
+    #[serde(rename = "cubicBezier")]
+    CubicBezier([f32; 4]),
 }
 
 /// Quintic inertialization options.
@@ -424,6 +449,8 @@ struct RawTransition {
     interruption: Option<InterruptionDesc>,
     #[serde(default)]
     conditions: Option<Value>,
+    #[serde(rename = "conditionGroups", default)]
+    condition_groups: Option<Value>,
     #[serde(default)]
     switch: Option<Value>,
 }
@@ -822,6 +849,7 @@ fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Resu
             return Err(shape(&format!("{path}.conditions"), "conditions are an array or an object keyed by id"));
         }
     };
+    let condition_groups = read_condition_groups(raw.condition_groups.as_ref(), &format!("{path}.conditionGroups"))?;
     let switch = match &raw.switch {
         None | Some(Value::Null) => None,
         Some(v) => Some(read_switch(v, &format!("{path}.switch"))?),
@@ -836,8 +864,30 @@ fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Resu
         offset: raw.offset.unwrap_or(0.0),
         interruption: raw.interruption.unwrap_or_default(),
         conditions,
+        condition_groups,
         switch,
     })
+}
+
+/// `conditionGroups`: a non-empty array of non-empty arrays of conditions.
+fn read_condition_groups(value: Option<&Value>, path: &str) -> Result<Vec<Vec<ConditionDesc>>, GraphError> {
+    let groups = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(groups)) if !groups.is_empty() => groups,
+        Some(_) => return Err(shape(path, "`conditionGroups` is a non-empty array of groups")),
+    };
+    groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| match group {
+            Value::Array(list) if !list.is_empty() => list
+                .iter()
+                .enumerate()
+                .map(|(i, c)| parse(c, &format!("{path}[{g}][{i}]")))
+                .collect::<Result<Vec<_>, _>>(),
+            _ => Err(shape(&format!("{path}[{g}]"), "a condition group is a non-empty array of conditions")),
+        })
+        .collect()
 }
 
 /// `"cut"` is shorthand for `{ "mode": "cut" }`.

@@ -125,7 +125,9 @@ pub struct Location {
     pub machine: Option<String>,
     /// Index of the transition in its machine's `transitions` list.
     pub transition: Option<usize>,
-    /// Index of the condition in its transition's `conditions`.
+    /// Index of the group in its transition's `conditionGroups`, for a condition of a group.
+    pub group: Option<usize>,
+    /// Index of the condition in its transition's `conditions` (in its group's, with `group`).
     pub condition: Option<usize>,
     /// Parameter name.
     pub parameter: Option<String>,
@@ -145,6 +147,9 @@ impl fmt::Display for Location {
         }
         if let Some(t) = self.transition {
             parts.push(format!("transition {t}"));
+        }
+        if let Some(g) = self.group {
+            parts.push(format!("condition group {g}"));
         }
         if let Some(c) = self.condition {
             parts.push(format!("condition {c}"));
@@ -213,6 +218,21 @@ pub enum ProblemKind {
         /// The value, as written.
         value: String,
     },
+    /// A condition compares two parameters of different types, or orders two booleans.
+    #[error("a {parameter_type} parameter cannot be compared with {predicate} the {other_type} parameter {other:?}")]
+    ComparedParameters {
+        /// The parameter's type.
+        parameter_type: &'static str,
+        /// The predicate.
+        predicate: &'static str,
+        /// The parameter compared with.
+        other: String,
+        /// Its type.
+        other_type: &'static str,
+    },
+    /// A transition's condition group holds no condition (it would always hold).
+    #[error("a condition group holds no condition")]
+    EmptyConditionGroup,
     /// A parameter's default value does not suit its type.
     #[error("default value {value} does not suit a {parameter_type} parameter")]
     ParameterDefault {

@@ -129,18 +129,31 @@ impl Predicate {
     }
 }
 
-/// One condition of a transition: `parameter predicate value`.
+/// One condition of a transition: `parameter predicate value`, or `parameter predicate other`
+/// when it compares two parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Condition {
     /// The parameter read.
     pub param: ParamSlot,
     /// The comparison.
     pub predicate: Predicate,
+    /// A parameter of the same kind compared with instead of the value (`"value":
+    /// {"parameter": …}`); `value` and `value_f32` are then 0.
+    pub against: Option<ParamSlot>,
     /// The value for INTEGER parameters (compared exactly in `f64`); 0/1 for booleans.
     pub value: f64,
     /// The value for FLOAT parameters, rounded once to `f32` so that a parameter set to the
     /// same literal compares equal.
     pub value_f32: f32,
+}
+
+/// One group of a transition's `conditionGroups`: its conditions all hold for the group to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConditionGroup {
+    /// Its conditions in [`CompiledGraph::conditions`].
+    pub conditions: Span,
+    /// Trigger bits its conditions read; consumed when the group holds and the transition is taken.
+    pub triggers: u64,
 }
 
 /// Which transitions may interrupt one in flight (PlayCanvas `interruptionSource`).
@@ -160,13 +173,15 @@ pub enum Interruption {
 }
 
 /// How a transition's weight moves from 0 to 1.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Easing {
     /// `w = p`.
     #[default]
     Linear,
     /// `w = p²(3 − 2p)`: no kink at either end.
     Smoothstep,
+    /// CSS's `cubic-bezier(x1, y1, x2, y2)`.
+    CubicBezier(CubicBezier),
 }
 
 impl Easing {
@@ -178,7 +193,89 @@ impl Easing {
         match self {
             Self::Linear => p,
             Self::Smoothstep => p * p * (3.0 - 2.0 * p),
+            Self::CubicBezier(curve) => curve.apply(p),
         }
+    }
+}
+
+/// A cubic Bézier easing curve as CSS's `cubic-bezier(x1, y1, x2, y2)`: the curve from (0, 0)
+/// to (1, 1) with control points (x1, y1) and (x2, y2), read as `y` at `x` = progress.
+///
+/// Every coordinate lies in [0, 1], so the curve is a function of `x` and its `y` never leaves
+/// [0, 1] (CSS allows `y` outside; a transition weight may not overshoot). Within those bounds
+/// the curve is also non-decreasing.
+///
+/// ```
+/// use throng::graph::CubicBezier;
+///
+/// let ease = CubicBezier::new(0.25, 0.1, 0.25, 1.0).expect("in bounds");
+/// assert_eq!(ease.apply(0.0), 0.0);
+/// assert_eq!(ease.apply(1.0), 1.0);
+/// assert!((ease.apply(0.5) - 0.802_403_4).abs() < 1e-6);
+/// assert!(CubicBezier::new(1.5, 0.0, 0.5, 1.0).is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicBezier {
+    x1: f32,
+    y1: f32,
+    x2: f32,
+    y2: f32,
+}
+
+impl CubicBezier {
+    /// The curve with control points (x1, y1) and (x2, y2); `None` unless all four are in
+    /// [0, 1] (NaN is not).
+    #[must_use]
+    pub fn new(x1: f32, y1: f32, x2: f32, y2: f32) -> Option<Self> {
+        [x1, y1, x2, y2].iter().all(|v| (0.0..=1.0).contains(v)).then_some(Self { x1, y1, x2, y2 })
+    }
+
+    /// The control points as `[x1, y1, x2, y2]`.
+    #[must_use]
+    pub fn points(self) -> [f32; 4] {
+        [self.x1, self.y1, self.x2, self.y2]
+    }
+
+    /// `y` where the curve's `x` is `x` (clamped to [0, 1], NaN read as 0); exactly 0 and 1 at
+    /// the ends.
+    ///
+    /// Solves `x(t) = x` in `f64` by Newton's method from `t = x`, falling back to bisection
+    /// (which always converges, `x(t)` being non-decreasing) when a step leaves the bracket or
+    /// the slope vanishes.
+    #[must_use]
+    pub fn apply(self, x: f32) -> f32 {
+        let x = f64::from(x);
+        if x.is_nan() || x <= 0.0 {
+            return 0.0;
+        }
+        if x >= 1.0 {
+            return 1.0;
+        }
+        // Power-basis coefficients of B(t) = 3(1−t)²t·p1 + 3(1−t)t²·p2 + t³.
+        let coefficients = |p1: f32, p2: f32| {
+            let c = 3.0 * f64::from(p1);
+            let b = 3.0 * (f64::from(p2) - f64::from(p1)) - c;
+            (1.0 - c - b, b, c)
+        };
+        let (ax, bx, cx) = coefficients(self.x1, self.x2);
+        let (ay, by, cy) = coefficients(self.y1, self.y2);
+        let x_at = |t: f64| ((ax * t + bx) * t + cx) * t;
+        let (mut lo, mut hi, mut t) = (0.0_f64, 1.0_f64, x);
+        for _ in 0..64 {
+            let error = x_at(t) - x;
+            if error.abs() < 1e-12 {
+                break;
+            }
+            if error < 0.0 {
+                lo = t;
+            } else {
+                hi = t;
+            }
+            let slope = (3.0 * ax * t + 2.0 * bx) * t + cx;
+            let newton = t - error / slope;
+            t = if slope > 1e-9 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+        }
+        (((ay * t + by) * t + cy) * t).clamp(0.0, 1.0) as f32
     }
 }
 
@@ -263,10 +360,16 @@ pub struct Transition {
     pub interruption: Interruption,
     /// Priority as authored (lower first).
     pub priority: f64,
-    /// Its conditions in [`CompiledGraph::conditions`].
+    /// Its conditions in [`CompiledGraph::conditions`], all of which must hold.
     pub conditions: Span,
     /// Trigger bits its conditions read; consumed when it is taken.
     pub triggers: u64,
+    /// Its `conditionGroups` in [`CompiledGraph::condition_groups`]: when not empty, at least
+    /// one of them must hold too (besides every condition of `conditions`).
+    pub groups: Span,
+    /// Whether a condition of `conditions` or `groups` compares two parameters. With it false
+    /// and `groups` empty the state step tests the plain list of conditions alone.
+    pub compares_parameters: bool,
     /// Switch mode.
     pub switch: SwitchMode,
     /// Weight easing.
@@ -277,7 +380,13 @@ impl Transition {
     /// Neither conditions nor exit time: can be taken whenever it is considered.
     #[must_use]
     pub fn always_takable(&self) -> bool {
-        self.conditions.is_empty() && self.exit_time <= 0.0
+        self.unconditional() && self.exit_time <= 0.0
+    }
+
+    /// Neither conditions nor condition groups.
+    #[must_use]
+    pub fn unconditional(&self) -> bool {
+        self.conditions.is_empty() && self.groups.is_empty()
     }
 }
 
@@ -460,6 +569,7 @@ pub struct CompiledGraph {
     pub(crate) transitions: Vec<Transition>,
     pub(crate) candidates: Vec<u16>,
     pub(crate) conditions: Vec<Condition>,
+    pub(crate) condition_groups: Vec<ConditionGroup>,
     pub(crate) nodes: Vec<MotionNode>,
     pub(crate) spaces: Vec<BlendSpace>,
     pub(crate) space_info: Vec<SpaceInfo>,
@@ -479,6 +589,7 @@ impl std::fmt::Debug for CompiledGraph {
             .field("machines", &self.machines)
             .field("transitions", &self.transitions)
             .field("conditions", &self.conditions)
+            .field("condition_groups", &self.condition_groups)
             .field("nodes", &self.nodes)
             .field("spaces", &self.space_info)
             .field("leaves", &self.leaves)
@@ -495,6 +606,7 @@ impl PartialEq for CompiledGraph {
             && self.transitions == other.transitions
             && self.candidates == other.candidates
             && self.conditions == other.conditions
+            && self.condition_groups == other.condition_groups
             && self.nodes == other.nodes
             && self.space_info == other.space_info
             && self.direct_params == other.direct_params
@@ -591,6 +703,12 @@ impl CompiledGraph {
     #[must_use]
     pub fn conditions(&self) -> &[Condition] {
         &self.conditions
+    }
+
+    /// Condition groups (`conditionGroups`) of every transition.
+    #[must_use]
+    pub fn condition_groups(&self) -> &[ConditionGroup] {
+        &self.condition_groups
     }
 
     /// Motion nodes of every state.

@@ -240,6 +240,8 @@ impl Crowd {
                 priority: 0.0,
                 conditions: Span::default(),
                 triggers: 0,
+                groups: Span::default(),
+                compares_parameters: false,
                 switch: command.switch.unwrap_or(default_switch),
                 easing: command.easing.unwrap_or(default_easing),
             };

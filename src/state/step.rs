@@ -21,8 +21,8 @@ use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
-    CompiledGraph, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode, NO_INDEX,
-    ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
+    CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
+    NO_INDEX, ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -94,6 +94,12 @@ impl ParamView<'_> {
             }
             ParamKind::Trigger => f32::from(u8::from(triggers >> (col % 64) & 1 == 1)),
         }
+    }
+
+    /// An INTEGER parameter's value (0 for a missing column).
+    #[inline]
+    fn int(&self, slot: ParamSlot) -> i32 {
+        self.ints.get(slot.column as usize).and_then(|col| col.get(self.row)).copied().unwrap_or(0)
     }
 }
 
@@ -263,16 +269,59 @@ fn advance(phase: &mut f32, loops: &mut u32, delta: f32, looping: bool) -> Clock
     Clock { before, now: *loops as f32 + *phase, looping }
 }
 
+/// Whether every condition of `span`, none comparing two parameters, holds.
 #[inline]
 fn conditions_hold(g: &CompiledGraph, span: Span, params: &ParamView<'_>, triggers: u64) -> bool {
-    g.conditions[span.range()].iter().all(|c| match c.param.kind {
+    g.conditions[span.range()].iter().all(|c| literal_holds(c, params, triggers))
+}
+
+/// Whether a condition against its literal value holds.
+#[inline(always)]
+fn literal_holds(c: &Condition, params: &ParamView<'_>, triggers: u64) -> bool {
+    match c.param.kind {
         ParamKind::Float => c.predicate.test(params.number(c.param, triggers), c.value_f32),
-        ParamKind::Int => {
-            let v = params.ints.get(c.param.column as usize).and_then(|col| col.get(params.row)).copied().unwrap_or(0);
-            c.predicate.test(f64::from(v), c.value)
-        }
+        ParamKind::Int => c.predicate.test(f64::from(params.int(c.param)), c.value),
         ParamKind::Bool | ParamKind::Trigger => c.predicate.test(f64::from(params.number(c.param, triggers)), c.value),
-    })
+    }
+}
+
+/// Whether a transition's conditions hold and, when they do, the trigger bits taking it
+/// consumes. A transition with neither condition groups nor parameter comparisons tests its
+/// plain list, as it always has; the rest go out of line.
+#[inline]
+fn transition_holds(g: &CompiledGraph, tr: &Transition, params: &ParamView<'_>, triggers: u64) -> Option<u64> {
+    if tr.groups.is_empty() && !tr.compares_parameters {
+        return conditions_hold(g, tr.conditions, params, triggers).then_some(tr.triggers);
+    }
+    extended_holds(g, tr, params, triggers)
+}
+
+/// [`transition_holds`] for a transition with condition groups or parameter comparisons:
+/// every condition of `conditions`, and at least one group when it has any. The triggers
+/// consumed are those of `conditions` and of every group that holds.
+#[inline(never)]
+fn extended_holds(g: &CompiledGraph, tr: &Transition, params: &ParamView<'_>, triggers: u64) -> Option<u64> {
+    let all = |span: Span| g.conditions[span.range()].iter().all(|c| condition_holds(c, params, triggers));
+    if !all(tr.conditions) {
+        return None;
+    }
+    if tr.groups.is_empty() {
+        return Some(tr.triggers);
+    }
+    let held = g.condition_groups[tr.groups.range()].iter().filter(|group| all(group.conditions));
+    held.fold(None, |used, group| Some(used.unwrap_or(tr.triggers) | group.triggers))
+}
+
+/// Whether a condition holds, against its literal or the parameter it compares with (of the
+/// same kind, as validation guarantees).
+fn condition_holds(c: &Condition, params: &ParamView<'_>, triggers: u64) -> bool {
+    let Some(other) = c.against else {
+        return literal_holds(c, params, triggers);
+    };
+    match c.param.kind {
+        ParamKind::Int => c.predicate.test(params.int(c.param), params.int(other)),
+        _ => c.predicate.test(params.number(c.param, triggers), params.number(other, triggers)),
+    }
 }
 
 /// Follows entries and exits to an animation state, collecting the triggers their
@@ -281,8 +330,8 @@ fn resolve(g: &CompiledGraph, mut target: Target, params: &ParamView<'_>, trigge
     for _ in 0..4 * (MAX_MACHINE_DEPTH + 1) {
         let pick = |span: Span, used: &mut u64| {
             g.candidates[span.range()].iter().map(|&t| &g.transitions[t as usize]).find_map(|t| {
-                conditions_hold(g, t.conditions, params, triggers).then(|| {
-                    *used |= t.triggers;
+                transition_holds(g, t, params, triggers).map(|consumed| {
+                    *used |= consumed;
                     t.to
                 })
             })
@@ -478,10 +527,12 @@ pub(crate) fn step_layer(
                 Source::State(_) => src_clock,
                 _ => active_clock,
             };
-            if !clock.gate_open(tr.exit_time) || !conditions_hold(g, tr.conditions, params, triggers) {
+            if !clock.gate_open(tr.exit_time) {
                 continue;
             }
-            let mut used = tr.triggers;
+            let Some(mut used) = transition_holds(g, tr, params, triggers) else {
+                continue;
+            };
             let to = resolve(g, tr.to, params, triggers, &mut used);
             if to as usize == active && !tr.self_transition {
                 continue;
