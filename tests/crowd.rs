@@ -8,11 +8,9 @@ use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd,
 use throng::trace::{TraceLine, run_script};
 
 mod support;
-use support::drive::{
-    LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS, drive, locomotion_bindings, profile_jumps, profile_speed,
-    profile_waves,
-};
+use support::drive::{drive, locomotion_bindings, profile_jumps, profile_speed, profile_waves};
 use support::files::TempDir;
+use support::locomotion::{LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS};
 
 const DT: f32 = 1.0 / 30.0;
 const FRAMES: usize = 90;

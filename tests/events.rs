@@ -8,7 +8,8 @@ use throng::clip::{Clip, ClipError, ClipEvent};
 use throng::graph::CompiledGraph;
 use throng::rig::Transform;
 mod support;
-use support::drive::{LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS, locomotion_bindings};
+use support::drive::locomotion_bindings;
+use support::locomotion::{LOCOMOTION as GRAPH, LOCOMOTION_CLIPS as CLIPS};
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, StateError};
 
 /// Two looping states and one that does not loop; `go` moves A → B with `switch` over

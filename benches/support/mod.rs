@@ -121,8 +121,8 @@ pub fn layered_period(num_characters: usize) -> (Vec<ClipSample>, Vec<LayerProgr
     (samples, programs)
 }
 
-/// The idle/move(1D)/jump base layer plus a masked upper-body wave layer.
-pub const LOCOMOTION: &str = include_str!("locomotion.json");
+mod locomotion;
+pub use locomotion::{LOCOMOTION, LOCOMOTION_CLIPS};
 
 /// `n` characters of the locomotion graph, spread over its states and blend positions.
 pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
@@ -132,20 +132,14 @@ pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
 /// [`locomotion_crowd`], with two footstep events on every clip when `events` is set.
 pub fn locomotion_crowd_with_events(n: usize, events: bool) -> (Crowd, ArchetypeId) {
     let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION).expect("the bench graph loads"));
-    let clips = [
-        ("Idle", 2.0),
-        ("Move.Idle", 2.0),
-        ("Move.Walk", 1.1),
-        ("Move.Run", 0.7),
-        ("Jump", 1.2),
-        ("Rest", 2.0),
-        ("Wave", 1.5),
-    ];
-    let bindings: Vec<(&str, ClipBinding)> =
-        clips.iter().enumerate().map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d })).collect();
+    let bindings: Vec<(&str, ClipBinding)> = LOCOMOTION_CLIPS
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
+        .collect();
     let mut archetype = Archetype::from_bindings(graph, &bindings).expect("every leaf is bound");
     if events {
-        for (i, &(_, d)) in clips.iter().enumerate() {
+        for (i, &(_, d)) in LOCOMOTION_CLIPS.iter().enumerate() {
             let steps = [ClipEvent::new("left", 0.25 * d), ClipEvent::new("right", 0.75 * d)];
             archetype = archetype.with_clip_events(i as u32, &steps).expect("times inside the clip");
         }

@@ -4,19 +4,7 @@
 use throng::runtime::CrowdRuntime;
 use throng::state::{ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId};
 
-/// The benches' locomotion graph, which [`drive`] plays.
-pub const LOCOMOTION: &str = include_str!("../../benches/support/locomotion.json");
-
-/// Its leaves' clips and their durations in seconds; clip `i` is entry `i`.
-pub const LOCOMOTION_CLIPS: &[(&str, f32)] = &[
-    ("Idle", 2.0),
-    ("Move.Idle", 2.0),
-    ("Move.Walk", 1.1),
-    ("Move.Run", 0.7),
-    ("Jump", 1.2),
-    ("Rest", 2.0),
-    ("Wave", 1.5),
-];
+use super::locomotion::LOCOMOTION_CLIPS;
 
 /// [`LOCOMOTION_CLIPS`] as bindings, clip `i` for entry `i`.
 pub fn locomotion_bindings() -> Vec<(&'static str, ClipBinding)> {

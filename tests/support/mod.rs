@@ -14,6 +14,9 @@ pub mod compare;
 pub mod drive;
 pub mod examples;
 pub mod files;
+/// The locomotion graph and clip table, shared with the benches.
+#[path = "../../benches/support/locomotion.rs"]
+pub mod locomotion;
 
 use glam::{Quat, Vec3};
 use throng::Transform;
