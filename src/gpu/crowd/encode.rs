@@ -1,0 +1,166 @@
+use super::{GpuCrowd, Stage, grid};
+use crate::gpu::GpuError;
+
+impl GpuCrowd {
+    /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
+    /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`],
+    /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`]) or per
+    /// [`FrameKernel::characters_per_workgroup`] on a grid of rows (and layers of rows)
+    /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_frame(encoder, None);
+    }
+
+    /// [`encode`](Self::encode), writing timestamps `first_query` and `first_query + 1` of
+    /// `query_set` at the start and end of the frame's compute pass (the device needs
+    /// `Features::TIMESTAMP_QUERY`).
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, query_set: &wgpu::QuerySet, first_query: u32) {
+        self.encode_frame(
+            encoder,
+            Some(wgpu::ComputePassTimestampWrites {
+                query_set,
+                beginning_of_pass_write_index: Some(first_query),
+                end_of_pass_write_index: Some(first_query + 1),
+            }),
+        );
+    }
+
+    fn encode_frame(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        let _zone = crate::zone!("throng.gpu.encode");
+        let Some(frame) = &self.frame else {
+            return;
+        };
+        let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
+        let pipeline = layered.map_or(&self.pipelines.frame, |p| &p.frame);
+        let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);
+        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
+        let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
+            groups: [Some(&chunk.frame), None, chunk.layered.as_ref().filter(|_| layered.is_some())],
+            workgroups: match frame.dispatch_count(k, chunk) {
+                0 => (0, 0, 0),
+                characters => grid(characters.div_ceil(per_workgroup), max_per_dimension),
+            },
+        });
+        self.record(encoder, "throng.frame", timestamp_writes, pipeline, dispatches);
+    }
+
+    /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
+    /// buffers: `Sample` writes local poses, `LocalToModel` reads them and writes model
+    /// matrices, `Skinning` reads those and writes the output. The three in order
+    /// ([`Stage::ALL`]) give the same output as [`encode`](Self::encode) after
+    /// [`set_samples`](Self::set_samples), at about three times the memory traffic; they exist
+    /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
+    /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
+    /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
+    /// into local poses. Every stage but `Transition` needs
+    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
+    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character
+    /// on a one-dimensional grid: a [`FrameKernel::Levels`] crowd whose chunks hold more
+    /// characters than the device's `max_compute_workgroups_per_dimension` (65,535 on most)
+    /// gets [`GpuError::DeviceLimit`]; lower [`GpuCrowdOptions::max_chunk_characters`] for it.
+    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
+        self.encode_one_stage(encoder, stage, None)
+    }
+
+    /// [`encode_stage`](Self::encode_stage), writing timestamps `first_query` and
+    /// `first_query + 1` of `query_set` at the start and end of the stage's compute pass (the
+    /// device needs `Features::TIMESTAMP_QUERY`), to time each stage on its own.
+    pub fn encode_stage_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        query_set: &wgpu::QuerySet,
+        first_query: u32,
+    ) -> Result<(), GpuError> {
+        let writes = wgpu::ComputePassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(first_query),
+            end_of_pass_write_index: Some(first_query + 1),
+        };
+        self.encode_one_stage(encoder, stage, Some(writes))
+    }
+
+    fn encode_one_stage(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<(), GpuError> {
+        let _zone = crate::zone!("throng.gpu.encode");
+        let layered = self.pipelines.layered.as_ref().filter(|_| self.layers.is_some());
+        // The transition stage writes only the characters' memory; every other stage reads or
+        // writes the intermediates, and is built only with them.
+        let stages = self.pipelines.stages.as_ref().ok_or(GpuError::NoStageBuffers);
+        let (pipeline, label) = match stage {
+            Stage::Sample => (&stages?.sample, "throng.sample"),
+            Stage::LocalToModel => (&stages?.local_to_model, "throng.local_to_model"),
+            Stage::Skinning => (&stages?.skinning, "throng.skinning"),
+            Stage::Transition => (&layered.ok_or(GpuError::NoLayers)?.transition, "throng.transition"),
+            Stage::Layers => {
+                (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers")
+            }
+        };
+        let Some(frame) = &self.frame else {
+            return Ok(());
+        };
+        // The stages run one workgroup per character on a one-dimensional grid; the level
+        // kernels' chunks may hold more characters than that reaches.
+        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
+        if let Some(largest) = frame.chunks.iter().map(|c| c.num_characters).max().filter(|&n| n > max_per_dimension) {
+            return Err(GpuError::DeviceLimit {
+                limit: "max_compute_workgroups_per_dimension",
+                needed: largest.into(),
+                got: max_per_dimension.into(),
+            });
+        }
+        let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
+            groups: [
+                Some(&chunk.frame),
+                chunk.stages.as_ref().filter(|_| stage != Stage::Transition),
+                chunk.layered.as_ref().filter(|_| matches!(stage, Stage::Transition | Stage::Layers)),
+            ],
+            workgroups: (frame.dispatch_count(k, chunk), 1, 1),
+        });
+        self.record(encoder, label, timestamp_writes, pipeline, dispatches);
+        Ok(())
+    }
+
+    /// Records one compute pass: `pipeline` with the archetype bound at group 0, then each of
+    /// `dispatches` in order, past those with no workgroups.
+    fn record<'a>(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        label: &str,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+        pipeline: &wgpu::ComputePipeline,
+        dispatches: impl Iterator<Item = Dispatch<'a>>,
+    ) {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &self.archetype, &[]);
+        for dispatch in dispatches {
+            let (x, y, z) = dispatch.workgroups;
+            if x == 0 {
+                continue;
+            }
+            for (group, bind_group) in (1..).zip(dispatch.groups) {
+                if let Some(bind_group) = bind_group {
+                    pass.set_bind_group(group, bind_group, &[]);
+                }
+            }
+            pass.dispatch_workgroups(x, y, z);
+        }
+    }
+}
+
+/// One dispatch of a pass: a chunk's bind groups 1 to 3 (`None` where the pipeline binds none)
+/// and its grid of workgroups.
+struct Dispatch<'a> {
+    groups: [Option<&'a wgpu::BindGroup>; 3],
+    workgroups: (u32, u32, u32),
+}

@@ -1,0 +1,178 @@
+use crate::gpu::GpuError;
+use crate::gpu::pipelines::{FrameKernel, storage_buffers_needed};
+use crate::gpu::types::WORKGROUP_SIZE;
+
+/// The device limits the pipelines need, checked before anything is created so that a
+/// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
+/// crowd binds a fourth group; each pipeline built binds [`storage_buffers_needed`] at most.
+pub(super) fn check_limits(
+    limits: &wgpu::Limits,
+    kernel: FrameKernel,
+    layered: bool,
+    stage_buffers: bool,
+) -> Result<(), GpuError> {
+    // The stage path and the transition stage run 64-thread workgroups whatever the kernel.
+    let threads = u64::from(kernel.workgroup_threads().max(WORKGROUP_SIZE));
+    let groups = if layered {
+        4
+    } else if stage_buffers {
+        3
+    } else {
+        2
+    };
+    let needs: [(&'static str, u64, u64); 5] = [
+        ("max_bind_groups", groups, limits.max_bind_groups.into()),
+        (
+            "max_storage_buffers_per_shader_stage",
+            storage_buffers_needed(layered, stage_buffers).into(),
+            limits.max_storage_buffers_per_shader_stage.into(),
+        ),
+        ("max_compute_invocations_per_workgroup", threads, limits.max_compute_invocations_per_workgroup.into()),
+        ("max_compute_workgroup_size_x", threads, limits.max_compute_workgroup_size_x.into()),
+        (
+            "max_compute_workgroup_storage_size",
+            kernel.workgroup_memory_bytes().max(FrameKernel::Fused.workgroup_memory_bytes()),
+            limits.max_compute_workgroup_storage_size.into(),
+        ),
+    ];
+    for (limit, needed, got) in needs {
+        if got < needed {
+            return Err(GpuError::DeviceLimit { limit, needed, got });
+        }
+    }
+    Ok(())
+}
+
+/// The most characters one dispatch may evaluate: few enough that the largest window a chunk
+/// binds (`window_bytes_per_character` each), plus up to one storage alignment of slack before
+/// it, fits in one storage binding, and that the grid holds: `max_compute_workgroups_per_dimension`
+/// workgroups of one character with `one_dimensional` (the fused kernels), else that limit cubed
+/// ([`grid`]) of `per_workgroup` characters. `requested` lowers it (to at least 1).
+pub(super) fn chunk_characters(
+    window_bytes_per_character: u64,
+    limits: &wgpu::Limits,
+    (one_dimensional, per_workgroup): (bool, u32),
+    requested: Option<u32>,
+) -> u32 {
+    let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let slack = u64::from(limits.min_storage_buffer_offset_alignment);
+    let by_binding =
+        (binding.saturating_sub(slack) / window_bytes_per_character.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
+    let per_dimension = u64::from(limits.max_compute_workgroups_per_dimension);
+    let grid = if one_dimensional {
+        per_dimension
+    } else {
+        per_dimension.saturating_pow(3).saturating_mul(u64::from(per_workgroup))
+    };
+    let device_max = by_binding.min(grid.min(u64::from(u32::MAX)) as u32).max(1);
+    requested.map_or(device_max, |n| n.clamp(1, device_max))
+}
+
+/// The grid of `groups` workgroups: rows of at most `max_per_dimension`, and past that many rows
+/// layers of them (the level kernels read their index as `(z × height + y) × width + x`,
+/// `shared/levels.wgsl`); the workgroups past `groups` find no character and only keep the
+/// barriers. Every dimension stays within the limit for any `groups` below its cube.
+pub(super) fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32, u32) {
+    let max = max_per_dimension.max(1);
+    let width = groups.clamp(1, max);
+    let rows = groups.div_ceil(width);
+    let height = rows.clamp(1, max);
+    (width, height, rows.div_ceil(height))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_asked_for_are_those_of_the_pipelines_built() {
+        // WebGPU's defaults (8 storage buffers a stage, 4 groups) run the plain and the layered
+        // frame and the plain stage path; only the layered stage path needs 10. The error names
+        // the limit.
+        let webgpu = wgpu::Limits::default();
+        assert!(
+            [(false, false), (false, true), (true, false)].into_iter().all(|(layered, stages)| check_limits(
+                &webgpu,
+                FrameKernel::Fused,
+                layered,
+                stages
+            )
+            .is_ok())
+        );
+        assert!(matches!(
+            check_limits(&webgpu, FrameKernel::Fused, true, true),
+            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })
+        ));
+        let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 7, ..webgpu };
+        assert!(check_limits(&device, FrameKernel::Fused, false, false).is_ok());
+        assert!(matches!(
+            check_limits(&device, FrameKernel::Fused, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })
+        ));
+        device.max_storage_buffers_per_shader_stage = 10;
+        assert!(check_limits(&device, FrameKernel::Fused, true, true).is_ok());
+        device.max_bind_groups = 3;
+        assert!(check_limits(&device, FrameKernel::Fused, false, true).is_ok());
+        assert!(matches!(
+            check_limits(&device, FrameKernel::Fused, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })
+        ));
+    }
+
+    fn limits(binding_mib: u64, workgroups: u32) -> wgpu::Limits {
+        wgpu::Limits {
+            max_storage_buffer_binding_size: binding_mib << 20,
+            max_buffer_size: 1 << 40,
+            max_compute_workgroups_per_dimension: workgroups,
+            min_storage_buffer_offset_alignment: 256,
+            ..wgpu::Limits::default()
+        }
+    }
+
+    #[test]
+    fn chunks_fit_one_binding_and_the_workgroup_limit() {
+        // lavapipe: 128 MiB bindings. A 64-joint mat4 character is 4 KiB: 32,767 characters
+        // (not 32,768: the window may start up to 256 bytes before the chunk).
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), None), 32_767);
+        // A large binding leaves the workgroup limit as the bound.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), (true, 1), None), 65_535);
+        // The level kernels' grid of rows leaves the binding as the only bound, but on a device
+        // of 2 workgroups a dimension, 8 workgroups of 4 characters.
+        assert_eq!(chunk_characters(4096, &limits(4096, 65_535), (false, 4), None), 1_048_575);
+        assert_eq!(chunk_characters(4096, &limits(4096, 2), (false, 4), None), 32);
+        // A test's request lowers the chunk but never raises it past the device, nor to 0.
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(7)), 7);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(0)), 1);
+        assert_eq!(chunk_characters(4096, &limits(128, 65_535), (true, 1), Some(100_000)), 32_767);
+    }
+
+    #[test]
+    fn level_kernels_ask_for_their_workgroup() {
+        // 256 threads and 16 KiB of workgroup memory: WebGPU's defaults exactly.
+        let webgpu = wgpu::Limits::default();
+        assert!(check_limits(&webgpu, FrameKernel::Levels, true, false).is_ok());
+        let small = wgpu::Limits { max_compute_invocations_per_workgroup: 128, ..webgpu.clone() };
+        assert!(check_limits(&small, FrameKernel::Fused, true, false).is_ok());
+        assert!(matches!(
+            check_limits(&small, FrameKernel::Levels, true, false),
+            Err(GpuError::DeviceLimit { limit: "max_compute_invocations_per_workgroup", needed: 256, got: 128 })
+        ));
+        let small = wgpu::Limits { max_compute_workgroup_storage_size: 16_000, ..webgpu };
+        assert!(matches!(
+            check_limits(&small, FrameKernel::Levels, false, false),
+            Err(GpuError::DeviceLimit { limit: "max_compute_workgroup_storage_size", needed: 16_384, got: 16_000 })
+        ));
+    }
+
+    #[test]
+    fn grids_cover_every_workgroup_in_rows() {
+        assert_eq!(grid(10, 65_535), (10, 1, 1));
+        assert_eq!(grid(65_535, 65_535), (65_535, 1, 1));
+        // 250,000 workgroups (a million 64-joint characters, 4 a workgroup): 4 rows.
+        assert_eq!(grid(250_000, 65_535), (65_535, 4, 1));
+        assert_eq!(grid(7, 3), (3, 3, 1));
+        // Past the limit's square, layers of rows.
+        assert_eq!(grid(7, 2), (2, 2, 2));
+        assert_eq!(grid(9, 2), (2, 2, 3));
+    }
+}

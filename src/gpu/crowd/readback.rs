@@ -1,0 +1,176 @@
+use glam::Mat4;
+
+use super::{GpuCrowd, LAYER_STATE_BYTES, LOCAL_BYTES, MODEL_BYTES};
+use crate::gpu::GpuError;
+use crate::gpu::types::{
+    GpuLayerState, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, STATE_SHOWN_MASK, STATE_SLOT_SHIFT,
+};
+use crate::rig::Transform;
+
+impl GpuCrowd {
+    fn stage_buffers(&self) -> Result<Option<&(wgpu::Buffer, wgpu::Buffer)>, GpuError> {
+        if !self.options.stage_buffers {
+            return Err(GpuError::NoStageBuffers);
+        }
+        Ok(self.frame.as_ref().and_then(|f| f.stage_buffers.as_ref()))
+    }
+
+    fn check_len(&self, what: &'static str, got: usize) -> Result<(), GpuError> {
+        let expected = self.num_characters() * self.num_joints;
+        if got != expected {
+            return Err(GpuError::LengthMismatch { what, expected, got });
+        }
+        Ok(())
+    }
+
+    /// Overwrites the local poses the `LocalToModel` stage reads (character `i`, joint `j` at
+    /// `i * J + j`), to test that stage alone.
+    pub fn write_local_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
+        self.check_len("local poses", poses.len())?;
+        if let Some((locals, _)) = self.stage_buffers()? {
+            let packed: Vec<GpuTransform> = poses.iter().map(GpuTransform::from_transform).collect();
+            self.queue.write_buffer(locals, 0, bytemuck::cast_slice(&packed));
+        }
+        Ok(())
+    }
+
+    /// Overwrites the model matrices the `Skinning` stage reads, to test that stage alone.
+    pub fn write_model_matrices(&self, matrices: &[Mat4]) -> Result<(), GpuError> {
+        self.check_len("model matrices", matrices.len())?;
+        if let Some((_, models)) = self.stage_buffers()? {
+            self.queue.write_buffer(models, 0, bytemuck::cast_slice(matrices));
+        }
+        Ok(())
+    }
+
+    /// Reads back the local poses the `Sample` stage wrote, waiting for the GPU.
+    pub fn read_local_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
+        let Some((locals, _)) = self.stage_buffers()? else {
+            return Ok(Vec::new());
+        };
+        let n = self.num_characters() * self.num_joints;
+        let bytes = self.read_blocking(locals, n as u64 * LOCAL_BYTES, "local poses")?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, GpuTransform>(&bytes).iter().map(GpuTransform::to_transform).collect())
+    }
+
+    /// Reads back the model matrices the `LocalToModel` stage wrote, waiting for the GPU.
+    pub fn read_model_matrices_blocking(&self) -> Result<Vec<Mat4>, GpuError> {
+        let Some((_, models)) = self.stage_buffers()? else {
+            return Ok(Vec::new());
+        };
+        let n = self.num_characters() * self.num_joints;
+        let bytes = self.read_blocking(models, n as u64 * MODEL_BYTES, "model matrices")?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, f32>(&bytes).chunks_exact(16).map(Mat4::from_cols_slice).collect())
+    }
+
+    /// Reads back every layer's displayed pose from the characters' memory, waiting for the GPU:
+    /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j` (layers that keep
+    /// memory only, [`num_memory_layers`](Self::num_memory_layers); all of them unless the
+    /// setup says otherwise), what the transition
+    /// stage made of the layer's samples last frame (layers that have shown nothing read as
+    /// whatever their memory held). For tests of the transition stage; empty without layers.
+    pub fn read_displayed_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
+        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+            return Ok(Vec::new());
+        };
+        let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
+        for (b, buffer) in memory.buffers.iter().enumerate() {
+            let characters = memory.characters_in(b, self.num_characters());
+            bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
+        }
+        let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
+        let layout = JointStateLayout { num_joints: self.num_joints };
+        let mut poses = Vec::with_capacity(self.num_characters() * self.num_memory_layers() * self.num_joints);
+        for block in bytes.chunks_exact(per_layer) {
+            let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
+            let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
+            let slot = (state.flags >> STATE_SLOT_SHIFT) & 1;
+            let joints: Vec<f32> = bytemuck::pod_collect_to_vec(joints);
+            poses.extend((0..self.num_joints).map(|j| layout.slot(&joints, slot, j)));
+        }
+        Ok(poses)
+    }
+
+    /// Overwrites every layer's memory with `poses` displayed once (character `i`, layer `l`,
+    /// joint `j` at `(i * layers + l) * J + j`, counting the layers that keep memory only),
+    /// forgetting transitions in flight, to test the
+    /// layers stage alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per
+    /// joint per layer per character, and with [`GpuError::NoLayers`] without layers.
+    pub fn write_displayed_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
+        let expected = self.num_characters() * self.num_memory_layers() * self.num_joints;
+        if poses.len() != expected {
+            return Err(GpuError::LengthMismatch { what: "displayed poses", expected, got: poses.len() });
+        }
+        let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
+            return if self.layers.is_some() { Ok(()) } else { Err(GpuError::NoLayers) };
+        };
+        let shown_once = GpuLayerState { flags: 1 & STATE_SHOWN_MASK, ..GpuLayerState::default() };
+        let layout = JointStateLayout { num_joints: self.num_joints };
+        let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
+        for layer in poses.chunks_exact(self.num_joints.max(1)) {
+            bytes.extend_from_slice(bytemuck::bytes_of(&shown_once));
+            let mut joints = vec![0.0f32; layout.floats()];
+            for (j, pose) in layer.iter().enumerate() {
+                layout.set_slot(&mut joints, 0, j, pose);
+            }
+            bytes.extend_from_slice(bytemuck::cast_slice(&joints));
+        }
+        let per_buffer = (memory.characters_per_buffer * memory.bytes_per_character) as usize;
+        for (buffer, bytes) in memory.buffers.iter().zip(bytes.chunks(per_buffer.max(1))) {
+            self.queue.write_buffer(buffer, 0, bytes);
+        }
+        Ok(())
+    }
+
+    /// Reads back the whole output, waiting for the GPU: `characters × joints ×
+    /// layout.floats_per_joint()` floats, the layout [`crate::eval::EvalCrowdJob`] writes.
+    /// For tools and tests; a renderer binds [`output`](Self::output) instead.
+    pub fn read_output_blocking(&self) -> Result<Vec<f32>, GpuError> {
+        let Some(frame) = &self.frame else {
+            return Ok(Vec::new());
+        };
+        let mut bytes = Vec::with_capacity(frame.num_characters * self.output_bytes_per_character() as usize);
+        for (b, buffer) in frame.output.buffers.iter().enumerate() {
+            bytes.extend(self.read_blocking(
+                buffer,
+                frame.output.characters_in(b, frame.num_characters) * frame.output.bytes_per_character,
+                "output",
+            )?);
+        }
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
+    fn read_blocking(&self, buffer: &wgpu::Buffer, bytes: u64, what: &'static str) -> Result<Vec<u8>, GpuError> {
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("throng.readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |result| {
+            // The receiver outlives the poll below; a failed send cannot happen.
+            let _ = sender.send(result);
+        });
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
+        match receiver.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
+            Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
+        }
+        let data = staging
+            .get_mapped_range(..)
+            .map(|view| view.to_vec())
+            .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
+        staging.unmap();
+        data
+    }
+}
