@@ -40,6 +40,7 @@ def check(ok, message):
     print(("ok    " if ok else "FAIL  ") + message)
     if not ok:
         FAILED.append(message)
+    return ok
 
 
 def note(message):
@@ -188,7 +189,7 @@ def viewer(folder, characters, frames):
     if hud:
         note("viewer's HUD line: " + hud.strip())
     uploaded = [v for _, v in plots["throng.bytes_uploaded"]]
-    upload_values = [int(z[3]) for z in zones["throng.gpu.upload"] if z[3]]
+    upload_values = [int(z[3].split()[0]) for z in zones["throng.gpu.upload"] if z[3]]
     check(
         sorted(uploaded) == sorted(upload_values),
         "plot throng.bytes_uploaded: the throng.gpu.upload zones' values, frame for frame",
@@ -239,7 +240,7 @@ def viewer(folder, characters, frames):
 def bench(folder, frames):
     gpu = read_gpu(folder / "bench-gpu.csv")
     out = (folder / "bench.out").read_text()
-    sizes = sum(1 for line in out.splitlines() if line.strip() and line.split()[0].isdigit()) // 2
+    sizes = len({line.split()[0] for line in out.splitlines() if line.strip() and line.split()[0].isdigit()})
     note(f"GPU zones: {dict((k, len(v)) for k, v in sorted(gpu.items()))}; sizes timed: {sizes}")
     # Per size: the sampled frame, the layered frame, and with --stages each stage of both paths.
     for name in ["throng.frame"]:
