@@ -13,7 +13,7 @@
 #
 # TRACY_BUILD is where Tracy 0.14.0's capture and csvexport tools were built (the version
 # tracy-client 0.18 vendors: the two must speak the same protocol), as DIR/capture and
-# DIR/csvexport; TRACY_SRC is Tracy's source (default: DIR/..). With the network, from a
+# DIR/csvexport. With the network, from a
 # checkout of https://github.com/wolfpld/tracy at tag v0.14.0 (cmake ≥ 3.16 and a C++20
 # compiler; the configure step downloads capstone, zstd, PPQSort and json; NO_LTO because a
 # link-time-optimised link of Tracy's server takes longer than compiling it, and because
@@ -42,10 +42,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-tracy-out}"
 build="${TRACY_BUILD:?TRACY_BUILD: the folder holding Tracy 0.14.0's capture/ and csvexport/ builds; this script's header says how to build them}"
-src="${TRACY_SRC:-$build/..}"
 capture="$build/capture/tracy-capture"
 csvexport="$build/csvexport/tracy-csvexport"
-for tool in "$capture" "$csvexport" "$build/csvexport/libTracyServer.a" "$src/server/TracyWorker.hpp"; do
+for tool in "$capture" "$csvexport" "$build/csvexport/libTracyServer.a"; do
     [[ -e "$tool" ]] || { echo "tracy-capture.sh: $tool is missing; see this script's header" >&2; exit 2; }
 done
 characters="${THRONG_TRACY_CHARACTERS:-2000}"
@@ -63,11 +62,14 @@ fi
 
 # tracy-threads: the capture's thread names, which tracy-csvexport does not print. It links the
 # TracyServer library csvexport was built with, and the zstd and capstone libraries beside it.
+# The include folders and definitions are the library's own, from its CMake (Makefile) build.
 threads="$out/tracy-threads"
+flags="$build/csvexport/CMakeFiles/TracyServer.dir/flags.make"
+[[ -e "$flags" ]] || { echo "tracy-capture.sh: $flags is missing (build csvexport with CMake's Makefile generator)" >&2; exit 2; }
+includes=($(sed -n 's/^CXX_INCLUDES = //p; s/^CXX_DEFINES = //p' "$flags"))
 libs=("$build/csvexport/libTracyServer.a")
 libs+=($(find "$build/csvexport/_deps" -name 'libzstd*.a' -o -name 'libcapstone*.a'))
-g++ -std=c++20 -O1 -I"$src/server" -I"$src/public/common" scripts/tracy-threads.cpp "${libs[@]}" -lpthread \
-    -o "$threads" || exit 1
+g++ -std=c++20 -O1 "${includes[@]}" scripts/tracy-threads.cpp "${libs[@]}" -lpthread -o "$threads" || exit 1
 
 port_free() {
     python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null

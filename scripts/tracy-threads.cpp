@@ -4,10 +4,8 @@
 // scripts/tracy-check.py can tell which named thread ran each zone.
 //
 // Built by scripts/tracy-capture.sh against the TracyServer library of a tracy-csvexport build
-// (Tracy 0.14.0, the version tracy-client 0.18 vendors):
-//
-//   g++ -std=c++20 -I$TRACY_SRC/server -I$TRACY_SRC/public/common scripts/tracy-threads.cpp \
-//       $BUILD/libTracyServer.a <its zstd and capstone libraries> -lpthread
+// (Tracy 0.14.0, the version tracy-client 0.18 vendors), with that library's include folders
+// (its CMake flags.make) and its zstd and capstone libraries.
 //
 //   tracy-threads CAPTURE.tracy   →   index,tid,name
 
