@@ -458,7 +458,7 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         );
     }
     println!(
-        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written, each joint's scale line read and written, and the layer's state), plus the upload, over the frame's GPU time",
+        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written and the layer's state read and written), plus the upload, over the frame's GPU time",
         layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
     );
     println!(
