@@ -298,14 +298,13 @@ fn time_frames(
 }
 
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
-/// per joint, the displayed pose (32 bytes: translation, scale x and rotation) written and the
-/// joint's 16-byte line of both slots' scale y and z read and written whole; and the 32-byte
-/// layer state read and written. Fades, switches and inertialization read more, and
+/// per joint, the displayed pose written (48 bytes: translation and scale x, rotation, scale y
+/// and z); and the 32-byte layer state read and written. Fades, switches and inertialization read more, and
 /// clip frames are read through the caches; so this is a lower bound, and the bandwidth
 /// computed from it too.
 fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: OutputLayout) -> u64 {
     let output = num_joints * layout.floats_per_joint() * size_of::<f32>();
-    (output + num_layers * (num_joints * (32 + 2 * 16) + 2 * 32)) as u64
+    (output + num_layers * (num_joints * 48 + 2 * 32)) as u64
 }
 
 /// One frame of the layered scenario (`support::layered_frame`) and, under `--lod`, the rows
@@ -459,7 +458,7 @@ fn time_layered(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         );
     }
     println!(
-        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written, each joint's scale line read and written, and the layer's state), plus the upload, over the frame's GPU time",
+        "GB/s: at least {} bytes moved per character evaluated (output, and per layer the displayed pose written and the layer's state read and written), plus the upload, over the frame's GPU time",
         layered_bytes_per_character(rig.num_joints(), layers.len(), args.layout)
     );
     println!(

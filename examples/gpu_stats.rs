@@ -163,6 +163,51 @@ fn print_model() -> Result<(), WorkModelError> {
     Ok(())
 }
 
+/// Where the 64-joint humanoid's layered frame goes, per character, for every kernel on
+/// wave64 and warp32: the modelled wave-instructions by region (`KernelCosts::regions`; the
+/// level kernel's layer-loop regions are its straight-line body split in the fused kernel's
+/// proportions), and the bytes by what they are (the output, the layer memory, the rest:
+/// programs and samples).
+fn print_breakdown() -> Result<(), WorkModelError> {
+    println!("layered frame per character by region (64 joints; wave-instructions, then bytes)");
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    let scenario = support::scenario_of(DemoCharacter::humanoid_64());
+    let forgetful: Vec<_> =
+        scenario.layers.iter().map(|l| throng::program::LayerSetup { needs_memory: false, ..l.clone() }).collect();
+    let mut headings = Vec::new();
+    let mut columns: Vec<Vec<(String, f64)>> = Vec::new();
+    for kernel in FrameKernel::ALL {
+        for wave in [64, 32] {
+            headings.push(format!("{} w{wave}", kernel.name()));
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
+            let costs = KernelCosts::layered_radv_navi21(kernel);
+            let mut column = Vec::new();
+            for (name, alone) in costs.regions() {
+                let work = model.layered_frame(&scenario.layers, &programs, &samples, &alone)?;
+                column.push((name.to_owned(), work.wave_instructions));
+            }
+            let all = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+            column.push(("= wave-instructions".to_owned(), all.wave_instructions));
+            let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?.with_kernel(kernel);
+            let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
+            let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
+            column.push(("bytes: output".to_owned(), all.bytes() - without_output));
+            column.push(("bytes: layer memory".to_owned(), all.bytes() - without_memory));
+            column.push(("bytes: programs, samples".to_owned(), without_memory - (all.bytes() - without_output)));
+            column.push(("= bytes".to_owned(), all.bytes()));
+            columns.push(column);
+        }
+    }
+    println!("| region | {} |", headings.join(" | "));
+    println!("|---|{}", "---|".repeat(headings.len()));
+    for (row, (name, _)) in columns[0].iter().enumerate() {
+        let cells: Vec<String> = columns.iter().map(|c| format!("{:.0}", c[row].1)).collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
+    println!();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
@@ -171,7 +216,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(error) = print_model() {
+    if let Err(error) = print_model().and_then(|()| print_breakdown()) {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }

@@ -65,46 +65,15 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
         block = layer_block(c, m);
         state = load_layer_state(block);
     }
-    let switched = (program.flags & FLAG_SWITCHED) != 0u;
-    let shown = state.flags & STATE_SHOWN_MASK;
-    let slot = (state.flags >> STATE_SLOT_SHIFT) & 1u;
-    var decay = (state.flags >> STATE_DECAY_SHIFT) & 15u;
-    var decay_s = state.decay_s;
-    var elapsed_s = state.elapsed_s;
-    var largest_offset = state.largest_offset;
-    var largest_velocity = state.largest_velocity;
-    if switched {
-        decay = 0u;
-        decay_s = 0.0;
-        elapsed_s = 0.0;
-        largest_offset = 0.0;
-        largest_velocity = 0.0;
-    }
-    let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
-    let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
-    let capture = shows && !snapshot && switched && shown > 0u && inertializes;
+    // A character that does not show the layer has shown nothing: it captures nothing.
+    var s = transition_start(state, program);
     var lane_largest = vec2<u32>(0u);
     if owns {
         let jr = joint_ref(block, lane);
-        if snapshot {
-            var source = pose;
-            if switched && shown > 0u {
-                source = load_slot(jr, slot);
-                store_snapshot(jr, source);
-            } else if switched || shown == 0u {
-                store_snapshot(jr, source);
-            } else {
-                source = load_snapshot(jr);
-            }
-            pose = mix_from_joint(source, program.target_weight, pose);
-        } else if capture {
-            let displayed = load_slot(jr, slot);
-            var previous = displayed;
-            if shown > 1u {
-                previous = load_slot(jr, 1u - slot);
-            }
-            let o = capture_joint(displayed, previous, pose, samples_in.step_back, character_dt_s);
-            store_offset(jr, o);
+        if s.snapshot {
+            pose = snapshot_joint(jr, s, program.target_weight, pose);
+        } else if s.capture {
+            let o = capture_slots(jr, s, pose, samples_in.step_back);
             lane_largest = vec2<u32>(
                 bitcast<u32>(max_abs3(o.translation, o.rotation)),
                 bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)),
@@ -113,37 +82,33 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
     }
     sample_table[t] = vec4<u32>(lane_largest, 0u, 0u);
     workgroupBarrier();
-    if capture {
+    if s.capture {
         var largest = vec2<u32>(0u);
         let slot_base = t - lane;
         for (var i = 0u; i < LANES; i++) {
             largest = max(largest, sample_table[slot_base + i].xy);
         }
-        decay = program.mode;
-        decay_s = program.decay_s;
-        largest_offset = bitcast<f32>(largest.x);
-        largest_velocity = bitcast<f32>(largest.y);
+        s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
     }
     // Every lane has read the table before the next layer writes it.
     workgroupBarrier();
     if shows {
-        if decay != 0u {
-            if decay_is_active(decay, decay_s, largest_offset, largest_velocity, elapsed_s) {
+        if s.decay != 0u {
+            if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
                 if owns {
-                    pose = apply_offset(load_offset(joint_ref(block, lane)), decay, decay_s, elapsed_s, pose);
+                    pose = apply_offset(load_offset(joint_ref(block, lane)), s.decay, s.decay_s, s.elapsed_s, pose);
                 }
-                elapsed_s += character_dt_s;
+                s.elapsed_s += character_dt_s;
             } else {
-                decay = 0u;
+                s.decay = 0u;
             }
         }
         // The displayed pose goes to the other slot, which held the one before last.
         if owns {
-            store_slot(joint_ref(block, lane), 1u - slot, pose);
+            store_slot(joint_ref(block, lane), 1u - s.slot, pose);
         }
         if lane == 0u {
-            let flags = min(shown + 1u, 2u) | ((1u - slot) << STATE_SLOT_SHIFT) | (decay << STATE_DECAY_SHIFT);
-            store_layer_state(block, LayerState(flags, decay_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
+            store_layer_state(block, transition_end(s));
         }
     }
     return pose;

@@ -89,20 +89,26 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
         if !(s.weight > 0.0) {
             continue;
         }
-        let p = sample_clip_joint(s, joint, num_joints);
-        let w = s.weight / total;
-        if first {
-            acc = Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
-            first = false;
-        } else {
-            acc.translation += p.translation * w;
-            acc.scale += p.scale * w;
-            let signed_w = select(w, -w, dot(acc.rotation, p.rotation) < 0.0);
-            acc.rotation += p.rotation * signed_w;
-        }
+        acc = blend_add(acc, first, sample_clip_joint(s, joint, num_joints), s.weight / total);
+        first = false;
     }
     acc.rotation = quat_normalize(acc.rotation);
     return acc;
+}
+
+// The running sum of a blend with `p` added at normalised weight `w` (`first`: nothing added
+// yet): its rotation brought onto the sum's hemisphere before it is added. The level kernels'
+// blend (`shared/levels.wgsl`) adds with it too.
+fn blend_add(acc: Transform, first: bool, p: Transform, w: f32) -> Transform {
+    if first {
+        return Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
+    }
+    var sum = acc;
+    sum.translation += p.translation * w;
+    sum.scale += p.scale * w;
+    let signed_w = select(w, -w, dot(sum.rotation, p.rotation) < 0.0);
+    sum.rotation += p.rotation * signed_w;
+    return sum;
 }
 
 fn store_local(index: u32, t: Transform) {

@@ -15,8 +15,8 @@ const MAX_OFFSET_M: f32 = 1.28e8;
 const MAX_OFFSET_RAD: f32 = 1e4;
 const LN_2: f32 = 0.6931472;
 const LAYER_STATE_VEC4S: u32 = 2u;
-// vec4 per joint in a layer's block: two slots of two, a memo of three, and both slots' scale.yz.
-const JOINT_STATE_VEC4S: u32 = 8u;
+// vec4 per joint in a layer's block: two slots of three and a memo of three.
+const JOINT_STATE_VEC4S: u32 = 9u;
 
 // The layer's pose for this thread's joints: sampled, then turned into what the layer shows.
 var<private> layer_pose: array<Transform, JOINTS_PER_THREAD>;
@@ -43,17 +43,17 @@ struct JointOffset {
 //
 // A layer's block: its `LayerState` (two vec4), then structure-of-arrays over the rig's J
 // joints, so that the threads of a workgroup, one joint each, read and write whole contiguous
-// lines: slot 0's poses (J × [translation + scale.x, rotation]), slot 1's, the memos (J × three
-// vec4: the frozen snapshot — translation + scale.x, rotation, scale.yz — or the
+// lines: slot 0's poses (J × [translation + scale.x, rotation, scale.yz + two unused]), slot
+// 1's, then the memos (J × three vec4: the frozen snapshot, laid out as a slot's pose, or the
 // inertialization offsets — translation, translation velocity, rotation vector, rotation
 // velocity packed into twelve floats — never both at once: a switch starts one and ends the
-// other), then each joint's vec4 of both slots' scale.yz (slot 0's y and z, slot 1's).
-// 2 + 8J vec4 in all. Every vec4 belongs to one joint, so no two threads store into one vec4:
-// stores are of whole vec4s, since Metal's compiler turns a component store into a
+// other). 2 + 9J vec4 in all. Every vec4 belongs to one joint, so no two threads store into
+// one vec4: stores are of whole vec4s, since Metal's compiler turns a component store into a
 // read-modify-write of the vector, a race where two threads share one. The last two displayed
-// poses alternate between the slots: a frame writes one slot (32 bytes a joint) and its joint's
-// scale.yz vec4 (16, read first for the other slot's pair), and reads nothing else unless a
-// transition needs it.
+// poses alternate between the slots: a frame writes one slot (48 bytes a joint) and reads
+// nothing unless a transition needs it. (A slot of two vec4, with both slots' scale.yz sharing a
+// third, was 16 bytes a joint smaller but read that vec4 every frame to keep the other pair:
+// 64 bytes of traffic a joint, where this layout moves 48.)
 
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
@@ -72,16 +72,11 @@ fn joint_ref(block: u32, joint: u32) -> JointRef {
 }
 
 fn slot_index(jr: JointRef, slot: u32) -> u32 {
-    return jr.block + LAYER_STATE_VEC4S + (slot * params.num_joints + jr.joint) * 2u;
+    return jr.block + LAYER_STATE_VEC4S + (slot * params.num_joints + jr.joint) * 3u;
 }
 
 fn memo_index(jr: JointRef) -> u32 {
-    return jr.block + LAYER_STATE_VEC4S + 4u * params.num_joints + jr.joint * 3u;
-}
-
-// The joint's vec4 of both slots' scale.yz and the component where the slot's start (0 or 2).
-fn scale_yz_index(jr: JointRef, slot: u32) -> vec2<u32> {
-    return vec2<u32>(jr.block + LAYER_STATE_VEC4S + 7u * params.num_joints + jr.joint, slot * 2u);
+    return jr.block + LAYER_STATE_VEC4S + 6u * params.num_joints + jr.joint * 3u;
 }
 
 fn load_layer_state(block: u32) -> LayerState {
@@ -99,40 +94,35 @@ fn load_vec4(index: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(layer_memory[index]);
 }
 
-// The pose in slot 0 or 1 of a joint.
-fn load_slot(jr: JointRef, slot: u32) -> Transform {
-    let i = slot_index(jr, slot);
+// A pose as three vec4 from `i` on: translation + scale.x, rotation, scale.yz (a slot or the
+// snapshot).
+fn load_pose(i: u32) -> Transform {
     let ts = load_vec4(i);
-    let yz = scale_yz_index(jr, slot);
-    let packed = load_vec4(yz.x);
-    let scale_yz = select(packed.xy, packed.zw, yz.y == 2u);
-    return Transform(ts.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(ts.w, scale_yz), 0.0);
+    let yz = load_vec4(i + 2u);
+    return Transform(ts.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(ts.w, yz.xy), 0.0);
 }
 
-fn store_slot(jr: JointRef, slot: u32, t: Transform) {
-    let i = slot_index(jr, slot);
-    layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
-    layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
-    // The other slot's pair stays: the joint's vec4 is read, changed here and stored whole.
-    let yz = scale_yz_index(jr, slot);
-    var both = layer_memory[yz.x];
-    both[yz.y] = bitcast<u32>(t.scale.y);
-    both[yz.y + 1u] = bitcast<u32>(t.scale.z);
-    layer_memory[yz.x] = both;
-}
-
-fn load_snapshot(jr: JointRef) -> Transform {
-    let i = memo_index(jr);
-    let m0 = load_vec4(i);
-    let m2 = load_vec4(i + 2u);
-    return Transform(m0.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(m0.w, m2.xy), 0.0);
-}
-
-fn store_snapshot(jr: JointRef, t: Transform) {
-    let i = memo_index(jr);
+fn store_pose(i: u32, t: Transform) {
     layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
     layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
     layer_memory[i + 2u] = bitcast<vec4<u32>>(vec4<f32>(t.scale.yz, 0.0, 0.0));
+}
+
+// The pose in slot 0 or 1 of a joint.
+fn load_slot(jr: JointRef, slot: u32) -> Transform {
+    return load_pose(slot_index(jr, slot));
+}
+
+fn store_slot(jr: JointRef, slot: u32, t: Transform) {
+    store_pose(slot_index(jr, slot), t);
+}
+
+fn load_snapshot(jr: JointRef) -> Transform {
+    return load_pose(memo_index(jr));
+}
+
+fn store_snapshot(jr: JointRef, t: Transform) {
+    store_pose(memo_index(jr), t);
 }
 
 fn load_offset(jr: JointRef) -> JointOffset {
@@ -308,6 +298,97 @@ fn remove_root_motion(t: Transform) -> Transform {
     return r;
 }
 
+// ---- A layer's transition, shared by both frame kernels ----
+
+// What a layer's transition does this frame (`eval::transition`'s prologue): its state from
+// memory, every decay ended by a switch, and whether the frame fades from a frozen snapshot or
+// captures an inertialization's offset (only over a pose already shown).
+struct TransitionStart {
+    // Frames shown (0 to 2) and the slot holding the displayed pose.
+    shown: u32,
+    slot: u32,
+    switched: bool,
+    snapshot: bool,
+    capture: bool,
+    // The decaying offset: its MODE_* code (0 for none), curve parameter, seconds since the
+    // switch, largest component and velocity at the switch.
+    decay: u32,
+    decay_s: f32,
+    elapsed_s: f32,
+    largest_offset: f32,
+    largest_velocity: f32,
+}
+
+fn transition_start(state: LayerState, program: LayerProgram) -> TransitionStart {
+    let switched = (program.flags & FLAG_SWITCHED) != 0u;
+    let shown = state.flags & STATE_SHOWN_MASK;
+    let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
+    let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
+    let capture = !snapshot && switched && shown > 0u && inertializes;
+    if switched {
+        return TransitionStart(shown, (state.flags >> STATE_SLOT_SHIFT) & 1u, true, snapshot, capture, 0u, 0.0, 0.0, 0.0, 0.0);
+    }
+    return TransitionStart(
+        shown,
+        (state.flags >> STATE_SLOT_SHIFT) & 1u,
+        false,
+        snapshot,
+        capture,
+        (state.flags >> STATE_DECAY_SHIFT) & 15u,
+        state.decay_s,
+        state.elapsed_s,
+        state.largest_offset,
+        state.largest_velocity,
+    );
+}
+
+// A frozen fade for one joint: at the switch the displayed pose becomes the snapshot (with
+// nothing displayed to freeze — a new or reset character, or a layer back from weight 0
+// mid-fade — the destination itself), after it the snapshot is read; the pose mixed from it.
+fn snapshot_joint(jr: JointRef, s: TransitionStart, target_weight: f32, pose: Transform) -> Transform {
+    var source = pose;
+    if s.switched && s.shown > 0u {
+        source = load_slot(jr, s.slot);
+        store_snapshot(jr, source);
+    } else if s.switched || s.shown == 0u {
+        store_snapshot(jr, source);
+    } else {
+        source = load_snapshot(jr);
+    }
+    return mix_from_joint(source, target_weight, pose);
+}
+
+// An inertialization's capture for one joint, from the last two displayed poses (the last
+// twice when only one was shown), stored and returned.
+fn capture_slots(jr: JointRef, s: TransitionStart, pose: Transform, step_back: Transform) -> JointOffset {
+    let displayed = load_slot(jr, s.slot);
+    var previous = displayed;
+    if s.shown > 1u {
+        previous = load_slot(jr, 1u - s.slot);
+    }
+    let o = capture_joint(displayed, previous, pose, step_back, character_dt_s);
+    store_offset(jr, o);
+    return o;
+}
+
+// After a capture: the program's curve decays the offset, whose largest component and
+// velocity over the layer's joints decide when it ends.
+fn start_decay(s: TransitionStart, program: LayerProgram, largest_offset: f32, largest_velocity: f32) -> TransitionStart {
+    var started = s;
+    started.decay = program.mode;
+    started.decay_s = program.decay_s;
+    started.largest_offset = largest_offset;
+    started.largest_velocity = largest_velocity;
+    return started;
+}
+
+// The state the layer keeps: one more frame shown (2 at most), the displayed pose in the other
+// slot, the decay as it stands.
+fn transition_end(s: TransitionStart) -> LayerState {
+    let flags = min(s.shown + 1u, 2u) | ((1u - s.slot) << STATE_SLOT_SHIFT) | (s.decay << STATE_DECAY_SHIFT);
+    return LayerState(flags, s.decay_s, s.elapsed_s, s.largest_offset, s.largest_velocity, 0u, 0u, 0u);
+}
+
 // ---- The layer ----
 
 // Samples the layer's shown samples (a crossfade blends both sides at once; otherwise the
@@ -347,25 +428,7 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
 // call it (it holds barriers).
 fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_joints: u32) {
     let block = layer_block(c, m);
-    let state = load_layer_state(block);
-    let switched = (program.flags & FLAG_SWITCHED) != 0u;
-    let shown = state.flags & STATE_SHOWN_MASK;
-    let slot = (state.flags >> STATE_SLOT_SHIFT) & 1u;
-    var decay = (state.flags >> STATE_DECAY_SHIFT) & 15u;
-    var decay_s = state.decay_s;
-    var elapsed_s = state.elapsed_s;
-    var largest_offset = state.largest_offset;
-    var largest_velocity = state.largest_velocity;
-    if switched {
-        decay = 0u;
-        decay_s = 0.0;
-        elapsed_s = 0.0;
-        largest_offset = 0.0;
-        largest_velocity = 0.0;
-    }
-    let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
-    let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
-    let capture = !snapshot && switched && shown > 0u && inertializes;
+    var s = transition_start(load_layer_state(block), program);
     if thread == 0u {
         atomicStore(&largest_offset_bits, 0u);
         atomicStore(&largest_velocity_bits, 0u);
@@ -378,51 +441,31 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
         }
         let jr = joint_ref(block, j);
         var pose = layer_pose[k];
-        if snapshot {
-            // Nothing displayed to freeze (a new or reset character, or a layer back from
-            // weight 0 mid-fade): fade from the destination itself.
-            var source = pose;
-            if switched && shown > 0u {
-                source = load_slot(jr, slot);
-                store_snapshot(jr, source);
-            } else if switched || shown == 0u {
-                store_snapshot(jr, source);
-            } else {
-                source = load_snapshot(jr);
-            }
-            pose = mix_from_joint(source, program.target_weight, pose);
-        } else if capture {
-            let displayed = load_slot(jr, slot);
-            var previous = displayed;
-            if shown > 1u {
-                previous = load_slot(jr, 1u - slot);
-            }
-            let o = capture_joint(displayed, previous, pose, step_back_pose[k], character_dt_s);
-            store_offset(jr, o);
+        if s.snapshot {
+            pose = snapshot_joint(jr, s, program.target_weight, pose);
+        } else if s.capture {
+            let o = capture_slots(jr, s, pose, step_back_pose[k]);
             atomicMax(&largest_offset_bits, bitcast<u32>(max_abs3(o.translation, o.rotation)));
             atomicMax(&largest_velocity_bits, bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)));
         }
         layer_pose[k] = pose;
     }
     workgroupBarrier();
-    if capture {
-        decay = program.mode;
-        decay_s = program.decay_s;
-        largest_offset = bitcast<f32>(atomicLoad(&largest_offset_bits));
-        largest_velocity = bitcast<f32>(atomicLoad(&largest_velocity_bits));
+    if s.capture {
+        s = start_decay(s, program, bitcast<f32>(atomicLoad(&largest_offset_bits)), bitcast<f32>(atomicLoad(&largest_velocity_bits)));
     }
-    if decay != 0u {
-        if decay_is_active(decay, decay_s, largest_offset, largest_velocity, elapsed_s) {
+    if s.decay != 0u {
+        if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;
                 if j >= num_joints {
                     break;
                 }
-                layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), decay, decay_s, elapsed_s, layer_pose[k]);
+                layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), s.decay, s.decay_s, s.elapsed_s, layer_pose[k]);
             }
-            elapsed_s += character_dt_s;
+            s.elapsed_s += character_dt_s;
         } else {
-            decay = 0u;
+            s.decay = 0u;
         }
     }
     // The displayed pose goes to the other slot, which held the one before last.
@@ -431,13 +474,12 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
         if j >= num_joints {
             break;
         }
-        store_slot(joint_ref(block, j), 1u - slot, layer_pose[k]);
+        store_slot(joint_ref(block, j), 1u - s.slot, layer_pose[k]);
     }
     // Every thread has read the atomics before the next layer resets them.
     workgroupBarrier();
     if thread == 0u {
-        let flags = min(shown + 1u, 2u) | ((1u - slot) << STATE_SLOT_SHIFT) | (decay << STATE_DECAY_SHIFT);
-        store_layer_state(block, LayerState(flags, decay_s, elapsed_s, largest_offset, largest_velocity, 0u, 0u, 0u));
+        store_layer_state(block, transition_end(s));
     }
 }
 

@@ -497,7 +497,7 @@ fn layered_frames_match_frame_job_over_a_minute_of_switches() {
     let joints = rig.num_joints();
     // Small chunks: every chunk binds its own window of the output and of the characters'
     // memory, which is spread over buffers of two chunks each (kept across the growth below).
-    let per_character = layers.len() as u64 * (32 + 128 * joints as u64);
+    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * joints as u64);
     let options = GpuCrowdOptions {
         max_chunk_characters: Some(7),
         max_memory_buffer_bytes: Some(14 * per_character),
@@ -620,7 +620,7 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
     let clips = test_clips(&rig);
     let layers = sequence_layers(&rig);
     let whole = GpuCrowdOptions::default();
-    let per_character = layers.len() as u64 * (32 + 128 * rig.num_joints() as u64);
+    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
     let chunked = GpuCrowdOptions {
         max_chunk_characters: Some(3),
         max_memory_buffer_bytes: Some(6 * per_character),
@@ -955,7 +955,7 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
     let layers = sequence_layers(&rig);
     let mut own =
         GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
-    let per_character = layers.len() as u64 * (32 + 128 * rig.num_joints() as u64);
+    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
     let options = GpuCrowdOptions {
         max_chunk_characters: Some(3),
         max_memory_buffer_bytes: Some(7 * per_character),

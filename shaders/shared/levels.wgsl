@@ -99,17 +99,8 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
         if e.x == SKIP_SAMPLE {
             continue;
         }
-        let p = table_sample(e, joint, num_joints);
-        let w = bitcast<f32>(e.w);
-        if first_taken {
-            acc = Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
-            first_taken = false;
-        } else {
-            acc.translation += p.translation * w;
-            acc.scale += p.scale * w;
-            let signed_w = select(w, -w, dot(acc.rotation, p.rotation) < 0.0);
-            acc.rotation += p.rotation * signed_w;
-        }
+        acc = blend_add(acc, first_taken, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
+        first_taken = false;
     }
     acc.rotation = quat_normalize(acc.rotation);
     return acc;

@@ -401,18 +401,17 @@ pub struct GpuLayerState {
 }
 
 /// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
-/// two displayed-pose slots of 32 bytes, a 48-byte memo (the frozen snapshot or the
-/// inertialization offsets) and the two slots' scale y and z, 8 bytes each, in one 16-byte
-/// line of the joint's own.
-pub const JOINT_STATE_BYTES: u64 = 128;
+/// two displayed-pose slots of 48 bytes and a 48-byte memo (the frozen snapshot or the
+/// inertialization offsets).
+pub const JOINT_STATE_BYTES: u64 = 144;
 
 /// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
 /// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
 /// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and
-/// scale x, rotation: 8 floats a joint), slot 1's, the memos (12 floats a joint), then both
-/// slots' scale y and z (4 floats a joint: slot 0's y and z, slot 1's). Each joint's floats
-/// are its own: no two threads ever write one 16-byte line, which shaders may store whole
-/// (Metal's compiler writes a vector's component as a read-modify-write of the vector).
+/// scale x, rotation, scale y and z and two unused: 12 floats a joint), slot 1's, then the
+/// memos (12 floats a joint). Each joint's floats are its own: no two threads ever write one
+/// 16-byte line, which shaders may store whole (Metal's compiler writes a vector's component
+/// as a read-modify-write of the vector), and a frame writes a slot without reading anything.
 ///
 /// Keep in sync with "Memory layout" in `shaders/transition.wgsl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -430,8 +429,8 @@ impl JointStateLayout {
 
     /// Index of the first float of `joint`'s pose in `slot` (0 or 1), and of its scale y and z.
     const fn slot_indices(self, slot: u32, joint: usize) -> (usize, usize) {
-        let k = slot as usize * self.num_joints + joint;
-        (k * 8, 28 * self.num_joints + joint * 4 + slot as usize * 2)
+        let k = (slot as usize * self.num_joints + joint) * 12;
+        (k, k + 8)
     }
 
     /// The pose of `joint` in `slot` (0 or 1), from `floats` of length [`floats`](Self::floats).
@@ -480,8 +479,8 @@ mod tests {
         for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
             assert_eq!(layout.slot(&floats, slot, joint), pose(slot, joint), "slot {slot}, joint {joint}");
         }
-        // Slots and scales fill all but the memos' 12 floats a joint.
-        assert_eq!(floats.iter().filter(|v| v.is_nan()).count(), 5 * 12);
+        // Slots fill all but their 2 unused floats a joint and the memos' 12 floats a joint.
+        assert_eq!(floats.iter().filter(|v| v.is_nan()).count(), 5 * (2 * 2 + 12));
     }
 
     #[test]

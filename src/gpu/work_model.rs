@@ -57,11 +57,10 @@ const SAMPLE_BYTES: f64 = size_of::<ClipSample>() as f64;
 const RANGE_BYTES: f64 = 8.0;
 /// A layer's `LayerState`: two vec4, read at the start of its transition, written at the end.
 const LAYER_STATE_BYTES: f64 = 32.0;
-/// One joint's slot pose (translation + scale.x, rotation), a memo (snapshot or offset: three
-/// vec4) and the vec4 of both slots' scale.yz.
-const SLOT_BYTES: f64 = 32.0;
+/// One joint's slot pose (translation + scale.x, rotation, scale.yz: three vec4) and a memo
+/// (snapshot or offset: three vec4).
+const SLOT_BYTES: f64 = 48.0;
 const MEMO_BYTES: f64 = 48.0;
-const SCALE_YZ_BYTES: f64 = 16.0;
 
 /// Static instruction counts of a fused kernel's regions (see the module's table): each one a
 /// loop body of the kernel's disassembly, or what is left of one when its inner loops are taken
@@ -111,17 +110,17 @@ pub struct KernelCosts {
 /// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
 /// then the pose store, and the skinning loop with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3641,
+    3606,
     [
-        (3257, 0),
+        (3222, 0),
         (858, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (147, 2),
-        (501, 1),
-        (830, 1),
-        (65, 1),
+        (494, 1),
+        (831, 1),
+        (35, 1),
         (39, 1),
         (440, 1),
         (229, 2),
@@ -141,7 +140,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3558, [(3212, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+    (3539, [(3193, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -262,6 +261,41 @@ impl KernelCosts {
             model_step: n(2),
             ..Self::default()
         })
+    }
+
+    /// Each region alone, named as its field: these costs with every other region at 0. The
+    /// model is linear in the costs, so a frame's wave-instructions under each region add up to
+    /// its total under all of them: a breakdown of where the instructions go (`gpu_stats`).
+    ///
+    /// ```
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let model = WorkModel::new(&rig, 64, 64, 48).unwrap();
+    /// let costs = KernelCosts::frame_radv_navi21();
+    /// let total = model.two_clip_character(&[0.5, 0.5], &costs).wave_instructions;
+    /// let parts: f64 =
+    ///     costs.regions().iter().map(|(_, alone)| model.two_clip_character(&[0.5, 0.5], alone).wave_instructions).sum();
+    /// assert_eq!(parts, total);
+    /// ```
+    #[must_use]
+    pub fn regions(&self) -> [(&'static str, Self); 15] {
+        [
+            ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
+            ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
+            ("sample_fixed", Self { sample_fixed: self.sample_fixed, ..Self::default() }),
+            ("sample_weight", Self { sample_weight: self.sample_weight, ..Self::default() }),
+            ("sample_clip", Self { sample_clip: self.sample_clip, ..Self::default() }),
+            ("step_back_clip", Self { step_back_clip: self.step_back_clip, ..Self::default() }),
+            ("transition", Self { transition: self.transition, ..Self::default() }),
+            ("decay", Self { decay: self.decay, ..Self::default() }),
+            ("combine", Self { combine: self.combine, ..Self::default() }),
+            ("mesh_fixed", Self { mesh_fixed: self.mesh_fixed, ..Self::default() }),
+            ("mesh_step", Self { mesh_step: self.mesh_step, ..Self::default() }),
+            ("pose", Self { pose: self.pose, ..Self::default() }),
+            ("skinning", Self { skinning: self.skinning, ..Self::default() }),
+            ("model_step", Self { model_step: self.model_step, ..Self::default() }),
+            ("capture_step", Self { capture_step: self.capture_step, ..Self::default() }),
+        ]
     }
 
     /// [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
@@ -767,23 +801,22 @@ impl WorkModel {
         if snapshot {
             // At the switch the displayed slot becomes the snapshot; after it the snapshot is read.
             if switched {
-                work.bytes_read += joints * (SLOT_BYTES + SCALE_YZ_BYTES);
+                work.bytes_read += joints * SLOT_BYTES;
                 work.bytes_written += joints * MEMO_BYTES;
             } else {
                 work.bytes_read += joints * MEMO_BYTES;
             }
         } else if switched && inertializes {
-            // Capture: both displayed slots read (the scale.yz vec4 each time), the offset written.
-            work.bytes_read += joints * 2.0 * (SLOT_BYTES + SCALE_YZ_BYTES);
+            // Capture: both displayed slots read, the offset written.
+            work.bytes_read += joints * 2.0 * SLOT_BYTES;
             work.bytes_written += joints * MEMO_BYTES;
         }
         if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
             work.charge(costs.decay, waves);
             work.bytes_read += joints * MEMO_BYTES;
         }
-        // The displayed pose into the other slot; the joint's scale.yz vec4 read and written whole.
-        work.bytes_read += joints * SCALE_YZ_BYTES;
-        work.bytes_written += joints * (SLOT_BYTES + SCALE_YZ_BYTES);
+        // The displayed pose into the other slot, nothing read.
+        work.bytes_written += joints * SLOT_BYTES;
     }
 
     /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, each
@@ -1100,9 +1133,8 @@ mod tests {
     /// Barriers: 3 + 3 (two transitions) + 2 (mesh) + 1 (local-to-model) = 9.
     /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
     /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
-    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) + 3 joints × 2 layers × the
-    /// scale.yz vec4 (96) = 272; written: 2 states (64) + 3 × 2 × (32 + 16) (288) + output (192)
-    /// = 544.
+    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) = 176; written: 2 states (64)
+    /// + 3 joints × 2 layers × a 48-byte slot (288) + output (192) = 544.
     /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
     /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
     /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
@@ -1124,14 +1156,14 @@ mod tests {
         assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
         // Mesh 5 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
-        assert_eq!((work.bytes_read, work.bytes_written), (272.0, 544.0));
+        assert_eq!((work.bytes_read, work.bytes_written), (176.0, 544.0));
         assert_eq!(work.wave_instructions, 16.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
         assert_eq!(
             (skipped.bytes_read, skipped.bytes_written),
-            (40.0 + 16.0 + 32.0 + 48.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0)
+            (40.0 + 16.0 + 32.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0)
         );
     }
 
@@ -1150,9 +1182,9 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let work = model.layered_character(&layers, &[switch], &samples, &UNIT).unwrap();
         assert_eq!(work.lane_samples, 6.0);
-        // program 40, 2 samples 32, state 32, both slots 288, offset 144, scale.yz 48.
-        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 288.0 + 144.0 + 48.0);
-        // state 32, offset 144, slot and scale.yz 144, output 192.
+        // program 40, 2 samples 32, state 32, both slots 288, offset 144.
+        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 288.0 + 144.0);
+        // state 32, offset 144, slot 144, output 192.
         assert_eq!(work.bytes_written, 32.0 + 144.0 + 144.0 + 192.0);
     }
 
@@ -1190,7 +1222,7 @@ mod tests {
             f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step,
             FRAME_LOOPS_RADV_NAVI21.0
         );
-        assert_eq!(KernelCosts::from_frame_layers_loops(3641, &FRAME_LOOPS_RADV_NAVI21.1), None);
+        assert_eq!(KernelCosts::from_frame_layers_loops(3606, &FRAME_LOOPS_RADV_NAVI21.1), None);
         let v = KernelCosts::frame_layers_levels_radv_navi21();
         let layer_loop = v.layer_fixed
             + v.sample_fixed

@@ -37,7 +37,7 @@ pub struct LayerSetup {
     /// Per-joint weights; `None` is the whole body.
     pub mask: Option<Mask>,
     /// Whether the layer keeps memory per character between frames (the last two displayed
-    /// poses, the frozen snapshot, inertialization offsets: 128 bytes per joint on the GPU).
+    /// poses, the frozen snapshot, inertialization offsets: 144 bytes per joint on the GPU).
     /// A layer whose graph can never show two states at once (every transition a cut) needs
     /// none: [`crate::setup::layer_setups`] clears this for such layers, and the evaluators then
     /// keep nothing for them and refuse any program of theirs that is not a plain cut
