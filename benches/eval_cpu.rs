@@ -28,7 +28,7 @@ use support::cpu_time::ThreadCpuTime;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;

@@ -14,7 +14,7 @@ mod support;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::program::{DueRows, OutputLayout};
 
 const SIZES: [(&str, usize); 3] = [("1k", 1_000), ("10k", 10_000), ("100k", 100_000)];

@@ -33,7 +33,7 @@ use throng::Clip;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::DemoCharacter;
 use throng::eval::EvalCrowdJob;
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Stage};
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};

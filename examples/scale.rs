@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::plot::{Painter, Raster, Rgb};

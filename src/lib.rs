@@ -23,14 +23,15 @@
 //! One word per idea, throughout the code and docs:
 //! - **frame**: one step of the game's loop, what a `dt_s` spans: the state step updates once
 //!   and an evaluator turns the pose programs into matrices once. The CPU's `eval::frame`
-//!   (`FrameJob`) and the GPU's fused dispatches `shaders/frame.wgsl` (one blended sample list
-//!   per character, `GpuCrowd::set_samples`) and `shaders/frame_layers.wgsl` (every layer,
-//!   `GpuCrowd::set_frame`) are named for evaluating a whole frame.
+//!   (`EvalCrowdJob`: one blended sample list per character) and `eval::frame_layers`
+//!   (`FrameJob`: every layer), and their GPU mirrors `shaders/frame.wgsl`
+//!   (`GpuCrowd::set_samples`) and `shaders/frame_layers.wgsl` (`GpuCrowd::set_frame`), are
+//!   named for evaluating a whole frame.
 //! - **clip frame**: one of a [`Clip`]'s uniformly spaced key instants (stored frame-major).
 //! - **coordinate frame**: said in full; a 2D blend space works in *normalised coordinates*
 //!   (its children's bounding box scaled to a side of 2), not in a frame.
 //! - **memory**: what a layer carries between frames for its transitions (the last displayed
-//!   poses, the frozen snapshot, inertialization's offsets): `eval::frame::EvalContext` on the
+//!   poses, the frozen snapshot, inertialization's offsets): `eval::frame_layers::EvalContext` on the
 //!   CPU, the `layer_memory` buffer on the GPU (a chunk's part of it starts at `memory_base`).
 //! - **secondary set**: a layer program's samples after the destination's
 //!   (`LayerProgram::num_secondary`): a crossfade's source, or under inertialization, on the

@@ -170,12 +170,12 @@ pub enum Plot {
     TransitionsStarted,
     /// `throng.clips_sampled`: clip samples the evaluators took for the characters they
     /// evaluated (a crossfade counts both sides; a layer above the base at weight 0 and a
-    /// character animation LOD skips count nothing): `eval::frame::FrameStats::clips_sampled`
+    /// character animation LOD skips count nothing): `eval::frame_layers::FrameStats::clips_sampled`
     /// on the CPU, the same count from the programs of the characters `gpu::GpuCrowd` uploads
     /// a frame for, and every sample list's length for the unlayered frame.
     ClipsSampled,
     /// `throng.characters_evaluated`: characters the evaluators evaluated, on the CPU
-    /// (`eval::frame::FrameStats::characters_evaluated`) or the GPU (counted at the upload):
+    /// (`eval::frame_layers::FrameStats::characters_evaluated`) or the GPU (counted at the upload):
     /// all of them, or the due ones under animation LOD.
     CharactersEvaluated,
     /// `throng.bytes_uploaded`: bytes `gpu::GpuCrowd` wrote to the queue for pose programs,
@@ -280,7 +280,7 @@ pub(crate) fn count_layered(programs: &[LayerProgram], num_layers: usize, rows: 
     count_evaluated(characters, clips);
 }
 
-/// Characters evaluated and the clips `eval::frame::FrameJob` samples for them: both sides of
+/// Characters evaluated and the clips `eval::frame_layers::FrameJob` samples for them: both sides of
 /// each visible layer (a layer above the base at weight 0 is not evaluated).
 #[cfg(feature = "tracy")]
 fn layered_counts(programs: &[LayerProgram], num_layers: usize, rows: Option<&[u32]>) -> (u64, u64) {

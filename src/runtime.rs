@@ -48,7 +48,7 @@
 //! ```
 
 use crate::clip::Clip;
-use crate::eval::frame::{EvalContext, FrameJob, FrameStats};
+use crate::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
 use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, check_output_size};
 use crate::graph::ParamValue;

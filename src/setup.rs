@@ -22,7 +22,7 @@ use crate::state::{Archetype, ClipBinding, StateError};
 
 /// A graph bound to a rig's clips: the state step's archetype, the clip table its samples
 /// index, and the evaluators' layer setups — everything [`crate::state::Crowd::add_archetype`],
-/// [`crate::eval::frame::FrameJob`] and [`crate::gpu::GpuCrowd::with_layers`] take.
+/// [`crate::eval::frame_layers::FrameJob`] and [`crate::gpu::GpuCrowd::with_layers`] take.
 #[derive(Clone, Debug)]
 pub struct BoundArchetype {
     /// Graph plus a clip per leaf, for [`crate::state::Crowd::add_archetype`].

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};

@@ -22,7 +22,7 @@ use throng::blend_space::{BlendSpace, BlendSpaceError};
 use throng::clip::ClipError;
 use throng::clip::ClipEvent;
 use throng::demo::DemoCharacter;
-use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
+use throng::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
 use throng::eval::{EvalCrowdJob, EvalError};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};

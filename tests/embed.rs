@@ -46,8 +46,8 @@ fn engine_facing_types_are_send_and_sync() {
     send_sync::<throng::state::CharacterHandle>();
     send_sync::<throng::state::LayerReadback>();
     send_sync::<throng::program::LayerSetup>();
-    send_sync::<throng::eval::frame::EvalContext>();
-    send::<throng::eval::frame::FrameJob<'static>>();
+    send_sync::<throng::eval::frame_layers::EvalContext>();
+    send::<throng::eval::frame_layers::FrameJob<'static>>();
     send_sync::<throng::eval::root_motion::RootDelta>();
     send_sync::<CrowdRuntime>();
     send_sync::<throng::gpu::GpuCrowd>();

@@ -171,8 +171,9 @@ fn transform_floats(t: &Transform) -> [f32; 10] {
     [tr.x, tr.y, tr.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]
 }
 
+/// The sample stage (`shaders/sample.wgsl`) against `eval::sample`.
 #[test]
-fn sample_stage_matches_cpu() {
+fn sample_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);
     let clips = test_clips(&rig);
@@ -195,8 +196,9 @@ fn sample_stage_matches_cpu() {
     });
 }
 
+/// The local-to-model stage against `eval::local_to_model`.
 #[test]
-fn local_to_model_stage_matches_cpu() {
+fn local_to_model_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);
     let num_characters = 9;
@@ -233,8 +235,9 @@ fn local_to_model_stage_matches_cpu() {
     );
 }
 
+/// The skinning stage against `eval::skinning`, in both output layouts.
 #[test]
-fn skinning_stage_matches_cpu_in_both_layouts() {
+fn skinning_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);
     let num_characters = 5;
@@ -273,8 +276,10 @@ fn skinning_stage_matches_cpu_in_both_layouts() {
     }
 }
 
+/// The fused plain frame (`shaders/frame.wgsl`) against `eval::frame` (`EvalCrowdJob`), in
+/// both output layouts.
 #[test]
-fn fused_frame_matches_cpu_in_both_layouts() {
+fn frame_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);
     let clips = test_clips(&rig);

@@ -13,7 +13,7 @@
 
 use glam::{Quat, Vec3};
 use throng::eval::EvalError;
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
@@ -285,8 +285,9 @@ impl CpuLayerMemory {
     }
 }
 
+/// The transition stage against `eval::transition`, in every switch mode.
 #[test]
-fn transition_stage_matches_cpu_in_every_mode() {
+fn transition_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     // 100 joints: threads hold two joints each, so the per-thread arrays are exercised.
     let rig = test_rig(100);
@@ -351,8 +352,9 @@ fn transition_stage_matches_cpu_in_every_mode() {
     }
 }
 
+/// The layers stage against `eval::layers`, for additive and masked overrides.
 #[test]
-fn layers_stage_matches_cpu_for_additive_and_masked_overrides() {
+fn layers_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(70);
     let mask = feathered_mask(&rig);
@@ -488,8 +490,10 @@ fn layer_weights(c: usize, frame: usize) -> [f32; 3] {
     [1.0, upper, additive]
 }
 
+/// The fused layered frame (`shaders/frame_layers.wgsl`) against `eval::frame_layers`
+/// (`FrameJob`) over a minute of switches.
 #[test]
-fn layered_frames_match_frame_job_over_a_minute_of_switches() {
+fn frame_layers_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(40);
     let clips = test_clips(&rig);

@@ -214,7 +214,7 @@ fn the_trace_output_matches_the_collected_lines_and_counts_events_crossed_more_t
 fn a_frame_job_context_for_another_joint_count_says_so() {
     use throng::demo::DemoCharacter;
     use throng::eval::EvalError;
-    use throng::eval::frame::{EvalContext, FrameJob};
+    use throng::eval::frame_layers::{EvalContext, FrameJob};
     use throng::program::{LayerProgram, LayerSetup, OutputLayout};
     let demo = DemoCharacter::humanoid();
     let joints = demo.rig.num_joints();

@@ -12,7 +12,7 @@ use gpu_support::gpu;
 use support::compare::{GPU_TOLERANCE, worst_abs_diff};
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalError;
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
 use throng::graph::CompiledGraph;
 use throng::program::{LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};

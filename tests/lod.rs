@@ -16,7 +16,7 @@ use support::compare::{
 use throng::clip::ClipEvent;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalError;
-use throng::eval::frame::{EvalContext, FrameJob, FrameStats};
+use throng::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
 use throng::eval::root_motion::RootDelta;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, Stage};
 use throng::graph::CompiledGraph;

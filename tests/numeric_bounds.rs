@@ -16,7 +16,7 @@ use std::sync::Arc;
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
 use support::compare::{GPU_TOLERANCE, largest, worst_abs_diff};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
 use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::eval::{EvalCrowdJob, EvalError};

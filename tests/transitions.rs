@@ -6,7 +6,7 @@ mod support;
 
 use glam::{Quat, Vec3};
 use support::compare::{largest, worst_abs_diff};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout, SwitchMode};
 use throng::{Clip, Rig, Transform};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::root_motion::RootDelta;
 use throng::eval::skinning::read_matrix;

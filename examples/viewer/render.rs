@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use glam::{Mat4, Vec3};
-use throng::eval::frame::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::program::OutputLayout;

@@ -10,10 +10,15 @@
 //!                  blend
 //! ```
 //!
-//! [`EvalCrowdJob`] runs the stages for many characters in parallel with rayon; each
+//! The fused frames are stages too: [`EvalCrowdJob`] ([`frame`], mirrored by
+//! `shaders/frame.wgsl`) runs the stages above for many characters in parallel with rayon, and
+//! [`frame_layers::FrameJob`] (`shaders/frame_layers.wgsl`) every layer with its memory. Each
 //! character is independent, so the output is bitwise identical for any thread count.
+//! `tests/stage_parity.rs` checks the names: every `shaders/X.wgsl` has `eval::X`, a pipeline
+//! field `X` and a test `X_matches_cpu`.
 
 pub mod frame;
+pub mod frame_layers;
 pub mod inertialize;
 pub mod layers;
 pub mod local_to_model;
@@ -22,16 +27,9 @@ pub mod sample;
 pub mod skinning;
 pub mod transition;
 
-use std::ops::Range;
+pub use frame::EvalCrowdJob;
 
-use glam::Mat4;
-use rayon::prelude::*;
-
-use crate::clip::Clip;
-use crate::program::{ClipSample, ProgramError, validate_clips, validate_samples};
-
-use crate::program::OutputLayout;
-use crate::rig::{Rig, Transform};
+use crate::program::{OutputLayout, ProgramError};
 
 /// Why an evaluation job was refused. Nothing is written when validation fails.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -78,7 +76,7 @@ pub enum EvalError {
         /// Characters the context was sized for.
         context_characters: usize,
     },
-    /// The `frame::EvalContext` was made for another joint count than the rig's.
+    /// The `frame_layers::EvalContext` was made for another joint count than the rig's.
     #[error("the evaluation context holds {context_joints} joints per character; the rig has {rig_joints}")]
     ContextJoints {
         /// Joints the context was made for.
@@ -86,7 +84,7 @@ pub enum EvalError {
         /// Joints of the job's rig.
         rig_joints: usize,
     },
-    /// The `frame::EvalContext` was made for another layer count than the job's setup.
+    /// The `frame_layers::EvalContext` was made for another layer count than the job's setup.
     #[error("the evaluation context holds {context_layers} layers per character; the job has {layers}")]
     ContextLayers {
         /// Layers the context was made for.
@@ -109,27 +107,6 @@ pub enum EvalError {
 /// balance two to sixteen cores on a few thousand characters.
 pub const CHARACTERS_PER_CHUNK: usize = 64;
 
-/// Evaluates skinning matrices for a crowd of characters sharing one rig and clip table.
-///
-/// Character `i`'s clips are `samples[sample_ranges[i]]`; its joint `j` is written at
-/// `(i * num_joints + j) * layout.floats_per_joint()` in `output`. A character with no samples
-/// (or weights summing to zero) shows the rest pose.
-#[derive(Debug)]
-pub struct EvalCrowdJob<'a> {
-    /// The rig every character uses.
-    pub rig: &'a Rig,
-    /// The clip table `ClipSample::clip` indexes.
-    pub clips: &'a [Clip],
-    /// Every character's samples, back to back.
-    pub samples: &'a [ClipSample],
-    /// Each character's range in `samples`; its length is the number of characters.
-    pub sample_ranges: &'a [Range<u32>],
-    /// The output matrix layout.
-    pub layout: OutputLayout,
-    /// Output, `characters × joints × layout.floats_per_joint()` floats.
-    pub output: &'a mut [f32],
-}
-
 /// [`EvalError::OutputSize`] unless `got` floats hold `characters` × `joints` joints in
 /// `layout`: the one output check of every CPU job and of `runtime::CrowdRuntime::evaluate`.
 pub(crate) fn check_output_size(
@@ -145,68 +122,4 @@ pub(crate) fn check_output_size(
     } else {
         Err(EvalError::OutputSize { characters, joints, floats_per_joint, expected, got })
     }
-}
-
-impl EvalCrowdJob<'_> {
-    /// Checks the job, in this order:
-    /// - every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`]);
-    /// - the output size matches ([`EvalError::OutputSize`]);
-    /// - every range lies inside `samples` ([`ProgramError::SampleRange`]);
-    /// - every sample names a clip ([`ProgramError::UnknownClip`]) and has a finite time and a
-    ///   finite non-negative weight ([`ProgramError::BadSample`]).
-    pub fn validate(&self) -> Result<(), EvalError> {
-        let joints = self.rig.num_joints();
-        validate_clips(self.rig, self.clips, 0)?;
-        check_output_size(self.output.len(), self.sample_ranges.len(), joints, self.layout)?;
-        validate_samples(self.samples, self.sample_ranges, self.clips.len())?;
-        Ok(())
-    }
-
-    /// Validates, then evaluates every character in parallel.
-    pub fn run(self) -> Result<(), EvalError> {
-        self.validate()?;
-        let joints = self.rig.num_joints();
-        let per_character = joints * self.layout.floats_per_joint();
-        let Self { rig, clips, samples, sample_ranges, layout, output } = self;
-        #[cfg(feature = "tracy")]
-        crate::profile::count_sample_lists(sample_ranges);
-        output.par_chunks_mut(per_character * CHARACTERS_PER_CHUNK).enumerate().for_each_init(
-            || Scratch::new(joints),
-            |scratch, (chunk, out)| {
-                let first = chunk * CHARACTERS_PER_CHUNK;
-                for (k, out) in out.chunks_exact_mut(per_character).enumerate() {
-                    let range = &sample_ranges[first + k];
-                    let samples = &samples[range.start as usize..range.end as usize];
-                    evaluate_character(rig, clips, samples, layout, scratch, out);
-                }
-            },
-        );
-        Ok(())
-    }
-}
-
-/// Per-thread working poses, reused across characters.
-struct Scratch {
-    local: Vec<Transform>,
-    model: Vec<Mat4>,
-}
-
-impl Scratch {
-    fn new(joints: usize) -> Self {
-        Self { local: vec![Transform::IDENTITY; joints], model: vec![Mat4::IDENTITY; joints] }
-    }
-}
-
-/// One character through every stage: the shape of the fused GPU frame.
-fn evaluate_character(
-    rig: &Rig,
-    clips: &[Clip],
-    samples: &[ClipSample],
-    layout: OutputLayout,
-    scratch: &mut Scratch,
-    out: &mut [f32],
-) {
-    sample::sample_blend(clips, samples, rig.rest_pose(), &mut scratch.local);
-    local_to_model::local_to_model(rig.parents(), rig.joints_by_depth(), &scratch.local, &mut scratch.model);
-    skinning::skinning(&scratch.model, rig.inverse_bind(), layout, out);
 }

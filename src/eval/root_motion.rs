@@ -5,7 +5,7 @@
 //! travel is `(end − root(t0)) + (k − 1)·(end − start) + (root(t1) − start)`, where `start` and
 //! `end` are the root at the clip's first and last frame.
 //!
-//! [`crate::eval::frame::FrameJob`] reports root motion as it evaluates; an engine evaluating
+//! [`crate::eval::frame_layers::FrameJob`] reports root motion as it evaluates; an engine evaluating
 //! on the GPU, which reports none, calls [`crowd_root_motion`] on the same pose programs.
 
 use glam::{Quat, Vec3};
@@ -108,7 +108,7 @@ pub(crate) fn blend_root_delta(clips: &[Clip], samples: &[ClipSample]) -> RootDe
 }
 
 /// Root motion for a whole crowd from the state step's pose programs alone, exactly as
-/// [`crate::eval::frame::FrameJob`] reports it, for callers that evaluate poses on the GPU
+/// [`crate::eval::frame_layers::FrameJob`] reports it, for callers that evaluate poses on the GPU
 /// (which removes root motion from the pose but reports none). Character `i`'s base layer is
 /// `programs[i * num_layers]`; the root is joint 0. `out[i]` gets the travel of the samples
 /// the base layer shows (both sides during a crossfade) when its program has

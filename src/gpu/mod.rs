@@ -14,7 +14,7 @@
 //! [`GpuCrowd`] owns one archetype's buffers and pipelines on the caller's
 //! [`wgpu::Device`]; [`GpuCrowd::set_samples`] mirrors [`crate::eval::EvalCrowdJob`] and
 //! [`GpuCrowd::set_frame`] (on a crowd built [`GpuCrowd::with_layers`]) mirrors
-//! [`crate::eval::frame::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
+//! [`crate::eval::frame_layers::FrameJob`]; [`GpuCrowd::encode`] records the frame into the caller's encoder and
 //! [`GpuCrowd::output`] is the skinning-matrix buffer a vertex shader binds (character `i`,
 //! joint `j` at `i * J + j`); [`GpuCrowd::swap_remove`] moves a character's device memory as
 //! [`crate::state::Crowd::despawn`] moves its row. [`GpuProfiler`] times each pass with timestamp

@@ -332,7 +332,7 @@ pub(crate) const fn storage_buffers_needed(layered: bool, stage_buffers: bool) -
 /// The layered frame ([`ShaderModuleKind::FrameLayers`]), its transition stage alone and, with
 /// stage buffers, its layers stage alone.
 pub(crate) struct LayeredPipelines {
-    pub frame: wgpu::ComputePipeline,
+    pub frame_layers: wgpu::ComputePipeline,
     pub transition: wgpu::ComputePipeline,
     pub layers: Option<wgpu::ComputePipeline>,
 }
@@ -402,7 +402,7 @@ impl Pipelines {
                 build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")
             });
             LayeredPipelines {
-                frame: build(kernel.frame_layers(), &frame_layout, "throng.frame_layers"),
+                frame_layers: build(kernel.frame_layers(), &frame_layout, "throng.frame_layers"),
                 transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
                 layers,
             }

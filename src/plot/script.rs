@@ -4,7 +4,7 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::eval::frame::{EvalContext, FrameJob};
+use crate::eval::frame_layers::{EvalContext, FrameJob};
 use crate::graph::{self, ParamValue};
 use crate::program::{LayerProgram, LayerSetup, MaskError, OutputLayout};
 use crate::state::{ParamId, StateError};

@@ -1,5 +1,5 @@
 //! Layer setup: how an archetype's layers combine (blend, space, mask) and the order both
-//! evaluators run them in. Fixed per archetype, read by `eval::frame::FrameJob` and
+//! evaluators run them in. Fixed per archetype, read by `eval::frame_layers::FrameJob` and
 //! `gpu::GpuCrowd::with_layers` alike, so it sits beside the pose programs rather than in
 //! either evaluator.
 
@@ -53,7 +53,7 @@ impl Default for LayerSetup {
 }
 
 /// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
-/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame::FrameJob) and
+/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob) and
 /// the GPU evaluator, so that both accept the same layers.
 pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
     if layers.is_empty() {
@@ -74,7 +74,7 @@ pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result
 /// is a plain cut: mode [`SwitchMode::Cut`] and no [`LayerProgram::SOURCE_SNAPSHOT`]
 /// ([`ProgramError::NeedsMemory`] names the first that is not). Such a layer has nothing to
 /// fade or decay from, so showing anything else would silently drop the transition. Shared by
-/// [`FrameJob`](crate::eval::frame::FrameJob) and the GPU evaluator; `programs` holds `layers.len()` per character.
+/// [`FrameJob`](crate::eval::frame_layers::FrameJob) and the GPU evaluator; `programs` holds `layers.len()` per character.
 pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSetup]) -> Result<(), ProgramError> {
     let num_layers = layers.len();
     if num_layers == 0 || layers.iter().all(|l| l.needs_memory) {
@@ -92,7 +92,7 @@ pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSe
 
 /// How many of `layers` add their clips as deltas: the clip checks ([`crate::program::validate_clips`])
 /// bound the scale a pose can reach through them. Layer 0 is the base whatever its blend says
-/// (see [`evaluation_order`]), so it never counts. Shared by [`FrameJob`](crate::eval::frame::FrameJob)
+/// (see [`evaluation_order`]), so it never counts. Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob)
 /// and the GPU evaluator, so that both accept the same clips.
 #[must_use]
 pub fn num_additive_layers(layers: &[LayerSetup]) -> usize {

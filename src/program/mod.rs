@@ -212,7 +212,7 @@ pub enum ProgramError {
         /// The program, printed.
         what: String,
     },
-    /// A layer set up without memory (`eval::frame::LayerSetup::needs_memory` false) was given
+    /// A layer set up without memory (`eval::frame_layers::LayerSetup::needs_memory` false) was given
     /// a program that needs it: a switch mode other than cut, or a fade from the snapshot.
     #[error(
         "character {character} layer {layer}: switch mode {mode} (flags {flags:#x}) needs per-character memory, but the layer was set up without it (its graph has only cuts)"

@@ -14,7 +14,7 @@ use super::MAX_EVENTS_PER_LAYER_UPDATE;
 
 /// Bytes of CPU state per character of an archetype, by what holds them
 /// ([`Crowd::memory_per_character`]); the evaluators' memory comes on top
-/// (`eval::frame::EvalContext::bytes_per_character`, `gpu::GpuCrowd::memory_bytes_per_character`).
+/// (`eval::frame_layers::EvalContext::bytes_per_character`, `gpu::GpuCrowd::memory_bytes_per_character`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CharacterBytes {
     /// Per layer: active, previous, transition and pending imperative transition indices,
@@ -156,7 +156,7 @@ impl Crowd {
     /// Removes a character; every other handle stays valid. Rows are swap-removed: the
     /// archetype's last row moves into the removed character's row ([`Crowd::row_of`] before
     /// the call tells which), so per-row data the caller keeps, such as the evaluator's
-    /// `eval::frame::EvalContext`, follows with its own `swap_remove(row)`.
+    /// `eval::frame_layers::EvalContext`, follows with its own `swap_remove(row)`.
     ///
     /// A slot is reused with the next generation, up to [`MAX_GENERATION`]; a character
     /// despawned at it retires the slot, so its handles stay stale for good.

@@ -122,7 +122,7 @@ impl Crowd {
 
     /// The characters of an archetype due for evaluation after the last update (animation
     /// LOD): their rows ascending, and per row the seconds since it was last evaluated (the
-    /// updates it skipped plus the last one). Pass it to `eval::frame::FrameJob::run_due` or
+    /// updates it skipped plus the last one). Pass it to `eval::frame_layers::FrameJob::run_due` or
     /// `gpu::GpuCrowd::set_frame_due`: rows not listed are not evaluated and keep showing their
     /// last pose. A character that switched state on the update is listed whatever its rate (a
     /// switch is never deferred); one spawned since is listed with 0 s; with every rate 1, every

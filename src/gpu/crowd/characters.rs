@@ -4,7 +4,7 @@ use crate::gpu::types::{GpuLayerState, JOINT_STATE_BYTES};
 impl GpuCrowd {
     /// Forgets what `character` of a layered crowd displayed, so that its next switch is a cut
     /// (a character reused for someone new, or teleported by gameplay), as
-    /// [`crate::eval::frame::EvalContext::reset_character`]. Out-of-range characters, and
+    /// [`crate::eval::frame_layers::EvalContext::reset_character`]. Out-of-range characters, and
     /// crowds without layers, are ignored. Takes effect with the next submitted frame.
     pub fn reset_character(&self, character: usize) {
         let memory = self
@@ -33,7 +33,7 @@ impl GpuCrowd {
     }
 
     /// Tells the crowd it has `num_characters` characters, after spawns between frames, as
-    /// [`crate::eval::frame::EvalContext::resize`] does on the CPU: characters past the last
+    /// [`crate::eval::frame_layers::EvalContext::resize`] does on the CPU: characters past the last
     /// frame's have shown nothing, and a [`swap_remove`](Self::swap_remove) before the next
     /// frame then moves the row [`crate::state::Crowd::despawn`] moves (a despawn after a spawn
     /// moves the newcomer, not the last character the device knows). Nothing is submitted; the
@@ -45,7 +45,7 @@ impl GpuCrowd {
     /// Removes `character`, moving the last character's memory and output matrices into its
     /// place on the device, as
     /// [`crate::state::Crowd::despawn`] moves the last row of an archetype into the removed one
-    /// and [`crate::eval::frame::EvalContext::swap_remove`] does on the CPU: every other
+    /// and [`crate::eval::frame_layers::EvalContext::swap_remove`] does on the CPU: every other
     /// character keeps what it displayed, so its transitions in flight carry on, and the next
     /// [`set_frame`](Self::set_frame) has one character fewer (plus any added, which start
     /// having shown nothing even where they take the freed row). Several removals between

@@ -35,7 +35,7 @@ impl GpuCrowd {
             return;
         };
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
-        let pipeline = layered.map_or(&self.pipelines.frame, |p| &p.frame);
+        let pipeline = layered.map_or(&self.pipelines.frame, |p| &p.frame_layers);
         let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
         let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {

@@ -227,7 +227,7 @@ impl GpuCrowd {
     }
 
     /// [`new`](Self::new) for the layered frame, the GPU mirror of
-    /// [`crate::eval::frame::FrameJob`]: also uploads the archetype's layers (blend, space,
+    /// [`crate::eval::frame_layers::FrameJob`]: also uploads the archetype's layers (blend, space,
     /// mask weights) once. Each frame, [`set_frame`](Self::set_frame) uploads the layer
     /// programs and [`encode`](Self::encode) records sample → transition → layers →
     /// local-to-model → skinning; per-character memory (the last two displayed poses, the frozen

@@ -55,7 +55,7 @@ impl GpuCrowd {
 
     /// Uploads a frame of the layered crowd: character `i`'s layer `l` reads
     /// `programs[i * num_layers + l]`, whose sample ranges index `samples`, exactly as
-    /// [`crate::eval::frame::FrameJob`] reads them and with the same checks
+    /// [`crate::eval::frame_layers::FrameJob`] reads them and with the same checks
     /// ([`crate::program::validate_dt`], [`crate::program::validate_layer_programs`]); `dt_s` is
     /// the real time since the last frame (0 when paused). Writes `40 × layers + 16 × samples`
     /// bytes per character (144 for two layers of a two-clip blend each).
@@ -70,7 +70,7 @@ impl GpuCrowd {
     }
 
     /// [`set_frame`](Self::set_frame) for the characters `due` lists only (animation LOD, as
-    /// `state::Crowd::due` gives them), as [`crate::eval::frame::FrameJob::run_due`]: each due
+    /// `state::Crowd::due` gives them), as [`crate::eval::frame_layers::FrameJob::run_due`]: each due
     /// character is evaluated with its own seconds since it was last shown in place of `dt_s`
     /// (which still applies to a later [`set_frame`](Self::set_frame)); the others are not
     /// dispatched at all, and their output and memory keep the pose they last showed. Each
