@@ -265,7 +265,8 @@ mod tests {
             let Err(EditError::Invalid { problems }) = e else { panic!("duration {duration} accepted") };
             assert!(matches!(problems[0].kind, ProblemKind::BadDuration { .. }));
             assert_eq!(problems[0].at.layer.as_deref(), Some("Base"));
-            assert_eq!(problems[0].at.transition, Some(0));
+            // Idle → Walk, second in the layer's authored list.
+            assert_eq!(problems[0].at.transition, Some(1));
         }
         for halflife_s in [f32::NAN, -1.0] {
             let switch = SwitchMode::Inertialize(Inertialization::Spring { halflife_s });
