@@ -473,3 +473,263 @@ fn windowed_click_picks_the_character_under_the_cursor() {
     );
     assert!(stdout.contains("viewer: inspecting character 0"), "the viewer ends inspecting character 0:\n{stdout}");
 }
+
+/// A layer's runs of equal values over frames, as `(value, first t, last t)`.
+fn runs(lines: &[&Value], value: impl Fn(&Value) -> Option<String>) -> Vec<(String, f64, f64)> {
+    let mut out: Vec<(String, f64, f64)> = Vec::new();
+    let mut open = false;
+    for line in lines {
+        let t = line["t"].as_f64().expect("a trace line has t");
+        match value(line) {
+            Some(v) => {
+                match out.last_mut() {
+                    Some(run) if open && run.0 == v => run.2 = t,
+                    _ => out.push((v, t, t)),
+                }
+                open = true;
+            }
+            None => open = false,
+        }
+    }
+    out
+}
+
+/// The timeline lines `timeline <layer> <kind> <name> <start> <end>` of one layer and kind.
+fn timeline(stdout: &str, layer: &str, kind: &str) -> Vec<(String, f64, f64)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 6 && f[0] == "timeline" && f[1] == layer && f[2] == kind).then(|| {
+                let number = |s: &str| s.parse::<f64>().unwrap_or_else(|e| panic!("{s:?} in {l:?}: {e}"));
+                (f[3].to_owned(), number(f[4]), number(f[5]))
+            })
+        })
+        .collect()
+}
+
+fn assert_runs_match(got: &[(String, f64, f64)], expected: &[(String, f64, f64)], what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}: {got:?} against the trace's {expected:?}");
+    for (g, e) in got.iter().zip(expected) {
+        assert_eq!(g.0, e.0, "{what}: {got:?} against {expected:?}");
+        let worst = worst_abs_diff(&[g.1 as f32, g.2 as f32], &[e.1 as f32, e.2 as f32]);
+        assert!(worst <= 1e-3, "{what}: {g:?} against {e:?} (times differ by {worst})");
+    }
+}
+
+/// The timeline strip records what the inspected character did, frame by frame: per layer its
+/// active states and transitions are the runs its `trace` lines show (the script lasts less
+/// than the strip's window, so every frame is in it), and the strip is laid out in the picture.
+#[test]
+fn timeline_strip_holds_the_inspected_characters_history() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("timeline");
+    let out = dir.join("timeline.png");
+    let script = lab_script();
+    let size = format!("{LAB_WIDTH}x{LAB_HEIGHT}");
+    let run = headless(&[
+        "--characters",
+        "4",
+        "--size",
+        size.as_str(),
+        "--inspect",
+        "0",
+        "--script",
+        script.to_str().expect("utf-8 temp path"),
+        "--out",
+        out.to_str().expect("utf-8 temp path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let lines = trace_lines(&stdout, "trace ");
+    let mut transitions_seen = 0;
+    for layer in ["Base", "Lean", "Wave"] {
+        let mine: Vec<&Value> = lines.iter().filter(|l| l["layer"] == layer).collect();
+        assert!(!mine.is_empty(), "no trace lines for layer {layer}:\n{stdout}");
+        let states = runs(&mine, |l| l["activeState"].as_str().map(str::to_owned));
+        assert_runs_match(&timeline(&stdout, layer, "state"), &states, &format!("{layer} states"));
+        let transitions = runs(&mine, |l| {
+            (l["transitioning"] == true).then(|| {
+                format!("{}->{}", l["previousState"].as_str().unwrap_or("?"), l["activeState"].as_str().unwrap_or("?"))
+            })
+        });
+        transitions_seen += transitions.len();
+        assert_runs_match(&timeline(&stdout, layer, "transition"), &transitions, &format!("{layer} transitions"));
+    }
+    assert!(transitions_seen >= 2, "the script walks, jumps and stops: {transitions_seen} transitions\n{stdout}");
+    let strip = stdout
+        .lines()
+        .find(|l| l.starts_with("lab\ttimeline\t"))
+        .unwrap_or_else(|| panic!("the timeline strip is laid out:\n{stdout}"));
+    let r: Vec<f32> = strip.split('\t').skip(3).map(|v| v.parse().expect("a number")).collect();
+    assert!(
+        r.len() == 4
+            && r[0] >= 0.0
+            && r[1] >= 0.0
+            && r[2] <= LAB_WIDTH as f32
+            && r[3] <= LAB_HEIGHT as f32
+            && r[2] > r[0] + 100.0,
+        "the strip lies in the picture: {strip}"
+    );
+}
+
+/// `--graph FILE`: a graph whose leaf names no demo clip still runs on the built-in character;
+/// the leaf is listed (printed, and laid out in the lab's crowd panel), not a crash. A file
+/// that is not there is an error with a message and exit status 1.
+#[test]
+fn graph_file_with_an_unknown_clip_name_runs_and_lists_it() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("graph");
+    let path = dir.join("backflip.json");
+    std::fs::write(&path, throng::demo::LOCOMOTION_GRAPH.replace("\"Jump\"", "\"Backflip\""))
+        .expect("writes the graph");
+    let out = dir.join("graph.png");
+    let size = format!("{LAB_WIDTH}x{LAB_HEIGHT}");
+    let run = headless(&[
+        "--characters",
+        "4",
+        "--frames",
+        "3",
+        "--size",
+        size.as_str(),
+        "--inspect",
+        "0",
+        "--graph",
+        path.to_str().expect("utf-8 temp path"),
+        "--out",
+        out.to_str().expect("utf-8 temp path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let problems: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("problem\t")).collect();
+    assert_eq!(problems.len(), 1, "one leaf names no clip:\n{stdout}");
+    assert!(problems[0].starts_with("leaf \"Backflip\": no demo clip \"backflip\""), "{}", problems[0]);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("lab\tproblem\tleaf \"Backflip\"")),
+        "the crowd panel shows the problem:\n{stdout}"
+    );
+    assert!(stdout.contains("trace {"), "the graph runs:\n{stdout}");
+
+    let missing = dir.join("missing.json");
+    let output = Command::new(viewer_binary())
+        .args(["--headless", "--frames", "1", "--graph", missing.to_str().expect("utf-8 temp path")])
+        .output()
+        .expect("the viewer starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "a missing graph file is an error, not a crash:\n{stderr}");
+    assert!(stderr.contains("cannot read") && stderr.contains("missing.json"), "{stderr}");
+}
+
+/// `--heat Wave`: the inspected character is coloured by the Wave layer's mask, joint by joint
+/// as the evaluators resolve it (the heat lines), red where the mask is 1 and blue where it is
+/// 0, where without the heat it is magenta.
+#[test]
+fn mask_heat_colours_the_inspected_character_by_its_layers_mask() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("heat");
+    let (heat_png, plain_png) = (dir.join("heat.png"), dir.join("plain.png"));
+    let size = format!("{LAB_WIDTH}x{LAB_HEIGHT}");
+    let common = ["--characters", "1", "--frames", "2", "--paused", "--size", size.as_str(), "--inspect", "0"];
+    let heat = headless(&[&common[..], &["--heat", "Wave", "--out", heat_png.to_str().expect("utf-8")]].concat());
+    headless(&[&common[..], &["--out", plain_png.to_str().expect("utf-8")]].concat());
+
+    let demo = throng::demo::DemoCharacter::humanoid();
+    let graph =
+        std::sync::Arc::new(throng::graph::CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).expect("compiles"));
+    let wave = graph.layer_index("Wave").expect("the demo has a Wave layer");
+    let bound = demo.bind(graph).expect("binds");
+    let mask = bound.layers[wave].mask.as_ref().expect("the Wave layer has a mask").weights().to_vec();
+    let stdout = String::from_utf8_lossy(&heat.stdout);
+    let got: Vec<(String, f32)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.strip_prefix("heat\t")?.split('\t');
+            Some((f.next()?.to_owned(), f.next()?.parse().ok()?))
+        })
+        .collect();
+    let expected: Vec<(String, f32)> = demo.rig.names().iter().cloned().zip(mask.iter().copied()).collect();
+    assert_eq!(got, expected, "the heat is the Wave layer's mask, joint by joint");
+    assert!(mask.contains(&1.0) && mask.contains(&0.0), "the Wave mask has hot and cold joints");
+
+    // In the middle of the picture, clear of the panels: where the character is drawn.
+    let (with, without) =
+        (image::open(&heat_png).expect("heat").to_rgba8(), image::open(&plain_png).expect("plain").to_rgba8());
+    let (mut hot, mut cold) = (0, 0);
+    for y in LAB_HEIGHT / 8..LAB_HEIGHT * 3 / 4 {
+        for x in LAB_WIDTH * 2 / 5..LAB_WIDTH * 3 / 5 {
+            let (a, b) = (with.get_pixel(x, y), without.get_pixel(x, y));
+            if !pixels_differ(a, b) {
+                continue;
+            }
+            let [r, _, bl, _] = a.0.map(u32::from);
+            hot += usize::from(r > 2 * bl);
+            cold += usize::from(bl > 2 * r);
+        }
+    }
+    assert!(hot > 20 && cold > 20, "the character shows hot ({hot} pixels) and cold ({cold}) joints");
+}
+
+/// Under Xvfb, F12 writes the presented frame: with the crowd panel open (as the window
+/// starts), then after its close button closed it. The two screenshots differ where the panel is.
+#[test]
+fn windowed_screenshots_with_and_without_the_panel_differ() {
+    if !on_path("xvfb-run") || !on_path("xdotool") {
+        eprintln!("skipping the screenshot test: xvfb-run or xdotool is not on PATH (apt-get install xvfb xdotool)");
+        return;
+    }
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("screenshot");
+    let out = dir.join("shot.png");
+    let (first, second) = (dir.join("shot_0001.png"), dir.join("shot_0002.png"));
+    let script = format!(
+        r#""$VIEWER" --characters 1 --paused --size {LAB_WIDTH}x{LAB_HEIGHT} --out "{}" &
+        pid=$!
+        ( sleep 300; kill $pid ) >/dev/null 2>&1 &
+        watchdog=$!
+        win=$(xdotool search --sync --name fps | head -n 1)
+        # Without a window manager nothing gives the window the keyboard focus; once is enough.
+        xdotool windowfocus --sync "$win"
+        xdotool key F12
+        n=0; while [ ! -f "{}" ] && [ $n -lt 300 ]; do sleep 0.5; n=$((n + 1)); done
+        # Tab would go to egui's focus navigation while the panel is open: its close button
+        # (top right of the panel, laid out at 8..286 × 8.., as the headless lab lines say).
+        xdotool mousemove --window "$win" 268 25 click 1
+        sleep 1
+        xdotool key F12
+        n=0; while [ ! -f "{}" ] && [ $n -lt 300 ]; do sleep 0.5; n=$((n + 1)); done
+        xdotool key Escape
+        wait $pid
+        status=$?
+        kill $watchdog
+        exit $status"#,
+        out.display(),
+        first.display(),
+        second.display()
+    );
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 800x600x24", "sh", "-c", &script])
+        .env("VIEWER", viewer_binary())
+        .output()
+        .expect("xvfb-run starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "windowed viewer failed ({}):\n{stdout}\n{stderr}", output.status);
+    let (with, without) =
+        (image::open(&first).expect("first").to_rgba8(), image::open(&second).expect("second").to_rgba8());
+    assert_eq!(with.dimensions(), (LAB_WIDTH, LAB_HEIGHT), "the screenshot is the window's size");
+    // The crowd panel opens at the top left, 8 points in, about 280 wide.
+    let (mut changed, mut total) = (0, 0);
+    for y in 40..200 {
+        for x in 16..260 {
+            total += 1;
+            changed += usize::from(pixels_differ(with.get_pixel(x, y), without.get_pixel(x, y)));
+        }
+    }
+    assert!(changed * 2 > total, "only {changed} of the panel's {total} pixels differ between the screenshots");
+}

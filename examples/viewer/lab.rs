@@ -12,7 +12,9 @@ use throng::graph::ParamValue;
 use crate::Stats;
 use crate::graph_view::{self, LayerLayout};
 use crate::render::DEPTH_FORMAT;
-use crate::scene::{Hand, MODES, Scene};
+use crate::scene::{Hand, MODES, Scene, TimingEdit};
+use crate::timeline::Timeline;
+use crate::transitions;
 
 /// Where a piece of the lab's text was laid out last frame, in pixels: what the tests check
 /// instead of reading the picture.
@@ -46,6 +48,10 @@ pub struct Lab {
     pub laid_out: Vec<LaidOut>,
     /// Each graph's layers laid out for drawing, by graph id: once per graph.
     layouts: HashMap<u64, Vec<LayerLayout>>,
+    /// The inspected character's last seconds.
+    pub timeline: Timeline,
+    /// The layer whose mask colours the inspected character (blue 0 to red 1), if any.
+    pub heat_layer: Option<usize>,
 }
 
 /// The numbers the crowd panel shows that the scene does not hold: the frame's costs.
@@ -71,7 +77,19 @@ impl Lab {
             screen: ScreenDescriptor { size_in_pixels: [1, 1], pixels_per_point: 1.0 },
             laid_out: Vec::new(),
             layouts: HashMap::new(),
+            timeline: Timeline::default(),
+            heat_layer: None,
         }
+    }
+
+    /// The mask heat to draw the inspected character with: the chosen layer's mask weight per
+    /// joint of the rig, as the evaluators resolved it (subtrees included; a layer without a
+    /// mask weighs every joint 1). `None` without a character or a layer.
+    pub fn heat(&self, scene: &Scene) -> Option<Vec<f32>> {
+        self.inspect?;
+        let setup = scene.model.layers.get(self.heat_layer?)?;
+        let joints = scene.model.rig.num_joints();
+        Some(setup.mask.as_ref().map_or_else(|| vec![1.0; joints], |m| m.weights().to_vec()))
     }
 
     /// The egui context, for the window's input handling.
@@ -103,13 +121,18 @@ impl Lab {
         let mut laid_out = Vec::new();
         let mut crowd_open = self.crowd_open;
         let mut inspect = self.inspect;
-        let (mut follow, mut index) = (self.follow, self.index);
+        let (mut follow, mut index, mut heat_layer) = (self.follow, self.index, self.heat_layer);
         let mut error = None;
         let mut changes = Vec::new();
+        let mut edits = Vec::new();
         // A hand on a character whose panel closed, or that another pick replaced, lets go.
         if scene.hand().is_some_and(|h| Some(h.character) != self.inspect) {
             scene.set_hand(None)?;
         }
+        if let Some(i) = self.inspect {
+            self.timeline.record(i, scene.time_s(), scene.readback(i)?, scene.param_values(i)?);
+        }
+        let timeline = &self.timeline;
         let graph = scene.graph();
         let layouts = self
             .layouts
@@ -122,12 +145,27 @@ impl Lab {
                 let mut pick = Pick { inspect: &mut inspect, index: &mut index };
                 crowd_panel(ctx, &mut crowd_open, scene, figures, &mut pick, &mut laid_out);
             }
+            if inspect.is_some() && timeline.character() == inspect {
+                // Along the bottom, left of the character panel.
+                let width = (ctx.content_rect().width() - 300.0).max(240.0);
+                egui::Window::new("Timeline")
+                    .anchor(egui::Align2::LEFT_BOTTOM, [8.0, -8.0])
+                    .default_width(width)
+                    .min_width(width)
+                    .resizable(false)
+                    .show(ctx, |ui| {
+                        let rect = timeline.draw(ui, scene.graph());
+                        laid(&mut laid_out, "timeline", "", rect);
+                    });
+            }
             if let Some(i) = inspect {
                 let mut open = true;
                 let mut panel = CharacterPanel {
                     open: &mut open,
                     follow: &mut follow,
+                    heat_layer: &mut heat_layer,
                     changes: &mut changes,
+                    edits: &mut edits,
                     laid_out: &mut laid_out,
                 };
                 if let Err(e) = character_panel(ctx, &mut panel, i, scene, layouts) {
@@ -144,9 +182,13 @@ impl Lab {
         for change in changes {
             apply(scene, change)?;
         }
+        for (t, edit) in edits {
+            scene.edit_transition(t, edit)?;
+        }
         self.crowd_open = crowd_open;
         self.inspect = inspect;
         self.follow = follow && inspect.is_some();
+        self.heat_layer = heat_layer;
         self.index = index;
         let ppp = output.pixels_per_point;
         self.laid_out = laid_out.into_iter().map(|l| LaidOut { rect: l.rect * ppp, ..l }).collect();
@@ -218,7 +260,11 @@ fn apply(scene: &mut Scene, change: HandChange) -> Result<(), String> {
 struct CharacterPanel<'a> {
     open: &'a mut bool,
     follow: &'a mut bool,
+    /// The layer whose mask heat colours the character.
+    heat_layer: &'a mut Option<usize>,
     changes: &'a mut Vec<HandChange>,
+    /// Transition timing edits, `(transition index, edit)`.
+    edits: &'a mut Vec<(usize, TimingEdit)>,
     laid_out: &'a mut Vec<LaidOut>,
 }
 
@@ -250,6 +296,11 @@ fn crowd_panel(
         .show(ctx, |ui| {
             let split = figures.stats.split();
             ui.label(format!("{} characters, {:.1} fps", scene.num_characters(), split.fps));
+            // What did not fit the character in a --graph file.
+            for problem in &scene.model.problems {
+                let shown = ui.label(RichText::new(problem).color(Color32::LIGHT_RED));
+                laid(laid_out, "problem", problem.as_str(), shown.rect);
+            }
             egui::Grid::new("crowd.split").num_columns(2).show(ui, |ui| {
                 let evaluation = if figures.cpu { "evaluation (CPU)" } else { "evaluation (GPU)" };
                 for (name, ms) in [("state step", split.state_ms), (evaluation, split.eval_ms), ("draw", split.draw_ms)]
@@ -348,9 +399,17 @@ fn character_panel(
                 let Some((program, samples)) = programs.get(l) else { continue };
                 if let Some(layout) = layouts.get(l).filter(|g| g.is_machine()) {
                     graph_view::draw(ui, graph, layout, r, program);
+                    egui::CollapsingHeader::new(format!("edit {} transitions", layer.name))
+                        .id_salt(("transitions", l))
+                        .show(ui, |ui| transitions::editor(ui, graph, scene.file_graph(), l, panel.edits));
                 }
                 if l > 0 {
                     ui.add(egui::ProgressBar::new(program.weight).text(format!("layer weight {:.2}", program.weight)));
+                    let mut heat = *panel.heat_layer == Some(l);
+                    let what = if layer.mask.is_empty() { "mask heat (no mask: every joint)" } else { "mask heat" };
+                    if ui.checkbox(&mut heat, what).changed() {
+                        *panel.heat_layer = heat.then_some(l);
+                    }
                 }
                 if r.transitioning {
                     ui.add(egui::ProgressBar::new(r.transition_progress).text(format!(

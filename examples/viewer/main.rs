@@ -15,6 +15,8 @@ mod lab;
 mod pick;
 mod render;
 mod scene;
+mod timeline;
+mod transitions;
 mod window;
 
 use std::path::PathBuf;
@@ -29,9 +31,9 @@ use throng::graph::ParamValue;
 use throng::program::OutputLayout;
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
-              [--size WxH] [--cpu] [--gltf PATH] [--mode cut|frozen|crossfade|inertialize]
+              [--size WxH] [--cpu] [--gltf PATH | --graph FILE] [--mode cut|frozen|crossfade|inertialize]
               [--probe] [--background-only] [--seed N] [--layout affine|mat4]
-              [--no-lod] [--inspect N] [--script TRACE.json] [--paused]";
+              [--no-lod] [--inspect N] [--script TRACE.json] [--heat LAYER] [--paused]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -54,6 +56,8 @@ pub struct Args {
     pub cpu: bool,
     /// Draw this skinned glTF instead of the built-in character.
     pub gltf: Option<PathBuf>,
+    /// A PlayCanvas state graph for the built-in character, its leaves bound by clip name.
+    pub graph: Option<PathBuf>,
     /// Index into [`MODES`].
     pub mode: usize,
     /// Print where character 0's trunk joints land on screen, from throng's matrices.
@@ -75,6 +79,8 @@ pub struct Args {
     pub script: Option<PathBuf>,
     /// Start paused: every step is 0 s (space resumes a window).
     pub paused: bool,
+    /// With `--inspect`: colour the inspected character by this layer's mask.
+    pub heat: Option<String>,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -88,6 +94,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         height: 720,
         cpu: false,
         gltf: None,
+        graph: None,
         mode: MODES.len() - 1,
         probe: false,
         background_only: false,
@@ -97,6 +104,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         inspect: None,
         script: None,
         paused: false,
+        heat: None,
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -116,8 +124,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--out-every" => a.out_every = Some(number("--out-every", value("--out-every")?)?.max(1)),
             "--seed" => a.seed = number("--seed", value("--seed")?)?,
             "--gltf" => a.gltf = Some(PathBuf::from(value("--gltf")?)),
+            "--graph" => a.graph = Some(PathBuf::from(value("--graph")?)),
             "--inspect" => a.inspect = Some(number("--inspect", value("--inspect")?)? as usize),
             "--script" => a.script = Some(PathBuf::from(value("--script")?)),
+            "--heat" => a.heat = Some(value("--heat")?),
             "--size" => {
                 let v = value("--size")?;
                 let (w, h) = v.split_once('x').ok_or(format!("--size needs WxH, got {v:?}"))?;
@@ -144,6 +154,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     if a.script.is_some() && (a.inspect.is_none() || !a.headless || a.frames.is_some()) {
         return Err("--script drives the inspected character of a headless run for the script's frames: give --headless and --inspect N, not --frames".into());
+    }
+    if a.heat.is_some() && a.inspect.is_none() {
+        return Err("--heat colours the inspected character: give --inspect N".into());
+    }
+    if a.gltf.is_some() && a.graph.is_some() {
+        return Err("--graph is a graph for the built-in character; --gltf brings its own: give one".into());
     }
     if let Some(i) = a.inspect
         && i >= a.characters
@@ -176,9 +192,10 @@ fn main() {
 
 /// The model and crowd the options ask for.
 pub fn build_scene(args: &Args) -> Result<Scene, String> {
-    let model = match &args.gltf {
-        Some(path) => Model::gltf(path)?,
-        None => Model::demo()?,
+    let model = match (&args.gltf, &args.graph) {
+        (Some(path), _) => Model::gltf(path)?,
+        (None, Some(path)) => Model::demo_graph(path)?,
+        (None, None) => Model::demo()?,
     };
     // A replayed script's character starts in step and at time scale 1, as throng-trace's.
     let mut scene = Scene::new(model, args.characters, args.mode, args.seed, args.script.is_none())?;
@@ -319,6 +336,15 @@ fn run_headless(args: &Args) -> Result<(), String> {
     let replay = args.script.as_deref().map(|path| Replay::load(path, &scene)).transpose()?;
     let frames = replay.as_ref().map_or(args.frames.unwrap_or(120).max(1), |r| r.dts_s.len() as u64);
     let mut lab = args.inspect.map(|i| Lab::new(&gpu.device, render::COLOR_FORMAT, true, Some(i)));
+    if let (Some(lab), Some(name)) = (&mut lab, &args.heat) {
+        let layer =
+            scene.graph().layer_index(name).ok_or_else(|| format!("--heat {name:?}: the graph has no such layer"))?;
+        lab.heat_layer = Some(layer);
+        // What the heat shows, joint by joint, for the tests: `heat <joint> <weight>`.
+        for (joint, w) in scene.model.rig.names().iter().zip(lab.heat(&scene).unwrap_or_default()) {
+            println!("heat\t{joint}\t{w}");
+        }
+    }
     println!(
         "viewer: {} characters × {} joints, {frames} frames, {} evaluation ({:?} matrices) on {} ({:?}), switch mode {}, timestamps {}",
         scene.num_characters(),
@@ -330,6 +356,10 @@ fn run_headless(args: &Args) -> Result<(), String> {
         scene.mode().1,
         if renderer.has_timestamps() { "on" } else { "off" },
     );
+    // What did not fit the character in a --graph file, before anything runs.
+    for problem in &scene.model.problems {
+        println!("problem\t{problem}");
+    }
     let mut stats = Stats::default();
     let mut evaluated = 0;
     let start = Instant::now();
@@ -351,6 +381,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
             let figures = CrowdFigures { stats: &stats, cpu: args.cpu };
             lab.frame(&gpu.device, &gpu.queue, Lab::headless_input(size, t_s), &mut scene, &figures, size)?;
         }
+        renderer.heat = lab.as_ref().and_then(|lab| lab.heat(&scene));
         let cpu_ms = renderer.render(
             &gpu.device,
             &gpu.queue,
@@ -393,6 +424,10 @@ fn run_headless(args: &Args) -> Result<(), String> {
     for l in lab.iter().flat_map(|lab| &lab.laid_out) {
         let r = l.rect;
         println!("lab\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}", l.what, l.text, r.min.x, r.min.y, r.max.x, r.max.y);
+    }
+    // The timeline strip's history of the inspected character: its state runs and transitions.
+    for line in lab.iter().flat_map(|lab| lab.timeline.lines(scene.graph())) {
+        println!("{line}");
     }
     if failed.load(Ordering::SeqCst) {
         return Err("wgpu reported errors (above)".into());

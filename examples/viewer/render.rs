@@ -25,7 +25,14 @@ struct CameraUniform {
     eye: [f32; 4],
     sun: [f32; 4],
     ground: [f32; 4],
+    /// The highlighted character's joint heat (a layer's mask weight per joint, in [0, 1]), four
+    /// joints a `vec4`; read when `ground[2]` is 1.
+    heat: [[f32; 4]; MAX_HEAT_JOINTS / 4],
 }
+
+/// Joints the mask heat colours; a rig's joints past these read as 0 (the demo has 26).
+/// Keep in sync with `Camera::heat` in `viewer.wgsl`.
+pub const MAX_HEAT_JOINTS: usize = 64;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -97,6 +104,9 @@ pub struct Renderer {
     pub background_only: bool,
     /// The character drawn highlighted (the lab's picked one).
     pub highlight: Option<usize>,
+    /// A mask heat to colour the highlighted character with instead of magenta: per joint, in
+    /// the rig's order, a layer's mask weight in [0, 1] (blue 0, red 1).
+    pub heat: Option<Vec<f32>>,
     draw_start: Instant,
     eval_wall_ms: Option<f64>,
 }
@@ -310,6 +320,7 @@ impl Renderer {
             limits: device.limits(),
             background_only: false,
             highlight: None,
+            heat: None,
             draw_start: Instant::now(),
             eval_wall_ms: None,
         })
@@ -441,7 +452,13 @@ impl Renderer {
             view_proj: view_proj.to_cols_array(),
             eye: eye.extend(1.0).to_array(),
             sun: [sun.x, sun.y, sun.z, fog_m],
-            ground: [ground_half_m, self.highlight.map_or(0.0, |i| (i + 1) as f32), 0.0, 0.0],
+            ground: [
+                ground_half_m,
+                self.highlight.map_or(0.0, |i| (i + 1) as f32),
+                if self.heat.is_some() { 1.0 } else { 0.0 },
+                0.0,
+            ],
+            heat: heat_rows(self.heat.as_deref().unwrap_or(&[])),
         };
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
         if self.depth.as_ref().is_none_or(|d| (d.1, d.2) != (width, height)) {
@@ -627,4 +644,58 @@ impl Offscreen {
             image::RgbaImage::from_raw(self.width, self.height, pixels).ok_or("pixel buffer of the wrong size")?;
         image.save(path).map_err(|e| format!("writing {}: {e}", path.display()))
     }
+}
+
+/// Per-joint heat packed four joints a row, as the shader's uniform array reads it; joints past
+/// [`MAX_HEAT_JOINTS`] are left out and weights clamped to [0, 1] (NaN reads as 0).
+fn heat_rows(heat: &[f32]) -> [[f32; 4]; MAX_HEAT_JOINTS / 4] {
+    let mut rows = [[0.0; 4]; MAX_HEAT_JOINTS / 4];
+    for (j, w) in heat.iter().take(MAX_HEAT_JOINTS).enumerate() {
+        rows[j / 4][j % 4] = if w.is_nan() { 0.0 } else { w.clamp(0.0, 1.0) };
+    }
+    rows
+}
+
+/// Writes `texture` (a whole 2D colour texture of 4 bytes a texel, RGBA or BGRA, with
+/// `COPY_SRC`: the window's presented frame for a screenshot) as a PNG.
+pub fn save_texture_png(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    texture: &wgpu::Texture,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let (width, height) = (texture.width(), texture.height());
+    let bgra = match texture.format() {
+        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => true,
+        wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => false,
+        other => return Err(format!("cannot write a {other:?} texture as a PNG")),
+    };
+    let padded_row = (4 * width).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("viewer.screenshot"),
+        size: u64::from(padded_row) * u64::from(height),
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.screenshot") });
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &readback,
+            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded_row), rows_per_image: None },
+        },
+        wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+    );
+    queue.submit([encoder.finish()]);
+    let bytes = read_buffer(device, &readback)?;
+    let mut pixels = Vec::with_capacity((width * height * 4) as usize);
+    for row in bytes.chunks_exact(padded_row as usize) {
+        for texel in row[..(width * 4) as usize].chunks_exact(4) {
+            let [a, b, c, d] = [texel[0], texel[1], texel[2], texel[3]];
+            pixels.extend_from_slice(&if bgra { [c, b, a, d] } else { [a, b, c, d] });
+        }
+    }
+    let image = image::RgbaImage::from_raw(width, height, pixels).ok_or("pixel buffer of the wrong size")?;
+    image.save(path).map_err(|e| format!("writing {}: {e}", path.display()))
 }

@@ -9,14 +9,14 @@ use std::time::Instant;
 use glam::{Mat4, Quat, Vec3};
 use rayon::prelude::*;
 use throng::clip::Clip;
-use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::demo::{CLIP_NAMES, DemoCharacter, IDLE, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::{RootDelta, clip_root_delta};
-use throng::graph::{CompiledGraph, ParamValue};
+use throng::graph::{CompiledGraph, Easing, ParamKind, ParamValue, SwitchMode, TransitionTiming};
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
-use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, SwitchMode};
+use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup};
 use throng::rig::Rig;
-use throng::setup::layer_setups;
+use throng::setup::{bind_archetype, layer_setups};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId, StartPhases};
 use throng::trace::TraceLine;
 
@@ -56,24 +56,68 @@ pub struct Model {
     pub driven: bool,
     /// The mesh's height in the bind pose, metres (spacing and camera framing scale with it).
     pub height_m: f32,
+    /// What did not fit the character in a `--graph` file (leaves naming no clip), one line
+    /// each: shown by the lab and printed by headless runs.
+    pub problems: Vec<String>,
 }
 
 impl Model {
     /// The built-in humanoid on the locomotion graph, once per switch mode.
     pub fn demo() -> Result<Self, String> {
+        Self::demo_with(LOCOMOTION_GRAPH, "the demo graph")
+    }
+
+    /// The built-in humanoid on the PlayCanvas state graph in the file at `path`, once per
+    /// switch mode: each leaf plays the demo clip its last path segment names, lower-cased
+    /// (`"Move.Walk"` plays `walk`). A leaf naming no demo clip plays `idle` and is listed in
+    /// [`Model::problems`]; a file that is no graph, or a mask naming a joint the rig lacks, is
+    /// an error.
+    pub fn demo_graph(path: &Path) -> Result<Self, String> {
+        let bytes = throng::import::read_regular_file(path, MAX_GRAPH_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("cannot read {}: not UTF-8 ({e})", path.display()))?;
+        Self::demo_with(&text, &path.display().to_string())
+    }
+
+    /// The built-in humanoid on the graph `json` (named `what` in messages).
+    fn demo_with(json: &str, what: &str) -> Result<Self, String> {
         let demo = DemoCharacter::humanoid();
+        let reference = demo.clip(IDLE).map(|idle| idle.frame(0));
+        let idle = demo.clip_index(IDLE).ok_or("the demo character has no idle clip")?;
         let mut archetypes = Vec::new();
         let mut bound_clips = Vec::new();
         let mut layers = Vec::new();
+        let mut problems = Vec::new();
         for (name, switch) in MODES {
-            let graph = graph_with_switch(LOCOMOTION_GRAPH, switch)?;
-            let bound = demo.bind(Arc::new(graph)).map_err(|e| format!("binding the demo graph ({name}): {e}"))?;
+            let graph = graph_with_switch(json, switch, what)?;
+            // Every mode's graph has the same leaves: their problems are listed once.
+            let mut unknown = Vec::new();
+            let bound = bind_archetype(Arc::new(graph), &demo.rig, &demo.clips, reference.as_deref(), |path| {
+                let clip = path.rsplit('.').next().unwrap_or(path).to_lowercase();
+                demo.clip_index(&clip).or_else(|| {
+                    unknown.push(format!(
+                        "leaf {path:?}: no demo clip {clip:?} (the demo's: {}); it plays idle",
+                        CLIP_NAMES.join(", ")
+                    ));
+                    Some(idle)
+                })
+            })
+            .map_err(|e| format!("binding {what} ({name}): {e}"))?;
+            if archetypes.is_empty() {
+                problems = unknown;
+            }
             bound_clips = bound.clips;
             layers = bound.layers;
             archetypes.push((name, bound.archetype));
         }
+        let graph = archetypes[0].1.graph();
+        let kind = |name: &str| graph.parameter(name).map(|p| p.slot.kind);
+        let driven = kind("speed") == Some(ParamKind::Float)
+            && kind("jump") == Some(ParamKind::Trigger)
+            && kind("lean") == Some(ParamKind::Float)
+            && kind("wave") == Some(ParamKind::Float);
         let height_m = mesh_height(&demo.mesh, &demo.rig);
-        Ok(Self { rig: demo.rig, clips: bound_clips, layers, mesh: demo.mesh, archetypes, driven: true, height_m })
+        Ok(Self { rig: demo.rig, clips: bound_clips, layers, mesh: demo.mesh, archetypes, driven, height_m, problems })
     }
 
     /// A skinned glTF playing its animations (merged into one clip) on a one-state graph.
@@ -100,18 +144,23 @@ impl Model {
             archetypes: vec![("play", archetype)],
             driven: false,
             height_m,
+            problems: Vec::new(),
         })
     }
 }
 
-/// `graph` with every transition's default switch replaced by `switch` (JSON).
-fn graph_with_switch(graph: &str, switch: &str) -> Result<CompiledGraph, String> {
-    let mut value: serde_json::Value = serde_json::from_str(graph).map_err(|e| format!("the demo graph: {e}"))?;
+/// `graph` (named `what` in messages) with every transition's default switch replaced by
+/// `switch` (JSON).
+fn graph_with_switch(graph: &str, switch: &str, what: &str) -> Result<CompiledGraph, String> {
+    let mut value: serde_json::Value = serde_json::from_str(graph).map_err(|e| format!("{what}: {e}"))?;
     let switch: serde_json::Value = serde_json::from_str(switch).map_err(|e| format!("switch {switch}: {e}"))?;
-    let object = value.as_object_mut().ok_or("the demo graph is not a JSON object")?;
+    let object = value.as_object_mut().ok_or_else(|| format!("{what} is not a JSON object"))?;
     object.insert("defaultSwitch".into(), switch);
-    CompiledGraph::from_json(&value.to_string()).map_err(|e| format!("the demo graph: {e}"))
+    CompiledGraph::from_json(&value.to_string()).map_err(|e| format!("{what}: {e}"))
 }
+
+/// Largest graph file `--graph` reads.
+const MAX_GRAPH_BYTES: u64 = 16 << 20;
 
 /// The mesh's height as drawn in the rest pose, metres: skinned by `rest model × inverse
 /// bind`, which differs from the bind positions' own height when a file's skeleton is scaled.
@@ -155,6 +204,19 @@ struct Params {
     wave: ParamId,
 }
 
+/// One change to a transition's timing ([`Scene::edit_transition`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimingEdit {
+    /// The blend time (seconds, or a fraction of the source state for a normalized one).
+    Duration(f32),
+    /// The switch mode.
+    Switch(SwitchMode),
+    /// The weight's easing.
+    Easing(Easing),
+    /// Back to the file's timing.
+    Reset,
+}
+
 /// Wall-clock costs of one [`Scene::step`], milliseconds.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StepTimes {
@@ -186,6 +248,8 @@ pub struct Scene {
     rates: Vec<u8>,
     /// The character driven by hand, the brain's orders for it ignored.
     hand: Option<Hand>,
+    /// Simulation time: the sum of every step's seconds.
+    time_s: f64,
 }
 
 impl Scene {
@@ -251,6 +315,7 @@ impl Scene {
             eye: Vec3::ZERO,
             rates: vec![1; num_characters],
             hand: None,
+            time_s: 0.0,
             model,
         })
     }
@@ -308,6 +373,11 @@ impl Scene {
         Ok(())
     }
 
+    /// Simulation time, seconds: the sum of every step's.
+    pub fn time_s(&self) -> f64 {
+        self.time_s
+    }
+
     /// Characters in the crowd.
     pub fn num_characters(&self) -> usize {
         self.placements.len()
@@ -353,6 +423,7 @@ impl Scene {
     /// characters move by last frame's root motion (of the pose now on screen).
     pub fn step(&mut self, dt_s: f32) -> Result<StepTimes, String> {
         let mut times = StepTimes::default();
+        self.time_s += f64::from(dt_s);
         let start = Instant::now();
         let brain = throng::zone!("viewer.brain");
         self.move_characters();
@@ -411,8 +482,8 @@ impl Scene {
             if base.flags & LayerProgram::ROOT_MOTION == 0 {
                 return;
             }
-            let crossfade =
-                base.switch_mode() == SwitchMode::Crossfade && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let crossfade = base.switch_mode() == throng::program::SwitchMode::Crossfade
+                && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
             let range = if crossfade { base.sample_range() } else { base.target_range() };
             let Some(shown) = samples.get(range.start as usize..range.end as usize) else { return };
             let total: f32 = shown.iter().map(|s| s.weight).sum();
@@ -483,9 +554,41 @@ impl Scene {
         self.hand.as_mut()
     }
 
-    /// The active switch mode's compiled graph.
+    /// The active switch mode's compiled graph, as the lab's edits left it.
     pub fn graph(&self) -> &CompiledGraph {
+        let c = &self.crowds[self.active];
+        c.crowd.archetype(c.kind).map_or_else(|_| self.file_graph(), |a| a.graph())
+    }
+
+    /// The active switch mode's graph as the file has it, before any edit.
+    pub fn file_graph(&self) -> &CompiledGraph {
         self.model.archetypes.get(self.active).map_or_else(|| self.model.archetypes[0].1.graph(), |a| a.1.graph())
+    }
+
+    /// Changes one part of transition `t`'s timing (an index into the graph's transitions) in
+    /// every switch mode's crowd, the other parts as each crowd has them, so the crowds stay in
+    /// lockstep; [`TimingEdit::Reset`] gives each crowd the file's timing back. Characters
+    /// keep their states, and a transition in flight finishes as it was taken
+    /// (`Crowd::replace_graph`).
+    pub fn edit_transition(&mut self, t: usize, edit: TimingEdit) -> Result<(), String> {
+        for (c, (_, file)) in self.crowds.iter_mut().zip(&self.model.archetypes) {
+            let graph = c.crowd.archetype(c.kind).map_err(|e| e.to_string())?.graph();
+            let now = graph.transitions().get(t).ok_or_else(|| format!("no transition {t} in the graph"))?;
+            let timing = match edit {
+                TimingEdit::Duration(duration) => TransitionTiming { duration, ..TransitionTiming::of(now) },
+                TimingEdit::Switch(switch) => TransitionTiming { switch, ..TransitionTiming::of(now) },
+                TimingEdit::Easing(easing) => TransitionTiming { easing, ..TransitionTiming::of(now) },
+                TimingEdit::Reset => file
+                    .graph()
+                    .transitions()
+                    .get(t)
+                    .map(TransitionTiming::of)
+                    .ok_or_else(|| format!("no transition {t} in the file's graph"))?,
+            };
+            let edited = graph.with_transition_timing(t, timing).map_err(|e| e.to_string())?;
+            c.crowd.replace_graph(c.kind, edited).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// What each layer of character `i` is doing in the active mode's crowd.

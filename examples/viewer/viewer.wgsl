@@ -6,8 +6,11 @@ struct Camera {
     eye: vec4<f32>,
     // xyz: direction towards the sun; w: fog distance, metres.
     sun: vec4<f32>,
-    // x: half the ground's side, metres; y: the picked character + 1 (0: none), drawn highlighted.
+    // x: half the ground's side, metres; y: the picked character + 1 (0: none), drawn highlighted;
+    // z: 1 when the picked character shows a mask heat instead of magenta.
     ground: vec4<f32>,
+    // The mask heat: a weight in [0, 1] per joint, four joints a vec4 (MAX_HEAT_JOINTS in render.rs).
+    heat: array<vec4<f32>, 16>,
 }
 @group(0) @binding(0) var<uniform> camera: Camera;
 
@@ -29,6 +32,13 @@ fn skin_matrix(index: u32) -> mat4x4<f32> {
     return mat4x4<f32>(
         vec4<f32>(r0.x, r1.x, r2.x, 0.0), vec4<f32>(r0.y, r1.y, r2.y, 0.0),
         vec4<f32>(r0.z, r1.z, r2.z, 0.0), vec4<f32>(r0.w, r1.w, r2.w, 1.0));
+}
+
+fn heat(joint: u32) -> f32 {
+    if joint >= 64u {
+        return 0.0;
+    }
+    return camera.heat[joint / 4u][joint % 4u];
 }
 
 const SKY: vec3<f32> = vec3<f32>(0.55, 0.70, 0.90);
@@ -82,8 +92,13 @@ fn character_vs(
     out.albedo = shirt(character);
     if character + 1u == u32(camera.ground.y) {
         // The lab's picked character glows magenta, a colour no shirt has, so it can be found
-        // in a crowd.
+        // in a crowd; with a mask heat, blue where the layer's mask is 0, red where it is 1.
         out.albedo = vec3<f32>(2.5, 0.2, 2.2);
+        if camera.ground.z > 0.5 {
+            let h = weights.x * heat(joints.x) + weights.y * heat(joints.y)
+                  + weights.z * heat(joints.z) + weights.w * heat(joints.w);
+            out.albedo = mix(vec3<f32>(0.15, 0.3, 2.2), vec3<f32>(2.5, 0.25, 0.1), h);
+        }
     }
     return out;
 }

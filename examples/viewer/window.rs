@@ -64,6 +64,10 @@ struct App<'a> {
     hud_since: Instant,
     /// The last complete HUD period's means, for the crowd panel.
     shown: Stats,
+    /// F12 asked for a screenshot of the next frame presented.
+    screenshot: bool,
+    /// Screenshots written so far (the next is `<--out stem>_<n>.png`, from 1).
+    screenshots: u64,
 }
 
 /// Opens the window and runs until it closes (or `--frames` frames have been drawn); prints
@@ -94,6 +98,8 @@ pub fn run(args: &Args) -> Result<(), String> {
         hud: Stats::default(),
         hud_since: Instant::now(),
         shown: Stats::default(),
+        screenshot: false,
+        screenshots: 0,
     };
     event_loop.run_app(&mut app).map_err(|e| format!("event loop: {e}"))?;
     println!("viewer: {} frames", app.frames);
@@ -155,6 +161,10 @@ impl App<'_> {
         }
         // Unthrottled, so the HUD shows what the frame costs rather than the display's rate.
         config.present_mode = wgpu::PresentMode::AutoNoVsync;
+        // Screenshots (F12) copy the presented texture, where the surface allows it.
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
         surface.configure(&device, &config);
         let renderer = Renderer::new(&device, &queue, &self.scene, config.format, self.args.cpu, self.args.layout)?;
         let lab = Lab::new(&device, config.format, true, self.args.inspect);
@@ -195,6 +205,7 @@ impl App<'_> {
                     gfx.lab.crowd_open = !gfx.lab.crowd_open;
                 }
             }
+            KeyCode::F12 => self.screenshot = true,
             KeyCode::Escape => event_loop.exit(),
             _ => {}
         }
@@ -245,6 +256,7 @@ impl App<'_> {
             self.camera.target.z = p[2];
         }
         gfx.renderer.highlight = gfx.lab.inspect;
+        gfx.renderer.heat = gfx.lab.heat(&self.scene);
         self.scene.set_eye(self.camera.eye());
         let step = self.scene.step(dt_s)?;
         let texture = match gfx.surface.get_current_texture() {
@@ -279,6 +291,16 @@ impl App<'_> {
             self.camera.eye(),
             gfx.lab.is_open().then_some(&gfx.lab),
         )?;
+        if std::mem::take(&mut self.screenshot) {
+            if gfx.config.usage.contains(wgpu::TextureUsages::COPY_SRC) {
+                self.screenshots += 1;
+                let path = crate::numbered(&self.args.out, self.screenshots);
+                crate::render::save_texture_png(&gfx.device, &gfx.queue, &texture.texture, &path)?;
+                println!("viewer: wrote screenshot {}", path.display());
+            } else {
+                println!("viewer: this surface cannot be copied from, so no screenshot");
+            }
+        }
         gfx.queue.present(texture);
         let times = gfx.renderer.read_times(&gfx.device)?;
         throng::profile::frame_mark();

@@ -981,6 +981,15 @@ impl Compiler {
     }
 }
 
+/// The cycles of transitions taken at once with zero duration in an already compiled graph
+/// (after `edit` changed its timings), as the compiler reports them; the graph comes back as
+/// it went in.
+pub(super) fn zero_duration_cycles(g: CompiledGraph) -> (CompiledGraph, Vec<GraphProblem>) {
+    let mut c = Compiler { problems: Vec::new(), default_switch: g.default_switch, paths: HashMap::new(), g };
+    c.cycles();
+    (c.g, c.problems)
+}
+
 fn synthetic_entry(layer: u16, machine: u16, to: Target) -> Transition {
     Transition {
         layer,

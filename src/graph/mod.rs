@@ -32,6 +32,7 @@
 //! ```
 
 mod compile;
+mod edit;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -39,6 +40,7 @@ mod tables;
 
 use std::fmt;
 
+pub use edit::{EditError, TransitionTiming};
 pub use tables::*;
 
 /// Most layers one graph may have.

@@ -64,7 +64,7 @@ impl TransitionCommand {
 impl Group {
     /// The index the step knows imperative transition `tr` by, adding it to the table if it
     /// is new (and, when the table is full, first dropping the entries no row uses).
-    fn intern_command(&mut self, tr: Transition) -> Result<u16, StateError> {
+    pub(super) fn intern_command(&mut self, tr: Transition) -> Result<u16, StateError> {
         let base = self.arch.graph.transitions().len();
         if let Some(k) = self.commands.iter().position(|c| *c == tr) {
             return Ok((base + k) as u16);

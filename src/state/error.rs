@@ -179,4 +179,13 @@ pub enum StateError {
         /// The value given.
         value: f32,
     },
+    /// A replacement graph (`Crowd::replace_graph`) differs from the archetype's in more than
+    /// transition timings.
+    #[error("archetype {archetype}: the replacement graph's {what} differ; only transition timings may change")]
+    IncompatibleGraph {
+        /// The archetype.
+        archetype: u32,
+        /// The first table that differs (`CompiledGraph::shape_difference`).
+        what: &'static str,
+    },
 }

@@ -54,6 +54,7 @@ mod direct;
 mod error;
 mod handle;
 mod lod;
+mod replace;
 mod step;
 
 pub use archetype::{AnimationEvent, Archetype, ClipBinding, EventId};
