@@ -47,6 +47,9 @@ pub struct LayerDesc {
     /// throng extension `weightParameter`: a FLOAT parameter that scales `weight` per
     /// character each update (clamped to [0, 1]), so gameplay can fade a layer in and out.
     pub weight_parameter: Option<String>,
+    /// throng extension `slot`: one-shots may play on the layer
+    /// (`state::Crowd::play_one_shot`); never the base layer. `false` when absent.
+    pub slot: Option<bool>,
 }
 
 /// How a layer combines with the layers below it.
@@ -383,6 +386,8 @@ struct RawLayer {
     space: Option<LayerSpaceDesc>,
     #[serde(rename = "weightParameter", default)]
     weight_parameter: Option<String>,
+    #[serde(default)]
+    slot: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -751,6 +756,7 @@ fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> R
         mask: raw.mask,
         space: raw.space,
         weight_parameter: raw.weight_parameter,
+        slot: raw.slot,
     })
 }
 

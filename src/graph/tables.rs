@@ -537,6 +537,8 @@ pub struct Layer {
     pub root: u16,
     /// Most leaves of any of its states: a pose program reserves twice this per character.
     pub max_leaves: u32,
+    /// Whether one-shots may play on the layer (`slot`, never the base layer).
+    pub slot: bool,
 }
 
 impl Layer {

@@ -846,20 +846,20 @@ fn fire_events(
 
 /// The clip time one state played this update, seconds from the start of its first loop.
 #[derive(Clone, Copy)]
-struct Interval {
-    start: f64,
-    end: f64,
+pub(super) struct Interval {
+    pub start: f64,
+    pub end: f64,
     /// Whether `start` itself counts (`[start, end]`, else `(start, end]`).
-    inclusive: bool,
-    duration: f64,
-    looping: bool,
+    pub inclusive: bool,
+    pub duration: f64,
+    pub looping: bool,
 }
 
 impl Interval {
     /// The loops in which an event `offset` seconds into the clip lies in the interval: the
     /// first such loop and how many (saturating), or `None`. Computed, not counted, so that a
     /// step spanning millions of loops costs what one does.
-    fn crossings(self, offset: f64) -> Option<(f64, u32)> {
+    pub(super) fn crossings(self, offset: f64) -> Option<(f64, u32)> {
         let Self { start, end, inclusive, duration, looping } = self;
         let after_start = |at: f64| if inclusive { at >= start } else { at > start };
         if !looping {
