@@ -258,3 +258,44 @@ fn looping_one_shots_stop_on_command_follow_despawns_and_pause() {
     }
     assert_eq!(crowd.one_shot(trio[1], "Wave").unwrap(), None, "0.1 s of blend-out, then the graph");
 }
+
+/// `playOneShot` and `stopOneShot` in `throng-trace` scripts: a 1 s one-shot clip with an
+/// event at 0.5 s, started on frame 2 at 0.1 s steps, fires it on frame 7 (its clock reaches
+/// 0.5 s five updates after the start) on the slot layer's line.
+#[test]
+fn trace_scripts_play_and_stop_one_shots() {
+    let graph = r#"{ "layers": [
+        { "name": "Base", "states": [{ "name": "START" }, { "name": "Idle", "defaultState": true }] },
+        { "name": "Gesture", "slot": true, "weight": 0,
+          "states": [{ "name": "START" }, { "name": "Rest", "defaultState": true }] }] }"#;
+    let script = |events: &str| {
+        format!(
+            r#"{{ "stateGraph": {graph}, "clips": {{ "*": 2.0 }}, "oneShotClips": {{ "cheer": 1.0 }},
+                "clipEvents": {{ "cheer": [{{ "name": "clap", "time": 0.5 }}] }},
+                "dt": 0.1, "frames": 12, "events": [{events}] }}"#
+        )
+    };
+    let run = |events: &str| throng::trace::run_script(&script(events)).unwrap_or_else(|e| panic!("{e}"));
+    let play = r#"{ "frame": 2, "playOneShot": { "slot": "Gesture", "clip": "cheer", "blendIn": 0.1 } }"#;
+    let fired: Vec<(usize, String)> =
+        run(play).iter().filter(|l| !l.events.is_empty()).map(|l| (l.frame, l.layer.clone())).collect();
+    assert_eq!(fired, [(7, "Gesture".to_owned())]);
+    let stopped = format!(r#"{play}, {{ "frame": 4, "stopOneShot": {{ "slot": "Gesture" }} }}"#);
+    assert!(run(&stopped).iter().all(|l| l.events.is_empty()), "stopped before 0.5 s, and blended out by then");
+    for (bad, path) in [
+        (r#"{ "frame": 1, "playOneShot": { "slot": "Gesture", "clip": "wave" } }"#, "events[0].playOneShot.clip"),
+        (r#"{ "frame": 1, "playOneShot": { "slot": "Base", "clip": "cheer" } }"#, "events[0].playOneShot"),
+        (
+            r#"{ "frame": 1, "playOneShot": { "slot": "Gesture", "clip": "cheer", "fade": 1 } }"#,
+            "events[0].playOneShot.fade",
+        ),
+        (r#"{ "frame": 1, "stopOneShot": { "slot": "Nope" } }"#, "events[0].stopOneShot"),
+    ] {
+        match throng::trace::run_script(&script(bad)) {
+            Err(
+                throng::trace::TraceError::State { path: p, .. } | throng::trace::TraceError::Script { path: p, .. },
+            ) => assert_eq!(p, path, "{bad}"),
+            other => panic!("{bad}: expected a refusal at {path}, got {other:?}"),
+        }
+    }
+}
