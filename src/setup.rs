@@ -140,7 +140,8 @@ pub fn bind_archetype(
         (Ok(archetype), None) => {
             // Every clip of the table may play as a one-shot on a slot layer.
             let durations: Vec<f32> = table.iter().map(Clip::duration_s).collect();
-            let archetype = archetype.with_clip_durations(&durations)?;
+            // Sync markers cost nothing until a transition syncs by them.
+            let archetype = archetype.with_clip_durations(&durations)?.with_markers_from_clips(&table)?;
             Ok(BoundArchetype { archetype, clips: table, layers })
         }
         (Err(e), None) => Err(e.into()),

@@ -573,6 +573,11 @@ impl Compiler {
             compares_parameters,
             switch,
             easing,
+            sync: match t.sync {
+                None => PhaseSync::Offset,
+                Some(super::format::SyncDesc::Phase) => PhaseSync::Phase,
+                Some(super::format::SyncDesc::Marker) => PhaseSync::Marker,
+            },
         })
     }
 
@@ -1006,6 +1011,7 @@ fn synthetic_entry(layer: u16, machine: u16, to: Target) -> Transition {
         compares_parameters: false,
         switch: SwitchMode::Cut,
         easing: Easing::Linear,
+        sync: PhaseSync::Offset,
     }
 }
 

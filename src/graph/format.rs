@@ -181,6 +181,21 @@ pub struct TransitionDesc {
     pub condition_groups: Vec<Vec<ConditionDesc>>,
     /// `switch` (throng extension); the graph's default when absent.
     pub switch: Option<SwitchDesc>,
+    /// `sync` (throng extension): where the destination starts, from the source's position;
+    /// at `transitionOffset` when absent.
+    pub sync: Option<SyncDesc>,
+}
+
+/// `sync` values: how a transition lines its destination up with its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum SyncDesc {
+    /// At the source's normalised phase.
+    #[serde(rename = "phase")]
+    Phase,
+    /// At the source's position relative to its next sync marker, on the destination's marker
+    /// of the same name.
+    #[serde(rename = "marker")]
+    Marker,
 }
 
 /// `durationUnit` values.
@@ -458,6 +473,8 @@ struct RawTransition {
     condition_groups: Option<Value>,
     #[serde(default)]
     switch: Option<Value>,
+    #[serde(default)]
+    sync: Option<SyncDesc>,
 }
 
 #[derive(Deserialize)]
@@ -872,6 +889,7 @@ fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Resu
         conditions,
         condition_groups,
         switch,
+        sync: raw.sync,
     })
 }
 

@@ -49,6 +49,10 @@ pub struct Archetype {
     /// Per clip of the table, its duration in seconds when one-shots may play it
     /// ([`Archetype::with_clip_durations`]); 0 (or past the end) when they may not.
     pub(super) clip_duration_s: Vec<f32>,
+    /// Sync markers per clip index, sorted by time, as (time, index into `marker_names`).
+    pub(super) clip_markers: Vec<Vec<(f32, u32)>>,
+    /// Sync marker names.
+    pub(super) marker_names: Vec<String>,
 }
 
 impl Archetype {
@@ -96,6 +100,8 @@ impl Archetype {
             event_names: Vec::new(),
             event_weight_threshold: 0.0,
             clip_duration_s: Vec::new(),
+            clip_markers: Vec::new(),
+            marker_names: Vec::new(),
             graph,
         })
     }
@@ -239,6 +245,76 @@ impl Archetype {
             );
         }
         Ok(self)
+    }
+
+    /// The archetype with sync `markers` (left and right foot down…) on clip `clip` (an index
+    /// of its clip table) in place of any given before: transitions that sync by marker
+    /// (`"sync": "marker"`) line their destination up with their source by them
+    /// (`docs/state-machine.md#sync`). Markers of one name on different clips match.
+    ///
+    /// # Errors
+    /// [`StateError::BadEvent`] for an empty name, or a time that is not finite or lies outside
+    /// `[0, duration]` of a leaf bound to the clip; [`StateError::UnboundEventClip`] when no
+    /// leaf plays the clip. The archetype is unchanged on error.
+    pub fn with_clip_markers(mut self, clip: u32, markers: &[ClipEvent]) -> Result<Self, StateError> {
+        let mut bound = false;
+        for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
+            if c != clip {
+                continue;
+            }
+            bound = true;
+            if let Some((index, what)) = first_bad_event(markers, duration_s) {
+                let e = &markers[index];
+                let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
+                return Err(StateError::BadEvent {
+                    clip,
+                    index,
+                    name: e.name.clone(),
+                    time_s: e.time_s,
+                    path,
+                    duration_s,
+                    what,
+                });
+            }
+        }
+        if !bound {
+            return Err(StateError::UnboundEventClip { clip });
+        }
+        let mut list: Vec<(f32, u32)> = markers
+            .iter()
+            .map(|m| {
+                let id = self.marker_names.iter().position(|n| *n == m.name).unwrap_or_else(|| {
+                    self.marker_names.push(m.name.clone());
+                    self.marker_names.len() - 1
+                });
+                (m.time_s, id as u32)
+            })
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if self.clip_markers.len() <= clip as usize {
+            self.clip_markers.resize_with(clip as usize + 1, Vec::new);
+        }
+        self.clip_markers[clip as usize] = list;
+        Ok(self)
+    }
+
+    /// The archetype with each bound clip's [`Clip::markers`] (as imported from glTF), `clips`
+    /// being its clip table; clips no leaf plays are skipped.
+    ///
+    /// # Errors
+    /// As [`Archetype::with_clip_markers`].
+    pub fn with_markers_from_clips(mut self, clips: &[Clip]) -> Result<Self, StateError> {
+        for (index, clip) in clips.iter().enumerate() {
+            if !clip.markers().is_empty() && self.leaf_clip.contains(&(index as u32)) {
+                self = self.with_clip_markers(index as u32, clip.markers())?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Clip `clip`'s sync markers, sorted by time, as (time, marker id).
+    pub(super) fn markers_of_clip(&self, clip: u32) -> &[(f32, u32)] {
+        self.clip_markers.get(clip as usize).map_or(&[], Vec::as_slice)
     }
 
     /// The archetype with each bound clip's [`Clip::events`] (as imported from glTF), `clips`
