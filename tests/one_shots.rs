@@ -101,7 +101,7 @@ fn a_one_shot_on_a_thousand_humanoids_blends_in_plays_fires_and_blends_out() {
     assert!(weights[..=peak].windows(2).all(|w| w[1] > w[0]), "blending in: {weights:?}");
     let out = weights.iter().rposition(|&w| w == 1.0).unwrap();
     assert!(weights[out..].windows(2).all(|w| w[1] < w[0]), "blending out: {weights:?}");
-    assert!(peak >= 11 && peak <= 13, "0.2 s at 60 Hz: full weight after 12 updates, got {peak}");
+    assert!((11..=13).contains(&peak), "0.2 s at 60 Hz: full weight after 12 updates, got {peak}");
     assert!(worst_while_playing > 0.05, "the one-shot shows: {worst_while_playing} m at most");
     for &h in &crowd {
         assert_eq!(shot.one_shot(h, "Wave").unwrap(), None, "done");
