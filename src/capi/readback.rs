@@ -15,7 +15,9 @@ pub const THRONG_NO_STATE: i32 = -1;
 
 /// What [`ThrongEvent::state`] holds for an event a one-shot fired
 /// ([`crate::state::AnimationEvent::ONE_SHOT`]).
-pub const THRONG_ONE_SHOT_STATE: u32 = 4_294_967_295;
+// Written out whole: tests/capi.rs reads the constants the header must declare as plain integers.
+#[allow(clippy::unreadable_literal)]
+pub const THRONG_ONE_SHOT_STATE: u32 = 4294967295;
 
 /// What one layer of a character is doing after the last update (see
 /// [`crate::state::LayerReadback`]).
