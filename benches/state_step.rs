@@ -1,6 +1,8 @@
 //! `state_step/N`: one `Crowd::update` of N characters on the locomotion graph (idle/move
 //! 1D/jump base layer and an upper-body wave layer), reported per character;
-//! `state_step/N_events`: the same with two animation events on every clip.
+//! `state_step/N_events`: the same with two animation events on every clip;
+//! `state_step/N_directed`: the same with a looping one-shot on the upper-body slot and a time
+//! scale of 0.8 on a tenth of the crowd.
 
 mod support;
 
@@ -32,6 +34,16 @@ fn state_step(c: &mut Criterion) {
             });
         });
         black_box(crowd.events(kind).map(|e| e.len()).unwrap_or(0));
+    }
+    for (label, n) in [("10k_directed", 10_000), ("100k_directed", 100_000)] {
+        let (mut crowd, kind) = support::directed_crowd(n);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                crowd.update(black_box(1.0 / 60.0)).expect("finite dt");
+            });
+        });
+        black_box(crowd.programs(kind).map(|p| p.len()).unwrap_or(0));
     }
     group.finish();
 }

@@ -62,6 +62,8 @@ typedef enum ThrongStatus {
 #define THRONG_GLTF_MERGE_ANIMATIONS 1u
 /* ThrongLayerReadback.previous_state when there is none. */
 #define THRONG_NO_STATE (-1)
+/* ThrongEvent.state of an event a one-shot's clip fired. */
+#define THRONG_ONE_SHOT_STATE 4294967295u
 
 /* A rig and its clips (built-in humanoid or glTF). Owned by the caller. */
 typedef struct ThrongCharacter ThrongCharacter;
@@ -103,7 +105,8 @@ typedef struct ThrongEvent {
     uint32_t row;
     /* The layer whose state played the clip. */
     uint32_t layer;
-    /* The state that played it, an index into the graph's states (throng_crowd_state_name). */
+    /* The state that played it, an index into the graph's states (throng_crowd_state_name),
+     * or THRONG_ONE_SHOT_STATE for a one-shot's clip. */
     uint32_t state;
     /* The event's name, an index for throng_crowd_event_name. */
     uint32_t event;
@@ -198,6 +201,15 @@ ThrongStatus throng_crowd_set_update_rate(ThrongCrowd *crowd, const uint64_t *ha
  * its clip, as if an authored transition had fired; switch_mode 0 is the graph's default, else
  * 1 cut, 2 frozen, 3 crossfade, 4 inertialize. Not interruptible. All or nothing. */
 ThrongStatus throng_crowd_transition_to(ThrongCrowd *crowd, const uint64_t *handles, size_t count, uint32_t layer, const char *state, float duration_s, float offset, uint32_t switch_mode);
+
+/* Plays clip (an index of the character's clip table) on the layer named slot (declared
+ * "slot": true) from the next update: blends in over blend_in_s from what the layer showed,
+ * plays at weight (in [0, 1]), looping until stopped if looping is non-zero, else once, and
+ * blends out over blend_out_s to the graph's pose. Interrupts a one-shot playing there
+ * without a pop. All or nothing. */
+ThrongStatus throng_crowd_play_one_shot(ThrongCrowd *crowd, const uint64_t *handles, size_t count, const char *slot, uint32_t clip, float blend_in_s, float blend_out_s, float weight, uint32_t looping);
+/* Blends out the one-shot the slot plays, over its blend_out_s, from the next update. */
+ThrongStatus throng_crowd_stop_one_shot(ThrongCrowd *crowd, const uint64_t *handles, size_t count, const char *slot);
 
 /* ---- time ---- */
 

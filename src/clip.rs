@@ -344,6 +344,9 @@ pub struct Clip {
     storage: Storage,
     /// Named moments, in the order given.
     events: Vec<ClipEvent>,
+    /// Sync markers (left and right foot down…), in the order given: where transitions that
+    /// sync by marker line clips up.
+    markers: Vec<ClipEvent>,
     /// Per joint, the largest values its frames reach, for the evaluators' bound check.
     extents: Vec<JointExtent>,
 }
@@ -521,6 +524,7 @@ impl Clip {
             looping,
             storage: Storage::Full(poses),
             events: Vec::new(),
+            markers: Vec::new(),
             extents,
         })
     }
@@ -737,6 +741,35 @@ impl Clip {
             });
         }
         self.events = events;
+        Ok(self)
+    }
+
+    /// The clip's sync markers (imported from glTF `extras.syncMarkers`, or set with
+    /// [`Clip::with_markers`]): named moments that transitions syncing by marker line up
+    /// (`docs/state-machine.md#sync`).
+    #[must_use]
+    pub fn markers(&self) -> &[ClipEvent] {
+        &self.markers
+    }
+
+    /// The clip with `markers` in place of its sync markers.
+    ///
+    /// # Errors
+    /// [`ClipError::BadEvent`] for the first marker with an empty name or a time that is not
+    /// finite or lies outside `[0, duration]`.
+    pub fn with_markers(mut self, markers: Vec<ClipEvent>) -> Result<Self, ClipError> {
+        if let Some((index, what)) = first_bad_event(&markers, self.duration_s) {
+            let e = &markers[index];
+            return Err(ClipError::BadEvent {
+                clip: self.name,
+                index,
+                name: e.name.clone(),
+                time_s: e.time_s,
+                duration_s: self.duration_s,
+                what,
+            });
+        }
+        self.markers = markers;
         Ok(self)
     }
 

@@ -55,8 +55,8 @@ use crate::graph::ParamValue;
 use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
 use crate::state::{
-    AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, ParamId,
-    StartPhases, StateError, TransitionCommand,
+    AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, OneShot,
+    OneShotReadback, ParamId, StartPhases, StateError, TransitionCommand,
 };
 
 /// Why a runtime call was refused. Nothing changes when one is returned.
@@ -387,6 +387,36 @@ impl CrowdRuntime {
     /// As [`Crowd::transition_to`].
     pub fn cut_to(&mut self, handles: &[CharacterHandle], layer: usize, state: &str) -> Result<(), RuntimeError> {
         Ok(self.crowd.cut_to(handles, layer, state)?)
+    }
+
+    /// Plays a one-shot on a slot layer of each character from the next update, as
+    /// [`Crowd::play_one_shot`]; all or nothing. The clip indexes the archetype's clip table.
+    ///
+    /// # Errors
+    /// As [`Crowd::play_one_shot`].
+    pub fn play_one_shot(
+        &mut self,
+        handles: &[CharacterHandle],
+        slot: &str,
+        shot: OneShot,
+    ) -> Result<(), RuntimeError> {
+        Ok(self.crowd.play_one_shot(handles, slot, shot)?)
+    }
+
+    /// Blends out the one-shot a slot of each character plays, as [`Crowd::stop_one_shot`].
+    ///
+    /// # Errors
+    /// As [`Crowd::stop_one_shot`].
+    pub fn stop_one_shot(&mut self, handles: &[CharacterHandle], slot: &str) -> Result<(), RuntimeError> {
+        Ok(self.crowd.stop_one_shot(handles, slot)?)
+    }
+
+    /// What a slot of a character plays, as [`Crowd::one_shot`].
+    ///
+    /// # Errors
+    /// As [`Crowd::one_shot`].
+    pub fn one_shot(&self, handle: CharacterHandle, slot: &str) -> Result<Option<OneShotReadback>, RuntimeError> {
+        Ok(self.crowd.one_shot(handle, slot)?)
     }
 
     /// Resolves a parameter of an archetype's graph by name, for the setters.

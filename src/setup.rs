@@ -20,8 +20,9 @@ use crate::program::{LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskEr
 use crate::rig::{Rig, Transform};
 use crate::state::{Archetype, ClipBinding, StateError};
 
-/// A graph bound to a rig's clips: the state step's archetype, the clip table its samples
-/// index, and the evaluators' layer setups — everything [`crate::state::Crowd::add_archetype`],
+/// A graph bound to a rig's clips: the state step's archetype (which may play any clip of the
+/// table as a one-shot), the clip table its samples index, and the evaluators' layer setups —
+/// everything [`crate::state::Crowd::add_archetype`],
 /// [`crate::eval::frame_layers::FrameJob`] and [`crate::gpu::GpuCrowd::with_layers`] take.
 #[derive(Clone, Debug)]
 pub struct BoundArchetype {
@@ -137,7 +138,13 @@ pub fn bind_archetype(
     });
     match (archetype, unknown) {
         (_, Some(e)) => Err(e),
-        (Ok(archetype), None) => Ok(BoundArchetype { archetype, clips: table, layers }),
+        (Ok(archetype), None) => {
+            // Every clip of the table may play as a one-shot on a slot layer.
+            let durations: Vec<f32> = table.iter().map(Clip::duration_s).collect();
+            // Sync markers cost nothing until a transition syncs by them.
+            let archetype = archetype.with_clip_durations(&durations)?.with_markers_from_clips(&table)?;
+            Ok(BoundArchetype { archetype, clips: table, layers })
+        }
         (Err(e), None) => Err(e.into()),
     }
 }
@@ -200,9 +207,13 @@ pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>,
 /// Without one, the state step emits nothing but cuts for the layer — no crossfade to
 /// interrupt into a frozen snapshot, no offset to decay — so the evaluators can show its samples
 /// as they are and remember nothing. The built-in graph's lean and wave layers have no
-/// transitions at all.
+/// transitions at all. A slot (`slot`) always needs memory: a one-shot blends in from the
+/// pose the layer displayed, frozen at its start.
 #[must_use]
 pub fn layer_needs_memory(graph: &CompiledGraph, layer: usize) -> bool {
+    if graph.layers().get(layer).is_some_and(|l| l.slot) {
+        return true;
+    }
     graph.transitions().iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
         let cut = matches!(
             t.switch,

@@ -11,7 +11,8 @@
 //! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update (at most [`MAX_TRACE_FRAMES`]) |
 //! | `speed` | optional multiplier on every step (1 when absent) |
 //! | `startPhase` | optional phase in [0, 1) the default states start at (`Crowd::spawn_phased`; 0 when absent) |
-//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s, "transitionTo": { "layer", "state", "time", "mode", "offset" }, "cutTo": { "layer", "state" } }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`; `transitionTo`, `cutTo`: `Crowd::transition_to`, `Crowd::cut_to`) |
+//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s, "transitionTo": { "layer", "state", "time", "mode", "offset" }, "cutTo": { "layer", "state" }, "playOneShot": { "slot", "clip", "blendIn", "blendOut", "weight", "loop" }, "stopOneShot": { "slot" } }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`; `transitionTo`, `cutTo`: `Crowd::transition_to`, `Crowd::cut_to`; `playOneShot`, `stopOneShot`: `Crowd::play_one_shot` (blends 0.2 s, weight 1, once by default), `Crowd::stop_one_shot`) |
+//! | `oneShotClips` | optional clips outside the graph for `playOneShot`, name → duration in seconds (not with `clipMap`); `clipEvents` may name them |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
 //! | `clipEvents` | optional animation events of each leaf's clip, keyed as `clips`: `[{ "name": "footstep", "time": 0.3 }]`, seconds |
@@ -38,7 +39,8 @@ use crate::graph::{CompiledGraph, GraphError, Inertialization, LayerBlend, Param
 use crate::rig::Rig;
 
 use crate::state::{
-    Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId, StartPhases, StateError, TransitionCommand,
+    Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, OneShot, ParamId, StartPhases, StateError,
+    TransitionCommand,
 };
 
 /// Why a script could not run.
@@ -295,6 +297,8 @@ pub struct Script {
     character: Option<ScriptCharacter>,
     /// Where the character's default states start (`startPhase`), checked when it spawns.
     start_phase: f32,
+    /// The `oneShotClips` by name; clip `leaves + i` of the archetype is the `i`-th.
+    one_shot_clips: Vec<String>,
 }
 
 /// What an observer of [`Script::run_each`] (or [`Script::run_with`]) sees after each frame's update.
@@ -366,7 +370,9 @@ impl Script {
             mapped.or(given).map(|duration_s| ClipBinding { clip: leaf as u32, duration_s })
         })
         .map_err(|source| TraceError::State { path: "clips".to_owned(), source })?;
-        let arch = add_clip_events(root, arch, known, lookup)?;
+        let (arch, one_shot_clips) = add_one_shot_clips(root, arch, character.is_some())?;
+        let known_or_one_shot = |key: &str| known(key) || one_shot_clips.iter().any(|c| c == key);
+        let arch = add_clip_events(root, arch, known_or_one_shot, lookup, &one_shot_clips)?;
 
         let speed = match root.get("speed") {
             None => 1.0,
@@ -422,6 +428,8 @@ impl Script {
                     "timeScale",
                     "transitionTo",
                     "cutTo",
+                    "playOneShot",
+                    "stopOneShot",
                 ];
                 if !keys.contains(&key.as_str()) {
                     return Err(bad(format!("{path}.{key}"), "unknown event key"));
@@ -463,7 +471,7 @@ impl Script {
             None => 0.0,
             Some(v) => fits_f32(number(v, "startPhase")?, "startPhase", "the start phase")? as f32,
         };
-        Ok(Self { graph, archetype: arch, dts_s, events, character, start_phase })
+        Ok(Self { graph, archetype: arch, dts_s, events, character, start_phase, one_shot_clips })
     }
 
     /// The script's graph.
@@ -559,7 +567,7 @@ impl Script {
         let mut t = 0.0f64;
         for (frame, &step) in self.dts_s.iter().enumerate() {
             while let Some((_, i, e)) = self.events.get(next_event).filter(|(f, _, _)| *f == frame) {
-                apply_event(&mut crowd, kind, hero, e, &format!("events[{i}]"))?;
+                apply_event(&mut crowd, kind, hero, e, &format!("events[{i}]"), &self.one_shot_clips)?;
                 next_event += 1;
             }
             params_before.clear();
@@ -642,6 +650,7 @@ fn add_clip_events<'k>(
     mut arch: Archetype,
     known: impl Fn(&str) -> bool,
     lookup: impl Fn(usize) -> Vec<&'k str>,
+    one_shot_clips: &[String],
 ) -> Result<Archetype, TraceError> {
     let Some(map) = root.get("clipEvents") else {
         return Ok(arch);
@@ -668,7 +677,8 @@ fn add_clip_events<'k>(
         }
         lists.push((key.as_str(), events));
     }
-    for leaf in 0..arch.graph().leaves().len() {
+    let leaves = arch.graph().leaves().len();
+    for leaf in 0..leaves {
         let keys = lookup(leaf);
         if let Some((key, events)) = keys.iter().find_map(|k| lists.iter().find(|(key, _)| key == k)) {
             arch = arch
@@ -676,7 +686,86 @@ fn add_clip_events<'k>(
                 .map_err(|source| TraceError::State { path: format!("clipEvents.{key}"), source })?;
         }
     }
+    for (i, name) in one_shot_clips.iter().enumerate() {
+        if let Some((key, events)) = lists.iter().find(|(key, _)| key == name) {
+            arch = arch
+                .with_clip_events((leaves + i) as u32, events)
+                .map_err(|source| TraceError::State { path: format!("clipEvents.{key}"), source })?;
+        }
+    }
     Ok(arch)
+}
+
+/// Reads `oneShotClips` (name → seconds): clips outside the graph, numbered after the leaves'
+/// (in a script, clip `i` is leaf `i`'s), that `playOneShot` plays by name.
+fn add_one_shot_clips(
+    root: &Map<String, Value>,
+    arch: Archetype,
+    mapped: bool,
+) -> Result<(Archetype, Vec<String>), TraceError> {
+    let Some(map) = root.get("oneShotClips") else {
+        return Ok((arch, Vec::new()));
+    };
+    if mapped {
+        return Err(bad("oneShotClips", "one-shot clips are durations, not clips of a `clipMap` character"));
+    }
+    let map = map.as_object().ok_or_else(|| bad("oneShotClips", "expected an object of durations in seconds"))?;
+    let mut durations = vec![0.0; arch.graph().leaves().len()];
+    let mut names = Vec::with_capacity(map.len());
+    for (name, v) in map {
+        let path = format!("oneShotClips.{name}");
+        let duration_s = number(v, &path)? as f32;
+        if !(duration_s.is_finite() && duration_s > 0.0) {
+            return Err(bad(path, "a clip duration is seconds, finite and > 0"));
+        }
+        durations.push(duration_s);
+        names.push(name.clone());
+    }
+    let arch = arch
+        .with_clip_durations(&durations)
+        .map_err(|source| TraceError::State { path: "oneShotClips".to_owned(), source })?;
+    Ok((arch, names))
+}
+
+/// A script's one-shot: `{ "slot": layer, "clip": name of `oneShotClips`, "blendIn": s,
+/// "blendOut": s, "weight": w, "loop": bool }` (0.2 s blends, weight 1, once when absent).
+fn one_shot(v: &Value, path: &str, leaves: usize, clips: &[String]) -> Result<(String, OneShot), TraceError> {
+    let obj = v.as_object().ok_or_else(|| bad(path, "expected an object with `slot` and `clip`"))?;
+    let allowed = ["slot", "clip", "blendIn", "blendOut", "weight", "loop"];
+    if let Some(key) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(bad(format!("{path}.{key}"), "unknown key"));
+    }
+    let slot = obj
+        .get("slot")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("{path}.slot"), "expected a slot layer name"))?;
+    let clip =
+        obj.get("clip").and_then(Value::as_str).ok_or_else(|| bad(format!("{path}.clip"), "expected a clip name"))?;
+    let index = clips
+        .iter()
+        .position(|c| c == clip)
+        .ok_or_else(|| bad(format!("{path}.clip"), "names no clip of `oneShotClips`"))?;
+    let number_or = |key: &str, default: f32| -> Result<f32, TraceError> {
+        match obj.get(key) {
+            None => Ok(default),
+            Some(v) => {
+                let p = format!("{path}.{key}");
+                Ok(fits_f32(number(v, &p)?, &p, "the number")? as f32)
+            }
+        }
+    };
+    let looping = match obj.get("loop") {
+        None => false,
+        Some(v) => v.as_bool().ok_or_else(|| bad(format!("{path}.loop"), "expected true or false"))?,
+    };
+    let shot = OneShot {
+        clip: (leaves + index) as u32,
+        blend_in_s: number_or("blendIn", 0.2)?,
+        blend_out_s: number_or("blendOut", 0.2)?,
+        weight: number_or("weight", 1.0)?,
+        looping,
+    };
+    Ok((slot.to_owned(), shot))
 }
 
 /// Reads `character` and `clipMap`: which built-in character plays the script, and which of its
@@ -811,6 +900,7 @@ fn apply_event(
     hero: CharacterHandle,
     e: &Value,
     path: &str,
+    one_shot_clips: &[String],
 ) -> Result<(), TraceError> {
     let state_err = |p: String| move |source| TraceError::State { path: p, source };
     if let Some(set) = e.get("set") {
@@ -857,6 +947,20 @@ fn apply_event(
         let p = format!("{path}.{key}");
         let (layer, state, command) = transition_command(crowd, kind, v, &p, key == "cutTo")?;
         crowd.transition_to(&[hero], layer, &state, command).map_err(state_err(p))?;
+    }
+    if let Some(v) = e.get("playOneShot") {
+        let p = format!("{path}.playOneShot");
+        let leaves = crowd.archetype(kind).map_err(state_err(p.clone()))?.graph().leaves().len();
+        let (slot, shot) = one_shot(v, &p, leaves, one_shot_clips)?;
+        crowd.play_one_shot(&[hero], &slot, shot).map_err(state_err(p))?;
+    }
+    if let Some(v) = e.get("stopOneShot") {
+        let p = format!("{path}.stopOneShot");
+        let slot = v
+            .get("slot")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(format!("{p}.slot"), "expected a slot layer name"))?;
+        crowd.stop_one_shot(&[hero], slot).map_err(state_err(p))?;
     }
     for (key, single) in [("trigger", Some(false)), ("triggerSingleFrame", Some(true)), ("resetTrigger", None)] {
         let Some(list) = e.get(key) else { continue };

@@ -534,3 +534,74 @@ fn trace_scripts_command_transitions() {
         }
     }
 }
+
+/// Walk (1 s: left foot down at 0.1 s, right at 0.6 s) and Run (0.7 s: left at 0.05 s, right
+/// at 0.4 s); Walk → Run on `run`, synced by `SYNC`.
+const SYNCED: &str = r#"{ "layers": [{ "name": "Base",
+    "states": [{ "name": "START" }, { "name": "Walk" }, { "name": "Run" }],
+    "transitions": [{ "from": "START", "to": "Walk" },
+        { "from": "Walk", "to": "Run", "time": 0.2, "sync": "SYNC",
+          "conditions": [{ "parameterName": "run", "predicate": "EQUAL_TO", "value": true }] }] }],
+    "parameters": { "run": { "name": "run", "type": "BOOLEAN", "value": false } } }"#;
+
+/// Where Run starts when the walkers at `phases` (after one 0.1 s update) switch, synced by `sync`.
+fn synced_run_phases(sync: &str, phases: &[f32]) -> Vec<f32> {
+    let graph = Arc::new(CompiledGraph::from_json(&SYNCED.replace("SYNC", sync)).expect("the synced graph loads"));
+    let feet = |left: f32, right: f32| [ClipEvent::new("left", left), ClipEvent::new("right", right)];
+    let arch = Archetype::from_bindings(
+        graph,
+        &[("Walk", ClipBinding { clip: 0, duration_s: 1.0 }), ("Run", ClipBinding { clip: 1, duration_s: 0.7 })],
+    )
+    .unwrap()
+    .with_clip_markers(0, &feet(0.1, 0.6))
+    .unwrap()
+    .with_clip_markers(1, &feet(0.05, 0.4))
+    .unwrap();
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(arch);
+    let walkers = crowd.spawn_phased(kind, StartPhases::Explicit(phases)).unwrap();
+    let run = crowd.param(kind, "run").unwrap();
+    crowd.set_bool(run, &walkers, &vec![true; walkers.len()]).unwrap();
+    crowd.update(0.1).unwrap();
+    walkers
+        .iter()
+        .map(|&h| {
+            let layer = crowd.readback(h, 0).unwrap();
+            assert_eq!(crowd.state_name(kind, layer.active_state), Some("Run"));
+            layer.phase
+        })
+        .collect()
+}
+
+/// Marker sync starts the run as far before its marker as the walk was before the same
+/// marker, in fractions of each clip, checked against the marker times; phase sync at the
+/// walk's phase; without sync, at the offset (0).
+#[test]
+fn a_synced_walk_to_run_starts_at_the_matching_marker_or_phase() {
+    let phases = [0.3, 0.05, 0.8, 0.55];
+    // After the 0.1 s update the walk stands at 0.4, 0.15, 0.9 and 0.65 s.
+    let (walk, run) = (1.0f32, 0.7f32);
+    let expected = [
+        (0.4 - 0.6 / walk) + 0.4 / run,         // right foot next, 0.2 of the walk away
+        (0.15 - 0.6 / walk) + 0.4 / run,        // right foot next, 0.45 away
+        (0.9 - 1.1 / walk) + 0.05 / run + 1.0,  // the next loop's left foot, 0.2 away
+        (0.65 - 1.1 / walk) + 0.05 / run + 1.0, // past the right foot: the next left, 0.45 away
+    ];
+    let got = synced_run_phases("marker", &phases);
+    for ((&g, &e), &p) in got.iter().zip(&expected).zip(&phases) {
+        assert!((g - e).abs() < 1e-5, "walk from {p}: run starts at {g}, expected {e}");
+    }
+    assert!((got[0] * run - (0.4 - 0.2 * run)).abs() < 1e-5, "0.2 of the run before its right foot at 0.4 s");
+    let by_phase = synced_run_phases("phase", &phases);
+    for (&g, e) in by_phase.iter().zip([0.4, 0.15, 0.9, 0.65]) {
+        assert!((g - e).abs() < 1e-6, "phase sync: {g}, expected {e}");
+    }
+    let unsynced = SYNCED.replace(r#""sync": "SYNC","#, "");
+    let graph = Arc::new(CompiledGraph::from_json(&unsynced).unwrap());
+    assert_eq!(graph.transitions().iter().filter(|t| t.sync != throng::graph::PhaseSync::Offset).count(), 0);
+    let refused = CompiledGraph::from_json(&SYNCED.replace("SYNC", "feet"));
+    assert!(
+        matches!(&refused, Err(throng::graph::GraphError::Shape { path, .. }) if path.contains("transitions[1]")),
+        "{refused:?}"
+    );
+}

@@ -779,3 +779,17 @@ fn node_cycles_and_shared_children() {
     let err = load_str(&twice, &opts()).unwrap_err();
     assert!(matches!(err, GltfError::Hierarchy { node: 1, .. }), "{err}");
 }
+
+#[test]
+fn animation_extras_sync_markers_become_clip_markers() {
+    use throng::clip::ClipEvent;
+    let extras = r#"{"events":[{"name":"footstep","time":0.4}],"syncMarkers":[{"name":"left","time":0.4},{"name":"right","time":1.4}]}"#;
+    let asset = animations_with_extras(extras, &opts()).unwrap();
+    assert_eq!(asset.clips[0].markers(), [ClipEvent::new("left", 0.4), ClipEvent::new("right", 1.4)]);
+    assert_eq!(asset.clips[0].events(), [ClipEvent::new("footstep", 0.4)], "events and markers stay apart");
+    assert!(asset.clips[1].markers().is_empty());
+    match animations_with_extras(r#"{"syncMarkers":[{"name":"left"}]}"#, &opts()) {
+        Err(GltfError::BadEvents { animation: 0, at, .. }) => assert_eq!(at, "syncMarkers[0].time"),
+        other => panic!("expected BadEvents, got {other:?}"),
+    }
+}

@@ -11,7 +11,7 @@ use throng::demo::DemoCharacter;
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode};
 use throng::setup::mask_of;
-use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
+use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd, OneShot};
 use throng::{Clip, ClipEvent, Rig, Transform};
 
 /// Every character samples clips `a` and `b` at its own time (spread over a few seconds so
@@ -127,6 +127,40 @@ pub use locomotion::{LOCOMOTION, LOCOMOTION_CLIPS};
 /// `n` characters of the locomotion graph, spread over its states and blend positions.
 pub fn locomotion_crowd(n: usize) -> (Crowd, ArchetypeId) {
     locomotion_crowd_with_events(n, false)
+}
+
+/// [`locomotion_crowd`] with its upper-body layer declared a slot and a tenth of the crowd
+/// (every tenth character) directed: playing a looping one-shot (clip 7, past the graph's,
+/// 1.3 s) on the slot and at time scale 0.8, settled past the one-shot's blend-in.
+pub fn directed_crowd(n: usize) -> (Crowd, ArchetypeId) {
+    let upper = r#""name": "UpperBody","#;
+    let json = LOCOMOTION.replacen(upper, r#""name": "UpperBody", "slot": true,"#, 1);
+    let graph = Arc::new(CompiledGraph::from_json(&json).expect("the bench graph loads"));
+    let bindings: Vec<(&str, ClipBinding)> = LOCOMOTION_CLIPS
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, d))| (p, ClipBinding { clip: i as u32, duration_s: d }))
+        .collect();
+    let mut durations: Vec<f32> = LOCOMOTION_CLIPS.iter().map(|&(_, d)| d).collect();
+    durations.push(1.3);
+    let archetype = Archetype::from_bindings(graph, &bindings)
+        .expect("every leaf is bound")
+        .with_clip_durations(&durations)
+        .expect("positive durations");
+    let mut crowd = Crowd::new();
+    let kind = crowd.add_archetype(archetype);
+    let handles: Vec<_> = (0..n).map(|_| crowd.spawn(kind).expect("archetype exists")).collect();
+    let speed = crowd.param(kind, "speed").expect("speed");
+    let speeds: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.05).collect();
+    crowd.set_float(speed, &handles, &speeds).expect("finite speeds");
+    let directed: Vec<_> = handles.iter().copied().step_by(10).collect();
+    crowd.set_time_scale(&directed, &vec![0.8; directed.len()]).expect("a finite scale");
+    let cheer = OneShot { looping: true, ..OneShot::new(LOCOMOTION_CLIPS.len() as u32) };
+    crowd.play_one_shot(&directed, "UpperBody", cheer).expect("a slot and a clip with a duration");
+    for _ in 0..45 {
+        crowd.update(1.0 / 60.0).expect("finite dt");
+    }
+    (crowd, kind)
 }
 
 /// [`locomotion_crowd`], with two footstep events on every clip when `events` is set.

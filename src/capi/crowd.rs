@@ -9,7 +9,7 @@ use crate::graph::{CompiledGraph, Inertialization, SwitchMode};
 use crate::program::OutputLayout;
 use crate::runtime::CrowdRuntime;
 use crate::setup::BoundArchetype;
-use crate::state::{ArchetypeId, CharacterHandle, ParamId, StartPhases, TransitionCommand};
+use crate::state::{ArchetypeId, CharacterHandle, OneShot, ParamId, StartPhases, TransitionCommand};
 
 use super::character::{ThrongCharacter, bind_character};
 use super::ffi::{CallError, Out, ThrongStatus, c_string, call, crowd_call, input, output, text};
@@ -593,6 +593,65 @@ pub unsafe extern "C" fn throng_crowd_transition_to(
     };
     // SAFETY: `crowd`'s promise.
     unsafe { crowd_call("throng_crowd_transition_to", crowd, body) }
+}
+
+/// Plays clip `clip` (an index of the character's clip table, [`throng_character_clip_name`])
+/// on the slot layer named `slot` (NUL-terminated UTF-8; a layer declared `"slot": true`) of
+/// `count` characters from the next update: it blends in over `blend_in_s` seconds from what the
+/// layer showed, plays at `weight` (in [0, 1]), looping until stopped when `looping` is non-zero
+/// or else once, and blends out over `blend_out_s` to the graph's own pose; its events fire as
+/// any clip's, with state `THRONG_ONE_SHOT_STATE`. A one-shot on a busy slot interrupts the old
+/// one without a pop. All or nothing: a stale handle, a slot the character's graph lacks
+/// (`THRONG_STATUS_UNKNOWN_NAME`), a clip past the table or options out of range
+/// (`THRONG_STATUS_INVALID_ARGUMENT`) play none.
+///
+/// # Safety
+/// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count` readable
+/// handles; `slot` a NUL-terminated string.
+// Flat options, as for `throng_crowd_transition_to`.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_play_one_shot(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    count: usize,
+    slot: *const c_char,
+    clip: u32,
+    blend_in_s: f32,
+    blend_out_s: f32,
+    weight: f32,
+    looping: u32,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' and string's promise.
+        let (handles, slot) = unsafe { (input(handles, count, "handles")?, text(slot, "slot")?) };
+        let shot = OneShot { clip, blend_in_s, blend_out_s, weight, looping: looping != 0 };
+        Ok(crowd.runtime.play_one_shot(&handles_of(handles), slot, shot)?)
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_play_one_shot", crowd, body) }
+}
+
+/// Blends out the one-shot the slot named `slot` of `count` characters plays, over its
+/// `blend_out_s`, from the next update; characters whose slot plays nothing are left as they
+/// are. All or nothing: a stale handle or a slot the graph lacks stops none.
+///
+/// # Safety
+/// As [`throng_crowd_play_one_shot`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_crowd_stop_one_shot(
+    crowd: *mut ThrongCrowd,
+    handles: *const u64,
+    count: usize,
+    slot: *const c_char,
+) -> ThrongStatus {
+    let body = |crowd: &mut ThrongCrowd| {
+        // SAFETY: the arrays' and string's promise.
+        let (handles, slot) = unsafe { (input(handles, count, "handles")?, text(slot, "slot")?) };
+        Ok(crowd.runtime.stop_one_shot(&handles_of(handles), slot)?)
+    };
+    // SAFETY: `crowd`'s promise.
+    unsafe { crowd_call("throng_crowd_stop_one_shot", crowd, body) }
 }
 
 /// Sets time scales: `scales[i]` multiplies `dt` for `handles[i]` from the next update on (its

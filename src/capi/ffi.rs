@@ -140,9 +140,11 @@ impl CallError {
                 | StateError::BadTimeScale { .. }
                 | StateError::BadStartPhase { .. }
                 | StateError::BadCommand { .. }
+                | StateError::BadOneShot { .. }
+                | StateError::UnknownOneShotClip { .. }
                 | StateError::UnknownLayer { .. },
             ) => ThrongStatus::InvalidArgument,
-            Self::State(StateError::UnknownState { .. }) => ThrongStatus::UnknownName,
+            Self::State(StateError::UnknownState { .. } | StateError::UnknownSlot { .. }) => ThrongStatus::UnknownName,
             Self::State(_) => ThrongStatus::State,
             Self::Eval(_) => ThrongStatus::Eval,
             Self::Runtime(_) => ThrongStatus::InvalidArgument,

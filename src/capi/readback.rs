@@ -13,6 +13,12 @@ use super::*;
 /// What [`ThrongLayerReadback::previous_state`] holds when there is no previous state.
 pub const THRONG_NO_STATE: i32 = -1;
 
+/// What [`ThrongEvent::state`] holds for an event a one-shot fired
+/// ([`crate::state::AnimationEvent::ONE_SHOT`]).
+// Written out whole: tests/capi.rs reads the constants the header must declare as plain integers.
+#[allow(clippy::unreadable_literal)]
+pub const THRONG_ONE_SHOT_STATE: u32 = 4294967295;
+
 /// What one layer of a character is doing after the last update (see
 /// [`crate::state::LayerReadback`]).
 #[repr(C)]
@@ -44,7 +50,8 @@ pub struct ThrongEvent {
     pub row: u32,
     /// The layer whose state played the clip.
     pub layer: u32,
-    /// The state that played it, an index into the graph's states ([`throng_crowd_state_name`]).
+    /// The state that played it, an index into the graph's states ([`throng_crowd_state_name`]),
+    /// or [`THRONG_ONE_SHOT_STATE`] for a one-shot's clip.
     pub state: u32,
     /// The event's name, an index for [`throng_crowd_event_name`].
     pub event: u32,

@@ -324,6 +324,10 @@ impl Compiler {
             }
             Some(slot)
         });
+        let slot = desc.slot.unwrap_or(false);
+        if slot && index == 0 {
+            problem(&mut self.problems, &at, ProblemKind::BaseLayerSlot);
+        }
         let first_state = self.g.states.len() as u32;
         let root = self.g.machines.len() as u16;
         self.g.layers.push(Layer {
@@ -342,6 +346,7 @@ impl Compiler {
             states: Span::default(),
             root,
             max_leaves: 0,
+            slot,
         });
         self.machine(index as u16, NO_INDEX, String::new(), &desc.states, &desc.transitions, &at, 0);
         let states = Span { start: first_state, end: self.g.states.len() as u32 };
@@ -568,6 +573,11 @@ impl Compiler {
             compares_parameters,
             switch,
             easing,
+            sync: match t.sync {
+                None => PhaseSync::Offset,
+                Some(super::format::SyncDesc::Phase) => PhaseSync::Phase,
+                Some(super::format::SyncDesc::Marker) => PhaseSync::Marker,
+            },
         })
     }
 
@@ -1010,6 +1020,7 @@ fn synthetic_entry(layer: u16, machine: u16, to: Target) -> Transition {
         compares_parameters: false,
         switch: SwitchMode::Cut,
         easing: Easing::Linear,
+        sync: PhaseSync::Offset,
     }
 }
 

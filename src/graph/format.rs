@@ -47,6 +47,9 @@ pub struct LayerDesc {
     /// throng extension `weightParameter`: a FLOAT parameter that scales `weight` per
     /// character each update (clamped to [0, 1]), so gameplay can fade a layer in and out.
     pub weight_parameter: Option<String>,
+    /// throng extension `slot`: one-shots may play on the layer
+    /// (`state::Crowd::play_one_shot`); never the base layer. `false` when absent.
+    pub slot: Option<bool>,
 }
 
 /// How a layer combines with the layers below it.
@@ -178,6 +181,21 @@ pub struct TransitionDesc {
     pub condition_groups: Vec<Vec<ConditionDesc>>,
     /// `switch` (throng extension); the graph's default when absent.
     pub switch: Option<SwitchDesc>,
+    /// `sync` (throng extension): where the destination starts, from the source's position;
+    /// at `transitionOffset` when absent.
+    pub sync: Option<SyncDesc>,
+}
+
+/// `sync` values: how a transition lines its destination up with its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum SyncDesc {
+    /// At the source's normalised phase.
+    #[serde(rename = "phase")]
+    Phase,
+    /// At the source's position relative to its next sync marker, on the destination's marker
+    /// of the same name.
+    #[serde(rename = "marker")]
+    Marker,
 }
 
 /// `durationUnit` values.
@@ -383,6 +401,8 @@ struct RawLayer {
     space: Option<LayerSpaceDesc>,
     #[serde(rename = "weightParameter", default)]
     weight_parameter: Option<String>,
+    #[serde(default)]
+    slot: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -453,6 +473,8 @@ struct RawTransition {
     condition_groups: Option<Value>,
     #[serde(default)]
     switch: Option<Value>,
+    #[serde(default)]
+    sync: Option<SyncDesc>,
 }
 
 #[derive(Deserialize)]
@@ -751,6 +773,7 @@ fn read_layer(value: &Value, path: &str, editor: Option<&EditorTables<'_>>) -> R
         mask: raw.mask,
         space: raw.space,
         weight_parameter: raw.weight_parameter,
+        slot: raw.slot,
     })
 }
 
@@ -866,6 +889,7 @@ fn read_transition(value: &Value, path: &str, resolve: &RefResolver<'_>) -> Resu
         conditions,
         condition_groups,
         switch,
+        sync: raw.sync,
     })
 }
 

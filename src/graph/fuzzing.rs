@@ -30,7 +30,7 @@ use super::{CompiledGraph, GraphError};
 /// repeat at most what is left.
 pub const MAX_VALUES: usize = 1 << 14;
 
-const NAMES: [&str; 40] = [
+const NAMES: [&str; 42] = [
     "START",
     "END",
     "ANY",
@@ -71,9 +71,11 @@ const NAMES: [&str; 40] = [
     "inertialize",
     "NEXT_STATE",
     "PREV_STATE",
+    "phase",
+    "marker",
 ];
 
-const KEYS: [&str; 32] = [
+const KEYS: [&str; 36] = [
     "layers",
     "name",
     "states",
@@ -106,6 +108,10 @@ const KEYS: [&str; 32] = [
     "durationUnit",
     "interruptionSource",
     "weightParameter",
+    "conditionGroups",
+    "speedParameter",
+    "slot",
+    "sync",
 ];
 
 const NUMBERS: [f64; 12] =

@@ -255,6 +255,10 @@ pub enum ProblemKind {
         /// The parameter's type.
         parameter_type: &'static str,
     },
+    /// The base layer is declared a `slot`: it always shows fully, so a one-shot could not
+    /// blend in over anything.
+    #[error("the base layer cannot be a slot; one-shots play on a layer above it")]
+    BaseLayerSlot,
     /// A state's `speedParameter` is not a FLOAT parameter.
     #[error("a state's speedParameter must be FLOAT; {parameter_type} cannot scale a speed")]
     SpeedParameterType {

@@ -372,8 +372,23 @@ pub struct Transition {
     pub compares_parameters: bool,
     /// Switch mode.
     pub switch: SwitchMode,
+    /// Where the destination starts, from the source's position (`sync`).
+    pub sync: PhaseSync,
     /// Weight easing.
     pub easing: Easing,
+}
+
+/// How a transition lines its destination up with its source (`sync`, throng's sync groups).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PhaseSync {
+    /// At the transition's offset.
+    #[default]
+    Offset,
+    /// At the source's normalised phase.
+    Phase,
+    /// As far before the destination's marker named as the source's next one as the source is
+    /// before it, in fractions of each clip; at the offset when either clip lacks markers.
+    Marker,
 }
 
 impl Transition {
@@ -537,6 +552,8 @@ pub struct Layer {
     pub root: u16,
     /// Most leaves of any of its states: a pose program reserves twice this per character.
     pub max_leaves: u32,
+    /// Whether one-shots may play on the layer (`slot`, never the base layer).
+    pub slot: bool,
 }
 
 impl Layer {

@@ -46,6 +46,13 @@ pub struct Archetype {
     /// Event names, indexed by [`EventId`].
     pub(super) event_names: Vec<String>,
     pub(super) event_weight_threshold: f32,
+    /// Per clip of the table, its duration in seconds when one-shots may play it
+    /// ([`Archetype::with_clip_durations`]); 0 (or past the end) when they may not.
+    pub(super) clip_duration_s: Vec<f32>,
+    /// Sync markers per clip index, sorted by time, as (time, index into `marker_names`).
+    pub(super) clip_markers: Vec<Vec<(f32, u32)>>,
+    /// Sync marker names.
+    pub(super) marker_names: Vec<String>,
 }
 
 impl Archetype {
@@ -76,7 +83,7 @@ impl Archetype {
         let mut samples_per_character = 0;
         for layer in graph.layers() {
             layer_sample_offset.push(samples_per_character);
-            samples_per_character += 2 * layer.max_leaves;
+            samples_per_character += layer_sample_count(layer);
         }
         Ok(Self {
             leaf_clip: bindings.iter().map(|b| b.clip).collect(),
@@ -92,6 +99,9 @@ impl Archetype {
             event_id: Vec::new(),
             event_names: Vec::new(),
             event_weight_threshold: 0.0,
+            clip_duration_s: Vec::new(),
+            clip_markers: Vec::new(),
+            marker_names: Vec::new(),
             graph,
         })
     }
@@ -114,29 +124,70 @@ impl Archetype {
         &self.graph
     }
 
-    /// Layer `layer`'s sample slots within a character's: twice its largest state, from where
+    /// Layer `layer`'s sample slots within a character's: twice its largest state (one more
+    /// on a slot, for a one-shot's clip beside the graph's pose it blends out to), from where
     /// the layers before it end. The state step and a spawn's first program write there.
     pub(super) fn layer_samples(&self, layer: usize) -> std::ops::Range<usize> {
         let start = self.layer_sample_offset[layer] as usize;
-        start..start + 2 * self.graph.layers()[layer].max_leaves as usize
+        start..start + layer_sample_count(&self.graph.layers()[layer]) as usize
     }
 
-    /// Sample slots each character reserves: twice the largest state of each layer.
+    /// Sample slots each character reserves: twice the largest state of each layer, and one
+    /// more per slot.
     #[must_use]
     pub fn samples_per_character(&self) -> usize {
         self.samples_per_character as usize
     }
 
-    /// The archetype with `events` on clip `clip` (an index of its clip table, as in
-    /// [`ClipBinding::clip`]) in place of any given before. Every leaf bound to the clip fires
-    /// them (see [`Crowd::events`]); names shared by several clips share one [`EventId`].
+    /// The archetype with the durations of its whole clip table, one per clip index as in
+    /// [`ClipBinding::clip`], so that one-shots may play any clip of it
+    /// ([`Crowd::play_one_shot`]) and events may be given for clips no leaf plays. A duration
+    /// of 0 leaves that clip out. [`crate::setup::bind_archetype`] gives every clip's.
     ///
     /// # Errors
-    /// [`StateError::UnboundEventClip`] when no leaf plays `clip`; [`StateError::BadEvent`] for
-    /// an empty name, or a time that is not finite or lies outside `[0, duration]` of a leaf
-    /// bound to the clip. The archetype is unchanged on error.
+    /// [`StateError::BadClipDuration`] (its `path` `"clip N"`) for a duration that is negative
+    /// or not finite. The archetype is unchanged on error.
+    pub fn with_clip_durations(mut self, durations_s: &[f32]) -> Result<Self, StateError> {
+        if let Some((i, &d)) = durations_s.iter().enumerate().find(|(_, d)| !(d.is_finite() && **d >= 0.0)) {
+            return Err(StateError::BadClipDuration { path: format!("clip {i}"), duration_s: d });
+        }
+        self.clip_duration_s = durations_s.to_vec();
+        Ok(self)
+    }
+
+    /// The duration of clip `clip` when one-shots may play it ([`Archetype::with_clip_durations`]).
+    #[must_use]
+    pub fn one_shot_duration_s(&self, clip: u32) -> Option<f32> {
+        self.clip_duration_s.get(clip as usize).copied().filter(|&d| d > 0.0)
+    }
+
+    /// The archetype with `events` on clip `clip` (an index of its clip table, as in
+    /// [`ClipBinding::clip`]) in place of any given before. Every leaf bound to the clip fires
+    /// them, and so does a one-shot playing it (see [`Crowd::events`]); names shared by several
+    /// clips share one [`EventId`].
+    ///
+    /// # Errors
+    /// [`StateError::UnboundEventClip`] when no leaf plays `clip` and one-shots may not either;
+    /// [`StateError::BadEvent`] for an empty name, or a time that is not finite or lies outside
+    /// `[0, duration]` of a leaf bound to the clip or of the clip's one-shot duration. The
+    /// archetype is unchanged on error.
     pub fn with_clip_events(mut self, clip: u32, events: &[ClipEvent]) -> Result<Self, StateError> {
-        let mut bound = false;
+        if let Some(duration_s) = self.one_shot_duration_s(clip)
+            && let Some((index, what)) = first_bad_event(events, duration_s)
+        {
+            let e = &events[index];
+            let path = format!("clip {clip} (one-shots)");
+            return Err(StateError::BadEvent {
+                clip,
+                index,
+                name: e.name.clone(),
+                time_s: e.time_s,
+                path,
+                duration_s,
+                what,
+            });
+        }
+        let mut bound = self.one_shot_duration_s(clip).is_some();
         for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
             if c != clip {
                 continue;
@@ -196,15 +247,86 @@ impl Archetype {
         Ok(self)
     }
 
+    /// The archetype with sync `markers` (left and right foot down…) on clip `clip` (an index
+    /// of its clip table) in place of any given before: transitions that sync by marker
+    /// (`"sync": "marker"`) line their destination up with their source by them
+    /// (`docs/state-machine.md#sync`). Markers of one name on different clips match.
+    ///
+    /// # Errors
+    /// [`StateError::BadEvent`] for an empty name, or a time that is not finite or lies outside
+    /// `[0, duration]` of a leaf bound to the clip; [`StateError::UnboundEventClip`] when no
+    /// leaf plays the clip. The archetype is unchanged on error.
+    pub fn with_clip_markers(mut self, clip: u32, markers: &[ClipEvent]) -> Result<Self, StateError> {
+        let mut bound = false;
+        for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
+            if c != clip {
+                continue;
+            }
+            bound = true;
+            if let Some((index, what)) = first_bad_event(markers, duration_s) {
+                let e = &markers[index];
+                let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
+                return Err(StateError::BadEvent {
+                    clip,
+                    index,
+                    name: e.name.clone(),
+                    time_s: e.time_s,
+                    path,
+                    duration_s,
+                    what,
+                });
+            }
+        }
+        if !bound {
+            return Err(StateError::UnboundEventClip { clip });
+        }
+        let mut list: Vec<(f32, u32)> = markers
+            .iter()
+            .map(|m| {
+                let id = self.marker_names.iter().position(|n| *n == m.name).unwrap_or_else(|| {
+                    self.marker_names.push(m.name.clone());
+                    self.marker_names.len() - 1
+                });
+                (m.time_s, id as u32)
+            })
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if self.clip_markers.len() <= clip as usize {
+            self.clip_markers.resize_with(clip as usize + 1, Vec::new);
+        }
+        self.clip_markers[clip as usize] = list;
+        Ok(self)
+    }
+
+    /// The archetype with each bound clip's [`Clip::markers`] (as imported from glTF), `clips`
+    /// being its clip table; clips no leaf plays are skipped.
+    ///
+    /// # Errors
+    /// As [`Archetype::with_clip_markers`].
+    pub fn with_markers_from_clips(mut self, clips: &[Clip]) -> Result<Self, StateError> {
+        for (index, clip) in clips.iter().enumerate() {
+            if !clip.markers().is_empty() && self.leaf_clip.contains(&(index as u32)) {
+                self = self.with_clip_markers(index as u32, clip.markers())?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Clip `clip`'s sync markers, sorted by time, as (time, marker id).
+    pub(super) fn markers_of_clip(&self, clip: u32) -> &[(f32, u32)] {
+        self.clip_markers.get(clip as usize).map_or(&[], Vec::as_slice)
+    }
+
     /// The archetype with each bound clip's [`Clip::events`] (as imported from glTF), `clips`
-    /// being its clip table (indexed by [`ClipBinding::clip`]). Clips no leaf plays, and
-    /// clips without events, are skipped.
+    /// being its clip table (indexed by [`ClipBinding::clip`]). Clips neither a leaf nor a
+    /// one-shot can play, and clips without events, are skipped.
     ///
     /// # Errors
     /// As [`Archetype::with_clip_events`].
     pub fn with_events_from_clips(mut self, clips: &[Clip]) -> Result<Self, StateError> {
         for (index, clip) in clips.iter().enumerate() {
-            if !clip.events().is_empty() && self.leaf_clip.contains(&(index as u32)) {
+            let playable = self.leaf_clip.contains(&(index as u32)) || self.one_shot_duration_s(index as u32).is_some();
+            if !clip.events().is_empty() && playable {
                 self = self.with_clip_events(index as u32, clip.events())?;
             }
         }
@@ -236,6 +358,11 @@ impl Archetype {
         !self.event_time_s.is_empty()
     }
 
+    /// Clip `clip`'s events as given, sorted by time (none when it has none).
+    pub(super) fn events_of_clip(&self, clip: u32) -> &[(f32, EventId)] {
+        self.clip_events.get(clip as usize).map_or(&[], Vec::as_slice)
+    }
+
     /// The name of an event id.
     #[must_use]
     pub fn event_name(&self, id: EventId) -> Option<&str> {
@@ -253,6 +380,16 @@ impl Archetype {
     pub fn event_names(&self) -> &[String] {
         &self.event_names
     }
+}
+
+impl AnimationEvent {
+    /// [`AnimationEvent::state`] of an event a one-shot fired: no graph state played it.
+    pub const ONE_SHOT: u32 = u32::MAX;
+}
+
+/// Sample slots a layer reserves per character: twice its largest state, one more on a slot.
+fn layer_sample_count(layer: &crate::graph::Layer) -> u32 {
+    2 * layer.max_leaves + u32::from(layer.slot)
 }
 
 /// An event name of one archetype: an index into [`Archetype::event_names`].
@@ -276,7 +413,8 @@ pub struct AnimationEvent {
     pub row: u32,
     /// The layer whose state played the clip.
     pub layer: u32,
-    /// The graph state that played it (an index into the graph's states).
+    /// The graph state that played it (an index into the graph's states), or
+    /// [`AnimationEvent::ONE_SHOT`] for a one-shot's clip ([`Crowd::play_one_shot`]).
     pub state: u32,
     /// The event's name ([`Archetype::event_name`]).
     pub event: EventId,

@@ -8,6 +8,7 @@ use crate::graph::{NO_INDEX, ParamKind, ParamValue, Transition};
 use crate::program::{ClipSample, LayerProgram, swap_remove_row};
 
 use super::lod::{DueList, LOD_PHASES};
+use super::one_shot::Playing;
 use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
 use super::{AnimationEvent, Archetype, CharacterHandle, LayerReadback, Slot};
 // Only named in docs.
@@ -39,6 +40,9 @@ pub(super) struct Group {
     /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's: entry `k`
     /// is transition `graph.transitions().len() + k` in `transition` and `pending`.
     pub(super) commands: Vec<Transition>,
+    /// One-shots playing (`Crowd::play_one_shot`), ascending by row and layer: a list, so that
+    /// characters playing none cost nothing.
+    pub(super) one_shots: Vec<Playing>,
     // Per parameter.
     pub(super) floats: Vec<Vec<f32>>,
     pub(super) ints: Vec<Vec<i32>>,
@@ -83,13 +87,16 @@ impl Group {
     /// What layer slot `i` (`row * layers + layer`, in range) is doing.
     pub(super) fn layer_readback(&self, i: usize) -> LayerReadback {
         let program = &self.programs[i];
+        // A one-shot writes over a slot's program; the graph's figures are kept with it.
+        let (progress, target_weight) =
+            self.one_shot_at(i).and_then(|play| play.graph_blend).unwrap_or((program.progress, program.target_weight));
         LayerReadback {
             active_state: self.active[i] as usize,
             previous_state: (self.previous[i] != NO_INDEX).then_some(self.previous[i] as usize),
             transitioning: self.transition[i] != NO_INDEX,
-            transition_progress: program.progress,
-            active_weight: program.target_weight,
-            previous_weight: 1.0 - program.target_weight,
+            transition_progress: progress,
+            active_weight: target_weight,
+            previous_weight: 1.0 - target_weight,
             phase: self.phase[i],
             loops: self.loops[i],
         }
@@ -108,6 +115,7 @@ impl Group {
             transition: Vec::new(),
             pending: Vec::new(),
             commands: Vec::new(),
+            one_shots: Vec::new(),
             trans_time_s: Vec::new(),
             trans_duration_s: Vec::new(),
             flags: Vec::new(),
@@ -237,6 +245,13 @@ impl Group {
         swap_remove_row(&mut self.programs, row, layers);
         let per = self.arch.samples_per_character();
         swap_remove_row(&mut self.samples, row, per);
+        self.one_shots.retain(|p| p.row as usize != row);
+        if row != last {
+            for p in self.one_shots.iter_mut().filter(|p| p.row as usize == last) {
+                p.row = row as u32;
+            }
+            self.one_shots.sort_by_key(|p| (p.row, p.layer));
+        }
         // The moved character's programs point at its old sample slots; repoint them.
         for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
             program.first_sample = (row * per + self.arch.layer_samples(l).start) as u32;
@@ -393,6 +408,9 @@ impl Group {
         for (fired, dropped) in &self.chunk_events[..num_chunks] {
             self.events.extend_from_slice(fired);
             self.events_dropped += dropped;
+        }
+        if !self.one_shots.is_empty() {
+            self.step_one_shots(dt_s, slots, crowd);
         }
         // The rows that switched on an update they would have skipped are evaluated on it; their
         // count of skipped updates starts afresh.

@@ -1,7 +1,9 @@
 //! Directing a crowd (`docs/state-machine.md#directing-a-crowd`): imperative transitions,
 //! per-character time scales and start phases, batch calls beside the parameter setters.
 
-use crate::graph::{Easing, Inertialization, Interruption, NO_INDEX, Source, Span, SwitchMode, Target, Transition};
+use crate::graph::{
+    Easing, Inertialization, Interruption, NO_INDEX, PhaseSync, Source, Span, SwitchMode, Target, Transition,
+};
 
 use super::columns::Group;
 use super::{ArchetypeId, CharacterHandle, Crowd, MAX_CHARACTER_SLOTS, StateError};
@@ -26,6 +28,9 @@ pub struct TransitionCommand {
     /// What may interrupt it while it runs: [`Interruption::None`] (as PlayCanvas's
     /// `layer.transition`) lets it finish before the graph's transitions are looked at again.
     pub interruption: Interruption,
+    /// Where the destination starts from the source's position ([`PhaseSync::Offset`]: at
+    /// `offset`), as an authored transition's `sync`.
+    pub sync: PhaseSync,
 }
 
 impl TransitionCommand {
@@ -36,13 +41,21 @@ impl TransitionCommand {
         easing: None,
         offset: 0.0,
         interruption: Interruption::None,
+        sync: PhaseSync::Offset,
     };
 
     /// A blend of `duration_s` seconds in the graph's default switch mode, from the start of
     /// the destination, not interruptible.
     #[must_use]
     pub const fn blend(duration_s: f32) -> Self {
-        Self { duration_s, switch: None, easing: None, offset: 0.0, interruption: Interruption::None }
+        Self {
+            duration_s,
+            switch: None,
+            easing: None,
+            offset: 0.0,
+            interruption: Interruption::None,
+            sync: PhaseSync::Offset,
+        }
     }
 
     /// What is wrong with the options, if anything.
@@ -244,6 +257,7 @@ impl Crowd {
                 compares_parameters: false,
                 switch: command.switch.unwrap_or(default_switch),
                 easing: command.easing.unwrap_or(default_easing),
+                sync: command.sync,
             };
             entries.push((g, group.intern_command(tr)?));
         }

@@ -171,6 +171,26 @@ pub enum StateError {
         /// [`MAX_COMMANDS`].
         limit: usize,
     },
+    /// A one-shot names a slot that is no layer of the character's graph, or a layer not
+    /// declared `"slot": true`.
+    #[error("no slot {name:?} in the graph (a layer declared \"slot\": true, not the base layer)")]
+    UnknownSlot {
+        /// The slot name given.
+        name: String,
+    },
+    /// A one-shot's options are out of range.
+    #[error("bad one-shot: {what}")]
+    BadOneShot {
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// A one-shot names a clip whose duration the archetype was not given
+    /// (`Archetype::with_clip_durations`).
+    #[error("clip {clip} cannot play as a one-shot: the archetype has no duration for it")]
+    UnknownOneShotClip {
+        /// The clip index given.
+        clip: u32,
+    },
     /// A start phase outside `[0, 1)`, or NaN.
     #[error("start phase {value} at index {at} must lie in [0, 1)")]
     BadStartPhase {

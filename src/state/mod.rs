@@ -54,6 +54,7 @@ mod direct;
 mod error;
 mod handle;
 mod lod;
+mod one_shot;
 mod replace;
 mod step;
 
@@ -65,4 +66,5 @@ pub use direct::{MAX_COMMANDS, StartPhases, TransitionCommand};
 pub use error::StateError;
 pub use handle::{ArchetypeId, CharacterHandle, MAX_CHARACTER_SLOTS, MAX_GENERATION, ParamId};
 pub use lod::UPDATE_RATES;
+pub use one_shot::{OneShot, OneShotReadback};
 pub use step::MAX_EVENTS_PER_LAYER_UPDATE;

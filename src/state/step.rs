@@ -22,7 +22,7 @@ use glam::Vec2;
 use crate::blend_space::MAX_BLEND_CHILDREN;
 use crate::graph::{
     CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
-    NO_INDEX, ParamKind, ParamSlot, Source, Span, State, SwitchMode, Target, Transition,
+    NO_INDEX, ParamKind, ParamSlot, PhaseSync, Source, Span, State, SwitchMode, Target, Transition,
 };
 use crate::program::{self, ClipSample, LayerProgram};
 
@@ -605,6 +605,12 @@ pub(crate) fn step_layer(
         let interrupting = *slot.transition != NO_INDEX;
         *slot.flags &= !FLAG_SNAPSHOT;
         *slot.flags |= FLAG_ENTERED;
+        // Where a synced destination starts, read from the state left before its weights go.
+        let sync = match tr.sync {
+            PhaseSync::Offset => None,
+            PhaseSync::Phase => Some(Synced::Phase(*slot.phase)),
+            PhaseSync::Marker => next_marker(arch, active, active_w, *slot.phase, *slot.loops),
+        };
         // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
         // gate its exit times on it.
         *slot.src_phase = *slot.phase;
@@ -632,6 +638,9 @@ pub(crate) fn step_layer(
             active_w[0] = 1.0;
         } else {
             leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
+        }
+        if let Some(phase) = sync.and_then(|s| synced_phase(arch, to as usize, active_w, s)) {
+            *slot.phase = phase;
         }
         program.transition = t as u32;
         (program.mode, program.decay_s) =
@@ -704,6 +713,72 @@ pub(crate) fn step_layer(
     program.progress = progress;
     program.weight = layer_weight(g, layer, params, triggers);
     debug_assert!(layer < g.layers.len());
+}
+
+/// Where a synced transition's source stood when it was taken.
+#[derive(Clone, Copy)]
+enum Synced {
+    /// Its normalised phase.
+    Phase(f32),
+    /// The next sync marker its dominant clip reaches (a marker id), and the fraction of that
+    /// clip still to play before it.
+    Marker(u32, f32),
+}
+
+/// The leaf of `state` with the largest weight (its first on a tie), an index of the graph's leaves.
+fn dominant_leaf(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN]) -> usize {
+    let leaves = arch.graph.states[state].leaves.range();
+    let first = leaves.start;
+    let count = leaves.len();
+    let best = (0..count).fold(0, |best, i| if weights[i] > weights[best] { i } else { best });
+    first + best
+}
+
+/// The sync marker `state`'s dominant clip reaches next from its clock, and the fraction of the
+/// clip before it (wrapping to the clip's first marker past its end); `None` without markers.
+fn next_marker(
+    arch: &Archetype,
+    state: usize,
+    weights: &[f32; MAX_BLEND_CHILDREN],
+    phase: f32,
+    loops: u32,
+) -> Option<Synced> {
+    let leaf = dominant_leaf(arch, state, weights);
+    let markers = arch.markers_of_clip(arch.leaf_clip[leaf]);
+    let &(first_s, first_id) = markers.first()?;
+    let duration = f64::from(arch.leaf_duration_s[leaf]);
+    let st = &arch.graph.states[state];
+    let played = if st.sync {
+        f64::from(phase) * duration
+    } else {
+        let t = (f64::from(loops) + f64::from(phase)) * f64::from(seconds_per_progress(arch, state, leaf));
+        if st.looping { t % duration } else { t.min(duration) }
+    };
+    let now = if st.speed < 0.0 { duration - played } else { played };
+    let (at, id) = match markers.iter().find(|&&(t, _)| f64::from(t) > now) {
+        Some(&(t, id)) => (f64::from(t), id),
+        None => (f64::from(first_s) + duration, first_id),
+    };
+    Some(Synced::Marker(id, ((at - now) / duration) as f32))
+}
+
+/// The destination's starting phase for a synced switch: the source's phase, or as far before
+/// the destination's dominant clip's first marker of the same name as the source was before
+/// its own; `None` (the offset stands) when that clip has no such marker.
+fn synced_phase(arch: &Archetype, state: usize, weights: &[f32; MAX_BLEND_CHILDREN], sync: Synced) -> Option<f32> {
+    let st = &arch.graph.states[state];
+    let phase = match sync {
+        Synced::Phase(phase) => phase,
+        Synced::Marker(id, before) => {
+            let leaf = dominant_leaf(arch, state, weights);
+            let duration = arch.leaf_duration_s[leaf];
+            let &(at, _) = arch.markers_of_clip(arch.leaf_clip[leaf]).iter().find(|&&(_, m)| m == id)?;
+            let fraction = (at / duration - before).rem_euclid(1.0);
+            if st.speed < 0.0 { 1.0 - fraction } else { fraction }
+        }
+    };
+    // `rem_euclid` can round up to 1; a looping clock stays below it.
+    Some(if st.looping && phase >= 1.0 { 0.0 } else { phase.clamp(0.0, 1.0) })
 }
 
 /// A layer's weight for this character: the graph's, scaled by its weight parameter if any.
@@ -846,20 +921,20 @@ fn fire_events(
 
 /// The clip time one state played this update, seconds from the start of its first loop.
 #[derive(Clone, Copy)]
-struct Interval {
-    start: f64,
-    end: f64,
+pub(super) struct Interval {
+    pub start: f64,
+    pub end: f64,
     /// Whether `start` itself counts (`[start, end]`, else `(start, end]`).
-    inclusive: bool,
-    duration: f64,
-    looping: bool,
+    pub inclusive: bool,
+    pub duration: f64,
+    pub looping: bool,
 }
 
 impl Interval {
     /// The loops in which an event `offset` seconds into the clip lies in the interval: the
     /// first such loop and how many (saturating), or `None`. Computed, not counted, so that a
     /// step spanning millions of loops costs what one does.
-    fn crossings(self, offset: f64) -> Option<(f64, u32)> {
+    pub(super) fn crossings(self, offset: f64) -> Option<(f64, u32)> {
         let Self { start, end, inclusive, duration, looping } = self;
         let after_start = |at: f64| if inclusive { at >= start } else { at > start };
         if !looping {

@@ -86,18 +86,21 @@ fn add_animation_tracks(
     Ok(touched)
 }
 
-/// An animation's events from its `extras` (`{ "events": [{ "name": "footstep", "time": 0.4 }] }`),
-/// appended to `out`. Extras without `events` (other tools' data) add nothing.
-fn animation_events(animation: &gltf::Animation, out: &mut Vec<ClipEvent>) -> Result<(), GltfError> {
+/// An animation's named moments from its `extras` under `key`: `"events"` (`{ "events": [{
+/// "name": "footstep", "time": 0.4 }] }`) or `"syncMarkers"` (the same shape), appended to
+/// `out`. Extras without the key (other tools' data) add nothing.
+fn animation_moments(animation: &gltf::Animation, key: &str, out: &mut Vec<ClipEvent>) -> Result<(), GltfError> {
     let index = animation.index();
-    let bad = |at: String, what| GltfError::BadEvents { animation: index, at, what };
+    // Events keep the paths they always had; markers name their list.
+    let prefix = if key == "events" { "" } else { key };
+    let bad = |at: String, what| GltfError::BadEvents { animation: index, at: format!("{prefix}{at}"), what };
     let Some(raw) = animation.extras() else {
         return Ok(());
     };
     let Ok(serde_json::Value::Object(extras)) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
         return Ok(());
     };
-    let Some(events) = extras.get("events") else {
+    let Some(events) = extras.get(key) else {
         return Ok(());
     };
     let list = events.as_array().ok_or_else(|| bad(String::new(), "expected an array of events"))?;
@@ -123,9 +126,10 @@ pub(super) fn build_clips(
 ) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
     let num_joints = skin.rig.num_joints();
     let name_of = |a: &gltf::Animation| a.name().map_or_else(|| format!("animation{}", a.index()), str::to_owned);
-    let make = |name: String, tracks: &[JointTracks], events: Vec<ClipEvent>| {
+    let make = |name: String, tracks: &[JointTracks], (events, markers): (Vec<ClipEvent>, Vec<ClipEvent>)| {
         Clip::from_tracks(name.clone(), &skin.rig, tracks, options.sample_rate_hz, options.looping)
             .and_then(|clip| clip.with_events(events))
+            .and_then(|clip| clip.with_markers(markers))
             .map_err(|source| GltfError::Clip { animation: name, source })
     };
     let mut clips = Vec::new();
@@ -134,25 +138,27 @@ pub(super) fn build_clips(
         let mut tracks = vec![JointTracks::default(); num_joints];
         let mut used = Vec::new();
         let mut name = None;
-        let mut events = Vec::new();
+        let (mut events, mut markers) = (Vec::new(), Vec::new());
         for animation in doc.animations() {
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
                 name.get_or_insert_with(|| animation.name().unwrap_or("merged").to_owned());
                 used.push(animation.index());
-                animation_events(&animation, &mut events)?;
+                animation_moments(&animation, "events", &mut events)?;
+                animation_moments(&animation, "syncMarkers", &mut markers)?;
             }
         }
         if let Some(name) = name {
-            clips.push(make(name, &tracks, events)?);
+            clips.push(make(name, &tracks, (events, markers))?);
             sources.push(used);
         }
     } else {
         for animation in doc.animations() {
             let mut tracks = vec![JointTracks::default(); num_joints];
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
-                let mut events = Vec::new();
-                animation_events(&animation, &mut events)?;
-                clips.push(make(name_of(&animation), &tracks, events)?);
+                let (mut events, mut markers) = (Vec::new(), Vec::new());
+                animation_moments(&animation, "events", &mut events)?;
+                animation_moments(&animation, "syncMarkers", &mut markers)?;
+                clips.push(make(name_of(&animation), &tracks, (events, markers))?);
                 sources.push(vec![animation.index()]);
             }
         }
