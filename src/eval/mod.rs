@@ -13,6 +13,7 @@
 //! [`EvalCrowdJob`] runs the stages for many characters in parallel with rayon; each
 //! character is independent, so the output is bitwise identical for any thread count.
 
+pub mod blend_space;
 pub mod frame;
 pub mod inertialize;
 pub mod layers;

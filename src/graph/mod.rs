@@ -36,6 +36,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod tables;
+mod trees;
 
 use std::fmt;
 
