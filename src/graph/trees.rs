@@ -6,9 +6,10 @@ use crate::blend_space::{BlendTreeError, BlendTrees, TreeNode, TreeState};
 use super::{CompiledGraph, MotionNode, ParamSlot};
 
 impl CompiledGraph {
-    /// The parameters the blend trees read, each once, in the order the states' nodes first
-    /// read them: a character's [`blend_trees`](Self::blend_trees) input `i` is the value of
-    /// parameter `blend_inputs()[i]` (a number: INTEGER as f32, BOOL and TRIGGER as 0 or 1).
+    /// The parameters the blend trees read, each once (a 1D tree's x alone), in the order the
+    /// graph's nodes first read them: a character's [`blend_trees`](Self::blend_trees) input
+    /// `i` is the value of parameter `blend_inputs()[i]` (a number: INTEGER as f32, BOOL and
+    /// TRIGGER as 0 or 1).
     #[must_use]
     pub fn blend_inputs(&self) -> Vec<ParamSlot> {
         let mut inputs = Vec::new();
@@ -23,10 +24,17 @@ impl CompiledGraph {
                 MotionNode::Direct { params, .. } => {
                     self.direct_params[params.range()].iter().copied().for_each(&mut add)
                 }
-                MotionNode::Tree { params, .. } => params.into_iter().for_each(&mut add),
+                MotionNode::Tree { space, params, .. } => {
+                    params[..self.tree_dimensions(space)].iter().copied().for_each(&mut add)
+                }
             }
         }
         inputs
+    }
+
+    /// Parameters a tree's space reads: 1 for a 1D space, 2 otherwise.
+    fn tree_dimensions(&self, space: u32) -> usize {
+        self.spaces.get(space as usize).map_or(2, |s| s.dimensions())
     }
 
     /// Every state's motion as one flat table for the `blend_space` stage: built once per
@@ -67,7 +75,8 @@ impl CompiledGraph {
                     }
                     MotionNode::Tree { space, params, children } => TreeNode::Space {
                         space,
-                        inputs: params.map(input),
+                        // A 1D tree's second slot is a placeholder it never reads: not an input.
+                        inputs: [input(params[0]), input(params[self.tree_dimensions(space) - 1])],
                         first_child: children.start.wrapping_sub(base),
                         num_children: children.len() as u32,
                     },
