@@ -103,6 +103,28 @@ impl BlendSpace {
 }
 
 impl FreeformSpace {
+    /// [`super::tree_words::SPACE_FREEFORM`]: the normaliser, children, triangles and hull
+    /// edges counted, then each triangle (its three children, its first child's point in the
+    /// parameter's coordinates, so that the shader measures the parameter from it without the
+    /// normalised query's rounding, which a thin triangle's inverse amplifies; the inverse by
+    /// columns) and each hull edge (its two children, origin, direction, gradient).
+    pub(super) fn encode(&self, out: &mut Vec<u32>) {
+        self.normaliser.encode(out);
+        out.extend([self.num_children as u32, self.triangles.len() as u32, self.hull.len() as u32]);
+        for tri in &self.triangles {
+            out.extend(tri.children.map(|c| c as u32));
+            let inv = tri.inv.as_mat2();
+            let point = self.normaliser.to_parameter(tri.origin);
+            let words = [point.to_array(), inv.x_axis.to_array(), inv.y_axis.to_array()];
+            out.extend(words.as_flattened().iter().map(|v| v.to_bits()));
+        }
+        for edge in &self.hull {
+            out.extend([edge.a as u32, edge.b as u32]);
+            let words = [edge.origin.to_array(), edge.dir.to_array(), edge.gradient.to_array()];
+            out.extend(words.as_flattened().iter().map(|v| v.to_bits()));
+        }
+    }
+
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
         let q64 = self.normaliser.query(p);
         for tri in &self.triangles {

@@ -164,6 +164,14 @@ impl BlendSpace {
 }
 
 impl CartesianSpace {
+    /// [`super::tree_words::SPACE_CARTESIAN`]: the normaliser, `n`, the points, the `n × n`
+    /// gradients.
+    pub(super) fn encode(&self, out: &mut Vec<u32>) {
+        self.normaliser.encode(out);
+        out.push(self.points.len() as u32);
+        out.extend(self.points.iter().chain(&self.gradients).flat_map(|p| p.to_array()).map(f32::to_bits));
+    }
+
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
         let q = self.normaliser.query(p).as_vec2();
         let n = self.points.len();
@@ -181,6 +189,26 @@ impl CartesianSpace {
 }
 
 impl DirectionalSpace {
+    /// [`super::tree_words::SPACE_DIRECTIONAL`]: the scale as a normaliser centred on the
+    /// origin, `n`, the radii, then the `n × n` pairs (axis angle, angle of i, angular weight,
+    /// inverse mean radius, gradient).
+    pub(super) fn encode(&self, out: &mut Vec<u32>) {
+        Normaliser { centre: DVec2::ZERO, inv_scale: self.inv_scale }.encode(out);
+        out.push(self.radii.len() as u32);
+        out.extend(self.radii.iter().map(|r| r.to_bits()));
+        for pair in &self.pairs {
+            let words = [
+                pair.axis_angle,
+                pair.angle_i,
+                pair.angular_weight,
+                pair.inv_mean_radius,
+                pair.gradient.x,
+                pair.gradient.y,
+            ];
+            out.extend(words.map(f32::to_bits));
+        }
+    }
+
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
         let raw = Vec2::new(nan_to_zero(p.x), nan_to_zero(p.y));
         let q = pull_back(raw.as_dvec2() * self.inv_scale, FAR_RADIUS).as_vec2();

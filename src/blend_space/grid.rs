@@ -60,6 +60,12 @@ impl BlendSpace {
 }
 
 impl GridSpace {
+    /// [`super::tree_words::SPACE_GRID`]: columns, rows, `xs`, `ys`.
+    pub(super) fn encode(&self, out: &mut Vec<u32>) {
+        out.extend([self.xs.len() as u32, self.ys.len() as u32]);
+        out.extend(self.xs.iter().chain(&self.ys).map(|v| v.to_bits()));
+    }
+
     pub(super) fn fill(&self, p: Vec2, w: &mut [f32]) {
         let nx = self.xs.len();
         let (ix, tx) = segment(&self.xs, p.x);

@@ -27,6 +27,7 @@ mod grid;
 mod one_d;
 #[cfg(test)]
 mod tests;
+mod trees;
 
 use glam::{DVec2, Vec2};
 
@@ -35,6 +36,9 @@ pub use freeform::FreeformSpace;
 pub use gradient_band::{CartesianSpace, DirectionalSpace};
 pub use grid::GridSpace;
 pub use one_d::OneDSpace;
+pub use trees::{
+    BlendTreeError, BlendTrees, MAX_TREE_NODES, NO_TREE_STATE, TreeNode, TreeState, canonical_input, tree_words,
+};
 
 /// The most children one blend space may have. `weights` keeps its scratch on the stack, and
 /// the gradient bands cost `O(n²)` per query, so the limit keeps both bounded.
@@ -150,6 +154,31 @@ impl Normaliser {
         }
     }
 
+    /// The normaliser as `shaders/blend_space.wgsl`'s `space_query` reads it (seven words):
+    /// the centre as two f32 halves (`hi + lo`, so that a centre no f32 holds is still exact
+    /// to f64's precision), then the scale: when it is a normal f32, itself, 1, and what the
+    /// f32 misses of the f64 (the shader then forms the query with error-free sums and a fused
+    /// product, within rounding of the CPU's f64); beyond f32's normal range, two factors
+    /// whose product it is, 0.
+    fn encode(self, out: &mut Vec<u32>) {
+        let hi = self.centre.as_vec2();
+        let lo = (self.centre - hi.as_dvec2()).as_vec2();
+        let (scale_a, scale_b, scale_lo) =
+            if (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&self.inv_scale) {
+                let a = self.inv_scale as f32;
+                (a, 1.0, (self.inv_scale - f64::from(a)) as f32)
+            } else {
+                let a = self.inv_scale.sqrt() as f32;
+                (a, (self.inv_scale / f64::from(a)) as f32, 0.0)
+            };
+        out.extend([hi.x, hi.y, lo.x, lo.y, scale_a, scale_b, scale_lo].map(f32::to_bits));
+    }
+
+    /// A normalised point back in the parameter's coordinates (as an f32 child point).
+    fn to_parameter(self, q: DVec2) -> Vec2 {
+        (q / self.inv_scale + self.centre).as_vec2()
+    }
+
     fn to_local(self, p: Vec2) -> DVec2 {
         (p.as_dvec2() - self.centre) * self.inv_scale
     }
@@ -263,6 +292,18 @@ impl BlendSpace {
         match self {
             Self::OneD(_) => 1,
             _ => 2,
+        }
+    }
+
+    /// Appends the space's tables as `shaders/blend_space.wgsl` reads them (words, f32 as
+    /// bits; each kind's layout is in [`tree_words`]). The kind itself is its node's word.
+    pub(crate) fn encode(&self, out: &mut Vec<u32>) {
+        match self {
+            Self::OneD(s) => s.encode(out),
+            Self::Freeform(s) => s.encode(out),
+            Self::Cartesian(s) => s.encode(out),
+            Self::Directional(s) => s.encode(out),
+            Self::Grid(s) => s.encode(out),
         }
     }
 

@@ -55,6 +55,13 @@ impl BlendSpace {
 }
 
 impl OneDSpace {
+    /// [`super::tree_words::SPACE_ONE_D`]: `n`, the sorted values, the child of each.
+    pub(super) fn encode(&self, out: &mut Vec<u32>) {
+        out.push(self.values.len() as u32);
+        out.extend(self.values.iter().map(|v| v.to_bits()));
+        out.extend(self.children.iter().map(|&c| c as u32));
+    }
+
     pub(super) fn fill(&self, x: f32, w: &mut [f32]) {
         let (lo, t) = segment(&self.values, x);
         w[self.children[lo]] = 1.0 - t;

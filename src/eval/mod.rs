@@ -17,6 +17,7 @@
 //! `tests/stage_parity.rs` checks the names: every `shaders/X.wgsl` has `eval::X`, a pipeline
 //! field `X` and a test `X_matches_cpu`.
 
+pub mod blend_space;
 pub mod frame;
 pub mod frame_layers;
 pub mod inertialize;

@@ -22,6 +22,7 @@
 //! device for tools and tests. See
 //! `docs/gpu.md` for buffers, chunking and bytes per character.
 
+pub mod blend_space;
 mod context;
 mod crowd;
 mod pipelines;
@@ -31,9 +32,10 @@ pub mod types;
 mod windows;
 pub mod work_model;
 
+pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
-pub use pipelines::{FrameKernel, ShaderModuleKind, shader_source};
+pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, shader_source};
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
 pub use windows::{SkinWindow, skin_windows};
 
@@ -112,6 +114,9 @@ pub enum GpuError {
         #[source]
         source: wgpu::BufferAsyncError,
     },
+    /// The blend-space stage refused its input ([`GpuBlendSpace::weights_blocking`]).
+    #[error("blend-space stage: {0}")]
+    BlendSpace(#[from] GpuBlendSpaceError),
     /// Waiting for the device failed (device lost or timed out).
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),

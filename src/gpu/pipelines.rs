@@ -24,6 +24,15 @@ const FRAME_LAYERS: &str = include_str!("../../shaders/frame_layers.wgsl");
 const LEVELS: &str = include_str!("../../shaders/shared/levels.wgsl");
 const FRAME_LEVELS: &str = include_str!("../../shaders/frame_levels.wgsl");
 const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_levels.wgsl");
+const BLEND_SPACE: &str = include_str!("../../shaders/blend_space.wgsl");
+
+/// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
+/// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
+/// is not a [`ShaderModuleKind`], whose modules all start with the shared files.
+#[must_use]
+pub fn blend_space_source() -> &'static str {
+    BLEND_SPACE
+}
 
 /// Which kernel [`crate::gpu::GpuCrowd::encode`] runs for the fused frames: the same matrices
 /// (each equal to the CPU evaluator's within the GPU tests' tolerance), different shapes of
@@ -416,10 +425,67 @@ impl Pipelines {
     }
 }
 
+/// The blend-space stage's pipeline and its bind group layout (see
+/// [`crate::gpu::blend_space`]): built once per graph's table, for any rig.
+pub(crate) struct BlendSpacePipeline {
+    /// Group 0: the uniform, the table, inputs and requests (read), weights (written).
+    pub layout: wgpu::BindGroupLayout,
+    /// `blend_space_main`.
+    pub blend_space: wgpu::ComputePipeline,
+}
+
+impl BlendSpacePipeline {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let uniform = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.blend_space"),
+            entries: &[uniform, storage(1, true), storage(2, true), storage(3, true), storage(4, false)],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.blend_space"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("throng.blend_space"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(BLEND_SPACE)),
+        });
+        let blend_space = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("throng.blend_space"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("blend_space_main"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        Self { layout, blend_space }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use wgpu::naga;
+
+    /// The blend-space stage parses and validates, without an adapter.
+    #[test]
+    fn blend_space_module_validates() {
+        let module =
+            naga::front::wgsl::parse_str(BLEND_SPACE).unwrap_or_else(|e| panic!("{}", e.emit_to_string(BLEND_SPACE)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(BLEND_SPACE)));
+        assert!(module.entry_points.iter().any(|e| e.name == "blend_space_main"));
+    }
 
     /// Every module parses and passes naga's validation (types, uniformity of barriers,
     /// bindings) for each joints-per-thread a rig can ask for, so a shader mistake fails here

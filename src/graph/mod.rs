@@ -37,6 +37,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod tables;
+mod trees;
 
 use std::fmt;
 
