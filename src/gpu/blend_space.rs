@@ -161,7 +161,7 @@ impl GpuBlendSpace {
             return refuse(GpuBlendSpaceError::NotCanonical { index, value: inputs[index] });
         }
         let bytes = (num_requests * self.max_leaves * 4) as u64;
-        let limit = u64::from(device.limits().max_storage_buffer_binding_size);
+        let limit = device.limits().max_storage_buffer_binding_size;
         if bytes > limit {
             return refuse(GpuBlendSpaceError::TooLarge { bytes, limit });
         }
@@ -243,7 +243,7 @@ impl GpuBlendSpace {
         }
         let data = staging
             .get_mapped_range(..)
-            .map(|view| bytemuck::pod_collect_to_vec::<u8, f32>(&view.to_vec()))
+            .map(|view| bytemuck::pod_collect_to_vec::<u8, f32>(&view))
             .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
         staging.unmap();
         data

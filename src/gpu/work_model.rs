@@ -1133,8 +1133,8 @@ mod tests {
     /// Barriers: 3 + 3 (two transitions) + 2 (mesh) + 1 (local-to-model) = 9.
     /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
     /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
-    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) = 176; written: 2 states (64)
-    /// + 3 joints × 2 layers × a 48-byte slot (288) + output (192) = 544.
+    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) = 176; written: 2 states
+    /// (64), 3 joints × 2 layers × a 48-byte slot (288) and the output (192), 544 in all.
     /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
     /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
     /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
