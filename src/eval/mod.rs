@@ -17,6 +17,7 @@ pub mod frame;
 pub mod inertialize;
 pub mod layers;
 pub mod local_to_model;
+pub mod procedural;
 pub mod root_motion;
 pub mod sample;
 pub mod skinning;
@@ -28,7 +29,7 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::{ClipSample, ProgramError, validate_clips, validate_samples};
+use crate::program::{ClipSample, ProceduralError, ProgramError, validate_clips, validate_samples};
 
 use crate::program::OutputLayout;
 use crate::rig::{Rig, Transform};
@@ -64,6 +65,17 @@ pub enum EvalError {
     /// The clips, samples, layers or programs were refused by the checks both evaluators share.
     #[error(transparent)]
     Program(#[from] ProgramError),
+    /// The procedural setup or targets were refused, or do not fit the frame.
+    #[error(transparent)]
+    Procedural(#[from] ProceduralError),
+    /// A slice of local poses is not a whole number of characters.
+    #[error("{transforms} transforms is not a whole number of characters of {joints} joints")]
+    PoseCount {
+        /// Transforms given.
+        transforms: usize,
+        /// Joints per character.
+        joints: usize,
+    },
     /// Programs, context and counters are sized for different crowds.
     #[error(
         "{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters"
