@@ -13,6 +13,9 @@
 //! sampling share the frame-major layout they define; the compact encoding lives in `compact`.
 
 pub mod compact;
+mod curves;
+
+pub use curves::ClipCurve;
 
 use std::borrow::Cow;
 
@@ -248,6 +251,17 @@ pub enum ClipError {
         /// What is wrong.
         what: &'static str,
     },
+    /// [`Clip::with_curve`] was given an empty name, a name the clip already has, or a track
+    /// whose keys are malformed.
+    #[error("clip {clip:?} curve {curve:?}: {what}")]
+    BadCurve {
+        /// The clip's name.
+        clip: String,
+        /// The curve's name.
+        curve: String,
+        /// What is wrong.
+        what: String,
+    },
     /// [`Clip::compress`] was given an error bound that is negative, NaN or infinite.
     #[error("clip {clip:?}: error bound {max_error_m} m is not a finite non-negative distance")]
     BadErrorBound {
@@ -344,6 +358,8 @@ pub struct Clip {
     storage: Storage,
     /// Named moments, in the order given.
     events: Vec<ClipEvent>,
+    /// Named float tracks, one value per frame, in the order added.
+    curves: Vec<ClipCurve>,
     /// Per joint, the largest values its frames reach, for the evaluators' bound check.
     extents: Vec<JointExtent>,
 }
@@ -521,6 +537,7 @@ impl Clip {
             looping,
             storage: Storage::Full(poses),
             events: Vec::new(),
+            curves: Vec::new(),
             extents,
         })
     }

@@ -637,6 +637,19 @@ impl ProceduralTargets {
         Ok(())
     }
 
+    /// Sets two-bone chain `chain`'s weight alone for each row, leaving its targets: how a
+    /// clip curve (`eval::sample::layer_curve`, "foot planted") pins a foot only while the clip
+    /// says so. Checked whole before anything is written, as [`set_look_at`](Self::set_look_at).
+    pub fn set_two_bone_weight(&mut self, chain: usize, rows: &[u32], weights: &[f32]) -> Result<(), ProceduralError> {
+        const WHAT: &str = "set_two_bone_weight";
+        known(WHAT, chain, self.two_bone.len())?;
+        check_batch(WHAT, rows, &[weights.len()], self.num_characters, |i| weight_problem(weights[i]))?;
+        for (&row, &weight) in rows.iter().zip(weights) {
+            self.two_bone[chain].weight[row as usize] = weight;
+        }
+        Ok(())
+    }
+
     /// Sets foot `foot`'s ground height and normal (model space; normalised here, zero for
     /// straight up) for each row. Checked whole before anything is written, as
     /// [`set_look_at`](Self::set_look_at); heights and normals must be finite.
