@@ -10,12 +10,13 @@
 //! | look-at | from the chain's first joint to its end, each turns by its share of the angle left between the end's forward axis and the target, within its limit |
 //!
 //! Angles come from `atan2` of the cross and dot products, never `acos` (imprecise near 1 on
-//! some drivers, lavapipe's among them). A joint's model frame is composed bottom-up from its
-//! local transforms along its ancestors, so each phase sees the changes of the ones before.
+//! some drivers, lavapipe's among them). Each chain walks up the rig once, for the frame above
+//! its first joint, and carries its joints' frames down from there (from the local pose, so
+//! each phase sees the changes of the ones before), never a whole model pose.
 //! Zero-length bones, targets on a joint and unreachable targets turn nothing or turn as far
 //! as they can; nothing divides by zero.
 
-use glam::{Mat3, Mat4, Quat, Vec3};
+use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
 use super::{CHARACTERS_PER_CHUNK, EvalError};
@@ -25,38 +26,52 @@ use crate::rig::{NO_PARENT, Rig, Transform};
 /// Lengths below this, metres (or unit vectors' components), count as zero.
 pub const EPSILON_M: f32 = 1e-6;
 
-/// A joint's model-space frame.
+/// A joint's frame in model space (or relative to an ancestor's): composed as
+/// `translation * rotation * scale`, as the rig's transforms are. Composing translation,
+/// rotation and scale rather than matrices is exact for uniform scales (every game rig's);
+/// under a non-uniformly scaled parent with a turned child it drops the shear a matrix would
+/// carry.
 #[derive(Clone, Copy, Debug)]
 struct ModelFrame {
-    matrix: Mat4,
+    position: Vec3,
     rotation: Quat,
+    scale: Vec3,
 }
 
 impl ModelFrame {
-    const IDENTITY: Self = Self { matrix: Mat4::IDENTITY, rotation: Quat::IDENTITY };
+    const IDENTITY: Self = Self { position: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE };
 
-    fn position(&self) -> Vec3 {
-        self.matrix.w_axis.truncate()
+    fn local(t: &Transform) -> Self {
+        Self { position: t.translation, rotation: t.rotation, scale: t.scale }
+    }
+
+    /// `below` (a frame relative to this one) in this frame's space.
+    fn then(&self, below: &Self) -> Self {
+        Self {
+            position: self.position + self.rotation * (self.scale * below.position),
+            rotation: self.rotation * below.rotation,
+            scale: self.scale * below.scale,
+        }
     }
 }
 
-/// `joint`'s model frame, composed from its local transform up through its ancestors
-/// (identity for [`NO_PARENT`]).
+/// `joint`'s frame relative to its ancestor `above` (identity when `joint` is `above`; model
+/// space when `above` is [`NO_PARENT`]), composed from `joint`'s local transform up to, not
+/// including, `above`.
+fn frame_below(parents: &[u16], pose: &[Transform], above: u16, joint: u16) -> ModelFrame {
+    let mut frame = ModelFrame::IDENTITY;
+    let mut j = joint;
+    while j != above && j != NO_PARENT {
+        frame = ModelFrame::local(&pose[j as usize]).then(&frame);
+        j = parents[j as usize];
+    }
+    frame.rotation = frame.rotation.normalize();
+    frame
+}
+
+/// `joint`'s model frame (identity for [`NO_PARENT`]).
 fn model_frame(parents: &[u16], pose: &[Transform], joint: u16) -> ModelFrame {
-    if joint == NO_PARENT {
-        return ModelFrame::IDENTITY;
-    }
-    let local = &pose[joint as usize];
-    let mut matrix = local.to_mat4();
-    let mut rotation = local.rotation;
-    let mut above = parents[joint as usize];
-    while above != NO_PARENT {
-        let t = &pose[above as usize];
-        matrix = t.to_mat4() * matrix;
-        rotation = t.rotation * rotation;
-        above = parents[above as usize];
-    }
-    ModelFrame { matrix, rotation: rotation.normalize() }
+    frame_below(parents, pose, NO_PARENT, joint)
 }
 
 /// A unit vector perpendicular to `v` (which is not zero).
@@ -80,44 +95,40 @@ fn arc(from: Vec3, to: Vec3) -> (Vec3, f32) {
     (axis, angle)
 }
 
-/// Turns `joint` (and with it everything under it) by `delta`, a model-space rotation about
-/// the joint itself.
-fn rotate_joint(parents: &[u16], pose: &mut [Transform], joint: u16, delta: Quat) {
-    let parent = model_frame(parents, pose, parents[joint as usize]).rotation;
-    let local = &mut pose[joint as usize].rotation;
-    *local = (parent.conjugate() * delta * parent * *local).normalize();
-}
-
-/// Gives `joint` the model-space orientation `rotation` under its parent as it is now.
-fn set_model_rotation(parents: &[u16], pose: &mut [Transform], joint: u16, rotation: Quat) {
-    let parent = model_frame(parents, pose, parents[joint as usize]).rotation;
-    pose[joint as usize].rotation = (parent.conjugate() * rotation).normalize();
+/// The local rotation that turns a joint by `delta` (a model-space rotation about the joint)
+/// under a parent of model rotation `parent`.
+fn turned(parent: Quat, delta: Quat, local: Quat) -> Quat {
+    (parent.conjugate() * delta * parent * local).normalize()
 }
 
 /// Moves `joint` (and everything under it) by `offset`, metres in model space, through its
-/// parent's inverse linear part (cofactors over the determinant); nothing moves when that
-/// part is singular.
+/// parent's rotation and scale; nothing moves under a parent scaled to nothing.
 fn translate_joint(parents: &[u16], pose: &mut [Transform], joint: u16, offset: Vec3) {
-    let m = model_frame(parents, pose, parents[joint as usize]).matrix;
-    let (a, b, c) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
-    let (bc, ca, ab) = (b.cross(c), c.cross(a), a.cross(b));
-    let det = a.dot(bc);
-    if !(det.abs() > EPSILON_M) {
+    let parent = model_frame(parents, pose, parents[joint as usize]);
+    if !(parent.scale.abs().min_element() > EPSILON_M) {
         return;
     }
-    // The rows of the inverse are the cofactor columns over the determinant.
-    let inverse_rows = Mat3::from_cols(bc, ca, ab);
-    pose[joint as usize].translation += inverse_rows.transpose() * offset / det;
+    pose[joint as usize].translation += (parent.rotation.conjugate() * offset) / parent.scale;
 }
 
-/// Two-bone IK toward `goal` (model space), bending toward `pole` (its part across the
-/// root-to-goal line; the animated bend's side when that is zero), the end joint finally given
-/// the model orientation `end_rotation`.
-fn reach(parents: &[u16], pose: &mut [Transform], chain: &TwoBoneChain, goal: Vec3, pole: Vec3, end_rotation: Quat) {
+/// Two-bone IK: `aim` turns the end joint's animated model frame into the goal (model
+/// space) and the end's final model orientation; the middle joint bends toward `pole` (its
+/// part across the root-to-goal line; the animated bend's side when that is zero). The chain's
+/// frames are composed once and carried through each turn (`p' = pivot + D(p − pivot)`).
+fn reach(
+    parents: &[u16],
+    pose: &mut [Transform],
+    chain: &TwoBoneChain,
+    pole: Vec3,
+    aim: impl FnOnce(&ModelFrame) -> (Vec3, Quat),
+) {
     let [a, b, c] = chain.joints;
-    let pa = model_frame(parents, pose, a).position();
-    let pb = model_frame(parents, pose, b).position();
-    let pc = model_frame(parents, pose, c).position();
+    let above_a = model_frame(parents, pose, parents[a as usize]);
+    let frame_a = above_a.then(&ModelFrame::local(&pose[a as usize]));
+    let frame_b = frame_a.then(&frame_below(parents, pose, a, b));
+    let frame_c = frame_b.then(&frame_below(parents, pose, b, c));
+    let (goal, end_rotation) = aim(&frame_c);
+    let (pa, pb, pc) = (frame_a.position, frame_b.position, frame_c.position);
     let (upper, lower) = ((pb - pa).length(), (pc - pb).length());
     let full = upper + lower;
     let to_goal = goal - pa;
@@ -143,9 +154,8 @@ fn reach(parents: &[u16], pose: &mut [Transform], chain: &TwoBoneChain, goal: Ve
         0.0
     };
     let across = ((upper - along) * (upper + along)).max(0.0).sqrt();
-    let animated_bend = pb - pa;
     let mut side = perpendicular(direction);
-    for candidate in [animated_bend, pole] {
+    for candidate in [pb - pa, pole] {
         let off_line = candidate - direction * candidate.dot(direction);
         if off_line.length() > EPSILON_M {
             side = off_line.normalize();
@@ -153,13 +163,20 @@ fn reach(parents: &[u16], pose: &mut [Transform], chain: &TwoBoneChain, goal: Ve
     }
     let middle = pa + direction * along + side * across;
     let end = pa + direction * distance;
+    // The root turns the middle onto its place; the middle and end follow about the root.
     let (axis, angle) = arc(pb - pa, middle - pa);
-    rotate_joint(parents, pose, a, Quat::from_axis_angle(axis, angle));
-    let pb = model_frame(parents, pose, b).position();
-    let pc = model_frame(parents, pose, c).position();
+    let root_turn = Quat::from_axis_angle(axis, angle);
+    let (a, b, c) = (a as usize, b as usize, c as usize);
+    let above_b = frame_b.rotation * pose[b].rotation.conjugate();
+    let above_c = frame_c.rotation * pose[c].rotation.conjugate();
+    pose[a].rotation = turned(above_a.rotation, root_turn, pose[a].rotation);
+    let (pb, pc) = (pa + root_turn * (pb - pa), pa + root_turn * (pc - pa));
+    // The middle turns the end onto its place.
     let (axis, angle) = arc(pc - pb, end - pb);
-    rotate_joint(parents, pose, b, Quat::from_axis_angle(axis, angle));
-    set_model_rotation(parents, pose, c, end_rotation);
+    let middle_turn = Quat::from_axis_angle(axis, angle);
+    pose[b].rotation = turned(root_turn * above_b, middle_turn, pose[b].rotation);
+    let above_c = (middle_turn * root_turn * above_c).normalize();
+    pose[c].rotation = (above_c.conjugate() * end_rotation).normalize();
 }
 
 /// One two-bone chain at `weight` (> 0): the goal and the end's orientation move from the
@@ -173,25 +190,33 @@ pub fn two_bone(
     rotation: Quat,
     weight: f32,
 ) {
-    let animated = model_frame(parents, pose, chain.joints[2]);
-    let goal = animated.position().lerp(target, weight);
-    let end_rotation = match chain.end {
-        EndRotation::Animated => animated.rotation,
-        EndRotation::Target => animated.rotation.slerp(rotation, weight),
-    };
-    reach(parents, pose, chain, goal, pole, end_rotation);
+    reach(parents, pose, chain, pole, |animated| {
+        let end_rotation = match chain.end {
+            EndRotation::Animated => animated.rotation,
+            EndRotation::Target => animated.rotation.slerp(rotation, weight),
+        };
+        (animated.position.lerp(target, weight), end_rotation)
+    });
 }
 
-/// One look-at chain at `weight` (> 0).
+/// One look-at chain at `weight` (> 0). The walk up the rig is done once, for the first
+/// joint's parent; each joint's frame then comes from the one above it, and the end's from the
+/// turning joint, through the joints between them alone.
 pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, target: Vec3, weight: f32) {
     let end = chain.joints[chain.joints.len() - 1];
+    let mut above_joint = parents[chain.joints[0] as usize];
+    let mut above = model_frame(parents, pose, above_joint);
     for ((&joint, &share), &limit) in chain.joints.iter().zip(&chain.shares).zip(&chain.limits_rad) {
-        let frame = model_frame(parents, pose, end);
-        let (axis, angle) = arc(frame.rotation * chain.forward, target - frame.position());
+        let parent = above.then(&frame_below(parents, pose, above_joint, parents[joint as usize]));
+        let frame = parent.then(&ModelFrame::local(&pose[joint as usize]));
+        let end_frame = frame.then(&frame_below(parents, pose, joint, end));
+        let (axis, angle) = arc(end_frame.rotation * chain.forward, target - end_frame.position);
         let turn = (angle * share).min(limit) * weight;
         if turn > 0.0 {
-            rotate_joint(parents, pose, joint, Quat::from_axis_angle(axis, turn));
+            let local = &mut pose[joint as usize].rotation;
+            *local = turned(parent.rotation.normalize(), Quat::from_axis_angle(axis, turn), *local);
         }
+        (above, above_joint) = (parent, parents[joint as usize]);
     }
 }
 
@@ -209,7 +234,7 @@ pub fn ground(
     let mut drop = 0.0_f32;
     for (f, foot) in setup.feet.iter().enumerate() {
         let ankle = model_frame(parents, pose, foot.leg.joints[2]);
-        let p = ankle.position();
+        let p = ankle.position;
         let (axis, angle) = arc(Vec3::Y, normals[f]);
         let tilt = Quat::from_axis_angle(axis, angle.min(foot.max_tilt_rad) * weight);
         let lift = p.y - foot.ankle_height_m;
@@ -222,7 +247,7 @@ pub fn ground(
         translate_joint(parents, pose, setup.pelvis, Vec3::Y * drop);
     }
     for (f, foot) in setup.feet.iter().enumerate() {
-        reach(parents, pose, &foot.leg, goals[f], Vec3::ZERO, ends[f]);
+        reach(parents, pose, &foot.leg, Vec3::ZERO, |_| (goals[f], ends[f]));
     }
 }
 
@@ -329,9 +354,9 @@ mod tests {
             Transform { translation: Vec3::Y, rotation: Quat::from_rotation_z(0.7), scale: Vec3::new(2.0, 0.5, 1.0) },
             Transform::from_translation(Vec3::X),
         ];
-        let before = model_frame(&parents, &pose, 1).position();
+        let before = model_frame(&parents, &pose, 1).position;
         translate_joint(&parents, &mut pose, 1, Vec3::new(0.0, -0.3, 0.1));
-        let moved = model_frame(&parents, &pose, 1).position() - before;
+        let moved = model_frame(&parents, &pose, 1).position - before;
         assert!(moved.abs_diff_eq(Vec3::new(0.0, -0.3, 0.1), 1e-6), "{moved}");
     }
 }
