@@ -13,6 +13,9 @@
 //! sampling share the frame-major layout they define; the compact encoding lives in `compact`.
 
 pub mod compact;
+mod curves;
+
+pub use curves::ClipCurve;
 
 use std::borrow::Cow;
 
@@ -248,6 +251,17 @@ pub enum ClipError {
         /// What is wrong.
         what: &'static str,
     },
+    /// [`Clip::with_curve`] was given an empty name, a name the clip already has, or a track
+    /// whose keys are malformed.
+    #[error("clip {clip:?} curve {curve:?}: {what}")]
+    BadCurve {
+        /// The clip's name.
+        clip: String,
+        /// The curve's name.
+        curve: String,
+        /// What is wrong.
+        what: String,
+    },
     /// [`Clip::compress`] was given an error bound that is negative, NaN or infinite.
     #[error("clip {clip:?}: error bound {max_error_m} m is not a finite non-negative distance")]
     BadErrorBound {
@@ -347,6 +361,8 @@ pub struct Clip {
     /// Sync markers (left and right foot down…), in the order given: where transitions that
     /// sync by marker line clips up.
     markers: Vec<ClipEvent>,
+    /// Named float tracks, one value per frame, in the order added.
+    curves: Vec<ClipCurve>,
     /// Per joint, the largest values its frames reach, for the evaluators' bound check.
     extents: Vec<JointExtent>,
 }
@@ -525,6 +541,7 @@ impl Clip {
             storage: Storage::Full(poses),
             events: Vec::new(),
             markers: Vec::new(),
+            curves: Vec::new(),
             extents,
         })
     }

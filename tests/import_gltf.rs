@@ -520,6 +520,41 @@ fn malformed_animation_events_are_typed_errors() {
     }
 }
 
+#[test]
+fn animation_extras_curves_become_clip_curves() {
+    let asset = animations_with_extras(
+        r#"{"events":[],"curves":{"planted":{"times":[0.0,1.0,2.0],"values":[1.0,0.0,1.0]},"look":{"times":[0.0],"values":[0.5]}}}"#,
+        &opts(),
+    )
+    .unwrap();
+    let walk = &asset.clips[0];
+    let planted = walk.curve_index("planted").expect("the planted curve");
+    for (time_s, expected) in [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0), (1.5, 0.5)] {
+        let got = walk.sample_curve(planted, time_s).unwrap();
+        assert!((got - expected).abs() < 1e-6, "planted at {time_s} s: {got}, expected {expected}");
+    }
+    let look = walk.curve_index("look").expect("the look curve");
+    assert_eq!(walk.sample_curve(look, 1.3), Some(0.5));
+    assert!(asset.clips[1].curves().is_empty(), "the idle animation has none");
+    for (extras, at) in [
+        (r#"{"curves":[1]}"#, ""),
+        (r#"{"curves":{"planted":{"values":[1.0]}}}"#, ".planted.times"),
+        (r#"{"curves":{"planted":{"times":[0.0],"values":["up"]}}}"#, ".planted.values"),
+    ] {
+        match animations_with_extras(extras, &opts()) {
+            Err(GltfError::BadCurves { animation: 0, at: got, .. }) => assert_eq!(got, at, "{extras}"),
+            other => panic!("{extras}: expected BadCurves, got {other:?}"),
+        }
+    }
+    // Keys that do not make a track are the clip's error, naming the animation.
+    match animations_with_extras(r#"{"curves":{"planted":{"times":[0.0,1.0],"values":[1.0]}}}"#, &opts()) {
+        Err(GltfError::Clip { animation, source: throng::clip::ClipError::BadCurve { curve, .. } }) => {
+            assert_eq!((animation.as_str(), curve.as_str()), ("walk", "planted"));
+        }
+        other => panic!("expected a clip error, got {other:?}"),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Synthetic files: hierarchy, baking, remapping
 

@@ -1,12 +1,13 @@
 //! A whole frame on the CPU: every layer of every character through sample → transition →
-//! layers → local-to-model → skinning, with the memory transitions need between frames.
+//! layers → procedural (when asked: [`FrameJob::run_procedural`]) → local-to-model → skinning,
+//! with the memory transitions need between frames.
 //! The GPU's fused `shaders/frame_layers.wgsl` has the same shape (`GpuCrowd::set_frame`).
 //!
 //! ```text
 //! per character:
 //!   for each layer (additive layers first, then override layers; layer 0 is the base):
 //!     sample destination (and second set) ─► transition ─► combine into the pose
-//!   local_to_model ─► skinning ─► output
+//!   procedural (look-at, two-bone IK, ground) ─► local_to_model ─► skinning ─► output
 //! ```
 
 use glam::Mat4;
@@ -18,6 +19,7 @@ use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
 use super::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
+use super::procedural::procedural;
 use super::root_motion::{RootDelta, blend_root_delta, program_root_delta, remove_root_motion};
 use super::sample::sample_blend;
 use super::transition::{Inertia, LayerMemory, transition};
@@ -25,9 +27,9 @@ use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, local_to_model, 
 #[cfg(doc)]
 use crate::program::ProgramError;
 use crate::program::{
-    DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order_iter, num_additive_layers,
-    swap_remove_row, validate_clips, validate_dt, validate_due, validate_layer_programs, validate_layer_setups,
-    validate_memoryless_programs,
+    DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, ProceduralRig, ProceduralTargets,
+    evaluation_order_iter, num_additive_layers, swap_remove_row, validate_clips, validate_dt, validate_due,
+    validate_layer_programs, validate_layer_setups, validate_memoryless_programs,
 };
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
@@ -175,6 +177,16 @@ pub struct FrameStats {
     pub max_clips_per_character: u32,
 }
 
+/// The procedural stage's inputs for one frame: the archetype's setup and one row of targets
+/// per character of the job.
+#[derive(Clone, Copy, Debug)]
+pub struct ProceduralInputs<'a> {
+    /// The archetype's setup, checked against the job's rig.
+    pub setup: &'a ProceduralRig,
+    /// One row per character, in the job's order.
+    pub targets: &'a ProceduralTargets,
+}
+
 /// Evaluates one frame for a crowd sharing one rig, clip table and layer setup.
 ///
 /// Character `i`'s layer `l` reads `programs[i * layers.len() + l]`, whose sample ranges index
@@ -255,11 +267,34 @@ impl FrameJob<'_> {
     }
 
     /// Validates, then evaluates every character in parallel.
-    pub fn run(mut self) -> Result<FrameStats, EvalError> {
-        self.validate()?;
+    pub fn run(self) -> Result<FrameStats, EvalError> {
+        self.run_with(None)
+    }
+
+    /// [`run`](Self::run) with the procedural stage between layers and local-to-model: each
+    /// character's row of `procedural.targets` (rows whose weights are all 0 are left as the
+    /// layers made them).
+    ///
+    /// # Errors
+    /// As [`FrameJob::validate`], then the targets' fit to the setup, rig and crowd
+    /// ([`EvalError::Procedural`]).
+    pub fn run_procedural(self, procedural: ProceduralInputs<'_>) -> Result<FrameStats, EvalError> {
+        self.run_with(Some(procedural))
+    }
+
+    fn run_with(mut self, procedural: Option<ProceduralInputs<'_>>) -> Result<FrameStats, EvalError> {
+        self.validate_with(procedural)?;
         let dt_s = self.dt_s;
         self.fill_row_dt(|_, rows| rows.fill(dt_s));
-        Ok(self.evaluate())
+        Ok(self.evaluate(procedural))
+    }
+
+    fn validate_with(&self, procedural: Option<ProceduralInputs<'_>>) -> Result<(), EvalError> {
+        self.validate()?;
+        if let Some(p) = procedural {
+            p.targets.validate_for(p.setup, self.rig.num_joints(), self.clips_sampled.len())?;
+        }
+        Ok(())
     }
 
     /// Validates, then evaluates only the characters `due` lists (animation LOD, as
@@ -276,8 +311,29 @@ impl FrameJob<'_> {
     /// # Errors
     /// As [`FrameJob::validate`], then [`ProgramError::DueLength`] and
     /// [`ProgramError::BadDueRow`] (see [`crate::program::validate_due`]).
-    pub fn run_due(mut self, due: DueRows<'_>) -> Result<FrameStats, EvalError> {
-        self.validate()?;
+    pub fn run_due(self, due: DueRows<'_>) -> Result<FrameStats, EvalError> {
+        self.run_due_with(due, None)
+    }
+
+    /// [`run_due`](Self::run_due) with the procedural stage, as
+    /// [`run_procedural`](Self::run_procedural).
+    ///
+    /// # Errors
+    /// As [`FrameJob::run_due`] and [`FrameJob::run_procedural`].
+    pub fn run_due_procedural(
+        self,
+        due: DueRows<'_>,
+        procedural: ProceduralInputs<'_>,
+    ) -> Result<FrameStats, EvalError> {
+        self.run_due_with(due, Some(procedural))
+    }
+
+    fn run_due_with(
+        mut self,
+        due: DueRows<'_>,
+        procedural: Option<ProceduralInputs<'_>>,
+    ) -> Result<FrameStats, EvalError> {
+        self.validate_with(procedural)?;
         let characters = self.clips_sampled.len();
         validate_due(due, characters)?;
         // Rows ascend (validated): each chunk of characters finds its own run of the list.
@@ -289,7 +345,7 @@ impl FrameJob<'_> {
                 row_dt_s[row as usize - first] = dt_s;
             }
         });
-        Ok(self.evaluate())
+        Ok(self.evaluate(procedural))
     }
 
     /// Sizes `context.row_dt_s` to the crowd and fills it in one parallel pass, `fill` given
@@ -305,7 +361,7 @@ impl FrameJob<'_> {
     }
 
     /// Evaluates the characters whose `context.row_dt_s` is a number (validated already).
-    fn evaluate(self) -> FrameStats {
+    fn evaluate(self, procedural: Option<ProceduralInputs<'_>>) -> FrameStats {
         let Self {
             rig,
             clips,
@@ -328,7 +384,7 @@ impl FrameJob<'_> {
         };
         let joints = rig.num_joints();
         let num_layers = layers.len();
-        let shared = Shared { rig, clips, layers, slots: &context.slots, samples, layout };
+        let shared = Shared { rig, clips, layers, slots: &context.slots, samples, layout, procedural };
         let memory_layers = context.num_memory_layers;
         let per_character = memory_layers * joints;
         let groups = memory_layers * OffsetLanes::groups_for(joints);
@@ -360,10 +416,11 @@ impl FrameJob<'_> {
             .zip(programs.par_chunks(num_layers))
             .zip(memory)
             .zip(clips_sampled.par_iter_mut().zip(root_motion).zip(context.row_dt_s.par_iter()))
+            .enumerate()
             .with_min_len(CHARACTERS_PER_CHUNK)
             .map_init(
                 || FrameScratch::new(joints),
-                |scratch, (((out, programs), memory), ((sampled, root), &row_dt_s))| {
+                |scratch, (row, (((out, programs), memory), ((sampled, root), &row_dt_s)))| {
                     if row_dt_s.is_nan() {
                         // Not due: the pose stays as last shown; root motion stays exact.
                         *sampled = 0;
@@ -374,7 +431,7 @@ impl FrameJob<'_> {
                         }
                         return FrameStats::default();
                     }
-                    let (clips, delta) = shared.character(programs, memory, scratch, row_dt_s, out);
+                    let (clips, delta) = shared.character(row, programs, memory, scratch, row_dt_s, out);
                     *sampled = clips;
                     if let Some(root) = root {
                         *root = delta;
@@ -413,6 +470,7 @@ struct Shared<'a> {
     slots: &'a [Option<usize>],
     samples: &'a [ClipSample],
     layout: OutputLayout,
+    procedural: Option<ProceduralInputs<'a>>,
 }
 
 /// One character's slices of [`EvalContext`], one entry (or pose) per layer with memory.
@@ -450,10 +508,11 @@ impl FrameScratch {
 }
 
 impl Shared<'_> {
-    /// Evaluates one character, `dt_s` seconds after it was last shown; returns the clips it
-    /// sampled and its root motion.
+    /// Evaluates one character (row `row`), `dt_s` seconds after it was last shown; returns the
+    /// clips it sampled and its root motion.
     fn character(
         &self,
+        row: usize,
         programs: &[LayerProgram],
         memory: CharacterMemory<'_>,
         scratch: &mut FrameScratch,
@@ -550,6 +609,9 @@ impl Shared<'_> {
                     );
                 }
             }
+        }
+        if let Some(p) = self.procedural {
+            procedural(self.rig.parents(), p.setup, p.targets, row, &mut scratch.pose);
         }
         local_to_model::local_to_model(
             self.rig.parents(),

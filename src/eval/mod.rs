@@ -23,6 +23,7 @@ pub mod frame_layers;
 pub mod inertialize;
 pub mod layers;
 pub mod local_to_model;
+pub mod procedural;
 pub mod root_motion;
 pub mod sample;
 pub mod skinning;
@@ -30,7 +31,7 @@ pub mod transition;
 
 pub use frame::EvalCrowdJob;
 
-use crate::program::{OutputLayout, ProgramError};
+use crate::program::{OutputLayout, ProceduralError, ProgramError};
 
 /// Why an evaluation job was refused. Nothing is written when validation fails.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -63,6 +64,17 @@ pub enum EvalError {
     /// The clips, samples, layers or programs were refused by the checks both evaluators share.
     #[error(transparent)]
     Program(#[from] ProgramError),
+    /// The procedural setup or targets were refused, or do not fit the frame.
+    #[error(transparent)]
+    Procedural(#[from] ProceduralError),
+    /// A slice of local poses is not a whole number of characters.
+    #[error("{transforms} transforms is not a whole number of characters of {joints} joints")]
+    PoseCount {
+        /// Transforms given.
+        transforms: usize,
+        /// Joints per character.
+        joints: usize,
+    },
     /// Programs, context and counters are sized for different crowds.
     #[error(
         "{programs} layer programs, {characters} characters × {layers} layers expected; the context holds {context_characters} characters"

@@ -4,7 +4,7 @@
 use glam::{Quat, Vec4};
 
 use crate::clip::Clip;
-use crate::program::ClipSample;
+use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::Transform;
 
 /// Samples each of `samples` and blends them into `out` (one transform per joint).
@@ -47,6 +47,75 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
     }
     for o in out.iter_mut() {
         o.rotation = o.rotation.normalize();
+    }
+}
+
+/// Which curve of each clip of a table carries one name ([`CurveBinding::new`]): found once,
+/// so that blending reads indices, never names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CurveBinding {
+    /// Per clip of the table, the index of its curve of that name, if it has one.
+    per_clip: Vec<Option<usize>>,
+}
+
+impl CurveBinding {
+    /// The curve called `name` in each of `clips`.
+    #[must_use]
+    pub fn new(clips: &[Clip], name: &str) -> Self {
+        Self { per_clip: clips.iter().map(|c| c.curve_index(name)).collect() }
+    }
+
+    /// Whether any clip has the curve.
+    #[must_use]
+    pub fn is_bound(&self) -> bool {
+        self.per_clip.iter().any(Option::is_some)
+    }
+}
+
+/// A curve's value over `samples`, blended as [`sample_blend`] blends poses: each sample's
+/// clip's value at its time, weighted by the normalised weight. A clip without the curve (or
+/// past the binding's table) counts 0; no samples, or weights summing to 0, give 0.
+#[must_use]
+pub fn blend_curve(clips: &[Clip], samples: &[ClipSample], binding: &CurveBinding) -> f32 {
+    let mut total: f32 = samples.iter().map(|s| s.weight).sum();
+    let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
+    let rescale = total.is_infinite();
+    if rescale {
+        total = samples.iter().map(|s| s.weight / largest).sum();
+    }
+    if !(total > 0.0) {
+        return 0.0;
+    }
+    let mut value = 0.0;
+    for s in samples.iter().filter(|s| s.weight > 0.0) {
+        let curve = binding.per_clip.get(s.clip as usize).copied().flatten();
+        if let Some(v) = curve.and_then(|c| clips.get(s.clip as usize)?.sample_curve(c, s.time_s)) {
+            let w = if rescale { s.weight / largest / total } else { s.weight / total };
+            value += v * w;
+        }
+    }
+    value
+}
+
+/// Per character, a curve's value on layer `layer` of `programs` (`characters × num_layers`,
+/// as `state::Crowd::programs` writes them): blended over the samples the layer shows, both
+/// sides of a crossfade by their shares, the destination alone otherwise (a frozen fade or an
+/// inertialization shows the new state's curve at once). Writes one value per character.
+pub fn layer_curve(
+    clips: &[Clip],
+    samples: &[ClipSample],
+    programs: &[LayerProgram],
+    num_layers: usize,
+    layer: usize,
+    binding: &CurveBinding,
+    out: &mut [f32],
+) {
+    for (value, programs) in out.iter_mut().zip(programs.chunks_exact(num_layers.max(1))) {
+        *value = programs.get(layer).map_or(0.0, |p| {
+            let crossfade = p.switch_mode() == SwitchMode::Crossfade && p.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
+            let range = if crossfade { p.sample_range() } else { p.target_range() };
+            samples.get(range.start as usize..range.end as usize).map_or(0.0, |s| blend_curve(clips, s, binding))
+        });
     }
 }
 

@@ -16,10 +16,15 @@ use crate::clip::Clip;
 use crate::rig::{MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M, Rig};
 
 mod layer_setup;
+mod procedural;
 
 pub use layer_setup::{
     LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
     num_additive_layers, validate_layer_setups, validate_memoryless_programs,
+};
+pub use procedural::{
+    EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain, LookAtTargets, MAX_FEET, ProceduralError,
+    ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain, TwoBoneTargets,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

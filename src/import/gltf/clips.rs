@@ -1,4 +1,4 @@
-//! Animations → clips: channels on skin joints resampled into clips, with their events.
+//! Animations → clips: channels on skin joints resampled into clips, with their events and curves.
 
 use std::collections::HashMap;
 
@@ -118,6 +118,41 @@ fn animation_moments(animation: &gltf::Animation, key: &str, out: &mut Vec<ClipE
     Ok(())
 }
 
+/// An animation's curves from its `extras`
+/// (`{ "curves": { "planted": { "times": [0.0, 0.5], "values": [1.0, 0.0] } } }`, keys linear),
+/// appended to `out`. Extras without `curves` add nothing.
+fn animation_curves(animation: &gltf::Animation, out: &mut Vec<(String, Track<f32>)>) -> Result<(), GltfError> {
+    let index = animation.index();
+    let bad = |at: String, what| GltfError::BadCurves { animation: index, at, what };
+    let Some(raw) = animation.extras() else {
+        return Ok(());
+    };
+    let Ok(serde_json::Value::Object(extras)) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+        return Ok(());
+    };
+    let Some(curves) = extras.get("curves") else {
+        return Ok(());
+    };
+    let curves = curves.as_object().ok_or_else(|| bad(String::new(), "expected an object of named curves"))?;
+    for (name, curve) in curves {
+        let numbers = |key: &str| -> Result<Vec<f32>, GltfError> {
+            let list = curve
+                .get(key)
+                .and_then(serde_json::Value::as_array)
+                .ok_or_else(|| bad(format!(".{name}.{key}"), "expected an array of numbers"))?;
+            list.iter()
+                .map(|v| {
+                    v.as_f64()
+                        .map(|v| v as f32)
+                        .ok_or_else(|| bad(format!(".{name}.{key}"), "expected an array of numbers"))
+                })
+                .collect()
+        };
+        out.push((name.clone(), Track::linear(numbers("times")?, numbers("values")?)));
+    }
+    Ok(())
+}
+
 pub(super) fn build_clips(
     doc: &gltf::Document,
     buffers: &[Vec<u8>],
@@ -126,10 +161,14 @@ pub(super) fn build_clips(
 ) -> Result<(Vec<Clip>, Vec<Vec<usize>>), GltfError> {
     let num_joints = skin.rig.num_joints();
     let name_of = |a: &gltf::Animation| a.name().map_or_else(|| format!("animation{}", a.index()), str::to_owned);
-    let make = |name: String, tracks: &[JointTracks], (events, markers): (Vec<ClipEvent>, Vec<ClipEvent>)| {
+    let make = |name: String,
+                tracks: &[JointTracks],
+                (events, markers): (Vec<ClipEvent>, Vec<ClipEvent>),
+                curves: Vec<(String, Track<f32>)>| {
         Clip::from_tracks(name.clone(), &skin.rig, tracks, options.sample_rate_hz, options.looping)
             .and_then(|clip| clip.with_events(events))
             .and_then(|clip| clip.with_markers(markers))
+            .and_then(|clip| curves.iter().try_fold(clip, |clip, (curve, track)| clip.with_curve(curve.clone(), track)))
             .map_err(|source| GltfError::Clip { animation: name, source })
     };
     let mut clips = Vec::new();
@@ -139,26 +178,29 @@ pub(super) fn build_clips(
         let mut used = Vec::new();
         let mut name = None;
         let (mut events, mut markers) = (Vec::new(), Vec::new());
+        let mut curves = Vec::new();
         for animation in doc.animations() {
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
                 name.get_or_insert_with(|| animation.name().unwrap_or("merged").to_owned());
                 used.push(animation.index());
                 animation_moments(&animation, "events", &mut events)?;
                 animation_moments(&animation, "syncMarkers", &mut markers)?;
+                animation_curves(&animation, &mut curves)?;
             }
         }
         if let Some(name) = name {
-            clips.push(make(name, &tracks, (events, markers))?);
+            clips.push(make(name, &tracks, (events, markers), curves)?);
             sources.push(used);
         }
     } else {
         for animation in doc.animations() {
             let mut tracks = vec![JointTracks::default(); num_joints];
             if add_animation_tracks(&animation, buffers, skin, &mut tracks)? {
-                let (mut events, mut markers) = (Vec::new(), Vec::new());
+                let (mut events, mut markers, mut curves) = (Vec::new(), Vec::new(), Vec::new());
                 animation_moments(&animation, "events", &mut events)?;
                 animation_moments(&animation, "syncMarkers", &mut markers)?;
-                clips.push(make(name_of(&animation), &tracks, (events, markers))?);
+                animation_curves(&animation, &mut curves)?;
+                clips.push(make(name_of(&animation), &tracks, (events, markers), curves)?);
                 sources.push(vec![animation.index()]);
             }
         }

@@ -205,6 +205,17 @@ pub enum GltfError {
         /// What is wrong.
         what: &'static str,
     },
+    /// An animation's `extras.curves` is not an object of
+    /// `{ "name": { "times": [seconds…], "values": [numbers…] } }`.
+    #[error("animation {animation}: extras.curves{at}: {what}")]
+    BadCurves {
+        /// The animation index.
+        animation: usize,
+        /// Where (`""` for the object itself, `".planted.times"` for one curve's key).
+        at: String,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// A skinned primitive lacks an attribute skinning needs.
     #[error("mesh {mesh} primitive {primitive} has no {semantic} attribute")]
     MissingAttribute {
