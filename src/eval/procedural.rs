@@ -309,7 +309,7 @@ impl ProceduralJob<'_> {
     /// ([`ProceduralError::TargetsMismatch`](crate::program::ProceduralError::TargetsMismatch)).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
-        if self.poses.len() % joints != 0 {
+        if !self.poses.len().is_multiple_of(joints) {
             return Err(EvalError::PoseCount { transforms: self.poses.len(), joints });
         }
         self.targets.validate_for(self.setup, joints, self.poses.len() / joints)?;
