@@ -746,19 +746,25 @@ impl Clip {
     /// [`ClipError::BadEvent`] for the first event with an empty name or a time that is not
     /// finite or lies outside `[0, duration]`.
     pub fn with_events(mut self, events: Vec<ClipEvent>) -> Result<Self, ClipError> {
-        if let Some((index, what)) = first_bad_event(&events, self.duration_s) {
-            let e = &events[index];
-            return Err(ClipError::BadEvent {
-                clip: self.name,
-                index,
-                name: e.name.clone(),
-                time_s: e.time_s,
-                duration_s: self.duration_s,
-                what,
-            });
-        }
+        self.check_moments(&events)?;
         self.events = events;
         Ok(self)
+    }
+
+    /// [`ClipError::BadEvent`] for the first of `moments` (events or markers) with an empty name
+    /// or a time that is not finite or lies outside `[0, duration]`.
+    fn check_moments(&self, moments: &[ClipEvent]) -> Result<(), ClipError> {
+        match first_bad_event(moments, self.duration_s) {
+            Some((index, what)) => Err(ClipError::BadEvent {
+                clip: self.name.clone(),
+                index,
+                name: moments[index].name.clone(),
+                time_s: moments[index].time_s,
+                duration_s: self.duration_s,
+                what,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The clip's sync markers (imported from glTF `extras.syncMarkers`, or set with
@@ -775,17 +781,7 @@ impl Clip {
     /// [`ClipError::BadEvent`] for the first marker with an empty name or a time that is not
     /// finite or lies outside `[0, duration]`.
     pub fn with_markers(mut self, markers: Vec<ClipEvent>) -> Result<Self, ClipError> {
-        if let Some((index, what)) = first_bad_event(&markers, self.duration_s) {
-            let e = &markers[index];
-            return Err(ClipError::BadEvent {
-                clip: self.name,
-                index,
-                name: e.name.clone(),
-                time_s: e.time_s,
-                duration_s: self.duration_s,
-                what,
-            });
-        }
+        self.check_moments(&markers)?;
         self.markers = markers;
         Ok(self)
     }

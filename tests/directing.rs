@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use support::compare::{GPU_TOLERANCE, assert_matrices_close, largest, worst_abs_diff};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close, joint_jumps, largest, worst_abs_diff};
 use throng::clip::ClipEvent;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
@@ -408,26 +408,6 @@ fn distinct_commands_past_the_table_size_reuse_finished_entries() {
     assert_eq!(crowd.state_name(kind, layer.active_state), Some("Idle"));
 }
 
-/// The worst joint jump of each frame of one character's matrices, measured as
-/// `transition_report` and the trace's plots do: model-space positions relative to the root,
-/// and per joint the distance between this frame's step and the closer of the last two.
-fn jumps(frames: &[Vec<f32>], character: usize, joints: usize) -> Vec<f32> {
-    let position = |f: &Vec<f32>, j: usize| {
-        let m = &f[(character * joints + j) * 16..];
-        let root = &f[character * joints * 16..];
-        glam::Vec3::new(m[12] - root[12], m[13] - root[13], m[14] - root[14])
-    };
-    (3..frames.len())
-        .map(|t| {
-            largest((0..joints).map(|j| {
-                let step = |t: usize| position(&frames[t], j) - position(&frames[t - 1], j);
-                let now = step(t);
-                (now - step(t - 1)).length().min((now - step(t - 2)).length())
-            }))
-        })
-        .collect()
-}
-
 /// An imperative crossfade to Jump taken mid-flight of an authored crossfade (Idle → Move) on
 /// the humanoid shows no pop: its worst joint jump stays under that of the authored crossfade
 /// to Jump from a settled Idle, on the CPU and on the GPU, where a cut in its place jumps well
@@ -490,7 +470,7 @@ fn an_imperative_transition_mid_flight_does_not_pop_on_either_evaluator() {
             continue;
         }
         // From the frame before the authored switch to well after the command.
-        let window = |c: usize| largest(jumps(frames, c, joints)[16..50].iter().copied());
+        let window = |c: usize| largest(joint_jumps(frames, c, joints)[16..50].iter().copied());
         let (authored, imperative, cut) = (window(0), window(1), window(2));
         // Both windows' worst frame is the jump clip's own motion: the commanded blend may
         // match it to a few per cent, where a pop multiplies it.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use support::compare::{GPU_TOLERANCE, assert_matrices_close, largest, worst_abs_diff};
+use support::compare::{GPU_TOLERANCE, assert_matrices_close, joint_jumps, largest, worst_abs_diff};
 use throng::clip::ClipEvent;
 use throng::demo::{DemoCharacter, JUMP, LOCOMOTION_GRAPH, WAVE};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
@@ -110,26 +110,6 @@ fn a_one_shot_on_a_thousand_humanoids_blends_in_plays_fires_and_blends_out() {
     assert_matrices_close(&last.1, &last.0, 16, joints, 1e-5, "after the one-shot, the graph's own pose");
 }
 
-/// The worst joint jump of each frame of one character's matrices, measured as
-/// `transition_report` does: model-space positions relative to the root, and per joint the
-/// distance between this frame's step and the closer of the last two.
-fn jumps(frames: &[Vec<f32>], character: usize, joints: usize) -> Vec<f32> {
-    let position = |f: &Vec<f32>, j: usize| {
-        let m = &f[(character * joints + j) * 16..];
-        let root = &f[character * joints * 16..];
-        glam::Vec3::new(m[12] - root[12], m[13] - root[13], m[14] - root[14])
-    };
-    (3..frames.len())
-        .map(|t| {
-            largest((0..joints).map(|j| {
-                let step = |t: usize| position(&frames[t], j) - position(&frames[t - 1], j);
-                let now = step(t);
-                (now - step(t - 1)).length().min((now - step(t - 2)).length())
-            }))
-        })
-        .collect()
-}
-
 /// A wave one-shot interrupting a jump one-shot mid-play shows no pop on the CPU or the GPU
 /// (which takes the same programs): its worst joint jump stays near that of the same wave
 /// blending in over the graph's pose, where a wave cutting in (no blend-in) jumps well past it.
@@ -180,7 +160,7 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
             continue;
         }
         // `jumps` starts at frame 3: entries 24..60 are frames 27..63, around the interrupt.
-        let window = |c: usize| largest(jumps(frames, c, joints)[24..60].iter().copied());
+        let window = |c: usize| largest(joint_jumps(frames, c, joints)[24..60].iter().copied());
         let (interrupted, alone, cut) = (window(0), window(1), window(2));
         assert!(interrupted <= 1.25 * alone, "{what}: interrupting {interrupted} m, blending in alone {alone} m");
         assert!(cut > 2.0 * alone, "{what}: a cut-in {cut} m should pop past the blend's {alone} m");

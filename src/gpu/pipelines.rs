@@ -263,14 +263,19 @@ pub(crate) struct Layouts {
 }
 
 fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    buffer_entry(binding, wgpu::BufferBindingType::Storage { read_only })
+}
+
+fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    buffer_entry(binding, wgpu::BufferBindingType::Uniform)
+}
+
+/// A compute stage's buffer at `binding`, of any size.
+fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
+        ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
         count: None,
     }
 }
@@ -283,21 +288,7 @@ impl Layouts {
         });
         let chunk = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.chunk"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                storage(1, true),
-                storage(2, true),
-                storage(3, false),
-            ],
+            entries: &[uniform(0), storage(1, true), storage(2, true), storage(3, false)],
         });
         let stages = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.stages"),
@@ -436,19 +427,9 @@ pub(crate) struct BlendSpacePipeline {
 
 impl BlendSpacePipeline {
     pub fn new(device: &wgpu::Device) -> Self {
-        let uniform = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("throng.blend_space"),
-            entries: &[uniform, storage(1, true), storage(2, true), storage(3, true), storage(4, false)],
+            entries: &[uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false)],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.blend_space"),

@@ -187,42 +187,11 @@ impl Archetype {
                 what,
             });
         }
-        let mut bound = self.one_shot_duration_s(clip).is_some();
-        for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
-            if c != clip {
-                continue;
-            }
-            bound = true;
-            if let Some((index, what)) = first_bad_event(events, duration_s) {
-                let e = &events[index];
-                let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
-                return Err(StateError::BadEvent {
-                    clip,
-                    index,
-                    name: e.name.clone(),
-                    time_s: e.time_s,
-                    path,
-                    duration_s,
-                    what,
-                });
-            }
-        }
-        if !bound {
+        if !(self.check_leaf_moments(clip, events)? || self.one_shot_duration_s(clip).is_some()) {
             return Err(StateError::UnboundEventClip { clip });
         }
-        let mut list: Vec<(f32, EventId)> = events
-            .iter()
-            .map(|e| {
-                let id = match self.event_names.iter().position(|n| *n == e.name) {
-                    Some(i) => i,
-                    None => {
-                        self.event_names.push(e.name.clone());
-                        self.event_names.len() - 1
-                    }
-                };
-                (e.time_s, EventId(id as u32))
-            })
-            .collect();
+        let mut list: Vec<(f32, EventId)> =
+            events.iter().map(|e| (e.time_s, EventId(intern(&mut self.event_names, &e.name)))).collect();
         list.sort_by(|a, b| a.0.total_cmp(&b.0));
         let slot = clip as usize;
         if self.clip_events.len() <= slot {
@@ -247,24 +216,18 @@ impl Archetype {
         Ok(self)
     }
 
-    /// The archetype with sync `markers` (left and right foot down…) on clip `clip` (an index
-    /// of its clip table) in place of any given before: transitions that sync by marker
-    /// (`"sync": "marker"`) line their destination up with their source by them
-    /// (`docs/state-machine.md#sync`). Markers of one name on different clips match.
-    ///
-    /// # Errors
-    /// [`StateError::BadEvent`] for an empty name, or a time that is not finite or lies outside
-    /// `[0, duration]` of a leaf bound to the clip; [`StateError::UnboundEventClip`] when no
-    /// leaf plays the clip. The archetype is unchanged on error.
-    pub fn with_clip_markers(mut self, clip: u32, markers: &[ClipEvent]) -> Result<Self, StateError> {
+    /// Checks `moments` (events or markers) against every leaf bound to `clip`: names not empty,
+    /// times finite and within the leaf's duration ([`StateError::BadEvent`], naming the leaf).
+    /// Returns whether any leaf plays the clip.
+    fn check_leaf_moments(&self, clip: u32, moments: &[ClipEvent]) -> Result<bool, StateError> {
         let mut bound = false;
         for (leaf, (&c, &duration_s)) in self.leaf_clip.iter().zip(&self.leaf_duration_s).enumerate() {
             if c != clip {
                 continue;
             }
             bound = true;
-            if let Some((index, what)) = first_bad_event(markers, duration_s) {
-                let e = &markers[index];
+            if let Some((index, what)) = first_bad_event(moments, duration_s) {
+                let e = &moments[index];
                 let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
                 return Err(StateError::BadEvent {
                     clip,
@@ -277,19 +240,24 @@ impl Archetype {
                 });
             }
         }
-        if !bound {
+        Ok(bound)
+    }
+
+    /// The archetype with sync `markers` (left and right foot down…) on clip `clip` (an index
+    /// of its clip table) in place of any given before: transitions that sync by marker
+    /// (`"sync": "marker"`) line their destination up with their source by them
+    /// (`docs/state-machine.md#sync`). Markers of one name on different clips match.
+    ///
+    /// # Errors
+    /// [`StateError::BadEvent`] for an empty name, or a time that is not finite or lies outside
+    /// `[0, duration]` of a leaf bound to the clip; [`StateError::UnboundEventClip`] when no
+    /// leaf plays the clip. The archetype is unchanged on error.
+    pub fn with_clip_markers(mut self, clip: u32, markers: &[ClipEvent]) -> Result<Self, StateError> {
+        if !self.check_leaf_moments(clip, markers)? {
             return Err(StateError::UnboundEventClip { clip });
         }
-        let mut list: Vec<(f32, u32)> = markers
-            .iter()
-            .map(|m| {
-                let id = self.marker_names.iter().position(|n| *n == m.name).unwrap_or_else(|| {
-                    self.marker_names.push(m.name.clone());
-                    self.marker_names.len() - 1
-                });
-                (m.time_s, id as u32)
-            })
-            .collect();
+        let mut list: Vec<(f32, u32)> =
+            markers.iter().map(|m| (m.time_s, intern(&mut self.marker_names, &m.name))).collect();
         list.sort_by(|a, b| a.0.total_cmp(&b.0));
         if self.clip_markers.len() <= clip as usize {
             self.clip_markers.resize_with(clip as usize + 1, Vec::new);
@@ -428,4 +396,13 @@ pub struct AnimationEvent {
     /// Times the update crossed the event, ≥ 1: more than 1 only when one step spanned several
     /// loops of the clip, which is reported once.
     pub count: u32,
+}
+
+/// `name`'s index in `names`, appended when new.
+fn intern(names: &mut Vec<String>, name: &str) -> u32 {
+    let index = names.iter().position(|n| n == name).unwrap_or_else(|| {
+        names.push(name.to_owned());
+        names.len() - 1
+    });
+    index as u32
 }

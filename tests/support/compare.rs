@@ -88,3 +88,24 @@ pub fn assert_matrices_close_with(
         );
     }
 }
+
+/// The worst joint jump of each frame (from the fourth) of one character's mat4 matrices,
+/// measured as `transition_report` and the trace's plots do: model-space positions relative to
+/// the root, and per joint the distance between this frame's step and the closer of the last
+/// two. NaN in any matrix makes that frame's value NaN.
+pub fn joint_jumps(frames: &[Vec<f32>], character: usize, joints: usize) -> Vec<f32> {
+    let position = |f: &Vec<f32>, j: usize| {
+        let m = &f[(character * joints + j) * 16..];
+        let root = &f[character * joints * 16..];
+        glam::Vec3::new(m[12] - root[12], m[13] - root[13], m[14] - root[14])
+    };
+    (3..frames.len())
+        .map(|t| {
+            largest((0..joints).map(|j| {
+                let step = |t: usize| position(&frames[t], j) - position(&frames[t - 1], j);
+                let now = step(t);
+                (now - step(t - 1)).length().min((now - step(t - 2)).length())
+            }))
+        })
+        .collect()
+}
