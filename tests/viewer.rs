@@ -622,6 +622,48 @@ fn graph_file_with_an_unknown_clip_name_runs_and_lists_it() {
     assert!(stderr.contains("cannot read") && stderr.contains("missing.json"), "{stderr}");
 }
 
+/// The lab's transition editor (`Scene::edit_transition`, which its widgets call; headless
+/// `--edit T=SECONDS` and `--reset T`): a blend time edited changes that transition's duration
+/// in every switch mode's graph and nothing else, and a reset gives back the file's timing
+/// exactly (the timings print with `{:?}`, which round-trips every f32 bit).
+#[test]
+fn editing_a_transitions_blend_time_changes_it_alone_and_reset_restores_it() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let timings = |edits: &[&str]| -> Vec<(String, String)> {
+        let run = headless(&[&["--characters", "2", "--frames", "1"][..], edits].concat());
+        String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix("transition\t"))
+            .map(|l| {
+                l.rsplit_once('\t').map(|(at, timing)| (at.to_owned(), timing.to_owned())).expect("mode, index, timing")
+            })
+            .collect()
+    };
+    // A reset of a transition never edited: every mode's graph as the file has it.
+    let file = timings(&["--reset", "0"]);
+    assert!(file.len() >= 4 * 3, "four modes' transitions: {file:?}");
+    let edited = timings(&["--edit", "2=0.75"]);
+    assert_eq!(edited.len(), file.len());
+    let mut changed = 0;
+    for ((at, before), (at_now, now)) in file.iter().zip(&edited) {
+        assert_eq!(at, at_now);
+        if at.ends_with("\t2") {
+            changed += 1;
+            assert!(now.contains("duration: 0.75,"), "{at}: {now}");
+            let duration = |s: &str| s.split("duration: ").nth(1).and_then(|r| r.split(',').next()).map(str::to_owned);
+            let restored = now.replace("duration: 0.75,", &format!("duration: {},", duration(before).unwrap()));
+            assert_eq!(&restored, before, "{at}: only the blend time changes");
+        } else {
+            assert_eq!(now, before, "{at}: an edit of transition 2 changed another");
+        }
+    }
+    assert_eq!(changed, 4, "transition 2 in each switch mode's graph");
+    let reset = timings(&["--edit", "2=0.75", "--edit", "0=0.05", "--reset", "2", "--reset", "0"]);
+    assert_eq!(reset, file, "reset gives back the file's timings exactly");
+}
+
 /// `--heat Wave`: the inspected character is coloured by the Wave layer's mask, joint by joint
 /// as the evaluators resolve it (the heat lines), red where the mask is 1 and blue where it is
 /// 0, where without the heat it is magenta.

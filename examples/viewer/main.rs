@@ -26,14 +26,15 @@ use std::time::Instant;
 
 use lab::{CrowdFigures, Lab};
 use render::{FrameTimes, Offscreen, Renderer};
-use scene::{Hand, MODES, Model, Scene, StepTimes};
+use scene::{Hand, MODES, Model, Scene, StepTimes, TimingEdit};
 use throng::graph::ParamValue;
 use throng::program::OutputLayout;
 
 const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [--out PATH] [--out-every K]
               [--size WxH] [--cpu] [--gltf PATH | --graph FILE] [--mode cut|frozen|crossfade|inertialize]
               [--probe] [--background-only] [--seed N] [--layout affine|mat4]
-              [--no-lod] [--inspect N] [--script TRACE.json] [--heat LAYER] [--paused]";
+              [--no-lod] [--inspect N] [--script TRACE.json] [--heat LAYER] [--paused]
+              [--edit T=SECONDS]... [--reset T]... (headless: the lab's transition editor)";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -81,6 +82,10 @@ pub struct Args {
     pub paused: bool,
     /// With `--inspect`: colour the inspected character by this layer's mask.
     pub heat: Option<String>,
+    /// Headless: the lab's transition edits, in order, before the first frame: transition `T`
+    /// (an index into the graph's transitions) given a blend time, or (`None`) reset to the
+    /// file's timing.
+    pub edits: Vec<(usize, Option<f32>)>,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -105,6 +110,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         script: None,
         paused: false,
         heat: None,
+        edits: Vec::new(),
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -128,6 +134,13 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--inspect" => a.inspect = Some(number("--inspect", value("--inspect")?)? as usize),
             "--script" => a.script = Some(PathBuf::from(value("--script")?)),
             "--heat" => a.heat = Some(value("--heat")?),
+            "--edit" => {
+                let v = value("--edit")?;
+                let (t, s) = v.split_once('=').ok_or(format!("--edit needs T=SECONDS, got {v:?}"))?;
+                let seconds = s.parse::<f32>().map_err(|_| format!("--edit {v:?}: SECONDS is not a number"))?;
+                a.edits.push((number("--edit", t.to_owned())? as usize, Some(seconds)));
+            }
+            "--reset" => a.edits.push((number("--reset", value("--reset")?)? as usize, None)),
             "--size" => {
                 let v = value("--size")?;
                 let (w, h) = v.split_once('x').ok_or(format!("--size needs WxH, got {v:?}"))?;
@@ -157,6 +170,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     if a.heat.is_some() && a.inspect.is_none() {
         return Err("--heat colours the inspected character: give --inspect N".into());
+    }
+    if !a.edits.is_empty() && !a.headless {
+        return Err(
+            "--edit and --reset are the headless transition editor: give --headless (a window edits in the lab)".into(),
+        );
     }
     if a.gltf.is_some() && a.graph.is_some() {
         return Err("--graph is a graph for the built-in character; --gltf brings its own: give one".into());
@@ -359,6 +377,16 @@ fn run_headless(args: &Args) -> Result<(), String> {
     // What did not fit the character in a --graph file, before anything runs.
     for problem in &scene.model.problems {
         println!("problem\t{problem}");
+    }
+    // The lab's transition editor, as its widgets call it; then every mode's timings, for the
+    // tests: `transition <mode> <index> <timing>`.
+    for &(t, seconds) in &args.edits {
+        scene.edit_transition(t, seconds.map_or(TimingEdit::Reset, TimingEdit::Duration))?;
+    }
+    if !args.edits.is_empty() {
+        for (mode, t, timing) in scene.transition_timings() {
+            println!("transition\t{mode}\t{t}\t{timing:?}");
+        }
     }
     let mut stats = Stats::default();
     let mut evaluated = 0;

@@ -591,6 +591,26 @@ impl Scene {
         Ok(())
     }
 
+    /// Every switch mode's transition timings as its crowd has them now: (mode, transition
+    /// index, timing).
+    pub fn transition_timings(&self) -> Vec<(&'static str, usize, TransitionTiming)> {
+        let mut timings = Vec::new();
+        for (c, &(mode, _)) in self.crowds.iter().zip(&self.model.archetypes) {
+            if let Ok(archetype) = c.crowd.archetype(c.kind) {
+                timings.extend(
+                    archetype
+                        .graph()
+                        .transitions()
+                        .iter()
+                        .map(TransitionTiming::of)
+                        .enumerate()
+                        .map(|(t, timing)| (mode, t, timing)),
+                );
+            }
+        }
+        timings
+    }
+
     /// What each layer of character `i` is doing in the active mode's crowd.
     pub fn readback(&self, i: usize) -> Result<Vec<LayerReadback>, String> {
         let c = &self.crowds[self.active];
