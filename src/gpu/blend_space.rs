@@ -229,23 +229,6 @@ impl GpuBlendSpace {
         }
         encoder.copy_buffer_to_buffer(&weights, 0, &staging, 0, bytes);
         queue.submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |result| {
-            // The receiver outlives the poll below; a failed send cannot happen.
-            let _ = sender.send(result);
-        });
-        device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
-        let what = "blend weights";
-        match receiver.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
-            Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
-        }
-        let data = staging
-            .get_mapped_range(..)
-            .map(|view| bytemuck::pod_collect_to_vec::<u8, f32>(&view))
-            .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
-        staging.unmap();
-        data
+        super::map_read_blocking(device, &staging, bytes, "blend weights")
     }
 }

@@ -121,3 +121,30 @@ pub enum GpuError {
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),
 }
+
+/// Maps `buffer`'s first `bytes` for reading (a `MAP_READ` buffer whose copies were submitted),
+/// waits for the device, and returns them as `T`s; `what` names the data in errors.
+pub(crate) fn map_read_blocking<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+    what: &'static str,
+) -> Result<Vec<T>, GpuError> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, ..bytes, move |result| {
+        // The receiver outlives the poll below; a failed send cannot happen.
+        let _ = sender.send(result);
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
+    match receiver.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
+        Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
+    }
+    let data = buffer
+        .get_mapped_range(..bytes)
+        .map(|view| bytemuck::pod_collect_to_vec(&view))
+        .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
+    buffer.unmap();
+    data
+}

@@ -499,24 +499,7 @@ impl Stage {
 
 /// Maps `buffer`'s first `bytes`, waiting for the device, and returns them as ticks.
 fn read_ticks(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u64>, GpuError> {
-    let what = "GPU timestamps";
-    let (sender, receiver) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, ..bytes, move |result| {
-        // The receiver outlives the poll below; a failed send cannot happen.
-        let _ = sender.send(result);
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
-    match receiver.recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
-        Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
-    }
-    let ticks = buffer
-        .get_mapped_range(..bytes)
-        .map(|view| bytemuck::pod_collect_to_vec(&view))
-        .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
-    buffer.unmap();
-    ticks
+    super::map_read_blocking(device, buffer, bytes, "GPU timestamps")
 }
 
 /// A Tracy GPU context and what keeps its clock aligned with the CPU's.

@@ -173,19 +173,9 @@ impl Archetype {
     /// archetype is unchanged on error.
     pub fn with_clip_events(mut self, clip: u32, events: &[ClipEvent]) -> Result<Self, StateError> {
         if let Some(duration_s) = self.one_shot_duration_s(clip)
-            && let Some((index, what)) = first_bad_event(events, duration_s)
+            && let Some(bad) = first_bad_event(events, duration_s)
         {
-            let e = &events[index];
-            let path = format!("clip {clip} (one-shots)");
-            return Err(StateError::BadEvent {
-                clip,
-                index,
-                name: e.name.clone(),
-                time_s: e.time_s,
-                path,
-                duration_s,
-                what,
-            });
+            return Err(bad_event(clip, events, bad, format!("clip {clip} (one-shots)"), duration_s));
         }
         if !(self.check_leaf_moments(clip, events)? || self.one_shot_duration_s(clip).is_some()) {
             return Err(StateError::UnboundEventClip { clip });
@@ -226,18 +216,9 @@ impl Archetype {
                 continue;
             }
             bound = true;
-            if let Some((index, what)) = first_bad_event(moments, duration_s) {
-                let e = &moments[index];
+            if let Some(bad) = first_bad_event(moments, duration_s) {
                 let path = self.graph.leaves().get(leaf).map(|l| l.path.clone()).unwrap_or_default();
-                return Err(StateError::BadEvent {
-                    clip,
-                    index,
-                    name: e.name.clone(),
-                    time_s: e.time_s,
-                    path,
-                    duration_s,
-                    what,
-                });
+                return Err(bad_event(clip, moments, bad, path, duration_s));
             }
         }
         Ok(bound)
@@ -396,6 +377,19 @@ pub struct AnimationEvent {
     /// Times the update crossed the event, ≥ 1: more than 1 only when one step spanned several
     /// loops of the clip, which is reported once.
     pub count: u32,
+}
+
+/// [`StateError::BadEvent`] for `moments[index]` on `clip`, found wrong (`what`) against the
+/// `duration_s` of the leaf or one-shot at `path`.
+fn bad_event(
+    clip: u32,
+    moments: &[ClipEvent],
+    (index, what): (usize, &'static str),
+    path: String,
+    duration_s: f32,
+) -> StateError {
+    let e = &moments[index];
+    StateError::BadEvent { clip, index, name: e.name.clone(), time_s: e.time_s, path, duration_s, what }
 }
 
 /// `name`'s index in `names`, appended when new.

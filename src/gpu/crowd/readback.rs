@@ -155,22 +155,6 @@ impl GpuCrowd {
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |result| {
-            // The receiver outlives the poll below; a failed send cannot happen.
-            let _ = sender.send(result);
-        });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(GpuError::Poll)?;
-        match receiver.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(source)) => return Err(GpuError::Readback { what, source }),
-            Err(_) => return Err(GpuError::Readback { what, source: wgpu::BufferAsyncError }),
-        }
-        let data = staging
-            .get_mapped_range(..)
-            .map(|view| view.to_vec())
-            .map_err(|_| GpuError::Readback { what, source: wgpu::BufferAsyncError });
-        staging.unmap();
-        data
+        crate::gpu::map_read_blocking(&self.device, &staging, bytes, what)
     }
 }
