@@ -7,6 +7,37 @@ use crate::clip::Clip;
 use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::Transform;
 
+/// How a sample list's weights normalise to sum to one, for poses and curves alike.
+struct Normalised {
+    total: f32,
+    /// The largest weight, when the weights summed past f32::MAX: each is divided by it first,
+    /// which brings the sum back into range without changing any ratio (and leaves ordinary
+    /// weights' arithmetic as is).
+    largest: Option<f32>,
+}
+
+impl Normalised {
+    /// `None` when the weights sum to 0 (no samples, or all weights 0).
+    fn of(samples: &[ClipSample]) -> Option<Self> {
+        let total: f32 = samples.iter().map(|s| s.weight).sum();
+        let normalised = if total.is_infinite() {
+            let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
+            Self { total: samples.iter().map(|s| s.weight / largest).sum(), largest: Some(largest) }
+        } else {
+            Self { total, largest: None }
+        };
+        (normalised.total > 0.0).then_some(normalised)
+    }
+
+    /// `weight`'s share of the total.
+    fn share(&self, weight: f32) -> f32 {
+        match self.largest {
+            Some(largest) => weight / largest / self.total,
+            None => weight / self.total,
+        }
+    }
+}
+
 /// Samples each of `samples` and blends them into `out` (one transform per joint).
 ///
 /// Weights are normalised to sum to one. Each rotation is brought onto the hemisphere of the
@@ -14,18 +45,10 @@ use crate::rig::Transform;
 /// no samples, or the weights sum to zero, `out` is the rest pose. Inputs are assumed valid
 /// (see [`super::EvalCrowdJob::validate`]).
 pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], out: &mut [Transform]) {
-    let mut total: f32 = samples.iter().map(|s| s.weight).sum();
-    // Finite weights can sum past f32::MAX; dividing each by the largest first brings the sum
-    // back into range without changing any ratio (and leaves ordinary weights' arithmetic as is).
-    let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
-    let rescale = total.is_infinite();
-    if rescale {
-        total = samples.iter().map(|s| s.weight / largest).sum();
-    }
-    if !(total > 0.0) {
+    let Some(weights) = Normalised::of(samples) else {
         out.copy_from_slice(rest);
         return;
-    }
+    };
     if let [only] = samples {
         clips[only.clip as usize].sample(only.time_s, out);
         return;
@@ -34,7 +57,7 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
     for s in samples.iter().filter(|s| s.weight > 0.0) {
         let clip = &clips[s.clip as usize];
         let position = clip.frame_position(s.time_s, clip.is_looping());
-        let w = if rescale { s.weight / largest / total } else { s.weight / total };
+        let w = weights.share(s.weight);
         // A compact clip decodes each joint of the two frames here, never a whole frame.
         clip.interpolate_each(position, out, |o, p| {
             if first {
@@ -77,21 +100,14 @@ impl CurveBinding {
 /// past the binding's table) counts 0; no samples, or weights summing to 0, give 0.
 #[must_use]
 pub fn blend_curve(clips: &[Clip], samples: &[ClipSample], binding: &CurveBinding) -> f32 {
-    let mut total: f32 = samples.iter().map(|s| s.weight).sum();
-    let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
-    let rescale = total.is_infinite();
-    if rescale {
-        total = samples.iter().map(|s| s.weight / largest).sum();
-    }
-    if !(total > 0.0) {
+    let Some(weights) = Normalised::of(samples) else {
         return 0.0;
-    }
+    };
     let mut value = 0.0;
     for s in samples.iter().filter(|s| s.weight > 0.0) {
         let curve = binding.per_clip.get(s.clip as usize).copied().flatten();
         if let Some(v) = curve.and_then(|c| clips.get(s.clip as usize)?.sample_curve(c, s.time_s)) {
-            let w = if rescale { s.weight / largest / total } else { s.weight / total };
-            value += v * w;
+            value += v * weights.share(s.weight);
         }
     }
     value
