@@ -7,16 +7,13 @@
 //! Tests that need an adapter skip with a message when there is none, unless
 //! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
 
-use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::demo::DemoCharacter;
 use throng::eval::root_motion::RootDelta;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, GpuFrameTimes, GpuProfiler, Stage};
-use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, OutputLayout};
-use throng::runtime::CrowdRuntime;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -41,13 +38,7 @@ struct Frame {
 }
 
 fn stepped_crowd() -> Frame {
-    let demo = DemoCharacter::humanoid();
-    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
-    let bound = demo.bind(graph).unwrap();
-    let mut runtime = CrowdRuntime::new();
-    let kind =
-        runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips.clone(), bound.layers.clone()).unwrap();
-    let handles = runtime.spawn_many(kind, CHARACTERS).unwrap();
+    let (demo, bound, mut runtime, kind, handles) = support::drive::demo_runtime(CHARACTERS);
     let speed = runtime.param(kind, "speed").unwrap();
     let speeds: Vec<f32> = (0..CHARACTERS).map(|i| (i % 7) as f32 * 0.7).collect();
     runtime.set_float(speed, &handles, &speeds).unwrap();

@@ -4,15 +4,10 @@
 //! own because the plots are sums over the whole process, which other tests running at the same
 //! time would add to. Without the `tracy` feature every plot value is zero.
 
-use std::sync::Arc;
-
-use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::root_motion::RootDelta;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions};
-use throng::graph::CompiledGraph;
 use throng::profile::{FramePlots, Plot};
 use throng::program::{LayerProgram, OutputLayout};
-use throng::runtime::CrowdRuntime;
 
 #[path = "support/gpu.rs"]
 mod gpu_support;
@@ -43,13 +38,7 @@ fn check(frame: usize, what: &str, plots: FramePlots, expected: [(Plot, u64); 4]
 
 #[test]
 fn plots_count_what_each_evaluator_evaluated_under_a_mix_of_lod_rates() {
-    let demo = DemoCharacter::humanoid();
-    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
-    let bound = demo.bind(graph).unwrap();
-    let mut runtime = CrowdRuntime::new();
-    let kind =
-        runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips.clone(), bound.layers.clone()).unwrap();
-    let handles = runtime.spawn_many(kind, CHARACTERS).unwrap();
+    let (demo, bound, mut runtime, kind, handles) = support::drive::demo_runtime(CHARACTERS);
     let rates: Vec<u8> = (0..CHARACTERS).map(|i| [1, 2, 4, 8][i % 4]).collect();
     runtime.set_update_rate(&handles, &rates).unwrap();
     let (speed, jump) = (runtime.param(kind, "speed").unwrap(), runtime.param(kind, "jump").unwrap());

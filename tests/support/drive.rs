@@ -1,7 +1,12 @@
 //! Gameplay for the tests' crowds: each frame's parameters, set in batches as a game sets them,
 //! on the two graphs the tests drive whole crowds through.
 
+use std::sync::Arc;
+
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::graph::CompiledGraph;
 use throng::runtime::CrowdRuntime;
+use throng::setup::BoundArchetype;
 use throng::state::{ArchetypeId, CharacterHandle, ClipBinding, Crowd, ParamId};
 
 use super::locomotion::LOCOMOTION_CLIPS;
@@ -144,4 +149,21 @@ pub fn drive_demo(
     crowd.floats(lean, handles, &leans);
     crowd.floats(wave, handles, &waves);
     crowd.trigger(jump, &jumpers, false);
+}
+
+/// The built-in humanoid on the demo graph in a [`CrowdRuntime`] with `characters` spawned:
+/// the character, its bound archetype (for a GPU crowd of the same setup), the runtime, the
+/// archetype and the handles.
+pub fn demo_runtime(
+    characters: usize,
+) -> (DemoCharacter, BoundArchetype, CrowdRuntime, ArchetypeId, Vec<CharacterHandle>) {
+    let demo = DemoCharacter::humanoid();
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
+    let bound = demo.bind(graph).unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind = runtime
+        .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+        .unwrap();
+    let handles = runtime.spawn_many(kind, characters).unwrap();
+    (demo, bound, runtime, kind, handles)
 }
