@@ -1,7 +1,7 @@
 //! Procedural pose: feet on the ground, two-bone IK and look-at chains, applied to the local
-//! pose after layers and before local-to-model, with the maths in model space. CPU only for
-//! now: its GPU mirror (`shaders/procedural.wgsl`, written in this file's shape) is still to
-//! come, so `FrameJob::run_procedural` runs it and `GpuCrowd` does not.
+//! pose after layers and before local-to-model, with the maths in model space. Mirrored by
+//! `shaders/procedural.wgsl`, written function for function in this file's shape
+//! (`throng::gpu::GpuProcedural` runs it alone, `GpuCrowd::set_procedural` in a crowd).
 //!
 //! | phase | per character, in this order (each skipped at weight 0) |
 //! |---|---|
@@ -93,6 +93,22 @@ fn arc(from: Vec3, to: Vec3) -> (Vec3, f32) {
     let angle = sin.atan2(from.dot(to));
     let axis = if sin > EPSILON_M * from_len * to_len { cross / sin } else { perpendicular(from) };
     (axis, angle)
+}
+
+/// Below this angle between two rotations (as 4-vectors), [`slerp`] is a normalised lerp,
+/// which differs from the arc by the cube of the angle.
+const SLERP_LINEAR_RAD: f32 = 1e-3;
+
+/// Spherical interpolation from `from` to `to` (unit), the shorter way round, with the angle
+/// between them from `atan2` of their difference and sum: stable near 0, where glam's `slerp`
+/// takes an `acos` that the GPU cannot mirror closely.
+fn slerp(from: Quat, to: Quat, t: f32) -> Quat {
+    let to = if from.dot(to) < 0.0 { -to } else { to };
+    let theta = 2.0 * (from - to).length().atan2((from + to).length());
+    if theta < SLERP_LINEAR_RAD {
+        return (from * (1.0 - t) + to * t).normalize();
+    }
+    (from * ((1.0 - t) * theta).sin() + to * (t * theta).sin()).normalize()
 }
 
 /// The local rotation that turns a joint by `delta` (a model-space rotation about the joint)
@@ -193,7 +209,7 @@ pub fn two_bone(
     reach(parents, pose, chain, pole, |animated| {
         let end_rotation = match chain.end {
             EndRotation::Animated => animated.rotation,
-            EndRotation::Target => animated.rotation.slerp(rotation, weight),
+            EndRotation::Target => slerp(animated.rotation, rotation, weight),
         };
         (animated.position.lerp(target, weight), end_rotation)
     });

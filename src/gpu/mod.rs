@@ -26,6 +26,7 @@ pub mod blend_space;
 mod context;
 mod crowd;
 mod pipelines;
+pub mod procedural;
 mod profile;
 pub mod stats;
 pub mod types;
@@ -35,7 +36,8 @@ pub mod work_model;
 pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
-pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, shader_source};
+pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, procedural_source, shader_source};
+pub use procedural::GpuProcedural;
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
 pub use windows::{SkinWindow, skin_windows};
 
@@ -117,6 +119,10 @@ pub enum GpuError {
     /// The blend-space stage refused its input ([`GpuBlendSpace::weights_blocking`]).
     #[error("blend-space stage: {0}")]
     BlendSpace(#[from] GpuBlendSpaceError),
+    /// The procedural stage refused its setup or targets ([`GpuProcedural::run_blocking`],
+    /// [`GpuCrowd::set_procedural`]), with the CPU stage's checks.
+    #[error("procedural stage: {0}")]
+    Procedural(#[from] crate::program::ProceduralError),
     /// Waiting for the device failed (device lost or timed out).
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),
