@@ -148,7 +148,7 @@ fn reach(
     let (upper, lower) = ((pb - pa).length(), (pc - pb).length());
     let full = upper + lower;
     let to_goal = goal - pa;
-    let mut distance = to_goal.length();
+    let raw_distance = to_goal.length();
     let mut direction = Vec3::Y;
     for candidate in [pb - pa, pc - pa, to_goal] {
         // The last usable direction wins: toward the goal, else the chain's own.
@@ -156,20 +156,28 @@ fn reach(
             direction = candidate.normalize();
         }
     }
-    // Soft limit: past `start`, the distance approaches full extension exponentially.
+    // How far short of full extension the chain stays. Soft limit: past `start`, the gap
+    // shrinks exponentially, computed as such rather than as `full` less a distance, because
+    // the middle joint's offset from the line grows as the gap's square root: one rounding of
+    // the distance near full extension would move the knee by a third of a millimetre.
     let soft = chain.soft_fraction * full;
     let start = full - soft;
-    if soft > EPSILON_M && distance > start {
-        distance = start + soft * (1.0 - (-(distance - start) / soft).exp());
-    }
-    distance = distance.clamp((upper - lower).abs(), full);
-    // Where the middle joint goes: `along` on the line to the goal, `across` off it.
-    let along = if distance > EPSILON_M {
-        ((upper * upper + distance * distance - lower * lower) / (2.0 * distance)).clamp(-upper, upper)
+    let gap = if soft > EPSILON_M && raw_distance > start {
+        soft * (-(raw_distance - start) / soft).exp()
     } else {
-        0.0
+        (full - raw_distance).max(0.0)
     };
-    let across = ((upper - along) * (upper + along)).max(0.0).sqrt();
+    let fold = (upper - lower).abs();
+    let (distance, gap) = if full - gap < fold { (fold, full - fold) } else { (full - gap, gap) };
+    // Where the middle joint goes: `along` on the line to the goal, `across` off it (Heron's
+    // area over the base, each factor vanishing exactly at full extension or fold).
+    let (along, across) = if distance > EPSILON_M {
+        let along = ((upper * upper + distance * distance - lower * lower) / (2.0 * distance)).clamp(-upper, upper);
+        let area = (gap * (full + distance) * (distance - fold) * (distance + fold)).max(0.0);
+        (along, area.sqrt() / (2.0 * distance))
+    } else {
+        (0.0, upper)
+    };
     let mut side = perpendicular(direction);
     for candidate in [pb - pa, pole] {
         let off_line = candidate - direction * candidate.dot(direction);
