@@ -410,3 +410,120 @@ fn the_gpu_stage_refuses_mismatched_setups_targets_and_poses() {
         Err(GpuError::Procedural(ProceduralError::TargetsMismatch { got_characters: 3, characters: 4, .. }))
     ));
 }
+
+/// A layered GPU crowd of the demo humanoid walking, its heads turning toward points (a
+/// four-joint look-at chain) and both legs reaching targets near their animated feet, equals
+/// `FrameJob::run_procedural` within 1e-4 over two frames, in chunks; with every weight 0 it
+/// is the fused frame without the stage, bit for bit; and it needs stage buffers.
+#[test]
+fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
+    use support::compare::assert_matrices_close;
+    use throng::demo::{DemoCharacter, WALK};
+    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    let joints = rig.num_joints();
+    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
+    let neck = joint("neck_01");
+    let spine_top = rig.parents()[neck as usize];
+    let leg = |side: &str| {
+        TwoBoneChain::new(joint(&format!("thigh_{side}")), joint(&format!("calf_{side}")), joint(&format!("foot_{side}")))
+    };
+    let setup = ProceduralSetup {
+        look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
+        two_bone: vec![leg("l"), leg("r")],
+        ground: None,
+    }
+    .check(rig)
+    .unwrap();
+    let characters = 70;
+    let walk = demo.clip_index(WALK).unwrap() as u32;
+    let samples: Vec<ClipSample> =
+        (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
+    let programs: Vec<LayerProgram> = (0..characters as u32)
+        .map(|c| LayerProgram {
+            first_sample: c,
+            num_target: 1,
+            transition: u32::MAX,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
+            ..LayerProgram::default()
+        })
+        .collect();
+    let layers = [LayerSetup::default()];
+    let mut rng = Rng(0x0021_0000_0000_0004);
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    for c in 1..characters as u32 {
+        let rows = [c];
+        let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
+        targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
+        for (i, x) in [(0, 0.1), (1, -0.1)] {
+            let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
+            let w = weight(&mut rng);
+            targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
+        }
+    }
+    let options = GpuCrowdOptions {
+        layout: OutputLayout::Mat4,
+        stage_buffers: true,
+        max_chunk_characters: Some(32),
+        ..GpuCrowdOptions::default()
+    };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
+    let mut context = EvalContext::new(characters, 1, joints);
+    let dt_s = 1.0 / 30.0;
+    for frame in 0..2 {
+        let mut expected = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        FrameJob {
+            rig,
+            clips: &demo.clips,
+            layers: &layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })
+        .unwrap();
+        crowd.set_frame(&samples, &programs, dt_s).unwrap();
+        crowd.set_procedural(&setup, &targets).unwrap();
+        assert!(crowd.procedural_active());
+        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+        assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, &format!("frame {frame}, procedural crowd"));
+    }
+
+    // Every weight 0: no stage, the fused frame, equal to a crowd without procedural targets.
+    let idle = ProceduralTargets::new(&setup, characters);
+    let mut plain = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
+    crowd.set_frame(&samples, &programs, dt_s).unwrap();
+    crowd.set_procedural(&setup, &idle).unwrap();
+    assert!(!crowd.procedural_active());
+    let with_idle = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+    let mut without = Vec::new();
+    for _ in 0..3 {
+        // As many frames as `crowd` has evaluated.
+        plain.set_frame(&samples, &programs, dt_s).unwrap();
+        without = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &plain);
+    }
+    assert_eq!(worst_abs_diff(&with_idle, &without), 0.0, "weights 0 change the frame");
+
+    let bare = GpuCrowdOptions { stage_buffers: false, ..options };
+    let mut no_stages = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, bare).unwrap();
+    no_stages.set_frame(&samples, &programs, dt_s).unwrap();
+    assert!(matches!(no_stages.set_procedural(&setup, &targets), Err(GpuError::NoStageBuffers)));
+    let few = ProceduralTargets::new(&setup, 3);
+    assert!(matches!(
+        crowd.set_procedural(&setup, &few),
+        Err(GpuError::Procedural(ProceduralError::TargetsMismatch { .. }))
+    ));
+}

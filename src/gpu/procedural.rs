@@ -85,6 +85,11 @@ pub struct ProceduralParams {
 /// ```
 #[must_use]
 pub fn procedural_words(rig: &Rig, setup: &ProceduralRig) -> Vec<u32> {
+    words_for(rig.parents(), setup)
+}
+
+/// [`procedural_words`] for a rig of these parents.
+fn words_for(parents: &[u16], setup: &ProceduralRig) -> Vec<u32> {
     let s = setup.setup();
     let feet = s.ground.as_ref().map_or(&[][..], |g| &g.feet[..]);
     let mut words = vec![0u32; PROCEDURAL_HEADER_WORDS];
@@ -93,7 +98,7 @@ pub fn procedural_words(rig: &Rig, setup: &ProceduralRig) -> Vec<u32> {
     words[2] = feet.len() as u32;
     words[3] = s.ground.as_ref().map_or(0, |g| u32::from(g.pelvis));
     words[4] = words.len() as u32;
-    words.extend(rig.parents().iter().map(|&p| if p == NO_PARENT { u32::MAX } else { u32::from(p) }));
+    words.extend(parents.iter().map(|&p| if p == NO_PARENT { u32::MAX } else { u32::from(p) }));
     words[5] = words.len() as u32;
     let offsets_at = words.len();
     words.resize(offsets_at + s.look_at.len(), 0);
@@ -179,15 +184,20 @@ impl GpuProcedural {
     /// [`GpuError::Procedural`] ([`crate::program::ProceduralError::RigMismatch`]) when `setup`
     /// was checked against a rig of another joint count.
     pub fn new(device: &wgpu::Device, rig: &Rig, setup: &ProceduralRig) -> Result<Self, GpuError> {
-        if setup.num_joints() != rig.num_joints() {
+        Self::for_parents(device, rig.parents(), setup)
+    }
+
+    /// [`new`](Self::new) for a rig of these parents.
+    pub(crate) fn for_parents(device: &wgpu::Device, parents: &[u16], setup: &ProceduralRig) -> Result<Self, GpuError> {
+        if setup.num_joints() != parents.len() {
             return Err(GpuError::Procedural(crate::program::ProceduralError::RigMismatch {
                 setup_joints: setup.num_joints(),
-                rig_joints: rig.num_joints(),
+                rig_joints: parents.len(),
             }));
         }
         let words = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("throng.procedural_rig"),
-            contents: bytemuck::cast_slice(&procedural_words(rig, setup)),
+            contents: bytemuck::cast_slice(&words_for(parents, setup)),
             usage: wgpu::BufferUsages::STORAGE,
         });
         Ok(Self { pipeline: ProceduralPipeline::new(device), words, setup: setup.clone() })
