@@ -18,11 +18,11 @@ use throng::gpu::procedural::{
     TWO_BONE_TARGET_FLOATS, procedural_words, target_stride,
 };
 use throng::gpu::{GpuError, GpuProcedural, procedural_source};
+use throng::pose::NO_PARENT;
 use throng::program::{
     EndRotation, FootSetup, GroundSetup, LookAtChain, ProceduralError, ProceduralRig, ProceduralSetup,
     ProceduralTargets, TwoBoneChain,
 };
-use throng::pose::NO_PARENT;
 use throng::{Rig, Transform};
 
 use support::Rng;
@@ -91,10 +91,8 @@ fn random_setup(rng: &mut Rng, rig: &Rig) -> ProceduralRig {
             joints.reverse();
             joints.push(end);
             let n = joints.len();
-            let mut chain = LookAtChain::even(
-                joints,
-                Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(0.2, 1.0)),
-            );
+            let mut chain =
+                LookAtChain::even(joints, Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(0.2, 1.0)));
             for i in 0..n {
                 chain.shares[i] = if rng.below(3) == 0 { rng.range(0.0, 1.0) } else { chain.shares[i] };
                 chain.limits_rad[i] = if rng.below(2) == 0 { rng.range(0.05, 1.5) } else { f32::INFINITY };
@@ -237,7 +235,11 @@ fn procedural_matches_cpu() {
             let range = c * joints..(c + 1) * joints;
             if !targets.is_active(c) {
                 // Weight 0 everywhere: the pose is not touched, bit for bit.
-                if floats(&got[range.clone()]).iter().map(|f| f.to_bits()).ne(floats(&animated[range]).iter().map(|f| f.to_bits())) {
+                if floats(&got[range.clone()])
+                    .iter()
+                    .map(|f| f.to_bits())
+                    .ne(floats(&animated[range]).iter().map(|f| f.to_bits()))
+                {
                     failures.push(format!("case {case}, character {c}: every weight 0 but the pose changed"));
                 }
                 continue;
@@ -270,13 +272,9 @@ fn procedural_matches_cpu_on_degenerate_chains() {
     let rest = [Vec3::Y, Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.0, -0.4, 0.0), Vec3::ZERO, Vec3::new(0.0, -0.4, 0.05)]
         .map(Transform::from_translation)
         .to_vec();
-    let rig = Rig::new(
-        (0..5).map(|j| format!("j{j}")).collect(),
-        vec![None, Some(0), Some(1), Some(2), Some(3)],
-        rest,
-        None,
-    )
-    .unwrap();
+    let rig =
+        Rig::new((0..5).map(|j| format!("j{j}")).collect(), vec![None, Some(0), Some(1), Some(2), Some(3)], rest, None)
+            .unwrap();
     let setup = ProceduralSetup {
         look_at: vec![LookAtChain::even(vec![2, 3, 4], Vec3::Z)],
         two_bone: vec![TwoBoneChain::new(1, 2, 4), TwoBoneChain::new(2, 3, 4)],
@@ -286,11 +284,11 @@ fn procedural_matches_cpu_on_degenerate_chains() {
     .unwrap();
     let at = model_positions(&rig, rig.rest_pose());
     let cases = [
-        (at[1], 1.0),                       // on the root
-        (at[1] + Vec3::NEG_Y * 5.0, 1.0),   // out of reach
-        (at[4], 1.0),                       // where the end already is
-        (Vec3::new(0.3, 0.5, 0.2), 0.5),    // within reach, halfway
-        (Vec3::new(0.3, 0.5, 0.2), 0.0),    // weight 0
+        (at[1], 1.0),                     // on the root
+        (at[1] + Vec3::NEG_Y * 5.0, 1.0), // out of reach
+        (at[4], 1.0),                     // where the end already is
+        (Vec3::new(0.3, 0.5, 0.2), 0.5),  // within reach, halfway
+        (Vec3::new(0.3, 0.5, 0.2), 0.0),  // weight 0
     ];
     let mut targets = ProceduralTargets::new(&setup, cases.len());
     for (row, &(target, weight)) in cases.iter().enumerate() {
@@ -309,7 +307,12 @@ fn procedural_matches_cpu_on_degenerate_chains() {
     for (row, case) in cases.iter().enumerate() {
         let range = row * 5..(row + 1) * 5;
         let diff = worst_abs_diff(&floats(&expected[range.clone()]), &floats(&got[range.clone()]));
-        assert!(diff <= TOLERANCE, "case {case:?}: off by {diff}\n  expected {:?}\n  got      {:?}", &expected[range.clone()], &got[range]);
+        assert!(
+            diff <= TOLERANCE,
+            "case {case:?}: off by {diff}\n  expected {:?}\n  got      {:?}",
+            &expected[range.clone()],
+            &got[range]
+        );
     }
     assert_eq!(floats(&got[20..25]), floats(&animated[20..25]), "weight 0 changed the pose");
 }
@@ -349,7 +352,9 @@ fn words_targets_and_uniform_match_the_shader() {
     );
     assert_eq!(header("HEADER_PARENTS_AT"), PROCEDURAL_HEADER_WORDS);
     let parents = &words[PROCEDURAL_HEADER_WORDS..PROCEDURAL_HEADER_WORDS + rig.num_joints()];
-    assert!(parents.iter().zip(rig.parents()).all(|(&w, &p)| w == if p == NO_PARENT { u32::MAX } else { u32::from(p) }));
+    assert!(
+        parents.iter().zip(rig.parents()).all(|(&w, &p)| w == if p == NO_PARENT { u32::MAX } else { u32::from(p) })
+    );
     for (i, chain) in s.look_at.iter().enumerate() {
         let at = words[header("HEADER_LOOK_AT_AT") + i] as usize;
         assert_eq!(words[at] as usize, chain.joints.len());
@@ -381,7 +386,8 @@ fn words_targets_and_uniform_match_the_shader() {
     let wgpu::naga::TypeInner::Struct { members, span } = &params.inner else { panic!("not a struct") };
     assert_eq!(*span as usize, size_of::<ProceduralParams>());
     let names: Vec<_> = members.iter().map(|m| (m.name.clone().unwrap(), m.offset)).collect();
-    let expected = ["num_characters", "num_joints", "groups_x", "target_stride", "pose_base", "target_base", "pad0", "pad1"];
+    let expected =
+        ["num_characters", "num_joints", "groups_x", "target_stride", "pose_base", "target_base", "pad0", "pad1"];
     assert_eq!(names, expected.iter().enumerate().map(|(i, n)| (n.to_string(), 4 * i as u32)).collect::<Vec<_>>());
 }
 
@@ -431,7 +437,11 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let neck = joint("neck_01");
     let spine_top = rig.parents()[neck as usize];
     let leg = |side: &str| {
-        TwoBoneChain::new(joint(&format!("thigh_{side}")), joint(&format!("calf_{side}")), joint(&format!("foot_{side}")))
+        TwoBoneChain::new(
+            joint(&format!("thigh_{side}")),
+            joint(&format!("calf_{side}")),
+            joint(&format!("foot_{side}")),
+        )
     };
     let setup = ProceduralSetup {
         look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
@@ -442,8 +452,7 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     .unwrap();
     let characters = 70;
     let walk = demo.clip_index(WALK).unwrap() as u32;
-    let samples: Vec<ClipSample> =
-        (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
     let programs: Vec<LayerProgram> = (0..characters as u32)
         .map(|c| LayerProgram {
             first_sample: c,

@@ -118,7 +118,14 @@ fn words_for(parents: &[u16], setup: &ProceduralRig) -> Vec<u32> {
     words[7] = words.len() as u32;
     for foot in feet {
         let [a, b, c] = foot.leg.joints.map(u32::from);
-        words.extend([a, b, c, foot.leg.soft_fraction.to_bits(), foot.ankle_height_m.to_bits(), foot.max_tilt_rad.to_bits()]);
+        words.extend([
+            a,
+            b,
+            c,
+            foot.leg.soft_fraction.to_bits(),
+            foot.ankle_height_m.to_bits(),
+            foot.max_tilt_rad.to_bits(),
+        ]);
     }
     words
 }
