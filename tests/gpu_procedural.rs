@@ -247,8 +247,7 @@ fn procedural_matches_cpu() {
             for j in 0..joints {
                 let (e, g) = (&expected[c * joints + j], &got[c * joints + j]);
                 let diff = worst_abs_diff(&floats(std::slice::from_ref(e)), &floats(std::slice::from_ref(g)));
-                // NaN fails: `diff <= TOLERANCE` is false for it.
-                if !(diff <= TOLERANCE) {
+                if diff.is_nan() || diff > TOLERANCE {
                     failures.push(format!(
                         "case {case}, character {c}, joint {j} ({:?}): off by {diff}\n  expected {e:?}\n  got      {g:?}",
                         chains_touching(&setup, j as u16)
