@@ -280,7 +280,7 @@ fn transition_to_a_named_state() {
         );
         assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 0),
             ThrongStatus::Ok
         );
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
@@ -291,22 +291,71 @@ fn transition_to_a_named_state() {
         assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut other), ThrongStatus::Ok);
         assert_ne!(readback.active_state, other.active_state, "only the first was commanded");
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0, 0),
             ThrongStatus::UnknownName
         );
         assert!(last_error().contains("Dance"), "{}", last_error());
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9, 0),
             ThrongStatus::InvalidArgument
         );
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0, 0),
             ThrongStatus::InvalidArgument
         );
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0, 0),
             ThrongStatus::InvalidArgument
         );
+        throng_character_destroy(character);
+        throng_crowd_destroy(crowd);
+    }
+}
+
+/// `sync` through the C ABI: a phase-synced transition starts its destination at the phase of
+/// the state left, which a character that stayed in that state shows the same update; without
+/// sync it starts at the offset; a sync past 2 is refused.
+#[test]
+fn transition_to_with_phase_sync() {
+    let crowd = new_crowd();
+    let mut character = std::ptr::null_mut();
+    let mut archetype = 0;
+    let mut handles = [0u64; 3];
+    // SAFETY: live objects, and arrays of the lengths passed.
+    unsafe {
+        assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+        let json = crate::demo::LOCOMOTION_GRAPH;
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_spawn(crowd, archetype, 3, handles.as_mut_ptr()), ThrongStatus::Ok);
+        for _ in 0..20 {
+            assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        }
+        assert_eq!(
+            throng_crowd_transition_to(crowd, &handles[0], 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 1),
+            ThrongStatus::Ok
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, &handles[1], 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 0),
+            ThrongStatus::Ok
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 3, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 3),
+            ThrongStatus::InvalidArgument
+        );
+        assert!(last_error().contains("sync"), "{}", last_error());
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        let mut readback = [ThrongLayerReadback::default(); 3];
+        for (handle, out) in handles.iter().zip(&mut readback) {
+            assert_eq!(throng_crowd_readback(crowd, *handle, 0, out), ThrongStatus::Ok);
+        }
+        let [synced, offset, stayed] = readback;
+        assert!(synced.transitioning && offset.transitioning && !stayed.transitioning);
+        assert!(stayed.phase > 0.0, "the state left has played for 21 updates");
+        assert_eq!(synced.phase, stayed.phase, "the synced destination starts at the source's phase");
+        assert_eq!(offset.phase, 0.0, "without sync the destination starts at its offset");
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
     }
