@@ -147,6 +147,10 @@ ThrongStatus throng_character_clip_name(const ThrongCharacter *character, uint32
 /* An animation event named event_name at time_s seconds into the clip named clip_name
  * (ignoring case); archetypes added afterwards fire it (throng_crowd_events). */
 ThrongStatus throng_character_add_clip_event(ThrongCharacter *character, const char *clip_name, const char *event_name, float time_s);
+/* A sync marker named marker_name (a foot down) at time_s seconds into the clip named clip_name
+ * (ignoring case); archetypes added afterwards have it, and a transition synced by marker
+ * (throng_crowd_transition_to's sync 2) lines its destination up on it. */
+ThrongStatus throng_character_add_sync_marker(ThrongCharacter *character, const char *clip_name, const char *marker_name, float time_s);
 
 /* ---- crowds ---- */
 
