@@ -155,7 +155,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
                 a.drive = Some(if v == "all" {
                     None
                 } else {
-                    Some(v.split(',').map(|i| number("--drive", i.to_owned()).map(|i| i as usize)).collect::<Result<_, _>>()?)
+                    Some(
+                        v.split(',')
+                            .map(|i| number("--drive", i.to_owned()).map(|i| i as usize))
+                            .collect::<Result<_, _>>()?,
+                    )
                 });
             }
             "--hold" => {

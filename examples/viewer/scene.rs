@@ -538,7 +538,8 @@ impl Scene {
     fn apply_hand(&mut self) -> Result<(), String> {
         let Some(hand) = &mut self.hand else { return Ok(()) };
         for c in &mut self.crowds {
-            let handles: Vec<CharacterHandle> = hand.characters.iter().filter_map(|&i| c.handles.get(i)).copied().collect();
+            let handles: Vec<CharacterHandle> =
+                hand.characters.iter().filter_map(|&i| c.handles.get(i)).copied().collect();
             let n = handles.len();
             for (&param, value) in c.all_params.iter().zip(&hand.values) {
                 let set = match *value {

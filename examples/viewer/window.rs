@@ -366,7 +366,10 @@ impl ApplicationHandler for App<'_> {
         // (the crowd panel), never egui's focus key.
         let tab = matches!(
             &event,
-            WindowEvent::KeyboardInput { event: winit::event::KeyEvent { physical_key: PhysicalKey::Code(KeyCode::Tab), .. }, .. }
+            WindowEvent::KeyboardInput {
+                event: winit::event::KeyEvent { physical_key: PhysicalKey::Code(KeyCode::Tab), .. },
+                ..
+            }
         );
         if let Some(gfx) = &mut self.gfx
             && gfx.lab.is_open()
