@@ -385,10 +385,12 @@ impl CrowdRuntime {
     /// use throng::runtime::CrowdRuntime;
     ///
     /// // The locomotion graph with every switch a cut: its base layer keeps no memory.
-    /// let json = LOCOMOTION_GRAPH.replacen(r#""mode": "inertialize""#, r#""mode": "cut""#, 1);
+    /// let inertialize = r#""defaultSwitch": { "mode": "inertialize", "quintic": { "overshootControl": true } }"#;
+    /// assert!(LOCOMOTION_GRAPH.contains(inertialize));
+    /// let json = LOCOMOTION_GRAPH.replacen(inertialize, r#""defaultSwitch": "cut""#, 1);
     /// let graph = CompiledGraph::from_json(&json)?;
     /// let demo = DemoCharacter::humanoid();
-    /// let bound = demo.bind(Arc::new(graph.clone()))?;
+    /// let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json)?))?;
     /// let mut runtime = CrowdRuntime::new();
     /// let kind = runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)?;
     /// assert!(!runtime.layers(kind)?[0].needs_memory);
