@@ -7,7 +7,6 @@
 //! `cargo run --release --example state_step_count -- CHARACTERS UPDATES [directed]`, with
 //! `RAYON_NUM_THREADS=1` so that no idle worker's spinning is counted.
 
-#[allow(dead_code)]
 #[path = "../benches/support/mod.rs"]
 mod support;
 
