@@ -263,11 +263,13 @@ fn world_space_targets_on_placed_characters_give_the_model_space_pose() {
         .collect();
     let random_point = |rng: &mut Rng| Vec3::new(rng.range(-0.5, 0.5), rng.range(0.0, 1.6), rng.range(0.2, 1.5));
     let look: Vec<Vec3> = (0..n).map(|_| random_point(&mut rng)).collect();
-    let reach: Vec<Vec3> = (0..n).map(|_| Vec3::new(rng.range(0.0, 0.3), rng.range(0.2, 0.5), rng.range(-0.2, 0.3))).collect();
+    let reach: Vec<Vec3> =
+        (0..n).map(|_| Vec3::new(rng.range(0.0, 0.3), rng.range(0.2, 0.5), rng.range(-0.2, 0.3))).collect();
     let poles: Vec<Vec3> = (0..n).map(|_| Vec3::new(rng.range(-1.0, 1.0), 0.0, 1.0)).collect();
     let rotations: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
     let heights: Vec<f32> = (0..n).map(|_| rng.range(-0.1, 0.2)).collect();
-    let normals: Vec<Vec3> = (0..n).map(|_| Vec3::new(rng.range(-0.3, 0.3), 1.0, rng.range(-0.3, 0.3)).normalize()).collect();
+    let normals: Vec<Vec3> =
+        (0..n).map(|_| Vec3::new(rng.range(-0.3, 0.3), 1.0, rng.range(-0.3, 0.3)).normalize()).collect();
     let weights: Vec<f32> = (0..n).map(|_| rng.range(0.3, 1.0)).collect();
 
     let mut model = ProceduralTargets::new(&setup, n);

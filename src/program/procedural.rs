@@ -115,6 +115,23 @@ pub enum ProceduralError {
         /// Chains and feet of the frame's setup.
         parts: usize,
     },
+    /// A chain weight binding names a curve no clip of the table has.
+    #[error("chain weight binding {binding}: no clip has a curve named {curve:?}")]
+    UnknownCurve {
+        /// Index of the binding.
+        binding: usize,
+        /// The curve's name.
+        curve: String,
+    },
+    /// A chain weight binding's input does not fit the frame: a parameter column of another
+    /// length than the crowd, a curve read on a layer the programs do not have.
+    #[error("chain weight binding {binding}: {what}")]
+    BadBinding {
+        /// Index of the binding.
+        binding: usize,
+        /// What is wrong.
+        what: String,
+    },
     /// The setup was checked against a rig of another joint count than the frame's.
     #[error("the procedural setup was made for {setup_joints} joints; the rig has {rig_joints}")]
     RigMismatch {
@@ -457,9 +474,8 @@ impl WorldToModel {
     /// `None` for a placement that is not finite, has a zero rotation or a scale with a
     /// component near zero: it has no inverse.
     fn of(placement: &Transform) -> Option<Self> {
-        let usable = placement.is_finite()
-            && placement.rotation.length() > 1e-6
-            && placement.scale.abs().min_element() > 1e-6;
+        let usable =
+            placement.is_finite() && placement.rotation.length() > 1e-6 && placement.scale.abs().min_element() > 1e-6;
         usable.then(|| Self {
             translation: placement.translation,
             inverse_rotation: placement.rotation.normalize().conjugate(),
@@ -507,6 +523,44 @@ fn world_to_model(
         }
     })?;
     Ok(placements.iter().filter_map(WorldToModel::of).collect())
+}
+
+/// A part of a setup with one weight per character: a look-at chain, a two-bone chain (by
+/// index in the setup), or the ground (one weight for all its feet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChainPart {
+    /// Look-at chain N of [`ProceduralSetup::look_at`].
+    LookAt(usize),
+    /// Two-bone chain N of [`ProceduralSetup::two_bone`].
+    TwoBone(usize),
+    /// [`ProceduralSetup::ground`].
+    Ground,
+}
+
+/// What drives a bound chain weight each frame (a graph's `chainWeights`, as
+/// `state::Crowd::chain_weight_bindings` reads them for a crowd).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ChainWeightInput<'a> {
+    /// A value per character (a FLOAT parameter's column), clamped to [0, 1]; NaN reads 0.
+    Parameter(&'a [f32]),
+    /// The clips' curve called `name`, blended by the weights of the pose layer `layer`
+    /// shows (`eval::sample::layer_curve`), clamped to [0, 1].
+    Curve {
+        /// The curve's name.
+        name: &'a str,
+        /// The layer, base 0.
+        layer: usize,
+    },
+}
+
+/// One chain's weight bound to an input; `eval::procedural::ChainWeightsJob` writes it into
+/// [`ProceduralTargets`] before the stage runs, so both evaluators read the bound weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainWeightBinding<'a> {
+    /// The chain whose weight column is written.
+    pub part: ChainPart,
+    /// What it is written from.
+    pub input: ChainWeightInput<'a>,
 }
 
 /// Checks a batch: rows and every column the same length, rows in the crowd, `ok` for every entry.
@@ -633,6 +687,27 @@ impl ProceduralTargets {
     #[must_use]
     pub fn num_parts(&self) -> usize {
         self.look_at.len() + self.two_bone.len() + self.feet.len()
+    }
+
+    /// `part`'s weight column, one entry per row, for writing in place (values outside
+    /// [0, 1] are the writer's to avoid; `eval::procedural::ChainWeightsJob` clamps);
+    /// [`ProceduralError::UnknownChain`] for a part the setup does not have.
+    pub fn weights_mut(&mut self, part: ChainPart) -> Result<&mut [f32], ProceduralError> {
+        const WHAT: &str = "weights_mut";
+        match part {
+            ChainPart::LookAt(i) => {
+                known(WHAT, i, self.look_at.len())?;
+                Ok(&mut self.look_at[i].weight)
+            }
+            ChainPart::TwoBone(i) => {
+                known(WHAT, i, self.two_bone.len())?;
+                Ok(&mut self.two_bone[i].weight)
+            }
+            ChainPart::Ground => {
+                known(WHAT, 0, usize::from(!self.feet.is_empty()))?;
+                Ok(&mut self.ground_weight)
+            }
+        }
     }
 
     /// Whether any weight of `row` is above 0: the stage skips rows where none is.
