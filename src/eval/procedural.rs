@@ -19,8 +19,13 @@
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
+use super::sample::{CurveBinding, layer_curve};
 use super::{CHARACTERS_PER_CHUNK, EvalError};
-use crate::program::{EndRotation, GroundSetup, LookAtChain, MAX_FEET, ProceduralRig, ProceduralTargets, TwoBoneChain};
+use crate::clip::Clip;
+use crate::program::{
+    ChainWeightBinding, ChainWeightInput, ClipSample, EndRotation, GroundSetup, LayerProgram, LookAtChain, MAX_FEET,
+    ProceduralError, ProceduralRig, ProceduralTargets, TwoBoneChain,
+};
 use crate::rig::{NO_PARENT, Rig, Transform};
 
 /// Lengths below this, metres (or unit vectors' components), count as zero.
@@ -348,6 +353,95 @@ impl ProceduralJob<'_> {
         poses.par_chunks_mut(joints).enumerate().with_min_len(CHARACTERS_PER_CHUNK).for_each(|(row, pose)| {
             procedural(rig.parents(), setup, targets, row, pose);
         });
+        Ok(())
+    }
+}
+
+/// The step before the stage that writes the weights a graph binds (`chainWeights`) into
+/// `targets`, on the CPU, so that either evaluator then reads them from the targets as if
+/// gameplay had set them. Per binding, in order:
+///
+/// | input | each character's weight |
+/// |---|---|
+/// | parameter | its value, clamped to [0, 1] (NaN reads 0) |
+/// | curve | the clips' curve blended by the weights of the pose its layer shows ([`layer_curve`]), clamped to [0, 1] |
+///
+/// A later binding of the same chain overwrites an earlier one.
+#[derive(Debug)]
+pub struct ChainWeightsJob<'a> {
+    /// The clip table the samples index.
+    pub clips: &'a [Clip],
+    /// The crowd's clip samples, as `state::Crowd::samples` holds them.
+    pub samples: &'a [ClipSample],
+    /// The crowd's layer programs, `characters × num_layers`, as `state::Crowd::programs`
+    /// holds them.
+    pub programs: &'a [LayerProgram],
+    /// Layers per character.
+    pub num_layers: usize,
+    /// The bindings (`state::Crowd::chain_weight_bindings`).
+    pub bindings: &'a [ChainWeightBinding<'a>],
+    /// Written: each bound chain's weight column; one row per character.
+    pub targets: &'a mut ProceduralTargets,
+}
+
+impl ChainWeightsJob<'_> {
+    /// Checks, in order: the programs `characters × num_layers` for the targets' characters
+    /// ([`EvalError::ProgramCount`]); then per binding, the chain in the targets' setup
+    /// ([`ProceduralError::UnknownChain`](crate::program::ProceduralError::UnknownChain)), a
+    /// parameter column one value per character, a curve's layer below `num_layers`
+    /// ([`ProceduralError::BadBinding`](crate::program::ProceduralError::BadBinding)), a curve
+    /// some clip has ([`ProceduralError::UnknownCurve`](crate::program::ProceduralError::UnknownCurve)).
+    pub fn validate(&mut self) -> Result<(), EvalError> {
+        let characters = self.targets.num_characters();
+        if self.programs.len() != characters * self.num_layers {
+            return Err(EvalError::ProgramCount {
+                programs: self.programs.len(),
+                characters,
+                layers: self.num_layers,
+                context_characters: characters,
+            });
+        }
+        for (binding, b) in self.bindings.iter().enumerate() {
+            self.targets.weights_mut(b.part)?;
+            match b.input {
+                ChainWeightInput::Parameter(values) if values.len() != characters => {
+                    let what = format!("a parameter column of {} values for {characters} characters", values.len());
+                    return Err(ProceduralError::BadBinding { binding, what }.into());
+                }
+                ChainWeightInput::Curve { layer, .. } if layer >= self.num_layers => {
+                    let what = format!("a curve read on layer {layer} of {}", self.num_layers);
+                    return Err(ProceduralError::BadBinding { binding, what }.into());
+                }
+                ChainWeightInput::Curve { name, .. } if !CurveBinding::new(self.clips, name).is_bound() => {
+                    return Err(ProceduralError::UnknownCurve { binding, curve: name.to_owned() }.into());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then writes every binding's column.
+    pub fn run(mut self) -> Result<(), EvalError> {
+        self.validate()?;
+        let Self { clips, samples, programs, num_layers, bindings, targets } = self;
+        for b in bindings {
+            let weights = targets.weights_mut(b.part)?;
+            match b.input {
+                ChainWeightInput::Parameter(values) => {
+                    for (w, &v) in weights.iter_mut().zip(values) {
+                        *w = if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) };
+                    }
+                }
+                ChainWeightInput::Curve { name, layer } => {
+                    let binding = CurveBinding::new(clips, name);
+                    layer_curve(clips, samples, programs, num_layers, layer, &binding, weights);
+                    for w in weights.iter_mut() {
+                        *w = if w.is_nan() { 0.0 } else { w.clamp(0.0, 1.0) };
+                    }
+                }
+            }
+        }
         Ok(())
     }
 }
