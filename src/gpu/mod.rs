@@ -128,6 +128,35 @@ pub enum GpuError {
     Poll(#[source] wgpu::PollError),
 }
 
+/// Records one compute pass labelled `label` with `record`, copies the first `bytes` of `source`
+/// into a fresh staging buffer, submits, and reads them back as `T`s: the blocking runners of a
+/// single stage (tests and tools, not the frame's path); `what` names the data in errors.
+pub(crate) fn run_pass_and_read<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &'static str,
+    source: &wgpu::Buffer,
+    bytes: u64,
+    what: &'static str,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) -> Result<Vec<T>, GpuError> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("throng.readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
+        record(&mut pass);
+    }
+    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+    map_read_blocking(device, &staging, bytes, what)
+}
+
 /// Maps `buffer`'s first `bytes` for reading (a `MAP_READ` buffer whose copies were submitted),
 /// waits for the device, and returns them as `T`s; `what` names the data in errors.
 pub(crate) fn map_read_blocking<T: bytemuck::Pod>(

@@ -319,24 +319,15 @@ impl GpuProcedural {
         });
         let bind_group =
             self.bind_group(device, &uniform, target_buffer.as_entire_binding(), pose_buffer.as_entire_binding());
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("throng.readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.procedural") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("throng.procedural"),
-                timestamp_writes: None,
-            });
-            self.encode(&mut pass, &bind_group, characters as u32);
-        }
-        encoder.copy_buffer_to_buffer(&pose_buffer, 0, &staging, 0, bytes);
-        queue.submit([encoder.finish()]);
-        let read: Vec<[f32; 4]> = super::map_read_blocking(device, &staging, bytes, "procedural poses")?;
+        let read: Vec<[f32; 4]> = super::run_pass_and_read(
+            device,
+            queue,
+            "throng.procedural",
+            &pose_buffer,
+            bytes,
+            "procedural poses",
+            |pass| self.encode(pass, &bind_group, characters as u32),
+        )?;
         for (t, v) in poses.iter_mut().zip(read.chunks_exact(3)) {
             t.translation = Vec3::from_slice(&v[0][..3]);
             t.rotation = glam::Quat::from_array(v[1]);

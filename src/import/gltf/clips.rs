@@ -12,6 +12,28 @@ use super::rig::SkinRig;
 use super::{GltfError, GltfOptions};
 use crate::clip::{Clip, ClipEvent, Interpolation, JointTracks, Track};
 
+/// A channel's sampler: its interpolation and its key times (the input accessor), for joint
+/// tracks and morph-weight curves alike.
+fn sampler_keys(
+    anim: usize,
+    sampler: &gltf::animation::Sampler,
+    buffers: &[Vec<u8>],
+) -> Result<(Interpolation, Vec<f32>), GltfError> {
+    let interpolation = match sampler.interpolation() {
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    let times_s = read_accessor(
+        buffers,
+        &sampler.input(),
+        &|| format!("animation {anim} sampler {} input", sampler.index()),
+        Dimensions::Scalar,
+        Accept::Float,
+    )?;
+    Ok((interpolation, times_s))
+}
+
 /// Adds one animation's channels on skin joints to `tracks`; returns whether any channel
 /// touched the skin.
 fn add_animation_tracks(
@@ -30,18 +52,7 @@ fn add_animation_tracks(
             continue;
         }
         let sampler = channel.sampler();
-        let interpolation = match sampler.interpolation() {
-            GltfInterpolation::Linear => Interpolation::Linear,
-            GltfInterpolation::Step => Interpolation::Step,
-            GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
-        };
-        let times_s = read_accessor(
-            buffers,
-            &sampler.input(),
-            &|| format!("animation {anim} sampler {} input", sampler.index()),
-            Dimensions::Scalar,
-            Accept::Float,
-        )?;
+        let (interpolation, times_s) = sampler_keys(anim, &sampler, buffers)?;
         let output = sampler.output();
         let what = |name: &str| format!("animation {anim} sampler {} {name} output", sampler.index());
         let baked = skin.baked[joint];
@@ -174,18 +185,7 @@ fn animation_morph_curves(
             return Err(bad(format!("mesh {} has no morph targets", mesh.index())));
         }
         let sampler = channel.sampler();
-        let interpolation = match sampler.interpolation() {
-            GltfInterpolation::Linear => Interpolation::Linear,
-            GltfInterpolation::Step => Interpolation::Step,
-            GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
-        };
-        let times_s = read_accessor(
-            buffers,
-            &sampler.input(),
-            &|| format!("animation {anim} sampler {} input", sampler.index()),
-            Dimensions::Scalar,
-            Accept::Float,
-        )?;
+        let (interpolation, times_s) = sampler_keys(anim, &sampler, buffers)?;
         let weights = read_accessor(
             buffers,
             &sampler.output(),
