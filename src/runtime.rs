@@ -54,7 +54,6 @@ use crate::eval::{EvalError, check_output_size};
 use crate::graph::{CompiledGraph, ParamValue};
 use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
-use crate::setup::layer_needs_memory;
 use crate::state::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, OneShot,
     OneShotReadback, ParamId, StartPhases, StateError, TransitionCommand,
@@ -372,7 +371,7 @@ impl CrowdRuntime {
     /// and the transitions taken from the next update on use the new timings.
     ///
     /// A layer whose transitions were all cuts was given no evaluator memory
-    /// ([`crate::setup::layer_needs_memory`]); when the edit gives one of them a blend, the
+    /// ([`CompiledGraph::layer_needs_memory`]); when the edit gives one of them a blend, the
     /// runtime gives that layer memory, and every character of the archetype then starts its
     /// evaluator memory afresh (shown as if just spawned, so the next frame blends from
     /// nothing remembered).
@@ -428,7 +427,7 @@ impl CrowdRuntime {
             .layers
             .iter()
             .enumerate()
-            .filter(|&(l, setup)| !setup.needs_memory && layer_needs_memory(&graph, l))
+            .filter(|&(l, setup)| !setup.needs_memory && graph.layer_needs_memory(l))
             .map(|(l, _)| l)
             .collect();
         self.crowd.replace_graph(id, graph)?;

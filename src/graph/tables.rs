@@ -710,6 +710,24 @@ impl CompiledGraph {
         &self.layers
     }
 
+    /// Whether layer `layer` needs the evaluators' per-character memory: a slot, or some
+    /// transition of the layer with a positive duration and a switch mode other than a cut
+    /// (a spring of halflife 0 is a cut). See [`crate::setup::layer_needs_memory`], which says
+    /// why.
+    #[must_use]
+    pub fn layer_needs_memory(&self, layer: usize) -> bool {
+        if self.layers.get(layer).is_some_and(|l| l.slot) {
+            return true;
+        }
+        self.transitions.iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
+            let cut = matches!(
+                t.switch,
+                SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 })
+            );
+            t.duration > 0.0 && !cut
+        })
+    }
+
     /// Index of the layer with this name.
     #[must_use]
     pub fn layer_index(&self, name: &str) -> Option<usize> {
