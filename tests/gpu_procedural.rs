@@ -426,7 +426,7 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     use throng::demo::{DemoCharacter, WALK};
     use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
     use throng::gpu::{GpuCrowd, GpuCrowdOptions};
-    use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
 
     let Some(gpu) = gpu_support::gpu() else { return };
     let demo = DemoCharacter::humanoid();
@@ -452,17 +452,7 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let characters = 70;
     let walk = demo.clip_index(WALK).unwrap() as u32;
     let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
-    let programs: Vec<LayerProgram> = (0..characters as u32)
-        .map(|c| LayerProgram {
-            first_sample: c,
-            num_target: 1,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            ..LayerProgram::default()
-        })
-        .collect();
+    let programs = support::settled_programs(characters);
     let layers = [LayerSetup::default()];
     let mut rng = Rng(0x0021_0000_0000_0004);
     let mut targets = ProceduralTargets::new(&setup, characters);

@@ -497,7 +497,7 @@ fn the_frame_runs_the_stage_between_layers_and_local_to_model() {
     use throng::Clip;
     use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
     use throng::eval::{local_to_model, skinning};
-    use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
 
     let rig = body();
     let joints = rig.num_joints();
@@ -505,17 +505,7 @@ fn the_frame_runs_the_stage_between_layers_and_local_to_model() {
     let characters = 70; // past one chunk
     let clips = vec![Clip::from_poses("rest", joints, rig.rest_pose().to_vec(), 0.0, true).unwrap()];
     let samples: Vec<ClipSample> = (0..characters).map(|_| ClipSample::new(0, 0.0, 1.0)).collect();
-    let programs: Vec<LayerProgram> = (0..characters as u32)
-        .map(|c| LayerProgram {
-            first_sample: c,
-            num_target: 1,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            ..LayerProgram::default()
-        })
-        .collect();
+    let programs = support::settled_programs(characters);
     let layers = [LayerSetup::default()];
     let run = |procedural: Option<ProceduralInputs<'_>>| {
         let mut context = EvalContext::new(characters, 1, joints);
