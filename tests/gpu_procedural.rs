@@ -456,16 +456,6 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let layers = [LayerSetup::default()];
     let mut rng = Rng(0x0021_0000_0000_0004);
     let mut targets = ProceduralTargets::new(&setup, characters);
-    for c in 1..characters as u32 {
-        let rows = [c];
-        let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
-        targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
-        for (i, x) in [(0, 0.1), (1, -0.1)] {
-            let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
-            let w = weight(&mut rng);
-            targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
-        }
-    }
     let options = GpuCrowdOptions {
         layout: OutputLayout::Mat4,
         stage_buffers: true,
@@ -476,6 +466,17 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let mut context = EvalContext::new(characters, 1, joints);
     let dt_s = 1.0 / 30.0;
     for frame in 0..2 {
+        // New targets each frame: the second call writes over the first's buffer.
+        for c in 1..characters as u32 {
+            let rows = [c];
+            let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
+            targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
+            for (i, x) in [(0, 0.1), (1, -0.1)] {
+                let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
+                let w = weight(&mut rng);
+                targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
+            }
+        }
         let mut expected = vec![0.0; characters * joints * 16];
         let mut clips_sampled = vec![0; characters];
         FrameJob {

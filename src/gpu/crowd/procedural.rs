@@ -1,5 +1,6 @@
 //! The procedural stage in a crowd (`shaders/procedural.wgsl`, [`crate::gpu::procedural`]):
-//! the setup uploaded once, each call's targets packed into one buffer, and one dispatch per
+//! the setup uploaded once, each call's targets packed into one buffer (written over the last
+//! call's while the crowd and its buffers stay the same), and one dispatch per
 //! chunk over the chunk's window of the stage path's local poses, recorded between layers (or
 //! sampling) and local-to-model.
 //!
@@ -22,6 +23,13 @@ pub(super) struct CrowdProcedural {
     num_characters: usize,
     /// Per chunk, the uniform and bind group; empty when no character has work.
     chunks: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The packed targets the chunks' bind groups read, while any character has work.
+    targets: Option<wgpu::Buffer>,
+    /// The stage path's local-pose buffer the bind groups were made over: a frame that
+    /// replaced it needs new ones.
+    locals: Option<wgpu::Buffer>,
+    /// Scratch for the packed targets, kept so that a call per frame does not allocate.
+    packed: Vec<f32>,
 }
 
 impl CrowdProcedural {
@@ -66,67 +74,91 @@ impl GpuCrowd {
                 got: max_per_dimension.into(),
             });
         }
-        let stage = match self.procedural.take() {
-            Some(p) if p.stage.setup() == setup => p.stage,
-            _ => GpuProcedural::for_parents(&self.device, &self.parents, setup)?,
-        };
+        let mut previous = self.procedural.take().filter(|p| p.stage.setup() == setup);
+        let mut packed = previous.as_mut().map(|p| std::mem::take(&mut p.packed)).unwrap_or_default();
         let active = (0..characters).any(|row| targets.is_active(row));
-        let chunks = match (&self.frame, active) {
-            (Some(frame), true) => {
-                let stride = target_stride(setup);
-                let mut packed = Vec::with_capacity(characters * stride);
-                for row in 0..characters {
-                    pack_targets(targets, row, &mut packed);
-                }
-                packed.resize(packed.len().max(1), 0.0);
-                use wgpu::util::DeviceExt;
-                let targets_buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("throng.procedural_targets"),
-                    contents: bytemuck::cast_slice(&packed),
-                    usage: wgpu::BufferUsages::STORAGE,
-                });
-                let locals = &frame.stage_buffers.as_ref().ok_or(GpuError::NoStageBuffers)?.0;
-                let align = u64::from(self.device.limits().min_storage_buffer_offset_alignment);
-                let joints = self.num_joints as u64;
-                frame
-                    .chunks
-                    .iter()
-                    .zip(&frame.chunk_params)
-                    .map(|(chunk, p)| {
-                        let count = u64::from(chunk.num_characters);
-                        let local = Window::new(
-                            chunk.first_character * joints * LOCAL_BYTES,
-                            count * joints * LOCAL_BYTES,
-                            align,
-                        );
-                        let params = ProceduralParams {
-                            num_characters: chunk.num_characters,
-                            num_joints: self.num_joints as u32,
-                            groups_x: procedural_groups(chunk.num_characters).0,
-                            target_stride: stride as u32,
-                            pose_base: p.local_base,
-                            // Chunks start below 2^32 characters (crowds are refused first).
-                            target_base: chunk.first_character as u32,
-                            pad: [0; 2],
-                        };
-                        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                            label: Some("throng.procedural_params"),
-                            contents: bytemuck::bytes_of(&params),
-                            usage: wgpu::BufferUsages::UNIFORM,
-                        });
-                        let group = stage.bind_group(
-                            &self.device,
-                            &uniform,
-                            targets_buffer.as_entire_binding(),
-                            local.binding(locals),
-                        );
-                        (uniform, group)
-                    })
-                    .collect()
-            }
-            _ => Vec::new(),
+        let (Some(frame), true) = (&self.frame, active) else {
+            let stage = match previous {
+                Some(p) => p.stage,
+                None => GpuProcedural::for_parents(&self.device, &self.parents, setup)?,
+            };
+            self.procedural = Some(CrowdProcedural {
+                stage,
+                num_characters: characters,
+                chunks: Vec::new(),
+                targets: None,
+                locals: None,
+                packed,
+            });
+            return Ok(());
         };
-        self.procedural = Some(CrowdProcedural { stage, num_characters: characters, chunks });
+        let locals = &frame.stage_buffers.as_ref().ok_or(GpuError::NoStageBuffers)?.0;
+        let stride = target_stride(setup);
+        packed.clear();
+        for row in 0..characters {
+            pack_targets(targets, row, &mut packed);
+        }
+        packed.resize(packed.len().max(1), 0.0);
+        let bytes = std::mem::size_of_val(packed.as_slice()) as u64;
+        // Same setup, crowd and local-pose buffer as the last call: only the targets changed,
+        // so they are written over the old ones and the bind groups stay.
+        let reusable = previous.as_ref().and_then(|p| {
+            let same = p.num_characters == characters && p.locals.as_ref() == Some(locals);
+            p.targets.as_ref().filter(|b| same && b.size() == bytes)
+        });
+        if let Some(buffer) = reusable {
+            self.queue.write_buffer(buffer, 0, bytemuck::cast_slice(&packed));
+            self.procedural = previous.map(|p| CrowdProcedural { packed, ..p });
+            return Ok(());
+        }
+        let stage = match previous {
+            Some(p) => p.stage,
+            None => GpuProcedural::for_parents(&self.device, &self.parents, setup)?,
+        };
+        use wgpu::util::DeviceExt;
+        let targets_buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("throng.procedural_targets"),
+            contents: bytemuck::cast_slice(&packed),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        });
+        let align = u64::from(self.device.limits().min_storage_buffer_offset_alignment);
+        let joints = self.num_joints as u64;
+        let chunks = frame
+            .chunks
+            .iter()
+            .zip(&frame.chunk_params)
+            .map(|(chunk, p)| {
+                let count = u64::from(chunk.num_characters);
+                let local =
+                    Window::new(chunk.first_character * joints * LOCAL_BYTES, count * joints * LOCAL_BYTES, align);
+                let params = ProceduralParams {
+                    num_characters: chunk.num_characters,
+                    num_joints: self.num_joints as u32,
+                    groups_x: procedural_groups(chunk.num_characters).0,
+                    target_stride: stride as u32,
+                    pose_base: p.local_base,
+                    // Chunks start below 2^32 characters (crowds are refused first).
+                    target_base: chunk.first_character as u32,
+                    pad: [0; 2],
+                };
+                let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("throng.procedural_params"),
+                    contents: bytemuck::bytes_of(&params),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let group =
+                    stage.bind_group(&self.device, &uniform, targets_buffer.as_entire_binding(), local.binding(locals));
+                (uniform, group)
+            })
+            .collect();
+        self.procedural = Some(CrowdProcedural {
+            stage,
+            num_characters: characters,
+            chunks,
+            targets: Some(targets_buffer),
+            locals: Some(locals.clone()),
+            packed,
+        });
         Ok(())
     }
 
