@@ -16,6 +16,7 @@
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
 //! | `clipEvents` | optional animation events of each leaf's clip, keyed as `clips`: `[{ "name": "footstep", "time": 0.3 }]`, seconds |
+//! | `clipMarkers` | optional sync markers of each leaf's clip, keyed and written as `clipEvents` (`[{ "name": "left", "time": 0.1 }]`), which `"sync": "marker"` transitions line up by |
 //!
 //! Each frame prints one line per layer: `frame`, `t` (seconds after the update), `layer`,
 //! `activeState`, `previousState`, `transitioning`, `transitionProgress`, `weights` (each
@@ -374,7 +375,17 @@ impl Script {
         .map_err(|source| TraceError::State { path: "clips".to_owned(), source })?;
         let (arch, one_shot_clips) = add_one_shot_clips(root, arch, character.is_some())?;
         let known_or_one_shot = |key: &str| known(key) || one_shot_clips.iter().any(|c| c == key);
-        let arch = add_clip_events(root, arch, known_or_one_shot, lookup, &one_shot_clips)?;
+        let arch = add_clip_moments(
+            root,
+            "clipEvents",
+            arch,
+            known_or_one_shot,
+            &lookup,
+            &one_shot_clips,
+            Archetype::with_clip_events,
+        )?;
+        // Sync markers line up graph transitions, so only the graph's leaves carry them.
+        let arch = add_clip_moments(root, "clipMarkers", arch, known, lookup, &[], Archetype::with_clip_markers)?;
 
         let speed = match root.get("speed") {
             None => 1.0,
@@ -645,22 +656,26 @@ impl Script {
     }
 }
 
-/// Reads `clipEvents` (keyed as `clips`, each an array of `{ "name", "time" }`) onto each leaf's
-/// clip (in a script, clip `i` is leaf `i`'s); `lookup` gives a leaf's keys in the order tried.
-fn add_clip_events<'k>(
+/// Reads `clipEvents` or `clipMarkers` (`field`; keyed as `clips`, each an array of `{ "name",
+/// "time" }`) onto each leaf's clip (in a script, clip `i` is leaf `i`'s) and each of
+/// `one_shot_clips` through `add` (`Archetype::with_clip_events` or `with_clip_markers`);
+/// `lookup` gives a leaf's keys in the order tried.
+fn add_clip_moments<'k>(
     root: &Map<String, Value>,
+    field: &str,
     mut arch: Archetype,
     known: impl Fn(&str) -> bool,
     lookup: impl Fn(usize) -> Vec<&'k str>,
     one_shot_clips: &[String],
+    add: fn(Archetype, u32, &[ClipEvent]) -> Result<Archetype, StateError>,
 ) -> Result<Archetype, TraceError> {
-    let Some(map) = root.get("clipEvents") else {
+    let Some(map) = root.get(field) else {
         return Ok(arch);
     };
-    let map = map.as_object().ok_or_else(|| bad("clipEvents", "expected an object of leaf or state name → events"))?;
+    let map = map.as_object().ok_or_else(|| bad(field, "expected an object of leaf or state name → moments"))?;
     let mut lists = Vec::with_capacity(map.len());
     for (key, v) in map {
-        let path = format!("clipEvents.{key}");
+        let path = format!("{field}.{key}");
         if !known(key) {
             return Err(bad(path, "names no state or blend-tree leaf of the graph"));
         }
@@ -683,16 +698,14 @@ fn add_clip_events<'k>(
     for leaf in 0..leaves {
         let keys = lookup(leaf);
         if let Some((key, events)) = keys.iter().find_map(|k| lists.iter().find(|(key, _)| key == k)) {
-            arch = arch
-                .with_clip_events(leaf as u32, events)
-                .map_err(|source| TraceError::State { path: format!("clipEvents.{key}"), source })?;
+            arch = add(arch, leaf as u32, events)
+                .map_err(|source| TraceError::State { path: format!("{field}.{key}"), source })?;
         }
     }
     for (i, name) in one_shot_clips.iter().enumerate() {
         if let Some((key, events)) = lists.iter().find(|(key, _)| key == name) {
-            arch = arch
-                .with_clip_events((leaves + i) as u32, events)
-                .map_err(|source| TraceError::State { path: format!("clipEvents.{key}"), source })?;
+            arch = add(arch, (leaves + i) as u32, events)
+                .map_err(|source| TraceError::State { path: format!("{field}.{key}"), source })?;
         }
     }
     Ok(arch)

@@ -607,3 +607,43 @@ fn a_synced_walk_to_run_starts_at_the_matching_marker_or_phase() {
         "{refused:?}"
     );
 }
+
+/// `clipMarkers` in a script: with the feet's markers on Walk and Run, the marker-synced switch
+/// of [`SYNCED`] from the walk at 0.4 s starts the run 0.26 s in (0.2 of the run before its
+/// right foot at 0.4 s), so Run's event at 0.33 s fires on the next update; without the
+/// markers the run starts at 0 and it fires three updates later. Bad markers are refused by
+/// their path.
+#[test]
+fn trace_scripts_set_clip_markers() {
+    let script = |markers: &str| {
+        format!(
+            r#"{{ "stateGraph": {}, "clips": {{ "Walk": 1.0, "Run": 0.7 }}, "dt": 0.1, "frames": 6,
+            "startPhase": 0.3, "clipEvents": {{ "Run": [{{ "name": "mid", "time": 0.33 }}] }}{markers},
+            "events": [{{ "frame": 0, "set": {{ "run": true }} }}] }}"#,
+            SYNCED.replace("SYNC", "marker")
+        )
+    };
+    let first_mid = |markers: &str| {
+        let lines = throng::trace::run_script(&script(markers)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(lines[0].active_state, "Run", "the switch is on the first update");
+        lines.iter().find(|l| l.events.iter().any(|(name, ..)| name == "mid")).map(|l| l.frame)
+    };
+    let feet = |left: f32, right: f32| {
+        format!(r#"[{{ "name": "left", "time": {left} }}, {{ "name": "right", "time": {right} }}]"#)
+    };
+    let markers = format!(r#", "clipMarkers": {{ "Walk": {}, "Run": {} }}"#, feet(0.1, 0.6), feet(0.05, 0.4));
+    assert_eq!(first_mid(&markers), Some(1));
+    assert_eq!(first_mid(""), Some(4));
+    for (bad, path) in [
+        (r#", "clipMarkers": { "Nope": [] }"#, "clipMarkers.Nope"),
+        (r#", "clipMarkers": { "Run": [{ "name": "left", "time": 5.0 }] }"#, "clipMarkers.Run"),
+        (r#", "clipMarkers": { "Run": [{ "name": "left" }] }"#, "clipMarkers.Run[0]"),
+    ] {
+        match throng::trace::run_script(&script(bad)) {
+            Err(
+                throng::trace::TraceError::State { path: p, .. } | throng::trace::TraceError::Script { path: p, .. },
+            ) => assert_eq!(p, path, "{bad}"),
+            other => panic!("{bad}: expected a refusal at {path}, got {other:?}"),
+        }
+    }
+}
