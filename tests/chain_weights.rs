@@ -210,7 +210,7 @@ fn the_runtime_writes_a_parameter_bound_look_at_weight_each_frame_with_no_caller
             context: &mut context,
             layout: OutputLayout::Mat4,
             output: &mut expected,
-            clips_sampled: &mut vec![0; 3],
+            clips_sampled: &mut [0; 3],
             root_motion: &mut [],
         }
         .run_procedural(ProceduralInputs { setup: &setup, targets: &by_hand })
