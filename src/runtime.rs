@@ -6,6 +6,7 @@
 //! add_archetype(archetype, rig, clips, layers) ─► ArchetypeId
 //! spawn / despawn ─► handles          (the evaluator's memory and held matrices follow each row)
 //! set_float… ─► update(dt) ─► evaluate(id, layout, matrices, root motion) ─► events, readback
+//! set_procedural(id, setup), procedural_targets_mut(id).set_… ─┘  (the graph's chainWeights written in)
 //! ```
 //!
 //! What it keeps per archetype, so that the caller keeps nothing: the rig, clip table and layer
@@ -14,7 +15,9 @@
 //! `dt` of the archetype's last update, which the evaluator needs for velocities and decays;
 //! and, once a character has an update rate above 1 (animation LOD, `docs/lod.md`), every row's
 //! last matrices, so that the rows not due show them again and a despawn moves them with their
-//! character. The caller's buffer is written whole on every [`CrowdRuntime::evaluate`].
+//! character. The caller's buffer is written whole on every [`CrowdRuntime::evaluate`]. With a
+//! procedural setup, each row's procedural targets too, and before every evaluation the chain
+//! weights the graph binds to parameters or clip curves are written into them.
 //!
 //! The low-level jobs ([`FrameJob`], [`crate::eval::EvalCrowdJob`]) stay public for callers
 //! that keep their own memory, or evaluate on the GPU ([`crate::gpu::GpuCrowd`]).
@@ -48,11 +51,12 @@
 //! ```
 
 use crate::clip::Clip;
-use crate::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
+use crate::eval::frame_layers::{EvalContext, FrameJob, FrameStats, ProceduralInputs};
+use crate::eval::procedural::ChainWeightsJob;
 use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, check_output_size};
 use crate::graph::{CompiledGraph, ParamValue};
-use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
+use crate::program::{LayerSetup, OutputLayout, ProceduralError, ProceduralRig, ProceduralTargets, swap_remove_row};
 use crate::rig::Rig;
 use crate::state::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, OneShot,
@@ -71,6 +75,16 @@ pub enum RuntimeError {
     /// clips, layers or programs its checks refuse.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// A procedural setup checked against another rig than the archetype's, or a graph whose
+    /// `chainWeights` name a chain the setup lacks ([`CrowdRuntime::set_procedural`]).
+    #[error(transparent)]
+    Procedural(#[from] ProceduralError),
+    /// The archetype has no procedural setup ([`CrowdRuntime::set_procedural`]) to set targets of.
+    #[error("archetype {id:?} has no procedural setup")]
+    NoProcedural {
+        /// The id given.
+        id: ArchetypeId,
+    },
     /// The id names no archetype of this runtime (it came from another crowd or runtime).
     #[error("archetype {id:?} was not added to this runtime")]
     UnknownArchetype {
@@ -124,6 +138,16 @@ struct ArchetypeEntry {
     /// the caller's buffer is written whole every call and needs no care between calls.
     held: Vec<f32>,
     held_layout: Option<OutputLayout>,
+    /// The procedural stage's setup and one row of targets per character, once
+    /// [`CrowdRuntime::set_procedural`] gave one.
+    procedural: Option<Procedural>,
+}
+
+/// An archetype's procedural setup and its characters' targets, rows in the crowd's order.
+#[derive(Debug)]
+struct Procedural {
+    setup: ProceduralRig,
+    targets: ProceduralTargets,
 }
 
 impl ArchetypeEntry {
@@ -132,6 +156,9 @@ impl ArchetypeEntry {
     /// next evaluation moves the row the crowd moves.
     fn resize(&mut self, rows: usize) {
         self.context.resize(rows);
+        if let Some(p) = &mut self.procedural {
+            p.targets.resize(rows);
+        }
         if let Some(layout) = self.held_layout {
             self.held.resize(rows * self.rig.num_joints() * layout.floats_per_joint(), 0.0);
         }
@@ -141,6 +168,9 @@ impl ArchetypeEntry {
     /// into it.
     fn swap_remove(&mut self, row: usize) {
         self.context.swap_remove(row);
+        if let Some(p) = &mut self.procedural {
+            p.targets.swap_remove(row);
+        }
         if let Some(layout) = self.held_layout {
             swap_remove_row(&mut self.held, row, self.rig.num_joints() * layout.floats_per_joint());
         }
@@ -186,6 +216,7 @@ impl CrowdRuntime {
             clips_sampled: Vec::new(),
             held: Vec::new(),
             held_layout: None,
+            procedural: None,
         });
         Ok(id)
     }
@@ -238,6 +269,123 @@ impl CrowdRuntime {
     /// [`RuntimeError::UnknownArchetype`].
     pub fn context(&self, id: ArchetypeId) -> Result<&EvalContext, RuntimeError> {
         Ok(&self.entry(id)?.context)
+    }
+
+    /// Gives archetype `id` the procedural stage (look-at chains, two-bone IK, feet on the
+    /// ground: `docs/embedding.md`, "Procedural pose"), with a row of targets per character,
+    /// every weight 0: from then on [`CrowdRuntime::evaluate`] runs the stage between layers
+    /// and local-to-model. The targets follow the crowd's rows through spawns and despawns; set
+    /// them in batches through [`CrowdRuntime::procedural_targets_mut`]. A new setup replaces
+    /// the old one and its targets.
+    ///
+    /// The chain weights the archetype's graph binds (`chainWeights`: to a FLOAT parameter or
+    /// a clip curve, `docs/graph-format.md`) need no code: each evaluation writes them from the
+    /// last update before the stage runs, over what the caller set for those chains. A graph
+    /// that binds none costs nothing more.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use glam::Vec3;
+    /// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+    /// use throng::graph::CompiledGraph;
+    /// use throng::program::OutputLayout;
+    /// use throng::runtime::CrowdRuntime;
+    ///
+    /// // The locomotion graph with a `look` parameter that weights the head's look-at chain.
+    /// let mut json: serde_json::Value = serde_json::from_str(LOCOMOTION_GRAPH)?;
+    /// json["parameters"]["look"] = serde_json::json!({ "name": "look", "type": "FLOAT", "value": 0 });
+    /// json["chainWeights"] = serde_json::json!([{ "chain": "lookAt 0", "parameter": "look" }]);
+    /// let demo = DemoCharacter::humanoid();
+    /// let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json.to_string())?))?;
+    /// let mut runtime = CrowdRuntime::new();
+    /// let kind = runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)?;
+    /// let pair = runtime.spawn_many(kind, 2)?;
+    /// let setup = demo.procedural_setup().expect("the humanoid's joints").check(&demo.rig)?;
+    /// runtime.set_procedural(kind, setup)?;
+    /// // Both look 3 m to their left; the weight is the graph's to set.
+    /// runtime.procedural_targets_mut(kind)?.set_look_at(0, &[0, 1], &[Vec3::new(3.0, 1.6, 0.0); 2], &[0.0; 2])?;
+    /// let look = runtime.param(kind, "look")?;
+    /// runtime.set_float(look, &pair, &[0.0, 1.0])?;
+    ///
+    /// let mut matrices = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4)?];
+    /// runtime.update(1.0 / 30.0)?;
+    /// runtime.evaluate(kind, OutputLayout::Mat4, &mut matrices, &mut [])?;
+    /// assert_eq!(runtime.procedural_targets(kind)?.look_at()[0].weight, [0.0, 1.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; [`ProceduralError::RigMismatch`] for a setup checked
+    /// against a rig of another joint count, [`ProceduralError::UnknownChain`] when the graph
+    /// binds the weight of a chain the setup lacks (both as [`RuntimeError::Procedural`]).
+    /// Nothing changes on error.
+    pub fn set_procedural(&mut self, id: ArchetypeId, setup: ProceduralRig) -> Result<(), RuntimeError> {
+        let index = self.index(id)?;
+        let rig_joints = self.archetypes[index].rig.num_joints();
+        if setup.num_joints() != rig_joints {
+            return Err(ProceduralError::RigMismatch { setup_joints: setup.num_joints(), rig_joints }.into());
+        }
+        let mut targets = ProceduralTargets::new(&setup, self.crowd.num_characters(id)?);
+        for binding in self.crowd.chain_weight_bindings(id)? {
+            targets.weights_mut(binding.part)?;
+        }
+        self.archetypes[index].procedural = Some(Procedural { setup, targets });
+        Ok(())
+    }
+
+    /// Takes the procedural stage away from archetype `id` (and its targets): its evaluation is
+    /// as before [`CrowdRuntime::set_procedural`].
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`].
+    pub fn clear_procedural(&mut self, id: ArchetypeId) -> Result<(), RuntimeError> {
+        let index = self.index(id)?;
+        self.archetypes[index].procedural = None;
+        Ok(())
+    }
+
+    /// Archetype `id`'s procedural targets, row `r` for the character at row `r`
+    /// ([`Crowd::row_of`]), to set in batches (`set_look_at_world`, `set_ground`, …).
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`], [`RuntimeError::NoProcedural`].
+    pub fn procedural_targets_mut(&mut self, id: ArchetypeId) -> Result<&mut ProceduralTargets, RuntimeError> {
+        let index = self.index(id)?;
+        match &mut self.archetypes[index].procedural {
+            Some(p) => Ok(&mut p.targets),
+            None => Err(RuntimeError::NoProcedural { id }),
+        }
+    }
+
+    /// Archetype `id`'s procedural targets as the last evaluation (or
+    /// [`CrowdRuntime::procedural_inputs`]) left them, bound weights included.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`], [`RuntimeError::NoProcedural`].
+    pub fn procedural_targets(&self, id: ArchetypeId) -> Result<&ProceduralTargets, RuntimeError> {
+        self.entry(id)?.procedural.as_ref().map(|p| &p.targets).ok_or(RuntimeError::NoProcedural { id })
+    }
+
+    /// The procedural stage's inputs for archetype `id`'s frame after the last update, with the
+    /// weights its graph binds written in as [`CrowdRuntime::evaluate`] writes them: what a GPU
+    /// evaluation of the same crowd takes (`GpuCrowd::set_procedural(inputs.setup,
+    /// inputs.targets)` after `set_frame` with [`Crowd::samples`] and [`Crowd::programs`]).
+    /// `None` without a procedural setup.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; a bound chain or curve the setup or clips lack
+    /// ([`EvalError::Procedural`], as [`RuntimeError::Eval`]).
+    pub fn procedural_inputs(&mut self, id: ArchetypeId) -> Result<Option<ProceduralInputs<'_>>, RuntimeError> {
+        let index = self.index(id)?;
+        let Self { crowd, archetypes, .. } = self;
+        let entry = &mut archetypes[index];
+        match &mut entry.procedural {
+            Some(p) => {
+                write_bound_weights(crowd, id, &entry.clips, &mut p.targets)?;
+                Ok(Some(ProceduralInputs { setup: &p.setup, targets: &p.targets }))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Adds a character in each layer's default state with the graph's default parameters.
@@ -612,7 +760,9 @@ impl CrowdRuntime {
     /// ([`CrowdRuntime::set_update_rate`]) only the due rows are evaluated (each with its own
     /// seconds since it was last shown), and the others show the matrices they last showed: every
     /// row of `matrices` is written all the same. A new layout holds nothing yet, so its first
-    /// evaluation evaluates every row.
+    /// evaluation evaluates every row. With a procedural setup ([`CrowdRuntime::set_procedural`])
+    /// the graph's bound chain weights are written into the targets first, then the stage runs
+    /// on each evaluated character between layers and local-to-model.
     ///
     /// # Errors
     /// [`RuntimeError::UnknownArchetype`]; [`EvalError::OutputSize`],
@@ -639,6 +789,13 @@ impl CrowdRuntime {
             }
             entry.held.resize(matrices.len(), 0.0);
         }
+        let procedural = match &mut entry.procedural {
+            Some(p) => {
+                write_bound_weights(crowd, id, &entry.clips, &mut p.targets)?;
+                Some(ProceduralInputs { setup: &p.setup, targets: &p.targets })
+            }
+            None => None,
+        };
         let job = FrameJob {
             rig: &entry.rig,
             clips: &entry.clips,
@@ -654,7 +811,12 @@ impl CrowdRuntime {
         };
         // Time scales give each row its own seconds, which the due list carries; without LOD
         // every row is due.
-        let stats = if holds || (*time_scaled && !*lod) { job.run_due(crowd.due(id)?)? } else { job.run()? };
+        let stats = match (holds || (*time_scaled && !*lod), procedural) {
+            (true, None) => job.run_due(crowd.due(id)?)?,
+            (true, Some(p)) => job.run_due_procedural(crowd.due(id)?, p)?,
+            (false, None) => job.run()?,
+            (false, Some(p)) => job.run_procedural(p)?,
+        };
         if *lod {
             entry.held_layout = Some(layout);
             matrices.copy_from_slice(&entry.held);
@@ -686,4 +848,29 @@ impl CrowdRuntime {
     pub fn readback(&self, handle: CharacterHandle, layer: usize) -> Result<LayerReadback, RuntimeError> {
         Ok(self.crowd.readback(handle, layer)?)
     }
+}
+
+/// Writes the chain weights archetype `id`'s graph binds (`chainWeights`) into `targets` from the
+/// crowd's last update; nothing at all when the graph binds none.
+fn write_bound_weights(
+    crowd: &Crowd,
+    id: ArchetypeId,
+    clips: &[Clip],
+    targets: &mut ProceduralTargets,
+) -> Result<(), RuntimeError> {
+    let graph = crowd.archetype(id)?.graph();
+    if graph.chain_weights().is_empty() {
+        return Ok(());
+    }
+    let bindings = crowd.chain_weight_bindings(id)?;
+    ChainWeightsJob {
+        clips,
+        samples: crowd.samples(id)?,
+        programs: crowd.programs(id)?,
+        num_layers: graph.layers().len(),
+        bindings: &bindings,
+        targets,
+    }
+    .run()?;
+    Ok(())
 }

@@ -1,19 +1,22 @@
 //! A graph binds procedural chain weights (`chainWeights`) to a parameter or a clip curve:
 //! compiled with the graph, read per crowd (`Crowd::chain_weight_bindings`), written into the
-//! procedural targets before the stage (`ChainWeightsJob`); every bad binding is refused with
-//! a typed error.
+//! procedural targets before the stage (`ChainWeightsJob`, which `CrowdRuntime` runs itself each
+//! frame); every bad binding is refused with a typed error.
 
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
 use throng::eval::EvalError;
+use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::eval::procedural::{ChainWeightsJob, ProceduralJob};
 use throng::graph::format::ChainRef;
 use throng::graph::{ChainWeightSource, CompiledGraph, GraphError, ProblemKind};
 use throng::program::{
-    ChainPart, ChainWeightBinding, ChainWeightInput, LookAtChain, ProceduralError, ProceduralRig, ProceduralSetup,
-    ProceduralTargets, TwoBoneChain,
+    ChainPart, ChainWeightBinding, ChainWeightInput, LookAtChain, OutputLayout, ProceduralError, ProceduralRig,
+    ProceduralSetup, ProceduralTargets, TwoBoneChain,
 };
+use throng::runtime::{CrowdRuntime, RuntimeError};
+use throng::setup::layer_setups;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd};
 use throng::{Clip, Interpolation, Rig, Track, Transform};
 
@@ -159,6 +162,85 @@ fn a_parameter_bound_look_at_weight_follows_the_parameter_each_update() {
             assert_eq!(same, w == 0.0, "character {c} at weight {w}");
         }
     }
+}
+
+#[test]
+fn the_runtime_writes_a_parameter_bound_look_at_weight_each_frame_with_no_caller_code() {
+    let rig = rig();
+    let setup = setup(&rig);
+    let clips = vec![walk(&rig)];
+    let json = graph(r#", "chainWeights": [{ "chain": "lookAt 0", "parameter": "look" }]"#, LOOK);
+    let graph = Arc::new(CompiledGraph::from_json(&json).unwrap());
+    let archetype =
+        Archetype::from_bindings(graph.clone(), &[("Walk", ClipBinding { clip: 0, duration_s: 1.0 })]).unwrap();
+    let layers = layer_setups(&graph, &rig).unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind = runtime.add_archetype(archetype, rig.clone(), clips.clone(), layers.clone()).unwrap();
+    let handles = runtime.spawn_many(kind, 3).unwrap();
+    runtime.set_procedural(kind, setup.clone()).unwrap();
+    // The targets once, at weight 0: the parameter alone decides how far each head turns.
+    let rows = [0, 1, 2];
+    let target = [Vec3::new(2.0, 1.6, 1.0); 3];
+    runtime.procedural_targets_mut(kind).unwrap().set_look_at(0, &rows, &target, &[0.0; 3]).unwrap();
+    let look = runtime.param(kind, "look").unwrap();
+    // What a caller without the runtime's binding would have to do by hand, as the reference.
+    let mut context = EvalContext::for_layers(3, &layers, rig.num_joints());
+    let mut by_hand = ProceduralTargets::new(&setup, 3);
+    let floats = runtime.floats_needed(kind, OutputLayout::Mat4).unwrap();
+    let joints = rig.num_joints();
+    let head = |m: &[f32], row: usize| m[(row * joints + 4) * 16..(row * joints + 5) * 16].to_vec();
+    for values in [[0.0, 0.5, 1.0], [0.25, 2.0, -1.0], [1.0, 0.0, 0.75]] {
+        runtime.set_float(look, &handles, &values).unwrap();
+        runtime.update(DT_S).unwrap();
+        let mut got = vec![0.0; floats];
+        runtime.evaluate(kind, OutputLayout::Mat4, &mut got, &mut []).unwrap();
+        let weights = values.map(|v| v.clamp(0.0, 1.0));
+        assert_eq!(runtime.procedural_targets(kind).unwrap().look_at()[0].weight, weights, "parameter {values:?}");
+
+        by_hand.set_look_at(0, &rows, &target, &weights).unwrap();
+        let mut expected = vec![0.0; floats];
+        let crowd = runtime.crowd();
+        FrameJob {
+            rig: &rig,
+            clips: &clips,
+            layers: &layers,
+            samples: crowd.samples(kind).unwrap(),
+            programs: crowd.programs(kind).unwrap(),
+            dt_s: DT_S,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut [0; 3],
+            root_motion: &mut [],
+        }
+        .run_procedural(ProceduralInputs { setup: &setup, targets: &by_hand })
+        .unwrap();
+        assert_eq!(got, expected, "parameter {values:?}: the runtime's frame is the hand-set one");
+        // Every character shows the same walk: the heads differ exactly where the weights do.
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let differ = head(&got, a) != head(&got, b);
+            assert_eq!(differ, weights[a] != weights[b], "parameter {values:?}, rows {a} and {b}");
+        }
+    }
+    // The targets follow the rows: character 2 (weight 0.75) moves into the freed row 0.
+    runtime.despawn(handles[0]).unwrap();
+    runtime.update(DT_S).unwrap();
+    let mut got = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+    runtime.evaluate(kind, OutputLayout::Mat4, &mut got, &mut []).unwrap();
+    let targets = runtime.procedural_targets(kind).unwrap();
+    assert_eq!((targets.num_characters(), targets.look_at()[0].weight.as_slice()), (2, &[0.75, 0.0][..]));
+
+    // A setup for another rig, or one without the chain the graph binds, is refused.
+    let other = ProceduralSetup { two_bone: vec![TwoBoneChain::new(0, 1, 2)], ..Default::default() };
+    let err = runtime.set_procedural(kind, other.check(&rig).unwrap()).unwrap_err();
+    assert!(matches!(err, RuntimeError::Procedural(ProceduralError::UnknownChain { .. })), "{err}");
+    let small = Rig::new(vec!["a".into()], vec![None], vec![Transform::IDENTITY], None).unwrap();
+    let err = runtime.set_procedural(kind, ProceduralSetup::default().check(&small).unwrap()).unwrap_err();
+    assert!(matches!(err, RuntimeError::Procedural(ProceduralError::RigMismatch { .. })), "{err}");
+    assert_eq!(runtime.procedural_targets(kind).unwrap().look_at()[0].weight, [0.75, 0.0], "nothing changed");
+    runtime.clear_procedural(kind).unwrap();
+    let err = runtime.procedural_targets_mut(kind).unwrap_err();
+    assert!(matches!(err, RuntimeError::NoProcedural { .. }), "{err}");
 }
 
 #[test]

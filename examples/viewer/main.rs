@@ -11,6 +11,7 @@
 mod brain;
 mod camera;
 mod graph_view;
+mod ground;
 mod lab;
 mod pick;
 mod render;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use ground::{Ground, Look};
 use lab::{CrowdFigures, Lab};
 use render::{FrameTimes, Offscreen, Renderer};
 use scene::{Hand, MODES, Model, Scene, StepTimes, TimingEdit};
@@ -35,7 +37,8 @@ const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [-
               [--probe] [--background-only] [--seed N] [--layout affine|mat4]
               [--no-lod] [--inspect N] [--script TRACE.json] [--heat LAYER] [--paused]
               [--edit T=SECONDS]... [--reset T]... (headless: the lab's transition editor)
-              [--drive all|I,J,..] [--hold NAME=VALUE]... (headless: the lab's hand)";
+              [--drive all|I,J,..] [--hold NAME=VALUE]... (headless: the lab's hand)
+              [--ground flat|slope|steps] [--ik on|off] [--look off|point|camera] [--feet]";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -93,6 +96,14 @@ pub struct Args {
     /// Headless: the parameters the hand holds, by name, and their values as given
     /// (`true`/`false` for booleans, `fire` for a trigger).
     pub holds: Vec<(String, String)>,
+    /// The ground's shape.
+    pub ground: Ground,
+    /// Feet on the ground (the procedural stage's ground part).
+    pub ik: bool,
+    /// Where heads look.
+    pub look: Look,
+    /// Headless: print each character's soles' height above the ground after the last frame.
+    pub feet: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -120,6 +131,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         edits: Vec::new(),
         drive: None,
         holds: Vec::new(),
+        ground: Ground::Flat,
+        ik: false,
+        look: Look::Off,
+        feet: false,
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -133,6 +148,22 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--background-only" => a.background_only = true,
             "--no-lod" => a.lod = false,
             "--paused" => a.paused = true,
+            "--feet" => a.feet = true,
+            "--ground" => {
+                let v = value("--ground")?;
+                a.ground = Ground::from_name(&v).ok_or(format!("--ground {v:?}: one of flat, slope, steps"))?;
+            }
+            "--ik" => {
+                a.ik = match value("--ik")?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("--ik {other:?}: on or off")),
+                };
+            }
+            "--look" => {
+                let v = value("--look")?;
+                a.look = Look::from_name(&v).ok_or(format!("--look {v:?}: one of off, point, camera"))?;
+            }
             "--frames" => a.frames = Some(number("--frames", value("--frames")?)?),
             "--characters" => a.characters = number("--characters", value("--characters")?)? as usize,
             "--out" => a.out = PathBuf::from(value("--out")?),
@@ -210,6 +241,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
     {
         return Err(format!("--drive: the inspected character {i} is driven with the others: list it"));
     }
+    if a.feet && !a.headless {
+        return Err("--feet prints the soles' heights at the end of a headless run: give --headless".into());
+    }
     if a.gltf.is_some() && a.graph.is_some() {
         return Err("--graph is a graph for the built-in character; --gltf brings its own: give one".into());
     }
@@ -252,6 +286,11 @@ pub fn build_scene(args: &Args) -> Result<Scene, String> {
     // A replayed script's character starts in step and at time scale 1, as throng-trace's.
     let mut scene = Scene::new(model, args.characters, args.mode, args.seed, args.script.is_none())?;
     scene.set_lod(args.lod);
+    scene.set_ground(args.ground);
+    scene.set_procedural(args.ik, args.look)?;
+    if args.feet && !scene.has_procedural() {
+        return Err("--feet: this character has no feet on the ground to measure (the built-in humanoid has)".into());
+    }
     Ok(scene)
 }
 
@@ -398,7 +437,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
         }
     }
     println!(
-        "viewer: {} characters × {} joints, {frames} frames, {} evaluation ({:?} matrices) on {} ({:?}), switch mode {}, timestamps {}",
+        "viewer: {} characters × {} joints, {frames} frames, {} evaluation ({:?} matrices) on {} ({:?}), switch mode {}, timestamps {}, ground {}, IK {}, look {}",
         scene.num_characters(),
         scene.model.rig.num_joints(),
         if args.cpu { "CPU" } else { "GPU" },
@@ -407,6 +446,9 @@ fn run_headless(args: &Args) -> Result<(), String> {
         gpu.adapter_info.backend,
         scene.mode().1,
         if renderer.has_timestamps() { "on" } else { "off" },
+        scene.ground().name(),
+        if scene.ik() { "on" } else { "off" },
+        scene.look().name(),
     );
     // What did not fit the character in a --graph file, before anything runs.
     for problem in &scene.model.problems {
@@ -489,6 +531,20 @@ fn run_headless(args: &Args) -> Result<(), String> {
     println!("  {frames} frames in {elapsed_s:.2} s; wrote {}", args.out.display());
     if args.probe {
         probe(&renderer, &scene, &camera, (args.width, args.height))?;
+    }
+    // With --feet, how far each sole stands above the ground in the last frame, for the tests:
+    // `foot <character> <foot> <metres>` (feet in the setup's order: left, right); with heads
+    // looking somewhere, how far each head's forward axis is from it: `look <character> <degrees>`.
+    if args.feet {
+        let matrices = renderer.read_matrices()?;
+        for (i, pair) in scene.foot_clearances(&matrices).iter().enumerate() {
+            for (f, metres) in pair.iter().enumerate() {
+                println!("foot\t{i}\t{f}\t{metres:.6}");
+            }
+        }
+        for (i, degrees) in scene.look_angles_deg(&matrices).iter().enumerate() {
+            println!("look\t{i}\t{degrees:.4}");
+        }
     }
     // Where the lab laid out its panels and the active states' labels in the last frame, for
     // tests and docs: `lab <what> <text> <left> <top> <right> <bottom>`, tab-separated, pixels.

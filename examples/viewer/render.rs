@@ -1,6 +1,7 @@
-//! Drawing: the crowd's evaluation (throng's GPU evaluator, or the CPU one uploaded), the
-//! instanced skinned characters reading the skinning matrices where the evaluator left them,
-//! the ground, GPU timestamps, and reading a frame back for a PNG.
+//! Drawing: the crowd's evaluation (throng's GPU evaluator, or the CPU one uploaded, with the
+//! procedural stage when the scene has it on), the instanced skinned characters reading the
+//! skinning matrices where the evaluator left them, the ground (a mesh of the scene's shape),
+//! the look-at marker, GPU timestamps, and reading a frame back for a PNG.
 
 use std::time::Instant;
 
@@ -10,6 +11,7 @@ use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::program::OutputLayout;
 
+use crate::ground::Ground;
 use crate::lab::Lab;
 use crate::scene::Scene;
 
@@ -24,9 +26,12 @@ struct CameraUniform {
     view_proj: [f32; 16],
     eye: [f32; 4],
     sun: [f32; 4],
-    ground: [f32; 4],
+    /// x: the picked character + 1 (0: none); y: 1 when it shows a mask heat.
+    picked: [f32; 4],
+    /// xyz: the look-at marker's world position; w: its half size, metres (0: not drawn).
+    marker: [f32; 4],
     /// The highlighted character's joint heat (a layer's mask weight per joint, in [0, 1]), four
-    /// joints a `vec4`; read when `ground[2]` is 1.
+    /// joints a `vec4`; read when `picked[1]` is 1.
     heat: [[f32; 4]; MAX_HEAT_JOINTS / 4],
 }
 
@@ -95,6 +100,12 @@ pub struct Renderer {
     placements: wgpu::Buffer,
     character_pipeline: wgpu::RenderPipeline,
     ground_pipeline: wgpu::RenderPipeline,
+    marker_pipeline: wgpu::RenderPipeline,
+    /// The ground's triangles (position, normal) for `ground_shape`, over `ground_half_m`.
+    ground_vertices: wgpu::Buffer,
+    ground_count: u32,
+    ground_shape: Ground,
+    ground_half_m: f32,
     /// GPU timestamp zones: `throng.frame` (the evaluation pass) and `viewer.draw` (the render
     /// pass), also on Tracy's GPU timeline with `--features tracy`.
     profiler: GpuProfiler,
@@ -148,15 +159,10 @@ impl Renderer {
                 }),
             }
         } else {
-            let crowd = GpuCrowd::with_layers(
-                device,
-                queue,
-                &model.rig,
-                &model.clips,
-                &model.layers,
-                GpuCrowdOptions { layout, ..Default::default() },
-            )
-            .map_err(|e| format!("GPU evaluator: {e}"))?;
+            // The procedural stage runs on the stage path, which needs its buffers.
+            let options = GpuCrowdOptions { layout, stage_buffers: scene.has_procedural(), ..Default::default() };
+            let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, options)
+                .map_err(|e| format!("GPU evaluator: {e}"))?;
             Evaluator::Gpu(Box::new(crowd))
         };
 
@@ -245,6 +251,12 @@ impl Renderer {
         });
         let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
+        let ground_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
+        let ground_layouts = [Some(wgpu::VertexBufferLayout {
+            array_stride: 24,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &ground_attributes,
+        })];
         let vertex_layouts = [
             Some(wgpu::VertexBufferLayout {
                 array_stride: size_of::<Vertex>() as u64,
@@ -295,7 +307,11 @@ impl Renderer {
         let cull = if model.driven { Some(wgpu::Face::Back) } else { None };
         let character_pipeline =
             pipeline("viewer.characters", &pipeline_layout, "character_vs", "character_fs", &vertex_layouts, cull);
-        let ground_pipeline = pipeline("viewer.ground", &ground_layout, "ground_vs", "ground_fs", &[], None);
+        let ground_pipeline =
+            pipeline("viewer.ground", &ground_layout, "ground_vs", "ground_fs", &ground_layouts, None);
+        let marker_pipeline = pipeline("viewer.marker", &ground_layout, "marker_vs", "character_fs", &[], None);
+        let ground_half_m = scene.field_half_m * 4.0 + 50.0;
+        let (ground_vertices, ground_count) = ground_mesh(device, scene.ground(), ground_half_m);
 
         // Two zones a frame: the evaluation and the draw.
         let profiler = GpuProfiler::new(device, queue, 2);
@@ -315,6 +331,11 @@ impl Renderer {
             placements,
             character_pipeline,
             ground_pipeline,
+            marker_pipeline,
+            ground_vertices,
+            ground_count,
+            ground_shape: scene.ground(),
+            ground_half_m,
             profiler,
             depth: None,
             limits: device.limits(),
@@ -408,6 +429,10 @@ impl Renderer {
                     None => crowd.set_frame(samples, programs, dt_s),
                 }
                 .map_err(|e| format!("GPU evaluator: {e}"))?;
+                match scene.procedural_inputs() {
+                    Some(p) => crowd.set_procedural(p.setup, p.targets).map_err(|e| format!("GPU evaluator: {e}"))?,
+                    None => crowd.clear_procedural(),
+                }
                 if !had_output {
                     self.bind_chunks(device)?;
                 }
@@ -430,9 +455,11 @@ impl Renderer {
                     clips_sampled,
                     root_motion: &mut root_motion,
                 };
-                match scene.due() {
-                    Some(due) => job.run_due(due),
-                    None => job.run(),
+                match (scene.procedural_inputs(), scene.due()) {
+                    // The stage runs on every character (`Scene::due` is `None` while it is on).
+                    (Some(p), _) => job.run_procedural(p),
+                    (None, Some(due)) => job.run_due(due),
+                    (None, None) => job.run(),
                 }
                 .map_err(|e| format!("CPU evaluator: {e}"))?;
                 queue.write_buffer(buffer, 0, bytemuck::cast_slice(output));
@@ -444,20 +471,25 @@ impl Renderer {
             }
         }
         queue.write_buffer(&self.placements, 0, bytemuck::cast_slice(&scene.placements));
+        if scene.ground() != self.ground_shape {
+            (self.ground_vertices, self.ground_count) = ground_mesh(device, scene.ground(), self.ground_half_m);
+            self.ground_shape = scene.ground();
+        }
         let sun = Vec3::new(0.4, 0.8, 0.3).normalize();
-        let ground_half_m = scene.field_half_m * 4.0 + 50.0;
+        let marker = scene.look_marker().map_or([0.0; 4], |p| p.extend(0.12 * scene.model.height_m).to_array());
         // Fog thick enough to fade the ground's far edge, thin enough to leave the crowd clear.
         let fog_m = 2.5 * eye.length() + 2.0 * scene.field_half_m;
         let uniform = CameraUniform {
             view_proj: view_proj.to_cols_array(),
             eye: eye.extend(1.0).to_array(),
             sun: [sun.x, sun.y, sun.z, fog_m],
-            ground: [
-                ground_half_m,
+            picked: [
                 self.highlight.map_or(0.0, |i| (i + 1) as f32),
                 if self.heat.is_some() { 1.0 } else { 0.0 },
                 0.0,
+                0.0,
             ],
+            marker,
             heat: heat_rows(self.heat.as_deref().unwrap_or(&[])),
         };
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
@@ -488,6 +520,11 @@ impl Renderer {
             let _wait = throng::zone!("viewer.evaluate.wait");
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
             self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        }
+        // Where the soles stand in this frame, for the next one's ground under each foot.
+        if scene.needs_feet() {
+            let _zone = throng::zone!("viewer.feet");
+            scene.observe_feet(&self.read_matrices()?);
         }
         self.draw_start = Instant::now();
         let _zone = throng::zone!("viewer.draw");
@@ -525,7 +562,12 @@ impl Renderer {
                 .forget_lifetime();
             pass.set_bind_group(0, &self.camera_group, &[]);
             pass.set_pipeline(&self.ground_pipeline);
-            pass.draw(0..6, 0..1);
+            pass.set_vertex_buffer(0, self.ground_vertices.slice(..));
+            pass.draw(0..self.ground_count, 0..1);
+            if marker[3] > 0.0 {
+                pass.set_pipeline(&self.marker_pipeline);
+                pass.draw(0..MARKER_VERTICES, 0..1);
+            }
             pass.set_pipeline(&self.character_pipeline);
             pass.set_vertex_buffer(0, self.vertices.slice(..));
             pass.set_vertex_buffer(1, self.placements.slice(..));
@@ -644,6 +686,24 @@ impl Offscreen {
             image::RgbaImage::from_raw(self.width, self.height, pixels).ok_or("pixel buffer of the wrong size")?;
         image.save(path).map_err(|e| format!("writing {}: {e}", path.display()))
     }
+}
+
+/// Vertices of the look-at marker `marker_vs` draws: an octahedron, eight triangles.
+const MARKER_VERTICES: u32 = 24;
+
+/// The ground of `shape` over `[-half_m, half_m]²` as a vertex buffer (position, normal) and
+/// its vertex count.
+fn ground_mesh(device: &wgpu::Device, shape: Ground, half_m: f32) -> (wgpu::Buffer, u32) {
+    let vertices = shape.mesh(half_m);
+    let buffer = wgpu::util::DeviceExt::create_buffer_init(
+        device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some("viewer.ground"),
+            contents: bytemuck::cast_slice(&vertices),
+            usage: wgpu::BufferUsages::VERTEX,
+        },
+    );
+    (buffer, vertices.len() as u32)
 }
 
 /// Per-joint heat packed four joints a row, as the shader's uniform array reads it; joints past

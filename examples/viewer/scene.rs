@@ -1,6 +1,7 @@
 //! The simulated side of the viewer: which character, its crowds (one per switch mode, stepped
-//! in lockstep), the crowd brain that sets their parameters, root motion, and animation LOD
-//! (evaluation rates by distance from the camera).
+//! in lockstep), the crowd brain that sets their parameters, root motion, animation LOD
+//! (evaluation rates by distance from the camera), and the ground with the procedural pose
+//! that meets it (`ground.rs`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,17 +11,20 @@ use glam::{Mat4, Quat, Vec3};
 use rayon::prelude::*;
 use throng::clip::Clip;
 use throng::demo::{CLIP_NAMES, DemoCharacter, IDLE, LOCOMOTION_GRAPH};
+use throng::eval::frame_layers::ProceduralInputs;
+use throng::eval::procedural::ChainWeightsJob;
 use throng::eval::root_motion::{RootDelta, clip_root_delta};
 use throng::graph::{CompiledGraph, Easing, ParamKind, ParamValue, SwitchMode, TransitionTiming};
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
-use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup};
+use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, ProceduralSetup};
 use throng::rig::Rig;
 use throng::setup::{bind_archetype, layer_setups};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId, StartPhases};
 use throng::trace::TraceLine;
 
 use crate::brain::Brain;
+use crate::ground::{Ground, Look, Procedural, clearance, sole};
 use crate::pick::Capsule;
 
 /// The switch modes the viewer offers (keys 1–4), with their `defaultSwitch` JSON.
@@ -59,6 +63,8 @@ pub struct Model {
     /// What did not fit the character in a `--graph` file (leaves naming no clip), one line
     /// each: shown by the lab and printed by headless runs.
     pub problems: Vec<String>,
+    /// The humanoid's procedural setup (look-at chain, feet on the ground); `None` for a glTF.
+    pub procedural: Option<ProceduralSetup>,
 }
 
 impl Model {
@@ -117,7 +123,18 @@ impl Model {
             && kind("lean") == Some(ParamKind::Float)
             && kind("wave") == Some(ParamKind::Float);
         let height_m = mesh_height(&demo.mesh, &demo.rig);
-        Ok(Self { rig: demo.rig, clips: bound_clips, layers, mesh: demo.mesh, archetypes, driven, height_m, problems })
+        let procedural = demo.procedural_setup();
+        Ok(Self {
+            rig: demo.rig,
+            clips: bound_clips,
+            layers,
+            mesh: demo.mesh,
+            archetypes,
+            driven,
+            height_m,
+            problems,
+            procedural,
+        })
     }
 
     /// A skinned glTF playing its animations (merged into one clip) on a one-state graph.
@@ -145,6 +162,7 @@ impl Model {
             driven: false,
             height_m,
             problems: Vec::new(),
+            procedural: None,
         })
     }
 }
@@ -270,6 +288,14 @@ pub struct Scene {
     hand: Option<Hand>,
     /// Simulation time: the sum of every step's seconds.
     time_s: f64,
+    /// The ground under the crowd.
+    ground: Ground,
+    /// Feet on the ground (the procedural stage's ground part) on or off.
+    ik: bool,
+    /// Where heads look.
+    look: Look,
+    /// The procedural pose's setup and targets; `None` for a character without a setup.
+    procedural: Option<Procedural>,
 }
 
 impl Scene {
@@ -314,6 +340,8 @@ impl Scene {
                 .map_err(|e| e.to_string())?;
             crowds.push(ModeCrowd { crowd, kind, handles, params, all_params });
         }
+        let procedural =
+            model.procedural.as_ref().map(|setup| Procedural::new(setup, &model.rig, num_characters)).transpose()?;
         let brain = Brain::new(num_characters, seed);
         let placements = (0..num_characters)
             .map(|i| {
@@ -336,6 +364,10 @@ impl Scene {
             rates: vec![1; num_characters],
             hand: None,
             time_s: 0.0,
+            ground: Ground::Flat,
+            ik: false,
+            look: Look::Off,
+            procedural,
             model,
         })
     }
@@ -357,10 +389,104 @@ impl Scene {
     }
 
     /// The rows the evaluator must evaluate this frame, with their seconds since they were last
-    /// evaluated, when LOD is on; `None` when every row is evaluated with the frame's `dt`.
+    /// evaluated, when LOD is on; `None` when every row is evaluated with the frame's `dt`: LOD
+    /// off, or the procedural stage on (the GPU runs it on its stage path, which evaluates the
+    /// whole crowd, so both evaluators do).
     pub fn due(&self) -> Option<DueRows<'_>> {
         let c = &self.crowds[self.active];
+        if self.procedural_inputs().is_some() {
+            return None;
+        }
         self.lod.then(|| c.crowd.due(c.kind).ok()).flatten()
+    }
+
+    /// The ground under the crowd.
+    pub fn ground(&self) -> Ground {
+        self.ground
+    }
+
+    /// Changes the ground; characters stand on it from the next step.
+    pub fn set_ground(&mut self, ground: Ground) {
+        self.ground = ground;
+    }
+
+    /// Whether feet are put on the ground (the procedural stage's ground part).
+    pub fn ik(&self) -> bool {
+        self.ik
+    }
+
+    /// Where heads look.
+    pub fn look(&self) -> Look {
+        self.look
+    }
+
+    /// Turns feet on the ground on or off and sets where heads look, from the next step;
+    /// refused for a character without a procedural setup (a glTF) unless both are off.
+    pub fn set_procedural(&mut self, ik: bool, look: Look) -> Result<(), String> {
+        if self.procedural.is_none() && (ik || look != Look::Off) {
+            return Err(
+                "this character has no procedural setup (feet on the ground, look-at): the built-in humanoid has"
+                    .into(),
+            );
+        }
+        (self.ik, self.look) = (ik, look);
+        Ok(())
+    }
+
+    /// Whether the character has a procedural setup (the GPU evaluator then keeps the stage
+    /// path's buffers).
+    pub fn has_procedural(&self) -> bool {
+        self.procedural.is_some()
+    }
+
+    /// The procedural stage's inputs for the last step's frame; `None` while nothing of it is on.
+    pub fn procedural_inputs(&self) -> Option<ProceduralInputs<'_>> {
+        self.procedural.as_ref().and_then(Procedural::inputs)
+    }
+
+    /// Where the heads look, when at a point of their own (drawn as a marker).
+    pub fn look_marker(&self) -> Option<Vec3> {
+        let p = self.procedural.as_ref().filter(|_| self.look == Look::Point)?;
+        Some(p.last_look_point())
+    }
+
+    /// Whether the frame's feet must be read back after evaluation ([`Scene::observe_feet`]):
+    /// each foot's ground is found under where its sole last stood, which matters only on ground
+    /// that is not flat.
+    pub fn needs_feet(&self) -> bool {
+        self.procedural.is_some() && self.ik && self.ground != Ground::Flat
+    }
+
+    /// Keeps where each sole stands in the frame just evaluated (`matrices`, its skinning
+    /// matrices `i * J + j`), so that the next step finds each foot's ground under it, as an
+    /// engine raycasts down from last frame's feet.
+    pub fn observe_feet(&mut self, matrices: &[Mat4]) {
+        let worlds: Vec<Mat4> = (0..self.num_characters()).map(|i| self.world_of(i)).collect();
+        let (ground, weight) = (self.ground, if self.ik { 1.0 } else { 0.0 });
+        if let Some(p) = &mut self.procedural {
+            let ankles = p.ankles(matrices, worlds.into_iter());
+            p.observe(ground, ankles, weight);
+        }
+    }
+
+    /// Per character, how far its head's forward axis is from pointing at where the heads look,
+    /// degrees, in the frame of `matrices` (its skinning matrices); empty while they look nowhere.
+    pub fn look_angles_deg(&self, matrices: &[Mat4]) -> Vec<f32> {
+        let Some(p) = self.procedural.as_ref().filter(|_| self.look != Look::Off) else { return Vec::new() };
+        p.look_angles_deg(matrices, (0..self.num_characters()).map(|i| self.world_of(i)))
+    }
+
+    /// Per character and foot, how far the sole is above the ground in the frame of `matrices`
+    /// (its skinning matrices), metres: the ankle's world position less the ankle height along
+    /// the ground's normal where the stage tilted the foot to it (straight down otherwise).
+    pub fn foot_clearances(&self, matrices: &[Mat4]) -> Vec<[f32; 2]> {
+        let Some(p) = &self.procedural else { return Vec::new() };
+        let weight = if self.ik { 1.0 } else { 0.0 };
+        let worlds = (0..self.num_characters()).map(|i| self.world_of(i));
+        p.ankles(matrices, worlds)
+            .into_iter()
+            .map(|pair| pair.map(|a| clearance(self.ground, sole(self.ground, a, weight))))
+            .collect()
     }
 
     /// Characters evaluated in the last step's frame.
@@ -463,6 +589,7 @@ impl Scene {
             c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
         }
         self.apply_hand()?;
+        self.stand_on_ground();
         self.choose_rates()?;
         brain.end();
         times.brain_ms = ms(start);
@@ -478,8 +605,50 @@ impl Scene {
         let start = Instant::now();
         let _zone = throng::zone!("viewer.root_motion");
         self.root_motion_from_programs();
+        self.aim()?;
         times.brain_ms += ms(start);
         Ok(times)
+    }
+
+    /// Puts each character's root on the ground under it.
+    fn stand_on_ground(&mut self) {
+        let ground = self.ground;
+        self.placements.par_iter_mut().for_each(|p| p[1] = ground.height(p[0], p[2]));
+    }
+
+    /// The procedural targets for the coming frame: each foot's ground and the heads' target,
+    /// then the weights the active graph binds (`chainWeights`, a `--graph` file's) over them,
+    /// as `CrowdRuntime` writes them.
+    fn aim(&mut self) -> Result<(), String> {
+        let observed = self.needs_feet();
+        let Some(p) = &mut self.procedural else { return Ok(()) };
+        if !observed {
+            p.forget_soles();
+        }
+        let look_at = match self.look {
+            Look::Off => None,
+            Look::Point => {
+                Some(Procedural::look_point(self.ground, self.time_s, 0.5 * self.field_half_m, self.model.height_m))
+            }
+            Look::Camera => Some(self.eye),
+        };
+        p.aim(self.ground, self.ik, look_at, &self.placements)?;
+        let c = &self.crowds[self.active];
+        let graph = c.crowd.archetype(c.kind).map_err(|e| e.to_string())?.graph();
+        if graph.chain_weights().is_empty() {
+            return Ok(());
+        }
+        let bindings = c.crowd.chain_weight_bindings(c.kind).map_err(|e| e.to_string())?;
+        ChainWeightsJob {
+            clips: &self.model.clips,
+            samples: c.crowd.samples(c.kind).map_err(|e| e.to_string())?,
+            programs: c.crowd.programs(c.kind).map_err(|e| e.to_string())?,
+            num_layers: graph.layers().len(),
+            bindings: &bindings,
+            targets: p.targets_mut(),
+        }
+        .run()
+        .map_err(|e| format!("the graph's chainWeights: {e}"))
     }
 
     /// Overrides this frame's root motion with the CPU evaluator's (`FrameJob::root_motion`);

@@ -1,14 +1,17 @@
 // The viewer's shaders: instanced skinned characters that read throng's skinning matrices
-// straight from its output buffer, and a ground plane. Lambert light under a sky, distance fog.
+// straight from its output buffer, the ground (a mesh: flat, slopes or steps), and the look-at
+// marker. Lambert light under a sky, distance fog.
 
 struct Camera {
     view_proj: mat4x4<f32>,
     eye: vec4<f32>,
     // xyz: direction towards the sun; w: fog distance, metres.
     sun: vec4<f32>,
-    // x: half the ground's side, metres; y: the picked character + 1 (0: none), drawn highlighted;
-    // z: 1 when the picked character shows a mask heat instead of magenta.
-    ground: vec4<f32>,
+    // x: the picked character + 1 (0: none), drawn highlighted; y: 1 when the picked character
+    // shows a mask heat instead of magenta.
+    picked: vec4<f32>,
+    // xyz: the look-at marker's world position; w: its half size, metres (0: not drawn).
+    marker: vec4<f32>,
     // The mask heat: a weight in [0, 1] per joint, four joints a vec4 (MAX_HEAT_JOINTS in render.rs).
     heat: array<vec4<f32>, 16>,
 }
@@ -90,11 +93,11 @@ fn character_vs(
     out.world = world;
     out.normal = n;
     out.albedo = shirt(character);
-    if character + 1u == u32(camera.ground.y) {
+    if character + 1u == u32(camera.picked.x) {
         // The lab's picked character glows magenta, a colour no shirt has, so it can be found
         // in a crowd; with a mask heat, blue where the layer's mask is 0, red where it is 1.
         out.albedo = vec3<f32>(2.5, 0.2, 2.2);
-        if camera.ground.z > 0.5 {
+        if camera.picked.y > 0.5 {
             let h = weights.x * heat(joints.x) + weights.y * heat(joints.y)
                   + weights.z * heat(joints.z) + weights.w * heat(joints.w);
             out.albedo = mix(vec3<f32>(0.15, 0.3, 2.2), vec3<f32>(2.5, 0.25, 0.1), h);
@@ -117,18 +120,37 @@ fn character_fs(in: VertexOut) -> @location(0) vec4<f32> {
     return shade(in.albedo, in.normal, in.world);
 }
 
+// The ground's triangles, in world space, made on the CPU from the same shape the feet stand on.
 @vertex
-fn ground_vs(@builtin(vertex_index) index: u32) -> VertexOut {
-    let corners = array<vec2<f32>, 6>(
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(1.0, -1.0),
-        vec2<f32>(-1.0, -1.0), vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, 1.0));
-    let xz = corners[index] * camera.ground.x;
-    let world = vec3<f32>(xz.x, 0.0, xz.y);
+fn ground_vs(@location(0) world: vec3<f32>, @location(1) normal: vec3<f32>) -> VertexOut {
     var out: VertexOut;
     out.clip = camera.view_proj * vec4<f32>(world, 1.0);
     out.world = world;
-    out.normal = vec3<f32>(0.0, 1.0, 0.0);
+    out.normal = normal;
     out.albedo = vec3<f32>(0.0);
+    return out;
+}
+
+// The look-at marker: an octahedron around `camera.marker.xyz`, face by face (eight triangles,
+// one per octant), glowing yellow.
+@vertex
+fn marker_vs(@builtin(vertex_index) index: u32) -> VertexOut {
+    let face = index / 3u;
+    let s = vec3<f32>(
+        select(-1.0, 1.0, (face & 1u) != 0u), select(-1.0, 1.0, (face & 2u) != 0u),
+        select(-1.0, 1.0, (face & 4u) != 0u));
+    var corner = vec3<f32>(s.x, 0.0, 0.0);
+    if index % 3u == 1u {
+        corner = vec3<f32>(0.0, s.y, 0.0);
+    } else if index % 3u == 2u {
+        corner = vec3<f32>(0.0, 0.0, s.z);
+    }
+    let world = camera.marker.xyz + corner * camera.marker.w;
+    var out: VertexOut;
+    out.clip = camera.view_proj * vec4<f32>(world, 1.0);
+    out.world = world;
+    out.normal = s;
+    out.albedo = vec3<f32>(2.5, 2.2, 0.3);
     return out;
 }
 

@@ -203,6 +203,14 @@ impl App<'_> {
             KeyCode::Space => self.paused = !self.paused,
             KeyCode::KeyT => self.slow = !self.slow,
             KeyCode::KeyL => self.scene.set_lod(!self.scene.lod()),
+            KeyCode::KeyG => self.scene.set_ground(self.scene.ground().next()),
+            KeyCode::KeyI | KeyCode::KeyK => {
+                let (ik, look) = (self.scene.ik(), self.scene.look());
+                let (ik, look) = if code == KeyCode::KeyI { (!ik, look) } else { (ik, look.next()) };
+                if let Err(e) = self.scene.set_procedural(ik, look) {
+                    println!("viewer: {e}");
+                }
+            }
             KeyCode::Tab => {
                 if let Some(gfx) = &mut self.gfx {
                     gfx.lab.crowd_open = !gfx.lab.crowd_open;
@@ -331,7 +339,13 @@ impl App<'_> {
             };
             let (mode, hud, lod) =
                 (self.scene.mode().1, self.hud.line(self.scene.num_characters(), self.args.cpu), self.scene.lod_line());
-            gfx.window.set_title(&format!("throng | {mode} | {hud} | {lod}{state}"));
+            let world = format!(
+                "ground {} | IK {} | look {}",
+                self.scene.ground().name(),
+                if self.scene.ik() { "on" } else { "off" },
+                self.scene.look().name()
+            );
+            gfx.window.set_title(&format!("throng | {mode} | {hud} | {lod} | {world}{state}"));
             self.shown = std::mem::take(&mut self.hud);
             self.hud_since = Instant::now();
         }

@@ -44,7 +44,11 @@ mod tests;
 
 pub use graph::{DemoArchetype, DemoBindError, LOCOMOTION_GRAPH};
 
+use crate::program::{FootSetup, GroundSetup, LookAtChain, ProceduralSetup, TwoBoneChain};
 use crate::{clip::Clip, mesh::SkinnedMesh, rig::Rig};
+
+/// The humanoid's ankle height above its sole with the foot flat, metres.
+pub const ANKLE_HEIGHT_M: f32 = 0.08;
 
 /// Clip names.
 pub const IDLE: &str = "idle";
@@ -132,6 +136,42 @@ impl DemoCharacter {
             Some(g) => Some(g.speed_mps),
             None => CLIP_NAMES.contains(&name).then_some(0.0),
         }
+    }
+
+    /// The humanoid's procedural setup, to check against [`DemoCharacter::rig`]
+    /// (`ProceduralSetup::check`): a look-at chain `neck_01` → `neck_02` → `head` turning the
+    /// head's forward axis (+Z) by even shares, each joint at most 0.4 rad (about 70° in all),
+    /// and feet on the ground: `pelvis` drops, each leg `thigh` → `calf` → `foot` reaches, the
+    /// ankle [`ANKLE_HEIGHT_M`] above the sole, the foot tilting up to 0.4 rad toward the
+    /// ground's normal. `None` when the rig lacks one of those joints (another rig put in
+    /// [`DemoCharacter::rig`]).
+    ///
+    /// ```
+    /// use throng::demo::DemoCharacter;
+    ///
+    /// let demo = DemoCharacter::humanoid();
+    /// let setup = demo.procedural_setup().expect("the humanoid's joints").check(&demo.rig)?;
+    /// assert_eq!(setup.num_parts(), 3); // one look-at chain, two feet
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn procedural_setup(&self) -> Option<ProceduralSetup> {
+        let joint = |name: &str| self.rig.find_joint(name).and_then(|j| u16::try_from(j).ok());
+        let mut look = LookAtChain::even(vec![joint("neck_01")?, joint("neck_02")?, joint("head")?], glam::Vec3::Z);
+        look.limits_rad = vec![0.4; look.joints.len()];
+        let leg = |side: &str| -> Option<FootSetup> {
+            let [thigh, calf, foot] = ["thigh", "calf", "foot"].map(|part| joint(&format!("{part}_{side}")));
+            Some(FootSetup {
+                leg: TwoBoneChain::new(thigh?, calf?, foot?),
+                ankle_height_m: ANKLE_HEIGHT_M,
+                max_tilt_rad: 0.4,
+            })
+        };
+        Some(ProceduralSetup {
+            look_at: vec![look],
+            two_bone: Vec::new(),
+            ground: Some(GroundSetup { pelvis: joint("pelvis")?, feet: vec![leg("l")?, leg("r")?] }),
+        })
     }
 
     /// Cycle timing of `walk` and `run`; `None` for other names.
