@@ -9,6 +9,27 @@ use throng::eval::frame_layers::ProceduralInputs;
 use throng::program::{ProceduralRig, ProceduralSetup, ProceduralTargets};
 use throng::rig::{Rig, Transform};
 
+/// A setting a key cycles and a flag names ([`Ground`] with `G` and `--ground`, [`Look`] with
+/// `K` and `--look`).
+pub trait Choice: Copy + PartialEq + 'static {
+    /// The values, in the order the key cycles them.
+    const ALL: &'static [Self];
+
+    /// The name the flag takes.
+    fn name(self) -> &'static str;
+
+    /// The value the flag's `name` names.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
+    /// The next value (the key).
+    fn next(self) -> Self {
+        let i = Self::ALL.iter().position(|&c| c == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+}
+
 /// The ground's shape. Every shape is a profile along world X, the same along Z, repeating every
 /// [`PERIOD_M`] so that any crowd size walks over the same terrain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,30 +53,19 @@ pub const STEP_HEIGHT_M: f32 = 0.15;
 /// One step's depth, metres.
 pub const STEP_DEPTH_M: f32 = 1.0;
 
-impl Ground {
-    /// The shapes, in the order the `G` key cycles them.
-    pub const ALL: [Ground; 3] = [Ground::Flat, Ground::Slope, Ground::Steps];
+impl Choice for Ground {
+    const ALL: &'static [Self] = &[Ground::Flat, Ground::Slope, Ground::Steps];
 
-    /// The name `--ground` takes.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Ground::Flat => "flat",
             Ground::Slope => "slope",
             Ground::Steps => "steps",
         }
     }
+}
 
-    /// The shape `--ground NAME` names.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|g| g.name() == name)
-    }
-
-    /// The next shape (the `G` key).
-    pub fn next(self) -> Self {
-        let i = Self::ALL.iter().position(|&g| g == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
-    }
-
+impl Ground {
     /// Distance climbed from the last valley at `x`, metres along X, in [0, HALF_PERIOD_M], and
     /// whether X climbs there (+1) or descends (−1).
     fn climb(x: f32) -> (f32, f32) {
@@ -158,28 +168,15 @@ pub enum Look {
     Camera,
 }
 
-impl Look {
-    /// The modes, in the order the `K` key cycles them.
-    pub const ALL: [Look; 3] = [Look::Off, Look::Point, Look::Camera];
+impl Choice for Look {
+    const ALL: &'static [Self] = &[Look::Off, Look::Point, Look::Camera];
 
-    /// The name `--look` takes.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Look::Off => "off",
             Look::Point => "point",
             Look::Camera => "camera",
         }
-    }
-
-    /// The mode `--look NAME` names.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| l.name() == name)
-    }
-
-    /// The next mode (the `K` key).
-    pub fn next(self) -> Self {
-        let i = Self::ALL.iter().position(|&l| l == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
     }
 }
 

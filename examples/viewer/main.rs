@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use ground::{Ground, Look};
+use ground::{Choice, Ground, Look};
 use lab::{CrowdFigures, Lab};
 use render::{FrameTimes, Offscreen, Renderer};
 use scene::{Hand, MODES, Model, Scene, StepTimes, TimingEdit};

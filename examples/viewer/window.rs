@@ -15,6 +15,7 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
 use crate::camera::Orbit;
+use crate::ground::Choice;
 use crate::lab::{CrowdFigures, Lab};
 use crate::pick;
 use crate::render::Renderer;
