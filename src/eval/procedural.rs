@@ -295,7 +295,11 @@ pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, tar
     for ((&joint, &share), &limit) in chain.joints.iter().zip(&chain.shares).zip(&chain.limits_rad) {
         if joint != first {
             let parent_joint = parents[joint as usize];
-            let parent = if parent_joint == above { frame } else { frame.then(&frame_below(parents, pose, above, parent_joint)) };
+            let parent = if parent_joint == above {
+                frame
+            } else {
+                frame.then(&frame_below(parents, pose, above, parent_joint))
+            };
             frame = parent.then(&ModelFrame::local(&pose[joint as usize]));
             above = joint;
         }
