@@ -106,7 +106,7 @@ fn atan_positive(x: f32) -> f32 {
         (0.0, x)
     };
     let z = t * t;
-    base + (((8.053_744_5e-2 * z - 1.387_768_6e-1) * z + 1.997_771_1e-1) * z - 3.333_294_9e-1) * z * t + t
+    base + (((8.053_744_5e-2 * z - 1.387_768_6e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1) * z * t + t
 }
 
 /// `atan2(y, x)` for y ≥ 0 (a length, as every call here has): in [0, π].
