@@ -535,6 +535,41 @@ mod tests {
     }
 
     #[test]
+    fn between_turns_from_onto_to_as_arc_does_and_survives_degenerate_directions() {
+        let cases = [
+            (Vec3::X, Vec3::Y),
+            (Vec3::new(1.0, 2.0, 3.0), Vec3::new(-2.0, 0.5, 1.0)),
+            (Vec3::Z, -Vec3::Z * 2.0),
+            (Vec3::new(0.3, -0.2, 0.9), Vec3::new(-0.3, 0.2, -0.9)),
+        ];
+        for (from, to) in cases {
+            let q = between(from, to);
+            let turned = q * from.normalize();
+            assert!(turned.abs_diff_eq(to.normalize(), 1e-5), "{from} → {to}: {turned}");
+            let (axis, angle) = arc(from, to);
+            assert!(q.angle_between(Quat::from_axis_angle(axis, angle)) < 1e-3, "{from} → {to}: {q} against the arc");
+        }
+        for (from, to) in [(Vec3::ZERO, Vec3::X), (Vec3::X, Vec3::ZERO), (Vec3::Y, Vec3::Y * 3.0)] {
+            let q = between(from, to);
+            assert!(q.is_finite() && q.angle_between(Quat::IDENTITY) < 1e-6, "{from} → {to}: {q}");
+        }
+    }
+
+    #[test]
+    fn atan2_positive_is_libms_within_a_few_ulp() {
+        for i in 0..=2000 {
+            let y = i as f32 * 0.013;
+            for x in [-50.0, -3.0, -1.0, -0.4, -1e-3, 0.0, 1e-3, 0.4, 1.0, 3.0, 50.0] {
+                let (got, want) = (atan2_positive(y, x), y.atan2(x));
+                assert!(
+                    (got - want).abs() <= 4.0 * f32::EPSILON * want.abs().max(1.0),
+                    "atan2({y}, {x}): {got} against {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn translate_joint_moves_in_model_space_under_a_scaled_turned_parent() {
         let parents = [NO_PARENT, 0];
         let mut pose = [
