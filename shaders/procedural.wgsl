@@ -83,9 +83,8 @@ struct Arc {
     angle: f32,
 }
 
-// A two-bone chain's joints' frames: the model frame above its root, then root, middle, end.
+// A two-bone chain's joints' model frames: root, middle, end.
 struct ChainFrames {
-    above_a: Frame,
     a: Frame,
     b: Frame,
     c: Frame,
@@ -114,7 +113,7 @@ fn target_vec3(at: u32) -> vec3<f32> {
 // `sin` and `cos`, and lavapipe's `atan2` is a short polynomial), and the two-bone solve near
 // full or no extension magnifies what they miss; these are Cephes' single-precision
 // `sinf`/`cosf` and `atanf`, within a few ulp of the CPU's libm for the angles the stage takes
-// (|x| below a few turns).
+// (|x| below a few turns). `atan_positive` and `atan2_positive` are `eval::procedural`'s own.
 const PI: f32 = 3.14159265358979;
 const FRAC_PI_2: f32 = 1.57079632679490;
 const FRAC_PI_4: f32 = 0.785398163397448;
@@ -250,8 +249,11 @@ fn set_local_rotation(joint: u32, rotation: vec4<f32>) {
 // `frame_below`: `joint`'s frame relative to its ancestor `above` (model space for
 // NO_PARENT). The walk is bounded by the rig's joints, which a checked rig never reaches.
 fn frame_below(above: u32, joint: u32) -> Frame {
-    var frame = identity_frame();
-    var j = joint;
+    if joint == above || joint == NO_PARENT {
+        return identity_frame();
+    }
+    var frame = local_frame(joint);
+    var j = parent_of(joint);
     for (var steps = 0u; j != above && j != NO_PARENT && steps < procedural_params.num_joints; steps++) {
         frame = compose(local_frame(j), frame);
         j = parent_of(j);
@@ -288,8 +290,30 @@ fn arc(from_dir: vec3<f32>, to_dir: vec3<f32>) -> Arc {
     return Arc(perpendicular(from_dir), angle);
 }
 
-fn turned(parent: vec4<f32>, delta: vec4<f32>, local: vec4<f32>) -> vec4<f32> {
-    return q_normalize(q_mul(q_mul(q_mul(q_conjugate(parent), delta), parent), local));
+// `between`: the shortest rotation from `from_dir` to `to_dir` as the half-way quaternion,
+// no trigonometry; a half turn about a perpendicular axis when they are opposite.
+fn between(from_dir: vec3<f32>, to_dir: vec3<f32>) -> vec4<f32> {
+    let from_len = length(from_dir);
+    let to_len = length(to_dir);
+    if !(from_len > EPSILON_M && to_len > EPSILON_M) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    let c = cross(from_dir, to_dir);
+    let d = dot(from_dir, to_dir);
+    if length(c) <= EPSILON_M * from_len * to_len && d < 0.0 {
+        return vec4<f32>(perpendicular(from_dir), 0.0);
+    }
+    return q_normalize(vec4<f32>(c, from_len * to_len + d));
+}
+
+// `in_frame`: the model-space turn `delta` seen from a joint of model rotation `model`.
+fn in_frame(model: vec4<f32>, delta: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(q_rotate(q_conjugate(model), delta.xyz), delta.w);
+}
+
+// `carried`: `f` turned by `delta` about `pivot`.
+fn carried(f: Frame, pivot: vec3<f32>, delta: vec4<f32>) -> Frame {
+    return Frame(pivot + q_rotate(delta, f.position - pivot), q_mul(delta, f.rotation), f.scale);
 }
 
 fn translate_joint(joint: u32, offset: vec3<f32>) {
@@ -304,11 +328,10 @@ fn translate_joint(joint: u32, offset: vec3<f32>) {
 }
 
 fn chain_frames(chain: TwoBone) -> ChainFrames {
-    let above_a = model_frame(parent_of(chain.a));
-    let a = compose(above_a, local_frame(chain.a));
+    let a = compose(model_frame(parent_of(chain.a)), local_frame(chain.a));
     let b = compose(a, frame_below(chain.a, chain.b));
     let c = compose(b, frame_below(chain.b, chain.c));
-    return ChainFrames(above_a, a, b, c);
+    return ChainFrames(a, b, c);
 }
 
 // `reach`, once the goal and the end's final model orientation are known.
@@ -358,16 +381,13 @@ fn reach(chain: TwoBone, f: ChainFrames, pole: vec3<f32>, goal: vec3<f32>, end_r
     }
     let middle = pa + direction * along + side * across;
     let end = pa + direction * goal_distance;
-    let root_arc = arc(pb - pa, middle - pa);
-    let root_turn = q_axis_angle(root_arc.axis, root_arc.angle);
-    let above_b = q_mul(f.b.rotation, q_conjugate(local_rotation(chain.b)));
+    let root_turn = between(pb - pa, middle - pa);
     let above_c = q_mul(f.c.rotation, q_conjugate(local_rotation(chain.c)));
-    set_local_rotation(chain.a, turned(f.above_a.rotation, root_turn, local_rotation(chain.a)));
-    let turned_b = pa + q_rotate(root_turn, pb - pa);
+    set_local_rotation(chain.a, q_normalize(q_mul(local_rotation(chain.a), in_frame(f.a.rotation, root_turn))));
+    let turned_b = carried(f.b, pa, root_turn);
     let turned_c = pa + q_rotate(root_turn, pc - pa);
-    let middle_arc = arc(turned_c - turned_b, end - turned_b);
-    let middle_turn = q_axis_angle(middle_arc.axis, middle_arc.angle);
-    set_local_rotation(chain.b, turned(q_mul(root_turn, above_b), middle_turn, local_rotation(chain.b)));
+    let middle_turn = between(turned_c - turned_b.position, end - turned_b.position);
+    set_local_rotation(chain.b, q_normalize(q_mul(local_rotation(chain.b), in_frame(turned_b.rotation, middle_turn))));
     let new_above_c = q_normalize(q_mul(q_mul(middle_turn, root_turn), above_c));
     set_local_rotation(chain.c, q_normalize(q_mul(q_conjugate(new_above_c), end_rotation)));
 }
@@ -398,25 +418,41 @@ fn two_bone(at: u32, t: u32, weight: f32) {
 fn look_at(at: u32, aim: vec3<f32>, weight: f32) {
     let n = procedural_rig[at];
     let forward = word_vec3(at + 1u);
+    let first = procedural_rig[at + LOOK_AT_HEAD];
     let end = procedural_rig[at + LOOK_AT_HEAD + LOOK_AT_JOINT * (n - 1u)];
-    var above_joint = parent_of(procedural_rig[at + LOOK_AT_HEAD]);
-    var above = model_frame(above_joint);
+    var frame = compose(model_frame(parent_of(first)), local_frame(first));
+    var end_frame = compose(frame, frame_below(first, end));
+    var above = first;
     for (var k = 0u; k < n; k++) {
         let j = at + LOOK_AT_HEAD + LOOK_AT_JOINT * k;
         let joint = procedural_rig[j];
         let share = word_f32(j + 1u);
         let limit = word_f32(j + 2u);
-        let parent = compose(above, frame_below(above_joint, parent_of(joint)));
-        let frame = compose(parent, local_frame(joint));
-        let end_frame = compose(frame, frame_below(joint, end));
-        let a = arc(q_rotate(end_frame.rotation, forward), aim - end_frame.position);
-        let turn = min(a.angle * share, limit) * weight;
-        if turn > 0.0 {
-            let delta = q_axis_angle(a.axis, turn);
-            set_local_rotation(joint, turned(q_normalize(parent.rotation), delta, local_rotation(joint)));
+        if joint != first {
+            let parent_joint = parent_of(joint);
+            var parent = frame;
+            if parent_joint != above {
+                parent = compose(frame, frame_below(above, parent_joint));
+            }
+            frame = compose(parent, local_frame(joint));
+            above = joint;
         }
-        above = parent;
-        above_joint = parent_of(joint);
+        let from_dir = q_rotate(end_frame.rotation, forward);
+        let to_dir = aim - end_frame.position;
+        var delta: vec4<f32>;
+        if share == 1.0 && weight == 1.0 && limit >= PI {
+            delta = between(from_dir, to_dir);
+        } else {
+            let a = arc(from_dir, to_dir);
+            let turn = min(a.angle * share, limit) * weight;
+            if !(turn > 0.0) {
+                continue;
+            }
+            delta = q_axis_angle(a.axis, turn);
+        }
+        set_local_rotation(joint, q_normalize(q_mul(local_rotation(joint), in_frame(frame.rotation, delta))));
+        end_frame = carried(end_frame, frame.position, delta);
+        frame.rotation = q_mul(delta, frame.rotation);
     }
 }
 

@@ -10,11 +10,17 @@
 //! | look-at | from the chain's first joint to its end, each turns by its share of the angle left between the end's forward axis and the target, within its limit |
 //!
 //! Angles come from `atan2` of the cross and dot products, never `acos` (imprecise near 1 on
-//! some drivers, lavapipe's among them). Each chain walks up the rig once, for the frame above
-//! its first joint, and carries its joints' frames down from there (from the local pose, so
-//! each phase sees the changes of the ones before), never a whole model pose.
+//! some drivers, lavapipe's among them), and only where a turn is a share of one: a whole turn
+//! (both two-bone turns, a look-at joint taking all that is left) is the half-way quaternion
+//! ([`between`]), with no trigonometry. Each chain walks up the rig once, for the frame above
+//! its first joint, and composes its joints' frames down from there once (from the local pose,
+//! so each phase sees the changes of the ones before), never a whole model pose; a turn carries
+//! the frames below it (`p' = pivot + D(p − pivot)`, `q' = D q`) and changes the joint's local
+//! rotation by the turn seen from the joint itself ([`in_frame`]).
 //! Zero-length bones, targets on a joint and unreachable targets turn nothing or turn as far
 //! as they can; nothing divides by zero.
+
+use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
@@ -64,8 +70,11 @@ impl ModelFrame {
 /// space when `above` is [`NO_PARENT`]), composed from `joint`'s local transform up to, not
 /// including, `above`.
 fn frame_below(parents: &[u16], pose: &[Transform], above: u16, joint: u16) -> ModelFrame {
-    let mut frame = ModelFrame::IDENTITY;
-    let mut j = joint;
+    if joint == above || joint == NO_PARENT {
+        return ModelFrame::IDENTITY;
+    }
+    let mut frame = ModelFrame::local(&pose[joint as usize]);
+    let mut j = parents[joint as usize];
     while j != above && j != NO_PARENT {
         frame = ModelFrame::local(&pose[j as usize]).then(&frame);
         j = parents[j as usize];
@@ -85,8 +94,36 @@ fn perpendicular(v: Vec3) -> Vec3 {
     v.cross(helper).normalize()
 }
 
+/// `atan(x)` for x ≥ 0: Cephes' single-precision `atanf`, reduced to |t| ≤ tan(π/8) around 0,
+/// π/4 or π/2, within a few ulp of libm's and inlined where libm's is a call; the shader has
+/// the same polynomial, so both evaluators take the same angles.
+fn atan_positive(x: f32) -> f32 {
+    let (base, t) = if x > 2.414_213_6 {
+        (FRAC_PI_2, -1.0 / x)
+    } else if x > 0.414_213_57 {
+        (FRAC_PI_4, (x - 1.0) / (x + 1.0))
+    } else {
+        (0.0, x)
+    };
+    let z = t * t;
+    base + (((8.053_744_5e-2 * z - 1.387_768_6e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1) * z * t + t
+}
+
+/// `atan2(y, x)` for y ≥ 0 (a length, as every call here has): in [0, π].
+fn atan2_positive(y: f32, x: f32) -> f32 {
+    if x > 0.0 {
+        atan_positive(y / x)
+    } else if x < 0.0 {
+        PI - atan_positive(y / -x)
+    } else if y > 0.0 {
+        FRAC_PI_2
+    } else {
+        0.0
+    }
+}
+
 /// The shortest rotation taking direction `from` to direction `to` as a unit axis and an angle
-/// in [0, π] from `atan2`; angle 0 when either is (nearly) zero, a perpendicular axis when they
+/// in [0, π] from [`atan2_positive`]; angle 0 when either is (nearly) zero, a perpendicular axis when they
 /// are opposite.
 fn arc(from: Vec3, to: Vec3) -> (Vec3, f32) {
     let (from_len, to_len) = (from.length(), to.length());
@@ -95,9 +132,39 @@ fn arc(from: Vec3, to: Vec3) -> (Vec3, f32) {
     }
     let cross = from.cross(to);
     let sin = cross.length();
-    let angle = sin.atan2(from.dot(to));
+    let angle = atan2_positive(sin, from.dot(to));
     let axis = if sin > EPSILON_M * from_len * to_len { cross / sin } else { perpendicular(from) };
     (axis, angle)
+}
+
+/// The shortest rotation taking direction `from` to direction `to`, as [`arc`] turns, built
+/// from the half-way quaternion `[from × to, |from||to| + from·to]` normalised, with no
+/// trigonometry: the identity when either is (nearly) zero, a half turn about a perpendicular
+/// axis when they are (nearly) opposite.
+fn between(from: Vec3, to: Vec3) -> Quat {
+    let (from_len, to_len) = (from.length(), to.length());
+    if !(from_len > EPSILON_M && to_len > EPSILON_M) {
+        return Quat::IDENTITY;
+    }
+    let (cross, dot) = (from.cross(to), from.dot(to));
+    if cross.length() <= EPSILON_M * from_len * to_len && dot < 0.0 {
+        return Quat::from_vec4(perpendicular(from).extend(0.0));
+    }
+    Quat::from_vec4(cross.extend(from_len * to_len + dot)).normalize()
+}
+
+/// A model-space rotation `delta` about a joint seen from the joint's own space, where `model`
+/// is the joint's model rotation: `model⁻¹ · delta · model`, the same turn about the axis taken
+/// into that space, so that a joint of local rotation `local` turned by `delta` in model space
+/// becomes `local · in_frame(model, delta)`.
+fn in_frame(model: Quat, delta: Quat) -> Quat {
+    let axis = model.conjugate() * Vec3::new(delta.x, delta.y, delta.z);
+    Quat::from_xyzw(axis.x, axis.y, axis.z, delta.w)
+}
+
+/// `frame` and everything carried with it turned by `delta` about `pivot`.
+fn carried(frame: &ModelFrame, pivot: Vec3, delta: Quat) -> ModelFrame {
+    ModelFrame { position: pivot + delta * (frame.position - pivot), rotation: delta * frame.rotation, ..*frame }
 }
 
 /// Below this angle between two rotations (as 4-vectors), [`slerp`] is a normalised lerp,
@@ -109,17 +176,11 @@ const SLERP_LINEAR_RAD: f32 = 1e-3;
 /// takes an `acos` that the GPU cannot mirror closely.
 fn slerp(from: Quat, to: Quat, t: f32) -> Quat {
     let to = if from.dot(to) < 0.0 { -to } else { to };
-    let theta = 2.0 * (from - to).length().atan2((from + to).length());
+    let theta = 2.0 * atan2_positive((from - to).length(), (from + to).length());
     if theta < SLERP_LINEAR_RAD {
         return (from * (1.0 - t) + to * t).normalize();
     }
     (from * ((1.0 - t) * theta).sin() + to * (t * theta).sin()).normalize()
-}
-
-/// The local rotation that turns a joint by `delta` (a model-space rotation about the joint)
-/// under a parent of model rotation `parent`.
-fn turned(parent: Quat, delta: Quat, local: Quat) -> Quat {
-    (parent.conjugate() * delta * parent * local).normalize()
 }
 
 /// Moves `joint` (and everything under it) by `offset`, metres in model space, through its
@@ -144,8 +205,7 @@ fn reach(
     aim: impl FnOnce(&ModelFrame) -> (Vec3, Quat),
 ) {
     let [a, b, c] = chain.joints;
-    let above_a = model_frame(parents, pose, parents[a as usize]);
-    let frame_a = above_a.then(&ModelFrame::local(&pose[a as usize]));
+    let frame_a = model_frame(parents, pose, parents[a as usize]).then(&ModelFrame::local(&pose[a as usize]));
     let frame_b = frame_a.then(&frame_below(parents, pose, a, b));
     let frame_c = frame_b.then(&frame_below(parents, pose, b, c));
     let (goal, end_rotation) = aim(&frame_c);
@@ -154,13 +214,9 @@ fn reach(
     let full = upper + lower;
     let to_goal = goal - pa;
     let raw_distance = to_goal.length();
-    let mut direction = Vec3::Y;
-    for candidate in [pb - pa, pc - pa, to_goal] {
-        // The last usable direction wins: toward the goal, else the chain's own.
-        if candidate.length() > EPSILON_M {
-            direction = candidate.normalize();
-        }
-    }
+    // The first usable direction: toward the goal, else the chain's own.
+    let direction =
+        [to_goal, pc - pa, pb - pa].into_iter().find(|v| v.length() > EPSILON_M).map_or(Vec3::Y, Vec3::normalize);
     // How far short of full extension the chain stays. Soft limit: past `start`, the gap
     // shrinks exponentially, computed as such rather than as `full` less a distance, because
     // the middle joint's offset from the line grows as the gap's square root: one rounding of
@@ -183,27 +239,24 @@ fn reach(
     } else {
         (0.0, upper)
     };
-    let mut side = perpendicular(direction);
-    for candidate in [pb - pa, pole] {
-        let off_line = candidate - direction * candidate.dot(direction);
-        if off_line.length() > EPSILON_M {
-            side = off_line.normalize();
-        }
-    }
+    // The first usable side: the pole's part across the line, else the animated bend's.
+    let side = [pole, pb - pa]
+        .into_iter()
+        .map(|v| v - direction * v.dot(direction))
+        .find(|v| v.length() > EPSILON_M)
+        .map_or_else(|| perpendicular(direction), Vec3::normalize);
     let middle = pa + direction * along + side * across;
     let end = pa + direction * distance;
     // The root turns the middle onto its place; the middle and end follow about the root.
-    let (axis, angle) = arc(pb - pa, middle - pa);
-    let root_turn = Quat::from_axis_angle(axis, angle);
+    let root_turn = between(pb - pa, middle - pa);
     let (a, b, c) = (a as usize, b as usize, c as usize);
-    let above_b = frame_b.rotation * pose[b].rotation.conjugate();
     let above_c = frame_c.rotation * pose[c].rotation.conjugate();
-    pose[a].rotation = turned(above_a.rotation, root_turn, pose[a].rotation);
-    let (pb, pc) = (pa + root_turn * (pb - pa), pa + root_turn * (pc - pa));
+    pose[a].rotation = (pose[a].rotation * in_frame(frame_a.rotation, root_turn)).normalize();
+    let frame_b = carried(&frame_b, pa, root_turn);
+    let pc = pa + root_turn * (pc - pa);
     // The middle turns the end onto its place.
-    let (axis, angle) = arc(pc - pb, end - pb);
-    let middle_turn = Quat::from_axis_angle(axis, angle);
-    pose[b].rotation = turned(root_turn * above_b, middle_turn, pose[b].rotation);
+    let middle_turn = between(pc - frame_b.position, end - frame_b.position);
+    pose[b].rotation = (pose[b].rotation * in_frame(frame_b.rotation, middle_turn)).normalize();
     let above_c = (middle_turn * root_turn * above_c).normalize();
     pose[c].rotation = (above_c.conjugate() * end_rotation).normalize();
 }
@@ -229,23 +282,39 @@ pub fn two_bone(
 }
 
 /// One look-at chain at `weight` (> 0). The walk up the rig is done once, for the first
-/// joint's parent; each joint's frame then comes from the one above it, and the end's from the
-/// turning joint, through the joints between them alone.
+/// joint's parent, and the end's frame is composed once; each joint's frame then comes from
+/// the turned one above it through the joints between them alone, and each turn carries the
+/// end's frame with it. A joint that takes all that is left (share and weight 1, no limit
+/// below half a turn) turns by [`between`], the others by the angle's share.
 pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, target: Vec3, weight: f32) {
+    let first = chain.joints[0];
     let end = chain.joints[chain.joints.len() - 1];
-    let mut above_joint = parents[chain.joints[0] as usize];
-    let mut above = model_frame(parents, pose, above_joint);
+    let mut frame = model_frame(parents, pose, parents[first as usize]).then(&ModelFrame::local(&pose[first as usize]));
+    let mut end_frame = frame.then(&frame_below(parents, pose, first, end));
+    let mut above = first;
     for ((&joint, &share), &limit) in chain.joints.iter().zip(&chain.shares).zip(&chain.limits_rad) {
-        let parent = above.then(&frame_below(parents, pose, above_joint, parents[joint as usize]));
-        let frame = parent.then(&ModelFrame::local(&pose[joint as usize]));
-        let end_frame = frame.then(&frame_below(parents, pose, joint, end));
-        let (axis, angle) = arc(end_frame.rotation * chain.forward, target - end_frame.position);
-        let turn = (angle * share).min(limit) * weight;
-        if turn > 0.0 {
-            let local = &mut pose[joint as usize].rotation;
-            *local = turned(parent.rotation.normalize(), Quat::from_axis_angle(axis, turn), *local);
+        if joint != first {
+            let parent_joint = parents[joint as usize];
+            let parent = if parent_joint == above {
+                frame
+            } else {
+                frame.then(&frame_below(parents, pose, above, parent_joint))
+            };
+            frame = parent.then(&ModelFrame::local(&pose[joint as usize]));
+            above = joint;
         }
-        (above, above_joint) = (parent, parents[joint as usize]);
+        let (from, to) = (end_frame.rotation * chain.forward, target - end_frame.position);
+        let delta = if share == 1.0 && weight == 1.0 && limit >= PI {
+            between(from, to)
+        } else {
+            let (axis, angle) = arc(from, to);
+            let turn = (angle * share).min(limit) * weight;
+            if turn > 0.0 { Quat::from_axis_angle(axis, turn) } else { continue }
+        };
+        let local = &mut pose[joint as usize].rotation;
+        *local = (*local * in_frame(frame.rotation, delta)).normalize();
+        end_frame = carried(&end_frame, frame.position, delta);
+        frame.rotation = delta * frame.rotation;
     }
 }
 
@@ -462,6 +531,41 @@ mod tests {
         for (from, to) in [(Vec3::ZERO, Vec3::X), (Vec3::X, Vec3::ZERO), (Vec3::Y, Vec3::Y * 3.0)] {
             let (axis, angle) = arc(from, to);
             assert!(axis.is_finite() && angle == 0.0, "{from} → {to}: {axis} {angle}");
+        }
+    }
+
+    #[test]
+    fn between_turns_from_onto_to_as_arc_does_and_survives_degenerate_directions() {
+        let cases = [
+            (Vec3::X, Vec3::Y),
+            (Vec3::new(1.0, 2.0, 3.0), Vec3::new(-2.0, 0.5, 1.0)),
+            (Vec3::Z, -Vec3::Z * 2.0),
+            (Vec3::new(0.3, -0.2, 0.9), Vec3::new(-0.3, 0.2, -0.9)),
+        ];
+        for (from, to) in cases {
+            let q = between(from, to);
+            let turned = q * from.normalize();
+            assert!(turned.abs_diff_eq(to.normalize(), 1e-5), "{from} → {to}: {turned}");
+            let (axis, angle) = arc(from, to);
+            assert!(q.angle_between(Quat::from_axis_angle(axis, angle)) < 1e-3, "{from} → {to}: {q} against the arc");
+        }
+        for (from, to) in [(Vec3::ZERO, Vec3::X), (Vec3::X, Vec3::ZERO), (Vec3::Y, Vec3::Y * 3.0)] {
+            let q = between(from, to);
+            assert!(q.is_finite() && q.angle_between(Quat::IDENTITY) < 1e-6, "{from} → {to}: {q}");
+        }
+    }
+
+    #[test]
+    fn atan2_positive_is_libms_within_a_few_ulp() {
+        for i in 0..=2000 {
+            let y = i as f32 * 0.013;
+            for x in [-50.0, -3.0, -1.0, -0.4, -1e-3, 0.0, 1e-3, 0.4, 1.0, 3.0, 50.0] {
+                let (got, want) = (atan2_positive(y, x), y.atan2(x));
+                assert!(
+                    (got - want).abs() <= 4.0 * f32::EPSILON * want.abs().max(1.0),
+                    "atan2({y}, {x}): {got} against {want}"
+                );
+            }
         }
     }
 
