@@ -19,18 +19,18 @@ mod brain;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bevy::prelude::*;
-use brain::Brain;
-use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
-use throng::graph::CompiledGraph;
-use throng::state::ParamId;
 use bevy::camera::RenderTarget;
-use bevy::window::ExitCondition;
+use bevy::prelude::*;
 use bevy::render::RenderApp;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::texture::GpuImage;
+use bevy::window::ExitCondition;
+use brain::Brain;
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+use throng::graph::CompiledGraph;
+use throng::state::ParamId;
 use throng_bevy::{AgentParams, CrowdAgent, RootMotion, ThrongCrowd, ThrongPlugin, ThrongRender};
 
 /// Metres between characters at the start.
@@ -125,7 +125,8 @@ fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
     }
     app.finish();
     app.cleanup();
-    let (mut frame, mut step, mut prepare, mut device_wait) = (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut frame, mut step, mut prepare, mut device_wait) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let warm_up = args.frames.min(10);
     for k in 0..args.frames {
         let started = Instant::now();
@@ -193,7 +194,8 @@ fn save_png(app: &App, target: &Handle<Image>, path: &std::path::Path) -> Result
     device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("the device: {e}"))?;
     receiver.recv().map_err(|e| e.to_string())?.map_err(|e| format!("mapping the pixels: {e}"))?;
     let padded = staging.get_mapped_range(..).map_err(|e| format!("mapping the pixels: {e}"))?.to_vec();
-    let pixels: Vec<u8> = padded.chunks(row_bytes as usize).flat_map(|row| row[..(WIDTH * 4) as usize].to_vec()).collect();
+    let pixels: Vec<u8> =
+        padded.chunks(row_bytes as usize).flat_map(|row| row[..(WIDTH * 4) as usize].to_vec()).collect();
     image::save_buffer(path, &pixels, WIDTH, HEIGHT, image::ExtendedColorType::Rgba8).map_err(|e| e.to_string())
 }
 
@@ -230,8 +232,8 @@ fn setup(
             let jitter = brain.jitter(i);
             let x = (col + 0.5) * SPACING_M - field_half_m + jitter[0] * 0.3 * SPACING_M;
             let z = (row + 0.5) * SPACING_M - field_half_m + jitter[1] * 0.3 * SPACING_M;
-            let transform = Transform::from_xyz(x, 0.0, z)
-                .with_rotation(Quat::from_rotation_y(jitter[2] * std::f32::consts::PI));
+            let transform =
+                Transform::from_xyz(x, 0.0, z).with_rotation(Quat::from_rotation_y(jitter[2] * std::f32::consts::PI));
             commands.spawn((CrowdAgent::new(id), AgentParams::default(), RootMotion, transform)).id()
         })
         .collect();

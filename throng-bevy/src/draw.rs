@@ -147,8 +147,7 @@ fn pipeline(
         source: wgpu::ShaderSource::Wgsl(shader_source(layout).into()),
     });
     let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
-    let instance_attributes =
-        wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4];
+    let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4];
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some("throng-bevy.characters"),
         layout: Some(&pipeline_layout),

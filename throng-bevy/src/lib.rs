@@ -2,21 +2,21 @@
 //! schedule, evaluation on Bevy's own wgpu device in the render app.
 //!
 //! ```text
-//! main world (PostUpdate, ThrongSystems)                      render world (Render schedule)
-//! ───────────────────────────────────────                     ──────────────────────────────
-//! Sync:  CrowdAgent added ─► Crowd::spawn, Character          ExtractSchedule: the FramePacket
-//!        CrowdAgent removed ─► Crowd::despawn (row moves)  ─┐  Render, PrepareResources: each
-//!        AgentParams changed ─► set_float… in batches       │    archetype's row changes (resize,
-//! Step:  Crowd::update(Time::delta) ─► programs, samples    │    swap_remove), then set_frame on
-//!        root motion ─► Transform (entities with RootMotion)│    RenderDevice/RenderQueue, or the
-//!        animation events ─► CrowdEvent messages            │    CPU evaluator uploaded to a buffer
-//!        FramePacket (programs, samples, dt, row changes) ──┘  RenderGraph, before camera_driver:
-//!                                                               GpuCrowd::encode into Bevy's encoder
+//! main world, PostUpdate (ThrongSystems)                 render world
+//! ──────────────────────────────────────                 ────────────
+//! Sync:    CrowdAgent added ─► Crowd::spawn, Character   ExtractSchedule: the FramePacket
+//!          CrowdAgent removed ─► Crowd::despawn        ┐ Render, PrepareResources: each archetype's
+//!          AgentParams changed ─► set_float… batches   │   row changes (resize, swap_remove), then
+//! Step:    LOD rates, Crowd::update(Time::delta)       │   set_frame on RenderDevice/RenderQueue, or
+//!          root motion ─► Transform (RootMotion)       │   the CPU evaluator uploaded to a buffer
+//!          animation events ─► CrowdEvent messages     │ RenderGraph, before camera_driver:
+//! Publish: (after transform propagation) FramePacket: ─┘   GpuCrowd::encode into Bevy's encoder
+//!          programs, samples, dt, due rows, row          Core3d, after the opaque pass: one
+//!          changes, placements                             instanced draw per archetype with a mesh
 //! ```
 //!
 //! ```no_run
 //! use std::sync::Arc;
-use std::time::{Duration, Instant};
 //! use bevy::prelude::*;
 //! use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 //! use throng::graph::CompiledGraph;
@@ -40,15 +40,16 @@ mod render;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use bevy::prelude::*;
 use bevy::core_pipeline::core_3d::main_opaque_pass_3d;
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems, camera_driver};
+use bevy::prelude::*;
 use bevy::render::renderer::{RenderGraph, RenderGraphSystems};
 use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 use throng::Clip;
-use throng::mesh::SkinnedMesh;
 use throng::eval::root_motion::{RootDelta, crowd_root_motion};
+use throng::mesh::SkinnedMesh;
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
 use throng::rig::Rig;
 use throng::runtime::RuntimeError;

@@ -212,7 +212,16 @@ pub struct ThrongRender {
 
 impl ThrongRender {
     pub(crate) fn new(evaluation: Evaluation, layout: OutputLayout) -> Self {
-        Self { evaluation, layout, crowds: Vec::new(), fallback: None, errors: Vec::new(), ready: Vec::new(), frame: 0, prepare_time: Duration::ZERO }
+        Self {
+            evaluation,
+            layout,
+            crowds: Vec::new(),
+            fallback: None,
+            errors: Vec::new(),
+            ready: Vec::new(),
+            frame: 0,
+            prepare_time: Duration::ZERO,
+        }
     }
 
     /// The evaluator of the archetype added `index`-th.

@@ -6,15 +6,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bevy::prelude::*;
 use bevy::camera::RenderTarget;
+use bevy::prelude::*;
 use bevy::render::RenderApp;
+use bevy::render::RenderPlugin;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::texture::GpuImage;
-use bevy::render::RenderPlugin;
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderInstance, RenderQueue};
 use bevy::render::settings::RenderCreation;
+use bevy::render::texture::GpuImage;
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use throng::ClipEvent;
@@ -125,8 +125,7 @@ fn read_output(app: &App) -> Vec<f32> {
 }
 
 fn no_errors(app: &mut App) {
-    let errors: Vec<ThrongError> =
-        app.world_mut().resource_mut::<Messages<ThrongError>>().drain().collect();
+    let errors: Vec<ThrongError> = app.world_mut().resource_mut::<Messages<ThrongError>>().drain().collect();
     assert!(errors.is_empty(), "the plugin refused: {errors:?}");
 }
 
@@ -286,7 +285,8 @@ fn root_motion_moves_transforms_by_what_throng_reports() {
         }
     }
     app.world_mut().entity_mut(entities[0]).insert(Transform::from_rotation(Quat::from_rotation_y(0.5)));
-    let mut expected: Vec<Transform> = entities.iter().map(|&e| *app.world().get::<Transform>(e).expect("placed")).collect();
+    let mut expected: Vec<Transform> =
+        entities.iter().map(|&e| *app.world().get::<Transform>(e).expect("placed")).collect();
     for _ in 0..90 {
         app.update();
         no_errors(&mut app);
