@@ -147,6 +147,10 @@ ThrongStatus throng_character_clip_name(const ThrongCharacter *character, uint32
 /* An animation event named event_name at time_s seconds into the clip named clip_name
  * (ignoring case); archetypes added afterwards fire it (throng_crowd_events). */
 ThrongStatus throng_character_add_clip_event(ThrongCharacter *character, const char *clip_name, const char *event_name, float time_s);
+/* A sync marker named marker_name (a foot down) at time_s seconds into the clip named clip_name
+ * (ignoring case); archetypes added afterwards have it, and a transition synced by marker
+ * (throng_crowd_transition_to's sync 2) lines its destination up on it. */
+ThrongStatus throng_character_add_sync_marker(ThrongCharacter *character, const char *clip_name, const char *marker_name, float time_s);
 
 /* ---- crowds ---- */
 
@@ -199,8 +203,10 @@ ThrongStatus throng_crowd_set_update_rate(ThrongCrowd *crowd, const uint64_t *ha
 /* Moves layer `layer` of count characters to the named state at the next update, through a
  * transition of duration_s seconds (0: a cut) starting the destination offset (in [0, 1]) into
  * its clip, as if an authored transition had fired; switch_mode 0 is the graph's default, else
- * 1 cut, 2 frozen, 3 crossfade, 4 inertialize. Not interruptible. All or nothing. */
-ThrongStatus throng_crowd_transition_to(ThrongCrowd *crowd, const uint64_t *handles, size_t count, uint32_t layer, const char *state, float duration_s, float offset, uint32_t switch_mode);
+ * 1 cut, 2 frozen, 3 crossfade, 4 inertialize. sync lines the destination up with the state
+ * left: 0 none (at offset), 1 at its normalised phase, 2 at the next matching sync marker. Not
+ * interruptible. All or nothing. */
+ThrongStatus throng_crowd_transition_to(ThrongCrowd *crowd, const uint64_t *handles, size_t count, uint32_t layer, const char *state, float duration_s, float offset, uint32_t switch_mode, uint32_t sync);
 
 /* Plays clip (an index of the character's clip table) on the layer named slot (declared
  * "slot": true) from the next update: blends in over blend_in_s from what the layer showed,

@@ -51,7 +51,7 @@ use crate::clip::Clip;
 use crate::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
 use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, check_output_size};
-use crate::graph::ParamValue;
+use crate::graph::{CompiledGraph, ParamValue};
 use crate::program::{LayerSetup, OutputLayout, swap_remove_row};
 use crate::rig::Rig;
 use crate::state::{
@@ -362,6 +362,83 @@ impl CrowdRuntime {
     pub fn set_time_scale(&mut self, handles: &[CharacterHandle], scales: &[f32]) -> Result<(), RuntimeError> {
         self.crowd.set_time_scale(handles, scales)?;
         self.time_scaled |= scales.iter().any(|&s| s != 1.0);
+        Ok(())
+    }
+
+    /// Gives archetype `id` the graph `graph`, an edit of its transition timings alone
+    /// (`CompiledGraph::with_transition_timing`), as [`Crowd::replace_graph`]: characters keep
+    /// their states, clocks and parameters, a transition in flight finishes as it was taken,
+    /// and the transitions taken from the next update on use the new timings.
+    ///
+    /// A layer whose transitions were all cuts was given no evaluator memory
+    /// ([`CompiledGraph::layer_needs_memory`]); when the edit gives one of them a blend, the
+    /// runtime gives that layer memory, and every character of the archetype then starts its
+    /// evaluator memory afresh (shown as if just spawned, so the next frame blends from
+    /// nothing remembered).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+    /// use throng::graph::{CompiledGraph, Source, SwitchMode, Target, TransitionTiming};
+    /// use throng::program::OutputLayout;
+    /// use throng::runtime::CrowdRuntime;
+    ///
+    /// // The locomotion graph with every switch a cut: its base layer keeps no memory.
+    /// let inertialize = r#""defaultSwitch": { "mode": "inertialize", "quintic": { "overshootControl": true } }"#;
+    /// assert!(LOCOMOTION_GRAPH.contains(inertialize));
+    /// let json = LOCOMOTION_GRAPH.replacen(inertialize, r#""defaultSwitch": "cut""#, 1);
+    /// let graph = CompiledGraph::from_json(&json)?;
+    /// let demo = DemoCharacter::humanoid();
+    /// let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json)?))?;
+    /// let mut runtime = CrowdRuntime::new();
+    /// let kind = runtime.add_archetype(bound.archetype, demo.rig.clone(), bound.clips, bound.layers)?;
+    /// assert!(!runtime.layers(kind)?[0].needs_memory);
+    /// let hero = runtime.spawn(kind)?;
+    ///
+    /// // Idle → Move becomes a 0.4 s crossfade.
+    /// let state = |name: &str| graph.states().iter().position(|s| s.name == name).unwrap() as u16;
+    /// let idle_to_move = (Source::State(state("Idle")), Target::State(state("Move")));
+    /// let t = graph.transitions().iter().position(|t| (t.from, t.to) == idle_to_move).unwrap();
+    /// let timing = TransitionTiming { duration: 0.4, switch: SwitchMode::Crossfade, ..TransitionTiming::of(&graph.transitions()[t]) };
+    /// runtime.replace_graph(kind, graph.with_transition_timing(t, timing)?)?;
+    /// assert!(runtime.layers(kind)?[0].needs_memory, "the layer now blends");
+    ///
+    /// let speed = runtime.param(kind, "speed")?;
+    /// runtime.set_float(speed, &[hero], &[2.0])?;
+    /// let mut out = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4)?];
+    /// runtime.update(1.0 / 60.0)?;
+    /// runtime.evaluate(kind, OutputLayout::Mat4, &mut out, &mut [])?;
+    /// assert!(runtime.readback(hero, 0)?.transitioning, "a crossfade, evaluated with memory");
+    ///
+    /// // A graph of another shape is refused, and nothing changes.
+    /// let other = CompiledGraph::from_json(r#"{ "layers": [{ "name": "Base",
+    ///     "states": [{ "name": "START" }, { "name": "Idle" }], "transitions": [{ "from": "START", "to": "Idle" }] }] }"#)?;
+    /// assert!(runtime.replace_graph(kind, other).is_err());
+    /// assert!(runtime.layers(kind)?[0].needs_memory);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownArchetype`]; as [`Crowd::replace_graph`] otherwise. Nothing
+    /// changes on error.
+    pub fn replace_graph(&mut self, id: ArchetypeId, graph: CompiledGraph) -> Result<(), RuntimeError> {
+        let index = self.index(id)?;
+        let gains: Vec<usize> = self.archetypes[index]
+            .layers
+            .iter()
+            .enumerate()
+            .filter(|&(l, setup)| !setup.needs_memory && graph.layer_needs_memory(l))
+            .map(|(l, _)| l)
+            .collect();
+        self.crowd.replace_graph(id, graph)?;
+        if !gains.is_empty() {
+            let entry = &mut self.archetypes[index];
+            for l in gains {
+                entry.layers[l].needs_memory = true;
+            }
+            entry.context =
+                EvalContext::for_layers(entry.context.num_characters(), &entry.layers, entry.rig.num_joints());
+        }
         Ok(())
     }
 

@@ -211,16 +211,7 @@ pub fn layer_setups(graph: &CompiledGraph, rig: &Rig) -> Result<Vec<LayerSetup>,
 /// pose the layer displayed, frozen at its start.
 #[must_use]
 pub fn layer_needs_memory(graph: &CompiledGraph, layer: usize) -> bool {
-    if graph.layers().get(layer).is_some_and(|l| l.slot) {
-        return true;
-    }
-    graph.transitions().iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
-        let cut = matches!(
-            t.switch,
-            graph::SwitchMode::Cut | graph::SwitchMode::Inertialize(graph::Inertialization::Spring { halflife_s: 0.0 })
-        );
-        t.duration > 0.0 && !cut
-    })
+    graph.layer_needs_memory(layer)
 }
 
 /// Resolves a graph mask (joint name or `name/*` → weight) against `rig`.

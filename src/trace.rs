@@ -11,7 +11,7 @@
 //! | `dt` + `frames`, or `dts` | a fixed step for `frames` updates, or one step per update (at most [`MAX_TRACE_FRAMES`]) |
 //! | `speed` | optional multiplier on every step (1 when absent) |
 //! | `startPhase` | optional phase in [0, 1) the default states start at (`Crowd::spawn_phased`; 0 when absent) |
-//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s, "transitionTo": { "layer", "state", "time", "mode", "offset" }, "cutTo": { "layer", "state" }, "playOneShot": { "slot", "clip", "blendIn", "blendOut", "weight", "loop" }, "stopOneShot": { "slot" } }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`; `transitionTo`, `cutTo`: `Crowd::transition_to`, `Crowd::cut_to`; `playOneShot`, `stopOneShot`: `Crowd::play_one_shot` (blends 0.2 s, weight 1, once by default), `Crowd::stop_one_shot`) |
+//! | `events` | `[{ "frame": n, "set": { name: value }, "trigger": [..], "triggerSingleFrame": [..], "resetTrigger": [..], "timeScale": s, "transitionTo": { "layer", "state", "time", "mode", "offset", "sync" }, "cutTo": { "layer", "state" }, "playOneShot": { "slot", "clip", "blendIn", "blendOut", "weight", "loop" }, "stopOneShot": { "slot" } }]`, applied before frame `n`'s update (`timeScale`: `Crowd::set_time_scale`; `transitionTo`, `cutTo`: `Crowd::transition_to`, `Crowd::cut_to`; `playOneShot`, `stopOneShot`: `Crowd::play_one_shot` (blends 0.2 s, weight 1, once by default), `Crowd::stop_one_shot`) |
 //! | `oneShotClips` | optional clips outside the graph for `playOneShot`, name → duration in seconds (not with `clipMap`); `clipEvents` may name them |
 //! | `character` | optional built-in character for poses: `"demo"` (default, 26 joints) or `"demo64"` |
 //! | `clipMap` | optional clip of the character by leaf path, state name or `"*"`; a mapped leaf takes the clip's duration |
@@ -35,7 +35,9 @@ use serde_json::{Map, Value};
 
 use crate::clip::{Clip, ClipEvent};
 use crate::demo::DemoCharacter;
-use crate::graph::{CompiledGraph, GraphError, Inertialization, LayerBlend, ParamKind, ParamValue, SwitchMode};
+use crate::graph::{
+    CompiledGraph, GraphError, Inertialization, LayerBlend, ParamKind, ParamValue, PhaseSync, SwitchMode,
+};
 use crate::rig::Rig;
 
 use crate::state::{
@@ -834,8 +836,9 @@ fn parse_character(
 }
 
 /// An imperative transition of a script: `{ "layer": name, "state": path, "time": s, "mode":
-/// "cut" | "frozen" | "crossfade" | "inertialize", "offset": f }` (`layer` the first when absent,
-/// `time` 0, `mode` the graph's default, `offset` 0), or for `cutTo` the layer and state alone.
+/// "cut" | "frozen" | "crossfade" | "inertialize", "offset": f, "sync": "phase" | "marker" }`
+/// (`layer` the first when absent, `time` 0, `mode` the graph's default, `offset` 0, no sync),
+/// or for `cutTo` the layer and state alone.
 fn transition_command(
     crowd: &Crowd,
     kind: ArchetypeId,
@@ -844,7 +847,8 @@ fn transition_command(
     cut: bool,
 ) -> Result<(usize, String, TransitionCommand), TraceError> {
     let obj = v.as_object().ok_or_else(|| bad(path, "expected an object with `state`"))?;
-    let allowed: &[&str] = if cut { &["layer", "state"] } else { &["layer", "state", "time", "mode", "offset"] };
+    let allowed: &[&str] =
+        if cut { &["layer", "state"] } else { &["layer", "state", "time", "mode", "offset", "sync"] };
     if let Some(key) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(bad(format!("{path}.{key}"), "unknown key"));
     }
@@ -889,8 +893,14 @@ fn transition_command(
             return Err(bad(format!("{path}.mode"), "expected \"cut\", \"frozen\", \"crossfade\" or \"inertialize\""));
         }
     };
+    let sync = match obj.get("sync").map(|m| m.as_str()) {
+        None => PhaseSync::Offset,
+        Some(Some("phase")) => PhaseSync::Phase,
+        Some(Some("marker")) => PhaseSync::Marker,
+        Some(_) => return Err(bad(format!("{path}.sync"), "expected \"phase\" or \"marker\"")),
+    };
     let command =
-        TransitionCommand { switch, offset: seconds("offset")?, ..TransitionCommand::blend(seconds("time")?) };
+        TransitionCommand { switch, offset: seconds("offset")?, sync, ..TransitionCommand::blend(seconds("time")?) };
     Ok((layer, state, command))
 }
 

@@ -503,6 +503,8 @@ fn trace_scripts_command_transitions() {
         (r#"{ "frame": 1, "transitionTo": { "state": "Walk", "mode": "blend" } }"#, "events[0].transitionTo.mode"),
         (r#"{ "frame": 1, "transitionTo": { "state": "Walk", "layer": "Top" } }"#, "events[0].transitionTo.layer"),
         (r#"{ "frame": 1, "cutTo": { "state": "Walk", "time": 1 } }"#, "events[0].cutTo.time"),
+        (r#"{ "frame": 1, "transitionTo": { "state": "Walk", "sync": "feet" } }"#, "events[0].transitionTo.sync"),
+        (r#"{ "frame": 1, "cutTo": { "state": "Walk", "sync": "phase" } }"#, "events[0].cutTo.sync"),
     ] {
         match throng::trace::run_script(&script(bad)) {
             Err(
@@ -513,6 +515,26 @@ fn trace_scripts_command_transitions() {
             other => panic!("{bad}: expected a refusal at {path}, got {other:?}"),
         }
     }
+}
+
+/// `"sync"` on a script's `transitionTo`: with `"phase"` the one-shot Cheer starts where Idle
+/// stood (about 0.3 of 1 s), so of its events at 0.05 s and 0.45 s only the later one fires in
+/// the 0.3 s it plays; without, it starts at 0 and only the earlier one fires.
+#[test]
+fn trace_scripts_sync_command_transitions() {
+    let fired = |sync: &str| {
+        let script = format!(
+            r#"{{ "stateGraph": {STAGE}, "clips": {{ "*": 1.0 }}, "dt": 0.1, "frames": 6,
+            "clipEvents": {{ "Cheer": [{{ "name": "early", "time": 0.05 }}, {{ "name": "late", "time": 0.45 }}] }},
+            "events": [{{ "frame": 2, "transitionTo": {{ "state": "Cheer", "time": 0.3, "mode": "crossfade"{sync} }} }}] }}"#
+        );
+        let lines = throng::trace::run_script(&script).unwrap_or_else(|e| panic!("{e}"));
+        let at = lines.iter().find(|l| l.frame == 2).expect("frame 2");
+        assert_eq!((at.active_state.as_str(), at.transitioning), ("Cheer", true), "{sync}");
+        lines.iter().flat_map(|l| l.events.iter().map(|(name, ..)| name.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(fired(r#", "sync": "phase""#), ["late"]);
+    assert_eq!(fired(""), ["early"]);
 }
 
 /// Walk (1 s: left foot down at 0.1 s, right at 0.6 s) and Run (0.7 s: left at 0.05 s, right

@@ -446,7 +446,7 @@ fn cubic_spline_sampler() {
 }
 
 #[test]
-fn morph_weight_channels_are_ignored_and_unrelated_animations_skipped() {
+fn an_animation_of_morph_weights_alone_makes_no_clip_and_unrelated_animations_are_skipped() {
     let mut doc = Doc::default();
     let times = doc.floats(&[0.0, 1.0], "SCALAR");
     let weights = doc.floats(&[0.0, 1.0], "SCALAR");
@@ -461,6 +461,78 @@ fn morph_weight_channels_are_ignored_and_unrelated_animations_skipped() {
     let names: Vec<&str> = asset.clips.iter().map(|c| c.name()).collect();
     assert_eq!(names, ["moves_j"]);
     assert_eq!(asset.clip_animations, [vec![2]]);
+}
+
+/// A joint and a face mesh of two morph targets (with `mesh_extras` on the mesh), animated by
+/// one animation that moves the joint and weights the face with `weights` over keys 0 s and 1 s
+/// (`interpolation`); `count` overrides the weights accessor's count.
+fn morph_file(mesh_extras: &str, weights: &[f32], interpolation: &str, count: Option<usize>) -> String {
+    let mut doc = Doc::default();
+    let times = doc.floats(&[0.0, 1.0], "SCALAR");
+    let moves = doc.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0], "VEC3");
+    let bytes: Vec<u8> = weights.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let weights = doc.accessor(&bytes, count.unwrap_or(weights.len()), 5126, "SCALAR", "");
+    let positions = doc.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
+    let jaw = doc.floats(&[0.0, -0.1, 0.0, 0.0, -0.1, 0.0, 0.0, 0.0, 0.0], "VEC3");
+    let blink = doc.floats(&[0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], "VEC3");
+    let body = format!(
+        r#""nodes":[{{"name":"j"}},{{"name":"face","mesh":0}}],"skins":[{{"joints":[0]}}],
+        "meshes":[{{"primitives":[{{"attributes":{{"POSITION":{positions}}},"targets":[{{"POSITION":{jaw}}},{{"POSITION":{blink}}}]}}],"weights":[0,0]{mesh_extras}}}],
+        "animations":[{{"name":"talk","samplers":[{{"input":{times},"output":{moves}}},{{"input":{times},"output":{weights},"interpolation":"{interpolation}"}}],
+        "channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}},{{"sampler":1,"target":{{"node":1,"path":"weights"}}}}]}}]"#
+    );
+    doc.json(&body)
+}
+
+#[test]
+fn morph_weight_channels_become_clip_curves_named_by_target() {
+    // Per key, one weight per target: jawOpen 0 → 1, blink 1 → 0.5.
+    let keys = [0.0, 1.0, 1.0, 0.5];
+    let once = GltfOptions { looping: false, ..opts() };
+    let named = load_str(&morph_file(r#","extras":{"targetNames":["jawOpen","blink"]}"#, &keys, "LINEAR", None), &once)
+        .unwrap();
+    let clip = &named.clips[0];
+    let names: Vec<&str> = clip.curves().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["jawOpen", "blink"]);
+    for (t, jaw, blink) in [(0.0, 0.0, 1.0), (0.5, 0.5, 0.75), (1.0, 1.0, 0.5)] {
+        let got = [clip.sample_curve(0, t).unwrap(), clip.sample_curve(1, t).unwrap()];
+        assert!((got[0] - jaw).abs() < 1e-6 && (got[1] - blink).abs() < 1e-6, "t = {t}: {got:?}");
+    }
+    // Without targetNames (or with the wrong number of them), curves are named by index.
+    for extras in ["", r#","extras":{"targetNames":["only"]}"#] {
+        let asset = load_str(&morph_file(extras, &keys, "STEP", None), &opts()).unwrap();
+        let names: Vec<&str> = asset.clips[0].curves().iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["face/0", "face/1"], "{extras}");
+        let blink = asset.clips[0].sample_curve(1, 0.9).unwrap();
+        assert!((blink - 1.0).abs() < 1e-6, "a step holds the first key: {blink}");
+    }
+    // A cubic spline's keys carry in-tangents, values and out-tangents per target.
+    #[rustfmt::skip]
+    let cubic = [
+        9.0, 9.0,  0.0, 1.0,  0.0, 0.0,
+        0.0, 0.0,  1.0, 0.5,  9.0, 9.0,
+    ];
+    let asset = load_str(&morph_file("", &cubic, "CUBICSPLINE", None), &opts()).unwrap();
+    let jaw = asset.clips[0].sample_curve(0, 0.5).unwrap();
+    assert!((jaw - 0.5).abs() < 1e-6, "flat tangents ease through the middle: {jaw}");
+}
+
+#[test]
+fn hostile_morph_weight_channels_are_typed_errors() {
+    // One weight short of two keys × two targets.
+    let err = load_str(&morph_file("", &[0.0, 1.0, 1.0], "LINEAR", None), &opts()).unwrap_err();
+    assert!(matches!(&err, GltfError::BadMorphWeights { animation: 0, channel: 1, .. }), "{err}");
+    // An accessor that claims more weights than its bytes hold (a truncated buffer).
+    let err = load_str(&morph_file("", &[0.0, 1.0, 1.0, 0.5], "LINEAR", Some(400)), &opts()).unwrap_err();
+    assert!(matches!(&err, GltfError::AccessorOutOfRange { .. }), "{err}");
+    // A weights channel on the joint, which has no mesh.
+    let file = morph_file("", &[0.0, 1.0, 1.0, 0.5], "LINEAR", None)
+        .replace(r#""sampler":1,"target":{"node":1"#, r#""sampler":1,"target":{"node":0"#);
+    let err = load_str(&file, &opts()).unwrap_err();
+    assert!(matches!(&err, GltfError::BadMorphWeights { what, .. } if what.contains("no mesh")), "{err}");
+    // Weights that are not finite make no curve.
+    let err = load_str(&morph_file("", &[0.0, f32::NAN, 1.0, 0.5], "LINEAR", None), &opts()).unwrap_err();
+    assert!(matches!(&err, GltfError::Clip { .. }), "{err}");
 }
 
 /// Two one-joint animations of 2 s with the given `extras` JSON on the first.

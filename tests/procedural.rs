@@ -244,6 +244,90 @@ fn weight_zero_leaves_the_pose_bit_for_bit() {
     }
 }
 
+/// The same targets set in world space on characters that stand moved, turned and (uniformly)
+/// scaled in the world give the pose that setting their model-space equivalents gives.
+#[test]
+fn world_space_targets_on_placed_characters_give_the_model_space_pose() {
+    use support::compare::worst_abs_diff;
+    let rig = body();
+    let setup = full_setup(&rig);
+    let mut rng = Rng(0x3031d);
+    let n = 40;
+    let rows: Vec<u32> = (0..n as u32).collect();
+    let placements: Vec<Transform> = (0..n)
+        .map(|_| Transform {
+            translation: Vec3::new(rng.range(-20.0, 20.0), rng.range(-2.0, 2.0), rng.range(-20.0, 20.0)),
+            rotation: Quat::from_rotation_y(rng.range(-3.1, 3.1)) * Quat::from_rotation_x(rng.range(-0.2, 0.2)),
+            scale: Vec3::splat(rng.range(0.8, 1.25)),
+        })
+        .collect();
+    let random_point = |rng: &mut Rng| Vec3::new(rng.range(-0.5, 0.5), rng.range(0.0, 1.6), rng.range(0.2, 1.5));
+    let look: Vec<Vec3> = (0..n).map(|_| random_point(&mut rng)).collect();
+    let reach: Vec<Vec3> =
+        (0..n).map(|_| Vec3::new(rng.range(0.0, 0.3), rng.range(0.2, 0.5), rng.range(-0.2, 0.3))).collect();
+    let poles: Vec<Vec3> = (0..n).map(|_| Vec3::new(rng.range(-1.0, 1.0), 0.0, 1.0)).collect();
+    let rotations: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    let heights: Vec<f32> = (0..n).map(|_| rng.range(-0.1, 0.2)).collect();
+    let normals: Vec<Vec3> =
+        (0..n).map(|_| Vec3::new(rng.range(-0.3, 0.3), 1.0, rng.range(-0.3, 0.3)).normalize()).collect();
+    let weights: Vec<f32> = (0..n).map(|_| rng.range(0.3, 1.0)).collect();
+
+    let mut model = ProceduralTargets::new(&setup, n);
+    model.set_look_at(0, &rows, &look, &weights).unwrap();
+    model.set_two_bone(0, &rows, &reach, &poles, &rotations, &weights).unwrap();
+    model.set_ground(0, &rows, &heights, &normals).unwrap();
+    model.set_ground_weight(&rows, &weights).unwrap();
+
+    // The world as the engine sees it: each model-space value carried out by its placement.
+    let m: Vec<Mat4> = placements.iter().map(Transform::to_mat4).collect();
+    let out = |f: &dyn Fn(usize) -> Vec3| -> Vec<Vec3> { (0..n).map(f).collect() };
+    let look_w = out(&|i| m[i].transform_point3(look[i]));
+    let reach_w = out(&|i| m[i].transform_point3(reach[i]));
+    let poles_w = out(&|i| m[i].transform_vector3(poles[i]));
+    let rotations_w: Vec<Quat> = (0..n).map(|i| placements[i].rotation * rotations[i]).collect();
+    // A hit somewhere else on the ground plane under the foot: only its height counts.
+    let hits_w = out(&|i| m[i].transform_point3(Vec3::new(off_the_ankle_x(i), heights[i], 0.3)));
+    let normals_w = out(&|i| placements[i].rotation * normals[i]);
+    let mut world = ProceduralTargets::new(&setup, n);
+    world.set_look_at_world(0, &rows, &placements, &look_w, &weights).unwrap();
+    world.set_two_bone_world(0, &rows, &placements, &reach_w, &poles_w, &rotations_w, &weights).unwrap();
+    world.set_ground_world(0, &rows, &placements, &hits_w, &normals_w).unwrap();
+    world.set_ground_weight(&rows, &weights).unwrap();
+
+    let rest: Vec<Transform> = (0..n).flat_map(|_| rig.rest_pose().to_vec()).collect();
+    let run = |targets: &ProceduralTargets| {
+        let mut poses = rest.clone();
+        ProceduralJob { rig: &rig, setup: &setup, targets, poses: &mut poses }.run().unwrap();
+        poses.chunks(rig.num_joints()).flat_map(|p| model_floats(&rig, p)).collect::<Vec<f32>>()
+    };
+    let (from_model, from_world) = (run(&model), run(&world));
+    assert_ne!(from_model, model_floats(&rig, rig.rest_pose()).repeat(n), "the targets moved the poses");
+    let worst = worst_abs_diff(&from_model, &from_world);
+    assert!(worst < 1e-5, "world-space targets differ from model-space ones by {worst}");
+
+    // A placement without an inverse is refused, and nothing of its batch written.
+    let before = world.clone();
+    let flat = Transform { scale: Vec3::new(1.0, 0.0, 1.0), ..Transform::IDENTITY };
+    let bad = world.set_look_at_world(0, &[0, 1], &[Transform::IDENTITY, flat], &[Vec3::ONE; 2], &[1.0; 2]);
+    assert!(matches!(bad, Err(ProceduralError::BadTarget { entry: 1, .. })), "{bad:?}");
+    let nan = Transform { translation: Vec3::NAN, ..Transform::IDENTITY };
+    let bad = world.set_ground_world(0, &[2], &[nan], &[Vec3::ZERO], &[Vec3::Y]);
+    assert!(matches!(bad, Err(ProceduralError::BadTarget { entry: 0, .. })), "{bad:?}");
+    let bad = world.set_two_bone_world(0, &[0], &[], &[Vec3::ZERO], &[Vec3::Z], &[Quat::IDENTITY], &[1.0]);
+    assert!(matches!(bad, Err(ProceduralError::BatchLength { .. })), "{bad:?}");
+    assert_eq!(world, before);
+}
+
+/// Somewhere along X, away from the foot, for a ground hit that is not under the ankle.
+fn off_the_ankle_x(i: usize) -> f32 {
+    (i as f32 * 0.37).sin()
+}
+
+/// Every model matrix of a pose, as floats.
+fn model_floats(rig: &Rig, pose: &[Transform]) -> Vec<f32> {
+    model(rig, pose).iter().flat_map(|m| m.to_cols_array()).collect()
+}
+
 /// A random parent chain of 2–6 joints, some of them zero-length, with random rotations.
 fn random_rig(rng: &mut Rng) -> Rig {
     let n = 3 + rng.below(6);
@@ -413,7 +497,7 @@ fn the_frame_runs_the_stage_between_layers_and_local_to_model() {
     use throng::Clip;
     use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
     use throng::eval::{local_to_model, skinning};
-    use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
 
     let rig = body();
     let joints = rig.num_joints();
@@ -421,17 +505,7 @@ fn the_frame_runs_the_stage_between_layers_and_local_to_model() {
     let characters = 70; // past one chunk
     let clips = vec![Clip::from_poses("rest", joints, rig.rest_pose().to_vec(), 0.0, true).unwrap()];
     let samples: Vec<ClipSample> = (0..characters).map(|_| ClipSample::new(0, 0.0, 1.0)).collect();
-    let programs: Vec<LayerProgram> = (0..characters as u32)
-        .map(|c| LayerProgram {
-            first_sample: c,
-            num_target: 1,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            ..LayerProgram::default()
-        })
-        .collect();
+    let programs = support::settled_programs(characters);
     let layers = [LayerSetup::default()];
     let run = |procedural: Option<ProceduralInputs<'_>>| {
         let mut context = EvalContext::new(characters, 1, joints);

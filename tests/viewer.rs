@@ -664,6 +664,56 @@ fn editing_a_transitions_blend_time_changes_it_alone_and_reset_restores_it() {
     assert_eq!(reset, file, "reset gives back the file's timings exactly");
 }
 
+/// The lab's hand on many characters (`--drive`, as the character panel's "whole crowd" box and
+/// shift-click selection give it): every driven character holds the hand's values, the others
+/// keep the brain's; with the panel open it says how many it drives.
+#[test]
+fn driving_the_whole_crowd_or_a_selection_sets_exactly_their_parameters() {
+    if gpu_support::gpu().is_none() {
+        return;
+    }
+    let dir = scratch_dir("drive");
+    let out = dir.path().join("drive.png");
+    let run = |args: &[&str]| -> (Vec<(usize, String, String)>, String) {
+        let common = ["--characters", "9", "--frames", "20", "--out", out.to_str().expect("a UTF-8 path")];
+        let run = headless(&[&common[..], args].concat());
+        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+        let params = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("param\t"))
+            .map(|l| {
+                let mut f = l.split('\t');
+                let i = f.next().and_then(|i| i.parse().ok()).expect("a character index");
+                let (name, value) = (f.next().expect("a name"), f.next().expect("a value"));
+                (i, name.to_owned(), value.to_owned())
+            })
+            .collect();
+        (params, stdout)
+    };
+    let of = |params: &[(usize, String, String)], name: &str| -> Vec<(usize, String)> {
+        params.iter().filter(|p| p.1 == name).map(|p| (p.0, p.2.clone())).collect()
+    };
+
+    let (all, stdout) = run(&["--drive", "all", "--hold", "speed=3.25", "--hold", "lean=0.5", "--inspect", "4"]);
+    let speeds = of(&all, "speed");
+    assert_eq!(speeds.iter().map(|s| s.0).collect::<Vec<_>>(), (0..9).collect::<Vec<_>>(), "every character listed");
+    for (i, speed) in &speeds {
+        assert_eq!(speed, "Float(3.25)", "character {i}: the whole crowd holds the hand's speed");
+    }
+    for (i, lean) in of(&all, "lean") {
+        assert_eq!(lean, "Float(0.5)", "character {i}: the whole crowd holds the hand's lean");
+    }
+    assert!(stdout.lines().any(|l| l.starts_with("lab\thand.driving\t9\t")), "the panel drives 9:\n{stdout}");
+
+    let (some, _) = run(&["--drive", "2,5", "--hold", "speed=3.25"]);
+    let speeds = of(&some, "speed");
+    assert_eq!(speeds.len(), 9);
+    for (i, speed) in &speeds {
+        let driven = [2, 5].contains(i);
+        assert_eq!(speed == "Float(3.25)", driven, "character {i} (driven: {driven}): speed {speed}");
+    }
+}
+
 /// `--heat Wave`: the inspected character is coloured by the Wave layer's mask, joint by joint
 /// as the evaluators resolve it (the heat lines), red where the mask is 1 and blue where it is
 /// 0, where without the heat it is magenta.

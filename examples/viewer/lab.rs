@@ -52,6 +52,11 @@ pub struct Lab {
     pub timeline: Timeline,
     /// The layer whose mask colours the inspected character (blue 0 to red 1), if any.
     pub heat_layer: Option<usize>,
+    /// Characters driven by hand with the inspected one (shift-click adds or removes one),
+    /// ascending.
+    pub selection: Vec<usize>,
+    /// The hand drives the whole crowd, not the inspected character and the selection.
+    pub whole_crowd: bool,
 }
 
 /// The numbers the crowd panel shows that the scene does not hold: the frame's costs.
@@ -79,6 +84,48 @@ impl Lab {
             layouts: HashMap::new(),
             timeline: Timeline::default(),
             heat_layer: None,
+            selection: Vec::new(),
+            whole_crowd: false,
+        }
+    }
+
+    /// The characters a hand taken now drives: the whole crowd, or the inspected character and
+    /// the selection; ascending.
+    pub fn driven(&self, num_characters: usize) -> Vec<usize> {
+        if self.whole_crowd {
+            return (0..num_characters).collect();
+        }
+        let mut characters: Vec<usize> = self.selection.iter().copied().chain(self.inspect).collect();
+        characters.sort_unstable();
+        characters.dedup();
+        characters
+    }
+
+    /// Adds character `i` to the selection, or removes it when it is there (a shift-click); a
+    /// hand already driving follows the new set at once.
+    pub fn toggle_selected(&mut self, i: usize, scene: &mut Scene) -> Result<(), String> {
+        match self.selection.binary_search(&i) {
+            Ok(at) => {
+                self.selection.remove(at);
+            }
+            Err(at) => self.selection.insert(at, i),
+        }
+        if self.inspect.is_none() {
+            self.inspect = Some(i);
+        }
+        self.follow_selection(scene)
+    }
+
+    /// Gives a hand already driving the characters [`Lab::driven`] names now, holding what it
+    /// held.
+    fn follow_selection(&self, scene: &mut Scene) -> Result<(), String> {
+        let driven = self.driven(scene.num_characters());
+        match scene.hand() {
+            Some(hand) if hand.characters() != driven => {
+                let values = hand.values.clone();
+                scene.set_hand(Some(Hand::new(driven, values)))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -125,10 +172,12 @@ impl Lab {
         let mut error = None;
         let mut changes = Vec::new();
         let mut edits = Vec::new();
-        // A hand on a character whose panel closed, or that another pick replaced, lets go.
-        if scene.hand().is_some_and(|h| Some(h.character) != self.inspect) {
+        // A hand whose inspected character's panel closed, or that another pick outside what
+        // it drives replaced, lets go.
+        if scene.hand().is_some_and(|h| self.inspect.is_none_or(|i| !h.drives(i))) {
             scene.set_hand(None)?;
         }
+        let (mut whole_crowd, mut selection) = (self.whole_crowd, self.selection.clone());
         if let Some(i) = self.inspect {
             self.timeline.record(i, scene.time_s(), scene.readback(i)?, scene.param_values(i)?);
         }
@@ -167,6 +216,8 @@ impl Lab {
                     changes: &mut changes,
                     edits: &mut edits,
                     laid_out: &mut laid_out,
+                    whole_crowd: &mut whole_crowd,
+                    selection: &mut selection,
                 };
                 if let Err(e) = character_panel(ctx, &mut panel, i, scene, layouts) {
                     error = Some(e);
@@ -179,8 +230,14 @@ impl Lab {
         if let Some(e) = error {
             return Err(e);
         }
+        let membership = whole_crowd != self.whole_crowd || selection != self.selection;
+        (self.whole_crowd, self.selection) = (whole_crowd, selection);
+        if membership {
+            self.follow_selection(scene)?;
+        }
+        let driven = self.driven(scene.num_characters());
         for change in changes {
-            apply(scene, change)?;
+            apply(scene, change, &driven)?;
         }
         for (t, edit) in edits {
             scene.edit_transition(t, edit)?;
@@ -227,7 +284,8 @@ impl Lab {
 
 /// What the character panel asks of the hand that drives its character.
 enum HandChange {
-    /// Drive character `i` by hand, from its parameters' values now.
+    /// Drive character `i` by hand, with the selection or the whole crowd ([`Lab::driven`]),
+    /// all from `i`'s parameters' values now.
     Take(usize),
     /// Give it back to the brain.
     Release,
@@ -235,7 +293,7 @@ enum HandChange {
     Set(usize, ParamValue),
 }
 
-fn apply(scene: &mut Scene, change: HandChange) -> Result<(), String> {
+fn apply(scene: &mut Scene, change: HandChange, driven: &[usize]) -> Result<(), String> {
     match change {
         HandChange::Take(i) => {
             // Triggers start unset: only a button press fires one.
@@ -244,7 +302,7 @@ fn apply(scene: &mut Scene, change: HandChange) -> Result<(), String> {
                 .into_iter()
                 .map(|v| (!matches!(v, ParamValue::Trigger(_))).then_some(v))
                 .collect();
-            scene.set_hand(Some(Hand { character: i, values }))
+            scene.set_hand(Some(Hand::new(driven.to_vec(), values)))
         }
         HandChange::Release => scene.set_hand(None),
         HandChange::Set(k, value) => {
@@ -266,6 +324,9 @@ struct CharacterPanel<'a> {
     /// Transition timing edits, `(transition index, edit)`.
     edits: &'a mut Vec<(usize, TimingEdit)>,
     laid_out: &'a mut Vec<LaidOut>,
+    /// The lab's [`Lab::whole_crowd`] and [`Lab::selection`], as the panel leaves them.
+    whole_crowd: &'a mut bool,
+    selection: &'a mut Vec<usize>,
 }
 
 /// The crowd panel's way of picking a character by its index.
@@ -429,13 +490,29 @@ fn character_panel(
                 ui.add(egui::ProgressBar::new(r.phase).text(format!("phase {:.2}, loop {}", r.phase, r.loops)));
             }
             ui.separator();
-            let hand = scene.hand().filter(|h| h.character == i);
+            let hand = scene.hand().filter(|h| h.drives(i));
             let mut drive = hand.is_some();
             ui.checkbox(&mut drive, "drive by hand (the brain lets go)");
             match (hand, drive) {
                 (None, true) => panel.changes.push(HandChange::Take(i)),
                 (Some(_), false) => panel.changes.push(HandChange::Release),
                 _ => {}
+            }
+            // Who the hand drives: this character and the selection, or the whole crowd.
+            let whole = ui.checkbox(panel.whole_crowd, format!("whole crowd ({})", scene.num_characters()));
+            laid(laid_out, "hand.whole", "whole crowd", whole.rect);
+            if !*panel.whole_crowd {
+                ui.horizontal(|ui| {
+                    let others = panel.selection.iter().filter(|&&s| s != i).count();
+                    ui.label(format!("with {others} selected (shift-click adds or removes)"));
+                    if !panel.selection.is_empty() && ui.button("clear").clicked() {
+                        panel.selection.clear();
+                    }
+                });
+            }
+            if let Some(hand) = hand {
+                let driving = ui.label(format!("driving {} characters", hand.characters().len()));
+                laid(laid_out, "hand.driving", hand.characters().len().to_string(), driving.rect);
             }
             let Some(hand) = hand else {
                 ui.horizontal_wrapped(|ui| {

@@ -34,7 +34,8 @@ const USAGE: &str = "usage: viewer [--headless] [--frames N] [--characters N] [-
               [--size WxH] [--cpu] [--gltf PATH | --graph FILE] [--mode cut|frozen|crossfade|inertialize]
               [--probe] [--background-only] [--seed N] [--layout affine|mat4]
               [--no-lod] [--inspect N] [--script TRACE.json] [--heat LAYER] [--paused]
-              [--edit T=SECONDS]... [--reset T]... (headless: the lab's transition editor)";
+              [--edit T=SECONDS]... [--reset T]... (headless: the lab's transition editor)
+              [--drive all|I,J,..] [--hold NAME=VALUE]... (headless: the lab's hand)";
 
 /// Command-line options.
 #[derive(Clone, Debug)]
@@ -86,6 +87,12 @@ pub struct Args {
     /// (an index into the graph's transitions) given a blend time, or (`None`) reset to the
     /// file's timing.
     pub edits: Vec<(usize, Option<f32>)>,
+    /// Headless: the characters the lab's hand drives from the first frame (`None`: all of
+    /// them), with [`Args::holds`].
+    pub drive: Option<Option<Vec<usize>>>,
+    /// Headless: the parameters the hand holds, by name, and their values as given
+    /// (`true`/`false` for booleans, `fire` for a trigger).
+    pub holds: Vec<(String, String)>,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -111,6 +118,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         paused: false,
         heat: None,
         edits: Vec::new(),
+        drive: None,
+        holds: Vec::new(),
     };
     let mut it = args;
     while let Some(flag) = it.next() {
@@ -141,6 +150,23 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
                 a.edits.push((number("--edit", t.to_owned())? as usize, Some(seconds)));
             }
             "--reset" => a.edits.push((number("--reset", value("--reset")?)? as usize, None)),
+            "--drive" => {
+                let v = value("--drive")?;
+                a.drive = Some(if v == "all" {
+                    None
+                } else {
+                    Some(
+                        v.split(',')
+                            .map(|i| number("--drive", i.to_owned()).map(|i| i as usize))
+                            .collect::<Result<_, _>>()?,
+                    )
+                });
+            }
+            "--hold" => {
+                let v = value("--hold")?;
+                let (name, x) = v.split_once('=').ok_or(format!("--hold needs NAME=VALUE, got {v:?}"))?;
+                a.holds.push((name.to_owned(), x.to_owned()));
+            }
             "--size" => {
                 let v = value("--size")?;
                 let (w, h) = v.split_once('x').ok_or(format!("--size needs WxH, got {v:?}"))?;
@@ -175,6 +201,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err(
             "--edit and --reset are the headless transition editor: give --headless (a window edits in the lab)".into(),
         );
+    }
+    if (a.drive.is_some() || !a.holds.is_empty()) && (!a.headless || a.script.is_some() || a.drive.is_none()) {
+        return Err("--drive and --hold are the lab's hand, headless: give --headless, --drive with --hold (not --script, whose values drive its character)".into());
+    }
+    if let (Some(Some(list)), Some(i)) = (&a.drive, a.inspect)
+        && !list.contains(&i)
+    {
+        return Err(format!("--drive: the inspected character {i} is driven with the others: list it"));
     }
     if a.gltf.is_some() && a.graph.is_some() {
         return Err("--graph is a graph for the built-in character; --gltf brings its own: give one".into());
@@ -388,6 +422,15 @@ fn run_headless(args: &Args) -> Result<(), String> {
             println!("transition\t{mode}\t{t}\t{timing:?}");
         }
     }
+    // The lab's hand, as its panel takes it: on the listed characters or the whole crowd.
+    if let Some(drive) = &args.drive {
+        let characters = drive.clone().unwrap_or_else(|| (0..scene.num_characters()).collect());
+        if let Some(lab) = &mut lab {
+            lab.whole_crowd = drive.is_none();
+            lab.selection = characters.clone();
+        }
+        scene.set_hand(Some(Hand::new(characters, held_values(&scene, &args.holds)?)))?;
+    }
     let mut stats = Stats::default();
     let mut evaluated = 0;
     let start = Instant::now();
@@ -400,7 +443,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
         let dt_s = replay.as_ref().and_then(|r| r.dts_s.get(index)).copied().unwrap_or(fixed_s);
         if let (Some(replay), Some(character)) = (&replay, args.inspect) {
             let values = replay.values.get(index).cloned().unwrap_or_default();
-            scene.set_hand(Some(Hand { character, values }))?;
+            scene.set_hand(Some(Hand::new(vec![character], values)))?;
         }
         let step = scene.step(dt_s)?;
         t_s += f64::from(dt_s);
@@ -453,6 +496,15 @@ fn run_headless(args: &Args) -> Result<(), String> {
         let r = l.rect;
         println!("lab\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}", l.what, l.text, r.min.x, r.min.y, r.max.x, r.max.y);
     }
+    // With --drive, every character's parameters after the last frame, for the tests:
+    // `param <character> <name> <value>`.
+    if args.drive.is_some() {
+        for i in 0..scene.num_characters() {
+            for (p, v) in scene.graph().parameters().iter().zip(scene.param_values(i)?) {
+                println!("param\t{i}\t{}\t{v:?}", p.name);
+            }
+        }
+    }
     // The timeline strip's history of the inspected character: its state runs and transitions.
     for line in lab.iter().flat_map(|lab| lab.timeline.lines(scene.graph())) {
         println!("{line}");
@@ -461,6 +513,34 @@ fn run_headless(args: &Args) -> Result<(), String> {
         return Err("wgpu reported errors (above)".into());
     }
     Ok(())
+}
+
+/// `--hold` values, per graph parameter (in `CompiledGraph::parameters` order): the value held,
+/// read as the parameter's type, or `None` for one not held.
+fn held_values(scene: &Scene, holds: &[(String, String)]) -> Result<Vec<Option<ParamValue>>, String> {
+    let graph = scene.graph();
+    if let Some((name, _)) = holds.iter().find(|(name, _)| graph.parameter(name).is_none()) {
+        return Err(format!("--hold {name:?}: the graph has no such parameter"));
+    }
+    let now = scene.param_values(0)?;
+    graph
+        .parameters()
+        .iter()
+        .zip(now)
+        .map(|(p, now)| {
+            let Some((_, text)) = holds.iter().rev().find(|(name, _)| *name == p.name) else { return Ok(None) };
+            let bad = || format!("--hold {}={text}: not a value for {:?}", p.name, now);
+            Ok(Some(match now {
+                ParamValue::Float(_) => {
+                    ParamValue::Float(text.parse::<f32>().ok().filter(|x| x.is_finite()).ok_or_else(bad)?)
+                }
+                ParamValue::Int(_) => ParamValue::Int(text.parse().map_err(|_| bad())?),
+                ParamValue::Bool(_) => ParamValue::Bool(text.parse().map_err(|_| bad())?),
+                ParamValue::Trigger(_) if text == "fire" => ParamValue::Trigger(true),
+                ParamValue::Trigger(_) => return Err(bad()),
+            }))
+        })
+        .collect()
 }
 
 /// A `throng-trace` script replayed on the inspected character: its steps, and before each

@@ -185,15 +185,35 @@ struct ModeCrowd {
     all_params: Vec<ParamId>,
 }
 
-/// A character whose parameters are set by hand (the lab's sliders, or a trace script) instead
-/// of by the brain.
+/// Characters whose parameters are set by hand (the lab's sliders, or a trace script) instead
+/// of by the brain: one picked character, a selection or the whole crowd, all held at the same
+/// values.
 #[derive(Clone, Debug)]
 pub struct Hand {
-    /// The character.
-    pub character: usize,
+    /// The characters, ascending, none repeated ([`Hand::new`]).
+    characters: Vec<usize>,
     /// Per graph parameter (in `CompiledGraph::parameters` order), the value to hold it at, or
     /// `None` to leave it as it is. A `Trigger(true)` is a pulse: set once, then `None`.
     pub values: Vec<Option<ParamValue>>,
+}
+
+impl Hand {
+    /// A hand on `characters` (in any order, repeats dropped) holding `values`.
+    pub fn new(mut characters: Vec<usize>, values: Vec<Option<ParamValue>>) -> Self {
+        characters.sort_unstable();
+        characters.dedup();
+        Self { characters, values }
+    }
+
+    /// The characters driven, ascending.
+    pub fn characters(&self) -> &[usize] {
+        &self.characters
+    }
+
+    /// Whether character `i` is driven.
+    pub fn drives(&self, i: usize) -> bool {
+        self.characters.binary_search(&i).is_ok()
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -246,7 +266,7 @@ pub struct Scene {
     eye: Vec3,
     /// Each character's evaluation rate, as last given to the crowds.
     rates: Vec<u8>,
-    /// The character driven by hand, the brain's orders for it ignored.
+    /// The characters driven by hand, the brain's orders for them ignored.
     hand: Option<Hand>,
     /// Simulation time: the sum of every step's seconds.
     time_s: f64,
@@ -437,9 +457,9 @@ impl Scene {
             set(&mut c.crowd, p.speed, &self.brain.speed_mps)?;
             set(&mut c.crowd, p.lean, &self.brain.lean)?;
             set(&mut c.crowd, p.wave, &self.brain.wave)?;
-            let by_hand = self.hand.as_ref().map(|h| h.character);
+            let by_hand = |i: usize| self.hand.as_ref().is_some_and(|h| h.drives(i));
             let jumpers: Vec<CharacterHandle> =
-                orders.jump.iter().filter(|&&i| Some(i) != by_hand).map(|&i| c.handles[i]).collect();
+                orders.jump.iter().filter(|&&i| !by_hand(i)).map(|&i| c.handles[i]).collect();
             c.crowd.set_trigger(p.jump, &jumpers, false).map_err(|e| e.to_string())?;
         }
         self.apply_hand()?;
@@ -512,16 +532,25 @@ impl Scene {
         });
     }
 
-    /// Holds the hand-driven character's parameters at their hand values in every mode's crowd,
-    /// over what the brain wrote; a trigger pulse is spent once set.
+    /// Holds the hand-driven characters' parameters at their hand values in every mode's crowd,
+    /// over what the brain wrote, one batch call per parameter; a trigger pulse is spent once
+    /// set.
     fn apply_hand(&mut self) -> Result<(), String> {
         let Some(hand) = &mut self.hand else { return Ok(()) };
         for c in &mut self.crowds {
-            let Some(&handle) = c.handles.get(hand.character) else { continue };
+            let handles: Vec<CharacterHandle> =
+                hand.characters.iter().filter_map(|&i| c.handles.get(i)).copied().collect();
+            let n = handles.len();
             for (&param, value) in c.all_params.iter().zip(&hand.values) {
-                if let Some(value) = *value {
-                    c.crowd.set(param, handle, value).map_err(|e| e.to_string())?;
-                }
+                let set = match *value {
+                    None => continue,
+                    Some(ParamValue::Float(x)) => c.crowd.set_float(param, &handles, &vec![x; n]),
+                    Some(ParamValue::Int(x)) => c.crowd.set_int(param, &handles, &vec![x; n]),
+                    Some(ParamValue::Bool(x)) => c.crowd.set_bool(param, &handles, &vec![x; n]),
+                    Some(ParamValue::Trigger(true)) => c.crowd.set_trigger(param, &handles, false),
+                    Some(ParamValue::Trigger(false)) => c.crowd.reset_trigger(param, &handles),
+                };
+                set.map_err(|e| e.to_string())?;
             }
         }
         for value in &mut hand.values {
@@ -532,24 +561,24 @@ impl Scene {
         Ok(())
     }
 
-    /// Drives a character by hand (or gives it back to the brain with `None`); an index past
+    /// Drives characters by hand (or gives them back to the brain with `None`); an index past
     /// the crowd is refused.
     pub fn set_hand(&mut self, hand: Option<Hand>) -> Result<(), String> {
-        if let Some(h) = &hand
-            && h.character >= self.num_characters()
+        if let Some(&last) = hand.as_ref().and_then(|h| h.characters.last())
+            && last >= self.num_characters()
         {
-            return Err(format!("character {} is not in the crowd of {}", h.character, self.num_characters()));
+            return Err(format!("character {last} is not in the crowd of {}", self.num_characters()));
         }
         self.hand = hand;
         Ok(())
     }
 
-    /// The hand-driven character, if any.
+    /// The hand on the hand-driven characters, if any.
     pub fn hand(&self) -> Option<&Hand> {
         self.hand.as_ref()
     }
 
-    /// The hand-driven character, if any, to change what it holds.
+    /// The hand on the hand-driven characters, if any, to change what it holds.
     pub fn hand_mut(&mut self) -> Option<&mut Hand> {
         self.hand.as_mut()
     }

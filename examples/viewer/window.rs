@@ -55,6 +55,8 @@ struct App<'a> {
     /// Where the left button went down: released there, it was a click (a pick), not a drag.
     press: Option<(f64, f64)>,
     cursor: (f64, f64),
+    /// Shift is held: a click adds the character to the hand's selection, or removes it.
+    shift: bool,
     paused: bool,
     slow: bool,
     last: Instant,
@@ -90,6 +92,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         drag: None,
         press: None,
         cursor: (0.0, 0.0),
+        shift: false,
         paused: args.paused,
         slow: false,
         last: Instant::now(),
@@ -212,7 +215,9 @@ impl App<'_> {
     }
 
     /// Picks the character under the cursor (a ray against the characters' bounding capsules
-    /// of the pose on screen) and opens its panel; a click on no one closes it.
+    /// of the pose on screen) and opens its panel; a click on no one closes it. With shift held
+    /// it adds the character to the selection the lab's hand drives, or removes it, and a
+    /// click on no one changes nothing.
     fn pick(&mut self) -> Result<(), String> {
         // Before the first frame there is no pose to pick from.
         let Some(gfx) = self.gfx.as_mut().filter(|_| self.frames > 0) else { return Ok(()) };
@@ -222,11 +227,18 @@ impl App<'_> {
         let view_proj = self.camera.view_proj(size.0 as f32 / size.1 as f32);
         let cursor = (self.cursor.0 as f32, self.cursor.1 as f32);
         let picked = pick::ray(view_proj, cursor, size).and_then(|(o, d)| pick::nearest(&capsules, o, d));
-        match picked {
-            Some(i) => println!("viewer: picked character {i}"),
-            None => println!("viewer: picked nothing"),
+        match (picked, self.shift) {
+            (Some(i), true) => {
+                gfx.lab.toggle_selected(i, &mut self.scene)?;
+                println!("viewer: selected characters {:?}", gfx.lab.selection);
+            }
+            (None, true) => {}
+            (Some(i), false) => println!("viewer: picked character {i}"),
+            (None, false) => println!("viewer: picked nothing"),
         }
-        gfx.lab.inspect = picked;
+        if !self.shift {
+            gfx.lab.inspect = picked;
+        }
         Ok(())
     }
 
@@ -350,9 +362,18 @@ impl ApplicationHandler for App<'_> {
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
         // The panels take the events they use (a click on a button is not a camera drag); while
-        // every panel is closed egui sees nothing, so it stores nothing.
+        // every panel is closed egui sees nothing, so it stores nothing. Tab is the viewer's
+        // (the crowd panel), never egui's focus key.
+        let tab = matches!(
+            &event,
+            WindowEvent::KeyboardInput {
+                event: winit::event::KeyEvent { physical_key: PhysicalKey::Code(KeyCode::Tab), .. },
+                ..
+            }
+        );
         if let Some(gfx) = &mut self.gfx
             && gfx.lab.is_open()
+            && !tab
             && !matches!(event, WindowEvent::RedrawRequested)
             && gfx.egui.on_window_event(&gfx.window, &event).consumed
         {
@@ -394,6 +415,7 @@ impl ApplicationHandler for App<'_> {
                     event_loop.exit();
                 }
             }
+            WindowEvent::ModifiersChanged(modifiers) => self.shift = modifiers.state().shift_key(),
             WindowEvent::CursorMoved { position, .. } => {
                 self.cursor = (position.x, position.y);
                 if let Some((x, y)) = self.drag {

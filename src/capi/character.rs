@@ -6,7 +6,7 @@ use std::ffi::{CString, c_char};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::clip::{Clip, ClipEvent};
+use crate::clip::{Clip, ClipError, ClipEvent};
 use crate::demo::{DemoCharacter, IDLE};
 use crate::graph::CompiledGraph;
 use crate::import::gltf::{GltfOptions, load_gltf};
@@ -55,7 +55,7 @@ impl ThrongCharacter {
         }
     }
 
-    fn clips_mut(&mut self) -> &mut Vec<Clip> {
+    pub(super) fn clips_mut(&mut self) -> &mut Vec<Clip> {
         match &mut self.source {
             CharacterSource::Demo(demo) => &mut demo.clips,
             CharacterSource::Imported { clips, .. } => clips,
@@ -186,21 +186,68 @@ pub unsafe extern "C" fn throng_character_add_clip_event(
     time_s: f32,
 ) -> ThrongStatus {
     call("throng_character_add_clip_event", || {
-        // SAFETY: the caller's promise; null is checked by `as_mut`.
-        let character = unsafe { character.as_mut() }.ok_or(CallError::NullPointer("character"))?;
-        // SAFETY: the strings' promise.
-        let (clip_name, event_name) = unsafe { (text(clip_name, "clip_name")?, text(event_name, "event_name")?) };
-        let clips = character.clips_mut();
-        let Some(index) = clips.iter().position(|c| c.name().eq_ignore_ascii_case(clip_name)) else {
-            let names: Vec<&str> = clips.iter().map(Clip::name).collect();
-            return Err(CallError::UnknownClip { name: clip_name.to_owned(), clips: names.join(", ") });
-        };
-        let clip = &mut clips[index];
-        let mut events = clip.events().to_vec();
-        events.push(ClipEvent::new(event_name, time_s));
-        *clip = clip.clone().with_events(events)?;
-        Ok(())
+        // SAFETY: the caller's promise.
+        unsafe {
+            add_moment(character, clip_name, event_name, "event_name", |clip, moment| {
+                let mut events = clip.events().to_vec();
+                events.push(ClipEvent::new(moment, time_s));
+                clip.with_events(events)
+            })
+        }
     })
+}
+
+/// Adds a sync marker named `marker_name` (a foot down, say) at `time_s` seconds into the clip
+/// named `clip_name` (ignoring case) of the character. Archetypes added afterwards have it, and
+/// a transition synced by marker (`"sync": "marker"` in the graph, or `sync` 2 in
+/// [`throng_crowd_transition_to`](super::crowd::throng_crowd_transition_to)) starts its
+/// destination as far before its marker of that name as the source is before its own.
+///
+/// # Safety
+/// As [`throng_character_add_clip_event`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn throng_character_add_sync_marker(
+    character: *mut ThrongCharacter,
+    clip_name: *const c_char,
+    marker_name: *const c_char,
+    time_s: f32,
+) -> ThrongStatus {
+    call("throng_character_add_sync_marker", || {
+        // SAFETY: the caller's promise.
+        unsafe {
+            add_moment(character, clip_name, marker_name, "marker_name", |clip, moment| {
+                let mut markers = clip.markers().to_vec();
+                markers.push(ClipEvent::new(moment, time_s));
+                clip.with_markers(markers)
+            })
+        }
+    })
+}
+
+/// Rewrites the clip named `clip_name` of `character` with `add`, given the clip and the
+/// moment's name (argument `what`): an event or a sync marker.
+///
+/// # Safety
+/// `character` is null or a live character; the strings null or NUL-terminated.
+unsafe fn add_moment(
+    character: *mut ThrongCharacter,
+    clip_name: *const c_char,
+    name: *const c_char,
+    what: &'static str,
+    add: impl FnOnce(Clip, &str) -> Result<Clip, ClipError>,
+) -> Result<(), CallError> {
+    // SAFETY: the caller's promise; null is checked by `as_mut`.
+    let character = unsafe { character.as_mut() }.ok_or(CallError::NullPointer("character"))?;
+    // SAFETY: the strings' promise.
+    let (clip_name, name) = unsafe { (text(clip_name, "clip_name")?, text(name, what)?) };
+    let clips = character.clips_mut();
+    let Some(index) = clips.iter().position(|c| c.name().eq_ignore_ascii_case(clip_name)) else {
+        let names: Vec<&str> = clips.iter().map(Clip::name).collect();
+        return Err(CallError::UnknownClip { name: clip_name.to_owned(), clips: names.join(", ") });
+    };
+    let clip = &mut clips[index];
+    *clip = add(clip.clone(), name)?;
+    Ok(())
 }
 
 /// The character's joint count.

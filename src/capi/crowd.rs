@@ -5,7 +5,7 @@ use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
 use crate::eval::root_motion::RootDelta;
-use crate::graph::{CompiledGraph, Inertialization, SwitchMode};
+use crate::graph::{CompiledGraph, Inertialization, PhaseSync, SwitchMode};
 use crate::program::OutputLayout;
 use crate::runtime::CrowdRuntime;
 use crate::setup::BoundArchetype;
@@ -552,7 +552,10 @@ pub unsafe extern "C" fn throng_crowd_set_update_rate(
 /// an authored transition had fired: it interrupts one in flight without a pop, and the graph
 /// takes over from the new state. `switch_mode` is 0 for the graph's `defaultSwitch`, else 1
 /// cut, 2 frozen, 3 crossfade, 4 inertialize (quintic), with the default switch's easing; the
-/// transition is not interruptible, as PlayCanvas's `layer.transition`. All or nothing: a stale
+/// transition is not interruptible, as PlayCanvas's `layer.transition`. `sync` lines the
+/// destination up with the state left, as an authored transition's `"sync"`: 0 none (it starts
+/// at `offset`), 1 at the source's normalised phase, 2 at the next matching sync marker
+/// (`TransitionCommand::sync`). All or nothing: a stale
 /// handle, a state the character's graph lacks in that layer (`THRONG_STATUS_UNKNOWN_NAME`), a
 /// layer past the graph's or options out of range (`THRONG_STATUS_INVALID_ARGUMENT`) command
 /// none.
@@ -561,7 +564,7 @@ pub unsafe extern "C" fn throng_crowd_set_update_rate(
 /// `crowd` is null or a live crowd; `handles` null (only when `count` is 0) or `count` readable
 /// handles; `state` a NUL-terminated string.
 // A C call takes its options flat, as the header declares them; a struct would need a second
-// header type for three numbers.
+// header type for four numbers.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn throng_crowd_transition_to(
@@ -573,6 +576,7 @@ pub unsafe extern "C" fn throng_crowd_transition_to(
     duration_s: f32,
     offset: f32,
     switch_mode: u32,
+    sync: u32,
 ) -> ThrongStatus {
     let body = |crowd: &mut ThrongCrowd| {
         // SAFETY: the arrays' and string's promise.
@@ -588,7 +592,16 @@ pub unsafe extern "C" fn throng_crowd_transition_to(
                 return Err(CallError::OutOfRange { arg: "switch_mode", value: u64::from(switch_mode), expected });
             }
         };
-        let command = TransitionCommand { switch, offset, ..TransitionCommand::blend(duration_s) };
+        let sync = match sync {
+            0 => PhaseSync::Offset,
+            1 => PhaseSync::Phase,
+            2 => PhaseSync::Marker,
+            _ => {
+                let expected = "0 (none), 1 (phase) or 2 (marker)".to_owned();
+                return Err(CallError::OutOfRange { arg: "sync", value: u64::from(sync), expected });
+            }
+        };
+        let command = TransitionCommand { switch, offset, sync, ..TransitionCommand::blend(duration_s) };
         Ok(crowd.runtime.transition_to(&handles_of(handles), layer as usize, state, command)?)
     };
     // SAFETY: `crowd`'s promise.

@@ -280,7 +280,7 @@ fn transition_to_a_named_state() {
         );
         assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 0),
             ThrongStatus::Ok
         );
         assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
@@ -291,23 +291,124 @@ fn transition_to_a_named_state() {
         assert_eq!(throng_crowd_readback(crowd, handles[1], 0, &mut other), ThrongStatus::Ok);
         assert_ne!(readback.active_state, other.active_state, "only the first was commanded");
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Dance".as_ptr(), 0.2, 0.0, 0, 0),
             ThrongStatus::UnknownName
         );
         assert!(last_error().contains("Dance"), "{}", last_error());
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), 0.2, 0.0, 9, 0),
             ThrongStatus::InvalidArgument
         );
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 7, c"Jump".as_ptr(), 0.2, 0.0, 0, 0),
             ThrongStatus::InvalidArgument
         );
         assert_eq!(
-            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0),
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 2, 0, c"Jump".as_ptr(), f32::NAN, 0.0, 0, 0),
             ThrongStatus::InvalidArgument
         );
         throng_character_destroy(character);
         throng_crowd_destroy(crowd);
     }
+}
+
+/// `sync` through the C ABI: a phase-synced transition starts its destination at the phase of
+/// the state left, which a character that stayed in that state shows the same update; without
+/// sync it starts at the offset; a sync past 2 is refused.
+#[test]
+fn transition_to_with_phase_sync() {
+    let crowd = new_crowd();
+    let mut character = std::ptr::null_mut();
+    let mut archetype = 0;
+    let mut handles = [0u64; 3];
+    // SAFETY: live objects, and arrays of the lengths passed.
+    unsafe {
+        assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+        let json = crate::demo::LOCOMOTION_GRAPH;
+        assert_eq!(
+            throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+            ThrongStatus::Ok
+        );
+        assert_eq!(throng_crowd_spawn(crowd, archetype, 3, handles.as_mut_ptr()), ThrongStatus::Ok);
+        for _ in 0..20 {
+            assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        }
+        assert_eq!(
+            throng_crowd_transition_to(crowd, &handles[0], 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 1),
+            ThrongStatus::Ok
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, &handles[1], 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 0),
+            ThrongStatus::Ok
+        );
+        assert_eq!(
+            throng_crowd_transition_to(crowd, handles.as_ptr(), 3, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 3),
+            ThrongStatus::InvalidArgument
+        );
+        assert!(last_error().contains("sync"), "{}", last_error());
+        assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+        let mut readback = [ThrongLayerReadback::default(); 3];
+        for (handle, out) in handles.iter().zip(&mut readback) {
+            assert_eq!(throng_crowd_readback(crowd, *handle, 0, out), ThrongStatus::Ok);
+        }
+        let [synced, offset, stayed] = readback;
+        assert!(synced.transitioning && offset.transitioning && !stayed.transitioning);
+        assert!(stayed.phase > 0.0, "the state left has played for 21 updates");
+        assert_eq!(synced.phase, stayed.phase, "the synced destination starts at the source's phase");
+        assert_eq!(offset.phase, 0.0, "without sync the destination starts at its offset");
+        throng_character_destroy(character);
+        throng_crowd_destroy(crowd);
+    }
+}
+
+/// Marker sync through the C ABI: with a marker "left" at the start of idle and half-way
+/// through jump, a marker-synced jump starts half a clip past the idle's phase (the idle is
+/// `1 - p` before its next marker, the jump as far before its own); without markers on the
+/// character the offset stands. An unknown clip is refused.
+#[test]
+fn transition_to_with_marker_sync() {
+    let phases = |markers: bool| -> (f32, f32) {
+        let crowd = new_crowd();
+        let mut character = std::ptr::null_mut();
+        let mut archetype = 0;
+        let mut handles = [0u64; 2];
+        // SAFETY: live objects, and arrays of the lengths passed.
+        unsafe {
+            assert_eq!(throng_character_humanoid(26, &mut character), ThrongStatus::Ok);
+            if markers {
+                let jump = (*character).clips_mut().iter().find(|c| c.name() == "jump").expect("a jump clip");
+                let half = 0.5 * jump.duration_s();
+                let add = throng_character_add_sync_marker;
+                assert_eq!(add(character, c"IDLE".as_ptr(), c"left".as_ptr(), 0.0), ThrongStatus::Ok);
+                assert_eq!(add(character, c"jump".as_ptr(), c"left".as_ptr(), half), ThrongStatus::Ok);
+                assert_eq!(add(character, c"dance".as_ptr(), c"left".as_ptr(), 0.0), ThrongStatus::UnknownName);
+            }
+            let json = crate::demo::LOCOMOTION_GRAPH;
+            assert_eq!(
+                throng_crowd_add_archetype(crowd, character, json.as_ptr(), json.len(), &mut archetype),
+                ThrongStatus::Ok
+            );
+            assert_eq!(throng_crowd_spawn(crowd, archetype, 2, handles.as_mut_ptr()), ThrongStatus::Ok);
+            for _ in 0..20 {
+                assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+            }
+            assert_eq!(
+                throng_crowd_transition_to(crowd, &handles[0], 1, 0, c"Jump".as_ptr(), 0.2, 0.0, 3, 2),
+                ThrongStatus::Ok
+            );
+            assert_eq!(throng_crowd_update(crowd, 1.0 / 60.0), ThrongStatus::Ok);
+            let mut readback = [ThrongLayerReadback::default(); 2];
+            for (handle, out) in handles.iter().zip(&mut readback) {
+                assert_eq!(throng_crowd_readback(crowd, *handle, 0, out), ThrongStatus::Ok);
+            }
+            throng_character_destroy(character);
+            throng_crowd_destroy(crowd);
+            (readback[0].phase, readback[1].phase)
+        }
+    };
+    let (synced, idle) = phases(true);
+    assert!(idle > 0.0 && idle < 0.5, "idle has played a little: {idle}");
+    assert!((synced - (idle + 0.5)).abs() < 1e-5, "jump at {synced}, idle at {idle}: half a clip apart");
+    let (unsynced, _) = phases(false);
+    assert_eq!(unsynced, 0.0, "no markers: the offset stands");
 }

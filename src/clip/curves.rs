@@ -3,7 +3,8 @@
 //! the pose's weights (`eval::sample::blend_curve`), for gameplay to read per character or to
 //! drive a procedural chain's weight. Set in code with [`Clip::with_curve`], or loaded from a
 //! glTF animation's `extras.curves` (`{ "planted": { "times": […], "values": […] } }`, linear
-//! keys; `docs/embedding.md`, "Clip curves"). glTF morph-weight channels are not read as curves.
+//! keys; `docs/embedding.md`, "Clip curves") or from its morph-weight channels (one curve per
+//! morph target, named from the mesh's `extras.targetNames`; `import::gltf`).
 
 use super::{Clip, ClipError, Track, TrackValue};
 

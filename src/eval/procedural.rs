@@ -1,7 +1,7 @@
 //! Procedural pose: feet on the ground, two-bone IK and look-at chains, applied to the local
-//! pose after layers and before local-to-model, with the maths in model space. CPU only for
-//! now: its GPU mirror (`shaders/procedural.wgsl`, written in this file's shape) is still to
-//! come, so `FrameJob::run_procedural` runs it and `GpuCrowd` does not.
+//! pose after layers and before local-to-model, with the maths in model space. Mirrored by
+//! `shaders/procedural.wgsl`, written function for function in this file's shape
+//! (`throng::gpu::GpuProcedural` runs it alone, `GpuCrowd::set_procedural` in a crowd).
 //!
 //! | phase | per character, in this order (each skipped at weight 0) |
 //! |---|---|
@@ -19,8 +19,13 @@
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
+use super::sample::{CurveBinding, layer_curve};
 use super::{CHARACTERS_PER_CHUNK, EvalError};
-use crate::program::{EndRotation, GroundSetup, LookAtChain, MAX_FEET, ProceduralRig, ProceduralTargets, TwoBoneChain};
+use crate::clip::Clip;
+use crate::program::{
+    ChainWeightBinding, ChainWeightInput, ClipSample, EndRotation, GroundSetup, LayerProgram, LookAtChain, MAX_FEET,
+    ProceduralError, ProceduralRig, ProceduralTargets, TwoBoneChain,
+};
 use crate::rig::{NO_PARENT, Rig, Transform};
 
 /// Lengths below this, metres (or unit vectors' components), count as zero.
@@ -95,6 +100,22 @@ fn arc(from: Vec3, to: Vec3) -> (Vec3, f32) {
     (axis, angle)
 }
 
+/// Below this angle between two rotations (as 4-vectors), [`slerp`] is a normalised lerp,
+/// which differs from the arc by the cube of the angle.
+const SLERP_LINEAR_RAD: f32 = 1e-3;
+
+/// Spherical interpolation from `from` to `to` (unit), the shorter way round, with the angle
+/// between them from `atan2` of their difference and sum: stable near 0, where glam's `slerp`
+/// takes an `acos` that the GPU cannot mirror closely.
+fn slerp(from: Quat, to: Quat, t: f32) -> Quat {
+    let to = if from.dot(to) < 0.0 { -to } else { to };
+    let theta = 2.0 * (from - to).length().atan2((from + to).length());
+    if theta < SLERP_LINEAR_RAD {
+        return (from * (1.0 - t) + to * t).normalize();
+    }
+    (from * ((1.0 - t) * theta).sin() + to * (t * theta).sin()).normalize()
+}
+
 /// The local rotation that turns a joint by `delta` (a model-space rotation about the joint)
 /// under a parent of model rotation `parent`.
 fn turned(parent: Quat, delta: Quat, local: Quat) -> Quat {
@@ -132,7 +153,7 @@ fn reach(
     let (upper, lower) = ((pb - pa).length(), (pc - pb).length());
     let full = upper + lower;
     let to_goal = goal - pa;
-    let mut distance = to_goal.length();
+    let raw_distance = to_goal.length();
     let mut direction = Vec3::Y;
     for candidate in [pb - pa, pc - pa, to_goal] {
         // The last usable direction wins: toward the goal, else the chain's own.
@@ -140,20 +161,28 @@ fn reach(
             direction = candidate.normalize();
         }
     }
-    // Soft limit: past `start`, the distance approaches full extension exponentially.
+    // How far short of full extension the chain stays. Soft limit: past `start`, the gap
+    // shrinks exponentially, computed as such rather than as `full` less a distance, because
+    // the middle joint's offset from the line grows as the gap's square root: one rounding of
+    // the distance near full extension would move the knee by a third of a millimetre.
     let soft = chain.soft_fraction * full;
     let start = full - soft;
-    if soft > EPSILON_M && distance > start {
-        distance = start + soft * (1.0 - (-(distance - start) / soft).exp());
-    }
-    distance = distance.clamp((upper - lower).abs(), full);
-    // Where the middle joint goes: `along` on the line to the goal, `across` off it.
-    let along = if distance > EPSILON_M {
-        ((upper * upper + distance * distance - lower * lower) / (2.0 * distance)).clamp(-upper, upper)
+    let gap = if soft > EPSILON_M && raw_distance > start {
+        soft * (-(raw_distance - start) / soft).exp()
     } else {
-        0.0
+        (full - raw_distance).max(0.0)
     };
-    let across = ((upper - along) * (upper + along)).max(0.0).sqrt();
+    let fold = (upper - lower).abs();
+    let (distance, gap) = if full - gap < fold { (fold, full - fold) } else { (full - gap, gap) };
+    // Where the middle joint goes: `along` on the line to the goal, `across` off it (Heron's
+    // area over the base, each factor vanishing exactly at full extension or fold).
+    let (along, across) = if distance > EPSILON_M {
+        let along = ((upper * upper + distance * distance - lower * lower) / (2.0 * distance)).clamp(-upper, upper);
+        let area = (gap * (full + distance) * (distance - fold) * (distance + fold)).max(0.0);
+        (along, area.sqrt() / (2.0 * distance))
+    } else {
+        (0.0, upper)
+    };
     let mut side = perpendicular(direction);
     for candidate in [pb - pa, pole] {
         let off_line = candidate - direction * candidate.dot(direction);
@@ -193,7 +222,7 @@ pub fn two_bone(
     reach(parents, pose, chain, pole, |animated| {
         let end_rotation = match chain.end {
             EndRotation::Animated => animated.rotation,
-            EndRotation::Target => animated.rotation.slerp(rotation, weight),
+            EndRotation::Target => slerp(animated.rotation, rotation, weight),
         };
         (animated.position.lerp(target, weight), end_rotation)
     });
@@ -324,6 +353,95 @@ impl ProceduralJob<'_> {
         poses.par_chunks_mut(joints).enumerate().with_min_len(CHARACTERS_PER_CHUNK).for_each(|(row, pose)| {
             procedural(rig.parents(), setup, targets, row, pose);
         });
+        Ok(())
+    }
+}
+
+/// The step before the stage that writes the weights a graph binds (`chainWeights`) into
+/// `targets`, on the CPU, so that either evaluator then reads them from the targets as if
+/// gameplay had set them. Per binding, in order:
+///
+/// | input | each character's weight |
+/// |---|---|
+/// | parameter | its value, clamped to [0, 1] (NaN reads 0) |
+/// | curve | the clips' curve blended by the weights of the pose its layer shows ([`layer_curve`]), clamped to [0, 1] |
+///
+/// A later binding of the same chain overwrites an earlier one.
+#[derive(Debug)]
+pub struct ChainWeightsJob<'a> {
+    /// The clip table the samples index.
+    pub clips: &'a [Clip],
+    /// The crowd's clip samples, as `state::Crowd::samples` holds them.
+    pub samples: &'a [ClipSample],
+    /// The crowd's layer programs, `characters × num_layers`, as `state::Crowd::programs`
+    /// holds them.
+    pub programs: &'a [LayerProgram],
+    /// Layers per character.
+    pub num_layers: usize,
+    /// The bindings (`state::Crowd::chain_weight_bindings`).
+    pub bindings: &'a [ChainWeightBinding<'a>],
+    /// Written: each bound chain's weight column; one row per character.
+    pub targets: &'a mut ProceduralTargets,
+}
+
+impl ChainWeightsJob<'_> {
+    /// Checks, in order: the programs `characters × num_layers` for the targets' characters
+    /// ([`EvalError::ProgramCount`]); then per binding, the chain in the targets' setup
+    /// ([`ProceduralError::UnknownChain`](crate::program::ProceduralError::UnknownChain)), a
+    /// parameter column one value per character, a curve's layer below `num_layers`
+    /// ([`ProceduralError::BadBinding`](crate::program::ProceduralError::BadBinding)), a curve
+    /// some clip has ([`ProceduralError::UnknownCurve`](crate::program::ProceduralError::UnknownCurve)).
+    pub fn validate(&mut self) -> Result<(), EvalError> {
+        let characters = self.targets.num_characters();
+        if self.programs.len() != characters * self.num_layers {
+            return Err(EvalError::ProgramCount {
+                programs: self.programs.len(),
+                characters,
+                layers: self.num_layers,
+                context_characters: characters,
+            });
+        }
+        for (binding, b) in self.bindings.iter().enumerate() {
+            self.targets.weights_mut(b.part)?;
+            match b.input {
+                ChainWeightInput::Parameter(values) if values.len() != characters => {
+                    let what = format!("a parameter column of {} values for {characters} characters", values.len());
+                    return Err(ProceduralError::BadBinding { binding, what }.into());
+                }
+                ChainWeightInput::Curve { layer, .. } if layer >= self.num_layers => {
+                    let what = format!("a curve read on layer {layer} of {}", self.num_layers);
+                    return Err(ProceduralError::BadBinding { binding, what }.into());
+                }
+                ChainWeightInput::Curve { name, .. } if !CurveBinding::new(self.clips, name).is_bound() => {
+                    return Err(ProceduralError::UnknownCurve { binding, curve: name.to_owned() }.into());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then writes every binding's column.
+    pub fn run(mut self) -> Result<(), EvalError> {
+        self.validate()?;
+        let Self { clips, samples, programs, num_layers, bindings, targets } = self;
+        for b in bindings {
+            let weights = targets.weights_mut(b.part)?;
+            match b.input {
+                ChainWeightInput::Parameter(values) => {
+                    for (w, &v) in weights.iter_mut().zip(values) {
+                        *w = if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) };
+                    }
+                }
+                ChainWeightInput::Curve { name, layer } => {
+                    let binding = CurveBinding::new(clips, name);
+                    layer_curve(clips, samples, programs, num_layers, layer, &binding, weights);
+                    for w in weights.iter_mut() {
+                        *w = if w.is_nan() { 0.0 } else { w.clamp(0.0, 1.0) };
+                    }
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -210,25 +210,10 @@ impl GpuBlendSpace {
             layout: &self.pipeline.layout,
             entries: &entries,
         });
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("throng.readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.blend_space") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("throng.blend_space"),
-                timestamp_writes: None,
-            });
+        super::run_pass_and_read(device, queue, "throng.blend_space", &weights, bytes, "blend weights", |pass| {
             pass.set_pipeline(&self.pipeline.blend_space);
             pass.set_bind_group(0, &bind_group, &[]);
             pass.dispatch_workgroups(groups_x, groups.div_ceil(groups_x), 1);
-        }
-        encoder.copy_buffer_to_buffer(&weights, 0, &staging, 0, bytes);
-        queue.submit([encoder.finish()]);
-        super::map_read_blocking(device, &staging, bytes, "blend weights")
+        })
     }
 }

@@ -26,6 +26,7 @@ pub mod blend_space;
 mod context;
 mod crowd;
 mod pipelines;
+pub mod procedural;
 mod profile;
 pub mod stats;
 pub mod types;
@@ -35,7 +36,8 @@ pub mod work_model;
 pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
 pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
-pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, shader_source};
+pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, procedural_source, shader_source};
+pub use procedural::GpuProcedural;
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
 pub use windows::{SkinWindow, skin_windows};
 
@@ -117,9 +119,42 @@ pub enum GpuError {
     /// The blend-space stage refused its input ([`GpuBlendSpace::weights_blocking`]).
     #[error("blend-space stage: {0}")]
     BlendSpace(#[from] GpuBlendSpaceError),
+    /// The procedural stage refused its setup or targets ([`GpuProcedural::run_blocking`],
+    /// [`GpuCrowd::set_procedural`]), with the CPU stage's checks.
+    #[error("procedural stage: {0}")]
+    Procedural(#[from] crate::program::ProceduralError),
     /// Waiting for the device failed (device lost or timed out).
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),
+}
+
+/// Records one compute pass labelled `label` with `record`, copies the first `bytes` of `source`
+/// into a fresh staging buffer, submits, and reads them back as `T`s: the blocking runners of a
+/// single stage (tests and tools, not the frame's path); `what` names the data in errors.
+pub(crate) fn run_pass_and_read<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &'static str,
+    source: &wgpu::Buffer,
+    bytes: u64,
+    what: &'static str,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) -> Result<Vec<T>, GpuError> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("throng.readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
+        record(&mut pass);
+    }
+    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+    map_read_blocking(device, &staging, bytes, what)
 }
 
 /// Maps `buffer`'s first `bytes` for reading (a `MAP_READ` buffer whose copies were submitted),

@@ -25,6 +25,7 @@ const LEVELS: &str = include_str!("../../shaders/shared/levels.wgsl");
 const FRAME_LEVELS: &str = include_str!("../../shaders/frame_levels.wgsl");
 const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_levels.wgsl");
 const BLEND_SPACE: &str = include_str!("../../shaders/blend_space.wgsl");
+const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
 /// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
@@ -32,6 +33,13 @@ const BLEND_SPACE: &str = include_str!("../../shaders/blend_space.wgsl");
 #[must_use]
 pub fn blend_space_source() -> &'static str {
     BLEND_SPACE
+}
+
+/// The WGSL source of the procedural stage, `shaders/procedural.wgsl` alone (entry point
+/// `procedural_main`): like [`blend_space_source`], it binds a group of its own.
+#[must_use]
+pub fn procedural_source() -> &'static str {
+    PROCEDURAL
 }
 
 /// Which kernel [`crate::gpu::GpuCrowd::encode`] runs for the fused frames: the same matrices
@@ -452,6 +460,42 @@ impl BlendSpacePipeline {
     }
 }
 
+/// The procedural stage's pipeline and its bind group layout (see [`crate::gpu::procedural`]):
+/// built once per archetype's setup, for any rig.
+pub(crate) struct ProceduralPipeline {
+    /// Group 0: the uniform, the setup's words and the targets (read), the poses (written).
+    pub layout: wgpu::BindGroupLayout,
+    /// `procedural_main`.
+    pub procedural: wgpu::ComputePipeline,
+}
+
+impl ProceduralPipeline {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.procedural"),
+            entries: &[uniform(0), storage(1, true), storage(2, true), storage(3, false)],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.procedural"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("throng.procedural"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(PROCEDURAL)),
+        });
+        let procedural = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("throng.procedural"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("procedural_main"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        Self { layout, procedural }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,6 +510,17 @@ mod tests {
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}", e.emit_to_string(BLEND_SPACE)));
         assert!(module.entry_points.iter().any(|e| e.name == "blend_space_main"));
+    }
+
+    /// The procedural stage parses and validates, without an adapter.
+    #[test]
+    fn procedural_module_validates() {
+        let module =
+            naga::front::wgsl::parse_str(PROCEDURAL).unwrap_or_else(|e| panic!("{}", e.emit_to_string(PROCEDURAL)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(PROCEDURAL)));
+        assert!(module.entry_points.iter().any(|e| e.name == "procedural_main"));
     }
 
     /// Every module parses and passes naga's validation (types, uniformity of barriers,

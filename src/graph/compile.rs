@@ -15,9 +15,9 @@ use std::collections::hash_map::Entry;
 use glam::Vec2;
 
 use super::format::{
-    BlendTreeDesc, BlendTypeDesc, ComparandDesc, ConditionDesc, ConditionValueDesc, EasingDesc, GraphDesc,
-    InterruptionDesc, LayerBlendDesc, LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc, StateDesc,
-    SwitchDesc, SwitchModeDesc, TransitionDesc,
+    BlendTreeDesc, BlendTypeDesc, ChainWeightSourceDesc, ComparandDesc, ConditionDesc, ConditionValueDesc, EasingDesc,
+    GraphDesc, InterruptionDesc, LayerBlendDesc, LayerDesc, LayerSpaceDesc, ParameterTypeDesc, PredicateDesc,
+    StateDesc, SwitchDesc, SwitchModeDesc, TransitionDesc,
 };
 use super::tables::*;
 use super::*;
@@ -153,6 +153,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
             direct_params: Vec::new(),
             leaves: Vec::new(),
             default_switch: (SwitchMode::Crossfade, Easing::Linear),
+            chain_weights: Vec::new(),
         },
         default_switch: (SwitchMode::Crossfade, Easing::Linear),
         paths: HashMap::new(),
@@ -173,6 +174,7 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
         }
         c.layer(i, layer);
     }
+    c.chain_weights(desc);
     // `limits` counted the authored transitions; each machine without a START transition
     // adds one more.
     too_many(&mut c.problems, &root, "transitions", c.g.transitions.len(), MAX_TRANSITIONS);
@@ -184,6 +186,48 @@ pub(super) fn compile(desc: &GraphDesc) -> Result<CompiledGraph, GraphError> {
 }
 
 impl Compiler {
+    /// `chainWeights`: each chain bound once, to a FLOAT parameter or to a curve on a layer
+    /// the graph has.
+    fn chain_weights(&mut self, desc: &GraphDesc) {
+        for (i, w) in desc.chain_weights.iter().enumerate() {
+            let root = Location::default();
+            if desc.chain_weights[..i].iter().any(|other| other.chain == w.chain) {
+                problem(
+                    &mut self.problems,
+                    &root,
+                    ProblemKind::DuplicateName { what: "chainWeights chain", name: w.chain.to_string() },
+                );
+            }
+            let source = match &w.source {
+                ChainWeightSourceDesc::Parameter(name) => {
+                    let Some(slot) = self.param(name, &root) else { continue };
+                    if slot.kind != ParamKind::Float {
+                        let at = Location { parameter: Some(name.clone()), ..root };
+                        let kind = ProblemKind::ChainWeightParameterType {
+                            chain: w.chain.to_string(),
+                            parameter_type: slot.kind.name(),
+                        };
+                        problem(&mut self.problems, &at, kind);
+                    }
+                    ChainWeightSource::Parameter(slot)
+                }
+                ChainWeightSourceDesc::Curve { curve, layer } => {
+                    let index = match layer {
+                        None => Some(0),
+                        Some(name) => desc.layers.iter().position(|l| &l.name == name),
+                    };
+                    let Some(index) = index else {
+                        let at = Location { layer: layer.clone(), ..root };
+                        problem(&mut self.problems, &at, ProblemKind::UnknownLayer { chain: w.chain.to_string() });
+                        continue;
+                    };
+                    ChainWeightSource::Curve { curve: curve.clone(), layer: index as u16 }
+                }
+            };
+            self.g.chain_weights.push(ChainWeight { chain: w.chain, source });
+        }
+    }
+
     fn parameters(&mut self, desc: &GraphDesc) {
         let mut params: Vec<_> = desc.parameters.iter().collect();
         params.sort_by(|a, b| a.name.cmp(&b.name));

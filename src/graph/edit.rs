@@ -185,6 +185,7 @@ impl CompiledGraph {
             direct_params: self.direct_params.clone(),
             leaves: self.leaves.clone(),
             default_switch: self.default_switch,
+            chain_weights: self.chain_weights.clone(),
         }
     }
 }

@@ -25,6 +25,73 @@ pub struct GraphDesc {
     pub parameters: Vec<ParameterDesc>,
     /// throng extension `defaultSwitch`: the switch used by transitions that name none.
     pub default_switch: Option<SwitchDesc>,
+    /// throng extension `chainWeights`: procedural chains whose weight a parameter or a clip
+    /// curve drives, in list order; empty when absent.
+    pub chain_weights: Vec<ChainWeightDesc>,
+}
+
+/// A procedural chain of a character's setup (`program::ProceduralSetup`), as a graph names
+/// it: `"lookAt N"`, `"twoBone N"` (the N-th chain of that kind, from 0) or `"ground"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChainRef {
+    /// Look-at chain N.
+    LookAt(u16),
+    /// Two-bone chain N.
+    TwoBone(u16),
+    /// The feet on the ground (one weight for every foot).
+    Ground,
+}
+
+impl ChainRef {
+    /// Reads `"lookAt N"`, `"twoBone N"` or `"ground"`; `None` for anything else.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        if text == "ground" {
+            return Some(Self::Ground);
+        }
+        let (kind, index) = text.split_once(' ')?;
+        let index: u16 = index.parse().ok()?;
+        match kind {
+            "lookAt" => Some(Self::LookAt(index)),
+            "twoBone" => Some(Self::TwoBone(index)),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ChainRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::LookAt(i) => write!(f, "lookAt {i}"),
+            Self::TwoBone(i) => write!(f, "twoBone {i}"),
+            Self::Ground => f.write_str("ground"),
+        }
+    }
+}
+
+/// throng extension: one entry of `chainWeights`, a chain's weight bound to exactly one of a
+/// FLOAT parameter or a clip curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainWeightDesc {
+    /// `chain`.
+    pub chain: ChainRef,
+    /// What drives the weight.
+    pub source: ChainWeightSourceDesc,
+}
+
+/// What drives a bound chain weight.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChainWeightSourceDesc {
+    /// `parameter`: a FLOAT parameter, clamped to [0, 1].
+    Parameter(String),
+    /// `curve` (with `layer`, the base layer when absent): the clips' curve of that name,
+    /// blended by the weights of the pose the layer shows, clamped to [0, 1].
+    Curve {
+        /// The curve's name in the clips.
+        curve: String,
+        /// The layer whose pose weights blend it; `None` for the base layer.
+        layer: Option<String>,
+    },
 }
 
 /// One layer: a state machine with its blend settings.
@@ -478,6 +545,18 @@ struct RawTransition {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChainWeight {
+    chain: String,
+    #[serde(default)]
+    parameter: Option<String>,
+    #[serde(default)]
+    curve: Option<String>,
+    #[serde(default)]
+    layer: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct RawParameter {
     #[serde(default)]
     name: Option<String>,
@@ -541,6 +620,7 @@ impl GraphDesc {
             None => None,
         };
         let parameters = read_parameters(root.get("parameters"))?;
+        let chain_weights = read_chain_weights(root.get("chainWeights"))?;
         let layers = match layers_value {
             Value::Array(layers) => layers
                 .iter()
@@ -561,7 +641,7 @@ impl GraphDesc {
                 ));
             }
         };
-        Ok(Self { layers, parameters, default_switch })
+        Ok(Self { layers, parameters, default_switch, chain_weights })
     }
 }
 
@@ -936,6 +1016,35 @@ fn read_parameters(value: Option<&Value>) -> Result<Vec<ParameterDesc>, GraphErr
         .map(|(key, p)| {
             let raw: RawParameter = parse(p, &format!("parameters.{key}"))?;
             Ok(ParameterDesc { name: raw.name.unwrap_or_else(|| key.clone()), kind: raw.kind, value: raw.value })
+        })
+        .collect()
+}
+
+fn read_chain_weights(value: Option<&Value>) -> Result<Vec<ChainWeightDesc>, GraphError> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(shape("chainWeights", "`chainWeights` is an array")),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = format!("chainWeights[{i}]");
+            let raw: RawChainWeight = parse(item, &path)?;
+            let chain = ChainRef::parse(&raw.chain).ok_or_else(|| {
+                shape(
+                    &format!("{path}.chain"),
+                    format!("{:?} is not \"lookAt N\", \"twoBone N\" or \"ground\"", raw.chain),
+                )
+            })?;
+            let source = match (raw.parameter, raw.curve, raw.layer) {
+                (Some(parameter), None, None) => ChainWeightSourceDesc::Parameter(parameter),
+                (None, Some(curve), layer) => ChainWeightSourceDesc::Curve { curve, layer },
+                (Some(_), None, Some(_)) => return Err(shape(&path, "`layer` goes with `curve`, not `parameter`")),
+                _ => return Err(shape(&path, "a chain weight has exactly one of `parameter` and `curve`")),
+            };
+            Ok(ChainWeightDesc { chain, source })
         })
         .collect()
 }

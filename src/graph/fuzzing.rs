@@ -30,7 +30,7 @@ use super::{CompiledGraph, GraphError};
 /// repeat at most what is left.
 pub const MAX_VALUES: usize = 1 << 14;
 
-const NAMES: [&str; 42] = [
+const NAMES: [&str; 45] = [
     "START",
     "END",
     "ANY",
@@ -73,9 +73,12 @@ const NAMES: [&str; 42] = [
     "PREV_STATE",
     "phase",
     "marker",
+    "lookAt 0",
+    "twoBone 1",
+    "ground",
 ];
 
-const KEYS: [&str; 36] = [
+const KEYS: [&str; 40] = [
     "layers",
     "name",
     "states",
@@ -112,6 +115,10 @@ const KEYS: [&str; 36] = [
     "speedParameter",
     "slot",
     "sync",
+    "chainWeights",
+    "chain",
+    "curve",
+    "layer",
 ];
 
 const NUMBERS: [f64; 12] =

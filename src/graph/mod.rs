@@ -250,6 +250,20 @@ pub enum ProblemKind {
         /// The parameter's type.
         parameter_type: &'static str,
     },
+    /// A `chainWeights` entry's parameter is not a FLOAT parameter.
+    #[error("chain {chain:?}'s weight parameter must be FLOAT; {parameter_type} cannot drive a weight")]
+    ChainWeightParameterType {
+        /// The chain, as the graph names it.
+        chain: String,
+        /// The parameter's type.
+        parameter_type: &'static str,
+    },
+    /// A `chainWeights` entry's curve names a layer the graph does not have.
+    #[error("chain {chain:?}'s curve is blended on a layer the graph does not have")]
+    UnknownLayer {
+        /// The chain, as the graph names it.
+        chain: String,
+    },
     /// A layer's `weightParameter` is not a FLOAT parameter.
     #[error("a layer's weightParameter must be FLOAT; {parameter_type} cannot scale a weight")]
     WeightParameterType {

@@ -574,6 +574,33 @@ impl Layer {
     }
 }
 
+/// A procedural chain's weight bound by the graph (`chainWeights`), compiled: the chain as the
+/// graph names it and its source, a FLOAT parameter's column or a curve by name with the layer
+/// whose pose weights blend it. The chain and the curve are checked against a character's setup
+/// and clips where those are known (`state::Crowd::chain_weight_bindings`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainWeight {
+    /// The chain.
+    pub chain: super::format::ChainRef,
+    /// What drives its weight.
+    pub source: ChainWeightSource,
+}
+
+/// What drives a [`ChainWeight`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChainWeightSource {
+    /// A FLOAT parameter (its slot), clamped to [0, 1].
+    Parameter(ParamSlot),
+    /// The clips' curve called `curve`, blended by the weights of the pose layer `layer` shows,
+    /// clamped to [0, 1].
+    Curve {
+        /// The curve's name.
+        curve: String,
+        /// The layer's index, base 0.
+        layer: u16,
+    },
+}
+
 /// A validated, compiled state graph, shared by every character that uses it (behind an
 /// `Arc`; it is built once and never changes).
 pub struct CompiledGraph {
@@ -595,6 +622,8 @@ pub struct CompiledGraph {
     /// The graph's `defaultSwitch` (crossfade, linear when absent): what transitions that do
     /// not say otherwise use, and what imperative transitions default to.
     pub(crate) default_switch: (SwitchMode, Easing),
+    /// Procedural chain weights the graph binds (`chainWeights`), in list order.
+    pub(crate) chain_weights: Vec<ChainWeight>,
 }
 
 impl std::fmt::Debug for CompiledGraph {
@@ -610,6 +639,7 @@ impl std::fmt::Debug for CompiledGraph {
             .field("nodes", &self.nodes)
             .field("spaces", &self.space_info)
             .field("leaves", &self.leaves)
+            .field("chain_weights", &self.chain_weights)
             .finish_non_exhaustive()
     }
 }
@@ -629,6 +659,7 @@ impl PartialEq for CompiledGraph {
             && self.direct_params == other.direct_params
             && self.leaves == other.leaves
             && self.default_switch == other.default_switch
+            && self.chain_weights == other.chain_weights
     }
 }
 
@@ -666,10 +697,35 @@ impl CompiledGraph {
         self.num_columns[kind as usize] as usize
     }
 
+    /// Procedural chain weights the graph binds to a parameter or a curve (`chainWeights`),
+    /// in list order; each chain at most once.
+    #[must_use]
+    pub fn chain_weights(&self) -> &[ChainWeight] {
+        &self.chain_weights
+    }
+
     /// Layers, base first.
     #[must_use]
     pub fn layers(&self) -> &[Layer] {
         &self.layers
+    }
+
+    /// Whether layer `layer` needs the evaluators' per-character memory: a slot, or some
+    /// transition of the layer with a positive duration and a switch mode other than a cut
+    /// (a spring of halflife 0 is a cut). See [`crate::setup::layer_needs_memory`], which says
+    /// why.
+    #[must_use]
+    pub fn layer_needs_memory(&self, layer: usize) -> bool {
+        if self.layers.get(layer).is_some_and(|l| l.slot) {
+            return true;
+        }
+        self.transitions.iter().filter(|t| usize::from(t.layer) == layer).any(|t| {
+            let cut = matches!(
+                t.switch,
+                SwitchMode::Cut | SwitchMode::Inertialize(Inertialization::Spring { halflife_s: 0.0 })
+            );
+            t.duration > 0.0 && !cut
+        })
     }
 
     /// Index of the layer with this name.

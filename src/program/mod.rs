@@ -23,8 +23,9 @@ pub use layer_setup::{
     num_additive_layers, validate_layer_setups, validate_memoryless_programs,
 };
 pub use procedural::{
-    EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain, LookAtTargets, MAX_FEET, ProceduralError,
-    ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain, TwoBoneTargets,
+    ChainPart, ChainWeightBinding, ChainWeightInput, EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain,
+    LookAtTargets, MAX_FEET, ProceduralError, ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain,
+    TwoBoneTargets,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

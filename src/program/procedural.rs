@@ -2,9 +2,11 @@
 //! against its rig, and the per-character targets and weights gameplay sets in batches. Read by
 //! the procedural stage (`eval::procedural`) after layers and before local-to-model.
 //!
-//! Everything is in **model space** (the character's own frame, Y up, metres): an engine turns
-//! a world-space target into model space with the inverse of the character's placement before
-//! setting it.
+//! The stage reads everything in **model space** (the character's own frame, Y up, metres).
+//! Targets come in either space: the plain setters take model space, the `*_world` setters
+//! take world space together with each character's placement (its root's world transform, as
+//! an engine keeps it) and turn them into model space as they are set, so the stage's inputs
+//! are the same whichever was used.
 //!
 //! | part | per archetype (here, [`ProceduralSetup`]) | per character ([`ProceduralTargets`]) |
 //! |---|---|---|
@@ -16,7 +18,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::rig::{NO_PARENT, Rig};
+use crate::rig::{NO_PARENT, Rig, Transform};
 
 /// The most feet a [`GroundSetup`] has (the GPU keeps each foot's goal in registers).
 pub const MAX_FEET: usize = 4;
@@ -112,6 +114,23 @@ pub enum ProceduralError {
         characters: usize,
         /// Chains and feet of the frame's setup.
         parts: usize,
+    },
+    /// A chain weight binding names a curve no clip of the table has.
+    #[error("chain weight binding {binding}: no clip has a curve named {curve:?}")]
+    UnknownCurve {
+        /// Index of the binding.
+        binding: usize,
+        /// The curve's name.
+        curve: String,
+    },
+    /// A chain weight binding's input does not fit the frame: a parameter column of another
+    /// length than the crowd, a curve read on a layer the programs do not have.
+    #[error("chain weight binding {binding}: {what}")]
+    BadBinding {
+        /// Index of the binding.
+        binding: usize,
+        /// What is wrong.
+        what: String,
     },
     /// The setup was checked against a rig of another joint count than the frame's.
     #[error("the procedural setup was made for {setup_joints} joints; the rig has {rig_joints}")]
@@ -442,6 +461,108 @@ pub struct ProceduralTargets {
     pub(crate) ground_weight: Vec<f32>,
 }
 
+/// The map from world space into one character's model space: the inverse of its placement
+/// (`translation * rotation * scale`, as [`Transform`] composes).
+#[derive(Clone, Copy, Debug)]
+struct WorldToModel {
+    translation: Vec3,
+    inverse_rotation: Quat,
+    scale: Vec3,
+}
+
+impl WorldToModel {
+    /// `None` for a placement that is not finite, has a zero rotation or a scale with a
+    /// component near zero: it has no inverse.
+    fn of(placement: &Transform) -> Option<Self> {
+        let usable =
+            placement.is_finite() && placement.rotation.length() > 1e-6 && placement.scale.abs().min_element() > 1e-6;
+        usable.then(|| Self {
+            translation: placement.translation,
+            inverse_rotation: placement.rotation.normalize().conjugate(),
+            scale: placement.scale,
+        })
+    }
+
+    fn point(&self, world: Vec3) -> Vec3 {
+        (self.inverse_rotation * (world - self.translation)) / self.scale
+    }
+
+    /// A direction (a pole): mapped as a difference of points.
+    fn direction(&self, world: Vec3) -> Vec3 {
+        (self.inverse_rotation * world) / self.scale
+    }
+
+    /// A surface normal: mapped by the inverse transpose, which keeps it across the surface
+    /// under a non-uniform scale.
+    fn normal(&self, world: Vec3) -> Vec3 {
+        (self.inverse_rotation * world) * self.scale
+    }
+
+    fn rotation(&self, world: Quat) -> Quat {
+        self.inverse_rotation * world
+    }
+}
+
+/// Each placement of a world-space batch as a map into model space, checked with the rest of
+/// the batch by `check`: [`ProceduralError::BadTarget`] "placement has no inverse" first.
+fn world_to_model(
+    what: &'static str,
+    rows: &[u32],
+    placements: &[Transform],
+    lengths: &[usize],
+    num_characters: usize,
+    entry_problem: impl Fn(usize) -> Option<&'static str>,
+) -> Result<Vec<WorldToModel>, ProceduralError> {
+    let mut all = vec![placements.len()];
+    all.extend_from_slice(lengths);
+    check_batch(what, rows, &all, num_characters, |i| {
+        if WorldToModel::of(&placements[i]).is_none() {
+            Some("placement not finite, or its rotation or a scale component zero")
+        } else {
+            entry_problem(i)
+        }
+    })?;
+    Ok(placements.iter().filter_map(WorldToModel::of).collect())
+}
+
+/// A part of a setup with one weight per character: a look-at chain, a two-bone chain (by
+/// index in the setup), or the ground (one weight for all its feet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChainPart {
+    /// Look-at chain N of [`ProceduralSetup::look_at`].
+    LookAt(usize),
+    /// Two-bone chain N of [`ProceduralSetup::two_bone`].
+    TwoBone(usize),
+    /// [`ProceduralSetup::ground`].
+    Ground,
+}
+
+/// What drives a bound chain weight each frame (a graph's `chainWeights`, as
+/// `state::Crowd::chain_weight_bindings` reads them for a crowd).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ChainWeightInput<'a> {
+    /// A value per character (a FLOAT parameter's column), clamped to [0, 1]; NaN reads 0.
+    Parameter(&'a [f32]),
+    /// The clips' curve called `name`, blended by the weights of the pose layer `layer`
+    /// shows (`eval::sample::layer_curve`), clamped to [0, 1].
+    Curve {
+        /// The curve's name.
+        name: &'a str,
+        /// The layer, base 0.
+        layer: usize,
+    },
+}
+
+/// One chain's weight bound to an input; `eval::procedural::ChainWeightsJob` writes it into
+/// [`ProceduralTargets`] before the stage runs, so both evaluators read the bound weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainWeightBinding<'a> {
+    /// The chain whose weight column is written.
+    pub part: ChainPart,
+    /// What it is written from.
+    pub input: ChainWeightInput<'a>,
+}
+
 /// Checks a batch: rows and every column the same length, rows in the crowd, `ok` for every entry.
 fn check_batch(
     what: &'static str,
@@ -568,6 +689,27 @@ impl ProceduralTargets {
         self.look_at.len() + self.two_bone.len() + self.feet.len()
     }
 
+    /// `part`'s weight column, one entry per row, for writing in place (values outside
+    /// [0, 1] are the writer's to avoid; `eval::procedural::ChainWeightsJob` clamps);
+    /// [`ProceduralError::UnknownChain`] for a part the setup does not have.
+    pub fn weights_mut(&mut self, part: ChainPart) -> Result<&mut [f32], ProceduralError> {
+        const WHAT: &str = "weights_mut";
+        match part {
+            ChainPart::LookAt(i) => {
+                known(WHAT, i, self.look_at.len())?;
+                Ok(&mut self.look_at[i].weight)
+            }
+            ChainPart::TwoBone(i) => {
+                known(WHAT, i, self.two_bone.len())?;
+                Ok(&mut self.two_bone[i].weight)
+            }
+            ChainPart::Ground => {
+                known(WHAT, 0, usize::from(!self.feet.is_empty()))?;
+                Ok(&mut self.ground_weight)
+            }
+        }
+    }
+
     /// Whether any weight of `row` is above 0: the stage skips rows where none is.
     #[must_use]
     pub fn is_active(&self, row: usize) -> bool {
@@ -648,6 +790,105 @@ impl ProceduralTargets {
             self.two_bone[chain].weight[row as usize] = weight;
         }
         Ok(())
+    }
+
+    /// [`set_look_at`](Self::set_look_at) with world-space targets: `placements` holds each
+    /// entry's character placement (its root's world transform), and each target is turned into
+    /// that character's model space as it is set. Checked whole before anything is written, as
+    /// `set_look_at`; a placement must be finite with a non-zero rotation and scale.
+    ///
+    /// ```
+    /// use glam::{Quat, Vec3};
+    /// use throng::program::{LookAtChain, ProceduralSetup, ProceduralTargets};
+    /// use throng::{Rig, Transform};
+    ///
+    /// let rig = Rig::new(
+    ///     vec!["neck".into(), "head".into()],
+    ///     vec![None, Some(0)],
+    ///     vec![Transform::from_translation(Vec3::Y * 1.5), Transform::from_translation(Vec3::Y * 0.1)],
+    ///     None,
+    /// )?;
+    /// let setup = ProceduralSetup { look_at: vec![LookAtChain::even(vec![0, 1], Vec3::Z)], ..Default::default() }
+    ///     .check(&rig)?;
+    /// let mut targets = ProceduralTargets::new(&setup, 2);
+    /// // Two characters stand in the world, the second turned half round; both look at the player.
+    /// let placements = [
+    ///     Transform::from_translation(Vec3::new(10.0, 0.0, 0.0)),
+    ///     Transform::from_translation_rotation(Vec3::new(0.0, 0.0, 5.0), Quat::from_rotation_y(std::f32::consts::PI)),
+    /// ];
+    /// let player = Vec3::new(10.0, 1.6, 5.0);
+    /// targets.set_look_at_world(0, &[0, 1], &placements, &[player; 2], &[1.0; 2])?;
+    /// // The stage reads model space: the first sees the player 5 m ahead (+Z), the second 10 m to its right.
+    /// assert!(targets.look_at()[0].target[0].abs_diff_eq(Vec3::new(0.0, 1.6, 5.0), 1e-5));
+    /// assert!(targets.look_at()[0].target[1].abs_diff_eq(Vec3::new(-10.0, 1.6, 0.0), 1e-5));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_look_at_world(
+        &mut self,
+        chain: usize,
+        rows: &[u32],
+        placements: &[Transform],
+        targets: &[Vec3],
+        weights: &[f32],
+    ) -> Result<(), ProceduralError> {
+        const WHAT: &str = "set_look_at_world";
+        known(WHAT, chain, self.look_at.len())?;
+        let maps = world_to_model(WHAT, rows, placements, &[targets.len(), weights.len()], self.num_characters, |i| {
+            (!targets[i].is_finite()).then_some("target not finite")
+        })?;
+        let model: Vec<Vec3> = maps.iter().zip(targets).map(|(m, &t)| m.point(t)).collect();
+        self.set_look_at(chain, rows, &model, weights)
+    }
+
+    /// [`set_two_bone`](Self::set_two_bone) with world-space targets, pole directions and end
+    /// rotations, each turned into its character's model space through `placements` (one per
+    /// entry, as [`set_look_at_world`](Self::set_look_at_world)). Checked whole before anything
+    /// is written.
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_two_bone_world(
+        &mut self,
+        chain: usize,
+        rows: &[u32],
+        placements: &[Transform],
+        targets: &[Vec3],
+        poles: &[Vec3],
+        rotations: &[Quat],
+        weights: &[f32],
+    ) -> Result<(), ProceduralError> {
+        const WHAT: &str = "set_two_bone_world";
+        known(WHAT, chain, self.two_bone.len())?;
+        let lengths = [targets.len(), poles.len(), rotations.len(), weights.len()];
+        let maps = world_to_model(WHAT, rows, placements, &lengths, self.num_characters, |i| {
+            (!targets[i].is_finite() || !poles[i].is_finite() || !rotations[i].is_finite())
+                .then_some("target, pole or rotation not finite")
+        })?;
+        let model_targets: Vec<Vec3> = maps.iter().zip(targets).map(|(m, &t)| m.point(t)).collect();
+        let model_poles: Vec<Vec3> = maps.iter().zip(poles).map(|(m, &p)| m.direction(p)).collect();
+        let model_rotations: Vec<Quat> = maps.iter().zip(rotations).map(|(m, &q)| m.rotation(q)).collect();
+        self.set_two_bone(chain, rows, &model_targets, &model_poles, &model_rotations, weights)
+    }
+
+    /// [`set_ground`](Self::set_ground) from world-space raycast hits: each foot's ground is the
+    /// world point where the ray under it met the ground and the normal there, turned into its
+    /// character's model space through `placements` (one per entry, as
+    /// [`set_look_at_world`](Self::set_look_at_world)); the height is the hit point's model-space
+    /// height. Checked whole before anything is written.
+    pub fn set_ground_world(
+        &mut self,
+        foot: usize,
+        rows: &[u32],
+        placements: &[Transform],
+        points: &[Vec3],
+        normals: &[Vec3],
+    ) -> Result<(), ProceduralError> {
+        const WHAT: &str = "set_ground_world";
+        known(WHAT, foot, self.feet.len())?;
+        let maps = world_to_model(WHAT, rows, placements, &[points.len(), normals.len()], self.num_characters, |i| {
+            (!points[i].is_finite() || !normals[i].is_finite()).then_some("point or normal not finite")
+        })?;
+        let heights_m: Vec<f32> = maps.iter().zip(points).map(|(m, &p)| m.point(p).y).collect();
+        let model_normals: Vec<Vec3> = maps.iter().zip(normals).map(|(m, &n)| m.normal(n)).collect();
+        self.set_ground(foot, rows, &heights_m, &model_normals)
     }
 
     /// Sets foot `foot`'s ground height and normal (model space; normalised here, zero for

@@ -1,7 +1,8 @@
 //! The crowd: every character of every archetype, stable handles, batched parameters, and the update.
 
-use crate::graph::{ParamKind, ParamValue};
-use crate::program::{ClipSample, LayerProgram};
+use crate::graph::format::ChainRef;
+use crate::graph::{ChainWeightSource, ParamKind, ParamValue};
+use crate::program::{ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram};
 
 use super::columns::Group;
 use super::handle::next_crowd_tag;
@@ -234,6 +235,38 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`].
     pub fn num_characters(&self, id: ArchetypeId) -> Result<usize, StateError> {
         Ok(self.group(id)?.slots.len())
+    }
+
+    /// The procedural chain weights archetype `id`'s graph binds (`chainWeights`), each with
+    /// its input in this crowd: a FLOAT parameter's column (one value per row), or a curve by
+    /// name and the layer whose pose weights blend it. `eval::procedural::ChainWeightsJob`
+    /// writes them into the archetype's procedural targets before each frame's stage.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn chain_weight_bindings(&self, id: ArchetypeId) -> Result<Vec<ChainWeightBinding<'_>>, StateError> {
+        let group = self.group(id)?;
+        Ok(group
+            .arch
+            .graph
+            .chain_weights()
+            .iter()
+            .map(|w| ChainWeightBinding {
+                part: match w.chain {
+                    ChainRef::LookAt(i) => ChainPart::LookAt(usize::from(i)),
+                    ChainRef::TwoBone(i) => ChainPart::TwoBone(usize::from(i)),
+                    ChainRef::Ground => ChainPart::Ground,
+                },
+                input: match &w.source {
+                    ChainWeightSource::Parameter(slot) => {
+                        ChainWeightInput::Parameter(&group.floats[usize::from(slot.column)])
+                    }
+                    ChainWeightSource::Curve { curve, layer } => {
+                        ChainWeightInput::Curve { name: curve, layer: usize::from(*layer) }
+                    }
+                },
+            })
+            .collect())
     }
 
     /// Resolves a parameter by name for the batch setters.

@@ -21,6 +21,7 @@ pub mod locomotion;
 use glam::{Quat, Vec3};
 use throng::Transform;
 use throng::graph::{CompiledGraph, GraphError, GraphProblem};
+use throng::program::LayerProgram;
 use throng::trace::{TraceLine, run_script};
 
 /// A one-layer graph in PlayCanvas's runtime form.
@@ -164,4 +165,20 @@ impl Rng {
             scale: Vec3::new(self.range(0.8, 1.2), self.range(0.8, 1.2), self.range(0.8, 1.2)),
         }
     }
+}
+
+/// One settled layer program per character, character `c` showing sample `c` alone (no
+/// transition in flight, full weight): the input of frame tests that build programs by hand.
+pub fn settled_programs(characters: usize) -> Vec<LayerProgram> {
+    (0..characters as u32)
+        .map(|c| LayerProgram {
+            first_sample: c,
+            num_target: 1,
+            transition: u32::MAX,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
+            ..LayerProgram::default()
+        })
+        .collect()
 }

@@ -6,7 +6,9 @@ impl GpuCrowd {
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`],
     /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`]) or per
     /// [`FrameKernel::characters_per_workgroup`] on a grid of rows (and layers of rows)
-    /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set.
+    /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set. With
+    /// procedural work ([`set_procedural`](Self::set_procedural)), the stage path instead, with
+    /// the procedural stage between layers and local-to-model.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_frame(encoder, None);
     }
@@ -34,6 +36,11 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return;
         };
+        if self.procedural.as_ref().is_some_and(|p| p.runs_for(frame.num_characters)) {
+            // Cannot fail: `set_procedural` refused a crowd whose stage path would.
+            let _ = self.encode_procedural_frame(encoder, timestamp_writes);
+            return;
+        }
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
         let pipeline = layered.map_or(&self.pipelines.frame, |p| &p.frame_layers);
         let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);
@@ -84,7 +91,7 @@ impl GpuCrowd {
         self.encode_one_stage(encoder, stage, Some(writes))
     }
 
-    fn encode_one_stage(
+    pub(super) fn encode_one_stage(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         stage: Stage,

@@ -7,12 +7,14 @@
 //! - `upload`: each frame's samples or layer programs, written where the chunks read them;
 //! - `characters`: spawning, despawning and forgetting, moving rows on the device;
 //! - `encode`: the frame and the stage path as lists of dispatches;
+//! - `procedural`: the procedural stage's setup, targets and dispatches on the stage path;
 //! - `readback`: the stage path's buffers written and read back, for tests and tools.
 
 mod buffers;
 mod characters;
 mod encode;
 mod limits;
+mod procedural;
 mod readback;
 mod upload;
 
@@ -150,6 +152,10 @@ pub struct GpuCrowd {
     /// level kernels' `ChunkParams::levels_start`, `num_levels`).
     levels: (u32, u32),
     ranges_scratch: Vec<GpuSampleRange>,
+    /// The rig's parents, for the procedural stage's words.
+    parents: Vec<u16>,
+    /// The procedural stage's setup and targets, after [`set_procedural`](Self::set_procedural).
+    procedural: Option<procedural::CrowdProcedural>,
 }
 
 /// An archetype's layers on the device.
@@ -350,6 +356,8 @@ impl GpuCrowd {
             live_characters: 0,
             levels: (levels_start, num_levels),
             ranges_scratch: Vec::new(),
+            parents: rig.parents().to_vec(),
+            procedural: None,
         })
     }
 

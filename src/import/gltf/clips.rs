@@ -1,4 +1,5 @@
-//! Animations → clips: channels on skin joints resampled into clips, with their events and curves.
+//! Animations → clips: channels on skin joints resampled into clips, with their events and
+//! curves (from `extras.curves` and from morph-weight channels).
 
 use std::collections::HashMap;
 
@@ -10,6 +11,28 @@ use super::accessor::{Accept, read_accessor, vec3s};
 use super::rig::SkinRig;
 use super::{GltfError, GltfOptions};
 use crate::clip::{Clip, ClipEvent, Interpolation, JointTracks, Track};
+
+/// A channel's sampler: its interpolation and its key times (the input accessor), for joint
+/// tracks and morph-weight curves alike.
+fn sampler_keys(
+    anim: usize,
+    sampler: &gltf::animation::Sampler,
+    buffers: &[Vec<u8>],
+) -> Result<(Interpolation, Vec<f32>), GltfError> {
+    let interpolation = match sampler.interpolation() {
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    let times_s = read_accessor(
+        buffers,
+        &sampler.input(),
+        &|| format!("animation {anim} sampler {} input", sampler.index()),
+        Dimensions::Scalar,
+        Accept::Float,
+    )?;
+    Ok((interpolation, times_s))
+}
 
 /// Adds one animation's channels on skin joints to `tracks`; returns whether any channel
 /// touched the skin.
@@ -29,18 +52,7 @@ fn add_animation_tracks(
             continue;
         }
         let sampler = channel.sampler();
-        let interpolation = match sampler.interpolation() {
-            GltfInterpolation::Linear => Interpolation::Linear,
-            GltfInterpolation::Step => Interpolation::Step,
-            GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
-        };
-        let times_s = read_accessor(
-            buffers,
-            &sampler.input(),
-            &|| format!("animation {anim} sampler {} input", sampler.index()),
-            Dimensions::Scalar,
-            Accept::Float,
-        )?;
+        let (interpolation, times_s) = sampler_keys(anim, &sampler, buffers)?;
         let output = sampler.output();
         let what = |name: &str| format!("animation {anim} sampler {} {name} output", sampler.index());
         let baked = skin.baked[joint];
@@ -78,7 +90,7 @@ fn add_animation_tracks(
                 let values = flat.chunks_exact(4).map(|q| baked.rotation * Quat::from_slice(q)).collect();
                 jt.rotation = Some(Track { times_s, values, interpolation });
             }
-            // Skipped before any accessor is read, so a malformed weights channel is ignored too.
+            // Read as curves by `animation_morph_curves`.
             Property::MorphTargetWeights => continue,
         }
         touched = true;
@@ -153,6 +165,71 @@ fn animation_curves(animation: &gltf::Animation, out: &mut Vec<(String, Track<f3
     Ok(())
 }
 
+/// An animation's morph-weight channels (`"path": "weights"`) as curves, one per morph target
+/// of the channel's mesh, appended to `out`: named from the mesh's `extras.targetNames` where
+/// it has one per target, else `"{node}/{i}"` (the node's name, or `node{n}`). A name already
+/// in `out` (two meshes sharing target names, usually driven alike) keeps its first curve.
+fn animation_morph_curves(
+    animation: &gltf::Animation,
+    buffers: &[Vec<u8>],
+    out: &mut Vec<(String, Track<f32>)>,
+) -> Result<(), GltfError> {
+    const INTS: &[DataType] = &[DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+    let anim = animation.index();
+    for channel in animation.channels().filter(|c| c.target().property() == Property::MorphTargetWeights) {
+        let bad = |what: String| GltfError::BadMorphWeights { animation: anim, channel: channel.index(), what };
+        let node = channel.target().node();
+        let mesh = node.mesh().ok_or_else(|| bad(format!("node {} has no mesh to weight", node.index())))?;
+        let targets = mesh.primitives().next().map_or(0, |p| p.morph_targets().len());
+        if targets == 0 {
+            return Err(bad(format!("mesh {} has no morph targets", mesh.index())));
+        }
+        let sampler = channel.sampler();
+        let (interpolation, times_s) = sampler_keys(anim, &sampler, buffers)?;
+        let weights = read_accessor(
+            buffers,
+            &sampler.output(),
+            &|| format!("animation {anim} sampler {} weights output", sampler.index()),
+            Dimensions::Scalar,
+            Accept::FloatOrNormalized(INTS),
+        )?;
+        // Per key, one weight per target; a cubic spline key holds in-tangents, values and
+        // out-tangents, each one per target.
+        let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        if weights.len() != times_s.len() * per_key * targets {
+            return Err(bad(format!(
+                "{} weights for {} keys of {targets} targets; expected {}",
+                weights.len(),
+                times_s.len(),
+                times_s.len() * per_key * targets
+            )));
+        }
+        let names = target_names(&mesh).filter(|n| n.len() == targets);
+        for target in 0..targets {
+            let name = match &names {
+                Some(names) => names[target].clone(),
+                None => {
+                    format!("{}/{target}", node.name().map_or_else(|| format!("node{}", node.index()), str::to_owned))
+                }
+            };
+            if out.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let values = weights.iter().skip(target).step_by(targets).copied().collect();
+            out.push((name, Track { times_s: times_s.clone(), values, interpolation }));
+        }
+    }
+    Ok(())
+}
+
+/// A mesh's `extras.targetNames` (the de facto convention of Blender's and other exporters),
+/// when it is a list of strings.
+fn target_names(mesh: &gltf::Mesh) -> Option<Vec<String>> {
+    let raw = mesh.extras().as_ref()?;
+    let extras: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
+    extras.get("targetNames")?.as_array()?.iter().map(|n| n.as_str().map(str::to_owned)).collect()
+}
+
 pub(super) fn build_clips(
     doc: &gltf::Document,
     buffers: &[Vec<u8>],
@@ -186,6 +263,7 @@ pub(super) fn build_clips(
                 animation_moments(&animation, "events", &mut events)?;
                 animation_moments(&animation, "syncMarkers", &mut markers)?;
                 animation_curves(&animation, &mut curves)?;
+                animation_morph_curves(&animation, buffers, &mut curves)?;
             }
         }
         if let Some(name) = name {
@@ -200,6 +278,7 @@ pub(super) fn build_clips(
                 animation_moments(&animation, "events", &mut events)?;
                 animation_moments(&animation, "syncMarkers", &mut markers)?;
                 animation_curves(&animation, &mut curves)?;
+                animation_morph_curves(&animation, buffers, &mut curves)?;
                 clips.push(make(name_of(&animation), &tracks, (events, markers), curves)?);
                 sources.push(vec![animation.index()]);
             }

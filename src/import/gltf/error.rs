@@ -205,6 +205,17 @@ pub enum GltfError {
         /// What is wrong.
         what: &'static str,
     },
+    /// An animation's morph-weight channel cannot be read as curves: its node has no mesh or
+    /// its mesh no morph targets, or its output is not one weight per key and target.
+    #[error("animation {animation} channel {channel} (morph weights): {what}")]
+    BadMorphWeights {
+        /// The animation index.
+        animation: usize,
+        /// The channel index in the animation.
+        channel: usize,
+        /// What is wrong.
+        what: String,
+    },
     /// An animation's `extras.curves` is not an object of
     /// `{ "name": { "times": [seconds…], "values": [numbers…] } }`.
     #[error("animation {animation}: extras.curves{at}: {what}")]

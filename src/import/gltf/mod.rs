@@ -21,6 +21,8 @@
 //! | `inverseBindMatrices` | [`Rig::inverse_bind`]; absent → derived from the baked rest pose |
 //! | animation channels on skin joints | [`Track`]s resampled by [`Clip::from_tracks`], file key times kept |
 //! | animation `extras.events`: `[{ "name": "footstep", "time": 0.4 }]` (seconds) | [`Clip::events`]; merged animations pool theirs; other `extras` are ignored |
+//! | animation `extras.curves`: `{ "planted": { "times": […], "values": […] } }` | clip curves ([`Clip::curves`]), linear keys |
+//! | animation channels with path `weights` (morph-target weights) | one clip curve per morph target of the node's mesh, named from the mesh's `extras.targetNames` (one string per target) where present, else `"{node name}/{i}"` (`node{n}` for an unnamed node); the sampler's interpolation kept; the first curve of a name wins (meshes sharing target names). Only animations that move the skin make clips, so an animation of weights alone makes none |
 //! | `JOINTS_0` (skin joint indices) | rig joint indices |
 //!
 //! Baking the ancestors is what makes skinning match the glTF spec, where a joint matrix is the

@@ -1,0 +1,528 @@
+//! The procedural stage: `shaders/procedural.wgsl` against its CPU mirror
+//! `throng::eval::procedural` within 1e-4 on random rigs, chains and targets (unreachable
+//! targets, targets on the chain's root, zero-length bones, weight 0 leaving the pose as it
+//! was); the setup's words and the uniform against the shader's constants and layout; and the
+//! refusals of the GPU stage.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+mod support;
+
+use glam::{Quat, Vec3};
+use throng::eval::procedural::ProceduralJob;
+use throng::gpu::procedural::{
+    FOOT_TARGET_FLOATS, LOOK_AT_TARGET_FLOATS, PROCEDURAL_HEADER_WORDS, PROCEDURAL_WORKGROUP, ProceduralParams,
+    TWO_BONE_TARGET_FLOATS, procedural_words, target_stride,
+};
+use throng::gpu::{GpuError, GpuProcedural, procedural_source};
+use throng::pose::NO_PARENT;
+use throng::program::{
+    EndRotation, FootSetup, GroundSetup, LookAtChain, ProceduralError, ProceduralRig, ProceduralSetup,
+    ProceduralTargets, TwoBoneChain,
+};
+use throng::{Rig, Transform};
+
+use support::Rng;
+use support::compare::worst_abs_diff;
+
+/// How far the GPU's local transforms may be from the CPU's (issue #21).
+const TOLERANCE: f32 = 1e-4;
+
+/// A random tree of `n` joints under joint 0, each joint's parent one of the three before it
+/// (so that chains are long), bones of 5 to 40 cm with one in six of zero length, turned rest
+/// rotations and scales near 1.
+fn random_rig(rng: &mut Rng, n: usize) -> Rig {
+    let parents = (0..n).map(|j| (j > 0).then(|| (j - 1 - rng.below(3.min(j))) as u16)).collect::<Vec<_>>();
+    let rest = (0..n)
+        .map(|j| {
+            let length = if j > 0 && rng.below(6) == 0 { 0.0 } else { rng.range(0.05, 0.4) };
+            let direction = Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+            Transform {
+                translation: direction.normalize_or(Vec3::Y) * length,
+                rotation: Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    rng.range(-0.6, 0.6),
+                    rng.range(-0.6, 0.6),
+                    rng.range(-0.6, 0.6),
+                ),
+                scale: Vec3::splat(rng.range(0.9, 1.1)),
+            }
+        })
+        .collect();
+    let names = (0..n).map(|j| format!("j{j}")).collect();
+    Rig::new(names, parents.iter().map(|p| p.map(usize::from)).collect(), rest, None).expect("the random rig is valid")
+}
+
+/// `joint`'s ancestors, nearest first.
+fn ancestors(rig: &Rig, joint: u16) -> Vec<u16> {
+    let mut out = Vec::new();
+    let mut j = rig.parents()[joint as usize];
+    while j != NO_PARENT {
+        out.push(j);
+        j = rig.parents()[j as usize];
+    }
+    out
+}
+
+/// Three joints, each an ancestor of the next, none of them the root, ending at a random
+/// joint deep enough.
+fn random_two_bone(rng: &mut Rng, rig: &Rig, soft_fraction: f32, end: EndRotation) -> TwoBoneChain {
+    loop {
+        let c = rng.below(rig.num_joints()) as u16;
+        let up = ancestors(rig, c);
+        // Leave the root (the last ancestor) above the chain, for the ground's pelvis.
+        if up.len() < 3 {
+            continue;
+        }
+        let b_at = rng.below(up.len() - 2);
+        let a_at = b_at + 1 + rng.below(up.len() - 2 - b_at);
+        return TwoBoneChain { joints: [up[a_at], up[b_at], c], soft_fraction, end };
+    }
+}
+
+fn random_setup(rng: &mut Rng, rig: &Rig) -> ProceduralRig {
+    let look_at = (0..1 + rng.below(2))
+        .map(|_| {
+            let end = (1 + rng.below(rig.num_joints() - 1)) as u16;
+            let mut joints: Vec<u16> = ancestors(rig, end).into_iter().take(rng.below(4)).collect();
+            joints.reverse();
+            joints.push(end);
+            let n = joints.len();
+            let mut chain =
+                LookAtChain::even(joints, Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(0.2, 1.0)));
+            for i in 0..n {
+                chain.shares[i] = if rng.below(3) == 0 { rng.range(0.0, 1.0) } else { chain.shares[i] };
+                chain.limits_rad[i] = if rng.below(2) == 0 { rng.range(0.05, 1.5) } else { f32::INFINITY };
+            }
+            chain
+        })
+        .collect();
+    let ends = [EndRotation::Animated, EndRotation::Target];
+    let two_bone = (0..1 + rng.below(2))
+        .map(|i| {
+            let soft_fraction = [0.0, 0.02, 0.3][rng.below(3)];
+            random_two_bone(rng, rig, soft_fraction, ends[i % 2])
+        })
+        .collect();
+    let feet = (0..1 + rng.below(2))
+        .map(|_| FootSetup {
+            leg: random_two_bone(rng, rig, 0.02, EndRotation::Animated),
+            ankle_height_m: rng.range(0.0, 0.1),
+            max_tilt_rad: rng.range(0.0, 0.6),
+        })
+        .collect();
+    ProceduralSetup { look_at, two_bone, ground: Some(GroundSetup { pelvis: 0, feet }) }
+        .check(rig)
+        .expect("the random setup is valid")
+}
+
+/// A weight: 0, 1 or between, each a third of the time.
+fn weight(rng: &mut Rng) -> f32 {
+    match rng.below(3) {
+        0 => 0.0,
+        1 => 1.0,
+        _ => rng.range(0.05, 1.0),
+    }
+}
+
+/// A point: near the character, far out of reach, or (given `on`, a chain's root) on it.
+fn point(rng: &mut Rng, on: Option<Vec3>) -> Vec3 {
+    match (rng.below(4), on) {
+        (0, _) => Vec3::new(rng.range(-8.0, 8.0), rng.range(-8.0, 8.0), rng.range(-8.0, 8.0)),
+        (1, Some(on)) => on,
+        _ => Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)),
+    }
+}
+
+fn model_positions(rig: &Rig, pose: &[Transform]) -> Vec<Vec3> {
+    let mut out = vec![glam::Mat4::IDENTITY; pose.len()];
+    throng::pose::local_to_model(rig.parents(), pose, &mut out);
+    out.iter().map(|m| m.w_axis.truncate()).collect()
+}
+
+/// Random targets for every character of `poses`; every fifth character keeps every weight 0.
+fn random_targets(rng: &mut Rng, rig: &Rig, setup: &ProceduralRig, poses: &[Transform]) -> ProceduralTargets {
+    let joints = rig.num_joints();
+    let characters = poses.len() / joints;
+    let s = setup.setup();
+    let mut targets = ProceduralTargets::new(setup, characters);
+    for row in 0..characters {
+        if row % 5 == 0 {
+            continue;
+        }
+        let at = model_positions(rig, &poses[row * joints..(row + 1) * joints]);
+        let rows = [row as u32];
+        // A look-at target on the end joint is no direction at all: each evaluator's rounding
+        // of the joint's position picks its own (`procedural_matches_cpu_on_degenerate_chains`
+        // takes it where both compose the same exact positions).
+        for i in 0..s.look_at.len() {
+            targets.set_look_at(i, &rows, &[point(rng, None)], &[weight(rng)]).unwrap();
+        }
+        for (i, chain) in s.two_bone.iter().enumerate() {
+            let target = point(rng, Some(at[chain.joints[0] as usize]));
+            let pole = if rng.below(3) == 0 { Vec3::ZERO } else { point(rng, None) };
+            targets.set_two_bone(i, &rows, &[target], &[pole], &[rng.quat()], &[weight(rng)]).unwrap();
+        }
+        for f in 0..targets.feet().len() {
+            let normal = Vec3::new(rng.range(-0.5, 0.5), 1.0, rng.range(-0.5, 0.5));
+            targets.set_ground(f, &rows, &[rng.range(-0.3, 0.3)], &[normal]).unwrap();
+        }
+        targets.set_ground_weight(&rows, &[weight(rng)]).unwrap();
+    }
+    targets
+}
+
+fn floats(pose: &[Transform]) -> Vec<f32> {
+    pose.iter()
+        .flat_map(|t| t.translation.to_array().into_iter().chain(t.rotation.to_array()).chain(t.scale.to_array()))
+        .collect()
+}
+
+/// The chains of `setup` touching `joint`, named as the setup's errors name them.
+fn chains_touching(setup: &ProceduralRig, joint: u16) -> Vec<String> {
+    let s = setup.setup();
+    let mut names = Vec::new();
+    for (i, c) in s.look_at.iter().enumerate() {
+        if c.joints.contains(&joint) {
+            names.push(format!("look_at {i}"));
+        }
+    }
+    for (i, c) in s.two_bone.iter().enumerate() {
+        if c.joints.contains(&joint) {
+            names.push(format!("two_bone {i}"));
+        }
+    }
+    for (i, f) in s.ground.iter().flat_map(|g| &g.feet).enumerate() {
+        if f.leg.joints.contains(&joint) {
+            names.push(format!("ground foot {i}"));
+        }
+    }
+    if s.ground.as_ref().is_some_and(|g| g.pelvis == joint) {
+        names.push("ground pelvis".into());
+    }
+    names
+}
+
+#[test]
+fn procedural_matches_cpu() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let mut rng = Rng(0x0021_9e0c_ed00_0001);
+    let mut checked = 0;
+    for case in 0..12 {
+        let num_joints = 12 + rng.below(40);
+        let rig = random_rig(&mut rng, num_joints);
+        let joints = rig.num_joints();
+        let setup = random_setup(&mut rng, &rig);
+        let characters = 1 + rng.below(150);
+        let mut animated = Vec::with_capacity(characters * joints);
+        for _ in 0..characters {
+            animated.extend(rig.rest_pose().iter().map(|rest| Transform {
+                rotation: (rest.rotation * Quat::from_scaled_axis(rng.quat().to_scaled_axis() * 0.3)).normalize(),
+                ..*rest
+            }));
+        }
+        let targets = random_targets(&mut rng, &rig, &setup, &animated);
+        let mut expected = animated.clone();
+        ProceduralJob { rig: &rig, setup: &setup, targets: &targets, poses: &mut expected }.run().unwrap();
+        let stage = GpuProcedural::new(&gpu.device, &rig, &setup).unwrap();
+        let mut got = animated.clone();
+        stage.run_blocking(&gpu.device, &gpu.queue, &targets, &mut got).unwrap();
+        let mut failures = Vec::new();
+        for c in 0..characters {
+            let range = c * joints..(c + 1) * joints;
+            if !targets.is_active(c) {
+                // Weight 0 everywhere: the pose is not touched, bit for bit.
+                if floats(&got[range.clone()])
+                    .iter()
+                    .map(|f| f.to_bits())
+                    .ne(floats(&animated[range]).iter().map(|f| f.to_bits()))
+                {
+                    failures.push(format!("case {case}, character {c}: every weight 0 but the pose changed"));
+                }
+                continue;
+            }
+            for j in 0..joints {
+                let (e, g) = (&expected[c * joints + j], &got[c * joints + j]);
+                let diff = worst_abs_diff(&floats(std::slice::from_ref(e)), &floats(std::slice::from_ref(g)));
+                if diff.is_nan() || diff > TOLERANCE {
+                    failures.push(format!(
+                        "case {case}, character {c}, joint {j} ({:?}): off by {diff}\n  expected {e:?}\n  got      {g:?}",
+                        chains_touching(&setup, j as u16)
+                    ));
+                }
+            }
+            checked += 1;
+        }
+        assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures[..failures.len().min(10)].join("\n"));
+    }
+    assert!(checked > 200, "only {checked} characters had procedural work");
+}
+
+/// With a single look-at and two-bone target per kind, the comparisons cover what the random
+/// cases may miss: a two-bone target on its root, one out of reach, a chain of zero-length
+/// bones, and weight 0.
+#[test]
+fn procedural_matches_cpu_on_degenerate_chains() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    // root → a → b → c → d, with b → c of zero length.
+    let rest = [Vec3::Y, Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.0, -0.4, 0.0), Vec3::ZERO, Vec3::new(0.0, -0.4, 0.05)]
+        .map(Transform::from_translation)
+        .to_vec();
+    let rig =
+        Rig::new((0..5).map(|j| format!("j{j}")).collect(), vec![None, Some(0), Some(1), Some(2), Some(3)], rest, None)
+            .unwrap();
+    let setup = ProceduralSetup {
+        look_at: vec![LookAtChain::even(vec![2, 3, 4], Vec3::Z)],
+        two_bone: vec![TwoBoneChain::new(1, 2, 4), TwoBoneChain::new(2, 3, 4)],
+        ground: None,
+    }
+    .check(&rig)
+    .unwrap();
+    let at = model_positions(&rig, rig.rest_pose());
+    let cases = [
+        (at[1], 1.0),                     // on the root
+        (at[1] + Vec3::NEG_Y * 5.0, 1.0), // out of reach
+        (at[4], 1.0),                     // where the end already is
+        (Vec3::new(0.3, 0.5, 0.2), 0.5),  // within reach, halfway
+        (Vec3::new(0.3, 0.5, 0.2), 0.0),  // weight 0
+    ];
+    let mut targets = ProceduralTargets::new(&setup, cases.len());
+    for (row, &(target, weight)) in cases.iter().enumerate() {
+        let rows = [row as u32];
+        targets.set_look_at(0, &rows, &[target], &[weight]).unwrap();
+        for chain in 0..2 {
+            targets.set_two_bone(chain, &rows, &[target], &[Vec3::Z], &[Quat::IDENTITY], &[weight]).unwrap();
+        }
+    }
+    let animated: Vec<Transform> = (0..cases.len()).flat_map(|_| rig.rest_pose().iter().copied()).collect();
+    let mut expected = animated.clone();
+    ProceduralJob { rig: &rig, setup: &setup, targets: &targets, poses: &mut expected }.run().unwrap();
+    let stage = GpuProcedural::new(&gpu.device, &rig, &setup).unwrap();
+    let mut got = animated.clone();
+    stage.run_blocking(&gpu.device, &gpu.queue, &targets, &mut got).unwrap();
+    for (row, case) in cases.iter().enumerate() {
+        let range = row * 5..(row + 1) * 5;
+        let diff = worst_abs_diff(&floats(&expected[range.clone()]), &floats(&got[range.clone()]));
+        assert!(
+            diff <= TOLERANCE,
+            "case {case:?}: off by {diff}\n  expected {:?}\n  got      {:?}",
+            &expected[range.clone()],
+            &got[range]
+        );
+    }
+    assert_eq!(floats(&got[20..25]), floats(&animated[20..25]), "weight 0 changed the pose");
+}
+
+/// The shader's constants are the crate's, the words' sections are where the header says,
+/// and the uniform's layout (as naga lays it out) is [`ProceduralParams`]'.
+#[test]
+fn words_targets_and_uniform_match_the_shader() {
+    let source = procedural_source();
+    let u32_constants = [
+        ("PROCEDURAL_WORKGROUP", PROCEDURAL_WORKGROUP),
+        ("MAX_FEET", throng::program::MAX_FEET as u32),
+        ("LOOK_AT_TARGET_LEN", LOOK_AT_TARGET_FLOATS as u32),
+        ("TWO_BONE_TARGET_LEN", TWO_BONE_TARGET_FLOATS as u32),
+        ("FOOT_TARGET_LEN", FOOT_TARGET_FLOATS as u32),
+    ];
+    for (name, value) in u32_constants {
+        let line = format!("const {name}: u32 = {value}u;");
+        assert!(source.contains(&line), "shaders/procedural.wgsl should say `{line}`");
+    }
+    assert!(source.contains(&format!("const EPSILON_M: f32 = {:e};", throng::eval::procedural::EPSILON_M)));
+    let constant = |name: &str| -> usize {
+        let prefix = format!("const {name}: u32 = ");
+        let line = source.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{name} missing"));
+        line[prefix.len()..].trim_end_matches("u;").parse().unwrap()
+    };
+    let mut rng = Rng(0x0021_0000_0000_0002);
+    let rig = random_rig(&mut rng, 30);
+    let setup = random_setup(&mut rng, &rig);
+    let s = setup.setup();
+    let words = procedural_words(&rig, &setup);
+    let feet = &s.ground.as_ref().unwrap().feet;
+    let header = |name: &str| words[constant(name)] as usize;
+    assert_eq!(
+        [header("HEADER_LOOK_AT"), header("HEADER_TWO_BONE"), header("HEADER_FEET"), header("HEADER_PELVIS")],
+        [s.look_at.len(), s.two_bone.len(), feet.len(), 0]
+    );
+    assert_eq!(header("HEADER_PARENTS_AT"), PROCEDURAL_HEADER_WORDS);
+    let parents = &words[PROCEDURAL_HEADER_WORDS..PROCEDURAL_HEADER_WORDS + rig.num_joints()];
+    assert!(
+        parents.iter().zip(rig.parents()).all(|(&w, &p)| w == if p == NO_PARENT { u32::MAX } else { u32::from(p) })
+    );
+    for (i, chain) in s.look_at.iter().enumerate() {
+        let at = words[header("HEADER_LOOK_AT_AT") + i] as usize;
+        assert_eq!(words[at] as usize, chain.joints.len());
+        assert_eq!(words[at + 1..at + 4], chain.forward.to_array().map(f32::to_bits));
+        let last = at + constant("LOOK_AT_HEAD") + constant("LOOK_AT_JOINT") * (chain.joints.len() - 1);
+        assert_eq!(words[last], u32::from(*chain.joints.last().unwrap()));
+        assert_eq!(words[last + 2], chain.limits_rad.last().unwrap().to_bits());
+    }
+    for (i, chain) in s.two_bone.iter().enumerate() {
+        let at = header("HEADER_TWO_BONE_AT") + constant("TWO_BONE_LEN") * i;
+        assert_eq!(words[at..at + 3], chain.joints.map(u32::from));
+        assert_eq!(words[at + 4] == constant("END_TARGET") as u32, chain.end == EndRotation::Target);
+    }
+    assert_eq!(header("HEADER_FEET_AT") + constant("FOOT_LEN") * feet.len(), words.len());
+    let f = header("HEADER_FEET_AT");
+    assert_eq!(words[f + 5], feet[0].max_tilt_rad.to_bits());
+    assert_eq!(
+        target_stride(&setup),
+        4 * s.look_at.len() + 11 * s.two_bone.len() + 1 + 4 * feet.len(),
+        "per row: look-at chains, two-bone chains, the ground's weight and the feet"
+    );
+
+    let module = wgpu::naga::front::wgsl::parse_str(source).unwrap();
+    let (_, params) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("ProceduralParams"))
+        .expect("struct ProceduralParams");
+    let wgpu::naga::TypeInner::Struct { members, span } = &params.inner else { panic!("not a struct") };
+    assert_eq!(*span as usize, size_of::<ProceduralParams>());
+    let names: Vec<_> = members.iter().map(|m| (m.name.clone().unwrap(), m.offset)).collect();
+    let expected =
+        ["num_characters", "num_joints", "groups_x", "target_stride", "pose_base", "target_base", "pad0", "pad1"];
+    assert_eq!(names, expected.iter().enumerate().map(|(i, n)| (n.to_string(), 4 * i as u32)).collect::<Vec<_>>());
+}
+
+/// The GPU stage refuses what the CPU job refuses, before anything is dispatched.
+#[test]
+fn the_gpu_stage_refuses_mismatched_setups_targets_and_poses() {
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let mut rng = Rng(0x0021_0000_0000_0003);
+    let rig = random_rig(&mut rng, 12);
+    let other = random_rig(&mut rng, 13);
+    let setup = random_setup(&mut rng, &rig);
+    assert!(matches!(
+        GpuProcedural::new(&gpu.device, &other, &setup),
+        Err(GpuError::Procedural(ProceduralError::RigMismatch { setup_joints: 12, rig_joints: 13 }))
+    ));
+    let stage = GpuProcedural::new(&gpu.device, &rig, &setup).unwrap();
+    let mut poses = vec![Transform::IDENTITY; 12 * 3 + 1];
+    let targets = ProceduralTargets::new(&setup, 3);
+    assert!(matches!(
+        stage.run_blocking(&gpu.device, &gpu.queue, &targets, &mut poses),
+        Err(GpuError::LengthMismatch { what: "procedural poses", .. })
+    ));
+    let mut poses = vec![Transform::IDENTITY; 12 * 4];
+    assert!(matches!(
+        stage.run_blocking(&gpu.device, &gpu.queue, &targets, &mut poses),
+        Err(GpuError::Procedural(ProceduralError::TargetsMismatch { got_characters: 3, characters: 4, .. }))
+    ));
+}
+
+/// A layered GPU crowd of the demo humanoid walking, its heads turning toward points (a
+/// four-joint look-at chain) and both legs reaching targets near their animated feet, equals
+/// `FrameJob::run_procedural` within 1e-4 over two frames, in chunks; with every weight 0 it
+/// is the fused frame without the stage, bit for bit; and it needs stage buffers.
+#[test]
+fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
+    use support::compare::assert_matrices_close;
+    use throng::demo::{DemoCharacter, WALK};
+    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    let joints = rig.num_joints();
+    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
+    let neck = joint("neck_01");
+    let spine_top = rig.parents()[neck as usize];
+    let leg = |side: &str| {
+        TwoBoneChain::new(
+            joint(&format!("thigh_{side}")),
+            joint(&format!("calf_{side}")),
+            joint(&format!("foot_{side}")),
+        )
+    };
+    let setup = ProceduralSetup {
+        look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
+        two_bone: vec![leg("l"), leg("r")],
+        ground: None,
+    }
+    .check(rig)
+    .unwrap();
+    let characters = 70;
+    let walk = demo.clip_index(WALK).unwrap() as u32;
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
+    let programs = support::settled_programs(characters);
+    let layers = [LayerSetup::default()];
+    let mut rng = Rng(0x0021_0000_0000_0004);
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    let options = GpuCrowdOptions {
+        layout: OutputLayout::Mat4,
+        stage_buffers: true,
+        max_chunk_characters: Some(32),
+        ..GpuCrowdOptions::default()
+    };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
+    let mut context = EvalContext::new(characters, 1, joints);
+    let dt_s = 1.0 / 30.0;
+    for frame in 0..2 {
+        // New targets each frame: the second call writes over the first's buffer.
+        for c in 1..characters as u32 {
+            let rows = [c];
+            let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
+            targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
+            for (i, x) in [(0, 0.1), (1, -0.1)] {
+                let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
+                let w = weight(&mut rng);
+                targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
+            }
+        }
+        let mut expected = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        FrameJob {
+            rig,
+            clips: &demo.clips,
+            layers: &layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })
+        .unwrap();
+        crowd.set_frame(&samples, &programs, dt_s).unwrap();
+        crowd.set_procedural(&setup, &targets).unwrap();
+        assert!(crowd.procedural_active());
+        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+        assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, &format!("frame {frame}, procedural crowd"));
+    }
+
+    // Every weight 0: no stage, the fused frame, equal to a crowd without procedural targets.
+    let idle = ProceduralTargets::new(&setup, characters);
+    let mut plain = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
+    crowd.set_frame(&samples, &programs, dt_s).unwrap();
+    crowd.set_procedural(&setup, &idle).unwrap();
+    assert!(!crowd.procedural_active());
+    let with_idle = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+    let mut without = Vec::new();
+    for _ in 0..3 {
+        // As many frames as `crowd` has evaluated.
+        plain.set_frame(&samples, &programs, dt_s).unwrap();
+        without = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &plain);
+    }
+    assert_eq!(worst_abs_diff(&with_idle, &without), 0.0, "weights 0 change the frame");
+
+    let bare = GpuCrowdOptions { stage_buffers: false, ..options };
+    let mut no_stages = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, bare).unwrap();
+    no_stages.set_frame(&samples, &programs, dt_s).unwrap();
+    assert!(matches!(no_stages.set_procedural(&setup, &targets), Err(GpuError::NoStageBuffers)));
+    let few = ProceduralTargets::new(&setup, 3);
+    assert!(matches!(
+        crowd.set_procedural(&setup, &few),
+        Err(GpuError::Procedural(ProceduralError::TargetsMismatch { .. }))
+    ));
+}
