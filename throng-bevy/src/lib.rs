@@ -402,7 +402,7 @@ impl ThrongCrowd {
     /// [`MeshError`]: an unknown archetype, a vertex skinned to a joint the rig lacks, an index
     /// past the vertices.
     pub fn set_mesh(&mut self, id: ArchetypeId, mesh: SkinnedMesh) -> Result<(), MeshError> {
-        let entry = self.archetypes.get_mut(id.index()).ok_or(MeshError::UnknownArchetype { id })?;
+        let entry = self.entry_mut(id).ok_or(MeshError::UnknownArchetype { id })?;
         let joints = entry.assets.rig.num_joints();
         for (vertex, skinned) in mesh.joints.iter().enumerate() {
             if let Some(&joint) = skinned.iter().find(|&&j| usize::from(j) >= joints) {
@@ -459,7 +459,7 @@ impl ThrongCrowd {
     /// The last step's root travel of each row of an archetype (empty before the first step).
     #[must_use]
     pub fn root_motion(&self, id: ArchetypeId) -> &[RootDelta] {
-        self.archetypes.get(id.index()).map_or(&[], |entry| &entry.root_motion)
+        self.archetypes.iter().find(|entry| entry.id == id).map_or(&[], |entry| &entry.root_motion)
     }
 
     fn despawn(&mut self, entity: Entity) -> Result<(), StateError> {
@@ -467,8 +467,15 @@ impl ThrongCrowd {
         self.entity_of.remove(&handle);
         let (id, row) = self.crowd.row_of(handle)?;
         self.crowd.despawn(handle)?;
-        self.archetypes[id.index()].changes.push(RowChange::SwapRemove(row));
+        if let Some(entry) = self.entry_mut(id) {
+            entry.changes.push(RowChange::SwapRemove(row));
+        }
         Ok(())
+    }
+
+    /// The entry of an archetype of this crowd (archetypes are few: a scan).
+    fn entry_mut(&mut self, id: ArchetypeId) -> Option<&mut ArchetypeEntry> {
+        self.archetypes.iter_mut().find(|entry| entry.id == id)
     }
 }
 
@@ -494,7 +501,9 @@ fn sync_agents(
             Ok(handle) => {
                 crowd.entity_of.insert(handle, entity);
                 crowd.handle_of.insert(entity, handle);
-                grown[agent.archetype.index()] = true;
+                if let Some(slot) = crowd.archetypes.iter().position(|entry| entry.id == agent.archetype) {
+                    grown[slot] = true;
+                }
                 commands.entity(entity).insert(Character(handle));
             }
             Err(error) => {
