@@ -87,7 +87,7 @@ struct Args {
 impl Args {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Self, String> {
         let mut parsed = Self { characters: 10_000, headless: false, frames: 120, no_draw: false, out: None };
-        let mut count = |name: &str, value: Option<String>| -> Result<usize, String> {
+        let count = |name: &str, value: Option<String>| -> Result<usize, String> {
             let value = value.ok_or(format!("{name} needs a number"))?;
             value.parse().map_err(|_| format!("{name}: not a count: {value}"))
         };

@@ -30,6 +30,7 @@ pub enum EvaluatorError {
 
 /// One archetype's evaluator and the output buffer its draw reads (character `i`, joint `j` at
 /// matrix `i × joints + j`, in the plugin's layout).
+#[expect(clippy::large_enum_variant, reason = "one per archetype, made once and never moved in a frame")]
 pub enum CrowdEvaluator {
     /// throng's GPU evaluator on Bevy's device.
     Gpu(GpuCrowd),
@@ -92,10 +93,13 @@ impl CrowdEvaluator {
     /// matrices); the GPU evaluator's dispatches are recorded later, in the render graph.
     fn prepare(&mut self, frame: &ArchetypeFrame, layout: OutputLayout) -> Result<(), EvaluatorError> {
         match self {
-            Self::Gpu(gpu) => Ok(match &frame.due {
-                Some(due) => gpu.set_frame_due(&frame.samples, &frame.programs, frame.dt_s, due.as_rows())?,
-                None => gpu.set_frame(&frame.samples, &frame.programs, frame.dt_s)?,
-            }),
+            Self::Gpu(gpu) => {
+                match &frame.due {
+                    Some(due) => gpu.set_frame_due(&frame.samples, &frame.programs, frame.dt_s, due.as_rows())?,
+                    None => gpu.set_frame(&frame.samples, &frame.programs, frame.dt_s)?,
+                }
+                Ok(())
+            }
             Self::Cpu(cpu) => cpu.evaluate(frame, layout),
         }
     }
