@@ -117,6 +117,18 @@ fn spawn_agents(app: &mut App, id: ArchetypeId, count: usize, first: usize) -> V
         .collect()
 }
 
+/// Stops the moving agents and starts the standing ones (at 2 m/s), so that every character is
+/// in a transition, its evaluator memory in use, for the next 0.25 s: a row change then that
+/// gave a row another character's memory would show in its matrices.
+fn flip_speeds(app: &mut App, id: ArchetypeId, entities: &[Entity]) {
+    let speed = app.world().resource::<ThrongCrowd>().param(id, "speed").expect("the demo has speed");
+    for &entity in entities {
+        let mut params = app.world_mut().get_mut::<AgentParams>(entity).expect("an agent");
+        let now = params.float(speed).expect("spawned with a speed");
+        params.set_float(speed, if now > 0.0 { 0.0 } else { 2.0 });
+    }
+}
+
 /// The output buffer of the first archetype, read back from Bevy's device.
 fn read_output(app: &App) -> Vec<f32> {
     let render = app.sub_app(RenderApp).world().resource::<ThrongRender>();
@@ -211,6 +223,9 @@ fn spawns_and_despawns_keep_the_others_and_the_mapping() {
     let mut entities = spawn_agents(&mut app, id, 40, 0);
     let mut reference = Reference::new();
     for frame in 0..30 {
+        if frame == 8 || frame == 18 {
+            flip_speeds(&mut app, id, &entities);
+        }
         if frame == 10 || frame == 20 {
             // Despawn a few from the middle and the end (throng swap-removes their rows), and
             // add some in the same frame.
@@ -241,15 +256,22 @@ fn spawns_and_despawns_keep_the_others_and_the_mapping() {
 
 #[test]
 fn a_despawn_leaves_the_other_characters_matrices_unchanged() {
-    // Two identical crowds; one loses a character mid-run. The survivors' matrices must equal
-    // the untouched crowd's row by row, wherever the despawn moved them.
+    // Two identical crowds; one loses a character mid-run, while every character is in a
+    // transition. The survivors' matrices must equal the untouched crowd's row by row, wherever
+    // the despawn moved them: the last row (running, now stopping) moves into the victim's
+    // (standing, now starting to walk), and must take its own transition's memory along.
+    const VICTIM: usize = 5;
     let Some((mut whole, id)) = app(Evaluation::Gpu) else { return };
     let Some((mut cut, cut_id)) = app(Evaluation::Gpu) else { return };
     let whole_entities = spawn_agents(&mut whole, id, 30, 0);
     let cut_entities = spawn_agents(&mut cut, cut_id, 30, 0);
     for frame in 0..40 {
+        if frame == 12 {
+            flip_speeds(&mut whole, id, &whole_entities);
+            flip_speeds(&mut cut, cut_id, &cut_entities);
+        }
         if frame == 15 {
-            cut.world_mut().despawn(cut_entities[4]);
+            cut.world_mut().despawn(cut_entities[VICTIM]);
         }
         whole.update();
         cut.update();
@@ -260,7 +282,7 @@ fn a_despawn_leaves_the_other_characters_matrices_unchanged() {
         let whole_crowd = whole.world().resource::<ThrongCrowd>();
         let cut_crowd = cut.world().resource::<ThrongCrowd>();
         for (i, (&w, &c)) in whole_entities.iter().zip(&cut_entities).enumerate() {
-            if frame >= 15 && i == 4 {
+            if frame >= 15 && i == VICTIM {
                 assert!(cut_crowd.character(c).is_none(), "the despawned entity has no character");
                 continue;
             }
