@@ -117,8 +117,9 @@ struct Setup {
 struct Target(Handle<Image>);
 
 /// Runs the frames by hand, waiting for the device after each, and prints the frame's split:
-/// throng's main-world step, throng's render-world prepare, the device's work (throng's
-/// dispatches and the draw), and the rest (Bevy's own systems and render).
+/// throng's main-world step, throng's render-world prepare, the wait for the device after the
+/// update, and the rest (Bevy's own systems, render and submission). A driver that does the
+/// work when it is submitted (lavapipe) puts throng's dispatches and the draw in the rest.
 fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
     while app.plugins_state() == bevy::app::PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
@@ -145,7 +146,7 @@ fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
     let measured = (args.frames - warm_up).max(1) as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / measured;
     println!(
-        "{} characters, {} frames{}: frame {:.2} ms = throng step {:.2} + throng prepare {:.2} + device (throng's dispatches{}) {:.2} + Bevy {:.2}",
+        "{} characters, {} frames{}: frame {:.2} ms = throng step {:.2} + throng prepare {:.2} + device wait (throng's dispatches{}) {:.2} + Bevy and submission {:.2}",
         args.characters,
         args.frames - warm_up,
         if args.no_draw { ", no draw" } else { "" },
