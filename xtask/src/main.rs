@@ -3,7 +3,7 @@
 //! be run again by hand.
 //!
 //! ```text
-//! cargo xtask test             formatting, lints, every test, doc tests, the tracy build
+//! cargo xtask test             formatting, lints, every test, doc tests, the tracy build, throng-bevy
 //! cargo xtask test --no-lint   the same without formatting and lints
 //! cargo xtask lint             formatting and lints alone
 //! ```
@@ -25,17 +25,20 @@ struct Step {
 /// Formatting, as `rustfmt.toml` settles it, for every package of the workspace.
 const FMT: Step = Step { name: "formatting", args: &["fmt", "--all", "--check"] };
 
-/// Clippy on every target of every package of the workspace, with the code behind both
-/// features compiled in (the C ABI, Tracy's zones); any warning fails.
+/// Clippy on every target of every package of the workspace, with the code behind the
+/// features compiled in (the C ABI, Tracy's zones, throng-bevy's windowed example); any warning
+/// fails. `--ignore-rust-version` for throng-bevy: Bevy 0.20 declares rust-version 1.97.1 and
+/// builds on throng's 1.95 (docs/bevy.md).
 const CLIPPY: Step = Step {
     name: "lints",
     args: &[
         "clippy",
         "--release",
         "--workspace",
+        "--ignore-rust-version",
         "--all-targets",
         "--features",
-        "throng/capi,throng/tracy",
+        "throng/capi,throng/tracy,throng-bevy/window",
         "--",
         "-D",
         "warnings",
@@ -51,8 +54,9 @@ const CLIPPY: Step = Step {
 /// clock alignment's test), `tests/profiling_plots.rs` (the plots' values), and the
 /// viewer, which `tests/viewer.rs` builds with the feature and runs; and `bench_gpu`, the other
 /// example with Tracy zones, built. The `tracy` steps compile Tracy's C++ client: they need a
-/// C++ compiler.
-const TESTS: [Step; 4] = [
+/// C++ compiler. Last, throng-bevy's tests (a headless Bevy app on the same device) and doc
+/// tests, with `--ignore-rust-version` as the lints.
+const TESTS: [Step; 5] = [
     Step { name: "tests", args: &["test", "--release", "--all-targets", "--features", "capi"] },
     Step { name: "doc tests", args: &["test", "--release", "--doc", "--features", "capi"] },
     Step { name: "tracy build", args: &["build", "--release", "--features", "tracy", "--example", "bench_gpu"] },
@@ -72,6 +76,7 @@ const TESTS: [Step; 4] = [
             "viewer",
         ],
     },
+    Step { name: "bevy tests", args: &["test", "--release", "-p", "throng-bevy", "--ignore-rust-version"] },
 ];
 
 const USAGE: &str = "usage: cargo xtask test [--no-lint]   formatting, lints, every test, doc tests, the tracy build

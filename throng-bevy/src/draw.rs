@@ -1,0 +1,321 @@
+//! The draw: each archetype's skinned mesh, instanced once per character, its vertex shader
+//! reading throng's output buffer on Bevy's device, into every 3D camera's target with Bevy's
+//! depth buffer, after Bevy's opaque pass.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::render::renderer::{RenderContext, RenderDevice, ViewQuery};
+use bevy::render::view::{ExtractedView, ViewDepthStencilTexture, ViewTarget};
+use throng::mesh::SkinnedMesh;
+use throng::program::OutputLayout;
+use wgpu::util::DeviceExt;
+
+use crate::render::ThrongRender;
+use crate::{FramePacket, Placement};
+
+/// The vertex shader reads character `instance`'s joints from `skin` (throng's output, in the
+/// plugin's layout), then places the skinned vertex by the entity's model matrix (the instance
+/// attributes). `SKIN` is replaced by the layout's matrix type and product.
+const SHADER: &str = r"
+@group(0) @binding(0) var<storage, read> skin: array<SKIN_TYPE>;
+struct Scene { clip_from_world: mat4x4<f32>, num_joints: u32, pad0: u32, pad1: u32, pad2: u32 }
+@group(0) @binding(1) var<uniform> scene: Scene;
+
+struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) colour: vec3<f32> }
+
+fn skin_point(m: SKIN_TYPE, p: vec4<f32>) -> vec3<f32> { return SKIN_PRODUCT; }
+
+@vertex
+fn vs(@builtin(instance_index) character: u32,
+      @location(0) position: vec3<f32>, @location(1) normal: vec3<f32>,
+      @location(2) joints: vec4<u32>, @location(3) weights: vec4<f32>,
+      @location(4) m0: vec4<f32>, @location(5) m1: vec4<f32>, @location(6) m2: vec4<f32>, @location(7) m3: vec4<f32>) -> Out {
+    let base = character * scene.num_joints;
+    let p = vec4<f32>(position, 1.0);
+    let n = vec4<f32>(normal, 0.0);
+    let model_p = weights.x * skin_point(skin[base + joints.x], p) + weights.y * skin_point(skin[base + joints.y], p)
+                + weights.z * skin_point(skin[base + joints.z], p) + weights.w * skin_point(skin[base + joints.w], p);
+    let model_n = weights.x * skin_point(skin[base + joints.x], n) + weights.y * skin_point(skin[base + joints.y], n)
+                + weights.z * skin_point(skin[base + joints.z], n) + weights.w * skin_point(skin[base + joints.w], n);
+    let world_from_model = mat4x4<f32>(m0, m1, m2, m3);
+    var out: Out;
+    out.clip = scene.clip_from_world * (world_from_model * vec4<f32>(model_p, 1.0));
+    out.normal = (world_from_model * vec4<f32>(model_n, 0.0)).xyz;
+    let h = (character * 2654435761u) >> 16u;
+    out.colour = vec3<f32>(f32(h & 255u), f32((h >> 4u) & 255u), f32((h >> 8u) & 255u)) / 400.0 + 0.2;
+    return out;
+}
+
+@fragment
+fn fs(in: Out) -> @location(0) vec4<f32> {
+    let light = 0.35 + 0.65 * max(dot(normalize(in.normal), normalize(vec3<f32>(0.4, 0.8, 0.5))), 0.0);
+    return vec4<f32>(in.colour * light, 1.0);
+}
+";
+
+/// The shader for an output layout.
+fn shader_source(layout: OutputLayout) -> String {
+    let (ty, product) = match layout {
+        OutputLayout::Mat4 => ("mat4x4<f32>", "(m * p).xyz"),
+        // `p * mat3x4` is the three rows' dot products (docs/gpu.md).
+        OutputLayout::Affine3x4 => ("mat3x4<f32>", "p * m"),
+    };
+    SHADER.replace("SKIN_TYPE", ty).replace("SKIN_PRODUCT", product)
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Vertex {
+    position: [f32; 3],
+    normal: [f32; 3],
+    joints: [u16; 4],
+    weights: [f32; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct SceneUniform {
+    clip_from_world: [f32; 16],
+    num_joints: u32,
+    pad: [u32; 3],
+}
+
+/// A mesh on the device.
+struct MeshBuffers {
+    /// The mesh it was made from, to notice a new one.
+    source: Arc<SkinnedMesh>,
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    num_indices: u32,
+}
+
+/// One archetype's draw: its mesh, its characters' placements, and a bind group per view.
+#[derive(Default)]
+struct ArchetypeDraw {
+    mesh: Option<MeshBuffers>,
+    placements: Option<wgpu::Buffer>,
+    num_characters: u32,
+    num_joints: u32,
+    bind_groups: HashMap<Entity, wgpu::BindGroup>,
+}
+
+/// Pipelines by (colour format, depth format, samples), the skin bind group layout, and each
+/// archetype's buffers.
+#[derive(Resource, Default)]
+pub(crate) struct CrowdDraw {
+    skin_layout: Option<wgpu::BindGroupLayout>,
+    pipelines: HashMap<(wgpu::TextureFormat, wgpu::TextureFormat, u32), wgpu::RenderPipeline>,
+    archetypes: Vec<ArchetypeDraw>,
+}
+
+fn skin_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    let buffer = |ty| wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None };
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("throng-bevy.skin"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: buffer(wgpu::BufferBindingType::Storage { read_only: true }),
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: buffer(wgpu::BufferBindingType::Uniform),
+                count: None,
+            },
+        ],
+    })
+}
+
+fn pipeline(
+    device: &wgpu::Device,
+    skin_layout: &wgpu::BindGroupLayout,
+    layout: OutputLayout,
+    (color, depth, samples): (wgpu::TextureFormat, wgpu::TextureFormat, u32),
+) -> wgpu::RenderPipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("throng-bevy.characters"),
+        bind_group_layouts: &[Some(skin_layout)],
+        immediate_size: 0,
+    });
+    let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("throng-bevy.characters"),
+        source: wgpu::ShaderSource::Wgsl(shader_source(layout).into()),
+    });
+    let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
+    let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4];
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("throng-bevy.characters"),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &shader,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[
+                Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<Vertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &vertex_attributes,
+                }),
+                Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<Placement>() as u64,
+                    step_mode: wgpu::VertexStepMode::Instance,
+                    attributes: &instance_attributes,
+                }),
+            ],
+        },
+        fragment: Some(wgpu::FragmentState {
+            module: &shader,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState { format: color, blend: None, write_mask: wgpu::ColorWrites::ALL })],
+        }),
+        primitive: wgpu::PrimitiveState::default(),
+        // Bevy's 3D depth is reversed (1 near, 0 far).
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: depth,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgpu::MultisampleState { count: samples, ..Default::default() },
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+fn mesh_buffers(device: &wgpu::Device, mesh: &Arc<SkinnedMesh>) -> MeshBuffers {
+    let vertices: Vec<Vertex> = (0..mesh.num_vertices())
+        .map(|v| Vertex {
+            position: mesh.positions[v],
+            normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
+            joints: mesh.joints.get(v).copied().unwrap_or_default(),
+            weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
+        })
+        .collect();
+    let init = |label, contents: &[u8], usage| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+    };
+    MeshBuffers {
+        source: Arc::clone(mesh),
+        vertices: init("throng-bevy.vertices", bytemuck::cast_slice(&vertices), wgpu::BufferUsages::VERTEX),
+        indices: init("throng-bevy.indices", bytemuck::cast_slice(&mesh.indices), wgpu::BufferUsages::INDEX),
+        // Mesh index counts fit u32: their indices are u32.
+        num_indices: mesh.indices.len() as u32,
+    }
+}
+
+/// Prepare, once the views and throng's frame are: meshes and placements uploaded, a pipeline
+/// for each view's formats, and a bind group per view and archetype binding throng's output.
+pub(crate) fn prepare_draw(
+    packet: Res<FramePacket>,
+    render: Res<ThrongRender>,
+    mut draw: ResMut<CrowdDraw>,
+    device: Res<RenderDevice>,
+    queue: Res<bevy::render::renderer::RenderQueue>,
+    views: Query<(Entity, &ExtractedView, &ViewTarget, &ViewDepthStencilTexture, &Msaa)>,
+) {
+    let device = device.wgpu_device();
+    let queue: &wgpu::Queue = &queue;
+    let CrowdDraw { skin_layout: layout_slot, pipelines, archetypes } = &mut *draw;
+    let skin = layout_slot.get_or_insert_with(|| skin_layout(device));
+    for (_, _, target, depth, msaa) in &views {
+        let key = (target.main_texture_format(), depth.texture().format(), msaa.samples());
+        pipelines.entry(key).or_insert_with(|| pipeline(device, skin, render.layout(), key));
+    }
+    archetypes.resize_with(packet.archetypes.len(), ArchetypeDraw::default);
+    for (index, (frame, draw)) in packet.archetypes.iter().zip(archetypes.iter_mut()).enumerate() {
+        draw.bind_groups.clear();
+        draw.num_characters = 0;
+        let (Some(mesh), Some(output)) = (&frame.mesh, render.crowd(index).and_then(|c| c.output())) else {
+            continue;
+        };
+        if draw.mesh.as_ref().is_none_or(|buffers| !Arc::ptr_eq(&buffers.source, mesh)) {
+            draw.mesh = Some(mesh_buffers(device, mesh));
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(&frame.placements);
+        if bytes.is_empty() {
+            continue;
+        }
+        if draw.placements.as_ref().is_none_or(|buffer| buffer.size() < bytes.len() as u64) {
+            draw.placements = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("throng-bevy.placements"),
+                size: bytes.len() as u64,
+                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        if let Some(buffer) = &draw.placements {
+            queue.write_buffer(buffer, 0, bytes);
+        }
+        draw.num_characters = frame.placements.len() as u32;
+        draw.num_joints = frame.assets.rig.num_joints() as u32;
+        for (entity, view, ..) in &views {
+            let clip_from_world = view
+                .clip_from_world
+                .unwrap_or_else(|| view.clip_from_view * view.world_from_view.to_matrix().inverse());
+            let scene = SceneUniform {
+                clip_from_world: clip_from_world.to_cols_array(),
+                num_joints: draw.num_joints,
+                pad: [0; 3],
+            };
+            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("throng-bevy.scene"),
+                contents: bytemuck::bytes_of(&scene),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("throng-bevy.skin"),
+                layout: skin,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: output.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: uniform.as_entire_binding() },
+                ],
+            });
+            draw.bind_groups.insert(entity, group);
+        }
+    }
+}
+
+/// Each 3D camera, after Bevy's opaque pass: every archetype's characters, one instanced draw.
+pub(crate) fn draw_crowds(
+    view: ViewQuery<(&ViewTarget, &ViewDepthStencilTexture, &Msaa)>,
+    draw: Res<CrowdDraw>,
+    mut context: RenderContext,
+) {
+    let entity = view.entity();
+    let (target, depth, msaa) = view.into_inner();
+    let key = (target.main_texture_format(), depth.texture().format(), msaa.samples());
+    let Some(pipeline) = draw.pipelines.get(&key) else { return };
+    let drawn: Vec<_> = draw
+        .archetypes
+        .iter()
+        .filter_map(|a| Some((a, a.mesh.as_ref()?, a.placements.as_ref()?, a.bind_groups.get(&entity)?)))
+        .filter(|(a, ..)| a.num_characters > 0)
+        .collect();
+    if drawn.is_empty() {
+        return;
+    }
+    let color = [Some(target.get_color_attachment())];
+    let mut pass = context.command_encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("throng-bevy.characters"),
+        color_attachments: &color,
+        depth_stencil_attachment: Some(depth.get_attachment(wgpu::StoreOp::Store)),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    pass.set_pipeline(pipeline);
+    for (archetype, mesh, placements, group) in drawn {
+        pass.set_bind_group(0, group, &[]);
+        pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+        pass.set_vertex_buffer(1, placements.slice(..));
+        pass.set_index_buffer(mesh.indices.slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.num_indices, 0, 0..archetype.num_characters);
+    }
+}
