@@ -380,7 +380,7 @@ impl Script {
             "clipEvents",
             arch,
             known_or_one_shot,
-            &lookup,
+            lookup,
             &one_shot_clips,
             Archetype::with_clip_events,
         )?;
