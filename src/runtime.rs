@@ -177,6 +177,20 @@ impl ArchetypeEntry {
     }
 }
 
+/// Checks that `layers` holds one setup per layer of `archetype`'s graph, as
+/// [`CrowdRuntime::add_archetype`] does; for an integration that keeps its own archetype table
+/// (the Bevy plugin).
+///
+/// # Errors
+/// [`RuntimeError::LayerCount`] when the counts differ.
+pub fn check_layer_count(archetype: &Archetype, layers: &[LayerSetup]) -> Result<(), RuntimeError> {
+    let graph_layers = archetype.graph().layers().len();
+    if layers.len() != graph_layers {
+        return Err(RuntimeError::LayerCount { layers: layers.len(), graph_layers });
+    }
+    Ok(())
+}
+
 impl CrowdRuntime {
     /// An empty runtime.
     #[must_use]
@@ -200,10 +214,7 @@ impl CrowdRuntime {
         clips: Vec<Clip>,
         layers: Vec<LayerSetup>,
     ) -> Result<ArchetypeId, RuntimeError> {
-        let graph_layers = archetype.graph().layers().len();
-        if layers.len() != graph_layers {
-            return Err(RuntimeError::LayerCount { layers: layers.len(), graph_layers });
-        }
+        check_layer_count(&archetype, &layers)?;
         // Memory only for the layers whose graph can show two states at once.
         let context = EvalContext::for_layers(0, &layers, rig.num_joints());
         let id = self.crowd.add_archetype(archetype);

@@ -380,10 +380,7 @@ impl ThrongCrowd {
         clips: Vec<Clip>,
         layers: Vec<LayerSetup>,
     ) -> Result<ArchetypeId, RuntimeError> {
-        let graph_layers = archetype.graph().layers().len();
-        if layers.len() != graph_layers {
-            return Err(RuntimeError::LayerCount { layers: layers.len(), graph_layers });
-        }
+        throng::runtime::check_layer_count(&archetype, &layers)?;
         let id = self.crowd.add_archetype(archetype);
         self.archetypes.push(ArchetypeEntry {
             id,
