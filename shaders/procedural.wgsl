@@ -271,8 +271,40 @@ fn frame_below(above: u32, joint: u32) -> Frame {
     return frame;
 }
 
+// `Known`: the model frame of a joint the walks so far reached and nothing has moved since
+// (after a chain, the parent of its first joint; NO_PARENT before any and after the pelvis
+// moves), where the next walk may stop.
+var<private> known_joint: u32;
+var<private> known_frame: Frame;
+
+fn remember(joint: u32, frame: Frame) {
+    known_joint = joint;
+    known_frame = frame;
+}
+
+// `model_frame`: `joint`'s model frame, walking up to the root or to `known_joint`, whose
+// frame it takes; normalised as `frame_below`'s.
 fn model_frame(joint: u32) -> Frame {
-    return frame_below(NO_PARENT, joint);
+    if joint == NO_PARENT {
+        return identity_frame();
+    }
+    if joint == known_joint {
+        return known_frame;
+    }
+    var frame = local_frame(joint);
+    var j = parent_of(joint);
+    if j == NO_PARENT {
+        return frame;
+    }
+    for (var steps = 0u; j != known_joint && j != NO_PARENT && steps < procedural_params.num_joints; steps++) {
+        frame = compose(local_frame(j), frame);
+        j = parent_of(j);
+    }
+    if j != NO_PARENT {
+        frame = compose(known_frame, frame);
+    }
+    frame.rotation = q_normalize(frame.rotation);
+    return frame;
 }
 
 fn perpendicular(v: vec3<f32>) -> vec3<f32> {
@@ -338,7 +370,9 @@ fn translate_joint(joint: u32, offset: vec3<f32>) {
 }
 
 fn chain_frames(chain: TwoBone) -> ChainFrames {
-    let a = compose(model_frame(parent_of(chain.a)), local_frame(chain.a));
+    let above_a = parent_of(chain.a);
+    remember(above_a, model_frame(above_a));
+    let a = compose(known_frame, local_frame(chain.a));
     let b = compose(a, frame_below(chain.a, chain.b));
     let c = compose(b, frame_below(chain.b, chain.c));
     return ChainFrames(a, b, c);
@@ -430,7 +464,9 @@ fn look_at(at: u32, aim: vec3<f32>, weight: f32) {
     let forward = word_vec3(at + 1u);
     let first = procedural_rig[at + LOOK_AT_HEAD];
     let end = procedural_rig[at + LOOK_AT_HEAD + LOOK_AT_JOINT * (n - 1u)];
-    var frame = compose(model_frame(parent_of(first)), local_frame(first));
+    let above_first = parent_of(first);
+    remember(above_first, model_frame(above_first));
+    var frame = compose(known_frame, local_frame(first));
     let end_frame = compose(frame, frame_below(first, end));
     var end_position = end_frame.position;
     var end_forward = q_rotate(end_frame.rotation, forward);
@@ -492,6 +528,7 @@ fn ground(t: u32, weight: f32) {
     }
     if drop < 0.0 {
         translate_joint(procedural_rig[HEADER_PELVIS], vec3<f32>(0.0, drop, 0.0));
+        remember(NO_PARENT, identity_frame());
     }
     for (var f = 0u; f < feet; f++) {
         let chain = two_bone_chain(feet_at + FOOT_LEN * f);
@@ -500,8 +537,9 @@ fn ground(t: u32, weight: f32) {
 }
 
 // `procedural`: ground, then two-bone chains, then look-at chains, each only where its weight
-// is above 0. A row whose weights are all 0 is neither read beyond them nor written.
+// is above 0, each walk up the rig stopping where the last one did. A row whose weights are all 0 is neither read beyond them nor written.
 fn procedural(t: u32) {
+    remember(NO_PARENT, identity_frame());
     let look_ats = procedural_rig[HEADER_LOOK_AT];
     let two_bones = procedural_rig[HEADER_TWO_BONE];
     let two_bone_t = t + LOOK_AT_TARGET_LEN * look_ats;

@@ -14,7 +14,9 @@
 //! (both two-bone turns, a look-at joint taking all that is left) is the half-way quaternion
 //! ([`between`]), with no trigonometry; a share's turn takes one `atan` and one `sin_cos`, both
 //! the shader's own polynomials ([`atan_positive`], [`sin_cos`]). Each chain walks up the rig
-//! once, for the frame above its first joint, and composes its joints' frames down from there
+//! once, for the frame above its first joint, stopping where the chain before it stopped when
+//! it gets there ([`Known`]: both legs and a spine chain share the walk from the pelvis to the
+//! root), and composes its joints' frames down from there
 //! once (from the local pose, so each phase sees the changes of the ones before), never a whole
 //! model pose; a turn carries the frames below it (`p' = pivot + D(p − pivot)`, `q' = D q`; a
 //! look-at chain's end only as its position and forward axis) and changes the joint's local
@@ -104,9 +106,44 @@ fn frame_below(parents: &[u16], pose: &[Transform], above: u16, joint: u16) -> M
     frame
 }
 
-/// `joint`'s model frame (identity for [`NO_PARENT`]).
-fn model_frame(parents: &[u16], pose: &[Transform], joint: u16) -> ModelFrame {
-    frame_below(parents, pose, NO_PARENT, joint)
+/// The model frame of a joint that the walks up the rig so far reached and that nothing has
+/// moved since, where the next walk may stop: after a chain, the parent of its first joint (a
+/// chain changes its own joints, so only what hangs below its first); before any chain, and
+/// after the ground phase moves the pelvis, the root's parent ([`NO_PARENT`], the identity).
+/// So both legs and a spine chain walk from the pelvis to the root once between them.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    joint: u16,
+    frame: ModelFrame,
+}
+
+impl Known {
+    const NONE: Self = Self { joint: NO_PARENT, frame: ModelFrame::IDENTITY };
+}
+
+/// `joint`'s model frame (identity for [`NO_PARENT`]), composed from its local transform up to
+/// the root or to `known`'s joint, whose frame it takes; normalised as [`frame_below`]'s.
+fn model_frame(parents: &[u16], pose: &[Transform], known: &Known, joint: u16) -> ModelFrame {
+    if joint == NO_PARENT {
+        return ModelFrame::IDENTITY;
+    }
+    if joint == known.joint {
+        return known.frame;
+    }
+    let mut frame = ModelFrame::local(&pose[joint as usize]);
+    let mut j = parents[joint as usize];
+    if j == NO_PARENT {
+        return frame;
+    }
+    while j != known.joint && j != NO_PARENT {
+        frame = ModelFrame::local(&pose[j as usize]).then(&frame);
+        j = parents[j as usize];
+    }
+    if j != NO_PARENT {
+        frame = known.frame.then(&frame);
+    }
+    frame.rotation = frame.rotation.normalize();
+    frame
 }
 
 /// A unit vector perpendicular to `v` (which is not zero).
@@ -251,8 +288,8 @@ fn slerp(from: Quat, to: Quat, t: f32) -> Quat {
 
 /// Moves `joint` (and everything under it) by `offset`, metres in model space, through its
 /// parent's rotation and scale; nothing moves under a parent scaled to nothing.
-fn translate_joint(parents: &[u16], pose: &mut [Transform], joint: u16, offset: Vec3A) {
-    let parent = model_frame(parents, pose, parents[joint as usize]);
+fn translate_joint(parents: &[u16], pose: &mut [Transform], known: &Known, joint: u16, offset: Vec3A) {
+    let parent = model_frame(parents, pose, known, parents[joint as usize]);
     if !(parent.scale.abs().min_element() > EPSILON_M) {
         return;
     }
@@ -266,12 +303,15 @@ fn translate_joint(parents: &[u16], pose: &mut [Transform], joint: u16, offset: 
 fn reach(
     parents: &[u16],
     pose: &mut [Transform],
+    known: &mut Known,
     chain: &TwoBoneChain,
     pole: Vec3A,
     aim: impl FnOnce(&ModelFrame) -> (Vec3A, Quat),
 ) {
     let [a, b, c] = chain.joints;
-    let frame_a = model_frame(parents, pose, parents[a as usize]).then(&ModelFrame::local(&pose[a as usize]));
+    let above_a = parents[a as usize];
+    *known = Known { joint: above_a, frame: model_frame(parents, pose, known, above_a) };
+    let frame_a = known.frame.then(&ModelFrame::local(&pose[a as usize]));
     let frame_b = frame_a.then(&frame_below(parents, pose, a, b));
     let frame_c = frame_b.then(&frame_below(parents, pose, b, c));
     let (goal, end_rotation) = aim(&frame_c);
@@ -340,14 +380,25 @@ pub fn two_bone(
     rotation: Quat,
     weight: f32,
 ) {
+    let mut known = Known::NONE;
+    reach(parents, pose, &mut known, chain, pole.into(), two_bone_aim(chain, target, rotation, weight));
+}
+
+/// [`two_bone`]'s goal and end orientation from the end's animated model frame.
+fn two_bone_aim(
+    chain: &TwoBoneChain,
+    target: Vec3,
+    rotation: Quat,
+    weight: f32,
+) -> impl FnOnce(&ModelFrame) -> (Vec3A, Quat) {
     let target = Vec3A::from(target);
-    reach(parents, pose, chain, pole.into(), |animated| {
+    move |animated| {
         let end_rotation = match chain.end {
             EndRotation::Animated => animated.rotation,
             EndRotation::Target => slerp(animated.rotation, rotation, weight),
         };
         (animated.position.lerp(target, weight), end_rotation)
-    });
+    }
 }
 
 /// One look-at chain at `weight` (> 0). The walk up the rig is done once, for the first
@@ -356,10 +407,24 @@ pub fn two_bone(
 /// end's position and forward axis with it. A joint that takes all that is left (share and
 /// weight 1, no limit below half a turn) turns by [`between`], the others by the angle's share.
 pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, target: Vec3, weight: f32) {
-    let target = Vec3A::from(target);
+    let mut known = Known::NONE;
+    look_at_after(parents, pose, &mut known, chain, target.into(), weight);
+}
+
+/// [`look_at`] from the frame the walks before it know.
+fn look_at_after(
+    parents: &[u16],
+    pose: &mut [Transform],
+    known: &mut Known,
+    chain: &LookAtChain,
+    target: Vec3A,
+    weight: f32,
+) {
     let first = chain.joints[0];
     let end = chain.joints[chain.joints.len() - 1];
-    let mut frame = model_frame(parents, pose, parents[first as usize]).then(&ModelFrame::local(&pose[first as usize]));
+    let above_first = parents[first as usize];
+    *known = Known { joint: above_first, frame: model_frame(parents, pose, known, above_first) };
+    let mut frame = known.frame.then(&ModelFrame::local(&pose[first as usize]));
     let end_frame = frame.then(&frame_below(parents, pose, first, end));
     let (mut end_position, mut forward) = (end_frame.position, rotate(end_frame.rotation, chain.forward.into()));
     let mut above = first;
@@ -399,11 +464,24 @@ pub fn ground(
     normals: &[Vec3],
     weight: f32,
 ) {
+    let mut known = Known::NONE;
+    ground_after(parents, pose, &mut known, setup, (heights_m, normals), weight);
+}
+
+/// [`ground`] from the frame the walks before it know, each foot's height and normal.
+fn ground_after(
+    parents: &[u16],
+    pose: &mut [Transform],
+    known: &mut Known,
+    setup: &GroundSetup,
+    (heights_m, normals): (&[f32], &[Vec3]),
+    weight: f32,
+) {
     let mut goals = [Vec3A::ZERO; MAX_FEET];
     let mut ends = [Quat::IDENTITY; MAX_FEET];
     let mut drop = 0.0_f32;
     for (f, foot) in setup.feet.iter().enumerate() {
-        let ankle = model_frame(parents, pose, foot.leg.joints[2]);
+        let ankle = model_frame(parents, pose, known, foot.leg.joints[2]);
         let p = ankle.position;
         let arc = arc(Vec3A::Y, normals[f].into());
         let tilt = arc.turn(arc.angle_rad.min(foot.max_tilt_rad) * weight);
@@ -414,16 +492,18 @@ pub fn ground(
         drop = drop.min(goals[f].y - p.y);
     }
     if drop < 0.0 {
-        translate_joint(parents, pose, setup.pelvis, Vec3A::Y * drop);
+        translate_joint(parents, pose, known, setup.pelvis, Vec3A::Y * drop);
+        *known = Known::NONE;
     }
     for (f, foot) in setup.feet.iter().enumerate() {
-        reach(parents, pose, &foot.leg, Vec3A::ZERO, |_| (goals[f], ends[f]));
+        reach(parents, pose, known, &foot.leg, Vec3A::ZERO, |_| (goals[f], ends[f]));
     }
 }
 
 /// The procedural stage for one character, row `row` of `targets`: ground, then two-bone
-/// chains, then look-at chains, each only where its weight is above 0. A row whose weights are
-/// all 0 is left exactly as it was.
+/// chains, then look-at chains, each only where its weight is above 0, each walk up the rig
+/// stopping where the last one did ([`Known`]). A row whose weights are all 0 is left exactly
+/// as it was.
 pub fn procedural(
     parents: &[u16],
     setup: &ProceduralRig,
@@ -432,6 +512,7 @@ pub fn procedural(
     pose: &mut [Transform],
 ) {
     let s = setup.setup();
+    let mut known = Known::NONE;
     if let Some(g) = &s.ground {
         let weight = targets.ground_weight[row];
         if weight > 0.0 {
@@ -441,19 +522,20 @@ pub fn procedural(
                 heights_m[f] = foot.height_m[row];
                 normals[f] = foot.normal[row];
             }
-            ground(parents, pose, g, &heights_m, &normals, weight);
+            ground_after(parents, pose, &mut known, g, (&heights_m, &normals), weight);
         }
     }
     for (chain, t) in s.two_bone.iter().zip(&targets.two_bone) {
         let weight = t.weight[row];
         if weight > 0.0 {
-            two_bone(parents, pose, chain, t.target[row], t.pole[row], t.rotation[row], weight);
+            let aim = two_bone_aim(chain, t.target[row], t.rotation[row], weight);
+            reach(parents, pose, &mut known, chain, t.pole[row].into(), aim);
         }
     }
     for (chain, t) in s.look_at.iter().zip(&targets.look_at) {
         let weight = t.weight[row];
         if weight > 0.0 {
-            look_at(parents, pose, chain, t.target[row], weight);
+            look_at_after(parents, pose, &mut known, chain, t.target[row].into(), weight);
         }
     }
 }
@@ -672,9 +754,9 @@ mod tests {
             Transform { translation: Vec3::Y, rotation: Quat::from_rotation_z(0.7), scale: Vec3::new(2.0, 0.5, 1.0) },
             Transform::from_translation(Vec3::X),
         ];
-        let before = model_frame(&parents, &pose, 1).position;
-        translate_joint(&parents, &mut pose, 1, Vec3A::new(0.0, -0.3, 0.1));
-        let moved = model_frame(&parents, &pose, 1).position - before;
+        let before = model_frame(&parents, &pose, &Known::NONE, 1).position;
+        translate_joint(&parents, &mut pose, &Known::NONE, 1, Vec3A::new(0.0, -0.3, 0.1));
+        let moved = model_frame(&parents, &pose, &Known::NONE, 1).position - before;
         assert!(moved.abs_diff_eq(Vec3A::new(0.0, -0.3, 0.1), 1e-6), "{moved}");
     }
 }
