@@ -416,6 +416,43 @@ fn the_gpu_stage_refuses_mismatched_setups_targets_and_poses() {
     ));
 }
 
+/// The demo humanoid's four-joint look-at chain (the last spine joint to the head) and both
+/// legs' two-bone chains.
+fn humanoid_chains(rig: &Rig) -> ProceduralRig {
+    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
+    let neck = joint("neck_01");
+    let spine_top = rig.parents()[neck as usize];
+    let leg = |side: &str| {
+        TwoBoneChain::new(
+            joint(&format!("thigh_{side}")),
+            joint(&format!("calf_{side}")),
+            joint(&format!("foot_{side}")),
+        )
+    };
+    ProceduralSetup {
+        look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
+        two_bone: vec![leg("l"), leg("r")],
+        ground: None,
+    }
+    .check(rig)
+    .unwrap()
+}
+
+/// New random targets for characters 1 onwards (character 0 keeps weight 0): heads toward
+/// points around the character, feet toward points near the animated ones, random weights.
+fn aim_randomly(rng: &mut Rng, targets: &mut ProceduralTargets, characters: usize) {
+    for c in 1..characters as u32 {
+        let rows = [c];
+        let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
+        targets.set_look_at(0, &rows, &[head], &[weight(rng)]).unwrap();
+        for (i, x) in [(0, 0.1), (1, -0.1)] {
+            let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
+            let w = weight(rng);
+            targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
+        }
+    }
+}
+
 /// A layered GPU crowd of the demo humanoid walking, its heads turning toward points (a
 /// four-joint look-at chain) and both legs reaching targets near their animated feet, equals
 /// `FrameJob::run_procedural` within 1e-4 over two frames, in chunks; with every weight 0 it
@@ -432,23 +469,7 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let demo = DemoCharacter::humanoid();
     let rig = &demo.rig;
     let joints = rig.num_joints();
-    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
-    let neck = joint("neck_01");
-    let spine_top = rig.parents()[neck as usize];
-    let leg = |side: &str| {
-        TwoBoneChain::new(
-            joint(&format!("thigh_{side}")),
-            joint(&format!("calf_{side}")),
-            joint(&format!("foot_{side}")),
-        )
-    };
-    let setup = ProceduralSetup {
-        look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
-        two_bone: vec![leg("l"), leg("r")],
-        ground: None,
-    }
-    .check(rig)
-    .unwrap();
+    let setup = humanoid_chains(rig);
     let characters = 70;
     let walk = demo.clip_index(WALK).unwrap() as u32;
     let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
@@ -467,16 +488,7 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
     let dt_s = 1.0 / 30.0;
     for frame in 0..2 {
         // New targets each frame: the second call writes over the first's buffer.
-        for c in 1..characters as u32 {
-            let rows = [c];
-            let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
-            targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
-            for (i, x) in [(0, 0.1), (1, -0.1)] {
-                let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
-                let w = weight(&mut rng);
-                targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
-            }
-        }
+        aim_randomly(&mut rng, &mut targets, characters);
         let mut expected = vec![0.0; characters * joints * 16];
         let mut clips_sampled = vec![0; characters];
         FrameJob {
@@ -525,4 +537,133 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
         crowd.set_procedural(&setup, &few),
         Err(GpuError::Procedural(ProceduralError::TargetsMismatch { .. }))
     ));
+}
+
+/// Under animation LOD the stage runs on the due characters alone, on both evaluators: a GPU
+/// crowd given due lists (`set_frame_due`) and targets equals `FrameJob::run_due_procedural`
+/// within 1e-4 frame after frame, in chunks, whether the targets are set after the due list or
+/// before it (a due list that changes rewrites them); and a character that is not due keeps
+/// its local pose untouched (its row of targets is written with weight 0).
+#[test]
+fn a_gpu_crowd_with_the_stage_under_animation_lod_equals_the_cpu_frame() {
+    use support::compare::assert_matrices_close;
+    use throng::demo::{DemoCharacter, WALK};
+    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    use throng::program::{ClipSample, DueRows, LayerSetup, OutputLayout};
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let rig = &demo.rig;
+    let joints = rig.num_joints();
+    let setup = humanoid_chains(rig);
+    let characters = 70;
+    let walk = demo.clip_index(WALK).unwrap() as u32;
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
+    let programs = support::settled_programs(characters);
+    let layers = [LayerSetup::default()];
+    let mut rng = Rng(0x0021_0000_0000_0005);
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    let options = GpuCrowdOptions {
+        layout: OutputLayout::Mat4,
+        stage_buffers: true,
+        max_chunk_characters: Some(32),
+        ..GpuCrowdOptions::default()
+    };
+    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
+    let mut context = EvalContext::new(characters, 1, joints);
+    let mut expected = vec![0.0; characters * joints * 16];
+    let mut clips_sampled = vec![0; characters];
+    let dt_s = 1.0 / 30.0;
+    let mut before: Option<Vec<Transform>> = None;
+    for frame in 0..5u32 {
+        // Every character on frame 0; then a third of them, a different third each frame.
+        let rows: Vec<u32> = (0..characters as u32).filter(|&c| frame == 0 || (c + frame) % 3 == 0).collect();
+        let row_dt_s: Vec<f32> = rows.iter().map(|&c| dt_s * (1 + c % 3) as f32).collect();
+        let due = DueRows { rows: &rows, dt_s: &row_dt_s };
+        aim_randomly(&mut rng, &mut targets, characters);
+        FrameJob {
+            rig,
+            clips: &demo.clips,
+            layers: &layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run_due_procedural(due, ProceduralInputs { setup: &setup, targets: &targets })
+        .unwrap();
+        if frame % 2 == 0 {
+            crowd.set_frame_due(&samples, &programs, dt_s, due).unwrap();
+            crowd.set_procedural(&setup, &targets).unwrap();
+        } else {
+            crowd.set_procedural(&setup, &targets).unwrap();
+            crowd.set_frame_due(&samples, &programs, dt_s, due).unwrap();
+        }
+        assert!(crowd.procedural_active());
+        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+        assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, &format!("frame {frame}, due {}", rows.len()));
+        let poses = crowd.read_local_poses_blocking().unwrap();
+        if let Some(before) = &before {
+            for c in (0..characters).filter(|&c| !rows.contains(&(c as u32))) {
+                let range = c * joints..(c + 1) * joints;
+                assert_eq!(
+                    floats(&poses[range.clone()]),
+                    floats(&before[range]),
+                    "frame {frame}: character {c}, not due, had its local pose changed"
+                );
+            }
+        }
+        before = Some(poses);
+    }
+}
+
+/// `read_joints_blocking` returns the listed joints' rows of the whole output, in the order
+/// listed, from every output buffer of a crowd split over several; and refuses a joint past
+/// the rig.
+#[test]
+fn read_joints_returns_the_listed_rows_of_the_output() {
+    use throng::demo::{DemoCharacter, WALK};
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    use throng::program::{ClipSample, OutputLayout};
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let characters = 45;
+    let walk = demo.clip_index(WALK).unwrap() as u32;
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.021 * c as f32, 1.0)).collect();
+    let ranges: Vec<std::ops::Range<u32>> = (0..characters as u32).map(|c| c..c + 1).collect();
+    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+        let per_joint = layout.floats_per_joint();
+        let options = GpuCrowdOptions {
+            layout,
+            max_chunk_characters: Some(8),
+            // Two chunks a buffer: the output spread over three buffers.
+            max_output_buffer_bytes: Some((16 * joints * per_joint * 4) as u64),
+            ..GpuCrowdOptions::default()
+        };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, options).unwrap();
+        crowd.set_samples(&samples, &ranges).unwrap();
+        assert!(crowd.output_buffers().len() > 1, "the output in several buffers");
+        let whole = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+        let listed = [joints - 1, 3, 7, 3];
+        let got = crowd.read_joints_blocking(&listed).unwrap();
+        let expected: Vec<f32> = whole
+            .chunks_exact(joints * per_joint)
+            .flat_map(|character| listed.iter().flat_map(move |&j| &character[j * per_joint..(j + 1) * per_joint]))
+            .copied()
+            .collect();
+        assert_eq!(got.len(), characters * listed.len() * per_joint);
+        assert_eq!(got, expected, "{layout:?}: the listed rows");
+        assert!(crowd.read_joints_blocking(&[]).unwrap().is_empty());
+        assert!(matches!(
+            crowd.read_joints_blocking(&[0, joints]),
+            Err(GpuError::JointOutOfRange { joint, num_joints }) if joint == joints && num_joints == joints
+        ));
+    }
 }

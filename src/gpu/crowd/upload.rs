@@ -135,7 +135,9 @@ impl GpuCrowd {
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
         bytes += frame.write_params(&self.queue, dt_s, due.is_some());
         frame.due_counts.clear();
+        frame.due_rows.clear();
         if let Some(due) = due {
+            frame.due_rows.extend_from_slice(due.rows);
             // Each chunk's due characters, from its first character's index in `ranges`.
             let mut from = 0;
             for (k, p) in frame.chunk_params.iter_mut().enumerate() {
@@ -167,6 +169,7 @@ impl GpuCrowd {
                 from += count;
             }
         }
+        bytes += self.write_procedural_targets();
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         #[cfg(feature = "tracy")]
