@@ -175,25 +175,11 @@ impl GpuCrowd {
                 limit_name: "max_buffer_size",
             });
         }
-        if bytes == 0 {
-            return Ok(Vec::new());
-        }
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("throng.readback_joints"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
+        let copies = (0..characters).zip((0..).step_by(span as usize)).filter_map(|(character, to)| {
+            let (buffer, offset) = frame.output.locate(character)?;
+            Some((buffer, offset + lowest as u64 * joint_bytes, to, span))
         });
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback_joints") });
-        for (character, to) in (0..characters).zip((0..).step_by(span as usize)) {
-            if let Some((buffer, offset)) = frame.output.locate(character) {
-                encoder.copy_buffer_to_buffer(buffer, offset + lowest as u64 * joint_bytes, &staging, to, span);
-            }
-        }
-        self.queue.submit([encoder.finish()]);
-        let rows: Vec<f32> = crate::gpu::map_read_blocking(&self.device, &staging, bytes, "joints")?;
+        let rows: Vec<f32> = self.read_copies_blocking(bytes, "joints", copies)?;
         let per_character = span as usize / size_of::<f32>();
         let mut out = Vec::with_capacity(characters * joints.len() * floats);
         for character in rows.chunks_exact(per_character) {
@@ -207,6 +193,17 @@ impl GpuCrowd {
 
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
     fn read_blocking(&self, buffer: &wgpu::Buffer, bytes: u64, what: &'static str) -> Result<Vec<u8>, GpuError> {
+        self.read_copies_blocking(bytes, what, std::iter::once((buffer, 0, 0, bytes)))
+    }
+
+    /// Copies each `(buffer, offset, to, size)` into a mappable buffer of `bytes` (at `to`),
+    /// submits, waits, and returns its contents as `T`s.
+    fn read_copies_blocking<'a, T: bytemuck::Pod>(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        copies: impl Iterator<Item = (&'a wgpu::Buffer, u64, u64, u64)>,
+    ) -> Result<Vec<T>, GpuError> {
         if bytes == 0 {
             return Ok(Vec::new());
         }
@@ -218,7 +215,9 @@ impl GpuCrowd {
         });
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        for (buffer, offset, to, size) in copies {
+            encoder.copy_buffer_to_buffer(buffer, offset, &staging, to, size);
+        }
         self.queue.submit([encoder.finish()]);
         crate::gpu::map_read_blocking(&self.device, &staging, bytes, what)
     }
