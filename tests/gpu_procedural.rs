@@ -583,8 +583,9 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
 /// Under animation LOD the stage runs on the due characters alone, on both evaluators: a GPU
 /// crowd given due lists (`set_frame_due`) and targets equals `FrameJob::run_due_procedural`
 /// within 1e-4 frame after frame, in chunks, whether the targets are set after the due list or
-/// before it (a due list that changes rewrites them); and a character that is not due keeps
-/// its local pose untouched (its row of targets is written with weight 0).
+/// before it (a due list that changes rewrites them), and again with every character once LOD
+/// is off; and a character that is not due keeps its local pose untouched (its row of targets
+/// is written with weight 0).
 #[test]
 fn a_gpu_crowd_with_the_stage_under_animation_lod_equals_the_cpu_frame() {
     use support::compare::assert_matrices_close;
@@ -626,6 +627,13 @@ fn a_gpu_crowd_with_the_stage_under_animation_lod_equals_the_cpu_frame() {
         }
         before = Some(poses);
     }
+    // LOD off again, the targets set before the frame: every row runs the stage.
+    aim_randomly(&mut rng, &mut w.targets, characters);
+    w.cpu_frame(None, &mut expected);
+    w.crowd.set_procedural(&w.setup, &w.targets).unwrap();
+    w.crowd.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
+    let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &w.crowd);
+    assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, "every character again");
 }
 
 /// `read_joints_blocking` returns the listed joints' rows of the whole output, in the order
