@@ -1026,17 +1026,7 @@ fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
         }
         for (name, crowd) in [("levels in rows", &rows), ("fused in chunks of 2", &fused)] {
             let got = encode_and_read(&device, &queue, crowd);
-            assert_eq!(expected.len(), got.len(), "frame {frame}");
-            if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
-                let floats = 16 * rig.num_joints();
-                panic!(
-                    "frame {frame}, {name}: character {}, joint {} differs from one row: {} vs {}",
-                    k / floats,
-                    k % floats / 16,
-                    expected[k],
-                    got[k]
-                );
-            }
+            assert_same_bits(&expected, &got, rig.num_joints(), &format!("frame {frame}, {name}"));
         }
     }
 }
@@ -1073,17 +1063,22 @@ fn stage_path_on_grids_of_rows_equals_one_row() {
         if frame == 0 {
             assert_eq!((own.num_chunks(), rows.num_chunks()), (1, 2));
         }
-        let (expected, got) = (&outputs[0], &outputs[1]);
-        assert_eq!(expected.len(), got.len(), "frame {frame}");
-        if let Some(k) = expected.iter().zip(got).position(|(a, b)| a.to_bits() != b.to_bits()) {
-            let floats = 16 * rig.num_joints();
-            panic!(
-                "frame {frame}: character {}, joint {} differs from one row: {} vs {}",
-                k / floats,
-                k % floats / 16,
-                expected[k],
-                got[k]
-            );
-        }
+        assert_same_bits(&outputs[0], &outputs[1], rig.num_joints(), &format!("frame {frame}, stages in rows"));
+    }
+}
+
+/// Panics naming the first character and joint whose mat4 output in `got` differs from
+/// `expected` (one row's) in any bit.
+fn assert_same_bits(expected: &[f32], got: &[f32], num_joints: usize, what: &str) {
+    assert_eq!(expected.len(), got.len(), "{what}");
+    if let Some(k) = expected.iter().zip(got).position(|(a, b)| a.to_bits() != b.to_bits()) {
+        let floats = 16 * num_joints;
+        panic!(
+            "{what}: character {}, joint {} differs from one row: {} vs {}",
+            k / floats,
+            k % floats / 16,
+            expected[k],
+            got[k]
+        );
     }
 }
