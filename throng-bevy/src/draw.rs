@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderContext, RenderDevice, ViewQuery};
 use bevy::render::view::{ExtractedView, ViewDepthStencilTexture, ViewTarget};
-use throng::mesh::SkinnedMesh;
+use throng::mesh::{SkinnedMesh, SkinnedVertex};
 use throng::program::OutputLayout;
 use wgpu::util::DeviceExt;
 
@@ -63,15 +63,6 @@ fn shader_source(layout: OutputLayout) -> String {
         OutputLayout::Affine3x4 => ("mat3x4<f32>", "p * m"),
     };
     SHADER.replace("SKIN_TYPE", ty).replace("SKIN_PRODUCT", product)
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Vertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joints: [u16; 4],
-    weights: [f32; 4],
 }
 
 #[repr(C)]
@@ -146,7 +137,6 @@ fn pipeline(
         label: Some("throng-bevy.characters"),
         source: wgpu::ShaderSource::Wgsl(shader_source(layout).into()),
     });
-    let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
     let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4];
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some("throng-bevy.characters"),
@@ -156,11 +146,7 @@ fn pipeline(
             entry_point: Some("vs"),
             compilation_options: Default::default(),
             buffers: &[
-                Some(wgpu::VertexBufferLayout {
-                    array_stride: size_of::<Vertex>() as u64,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &vertex_attributes,
-                }),
+                Some(SkinnedVertex::LAYOUT),
                 Some(wgpu::VertexBufferLayout {
                     array_stride: size_of::<Placement>() as u64,
                     step_mode: wgpu::VertexStepMode::Instance,
@@ -190,14 +176,7 @@ fn pipeline(
 }
 
 fn mesh_buffers(device: &wgpu::Device, mesh: &Arc<SkinnedMesh>) -> MeshBuffers {
-    let vertices: Vec<Vertex> = (0..mesh.num_vertices())
-        .map(|v| Vertex {
-            position: mesh.positions[v],
-            normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
-            joints: mesh.joints.get(v).copied().unwrap_or_default(),
-            weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
-        })
-        .collect();
+    let vertices = mesh.to_vertices();
     let init = |label, contents: &[u8], usage| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
     };
