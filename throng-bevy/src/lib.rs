@@ -36,6 +36,7 @@
 //! ```
 
 mod draw;
+mod readback;
 mod render;
 
 use std::collections::HashMap;
@@ -55,6 +56,7 @@ use throng::rig::Rig;
 use throng::runtime::RuntimeError;
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
 
+pub use readback::{ImagePixels, ReadbackError, read_image_blocking};
 pub use render::{CrowdEvaluator, EvaluatorError, ThrongRender};
 
 /// Where throng's matrices are computed.
