@@ -55,6 +55,13 @@ fn main() -> AppExit {
     if !args.headless && headless {
         eprintln!("crowd: built without the `window` feature: running headless (--features window for a window)");
     }
+    if !headless && std::env::var_os("DISPLAY").is_none() {
+        eprintln!(
+            "crowd: there is no display (DISPLAY is not set; the window is X11): run it under X (xvfb-run -a …) or \
+             headless: cargo run --release -p throng-bevy --example crowd --ignore-rust-version -- --headless"
+        );
+        return AppExit::error();
+    }
     if !headless && args.out.is_some() && args.frames.is_none() {
         eprintln!("crowd: --out in a window needs --frames (the screenshot is of the last frame)\n{USAGE}");
         return AppExit::error();
@@ -66,7 +73,11 @@ fn main() -> AppExit {
         let resolution = WindowResolution::new(args.size.0, args.size.1);
         WindowPlugin { primary_window: Some(Window { resolution, ..default() }), ..default() }
     };
-    app.add_plugins((DefaultPlugins.set(window), ThrongPlugin::default()))
+    let plugins = DefaultPlugins.set(window);
+    // Headless, Bevy's winit must not start: its event loop needs a display.
+    #[cfg(feature = "window")]
+    let plugins = if headless { plugins.disable::<bevy::winit::WinitPlugin>() } else { plugins };
+    app.add_plugins((plugins, ThrongPlugin::default()))
         .insert_resource(Setup { characters: args.characters, draw: !args.no_draw, headless, size: args.size })
         .add_systems(Startup, setup)
         .add_systems(Update, (think, fly));

@@ -73,13 +73,15 @@ fn app(evaluation: Evaluation) -> Option<(App, ArchetypeId)> {
 
 fn app_with(plugin: ThrongPlugin) -> Option<(App, ArchetypeId)> {
     let render_creation = render_creation()?;
+    let plugins = DefaultPlugins
+        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+        .set(RenderPlugin { render_creation, ..default() });
+    // With the `window` feature (CI's step builds Bevy once, for these tests and the windowed
+    // example) Bevy's winit would start an event loop, which needs a display.
+    #[cfg(feature = "window")]
+    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
     let mut app = App::new();
-    app.add_plugins((
-        DefaultPlugins
-            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-            .set(RenderPlugin { render_creation, ..default() }),
-        plugin,
-    ));
+    app.add_plugins((plugins, plugin));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(DT)));
     while app.plugins_state() == bevy::app::PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();

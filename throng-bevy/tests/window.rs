@@ -1,7 +1,10 @@
 //! The `crowd` example in a window: built with the `window` feature (Bevy's winit, X11) and run
 //! under `xvfb-run` for a few frames, it exits by itself with a screenshot of its window that
-//! shows the crowd. Without `xvfb-run` or a GPU adapter the test skips with a message, unless
-//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
+//! shows the crowd; without a display it says so. Without `xvfb-run` or a GPU adapter the
+//! windowed run skips with a message, unless `THRONG_REQUIRE_GPU=1` (CI on lavapipe).
+//!
+//! The example is built with the `window` feature by a nested `cargo build`; run these tests
+//! with `--features window` too (as `cargo xtask test` does), so that Bevy is built once.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +18,11 @@ use examples::{example_binary_with, on_path};
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 192;
 const FRAMES: usize = 20;
+
+/// The example, built with the window.
+fn crowd_binary() -> std::path::PathBuf {
+    example_binary_with("crowd", &["--features", "window", "--ignore-rust-version"])
+}
 
 /// Whether the test can run here: `xvfb-run` on `PATH` and a GPU adapter (Bevy asks for one
 /// when its renderer starts); either missing skips, or fails with `THRONG_REQUIRE_GPU=1`.
@@ -46,7 +54,7 @@ fn windowed_example_runs_under_xvfb_and_its_screenshot_shows_the_crowd() {
     if !can_run() {
         return;
     }
-    let crowd = example_binary_with("crowd", &["--features", "window", "--ignore-rust-version"]);
+    let crowd = crowd_binary();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("throng-bevy");
     std::fs::create_dir_all(&dir).expect("a scratch folder");
     let shot = dir.join("window.png");
@@ -79,4 +87,20 @@ fn windowed_example_runs_under_xvfb_and_its_screenshot_shows_the_crowd() {
     let drawn = image.pixels().filter(|&&p| p != background).count();
     let total = (WIDTH * HEIGHT) as usize;
     assert!(drawn > total / 50, "{drawn} of {total} pixels drawn");
+}
+
+/// Without a display the windowed example says so and gives the headless command, instead of
+/// panicking in winit; it fails before touching a GPU.
+#[test]
+fn without_a_display_the_windowed_example_says_so_and_gives_the_headless_command() {
+    let output = Command::new(crowd_binary())
+        .env_remove("DISPLAY")
+        .args(["--characters", "4"])
+        .output()
+        .expect("the example starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "without a display the example exits 1:\n{stderr}");
+    assert!(stderr.contains("there is no display"), "the message says there is no display:\n{stderr}");
+    assert!(stderr.contains("--example crowd --ignore-rust-version -- --headless"), "the headless command:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "it panicked:\n{stderr}");
 }
