@@ -341,6 +341,9 @@ fn report(mut timing: ResMut<Timing>, crowd: Res<Crowd>, throng: Res<ThrongCrowd
     }
 }
 
+/// Frames the window's screenshot may take to arrive before the run gives up on it.
+const SCREENSHOT_FRAMES: usize = 120;
+
 /// A windowed run's end (`--frames`): after that many frames the app exits, or with `--out`
 /// takes a screenshot of the window and exits once it is written.
 #[derive(Resource)]
@@ -352,6 +355,10 @@ struct Finish {
 
 fn finish(mut finish: ResMut<Finish>, mut commands: Commands, crowd: Res<Crowd>, mut exit: MessageWriter<AppExit>) {
     finish.counted += 1;
+    if finish.counted == finish.frames + SCREENSHOT_FRAMES {
+        eprintln!("crowd: the screenshot did not arrive within {SCREENSHOT_FRAMES} frames");
+        exit.write(AppExit::error());
+    }
     if finish.counted != finish.frames {
         return;
     }

@@ -6,7 +6,7 @@
 //! The example is built with the `window` feature by a nested `cargo build`; run these tests
 //! with `--features window` too (as `cargo xtask test` does), so that Bevy is built once.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[path = "../../tests/support/examples.rs"]
@@ -20,7 +20,7 @@ const HEIGHT: u32 = 192;
 const FRAMES: usize = 20;
 
 /// The example, built with the window.
-fn crowd_binary() -> std::path::PathBuf {
+fn crowd_binary() -> PathBuf {
     example_binary_with("crowd", &["--features", "window", "--ignore-rust-version"])
 }
 
