@@ -11,7 +11,7 @@ mod gpu_support;
 
 use std::process::Command;
 
-use support::examples::example_binary;
+use support::example_binary;
 use support::files::TempDir;
 use throng::gpu::FrameKernel;
 

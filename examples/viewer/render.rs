@@ -9,6 +9,7 @@ use glam::{Mat4, Vec3};
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
+use throng::mesh::SkinnedVertex;
 use throng::program::OutputLayout;
 
 use crate::ground::Ground;
@@ -122,15 +123,6 @@ pub struct Renderer {
     eval_wall_ms: Option<f64>,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Vertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joints: [u16; 4],
-    weights: [f32; 4],
-}
-
 impl Renderer {
     /// Buffers and pipelines for `scene`'s crowd, drawing into `format` targets; `cpu` picks
     /// the CPU evaluator, `layout` how the evaluator writes the matrices the shader reads.
@@ -167,17 +159,8 @@ impl Renderer {
         };
 
         let mesh = &model.mesh;
-        let vertices: Vec<Vertex> = (0..mesh.num_vertices())
-            .map(|v| Vertex {
-                position: mesh.positions[v],
-                normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
-                joints: mesh.joints.get(v).copied().unwrap_or([0; 4]),
-                weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
-            })
-            .collect();
-        if let Some(bad) = vertices.iter().flat_map(|v| v.joints).find(|&j| usize::from(j) >= num_joints) {
-            return Err(format!("the mesh names joint {bad}; the rig has {num_joints}"));
-        }
+        mesh.validate(num_joints).map_err(|e| format!("the mesh: {e}"))?;
+        let vertices = mesh.to_vertices();
         let buffer = |label: &str, contents: &[u8], usage| {
             wgpu::util::DeviceExt::create_buffer_init(
                 device,
@@ -249,7 +232,6 @@ impl Renderer {
             bind_group_layouts: &[Some(&camera_layout)],
             immediate_size: 0,
         });
-        let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
         let ground_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
         let ground_layouts = [Some(wgpu::VertexBufferLayout {
@@ -258,11 +240,7 @@ impl Renderer {
             attributes: &ground_attributes,
         })];
         let vertex_layouts = [
-            Some(wgpu::VertexBufferLayout {
-                array_stride: size_of::<Vertex>() as u64,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &vertex_attributes,
-            }),
+            Some(SkinnedVertex::LAYOUT),
             Some(wgpu::VertexBufferLayout {
                 array_stride: 16,
                 step_mode: wgpu::VertexStepMode::Instance,

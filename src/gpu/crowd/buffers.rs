@@ -251,7 +251,10 @@ impl GpuCrowd {
             window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
         let kernel = self.options.kernel;
-        let grid = (kernel == FrameKernel::Fused, kernel.characters_per_workgroup(self.num_joints));
+        // The stage path's grid holds one character a workgroup.
+        let per_workgroup =
+            if self.options.stage_buffers { 1 } else { kernel.characters_per_workgroup(self.num_joints) };
+        let grid = (kernel == FrameKernel::Fused, per_workgroup);
         chunk_characters(window_bytes, limits, grid, self.options.max_chunk_characters)
     }
 

@@ -69,10 +69,9 @@ impl GpuCrowd {
     /// otherwise): what [`encode`](Self::encode) then records, a stage at a time, so that each
     /// can be timed. Every stage but `Transition` needs
     /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
-    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character
-    /// on a one-dimensional grid: a [`FrameKernel::Levels`] crowd whose chunks hold more
-    /// characters than the device's `max_compute_workgroups_per_dimension` (65,535 on most)
-    /// gets [`GpuError::DeviceLimit`]; lower [`GpuCrowdOptions::max_chunk_characters`] for it.
+    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character,
+    /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
+    /// chunk of any size runs in one dispatch.
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
         self.encode_one_stage(encoder, stage, None)
     }
@@ -119,23 +118,19 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(());
         };
-        // The stages run one workgroup per character on a one-dimensional grid; the level
-        // kernels' chunks may hold more characters than that reaches.
+        // One workgroup per character, in rows as the frame's grid (the level kernels' chunks may
+        // hold more characters than one dimension reaches).
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
-        if let Some(largest) = frame.chunks.iter().map(|c| c.num_characters).max().filter(|&n| n > max_per_dimension) {
-            return Err(GpuError::DeviceLimit {
-                limit: "max_compute_workgroups_per_dimension",
-                needed: largest.into(),
-                got: max_per_dimension.into(),
-            });
-        }
         let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
             groups: [
                 Some(&chunk.frame),
                 chunk.stages.as_ref().filter(|_| stage != Stage::Transition),
                 chunk.layered.as_ref().filter(|_| matches!(stage, Stage::Transition | Stage::Layers)),
             ],
-            workgroups: (frame.dispatch_count(k, chunk), 1, 1),
+            workgroups: match frame.dispatch_count(k, chunk) {
+                0 => (0, 0, 0),
+                characters => grid(characters, max_per_dimension),
+            },
         });
         self.record(encoder, label, timestamp_writes, pipeline, dispatches);
         Ok(())

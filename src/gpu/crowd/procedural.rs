@@ -73,23 +73,13 @@ impl GpuCrowd {
     /// # Errors
     /// [`GpuError::NoStageBuffers`] without stage buffers; [`GpuError::Procedural`] when the
     /// setup was checked against another rig or the targets are not one row per character of
-    /// the crowd; [`GpuError::DeviceLimit`] where [`encode_stage`](Self::encode_stage) would
-    /// refuse the stage path. Nothing changes on an error.
+    /// the crowd. Nothing changes on an error.
     pub fn set_procedural(&mut self, setup: &ProceduralRig, targets: &ProceduralTargets) -> Result<(), GpuError> {
         if self.pipelines.stages.is_none() {
             return Err(GpuError::NoStageBuffers);
         }
         let characters = self.num_characters();
         targets.validate_for(setup, self.num_joints, characters)?;
-        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
-        let largest = self.frame.as_ref().and_then(|f| f.chunks.iter().map(|c| c.num_characters).max());
-        if let Some(largest) = largest.filter(|&n| n > max_per_dimension) {
-            return Err(GpuError::DeviceLimit {
-                limit: "max_compute_workgroups_per_dimension",
-                needed: largest.into(),
-                got: max_per_dimension.into(),
-            });
-        }
         let mut previous = self.procedural.take().filter(|p| p.stage.setup() == setup);
         let mut packed = previous.as_mut().map(|p| std::mem::take(&mut p.packed)).unwrap_or_default();
         let masked = previous.as_mut().map(|p| std::mem::take(&mut p.masked)).unwrap_or_default();
