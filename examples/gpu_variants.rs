@@ -56,9 +56,6 @@ const VALIDATE_FRAMES: usize = 32;
 const MODEL_CHARACTERS: usize = 1024;
 /// Seconds per frame of the timed and checked frames.
 const DT_S: f32 = 1.0 / 60.0;
-/// Characters a dispatch of the stage path takes at most: it runs one workgroup per character
-/// on a one-dimensional grid (`GpuCrowd::encode_stage`).
-const STAGE_PATH_CHUNK: u32 = 65_535;
 /// The stage path's passes with the procedural stage, in order.
 const PROCEDURAL_STAGES: [Stage; 5] =
     [Stage::Transition, Stage::Layers, Stage::Procedural, Stage::LocalToModel, Stage::Skinning];
@@ -237,11 +234,7 @@ fn validate(
 
 /// A crowd of the layered scenario with stage buffers, for the procedural stage.
 fn procedural_crowd(gpu: &GpuContext, scenario: &support::Scenario) -> Result<GpuCrowd, throng::gpu::GpuError> {
-    let options = GpuCrowdOptions {
-        stage_buffers: true,
-        max_chunk_characters: Some(STAGE_PATH_CHUNK),
-        ..GpuCrowdOptions::default()
-    };
+    let options = GpuCrowdOptions { stage_buffers: true, ..GpuCrowdOptions::default() };
     let support::Scenario { rig, clips, layers, .. } = scenario;
     GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options)
 }
