@@ -25,7 +25,7 @@ mod support;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use glam::{Mat4, Quat, Vec3};
+use glam::Mat4;
 use support::cpu_time::ThreadCpuTime;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
@@ -37,9 +37,7 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
-use throng::program::{
-    DueRows, LayerSetup, LookAtChain, OutputLayout, ProceduralSetup, ProceduralTargets, TwoBoneChain,
-};
+use throng::program::{DueRows, LayerSetup, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Transform};
 
@@ -220,7 +218,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
             }
         });
     });
-    let (setup, targets) = procedural_crowd(&demo, num_characters);
+    let (setup, targets) = support::procedural_crowd(&demo.rig, num_characters);
     let mut pose = vec![Transform::IDENTITY; joints];
     group.bench_function(BenchmarkId::new("stage_procedural", "10k"), |bench| {
         bench.iter(|| {
@@ -232,44 +230,6 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         });
     });
     group.finish();
-}
-
-/// Every character looking at its own point with a four-joint neck chain (the last spine joint
-/// to the head) and reaching with both feet for points near their rest positions: the issue's
-/// procedural load per character.
-fn procedural_crowd(demo: &DemoCharacter, n: usize) -> (throng::program::ProceduralRig, ProceduralTargets) {
-    let rig = &demo.rig;
-    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
-    let leg = |side: &str| {
-        TwoBoneChain::new(
-            joint(&format!("thigh_{side}")),
-            joint(&format!("calf_{side}")),
-            joint(&format!("foot_{side}")),
-        )
-    };
-    let setup = ProceduralSetup {
-        look_at: vec![LookAtChain::even(
-            vec![joint("spine_05"), joint("neck_01"), joint("neck_02"), joint("head")],
-            Vec3::Z,
-        )],
-        two_bone: vec![leg("l"), leg("r")],
-        ground: None,
-    }
-    .check(rig)
-    .expect("the demo rig has these chains");
-    let mut targets = ProceduralTargets::new(&setup, n);
-    let rows: Vec<u32> = (0..n as u32).collect();
-    let ones = vec![1.0; n];
-    let looks: Vec<Vec3> = (0..n).map(|c| Vec3::new((c % 17) as f32 - 8.0, 1.7, 3.0 + (c % 5) as f32)).collect();
-    targets.set_look_at(0, &rows, &looks, &ones).expect("valid targets");
-    let rest = rig.rest_model();
-    for (chain, side) in ["l", "r"].iter().enumerate() {
-        let ankle = rest[joint(&format!("foot_{side}")) as usize].w_axis.truncate();
-        let reach: Vec<Vec3> = (0..n).map(|c| ankle + Vec3::new(0.0, 0.05 + 0.01 * (c % 7) as f32, 0.1)).collect();
-        let poles = vec![Vec3::Z; n];
-        targets.set_two_bone(chain, &rows, &reach, &poles, &vec![Quat::IDENTITY; n], &ones).expect("valid targets");
-    }
-    (setup, targets)
 }
 
 /// One frame of `n` characters, each mid-transition to a walk/run blend, from idle (one clip) or

@@ -434,8 +434,8 @@ impl Renderer {
                     root_motion: &mut root_motion,
                 };
                 match (scene.procedural_inputs(), scene.due()) {
-                    // The stage runs on every character (`Scene::due` is `None` while it is on).
-                    (Some(p), _) => job.run_procedural(p),
+                    (Some(p), Some(due)) => job.run_due_procedural(due, p),
+                    (Some(p), None) => job.run_procedural(p),
                     (None, Some(due)) => job.run_due(due),
                     (None, None) => job.run(),
                 }
@@ -499,10 +499,11 @@ impl Renderer {
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
             self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         }
-        // Where the soles stand in this frame, for the next one's ground under each foot.
-        if scene.needs_feet() {
+        // Where the soles stand in this frame, for the next one's ground under each foot: the
+        // two ankles' matrices read back, not the whole crowd's.
+        if let Some(ankles) = scene.needs_feet() {
             let _zone = throng::zone!("viewer.feet");
-            scene.observe_feet(&self.read_matrices()?);
+            scene.observe_feet(&self.read_joints(&ankles)?);
         }
         self.draw_start = Instant::now();
         let _zone = throng::zone!("viewer.draw");
@@ -586,6 +587,25 @@ impl Renderer {
             Evaluator::Cpu { output, .. } => output.clone(),
         };
         Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
+    }
+
+    /// The last frame's skinning matrices of `joints` alone, character by character
+    /// (`i * joints.len() + k`): on the GPU evaluator only those rows are read back.
+    pub fn read_joints(&self, joints: &[usize]) -> Result<Vec<Mat4>, String> {
+        let per_joint = self.layout.floats_per_joint();
+        let floats = match &self.evaluator {
+            Evaluator::Gpu(crowd) => crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
+            Evaluator::Cpu { output, .. } => {
+                let per_character = self.num_joints * per_joint;
+                output
+                    .chunks_exact(per_character)
+                    .flat_map(|character| joints.iter().map(move |&j| &character[j * per_joint..(j + 1) * per_joint]))
+                    .flatten()
+                    .copied()
+                    .collect()
+            }
+        };
+        Ok(floats.chunks_exact(per_joint).map(|m| read_matrix(self.layout, m)).collect())
     }
 }
 

@@ -63,7 +63,11 @@ impl GpuCrowd {
     /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
     /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
     /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
-    /// into local poses. Every stage but `Transition` needs
+    /// into local poses. `Procedural`, between the stage that writes local poses and
+    /// `LocalToModel`, runs the procedural stage on them where
+    /// [`set_procedural`](Self::set_procedural) gave any character work (an empty pass
+    /// otherwise): what [`encode`](Self::encode) then records, a stage at a time, so that each
+    /// can be timed. Every stage but `Transition` needs
     /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
     /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character,
     /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
@@ -109,6 +113,7 @@ impl GpuCrowd {
             Stage::Layers => {
                 (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers")
             }
+            Stage::Procedural => return self.encode_procedural_stage(encoder, timestamp_writes),
         };
         let Some(frame) = &self.frame else {
             return Ok(());
