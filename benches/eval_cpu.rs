@@ -34,7 +34,7 @@ use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::procedural::procedural;
 use throng::eval::sample::sample_blend;
-use throng::eval::skinning::skinning;
+use throng::eval::skinning::{local_to_model_skinning, skinning};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
 use throng::program::{DueRows, LayerSetup, OutputLayout};
@@ -177,12 +177,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model", "10k"), |bench| {
         bench.iter(|| {
             for character in 0..num_characters {
-                local_to_model(
-                    demo.rig.parents(),
-                    demo.rig.joints_by_depth(),
-                    &poses[character % STAGE_POSES],
-                    &mut model,
-                );
+                local_to_model(demo.rig.parents(), &poses[character % STAGE_POSES], &mut model);
             }
             model[joints - 1]
         });
@@ -191,7 +186,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         .iter()
         .map(|pose| {
             let mut model = vec![Mat4::IDENTITY; joints];
-            local_to_model(demo.rig.parents(), demo.rig.joints_by_depth(), pose, &mut model);
+            local_to_model(demo.rig.parents(), pose, &mut model);
             model
         })
         .collect();
@@ -208,13 +203,14 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model_skinning", "10k"), |bench| {
         bench.iter(|| {
             for (character, out) in output.chunks_exact_mut(per_character).enumerate() {
-                local_to_model(
+                local_to_model_skinning(
                     demo.rig.parents(),
-                    demo.rig.joints_by_depth(),
                     &poses[character % STAGE_POSES],
+                    demo.rig.inverse_bind(),
+                    layout,
                     &mut model,
+                    out,
                 );
-                skinning(&model, demo.rig.inverse_bind(), layout, out);
             }
         });
     });
