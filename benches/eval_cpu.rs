@@ -27,7 +27,7 @@ mod support;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use glam::{Mat4, Quat, Vec3};
+use glam::Mat4;
 use support::cpu_time::{ThreadCpuTime, thread_cpu_ns};
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
@@ -36,12 +36,10 @@ use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::procedural::procedural;
 use throng::eval::sample::sample_blend;
-use throng::eval::skinning::skinning;
+use throng::eval::skinning::{local_to_model_skinning, skinning};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
-use throng::program::{
-    DueRows, LayerSetup, LookAtChain, OutputLayout, ProceduralSetup, ProceduralTargets, TwoBoneChain,
-};
+use throng::program::{DueRows, LayerSetup, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Transform};
 
@@ -181,12 +179,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model", "10k"), |bench| {
         bench.iter(|| {
             for character in 0..num_characters {
-                local_to_model(
-                    demo.rig.parents(),
-                    demo.rig.joints_by_depth(),
-                    &poses[character % STAGE_POSES],
-                    &mut model,
-                );
+                local_to_model(demo.rig.parents(), &poses[character % STAGE_POSES], &mut model);
             }
             model[joints - 1]
         });
@@ -195,7 +188,7 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         .iter()
         .map(|pose| {
             let mut model = vec![Mat4::IDENTITY; joints];
-            local_to_model(demo.rig.parents(), demo.rig.joints_by_depth(), pose, &mut model);
+            local_to_model(demo.rig.parents(), pose, &mut model);
             model
         })
         .collect();
@@ -212,17 +205,18 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function(BenchmarkId::new("stage_local_to_model_skinning", "10k"), |bench| {
         bench.iter(|| {
             for (character, out) in output.chunks_exact_mut(per_character).enumerate() {
-                local_to_model(
+                local_to_model_skinning(
                     demo.rig.parents(),
-                    demo.rig.joints_by_depth(),
                     &poses[character % STAGE_POSES],
+                    demo.rig.inverse_bind(),
+                    layout,
                     &mut model,
+                    out,
                 );
-                skinning(&model, demo.rig.inverse_bind(), layout, out);
             }
         });
     });
-    let (setup, targets) = procedural_crowd(&demo, num_characters);
+    let (setup, targets) = support::procedural_crowd(&demo.rig, num_characters);
     let mut pose = vec![Transform::IDENTITY; joints];
     group.bench_function(BenchmarkId::new("stage_procedural", "10k"), |bench| {
         bench.iter(|| {
@@ -234,44 +228,6 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         });
     });
     group.finish();
-}
-
-/// Every character looking at its own point with a four-joint neck chain (the last spine joint
-/// to the head) and reaching with both feet for points near their rest positions: the issue's
-/// procedural load per character.
-fn procedural_crowd(demo: &DemoCharacter, n: usize) -> (throng::program::ProceduralRig, ProceduralTargets) {
-    let rig = &demo.rig;
-    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
-    let leg = |side: &str| {
-        TwoBoneChain::new(
-            joint(&format!("thigh_{side}")),
-            joint(&format!("calf_{side}")),
-            joint(&format!("foot_{side}")),
-        )
-    };
-    let setup = ProceduralSetup {
-        look_at: vec![LookAtChain::even(
-            vec![joint("spine_05"), joint("neck_01"), joint("neck_02"), joint("head")],
-            Vec3::Z,
-        )],
-        two_bone: vec![leg("l"), leg("r")],
-        ground: None,
-    }
-    .check(rig)
-    .expect("the demo rig has these chains");
-    let mut targets = ProceduralTargets::new(&setup, n);
-    let rows: Vec<u32> = (0..n as u32).collect();
-    let ones = vec![1.0; n];
-    let looks: Vec<Vec3> = (0..n).map(|c| Vec3::new((c % 17) as f32 - 8.0, 1.7, 3.0 + (c % 5) as f32)).collect();
-    targets.set_look_at(0, &rows, &looks, &ones).expect("valid targets");
-    let rest = rig.rest_model();
-    for (chain, side) in ["l", "r"].iter().enumerate() {
-        let ankle = rest[joint(&format!("foot_{side}")) as usize].w_axis.truncate();
-        let reach: Vec<Vec3> = (0..n).map(|c| ankle + Vec3::new(0.0, 0.05 + 0.01 * (c % 7) as f32, 0.1)).collect();
-        let poles = vec![Vec3::Z; n];
-        targets.set_two_bone(chain, &rows, &reach, &poles, &vec![Quat::IDENTITY; n], &ones).expect("valid targets");
-    }
-    (setup, targets)
 }
 
 /// One frame of `n` characters, each mid-transition to a walk/run blend, from idle (one clip) or
@@ -507,7 +463,7 @@ fn layered_frame(c: &mut Criterion<ThreadCpuTime>) {
     let bound = demo_graph(&demo);
     let n = 10_000;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
-    let (setup, targets) = procedural_crowd(&demo, n);
+    let (setup, targets) = support::procedural_crowd(&demo.rig, n);
     let procedural = ProceduralInputs { setup: &setup, targets: &targets };
     let mut group = c.benchmark_group("eval_cpu");
     group.throughput(Throughput::Elements(n as u64));

@@ -18,7 +18,7 @@ use throng::demo::DemoCharacter;
 use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, SkinWindow};
 use throng::graph::CompiledGraph;
-use throng::mesh::SkinnedMesh;
+use throng::mesh::{SkinnedMesh, SkinnedVertex};
 use throng::program::OutputLayout;
 use throng::setup::bind_archetype;
 use throng::state::Crowd;
@@ -295,15 +295,6 @@ fn run(args: &Args) -> Result<(), Error> {
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Vertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joints: [u16; 4],
-    weights: [f32; 4],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct SceneUniform {
     view_proj: [f32; 16],
     num_joints: u32,
@@ -338,19 +329,10 @@ impl Renderer {
         (width, height): (u32, u32),
         characters: usize,
     ) -> Result<Self, Error> {
-        let vertices: Vec<Vertex> = (0..mesh.num_vertices())
-            .map(|v| Vertex {
-                position: mesh.positions[v],
-                normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
-                joints: mesh.joints.get(v).copied().unwrap_or_default(),
-                weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
-            })
-            .collect();
-        // The shader indexes the character's matrices by these: one past the rig would read
-        // the next character's.
-        if let Some(bad) = vertices.iter().flat_map(|v| v.joints).find(|&j| usize::from(j) >= num_joints) {
-            return Err(format!("the mesh names joint {bad}; the rig has {num_joints}").into());
-        }
+        // The shader indexes the character's matrices by the vertices' joints: one past the
+        // rig would read the next character's.
+        mesh.validate(num_joints)?;
+        let vertices = mesh.to_vertices();
         let init = |label, contents: &[u8], usage| {
             wgpu::util::DeviceExt::create_buffer_init(
                 device,
@@ -393,7 +375,6 @@ impl Renderer {
             label: Some("engine.wgsl"),
             source: wgpu::ShaderSource::Wgsl(SHADER.into()),
         });
-        let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("engine.characters"),
@@ -403,11 +384,7 @@ impl Renderer {
                 entry_point: Some("vs"),
                 compilation_options: Default::default(),
                 buffers: &[
-                    Some(wgpu::VertexBufferLayout {
-                        array_stride: size_of::<Vertex>() as u64,
-                        step_mode: wgpu::VertexStepMode::Vertex,
-                        attributes: &vertex_attributes,
-                    }),
+                    Some(SkinnedVertex::LAYOUT),
                     Some(wgpu::VertexBufferLayout {
                         array_stride: 16,
                         step_mode: wgpu::VertexStepMode::Instance,

@@ -17,7 +17,9 @@
 //! First it prints the work model (`throng::gpu::work_model`, no driver needed) per character
 //! of the benches' two frames on both humanoids, for every kernel variant (`FrameKernel`), on
 //! AMD's 64-wide waves and NVIDIA's 32-wide warps: modelled wave-instructions, wave-steps, the
-//! hierarchy's wave-steps (ancestor walks or levels) and products, barriers and bytes.
+//! hierarchy's wave-steps (ancestor walks or levels) and products, barriers and bytes; then the
+//! procedural stage's (`procedural_main`, issue #21's load on the 64-joint humanoid) against
+//! the layered frame's of each variant.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -27,7 +29,7 @@ use std::process::ExitCode;
 use throng::demo::DemoCharacter;
 use throng::gpu::FrameKernel;
 use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
-use throng::gpu::work_model::{KernelCosts, Work, WorkModel, WorkModelError};
+use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel, WorkModelError};
 
 /// Characters per frame the model averages over (the layered frame: over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
@@ -208,6 +210,59 @@ fn print_breakdown() -> Result<(), WorkModelError> {
     Ok(())
 }
 
+/// The procedural stage per character on issue #21's load (look-at on the four-joint neck, two-bone
+/// IK on both legs, every character's weights 1; `support::procedural_crowd`), on wave64 and
+/// warp32, and its share of the layered frame's modelled wave-instructions and bytes for each
+/// kernel variant. With the stage on, a crowd runs the stage path, whose intermediates (local
+/// poses written and read, model matrices written and read) the last column counts.
+fn print_procedural() -> Result<(), WorkModelError> {
+    println!("procedural stage per character (64 joints: look-at on the 4-joint neck, two-bone IK on both legs)");
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    let scenario = support::scenario_of(DemoCharacter::humanoid_64());
+    let (setup, targets) = support::procedural_crowd(&scenario.rig, MODEL_CHARACTERS);
+    let variants: Vec<String> =
+        FrameKernel::ALL.iter().map(|k| format!("layered {0} | share of {0}", k.name())).collect();
+    println!(
+        "| wave | wave-instrs | walk steps | B read | B written | B total | {} | stage path's intermediates B |",
+        variants.join(" | ")
+    );
+    println!("|---|---|---|---|---|---|{}---|", "---|---|".repeat(FrameKernel::ALL.len()));
+    let joints = scenario.rig.num_joints() as f64;
+    for wave in [64, 32] {
+        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
+        let stage = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21())?;
+        let mut cells = Vec::new();
+        for kernel in FrameKernel::ALL {
+            let layered = model.clone().with_kernel(kernel).layered_frame(
+                &scenario.layers,
+                &programs,
+                &samples,
+                &KernelCosts::layered_radv_navi21(kernel),
+            )?;
+            cells.push(format!("{:.0} / {:.0} B", layered.wave_instructions, layered.bytes()));
+            cells.push(format!(
+                "{:.1} % / {:.1} %",
+                100.0 * stage.wave_instructions / layered.wave_instructions,
+                100.0 * stage.bytes() / layered.bytes()
+            ));
+        }
+        println!(
+            "| {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.0} |",
+            stage.wave_instructions,
+            stage.walk_products,
+            stage.bytes_read,
+            stage.bytes_written,
+            stage.bytes(),
+            cells.join(" | "),
+            // Layers write the local poses (48 B a joint) and local-to-model reads them; it writes
+            // the model matrices (64 B) and skinning reads them.
+            joints * 2.0 * (48.0 + 64.0),
+        );
+    }
+    println!();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
@@ -216,11 +271,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(error) = print_model().and_then(|()| print_breakdown()) {
+    if let Err(error) = print_model().and_then(|()| print_breakdown()).and_then(|()| print_procedural()) {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }
-    let kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+    let mut kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+    // The procedural stage's kernel is the same for every rig: once.
+    let mut named = std::collections::HashSet::new();
+    kernels.retain(|k| named.insert(k.name()));
     let report = match driver_statistics(&kernels) {
         Ok(report) => report,
         Err(error) => {

@@ -15,10 +15,24 @@
 //! model counts in (default 32, NVIDIA's warps), `--issue-rate R` wave-instructions the device
 //! issues per second at most (default 1.045e12: an H200's 132 SMs × 4 schedulers × 1.98 GHz).
 //!
+//! The layered frame is also timed with the procedural stage (issue #21's load, look-at on the
+//! four-joint neck and two-bone IK on both legs of every character, `support::procedural_crowd`):
+//! a crowd with procedural work runs the stage path (transition, layers, procedural,
+//! local-to-model, skinning) rather than the fused frame, so each round times it whole and
+//! stage by stage, interleaved with the variants, and the stage's own pass is set against the
+//! default variant's layered frame without it. Its check is against the CPU evaluator
+//! (`FrameJob::run_procedural`), as the GPU tests check it.
+//!
 //! Rows of the results file, tab-separated: `validate frame kernel characters worst_abs_diff
-//! verdict` (within 1e-4 of variant 0, NaN failing) and `time frame kernel characters chunks
-//! median_ms min_ms frames model_bytes_per_character gb_s model_wave_instructions_per_character
-//! issue_efficiency`. The exit status is 1 when any variant failed its check.
+//! verdict` (within 1e-4 of variant 0, or for `layered+procedural` of the CPU, NaN failing);
+//! `time frame kernel characters chunks median_ms min_ms frames model_bytes_per_character gb_s
+//! model_wave_instructions_per_character issue_efficiency`; and per size `procedural layered
+//! characters chunks with_stage_median_ms without_median_ms stage_median_ms stage_min_ms share
+//! model_wave_instructions_per_character issue_efficiency`: the frame with the stage (the
+//! stage path, whole), the default variant's layered frame without it, the procedural pass
+//! alone, its share of the frame without it (`stage / without`; issue #21's target: under
+//! 0.15), and the work model's figure for the stage. The exit status is 1 when any check
+//! failed.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -27,9 +41,10 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use throng::gpu::work_model::{KernelCosts, Work, WorkModel};
-use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler};
-use throng::program::{ClipSample, LayerProgram};
+use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Stage};
+use throng::program::{ClipSample, LayerProgram, OutputLayout, ProceduralRig, ProceduralTargets};
 
 /// The largest difference from variant 0 a variant may show: the GPU tests' tolerance against
 /// the CPU evaluator.
@@ -39,6 +54,11 @@ const TOLERANCE: f32 = 1e-4;
 const VALIDATE_FRAMES: usize = 32;
 /// Characters the work model averages over (the scenario repeats with the character index).
 const MODEL_CHARACTERS: usize = 1024;
+/// Seconds per frame of the timed and checked frames.
+const DT_S: f32 = 1.0 / 60.0;
+/// The stage path's passes with the procedural stage, in order.
+const PROCEDURAL_STAGES: [Stage; 5] =
+    [Stage::Transition, Stage::Layers, Stage::Procedural, Stage::LocalToModel, Stage::Skinning];
 
 struct Args {
     validate: usize,
@@ -143,7 +163,7 @@ impl Inputs {
             Self::TwoClip(samples, ranges) => crowd.set_samples(samples, ranges),
             Self::Layered(frames) => {
                 let (samples, programs) = &frames[frame % frames.len()];
-                crowd.set_frame(samples, programs, 1.0 / 60.0)
+                crowd.set_frame(samples, programs, DT_S)
             }
         }
     }
@@ -208,7 +228,65 @@ fn validate(
             reference.get_or_insert(output);
         }
     }
-    Ok(all_pass)
+    let pass = validate_procedural(gpu, scenario, args, out)?;
+    Ok(all_pass && pass)
+}
+
+/// A crowd of the layered scenario with stage buffers, for the procedural stage.
+fn procedural_crowd(gpu: &GpuContext, scenario: &support::Scenario) -> Result<GpuCrowd, throng::gpu::GpuError> {
+    let options = GpuCrowdOptions { stage_buffers: true, ..GpuCrowdOptions::default() };
+    let support::Scenario { rig, clips, layers, .. } = scenario;
+    GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options)
+}
+
+/// The layered frame with the procedural stage over a switch period, against the CPU
+/// evaluator's. Returns whether it passes.
+fn validate_procedural(
+    gpu: &GpuContext,
+    scenario: &support::Scenario,
+    args: &Args,
+    out: &mut Results,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let n = args.validate;
+    let (setup, targets) = support::procedural_crowd(&scenario.rig, n);
+    let mut crowd = procedural_crowd(gpu, scenario)?;
+    let joints = scenario.rig.num_joints();
+    let mut context = EvalContext::for_layers(n, &scenario.layers, joints);
+    let mut expected = vec![0.0; n * joints * OutputLayout::Mat4.floats_per_joint()];
+    let mut clips_sampled = vec![0; n];
+    for f in 0..VALIDATE_FRAMES {
+        let (samples, programs) = support::layered_frame(n, f);
+        crowd.set_frame(&samples, &programs, DT_S)?;
+        crowd.set_procedural(&setup, &targets)?;
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        FrameJob {
+            rig: &scenario.rig,
+            clips: &scenario.clips,
+            layers: &scenario.layers,
+            samples: &samples,
+            programs: &programs,
+            dt_s: DT_S,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut expected,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })?;
+    }
+    let worst = worst_abs_diff(&expected, &crowd.read_output_blocking()?);
+    let pass = worst <= TOLERANCE;
+    out.row(&[
+        "validate".into(),
+        "layered+procedural".into(),
+        "stages".into(),
+        n.to_string(),
+        format!("{worst:e}"),
+        if pass { "pass" } else { "FAIL" }.into(),
+    ])?;
+    Ok(pass)
 }
 
 /// The work model's figures per character for `frame` on `kernel`.
@@ -231,52 +309,128 @@ fn model(
     })
 }
 
+/// What a timed batch measures.
+#[derive(Clone, Copy, PartialEq)]
+enum Timing {
+    /// A variant's frame, whole.
+    Frame(FrameKernel),
+    /// The layered frame with the procedural stage (the stage path), whole.
+    WithStage,
+    /// The same frame stage by stage, keeping the procedural pass's time.
+    StageAlone,
+}
+
+/// The work model's figures per character for the procedural stage on the layered scenario.
+fn procedural_model(scenario: &support::Scenario, wave: u32) -> Result<Work, Box<dyn std::error::Error>> {
+    let (setup, targets) = support::procedural_crowd(&scenario.rig, MODEL_CHARACTERS);
+    let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
+    Ok(model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21())?)
+}
+
+/// Runs one batch of `frames` frames of `crowd` as `timing` says and returns each frame's time.
+#[allow(clippy::too_many_arguments)]
+fn batch(
+    gpu: &GpuContext,
+    profiler: &mut GpuProfiler,
+    crowd: &mut GpuCrowd,
+    timing: Timing,
+    inputs: &Inputs,
+    procedural: &(ProceduralRig, ProceduralTargets),
+    frames: usize,
+) -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    for f in 0..frames {
+        inputs.upload(crowd, f)?;
+        if matches!(timing, Timing::WithStage | Timing::StageAlone) {
+            crowd.set_procedural(&procedural.0, &procedural.1)?;
+        }
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        if timing == Timing::StageAlone {
+            for stage in PROCEDURAL_STAGES {
+                profiler.encode_stage(crowd, &mut encoder, stage)?;
+            }
+        } else {
+            profiler.encode(crowd, &mut encoder);
+        }
+        gpu.queue.submit([encoder.finish()]);
+    }
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    profiler.resolve(&mut encoder);
+    gpu.queue.submit([encoder.finish()]);
+    let zones = profiler.read_blocking()?.zones;
+    if zones.is_empty() {
+        // No timestamp queries: the batch's wall clock, frame by frame (`StageAlone` is not
+        // timed then).
+        return Ok(std::iter::repeat_n(start.elapsed() / frames as u32, frames).collect());
+    }
+    let keep = |name: &str| timing != Timing::StageAlone || name == Stage::Procedural.zone_name();
+    Ok(zones.iter().filter(|z| keep(z.name)).map(|z| Duration::from_nanos(z.duration_ns().max(0.0) as u64)).collect())
+}
+
+/// The median and minimum of `times`, seconds (sorted in place).
+fn median_min(times: &mut [Duration]) -> (f64, f64) {
+    times.sort();
+    (times[times.len() / 2].as_secs_f64(), times[0].as_secs_f64())
+}
+
 /// Times `batches` of `frames` frames of each variant, interleaved: variant by variant within
-/// each round, so drifting clocks and heat touch every variant alike.
+/// each round, so drifting clocks and heat touch every variant alike; the layered frame's rounds
+/// also time it with the procedural stage, whole and stage by stage.
 fn time(
     gpu: &GpuContext,
     scenario: &support::Scenario,
     args: &Args,
     out: &mut Results,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let timestamps = gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
     for &n in &args.characters {
+        let procedural = support::procedural_crowd(&scenario.rig, n);
         for frame in Frame::ALL {
             let inputs = Inputs::new(frame, n, args.frames);
             let mut crowds = Vec::new();
+            let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
             for kernel in FrameKernel::ALL {
                 let mut crowd = build(gpu, scenario, frame, kernel)?;
                 match inputs.upload(&mut crowd, 0) {
-                    Ok(()) => crowds.push((kernel, crowd, Vec::new())),
+                    Ok(()) => {
+                        entries.push((Timing::Frame(kernel), crowds.len(), Vec::new()));
+                        crowds.push(crowd);
+                    }
                     Err(e) => println!("# {} {} {n}: skipped: {e}", frame.name(), kernel.name()),
                 }
             }
-            let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, args.frames as u32);
-            for _ in 0..args.rounds {
-                for (_, crowd, times) in &mut crowds {
-                    let start = Instant::now();
-                    for f in 0..args.frames {
-                        inputs.upload(crowd, f)?;
-                        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-                        profiler.encode(crowd, &mut encoder);
-                        gpu.queue.submit([encoder.finish()]);
+            if frame == Frame::Layered {
+                let mut crowd = procedural_crowd(gpu, scenario)?;
+                match inputs.upload(&mut crowd, 0).and_then(|()| crowd.set_procedural(&procedural.0, &procedural.1)) {
+                    Ok(()) => {
+                        entries.push((Timing::WithStage, crowds.len(), Vec::new()));
+                        if timestamps {
+                            entries.push((Timing::StageAlone, crowds.len(), Vec::new()));
+                        }
+                        crowds.push(crowd);
                     }
-                    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-                    profiler.resolve(&mut encoder);
-                    gpu.queue.submit([encoder.finish()]);
-                    let zones = profiler.read_blocking()?.zones;
-                    if zones.is_empty() {
-                        // No timestamp queries: the batch's wall clock, frame by frame.
-                        times.extend(std::iter::repeat_n(start.elapsed() / args.frames as u32, args.frames));
-                    } else {
-                        times.extend(zones.iter().map(|z| Duration::from_nanos(z.duration_ns().max(0.0) as u64)));
-                    }
+                    Err(e) => println!("# layered+procedural {n}: skipped: {e}"),
                 }
             }
-            for (kernel, crowd, times) in &mut crowds {
-                times.sort();
-                let median = times[times.len() / 2].as_secs_f64();
-                let min = times[0].as_secs_f64();
-                let work = model(scenario, frame, *kernel, args.wave)?;
+            let zones = (PROCEDURAL_STAGES.len() * args.frames) as u32;
+            let mut profiler = GpuProfiler::new(&gpu.device, &gpu.queue, zones);
+            for _ in 0..args.rounds {
+                for (timing, c, times) in &mut entries {
+                    times.extend(batch(
+                        gpu,
+                        &mut profiler,
+                        &mut crowds[*c],
+                        *timing,
+                        &inputs,
+                        &procedural,
+                        args.frames,
+                    )?);
+                }
+            }
+            for (timing, c, times) in &mut entries {
+                let Timing::Frame(kernel) = *timing else { continue };
+                let (median, min) = median_min(times);
+                let work = model(scenario, frame, kernel, args.wave)?;
                 let gb_s = work.bytes() * n as f64 / median / 1e9;
                 let issue = work.wave_instructions * n as f64 / median / args.issue_rate;
                 out.row(&[
@@ -284,7 +438,7 @@ fn time(
                     frame.name().into(),
                     kernel.name().into(),
                     n.to_string(),
-                    crowd.num_chunks().to_string(),
+                    crowds[*c].num_chunks().to_string(),
                     format!("{:.4}", median * 1e3),
                     format!("{:.4}", min * 1e3),
                     times.len().to_string(),
@@ -294,8 +448,57 @@ fn time(
                     format!("{issue:.4}"),
                 ])?;
             }
+            if frame == Frame::Layered {
+                procedural_row(scenario, args, n, &mut entries, &crowds, out)?;
+            }
         }
     }
+    Ok(())
+}
+
+/// The `procedural` row of one size: the layered frame with the stage, the default variant's
+/// without it, the stage's pass alone and its share.
+fn procedural_row(
+    scenario: &support::Scenario,
+    args: &Args,
+    n: usize,
+    entries: &mut [(Timing, usize, Vec<Duration>)],
+    crowds: &[GpuCrowd],
+    out: &mut Results,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut median_of = |timing: Timing| {
+        entries.iter_mut().find(|e| e.0 == timing && !e.2.is_empty()).map(|e| (median_min(&mut e.2), e.1))
+    };
+    let (Some(((with, _), c)), Some(((without, _), _))) =
+        (median_of(Timing::WithStage), median_of(Timing::Frame(FrameKernel::default())))
+    else {
+        return Ok(());
+    };
+    let alone = median_of(Timing::StageAlone).map(|(m, _)| m);
+    let work = procedural_model(scenario, args.wave)?;
+    let ms = |s: f64| format!("{:.4}", s * 1e3);
+    let (stage, stage_min, share, issue) = match alone {
+        Some((stage, stage_min)) => (
+            ms(stage),
+            ms(stage_min),
+            format!("{:.4}", stage / without),
+            format!("{:.4}", work.wave_instructions * n as f64 / stage / args.issue_rate),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    out.row(&[
+        "procedural".into(),
+        "layered".into(),
+        n.to_string(),
+        crowds[c].num_chunks().to_string(),
+        ms(with),
+        ms(without),
+        stage,
+        stage_min,
+        share,
+        format!("{:.0}", work.wave_instructions),
+        issue,
+    ])?;
     Ok(())
 }
 

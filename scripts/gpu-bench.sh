@@ -3,9 +3,12 @@
 # under 8 minutes, writing results as it goes into OUT_DIR (default gpu-bench-out/):
 #
 #   1. gpu-bench.tsv   the adapter; every kernel variant (FrameKernel) checked against variant 0
-#                      at 10k characters; then all variants timed interleaved at 100k and 1M,
-#                      two-clip and layered: median and minimum GPU ms, GB/s against the work
-#                      model's bytes, issue efficiency from its modelled instructions
+#                      at 10k characters, and the layered frame with the procedural stage
+#                      (issue 21) against the CPU; then all variants timed interleaved at 100k
+#                      and 1M, two-clip and layered: median and minimum GPU ms, GB/s against the
+#                      work model's bytes, issue efficiency from its modelled instructions; and
+#                      the layered frame with the procedural stage, whole and stage by stage,
+#                      with the stage's share of the frame without it
 #                      (examples/gpu_variants.rs says each column)
 #   2. clocks.txt      the GPU's clocks before and after (nvidia-smi, where there is one)
 #   3. gpu-stats.txt   the real driver's statistics of every kernel (examples/gpu_stats.rs,

@@ -166,7 +166,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     let entry = group_index(wg, groups) * GROUP_CHARACTERS + t / LANES;
     let num_joints = params.num_joints;
     // With a due list (animation LOD) the chunk's entries are its due characters.
-    let live = entry < select(params.num_characters, params.num_due, params.due_list != 0u);
+    let live = entry < dispatched_characters();
     var c = 0u;
     if live {
         c = workgroup_character(entry);

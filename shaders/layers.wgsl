@@ -132,8 +132,12 @@ fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
 // The stage alone: each layer's displayed pose, read from the characters' memory, combined in
 // evaluation order into `local_poses`.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = workgroup_character(wg.x);
+fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let w = group_index(wg, groups);
+    if w >= dispatched_characters() {
+        return;
+    }
+    let c = workgroup_character(w);
     let num_joints = params.num_joints;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);

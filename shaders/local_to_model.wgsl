@@ -37,8 +37,12 @@ fn store_model(index: u32, m: mat4x4<f32>) {
 
 // The stage alone: one workgroup per character, `local_poses` to `model_poses`.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn local_to_model_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = workgroup_character(wg.x);
+fn local_to_model_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let w = group_index(wg, groups);
+    if w >= dispatched_characters() {
+        return;
+    }
+    let c = workgroup_character(w);
     let num_joints = params.num_joints;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         pose[j] = affine_from_mat4(transform_to_mat4(load_local(c * num_joints + j)));

@@ -120,8 +120,11 @@ fn store_local(index: u32, t: Transform) {
 
 // The stage alone: one workgroup per character of the chunk, local poses to `local_poses`.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn sample_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = wg.x;
+fn sample_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let c = group_index(wg, groups);
+    if c >= params.num_characters {
+        return;
+    }
     let range = ranges[params.first_character + c];
     let num_joints = params.num_joints;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {

@@ -30,8 +30,12 @@ fn load_model(index: u32) -> mat4x4<f32> {
 
 // The stage alone: one workgroup per character, `model_poses` to `output`.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn skinning_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = workgroup_character(wg.x);
+fn skinning_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let w = group_index(wg, groups);
+    if w >= dispatched_characters() {
+        return;
+    }
+    let c = workgroup_character(w);
     let num_joints = params.num_joints;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         let index = c * num_joints + j;

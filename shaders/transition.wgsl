@@ -528,8 +528,12 @@ fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
 // The stage alone: sample and transition every layer of one character per workgroup; the
 // shown poses land in the characters' memory (the displayed slot), where tests read them.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
-    let c = workgroup_character(wg.x);
+fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
+    let w = group_index(wg, groups);
+    if w >= dispatched_characters() {
+        return;
+    }
+    let c = workgroup_character(w);
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         evaluate_layer(c, setup, layer_program(c, setup.layer), thread, params.num_joints);

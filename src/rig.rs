@@ -1,6 +1,6 @@
 //! Rigs: the joint hierarchy, rest pose and inverse bind matrices every stage reads.
 
-use glam::Mat4;
+use glam::{Affine3A, Mat4, Vec4};
 
 pub use crate::pose::{NO_PARENT, Transform};
 
@@ -102,6 +102,18 @@ pub enum RigError {
         /// The bound it is past.
         limit: f32,
     },
+    /// An inverse bind matrix's last row is not exactly `(0, 0, 0, 1)`. glTF requires it of
+    /// inverse bind matrices, and both evaluators rely on it: the skinning matrices are affine
+    /// (the affine 3×4 output layout has no last row), and the CPU's products skip that row.
+    #[error("joint {joint} ({name:?}): the inverse bind matrix's last row is {row:?}, not [0, 0, 0, 1]")]
+    NotAffine {
+        /// The joint index.
+        joint: usize,
+        /// The joint name.
+        name: String,
+        /// The last row given.
+        row: [f32; 4],
+    },
     /// No inverse bind matrices were given, and the joint's rest transform in model space cannot
     /// be inverted to derive one (a zero scale, or a zero-length rotation, on it or an ancestor).
     #[error(
@@ -119,7 +131,8 @@ pub enum RigError {
 ///
 /// Validated on construction: at least one and at most [`MAX_JOINTS`] joints, every parent
 /// before its child, unique names, finite numbers within [`MAX_TRANSLATION_M`], [`MAX_SCALE`],
-/// [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`].
+/// [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`], inverse bind matrices affine (last row
+/// `(0, 0, 0, 1)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rig {
     names: Vec<String>,
@@ -210,6 +223,10 @@ impl Rig {
                 if let Some(joint) = ibm.iter().position(|m| !m.is_finite()) {
                     return Err(RigError::NonFinite { joint, name: names[joint].clone(), what: "inverse bind matrix" });
                 }
+                if let Some(joint) = ibm.iter().position(|m| m.row(3) != Vec4::W) {
+                    let row = ibm[joint].row(3).to_array();
+                    return Err(RigError::NotAffine { joint, name: names[joint].clone(), row });
+                }
                 ibm
             }
             None => {
@@ -222,7 +239,8 @@ impl Rig {
                     };
                     model.push(m);
                 }
-                let inverse: Vec<Mat4> = model.iter().map(Mat4::inverse).collect();
+                // Inverted as affine maps, so that the last row is exactly `(0, 0, 0, 1)`.
+                let inverse: Vec<Mat4> = model.iter().map(|m| Mat4::from(Affine3A::from_mat4(*m).inverse())).collect();
                 if let Some(joint) = inverse.iter().position(|m| !m.is_finite()) {
                     return Err(RigError::SingularRest { joint, name: names[joint].clone() });
                 }
@@ -266,10 +284,8 @@ impl Rig {
 
     /// Every joint once, level by level: the roots, then their children, then theirs, in joint
     /// order within a level. A parent comes before its children, as in joint order, but the
-    /// joints of one level never depend on each other: walking the hierarchy in this order
-    /// (`eval::local_to_model`), consecutive products are independent and overlap, where joint
-    /// order puts each chain's links (spine, arm, finger) back to back. The GPU's
-    /// level-by-level walk takes the same levels.
+    /// joints of one level never depend on each other: the GPU's level kernels compose a whole
+    /// level at once, one barrier per level (`gpu::types::GpuRigTables::levels`, this order).
     ///
     /// ```
     /// use throng::{Rig, Transform};
@@ -300,7 +316,8 @@ impl Rig {
         &self.rest
     }
 
-    /// Inverse bind matrices, indexed by joint: model space to the joint's bind space.
+    /// Inverse bind matrices, indexed by joint: model space to the joint's bind space. Each is
+    /// affine: its last row is exactly `(0, 0, 0, 1)`.
     #[must_use]
     pub fn inverse_bind(&self) -> &[Mat4] {
         &self.inverse_bind
@@ -383,6 +400,25 @@ mod tests {
         ));
     }
 
+    /// A given inverse bind matrix must have the last row `(0, 0, 0, 1)` exactly (glTF's rule):
+    /// any entry off by one ulp is refused, naming the joint and the row.
+    #[test]
+    fn refuses_projective_inverse_bind() {
+        for (entry, value) in [(3, 1e-7), (7, -0.25), (11, 0.5), (15, 1.0 - f32::EPSILON / 2.0)] {
+            let (n, p, r) = chain(3);
+            let mut ibm = [Mat4::IDENTITY; 3];
+            let mut cols = ibm[2].to_cols_array();
+            cols[entry] = value;
+            ibm[2] = Mat4::from_cols_array(&cols);
+            let row = ibm[2].row(3).to_array();
+            let err = Rig::new(n, p, r, Some(ibm.to_vec())).unwrap_err();
+            assert_eq!(err, RigError::NotAffine { joint: 2, name: "j2".into(), row });
+            assert!(err.to_string().contains("j2"), "{err}");
+        }
+        let (n, p, r) = chain(3);
+        assert!(Rig::new(n, p, r, Some(vec![Mat4::from_translation(Vec3::X); 3])).is_ok());
+    }
+
     #[test]
     fn derived_inverse_bind_undoes_rest_model() {
         let (n, p, mut r) = chain(4);
@@ -391,6 +427,7 @@ mod tests {
         let rig = Rig::new(n, p, r, None).unwrap();
         for (m, ibm) in rig.rest_model().iter().zip(rig.inverse_bind()) {
             assert!((*m * *ibm).abs_diff_eq(Mat4::IDENTITY, 1e-5));
+            assert_eq!(ibm.row(3), Vec4::W);
         }
     }
 }

@@ -28,6 +28,7 @@ use throng::gpu::{GpuCrowd, GpuCrowdOptions};
 use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};
 use throng::import::bvh::{BvhError, BvhOptions, parse_bvh};
 use throng::import::gltf::{GltfError, GltfOptions, load_gltf, load_gltf_from_slice};
+use throng::mesh::MeshError;
 use throng::program::{
     ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, OutputLayout,
     ProgramError, SwitchMode,
@@ -1151,6 +1152,27 @@ fn api_rows() -> Vec<Row> {
             StateError::WrongGraph { index: 1 },
             ["character 1"]
         ),
+        row!(
+            "mesh: a vertex skinned to a joint past the rig's",
+            {
+                let mut mesh = DemoCharacter::humanoid().mesh;
+                mesh.joints[5][2] = 26;
+                mesh.validate(26)
+            },
+            MeshError::JointOutOfRange { vertex: 5, joint: 26, joints: 26 },
+            ["vertex 5", "joint 26"]
+        ),
+        row!(
+            "mesh: an index past the vertices",
+            {
+                let mut mesh = DemoCharacter::humanoid().mesh;
+                let vertices = mesh.num_vertices() as u32;
+                mesh.indices[4] = vertices;
+                mesh.validate(26)
+            },
+            MeshError::VertexOutOfRange { index: 4, .. },
+            ["index 4"]
+        ),
         row!("crowd: NaN dt", crowd(2).0.update(f32::NAN), StateError::BadDt(_), ["dt NaN"]),
         row!("crowd: infinite dt", crowd(2).0.update(f32::INFINITY), StateError::BadDt(_), ["dt inf"]),
         row!("crowd: negative dt", crowd(2).0.update(-0.016), StateError::BadDt(_), ["dt -0.016"]),
@@ -1360,6 +1382,8 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
     let bvh = parse_bvh(BVH, &BvhOptions::default()).unwrap();
     assert_eq!(bvh.num_frames, 2);
     assert_eq!(parse_bvh(&bvh_chain(MAX_JOINTS), &BvhOptions::default()).unwrap().rig.num_joints(), MAX_JOINTS);
+    let demo = DemoCharacter::humanoid();
+    demo.mesh.validate(demo.rig.num_joints()).unwrap();
     assert!(crowd_job(&tiny().1, &[ClipSample::new(0, 0.5, 1.0)], &[0..1], None).is_ok());
     assert!(
         frame_job(&tiny().1, &[LayerSetup::default()], &[ClipSample::new(0, 0.1, 1.0)], &[program(0, 1)], 0.1, 1)

@@ -38,7 +38,7 @@ use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, largest, nan_m
 /// Model-space joint positions of frame `frame` of `clip` on `rig`.
 fn model_positions(rig: &Rig, clip: &Clip, frame: usize) -> Vec<Vec3> {
     let mut model = vec![Mat4::IDENTITY; rig.num_joints()];
-    local_to_model(rig.parents(), rig.joints_by_depth(), &clip.frame(frame), &mut model);
+    local_to_model(rig.parents(), &clip.frame(frame), &mut model);
     model.iter().map(|m| m.w_axis.truncate()).collect()
 }
 
@@ -272,7 +272,7 @@ fn compressed_additive_deltas_stay_within_the_bound_where_they_are_applied() {
     let rig = &demo.rig;
     let positions = |pose: &[Transform]| {
         let mut model = vec![Mat4::IDENTITY; rig.num_joints()];
-        local_to_model(rig.parents(), rig.joints_by_depth(), pose, &mut model);
+        local_to_model(rig.parents(), pose, &mut model);
         model.iter().map(|m| m.w_axis.truncate()).collect::<Vec<Vec3>>()
     };
     let mut compressed = 0;

@@ -26,7 +26,7 @@ use throng::state::{Crowd, StateError};
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use support::examples::example_binary;
+use support::example_binary;
 use support::files::TempDir;
 use support::pixels_differ;
 

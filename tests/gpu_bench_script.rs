@@ -1,7 +1,8 @@
 //! The prepared device call, dry-run on whatever adapter this machine has (lavapipe in CI) at
 //! tiny sizes: `scripts/gpu-bench.sh` with prebuilt examples must check every kernel variant
-//! against variant 0 and time every variant on both frames, leaving each row in its results
-//! file, so that the one short run on a lent GPU is known to work before it happens.
+//! against variant 0 and the layered frame with the procedural stage against the CPU, time every
+//! variant on both frames and the layered frame with and without the stage, leaving each row in
+//! its results file, so that the one short run on a lent GPU is known to work before it happens.
 
 mod support;
 
@@ -10,7 +11,7 @@ mod gpu_support;
 
 use std::process::Command;
 
-use support::examples::example_binary;
+use support::example_binary;
 use support::files::TempDir;
 use throng::gpu::FrameKernel;
 
@@ -57,6 +58,28 @@ fn dry_run_leaves_every_variants_rows() {
                 let model: [f64; 2] = [row[8].parse().expect("bytes"), row[10].parse().expect("instructions")];
                 assert!(model.iter().all(|&v| v > 0.0), "{row:?}");
             }
+        }
+    }
+    // The layered frame with the procedural stage: checked against the CPU, then per size the
+    // frame with and without it and, where the adapter has timestamp queries, the stage's pass
+    // alone and its share.
+    let checked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[..2] == ["validate", "layered+procedural"]).collect();
+    assert_eq!(checked.len(), 1, "one check of the procedural frame\n{results}");
+    assert_eq!((checked[0][3], checked[0][5]), ("40", "pass"), "{results}");
+    let timestamps = results.contains("timing: timestamp queries");
+    let procedural: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == "procedural").collect();
+    let sizes: Vec<&str> = procedural.iter().map(|r| r[2]).collect();
+    assert_eq!(sizes, ["30", "70"], "a procedural row per size\n{results}");
+    for row in procedural {
+        assert_eq!(row.len(), 11, "{row:?}");
+        let with: f64 = row[4].parse().expect("the frame with the stage, ms");
+        let without: f64 = row[5].parse().expect("the frame without it, ms");
+        let model: f64 = row[9].parse().expect("the stage's modelled instructions");
+        assert!(with > 0.0 && without > 0.0 && model > 0.0, "{row:?}");
+        if timestamps {
+            let stage: f64 = row[6].parse().expect("the stage alone, ms");
+            let share: f64 = row[8].parse().expect("its share");
+            assert!(stage > 0.0 && share > 0.0 && share.is_finite(), "{row:?}");
         }
     }
     assert!(out.join("gpu-stats.txt").is_file(), "the driver statistics' file");

@@ -221,7 +221,7 @@ fn local_to_model_matches_cpu() {
 
     let mut expected = vec![Mat4::IDENTITY; got.len()];
     for (local, model) in locals.chunks_exact(rig.num_joints()).zip(expected.chunks_exact_mut(rig.num_joints())) {
-        local_to_model(rig.parents(), rig.joints_by_depth(), local, model);
+        local_to_model(rig.parents(), local, model);
     }
     let flat = |m: &[Mat4]| m.iter().flat_map(Mat4::to_cols_array).collect::<Vec<f32>>();
     assert_matrices_close_with(

@@ -1026,17 +1026,59 @@ fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
         }
         for (name, crowd) in [("levels in rows", &rows), ("fused in chunks of 2", &fused)] {
             let got = encode_and_read(&device, &queue, crowd);
-            assert_eq!(expected.len(), got.len(), "frame {frame}");
-            if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
-                let floats = 16 * rig.num_joints();
-                panic!(
-                    "frame {frame}, {name}: character {}, joint {} differs from one row: {} vs {}",
-                    k / floats,
-                    k % floats / 16,
-                    expected[k],
-                    got[k]
-                );
-            }
+            assert_same_bits(&expected, &got, rig.num_joints(), &format!("frame {frame}, {name}"));
         }
+    }
+}
+
+/// The stage-by-stage path on a grid of rows: on a device allowing 2 workgroups per dimension, a
+/// level-kernel crowd of 15 characters runs each stage (one workgroup a character) as grids of
+/// 2 × 2 × 2 over chunks of 8, and its matrices equal the adapter's own (one row, one chunk) bit
+/// for bit, frame after frame of switches, as the frame's do.
+#[test]
+fn stage_path_on_grids_of_rows_equals_one_row() {
+    let Some(gpu) = gpu() else { return };
+    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_compute_workgroups_per_dimension = 2) else {
+        return;
+    };
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let options = GpuCrowdOptions { kernel: FrameKernel::Levels, stage_buffers: true, ..Default::default() };
+    let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+    let mut rows = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, options).unwrap();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..15).map(|c| character_scripts(c, 0)).collect();
+    for frame in 0..24 {
+        let (samples, programs) = scripted_frame(&mut scripts, frame);
+        let mut outputs = Vec::new();
+        for (crowd, device, queue) in [(&mut own, &gpu.device, &gpu.queue), (&mut rows, &device, &queue)] {
+            crowd.set_frame(&samples, &programs, DT).unwrap();
+            let mut encoder = device.create_command_encoder(&Default::default());
+            for stage in Stage::LAYERED {
+                crowd.encode_stage(&mut encoder, stage).unwrap();
+            }
+            queue.submit([encoder.finish()]);
+            outputs.push(crowd.read_output_blocking().unwrap());
+        }
+        if frame == 0 {
+            assert_eq!((own.num_chunks(), rows.num_chunks()), (1, 2));
+        }
+        assert_same_bits(&outputs[0], &outputs[1], rig.num_joints(), &format!("frame {frame}, stages in rows"));
+    }
+}
+
+/// Panics naming the first character and joint whose mat4 output in `got` differs from
+/// `expected` (one row's) in any bit.
+fn assert_same_bits(expected: &[f32], got: &[f32], num_joints: usize, what: &str) {
+    assert_eq!(expected.len(), got.len(), "{what}");
+    if let Some(k) = expected.iter().zip(got).position(|(a, b)| a.to_bits() != b.to_bits()) {
+        let floats = 16 * num_joints;
+        panic!(
+            "{what}: character {}, joint {} differs from one row: {} vs {}",
+            k / floats,
+            k % floats / 16,
+            expected[k],
+            got[k]
+        );
     }
 }

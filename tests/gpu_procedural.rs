@@ -416,22 +416,9 @@ fn the_gpu_stage_refuses_mismatched_setups_targets_and_poses() {
     ));
 }
 
-/// A layered GPU crowd of the demo humanoid walking, its heads turning toward points (a
-/// four-joint look-at chain) and both legs reaching targets near their animated feet, equals
-/// `FrameJob::run_procedural` within 1e-4 over two frames, in chunks; with every weight 0 it
-/// is the fused frame without the stage, bit for bit; and it needs stage buffers.
-#[test]
-fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
-    use support::compare::assert_matrices_close;
-    use throng::demo::{DemoCharacter, WALK};
-    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
-    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
-    use throng::program::{ClipSample, LayerSetup, OutputLayout};
-
-    let Some(gpu) = gpu_support::gpu() else { return };
-    let demo = DemoCharacter::humanoid();
-    let rig = &demo.rig;
-    let joints = rig.num_joints();
+/// The demo humanoid's four-joint look-at chain (the last spine joint to the head) and both
+/// legs' two-bone chains.
+fn humanoid_chains(rig: &Rig) -> ProceduralRig {
     let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
     let neck = joint("neck_01");
     let spine_top = rig.parents()[neck as usize];
@@ -442,87 +429,255 @@ fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
             joint(&format!("foot_{side}")),
         )
     };
-    let setup = ProceduralSetup {
+    ProceduralSetup {
         look_at: vec![LookAtChain::even(vec![spine_top, neck, joint("neck_02"), joint("head")], Vec3::Z)],
         two_bone: vec![leg("l"), leg("r")],
         ground: None,
     }
     .check(rig)
-    .unwrap();
-    let characters = 70;
-    let walk = demo.clip_index(WALK).unwrap() as u32;
-    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
-    let programs = support::settled_programs(characters);
-    let layers = [LayerSetup::default()];
-    let mut rng = Rng(0x0021_0000_0000_0004);
-    let mut targets = ProceduralTargets::new(&setup, characters);
-    let options = GpuCrowdOptions {
-        layout: OutputLayout::Mat4,
-        stage_buffers: true,
-        max_chunk_characters: Some(32),
-        ..GpuCrowdOptions::default()
-    };
-    let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
-    let mut context = EvalContext::new(characters, 1, joints);
-    let dt_s = 1.0 / 30.0;
-    for frame in 0..2 {
-        // New targets each frame: the second call writes over the first's buffer.
-        for c in 1..characters as u32 {
-            let rows = [c];
-            let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
-            targets.set_look_at(0, &rows, &[head], &[weight(&mut rng)]).unwrap();
-            for (i, x) in [(0, 0.1), (1, -0.1)] {
-                let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
-                let w = weight(&mut rng);
-                targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
-            }
+    .unwrap()
+}
+
+/// New random targets for characters 1 onwards (character 0 keeps weight 0): heads toward
+/// points around the character, feet toward points near the animated ones, random weights.
+fn aim_randomly(rng: &mut Rng, targets: &mut ProceduralTargets, characters: usize) {
+    for c in 1..characters as u32 {
+        let rows = [c];
+        let head = Vec3::new(rng.range(-3.0, 3.0), rng.range(0.5, 2.5), rng.range(-3.0, 3.0));
+        targets.set_look_at(0, &rows, &[head], &[weight(rng)]).unwrap();
+        for (i, x) in [(0, 0.1), (1, -0.1)] {
+            let foot = Vec3::new(x + rng.range(-0.1, 0.1), rng.range(0.0, 0.3), rng.range(-0.3, 0.3));
+            let w = weight(rng);
+            targets.set_two_bone(i, &rows, &[foot], &[Vec3::Z], &[Quat::IDENTITY], &[w]).unwrap();
         }
-        let mut expected = vec![0.0; characters * joints * 16];
-        let mut clips_sampled = vec![0; characters];
-        FrameJob {
-            rig,
-            clips: &demo.clips,
-            layers: &layers,
-            samples: &samples,
-            programs: &programs,
-            dt_s,
-            context: &mut context,
+    }
+}
+
+/// Characters of [`WalkingCrowd`], and its frames' seconds.
+const WALKING_CHARACTERS: usize = 70;
+const WALKING_DT_S: f32 = 1.0 / 30.0;
+
+/// The demo humanoid walking, a clip each at its own time, in a layered GPU crowd with stage
+/// buffers in chunks of 32, beside the CPU frame job's memory: the procedural crowds' tests.
+struct WalkingCrowd {
+    demo: throng::demo::DemoCharacter,
+    setup: ProceduralRig,
+    samples: Vec<throng::program::ClipSample>,
+    programs: Vec<throng::program::LayerProgram>,
+    layers: [throng::program::LayerSetup; 1],
+    targets: ProceduralTargets,
+    options: throng::gpu::GpuCrowdOptions,
+    crowd: throng::gpu::GpuCrowd,
+    context: throng::eval::frame_layers::EvalContext,
+}
+
+impl WalkingCrowd {
+    fn new(gpu: &throng::gpu::GpuContext) -> Self {
+        use throng::demo::{DemoCharacter, WALK};
+        use throng::program::{ClipSample, LayerSetup, OutputLayout};
+        let demo = DemoCharacter::humanoid();
+        let setup = humanoid_chains(&demo.rig);
+        let walk = demo.clip_index(WALK).unwrap() as u32;
+        let samples = (0..WALKING_CHARACTERS).map(|c| ClipSample::new(walk, 0.013 * c as f32, 1.0)).collect();
+        let layers = [LayerSetup::default()];
+        let options = throng::gpu::GpuCrowdOptions {
             layout: OutputLayout::Mat4,
-            output: &mut expected,
+            stage_buffers: true,
+            max_chunk_characters: Some(32),
+            ..throng::gpu::GpuCrowdOptions::default()
+        };
+        let crowd =
+            throng::gpu::GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, &layers, options)
+                .unwrap();
+        Self {
+            context: throng::eval::frame_layers::EvalContext::new(WALKING_CHARACTERS, 1, demo.rig.num_joints()),
+            targets: ProceduralTargets::new(&setup, WALKING_CHARACTERS),
+            programs: support::settled_programs(WALKING_CHARACTERS),
+            demo,
+            setup,
+            samples,
+            layers,
+            options,
+            crowd,
+        }
+    }
+
+    /// The CPU's frame with the stage into `output` (mat4): every character, or the due ones.
+    fn cpu_frame(&mut self, due: Option<throng::program::DueRows<'_>>, output: &mut [f32]) {
+        use throng::eval::frame_layers::{FrameJob, ProceduralInputs};
+        let mut clips_sampled = vec![0; WALKING_CHARACTERS];
+        let job = FrameJob {
+            rig: &self.demo.rig,
+            clips: &self.demo.clips,
+            layers: &self.layers,
+            samples: &self.samples,
+            programs: &self.programs,
+            dt_s: WALKING_DT_S,
+            context: &mut self.context,
+            layout: throng::program::OutputLayout::Mat4,
+            output,
             clips_sampled: &mut clips_sampled,
             root_motion: &mut [],
+        };
+        let inputs = ProceduralInputs { setup: &self.setup, targets: &self.targets };
+        match due {
+            Some(due) => job.run_due_procedural(due, inputs),
+            None => job.run_procedural(inputs),
         }
-        .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })
         .unwrap();
-        crowd.set_frame(&samples, &programs, dt_s).unwrap();
-        crowd.set_procedural(&setup, &targets).unwrap();
-        assert!(crowd.procedural_active());
-        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+    }
+}
+
+/// A layered GPU crowd of the demo humanoid walking, its heads turning toward points (a
+/// four-joint look-at chain) and both legs reaching targets near their animated feet, equals
+/// `FrameJob::run_procedural` within 1e-4 over two frames, in chunks; with every weight 0 it
+/// is the fused frame without the stage, bit for bit; and it needs stage buffers.
+#[test]
+fn a_gpu_crowd_with_look_at_and_leg_ik_equals_the_cpu_frame() {
+    use support::compare::assert_matrices_close;
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let mut w = WalkingCrowd::new(&gpu);
+    let (characters, joints) = (WALKING_CHARACTERS, w.demo.rig.num_joints());
+    let mut rng = Rng(0x0021_0000_0000_0004);
+    for frame in 0..2 {
+        // New targets each frame: the second call writes over the first's buffer.
+        aim_randomly(&mut rng, &mut w.targets, characters);
+        let mut expected = vec![0.0; characters * joints * 16];
+        w.cpu_frame(None, &mut expected);
+        w.crowd.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
+        w.crowd.set_procedural(&w.setup, &w.targets).unwrap();
+        assert!(w.crowd.procedural_active());
+        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &w.crowd);
         assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, &format!("frame {frame}, procedural crowd"));
     }
 
     // Every weight 0: no stage, the fused frame, equal to a crowd without procedural targets.
-    let idle = ProceduralTargets::new(&setup, characters);
-    let mut plain = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, options).unwrap();
-    crowd.set_frame(&samples, &programs, dt_s).unwrap();
-    crowd.set_procedural(&setup, &idle).unwrap();
-    assert!(!crowd.procedural_active());
-    let with_idle = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    let (rig, clips, layers) = (&w.demo.rig, &w.demo.clips, &w.layers);
+    let idle = ProceduralTargets::new(&w.setup, characters);
+    let mut plain = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, w.options).unwrap();
+    w.crowd.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
+    w.crowd.set_procedural(&w.setup, &idle).unwrap();
+    assert!(!w.crowd.procedural_active());
+    let with_idle = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &w.crowd);
     let mut without = Vec::new();
     for _ in 0..3 {
         // As many frames as `crowd` has evaluated.
-        plain.set_frame(&samples, &programs, dt_s).unwrap();
+        plain.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
         without = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &plain);
     }
     assert_eq!(worst_abs_diff(&with_idle, &without), 0.0, "weights 0 change the frame");
 
-    let bare = GpuCrowdOptions { stage_buffers: false, ..options };
-    let mut no_stages = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &demo.clips, &layers, bare).unwrap();
-    no_stages.set_frame(&samples, &programs, dt_s).unwrap();
-    assert!(matches!(no_stages.set_procedural(&setup, &targets), Err(GpuError::NoStageBuffers)));
-    let few = ProceduralTargets::new(&setup, 3);
+    let bare = GpuCrowdOptions { stage_buffers: false, ..w.options };
+    let mut no_stages = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, bare).unwrap();
+    no_stages.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
+    assert!(matches!(no_stages.set_procedural(&w.setup, &w.targets), Err(GpuError::NoStageBuffers)));
+    let few = ProceduralTargets::new(&w.setup, 3);
     assert!(matches!(
-        crowd.set_procedural(&setup, &few),
+        w.crowd.set_procedural(&w.setup, &few),
         Err(GpuError::Procedural(ProceduralError::TargetsMismatch { .. }))
     ));
+}
+
+/// Under animation LOD the stage runs on the due characters alone, on both evaluators: a GPU
+/// crowd given due lists (`set_frame_due`) and targets equals `FrameJob::run_due_procedural`
+/// within 1e-4 frame after frame, in chunks, whether the targets are set after the due list or
+/// before it (a due list that changes rewrites them), and again with every character once LOD
+/// is off; and a character that is not due keeps its local pose untouched (its row of targets
+/// is written with weight 0).
+#[test]
+fn a_gpu_crowd_with_the_stage_under_animation_lod_equals_the_cpu_frame() {
+    use support::compare::assert_matrices_close;
+    use throng::program::DueRows;
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let mut w = WalkingCrowd::new(&gpu);
+    let (characters, joints) = (WALKING_CHARACTERS, w.demo.rig.num_joints());
+    let mut rng = Rng(0x0021_0000_0000_0005);
+    let mut expected = vec![0.0; characters * joints * 16];
+    let mut before: Option<Vec<Transform>> = None;
+    for frame in 0..5u32 {
+        // Every character on frame 0; then a third of them, a different third each frame.
+        let rows: Vec<u32> = (0..characters as u32).filter(|&c| frame == 0 || (c + frame) % 3 == 0).collect();
+        let row_dt_s: Vec<f32> = rows.iter().map(|&c| WALKING_DT_S * (1 + c % 3) as f32).collect();
+        let due = DueRows { rows: &rows, dt_s: &row_dt_s };
+        aim_randomly(&mut rng, &mut w.targets, characters);
+        w.cpu_frame(Some(due), &mut expected);
+        if frame % 2 == 0 {
+            w.crowd.set_frame_due(&w.samples, &w.programs, WALKING_DT_S, due).unwrap();
+            w.crowd.set_procedural(&w.setup, &w.targets).unwrap();
+        } else {
+            w.crowd.set_procedural(&w.setup, &w.targets).unwrap();
+            w.crowd.set_frame_due(&w.samples, &w.programs, WALKING_DT_S, due).unwrap();
+        }
+        assert!(w.crowd.procedural_active());
+        let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &w.crowd);
+        assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, &format!("frame {frame}, due {}", rows.len()));
+        let poses = w.crowd.read_local_poses_blocking().unwrap();
+        if let Some(before) = &before {
+            for c in (0..characters).filter(|&c| !rows.contains(&(c as u32))) {
+                let range = c * joints..(c + 1) * joints;
+                assert_eq!(
+                    floats(&poses[range.clone()]),
+                    floats(&before[range]),
+                    "frame {frame}: character {c}, not due, had its local pose changed"
+                );
+            }
+        }
+        before = Some(poses);
+    }
+    // LOD off again, the targets set before the frame: every row runs the stage.
+    aim_randomly(&mut rng, &mut w.targets, characters);
+    w.cpu_frame(None, &mut expected);
+    w.crowd.set_procedural(&w.setup, &w.targets).unwrap();
+    w.crowd.set_frame(&w.samples, &w.programs, WALKING_DT_S).unwrap();
+    let got = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &w.crowd);
+    assert_matrices_close(&expected, &got, 16, joints, TOLERANCE, "every character again");
+}
+
+/// `read_joints_blocking` returns the listed joints' rows of the whole output, in the order
+/// listed, from every output buffer of a crowd split over several; and refuses a joint past
+/// the rig.
+#[test]
+fn read_joints_returns_the_listed_rows_of_the_output() {
+    use throng::demo::{DemoCharacter, WALK};
+    use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+    use throng::program::{ClipSample, OutputLayout};
+
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let characters = 45;
+    let walk = demo.clip_index(WALK).unwrap() as u32;
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(walk, 0.021 * c as f32, 1.0)).collect();
+    let ranges: Vec<std::ops::Range<u32>> = (0..characters as u32).map(|c| c..c + 1).collect();
+    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+        let per_joint = layout.floats_per_joint();
+        let options = GpuCrowdOptions {
+            layout,
+            max_chunk_characters: Some(8),
+            // Two chunks a buffer: the output spread over three buffers.
+            max_output_buffer_bytes: Some((16 * joints * per_joint * 4) as u64),
+            ..GpuCrowdOptions::default()
+        };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, options).unwrap();
+        crowd.set_samples(&samples, &ranges).unwrap();
+        assert!(crowd.output_buffers().len() > 1, "the output in several buffers");
+        let whole = gpu_support::encode_and_read(&gpu.device, &gpu.queue, &crowd);
+        let listed = [joints - 1, 3, 7, 3];
+        let got = crowd.read_joints_blocking(&listed).unwrap();
+        let expected: Vec<f32> = whole
+            .chunks_exact(joints * per_joint)
+            .flat_map(|character| listed.iter().flat_map(move |&j| &character[j * per_joint..(j + 1) * per_joint]))
+            .copied()
+            .collect();
+        assert_eq!(got.len(), characters * listed.len() * per_joint);
+        assert_eq!(got, expected, "{layout:?}: the listed rows");
+        assert!(crowd.read_joints_blocking(&[]).unwrap().is_empty());
+        assert!(matches!(
+            crowd.read_joints_blocking(&[0, joints]),
+            Err(GpuError::JointOutOfRange { joint, num_joints }) if joint == joints && num_joints == joints
+        ));
+    }
 }

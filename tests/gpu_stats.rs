@@ -1,8 +1,9 @@
 //! GPU cost as tests, without a GPU: every production kernel compiled by a real driver
 //! (`throng::gpu::stats`, Mesa's AMD driver in its no-hardware mode) must not spill, the work
 //! model's instruction costs must be today's loop bodies of that driver, and the layered and
-//! two-clip frames' modelled instructions and bytes per character must stay under the budgets
-//! below (today's figures plus about 3 %), so that a regression shows on every CI run.
+//! two-clip frames' and the procedural stage's modelled instructions and bytes per character
+//! must stay under the budgets below (today's figures plus about 3 %), so that a regression
+//! shows on every CI run.
 //!
 //! The driver tests set `RADV_FORCE_FAMILY=navi21` for this process when it is unset, so RADV
 //! offers its "Null hardware (RADV NAVI21)" device (`mesa-vulkan-drivers`); without a Vulkan
@@ -17,7 +18,7 @@ use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, driver_statistics};
 use throng::gpu::work_model::{
     FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
-    FRAME_LOOPS_RADV_NAVI21, KernelCosts, Work, WorkModel,
+    FRAME_LOOPS_RADV_NAVI21, KernelCosts, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, ShaderModuleKind};
 
@@ -41,6 +42,15 @@ const TWO_CLIP_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
     (FrameKernel::Levels, 64, 1_300.0, 4_250.0),
     (FrameKernel::Levels, 32, 2_250.0, 4_250.0),
 ];
+
+/// The procedural stage's budgets per character on issue #21's load (look-at on the four-joint
+/// neck, two-bone IK on both legs of the 64-joint humanoid, `support::procedural_crowd`): (wave
+/// size, modelled wave-instructions, bytes), about 3 % over today's 85 (wave64) and 169
+/// (warp32) wave-instructions and 1,000 bytes.
+const PROCEDURAL_BUDGETS: [(u32, f64, f64); 2] = [(64, 88.0, 1_030.0), (32, 174.0, 1_030.0)];
+
+/// Issue #21's target: the procedural stage under this share of the layered frame's cost.
+const PROCEDURAL_SHARE_TARGET: f64 = 0.15;
 
 /// Characters the model averages over (the layered frame: each over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
@@ -80,7 +90,9 @@ fn statistic(kernel: &KernelStatistics, name: &str) -> Option<f64> {
 #[test]
 fn no_kernel_spills() {
     let Some(report) = driver_report() else { return };
-    assert_eq!(report.kernels.len(), RIG_SIZES.len() * ShaderModuleKind::ALL.len() * 2, "every kernel built");
+    let per_rig = Kernel::all_for_rig(64).len();
+    assert_eq!(report.kernels.len(), RIG_SIZES.len() * per_rig, "every kernel built");
+    assert!(report.kernels.iter().any(|k| k.kernel.kind == ShaderModuleKind::Procedural), "the procedural stage's");
     for kernel in &report.kernels {
         let name = kernel.kernel.name();
         assert!(!kernel.executables.is_empty(), "{name}: the driver reported no executable");
@@ -137,6 +149,60 @@ fn model_costs_are_the_drivers_loop_bodies() {
     }
     let (total, loops) = FRAME_LAYERS_LOOPS_RADV_NAVI21;
     assert_eq!(KernelCosts::from_frame_layers_loops(total, &loops), Some(KernelCosts::frame_layers_radv_navi21()));
+}
+
+/// The procedural stage's costs are RADV's loop bodies for `procedural_main`, as
+/// `model_costs_are_the_drivers_loop_bodies` checks the frames'. When the kernel changes, this
+/// fails: record its instructions and loops anew in `PROCEDURAL_LOOPS_RADV_NAVI21` (mapping
+/// any new loop to its region in `ProceduralCosts::from_procedural_loops`) and review
+/// `PROCEDURAL_BUDGETS`.
+#[test]
+fn procedural_costs_are_the_drivers_loop_bodies() {
+    let Some(report) = driver_report() else { return };
+    if !report.device_name.contains("NAVI21") {
+        eprintln!("skipping: the recorded costs are RADV navi21's; this device is {}", report.device_name);
+        return;
+    }
+    let kernel = report
+        .kernels
+        .iter()
+        .find(|k| k.kernel.kind == ShaderModuleKind::Procedural)
+        .expect("the report holds the procedural stage's kernel");
+    let loops: Vec<(usize, usize)> = kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
+    let (total, recorded) = PROCEDURAL_LOOPS_RADV_NAVI21;
+    assert_eq!(
+        (statistic(kernel, "Instructions"), loops.as_slice()),
+        (Some(f64::from(total)), &recorded[..]),
+        "procedural_main: the driver's instruction count and loop bodies moved from the recorded ones"
+    );
+    assert_eq!(ProceduralCosts::from_procedural_loops(total, &loops), Some(ProceduralCosts::radv_navi21()));
+}
+
+/// The procedural stage on issue #21's load stays within its budgets, and under the issue's
+/// target share of the layered frame (every kernel variant's) by modelled wave-instructions
+/// and by bytes.
+#[test]
+fn procedural_stage_stays_within_budget() {
+    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
+    for (wave, instructions, bytes) in PROCEDURAL_BUDGETS {
+        let (model, scenario) = humanoid_64_model(wave);
+        let (setup, targets) = support::procedural_crowd(&scenario.rig, MODEL_CHARACTERS);
+        let stage = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21()).expect("a valid load");
+        check_budget("procedural", wave, &stage, instructions, bytes);
+        for kernel in FrameKernel::ALL {
+            let layered = model
+                .clone()
+                .with_kernel(kernel)
+                .layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))
+                .expect("the bench frame is valid");
+            let shares = [stage.wave_instructions / layered.wave_instructions, stage.bytes() / layered.bytes()];
+            assert!(
+                shares.iter().all(|&share| share < PROCEDURAL_SHARE_TARGET),
+                "wave {wave}, {}: the stage is {shares:?} of the layered frame (instructions, bytes)",
+                kernel.name()
+            );
+        }
+    }
 }
 
 fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {

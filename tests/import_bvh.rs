@@ -85,7 +85,7 @@ fn model_positions_at_frame(bvh: &BvhAsset, frame: usize) -> Vec<Vec3> {
     let mut local = vec![Transform::IDENTITY; bvh.rig.num_joints()];
     bvh.clip.sample(frame as f32 * bvh.frame_time_s, &mut local);
     let mut model = vec![Mat4::IDENTITY; bvh.rig.num_joints()];
-    local_to_model(bvh.rig.parents(), bvh.rig.joints_by_depth(), &local, &mut model);
+    local_to_model(bvh.rig.parents(), &local, &mut model);
     model.iter().map(|m| m.w_axis.truncate()).collect()
 }
 

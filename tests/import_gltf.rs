@@ -773,6 +773,22 @@ fn inverse_bind_matrices_are_used_and_reordered() {
     assert_eq!(asset.rig.inverse_bind(), [root, child]);
 }
 
+/// An inverse bind matrix whose last row is not `(0, 0, 0, 1)` (glTF's rule) is refused, naming
+/// the skin, the rig joint and the row.
+#[test]
+fn projective_inverse_bind_matrix_is_refused() {
+    let mut doc = Doc::default();
+    let mut projective = Mat4::IDENTITY.to_cols_array();
+    projective[7] = 0.5;
+    let flat: Vec<f32> = Mat4::IDENTITY.to_cols_array().into_iter().chain(projective).collect();
+    let ibm = doc.floats(&flat, "MAT4");
+    let err = load_str(&doc.json(&two_joint_body(&format!(r#","inverseBindMatrices":{ibm}"#))), &opts()).unwrap_err();
+    assert!(
+        matches!(&err, GltfError::Rig { skin: 0, source: RigError::NotAffine { joint: 1, row, .. } } if *row == [0.0, 0.5, 0.0, 1.0]),
+        "{err}"
+    );
+}
+
 #[test]
 fn skin_over_256_joints() {
     let nodes: Vec<String> =

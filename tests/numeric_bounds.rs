@@ -25,7 +25,10 @@ use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, OutputLayout, ProgramError, SwitchMode};
 use throng::runtime::CrowdRuntime;
 use throng::state::{Archetype, ClipBinding};
-use throng::{Clip, ClipError, MAX_CHAIN_SCALE, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M, Rig, RigError, Transform};
+use throng::{
+    Clip, ClipError, MAX_CHAIN_SCALE, MAX_INVERSE_BIND, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M, Rig, RigError,
+    Transform,
+};
 
 fn chain_rig(rest: Vec<Transform>, inverse_bind: Option<Vec<Mat4>>) -> Result<Rig, RigError> {
     let n = rest.len();
@@ -214,7 +217,7 @@ proptest! {
         }),
     ) {
         let len = rest.len();
-        let ibm = given_ibm.then(|| vec![Mat4::from_cols_array(&[1e8, -1e8, 1e8, 0.0, 1e8, 1e8, -1e8, 0.0, -1e8, 1e8, 1e8, 0.0, 1e8, -1e8, 1e8, 1.0]); len]);
+        let ibm = given_ibm.then(|| vec![extreme_inverse_bind(); len]);
         let Ok(rig) = chain_rig(rest, ibm) else { return Ok(()) };
         let Ok(a) = Clip::from_poses("a", len, poses, 1.0, true) else { return Ok(()) };
         let b = a.to_additive(rig.rest_pose());
@@ -227,6 +230,13 @@ proptest! {
             prop_assert!(first_non_finite(&output).is_none(), "frame job, {additive} additive layers: joint and value {:?}", first_non_finite(&output));
         }
     }
+}
+
+/// An inverse bind matrix at the bound: every entry `MAX_INVERSE_BIND` in magnitude but the last
+/// row, which `Rig::new` requires to be `(0, 0, 0, 1)`.
+fn extreme_inverse_bind() -> Mat4 {
+    let b = MAX_INVERSE_BIND;
+    Mat4::from_cols_array(&[b, -b, b, 0.0, b, b, -b, 0.0, -b, b, b, 0.0, b, -b, b, 1.0])
 }
 
 /// The GPU evaluator on a few chains at the bounds (cheap: three rigs).
@@ -242,7 +252,7 @@ fn accepted_extreme_chains_give_finite_matrices_on_the_gpu() {
                 scale: if j < 8 { Vec3::splat(growth) } else { Vec3::new(1.0, -1.0, 0.5) },
             })
             .collect();
-        let ibm = vec![Mat4::from_cols_array(&[1e8; 16]); len];
+        let ibm = vec![extreme_inverse_bind(); len];
         let rig = chain_rig(rest.clone(), Some(ibm)).unwrap();
         let clips = [Clip::from_poses("rest", len, rest, 0.0, false).unwrap()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];

@@ -17,7 +17,8 @@ use serde_json::Value;
 mod gpu_support;
 mod support;
 use support::compare::worst_abs_diff;
-use support::examples::example_binary;
+use support::example_binary;
+use support::examples::on_path;
 use support::files::TempDir;
 use support::pixels_differ;
 
@@ -215,11 +216,6 @@ fn without_a_display_the_viewer_says_so_and_gives_the_headless_command() {
         "the message gives the headless command:\n{stderr}"
     );
     assert!(!stderr.contains("WAYLAND"), "winit's raw error leaked through:\n{stderr}");
-}
-
-/// Whether `program` is on `PATH`.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
 }
 
 #[test]

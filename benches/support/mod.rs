@@ -7,9 +7,11 @@ pub mod cpu_time;
 use std::ops::Range;
 use std::sync::Arc;
 
+use glam::{Quat, Vec3};
 use throng::demo::DemoCharacter;
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode};
+use throng::program::{LookAtChain, ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain};
 use throng::setup::mask_of;
 use throng::state::{Archetype, ArchetypeId, ClipBinding, Crowd, OneShot};
 use throng::{Clip, ClipEvent, Rig, Transform};
@@ -303,4 +305,43 @@ pub fn demo_crowd(n: usize) -> DemoCrowd {
         crowd.update(1.0 / 60.0).expect("finite dt");
     }
     DemoCrowd { demo, bound, crowd, kind }
+}
+
+/// Every character of `rig` (a built-in humanoid) looking at its own point with a four-joint
+/// neck chain (`spine_05`, `neck_01`, `neck_02`, `head`) and reaching with both feet
+/// (`thigh`–`calf`–`foot`) for points a few centimetres off their rest positions, pole forward,
+/// every weight 1: issue #21's procedural load per character (`eval_cpu/stage_procedural`, the
+/// GPU proxies and `gpu_variants`' frame with the stage).
+pub fn procedural_crowd(rig: &Rig, n: usize) -> (ProceduralRig, ProceduralTargets) {
+    let joint = |name: &str| rig.find_joint(name).expect("a demo joint") as u16;
+    let leg = |side: &str| {
+        TwoBoneChain::new(
+            joint(&format!("thigh_{side}")),
+            joint(&format!("calf_{side}")),
+            joint(&format!("foot_{side}")),
+        )
+    };
+    let setup = ProceduralSetup {
+        look_at: vec![LookAtChain::even(
+            vec![joint("spine_05"), joint("neck_01"), joint("neck_02"), joint("head")],
+            Vec3::Z,
+        )],
+        two_bone: vec![leg("l"), leg("r")],
+        ground: None,
+    }
+    .check(rig)
+    .expect("the demo rig has these chains");
+    let mut targets = ProceduralTargets::new(&setup, n);
+    let rows: Vec<u32> = (0..n as u32).collect();
+    let ones = vec![1.0; n];
+    let looks: Vec<Vec3> = (0..n).map(|c| Vec3::new((c % 17) as f32 - 8.0, 1.7, 3.0 + (c % 5) as f32)).collect();
+    targets.set_look_at(0, &rows, &looks, &ones).expect("valid targets");
+    let rest = rig.rest_model();
+    for (chain, side) in ["l", "r"].iter().enumerate() {
+        let ankle = rest[joint(&format!("foot_{side}")) as usize].w_axis.truncate();
+        let reach: Vec<Vec3> = (0..n).map(|c| ankle + Vec3::new(0.0, 0.05 + 0.01 * (c % 7) as f32, 0.1)).collect();
+        let poles = vec![Vec3::Z; n];
+        targets.set_two_bone(chain, &rows, &reach, &poles, &vec![Quat::IDENTITY; n], &ones).expect("valid targets");
+    }
+    (setup, targets)
 }

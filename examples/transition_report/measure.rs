@@ -337,7 +337,7 @@ pub fn arm_angle_deg(space: LayerSpace, lean: bool) -> f32 {
         let sample = sim.runtime.crowd().samples(sim.kind).expect("archetype")[program.first_sample as usize];
         debug_assert_eq!(sample.clip as usize, wave);
         sim.bound.clips[wave].sample(sample.time_s, &mut pose);
-        local_to_model(rig.parents(), rig.joints_by_depth(), &pose, &mut model);
+        local_to_model(rig.parents(), &pose, &mut model);
         let authored = (model[lower].w_axis - model[upper].w_axis).truncate().normalize();
         let shown = (sim.positions[lower] - sim.positions[upper]).normalize();
         sum += authored.angle_between(shown).to_degrees();

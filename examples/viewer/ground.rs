@@ -309,15 +309,26 @@ impl Procedural {
         &mut self.targets
     }
 
-    /// Each character's ankles in world space, from the skinning matrices of a frame
-    /// (`i * J + j`) and each character's world matrix.
-    pub fn ankles(&self, matrices: &[Mat4], worlds: impl Iterator<Item = Mat4>) -> Vec<[Vec3; 2]> {
-        let joints = self.num_joints;
+    /// The left and right feet's ankle joints.
+    pub fn ankle_joints(&self) -> [usize; 2] {
+        self.ankles
+    }
+
+    /// Each character's ankles in world space, from skinning matrices of a frame (character
+    /// `i`'s left and right ankles at `i * per_character + at[foot]`: all its joints, or only
+    /// those read back) and each character's world matrix.
+    pub fn ankles(
+        &self,
+        matrices: &[Mat4],
+        per_character: usize,
+        at: [usize; 2],
+        worlds: impl Iterator<Item = Mat4>,
+    ) -> Vec<[Vec3; 2]> {
         worlds
             .enumerate()
             .map(|(i, world)| {
                 [0, 1].map(|f| {
-                    let m = matrices.get(i * joints + self.ankles[f]).copied().unwrap_or(Mat4::IDENTITY);
+                    let m = matrices.get(i * per_character + at[f]).copied().unwrap_or(Mat4::IDENTITY);
                     world.transform_point3(m.transform_point3(self.ankle_bind[f]))
                 })
             })

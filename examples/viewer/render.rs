@@ -9,6 +9,7 @@ use glam::{Mat4, Vec3};
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
+use throng::mesh::SkinnedVertex;
 use throng::program::OutputLayout;
 
 use crate::ground::Ground;
@@ -122,15 +123,6 @@ pub struct Renderer {
     eval_wall_ms: Option<f64>,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Vertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joints: [u16; 4],
-    weights: [f32; 4],
-}
-
 impl Renderer {
     /// Buffers and pipelines for `scene`'s crowd, drawing into `format` targets; `cpu` picks
     /// the CPU evaluator, `layout` how the evaluator writes the matrices the shader reads.
@@ -167,17 +159,8 @@ impl Renderer {
         };
 
         let mesh = &model.mesh;
-        let vertices: Vec<Vertex> = (0..mesh.num_vertices())
-            .map(|v| Vertex {
-                position: mesh.positions[v],
-                normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
-                joints: mesh.joints.get(v).copied().unwrap_or([0; 4]),
-                weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
-            })
-            .collect();
-        if let Some(bad) = vertices.iter().flat_map(|v| v.joints).find(|&j| usize::from(j) >= num_joints) {
-            return Err(format!("the mesh names joint {bad}; the rig has {num_joints}"));
-        }
+        mesh.validate(num_joints).map_err(|e| format!("the mesh: {e}"))?;
+        let vertices = mesh.to_vertices();
         let buffer = |label: &str, contents: &[u8], usage| {
             wgpu::util::DeviceExt::create_buffer_init(
                 device,
@@ -249,7 +232,6 @@ impl Renderer {
             bind_group_layouts: &[Some(&camera_layout)],
             immediate_size: 0,
         });
-        let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
         let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4];
         let ground_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
         let ground_layouts = [Some(wgpu::VertexBufferLayout {
@@ -258,11 +240,7 @@ impl Renderer {
             attributes: &ground_attributes,
         })];
         let vertex_layouts = [
-            Some(wgpu::VertexBufferLayout {
-                array_stride: size_of::<Vertex>() as u64,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &vertex_attributes,
-            }),
+            Some(SkinnedVertex::LAYOUT),
             Some(wgpu::VertexBufferLayout {
                 array_stride: 16,
                 step_mode: wgpu::VertexStepMode::Instance,
@@ -456,8 +434,8 @@ impl Renderer {
                     root_motion: &mut root_motion,
                 };
                 match (scene.procedural_inputs(), scene.due()) {
-                    // The stage runs on every character (`Scene::due` is `None` while it is on).
-                    (Some(p), _) => job.run_procedural(p),
+                    (Some(p), Some(due)) => job.run_due_procedural(due, p),
+                    (Some(p), None) => job.run_procedural(p),
                     (None, Some(due)) => job.run_due(due),
                     (None, None) => job.run(),
                 }
@@ -521,10 +499,11 @@ impl Renderer {
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
             self.eval_wall_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         }
-        // Where the soles stand in this frame, for the next one's ground under each foot.
-        if scene.needs_feet() {
+        // Where the soles stand in this frame, for the next one's ground under each foot: the
+        // two ankles' matrices read back, not the whole crowd's.
+        if let Some(ankles) = scene.needs_feet() {
             let _zone = throng::zone!("viewer.feet");
-            scene.observe_feet(&self.read_matrices()?);
+            scene.observe_feet(&self.read_joints(&ankles)?);
         }
         self.draw_start = Instant::now();
         let _zone = throng::zone!("viewer.draw");
@@ -608,6 +587,25 @@ impl Renderer {
             Evaluator::Cpu { output, .. } => output.clone(),
         };
         Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
+    }
+
+    /// The last frame's skinning matrices of `joints` alone, character by character
+    /// (`i * joints.len() + k`): on the GPU evaluator only those rows are read back.
+    pub fn read_joints(&self, joints: &[usize]) -> Result<Vec<Mat4>, String> {
+        let per_joint = self.layout.floats_per_joint();
+        let floats = match &self.evaluator {
+            Evaluator::Gpu(crowd) => crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
+            Evaluator::Cpu { output, .. } => {
+                let per_character = self.num_joints * per_joint;
+                output
+                    .chunks_exact(per_character)
+                    .flat_map(|character| joints.iter().map(move |&j| &character[j * per_joint..(j + 1) * per_joint]))
+                    .flatten()
+                    .copied()
+                    .collect()
+            }
+        };
+        Ok(floats.chunks_exact(per_joint).map(|m| read_matrix(self.layout, m)).collect())
     }
 }
 

@@ -389,14 +389,11 @@ impl Scene {
     }
 
     /// The rows the evaluator must evaluate this frame, with their seconds since they were last
-    /// evaluated, when LOD is on; `None` when every row is evaluated with the frame's `dt`: LOD
-    /// off, or the procedural stage on (the GPU runs it on its stage path, which evaluates the
-    /// whole crowd, so both evaluators do).
+    /// evaluated, when LOD is on; `None` when every row is evaluated with the frame's `dt`. With
+    /// the procedural stage on, it runs on the due rows alone too (the others keep showing the
+    /// pose they last showed, feet and heads included).
     pub fn due(&self) -> Option<DueRows<'_>> {
         let c = &self.crowds[self.active];
-        if self.procedural_inputs().is_some() {
-            return None;
-        }
         self.lod.then(|| c.crowd.due(c.kind).ok()).flatten()
     }
 
@@ -450,21 +447,23 @@ impl Scene {
         Some(p.last_look_point())
     }
 
-    /// Whether the frame's feet must be read back after evaluation ([`Scene::observe_feet`]):
-    /// each foot's ground is found under where its sole last stood, which matters only on ground
-    /// that is not flat.
-    pub fn needs_feet(&self) -> bool {
-        self.procedural.is_some() && self.ik && self.ground != Ground::Flat
+    /// The joints whose matrices must be read back after evaluation ([`Scene::observe_feet`]),
+    /// the left and right ankles, when the frame's feet are needed: each foot's ground is found
+    /// under where its sole last stood, which matters only on ground that is not flat.
+    pub fn needs_feet(&self) -> Option<[usize; 2]> {
+        let p = self.procedural.as_ref().filter(|_| self.ik && self.ground != Ground::Flat)?;
+        Some(p.ankle_joints())
     }
 
-    /// Keeps where each sole stands in the frame just evaluated (`matrices`, its skinning
-    /// matrices `i * J + j`), so that the next step finds each foot's ground under it, as an
-    /// engine raycasts down from last frame's feet.
-    pub fn observe_feet(&mut self, matrices: &[Mat4]) {
+    /// Keeps where each sole stands in the frame just evaluated (`ankles`: each character's
+    /// skinning matrices of [`Scene::needs_feet`]'s two joints, `2 i + foot`), so that the next
+    /// step finds each foot's ground under it, as an engine raycasts down from last frame's
+    /// feet.
+    pub fn observe_feet(&mut self, ankles: &[Mat4]) {
         let worlds: Vec<Mat4> = (0..self.num_characters()).map(|i| self.world_of(i)).collect();
         let (ground, weight) = (self.ground, if self.ik { 1.0 } else { 0.0 });
         if let Some(p) = &mut self.procedural {
-            let ankles = p.ankles(matrices, worlds.into_iter());
+            let ankles = p.ankles(ankles, 2, [0, 1], worlds.into_iter());
             p.observe(ground, ankles, weight);
         }
     }
@@ -483,7 +482,7 @@ impl Scene {
         let Some(p) = &self.procedural else { return Vec::new() };
         let weight = if self.ik { 1.0 } else { 0.0 };
         let worlds = (0..self.num_characters()).map(|i| self.world_of(i));
-        p.ankles(matrices, worlds)
+        p.ankles(matrices, self.model.rig.num_joints(), p.ankle_joints(), worlds)
             .into_iter()
             .map(|pair| pair.map(|a| clearance(self.ground, sole(self.ground, a, weight))))
             .collect()
@@ -620,7 +619,7 @@ impl Scene {
     /// then the weights the active graph binds (`chainWeights`, a `--graph` file's) over them,
     /// as `CrowdRuntime` writes them.
     fn aim(&mut self) -> Result<(), String> {
-        let observed = self.needs_feet();
+        let observed = self.needs_feet().is_some();
         let Some(p) = &mut self.procedural else { return Ok(()) };
         if !observed {
             p.forget_soles();

@@ -45,6 +45,19 @@
 // list its own (the frames animation LOD skipped included). Set by `workgroup_character`.
 var<private> character_dt_s: f32;
 
+// The workgroup's index in the grid (`GpuCrowd::encode`, `GpuCrowd::encode_stage`): rows of at
+// most the device's workgroups per dimension, and layers of such rows past that many rows, so a
+// chunk needs no 65,535-workgroup cap.
+fn group_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return (wg.z * groups.y + wg.y) * groups.x + wg.x;
+}
+
+// How many characters the chunk's dispatch evaluates: its characters, or with a due list its
+// due ones. A grid of rows may hold a few workgroups past them, which find no character.
+fn dispatched_characters() -> u32 {
+    return select(params.num_characters, params.num_due, params.due_list != 0u);
+}
+
 // The chunk character that workgroup `w` evaluates, setting `character_dt_s`. Without a due
 // list, character `w`. With one (animation LOD, `GpuCrowd::set_frame_due`), the chunk's `w`-th
 // due character: the chunk's entries start at its first character's index in `ranges`, each the

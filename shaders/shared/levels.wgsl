@@ -32,13 +32,6 @@ var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // transition borrows it for each lane's largest offset at a capture.
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
-// The workgroup's index in the grid (`GpuCrowd::encode`): rows of at most the device's
-// workgroups per dimension, and layers of such rows past that many rows, so a chunk needs no
-// 65,535-workgroup cap.
-fn group_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return (wg.z * groups.y + wg.y) * groups.x + wg.x;
-}
-
 // The sum of the weights of samples `start .. start + count` (a frame index, not the window's).
 fn sum_weights(start: u32, count: u32) -> f32 {
     let first = start - params.sample_base;

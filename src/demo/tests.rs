@@ -11,7 +11,7 @@ use crate::rig::Transform;
 /// Model-space joint positions of `clip`'s frame `frame`.
 fn positions(rig: &Rig, clip: &Clip, frame: usize) -> Vec<Vec3> {
     let mut model = vec![Mat4::IDENTITY; rig.num_joints()];
-    local_to_model(rig.parents(), rig.joints_by_depth(), &clip.frame(frame), &mut model);
+    local_to_model(rig.parents(), &clip.frame(frame), &mut model);
     model.iter().map(|m| m.w_axis.truncate()).collect()
 }
 

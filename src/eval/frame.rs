@@ -7,7 +7,7 @@ use std::ops::Range;
 use glam::Mat4;
 use rayon::prelude::*;
 
-use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, local_to_model, sample, skinning};
+use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, sample, skinning};
 use crate::clip::Clip;
 use crate::program::{ClipSample, OutputLayout, validate_clips, validate_samples};
 use crate::rig::{Rig, Transform};
@@ -93,6 +93,12 @@ fn evaluate_character(
     out: &mut [f32],
 ) {
     sample::sample_blend(clips, samples, rig.rest_pose(), &mut scratch.local);
-    local_to_model::local_to_model(rig.parents(), rig.joints_by_depth(), &scratch.local, &mut scratch.model);
-    skinning::skinning(&scratch.model, rig.inverse_bind(), layout, out);
+    skinning::local_to_model_skinning(
+        rig.parents(),
+        &scratch.local,
+        rig.inverse_bind(),
+        layout,
+        &mut scratch.model,
+        out,
+    );
 }

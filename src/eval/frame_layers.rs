@@ -23,7 +23,7 @@ use super::procedural::procedural;
 use super::root_motion::{RootDelta, blend_root_delta, program_root_delta, remove_root_motion};
 use super::sample::sample_blend;
 use super::transition::{Inertia, LayerMemory, transition};
-use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, local_to_model, skinning};
+use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, skinning};
 #[cfg(doc)]
 use crate::program::ProgramError;
 use crate::program::{
@@ -613,13 +613,14 @@ impl Shared<'_> {
         if let Some(p) = self.procedural {
             procedural(self.rig.parents(), p.setup, p.targets, row, &mut scratch.pose);
         }
-        local_to_model::local_to_model(
+        skinning::local_to_model_skinning(
             self.rig.parents(),
-            self.rig.joints_by_depth(),
             &scratch.pose,
+            self.rig.inverse_bind(),
+            self.layout,
             &mut scratch.model,
+            out,
         );
-        skinning::skinning(&scratch.model, self.rig.inverse_bind(), self.layout, out);
         (sampled, root)
     }
 }

@@ -1,59 +1,78 @@
-//! Local-to-model: composes each joint's local transform with its parent's model matrix, level
-//! by level. Mirrored by `shaders/local_to_model.wgsl`.
+//! Local-to-model: composes each joint's local transform with its parent's model matrix, in
+//! joint order. Mirrored by `shaders/local_to_model.wgsl`.
 
-use glam::{Mat4, Vec4};
+use glam::{Mat4, Vec4, Vec4Swizzles};
 
 use crate::pose::{NO_PARENT, Transform};
-#[cfg(doc)]
-use crate::rig::Rig;
 
-/// Writes `model[j] = model[parents[j]] * local[j]` (roots: `local[j]`) for every joint, in two
-/// phases:
+/// Writes `model[j] = model[parents[j]] * local[j]` (roots: `local[j]`) for every joint, in
+/// joint order (parent first, since every parent index is below its child's). The slices have
+/// one entry per joint.
 ///
-/// 1. every joint's local matrix, four joints at a time, one per SIMD lane (the
-///    quaternion-to-matrix arithmetic of `Transform::to_mat4`, which has no dependency between
-///    joints, so consecutive joints fill the lanes), written into `model`;
-/// 2. each joint's product with its parent's model matrix, walking `by_depth`
-///    ([`Rig::joints_by_depth`]) level by level: consecutive products do not wait on each other
-///    and the CPU overlaps them, where joint order would chain each limb's products back to
-///    back. The GPU's level-by-level walk takes the same levels.
-///
-/// Each product is `model[parent] * local` as glam sums it, less the terms of the local
-/// matrix's constant last row (`x · 0` added, `x · 1`), so the matrices equal the joint-order
-/// walk of [`crate::pose::local_to_model`] (what rigs and compression use) to the bit, zeros'
-/// signs aside. The slices have one entry per joint.
-pub fn local_to_model(parents: &[u16], by_depth: &[u16], local: &[Transform], model: &mut [Mat4]) {
-    debug_assert!(parents.len() == local.len() && local.len() == model.len() && by_depth.len() == model.len());
-    for (local, model) in local.chunks(4).zip(model.chunks_mut(4)) {
-        LocalLanes::new(local).write(model);
-    }
-    for &joint in by_depth {
-        let joint = joint as usize;
-        let parent = parents[joint];
-        if parent != NO_PARENT {
-            model[joint] = after(&model[parent as usize], &model[joint]);
+/// Four consecutive joints' local matrices are made at a time, one joint per SIMD lane (the
+/// quaternion-to-matrix arithmetic of `Transform::to_mat4`), and each joint's product reads its
+/// local matrix's entries straight from the lanes, so no local matrix is ever written out. Each
+/// product is `model[parent] * local` as glam sums it, less the terms of the local matrix's
+/// constant last row (`x · 0` added, `x · 1`); a root's is `IDENTITY * local`. So the matrices
+/// equal the joint-order walk of [`crate::pose::local_to_model`] (what rigs and compression
+/// use) to the bit, zeros' signs aside.
+pub fn local_to_model(parents: &[u16], local: &[Transform], model: &mut [Mat4]) {
+    super::with_avx(|| compose(parents, local, model, |_, _| {}));
+}
+
+/// [`local_to_model`], calling `then(joint, &model[joint])` as soon as each joint's matrix is
+/// made: the fused frame's skinning runs there while the matrix is still in registers.
+#[inline(always)]
+pub(super) fn compose(parents: &[u16], local: &[Transform], model: &mut [Mat4], mut then: impl FnMut(usize, &Mat4)) {
+    debug_assert!(parents.len() == local.len() && local.len() == model.len());
+    let joints = local.len();
+    // Cut to one length, so that only the parent's index needs a bounds check.
+    let (parents, model) = (&parents[..joints], &mut model[..joints]);
+    for first in (0..joints).step_by(4) {
+        let lanes = LocalLanes::new(&local[first..joints.min(first + 4)]);
+        lanes.compose::<0>(parents, local, first, model, &mut then);
+        if first + 1 < joints {
+            lanes.compose::<1>(parents, local, first + 1, model, &mut then);
+        }
+        if first + 2 < joints {
+            lanes.compose::<2>(parents, local, first + 2, model, &mut then);
+        }
+        if first + 3 < joints {
+            lanes.compose::<3>(parents, local, first + 3, model, &mut then);
         }
     }
 }
 
-/// `parent * local` for a `local` whose last row is `(0, 0, 0, 1)`, each column summed as glam's
-/// `Mat4 * Vec4` sums it.
+/// `a * b` for a `b` whose last row is `(0, 0, 0, 1)`, each column summed as glam's
+/// `Mat4 * Vec4` sums it less that row's terms, with `b`'s entries given splatted:
+/// `b(c)[r]` is entry `r` of column `c` in every lane. The GPU's `affine_mul` takes the same
+/// products in the same order.
 #[inline(always)]
-fn after(parent: &Mat4, local: &Mat4) -> Mat4 {
-    let rotate = |c: Vec4| parent.x_axis * c.x + parent.y_axis * c.y + parent.z_axis * c.z;
-    Mat4::from_cols(
-        rotate(local.x_axis),
-        rotate(local.y_axis),
-        rotate(local.z_axis),
-        rotate(local.w_axis) + parent.w_axis,
-    )
+pub(super) fn mul_affine(a: &Mat4, b: impl Fn(usize) -> [Vec4; 3]) -> Mat4 {
+    let column = |c: usize| {
+        let [x, y, z] = b(c);
+        a.x_axis * x + a.y_axis * y + a.z_axis * z
+    };
+    Mat4::from_cols(column(0), column(1), column(2), column(3) + a.w_axis)
 }
 
-/// Up to four joints' local matrices, one joint per lane: `columns[c][r]` holds row `r` of
-/// column `c` (columns 0–2 the scaled rotation axes, 3 the translation) of each joint. The last
-/// row, `(0, 0, 0, 1)`, is implied. Lanes past the joints given repeat the first joint.
+/// Lane `LANE` of `v` in every lane (one shuffle: `LANE` is a constant).
+#[inline(always)]
+fn splat_lane<const LANE: usize>(v: Vec4) -> Vec4 {
+    match LANE {
+        0 => v.xxxx(),
+        1 => v.yyyy(),
+        2 => v.zzzz(),
+        _ => v.wwww(),
+    }
+}
+
+/// Up to four joints' local matrices but for the translation (read from the joint's transform
+/// when its product needs it), one joint per lane: `axes[c][r]` holds row `r` of column `c`,
+/// the scaled rotation axis `c`, of each joint. Lanes past the joints given repeat the first
+/// joint.
 struct LocalLanes {
-    columns: [[Vec4; 3]; 4],
+    axes: [[Vec4; 3]; 3],
 }
 
 impl LocalLanes {
@@ -74,64 +93,52 @@ impl LocalLanes {
         let (wx, wy, wz) = (w * x2, w * y2, w * z2);
         let (sx, sy, sz) = (lanes(|t| t.scale.x), lanes(|t| t.scale.y), lanes(|t| t.scale.z));
         Self {
-            columns: [
+            axes: [
                 [(Vec4::ONE - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx],
                 [(xy - wz) * sy, (Vec4::ONE - (xx + zz)) * sy, (yz + wx) * sy],
                 [(xz + wy) * sz, (yz - wx) * sz, (Vec4::ONE - (xx + yy)) * sz],
-                [lanes(|t| t.translation.x), lanes(|t| t.translation.y), lanes(|t| t.translation.z)],
             ],
         }
     }
 
-    /// Each lane's matrix into `model`'s entry for it (up to four).
+    /// Joint `joint`, in lane `LANE`: its model matrix, its parent's (done, being below it)
+    /// times its local matrix, into `model`, then `then`.
     #[inline(always)]
-    fn write(&self, model: &mut [Mat4]) {
-        // Column `c` of the four joints, one joint per vector, the last row's entry included.
-        let column = |c: usize, last: f32| {
-            let [x, y, z] = self.columns[c];
-            Mat4::from_cols(x, y, z, Vec4::splat(last)).transpose()
+    fn compose<const LANE: usize>(
+        &self,
+        parents: &[u16],
+        local: &[Transform],
+        joint: usize,
+        model: &mut [Mat4],
+        then: &mut impl FnMut(usize, &Mat4),
+    ) {
+        let parent = match parents[joint] {
+            NO_PARENT => &Mat4::IDENTITY,
+            p => &model[usize::from(p)],
         };
-        let columns = [column(0, 0.0), column(1, 0.0), column(2, 0.0), column(3, 1.0)];
-        let joint = |lane: usize| {
-            Mat4::from_cols(columns[0].col(lane), columns[1].col(lane), columns[2].col(lane), columns[3].col(lane))
-        };
-        if let [m0, m1, m2, m3] = model {
-            (*m0, *m1, *m2, *m3) = (joint(0), joint(1), joint(2), joint(3));
-        } else {
-            for (lane, m) in model.iter_mut().enumerate() {
-                *m = joint(lane);
-            }
-        }
+        let t = local[joint].translation;
+        let m = mul_affine(parent, |c| match self.axes.get(c) {
+            Some(&[x, y, z]) => [splat_lane::<LANE>(x), splat_lane::<LANE>(y), splat_lane::<LANE>(z)],
+            None => [Vec4::splat(t.x), Vec4::splat(t.y), Vec4::splat(t.z)],
+        });
+        model[joint] = m;
+        then(joint, &m);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::Rig;
     use glam::{EulerRot, Quat, Vec3};
 
-    /// A tree of chains and branches (depth order differs from joint order; 13 joints, so whole
-    /// groups of four and a partial one) with rotations and non-uniform scales: every
-    /// joint equals the joint-order walk, to the bit but for zeros' signs (`==`, which NaN
-    /// fails: a child walked before its parent would read the NaN the output starts with).
+    /// A tree of chains and branches (13 joints, so whole groups of four and a partial one;
+    /// joints whose parent is in their own group and in an earlier one; two roots) with
+    /// rotations and non-uniform scales: every joint equals the glam walk of
+    /// `pose::local_to_model`, to the bit but for zeros' signs (`==`, which NaN fails: a child
+    /// composed before its parent would read the NaN the output starts with).
     #[test]
-    fn levels_match_joint_order() {
-        let parents = [
-            None,
-            Some(0),
-            Some(1),
-            Some(2),
-            Some(1),
-            Some(4),
-            Some(5),
-            Some(0),
-            Some(7),
-            Some(8),
-            Some(2),
-            Some(10),
-            Some(11),
-        ];
+    fn lanes_match_glam() {
+        let parents = [NO_PARENT, 0, 1, 2, 1, 4, 5, 0, 7, NO_PARENT, 9, 10, 11];
         let pose: Vec<Transform> = (0..parents.len())
             .map(|j| {
                 let f = j as f32 + 1.0;
@@ -142,13 +149,10 @@ mod tests {
                 }
             })
             .collect();
-        let names = (0..parents.len()).map(|j| format!("j{j}")).collect();
-        let rig = Rig::new(names, parents.to_vec(), pose.clone(), None).expect("a valid rig");
-        assert_ne!(rig.joints_by_depth(), (0..parents.len() as u16).collect::<Vec<_>>());
-        let mut want = vec![Mat4::IDENTITY; rig.num_joints()];
-        crate::pose::local_to_model(rig.parents(), &pose, &mut want);
-        let mut got = vec![Mat4::from_cols_array(&[f32::NAN; 16]); rig.num_joints()];
-        local_to_model(rig.parents(), rig.joints_by_depth(), &pose, &mut got);
+        let mut want = vec![Mat4::IDENTITY; parents.len()];
+        crate::pose::local_to_model(&parents, &pose, &mut want);
+        let mut got = vec![Mat4::from_cols_array(&[f32::NAN; 16]); parents.len()];
+        local_to_model(&parents, &pose, &mut got);
         for (joint, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(g.to_cols_array() == w.to_cols_array(), "joint {joint}: {g} against {w}");
         }

@@ -120,6 +120,24 @@ pub enum EvalError {
 /// balance two to sixteen cores on a few thousand characters.
 pub const CHARACTERS_PER_CHUNK: usize = 64;
 
+/// Runs `f` compiled for AVX where the CPU has it (checked at run time), else for the
+/// target's baseline: the same arithmetic either way, with AVX's three-operand instructions
+/// and broadcasts from memory doing it in fewer instructions. No FMA, which would round
+/// differently: the output is the same to the bit on every CPU.
+#[inline(always)]
+fn with_avx<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        #[target_feature(enable = "avx")]
+        fn avx<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx(f) };
+    }
+    f()
+}
+
 /// [`EvalError::OutputSize`] unless `got` floats hold `characters` × `joints` joints in
 /// `layout`: the one output check of every CPU job and of `runtime::CrowdRuntime::evaluate`.
 pub(crate) fn check_output_size(

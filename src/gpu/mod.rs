@@ -69,7 +69,7 @@ pub enum GpuError {
         /// Characters asked for.
         characters: usize,
         /// Which buffer: `"output window"`, `"samples"`, `"samples of one chunk"`, `"sample
-        /// ranges"`, `"model matrices"`, `"layer programs"`.
+        /// ranges"`, `"model matrices"`, `"layer programs"`, `"joints read back"`.
         what: &'static str,
         /// Bytes it would need.
         bytes: u64,
@@ -107,6 +107,14 @@ pub enum GpuError {
     /// [`GpuCrowdOptions::stage_buffers`].
     #[error("stage-by-stage evaluation needs GpuCrowdOptions::stage_buffers = true")]
     NoStageBuffers,
+    /// A joint asked for ([`GpuCrowd::read_joints_blocking`]) is past the rig's joints.
+    #[error("joint {joint} asked for; the rig has {num_joints}")]
+    JointOutOfRange {
+        /// The joint asked for.
+        joint: usize,
+        /// Joints of the crowd's rig.
+        num_joints: usize,
+    },
     /// Mapping a readback buffer failed.
     #[error("reading back {what} failed: {source}")]
     Readback {

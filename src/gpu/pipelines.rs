@@ -167,11 +167,15 @@ pub enum ShaderModuleKind {
     /// `shaders/frame_layers_levels.wgsl` with `shared/levels.wgsl` and every stage, entry
     /// point `frame_layers_levels_main` ([`FrameKernel::Levels`]).
     FrameLayersLevels,
+    /// `shaders/procedural.wgsl` alone, entry point `procedural_main` ([`procedural_source`]):
+    /// the one module that reads none of `shared/` (it binds a group of its own), the same for
+    /// every rig and clip format.
+    Procedural,
 }
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Sample,
         Self::LocalToModel,
         Self::Skinning,
@@ -181,6 +185,7 @@ impl ShaderModuleKind {
         Self::FrameLayers,
         Self::FrameLevels,
         Self::FrameLayersLevels,
+        Self::Procedural,
     ];
 
     /// The compute entry point.
@@ -196,7 +201,15 @@ impl ShaderModuleKind {
             Self::FrameLayers => "frame_layers_main",
             Self::FrameLevels => "frame_levels_main",
             Self::FrameLayersLevels => "frame_layers_levels_main",
+            Self::Procedural => "procedural_main",
         }
+    }
+
+    /// Whether the module is specialised per rig size and clip format ([`shader_source`]'s
+    /// `num_joints` and `compact_clips`): every module but [`Procedural`](Self::Procedural).
+    #[must_use]
+    pub const fn specialised(self) -> bool {
+        !matches!(self, Self::Procedural)
     }
 
     const fn stage_sources(self) -> &'static [&'static str] {
@@ -214,6 +227,7 @@ impl ShaderModuleKind {
             Self::FrameLayersLevels => {
                 &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, LEVELS, FRAME_LAYERS_LEVELS]
             }
+            Self::Procedural => &[PROCEDURAL],
         }
     }
 }
@@ -241,8 +255,12 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// [`crate::gpu::types::level_lanes`]`(num_joints)`. Without `compact_clips` the compact clips' decoding
 /// is compiled out: an archetype whose clips are all full never takes it, and a software
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
+/// [`ShaderModuleKind::Procedural`] is its own file unchanged, whatever the rig and clips.
 #[must_use]
 pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> String {
+    if !kind.specialised() {
+        return kind.stage_sources().concat();
+    }
     let parts = SHARED.iter().chain(kind.stage_sources());
     let mut source = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
     for part in parts {
@@ -512,29 +530,22 @@ mod tests {
         assert!(module.entry_points.iter().any(|e| e.name == "blend_space_main"));
     }
 
-    /// The procedural stage parses and validates, without an adapter.
-    #[test]
-    fn procedural_module_validates() {
-        let module =
-            naga::front::wgsl::parse_str(PROCEDURAL).unwrap_or_else(|e| panic!("{}", e.emit_to_string(PROCEDURAL)));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(PROCEDURAL)));
-        assert!(module.entry_points.iter().any(|e| e.name == "procedural_main"));
-    }
-
-    /// Every module parses and passes naga's validation (types, uniformity of barriers,
-    /// bindings) for each joints-per-thread a rig can ask for, so a shader mistake fails here
-    /// even on a machine without an adapter.
+    /// Every module (the procedural stage's included) parses and passes naga's validation
+    /// (types, uniformity of barriers, bindings) for each joints-per-thread a rig can ask for,
+    /// so a shader mistake fails here even on a machine without an adapter.
     #[test]
     fn every_module_validates() {
         let cases = ShaderModuleKind::ALL.into_iter().flat_map(|k| [1, 64, 65, 200, MAX_JOINTS].map(|n| (k, n)));
         for ((kind, num_joints), compact_clips) in cases.flat_map(|case| [(case, true), (case, false)]) {
             let source = shader_source(kind, num_joints, compact_clips);
-            let compact = format!("const COMPACT_CLIPS: bool = {compact_clips};");
-            assert!(source.contains(&compact), "{kind:?}: {compact} missing");
-            let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
-            assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
+            if kind.specialised() {
+                let compact = format!("const COMPACT_CLIPS: bool = {compact_clips};");
+                assert!(source.contains(&compact), "{kind:?}: {compact} missing");
+                let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
+                assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
+            } else {
+                assert_eq!(source, PROCEDURAL, "{kind:?}: the file alone");
+            }
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

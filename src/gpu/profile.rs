@@ -367,7 +367,7 @@ impl GpuProfiler {
 
     /// Records one stage of `crowd`'s stage-by-stage path ([`GpuCrowd::encode_stage`]) as the
     /// zone named after its shader: `throng.sample`, `throng.transition`, `throng.layers`,
-    /// `throng.local_to_model`, `throng.skinning`.
+    /// `throng.procedural`, `throng.local_to_model`, `throng.skinning`.
     ///
     /// Fails as [`GpuCrowd::encode_stage`] does, recording nothing.
     pub fn encode_stage(
@@ -478,9 +478,9 @@ impl GpuProfiler {
 
 impl Stage {
     /// The stage's zone name, `throng.` and its shader's name: `throng.sample`,
-    /// `throng.transition`, `throng.layers`, `throng.local_to_model`, `throng.skinning`. What
-    /// [`GpuProfiler::encode_stage`] names its zones, for passes timed elsewhere
-    /// ([`GpuProfiler::send_ticks`]).
+    /// `throng.transition`, `throng.layers`, `throng.procedural`, `throng.local_to_model`,
+    /// `throng.skinning`. What [`GpuProfiler::encode_stage`] names its zones, for passes timed
+    /// elsewhere ([`GpuProfiler::send_ticks`]).
     ///
     /// ```
     /// assert_eq!(throng::gpu::Stage::LocalToModel.zone_name(), "throng.local_to_model");
@@ -493,6 +493,7 @@ impl Stage {
             Self::Skinning => "throng.skinning",
             Self::Transition => "throng.transition",
             Self::Layers => "throng.layers",
+            Self::Procedural => "throng.procedural",
         }
     }
 }

@@ -37,18 +37,35 @@ pub struct Kernel {
 
 impl Kernel {
     /// Every kernel the evaluator can build for a rig of `num_joints`: each module of
-    /// [`ShaderModuleKind::ALL`], with full and with compact clips.
+    /// [`ShaderModuleKind::ALL`], with full and with compact clips where the module is
+    /// [`specialised`](ShaderModuleKind::specialised) for them (the procedural stage, which is
+    /// not, once).
+    ///
+    /// ```
+    /// use throng::gpu::ShaderModuleKind;
+    /// use throng::gpu::stats::Kernel;
+    /// let kernels = Kernel::all_for_rig(64);
+    /// assert_eq!(kernels.len(), 2 * ShaderModuleKind::ALL.len() - 1);
+    /// assert!(kernels.iter().any(|k| k.kind == ShaderModuleKind::Procedural));
+    /// ```
     #[must_use]
     pub fn all_for_rig(num_joints: usize) -> Vec<Self> {
         ShaderModuleKind::ALL
             .into_iter()
-            .flat_map(|kind| [false, true].map(|compact_clips| Self { kind, num_joints, compact_clips }))
+            .flat_map(|kind| {
+                let formats: &[bool] = if kind.specialised() { &[false, true] } else { &[false] };
+                formats.iter().map(move |&compact_clips| Self { kind, num_joints, compact_clips })
+            })
             .collect()
     }
 
-    /// A short name: the entry point, the rig size and `+compact` where compact clips are on.
+    /// A short name: the entry point, the rig size and `+compact` where compact clips are on
+    /// (the entry point alone for a module the same for every rig).
     #[must_use]
     pub fn name(&self) -> String {
+        if !self.kind.specialised() {
+            return self.kind.entry_point().to_owned();
+        }
         format!("{}/{}j{}", self.kind.entry_point(), self.num_joints, if self.compact_clips { "+compact" } else { "" })
     }
 }
@@ -726,7 +743,9 @@ BB3:
     }
 
     /// The writer options follow the device's API version as wgpu-hal's do, and write SPIR-V
-    /// for every module (the words start with SPIR-V's magic number).
+    /// for every module (the words start with SPIR-V's magic number), with its uniform where
+    /// the module declares it: the chunk's parameters (group 1), or the procedural stage's
+    /// own (group 0).
     #[test]
     fn every_kernel_writes_spirv() {
         assert_eq!(spirv_options(vk::API_VERSION_1_3, true).lang_version, (1, 6));
@@ -735,7 +754,9 @@ BB3:
         for kernel in Kernel::all_for_rig(64) {
             let spirv = kernel_spirv(kernel, &options).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(spirv.words.first(), Some(&0x0723_0203), "{}", kernel.name());
-            assert!(spirv.bindings.contains(&Binding { group: 1, binding: 0, uniform: true }), "{}", kernel.name());
+            let group = if kernel.kind == ShaderModuleKind::Procedural { 0 } else { 1 };
+            let uniform = Binding { group, binding: 0, uniform: true };
+            assert!(spirv.bindings.contains(&uniform), "{}", kernel.name());
         }
     }
 }

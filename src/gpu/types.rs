@@ -161,11 +161,9 @@ impl GpuRigJoint {
             paths.push(0);
         }
         let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
-        let mut sorted: Vec<u32> = (0..joints.len() as u32).collect();
-        sorted.sort_by_key(|&j| joints[j as usize].depth);
         let mut levels: Vec<u32> =
             (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
-        levels.extend(sorted);
+        levels.extend(rig.joints_by_depth().iter().map(|&j| u32::from(j)));
         GpuRigTables { joints, paths, levels, num_levels }
     }
 

@@ -45,7 +45,10 @@
 
 use crate::gpu::FrameKernel;
 use crate::gpu::types::{LEVEL_GROUP_THREADS, level_lanes};
-use crate::program::{ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, SwitchMode, evaluation_order};
+use crate::program::{
+    ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
+    SwitchMode, evaluation_order,
+};
 use crate::rig::Rig;
 
 /// Threads per workgroup in the modelled kernels (`WORKGROUP_SIZE`).
@@ -463,6 +466,8 @@ pub enum WorkModelError {
 #[derive(Clone, Debug)]
 pub struct WorkModel {
     depths: Vec<usize>,
+    /// Each joint's parent, for the procedural stage's paths to the root.
+    parents: Vec<Option<usize>>,
     kernel: FrameKernel,
     wave_size: usize,
     output_bytes_per_joint: f64,
@@ -511,6 +516,7 @@ impl WorkModel {
             (0..rig.num_joints()).map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count()).collect();
         Ok(Self {
             depths,
+            parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
@@ -931,6 +937,315 @@ impl WorkModel {
     }
 }
 
+/// `procedural_main`'s loop bodies (instructions, nesting depth) in program order and its static
+/// instruction count, as `gpu_stats` reports them: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=navi21`,
+/// wave64); the kernel is the same for every rig. The ground's first foot loop (its ankle's walk
+/// to the root), the pelvis's walk (`translate_joint`), the ground's second foot loop (each
+/// leg's three walks), the two-bone loop (its three walks), the look-at loop (its two walks,
+/// then the joint loop: its `continue` edge, which the disassembly shows as a loop nested in it
+/// with the same header, and inside that the joint's walk). A walk is `frame_below`'s loop,
+/// inlined at each call: one frame composed per step.
+pub const PROCEDURAL_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
+    3885,
+    [
+        (342, 0),
+        (72, 1),
+        (45, 0),
+        (1064, 0),
+        (75, 1),
+        (77, 1),
+        (75, 1),
+        (1258, 0),
+        (75, 1),
+        (77, 1),
+        (74, 1),
+        (1028, 0),
+        (75, 1),
+        (74, 1),
+        (651, 1),
+        (489, 2),
+        (77, 3),
+    ],
+);
+
+/// Static instruction counts of the procedural kernel's regions (`shaders/procedural.wgsl`):
+/// each loop body of its disassembly, or what is left of one when its walks are taken out. A
+/// walk's cost is one step (one composed frame); each call site of `frame_below` is its own
+/// loop. Derived from a driver's loop list by [`ProceduralCosts::from_procedural_loops`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProceduralCosts {
+    /// Code outside every loop (the row's weights, the ground's pelvis drop), per wave.
+    pub kernel_fixed: u32,
+    /// The ground's first foot loop outside its walk (the foot's goal and tilt), per foot.
+    pub foot_goal: u32,
+    /// A step of the walk from a foot's ankle to the root.
+    pub ankle_walk: u32,
+    /// A step of the walk from the pelvis's parent to the root (the pelvis drop).
+    pub pelvis_walk: u32,
+    /// The ground's second foot loop outside its walks (the leg's reach), per foot.
+    pub foot_reach: u32,
+    /// A step of each of the foot's leg's three walks: to its root's parent from the model
+    /// root, root to middle, middle to end.
+    pub foot_walks: [u32; 3],
+    /// The two-bone loop outside its walks (the chain's reach), per chain.
+    pub two_bone: u32,
+    /// A step of each of the two-bone chain's three walks, as `foot_walks`.
+    pub two_bone_walks: [u32; 3],
+    /// The look-at loop outside its walks and its joint loop, per chain.
+    pub look_at: u32,
+    /// A step of the look-at chain's two walks: the model root to its first joint's parent,
+    /// the first joint to the end.
+    pub look_at_walks: [u32; 2],
+    /// One turn of the joint loop outside its walk, per joint of the chain.
+    pub look_at_joint: u32,
+    /// A step of the walk from a chain joint to the next one's parent, where they are apart.
+    pub look_at_joint_walk: u32,
+}
+
+impl ProceduralCosts {
+    /// The costs of `procedural_main` from its static instruction count and loop bodies
+    /// `(instructions, depth)` in program order (`gpu::stats::ExecutableStatistics::loops`), or
+    /// `None` when the loops are not today's seventeen in today's nesting (the kernel changed:
+    /// its regions must be mapped anew).
+    #[must_use]
+    pub fn from_procedural_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 2, 3]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        let outer = n(0) + n(2) + n(3) + n(7) + n(11);
+        Some(Self {
+            kernel_fixed: total.checked_sub(outer)?,
+            foot_goal: n(0).checked_sub(n(1))?,
+            ankle_walk: n(1),
+            pelvis_walk: n(2),
+            foot_reach: n(3).checked_sub(n(4) + n(5) + n(6))?,
+            foot_walks: [n(4), n(5), n(6)],
+            two_bone: n(7).checked_sub(n(8) + n(9) + n(10))?,
+            two_bone_walks: [n(8), n(9), n(10)],
+            look_at: n(11).checked_sub(n(12) + n(13) + n(14))?,
+            look_at_walks: [n(12), n(13)],
+            // The `continue` edge's span (n(15)) lies inside the joint loop's: one loop.
+            look_at_joint: n(14).checked_sub(n(16))?,
+            look_at_joint_walk: n(16),
+        })
+    }
+
+    /// [`PROCEDURAL_LOOPS_RADV_NAVI21`]'s costs.
+    #[must_use]
+    pub fn radv_navi21() -> Self {
+        let (total, loops) = PROCEDURAL_LOOPS_RADV_NAVI21;
+        Self::from_procedural_loops(total, &loops).unwrap_or_default()
+    }
+}
+
+/// Bytes of a local pose read (three vec4) and of one vec4 written (a rotation, a translation).
+const POSE_BYTES: f64 = 48.0;
+const VEC4_BYTES: f64 = 16.0;
+
+/// Regions of [`ProceduralCosts`]: the kernel's code, foot goal, ankle walk, pelvis walk, foot
+/// reach and its three walks, two-bone and its three walks, look-at and its two walks, look-at
+/// joint and its walk.
+const PROCEDURAL_REGIONS: usize = 17;
+
+/// What one character asks of the procedural kernel: per region, in [`procedural_charges`]'
+/// order, the times it enters it.
+type ProceduralVisits = [usize; PROCEDURAL_REGIONS];
+
+/// Each region's cost, in the order of [`ProceduralVisits`].
+fn procedural_charges(c: &ProceduralCosts) -> [u32; PROCEDURAL_REGIONS] {
+    [
+        c.kernel_fixed,
+        c.foot_goal,
+        c.ankle_walk,
+        c.pelvis_walk,
+        c.foot_reach,
+        c.foot_walks[0],
+        c.foot_walks[1],
+        c.foot_walks[2],
+        c.two_bone,
+        c.two_bone_walks[0],
+        c.two_bone_walks[1],
+        c.two_bone_walks[2],
+        c.look_at,
+        c.look_at_walks[0],
+        c.look_at_walks[1],
+        c.look_at_joint,
+        c.look_at_joint_walk,
+    ]
+}
+
+/// Regions of [`procedural_charges`] that are walks (one composed frame a visit).
+const PROCEDURAL_WALKS: [usize; 11] = [2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 16];
+
+impl WorkModel {
+    /// Steps of `frame_below(above, joint)` (`None`: from the model root): the ancestors of
+    /// `joint` strictly below `above`, none where `joint` is `above`.
+    fn walk_steps(&self, above: Option<usize>, joint: Option<usize>) -> usize {
+        let (Some(joint), true) = (joint, joint != above) else { return 0 };
+        self.depths[joint] - above.map_or(0, |a| self.depths[a] + 1)
+    }
+
+    /// A two-bone chain's three walks (`chain_frames`): the model root to its root's parent,
+    /// root to middle, middle to end.
+    fn chain_walks(&self, [a, b, c]: [u16; 3]) -> [usize; 3] {
+        let [a, b, c] = [a, b, c].map(usize::from);
+        [self.walk_steps(None, self.parents[a]), self.walk_steps(Some(a), Some(b)), self.walk_steps(Some(b), Some(c))]
+    }
+
+    /// `joint` and its ancestors, marked in `read`.
+    fn mark_path(&self, joint: usize, read: &mut [bool]) {
+        let mut at = Some(joint);
+        while let Some(j) = at.filter(|&j| !read[j]) {
+            read[j] = true;
+            at = self.parents[j];
+        }
+    }
+
+    /// The procedural stage (`procedural_main`, one thread a character) over a frame's
+    /// characters, row `i` of `targets` for character `i`: the mean character's modelled
+    /// wave-instructions and bytes. A wave holds `wave_size` consecutive characters (a lane
+    /// each), runs a chain's region where any of its lanes has the chain's weight above 0, and
+    /// each walk as many steps as the rig's joints between the chain's ends (the same for every
+    /// lane); per character, a wave's instructions over its lanes. Bytes are the character's
+    /// own: its targets read (the weights alone where they are 0), a local pose (48 bytes) for
+    /// each joint on an active chain's path to the root, a vec4 written for each joint a chain
+    /// turns (and the pelvis's translation where a ground drops it); the setup's words, shared
+    /// by every character, are not counted. `walk_products` counts the frames the walks compose.
+    ///
+    /// # Errors
+    /// [`WorkModelError::Programs`] where the setup or the targets are for another rig or
+    /// another number of characters.
+    ///
+    /// ```
+    /// use throng::gpu::work_model::{ProceduralCosts, WorkModel};
+    /// use throng::program::{ProceduralSetup, ProceduralTargets, TwoBoneChain};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let joint = |name: &str| rig.find_joint(name).unwrap() as u16;
+    /// let leg = TwoBoneChain::new(joint("thigh_l"), joint("calf_l"), joint("foot_l"));
+    /// let setup = ProceduralSetup { two_bone: vec![leg], ..Default::default() }.check(&rig).unwrap();
+    /// let mut targets = ProceduralTargets::new(&setup, 64);
+    /// let model = WorkModel::new(&rig, 64, 64, 48).unwrap();
+    /// let idle = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21()).unwrap();
+    /// let rows: Vec<u32> = (0..64).collect();
+    /// let (ones, at) = (vec![1.0; 64], vec![glam::Vec3::ZERO; 64]);
+    /// targets.set_two_bone(0, &rows, &at, &at, &vec![glam::Quat::IDENTITY; 64], &ones).unwrap();
+    /// let reaching = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21()).unwrap();
+    /// // At weight 0 a character reads its weight and writes nothing; reaching, its leg's three
+    /// // rotations.
+    /// assert_eq!((idle.bytes_read, idle.bytes_written), (4.0, 0.0));
+    /// assert_eq!(reaching.bytes_written, 3.0 * 16.0);
+    /// assert!(reaching.wave_instructions > idle.wave_instructions);
+    /// ```
+    pub fn procedural_frame(
+        &self,
+        setup: &ProceduralRig,
+        targets: &ProceduralTargets,
+        costs: &ProceduralCosts,
+    ) -> Result<Work, WorkModelError> {
+        let joints = self.num_joints();
+        let characters = targets.num_characters();
+        if setup.num_joints() != joints || targets.validate_for(setup, joints, characters).is_err() {
+            return Err(WorkModelError::Programs(format!(
+                "a procedural setup for {} joints and targets for {characters} characters, on a rig of {joints}",
+                setup.num_joints()
+            )));
+        }
+        let charges = procedural_charges(costs);
+        let mut sum = Work::default();
+        let mut rows = Vec::with_capacity(characters);
+        for row in 0..characters {
+            let (visits, work) = self.procedural_row(setup, targets, row);
+            sum.add(&work);
+            rows.push(visits);
+        }
+        for wave in rows.chunks(self.wave_size) {
+            for (region, &cost) in charges.iter().enumerate() {
+                let times = wave.iter().map(|visits| visits[region]).max().unwrap_or(0);
+                sum.charge(cost, times);
+            }
+        }
+        Ok(sum.scaled(1.0 / characters.max(1) as f64))
+    }
+
+    /// One row of [`procedural_frame`](Self::procedural_frame): the regions it enters and its
+    /// own bytes and walk steps.
+    fn procedural_row(
+        &self,
+        setup: &ProceduralRig,
+        targets: &ProceduralTargets,
+        row: usize,
+    ) -> (ProceduralVisits, Work) {
+        let s = setup.setup();
+        let on = |weights: &[f32]| weights.get(row).is_some_and(|&w| w > 0.0);
+        let mut v: ProceduralVisits = [0; PROCEDURAL_REGIONS];
+        let mut work = Work::default();
+        let mut read = vec![false; self.num_joints()];
+        let mut written = 0usize;
+        let mut floats = 0usize;
+        v[0] = 1;
+        let feet = s.ground.as_ref().map_or(&[][..], |g| &g.feet[..]);
+        if let Some(ground) = s.ground.as_ref().filter(|_| !feet.is_empty()) {
+            floats += 1;
+            if on(&targets.ground_weight) {
+                floats += feet.len() * crate::gpu::procedural::FOOT_TARGET_FLOATS;
+                let pelvis = usize::from(ground.pelvis);
+                v[3] = self.walk_steps(None, self.parents[pelvis]);
+                self.mark_path(pelvis, &mut read);
+                written += 1;
+                for foot in feet {
+                    let [_, _, ankle] = foot.leg.joints;
+                    v[1] += 1;
+                    v[2] += self.walk_steps(None, Some(usize::from(ankle)));
+                    v[4] += 1;
+                    for (k, steps) in self.chain_walks(foot.leg.joints).into_iter().enumerate() {
+                        v[5 + k] += steps;
+                    }
+                    self.mark_path(usize::from(ankle), &mut read);
+                    written += 3;
+                }
+            }
+        }
+        for (chain, t) in s.two_bone.iter().zip(&targets.two_bone) {
+            floats += 1;
+            if !on(&t.weight) {
+                continue;
+            }
+            floats += if chain.end == EndRotation::Target { 10 } else { 6 };
+            v[8] += 1;
+            for (k, steps) in self.chain_walks(chain.joints).into_iter().enumerate() {
+                v[9 + k] += steps;
+            }
+            self.mark_path(usize::from(chain.joints[2]), &mut read);
+            written += 3;
+        }
+        for (chain, t) in s.look_at.iter().zip(&targets.look_at) {
+            floats += 1;
+            let (Some(&first), Some(&end), true) = (chain.joints.first(), chain.joints.last(), on(&t.weight)) else {
+                continue;
+            };
+            floats += 3;
+            let (first, end) = (usize::from(first), usize::from(end));
+            v[12] += 1;
+            v[13] += self.walk_steps(None, self.parents[first]);
+            v[14] += self.walk_steps(Some(first), Some(end));
+            for pair in chain.joints.windows(2) {
+                let (above, joint) = (usize::from(pair[0]), usize::from(pair[1]));
+                if self.parents[joint] != Some(above) {
+                    v[16] += self.walk_steps(Some(above), self.parents[joint]);
+                }
+            }
+            v[15] += chain.joints.len();
+            self.mark_path(end, &mut read);
+            written += chain.joints.len();
+        }
+        work.walk_products = PROCEDURAL_WALKS.iter().map(|&r| v[r]).sum::<usize>() as f64;
+        work.bytes_read = (floats * size_of::<f32>()) as f64 + POSE_BYTES * read.iter().filter(|&&r| r).count() as f64;
+        work.bytes_written = VEC4_BYTES * written as f64;
+        (v, work)
+    }
+}
+
 /// Iterations of a blend's clip loop: the samples with a weight above 0 where there are
 /// several and their weights sum above 0 (one sample takes the shortcut outside the loop).
 fn blend_loop_clips(weights: &[f32]) -> usize {
@@ -1237,5 +1552,98 @@ mod tests {
         assert_eq!(v.kernel_fixed + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(f.kernel_fixed + f.sample_weight + f.sample_clip + f.model_step, FRAME_LEVELS_LOOPS_RADV_NAVI21.0);
+    }
+
+    /// Every procedural region costs 1, so wave-instructions count region entries and walk
+    /// steps.
+    const PROCEDURAL_UNIT: ProceduralCosts = ProceduralCosts {
+        kernel_fixed: 1,
+        foot_goal: 1,
+        ankle_walk: 1,
+        pelvis_walk: 1,
+        foot_reach: 1,
+        foot_walks: [1; 3],
+        two_bone: 1,
+        two_bone_walks: [1; 3],
+        look_at: 1,
+        look_at_walks: [1; 2],
+        look_at_joint: 1,
+        look_at_joint_walk: 1,
+    };
+
+    /// A chain 0 ← 1 ← … ← 5 with a two-bone chain 1–3–5 and a look-at chain 2, 4, both at
+    /// weight 1 for character 0; character 1 only reaches. Character 0: the kernel (1); the
+    /// two-bone region (1), its walks root to 0 (0 steps), 1 to 3 (joint 2: 1), 3 to 5 (1);
+    /// the look-at region (1), its walks root to joint 1 (1) and 2 to 4 (1), two joint turns
+    /// (2), and 2 to 4's parent 3 (0 steps): 1 + 3 + 5 = 9, 4 of them walk steps. Character 1:
+    /// 1 + 3 = 4. One wave of 64 holds both and runs the most either asks: 9, 4.5 a character;
+    /// a lane a wave, 6.5. Bytes: character 0 reads 7 + 4 floats of targets (44) and joints 0
+    /// to 5 (6 × 48), writes 5 rotations (80); character 1 reads 7 + 1 floats (32) and the same
+    /// joints, writes 3 rotations (48).
+    #[test]
+    fn procedural_chains_on_a_chain_of_six() {
+        use crate::program::{LookAtChain, ProceduralSetup, TwoBoneChain};
+        use glam::{Quat, Vec3};
+        let chain = rig(&[None, Some(0), Some(1), Some(2), Some(3), Some(4)]);
+        let setup = ProceduralSetup {
+            look_at: vec![LookAtChain::even(vec![2, 4], Vec3::Z)],
+            two_bone: vec![TwoBoneChain::new(1, 3, 5)],
+            ground: None,
+        }
+        .check(&chain)
+        .unwrap();
+        let mut targets = ProceduralTargets::new(&setup, 2);
+        targets.set_two_bone(0, &[0, 1], &[Vec3::X; 2], &[Vec3::Z; 2], &[Quat::IDENTITY; 2], &[1.0; 2]).unwrap();
+        targets.set_look_at(0, &[0], &[Vec3::Z], &[1.0]).unwrap();
+        let wave = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let work = wave.procedural_frame(&setup, &targets, &PROCEDURAL_UNIT).unwrap();
+        assert_eq!(work.wave_instructions, 9.0 / 2.0);
+        assert_eq!(work.walk_products, (4.0 + 2.0) / 2.0);
+        assert_eq!(work.bytes_read, (44.0 + 288.0 + 32.0 + 288.0) / 2.0);
+        assert_eq!(work.bytes_written, (80.0 + 48.0) / 2.0);
+        let lanes = WorkModel::new(&chain, 1, 64, 48).unwrap();
+        assert_eq!(lanes.procedural_frame(&setup, &targets, &PROCEDURAL_UNIT).unwrap().wave_instructions, 6.5);
+        // A setup for another rig is refused.
+        let other = rig(&[None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(5)]);
+        let other = WorkModel::new(&other, 64, 64, 48).unwrap();
+        assert!(matches!(other.procedural_frame(&setup, &targets, &PROCEDURAL_UNIT), Err(WorkModelError::Programs(_))));
+    }
+
+    /// Feet on the ground: a pelvis (1) under the root and two legs 2–3–4 and 5–6–7, ground
+    /// weight 1. The kernel (1); per foot its goal (1) and its ankle's walk to the root (4
+    /// steps), its reach (1) and its leg's walks (root to pelvis: 1 step; none within the
+    /// leg); the pelvis's walk from its parent (0): 1 + 2 × (1 + 4 + 1 + 1) = 15. Bytes: the
+    /// ground's weight and two feet's height and normal (9 floats) and all 8 joints read; the
+    /// pelvis's translation and 6 rotations written.
+    #[test]
+    fn procedural_ground_on_two_legs() {
+        use crate::program::{FootSetup, GroundSetup, ProceduralSetup, TwoBoneChain};
+        let legs = rig(&[None, Some(0), Some(1), Some(2), Some(3), Some(1), Some(5), Some(6)]);
+        let foot = |a, b, c| FootSetup { leg: TwoBoneChain::new(a, b, c), ankle_height_m: 0.1, max_tilt_rad: 0.4 };
+        let setup = ProceduralSetup {
+            ground: Some(GroundSetup { pelvis: 1, feet: vec![foot(2, 3, 4), foot(5, 6, 7)] }),
+            ..Default::default()
+        }
+        .check(&legs)
+        .unwrap();
+        let mut targets = ProceduralTargets::new(&setup, 1);
+        let model = WorkModel::new(&legs, 32, 64, 48).unwrap();
+        let idle = model.procedural_frame(&setup, &targets, &PROCEDURAL_UNIT).unwrap();
+        assert_eq!((idle.wave_instructions, idle.bytes_read, idle.bytes_written), (1.0, 4.0, 0.0));
+        targets.set_ground_weight(&[0], &[1.0]).unwrap();
+        let work = model.procedural_frame(&setup, &targets, &PROCEDURAL_UNIT).unwrap();
+        assert_eq!(work.wave_instructions, 15.0);
+        assert_eq!(work.walk_products, 10.0);
+        assert_eq!((work.bytes_read, work.bytes_written), (36.0 + 8.0 * 48.0, 7.0 * 16.0));
+    }
+
+    /// The recorded procedural loop list gives costs whose regions add back up to the kernel's
+    /// static instruction count (the `continue` edge's span counted once, inside its loop).
+    #[test]
+    fn procedural_costs_from_the_recorded_loops_add_up() {
+        let c = ProceduralCosts::radv_navi21();
+        let regions = procedural_charges(&c).iter().sum::<u32>();
+        assert_eq!(regions, PROCEDURAL_LOOPS_RADV_NAVI21.0);
+        assert_eq!(ProceduralCosts::from_procedural_loops(3885, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1), None);
     }
 }

@@ -18,11 +18,28 @@ pub mod files;
 #[path = "../../benches/support/locomotion.rs"]
 pub mod locomotion;
 
+use std::path::PathBuf;
+
 use glam::{Quat, Vec3};
 use throng::Transform;
 use throng::graph::{CompiledGraph, GraphError, GraphProblem};
 use throng::program::LayerProgram;
 use throng::trace::{TraceLine, run_script};
+
+/// The binary of throng's example `name`, after `cargo build --example <name>` brought it up to
+/// date, with the features of throng this test was built with (`capi`, `tracy`: integration
+/// tests are compiled with the package's features), so that the build reuses the library the
+/// test links ([`examples::example_binary_with`]).
+#[track_caller]
+pub fn example_binary(name: &'static str) -> PathBuf {
+    let features: Vec<&str> = [("capi", cfg!(feature = "capi")), ("tracy", cfg!(feature = "tracy"))]
+        .into_iter()
+        .filter_map(|(feature, on)| on.then_some(feature))
+        .collect();
+    let features = features.join(",");
+    let args: &[&str] = if features.is_empty() { &[] } else { &["--features", &features] };
+    examples::example_binary_with(name, args)
+}
 
 /// A one-layer graph in PlayCanvas's runtime form.
 pub fn graph(states: &str, transitions: &str, parameters: &str) -> String {

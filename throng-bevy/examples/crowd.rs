@@ -5,42 +5,43 @@
 //! ```sh
 //! # a window and a camera you move (Bevy's winit, X11: the `window` feature)
 //! cargo run --release -p throng-bevy --example crowd --features window --ignore-rust-version
+//! # a window for 300 frames, then a screenshot of it and exit
+//! cargo run --release -p throng-bevy --example crowd --features window --ignore-rust-version -- --frames 300 --out shot.png
 //! # headless: N frames into an image, the frame's split printed, the last frame saved
 //! cargo run --release -p throng-bevy --example crowd --ignore-rust-version -- --headless --frames 120 --out crowd.png
 //! ```
 //!
-//! Options: `--characters N` (10000), `--headless`, `--frames N` (headless, 120), `--no-draw`
-//! (headless: no camera, evaluation alone), `--out PATH` (headless: the last frame as a PNG).
-//! Camera: W/S forward and back, A/D sideways, Q/E down and up, arrows turn; shift is faster.
+//! Options: `--characters N` (10000), `--size WxH` (the window or image, 960x540),
+//! `--headless`, `--frames N` (headless: 120; in a window: exit after N frames, none to run until
+//! closed), `--no-draw` (headless: no camera, evaluation alone), `--out PATH` (the last frame as
+//! a PNG: headless, read back from the camera's image; in a window, with `--frames`, a
+//! screenshot of the window). Camera: W/S forward and back, A/D sideways, Q/E down and up,
+//! arrows turn; shift is faster.
 
 #[path = "../../examples/viewer/brain.rs"]
 mod brain;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::camera::RenderTarget;
 use bevy::prelude::*;
 use bevy::render::RenderApp;
-use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::renderer::{RenderDevice, RenderQueue};
-use bevy::render::texture::GpuImage;
-use bevy::window::ExitCondition;
+use bevy::render::renderer::RenderDevice;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::window::{ExitCondition, WindowResolution};
 use brain::Brain;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::graph::CompiledGraph;
 use throng::state::ParamId;
-use throng_bevy::{AgentParams, CrowdAgent, RootMotion, ThrongCrowd, ThrongPlugin, ThrongRender};
+use throng_bevy::{AgentParams, CrowdAgent, RootMotion, ThrongCrowd, ThrongPlugin, ThrongRender, read_image_blocking};
 
 /// Metres between characters at the start.
 const SPACING_M: f32 = 1.6;
 
-const USAGE: &str = "usage: crowd [--characters N] [--headless [--frames N] [--no-draw] [--out PATH]]";
-
-/// Headless image size.
-const WIDTH: u32 = 960;
-const HEIGHT: u32 = 540;
+const USAGE: &str = "usage: crowd [--characters N] [--size WxH] [--frames N] [--out PATH] [--headless [--no-draw]]";
 
 fn main() -> AppExit {
     let args = match Args::parse(std::env::args().skip(1)) {
@@ -54,18 +55,38 @@ fn main() -> AppExit {
     if !args.headless && headless {
         eprintln!("crowd: built without the `window` feature: running headless (--features window for a window)");
     }
+    if !headless && std::env::var_os("DISPLAY").is_none() {
+        eprintln!(
+            "crowd: there is no display (DISPLAY is not set; the window is X11): run it under X (xvfb-run -a …) or \
+             headless: cargo run --release -p throng-bevy --example crowd --ignore-rust-version -- --headless"
+        );
+        return AppExit::error();
+    }
+    if !headless && args.out.is_some() && args.frames.is_none() {
+        eprintln!("crowd: --out in a window needs --frames (the screenshot is of the last frame)\n{USAGE}");
+        return AppExit::error();
+    }
     let mut app = App::new();
     let window = if headless {
         WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() }
     } else {
-        WindowPlugin::default()
+        let resolution = WindowResolution::new(args.size.0, args.size.1);
+        WindowPlugin { primary_window: Some(Window { resolution, ..default() }), ..default() }
     };
-    app.add_plugins((DefaultPlugins.set(window), ThrongPlugin::default()))
-        .insert_resource(Setup { characters: args.characters, draw: !args.no_draw, headless })
+    let plugins = DefaultPlugins.set(window);
+    // Headless, Bevy's winit must not start: its event loop needs a display.
+    #[cfg(feature = "window")]
+    let plugins = if headless { plugins.disable::<bevy::winit::WinitPlugin>() } else { plugins };
+    app.add_plugins((plugins, ThrongPlugin::default()))
+        .insert_resource(Setup { characters: args.characters, draw: !args.no_draw, headless, size: args.size })
         .add_systems(Startup, setup)
         .add_systems(Update, (think, fly));
     if !headless {
-        return app.add_systems(Last, report).init_resource::<Timing>().run();
+        app.add_systems(Last, report).init_resource::<Timing>();
+        if let Some(frames) = args.frames {
+            app.insert_resource(Finish { frames, counted: 0, out: args.out.clone() }).add_systems(Last, finish);
+        }
+        return app.run();
     }
     match run_headless(&mut app, &args) {
         Ok(()) => AppExit::Success,
@@ -78,15 +99,19 @@ fn main() -> AppExit {
 
 struct Args {
     characters: usize,
+    /// The window's or the headless image's size, pixels.
+    size: (u32, u32),
     headless: bool,
-    frames: usize,
+    /// Frames to run: headless 120 when not given; in a window, until it is closed.
+    frames: Option<usize>,
     no_draw: bool,
-    out: Option<std::path::PathBuf>,
+    out: Option<PathBuf>,
 }
 
 impl Args {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Self, String> {
-        let mut parsed = Self { characters: 10_000, headless: false, frames: 120, no_draw: false, out: None };
+        let mut parsed =
+            Self { characters: 10_000, size: (960, 540), headless: false, frames: None, no_draw: false, out: None };
         let count = |name: &str, value: Option<String>| -> Result<usize, String> {
             let value = value.ok_or(format!("{name} needs a number"))?;
             value.parse().map_err(|_| format!("{name}: not a count: {value}"))
@@ -94,12 +119,23 @@ impl Args {
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--characters" => parsed.characters = count("--characters", args.next())?,
-                "--frames" => parsed.frames = count("--frames", args.next())?,
+                "--frames" => parsed.frames = Some(count("--frames", args.next())?),
+                "--size" => {
+                    let value = args.next().ok_or("--size needs WxH")?;
+                    parsed.size = value
+                        .split_once('x')
+                        .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                        .filter(|&(w, h)| w > 0 && h > 0)
+                        .ok_or(format!("--size: not WxH in pixels: {value}"))?;
+                }
                 "--headless" => parsed.headless = true,
                 "--no-draw" => parsed.no_draw = true,
                 "--out" => parsed.out = Some(args.next().ok_or("--out needs a path")?.into()),
                 other => return Err(format!("unknown argument {other}")),
             }
+        }
+        if parsed.frames == Some(0) {
+            return Err("--frames: at least one frame".into());
         }
         Ok(parsed)
     }
@@ -110,6 +146,7 @@ struct Setup {
     characters: usize,
     draw: bool,
     headless: bool,
+    size: (u32, u32),
 }
 
 /// The headless camera's target.
@@ -128,8 +165,9 @@ fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
     app.cleanup();
     let (mut frame, mut step, mut prepare, mut device_wait) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let warm_up = args.frames.min(10);
-    for k in 0..args.frames {
+    let frames = args.frames.unwrap_or(120);
+    let warm_up = frames.min(10);
+    for k in 0..frames {
         let started = Instant::now();
         app.update();
         let updated = started.elapsed();
@@ -143,12 +181,12 @@ fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
             prepare += render_world.resource::<ThrongRender>().last_prepare_time();
         }
     }
-    let measured = (args.frames - warm_up).max(1) as f64;
+    let measured = (frames - warm_up).max(1) as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / measured;
     println!(
         "{} characters, {} frames{}: frame {:.2} ms = throng step {:.2} + throng prepare {:.2} + device wait (throng's dispatches{}) {:.2} + Bevy and submission {:.2}",
         args.characters,
-        args.frames - warm_up,
+        frames - warm_up,
         if args.no_draw { ", no draw" } else { "" },
         ms(frame),
         ms(step),
@@ -158,46 +196,13 @@ fn run_headless(app: &mut App, args: &Args) -> Result<(), String> {
         ms(frame) - ms(step) - ms(prepare) - ms(device_wait),
     );
     if let (Some(out), Some(target)) = (&args.out, app.world().get_resource::<Target>()) {
-        save_png(app, &target.0, out)?;
+        let pixels = read_image_blocking(app.sub_app(RenderApp).world(), &target.0)
+            .map_err(|e| format!("reading the image back: {e}"))?;
+        image::save_buffer(out, &pixels.rgba, pixels.width, pixels.height, image::ExtendedColorType::Rgba8)
+            .map_err(|e| format!("writing {}: {e}", out.display()))?;
         println!("crowd: wrote {}", out.display());
     }
     Ok(())
-}
-
-/// Copies the headless target back from Bevy's device and writes it as a PNG.
-fn save_png(app: &App, target: &Handle<Image>, path: &std::path::Path) -> Result<(), String> {
-    let world = app.sub_app(RenderApp).world();
-    let image = world.resource::<RenderAssets<GpuImage>>().get(target).ok_or("the target is not on the device")?;
-    let device = world.resource::<RenderDevice>().wgpu_device().clone();
-    let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
-    let row_bytes = (WIDTH * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("crowd.pixels"),
-        size: u64::from(row_bytes * HEIGHT),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    encoder.copy_texture_to_buffer(
-        image.texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &staging,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row_bytes), rows_per_image: None },
-        },
-        wgpu::Extent3d { width: WIDTH, height: HEIGHT, depth_or_array_layers: 1 },
-    );
-    queue.submit([encoder.finish()]);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        // The receiver outlives the poll below.
-        let _ = sender.send(result);
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("the device: {e}"))?;
-    receiver.recv().map_err(|e| e.to_string())?.map_err(|e| format!("mapping the pixels: {e}"))?;
-    let padded = staging.get_mapped_range(..).map_err(|e| format!("mapping the pixels: {e}"))?.to_vec();
-    let pixels: Vec<u8> =
-        padded.chunks(row_bytes as usize).flat_map(|row| row[..(WIDTH * 4) as usize].to_vec()).collect();
-    image::save_buffer(path, &pixels, WIDTH, HEIGHT, image::ExtendedColorType::Rgba8).map_err(|e| e.to_string())
 }
 
 /// The brain, the agents it drives (index `i` is the brain's character `i`), and the
@@ -252,7 +257,8 @@ fn setup(
     }
     let eye = Transform::from_xyz(0.0, field_half_m * 0.5 + 4.0, field_half_m + 8.0).looking_at(Vec3::ZERO, Vec3::Y);
     if setup.headless {
-        let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
+        let (width, height) = setup.size;
+        let mut image = Image::new_target_texture(width, height, TextureFormat::Rgba8UnormSrgb, None);
         image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
         let target = images.add(image);
         commands.spawn((Camera3d::default(), RenderTarget::Image(target.clone().into()), eye));
@@ -333,4 +339,53 @@ fn report(mut timing: ResMut<Timing>, crowd: Res<Crowd>, throng: Res<ThrongCrowd
         println!("{} characters: frame {frame_ms:.1} ms, throng step {step_ms:.1} ms", crowd.agents.len());
         *timing = Timing::default();
     }
+}
+
+/// Frames the window's screenshot may take to arrive before the run gives up on it.
+const SCREENSHOT_FRAMES: usize = 120;
+
+/// A windowed run's end (`--frames`): after that many frames the app exits, or with `--out`
+/// takes a screenshot of the window and exits once it is written.
+#[derive(Resource)]
+struct Finish {
+    frames: usize,
+    counted: usize,
+    out: Option<PathBuf>,
+}
+
+fn finish(mut finish: ResMut<Finish>, mut commands: Commands, crowd: Res<Crowd>, mut exit: MessageWriter<AppExit>) {
+    finish.counted += 1;
+    if finish.counted == finish.frames + SCREENSHOT_FRAMES {
+        eprintln!("crowd: the screenshot did not arrive within {SCREENSHOT_FRAMES} frames");
+        exit.write(AppExit::error());
+    }
+    if finish.counted != finish.frames {
+        return;
+    }
+    println!("crowd: {} frames of {} characters in a window", finish.frames, crowd.agents.len());
+    let Some(path) = finish.out.clone() else {
+        exit.write(AppExit::Success);
+        return;
+    };
+    // The capture arrives a frame or two later, read back from the window's swapchain image.
+    commands.spawn(Screenshot::primary_window()).observe(
+        move |captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+            let written = captured
+                .image
+                .clone()
+                .try_into_dynamic()
+                .map_err(|e| e.to_string())
+                .and_then(|image| image.to_rgb8().save(&path).map_err(|e| e.to_string()));
+            match written {
+                Ok(()) => {
+                    println!("crowd: wrote {}", path.display());
+                    exit.write(AppExit::Success);
+                }
+                Err(e) => {
+                    eprintln!("crowd: the screenshot: {e}");
+                    exit.write(AppExit::error());
+                }
+            }
+        },
+    );
 }

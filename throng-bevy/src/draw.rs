@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderContext, RenderDevice, ViewQuery};
 use bevy::render::view::{ExtractedView, ViewDepthStencilTexture, ViewTarget};
-use throng::mesh::SkinnedMesh;
+use throng::mesh::{SkinnedMesh, SkinnedVertex};
 use throng::program::OutputLayout;
 use wgpu::util::DeviceExt;
 
@@ -65,21 +65,16 @@ fn shader_source(layout: OutputLayout) -> String {
     SHADER.replace("SKIN_TYPE", ty).replace("SKIN_PRODUCT", product)
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Vertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joints: [u16; 4],
-    weights: [f32; 4],
-}
-
+/// The shader's `Scene` (keep in sync with `SHADER` above; `tests::scene_uniform_matches_the_wgsl_scene`
+/// checks it against naga's layout).
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct SceneUniform {
     clip_from_world: [f32; 16],
     num_joints: u32,
-    pad: [u32; 3],
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 /// A mesh on the device.
@@ -146,7 +141,6 @@ fn pipeline(
         label: Some("throng-bevy.characters"),
         source: wgpu::ShaderSource::Wgsl(shader_source(layout).into()),
     });
-    let vertex_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint16x4, 3 => Float32x4];
     let instance_attributes = wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4];
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some("throng-bevy.characters"),
@@ -156,11 +150,7 @@ fn pipeline(
             entry_point: Some("vs"),
             compilation_options: Default::default(),
             buffers: &[
-                Some(wgpu::VertexBufferLayout {
-                    array_stride: size_of::<Vertex>() as u64,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &vertex_attributes,
-                }),
+                Some(SkinnedVertex::LAYOUT),
                 Some(wgpu::VertexBufferLayout {
                     array_stride: size_of::<Placement>() as u64,
                     step_mode: wgpu::VertexStepMode::Instance,
@@ -190,14 +180,7 @@ fn pipeline(
 }
 
 fn mesh_buffers(device: &wgpu::Device, mesh: &Arc<SkinnedMesh>) -> MeshBuffers {
-    let vertices: Vec<Vertex> = (0..mesh.num_vertices())
-        .map(|v| Vertex {
-            position: mesh.positions[v],
-            normal: mesh.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
-            joints: mesh.joints.get(v).copied().unwrap_or_default(),
-            weights: mesh.weights.get(v).copied().unwrap_or([1.0, 0.0, 0.0, 0.0]),
-        })
-        .collect();
+    let vertices = mesh.to_vertices();
     let init = |label, contents: &[u8], usage| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
     };
@@ -262,7 +245,9 @@ pub(crate) fn prepare_draw(
             let scene = SceneUniform {
                 clip_from_world: clip_from_world.to_cols_array(),
                 num_joints: draw.num_joints,
-                pad: [0; 3],
+                pad0: 0,
+                pad1: 0,
+                pad2: 0,
             };
             let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("throng-bevy.scene"),
@@ -317,5 +302,51 @@ pub(crate) fn draw_crowds(
         pass.set_vertex_buffer(1, placements.slice(..));
         pass.set_index_buffer(mesh.indices.slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..mesh.num_indices, 0, 0..archetype.num_characters);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use wgpu::naga;
+
+    use super::*;
+
+    /// `SceneUniform` is the shader's `Scene` as naga lays it out in the uniform address space
+    /// (size, alignment, each member's offset), with either output layout substituted, and the
+    /// substituted shader validates.
+    #[test]
+    fn scene_uniform_matches_the_wgsl_scene() {
+        for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
+            let source = shader_source(layout);
+            let module =
+                naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{layout:?}: {}", e.emit_to_string(&source)));
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).expect("the shader's types lay out");
+            let (handle, scene) =
+                module.types.iter().find(|(_, t)| t.name.as_deref() == Some("Scene")).expect("the shader has Scene");
+            let naga::TypeInner::Struct { members, .. } = &scene.inner else { panic!("Scene is not a struct") };
+            let wgsl: Vec<(&str, usize)> =
+                members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
+            let rust = [
+                ("clip_from_world", offset_of!(SceneUniform, clip_from_world)),
+                ("num_joints", offset_of!(SceneUniform, num_joints)),
+                ("pad0", offset_of!(SceneUniform, pad0)),
+                ("pad1", offset_of!(SceneUniform, pad1)),
+                ("pad2", offset_of!(SceneUniform, pad2)),
+            ];
+            assert_eq!(wgsl, rust, "{layout:?}: Scene's members and offsets (WGSL vs Rust)");
+            let wgsl_layout = layouter[handle];
+            assert_eq!(wgsl_layout.size as usize, size_of::<SceneUniform>(), "{layout:?}: Scene's size");
+            assert!(
+                wgsl_layout.alignment.is_aligned(size_of::<SceneUniform>() as u32),
+                "{layout:?}: the uniform's size is not a multiple of Scene's alignment {}",
+                wgsl_layout.alignment
+            );
+        }
     }
 }

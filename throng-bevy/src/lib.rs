@@ -36,6 +36,7 @@
 //! ```
 
 mod draw;
+mod readback;
 mod render;
 
 use std::collections::HashMap;
@@ -55,6 +56,7 @@ use throng::rig::Rig;
 use throng::runtime::RuntimeError;
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
 
+pub use readback::{ImagePixels, ReadbackError, read_image_blocking};
 pub use render::{CrowdEvaluator, EvaluatorError, ThrongRender};
 
 /// Where throng's matrices are computed.
@@ -213,27 +215,10 @@ pub enum MeshError {
         /// The id given.
         id: ArchetypeId,
     },
-    /// A vertex is skinned to a joint past the rig's: the shader would read the next
-    /// character's matrices.
-    #[error("vertex {vertex} names joint {joint}; the rig has {joints}")]
-    JointOutOfRange {
-        /// The vertex.
-        vertex: usize,
-        /// The joint it names.
-        joint: u16,
-        /// Joints in the archetype's rig.
-        joints: usize,
-    },
-    /// A triangle names a vertex past the mesh's.
-    #[error("index {index} names vertex {vertex}; the mesh has {vertices}")]
-    VertexOutOfRange {
-        /// The position in the index list.
-        index: usize,
-        /// The vertex it names.
-        vertex: u32,
-        /// Vertices in the mesh.
-        vertices: usize,
-    },
+    /// The mesh cannot be skinned to the archetype's rig: a vertex names a joint the rig lacks,
+    /// or an index a vertex the mesh lacks ([`SkinnedMesh::validate`]).
+    #[error(transparent)]
+    Mesh(#[from] throng::mesh::MeshError),
 }
 
 /// The frame handed to the render app: one entry per archetype, in the order they were added.
@@ -400,16 +385,7 @@ impl ThrongCrowd {
     /// past the vertices.
     pub fn set_mesh(&mut self, id: ArchetypeId, mesh: SkinnedMesh) -> Result<(), MeshError> {
         let entry = self.entry_mut(id).ok_or(MeshError::UnknownArchetype { id })?;
-        let joints = entry.assets.rig.num_joints();
-        for (vertex, skinned) in mesh.joints.iter().enumerate() {
-            if let Some(&joint) = skinned.iter().find(|&&j| usize::from(j) >= joints) {
-                return Err(MeshError::JointOutOfRange { vertex, joint, joints });
-            }
-        }
-        let vertices = mesh.num_vertices();
-        if let Some((index, &vertex)) = mesh.indices.iter().enumerate().find(|&(_, &v)| v as usize >= vertices) {
-            return Err(MeshError::VertexOutOfRange { index, vertex, vertices });
-        }
+        mesh.validate(entry.assets.rig.num_joints())?;
         entry.mesh = Some(Arc::new(mesh));
         Ok(())
     }

@@ -10,11 +10,9 @@ use bevy::camera::RenderTarget;
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use bevy::render::RenderPlugin;
-use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderInstance, RenderQueue};
 use bevy::render::settings::RenderCreation;
-use bevy::render::texture::GpuImage;
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use throng::ClipEvent;
@@ -29,8 +27,8 @@ mod compare;
 
 use compare::{GPU_TOLERANCE, assert_matrices_close, worst_abs_diff};
 use throng_bevy::{
-    AgentParams, Character, CrowdAgent, CrowdEvent, Evaluation, FramePacket, Lod, RootMotion, RowChange, ThrongCrowd,
-    ThrongError, ThrongPlugin, ThrongRender,
+    AgentParams, Character, CrowdAgent, CrowdEvent, Evaluation, FramePacket, Lod, ReadbackError, RootMotion, RowChange,
+    ThrongCrowd, ThrongError, ThrongPlugin, ThrongRender, read_image_blocking,
 };
 
 const DT: f32 = 1.0 / 60.0;
@@ -75,13 +73,15 @@ fn app(evaluation: Evaluation) -> Option<(App, ArchetypeId)> {
 
 fn app_with(plugin: ThrongPlugin) -> Option<(App, ArchetypeId)> {
     let render_creation = render_creation()?;
+    let plugins = DefaultPlugins
+        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+        .set(RenderPlugin { render_creation, ..default() });
+    // With the `window` feature (CI's step builds Bevy once, for these tests and the windowed
+    // example) Bevy's winit would start an event loop, which needs a display.
+    #[cfg(feature = "window")]
+    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
     let mut app = App::new();
-    app.add_plugins((
-        DefaultPlugins
-            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-            .set(RenderPlugin { render_creation, ..default() }),
-        plugin,
-    ));
+    app.add_plugins((plugins, plugin));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(DT)));
     while app.plugins_state() == bevy::app::PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
@@ -362,39 +362,6 @@ fn events_arrive_once_with_their_entity() {
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 192;
 
-/// The camera's target, read back from Bevy's device: RGBA8, rows of `WIDTH` pixels.
-fn read_target(app: &App, target: &Handle<Image>) -> Vec<u8> {
-    let world = app.sub_app(RenderApp).world();
-    let image = world.resource::<RenderAssets<GpuImage>>().get(target).expect("the target is on the device");
-    let device = world.resource::<RenderDevice>().wgpu_device().clone();
-    let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
-    let row_bytes = (WIDTH * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test.pixels"),
-        size: u64::from(row_bytes * HEIGHT),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    encoder.copy_texture_to_buffer(
-        image.texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &staging,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row_bytes), rows_per_image: None },
-        },
-        wgpu::Extent3d { width: WIDTH, height: HEIGHT, depth_or_array_layers: 1 },
-    );
-    queue.submit([encoder.finish()]);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        let _ = sender.send(result);
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("the device answers");
-    receiver.recv().expect("the map callback ran").expect("the map succeeded");
-    let padded = staging.get_mapped_range(..).expect("mapped").to_vec();
-    padded.chunks(row_bytes as usize).flat_map(|row| row[..(WIDTH * 4) as usize].to_vec()).collect()
-}
-
 #[test]
 fn the_crowd_is_drawn_and_moves() {
     let Some((mut app, id)) = app(Evaluation::Gpu) else { return };
@@ -412,12 +379,28 @@ fn the_crowd_is_drawn_and_moves() {
         let at = Vec3::new((i % 5) as f32 * 2.0 - 4.0, 0.0, (i / 5) as f32 * 2.0 - 4.0);
         app.world_mut().entity_mut(entity).insert((Transform::from_translation(at), RootMotion));
     }
+    // What the readback refuses: an image not on the device yet, one that cannot be copied
+    // from, one that is not RGBA8.
+    let read = |app: &App, image: &Handle<Image>| read_image_blocking(app.sub_app(RenderApp).world(), image);
+    assert!(matches!(read(&app, &target), Err(ReadbackError::NotOnDevice)), "read before the first update");
+    let mut images = app.world_mut().resource_mut::<Assets<Image>>();
+    let plain = images.add(Image::new_target_texture(8, 8, TextureFormat::Rgba8UnormSrgb, None));
+    let mut float = Image::new_target_texture(8, 8, TextureFormat::Rgba16Float, None);
+    float.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+    let float = images.add(float);
     let mut frames = Vec::new();
     for frame in 0..40 {
         app.update();
         no_errors(&mut app);
+        if frame == 0 {
+            assert!(matches!(read(&app, &plain), Err(ReadbackError::NotCopySource)), "an image without COPY_SRC");
+            let refused = read(&app, &float);
+            assert!(matches!(refused, Err(ReadbackError::Format(TextureFormat::Rgba16Float))), "{refused:?}");
+        }
         if frame == 10 || frame == 39 {
-            frames.push(read_target(&app, &target));
+            let pixels = read(&app, &target).expect("the target reads back");
+            assert_eq!((pixels.width, pixels.height), (WIDTH, HEIGHT));
+            frames.push(pixels.rgba);
         }
     }
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("throng-bevy");

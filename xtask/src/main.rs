@@ -54,8 +54,11 @@ const CLIPPY: Step = Step {
 /// clock alignment's test), `tests/profiling_plots.rs` (the plots' values), and the
 /// viewer, which `tests/viewer.rs` builds with the feature and runs; and `bench_gpu`, the other
 /// example with Tracy zones, built. The `tracy` steps compile Tracy's C++ client: they need a
-/// C++ compiler. Last, throng-bevy's tests (a headless Bevy app on the same device) and doc
-/// tests, with `--ignore-rust-version` as the lints.
+/// C++ compiler. Last, throng-bevy's tests (a headless Bevy app on the same device, and the
+/// `crowd` example in a window under `xvfb-run`) and doc tests, with `--ignore-rust-version` as
+/// the lints, and with the `window` feature: the windowed test builds the example with it, and
+/// Bevy built with the same features for both is built once rather than twice (the feature
+/// changes features of most of Bevy's crates).
 const TESTS: [Step; 5] = [
     Step { name: "tests", args: &["test", "--release", "--all-targets", "--features", "capi"] },
     Step { name: "doc tests", args: &["test", "--release", "--doc", "--features", "capi"] },
@@ -76,7 +79,10 @@ const TESTS: [Step; 5] = [
             "viewer",
         ],
     },
-    Step { name: "bevy tests", args: &["test", "--release", "-p", "throng-bevy", "--ignore-rust-version"] },
+    Step {
+        name: "bevy tests",
+        args: &["test", "--release", "-p", "throng-bevy", "--ignore-rust-version", "--features", "window"],
+    },
 ];
 
 const USAGE: &str = "usage: cargo xtask test [--no-lint]   formatting, lints, every test, doc tests, the tracy build

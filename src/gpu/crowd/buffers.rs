@@ -26,9 +26,17 @@ pub(super) struct FrameResources {
     /// Workgroups per chunk under animation LOD (the chunk's due characters,
     /// [`GpuCrowd::set_frame_due`]); empty when every character is evaluated.
     pub(super) due_counts: Vec<u32>,
+    /// The due characters of that frame, in order (the procedural stage's targets skip the
+    /// others); empty when every character is evaluated.
+    pub(super) due_rows: Vec<u32>,
 }
 
 impl FrameResources {
+    /// The frame's due characters under animation LOD, `None` when every one is evaluated.
+    pub(super) fn due_rows(&self) -> Option<&[u32]> {
+        (!self.due_counts.is_empty()).then_some(&self.due_rows)
+    }
+
     /// Workgroups chunk `k` dispatches: its due characters, or all of them.
     pub(super) fn dispatch_count(&self, k: usize, chunk: &Chunk) -> u32 {
         self.due_counts.get(k).copied().unwrap_or(chunk.num_characters)
@@ -243,7 +251,10 @@ impl GpuCrowd {
             window_bytes = window_bytes.max(self.num_joints as u64 * MODEL_BYTES);
         }
         let kernel = self.options.kernel;
-        let grid = (kernel == FrameKernel::Fused, kernel.characters_per_workgroup(self.num_joints));
+        // The stage path's grid holds one character a workgroup.
+        let per_workgroup =
+            if self.options.stage_buffers { 1 } else { kernel.characters_per_workgroup(self.num_joints) };
+        let grid = (kernel == FrameKernel::Fused, per_workgroup);
         chunk_characters(window_bytes, limits, grid, self.options.max_chunk_characters)
     }
 
@@ -465,6 +476,7 @@ impl GpuCrowd {
             chunk_params,
             chunks,
             due_counts: Vec::new(),
+            due_rows: Vec::new(),
         })
     }
 }

@@ -63,12 +63,15 @@ impl GpuCrowd {
     /// to test and time each stage against its CPU mirror. After [`set_frame`](Self::set_frame),
     /// [`Stage::LAYERED`] in order does the same for the layered frame: `Transition` updates the
     /// characters' memory (it needs no stage buffers), `Layers` combines the layers' shown poses
-    /// into local poses. Every stage but `Transition` needs
+    /// into local poses. `Procedural`, between the stage that writes local poses and
+    /// `LocalToModel`, runs the procedural stage on them where
+    /// [`set_procedural`](Self::set_procedural) gave any character work (an empty pass
+    /// otherwise): what [`encode`](Self::encode) then records, a stage at a time, so that each
+    /// can be timed. Every stage but `Transition` needs
     /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
-    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character
-    /// on a one-dimensional grid: a [`FrameKernel::Levels`] crowd whose chunks hold more
-    /// characters than the device's `max_compute_workgroups_per_dimension` (65,535 on most)
-    /// gets [`GpuError::DeviceLimit`]; lower [`GpuCrowdOptions::max_chunk_characters`] for it.
+    /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character,
+    /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
+    /// chunk of any size runs in one dispatch.
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
         self.encode_one_stage(encoder, stage, None)
     }
@@ -110,27 +113,24 @@ impl GpuCrowd {
             Stage::Layers => {
                 (layered.ok_or(GpuError::NoLayers)?.layers.as_ref().ok_or(GpuError::NoStageBuffers)?, "throng.layers")
             }
+            Stage::Procedural => return self.encode_procedural_stage(encoder, timestamp_writes),
         };
         let Some(frame) = &self.frame else {
             return Ok(());
         };
-        // The stages run one workgroup per character on a one-dimensional grid; the level
-        // kernels' chunks may hold more characters than that reaches.
+        // One workgroup per character, in rows as the frame's grid (the level kernels' chunks may
+        // hold more characters than one dimension reaches).
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
-        if let Some(largest) = frame.chunks.iter().map(|c| c.num_characters).max().filter(|&n| n > max_per_dimension) {
-            return Err(GpuError::DeviceLimit {
-                limit: "max_compute_workgroups_per_dimension",
-                needed: largest.into(),
-                got: max_per_dimension.into(),
-            });
-        }
         let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
             groups: [
                 Some(&chunk.frame),
                 chunk.stages.as_ref().filter(|_| stage != Stage::Transition),
                 chunk.layered.as_ref().filter(|_| matches!(stage, Stage::Transition | Stage::Layers)),
             ],
-            workgroups: (frame.dispatch_count(k, chunk), 1, 1),
+            workgroups: match frame.dispatch_count(k, chunk) {
+                0 => (0, 0, 0),
+                characters => grid(characters, max_per_dimension),
+            },
         });
         self.record(encoder, label, timestamp_writes, pipeline, dispatches);
         Ok(())

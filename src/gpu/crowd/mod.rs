@@ -101,6 +101,11 @@ pub enum Stage {
     /// Each layer's displayed pose, combined, to local poses (`shaders/layers.wgsl`,
     /// [`crate::eval::layers`]); after [`GpuCrowd::set_frame`].
     Layers,
+    /// Local poses through look-at chains, two-bone IK and feet on the ground, in place
+    /// (`shaders/procedural.wgsl`, [`crate::eval::procedural`]); after
+    /// [`GpuCrowd::set_procedural`], between the stage that writes local poses and
+    /// `LocalToModel`.
+    Procedural,
 }
 
 impl Stage {

@@ -4,6 +4,11 @@
 //! chunk over the chunk's window of the stage path's local poses, recorded between layers (or
 //! sampling) and local-to-model.
 //!
+//! Under animation LOD ([`GpuCrowd::set_frame_due`]) the stage path evaluates the due
+//! characters alone, and the targets are written with every row that is not due set to 0: the
+//! stage reads such a row's weights and leaves its pose alone, so it costs what the due rows
+//! cost, and the pose a skipped character keeps showing is not touched.
+//!
 //! The fused frames keep each character's local pose in registers and workgroup memory, split
 //! over a workgroup's threads, where the stage's chains (one thread walking a character's
 //! joints in order) would serialise the whole workgroup behind one thread; so a crowd with
@@ -14,6 +19,7 @@ use super::{GpuCrowd, LOCAL_BYTES, Stage};
 use crate::gpu::GpuError;
 use crate::gpu::procedural::{GpuProcedural, ProceduralParams, pack_targets, procedural_groups, target_stride};
 use crate::program::{ProceduralRig, ProceduralTargets};
+use wgpu::util::DeviceExt;
 
 /// The stage's setup on the device and, while any character has work, the frame's targets and
 /// per-chunk bind groups.
@@ -28,8 +34,13 @@ pub(super) struct CrowdProcedural {
     /// The stage path's local-pose buffer the bind groups were made over: a frame that
     /// replaced it needs new ones.
     locals: Option<wgpu::Buffer>,
-    /// Scratch for the packed targets, kept so that a call per frame does not allocate.
+    /// The packed targets of every row, kept so that a call per frame does not allocate and
+    /// a frame with another due list can write them again.
     packed: Vec<f32>,
+    /// Scratch for the targets of a due list's rows (the others 0).
+    masked: Vec<f32>,
+    /// The due rows the targets on the device were written for (`None`: every row).
+    written_for: Option<Vec<u32>>,
 }
 
 impl CrowdProcedural {
@@ -54,28 +65,24 @@ impl GpuCrowd {
     /// [`GpuCrowdOptions::stage_buffers`](super::GpuCrowdOptions::stage_buffers); rows with
     /// weight 0 there cost the stage a look at their weights.
     ///
+    /// Under animation LOD ([`set_frame_due`](Self::set_frame_due)) the stage runs on the due
+    /// characters alone, as [`crate::eval::frame_layers::FrameJob::run_due_procedural`] does:
+    /// the others keep showing their last pose. The rows that are not due are written with
+    /// weight 0, and written again by a later `set_frame_due` with another due list.
+    ///
     /// # Errors
     /// [`GpuError::NoStageBuffers`] without stage buffers; [`GpuError::Procedural`] when the
     /// setup was checked against another rig or the targets are not one row per character of
-    /// the crowd; [`GpuError::DeviceLimit`] where [`encode_stage`](Self::encode_stage) would
-    /// refuse the stage path. Nothing changes on an error.
+    /// the crowd. Nothing changes on an error.
     pub fn set_procedural(&mut self, setup: &ProceduralRig, targets: &ProceduralTargets) -> Result<(), GpuError> {
         if self.pipelines.stages.is_none() {
             return Err(GpuError::NoStageBuffers);
         }
         let characters = self.num_characters();
         targets.validate_for(setup, self.num_joints, characters)?;
-        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
-        let largest = self.frame.as_ref().and_then(|f| f.chunks.iter().map(|c| c.num_characters).max());
-        if let Some(largest) = largest.filter(|&n| n > max_per_dimension) {
-            return Err(GpuError::DeviceLimit {
-                limit: "max_compute_workgroups_per_dimension",
-                needed: largest.into(),
-                got: max_per_dimension.into(),
-            });
-        }
         let mut previous = self.procedural.take().filter(|p| p.stage.setup() == setup);
         let mut packed = previous.as_mut().map(|p| std::mem::take(&mut p.packed)).unwrap_or_default();
+        let masked = previous.as_mut().map(|p| std::mem::take(&mut p.masked)).unwrap_or_default();
         let active = (0..characters).any(|row| targets.is_active(row));
         let (Some(frame), true) = (&self.frame, active) else {
             let stage = match previous {
@@ -89,6 +96,8 @@ impl GpuCrowd {
                 targets: None,
                 locals: None,
                 packed,
+                masked,
+                written_for: None,
             });
             return Ok(());
         };
@@ -102,24 +111,25 @@ impl GpuCrowd {
         let bytes = std::mem::size_of_val(packed.as_slice()) as u64;
         // Same setup, crowd and local-pose buffer as the last call: only the targets changed,
         // so they are written over the old ones and the bind groups stay.
-        let reusable = previous.as_ref().and_then(|p| {
-            let same = p.num_characters == characters && p.locals.as_ref() == Some(locals);
-            p.targets.as_ref().filter(|b| same && b.size() == bytes)
+        let reusable = previous.as_ref().is_some_and(|p| {
+            p.num_characters == characters
+                && p.locals.as_ref() == Some(locals)
+                && p.targets.as_ref().is_some_and(|b| b.size() == bytes)
         });
-        if let Some(buffer) = reusable {
-            self.queue.write_buffer(buffer, 0, bytemuck::cast_slice(&packed));
-            self.procedural = previous.map(|p| CrowdProcedural { packed, ..p });
+        if reusable && let Some(p) = previous {
+            self.procedural = Some(CrowdProcedural { packed, masked, written_for: None, ..p });
+            self.write_procedural_targets_now();
             return Ok(());
         }
         let stage = match previous {
             Some(p) => p.stage,
             None => GpuProcedural::for_parents(&self.device, &self.parents, setup)?,
         };
-        use wgpu::util::DeviceExt;
-        let targets_buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let targets_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("throng.procedural_targets"),
-            contents: bytemuck::cast_slice(&packed),
+            size: bytes,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
         });
         let align = u64::from(self.device.limits().min_storage_buffer_offset_alignment);
         let joints = self.num_joints as u64;
@@ -158,8 +168,46 @@ impl GpuCrowd {
             targets: Some(targets_buffer),
             locals: Some(locals.clone()),
             packed,
+            masked,
+            written_for: None,
         });
+        self.write_procedural_targets_now();
         Ok(())
+    }
+
+    /// Writes the procedural targets again where the frame's due list is not the one they were
+    /// written for (`set_frame_due` after [`set_procedural`](Self::set_procedural)); returns
+    /// the bytes written.
+    pub(super) fn write_procedural_targets(&mut self) -> u64 {
+        let due = self.frame.as_ref().and_then(|f| f.due_rows());
+        let stale = self.procedural.as_ref().is_some_and(|p| p.targets.is_some() && p.written_for.as_deref() != due);
+        if stale { self.write_procedural_targets_now() } else { 0 }
+    }
+
+    /// Writes the packed targets to the device: every row, or under a due list the due rows
+    /// and zeros for the others; returns the bytes written.
+    fn write_procedural_targets_now(&mut self) -> u64 {
+        let due = self.frame.as_ref().and_then(|f| f.due_rows());
+        let Some(p) = self.procedural.as_mut() else { return 0 };
+        let Some(buffer) = &p.targets else { return 0 };
+        let stride = target_stride(p.stage.setup());
+        let written = match due {
+            Some(rows) if stride > 0 => {
+                p.masked.clear();
+                p.masked.resize(p.packed.len(), 0.0);
+                for &row in rows {
+                    let at = row as usize * stride..(row as usize + 1) * stride;
+                    if let (Some(to), Some(from)) = (p.masked.get_mut(at.clone()), p.packed.get(at)) {
+                        to.copy_from_slice(from);
+                    }
+                }
+                &p.masked
+            }
+            _ => &p.packed,
+        };
+        self.queue.write_buffer(buffer, 0, bytemuck::cast_slice(written));
+        p.written_for = due.map(<[u32]>::to_vec);
+        std::mem::size_of_val(written.as_slice()) as u64
     }
 
     /// Removes the procedural stage: the frame is as it was before
@@ -184,13 +232,10 @@ impl GpuCrowd {
         encoder: &mut wgpu::CommandEncoder,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<(), GpuError> {
-        let Some(p) = self.procedural.as_ref() else {
-            return Ok(());
-        };
-        let (before, after): (&[Stage], &[Stage]) = if self.layered_frame {
-            (&[Stage::Transition, Stage::Layers], &[Stage::LocalToModel, Stage::Skinning])
+        let stages: &[Stage] = if self.layered_frame {
+            &[Stage::Transition, Stage::Layers, Stage::Procedural, Stage::LocalToModel, Stage::Skinning]
         } else {
-            (&[Stage::Sample], &[Stage::LocalToModel, Stage::Skinning])
+            &[Stage::Sample, Stage::Procedural, Stage::LocalToModel, Stage::Skinning]
         };
         let mut begin = timestamp_writes.as_ref().map(|w| wgpu::ComputePassTimestampWrites {
             query_set: w.query_set,
@@ -202,20 +247,36 @@ impl GpuCrowd {
             beginning_of_pass_write_index: None,
             end_of_pass_write_index: w.end_of_pass_write_index,
         });
-        for (i, &stage) in before.iter().enumerate() {
-            self.encode_one_stage(encoder, stage, if i == 0 { begin.take() } else { None })?;
+        for (i, &stage) in stages.iter().enumerate() {
+            let writes = if i == 0 {
+                begin.take()
+            } else if i + 1 == stages.len() {
+                end.take()
+            } else {
+                None
+            };
+            self.encode_one_stage(encoder, stage, writes)?;
         }
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("throng.procedural"),
-                timestamp_writes: None,
-            });
-            for ((_, group), chunk) in p.chunks.iter().zip(self.frame.iter().flat_map(|f| &f.chunks)) {
-                p.stage.encode(&mut pass, group, chunk.num_characters);
-            }
+        Ok(())
+    }
+
+    /// [`Stage::Procedural`]: one pass, the stage's dispatch per chunk where any character has
+    /// procedural work (an empty pass otherwise, so that a timed stage always has its pass).
+    pub(super) fn encode_procedural_stage(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<(), GpuError> {
+        if self.pipelines.stages.is_none() {
+            return Err(GpuError::NoStageBuffers);
         }
-        for (i, &stage) in after.iter().enumerate() {
-            self.encode_one_stage(encoder, stage, if i + 1 == after.len() { end.take() } else { None })?;
+        let mut pass = encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.procedural"), timestamp_writes });
+        let Some(p) = self.procedural.as_ref().filter(|p| p.runs_for(self.num_characters())) else {
+            return Ok(());
+        };
+        for ((_, group), chunk) in p.chunks.iter().zip(self.frame.iter().flat_map(|f| &f.chunks)) {
+            p.stage.encode(&mut pass, group, chunk.num_characters);
         }
         Ok(())
     }

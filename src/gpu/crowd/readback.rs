@@ -140,8 +140,70 @@ impl GpuCrowd {
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
+    /// Reads back the output of some joints of every character, waiting for the GPU:
+    /// `characters × joints.len() × layout.floats_per_joint()` floats, character by character,
+    /// each character's joints in the order `joints` lists them (a joint may be listed twice).
+    /// What a caller needs of a frame on the CPU, such as where each foot stands for the next
+    /// frame's ground, without [`read_output_blocking`](Self::read_output_blocking)'s whole
+    /// output: the GPU copies each character's rows from the lowest joint listed to the highest
+    /// (one copy per character) into one mappable buffer, and only the listed rows are kept.
+    ///
+    /// # Errors
+    /// [`GpuError::JointOutOfRange`] for a joint past the rig, [`GpuError::CrowdTooLarge`] when
+    /// the copied rows do not fit one buffer (`max_buffer_size`), [`GpuError::Poll`] or
+    /// [`GpuError::Readback`] when the device fails. Nothing is submitted on the first two.
+    pub fn read_joints_blocking(&self, joints: &[usize]) -> Result<Vec<f32>, GpuError> {
+        if let Some(&joint) = joints.iter().find(|&&j| j >= self.num_joints) {
+            return Err(GpuError::JointOutOfRange { joint, num_joints: self.num_joints });
+        }
+        let (Some(frame), Some(&lowest), Some(&highest)) = (&self.frame, joints.iter().min(), joints.iter().max())
+        else {
+            return Ok(Vec::new());
+        };
+        let characters = frame.num_characters;
+        let floats = self.options.layout.floats_per_joint();
+        let joint_bytes = (floats * size_of::<f32>()) as u64;
+        let span = (highest - lowest + 1) as u64 * joint_bytes;
+        let bytes = characters as u64 * span;
+        let limit = self.device.limits().max_buffer_size;
+        if bytes > limit {
+            return Err(GpuError::CrowdTooLarge {
+                characters,
+                what: "joints read back",
+                bytes,
+                limit,
+                limit_name: "max_buffer_size",
+            });
+        }
+        let copies = (0..characters).zip((0..).step_by(span as usize)).filter_map(|(character, to)| {
+            let (buffer, offset) = frame.output.locate(character)?;
+            Some((buffer, offset + lowest as u64 * joint_bytes, to, span))
+        });
+        let rows: Vec<f32> = self.read_copies_blocking(bytes, "joints", copies)?;
+        let per_character = span as usize / size_of::<f32>();
+        let mut out = Vec::with_capacity(characters * joints.len() * floats);
+        for character in rows.chunks_exact(per_character) {
+            for &joint in joints {
+                let at = (joint - lowest) * floats;
+                out.extend_from_slice(&character[at..at + floats]);
+            }
+        }
+        Ok(out)
+    }
+
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
     fn read_blocking(&self, buffer: &wgpu::Buffer, bytes: u64, what: &'static str) -> Result<Vec<u8>, GpuError> {
+        self.read_copies_blocking(bytes, what, std::iter::once((buffer, 0, 0, bytes)))
+    }
+
+    /// Copies each `(buffer, offset, to, size)` into a mappable buffer of `bytes` (at `to`),
+    /// submits, waits, and returns its contents as `T`s.
+    fn read_copies_blocking<'a, T: bytemuck::Pod>(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        copies: impl Iterator<Item = (&'a wgpu::Buffer, u64, u64, u64)>,
+    ) -> Result<Vec<T>, GpuError> {
         if bytes == 0 {
             return Ok(Vec::new());
         }
@@ -153,7 +215,9 @@ impl GpuCrowd {
         });
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("throng.readback") });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        for (buffer, offset, to, size) in copies {
+            encoder.copy_buffer_to_buffer(buffer, offset, &staging, to, size);
+        }
         self.queue.submit([encoder.finish()]);
         crate::gpu::map_read_blocking(&self.device, &staging, bytes, what)
     }

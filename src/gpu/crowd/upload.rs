@@ -45,7 +45,9 @@ impl GpuCrowd {
                 .extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
-        let bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
+        let mut bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
+        // A frame without a due list after one with: the procedural targets' skipped rows back.
+        bytes += self.write_procedural_targets();
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         #[cfg(feature = "tracy")]
@@ -135,7 +137,9 @@ impl GpuCrowd {
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
         bytes += frame.write_params(&self.queue, dt_s, due.is_some());
         frame.due_counts.clear();
+        frame.due_rows.clear();
         if let Some(due) = due {
+            frame.due_rows.extend_from_slice(due.rows);
             // Each chunk's due characters, from its first character's index in `ranges`.
             let mut from = 0;
             for (k, p) in frame.chunk_params.iter_mut().enumerate() {
@@ -167,6 +171,8 @@ impl GpuCrowd {
                 from += count;
             }
         }
+        // Procedural targets written for another due list: again, for this one's rows.
+        bytes += self.write_procedural_targets();
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         #[cfg(feature = "tracy")]
