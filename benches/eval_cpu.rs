@@ -15,8 +15,10 @@
 //! two-leg IK per character, `stage_procedural/10k`, its pose copy included), through the stage
 //! functions alone, so that one bench file builds
 //! against an older commit and both binaries can be run interleaved (BENCHMARKS.md, "CPU
-//! evaluator"). These report the bench thread's CPU time (`support::cpu_time`), the others
-//! wall time.
+//! evaluator"); and the whole layered frame of `frame_lod/10k/all_rate_1` on a one-thread
+//! pool, without and with the procedural stage (`stage_layered_frame{,_procedural}/10k`), the
+//! denominator of the stage's share. These report the CPU time of the thread that runs them
+//! (`support::cpu_time`), the others wall time.
 //!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
@@ -26,11 +28,11 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::Mat4;
-use support::cpu_time::ThreadCpuTime;
+use support::cpu_time::{ThreadCpuTime, thread_cpu_ns};
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
-use throng::eval::frame_layers::{EvalContext, FrameJob};
+use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::procedural::procedural;
 use throng::eval::sample::sample_blend;
@@ -382,41 +384,101 @@ fn record_lod_frames(bound: &DemoArchetype, n: usize, rate: impl Fn(usize) -> u8
     frames
 }
 
+/// The recorded frames of one `frame_lod` case and the evaluator's state across them: each
+/// [`job`](Self::job) is the next frame's, in a cycle.
+struct LodFrames {
+    frames: Vec<RecordedFrame>,
+    context: EvalContext,
+    output: Vec<f32>,
+    clips_sampled: Vec<u32>,
+    next: usize,
+}
+
+impl LodFrames {
+    fn new(demo: &DemoCharacter, bound: &DemoArchetype, n: usize, rate: impl Fn(usize) -> u8) -> Self {
+        let joints = demo.rig.num_joints();
+        Self {
+            frames: record_lod_frames(bound, n, rate),
+            context: EvalContext::new(n, bound.layers.len(), joints),
+            output: vec![0.0; n * joints * 16],
+            clips_sampled: vec![0; n],
+            next: 0,
+        }
+    }
+
+    /// The next frame's job, and what the state step recorded for it.
+    fn job<'a>(&'a mut self, demo: &'a DemoCharacter, bound: &'a DemoArchetype) -> (FrameJob<'a>, &'a RecordedFrame) {
+        let frame = &self.frames[self.next % self.frames.len()];
+        self.next += 1;
+        let job = FrameJob {
+            rig: &demo.rig,
+            clips: &bound.clips,
+            layers: &bound.layers,
+            samples: &frame.samples,
+            programs: &frame.programs,
+            dt_s: 1.0 / 60.0,
+            context: &mut self.context,
+            layout: OutputLayout::Mat4,
+            output: &mut self.output,
+            clips_sampled: &mut self.clips_sampled,
+            root_motion: &mut [],
+        };
+        (job, frame)
+    }
+}
+
+fn demo_graph(demo: &DemoCharacter) -> DemoArchetype {
+    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph loads"));
+    demo.bind(graph).expect("the demo graph binds")
+}
+
 fn frame_lod(c: &mut Criterion) {
     let demo = DemoCharacter::humanoid_64();
-    let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).expect("the demo graph loads"));
-    let bound = demo.bind(graph).expect("the demo graph binds");
+    let bound = demo_graph(&demo);
     let n = 10_000;
     let mut group = c.benchmark_group("eval_cpu");
     group.throughput(Throughput::Elements(n as u64));
     for (name, lod) in [("all_rate_1", false), ("mix_1_2_4_8", true)] {
         // The mix of `support::LOD_MIX`: 10 % every frame, 20 % every 2nd, 30 % every 4th,
         // 40 % every 8th.
-        let frames = record_lod_frames(&bound, n, |i| if lod { support::lod_mix_rate(i) } else { 1 });
-        let joints = demo.rig.num_joints();
-        let mut context = EvalContext::new(n, bound.layers.len(), joints);
-        let mut output = vec![0.0f32; n * joints * 16];
-        let mut clips_sampled = vec![0u32; n];
-        let mut k = 0;
+        let mut frames = LodFrames::new(&demo, &bound, n, |i| if lod { support::lod_mix_rate(i) } else { 1 });
         group.bench_function(BenchmarkId::new("frame_lod", format!("10k/{name}")), |bench| {
             bench.iter(|| {
-                let frame = &frames[k % frames.len()];
-                k += 1;
-                let job = FrameJob {
-                    rig: &demo.rig,
-                    clips: &bound.clips,
-                    layers: &bound.layers,
-                    samples: &frame.samples,
-                    programs: &frame.programs,
-                    dt_s: 1.0 / 60.0,
-                    context: &mut context,
-                    layout: OutputLayout::Mat4,
-                    output: &mut output,
-                    clips_sampled: &mut clips_sampled,
-                    root_motion: &mut [],
-                };
+                let (job, frame) = frames.job(&demo, &bound);
                 if lod { job.run_due(DueRows { rows: &frame.due_rows, dt_s: &frame.due_dt_s }) } else { job.run() }
                     .expect("valid frame")
+            });
+        });
+    }
+    group.finish();
+}
+
+/// The frame of `frame_lod/10k/all_rate_1` (the demo graph's layers, transitions and masks,
+/// sampling to skinning, every character due) on a one-thread rayon pool, that thread's CPU
+/// time: the whole layered frame per character, as the `stage_*` benches measure its parts;
+/// then the same frame with the procedural stage of `stage_procedural` (`run_procedural`), so
+/// that the stage's share of the frame is measured in the frame itself.
+fn layered_frame(c: &mut Criterion<ThreadCpuTime>) {
+    let demo = DemoCharacter::humanoid_64();
+    let bound = demo_graph(&demo);
+    let n = 10_000;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
+    let (setup, targets) = support::procedural_crowd(&demo.rig, n);
+    let procedural = ProceduralInputs { setup: &setup, targets: &targets };
+    let mut group = c.benchmark_group("eval_cpu");
+    group.throughput(Throughput::Elements(n as u64));
+    for (name, with_stage) in [("stage_layered_frame", false), ("stage_layered_frame_procedural", true)] {
+        let mut frames = LodFrames::new(&demo, &bound, n, |_| 1);
+        group.bench_function(BenchmarkId::new(name, "10k"), |bench| {
+            bench.iter_custom(|iterations| {
+                pool.install(|| {
+                    let start = thread_cpu_ns();
+                    for _ in 0..iterations {
+                        let (job, _) = frames.job(&demo, &bound);
+                        if with_stage { job.run_procedural(procedural) } else { job.run() }.expect("valid frame");
+                    }
+                    thread_cpu_ns() - start
+                })
             });
         });
     }
@@ -427,6 +489,6 @@ criterion_group!(benches, eval_cpu, sample_compact, frame_transitions, frame_lod
 criterion_group! {
     name = stage_benches;
     config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = stages
+    targets = stages, layered_frame
 }
 criterion_main!(benches, stage_benches);

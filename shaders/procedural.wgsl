@@ -36,6 +36,7 @@ const FOOT_TARGET_LEN: u32 = 4u;
 // as the words hold it.
 const MAX_FEET: u32 = 4u;
 const EPSILON_M: f32 = 1e-6;
+const EPSILON_SQ_M2: f32 = EPSILON_M * EPSILON_M;
 const NO_PARENT: u32 = 0xffffffffu;
 // Below this angle between two rotations, `slerp` is a normalised lerp (`eval::procedural`'s
 // `SLERP_LINEAR_RAD`).
@@ -78,8 +79,10 @@ struct Frame {
     scale: vec3<f32>,
 }
 
+// `Arc`: the axis not normalised (`from × to`, or a unit perpendicular), its length, the angle.
 struct Arc {
     axis: vec3<f32>,
+    axis_len: f32,
     angle: f32,
 }
 
@@ -113,7 +116,8 @@ fn target_vec3(at: u32) -> vec3<f32> {
 // `sin` and `cos`, and lavapipe's `atan2` is a short polynomial), and the two-bone solve near
 // full or no extension magnifies what they miss; these are Cephes' single-precision
 // `sinf`/`cosf` and `atanf`, within a few ulp of the CPU's libm for the angles the stage takes
-// (|x| below a few turns). `atan_positive` and `atan2_positive` are `eval::procedural`'s own.
+// (|x| below a few turns). `sin_cos`, `atan_positive` and `atan2_positive` are
+// `eval::procedural`'s own.
 const PI: f32 = 3.14159265358979;
 const FRAC_PI_2: f32 = 1.57079632679490;
 const FRAC_PI_4: f32 = 0.785398163397448;
@@ -173,10 +177,10 @@ fn q_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     );
 }
 
-// glam's `Quat * Vec3`.
+// `eval::procedural::rotate`: `v` turned by `q` (unit), `v + w t + q.xyz × t`, `t = 2 q.xyz × v`.
 fn q_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let b = q.xyz;
-    return v * (q.w * q.w - dot(b, b)) + b * (dot(v, b) * 2.0) + cross(b, v) * (q.w * 2.0);
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
 }
 
 fn q_conjugate(q: vec4<f32>) -> vec4<f32> {
@@ -192,9 +196,10 @@ fn v_normalize(v: vec3<f32>) -> vec3<f32> {
     return v * (1.0 / length(v));
 }
 
-fn q_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
-    let sc = sin_cos(angle * 0.5);
-    return vec4<f32>(axis * sc.x, sc.y);
+// `Arc::turn`: the rotation by `angle` about the arc's axis.
+fn arc_turn(a: Arc, angle: f32) -> vec4<f32> {
+    let sc = sin_cos(0.5 * angle);
+    return vec4<f32>(a.axis * (sc.x / a.axis_len), sc.y);
 }
 
 // glam's `lerp`.
@@ -247,13 +252,17 @@ fn set_local_rotation(joint: u32, rotation: vec4<f32>) {
 }
 
 // `frame_below`: `joint`'s frame relative to its ancestor `above` (model space for
-// NO_PARENT). The walk is bounded by the rig's joints, which a checked rig never reaches.
+// NO_PARENT), a composed rotation normalised, a joint right below `above` its local as it is.
+// The walk is bounded by the rig's joints, which a checked rig never reaches.
 fn frame_below(above: u32, joint: u32) -> Frame {
     if joint == above || joint == NO_PARENT {
         return identity_frame();
     }
     var frame = local_frame(joint);
     var j = parent_of(joint);
+    if j == above || j == NO_PARENT {
+        return frame;
+    }
     for (var steps = 0u; j != above && j != NO_PARENT && steps < procedural_params.num_joints; steps++) {
         frame = compose(local_frame(j), frame);
         j = parent_of(j);
@@ -262,8 +271,40 @@ fn frame_below(above: u32, joint: u32) -> Frame {
     return frame;
 }
 
+// `Known`: the model frame of a joint the walks so far reached and nothing has moved since
+// (after a chain, the parent of its first joint; NO_PARENT before any and after the pelvis
+// moves), where the next walk may stop.
+var<private> known_joint: u32;
+var<private> known_frame: Frame;
+
+fn remember(joint: u32, frame: Frame) {
+    known_joint = joint;
+    known_frame = frame;
+}
+
+// `model_frame`: `joint`'s model frame, walking up to the root or to `known_joint`, whose
+// frame it takes; normalised as `frame_below`'s.
 fn model_frame(joint: u32) -> Frame {
-    return frame_below(NO_PARENT, joint);
+    if joint == NO_PARENT {
+        return identity_frame();
+    }
+    if joint == known_joint {
+        return known_frame;
+    }
+    var frame = local_frame(joint);
+    var j = parent_of(joint);
+    if j == NO_PARENT {
+        return frame;
+    }
+    for (var steps = 0u; j != known_joint && j != NO_PARENT && steps < procedural_params.num_joints; steps++) {
+        frame = compose(local_frame(j), frame);
+        j = parent_of(j);
+    }
+    if j != NO_PARENT {
+        frame = compose(known_frame, frame);
+    }
+    frame.rotation = q_normalize(frame.rotation);
+    return frame;
 }
 
 fn perpendicular(v: vec3<f32>) -> vec3<f32> {
@@ -276,34 +317,35 @@ fn perpendicular(v: vec3<f32>) -> vec3<f32> {
 
 // `arc`: the shortest rotation from direction `from_dir` to `to_dir`, angle from `atan2`.
 fn arc(from_dir: vec3<f32>, to_dir: vec3<f32>) -> Arc {
-    let from_len = length(from_dir);
-    let to_len = length(to_dir);
-    if !(from_len > EPSILON_M && to_len > EPSILON_M) {
-        return Arc(vec3<f32>(1.0, 0.0, 0.0), 0.0);
+    let from_sq = dot(from_dir, from_dir);
+    let to_sq = dot(to_dir, to_dir);
+    if !(from_sq > EPSILON_SQ_M2 && to_sq > EPSILON_SQ_M2) {
+        return Arc(vec3<f32>(1.0, 0.0, 0.0), 1.0, 0.0);
     }
     let c = cross(from_dir, to_dir);
     let s = length(c);
     let angle = atan2_positive(s, dot(from_dir, to_dir));
-    if s > EPSILON_M * from_len * to_len {
-        return Arc(c / s, angle);
+    if s * s > EPSILON_SQ_M2 * from_sq * to_sq {
+        return Arc(c, s, angle);
     }
-    return Arc(perpendicular(from_dir), angle);
+    return Arc(perpendicular(from_dir), 1.0, angle);
 }
 
 // `between`: the shortest rotation from `from_dir` to `to_dir` as the half-way quaternion,
 // no trigonometry; a half turn about a perpendicular axis when they are opposite.
 fn between(from_dir: vec3<f32>, to_dir: vec3<f32>) -> vec4<f32> {
-    let from_len = length(from_dir);
-    let to_len = length(to_dir);
-    if !(from_len > EPSILON_M && to_len > EPSILON_M) {
+    let from_sq = dot(from_dir, from_dir);
+    let to_sq = dot(to_dir, to_dir);
+    if !(from_sq > EPSILON_SQ_M2 && to_sq > EPSILON_SQ_M2) {
         return vec4<f32>(0.0, 0.0, 0.0, 1.0);
     }
     let c = cross(from_dir, to_dir);
     let d = dot(from_dir, to_dir);
-    if length(c) <= EPSILON_M * from_len * to_len && d < 0.0 {
+    let lengths_sq = from_sq * to_sq;
+    if dot(c, c) <= EPSILON_SQ_M2 * lengths_sq && d < 0.0 {
         return vec4<f32>(perpendicular(from_dir), 0.0);
     }
-    return q_normalize(vec4<f32>(c, from_len * to_len + d));
+    return q_normalize(vec4<f32>(c, sqrt(lengths_sq) + d));
 }
 
 // `in_frame`: the model-space turn `delta` seen from a joint of model rotation `model`.
@@ -328,7 +370,9 @@ fn translate_joint(joint: u32, offset: vec3<f32>) {
 }
 
 fn chain_frames(chain: TwoBone) -> ChainFrames {
-    let a = compose(model_frame(parent_of(chain.a)), local_frame(chain.a));
+    let above_a = parent_of(chain.a);
+    remember(above_a, model_frame(above_a));
+    let a = compose(known_frame, local_frame(chain.a));
     let b = compose(a, frame_below(chain.a, chain.b));
     let c = compose(b, frame_below(chain.b, chain.c));
     return ChainFrames(a, b, c);
@@ -347,7 +391,7 @@ fn reach(chain: TwoBone, f: ChainFrames, pole: vec3<f32>, goal: vec3<f32>, end_r
     var direction = vec3<f32>(0.0, 1.0, 0.0);
     var candidates = array<vec3<f32>, 3>(pb - pa, pc - pa, to_goal);
     for (var i = 0u; i < 3u; i++) {
-        if length(candidates[i]) > EPSILON_M {
+        if dot(candidates[i], candidates[i]) > EPSILON_SQ_M2 {
             direction = v_normalize(candidates[i]);
         }
     }
@@ -375,7 +419,7 @@ fn reach(chain: TwoBone, f: ChainFrames, pole: vec3<f32>, goal: vec3<f32>, end_r
     var sides = array<vec3<f32>, 2>(pb - pa, pole);
     for (var i = 0u; i < 2u; i++) {
         let off_line = sides[i] - direction * dot(sides[i], direction);
-        if length(off_line) > EPSILON_M {
+        if dot(off_line, off_line) > EPSILON_SQ_M2 {
             side = v_normalize(off_line);
         }
     }
@@ -388,7 +432,7 @@ fn reach(chain: TwoBone, f: ChainFrames, pole: vec3<f32>, goal: vec3<f32>, end_r
     let turned_c = pa + q_rotate(root_turn, pc - pa);
     let middle_turn = between(turned_c - turned_b.position, end - turned_b.position);
     set_local_rotation(chain.b, q_normalize(q_mul(local_rotation(chain.b), in_frame(turned_b.rotation, middle_turn))));
-    let new_above_c = q_normalize(q_mul(q_mul(middle_turn, root_turn), above_c));
+    let new_above_c = q_mul(q_mul(middle_turn, root_turn), above_c);
     set_local_rotation(chain.c, q_normalize(q_mul(q_conjugate(new_above_c), end_rotation)));
 }
 
@@ -420,8 +464,12 @@ fn look_at(at: u32, aim: vec3<f32>, weight: f32) {
     let forward = word_vec3(at + 1u);
     let first = procedural_rig[at + LOOK_AT_HEAD];
     let end = procedural_rig[at + LOOK_AT_HEAD + LOOK_AT_JOINT * (n - 1u)];
-    var frame = compose(model_frame(parent_of(first)), local_frame(first));
-    var end_frame = compose(frame, frame_below(first, end));
+    let above_first = parent_of(first);
+    remember(above_first, model_frame(above_first));
+    var frame = compose(known_frame, local_frame(first));
+    let end_frame = compose(frame, frame_below(first, end));
+    var end_position = end_frame.position;
+    var end_forward = q_rotate(end_frame.rotation, forward);
     var above = first;
     for (var k = 0u; k < n; k++) {
         let j = at + LOOK_AT_HEAD + LOOK_AT_JOINT * k;
@@ -437,21 +485,21 @@ fn look_at(at: u32, aim: vec3<f32>, weight: f32) {
             frame = compose(parent, local_frame(joint));
             above = joint;
         }
-        let from_dir = q_rotate(end_frame.rotation, forward);
-        let to_dir = aim - end_frame.position;
+        let to_dir = aim - end_position;
         var delta: vec4<f32>;
         if share == 1.0 && weight == 1.0 && limit >= PI {
-            delta = between(from_dir, to_dir);
+            delta = between(end_forward, to_dir);
         } else {
-            let a = arc(from_dir, to_dir);
+            let a = arc(end_forward, to_dir);
             let turn = min(a.angle * share, limit) * weight;
             if !(turn > 0.0) {
                 continue;
             }
-            delta = q_axis_angle(a.axis, turn);
+            delta = arc_turn(a, turn);
         }
         set_local_rotation(joint, q_normalize(q_mul(local_rotation(joint), in_frame(frame.rotation, delta))));
-        end_frame = carried(end_frame, frame.position, delta);
+        end_position = frame.position + q_rotate(delta, end_position - frame.position);
+        end_forward = q_rotate(delta, end_forward);
         frame.rotation = q_mul(delta, frame.rotation);
     }
 }
@@ -471,7 +519,7 @@ fn ground(t: u32, weight: f32) {
         let p = ankle.position;
         let foot_t = t + 1u + FOOT_TARGET_LEN * f;
         let a = arc(vec3<f32>(0.0, 1.0, 0.0), target_vec3(foot_t + 1u));
-        let tilt = q_axis_angle(a.axis, min(a.angle, max_tilt) * weight);
+        let tilt = arc_turn(a, min(a.angle, max_tilt) * weight);
         let lift = p.y - ankle_height;
         let sole = vec3<f32>(p.x, procedural_targets[foot_t] + lift, p.z);
         goals[f] = v_lerp(p, sole + q_rotate(tilt, vec3<f32>(0.0, 1.0, 0.0)) * ankle_height, weight);
@@ -480,6 +528,7 @@ fn ground(t: u32, weight: f32) {
     }
     if drop < 0.0 {
         translate_joint(procedural_rig[HEADER_PELVIS], vec3<f32>(0.0, drop, 0.0));
+        remember(NO_PARENT, identity_frame());
     }
     for (var f = 0u; f < feet; f++) {
         let chain = two_bone_chain(feet_at + FOOT_LEN * f);
@@ -488,8 +537,9 @@ fn ground(t: u32, weight: f32) {
 }
 
 // `procedural`: ground, then two-bone chains, then look-at chains, each only where its weight
-// is above 0. A row whose weights are all 0 is neither read beyond them nor written.
+// is above 0, each walk up the rig stopping where the last one did. A row whose weights are all 0 is neither read beyond them nor written.
 fn procedural(t: u32) {
+    remember(NO_PARENT, identity_frame());
     let look_ats = procedural_rig[HEADER_LOOK_AT];
     let two_bones = procedural_rig[HEADER_TWO_BONE];
     let two_bone_t = t + LOOK_AT_TARGET_LEN * look_ats;

@@ -1,6 +1,8 @@
 //! A criterion measurement of the bench thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) rather
 //! than wall time: on a machine shared with other work the thread's time off the CPU is not the
-//! code's cost. Only for benches that run on the bench thread alone (no rayon).
+//! code's cost. Only for benches that run on the bench thread alone (no rayon), or that run a
+//! rayon job on a one-thread pool and report that thread's time ([`thread_cpu_ns`] inside
+//! `ThreadPool::install`, through criterion's `iter_custom`).
 
 use criterion::Throughput;
 use criterion::measurement::{Measurement, ValueFormatter};
@@ -8,7 +10,8 @@ use criterion::measurement::{Measurement, ValueFormatter};
 /// The calling thread's CPU time, nanoseconds.
 pub struct ThreadCpuTime;
 
-fn thread_cpu_ns() -> u64 {
+/// The calling thread's CPU time so far, nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `now` is a valid timespec to write; this clock exists on every Linux.
     let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };

@@ -943,28 +943,29 @@ impl WorkModel {
 /// to the root), the pelvis's walk (`translate_joint`), the ground's second foot loop (each
 /// leg's three walks), the two-bone loop (its three walks), the look-at loop (its two walks,
 /// then the joint loop: its `continue` edge, which the disassembly shows as a loop nested in it
-/// with the same header, and inside that the joint's walk). A walk is `frame_below`'s loop,
-/// inlined at each call: one frame composed per step.
+/// with the same header, and inside that the joint's walk). A walk is `frame_below`'s loop, or
+/// `model_frame`'s (up to the root or to the frame the last chain's walk stopped at), inlined at
+/// each call: one frame composed per step.
 pub const PROCEDURAL_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    3885,
+    4062,
     [
-        (342, 0),
-        (72, 1),
+        (339, 0),
+        (68, 1),
         (45, 0),
-        (1064, 0),
-        (75, 1),
-        (77, 1),
-        (75, 1),
-        (1258, 0),
-        (75, 1),
-        (77, 1),
+        (1104, 0),
         (74, 1),
-        (1028, 0),
-        (75, 1),
-        (74, 1),
-        (651, 1),
-        (489, 2),
-        (77, 3),
+        (72, 1),
+        (69, 1),
+        (1316, 0),
+        (83, 1),
+        (73, 1),
+        (69, 1),
+        (1085, 0),
+        (83, 1),
+        (69, 1),
+        (603, 1),
+        (453, 2),
+        (72, 3),
     ],
 );
 
