@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::camera::RenderTarget;
+use bevy::light::{DirectionalLight, GlobalAmbientLight};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
@@ -256,6 +257,12 @@ fn setup(
         return Ok(());
     }
     let eye = Transform::from_xyz(0.0, field_half_m * 0.5 + 4.0, field_half_m + 8.0).looking_at(Vec3::ZERO, Vec3::Y);
+    // Bevy's lights light the characters: a low sun from the front left, and a sky's ambient.
+    commands.spawn((
+        DirectionalLight { illuminance: 2_500.0, ..default() },
+        Transform::from_xyz(-4.0, 8.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.insert_resource(GlobalAmbientLight { brightness: 300.0, ..default() });
     if setup.headless {
         let (width, height) = setup.size;
         let mut image = Image::new_target_texture(width, height, TextureFormat::Rgba8UnormSrgb, None);

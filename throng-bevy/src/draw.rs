@@ -1,11 +1,15 @@
 //! The draw: each archetype's skinned mesh, instanced once per character, its vertex shader
 //! reading throng's output buffer on Bevy's device, into every 3D camera's target with Bevy's
-//! depth buffer, after Bevy's opaque pass.
+//! depth buffer, after Bevy's opaque pass, lit by Bevy's lights ([`SceneLights`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bevy::camera::Exposure;
+use bevy::light::{DirectionalLight, GlobalAmbientLight};
 use bevy::prelude::*;
+use bevy::render::Extract;
+use bevy::render::camera::ExtractedCamera;
 use bevy::render::renderer::{RenderContext, RenderDevice, ViewQuery};
 use bevy::render::view::{ExtractedView, ViewDepthStencilTexture, ViewTarget};
 use throng::mesh::{SkinnedMesh, SkinnedVertex};
@@ -20,10 +24,20 @@ use crate::{FramePacket, Placement};
 /// attributes). `SKIN` is replaced by the layout's matrix type and product.
 const SHADER: &str = r"
 @group(0) @binding(0) var<storage, read> skin: array<SKIN_TYPE>;
-struct Scene { clip_from_world: mat4x4<f32>, num_joints: u32, pad0: u32, pad1: u32, pad2: u32 }
+struct Scene {
+    clip_from_world: mat4x4<f32>,
+    // Towards the light, world space; the light's and the ambient light's radiance (exposed).
+    to_light: vec4<f32>,
+    light: vec4<f32>,
+    ambient: vec4<f32>,
+    num_joints: u32, pad0: u32, pad1: u32, pad2: u32,
+}
 @group(0) @binding(1) var<uniform> scene: Scene;
 
-struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) colour: vec3<f32> }
+struct Out {
+    @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) colour: vec3<f32>,
+    @location(2) to_light: vec3<f32>, @location(3) light: vec3<f32>, @location(4) ambient: vec3<f32>,
+}
 
 fn skin_point(m: SKIN_TYPE, p: vec4<f32>) -> vec3<f32> { return SKIN_PRODUCT; }
 
@@ -45,13 +59,17 @@ fn vs(@builtin(instance_index) character: u32,
     out.normal = (world_from_model * vec4<f32>(model_n, 0.0)).xyz;
     let h = (character * 2654435761u) >> 16u;
     out.colour = vec3<f32>(f32(h & 255u), f32((h >> 4u) & 255u), f32((h >> 8u) & 255u)) / 400.0 + 0.2;
+    out.to_light = scene.to_light.xyz;
+    out.light = scene.light.rgb;
+    out.ambient = scene.ambient.rgb;
     return out;
 }
 
+// Lambert: the albedo times the ambient light plus the directional light's share.
 @fragment
 fn fs(in: Out) -> @location(0) vec4<f32> {
-    let light = 0.35 + 0.65 * max(dot(normalize(in.normal), normalize(vec3<f32>(0.4, 0.8, 0.5))), 0.0);
-    return vec4<f32>(in.colour * light, 1.0);
+    let lit = in.ambient + in.light * max(dot(normalize(in.normal), in.to_light), 0.0);
+    return vec4<f32>(in.colour * lit, 1.0);
 }
 ";
 
@@ -71,10 +89,57 @@ fn shader_source(layout: OutputLayout) -> String {
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct SceneUniform {
     clip_from_world: [f32; 16],
+    to_light: [f32; 4],
+    light: [f32; 4],
+    ambient: [f32; 4],
     num_joints: u32,
     pad0: u32,
     pad1: u32,
     pad2: u32,
+}
+
+/// The lights the characters are drawn under, from the main world's Bevy lights each frame
+/// ([`extract_lights`]): the brightest [`DirectionalLight`] (the others, point and spot lights are
+/// not drawn by this shader; no shadows) and [`GlobalAmbientLight`]. Shaded as a Lambert surface,
+/// as Bevy's standard material shades a fully rough dielectric to first order: the albedo times
+/// `ambient colour × brightness + light colour × illuminance × max(n·l, 0) / π`, times the
+/// camera's exposure ([`bevy::camera::Exposure`], Bevy's default where a camera has none).
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SceneLights {
+    /// Towards the directional light, world space; zero without one.
+    to_light: Vec3,
+    /// The directional light's linear colour times its illuminance (lux) over π.
+    light: Vec3,
+    /// The ambient light's linear colour times its brightness (cd/m²).
+    ambient: Vec3,
+}
+
+impl Default for SceneLights {
+    /// No directional light, and [`GlobalAmbientLight`]'s default.
+    fn default() -> Self {
+        Self::new(None, &GlobalAmbientLight::default())
+    }
+}
+
+impl SceneLights {
+    fn new(directional: Option<(&DirectionalLight, &GlobalTransform)>, ambient: &GlobalAmbientLight) -> Self {
+        let linear = |colour: Color| Vec3::from_slice(&LinearRgba::from(colour).to_f32_array_no_alpha());
+        let (to_light, light) = directional.map_or((Vec3::ZERO, Vec3::ZERO), |(light, at)| {
+            // A directional light shines along its transform's forward (-Z).
+            (at.back().as_vec3(), linear(light.color) * light.illuminance / std::f32::consts::PI)
+        });
+        Self { to_light, light, ambient: linear(ambient.color) * ambient.brightness }
+    }
+}
+
+/// Extract: the main world's lights into [`SceneLights`].
+pub(crate) fn extract_lights(
+    directional: Extract<Query<(&DirectionalLight, &GlobalTransform)>>,
+    ambient: Extract<Option<Res<GlobalAmbientLight>>>,
+    mut lights: ResMut<SceneLights>,
+) {
+    let brightest = directional.iter().max_by(|a, b| a.0.illuminance.total_cmp(&b.0.illuminance));
+    *lights = SceneLights::new(brightest, ambient.as_deref().unwrap_or(&GlobalAmbientLight::default()));
 }
 
 /// A mesh on the device.
@@ -193,6 +258,16 @@ fn mesh_buffers(device: &wgpu::Device, mesh: &Arc<SkinnedMesh>) -> MeshBuffers {
     }
 }
 
+/// What the draw reads of each view: its target, depth, samples, and the camera's exposure.
+type ViewItem = (
+    Entity,
+    &'static ExtractedView,
+    &'static ViewTarget,
+    &'static ViewDepthStencilTexture,
+    &'static Msaa,
+    Option<&'static ExtractedCamera>,
+);
+
 /// Prepare, once the views and throng's frame are: meshes and placements uploaded, a pipeline
 /// for each view's formats, and a bind group per view and archetype binding throng's output.
 pub(crate) fn prepare_draw(
@@ -201,13 +276,14 @@ pub(crate) fn prepare_draw(
     mut draw: ResMut<CrowdDraw>,
     device: Res<RenderDevice>,
     queue: Res<bevy::render::renderer::RenderQueue>,
-    views: Query<(Entity, &ExtractedView, &ViewTarget, &ViewDepthStencilTexture, &Msaa)>,
+    views: Query<ViewItem>,
+    lights: Res<SceneLights>,
 ) {
     let device = device.wgpu_device();
     let queue: &wgpu::Queue = &queue;
     let CrowdDraw { skin_layout: layout_slot, pipelines, archetypes } = &mut *draw;
     let skin = layout_slot.get_or_insert_with(|| skin_layout(device));
-    for (_, _, target, depth, msaa) in &views {
+    for (_, _, target, depth, msaa, _) in &views {
         let key = (target.main_texture_format(), depth.texture().format(), msaa.samples());
         pipelines.entry(key).or_insert_with(|| pipeline(device, skin, render.layout(), key));
     }
@@ -238,12 +314,16 @@ pub(crate) fn prepare_draw(
         }
         draw.num_characters = frame.placements.len() as u32;
         draw.num_joints = frame.assets.rig.num_joints() as u32;
-        for (entity, view, ..) in &views {
+        for (entity, view, _, _, _, camera) in &views {
             let clip_from_world = view
                 .clip_from_world
                 .unwrap_or_else(|| view.clip_from_view * view.world_from_view.to_matrix().inverse());
+            let exposure = camera.map_or_else(|| Exposure::default().exposure(), |c| c.exposure);
             let scene = SceneUniform {
                 clip_from_world: clip_from_world.to_cols_array(),
+                to_light: lights.to_light.extend(0.0).to_array(),
+                light: (lights.light * exposure).extend(0.0).to_array(),
+                ambient: (lights.ambient * exposure).extend(0.0).to_array(),
                 num_joints: draw.num_joints,
                 pad0: 0,
                 pad1: 0,
@@ -334,6 +414,9 @@ mod tests {
                 members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
             let rust = [
                 ("clip_from_world", offset_of!(SceneUniform, clip_from_world)),
+                ("to_light", offset_of!(SceneUniform, to_light)),
+                ("light", offset_of!(SceneUniform, light)),
+                ("ambient", offset_of!(SceneUniform, ambient)),
                 ("num_joints", offset_of!(SceneUniform, num_joints)),
                 ("pad0", offset_of!(SceneUniform, pad0)),
                 ("pad1", offset_of!(SceneUniform, pad1)),

@@ -130,7 +130,8 @@ impl Plugin for ThrongPlugin {
             render_app
                 .insert_resource(ThrongRender::new(self.evaluation, self.layout))
                 .init_resource::<FramePacket>()
-                .add_systems(ExtractSchedule, render::extract_frame)
+                .add_systems(ExtractSchedule, (render::extract_frame, draw::extract_lights))
+                .init_resource::<draw::SceneLights>()
                 .init_resource::<draw::CrowdDraw>()
                 .add_systems(Render, render::prepare.in_set(RenderSystems::PrepareResources))
                 .add_systems(Render, draw::prepare_draw.in_set(RenderSystems::PrepareBindGroups))

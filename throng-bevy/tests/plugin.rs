@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::camera::RenderTarget;
+use bevy::light::{DirectionalLight, GlobalAmbientLight};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use bevy::render::RenderPlugin;
@@ -362,9 +363,12 @@ fn events_arrive_once_with_their_entity() {
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 192;
 
-#[test]
-fn the_crowd_is_drawn_and_moves() {
-    let Some((mut app, id)) = app(Evaluation::Gpu) else { return };
+/// Where the image tests' camera stands, looking at the crowd's middle.
+const CAMERA_AT: Vec3 = Vec3::new(0.0, 5.0, 14.0);
+
+/// A camera rendering into a new `WIDTH` × `HEIGHT` image that can be read back, and 25 agents
+/// on a 5 × 5 grid in its view, moved by their root motion; the image's handle.
+fn camera_on_a_crowd(app: &mut App, id: ArchetypeId) -> Handle<Image> {
     let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
@@ -372,13 +376,20 @@ fn the_crowd_is_drawn_and_moves() {
         Camera3d::default(),
         RenderTarget::Image(target.clone().into()),
         Msaa::Off,
-        Transform::from_xyz(0.0, 5.0, 14.0).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
+        Transform::from_translation(CAMERA_AT).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
     ));
-    let agents = spawn_agents(&mut app, id, 25, 0);
+    let agents = spawn_agents(app, id, 25, 0);
     for (i, &entity) in agents.iter().enumerate() {
         let at = Vec3::new((i % 5) as f32 * 2.0 - 4.0, 0.0, (i / 5) as f32 * 2.0 - 4.0);
         app.world_mut().entity_mut(entity).insert((Transform::from_translation(at), RootMotion));
     }
+    target
+}
+
+#[test]
+fn the_crowd_is_drawn_and_moves() {
+    let Some((mut app, id)) = app(Evaluation::Gpu) else { return };
+    let target = camera_on_a_crowd(&mut app, id);
     // What the readback refuses: an image not on the device yet, one that cannot be copied
     // from, one that is not RGBA8.
     let read = |app: &App, image: &Handle<Image>| read_image_blocking(app.sub_app(RenderApp).world(), image);
@@ -462,4 +473,39 @@ fn lod_by_camera_distance_skips_distant_characters_and_matches_the_cpu() {
         assert_eq!((rate(0), rate(39)), (1, 16));
         assert!(skipped > 40 * 46 / 3, "{evaluation:?}: only {skipped} row-frames skipped");
     }
+}
+
+/// The characters are lit by Bevy's lights: under the ambient light alone they are dim and
+/// grey; a red directional light from the camera's side makes them redder by far and leaves
+/// their green as it was.
+#[test]
+fn the_draw_is_lit_by_bevys_lights() {
+    let Some((mut app, id)) = app(Evaluation::Gpu) else { return };
+    let target = camera_on_a_crowd(&mut app, id);
+    app.insert_resource(GlobalAmbientLight { color: Color::WHITE, brightness: 100.0, ..default() });
+    // Mean red and green (0–255) of the pixels that are not the background (the top-left
+    // corner, sky above the crowd), after a few frames.
+    let shade = |app: &mut App| {
+        for _ in 0..3 {
+            app.update();
+            no_errors(app);
+        }
+        let pixels = read_image_blocking(app.sub_app(RenderApp).world(), &target).expect("the target reads back");
+        let background = [pixels.rgba[0], pixels.rgba[1], pixels.rgba[2]];
+        let drawn: Vec<&[u8]> = pixels.rgba.chunks(4).filter(|p| p[..3] != background).collect();
+        assert!(drawn.len() > pixels.rgba.len() / 4 / 50, "{} pixels drawn", drawn.len());
+        let mean = |c: usize| drawn.iter().map(|p| f64::from(p[c])).sum::<f64>() / drawn.len() as f64;
+        (mean(0), mean(1))
+    };
+    let (ambient_red, ambient_green) = shade(&mut app);
+    app.world_mut().spawn((
+        DirectionalLight { color: Color::srgb(1.0, 0.0, 0.0), illuminance: 4_000.0, ..default() },
+        Transform::from_translation(CAMERA_AT).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let (lit_red, lit_green) = shade(&mut app);
+    assert!(lit_red > ambient_red + 40.0, "red light: red {ambient_red:.1} -> {lit_red:.1}");
+    assert!(
+        (lit_green - ambient_green).abs() < 0.25 * (lit_red - ambient_red),
+        "red light: green {ambient_green:.1} -> {lit_green:.1}, red {ambient_red:.1} -> {lit_red:.1}"
+    );
 }
