@@ -20,8 +20,10 @@ use throng::ClipEvent;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH, WALK};
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::graph::CompiledGraph;
+use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::program::{OutputLayout, swap_remove_row};
-use throng::state::ArchetypeId;
+use throng::setup::layer_setups;
+use throng::state::{Archetype, ArchetypeId, ClipBinding};
 #[path = "../../tests/support/compare.rs"]
 #[allow(dead_code, reason = "throng's shared helpers; these tests use some")]
 mod compare;
@@ -508,4 +510,72 @@ fn the_draw_is_lit_by_bevys_lights() {
         (lit_green - ambient_green).abs() < 0.25 * (lit_red - ambient_red),
         "red light: green {ambient_green:.1} -> {lit_green:.1}, red {ambient_red:.1} -> {lit_red:.1}"
     );
+}
+
+/// A glTF mesh loaded through throng's importer is drawn as the built-in humanoid is: Khronos'
+/// RiggedFigure (its animation on a one-state graph, its skinned mesh by `set_mesh`), nine
+/// figures in the camera's view, is not empty and moves. Skips without `../shared/data`, or
+/// fails with `THRONG_REQUIRE_DATA=1`.
+#[test]
+fn a_gltf_mesh_is_drawn_and_moves() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/gltf/RiggedFigure/RiggedFigure.gltf");
+    if !path.is_file() {
+        assert!(
+            std::env::var("THRONG_REQUIRE_DATA").as_deref() != Ok("1"),
+            "THRONG_REQUIRE_DATA=1 but {} is missing",
+            path.display()
+        );
+        eprintln!("skipping: glTF sample data not found at {}", path.display());
+        return;
+    }
+    let Some((mut app, _)) = app(Evaluation::Gpu) else { return };
+    let options = GltfOptions { merge_animations: true, ..GltfOptions::default() };
+    let asset = load_gltf(&path, &options).expect("RiggedFigure loads");
+    let mesh = asset.mesh.expect("RiggedFigure has a skinned mesh");
+    let duration_s = asset.clips.first().expect("RiggedFigure is animated").duration_s();
+    let graph = CompiledGraph::from_json(
+        r#"{ "parameters": {}, "layers": [ { "name": "Base", "states": [ { "name": "START" }, { "name": "Play", "defaultState": true } ] } ] }"#,
+    )
+    .expect("the one-state graph compiles");
+    let graph = Arc::new(graph);
+    let layers = layer_setups(&graph, &asset.rig).expect("one layer");
+    let archetype = Archetype::from_bindings(graph, &[("Play", ClipBinding { clip: 0, duration_s })]).expect("binds");
+    let mut crowd = app.world_mut().resource_mut::<ThrongCrowd>();
+    let id = crowd.add_archetype(archetype, asset.rig, asset.clips, layers).expect("one setup per layer");
+    crowd.set_mesh(id, mesh).expect("the figure's mesh is skinned to its rig");
+
+    let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
+    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    app.world_mut().spawn((
+        Camera3d::default(),
+        RenderTarget::Image(target.clone().into()),
+        Msaa::Off,
+        Transform::from_xyz(0.0, 2.0, 6.0).looking_at(Vec3::new(0.0, 0.5, 0.0), Vec3::Y),
+    ));
+    for i in 0..9 {
+        let at = Vec3::new((i % 3) as f32 * 1.5 - 1.5, 0.0, (i / 3) as f32 * 1.5 - 1.5);
+        app.world_mut().spawn((CrowdAgent::new(id), AgentParams::default(), Transform::from_translation(at)));
+    }
+    let mut frames = Vec::new();
+    for frame in 0..30 {
+        app.update();
+        no_errors(&mut app);
+        if frame == 5 || frame == 29 {
+            let pixels = read_image_blocking(app.sub_app(RenderApp).world(), &target).expect("the target reads back");
+            frames.push(pixels.rgba);
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("throng-bevy");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join("gltf.png");
+    image::save_buffer(&path, &frames[0], WIDTH, HEIGHT, image::ExtendedColorType::Rgba8).expect("the PNG is written");
+    eprintln!("rendered image: {}", path.display());
+    let background = &frames[0][..4];
+    let drawn = frames[0].chunks(4).filter(|p| p[..3] != background[..3]).count();
+    let total = (WIDTH * HEIGHT) as usize;
+    assert!(drawn > total / 50, "{drawn} of {total} pixels drawn");
+    let changed = frames[0].chunks(4).zip(frames[1].chunks(4)).filter(|(a, b)| a != b).count();
+    assert!(changed > total / 500, "{changed} of {total} pixels changed as the figures play");
 }
