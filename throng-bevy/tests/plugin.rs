@@ -368,18 +368,21 @@ const HEIGHT: u32 = 192;
 /// Where the image tests' camera stands, looking at the crowd's middle.
 const CAMERA_AT: Vec3 = Vec3::new(0.0, 5.0, 14.0);
 
-/// A camera rendering into a new `WIDTH` × `HEIGHT` image that can be read back, and 25 agents
-/// on a 5 × 5 grid in its view, moved by their root motion; the image's handle.
-fn camera_on_a_crowd(app: &mut App, id: ArchetypeId) -> Handle<Image> {
+/// A camera at `eye` rendering into a new `WIDTH` × `HEIGHT` image that can be read back; the
+/// image's handle.
+fn image_camera(app: &mut App, eye: Transform) -> Handle<Image> {
     let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
-    app.world_mut().spawn((
-        Camera3d::default(),
-        RenderTarget::Image(target.clone().into()),
-        Msaa::Off,
-        Transform::from_translation(CAMERA_AT).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
-    ));
+    app.world_mut().spawn((Camera3d::default(), RenderTarget::Image(target.clone().into()), Msaa::Off, eye));
+    target
+}
+
+/// A camera rendering into a new `WIDTH` × `HEIGHT` image that can be read back, and 25 agents
+/// on a 5 × 5 grid in its view, moved by their root motion; the image's handle.
+fn camera_on_a_crowd(app: &mut App, id: ArchetypeId) -> Handle<Image> {
+    let target =
+        image_camera(app, Transform::from_translation(CAMERA_AT).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y));
     let agents = spawn_agents(app, id, 25, 0);
     for (i, &entity) in agents.iter().enumerate() {
         let at = Vec3::new((i % 5) as f32 * 2.0 - 4.0, 0.0, (i / 5) as f32 * 2.0 - 4.0);
@@ -545,15 +548,8 @@ fn a_gltf_mesh_is_drawn_and_moves() {
     let id = crowd.add_archetype(archetype, asset.rig, asset.clips, layers).expect("one setup per layer");
     crowd.set_mesh(id, mesh).expect("the figure's mesh is skinned to its rig");
 
-    let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
-    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
-    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
-    app.world_mut().spawn((
-        Camera3d::default(),
-        RenderTarget::Image(target.clone().into()),
-        Msaa::Off,
-        Transform::from_xyz(0.0, 2.0, 6.0).looking_at(Vec3::new(0.0, 0.5, 0.0), Vec3::Y),
-    ));
+    let target =
+        image_camera(&mut app, Transform::from_xyz(0.0, 2.0, 6.0).looking_at(Vec3::new(0.0, 0.5, 0.0), Vec3::Y));
     for i in 0..9 {
         let at = Vec3::new((i % 3) as f32 * 1.5 - 1.5, 0.0, (i / 3) as f32 * 1.5 - 1.5);
         app.world_mut().spawn((CrowdAgent::new(id), AgentParams::default(), Transform::from_translation(at)));
