@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3};
 use throng::eval::frame_layers::{EvalContext, FrameJob};
-use throng::eval::skinning::read_matrix;
+use throng::eval::skinning::{read_matrix, select_joints};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::mesh::SkinnedVertex;
 use throng::program::OutputLayout;
@@ -592,20 +592,11 @@ impl Renderer {
     /// The last frame's skinning matrices of `joints` alone, character by character
     /// (`i * joints.len() + k`): on the GPU evaluator only those rows are read back.
     pub fn read_joints(&self, joints: &[usize]) -> Result<Vec<Mat4>, String> {
-        let per_joint = self.layout.floats_per_joint();
         let floats = match &self.evaluator {
             Evaluator::Gpu(crowd) => crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
-            Evaluator::Cpu { output, .. } => {
-                let per_character = self.num_joints * per_joint;
-                output
-                    .chunks_exact(per_character)
-                    .flat_map(|character| joints.iter().map(move |&j| &character[j * per_joint..(j + 1) * per_joint]))
-                    .flatten()
-                    .copied()
-                    .collect()
-            }
+            Evaluator::Cpu { output, .. } => select_joints(output, self.layout, self.num_joints, 0, joints),
         };
-        Ok(floats.chunks_exact(per_joint).map(|m| read_matrix(self.layout, m)).collect())
+        Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
     }
 }
 

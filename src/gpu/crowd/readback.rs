@@ -1,6 +1,7 @@
 use glam::Mat4;
 
 use super::{GpuCrowd, LAYER_STATE_BYTES, LOCAL_BYTES, MODEL_BYTES};
+use crate::eval::skinning::select_joints;
 use crate::gpu::GpuError;
 use crate::gpu::types::{
     GpuLayerState, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, STATE_SHOWN_MASK, STATE_SLOT_SHIFT,
@@ -161,8 +162,7 @@ impl GpuCrowd {
             return Ok(Vec::new());
         };
         let characters = frame.num_characters;
-        let floats = self.options.layout.floats_per_joint();
-        let joint_bytes = (floats * size_of::<f32>()) as u64;
+        let joint_bytes = (self.options.layout.floats_per_joint() * size_of::<f32>()) as u64;
         let span = (highest - lowest + 1) as u64 * joint_bytes;
         let bytes = characters as u64 * span;
         let limit = self.device.limits().max_buffer_size;
@@ -180,15 +180,7 @@ impl GpuCrowd {
             Some((buffer, offset + lowest as u64 * joint_bytes, to, span))
         });
         let rows: Vec<f32> = self.read_copies_blocking(bytes, "joints", copies)?;
-        let per_character = span as usize / size_of::<f32>();
-        let mut out = Vec::with_capacity(characters * joints.len() * floats);
-        for character in rows.chunks_exact(per_character) {
-            for &joint in joints {
-                let at = (joint - lowest) * floats;
-                out.extend_from_slice(&character[at..at + floats]);
-            }
-        }
-        Ok(out)
+        Ok(select_joints(&rows, self.options.layout, highest - lowest + 1, lowest, joints))
     }
 
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
