@@ -419,22 +419,28 @@ fn the_crowd_is_drawn_and_moves() {
             frames.push(pixels.rgba);
         }
     }
+    // Walkers and runners moved between the two frames.
+    assert_drawn_and_moved(&frames, "crowd", 200);
+}
+
+/// Saves two frames of the image tests' target as `NAME_0.png` and `NAME_1.png` under
+/// `target/tmp/throng-bevy/` (the tests' artifacts), then checks the first is not empty (more
+/// than 1 in 50 pixels differ from the background, the top-left corner, sky above the crowd)
+/// and that more than 1 in `changed_one_in` pixels changed between the two.
+fn assert_drawn_and_moved(frames: &[Vec<u8>], name: &str, changed_one_in: usize) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("throng-bevy");
     std::fs::create_dir_all(&dir).expect("a scratch folder");
     for (k, pixels) in frames.iter().enumerate() {
-        let path = dir.join(format!("crowd_{k}.png"));
+        let path = dir.join(format!("{name}_{k}.png"));
         image::save_buffer(&path, pixels, WIDTH, HEIGHT, image::ExtendedColorType::Rgba8).expect("the PNG is written");
         eprintln!("rendered image: {}", path.display());
     }
-    // Not empty: a good share of the pixels differ from the background (the top-left corner,
-    // sky above the crowd).
     let background = &frames[0][..4];
     let drawn = frames[0].chunks(4).filter(|p| p[..3] != background[..3]).count();
     let total = (WIDTH * HEIGHT) as usize;
-    assert!(drawn > total / 50, "{drawn} of {total} pixels drawn");
-    // Walkers and runners moved between the two frames.
+    assert!(drawn > total / 50, "{name}: {drawn} of {total} pixels drawn");
     let changed = frames[0].chunks(4).zip(frames[1].chunks(4)).filter(|(a, b)| a != b).count();
-    assert!(changed > total / 200, "{changed} of {total} pixels changed");
+    assert!(changed > total / changed_one_in, "{name}: {changed} of {total} pixels changed");
 }
 
 #[test]
@@ -563,15 +569,6 @@ fn a_gltf_mesh_is_drawn_and_moves() {
             frames.push(pixels.rgba);
         }
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("throng-bevy");
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let path = dir.join("gltf.png");
-    image::save_buffer(&path, &frames[0], WIDTH, HEIGHT, image::ExtendedColorType::Rgba8).expect("the PNG is written");
-    eprintln!("rendered image: {}", path.display());
-    let background = &frames[0][..4];
-    let drawn = frames[0].chunks(4).filter(|p| p[..3] != background[..3]).count();
-    let total = (WIDTH * HEIGHT) as usize;
-    assert!(drawn > total / 50, "{drawn} of {total} pixels drawn");
-    let changed = frames[0].chunks(4).zip(frames[1].chunks(4)).filter(|(a, b)| a != b).count();
-    assert!(changed > total / 500, "{changed} of {total} pixels changed as the figures play");
+    // The figures play their animation between the two frames.
+    assert_drawn_and_moved(&frames, "gltf", 500);
 }
