@@ -342,6 +342,7 @@ fn batch(
     for f in 0..frames {
         inputs.upload(crowd, f)?;
         if matches!(timing, Timing::WithStage | Timing::StageAlone) {
+            // As a game does each frame with new targets: their upload is the stage's cost too.
             crowd.set_procedural(&procedural.0, &procedural.1)?;
         }
         let mut encoder = gpu.device.create_command_encoder(&Default::default());

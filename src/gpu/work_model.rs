@@ -1146,12 +1146,7 @@ impl WorkModel {
     ) -> Result<Work, WorkModelError> {
         let joints = self.num_joints();
         let characters = targets.num_characters();
-        if setup.num_joints() != joints || targets.validate_for(setup, joints, characters).is_err() {
-            return Err(WorkModelError::Programs(format!(
-                "a procedural setup for {} joints and targets for {characters} characters, on a rig of {joints}",
-                setup.num_joints()
-            )));
-        }
+        targets.validate_for(setup, joints, characters).map_err(|e| WorkModelError::Programs(e.to_string()))?;
         let charges = procedural_charges(costs);
         let mut sum = Work::default();
         let mut rows = Vec::with_capacity(characters);

@@ -37,7 +37,8 @@ impl GpuCrowd {
             return;
         };
         if self.procedural.as_ref().is_some_and(|p| p.runs_for(frame.num_characters)) {
-            // Cannot fail: `set_procedural` refused a crowd whose stage path would.
+            // Cannot fail: `set_procedural` requires the stage buffers, and the stage path's
+            // other refusal (no layers) is for a stage this frame's kind does not record.
             let _ = self.encode_procedural_frame(encoder, timestamp_writes);
             return;
         }
@@ -47,10 +48,7 @@ impl GpuCrowd {
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
         let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
             groups: [Some(&chunk.frame), None, chunk.layered.as_ref().filter(|_| layered.is_some())],
-            workgroups: match frame.dispatch_count(k, chunk) {
-                0 => (0, 0, 0),
-                characters => grid(characters.div_ceil(per_workgroup), max_per_dimension),
-            },
+            workgroups: grid(frame.dispatch_count(k, chunk).div_ceil(per_workgroup), max_per_dimension),
         });
         self.record(encoder, "throng.frame", timestamp_writes, pipeline, dispatches);
     }
@@ -127,10 +125,7 @@ impl GpuCrowd {
                 chunk.stages.as_ref().filter(|_| stage != Stage::Transition),
                 chunk.layered.as_ref().filter(|_| matches!(stage, Stage::Transition | Stage::Layers)),
             ],
-            workgroups: match frame.dispatch_count(k, chunk) {
-                0 => (0, 0, 0),
-                characters => grid(characters, max_per_dimension),
-            },
+            workgroups: grid(frame.dispatch_count(k, chunk), max_per_dimension),
         });
         self.record(encoder, label, timestamp_writes, pipeline, dispatches);
         Ok(())

@@ -71,8 +71,12 @@ pub(super) fn chunk_characters(
 /// The grid of `groups` workgroups: rows of at most `max_per_dimension`, and past that many rows
 /// layers of them (the level kernels read their index as `(z × height + y) × width + x`,
 /// `shared/levels.wgsl`); the workgroups past `groups` find no character and only keep the
-/// barriers. Every dimension stays within the limit for any `groups` below its cube.
+/// barriers. Every dimension stays within the limit for any `groups` below its cube. No
+/// workgroups, `(0, 0, 0)`: nothing to dispatch.
 pub(super) fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32, u32) {
+    if groups == 0 {
+        return (0, 0, 0);
+    }
     let max = max_per_dimension.max(1);
     let width = groups.clamp(1, max);
     let rows = groups.div_ceil(width);
@@ -166,6 +170,7 @@ mod tests {
 
     #[test]
     fn grids_cover_every_workgroup_in_rows() {
+        assert_eq!(grid(0, 65_535), (0, 0, 0));
         assert_eq!(grid(10, 65_535), (10, 1, 1));
         assert_eq!(grid(65_535, 65_535), (65_535, 1, 1));
         // 250,000 workgroups (a million 64-joint characters, 4 a workgroup): 4 rows.

@@ -225,8 +225,8 @@ impl GpuCrowd {
 
     /// Records the frame through the stage path with the procedural stage after the stage that
     /// writes local poses; the timestamps, if any, at the start of the first pass and the end
-    /// of the last. [`set_procedural`](Self::set_procedural) checked what the stage path
-    /// refuses.
+    /// of the last. [`GpuError::NoStageBuffers`] without stage buffers, which
+    /// [`set_procedural`](Self::set_procedural) requires.
     pub(super) fn encode_procedural_frame(
         &self,
         encoder: &mut wgpu::CommandEncoder,
