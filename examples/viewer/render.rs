@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3};
 use throng::eval::frame_layers::{EvalContext, FrameJob};
-use throng::eval::skinning::{read_matrix, select_joints};
+use throng::eval::skinning::read_matrix;
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuProfiler, SkinWindow, skin_windows};
 use throng::mesh::SkinnedVertex;
 use throng::program::OutputLayout;
@@ -594,7 +594,7 @@ impl Renderer {
     pub fn read_joints(&self, joints: &[usize]) -> Result<Vec<Mat4>, String> {
         let floats = match &self.evaluator {
             Evaluator::Gpu(crowd) => crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
-            Evaluator::Cpu { output, .. } => select_joints(output, self.layout, self.num_joints, 0, joints),
+            Evaluator::Cpu { output, .. } => self.layout.select_joints(output, self.num_joints, 0, joints),
         };
         Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
     }

@@ -115,6 +115,34 @@ impl OutputLayout {
             Self::Affine3x4 => 12,
         }
     }
+
+    /// Some joints' skinning matrices out of `rows`, each character's floats in this layout for
+    /// its joints `first_joint ..` (a whole character from `first_joint` 0, or the span a
+    /// readback copied): per character, each of `joints` in the order listed, `joints.len() ×
+    /// floats_per_joint()` floats. Every listed joint must lie in each row.
+    ///
+    /// ```
+    /// use throng::program::OutputLayout;
+    ///
+    /// // Two characters of three joints, each joint's 16 floats its character × 10 + joint.
+    /// let rows: Vec<f32> = (0..2).flat_map(|c| (0..3).flat_map(move |j| [(10 * c + j) as f32; 16])).collect();
+    /// let picked = OutputLayout::Mat4.select_joints(&rows, 3, 0, &[2, 0]);
+    /// let firsts: Vec<f32> = picked.chunks(16).map(|m| m[0]).collect();
+    /// assert_eq!(firsts, [2.0, 0.0, 12.0, 10.0]);
+    /// ```
+    #[must_use]
+    pub fn select_joints(self, rows: &[f32], joints_per_row: usize, first_joint: usize, joints: &[usize]) -> Vec<f32> {
+        let floats = self.floats_per_joint();
+        let per_character = joints_per_row * floats;
+        let mut out = Vec::with_capacity(rows.len() / per_character.max(1) * joints.len() * floats);
+        for character in rows.chunks_exact(per_character) {
+            for &joint in joints {
+                let at = (joint - first_joint) * floats;
+                out.extend_from_slice(&character[at..at + floats]);
+            }
+        }
+        out
+    }
 }
 
 /// Why a set of pose programs was refused; shared by both evaluators so that the CPU and the GPU

@@ -1,7 +1,6 @@
 use glam::Mat4;
 
 use super::{GpuCrowd, LAYER_STATE_BYTES, LOCAL_BYTES, MODEL_BYTES};
-use crate::eval::skinning::select_joints;
 use crate::gpu::GpuError;
 use crate::gpu::types::{
     GpuLayerState, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, STATE_SHOWN_MASK, STATE_SLOT_SHIFT,
@@ -180,7 +179,7 @@ impl GpuCrowd {
             Some((buffer, offset + lowest as u64 * joint_bytes, to, span))
         });
         let rows: Vec<f32> = self.read_copies_blocking(bytes, "joints", copies)?;
-        Ok(select_joints(&rows, self.options.layout, highest - lowest + 1, lowest, joints))
+        Ok(self.options.layout.select_joints(&rows, highest - lowest + 1, lowest, joints))
     }
 
     /// Copies `bytes` of `buffer` into a mappable buffer, submits, waits, and returns them.
