@@ -80,6 +80,7 @@ impl Frame {
         Self { position: V3::ZERO, rotation: Q4::IDENTITY, scale: V3 { x: Vec4::ONE, y: Vec4::ONE, z: Vec4::ONE } };
 
     /// `below` (a frame relative to this one) in this frame's space.
+    #[inline(always)]
     fn then(&self, below: &Self) -> Self {
         Self {
             position: self.position + self.rotation.rotate(self.scale.scaled(below.position)),
@@ -89,15 +90,24 @@ impl Frame {
     }
 
     /// The frame with its rotation normalised against the products' rounding.
+    #[inline(always)]
     fn normalized(self) -> Self {
         Self { rotation: self.rotation.normalize(), ..self }
     }
 }
 
-/// Lane `k`'s rotation is `q(k)` (four quaternions transposed into the lanes).
+/// Lane `k`'s rotation is `q(k)` (four quaternions transposed into the lanes by shuffles).
+#[inline(always)]
 fn quats(q: impl Fn(usize) -> Quat) -> Q4 {
     let m = Mat4::from_cols(Vec4::from(q(0)), Vec4::from(q(1)), Vec4::from(q(2)), Vec4::from(q(3))).transpose();
     Q4 { x: m.x_axis, y: m.y_axis, z: m.z_axis, w: m.w_axis }
+}
+
+/// Lane `k`'s vector is `v(k)` (four vectors transposed into the lanes by shuffles).
+#[inline(always)]
+fn vectors(v: impl Fn(usize) -> Vec3) -> V3 {
+    let m = Mat4::from_cols(v(0).extend(0.0), v(1).extend(0.0), v(2).extend(0.0), v(3).extend(0.0)).transpose();
+    V3 { x: m.x_axis, y: m.y_axis, z: m.z_axis }
 }
 
 /// A group's local poses, one character a lane. A lane without a pose (an empty slice) reads
@@ -119,27 +129,36 @@ impl<'a> Poses<'a> {
         Some(Self { poses, read, present })
     }
 
-    fn transform(&self, k: usize, joint: u16) -> &Transform {
-        &self.poses[self.read[k]][joint as usize]
+    /// Each lane's transform of `joint`.
+    #[inline(always)]
+    fn transforms(&self, joint: u16) -> [&Transform; LANES] {
+        from_fn(|k| &self.poses[self.read[k]][joint as usize])
     }
 
+    #[inline(always)]
     fn rotation(&self, joint: u16) -> Q4 {
-        quats(|k| self.transform(k, joint).rotation)
+        let t = self.transforms(joint);
+        quats(|k| t[k].rotation)
     }
 
+    #[inline(always)]
     fn translation(&self, joint: u16) -> V3 {
-        V3::from_lanes(|k| self.transform(k, joint).translation)
+        let t = self.transforms(joint);
+        vectors(|k| t[k].translation)
     }
 
+    #[inline(always)]
     fn local(&self, joint: u16) -> Frame {
+        let t = self.transforms(joint);
         Frame {
-            position: self.translation(joint),
-            rotation: self.rotation(joint),
-            scale: V3::from_lanes(|k| self.transform(k, joint).scale),
+            position: vectors(|k| t[k].translation),
+            rotation: quats(|k| t[k].rotation),
+            scale: vectors(|k| t[k].scale),
         }
     }
 
     /// Writes `rotation` to `joint` in the lanes of `lanes` that have a pose.
+    #[inline(always)]
     fn set_rotation(&mut self, joint: u16, rotation: Q4, lanes: BVec4A) {
         let lanes = (lanes & self.present).bitmask();
         let columns = Mat4::from_cols(rotation.x, rotation.y, rotation.z, rotation.w).transpose();
@@ -151,6 +170,7 @@ impl<'a> Poses<'a> {
     }
 
     /// Writes `translation` to `joint` in the lanes of `lanes` that have a pose.
+    #[inline(always)]
     fn set_translation(&mut self, joint: u16, translation: V3, lanes: BVec4A) {
         let lanes = (lanes & self.present).bitmask();
         for k in 0..LANES {
@@ -165,6 +185,7 @@ impl<'a> Poses<'a> {
 /// space when `above` is [`NO_PARENT`]), composed from `joint`'s local transform up to, not
 /// including, `above`. A composed rotation is normalised against the products' rounding; a
 /// joint right below `above` is its local transform as the pose holds it.
+#[inline(always)]
 fn frame_below(parents: &[u16], poses: &Poses<'_>, above: u16, joint: u16) -> Frame {
     if joint == above || joint == NO_PARENT {
         return Frame::IDENTITY;
@@ -200,6 +221,7 @@ impl Known {
 /// `joint`'s model frame (identity for [`NO_PARENT`]), not normalised, composed from the root
 /// down, or from `known`'s joint where that is `joint` or above it. Composed from the top, a
 /// frame is the same product whichever known frame it starts from.
+#[inline(always)]
 fn walk(parents: &[u16], poses: &Poses<'_>, known: &Known, joint: u16) -> Frame {
     let mut start = NO_PARENT;
     let mut j = joint;
@@ -225,6 +247,7 @@ fn walk(parents: &[u16], poses: &Poses<'_>, known: &Known, joint: u16) -> Frame 
 }
 
 /// A unit vector perpendicular to each lane's `v` (which is not zero).
+#[inline(always)]
 fn perpendicular(v: V3) -> V3 {
     let helper = V3::select(v.x.abs().cmplt(Vec4::splat(0.9) * sqrt(v.length_squared())), V3::X, V3::Y);
     v.cross(helper).normalize()
@@ -244,6 +267,7 @@ struct Arc {
 
 impl Arc {
     /// The rotation by `angle_rad` about the arc's axis (all of the arc at its own angle).
+    #[inline(always)]
     fn turn(&self, angle_rad: Vec4) -> Q4 {
         let (sin, cos) = sin_cos(Vec4::splat(0.5) * angle_rad);
         Q4::from_axis(self.axis * (sin / self.axis_len), cos)
@@ -253,6 +277,7 @@ impl Arc {
 /// The shortest rotation taking direction `from` to direction `to`, its angle from
 /// `atan2_positive`: angle 0 when either is (nearly) zero, a perpendicular axis when they are
 /// (nearly) parallel or opposite.
+#[inline(always)]
 fn arc(from: V3, to: V3) -> Arc {
     let (from_sq, to_sq) = (from.length_squared(), to.length_squared());
     let epsilon = Vec4::splat(EPSILON_SQ_M2);
@@ -277,6 +302,7 @@ fn arc(from: V3, to: V3) -> Arc {
 /// from the half-way quaternion `[from × to, |from||to| + from·to]` normalised, with no
 /// trigonometry: the identity when either is (nearly) zero, a half turn about a perpendicular
 /// axis when they are (nearly) opposite.
+#[inline(always)]
 fn between(from: V3, to: V3) -> Q4 {
     let (from_sq, to_sq) = (from.length_squared(), to.length_squared());
     let epsilon = Vec4::splat(EPSILON_SQ_M2);
@@ -297,11 +323,13 @@ fn between(from: V3, to: V3) -> Q4 {
 /// is the joint's model rotation: `model⁻¹ · delta · model`, the same turn about the axis taken
 /// into that space, so that a joint of local rotation `local` turned by `delta` in model space
 /// becomes `local · in_frame(model, delta)`.
+#[inline(always)]
 fn in_frame(model: Q4, delta: Q4) -> Q4 {
     Q4::from_axis(model.conjugate().rotate(delta.axis()), delta.w)
 }
 
 /// `frame` and everything carried with it turned by `delta` about `pivot`.
+#[inline(always)]
 fn carried(frame: &Frame, pivot: V3, delta: Q4) -> Frame {
     Frame { position: pivot + delta.rotate(frame.position - pivot), rotation: delta * frame.rotation, ..*frame }
 }
@@ -313,6 +341,7 @@ const SLERP_LINEAR_RAD: f32 = 1e-3;
 /// Spherical interpolation from `from` to `to` (unit), the shorter way round, with the angle
 /// between them from `atan2` of their difference and sum: stable near 0, where glam's `slerp`
 /// takes an `acos` that the GPU cannot mirror closely.
+#[inline(always)]
 fn slerp(from: Q4, to: Q4, t: Vec4) -> Q4 {
     let to = Q4::select(from.dot(to).cmplt(Vec4::ZERO), -to, to);
     let (difference, sum) = (from - to, from + to);
@@ -325,6 +354,7 @@ fn slerp(from: Q4, to: Q4, t: Vec4) -> Q4 {
 /// Moves `joint` (and everything under it) by `offset`, metres in model space, through its
 /// parent's rotation and scale, in the lanes of `lanes`; nothing moves under a parent scaled
 /// to nothing.
+#[inline(always)]
 fn translate_joint(parents: &[u16], poses: &mut Poses<'_>, known: &Known, joint: u16, offset: V3, lanes: BVec4A) {
     let parent = walk(parents, poses, known, parents[joint as usize]).normalized();
     let movable = parent.scale.min_abs().cmpgt(Vec4::splat(EPSILON_M));
@@ -339,6 +369,7 @@ fn translate_joint(parents: &[u16], poses: &mut Poses<'_>, known: &Known, joint:
 /// `pole` (its part across the root-to-goal line; the animated bend's side when that is zero).
 /// The chain's frames are composed once and carried through each turn
 /// (`p' = pivot + D(p − pivot)`).
+#[inline(always)]
 fn reach(
     parents: &[u16],
     poses: &mut Poses<'_>,
@@ -442,6 +473,7 @@ pub fn two_bone(
 }
 
 /// [`two_bone`]'s goal and end orientation from the end's animated model frame.
+#[inline(always)]
 fn two_bone_aim(chain: &TwoBoneChain, target: V3, rotation: Q4, weight: Vec4) -> impl FnOnce(&Frame) -> (V3, Q4) {
     move |animated| {
         let end_rotation = match chain.end {
@@ -466,6 +498,7 @@ pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, tar
 }
 
 /// [`look_at`] in the lanes, from the frame the walks before it know.
+#[inline(always)]
 fn look_at_after(parents: &[u16], poses: &mut Poses<'_>, known: &mut Known, chain: &LookAtChain, target: V3, weight: Vec4) {
     let first = chain.joints[0];
     let end = chain.joints[chain.joints.len() - 1];
@@ -533,6 +566,7 @@ pub fn ground(
 
 /// [`ground`] in the lanes, from the frame the walks before it know, each foot's height and
 /// normal.
+#[inline(always)]
 fn ground_after(
     parents: &[u16],
     poses: &mut Poses<'_>,
@@ -590,11 +624,23 @@ pub fn procedural_lanes(
     rows: [usize; LANES],
     poses: [&mut [Transform]; LANES],
 ) {
+    super::with_avx(|| stage(parents, setup, targets, rows, poses));
+}
+
+/// [`procedural_lanes`]' phases, inlined into its AVX and baseline builds.
+#[inline(always)]
+fn stage(
+    parents: &[u16],
+    setup: &ProceduralRig,
+    targets: &ProceduralTargets,
+    rows: [usize; LANES],
+    poses: [&mut [Transform]; LANES],
+) {
     let Some(mut poses) = Poses::new(poses) else { return };
     let present = poses.present;
     // Lanes without a character read 0 (every weight 0: nothing is written to them).
     let column = |values: &[f32]| Vec4::from_array(from_fn(|k| if present.test(k) { values[rows[k]] } else { 0.0 }));
-    let points = |values: &[Vec3]| V3::from_lanes(|k| if present.test(k) { values[rows[k]] } else { Vec3::ZERO });
+    let points = |values: &[Vec3]| vectors(|k| if present.test(k) { values[rows[k]] } else { Vec3::ZERO });
     let s = setup.setup();
     let mut known = Known::NONE;
     if let Some(g) = &s.ground {
@@ -769,7 +815,7 @@ mod tests {
     fn arc_turns_from_onto_to_and_survives_degenerate_directions() {
         let from = [Vec3::X, Vec3::new(1.0, 2.0, 3.0), Vec3::Z, Vec3::new(0.3, -0.2, 0.9)];
         let to = [Vec3::Y, Vec3::new(-2.0, 0.5, 1.0), -Vec3::Z, Vec3::new(0.3, -0.2, 0.9) * 2.0];
-        let arc = arc(V3::from_lanes(|k| from[k]), V3::from_lanes(|k| to[k]));
+        let arc = arc(vectors(|k| from[k]), vectors(|k| to[k]));
         let (whole, half) = (arc.turn(arc.angle_rad), arc.turn(Vec4::splat(0.5) * arc.angle_rad));
         for k in 0..LANES {
             let turned = lane(whole, k) * from[k].normalize();
@@ -778,7 +824,7 @@ mod tests {
             assert!((half * half).angle_between(lane(whole, k)) < 1e-3, "{} → {}: half of {arc:?}", from[k], to[k]);
         }
         let (from, to) = ([Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::ZERO], [Vec3::X, Vec3::ZERO, Vec3::Y * 3.0, Vec3::ZERO]);
-        let arc = arc(V3::from_lanes(|k| from[k]), V3::from_lanes(|k| to[k]));
+        let arc = arc(vectors(|k| from[k]), vectors(|k| to[k]));
         let turn = arc.turn(arc.angle_rad);
         for k in 0..LANES {
             assert!(arc.angle_rad[k] == 0.0 && lane(turn, k) == Quat::IDENTITY, "{} → {}: {arc:?}", from[k], to[k]);
@@ -789,7 +835,7 @@ mod tests {
     fn between_turns_from_onto_to_as_arc_does_and_survives_degenerate_directions() {
         let from = [Vec3::X, Vec3::new(1.0, 2.0, 3.0), Vec3::Z, Vec3::new(0.3, -0.2, 0.9)];
         let to = [Vec3::Y, Vec3::new(-2.0, 0.5, 1.0), -Vec3::Z * 2.0, Vec3::new(-0.3, 0.2, -0.9)];
-        let (from_lanes, to_lanes) = (V3::from_lanes(|k| from[k]), V3::from_lanes(|k| to[k]));
+        let (from_lanes, to_lanes) = (vectors(|k| from[k]), vectors(|k| to[k]));
         let q = between(from_lanes, to_lanes);
         let arc = arc(from_lanes, to_lanes);
         let whole = arc.turn(arc.angle_rad);
@@ -799,7 +845,7 @@ mod tests {
             assert!(lane(q, k).angle_between(lane(whole, k)) < 1e-3, "{} → {}: against the arc", from[k], to[k]);
         }
         let (from, to) = ([Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::ZERO], [Vec3::X, Vec3::ZERO, Vec3::Y * 3.0, Vec3::ZERO]);
-        let q = between(V3::from_lanes(|k| from[k]), V3::from_lanes(|k| to[k]));
+        let q = between(vectors(|k| from[k]), vectors(|k| to[k]));
         for k in 0..LANES {
             let q = lane(q, k);
             assert!(q.is_finite() && q.angle_between(Quat::IDENTITY) < 1e-6, "{} → {}: {q}", from[k], to[k]);

@@ -49,13 +49,6 @@ impl V3 {
         Self { x: Vec4::splat(v.x), y: Vec4::splat(v.y), z: Vec4::splat(v.z) }
     }
 
-    /// Lane `k` is `v(k)`.
-    #[inline]
-    pub fn from_lanes(v: impl Fn(usize) -> Vec3) -> Self {
-        let [a, b, c, d] = [v(0), v(1), v(2), v(3)];
-        Self { x: Vec4::new(a.x, b.x, c.x, d.x), y: Vec4::new(a.y, b.y, c.y, d.y), z: Vec4::new(a.z, b.z, c.z, d.z) }
-    }
-
     /// Lane `k`'s vector.
     #[inline]
     pub fn lane(&self, k: usize) -> Vec3 {
