@@ -815,13 +815,13 @@ mod tests {
     fn arc_turns_from_onto_to_and_survives_degenerate_directions() {
         let from = [Vec3::X, Vec3::new(1.0, 2.0, 3.0), Vec3::Z, Vec3::new(0.3, -0.2, 0.9)];
         let to = [Vec3::Y, Vec3::new(-2.0, 0.5, 1.0), -Vec3::Z, Vec3::new(0.3, -0.2, 0.9) * 2.0];
-        let arc = arc(vectors(|k| from[k]), vectors(|k| to[k]));
-        let (whole, half) = (arc.turn(arc.angle_rad), arc.turn(Vec4::splat(0.5) * arc.angle_rad));
+        let turns = arc(vectors(|k| from[k]), vectors(|k| to[k]));
+        let (whole, half) = (turns.turn(turns.angle_rad), turns.turn(Vec4::splat(0.5) * turns.angle_rad));
         for k in 0..LANES {
             let turned = lane(whole, k) * from[k].normalize();
             assert!(turned.abs_diff_eq(to[k].normalize(), 1e-5), "{} → {}: {turned}", from[k], to[k]);
             let half = lane(half, k);
-            assert!((half * half).angle_between(lane(whole, k)) < 1e-3, "{} → {}: half of {arc:?}", from[k], to[k]);
+            assert!((half * half).angle_between(lane(whole, k)) < 1e-3, "{} → {}: half of {turns:?}", from[k], to[k]);
         }
         let (from, to) = ([Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::ZERO], [Vec3::X, Vec3::ZERO, Vec3::Y * 3.0, Vec3::ZERO]);
         let arc = arc(vectors(|k| from[k]), vectors(|k| to[k]));
