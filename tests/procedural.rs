@@ -286,7 +286,8 @@ fn a_character_gives_the_same_bits_alone_as_in_any_group_of_four() {
     }
     // The same characters in other groups of four (lanes in another order, one lane empty).
     for first in 0..characters - 3 {
-        let mut group: Vec<Transform> = [first + 2, first, first + 3].iter().flat_map(|&c| poses[c * joints..(c + 1) * joints].to_vec()).collect();
+        let mut group: Vec<Transform> =
+            [first + 2, first, first + 3].iter().flat_map(|&c| poses[c * joints..(c + 1) * joints].to_vec()).collect();
         let (a, rest) = group.split_at_mut(joints);
         let (b, c) = rest.split_at_mut(joints);
         procedural_lanes(rig.parents(), &setup, &targets, [first + 2, first, 0, first + 3], [a, b, &mut [], c]);

@@ -434,38 +434,21 @@ impl FrameJob<'_> {
                     },
                 )
                 .reduce(FrameStats::default, FrameStats::merge),
-            // The stage takes four characters at a time, one a SIMD lane: each group's layers
-            // first, then the stage over the group, then each one's local-to-model and skinning.
-            // Groups are fixed by row (rows 4g to 4g + 3), not by rayon's split.
+            // The stage takes four characters at a time, one a SIMD lane (rows 4g to 4g + 3,
+            // fixed by row, not by rayon's split): the chunks are whole groups, split from the
+            // rows once per chunk rather than once per group.
             Some(p) => rows
-                .chunks(LANES)
-                .with_min_len(CHARACTERS_PER_CHUNK / LANES)
+                .chunks(CHARACTERS_PER_CHUNK)
                 .map_init(
-                    || GroupScratch { frame: FrameScratch::new(joints), poses: from_fn(|_| vec![Transform::IDENTITY; joints]) },
-                    |scratch, group| {
+                    || GroupScratch {
+                        frame: FrameScratch::new(joints),
+                        poses: from_fn(|_| vec![Transform::IDENTITY; joints]),
+                    },
+                    |scratch, chunk| {
+                        let mut chunk = chunk.into_iter();
                         let mut stats = FrameStats::default();
-                        let mut outs: [Option<&mut [f32]>; LANES] = Default::default();
-                        let mut rows = [0; LANES];
-                        for (k, row) in group.into_iter().enumerate() {
-                            rows[k] = row.0;
-                            let (out, row_stats) = shared.layers_of(row, &mut scratch.frame);
-                            if out.is_some() {
-                                std::mem::swap(&mut scratch.frame.pose, &mut scratch.poses[k]);
-                            }
-                            outs[k] = out;
-                            stats = stats.merge(row_stats);
-                        }
-                        let mut poses = scratch.poses.each_mut().map(Vec::as_mut_slice);
-                        for (pose, out) in poses.iter_mut().zip(&outs) {
-                            if out.is_none() {
-                                *pose = &mut [];
-                            }
-                        }
-                        procedural_lanes(rig.parents(), p.setup, p.targets, rows, poses);
-                        for (pose, out) in scratch.poses.iter().zip(outs) {
-                            if let Some(out) = out {
-                                shared.skin(pose, &mut scratch.frame.model, out);
-                            }
+                        while !chunk.as_slice().is_empty() {
+                            stats = stats.merge(shared.group(chunk.by_ref().take(LANES), p, scratch));
                         }
                         stats
                     },
@@ -520,6 +503,9 @@ struct FrameScratch {
     mesh: MeshSpaceScratch,
 }
 
+// Chunks of rows are whole groups of the procedural stage's lanes.
+const _: () = assert!(CHARACTERS_PER_CHUNK.is_multiple_of(LANES));
+
 /// A group's scratch: one frame's, and the group's poses between their layers and the stage.
 struct GroupScratch {
     frame: FrameScratch,
@@ -569,6 +555,41 @@ impl Shared<'_> {
         let stats =
             FrameStats { characters_evaluated: 1, clips_sampled: u64::from(clips), max_clips_per_character: clips };
         (Some(out), stats)
+    }
+
+    /// Up to [`LANES`] rows, one group: each due row's layers, then the stage over the group,
+    /// then each due row's local-to-model and skinning.
+    fn group<'a>(
+        &self,
+        rows: impl Iterator<Item = Row<'a>>,
+        procedural: ProceduralInputs<'_>,
+        scratch: &mut GroupScratch,
+    ) -> FrameStats {
+        let mut stats = FrameStats::default();
+        let mut outs: [Option<&mut [f32]>; LANES] = Default::default();
+        let mut indices = [0; LANES];
+        for (k, row) in rows.enumerate() {
+            indices[k] = row.0;
+            let (out, row_stats) = self.layers_of(row, &mut scratch.frame);
+            if out.is_some() {
+                std::mem::swap(&mut scratch.frame.pose, &mut scratch.poses[k]);
+            }
+            outs[k] = out;
+            stats = stats.merge(row_stats);
+        }
+        let mut poses = scratch.poses.each_mut().map(Vec::as_mut_slice);
+        for (pose, out) in poses.iter_mut().zip(&outs) {
+            if out.is_none() {
+                *pose = &mut [];
+            }
+        }
+        procedural_lanes(self.rig.parents(), procedural.setup, procedural.targets, indices, poses);
+        for (pose, out) in scratch.poses.iter().zip(outs) {
+            if let Some(out) = out {
+                self.skin(pose, &mut scratch.frame.model, out);
+            }
+        }
+        stats
     }
 
     /// A pose's local-to-model and skinning into `out`.

@@ -125,7 +125,8 @@ impl<'a> Poses<'a> {
     fn new(poses: [&'a mut [Transform]; LANES]) -> Option<Self> {
         let first = poses.iter().position(|p| !p.is_empty())?;
         let read = from_fn(|k| if poses[k].is_empty() { first } else { k });
-        let present = BVec4A::new(!poses[0].is_empty(), !poses[1].is_empty(), !poses[2].is_empty(), !poses[3].is_empty());
+        let present =
+            BVec4A::new(!poses[0].is_empty(), !poses[1].is_empty(), !poses[2].is_empty(), !poses[3].is_empty());
         Some(Self { poses, read, present })
     }
 
@@ -499,7 +500,14 @@ pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, tar
 
 /// [`look_at`] in the lanes, from the frame the walks before it know.
 #[inline(always)]
-fn look_at_after(parents: &[u16], poses: &mut Poses<'_>, known: &mut Known, chain: &LookAtChain, target: V3, weight: Vec4) {
+fn look_at_after(
+    parents: &[u16],
+    poses: &mut Poses<'_>,
+    known: &mut Known,
+    chain: &LookAtChain,
+    target: V3,
+    weight: Vec4,
+) {
     let first = chain.joints[0];
     let end = chain.joints[chain.joints.len() - 1];
     let above_first = parents[first as usize];

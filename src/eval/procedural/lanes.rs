@@ -263,7 +263,8 @@ pub(super) fn sin_cos(x: Vec4) -> (Vec4, Vec4) {
     let r = ((x - quadrant * Vec4::splat(1.570_312_5)) - quadrant * Vec4::splat(4.837_513e-4))
         - quadrant * Vec4::splat(7.549_79e-8);
     let z = r * r;
-    let s = ((Vec4::splat(-1.951_529_6e-4) * z + Vec4::splat(8.332_161e-3)) * z - Vec4::splat(1.666_665_5e-1)) * z * r + r;
+    let s =
+        ((Vec4::splat(-1.951_529_6e-4) * z + Vec4::splat(8.332_161e-3)) * z - Vec4::splat(1.666_665_5e-1)) * z * r + r;
     let c = ((Vec4::splat(2.443_315_7e-5) * z - Vec4::splat(1.388_731_6e-3)) * z + Vec4::splat(4.166_664_6e-2)) * z * z
         - Vec4::splat(0.5) * z
         + Vec4::ONE;
@@ -308,8 +309,18 @@ mod tests {
             let (sin, cos) = sin_cos(x);
             for k in 0..4 {
                 let (want_sin, want_cos) = x[k].sin_cos();
-                assert!((sin[k] - want_sin).abs() <= 2.0 * f32::EPSILON, "sin({}): {} against {want_sin}", x[k], sin[k]);
-                assert!((cos[k] - want_cos).abs() <= 2.0 * f32::EPSILON, "cos({}): {} against {want_cos}", x[k], cos[k]);
+                assert!(
+                    (sin[k] - want_sin).abs() <= 2.0 * f32::EPSILON,
+                    "sin({}): {} against {want_sin}",
+                    x[k],
+                    sin[k]
+                );
+                assert!(
+                    (cos[k] - want_cos).abs() <= 2.0 * f32::EPSILON,
+                    "cos({}): {} against {want_cos}",
+                    x[k],
+                    cos[k]
+                );
             }
         }
     }
