@@ -298,6 +298,89 @@ fn a_character_gives_the_same_bits_alone_as_in_any_group_of_four() {
     }
 }
 
+/// The frame runs the stage on groups of four rows after their layers: on any thread count its
+/// output is the same to the bit, and each character's rows are what its layers' pose through
+/// the stage alone, local-to-model and skinning give.
+#[test]
+fn the_frame_with_the_stage_is_the_same_on_any_thread_count_and_per_character() {
+    use throng::Clip;
+    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+    use throng::eval::sample::sample_blend;
+    use throng::eval::{local_to_model, skinning};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
+
+    let rig = body();
+    let joints = rig.num_joints();
+    let setup = full_setup(&rig);
+    let characters = 150; // chunks of 64 and a partial group of two
+    let mut rng = Rng(8);
+    let poses: Vec<Vec<Transform>> = (0..characters)
+        .map(|_| rig.rest_pose().iter().map(|t| Transform { rotation: rng.quat() * t.rotation, ..*t }).collect())
+        .collect();
+    let clips: Vec<Clip> = poses
+        .iter()
+        .enumerate()
+        .map(|(c, pose)| Clip::from_poses(&format!("pose {c}"), joints, pose.clone(), 0.0, true).unwrap())
+        .collect();
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(c as u32, 0.0, 1.0)).collect();
+    let programs = support::settled_programs(characters);
+    let layers = [LayerSetup::default()];
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    let rows: Vec<u32> = (0..characters as u32).collect();
+    let weight = |rng: &mut Rng| [0.0, 1.0, 0.5][rng.below(3)];
+    let points: Vec<Vec3> =
+        (0..characters).map(|_| Vec3::new(rng.range(-2.0, 2.0), rng.range(0.0, 2.0), 1.0)).collect();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_look_at(0, &rows, &points, &weights).unwrap();
+    let n = characters;
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_two_bone(0, &rows, &points, &vec![Vec3::Z; n], &vec![Quat::IDENTITY; n], &weights).unwrap();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_ground(0, &rows, &vec![-0.1; n], &vec![Vec3::new(0.2, 1.0, 0.0).normalize(); n]).unwrap();
+    targets.set_ground_weight(&rows, &weights).unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut context = EvalContext::new(characters, 1, joints);
+        let mut output = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        pool.install(|| {
+            FrameJob {
+                rig: &rig,
+                clips: &clips,
+                layers: &layers,
+                samples: &samples,
+                programs: &programs,
+                dt_s: 1.0 / 60.0,
+                context: &mut context,
+                layout: OutputLayout::Mat4,
+                output: &mut output,
+                clips_sampled: &mut clips_sampled,
+                root_motion: &mut [],
+            }
+            .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })
+        })
+        .unwrap();
+        output
+    };
+    let one = run(1);
+    for threads in [2, 3] {
+        let other = run(threads);
+        assert!(one.iter().zip(&other).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads differ");
+    }
+    let per = joints * 16;
+    for c in 0..characters {
+        // The layer's pose as the frame samples it, then the stage on that character alone.
+        let mut pose = vec![Transform::IDENTITY; joints];
+        sample_blend(&clips, &samples[c..c + 1], rig.rest_pose(), &mut pose);
+        procedural(rig.parents(), &setup, &targets, c, &mut pose);
+        let mut m = vec![Mat4::IDENTITY; joints];
+        local_to_model::local_to_model(rig.parents(), &pose, &mut m);
+        let mut expected = vec![0.0; per];
+        skinning::skinning(&m, rig.inverse_bind(), OutputLayout::Mat4, &mut expected);
+        assert_eq!(one[c * per..(c + 1) * per], expected[..], "character {c}");
+    }
+}
+
 /// The same targets set in world space on characters that stand moved, turned and (uniformly)
 /// scaled in the world give the pose that setting their model-space equivalents gives.
 #[test]
