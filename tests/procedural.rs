@@ -320,7 +320,7 @@ fn the_frame_with_the_stage_is_the_same_on_any_thread_count_and_per_character() 
     let clips: Vec<Clip> = poses
         .iter()
         .enumerate()
-        .map(|(c, pose)| Clip::from_poses(&format!("pose {c}"), joints, pose.clone(), 0.0, true).unwrap())
+        .map(|(c, pose)| Clip::from_poses(format!("pose {c}"), joints, pose.clone(), 0.0, true).unwrap())
         .collect();
     let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(c as u32, 0.0, 1.0)).collect();
     let programs = support::settled_programs(characters);
