@@ -12,7 +12,8 @@
 //! The crowd job's stages one at a time on one thread (`eval_cpu/stage_*/10k`): sampling two
 //! clips, sampling and blending them (full and compact clips), local-to-model, skinning, and
 //! the last two together, and the procedural stage (look-at on a four-joint neck chain plus
-//! two-leg IK per character, `stage_procedural/10k`, its pose copy included), through the stage
+//! two-leg IK per character, four characters a call as the frame runs it,
+//! `stage_procedural/10k`, its pose copies included), through the stage
 //! functions alone, so that one bench file builds
 //! against an older commit and both binaries can be run interleaved (BENCHMARKS.md, "CPU
 //! evaluator"); and the whole layered frame of `frame_lod/10k/all_rate_1` on a one-thread
@@ -24,6 +25,7 @@
 
 mod support;
 
+use std::array::from_fn;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -34,7 +36,7 @@ use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::eval::local_to_model::local_to_model;
-use throng::eval::procedural::procedural;
+use throng::eval::procedural::{LANES, procedural_lanes};
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::{local_to_model_skinning, skinning};
 use throng::graph::CompiledGraph;
@@ -217,14 +219,18 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
         });
     });
     let (setup, targets) = support::procedural_crowd(&demo.rig, num_characters);
-    let mut pose = vec![Transform::IDENTITY; joints];
+    let mut lanes = vec![Transform::IDENTITY; LANES * joints];
     group.bench_function(BenchmarkId::new("stage_procedural", "10k"), |bench| {
         bench.iter(|| {
-            for character in 0..num_characters {
-                pose.copy_from_slice(&poses[character % STAGE_POSES]);
-                procedural(demo.rig.parents(), &setup, &targets, character, &mut pose);
+            for first in (0..num_characters).step_by(LANES) {
+                for (k, pose) in lanes.chunks_exact_mut(joints).enumerate() {
+                    pose.copy_from_slice(&poses[(first + k) % STAGE_POSES]);
+                }
+                let mut each = lanes.chunks_mut(joints);
+                let group = from_fn(|_| each.next().unwrap_or_default());
+                procedural_lanes(demo.rig.parents(), &setup, &targets, from_fn(|k| first + k), group);
             }
-            pose[joints - 1]
+            lanes[joints - 1]
         });
     });
     group.finish();

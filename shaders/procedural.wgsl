@@ -1,7 +1,9 @@
 // The procedural stage: feet on the ground, two-bone IK and look-at chains on each character's
 // local pose after layers and before local-to-model, one thread a character. Mirrored by
-// `src/eval/procedural.rs`, of which this is an f32 translation, function for function (the
-// quaternion and vector maths as glam writes it), so that the two agree within 1e-4.
+// `src/eval/procedural.rs`, of which this is an f32 translation, function for function, so
+// that the two agree within 1e-4. The CPU runs four characters a call in SIMD lanes
+// (`eval::procedural::lanes`) and composes its walks from the root down, where this walks up
+// (`model_frame`): the same frames, rounded in another order.
 //
 // Self-contained (no `shared/` files): the stage binds its own group, and its poses are the
 // stage path's local poses (three vec4 a joint, `shared/types.wgsl`'s `Transform`).
@@ -72,7 +74,7 @@ struct ProceduralParams {
 // The character's first joint in `procedural_poses`.
 var<private> pose_at: u32;
 
-// `ModelFrame`: `translation * rotation * scale`.
+// `Frame`: `translation * rotation * scale`.
 struct Frame {
     position: vec3<f32>,
     rotation: vec4<f32>,
@@ -177,7 +179,7 @@ fn q_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     );
 }
 
-// `eval::procedural::rotate`: `v` turned by `q` (unit), `v + w t + q.xyz × t`, `t = 2 q.xyz × v`.
+// `eval::procedural`'s `Q4::rotate`: `v` turned by `q` (unit), `v + w t + q.xyz × t`, `t = 2 q.xyz × v`.
 fn q_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     let t = 2.0 * cross(q.xyz, v);
     return v + q.w * t + cross(q.xyz, t);
@@ -282,8 +284,8 @@ fn remember(joint: u32, frame: Frame) {
     known_frame = frame;
 }
 
-// `model_frame`: `joint`'s model frame, walking up to the root or to `known_joint`, whose
-// frame it takes; normalised as `frame_below`'s.
+// `walk`: `joint`'s model frame, walking up to the root or to `known_joint`, whose frame it
+// takes; normalised as `frame_below`'s.
 fn model_frame(joint: u32) -> Frame {
     if joint == NO_PARENT {
         return identity_frame();

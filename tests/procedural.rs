@@ -8,7 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 use support::Rng;
 use support::compare::largest;
 use throng::eval::EvalError;
-use throng::eval::procedural::{ProceduralJob, look_at, two_bone};
+use throng::eval::procedural::{ProceduralJob, look_at, procedural, procedural_lanes, two_bone};
 use throng::program::{
     EndRotation, FootSetup, GroundSetup, LookAtChain, ProceduralError, ProceduralRig, ProceduralSetup,
     ProceduralTargets, TwoBoneChain,
@@ -241,6 +241,143 @@ fn weight_zero_leaves_the_pose_bit_for_bit() {
     for c in 0..characters {
         let same = out[c * joints..(c + 1) * joints] == poses[c * joints..(c + 1) * joints];
         assert_eq!(same, c != 7, "character {c}");
+    }
+}
+
+/// Four characters a call, one a SIMD lane: each character's pose comes out with the same bits
+/// alone as beside any three others, whatever their weights (0 included), wherever the soft
+/// zone, a share's turn or a whole turn applies to some lanes and not to others.
+#[test]
+fn a_character_gives_the_same_bits_alone_as_in_any_group_of_four() {
+    let rig = body();
+    let setup = full_setup(&rig);
+    let mut rng = Rng(21);
+    let characters = 23; // five groups and a partial one
+    let joints = rig.num_joints();
+    let poses: Vec<Transform> = (0..characters)
+        .flat_map(|_| {
+            rig.rest_pose().iter().map(|t| Transform { rotation: rng.quat() * t.rotation, ..*t }).collect::<Vec<_>>()
+        })
+        .collect();
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    let rows: Vec<u32> = (0..characters as u32).collect();
+    let weight = |rng: &mut Rng| [0.0, 1.0, 0.5, 1.0][rng.below(4)];
+    let points: Vec<Vec3> =
+        (0..characters).map(|_| Vec3::new(rng.range(-2.0, 2.0), rng.range(-1.0, 3.0), rng.range(-2.0, 2.0))).collect();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_look_at(0, &rows, &points, &weights).unwrap();
+    // Some targets out of reach (the soft zone), some within it.
+    let reach: Vec<Vec3> = points.iter().map(|p| *p * rng.range(0.1, 1.5)).collect();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    let n = characters;
+    targets.set_two_bone(0, &rows, &reach, &vec![Vec3::Z; n], &vec![Quat::IDENTITY; n], &weights).unwrap();
+    let heights: Vec<f32> = (0..characters).map(|_| rng.range(-0.3, 0.3)).collect();
+    let normals: Vec<Vec3> = (0..characters).map(|_| Vec3::new(rng.range(-0.5, 0.5), 1.0, 0.2).normalize()).collect();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_ground(0, &rows, &heights, &normals).unwrap();
+    targets.set_ground_weight(&rows, &weights).unwrap();
+    let mut grouped = poses.clone();
+    ProceduralJob { rig: &rig, setup: &setup, targets: &targets, poses: &mut grouped }.run().unwrap();
+    assert_ne!(grouped, poses, "the stage moved some characters");
+    for c in 0..characters {
+        let mut alone = poses[c * joints..(c + 1) * joints].to_vec();
+        procedural(rig.parents(), &setup, &targets, c, &mut alone);
+        assert_eq!(alone, grouped[c * joints..(c + 1) * joints], "character {c}");
+    }
+    // The same characters in other groups of four (lanes in another order, one lane empty).
+    for first in 0..characters - 3 {
+        let mut group: Vec<Transform> =
+            [first + 2, first, first + 3].iter().flat_map(|&c| poses[c * joints..(c + 1) * joints].to_vec()).collect();
+        let (a, rest) = group.split_at_mut(joints);
+        let (b, c) = rest.split_at_mut(joints);
+        procedural_lanes(rig.parents(), &setup, &targets, [first + 2, first, 0, first + 3], [a, b, &mut [], c]);
+        for (lane, c) in [first + 2, first, first + 3].into_iter().enumerate() {
+            let want = &grouped[c * joints..(c + 1) * joints];
+            assert_eq!(&group[lane * joints..(lane + 1) * joints], want, "character {c} beside {first}…");
+        }
+    }
+}
+
+/// The frame runs the stage on groups of four rows after their layers: on any thread count its
+/// output is the same to the bit, and each character's rows are what its layers' pose through
+/// the stage alone, local-to-model and skinning give.
+#[test]
+fn the_frame_with_the_stage_is_the_same_on_any_thread_count_and_per_character() {
+    use throng::Clip;
+    use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+    use throng::eval::sample::sample_blend;
+    use throng::eval::{local_to_model, skinning};
+    use throng::program::{ClipSample, LayerSetup, OutputLayout};
+
+    let rig = body();
+    let joints = rig.num_joints();
+    let setup = full_setup(&rig);
+    let characters = 150; // chunks of 64 and a partial group of two
+    let mut rng = Rng(8);
+    let poses: Vec<Vec<Transform>> = (0..characters)
+        .map(|_| rig.rest_pose().iter().map(|t| Transform { rotation: rng.quat() * t.rotation, ..*t }).collect())
+        .collect();
+    let clips: Vec<Clip> = poses
+        .iter()
+        .enumerate()
+        .map(|(c, pose)| Clip::from_poses(format!("pose {c}"), joints, pose.clone(), 0.0, true).unwrap())
+        .collect();
+    let samples: Vec<ClipSample> = (0..characters).map(|c| ClipSample::new(c as u32, 0.0, 1.0)).collect();
+    let programs = support::settled_programs(characters);
+    let layers = [LayerSetup::default()];
+    let mut targets = ProceduralTargets::new(&setup, characters);
+    let rows: Vec<u32> = (0..characters as u32).collect();
+    let weight = |rng: &mut Rng| [0.0, 1.0, 0.5][rng.below(3)];
+    let points: Vec<Vec3> =
+        (0..characters).map(|_| Vec3::new(rng.range(-2.0, 2.0), rng.range(0.0, 2.0), 1.0)).collect();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_look_at(0, &rows, &points, &weights).unwrap();
+    let n = characters;
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_two_bone(0, &rows, &points, &vec![Vec3::Z; n], &vec![Quat::IDENTITY; n], &weights).unwrap();
+    let weights: Vec<f32> = (0..characters).map(|_| weight(&mut rng)).collect();
+    targets.set_ground(0, &rows, &vec![-0.1; n], &vec![Vec3::new(0.2, 1.0, 0.0).normalize(); n]).unwrap();
+    targets.set_ground_weight(&rows, &weights).unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut context = EvalContext::new(characters, 1, joints);
+        let mut output = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        pool.install(|| {
+            FrameJob {
+                rig: &rig,
+                clips: &clips,
+                layers: &layers,
+                samples: &samples,
+                programs: &programs,
+                dt_s: 1.0 / 60.0,
+                context: &mut context,
+                layout: OutputLayout::Mat4,
+                output: &mut output,
+                clips_sampled: &mut clips_sampled,
+                root_motion: &mut [],
+            }
+            .run_procedural(ProceduralInputs { setup: &setup, targets: &targets })
+        })
+        .unwrap();
+        output
+    };
+    let one = run(1);
+    for threads in [2, 3] {
+        let other = run(threads);
+        assert!(one.iter().zip(&other).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads differ");
+    }
+    let per = joints * 16;
+    for c in 0..characters {
+        // The layer's pose as the frame samples it, then the stage on that character alone.
+        let mut pose = vec![Transform::IDENTITY; joints];
+        sample_blend(&clips, &samples[c..c + 1], rig.rest_pose(), &mut pose);
+        procedural(rig.parents(), &setup, &targets, c, &mut pose);
+        let mut m = vec![Mat4::IDENTITY; joints];
+        local_to_model::local_to_model(rig.parents(), &pose, &mut m);
+        let mut expected = vec![0.0; per];
+        skinning::skinning(&m, rig.inverse_bind(), OutputLayout::Mat4, &mut expected);
+        assert_eq!(one[c * per..(c + 1) * per], expected[..], "character {c}");
     }
 }
 

@@ -10,6 +10,8 @@
 //!   procedural (look-at, two-bone IK, ground) ─► local_to_model ─► skinning ─► output
 //! ```
 
+use std::array::from_fn;
+
 use glam::Mat4;
 use rayon::prelude::*;
 
@@ -19,7 +21,7 @@ use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
 use super::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
-use super::procedural::procedural;
+use super::procedural::{LANES, procedural_lanes};
 use super::root_motion::{RootDelta, blend_root_delta, program_root_delta, remove_root_motion};
 use super::sample::sample_blend;
 use super::transition::{Inertia, LayerMemory, transition};
@@ -384,7 +386,7 @@ impl FrameJob<'_> {
         };
         let joints = rig.num_joints();
         let num_layers = layers.len();
-        let shared = Shared { rig, clips, layers, slots: &context.slots, samples, layout, procedural };
+        let shared = Shared { rig, clips, layers, slots: &context.slots, samples, layout };
         let memory_layers = context.num_memory_layers;
         let per_character = memory_layers * joints;
         let groups = memory_layers * OffsetLanes::groups_for(joints);
@@ -411,40 +413,48 @@ impl FrameJob<'_> {
                     }),
             )
         };
-        let stats = output
+        let rows = output
             .par_chunks_mut(joints * layout.floats_per_joint())
             .zip(programs.par_chunks(num_layers))
             .zip(memory)
             .zip(clips_sampled.par_iter_mut().zip(root_motion).zip(context.row_dt_s.par_iter()))
-            .enumerate()
-            .with_min_len(CHARACTERS_PER_CHUNK)
-            .map_init(
-                || FrameScratch::new(joints),
-                |scratch, (row, (((out, programs), memory), ((sampled, root), &row_dt_s)))| {
-                    if row_dt_s.is_nan() {
-                        // Not due: the pose stays as last shown; root motion stays exact.
-                        *sampled = 0;
-                        if let Some(root) = root {
-                            *root = programs
-                                .first()
-                                .map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
+            .enumerate();
+        // The counters add up inside the parallel pass rather than in serial passes after it.
+        let stats = match procedural {
+            None => rows
+                .with_min_len(CHARACTERS_PER_CHUNK)
+                .map_init(
+                    || FrameScratch::new(joints),
+                    |scratch, row| {
+                        let (out, stats) = shared.layers_of(row, scratch);
+                        if let Some(out) = out {
+                            shared.skin(&scratch.pose, &mut scratch.model, out);
                         }
-                        return FrameStats::default();
-                    }
-                    let (clips, delta) = shared.character(row, programs, memory, scratch, row_dt_s, out);
-                    *sampled = clips;
-                    if let Some(root) = root {
-                        *root = delta;
-                    }
-                    FrameStats {
-                        characters_evaluated: 1,
-                        clips_sampled: u64::from(clips),
-                        max_clips_per_character: clips,
-                    }
-                },
-            )
-            // The counters add up inside the parallel pass rather than in serial passes after it.
-            .reduce(FrameStats::default, FrameStats::merge);
+                        stats
+                    },
+                )
+                .reduce(FrameStats::default, FrameStats::merge),
+            // The stage takes four characters at a time, one a SIMD lane (rows 4g to 4g + 3,
+            // fixed by row, not by rayon's split): the chunks are whole groups, split from the
+            // rows once per chunk rather than once per group.
+            Some(p) => rows
+                .chunks(CHARACTERS_PER_CHUNK)
+                .map_init(
+                    || GroupScratch {
+                        frame: FrameScratch::new(joints),
+                        poses: from_fn(|_| vec![Transform::IDENTITY; joints]),
+                    },
+                    |scratch, chunk| {
+                        let mut chunk = chunk.into_iter();
+                        let mut stats = FrameStats::default();
+                        while !chunk.as_slice().is_empty() {
+                            stats = stats.merge(shared.group(chunk.by_ref().take(LANES), p, scratch));
+                        }
+                        stats
+                    },
+                )
+                .reduce(FrameStats::default, FrameStats::merge),
+        };
         crate::profile::count_evaluated(stats.characters_evaluated, stats.clips_sampled);
         stats
     }
@@ -470,7 +480,6 @@ struct Shared<'a> {
     slots: &'a [Option<usize>],
     samples: &'a [ClipSample],
     layout: OutputLayout,
-    procedural: Option<ProceduralInputs<'a>>,
 }
 
 /// One character's slices of [`EvalContext`], one entry (or pose) per layer with memory.
@@ -494,6 +503,15 @@ struct FrameScratch {
     mesh: MeshSpaceScratch,
 }
 
+// Chunks of rows are whole groups of the procedural stage's lanes.
+const _: () = assert!(CHARACTERS_PER_CHUNK.is_multiple_of(LANES));
+
+/// A group's scratch: one frame's, and the group's poses between their layers and the stage.
+struct GroupScratch {
+    frame: FrameScratch,
+    poses: [Vec<Transform>; LANES],
+}
+
 impl FrameScratch {
     fn new(joints: usize) -> Self {
         Self {
@@ -507,17 +525,86 @@ impl FrameScratch {
     }
 }
 
+/// One row of the frame's parallel pass: the row, its output, programs, memory, clips sampled,
+/// root motion and seconds since it was last shown (NaN when it is not due).
+type Row<'a> = (
+    usize,
+    (((&'a mut [f32], &'a [LayerProgram]), CharacterMemory<'a>), ((&'a mut u32, Option<&'a mut RootDelta>), &'a f32)),
+);
+
 impl Shared<'_> {
-    /// Evaluates one character (row `row`), `dt_s` seconds after it was last shown; returns the
-    /// clips it sampled and its root motion.
+    /// A row's layers into `scratch.pose`, its clips sampled and root motion written; returns
+    /// its output to skin into, `None` when the row is not due (nothing evaluated; its root
+    /// motion still exact, from the programs), and its counters.
+    fn layers_of<'a>(&self, row: Row<'a>, scratch: &mut FrameScratch) -> (Option<&'a mut [f32]>, FrameStats) {
+        let (_, (((out, programs), memory), ((sampled, root), &row_dt_s))) = row;
+        if row_dt_s.is_nan() {
+            *sampled = 0;
+            if let Some(root) = root {
+                *root = programs
+                    .first()
+                    .map_or_else(RootDelta::default, |base| program_root_delta(self.clips, self.samples, base));
+            }
+            return (None, FrameStats::default());
+        }
+        let (clips, delta) = self.character(programs, memory, scratch, row_dt_s);
+        *sampled = clips;
+        if let Some(root) = root {
+            *root = delta;
+        }
+        let stats =
+            FrameStats { characters_evaluated: 1, clips_sampled: u64::from(clips), max_clips_per_character: clips };
+        (Some(out), stats)
+    }
+
+    /// Up to [`LANES`] rows, one group: each due row's layers, then the stage over the group,
+    /// then each due row's local-to-model and skinning.
+    fn group<'a>(
+        &self,
+        rows: impl Iterator<Item = Row<'a>>,
+        procedural: ProceduralInputs<'_>,
+        scratch: &mut GroupScratch,
+    ) -> FrameStats {
+        let mut stats = FrameStats::default();
+        let mut outs: [Option<&mut [f32]>; LANES] = Default::default();
+        let mut indices = [0; LANES];
+        for (k, row) in rows.enumerate() {
+            indices[k] = row.0;
+            let (out, row_stats) = self.layers_of(row, &mut scratch.frame);
+            if out.is_some() {
+                std::mem::swap(&mut scratch.frame.pose, &mut scratch.poses[k]);
+            }
+            outs[k] = out;
+            stats = stats.merge(row_stats);
+        }
+        let mut poses = scratch.poses.each_mut().map(Vec::as_mut_slice);
+        for (pose, out) in poses.iter_mut().zip(&outs) {
+            if out.is_none() {
+                *pose = &mut [];
+            }
+        }
+        procedural_lanes(self.rig.parents(), procedural.setup, procedural.targets, indices, poses);
+        for (pose, out) in scratch.poses.iter().zip(outs) {
+            if let Some(out) = out {
+                self.skin(pose, &mut scratch.frame.model, out);
+            }
+        }
+        stats
+    }
+
+    /// A pose's local-to-model and skinning into `out`.
+    fn skin(&self, pose: &[Transform], model: &mut [Mat4], out: &mut [f32]) {
+        skinning::local_to_model_skinning(self.rig.parents(), pose, self.rig.inverse_bind(), self.layout, model, out);
+    }
+
+    /// Evaluates one character's layers into `scratch.pose`, `dt_s` seconds after it was last
+    /// shown; returns the clips it sampled and its root motion.
     fn character(
         &self,
-        row: usize,
         programs: &[LayerProgram],
         memory: CharacterMemory<'_>,
         scratch: &mut FrameScratch,
         dt_s: f32,
-        out: &mut [f32],
     ) -> (u32, RootDelta) {
         let joints = self.rig.num_joints();
         let mut sampled = 0;
@@ -610,17 +697,6 @@ impl Shared<'_> {
                 }
             }
         }
-        if let Some(p) = self.procedural {
-            procedural(self.rig.parents(), p.setup, p.targets, row, &mut scratch.pose);
-        }
-        skinning::local_to_model_skinning(
-            self.rig.parents(),
-            &scratch.pose,
-            self.rig.inverse_bind(),
-            self.layout,
-            &mut scratch.model,
-            out,
-        );
         (sampled, root)
     }
 }
