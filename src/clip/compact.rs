@@ -210,7 +210,7 @@ struct Field {
 }
 
 impl Field {
-    fn new(at: u32, width: u32) -> Self {
+    const fn new(at: u32, width: u32) -> Self {
         let (word, down) = ((at / 32) as usize, at % 32);
         let straddles = down + width > 32;
         Self {
@@ -241,11 +241,12 @@ struct Fields {
 }
 
 impl Fields {
-    fn new(format: CompactFormat) -> Self {
-        let (k, m) = (format.rotation_bits(), format.translation_bits());
+    /// The fields of `k`-bit rotation and `m`-bit translation components.
+    const fn new(k: u32, m: u32) -> Self {
+        let (r, t) = (HEADER_BITS, HEADER_BITS + 3 * k);
         Self {
-            rotation: std::array::from_fn(|i| Field::new(HEADER_BITS + i as u32 * k, k)),
-            translation: std::array::from_fn(|i| Field::new(HEADER_BITS + 3 * k + i as u32 * m, m)),
+            rotation: [Field::new(r, k), Field::new(r + k, k), Field::new(r + 2 * k, k)],
+            translation: [Field::new(t, m), Field::new(t + m, m), Field::new(t + 2 * m, m)],
         }
     }
 }
@@ -457,19 +458,18 @@ pub(crate) struct FramePair<'a> {
     alpha: f32,
 }
 
-/// Words `start..start + 4` of `frame`, zeros past the clip's end: four whatever the group's
-/// length (the words after it are never among the fields read), so that the read does not
-/// branch on it.
+/// Words `start..start + 4` of `frame`, read where they lie; past the clip's end, copied into
+/// `tail` and zero-padded: four whatever the group's length (the words after it are never
+/// among the fields read), so that the read does not branch on it.
 #[inline(always)]
-fn group_words(frame: &[[u32; 4]], start: usize) -> [[u32; 4]; 4] {
-    match frame.get(start..start + 4) {
-        Some(&[a, b, c, d]) => [a, b, c, d],
-        _ => {
-            let mut padded = [[0; 4]; 4];
-            for (p, w) in padded.iter_mut().zip(frame.get(start..).unwrap_or_default()) {
-                *p = *w;
+fn group_words<'a>(frame: &'a [[u32; 4]], start: usize, tail: &'a mut [[u32; 4]; 4]) -> &'a [[u32; 4]; 4] {
+    match frame.get(start..start + 4).and_then(|w| w.try_into().ok()) {
+        Some(words) => words,
+        None => {
+            for (t, w) in tail.iter_mut().zip(frame.get(start..).unwrap_or_default()) {
+                *t = *w;
             }
-            padded
+            tail
         }
     }
 }
@@ -494,8 +494,25 @@ impl FramePair<'_> {
     /// group's first joint.
     #[inline(always)]
     pub fn group(&self, group: usize) -> TransformLanes {
+        // The decode compiled once for each candidate format, with its fields' places as
+        // constants (shifts by an immediate, loads of a known word, no straddle where there is
+        // none), and once with the clip's own, for any other.
+        macro_rules! specialised {
+            ($(($k:literal, $m:literal)),*) => {
+                match (self.poses.format.rotation_bits(), self.poses.format.translation_bits()) {
+                    $(($k, $m) => self.group_with(group, &const { Fields::new($k, $m) }),)*
+                    _ => self.group_with(group, &self.poses.fields),
+                }
+            };
+        }
+        specialised!((8, 12), (9, 11), (9, 16), (10, 10), (11, 9), (12, 8), (16, 15), (15, 16), (16, 16))
+    }
+
+    /// [`Self::group`] with the format's `fields`.
+    #[inline(always)]
+    fn group_with(&self, group: usize, fields: &Fields) -> TransformLanes {
         let g = &self.poses.groups[group];
-        let (a, b) = (self.decode(self.from, g), self.decode(self.to, g));
+        let (a, b) = (self.decode(self.from, g, fields), self.decode(self.to, g, fields));
         crate::clip::interpolate_lanes(
             &TransformLanes { translation: a.translation, rotation: a.rotation, scale: g.scale },
             &TransformLanes { translation: b.translation, rotation: b.rotation, scale: g.scale },
@@ -512,13 +529,13 @@ impl FramePair<'_> {
     /// (a joint within a right angle of its rest orientation on every axis), which skips placing
     /// each lane's components.
     #[inline(always)]
-    fn decode(&self, frame: &[[u32; 4]], g: &RangeGroup) -> JointLanes {
-        let words = group_words(frame, g.start);
+    fn decode(&self, frame: &[[u32; 4]], g: &RangeGroup, fields: &Fields) -> JointLanes {
+        let mut tail = [[0; 4]; 4];
+        let words = group_words(frame, g.start, &mut tail);
         let header = Words::new(words[0]);
         // The sign bit, bit 2, moved to a float's sign bit.
         let sign = header.shl_by::<29>().and(Words::splat(1 << 31));
-        let fields = &self.poses.fields;
-        let [qa, qb, qc] = [0, 1, 2].map(|i| fields.rotation[i].read(&words));
+        let [qa, qb, qc] = [0, 1, 2].map(|i| fields.rotation[i].read(words));
         let (min, step) = (&g.rotation_min, &g.rotation_step);
         let rotation = if header.and(Words::splat(3)).all_eq(Words::splat(3)) {
             let (a, b, c) = (min[0] + qa * step[0], min[1] + qb * step[1], min[2] + qc * step[2]);
@@ -543,7 +560,7 @@ impl FramePair<'_> {
         };
         let translation = if g.any_translated {
             let translation = |i: usize| {
-                let quanta = fields.translation[i].read(&words);
+                let quanta = fields.translation[i].read(words);
                 Vec4::select(g.translated, g.translation_min[i] + quanta * g.translation_step[i], g.translation_min[i])
             };
             [translation(0), translation(1), translation(2)]
@@ -676,7 +693,7 @@ impl CompactPoses {
             }
         }
         let groups = ranges.chunks(4).zip(&group_starts).map(|(group, &start)| RangeGroup::new(group, start)).collect();
-        Self { format, num_joints, ranges, vec4s_per_frame, words, groups, fields: Fields::new(format) }
+        Self { format, num_joints, ranges, vec4s_per_frame, words, groups, fields: Fields::new(k, m) }
     }
 
     /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
@@ -691,7 +708,8 @@ impl CompactPoses {
     /// the group's joints repeat its first joint.
     fn decode_group(&self, frame: usize, group: usize) -> [Transform; 4] {
         let g = &self.groups[group];
-        let lanes = self.frame_pair(frame, frame, 0.0).decode(&self.words[frame * self.vec4s_per_frame..], g);
+        let lanes =
+            self.frame_pair(frame, frame, 0.0).decode(&self.words[frame * self.vec4s_per_frame..], g, &self.fields);
         TransformLanes { translation: lanes.translation, rotation: lanes.rotation, scale: g.scale }.to_transforms()
     }
 
