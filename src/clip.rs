@@ -401,8 +401,9 @@ fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
 enum Storage {
     /// One [`Transform`] per joint-frame.
     Full(Vec<Transform>),
-    /// Quantised joint-frames ([`compact`]).
-    Compact(CompactPoses),
+    /// Quantised joint-frames ([`compact`]), boxed: with its decode's field table it is
+    /// ten times a `Vec`'s size.
+    Compact(Box<CompactPoses>),
 }
 
 impl Clip {
@@ -634,7 +635,7 @@ impl Clip {
         let (compact, report) = compact::choose(&self.name, rig, poses, reference, max_error_m);
         let mut clip = self.clone();
         if let Some(compact) = compact {
-            clip.storage = Storage::Compact(compact);
+            clip.storage = Storage::Compact(Box::new(compact));
         }
         Ok((clip, report))
     }

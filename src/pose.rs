@@ -84,7 +84,7 @@ impl TransformLanes {
 
     /// The four lanes as transforms.
     #[inline(always)]
-    pub fn to_transforms(&self) -> [Transform; 4] {
+    pub fn to_transforms(self) -> [Transform; 4] {
         let [tx, ty, tz] = self.translation;
         let [sx, sy, sz] = self.scale;
         let translation = Mat4::from_cols(tx, ty, tz, Vec4::ZERO).transpose();

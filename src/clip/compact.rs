@@ -1,6 +1,6 @@
 //! Compact clip storage: quantised rotations and translations, chosen per clip against an
-//! error bound in model space. Decoded per joint by `Clip` on the CPU and by
-//! `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
+//! error bound in model space. Decoded four joints at a time by `Clip` on the CPU and per
+//! joint by `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
 //!
 //! One joint-frame is a little-endian bit stream of whole `u32` words (`docs/compression.md`):
 //!
@@ -11,7 +11,11 @@
 //!
 //! A joint whose translation never changes over the clip stores no translation bits (most
 //! joints of most rigs: only the root travels), so joint-frames differ in size from joint to
-//! joint: each joint's range records where its joint-frame starts within a frame.
+//! joint. Within a frame, joints go four to a group, their words side by side: word `i` of
+//! the group's four joint-frames is one `[u32; 4]` (a `vec4<u32>` on the GPU), so that the CPU
+//! reads word `i` of four joints with one load and decodes them in the SIMD lanes. A group
+//! takes as many words as its longest joint-frame; each joint's range records where its first
+//! word lies within a frame, its next words 4 apart.
 //!
 //! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
 //! z, w), `a b c` are the other three in order, each on `k` bits, and the largest is rebuilt
