@@ -1007,13 +1007,17 @@ mod tests {
     }
 
     /// Four joints interpolated in lanes give each joint the bits of the one-joint reading
-    /// (`interpolate_frames` of the two decoded frames), for every candidate format, at
-    /// interpolation factors across [0, 1], on frame pairs where rotations change hemisphere.
+    /// (`interpolate_frames` of the two decoded frames), for every candidate format (each its
+    /// own compiled decode) and formats outside them (the decode with the clip's own field
+    /// places), at interpolation factors across [0, 1], on frame pairs where rotations change
+    /// hemisphere.
     #[test]
     fn lane_interpolation_matches_one_joint_at_a_time() {
         let num_joints = 7;
         let poses = varied_poses(num_joints);
-        for format in CompactFormat::CANDIDATES {
+        let others = [(1, 1), (13, 7), (16, 1), (7, 16)].map(|(k, m)| CompactFormat::new(k, m).unwrap());
+        assert!(others.iter().all(|f| !CompactFormat::CANDIDATES.contains(f)));
+        for format in CompactFormat::CANDIDATES.into_iter().chain(others) {
             let compact = CompactPoses::encode(&poses, num_joints, format);
             for frame in 0..compact.num_frames() {
                 // The next frame, and one far off whose rotations lie on other hemispheres.
