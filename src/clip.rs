@@ -908,7 +908,7 @@ impl FramePair<'_> {
 
     /// Every joint interpolated, handed to `visit` with `out`'s entry for the joint, in joint
     /// order; entries past the clip's joints are left alone.
-    #[inline]
+    #[inline(always)]
     pub fn for_each(&self, out: &mut [Transform], mut visit: impl FnMut(&mut Transform, Transform)) {
         match self {
             Self::Full { from, to, alpha } => {

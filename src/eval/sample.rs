@@ -61,7 +61,10 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
         return;
     }
     if samples.iter().all(|s| clips[s.clip as usize].compact_format().is_none()) {
-        blend_joints(clips, samples, &weights, out);
+        super::with_avx(
+            #[inline(always)]
+            || blend_joints(clips, samples, &weights, out),
+        );
     } else {
         // Inlined into both builds of `with_avx`, not called from them.
         super::with_avx(
@@ -74,6 +77,7 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
 /// The blend of [`sample_blend`] one sample and one joint at a time: the first sample scaled
 /// by its share, each next one added with its share, negated where the dot product with the
 /// running sum is below zero, and each rotation normalised at the end.
+#[inline(always)]
 fn blend_joints(clips: &[Clip], samples: &[ClipSample], weights: &Normalised, out: &mut [Transform]) {
     let mut first = true;
     for s in samples.iter().filter(|s| s.weight > 0.0) {
