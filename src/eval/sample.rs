@@ -50,7 +50,8 @@ impl Normalised {
 /// reading is two loads, and the blend's arithmetic is cheapest on the transforms as they come.
 /// A list with any compact clip is blended four joints at a time, one per SIMD lane, from each
 /// clip's decoding to the final normalisation ([`blend_lanes`]), so that the decode's lanes
-/// become transforms once per character rather than once per sample. Both give the same bits.
+/// become transforms once per character rather than once per sample. Both give the same bits,
+/// and both are compiled for AVX where the CPU has it (`with_avx`: no FMA, the same bits).
 pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], out: &mut [Transform]) {
     let Some(weights) = Normalised::of(samples) else {
         out.copy_from_slice(rest);
@@ -60,13 +61,13 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
         clips[only.clip as usize].sample(only.time_s, out);
         return;
     }
+    // Each closure is inlined into both builds of `with_avx`, not called from them.
     if samples.iter().all(|s| clips[s.clip as usize].compact_format().is_none()) {
         super::with_avx(
             #[inline(always)]
             || blend_joints(clips, samples, &weights, out),
         );
     } else {
-        // Inlined into both builds of `with_avx`, not called from them.
         super::with_avx(
             #[inline(always)]
             || blend_lanes(clips, samples, &weights, out),
