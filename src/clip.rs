@@ -19,8 +19,9 @@ pub use curves::ClipCurve;
 
 use std::borrow::Cow;
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
+use crate::pose::{TransformLanes, quat_dot_lanes};
 use crate::rig::{MAX_SCALE, MAX_TRANSLATION_M, Rig, Transform};
 use compact::{CompactFormat, CompactPoses, CompressionReport};
 
@@ -400,8 +401,9 @@ fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
 enum Storage {
     /// One [`Transform`] per joint-frame.
     Full(Vec<Transform>),
-    /// Quantised joint-frames ([`compact`]).
-    Compact(CompactPoses),
+    /// Quantised joint-frames ([`compact`]), boxed: with its decode's field table it is
+    /// ten times a `Vec`'s size.
+    Compact(Box<CompactPoses>),
 }
 
 impl Clip {
@@ -633,7 +635,7 @@ impl Clip {
         let (compact, report) = compact::choose(&self.name, rig, poses, reference, max_error_m);
         let mut clip = self.clone();
         if let Some(compact) = compact {
-            clip.storage = Storage::Compact(compact);
+            clip.storage = Storage::Compact(Box::new(compact));
         }
         Ok((clip, report))
     }
@@ -822,25 +824,17 @@ impl Clip {
         }
     }
 
-    /// Interpolates frames `f0` and `f1` at `alpha` for every joint (as
-    /// [`interpolate_frames`]) and hands each to `visit` with `out`'s entry for the joint.
-    /// A compact clip decodes each joint of the two frames as it goes.
+    /// Frames `f0` and `f1` (in range) of every joint, to be interpolated at `alpha`
+    /// ([`interpolate_frames`]) four joints at a time: what sampling and the blend read. A
+    /// compact clip decodes the joints of the two frames as they are read, never a whole frame.
     #[inline]
-    pub(crate) fn interpolate_each(
-        &self,
-        (f0, f1, alpha): (usize, usize, f32),
-        out: &mut [Transform],
-        mut visit: impl FnMut(&mut Transform, Transform),
-    ) {
+    pub(crate) fn frame_pair(&self, (f0, f1, alpha): (usize, usize, f32)) -> FramePair<'_> {
         match &self.storage {
             Storage::Full(p) => {
                 let n = self.num_joints;
-                let (a, b) = (&p[f0 * n..(f0 + 1) * n], &p[f1 * n..(f1 + 1) * n]);
-                for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
-                    visit(o, interpolate_frames(a, b, alpha));
-                }
+                FramePair::Full { from: &p[f0 * n..(f0 + 1) * n], to: &p[f1 * n..(f1 + 1) * n], alpha }
             }
-            Storage::Compact(c) => c.interpolate_each((f0, f1, alpha), out, visit),
+            Storage::Compact(c) => FramePair::Compact(c.frame_pair(f0, f1, alpha)),
         }
     }
 
@@ -881,7 +875,56 @@ impl Clip {
 
     /// Samples every joint at `time_s`, looping or clamping as `looping` says.
     pub fn sample_with(&self, time_s: f32, looping: bool, out: &mut [Transform]) {
-        self.interpolate_each(self.frame_position(time_s, looping), out, |o, p| *o = p);
+        self.frame_pair(self.frame_position(time_s, looping)).for_each(out, |o, p| *o = p);
+    }
+}
+
+/// A clip's two frames and the factor between them ([`Clip::frame_pair`]), read four joints at
+/// a time.
+pub(crate) enum FramePair<'a> {
+    /// Full precision: each frame's transforms.
+    Full { from: &'a [Transform], to: &'a [Transform], alpha: f32 },
+    /// Compact: decoded as read.
+    Compact(compact::FramePair<'a>),
+}
+
+impl FramePair<'_> {
+    /// Joints `4 * group ..` (the group in range) interpolated, one per lane; lanes past the
+    /// clip's last joint repeat the group's first.
+    #[inline(always)]
+    pub fn group(&self, group: usize) -> TransformLanes {
+        match self {
+            Self::Full { from, to, alpha } => {
+                let first = 4 * group;
+                let joint = |lane: usize| {
+                    let j = if first + lane < from.len() { first + lane } else { first };
+                    interpolate_frames(&from[j], &to[j], *alpha)
+                };
+                TransformLanes::from_transforms([&joint(0), &joint(1), &joint(2), &joint(3)])
+            }
+            Self::Compact(pair) => pair.group(group),
+        }
+    }
+
+    /// Every joint interpolated, handed to `visit` with `out`'s entry for the joint, in joint
+    /// order; entries past the clip's joints are left alone.
+    #[inline(always)]
+    pub fn for_each(&self, out: &mut [Transform], mut visit: impl FnMut(&mut Transform, Transform)) {
+        match self {
+            Self::Full { from, to, alpha } => {
+                for ((o, a), b) in out.iter_mut().zip(*from).zip(*to) {
+                    visit(o, interpolate_frames(a, b, *alpha));
+                }
+            }
+            Self::Compact(pair) => {
+                let joints = out.len().min(pair.num_joints());
+                for (group, out) in out[..joints].chunks_mut(4).enumerate() {
+                    for (o, t) in out.iter_mut().zip(pair.group(group).to_transforms()) {
+                        visit(o, t);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -895,6 +938,27 @@ pub fn interpolate_frames(a: &Transform, b: &Transform, alpha: f32) -> Transform
         translation: a.translation.lerp(b.translation, alpha),
         rotation: a.rotation.lerp(b.rotation, alpha),
         scale: a.scale.lerp(b.scale, alpha),
+    }
+}
+
+/// [`interpolate_frames`] of four joints at once, one per lane: its arithmetic (glam's `lerp`
+/// of vectors, and `Quat::lerp`'s hemisphere flip and normalisation) lane-wise, with glam's
+/// order of every sum, so that each lane gets the bits `interpolate_frames` gives its joint.
+#[inline(always)]
+pub(crate) fn interpolate_lanes(a: &TransformLanes, b: &TransformLanes, alpha: f32) -> TransformLanes {
+    let (from_share, to_share) = (Vec4::splat(1.0 - alpha), Vec4::splat(alpha));
+    let lerp = |a: Vec4, b: Vec4| a * from_share + b * to_share;
+    // `Quat::lerp` negates the end where the dot product's sign bit is set.
+    let hemisphere = Vec4::ONE.copysign(quat_dot_lanes(&a.rotation, &b.rotation));
+    let q = |c: usize| lerp(a.rotation[c], b.rotation[c] * hemisphere);
+    let q = [q(0), q(1), q(2), q(3)];
+    let length = quat_dot_lanes(&q, &q).sqrt();
+    let t = |c: usize| lerp(a.translation[c], b.translation[c]);
+    let s = |c: usize| lerp(a.scale[c], b.scale[c]);
+    TransformLanes {
+        translation: [t(0), t(1), t(2)],
+        rotation: [q[0] / length, q[1] / length, q[2] / length, q[3] / length],
+        scale: [s(0), s(1), s(2)],
     }
 }
 

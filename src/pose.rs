@@ -4,7 +4,7 @@
 //! nothing from the crate. `eval::local_to_model` and `eval::layers` are the CPU stages that
 //! run them (mirrored by `shaders/local_to_model.wgsl` and `shaders/layers.wgsl`).
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
 /// Marks a root joint in a parent table ([`crate::rig::Rig::parents`]).
 pub const NO_PARENT: u16 = u16::MAX;
@@ -53,6 +53,63 @@ impl Default for Transform {
     fn default() -> Self {
         Self::IDENTITY
     }
+}
+
+/// Four joints' transforms component by component, one joint per SIMD lane: how clip
+/// sampling interpolates and the blend accumulates four joints at a time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TransformLanes {
+    /// Translation x, y, z.
+    pub translation: [Vec4; 3],
+    /// Quaternion x, y, z, w.
+    pub rotation: [Vec4; 4],
+    /// Scale x, y, z.
+    pub scale: [Vec4; 3],
+}
+
+impl TransformLanes {
+    /// Four transforms, one to a lane.
+    #[inline(always)]
+    pub fn from_transforms(t: [&Transform; 4]) -> Self {
+        let cols = |f: &dyn Fn(&Transform) -> Vec4| Mat4::from_cols(f(t[0]), f(t[1]), f(t[2]), f(t[3])).transpose();
+        let translation = cols(&|t| t.translation.extend(0.0));
+        let rotation = cols(&|t| Vec4::from(t.rotation));
+        let scale = cols(&|t| t.scale.extend(0.0));
+        Self {
+            translation: [translation.x_axis, translation.y_axis, translation.z_axis],
+            rotation: [rotation.x_axis, rotation.y_axis, rotation.z_axis, rotation.w_axis],
+            scale: [scale.x_axis, scale.y_axis, scale.z_axis],
+        }
+    }
+
+    /// The four lanes as transforms.
+    #[inline(always)]
+    pub fn to_transforms(self) -> [Transform; 4] {
+        let [tx, ty, tz] = self.translation;
+        let [sx, sy, sz] = self.scale;
+        let translation = Mat4::from_cols(tx, ty, tz, Vec4::ZERO).transpose();
+        let rotation =
+            Mat4::from_cols(self.rotation[0], self.rotation[1], self.rotation[2], self.rotation[3]).transpose();
+        let scale = Mat4::from_cols(sx, sy, sz, Vec4::ZERO).transpose();
+        let lane = |t: Vec4, r: Vec4, s: Vec4| Transform {
+            translation: t.truncate(),
+            rotation: Quat::from_vec4(r),
+            scale: s.truncate(),
+        };
+        [
+            lane(translation.x_axis, rotation.x_axis, scale.x_axis),
+            lane(translation.y_axis, rotation.y_axis, scale.y_axis),
+            lane(translation.z_axis, rotation.z_axis, scale.z_axis),
+            lane(translation.w_axis, rotation.w_axis, scale.w_axis),
+        ]
+    }
+}
+
+/// glam's four-component dot product (`Quat::dot`, `Vec4::dot`) of four quaternions at once,
+/// one per lane, with its order of sums: `(x + z) + (y + w)`.
+#[inline(always)]
+pub(crate) fn quat_dot_lanes(a: &[Vec4; 4], b: &[Vec4; 4]) -> Vec4 {
+    (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
 }
 
 /// Writes `model[j] = model[parent[j]] * local[j]` (roots: `local[j]`), in joint order, which is

@@ -222,8 +222,10 @@ fn a_static_pose_takes_a_word_a_joint_and_extreme_values_stay_full() {
     let still = Clip::from_poses("still", 2, pose.to_vec(), 0.0, false).unwrap();
     // Every range is empty: the cheapest candidate, one word a joint-frame, and an error of
     // float rounding alone (the largest quaternion component is rebuilt from the others).
+    // Joint-frames are stored four joints to a group, so the two joints' frame takes a group
+    // of four words: 16 bytes, 8 a joint.
     let report = round_trip(&rig, &still, 1e-6);
-    assert_eq!(report.bytes_per_joint_frame, 4.0, "{report:?}");
+    assert_eq!(report.bytes_per_joint_frame, 8.0, "{report:?}");
     // Translations at the bound a clip may hold (`MAX_TRANSLATION_M` either way; nothing past
     // it is a clip, so no range can overflow) compress like any other: finite, within bound.
     let far = [

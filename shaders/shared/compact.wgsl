@@ -12,14 +12,15 @@ fn clip_word(w: u32) -> u32 {
     return clip_data[w >> 2u][w & 3u];
 }
 
-// `width` (at most 16) bits at bit `bit` of the stream starting at word `base`; a field may
-// straddle two words.
+// `width` (at most 16) bits at bit `bit` of the joint-frame whose first word is `base`; a
+// joint-frame's words lie 4 apart (four joints' words side by side), and a field may straddle
+// two of them.
 fn clip_bits(base: u32, bit: u32, width: u32) -> u32 {
-    let w = base + (bit >> 5u);
+    let w = base + (bit >> 5u) * 4u;
     let s = bit & 31u;
     var v = clip_word(w) >> s;
     if s + width > 32u {
-        v |= clip_word(w + 1u) << (32u - s);
+        v |= clip_word(w + 4u) << (32u - s);
     }
     return v & ((1u << width) - 1u);
 }
@@ -37,7 +38,7 @@ struct JointRange {
     rotation_min: vec4<f32>,
     rotation_step: vec4<f32>,
     translation_min: vec3<f32>,
-    // Where the joint's joint-frame starts within a frame, in words.
+    // The joint-frame's first word within a frame.
     word_offset: u32,
     translation_step: vec3<f32>,
     // Whether joint-frames store the translation (else it is `translation_min`).

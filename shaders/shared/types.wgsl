@@ -64,7 +64,8 @@ struct ClipHeader {
     rotation_bits: u32,
     // A compact clip's bits per translation component.
     translation_bits: u32,
-    // A compact clip's u32 words per packed frame (every joint's joint-frame).
+    // A compact clip's u32 words per packed frame (every group of four joint-frames, their
+    // words side by side).
     words_per_frame: u32,
     pad0: u32,
 }

@@ -1,6 +1,6 @@
 //! Compact clip storage: quantised rotations and translations, chosen per clip against an
-//! error bound in model space. Decoded per joint by `Clip` on the CPU and by
-//! `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
+//! error bound in model space. Decoded four joints at a time by `Clip` on the CPU and per
+//! joint by `shaders/shared/compact.wgsl` on the GPU, with the same arithmetic.
 //!
 //! One joint-frame is a little-endian bit stream of whole `u32` words (`docs/compression.md`):
 //!
@@ -11,7 +11,11 @@
 //!
 //! A joint whose translation never changes over the clip stores no translation bits (most
 //! joints of most rigs: only the root travels), so joint-frames differ in size from joint to
-//! joint: each joint's range records where its joint-frame starts within a frame.
+//! joint. Within a frame, joints go four to a group, their words side by side: word `i` of
+//! the group's four joint-frames is one `[u32; 4]` (a `vec4<u32>` on the GPU), so that the CPU
+//! reads word `i` of four joints with one load and decodes them in the SIMD lanes. A group
+//! takes as many words as its longest joint-frame; each joint's range records where its first
+//! word lies within a frame, its next words 4 apart.
 //!
 //! The rotation is "smallest three": `index` names the quaternion's largest component (x, y,
 //! z, w), `a b c` are the other three in order, each on `k` bits, and the largest is rebuilt
@@ -23,8 +27,9 @@
 //! on `m` bits a component. Scale is one value per joint for the whole clip: a clip whose
 //! scales change is kept at full precision.
 
-use glam::{BVec4A, Mat4, Quat, UVec4, Vec3, Vec4};
+use glam::{BVec4A, Mat4, Vec3, Vec4};
 
+use crate::pose::TransformLanes;
 use crate::rig::{Rig, Transform};
 
 /// Bits of a joint-frame's header: the largest component's index (2) and its sign (1).
@@ -115,7 +120,8 @@ pub(crate) struct JointRange {
     /// Whether the translation changes over the clip, so that joint-frames store it; when
     /// not, it is `translation_min`.
     pub translated: bool,
-    /// Where the joint's joint-frame starts within a frame, in words.
+    /// The joint-frame's first `u32` word within a frame; its next words lie 4 apart (four
+    /// joints' words side by side: [`CompactPoses::words`]).
     pub word_offset: u32,
 }
 
@@ -125,18 +131,26 @@ fn largest_component(q: Vec4) -> usize {
 }
 
 /// A clip's frames in a [`CompactFormat`]: per-joint ranges and the packed joint-frames,
-/// frame-major like full storage.
+/// frame-major like full storage, and within a frame four joints to a group, their words side
+/// by side (`docs/compression.md`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CompactPoses {
     pub format: CompactFormat,
     pub num_joints: usize,
     pub ranges: Vec<JointRange>,
-    /// Words of one frame: every joint's joint-frame, in joint order.
-    pub words_per_frame: usize,
-    /// `frame * words_per_frame + ranges[joint].word_offset` is a joint-frame's first word.
-    pub words: Vec<u32>,
+    /// Entries of `words` per frame: every group's.
+    pub vec4s_per_frame: usize,
+    /// The packed frames. Entry `frame * vec4s_per_frame + start + i` of a group starting at
+    /// `start` holds word `i` of its four joint-frames, joint `4 * group + lane`'s in `[lane]`;
+    /// read as `u32`s, a joint-frame's word `i` is word `4 * frame * vec4s_per_frame +
+    /// word_offset + 4 * i` (its range's `word_offset`). A group takes as many entries as its
+    /// longest joint-frame has words; the words past a shorter joint-frame's end are zero, and
+    /// the lanes past the rig's last joint repeat the group's first joint.
+    pub words: Vec<[u32; 4]>,
     /// `ranges` four joints to a group, component by component, for the CPU's decode.
     groups: Vec<RangeGroup>,
+    /// Where each field of a joint-frame lies, for the CPU's decode.
+    fields: Fields,
 }
 
 /// Four joints' [`JointRange`]s laid out for decoding them together, one joint per SIMD lane:
@@ -146,6 +160,8 @@ pub(crate) struct CompactPoses {
 struct RangeGroup {
     /// Joints of the group that exist: 4, or fewer in the last group.
     joints: usize,
+    /// The group's first entry in a frame's words.
+    start: usize,
     /// Indexed by quaternion component (x, y, z, w).
     rotation_min: [Vec4; 4],
     rotation_step: [Vec4; 4],
@@ -153,45 +169,279 @@ struct RangeGroup {
     translation_min: [Vec4; 3],
     translation_step: [Vec4; 3],
     translated: BVec4A,
-    word_offset: [u32; 4],
-    translated_words: [usize; 4],
-    scale: [Vec3; 4],
-    /// `scale` by component, one joint per lane.
-    scale_lanes: [Vec4; 3],
+    /// Whether any of the group's joints stores its translation.
+    any_translated: bool,
+    /// Indexed by scale component.
+    scale: [Vec4; 3],
 }
 
 impl RangeGroup {
-    fn new(ranges: &[JointRange], format: CompactFormat) -> Self {
+    fn new(ranges: &[JointRange], start: usize) -> Self {
         let lane = |i: usize| ranges.get(i).unwrap_or(&ranges[0]);
         let lanes = |f: &dyn Fn(&JointRange) -> f32| Vec4::new(f(lane(0)), f(lane(1)), f(lane(2)), f(lane(3)));
         Self {
             joints: ranges.len(),
+            start,
             rotation_min: std::array::from_fn(|c| lanes(&|r| r.rotation_min[c])),
             rotation_step: std::array::from_fn(|c| lanes(&|r| r.rotation_step[c])),
             translation_min: std::array::from_fn(|c| lanes(&|r| r.translation_min[c])),
             translation_step: std::array::from_fn(|c| lanes(&|r| r.translation_step[c])),
             translated: BVec4A::new(lane(0).translated, lane(1).translated, lane(2).translated, lane(3).translated),
-            word_offset: std::array::from_fn(|i| lane(i).word_offset),
-            translated_words: std::array::from_fn(|i| format.words_per_joint_frame(lane(i).translated)),
-            scale: std::array::from_fn(|i| lane(i).scale),
-            scale_lanes: std::array::from_fn(|c| lanes(&|r| r.scale[c])),
+            any_translated: ranges.iter().any(|r| r.translated),
+            scale: std::array::from_fn(|c| lanes(&|r| r.scale[c])),
         }
     }
 }
 
-/// The `width`-bit field (at most 16 bits) at bit `at` of each lane's joint-frame, as floats;
-/// `words[i]` holds word `i` of the four joint-frames. The same field of every lane at once:
-/// the format, so every field's place, is the clip's.
-#[inline(always)]
-fn field_lanes(words: &[UVec4; 4], at: u32, width: u32) -> Vec4 {
-    let (word, shift) = ((at / 32) as usize, at % 32);
-    let mut bits = words[word] >> shift;
-    if shift + width > 32 {
-        bits |= words[word + 1] << (32 - shift);
-    }
-    // Below 2^16, so the signed conversion (one instruction on every SIMD target) is exact.
-    (bits & UVec4::splat((1 << width) - 1)).as_ivec4().as_vec4()
+/// Where a `width`-bit field (1 to 16 bits) at bit `at` of a joint-frame lies in its words:
+/// the word holding its first bit shifted down, or-ed with the next word shifted up where the
+/// field straddles the two, then masked. The same for every joint-frame of the clip, so the
+/// decode reads a field of four joints with the same shifts, kept here in the form SSE2's
+/// shifts and masks read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Field {
+    /// The word holding the field's first bit (0 to 3).
+    word: usize,
+    /// The word holding its last bit: `word`, or the next where the field straddles the two.
+    next: usize,
+    /// Right shift of `word`, in the first lane (the count a shift by a vector reads).
+    down: [u32; 4],
+    /// Left shift of `next`, in the first lane; 32 where the field does not straddle, which
+    /// shifts it out whole.
+    up: [u32; 4],
+    /// The field's width of ones, in every lane.
+    mask: [u32; 4],
 }
+
+impl Field {
+    const fn new(at: u32, width: u32) -> Self {
+        let (word, down) = ((at / 32) as usize, at % 32);
+        let straddles = down + width > 32;
+        Self {
+            word,
+            next: if straddles { word + 1 } else { word },
+            down: [down, 0, 0, 0],
+            up: [if straddles { 32 - down } else { 32 }, 0, 0, 0],
+            mask: [(1 << width) - 1; 4],
+        }
+    }
+
+    /// The field of each lane's joint-frame in `words` (a group's words 0 to 3), as floats.
+    #[inline(always)]
+    fn read(&self, words: &[[u32; 4]; 4]) -> Vec4 {
+        // Below 4 by construction (a joint-frame has at most 4 words); the mask spares a
+        // bounds check.
+        let (word, next) = (Words::new(words[self.word & 3]), Words::new(words[self.next & 3]));
+        word.shr(Shift::new(self.down)).or(next.shl(Shift::new(self.up))).and(Words::new(self.mask)).to_f32()
+    }
+}
+
+/// The fields of a format's joint-frames past the header: the three stored rotation
+/// components, then the translation's three.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Fields {
+    rotation: [Field; 3],
+    translation: [Field; 3],
+}
+
+impl Fields {
+    /// The fields of `k`-bit rotation and `m`-bit translation components.
+    const fn new(k: u32, m: u32) -> Self {
+        let (r, t) = (HEADER_BITS, HEADER_BITS + 3 * k);
+        Self {
+            rotation: [Field::new(r, k), Field::new(r + k, k), Field::new(r + 2 * k, k)],
+            translation: [Field::new(t, m), Field::new(t + m, m), Field::new(t + 2 * m, m)],
+        }
+    }
+}
+
+/// Four `u32` lanes (word `i` of a group's four joint-frames) and the integer operations the
+/// decode needs: SSE2 on x86_64, which every x86_64 CPU has (LLVM turned the same code on
+/// `glam::UVec4` into scalar funnel shifts where the shifts were constants), four scalars
+/// elsewhere.
+#[cfg(target_arch = "x86_64")]
+mod word_lanes {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cvtepi32_ps,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_sll_epi32, _mm_slli_epi32, _mm_srl_epi32,
+    };
+
+    use glam::Vec4;
+
+    /// Four `u32`s, one per lane.
+    #[derive(Clone, Copy)]
+    pub(super) struct Words(__m128i);
+
+    /// A shift of every lane by one count; 32 or more shifts every bit out.
+    #[derive(Clone, Copy)]
+    pub(super) struct Shift(__m128i);
+
+    impl Shift {
+        /// The count in the first lane (the others are zero), as SSE2's shifts read it.
+        #[inline(always)]
+        pub fn new(count: [u32; 4]) -> Self {
+            Self(bytemuck::cast(count))
+        }
+    }
+
+    impl Words {
+        #[inline(always)]
+        pub fn new(words: [u32; 4]) -> Self {
+            Self(bytemuck::cast(words))
+        }
+
+        #[inline(always)]
+        pub fn splat(word: u32) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_set1_epi32(word as i32)) }
+        }
+
+        #[inline(always)]
+        pub fn from_f32_bits(v: Vec4) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_castps_si128(v.into())) }
+        }
+
+        #[inline(always)]
+        pub fn shr(self, by: Shift) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_srl_epi32(self.0, by.0)) }
+        }
+
+        #[inline(always)]
+        pub fn shl(self, by: Shift) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_sll_epi32(self.0, by.0)) }
+        }
+
+        /// Shifted left by a constant below 32.
+        #[inline(always)]
+        pub fn shl_by<const BITS: i32>(self) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_slli_epi32::<BITS>(self.0)) }
+        }
+
+        #[inline(always)]
+        pub fn or(self, other: Self) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_or_si128(self.0, other.0)) }
+        }
+
+        #[inline(always)]
+        pub fn and(self, other: Self) -> Self {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { Self(_mm_and_si128(self.0, other.0)) }
+        }
+
+        /// Each lane converted to a float, exactly for lanes below 2^24 (the signed conversion:
+        /// one instruction).
+        #[inline(always)]
+        pub fn to_f32(self) -> Vec4 {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { _mm_cvtepi32_ps(self.0).into() }
+        }
+
+        /// Each lane's bits as a float's.
+        #[inline(always)]
+        pub fn to_f32_bits(self) -> Vec4 {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { _mm_castsi128_ps(self.0).into() }
+        }
+
+        /// Whether every lane equals `other`'s.
+        #[inline(always)]
+        pub fn all_eq(self, other: Self) -> bool {
+            // SAFETY: SSE2 is in x86_64's baseline: every x86_64 CPU has it.
+            unsafe { _mm_movemask_epi8(_mm_cmpeq_epi32(self.0, other.0)) == 0xffff }
+        }
+    }
+}
+
+/// Four `u32` lanes (word `i` of a group's four joint-frames) and the integer operations the
+/// decode needs: the portable form of the SSE2 module above, lane by lane.
+#[cfg(not(target_arch = "x86_64"))]
+mod word_lanes {
+    use glam::Vec4;
+
+    /// Four `u32`s, one per lane.
+    #[derive(Clone, Copy)]
+    pub(super) struct Words([u32; 4]);
+
+    /// A shift of every lane by one count; 32 or more shifts every bit out.
+    #[derive(Clone, Copy)]
+    pub(super) struct Shift(u32);
+
+    impl Shift {
+        /// The count in the first lane.
+        #[inline(always)]
+        pub fn new(count: [u32; 4]) -> Self {
+            Self(count[0])
+        }
+    }
+
+    impl Words {
+        #[inline(always)]
+        pub fn new(words: [u32; 4]) -> Self {
+            Self(words)
+        }
+
+        #[inline(always)]
+        pub fn splat(word: u32) -> Self {
+            Self([word; 4])
+        }
+
+        #[inline(always)]
+        pub fn from_f32_bits(v: Vec4) -> Self {
+            Self(v.to_array().map(f32::to_bits))
+        }
+
+        #[inline(always)]
+        pub fn shr(self, by: Shift) -> Self {
+            Self(self.0.map(|w| w.checked_shr(by.0).unwrap_or(0)))
+        }
+
+        #[inline(always)]
+        pub fn shl(self, by: Shift) -> Self {
+            Self(self.0.map(|w| w.checked_shl(by.0).unwrap_or(0)))
+        }
+
+        /// Shifted left by a constant below 32.
+        #[inline(always)]
+        pub fn shl_by<const BITS: i32>(self) -> Self {
+            Self(self.0.map(|w| w << BITS))
+        }
+
+        #[inline(always)]
+        pub fn or(self, other: Self) -> Self {
+            Self(std::array::from_fn(|i| self.0[i] | other.0[i]))
+        }
+
+        #[inline(always)]
+        pub fn and(self, other: Self) -> Self {
+            Self(std::array::from_fn(|i| self.0[i] & other.0[i]))
+        }
+
+        /// Each lane converted to a float, exactly for lanes below 2^24.
+        #[inline(always)]
+        pub fn to_f32(self) -> Vec4 {
+            Vec4::from_array(self.0.map(|w| w as i32 as f32))
+        }
+
+        /// Each lane's bits as a float's.
+        #[inline(always)]
+        pub fn to_f32_bits(self) -> Vec4 {
+            Vec4::from_array(self.0.map(f32::from_bits))
+        }
+
+        /// Whether every lane equals `other`'s.
+        #[inline(always)]
+        pub fn all_eq(self, other: Self) -> bool {
+            self.0 == other.0
+        }
+    }
+}
+
+use word_lanes::{Shift, Words};
 
 /// Four joints' joint-frames decoded, component by component, one joint per lane.
 #[derive(Clone, Copy)]
@@ -200,6 +450,129 @@ struct JointLanes {
     rotation: [Vec4; 4],
     /// Translation components x, y, z, metres.
     translation: [Vec4; 3],
+}
+
+/// Two frames of a compact clip and the factor between them, read four joints at a time
+/// ([`CompactPoses::frame_pair`]).
+pub(crate) struct FramePair<'a> {
+    poses: &'a CompactPoses,
+    /// The clip's words from each frame's first on.
+    from: &'a [[u32; 4]],
+    to: &'a [[u32; 4]],
+    alpha: f32,
+}
+
+/// Words `start..start + 4` of `frame`, read where they lie; past the clip's end, copied into
+/// `tail` and zero-padded: four whatever the group's length (the words after it are never
+/// among the fields read), so that the read does not branch on it.
+#[inline(always)]
+fn group_words<'a>(frame: &'a [[u32; 4]], start: usize, tail: &'a mut [[u32; 4]; 4]) -> &'a [[u32; 4]; 4] {
+    match frame.get(start..start + 4).and_then(|w| w.try_into().ok()) {
+        Some(words) => words,
+        None => {
+            for (t, w) in tail.iter_mut().zip(frame.get(start..).unwrap_or_default()) {
+                *t = *w;
+            }
+            tail
+        }
+    }
+}
+
+/// The rebuilt largest component, `√(1 − a² − b² − c²)` given the sign of `sign`'s lanes (the
+/// stored sign bit, in a float's sign position): each lane's `sqrt` is at least +0, so setting
+/// its sign bit negates it as the stored sign says (+0 becomes −0, as a negation would).
+#[inline(always)]
+fn rebuilt_component(a: Vec4, b: Vec4, c: Vec4, sign: Words) -> Vec4 {
+    let w = (Vec4::ONE - (a * a + b * b + c * c)).max(Vec4::ZERO).sqrt();
+    Words::from_f32_bits(w).or(sign).to_f32_bits()
+}
+
+impl FramePair<'_> {
+    /// Joints of the clip.
+    pub fn num_joints(&self) -> usize {
+        self.poses.num_joints
+    }
+
+    /// Joints `4 * group ..` of both frames, decoded and interpolated in the lanes
+    /// ([`crate::clip::interpolate_lanes`]); lanes past the rig's last joint repeat the
+    /// group's first joint.
+    #[inline(always)]
+    pub fn group(&self, group: usize) -> TransformLanes {
+        // The decode compiled once for each candidate format, with its fields' places as
+        // constants (shifts by an immediate, loads of a known word, no straddle where there is
+        // none), and once with the clip's own, for any other.
+        macro_rules! specialised {
+            ($(($k:literal, $m:literal)),*) => {
+                match (self.poses.format.rotation_bits(), self.poses.format.translation_bits()) {
+                    $(($k, $m) => self.group_with(group, &const { Fields::new($k, $m) }),)*
+                    _ => self.group_with(group, &self.poses.fields),
+                }
+            };
+        }
+        specialised!((8, 12), (9, 11), (9, 16), (10, 10), (11, 9), (12, 8), (16, 15), (15, 16), (16, 16))
+    }
+
+    /// [`Self::group`] with the format's `fields`.
+    #[inline(always)]
+    fn group_with(&self, group: usize, fields: &Fields) -> TransformLanes {
+        let g = &self.poses.groups[group];
+        let (a, b) = (self.decode(self.from, g, fields), self.decode(self.to, g, fields));
+        crate::clip::interpolate_lanes(
+            &TransformLanes { translation: a.translation, rotation: a.rotation, scale: g.scale },
+            &TransformLanes { translation: b.translation, rotation: b.rotation, scale: g.scale },
+            self.alpha,
+        )
+    }
+
+    /// The hot path of sampling a compact clip: one frame's joints of group `g` decoded into
+    /// lanes, `frame` the clip's words from the frame's first on. The group's words are read
+    /// once, word `i` of the four joints in one vector, and every field is a shift and a mask of
+    /// all four lanes at once; the floating-point work (range, rebuilt component, sign, which
+    /// component is the largest) is lane-wise too, without a branch on any joint's fields but
+    /// one: whether every lane's largest component is w, as it is for most joints of most clips
+    /// (a joint within a right angle of its rest orientation on every axis), which skips placing
+    /// each lane's components.
+    #[inline(always)]
+    fn decode(&self, frame: &[[u32; 4]], g: &RangeGroup, fields: &Fields) -> JointLanes {
+        let mut tail = [[0; 4]; 4];
+        let words = group_words(frame, g.start, &mut tail);
+        let header = Words::new(words[0]);
+        // The sign bit, bit 2, moved to a float's sign bit.
+        let sign = header.shl_by::<29>().and(Words::splat(1 << 31));
+        let [qa, qb, qc] = [0, 1, 2].map(|i| fields.rotation[i].read(words));
+        let (min, step) = (&g.rotation_min, &g.rotation_step);
+        let rotation = if header.and(Words::splat(3)).all_eq(Words::splat(3)) {
+            let (a, b, c) = (min[0] + qa * step[0], min[1] + qb * step[1], min[2] + qc * step[2]);
+            [a, b, c, rebuilt_component(a, b, c, sign)]
+        } else {
+            let largest = header.and(Words::splat(3)).to_f32();
+            // Stored component `i` is quaternion component `i` before the largest and `i + 1`
+            // from it on.
+            let stored = |i: usize, quanta: Vec4| {
+                let before = largest.cmpgt(Vec4::splat(i as f32));
+                Vec4::select(before, min[i], min[i + 1]) + quanta * Vec4::select(before, step[i], step[i + 1])
+            };
+            let (a, b, c) = (stored(0, qa), stored(1, qb), stored(2, qc));
+            let w = rebuilt_component(a, b, c, sign);
+            let is = |i: f32| largest.cmpeq(Vec4::splat(i));
+            [
+                Vec4::select(is(0.0), w, a),
+                Vec4::select(is(0.0), a, Vec4::select(is(1.0), w, b)),
+                Vec4::select(is(3.0), c, Vec4::select(is(2.0), w, b)),
+                Vec4::select(is(3.0), w, c),
+            ]
+        };
+        let translation = if g.any_translated {
+            let translation = |i: usize| {
+                let quanta = fields.translation[i].read(words);
+                Vec4::select(g.translated, g.translation_min[i] + quanta * g.translation_step[i], g.translation_min[i])
+            };
+            [translation(0), translation(1), translation(2)]
+        } else {
+            g.translation_min
+        };
+        JointLanes { rotation, translation }
+    }
 }
 
 /// Where a stored clip's first scale that changes lies.
@@ -267,34 +640,41 @@ impl CompactPoses {
                 }
             }
         }
-        let mut words_per_frame = 0;
         for r in &mut ranges {
             r.translated = r.translation_step != r.translation_min;
-            r.word_offset = words_per_frame as u32;
-            words_per_frame += format.words_per_joint_frame(r.translated);
             r.translation_step = (r.translation_step - r.translation_min) / quanta(m);
             // A component that is the largest on every frame is never stored: range 0.
             let stored = r.rotation_min.cmple(r.rotation_step);
             r.rotation_min = Vec4::select(stored, r.rotation_min, Vec4::ZERO);
             r.rotation_step = Vec4::select(stored, (r.rotation_step - r.rotation_min) / quanta(k), Vec4::ZERO);
         }
-        let mut words = vec![0u32; poses.len() / num_joints * words_per_frame];
-        for (pose, frame) in poses.chunks_exact(num_joints).zip(words.chunks_exact_mut(words_per_frame)) {
-            for (p, r) in pose.iter().zip(&ranges) {
-                let out = &mut frame[r.word_offset as usize..];
+        // Each group takes its longest joint-frame's words; a joint's words lie 4 apart.
+        let mut vec4s_per_frame = 0;
+        let mut group_starts = Vec::with_capacity(num_joints.div_ceil(4));
+        for ranges in ranges.chunks_mut(4) {
+            group_starts.push(vec4s_per_frame);
+            for (lane, r) in ranges.iter_mut().enumerate() {
+                r.word_offset = (4 * vec4s_per_frame + lane) as u32;
+            }
+            vec4s_per_frame += ranges.iter().map(|r| format.words_per_joint_frame(r.translated)).max().unwrap_or(0);
+        }
+        let mut words = vec![[0u32; 4]; poses.len() / num_joints * vec4s_per_frame];
+        for (pose, frame) in poses.chunks_exact(num_joints).zip(words.chunks_exact_mut(vec4s_per_frame)) {
+            for (joint, (p, r)) in pose.iter().zip(&ranges).enumerate() {
+                let mut out = [0u32; 4];
                 let q = Vec4::from(p.rotation);
                 let largest = largest_component(q);
-                put_bits(out, 0, 2, largest as u32);
-                put_bits(out, 2, 1, u32::from(q[largest] < 0.0));
+                put_bits(&mut out, 0, 2, largest as u32);
+                put_bits(&mut out, 2, 1, u32::from(q[largest] < 0.0));
                 let mut bit = HEADER_BITS;
                 for c in (0..4).filter(|&c| c != largest) {
-                    put_bits(out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
+                    put_bits(&mut out, bit, k, quantise(q[c], r.rotation_min[c], r.rotation_step[c], k));
                     bit += k;
                 }
                 if r.translated {
                     for c in 0..3 {
                         put_bits(
-                            out,
+                            &mut out,
                             bit,
                             m,
                             quantise(p.translation[c], r.translation_min[c], r.translation_step[c], m),
@@ -302,10 +682,22 @@ impl CompactPoses {
                         bit += m;
                     }
                 }
+                let start = group_starts[joint / 4];
+                for (i, w) in out.iter().enumerate().take(format.words_per_joint_frame(r.translated)) {
+                    frame[start + i][joint % 4] = *w;
+                }
+            }
+            // The last group's lanes past the rig's last joint repeat its first joint, as its
+            // ranges do.
+            if let (Some(&start), 1..) = (group_starts.last(), num_joints % 4) {
+                for entry in &mut frame[start..] {
+                    let first = entry[0];
+                    entry[num_joints % 4..].fill(first);
+                }
             }
         }
-        let groups = ranges.chunks(4).map(|group| RangeGroup::new(group, format)).collect();
-        Self { format, num_joints, ranges, words_per_frame, words, groups }
+        let groups = ranges.chunks(4).zip(&group_starts).map(|(group, &start)| RangeGroup::new(group, start)).collect();
+        Self { format, num_joints, ranges, vec4s_per_frame, words, groups, fields: Fields::new(k, m) }
     }
 
     /// Joint `joint` of frame `frame` (both in range), decoded: the arithmetic of
@@ -318,130 +710,32 @@ impl CompactPoses {
     /// SIMD lane: the arithmetic of `decode_joint` in `shaders/shared/compact.wgsl`, lane by
     /// lane, so each joint decodes to the same bits as the GPU's reading of it. Entries past
     /// the group's joints repeat its first joint.
-    #[inline(always)]
-    pub(crate) fn decode_group(&self, frame: usize, group: usize) -> [Transform; 4] {
-        let lanes = self.decode_lanes(frame, group);
-        let [x, y, z, w] = lanes.rotation;
-        let quaternion = Mat4::from_cols(x, y, z, w).transpose();
-        let [x, y, z] = lanes.translation;
-        let translation = Mat4::from_cols(x, y, z, Vec4::ZERO).transpose();
-        let scale = &self.groups[group].scale;
-        std::array::from_fn(|lane| Transform {
-            translation: translation.col(lane).truncate(),
-            rotation: Quat::from_vec4(quaternion.col(lane)),
-            scale: scale[lane],
-        })
-    }
-
-    /// The hot path of sampling a compact clip: frame `frame`'s joints `4 * group ..` decoded
-    /// into lanes. Each lane's joint-frame words are read once, laid side by side (word `i` of
-    /// the four joints in one vector), and every field is a shift and a mask of all four lanes
-    /// at once; the floating-point work (range, rebuilt component, sign, which component is the
-    /// largest) is lane-wise too, without a branch on any joint's fields.
-    #[inline(always)]
-    fn decode_lanes(&self, frame: usize, group: usize) -> JointLanes {
-        let k = self.format.rotation_bits();
-        let m = self.format.translation_bits();
+    fn decode_group(&self, frame: usize, group: usize) -> [Transform; 4] {
         let g = &self.groups[group];
-        let frame_start = frame * self.words_per_frame;
-        // Written out rather than with `array::from_fn`, which the compiler kept out of line.
-        let lane =
-            |lane: usize| self.joint_frame_words(frame_start + g.word_offset[lane] as usize, g.translated_words[lane]);
-        let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
-        let word = |i: usize| UVec4::new(l0[i], l1[i], l2[i], l3[i]);
-        let words = [word(0), word(1), word(2), word(3)];
-        let largest = field_lanes(&words, 0, 2);
-        let sign = Vec4::select(field_lanes(&words, 2, 1).cmpeq(Vec4::ONE), Vec4::NEG_ONE, Vec4::ONE);
-        // Stored component `i` is quaternion component `i` before the largest and `i + 1` from
-        // it on.
-        let (min, step) = (&g.rotation_min, &g.rotation_step);
-        let stored = |i: usize| {
-            let before = largest.cmpgt(Vec4::splat(i as f32));
-            let quanta = field_lanes(&words, HEADER_BITS + i as u32 * k, k);
-            Vec4::select(before, min[i], min[i + 1]) + quanta * Vec4::select(before, step[i], step[i + 1])
-        };
-        let (a, b, c) = (stored(0), stored(1), stored(2));
-        // Unit to within a quantum: sampling's nlerp and blend normalise what they build, so a
-        // second normalisation here would only cost its square root and division. The stored
-        // sign negates the rebuilt component (never NaN, and +0 becomes −0 as the sign bit
-        // would make it).
-        let w = (Vec4::ONE - (a * a + b * b + c * c)).max(Vec4::ZERO).sqrt() * sign;
-        let is = |i: f32| largest.cmpeq(Vec4::splat(i));
-        let rotation = [
-            Vec4::select(is(0.0), w, a),
-            Vec4::select(is(0.0), a, Vec4::select(is(1.0), w, b)),
-            Vec4::select(is(3.0), c, Vec4::select(is(2.0), w, b)),
-            Vec4::select(is(3.0), w, c),
-        ];
-        let translation = |i: usize| {
-            let quanta = field_lanes(&words, HEADER_BITS + 3 * k + i as u32 * m, m);
-            Vec4::select(g.translated, g.translation_min[i] + quanta * g.translation_step[i], g.translation_min[i])
-        };
-        JointLanes { rotation, translation: [translation(0), translation(1), translation(2)] }
+        let lanes =
+            self.frame_pair(frame, frame, 0.0).decode(&self.words[frame * self.vec4s_per_frame..], g, &self.fields);
+        TransformLanes { translation: lanes.translation, rotation: lanes.rotation, scale: g.scale }.to_transforms()
     }
 
-    /// The joint-frame of `words` words at `start`, padded to four words.
-    ///
-    /// Four words whatever the joint-frame's length (the words after it are never among the
-    /// fields read), so that the read does not branch on each joint's length; the clip's last
-    /// joint-frames take the exact slice.
-    #[inline(always)]
-    fn joint_frame_words(&self, start: usize, words: usize) -> [u32; 4] {
-        match self.words.get(start..start + 4) {
-            Some(&[a, b, c, d]) => [a, b, c, d],
-            _ => {
-                let mut padded = [0; 4];
-                padded[..words].copy_from_slice(&self.words[start..start + words]);
-                padded
-            }
-        }
-    }
-
-    /// Interpolates frames `f0` and `f1` at `alpha` for every joint and hands each to `visit`
-    /// with `out`'s entry for the joint (as [`crate::Clip::interpolate_each`]). Four joints at
-    /// a time from decoding to interpolation: [`crate::clip::interpolate_frames`]'s arithmetic
-    /// (glam's `lerp` of vectors and `Quat::lerp`, its hemisphere flip and normalisation)
-    /// lane-wise, with glam's order of every sum, so each joint gets the bits the one-joint
-    /// reading gives.
+    /// Frames `f0` and `f1` (in range), to be interpolated at `alpha` four joints at a time.
     #[inline]
-    pub(crate) fn interpolate_each(
-        &self,
-        (f0, f1, alpha): (usize, usize, f32),
-        out: &mut [Transform],
-        mut visit: impl FnMut(&mut Transform, Transform),
-    ) {
-        let (from_share, to_share) = (Vec4::splat(1.0 - alpha), Vec4::splat(alpha));
-        let lerp = |a: Vec4, b: Vec4| a * from_share + b * to_share;
-        // glam's four-component dot product: (x + z) + (y + w).
-        let dot = |a: &[Vec4; 4], b: &[Vec4; 4]| (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
-        for ((group, g), out) in self.groups.iter().enumerate().zip(out.chunks_mut(4)) {
-            let (a, b) = (self.decode_lanes(f0, group), self.decode_lanes(f1, group));
-            // `Quat::lerp` negates the end where the dot product's sign bit is set.
-            let hemisphere = Vec4::ONE.copysign(dot(&a.rotation, &b.rotation));
-            let q = |c: usize| lerp(a.rotation[c], b.rotation[c] * hemisphere);
-            let q = [q(0), q(1), q(2), q(3)];
-            let length = dot(&q, &q).sqrt();
-            let rotation = Mat4::from_cols(q[0] / length, q[1] / length, q[2] / length, q[3] / length).transpose();
-            let t = |c: usize| lerp(a.translation[c], b.translation[c]);
-            let translation = Mat4::from_cols(t(0), t(1), t(2), Vec4::ZERO).transpose();
-            let s = |c: usize| lerp(g.scale_lanes[c], g.scale_lanes[c]);
-            let scale = Mat4::from_cols(s(0), s(1), s(2), Vec4::ZERO).transpose();
-            for (lane, o) in out.iter_mut().enumerate().take(g.joints) {
-                visit(
-                    o,
-                    Transform {
-                        translation: translation.col(lane).truncate(),
-                        rotation: Quat::from_vec4(rotation.col(lane)),
-                        scale: scale.col(lane).truncate(),
-                    },
-                );
-            }
+    pub(crate) fn frame_pair(&self, f0: usize, f1: usize, alpha: f32) -> FramePair<'_> {
+        FramePair {
+            poses: self,
+            from: &self.words[f0 * self.vec4s_per_frame..],
+            to: &self.words[f1 * self.vec4s_per_frame..],
+            alpha,
         }
+    }
+
+    /// `u32` words of one frame, for the GPU's clip header.
+    pub fn words_per_frame(&self) -> usize {
+        4 * self.vec4s_per_frame
     }
 
     /// Frames stored.
     pub fn num_frames(&self) -> usize {
-        self.words.len() / self.words_per_frame
+        self.words.len() / self.vec4s_per_frame
     }
 
     /// Every frame decoded, frame-major.
@@ -582,7 +876,7 @@ pub(crate) fn choose(
         .into_iter()
         .map(|format| {
             let compact = CompactPoses::encode(poses, num_joints, format);
-            (compact.words_per_frame, compact)
+            (compact.vec4s_per_frame, compact)
         })
         .collect();
     candidates.sort_by_key(|(cost, _)| *cost);
@@ -600,8 +894,9 @@ pub(crate) fn choose(
         best_error_m = best_error_m.min(error);
         if error <= max_error_m {
             report.format = Some(compact.format);
-            report.bytes_per_joint_frame = (compact.words_per_frame * 4) as f32 / num_joints as f32;
-            report.storage_bytes = compact.words.len() * 4 + compact.ranges.len() * size_of::<JointRange>();
+            report.bytes_per_joint_frame =
+                size_of_val(&compact.words[..compact.vec4s_per_frame]) as f32 / num_joints as f32;
+            report.storage_bytes = size_of_val(compact.words.as_slice()) + size_of_val(compact.ranges.as_slice());
             report.worst_error_m = error;
             report.worst_joint = at % num_joints;
             report.worst_frame = at / num_joints;
@@ -614,6 +909,8 @@ pub(crate) fn choose(
 
 #[cfg(test)]
 mod tests {
+    use glam::Quat;
+
     use super::*;
 
     fn get_bits(words: &[u32], bit: u32, width: u32) -> u32 {
@@ -685,8 +982,11 @@ mod tests {
     fn reference_decode(c: &CompactPoses, frame: usize, joint: usize) -> Transform {
         let (k, m) = (c.format.rotation_bits(), c.format.translation_bits());
         let r = &c.ranges[joint];
-        let start = frame * c.words_per_frame + r.word_offset as usize;
-        let words = &c.words[start..start + c.format.words_per_joint_frame(r.translated)];
+        // A joint-frame's words lie 4 apart among the `u32`s of its frame.
+        let start = frame * c.words_per_frame() + r.word_offset as usize;
+        let words: Vec<u32> =
+            (0..c.format.words_per_joint_frame(r.translated)).map(|i| c.words.as_flattened()[start + 4 * i]).collect();
+        let words = words.as_slice();
         let largest = get_bits(words, 0, 2) as usize;
         let mut q = [0.0f32; 4];
         let mut stored = Vec3::ZERO;
@@ -707,26 +1007,28 @@ mod tests {
     }
 
     /// Four joints interpolated in lanes give each joint the bits of the one-joint reading
-    /// (`interpolate_frames` of the two decoded frames), for every candidate format, at
-    /// interpolation factors across [0, 1], on frame pairs where rotations change hemisphere.
+    /// (`interpolate_frames` of the two decoded frames), for every candidate format (each its
+    /// own compiled decode) and formats outside them (the decode with the clip's own field
+    /// places), at interpolation factors across [0, 1], on frame pairs where rotations change
+    /// hemisphere.
     #[test]
     fn lane_interpolation_matches_one_joint_at_a_time() {
         let num_joints = 7;
         let poses = varied_poses(num_joints);
-        for format in CompactFormat::CANDIDATES {
+        let others = [(1, 1), (13, 7), (16, 1), (7, 16)].map(|(k, m)| CompactFormat::new(k, m).unwrap());
+        assert!(others.iter().all(|f| !CompactFormat::CANDIDATES.contains(f)));
+        for format in CompactFormat::CANDIDATES.into_iter().chain(others) {
             let compact = CompactPoses::encode(&poses, num_joints, format);
             for frame in 0..compact.num_frames() {
                 // The next frame, and one far off whose rotations lie on other hemispheres.
                 for other in [(frame + 1) % compact.num_frames(), (frame + 9) % compact.num_frames()] {
                     for alpha in [0.0, 0.3, 0.5, 0.999, 1.0] {
-                        let mut got = vec![Transform::IDENTITY; num_joints];
-                        let mut visits = 0;
-                        compact.interpolate_each((frame, other, alpha), &mut got, |o, p| {
-                            *o = p;
-                            visits += 1;
-                        });
-                        assert_eq!(visits, num_joints, "one visit per joint, none for the padding lanes");
-                        for (joint, g) in got.iter().enumerate() {
+                        // One entry past the joints, which the lanes must leave alone.
+                        let mut got = vec![Transform::IDENTITY; num_joints + 1];
+                        crate::clip::FramePair::Compact(compact.frame_pair(frame, other, alpha))
+                            .for_each(&mut got[..num_joints], |o, p| *o = p);
+                        assert_eq!(got[num_joints], Transform::IDENTITY);
+                        for (joint, g) in got[..num_joints].iter().enumerate() {
                             let want = crate::clip::interpolate_frames(
                                 &compact.decode(frame, joint),
                                 &compact.decode(other, joint),
@@ -772,6 +1074,35 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// The decode's two readings of a group, every lane's largest component w and not, give
+    /// the field-by-field reading's bits: frames whose four first joints all turn less than a
+    /// right angle, and frames where one of them turns further, on every candidate format.
+    #[test]
+    fn decode_matches_a_field_by_field_reading_with_and_without_w_largest_everywhere() {
+        let num_joints = 5;
+        let poses: Vec<Transform> = (0..16)
+            .flat_map(|f| {
+                (0..num_joints).map(move |j| {
+                    let angle = if f % 2 == 1 && j == 2 { 2.5 } else { 0.3 + 0.1 * j as f32 + 0.02 * f as f32 };
+                    let axis = Vec3::new(1.0, j as f32, 0.5 * f as f32).normalize();
+                    Transform::from_translation_rotation(Vec3::Y * j as f32, Quat::from_axis_angle(axis, angle))
+                })
+            })
+            .collect();
+        let w_largest =
+            |frame: usize| (0..4).all(|j| largest_component(Vec4::from(poses[frame * num_joints + j].rotation)) == 3);
+        assert!(w_largest(0) && !w_largest(1), "both readings are exercised");
+        for format in CompactFormat::CANDIDATES {
+            let compact = CompactPoses::encode(&poses, num_joints, format);
+            for frame in 0..compact.num_frames() {
+                for joint in 0..num_joints {
+                    let (got, want) = (compact.decode(frame, joint), reference_decode(&compact, frame, joint));
+                    assert_eq!(transform_bits(&got), transform_bits(&want), "{format:?} frame {frame} joint {joint}");
+                }
+            }
+        }
     }
 
     /// Every candidate format, on joints that translate and joints that do not, with every

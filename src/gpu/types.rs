@@ -195,8 +195,8 @@ pub struct GpuClipHeader {
     pub rotation_bits: u32,
     /// Bits per translation component of a compact clip; 0 at full precision.
     pub translation_bits: u32,
-    /// `u32` words per packed frame of a compact clip (every joint's joint-frame); 0 at full
-    /// precision.
+    /// `u32` words per packed frame of a compact clip (every group of four joints' words,
+    /// side by side); 0 at full precision.
     pub words_per_frame: u32,
     /// Padding to the struct's 16-byte alignment.
     pub pad0: u32,
@@ -216,7 +216,7 @@ impl GpuClipHeader {
             rotation_bits: format.map_or(0, |f| f.rotation_bits()),
             translation_bits: format.map_or(0, |f| f.translation_bits()),
             // At most 4 words per joint and 256 joints.
-            words_per_frame: clip.compact_poses().map_or(0, |c| c.words_per_frame as u32),
+            words_per_frame: clip.compact_poses().map_or(0, |c| c.words_per_frame() as u32),
             pad0: 0,
         }
     }
@@ -230,9 +230,9 @@ pub const COMPACT_RANGE_VEC4S: u32 = 5;
 /// `clip`'s frames as the clip data holds them (`shaders/shared/compact.wgsl`): three `vec4`
 /// (a [`GpuTransform`]'s bits) per joint-frame at full precision; for a compact clip
 /// [`COMPACT_RANGE_VEC4S`] `vec4` per joint (rotation minimum and step; translation minimum
-/// and the joint-frame's word offset in a frame; translation step and 1 if the joint's
-/// translation is stored, else 0; scale: floats as bits), then the packed frames, the last
-/// `vec4` zero-padded.
+/// and the joint-frame's first word in a frame; translation step and 1 if the joint's
+/// translation is stored, else 0; scale: floats as bits), then the packed frames, a `vec4` per
+/// word of a group of four joint-frames (a joint-frame's words lie 4 apart).
 #[must_use]
 pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
     let Some(compact) = clip.compact_poses() else {
@@ -254,7 +254,7 @@ pub fn clip_data(clip: &Clip) -> Vec<[u32; 4]> {
             ]
         })
         .collect();
-    data.extend(compact.words.chunks(4).map(|w| std::array::from_fn(|i| w.get(i).copied().unwrap_or(0))));
+    data.extend_from_slice(&compact.words);
     data
 }
 
