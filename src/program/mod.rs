@@ -17,15 +17,20 @@ use crate::rig::{MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M, Rig};
 
 mod layer_setup;
 mod procedural;
+mod record;
 
 pub use layer_setup::{
     LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
-    num_additive_layers, validate_layer_setups, validate_memoryless_programs,
+    num_additive_layers, validate_layer_setups, validate_memoryless_programs, validate_memoryless_records,
 };
 pub use procedural::{
     ChainPart, ChainWeightBinding, ChainWeightInput, EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain,
     LookAtTargets, MAX_FEET, ProceduralError, ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain,
     TwoBoneTargets,
+};
+pub use record::{
+    ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, expand_character, expand_layer, expand_words, mul_hi,
+    played_seconds, validate_records,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

@@ -4,8 +4,8 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::graph::{NO_INDEX, ParamKind, ParamValue, Transition};
-use crate::program::{ClipSample, LayerProgram, swap_remove_row};
+use crate::graph::{NO_INDEX, ParamKind, ParamSlot, ParamValue, Transition};
+use crate::program::{ClipSample, LayerProgram, LayerRecord, expand_character, swap_remove_row};
 
 use super::lod::{DueList, LOD_PHASES};
 use super::one_shot::Playing;
@@ -63,8 +63,16 @@ pub(super) struct Group {
     /// Updates so far; with a character's phase, picks its due updates.
     pub(super) lod_frame: u32,
     // Output.
-    pub(super) programs: Vec<LayerProgram>,
-    pub(super) samples: Vec<ClipSample>,
+    /// Per character × layer, the state record the last update left.
+    pub(super) records: Vec<LayerRecord>,
+    /// The parameters the blend trees read (`blend_slots`), per character, as the last update
+    /// read them: the `blend_space` stage's inputs.
+    pub(super) inputs: Vec<f32>,
+    /// `CompiledGraph::blend_inputs` of the archetype's graph.
+    pub(super) blend_slots: Vec<ParamSlot>,
+    /// The records expanded into pose programs and samples, when asked for
+    /// (`Crowd::programs`, `Crowd::samples`); dropped by anything that changes a record.
+    pub(super) expanded: OnceLock<Expanded>,
     /// The last update's animation events, in row order.
     pub(super) events: Vec<AnimationEvent>,
     /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
@@ -83,13 +91,55 @@ pub(super) struct Group {
     pub(super) chunk_promoted: Vec<Vec<u32>>,
 }
 
+/// A group's records expanded ([`expand_character`]): programs `row * layers + layer`, and each
+/// character's block of samples.
+#[derive(Debug, Default)]
+pub(super) struct Expanded {
+    pub(super) programs: Vec<LayerProgram>,
+    pub(super) samples: Vec<ClipSample>,
+}
+
 impl Group {
+    /// The records expanded into programs and samples, expanded now if nothing has since they
+    /// last changed.
+    pub(super) fn expanded(&self) -> &Expanded {
+        self.expanded.get_or_init(|| {
+            let (tables, trees) = self.arch.expansion();
+            let layers = self.num_layers();
+            let per = tables.samples_per_character();
+            let num_inputs = self.blend_slots.len();
+            let mut out = Expanded {
+                programs: vec![LayerProgram::default(); self.records.len()],
+                samples: vec![ClipSample::default(); self.slots.len() * per],
+            };
+            if layers == 0 {
+                return out;
+            }
+            let chunk = CHARACTERS_PER_CHUNK;
+            out.programs
+                .par_chunks_mut(chunk * layers)
+                .zip(out.samples.par_chunks_mut((chunk * per).max(1)))
+                .enumerate()
+                .for_each(|(c, (programs, samples))| {
+                    for k in 0..programs.len() / layers {
+                        let row = c * chunk + k;
+                        let inputs = &self.inputs[row * num_inputs..(row + 1) * num_inputs];
+                        let records = &self.records[row * layers..(row + 1) * layers];
+                        let block = &mut samples[k * per..(k + 1) * per];
+                        let own = &mut programs[k * layers..(k + 1) * layers];
+                        expand_character(tables, trees, inputs, row * per, records, own, block);
+                    }
+                });
+            out
+        })
+    }
+
     /// What layer slot `i` (`row * layers + layer`, in range) is doing.
     pub(super) fn layer_readback(&self, i: usize) -> LayerReadback {
-        let program = &self.programs[i];
-        // A one-shot writes over a slot's program; the graph's figures are kept with it.
+        let record = &self.records[i];
+        // A one-shot writes over a slot's record; the graph's figures are kept with it.
         let (progress, target_weight) =
-            self.one_shot_at(i).and_then(|play| play.graph_blend).unwrap_or((program.progress, program.target_weight));
+            self.one_shot_at(i).and_then(|play| play.graph_blend).unwrap_or((record.progress, record.target_weight));
         LayerReadback {
             active_state: self.active[i] as usize,
             previous_state: (self.previous[i] != NO_INDEX).then_some(self.previous[i] as usize),
@@ -131,8 +181,10 @@ impl Group {
             lod_elapsed_s: Vec::new(),
             lod_due: Vec::new(),
             lod_frame: 0,
-            programs: Vec::new(),
-            samples: Vec::new(),
+            records: Vec::new(),
+            inputs: Vec::new(),
+            blend_slots: g.blend_inputs(),
+            expanded: OnceLock::new(),
             events: Vec::new(),
             events_dropped: 0,
             chunk_events: Vec::new(),
@@ -174,25 +226,17 @@ impl Group {
         // rather than an output row nobody wrote (the next update lists it again, as new).
         self.lod_due.push(true);
         self.drop_due();
-        let per = self.arch.samples_per_character();
-        self.samples.extend(std::iter::repeat_n(ClipSample::default(), per));
+        self.expanded = OnceLock::new();
+        let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
+        let first_input = self.inputs.len();
+        self.inputs.resize(first_input + self.blend_slots.len(), 0.0);
+        step::write_blend_inputs(&self.blend_slots, &view, trig, &mut self.inputs[first_input..]);
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
             // Shown if the character is evaluated before the next update (animation LOD makes
             // it due at once): its start state's first frame, not the rig's rest pose.
-            let slots = self.arch.layer_samples(layer);
-            let first_sample = row * per + slots.start;
-            let program = step::start_program(
-                &self.arch,
-                layer,
-                usize::from(start),
-                &view,
-                trig,
-                phase,
-                first_sample as u32,
-                &mut self.samples[first_sample..row * per + slots.end],
-            );
+            let record = step::start_record(&self.arch, layer, usize::from(start), &view, trig, phase);
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(phase);
@@ -204,7 +248,7 @@ impl Group {
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
-            self.programs.push(program);
+            self.records.push(record);
         }
     }
 
@@ -242,9 +286,9 @@ impl Group {
         swap_remove_row(&mut self.trans_time_s, row, layers);
         swap_remove_row(&mut self.trans_duration_s, row, layers);
         swap_remove_row(&mut self.flags, row, layers);
-        swap_remove_row(&mut self.programs, row, layers);
-        let per = self.arch.samples_per_character();
-        swap_remove_row(&mut self.samples, row, per);
+        swap_remove_row(&mut self.records, row, layers);
+        swap_remove_row(&mut self.inputs, row, self.blend_slots.len());
+        self.expanded = OnceLock::new();
         self.one_shots.retain(|p| p.row as usize != row);
         if row != last {
             for p in self.one_shots.iter_mut().filter(|p| p.row as usize == last) {
@@ -252,18 +296,15 @@ impl Group {
             }
             self.one_shots.sort_by_key(|p| (p.row, p.layer));
         }
-        // The moved character's programs point at its old sample slots; repoint them.
-        for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
-            program.first_sample = (row * per + self.arch.layer_samples(l).start) as u32;
-        }
         (row != last).then(|| self.slots[row])
     }
 
     /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
     pub(super) fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         self.schedule(dt_s);
+        self.expanded = OnceLock::new();
         let layers = self.num_layers();
-        let per = self.arch.samples_per_character();
+        let num_inputs = self.blend_slots.len();
         let chunk = CHARACTERS_PER_CHUNK;
         let num_chunks = self.slots.len().div_ceil(chunk);
         if self.chunk_events.len() < num_chunks {
@@ -276,6 +317,13 @@ impl Group {
         let with_events = arch.has_events();
         let (floats, ints, bools, rows, time_scale, commands) =
             (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale, &self.commands);
+        let blend_slots = &self.blend_slots;
+        // Each chunk's blend inputs (empty for a graph whose trees read no parameter).
+        let mut chunk_inputs: Vec<&mut [f32]> = if num_inputs > 0 {
+            self.inputs.chunks_mut(chunk * num_inputs).collect()
+        } else {
+            (0..num_chunks).map(|_| &mut [][..]).collect()
+        };
         let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
@@ -290,8 +338,8 @@ impl Group {
             .zip(self.flags.par_chunks_mut(chunk * layers))
             .zip(self.triggers.par_chunks_mut(chunk))
             .zip(self.single_frame.par_chunks_mut(chunk))
-            .zip(self.programs.par_chunks_mut(chunk * layers))
-            .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
+            .zip(self.records.par_chunks_mut(chunk * layers))
+            .zip(chunk_inputs.par_iter_mut())
             .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
             .enumerate()
             .for_each(
@@ -319,9 +367,9 @@ impl Group {
                                     ),
                                     single,
                                 ),
-                                programs,
+                                records,
                             ),
-                            samples,
+                            inputs,
                         ),
                         (fired, promoted),
                     ),
@@ -370,8 +418,6 @@ impl Group {
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],
                             };
-                            let slots = ctx.arch.layer_samples(l);
-                            let first_sample = (row * per + slots.start) as u32;
                             step::step_layer(
                                 &ctx,
                                 l,
@@ -380,26 +426,29 @@ impl Group {
                                 trig,
                                 &mut consumed,
                                 &mut scratch,
-                                first_sample,
-                                &mut programs[i],
-                                &mut samples[k * per + slots.start..k * per + slots.end],
+                                &mut records[i],
                                 &mut sink,
                                 lod,
                             );
+                        }
+                        // Read with the triggers this update saw, as the layers did.
+                        if num_inputs > 0 {
+                            let own = &mut inputs[k * num_inputs..(k + 1) * num_inputs];
+                            step::write_blend_inputs(blend_slots, &view, trig, own);
                         }
                         *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
                         if !lod_due[row]
-                            && programs[k * layers..(k + 1) * layers]
+                            && records[k * layers..(k + 1) * layers]
                                 .iter()
-                                .any(|p| p.flags & LayerProgram::SWITCHED != 0)
+                                .any(|r| r.flags & LayerProgram::SWITCHED != 0)
                         {
                             promoted.push(row as u32);
                         }
                     }
                     #[cfg(feature = "tracy")]
-                    crate::profile::count_step_chunk(triggers.len(), programs);
+                    crate::profile::count_step_chunk(triggers.len(), records);
                 },
             );
         // Chunks in row order, whatever thread ran each: the list is the same at any thread count.
