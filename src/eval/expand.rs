@@ -16,7 +16,7 @@
 
 use rayon::prelude::*;
 
-use crate::blend_space::BlendTrees;
+use crate::blend_space::{BlendTrees, TreeScratch};
 use crate::program::{ClipSample, ExpandTables, LayerProgram, LayerRecord, expand_character};
 
 /// Characters one rayon task expands: a character is a few hundred flops per layer.
@@ -157,6 +157,7 @@ impl ExpandJob<'_> {
             .zip(self.samples.par_chunks_mut((task * per).max(1)))
             .enumerate()
             .for_each(|(t, (programs, samples))| {
+                let mut scratch = TreeScratch::new();
                 for (k, programs) in programs.chunks_exact_mut(layers).enumerate() {
                     let row = t * task + k;
                     let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
@@ -169,6 +170,7 @@ impl ExpandJob<'_> {
                         &records[row * layers..][..layers],
                         programs,
                         block,
+                        &mut scratch,
                     );
                 }
             });

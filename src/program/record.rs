@@ -20,7 +20,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN};
+use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
 
 use super::{ClipSample, LayerProgram, ProgramError};
 
@@ -390,7 +390,8 @@ fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [Cl
 
 /// Expands one layer's record: writes the layer's samples into `slots` (the layer's sample
 /// slots of its character, which start at `first_sample` of the crowd's samples) and returns
-/// its program. `inputs` are the character's blend inputs ([`BlendTrees::num_inputs`]).
+/// its program. `inputs` are the character's blend inputs ([`BlendTrees::num_inputs`]);
+/// `scratch` the tree walk's working weights, reused from layer to layer.
 /// States past the tables write nothing; a record's numbers are taken as they are (the
 /// evaluators check the programs this makes).
 #[must_use]
@@ -401,6 +402,7 @@ pub fn expand_layer(
     record: &LayerRecord,
     first_sample: u32,
     slots: &mut [ClipSample],
+    scratch: &mut TreeScratch,
 ) -> LayerProgram {
     let mut weights = [0.0f32; MAX_BLEND_CHILDREN];
     let max_leaves = trees.max_leaves().min(MAX_BLEND_CHILDREN);
@@ -413,7 +415,7 @@ pub fn expand_layer(
             num_target = 1;
         }
     } else {
-        trees.leaf_weights(record.state, inputs, &mut weights[..max_leaves]);
+        trees.leaf_weights_in(record.state, inputs, &mut weights[..max_leaves], scratch);
         let target = Side {
             state: record.state,
             phase: record.phase,
@@ -423,7 +425,7 @@ pub fn expand_layer(
         };
         num_target = write_state(tables, &weights, target, slots, 0);
         if sets & LayerRecord::SECONDARY_SOURCE != 0 {
-            trees.leaf_weights(record.source, inputs, &mut weights[..max_leaves]);
+            trees.leaf_weights_in(record.source, inputs, &mut weights[..max_leaves], scratch);
             let source = Side {
                 state: record.source,
                 phase: record.src_phase,
@@ -467,7 +469,9 @@ pub fn expand_layer(
 
 /// Expands one character's records (`records.len()` layers) into its programs and its block of
 /// samples (`samples_per_character` of them), the block starting at sample `block_start` of the
-/// crowd's samples (`row × samples_per_character`), which the programs index.
+/// crowd's samples (`row × samples_per_character`), which the programs index. `scratch` is the
+/// tree walk's working weights, reused from character to character.
+#[allow(clippy::too_many_arguments)]
 pub fn expand_character(
     tables: &ExpandTables,
     trees: &BlendTrees,
@@ -476,12 +480,13 @@ pub fn expand_character(
     records: &[LayerRecord],
     programs: &mut [LayerProgram],
     block: &mut [ClipSample],
+    scratch: &mut TreeScratch,
 ) {
     for (layer, (record, program)) in records.iter().zip(programs.iter_mut()).enumerate() {
         let slots = tables.layer_slots(layer);
         let first_sample = (block_start + slots.start) as u32;
         let Some(out) = block.get_mut(slots) else { continue };
-        *program = expand_layer(tables, trees, inputs, record, first_sample, out);
+        *program = expand_layer(tables, trees, inputs, record, first_sample, out, scratch);
     }
 }
 

@@ -1,9 +1,10 @@
 //! One archetype's characters in SoA columns (`Group`): spawn, swap-remove, and the parallel step over chunks.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::blend_space::TreeScratch;
 use crate::graph::{NO_INDEX, ParamKind, ParamSlot, ParamValue, Transition};
 use crate::program::{ClipSample, LayerProgram, LayerRecord, expand_character, swap_remove_row};
 
@@ -73,6 +74,8 @@ pub(super) struct Group {
     /// The records expanded into pose programs and samples, when asked for
     /// (`Crowd::programs`, `Crowd::samples`); dropped by anything that changes a record.
     pub(super) expanded: OnceLock<Expanded>,
+    /// A dropped expansion's buffers, for the next to fill.
+    pub(super) spare_expanded: Mutex<Expanded>,
     /// The last update's animation events, in row order.
     pub(super) events: Vec<AnimationEvent>,
     /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
@@ -108,10 +111,11 @@ impl Group {
             let layers = self.num_layers();
             let per = tables.samples_per_character();
             let num_inputs = self.blend_slots.len();
-            let mut out = Expanded {
-                programs: vec![LayerProgram::default(); self.records.len()],
-                samples: vec![ClipSample::default(); self.slots.len() * per],
-            };
+            // The last expansion's buffers: every program is written, and every sample slot a
+            // program reads.
+            let mut out = self.spare_expanded.lock().map(|mut spare| std::mem::take(&mut *spare)).unwrap_or_default();
+            out.programs.resize(self.records.len(), LayerProgram::default());
+            out.samples.resize(self.slots.len() * per, ClipSample::default());
             if layers == 0 {
                 return out;
             }
@@ -121,17 +125,27 @@ impl Group {
                 .zip(out.samples.par_chunks_mut((chunk * per).max(1)))
                 .enumerate()
                 .for_each(|(c, (programs, samples))| {
+                    let mut scratch = TreeScratch::new();
                     for k in 0..programs.len() / layers {
                         let row = c * chunk + k;
                         let inputs = &self.inputs[row * num_inputs..(row + 1) * num_inputs];
                         let records = &self.records[row * layers..(row + 1) * layers];
                         let block = &mut samples[k * per..(k + 1) * per];
                         let own = &mut programs[k * layers..(k + 1) * layers];
-                        expand_character(tables, trees, inputs, row * per, records, own, block);
+                        expand_character(tables, trees, inputs, row * per, records, own, block, &mut scratch);
                     }
                 });
             out
         })
+    }
+
+    /// Drops the expansion (its records changed), keeping its buffers for the next.
+    pub(super) fn drop_expanded(&mut self) {
+        if let Some(old) = self.expanded.take()
+            && let Ok(spare) = self.spare_expanded.get_mut()
+        {
+            *spare = old;
+        }
     }
 
     /// What layer slot `i` (`row * layers + layer`, in range) is doing.
@@ -185,6 +199,7 @@ impl Group {
             inputs: Vec::new(),
             blend_slots: g.blend_inputs(),
             expanded: OnceLock::new(),
+            spare_expanded: Mutex::default(),
             events: Vec::new(),
             events_dropped: 0,
             chunk_events: Vec::new(),
@@ -226,7 +241,7 @@ impl Group {
         // rather than an output row nobody wrote (the next update lists it again, as new).
         self.lod_due.push(true);
         self.drop_due();
-        self.expanded = OnceLock::new();
+        self.drop_expanded();
         let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
         let first_input = self.inputs.len();
         self.inputs.resize(first_input + self.blend_slots.len(), 0.0);
@@ -288,7 +303,7 @@ impl Group {
         swap_remove_row(&mut self.flags, row, layers);
         swap_remove_row(&mut self.records, row, layers);
         swap_remove_row(&mut self.inputs, row, self.blend_slots.len());
-        self.expanded = OnceLock::new();
+        self.drop_expanded();
         self.one_shots.retain(|p| p.row as usize != row);
         if row != last {
             for p in self.one_shots.iter_mut().filter(|p| p.row as usize == last) {
@@ -302,7 +317,7 @@ impl Group {
     /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
     pub(super) fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         self.schedule(dt_s);
-        self.expanded = OnceLock::new();
+        self.drop_expanded();
         let layers = self.num_layers();
         let num_inputs = self.blend_slots.len();
         let chunk = CHARACTERS_PER_CHUNK;
