@@ -75,7 +75,7 @@ fn assert_expanded_equal(
 /// What gameplay asks of a character at `frame`: a speed that changes every half second (some
 /// jumps between), a jump now and then, lean and wave weights that wander.
 fn script(rng: &mut Rng, frame: usize) -> DemoInputs {
-    let target = if frame % 30 == 0 { [0.0, 1.5, 2.75, 4.0][rng.below(4)] } else { -1.0 };
+    let target = if frame.is_multiple_of(30) { [0.0, 1.5, 2.75, 4.0][rng.below(4)] } else { -1.0 };
     DemoInputs {
         target_speed_mps: target,
         jump: rng.below(90) == 0,

@@ -110,7 +110,7 @@ impl ExpandJob<'_> {
         }
         let layers = tables.num_layers();
         let per_character = tables.samples_per_character();
-        let characters = if layers == 0 { 0 } else { self.records.len() / layers };
+        let characters = self.records.len().checked_div(layers).unwrap_or(0);
         if layers == 0
             || !self.records.len().is_multiple_of(layers)
             || self.programs.len() != self.records.len()

@@ -4,6 +4,9 @@
 //! on the CPU and `gpu` on the device, which read them and never each other. Structs here are
 //! `#[repr(C)]` and `Pod` because they are uploaded as they are.
 //!
+//! The state step writes state records (`record.rs`: [`LayerRecord`]), which both evaluators
+//! expand into programs and samples with the one expansion here ([`expand_character`]).
+//!
 //! Beside them sits the rest of what describes the frame both evaluators run: the archetype's
 //! layer setup (blend, space, mask, evaluation order: `layer_setup.rs`), the output layout,
 //! and the checks both apply, so neither evaluator reaches into the other for them.
