@@ -54,15 +54,27 @@ struct LayerRecord {
     progress: f32,
     weight: f32,
     decay_s: f32,
+    rate: f32,
+    anchor: u32,
 }
 
-// Keep in sync with `throng::gpu::ExpandParams`: characters, and workgroups along x (a
-// character's index is `x + y * groups_x * EXPAND_WORKGROUP`).
+// Keep in sync with `throng::program::CLOCK_SLOTS`.
+const CLOCK_SLOTS: u32 = 128u;
+
+// Keep in sync with `throng::gpu::ExpandParams`: characters, workgroups along x (a
+// character's index is `x + y * groups_x * EXPAND_WORKGROUP`), then the records' clock
+// (`throng::program::RecordClock`: the update now, and the seconds since each of the last
+// `CLOCK_SLOTS` updates, update k's at `k % CLOCK_SLOTS`).
 struct ExpandParams {
     num_characters: u32,
     groups_x: u32,
     pad0: u32,
     pad1: u32,
+    now: u32,
+    pad2: u32,
+    pad3: u32,
+    pad4: u32,
+    elapsed_s: array<vec4<f32>, 32>,
 }
 
 @group(0) @binding(5) var<uniform> expand_params: ExpandParams;
@@ -104,6 +116,41 @@ fn played_seconds(state_flags: u32, leaf: u32, phase: f32, loops: u32) -> f32 {
     let x = phase * per;
     let y = whole + (x - floor(x));
     return (y - floor(y)) * duration;
+}
+
+// Seconds from update `k` (one of the last `CLOCK_SLOTS`) to now.
+fn elapsed_since(k: u32) -> f32 {
+    let i = k % CLOCK_SLOTS;
+    return expand_params.elapsed_s[i / 4u][i % 4u];
+}
+
+// `throng::program::clock_at`: a record's active clock now.
+struct ClockNow {
+    phase: f32,
+    loops: u32,
+    advance: f32,
+}
+
+fn clock_at(r: LayerRecord, looping: bool) -> ClockNow {
+    let now = expand_params.now;
+    if now - r.anchor == 0u {
+        return ClockNow(r.phase, r.loops, r.advance);
+    }
+    if r.rate == 0.0 {
+        return ClockNow(r.phase, r.loops, 0.0);
+    }
+    let elapsed = elapsed_since(r.anchor);
+    let step = elapsed_since(now - 1u);
+    let x = r.phase + r.rate * elapsed;
+    if looping {
+        let whole = floor(x);
+        let w = u32(whole);
+        let loops = select(r.loops + w, 0xffffffffu, r.loops > 0xffffffffu - w);
+        return ClockNow(x - whole, loops, r.rate * step);
+    }
+    let before = min(r.phase + r.rate * (elapsed - step), 1.0);
+    let phase = min(x, 1.0);
+    return ClockNow(phase, 0u, phase - before);
 }
 
 fn write_sample(at: u32, clip: u32, time_s: f32, weight: f32, advance_s: f32) {
@@ -169,7 +216,13 @@ fn expand_main(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         } else {
             tree_weights(r.state, inputs_at);
-            num_target = write_state(r.state, r.phase, r.loops, r.advance, r.share, first, 0u, slots);
+            var looping = false;
+            if r.state < expand_tables[EXPAND_HEADER_STATES] {
+                let flags = expand_tables[expand_tables[EXPAND_HEADER_STATES_AT] + EXPAND_STATE_LEN * r.state + 2u];
+                looping = (flags & STATE_LOOPING) != 0u;
+            }
+            let clock = clock_at(r, looping);
+            num_target = write_state(r.state, clock.phase, clock.loops, clock.advance, r.share, first, 0u, slots);
             if (r.sets & SECONDARY_SOURCE) != 0u {
                 tree_weights(r.source, inputs_at);
                 let n = write_state(r.source, r.src_phase, r.src_loops, r.src_advance, 1.0 - r.share, first, num_target, slots);

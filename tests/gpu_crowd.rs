@@ -122,7 +122,8 @@ impl Group {
         let (records, inputs) =
             (crowd.records(self.kind).expect("archetype"), crowd.blend_inputs(self.kind).expect("archetype"));
         if let Some(gpu) = &mut self.gpu {
-            gpu.set_frame_records(records, inputs, DT).expect("the GPU takes what FrameJob takes");
+            let clock = crowd.record_clock(self.kind).expect("archetype");
+            gpu.set_frame_records(records, inputs, &clock, DT).expect("the GPU takes what FrameJob takes");
             gpu.encode(encoder);
         }
     }

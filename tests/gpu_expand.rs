@@ -15,7 +15,7 @@ use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::expand::ExpandJob;
 use throng::gpu::{EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, expand_source};
 use throng::graph::CompiledGraph;
-use throng::program::{ClipSample, ExpandTables, LayerProgram, LayerRecord, expand_words};
+use throng::program::{CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, expand_words};
 use throng::runtime::CrowdRuntime;
 use throng::state::OneShot;
 
@@ -29,12 +29,17 @@ use support::Rng;
 use support::drive::{DemoInputs, demo_runtime, drive_demo};
 
 /// The CPU's expansion of `records` and `inputs`.
-fn cpu_expand(bound: &DemoArchetype, records: &[LayerRecord], inputs: &[f32]) -> (Vec<LayerProgram>, Vec<ClipSample>) {
+fn cpu_expand(
+    bound: &DemoArchetype,
+    records: &[LayerRecord],
+    inputs: &[f32],
+    clock: &RecordClock,
+) -> (Vec<LayerProgram>, Vec<ClipSample>) {
     let (tables, trees) = bound.archetype.expansion();
     let characters = records.len() / tables.num_layers();
     let mut programs = vec![LayerProgram::default(); records.len()];
     let mut samples = vec![ClipSample::default(); characters * tables.samples_per_character()];
-    ExpandJob { tables, trees, inputs, records, programs: &mut programs, samples: &mut samples }
+    ExpandJob { tables, trees, inputs, records, clock, programs: &mut programs, samples: &mut samples }
         .run()
         .expect("the state step's records expand");
     (programs, samples)
@@ -130,10 +135,11 @@ fn expand_matches_cpu() {
         runtime.update(DT).unwrap();
         let crowd = runtime.crowd();
         let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
-        gpu_crowd.set_frame_records(records, inputs, DT).unwrap();
+        let clock = crowd.record_clock(kind).unwrap();
+        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
         let got = gpu_crowd.read_expanded_blocking().unwrap();
         assert_eq!(gpu.failure(), None, "frame {frame}: the device");
-        let expected = cpu_expand(&bound, records, inputs);
+        let expected = cpu_expand(&bound, records, inputs, &clock);
         one_shots +=
             records.iter().filter(|r| r.sets & (LayerRecord::SHOT_ALONE | LayerRecord::SHOT_OVER_GRAPH) != 0).count();
         assert_expanded_equal(&format!("frame {frame}"), &bound.clips, records, layers, &expected, &got);
@@ -144,7 +150,10 @@ fn expand_matches_cpu() {
     // Clocks far into their loops: whole loops in integer arithmetic on both sides.
     let crowd = runtime.crowd();
     let inputs = crowd.blend_inputs(kind).unwrap();
-    for loops in [1u32, 1_000, 65_537, 1_000_003, u32::MAX] {
+    let clock = crowd.record_clock(kind).unwrap();
+    // Anchors read across updates: the same clocks anchored 1 to 100 updates back, at their
+    // rates (`program::clock_at`: whole loops carried, a state that does not loop held at 1).
+    for (loops, back) in [(1u32, 1u32), (1_000, 5), (65_537, 37), (1_000_003, 100), (u32::MAX, 0)] {
         let records: Vec<LayerRecord> = crowd
             .records(kind)
             .unwrap()
@@ -152,13 +161,15 @@ fn expand_matches_cpu() {
             .map(|r| LayerRecord {
                 loops: r.loops.wrapping_add(loops),
                 src_loops: r.src_loops.wrapping_add(loops),
+                anchor: clock.now.wrapping_sub(back),
                 ..*r
             })
             .collect();
-        gpu_crowd.set_frame_records(&records, inputs, DT).unwrap();
+        gpu_crowd.set_frame_records(&records, inputs, &clock, DT).unwrap();
         let got = gpu_crowd.read_expanded_blocking().unwrap();
-        let expected = cpu_expand(&bound, &records, inputs);
-        assert_expanded_equal(&format!("{loops} more loops"), &bound.clips, &records, layers, &expected, &got);
+        let expected = cpu_expand(&bound, &records, inputs, &clock);
+        let what = format!("{loops} more loops, anchored {back} updates back");
+        assert_expanded_equal(&what, &bound.clips, &records, layers, &expected, &got);
     }
 }
 
@@ -173,27 +184,42 @@ fn records_frames_are_refused_as_the_cpu_refuses_them() {
     runtime.update(DT).unwrap();
     let crowd = runtime.crowd();
     let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
-    assert!(gpu_crowd.set_frame_records(records, inputs, DT).is_err(), "no expansion set");
+    let clock = crowd.record_clock(kind).unwrap();
+    assert!(gpu_crowd.set_frame_records(records, inputs, &clock, DT).is_err(), "no expansion set");
     let (tables, trees) = bound.archetype.expansion();
     gpu_crowd.set_expansion(tables, trees.words()).unwrap();
-    gpu_crowd.set_frame_records(records, inputs, DT).unwrap();
-    assert!(gpu_crowd.set_frame_records(&records[1..], inputs, DT).is_err(), "not whole characters");
-    assert!(gpu_crowd.set_frame_records(records, &inputs[1..], DT).is_err(), "inputs short");
+    gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+    assert!(gpu_crowd.set_frame_records(&records[1..], inputs, &clock, DT).is_err(), "not whole characters");
+    assert!(gpu_crowd.set_frame_records(records, &inputs[1..], &clock, DT).is_err(), "inputs short");
     let mut bad = records.to_vec();
     bad[0].state = tables.states().len() as u32;
-    assert!(gpu_crowd.set_frame_records(&bad, inputs, DT).is_err(), "a state past the graph's");
+    assert!(gpu_crowd.set_frame_records(&bad, inputs, &clock, DT).is_err(), "a state past the graph's");
     let mut bad = records.to_vec();
     bad[1].weight = f32::NAN;
-    assert!(gpu_crowd.set_frame_records(&bad, inputs, DT).is_err(), "a NaN weight");
+    assert!(gpu_crowd.set_frame_records(&bad, inputs, &clock, DT).is_err(), "a NaN weight");
     let mut nan_input = inputs.to_vec();
     nan_input[0] = f32::NAN;
-    assert!(gpu_crowd.set_frame_records(records, &nan_input, DT).is_err(), "an input not canonical");
+    assert!(gpu_crowd.set_frame_records(records, &nan_input, &clock, DT).is_err(), "an input not canonical");
+    let mut stale = clock;
+    stale.now = stale.now.wrapping_add(CLOCK_SLOTS as u32);
+    assert!(gpu_crowd.set_frame_records(records, inputs, &stale, DT).is_err(), "anchors past the clock's table");
     // The CPU job refuses the same shapes.
     let mut programs = vec![LayerProgram::default(); records.len()];
     let mut samples = vec![ClipSample::default(); 4 * tables.samples_per_character()];
-    let job =
-        ExpandJob { tables, trees, inputs: &inputs[1..], records, programs: &mut programs, samples: &mut samples };
+    let short = &inputs[1..];
+    let job = ExpandJob {
+        tables,
+        trees,
+        inputs: short,
+        records,
+        clock: &clock,
+        programs: &mut programs,
+        samples: &mut samples,
+    };
     assert!(job.run().is_err(), "inputs short");
+    let job =
+        ExpandJob { tables, trees, inputs, records, clock: &stale, programs: &mut programs, samples: &mut samples };
+    assert!(job.run().is_err(), "anchors past the clock's table");
 }
 
 /// The word layout, workgroup and record size of `program`/`gpu` against `shaders/expand.wgsl`.
@@ -220,6 +246,10 @@ fn expand_words_match_the_shader() {
     assert_eq!(constant("SHOT_OVER_GRAPH"), LayerRecord::SHOT_OVER_GRAPH);
     assert_eq!(constant("PROGRAM_WORDS") as usize, size_of::<LayerProgram>() / 4);
     assert_eq!(constant("SAMPLE_WORDS") as usize, size_of::<ClipSample>() / 4);
+    assert_eq!(constant("CLOCK_SLOTS") as usize, CLOCK_SLOTS);
+    // The uniform: 4 words, the clock's 4, then its seconds as `vec4`s.
+    assert!(source.contains(&format!("elapsed_s: array<vec4<f32>, {}>", CLOCK_SLOTS / 4)));
+    assert_eq!(size_of::<throng::gpu::ExpandParams>(), 32 + 4 * CLOCK_SLOTS);
     // Every field of the record is one word, in the same order.
     let body = source.split("struct LayerRecord {").nth(1).unwrap().split('}').next().unwrap();
     let fields: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
@@ -232,5 +262,62 @@ fn expand_words_match_the_shader() {
         let at =
             debug[from..].find(&format!("{name}:")).unwrap_or_else(|| panic!("LayerRecord has {name} after {from}"));
         from += at + name.len();
+    }
+}
+
+/// Uploading only what changed: a crowd of paused humanoids (time scale 0: clocks that do not
+/// move, no transition, nothing changing) sends no records once it has settled; changing one
+/// character's parameter then re-uploads that character alone, its records and inputs, counted
+/// in bytes; and the device, reading its unchanged records at each new clock, still expands
+/// what the CPU does.
+#[test]
+fn changing_one_characters_parameter_uploads_that_character_alone() {
+    let Some(gpu) = gpu() else { return };
+    let num_characters = 20;
+    let (demo, bound, mut runtime, kind, handles) = demo_runtime(num_characters);
+    let mut gpu_crowd = GpuCrowd::with_layers(
+        &gpu.device,
+        &gpu.queue,
+        &demo.rig,
+        &bound.clips,
+        &bound.layers,
+        GpuCrowdOptions::default(),
+    )
+    .unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    let layers = tables.num_layers();
+    let num_inputs = trees.num_inputs();
+    let one_character = (layers * size_of::<LayerRecord>() + num_inputs * size_of::<f32>()) as u64;
+    let speed = runtime.param(kind, "speed").unwrap();
+    let lean = runtime.param(kind, "lean").unwrap();
+    runtime.set_time_scale(&handles, &vec![0.0; num_characters]).unwrap();
+    // Updates 1 to 100 re-anchor none of 20 rows periodically (every 120 updates, by row).
+    for frame in 1..=40 {
+        match frame {
+            // Below the speed that leaves Idle, a single clip: its blend input alone changes.
+            20 => runtime.set_float(speed, &handles[7..8], &[0.05]).unwrap(),
+            // The lean layer's weight: one record changes.
+            30 => runtime.set_float(lean, &handles[3..4], &[0.5]).unwrap(),
+            _ => {}
+        }
+        runtime.update(DT).unwrap();
+        let crowd = runtime.crowd();
+        let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
+        let clock = crowd.record_clock(kind).unwrap();
+        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+        let sent = gpu_crowd.record_bytes_uploaded();
+        let expected = match frame {
+            // The first upload.
+            1 => num_characters as u64 * one_character,
+            20 | 30 => one_character,
+            _ => 0,
+        };
+        assert_eq!(sent, expected, "frame {frame}: bytes of records and inputs uploaded");
+        if frame % 10 == 9 {
+            let got = gpu_crowd.read_expanded_blocking().unwrap();
+            let expected = cpu_expand(&bound, records, inputs, &clock);
+            assert_expanded_equal(&format!("frame {frame}"), &bound.clips, records, layers, &expected, &got);
+        }
     }
 }

@@ -561,7 +561,8 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
                 churned.runtime.crowd().blend_inputs(churned.kind).unwrap(),
                 churned.runtime.crowd().due(churned.kind).unwrap(),
             );
-            gpu.set_frame_records_due(records, inputs, DT, due).expect("the GPU takes what FrameJob takes");
+            let clock = churned.runtime.crowd().record_clock(churned.kind).unwrap();
+            gpu.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
             let mut encoder = d.device.create_command_encoder(&Default::default());
             gpu.encode(&mut encoder);
             d.queue.submit([encoder.finish()]);
@@ -674,8 +675,9 @@ fn gpu_matches_cpu_under_lod() {
             world.runtime.crowd().blend_inputs(world.kind).unwrap(),
             world.runtime.crowd().due(world.kind).unwrap(),
         );
-        fused.set_frame_records_due(records, inputs, DT, due).expect("the GPU takes what FrameJob takes");
-        staged.set_frame_records_due(records, inputs, DT, due).expect("the GPU takes what FrameJob takes");
+        let clock = world.runtime.crowd().record_clock(world.kind).unwrap();
+        fused.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
+        staged.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
         assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         fused.encode(&mut encoder);

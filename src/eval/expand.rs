@@ -17,7 +17,7 @@
 use rayon::prelude::*;
 
 use crate::blend_space::{BlendTrees, TreeScratch};
-use crate::program::{ClipSample, ExpandTables, LayerProgram, LayerRecord, expand_character};
+use crate::program::{CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, expand_character};
 
 /// Characters one rayon task expands: a character is a few hundred flops per layer.
 pub const CHARACTERS_PER_TASK: usize = 256;
@@ -71,6 +71,26 @@ pub enum ExpandError {
         /// States in the tables.
         num_states: usize,
     },
+    /// A record's anchor is `program::CLOCK_SLOTS` updates or more before the clock's, or the
+    /// clock's seconds are not finite and non-negative (`anchor` = `now` then): the records and
+    /// the clock are not of one update.
+    #[error("character {character} layer {layer}: anchored at update {anchor}, read at update {now}")]
+    Anchor {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The record's anchor.
+        anchor: u32,
+        /// The clock's update.
+        now: u32,
+    },
+}
+
+impl ExpandError {
+    fn anchor(character: usize, layer: usize, anchor: u32, now: u32) -> Self {
+        Self::Anchor { character, layer, anchor, now }
+    }
 }
 
 /// One frame's expansion on the CPU.
@@ -84,6 +104,8 @@ pub struct ExpandJob<'a> {
     pub inputs: &'a [f32],
     /// Per character and layer (`row * layers + layer`), a record.
     pub records: &'a [LayerRecord],
+    /// The clock the records are anchored against (`state::Crowd::record_clock`).
+    pub clock: &'a RecordClock,
     /// Per record, its program, written.
     pub programs: &'a mut [LayerProgram],
     /// Per character, [`ExpandTables::samples_per_character`] samples, written where its
@@ -101,6 +123,8 @@ impl ExpandJob<'_> {
     /// - [`ExpandError::Inputs`]: not [`BlendTrees::num_inputs`] per character.
     /// - [`ExpandError::State`]: a record's active state (unless a one-shot shows alone) or a
     ///   crossfade's source past the states.
+    /// - [`ExpandError::Anchor`]: a record anchored too long before the clock, or a clock whose
+    ///   seconds are not finite and non-negative.
     pub fn validate(&self) -> Result<(), ExpandError> {
         let (tables, trees) = (self.tables, self.trees);
         let same_graph = tables.states().len() == trees.states().len()
@@ -128,6 +152,13 @@ impl ExpandJob<'_> {
         if self.inputs.len() != expected {
             return Err(ExpandError::Inputs { expected, got: self.inputs.len() });
         }
+        let now = self.clock.now;
+        if !self.clock.elapsed_s.iter().all(|e| e.is_finite() && *e >= 0.0) {
+            return Err(ExpandError::anchor(0, 0, now, now));
+        }
+        if let Some(i) = self.records.iter().position(|r| now.wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
+            return Err(ExpandError::anchor(i / layers, i % layers, self.records[i].anchor, now));
+        }
         let num_states = tables.states().len();
         for (i, r) in self.records.iter().enumerate() {
             let active = r.sets & LayerRecord::SHOT_ALONE == 0 && r.state as usize >= num_states;
@@ -147,7 +178,7 @@ impl ExpandJob<'_> {
     /// As [`validate`](Self::validate).
     pub fn run(self) -> Result<(), ExpandError> {
         self.validate()?;
-        let (tables, trees, inputs, records) = (self.tables, self.trees, self.inputs, self.records);
+        let (tables, trees, inputs, records, clock) = (self.tables, self.trees, self.inputs, self.records, self.clock);
         let layers = tables.num_layers();
         let per = tables.samples_per_character();
         let num_inputs = trees.num_inputs();
@@ -166,6 +197,7 @@ impl ExpandJob<'_> {
                         tables,
                         trees,
                         own,
+                        clock,
                         row * per,
                         &records[row * layers..][..layers],
                         programs,

@@ -32,8 +32,8 @@ pub use procedural::{
     TwoBoneTargets,
 };
 pub use record::{
-    ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, expand_character, expand_layer, expand_words, mul_hi,
-    played_seconds, validate_records,
+    CLOCK_SLOTS, ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, RecordClock, clock_at, expand_character,
+    expand_layer, expand_words, mul_hi, played_seconds, validate_records,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

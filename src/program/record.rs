@@ -37,16 +37,17 @@ pub struct LayerRecord {
     pub state: u32,
     /// A crossfade's source state, sampled beside the destination ([`NO_STATE`] otherwise).
     pub source: u32,
-    /// The active state's clock: phase in [0, 1] (fraction of its cycle).
+    /// The active state's clock at the anchor: phase in [0, 1] (fraction of its cycle).
     pub phase: f32,
-    /// The active state's whole loops played.
+    /// The active state's whole loops played at the anchor.
     pub loops: u32,
     /// The secondary clock's phase: the source state's ([`LayerRecord::SECONDARY_SOURCE`]), or
     /// the destination's one step back ([`LayerRecord::SECONDARY_BACK`]).
     pub src_phase: f32,
     /// The secondary clock's whole loops (0 for the step back).
     pub src_loops: u32,
-    /// Progress the active clock advanced this update (0 on a switch): root motion's span.
+    /// Progress the active clock advanced in the anchor's update (0 on a switch): root
+    /// motion's span on that update; later updates' is `rate ×` their seconds.
     pub advance: f32,
     /// Progress the source clock advanced this update.
     pub src_advance: f32,
@@ -76,6 +77,69 @@ pub struct LayerRecord {
     pub weight: f32,
     /// As [`LayerProgram::decay_s`].
     pub decay_s: f32,
+    /// The active clock's progress per second of the crowd's time (speed, tree rate and the
+    /// character's time scale together), finite and non-negative.
+    pub rate: f32,
+    /// The update the active clock was anchored on ([`RecordClock::now`] then): its clock at
+    /// any later update is `phase + rate × seconds since` ([`clock_at`]). At most
+    /// [`CLOCK_SLOTS`] − 1 updates old.
+    pub anchor: u32,
+}
+
+/// Updates a record's anchor may be old: the state step re-anchors each character at least
+/// this often (staggered by row), so that the anchored clocks' f32 error stays bounded and the
+/// seconds since any live anchor fit a table of this many entries ([`RecordClock`]).
+pub const CLOCK_SLOTS: usize = 128;
+
+/// The crowd's time as the records' anchors read it: the update now, and the seconds from each
+/// of the last [`CLOCK_SLOTS`] updates to now (`elapsed_s[k % CLOCK_SLOTS]` for update `k`;
+/// 0 for `now`). The state step keeps it per archetype (`state::Crowd::record_clock`).
+///
+/// Keep in sync with `RecordClock` in `shaders/expand.wgsl` (`elapsed_s` as 32 `vec4<f32>`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct RecordClock {
+    /// Updates so far (wrapping).
+    pub now: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
+    /// Per update of the last [`CLOCK_SLOTS`], seconds from it to now, finite, non-negative.
+    pub elapsed_s: [f32; CLOCK_SLOTS],
+}
+
+impl Default for RecordClock {
+    fn default() -> Self {
+        Self { now: 0, pad: [0; 3], elapsed_s: [0.0; CLOCK_SLOTS] }
+    }
+}
+
+/// A record's active clock at `clock.now`: (phase, whole loops, progress advanced on this
+/// update). The anchor's own update reads the record as written; a later one
+/// `phase + rate × elapsed` (whole loops carried for a looping state, held at 1 for one that
+/// does not loop), its advance the progress since the update before. The shader computes the
+/// same, operation for operation.
+#[inline]
+#[must_use]
+pub fn clock_at(record: &LayerRecord, looping: bool, clock: &RecordClock) -> (f32, u32, f32) {
+    let age = clock.now.wrapping_sub(record.anchor);
+    if age == 0 {
+        return (record.phase, record.loops, record.advance);
+    }
+    if record.rate == 0.0 {
+        return (record.phase, record.loops, 0.0);
+    }
+    let slots = CLOCK_SLOTS as u32;
+    let elapsed = clock.elapsed_s[(record.anchor % slots) as usize];
+    let step = clock.elapsed_s[(clock.now.wrapping_sub(1) % slots) as usize];
+    let x = record.phase + record.rate * elapsed;
+    if looping {
+        let whole = x.floor();
+        // The float-to-int cast saturates, as the state step's does.
+        return (x - whole, record.loops.saturating_add(whole as u32), record.rate * step);
+    }
+    let before = (record.phase + record.rate * (elapsed - step)).min(1.0);
+    let phase = x.min(1.0);
+    (phase, 0, phase - before)
 }
 
 impl LayerRecord {
@@ -273,16 +337,21 @@ impl ExpandTables {
 /// ([`super::validate_layer_programs`]): a whole number of characters
 /// ([`ProgramError::LayerProgramCount`]); every state a record samples among the tables'
 /// states, a one-shot's clip among the clips, every number finite, the shares, target weight
-/// and layer weight in [0, 1] and the decay non-negative ([`ProgramError::BadProgram`], the
-/// record printed). The GPU checks records with it before expanding them on the device.
+/// and layer weight in [0, 1], the decay and the rate non-negative, the anchor fewer than
+/// [`CLOCK_SLOTS`] updates before `clock.now` ([`ProgramError::BadProgram`], the record
+/// printed); and the clock's seconds finite and non-negative ([`ProgramError::BadDt`]). The GPU checks records with it before expanding them on the device.
 pub fn validate_records(
     records: &[LayerRecord],
     num_layers: usize,
     tables: &ExpandTables,
     num_clips: usize,
+    clock: &RecordClock,
 ) -> Result<(), ProgramError> {
     if num_layers == 0 || !records.len().is_multiple_of(num_layers) {
         return Err(ProgramError::LayerProgramCount { programs: records.len(), layers: num_layers });
+    }
+    if let Some(&bad) = clock.elapsed_s.iter().find(|e| !(e.is_finite() && **e >= 0.0)) {
+        return Err(ProgramError::BadDt(bad));
     }
     let num_states = tables.states.len();
     let unit = |v: f32| (0.0..=1.0).contains(&v);
@@ -300,13 +369,16 @@ pub fn validate_records(
             r.progress,
             r.weight,
             r.decay_s,
+            r.rate,
         ];
         let good = numbers.iter().all(|v| v.is_finite())
             && (r.sets & LayerRecord::SHOT_ALONE != 0 || (r.state as usize) < num_states)
             && (r.sets & LayerRecord::SECONDARY_SOURCE == 0 || (r.source as usize) < num_states)
             && (!shot || (r.shot_clip as usize) < num_clips)
             && [r.share, r.shot_share, r.target_weight, r.weight].into_iter().all(unit)
-            && r.decay_s >= 0.0;
+            && r.decay_s >= 0.0
+            && r.rate >= 0.0
+            && (clock.now.wrapping_sub(r.anchor) as usize) < CLOCK_SLOTS;
         if !good {
             return Err(ProgramError::BadProgram {
                 character: i / num_layers,
@@ -391,14 +463,17 @@ fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [Cl
 /// Expands one layer's record: writes the layer's samples into `slots` (the layer's sample
 /// slots of its character, which start at `first_sample` of the crowd's samples) and returns
 /// its program. `inputs` are the character's blend inputs ([`BlendTrees::num_inputs`]);
-/// `scratch` the tree walk's working weights, reused from layer to layer.
+/// `scratch` the tree walk's working weights, reused from layer to layer; `clock` the crowd's
+/// time the record's anchor is read against ([`clock_at`]).
 /// States past the tables write nothing; a record's numbers are taken as they are (the
 /// evaluators check the programs this makes).
 #[must_use]
+#[allow(clippy::too_many_arguments)]
 pub fn expand_layer(
     tables: &ExpandTables,
     trees: &BlendTrees,
     inputs: &[f32],
+    clock: &RecordClock,
     record: &LayerRecord,
     first_sample: u32,
     slots: &mut [ClipSample],
@@ -416,13 +491,9 @@ pub fn expand_layer(
         }
     } else {
         trees.leaf_weights_in(record.state, inputs, &mut weights[..max_leaves], scratch);
-        let target = Side {
-            state: record.state,
-            phase: record.phase,
-            loops: record.loops,
-            advance: record.advance,
-            share: record.share,
-        };
+        let looping = tables.states.get(record.state as usize).is_some_and(|s| s.flags & ExpandTables::LOOPING != 0);
+        let (phase, loops, advance) = clock_at(record, looping, clock);
+        let target = Side { state: record.state, phase, loops, advance, share: record.share };
         num_target = write_state(tables, &weights, target, slots, 0);
         if sets & LayerRecord::SECONDARY_SOURCE != 0 {
             trees.leaf_weights_in(record.source, inputs, &mut weights[..max_leaves], scratch);
@@ -476,6 +547,7 @@ pub fn expand_character(
     tables: &ExpandTables,
     trees: &BlendTrees,
     inputs: &[f32],
+    clock: &RecordClock,
     block_start: usize,
     records: &[LayerRecord],
     programs: &mut [LayerProgram],
@@ -486,7 +558,7 @@ pub fn expand_character(
         let slots = tables.layer_slots(layer);
         let first_sample = (block_start + slots.start) as u32;
         let Some(out) = block.get_mut(slots) else { continue };
-        *program = expand_layer(tables, trees, inputs, record, first_sample, out, scratch);
+        *program = expand_layer(tables, trees, inputs, clock, record, first_sample, out, scratch);
     }
 }
 

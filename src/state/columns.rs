@@ -6,11 +6,13 @@ use rayon::prelude::*;
 
 use crate::blend_space::TreeScratch;
 use crate::graph::{NO_INDEX, ParamKind, ParamSlot, ParamValue, Transition};
-use crate::program::{ClipSample, LayerProgram, LayerRecord, expand_character, swap_remove_row};
+use crate::program::{
+    CLOCK_SLOTS, ClipSample, LayerProgram, LayerRecord, RecordClock, expand_character, swap_remove_row,
+};
 
 use super::lod::{DueList, LOD_PHASES};
 use super::one_shot::Playing;
-use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
+use super::step::{self, EventSink, LayerSlot, Lod, ParamView, REANCHOR_PERIOD, Scratch, StepContext};
 use super::{AnimationEvent, Archetype, CharacterHandle, LayerReadback, Slot};
 // Only named in docs.
 #[cfg(doc)]
@@ -76,6 +78,12 @@ pub(super) struct Group {
     pub(super) expanded: OnceLock<Expanded>,
     /// A dropped expansion's buffers, for the next to fill.
     pub(super) spare_expanded: Mutex<Expanded>,
+    /// Updates so far, and the seconds since each of the last `CLOCK_SLOTS` (by update modulo
+    /// the slots): the records' anchors are read against them ([`Group::record_clock`]). In
+    /// f64, each slot summing at most `CLOCK_SLOTS` steps, so that no slot loses the seconds
+    /// of a short step after a long one.
+    pub(super) clock_now: u32,
+    pub(super) clock_since_s: [f64; CLOCK_SLOTS],
     /// The last update's animation events, in row order.
     pub(super) events: Vec<AnimationEvent>,
     /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
@@ -108,6 +116,7 @@ impl Group {
     pub(super) fn expanded(&self) -> &Expanded {
         self.expanded.get_or_init(|| {
             let (tables, trees) = self.arch.expansion();
+            let clock = self.record_clock();
             let layers = self.num_layers();
             let per = tables.samples_per_character();
             let num_inputs = self.blend_slots.len();
@@ -132,11 +141,22 @@ impl Group {
                         let records = &self.records[row * layers..(row + 1) * layers];
                         let block = &mut samples[k * per..(k + 1) * per];
                         let own = &mut programs[k * layers..(k + 1) * layers];
-                        expand_character(tables, trees, inputs, row * per, records, own, block, &mut scratch);
+                        expand_character(tables, trees, inputs, &clock, row * per, records, own, block, &mut scratch);
                     }
                 });
             out
         })
+    }
+
+    /// The clock the records' anchors are read against after the last update.
+    pub(super) fn record_clock(&self) -> RecordClock {
+        RecordClock {
+            now: self.clock_now,
+            pad: [0; 3],
+            // Past f32 (a run of huge steps): the largest finite, which no anchor with a rate
+            // reads (a step of a whole cycle re-anchors).
+            elapsed_s: self.clock_since_s.map(|s| (s as f32).min(f32::MAX)),
+        }
     }
 
     /// Drops the expansion (its records changed), keeping its buffers for the next.
@@ -200,6 +220,8 @@ impl Group {
             blend_slots: g.blend_inputs(),
             expanded: OnceLock::new(),
             spare_expanded: Mutex::default(),
+            clock_now: 0,
+            clock_since_s: [0.0; CLOCK_SLOTS],
             events: Vec::new(),
             events_dropped: 0,
             chunk_events: Vec::new(),
@@ -251,7 +273,7 @@ impl Group {
             let start = step::initial_state(&g, layer, &view, trig);
             // Shown if the character is evaluated before the next update (animation LOD makes
             // it due at once): its start state's first frame, not the rig's rest pose.
-            let record = step::start_record(&self.arch, layer, usize::from(start), &view, trig, phase);
+            let record = step::start_record(&self.arch, layer, usize::from(start), &view, trig, phase, self.clock_now);
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(phase);
@@ -318,6 +340,13 @@ impl Group {
     pub(super) fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         self.schedule(dt_s);
         self.drop_expanded();
+        // The records' clock: one more update, `dt_s` more seconds since each of the last.
+        self.clock_now = self.clock_now.wrapping_add(1);
+        let now = self.clock_now;
+        for since in &mut self.clock_since_s {
+            *since += f64::from(dt_s);
+        }
+        self.clock_since_s[now as usize % CLOCK_SLOTS] = 0.0;
         let layers = self.num_layers();
         let num_inputs = self.blend_slots.len();
         let chunk = CHARACTERS_PER_CHUNK;
@@ -417,7 +446,15 @@ impl Group {
                         // The character's own time: its clocks, transitions and events run at
                         // its time scale (a product of finite values can overflow; the step
                         // takes the largest finite one as it takes a huge `dt`).
-                        let ctx = StepContext { arch, commands, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
+                        let ctx = StepContext {
+                            arch,
+                            commands,
+                            dt_s: (dt_s * time_scale[row]).min(f32::MAX),
+                            time_scale: time_scale[row],
+                            now,
+                            // By the character's slot, which a despawn does not move.
+                            reanchor: now.wrapping_add(rows[row]).is_multiple_of(REANCHOR_PERIOD),
+                        };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {

@@ -2,7 +2,9 @@
 
 use crate::graph::format::ChainRef;
 use crate::graph::{ChainWeightSource, ParamKind, ParamValue};
-use crate::program::{ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram, LayerRecord};
+use crate::program::{
+    ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram, LayerRecord, RecordClock,
+};
 
 use super::columns::Group;
 use super::handle::next_crowd_tag;
@@ -598,6 +600,16 @@ impl Crowd {
     /// [`StateError::UnknownArchetype`].
     pub fn records(&self, id: ArchetypeId) -> Result<&[LayerRecord], StateError> {
         Ok(&self.group(id)?.records)
+    }
+
+    /// The clock an archetype's records are anchored against after the last update: the update's
+    /// index and the seconds since each of the last `program::CLOCK_SLOTS` updates. Pass it with
+    /// the records to either evaluator's expansion.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn record_clock(&self, id: ArchetypeId) -> Result<RecordClock, StateError> {
+        Ok(self.group(id)?.record_clock())
     }
 
     /// An archetype's blend inputs after the last update: per character (row), the values of

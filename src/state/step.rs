@@ -367,6 +367,7 @@ pub(crate) fn start_record(
     params: &ParamView<'_>,
     triggers: u64,
     phase: f32,
+    now: u32,
 ) -> LayerRecord {
     let g = &*arch.graph;
     LayerRecord {
@@ -379,6 +380,7 @@ pub(crate) fn start_record(
         progress: 1.0,
         flags: root_motion_flag(g, start, layer),
         weight: layer_weight(g, layer, params, triggers),
+        anchor: now,
         ..LayerRecord::default()
     }
 }
@@ -398,13 +400,27 @@ fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
     if g.states[state].root_motion && layer == 0 { LayerProgram::ROOT_MOTION } else { 0 }
 }
 
-/// Everything the step reads that is the same for every character (and its time-scaled `dt`).
+/// Everything the step reads that is the same for every character, and the character's
+/// time-scaled `dt`, time scale and record anchoring.
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
     /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's own.
     pub commands: &'a [Transition],
     pub dt_s: f32,
+    /// The character's time scale: its clocks' rates in the records are per second of the
+    /// crowd's time.
+    pub time_scale: f32,
+    /// The update being stepped (`program::RecordClock::now`).
+    pub now: u32,
+    /// Whether this update re-anchors the character's clocks whatever else happens (the
+    /// periodic re-anchoring, staggered by row: [`REANCHOR_PERIOD`]).
+    pub reanchor: bool,
 }
+
+/// Updates between a character's periodic re-anchorings (staggered by row): below
+/// `program::CLOCK_SLOTS`, so that every anchor is in the clock's table, and long enough that
+/// an idle character's record is re-sent about every two seconds at 60 updates a second.
+pub(crate) const REANCHOR_PERIOD: u32 = 120;
 
 impl StepContext<'_> {
     /// Transition `t`: the graph's, or past them an imperative one.
@@ -700,10 +716,43 @@ pub(crate) fn step_layer(
         flags |= LayerProgram::SWITCHED;
     }
     flags |= root_motion_flag(g, *slot.active as usize, layer);
-    record.state = u32::from(*slot.active);
-    record.phase = *slot.phase;
-    record.loops = *slot.loops;
-    record.advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
+    // The active clock, anchored: the evaluators read it at any later update as
+    // `phase + rate × seconds since` (`program::clock_at`), so that the record of a character
+    // whose clock does not move (paused, held at a state's end) stays unchanged and is not
+    // re-sent. Re-anchored on a switch, when its rate per second changes (parameters, time
+    // scale), on a step of a whole cycle or more, periodically (`REANCHOR_PERIOD`), and, for
+    // now, on every update that moves it: read across updates, the anchored clock differs from
+    // the step's own sum of steps by f32 roundings, which took one GPU-against-CPU frame test
+    // (an overshoot-controlled inertialization under a frozen override) to 1.0002e-4 against
+    // its 1e-4, the frame kernels' own difference on inputs both evaluators agreed on to the
+    // bit (docs/gpu.md, "State records").
+    let state = u32::from(*slot.active);
+    let advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
+    let rate_per_s = if switched {
+        let dest = &g.states[state as usize];
+        state_speed(dest, params, triggers).abs() * rate(arch, state as usize, active_w)
+    } else {
+        active_speed.abs() * active_rate
+    };
+    let rate_per_s = (rate_per_s * ctx.time_scale).min(f32::MAX);
+    let rate_per_s = if rate_per_s.is_nan() { 0.0 } else { rate_per_s };
+    // A step of a whole cycle or more (a huge `dt`; the clock's loops may have saturated, so
+    // its own advance cannot tell) re-anchors too: no anchor is read across it.
+    let step_progress = ctx.dt_s * active_speed.abs() * active_rate;
+    if switched
+        || ctx.reanchor
+        || record.state != state
+        || record.rate.to_bits() != rate_per_s.to_bits()
+        || advance != 0.0
+        || !(step_progress < 1.0)
+    {
+        record.phase = *slot.phase;
+        record.loops = *slot.loops;
+        record.advance = advance;
+        record.rate = rate_per_s;
+        record.anchor = ctx.now;
+    }
+    record.state = state;
     record.share = target_weight;
     (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) = if source_state {
         let advance = src_clock.now - src_clock.before;

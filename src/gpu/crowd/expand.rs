@@ -11,8 +11,8 @@ use crate::gpu::blend_space::GpuBlendSpaceError;
 use crate::gpu::pipelines::ExpandPipeline;
 use crate::gpu::{GpuError, run_pass_and_read};
 use crate::program::{
-    ClipSample, DueRows, ExpandTables, LayerProgram, LayerRecord, validate_dt, validate_memoryless_records,
-    validate_records,
+    ClipSample, DueRows, ExpandTables, LayerProgram, LayerRecord, RecordClock, validate_dt,
+    validate_memoryless_records, validate_records,
 };
 
 /// Threads per workgroup of `expand_main`, one character each (keep in sync with the shader's
@@ -21,7 +21,7 @@ pub const EXPAND_WORKGROUP: u32 = 64;
 
 /// The stage's uniform. Keep in sync with `ExpandParams` in `shaders/expand.wgsl`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct ExpandParams {
     /// Characters to expand.
     pub num_characters: u32,
@@ -29,6 +29,8 @@ pub struct ExpandParams {
     pub groups_x: u32,
     /// Padding to 16 bytes.
     pub pad: [u32; 2],
+    /// The records' clock.
+    pub clock: RecordClock,
 }
 
 /// A crowd's expansion: the tables on the device, the frame's records and inputs, and the
@@ -42,6 +44,11 @@ pub(super) struct Expansion {
     params: wgpu::Buffer,
     records: Option<wgpu::Buffer>,
     inputs: Option<wgpu::Buffer>,
+    /// What the records and inputs buffers hold (the last upload's), to send only what changed.
+    sent_records: Vec<LayerRecord>,
+    sent_inputs: Vec<f32>,
+    /// Bytes of records and inputs the last upload wrote.
+    record_bytes: u64,
     bind_group: Option<wgpu::BindGroup>,
     workgroups: (u32, u32, u32),
 }
@@ -114,6 +121,9 @@ impl GpuCrowd {
             params,
             records: None,
             inputs: None,
+            sent_records: Vec::new(),
+            sent_inputs: Vec::new(),
+            record_bytes: 0,
             bind_group: None,
             workgroups: (0, 0, 0),
         });
@@ -137,8 +147,22 @@ impl GpuCrowd {
     /// the trees' per character, or not canonical ([`GpuError::BlendSpace`]); a crowd whose
     /// samples outgrow one storage binding ([`GpuError::CrowdTooLarge`]: the pass binds them
     /// whole). On error nothing is written.
-    pub fn set_frame_records(&mut self, records: &[LayerRecord], inputs: &[f32], dt_s: f32) -> Result<(), GpuError> {
-        self.upload_records(records, inputs, dt_s, None)
+    pub fn set_frame_records(
+        &mut self,
+        records: &[LayerRecord],
+        inputs: &[f32],
+        clock: &RecordClock,
+        dt_s: f32,
+    ) -> Result<(), GpuError> {
+        self.upload_records(records, inputs, clock, dt_s, None)
+    }
+
+    /// Bytes of records and blend inputs the last [`set_frame_records`](Self::set_frame_records)
+    /// wrote: the span of characters whose records or inputs changed since the upload before
+    /// (0 when none did).
+    #[must_use]
+    pub fn record_bytes_uploaded(&self) -> u64 {
+        self.expansion.as_ref().map_or(0, |e| e.record_bytes)
     }
 
     /// [`set_frame_records`](Self::set_frame_records) for the characters `due` lists only, as
@@ -152,16 +176,18 @@ impl GpuCrowd {
         &mut self,
         records: &[LayerRecord],
         inputs: &[f32],
+        clock: &RecordClock,
         dt_s: f32,
         due: DueRows<'_>,
     ) -> Result<(), GpuError> {
-        self.upload_records(records, inputs, dt_s, Some(due))
+        self.upload_records(records, inputs, clock, dt_s, Some(due))
     }
 
     fn upload_records(
         &mut self,
         records: &[LayerRecord],
         inputs: &[f32],
+        clock: &RecordClock,
         dt_s: f32,
         due: Option<DueRows<'_>>,
     ) -> Result<(), GpuError> {
@@ -174,7 +200,7 @@ impl GpuCrowd {
             return Err(GpuError::Expansion("no expansion set (GpuCrowd::set_expansion)".to_owned()));
         };
         validate_dt(dt_s)?;
-        validate_records(records, num_layers, &expansion.tables, self.num_clips)?;
+        validate_records(records, num_layers, &expansion.tables, self.num_clips, clock)?;
         if let Some(layers) = &self.layers {
             validate_memoryless_records(records, &layers.setups)?;
         }
@@ -211,8 +237,9 @@ impl GpuCrowd {
         let Some(expansion) = &mut self.expansion else {
             return Ok(());
         };
-        // Grown to fit, never shrunk (a storage binding may not be empty).
-        let grow = |buffer: &mut Option<wgpu::Buffer>, label: &str, bytes: u64| {
+        // Grown to fit, never shrunk (a storage binding may not be empty); a new buffer holds
+        // nothing sent.
+        let grow = |buffer: &mut Option<wgpu::Buffer>, sent: &mut dyn FnMut(), label: &str, bytes: u64| {
             if buffer.as_ref().is_none_or(|b| b.size() < bytes) {
                 *buffer = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(label),
@@ -220,23 +247,65 @@ impl GpuCrowd {
                     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 }));
+                sent();
             }
         };
-        grow(&mut expansion.records, "throng.records", size_of_val(records) as u64);
-        grow(&mut expansion.inputs, "throng.blend_inputs", size_of_val(inputs) as u64);
+        let Expansion { records: records_slot, inputs: inputs_slot, sent_records, sent_inputs, .. } = expansion;
+        grow(records_slot, &mut || sent_records.clear(), "throng.records", size_of_val(records) as u64);
+        grow(inputs_slot, &mut || sent_inputs.clear(), "throng.blend_inputs", size_of_val(inputs) as u64);
         let (Some(records_buffer), Some(inputs_buffer)) = (&expansion.records, &expansion.inputs) else {
             return Ok(());
         };
-        if !records.is_empty() {
-            self.queue.write_buffer(records_buffer, 0, bytemuck::cast_slice(records));
+        // Only what changed: the characters whose records or inputs differ from what the buffers
+        // hold, as one span from the first to the last (an idle, unchanged character's anchored
+        // record does not change; a crowd's periodic re-anchoring is staggered by row).
+        let num_inputs = expansion.num_inputs;
+        let bytes_of = |c: usize| -> (&[u8], &[u8]) {
+            (
+                bytemuck::cast_slice(&records[c * num_layers..(c + 1) * num_layers]),
+                bytemuck::cast_slice(&inputs[c * num_inputs..(c + 1) * num_inputs]),
+            )
+        };
+        let sent = |c: usize| -> Option<(&[u8], &[u8])> {
+            let r = expansion.sent_records.get(c * num_layers..(c + 1) * num_layers)?;
+            let i = expansion.sent_inputs.get(c * num_inputs..(c + 1) * num_inputs)?;
+            Some((bytemuck::cast_slice(r), bytemuck::cast_slice(i)))
+        };
+        let changed = |c: usize| sent(c) != Some(bytes_of(c));
+        let first = (0..num_characters).find(|&c| changed(c));
+        let last = (0..num_characters).rev().find(|&c| changed(c));
+        let mut record_bytes = 0u64;
+        if let (Some(first), Some(last)) = (first, last) {
+            let span = first * num_layers..(last + 1) * num_layers;
+            let at = (span.start * size_of::<LayerRecord>()) as u64;
+            self.queue.write_buffer(records_buffer, at, bytemuck::cast_slice(&records[span.clone()]));
+            record_bytes += size_of_val(&records[span]) as u64;
+            if num_inputs > 0 {
+                let span = first * num_inputs..(last + 1) * num_inputs;
+                let at = (span.start * size_of::<f32>()) as u64;
+                self.queue.write_buffer(inputs_buffer, at, bytemuck::cast_slice(&inputs[span.clone()]));
+                record_bytes += size_of_val(&inputs[span]) as u64;
+            }
         }
-        if !inputs.is_empty() {
-            self.queue.write_buffer(inputs_buffer, 0, bytemuck::cast_slice(inputs));
-        }
+        let Some(expansion) = &mut self.expansion else {
+            return Ok(());
+        };
+        expansion.sent_records.clear();
+        expansion.sent_records.extend_from_slice(records);
+        expansion.sent_inputs.clear();
+        expansion.sent_inputs.extend_from_slice(inputs);
+        expansion.record_bytes = record_bytes;
+        let (Some(records_buffer), Some(inputs_buffer)) = (&expansion.records, &expansion.inputs) else {
+            return Ok(());
+        };
         let max_per_dimension = limits.max_compute_workgroups_per_dimension;
         expansion.workgroups = grid((num_characters as u32).div_ceil(EXPAND_WORKGROUP), max_per_dimension);
-        let params =
-            ExpandParams { num_characters: num_characters as u32, groups_x: expansion.workgroups.0, pad: [0; 2] };
+        let params = ExpandParams {
+            num_characters: num_characters as u32,
+            groups_x: expansion.workgroups.0,
+            pad: [0; 2],
+            clock: *clock,
+        };
         self.queue.write_buffer(&expansion.params, 0, bytemuck::bytes_of(&params));
         let entries = [
             (1, &expansion.trees),
@@ -253,7 +322,7 @@ impl GpuCrowd {
             layout: &expansion.pipeline.layout,
             entries: &entries,
         }));
-        let mut bytes = (size_of_val(records) + size_of_val(inputs) + size_of::<ExpandParams>()) as u64;
+        let mut bytes = record_bytes + size_of::<ExpandParams>() as u64;
         self.expanding = true;
         // Each chunk reads its characters' blocks of samples.
         let per = per as u64;
