@@ -1,7 +1,7 @@
 //! The state step: compiled graphs run for whole crowds in SoA columns, emitting state records.
 //!
 //! ```text
-//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► records() + blend_inputs()
+//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► records() + blend_inputs() + record_clock()
 //!        (per parameter, batched)         rayon over chunks       (program::LayerRecord per layer,
 //!                                          of characters           the trees' parameters)
 //!                                                              + events() (AnimationEvent)

@@ -136,8 +136,11 @@ impl GpuCrowd {
     /// `state::Crowd::blend_inputs`), which every [`encode`](Self::encode) expands on the
     /// device into the programs and samples [`set_frame`](Self::set_frame) would upload, before
     /// the frame reads them: the same programs `eval::expand` writes on the CPU, the leaf
-    /// weights within 1e-6. `dt_s` as [`set_frame`](Self::set_frame). Writes 80 bytes per layer
-    /// and 4 per input per character.
+    /// weights within 1e-6; `clock` is the crowd's (`state::Crowd::record_clock`), which the
+    /// records' anchored clocks are read against. `dt_s` as [`set_frame`](Self::set_frame).
+    /// Writes only the characters whose records or inputs changed since the last call, as one
+    /// span from the first to the last of them (88 bytes a layer and 4 an input per character
+    /// in it; [`record_bytes_uploaded`](Self::record_bytes_uploaded)), and the clock.
     ///
     /// # Errors
     /// [`GpuError::NoLayers`]; [`GpuError::Expansion`] before
