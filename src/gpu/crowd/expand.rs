@@ -335,6 +335,10 @@ impl GpuCrowd {
         bytes += self.finish_layered_upload(num_characters, dt_s, due);
         zone.value(bytes);
         crate::profile::count(crate::profile::Plot::BytesUploaded, bytes);
+        // The characters evaluated; the clips they sample are chosen on the device, by the
+        // expand pass, so a records frame counts none.
+        #[cfg(feature = "tracy")]
+        crate::profile::count_evaluated(due.map_or(num_characters, |d| d.len()) as u64, 0);
         Ok(())
     }
 
