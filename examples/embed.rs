@@ -204,9 +204,12 @@ fn run(args: &Args) -> Result<(), Error> {
     let jumpers: Vec<_> = handles.iter().copied().skip(3).step_by(7).collect();
 
     // 4. The animation on the engine's device: clips and layers uploaded once, then one frame
-    //    of pose programs each update.
+    //    of state records each update (what changed), expanded on the device.
     let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, ..GpuCrowdOptions::default() };
     let mut animation = GpuCrowd::with_layers(&device, &queue, &rig, &bound.clips, &bound.layers, options)?;
+    // The state step's records are expanded on the device: the archetype's tables and trees, once.
+    let (tables, trees) = crowd.archetype(kind)?.expansion();
+    animation.set_expansion(tables, trees.words())?;
     let renderer = Renderer::new(&device, &mesh, rig.num_joints(), (args.width, args.height), n)?;
 
     // Where the engine keeps its characters, by row (spawn order while nobody is despawned;
@@ -244,13 +247,14 @@ fn run(args: &Args) -> Result<(), Error> {
         // encoder: wgpu orders the two. The output buffer is replaced only when the number of
         // characters changes; rebuild the bind groups holding it then, one per window of
         // characters that one storage binding can hold (one window for a small crowd).
-        animation.set_frame(samples, programs, dt_s)?;
+        let (records, inputs, clock) = (crowd.records(kind)?, crowd.blend_inputs(kind)?, crowd.record_clock(kind)?);
+        animation.set_frame_records(records, inputs, &clock, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
             // One buffer unless the output outgrew the device's largest buffer; each window
             // names the buffer that holds it.
             let outputs = animation.output_buffers();
             if outputs.is_empty() {
-                return Err("throng has no output buffer after set_frame".into());
+                return Err("throng has no output buffer after set_frame_records".into());
             }
             skin = Some((animation.num_characters(), renderer.bind_skin(&device, outputs, &animation.skin_windows()?)));
         }

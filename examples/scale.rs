@@ -302,12 +302,13 @@ fn run(args: &Args) -> Result<(), Error> {
     let output_bytes = joints * args.layout.floats_per_joint() * 4;
     println!("bytes per character:");
     println!(
-        "  CPU state {} = layer state {} + parameters {} + bookkeeping {} + LOD schedule {} + programs {} + samples {}",
+        "  CPU state {} = layer state {} + parameters {} + bookkeeping {} + LOD schedule {} + records {} + programs {} + samples {}",
         state.total(),
         state.layer_state,
         state.parameters,
         state.bookkeeping,
         state.update_schedule,
+        state.records,
         state.programs,
         state.samples
     );

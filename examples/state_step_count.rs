@@ -7,6 +7,11 @@
 //! `cargo run --release --example state_step_count -- CHARACTERS UPDATES [directed]`, with
 //! `RAYON_NUM_THREADS=1` so that no idle worker's spinning is counted.
 //!
+//! With `--expand`, each update is followed by `Crowd::programs`, which expands the update's state
+//! records into pose programs and samples (`program::expand_character`, what a CPU evaluation
+//! adds to the step since the step writes records); in a checkout whose step writes the samples
+//! itself it only reads them, so the two counts compare the same work.
+//!
 //! With `--cpu-time REPS` last, after that untimed run it times `REPS` more runs of `UPDATES`
 //! updates and prints the least and the median CPU time per update, summed over the process's
 //! threads as the scheduler counts it (`/proc/self/task/*/schedstat`): time stolen by other work
@@ -25,7 +30,7 @@ fn main() -> ExitCode {
     let (Some(Ok(n)), Some(Ok(updates))) =
         (args.first().map(|a| a.parse::<usize>()), args.get(1).map(|a| a.parse::<u32>()))
     else {
-        eprintln!("usage: state_step_count CHARACTERS UPDATES [directed] [--cpu-time REPS]");
+        eprintln!("usage: state_step_count CHARACTERS UPDATES [directed] [--expand] [--cpu-time REPS]");
         return ExitCode::FAILURE;
     };
     let cpu_time_reps = match args.iter().position(|a| a == "--cpu-time") {
@@ -38,7 +43,8 @@ fn main() -> ExitCode {
             }
         },
     };
-    let (mut crowd, kind) = match args.get(2).map(String::as_str).filter(|a| *a != "--cpu-time") {
+    let expand = args.iter().any(|a| a == "--expand");
+    let (mut crowd, kind) = match args.get(2).map(String::as_str).filter(|a| !a.starts_with("--")) {
         None => support::locomotion_crowd(n),
         Some("directed") => support::directed_crowd(n),
         Some(other) => {
@@ -52,6 +58,9 @@ fn main() -> ExitCode {
                 eprintln!("update failed: {e}");
                 ExitCode::FAILURE
             })?;
+            if expand {
+                black_box(crowd.programs(kind).map(|p| p.len()).unwrap_or(0));
+            }
         }
         Ok(())
     };

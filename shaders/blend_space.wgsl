@@ -374,22 +374,21 @@ fn direct(list: u32, n: u32, inputs_at: u32) {
     }
 }
 
-@compute @workgroup_size(BLEND_SPACE_WORKGROUP)
-fn blend_space_main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let request = id.x + id.y * blend_params.groups_x * BLEND_SPACE_WORKGROUP;
-    if request >= blend_params.num_requests {
-        return;
-    }
+// A state's leaf weights, as `BlendTrees::leaf_weights` writes them: zero past its leaves.
+var<private> leaf_w: array<f32, MAX_BLEND_CHILDREN>;
+
+// `BlendTrees::leaf_weights`: the leaf weights of `state` for the inputs from `inputs_at` into
+// `leaf_w[..trees[HEADER_MAX_LEAVES]]`, all zero for a state past the table. Breadth-first over
+// the state's nodes, so each node's weight is known before its children are visited. The
+// expand stage (`shaders/expand.wgsl`, appended to this file) calls it too.
+fn tree_weights(state: u32, inputs_at: u32) {
     let max_leaves = trees[HEADER_MAX_LEAVES];
-    let out_at = request * max_leaves;
     for (var k = 0u; k < max_leaves; k++) {
-        blend_weights[out_at + k] = 0.0;
+        leaf_w[k] = 0.0;
     }
-    let state = requests[request];
     if state >= trees[HEADER_STATES] {
         return;
     }
-    let inputs_at = request / blend_params.requests_per_character * trees[HEADER_INPUTS];
     let state_at = trees[HEADER_STATES_AT] + STATE_LEN * state;
     let first_node = trees[state_at];
     let num_nodes = trees[state_at + 1u];
@@ -399,7 +398,7 @@ fn blend_space_main(@builtin(global_invocation_id) id: vec3<u32>) {
         let kind = trees[node];
         let w = node_w[n];
         if kind == NODE_LEAF {
-            blend_weights[out_at + trees[node + 6u]] = w;
+            leaf_w[trees[node + 6u]] = w;
             continue;
         }
         let first_child = trees[node + 1u];
@@ -429,5 +428,20 @@ fn blend_space_main(@builtin(global_invocation_id) id: vec3<u32>) {
         for (var i = 0u; i < num_children; i++) {
             node_w[first_child + i] = w * child_w[i];
         }
+    }
+}
+
+@compute @workgroup_size(BLEND_SPACE_WORKGROUP)
+fn blend_space_main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let request = id.x + id.y * blend_params.groups_x * BLEND_SPACE_WORKGROUP;
+    if request >= blend_params.num_requests {
+        return;
+    }
+    let inputs_at = request / blend_params.requests_per_character * trees[HEADER_INPUTS];
+    tree_weights(requests[request], inputs_at);
+    let max_leaves = trees[HEADER_MAX_LEAVES];
+    let out_at = request * max_leaves;
+    for (var k = 0u; k < max_leaves; k++) {
+        blend_weights[out_at + k] = leaf_w[k];
     }
 }

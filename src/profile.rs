@@ -250,13 +250,13 @@ pub(crate) fn count(plot: Plot, amount: u64) {
     let _ = (plot, amount);
 }
 
-/// Counts one state-step chunk's characters stepped and transitions started, from the pose
-/// programs it just wrote (still in cache). The clips they ask for are counted by the
+/// Counts one state-step chunk's characters stepped and transitions started, from the state
+/// records it just wrote (still in cache). The clips they ask for are counted by the
 /// evaluators, for the characters they evaluate.
 #[cfg(feature = "tracy")]
-pub(crate) fn count_step_chunk(characters: usize, programs: &[LayerProgram]) {
+pub(crate) fn count_step_chunk(characters: usize, records: &[crate::program::LayerRecord]) {
     count(Plot::Characters, characters as u64);
-    count(Plot::TransitionsStarted, programs.iter().filter(|p| p.flags & LayerProgram::SWITCHED != 0).count() as u64);
+    count(Plot::TransitionsStarted, records.iter().filter(|r| r.flags & LayerProgram::SWITCHED != 0).count() as u64);
 }
 
 /// Counts characters an evaluator evaluated and the clip samples they took.

@@ -51,12 +51,16 @@
 //! ```
 
 use crate::clip::Clip;
+use crate::eval::expand::ExpandJob;
 use crate::eval::frame_layers::{EvalContext, FrameJob, FrameStats, ProceduralInputs};
 use crate::eval::procedural::ChainWeightsJob;
 use crate::eval::root_motion::RootDelta;
 use crate::eval::{EvalError, check_output_size};
 use crate::graph::{CompiledGraph, ParamValue};
-use crate::program::{LayerSetup, OutputLayout, ProceduralError, ProceduralRig, ProceduralTargets, swap_remove_row};
+use crate::program::{
+    ClipSample, LayerProgram, LayerSetup, OutputLayout, ProceduralError, ProceduralRig, ProceduralTargets,
+    swap_remove_row,
+};
 use crate::rig::Rig;
 use crate::state::{
     AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, LayerReadback, MAX_CHARACTER_SLOTS, OneShot,
@@ -133,6 +137,9 @@ struct ArchetypeEntry {
     last_dt_s: f32,
     /// Per row, clips sampled by the last evaluation: the job's scratch, kept to reuse.
     clips_sampled: Vec<u32>,
+    /// The crowd's records expanded (`eval::expand`) for the last evaluation: kept to reuse.
+    programs: Vec<LayerProgram>,
+    samples: Vec<ClipSample>,
     /// With animation LOD, every row's last matrices in `held_layout`: the rows not due this
     /// update show them again, and a despawn moves them as it moves the evaluator's memory, so
     /// the caller's buffer is written whole every call and needs no care between calls.
@@ -225,6 +232,8 @@ impl CrowdRuntime {
             context,
             last_dt_s: 0.0,
             clips_sampled: Vec::new(),
+            programs: Vec::new(),
+            samples: Vec::new(),
             held: Vec::new(),
             held_layout: None,
             procedural: None,
@@ -392,7 +401,8 @@ impl CrowdRuntime {
         let entry = &mut archetypes[index];
         match &mut entry.procedural {
             Some(p) => {
-                write_bound_weights(crowd, id, &entry.clips, &mut p.targets)?;
+                let (programs, samples) = (crowd.programs(id)?, crowd.samples(id)?);
+                write_bound_weights(crowd, id, &entry.clips, programs, samples, &mut p.targets)?;
                 Ok(Some(ProceduralInputs { setup: &p.setup, targets: &p.targets }))
             }
             None => Ok(None),
@@ -800,9 +810,26 @@ impl CrowdRuntime {
             }
             entry.held.resize(matrices.len(), 0.0);
         }
+        // The state step's records, expanded into the programs and samples the frame reads.
+        let (tables, trees) = crowd.archetype(id)?.expansion();
+        let records = crowd.records(id)?;
+        entry.programs.resize(records.len(), LayerProgram::default());
+        entry.samples.resize(characters * tables.samples_per_character(), ClipSample::default());
+        ExpandJob {
+            tables,
+            trees,
+            inputs: crowd.blend_inputs(id)?,
+            records,
+            clock: &crowd.record_clock(id)?,
+            programs: &mut entry.programs,
+            samples: &mut entry.samples,
+        }
+        .run()
+        .map_err(EvalError::from)?;
+        let (programs, samples) = (&entry.programs, &entry.samples);
         let procedural = match &mut entry.procedural {
             Some(p) => {
-                write_bound_weights(crowd, id, &entry.clips, &mut p.targets)?;
+                write_bound_weights(crowd, id, &entry.clips, programs, samples, &mut p.targets)?;
                 Some(ProceduralInputs { setup: &p.setup, targets: &p.targets })
             }
             None => None,
@@ -811,8 +838,8 @@ impl CrowdRuntime {
             rig: &entry.rig,
             clips: &entry.clips,
             layers: &entry.layers,
-            samples: crowd.samples(id)?,
-            programs: crowd.programs(id)?,
+            samples,
+            programs,
             dt_s: entry.last_dt_s,
             context: &mut entry.context,
             layout,
@@ -867,6 +894,8 @@ fn write_bound_weights(
     crowd: &Crowd,
     id: ArchetypeId,
     clips: &[Clip],
+    programs: &[LayerProgram],
+    samples: &[ClipSample],
     targets: &mut ProceduralTargets,
 ) -> Result<(), RuntimeError> {
     let graph = crowd.archetype(id)?.graph();
@@ -874,14 +903,7 @@ fn write_bound_weights(
         return Ok(());
     }
     let bindings = crowd.chain_weight_bindings(id)?;
-    ChainWeightsJob {
-        clips,
-        samples: crowd.samples(id)?,
-        programs: crowd.programs(id)?,
-        num_layers: graph.layers().len(),
-        bindings: &bindings,
-        targets,
-    }
-    .run()?;
+    ChainWeightsJob { clips, samples, programs, num_layers: graph.layers().len(), bindings: &bindings, targets }
+        .run()?;
     Ok(())
 }

@@ -115,13 +115,15 @@ impl Group {
         output
     }
 
-    /// Uploads the group's frame and records its dispatches.
+    /// Uploads the group's frame (the state step's records, which the GPU expands) and records
+    /// its dispatches.
     fn gpu_frame(&mut self, crowd: &CrowdRuntime, encoder: &mut wgpu::CommandEncoder) {
         let crowd = crowd.crowd();
-        let (samples, programs) =
-            (crowd.samples(self.kind).expect("archetype"), crowd.programs(self.kind).expect("archetype"));
+        let (records, inputs) =
+            (crowd.records(self.kind).expect("archetype"), crowd.blend_inputs(self.kind).expect("archetype"));
         if let Some(gpu) = &mut self.gpu {
-            gpu.set_frame(samples, programs, DT).expect("the GPU takes what FrameJob takes");
+            let clock = crowd.record_clock(self.kind).expect("archetype");
+            gpu.set_frame_records(records, inputs, &clock, DT).expect("the GPU takes what FrameJob takes");
             gpu.encode(encoder);
         }
     }
@@ -195,9 +197,11 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
                 .expect("one setup per layer");
             // Small chunks, so that a group spans several dispatches as a large crowd does.
             let options = GpuCrowdOptions { max_chunk_characters: Some(32), ..Default::default() };
-            let gpu_crowd =
+            let mut gpu_crowd =
                 GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)
                     .expect("the demo fits the device");
+            let (tables, trees) = bound.archetype.expansion();
+            gpu_crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
             let name = format!("{name}, wave in {} space", if mesh { "mesh" } else { "local" });
             groups.push(Group {
                 name,
@@ -292,7 +296,7 @@ impl Group {
             .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
             .expect("one setup per layer");
         let gpu_crowd = gpu.map(|gpu| {
-            GpuCrowd::with_layers(
+            let mut crowd = GpuCrowd::with_layers(
                 &gpu.device,
                 &gpu.queue,
                 &demo.rig,
@@ -300,7 +304,10 @@ impl Group {
                 &bound.layers,
                 GpuCrowdOptions::default(),
             )
-            .expect("the demo fits the device")
+            .expect("the demo fits the device");
+            let (tables, trees) = bound.archetype.expansion();
+            crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+            crowd
         });
         let mut group = Self {
             name: name.to_owned(),

@@ -889,6 +889,9 @@ fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
     let mut gpu_crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, &clips, &layers, options).unwrap();
     let mut crowd = CrowdRuntime::new();
     let kind = crowd.add_archetype(archetype, rig.clone(), clips.clone(), layers.clone()).unwrap();
+    // The GPU reads the state step's records and expands them itself.
+    let (tables, trees) = crowd.crowd().archetype(kind).unwrap().expansion();
+    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
     let handles = crowd.spawn_many(kind, num_characters).unwrap();
     let (target, wave, lean) =
         (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());
@@ -910,7 +913,7 @@ fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
         crowd.update(DT).unwrap();
         let mut expected = vec![0.0; crowd.floats_needed(kind, OutputLayout::Mat4).unwrap()];
         crowd.evaluate(kind, OutputLayout::Mat4, &mut expected, &mut []).unwrap();
-        let (samples, programs) = (crowd.crowd().samples(kind).unwrap(), crowd.crowd().programs(kind).unwrap());
+        let programs = crowd.crowd().programs(kind).unwrap();
         for p in programs {
             if p.flags & LayerProgram::SWITCHED != 0 {
                 switched_modes[p.mode as usize % 6] = true;
@@ -920,7 +923,10 @@ fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
             }
             root_motion += usize::from(p.flags & LayerProgram::ROOT_MOTION != 0);
         }
-        let got = layered_frame(&gpu, &mut gpu_crowd, samples, programs, DT);
+        let (records, inputs) = (crowd.crowd().records(kind).unwrap(), crowd.crowd().blend_inputs(kind).unwrap());
+        let clock = crowd.crowd().record_clock(kind).unwrap();
+        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+        let got = encode_and_read(&gpu.device, &gpu.queue, &gpu_crowd);
         assert_frame_close("state-step frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });

@@ -29,7 +29,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mesh", &[]),
     ("blend_space", &[]),
     ("graph", &["blend_space"]),
-    ("program", &["pose", "rig", "clip"]),
+    ("program", &["pose", "rig", "clip", "blend_space"]),
     ("profile", &["program"]),
     ("import", &["pose", "rig", "clip", "mesh"]),
     ("state", &["rig", "clip", "blend_space", "graph", "program", "profile"]),

@@ -499,8 +499,12 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
     let device = gpu_support::gpu();
     let mut gpu = device.as_ref().map(|d| {
         let options = GpuCrowdOptions { max_chunk_characters: Some(8), ..Default::default() };
-        GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options)
-            .expect("the demo fits the device")
+        let mut crowd =
+            GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options)
+                .expect("the demo fits the device");
+        let (tables, trees) = churned.bound.archetype.expansion();
+        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+        crowd
     });
     let victims = [3usize, 17, 39, 0, 22, 9];
     let newcomer = 1000;
@@ -552,12 +556,13 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             assert!(same, "frame {frame}: character {h:?} differs after churn");
         }
         if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
-            let (samples, programs, due) = (
-                churned.runtime.crowd().samples(churned.kind).unwrap(),
-                churned.runtime.crowd().programs(churned.kind).unwrap(),
+            let (records, inputs, due) = (
+                churned.runtime.crowd().records(churned.kind).unwrap(),
+                churned.runtime.crowd().blend_inputs(churned.kind).unwrap(),
                 churned.runtime.crowd().due(churned.kind).unwrap(),
             );
-            gpu.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+            let clock = churned.runtime.crowd().record_clock(churned.kind).unwrap();
+            gpu.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
             let mut encoder = d.device.create_command_encoder(&Default::default());
             gpu.encode(&mut encoder);
             d.queue.submit([encoder.finish()]);
@@ -650,8 +655,12 @@ fn gpu_matches_cpu_under_lod() {
     world.set_rates(|id| if id < 8 { 16 } else { [1, 2, 4, 8, 16][id % 5] });
     let crowd = |stage_buffers| {
         let options = GpuCrowdOptions { max_chunk_characters: Some(8), stage_buffers, ..Default::default() };
-        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options)
-            .expect("the demo fits the device")
+        let mut crowd =
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options)
+                .expect("the demo fits the device");
+        let (tables, trees) = world.bound.archetype.expansion();
+        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+        crowd
     };
     let (mut fused, mut staged) = (crowd(false), crowd(true));
     let mut skipped_chunks = 0;
@@ -661,13 +670,14 @@ fn gpu_matches_cpu_under_lod() {
         }
         world.update();
         world.evaluate();
-        let (samples, programs, due) = (
-            world.runtime.crowd().samples(world.kind).unwrap(),
-            world.runtime.crowd().programs(world.kind).unwrap(),
+        let (records, inputs, due) = (
+            world.runtime.crowd().records(world.kind).unwrap(),
+            world.runtime.crowd().blend_inputs(world.kind).unwrap(),
             world.runtime.crowd().due(world.kind).unwrap(),
         );
-        fused.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
-        staged.set_frame_due(samples, programs, DT, due).expect("the GPU takes what FrameJob takes");
+        let clock = world.runtime.crowd().record_clock(world.kind).unwrap();
+        fused.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
+        staged.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
         assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         fused.encode(&mut encoder);

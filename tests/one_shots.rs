@@ -124,7 +124,7 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
     // 2: jump, then the wave cutting in.
     let crowd = runtime.spawn_many(kind, 3).unwrap();
     let mut gpu = gpu_support::gpu().map(|context| {
-        let crowd = GpuCrowd::with_layers(
+        let mut crowd = GpuCrowd::with_layers(
             &context.device,
             &context.queue,
             &demo.rig,
@@ -133,6 +133,8 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
             GpuCrowdOptions::default(),
         )
         .expect("the demo fits the device");
+        let (tables, trees) = bound.archetype.expansion();
+        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
         (context, crowd)
     });
     let blend = |clip| OneShot { blend_in_s: 0.3, blend_out_s: 0.3, ..OneShot::new(clip) };
@@ -147,8 +149,10 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
         }
         let out = step(&mut runtime, kind);
         if let Some((context, gpu_crowd)) = &mut gpu {
-            let (samples, programs) = (runtime.crowd().samples(kind).unwrap(), runtime.crowd().programs(kind).unwrap());
-            gpu_crowd.set_frame(samples, programs, DT).expect("the GPU takes what the CPU takes");
+            let (records, inputs) =
+                (runtime.crowd().records(kind).unwrap(), runtime.crowd().blend_inputs(kind).unwrap());
+            let clock = runtime.crowd().record_clock(kind).unwrap();
+            gpu_crowd.set_frame_records(records, inputs, &clock, DT).expect("the GPU takes what the CPU takes");
             let shown = gpu_support::encode_and_read(&context.device, &context.queue, gpu_crowd);
             assert_matrices_close(&out, &shown, 16, joints, GPU_TOLERANCE, &format!("GPU against CPU, frame {frame}"));
             gpu_frames.push(shown);

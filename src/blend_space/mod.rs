@@ -37,7 +37,8 @@ pub use gradient_band::{CartesianSpace, DirectionalSpace};
 pub use grid::GridSpace;
 pub use one_d::OneDSpace;
 pub use trees::{
-    BlendTreeError, BlendTrees, MAX_TREE_NODES, NO_TREE_STATE, TreeNode, TreeState, canonical_input, tree_words,
+    BlendTreeError, BlendTrees, MAX_TREE_NODES, NO_TREE_STATE, TreeNode, TreeScratch, TreeState, canonical_input,
+    tree_words,
 };
 
 /// The most children one blend space may have. `weights` keeps its scratch on the stack, and

@@ -309,12 +309,24 @@ impl BlendTrees {
     /// definition of a tree's weights: the CPU evaluator calls it, and the shader is its
     /// translation.
     pub fn leaf_weights(&self, state: u32, inputs: &[f32], out: &mut [f32]) {
+        self.leaf_weights_in(state, inputs, out, &mut TreeScratch::new());
+    }
+
+    /// [`leaf_weights`](Self::leaf_weights) with the walk's working weights in `scratch`, so
+    /// that a caller weighing many states clears them once rather than per state. A state of one
+    /// node (a single clip) weighs its leaf 1 without a walk.
+    pub fn leaf_weights_in(&self, state: u32, inputs: &[f32], out: &mut [f32], scratch: &mut TreeScratch) {
         out.fill(0.0);
         let Some(st) = self.states.get(state as usize) else { return };
+        if st.num_nodes == 1 {
+            if let Some(o) = out.first_mut() {
+                *o = 1.0;
+            }
+            return;
+        }
         let input = |i: u32| inputs.get(i as usize).copied().map_or(0.0, canonical_input);
         let nodes = &self.nodes[st.first_node as usize..(st.first_node + st.num_nodes) as usize];
-        let mut node_w = [0.0f32; MAX_TREE_NODES];
-        let mut child_w = [0.0f32; MAX_BLEND_CHILDREN];
+        let TreeScratch { node_w, child_w } = scratch;
         node_w[0] = 1.0;
         for (n, node) in nodes.iter().enumerate() {
             let w = node_w[n];
@@ -381,6 +393,29 @@ impl BlendTrees {
             words[nodes_at + NODE_LEN * n..][..NODE_LEN].copy_from_slice(&record);
         }
         words
+    }
+}
+
+/// The working weights of a tree walk ([`BlendTrees::leaf_weights_in`]): every node's weight
+/// and the children's of the node being visited. Each entry is written before it is read (a
+/// node's weight before its children are visited), so one scratch serves any number of walks.
+#[derive(Clone, Debug)]
+pub struct TreeScratch {
+    node_w: [f32; MAX_TREE_NODES],
+    child_w: [f32; MAX_BLEND_CHILDREN],
+}
+
+impl TreeScratch {
+    /// A scratch of zeros.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { node_w: [0.0; MAX_TREE_NODES], child_w: [0.0; MAX_BLEND_CHILDREN] }
+    }
+}
+
+impl Default for TreeScratch {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

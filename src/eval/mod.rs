@@ -18,6 +18,7 @@
 //! field `X` and a test `X_matches_cpu`.
 
 pub mod blend_space;
+pub mod expand;
 pub mod frame;
 pub mod frame_layers;
 pub mod inertialize;
@@ -67,6 +68,9 @@ pub enum EvalError {
     /// The procedural setup or targets were refused, or do not fit the frame.
     #[error(transparent)]
     Procedural(#[from] ProceduralError),
+    /// The state records or blend inputs were refused by the expand stage.
+    #[error(transparent)]
+    Expand(#[from] expand::ExpandError),
     /// A slice of local poses is not a whole number of characters.
     #[error("{transforms} transforms is not a whole number of characters of {joints} joints")]
     PoseCount {

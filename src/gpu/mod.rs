@@ -35,8 +35,10 @@ pub mod work_model;
 
 pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
-pub use crowd::{GpuCrowd, GpuCrowdOptions, Stage};
-pub use pipelines::{FrameKernel, ShaderModuleKind, blend_space_source, procedural_source, shader_source};
+pub use crowd::{EXPAND_WORKGROUP, ExpandParams, GpuCrowd, GpuCrowdOptions, Stage};
+pub use pipelines::{
+    FrameKernel, ShaderModuleKind, blend_space_source, expand_source, procedural_source, shader_source,
+};
 pub use procedural::GpuProcedural;
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
 pub use windows::{SkinWindow, skin_windows};
@@ -131,6 +133,11 @@ pub enum GpuError {
     /// [`GpuCrowd::set_procedural`]), with the CPU stage's checks.
     #[error("procedural stage: {0}")]
     Procedural(#[from] crate::program::ProceduralError),
+    /// A records frame ([`GpuCrowd::set_frame_records`]) on a crowd given no expansion
+    /// ([`GpuCrowd::set_expansion`]), or an expansion whose tables do not fit the crowd: its
+    /// layers, its clips, or the blend trees' header.
+    #[error("expand stage: {0}")]
+    Expansion(String),
     /// Waiting for the device failed (device lost or timed out).
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),

@@ -25,6 +25,7 @@ const LEVELS: &str = include_str!("../../shaders/shared/levels.wgsl");
 const FRAME_LEVELS: &str = include_str!("../../shaders/frame_levels.wgsl");
 const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_levels.wgsl");
 const BLEND_SPACE: &str = include_str!("../../shaders/blend_space.wgsl");
+const EXPAND: &str = include_str!("../../shaders/expand.wgsl");
 const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
@@ -33,6 +34,13 @@ const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 #[must_use]
 pub fn blend_space_source() -> &'static str {
     BLEND_SPACE
+}
+
+/// The WGSL source of the expand stage: `shaders/blend_space.wgsl` (whose tree walk and
+/// bindings 1 and 2 it uses) followed by `shaders/expand.wgsl` (entry point `expand_main`).
+#[must_use]
+pub fn expand_source() -> String {
+    format!("{BLEND_SPACE}\n{EXPAND}")
 }
 
 /// The WGSL source of the procedural stage, `shaders/procedural.wgsl` alone (entry point
@@ -478,6 +486,52 @@ impl BlendSpacePipeline {
     }
 }
 
+/// The expand stage's pipeline and its bind group layout (see [`crate::gpu::GpuCrowd::set_frame_records`]):
+/// built once per crowd that expands records.
+pub(crate) struct ExpandPipeline {
+    /// Group 0: the blend trees and inputs (bindings 1 and 2, as the blend-space stage binds
+    /// them), the uniform, the expand tables and the records (read), programs and samples
+    /// (written).
+    pub layout: wgpu::BindGroupLayout,
+    /// `expand_main`.
+    pub expand: wgpu::ComputePipeline,
+}
+
+impl ExpandPipeline {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.expand"),
+            entries: &[
+                storage(1, true),
+                storage(2, true),
+                uniform(5),
+                storage(6, true),
+                storage(7, true),
+                storage(8, false),
+                storage(9, false),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.expand"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("throng.expand"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(expand_source())),
+        });
+        let expand = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("throng.expand"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("expand_main"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        Self { layout, expand }
+    }
+}
+
 /// The procedural stage's pipeline and its bind group layout (see [`crate::gpu::procedural`]):
 /// built once per archetype's setup, for any rig.
 pub(crate) struct ProceduralPipeline {
@@ -528,6 +582,18 @@ mod tests {
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}", e.emit_to_string(BLEND_SPACE)));
         assert!(module.entry_points.iter().any(|e| e.name == "blend_space_main"));
+    }
+
+    /// The expand stage (the blend-space file and `expand.wgsl` after it) parses and validates,
+    /// without an adapter.
+    #[test]
+    fn expand_module_validates() {
+        let source = expand_source();
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+        assert!(module.entry_points.iter().any(|e| e.name == "expand_main"));
     }
 
     /// Every module (the procedural stage's included) parses and passes naga's validation

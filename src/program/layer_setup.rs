@@ -76,15 +76,32 @@ pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result
 /// fade or decay from, so showing anything else would silently drop the transition. Shared by
 /// [`FrameJob`](crate::eval::frame_layers::FrameJob) and the GPU evaluator; `programs` holds `layers.len()` per character.
 pub fn validate_memoryless_programs(programs: &[LayerProgram], layers: &[LayerSetup]) -> Result<(), ProgramError> {
+    memoryless_check(programs.iter().map(|p| (p.mode, p.flags)), layers)
+}
+
+/// [`validate_memoryless_programs`] for state records (`crate::program::LayerRecord`), whose
+/// mode and flags become their programs' as they are.
+pub fn validate_memoryless_records(
+    records: &[crate::program::LayerRecord],
+    layers: &[LayerSetup],
+) -> Result<(), ProgramError> {
+    memoryless_check(records.iter().map(|r| (r.mode, r.flags)), layers)
+}
+
+fn memoryless_check(
+    modes_and_flags: impl Iterator<Item = (u32, u32)>,
+    layers: &[LayerSetup],
+) -> Result<(), ProgramError> {
     let num_layers = layers.len();
     if num_layers == 0 || layers.iter().all(|l| l.needs_memory) {
         return Ok(());
     }
-    for (i, p) in programs.iter().enumerate() {
+    for (i, (mode, flags)) in modes_and_flags.enumerate() {
         let layer = i % num_layers;
         let memoryless = layers.get(layer).is_some_and(|l| !l.needs_memory);
-        if memoryless && (p.switch_mode() != SwitchMode::Cut || p.flags & LayerProgram::SOURCE_SNAPSHOT != 0) {
-            return Err(ProgramError::NeedsMemory { character: i / num_layers, layer, mode: p.mode, flags: p.flags });
+        if memoryless && (SwitchMode::from_code(mode) != SwitchMode::Cut || flags & LayerProgram::SOURCE_SNAPSHOT != 0)
+        {
+            return Err(ProgramError::NeedsMemory { character: i / num_layers, layer, mode, flags });
         }
     }
     Ok(())

@@ -4,6 +4,9 @@
 //! on the CPU and `gpu` on the device, which read them and never each other. Structs here are
 //! `#[repr(C)]` and `Pod` because they are uploaded as they are.
 //!
+//! The state step writes state records (`record.rs`: [`LayerRecord`]), which both evaluators
+//! expand into programs and samples with the one expansion here ([`expand_character`]).
+//!
 //! Beside them sits the rest of what describes the frame both evaluators run: the archetype's
 //! layer setup (blend, space, mask, evaluation order: `layer_setup.rs`), the output layout,
 //! and the checks both apply, so neither evaluator reaches into the other for them.
@@ -17,15 +20,20 @@ use crate::rig::{MAX_CHAIN_SCALE, MAX_JOINTS, MAX_TRANSLATION_M, Rig};
 
 mod layer_setup;
 mod procedural;
+mod record;
 
 pub use layer_setup::{
     LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
-    num_additive_layers, validate_layer_setups, validate_memoryless_programs,
+    num_additive_layers, validate_layer_setups, validate_memoryless_programs, validate_memoryless_records,
 };
 pub use procedural::{
     ChainPart, ChainWeightBinding, ChainWeightInput, EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain,
     LookAtTargets, MAX_FEET, ProceduralError, ProceduralRig, ProceduralSetup, ProceduralTargets, TwoBoneChain,
     TwoBoneTargets,
+};
+pub use record::{
+    CLOCK_SLOTS, ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, RecordClock, clock_at, expand_character,
+    expand_layer, expand_words, mul_hi, played_seconds, validate_records,
 };
 
 /// One clip to sample for a character: which clip, at what time, with what weight.

@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
+use crate::blend_space::BlendTrees;
 use crate::clip::{Clip, ClipEvent, first_bad_event};
 use crate::graph::CompiledGraph;
+use crate::program::{ExpandLeaf, ExpandState, ExpandTables};
 
 use super::step;
 use super::{CharacterHandle, StateError};
@@ -33,8 +35,6 @@ pub struct Archetype {
     /// Longest `duration / speed` of each state's leaves: an unsynced state's cycle.
     pub(super) state_longest_s: Vec<f32>,
     pub(super) state_unsynced_rate: Vec<f32>,
-    /// Per layer: first sample slot of the layer within a character's samples.
-    pub(super) layer_sample_offset: Vec<u32>,
     pub(super) samples_per_character: u32,
     /// Animation events as given, per clip index (sorted by time); the source of the leaf tables.
     pub(super) clip_events: Vec<Vec<(f32, EventId)>>,
@@ -53,6 +53,9 @@ pub struct Archetype {
     pub(super) clip_markers: Vec<Vec<(f32, u32)>>,
     /// Sync marker names.
     pub(super) marker_names: Vec<String>,
+    /// What expands the state step's records into programs and samples: the graph's blend
+    /// trees and the archetype's leaves, clocks and sample slots (built once).
+    pub(super) expansion: Arc<(ExpandTables, BlendTrees)>,
 }
 
 impl Archetype {
@@ -85,13 +88,36 @@ impl Archetype {
             layer_sample_offset.push(samples_per_character);
             samples_per_character += layer_sample_count(layer);
         }
+        let trees = graph.blend_trees().map_err(|e| StateError::BlendTrees(e.to_string()))?;
+        let leaf_clip: Vec<u32> = bindings.iter().map(|b| b.clip).collect();
+        let leaf_duration_s: Vec<f32> = bindings.iter().map(|b| b.duration_s).collect();
+        let mut states = Vec::with_capacity(graph.states().len());
+        let mut leaves = vec![ExpandLeaf::default(); graph.leaves().len()];
+        for (s, st) in graph.states().iter().enumerate() {
+            let flags = if st.sync { ExpandTables::SYNC } else { 0 }
+                | if st.looping { ExpandTables::LOOPING } else { 0 }
+                | if st.speed < 0.0 { ExpandTables::REVERSE } else { 0 };
+            states.push(ExpandState { first_leaf: st.leaves.start, num_leaves: st.leaves.len() as u32, flags });
+            for leaf in st.leaves.range() {
+                let d = leaf_duration_s[leaf];
+                let seconds_per_progress = if st.sync { d } else { state_longest_s[s] * graph.leaves()[leaf].speed };
+                leaves[leaf] = ExpandLeaf::new(leaf_clip[leaf], d, seconds_per_progress);
+            }
+        }
+        let layer_slots = graph
+            .layers()
+            .iter()
+            .zip(&layer_sample_offset)
+            .map(|(layer, &first)| (first, layer_sample_count(layer)))
+            .collect();
+        let tables = ExpandTables::new(states, leaves, layer_slots, samples_per_character);
         Ok(Self {
-            leaf_clip: bindings.iter().map(|b| b.clip).collect(),
-            leaf_duration_s: bindings.iter().map(|b| b.duration_s).collect(),
+            expansion: Arc::new((tables, trees)),
+            leaf_clip,
+            leaf_duration_s,
             leaf_rate,
             state_longest_s,
             state_unsynced_rate,
-            layer_sample_offset,
             samples_per_character,
             clip_events: Vec::new(),
             leaf_events: vec![step::LeafEvents::default(); graph.leaves().len()],
@@ -124,12 +150,12 @@ impl Archetype {
         &self.graph
     }
 
-    /// Layer `layer`'s sample slots within a character's: twice its largest state (one more
-    /// on a slot, for a one-shot's clip beside the graph's pose it blends out to), from where
-    /// the layers before it end. The state step and a spawn's first program write there.
-    pub(super) fn layer_samples(&self, layer: usize) -> std::ops::Range<usize> {
-        let start = self.layer_sample_offset[layer] as usize;
-        start..start + layer_sample_count(&self.graph.layers()[layer]) as usize
+    /// What expands the state step's records ([`crate::program::LayerRecord`]) into pose
+    /// programs and samples: the archetype's tables and the graph's blend trees, whose inputs
+    /// are [`CompiledGraph::blend_inputs`].
+    #[must_use]
+    pub fn expansion(&self) -> (&ExpandTables, &BlendTrees) {
+        (&self.expansion.0, &self.expansion.1)
     }
 
     /// Sample slots each character reserves: twice the largest state of each layer, and one

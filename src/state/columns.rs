@@ -1,15 +1,18 @@
 //! One archetype's characters in SoA columns (`Group`): spawn, swap-remove, and the parallel step over chunks.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::graph::{NO_INDEX, ParamKind, ParamValue, Transition};
-use crate::program::{ClipSample, LayerProgram, swap_remove_row};
+use crate::blend_space::TreeScratch;
+use crate::graph::{NO_INDEX, ParamKind, ParamSlot, ParamValue, Transition};
+use crate::program::{
+    CLOCK_SLOTS, ClipSample, LayerProgram, LayerRecord, RecordClock, expand_character, swap_remove_row,
+};
 
 use super::lod::{DueList, LOD_PHASES};
 use super::one_shot::Playing;
-use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
+use super::step::{self, EventSink, LayerSlot, Lod, ParamView, REANCHOR_PERIOD, Scratch, StepContext};
 use super::{AnimationEvent, Archetype, CharacterHandle, LayerReadback, Slot};
 // Only named in docs.
 #[cfg(doc)]
@@ -63,8 +66,24 @@ pub(super) struct Group {
     /// Updates so far; with a character's phase, picks its due updates.
     pub(super) lod_frame: u32,
     // Output.
-    pub(super) programs: Vec<LayerProgram>,
-    pub(super) samples: Vec<ClipSample>,
+    /// Per character × layer, the state record the last update left.
+    pub(super) records: Vec<LayerRecord>,
+    /// The parameters the blend trees read (`blend_slots`), per character, as the last update
+    /// read them: the `blend_space` stage's inputs.
+    pub(super) inputs: Vec<f32>,
+    /// `CompiledGraph::blend_inputs` of the archetype's graph.
+    pub(super) blend_slots: Vec<ParamSlot>,
+    /// The records expanded into pose programs and samples, when asked for
+    /// (`Crowd::programs`, `Crowd::samples`); dropped by anything that changes a record.
+    pub(super) expanded: OnceLock<Expanded>,
+    /// A dropped expansion's buffers, for the next to fill.
+    pub(super) spare_expanded: Mutex<Expanded>,
+    /// Updates so far, and the seconds since each of the last `CLOCK_SLOTS` (by update modulo
+    /// the slots): the records' anchors are read against them ([`Group::record_clock`]). In
+    /// f64, each slot summing at most `CLOCK_SLOTS` steps, so that no slot loses the seconds
+    /// of a short step after a long one.
+    pub(super) clock_now: u32,
+    pub(super) clock_since_s: [f64; CLOCK_SLOTS],
     /// The last update's animation events, in row order.
     pub(super) events: Vec<AnimationEvent>,
     /// Events the last update did not report, past [`MAX_EVENTS_PER_LAYER_UPDATE`].
@@ -83,13 +102,78 @@ pub(super) struct Group {
     pub(super) chunk_promoted: Vec<Vec<u32>>,
 }
 
+/// A group's records expanded ([`expand_character`]): programs `row * layers + layer`, and each
+/// character's block of samples.
+#[derive(Debug, Default)]
+pub(super) struct Expanded {
+    pub(super) programs: Vec<LayerProgram>,
+    pub(super) samples: Vec<ClipSample>,
+}
+
 impl Group {
+    /// The records expanded into programs and samples, expanded now if nothing has since they
+    /// last changed.
+    pub(super) fn expanded(&self) -> &Expanded {
+        self.expanded.get_or_init(|| {
+            let (tables, trees) = self.arch.expansion();
+            let clock = self.record_clock();
+            let layers = self.num_layers();
+            let per = tables.samples_per_character();
+            let num_inputs = self.blend_slots.len();
+            // The last expansion's buffers: every program is written, and every sample slot a
+            // program reads.
+            let mut out = self.spare_expanded.lock().map(|mut spare| std::mem::take(&mut *spare)).unwrap_or_default();
+            out.programs.resize(self.records.len(), LayerProgram::default());
+            out.samples.resize(self.slots.len() * per, ClipSample::default());
+            if layers == 0 {
+                return out;
+            }
+            let chunk = CHARACTERS_PER_CHUNK;
+            out.programs
+                .par_chunks_mut(chunk * layers)
+                .zip(out.samples.par_chunks_mut((chunk * per).max(1)))
+                .enumerate()
+                .for_each(|(c, (programs, samples))| {
+                    let mut scratch = TreeScratch::new();
+                    for k in 0..programs.len() / layers {
+                        let row = c * chunk + k;
+                        let inputs = &self.inputs[row * num_inputs..(row + 1) * num_inputs];
+                        let records = &self.records[row * layers..(row + 1) * layers];
+                        let block = &mut samples[k * per..(k + 1) * per];
+                        let own = &mut programs[k * layers..(k + 1) * layers];
+                        expand_character(tables, trees, inputs, &clock, row * per, records, own, block, &mut scratch);
+                    }
+                });
+            out
+        })
+    }
+
+    /// The clock the records' anchors are read against after the last update.
+    pub(super) fn record_clock(&self) -> RecordClock {
+        RecordClock {
+            now: self.clock_now,
+            pad: [0; 3],
+            // Past f32 (a run of huge steps): the largest finite, which no anchor with a rate
+            // reads (a step of a whole cycle re-anchors).
+            elapsed_s: self.clock_since_s.map(|s| (s as f32).min(f32::MAX)),
+        }
+    }
+
+    /// Drops the expansion (its records changed), keeping its buffers for the next.
+    pub(super) fn drop_expanded(&mut self) {
+        if let Some(old) = self.expanded.take()
+            && let Ok(spare) = self.spare_expanded.get_mut()
+        {
+            *spare = old;
+        }
+    }
+
     /// What layer slot `i` (`row * layers + layer`, in range) is doing.
     pub(super) fn layer_readback(&self, i: usize) -> LayerReadback {
-        let program = &self.programs[i];
-        // A one-shot writes over a slot's program; the graph's figures are kept with it.
+        let record = &self.records[i];
+        // A one-shot writes over a slot's record; the graph's figures are kept with it.
         let (progress, target_weight) =
-            self.one_shot_at(i).and_then(|play| play.graph_blend).unwrap_or((program.progress, program.target_weight));
+            self.one_shot_at(i).and_then(|play| play.graph_blend).unwrap_or((record.progress, record.target_weight));
         LayerReadback {
             active_state: self.active[i] as usize,
             previous_state: (self.previous[i] != NO_INDEX).then_some(self.previous[i] as usize),
@@ -131,8 +215,13 @@ impl Group {
             lod_elapsed_s: Vec::new(),
             lod_due: Vec::new(),
             lod_frame: 0,
-            programs: Vec::new(),
-            samples: Vec::new(),
+            records: Vec::new(),
+            inputs: Vec::new(),
+            blend_slots: g.blend_inputs(),
+            expanded: OnceLock::new(),
+            spare_expanded: Mutex::default(),
+            clock_now: 0,
+            clock_since_s: [0.0; CLOCK_SLOTS],
             events: Vec::new(),
             events_dropped: 0,
             chunk_events: Vec::new(),
@@ -174,25 +263,17 @@ impl Group {
         // rather than an output row nobody wrote (the next update lists it again, as new).
         self.lod_due.push(true);
         self.drop_due();
-        let per = self.arch.samples_per_character();
-        self.samples.extend(std::iter::repeat_n(ClipSample::default(), per));
+        self.drop_expanded();
+        let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
+        let first_input = self.inputs.len();
+        self.inputs.resize(first_input + self.blend_slots.len(), 0.0);
+        step::write_blend_inputs(&self.blend_slots, &view, trig, &mut self.inputs[first_input..]);
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
             // Shown if the character is evaluated before the next update (animation LOD makes
             // it due at once): its start state's first frame, not the rig's rest pose.
-            let slots = self.arch.layer_samples(layer);
-            let first_sample = row * per + slots.start;
-            let program = step::start_program(
-                &self.arch,
-                layer,
-                usize::from(start),
-                &view,
-                trig,
-                phase,
-                first_sample as u32,
-                &mut self.samples[first_sample..row * per + slots.end],
-            );
+            let record = step::start_record(&self.arch, layer, usize::from(start), &view, trig, phase, self.clock_now);
             self.active.push(start);
             self.previous.push(NO_INDEX);
             self.phase.push(phase);
@@ -204,7 +285,7 @@ impl Group {
             self.trans_time_s.push(0.0);
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
-            self.programs.push(program);
+            self.records.push(record);
         }
     }
 
@@ -242,9 +323,9 @@ impl Group {
         swap_remove_row(&mut self.trans_time_s, row, layers);
         swap_remove_row(&mut self.trans_duration_s, row, layers);
         swap_remove_row(&mut self.flags, row, layers);
-        swap_remove_row(&mut self.programs, row, layers);
-        let per = self.arch.samples_per_character();
-        swap_remove_row(&mut self.samples, row, per);
+        swap_remove_row(&mut self.records, row, layers);
+        swap_remove_row(&mut self.inputs, row, self.blend_slots.len());
+        self.drop_expanded();
         self.one_shots.retain(|p| p.row as usize != row);
         if row != last {
             for p in self.one_shots.iter_mut().filter(|p| p.row as usize == last) {
@@ -252,18 +333,22 @@ impl Group {
             }
             self.one_shots.sort_by_key(|p| (p.row, p.layer));
         }
-        // The moved character's programs point at its old sample slots; repoint them.
-        for (l, program) in self.programs.iter_mut().skip(row * layers).take(layers).enumerate() {
-            program.first_sample = (row * per + self.arch.layer_samples(l).start) as u32;
-        }
         (row != last).then(|| self.slots[row])
     }
 
     /// Steps every character; `slots` (the crowd's) supply the generations of event handles.
     pub(super) fn update(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         self.schedule(dt_s);
+        self.drop_expanded();
+        // The records' clock: one more update, `dt_s` more seconds since each of the last.
+        self.clock_now = self.clock_now.wrapping_add(1);
+        let now = self.clock_now;
+        for since in &mut self.clock_since_s {
+            *since += f64::from(dt_s);
+        }
+        self.clock_since_s[now as usize % CLOCK_SLOTS] = 0.0;
         let layers = self.num_layers();
-        let per = self.arch.samples_per_character();
+        let num_inputs = self.blend_slots.len();
         let chunk = CHARACTERS_PER_CHUNK;
         let num_chunks = self.slots.len().div_ceil(chunk);
         if self.chunk_events.len() < num_chunks {
@@ -276,6 +361,13 @@ impl Group {
         let with_events = arch.has_events();
         let (floats, ints, bools, rows, time_scale, commands) =
             (&self.floats, &self.ints, &self.bools, &self.slots, &self.time_scale, &self.commands);
+        let blend_slots = &self.blend_slots;
+        // Each chunk's blend inputs (empty for a graph whose trees read no parameter).
+        let mut chunk_inputs: Vec<&mut [f32]> = if num_inputs > 0 {
+            self.inputs.chunks_mut(chunk * num_inputs).collect()
+        } else {
+            (0..num_chunks).map(|_| &mut [][..]).collect()
+        };
         let (lod_due, lod_elapsed_s) = (&self.lod_due, &self.lod_elapsed_s);
         self.active
             .par_chunks_mut(chunk * layers)
@@ -290,8 +382,8 @@ impl Group {
             .zip(self.flags.par_chunks_mut(chunk * layers))
             .zip(self.triggers.par_chunks_mut(chunk))
             .zip(self.single_frame.par_chunks_mut(chunk))
-            .zip(self.programs.par_chunks_mut(chunk * layers))
-            .zip(self.samples.par_chunks_mut((chunk * per).max(1)))
+            .zip(self.records.par_chunks_mut(chunk * layers))
+            .zip(chunk_inputs.par_iter_mut())
             .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
             .enumerate()
             .for_each(
@@ -319,9 +411,9 @@ impl Group {
                                     ),
                                     single,
                                 ),
-                                programs,
+                                records,
                             ),
-                            samples,
+                            inputs,
                         ),
                         (fired, promoted),
                     ),
@@ -354,7 +446,15 @@ impl Group {
                         // The character's own time: its clocks, transitions and events run at
                         // its time scale (a product of finite values can overflow; the step
                         // takes the largest finite one as it takes a huge `dt`).
-                        let ctx = StepContext { arch, commands, dt_s: (dt_s * time_scale[row]).min(f32::MAX) };
+                        let ctx = StepContext {
+                            arch,
+                            commands,
+                            dt_s: (dt_s * time_scale[row]).min(f32::MAX),
+                            time_scale: time_scale[row],
+                            now,
+                            // By the character's slot, which a despawn does not move.
+                            reanchor: now.wrapping_add(rows[row]).is_multiple_of(REANCHOR_PERIOD),
+                        };
                         for l in 0..layers {
                             let i = k * layers + l;
                             let slot = LayerSlot {
@@ -370,8 +470,6 @@ impl Group {
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],
                             };
-                            let slots = ctx.arch.layer_samples(l);
-                            let first_sample = (row * per + slots.start) as u32;
                             step::step_layer(
                                 &ctx,
                                 l,
@@ -380,26 +478,29 @@ impl Group {
                                 trig,
                                 &mut consumed,
                                 &mut scratch,
-                                first_sample,
-                                &mut programs[i],
-                                &mut samples[k * per + slots.start..k * per + slots.end],
+                                &mut records[i],
                                 &mut sink,
                                 lod,
                             );
+                        }
+                        // Read with the triggers this update saw, as the layers did.
+                        if num_inputs > 0 {
+                            let own = &mut inputs[k * num_inputs..(k + 1) * num_inputs];
+                            step::write_blend_inputs(blend_slots, &view, trig, own);
                         }
                         *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
                         single[k] = 0;
                         if !lod_due[row]
-                            && programs[k * layers..(k + 1) * layers]
+                            && records[k * layers..(k + 1) * layers]
                                 .iter()
-                                .any(|p| p.flags & LayerProgram::SWITCHED != 0)
+                                .any(|r| r.flags & LayerProgram::SWITCHED != 0)
                         {
                             promoted.push(row as u32);
                         }
                     }
                     #[cfg(feature = "tracy")]
-                    crate::profile::count_step_chunk(triggers.len(), programs);
+                    crate::profile::count_step_chunk(triggers.len(), records);
                 },
             );
         // Chunks in row order, whatever thread ran each: the list is the same at any thread count.

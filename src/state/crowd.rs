@@ -2,7 +2,9 @@
 
 use crate::graph::format::ChainRef;
 use crate::graph::{ChainWeightSource, ParamKind, ParamValue};
-use crate::program::{ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram};
+use crate::program::{
+    ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram, LayerRecord, RecordClock,
+};
 
 use super::columns::Group;
 use super::handle::next_crowd_tag;
@@ -29,9 +31,14 @@ pub struct CharacterBytes {
     /// due flag and the seconds since the last evaluation; and the time scale
     /// ([`Crowd::set_time_scale`]).
     pub update_schedule: usize,
-    /// One [`LayerProgram`] per layer, rewritten every update.
+    /// One [`LayerRecord`] per layer, rewritten every update, and the blend inputs
+    /// ([`Crowd::blend_inputs`]).
+    pub records: usize,
+    /// One [`LayerProgram`] per layer, expanded from the records when asked for
+    /// ([`Crowd::programs`]).
     pub programs: usize,
-    /// The [`ClipSample`]s reserved per character (twice the most leaves of any state, per layer).
+    /// The [`ClipSample`]s reserved per character (twice the most leaves of any state, per
+    /// layer), expanded with the programs.
     pub samples: usize,
 }
 
@@ -39,7 +46,13 @@ impl CharacterBytes {
     /// Every part together.
     #[must_use]
     pub fn total(&self) -> usize {
-        self.layer_state + self.parameters + self.bookkeeping + self.update_schedule + self.programs + self.samples
+        self.layer_state
+            + self.parameters
+            + self.bookkeeping
+            + self.update_schedule
+            + self.records
+            + self.programs
+            + self.samples
     }
 }
 
@@ -578,20 +591,53 @@ impl Crowd {
         Ok(self.group(id)?.events_dropped)
     }
 
-    /// An archetype's pose programs after the last update, `row * layers + layer`.
+    /// An archetype's state records after the last update, `row * layers + layer`: what the
+    /// state step writes, and what both evaluators expand into pose programs and samples
+    /// (`eval::expand`, `gpu::GpuCrowd::set_frame_records`) with
+    /// [`blend_inputs`](Self::blend_inputs) and [`Archetype::expansion`].
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn records(&self, id: ArchetypeId) -> Result<&[LayerRecord], StateError> {
+        Ok(&self.group(id)?.records)
+    }
+
+    /// The clock an archetype's records are anchored against after the last update: the update's
+    /// index and the seconds since each of the last `program::CLOCK_SLOTS` updates. Pass it with
+    /// the records to either evaluator's expansion.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn record_clock(&self, id: ArchetypeId) -> Result<RecordClock, StateError> {
+        Ok(self.group(id)?.record_clock())
+    }
+
+    /// An archetype's blend inputs after the last update: per character (row), the values of
+    /// the parameters its graph's blend trees read (`CompiledGraph::blend_inputs`), canonical,
+    /// as the update read them.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn blend_inputs(&self, id: ArchetypeId) -> Result<&[f32], StateError> {
+        Ok(&self.group(id)?.inputs)
+    }
+
+    /// An archetype's pose programs after the last update, `row * layers + layer`: its records
+    /// expanded ([`crate::program::expand_character`]), once per update, when first asked for.
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn programs(&self, id: ArchetypeId) -> Result<&[LayerProgram], StateError> {
-        Ok(&self.group(id)?.programs)
+        Ok(&self.group(id)?.expanded().programs)
     }
 
-    /// An archetype's clip samples after the last update; programs index into it.
+    /// An archetype's clip samples after the last update; programs index into it. Expanded
+    /// with [`programs`](Self::programs).
     ///
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn samples(&self, id: ArchetypeId) -> Result<&[ClipSample], StateError> {
-        Ok(&self.group(id)?.samples)
+        Ok(&self.group(id)?.expanded().samples)
     }
 
     /// Bytes of CPU state one character of an archetype occupies: its layer columns,
@@ -620,6 +666,7 @@ impl Crowd {
                 + 2 * size_of::<u64>(),
             bookkeeping: size_of::<u32>() + size_of::<Slot>(),
             update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + 2 * size_of::<f32>(),
+            records: layers * size_of::<LayerRecord>() + group.blend_slots.len() * size_of::<f32>(),
             programs: layers * size_of::<LayerProgram>(),
             samples: group.arch.samples_per_character() * size_of::<ClipSample>(),
         })
@@ -631,7 +678,7 @@ impl Crowd {
     /// # Errors
     /// [`StateError::UnknownArchetype`].
     pub fn clips_sampled(&self, id: ArchetypeId) -> Result<usize, StateError> {
-        Ok(self.group(id)?.programs.iter().map(|p| (p.num_target + p.num_secondary) as usize).sum())
+        Ok(self.group(id)?.expanded().programs.iter().map(|p| (p.num_target + p.num_secondary) as usize).sum())
     }
 
     /// Name of a graph state (path inside sub-machines).

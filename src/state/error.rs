@@ -8,6 +8,10 @@ use super::{MAX_CHARACTER_SLOTS, MAX_COMMANDS, UPDATE_RATES};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {
+    /// The graph's blend trees could not be flattened for expansion (not for a graph
+    /// `CompiledGraph::compile` accepted).
+    #[error("the graph's blend trees: {0}")]
+    BlendTrees(String),
     /// A graph leaf has no clip.
     #[error("leaf {path:?} of the graph has no clip bound")]
     UnboundLeaf {

@@ -1,11 +1,14 @@
-//! The state step: compiled graphs run for whole crowds in SoA columns, emitting pose programs.
+//! The state step: compiled graphs run for whole crowds in SoA columns, emitting state records.
 //!
 //! ```text
-//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► programs() + samples()
-//!        (per parameter, batched)         rayon over chunks       (program::LayerProgram,
-//!                                          of characters           program::ClipSample)
+//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► records() + blend_inputs() + record_clock()
+//!        (per parameter, batched)         rayon over chunks       (program::LayerRecord per layer,
+//!                                          of characters           the trees' parameters)
 //!                                                              + events() (AnimationEvent)
 //!                                                              + due() (animation LOD)
+//!                                                              programs() + samples(): the records
+//!                                                              expanded (program::expand_character)
+//!                                                              when asked for
 //! ```
 //!
 //! Characters are grouped by [`Archetype`] (a graph plus a clip for each of its leaves). Each

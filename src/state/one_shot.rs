@@ -10,9 +10,10 @@
 //! | blend out | back to the graph's layer weight | the clip's samples and the graph's destination's, crossfaded in the sample stage |
 //!
 //! Every phase is a program both evaluators already run (the frozen fade, a plain sample
-//! blend), so the GPU shows a one-shot through the same `set_frame` as the graph.
+//! blend), written as the slot layer's state record (`program::LayerRecord`'s `SHOT_*` sets),
+//! so both evaluators expand and show a one-shot as they do the graph.
 
-use crate::program::{ClipSample, LayerProgram, SwitchMode};
+use crate::program::{LayerProgram, LayerRecord, SwitchMode};
 
 use super::columns::Group;
 use super::step::{Interval, MAX_EVENTS_PER_LAYER_UPDATE};
@@ -147,10 +148,8 @@ pub(super) struct PlayStep<'a> {
     pub arch: &'a Archetype,
     /// The character's time this update (dt × its time scale).
     pub dt_s: f32,
-    /// The slot layer's program the graph wrote this update; replaced while the play shows.
-    pub program: &'a mut LayerProgram,
-    /// The slot layer's sample slots.
-    pub samples: &'a mut [ClipSample],
+    /// The slot layer's record the graph wrote this update; replaced while the play shows.
+    pub record: &'a mut LayerRecord,
     pub character: CharacterHandle,
     pub events: &'a mut Vec<AnimationEvent>,
     pub dropped: &'a mut u64,
@@ -159,9 +158,9 @@ pub(super) struct PlayStep<'a> {
 /// Steps one play and writes the slot layer's program; returns whether it is still playing
 /// (false once it has blended out, the graph's program then shown as written).
 pub(super) fn step_play(play: &mut Playing, step: PlayStep<'_>) -> bool {
-    let PlayStep { arch, dt_s, program, samples, character, events, dropped } = step;
-    let graph_weight = program.weight;
-    play.graph_blend = Some((program.progress, program.target_weight));
+    let PlayStep { arch, dt_s, record, character, events, dropped } = step;
+    let graph_weight = record.weight;
+    play.graph_blend = Some((record.progress, record.target_weight));
     let mut switched = false;
     if play.new {
         play.new = false;
@@ -210,12 +209,12 @@ pub(super) fn step_play(play: &mut Playing, step: PlayStep<'_>) -> bool {
     {
         // Handing back to the graph: a fade of its own from the frozen snapshot (which the
         // one-shot overwrote) restarts from the displayed pose, the graph's destination.
-        if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
-            program.flags |= LayerProgram::SWITCHED;
+        if record.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
+            record.flags |= LayerProgram::SWITCHED;
         }
         return false;
     }
-    write_program(play, graph_weight, switched, program, samples);
+    write_record(play, graph_weight, switched, record);
     true
 }
 
@@ -248,77 +247,56 @@ fn shares(play: &Playing, graph_weight: f32) -> (f32, f32) {
     }
 }
 
-/// Writes the slot layer's program and samples for the play's phase.
-fn write_program(
-    play: &mut Playing,
-    graph_weight: f32,
-    switched: bool,
-    program: &mut LayerProgram,
-    samples: &mut [ClipSample],
-) {
+/// Writes the slot layer's record for the play's phase.
+fn write_record(play: &mut Playing, graph_weight: f32, switched: bool, record: &mut LayerRecord) {
     if let Fade::In { from: from @ None, .. } = &mut play.fade {
         *from = Some(graph_weight);
     }
     let (share, weight) = shares(play, graph_weight);
     play.shown_weight = weight;
-    let clip = ClipSample::new(play.shot.clip, play.time_s(), 1.0);
-    let num_graph = program.num_target as usize;
-    let crossfading = program.flags & LayerProgram::TRANSITIONING != 0
-        && program.switch_mode() == SwitchMode::Crossfade
-        && program.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
-    let frozen = |program: &mut LayerProgram, num_target: u32| {
-        program.num_target = num_target;
-        program.num_secondary = 0;
-        program.mode = SwitchMode::Frozen as u32;
-        program.flags = LayerProgram::TRANSITIONING
-            | LayerProgram::SOURCE_SNAPSHOT
-            | if switched { LayerProgram::SWITCHED } else { 0 };
-        program.target_weight = share;
-        program.progress = share;
+    record.shot_clip = play.shot.clip;
+    record.shot_time_s = play.time_s();
+    let switched_flag = if switched { LayerProgram::SWITCHED } else { 0 };
+    let frozen = |record: &mut LayerRecord, share: f32| {
+        record.mode = SwitchMode::Frozen as u32;
+        record.flags = LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT | switched_flag;
+        record.target_weight = share;
+        record.progress = share;
     };
+    let graph_sets = LayerRecord::SECONDARY_SOURCE | LayerRecord::SECONDARY_BACK;
     match play.fade {
         Fade::In { .. } if share < 1.0 => {
-            samples[0] = clip;
-            frozen(program, 1);
+            record.sets = LayerRecord::SHOT_ALONE;
+            frozen(record, share);
         }
         Fade::In { .. } | Fade::Play => {
-            samples[0] = clip;
-            *program = LayerProgram { first_sample: program.first_sample, num_target: 1, ..plain(switched) };
+            record.sets = LayerRecord::SHOT_ALONE;
+            plain(record, switched_flag);
         }
         Fade::Out { frozen: true, .. } => {
-            // From the frozen displayed pose to the graph's destination, which keeps its samples.
-            frozen(program, num_graph as u32);
-            program.target_weight = 1.0 - share;
-            program.progress = 1.0 - share;
+            // From the frozen displayed pose to the graph's destination alone.
+            record.sets &= !graph_sets;
+            frozen(record, 1.0 - share);
         }
         Fade::Out { frozen: false, .. } => {
             // The graph's pose (a crossfade's two sides included, already weighted by their
             // shares) and the clip, blended by weight in the sample stage.
-            let num = if crossfading { num_graph + program.num_secondary as usize } else { num_graph };
-            for s in &mut samples[..num] {
-                s.weight *= 1.0 - share;
-            }
-            samples[num] = ClipSample { weight: share, ..clip };
-            *program = LayerProgram { first_sample: program.first_sample, num_target: num as u32 + 1, ..plain(false) };
+            record.sets = (record.sets & LayerRecord::SECONDARY_SOURCE) | LayerRecord::SHOT_OVER_GRAPH;
+            record.shot_share = share;
+            plain(record, 0);
         }
     }
-    program.weight = weight;
+    record.weight = weight;
 }
 
-/// A program showing its target samples alone.
-fn plain(switched: bool) -> LayerProgram {
-    LayerProgram {
-        first_sample: 0,
-        num_target: 0,
-        num_secondary: 0,
-        transition: u32::MAX,
-        mode: SwitchMode::Cut as u32,
-        flags: if switched { LayerProgram::SWITCHED } else { 0 },
-        target_weight: 1.0,
-        progress: 1.0,
-        weight: 1.0,
-        decay_s: 0.0,
-    }
+/// A record's program showing its target samples alone, with `flags`.
+fn plain(record: &mut LayerRecord, flags: u32) {
+    record.transition = u32::MAX;
+    record.mode = SwitchMode::Cut as u32;
+    record.flags = flags;
+    record.target_weight = 1.0;
+    record.progress = 1.0;
+    record.decay_s = 0.0;
 }
 
 /// Reports the play's clip events in `interval`, each once with its count of loops, at most
@@ -372,13 +350,11 @@ impl Group {
     /// which animation LOD never defers.
     pub(super) fn step_one_shots(&mut self, dt_s: f32, slots: &[Slot], crowd: u32) {
         let layers = self.num_layers();
-        let per = self.arch.samples_per_character();
         let with_events = self.arch.has_events();
         let mut plays = std::mem::take(&mut self.one_shots);
         plays.retain_mut(|play| {
             let row = play.row as usize;
             let layer = usize::from(play.layer);
-            let range = self.arch.layer_samples(layer);
             let index = self.slots[row];
             let generation = slots.get(index as usize).map_or(0, |s| s.generation);
             let character = if with_events {
@@ -386,20 +362,19 @@ impl Group {
             } else {
                 CharacterHandle { index: u32::MAX, generation: 0, crowd }
             };
-            let program = &mut self.programs[row * layers + layer];
+            let record = &mut self.records[row * layers + layer];
             let playing = step_play(
                 play,
                 PlayStep {
                     arch: &self.arch,
                     dt_s: (dt_s * self.time_scale[row]).min(f32::MAX),
-                    program,
-                    samples: &mut self.samples[row * per + range.start..row * per + range.end],
+                    record,
                     character,
                     events: &mut self.events,
                     dropped: &mut self.events_dropped,
                 },
             );
-            if program.flags & LayerProgram::SWITCHED != 0 && !self.lod_due[row] {
+            if record.flags & LayerProgram::SWITCHED != 0 && !self.lod_due[row] {
                 self.lod_due[row] = true;
                 self.lod_skipped[row] = 0;
             }

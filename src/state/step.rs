@@ -5,11 +5,11 @@
 //!
 //! | step | what |
 //! |------|------|
-//! | 1 | leaf weights of the active state from this update's parameters; its clock advances by `dt × |speed| × rate` (a state that does not loop stops at its end) |
+//! | 1 | the active state's clock advances by `dt × |speed| × rate` (a state that does not loop stops at its end); a synced state's rate reads its leaf weights from this update's parameters |
 //! | 2 | a transition in flight: its source state's clock and its own clock advance; it ends when its clock reaches its duration |
 //! | 3 | selection: at most one transition, in candidate order, whose exit-time gate is open and whose conditions hold |
 //! | 4 | a taken transition starts at clock 0 with the destination at its offset |
-//! | 5 | the pose program and samples are written |
+//! | 5 | the layer's state record is written (`program::LayerRecord`; the evaluators expand it into the pose program and samples) |
 //!
 //! Triggers consumed by any layer are cleared after the character's last layer.
 //!
@@ -20,11 +20,12 @@
 use glam::Vec2;
 
 use crate::blend_space::MAX_BLEND_CHILDREN;
+use crate::blend_space::canonical_input;
 use crate::graph::{
     CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
     NO_INDEX, ParamKind, ParamSlot, PhaseSync, Source, Span, State, SwitchMode, Target, Transition,
 };
-use crate::program::{self, ClipSample, LayerProgram};
+use crate::program::{self, LayerProgram, LayerRecord, NO_STATE};
 
 use super::{AnimationEvent, Archetype, CharacterHandle};
 
@@ -355,35 +356,41 @@ pub(crate) fn initial_state(g: &CompiledGraph, layer: usize, params: &ParamView<
     resolve(g, Target::Entry(g.layers[layer].root), params, triggers, &mut used)
 }
 
-/// The program a character just spawned shows until its first update: layer `layer`'s start
-/// state `start` at `phase` (its start phase at spawn), no transition, as the state step would write it for a clock
-/// that has not run. Without it a character evaluated between its spawn and the next update
-/// would show the rig's rest pose for a frame.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start_program(
+/// The record a character just spawned shows until its first update: layer `layer`'s start
+/// state `start` at `phase` (its start phase at spawn), no transition, as the state step would
+/// write it for a clock that has not run. Without it a character evaluated between its spawn and
+/// the next update would show the rig's rest pose for a frame.
+pub(crate) fn start_record(
     arch: &Archetype,
     layer: usize,
     start: usize,
     params: &ParamView<'_>,
     triggers: u64,
     phase: f32,
-    first_sample: u32,
-    samples: &mut [ClipSample],
-) -> LayerProgram {
+    now: u32,
+) -> LayerRecord {
     let g = &*arch.graph;
-    let mut scratch = Scratch::new();
-    let Scratch { active_w, node_w, child_w, .. } = &mut scratch;
-    leaf_weights(g, start, params, triggers, active_w, node_w, child_w);
-    let num_target = write_samples(arch, start, active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, samples);
-    LayerProgram {
-        first_sample,
-        num_target,
+    LayerRecord {
+        state: start as u32,
+        source: NO_STATE,
+        phase,
+        share: 1.0,
         transition: u32::MAX,
         target_weight: 1.0,
         progress: 1.0,
         flags: root_motion_flag(g, start, layer),
         weight: layer_weight(g, layer, params, triggers),
-        ..LayerProgram::default()
+        anchor: now,
+        ..LayerRecord::default()
+    }
+}
+
+/// A character's blend inputs (`CompiledGraph::blend_inputs`, `slots`) as the `blend_space`
+/// stage reads them: each parameter's number, canonical (`blend_space::canonical_input`).
+#[inline]
+pub(crate) fn write_blend_inputs(slots: &[ParamSlot], params: &ParamView<'_>, triggers: u64, out: &mut [f32]) {
+    for (o, &slot) in out.iter_mut().zip(slots) {
+        *o = canonical_input(params.number(slot, triggers));
     }
 }
 
@@ -393,13 +400,27 @@ fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
     if g.states[state].root_motion && layer == 0 { LayerProgram::ROOT_MOTION } else { 0 }
 }
 
-/// Everything the step reads that is the same for every character (and its time-scaled `dt`).
+/// Everything the step reads that is the same for every character, and the character's
+/// time-scaled `dt`, time scale and record anchoring.
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
     /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's own.
     pub commands: &'a [Transition],
     pub dt_s: f32,
+    /// The character's time scale: its clocks' rates in the records are per second of the
+    /// crowd's time.
+    pub time_scale: f32,
+    /// The update being stepped (`program::RecordClock::now`).
+    pub now: u32,
+    /// Whether this update re-anchors the character's clocks whatever else happens (the
+    /// periodic re-anchoring, staggered by row: [`REANCHOR_PERIOD`]).
+    pub reanchor: bool,
 }
+
+/// Updates between a character's periodic re-anchorings (staggered by row): below
+/// `program::CLOCK_SLOTS`, so that every anchor is in the clock's table, and long enough that
+/// an idle character's record is re-sent about every two seconds at 60 updates a second.
+pub(crate) const REANCHOR_PERIOD: u32 = 120;
 
 impl StepContext<'_> {
     /// Transition `t`: the graph's, or past them an imperative one.
@@ -435,7 +456,7 @@ impl EventSink<'_> {
     }
 }
 
-/// Steps one layer of one character and writes its program and samples.
+/// Steps one layer of one character and writes its record.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn step_layer(
@@ -446,9 +467,7 @@ pub(crate) fn step_layer(
     triggers: u64,
     consumed: &mut u64,
     scratch: &mut Scratch,
-    first_sample: u32,
-    program: &mut LayerProgram,
-    samples: &mut [ClipSample],
+    record: &mut LayerRecord,
     events: &mut EventSink<'_>,
     lod: Lod,
 ) {
@@ -457,12 +476,16 @@ pub(crate) fn step_layer(
     let dt = ctx.dt_s;
     let with_events = arch.has_events();
 
-    // 1. The active state's weights and clock.
+    // 1. The active state's weights and clock. The weights are the step's only where it reads
+    // them (a synced state's rate, events); the evaluators compute the pose's from the record.
     let Scratch { active_w, src_w, node_w, child_w } = scratch;
     let active = *slot.active as usize;
-    leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
-    let active_rate = rate(arch, active, active_w);
     let active_state = &g.states[active];
+    let active_weighed = active_state.sync || with_events;
+    if active_weighed {
+        leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
+    }
+    let active_rate = rate(arch, active, active_w);
     let active_speed = state_speed(active_state, params, triggers);
     let active_from = (*slot.loops, *slot.phase);
     let active_clock = advance(slot.phase, slot.loops, dt * active_speed.abs() * active_rate, active_state.looping);
@@ -476,9 +499,11 @@ pub(crate) fn step_layer(
     if *slot.transition != NO_INDEX {
         if source_is_state || (with_events && *slot.previous != NO_INDEX) {
             let src = *slot.previous as usize;
-            leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
-            let r = rate(arch, src, src_w);
             let st = &g.states[src];
+            if st.sync || with_events {
+                leaf_weights(g, src, params, triggers, src_w, node_w, child_w);
+            }
+            let r = rate(arch, src, src_w);
             let speed = state_speed(st, params, triggers);
             let clock = advance(slot.src_phase, slot.src_loops, dt * speed.abs() * r, st.looping);
             if source_is_state {
@@ -551,8 +576,8 @@ pub(crate) fn step_layer(
         let (active_share, source_share) = if taken.is_some() {
             // The state left (and a source still in flight) played this update as the last
             // pose showed them: the program is still the last update's.
-            let (active, source) =
-                shares_of(program.switch_mode(), program.flags, program.target_weight, program.progress);
+            let mode = program::SwitchMode::from_code(record.mode);
+            let (active, source) = shares_of(mode, record.flags, record.target_weight, record.progress);
             (active, if in_flight.is_some() { source } else { 0.0 })
         } else if let Some(tr) = in_flight {
             let progress = (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0);
@@ -609,7 +634,12 @@ pub(crate) fn step_layer(
         let sync = match tr.sync {
             PhaseSync::Offset => None,
             PhaseSync::Phase => Some(Synced::Phase(*slot.phase)),
-            PhaseSync::Marker => next_marker(arch, active, active_w, *slot.phase, *slot.loops),
+            PhaseSync::Marker => {
+                if !active_weighed {
+                    leaf_weights(g, active, params, triggers, active_w, node_w, child_w);
+                }
+                next_marker(arch, active, active_w, *slot.phase, *slot.loops)
+            }
         };
         // The state left keeps its clock: a crossfade samples it, and PREV_STATE interruptions
         // gate its exit times on it.
@@ -619,7 +649,6 @@ pub(crate) fn step_layer(
             match tr.switch {
                 SwitchMode::Frozen => *slot.flags |= FLAG_SNAPSHOT,
                 SwitchMode::Crossfade if interrupting => *slot.flags |= FLAG_SNAPSHOT,
-                SwitchMode::Crossfade => *src_w = *active_w,
                 _ => {}
             }
         }
@@ -634,16 +663,18 @@ pub(crate) fn step_layer(
         *slot.trans_time_s = 0.0;
         *slot.trans_duration_s = duration_s;
         *slot.transition = if cut { NO_INDEX } else { t };
+        // The destination's weights: a synced one's rate (the step back) and a marker's
+        // dominant clip read them.
         if dest.nodes.len() == 1 {
             active_w[0] = 1.0;
-        } else {
+        } else if dest.sync || matches!(sync, Some(Synced::Marker(..))) {
             leaf_weights(g, to as usize, params, triggers, active_w, node_w, child_w);
         }
         if let Some(phase) = sync.and_then(|s| synced_phase(arch, to as usize, active_w, s)) {
             *slot.phase = phase;
         }
-        program.transition = t as u32;
-        (program.mode, program.decay_s) =
+        record.transition = t as u32;
+        (record.mode, record.decay_s) =
             if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
     }
     // Animation LOD never defers a switch: a character that switches on an update it would have
@@ -658,7 +689,7 @@ pub(crate) fn step_layer(
         step_back = Some((lod.elapsed_s * speed * rate(arch, *slot.active as usize, active_w)).min(f32::MAX));
     }
 
-    // 5. The program.
+    // 5. The record.
     let progress = if in_flight { (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0) } else { 1.0 };
     let mut flags = 0;
     let mut target_weight = 1.0;
@@ -666,8 +697,8 @@ pub(crate) fn step_layer(
     if in_flight {
         let tr = ctx.transition(*slot.transition);
         flags |= LayerProgram::TRANSITIONING;
-        program.transition = u32::from(*slot.transition);
-        (program.mode, program.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
+        record.transition = u32::from(*slot.transition);
+        (record.mode, record.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
         if !matches!(tr.switch, SwitchMode::Inertialize(_)) {
             target_weight = tr.easing.apply(progress);
             if *slot.flags & FLAG_SNAPSHOT != 0 {
@@ -677,41 +708,67 @@ pub(crate) fn step_layer(
             }
         }
     } else if !switched {
-        program.transition = u32::MAX;
-        program.mode = program::SwitchMode::Cut as u32;
-        program.decay_s = 0.0;
+        record.transition = u32::MAX;
+        record.mode = program::SwitchMode::Cut as u32;
+        record.decay_s = 0.0;
     }
     if switched {
         flags |= LayerProgram::SWITCHED;
     }
     flags |= root_motion_flag(g, *slot.active as usize, layer);
-    let a = *slot.active as usize;
-    let target_advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
-    let target = Side { phase: *slot.phase, loops: *slot.loops, advance: target_advance, share: target_weight };
-    let num_target = write_samples(arch, a, active_w, target, samples);
-    let rest = num_target as usize..samples.len();
-    let num_secondary = if source_state {
-        let source = Side {
-            phase: *slot.src_phase,
-            loops: *slot.src_loops,
-            advance: src_clock.now - src_clock.before,
-            share: 1.0 - target_weight,
-        };
-        write_samples(arch, *slot.previous as usize, src_w, source, &mut samples[rest])
-    } else if let Some(back) = step_back {
-        let looping = g.states[a].looping;
-        let phase = if looping { (*slot.phase - back).rem_euclid(1.0) } else { (*slot.phase - back).max(0.0) };
-        write_samples(arch, a, active_w, Side { phase, loops: 0, advance: 0.0, share: 1.0 }, &mut samples[rest])
+    // The active clock, anchored: the evaluators read it at any later update as
+    // `phase + rate × seconds since` (`program::clock_at`), so that the record of a character
+    // whose clock does not move (paused, held at a state's end) stays unchanged and is not
+    // re-sent. Re-anchored on a switch, when its rate per second changes (parameters, time
+    // scale), on a step of a whole cycle or more, periodically (`REANCHOR_PERIOD`), and, for
+    // now, on every update that moves it: read across updates, the anchored clock differs from
+    // the step's own sum of steps by f32 roundings, which took one GPU-against-CPU frame test
+    // (an overshoot-controlled inertialization under a frozen override) to 1.0002e-4 against
+    // its 1e-4, the frame kernels' own difference on inputs both evaluators agreed on to the
+    // bit (docs/gpu.md, "State records").
+    let state = u32::from(*slot.active);
+    let advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
+    let rate_per_s = if switched {
+        let dest = &g.states[state as usize];
+        state_speed(dest, params, triggers).abs() * rate(arch, state as usize, active_w)
     } else {
-        0
+        active_speed.abs() * active_rate
     };
-    program.first_sample = first_sample;
-    program.num_target = num_target;
-    program.num_secondary = num_secondary;
-    program.flags = flags;
-    program.target_weight = target_weight;
-    program.progress = progress;
-    program.weight = layer_weight(g, layer, params, triggers);
+    let rate_per_s = (rate_per_s * ctx.time_scale).min(f32::MAX);
+    let rate_per_s = if rate_per_s.is_nan() { 0.0 } else { rate_per_s };
+    // A step of a whole cycle or more (a huge `dt`; the clock's loops may have saturated, so
+    // its own advance cannot tell) re-anchors too: no anchor is read across it.
+    let step_progress = ctx.dt_s * active_speed.abs() * active_rate;
+    if switched
+        || ctx.reanchor
+        || record.state != state
+        || record.rate.to_bits() != rate_per_s.to_bits()
+        || advance != 0.0
+        || !(step_progress < 1.0)
+    {
+        record.phase = *slot.phase;
+        record.loops = *slot.loops;
+        record.advance = advance;
+        record.rate = rate_per_s;
+        record.anchor = ctx.now;
+    }
+    record.state = state;
+    record.share = target_weight;
+    (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) = if source_state {
+        let advance = src_clock.now - src_clock.before;
+        (u32::from(*slot.previous), *slot.src_phase, *slot.src_loops, advance, LayerRecord::SECONDARY_SOURCE)
+    } else if let Some(back) = step_back {
+        let looping = g.states[*slot.active as usize].looping;
+        let phase = if looping { (*slot.phase - back).rem_euclid(1.0) } else { (*slot.phase - back).max(0.0) };
+        (NO_STATE, phase, 0, 0.0, LayerRecord::SECONDARY_BACK)
+    } else {
+        (NO_STATE, 0.0, 0, 0.0, 0)
+    };
+    (record.shot_clip, record.shot_time_s, record.shot_share) = (0, 0.0, 0.0);
+    record.flags = flags;
+    record.target_weight = target_weight;
+    record.progress = progress;
+    record.weight = layer_weight(g, layer, params, triggers);
     debug_assert!(layer < g.layers.len());
 }
 
@@ -971,53 +1028,6 @@ impl Interval {
         // The float-to-int cast saturates a count past `u32::MAX`.
         (after_start(at(first)) && last >= first && at(last) <= end).then_some((first, (last - first + 1.0) as u32))
     }
-}
-
-/// Where one side of a layer's program reads its state: clock, advance this update (in
-/// progress), and its share of the layer.
-#[derive(Clone, Copy)]
-struct Side {
-    phase: f32,
-    loops: u32,
-    advance: f32,
-    share: f32,
-}
-
-/// Writes a state's non-zero-weight clips; returns how many.
-#[inline]
-fn write_samples(
-    arch: &Archetype,
-    state: usize,
-    weights: &[f32; MAX_BLEND_CHILDREN],
-    side: Side,
-    out: &mut [ClipSample],
-) -> u32 {
-    let st = &arch.graph.states[state];
-    let Side { phase, loops, advance, share } = side;
-    let mut n = 0;
-    for (i, leaf) in st.leaves.range().enumerate() {
-        let w = weights[i] * share;
-        if w <= 0.0 {
-            continue;
-        }
-        let duration = arch.leaf_duration_s[leaf];
-        let seconds_per_progress = seconds_per_progress(arch, state, leaf);
-        let played_s = if st.sync {
-            phase * duration
-        } else {
-            let t = (f64::from(loops) + f64::from(phase)) * f64::from(seconds_per_progress);
-            let d = f64::from(duration);
-            (if st.looping { t % d } else { t.min(d) }) as f32
-        };
-        let time_s = if st.speed < 0.0 { duration - played_s } else { played_s };
-        if let Some(o) = out.get_mut(n) {
-            // Reverse playback reads no root motion (its clip time runs backwards).
-            let advance_s = if st.speed < 0.0 { 0.0 } else { advance * seconds_per_progress };
-            *o = ClipSample { clip: arch.leaf_clip[leaf], time_s, weight: w, advance_s };
-            n += 1;
-        }
-    }
-    n as u32
 }
 
 /// The program's mode code and curve parameter for a graph switch mode; `duration_s` is the

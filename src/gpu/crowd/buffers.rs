@@ -322,7 +322,8 @@ impl GpuCrowd {
             })
         };
         use wgpu::BufferUsages as U;
-        let samples = buffer("throng.samples", samples_bytes, U::STORAGE | U::COPY_DST);
+        // Copied from by `read_expanded_blocking`, which reads what the expand stage wrote.
+        let samples = buffer("throng.samples", samples_bytes, U::STORAGE | U::COPY_DST | U::COPY_SRC);
         let ranges = buffer("throng.sample_ranges", ranges_bytes, U::STORAGE | U::COPY_DST);
         // Same character count (the samples outgrew their buffer): keep the output, which the
         // caller's bind groups may hold, and the intermediates.
@@ -353,7 +354,7 @@ impl GpuCrowd {
         let layered = match kept {
             Some(f) => f.layered.clone(),
             None => self.layers.as_ref().map(|_| {
-                let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST);
+                let programs = buffer("throng.layer_programs", programs_bytes, U::STORAGE | U::COPY_DST | U::COPY_SRC);
                 // Zeroed by wgpu: every character starts having shown nothing.
                 let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
                 let memory = Runs::allocate(

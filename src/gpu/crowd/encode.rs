@@ -36,6 +36,8 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return;
         };
+        // A records frame: its programs and samples first.
+        self.encode_expand(encoder);
         if self.procedural.as_ref().is_some_and(|p| p.runs_for(frame.num_characters)) {
             // Cannot fail: `set_procedural` requires the stage buffers, and the stage path's
             // other refusal (no layers) is for a stage this frame's kind does not record.
@@ -116,6 +118,10 @@ impl GpuCrowd {
         let Some(frame) = &self.frame else {
             return Ok(());
         };
+        if stage == Stage::Transition {
+            // The layered stages' first: a records frame's programs and samples before it.
+            self.encode_expand(encoder);
+        }
         // One workgroup per character, in rows as the frame's grid (the level kernels' chunks may
         // hold more characters than one dimension reaches).
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;

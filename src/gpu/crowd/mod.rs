@@ -13,10 +13,13 @@
 mod buffers;
 mod characters;
 mod encode;
+mod expand;
 mod limits;
 mod procedural;
 mod readback;
 mod upload;
+
+pub use expand::{EXPAND_WORKGROUP, ExpandParams};
 
 use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid};
@@ -161,6 +164,11 @@ pub struct GpuCrowd {
     parents: Vec<u16>,
     /// The procedural stage's setup and targets, after [`set_procedural`](Self::set_procedural).
     procedural: Option<procedural::CrowdProcedural>,
+    /// The expand stage's tables and buffers, after [`set_expansion`](Self::set_expansion).
+    expansion: Option<expand::Expansion>,
+    /// Whether the last frame set was [`set_frame_records`](Self::set_frame_records)'s: each
+    /// encode expands the records before the frame reads programs and samples.
+    expanding: bool,
 }
 
 /// An archetype's layers on the device.
@@ -363,6 +371,8 @@ impl GpuCrowd {
             ranges_scratch: Vec::new(),
             parents: rig.parents().to_vec(),
             procedural: None,
+            expansion: None,
+            expanding: false,
         })
     }
 

@@ -32,6 +32,7 @@ impl GpuCrowd {
             return Ok(());
         };
         self.layered_frame = false;
+        self.expanding = false;
         self.live_characters = num_characters;
         let params_bytes = frame.write_params(&self.queue, frame.chunk_params.first().map_or(0.0, |p| p.dt_s), false);
         frame.due_counts.clear();
@@ -126,16 +127,31 @@ impl GpuCrowd {
         let Some(frame) = &mut self.frame else {
             return Ok(());
         };
-        self.layered_frame = true;
-        self.live_characters = num_characters;
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
         if let Some((program_buffer, _)) = frame.layered.as_ref().filter(|_| !programs.is_empty()) {
             self.queue.write_buffer(program_buffer, 0, bytemuck::cast_slice(programs));
         }
+        self.expanding = false;
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
-        bytes += frame.write_params(&self.queue, dt_s, due.is_some());
+        bytes += self.finish_layered_upload(num_characters, dt_s, due);
+        zone.value(bytes);
+        crate::profile::count(Plot::BytesUploaded, bytes);
+        #[cfg(feature = "tracy")]
+        crate::profile::count_layered(programs, num_layers, due.map(|d| d.rows));
+        Ok(())
+    }
+
+    /// The part of a layered upload after its programs (or records): the frame's parameters,
+    /// its due list and the procedural targets for it; returns the bytes written.
+    pub(super) fn finish_layered_upload(&mut self, num_characters: usize, dt_s: f32, due: Option<DueRows<'_>>) -> u64 {
+        let Some(frame) = &mut self.frame else {
+            return 0;
+        };
+        self.layered_frame = true;
+        self.live_characters = num_characters;
+        let mut bytes = frame.write_params(&self.queue, dt_s, due.is_some());
         frame.due_counts.clear();
         frame.due_rows.clear();
         if let Some(due) = due {
@@ -173,18 +189,14 @@ impl GpuCrowd {
         }
         // Procedural targets written for another due list: again, for this one's rows.
         bytes += self.write_procedural_targets();
-        zone.value(bytes);
-        crate::profile::count(Plot::BytesUploaded, bytes);
-        #[cfg(feature = "tracy")]
-        crate::profile::count_layered(programs, num_layers, due.map(|d| d.rows));
-        Ok(())
+        bytes
     }
 
     /// For a frame whose samples outgrow one storage binding: each chunk's byte window of the
     /// samples its characters read (`span_of(first character, characters)` in samples), which
     /// must fit one binding ([`GpuError::CrowdTooLarge`], `"samples of one chunk"`). `None`
     /// while the whole buffer is bound.
-    fn sample_windows(
+    pub(super) fn sample_windows(
         &self,
         span_of: impl Fn(usize, usize) -> (u64, u64),
     ) -> Result<Option<Vec<(u64, u64)>>, GpuError> {
@@ -221,7 +233,7 @@ impl GpuCrowd {
     }
 
     /// Rebinds the chunks whose sample window moved and tells their shaders where it starts.
-    fn bind_sample_windows(&mut self, windows: &[(u64, u64)]) {
+    pub(super) fn bind_sample_windows(&mut self, windows: &[(u64, u64)]) {
         let Some(frame) = self.frame.as_mut() else {
             return;
         };

@@ -1,0 +1,211 @@
+//! The expand stage: each character's state records (`program::LayerRecord`, what the state
+//! step writes) and blend inputs into its layers' pose programs and clip samples, the leaf
+//! weights through the `blend_space` stage's definition. Mirrored by `shaders/expand.wgsl`.
+//!
+//! The maths is not written here: each character runs [`expand_character`], the one expansion
+//! that `state::Crowd::programs` runs too; the shader is its translation, the clip times by
+//! [`crate::program::played_seconds`] operation for operation (`tests/gpu_expand.rs` holds the
+//! two to 1e-6).
+//!
+//! | input | per | what |
+//! | --- | --- | --- |
+//! | `inputs` | character | [`BlendTrees::num_inputs`] blend inputs (`state::Crowd::blend_inputs`) |
+//! | `records` | character × layer | a [`LayerRecord`] (`state::Crowd::records`) |
+//! | `programs` (out) | character × layer | the layer's [`LayerProgram`] |
+//! | `samples` (out) | character × [`ExpandTables::samples_per_character`] | the samples the programs index |
+
+use rayon::prelude::*;
+
+use crate::blend_space::{BlendTrees, TreeScratch};
+use crate::program::{CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, expand_character};
+
+/// Characters one rayon task expands: a character is a few hundred flops per layer.
+pub const CHARACTERS_PER_TASK: usize = 256;
+
+/// Why an [`ExpandJob`] was refused. Nothing is written when validation fails.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExpandError {
+    /// The tables and the trees are not of one graph: their states, or a state's leaves, differ.
+    #[error("the expand tables ({tables} states) and the blend trees ({trees} states) are not of one graph")]
+    Tables {
+        /// States in the tables.
+        tables: usize,
+        /// States in the trees.
+        trees: usize,
+    },
+    /// The records are not a whole number of characters of the tables' layers (or there are
+    /// no layers), or the outputs are not sized for them.
+    #[error(
+        "{records} records, {programs} programs and {samples} samples for {layers} layers and {per_character} samples per character"
+    )]
+    Sizes {
+        /// Records given.
+        records: usize,
+        /// Programs given.
+        programs: usize,
+        /// Samples given.
+        samples: usize,
+        /// Layers per character.
+        layers: usize,
+        /// Samples per character.
+        per_character: usize,
+    },
+    /// The inputs are not the trees' inputs per character times the characters.
+    #[error("{got} blend inputs given; {expected} expected")]
+    Inputs {
+        /// Inputs needed.
+        expected: usize,
+        /// Inputs given.
+        got: usize,
+    },
+    /// A record names a state the tables do not have.
+    #[error("character {character} layer {layer}: state {state} (the graph has {num_states})")]
+    State {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The state named.
+        state: u32,
+        /// States in the tables.
+        num_states: usize,
+    },
+    /// A record's anchor is `program::CLOCK_SLOTS` updates or more before the clock's, or the
+    /// clock's seconds are not finite and non-negative (`anchor` = `now` then): the records and
+    /// the clock are not of one update.
+    #[error("character {character} layer {layer}: anchored at update {anchor}, read at update {now}")]
+    Anchor {
+        /// The character.
+        character: usize,
+        /// The layer.
+        layer: usize,
+        /// The record's anchor.
+        anchor: u32,
+        /// The clock's update.
+        now: u32,
+    },
+}
+
+impl ExpandError {
+    fn anchor(character: usize, layer: usize, anchor: u32, now: u32) -> Self {
+        Self::Anchor { character, layer, anchor, now }
+    }
+}
+
+/// One frame's expansion on the CPU.
+#[derive(Debug)]
+pub struct ExpandJob<'a> {
+    /// The archetype's tables (`state::Archetype::expansion`).
+    pub tables: &'a ExpandTables,
+    /// The graph's blend trees (`state::Archetype::expansion`).
+    pub trees: &'a BlendTrees,
+    /// Per character, [`BlendTrees::num_inputs`] blend inputs.
+    pub inputs: &'a [f32],
+    /// Per character and layer (`row * layers + layer`), a record.
+    pub records: &'a [LayerRecord],
+    /// The clock the records are anchored against (`state::Crowd::record_clock`).
+    pub clock: &'a RecordClock,
+    /// Per record, its program, written.
+    pub programs: &'a mut [LayerProgram],
+    /// Per character, [`ExpandTables::samples_per_character`] samples, written where its
+    /// layers' slots are (the rest left as they were).
+    pub samples: &'a mut [ClipSample],
+}
+
+impl ExpandJob<'_> {
+    /// Checks the job.
+    ///
+    /// # Errors
+    /// - [`ExpandError::Tables`]: the tables' and trees' states differ in number or leaves.
+    /// - [`ExpandError::Sizes`]: no layers, records not whole characters, or outputs not sized
+    ///   for them.
+    /// - [`ExpandError::Inputs`]: not [`BlendTrees::num_inputs`] per character.
+    /// - [`ExpandError::State`]: a record's active state (unless a one-shot shows alone) or a
+    ///   crossfade's source past the states.
+    /// - [`ExpandError::Anchor`]: a record anchored too long before the clock, or a clock whose
+    ///   seconds are not finite and non-negative.
+    pub fn validate(&self) -> Result<(), ExpandError> {
+        let (tables, trees) = (self.tables, self.trees);
+        let same_graph = tables.states().len() == trees.states().len()
+            && tables.states().iter().zip(trees.states()).all(|(a, b)| a.num_leaves == b.num_leaves);
+        if !same_graph {
+            return Err(ExpandError::Tables { tables: tables.states().len(), trees: trees.states().len() });
+        }
+        let layers = tables.num_layers();
+        let per_character = tables.samples_per_character();
+        let characters = self.records.len().checked_div(layers).unwrap_or(0);
+        if layers == 0
+            || !self.records.len().is_multiple_of(layers)
+            || self.programs.len() != self.records.len()
+            || self.samples.len() != characters * per_character
+        {
+            return Err(ExpandError::Sizes {
+                records: self.records.len(),
+                programs: self.programs.len(),
+                samples: self.samples.len(),
+                layers,
+                per_character,
+            });
+        }
+        let expected = characters * trees.num_inputs();
+        if self.inputs.len() != expected {
+            return Err(ExpandError::Inputs { expected, got: self.inputs.len() });
+        }
+        let now = self.clock.now;
+        if !self.clock.elapsed_s.iter().all(|e| e.is_finite() && *e >= 0.0) {
+            return Err(ExpandError::anchor(0, 0, now, now));
+        }
+        if let Some(i) = self.records.iter().position(|r| now.wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
+            return Err(ExpandError::anchor(i / layers, i % layers, self.records[i].anchor, now));
+        }
+        let num_states = tables.states().len();
+        for (i, r) in self.records.iter().enumerate() {
+            let active = r.sets & LayerRecord::SHOT_ALONE == 0 && r.state as usize >= num_states;
+            let source = r.sets & LayerRecord::SECONDARY_SOURCE != 0 && r.source as usize >= num_states;
+            if active || source {
+                let state = if active { r.state } else { r.source };
+                return Err(ExpandError::State { character: i / layers, layer: i % layers, state, num_states });
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then expands every character (in parallel; characters are independent, so
+    /// the output is the same for any thread count).
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn run(self) -> Result<(), ExpandError> {
+        self.validate()?;
+        let (tables, trees, inputs, records, clock) = (self.tables, self.trees, self.inputs, self.records, self.clock);
+        let layers = tables.num_layers();
+        let per = tables.samples_per_character();
+        let num_inputs = trees.num_inputs();
+        let task = CHARACTERS_PER_TASK;
+        self.programs
+            .par_chunks_mut(task * layers)
+            .zip(self.samples.par_chunks_mut((task * per).max(1)))
+            .enumerate()
+            .for_each(|(t, (programs, samples))| {
+                let mut scratch = TreeScratch::new();
+                for (k, programs) in programs.chunks_exact_mut(layers).enumerate() {
+                    let row = t * task + k;
+                    let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
+                    let block = samples.get_mut(k * per..(k + 1) * per).unwrap_or_default();
+                    expand_character(
+                        tables,
+                        trees,
+                        own,
+                        clock,
+                        row * per,
+                        &records[row * layers..][..layers],
+                        programs,
+                        block,
+                        &mut scratch,
+                    );
+                }
+            });
+        Ok(())
+    }
+}

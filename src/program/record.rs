@@ -1,0 +1,602 @@
+//! State records: what the state step writes per character and layer instead of sample lists,
+//! and the one expansion of a record into the layer's [`LayerProgram`] and [`ClipSample`]s that
+//! both evaluators run (`eval::expand` on the CPU, `shaders/expand.wgsl` on the GPU).
+//!
+//! ```text
+//!  state step ──► LayerRecord per layer   ──► expand: blend_space weights of the active ──► LayerProgram
+//!                 + blend inputs per          (and source) state's tree from the inputs,    + ClipSamples
+//!                   character                 clip times from the clocks (played_seconds)
+//! ```
+//!
+//! A record holds what only the state step knows: the active state and its clock (phase and
+//! whole loops), the source state and its clock while a crossfade runs (or the destination's
+//! clock one step back on an inertialized switch), the clocks' advance this update, the
+//! destination's share, the transition, switch mode and flags, the layer's weight, and a
+//! one-shot's clip while one plays. The leaves' weights are not in it: expansion computes them
+//! from the character's parameters through [`BlendTrees::leaf_weights`], the definition the
+//! `blend_space` stage runs. Clip times come from the clocks through [`played_seconds`], one f32
+//! formula that the shader repeats operation for operation, whole loops in integer arithmetic
+//! so that a clock millions of loops old keeps its sub-microsecond precision.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
+
+use super::{ClipSample, LayerProgram, ProgramError};
+
+/// No state: a record's `source` when no crossfade's source is sampled.
+pub const NO_STATE: u32 = u32::MAX;
+
+/// One layer of one character as the state step leaves it after an update.
+///
+/// Keep in sync with `LayerRecord` in `shaders/expand.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LayerRecord {
+    /// The state shown (a transition's destination): an index of the graph's states.
+    pub state: u32,
+    /// A crossfade's source state, sampled beside the destination ([`NO_STATE`] otherwise).
+    pub source: u32,
+    /// The active state's clock at the anchor: phase in [0, 1] (fraction of its cycle).
+    pub phase: f32,
+    /// The active state's whole loops played at the anchor.
+    pub loops: u32,
+    /// The secondary clock's phase: the source state's ([`LayerRecord::SECONDARY_SOURCE`]), or
+    /// the destination's one step back ([`LayerRecord::SECONDARY_BACK`]).
+    pub src_phase: f32,
+    /// The secondary clock's whole loops (0 for the step back).
+    pub src_loops: u32,
+    /// Progress the active clock advanced in the anchor's update (0 on a switch): root
+    /// motion's span on that update; later updates' is `rate ×` their seconds.
+    pub advance: f32,
+    /// Progress the source clock advanced this update.
+    pub src_advance: f32,
+    /// The destination samples' share of the layer in [0, 1]; a source gets the rest.
+    pub share: f32,
+    /// Bit set of the sample sets: [`LayerRecord::SECONDARY_SOURCE`],
+    /// [`LayerRecord::SECONDARY_BACK`], [`LayerRecord::SHOT_ALONE`],
+    /// [`LayerRecord::SHOT_OVER_GRAPH`].
+    pub sets: u32,
+    /// A one-shot's clip (an index of the archetype's clip table), read under the `SHOT_*` sets.
+    pub shot_clip: u32,
+    /// The one-shot's time in its clip, seconds.
+    pub shot_time_s: f32,
+    /// The one-shot clip's share of the layer while it blends out over the graph's pose.
+    pub shot_share: f32,
+    /// As [`LayerProgram::transition`].
+    pub transition: u32,
+    /// As [`LayerProgram::mode`].
+    pub mode: u32,
+    /// As [`LayerProgram::flags`].
+    pub flags: u32,
+    /// As [`LayerProgram::target_weight`].
+    pub target_weight: f32,
+    /// As [`LayerProgram::progress`].
+    pub progress: f32,
+    /// As [`LayerProgram::weight`].
+    pub weight: f32,
+    /// As [`LayerProgram::decay_s`].
+    pub decay_s: f32,
+    /// The active clock's progress per second of the crowd's time (speed, tree rate and the
+    /// character's time scale together), finite and non-negative.
+    pub rate: f32,
+    /// The update the active clock was anchored on ([`RecordClock::now`] then): its clock at
+    /// any later update is `phase + rate × seconds since` ([`clock_at`]). At most
+    /// [`CLOCK_SLOTS`] − 1 updates old.
+    pub anchor: u32,
+}
+
+/// Updates a record's anchor may be old: the state step re-anchors each character at least
+/// this often (staggered by row), so that the anchored clocks' f32 error stays bounded and the
+/// seconds since any live anchor fit a table of this many entries ([`RecordClock`]).
+pub const CLOCK_SLOTS: usize = 128;
+
+/// The crowd's time as the records' anchors read it: the update now, and the seconds from each
+/// of the last [`CLOCK_SLOTS`] updates to now (`elapsed_s[k % CLOCK_SLOTS]` for update `k`;
+/// 0 for `now`). The state step keeps it per archetype (`state::Crowd::record_clock`).
+///
+/// Keep in sync with `RecordClock` in `shaders/expand.wgsl` (`elapsed_s` as 32 `vec4<f32>`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct RecordClock {
+    /// Updates so far (wrapping).
+    pub now: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
+    /// Per update of the last [`CLOCK_SLOTS`], seconds from it to now, finite, non-negative.
+    pub elapsed_s: [f32; CLOCK_SLOTS],
+}
+
+impl Default for RecordClock {
+    fn default() -> Self {
+        Self { now: 0, pad: [0; 3], elapsed_s: [0.0; CLOCK_SLOTS] }
+    }
+}
+
+/// A record's active clock at `clock.now`: (phase, whole loops, progress advanced on this
+/// update). The anchor's own update reads the record as written; a later one
+/// `phase + rate × elapsed` (whole loops carried for a looping state, held at 1 for one that
+/// does not loop), its advance the progress since the update before. The shader computes the
+/// same, operation for operation.
+#[inline]
+#[must_use]
+pub fn clock_at(record: &LayerRecord, looping: bool, clock: &RecordClock) -> (f32, u32, f32) {
+    let age = clock.now.wrapping_sub(record.anchor);
+    if age == 0 {
+        return (record.phase, record.loops, record.advance);
+    }
+    if record.rate == 0.0 {
+        return (record.phase, record.loops, 0.0);
+    }
+    let slots = CLOCK_SLOTS as u32;
+    let elapsed = clock.elapsed_s[(record.anchor % slots) as usize];
+    let step = clock.elapsed_s[(clock.now.wrapping_sub(1) % slots) as usize];
+    let x = record.phase + record.rate * elapsed;
+    if looping {
+        let whole = x.floor();
+        // The float-to-int cast saturates, as the state step's does.
+        return (x - whole, record.loops.saturating_add(whole as u32), record.rate * step);
+    }
+    let before = (record.phase + record.rate * (elapsed - step)).min(1.0);
+    let phase = x.min(1.0);
+    (phase, 0, phase - before)
+}
+
+impl LayerRecord {
+    /// A crossfade: the source state's samples follow the destination's as the program's
+    /// secondary set, weighted by `1 - share`.
+    pub const SECONDARY_SOURCE: u32 = 1;
+    /// An inertialized switch: the destination one step back (`src_phase`) is the secondary
+    /// set, at full weight, for the evaluator's velocity.
+    pub const SECONDARY_BACK: u32 = 2;
+    /// A one-shot shows alone: its clip is the layer's only sample.
+    pub const SHOT_ALONE: u32 = 4;
+    /// A one-shot blends out over the graph's pose: the graph's samples (both sides of a
+    /// crossfade) weighted by `1 - shot_share`, then the clip at `shot_share`, all as the
+    /// program's target set.
+    pub const SHOT_OVER_GRAPH: u32 = 8;
+}
+
+/// Per state of a graph, how expansion reads it. Flags: [`ExpandTables::SYNC`],
+/// [`ExpandTables::LOOPING`], [`ExpandTables::REVERSE`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExpandState {
+    /// First leaf, an index of [`ExpandTables::leaves`].
+    pub first_leaf: u32,
+    /// Leaves, in `1..=MAX_BLEND_CHILDREN`: the blend tree's leaf slots in order.
+    pub num_leaves: u32,
+    /// Bit set of the state's flags.
+    pub flags: u32,
+}
+
+/// Per leaf, the clip it plays and how its state's clock turns into that clip's seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExpandLeaf {
+    /// Index into the archetype's clip table.
+    pub clip: u32,
+    /// The clip's duration, seconds, > 0.
+    pub duration_s: f32,
+    /// Clip seconds per unit of the state's progress (an unsynced state's leaves run at their
+    /// own rates).
+    pub seconds_per_progress: f32,
+    /// `seconds_per_progress / duration_s`: loops of the clip per unit of progress.
+    pub loops_per_progress: f32,
+    /// The fractional part of `loops_per_progress` as a 64-bit fixed-point fraction (high word,
+    /// then low): whole loops of the state turn the clip by `loops × turn mod 1`, exactly.
+    pub turn: [u32; 2],
+}
+
+impl ExpandLeaf {
+    /// The leaf of a clip lasting `duration_s` (> 0) played at `seconds_per_progress`.
+    #[must_use]
+    pub fn new(clip: u32, duration_s: f32, seconds_per_progress: f32) -> Self {
+        let q = f64::from(seconds_per_progress) / f64::from(duration_s);
+        let fraction = if q.is_finite() { q - q.floor() } else { 0.0 };
+        let scaled = fraction * 4_294_967_296.0;
+        let hi = scaled.floor();
+        let lo = ((scaled - hi) * 4_294_967_296.0).floor();
+        Self {
+            clip,
+            duration_s,
+            seconds_per_progress,
+            loops_per_progress: q as f32,
+            // Casts saturate: a fraction in [0, 1) gives words in [0, 2^32).
+            turn: [hi as u32, lo as u32],
+        }
+    }
+}
+
+/// An archetype's tables for expansion: per state its leaves and flags, per leaf its clip and
+/// clock rates, per layer its sample slots. Built once per archetype (`state::Archetype`);
+/// [`ExpandTables::words`] is the same as the GPU reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExpandTables {
+    states: Vec<ExpandState>,
+    leaves: Vec<ExpandLeaf>,
+    /// Per layer, its sample slots within a character's: (first, count).
+    layer_slots: Vec<(u32, u32)>,
+    samples_per_character: u32,
+    words: Vec<u32>,
+}
+
+/// The word layout of [`ExpandTables::words`], as `shaders/expand.wgsl` reads it (keep in sync
+/// with the constants there; `tests/gpu_expand.rs` checks them).
+///
+/// | words | what |
+/// | --- | --- |
+/// | `HEADER_LEN` | states, leaves, layers, samples per character, where the states, leaves and layers start |
+/// | `STATE_LEN` per state | first leaf, leaves, flags |
+/// | `LEAF_LEN` per leaf | clip, duration, seconds per progress, loops per progress (f32 bits), turn high, turn low |
+/// | `LAYER_LEN` per layer | first sample slot, slots |
+pub mod expand_words {
+    /// Words of the header.
+    pub const HEADER_LEN: usize = 8;
+    /// Words per state.
+    pub const STATE_LEN: usize = 4;
+    /// Words per leaf.
+    pub const LEAF_LEN: usize = 8;
+    /// Words per layer.
+    pub const LAYER_LEN: usize = 2;
+}
+
+impl ExpandTables {
+    /// The state is phase-synced: every leaf at `phase × duration`.
+    pub const SYNC: u32 = 1;
+    /// The state loops (else it holds its last frame).
+    pub const LOOPING: u32 = 2;
+    /// The state plays backwards: clip time is `duration − played`, and reads no root motion.
+    pub const REVERSE: u32 = 4;
+
+    /// The tables of `states` over `leaves`, layer `l` writing `layer_slots[l]` = (first slot,
+    /// slots) of each character's `samples_per_character`.
+    #[must_use]
+    pub fn new(
+        states: Vec<ExpandState>,
+        leaves: Vec<ExpandLeaf>,
+        layer_slots: Vec<(u32, u32)>,
+        samples_per_character: u32,
+    ) -> Self {
+        let mut tables = Self { states, leaves, layer_slots, samples_per_character, words: Vec::new() };
+        tables.words = tables.encode();
+        tables
+    }
+
+    /// The states.
+    #[must_use]
+    pub fn states(&self) -> &[ExpandState] {
+        &self.states
+    }
+
+    /// The leaves.
+    #[must_use]
+    pub fn leaves(&self) -> &[ExpandLeaf] {
+        &self.leaves
+    }
+
+    /// Layers per character.
+    #[must_use]
+    pub fn num_layers(&self) -> usize {
+        self.layer_slots.len()
+    }
+
+    /// Layer `layer`'s sample slots within a character's, as a range (empty past the layers).
+    #[must_use]
+    pub fn layer_slots(&self, layer: usize) -> std::ops::Range<usize> {
+        self.layer_slots.get(layer).map_or(0..0, |&(first, count)| first as usize..(first + count) as usize)
+    }
+
+    /// Sample slots per character.
+    #[must_use]
+    pub fn samples_per_character(&self) -> usize {
+        self.samples_per_character as usize
+    }
+
+    /// The tables as `shaders/expand.wgsl` reads them ([`expand_words`]).
+    #[must_use]
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    fn encode(&self) -> Vec<u32> {
+        use expand_words::*;
+        let states_at = HEADER_LEN;
+        let leaves_at = states_at + STATE_LEN * self.states.len();
+        let layers_at = leaves_at + LEAF_LEN * self.leaves.len();
+        let mut words = vec![0u32; layers_at + LAYER_LEN * self.layer_slots.len()];
+        words[..7].copy_from_slice(&[
+            self.states.len() as u32,
+            self.leaves.len() as u32,
+            self.layer_slots.len() as u32,
+            self.samples_per_character,
+            states_at as u32,
+            leaves_at as u32,
+            layers_at as u32,
+        ]);
+        for (s, st) in self.states.iter().enumerate() {
+            words[states_at + STATE_LEN * s..][..3].copy_from_slice(&[st.first_leaf, st.num_leaves, st.flags]);
+        }
+        for (l, leaf) in self.leaves.iter().enumerate() {
+            words[leaves_at + LEAF_LEN * l..][..6].copy_from_slice(&[
+                leaf.clip,
+                leaf.duration_s.to_bits(),
+                leaf.seconds_per_progress.to_bits(),
+                leaf.loops_per_progress.to_bits(),
+                leaf.turn[0],
+                leaf.turn[1],
+            ]);
+        }
+        for (l, &(first, count)) in self.layer_slots.iter().enumerate() {
+            words[layers_at + LAYER_LEN * l..][..2].copy_from_slice(&[first, count]);
+        }
+        words
+    }
+}
+
+/// Checks a crowd's records, `num_layers` per character, against `tables` and a table of
+/// `num_clips` clips, as the checks of the programs they expand into would
+/// ([`super::validate_layer_programs`]): a whole number of characters
+/// ([`ProgramError::LayerProgramCount`]); every state a record samples among the tables'
+/// states, a one-shot's clip among the clips, every number finite, the shares, target weight
+/// and layer weight in [0, 1], the decay and the rate non-negative, the anchor fewer than
+/// [`CLOCK_SLOTS`] updates before `clock.now` ([`ProgramError::BadProgram`], the record
+/// printed); and the clock's seconds finite and non-negative ([`ProgramError::BadDt`]). The GPU checks records with it before expanding them on the device.
+pub fn validate_records(
+    records: &[LayerRecord],
+    num_layers: usize,
+    tables: &ExpandTables,
+    num_clips: usize,
+    clock: &RecordClock,
+) -> Result<(), ProgramError> {
+    if num_layers == 0 || !records.len().is_multiple_of(num_layers) {
+        return Err(ProgramError::LayerProgramCount { programs: records.len(), layers: num_layers });
+    }
+    if let Some(&bad) = clock.elapsed_s.iter().find(|e| !(e.is_finite() && **e >= 0.0)) {
+        return Err(ProgramError::BadDt(bad));
+    }
+    let num_states = tables.states.len();
+    let unit = |v: f32| (0.0..=1.0).contains(&v);
+    for (i, r) in records.iter().enumerate() {
+        let shot = r.sets & (LayerRecord::SHOT_ALONE | LayerRecord::SHOT_OVER_GRAPH) != 0;
+        let numbers = [
+            r.phase,
+            r.src_phase,
+            r.advance,
+            r.src_advance,
+            r.share,
+            r.shot_time_s,
+            r.shot_share,
+            r.target_weight,
+            r.progress,
+            r.weight,
+            r.decay_s,
+            r.rate,
+        ];
+        let good = numbers.iter().all(|v| v.is_finite())
+            && (r.sets & LayerRecord::SHOT_ALONE != 0 || (r.state as usize) < num_states)
+            && (r.sets & LayerRecord::SECONDARY_SOURCE == 0 || (r.source as usize) < num_states)
+            && (!shot || (r.shot_clip as usize) < num_clips)
+            && [r.share, r.shot_share, r.target_weight, r.weight].into_iter().all(unit)
+            && r.decay_s >= 0.0
+            && r.rate >= 0.0
+            && (clock.now.wrapping_sub(r.anchor) as usize) < CLOCK_SLOTS;
+        if !good {
+            return Err(ProgramError::BadProgram {
+                character: i / num_layers,
+                layer: i % num_layers,
+                what: format!("{r:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The high 32 bits of `a × b`: the shader builds the same from 16-bit halves.
+#[inline]
+#[must_use]
+pub fn mul_hi(a: u32, b: u32) -> u32 {
+    ((u64::from(a) * u64::from(b)) >> 32) as u32
+}
+
+/// `x − floor(x)`, WGSL's `fract`.
+#[inline]
+fn fract(x: f32) -> f32 {
+    x - x.floor()
+}
+
+/// Seconds of a leaf's clip played at a state clock of `loops` whole loops and `phase`, before
+/// reverse playback turns it around: `phase × duration` for a synced state; for one that does
+/// not loop, `phase × seconds_per_progress` up to the clip's end; for a looping unsynced state
+/// `frac(loops × turn + phase × loops_per_progress) × duration`, the whole loops' turn in 64-bit
+/// fixed point (`turn`), so that the error stays about one f32 rounding of the clip whatever the
+/// loop count. The shader computes the same, operation for operation.
+#[inline]
+#[must_use]
+pub fn played_seconds(state_flags: u32, leaf: &ExpandLeaf, phase: f32, loops: u32) -> f32 {
+    if state_flags & ExpandTables::SYNC != 0 {
+        return phase * leaf.duration_s;
+    }
+    if state_flags & ExpandTables::LOOPING == 0 {
+        return (phase * leaf.seconds_per_progress).min(leaf.duration_s);
+    }
+    let top = loops.wrapping_mul(leaf.turn[0]).wrapping_add(mul_hi(loops, leaf.turn[1]));
+    // The top 24 bits, exactly representable: a fraction in [0, 1).
+    let whole = (top >> 8) as f32 * (1.0 / 16_777_216.0);
+    let f = fract(whole + fract(phase * leaf.loops_per_progress));
+    // `fract` of a value a rounding below an integer can come out as 1: the clip's end, which
+    // the sample stage wraps to its start as it does any time past the end.
+    f * leaf.duration_s
+}
+
+/// One side of a layer for [`write_state`]: a state at a clock, its advance and share.
+#[derive(Clone, Copy, Debug)]
+struct Side {
+    state: u32,
+    phase: f32,
+    loops: u32,
+    advance: f32,
+    share: f32,
+}
+
+/// Writes `side`'s state's non-zero-weight clips into `out` from `out[n]`; returns the new count.
+fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [ClipSample], mut n: usize) -> usize {
+    let Some(st) = tables.states.get(side.state as usize) else { return n };
+    let first = st.first_leaf as usize;
+    let Some(leaves) = tables.leaves.get(first..first + st.num_leaves as usize) else { return n };
+    let reverse = st.flags & ExpandTables::REVERSE != 0;
+    for (leaf, &w) in leaves.iter().zip(weights) {
+        let weight = w * side.share;
+        if weight <= 0.0 {
+            continue;
+        }
+        let played_s = played_seconds(st.flags, leaf, side.phase, side.loops);
+        let time_s = if reverse { leaf.duration_s - played_s } else { played_s };
+        // Reverse playback reads no root motion (its clip time runs backwards).
+        let advance_s = if reverse { 0.0 } else { side.advance * leaf.seconds_per_progress };
+        if let Some(o) = out.get_mut(n) {
+            *o = ClipSample { clip: leaf.clip, time_s, weight, advance_s };
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Expands one layer's record: writes the layer's samples into `slots` (the layer's sample
+/// slots of its character, which start at `first_sample` of the crowd's samples) and returns
+/// its program. `inputs` are the character's blend inputs ([`BlendTrees::num_inputs`]);
+/// `scratch` the tree walk's working weights, reused from layer to layer; `clock` the crowd's
+/// time the record's anchor is read against ([`clock_at`]).
+/// States past the tables write nothing; a record's numbers are taken as they are (the
+/// evaluators check the programs this makes).
+#[must_use]
+#[allow(clippy::too_many_arguments)]
+pub fn expand_layer(
+    tables: &ExpandTables,
+    trees: &BlendTrees,
+    inputs: &[f32],
+    clock: &RecordClock,
+    record: &LayerRecord,
+    first_sample: u32,
+    slots: &mut [ClipSample],
+    scratch: &mut TreeScratch,
+) -> LayerProgram {
+    let mut weights = [0.0f32; MAX_BLEND_CHILDREN];
+    let max_leaves = trees.max_leaves().min(MAX_BLEND_CHILDREN);
+    let sets = record.sets;
+    let mut num_target = 0;
+    let mut num_secondary = 0;
+    if sets & LayerRecord::SHOT_ALONE != 0 {
+        if let Some(o) = slots.first_mut() {
+            *o = ClipSample::new(record.shot_clip, record.shot_time_s, 1.0);
+            num_target = 1;
+        }
+    } else {
+        trees.leaf_weights_in(record.state, inputs, &mut weights[..max_leaves], scratch);
+        let looping = tables.states.get(record.state as usize).is_some_and(|s| s.flags & ExpandTables::LOOPING != 0);
+        let (phase, loops, advance) = clock_at(record, looping, clock);
+        let target = Side { state: record.state, phase, loops, advance, share: record.share };
+        num_target = write_state(tables, &weights, target, slots, 0);
+        if sets & LayerRecord::SECONDARY_SOURCE != 0 {
+            trees.leaf_weights_in(record.source, inputs, &mut weights[..max_leaves], scratch);
+            let source = Side {
+                state: record.source,
+                phase: record.src_phase,
+                loops: record.src_loops,
+                advance: record.src_advance,
+                share: 1.0 - record.share,
+            };
+            num_secondary = write_state(tables, &weights, source, slots, num_target) - num_target;
+        } else if sets & LayerRecord::SECONDARY_BACK != 0 {
+            let back = Side { state: record.state, phase: record.src_phase, loops: 0, advance: 0.0, share: 1.0 };
+            num_secondary = write_state(tables, &weights, back, slots, num_target) - num_target;
+        }
+        if sets & LayerRecord::SHOT_OVER_GRAPH != 0 {
+            let graph = num_target + num_secondary;
+            for s in &mut slots[..graph] {
+                s.weight *= 1.0 - record.shot_share;
+            }
+            if let Some(o) = slots.get_mut(graph) {
+                *o = ClipSample {
+                    weight: record.shot_share,
+                    ..ClipSample::new(record.shot_clip, record.shot_time_s, 1.0)
+                };
+                num_target = graph + 1;
+                num_secondary = 0;
+            }
+        }
+    }
+    LayerProgram {
+        first_sample,
+        num_target: num_target as u32,
+        num_secondary: num_secondary as u32,
+        transition: record.transition,
+        mode: record.mode,
+        flags: record.flags,
+        target_weight: record.target_weight,
+        progress: record.progress,
+        weight: record.weight,
+        decay_s: record.decay_s,
+    }
+}
+
+/// Expands one character's records (`records.len()` layers) into its programs and its block of
+/// samples (`samples_per_character` of them), the block starting at sample `block_start` of the
+/// crowd's samples (`row × samples_per_character`), which the programs index. `scratch` is the
+/// tree walk's working weights, reused from character to character.
+#[allow(clippy::too_many_arguments)]
+pub fn expand_character(
+    tables: &ExpandTables,
+    trees: &BlendTrees,
+    inputs: &[f32],
+    clock: &RecordClock,
+    block_start: usize,
+    records: &[LayerRecord],
+    programs: &mut [LayerProgram],
+    block: &mut [ClipSample],
+    scratch: &mut TreeScratch,
+) {
+    for (layer, (record, program)) in records.iter().zip(programs.iter_mut()).enumerate() {
+        let slots = tables.layer_slots(layer);
+        let first_sample = (block_start + slots.start) as u32;
+        let Some(out) = block.get_mut(slots) else { continue };
+        *program = expand_layer(tables, trees, inputs, clock, record, first_sample, out, scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn played_seconds_keeps_long_loops_precise() {
+        // A leaf of 0.7 s in a state whose progress is 1.1 s of it: each loop turns the clip
+        // by 1.1 / 0.7 of a turn.
+        let leaf = ExpandLeaf::new(0, 0.7, 1.1);
+        let flags = ExpandTables::LOOPING;
+        for loops in [0u32, 1, 7, 1_000, 1_000_003, u32::MAX] {
+            for phase in [0.0f32, 0.25, 0.999] {
+                let exact = ((f64::from(loops) + f64::from(phase)) * 1.1f32 as f64) % 0.7f32 as f64;
+                let got = f64::from(played_seconds(flags, &leaf, phase, loops));
+                // Same point of the loop, either side of its wrap.
+                let d = (got - exact).abs();
+                let err = d.min((d - 0.7f32 as f64).abs());
+                assert!(err <= 2e-6, "loops {loops} phase {phase}: expected {exact}, got {got}");
+            }
+        }
+    }
+
+    #[test]
+    fn played_seconds_synced_and_once() {
+        let leaf = ExpandLeaf::new(3, 2.0, 0.5);
+        assert_eq!(played_seconds(ExpandTables::SYNC | ExpandTables::LOOPING, &leaf, 0.25, 9), 0.5);
+        assert_eq!(played_seconds(0, &leaf, 0.5, 0), 0.25);
+        let long = ExpandLeaf::new(3, 2.0, 5.0);
+        assert_eq!(played_seconds(0, &long, 1.0, 0), 2.0);
+    }
+
+    #[test]
+    fn mul_hi_is_the_product_high_word() {
+        assert_eq!(mul_hi(u32::MAX, u32::MAX), u32::MAX - 1);
+        assert_eq!(mul_hi(1 << 16, 1 << 16), 1);
+        assert_eq!(mul_hi(12_345, 6_789), 0);
+    }
+}

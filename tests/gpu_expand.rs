@@ -1,0 +1,323 @@
+//! The expand stage (`shaders/expand.wgsl`, `GpuCrowd::set_frame_records`) against its CPU
+//! mirror (`eval::expand::ExpandJob`): the built-in humanoid's records and blend inputs through
+//! the real state step, every frame of a script that walks, runs, jumps (interrupting blends)
+//! and swells the lean and wave layers, with one-shots on the wave slot; then the same records
+//! with their clocks at up to `u32::MAX` whole loops. Programs must be equal and samples within
+//! 1e-6. Also the word layout and the record's size against the shader, without a device.
+//!
+//! Tests that need an adapter skip with a message when there is none, unless
+//! `THRONG_REQUIRE_GPU=1` (CI on lavapipe), where a missing adapter fails them.
+
+use std::sync::Arc;
+
+use throng::Clip;
+use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
+use throng::eval::expand::ExpandJob;
+use throng::gpu::{EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, expand_source};
+use throng::graph::CompiledGraph;
+use throng::program::{CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, expand_words};
+use throng::runtime::CrowdRuntime;
+use throng::state::OneShot;
+
+const DT: f32 = 1.0 / 60.0;
+
+#[path = "support/gpu.rs"]
+mod gpu_support;
+mod support;
+use gpu_support::gpu;
+use support::Rng;
+use support::drive::{DemoInputs, demo_runtime, drive_demo};
+
+/// The CPU's expansion of `records` and `inputs`.
+fn cpu_expand(
+    bound: &DemoArchetype,
+    records: &[LayerRecord],
+    inputs: &[f32],
+    clock: &RecordClock,
+) -> (Vec<LayerProgram>, Vec<ClipSample>) {
+    let (tables, trees) = bound.archetype.expansion();
+    let characters = records.len() / tables.num_layers();
+    let mut programs = vec![LayerProgram::default(); records.len()];
+    let mut samples = vec![ClipSample::default(); characters * tables.samples_per_character()];
+    ExpandJob { tables, trees, inputs, records, clock, programs: &mut programs, samples: &mut samples }
+        .run()
+        .expect("the state step's records expand");
+    (programs, samples)
+}
+
+/// Asserts the GPU's expansion equals the CPU's: programs field for field, each program's
+/// samples' clips equal and times (modulo the clip's duration, either side of a wrap), weights
+/// and advances within 1e-6. Failures print character, layer, the record, expected and got.
+#[track_caller]
+fn assert_expanded_equal(
+    what: &str,
+    clips: &[Clip],
+    records: &[LayerRecord],
+    layers: usize,
+    expected: &(Vec<LayerProgram>, Vec<ClipSample>),
+    got: &(Vec<LayerProgram>, Vec<ClipSample>),
+) {
+    assert_eq!(expected.0.len(), got.0.len(), "{what}: program count");
+    for (i, (e, g)) in expected.0.iter().zip(&got.0).enumerate() {
+        let (character, layer) = (i / layers, i % layers);
+        let at = format!("{what}: character {character} layer {layer}, record {:?}", records[i]);
+        assert_eq!(e, g, "{at}: program");
+        for s in e.sample_range() {
+            let (es, gs) = (&expected.1[s as usize], &got.1[s as usize]);
+            assert_eq!(es.clip, gs.clip, "{at}: sample {s}: expected {es:?}, got {gs:?}");
+            let duration = clips[es.clip as usize].duration_s();
+            let d = (es.time_s - gs.time_s).abs();
+            // NaN fails every comparison below.
+            let time_error = d.min((d - duration).abs());
+            let close = time_error <= 1e-6
+                && (es.weight - gs.weight).abs() <= 1e-6
+                && (es.advance_s - gs.advance_s).abs() <= 1e-6;
+            assert!(close, "{at}: sample {s}: expected {es:?}, got {gs:?}");
+        }
+    }
+}
+
+/// What gameplay asks of a character at `frame`: a speed that changes every half second (some
+/// jumps between), a jump now and then, lean and wave weights that wander.
+fn script(rng: &mut Rng, frame: usize) -> DemoInputs {
+    let target = if frame.is_multiple_of(30) { [0.0, 1.5, 2.75, 4.0][rng.below(4)] } else { -1.0 };
+    DemoInputs {
+        target_speed_mps: target,
+        jump: rng.below(90) == 0,
+        lean: rng.range(-0.2, 1.2).clamp(0.0, 1.0),
+        wave: rng.range(-0.2, 1.2).clamp(0.0, 1.0),
+    }
+}
+
+#[test]
+fn expand_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let num_characters = 300;
+    // The demo graph with its wave layer a slot, so that one-shots play on it.
+    let demo = DemoCharacter::humanoid();
+    let wave = r#""name": "Wave","#;
+    assert!(LOCOMOTION_GRAPH.contains(wave), "the demo graph's wave layer is where this test edits it");
+    let json = LOCOMOTION_GRAPH.replacen(wave, r#""name": "Wave", "slot": true,"#, 1);
+    let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json).unwrap())).unwrap();
+    let mut runtime = CrowdRuntime::new();
+    let kind = runtime
+        .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+        .unwrap();
+    let handles = runtime.spawn_many(kind, num_characters).unwrap();
+    let options = GpuCrowdOptions { max_chunk_characters: Some(64), ..Default::default() };
+    let mut gpu_crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options).unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    let layers = tables.num_layers();
+    let mut rng = Rng(18);
+    let mut speeds = vec![0.0; num_characters];
+    let mut targets: Vec<f32> = vec![0.0; num_characters];
+    let mut one_shots = 0;
+    for frame in 0..150 {
+        let asked: Vec<DemoInputs> = (0..num_characters)
+            .map(|c| {
+                let mut a = script(&mut rng, frame);
+                if a.target_speed_mps < 0.0 {
+                    a.target_speed_mps = targets[c];
+                }
+                targets[c] = a.target_speed_mps;
+                a
+            })
+            .collect();
+        drive_demo(&mut runtime, kind, &handles, &mut speeds, DT, |row| asked[row]);
+        if frame % 40 == 10 {
+            // Every 7th character, from a different one each time: blend-ins over blend-outs.
+            let players: Vec<_> = handles.iter().copied().skip(frame % 7).step_by(7).collect();
+            let shot = OneShot { blend_in_s: 0.1, blend_out_s: 0.15, ..OneShot::new(frame as u32 % 3) };
+            runtime.play_one_shot(&players, "Wave", shot).unwrap();
+        }
+        runtime.update(DT).unwrap();
+        let crowd = runtime.crowd();
+        let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
+        let clock = crowd.record_clock(kind).unwrap();
+        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+        let got = gpu_crowd.read_expanded_blocking().unwrap();
+        assert_eq!(gpu.failure(), None, "frame {frame}: the device");
+        let expected = cpu_expand(&bound, records, inputs, &clock);
+        one_shots +=
+            records.iter().filter(|r| r.sets & (LayerRecord::SHOT_ALONE | LayerRecord::SHOT_OVER_GRAPH) != 0).count();
+        assert_expanded_equal(&format!("frame {frame}"), &bound.clips, records, layers, &expected, &got);
+        // The crowd's own expansion is the same job's.
+        assert_eq!(crowd.programs(kind).unwrap(), &expected.0[..], "frame {frame}: Crowd::programs");
+    }
+    assert!(one_shots > 1_000, "only {one_shots} one-shot records");
+    // Clocks far into their loops: whole loops in integer arithmetic on both sides.
+    let crowd = runtime.crowd();
+    let inputs = crowd.blend_inputs(kind).unwrap();
+    let clock = crowd.record_clock(kind).unwrap();
+    // Anchors read across updates: the same clocks anchored 1 to 100 updates back, at their
+    // rates (`program::clock_at`: whole loops carried, a state that does not loop held at 1).
+    for (loops, back) in [(1u32, 1u32), (1_000, 5), (65_537, 37), (1_000_003, 100), (u32::MAX, 0)] {
+        let records: Vec<LayerRecord> = crowd
+            .records(kind)
+            .unwrap()
+            .iter()
+            .map(|r| LayerRecord {
+                loops: r.loops.wrapping_add(loops),
+                src_loops: r.src_loops.wrapping_add(loops),
+                anchor: clock.now.wrapping_sub(back),
+                ..*r
+            })
+            .collect();
+        gpu_crowd.set_frame_records(&records, inputs, &clock, DT).unwrap();
+        let got = gpu_crowd.read_expanded_blocking().unwrap();
+        let expected = cpu_expand(&bound, &records, inputs, &clock);
+        let what = format!("{loops} more loops, anchored {back} updates back");
+        assert_expanded_equal(&what, &bound.clips, &records, layers, &expected, &got);
+    }
+}
+
+#[test]
+fn records_frames_are_refused_as_the_cpu_refuses_them() {
+    let Some(gpu) = gpu() else { return };
+    let (_, bound, mut runtime, kind, _) = demo_runtime(4);
+    let rig = throng::demo::DemoCharacter::humanoid().rig;
+    let mut gpu_crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &bound.clips, &bound.layers, GpuCrowdOptions::default())
+            .unwrap();
+    runtime.update(DT).unwrap();
+    let crowd = runtime.crowd();
+    let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
+    let clock = crowd.record_clock(kind).unwrap();
+    assert!(gpu_crowd.set_frame_records(records, inputs, &clock, DT).is_err(), "no expansion set");
+    let (tables, trees) = bound.archetype.expansion();
+    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+    assert!(gpu_crowd.set_frame_records(&records[1..], inputs, &clock, DT).is_err(), "not whole characters");
+    assert!(gpu_crowd.set_frame_records(records, &inputs[1..], &clock, DT).is_err(), "inputs short");
+    let mut bad = records.to_vec();
+    bad[0].state = tables.states().len() as u32;
+    assert!(gpu_crowd.set_frame_records(&bad, inputs, &clock, DT).is_err(), "a state past the graph's");
+    let mut bad = records.to_vec();
+    bad[1].weight = f32::NAN;
+    assert!(gpu_crowd.set_frame_records(&bad, inputs, &clock, DT).is_err(), "a NaN weight");
+    let mut nan_input = inputs.to_vec();
+    nan_input[0] = f32::NAN;
+    assert!(gpu_crowd.set_frame_records(records, &nan_input, &clock, DT).is_err(), "an input not canonical");
+    let mut stale = clock;
+    stale.now = stale.now.wrapping_add(CLOCK_SLOTS as u32);
+    assert!(gpu_crowd.set_frame_records(records, inputs, &stale, DT).is_err(), "anchors past the clock's table");
+    // The CPU job refuses the same shapes.
+    let mut programs = vec![LayerProgram::default(); records.len()];
+    let mut samples = vec![ClipSample::default(); 4 * tables.samples_per_character()];
+    let short = &inputs[1..];
+    let job = ExpandJob {
+        tables,
+        trees,
+        inputs: short,
+        records,
+        clock: &clock,
+        programs: &mut programs,
+        samples: &mut samples,
+    };
+    assert!(job.run().is_err(), "inputs short");
+    let job =
+        ExpandJob { tables, trees, inputs, records, clock: &stale, programs: &mut programs, samples: &mut samples };
+    assert!(job.run().is_err(), "anchors past the clock's table");
+}
+
+/// The word layout, workgroup and record size of `program`/`gpu` against `shaders/expand.wgsl`.
+#[test]
+fn expand_words_match_the_shader() {
+    let source = expand_source();
+    let constant = |name: &str| -> u32 {
+        let line = source
+            .lines()
+            .find(|l| l.starts_with(&format!("const {name}: u32 = ")))
+            .unwrap_or_else(|| panic!("shaders/expand.wgsl declares {name}"));
+        line.rsplit("= ").next().unwrap().trim_end_matches("u;").parse().unwrap()
+    };
+    assert_eq!(constant("EXPAND_STATE_LEN") as usize, expand_words::STATE_LEN);
+    assert_eq!(constant("EXPAND_LEAF_LEN") as usize, expand_words::LEAF_LEN);
+    assert_eq!(constant("EXPAND_LAYER_LEN") as usize, expand_words::LAYER_LEN);
+    assert_eq!(constant("EXPAND_WORKGROUP"), EXPAND_WORKGROUP);
+    assert_eq!(constant("STATE_SYNC"), ExpandTables::SYNC);
+    assert_eq!(constant("STATE_LOOPING"), ExpandTables::LOOPING);
+    assert_eq!(constant("STATE_REVERSE"), ExpandTables::REVERSE);
+    assert_eq!(constant("SECONDARY_SOURCE"), LayerRecord::SECONDARY_SOURCE);
+    assert_eq!(constant("SECONDARY_BACK"), LayerRecord::SECONDARY_BACK);
+    assert_eq!(constant("SHOT_ALONE"), LayerRecord::SHOT_ALONE);
+    assert_eq!(constant("SHOT_OVER_GRAPH"), LayerRecord::SHOT_OVER_GRAPH);
+    assert_eq!(constant("PROGRAM_WORDS") as usize, size_of::<LayerProgram>() / 4);
+    assert_eq!(constant("SAMPLE_WORDS") as usize, size_of::<ClipSample>() / 4);
+    assert_eq!(constant("CLOCK_SLOTS") as usize, CLOCK_SLOTS);
+    // The uniform: 4 words, the clock's 4, then its seconds as `vec4`s.
+    assert!(source.contains(&format!("elapsed_s: array<vec4<f32>, {}>", CLOCK_SLOTS / 4)));
+    assert_eq!(size_of::<throng::gpu::ExpandParams>(), 32 + 4 * CLOCK_SLOTS);
+    // Every field of the record is one word, in the same order.
+    let body = source.split("struct LayerRecord {").nth(1).unwrap().split('}').next().unwrap();
+    let fields: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert_eq!(fields.len() * 4, size_of::<LayerRecord>(), "{fields:?}");
+    assert!(fields.iter().all(|f| f.ends_with("u32,") || f.ends_with("f32,")), "{fields:?}");
+    let debug = format!("{:?}", LayerRecord::default());
+    let names: Vec<&str> = fields.iter().map(|f| f.split(':').next().unwrap()).collect();
+    let mut from = 0;
+    for name in &names {
+        let at =
+            debug[from..].find(&format!("{name}:")).unwrap_or_else(|| panic!("LayerRecord has {name} after {from}"));
+        from += at + name.len();
+    }
+}
+
+/// Uploading only what changed: a crowd of paused humanoids (time scale 0: clocks that do not
+/// move, no transition, nothing changing) sends no records once it has settled; changing one
+/// character's parameter then re-uploads that character alone, its records and inputs, counted
+/// in bytes; and the device, reading its unchanged records at each new clock, still expands
+/// what the CPU does.
+#[test]
+fn changing_one_characters_parameter_uploads_that_character_alone() {
+    let Some(gpu) = gpu() else { return };
+    let num_characters = 20;
+    let (demo, bound, mut runtime, kind, handles) = demo_runtime(num_characters);
+    let mut gpu_crowd = GpuCrowd::with_layers(
+        &gpu.device,
+        &gpu.queue,
+        &demo.rig,
+        &bound.clips,
+        &bound.layers,
+        GpuCrowdOptions::default(),
+    )
+    .unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    let layers = tables.num_layers();
+    let num_inputs = trees.num_inputs();
+    let one_character = (layers * size_of::<LayerRecord>() + num_inputs * size_of::<f32>()) as u64;
+    let speed = runtime.param(kind, "speed").unwrap();
+    let lean = runtime.param(kind, "lean").unwrap();
+    runtime.set_time_scale(&handles, &vec![0.0; num_characters]).unwrap();
+    // Updates 1 to 100 re-anchor none of 20 rows periodically (every 120 updates, by row).
+    for frame in 1..=40 {
+        match frame {
+            // Below the speed that leaves Idle, a single clip: its blend input alone changes.
+            20 => runtime.set_float(speed, &handles[7..8], &[0.05]).unwrap(),
+            // The lean layer's weight: one record changes.
+            30 => runtime.set_float(lean, &handles[3..4], &[0.5]).unwrap(),
+            _ => {}
+        }
+        runtime.update(DT).unwrap();
+        let crowd = runtime.crowd();
+        let (records, inputs) = (crowd.records(kind).unwrap(), crowd.blend_inputs(kind).unwrap());
+        let clock = crowd.record_clock(kind).unwrap();
+        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+        let sent = gpu_crowd.record_bytes_uploaded();
+        let expected = match frame {
+            // The first upload.
+            1 => num_characters as u64 * one_character,
+            20 | 30 => one_character,
+            _ => 0,
+        };
+        assert_eq!(sent, expected, "frame {frame}: bytes of records and inputs uploaded");
+        if frame % 10 == 9 {
+            let got = gpu_crowd.read_expanded_blocking().unwrap();
+            let expected = cpu_expand(&bound, records, inputs, &clock);
+            assert_expanded_equal(&format!("frame {frame}"), &bound.clips, records, layers, &expected, &got);
+        }
+    }
+}
