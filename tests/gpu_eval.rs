@@ -30,6 +30,7 @@ mod support;
 use gpu_support::{gpu, test_rig};
 use support::Rng;
 use support::compare::{GPU_TOLERANCE, assert_matrices_close_with};
+use support::wgsl::{check_struct, wgsl_u32_constant};
 
 /// A clip whose joints turn in sine waves of their own frequency and phase.
 fn wave_clip(rig: &Rig, name: &str, num_frames: usize, duration_s: f32, looping: bool, seed: u64) -> Clip {
@@ -488,51 +489,11 @@ fn refuses_bad_input_before_submitting() {
     }
 }
 
-/// Finds a named type in a naga module.
-fn naga_type(module: &naga::Module, name: &str) -> naga::Handle<naga::Type> {
-    module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name))
-        .map(|(h, _)| h)
-        .unwrap_or_else(|| panic!("no struct {name} in types.wgsl"))
-}
-
-/// Checks a WGSL struct's size and member offsets against the Rust struct's.
-fn check_struct(
-    module: &naga::Module,
-    layouter: &naga::proc::Layouter,
-    name: &str,
-    size: usize,
-    offsets: &[(&str, usize)],
-) {
-    let handle = naga_type(module, name);
-    assert_eq!(layouter[handle].size as usize, size, "{name}: size (WGSL vs Rust)");
-    let naga::TypeInner::Struct { members, .. } = &module.types[handle].inner else { panic!("{name} is not a struct") };
-    let wgsl: Vec<(&str, usize)> =
-        members.iter().map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize)).collect();
-    assert_eq!(wgsl, offsets, "{name}: members and offsets (WGSL vs Rust)");
-}
-
-fn wgsl_u32_constant(module: &naga::Module, name: &str) -> u32 {
-    let (_, constant) = module
-        .constants
-        .iter()
-        .find(|(_, c)| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no const {name}"));
-    match module.global_expressions[constant.init] {
-        naga::Expression::Literal(naga::Literal::U32(v)) => v,
-        ref other => panic!("{name} is {other:?}, not a u32 literal"),
-    }
-}
-
 #[test]
 fn shared_structs_match_wgsl_layouts() {
     use std::mem::{offset_of, size_of};
     let source = include_str!("../shaders/shared/types.wgsl");
-    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).unwrap();
+    let (module, layouter) = support::wgsl::parse(source);
 
     check_struct(
         &module,

@@ -27,6 +27,7 @@ mod support;
 use gpu_support::gpu;
 use support::Rng;
 use support::drive::{DemoInputs, demo_runtime, drive_demo};
+use support::wgsl::{check_struct, wgsl_u32_constant};
 
 /// The CPU's expansion of `records` and `inputs`.
 fn cpu_expand(
@@ -222,17 +223,15 @@ fn records_frames_are_refused_as_the_cpu_refuses_them() {
     assert!(job.run().is_err(), "anchors past the clock's table");
 }
 
-/// The word layout, workgroup and record size of `program`/`gpu` against `shaders/expand.wgsl`.
+/// The word layout, workgroup, uniform and record of `program`/`gpu` against
+/// `shaders/expand.wgsl`, as naga lays them out.
 #[test]
 fn expand_words_match_the_shader() {
+    use std::mem::offset_of;
+    use throng::gpu::ExpandParams;
     let source = expand_source();
-    let constant = |name: &str| -> u32 {
-        let line = source
-            .lines()
-            .find(|l| l.starts_with(&format!("const {name}: u32 = ")))
-            .unwrap_or_else(|| panic!("shaders/expand.wgsl declares {name}"));
-        line.rsplit("= ").next().unwrap().trim_end_matches("u;").parse().unwrap()
-    };
+    let (module, layouter) = support::wgsl::parse(&source);
+    let constant = |name: &str| wgsl_u32_constant(&module, name);
     assert_eq!(constant("EXPAND_STATE_LEN") as usize, expand_words::STATE_LEN);
     assert_eq!(constant("EXPAND_LEAF_LEN") as usize, expand_words::LEAF_LEN);
     assert_eq!(constant("EXPAND_LAYER_LEN") as usize, expand_words::LAYER_LEN);
@@ -248,21 +247,54 @@ fn expand_words_match_the_shader() {
     assert_eq!(constant("SAMPLE_WORDS") as usize, size_of::<ClipSample>() / 4);
     assert_eq!(constant("CLOCK_SLOTS") as usize, CLOCK_SLOTS);
     // The uniform: 4 words, the clock's 4, then its seconds as `vec4`s.
-    assert!(source.contains(&format!("elapsed_s: array<vec4<f32>, {}>", CLOCK_SLOTS / 4)));
-    assert_eq!(size_of::<throng::gpu::ExpandParams>(), 32 + 4 * CLOCK_SLOTS);
-    // Every field of the record is one word, in the same order.
-    let body = source.split("struct LayerRecord {").nth(1).unwrap().split('}').next().unwrap();
-    let fields: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    assert_eq!(fields.len() * 4, size_of::<LayerRecord>(), "{fields:?}");
-    assert!(fields.iter().all(|f| f.ends_with("u32,") || f.ends_with("f32,")), "{fields:?}");
-    let debug = format!("{:?}", LayerRecord::default());
-    let names: Vec<&str> = fields.iter().map(|f| f.split(':').next().unwrap()).collect();
-    let mut from = 0;
-    for name in &names {
-        let at =
-            debug[from..].find(&format!("{name}:")).unwrap_or_else(|| panic!("LayerRecord has {name} after {from}"));
-        from += at + name.len();
+    let clock = offset_of!(ExpandParams, clock);
+    check_struct(
+        &module,
+        &layouter,
+        "ExpandParams",
+        size_of::<ExpandParams>(),
+        &[
+            ("num_characters", offset_of!(ExpandParams, num_characters)),
+            ("groups_x", offset_of!(ExpandParams, groups_x)),
+            ("pad0", offset_of!(ExpandParams, pad)),
+            ("pad1", offset_of!(ExpandParams, pad) + 4),
+            ("now", clock + offset_of!(RecordClock, now)),
+            ("pad2", clock + offset_of!(RecordClock, pad)),
+            ("pad3", clock + offset_of!(RecordClock, pad) + 4),
+            ("pad4", clock + offset_of!(RecordClock, pad) + 8),
+            ("elapsed_s", clock + offset_of!(RecordClock, elapsed_s)),
+        ],
+    );
+    // Every field of the record, one word each, in the same order.
+    macro_rules! record_fields {
+        ($($field:ident),*) => { [$((stringify!($field), offset_of!(LayerRecord, $field))),*] };
     }
+    let fields = record_fields!(
+        state,
+        source,
+        phase,
+        loops,
+        src_phase,
+        src_loops,
+        advance,
+        src_advance,
+        share,
+        sets,
+        shot_clip,
+        shot_time_s,
+        shot_share,
+        transition,
+        mode,
+        flags,
+        target_weight,
+        progress,
+        weight,
+        decay_s,
+        rate,
+        anchor
+    );
+    assert_eq!(fields.len() * 4, size_of::<LayerRecord>(), "a field of LayerRecord is missing from the list");
+    check_struct(&module, &layouter, "LayerRecord", size_of::<LayerRecord>(), &fields);
 }
 
 /// Uploading only what changed: a crowd of paused humanoids (time scale 0: clocks that do not

@@ -2,7 +2,8 @@
 //! their validation problems, run trace scripts, wrap glTF JSON and a buffer into a GLB
 //! container, base64 for data URIs, compare rendered pixels, and reproducible random numbers;
 //! and in submodules, compare floats (`compare`, failing on NaN), drive crowds (`drive`), make
-//! scratch folders (`files`) and build the example programs the tests run (`examples`).
+//! scratch folders (`files`), build the example programs the tests run (`examples`) and check
+//! Rust structs and constants against a shader's layouts (`wgsl`).
 //! `gpu.rs` beside them, the GPU tests' device and random rigs and programs, is included by
 //! those tests alone (`#[path]`), each of which declares this module too.
 //!
@@ -17,6 +18,7 @@ pub mod files;
 /// The locomotion graph and clip table, shared with the benches.
 #[path = "../../benches/support/locomotion.rs"]
 pub mod locomotion;
+pub mod wgsl;
 
 use std::path::PathBuf;
 
