@@ -50,6 +50,8 @@ pub(super) struct Expansion {
     /// Bytes of records and inputs the last upload wrote.
     record_bytes: u64,
     bind_group: Option<wgpu::BindGroup>,
+    /// The buffers `bind_group` binds, in its entries' order: a frame over the same ones keeps it.
+    bound: Vec<wgpu::Buffer>,
     workgroups: (u32, u32, u32),
 }
 
@@ -125,6 +127,7 @@ impl GpuCrowd {
             sent_inputs: Vec::new(),
             record_bytes: 0,
             bind_group: None,
+            bound: Vec::new(),
             workgroups: (0, 0, 0),
         });
         self.expanding = false;
@@ -310,7 +313,7 @@ impl GpuCrowd {
             clock: *clock,
         };
         self.queue.write_buffer(&expansion.params, 0, bytemuck::bytes_of(&params));
-        let entries = [
+        let bindings = [
             (1, &expansion.trees),
             (2, inputs_buffer),
             (5, &expansion.params),
@@ -318,13 +321,20 @@ impl GpuCrowd {
             (7, records_buffer),
             (8, programs),
             (9, &frame.samples),
-        ]
-        .map(|(binding, buffer)| wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() });
-        expansion.bind_group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("throng.expand"),
-            layout: &expansion.pipeline.layout,
-            entries: &entries,
-        }));
+        ];
+        // Made again only when a buffer it binds was replaced (a crowd that grew), not each frame.
+        let same = expansion.bound.len() == bindings.len()
+            && expansion.bound.iter().zip(&bindings).all(|(bound, (_, buffer))| bound == *buffer);
+        if expansion.bind_group.is_none() || !same {
+            let entries = bindings
+                .map(|(binding, buffer)| wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() });
+            expansion.bind_group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("throng.expand"),
+                layout: &expansion.pipeline.layout,
+                entries: &entries,
+            }));
+            expansion.bound = bindings.iter().map(|(_, buffer)| (*buffer).clone()).collect();
+        }
         let mut bytes = record_bytes + size_of::<ExpandParams>() as u64;
         self.expanding = true;
         // Each chunk reads its characters' blocks of samples.
