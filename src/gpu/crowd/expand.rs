@@ -279,9 +279,11 @@ impl GpuCrowd {
         };
         let changed = |c: usize| sent(c) != Some(bytes_of(c));
         let first = (0..num_characters).find(|&c| changed(c));
-        let last = (0..num_characters).rev().find(|&c| changed(c));
+        // Back from the end only as far as the first change: nothing is compared twice.
+        let span = first.and_then(|first| Some(first..(first..num_characters).rev().find(|&c| changed(c))? + 1));
         let mut record_bytes = 0u64;
-        if let (Some(first), Some(last)) = (first, last) {
+        if let Some(characters) = span.clone() {
+            let (first, last) = (characters.start, characters.end - 1);
             let span = first * num_layers..(last + 1) * num_layers;
             let at = (span.start * size_of::<LayerRecord>()) as u64;
             self.queue.write_buffer(records_buffer, at, bytemuck::cast_slice(&records[span.clone()]));
@@ -296,10 +298,21 @@ impl GpuCrowd {
         let Some(expansion) = &mut self.expansion else {
             return Ok(());
         };
-        expansion.sent_records.clear();
-        expansion.sent_records.extend_from_slice(records);
-        expansion.sent_inputs.clear();
-        expansion.sent_inputs.extend_from_slice(inputs);
+        // What the buffers hold now: outside the span they already held it.
+        if expansion.sent_records.len() == records.len() && expansion.sent_inputs.len() == inputs.len() {
+            if let Some(characters) = span {
+                let (r, i) = (num_layers, expansion.num_inputs);
+                let records_span = characters.start * r..characters.end * r;
+                let inputs_span = characters.start * i..characters.end * i;
+                expansion.sent_records[records_span.clone()].copy_from_slice(&records[records_span]);
+                expansion.sent_inputs[inputs_span.clone()].copy_from_slice(&inputs[inputs_span]);
+            }
+        } else {
+            expansion.sent_records.clear();
+            expansion.sent_records.extend_from_slice(records);
+            expansion.sent_inputs.clear();
+            expansion.sent_inputs.extend_from_slice(inputs);
+        }
         expansion.record_bytes = record_bytes;
         let (Some(records_buffer), Some(inputs_buffer)) = (&expansion.records, &expansion.inputs) else {
             return Ok(());
