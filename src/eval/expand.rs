@@ -85,12 +85,73 @@ pub enum ExpandError {
         /// The clock's update.
         now: u32,
     },
+    /// A leaf of the tables plays a clip past the clip table
+    /// (`eval::root_motion::records_root_motion`, which reads the clips).
+    #[error("leaf {leaf} plays clip {clip}; there are {num_clips} clips")]
+    LeafClip {
+        /// The leaf, an index of `ExpandTables::leaves`.
+        leaf: usize,
+        /// The clip it names.
+        clip: u32,
+        /// Clips given.
+        num_clips: usize,
+    },
 }
 
 impl ExpandError {
     fn anchor(character: usize, layer: usize, anchor: u32, now: u32) -> Self {
         Self::Anchor { character, layer, anchor, now }
     }
+}
+
+/// [`ExpandJob::validate`]'s checks, `outputs` (the programs' and samples' lengths) checked
+/// where given: [`crate::eval::root_motion::records_root_motion`], which writes no programs,
+/// checks its records the same.
+pub(crate) fn validate_records_frame(
+    tables: &ExpandTables,
+    trees: &BlendTrees,
+    inputs: &[f32],
+    records: &[LayerRecord],
+    clock: &RecordClock,
+    outputs: Option<(usize, usize)>,
+) -> Result<(), ExpandError> {
+    let same_graph = tables.states().len() == trees.states().len()
+        && tables.states().iter().zip(trees.states()).all(|(a, b)| a.num_leaves == b.num_leaves);
+    if !same_graph {
+        return Err(ExpandError::Tables { tables: tables.states().len(), trees: trees.states().len() });
+    }
+    let layers = tables.num_layers();
+    let per_character = tables.samples_per_character();
+    let characters = records.len().checked_div(layers).unwrap_or(0);
+    let (programs, samples) = outputs.unwrap_or((records.len(), characters * per_character));
+    if layers == 0
+        || !records.len().is_multiple_of(layers)
+        || programs != records.len()
+        || samples != characters * per_character
+    {
+        return Err(ExpandError::Sizes { records: records.len(), programs, samples, layers, per_character });
+    }
+    let expected = characters * trees.num_inputs();
+    if inputs.len() != expected {
+        return Err(ExpandError::Inputs { expected, got: inputs.len() });
+    }
+    let now = clock.now;
+    if !clock.elapsed_s.iter().all(|e| e.is_finite() && *e >= 0.0) {
+        return Err(ExpandError::anchor(0, 0, now, now));
+    }
+    if let Some(i) = records.iter().position(|r| now.wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
+        return Err(ExpandError::anchor(i / layers, i % layers, records[i].anchor, now));
+    }
+    let num_states = tables.states().len();
+    for (i, r) in records.iter().enumerate() {
+        let active = r.sets & LayerRecord::SHOT_ALONE == 0 && r.state as usize >= num_states;
+        let source = r.sets & LayerRecord::SECONDARY_SOURCE != 0 && r.source as usize >= num_states;
+        if active || source {
+            let state = if active { r.state } else { r.source };
+            return Err(ExpandError::State { character: i / layers, layer: i % layers, state, num_states });
+        }
+    }
+    Ok(())
 }
 
 /// One frame's expansion on the CPU.
@@ -126,49 +187,8 @@ impl ExpandJob<'_> {
     /// - [`ExpandError::Anchor`]: a record anchored too long before the clock, or a clock whose
     ///   seconds are not finite and non-negative.
     pub fn validate(&self) -> Result<(), ExpandError> {
-        let (tables, trees) = (self.tables, self.trees);
-        let same_graph = tables.states().len() == trees.states().len()
-            && tables.states().iter().zip(trees.states()).all(|(a, b)| a.num_leaves == b.num_leaves);
-        if !same_graph {
-            return Err(ExpandError::Tables { tables: tables.states().len(), trees: trees.states().len() });
-        }
-        let layers = tables.num_layers();
-        let per_character = tables.samples_per_character();
-        let characters = self.records.len().checked_div(layers).unwrap_or(0);
-        if layers == 0
-            || !self.records.len().is_multiple_of(layers)
-            || self.programs.len() != self.records.len()
-            || self.samples.len() != characters * per_character
-        {
-            return Err(ExpandError::Sizes {
-                records: self.records.len(),
-                programs: self.programs.len(),
-                samples: self.samples.len(),
-                layers,
-                per_character,
-            });
-        }
-        let expected = characters * trees.num_inputs();
-        if self.inputs.len() != expected {
-            return Err(ExpandError::Inputs { expected, got: self.inputs.len() });
-        }
-        let now = self.clock.now;
-        if !self.clock.elapsed_s.iter().all(|e| e.is_finite() && *e >= 0.0) {
-            return Err(ExpandError::anchor(0, 0, now, now));
-        }
-        if let Some(i) = self.records.iter().position(|r| now.wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
-            return Err(ExpandError::anchor(i / layers, i % layers, self.records[i].anchor, now));
-        }
-        let num_states = tables.states().len();
-        for (i, r) in self.records.iter().enumerate() {
-            let active = r.sets & LayerRecord::SHOT_ALONE == 0 && r.state as usize >= num_states;
-            let source = r.sets & LayerRecord::SECONDARY_SOURCE != 0 && r.source as usize >= num_states;
-            if active || source {
-                let state = if active { r.state } else { r.source };
-                return Err(ExpandError::State { character: i / layers, layer: i % layers, state, num_states });
-            }
-        }
-        Ok(())
+        let outputs = Some((self.programs.len(), self.samples.len()));
+        validate_records_frame(self.tables, self.trees, self.inputs, self.records, self.clock, outputs)
     }
 
     /// Validates, then expands every character (in parallel; characters are independent, so

@@ -6,14 +6,21 @@
 //! `end` are the root at the clip's first and last frame.
 //!
 //! [`crate::eval::frame_layers::FrameJob`] reports root motion as it evaluates; an engine evaluating
-//! on the GPU, which reports none, calls [`crowd_root_motion`] on the same pose programs.
+//! on the GPU, which reports none, calls [`crowd_root_motion`] on the same pose programs, or
+//! [`records_root_motion`] on the state step's records, expanding each character's base layer
+//! alone.
 
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
 use super::EvalError;
+use super::expand::{ExpandError, validate_records_frame};
+use crate::blend_space::{BlendTrees, TreeScratch};
 use crate::clip::Clip;
-use crate::program::{ClipSample, LayerProgram, SwitchMode, validate_layer_programs};
+use crate::program::{
+    ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, SwitchMode, expand_layer,
+    validate_layer_programs, validate_records,
+};
 use crate::rig::Transform;
 
 /// Root travel over one step: horizontal translation (metres, in the clip's model space, y = 0)
@@ -161,6 +168,57 @@ pub fn crowd_root_motion(
     out.par_iter_mut().zip(programs.par_chunks(num_layers)).with_min_len(ROOT_MOTION_CHUNK).for_each(
         |(delta, layers)| {
             *delta = layers.first().map_or_else(RootDelta::default, |base| program_root_delta(clips, samples, base));
+        },
+    );
+    Ok(())
+}
+
+/// [`crowd_root_motion`] from the state step's records (`state::Crowd::records`, with
+/// `Crowd::blend_inputs`, `Crowd::record_clock` and `Archetype::expansion`'s tables and trees)
+/// instead of its programs: each character's base layer alone is expanded
+/// ([`crate::program::expand_layer`], the one expansion), and only where its record extracts
+/// root motion, so a caller expanding records on the GPU (`GpuCrowd::set_frame_records`) never
+/// expands the crowd's other layers on the CPU. `out[i]` is what [`crowd_root_motion`] gives on
+/// the programs `Crowd::programs` expands from the same records, bit for bit.
+///
+/// # Errors
+/// [`EvalError::RootMotionCount`] when `out` is not one entry per character;
+/// [`crate::eval::expand::ExpandJob::validate`]'s checks of the tables, trees, inputs, records
+/// and clock ([`EvalError::Expand`]), a leaf playing a clip past `clips`
+/// ([`ExpandError::LeafClip`]), and [`crate::program::validate_records`]' ([`EvalError::Program`]);
+/// nothing is written then.
+pub fn records_root_motion(
+    clips: &[Clip],
+    tables: &ExpandTables,
+    trees: &BlendTrees,
+    inputs: &[f32],
+    records: &[LayerRecord],
+    clock: &RecordClock,
+    out: &mut [RootDelta],
+) -> Result<(), EvalError> {
+    validate_records_frame(tables, trees, inputs, records, clock, None)?;
+    if let Some((leaf, l)) = tables.leaves().iter().enumerate().find(|(_, l)| l.clip as usize >= clips.len()) {
+        return Err(ExpandError::LeafClip { leaf, clip: l.clip, num_clips: clips.len() }.into());
+    }
+    let num_layers = tables.num_layers();
+    validate_records(records, num_layers, tables, clips.len(), clock)?;
+    let characters = records.len() / num_layers;
+    if out.len() != characters {
+        return Err(EvalError::RootMotionCount { got: out.len(), characters });
+    }
+    let num_inputs = trees.num_inputs();
+    let slots = tables.layer_slots(0).len();
+    out.par_iter_mut().enumerate().with_min_len(ROOT_MOTION_CHUNK).for_each_init(
+        || (TreeScratch::new(), vec![ClipSample::default(); slots]),
+        |(scratch, samples), (row, delta)| {
+            let base = &records[row * num_layers];
+            *delta = RootDelta::default();
+            if base.flags & LayerProgram::ROOT_MOTION == 0 {
+                return;
+            }
+            let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
+            let program = expand_layer(tables, trees, own, clock, base, 0, samples, scratch);
+            *delta = program_root_delta(clips, samples, &program);
         },
     );
     Ok(())
