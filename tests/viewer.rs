@@ -94,7 +94,7 @@ fn headless_crowd_has_characters_that_move() {
     .stdout;
     let stdout = String::from_utf8_lossy(&stdout);
     assert!(
-        stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("clips sampled"),
+        stdout.contains("300 characters") && stdout.contains("fps") && stdout.contains("records uploaded"),
         "stats missing:\n{stdout}"
     );
     render_background("300", &background);
@@ -184,8 +184,25 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     let cpu_png = dir.join("cpu.png");
     let background = dir.join("ground.png");
     let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
-    headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
-    headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
+    let gpu_run = headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
+    let cpu_run = headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
+    // The GPU evaluator took the records path: what it uploaded per character is records and
+    // blend inputs (the demo graph's layers and its one input), fewer bytes than the programs
+    // and sample slots `set_frame` sends; the CPU evaluator counts the clips it sampled.
+    let per_character = records_per_character(&String::from_utf8_lossy(&gpu_run.stdout));
+    let demo = throng::demo::DemoCharacter::humanoid();
+    let graph = std::sync::Arc::new(throng::graph::CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).unwrap());
+    let bound = demo.bind(graph).unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    let layers = tables.num_layers();
+    let records_max = layers * size_of::<throng::program::LayerRecord>() + trees.num_inputs() * size_of::<f32>();
+    let set_frame = layers * size_of::<throng::program::LayerProgram>()
+        + tables.samples_per_character() * size_of::<throng::program::ClipSample>();
+    assert!(
+        per_character > 0.0 && per_character <= records_max as f64 && per_character < set_frame as f64,
+        "the GPU viewer uploaded {per_character} B a character a frame; records are at most {records_max}, set_frame's {set_frame}"
+    );
+    assert!(String::from_utf8_lossy(&cpu_run.stdout).contains("clips sampled"), "the CPU evaluator's figures");
     render_background("300", &background);
     let (gpu, cpu) = (load(&gpu_png), load(&cpu_png));
     let characters = character_mask(&gpu, &load(&background)).iter().filter(|&&m| m).count();
@@ -200,6 +217,18 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
 
 /// README's main command on a machine without a display says so and gives the headless
 /// command, instead of winit's error about Wayland variables; it fails before touching a GPU.
+/// The GPU viewer's records uploaded per character and frame, from its stats line
+/// (`records uploaded N B/frame, X B/character`).
+fn records_per_character(stdout: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("records uploaded"))
+        .unwrap_or_else(|| panic!("no records figure:\n{stdout}"));
+    let figure =
+        line.split(", ").find_map(|part| part.strip_suffix(" B/character")).unwrap_or_else(|| panic!("{line}"));
+    figure.trim().parse().unwrap_or_else(|_| panic!("not a number in {line}"))
+}
+
 #[test]
 fn without_a_display_the_viewer_says_so_and_gives_the_headless_command() {
     let output = Command::new(viewer_binary())

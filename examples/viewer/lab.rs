@@ -339,7 +339,7 @@ fn laid(laid_out: &mut Vec<LaidOut>, what: impl Into<String>, text: impl Into<St
     laid_out.push(LaidOut { what: what.into(), text: text.into(), rect });
 }
 
-/// The crowd panel: frame time split, clips sampled, GPU timestamps, the LOD histogram and the
+/// The crowd panel: frame time split, clips sampled (CPU) or records uploaded (GPU), GPU timestamps, the LOD histogram and the
 /// switch mode (the number keys' selector).
 fn crowd_panel(
     ctx: &egui::Context,
@@ -370,8 +370,13 @@ fn crowd_panel(
                     ui.label(format!("{ms:.2} ms"));
                     ui.end_row();
                 }
-                ui.label("clips sampled");
-                ui.label(format!("{:.0} / frame", split.clips));
+                if figures.cpu {
+                    ui.label("clips sampled");
+                    ui.label(format!("{:.0} / frame", split.clips));
+                } else {
+                    ui.label("records uploaded");
+                    ui.label(format!("{:.0} B / frame", split.uploaded));
+                }
                 ui.end_row();
                 ui.label("GPU timestamps");
                 ui.label(match (split.eval_gpu_ms, split.draw_gpu_ms) {

@@ -319,6 +319,25 @@ pub struct Stats {
     draw_gpu_ms: f64,
     timestamped: u64,
     clips: u64,
+    uploaded: u64,
+}
+
+/// What a frame's evaluation took in: the CPU evaluator's clips sampled (`--cpu`), or the
+/// bytes of state records and blend inputs the GPU evaluator uploaded.
+#[derive(Clone, Copy, Debug)]
+pub enum Intake {
+    /// Clips the CPU evaluator sampled.
+    Clips(usize),
+    /// Bytes of records and inputs the GPU evaluator uploaded.
+    RecordBytes(u64),
+}
+
+impl Intake {
+    /// The frame's, from the renderer's evaluator (the scene's clips counted only for the CPU
+    /// one: counting them expands the crowd's programs on the CPU).
+    pub fn of(renderer: &Renderer, scene: &Scene) -> Self {
+        renderer.records_uploaded().map_or_else(|| Self::Clips(scene.clips_sampled()), Self::RecordBytes)
+    }
 }
 
 /// Means of one [`Stats`], milliseconds unless named otherwise.
@@ -332,8 +351,10 @@ pub struct Split {
     pub eval_ms: f64,
     /// The draw, wall clock.
     pub draw_ms: f64,
-    /// Clips sampled per frame.
+    /// Clips sampled per frame (the CPU evaluator's).
     pub clips: f64,
+    /// Bytes of state records and blend inputs uploaded per frame (the GPU evaluator's).
+    pub uploaded: f64,
     /// GPU timestamps of the evaluation, where the adapter has them.
     pub eval_gpu_ms: Option<f64>,
     /// GPU timestamps of the draw, where the adapter has them.
@@ -341,8 +362,9 @@ pub struct Split {
 }
 
 impl Stats {
-    /// Adds one frame.
-    pub fn add(&mut self, wall_ms: f64, step: StepTimes, cpu_eval_ms: Option<f64>, times: FrameTimes, clips: usize) {
+    /// Adds one frame: with the clips the CPU evaluator sampled, or the bytes of records the
+    /// GPU evaluator uploaded ([`Intake`]).
+    pub fn add(&mut self, wall_ms: f64, step: StepTimes, cpu_eval_ms: Option<f64>, times: FrameTimes, intake: Intake) {
         self.frames += 1;
         self.wall_ms += wall_ms;
         self.step.state_ms += step.state_ms;
@@ -355,7 +377,10 @@ impl Stats {
             self.draw_gpu_ms += draw;
             self.eval_gpu_ms += times.eval_gpu_ms.unwrap_or(0.0);
         }
-        self.clips += clips as u64;
+        match intake {
+            Intake::Clips(clips) => self.clips += clips as u64,
+            Intake::RecordBytes(bytes) => self.uploaded += bytes,
+        }
     }
 
     /// The means the lab's crowd panel shows.
@@ -367,6 +392,7 @@ impl Stats {
             eval_ms: Self::mean(self.eval_ms, n),
             draw_ms: Self::mean(self.draw_ms, n),
             clips: Self::mean(self.clips as f64, n),
+            uploaded: Self::mean(self.uploaded as f64, n),
             eval_gpu_ms: (self.timestamped > 0 && self.eval_gpu_ms > 0.0)
                 .then(|| Self::mean(self.eval_gpu_ms, self.timestamped)),
             draw_gpu_ms: (self.timestamped > 0).then(|| Self::mean(self.draw_gpu_ms, self.timestamped)),
@@ -380,14 +406,19 @@ impl Stats {
     /// One line: fps and the frame split (wall clock), means over the frames added.
     pub fn line(&self, characters: usize, cpu: bool) -> String {
         let n = self.frames;
+        let intake = if cpu {
+            format!("clips sampled {:.0}/frame", Self::mean(self.clips as f64, n))
+        } else {
+            let bytes = Self::mean(self.uploaded as f64, n);
+            format!("records uploaded {bytes:.0} B/frame, {:.1} B/character", bytes / characters.max(1) as f64)
+        };
         format!(
-            "{:.1} fps | {characters} characters | state step {:.2} ms | {} evaluation {:.2} ms | draw {:.2} ms | clips sampled {:.0}/frame",
+            "{:.1} fps | {characters} characters | state step {:.2} ms | {} evaluation {:.2} ms | draw {:.2} ms | {intake}",
             if self.wall_ms > 0.0 { 1e3 * n as f64 / self.wall_ms } else { 0.0 },
             Self::mean(self.step.state_ms, n),
             if cpu { "CPU" } else { "GPU" },
             Self::mean(self.eval_ms, n),
             Self::mean(self.draw_ms, n),
-            Self::mean(self.clips as f64, n),
         )
     }
 
@@ -509,7 +540,7 @@ fn run_headless(args: &Args) -> Result<(), String> {
         let times = renderer.read_times(&gpu.device)?;
         throng::profile::frame_mark();
         if frame > 1 {
-            stats.add(frame_start.elapsed().as_secs_f64() * 1e3, step, cpu_ms, times, scene.clips_sampled());
+            stats.add(frame_start.elapsed().as_secs_f64() * 1e3, step, cpu_ms, times, Intake::of(&renderer, &scene));
         }
         if args.out_every.is_some_and(|k| frame % k == 0) {
             target.save_png(&gpu.device, &gpu.queue, &numbered(&args.out, frame))?;

@@ -52,10 +52,45 @@ struct ChunkUniform {
 
 /// Where the skinning matrices come from.
 enum Evaluator {
-    /// throng's GPU evaluator; its output buffer is bound as the vertex shader's storage.
-    Gpu(Box<GpuCrowd>),
+    /// throng's GPU evaluator, fed the state step's records; its output buffer is bound as the
+    /// vertex shader's storage.
+    Gpu(Box<GpuRecords>),
     /// `FrameJob` on the CPU; its output is uploaded into `buffer` every frame.
     Cpu { context: Box<EvalContext>, output: Vec<f32>, clips_sampled: Vec<u32>, buffer: wgpu::Buffer },
+}
+
+/// The GPU evaluator and the expansion it was given: the archetype's tables and blend trees'
+/// words as last sent, so that a mode switch or a graph edit that changes them sends them again.
+struct GpuRecords {
+    crowd: GpuCrowd,
+    tables: Vec<u32>,
+    trees: Vec<u32>,
+    /// Bytes of records and blend inputs the last frame uploaded.
+    uploaded: u64,
+}
+
+impl GpuRecords {
+    /// The frame's one records upload: the archetype's expansion when it is not the one the
+    /// crowd has (the first frame, a switch mode's archetype or a graph edit that differs), then
+    /// the step's records, blend inputs and clock, of the due rows under LOD. The CPU expands
+    /// nothing for it; the expand pass before the frame's does on the device.
+    fn upload(&mut self, scene: &Scene, dt_s: f32) -> Result<(), String> {
+        let frame = scene.records()?;
+        let error = |e: throng::gpu::GpuError| format!("GPU evaluator: {e}");
+        if self.tables != frame.tables.words() || self.trees != frame.trees.words() {
+            self.crowd.set_expansion(frame.tables, frame.trees.words()).map_err(error)?;
+            self.tables = frame.tables.words().to_vec();
+            self.trees = frame.trees.words().to_vec();
+        }
+        let (records, inputs, clock) = (frame.records, frame.inputs, &frame.clock);
+        match scene.due() {
+            Some(due) => self.crowd.set_frame_records_due(records, inputs, clock, dt_s, due),
+            None => self.crowd.set_frame_records(records, inputs, clock, dt_s),
+        }
+        .map_err(error)?;
+        self.uploaded = self.crowd.record_bytes_uploaded();
+        Ok(())
+    }
 }
 
 /// A draw of characters `first..first + count`, whose matrices one storage binding can hold
@@ -155,7 +190,8 @@ impl Renderer {
             let options = GpuCrowdOptions { layout, stage_buffers: scene.has_procedural(), ..Default::default() };
             let crowd = GpuCrowd::with_layers(device, queue, &model.rig, &model.clips, &model.layers, options)
                 .map_err(|e| format!("GPU evaluator: {e}"))?;
-            Evaluator::Gpu(Box::new(crowd))
+            // The expansion is sent with the first frame (`GpuRecords::upload`).
+            Evaluator::Gpu(Box::new(GpuRecords { crowd, tables: Vec::new(), trees: Vec::new(), uploaded: 0 }))
         };
 
         let mesh = &model.mesh;
@@ -325,6 +361,16 @@ impl Renderer {
         })
     }
 
+    /// Bytes of state records and blend inputs the GPU evaluator uploaded for the last frame
+    /// (`GpuCrowd::record_bytes_uploaded`: the characters whose records or inputs changed);
+    /// `None` for the CPU evaluator.
+    pub fn records_uploaded(&self) -> Option<u64> {
+        match &self.evaluator {
+            Evaluator::Gpu(gpu) => Some(gpu.uploaded),
+            Evaluator::Cpu { .. } => None,
+        }
+    }
+
     /// Whether the frame split can be measured on the GPU.
     pub fn has_timestamps(&self) -> bool {
         self.profiler.has_timestamps()
@@ -335,8 +381,8 @@ impl Renderer {
     /// over the CPU path's one upload buffer.
     fn bind_chunks(&mut self, device: &wgpu::Device) -> Result<(), String> {
         let (windows, buffers): (Vec<SkinWindow>, Vec<wgpu::Buffer>) = match &self.evaluator {
-            Evaluator::Gpu(crowd) => {
-                (crowd.skin_windows().map_err(|e| e.to_string())?, crowd.output_buffers().to_vec())
+            Evaluator::Gpu(gpu) => {
+                (gpu.crowd.skin_windows().map_err(|e| e.to_string())?, gpu.crowd.output_buffers().to_vec())
             }
             Evaluator::Cpu { buffer, .. } => {
                 let bytes_per_character = (self.num_joints * self.layout.floats_per_joint() * 4) as u64;
@@ -398,15 +444,11 @@ impl Renderer {
         lab: Option<&Lab>,
     ) -> Result<Option<f64>, String> {
         let mut cpu_ms = None;
-        let (samples, programs) = scene.frame();
         match &mut self.evaluator {
-            Evaluator::Gpu(crowd) => {
-                let had_output = !crowd.output_buffers().is_empty();
-                match scene.due() {
-                    Some(due) => crowd.set_frame_due(samples, programs, dt_s, due),
-                    None => crowd.set_frame(samples, programs, dt_s),
-                }
-                .map_err(|e| format!("GPU evaluator: {e}"))?;
+            Evaluator::Gpu(gpu) => {
+                let had_output = !gpu.crowd.output_buffers().is_empty();
+                gpu.upload(scene, dt_s)?;
+                let crowd = &mut gpu.crowd;
                 match scene.procedural_inputs() {
                     Some(p) => crowd.set_procedural(p.setup, p.targets).map_err(|e| format!("GPU evaluator: {e}"))?,
                     None => crowd.clear_procedural(),
@@ -417,6 +459,7 @@ impl Renderer {
             }
             Evaluator::Cpu { context, output, clips_sampled, buffer } => {
                 let start = Instant::now();
+                let (samples, programs) = scene.frame();
                 let model = &scene.model;
                 let mut root_motion = vec![Default::default(); clips_sampled.len()];
                 // The job, not `CrowdRuntime`: the scene's one crowd also feeds the GPU evaluator.
@@ -489,11 +532,11 @@ impl Renderer {
         // The evaluation is submitted and waited for alone, so that its cost and the draw's
         // can be told apart on any adapter; the draw reads the matrices it left.
         self.eval_wall_ms = None;
-        if let Evaluator::Gpu(crowd) = &self.evaluator {
+        if let Evaluator::Gpu(gpu) = &self.evaluator {
             let start = Instant::now();
             let mut encoder =
                 device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("viewer.evaluate") });
-            self.profiler.encode(crowd, &mut encoder);
+            self.profiler.encode(&gpu.crowd, &mut encoder);
             queue.submit([encoder.finish()]);
             let _wait = throng::zone!("viewer.evaluate.wait");
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
@@ -583,7 +626,7 @@ impl Renderer {
     /// The last frame's skinning matrices, character-major (`i * J + j`), read back.
     pub fn read_matrices(&self) -> Result<Vec<Mat4>, String> {
         let floats = match &self.evaluator {
-            Evaluator::Gpu(crowd) => crowd.read_output_blocking().map_err(|e| e.to_string())?,
+            Evaluator::Gpu(gpu) => gpu.crowd.read_output_blocking().map_err(|e| e.to_string())?,
             Evaluator::Cpu { output, .. } => output.clone(),
         };
         Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())
@@ -593,7 +636,7 @@ impl Renderer {
     /// (`i * joints.len() + k`): on the GPU evaluator only those rows are read back.
     pub fn read_joints(&self, joints: &[usize]) -> Result<Vec<Mat4>, String> {
         let floats = match &self.evaluator {
-            Evaluator::Gpu(crowd) => crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
+            Evaluator::Gpu(gpu) => gpu.crowd.read_joints_blocking(joints).map_err(|e| e.to_string())?,
             Evaluator::Cpu { output, .. } => self.layout.select_joints(output, self.num_joints, 0, joints),
         };
         Ok(floats.chunks_exact(self.layout.floats_per_joint()).map(|m| read_matrix(self.layout, m)).collect())

@@ -9,15 +9,19 @@ use std::time::Instant;
 
 use glam::{Mat4, Quat, Vec3};
 use rayon::prelude::*;
+use throng::blend_space::{BlendTrees, TreeScratch};
 use throng::clip::Clip;
 use throng::demo::{CLIP_NAMES, DemoCharacter, IDLE, LOCOMOTION_GRAPH};
 use throng::eval::frame_layers::ProceduralInputs;
 use throng::eval::procedural::ChainWeightsJob;
-use throng::eval::root_motion::{RootDelta, clip_root_delta};
+use throng::eval::root_motion::{RootDelta, records_root_motion};
 use throng::graph::{CompiledGraph, Easing, ParamKind, ParamValue, SwitchMode, TransitionTiming};
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
-use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, ProceduralSetup};
+use throng::program::{
+    ClipSample, DueRows, ExpandTables, LayerProgram, LayerRecord, LayerSetup, ProceduralSetup, RecordClock,
+    expand_character,
+};
 use throng::rig::Rig;
 use throng::setup::{bind_archetype, layer_setups};
 use throng::state::{Archetype, ArchetypeId, CharacterHandle, ClipBinding, Crowd, LayerReadback, ParamId, StartPhases};
@@ -191,6 +195,17 @@ fn mesh_height(mesh: &SkinnedMesh, rig: &Rig) -> f32 {
         (lo.min(y), hi.max(y))
     });
     if high > low { high - low } else { 1.0 }
+}
+
+/// The active crowd's state records after a step ([`Scene::records`]): per character and layer
+/// a record, per character the blend inputs, the clock they are read against, and the
+/// archetype's tables and blend trees that expand them.
+pub struct Records<'a> {
+    pub tables: &'a ExpandTables,
+    pub trees: &'a BlendTrees,
+    pub records: &'a [LayerRecord],
+    pub inputs: &'a [f32],
+    pub clock: RecordClock,
 }
 
 /// One crowd per archetype of the model, all holding the same characters in the same rows.
@@ -541,14 +556,32 @@ impl Scene {
         }
     }
 
-    /// The active crowd's samples and layer programs after the last step.
+    /// The active crowd's samples and layer programs after the last step: its records expanded
+    /// on the CPU (`Crowd::programs`), which the CPU evaluator (`--cpu`) runs; the GPU
+    /// evaluator takes [`Scene::records`] instead.
     pub fn frame(&self) -> (&[ClipSample], &[LayerProgram]) {
         let c = &self.crowds[self.active];
         (c.crowd.samples(c.kind).unwrap_or(&[]), c.crowd.programs(c.kind).unwrap_or(&[]))
     }
 
+    /// The active crowd's state records after the last step, with what expands them: what the
+    /// GPU evaluator uploads (`GpuCrowd::set_expansion`, `set_frame_records`), nothing expanded
+    /// on the CPU.
+    pub fn records(&self) -> Result<Records<'_>, String> {
+        let c = &self.crowds[self.active];
+        let (tables, trees) = c.crowd.archetype(c.kind).map_err(|e| e.to_string())?.expansion();
+        Ok(Records {
+            tables,
+            trees,
+            records: c.crowd.records(c.kind).map_err(|e| e.to_string())?,
+            inputs: c.crowd.blend_inputs(c.kind).map_err(|e| e.to_string())?,
+            clock: c.crowd.record_clock(c.kind).map_err(|e| e.to_string())?,
+        })
+    }
+
     /// Clips the evaluator samples for the last step: the active crowd's programs, of the due
-    /// characters alone under LOD.
+    /// characters alone under LOD. It expands the crowd's records on the CPU (`Crowd::programs`)
+    /// where nothing else did: the CPU evaluator's figure.
     pub fn clips_sampled(&self) -> usize {
         let c = &self.crowds[self.active];
         let Some(due) = self.due() else {
@@ -603,7 +636,7 @@ impl Scene {
         }
         let start = Instant::now();
         let _zone = throng::zone!("viewer.root_motion");
-        self.root_motion_from_programs();
+        self.root_motion_from_records();
         self.aim()?;
         times.brain_ms += ms(start);
         Ok(times)
@@ -656,35 +689,20 @@ impl Scene {
         &mut self.root_motion
     }
 
-    /// The GPU evaluator returns no root motion, so it is computed here from the base layer's
-    /// samples, as `FrameJob` does: the shown samples (both sides during a crossfade) by
-    /// normalised weight, each clip's root travel from last frame's time to this one's.
-    fn root_motion_from_programs(&mut self) {
-        let c = &self.crowds[self.active];
-        let (Ok(samples), Ok(programs)) = (c.crowd.samples(c.kind), c.crowd.programs(c.kind)) else { return };
-        let layers = self.model.layers.len().max(1);
-        let clips = &self.model.clips;
-        self.root_motion.par_iter_mut().enumerate().for_each(|(i, delta)| {
-            *delta = RootDelta::default();
-            let Some(base) = programs.get(i * layers) else { return };
-            if base.flags & LayerProgram::ROOT_MOTION == 0 {
-                return;
-            }
-            let crossfade = base.switch_mode() == throng::program::SwitchMode::Crossfade
-                && base.flags & LayerProgram::SOURCE_SNAPSHOT == 0;
-            let range = if crossfade { base.sample_range() } else { base.target_range() };
-            let Some(shown) = samples.get(range.start as usize..range.end as usize) else { return };
-            let total: f32 = shown.iter().map(|s| s.weight).sum();
-            if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                return;
-            }
-            for s in shown {
-                if let Some(clip) = clips.get(s.clip as usize) {
-                    *delta =
-                        *delta + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(s.weight / total);
-                }
-            }
+    /// The GPU evaluator returns no root motion, so it is computed here from the state step's
+    /// records, as `FrameJob` reports it (`records_root_motion`: each character's base layer
+    /// alone expanded, the shown samples' travel by normalised weight, both sides during a
+    /// crossfade). A refusal (a throng bug: the step's own records) leaves no travel.
+    fn root_motion_from_records(&mut self) {
+        let mut out = std::mem::take(&mut self.root_motion);
+        let done = self.records().and_then(|f| {
+            records_root_motion(&self.model.clips, f.tables, f.trees, f.inputs, f.records, &f.clock, &mut out)
+                .map_err(|e| e.to_string())
         });
+        if done.is_err() {
+            out.fill(RootDelta::default());
+        }
+        self.root_motion = out;
     }
 
     /// Applies the root motion of the frame just evaluated, plus the brain's steering, to the
@@ -821,11 +839,20 @@ impl Scene {
         let c = &self.crowds[self.active];
         let handle = *c.handles.get(i).ok_or_else(|| format!("no character {i}"))?;
         let (_, row) = c.crowd.row_of(handle).map_err(|e| e.to_string())?;
-        let (samples, programs) = self.frame();
-        let layers = self.model.layers.len().max(1);
-        let mine =
-            programs.get(row * layers..(row + 1) * layers).ok_or_else(|| format!("no programs for character {i}"))?;
-        Ok(mine
+        // That character's records alone expanded, not the crowd's.
+        let frame = self.records()?;
+        let (layers, num_inputs) = (frame.tables.num_layers(), frame.trees.num_inputs());
+        let records = frame.records.get(row * layers..(row + 1) * layers);
+        let inputs = frame.inputs.get(row * num_inputs..(row + 1) * num_inputs);
+        let (Some(records), Some(inputs)) = (records, inputs) else {
+            return Err(format!("no records for character {i}"));
+        };
+        let mut programs = vec![LayerProgram::default(); layers];
+        let mut samples = vec![ClipSample::default(); frame.tables.samples_per_character()];
+        let (tables, trees, clock) = (frame.tables, frame.trees, &frame.clock);
+        let scratch = &mut TreeScratch::new();
+        expand_character(tables, trees, inputs, clock, 0, records, &mut programs, &mut samples, scratch);
+        Ok(programs
             .iter()
             .map(|p| {
                 let range = p.target_range();

@@ -327,11 +327,11 @@ impl App<'_> {
         throng::profile::frame_mark();
         self.frames += 1;
         let wall_ms = now.elapsed().as_secs_f64() * 1e3;
-        let clips = self.scene.clips_sampled();
+        let intake = crate::Intake::of(&gfx.renderer, &self.scene);
         if self.frames > 1 {
-            self.stats.add(wall_ms, step, cpu_ms, times, clips);
+            self.stats.add(wall_ms, step, cpu_ms, times, intake);
         }
-        self.hud.add(wall_ms, step, cpu_ms, times, clips);
+        self.hud.add(wall_ms, step, cpu_ms, times, intake);
         if self.hud_since.elapsed().as_secs_f64() >= HUD_PERIOD_S {
             let state = match (self.paused, self.slow) {
                 (true, _) => " | paused",
