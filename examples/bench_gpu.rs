@@ -19,24 +19,45 @@
 //! frame under animation LOD's mix of rates: `set_frame_due` with the due rows of
 //! `support::LOD_MIX`, switching characters always among them, and `FrameJob::run_due` beside
 //! it).
+//! `--records` prints instead the records frame of the viewer's crowd: the built-in 26-joint
+//! humanoid on the demo graph (inertialization, the viewer's default), its parameters driven
+//! by the viewer's crowd brain (`examples/viewer/brain.rs`) through the real state step
+//! (`Crowd::update` every frame, start phases and time scales spread as the viewer spreads
+//! them), uploaded as state records (`GpuCrowd::set_expansion` once, `set_frame_records` each
+//! frame) and expanded on the device: the expand pass's GPU time (from the end of an empty
+//! timestamped pass recorded just before the crowd's, to the frame pass's start: the expand
+//! pass and the barrier after it), the frame pass's, the state step's wall time, and the bytes
+//! of records and blend inputs uploaded per character per frame beside the programs and
+//! sample slots `set_frame` would have sent for the same frames (`Crowd::programs` /
+//! `Crowd::samples` of the last one, their sizes the same every frame).
 //! `scripts/gpu-bench.sh` builds and runs it. Built with `--features tracy`, each frame is a
 //! frame on Tracy's timeline and each timed pass a zone on its GPU timeline, named as
 //! `GpuProfiler` names them (`throng.frame`, `throng.sample`, `throng.transition`, …).
 
+#[path = "viewer/brain.rs"]
+#[allow(
+    dead_code,
+    reason = "the viewer's brain, shared: its spawn jitter places the viewer's characters, which stay put here"
+)]
+mod brain;
 #[path = "../benches/support/mod.rs"]
 mod support;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use brain::Brain;
 use throng::Clip;
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
-use throng::demo::DemoCharacter;
+use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::types::GpuSampleRange;
 use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Stage};
+use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
+use throng::state::{Crowd, StartPhases};
 
 struct Args {
     characters: Vec<usize>,
@@ -46,6 +67,7 @@ struct Args {
     stages: bool,
     compact: bool,
     lod: bool,
+    records: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -57,6 +79,7 @@ fn parse_args() -> Result<Args, String> {
         stages: false,
         compact: false,
         lod: false,
+        records: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -86,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
             "--stages" => args.stages = true,
             "--compact" => args.compact = true,
             "--lod" => args.lod = true,
+            "--records" => args.records = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -107,6 +131,30 @@ struct Timer {
 }
 
 impl Timer {
+    /// Resolves the first `pairs` query pairs, waits, and returns their timestamps (ticks).
+    fn ticks(&self, gpu: &GpuContext, pairs: u32) -> Result<Vec<u64>, String> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.resolve_query_set(&self.queries, 0..2 * pairs, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, 16 * u64::from(pairs));
+        gpu.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = sender.send(r);
+        });
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
+        receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        let mut ticks: Vec<u64> =
+            bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
+        self.readback.unmap();
+        ticks.truncate(2 * pairs as usize);
+        Ok(ticks)
+    }
+
+    /// Nanoseconds from tick `a` to tick `b`.
+    fn ns(&self, a: u64, b: u64) -> f64 {
+        b.saturating_sub(a) as f64 * self.period_ns
+    }
+
     fn new(gpu: &GpuContext, capacity: u32) -> Option<Self> {
         if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             return None;
@@ -138,20 +186,8 @@ impl Timer {
     /// Resolves the first `frames` query pairs, waits, and returns each pair's duration; pair
     /// `k` is the pass `passes[k % passes.len()]` on Tracy's GPU timeline.
     fn read(&self, gpu: &GpuContext, frames: u32, passes: &[&'static str]) -> Result<Vec<Duration>, String> {
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.resolve_query_set(&self.queries, 0..2 * frames, &self.resolve, 0);
-        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, 16 * u64::from(frames));
-        gpu.queue.submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = sender.send(r);
-        });
-        gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| e.to_string())?;
-        receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
-        let ticks: Vec<u64> =
-            bytemuck::pod_collect_to_vec(&self.readback.get_mapped_range(..).map_err(|e| e.to_string())?);
-        self.readback.unmap();
-        let pairs = ticks[..2 * frames as usize].chunks_exact(2);
+        let ticks = self.ticks(gpu, frames)?;
+        let pairs = ticks.chunks_exact(2);
         self.tracy
             .borrow_mut()
             .send_ticks(passes.iter().cycle().zip(pairs.clone()).map(|(&name, pair)| (name, pair[0], pair[1])));
@@ -182,6 +218,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "wall clock around submit + wait (no timestamp queries)"
         }
     );
+    if args.records {
+        return time_records(&gpu, timer.as_ref(), &args);
+    }
     let demo = DemoCharacter::humanoid_64();
     let clips = &bench_clips(&demo.rig, demo.clips.clone(), args.compact, None)?;
     let rig = &demo.rig;
@@ -592,5 +631,140 @@ fn time_stages(
         let ms = |k: usize| times.get(k).map_or(f64::NAN, |t| t.as_secs_f64() * 1e3);
         println!("{:>10} {:>10.4} {:>15.4} {:>10.4}", num_characters, ms(0), ms(1), ms(2));
     }
+    Ok(())
+}
+
+/// The viewer's crowd's records frame, per size (`--records`, the module's docs say what).
+fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    const DT_S: f32 = 1.0 / 60.0;
+    let demo = DemoCharacter::humanoid();
+    // The demo graph as the viewer runs it by default: every transition an inertialization.
+    let mut json: serde_json::Value = serde_json::from_str(LOCOMOTION_GRAPH)?;
+    json["defaultSwitch"] = serde_json::json!({ "mode": "inertialize", "quintic": { "overshootControl": true } });
+    let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json.to_string())?))?;
+    let (tables, trees) = bound.archetype.expansion();
+    println!(
+        "records frame, the viewer's crowd: {}-joint humanoid, demo graph (layers {}, blend inputs {}), inertialization, the viewer's brain, a state step a frame, set_frame_records; median of {} frames",
+        demo.rig.num_joints(),
+        tables.num_layers(),
+        trees.num_inputs(),
+        args.frames
+    );
+    println!(
+        "{:>10} {:>10} {:>10} {:>11} {:>15} {:>17} {:>14}",
+        "characters", "expand ms", "frame ms", "records ms", "records B/char", "set_frame B/char", "state step ms"
+    );
+    for &num_characters in &args.characters {
+        let mut crowd = Crowd::new();
+        let kind = crowd.add_archetype(bound.archetype.clone());
+        // Start phases spread and time scales within ±10 %, as the viewer's crowd.
+        let handles = crowd.spawn_phased(kind, StartPhases::Spread { count: num_characters, seed: 7 })?;
+        let scales: Vec<f32> = (0..num_characters).map(|i| 0.9 + 0.2 * ((i * 37) % 101) as f32 / 100.0).collect();
+        crowd.set_time_scale(&handles, &scales)?;
+        let [speed, jump, lean, wave] = ["speed", "jump", "lean", "wave"].map(|name| crowd.param(kind, name));
+        let (speed, jump, lean, wave) = (speed?, jump?, lean?, wave?);
+        let mut brain = Brain::new(num_characters, 7);
+        // Characters stay where they are: the brain's field edge is never reached.
+        let placements = vec![[0.0f32; 4]; num_characters];
+        let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
+        let mut gpu_crowd =
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
+        gpu_crowd.set_expansion(tables, trees.words())?;
+        // One frame's gameplay and state step; returns the step's seconds.
+        let mut step = |crowd: &mut Crowd| -> Result<f64, Box<dyn std::error::Error>> {
+            let orders = brain.think(DT_S, &placements, f32::MAX);
+            crowd.float_column_mut(kind, speed)?.copy_from_slice(&brain.speed_mps);
+            crowd.float_column_mut(kind, lean)?.copy_from_slice(&brain.lean);
+            crowd.float_column_mut(kind, wave)?.copy_from_slice(&brain.wave);
+            let jumpers: Vec<_> = orders.jump.iter().map(|&i| handles[i]).collect();
+            crowd.set_trigger(jump, &jumpers, false)?;
+            let start = Instant::now();
+            crowd.update(DT_S)?;
+            Ok(start.elapsed().as_secs_f64())
+        };
+        step(&mut crowd)?;
+        let upload = |crowd: &Crowd, gpu_crowd: &mut GpuCrowd| {
+            let (records, inputs) = (crowd.records(kind)?, crowd.blend_inputs(kind)?);
+            gpu_crowd.set_frame_records(records, inputs, &crowd.record_clock(kind)?, DT_S)?;
+            Ok::<_, Box<dyn std::error::Error>>(())
+        };
+        if let Err(e) = upload(&crowd, &mut gpu_crowd) {
+            println!("{num_characters:>10} skipped: {e}");
+            continue;
+        }
+        // A run to warm caches, pipelines and clocks, then the timed one; each frame a state
+        // step, its records uploaded and the crowd's passes after an empty timestamped one.
+        let (mut expand, mut frame, mut whole, mut bytes, mut step_s) = (Vec::new(), Vec::new(), Vec::new(), 0u64, 0.0);
+        for _ in 0..2 {
+            step_s = 0.0;
+            bytes = 0;
+            let pairs = timer.map_or(args.frames, |t| args.frames.min((t.capacity / 2) as usize)).max(1);
+            let start = Instant::now();
+            for k in 0..pairs {
+                step_s += step(&mut crowd)?;
+                upload(&crowd, &mut gpu_crowd)?;
+                bytes += gpu_crowd.record_bytes_uploaded();
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                match timer {
+                    Some(t) => {
+                        let first = 4 * k as u32;
+                        drop(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                            label: Some("bench_gpu.mark"),
+                            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                                query_set: &t.queries,
+                                beginning_of_pass_write_index: Some(first),
+                                end_of_pass_write_index: Some(first + 1),
+                            }),
+                        }));
+                        gpu_crowd.encode_timed(&mut encoder, &t.queries, first + 2);
+                    }
+                    None => gpu_crowd.encode(&mut encoder),
+                }
+                gpu.queue.submit([encoder.finish()]);
+                throng::profile::frame_mark();
+            }
+            let ms = |ns: f64| Duration::from_nanos(ns as u64);
+            (expand, frame, whole) = match timer {
+                Some(t) => {
+                    let ticks = t.ticks(gpu, 2 * pairs as u32)?;
+                    let frames = ticks.chunks_exact(4);
+                    t.tracy.borrow_mut().send_ticks(
+                        frames.clone().flat_map(|q| [("throng.expand", q[1], q[2]), ("throng.frame", q[2], q[3])]),
+                    );
+                    let expand = frames.clone().map(|q| ms(t.ns(q[1], q[2]))).collect();
+                    let frame = frames.clone().map(|q| ms(t.ns(q[2], q[3]))).collect();
+                    (expand, frame, frames.map(|q| ms(t.ns(q[1], q[3]))).collect())
+                }
+                None => {
+                    gpu.device.poll(wgpu::PollType::wait_indefinitely())?;
+                    (Vec::new(), Vec::new(), vec![start.elapsed() / pairs as u32])
+                }
+            };
+            bytes /= pairs as u64;
+            step_s /= pairs as f64;
+        }
+        // What `set_frame` would have sent for the same frame: every program and sample slot.
+        let set_frame = size_of_val(crowd.programs(kind)?) + size_of_val(crowd.samples(kind)?);
+        let cell = |times: &mut Vec<Duration>| {
+            if times.is_empty() { "-".to_owned() } else { format!("{:.4}", median(times).as_secs_f64() * 1e3) }
+        };
+        println!(
+            "{:>10} {:>10} {:>10} {:>11} {:>15.1} {:>17.1} {:>14.3}",
+            num_characters,
+            cell(&mut expand),
+            cell(&mut frame),
+            cell(&mut whole),
+            bytes as f64 / num_characters as f64,
+            set_frame as f64 / num_characters as f64,
+            step_s * 1e3
+        );
+    }
+    println!(
+        "expand ms: the expand pass and the barrier before the frame pass (timestamps: an empty pass's end to the frame pass's start); records ms: both; without timestamp queries only records ms, the wall clock of the run over its frames"
+    );
+    println!(
+        "records B/char: records and blend inputs uploaded (GpuCrowd::record_bytes_uploaded), a frame's mean, beside the {} bytes a frame of the expand uniform with the clock; set_frame B/char: the programs and sample slots set_frame sends for the same frame",
+        size_of::<throng::gpu::ExpandParams>()
+    );
     Ok(())
 }

@@ -13,7 +13,11 @@
 #   2. clocks.txt      the GPU's clocks before and after (nvidia-smi, where there is one)
 #   3. gpu-stats.txt   the real driver's statistics of every kernel (examples/gpu_stats.rs,
 #                      without RADV_FORCE_FAMILY: the first Vulkan device that reports them)
-#   4. bench-gpu.txt   examples/bench_gpu.rs's tables for the default variant (each stage alone too)
+#   4. records.txt     examples/bench_gpu.rs --records: the viewer's crowd through the state step
+#                      each frame, uploaded as state records (set_frame_records) and expanded on
+#                      the device: the expand pass's and the frame's GPU ms, the state step's, and
+#                      bytes uploaded per character beside what set_frame would have sent
+#   5. bench-gpu.txt   examples/bench_gpu.rs's tables for the default variant (each stage alone too)
 #
 #   scripts/gpu-bench.sh [OUT_DIR]
 #
@@ -21,9 +25,11 @@
 #   THRONG_BENCH_BIN=DIR        run gpu_variants, gpu_stats and bench_gpu from DIR instead of
 #                               building them (cargo build --release --example …)
 #   THRONG_BENCH_VALIDATE=N     characters of the check (10000)
-#   THRONG_BENCH_SIZES=LIST     sizes timed (100000,1000000)
-#   THRONG_BENCH_FRAMES=F       frames per timed batch (10); THRONG_BENCH_ROUNDS=R batches (5)
-#   THRONG_BENCH_TABLES=0       skip step 4
+#   THRONG_BENCH_SIZES=LIST     sizes timed (100000,1000000), by steps 1, 4 and 5
+#   THRONG_BENCH_FRAMES=F       frames per timed batch (10), and step 4's frames; THRONG_BENCH_ROUNDS=R
+#                               batches (5)
+#   THRONG_BENCH_RECORDS=0      skip step 4
+#   THRONG_BENCH_TABLES=0       skip step 5
 #   THRONG_BENCH_ISSUE_RATE=R   wave-instructions per second the device issues at most
 #                               (default gpu_variants': an H200's)
 # Each step has its own time limit, so a step that hangs leaves the others' results. The exit
@@ -50,7 +56,7 @@ issue=()
 if [[ -n "${THRONG_BENCH_ISSUE_RATE:-}" ]]; then
     issue=(--issue-rate "$THRONG_BENCH_ISSUE_RATE")
 fi
-timeout 300 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
+timeout 260 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
     --validate "${THRONG_BENCH_VALIDATE:-10000}" \
     --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
     --frames "${THRONG_BENCH_FRAMES:-10}" --rounds "${THRONG_BENCH_ROUNDS:-5}" "${issue[@]}" || status=1
@@ -59,6 +65,11 @@ clocks after
 # statistics and tables inform, only a variant failing its check fails the run.
 timeout 60 env -u RADV_FORCE_FAMILY "$bin/gpu_stats" --joints 26,64 >"$out/gpu-stats.txt" 2>&1 ||
     echo "gpu_stats: exit status $?" >>"$out/gpu-stats.txt"
+if [[ "${THRONG_BENCH_RECORDS:-1}" != 0 ]]; then
+    timeout 40 "$bin/bench_gpu" --records --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
+        --frames "${THRONG_BENCH_FRAMES:-10}" >"$out/records.txt" 2>&1 ||
+        echo "bench_gpu --records: exit status $?" >>"$out/records.txt"
+fi
 if [[ "${THRONG_BENCH_TABLES:-1}" != 0 ]]; then
     timeout 120 "$bin/bench_gpu" --characters "${THRONG_BENCH_SIZES:-100000,1000000}" --frames 30 --no-cpu --stages \
         >"$out/bench-gpu.txt" 2>&1 || echo "bench_gpu: exit status $?" >>"$out/bench-gpu.txt"

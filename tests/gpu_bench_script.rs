@@ -2,7 +2,8 @@
 //! tiny sizes: `scripts/gpu-bench.sh` with prebuilt examples must check every kernel variant
 //! against variant 0 and the layered frame with the procedural stage against the CPU, time every
 //! variant on both frames and the layered frame with and without the stage, leaving each row in
-//! its results file, so that the one short run on a lent GPU is known to work before it happens.
+//! its results file, and run the records frame of the viewer's crowd (`bench_gpu --records`),
+//! so that the one short run on a lent GPU is known to work before it happens.
 
 mod support;
 
@@ -14,6 +15,7 @@ use std::process::Command;
 use support::example_binary;
 use support::files::TempDir;
 use throng::gpu::FrameKernel;
+use throng::program::{ClipSample, LayerProgram, LayerRecord};
 
 #[test]
 fn dry_run_leaves_every_variants_rows() {
@@ -23,6 +25,7 @@ fn dry_run_leaves_every_variants_rows() {
     // The examples the script runs, up to date, in the folder it is told to take them from.
     let bin = example_binary("gpu_variants");
     example_binary("gpu_stats");
+    example_binary("bench_gpu");
     let dir = TempDir::new("gpu_bench_script");
     let out = dir.path().join("results");
     let status = Command::new("bash")
@@ -83,6 +86,38 @@ fn dry_run_leaves_every_variants_rows() {
         }
     }
     assert!(out.join("gpu-stats.txt").is_file(), "the driver statistics' file");
+    check_records(&std::fs::read_to_string(out.join("records.txt")).expect("the records frame's file"), timestamps);
+}
+
+/// `records.txt` (`bench_gpu --records` at 30 and 70 characters): a row per size with the
+/// expand pass's and the frame's GPU time (with timestamp queries), the records uploaded per
+/// character (records and blend inputs of the demo graph, at most a whole record a layer),
+/// and what `set_frame` would have sent (its programs and sample slots).
+fn check_records(results: &str, timestamps: bool) {
+    let demo = throng::demo::DemoCharacter::humanoid();
+    let graph = std::sync::Arc::new(throng::graph::CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).unwrap());
+    let bound = demo.bind(graph).unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    let layers = tables.num_layers();
+    let records_max = layers * size_of::<LayerRecord>() + trees.num_inputs() * size_of::<f32>();
+    let set_frame = layers * size_of::<LayerProgram>() + tables.samples_per_character() * size_of::<ClipSample>();
+    let rows: Vec<Vec<&str>> = results
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|r| r.len() == 7 && r[0].parse::<usize>().is_ok())
+        .collect();
+    let sizes: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(sizes, ["30", "70"], "a records row per size\n{results}");
+    for row in rows {
+        let number = |k: usize| -> f64 { row[k].parse().unwrap_or_else(|_| panic!("column {k} of {row:?}")) };
+        if timestamps {
+            assert!(number(1) > 0.0 && number(2) > 0.0 && number(3) >= number(2), "{row:?}");
+        }
+        let (records, sent) = (number(4), number(5));
+        assert!(records > 0.0 && records <= records_max as f64, "{row:?}: records are at most {records_max} B");
+        assert!((sent - set_frame as f64).abs() < 0.05, "{row:?}: set_frame sends {set_frame} B a character");
+        assert!(number(6) > 0.0, "{row:?}: the state step's time");
+    }
 }
 
 /// The results' rows of one kind (`validate`, `time`) for one frame and variant.
