@@ -7,12 +7,14 @@
 //! Sync:    CrowdAgent added ─► Crowd::spawn, Character   ExtractSchedule: the FramePacket
 //!          CrowdAgent removed ─► Crowd::despawn        ┐ Render, PrepareResources: each archetype's
 //!          AgentParams changed ─► set_float… batches   │   row changes (resize, swap_remove), then
-//! Step:    LOD rates, Crowd::update(Time::delta)       │   set_frame on RenderDevice/RenderQueue, or
-//!          root motion ─► Transform (RootMotion)       │   the CPU evaluator uploaded to a buffer
+//! Step:    LOD rates, Crowd::update(Time::delta)       │   set_frame_records on RenderDevice/
+//!          root motion (records' base layers)          │   RenderQueue, or the CPU evaluator
+//!            ─► Transform (RootMotion)                 │   (ExpandJob, FrameJob) uploaded to a buffer
 //!          animation events ─► CrowdEvent messages     │ RenderGraph, before camera_driver:
 //! Publish: (after transform propagation) FramePacket: ─┘   GpuCrowd::encode into Bevy's encoder
-//!          programs, samples, dt, due rows, row          Core3d, after the opaque pass: one
-//!          changes, placements                             instanced draw per archetype with a mesh
+//!          state records, blend inputs, clock, dt,         (the expand pass, then the frame)
+//!          due rows, row changes, placements             Core3d, after the opaque pass: one
+//!                                                          instanced draw per archetype with a mesh
 //! ```
 //!
 //! ```no_run
@@ -49,9 +51,10 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderGraph, RenderGraphSystems};
 use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 use throng::Clip;
-use throng::eval::root_motion::{RootDelta, crowd_root_motion};
+use throng::blend_space::BlendTrees;
+use throng::eval::root_motion::{RootDelta, records_root_motion};
 use throng::mesh::SkinnedMesh;
-use throng::program::{ClipSample, DueRows, LayerProgram, LayerSetup, OutputLayout};
+use throng::program::{DueRows, ExpandTables, LayerRecord, LayerSetup, OutputLayout, RecordClock};
 use throng::rig::Rig;
 use throng::runtime::RuntimeError;
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
@@ -142,7 +145,8 @@ impl Plugin for ThrongPlugin {
 }
 
 /// What an archetype's evaluation reads: the rig, the clip table its samples index and one
-/// layer setup per graph layer (what `throng::setup::bind_archetype` returns).
+/// layer setup per graph layer (what `throng::setup::bind_archetype` returns), and what
+/// expands its state records (`Archetype::expansion`).
 #[derive(Debug)]
 pub struct ArchetypeAssets {
     /// The skeleton.
@@ -151,6 +155,10 @@ pub struct ArchetypeAssets {
     pub clips: Vec<Clip>,
     /// One per graph layer, base first.
     pub layers: Vec<LayerSetup>,
+    /// The archetype's expand tables: its leaves, clocks and sample slots.
+    pub tables: ExpandTables,
+    /// The archetype's graph's blend trees.
+    pub trees: BlendTrees,
 }
 
 /// A change of an archetype's rows between two frames, which the evaluator's per-row memory
@@ -170,10 +178,13 @@ pub struct ArchetypeFrame {
     pub assets: Arc<ArchetypeAssets>,
     /// Row changes since the last frame, in order.
     pub changes: Vec<RowChange>,
-    /// Every sample of the frame.
-    pub samples: Vec<ClipSample>,
-    /// `characters × layers` programs.
-    pub programs: Vec<LayerProgram>,
+    /// The state step's records, `characters × layers` (`Crowd::records`): what the
+    /// evaluators expand into programs and samples (the GPU on the device).
+    pub records: Vec<LayerRecord>,
+    /// Per character, the blend inputs (`Crowd::blend_inputs`).
+    pub inputs: Vec<f32>,
+    /// The clock the records are read against (`Crowd::record_clock`).
+    pub clock: RecordClock,
     /// Seconds of this step.
     pub dt_s: f32,
     /// With animation LOD, the rows due this frame and each one's seconds since it was last
@@ -367,10 +378,12 @@ impl ThrongCrowd {
         layers: Vec<LayerSetup>,
     ) -> Result<ArchetypeId, RuntimeError> {
         throng::runtime::check_layer_count(&archetype, &layers)?;
+        let (tables, trees) = archetype.expansion();
+        let (tables, trees) = (tables.clone(), trees.clone());
         let id = self.crowd.add_archetype(archetype);
         self.archetypes.push(ArchetypeEntry {
             id,
-            assets: Arc::new(ArchetypeAssets { rig, clips, layers }),
+            assets: Arc::new(ArchetypeAssets { rig, clips, layers, tables, trees }),
             mesh: None,
             changes: Vec::new(),
             root_motion: Vec::new(),
@@ -589,15 +602,18 @@ fn step(
     let mut frames = Vec::with_capacity(archetypes.len());
     for entry in archetypes.iter_mut() {
         let id = entry.id;
-        let samples = state.samples(id).expect("a known archetype");
-        let programs = state.programs(id).expect("a known archetype");
+        let records = state.records(id).expect("a known archetype");
+        let inputs = state.blend_inputs(id).expect("a known archetype");
+        let clock = state.record_clock(id).expect("a known archetype");
         let rows = state.num_characters(id).expect("a known archetype");
         entry.root_motion.clear();
         entry.root_motion.resize(rows, RootDelta::default());
         let assets = &entry.assets;
-        // The state step's own programs over its own clips: a refusal would be a throng bug,
-        // reported rather than applied.
-        if crowd_root_motion(&assets.clips, samples, programs, assets.layers.len(), &mut entry.root_motion).is_ok() {
+        // The state step's own records over its own clips (each base layer expanded alone, the
+        // others left to the evaluator): a refusal would be a throng bug, not applied.
+        let (tables, trees) = (&assets.tables, &assets.trees);
+        let travel = &mut entry.root_motion;
+        if records_root_motion(&assets.clips, tables, trees, inputs, records, &clock, travel).is_ok() {
             for (row, delta) in entry.root_motion.iter().enumerate() {
                 let entity = state.handle_at(id, row).and_then(|handle| entity_of.get(&handle));
                 if let Some(mut transform) = entity.and_then(|&entity| movers.get_mut(entity).ok()) {
@@ -616,8 +632,9 @@ fn step(
         frames.push(ArchetypeFrame {
             assets: Arc::clone(assets),
             changes: std::mem::take(&mut entry.changes),
-            samples: samples.to_vec(),
-            programs: programs.to_vec(),
+            records: records.to_vec(),
+            inputs: inputs.to_vec(),
+            clock,
             dt_s,
             due: match lod {
                 Some(_) => {
@@ -643,7 +660,7 @@ fn publish(mut crowd: ResMut<ThrongCrowd>, mut packet: ResMut<FramePacket>, plac
         if stepped.mesh.is_none() {
             continue;
         }
-        let rows = stepped.programs.len() / stepped.assets.layers.len().max(1);
+        let rows = stepped.records.len() / stepped.assets.layers.len().max(1);
         stepped.placements = (0..rows)
             .map(|row| {
                 let entity = state.handle_at(entry.id, row).and_then(|handle| entity_of.get(&handle));

@@ -7,9 +7,10 @@ use bevy::prelude::*;
 use bevy::render::Extract;
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue};
 use throng::eval::EvalError;
+use throng::eval::expand::ExpandJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, GpuError};
-use throng::program::{OutputLayout, swap_remove_row};
+use throng::program::{ClipSample, LayerProgram, OutputLayout, swap_remove_row};
 
 use crate::{ArchetypeAssets, ArchetypeFrame, Evaluation, FramePacket, RowChange};
 
@@ -17,7 +18,7 @@ use crate::{ArchetypeAssets, ArchetypeFrame, Evaluation, FramePacket, RowChange}
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EvaluatorError {
-    /// The GPU evaluator refused (programs its checks refuse, a lost device, a failed map).
+    /// The GPU evaluator refused (records its checks refuse, a lost device, a failed map).
     #[error(transparent)]
     Gpu(#[from] GpuError),
     /// The CPU evaluator refused.
@@ -32,15 +33,20 @@ pub enum EvaluatorError {
 /// matrix `i × joints + j`, in the plugin's layout).
 #[expect(clippy::large_enum_variant, reason = "one per archetype, made once and never moved in a frame")]
 pub enum CrowdEvaluator {
-    /// throng's GPU evaluator on Bevy's device.
+    /// throng's GPU evaluator on Bevy's device, given the archetype's expansion when made: each
+    /// frame's state records are expanded on the device.
     Gpu(GpuCrowd),
-    /// The CPU evaluator; its matrices uploaded to `buffer` each frame.
+    /// The CPU evaluator (the records expanded, then evaluated); its matrices uploaded to
+    /// `buffer` each frame.
     Cpu(CpuCrowd),
 }
 
 /// The CPU evaluator's state for one archetype.
 pub struct CpuCrowd {
     context: EvalContext,
+    /// The frame's records expanded (`ExpandJob`).
+    programs: Vec<LayerProgram>,
+    samples: Vec<ClipSample>,
     /// Every row's matrices; with animation LOD the rows not due keep their last.
     matrices: Vec<f32>,
     floats_per_row: usize,
@@ -89,14 +95,16 @@ impl CrowdEvaluator {
         }
     }
 
-    /// Uploads the frame (the GPU evaluator) or evaluates it (the CPU evaluator, uploading the
+    /// Uploads the frame's state records (the GPU evaluator: its one records upload, expanded by
+    /// the pass before the frame's) or evaluates them (the CPU evaluator, uploading the
     /// matrices); the GPU evaluator's dispatches are recorded later, in the render graph.
     fn prepare(&mut self, frame: &ArchetypeFrame, layout: OutputLayout) -> Result<(), EvaluatorError> {
         match self {
             Self::Gpu(gpu) => {
+                let (records, inputs, clock) = (&frame.records, &frame.inputs, &frame.clock);
                 match &frame.due {
-                    Some(due) => gpu.set_frame_due(&frame.samples, &frame.programs, frame.dt_s, due.as_rows())?,
-                    None => gpu.set_frame(&frame.samples, &frame.programs, frame.dt_s)?,
+                    Some(due) => gpu.set_frame_records_due(records, inputs, clock, frame.dt_s, due.as_rows())?,
+                    None => gpu.set_frame_records(records, inputs, clock, frame.dt_s)?,
                 }
                 Ok(())
             }
@@ -109,6 +117,8 @@ impl CpuCrowd {
     fn new(assets: &ArchetypeAssets, layout: OutputLayout, device: &wgpu::Device, queue: &wgpu::Queue) -> Self {
         Self {
             context: EvalContext::for_layers(0, &assets.layers, assets.rig.num_joints()),
+            programs: Vec::new(),
+            samples: Vec::new(),
             matrices: Vec::new(),
             floats_per_row: assets.rig.num_joints() * layout.floats_per_joint(),
             clips_sampled: Vec::new(),
@@ -121,7 +131,20 @@ impl CpuCrowd {
     fn evaluate(&mut self, frame: &ArchetypeFrame, layout: OutputLayout) -> Result<(), EvaluatorError> {
         let assets = &frame.assets;
         let layers = assets.layers.len().max(1);
-        let characters = frame.programs.len() / layers;
+        let characters = frame.records.len() / layers;
+        self.programs.resize(frame.records.len(), LayerProgram::default());
+        self.samples.resize(characters * assets.tables.samples_per_character(), ClipSample::default());
+        ExpandJob {
+            tables: &assets.tables,
+            trees: &assets.trees,
+            inputs: &frame.inputs,
+            records: &frame.records,
+            clock: &frame.clock,
+            programs: &mut self.programs,
+            samples: &mut self.samples,
+        }
+        .run()
+        .map_err(EvalError::from)?;
         let floats = characters * assets.rig.num_joints() * layout.floats_per_joint();
         self.matrices.resize(floats, 0.0);
         self.clips_sampled.resize(characters, 0);
@@ -130,8 +153,8 @@ impl CpuCrowd {
             rig: &assets.rig,
             clips: &assets.clips,
             layers: &assets.layers,
-            samples: &frame.samples,
-            programs: &frame.programs,
+            samples: &self.samples,
+            programs: &self.programs,
             dt_s: frame.dt_s,
             context: &mut self.context,
             layout,
@@ -269,7 +292,9 @@ impl ThrongRender {
     fn evaluator(&mut self, assets: &ArchetypeAssets, device: &wgpu::Device, queue: &wgpu::Queue) -> CrowdEvaluator {
         if self.evaluation == Evaluation::Gpu && self.fallback.is_none() {
             let options = GpuCrowdOptions { layout: self.layout, ..GpuCrowdOptions::default() };
-            match GpuCrowd::with_layers(device, queue, &assets.rig, &assets.clips, &assets.layers, options) {
+            let gpu = GpuCrowd::with_layers(device, queue, &assets.rig, &assets.clips, &assets.layers, options)
+                .and_then(|mut gpu| gpu.set_expansion(&assets.tables, assets.trees.words()).map(|()| gpu));
+            match gpu {
                 Ok(gpu) => return CrowdEvaluator::Gpu(gpu),
                 Err(error) => self.fallback = Some(error),
             }

@@ -18,10 +18,11 @@ use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use throng::ClipEvent;
 use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH, WALK};
+use throng::eval::expand::ExpandJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::graph::CompiledGraph;
 use throng::import::gltf::{GltfOptions, load_gltf};
-use throng::program::{OutputLayout, swap_remove_row};
+use throng::program::{ClipSample, LayerProgram, LayerRecord, OutputLayout, swap_remove_row};
 use throng::setup::layer_setups;
 use throng::state::{Archetype, ArchetypeId, ClipBinding};
 #[path = "../../tests/support/compare.rs"]
@@ -30,8 +31,8 @@ mod compare;
 
 use compare::{GPU_TOLERANCE, assert_matrices_close, worst_abs_diff};
 use throng_bevy::{
-    AgentParams, Character, CrowdAgent, CrowdEvent, Evaluation, FramePacket, Lod, ReadbackError, RootMotion, RowChange,
-    ThrongCrowd, ThrongError, ThrongPlugin, ThrongRender, read_image_blocking,
+    AgentParams, Character, CrowdAgent, CrowdEvaluator, CrowdEvent, Evaluation, FramePacket, Lod, ReadbackError,
+    RootMotion, RowChange, ThrongCrowd, ThrongError, ThrongPlugin, ThrongRender, read_image_blocking,
 };
 
 const DT: f32 = 1.0 / 60.0;
@@ -175,15 +176,29 @@ impl Reference {
                 }
             }
         }
-        let characters = frame.programs.len() / assets.layers.len();
+        let characters = frame.records.len() / assets.layers.len();
         self.matrices.resize(characters * FLOATS_PER_ROW, 0.0);
         let mut clips_sampled = vec![0; characters];
+        // The frame's records expanded on the CPU, as the reference evaluator reads them.
+        let mut programs = vec![LayerProgram::default(); frame.records.len()];
+        let mut samples = vec![ClipSample::default(); characters * assets.tables.samples_per_character()];
+        ExpandJob {
+            tables: &assets.tables,
+            trees: &assets.trees,
+            inputs: &frame.inputs,
+            records: &frame.records,
+            clock: &frame.clock,
+            programs: &mut programs,
+            samples: &mut samples,
+        }
+        .run()
+        .expect("the step's records expand");
         let job = FrameJob {
             rig: &assets.rig,
             clips: &assets.clips,
             layers: &assets.layers,
-            samples: &frame.samples,
-            programs: &frame.programs,
+            samples: &samples,
+            programs: &programs,
             dt_s: frame.dt_s,
             context: &mut self.context,
             layout: OutputLayout::Mat4,
@@ -206,14 +221,25 @@ fn output_on_bevys_device_matches_the_cpu_evaluator() {
         let Some((mut app, id)) = app(evaluation) else { return };
         spawn_agents(&mut app, id, 200, 0);
         let mut reference = Reference::new();
+        let mut uploaded = 0;
         for frame in 0..60 {
             app.update();
             no_errors(&mut app);
             let packet = app.world().resource::<FramePacket>().clone();
-            assert_eq!(packet.archetypes[0].programs.len(), 200 * 3, "every agent has a character");
+            assert_eq!(packet.archetypes[0].records.len(), 200 * 3, "every agent has a character");
             let expected = reference.run(&packet).to_vec();
             let got = read_output(&app);
             assert_matrices_close(&expected, &got, 16, JOINTS, GPU_TOLERANCE, &format!("{evaluation:?} frame {frame}"));
+            let render = app.sub_app(RenderApp).world().resource::<ThrongRender>();
+            if let Some(CrowdEvaluator::Gpu(gpu)) = render.crowd(0) {
+                // The GPU evaluator took the records: what it uploads is records and inputs.
+                let bytes = gpu.record_bytes_uploaded();
+                assert!(bytes <= (200 * 3 * size_of::<LayerRecord>() + 200 * 4) as u64, "frame {frame}: {bytes} B");
+                uploaded += bytes;
+            }
+        }
+        if evaluation == Evaluation::Gpu {
+            assert!(uploaded > 0, "the GPU evaluator uploaded no records");
         }
         let render = app.sub_app(RenderApp).world().resource::<ThrongRender>();
         assert!(render.fallback().is_none(), "the GPU evaluator ran: {:?}", render.fallback());
