@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use glam::camera::rh::{proj::directx, view::look_at_mat4};
 use glam::{Quat, Vec3};
 use throng::demo::DemoCharacter;
-use throng::eval::root_motion::{RootDelta, crowd_root_motion};
+use throng::eval::root_motion::{RootDelta, records_root_motion};
 use throng::gpu::{GpuCrowd, GpuCrowdOptions, SkinWindow};
 use throng::graph::CompiledGraph;
 use throng::mesh::{SkinnedMesh, SkinnedVertex};
@@ -207,9 +207,11 @@ fn run(args: &Args) -> Result<(), Error> {
     //    of state records each update (what changed), expanded on the device.
     let options = GpuCrowdOptions { layout: OutputLayout::Affine3x4, ..GpuCrowdOptions::default() };
     let mut animation = GpuCrowd::with_layers(&device, &queue, &rig, &bound.clips, &bound.layers, options)?;
-    // The state step's records are expanded on the device: the archetype's tables and trees, once.
+    // The state step's records are expanded on the device: the archetype's tables and trees,
+    // once (kept: root motion expands the records' base layers with them).
     let (tables, trees) = crowd.archetype(kind)?.expansion();
-    animation.set_expansion(tables, trees.words())?;
+    let (tables, trees) = (tables.clone(), trees.clone());
+    animation.set_expansion(&tables, trees.words())?;
     let renderer = Renderer::new(&device, &mesh, rig.num_joints(), (args.width, args.height), n)?;
 
     // Where the engine keeps its characters, by row (spawn order while nobody is despawned;
@@ -231,11 +233,12 @@ fn run(args: &Args) -> Result<(), Error> {
             crowd.set_trigger(jump, &jumpers, true)?;
         }
         crowd.update(dt_s)?;
-        let (samples, programs) = (crowd.samples(kind)?, crowd.programs(kind)?);
+        let (records, inputs, clock) = (crowd.records(kind)?, crowd.blend_inputs(kind)?, crowd.record_clock(kind)?);
 
         // Root motion: the evaluator removed it from the poses; the engine moves each character
-        // by it, rotated into the world by the character's heading.
-        crowd_root_motion(&bound.clips, samples, programs, bound.layers.len(), &mut travel)?;
+        // by it, rotated into the world by the character's heading. From the records (each base
+        // layer expanded alone on the CPU; the GPU expands every layer).
+        records_root_motion(&bound.clips, &tables, &trees, inputs, records, &clock, &mut travel)?;
         for ((p, delta), turn) in placements.iter_mut().zip(&travel).zip(&turn_rad_per_s) {
             let step = Quat::from_rotation_y(p[3]) * delta.translation;
             p[0] += step.x;
@@ -247,7 +250,6 @@ fn run(args: &Args) -> Result<(), Error> {
         // encoder: wgpu orders the two. The output buffer is replaced only when the number of
         // characters changes; rebuild the bind groups holding it then, one per window of
         // characters that one storage binding can hold (one window for a small crowd).
-        let (records, inputs, clock) = (crowd.records(kind)?, crowd.blend_inputs(kind)?, crowd.record_clock(kind)?);
         animation.set_frame_records(records, inputs, &clock, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
             // One buffer unless the output outgrew the device's largest buffer; each window
