@@ -201,10 +201,15 @@ fn mesh_height(mesh: &SkinnedMesh, rig: &Rig) -> f32 {
 /// a record, per character the blend inputs, the clock they are read against, and the
 /// archetype's tables and blend trees that expand them.
 pub struct Records<'a> {
+    /// The archetype's expand tables (`Archetype::expansion`).
     pub tables: &'a ExpandTables,
+    /// Its graph's blend trees.
     pub trees: &'a BlendTrees,
+    /// Per character and layer (`row × layers + layer`), the step's record.
     pub records: &'a [LayerRecord],
+    /// Per character, the blend inputs.
     pub inputs: &'a [f32],
+    /// The clock the records are read against.
     pub clock: RecordClock,
 }
 
