@@ -21,6 +21,10 @@
 //! denominator of the stage's share. These report the CPU time of the thread that runs them
 //! (`support::cpu_time`), the others wall time.
 //!
+//! Root motion beside a GPU evaluation, on a one-thread pool (its thread's CPU time): from the
+//! programs, the crowd's records expanded first (`root_motion_programs/10k`), against from the
+//! records, each base layer alone expanded (`root_motion_records/10k`).
+//!
 //! `cargo bench --bench eval_cpu`; `RAYON_NUM_THREADS=1` for the single-thread figure.
 
 mod support;
@@ -34,9 +38,11 @@ use support::cpu_time::{ThreadCpuTime, thread_cpu_ns};
 use throng::clip::compact::DEFAULT_MAX_ERROR_M;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
+use throng::eval::expand::ExpandJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::procedural::{LANES, procedural_lanes};
+use throng::eval::root_motion::{RootDelta, crowd_root_motion, records_root_motion};
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::{local_to_model_skinning, skinning};
 use throng::graph::CompiledGraph;
@@ -491,10 +497,60 @@ fn layered_frame(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
+/// Root motion for a GPU evaluation, on a one-thread pool, that thread's CPU time: what a
+/// caller of the GPU evaluator runs on the CPU each frame besides the state step. From the
+/// programs (`root_motion_programs/10k`): the whole crowd's records expanded, every layer
+/// (`ExpandJob`, the work `Crowd::programs` does), then `crowd_root_motion`; from the records
+/// (`root_motion_records/10k`): `records_root_motion`, each base layer alone expanded, what the
+/// viewer and throng-bevy run since they upload records.
+fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
+    let n = 10_000;
+    let support::DemoCrowd { bound, crowd, kind, .. } = support::demo_crowd(n);
+    let (tables, trees) = bound.archetype.expansion();
+    let records = crowd.records(kind).expect("the crowd's records");
+    let inputs = crowd.blend_inputs(kind).expect("its blend inputs");
+    let clock = crowd.record_clock(kind).expect("its clock");
+    let layers = tables.num_layers();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
+    let mut programs = vec![LayerProgram::default(); records.len()];
+    let mut samples = vec![ClipSample::default(); n * tables.samples_per_character()];
+    let mut travel = vec![RootDelta::default(); n];
+    let mut group = c.benchmark_group("eval_cpu");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function(BenchmarkId::new("root_motion_programs", "10k"), |bench| {
+        bench.iter_custom(|iterations| {
+            pool.install(|| {
+                let start = thread_cpu_ns();
+                for _ in 0..iterations {
+                    let (programs, samples) = (&mut programs, &mut samples);
+                    ExpandJob { tables, trees, inputs, records, clock: &clock, programs, samples }
+                        .run()
+                        .expect("the step's records expand");
+                    crowd_root_motion(&bound.clips, samples, programs, layers, &mut travel).expect("root motion");
+                }
+                thread_cpu_ns() - start
+            })
+        });
+    });
+    group.bench_function(BenchmarkId::new("root_motion_records", "10k"), |bench| {
+        bench.iter_custom(|iterations| {
+            pool.install(|| {
+                let start = thread_cpu_ns();
+                for _ in 0..iterations {
+                    records_root_motion(&bound.clips, tables, trees, inputs, records, &clock, &mut travel)
+                        .expect("root motion");
+                }
+                thread_cpu_ns() - start
+            })
+        });
+    });
+    group.finish();
+}
+
 criterion_group!(benches, eval_cpu, sample_compact, frame_transitions, frame_lod);
 criterion_group! {
     name = stage_benches;
     config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = stages, layered_frame
+    targets = stages, layered_frame, root_motion
 }
 criterion_main!(benches, stage_benches);
