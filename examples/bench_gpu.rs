@@ -29,7 +29,8 @@
 //! pass and the barrier after it), the frame pass's, the state step's wall time, and the bytes
 //! of records and blend inputs uploaded per character per frame beside the programs and
 //! sample slots `set_frame` would have sent for the same frames (`Crowd::programs` /
-//! `Crowd::samples` of the last one, their sizes the same every frame).
+//! `Crowd::samples` of the last one, their sizes the same every frame); and checks the device's
+//! expansion of the last frame against the CPU's (`check`; a failure fails the run).
 //! `scripts/gpu-bench.sh` builds and runs it. Built with `--features tracy`, each frame is a
 //! frame on Tracy's timeline and each timed pass a zone on its GPU timeline, named as
 //! `GpuProfiler` names them (`throng.frame`, `throng.sample`, `throng.transition`, …).
@@ -651,9 +652,17 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         args.frames
     );
     println!(
-        "{:>10} {:>10} {:>10} {:>11} {:>15} {:>17} {:>14}",
-        "characters", "expand ms", "frame ms", "records ms", "records B/char", "set_frame B/char", "state step ms"
+        "{:>10} {:>10} {:>10} {:>11} {:>15} {:>17} {:>14} {:>6}",
+        "characters",
+        "expand ms",
+        "frame ms",
+        "records ms",
+        "records B/char",
+        "set_frame B/char",
+        "state step ms",
+        "check"
     );
+    let mut failed = Vec::new();
     for &num_characters in &args.characters {
         let mut crowd = Crowd::new();
         let kind = crowd.add_archetype(bound.archetype.clone());
@@ -744,19 +753,26 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
             step_s /= pairs as f64;
         }
         // What `set_frame` would have sent for the same frame: every program and sample slot.
-        let set_frame = size_of_val(crowd.programs(kind)?) + size_of_val(crowd.samples(kind)?);
+        let (programs, samples) = (crowd.programs(kind)?, crowd.samples(kind)?);
+        let set_frame = size_of_val(programs) + size_of_val(samples);
+        // The device's expansion of the last frame against the CPU's (`Crowd::programs`).
+        let check = expansion_difference(&bound.clips, tables.num_layers(), (programs, samples), &gpu_crowd)?;
+        if let Some(why) = &check {
+            failed.push(format!("{num_characters} characters: {why}"));
+        }
         let cell = |times: &mut Vec<Duration>| {
             if times.is_empty() { "-".to_owned() } else { format!("{:.4}", median(times).as_secs_f64() * 1e3) }
         };
         println!(
-            "{:>10} {:>10} {:>10} {:>11} {:>15.1} {:>17.1} {:>14.3}",
+            "{:>10} {:>10} {:>10} {:>11} {:>15.1} {:>17.1} {:>14.3} {:>6}",
             num_characters,
             cell(&mut expand),
             cell(&mut frame),
             cell(&mut whole),
             bytes as f64 / num_characters as f64,
             set_frame as f64 / num_characters as f64,
-            step_s * 1e3
+            step_s * 1e3,
+            if check.is_none() { "pass" } else { "FAIL" }
         );
     }
     println!(
@@ -766,5 +782,50 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         "records B/char: records and blend inputs uploaded (GpuCrowd::record_bytes_uploaded), a frame's mean, beside the {} bytes a frame of the expand uniform with the clock; set_frame B/char: the programs and sample slots set_frame sends for the same frame",
         size_of::<throng::gpu::ExpandParams>()
     );
-    Ok(())
+    println!(
+        "check: the device's expansion of the last frame (GpuCrowd::read_expanded_blocking) against the CPU's (Crowd::programs): programs equal, samples' clips equal, times (modulo the clip, either side of a wrap), weights and advances within 1e-6"
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the device's expansion differs from the CPU's: {}", failed.join("; ")).into())
+    }
+}
+
+/// Where the device's expansion of the crowd's last records frame differs from the CPU's
+/// `expected` (programs and samples), as `tests/gpu_expand.rs` holds them: programs equal,
+/// each sample's clip equal, its time within 1e-6 modulo the clip's duration, weight and
+/// advance within 1e-6 (NaN never close); `None` when nowhere.
+fn expansion_difference(
+    clips: &[Clip],
+    layers: usize,
+    expected: (&[LayerProgram], &[ClipSample]),
+    gpu_crowd: &GpuCrowd,
+) -> Result<Option<String>, throng::gpu::GpuError> {
+    let (programs, samples) = gpu_crowd.read_expanded_blocking()?;
+    if programs.len() != expected.0.len() {
+        return Ok(Some(format!("{} programs, {} expected", programs.len(), expected.0.len())));
+    }
+    for (i, (e, g)) in expected.0.iter().zip(&programs).enumerate() {
+        let at = format!("character {} layer {}", i / layers.max(1), i % layers.max(1));
+        if e != g {
+            return Ok(Some(format!("{at}: program {g:?}, expected {e:?}")));
+        }
+        for k in e.sample_range() {
+            let (es, gs) = (expected.1.get(k as usize), samples.get(k as usize));
+            let (Some(es), Some(gs)) = (es, gs) else {
+                return Ok(Some(format!("{at}: no sample {k}")));
+            };
+            let duration = clips.get(es.clip as usize).map_or(0.0, Clip::duration_s);
+            let d = (es.time_s - gs.time_s).abs();
+            let close = es.clip == gs.clip
+                && d.min((d - duration).abs()) <= 1e-6
+                && (es.weight - gs.weight).abs() <= 1e-6
+                && (es.advance_s - gs.advance_s).abs() <= 1e-6;
+            if !close {
+                return Ok(Some(format!("{at}: sample {k} {gs:?}, expected {es:?}")));
+            }
+        }
+    }
+    Ok(None)
 }

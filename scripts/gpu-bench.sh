@@ -16,7 +16,8 @@
 #   4. records.txt     examples/bench_gpu.rs --records: the viewer's crowd through the state step
 #                      each frame, uploaded as state records (set_frame_records) and expanded on
 #                      the device: the expand pass's and the frame's GPU ms, the state step's, and
-#                      bytes uploaded per character beside what set_frame would have sent
+#                      bytes uploaded per character beside what set_frame would have sent; the
+#                      device's expansion checked against the CPU's
 #   5. bench-gpu.txt   examples/bench_gpu.rs's tables for the default variant (each stage alone too)
 #
 #   scripts/gpu-bench.sh [OUT_DIR]
@@ -33,7 +34,7 @@
 #   THRONG_BENCH_ISSUE_RATE=R   wave-instructions per second the device issues at most
 #                               (default gpu_variants': an H200's)
 # Each step has its own time limit, so a step that hangs leaves the others' results. The exit
-# status is gpu_variants': 1 when a variant failed its check (or the run failed).
+# status is 1 when a variant failed its check or the records frame its (or either run failed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-gpu-bench-out}"
@@ -67,8 +68,12 @@ timeout 60 env -u RADV_FORCE_FAMILY "$bin/gpu_stats" --joints 26,64 >"$out/gpu-s
     echo "gpu_stats: exit status $?" >>"$out/gpu-stats.txt"
 if [[ "${THRONG_BENCH_RECORDS:-1}" != 0 ]]; then
     timeout 40 "$bin/bench_gpu" --records --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
-        --frames "${THRONG_BENCH_FRAMES:-10}" >"$out/records.txt" 2>&1 ||
-        echo "bench_gpu --records: exit status $?" >>"$out/records.txt"
+        --frames "${THRONG_BENCH_FRAMES:-10}" >"$out/records.txt" 2>&1
+    records_status=$?
+    if ((records_status != 0)); then
+        echo "bench_gpu --records: exit status $records_status" >>"$out/records.txt"
+        status=1
+    fi
 fi
 if [[ "${THRONG_BENCH_TABLES:-1}" != 0 ]]; then
     timeout 120 "$bin/bench_gpu" --characters "${THRONG_BENCH_SIZES:-100000,1000000}" --frames 30 --no-cpu --stages \
