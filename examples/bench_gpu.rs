@@ -30,7 +30,8 @@
 //! of records and blend inputs uploaded per character per frame beside the programs and
 //! sample slots `set_frame` would have sent for the same frames (`Crowd::programs` /
 //! `Crowd::samples` of the last one, their sizes the same every frame); and checks the device's
-//! expansion of the last frame against the CPU's (`check`; a failure fails the run).
+//! expansion of the last frame against the CPU's (`check`; a failure fails the run). Of the other
+//! options only `--characters`, `--frames` and `--layout` apply to it.
 //! `scripts/gpu-bench.sh` builds and runs it. Built with `--features tracy`, each frame is a
 //! frame on Tracy's timeline and each timed pass a zone on its GPU timeline, named as
 //! `GpuProfiler` names them (`throng.frame`, `throng.sample`, `throng.transition`, …).
