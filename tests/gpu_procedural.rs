@@ -376,7 +376,7 @@ fn words_targets_and_uniform_match_the_shader() {
         "per row: look-at chains, two-bone chains, the ground's weight and the feet"
     );
 
-    let module = wgpu::naga::front::wgsl::parse_str(source).unwrap();
+    let module = wgpu::naga::front::wgsl::parse_str(&source).unwrap();
     let (_, params) = module
         .types
         .iter()
