@@ -114,61 +114,6 @@ fn target_vec3(at: u32) -> vec3<f32> {
     return vec3<f32>(procedural_targets[at], procedural_targets[at + 1u], procedural_targets[at + 2u]);
 }
 
-// Drivers' `sin`, `cos` and `atan2` may be off by far more than 1e-4 (Vulkan allows 2^-11 for
-// `sin` and `cos`, and lavapipe's `atan2` is a short polynomial), and the two-bone solve near
-// full or no extension magnifies what they miss; these are Cephes' single-precision
-// `sinf`/`cosf` and `atanf`, within a few ulp of the CPU's libm for the angles the stage takes
-// (|x| below a few turns). `sin_cos`, `atan_positive` and `atan2_positive` are
-// `eval::procedural`'s own.
-const PI: f32 = 3.14159265358979;
-const FRAC_PI_2: f32 = 1.57079632679490;
-const FRAC_PI_4: f32 = 0.785398163397448;
-
-// `vec2(sin(x), cos(x))`: x reduced by the nearest multiple of π/2 in three parts
-// (Cody–Waite), then each from its polynomial on [−π/4, π/4].
-fn sin_cos(x: f32) -> vec2<f32> {
-    let quadrant = round(x * (2.0 / PI));
-    let r = ((x - quadrant * 1.5703125) - quadrant * 4.837512969970703125e-4) - quadrant * 7.54978995489188216e-8;
-    let z = r * r;
-    let s = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
-    let c = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
-    let q = i32(quadrant) & 3;
-    if q == 0 {
-        return vec2<f32>(s, c);
-    } else if q == 1 {
-        return vec2<f32>(c, -s);
-    } else if q == 2 {
-        return vec2<f32>(-s, -c);
-    }
-    return vec2<f32>(-c, s);
-}
-
-// `atan(x)` for x ≥ 0: reduced to |t| ≤ tan(π/8) around 0, π/4 or π/2.
-fn atan_positive(x: f32) -> f32 {
-    var base = 0.0;
-    var t = x;
-    if x > 2.414213562373095 {
-        base = FRAC_PI_2;
-        t = -1.0 / x;
-    } else if x > 0.4142135623730950 {
-        base = FRAC_PI_4;
-        t = (x - 1.0) / (x + 1.0);
-    }
-    let z = t * t;
-    return base + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t;
-}
-
-// `atan2(y, x)` for y ≥ 0 (a length, as every call here has): in [0, π].
-fn atan2_positive(y: f32, x: f32) -> f32 {
-    if x > 0.0 {
-        return atan_positive(y / x);
-    }
-    if x < 0.0 {
-        return PI - atan_positive(y / -x);
-    }
-    return select(0.0, FRAC_PI_2, y > 0.0);
-}
-
 // glam's `Quat * Quat`.
 fn q_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(

@@ -293,8 +293,9 @@ fn remove_root_motion(t: Transform) -> Transform {
     r.translation.x = 0.0;
     r.translation.z = 0.0;
     let forward = quat_rotate(r.rotation, vec3<f32>(0.0, 0.0, 1.0));
-    let half = -0.5 * atan2(forward.x, forward.z);
-    r.rotation = quat_normalize(quat_mul(vec4<f32>(0.0, sin(half), 0.0, cos(half)), r.rotation));
+    let yaw = select(1.0, -1.0, forward.x < 0.0) * atan2_positive(abs(forward.x), forward.z);
+    let sc = sin_cos(-0.5 * yaw);
+    r.rotation = quat_normalize(quat_mul(vec4<f32>(0.0, sc.x, 0.0, sc.y), r.rotation));
     return r;
 }
 

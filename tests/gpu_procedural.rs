@@ -25,8 +25,8 @@ use throng::program::{
 };
 use throng::{Rig, Transform};
 
-use support::Rng;
 use support::compare::worst_abs_diff;
+use support::{Rng, wgsl};
 
 /// How far the GPU's local transforms may be from the CPU's (issue #21).
 const TOLERANCE: f32 = 1e-4;
@@ -321,6 +321,7 @@ fn procedural_matches_cpu_on_degenerate_chains() {
 #[test]
 fn words_targets_and_uniform_match_the_shader() {
     let source = procedural_source();
+    let (module, layouter) = wgsl::parse(&source);
     let u32_constants = [
         ("PROCEDURAL_WORKGROUP", PROCEDURAL_WORKGROUP),
         ("MAX_FEET", throng::program::MAX_FEET as u32),
@@ -329,15 +330,10 @@ fn words_targets_and_uniform_match_the_shader() {
         ("FOOT_TARGET_LEN", FOOT_TARGET_FLOATS as u32),
     ];
     for (name, value) in u32_constants {
-        let line = format!("const {name}: u32 = {value}u;");
-        assert!(source.contains(&line), "shaders/procedural.wgsl should say `{line}`");
+        assert_eq!(wgsl::wgsl_u32_constant(&module, name), value, "shaders/procedural.wgsl's {name}");
     }
     assert!(source.contains(&format!("const EPSILON_M: f32 = {:e};", throng::eval::procedural::EPSILON_M)));
-    let constant = |name: &str| -> usize {
-        let prefix = format!("const {name}: u32 = ");
-        let line = source.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{name} missing"));
-        line[prefix.len()..].trim_end_matches("u;").parse().unwrap()
-    };
+    let constant = |name: &str| wgsl::wgsl_u32_constant(&module, name) as usize;
     let mut rng = Rng(0x0021_0000_0000_0002);
     let rig = random_rig(&mut rng, 30);
     let setup = random_setup(&mut rng, &rig);
@@ -376,18 +372,23 @@ fn words_targets_and_uniform_match_the_shader() {
         "per row: look-at chains, two-bone chains, the ground's weight and the feet"
     );
 
-    let module = wgpu::naga::front::wgsl::parse_str(source).unwrap();
-    let (_, params) = module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some("ProceduralParams"))
-        .expect("struct ProceduralParams");
-    let wgpu::naga::TypeInner::Struct { members, span } = &params.inner else { panic!("not a struct") };
-    assert_eq!(*span as usize, size_of::<ProceduralParams>());
-    let names: Vec<_> = members.iter().map(|m| (m.name.clone().unwrap(), m.offset)).collect();
-    let expected =
-        ["num_characters", "num_joints", "groups_x", "target_stride", "pose_base", "target_base", "pad0", "pad1"];
-    assert_eq!(names, expected.iter().enumerate().map(|(i, n)| (n.to_string(), 4 * i as u32)).collect::<Vec<_>>());
+    let pad = std::mem::offset_of!(ProceduralParams, pad);
+    wgsl::check_struct(
+        &module,
+        &layouter,
+        "ProceduralParams",
+        size_of::<ProceduralParams>(),
+        &[
+            ("num_characters", std::mem::offset_of!(ProceduralParams, num_characters)),
+            ("num_joints", std::mem::offset_of!(ProceduralParams, num_joints)),
+            ("groups_x", std::mem::offset_of!(ProceduralParams, groups_x)),
+            ("target_stride", std::mem::offset_of!(ProceduralParams, target_stride)),
+            ("pose_base", std::mem::offset_of!(ProceduralParams, pose_base)),
+            ("target_base", std::mem::offset_of!(ProceduralParams, target_base)),
+            ("pad0", pad),
+            ("pad1", pad + 4),
+        ],
+    );
 }
 
 /// The GPU stage refuses what the CPU job refuses, before anything is dispatched.

@@ -121,17 +121,23 @@ fn quat_to_rotation_vector(q_in: vec4<f32>) -> vec3<f32> {
     if s < 1e-8 {
         return q.xyz * 2.0;
     }
-    return q.xyz * (2.0 * atan2(s, q.w) / s);
+    return q.xyz * (2.0 * atan2_positive(s, q.w) / s);
 }
 
-// The unit quaternion of a rotation vector (`eval::inertialize::rotation_vector_to_quat`).
+// The unit quaternion of a rotation vector (`eval::inertialize::rotation_vector_to_quat`, the
+// same arithmetic): below half a radian the half angle's sine and cosine from their Taylor
+// series, above it from `sin_cos`.
 fn rotation_vector_to_quat(v: vec3<f32>) -> vec4<f32> {
-    let angle = length(v);
-    if angle < 1e-8 {
-        return quat_normalize(vec4<f32>(v * 0.5, 1.0));
+    let angle2 = dot(v, v);
+    if angle2 < 0.25 {
+        let h2 = angle2 * 0.25;
+        let sinc_half = 0.5 * (1.0 + h2 * (-1.0 / 6.0 + h2 * (1.0 / 120.0 - h2 / 5040.0)));
+        let cos_half = 1.0 + h2 * (-0.5 + h2 * (1.0 / 24.0 - h2 / 720.0));
+        return vec4<f32>(v * sinc_half, cos_half);
     }
-    let half = angle * 0.5;
-    return vec4<f32>(v / angle * sin(half), cos(half));
+    let angle = sqrt(angle2);
+    let sc = sin_cos(angle * 0.5);
+    return vec4<f32>(v / angle * sc.x, sc.y);
 }
 
 // Neither infinite nor NaN (WGSL has no such builtin), read from the exponent bits: a float

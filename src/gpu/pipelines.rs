@@ -8,8 +8,9 @@ use crate::gpu::types::{LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
-const SHARED: [&str; 4] = [
+const SHARED: [&str; 5] = [
     include_str!("../../shaders/shared/types.wgsl"),
+    TRIG,
     include_str!("../../shaders/shared/quat.wgsl"),
     include_str!("../../shaders/shared/bindings.wgsl"),
     include_str!("../../shaders/shared/compact.wgsl"),
@@ -27,6 +28,8 @@ const FRAME_LAYERS_LEVELS: &str = include_str!("../../shaders/frame_layers_level
 const BLEND_SPACE: &str = include_str!("../../shaders/blend_space.wgsl");
 const EXPAND: &str = include_str!("../../shaders/expand.wgsl");
 const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
+/// `shaders/shared/trig.wgsl`: shared by the frame modules and the procedural stage.
+const TRIG: &str = include_str!("../../shaders/shared/trig.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
 /// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
@@ -43,11 +46,12 @@ pub fn expand_source() -> String {
     format!("{BLEND_SPACE}\n{EXPAND}")
 }
 
-/// The WGSL source of the procedural stage, `shaders/procedural.wgsl` alone (entry point
-/// `procedural_main`): like [`blend_space_source`], it binds a group of its own.
+/// The WGSL source of the procedural stage, `shaders/shared/trig.wgsl` then
+/// `shaders/procedural.wgsl` (entry point `procedural_main`): like [`blend_space_source`], it
+/// binds a group of its own.
 #[must_use]
-pub fn procedural_source() -> &'static str {
-    PROCEDURAL
+pub fn procedural_source() -> String {
+    [TRIG, PROCEDURAL].concat()
 }
 
 /// Which kernel [`crate::gpu::GpuCrowd::encode`] runs for the fused frames: the same matrices
@@ -175,9 +179,9 @@ pub enum ShaderModuleKind {
     /// `shaders/frame_layers_levels.wgsl` with `shared/levels.wgsl` and every stage, entry
     /// point `frame_layers_levels_main` ([`FrameKernel::Levels`]).
     FrameLayersLevels,
-    /// `shaders/procedural.wgsl` alone, entry point `procedural_main` ([`procedural_source`]):
-    /// the one module that reads none of `shared/` (it binds a group of its own), the same for
-    /// every rig and clip format.
+    /// `shaders/procedural.wgsl` after `shared/trig.wgsl`, entry point `procedural_main`
+    /// ([`procedural_source`]): the one module that reads no other file of `shared/` (it binds
+    /// a group of its own), the same for every rig and clip format.
     Procedural,
 }
 
@@ -235,7 +239,7 @@ impl ShaderModuleKind {
             Self::FrameLayersLevels => {
                 &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, LEVELS, FRAME_LAYERS_LEVELS]
             }
-            Self::Procedural => &[PROCEDURAL],
+            Self::Procedural => &[TRIG, PROCEDURAL],
         }
     }
 }
@@ -263,7 +267,8 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// [`crate::gpu::types::level_lanes`]`(num_joints)`. Without `compact_clips` the compact clips' decoding
 /// is compiled out: an archetype whose clips are all full never takes it, and a software
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
-/// [`ShaderModuleKind::Procedural`] is its own file unchanged, whatever the rig and clips.
+/// [`ShaderModuleKind::Procedural`] is `shared/trig.wgsl` and its own file unchanged, whatever
+/// the rig and clips.
 #[must_use]
 pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> String {
     if !kind.specialised() {
@@ -554,7 +559,7 @@ impl ProceduralPipeline {
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("throng.procedural"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(PROCEDURAL)),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(procedural_source())),
         });
         let procedural = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("throng.procedural"),
@@ -610,7 +615,7 @@ mod tests {
                 let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
                 assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
             } else {
-                assert_eq!(source, PROCEDURAL, "{kind:?}: the file alone");
+                assert_eq!(source, [TRIG, PROCEDURAL].concat(), "{kind:?}: the trigonometry, then the file");
             }
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));

@@ -113,16 +113,16 @@ pub struct KernelCosts {
 /// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
 /// then the pose store, and the skinning loop with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3606,
+    3761,
     [
-        (3222, 0),
-        (858, 1),
+        (3377, 0),
+        (949, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (147, 2),
-        (494, 1),
-        (831, 1),
+        (532, 1),
+        (857, 1),
         (35, 1),
         (39, 1),
         (440, 1),
@@ -143,7 +143,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3539, [(3193, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+    (3693, [(3347, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -947,24 +947,24 @@ impl WorkModel {
 /// `model_frame`'s (up to the root or to the frame the last chain's walk stopped at), inlined at
 /// each call: one frame composed per step.
 pub const PROCEDURAL_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4062,
+    4053,
     [
-        (339, 0),
+        (337, 0),
         (68, 1),
         (45, 0),
         (1104, 0),
         (74, 1),
         (72, 1),
         (69, 1),
-        (1316, 0),
+        (1310, 0),
         (83, 1),
         (73, 1),
         (69, 1),
-        (1085, 0),
-        (83, 1),
+        (1084, 0),
+        (82, 1),
         (69, 1),
         (603, 1),
-        (453, 2),
+        (458, 2),
         (72, 3),
     ],
 );
@@ -1533,7 +1533,7 @@ mod tests {
             f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step,
             FRAME_LOOPS_RADV_NAVI21.0
         );
-        assert_eq!(KernelCosts::from_frame_layers_loops(3606, &FRAME_LOOPS_RADV_NAVI21.1), None);
+        assert_eq!(KernelCosts::from_frame_layers_loops(3761, &FRAME_LOOPS_RADV_NAVI21.1), None);
         let v = KernelCosts::frame_layers_levels_radv_navi21();
         let layer_loop = v.layer_fixed
             + v.sample_fixed

@@ -12,7 +12,7 @@ use crate::program::{
 
 use super::lod::{DueList, LOD_PHASES};
 use super::one_shot::Playing;
-use super::step::{self, EventSink, LayerSlot, Lod, ParamView, REANCHOR_PERIOD, Scratch, StepContext};
+use super::step::{self, EventSink, LayerSlot, Lod, ParamView, Scratch, StepContext};
 use super::{AnimationEvent, Archetype, CharacterHandle, LayerReadback, Slot};
 // Only named in docs.
 #[cfg(doc)]
@@ -452,8 +452,6 @@ impl Group {
                             dt_s: (dt_s * time_scale[row]).min(f32::MAX),
                             time_scale: time_scale[row],
                             now,
-                            // By the character's slot, which a despawn does not move.
-                            reanchor: now.wrapping_add(rows[row]).is_multiple_of(REANCHOR_PERIOD),
                         };
                         for l in 0..layers {
                             let i = k * layers + l;

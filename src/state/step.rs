@@ -401,7 +401,7 @@ fn root_motion_flag(g: &CompiledGraph, state: usize, layer: usize) -> u32 {
 }
 
 /// Everything the step reads that is the same for every character, and the character's
-/// time-scaled `dt`, time scale and record anchoring.
+/// time-scaled `dt` and time scale.
 pub(crate) struct StepContext<'a> {
     pub arch: &'a Archetype,
     /// Imperative transitions (`Crowd::transition_to`), numbered after the graph's own.
@@ -412,14 +412,13 @@ pub(crate) struct StepContext<'a> {
     pub time_scale: f32,
     /// The update being stepped (`program::RecordClock::now`).
     pub now: u32,
-    /// Whether this update re-anchors the character's clocks whatever else happens (the
-    /// periodic re-anchoring, staggered by row: [`REANCHOR_PERIOD`]).
-    pub reanchor: bool,
 }
 
-/// Updates between a character's periodic re-anchorings (staggered by row): below
-/// `program::CLOCK_SLOTS`, so that every anchor is in the clock's table, and long enough that
-/// an idle character's record is re-sent about every two seconds at 60 updates a second.
+/// The oldest a record's anchor gets: a clock anchored this many updates ago is anchored
+/// again. Below `program::CLOCK_SLOTS`, so that every anchor is in the clock's table, and long
+/// enough that an idle character's record is re-sent about every two seconds at 60 updates a
+/// second. By the anchor's own age, not by row or slot, so that a character's clocks (and so
+/// its pose, to the bit) depend on its own history alone, whatever comes and goes around it.
 pub(crate) const REANCHOR_PERIOD: u32 = 120;
 
 impl StepContext<'_> {
@@ -718,14 +717,12 @@ pub(crate) fn step_layer(
     flags |= root_motion_flag(g, *slot.active as usize, layer);
     // The active clock, anchored: the evaluators read it at any later update as
     // `phase + rate × seconds since` (`program::clock_at`), so that the record of a character
-    // whose clock does not move (paused, held at a state's end) stays unchanged and is not
-    // re-sent. Re-anchored on a switch, when its rate per second changes (parameters, time
-    // scale), on a step of a whole cycle or more, periodically (`REANCHOR_PERIOD`), and, for
-    // now, on every update that moves it: read across updates, the anchored clock differs from
-    // the step's own sum of steps by f32 roundings, which took one GPU-against-CPU frame test
-    // (an overshoot-controlled inertialization under a frozen override) to 1.0002e-4 against
-    // its 1e-4, the frame kernels' own difference on inputs both evaluators agreed on to the
-    // bit (docs/gpu.md, "State records").
+    // whose clock runs at a steady rate (an idle loop, a walk at a constant speed) or does not
+    // move (paused, held at a state's end) stays unchanged and is not re-sent. Re-anchored on
+    // a switch, when its rate per second changes (parameters, time scale), on a step of a
+    // whole cycle or more, and when the anchor is `REANCHOR_PERIOD` updates old. The anchored
+    // clock differs from the step's own sum of steps by f32 roundings (the step's clock decides
+    // transitions and events; the anchored one is what both evaluators show).
     let state = u32::from(*slot.active);
     let advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
     let rate_per_s = if switched {
@@ -740,10 +737,9 @@ pub(crate) fn step_layer(
     // its own advance cannot tell) re-anchors too: no anchor is read across it.
     let step_progress = ctx.dt_s * active_speed.abs() * active_rate;
     if switched
-        || ctx.reanchor
+        || ctx.now.wrapping_sub(record.anchor) >= REANCHOR_PERIOD
         || record.state != state
         || record.rate.to_bits() != rate_per_s.to_bits()
-        || advance != 0.0
         || !(step_progress < 1.0)
     {
         record.phase = *slot.phase;
