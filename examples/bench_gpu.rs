@@ -653,12 +653,13 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         args.frames
     );
     println!(
-        "{:>10} {:>10} {:>10} {:>11} {:>15} {:>17} {:>14} {:>6}",
+        "{:>10} {:>10} {:>10} {:>11} {:>15} {:>9} {:>17} {:>14} {:>6}",
         "characters",
         "expand ms",
         "frame ms",
         "records ms",
         "records B/char",
+        "changed %",
         "set_frame B/char",
         "state step ms",
         "check"
@@ -705,15 +706,32 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         // A run to warm caches, pipelines and clocks, then the timed one; each frame a state
         // step, its records uploaded and the crowd's passes after an empty timestamped one.
         let (mut expand, mut frame, mut whole, mut bytes, mut step_s) = (Vec::new(), Vec::new(), Vec::new(), 0u64, 0.0);
+        // The characters whose records or inputs changed since the frame before: what an
+        // upload of changed characters alone would send.
+        let layers = tables.num_layers();
+        let num_inputs = trees.num_inputs();
+        let (mut last_records, mut last_inputs) = (crowd.records(kind)?.to_vec(), crowd.blend_inputs(kind)?.to_vec());
+        let mut changed = 0usize;
         for _ in 0..2 {
             step_s = 0.0;
             bytes = 0;
+            changed = 0;
             let pairs = timer.map_or(args.frames, |t| args.frames.min((t.capacity / 2) as usize)).max(1);
             let start = Instant::now();
             for k in 0..pairs {
                 step_s += step(&mut crowd)?;
                 upload(&crowd, &mut gpu_crowd)?;
                 bytes += gpu_crowd.record_bytes_uploaded();
+                let (records, inputs) = (crowd.records(kind)?, crowd.blend_inputs(kind)?);
+                changed += (0..num_characters)
+                    .filter(|&c| {
+                        let r = c * layers..(c + 1) * layers;
+                        let i = c * num_inputs..(c + 1) * num_inputs;
+                        records[r.clone()] != last_records[r] || inputs[i.clone()] != last_inputs[i]
+                    })
+                    .count();
+                last_records.copy_from_slice(records);
+                last_inputs.copy_from_slice(inputs);
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
                 match timer {
                     Some(t) => {
@@ -751,6 +769,7 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
                 }
             };
             bytes /= pairs as u64;
+            changed /= pairs;
             step_s /= pairs as f64;
         }
         // What `set_frame` would have sent for the same frame: every program and sample slot.
@@ -765,12 +784,13 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
             if times.is_empty() { "-".to_owned() } else { format!("{:.4}", median(times).as_secs_f64() * 1e3) }
         };
         println!(
-            "{:>10} {:>10} {:>10} {:>11} {:>15.1} {:>17.1} {:>14.3} {:>6}",
+            "{:>10} {:>10} {:>10} {:>11} {:>15.1} {:>9.1} {:>17.1} {:>14.3} {:>6}",
             num_characters,
             cell(&mut expand),
             cell(&mut frame),
             cell(&mut whole),
             bytes as f64 / num_characters as f64,
+            100.0 * changed as f64 / num_characters as f64,
             set_frame as f64 / num_characters as f64,
             step_s * 1e3,
             if check.is_none() { "pass" } else { "FAIL" }
@@ -780,7 +800,7 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         "expand ms: the expand pass and the barrier before the frame pass (timestamps: an empty pass's end to the frame pass's start); records ms: both; without timestamp queries only records ms, the wall clock of the run over its frames"
     );
     println!(
-        "records B/char: records and blend inputs uploaded (GpuCrowd::record_bytes_uploaded), a frame's mean, beside the {} bytes a frame of the expand uniform with the clock; set_frame B/char: the programs and sample slots set_frame sends for the same frame",
+        "records B/char: records and blend inputs uploaded (GpuCrowd::record_bytes_uploaded), a frame's mean, beside the {} bytes a frame of the expand uniform with the clock; changed %: the characters whose records or inputs changed since the frame before, a frame's mean (what an upload of changed characters alone would send); set_frame B/char: the programs and sample slots set_frame sends for the same frame",
         size_of::<throng::gpu::ExpandParams>()
     );
     println!(

@@ -92,8 +92,8 @@ fn dry_run_leaves_every_variants_rows() {
 /// `records.txt` (`bench_gpu --records` at 30 and 70 characters): a row per size with the
 /// expand pass's and the frame's GPU time (with timestamp queries), the records uploaded per
 /// character (records and blend inputs of the demo graph, at most a whole record a layer),
-/// what `set_frame` would have sent (its programs and sample slots), and the device's
-/// expansion checked against the CPU's.
+/// the share of characters whose records changed, what `set_frame` would have sent (its
+/// programs and sample slots), and the device's expansion checked against the CPU's.
 fn check_records(results: &str, timestamps: bool) {
     let demo = throng::demo::DemoCharacter::humanoid();
     let graph = std::sync::Arc::new(throng::graph::CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).unwrap());
@@ -105,7 +105,7 @@ fn check_records(results: &str, timestamps: bool) {
     let rows: Vec<Vec<&str>> = results
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|r| r.len() == 8 && r[0].parse::<usize>().is_ok())
+        .filter(|r| r.len() == 9 && r[0].parse::<usize>().is_ok())
         .collect();
     let sizes: Vec<&str> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(sizes, ["30", "70"], "a records row per size\n{results}");
@@ -114,11 +114,12 @@ fn check_records(results: &str, timestamps: bool) {
         if timestamps {
             assert!(number(1) > 0.0 && number(2) > 0.0 && number(3) >= number(2), "{row:?}");
         }
-        let (records, sent) = (number(4), number(5));
+        let (records, changed, sent) = (number(4), number(5), number(6));
         assert!(records > 0.0 && records <= records_max as f64, "{row:?}: records are at most {records_max} B");
+        assert!((0.0..=100.0).contains(&changed), "{row:?}: a share of the characters");
         assert!((sent - set_frame as f64).abs() < 0.05, "{row:?}: set_frame sends {set_frame} B a character");
-        assert!(number(6) > 0.0, "{row:?}: the state step's time");
-        assert_eq!(row[7], "pass", "{row:?}: the device's expansion against the CPU's\n{results}");
+        assert!(number(7) > 0.0, "{row:?}: the state step's time");
+        assert_eq!(row[8], "pass", "{row:?}: the device's expansion against the CPU's\n{results}");
     }
 }
 
