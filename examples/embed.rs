@@ -247,8 +247,7 @@ fn run(args: &Args) -> Result<(), Error> {
         // encoder: wgpu orders the two. The output buffer is replaced only when the number of
         // characters changes; rebuild the bind groups holding it then, one per window of
         // characters that one storage binding can hold (one window for a small crowd).
-        let (records, inputs, clock) = (crowd.records(kind)?, crowd.blend_inputs(kind)?, crowd.record_clock(kind)?);
-        animation.set_frame_records(records, inputs, &clock, dt_s)?;
+        animation.set_frame_records(&crowd.record_frame(kind)?, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
             // One buffer unless the output outgrew the device's largest buffer; each window
             // names the buffer that holds it.
