@@ -480,3 +480,89 @@ fn changing_one_characters_parameter_uploads_that_character_alone() {
         assert_expanded_equal(&format!("frame {frame}"), &bound.clips, &records, layers, &expected, &got);
     }
 }
+
+/// Bytes [`GpuCrowd::set_frame_records`] sends per character per frame on the demo graph
+/// (the built-in humanoid, three layers, one blend input) through the real state step, for a
+/// crowd all doing one thing, averaged over 240 frames (two periods of the periodic
+/// re-anchoring) after 60 to settle: BENCHMARKS.md "State records" lists them
+/// (`cargo test --release --test gpu_expand upload_bytes -- --nocapture`). Each is at most a
+/// changed record with its shot record and the inputs per character, and the upload's header
+/// shared; a paused crowd sends only its re-anchorings.
+#[test]
+fn upload_bytes_per_character_on_the_demo_graph() {
+    let Some(gpu) = gpu() else { return };
+    let n = 64;
+    let (settle, frames) = (60, 240);
+    let demo = DemoCharacter::humanoid();
+    let wave = r#""name": "Wave","#;
+    let json = LOCOMOTION_GRAPH.replacen(wave, r#""name": "Wave", "slot": true,"#, 1);
+    let bound = demo.bind(Arc::new(CompiledGraph::from_json(&json).unwrap())).unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    let layers = tables.num_layers() as f64;
+    let num_inputs = trees.num_inputs() as f64;
+    const STAND: DemoInputs = DemoInputs { target_speed_mps: 0.0, jump: false, lean: 0.0, wave: 0.0 };
+    type Script = fn(usize) -> DemoInputs;
+    let scenarios: [(&str, Script, bool, bool); 6] = [
+        ("idle: standing, the Idle clip looping", |_| DemoInputs { target_speed_mps: 0.0, ..STAND }, false, false),
+        ("moving: walking at 1.5 m/s", |_| DemoInputs { target_speed_mps: 1.5, ..STAND }, false, false),
+        ("paused: time scale 0", |_| DemoInputs { target_speed_mps: 1.5, ..STAND }, true, false),
+        (
+            "parameter changed each frame: speed ramping 1 ↔ 2.5 m/s",
+            |f| DemoInputs { target_speed_mps: if (f / 40) % 2 == 0 { 1.0 } else { 2.5 }, ..STAND },
+            false,
+            false,
+        ),
+        ("switching: a jump every 30 frames", |f| DemoInputs { jump: f % 30 == 0, ..STAND }, false, false),
+        ("one-shot: a looping clip on the wave slot", |_| STAND, false, true),
+    ];
+    for (name, script, paused, one_shot) in scenarios {
+        let mut runtime = CrowdRuntime::new();
+        let kind = runtime
+            .add_archetype(bound.archetype.clone(), demo.rig.clone(), bound.clips.clone(), bound.layers.clone())
+            .unwrap();
+        let handles = runtime.spawn_many(kind, n).unwrap();
+        let mut gpu_crowd = GpuCrowd::with_layers(
+            &gpu.device,
+            &gpu.queue,
+            &demo.rig,
+            &bound.clips,
+            &bound.layers,
+            GpuCrowdOptions::default(),
+        )
+        .unwrap();
+        gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+        let mut speeds = vec![0.0; n];
+        let mut total = 0u64;
+        for frame in 0..settle + frames {
+            if frame == settle / 2 {
+                if paused {
+                    runtime.set_time_scale(&handles, &vec![0.0; n]).unwrap();
+                }
+                if one_shot {
+                    let shot = OneShot { looping: true, ..OneShot::new(0) };
+                    runtime.play_one_shot(&handles, "Wave", shot).unwrap();
+                }
+            }
+            drive_demo(&mut runtime, kind, &handles, &mut speeds, DT, |_| script(frame));
+            runtime.update(DT).unwrap();
+            gpu_crowd.set_frame_records(&runtime.crowd().record_frame(kind).unwrap(), DT).unwrap();
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            gpu_crowd.encode(&mut encoder);
+            gpu.queue.submit([encoder.finish()]);
+            if frame >= settle {
+                total += gpu_crowd.record_bytes_uploaded();
+            }
+        }
+        assert_eq!(gpu.failure(), None, "{name}: the device");
+        let per = total as f64 / (frames * n) as f64;
+        println!("{name}: {per:.1} bytes per character per frame");
+        // At most every record with its shot record and the inputs, and the header shared.
+        let most = layers * (4.0 + 56.0 + 4.0 + 16.0) + 4.0 + 4.0 * num_inputs + 32.0 / n as f64;
+        assert!(per <= most, "{name}: {per} bytes, more than every record, shot record and input ({most})");
+        if paused {
+            // Its records re-anchored once a period, twice in 240 frames, and at most a header a frame.
+            let reanchored = 2.0 * layers * 60.0 / frames as f64 + 32.0 / n as f64;
+            assert!(per <= reanchored + 1e-9, "{name}: {per} bytes, more than its re-anchorings ({reanchored})");
+        }
+    }
+}
