@@ -17,7 +17,8 @@ use throng::eval::expand::ExpandJob;
 use throng::gpu::{EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, UPLOAD_HEADER_WORDS, expand_source};
 use throng::graph::CompiledGraph;
 use throng::program::{
-    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, RecordFrame, ShotRecord, expand_words,
+    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, RecordFrame, ShotRecord,
+    expand_words,
 };
 use throng::runtime::CrowdRuntime;
 use throng::state::OneShot;

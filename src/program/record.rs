@@ -117,6 +117,15 @@ impl LayerRecord {
         if self.transition == NO_TRANSITION { u32::MAX } else { u32::from(self.transition) }
     }
 
+    /// Whether two records are the same bit for bit (a NaN equals itself, −0 is not 0): word
+    /// by word, without a call, as the state step asks whether it changed one.
+    #[inline]
+    #[must_use]
+    pub fn same_bits(&self, other: &Self) -> bool {
+        let (a, b): ([u32; 14], [u32; 14]) = (bytemuck::cast(*self), bytemuck::cast(*other));
+        a.iter().zip(&b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+    }
+
     /// Whether the record reads its [`ShotRecord`].
     #[must_use]
     pub fn reads_shot(&self) -> bool {
@@ -127,7 +136,11 @@ impl LayerRecord {
     /// the graph's pose the graph's own (`shot.graph_share`).
     #[must_use]
     pub fn share(&self, shot: &ShotRecord) -> f32 {
-        if self.sets & (Self::SHOT_OVER_GRAPH | Self::SHOT_HANDBACK) != 0 { shot.graph_share } else { self.target_weight }
+        if self.sets & (Self::SHOT_OVER_GRAPH | Self::SHOT_HANDBACK) != 0 {
+            shot.graph_share
+        } else {
+            self.target_weight
+        }
     }
 }
 
@@ -491,17 +504,8 @@ pub fn validate_records(
     let unit = |v: f32| (0.0..=1.0).contains(&v);
     let now = clock.now as u16;
     for (i, (r, shot)) in records.iter().zip(shots).enumerate() {
-        let numbers = [
-            r.phase,
-            r.src_phase,
-            r.advance,
-            r.src_advance,
-            r.target_weight,
-            r.progress,
-            r.weight,
-            r.decay_s,
-            r.rate,
-        ];
+        let numbers =
+            [r.phase, r.src_phase, r.advance, r.src_advance, r.target_weight, r.progress, r.weight, r.decay_s, r.rate];
         let good_shot = !r.reads_shot()
             || ((shot.clip as usize) < num_clips
                 && shot.time_s.is_finite()

@@ -493,11 +493,11 @@ impl Group {
                             dt_s: (dt_s * time_scale[row]).min(f32::MAX),
                             time_scale: time_scale[row],
                             now,
-                            version,
                             // By the character's slot, which a despawn does not move.
                             reanchor: now.wrapping_add(rows[row]).is_multiple_of(REANCHOR_PERIOD),
                         };
-                        for l in 0..layers {
+                        let stamps = &mut record_stamps[k * layers..(k + 1) * layers];
+                        for (l, stamp) in stamps.iter_mut().enumerate() {
                             let i = k * layers + l;
                             let slot = LayerSlot {
                                 active: &mut active[i],
@@ -512,7 +512,7 @@ impl Group {
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],
                             };
-                            step::step_layer(
+                            let changed = step::step_layer(
                                 &ctx,
                                 l,
                                 slot,
@@ -521,10 +521,12 @@ impl Group {
                                 &mut consumed,
                                 &mut scratch,
                                 &mut records[i],
-                                &mut record_stamps[i],
                                 &mut sink,
                                 lod,
                             );
+                            if changed {
+                                *stamp = version;
+                            }
                         }
                         // Read with the triggers this update saw, as the layers did.
                         if num_inputs > 0 {

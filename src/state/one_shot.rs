@@ -10,8 +10,9 @@
 //! | blend out | back to the graph's layer weight | the clip's samples and the graph's destination's, crossfaded in the sample stage |
 //!
 //! Every phase is a program both evaluators already run (the frozen fade, a plain sample
-//! blend), written as the slot layer's state record (`program::LayerRecord`'s `SHOT_*` sets),
-//! so both evaluators expand and show a one-shot as they do the graph.
+//! blend), written as the slot layer's state record (`program::LayerRecord`'s `SHOT_*` sets) and
+//! its `program::ShotRecord` (the clip, its time, and the shares the record's own fields no
+//! longer hold), so both evaluators expand and show a one-shot as they do the graph.
 
 use crate::program::{LayerProgram, LayerRecord, NO_TRANSITION, ShotRecord, SwitchMode};
 
@@ -385,7 +386,7 @@ impl Group {
                     dropped: &mut self.events_dropped,
                 },
             );
-            if bytemuck::bytes_of(&before.0) != bytemuck::bytes_of(record) || bytemuck::bytes_of(&before.1) != bytemuck::bytes_of(shot) {
+            if !before.0.same_bits(record) || bytemuck::bytes_of(&before.1) != bytemuck::bytes_of(shot) {
                 self.record_stamps[i] = self.version;
             }
             if u32::from(record.flags) & LayerProgram::SWITCHED != 0 && !self.lod_due[row] {

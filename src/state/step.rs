@@ -416,8 +416,6 @@ pub(crate) struct StepContext<'a> {
     pub time_scale: f32,
     /// The update being stepped (`program::RecordClock::now`).
     pub now: u32,
-    /// The group's version this update: what a record it changes is stamped with.
-    pub version: u32,
     /// Whether this update re-anchors the character's clocks whatever else happens (the
     /// periodic re-anchoring, staggered by row: [`REANCHOR_PERIOD`]).
     pub reanchor: bool,
@@ -462,8 +460,7 @@ impl EventSink<'_> {
     }
 }
 
-/// Steps one layer of one character and writes its record; stamps it (`stamp` =
-/// `ctx.version`) when that changed it.
+/// Steps one layer of one character and writes its record; returns whether that changed it.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn step_layer(
@@ -475,13 +472,9 @@ pub(crate) fn step_layer(
     consumed: &mut u64,
     scratch: &mut Scratch,
     record: &mut LayerRecord,
-    stamp: &mut u32,
     events: &mut EventSink<'_>,
     lod: Lod,
-) {
-    // What the record held: a record the step leaves as it was keeps its stamp, and is not sent
-    // to the GPU again.
-    let before = *record;
+) -> bool {
     let arch = ctx.arch;
     let g = &*arch.graph;
     let dt = ctx.dt_s;
@@ -705,11 +698,14 @@ pub(crate) fn step_layer(
     let mut flags = 0;
     let mut target_weight = 1.0;
     let mut source_state = false;
+    // The switch the record shows: the one in flight, the cut taken this update (4. wrote it),
+    // or none.
+    let (mut transition, mut mode, mut decay_s) = (record.transition, record.mode, record.decay_s);
     if in_flight {
         let tr = ctx.transition(*slot.transition);
         flags |= LayerProgram::TRANSITIONING;
-        record.transition = *slot.transition;
-        (record.mode, record.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
+        transition = *slot.transition;
+        (mode, decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
         if !matches!(tr.switch, SwitchMode::Inertialize(_)) {
             target_weight = tr.easing.apply(progress);
             if *slot.flags & FLAG_SNAPSHOT != 0 {
@@ -719,9 +715,7 @@ pub(crate) fn step_layer(
             }
         }
     } else if !switched {
-        record.transition = NO_TRANSITION;
-        record.mode = program::SwitchMode::Cut as u8;
-        record.decay_s = 0.0;
+        (transition, mode, decay_s) = (NO_TRANSITION, program::SwitchMode::Cut as u8, 0.0);
     }
     if switched {
         flags |= LayerProgram::SWITCHED;
@@ -750,6 +744,8 @@ pub(crate) fn step_layer(
     // A step of a whole cycle or more (a huge `dt`; the clock's loops may have saturated, so
     // its own advance cannot tell) re-anchors too: no anchor is read across it.
     let step_progress = ctx.dt_s * active_speed.abs() * active_rate;
+    // A re-anchored record has changed (its anchor is this update's).
+    let mut reanchored = false;
     if switched
         || ctx.reanchor
         || record.state != state
@@ -762,9 +758,9 @@ pub(crate) fn step_layer(
         record.advance = advance;
         record.rate = rate_per_s;
         record.anchor = ctx.now as u16;
+        reanchored = true;
     }
-    record.state = state;
-    (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) = if source_state {
+    let (source, src_phase, src_loops, src_advance, sets) = if source_state {
         let advance = src_clock.now - src_clock.before;
         (*slot.previous, *slot.src_phase, *slot.src_loops, advance, LayerRecord::SECONDARY_SOURCE)
     } else if let Some(back) = step_back {
@@ -774,14 +770,20 @@ pub(crate) fn step_layer(
     } else {
         (NO_STATE, 0.0, 0, 0.0, 0)
     };
+    // A record the step leaves as it was keeps its stamp, and is not sent to the GPU again: one
+    // not re-anchored (whose state and clock are as they were) is compared, bit for bit, with
+    // what it held.
+    let before = (!reanchored).then_some(*record);
+    record.state = state;
+    (record.transition, record.mode, record.decay_s) = (transition, mode, decay_s);
+    (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) =
+        (source, src_phase, src_loops, src_advance, sets);
     record.flags = flags as u8;
     record.target_weight = target_weight;
     record.progress = progress;
     record.weight = layer_weight(g, layer, params, triggers);
     debug_assert!(layer < g.layers.len());
-    if bytemuck::bytes_of(&before) != bytemuck::bytes_of(record) {
-        *stamp = ctx.version;
-    }
+    before.is_none_or(|b| !b.same_bits(record))
 }
 
 /// Where a synced transition's source stood when it was taken.

@@ -249,9 +249,9 @@ impl GpuCrowd {
         if let Some(index) = inputs.iter().position(|&v| !v.is_finite() || v.to_bits() == (-0.0f32).to_bits()) {
             return Err(GpuBlendSpaceError::NotCanonical { index, value: inputs[index] }.into());
         }
-        let changes = frame.changes().filter(|c| {
-            c.record_stamps.len() == records.len() && c.input_stamps.len() == num_characters
-        });
+        let changes = frame
+            .changes()
+            .filter(|c| c.record_stamps.len() == records.len() && c.input_stamps.len() == num_characters);
         if let Some(due) = due {
             crate::program::validate_due(due, num_characters)?;
         }
