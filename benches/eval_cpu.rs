@@ -507,9 +507,8 @@ fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
     let n = 10_000;
     let support::DemoCrowd { bound, crowd, kind, .. } = support::demo_crowd(n);
     let (tables, trees) = bound.archetype.expansion();
-    let records = crowd.records(kind).expect("the crowd's records");
-    let inputs = crowd.blend_inputs(kind).expect("its blend inputs");
-    let clock = crowd.record_clock(kind).expect("its clock");
+    let frame = crowd.record_frame(kind).expect("the crowd's records");
+    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
     let layers = tables.num_layers();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
     let mut programs = vec![LayerProgram::default(); records.len()];
@@ -523,7 +522,7 @@ fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
                 let start = thread_cpu_ns();
                 for _ in 0..iterations {
                     let (programs, samples) = (&mut programs, &mut samples);
-                    ExpandJob { tables, trees, inputs, records, clock: &clock, programs, samples }
+                    ExpandJob { tables, trees, inputs, records, shots, clock, programs, samples }
                         .run()
                         .expect("the step's records expand");
                     crowd_root_motion(&bound.clips, samples, programs, layers, &mut travel).expect("root motion");
@@ -537,8 +536,7 @@ fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
             pool.install(|| {
                 let start = thread_cpu_ns();
                 for _ in 0..iterations {
-                    records_root_motion(&bound.clips, tables, trees, inputs, records, &clock, &mut travel)
-                        .expect("root motion");
+                    records_root_motion(&bound.clips, tables, trees, &frame, &mut travel).expect("root motion");
                 }
                 thread_cpu_ns() - start
             })

@@ -695,8 +695,7 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         };
         step(&mut crowd)?;
         let upload = |crowd: &Crowd, gpu_crowd: &mut GpuCrowd| {
-            let (records, inputs) = (crowd.records(kind)?, crowd.blend_inputs(kind)?);
-            gpu_crowd.set_frame_records(records, inputs, &crowd.record_clock(kind)?, DT_S)?;
+            gpu_crowd.set_frame_records(&crowd.record_frame(kind)?, DT_S)?;
             Ok::<_, Box<dyn std::error::Error>>(())
         };
         if let Err(e) = upload(&crowd, &mut gpu_crowd) {

@@ -233,12 +233,12 @@ fn run(args: &Args) -> Result<(), Error> {
             crowd.set_trigger(jump, &jumpers, true)?;
         }
         crowd.update(dt_s)?;
-        let (records, inputs, clock) = (crowd.records(kind)?, crowd.blend_inputs(kind)?, crowd.record_clock(kind)?);
+        let records = crowd.record_frame(kind)?;
 
         // Root motion: the evaluator removed it from the poses; the engine moves each character
         // by it, rotated into the world by the character's heading. From the records (each base
         // layer expanded alone on the CPU; the GPU expands every layer).
-        records_root_motion(&bound.clips, &tables, &trees, inputs, records, &clock, &mut travel)?;
+        records_root_motion(&bound.clips, &tables, &trees, &records, &mut travel)?;
         for ((p, delta), turn) in placements.iter_mut().zip(&travel).zip(&turn_rad_per_s) {
             let step = Quat::from_rotation_y(p[3]) * delta.translation;
             p[0] += step.x;
@@ -250,7 +250,7 @@ fn run(args: &Args) -> Result<(), Error> {
         // encoder: wgpu orders the two. The output buffer is replaced only when the number of
         // characters changes; rebuild the bind groups holding it then, one per window of
         // characters that one storage binding can hold (one window for a small crowd).
-        animation.set_frame_records(records, inputs, &clock, dt_s)?;
+        animation.set_frame_records(&records, dt_s)?;
         if skin.as_ref().is_none_or(|(count, _)| *count != animation.num_characters()) {
             // One buffer unless the output outgrew the device's largest buffer; each window
             // names the buffer that holds it.

@@ -21,42 +21,53 @@ const EXPAND_LAYER_LEN: u32 = 2u;
 const STATE_SYNC: u32 = 1u;
 const STATE_LOOPING: u32 = 2u;
 const STATE_REVERSE: u32 = 4u;
-// `LayerRecord::SECONDARY_SOURCE`, `SECONDARY_BACK`, `SHOT_ALONE`, `SHOT_OVER_GRAPH`.
+// `LayerRecord::SECONDARY_SOURCE`, `SECONDARY_BACK`, `SHOT_ALONE`, `SHOT_OVER_GRAPH`,
+// `SHOT_HANDBACK`.
 const SECONDARY_SOURCE: u32 = 1u;
 const SECONDARY_BACK: u32 = 2u;
 const SHOT_ALONE: u32 = 4u;
 const SHOT_OVER_GRAPH: u32 = 8u;
+const SHOT_HANDBACK: u32 = 16u;
+// `throng::program::NO_TRANSITION`, a record's 16-bit "none".
+const NO_TRANSITION: u32 = 0xffffu;
 // Words of a `LayerProgram` and of a `ClipSample`.
 const PROGRAM_WORDS: u32 = 10u;
 const SAMPLE_WORDS: u32 = 4u;
 // Keep in sync with `throng::gpu::EXPAND_WORKGROUP`.
 const EXPAND_WORKGROUP: u32 = 64u;
 
-// Keep in sync with `throng::program::LayerRecord`.
+// Keep in sync with `throng::program::LayerRecord` (56 bytes): its 16-bit fields two to a
+// word (`state` low, `source` high; `transition` low, `anchor` high), its 8-bit ones in one
+// (`mode`, then `flags` at `RECORD_FLAGS_SHIFT`, `sets` at `RECORD_SETS_SHIFT`).
 struct LayerRecord {
-    state: u32,
-    source: u32,
+    state_source: u32,
+    transition_anchor: u32,
     phase: f32,
     loops: u32,
     src_phase: f32,
     src_loops: u32,
     advance: f32,
     src_advance: f32,
-    share: f32,
-    sets: u32,
-    shot_clip: u32,
-    shot_time_s: f32,
-    shot_share: f32,
-    transition: u32,
-    mode: u32,
-    flags: u32,
     target_weight: f32,
     progress: f32,
     weight: f32,
     decay_s: f32,
     rate: f32,
-    anchor: u32,
+    mode_flags_sets: u32,
 }
+const RECORD_HIGH_SHIFT: u32 = 16u;
+const RECORD_FLAGS_SHIFT: u32 = 8u;
+const RECORD_SETS_SHIFT: u32 = 16u;
+const RECORD_WORDS: u32 = 14u;
+
+// Keep in sync with `throng::program::ShotRecord`: a record's one-shot part.
+struct ShotRecord {
+    clip: u32,
+    time_s: f32,
+    share: f32,
+    graph_share: f32,
+}
+const SHOT_WORDS: u32 = 4u;
 
 // Keep in sync with `throng::program::CLOCK_SLOTS`.
 const CLOCK_SLOTS: u32 = 128u;
@@ -82,6 +93,8 @@ struct ExpandParams {
 @group(0) @binding(6) var<storage, read> expand_tables: array<u32>;
 // Per character × layer.
 @group(0) @binding(7) var<storage, read> records: array<LayerRecord>;
+// Per character × layer, read under the record's `SHOT_*` sets.
+@group(0) @binding(10) var<storage, read> shots: array<ShotRecord>;
 // Per character × layer, a `LayerProgram` as words.
 @group(0) @binding(8) var<storage, read_write> programs_out: array<u32>;
 // Per character, `expand_tables[EXPAND_HEADER_SAMPLES]` `ClipSample`s as words.
@@ -131,15 +144,17 @@ struct ClockNow {
     advance: f32,
 }
 
-fn clock_at(r: LayerRecord, looping: bool) -> ClockNow {
+// `anchor` is the record's, the low 16 bits of the update it names (`CLOCK_SLOTS` divides
+// 2^16, so its slot is the update's).
+fn clock_at(r: LayerRecord, anchor: u32, looping: bool) -> ClockNow {
     let now = expand_params.now;
-    if now - r.anchor == 0u {
+    if ((now - anchor) & 0xffffu) == 0u {
         return ClockNow(r.phase, r.loops, r.advance);
     }
     if r.rate == 0.0 {
         return ClockNow(r.phase, r.loops, 0.0);
     }
-    let elapsed = elapsed_since(r.anchor);
+    let elapsed = elapsed_since(anchor);
     let step = elapsed_since(now - 1u);
     let x = r.phase + r.rate * elapsed;
     if looping {
@@ -204,41 +219,54 @@ fn expand_main(@builtin(global_invocation_id) id: vec3<u32>) {
     let inputs_at = character * trees[HEADER_INPUTS];
     for (var layer = 0u; layer < num_layers; layer++) {
         let r = records[character * num_layers + layer];
+        let shot = shots[character * num_layers + layer];
+        let state = r.state_source & 0xffffu;
+        let source = r.state_source >> RECORD_HIGH_SHIFT;
+        let transition = r.transition_anchor & 0xffffu;
+        let anchor = r.transition_anchor >> RECORD_HIGH_SHIFT;
+        let mode = r.mode_flags_sets & 0xffu;
+        let flags = (r.mode_flags_sets >> RECORD_FLAGS_SHIFT) & 0xffu;
+        let sets = (r.mode_flags_sets >> RECORD_SETS_SHIFT) & 0xffu;
+        // `LayerRecord::share`: the destination's share of the layer.
+        var share = r.target_weight;
+        if (sets & (SHOT_OVER_GRAPH | SHOT_HANDBACK)) != 0u {
+            share = shot.graph_share;
+        }
         let layer_at = expand_tables[EXPAND_HEADER_LAYERS_AT] + EXPAND_LAYER_LEN * layer;
         let first = block + expand_tables[layer_at];
         let slots = expand_tables[layer_at + 1u];
         var num_target = 0u;
         var num_secondary = 0u;
-        if (r.sets & SHOT_ALONE) != 0u {
+        if (sets & SHOT_ALONE) != 0u {
             if slots > 0u {
-                write_sample(first, r.shot_clip, r.shot_time_s, 1.0, 0.0);
+                write_sample(first, shot.clip, shot.time_s, 1.0, 0.0);
                 num_target = 1u;
             }
         } else {
-            tree_weights(r.state, inputs_at);
+            tree_weights(state, inputs_at);
             var looping = false;
-            if r.state < expand_tables[EXPAND_HEADER_STATES] {
-                let flags = expand_tables[expand_tables[EXPAND_HEADER_STATES_AT] + EXPAND_STATE_LEN * r.state + 2u];
-                looping = (flags & STATE_LOOPING) != 0u;
+            if state < expand_tables[EXPAND_HEADER_STATES] {
+                let state_flags = expand_tables[expand_tables[EXPAND_HEADER_STATES_AT] + EXPAND_STATE_LEN * state + 2u];
+                looping = (state_flags & STATE_LOOPING) != 0u;
             }
-            let clock = clock_at(r, looping);
-            num_target = write_state(r.state, clock.phase, clock.loops, clock.advance, r.share, first, 0u, slots);
-            if (r.sets & SECONDARY_SOURCE) != 0u {
-                tree_weights(r.source, inputs_at);
-                let n = write_state(r.source, r.src_phase, r.src_loops, r.src_advance, 1.0 - r.share, first, num_target, slots);
+            let clock = clock_at(r, anchor, looping);
+            num_target = write_state(state, clock.phase, clock.loops, clock.advance, share, first, 0u, slots);
+            if (sets & SECONDARY_SOURCE) != 0u {
+                tree_weights(source, inputs_at);
+                let n = write_state(source, r.src_phase, r.src_loops, r.src_advance, 1.0 - share, first, num_target, slots);
                 num_secondary = n - num_target;
-            } else if (r.sets & SECONDARY_BACK) != 0u {
-                let n = write_state(r.state, r.src_phase, 0u, 0.0, 1.0, first, num_target, slots);
+            } else if (sets & SECONDARY_BACK) != 0u {
+                let n = write_state(state, r.src_phase, 0u, 0.0, 1.0, first, num_target, slots);
                 num_secondary = n - num_target;
             }
-            if (r.sets & SHOT_OVER_GRAPH) != 0u {
+            if (sets & SHOT_OVER_GRAPH) != 0u {
                 let graph = num_target + num_secondary;
                 for (var k = 0u; k < graph; k++) {
                     let w = (first + k) * SAMPLE_WORDS + 2u;
-                    samples_out[w] = bitcast<u32>(bitcast<f32>(samples_out[w]) * (1.0 - r.shot_share));
+                    samples_out[w] = bitcast<u32>(bitcast<f32>(samples_out[w]) * (1.0 - shot.share));
                 }
                 if graph < slots {
-                    write_sample(first + graph, r.shot_clip, r.shot_time_s, r.shot_share, 0.0);
+                    write_sample(first + graph, shot.clip, shot.time_s, shot.share, 0.0);
                     num_target = graph + 1u;
                     num_secondary = 0u;
                 }
@@ -248,12 +276,60 @@ fn expand_main(@builtin(global_invocation_id) id: vec3<u32>) {
         programs_out[p] = first;
         programs_out[p + 1u] = num_target;
         programs_out[p + 2u] = num_secondary;
-        programs_out[p + 3u] = r.transition;
-        programs_out[p + 4u] = r.mode;
-        programs_out[p + 5u] = r.flags;
+        programs_out[p + 3u] = select(transition, 0xffffffffu, transition == NO_TRANSITION);
+        programs_out[p + 4u] = mode;
+        programs_out[p + 5u] = flags;
         programs_out[p + 6u] = bitcast<u32>(r.target_weight);
         programs_out[p + 7u] = bitcast<u32>(r.progress);
         programs_out[p + 8u] = bitcast<u32>(r.weight);
         programs_out[p + 9u] = bitcast<u32>(r.decay_s);
+    }
+}
+
+// The scatter pass, before `expand_main` in the same compute pass: the frame's one upload
+// (`throng::gpu::GpuCrowd::set_frame_records`: what changed since the last) written into the
+// records, shot records and inputs that `expand_main` reads, which stay on the device from
+// frame to frame. The upload: a header of `UPLOAD_HEADER_LEN` words (record entries, shot
+// entries, input rows, inputs per row, workgroups along x), then the record entries (the
+// record's index, then its `RECORD_WORDS`), the shot entries (index, `SHOT_WORDS`), the input
+// rows (the character, then its inputs). One thread an entry. The same buffers as bindings 7,
+// 10 and 2, bound as words to be written.
+const UPLOAD_HEADER_LEN: u32 = 8u;
+@group(0) @binding(11) var<storage, read> upload: array<u32>;
+@group(0) @binding(12) var<storage, read_write> records_in: array<u32>;
+@group(0) @binding(13) var<storage, read_write> shots_in: array<u32>;
+@group(0) @binding(14) var<storage, read_write> inputs_in: array<u32>;
+
+@compute @workgroup_size(EXPAND_WORKGROUP)
+fn scatter_main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let entry = id.x + id.y * upload[4] * EXPAND_WORKGROUP;
+    let num_records = upload[0];
+    let num_shots = upload[1];
+    let per_row = upload[3];
+    if entry < num_records {
+        let at = UPLOAD_HEADER_LEN + entry * (RECORD_WORDS + 1u);
+        let to = upload[at] * RECORD_WORDS;
+        for (var w = 0u; w < RECORD_WORDS; w++) {
+            records_in[to + w] = upload[at + 1u + w];
+        }
+        return;
+    }
+    let shots_at = UPLOAD_HEADER_LEN + num_records * (RECORD_WORDS + 1u);
+    let s = entry - num_records;
+    if s < num_shots {
+        let at = shots_at + s * (SHOT_WORDS + 1u);
+        let to = upload[at] * SHOT_WORDS;
+        for (var w = 0u; w < SHOT_WORDS; w++) {
+            shots_in[to + w] = upload[at + 1u + w];
+        }
+        return;
+    }
+    let row = s - num_shots;
+    if row < upload[2] {
+        let at = shots_at + num_shots * (SHOT_WORDS + 1u) + row * (per_row + 1u);
+        let to = upload[at] * per_row;
+        for (var w = 0u; w < per_row; w++) {
+            inputs_in[to + w] = upload[at + 1u + w];
+        }
     }
 }

@@ -256,7 +256,10 @@ pub(crate) fn count(plot: Plot, amount: u64) {
 #[cfg(feature = "tracy")]
 pub(crate) fn count_step_chunk(characters: usize, records: &[crate::program::LayerRecord]) {
     count(Plot::Characters, characters as u64);
-    count(Plot::TransitionsStarted, records.iter().filter(|r| r.flags & LayerProgram::SWITCHED != 0).count() as u64);
+    count(
+        Plot::TransitionsStarted,
+        records.iter().filter(|r| u32::from(r.flags) & LayerProgram::SWITCHED != 0).count() as u64,
+    );
 }
 
 /// Counts characters an evaluator evaluated and the clip samples they took.

@@ -820,6 +820,7 @@ impl CrowdRuntime {
             trees,
             inputs: crowd.blend_inputs(id)?,
             records,
+            shots: crowd.shots(id)?,
             clock: &crowd.record_clock(id)?,
             programs: &mut entry.programs,
             samples: &mut entry.samples,

@@ -119,11 +119,9 @@ impl Group {
     /// its dispatches.
     fn gpu_frame(&mut self, crowd: &CrowdRuntime, encoder: &mut wgpu::CommandEncoder) {
         let crowd = crowd.crowd();
-        let (records, inputs) =
-            (crowd.records(self.kind).expect("archetype"), crowd.blend_inputs(self.kind).expect("archetype"));
         if let Some(gpu) = &mut self.gpu {
-            let clock = crowd.record_clock(self.kind).expect("archetype");
-            gpu.set_frame_records(records, inputs, &clock, DT).expect("the GPU takes what FrameJob takes");
+            let records = crowd.record_frame(self.kind).expect("archetype");
+            gpu.set_frame_records(&records, DT).expect("the GPU takes what FrameJob takes");
             gpu.encode(encoder);
         }
     }

@@ -923,9 +923,7 @@ fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
             }
             root_motion += usize::from(p.flags & LayerProgram::ROOT_MOTION != 0);
         }
-        let (records, inputs) = (crowd.crowd().records(kind).unwrap(), crowd.crowd().blend_inputs(kind).unwrap());
-        let clock = crowd.crowd().record_clock(kind).unwrap();
-        gpu_crowd.set_frame_records(records, inputs, &clock, DT).unwrap();
+        gpu_crowd.set_frame_records(&crowd.crowd().record_frame(kind).unwrap(), DT).unwrap();
         let got = encode_and_read(&gpu.device, &gpu.queue, &gpu_crowd);
         assert_frame_close("state-step frame", &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])

@@ -556,13 +556,11 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             assert!(same, "frame {frame}: character {h:?} differs after churn");
         }
         if let (Some(gpu), Some(d)) = (&mut gpu, &device) {
-            let (records, inputs, due) = (
-                churned.runtime.crowd().records(churned.kind).unwrap(),
-                churned.runtime.crowd().blend_inputs(churned.kind).unwrap(),
+            let (frame_records, due) = (
+                churned.runtime.crowd().record_frame(churned.kind).unwrap(),
                 churned.runtime.crowd().due(churned.kind).unwrap(),
             );
-            let clock = churned.runtime.crowd().record_clock(churned.kind).unwrap();
-            gpu.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
+            gpu.set_frame_records_due(&frame_records, DT, due).expect("the GPU takes what FrameJob takes");
             let mut encoder = d.device.create_command_encoder(&Default::default());
             gpu.encode(&mut encoder);
             d.queue.submit([encoder.finish()]);
@@ -670,14 +668,10 @@ fn gpu_matches_cpu_under_lod() {
         }
         world.update();
         world.evaluate();
-        let (records, inputs, due) = (
-            world.runtime.crowd().records(world.kind).unwrap(),
-            world.runtime.crowd().blend_inputs(world.kind).unwrap(),
-            world.runtime.crowd().due(world.kind).unwrap(),
-        );
-        let clock = world.runtime.crowd().record_clock(world.kind).unwrap();
-        fused.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
-        staged.set_frame_records_due(records, inputs, &clock, DT, due).expect("the GPU takes what FrameJob takes");
+        let (records, due) =
+            (world.runtime.crowd().record_frame(world.kind).unwrap(), world.runtime.crowd().due(world.kind).unwrap());
+        fused.set_frame_records_due(&records, DT, due).expect("the GPU takes what FrameJob takes");
+        staged.set_frame_records_due(&records, DT, due).expect("the GPU takes what FrameJob takes");
         assert_eq!(fused.characters_dispatched(), due.len(), "frame {frame}: one workgroup per due character");
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         fused.encode(&mut encoder);

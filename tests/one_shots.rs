@@ -149,10 +149,8 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
         }
         let out = step(&mut runtime, kind);
         if let Some((context, gpu_crowd)) = &mut gpu {
-            let (records, inputs) =
-                (runtime.crowd().records(kind).unwrap(), runtime.crowd().blend_inputs(kind).unwrap());
-            let clock = runtime.crowd().record_clock(kind).unwrap();
-            gpu_crowd.set_frame_records(records, inputs, &clock, DT).expect("the GPU takes what the CPU takes");
+            let records = runtime.crowd().record_frame(kind).unwrap();
+            gpu_crowd.set_frame_records(&records, DT).expect("the GPU takes what the CPU takes");
             let shown = gpu_support::encode_and_read(&context.device, &context.queue, gpu_crowd);
             assert_matrices_close(&out, &shown, 16, joints, GPU_TOLERANCE, &format!("GPU against CPU, frame {frame}"));
             gpu_frames.push(shown);

@@ -10,7 +10,7 @@ use throng::eval::EvalError;
 use throng::eval::expand::ExpandError;
 use throng::eval::root_motion::{RootDelta, crowd_root_motion, records_root_motion};
 use throng::graph::CompiledGraph;
-use throng::program::{LayerRecord, ProgramError, RecordClock};
+use throng::program::{LayerRecord, ProgramError, RecordClock, RecordFrame};
 use throng::runtime::CrowdRuntime;
 
 mod support;
@@ -57,11 +57,10 @@ fn records_root_motion_equals_the_programs_root_motion() {
         drive_demo(&mut runtime, kind, &handles, &mut speeds, DT, |row| asked[row]);
         runtime.update(DT).unwrap();
         let crowd = runtime.crowd();
-        let records = crowd.records(kind).unwrap();
-        let inputs = crowd.blend_inputs(kind).unwrap();
-        let clock = crowd.record_clock(kind).unwrap();
+        let frame_records = crowd.record_frame(kind).unwrap();
+        let records = frame_records.records();
         let mut got = vec![RootDelta::default(); num_characters];
-        records_root_motion(&bound.clips, tables, trees, inputs, records, &clock, &mut got).unwrap();
+        records_root_motion(&bound.clips, tables, trees, &frame_records, &mut got).unwrap();
         let mut expected = vec![RootDelta::default(); num_characters];
         let (samples, programs) = (crowd.samples(kind).unwrap(), crowd.programs(kind).unwrap());
         crowd_root_motion(&bound.clips, samples, programs, tables.num_layers(), &mut expected).unwrap();
@@ -90,13 +89,12 @@ fn records_root_motion_refuses_what_the_expansion_refuses() {
     runtime.update(DT).unwrap();
     let crowd = runtime.crowd();
     let (tables, trees) = bound.archetype.expansion();
-    let records = crowd.records(kind).unwrap();
-    let inputs = crowd.blend_inputs(kind).unwrap();
-    let clock = crowd.record_clock(kind).unwrap();
+    let frame = crowd.record_frame(kind).unwrap();
+    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), *frame.clock());
     let clips = &bound.clips;
     let mut out = vec![RootDelta::default(); 3];
     let run = |records: &[LayerRecord], inputs: &[f32], clock: &RecordClock, clips, out: &mut [RootDelta]| {
-        records_root_motion(clips, tables, trees, inputs, records, clock, out)
+        records_root_motion(clips, tables, trees, &RecordFrame::new(records, shots, inputs, *clock), out)
     };
     assert!(matches!(
         run(records, inputs, &clock, clips, &mut out[..2]),
@@ -111,7 +109,7 @@ fn records_root_motion_refuses_what_the_expansion_refuses() {
         Err(EvalError::Expand(ExpandError::Inputs { .. }))
     ));
     let mut stale = records.to_vec();
-    stale[4].anchor = clock.now.wrapping_sub(10_000);
+    stale[4].anchor = (clock.now as u16).wrapping_sub(10_000);
     assert!(matches!(
         run(&stale, inputs, &clock, clips, &mut out),
         Err(EvalError::Expand(ExpandError::Anchor { character: 1, .. }))

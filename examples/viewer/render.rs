@@ -82,10 +82,9 @@ impl GpuRecords {
             self.tables = frame.tables.words().to_vec();
             self.trees = frame.trees.words().to_vec();
         }
-        let (records, inputs, clock) = (frame.records, frame.inputs, &frame.clock);
         match scene.due() {
-            Some(due) => self.crowd.set_frame_records_due(records, inputs, clock, dt_s, due),
-            None => self.crowd.set_frame_records(records, inputs, clock, dt_s),
+            Some(due) => self.crowd.set_frame_records_due(&frame.frame, dt_s, due),
+            None => self.crowd.set_frame_records(&frame.frame, dt_s),
         }
         .map_err(error)?;
         self.uploaded = self.crowd.record_bytes_uploaded();

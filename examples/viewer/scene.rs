@@ -19,8 +19,7 @@ use throng::graph::{CompiledGraph, Easing, ParamKind, ParamValue, SwitchMode, Tr
 use throng::import::gltf::{GltfOptions, load_gltf};
 use throng::mesh::SkinnedMesh;
 use throng::program::{
-    ClipSample, DueRows, ExpandTables, LayerProgram, LayerRecord, LayerSetup, ProceduralSetup, RecordClock,
-    expand_character,
+    ClipSample, DueRows, ExpandTables, LayerProgram, LayerSetup, ProceduralSetup, RecordFrame, expand_character,
 };
 use throng::rig::Rig;
 use throng::setup::{bind_archetype, layer_setups};
@@ -205,12 +204,9 @@ pub struct Records<'a> {
     pub tables: &'a ExpandTables,
     /// Its graph's blend trees.
     pub trees: &'a BlendTrees,
-    /// Per character and layer (`row × layers + layer`), the step's record.
-    pub records: &'a [LayerRecord],
-    /// Per character, the blend inputs.
-    pub inputs: &'a [f32],
-    /// The clock the records are read against.
-    pub clock: RecordClock,
+    /// The step's records, shot records, blend inputs and clock, with what changed
+    /// (`Crowd::record_frame`).
+    pub frame: RecordFrame<'a>,
 }
 
 /// One crowd per archetype of the model, all holding the same characters in the same rows.
@@ -575,13 +571,7 @@ impl Scene {
     pub fn records(&self) -> Result<Records<'_>, String> {
         let c = &self.crowds[self.active];
         let (tables, trees) = c.crowd.archetype(c.kind).map_err(|e| e.to_string())?.expansion();
-        Ok(Records {
-            tables,
-            trees,
-            records: c.crowd.records(c.kind).map_err(|e| e.to_string())?,
-            inputs: c.crowd.blend_inputs(c.kind).map_err(|e| e.to_string())?,
-            clock: c.crowd.record_clock(c.kind).map_err(|e| e.to_string())?,
-        })
+        Ok(Records { tables, trees, frame: c.crowd.record_frame(c.kind).map_err(|e| e.to_string())? })
     }
 
     /// Clips the evaluator samples for the last step: the active crowd's programs, of the due
@@ -701,8 +691,7 @@ impl Scene {
     fn root_motion_from_records(&mut self) {
         let mut out = std::mem::take(&mut self.root_motion);
         let done = self.records().and_then(|f| {
-            records_root_motion(&self.model.clips, f.tables, f.trees, f.inputs, f.records, &f.clock, &mut out)
-                .map_err(|e| e.to_string())
+            records_root_motion(&self.model.clips, f.tables, f.trees, &f.frame, &mut out).map_err(|e| e.to_string())
         });
         if done.is_err() {
             out.fill(RootDelta::default());
@@ -847,16 +836,17 @@ impl Scene {
         // That character's records alone expanded, not the crowd's.
         let frame = self.records()?;
         let (layers, num_inputs) = (frame.tables.num_layers(), frame.trees.num_inputs());
-        let records = frame.records.get(row * layers..(row + 1) * layers);
-        let inputs = frame.inputs.get(row * num_inputs..(row + 1) * num_inputs);
-        let (Some(records), Some(inputs)) = (records, inputs) else {
+        let records = frame.frame.records().get(row * layers..(row + 1) * layers);
+        let shots = frame.frame.shots().get(row * layers..(row + 1) * layers);
+        let inputs = frame.frame.inputs().get(row * num_inputs..(row + 1) * num_inputs);
+        let (Some(records), Some(shots), Some(inputs)) = (records, shots, inputs) else {
             return Err(format!("no records for character {i}"));
         };
         let mut programs = vec![LayerProgram::default(); layers];
         let mut samples = vec![ClipSample::default(); frame.tables.samples_per_character()];
-        let (tables, trees, clock) = (frame.tables, frame.trees, &frame.clock);
+        let (tables, trees, clock) = (frame.tables, frame.trees, frame.frame.clock());
         let scratch = &mut TreeScratch::new();
-        expand_character(tables, trees, inputs, clock, 0, records, &mut programs, &mut samples, scratch);
+        expand_character(tables, trees, inputs, clock, 0, records, shots, &mut programs, &mut samples, scratch);
         Ok(programs
             .iter()
             .map(|p| {

@@ -11,13 +11,16 @@
 //! | --- | --- | --- |
 //! | `inputs` | character | [`BlendTrees::num_inputs`] blend inputs (`state::Crowd::blend_inputs`) |
 //! | `records` | character × layer | a [`LayerRecord`] (`state::Crowd::records`) |
+//! | `shots` | character × layer | its [`ShotRecord`], read under a one-shot's sets (`state::Crowd::shots`) |
 //! | `programs` (out) | character × layer | the layer's [`LayerProgram`] |
 //! | `samples` (out) | character × [`ExpandTables::samples_per_character`] | the samples the programs index |
 
 use rayon::prelude::*;
 
 use crate::blend_space::{BlendTrees, TreeScratch};
-use crate::program::{CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, expand_character};
+use crate::program::{
+    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, ShotRecord, expand_character,
+};
 
 /// Characters one rayon task expands: a character is a few hundred flops per layer.
 pub const CHARACTERS_PER_TASK: usize = 256;
@@ -35,13 +38,15 @@ pub enum ExpandError {
         trees: usize,
     },
     /// The records are not a whole number of characters of the tables' layers (or there are
-    /// no layers), or the outputs are not sized for them.
+    /// no layers), their shot records not one per record, or the outputs are not sized for them.
     #[error(
-        "{records} records, {programs} programs and {samples} samples for {layers} layers and {per_character} samples per character"
+        "{records} records, {shots} shot records, {programs} programs and {samples} samples for {layers} layers and {per_character} samples per character"
     )]
     Sizes {
         /// Records given.
         records: usize,
+        /// Shot records given.
+        shots: usize,
         /// Programs given.
         programs: usize,
         /// Samples given.
@@ -112,6 +117,7 @@ pub(crate) fn validate_records_frame(
     trees: &BlendTrees,
     inputs: &[f32],
     records: &[LayerRecord],
+    shots: &[ShotRecord],
     clock: &RecordClock,
     outputs: Option<(usize, usize)>,
 ) -> Result<(), ExpandError> {
@@ -126,10 +132,18 @@ pub(crate) fn validate_records_frame(
     let (programs, samples) = outputs.unwrap_or((records.len(), characters * per_character));
     if layers == 0
         || !records.len().is_multiple_of(layers)
+        || shots.len() != records.len()
         || programs != records.len()
         || samples != characters * per_character
     {
-        return Err(ExpandError::Sizes { records: records.len(), programs, samples, layers, per_character });
+        return Err(ExpandError::Sizes {
+            records: records.len(),
+            shots: shots.len(),
+            programs,
+            samples,
+            layers,
+            per_character,
+        });
     }
     let expected = characters * trees.num_inputs();
     if inputs.len() != expected {
@@ -139,15 +153,15 @@ pub(crate) fn validate_records_frame(
     if !clock.elapsed_s.iter().all(|e| e.is_finite() && *e >= 0.0) {
         return Err(ExpandError::anchor(0, 0, now, now));
     }
-    if let Some(i) = records.iter().position(|r| now.wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
-        return Err(ExpandError::anchor(i / layers, i % layers, records[i].anchor, now));
+    if let Some(i) = records.iter().position(|r| (now as u16).wrapping_sub(r.anchor) as usize >= CLOCK_SLOTS) {
+        return Err(ExpandError::anchor(i / layers, i % layers, u32::from(records[i].anchor), now));
     }
     let num_states = tables.states().len();
     for (i, r) in records.iter().enumerate() {
         let active = r.sets & LayerRecord::SHOT_ALONE == 0 && r.state as usize >= num_states;
         let source = r.sets & LayerRecord::SECONDARY_SOURCE != 0 && r.source as usize >= num_states;
         if active || source {
-            let state = if active { r.state } else { r.source };
+            let state = u32::from(if active { r.state } else { r.source });
             return Err(ExpandError::State { character: i / layers, layer: i % layers, state, num_states });
         }
     }
@@ -165,6 +179,8 @@ pub struct ExpandJob<'a> {
     pub inputs: &'a [f32],
     /// Per character and layer (`row * layers + layer`), a record.
     pub records: &'a [LayerRecord],
+    /// Per record, its one-shot part (`state::Crowd::shots`).
+    pub shots: &'a [ShotRecord],
     /// The clock the records are anchored against (`state::Crowd::record_clock`).
     pub clock: &'a RecordClock,
     /// Per record, its program, written.
@@ -188,7 +204,7 @@ impl ExpandJob<'_> {
     ///   seconds are not finite and non-negative.
     pub fn validate(&self) -> Result<(), ExpandError> {
         let outputs = Some((self.programs.len(), self.samples.len()));
-        validate_records_frame(self.tables, self.trees, self.inputs, self.records, self.clock, outputs)
+        validate_records_frame(self.tables, self.trees, self.inputs, self.records, self.shots, self.clock, outputs)
     }
 
     /// Validates, then expands every character (in parallel; characters are independent, so
@@ -199,6 +215,7 @@ impl ExpandJob<'_> {
     pub fn run(self) -> Result<(), ExpandError> {
         self.validate()?;
         let (tables, trees, inputs, records, clock) = (self.tables, self.trees, self.inputs, self.records, self.clock);
+        let shots = self.shots;
         let layers = tables.num_layers();
         let per = tables.samples_per_character();
         let num_inputs = trees.num_inputs();
@@ -220,6 +237,7 @@ impl ExpandJob<'_> {
                         clock,
                         row * per,
                         &records[row * layers..][..layers],
+                        &shots[row * layers..][..layers],
                         programs,
                         block,
                         &mut scratch,

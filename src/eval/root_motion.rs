@@ -18,8 +18,8 @@ use super::expand::{ExpandError, validate_records_frame};
 use crate::blend_space::{BlendTrees, TreeScratch};
 use crate::clip::Clip;
 use crate::program::{
-    ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, SwitchMode, expand_layer,
-    validate_layer_programs, validate_records,
+    ClipSample, ExpandTables, LayerProgram, RecordFrame, SwitchMode, expand_layer, validate_layer_programs,
+    validate_records,
 };
 use crate::rig::Transform;
 
@@ -173,9 +173,8 @@ pub fn crowd_root_motion(
     Ok(())
 }
 
-/// [`crowd_root_motion`] from the state step's records (`state::Crowd::records`, with
-/// `Crowd::blend_inputs`, `Crowd::record_clock` and `Archetype::expansion`'s tables and trees)
-/// instead of its programs: each character's base layer alone is expanded
+/// [`crowd_root_motion`] from the state step's records (`state::Crowd::record_frame`, with
+/// `Archetype::expansion`'s tables and trees) instead of its programs: each character's base layer alone is expanded
 /// ([`crate::program::expand_layer`], the one expansion), and only where its record extracts
 /// root motion, so a caller expanding records on the GPU (`GpuCrowd::set_frame_records`) never
 /// expands the crowd's other layers on the CPU. `out[i]` is what [`crowd_root_motion`] gives on
@@ -183,25 +182,24 @@ pub fn crowd_root_motion(
 ///
 /// # Errors
 /// [`EvalError::RootMotionCount`] when `out` is not one entry per character;
-/// [`crate::eval::expand::ExpandJob::validate`]'s checks of the tables, trees, inputs, records
-/// and clock ([`EvalError::Expand`]), a leaf playing a clip past `clips`
+/// [`crate::eval::expand::ExpandJob::validate`]'s checks of the tables, trees and the frame's
+/// inputs, records, shot records and clock ([`EvalError::Expand`]), a leaf playing a clip past `clips`
 /// ([`ExpandError::LeafClip`]), and [`crate::program::validate_records`]' ([`EvalError::Program`]);
 /// nothing is written then.
 pub fn records_root_motion(
     clips: &[Clip],
     tables: &ExpandTables,
     trees: &BlendTrees,
-    inputs: &[f32],
-    records: &[LayerRecord],
-    clock: &RecordClock,
+    frame: &RecordFrame<'_>,
     out: &mut [RootDelta],
 ) -> Result<(), EvalError> {
-    validate_records_frame(tables, trees, inputs, records, clock, None)?;
+    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
+    validate_records_frame(tables, trees, inputs, records, shots, clock, None)?;
     if let Some((leaf, l)) = tables.leaves().iter().enumerate().find(|(_, l)| l.clip as usize >= clips.len()) {
         return Err(ExpandError::LeafClip { leaf, clip: l.clip, num_clips: clips.len() }.into());
     }
     let num_layers = tables.num_layers();
-    validate_records(records, num_layers, tables, clips.len(), clock)?;
+    validate_records(records, shots, num_layers, tables, clips.len(), clock)?;
     let characters = records.len() / num_layers;
     if out.len() != characters {
         return Err(EvalError::RootMotionCount { got: out.len(), characters });
@@ -211,13 +209,13 @@ pub fn records_root_motion(
     out.par_iter_mut().enumerate().with_min_len(ROOT_MOTION_CHUNK).for_each_init(
         || (TreeScratch::new(), vec![ClipSample::default(); slots]),
         |(scratch, samples), (row, delta)| {
-            let base = &records[row * num_layers];
+            let (base, shot) = (&records[row * num_layers], &shots[row * num_layers]);
             *delta = RootDelta::default();
-            if base.flags & LayerProgram::ROOT_MOTION == 0 {
+            if u32::from(base.flags) & LayerProgram::ROOT_MOTION == 0 {
                 return;
             }
             let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
-            let program = expand_layer(tables, trees, own, clock, base, 0, samples, scratch);
+            let program = expand_layer(tables, trees, own, clock, base, shot, 0, samples, scratch);
             *delta = program_root_delta(clips, samples, &program);
         },
     );

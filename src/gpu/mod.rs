@@ -35,7 +35,7 @@ pub mod work_model;
 
 pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
-pub use crowd::{EXPAND_WORKGROUP, ExpandParams, GpuCrowd, GpuCrowdOptions, Stage};
+pub use crowd::{EXPAND_WORKGROUP, ExpandParams, GpuCrowd, GpuCrowdOptions, Stage, UPLOAD_HEADER_WORDS};
 pub use pipelines::{
     FrameKernel, ShaderModuleKind, blend_space_source, expand_source, procedural_source, shader_source,
 };

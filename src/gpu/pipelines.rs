@@ -495,11 +495,16 @@ impl BlendSpacePipeline {
 /// built once per crowd that expands records.
 pub(crate) struct ExpandPipeline {
     /// Group 0: the blend trees and inputs (bindings 1 and 2, as the blend-space stage binds
-    /// them), the uniform, the expand tables and the records (read), programs and samples
-    /// (written).
+    /// them), the uniform, the expand tables, the records and the shot records (read),
+    /// programs and samples (written).
     pub layout: wgpu::BindGroupLayout,
     /// `expand_main`.
     pub expand: wgpu::ComputePipeline,
+    /// Group 0 of `scatter_main`: the frame's upload (read), the records, shot records and
+    /// inputs it writes (bindings 11 to 14).
+    pub scatter_layout: wgpu::BindGroupLayout,
+    /// `scatter_main`.
+    pub scatter: wgpu::ComputePipeline,
 }
 
 impl ExpandPipeline {
@@ -514,11 +519,21 @@ impl ExpandPipeline {
                 storage(7, true),
                 storage(8, false),
                 storage(9, false),
+                storage(10, true),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("throng.expand"),
             bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let scatter_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.expand_scatter"),
+            entries: &[storage(11, true), storage(12, false), storage(13, false), storage(14, false)],
+        });
+        let scatter_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.expand_scatter"),
+            bind_group_layouts: &[Some(&scatter_layout)],
             immediate_size: 0,
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -533,7 +548,15 @@ impl ExpandPipeline {
             compilation_options: wgpu::PipelineCompilationOptions::default(),
             cache: None,
         });
-        Self { layout, expand }
+        let scatter = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("throng.expand_scatter"),
+            layout: Some(&scatter_pipeline_layout),
+            module: &module,
+            entry_point: Some("scatter_main"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        Self { layout, expand, scatter_layout, scatter }
     }
 }
 
@@ -599,6 +622,7 @@ mod tests {
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
         assert!(module.entry_points.iter().any(|e| e.name == "expand_main"));
+        assert!(module.entry_points.iter().any(|e| e.name == "scatter_main"));
     }
 
     /// Every module (the procedural stage's included) parses and passes naga's validation

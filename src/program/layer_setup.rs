@@ -85,7 +85,7 @@ pub fn validate_memoryless_records(
     records: &[crate::program::LayerRecord],
     layers: &[LayerSetup],
 ) -> Result<(), ProgramError> {
-    memoryless_check(records.iter().map(|r| (r.mode, r.flags)), layers)
+    memoryless_check(records.iter().map(|r| (u32::from(r.mode), u32::from(r.flags))), layers)
 }
 
 fn memoryless_check(

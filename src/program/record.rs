@@ -25,18 +25,32 @@ use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
 use super::{ClipSample, LayerProgram, ProgramError};
 
 /// No state: a record's `source` when no crossfade's source is sampled.
-pub const NO_STATE: u32 = u32::MAX;
+pub const NO_STATE: u16 = u16::MAX;
 
-/// One layer of one character as the state step leaves it after an update.
+/// No transition: a record's `transition` when none is in flight or switched (the program's
+/// `u32::MAX`).
+pub const NO_TRANSITION: u16 = u16::MAX;
+
+/// One layer of one character as the state step leaves it after an update: 56 bytes. A
+/// one-shot's clip, time and shares live beside it, in its [`ShotRecord`], read only under the
+/// `SHOT_*` sets.
 ///
-/// Keep in sync with `LayerRecord` in `shaders/expand.wgsl`.
+/// Keep in sync with `LayerRecord` in `shaders/expand.wgsl`, whose words pack the 16-bit
+/// fields in pairs (`state` and `source`; `transition` and `anchor`) and the 8-bit ones in one
+/// (`mode`, `flags`, `sets`), low bytes first.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct LayerRecord {
     /// The state shown (a transition's destination): an index of the graph's states.
-    pub state: u32,
+    pub state: u16,
     /// A crossfade's source state, sampled beside the destination ([`NO_STATE`] otherwise).
-    pub source: u32,
+    pub source: u16,
+    /// As [`LayerProgram::transition`], [`NO_TRANSITION`] for none.
+    pub transition: u16,
+    /// The update the active clock was anchored on ([`RecordClock::now`] then, its low 16
+    /// bits): its clock at any later update is `phase + rate × seconds since` ([`clock_at`]).
+    /// At most [`CLOCK_SLOTS`] − 1 updates old.
+    pub anchor: u16,
     /// The active state's clock at the anchor: phase in [0, 1] (fraction of its cycle).
     pub phase: f32,
     /// The active state's whole loops played at the anchor.
@@ -51,25 +65,9 @@ pub struct LayerRecord {
     pub advance: f32,
     /// Progress the source clock advanced this update.
     pub src_advance: f32,
-    /// The destination samples' share of the layer in [0, 1]; a source gets the rest.
-    pub share: f32,
-    /// Bit set of the sample sets: [`LayerRecord::SECONDARY_SOURCE`],
-    /// [`LayerRecord::SECONDARY_BACK`], [`LayerRecord::SHOT_ALONE`],
-    /// [`LayerRecord::SHOT_OVER_GRAPH`].
-    pub sets: u32,
-    /// A one-shot's clip (an index of the archetype's clip table), read under the `SHOT_*` sets.
-    pub shot_clip: u32,
-    /// The one-shot's time in its clip, seconds.
-    pub shot_time_s: f32,
-    /// The one-shot clip's share of the layer while it blends out over the graph's pose.
-    pub shot_share: f32,
-    /// As [`LayerProgram::transition`].
-    pub transition: u32,
-    /// As [`LayerProgram::mode`].
-    pub mode: u32,
-    /// As [`LayerProgram::flags`].
-    pub flags: u32,
-    /// As [`LayerProgram::target_weight`].
+    /// As [`LayerProgram::target_weight`]; also the destination samples' share of the layer
+    /// (a source gets the rest), except under [`LayerRecord::SHOT_OVER_GRAPH`] and
+    /// [`LayerRecord::SHOT_HANDBACK`], where the shot record's `graph_share` is.
     pub target_weight: f32,
     /// As [`LayerProgram::progress`].
     pub progress: f32,
@@ -80,10 +78,70 @@ pub struct LayerRecord {
     /// The active clock's progress per second of the crowd's time (speed, tree rate and the
     /// character's time scale together), finite and non-negative.
     pub rate: f32,
-    /// The update the active clock was anchored on ([`RecordClock::now`] then): its clock at
-    /// any later update is `phase + rate × seconds since` ([`clock_at`]). At most
-    /// [`CLOCK_SLOTS`] − 1 updates old.
-    pub anchor: u32,
+    /// As [`LayerProgram::mode`].
+    pub mode: u8,
+    /// As [`LayerProgram::flags`].
+    pub flags: u8,
+    /// Bit set of the sample sets: [`LayerRecord::SECONDARY_SOURCE`],
+    /// [`LayerRecord::SECONDARY_BACK`], [`LayerRecord::SHOT_ALONE`],
+    /// [`LayerRecord::SHOT_OVER_GRAPH`], [`LayerRecord::SHOT_HANDBACK`].
+    pub sets: u8,
+    /// Padding to a whole word.
+    pub pad: u8,
+}
+
+/// A one-shot's part of a layer's record (`state::Crowd::play_one_shot`), per character and
+/// layer beside the [`LayerRecord`]s, read only under the record's `SHOT_*` sets.
+///
+/// Keep in sync with `ShotRecord` in `shaders/expand.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ShotRecord {
+    /// The one-shot's clip (an index of the archetype's clip table).
+    pub clip: u32,
+    /// Its time in its clip, seconds.
+    pub time_s: f32,
+    /// The clip's share of the layer while it blends out over the graph's pose
+    /// ([`LayerRecord::SHOT_OVER_GRAPH`]).
+    pub share: f32,
+    /// The graph's destination share under the one-shot (the record's `target_weight` holds
+    /// the one-shot's fade): what weighs the destination's samples under
+    /// [`LayerRecord::SHOT_OVER_GRAPH`] and [`LayerRecord::SHOT_HANDBACK`].
+    pub graph_share: f32,
+}
+
+impl LayerRecord {
+    /// The record's program transition, [`LayerProgram::transition`]'s `u32::MAX` for none.
+    #[must_use]
+    pub fn program_transition(&self) -> u32 {
+        if self.transition == NO_TRANSITION { u32::MAX } else { u32::from(self.transition) }
+    }
+
+    /// Whether two records are the same bit for bit (a NaN equals itself, −0 is not 0): word
+    /// by word, without a call, as the state step asks whether it changed one.
+    #[inline]
+    #[must_use]
+    pub fn same_bits(&self, other: &Self) -> bool {
+        let (a, b): ([u32; 14], [u32; 14]) = (bytemuck::cast(*self), bytemuck::cast(*other));
+        a.iter().zip(&b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+    }
+
+    /// Whether the record reads its [`ShotRecord`].
+    #[must_use]
+    pub fn reads_shot(&self) -> bool {
+        self.sets & (Self::SHOT_ALONE | Self::SHOT_OVER_GRAPH | Self::SHOT_HANDBACK) != 0
+    }
+
+    /// The destination samples' share of the layer: `target_weight`, or under a one-shot over
+    /// the graph's pose the graph's own (`shot.graph_share`).
+    #[must_use]
+    pub fn share(&self, shot: &ShotRecord) -> f32 {
+        if self.sets & (Self::SHOT_OVER_GRAPH | Self::SHOT_HANDBACK) != 0 {
+            shot.graph_share
+        } else {
+            self.target_weight
+        }
+    }
 }
 
 /// Updates a record's anchor may be old: the state step re-anchors each character at least
@@ -121,7 +179,7 @@ impl Default for RecordClock {
 #[inline]
 #[must_use]
 pub fn clock_at(record: &LayerRecord, looping: bool, clock: &RecordClock) -> (f32, u32, f32) {
-    let age = clock.now.wrapping_sub(record.anchor);
+    let age = (clock.now as u16).wrapping_sub(record.anchor);
     if age == 0 {
         return (record.phase, record.loops, record.advance);
     }
@@ -129,7 +187,7 @@ pub fn clock_at(record: &LayerRecord, looping: bool, clock: &RecordClock) -> (f3
         return (record.phase, record.loops, 0.0);
     }
     let slots = CLOCK_SLOTS as u32;
-    let elapsed = clock.elapsed_s[(record.anchor % slots) as usize];
+    let elapsed = clock.elapsed_s[(u32::from(record.anchor) % slots) as usize];
     let step = clock.elapsed_s[(clock.now.wrapping_sub(1) % slots) as usize];
     let x = record.phase + record.rate * elapsed;
     if looping {
@@ -145,16 +203,101 @@ pub fn clock_at(record: &LayerRecord, looping: bool, clock: &RecordClock) -> (f3
 impl LayerRecord {
     /// A crossfade: the source state's samples follow the destination's as the program's
     /// secondary set, weighted by `1 - share`.
-    pub const SECONDARY_SOURCE: u32 = 1;
+    pub const SECONDARY_SOURCE: u8 = 1;
     /// An inertialized switch: the destination one step back (`src_phase`) is the secondary
     /// set, at full weight, for the evaluator's velocity.
-    pub const SECONDARY_BACK: u32 = 2;
+    pub const SECONDARY_BACK: u8 = 2;
     /// A one-shot shows alone: its clip is the layer's only sample.
-    pub const SHOT_ALONE: u32 = 4;
+    pub const SHOT_ALONE: u8 = 4;
     /// A one-shot blends out over the graph's pose: the graph's samples (both sides of a
-    /// crossfade) weighted by `1 - shot_share`, then the clip at `shot_share`, all as the
-    /// program's target set.
-    pub const SHOT_OVER_GRAPH: u32 = 8;
+    /// crossfade, the destination's at the shot record's `graph_share`) weighted by
+    /// `1 - share`, then the clip at the shot record's `share`, all as the program's target set.
+    pub const SHOT_OVER_GRAPH: u8 = 8;
+    /// A one-shot hands back to the graph from the frozen pose it showed: the graph's
+    /// destination alone, at the shot record's `graph_share`.
+    pub const SHOT_HANDBACK: u8 = 16;
+}
+
+/// One archetype's records after an update, as an evaluator reads them: the records, their
+/// one-shot parts, the blend inputs, the clock, and, from the crowd that wrote them
+/// (`state::Crowd::record_frame`), when each record and each character's inputs last changed,
+/// so that `gpu::GpuCrowd::set_frame_records` sends only what changed since its last upload.
+/// The stamps travel with the records they describe: a caller cannot pair one crowd's stamps
+/// with another's records.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordFrame<'a> {
+    records: &'a [LayerRecord],
+    shots: &'a [ShotRecord],
+    inputs: &'a [f32],
+    clock: RecordClock,
+    changes: Option<RecordChanges<'a>>,
+}
+
+/// When each record (with its shot record) and each character's inputs last changed: the
+/// version of the records that changed them, a count the crowd moves on by one with each
+/// update, spawn and despawn, and is at `version` now. `source` names whose they are (a
+/// crowd's tag and an archetype), so that an upload of another source's frame sends everything.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordChanges<'a> {
+    pub(crate) source: (u32, u32),
+    pub(crate) version: u32,
+    pub(crate) record_stamps: &'a [u32],
+    pub(crate) input_stamps: &'a [u32],
+}
+
+/// Whether a change stamped `stamp` came after version `last` (wrapping: stamps are compared
+/// within 2^31 versions of each other).
+#[inline]
+#[must_use]
+pub(crate) fn changed_after(stamp: u32, last: u32) -> bool {
+    (stamp.wrapping_sub(last) as i32) > 0
+}
+
+impl<'a> RecordFrame<'a> {
+    /// A frame of `records` (per character and layer), their one-shot parts `shots` (one per
+    /// record), the blend `inputs` (per character) and the `clock` they are anchored against,
+    /// with no record of what changed: an upload of it sends everything. For records a caller
+    /// made or edited itself; a crowd's own come from `state::Crowd::record_frame`.
+    #[must_use]
+    pub fn new(records: &'a [LayerRecord], shots: &'a [ShotRecord], inputs: &'a [f32], clock: RecordClock) -> Self {
+        Self { records, shots, inputs, clock, changes: None }
+    }
+
+    /// A frame with the stamps of what changed (`state::Crowd::record_frame`).
+    #[must_use]
+    pub(crate) fn with_changes(self, changes: RecordChanges<'a>) -> Self {
+        Self { changes: Some(changes), ..self }
+    }
+
+    /// The records, `row * layers + layer`.
+    #[must_use]
+    pub fn records(&self) -> &'a [LayerRecord] {
+        self.records
+    }
+
+    /// The records' one-shot parts, one per record.
+    #[must_use]
+    pub fn shots(&self) -> &'a [ShotRecord] {
+        self.shots
+    }
+
+    /// The blend inputs, per character.
+    #[must_use]
+    pub fn inputs(&self) -> &'a [f32] {
+        self.inputs
+    }
+
+    /// The clock the records are anchored against.
+    #[must_use]
+    pub fn clock(&self) -> &RecordClock {
+        &self.clock
+    }
+
+    /// What changed when, if the frame came from a crowd.
+    #[must_use]
+    pub(crate) fn changes(&self) -> Option<&RecordChanges<'a>> {
+        self.changes.as_ref()
+    }
 }
 
 /// Per state of a graph, how expansion reads it. Flags: [`ExpandTables::SYNC`],
@@ -332,22 +475,26 @@ impl ExpandTables {
     }
 }
 
-/// Checks a crowd's records, `num_layers` per character, against `tables` and a table of
-/// `num_clips` clips, as the checks of the programs they expand into would
-/// ([`super::validate_layer_programs`]): a whole number of characters
-/// ([`ProgramError::LayerProgramCount`]); every state a record samples among the tables'
-/// states, a one-shot's clip among the clips, every number finite, the shares, target weight
-/// and layer weight in [0, 1], the decay and the rate non-negative, the anchor fewer than
-/// [`CLOCK_SLOTS`] updates before `clock.now` ([`ProgramError::BadProgram`], the record
-/// printed); and the clock's seconds finite and non-negative ([`ProgramError::BadDt`]). The GPU checks records with it before expanding them on the device.
+/// Checks a crowd's records and their one-shot parts, `num_layers` per character, against
+/// `tables` and a table of `num_clips` clips, as the checks of the programs they expand into
+/// would ([`super::validate_layer_programs`]): a whole number of characters, a shot record per
+/// record ([`ProgramError::LayerProgramCount`]); every state a record samples among the tables'
+/// states, every number finite, the target weight and layer weight in [0, 1], the decay and
+/// the rate non-negative, the anchor fewer than [`CLOCK_SLOTS`] updates before `clock.now`,
+/// and where the record reads its shot record ([`LayerRecord::reads_shot`]) the shot's clip
+/// among the clips, its numbers finite and its shares in [0, 1] ([`ProgramError::BadProgram`],
+/// the record printed); and the clock's seconds finite and non-negative
+/// ([`ProgramError::BadDt`]). The GPU checks records with it before expanding them on the
+/// device.
 pub fn validate_records(
     records: &[LayerRecord],
+    shots: &[ShotRecord],
     num_layers: usize,
     tables: &ExpandTables,
     num_clips: usize,
     clock: &RecordClock,
 ) -> Result<(), ProgramError> {
-    if num_layers == 0 || !records.len().is_multiple_of(num_layers) {
+    if num_layers == 0 || !records.len().is_multiple_of(num_layers) || shots.len() != records.len() {
         return Err(ProgramError::LayerProgramCount { programs: records.len(), layers: num_layers });
     }
     if let Some(&bad) = clock.elapsed_s.iter().find(|e| !(e.is_finite() && **e >= 0.0)) {
@@ -355,36 +502,26 @@ pub fn validate_records(
     }
     let num_states = tables.states.len();
     let unit = |v: f32| (0.0..=1.0).contains(&v);
-    for (i, r) in records.iter().enumerate() {
-        let shot = r.sets & (LayerRecord::SHOT_ALONE | LayerRecord::SHOT_OVER_GRAPH) != 0;
-        let numbers = [
-            r.phase,
-            r.src_phase,
-            r.advance,
-            r.src_advance,
-            r.share,
-            r.shot_time_s,
-            r.shot_share,
-            r.target_weight,
-            r.progress,
-            r.weight,
-            r.decay_s,
-            r.rate,
-        ];
+    let now = clock.now as u16;
+    for (i, (r, shot)) in records.iter().zip(shots).enumerate() {
+        let numbers =
+            [r.phase, r.src_phase, r.advance, r.src_advance, r.target_weight, r.progress, r.weight, r.decay_s, r.rate];
+        let good_shot = !r.reads_shot()
+            || ((shot.clip as usize) < num_clips
+                && shot.time_s.is_finite()
+                && unit(shot.share)
+                && unit(shot.graph_share));
         let good = numbers.iter().all(|v| v.is_finite())
             && (r.sets & LayerRecord::SHOT_ALONE != 0 || (r.state as usize) < num_states)
             && (r.sets & LayerRecord::SECONDARY_SOURCE == 0 || (r.source as usize) < num_states)
-            && (!shot || (r.shot_clip as usize) < num_clips)
-            && [r.share, r.shot_share, r.target_weight, r.weight].into_iter().all(unit)
+            && good_shot
+            && [r.target_weight, r.weight].into_iter().all(unit)
             && r.decay_s >= 0.0
             && r.rate >= 0.0
-            && (clock.now.wrapping_sub(r.anchor) as usize) < CLOCK_SLOTS;
+            && (now.wrapping_sub(r.anchor) as usize) < CLOCK_SLOTS;
         if !good {
-            return Err(ProgramError::BadProgram {
-                character: i / num_layers,
-                layer: i % num_layers,
-                what: format!("{r:?}"),
-            });
+            let what = if r.reads_shot() { format!("{r:?}, {shot:?}") } else { format!("{r:?}") };
+            return Err(ProgramError::BadProgram { character: i / num_layers, layer: i % num_layers, what });
         }
     }
     Ok(())
@@ -430,7 +567,7 @@ pub fn played_seconds(state_flags: u32, leaf: &ExpandLeaf, phase: f32, loops: u3
 /// One side of a layer for [`write_state`]: a state at a clock, its advance and share.
 #[derive(Clone, Copy, Debug)]
 struct Side {
-    state: u32,
+    state: u16,
     phase: f32,
     loops: u32,
     advance: f32,
@@ -462,7 +599,8 @@ fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [Cl
 
 /// Expands one layer's record: writes the layer's samples into `slots` (the layer's sample
 /// slots of its character, which start at `first_sample` of the crowd's samples) and returns
-/// its program. `inputs` are the character's blend inputs ([`BlendTrees::num_inputs`]);
+/// its program; `shot` is the record's one-shot part, read under its `SHOT_*` sets. `inputs`
+/// are the character's blend inputs ([`BlendTrees::num_inputs`]);
 /// `scratch` the tree walk's working weights, reused from layer to layer; `clock` the crowd's
 /// time the record's anchor is read against ([`clock_at`]).
 /// States past the tables write nothing; a record's numbers are taken as they are (the
@@ -475,6 +613,7 @@ pub fn expand_layer(
     inputs: &[f32],
     clock: &RecordClock,
     record: &LayerRecord,
+    shot: &ShotRecord,
     first_sample: u32,
     slots: &mut [ClipSample],
     scratch: &mut TreeScratch,
@@ -486,23 +625,24 @@ pub fn expand_layer(
     let mut num_secondary = 0;
     if sets & LayerRecord::SHOT_ALONE != 0 {
         if let Some(o) = slots.first_mut() {
-            *o = ClipSample::new(record.shot_clip, record.shot_time_s, 1.0);
+            *o = ClipSample::new(shot.clip, shot.time_s, 1.0);
             num_target = 1;
         }
     } else {
-        trees.leaf_weights_in(record.state, inputs, &mut weights[..max_leaves], scratch);
+        trees.leaf_weights_in(u32::from(record.state), inputs, &mut weights[..max_leaves], scratch);
         let looping = tables.states.get(record.state as usize).is_some_and(|s| s.flags & ExpandTables::LOOPING != 0);
         let (phase, loops, advance) = clock_at(record, looping, clock);
-        let target = Side { state: record.state, phase, loops, advance, share: record.share };
+        let share = record.share(shot);
+        let target = Side { state: record.state, phase, loops, advance, share };
         num_target = write_state(tables, &weights, target, slots, 0);
         if sets & LayerRecord::SECONDARY_SOURCE != 0 {
-            trees.leaf_weights_in(record.source, inputs, &mut weights[..max_leaves], scratch);
+            trees.leaf_weights_in(u32::from(record.source), inputs, &mut weights[..max_leaves], scratch);
             let source = Side {
                 state: record.source,
                 phase: record.src_phase,
                 loops: record.src_loops,
                 advance: record.src_advance,
-                share: 1.0 - record.share,
+                share: 1.0 - share,
             };
             num_secondary = write_state(tables, &weights, source, slots, num_target) - num_target;
         } else if sets & LayerRecord::SECONDARY_BACK != 0 {
@@ -512,13 +652,10 @@ pub fn expand_layer(
         if sets & LayerRecord::SHOT_OVER_GRAPH != 0 {
             let graph = num_target + num_secondary;
             for s in &mut slots[..graph] {
-                s.weight *= 1.0 - record.shot_share;
+                s.weight *= 1.0 - shot.share;
             }
             if let Some(o) = slots.get_mut(graph) {
-                *o = ClipSample {
-                    weight: record.shot_share,
-                    ..ClipSample::new(record.shot_clip, record.shot_time_s, 1.0)
-                };
+                *o = ClipSample { weight: shot.share, ..ClipSample::new(shot.clip, shot.time_s, 1.0) };
                 num_target = graph + 1;
                 num_secondary = 0;
             }
@@ -528,9 +665,9 @@ pub fn expand_layer(
         first_sample,
         num_target: num_target as u32,
         num_secondary: num_secondary as u32,
-        transition: record.transition,
-        mode: record.mode,
-        flags: record.flags,
+        transition: record.program_transition(),
+        mode: u32::from(record.mode),
+        flags: u32::from(record.flags),
         target_weight: record.target_weight,
         progress: record.progress,
         weight: record.weight,
@@ -538,7 +675,8 @@ pub fn expand_layer(
     }
 }
 
-/// Expands one character's records (`records.len()` layers) into its programs and its block of
+/// Expands one character's records (`records.len()` layers, their one-shot parts `shots`) into
+/// its programs and its block of
 /// samples (`samples_per_character` of them), the block starting at sample `block_start` of the
 /// crowd's samples (`row × samples_per_character`), which the programs index. `scratch` is the
 /// tree walk's working weights, reused from character to character.
@@ -550,15 +688,16 @@ pub fn expand_character(
     clock: &RecordClock,
     block_start: usize,
     records: &[LayerRecord],
+    shots: &[ShotRecord],
     programs: &mut [LayerProgram],
     block: &mut [ClipSample],
     scratch: &mut TreeScratch,
 ) {
-    for (layer, (record, program)) in records.iter().zip(programs.iter_mut()).enumerate() {
+    for (layer, ((record, shot), program)) in records.iter().zip(shots).zip(programs.iter_mut()).enumerate() {
         let slots = tables.layer_slots(layer);
         let first_sample = (block_start + slots.start) as u32;
         let Some(out) = block.get_mut(slots) else { continue };
-        *program = expand_layer(tables, trees, inputs, clock, record, first_sample, out, scratch);
+        *program = expand_layer(tables, trees, inputs, clock, record, shot, first_sample, out, scratch);
     }
 }
 

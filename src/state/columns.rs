@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::blend_space::TreeScratch;
 use crate::graph::{NO_INDEX, ParamKind, ParamSlot, ParamValue, Transition};
 use crate::program::{
-    CLOCK_SLOTS, ClipSample, LayerProgram, LayerRecord, RecordClock, expand_character, swap_remove_row,
+    CLOCK_SLOTS, ClipSample, LayerProgram, LayerRecord, RecordClock, ShotRecord, expand_character, swap_remove_row,
 };
 
 use super::lod::{DueList, LOD_PHASES};
@@ -68,6 +68,15 @@ pub(super) struct Group {
     // Output.
     /// Per character × layer, the state record the last update left.
     pub(super) records: Vec<LayerRecord>,
+    /// Per character × layer, the record's one-shot part (read under its `SHOT_*` sets).
+    pub(super) shots: Vec<ShotRecord>,
+    /// Per character × layer, when its record or shot record last changed: the `version` that
+    /// changed it (`program::RecordFrame`'s stamps).
+    pub(super) record_stamps: Vec<u32>,
+    /// Per character, when its blend inputs last changed, as `record_stamps`.
+    pub(super) input_stamps: Vec<u32>,
+    /// Counts what changes records: one more for each update, spawn and despawn (wrapping).
+    pub(super) version: u32,
     /// The parameters the blend trees read (`blend_slots`), per character, as the last update
     /// read them: the `blend_space` stage's inputs.
     pub(super) inputs: Vec<f32>,
@@ -139,9 +148,21 @@ impl Group {
                         let row = c * chunk + k;
                         let inputs = &self.inputs[row * num_inputs..(row + 1) * num_inputs];
                         let records = &self.records[row * layers..(row + 1) * layers];
+                        let shots = &self.shots[row * layers..(row + 1) * layers];
                         let block = &mut samples[k * per..(k + 1) * per];
                         let own = &mut programs[k * layers..(k + 1) * layers];
-                        expand_character(tables, trees, inputs, &clock, row * per, records, own, block, &mut scratch);
+                        expand_character(
+                            tables,
+                            trees,
+                            inputs,
+                            &clock,
+                            row * per,
+                            records,
+                            shots,
+                            own,
+                            block,
+                            &mut scratch,
+                        );
                     }
                 });
             out
@@ -216,6 +237,10 @@ impl Group {
             lod_due: Vec::new(),
             lod_frame: 0,
             records: Vec::new(),
+            shots: Vec::new(),
+            record_stamps: Vec::new(),
+            input_stamps: Vec::new(),
+            version: 0,
             inputs: Vec::new(),
             blend_slots: g.blend_inputs(),
             expanded: OnceLock::new(),
@@ -268,6 +293,9 @@ impl Group {
         let first_input = self.inputs.len();
         self.inputs.resize(first_input + self.blend_slots.len(), 0.0);
         step::write_blend_inputs(&self.blend_slots, &view, trig, &mut self.inputs[first_input..]);
+        self.version = self.version.wrapping_add(1);
+        let stamp = self.version;
+        self.input_stamps.push(stamp);
         for layer in 0..g.layers().len() {
             let view = ParamView { floats: &self.floats, ints: &self.ints, bools: &self.bools, row };
             let start = step::initial_state(&g, layer, &view, trig);
@@ -286,6 +314,8 @@ impl Group {
             self.trans_duration_s.push(0.0);
             self.flags.push(step::FLAG_ENTERED);
             self.records.push(record);
+            self.shots.push(ShotRecord::default());
+            self.record_stamps.push(stamp);
         }
     }
 
@@ -324,7 +354,16 @@ impl Group {
         swap_remove_row(&mut self.trans_duration_s, row, layers);
         swap_remove_row(&mut self.flags, row, layers);
         swap_remove_row(&mut self.records, row, layers);
+        swap_remove_row(&mut self.shots, row, layers);
+        swap_remove_row(&mut self.record_stamps, row, layers);
         swap_remove_row(&mut self.inputs, row, self.blend_slots.len());
+        self.input_stamps.swap_remove(row);
+        if row != last {
+            // The row moved: its records and inputs are new at `row`.
+            self.version = self.version.wrapping_add(1);
+            self.record_stamps[row * layers..(row + 1) * layers].fill(self.version);
+            self.input_stamps[row] = self.version;
+        }
         self.drop_expanded();
         self.one_shots.retain(|p| p.row as usize != row);
         if row != last {
@@ -343,6 +382,8 @@ impl Group {
         // The records' clock: one more update, `dt_s` more seconds since each of the last.
         self.clock_now = self.clock_now.wrapping_add(1);
         let now = self.clock_now;
+        self.version = self.version.wrapping_add(1);
+        let version = self.version;
         for since in &mut self.clock_since_s {
             *since += f64::from(dt_s);
         }
@@ -382,8 +423,8 @@ impl Group {
             .zip(self.flags.par_chunks_mut(chunk * layers))
             .zip(self.triggers.par_chunks_mut(chunk))
             .zip(self.single_frame.par_chunks_mut(chunk))
-            .zip(self.records.par_chunks_mut(chunk * layers))
-            .zip(chunk_inputs.par_iter_mut())
+            .zip(self.records.par_chunks_mut(chunk * layers).zip(self.record_stamps.par_chunks_mut(chunk * layers)))
+            .zip(chunk_inputs.par_iter_mut().zip(self.input_stamps.par_chunks_mut(chunk)))
             .zip(self.chunk_events[..num_chunks].par_iter_mut().zip(self.chunk_promoted[..num_chunks].par_iter_mut()))
             .enumerate()
             .for_each(
@@ -411,9 +452,9 @@ impl Group {
                                     ),
                                     single,
                                 ),
-                                records,
+                                (records, record_stamps),
                             ),
-                            inputs,
+                            (inputs, input_stamps),
                         ),
                         (fired, promoted),
                     ),
@@ -453,7 +494,8 @@ impl Group {
                             time_scale: time_scale[row],
                             now,
                         };
-                        for l in 0..layers {
+                        let stamps = &mut record_stamps[k * layers..(k + 1) * layers];
+                        for (l, stamp) in stamps.iter_mut().enumerate() {
                             let i = k * layers + l;
                             let slot = LayerSlot {
                                 active: &mut active[i],
@@ -468,7 +510,7 @@ impl Group {
                                 trans_duration_s: &mut trans_duration_s[i],
                                 flags: &mut flags[i],
                             };
-                            step::step_layer(
+                            let changed = step::step_layer(
                                 &ctx,
                                 l,
                                 slot,
@@ -480,11 +522,16 @@ impl Group {
                                 &mut sink,
                                 lod,
                             );
+                            if changed {
+                                *stamp = version;
+                            }
                         }
                         // Read with the triggers this update saw, as the layers did.
                         if num_inputs > 0 {
                             let own = &mut inputs[k * num_inputs..(k + 1) * num_inputs];
-                            step::write_blend_inputs(blend_slots, &view, trig, own);
+                            if step::write_blend_inputs(blend_slots, &view, trig, own) {
+                                input_stamps[k] = version;
+                            }
                         }
                         *dropped += sink.dropped;
                         triggers[k] = trig & !consumed & !single[k];
@@ -492,7 +539,7 @@ impl Group {
                         if !lod_due[row]
                             && records[k * layers..(k + 1) * layers]
                                 .iter()
-                                .any(|r| r.flags & LayerProgram::SWITCHED != 0)
+                                .any(|r| u32::from(r.flags) & LayerProgram::SWITCHED != 0)
                         {
                             promoted.push(row as u32);
                         }

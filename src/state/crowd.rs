@@ -3,7 +3,8 @@
 use crate::graph::format::ChainRef;
 use crate::graph::{ChainWeightSource, ParamKind, ParamValue};
 use crate::program::{
-    ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram, LayerRecord, RecordClock,
+    ChainPart, ChainWeightBinding, ChainWeightInput, ClipSample, LayerProgram, LayerRecord, RecordChanges, RecordClock,
+    RecordFrame, ShotRecord,
 };
 
 use super::columns::Group;
@@ -31,8 +32,8 @@ pub struct CharacterBytes {
     /// due flag and the seconds since the last evaluation; and the time scale
     /// ([`Crowd::set_time_scale`]).
     pub update_schedule: usize,
-    /// One [`LayerRecord`] per layer, rewritten every update, and the blend inputs
-    /// ([`Crowd::blend_inputs`]).
+    /// One [`LayerRecord`] and one [`ShotRecord`] per layer, rewritten every update, the blend
+    /// inputs ([`Crowd::blend_inputs`]), and when each last changed ([`Crowd::record_frame`]).
     pub records: usize,
     /// One [`LayerProgram`] per layer, expanded from the records when asked for
     /// ([`Crowd::programs`]).
@@ -602,6 +603,35 @@ impl Crowd {
         Ok(&self.group(id)?.records)
     }
 
+    /// An archetype's one-shot records after the last update, one per record
+    /// ([`records`](Self::records)): a one-shot's clip, time and shares, read where the record's
+    /// `SHOT_*` sets say so.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn shots(&self, id: ArchetypeId) -> Result<&[ShotRecord], StateError> {
+        Ok(&self.group(id)?.shots)
+    }
+
+    /// Everything an evaluator expands of archetype `id` after the last update, in one bundle:
+    /// its [`records`](Self::records), [`shots`](Self::shots),
+    /// [`blend_inputs`](Self::blend_inputs) and [`record_clock`](Self::record_clock), with when
+    /// each record and each character's inputs last changed, so that
+    /// `gpu::GpuCrowd::set_frame_records` sends only what changed since its last upload.
+    ///
+    /// # Errors
+    /// [`StateError::UnknownArchetype`].
+    pub fn record_frame(&self, id: ArchetypeId) -> Result<RecordFrame<'_>, StateError> {
+        let group = self.group(id)?;
+        let changes = RecordChanges {
+            source: (self.tag, id.0),
+            version: group.version,
+            record_stamps: &group.record_stamps,
+            input_stamps: &group.input_stamps,
+        };
+        Ok(RecordFrame::new(&group.records, &group.shots, &group.inputs, group.record_clock()).with_changes(changes))
+    }
+
     /// The clock an archetype's records are anchored against after the last update: the update's
     /// index and the seconds since each of the last `program::CLOCK_SLOTS` updates. Pass it with
     /// the records to either evaluator's expansion.
@@ -666,7 +696,9 @@ impl Crowd {
                 + 2 * size_of::<u64>(),
             bookkeeping: size_of::<u32>() + size_of::<Slot>(),
             update_schedule: 3 * size_of::<u8>() + size_of::<bool>() + 2 * size_of::<f32>(),
-            records: layers * size_of::<LayerRecord>() + group.blend_slots.len() * size_of::<f32>(),
+            records: layers * (size_of::<LayerRecord>() + size_of::<ShotRecord>() + size_of::<u32>())
+                + group.blend_slots.len() * size_of::<f32>()
+                + size_of::<u32>(),
             programs: layers * size_of::<LayerProgram>(),
             samples: group.arch.samples_per_character() * size_of::<ClipSample>(),
         })

@@ -1,9 +1,9 @@
 //! The state step: compiled graphs run for whole crowds in SoA columns, emitting state records.
 //!
 //! ```text
-//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► records() + blend_inputs() + record_clock()
-//!        (per parameter, batched)         rayon over chunks       (program::LayerRecord per layer,
-//!                                          of characters           the trees' parameters)
+//! set_float / set_trigger / columns ──► Crowd::update(dt) ──► record_frame(): records() + shots()
+//!        (per parameter, batched)         rayon over chunks       + blend_inputs() + record_clock()
+//!                                          of characters           + what changed when (stamps)
 //!                                                              + events() (AnimationEvent)
 //!                                                              + due() (animation LOD)
 //!                                                              programs() + samples(): the records

@@ -10,10 +10,11 @@
 //! | blend out | back to the graph's layer weight | the clip's samples and the graph's destination's, crossfaded in the sample stage |
 //!
 //! Every phase is a program both evaluators already run (the frozen fade, a plain sample
-//! blend), written as the slot layer's state record (`program::LayerRecord`'s `SHOT_*` sets),
-//! so both evaluators expand and show a one-shot as they do the graph.
+//! blend), written as the slot layer's state record (`program::LayerRecord`'s `SHOT_*` sets) and
+//! its `program::ShotRecord` (the clip, its time, and the shares the record's own fields no
+//! longer hold), so both evaluators expand and show a one-shot as they do the graph.
 
-use crate::program::{LayerProgram, LayerRecord, SwitchMode};
+use crate::program::{LayerProgram, LayerRecord, NO_TRANSITION, ShotRecord, SwitchMode};
 
 use super::columns::Group;
 use super::step::{Interval, MAX_EVENTS_PER_LAYER_UPDATE};
@@ -150,6 +151,8 @@ pub(super) struct PlayStep<'a> {
     pub dt_s: f32,
     /// The slot layer's record the graph wrote this update; replaced while the play shows.
     pub record: &'a mut LayerRecord,
+    /// The record's one-shot part.
+    pub shot: &'a mut ShotRecord,
     pub character: CharacterHandle,
     pub events: &'a mut Vec<AnimationEvent>,
     pub dropped: &'a mut u64,
@@ -158,7 +161,7 @@ pub(super) struct PlayStep<'a> {
 /// Steps one play and writes the slot layer's program; returns whether it is still playing
 /// (false once it has blended out, the graph's program then shown as written).
 pub(super) fn step_play(play: &mut Playing, step: PlayStep<'_>) -> bool {
-    let PlayStep { arch, dt_s, record, character, events, dropped } = step;
+    let PlayStep { arch, dt_s, record, shot, character, events, dropped } = step;
     let graph_weight = record.weight;
     play.graph_blend = Some((record.progress, record.target_weight));
     let mut switched = false;
@@ -209,12 +212,12 @@ pub(super) fn step_play(play: &mut Playing, step: PlayStep<'_>) -> bool {
     {
         // Handing back to the graph: a fade of its own from the frozen snapshot (which the
         // one-shot overwrote) restarts from the displayed pose, the graph's destination.
-        if record.flags & LayerProgram::SOURCE_SNAPSHOT != 0 {
-            record.flags |= LayerProgram::SWITCHED;
+        if u32::from(record.flags) & LayerProgram::SOURCE_SNAPSHOT != 0 {
+            record.flags |= LayerProgram::SWITCHED as u8;
         }
         return false;
     }
-    write_record(play, graph_weight, switched, record);
+    write_record(play, graph_weight, switched, record, shot);
     true
 }
 
@@ -248,18 +251,24 @@ fn shares(play: &Playing, graph_weight: f32) -> (f32, f32) {
 }
 
 /// Writes the slot layer's record for the play's phase.
-fn write_record(play: &mut Playing, graph_weight: f32, switched: bool, record: &mut LayerRecord) {
+fn write_record(
+    play: &mut Playing,
+    graph_weight: f32,
+    switched: bool,
+    record: &mut LayerRecord,
+    shot: &mut ShotRecord,
+) {
     if let Fade::In { from: from @ None, .. } = &mut play.fade {
         *from = Some(graph_weight);
     }
     let (share, weight) = shares(play, graph_weight);
     play.shown_weight = weight;
-    record.shot_clip = play.shot.clip;
-    record.shot_time_s = play.time_s();
-    let switched_flag = if switched { LayerProgram::SWITCHED } else { 0 };
+    // The graph's destination share, which the record's target weight no longer holds.
+    *shot = ShotRecord { clip: play.shot.clip, time_s: play.time_s(), share: 0.0, graph_share: record.target_weight };
+    let switched_flag = if switched { LayerProgram::SWITCHED as u8 } else { 0 };
     let frozen = |record: &mut LayerRecord, share: f32| {
-        record.mode = SwitchMode::Frozen as u32;
-        record.flags = LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT | switched_flag;
+        record.mode = SwitchMode::Frozen as u8;
+        record.flags = (LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT) as u8 | switched_flag;
         record.target_weight = share;
         record.progress = share;
     };
@@ -275,14 +284,14 @@ fn write_record(play: &mut Playing, graph_weight: f32, switched: bool, record: &
         }
         Fade::Out { frozen: true, .. } => {
             // From the frozen displayed pose to the graph's destination alone.
-            record.sets &= !graph_sets;
+            record.sets = (record.sets & !graph_sets) | LayerRecord::SHOT_HANDBACK;
             frozen(record, 1.0 - share);
         }
         Fade::Out { frozen: false, .. } => {
             // The graph's pose (a crossfade's two sides included, already weighted by their
             // shares) and the clip, blended by weight in the sample stage.
             record.sets = (record.sets & LayerRecord::SECONDARY_SOURCE) | LayerRecord::SHOT_OVER_GRAPH;
-            record.shot_share = share;
+            shot.share = share;
             plain(record, 0);
         }
     }
@@ -290,9 +299,9 @@ fn write_record(play: &mut Playing, graph_weight: f32, switched: bool, record: &
 }
 
 /// A record's program showing its target samples alone, with `flags`.
-fn plain(record: &mut LayerRecord, flags: u32) {
-    record.transition = u32::MAX;
-    record.mode = SwitchMode::Cut as u32;
+fn plain(record: &mut LayerRecord, flags: u8) {
+    record.transition = NO_TRANSITION;
+    record.mode = SwitchMode::Cut as u8;
     record.flags = flags;
     record.target_weight = 1.0;
     record.progress = 1.0;
@@ -362,19 +371,25 @@ impl Group {
             } else {
                 CharacterHandle { index: u32::MAX, generation: 0, crowd }
             };
-            let record = &mut self.records[row * layers + layer];
+            let i = row * layers + layer;
+            let (record, shot) = (&mut self.records[i], &mut self.shots[i]);
+            let before = (*record, *shot);
             let playing = step_play(
                 play,
                 PlayStep {
                     arch: &self.arch,
                     dt_s: (dt_s * self.time_scale[row]).min(f32::MAX),
                     record,
+                    shot,
                     character,
                     events: &mut self.events,
                     dropped: &mut self.events_dropped,
                 },
             );
-            if record.flags & LayerProgram::SWITCHED != 0 && !self.lod_due[row] {
+            if !before.0.same_bits(record) || bytemuck::bytes_of(&before.1) != bytemuck::bytes_of(shot) {
+                self.record_stamps[i] = self.version;
+            }
+            if u32::from(record.flags) & LayerProgram::SWITCHED != 0 && !self.lod_due[row] {
                 self.lod_due[row] = true;
                 self.lod_skipped[row] = 0;
             }

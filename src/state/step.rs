@@ -25,7 +25,7 @@ use crate::graph::{
     CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
     NO_INDEX, ParamKind, ParamSlot, PhaseSync, Source, Span, State, SwitchMode, Target, Transition,
 };
-use crate::program::{self, LayerProgram, LayerRecord, NO_STATE};
+use crate::program::{self, LayerProgram, LayerRecord, NO_STATE, NO_TRANSITION};
 
 use super::{AnimationEvent, Archetype, CharacterHandle};
 
@@ -371,27 +371,31 @@ pub(crate) fn start_record(
 ) -> LayerRecord {
     let g = &*arch.graph;
     LayerRecord {
-        state: start as u32,
+        state: start as u16,
         source: NO_STATE,
         phase,
-        share: 1.0,
-        transition: u32::MAX,
+        transition: NO_TRANSITION,
         target_weight: 1.0,
         progress: 1.0,
-        flags: root_motion_flag(g, start, layer),
+        flags: root_motion_flag(g, start, layer) as u8,
         weight: layer_weight(g, layer, params, triggers),
-        anchor: now,
+        anchor: now as u16,
         ..LayerRecord::default()
     }
 }
 
 /// A character's blend inputs (`CompiledGraph::blend_inputs`, `slots`) as the `blend_space`
 /// stage reads them: each parameter's number, canonical (`blend_space::canonical_input`).
+/// Returns whether any changed (bit for bit).
 #[inline]
-pub(crate) fn write_blend_inputs(slots: &[ParamSlot], params: &ParamView<'_>, triggers: u64, out: &mut [f32]) {
+pub(crate) fn write_blend_inputs(slots: &[ParamSlot], params: &ParamView<'_>, triggers: u64, out: &mut [f32]) -> bool {
+    let mut changed = false;
     for (o, &slot) in out.iter_mut().zip(slots) {
-        *o = canonical_input(params.number(slot, triggers));
+        let v = canonical_input(params.number(slot, triggers));
+        changed |= o.to_bits() != v.to_bits();
+        *o = v;
     }
+    changed
 }
 
 /// [`LayerProgram::ROOT_MOTION`] when the base layer shows `state` and the state moves the
@@ -419,7 +423,7 @@ pub(crate) struct StepContext<'a> {
 /// enough that an idle character's record is re-sent about every two seconds at 60 updates a
 /// second. By the anchor's own age, not by row or slot, so that a character's clocks (and so
 /// its pose, to the bit) depend on its own history alone, whatever comes and goes around it.
-pub(crate) const REANCHOR_PERIOD: u32 = 120;
+pub(crate) const REANCHOR_PERIOD: u16 = 120;
 
 impl StepContext<'_> {
     /// Transition `t`: the graph's, or past them an imperative one.
@@ -455,7 +459,7 @@ impl EventSink<'_> {
     }
 }
 
-/// Steps one layer of one character and writes its record.
+/// Steps one layer of one character and writes its record; returns whether that changed it.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn step_layer(
@@ -469,7 +473,7 @@ pub(crate) fn step_layer(
     record: &mut LayerRecord,
     events: &mut EventSink<'_>,
     lod: Lod,
-) {
+) -> bool {
     let arch = ctx.arch;
     let g = &*arch.graph;
     let dt = ctx.dt_s;
@@ -575,8 +579,8 @@ pub(crate) fn step_layer(
         let (active_share, source_share) = if taken.is_some() {
             // The state left (and a source still in flight) played this update as the last
             // pose showed them: the program is still the last update's.
-            let mode = program::SwitchMode::from_code(record.mode);
-            let (active, source) = shares_of(mode, record.flags, record.target_weight, record.progress);
+            let mode = program::SwitchMode::from_code(u32::from(record.mode));
+            let (active, source) = shares_of(mode, u32::from(record.flags), record.target_weight, record.progress);
             (active, if in_flight.is_some() { source } else { 0.0 })
         } else if let Some(tr) = in_flight {
             let progress = (*slot.trans_time_s / *slot.trans_duration_s).clamp(0.0, 1.0);
@@ -672,9 +676,9 @@ pub(crate) fn step_layer(
         if let Some(phase) = sync.and_then(|s| synced_phase(arch, to as usize, active_w, s)) {
             *slot.phase = phase;
         }
-        record.transition = t as u32;
+        record.transition = t;
         (record.mode, record.decay_s) =
-            if cut { (program::SwitchMode::Cut as u32, 0.0) } else { program_mode(tr.switch, duration_s) };
+            if cut { (program::SwitchMode::Cut as u8, 0.0) } else { program_mode(tr.switch, duration_s) };
     }
     // Animation LOD never defers a switch: a character that switches on an update it would have
     // skipped is evaluated on it all the same (`Crowd::update` adds it to the due rows), from the
@@ -693,11 +697,14 @@ pub(crate) fn step_layer(
     let mut flags = 0;
     let mut target_weight = 1.0;
     let mut source_state = false;
+    // The switch the record shows: the one in flight, the cut taken this update (4. wrote it),
+    // or none.
+    let (mut transition, mut mode, mut decay_s) = (record.transition, record.mode, record.decay_s);
     if in_flight {
         let tr = ctx.transition(*slot.transition);
         flags |= LayerProgram::TRANSITIONING;
-        record.transition = u32::from(*slot.transition);
-        (record.mode, record.decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
+        transition = *slot.transition;
+        (mode, decay_s) = program_mode(tr.switch, *slot.trans_duration_s);
         if !matches!(tr.switch, SwitchMode::Inertialize(_)) {
             target_weight = tr.easing.apply(progress);
             if *slot.flags & FLAG_SNAPSHOT != 0 {
@@ -707,9 +714,7 @@ pub(crate) fn step_layer(
             }
         }
     } else if !switched {
-        record.transition = u32::MAX;
-        record.mode = program::SwitchMode::Cut as u32;
-        record.decay_s = 0.0;
+        (transition, mode, decay_s) = (NO_TRANSITION, program::SwitchMode::Cut as u8, 0.0);
     }
     if switched {
         flags |= LayerProgram::SWITCHED;
@@ -723,7 +728,7 @@ pub(crate) fn step_layer(
     // whole cycle or more, and when the anchor is `REANCHOR_PERIOD` updates old. The anchored
     // clock differs from the step's own sum of steps by f32 roundings (the step's clock decides
     // transitions and events; the anchored one is what both evaluators show).
-    let state = u32::from(*slot.active);
+    let state = *slot.active;
     let advance = if switched { 0.0 } else { active_clock.now - active_clock.before };
     let rate_per_s = if switched {
         let dest = &g.states[state as usize];
@@ -736,8 +741,10 @@ pub(crate) fn step_layer(
     // A step of a whole cycle or more (a huge `dt`; the clock's loops may have saturated, so
     // its own advance cannot tell) re-anchors too: no anchor is read across it.
     let step_progress = ctx.dt_s * active_speed.abs() * active_rate;
+    // A re-anchored record has changed (its anchor is this update's).
+    let mut reanchored = false;
     if switched
-        || ctx.now.wrapping_sub(record.anchor) >= REANCHOR_PERIOD
+        || (ctx.now as u16).wrapping_sub(record.anchor) >= REANCHOR_PERIOD
         || record.state != state
         || record.rate.to_bits() != rate_per_s.to_bits()
         || !(step_progress < 1.0)
@@ -746,13 +753,12 @@ pub(crate) fn step_layer(
         record.loops = *slot.loops;
         record.advance = advance;
         record.rate = rate_per_s;
-        record.anchor = ctx.now;
+        record.anchor = ctx.now as u16;
+        reanchored = true;
     }
-    record.state = state;
-    record.share = target_weight;
-    (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) = if source_state {
+    let (source, src_phase, src_loops, src_advance, sets) = if source_state {
         let advance = src_clock.now - src_clock.before;
-        (u32::from(*slot.previous), *slot.src_phase, *slot.src_loops, advance, LayerRecord::SECONDARY_SOURCE)
+        (*slot.previous, *slot.src_phase, *slot.src_loops, advance, LayerRecord::SECONDARY_SOURCE)
     } else if let Some(back) = step_back {
         let looping = g.states[*slot.active as usize].looping;
         let phase = if looping { (*slot.phase - back).rem_euclid(1.0) } else { (*slot.phase - back).max(0.0) };
@@ -760,12 +766,20 @@ pub(crate) fn step_layer(
     } else {
         (NO_STATE, 0.0, 0, 0.0, 0)
     };
-    (record.shot_clip, record.shot_time_s, record.shot_share) = (0, 0.0, 0.0);
-    record.flags = flags;
+    // A record the step leaves as it was keeps its stamp, and is not sent to the GPU again: one
+    // not re-anchored (whose state and clock are as they were) is compared, bit for bit, with
+    // what it held.
+    let before = (!reanchored).then_some(*record);
+    record.state = state;
+    (record.transition, record.mode, record.decay_s) = (transition, mode, decay_s);
+    (record.source, record.src_phase, record.src_loops, record.src_advance, record.sets) =
+        (source, src_phase, src_loops, src_advance, sets);
+    record.flags = flags as u8;
     record.target_weight = target_weight;
     record.progress = progress;
     record.weight = layer_weight(g, layer, params, triggers);
     debug_assert!(layer < g.layers.len());
+    before.is_none_or(|b| !b.same_bits(record))
 }
 
 /// Where a synced transition's source stood when it was taken.
@@ -1028,7 +1042,7 @@ impl Interval {
 
 /// The program's mode code and curve parameter for a graph switch mode; `duration_s` is the
 /// transition's duration in seconds (the quintic's length).
-fn program_mode(switch: SwitchMode, duration_s: f32) -> (u32, f32) {
+fn program_mode(switch: SwitchMode, duration_s: f32) -> (u8, f32) {
     let mode = match switch {
         SwitchMode::Cut => program::SwitchMode::Cut,
         SwitchMode::Frozen => program::SwitchMode::Frozen,
@@ -1040,8 +1054,8 @@ fn program_mode(switch: SwitchMode, duration_s: f32) -> (u32, f32) {
             program::SwitchMode::InertializeQuinticOvershootControl
         }
         SwitchMode::Inertialize(Inertialization::Spring { halflife_s }) => {
-            return (program::SwitchMode::InertializeSpring as u32, halflife_s);
+            return (program::SwitchMode::InertializeSpring as u8, halflife_s);
         }
     };
-    (mode as u32, duration_s)
+    (mode as u8, duration_s)
 }

@@ -3,6 +3,8 @@
 //! each frame the state step's records and blend inputs ([`GpuCrowd::set_frame_records`]),
 //! which a pass before the frame's expands into the programs and samples the fused frames read.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
@@ -11,7 +13,7 @@ use crate::gpu::blend_space::GpuBlendSpaceError;
 use crate::gpu::pipelines::ExpandPipeline;
 use crate::gpu::{GpuError, run_pass_and_read};
 use crate::program::{
-    ClipSample, DueRows, ExpandTables, LayerProgram, LayerRecord, RecordClock, validate_dt,
+    ClipSample, DueRows, ExpandTables, LayerProgram, RecordClock, RecordFrame, changed_after, validate_dt,
     validate_memoryless_records, validate_records,
 };
 
@@ -33,8 +35,15 @@ pub struct ExpandParams {
     pub clock: RecordClock,
 }
 
-/// A crowd's expansion: the tables on the device, the frame's records and inputs, and the
-/// pass's bind group over them and the frame's programs and samples.
+/// Words of a records upload's header (`UPLOAD_HEADER_LEN` in `shaders/expand.wgsl`): record
+/// entries, shot entries, input rows, inputs per row, the scatter's workgroups along x, and 3
+/// words of padding. After it the record entries (index, then the record's 14 words), the shot
+/// entries (index, then 4 words) and the input rows (the character, then its inputs).
+pub const UPLOAD_HEADER_WORDS: usize = 8;
+
+/// A crowd's expansion: the tables on the device, the records, shot records and inputs kept
+/// there from frame to frame, the frame's one upload of what changed, and the passes' bind
+/// groups over them and the frame's programs and samples.
 pub(super) struct Expansion {
     pipeline: ExpandPipeline,
     tables: ExpandTables,
@@ -43,14 +52,34 @@ pub(super) struct Expansion {
     num_inputs: usize,
     params: wgpu::Buffer,
     records: Option<wgpu::Buffer>,
+    shots: Option<wgpu::Buffer>,
     inputs: Option<wgpu::Buffer>,
-    /// What the records and inputs buffers hold (the last upload's), to send only what changed.
-    sent_records: Vec<LayerRecord>,
-    sent_inputs: Vec<f32>,
-    /// Bytes of records and inputs the last upload wrote.
+    upload: Option<wgpu::Buffer>,
+    /// The upload being built, reused from frame to frame: the header and record entries, then
+    /// the shot entries and input rows appended from their own lists.
+    upload_words: Vec<u32>,
+    shot_words: Vec<u32>,
+    input_words: Vec<u32>,
+    /// Whose records the buffers hold and the version they were last sent at
+    /// (`program::RecordFrame`'s source and version), to send only what changed since; `None`
+    /// when they hold nothing known (none sent, a buffer replaced, a frame without stamps).
+    sent: Option<((u32, u32), u32)>,
+    /// What `sent` was before the last upload: while that upload has not been scattered (no
+    /// pass recorded since), the next is built from it, so that two uploads without a frame
+    /// between lose nothing.
+    sent_before: Option<((u32, u32), u32)>,
+    /// Whether the last upload's scatter pass has been recorded (or it had no entries).
+    scattered: AtomicBool,
+    /// Bytes of the last upload.
     record_bytes: u64,
+    /// Entries in the last upload, which the scatter pass writes before the expand pass reads
+    /// (0: none, no scatter).
+    scatter_entries: u32,
+    scatter_workgroups: (u32, u32, u32),
     bind_group: Option<wgpu::BindGroup>,
-    /// The buffers `bind_group` binds, in its entries' order: a frame over the same ones keeps it.
+    scatter_bind_group: Option<wgpu::BindGroup>,
+    /// The buffers `bind_group` and `scatter_bind_group` bind, in their entries' order: a frame
+    /// over the same ones keeps them.
     bound: Vec<wgpu::Buffer>,
     workgroups: (u32, u32, u32),
 }
@@ -122,11 +151,20 @@ impl GpuCrowd {
             num_inputs: header(2),
             params,
             records: None,
+            shots: None,
             inputs: None,
-            sent_records: Vec::new(),
-            sent_inputs: Vec::new(),
+            upload: None,
+            upload_words: Vec::new(),
+            shot_words: Vec::new(),
+            input_words: Vec::new(),
+            sent: None,
+            sent_before: None,
+            scattered: AtomicBool::new(true),
             record_bytes: 0,
+            scatter_entries: 0,
+            scatter_workgroups: (0, 0, 0),
             bind_group: None,
+            scatter_bind_group: None,
             bound: Vec::new(),
             workgroups: (0, 0, 0),
         });
@@ -134,16 +172,22 @@ impl GpuCrowd {
         Ok(())
     }
 
-    /// Uploads a frame of the layered crowd as the state step left it: `records` (per character
-    /// and layer, `state::Crowd::records`) and `inputs` (per character, the blend inputs,
-    /// `state::Crowd::blend_inputs`), which every [`encode`](Self::encode) expands on the
-    /// device into the programs and samples [`set_frame`](Self::set_frame) would upload, before
-    /// the frame reads them: the same programs `eval::expand` writes on the CPU, the leaf
-    /// weights within 1e-6; `clock` is the crowd's (`state::Crowd::record_clock`), which the
-    /// records' anchored clocks are read against. `dt_s` as [`set_frame`](Self::set_frame).
-    /// Writes only the characters whose records or inputs changed since the last call, as one
-    /// span from the first to the last of them (88 bytes a layer and 4 an input per character
-    /// in it; [`record_bytes_uploaded`](Self::record_bytes_uploaded)), and the clock.
+    /// Uploads a frame of the layered crowd as the state step left it: `frame` (its records
+    /// per character and layer, their one-shot parts, the blend inputs per character and the
+    /// clock, `state::Crowd::record_frame`), which every [`encode`](Self::encode) expands on
+    /// the device into the programs and samples [`set_frame`](Self::set_frame) would upload,
+    /// before the frame reads them: the same programs `eval::expand` writes on the CPU, the
+    /// leaf weights within 1e-6. `dt_s` as [`set_frame`](Self::set_frame).
+    ///
+    /// The records, shot records and inputs stay on the device from frame to frame: this sends
+    /// only what changed since the last call, as the frame's stamps say (a record with its shot
+    /// record where the record reads it, a character's inputs), everything when the last call
+    /// was another crowd's or archetype's frame, a frame without stamps
+    /// ([`RecordFrame::new`]), or the crowd outgrew the buffers. One copy: a header and the
+    /// entries ([`UPLOAD_HEADER_WORDS`]; 60 bytes a record, 20 a shot record, 4 and 4 an input
+    /// per character; [`record_bytes_uploaded`](Self::record_bytes_uploaded)), which a scatter
+    /// pass writes into place before the expand pass; nothing when nothing changed. The clock
+    /// goes in the stage's uniform.
     ///
     /// # Errors
     /// [`GpuError::NoLayers`]; [`GpuError::Expansion`] before
@@ -151,21 +195,15 @@ impl GpuCrowd {
     /// [`crate::program::validate_records`]' and
     /// [`crate::program::validate_memoryless_records`]' (as [`GpuError::Program`]); inputs not
     /// the trees' per character, or not canonical ([`GpuError::BlendSpace`]); a crowd whose
-    /// samples outgrow one storage binding ([`GpuError::CrowdTooLarge`]: the pass binds them
-    /// whole). On error nothing is written.
-    pub fn set_frame_records(
-        &mut self,
-        records: &[LayerRecord],
-        inputs: &[f32],
-        clock: &RecordClock,
-        dt_s: f32,
-    ) -> Result<(), GpuError> {
-        self.upload_records(records, inputs, clock, dt_s, None)
+    /// samples or upload outgrow one storage binding ([`GpuError::CrowdTooLarge`]: the passes
+    /// bind them whole). On error nothing is written.
+    pub fn set_frame_records(&mut self, frame: &RecordFrame<'_>, dt_s: f32) -> Result<(), GpuError> {
+        self.upload_records(frame, dt_s, None)
     }
 
-    /// Bytes of records and blend inputs the last [`set_frame_records`](Self::set_frame_records)
-    /// wrote: the span of characters whose records or inputs changed since the upload before
-    /// (0 when none did).
+    /// Bytes the last [`set_frame_records`](Self::set_frame_records) copied to the device for
+    /// records, shot records and blend inputs: its one upload of what changed since the upload
+    /// before (0 when nothing did).
     #[must_use]
     pub fn record_bytes_uploaded(&self) -> u64 {
         self.expansion.as_ref().map_or(0, |e| e.record_bytes)
@@ -180,24 +218,16 @@ impl GpuCrowd {
     /// [`crate::program::validate_due`]'s.
     pub fn set_frame_records_due(
         &mut self,
-        records: &[LayerRecord],
-        inputs: &[f32],
-        clock: &RecordClock,
+        frame: &RecordFrame<'_>,
         dt_s: f32,
         due: DueRows<'_>,
     ) -> Result<(), GpuError> {
-        self.upload_records(records, inputs, clock, dt_s, Some(due))
+        self.upload_records(frame, dt_s, Some(due))
     }
 
-    fn upload_records(
-        &mut self,
-        records: &[LayerRecord],
-        inputs: &[f32],
-        clock: &RecordClock,
-        dt_s: f32,
-        due: Option<DueRows<'_>>,
-    ) -> Result<(), GpuError> {
+    fn upload_records(&mut self, frame: &RecordFrame<'_>, dt_s: f32, due: Option<DueRows<'_>>) -> Result<(), GpuError> {
         let zone = crate::zone!("throng.gpu.upload");
+        let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
         let num_layers = self.num_layers();
         if num_layers == 0 {
             return Err(GpuError::NoLayers);
@@ -206,18 +236,22 @@ impl GpuCrowd {
             return Err(GpuError::Expansion("no expansion set (GpuCrowd::set_expansion)".to_owned()));
         };
         validate_dt(dt_s)?;
-        validate_records(records, num_layers, &expansion.tables, self.num_clips, clock)?;
+        validate_records(records, shots, num_layers, &expansion.tables, self.num_clips, clock)?;
         if let Some(layers) = &self.layers {
             validate_memoryless_records(records, &layers.setups)?;
         }
         let num_characters = records.len() / num_layers;
-        let expected = num_characters * expansion.num_inputs;
+        let num_inputs = expansion.num_inputs;
+        let expected = num_characters * num_inputs;
         if inputs.len() != expected {
             return Err(GpuBlendSpaceError::Inputs { expected, got: inputs.len() }.into());
         }
         if let Some(index) = inputs.iter().position(|&v| !v.is_finite() || v.to_bits() == (-0.0f32).to_bits()) {
             return Err(GpuBlendSpaceError::NotCanonical { index, value: inputs[index] }.into());
         }
+        let changes = frame
+            .changes()
+            .filter(|c| c.record_stamps.len() == records.len() && c.input_stamps.len() == num_characters);
         if let Some(due) = due {
             crate::program::validate_due(due, num_characters)?;
         }
@@ -225,99 +259,128 @@ impl GpuCrowd {
         self.ensure_frame(num_characters, num_characters * per)?;
         let limits = self.device.limits();
         let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let Some(frame) = &self.frame else {
+        let Some(gpu_frame) = &self.frame else {
             return Ok(());
         };
-        if frame.samples.size() > binding {
+        if gpu_frame.samples.size() > binding {
             return Err(GpuError::CrowdTooLarge {
                 characters: num_characters,
                 what: "samples of a records frame (the expand pass binds them whole)",
-                bytes: frame.samples.size(),
+                bytes: gpu_frame.samples.size(),
                 limit: binding,
                 limit_name: "max_storage_buffer_binding_size",
             });
         }
-        let Some((programs, _)) = &frame.layered else {
+        let Some((programs, _)) = &gpu_frame.layered else {
             return Err(GpuError::NoLayers);
         };
         let Some(expansion) = &mut self.expansion else {
             return Ok(());
         };
         // Grown to fit, never shrunk (a storage binding may not be empty); a new buffer holds
-        // nothing sent.
-        let grow = |buffer: &mut Option<wgpu::Buffer>, sent: &mut dyn FnMut(), label: &str, bytes: u64| {
-            if buffer.as_ref().is_none_or(|b| b.size() < bytes) {
-                *buffer = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: bytes.next_power_of_two().max(MIN_BUFFER_BYTES),
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }));
-                sent();
+        // nothing sent, so everything is sent.
+        let grow = |buffer: &mut Option<wgpu::Buffer>, label: &str, bytes: u64| -> bool {
+            if buffer.as_ref().is_some_and(|b| b.size() >= bytes) {
+                return false;
             }
+            *buffer = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.next_power_of_two().max(MIN_BUFFER_BYTES),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+            true
         };
-        let Expansion { records: records_slot, inputs: inputs_slot, sent_records, sent_inputs, .. } = expansion;
-        grow(records_slot, &mut || sent_records.clear(), "throng.records", size_of_val(records) as u64);
-        grow(inputs_slot, &mut || sent_inputs.clear(), "throng.blend_inputs", size_of_val(inputs) as u64);
-        let (Some(records_buffer), Some(inputs_buffer)) = (&expansion.records, &expansion.inputs) else {
-            return Ok(());
+        let grew = [
+            grow(&mut expansion.records, "throng.records", size_of_val(records) as u64),
+            grow(&mut expansion.shots, "throng.shot_records", size_of_val(shots) as u64),
+            grow(&mut expansion.inputs, "throng.blend_inputs", size_of_val(inputs) as u64),
+        ];
+        if grew.contains(&true) {
+            (expansion.sent, expansion.sent_before) = (None, None);
+        }
+        // What changed since the last upload (since the one before, if the last was never
+        // scattered), by the stamps; everything without them or when the buffers hold another
+        // source's records.
+        let baseline = if expansion.scattered.load(Ordering::Relaxed) { expansion.sent } else { expansion.sent_before };
+        let since = match (changes, baseline) {
+            // Within 2^31 versions of the last upload, where the stamps' order is known.
+            (Some(c), Some((source, last))) if source == c.source && (c.version.wrapping_sub(last) as i32) >= 0 => {
+                Some(last)
+            }
+            _ => None,
         };
-        // Only what changed: the characters whose records or inputs differ from what the buffers
-        // hold, as one span from the first to the last (an idle, unchanged character's anchored
-        // record does not change; a crowd's periodic re-anchoring is staggered by row).
-        let num_inputs = expansion.num_inputs;
-        let bytes_of = |c: usize| -> (&[u8], &[u8]) {
-            (
-                bytemuck::cast_slice(&records[c * num_layers..(c + 1) * num_layers]),
-                bytemuck::cast_slice(&inputs[c * num_inputs..(c + 1) * num_inputs]),
-            )
+        let record_changed = |i: usize| match (since, changes) {
+            (Some(last), Some(c)) => changed_after(c.record_stamps[i], last),
+            _ => true,
         };
-        let sent = |c: usize| -> Option<(&[u8], &[u8])> {
-            let r = expansion.sent_records.get(c * num_layers..(c + 1) * num_layers)?;
-            let i = expansion.sent_inputs.get(c * num_inputs..(c + 1) * num_inputs)?;
-            Some((bytemuck::cast_slice(r), bytemuck::cast_slice(i)))
+        let inputs_changed = |row: usize| match (since, changes) {
+            (Some(last), Some(c)) => changed_after(c.input_stamps[row], last),
+            _ => true,
         };
-        let changed = |c: usize| sent(c) != Some(bytes_of(c));
-        let first = (0..num_characters).find(|&c| changed(c));
-        // Back from the end only as far as the first change: nothing is compared twice.
-        let span = first.and_then(|first| Some(first..(first..num_characters).rev().find(|&c| changed(c))? + 1));
-        let mut record_bytes = 0u64;
-        if let Some(characters) = span.clone() {
-            let (first, last) = (characters.start, characters.end - 1);
-            let span = first * num_layers..(last + 1) * num_layers;
-            let at = (span.start * size_of::<LayerRecord>()) as u64;
-            self.queue.write_buffer(records_buffer, at, bytemuck::cast_slice(&records[span.clone()]));
-            record_bytes += size_of_val(&records[span]) as u64;
-            if num_inputs > 0 {
-                let span = first * num_inputs..(last + 1) * num_inputs;
-                let at = (span.start * size_of::<f32>()) as u64;
-                self.queue.write_buffer(inputs_buffer, at, bytemuck::cast_slice(&inputs[span.clone()]));
-                record_bytes += size_of_val(&inputs[span]) as u64;
+        let Expansion { upload_words, shot_words, input_words, .. } = expansion;
+        upload_words.clear();
+        upload_words.resize(UPLOAD_HEADER_WORDS, 0);
+        shot_words.clear();
+        input_words.clear();
+        let (mut num_records, mut num_shots, mut num_rows) = (0u32, 0u32, 0u32);
+        for row in 0..num_characters {
+            for i in row * num_layers..(row + 1) * num_layers {
+                if !record_changed(i) {
+                    continue;
+                }
+                upload_words.push(i as u32);
+                upload_words.extend_from_slice(bytemuck::cast_slice(std::slice::from_ref(&records[i])));
+                num_records += 1;
+                if records[i].reads_shot() {
+                    shot_words.push(i as u32);
+                    shot_words.extend_from_slice(bytemuck::cast_slice(std::slice::from_ref(&shots[i])));
+                    num_shots += 1;
+                }
+            }
+            if num_inputs > 0 && inputs_changed(row) {
+                input_words.push(row as u32);
+                input_words.extend_from_slice(bytemuck::cast_slice(&inputs[row * num_inputs..(row + 1) * num_inputs]));
+                num_rows += 1;
             }
         }
-        let Some(expansion) = &mut self.expansion else {
-            return Ok(());
-        };
-        // What the buffers hold now: outside the span they already held it.
-        if expansion.sent_records.len() == records.len() && expansion.sent_inputs.len() == inputs.len() {
-            if let Some(characters) = span {
-                let (r, i) = (num_layers, expansion.num_inputs);
-                let records_span = characters.start * r..characters.end * r;
-                let inputs_span = characters.start * i..characters.end * i;
-                expansion.sent_records[records_span.clone()].copy_from_slice(&records[records_span]);
-                expansion.sent_inputs[inputs_span.clone()].copy_from_slice(&inputs[inputs_span]);
-            }
-        } else {
-            expansion.sent_records.clear();
-            expansion.sent_records.extend_from_slice(records);
-            expansion.sent_inputs.clear();
-            expansion.sent_inputs.extend_from_slice(inputs);
+        let entries = num_records + num_shots + num_rows;
+        upload_words.extend_from_slice(shot_words);
+        upload_words.extend_from_slice(input_words);
+        let upload_bytes = (upload_words.len() * size_of::<u32>()) as u64;
+        if entries > 0 && upload_bytes > binding {
+            return Err(GpuError::CrowdTooLarge {
+                characters: num_characters,
+                what: "records upload (the scatter pass binds it whole)",
+                bytes: upload_bytes,
+                limit: binding,
+                limit_name: "max_storage_buffer_binding_size",
+            });
         }
-        expansion.record_bytes = record_bytes;
-        let (Some(records_buffer), Some(inputs_buffer)) = (&expansion.records, &expansion.inputs) else {
-            return Ok(());
-        };
         let max_per_dimension = limits.max_compute_workgroups_per_dimension;
+        expansion.scatter_workgroups = grid(entries.div_ceil(EXPAND_WORKGROUP), max_per_dimension);
+        upload_words[..5].copy_from_slice(&[
+            num_records,
+            num_shots,
+            num_rows,
+            num_inputs as u32,
+            expansion.scatter_workgroups.0,
+        ]);
+        grow(&mut expansion.upload, "throng.records_upload", upload_bytes);
+        let (Some(records_buffer), Some(shots_buffer), Some(inputs_buffer), Some(upload)) =
+            (&expansion.records, &expansion.shots, &expansion.inputs, &expansion.upload)
+        else {
+            return Ok(());
+        };
+        expansion.scatter_entries = entries;
+        expansion.record_bytes = 0;
+        if entries > 0 {
+            self.queue.write_buffer(upload, 0, bytemuck::cast_slice(&expansion.upload_words));
+            expansion.record_bytes = upload_bytes;
+        }
+        expansion.sent_before = baseline;
+        expansion.sent = changes.map(|c| (c.source, c.version));
+        expansion.scattered.store(entries == 0, Ordering::Relaxed);
         expansion.workgroups = grid((num_characters as u32).div_ceil(EXPAND_WORKGROUP), max_per_dimension);
         let params = ExpandParams {
             num_characters: num_characters as u32,
@@ -333,22 +396,31 @@ impl GpuCrowd {
             (6, &expansion.tables_buffer),
             (7, records_buffer),
             (8, programs),
-            (9, &frame.samples),
+            (9, &gpu_frame.samples),
+            (10, shots_buffer),
         ];
-        // Made again only when a buffer it binds was replaced (a crowd that grew), not each frame.
-        let same = expansion.bound.len() == bindings.len()
-            && expansion.bound.iter().zip(&bindings).all(|(bound, (_, buffer))| bound == *buffer);
-        if expansion.bind_group.is_none() || !same {
-            let entries = bindings
-                .map(|(binding, buffer)| wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() });
-            expansion.bind_group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("throng.expand"),
-                layout: &expansion.pipeline.layout,
-                entries: &entries,
-            }));
-            expansion.bound = bindings.iter().map(|(_, buffer)| (*buffer).clone()).collect();
+        let scatter_bindings = [(11, upload), (12, records_buffer), (13, shots_buffer), (14, inputs_buffer)];
+        // Made again only when a buffer they bind was replaced (a crowd that grew), not each frame.
+        let same = expansion.bound.len() == bindings.len() + scatter_bindings.len()
+            && expansion.bound.iter().zip(bindings.iter().chain(&scatter_bindings)).all(|(bound, (_, b))| bound == *b);
+        if expansion.bind_group.is_none() || expansion.scatter_bind_group.is_none() || !same {
+            let group = |label: &str, layout: &wgpu::BindGroupLayout, bindings: &[(u32, &wgpu::Buffer)]| {
+                let entries: Vec<_> = bindings
+                    .iter()
+                    .map(|&(binding, buffer)| wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() })
+                    .collect();
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(label),
+                    layout,
+                    entries: &entries,
+                })
+            };
+            expansion.bind_group = Some(group("throng.expand", &expansion.pipeline.layout, &bindings));
+            expansion.scatter_bind_group =
+                Some(group("throng.expand_scatter", &expansion.pipeline.scatter_layout, &scatter_bindings));
+            expansion.bound = bindings.iter().chain(&scatter_bindings).map(|(_, buffer)| (*buffer).clone()).collect();
         }
-        let mut bytes = record_bytes + size_of::<ExpandParams>() as u64;
+        let mut bytes = expansion.record_bytes + size_of::<ExpandParams>() as u64;
         self.expanding = true;
         // Each chunk reads its characters' blocks of samples.
         let per = per as u64;
@@ -365,23 +437,19 @@ impl GpuCrowd {
         Ok(())
     }
 
-    /// Records the expand pass of a records frame (nothing after any other upload).
+    /// Records the passes of a records frame before its frame: the scatter of the frame's
+    /// upload into the records, shot records and inputs, when it sent any, then the expand
+    /// (nothing after any other upload).
     pub(super) fn encode_expand(&self, encoder: &mut wgpu::CommandEncoder) {
         let Some(expansion) = self.expansion.as_ref().filter(|_| self.expanding) else {
             return;
         };
-        let Some(bind_group) = &expansion.bind_group else {
-            return;
-        };
-        let (x, y, z) = expansion.workgroups;
-        if x == 0 {
+        if expansion.workgroups.0 == 0 {
             return;
         }
         let mut pass = encoder
             .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("throng.expand"), timestamp_writes: None });
-        pass.set_pipeline(&expansion.pipeline.expand);
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(x, y, z);
+        expansion.record_passes(&mut pass);
     }
 
     /// Runs the expand pass of the last [`set_frame_records`](Self::set_frame_records), waits,
@@ -394,7 +462,7 @@ impl GpuCrowd {
     pub fn read_expanded_blocking(&self) -> Result<(Vec<LayerProgram>, Vec<ClipSample>), GpuError> {
         let not_records = || GpuError::Expansion("the last frame set was not a records frame".to_owned());
         let expansion = self.expansion.as_ref().filter(|_| self.expanding).ok_or_else(not_records)?;
-        let (Some(frame), Some(bind_group)) = (&self.frame, &expansion.bind_group) else {
+        let (Some(frame), Some(_)) = (&self.frame, &expansion.bind_group) else {
             return Err(not_records());
         };
         let Some((programs, _)) = &frame.layered else {
@@ -404,12 +472,8 @@ impl GpuCrowd {
         let per = expansion.tables.samples_per_character() as u64;
         let program_bytes = characters * self.num_layers() as u64 * PROGRAM_BYTES;
         let sample_bytes = characters * per * size_of::<ClipSample>() as u64;
-        let (x, y, z) = expansion.workgroups;
-        let run = |pass: &mut wgpu::ComputePass<'_>| {
-            pass.set_pipeline(&expansion.pipeline.expand);
-            pass.set_bind_group(0, bind_group, &[]);
-            pass.dispatch_workgroups(x, y, z);
-        };
+        // The scatter again, if the upload had entries: it writes what it wrote before.
+        let run = |pass: &mut wgpu::ComputePass<'_>| expansion.record_passes(pass);
         if characters == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -419,5 +483,25 @@ impl GpuCrowd {
         let samples =
             run_pass_and_read(device.0, device.1, "throng.expand", &frame.samples, sample_bytes, "samples", run)?;
         Ok((programs, samples))
+    }
+}
+
+impl Expansion {
+    /// The scatter of the last upload (when it had entries), then the expand, into `pass`.
+    fn record_passes(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let (Some(bind_group), Some(scatter_bind_group)) = (&self.bind_group, &self.scatter_bind_group) else {
+            return;
+        };
+        if self.scatter_entries > 0 {
+            let (x, y, z) = self.scatter_workgroups;
+            pass.set_pipeline(&self.pipeline.scatter);
+            pass.set_bind_group(0, scatter_bind_group, &[]);
+            pass.dispatch_workgroups(x, y, z);
+            self.scattered.store(true, Ordering::Relaxed);
+        }
+        let (x, y, z) = self.workgroups;
+        pass.set_pipeline(&self.pipeline.expand);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(x, y, z);
     }
 }

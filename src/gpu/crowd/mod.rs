@@ -19,7 +19,7 @@ mod procedural;
 mod readback;
 mod upload;
 
-pub use expand::{EXPAND_WORKGROUP, ExpandParams};
+pub use expand::{EXPAND_WORKGROUP, ExpandParams, UPLOAD_HEADER_WORDS};
 
 use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid};
