@@ -4,15 +4,18 @@
 //!
 //! ```text
 //!  state step ──► LayerRecord per layer   ──► expand: blend_space weights of the active ──► LayerProgram
-//!                 + blend inputs per          (and source) state's tree from the inputs,    + ClipSamples
-//!                   character                 clip times from the clocks (played_seconds)
+//!                 (+ its ShotRecord)          (and source) state's tree from the inputs,    + ClipSamples
+//!                 + blend inputs per          clip times from the clocks (played_seconds)
+//!                   character
 //! ```
 //!
-//! A record holds what only the state step knows: the active state and its clock (phase and
-//! whole loops), the source state and its clock while a crossfade runs (or the destination's
-//! clock one step back on an inertialized switch), the clocks' advance this update, the
-//! destination's share, the transition, switch mode and flags, the layer's weight, and a
-//! one-shot's clip while one plays. The leaves' weights are not in it: expansion computes them
+//! A record (56 bytes) holds what only the state step knows: the active state and its clock
+//! (phase and whole loops), the source state and its clock while a crossfade runs (or the
+//! destination's clock one step back on an inertialized switch), the clocks' advance this
+//! update, the transition, switch mode, flags and eased weight (the destination's share), and
+//! the layer's weight; a one-shot's clip, time and shares are in the [`ShotRecord`] beside it,
+//! read only while one plays. [`RecordFrame`] carries an archetype's records to an evaluator,
+//! with when each changed. The leaves' weights are not in it: expansion computes them
 //! from the character's parameters through [`BlendTrees::leaf_weights`], the definition the
 //! `blend_space` stage runs. Clip times come from the clocks through [`played_seconds`], one f32
 //! formula that the shader repeats operation for operation, whole loops in integer arithmetic
