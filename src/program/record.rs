@@ -303,6 +303,64 @@ impl<'a> RecordFrame<'a> {
     }
 }
 
+/// A [`RecordFrame`] copied out of its crowd, stamps included, for a caller that hands the
+/// frame to another thread or world before it is uploaded (an engine's render world): its
+/// [`frame`](Self::frame) uploads only what changed, as the crowd's own would. Kept from frame
+/// to frame, [`copy_from`](Self::copy_from) reuses its buffers.
+#[derive(Clone, Debug, Default)]
+pub struct OwnedRecordFrame {
+    records: Vec<LayerRecord>,
+    shots: Vec<ShotRecord>,
+    inputs: Vec<f32>,
+    clock: RecordClock,
+    /// The stamps' source and version, when the frame had them.
+    changes: Option<((u32, u32), u32)>,
+    record_stamps: Vec<u32>,
+    input_stamps: Vec<u32>,
+}
+
+impl OwnedRecordFrame {
+    /// A copy of `frame`.
+    #[must_use]
+    pub fn new(frame: &RecordFrame<'_>) -> Self {
+        let mut owned = Self::default();
+        owned.copy_from(frame);
+        owned
+    }
+
+    /// Makes this a copy of `frame`, in the buffers it has.
+    pub fn copy_from(&mut self, frame: &RecordFrame<'_>) {
+        self.records.clear();
+        self.records.extend_from_slice(frame.records);
+        self.shots.clear();
+        self.shots.extend_from_slice(frame.shots);
+        self.inputs.clear();
+        self.inputs.extend_from_slice(frame.inputs);
+        self.clock = frame.clock;
+        self.changes = frame.changes.map(|c| (c.source, c.version));
+        let (records, inputs) = frame.changes.map_or((&[][..], &[][..]), |c| (c.record_stamps, c.input_stamps));
+        self.record_stamps.clear();
+        self.record_stamps.extend_from_slice(records);
+        self.input_stamps.clear();
+        self.input_stamps.extend_from_slice(inputs);
+    }
+
+    /// The frame, stamps included.
+    #[must_use]
+    pub fn frame(&self) -> RecordFrame<'_> {
+        let frame = RecordFrame::new(&self.records, &self.shots, &self.inputs, self.clock);
+        match self.changes {
+            Some((source, version)) => frame.with_changes(RecordChanges {
+                source,
+                version,
+                record_stamps: &self.record_stamps,
+                input_stamps: &self.input_stamps,
+            }),
+            None => frame,
+        }
+    }
+}
+
 /// Per state of a graph, how expansion reads it. Flags: [`ExpandTables::SYNC`],
 /// [`ExpandTables::LOOPING`], [`ExpandTables::REVERSE`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
