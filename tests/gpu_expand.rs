@@ -17,8 +17,8 @@ use throng::eval::expand::ExpandJob;
 use throng::gpu::{EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, UPLOAD_HEADER_WORDS, expand_source};
 use throng::graph::CompiledGraph;
 use throng::program::{
-    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, RecordFrame, ShotRecord,
-    expand_words,
+    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, OwnedRecordFrame, RecordClock, RecordFrame,
+    ShotRecord, expand_words,
 };
 use throng::runtime::CrowdRuntime;
 use throng::state::OneShot;
@@ -381,7 +381,7 @@ fn expand_words_match_the_shader() {
 /// character's parameter then sends what of that character changed alone (its inputs, or one
 /// layer's record), counted in bytes against what changed since the last upload as the test
 /// sees it; two updates between uploads send both updates' changes; a despawn sends the row
-/// that moved; and the device, reading its unchanged records at each new clock, still expands
+/// that moved; a frame copied out of the crowd (`OwnedRecordFrame`) sends the same; and the device, reading its unchanged records at each new clock, still expands
 /// what the CPU does.
 #[test]
 fn changing_one_characters_parameter_uploads_that_character_alone() {
@@ -412,6 +412,7 @@ fn changing_one_characters_parameter_uploads_that_character_alone() {
     let speed = runtime.param(kind, "speed").unwrap();
     let lean = runtime.param(kind, "lean").unwrap();
     runtime.set_time_scale(&handles, &vec![0.0; num_characters]).unwrap();
+    let mut owned = OwnedRecordFrame::default();
     // What the device holds, as the test sees it: the last upload's frame.
     let mut held: Option<(Vec<LayerRecord>, Vec<ShotRecord>, Vec<f32>)> = None;
     // Updates 1 to 100 re-anchor none of 20 rows periodically (every 120 updates, by row).
@@ -437,7 +438,13 @@ fn changing_one_characters_parameter_uploads_that_character_alone() {
         }
         let crowd = runtime.crowd();
         let records = crowd.record_frame(kind).unwrap();
-        gpu_crowd.set_frame_records(&records, DT).unwrap();
+        if frame % 2 == 1 {
+            // Copied out first, as an engine's render world does: its stamps go with it.
+            owned.copy_from(&records);
+            gpu_crowd.set_frame_records(&owned.frame(), DT).unwrap();
+        } else {
+            gpu_crowd.set_frame_records(&records, DT).unwrap();
+        }
         let sent = gpu_crowd.record_bytes_uploaded();
         let (r, sh, inp) = (records.records(), records.shots(), records.inputs());
         let changed: u64 = match &held {

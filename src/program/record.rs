@@ -4,15 +4,18 @@
 //!
 //! ```text
 //!  state step ──► LayerRecord per layer   ──► expand: blend_space weights of the active ──► LayerProgram
-//!                 + blend inputs per          (and source) state's tree from the inputs,    + ClipSamples
-//!                   character                 clip times from the clocks (played_seconds)
+//!                 (+ its ShotRecord)          (and source) state's tree from the inputs,    + ClipSamples
+//!                 + blend inputs per          clip times from the clocks (played_seconds)
+//!                   character
 //! ```
 //!
-//! A record holds what only the state step knows: the active state and its clock (phase and
-//! whole loops), the source state and its clock while a crossfade runs (or the destination's
-//! clock one step back on an inertialized switch), the clocks' advance this update, the
-//! destination's share, the transition, switch mode and flags, the layer's weight, and a
-//! one-shot's clip while one plays. The leaves' weights are not in it: expansion computes them
+//! A record (56 bytes) holds what only the state step knows: the active state and its clock
+//! (phase and whole loops), the source state and its clock while a crossfade runs (or the
+//! destination's clock one step back on an inertialized switch), the clocks' advance this
+//! update, the transition, switch mode, flags and eased weight (the destination's share), and
+//! the layer's weight; a one-shot's clip, time and shares are in the [`ShotRecord`] beside it,
+//! read only while one plays. [`RecordFrame`] carries an archetype's records to an evaluator,
+//! with when each changed. The leaves' weights are not in it: expansion computes them
 //! from the character's parameters through [`BlendTrees::leaf_weights`], the definition the
 //! `blend_space` stage runs. Clip times come from the clocks through [`played_seconds`], one f32
 //! formula that the shader repeats operation for operation, whole loops in integer arithmetic
@@ -297,6 +300,64 @@ impl<'a> RecordFrame<'a> {
     #[must_use]
     pub(crate) fn changes(&self) -> Option<&RecordChanges<'a>> {
         self.changes.as_ref()
+    }
+}
+
+/// A [`RecordFrame`] copied out of its crowd, stamps included, for a caller that hands the
+/// frame to another thread or world before it is uploaded (an engine's render world): its
+/// [`frame`](Self::frame) uploads only what changed, as the crowd's own would. Kept from frame
+/// to frame, [`copy_from`](Self::copy_from) reuses its buffers.
+#[derive(Clone, Debug, Default)]
+pub struct OwnedRecordFrame {
+    records: Vec<LayerRecord>,
+    shots: Vec<ShotRecord>,
+    inputs: Vec<f32>,
+    clock: RecordClock,
+    /// The stamps' source and version, when the frame had them.
+    changes: Option<((u32, u32), u32)>,
+    record_stamps: Vec<u32>,
+    input_stamps: Vec<u32>,
+}
+
+impl OwnedRecordFrame {
+    /// A copy of `frame`.
+    #[must_use]
+    pub fn new(frame: &RecordFrame<'_>) -> Self {
+        let mut owned = Self::default();
+        owned.copy_from(frame);
+        owned
+    }
+
+    /// Makes this a copy of `frame`, in the buffers it has.
+    pub fn copy_from(&mut self, frame: &RecordFrame<'_>) {
+        self.records.clear();
+        self.records.extend_from_slice(frame.records);
+        self.shots.clear();
+        self.shots.extend_from_slice(frame.shots);
+        self.inputs.clear();
+        self.inputs.extend_from_slice(frame.inputs);
+        self.clock = frame.clock;
+        self.changes = frame.changes.map(|c| (c.source, c.version));
+        let (records, inputs) = frame.changes.map_or((&[][..], &[][..]), |c| (c.record_stamps, c.input_stamps));
+        self.record_stamps.clear();
+        self.record_stamps.extend_from_slice(records);
+        self.input_stamps.clear();
+        self.input_stamps.extend_from_slice(inputs);
+    }
+
+    /// The frame, stamps included.
+    #[must_use]
+    pub fn frame(&self) -> RecordFrame<'_> {
+        let frame = RecordFrame::new(&self.records, &self.shots, &self.inputs, self.clock);
+        match self.changes {
+            Some((source, version)) => frame.with_changes(RecordChanges {
+                source,
+                version,
+                record_stamps: &self.record_stamps,
+                input_stamps: &self.input_stamps,
+            }),
+            None => frame,
+        }
     }
 }
 
