@@ -15,7 +15,7 @@ use std::process::Command;
 use support::example_binary;
 use support::files::TempDir;
 use throng::gpu::FrameKernel;
-use throng::program::{ClipSample, LayerProgram, LayerRecord};
+use throng::program::{ClipSample, LayerProgram, LayerRecord, ShotRecord};
 
 #[test]
 fn dry_run_leaves_every_variants_rows() {
@@ -91,7 +91,7 @@ fn dry_run_leaves_every_variants_rows() {
 
 /// `records.txt` (`bench_gpu --records` at 30 and 70 characters): a row per size with the
 /// expand pass's and the frame's GPU time (with timestamp queries), the records uploaded per
-/// character (records and blend inputs of the demo graph, at most a whole record a layer),
+/// character (records, shot records and blend inputs of the demo graph, at most all of them),
 /// the share of characters whose records changed, what `set_frame` would have sent (its
 /// programs and sample slots), and the device's expansion checked against the CPU's.
 fn check_records(results: &str, timestamps: bool) {
@@ -100,7 +100,9 @@ fn check_records(results: &str, timestamps: bool) {
     let bound = demo.bind(graph).unwrap();
     let (tables, trees) = bound.archetype.expansion();
     let layers = tables.num_layers();
-    let records_max = layers * size_of::<LayerRecord>() + trees.num_inputs() * size_of::<f32>();
+    // Everything sent: each record and shot record with its index, the inputs with their row;
+    // the header's share is added per row (its size).
+    let entries = layers * (8 + size_of::<LayerRecord>() + size_of::<ShotRecord>()) + 4 + trees.num_inputs() * 4;
     let set_frame = layers * size_of::<LayerProgram>() + tables.samples_per_character() * size_of::<ClipSample>();
     let rows: Vec<Vec<&str>> = results
         .lines()
@@ -115,7 +117,8 @@ fn check_records(results: &str, timestamps: bool) {
             assert!(number(1) > 0.0 && number(2) > 0.0 && number(3) >= number(2), "{row:?}");
         }
         let (records, changed, sent) = (number(4), number(5), number(6));
-        assert!(records > 0.0 && records <= records_max as f64, "{row:?}: records are at most {records_max} B");
+        let records_max = entries as f64 + (4 * throng::gpu::UPLOAD_HEADER_WORDS) as f64 / number(0);
+        assert!(records > 0.0 && records <= records_max, "{row:?}: records are at most {records_max} B");
         assert!((0.0..=100.0).contains(&changed), "{row:?}: a share of the characters");
         assert!((sent - set_frame as f64).abs() < 0.05, "{row:?}: set_frame sends {set_frame} B a character");
         assert!(number(7) > 0.0, "{row:?}: the state step's time");

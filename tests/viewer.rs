@@ -186,20 +186,26 @@ fn cpu_and_gpu_evaluation_draw_the_same_crowd() {
     let common = ["--characters", "300", "--frames", "45", "--mode", "crossfade"];
     let gpu_run = headless(&[&common[..], &["--out", gpu_png.to_str().expect("utf-8 temp path")]].concat());
     let cpu_run = headless(&[&common[..], &["--cpu", "--out", cpu_png.to_str().expect("utf-8 temp path")]].concat());
-    // The GPU evaluator took the records path: what it uploaded per character is records and
-    // blend inputs (the demo graph's layers and its one input), fewer bytes than the programs
-    // and sample slots `set_frame` sends; the CPU evaluator counts the clips it sampled.
+    // The GPU evaluator took the records path: what it uploaded per character is records, shot
+    // records and blend inputs (the demo graph's layers and its one input), at most all of them,
+    // fewer bytes than the programs and sample slots `set_frame` sends; the CPU evaluator
+    // counts the clips it sampled.
     let per_character = records_per_character(&String::from_utf8_lossy(&gpu_run.stdout));
     let demo = throng::demo::DemoCharacter::humanoid();
     let graph = std::sync::Arc::new(throng::graph::CompiledGraph::from_json(throng::demo::LOCOMOTION_GRAPH).unwrap());
     let bound = demo.bind(graph).unwrap();
     let (tables, trees) = bound.archetype.expansion();
     let layers = tables.num_layers();
-    let records_max = layers * size_of::<throng::program::LayerRecord>() + trees.num_inputs() * size_of::<f32>();
+    // Everything sent: each record and shot record with its index, the inputs with their row,
+    // and the header's share of 300 characters.
+    let entries = layers * (8 + size_of::<throng::program::LayerRecord>() + size_of::<throng::program::ShotRecord>())
+        + 4
+        + trees.num_inputs() * size_of::<f32>();
+    let records_max = entries as f64 + (4 * throng::gpu::UPLOAD_HEADER_WORDS) as f64 / 300.0;
     let set_frame = layers * size_of::<throng::program::LayerProgram>()
         + tables.samples_per_character() * size_of::<throng::program::ClipSample>();
     assert!(
-        per_character > 0.0 && per_character <= records_max as f64 && per_character < set_frame as f64,
+        per_character > 0.0 && per_character <= records_max && per_character < set_frame as f64,
         "the GPU viewer uploaded {per_character} B a character a frame; records are at most {records_max}, set_frame's {set_frame}"
     );
     assert!(String::from_utf8_lossy(&cpu_run.stdout).contains("clips sampled"), "the CPU evaluator's figures");

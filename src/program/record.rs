@@ -125,7 +125,7 @@ impl LayerRecord {
     #[inline]
     #[must_use]
     pub fn same_bits(&self, other: &Self) -> bool {
-        let (a, b): ([u32; 14], [u32; 14]) = (bytemuck::cast(*self), bytemuck::cast(*other));
+        let (a, b): ([u64; 7], [u64; 7]) = (bytemuck::cast(*self), bytemuck::cast(*other));
         a.iter().zip(&b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
     }
 
@@ -148,7 +148,7 @@ impl LayerRecord {
 }
 
 /// Updates a record's anchor may be old: the state step re-anchors each character at least
-/// this often (staggered by row), so that the anchored clocks' f32 error stays bounded and the
+/// this often (by the anchor's own age), so that the anchored clocks' f32 error stays bounded and the
 /// seconds since any live anchor fit a table of this many entries ([`RecordClock`]).
 pub const CLOCK_SLOTS: usize = 128;
 

@@ -54,7 +54,7 @@ use throng::Clip;
 use throng::blend_space::BlendTrees;
 use throng::eval::root_motion::{RootDelta, records_root_motion};
 use throng::mesh::SkinnedMesh;
-use throng::program::{DueRows, ExpandTables, LayerRecord, LayerSetup, OutputLayout, RecordClock};
+use throng::program::{DueRows, ExpandTables, LayerSetup, OutputLayout, OwnedRecordFrame};
 use throng::rig::Rig;
 use throng::runtime::RuntimeError;
 use throng::state::{AnimationEvent, Archetype, ArchetypeId, CharacterHandle, Crowd, ParamId, StateError};
@@ -178,13 +178,10 @@ pub struct ArchetypeFrame {
     pub assets: Arc<ArchetypeAssets>,
     /// Row changes since the last frame, in order.
     pub changes: Vec<RowChange>,
-    /// The state step's records, `characters × layers` (`Crowd::records`): what the
-    /// evaluators expand into programs and samples (the GPU on the device).
-    pub records: Vec<LayerRecord>,
-    /// Per character, the blend inputs (`Crowd::blend_inputs`).
-    pub inputs: Vec<f32>,
-    /// The clock the records are read against (`Crowd::record_clock`).
-    pub clock: RecordClock,
+    /// The state step's records, `characters × layers`, their one-shot parts, the blend inputs
+    /// and the clock, with when each changed (`Crowd::record_frame`, kept): what the evaluators
+    /// expand into programs and samples (the GPU on the device, sent only where changed).
+    pub records: OwnedRecordFrame,
     /// Seconds of this step.
     pub dt_s: f32,
     /// With animation LOD, the rows due this frame and each one's seconds since it was last
@@ -602,9 +599,7 @@ fn step(
     let mut frames = Vec::with_capacity(archetypes.len());
     for entry in archetypes.iter_mut() {
         let id = entry.id;
-        let records = state.records(id).expect("a known archetype");
-        let inputs = state.blend_inputs(id).expect("a known archetype");
-        let clock = state.record_clock(id).expect("a known archetype");
+        let records = state.record_frame(id).expect("a known archetype");
         let rows = state.num_characters(id).expect("a known archetype");
         entry.root_motion.clear();
         entry.root_motion.resize(rows, RootDelta::default());
@@ -613,7 +608,7 @@ fn step(
         // others left to the evaluator): a refusal would be a throng bug, not applied.
         let (tables, trees) = (&assets.tables, &assets.trees);
         let travel = &mut entry.root_motion;
-        if records_root_motion(&assets.clips, tables, trees, inputs, records, &clock, travel).is_ok() {
+        if records_root_motion(&assets.clips, tables, trees, &records, travel).is_ok() {
             for (row, delta) in entry.root_motion.iter().enumerate() {
                 let entity = state.handle_at(id, row).and_then(|handle| entity_of.get(&handle));
                 if let Some(mut transform) = entity.and_then(|&entity| movers.get_mut(entity).ok()) {
@@ -632,9 +627,7 @@ fn step(
         frames.push(ArchetypeFrame {
             assets: Arc::clone(assets),
             changes: std::mem::take(&mut entry.changes),
-            records: records.to_vec(),
-            inputs: inputs.to_vec(),
-            clock,
+            records: OwnedRecordFrame::new(&records),
             dt_s,
             due: match lod {
                 Some(_) => {
@@ -660,7 +653,7 @@ fn publish(mut crowd: ResMut<ThrongCrowd>, mut packet: ResMut<FramePacket>, plac
         if stepped.mesh.is_none() {
             continue;
         }
-        let rows = stepped.records.len() / stepped.assets.layers.len().max(1);
+        let rows = stepped.records.frame().records().len() / stepped.assets.layers.len().max(1);
         stepped.placements = (0..rows)
             .map(|row| {
                 let entity = state.handle_at(entry.id, row).and_then(|handle| entity_of.get(&handle));

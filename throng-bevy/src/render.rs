@@ -101,10 +101,10 @@ impl CrowdEvaluator {
     fn prepare(&mut self, frame: &ArchetypeFrame, layout: OutputLayout) -> Result<(), EvaluatorError> {
         match self {
             Self::Gpu(gpu) => {
-                let (records, inputs, clock) = (&frame.records, &frame.inputs, &frame.clock);
+                let records = frame.records.frame();
                 match &frame.due {
-                    Some(due) => gpu.set_frame_records_due(records, inputs, clock, frame.dt_s, due.as_rows())?,
-                    None => gpu.set_frame_records(records, inputs, clock, frame.dt_s)?,
+                    Some(due) => gpu.set_frame_records_due(&records, frame.dt_s, due.as_rows())?,
+                    None => gpu.set_frame_records(&records, frame.dt_s)?,
                 }
                 Ok(())
             }
@@ -131,15 +131,17 @@ impl CpuCrowd {
     fn evaluate(&mut self, frame: &ArchetypeFrame, layout: OutputLayout) -> Result<(), EvaluatorError> {
         let assets = &frame.assets;
         let layers = assets.layers.len().max(1);
-        let characters = frame.records.len() / layers;
-        self.programs.resize(frame.records.len(), LayerProgram::default());
+        let records = frame.records.frame();
+        let characters = records.records().len() / layers;
+        self.programs.resize(records.records().len(), LayerProgram::default());
         self.samples.resize(characters * assets.tables.samples_per_character(), ClipSample::default());
         ExpandJob {
             tables: &assets.tables,
             trees: &assets.trees,
-            inputs: &frame.inputs,
-            records: &frame.records,
-            clock: &frame.clock,
+            inputs: records.inputs(),
+            records: records.records(),
+            shots: records.shots(),
+            clock: records.clock(),
             programs: &mut self.programs,
             samples: &mut self.samples,
         }

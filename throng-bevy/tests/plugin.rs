@@ -22,7 +22,7 @@ use throng::eval::expand::ExpandJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::graph::CompiledGraph;
 use throng::import::gltf::{GltfOptions, load_gltf};
-use throng::program::{ClipSample, LayerProgram, LayerRecord, OutputLayout, swap_remove_row};
+use throng::program::{ClipSample, LayerProgram, LayerRecord, OutputLayout, ShotRecord, swap_remove_row};
 use throng::setup::layer_setups;
 use throng::state::{Archetype, ArchetypeId, ClipBinding};
 #[path = "../../tests/support/compare.rs"]
@@ -176,18 +176,20 @@ impl Reference {
                 }
             }
         }
-        let characters = frame.records.len() / assets.layers.len();
+        let records = frame.records.frame();
+        let characters = records.records().len() / assets.layers.len();
         self.matrices.resize(characters * FLOATS_PER_ROW, 0.0);
         let mut clips_sampled = vec![0; characters];
         // The frame's records expanded on the CPU, as the reference evaluator reads them.
-        let mut programs = vec![LayerProgram::default(); frame.records.len()];
+        let mut programs = vec![LayerProgram::default(); records.records().len()];
         let mut samples = vec![ClipSample::default(); characters * assets.tables.samples_per_character()];
         ExpandJob {
             tables: &assets.tables,
             trees: &assets.trees,
-            inputs: &frame.inputs,
-            records: &frame.records,
-            clock: &frame.clock,
+            inputs: records.inputs(),
+            records: records.records(),
+            shots: records.shots(),
+            clock: records.clock(),
             programs: &mut programs,
             samples: &mut samples,
         }
@@ -226,15 +228,18 @@ fn output_on_bevys_device_matches_the_cpu_evaluator() {
             app.update();
             no_errors(&mut app);
             let packet = app.world().resource::<FramePacket>().clone();
-            assert_eq!(packet.archetypes[0].records.len(), 200 * 3, "every agent has a character");
+            assert_eq!(packet.archetypes[0].records.frame().records().len(), 200 * 3, "every agent has a character");
             let expected = reference.run(&packet).to_vec();
             let got = read_output(&app);
             assert_matrices_close(&expected, &got, 16, JOINTS, GPU_TOLERANCE, &format!("{evaluation:?} frame {frame}"));
             let render = app.sub_app(RenderApp).world().resource::<ThrongRender>();
             if let Some(CrowdEvaluator::Gpu(gpu)) = render.crowd(0) {
-                // The GPU evaluator took the records: what it uploads is records and inputs.
+                // The GPU evaluator took the records: what it uploads is records, shot records
+                // and inputs, each with its index, at most all of them.
                 let bytes = gpu.record_bytes_uploaded();
-                assert!(bytes <= (200 * 3 * size_of::<LayerRecord>() + 200 * 4) as u64, "frame {frame}: {bytes} B");
+                let entries = 3 * (8 + size_of::<LayerRecord>() + size_of::<ShotRecord>()) + 4 + 4;
+                let everything = (4 * throng::gpu::UPLOAD_HEADER_WORDS + 200 * entries) as u64;
+                assert!(bytes <= everything, "frame {frame}: {bytes} B");
                 uploaded += bytes;
             }
         }
