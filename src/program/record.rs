@@ -148,8 +148,8 @@ impl LayerRecord {
 }
 
 /// Updates a record's anchor may be old: the state step re-anchors each character at least
-/// this often (by the anchor's own age), so that the anchored clocks' f32 error stays bounded and the
-/// seconds since any live anchor fit a table of this many entries ([`RecordClock`]).
+/// this often (by the anchor's own age), so that the anchored clocks' f32 error stays bounded
+/// and the seconds since any live anchor fit a table of this many entries ([`RecordClock`]).
 pub const CLOCK_SLOTS: usize = 128;
 
 /// The crowd's time as the records' anchors read it: the update now, and the seconds from each
