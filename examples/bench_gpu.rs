@@ -680,7 +680,7 @@ fn time_records(gpu: &GpuContext, timer: Option<&Timer>, args: &Args) -> Result<
         let options = GpuCrowdOptions { layout: args.layout, ..Default::default() };
         let mut gpu_crowd =
             GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)?;
-        gpu_crowd.set_expansion(tables, trees.words())?;
+        gpu_crowd.set_expansion(tables, trees)?;
         // One frame's gameplay and state step; returns the step's seconds.
         let mut step = |crowd: &mut Crowd| -> Result<f64, Box<dyn std::error::Error>> {
             let orders = brain.think(DT_S, &placements, f32::MAX);

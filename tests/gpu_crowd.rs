@@ -199,7 +199,7 @@ fn a_thousand_humanoids_for_ten_seconds_match_frame_job() {
                 GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options)
                     .expect("the demo fits the device");
             let (tables, trees) = bound.archetype.expansion();
-            gpu_crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+            gpu_crowd.set_expansion(tables, trees).expect("the archetype's own expansion");
             let name = format!("{name}, wave in {} space", if mesh { "mesh" } else { "local" });
             groups.push(Group {
                 name,
@@ -304,7 +304,7 @@ impl Group {
             )
             .expect("the demo fits the device");
             let (tables, trees) = bound.archetype.expansion();
-            crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+            crowd.set_expansion(tables, trees).expect("the archetype's own expansion");
             crowd
         });
         let mut group = Self {

@@ -111,7 +111,7 @@ fn expand_matches_cpu() {
     let mut gpu_crowd =
         GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &bound.clips, &bound.layers, options).unwrap();
     let (tables, trees) = bound.archetype.expansion();
-    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    gpu_crowd.set_expansion(tables, trees).unwrap();
     let layers = tables.num_layers();
     let mut rng = Rng(18);
     let mut speeds = vec![0.0; num_characters];
@@ -218,7 +218,7 @@ fn records_frames_are_refused_as_the_cpu_refuses_them() {
     };
     assert!(gpu_crowd.set_frame_records(&frame, DT).is_err(), "no expansion set");
     let (tables, trees) = bound.archetype.expansion();
-    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    gpu_crowd.set_expansion(tables, trees).unwrap();
     gpu_crowd.set_frame_records(&frame, DT).unwrap();
     assert!(upload(&mut gpu_crowd, &records[1..], &shots[1..], inputs, clock).is_err(), "not whole characters");
     assert!(upload(&mut gpu_crowd, records, &shots[1..], inputs, clock).is_err(), "a shot record short");
@@ -398,7 +398,7 @@ fn changing_one_characters_parameter_uploads_that_character_alone() {
     )
     .unwrap();
     let (tables, trees) = bound.archetype.expansion();
-    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    gpu_crowd.set_expansion(tables, trees).unwrap();
     let layers = tables.num_layers();
     let num_inputs = trees.num_inputs();
     // The upload's entries: a record and its index, a shot record and its index, a character's
@@ -415,7 +415,7 @@ fn changing_one_characters_parameter_uploads_that_character_alone() {
     let mut owned = OwnedRecordFrame::default();
     // What the device holds, as the test sees it: the last upload's frame.
     let mut held: Option<(Vec<LayerRecord>, Vec<ShotRecord>, Vec<f32>)> = None;
-    // Updates 1 to 100 re-anchor none of 20 rows periodically (every 120 updates, by row).
+    // No anchor reaches its periodic re-anchoring (120 updates) in these 40.
     for frame in 1..=40 {
         match frame {
             // Below the speed that leaves Idle, a single clip: its blend input alone changes.
@@ -538,7 +538,7 @@ fn upload_bytes_per_character_on_the_demo_graph() {
             GpuCrowdOptions::default(),
         )
         .unwrap();
-        gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+        gpu_crowd.set_expansion(tables, trees).unwrap();
         let mut speeds = vec![0.0; n];
         let mut total = 0u64;
         for frame in 0..settle + frames {
@@ -571,6 +571,64 @@ fn upload_bytes_per_character_on_the_demo_graph() {
             // Its records re-anchored once a period, twice in 240 frames, and at most a header a frame.
             let reanchored = 2.0 * layers * 60.0 / frames as f64 + 32.0 / n as f64;
             assert!(per <= reanchored + 1e-9, "{name}: {per} bytes, more than its re-anchorings ({reanchored})");
+        }
+    }
+}
+
+/// A crowd whose records outgrow one storage binding (a device restricted to 1 MiB, about 6,200
+/// of the demo graph's characters; its clips take half of it) is expanded on the CPU and uploaded as programs and samples,
+/// split into chunks: its frames equal the CPU evaluator's, and it uploads no records. A smaller
+/// crowd on the same device takes the records path.
+#[test]
+fn a_crowd_too_large_for_one_binding_is_expanded_on_the_cpu() {
+    use throng::program::OutputLayout;
+    let binding = 1 << 20;
+    let Some((device, queue)) = gpu_support::gpu_with_limits(|l| l.max_storage_buffer_binding_size = binding) else {
+        return;
+    };
+    for (characters, on_records) in [(7_000, false), (1_000, true)] {
+        let (demo, bound, mut runtime, kind, handles) = demo_runtime(characters);
+        let options = GpuCrowdOptions { max_chunk_characters: Some(64), ..Default::default() };
+        let mut gpu_crowd =
+            GpuCrowd::with_layers(&device, &queue, &demo.rig, &bound.clips, &bound.layers, options).unwrap();
+        let (tables, trees) = bound.archetype.expansion();
+        gpu_crowd.set_expansion(tables, trees).unwrap();
+        let record_bytes = characters * tables.num_layers() * size_of::<LayerRecord>();
+        assert_eq!(record_bytes > binding as usize, !on_records, "{characters} characters' records: {record_bytes} B");
+        let mut rng = Rng(64);
+        let mut speeds = vec![0.0; characters];
+        let mut targets = vec![0.0f32; characters];
+        let mut records_frames = 0;
+        for frame in 0..12 {
+            let asked: Vec<DemoInputs> = (0..characters).map(|_| script(&mut rng, frame)).collect();
+            for (t, a) in targets.iter_mut().zip(&asked) {
+                if a.target_speed_mps >= 0.0 {
+                    *t = a.target_speed_mps;
+                }
+            }
+            drive_demo(&mut runtime, kind, &handles, &mut speeds, DT, |c| DemoInputs {
+                target_speed_mps: targets[c],
+                ..asked[c]
+            });
+            runtime.update(DT).unwrap();
+            let mut expected = vec![0.0; runtime.floats_needed(kind, OutputLayout::Mat4).unwrap()];
+            runtime.evaluate(kind, OutputLayout::Mat4, &mut expected, &mut []).unwrap();
+            gpu_crowd.set_frame_records(&runtime.crowd().record_frame(kind).unwrap(), DT).unwrap();
+            records_frames += usize::from(gpu_crowd.record_bytes_uploaded() > 0);
+            let got = gpu_support::encode_and_read(&device, &queue, &gpu_crowd);
+            support::compare::assert_matrices_close(
+                &expected,
+                &got,
+                16,
+                demo.rig.num_joints(),
+                support::compare::GPU_TOLERANCE,
+                &format!("{characters} characters, frame {frame}"),
+            );
+        }
+        if on_records {
+            assert!(records_frames > 0, "{characters} characters: the records path");
+        } else {
+            assert_eq!(records_frames, 0, "{characters} characters: every frame expanded on the CPU");
         }
     }
 }

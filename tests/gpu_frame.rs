@@ -891,7 +891,7 @@ fn state_step_programs_match_the_cpu_runtime_on_the_built_in_humanoid() {
     let kind = crowd.add_archetype(archetype, rig.clone(), clips.clone(), layers.clone()).unwrap();
     // The GPU reads the state step's records and expands them itself.
     let (tables, trees) = crowd.crowd().archetype(kind).unwrap().expansion();
-    gpu_crowd.set_expansion(tables, trees.words()).unwrap();
+    gpu_crowd.set_expansion(tables, trees).unwrap();
     let handles = crowd.spawn_many(kind, num_characters).unwrap();
     let (target, wave, lean) =
         (crowd.param(kind, "target").unwrap(), crowd.param(kind, "wave").unwrap(), crowd.param(kind, "lean").unwrap());

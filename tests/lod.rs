@@ -503,7 +503,7 @@ fn churn_with_mixed_rates_keeps_everyone_else_bit_for_bit() {
             GpuCrowd::with_layers(&d.device, &d.queue, &demo.rig, &churned.bound.clips, &churned.bound.layers, options)
                 .expect("the demo fits the device");
         let (tables, trees) = churned.bound.archetype.expansion();
-        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+        crowd.set_expansion(tables, trees).expect("the archetype's own expansion");
         crowd
     });
     let victims = [3usize, 17, 39, 0, 22, 9];
@@ -657,7 +657,7 @@ fn gpu_matches_cpu_under_lod() {
             GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &world.bound.clips, &world.bound.layers, options)
                 .expect("the demo fits the device");
         let (tables, trees) = world.bound.archetype.expansion();
-        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+        crowd.set_expansion(tables, trees).expect("the archetype's own expansion");
         crowd
     };
     let (mut fused, mut staged) = (crowd(false), crowd(true));

@@ -134,7 +134,7 @@ fn a_one_shot_interrupting_another_does_not_pop_on_either_evaluator() {
         )
         .expect("the demo fits the device");
         let (tables, trees) = bound.archetype.expansion();
-        crowd.set_expansion(tables, trees.words()).expect("the archetype's own expansion");
+        crowd.set_expansion(tables, trees).expect("the archetype's own expansion");
         (context, crowd)
     });
     let blend = |clip| OneShot { blend_in_s: 0.3, blend_out_s: 0.3, ..OneShot::new(clip) };

@@ -78,7 +78,7 @@ impl GpuRecords {
         let frame = scene.records()?;
         let error = |e: throng::gpu::GpuError| format!("GPU evaluator: {e}");
         if self.tables != frame.tables.words() || self.trees != frame.trees.words() {
-            self.crowd.set_expansion(frame.tables, frame.trees.words()).map_err(error)?;
+            self.crowd.set_expansion(frame.tables, frame.trees).map_err(error)?;
             self.tables = frame.tables.words().to_vec();
             self.trees = frame.trees.words().to_vec();
         }

@@ -15,15 +15,11 @@
 //! | `programs` (out) | character × layer | the layer's [`LayerProgram`] |
 //! | `samples` (out) | character × [`ExpandTables::samples_per_character`] | the samples the programs index |
 
-use rayon::prelude::*;
-
-use crate::blend_space::{BlendTrees, TreeScratch};
+use crate::blend_space::BlendTrees;
 use crate::program::{
-    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, ShotRecord, expand_character,
+    CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, RecordClock, RecordFrame, ShotRecord,
+    expand_frame,
 };
-
-/// Characters one rayon task expands: a character is a few hundred flops per layer.
-pub const CHARACTERS_PER_TASK: usize = 256;
 
 /// Why an [`ExpandJob`] was refused. Nothing is written when validation fails.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -214,36 +210,8 @@ impl ExpandJob<'_> {
     /// As [`validate`](Self::validate).
     pub fn run(self) -> Result<(), ExpandError> {
         self.validate()?;
-        let (tables, trees, inputs, records, clock) = (self.tables, self.trees, self.inputs, self.records, self.clock);
-        let shots = self.shots;
-        let layers = tables.num_layers();
-        let per = tables.samples_per_character();
-        let num_inputs = trees.num_inputs();
-        let task = CHARACTERS_PER_TASK;
-        self.programs
-            .par_chunks_mut(task * layers)
-            .zip(self.samples.par_chunks_mut((task * per).max(1)))
-            .enumerate()
-            .for_each(|(t, (programs, samples))| {
-                let mut scratch = TreeScratch::new();
-                for (k, programs) in programs.chunks_exact_mut(layers).enumerate() {
-                    let row = t * task + k;
-                    let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
-                    let block = samples.get_mut(k * per..(k + 1) * per).unwrap_or_default();
-                    expand_character(
-                        tables,
-                        trees,
-                        own,
-                        clock,
-                        row * per,
-                        &records[row * layers..][..layers],
-                        &shots[row * layers..][..layers],
-                        programs,
-                        block,
-                        &mut scratch,
-                    );
-                }
-            });
+        let frame = RecordFrame::new(self.records, self.shots, self.inputs, *self.clock);
+        expand_frame(self.tables, self.trees, &frame, self.programs, self.samples);
         Ok(())
     }
 }

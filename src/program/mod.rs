@@ -32,9 +32,9 @@ pub use procedural::{
     TwoBoneTargets,
 };
 pub use record::{
-    CLOCK_SLOTS, ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, NO_TRANSITION, OwnedRecordFrame,
-    RecordClock, RecordFrame, ShotRecord, clock_at, expand_character, expand_layer, expand_words, mul_hi,
-    played_seconds, validate_records,
+    CHARACTERS_PER_TASK, CLOCK_SLOTS, ExpandLeaf, ExpandState, ExpandTables, LayerRecord, NO_STATE, NO_TRANSITION,
+    OwnedRecordFrame, RecordClock, RecordFrame, ShotRecord, clock_at, expand_character, expand_frame, expand_layer,
+    expand_words, mul_hi, played_seconds, validate_records,
 };
 pub(crate) use record::{RecordChanges, changed_after};
 

@@ -22,6 +22,7 @@
 //! so that a clock millions of loops old keeps its sub-microsecond precision.
 
 use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
 
 use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
 
@@ -734,6 +735,54 @@ pub fn expand_layer(
         weight: record.weight,
         decay_s: record.decay_s,
     }
+}
+
+/// Characters one rayon task of [`expand_frame`] expands: a character is a few hundred flops
+/// per layer.
+pub const CHARACTERS_PER_TASK: usize = 256;
+
+/// Expands every character of `frame` into `programs` (one per record) and `samples`
+/// ([`ExpandTables::samples_per_character`] per character), in parallel, by
+/// [`expand_character`]: what `eval::expand::ExpandJob` runs after its checks, and what
+/// `gpu::GpuCrowd::set_frame_records` runs for a crowd too large for its expand pass. The
+/// frame must be valid for the tables and trees (`ExpandJob::validate`'s checks): records whole
+/// characters, one shot record per record, the trees' inputs per character, outputs sized.
+pub fn expand_frame(
+    tables: &ExpandTables,
+    trees: &BlendTrees,
+    frame: &RecordFrame<'_>,
+    programs: &mut [LayerProgram],
+    samples: &mut [ClipSample],
+) {
+    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
+    let layers = tables.num_layers();
+    let per = tables.samples_per_character();
+    let num_inputs = trees.num_inputs();
+    let task = CHARACTERS_PER_TASK;
+    programs
+        .par_chunks_mut((task * layers).max(1))
+        .zip(samples.par_chunks_mut((task * per).max(1)))
+        .enumerate()
+        .for_each(|(t, (programs, samples))| {
+            let mut scratch = TreeScratch::new();
+            for (k, programs) in programs.chunks_exact_mut(layers).enumerate() {
+                let row = t * task + k;
+                let own = &inputs[row * num_inputs..(row + 1) * num_inputs];
+                let block = samples.get_mut(k * per..(k + 1) * per).unwrap_or_default();
+                expand_character(
+                    tables,
+                    trees,
+                    own,
+                    clock,
+                    row * per,
+                    &records[row * layers..][..layers],
+                    &shots[row * layers..][..layers],
+                    programs,
+                    block,
+                    &mut scratch,
+                );
+            }
+        });
 }
 
 /// Expands one character's records (`records.len()` layers, their one-shot parts `shots`) into

@@ -295,7 +295,7 @@ impl ThrongRender {
         if self.evaluation == Evaluation::Gpu && self.fallback.is_none() {
             let options = GpuCrowdOptions { layout: self.layout, ..GpuCrowdOptions::default() };
             let gpu = GpuCrowd::with_layers(device, queue, &assets.rig, &assets.clips, &assets.layers, options)
-                .and_then(|mut gpu| gpu.set_expansion(&assets.tables, assets.trees.words()).map(|()| gpu));
+                .and_then(|mut gpu| gpu.set_expansion(&assets.tables, &assets.trees).map(|()| gpu));
             match gpu {
                 Ok(gpu) => return CrowdEvaluator::Gpu(gpu),
                 Err(error) => self.fallback = Some(error),

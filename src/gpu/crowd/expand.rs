@@ -9,12 +9,13 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::{GpuCrowd, MIN_BUFFER_BYTES, PROGRAM_BYTES, grid};
+use crate::blend_space::BlendTrees;
 use crate::gpu::blend_space::GpuBlendSpaceError;
 use crate::gpu::pipelines::ExpandPipeline;
 use crate::gpu::{GpuError, run_pass_and_read};
 use crate::program::{
-    ClipSample, DueRows, ExpandTables, LayerProgram, RecordClock, RecordFrame, changed_after, validate_dt,
-    validate_memoryless_records, validate_records,
+    ClipSample, DueRows, ExpandTables, LayerProgram, RecordClock, RecordFrame, changed_after, expand_frame,
+    validate_dt, validate_memoryless_records, validate_records,
 };
 
 /// Threads per workgroup of `expand_main`, one character each (keep in sync with the shader's
@@ -57,6 +58,9 @@ pub(super) struct Expansion {
     upload: Option<wgpu::Buffer>,
     /// The upload being built, reused from frame to frame: the header and record entries, then
     /// the shot entries and input rows appended from their own lists.
+    /// The trees the words came from, for [`expand_frame`] on the CPU when a crowd's buffers
+    /// outgrow one storage binding.
+    blend_trees: BlendTrees,
     upload_words: Vec<u32>,
     shot_words: Vec<u32>,
     input_words: Vec<u32>,
@@ -86,15 +90,18 @@ pub(super) struct Expansion {
 
 impl GpuCrowd {
     /// Gives the crowd its archetype's expansion, once: the expand tables and the graph's blend
-    /// trees' words (`blend_space::BlendTrees::words`), as `state::Archetype::expansion` holds
-    /// them. After it, [`set_frame_records`](Self::set_frame_records) takes the state step's
-    /// records in place of programs and samples.
+    /// trees, as `state::Archetype::expansion` holds them (the trees' words are uploaded, and a
+    /// copy is kept for a crowd too large for the expand pass, which
+    /// [`set_frame_records`](Self::set_frame_records) expands on the CPU). After it,
+    /// [`set_frame_records`](Self::set_frame_records) takes the state step's records in place of
+    /// programs and samples.
     ///
     /// # Errors
     /// [`GpuError::NoLayers`] for a crowd without layers; [`GpuError::Expansion`] when the
     /// tables' layers are not the crowd's, a leaf names a clip past the crowd's, or the trees'
-    /// words are shorter than their header says or their states are not the tables'.
-    pub fn set_expansion(&mut self, tables: &ExpandTables, tree_words: &[u32]) -> Result<(), GpuError> {
+    /// states are not the tables'.
+    pub fn set_expansion(&mut self, tables: &ExpandTables, trees: &BlendTrees) -> Result<(), GpuError> {
+        let tree_words = trees.words();
         let num_layers = self.num_layers();
         if num_layers == 0 {
             return Err(GpuError::NoLayers);
@@ -144,6 +151,7 @@ impl GpuCrowd {
             mapped_at_creation: false,
         });
         self.expansion = Some(Expansion {
+            blend_trees: trees.clone(),
             pipeline: ExpandPipeline::new(&self.device),
             tables_buffer: storage("throng.expand_tables", tables.words()),
             trees: storage("throng.blend_trees", tree_words),
@@ -194,9 +202,11 @@ impl GpuCrowd {
     /// [`set_expansion`](Self::set_expansion); [`crate::program::validate_dt`]'s,
     /// [`crate::program::validate_records`]' and
     /// [`crate::program::validate_memoryless_records`]' (as [`GpuError::Program`]); inputs not
-    /// the trees' per character, or not canonical ([`GpuError::BlendSpace`]); a crowd whose
-    /// samples or upload outgrow one storage binding ([`GpuError::CrowdTooLarge`]: the passes
-    /// bind them whole). On error nothing is written.
+    /// the trees' per character, or not canonical ([`GpuError::BlendSpace`]); and
+    /// [`set_frame`](Self::set_frame)'s for a crowd whose records, programs, samples or upload
+    /// outgrow one storage binding (the passes bind them whole): such a crowd is expanded on the
+    /// CPU ([`crate::program::expand_frame`]) and uploaded as `set_frame` uploads, split into
+    /// chunks. On error nothing is written.
     pub fn set_frame_records(&mut self, frame: &RecordFrame<'_>, dt_s: f32) -> Result<(), GpuError> {
         self.upload_records(frame, dt_s, None)
     }
@@ -262,18 +272,31 @@ impl GpuCrowd {
         let Some(gpu_frame) = &self.frame else {
             return Ok(());
         };
-        if gpu_frame.samples.size() > binding {
-            return Err(GpuError::CrowdTooLarge {
-                characters: num_characters,
-                what: "samples of a records frame (the expand pass binds them whole)",
-                bytes: gpu_frame.samples.size(),
-                limit: binding,
-                limit_name: "max_storage_buffer_binding_size",
-            });
-        }
         let Some((programs, _)) = &gpu_frame.layered else {
             return Err(GpuError::NoLayers);
         };
+        // The expand pass binds the records, shot records, inputs, programs and samples whole: a
+        // crowd whose any one outgrows a binding is expanded here instead, in parallel, and
+        // uploaded as `set_frame` uploads programs and samples (split into chunks), so that
+        // records work at any size the frame does; the device's records are then stale, and the
+        // next records frame small enough sends everything.
+        // The upload binds whole too: at most everything, each entry with its index.
+        let everything = 4 * (UPLOAD_HEADER_WORDS + records.len() + shots.len() + num_characters)
+            + size_of_val(records)
+            + size_of_val(shots)
+            + size_of_val(inputs);
+        let bound = [everything, size_of_val(records), size_of_val(shots), size_of_val(inputs)].map(|b| b as u64);
+        if bound.into_iter().chain([programs.size(), gpu_frame.samples.size()]).any(|b| b > binding) {
+            let mut programs = vec![LayerProgram::default(); records.len()];
+            let mut samples = vec![ClipSample::default(); num_characters * per];
+            let Some(expansion) = &mut self.expansion else {
+                return Ok(());
+            };
+            expand_frame(&expansion.tables, &expansion.blend_trees, frame, &mut programs, &mut samples);
+            (expansion.sent, expansion.sent_before) = (None, None);
+            expansion.record_bytes = 0;
+            return self.upload_frame(&samples, &programs, dt_s, due);
+        }
         let Some(expansion) = &mut self.expansion else {
             return Ok(());
         };
@@ -348,15 +371,6 @@ impl GpuCrowd {
         upload_words.extend_from_slice(shot_words);
         upload_words.extend_from_slice(input_words);
         let upload_bytes = (upload_words.len() * size_of::<u32>()) as u64;
-        if entries > 0 && upload_bytes > binding {
-            return Err(GpuError::CrowdTooLarge {
-                characters: num_characters,
-                what: "records upload (the scatter pass binds it whole)",
-                bytes: upload_bytes,
-                limit: binding,
-                limit_name: "max_storage_buffer_binding_size",
-            });
-        }
         let max_per_dimension = limits.max_compute_workgroups_per_dimension;
         expansion.scatter_workgroups = grid(entries.div_ceil(EXPAND_WORKGROUP), max_per_dimension);
         upload_words[..5].copy_from_slice(&[

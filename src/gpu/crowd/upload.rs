@@ -95,7 +95,7 @@ impl GpuCrowd {
         self.upload_frame(samples, programs, dt_s, Some(due))
     }
 
-    fn upload_frame(
+    pub(super) fn upload_frame(
         &mut self,
         samples: &[ClipSample],
         programs: &[LayerProgram],
