@@ -211,7 +211,7 @@ fn run(args: &Args) -> Result<(), Error> {
     // once (kept: root motion expands the records' base layers with them).
     let (tables, trees) = crowd.archetype(kind)?.expansion();
     let (tables, trees) = (tables.clone(), trees.clone());
-    animation.set_expansion(&tables, trees)?;
+    animation.set_expansion(&tables, &trees)?;
     let renderer = Renderer::new(&device, &mesh, rig.num_joints(), (args.width, args.height), n)?;
 
     // Where the engine keeps its characters, by row (spawn order while nobody is despawned;
