@@ -508,10 +508,9 @@ fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
     let support::DemoCrowd { bound, crowd, kind, .. } = support::demo_crowd(n);
     let (tables, trees) = bound.archetype.expansion();
     let frame = crowd.record_frame(kind).expect("the crowd's records");
-    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
     let layers = tables.num_layers();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
-    let mut programs = vec![LayerProgram::default(); records.len()];
+    let mut programs = vec![LayerProgram::default(); frame.records().len()];
     let mut samples = vec![ClipSample::default(); n * tables.samples_per_character()];
     let mut travel = vec![RootDelta::default(); n];
     let mut group = c.benchmark_group("eval_cpu");
@@ -522,7 +521,7 @@ fn root_motion(c: &mut Criterion<ThreadCpuTime>) {
                 let start = thread_cpu_ns();
                 for _ in 0..iterations {
                     let (programs, samples) = (&mut programs, &mut samples);
-                    ExpandJob { tables, trees, inputs, records, shots, clock, programs, samples }
+                    ExpandJob::of_frame(tables, trees, &frame, programs, samples)
                         .run()
                         .expect("the step's records expand");
                     crowd_root_motion(&bound.clips, samples, programs, layers, &mut travel).expect("root motion");

@@ -812,21 +812,12 @@ impl CrowdRuntime {
         }
         // The state step's records, expanded into the programs and samples the frame reads.
         let (tables, trees) = crowd.archetype(id)?.expansion();
-        let records = crowd.records(id)?;
-        entry.programs.resize(records.len(), LayerProgram::default());
+        let frame = crowd.record_frame(id)?;
+        entry.programs.resize(frame.records().len(), LayerProgram::default());
         entry.samples.resize(characters * tables.samples_per_character(), ClipSample::default());
-        ExpandJob {
-            tables,
-            trees,
-            inputs: crowd.blend_inputs(id)?,
-            records,
-            shots: crowd.shots(id)?,
-            clock: &crowd.record_clock(id)?,
-            programs: &mut entry.programs,
-            samples: &mut entry.samples,
-        }
-        .run()
-        .map_err(EvalError::from)?;
+        ExpandJob::of_frame(tables, trees, &frame, &mut entry.programs, &mut entry.samples)
+            .run()
+            .map_err(EvalError::from)?;
         let (programs, samples) = (&entry.programs, &entry.samples);
         let procedural = match &mut entry.procedural {
             Some(p) => {

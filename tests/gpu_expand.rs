@@ -36,11 +36,10 @@ use support::wgsl::{check_struct, wgsl_u32_constant};
 /// The CPU's expansion of a frame.
 fn cpu_expand(bound: &DemoArchetype, frame: &RecordFrame<'_>) -> (Vec<LayerProgram>, Vec<ClipSample>) {
     let (tables, trees) = bound.archetype.expansion();
-    let (records, shots, inputs, clock) = (frame.records(), frame.shots(), frame.inputs(), frame.clock());
-    let characters = records.len() / tables.num_layers();
-    let mut programs = vec![LayerProgram::default(); records.len()];
+    let characters = frame.records().len() / tables.num_layers();
+    let mut programs = vec![LayerProgram::default(); frame.records().len()];
     let mut samples = vec![ClipSample::default(); characters * tables.samples_per_character()];
-    ExpandJob { tables, trees, inputs, records, shots, clock, programs: &mut programs, samples: &mut samples }
+    ExpandJob::of_frame(tables, trees, frame, &mut programs, &mut samples)
         .run()
         .expect("the state step's records expand");
     (programs, samples)

@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("import", &["pose", "rig", "clip", "mesh"]),
     ("state", &["rig", "clip", "blend_space", "graph", "program", "profile"]),
     ("eval", &["pose", "rig", "clip", "blend_space", "program", "profile"]),
-    ("gpu", &["pose", "rig", "clip", "program", "profile"]),
+    ("gpu", &["pose", "rig", "clip", "blend_space", "program", "profile"]),
     ("runtime", &["pose", "rig", "clip", "mesh", "blend_space", "graph", "program", "profile", "state", "eval"]),
     ("setup", EVERYTHING),
     ("demo", EVERYTHING),

@@ -186,7 +186,53 @@ pub struct ExpandJob<'a> {
     pub samples: &'a mut [ClipSample],
 }
 
-impl ExpandJob<'_> {
+impl<'a> ExpandJob<'a> {
+    /// The job expanding `frame` (`state::Crowd::record_frame`) with the archetype's `tables` and
+    /// `trees` (`state::Archetype::expansion`) into `programs` and `samples`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use throng::demo::{DemoCharacter, LOCOMOTION_GRAPH};
+    /// use throng::eval::expand::ExpandJob;
+    /// use throng::graph::CompiledGraph;
+    /// use throng::program::{ClipSample, LayerProgram};
+    /// use throng::state::Crowd;
+    ///
+    /// let graph = Arc::new(CompiledGraph::from_json(LOCOMOTION_GRAPH).unwrap());
+    /// let bound = DemoCharacter::humanoid().bind(graph).unwrap();
+    /// let mut crowd = Crowd::new();
+    /// let kind = crowd.add_archetype(bound.archetype.clone());
+    /// for _ in 0..3 {
+    ///     crowd.spawn(kind).unwrap();
+    /// }
+    /// crowd.update(1.0 / 60.0).unwrap();
+    /// let (tables, trees) = bound.archetype.expansion();
+    /// let frame = crowd.record_frame(kind).unwrap();
+    /// let mut programs = vec![LayerProgram::default(); frame.records().len()];
+    /// let mut samples = vec![ClipSample::default(); 3 * tables.samples_per_character()];
+    /// ExpandJob::of_frame(tables, trees, &frame, &mut programs, &mut samples).run().unwrap();
+    /// assert_eq!(programs, crowd.programs(kind).unwrap());
+    /// ```
+    #[must_use]
+    pub fn of_frame(
+        tables: &'a ExpandTables,
+        trees: &'a BlendTrees,
+        frame: &'a RecordFrame<'a>,
+        programs: &'a mut [LayerProgram],
+        samples: &'a mut [ClipSample],
+    ) -> Self {
+        Self {
+            tables,
+            trees,
+            inputs: frame.inputs(),
+            records: frame.records(),
+            shots: frame.shots(),
+            clock: frame.clock(),
+            programs,
+            samples,
+        }
+    }
+
     /// Checks the job.
     ///
     /// # Errors

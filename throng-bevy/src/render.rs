@@ -135,18 +135,9 @@ impl CpuCrowd {
         let characters = records.records().len() / layers;
         self.programs.resize(records.records().len(), LayerProgram::default());
         self.samples.resize(characters * assets.tables.samples_per_character(), ClipSample::default());
-        ExpandJob {
-            tables: &assets.tables,
-            trees: &assets.trees,
-            inputs: records.inputs(),
-            records: records.records(),
-            shots: records.shots(),
-            clock: records.clock(),
-            programs: &mut self.programs,
-            samples: &mut self.samples,
-        }
-        .run()
-        .map_err(EvalError::from)?;
+        ExpandJob::of_frame(&assets.tables, &assets.trees, &records, &mut self.programs, &mut self.samples)
+            .run()
+            .map_err(EvalError::from)?;
         let floats = characters * assets.rig.num_joints() * layout.floats_per_joint();
         self.matrices.resize(floats, 0.0);
         self.clips_sampled.resize(characters, 0);

@@ -183,18 +183,9 @@ impl Reference {
         // The frame's records expanded on the CPU, as the reference evaluator reads them.
         let mut programs = vec![LayerProgram::default(); records.records().len()];
         let mut samples = vec![ClipSample::default(); characters * assets.tables.samples_per_character()];
-        ExpandJob {
-            tables: &assets.tables,
-            trees: &assets.trees,
-            inputs: records.inputs(),
-            records: records.records(),
-            shots: records.shots(),
-            clock: records.clock(),
-            programs: &mut programs,
-            samples: &mut samples,
-        }
-        .run()
-        .expect("the step's records expand");
+        ExpandJob::of_frame(&assets.tables, &assets.trees, &records, &mut programs, &mut samples)
+            .run()
+            .expect("the step's records expand");
         let job = FrameJob {
             rig: &assets.rig,
             clips: &assets.clips,
