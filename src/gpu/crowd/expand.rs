@@ -61,6 +61,8 @@ pub(super) struct Expansion {
     /// The trees the words came from, for [`expand_frame`] on the CPU when a crowd's buffers
     /// outgrow one storage binding.
     blend_trees: BlendTrees,
+    /// The programs and samples of that CPU expansion, kept between frames.
+    cpu_expanded: (Vec<LayerProgram>, Vec<ClipSample>),
     upload_words: Vec<u32>,
     shot_words: Vec<u32>,
     input_words: Vec<u32>,
@@ -152,6 +154,7 @@ impl GpuCrowd {
         });
         self.expansion = Some(Expansion {
             blend_trees: trees.clone(),
+            cpu_expanded: (Vec::new(), Vec::new()),
             pipeline: ExpandPipeline::new(&self.device),
             tables_buffer: storage("throng.expand_tables", tables.words()),
             trees: storage("throng.blend_trees", tree_words),
@@ -287,15 +290,22 @@ impl GpuCrowd {
             + size_of_val(inputs);
         let bound = [everything, size_of_val(records), size_of_val(shots), size_of_val(inputs)].map(|b| b as u64);
         if bound.into_iter().chain([programs.size(), gpu_frame.samples.size()]).any(|b| b > binding) {
-            let mut programs = vec![LayerProgram::default(); records.len()];
-            let mut samples = vec![ClipSample::default(); num_characters * per];
             let Some(expansion) = &mut self.expansion else {
                 return Ok(());
             };
+            // Kept from frame to frame: a crowd this large would otherwise allocate hundreds of
+            // megabytes every frame.
+            let (mut programs, mut samples) = std::mem::take(&mut expansion.cpu_expanded);
+            programs.resize(records.len(), LayerProgram::default());
+            samples.resize(num_characters * per, ClipSample::default());
             expand_frame(&expansion.tables, &expansion.blend_trees, frame, &mut programs, &mut samples);
             (expansion.sent, expansion.sent_before) = (None, None);
             expansion.record_bytes = 0;
-            return self.upload_frame(&samples, &programs, dt_s, due);
+            let uploaded = self.upload_frame(&samples, &programs, dt_s, due);
+            if let Some(expansion) = &mut self.expansion {
+                expansion.cpu_expanded = (programs, samples);
+            }
+            return uploaded;
         }
         let Some(expansion) = &mut self.expansion else {
             return Ok(());
