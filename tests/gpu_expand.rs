@@ -246,40 +246,11 @@ fn records_frames_are_refused_as_the_cpu_refuses_them() {
     // The CPU job refuses the same shapes.
     let mut programs = vec![LayerProgram::default(); records.len()];
     let mut samples = vec![ClipSample::default(); 4 * tables.samples_per_character()];
-    let short = &inputs[1..];
-    let job = ExpandJob {
-        tables,
-        trees,
-        inputs: short,
-        records,
-        shots,
-        clock: &clock,
-        programs: &mut programs,
-        samples: &mut samples,
-    };
-    assert!(job.run().is_err(), "inputs short");
-    let job = ExpandJob {
-        tables,
-        trees,
-        inputs,
-        records,
-        shots: &shots[1..],
-        clock: &clock,
-        programs: &mut programs,
-        samples: &mut samples,
-    };
-    assert!(job.run().is_err(), "a shot record short");
-    let job = ExpandJob {
-        tables,
-        trees,
-        inputs,
-        records,
-        shots,
-        clock: &stale,
-        programs: &mut programs,
-        samples: &mut samples,
-    };
-    assert!(job.run().is_err(), "anchors past the clock's table");
+    let mut cpu_refuses =
+        |frame: RecordFrame<'_>| ExpandJob::of_frame(tables, trees, &frame, &mut programs, &mut samples).run().is_err();
+    assert!(cpu_refuses(RecordFrame::new(records, shots, &inputs[1..], clock)), "inputs short");
+    assert!(cpu_refuses(RecordFrame::new(records, &shots[1..], inputs, clock)), "a shot record short");
+    assert!(cpu_refuses(RecordFrame::new(records, shots, inputs, stale)), "anchors past the clock's table");
 }
 
 /// The word layout, workgroup, uniform and record of `program`/`gpu` against
