@@ -253,7 +253,7 @@ pub(super) fn atan2_positive(y: Vec4, x: Vec4) -> Vec4 {
 /// `(sin x, cos x)` in each lane for |x| below a few turns: Cephes' single-precision `sinf` and
 /// `cosf` (x reduced by the nearest multiple of π/2 in three parts, Cody–Waite, then each from
 /// its polynomial on [−π/4, π/4]), within a few ulp of libm's; the shader has the same
-/// polynomials, so both evaluators take the same turns.
+/// polynomials (`shaders/shared/trig.wgsl`), so both evaluators take the same turns.
 #[inline]
 pub(super) fn sin_cos(x: Vec4) -> (Vec4, Vec4) {
     // The nearest integer, ties to even as WGSL's `round`: adding 1.5 × 2²³ leaves no fraction
