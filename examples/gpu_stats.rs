@@ -12,7 +12,10 @@
 //! ```
 //! `--joints N[,M…]` picks rig sizes (default 26,64), `--all` lists every statistic the driver
 //! gives instead of the usual columns, `--dump ENTRY` prints that entry point's text
-//! representations (RADV: NIR, ACO IR and the disassembly) after the table.
+//! representations (RADV: NIR, ACO IR and the disassembly) after the table. After each rig's
+//! production kernels come the layered frames' measurement specialisations
+//! (`throng::gpu::stats::Specialisation`: `… steady` without the switch frame's code, `…
+//! settled` without the decay's either), whose differences the work model's regions are.
 //!
 //! First it prints the work model (`throng::gpu::work_model`, no driver needed) per character
 //! of the benches' two frames on both humanoids, for every kernel variant (`FrameKernel`), on
@@ -275,7 +278,10 @@ fn main() -> ExitCode {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }
+    // Each rig's production kernels, then the layered frames' specialisations the work model
+    // measures regions with (rows such as `frame_layers_levels_main/64j steady`).
     let mut kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+    kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.
     let mut named = std::collections::HashSet::new();
     kernels.retain(|k| named.insert(k.name()));

@@ -18,7 +18,7 @@ struct LayerSamples {
 fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l: u32, additive: bool, num_joints: u32) -> LayerSamples {
     let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
     var num_shown = select(program.num_target, program.num_target + program.num_secondary, crossfade);
-    var num_back = select(0u, program.num_secondary, !crossfade);
+    var num_back = select(0u, program.num_secondary, SWITCH_CODE && !crossfade);
     if !shows {
         num_shown = 0u;
         num_back = 0u;
@@ -93,7 +93,7 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
     // Every lane has read the table before the next layer writes it.
     workgroupBarrier();
     if shows {
-        if s.decay != 0u {
+        if DECAY_CODE && s.decay != 0u {
             if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
                 if owns {
                     pose = apply_offset(load_offset(joint_ref(block, lane)), s.decay, s.decay_s, s.elapsed_s, pose);

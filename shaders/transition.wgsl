@@ -14,6 +14,17 @@ const MIN_VELOCITY_DT_S: f32 = 1e-4;
 const MAX_OFFSET_M: f32 = 1.28e8;
 const MAX_OFFSET_RAD: f32 = 1e4;
 const LN_2: f32 = 0.6931472;
+// Gates for measurement, `true` in every kernel the evaluator builds. `SWITCH_CODE` guards the
+// code only a switch frame runs: the frozen snapshot taken (`snapshot_joint`), the
+// inertialization's capture from both slots and its decay's start (`capture_slots`,
+// `start_decay`), and the step-back blend only the capture reads (gated in
+// `sample_layer_levels`, whose shared sample table holds it; `sample_layer`'s goes with the
+// capture as dead code); `DECAY_CODE` guards the offset's decay.
+// `throng::gpu::stats` compiles the layered frames with them rewritten to `false` (never
+// dispatched) so that `throng::gpu::work_model` measures those regions as differences of static
+// instruction counts.
+const SWITCH_CODE: bool = true;
+const DECAY_CODE: bool = true;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // vec4 per joint in a layer's block: two slots of three and a memo of three.
 const JOINT_STATE_VEC4S: u32 = 9u;
@@ -325,7 +336,7 @@ fn transition_start(state: LayerState, program: LayerProgram) -> TransitionStart
     let shown = state.flags & STATE_SHOWN_MASK;
     let snapshot = (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u;
     let inertializes = program.mode == MODE_QUINTIC || program.mode == MODE_QUINTIC_OVERSHOOT || program.mode == MODE_SPRING;
-    let capture = !snapshot && switched && shown > 0u && inertializes;
+    let capture = SWITCH_CODE && !snapshot && switched && shown > 0u && inertializes;
     if switched {
         return TransitionStart(shown, (state.flags >> STATE_SLOT_SHIFT) & 1u, true, snapshot, capture, 0u, 0.0, 0.0, 0.0, 0.0);
     }
@@ -346,12 +357,13 @@ fn transition_start(state: LayerState, program: LayerProgram) -> TransitionStart
 // A frozen fade for one joint: at the switch the displayed pose becomes the snapshot (with
 // nothing displayed to freeze — a new or reset character, or a layer back from weight 0
 // mid-fade — the destination itself), after it the snapshot is read; the pose mixed from it.
+// Taking the snapshot is `SWITCH_CODE`; every frame of the fade reads it.
 fn snapshot_joint(jr: JointRef, s: TransitionStart, target_weight: f32, pose: Transform) -> Transform {
     var source = pose;
-    if s.switched && s.shown > 0u {
+    if SWITCH_CODE && s.switched && s.shown > 0u {
         source = load_slot(jr, s.slot);
         store_snapshot(jr, source);
-    } else if s.switched || s.shown == 0u {
+    } else if SWITCH_CODE && (s.switched || s.shown == 0u) {
         store_snapshot(jr, source);
     } else {
         source = load_snapshot(jr);
@@ -455,7 +467,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     if s.capture {
         s = start_decay(s, program, bitcast<f32>(atomicLoad(&largest_offset_bits)), bitcast<f32>(atomicLoad(&largest_velocity_bits)));
     }
-    if s.decay != 0u {
+    if DECAY_CODE && s.decay != 0u {
         if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;

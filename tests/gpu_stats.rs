@@ -138,7 +138,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         let kernel = report
             .kernels
             .iter()
-            .find(|k| k.kernel == Kernel { kind, num_joints: 64, compact_clips: false })
+            .find(|k| k.kernel == Kernel::production(kind, 64, false))
             .expect("the report holds every kernel asked for");
         let executable = &kernel.executables[0];
         let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();

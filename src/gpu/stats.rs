@@ -23,8 +23,8 @@ use wgpu::naga;
 
 use crate::gpu::pipelines::{ShaderModuleKind, shader_source};
 
-/// One production kernel: a module of `shaders/` for a rig size, with or without compact-clip
-/// decoding, as [`crate::gpu::GpuCrowd`] builds it.
+/// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
+/// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The module and its entry point.
@@ -33,6 +33,61 @@ pub struct Kernel {
     pub num_joints: usize,
     /// Whether compact-clip decoding is compiled in.
     pub compact_clips: bool,
+    /// The production kernel, or one compiled with measurement gates off.
+    pub specialisation: Specialisation,
+}
+
+/// Which of the measurement gates of `shaders/transition.wgsl` (`SWITCH_CODE`, `DECAY_CODE`,
+/// both `true` in production) a kernel is compiled with. A specialisation is never dispatched:
+/// it is the production kernel without code a frame of a given kind does not run, so that the
+/// difference of the two kernels' static instruction counts measures that code
+/// (`gpu::work_model::KernelCosts::from_frame_layers_loops`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Specialisation {
+    /// Every gate on: the kernel the evaluator builds.
+    #[default]
+    Production,
+    /// `SWITCH_CODE` off: a frame where no layer switches (no snapshot taken, no step-back
+    /// blend, no capture).
+    Steady,
+    /// `SWITCH_CODE` and `DECAY_CODE` off: a frame where no layer switches and no offset decays.
+    Settled,
+}
+
+/// The gate lines of `shaders/transition.wgsl` that [`Specialisation`]s rewrite.
+const SWITCH_CODE_LINE: &str = "const SWITCH_CODE: bool = true;";
+const DECAY_CODE_LINE: &str = "const DECAY_CODE: bool = true;";
+
+impl Specialisation {
+    /// Every specialisation, production first.
+    pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
+
+    /// The name [`Kernel::name`] appends (empty for production).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Production => "",
+            Self::Steady => "steady",
+            Self::Settled => "settled",
+        }
+    }
+
+    /// The gate lines this specialisation turns off.
+    fn gates(self) -> &'static [&'static str] {
+        match self {
+            Self::Production => &[],
+            Self::Steady => &[SWITCH_CODE_LINE],
+            Self::Settled => &[SWITCH_CODE_LINE, DECAY_CODE_LINE],
+        }
+    }
+
+    /// `source` with this specialisation's gates off, or `None` where a gate's line is missing
+    /// (the module holds no transition, or the line changed).
+    fn apply(self, source: String) -> Option<String> {
+        self.gates().iter().try_fold(source, |source, &line| {
+            source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
+        })
+    }
 }
 
 impl Kernel {
@@ -54,19 +109,68 @@ impl Kernel {
             .into_iter()
             .flat_map(|kind| {
                 let formats: &[bool] = if kind.specialised() { &[false, true] } else { &[false] };
-                formats.iter().map(move |&compact_clips| Self { kind, num_joints, compact_clips })
+                formats.iter().map(move |&compact_clips| Self::production(kind, num_joints, compact_clips))
+            })
+            .collect()
+    }
+
+    /// The kernel the evaluator builds.
+    #[must_use]
+    pub const fn production(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> Self {
+        Self { kind, num_joints, compact_clips, specialisation: Specialisation::Production }
+    }
+
+    /// The work model's specialisations for a rig of `num_joints`: each layered frame
+    /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`]) with full
+    /// clips, [`Specialisation::Steady`] and [`Specialisation::Settled`].
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::specialisations_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert!(names.contains(&"frame_layers_levels_main/64j steady".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn specialisations_for_rig(num_joints: usize) -> Vec<Self> {
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+            .into_iter()
+            .flat_map(|kind| {
+                [Specialisation::Steady, Specialisation::Settled]
+                    .map(|specialisation| Self { specialisation, ..Self::production(kind, num_joints, false) })
             })
             .collect()
     }
 
     /// A short name: the entry point, the rig size and `+compact` where compact clips are on
-    /// (the entry point alone for a module the same for every rig).
+    /// (the entry point alone for a module the same for every rig), then the specialisation's
+    /// name where it is not production.
     #[must_use]
     pub fn name(&self) -> String {
-        if !self.kind.specialised() {
-            return self.kind.entry_point().to_owned();
+        let name = if self.kind.specialised() {
+            format!(
+                "{}/{}j{}",
+                self.kind.entry_point(),
+                self.num_joints,
+                if self.compact_clips { "+compact" } else { "" }
+            )
+        } else {
+            self.kind.entry_point().to_owned()
+        };
+        match self.specialisation {
+            Specialisation::Production => name,
+            other => format!("{name} {}", other.name()),
         }
-        format!("{}/{}j{}", self.kind.entry_point(), self.num_joints, if self.compact_clips { "+compact" } else { "" })
+    }
+
+    /// The kernel's WGSL: [`shader_source`]'s, with the specialisation's gates off.
+    ///
+    /// # Errors
+    /// [`StatsError::Shader`] where the module lacks a gate the specialisation turns off.
+    pub fn source(&self) -> Result<String, StatsError> {
+        let source = shader_source(self.kind, self.num_joints, self.compact_clips);
+        self.specialisation.apply(source).ok_or_else(|| StatsError::Shader {
+            kernel: self.name(),
+            message: "the module has no measurement gate to turn off (shaders/transition.wgsl)".to_owned(),
+        })
     }
 }
 
@@ -281,18 +385,18 @@ pub struct KernelSpirv {
     pub bindings: Vec<Binding>,
 }
 
-/// The kernel as wgpu's Vulkan backend hands it to the driver: the WGSL of [`shader_source`]
+/// The kernel as wgpu's Vulkan backend hands it to the driver: the WGSL of [`Kernel::source`]
 /// parsed and validated by naga, overrides processed for the entry point, written as SPIR-V
 /// with `options` ([`spirv_options`]) for that entry point alone.
 ///
 /// # Errors
 /// [`StatsError::Shader`] where naga refuses the module (a bug in `shaders/`: the unit tests
-/// validate every module).
+/// validate every module), or a specialisation's gate is missing from it.
 ///
 /// ```
 /// use throng::gpu::ShaderModuleKind;
 /// use throng::gpu::stats::{Kernel, kernel_spirv, spirv_options};
-/// let kernel = Kernel { kind: ShaderModuleKind::FrameLayers, num_joints: 64, compact_clips: false };
+/// let kernel = Kernel::production(ShaderModuleKind::FrameLayers, 64, false);
 /// // A Vulkan 1.3 device with robustBufferAccess2, as RADV and NVIDIA's drivers offer.
 /// let options = spirv_options(ash::vk::API_VERSION_1_3, true);
 /// let spirv = kernel_spirv(kernel, &options).unwrap();
@@ -302,7 +406,7 @@ pub struct KernelSpirv {
 /// ```
 pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> Result<KernelSpirv, StatsError> {
     let shader_error = |message: String| StatsError::Shader { kernel: kernel.name(), message };
-    let source = shader_source(kernel.kind, kernel.num_joints, kernel.compact_clips);
+    let source = kernel.source()?;
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| shader_error(e.emit_to_string(&source)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
         .validate(&module)
@@ -432,7 +536,7 @@ impl Drop for Session {
 /// ```
 /// use throng::gpu::ShaderModuleKind;
 /// use throng::gpu::stats::{Kernel, driver_statistics};
-/// let kernel = Kernel { kind: ShaderModuleKind::Frame, num_joints: 64, compact_clips: false };
+/// let kernel = Kernel::production(ShaderModuleKind::Frame, 64, false);
 /// match driver_statistics(&[kernel]) {
 ///     Ok(report) => {
 ///         let executable = &report.kernels[0].executables[0];
@@ -758,5 +862,27 @@ BB3:
             let uniform = Binding { group, binding: 0, uniform: true };
             assert!(spirv.bindings.contains(&uniform), "{}", kernel.name());
         }
+    }
+
+    /// Each specialisation turns off exactly its gates (the source differs from production's
+    /// by those lines alone) and still writes SPIR-V; a module without the gates refuses one.
+    #[test]
+    fn specialisations_turn_their_gates_off() {
+        let options = spirv_options(vk::API_VERSION_1_3, true);
+        for kernel in Kernel::specialisations_for_rig(64) {
+            let production = Kernel { specialisation: Specialisation::Production, ..kernel }.source().unwrap();
+            let source = kernel.source().unwrap_or_else(|e| panic!("{e}"));
+            let changed: Vec<(&str, &str)> = production.lines().zip(source.lines()).filter(|(a, b)| a != b).collect();
+            let want: Vec<(&str, String)> =
+                kernel.specialisation.gates().iter().map(|&l| (l, l.replacen("true", "false", 1))).collect();
+            assert_eq!(changed.len(), want.len(), "{}", kernel.name());
+            assert!(changed.iter().zip(&want).all(|(c, w)| c.0 == w.0 && c.1 == w.1), "{}: {changed:?}", kernel.name());
+            let spirv = kernel_spirv(kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(spirv.words.first(), Some(&0x0723_0203), "{}", kernel.name());
+        }
+        let two_clip =
+            Kernel { specialisation: Specialisation::Steady, ..Kernel::production(ShaderModuleKind::Frame, 64, false) };
+        assert!(matches!(two_clip.source(), Err(StatsError::Shader { .. })));
+        assert_eq!(two_clip.name(), "frame_main/64j steady");
     }
 }
