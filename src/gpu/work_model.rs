@@ -134,6 +134,52 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
     ],
 );
 
+/// `frame_layers_main`'s steady specialisation (`gpu::stats::Specialisation::Steady`: no switch
+/// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the step-back blend's two loops are gone,
+/// the sampling loop and the transition's first joint loop (no snapshot taken, no capture) are
+/// shorter.
+pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    2859,
+    [
+        (2481, 0),
+        (499, 1),
+        (18, 2),
+        (161, 2),
+        (113, 1),
+        (856, 1),
+        (35, 1),
+        (40, 1),
+        (441, 1),
+        (228, 2),
+        (250, 1),
+        (56, 0),
+        (275, 0),
+        (69, 1),
+    ],
+);
+
+/// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
+/// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
+/// loops without the decay's.
+pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    1948,
+    [
+        (1576, 0),
+        (503, 1),
+        (18, 2),
+        (161, 2),
+        (113, 1),
+        (35, 1),
+        (40, 1),
+        (441, 1),
+        (228, 2),
+        (250, 1),
+        (56, 0),
+        (275, 0),
+        (69, 1),
+    ],
+);
+
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
@@ -144,6 +190,17 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
     (3693, [(3347, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+
+/// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
+/// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
+pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
+    (2701, [(2353, 0), (19, 1), (197, 1), (288, 1), (122, 0)]);
+
+/// `frame_layers_levels_main`'s settled specialisation as
+/// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
+/// loop's straight-line body without the decay.
+pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
+    (1782, [(1435, 0), (19, 1), (198, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
