@@ -15,10 +15,12 @@ mod support;
 use std::sync::OnceLock;
 
 use throng::demo::DemoCharacter;
-use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, driver_statistics};
+use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, Specialisation, driver_statistics};
 use throng::gpu::work_model::{
-    FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
-    FRAME_LOOPS_RADV_NAVI21, KernelCosts, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
+    FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
+    FRAME_LOOPS_RADV_NAVI21, KernelCosts, LayeredLoops, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, ShaderModuleKind};
 
@@ -58,8 +60,9 @@ const PROCEDURAL_SHARE_TARGET: f64 = 0.15;
 /// Characters the model averages over (the layered frame: each over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
 
-/// Every production kernel for each rig size, compiled once for the whole binary, or `None`
-/// (after saying why) where no driver reports statistics.
+/// Every production kernel for each rig size, then the layered frames' measurement
+/// specialisations for 64 joints, compiled once for the whole binary, or `None` (after saying
+/// why) where no driver reports statistics.
 fn driver_report() -> Option<&'static DriverReport> {
     static REPORT: OnceLock<Result<DriverReport, String>> = OnceLock::new();
     let report = REPORT.get_or_init(|| {
@@ -69,7 +72,8 @@ fn driver_report() -> Option<&'static DriverReport> {
             // the other tests read the environment through std, which takes its own lock.
             unsafe { std::env::set_var("RADV_FORCE_FAMILY", "navi21") };
         }
-        let kernels: Vec<Kernel> = RIG_SIZES.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+        let mut kernels: Vec<Kernel> = RIG_SIZES.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+        kernels.extend(Kernel::specialisations_for_rig(64));
         driver_statistics(&kernels).map_err(|e| e.to_string())
     });
     match report {
@@ -94,7 +98,8 @@ fn statistic(kernel: &KernelStatistics, name: &str) -> Option<f64> {
 fn no_kernel_spills() {
     let Some(report) = driver_report() else { return };
     let per_rig = Kernel::all_for_rig(64).len();
-    assert_eq!(report.kernels.len(), RIG_SIZES.len() * per_rig, "every kernel built");
+    let specialisations = Kernel::specialisations_for_rig(64).len();
+    assert_eq!(report.kernels.len(), RIG_SIZES.len() * per_rig + specialisations, "every kernel built");
     assert!(report.kernels.iter().any(|k| k.kernel.kind == ShaderModuleKind::Procedural), "the procedural stage's");
     for kernel in &report.kernels {
         let name = kernel.kernel.name();
@@ -114,11 +119,12 @@ fn no_kernel_spills() {
 }
 
 /// The work model's instruction costs are the loop bodies RADV reports for today's fused
-/// kernels. When a kernel changes, this fails: run
-/// `RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints 64`, copy the
-/// kernel's instructions and loop bodies into `FRAME_LAYERS_LOOPS_RADV_NAVI21` or
-/// `FRAME_LOOPS_RADV_NAVI21` (`src/gpu/work_model.rs`), map any new loop to its region, and
-/// review the budgets above.
+/// kernels and the layered frames' steady and settled specialisations. When a kernel changes,
+/// this fails: run `RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints
+/// 64`, copy the kernel's instructions and loop bodies into its `*_LOOPS_RADV_NAVI21` constant
+/// (`src/gpu/work_model.rs`; a row such as `frame_layers_main/64j steady` into
+/// `FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`), map any new loop to its region, and review the
+/// budgets above.
 #[test]
 fn model_costs_are_the_drivers_loop_bodies() {
     let Some(report) = driver_report() else { return };
@@ -126,32 +132,66 @@ fn model_costs_are_the_drivers_loop_bodies() {
         eprintln!("skipping: the recorded costs are RADV navi21's; this device is {}", report.device_name);
         return;
     }
-    for (kind, (total, recorded)) in [
-        (ShaderModuleKind::FrameLayers, (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, FRAME_LAYERS_LOOPS_RADV_NAVI21.1.to_vec())),
-        (ShaderModuleKind::Frame, (FRAME_LOOPS_RADV_NAVI21.0, FRAME_LOOPS_RADV_NAVI21.1.to_vec())),
+    use Specialisation::{Production, Settled, Steady};
+    for (kind, specialisation, (total, recorded)) in [
+        (
+            ShaderModuleKind::FrameLayers,
+            Production,
+            (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            ShaderModuleKind::FrameLayers,
+            Steady,
+            (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            ShaderModuleKind::FrameLayers,
+            Settled,
+            (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (ShaderModuleKind::Frame, Production, (FRAME_LOOPS_RADV_NAVI21.0, &FRAME_LOOPS_RADV_NAVI21.1[..])),
         (
             ShaderModuleKind::FrameLayersLevels,
-            (FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1.to_vec()),
+            Production,
+            (FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1[..]),
         ),
-        (ShaderModuleKind::FrameLevels, (FRAME_LEVELS_LOOPS_RADV_NAVI21.0, FRAME_LEVELS_LOOPS_RADV_NAVI21.1.to_vec())),
+        (
+            ShaderModuleKind::FrameLayersLevels,
+            Steady,
+            (FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            ShaderModuleKind::FrameLayersLevels,
+            Settled,
+            (FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            ShaderModuleKind::FrameLevels,
+            Production,
+            (FRAME_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LEVELS_LOOPS_RADV_NAVI21.1[..]),
+        ),
     ] {
-        let kernel = report
-            .kernels
-            .iter()
-            .find(|k| k.kernel == Kernel::production(kind, 64, false))
-            .expect("the report holds every kernel asked for");
+        let want = Kernel { specialisation, ..Kernel::production(kind, 64, false) };
+        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
         let executable = &kernel.executables[0];
         let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();
         let instructions = statistic(kernel, "Instructions");
         assert_eq!(
-            (instructions, &loops),
-            (Some(f64::from(total)), &recorded),
+            (instructions, loops.as_slice()),
+            (Some(f64::from(total)), recorded),
             "{}: the driver's instruction count and loop bodies moved from the recorded ones",
             kernel.kernel.name()
         );
     }
-    let (total, loops) = FRAME_LAYERS_LOOPS_RADV_NAVI21;
-    assert_eq!(KernelCosts::from_frame_layers_loops(total, &loops), Some(KernelCosts::frame_layers_radv_navi21()));
+    assert_eq!(
+        KernelCosts::from_frame_layers_loops(LayeredLoops::frame_layers_radv_navi21()),
+        Some(KernelCosts::frame_layers_radv_navi21())
+    );
+    let levels = KernelCosts::from_frame_layers_levels_loops(
+        LayeredLoops::frame_layers_levels_radv_navi21(),
+        &KernelCosts::frame_layers_radv_navi21(),
+    );
+    assert_eq!(levels, Some(KernelCosts::frame_layers_levels_radv_navi21()));
 }
 
 /// The procedural stage's costs are RADV's loop bodies for `procedural_main`, as

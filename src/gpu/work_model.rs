@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints | `sample_fixed`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop |
-//! | transition (layer with memory) | once per wave; the decay once more while an offset decays | `transition`, `decay`; 3 barriers |
+//! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays | `transition`, `switch`, `decay`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave | `combine` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
 //! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
@@ -20,8 +20,13 @@
 //! normalised weight, clip header) is redone by every wave that holds joints.
 //!
 //! **Modelled wave-instructions** are each region's static instruction count (a driver's loop
-//! body, [`KernelCosts`]) times the times a wave enters it: an upper bound where a region's
-//! branches are skipped, a count where they are not. **Bytes** are a character's own device
+//! body, or the difference a measurement specialisation makes, [`KernelCosts`]) times the times
+//! a wave enters it: an upper bound where a region's branches are skipped, a count where they
+//! are not. The code only a switch frame runs (the frozen snapshot taken; the inertialization's
+//! step-back blend, capture and decay start) and the decay are regions of their own, measured
+//! by compiling each layered kernel with `SWITCH_CODE`, then `DECAY_CODE` too, off
+//! (`gpu::stats::Specialisation`, [`LayeredLoops`]), so that a steady frame is not charged a
+//! switch's code. **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
 //! (`clip_bytes_read`). Layer memory is modelled in its steady state: every layer has shown two
@@ -37,11 +42,12 @@
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
 //! and barrier are not counted). The driver reports the layer loop's straight-line code as one
-//! body; [`KernelCosts::from_frame_layers_levels_loops`] splits it into the fused kernel's
-//! regions (sampling, transition, decay, mesh-space and other combines) in the proportions the
-//! fused kernel's own loops give them, an assumption (the two run the same per-joint functions)
-//! that the recorded totals bound. Bytes are the fused kernel's: the same memory, read and
-//! written once.
+//! body: the switch frame's code and the decay are measured out of it by the specialisations,
+//! and [`KernelCosts::from_frame_layers_levels_loops`] splits what is left, code every shown
+//! layer runs, into the fused kernel's regions (layer code, sampling, transition, mesh-space
+//! and other combines) in the proportions the fused kernel's own loops give them, an assumption
+//! (the two run the same per-joint functions) that the recorded totals bound. Bytes are the
+//! fused kernel's: the same memory, read and written once.
 
 use crate::gpu::FrameKernel;
 use crate::gpu::types::{LEVEL_GROUP_THREADS, level_lanes};
@@ -66,8 +72,9 @@ const SLOT_BYTES: f64 = 48.0;
 const MEMO_BYTES: f64 = 48.0;
 
 /// Static instruction counts of a fused kernel's regions (see the module's table): each one a
-/// loop body of the kernel's disassembly, or what is left of one when its inner loops are taken
-/// out. Derived from a driver's loop list by [`KernelCosts::from_frame_layers_loops`] and
+/// loop body of the kernel's disassembly, what is left of one when its inner loops are taken
+/// out, or the difference a measurement specialisation makes (`switch`, `decay`). Derived from
+/// a driver's loop lists by [`KernelCosts::from_frame_layers_loops`] and
 /// [`KernelCosts::from_frame_loops`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelCosts {
@@ -84,9 +91,15 @@ pub struct KernelCosts {
     pub sample_clip: u32,
     /// One clip of the step-back blend (inertialization's switch frame).
     pub step_back_clip: u32,
-    /// The transition's per-joint code: snapshot or capture, then the displayed slot stored.
+    /// The transition's code every frame runs: the state, a frozen fade's snapshot read and
+    /// mixed, the displayed slot stored.
     pub transition: u32,
-    /// An offset decayed and applied.
+    /// The code only a switch frame runs (`SWITCH_CODE` in `shaders/transition.wgsl`): the
+    /// frozen snapshot taken, or the inertialization's step-back blend outside its loops, its
+    /// capture from both slots and its decay's start. Charged where the layer switches to a
+    /// frozen fade or an inertialization.
+    pub switch: u32,
+    /// An offset decayed and applied (`DECAY_CODE`).
     pub decay: u32,
     /// Base copy, additive or local-space override, per wave.
     pub combine: u32,
@@ -206,6 +219,56 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
 /// loop, local-to-model's level loop.
 pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (738, [(19, 0), (192, 0), (122, 0)]);
 
+/// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
+/// order, as `gpu_stats` reports them.
+pub type LoopList<'a> = (u32, &'a [(usize, usize)]);
+
+/// A layered frame kernel's loop lists: the production kernel's and its two measurement
+/// specialisations' (`gpu::stats::Specialisation`), whose differences measure the switch
+/// frame's code and the decay.
+#[derive(Clone, Copy, Debug)]
+pub struct LayeredLoops<'a> {
+    /// The kernel the evaluator builds.
+    pub production: LoopList<'a>,
+    /// Compiled with `SWITCH_CODE` off.
+    pub steady: LoopList<'a>,
+    /// Compiled with `SWITCH_CODE` and `DECAY_CODE` off.
+    pub settled: LoopList<'a>,
+}
+
+impl LayeredLoops<'static> {
+    /// `frame_layers_main`'s recorded lists ([`FRAME_LAYERS_LOOPS_RADV_NAVI21`],
+    /// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]).
+    #[must_use]
+    pub fn frame_layers_radv_navi21() -> Self {
+        Self {
+            production: (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1),
+            steady: (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1),
+            settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
+        }
+    }
+
+    /// `frame_layers_levels_main`'s recorded lists.
+    #[must_use]
+    pub fn frame_layers_levels_radv_navi21() -> Self {
+        Self {
+            production: (FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1),
+            steady: (FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1),
+            settled: (
+                FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
+            ),
+        }
+    }
+}
+
+impl LayeredLoops<'_> {
+    /// Each list's loop structure against `depths` (production, steady, settled).
+    fn matches(&self, depths: [&[usize]; 3]) -> bool {
+        [self.production, self.steady, self.settled].iter().zip(depths).all(|(l, d)| loop_structure_matches(l.1, d))
+    }
+}
+
 fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
     loops.len() == depths.len() && loops.iter().zip(depths).all(|(&(_, d), &want)| d == want)
 }
@@ -215,31 +278,44 @@ fn count(n: usize) -> u32 {
 }
 
 impl KernelCosts {
-    /// The costs of `frame_layers_main` from its static instruction count and loop bodies
-    /// `(instructions, depth)` in program order (`gpu::stats::ExecutableStatistics::loops`), or
-    /// `None` when the loops are not today's sixteen in today's nesting (the kernel changed: its
-    /// regions must be mapped anew).
+    /// The costs of `frame_layers_main` from its loop lists (the production kernel's and its
+    /// specialisations', [`LayeredLoops`]; `gpu::stats::ExecutableStatistics::loops`), or `None`
+    /// when the loops are not today's in today's nesting (the kernel changed: its regions must
+    /// be mapped anew). The loop bodies the gates leave alone are the production kernel's;
+    /// `switch` is the production layer loop less the steady kernel's and less the step-back
+    /// blend's two loops (its weight sum, charged as `sample_weight`, and `step_back_clip`);
+    /// `decay` the steady layer loop less the settled one's; the sampling loop and the
+    /// transition's first joint loop are what the gates leave of them, the settled kernel's;
+    /// `layer_fixed` the rest of the settled layer loop (it takes the instruction or two the
+    /// driver's scheduling moves between the builds). The regions add up to the production
+    /// kernel's static count.
     #[must_use]
-    pub fn from_frame_layers_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1]) {
+    pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
+        if !loops.matches([
+            &[0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+        ]) {
             return None;
         }
-        let n = |i: usize| count(loops[i].0);
-        let sample_loop = n(1);
-        let sample_fixed = sample_loop.checked_sub(n(2) + n(3) + n(4) + n(5))?;
-        let mesh_fixed = (n(9) + n(10)).checked_sub(n(11))?;
-        let layer_inner = n(1) + n(6) + n(7) + n(8) + n(9) + n(10) + n(12);
+        let (total, production) = loops.production;
+        let n = |i: usize| count(production[i].0);
+        let m = |i: usize| count(loops.settled.1[i].0);
+        let steady = count(loops.steady.1[0].0);
+        let (sample_weight, step_back_clip) = (n(2), n(5));
+        let settled_inner = m(1) + m(4) + n(8) + n(9) + n(10) + n(12);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(13) + n(14))?,
-            layer_fixed: n(0).checked_sub(layer_inner)?,
-            sample_fixed,
-            sample_weight: n(2),
+            layer_fixed: m(0).checked_sub(settled_inner)?,
+            sample_fixed: m(1).checked_sub(n(2) + n(3))?,
+            sample_weight,
             sample_clip: n(3),
-            step_back_clip: n(5),
-            transition: n(6) + n(8),
-            decay: n(7),
+            step_back_clip,
+            transition: m(4) + n(8),
+            switch: n(0).checked_sub(steady + sample_weight + step_back_clip)?,
+            decay: steady.checked_sub(m(0))?,
             combine: n(12),
-            mesh_fixed,
+            mesh_fixed: (n(9) + n(10)).checked_sub(n(11))?,
             mesh_step: n(11),
             pose: n(13),
             skinning: n(14).checked_sub(n(15))?,
@@ -269,40 +345,53 @@ impl KernelCosts {
         })
     }
 
-    /// The costs of `frame_layers_levels_main` from its static instruction count and loop
-    /// bodies, or `None` when the loops are not its eight in that nesting. The layer loop's
-    /// straight-line code is split into `fused`'s regions in `fused`'s proportions (the module's
-    /// notes), the remainder of the rounding to `layer_fixed`.
+    /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
+    /// its eight loops (five in each specialisation) in that nesting. Measured as
+    /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
+    /// kernel's; `switch` is the production layer loop less the steady one's and less the loops
+    /// only a switch runs (the step-back weight sum, charged as `sample_weight`, its clip loop,
+    /// the capture's reduction); `decay` the steady layer loop less the settled one's. What is
+    /// left is the settled kernel's layer loop less its loops: one straight-line body of code
+    /// every shown layer runs, which the driver reports undivided; it is split into `fused`'s
+    /// regions (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in
+    /// `fused`'s proportions (the module's notes), the remainder of the rounding to
+    /// `layer_fixed`.
     #[must_use]
-    pub fn from_frame_layers_levels_loops(total: u32, loops: &[(usize, usize)], fused: &Self) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 1, 1, 1, 1, 1, 1, 0]) {
+    pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
+        if !loops.matches([&[0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 0], &[0, 1, 1, 1, 0]]) {
             return None;
         }
-        let n = |i: usize| count(loops[i].0);
-        let body = n(0).checked_sub(n(1) + n(2) + n(3) + n(4) + n(5) + n(6))?;
-        let parts = [fused.sample_fixed, fused.transition, fused.decay, fused.mesh_fixed, fused.combine];
+        let (total, production) = loops.production;
+        let n = |i: usize| count(production[i].0);
+        let steady = count(loops.steady.1[0].0);
+        let settled = count(loops.settled.1[0].0);
+        // n(2) is the step-back blend's weight sum.
+        let (sample_weight, sample_clip, step_back_clip, capture_step, mesh_step) = (n(1), n(3), n(4), n(5), n(6));
+        let body = settled.checked_sub(sample_weight + sample_clip + mesh_step)?;
+        let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
             return None;
         }
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
-        let [sample_fixed, transition, decay, mesh_fixed, combine] = parts.map(share);
+        let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(7))?,
-            layer_fixed: body.checked_sub(sample_fixed + transition + decay + mesh_fixed + combine)?,
+            layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
             sample_fixed,
-            sample_weight: n(1),
-            sample_clip: n(3),
-            step_back_clip: n(4),
+            sample_weight,
+            sample_clip,
+            step_back_clip,
             transition,
-            decay,
+            switch: n(0).checked_sub(steady + sample_weight + step_back_clip + capture_step)?,
+            decay: steady.checked_sub(settled)?,
             combine,
             mesh_fixed,
-            mesh_step: n(6),
+            mesh_step,
             pose: 0,
             skinning: 0,
             model_step: n(7),
-            capture_step: n(5),
+            capture_step,
         })
     }
 
@@ -338,7 +427,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 15] {
+    pub fn regions(&self) -> [(&'static str, Self); 16] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -347,6 +436,7 @@ impl KernelCosts {
             ("sample_clip", Self { sample_clip: self.sample_clip, ..Self::default() }),
             ("step_back_clip", Self { step_back_clip: self.step_back_clip, ..Self::default() }),
             ("transition", Self { transition: self.transition, ..Self::default() }),
+            ("switch", Self { switch: self.switch, ..Self::default() }),
             ("decay", Self { decay: self.decay, ..Self::default() }),
             ("combine", Self { combine: self.combine, ..Self::default() }),
             ("mesh_fixed", Self { mesh_fixed: self.mesh_fixed, ..Self::default() }),
@@ -358,11 +448,11 @@ impl KernelCosts {
         ]
     }
 
-    /// [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
+    /// [`LayeredLoops::frame_layers_levels_radv_navi21`]'s costs.
     #[must_use]
     pub fn frame_layers_levels_radv_navi21() -> Self {
-        let (total, loops) = FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21;
-        Self::from_frame_layers_levels_loops(total, &loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
+        let loops = LayeredLoops::frame_layers_levels_radv_navi21();
+        Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
     }
 
     /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
@@ -390,11 +480,10 @@ impl KernelCosts {
         }
     }
 
-    /// [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]'s costs.
+    /// [`LayeredLoops::frame_layers_radv_navi21`]'s costs.
     #[must_use]
     pub fn frame_layers_radv_navi21() -> Self {
-        let (total, loops) = FRAME_LAYERS_LOOPS_RADV_NAVI21;
-        Self::from_frame_layers_loops(total, &loops).unwrap_or_default()
+        Self::from_frame_layers_loops(LayeredLoops::frame_layers_radv_navi21()).unwrap_or_default()
     }
 
     /// [`FRAME_LOOPS_RADV_NAVI21`]'s costs.
@@ -861,6 +950,9 @@ impl WorkModel {
         work.bytes_read += LAYER_STATE_BYTES;
         work.bytes_written += LAYER_STATE_BYTES;
         work.charge(costs.transition, waves);
+        if switches(program) {
+            work.charge(costs.switch, waves);
+        }
         if snapshot {
             // At the switch the displayed slot becomes the snapshot; after it the snapshot is read.
             if switched {
@@ -977,6 +1069,9 @@ impl WorkModel {
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 if setup.needs_memory {
                     work.charge(costs.transition, 1);
+                    if any(|c| c.switches) {
+                        work.charge(costs.switch, 1);
+                    }
                     if any(|c| c.decays) {
                         work.charge(costs.decay, 1);
                     }
@@ -1299,6 +1394,14 @@ impl WorkModel {
     }
 }
 
+/// Whether a layer runs the switch frame's code (`KernelCosts::switch`) this frame: it switches
+/// to a frozen fade (the snapshot is taken) or to an inertialization (the capture; in the
+/// steady state every layer has shown a pose to capture from).
+fn switches(program: &LayerProgram) -> bool {
+    let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
+    program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
+}
+
 /// Iterations of a blend's clip loop: the samples with a weight above 0 where there are
 /// several and their weights sum above 0 (one sample takes the shortcut outside the loop).
 fn blend_loop_clips(weights: &[f32]) -> usize {
@@ -1314,6 +1417,7 @@ struct LevelLayer {
     clips: usize,
     back_clips: usize,
     capture: bool,
+    switches: bool,
     decays: bool,
 }
 
@@ -1341,6 +1445,7 @@ impl LevelLayer {
             back_clips: if shows { blend_loop_clips(&back) } else { 0 },
             // Steady state: every layer has shown two frames (the module's notes).
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
+            switches: shows && setup.needs_memory && switches(program),
             decays: shows
                 && setup.needs_memory
                 && !snapshot
@@ -1372,6 +1477,7 @@ mod tests {
         sample_clip: 1,
         step_back_clip: 1,
         transition: 1,
+        switch: 1,
         decay: 1,
         combine: 1,
         mesh_fixed: 1,
@@ -1381,6 +1487,44 @@ mod tests {
         model_step: 1,
         capture_step: 1,
     };
+
+    /// A switching and a steady layer differ by exactly the switch region per wave that holds
+    /// joints, on both kernels: the chain of three's base layer (with memory, one sample) at a
+    /// frozen fade's switch against the fade a frame later, and at an inertialization's switch
+    /// against its decay a frame later (the level kernel's capture also reads the character's 4
+    /// lanes in its reduction). One wave of 64 holds the three joints; lane by lane (the fused
+    /// kernel on waves of 1) three waves do. A crossfade's or a cut's switch runs no switch code.
+    #[test]
+    fn a_switch_costs_the_switch_region() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts { switch: 1000, ..UNIT };
+        let with = |mode: SwitchMode, flags: u32| LayerProgram { mode: mode as u32, flags, ..program(0, 1, 1.0) };
+        let frozen = with(SwitchMode::Frozen, LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT);
+        let inertial = with(SwitchMode::InertializeQuintic, LayerProgram::TRANSITIONING);
+        let crossfade = with(SwitchMode::Crossfade, LayerProgram::TRANSITIONING);
+        let cut = with(SwitchMode::Cut, 0);
+        let cases = [
+            (frozen, FrameKernel::Fused, 64, 1000.0),
+            (frozen, FrameKernel::Levels, 64, 1000.0),
+            (frozen, FrameKernel::Fused, 1, 3000.0),
+            (inertial, FrameKernel::Fused, 64, 1000.0),
+            (inertial, FrameKernel::Levels, 64, 1000.0 + 4.0),
+            (inertial, FrameKernel::Fused, 1, 3000.0),
+            (crossfade, FrameKernel::Fused, 64, 0.0),
+            (crossfade, FrameKernel::Levels, 64, 0.0),
+            (cut, FrameKernel::Levels, 64, 0.0),
+        ];
+        for (steady, kernel, wave, more) in cases {
+            let switch = LayerProgram { flags: steady.flags | LayerProgram::SWITCHED, ..steady };
+            let model = WorkModel::new(&chain, wave, 64, 48).unwrap().with_kernel(kernel);
+            let work = |p: LayerProgram| model.layered_frame(&layers, &[p], &samples, &costs).unwrap();
+            let (before, at) = (work(steady), work(switch));
+            assert_eq!(at.wave_instructions - before.wave_instructions, more, "{kernel:?}, wave {wave}: {switch:?}");
+            assert!(before.wave_instructions < 1000.0, "{kernel:?}, wave {wave}: {steady:?} charged the switch");
+        }
+    }
 
     /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
     /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
@@ -1580,17 +1724,33 @@ mod tests {
             + 2 * c.sample_weight
             + c.sample_clip
             + c.step_back_clip
-            + (c.transition + c.decay)
+            + (c.transition + c.switch + c.decay)
             + c.mesh_fixed
             + c.mesh_step
             + c.combine;
         assert_eq!(c.kernel_fixed + layer_loop + c.pose + c.skinning + c.model_step, FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
+        // The measured regions: the production layer loop less the steady one's and the
+        // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
+        assert_eq!(
+            c.switch + 2 * c.sample_weight + c.step_back_clip,
+            count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[0].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
+                + c.sample_weight
+        );
+        assert_eq!(
+            c.decay,
+            count(FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0 - FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[0].0)
+        );
         let f = KernelCosts::frame_radv_navi21();
         assert_eq!(
             f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step,
             FRAME_LOOPS_RADV_NAVI21.0
         );
-        assert_eq!(KernelCosts::from_frame_layers_loops(3761, &FRAME_LOOPS_RADV_NAVI21.1), None);
+        let recorded = LayeredLoops::frame_layers_radv_navi21();
+        assert_eq!(
+            KernelCosts::from_frame_layers_loops(LayeredLoops { steady: recorded.production, ..recorded }),
+            None
+        );
+        assert_eq!(KernelCosts::from_frame_layers_loops(LayeredLoops { settled: recorded.steady, ..recorded }), None);
         let v = KernelCosts::frame_layers_levels_radv_navi21();
         let layer_loop = v.layer_fixed
             + v.sample_fixed
@@ -1598,7 +1758,7 @@ mod tests {
             + v.sample_clip
             + v.step_back_clip
             + v.capture_step
-            + (v.transition + v.decay)
+            + (v.transition + v.switch + v.decay)
             + v.mesh_fixed
             + v.mesh_step
             + v.combine;
