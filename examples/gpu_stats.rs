@@ -170,7 +170,8 @@ fn print_model() -> Result<(), WorkModelError> {
 
 /// Where the 64-joint humanoid's layered frame goes, per character, for every kernel on
 /// wave64 and warp32: the modelled wave-instructions by region (`KernelCosts::regions`; the
-/// level kernel's layer-loop regions are its straight-line body split in the fused kernel's
+/// switch frame's code and the decay measured by the specialisations, the level kernel's other
+/// layer-loop regions its remaining straight-line body split in the fused kernel's
 /// proportions), and the bytes by what they are (the output, the layer memory, the rest:
 /// programs and samples).
 fn print_breakdown() -> Result<(), WorkModelError> {
