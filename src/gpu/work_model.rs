@@ -1526,6 +1526,30 @@ mod tests {
         }
     }
 
+    /// In the level kernel a wave runs the switch code once however many of the characters it
+    /// covers switch: two characters of the chain of three share wave 0 (16 characters of 4
+    /// lanes), so one switching frozen fade adds the region once to the workgroup (500 per
+    /// character), and two add it once too.
+    #[test]
+    fn a_level_wave_runs_the_switch_code_once() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts { switch: 1000, ..UNIT };
+        let fade = LayerProgram {
+            mode: SwitchMode::Frozen as u32,
+            flags: LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT,
+            ..program(0, 1, 1.0)
+        };
+        let switch = LayerProgram { flags: fade.flags | LayerProgram::SWITCHED, ..fade };
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        let work = |p: [LayerProgram; 2]| model.layered_frame(&layers, &p, &samples, &costs).unwrap().wave_instructions;
+        let steady = work([fade, fade]);
+        assert_eq!(work([switch, fade]) - steady, 500.0);
+        assert_eq!(work([fade, switch]) - steady, 500.0);
+        assert_eq!(work([switch, switch]) - steady, 500.0);
+    }
+
     /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
     /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
     /// wave 0 only: every wave runs the kernel's code (4), wave 0 sums two weights (2) and
