@@ -215,12 +215,25 @@ fn spring(x0: f32, v0: f32, t_s: f32, halflife_s: f32) -> vec2<f32> {
     return vec2<f32>(e * (x0 + j1 * t), e * (v0 - j1 * y * t));
 }
 
-// `Decay::evaluate` for a MODE_QUINTIC / MODE_QUINTIC_OVERSHOOT / MODE_SPRING decay.
-fn decay_evaluate(mode: u32, decay_s: f32, x0: f32, v0: f32, t_s: f32) -> vec2<f32> {
+// `Decay::basis`: for the seed's quintic and the spring, whose value is linear in the start,
+// the weights (a, b) with x(t) = a·x0 + b·v0, the same for every component of every joint.
+// Bollo's quintic (MODE_QUINTIC_OVERSHOOT) has none: its duration depends on each component.
+fn decay_basis(mode: u32, decay_s: f32, t_s: f32) -> vec2<f32> {
     if mode == MODE_SPRING {
-        return spring(x0, v0, t_s, decay_s);
+        if !(decay_s > 0.0) {
+            return vec2<f32>(0.0);
+        }
+        let y = 2.0 * LN_2 / decay_s;
+        let t = max(t_s, 0.0);
+        let e = exp(-y * t);
+        return vec2<f32>(e * (1.0 + y * t), e * t);
     }
-    return quintic(x0, v0, t_s, decay_s, mode == MODE_QUINTIC_OVERSHOOT);
+    if !(decay_s > 0.0) || t_s >= decay_s {
+        return vec2<f32>(0.0);
+    }
+    let s = max(t_s, 0.0) / decay_s;
+    let s3 = s * s * s;
+    return vec2<f32>(1.0 + s3 * (-10.0 + s * (15.0 - 6.0 * s)), decay_s * (s + s3 * (-6.0 + s * (8.0 - 3.0 * s))));
 }
 
 // `Decay::is_active`: the quintic until its duration; the spring until offset and velocity
@@ -261,23 +274,34 @@ fn capture_joint(displayed: Transform, previous: Transform, fresh: Transform, fr
     return JointOffset(t_now, (t_now - t_before) * inv_dt, r_now, (r_now - r_before) * inv_dt);
 }
 
-// The offset decayed to `t_s`, each component clamped to `limit`: as on the CPU, a curve whose
-// start velocity times duration or halflife overflows gives ±∞, which the clamp bounds.
-fn decay_vec3(mode: u32, decay_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f32) -> vec3<f32> {
+// Bollo's quintic decayed to `t_s` after the switch, component by component, each clamped to
+// `limit`: as on the CPU, a curve whose start velocity times duration overflows gives ±∞, which
+// the clamp bounds.
+fn overshoot_vec3(decay_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f32) -> vec3<f32> {
     let x = vec3<f32>(
-        decay_evaluate(mode, decay_s, x0.x, v0.x, t_s).x,
-        decay_evaluate(mode, decay_s, x0.y, v0.y, t_s).x,
-        decay_evaluate(mode, decay_s, x0.z, v0.z, t_s).x,
+        quintic(x0.x, v0.x, t_s, decay_s, true).x,
+        quintic(x0.y, v0.y, t_s, decay_s, true).x,
+        quintic(x0.z, v0.z, t_s, decay_s, true).x,
     );
     return clamp(x, vec3<f32>(-limit), vec3<f32>(limit));
 }
 
-// The fresh pose plus the offset decayed to `t_s` after the switch.
+// The fresh pose plus the offset decayed to `t_s` after the switch (`eval::inertialize::apply`,
+// the same arithmetic): by the decay's basis, two multiply-adds a component, where it has one;
+// Bollo's quintic component by component, its rotation renormalised as on the CPU.
 fn apply_offset(o: JointOffset, mode: u32, decay_s: f32, t_s: f32, pose: Transform) -> Transform {
     var p = pose;
-    p.translation += decay_vec3(mode, decay_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
-    let r = decay_vec3(mode, decay_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
-    p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));
+    if mode == MODE_QUINTIC_OVERSHOOT {
+        p.translation += overshoot_vec3(decay_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
+        let r = overshoot_vec3(decay_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
+        p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));
+        return p;
+    }
+    let ab = decay_basis(mode, decay_s, t_s);
+    p.translation += clamp(o.translation * ab.x + o.translation_velocity * ab.y, vec3<f32>(-MAX_OFFSET_M), vec3<f32>(MAX_OFFSET_M));
+    let r = clamp(o.rotation * ab.x + o.rotation_velocity * ab.y, vec3<f32>(-MAX_OFFSET_RAD), vec3<f32>(MAX_OFFSET_RAD));
+    // Unit times unit is unit to rounding: not renormalised, as on the CPU.
+    p.rotation = quat_mul(rotation_vector_to_quat(r), p.rotation);
     return p;
 }
 
