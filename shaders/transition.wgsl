@@ -28,6 +28,9 @@ const DECAY_CODE: bool = true;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // vec4 per joint in a layer's block: two slots of three and a memo of three.
 const JOINT_STATE_VEC4S: u32 = 9u;
+// A remembered pose's scale word when its scale differs between axes: a NaN, which no scale is
+// (`JointStateLayout::NON_UNIFORM_SCALE`).
+const NON_UNIFORM_SCALE: u32 = 0x7fc00001u;
 
 // The layer's pose for this thread's joints: sampled, then turned into what the layer shows.
 var<private> layer_pose: array<Transform, JOINTS_PER_THREAD>;
@@ -54,17 +57,18 @@ struct JointOffset {
 //
 // A layer's block: its `LayerState` (two vec4), then structure-of-arrays over the rig's J
 // joints, so that the threads of a workgroup, one joint each, read and write whole contiguous
-// lines: slot 0's poses (J × [translation + scale.x, rotation, scale.yz + two unused]), slot
-// 1's, then the memos (J × three vec4: the frozen snapshot, laid out as a slot's pose, or the
-// inertialization offsets — translation, translation velocity, rotation vector, rotation
-// velocity packed into twelve floats — never both at once: a switch starts one and ends the
-// other). 2 + 9J vec4 in all. Every vec4 belongs to one joint, so no two threads store into
-// one vec4: stores are of whole vec4s, since Metal's compiler turns a component store into a
-// read-modify-write of the vector, a race where two threads share one. The last two displayed
-// poses alternate between the slots: a frame writes one slot (48 bytes a joint) and reads
-// nothing unless a transition needs it. (A slot of two vec4, with both slots' scale.yz sharing a
-// third, was 16 bytes a joint smaller but read that vec4 every frame to keep the other pair:
-// 64 bytes of traffic a joint, where this layout moves 48.)
+// lines: slot 0's poses (J × [translation + the scale's one value, rotation, the scale where
+// its axes differ]), slot 1's, then the memos (J × three vec4: the frozen snapshot, laid out as
+// a slot's pose, or the inertialization offsets — translation, translation velocity, rotation
+// vector, rotation velocity packed into twelve floats — never both at once: a switch starts
+// one and ends the other). 2 + 9J vec4 in all. Every vec4 belongs to one joint, so no two
+// threads store into one vec4: stores are of whole vec4s, since Metal's compiler turns a
+// component store into a read-modify-write of the vector, a race where two threads share one.
+// The last two displayed poses alternate between the slots: a frame writes one slot and reads
+// nothing unless a transition needs it — 32 bytes a joint whose scale is uniform (the same
+// bits on every axis, as nearly every rig's), 48 where it is not, the poses kept exactly. (A
+// slot that always wrote its third vec4 moved 48 bytes a joint; before it, two vec4 with both
+// slots' scale.yz sharing a third read that vec4 every frame to keep the other pair: 64.)
 
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
@@ -105,18 +109,27 @@ fn load_vec4(index: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(layer_memory[index]);
 }
 
-// A pose as three vec4 from `i` on: translation + scale.x, rotation, scale.yz (a slot or the
-// snapshot).
+// A pose from `i` on (a slot or the snapshot): translation and the scale's one value, rotation,
+// and only where the scale's three axes differ, the scale (`NON_UNIFORM_SCALE` in the first
+// vec4's w says so; a scale is never NaN).
 fn load_pose(i: u32) -> Transform {
-    let ts = load_vec4(i);
-    let yz = load_vec4(i + 2u);
-    return Transform(ts.xyz, 0.0, load_vec4(i + 1u), vec3<f32>(ts.w, yz.xy), 0.0);
+    let ts = layer_memory[i];
+    var scale = vec3<f32>(bitcast<f32>(ts.w));
+    if (ts.w & 0x7fffffffu) > 0x7f800000u {
+        scale = load_vec4(i + 2u).xyz;
+    }
+    return Transform(bitcast<vec3<f32>>(ts.xyz), 0.0, load_vec4(i + 1u), scale, 0.0);
 }
 
+// Two whole vec4 for a pose whose scale is the same bits on every axis, three otherwise.
 fn store_pose(i: u32, t: Transform) {
-    layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(t.translation, t.scale.x));
+    let s = bitcast<vec3<u32>>(t.scale);
+    let uniform = s.x == s.y && s.x == s.z;
+    layer_memory[i] = vec4<u32>(bitcast<vec3<u32>>(t.translation), select(NON_UNIFORM_SCALE, s.x, uniform));
     layer_memory[i + 1u] = bitcast<vec4<u32>>(t.rotation);
-    layer_memory[i + 2u] = bitcast<vec4<u32>>(vec4<f32>(t.scale.yz, 0.0, 0.0));
+    if !uniform {
+        layer_memory[i + 2u] = vec4<u32>(s, 0u);
+    }
 }
 
 // The pose in slot 0 or 1 of a joint.

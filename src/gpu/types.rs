@@ -399,15 +399,17 @@ pub struct GpuLayerState {
 }
 
 /// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
-/// two displayed-pose slots of 48 bytes and a 48-byte memo (the frozen snapshot or the
+/// two displayed-pose slots of 48 bytes (of which a frame writes 32 where the joint's scale is
+/// uniform, [`JointStateLayout`]) and a 48-byte memo (the frozen snapshot or the
 /// inertialization offsets).
 pub const JOINT_STATE_BYTES: u64 = 144;
 
 /// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
 /// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
-/// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and
-/// scale x, rotation, scale y and z and two unused: 12 floats a joint), slot 1's, then the
-/// memos (12 floats a joint). Each joint's floats are its own: no two threads ever write one
+/// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and the
+/// scale's value, rotation, and the scale's three axes where they differ, the scale's value then
+/// [`NON_UNIFORM_SCALE`](Self::NON_UNIFORM_SCALE): 12 floats a joint, of which a pose with a
+/// uniform scale writes 8), slot 1's, then the memos (12 floats a joint). Each joint's floats are its own: no two threads ever write one
 /// 16-byte line, which shaders may store whole (Metal's compiler writes a vector's component
 /// as a read-modify-write of the vector), and a frame writes a slot without reading anything.
 ///
@@ -419,36 +421,52 @@ pub struct JointStateLayout {
 }
 
 impl JointStateLayout {
+    /// The bits of a slot's scale value when the pose's scale differs between axes (a NaN,
+    /// which no scale is): its axes are then the slot's third vec4.
+    ///
+    /// Keep in sync with `NON_UNIFORM_SCALE` in `shaders/transition.wgsl`.
+    pub const NON_UNIFORM_SCALE: u32 = 0x7fc0_0001;
+
     /// Floats in the joints' part of a block.
     #[must_use]
     pub const fn floats(self) -> usize {
         self.num_joints * JOINT_STATE_BYTES as usize / 4
     }
 
-    /// Index of the first float of `joint`'s pose in `slot` (0 or 1), and of its scale y and z.
-    const fn slot_indices(self, slot: u32, joint: usize) -> (usize, usize) {
-        let k = (slot as usize * self.num_joints + joint) * 12;
-        (k, k + 8)
+    /// Index of the first float of `joint`'s pose in `slot` (0 or 1).
+    const fn slot_index(self, slot: u32, joint: usize) -> usize {
+        (slot as usize * self.num_joints + joint) * 12
     }
 
     /// The pose of `joint` in `slot` (0 or 1), from `floats` of length [`floats`](Self::floats).
     #[must_use]
     pub fn slot(self, floats: &[f32], slot: u32, joint: usize) -> Transform {
-        let (pose, yz) = self.slot_indices(slot, joint);
+        let k = self.slot_index(slot, joint);
+        let value = floats[k + 3];
+        let scale = if value.to_bits() == Self::NON_UNIFORM_SCALE {
+            glam::Vec3::from_slice(&floats[k + 8..k + 11])
+        } else {
+            glam::Vec3::splat(value)
+        };
         Transform {
-            translation: glam::Vec3::from_slice(&floats[pose..pose + 3]),
-            rotation: glam::Quat::from_slice(&floats[pose + 4..pose + 8]),
-            scale: glam::Vec3::new(floats[pose + 3], floats[yz], floats[yz + 1]),
+            translation: glam::Vec3::from_slice(&floats[k..k + 3]),
+            rotation: glam::Quat::from_slice(&floats[k + 4..k + 8]),
+            scale,
         }
     }
 
-    /// Writes `t` as the pose of `joint` in `slot` (0 or 1) into `floats`.
+    /// Writes `t` as the pose of `joint` in `slot` (0 or 1) into `floats`, as the shaders'
+    /// `store_pose` does: the scale's three axes only where they are not the same bits.
     pub fn set_slot(self, floats: &mut [f32], slot: u32, joint: usize, t: &Transform) {
-        let (pose, yz) = self.slot_indices(slot, joint);
-        floats[pose..pose + 3].copy_from_slice(&t.translation.to_array());
-        floats[pose + 3] = t.scale.x;
-        floats[pose + 4..pose + 8].copy_from_slice(&t.rotation.to_array());
-        floats[yz..yz + 2].copy_from_slice(&[t.scale.y, t.scale.z]);
+        let k = self.slot_index(slot, joint);
+        let s = t.scale;
+        let uniform = s.x.to_bits() == s.y.to_bits() && s.x.to_bits() == s.z.to_bits();
+        floats[k..k + 3].copy_from_slice(&t.translation.to_array());
+        floats[k + 3] = if uniform { s.x } else { f32::from_bits(Self::NON_UNIFORM_SCALE) };
+        floats[k + 4..k + 8].copy_from_slice(&t.rotation.to_array());
+        if !uniform {
+            floats[k + 8..k + 12].copy_from_slice(&[s.x, s.y, s.z, 0.0]);
+        }
     }
 }
 
@@ -462,13 +480,17 @@ mod tests {
     #[test]
     fn joint_state_slots_do_not_overlap() {
         let layout = JointStateLayout { num_joints: 5 };
-        let mut floats = vec![f32::NAN; layout.floats()];
+        // A bit pattern no float written here has (the non-uniform scale's marker is a NaN).
+        let unwritten = f32::from_bits(0x7fc0_dead);
+        let mut floats = vec![unwritten; layout.floats()];
+        // Odd joints have a uniform scale, which takes two vec4; the others three.
         let pose = |slot: u32, joint: usize| {
             let v = (slot * 10) as f32 + joint as f32;
+            let step = if joint % 2 == 1 { 0.0 } else { 1.0 };
             Transform {
                 translation: Vec3::splat(v),
                 rotation: glam::Quat::from_rotation_y(v),
-                scale: Vec3::new(v + 1.0, v + 2.0, v + 3.0),
+                scale: Vec3::new(v + 1.0, v + 1.0 + step, v + 1.0 + 2.0 * step),
             }
         };
         for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
@@ -477,8 +499,9 @@ mod tests {
         for (slot, joint) in (0..2).flat_map(|s| (0..5).map(move |j| (s, j))) {
             assert_eq!(layout.slot(&floats, slot, joint), pose(slot, joint), "slot {slot}, joint {joint}");
         }
-        // Slots fill all but their 2 unused floats a joint and the memos' 12 floats a joint.
-        assert_eq!(floats.iter().filter(|v| v.is_nan()).count(), 5 * (2 * 2 + 12));
+        // Uniform-scale slots leave their third vec4 (2 joints × 2 slots × 4 floats), and the
+        // memos' 12 floats a joint are left.
+        assert_eq!(floats.iter().filter(|v| v.to_bits() == unwritten.to_bits()).count(), 16 + 5 * 12);
     }
 
     #[test]

@@ -66,10 +66,13 @@ const SAMPLE_BYTES: f64 = size_of::<ClipSample>() as f64;
 const RANGE_BYTES: f64 = 8.0;
 /// A layer's `LayerState`: two vec4, read at the start of its transition, written at the end.
 const LAYER_STATE_BYTES: f64 = 32.0;
-/// One joint's slot pose (translation + scale.x, rotation, scale.yz: three vec4) and a memo
-/// (snapshot or offset: three vec4).
-const SLOT_BYTES: f64 = 48.0;
-const MEMO_BYTES: f64 = 48.0;
+/// One joint's slot pose as a frame writes it where the joint's scale is uniform (translation +
+/// the scale's value, rotation: two vec4; a third where the scale's axes differ, which the
+/// model's rigs' clips never have), the frozen snapshot (laid out as a slot) and an
+/// inertialization offset (three vec4).
+const SLOT_BYTES: f64 = 32.0;
+const SNAPSHOT_BYTES: f64 = 32.0;
+const OFFSET_BYTES: f64 = 48.0;
 
 /// Static instruction counts of a fused kernel's regions (see the module's table): each one a
 /// loop body of the kernel's disassembly, what is left of one when its inner loops are taken
@@ -126,22 +129,22 @@ pub struct KernelCosts {
 /// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
 /// then the pose store, and the skinning loop with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3761,
+    3736,
     [
-        (3377, 0),
-        (949, 1),
+        (3353, 0),
+        (939, 1),
         (18, 2),
         (161, 2),
         (18, 2),
-        (147, 2),
-        (532, 1),
-        (857, 1),
-        (35, 1),
+        (146, 2),
+        (567, 1),
+        (795, 1),
+        (43, 1),
         (39, 1),
-        (440, 1),
-        (229, 2),
-        (249, 1),
-        (58, 0),
+        (444, 1),
+        (230, 2),
+        (250, 1),
+        (57, 0),
         (275, 0),
         (69, 1),
     ],
@@ -152,15 +155,15 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
 /// the sampling loop and the transition's first joint loop (no snapshot taken, no capture) are
 /// shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    2859,
+    2814,
     [
-        (2481, 0),
+        (2436, 0),
         (499, 1),
         (18, 2),
         (161, 2),
-        (113, 1),
-        (856, 1),
-        (35, 1),
+        (120, 1),
+        (795, 1),
+        (44, 1),
         (40, 1),
         (441, 1),
         (228, 2),
@@ -175,14 +178,14 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    1948,
+    1964,
     [
-        (1576, 0),
+        (1592, 0),
         (503, 1),
         (18, 2),
         (161, 2),
-        (113, 1),
-        (35, 1),
+        (121, 1),
+        (43, 1),
         (40, 1),
         (441, 1),
         (228, 2),
@@ -202,18 +205,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3693, [(3347, 0), (19, 1), (19, 1), (197, 1), (180, 1), (17, 1), (289, 1), (122, 0)]);
+    (3636, [(3290, 0), (19, 1), (19, 1), (196, 1), (178, 1), (17, 1), (287, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2701, [(2353, 0), (19, 1), (197, 1), (288, 1), (122, 0)]);
+    (2638, [(2290, 0), (19, 1), (195, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1782, [(1435, 0), (19, 1), (198, 1), (286, 1), (122, 0)]);
+    (1796, [(1449, 0), (19, 1), (198, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -957,18 +960,18 @@ impl WorkModel {
             // At the switch the displayed slot becomes the snapshot; after it the snapshot is read.
             if switched {
                 work.bytes_read += joints * SLOT_BYTES;
-                work.bytes_written += joints * MEMO_BYTES;
+                work.bytes_written += joints * SNAPSHOT_BYTES;
             } else {
-                work.bytes_read += joints * MEMO_BYTES;
+                work.bytes_read += joints * SNAPSHOT_BYTES;
             }
         } else if switched && inertializes {
             // Capture: both displayed slots read, the offset written.
             work.bytes_read += joints * 2.0 * SLOT_BYTES;
-            work.bytes_written += joints * MEMO_BYTES;
+            work.bytes_written += joints * OFFSET_BYTES;
         }
         if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
             work.charge(costs.decay, waves);
-            work.bytes_read += joints * MEMO_BYTES;
+            work.bytes_read += joints * OFFSET_BYTES;
         }
         // The displayed pose into the other slot, nothing read.
         work.bytes_written += joints * SLOT_BYTES;
@@ -1670,7 +1673,7 @@ mod tests {
     /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
     /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
     /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) = 176; written: 2 states
-    /// (64), 3 joints × 2 layers × a 48-byte slot (288) and the output (192), 544 in all.
+    /// (64), 3 joints × 2 layers × a 32-byte slot (192) and the output (192), 448 in all.
     /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
     /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
     /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
@@ -1692,19 +1695,19 @@ mod tests {
         assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
         // Mesh 5 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
-        assert_eq!((work.bytes_read, work.bytes_written), (176.0, 544.0));
+        assert_eq!((work.bytes_read, work.bytes_written), (176.0, 448.0));
         assert_eq!(work.wave_instructions, 16.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
         assert_eq!(
             (skipped.bytes_read, skipped.bytes_written),
-            (40.0 + 16.0 + 32.0 + 40.0 + 16.0, 32.0 + 144.0 + 192.0 + 16.0)
+            (40.0 + 16.0 + 32.0 + 40.0 + 16.0, 32.0 + 96.0 + 192.0 + 16.0)
         );
     }
 
     /// An inertialization's switch frame on the base: the destination and the step-back blend
-    /// sampled (2 × 3 lane samples), both slots read (3 × 2 × 48), the offset written and then
+    /// sampled (2 × 3 lane samples), both slots read (3 × 2 × 32), the offset written and then
     /// read back by the decay (3 × 48 each way).
     #[test]
     fn inertialization_switch_reads_both_slots() {
@@ -1718,10 +1721,10 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let work = model.layered_character(&layers, &[switch], &samples, &UNIT).unwrap();
         assert_eq!(work.lane_samples, 6.0);
-        // program 40, 2 samples 32, state 32, both slots 288, offset 144.
-        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 288.0 + 144.0);
-        // state 32, offset 144, slot 144, output 192.
-        assert_eq!(work.bytes_written, 32.0 + 144.0 + 144.0 + 192.0);
+        // program 40, 2 samples 32, state 32, both slots 192, offset 144.
+        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 192.0 + 144.0);
+        // state 32, offset 144, slot 96, output 192.
+        assert_eq!(work.bytes_written, 32.0 + 144.0 + 96.0 + 192.0);
     }
 
     #[test]
