@@ -432,8 +432,8 @@ impl GpuCrowd {
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// that keeps memory a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (128) per joint.
-    /// 16,448 bytes for a 64-joint archetype with two such layers; 8,224 for the built-in graph.
+    /// that keeps memory a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (144) per joint.
+    /// 18,496 bytes for a 64-joint archetype with two such layers; 9,248 for the built-in graph.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
         self.num_memory_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
