@@ -25,11 +25,11 @@ const GROUP_CHARACTERS: u32 = GROUP_THREADS / LANES;
 const SKIP_SAMPLE: u32 = 0xffffffffu;
 
 // Each character's joints, slot `s` at `s * LANES`: its local matrices, then its model
-// matrices (composed in place); the mesh-space override borrows it as `frame_layers.wgsl` says.
+// matrices (composed in place); the mesh-space override borrows it as `frame_layers.wgsl` says,
+// and the layered transition for each lane's largest offset at a capture.
 var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // Per character (slot `s` at `s * LANES`), one entry per sample of the layer being sampled:
-// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits. The
-// transition borrows it for each lane's largest offset at a capture.
+// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits.
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
 // The sum of the weights of samples `start .. start + count` (a frame index, not the window's).

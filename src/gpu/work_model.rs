@@ -206,18 +206,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3436, [(3090, 0), (19, 1), (19, 1), (202, 1), (179, 1), (17, 1), (288, 1), (122, 0)]);
+    (3437, [(3091, 0), (19, 1), (19, 1), (202, 1), (179, 1), (17, 1), (288, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2559, [(2211, 0), (19, 1), (201, 1), (289, 1), (122, 0)]);
+    (2560, [(2212, 0), (19, 1), (201, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1719, [(1372, 0), (19, 1), (205, 1), (286, 1), (122, 0)]);
+    (1720, [(1373, 0), (19, 1), (205, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -1051,9 +1051,11 @@ impl WorkModel {
             let mesh = l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh;
             let loops: Vec<LevelLayer> = characters.iter().map(|c| LevelLayer::of(l, setup, &c[l], samples)).collect();
             work.charge(costs.layer_fixed, waves.len());
+            // The sample table written, then its reads ordered before the next layer's writes:
+            // by the transition's second barrier (of its two) where the layer has memory.
             work.barriers += 2.0;
             if setup.needs_memory {
-                work.barriers += 2.0;
+                work.barriers += 1.0;
             }
             for (slots, owns) in &waves {
                 let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
@@ -1585,8 +1587,9 @@ mod tests {
     /// kernel 4 waves; per layer every wave's layer code (4 × 2) and wave 0's sampling (1 fixed,
     /// 1 weight, its one clip through the clip loop 1), transition (1) and combine or mesh code
     /// (1): 5 each, 10; the mesh levels 0, 1, 2 one wave each (3), local-to-model's 1 and 2 (2):
-    /// 4 + 8 + 10 + 3 + 2 = 27. Barriers:
-    /// per layer 2 + 2, the mesh's 2 + 3, local-to-model's 1 + 2: 16.
+    /// 4 + 8 + 10 + 3 + 2 = 27. Barriers: per layer (both with memory) the sample table's 1
+    /// and the transition's 2 (the second also orders the table's reads), the mesh's 2 + 3,
+    /// local-to-model's 1 + 2: 14.
     #[test]
     fn layered_chain_in_a_level_workgroup() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -1601,7 +1604,7 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
         assert_eq!(work.wave_instructions, 27.0);
-        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
+        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
     }
 
     /// A blend of one sample: the fused kernels sample it in their shortcut (`sample_fixed`), no
