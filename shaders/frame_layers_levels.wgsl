@@ -37,14 +37,19 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
     var b = rest;
     if shows && lane < num_joints {
         let slot_base = t - lane;
+        // The root's motion goes from the base layer's blends; without a step-back blend its
+        // pose is the shown one's, already without it (one removal, not two of one pose).
+        let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u;
         p = table_blend_joint(slot_base, first, 0u, num_shown, total_shown, lane, num_joints, rest);
+        if root_motion {
+            p = remove_root_motion(p);
+        }
         b = p;
         if num_back > 0u {
             b = table_blend_joint(slot_base, first, num_shown, num_back, total_back, lane, num_joints, rest);
-        }
-        if l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u {
-            p = remove_root_motion(p);
-            b = remove_root_motion(b);
+            if root_motion {
+                b = remove_root_motion(b);
+            }
         }
     }
     return LayerSamples(p, b);

@@ -206,7 +206,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3437, [(3091, 0), (19, 1), (19, 1), (202, 1), (179, 1), (17, 1), (288, 1), (122, 0)]);
+    (3444, [(3098, 0), (19, 1), (19, 1), (202, 1), (179, 1), (17, 1), (288, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
