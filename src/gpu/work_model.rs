@@ -37,7 +37,8 @@
 //! workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the weight sums by every lane,
-//! the clip loops by the waves holding joints; a capture's reduction reads the character's lanes
+//! the clip loops by the waves holding joints (a blend of one sample included: the level
+//! kernels have no shortcut outside the loop); a capture's reduction reads the character's lanes
 //! one by one; each depth level of local-to-model and the mesh-space override costs its step
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
