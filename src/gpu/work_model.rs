@@ -1618,8 +1618,10 @@ mod tests {
         let costs = KernelCosts { sample_clip: 1000, ..UNIT };
         let fused = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let levels = fused.clone().with_kernel(FrameKernel::Levels);
+        let range = 0..1;
         let frame = |model: &WorkModel, weight: f32| {
-            model.two_clip_frame(&[ClipSample::new(0, 0.0, weight)], &[0..1], &costs).unwrap().wave_instructions
+            let samples = [ClipSample::new(0, 0.0, weight)];
+            model.two_clip_frame(&samples, std::slice::from_ref(&range), &costs).unwrap().wave_instructions
         };
         assert!(frame(&fused, 1.0) < 1000.0);
         // Kernel 4 waves, one weight, one clip, local-to-model's two levels, in a workgroup of one.
