@@ -8,8 +8,8 @@
 // functions it calls.
 
 // A layer's pose for this thread's joint: its shown blend and, on an inertialization's switch,
-// the destination one step earlier (`sample_layer`). Every thread must call it (one barrier
-// after the table is written, one after it is read).
+// the destination one step earlier (`sample_layer`). Every thread must call it (a barrier
+// after the table is written); the caller holds another before the table is written again.
 struct LayerSamples {
     shown: Transform,
     step_back: Transform,
@@ -37,25 +37,30 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
     var b = rest;
     if shows && lane < num_joints {
         let slot_base = t - lane;
+        // The root's motion goes from the base layer's blends; without a step-back blend its
+        // pose is the shown one's, already without it (one removal, not two of one pose).
+        let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u;
         p = table_blend_joint(slot_base, first, 0u, num_shown, total_shown, lane, num_joints, rest);
+        if root_motion {
+            p = remove_root_motion(p);
+        }
         b = p;
         if num_back > 0u {
             b = table_blend_joint(slot_base, first, num_shown, num_back, total_back, lane, num_joints, rest);
-        }
-        if l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u {
-            p = remove_root_motion(p);
-            b = remove_root_motion(b);
+            if root_motion {
+                b = remove_root_motion(b);
+            }
         }
     }
-    // Every lane has read the table before the transition or the next layer writes it.
-    workgroupBarrier();
     return LayerSamples(p, b);
 }
 
 // `transition_layer` for one character's joint: the same per-joint arithmetic, the largest
 // offset and offset velocity at a capture reduced over the character's lanes through
-// `sample_table` (the bits of non-negative floats, ordered as `atomicMax` orders them). Returns
-// the pose the layer shows. Every thread must call it (two barriers).
+// `group_pose` (the bits of non-negative floats, ordered as `atomicMax` orders them; not
+// `sample_table`, which the layer's sampling may still be reading). Returns the pose the layer
+// shows. Every thread must call it (two barriers; the second also orders the sampling's reads
+// of `sample_table` before the next layer writes it).
 fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
     let owns = shows && lane < num_joints;
     var pose = samples_in.shown;
@@ -67,30 +72,27 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
     }
     // A character that does not show the layer has shown nothing: it captures nothing.
     var s = transition_start(state, program);
-    var lane_largest = vec2<u32>(0u);
+    var lane_largest = vec2<f32>(0.0);
     if owns {
         let jr = joint_ref(block, lane);
         if s.snapshot {
             pose = snapshot_joint(jr, s, program.target_weight, pose);
         } else if s.capture {
             let o = capture_slots(jr, s, pose, samples_in.step_back);
-            lane_largest = vec2<u32>(
-                bitcast<u32>(max_abs3(o.translation, o.rotation)),
-                bitcast<u32>(max_abs3(o.translation_velocity, o.rotation_velocity)),
-            );
+            lane_largest = vec2<f32>(max_abs3(o.translation, o.rotation), max_abs3(o.translation_velocity, o.rotation_velocity));
         }
     }
-    sample_table[t] = vec4<u32>(lane_largest, 0u, 0u);
+    group_pose[t].r0 = vec4<f32>(lane_largest, 0.0, 0.0);
     workgroupBarrier();
     if s.capture {
         var largest = vec2<u32>(0u);
         let slot_base = t - lane;
         for (var i = 0u; i < LANES; i++) {
-            largest = max(largest, sample_table[slot_base + i].xy);
+            largest = max(largest, bitcast<vec2<u32>>(group_pose[slot_base + i].r0.xy));
         }
         s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
     }
-    // Every lane has read the table before the next layer writes it.
+    // Every lane has read `group_pose` and the sample table before they are written again.
     workgroupBarrier();
     if shows {
         if DECAY_CODE && s.decay != 0u {
@@ -186,6 +188,10 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         var layer = sampled.shown;
         if setup.memory != NO_MEMORY {
             layer = transition_levels(c, setup.memory, program, shows, sampled, t, lane, num_joints);
+        } else {
+            // Every lane has read the sample table before the next layer writes it (the
+            // transition's barriers see to it for a layer with memory).
+            workgroupBarrier();
         }
         if setup.layer != 0u && setup.blend == BLEND_OVERRIDE && setup.space == SPACE_MESH {
             combined = override_mesh_levels(setup, program.weight, shows, combined, layer, t, lane, num_joints);

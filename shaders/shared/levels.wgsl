@@ -25,11 +25,11 @@ const GROUP_CHARACTERS: u32 = GROUP_THREADS / LANES;
 const SKIP_SAMPLE: u32 = 0xffffffffu;
 
 // Each character's joints, slot `s` at `s * LANES`: its local matrices, then its model
-// matrices (composed in place); the mesh-space override borrows it as `frame_layers.wgsl` says.
+// matrices (composed in place); the mesh-space override borrows it as `frame_layers.wgsl` says,
+// and the layered transition for each lane's largest offset at a capture.
 var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // Per character (slot `s` at `s * LANES`), one entry per sample of the layer being sampled:
-// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits. The
-// transition borrows it for each lane's largest offset at a capture.
+// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits.
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
 // The sum of the weights of samples `start .. start + count` (a frame index, not the window's).
@@ -42,29 +42,34 @@ fn sum_weights(start: u32, count: u32) -> f32 {
     return total;
 }
 
-// What every joint needs of sample `index` of the frame in a blend of weights summing to `total`.
-fn sample_entry(index: u32, total: f32) -> vec4<u32> {
+// What every joint needs of sample `index` of the frame in a blend of `count` samples whose
+// weights sum to `total`. The one sample of a blend of one weighs exactly 1.0, not `x / x`
+// (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as sampled.
+fn sample_entry(index: u32, count: u32, total: f32) -> vec4<u32> {
     let s = samples[index - params.sample_base];
     let p = frame_position(clip_header(s.clip), s.time_s);
-    return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(s.weight / total));
+    let w = select(s.weight / total, 1.0, count == 1u);
+    return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane`
-// (the lanes past its `count` samples write nothing): the first `count_a` of them normalised by
-// `total_a`, the rest by `total_b`. The caller holds a barrier before the table is read.
+// (the lanes past its `count` samples write nothing): the first `count_a` of them a blend
+// normalised by `total_a`, the rest one normalised by `total_b`. The caller holds a barrier
+// before the table is read.
 fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, count_a: u32, total_a: f32, total_b: f32) {
     if lane < count {
-        sample_table[t] = sample_entry(first + lane, select(total_b, total_a, lane < count_a));
+        let in_a = lane < count_a;
+        sample_table[t] = sample_entry(first + lane, select(count - count_a, count_a, in_a), select(total_b, total_a, in_a));
     }
 }
 
-// Entry `i` of the character's table at `slot_base`, sample `first + i`: from the table, or
-// computed here past the LANES entries the table holds.
-fn table_entry(slot_base: u32, first: u32, i: u32, total: f32) -> vec4<u32> {
+// Entry `i` of the character's table at `slot_base`, sample `first + i` of a blend of `count`:
+// from the table, or computed here past the LANES entries the table holds.
+fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, total: f32) -> vec4<u32> {
     if i < LANES {
         return sample_table[slot_base + i];
     }
-    return sample_entry(first + i, total);
+    return sample_entry(first + i, count, total);
 }
 
 // One joint of a table entry's clip: its two frames interpolated.
@@ -77,25 +82,28 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 
 // `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
 // table (samples `first + offset ..`, `count` of them, weights summing to `total`): the same
-// arithmetic in the same order, the per-sample values read rather than recomputed.
+// arithmetic in the same order, the per-sample values read rather than recomputed. A blend of
+// one sample takes the loop once, not a copy of the clip sampling outside it: its weight is
+// exactly 1.0 (`sample_entry`), the first `blend_add` multiplies by it (exact) and the sum is not
+// renormalised, so the pose is the clip's as sampled, bit for bit `sample_blend_joint_over`'s
+// shortcut.
 fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     if !(total > 0.0) {
         return rest;
     }
-    if count == 1u {
-        return table_sample(table_entry(slot_base, first, offset, total), joint, num_joints);
-    }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     var first_taken = true;
     for (var i = 0u; i < count; i++) {
-        let e = table_entry(slot_base, first, offset + i, total);
+        let e = table_entry(slot_base, first, offset + i, count, total);
         if e.x == SKIP_SAMPLE {
             continue;
         }
         acc = blend_add(acc, first_taken, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
         first_taken = false;
     }
-    acc.rotation = quat_normalize(acc.rotation);
+    if count > 1u {
+        acc.rotation = quat_normalize(acc.rotation);
+    }
     return acc;
 }
 
