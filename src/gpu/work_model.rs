@@ -37,8 +37,8 @@
 //! workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the weight sums by every lane,
-//! the clip loops by the waves holding joints (a blend of one sample included: the level
-//! kernels have no shortcut outside the loop); a capture's reduction reads the character's lanes
+//! the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
+//! them with full clips, as in the fused kernel); a capture's reduction reads the character's lanes
 //! one by one; each depth level of local-to-model and the mesh-space override costs its step
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
@@ -87,7 +87,7 @@ pub struct KernelCosts {
     /// The layer loop's own code (setup, program, state, barriers), per wave and layer.
     pub layer_fixed: u32,
     /// Sampling a layer (or the frame's pose) outside the per-sample loops: rest pose, the
-    /// fused kernels' single-sample shortcut (the level kernels take one sample through the
+    /// single-sample shortcut (full clips; the level kernels take one compact clip through the
     /// clip loop), root-motion removal.
     pub sample_fixed: u32,
     /// One iteration of a blend's weight sum.
@@ -207,22 +207,22 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3444, [(3098, 0), (19, 1), (19, 1), (202, 1), (179, 1), (17, 1), (288, 1), (122, 0)]);
+    (3649, [(3303, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2560, [(2212, 0), (19, 1), (201, 1), (289, 1), (122, 0)]);
+    (2647, [(2299, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1720, [(1373, 0), (19, 1), (205, 1), (286, 1), (122, 0)]);
+    (1806, [(1459, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (661, [(19, 0), (192, 0), (120, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (739, [(19, 0), (190, 0), (122, 0)]);
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -872,7 +872,7 @@ impl WorkModel {
             let covered = &weights[slots.start.min(weights.len())..slots.end.min(weights.len())];
             work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
             if *owns {
-                work.charge(costs.sample_clip, covered.iter().map(|w| table_loop_clips(w)).max().unwrap_or(0));
+                work.charge(costs.sample_clip, covered.iter().map(|w| blend_loop_clips(w)).max().unwrap_or(0));
             }
         }
         work.barriers += 2.0;
@@ -1409,12 +1409,13 @@ fn switches(program: &LayerProgram) -> bool {
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
 }
 
-/// Iterations of a blend's clip loop in the level kernels (`table_blend_joint`): the samples
-/// with a weight above 0 where their weights sum above 0, one sample included (it runs the
-/// loop once; there is no shortcut outside it).
-fn table_loop_clips(weights: &[f32]) -> usize {
+/// Iterations of a blend's clip loop with full clips: the samples with a weight above 0 where
+/// there are several and their weights sum above 0 (one sample takes the shortcut outside the
+/// loop; the level kernels take a compact one through it, which the model, of full clips, does
+/// not count).
+fn blend_loop_clips(weights: &[f32]) -> usize {
     let total: f32 = weights.iter().sum();
-    if total > 0.0 { weights.iter().filter(|&&w| w > 0.0).count() } else { 0 }
+    if weights.len() < 2 || !(total > 0.0) { 0 } else { weights.iter().filter(|&&w| w > 0.0).count() }
 }
 
 /// What one character's layer asks of the level kernel's loops and branches.
@@ -1449,8 +1450,8 @@ impl LevelLayer {
         Self {
             shows,
             weights: if shows { shown.len() + back.len() } else { 0 },
-            clips: if shows { table_loop_clips(&shown) } else { 0 },
-            back_clips: if shows { table_loop_clips(&back) } else { 0 },
+            clips: if shows { blend_loop_clips(&shown) } else { 0 },
+            back_clips: if shows { blend_loop_clips(&back) } else { 0 },
             // Steady state: every layer has shown two frames (the module's notes).
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
             switches: shows && setup.needs_memory && switches(program),
@@ -1586,9 +1587,9 @@ mod tests {
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 4 waves; per layer every wave's layer code (4 × 2) and wave 0's sampling (1 fixed,
-    /// 1 weight, its one clip through the clip loop 1), transition (1) and combine or mesh code
-    /// (1): 5 each, 10; the mesh levels 0, 1, 2 one wave each (3), local-to-model's 1 and 2 (2):
-    /// 4 + 8 + 10 + 3 + 2 = 27. Barriers: per layer (both with memory) the sample table's 1
+    /// 1 weight), transition (1) and combine or mesh code (1): 4 each, 8; the mesh levels 0, 1,
+    /// 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 8 + 8 + 3 + 2 = 25. Barriers:
+    /// per layer (both with memory) the sample table's 1
     /// and the transition's 2 (the second also orders the table's reads), the mesh's 2 + 3,
     /// local-to-model's 1 + 2: 14.
     #[test]
@@ -1604,36 +1605,33 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 27.0);
+        assert_eq!(work.wave_instructions, 25.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
     }
 
-    /// A blend of one sample: the fused kernels sample it in their shortcut (`sample_fixed`), no
-    /// clip-loop iteration; the level kernels take it through the clip loop once, in the wave
-    /// that holds the character's joints (the chain of three: wave 0 of 4). Weights summing to
-    /// 0 sample nothing on either. Costs: `sample_clip` 1000, the rest 1.
+    /// With full clips a blend of one sample takes the shortcut outside the clip loop on both
+    /// kernels (`sample_fixed`): no clip-loop iteration; a blend of two takes two. Costs:
+    /// `sample_clip` 1000, the rest 1.
     #[test]
-    fn one_sample_runs_the_level_clip_loop_once() {
+    fn one_sample_takes_no_clip_loop_iteration() {
         let chain = rig(&[None, Some(0), Some(1)]);
         let costs = KernelCosts { sample_clip: 1000, ..UNIT };
         let fused = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let levels = fused.clone().with_kernel(FrameKernel::Levels);
-        let range = 0..1;
-        let frame = |model: &WorkModel, weight: f32| {
-            let samples = [ClipSample::new(0, 0.0, weight)];
-            model.two_clip_frame(&samples, std::slice::from_ref(&range), &costs).unwrap().wave_instructions
-        };
-        assert!(frame(&fused, 1.0) < 1000.0);
-        // Kernel 4 waves, one weight, one clip, local-to-model's two levels, in a workgroup of one.
-        assert_eq!(frame(&levels, 1.0), 4.0 + 1.0 + 1000.0 + 2.0);
-        assert_eq!(frame(&levels, 0.0), 4.0 + 1.0 + 2.0);
-        // The layered frame's level kernel: the base layer's one sample, once per frame.
+        for model in [&fused, &levels] {
+            let frame = |weights: &[f32]| {
+                let samples: Vec<ClipSample> = weights.iter().map(|&w| ClipSample::new(0, 0.0, w)).collect();
+                let range = 0..samples.len() as u32;
+                model.two_clip_frame(&samples, std::slice::from_ref(&range), &costs).unwrap().wave_instructions
+            };
+            assert!(frame(&[1.0]) < 1000.0, "{:?}", model.kernel());
+            assert!(frame(&[0.5, 0.5]) >= 2000.0, "{:?}", model.kernel());
+        }
         let layers = [LayerSetup::default()];
-        let layered = |weight: f32| {
-            let samples = [ClipSample::new(0, 0.0, weight)];
-            levels.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &costs).unwrap().wave_instructions
-        };
-        assert_eq!(layered(1.0) - layered(0.0), 1000.0);
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        assert!(
+            levels.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &costs).unwrap().wave_instructions < 1000.0
+        );
     }
 
     /// A chain 0 ← 1 ← 2 (depths 0, 1, 2), two clips at 0.5 each, one wave of 64.
