@@ -206,7 +206,24 @@ fn validate(
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
         for kernel in FrameKernel::ALL {
-            let mut crowd = build(gpu, scenario, frame, kernel)?;
+            let mut crowd = match build(gpu, scenario, frame, kernel) {
+                Ok(crowd) => crowd,
+                // A variant past the device's limits (`Levels512` below 512 invocations) is not
+                // a failed check: the row says so and the others go on.
+                Err(e @ throng::gpu::GpuError::DeviceLimit { .. }) => {
+                    let skipped = format!("skipped: {e}");
+                    out.row(&[
+                        "validate".into(),
+                        frame.name().into(),
+                        kernel.name().into(),
+                        args.validate.to_string(),
+                        "-".into(),
+                        skipped,
+                    ])?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             for f in 0..VALIDATE_FRAMES {
                 inputs.upload(&mut crowd, f)?;
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
@@ -391,7 +408,14 @@ fn time(
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
             for kernel in FrameKernel::ALL {
-                let mut crowd = build(gpu, scenario, frame, kernel)?;
+                let mut crowd = match build(gpu, scenario, frame, kernel) {
+                    Ok(crowd) => crowd,
+                    Err(e @ throng::gpu::GpuError::DeviceLimit { .. }) => {
+                        println!("# {} {} {n}: skipped: {e}", frame.name(), kernel.name());
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 match inputs.upload(&mut crowd, 0) {
                     Ok(()) => {
                         entries.push((Timing::Frame(kernel), crowds.len(), Vec::new()));

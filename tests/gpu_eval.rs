@@ -17,9 +17,12 @@ use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
     GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_GROUP_THREADS, NO_MASK, NO_MEMORY,
-    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_lanes,
+    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WIDE_LEVEL_GROUP_THREADS,
+    WORKGROUP_SIZE, level_lanes,
 };
-use throng::gpu::{GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source};
+use throng::gpu::{
+    FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
+};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
 use wgpu::naga;
@@ -666,16 +669,25 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
     }
 
-    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS, and
-    // those `level_lanes` per character: what the dispatch arithmetic assumes.
+    // Every entry point runs WORKGROUP_SIZE threads, the level kernels their `group_threads`
+    // (LEVEL_GROUP_THREADS, or WIDE_LEVEL_GROUP_THREADS for the wide ones) as their
+    // `FrameKernel` says, and those `level_lanes` per character: what the dispatch arithmetic
+    // assumes.
+    assert_eq!(ShaderModuleKind::FrameLayersLevels.group_threads(), Some(LEVEL_GROUP_THREADS));
+    assert_eq!(ShaderModuleKind::FrameLayersLevels512.group_threads(), Some(WIDE_LEVEL_GROUP_THREADS));
+    for kernel in FrameKernel::ALL {
+        for kind in [kernel.frame(), kernel.frame_layers()] {
+            assert_eq!(kind.group_threads().unwrap_or(WORKGROUP_SIZE), kernel.workgroup_threads(), "{kernel:?}");
+        }
+    }
     for kind in ShaderModuleKind::ALL {
-        let levels = matches!(kind, ShaderModuleKind::FrameLevels | ShaderModuleKind::FrameLayersLevels);
+        let levels = kind.group_threads().is_some();
         for num_joints in [1, 26, 64, 65, 256] {
             let source = shader_source(kind, num_joints, true);
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
-            let threads = if levels { LEVEL_GROUP_THREADS } else { WORKGROUP_SIZE };
+            let threads = kind.group_threads().unwrap_or(WORKGROUP_SIZE);
             assert_eq!(entry.workgroup_size, [threads, 1, 1], "{kind:?}");
             if levels {
                 assert_eq!(

@@ -1035,6 +1035,71 @@ fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
     }
 }
 
+/// The wide level kernel (`FrameKernel::Levels512`, 512 threads) is the level kernel's code with
+/// twice the characters a workgroup: on rigs of 13 joints (32 characters a workgroup) and 64 (8),
+/// 100 characters through 24 frames of switches, every kind of transition interrupted, give the
+/// level kernel's matrices bit for bit, layered and two-clip frames alike. On a device below its
+/// limits (256 invocations a workgroup, WebGPU's default) the crowd is refused with the limit
+/// named, not a validation panic.
+#[test]
+fn wide_level_kernel_equals_the_level_kernel_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    let wide_options = GpuCrowdOptions { kernel: FrameKernel::Levels512, ..Default::default() };
+    let levels_options = GpuCrowdOptions { kernel: FrameKernel::Levels, ..Default::default() };
+    let limits = gpu.device.limits();
+    if limits.max_compute_invocations_per_workgroup < 512 || limits.max_compute_workgroup_storage_size < 32_768 {
+        eprintln!("skipping the comparison: this device does not offer the wide kernel's workgroup");
+    } else {
+        for num_joints in [13, 64] {
+            let rig = test_rig(num_joints);
+            let clips = test_clips(&rig);
+            let layers = sequence_layers(&rig);
+            let mut narrow =
+                GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, levels_options).unwrap();
+            let mut wide = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, wide_options).unwrap();
+            let mut scripts: Vec<[LayerScript; 3]> = (0..100).map(|c| character_scripts(c, 0)).collect();
+            for frame in 0..24 {
+                let (samples, programs) = scripted_frame(&mut scripts, frame);
+                let expected = layered_frame(&gpu, &mut narrow, &samples, &programs, DT);
+                let got = layered_frame(&gpu, &mut wide, &samples, &programs, DT);
+                assert_same_bits(&expected, &got, num_joints, &format!("{num_joints} joints, frame {frame}"));
+            }
+            let mut narrow = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, levels_options).unwrap();
+            let mut wide = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, wide_options).unwrap();
+            let samples: Vec<ClipSample> = (0..100)
+                .flat_map(|c| {
+                    let t = c as f32 * 0.037;
+                    [
+                        ClipSample { clip: c as u32 % 2, time_s: t, weight: 0.7, advance_s: DT },
+                        ClipSample { clip: 1 - c as u32 % 2, time_s: 2.0 * t, weight: 0.3, advance_s: DT },
+                    ]
+                })
+                .collect();
+            let ranges: Vec<std::ops::Range<u32>> = (0..100).map(|c| 2 * c..2 * c + 2).collect();
+            let mut outputs = Vec::new();
+            for crowd in [&mut narrow, &mut wide] {
+                crowd.set_samples(&samples, &ranges).unwrap();
+                outputs.push(encode_and_read(&gpu.device, &gpu.queue, crowd));
+            }
+            assert_same_bits(&outputs[0], &outputs[1], num_joints, &format!("{num_joints} joints, two-clip frame"));
+        }
+    }
+    let Some((device, queue)) = gpu_with_limits(|limits| limits.max_compute_invocations_per_workgroup = 256) else {
+        return;
+    };
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let refused = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &sequence_layers(&rig), wide_options);
+    assert!(
+        matches!(
+            refused,
+            Err(GpuError::DeviceLimit { limit: "max_compute_invocations_per_workgroup", needed: 512, .. })
+        ),
+        "{:?}",
+        refused.err()
+    );
+}
+
 /// The stage-by-stage path on a grid of rows: on a device allowing 2 workgroups per dimension, a
 /// level-kernel crowd of 15 characters runs each stage (one workgroup a character) as grids of
 /// 2 × 2 × 2 over chunks of 8, and its matrices equal the adapter's own (one row, one chunk) bit

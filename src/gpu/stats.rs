@@ -121,8 +121,8 @@ impl Kernel {
     }
 
     /// The work model's specialisations for a rig of `num_joints`: each layered frame
-    /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`]) with full
-    /// clips, [`Specialisation::Steady`] and [`Specialisation::Settled`].
+    /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
+    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Steady`] and [`Specialisation::Settled`].
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -131,7 +131,7 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn specialisations_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels, ShaderModuleKind::FrameLayersLevels512]
             .into_iter()
             .flat_map(|kind| {
                 [Specialisation::Steady, Specialisation::Settled]
@@ -140,18 +140,14 @@ impl Kernel {
             .collect()
     }
 
-    /// A short name: the entry point, the rig size and `+compact` where compact clips are on
-    /// (the entry point alone for a module the same for every rig), then the specialisation's
-    /// name where it is not production.
+    /// A short name: the module's ([`ShaderModuleKind::name`]: the entry point, with `@512`
+    /// for a wide level kernel), the rig size and `+compact` where compact clips are on (the
+    /// entry point alone for a module the same for every rig), then the specialisation's name
+    /// where it is not production.
     #[must_use]
     pub fn name(&self) -> String {
         let name = if self.kind.specialised() {
-            format!(
-                "{}/{}j{}",
-                self.kind.entry_point(),
-                self.num_joints,
-                if self.compact_clips { "+compact" } else { "" }
-            )
+            format!("{}/{}j{}", self.kind.name(), self.num_joints, if self.compact_clips { "+compact" } else { "" })
         } else {
             self.kind.entry_point().to_owned()
         };

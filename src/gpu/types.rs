@@ -18,6 +18,10 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Keep in sync with `GROUP_THREADS` in `shaders/shared/levels.wgsl`.
 pub const LEVEL_GROUP_THREADS: u32 = 256;
 
+/// Threads per workgroup of the wide level kernels (`FrameKernel::Levels512`): the same files,
+/// `GROUP_THREADS` rewritten to it.
+pub const WIDE_LEVEL_GROUP_THREADS: u32 = 512;
+
 /// Threads per character in the level kernels for a rig of `num_joints`: a joint per thread,
 /// rounded up to a power of two (1 to [`LEVEL_GROUP_THREADS`]), so that a 256-thread workgroup
 /// holds a whole number of characters (4 of 64 joints, 8 of 26).

@@ -33,8 +33,8 @@
 //! frames, so an inertialization's capture reads both slots; an offset decays while its layer's
 //! program is [`LayerProgram::TRANSITIONING`].
 //!
-//! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 256-thread
-//! workgroups of several characters, a joint per thread, so the model walks a workgroup of
+//! **The level kernels** ([`FrameKernel::Levels`], [`FrameKernel::Levels512`],
+//! [`WorkModel::with_kernel`]) run 256-thread (512-thread) workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the weight sums by every lane,
 //! the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
@@ -51,7 +51,7 @@
 //! fused kernel's: the same memory, read and written once.
 
 use crate::gpu::FrameKernel;
-use crate::gpu::types::{LEVEL_GROUP_THREADS, level_lanes};
+use crate::gpu::types::level_lanes;
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
     SwitchMode, evaluation_order,
@@ -209,6 +209,15 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
     (3649, [(3303, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
+/// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
+/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the mesh-space
+/// override's level loop one instruction longer). Its steady and settled specialisations
+/// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
+/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
+/// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
+    (3650, [(3304, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
@@ -263,6 +272,16 @@ impl LayeredLoops<'static> {
                 FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
+        }
+    }
+
+    /// `frame_layers_levels_main@512`'s recorded lists: its own production kernel's, the
+    /// 256-thread kernel's specialisations (the driver compiles them alike).
+    #[must_use]
+    pub fn frame_layers_levels512_radv_navi21() -> Self {
+        Self {
+            production: (FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.1),
+            ..Self::frame_layers_levels_radv_navi21()
         }
     }
 }
@@ -460,6 +479,13 @@ impl KernelCosts {
         Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
     }
 
+    /// [`LayeredLoops::frame_layers_levels512_radv_navi21`]'s costs.
+    #[must_use]
+    pub fn frame_layers_levels512_radv_navi21() -> Self {
+        let loops = LayeredLoops::frame_layers_levels512_radv_navi21();
+        Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
+    }
+
     /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
     #[must_use]
     pub fn frame_levels_radv_navi21() -> Self {
@@ -473,6 +499,7 @@ impl KernelCosts {
         match kernel {
             FrameKernel::Fused => Self::frame_layers_radv_navi21(),
             FrameKernel::Levels => Self::frame_layers_levels_radv_navi21(),
+            FrameKernel::Levels512 => Self::frame_layers_levels512_radv_navi21(),
         }
     }
 
@@ -481,7 +508,7 @@ impl KernelCosts {
     pub fn two_clip_radv_navi21(kernel: FrameKernel) -> Self {
         match kernel {
             FrameKernel::Fused => Self::frame_radv_navi21(),
-            FrameKernel::Levels => Self::frame_levels_radv_navi21(),
+            FrameKernel::Levels | FrameKernel::Levels512 => Self::frame_levels_radv_navi21(),
         }
     }
 
@@ -715,14 +742,14 @@ impl WorkModel {
     /// Lanes per character and characters per workgroup of the level kernels.
     fn level_shape(&self) -> (usize, usize) {
         let lanes = level_lanes(self.num_joints()) as usize;
-        (lanes, LEVEL_GROUP_THREADS as usize / lanes)
+        (lanes, self.kernel.workgroup_threads() as usize / lanes)
     }
 
     /// The waves of a level workgroup: the character slots each covers, and whether it holds
     /// any of their joints (lanes past the rig's joints idle).
     fn level_waves(&self) -> Vec<(std::ops::Range<usize>, bool)> {
         let (lanes, _) = self.level_shape();
-        (0..LEVEL_GROUP_THREADS as usize / self.wave_size)
+        (0..self.kernel.workgroup_threads() as usize / self.wave_size)
             .map(|w| {
                 let threads = w * self.wave_size..(w + 1) * self.wave_size;
                 let slots = threads.start / lanes..(threads.end - 1) / lanes + 1;
@@ -851,7 +878,7 @@ impl WorkModel {
         for weights in &weights {
             sum.add(&self.two_clip_character(weights, costs));
         }
-        if self.kernel == FrameKernel::Levels {
+        if self.kernel.levels() {
             let (_, characters) = self.level_shape();
             let mut levels = Work::default();
             for group in weights.chunks(characters) {
@@ -1022,7 +1049,7 @@ impl WorkModel {
         for character in programs.chunks_exact(layers.len()) {
             sum.add(&self.layered_character(layers, character, samples, costs)?);
         }
-        if self.kernel == FrameKernel::Levels {
+        if self.kernel.levels() {
             let (_, per_group) = self.level_shape();
             let mut levels = Work::default();
             for group in programs.chunks(per_group * layers.len()) {
@@ -1582,6 +1609,32 @@ mod tests {
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         // 8 + 2 + 2 + levels of 64 items on warps of 32: 2 + 2.
         assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 4.0) / 2.0);
+    }
+
+    /// The wide level kernel shares a narrow level's wave between twice the characters. A rig of
+    /// 33 joints (64 lanes a character): the root, three children of it (depth 1), 29 children of
+    /// the first (depth 2); eight characters blending two clips each. `Levels`: two workgroups
+    /// of four waves; each runs the kernel's code (4), four waves' weight sums and clips (8 + 8),
+    /// depth 1's 12 items in one wave and depth 2's 116 in two (3): 23, 46 for eight characters.
+    /// `Levels512`: one workgroup of eight waves: 8 + 16 + 16, depth 1's 24 items in one wave
+    /// and depth 2's 232 in four (5): 45.
+    #[test]
+    fn wide_level_workgroups_share_narrow_levels() {
+        let parents: Vec<Option<usize>> = (0..33)
+            .map(|j| match j {
+                0 => None,
+                1..=3 => Some(0),
+                _ => Some(1),
+            })
+            .collect();
+        let model = WorkModel::new(&rig(&parents), 64, 64, 48).unwrap();
+        let samples = [ClipSample::new(0, 0.0, 0.5); 16];
+        let ranges: Vec<std::ops::Range<u32>> = (0..8).map(|c| 2 * c..2 * c + 2).collect();
+        let levels = model.clone().with_kernel(FrameKernel::Levels).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
+        let wide = model.with_kernel(FrameKernel::Levels512).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
+        assert_eq!(levels.wave_instructions * 8.0, 46.0);
+        assert_eq!(wide.wave_instructions * 8.0, 45.0);
+        assert_eq!((wide.bytes_read, wide.bytes_written), (levels.bytes_read, levels.bytes_written));
     }
 
     /// The layered chain of three (base and masked mesh-space override, as
