@@ -33,7 +33,7 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// the kernel's figures. The fused kernel (variant 0): layered 7,779 (wave64) and 15,559
 /// (warp32) wave-instructions, 11,116 bytes; two-clip 1,693 and 3,387, 4,136 bytes. The level
 /// kernel (the default): layered 4,646 and 8,089; two-clip 1,252 and 2,169; the same bytes. The
-/// wide level kernel (512 threads): layered 4,044 and 7,385; two-clip 1,085 and 1,971.
+/// wide level kernel (512 threads): layered 4,045 and 7,385; two-clip 1,085 and 1,971.
 /// (The layered figures fell 23 % and 36–39 % when the model stopped charging the switch
 /// frame's code to every frame, measured by the kernels' steady and settled specialisations,
 /// BENCHMARKS.md "The switch frame's code, measured"; the kernels did not change. The bytes
