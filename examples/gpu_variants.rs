@@ -2,7 +2,13 @@
 //! checks every variant's matrices against variant 0's, then times all variants interleaved,
 //! both frames (two-clip and layered), and prints per variant the median and minimum GPU time of
 //! a frame, the bandwidth against the work model's bytes, and the issue efficiency the model's
-//! instruction count implies. Each result is written to the results file as soon as it is known,
+//! instruction count implies. A third frame, `layered-steady` (the layered frame with every
+//! switch and frozen fade taken out), runs the default variant as built and as each measurement
+//! specialisation of its layered kernel (`throng::gpu::Specialisation`: `+steady` without the
+//! switch frame's code, `+settled` nor the decay; checked against the variant as built, then
+//! timed), so that the device says what that code costs frames that never run it: the
+//! registers and occupancy the work model does not see, which decide whether the switching
+//! characters are worth a kernel of their own. Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -24,7 +30,8 @@
 //! (`FrameJob::run_procedural`), as the GPU tests check it.
 //!
 //! Rows of the results file, tab-separated: `validate frame kernel characters worst_abs_diff
-//! verdict` (within 1e-4 of variant 0, or for `layered+procedural` of the CPU, NaN failing);
+//! verdict` (within 1e-4 of variant 0 — on `layered-steady`, of the default variant as built —
+//! or for `layered+procedural` of the CPU, NaN failing);
 //! `time frame kernel characters chunks median_ms min_ms frames model_bytes_per_character gb_s
 //! model_wave_instructions_per_character issue_efficiency`; and per size `procedural layered
 //! characters chunks with_stage_median_ms without_median_ms stage_median_ms stage_min_ms share
@@ -43,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel};
-use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Stage};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Specialisation, Stage};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProceduralRig, ProceduralTargets};
 
 /// The largest difference from variant 0 a variant may show: the GPU tests' tolerance against
@@ -127,17 +134,58 @@ impl Results {
 enum Frame {
     TwoClip,
     Layered,
+    /// The layered frame without switches or frozen fades (`steady_frame`), for the default
+    /// variant's layered kernel and its measurement specialisations.
+    Steady,
 }
 
 impl Frame {
-    const ALL: [Self; 2] = [Self::TwoClip, Self::Layered];
+    const ALL: [Self; 3] = [Self::TwoClip, Self::Layered, Self::Steady];
 
     fn name(self) -> &'static str {
         match self {
             Self::TwoClip => "two-clip",
             Self::Layered => "layered",
+            Self::Steady => "layered-steady",
         }
     }
+
+    /// What is checked and timed on this frame: every kernel variant as built, or on the steady
+    /// frame the default variant as built and as each measurement specialisation (the first
+    /// the reference of the others).
+    fn variants(self) -> Vec<Variant> {
+        match self {
+            Self::TwoClip | Self::Layered => {
+                FrameKernel::ALL.into_iter().map(|kernel| Variant(kernel, Specialisation::Production)).collect()
+            }
+            Self::Steady => Specialisation::ALL.into_iter().map(|s| Variant(FrameKernel::default(), s)).collect(),
+        }
+    }
+}
+
+/// A kernel variant, as built or as a measurement specialisation of its layered frame.
+#[derive(Clone, Copy, PartialEq)]
+struct Variant(FrameKernel, Specialisation);
+
+impl Variant {
+    /// The kernel's name, then `+steady` or `+settled` for a specialisation.
+    fn name(self) -> String {
+        match self.1 {
+            Specialisation::Production => self.0.name().to_owned(),
+            s => format!("{}+{}", self.0.name(), s.name()),
+        }
+    }
+}
+
+/// The benches' layered frame `frame` with every switch and frozen fade taken out (each
+/// program's `SWITCHED` and `SOURCE_SNAPSHOT` flags cleared): crossfades and layers fading in
+/// and out remain, nothing is captured, frozen or decayed, so every specialisation evaluates it.
+fn steady_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    let (samples, mut programs) = support::layered_frame(num_characters, frame);
+    for p in &mut programs {
+        p.flags &= !(LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT);
+    }
+    (samples, programs)
 }
 
 /// The frames' inputs: per frame, the samples and either sample ranges or layer programs.
@@ -155,6 +203,7 @@ impl Inputs {
                 Self::TwoClip(samples, ranges)
             }
             Frame::Layered => Self::Layered((0..frames).map(|f| support::layered_frame(num_characters, f)).collect()),
+            Frame::Steady => Self::Layered((0..frames).map(|f| steady_frame(num_characters, f)).collect()),
         }
     }
 
@@ -173,13 +222,13 @@ fn build(
     gpu: &GpuContext,
     scenario: &support::Scenario,
     frame: Frame,
-    kernel: FrameKernel,
+    Variant(kernel, specialisation): Variant,
 ) -> Result<GpuCrowd, throng::gpu::GpuError> {
-    let options = GpuCrowdOptions { kernel, ..GpuCrowdOptions::default() };
+    let options = GpuCrowdOptions { kernel, specialisation, ..GpuCrowdOptions::default() };
     let support::Scenario { rig, clips, layers, .. } = scenario;
     match frame {
         Frame::TwoClip => GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options),
-        Frame::Layered => GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options),
+        Frame::Layered | Frame::Steady => GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options),
     }
 }
 
@@ -205,8 +254,8 @@ fn validate(
     for frame in Frame::ALL {
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
-        for kernel in FrameKernel::ALL {
-            let mut crowd = match build(gpu, scenario, frame, kernel) {
+        for variant in frame.variants() {
+            let mut crowd = match build(gpu, scenario, frame, variant) {
                 Ok(crowd) => crowd,
                 // A variant past the device's limits (`Levels512` below 512 invocations) is not
                 // a failed check: the row says so and the others go on.
@@ -215,7 +264,7 @@ fn validate(
                     out.row(&[
                         "validate".into(),
                         frame.name().into(),
-                        kernel.name().into(),
+                        variant.name(),
                         args.validate.to_string(),
                         "-".into(),
                         skipped,
@@ -237,7 +286,7 @@ fn validate(
             out.row(&[
                 "validate".into(),
                 frame.name().into(),
-                kernel.name().into(),
+                variant.name(),
                 args.validate.to_string(),
                 format!("{worst:e}"),
                 if pass { "pass" } else { "FAIL" }.into(),
@@ -323,6 +372,12 @@ fn model(
             let (samples, programs) = support::layered_period(MODEL_CHARACTERS / 32);
             model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
         }
+        // The model charges a steady frame no switch code whatever the specialisation: the
+        // specialisations' difference on the device is what it does not see (occupancy).
+        Frame::Steady => {
+            let (samples, programs) = steady_frame(MODEL_CHARACTERS, 0);
+            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
+        }
     })
 }
 
@@ -330,7 +385,7 @@ fn model(
 #[derive(Clone, Copy, PartialEq)]
 enum Timing {
     /// A variant's frame, whole.
-    Frame(FrameKernel),
+    Frame(Variant),
     /// The layered frame with the procedural stage (the stage path), whole.
     WithStage,
     /// The same frame stage by stage, keeping the procedural pass's time.
@@ -407,21 +462,21 @@ fn time(
             let inputs = Inputs::new(frame, n, args.frames);
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
-            for kernel in FrameKernel::ALL {
-                let mut crowd = match build(gpu, scenario, frame, kernel) {
+            for variant in frame.variants() {
+                let mut crowd = match build(gpu, scenario, frame, variant) {
                     Ok(crowd) => crowd,
                     Err(e @ throng::gpu::GpuError::DeviceLimit { .. }) => {
-                        println!("# {} {} {n}: skipped: {e}", frame.name(), kernel.name());
+                        println!("# {} {} {n}: skipped: {e}", frame.name(), variant.name());
                         continue;
                     }
                     Err(e) => return Err(e.into()),
                 };
                 match inputs.upload(&mut crowd, 0) {
                     Ok(()) => {
-                        entries.push((Timing::Frame(kernel), crowds.len(), Vec::new()));
+                        entries.push((Timing::Frame(variant), crowds.len(), Vec::new()));
                         crowds.push(crowd);
                     }
-                    Err(e) => println!("# {} {} {n}: skipped: {e}", frame.name(), kernel.name()),
+                    Err(e) => println!("# {} {} {n}: skipped: {e}", frame.name(), variant.name()),
                 }
             }
             if frame == Frame::Layered {
@@ -453,15 +508,15 @@ fn time(
                 }
             }
             for (timing, c, times) in &mut entries {
-                let Timing::Frame(kernel) = *timing else { continue };
+                let Timing::Frame(variant) = *timing else { continue };
                 let (median, min) = median_min(times);
-                let work = model(scenario, frame, kernel, args.wave)?;
+                let work = model(scenario, frame, variant.0, args.wave)?;
                 let gb_s = work.bytes() * n as f64 / median / 1e9;
                 let issue = work.wave_instructions * n as f64 / median / args.issue_rate;
                 out.row(&[
                     "time".into(),
                     frame.name().into(),
-                    kernel.name().into(),
+                    variant.name(),
                     n.to_string(),
                     crowds[*c].num_chunks().to_string(),
                     format!("{:.4}", median * 1e3),
@@ -494,9 +549,10 @@ fn procedural_row(
     let mut median_of = |timing: Timing| {
         entries.iter_mut().find(|e| e.0 == timing && !e.2.is_empty()).map(|e| (median_min(&mut e.2), e.1))
     };
-    let (Some(((with, _), c)), Some(((without, _), _))) =
-        (median_of(Timing::WithStage), median_of(Timing::Frame(FrameKernel::default())))
-    else {
+    let (Some(((with, _), c)), Some(((without, _), _))) = (
+        median_of(Timing::WithStage),
+        median_of(Timing::Frame(Variant(FrameKernel::default(), Specialisation::Production))),
+    ) else {
         return Ok(());
     };
     let alone = median_of(Timing::StageAlone).map(|(m, _)| m);

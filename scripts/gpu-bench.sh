@@ -3,10 +3,13 @@
 # under 8 minutes, writing results as it goes into OUT_DIR (default gpu-bench-out/):
 #
 #   1. gpu-bench.tsv   the adapter; every kernel variant (FrameKernel) checked against variant 0
-#                      at 10k characters, and the layered frame with the procedural stage
-#                      (issue 21) against the CPU; then all variants timed interleaved at 100k
-#                      and 1M, two-clip and layered: median and minimum GPU ms, GB/s against the
-#                      work model's bytes, issue efficiency from its modelled instructions; and
+#                      at 10k characters, the default variant's measurement specialisations
+#                      (Specialisation: steady, settled) against it on the layered frame without
+#                      switches, and the layered frame with the procedural stage (issue 21)
+#                      against the CPU; then all variants timed interleaved at 100k and 1M,
+#                      two-clip, layered and layered-steady (the specialisations): median and
+#                      minimum GPU ms, GB/s against the work model's bytes, issue efficiency from
+#                      its modelled instructions; and
 #                      the layered frame with the procedural stage, whole and stage by stage,
 #                      with the stage's share of the frame without it
 #                      (examples/gpu_variants.rs says each column)
@@ -57,7 +60,7 @@ issue=()
 if [[ -n "${THRONG_BENCH_ISSUE_RATE:-}" ]]; then
     issue=(--issue-rate "$THRONG_BENCH_ISSUE_RATE")
 fi
-timeout 260 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
+timeout 300 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
     --validate "${THRONG_BENCH_VALIDATE:-10000}" \
     --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
     --frames "${THRONG_BENCH_FRAMES:-10}" --rounds "${THRONG_BENCH_ROUNDS:-5}" "${issue[@]}" || status=1
@@ -76,7 +79,7 @@ if [[ "${THRONG_BENCH_RECORDS:-1}" != 0 ]]; then
     fi
 fi
 if [[ "${THRONG_BENCH_TABLES:-1}" != 0 ]]; then
-    timeout 120 "$bin/bench_gpu" --characters "${THRONG_BENCH_SIZES:-100000,1000000}" --frames 30 --no-cpu --stages \
+    timeout 80 "$bin/bench_gpu" --characters "${THRONG_BENCH_SIZES:-100000,1000000}" --frames 30 --no-cpu --stages \
         >"$out/bench-gpu.txt" 2>&1 || echo "bench_gpu: exit status $?" >>"$out/bench-gpu.txt"
 fi
 echo "results in $out/"

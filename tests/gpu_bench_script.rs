@@ -1,7 +1,9 @@
 //! The prepared device call, dry-run on whatever adapter this machine has (lavapipe in CI) at
 //! tiny sizes: `scripts/gpu-bench.sh` with prebuilt examples must check every kernel variant
-//! against variant 0 and the layered frame with the procedural stage against the CPU, time every
-//! variant on both frames and the layered frame with and without the stage, leaving each row in
+//! against variant 0, the default variant's measurement specialisations against it on the
+//! layered frame without switches, and the layered frame with the procedural stage against the
+//! CPU, time every variant on both frames (and the specialisations on the steady one) and the
+//! layered frame with and without the stage, leaving each row in
 //! its results file, and run the records frame of the viewer's crowd (`bench_gpu --records`),
 //! so that the one short run on a lent GPU is known to work before it happens.
 
@@ -14,7 +16,7 @@ use std::process::Command;
 
 use support::example_binary;
 use support::files::TempDir;
-use throng::gpu::FrameKernel;
+use throng::gpu::{FrameKernel, Specialisation};
 use throng::program::{ClipSample, LayerProgram, LayerRecord, ShotRecord};
 
 #[test]
@@ -43,14 +45,22 @@ fn dry_run_leaves_every_variants_rows() {
     let results = std::fs::read_to_string(out.join("gpu-bench.tsv")).expect("the results file");
     let rows: Vec<Vec<&str>> =
         results.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
-    for kernel in FrameKernel::ALL {
-        for frame in ["two-clip", "layered"] {
-            let checked = rows_of(&rows, "validate", frame, kernel);
-            assert_eq!(checked.len(), 1, "{frame} {}: one check\n{results}", kernel.name());
+    // Every variant on both frames; on the layered frame without switches, the default variant
+    // as built and as each measurement specialisation (checked against it, then timed).
+    let kernels: Vec<String> = FrameKernel::ALL.iter().map(|k| k.name().to_owned()).collect();
+    let default = FrameKernel::default().name();
+    let specialised: Vec<String> = Specialisation::ALL
+        .iter()
+        .map(|s| if *s == Specialisation::Production { default.to_owned() } else { format!("{default}+{}", s.name()) })
+        .collect();
+    for (frame, variants) in [("two-clip", &kernels), ("layered", &kernels), ("layered-steady", &specialised)] {
+        for variant in variants {
+            let checked = rows_of(&rows, "validate", frame, variant);
+            assert_eq!(checked.len(), 1, "{frame} {variant}: one check\n{results}");
             assert_eq!((checked[0][3], checked[0][5]), ("40", "pass"), "{results}");
-            let timed = rows_of(&rows, "time", frame, kernel);
+            let timed = rows_of(&rows, "time", frame, variant);
             let sizes: Vec<&str> = timed.iter().map(|r| r[3]).collect();
-            assert_eq!(sizes, ["30", "70"], "{frame} {}: a row per size\n{results}", kernel.name());
+            assert_eq!(sizes, ["30", "70"], "{frame} {variant}: a row per size\n{results}");
             for row in timed {
                 assert_eq!(row.len(), 12, "{row:?}");
                 let median: f64 = row[5].parse().expect("a median in ms");
@@ -127,9 +137,6 @@ fn check_records(results: &str, timestamps: bool) {
 }
 
 /// The results' rows of one kind (`validate`, `time`) for one frame and variant.
-fn rows_of<'a>(rows: &'a [Vec<&'a str>], kind: &str, frame: &str, kernel: FrameKernel) -> Vec<&'a [&'a str]> {
-    rows.iter()
-        .filter(|r| r.len() > 2 && r[0] == kind && r[1] == frame && r[2] == kernel.name())
-        .map(Vec::as_slice)
-        .collect()
+fn rows_of<'a>(rows: &'a [Vec<&'a str>], kind: &str, frame: &str, variant: &str) -> Vec<&'a [&'a str]> {
+    rows.iter().filter(|r| r.len() > 2 && r[0] == kind && r[1] == frame && r[2] == variant).map(Vec::as_slice).collect()
 }

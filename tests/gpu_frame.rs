@@ -18,7 +18,7 @@ use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
-use throng::gpu::{FrameKernel, GpuCrowd, GpuCrowdOptions, GpuError, Stage};
+use throng::gpu::{FrameKernel, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, Stage};
 use throng::program::{
     ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
     SwitchMode,
@@ -1098,6 +1098,58 @@ fn wide_level_kernel_equals_the_level_kernel_bit_for_bit() {
         "{:?}",
         refused.err()
     );
+}
+
+/// A crowd whose layered frame is compiled as a measurement specialisation (`Steady`: no switch
+/// frame's code; `Settled`: nor the decay) gives the production kernel's matrices bit for bit on
+/// frames without switches or frozen fades (the scripted characters with those flags cleared:
+/// crossfades, decays never started, layers fading in and out), on both frame kernels; and it
+/// refuses a frame where a layer switches, naming the first character and layer, writing
+/// nothing (the next frame still equals production's).
+#[test]
+fn specialised_layered_frames_equal_production_and_refuse_switches() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(29);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let steady_frame = |scripts: &mut [[LayerScript; 3]], frame: usize| {
+        let (samples, mut programs) = scripted_frame(scripts, frame);
+        for p in &mut programs {
+            p.flags &= !(LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT);
+        }
+        (samples, programs)
+    };
+    for kernel in [FrameKernel::Fused, FrameKernel::Levels] {
+        let options = |specialisation| GpuCrowdOptions { kernel, specialisation, ..Default::default() };
+        let mut crowds: Vec<GpuCrowd> = Specialisation::ALL
+            .into_iter()
+            .map(|s| GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options(s)).unwrap())
+            .collect();
+        let mut scripts: Vec<[LayerScript; 3]> = (0..12).map(|c| character_scripts(c, 0)).collect();
+        for frame in 0..40 {
+            let (samples, programs) = steady_frame(&mut scripts, frame);
+            let outputs: Vec<Vec<f32>> =
+                crowds.iter_mut().map(|crowd| layered_frame(&gpu, crowd, &samples, &programs, DT)).collect();
+            for (s, output) in Specialisation::ALL.iter().zip(&outputs).skip(1) {
+                assert_same_bits(&outputs[0], output, rig.num_joints(), &format!("{kernel:?} {s:?}, frame {frame}"));
+            }
+        }
+        let (samples, mut programs) = steady_frame(&mut scripts, 40);
+        programs[7 * 3 + 1].flags |= LayerProgram::SWITCHED;
+        for crowd in &mut crowds[1..] {
+            let refused = crowd.set_frame(&samples, &programs, DT);
+            assert!(
+                matches!(refused, Err(GpuError::Specialised { character: 7, layer: 1, .. })),
+                "{kernel:?}: {refused:?}"
+            );
+        }
+        programs[7 * 3 + 1].flags &= !LayerProgram::SWITCHED;
+        let outputs: Vec<Vec<f32>> =
+            crowds.iter_mut().map(|crowd| layered_frame(&gpu, crowd, &samples, &programs, DT)).collect();
+        for output in &outputs[1..] {
+            assert_same_bits(&outputs[0], output, rig.num_joints(), &format!("{kernel:?}, after the refusal"));
+        }
+    }
 }
 
 /// The stage-by-stage path on a grid of rows: on a device allowing 2 workgroups per dimension, a

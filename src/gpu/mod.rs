@@ -37,7 +37,7 @@ pub use blend_space::{GpuBlendSpace, GpuBlendSpaceError};
 pub use context::GpuContext;
 pub use crowd::{EXPAND_WORKGROUP, ExpandParams, GpuCrowd, GpuCrowdOptions, Stage, UPLOAD_HEADER_WORDS};
 pub use pipelines::{
-    FrameKernel, ShaderModuleKind, blend_space_source, expand_source, procedural_source, shader_source,
+    FrameKernel, ShaderModuleKind, Specialisation, blend_space_source, expand_source, procedural_source, shader_source,
 };
 pub use procedural::GpuProcedural;
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};
@@ -141,6 +141,21 @@ pub enum GpuError {
     /// Waiting for the device failed (device lost or timed out).
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[source] wgpu::PollError),
+    /// A frame a crowd built with a measurement [`Specialisation`]
+    /// ([`GpuCrowdOptions::specialisation`]) cannot evaluate: a layer that keeps memory switches
+    /// or fades from a frozen snapshot (the first such `character` and `layer`, in programs or
+    /// state records). Nothing is written.
+    #[error(
+        "the crowd's layered frame is compiled {specialisation:?}, for measurement: character {character}'s layer {layer} switches or fades from a snapshot this frame"
+    )]
+    Specialised {
+        /// The crowd's specialisation.
+        specialisation: Specialisation,
+        /// The first character that switches.
+        character: usize,
+        /// Its layer (the archetype's index).
+        layer: usize,
+    },
 }
 
 /// Records one compute pass labelled `label` with `record`, copies the first `bytes` of `source`

@@ -293,6 +293,62 @@ impl ShaderModuleKind {
     }
 }
 
+/// Which of the measurement gates of `shaders/transition.wgsl` (`SWITCH_CODE`, `DECAY_CODE`,
+/// both `true` in production) a layered frame kernel is compiled with: the production kernel
+/// without code a frame of a given kind does not run, so that the difference of the two
+/// kernels' static instruction counts measures that code
+/// (`gpu::work_model::KernelCosts::from_frame_layers_loops`, [`crate::gpu::stats`]), and so that
+/// a device run can time what that code costs a frame that does not run it
+/// ([`crate::gpu::GpuCrowdOptions::specialisation`]: a crowd so built refuses the frames its
+/// kernel cannot evaluate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Specialisation {
+    /// Every gate on: the kernel the evaluator builds.
+    #[default]
+    Production,
+    /// `SWITCH_CODE` off: a frame where no layer switches (no snapshot taken, no step-back
+    /// blend, no capture).
+    Steady,
+    /// `SWITCH_CODE` and `DECAY_CODE` off: a frame where no layer switches and no offset decays.
+    Settled,
+}
+
+/// The gate lines of `shaders/transition.wgsl` that [`Specialisation`]s rewrite.
+const SWITCH_CODE_LINE: &str = "const SWITCH_CODE: bool = true;";
+const DECAY_CODE_LINE: &str = "const DECAY_CODE: bool = true;";
+
+impl Specialisation {
+    /// Every specialisation, production first.
+    pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
+
+    /// The name [`Kernel::name`] appends (empty for production).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Production => "",
+            Self::Steady => "steady",
+            Self::Settled => "settled",
+        }
+    }
+
+    /// The gate lines this specialisation turns off.
+    pub(crate) fn gates(self) -> &'static [&'static str] {
+        match self {
+            Self::Production => &[],
+            Self::Steady => &[SWITCH_CODE_LINE],
+            Self::Settled => &[SWITCH_CODE_LINE, DECAY_CODE_LINE],
+        }
+    }
+
+    /// `source` with this specialisation's gates off, or `None` where a gate's line is missing
+    /// (the module holds no transition, or the line changed).
+    pub(crate) fn apply(self, source: String) -> Option<String> {
+        self.gates().iter().try_fold(source, |source, &line| {
+            source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
+        })
+    }
+}
+
 /// The line of `shaders/shared/compact.wgsl` that [`shader_source`] rewrites for an archetype
 /// without compact clips.
 const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
@@ -436,9 +492,10 @@ pub(crate) struct LayeredPipelines {
 }
 
 impl Pipelines {
-    /// The pipelines for a rig of `num_joints`, the frames `kernel`'s; the layered frame's too when `layered`, the
-    /// stage path's when `stage_buffers` (the caller has checked [`storage_buffers_needed`]
-    /// against the device: a pipeline layout past the limit is wgpu's validation error).
+    /// The pipelines for a rig of `num_joints`, the frames `kernel`'s; the layered frame's too
+    /// when `layered` (compiled as `specialisation` says), the stage path's when `stage_buffers`
+    /// (the caller has checked [`storage_buffers_needed`] against the device: a pipeline layout
+    /// past the limit is wgpu's validation error).
     pub fn new(
         device: &wgpu::Device,
         num_joints: usize,
@@ -446,6 +503,7 @@ impl Pipelines {
         layered: bool,
         stage_buffers: bool,
         compact_clips: bool,
+        specialisation: Specialisation,
     ) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -460,10 +518,16 @@ impl Pipelines {
                 immediate_size: 0,
             })
         });
-        let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
+        let build_as = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str, as_: Specialisation| {
+            let mut source = shader_source(kind, num_joints, compact_clips);
+            if as_ != Specialisation::Production {
+                // Every layered frame module holds the gates (`gpu_stats` compiles each
+                // specialisation of each): the rewrite always applies there.
+                source = as_.apply(source.clone()).unwrap_or(source);
+            }
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(kind, num_joints, compact_clips))),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
             });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
@@ -479,6 +543,9 @@ impl Pipelines {
                 },
                 cache: None,
             })
+        };
+        let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
+            build_as(kind, layout, label, Specialisation::Production)
         };
         let layered = layered.then(|| {
             let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -500,7 +567,7 @@ impl Pipelines {
                 build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")
             });
             LayeredPipelines {
-                frame_layers: build(kernel.frame_layers(), &frame_layout, "throng.frame_layers"),
+                frame_layers: build_as(kernel.frame_layers(), &frame_layout, "throng.frame_layers", specialisation),
                 transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
                 layers,
             }

@@ -21,6 +21,7 @@ use std::ffi::{CStr, c_char};
 use ash::vk;
 use wgpu::naga;
 
+pub use crate::gpu::pipelines::Specialisation;
 use crate::gpu::pipelines::{ShaderModuleKind, shader_source};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
@@ -35,59 +36,6 @@ pub struct Kernel {
     pub compact_clips: bool,
     /// The production kernel, or one compiled with measurement gates off.
     pub specialisation: Specialisation,
-}
-
-/// Which of the measurement gates of `shaders/transition.wgsl` (`SWITCH_CODE`, `DECAY_CODE`,
-/// both `true` in production) a kernel is compiled with. A specialisation is never dispatched:
-/// it is the production kernel without code a frame of a given kind does not run, so that the
-/// difference of the two kernels' static instruction counts measures that code
-/// (`gpu::work_model::KernelCosts::from_frame_layers_loops`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Specialisation {
-    /// Every gate on: the kernel the evaluator builds.
-    #[default]
-    Production,
-    /// `SWITCH_CODE` off: a frame where no layer switches (no snapshot taken, no step-back
-    /// blend, no capture).
-    Steady,
-    /// `SWITCH_CODE` and `DECAY_CODE` off: a frame where no layer switches and no offset decays.
-    Settled,
-}
-
-/// The gate lines of `shaders/transition.wgsl` that [`Specialisation`]s rewrite.
-const SWITCH_CODE_LINE: &str = "const SWITCH_CODE: bool = true;";
-const DECAY_CODE_LINE: &str = "const DECAY_CODE: bool = true;";
-
-impl Specialisation {
-    /// Every specialisation, production first.
-    pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
-
-    /// The name [`Kernel::name`] appends (empty for production).
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Production => "",
-            Self::Steady => "steady",
-            Self::Settled => "settled",
-        }
-    }
-
-    /// The gate lines this specialisation turns off.
-    fn gates(self) -> &'static [&'static str] {
-        match self {
-            Self::Production => &[],
-            Self::Steady => &[SWITCH_CODE_LINE],
-            Self::Settled => &[SWITCH_CODE_LINE, DECAY_CODE_LINE],
-        }
-    }
-
-    /// `source` with this specialisation's gates off, or `None` where a gate's line is missing
-    /// (the module holds no transition, or the line changed).
-    fn apply(self, source: String) -> Option<String> {
-        self.gates().iter().try_fold(source, |source, &line| {
-            source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
-        })
-    }
 }
 
 impl Kernel {

@@ -253,6 +253,7 @@ impl GpuCrowd {
         if let Some(layers) = &self.layers {
             validate_memoryless_records(records, &layers.setups)?;
         }
+        self.check_specialisation(records.iter().map(|r| u32::from(r.flags)))?;
         let num_characters = records.len() / num_layers;
         let num_inputs = expansion.num_inputs;
         let expected = num_characters * num_inputs;

@@ -25,7 +25,7 @@ use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid};
 
 use super::GpuError;
-use super::pipelines::{FrameKernel, Pipelines};
+use super::pipelines::{FrameKernel, Pipelines, Specialisation};
 use super::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
     GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
@@ -85,6 +85,15 @@ pub struct GpuCrowdOptions {
     /// The kernel of the fused frames ([`GpuCrowd::encode`]); the stage-by-stage path is the
     /// same for every one. Defaults to the variant the proxies favour ([`FrameKernel`]).
     pub kernel: FrameKernel,
+    /// For measurement only: the layered frame's kernel compiled without the switch frame's
+    /// code ([`Specialisation::Steady`]) or also without the decay
+    /// ([`Specialisation::Settled`]), so that a device run can time what that code costs frames
+    /// that never run it (`scripts/gpu-bench.sh`'s `steady` rows). Such a crowd refuses
+    /// ([`GpuError::Specialised`]) a frame, of programs or state records, in which a layer that
+    /// keeps memory switches or fades from a frozen snapshot; without them nothing captures,
+    /// freezes or starts to decay, and the matrices are the production kernel's. [`Specialisation::Production`] (the
+    /// default) for everything else.
+    pub specialisation: Specialisation,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -341,6 +350,7 @@ impl GpuCrowd {
             layers.is_some(),
             options.stage_buffers,
             compact_clips,
+            options.specialisation,
         );
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),

@@ -2,6 +2,7 @@ use std::ops::Range;
 
 use super::{GpuCrowd, PARAMS_BYTES, Window, chunk_group, sample_span};
 use crate::gpu::GpuError;
+use crate::gpu::pipelines::Specialisation;
 use crate::gpu::types::GpuSampleRange;
 use crate::profile::Plot;
 use crate::program::{
@@ -95,6 +96,28 @@ impl GpuCrowd {
         self.upload_frame(samples, programs, dt_s, Some(due))
     }
 
+    /// [`GpuError::Specialised`] where the crowd's layered frame is a measurement
+    /// specialisation and a layer that keeps memory switches or fades from a frozen snapshot
+    /// (whose first frame shown takes the snapshot, switch code too): `flags` are each
+    /// character's layers' program flags in order.
+    pub(super) fn check_specialisation(&self, flags: impl Iterator<Item = u32>) -> Result<(), GpuError> {
+        let specialisation = self.options.specialisation;
+        let Some(layers) = self.layers.as_ref().filter(|_| specialisation != Specialisation::Production) else {
+            return Ok(());
+        };
+        let num_layers = layers.setups.len().max(1);
+        let switch = flags.enumerate().find(|&(i, flags)| {
+            flags & (LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) != 0
+                && layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory)
+        });
+        match switch {
+            Some((i, _)) => {
+                Err(GpuError::Specialised { specialisation, character: i / num_layers, layer: i % num_layers })
+            }
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn upload_frame(
         &mut self,
         samples: &[ClipSample],
@@ -112,6 +135,7 @@ impl GpuCrowd {
         if let Some(layers) = &self.layers {
             validate_memoryless_programs(programs, &layers.setups)?;
         }
+        self.check_specialisation(programs.iter().map(|p| p.flags))?;
         let num_characters = programs.len() / num_layers;
         if let Some(due) = due {
             validate_due(due, num_characters)?;
