@@ -119,8 +119,9 @@ fn load_vec4(index: u32) -> vec4<f32> {
 }
 
 // A pose from `i` on (a slot or the snapshot): translation and the scale's one value, rotation,
-// and only where the scale's three axes differ, the scale (`NON_UNIFORM_SCALE` in the first
-// vec4's w says so; a scale is never NaN).
+// and only where the scale's three axes differ, the scale (the first vec4's w exactly
+// `NON_UNIFORM_SCALE` says so, as `JointStateLayout::slot` reads it; any other word, another
+// NaN included, is the value itself; a scale is never NaN).
 fn load_pose(i: u32) -> Transform {
     let ts = layer_memory[i];
     var scale = vec3<f32>(bitcast<f32>(ts.w));
