@@ -135,15 +135,15 @@ pub struct KernelCosts {
 /// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
 /// then the pose store, and the skinning loop with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3736,
+    3742,
     [
-        (3353, 0),
+        (3359, 0),
         (939, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (146, 2),
-        (567, 1),
+        (568, 1),
         (795, 1),
         (43, 1),
         (39, 1),
@@ -161,13 +161,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
 /// the sampling loop and the transition's first joint loop (no snapshot taken, no capture) are
 /// shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    2814,
+    2811,
     [
-        (2436, 0),
+        (2433, 0),
         (499, 1),
         (18, 2),
         (161, 2),
-        (120, 1),
+        (119, 1),
         (795, 1),
         (44, 1),
         (40, 1),
@@ -184,13 +184,13 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    1964,
+    1951,
     [
-        (1592, 0),
+        (1579, 0),
         (503, 1),
         (18, 2),
         (161, 2),
-        (121, 1),
+        (120, 1),
         (43, 1),
         (40, 1),
         (441, 1),
@@ -211,7 +211,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3649, [(3303, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3672, [(3324, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
 /// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the mesh-space
@@ -220,18 +220,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3650, [(3304, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3673, [(3325, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2647, [(2299, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
+    (2648, [(2300, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1806, [(1459, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
+    (1796, [(1449, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
