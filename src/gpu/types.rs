@@ -396,7 +396,9 @@ pub struct GpuLayerState {
     pub elapsed_s: f32,
     /// Largest offset component at the switch (metres or radians).
     pub largest_offset: f32,
-    /// Largest offset velocity component at the switch.
+    /// Largest offset velocity component at the switch: the second 16 bytes, which the shaders
+    /// read only while a spring decays and write only at a spring's capture (the first 16 are
+    /// read and written every frame).
     pub largest_velocity: f32,
     /// Padding to the block's 16-byte alignment.
     pub pad: [u32; 3],
