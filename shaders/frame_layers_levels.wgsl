@@ -71,7 +71,7 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
         state = load_layer_state(block);
     }
     // A character that does not show the layer has shown nothing: it captures nothing.
-    var s = transition_start(state, program);
+    var s = load_spring_velocity(transition_start(state, program), block);
     var lane_largest = vec2<f32>(0.0);
     if owns {
         let jr = joint_ref(block, lane);
@@ -110,7 +110,7 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
             store_slot(joint_ref(block, lane), 1u - s.slot, pose);
         }
         if lane == 0u {
-            store_layer_state(block, transition_end(s));
+            store_layer_state(block, transition_end(s), s.capture && s.decay == MODE_SPRING);
         }
     }
     return pose;

@@ -55,7 +55,9 @@ struct JointOffset {
 
 // ---- Memory layout (see `LayerState` in types.wgsl) ----
 //
-// A layer's block: its `LayerState` (two vec4), then structure-of-arrays over the rig's J
+// A layer's block: its `LayerState` (two vec4: the first read and written every frame the layer
+// is evaluated, the second, the largest offset velocity, written where a capture starts a
+// spring's decay and read while it decays), then structure-of-arrays over the rig's J
 // joints, so that the threads of a workgroup, one joint each, read and write whole contiguous
 // lines: slot 0's poses (J × [translation + the scale's one value, rotation, the scale where
 // its axes differ]), slot 1's, then the memos (J × three vec4: the frozen snapshot, laid out as
@@ -94,15 +96,22 @@ fn memo_index(jr: JointRef) -> u32 {
     return jr.block + LAYER_STATE_VEC4S + 6u * params.num_joints + jr.joint * 3u;
 }
 
+// The state's first vec4: flags, decay, elapsed time, largest offset, what every frame reads.
+// Its second holds only the largest offset velocity at the switch, which a capture sets and
+// only a spring's decay reads (`load_spring_velocity`): not read here, `largest_velocity` 0.
 fn load_layer_state(block: u32) -> LayerState {
     let a = layer_memory[block];
-    let b = layer_memory[block + 1u];
-    return LayerState(a.x, bitcast<f32>(a.y), bitcast<f32>(a.z), bitcast<f32>(a.w), bitcast<f32>(b.x), 0u, 0u, 0u);
+    return LayerState(a.x, bitcast<f32>(a.y), bitcast<f32>(a.z), bitcast<f32>(a.w), 0.0, 0u, 0u, 0u);
 }
 
-fn store_layer_state(block: u32, s: LayerState) {
+// The state's first vec4, every frame; its second only where `spring_captured` (a capture
+// started a spring's decay, the one decay that reads it): every other decay, and a layer with
+// none, leave it as it was, unread.
+fn store_layer_state(block: u32, s: LayerState, spring_captured: bool) {
     layer_memory[block] = vec4<u32>(s.flags, bitcast<u32>(s.decay_s), bitcast<u32>(s.elapsed_s), bitcast<u32>(s.largest_offset));
-    layer_memory[block + 1u] = vec4<u32>(bitcast<u32>(s.largest_velocity), 0u, 0u, 0u);
+    if spring_captured {
+        layer_memory[block + 1u] = vec4<u32>(bitcast<u32>(s.largest_velocity), 0u, 0u, 0u);
+    }
 }
 
 fn load_vec4(index: u32) -> vec4<f32> {
@@ -110,12 +119,13 @@ fn load_vec4(index: u32) -> vec4<f32> {
 }
 
 // A pose from `i` on (a slot or the snapshot): translation and the scale's one value, rotation,
-// and only where the scale's three axes differ, the scale (`NON_UNIFORM_SCALE` in the first
-// vec4's w says so; a scale is never NaN).
+// and only where the scale's three axes differ, the scale (the first vec4's w exactly
+// `NON_UNIFORM_SCALE` says so, as `JointStateLayout::slot` reads it; any other word, another
+// NaN included, is the value itself; a scale is never NaN).
 fn load_pose(i: u32) -> Transform {
     let ts = layer_memory[i];
     var scale = vec3<f32>(bitcast<f32>(ts.w));
-    if (ts.w & 0x7fffffffu) > 0x7f800000u {
+    if ts.w == NON_UNIFORM_SCALE {
         scale = load_vec4(i + 2u).xyz;
     }
     return Transform(bitcast<vec3<f32>>(ts.xyz), 0.0, load_vec4(i + 1u), scale, 0.0);
@@ -391,6 +401,16 @@ fn transition_start(state: LayerState, program: LayerProgram) -> TransitionStart
     );
 }
 
+// `transition_start`'s largest offset velocity, the state's second vec4, for the one decay
+// that reads it: read where a spring decays (a switch has already ended any decay).
+fn load_spring_velocity(s: TransitionStart, block: u32) -> TransitionStart {
+    var loaded = s;
+    if s.decay == MODE_SPRING {
+        loaded.largest_velocity = bitcast<f32>(layer_memory[block + 1u].x);
+    }
+    return loaded;
+}
+
 // A frozen fade for one joint: at the switch the displayed pose becomes the snapshot (with
 // nothing displayed to freeze — a new or reset character, or a layer back from weight 0
 // mid-fade — the destination itself), after it the snapshot is read; the pose mixed from it.
@@ -478,7 +498,7 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
 // call it (it holds barriers).
 fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_joints: u32) {
     let block = layer_block(c, m);
-    var s = transition_start(load_layer_state(block), program);
+    var s = load_spring_velocity(transition_start(load_layer_state(block), program), block);
     if thread == 0u {
         atomicStore(&largest_offset_bits, 0u);
         atomicStore(&largest_velocity_bits, 0u);
@@ -529,7 +549,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     // Every thread has read the atomics before the next layer resets them.
     workgroupBarrier();
     if thread == 0u {
-        store_layer_state(block, transition_end(s));
+        store_layer_state(block, transition_end(s), s.capture && s.decay == MODE_SPRING);
     }
 }
 

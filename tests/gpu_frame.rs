@@ -425,6 +425,66 @@ fn layers_matches_cpu() {
     assert_poses_close("layers", &expected, &got, joints, joints, 0);
 }
 
+/// The shaders read a remembered pose's scale word as `JointStateLayout` does: non-uniform only
+/// where it is exactly `NON_UNIFORM_SCALE`, so that a uniform scale whose value is some other
+/// NaN (never a rig's or a clip's, which are finite; here written into memory directly) reads
+/// back as that value on both sides, not as the slot's unwritten third vec4. The layers stage
+/// reads each displayed slot (`load_pose`) into its output; the CPU reads the same memory.
+#[test]
+fn layers_read_a_slots_scale_as_the_cpu_layout_does() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(6);
+    let joints = rig.num_joints();
+    let options = GpuCrowdOptions { stage_buffers: true, ..Default::default() };
+    let mut crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &[], &[LayerSetup::default()], options).unwrap();
+    let programs = [LayerProgram { target_weight: 1.0, weight: 1.0, ..Default::default() }];
+    crowd.set_frame(&[], &programs, DT).unwrap();
+    // Uniform, non-uniform (the marker written), and uniform NaNs other than the marker (the
+    // quiet NaN and its negative, and the marker's neighbour): `set_slot` writes the last three
+    // as uniform, two vec4, leaving the third vec4 at the zeros `write_displayed_poses` starts from.
+    let marker = throng::gpu::types::JointStateLayout::NON_UNIFORM_SCALE;
+    let scales = [
+        Vec3::splat(1.25),
+        Vec3::new(0.9, 1.1, 1.2),
+        Vec3::splat(f32::from_bits(0x7fc0_0000)),
+        Vec3::splat(f32::from_bits(0xffc0_0000)),
+        Vec3::splat(f32::from_bits(marker + 1)),
+        Vec3::splat(0.5),
+    ];
+    let poses: Vec<Transform> = scales
+        .iter()
+        .enumerate()
+        .map(|(j, &scale)| Transform {
+            translation: Vec3::splat(j as f32),
+            rotation: Quat::from_rotation_y(j as f32),
+            scale,
+        })
+        .collect();
+    assert_eq!(poses.len(), joints);
+    crowd.write_displayed_poses(&poses).unwrap();
+    let cpu_read = crowd.read_displayed_poses_blocking().unwrap();
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    crowd.encode_stage(&mut encoder, Stage::Layers).unwrap();
+    gpu.queue.submit([encoder.finish()]);
+    let gpu_read = crowd.read_local_poses_blocking().unwrap();
+    let bits = |t: &Transform| {
+        let (tr, r, s) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
+        [tr[0], tr[1], tr[2], r[0], r[1], r[2], r[3], s[0], s[1], s[2]].map(f32::to_bits)
+    };
+    for (j, ((written, cpu), gpu)) in poses.iter().zip(&cpu_read).zip(&gpu_read).enumerate() {
+        // The CPU reader gives back what was written, bit for bit.
+        assert_eq!(bits(cpu), bits(written), "joint {j}: the CPU reader");
+        // The GPU reads the same pose: its NaN scale a NaN on every axis (the device may quiet
+        // or canonicalise a NaN's payload when it moves it as a float), every other value exact.
+        let (g, c) = (bits(gpu), bits(cpu));
+        for (k, (&g, &c)) in g.iter().zip(&c).enumerate() {
+            let both_nan = f32::from_bits(g).is_nan() && f32::from_bits(c).is_nan();
+            assert!(g == c || (k >= 7 && both_nan), "joint {j}, float {k}: GPU read {g:#x}, CPU {c:#x}");
+        }
+    }
+}
+
 /// The sequence test's archetype: base, an upper-body override in mesh space with a feathered
 /// mask, and an additive layer.
 fn sequence_layers(rig: &Rig) -> Vec<LayerSetup> {

@@ -195,7 +195,8 @@ struct LayerState {
     elapsed_s: f32,
     // Largest offset component at the switch (metres or radians).
     largest_offset: f32,
-    // Largest offset velocity component at the switch.
+    // Largest offset velocity component at the switch: the second vec4, which only a spring's
+    // decay reads (`load_spring_velocity`), written at its capture (`store_layer_state`).
     largest_velocity: f32,
     pad0: u32,
     pad1: u32,

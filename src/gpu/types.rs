@@ -396,7 +396,9 @@ pub struct GpuLayerState {
     pub elapsed_s: f32,
     /// Largest offset component at the switch (metres or radians).
     pub largest_offset: f32,
-    /// Largest offset velocity component at the switch.
+    /// Largest offset velocity component at the switch: the second 16 bytes, which the shaders
+    /// read only while a spring decays and write only at a spring's capture (the first 16 are
+    /// read and written every frame).
     pub largest_velocity: f32,
     /// Padding to the block's 16-byte alignment.
     pub pad: [u32; 3],
@@ -426,7 +428,9 @@ pub struct JointStateLayout {
 
 impl JointStateLayout {
     /// The bits of a slot's scale value when the pose's scale differs between axes (a NaN,
-    /// which no scale is): its axes are then the slot's third vec4.
+    /// which no scale is): its axes are then the slot's third vec4. [`slot`](Self::slot) and
+    /// the shaders' `load_pose` both test for exactly these bits; any other value, another NaN
+    /// included, is the uniform scale itself.
     ///
     /// Keep in sync with `NON_UNIFORM_SCALE` in `shaders/transition.wgsl`.
     pub const NON_UNIFORM_SCALE: u32 = 0x7fc0_0001;
@@ -506,6 +510,26 @@ mod tests {
         // Uniform-scale slots leave their third vec4 (2 joints × 2 slots × 4 floats), and the
         // memos' 12 floats a joint are left.
         assert_eq!(floats.iter().filter(|v| v.to_bits() == unwritten.to_bits()).count(), 16 + 5 * 12);
+    }
+
+    /// The reader takes a slot's scale word for the marker only where it is exactly
+    /// `NON_UNIFORM_SCALE`, as the shaders' `load_pose` does: a uniform scale whose value is
+    /// another NaN reads back as itself, not as the slot's third vec4 (`tests/gpu_frame.rs`
+    /// `layers_read_a_slots_scale_as_the_cpu_layout_does` holds the shaders to the same).
+    #[test]
+    fn only_the_exact_marker_reads_a_slots_third_vec4() {
+        let layout = JointStateLayout { num_joints: 1 };
+        // The third vec4 holds a scale no slot below writes.
+        let mut floats = vec![7.0f32; layout.floats()];
+        for bits in [0x7fc0_0000, 0xffc0_0000, JointStateLayout::NON_UNIFORM_SCALE + 1, 0x7f80_0001] {
+            let nan = f32::from_bits(bits);
+            let t = Transform { translation: Vec3::X, rotation: glam::Quat::IDENTITY, scale: Vec3::splat(nan) };
+            layout.set_slot(&mut floats, 0, 0, &t);
+            let read = layout.slot(&floats, 0, 0);
+            assert_eq!(read.scale.to_array().map(f32::to_bits), [bits; 3], "{bits:#x}");
+        }
+        floats[3] = f32::from_bits(JointStateLayout::NON_UNIFORM_SCALE);
+        assert_eq!(layout.slot(&floats, 0, 0).scale, Vec3::splat(7.0));
     }
 
     #[test]

@@ -65,8 +65,12 @@ const PROGRAM_BYTES: f64 = size_of::<LayerProgram>() as f64;
 const SAMPLE_BYTES: f64 = size_of::<ClipSample>() as f64;
 /// A `SampleRange` (`frame_main`'s program).
 const RANGE_BYTES: f64 = 8.0;
-/// A layer's `LayerState`: two vec4, read at the start of its transition, written at the end.
-const LAYER_STATE_BYTES: f64 = 32.0;
+/// A layer's `LayerState`'s first vec4 (flags, decay, elapsed time, largest offset): read at the
+/// start of its transition, written at the end, on every frame the layer is evaluated.
+const LAYER_STATE_BYTES: f64 = 16.0;
+/// Its second vec4 (the largest offset velocity, which only a spring's decay reads): written at
+/// a capture that starts a spring, read on the spring's later frames.
+const SPRING_STATE_BYTES: f64 = 16.0;
 /// One joint's slot pose as a frame writes it where the joint's scale is uniform (translation +
 /// the scale's value, rotation: two vec4; a third where the scale's axes differ, which the
 /// model's rigs' clips never have), the frozen snapshot (laid out as a slot) and an
@@ -131,15 +135,15 @@ pub struct KernelCosts {
 /// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
 /// then the pose store, and the skinning loop with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3736,
+    3742,
     [
-        (3353, 0),
+        (3359, 0),
         (939, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (146, 2),
-        (567, 1),
+        (568, 1),
         (795, 1),
         (43, 1),
         (39, 1),
@@ -157,13 +161,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
 /// the sampling loop and the transition's first joint loop (no snapshot taken, no capture) are
 /// shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    2814,
+    2811,
     [
-        (2436, 0),
+        (2433, 0),
         (499, 1),
         (18, 2),
         (161, 2),
-        (120, 1),
+        (119, 1),
         (795, 1),
         (44, 1),
         (40, 1),
@@ -180,13 +184,13 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    1964,
+    1951,
     [
-        (1592, 0),
+        (1579, 0),
         (503, 1),
         (18, 2),
         (161, 2),
-        (121, 1),
+        (120, 1),
         (43, 1),
         (40, 1),
         (441, 1),
@@ -207,7 +211,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3649, [(3303, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3672, [(3324, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
 /// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the mesh-space
@@ -216,18 +220,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3650, [(3304, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3673, [(3325, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2647, [(2299, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
+    (2648, [(2300, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1806, [(1459, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
+    (1796, [(1449, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -937,10 +941,11 @@ impl WorkModel {
             work.bytes_read += PROGRAM_BYTES;
             work.charge(costs.layer_fixed, self.waves());
             if l != 0 && !(program.weight > 0.0) {
-                // Skipped: thread 0 clears the layer's shown count (one vec4 read and written).
+                // Skipped: thread 0 clears the layer's shown count (the state's first vec4 read
+                // and written).
                 if setup.needs_memory {
-                    work.bytes_read += 16.0;
-                    work.bytes_written += 16.0;
+                    work.bytes_read += LAYER_STATE_BYTES;
+                    work.bytes_written += LAYER_STATE_BYTES;
                 }
                 continue;
             }
@@ -1001,6 +1006,14 @@ impl WorkModel {
         if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
             work.charge(costs.decay, waves);
             work.bytes_read += joints * OFFSET_BYTES;
+            // A spring's largest offset velocity: set by its capture, read after it.
+            if program.switch_mode() == SwitchMode::InertializeSpring {
+                if switched {
+                    work.bytes_written += SPRING_STATE_BYTES;
+                } else {
+                    work.bytes_read += SPRING_STATE_BYTES;
+                }
+            }
         }
         // The displayed pose into the other slot, nothing read.
         work.bytes_written += joints * SLOT_BYTES;
@@ -1758,8 +1771,9 @@ mod tests {
     /// Barriers: 3 + 3 (two transitions) + 2 (mesh) + 1 (local-to-model) = 9.
     /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
     /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
-    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states (64) = 176; written: 2 states
-    /// (64), 3 joints × 2 layers × a 32-byte slot (192) and the output (192), 448 in all.
+    /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states' first vec4 (32) = 144; written:
+    /// 2 states' first vec4 (32), 3 joints × 2 layers × a 32-byte slot (192) and the output
+    /// (192), 416 in all.
     /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
     /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
     /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
@@ -1781,14 +1795,14 @@ mod tests {
         assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
         // Mesh 5 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
-        assert_eq!((work.bytes_read, work.bytes_written), (176.0, 448.0));
+        assert_eq!((work.bytes_read, work.bytes_written), (144.0, 416.0));
         assert_eq!(work.wave_instructions, 16.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
         assert_eq!(
             (skipped.bytes_read, skipped.bytes_written),
-            (40.0 + 16.0 + 32.0 + 40.0 + 16.0, 32.0 + 96.0 + 192.0 + 16.0)
+            (40.0 + 16.0 + 16.0 + 40.0 + 16.0, 16.0 + 96.0 + 192.0 + 16.0)
         );
     }
 
@@ -1807,10 +1821,40 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let work = model.layered_character(&layers, &[switch], &samples, &UNIT).unwrap();
         assert_eq!(work.lane_samples, 6.0);
-        // program 40, 2 samples 32, state 32, both slots 192, offset 144.
-        assert_eq!(work.bytes_read, 40.0 + 32.0 + 32.0 + 192.0 + 144.0);
-        // state 32, offset 144, slot 96, output 192.
-        assert_eq!(work.bytes_written, 32.0 + 144.0 + 96.0 + 192.0);
+        // program 40, 2 samples 32, the state's first vec4 16, both slots 192, offset 144.
+        assert_eq!(work.bytes_read, 40.0 + 32.0 + 16.0 + 192.0 + 144.0);
+        // the state's first vec4 16, offset 144, slot 96, output 192.
+        assert_eq!(work.bytes_written, 16.0 + 144.0 + 96.0 + 192.0);
+    }
+
+    /// The layer state's second vec4 (the largest offset velocity) moves only for a spring: the
+    /// chain of three's base layer (one sample) decaying by a quintic, then by a spring, on the
+    /// capture frame and the frame after. Every frame reads and writes the state's first vec4
+    /// (16 each way), reads the program (40) and the sample (16) and writes the slot (3 × 32)
+    /// and the output (3 × 64); the capture reads both slots (3 × 2 × 32) and writes the offset
+    /// (3 × 48); every decaying frame reads the offset (3 × 48). A spring's capture writes the
+    /// second vec4 (16), and its later frames read it (16); a quintic's never touch it.
+    #[test]
+    fn only_a_spring_moves_the_state_s_second_vec4() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(0, 0.0, 1.0)];
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let every_frame = (40.0 + 16.0 + 16.0, 16.0 + 96.0 + 192.0);
+        let capture = (192.0, 144.0);
+        let decay = (144.0, 0.0);
+        for (mode, second) in [(SwitchMode::InertializeQuintic, 0.0), (SwitchMode::InertializeSpring, 16.0)] {
+            let decaying = LayerProgram { mode: mode as u32, flags: LayerProgram::TRANSITIONING, ..program(0, 1, 1.0) };
+            let switch = LayerProgram { flags: decaying.flags | LayerProgram::SWITCHED, num_secondary: 1, ..decaying };
+            let bytes = |p: LayerProgram| {
+                let work = model.layered_character(&layers, &[p], &samples, &UNIT).unwrap();
+                (work.bytes_read, work.bytes_written)
+            };
+            // The step-back sample (16) is read on the capture frame.
+            let at_capture = (every_frame.0 + 16.0 + capture.0 + decay.0, every_frame.1 + capture.1 + second);
+            assert_eq!(bytes(switch), at_capture, "{mode:?}: the capture frame");
+            assert_eq!(bytes(decaying), (every_frame.0 + decay.0 + second, every_frame.1), "{mode:?}: after it");
+        }
     }
 
     #[test]
