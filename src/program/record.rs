@@ -202,7 +202,8 @@ impl LayerRecord {
     pub(crate) fn settle(&mut self, flags: u8, weight: f32) {
         let s = Self::SETTLED;
         (self.source, self.transition, self.mode, self.decay_s) = (s.source, s.transition, s.mode, s.decay_s);
-        (self.src_phase, self.src_loops, self.src_advance, self.sets) = (s.src_phase, s.src_loops, s.src_advance, s.sets);
+        (self.src_phase, self.src_loops, self.src_advance, self.sets) =
+            (s.src_phase, s.src_loops, s.src_advance, s.sets);
         (self.target_weight, self.progress, self.pad) = (s.target_weight, s.progress, s.pad);
         (self.flags, self.weight) = (flags, weight);
     }
@@ -917,6 +918,42 @@ mod tests {
         assert_eq!(played_seconds(0, &leaf, 0.5, 0), 0.25);
         let long = ExpandLeaf::new(3, 2.0, 5.0);
         assert_eq!(played_seconds(0, &long, 1.0, 0), 2.0);
+    }
+
+    #[test]
+    fn is_settled_reads_every_bit_but_the_state_and_the_active_clock() {
+        use std::mem::{offset_of, size_of_val};
+        let mut record = LayerRecord {
+            state: 3,
+            anchor: 9,
+            phase: 0.25,
+            loops: 7,
+            advance: 0.01,
+            rate: 0.5,
+            ..LayerRecord::default()
+        };
+        let flags = LayerProgram::ROOT_MOTION as u8;
+        record.settle(flags, 0.75);
+        assert!(record.is_settled(flags, 0.75));
+        assert!(!record.is_settled(0, 0.75) && !record.is_settled(flags, 0.5) && !record.is_settled(flags, -0.0));
+        let r = record;
+        let unread = [
+            offset_of!(LayerRecord, state)..offset_of!(LayerRecord, state) + size_of_val(&r.state),
+            offset_of!(LayerRecord, anchor)..offset_of!(LayerRecord, anchor) + size_of_val(&r.anchor),
+            offset_of!(LayerRecord, phase)..offset_of!(LayerRecord, phase) + size_of_val(&r.phase),
+            offset_of!(LayerRecord, loops)..offset_of!(LayerRecord, loops) + size_of_val(&r.loops),
+            offset_of!(LayerRecord, advance)..offset_of!(LayerRecord, advance) + size_of_val(&r.advance),
+            offset_of!(LayerRecord, rate)..offset_of!(LayerRecord, rate) + size_of_val(&r.rate),
+        ];
+        for byte in 0..size_of::<LayerRecord>() {
+            for bit in 0..8 {
+                let mut bytes = bytemuck::bytes_of(&record).to_vec();
+                bytes[byte] ^= 1 << bit;
+                let flipped: LayerRecord = bytemuck::pod_read_unaligned(&bytes);
+                let read = !unread.iter().any(|r| r.contains(&byte));
+                assert_eq!(flipped.is_settled(flags, 0.75), !read, "byte {byte} bit {bit}");
+            }
+        }
     }
 
     #[test]
