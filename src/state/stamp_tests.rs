@@ -17,8 +17,8 @@ use crate::program::{LayerRecord, ShotRecord, changed_after};
 
 /// Every way a record changes: a synced blend tree on `speed` (its rate), a crossfade (the
 /// source's clock), a frozen fade (the snapshot), a cut, inertializations (the step back), exit
-/// times on a state that does not loop, a layer weighted by a parameter, and a slot layer for
-/// one-shots.
+/// times on a state that does not loop, root motion on some states (a flag of the record), a
+/// layer weighted by a parameter, and a slot layer for one-shots.
 const GRAPH: &str = r#"{
   "parameters": {
     "speed": { "name": "speed", "type": "FLOAT", "value": 0 },
@@ -31,9 +31,9 @@ const GRAPH: &str = r#"{
       "states": [
         { "name": "START" }, { "name": "END" }, { "name": "ANY" },
         { "name": "Idle", "defaultState": true },
-        { "name": "Move", "blendTree": { "type": "1D", "parameter": "speed", "syncAnimations": true,
+        { "name": "Move", "rootMotion": true, "blendTree": { "type": "1D", "parameter": "speed", "syncAnimations": true,
           "children": [{ "name": "Idle", "point": 0 }, { "name": "Walk", "point": 1.5 }, { "name": "Run", "point": 4.0 }] } },
-        { "name": "Jump", "loop": false }
+        { "name": "Jump", "loop": false, "rootMotion": true }
       ],
       "transitions": [
         { "from": "Idle", "to": "Move", "time": 0.2, "switch": { "mode": "crossfade" },
