@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
 
-use super::{ClipSample, LayerProgram, ProgramError};
+use super::{ClipSample, LayerProgram, ProgramError, SwitchMode};
 
 /// No state: a record's `source` when no crossfade's source is sampled.
 pub const NO_STATE: u16 = u16::MAX;
@@ -128,6 +128,84 @@ impl LayerRecord {
     pub fn same_bits(&self, other: &Self) -> bool {
         let (a, b): ([u64; 7], [u64; 7]) = (bytemuck::cast(*self), bytemuck::cast(*other));
         a.iter().zip(&b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+    }
+
+    /// What a record holds beside its state, active clock, flags and weight when no transition
+    /// shows: no source or transition, a cut, no secondary clock or sample sets, the
+    /// destination's whole share.
+    const SETTLED: Self = Self {
+        state: 0,
+        source: NO_STATE,
+        transition: NO_TRANSITION,
+        anchor: 0,
+        phase: 0.0,
+        loops: 0,
+        src_phase: 0.0,
+        src_loops: 0,
+        advance: 0.0,
+        src_advance: 0.0,
+        target_weight: 1.0,
+        progress: 1.0,
+        weight: 0.0,
+        decay_s: 0.0,
+        rate: 0.0,
+        mode: SwitchMode::Cut as u8,
+        flags: 0,
+        sets: 0,
+        pad: 0,
+    };
+
+    /// Every bit of the fields [`LayerRecord::is_settled`] reads: all but the state and the
+    /// active clock (`anchor`, `phase`, `loops`, `advance`, `rate`).
+    const SETTLED_FIELDS: Self = {
+        let all = f32::from_bits(u32::MAX);
+        Self {
+            state: 0,
+            source: u16::MAX,
+            transition: u16::MAX,
+            anchor: 0,
+            phase: 0.0,
+            loops: 0,
+            src_phase: all,
+            src_loops: u32::MAX,
+            advance: 0.0,
+            src_advance: all,
+            target_weight: all,
+            progress: all,
+            weight: all,
+            decay_s: all,
+            rate: 0.0,
+            mode: u8::MAX,
+            flags: u8::MAX,
+            sets: u8::MAX,
+            pad: u8::MAX,
+        }
+    };
+
+    /// Whether the record holds, bit for bit, what [`LayerRecord::settle`] writes with `flags`
+    /// and `weight`; its state and active clock are not read. Word by word against constants:
+    /// the state step asks it of a layer that shows no transition, rather than comparing the
+    /// record with a copy of what it held.
+    #[inline]
+    #[must_use]
+    pub(crate) fn is_settled(&self, flags: u8, weight: f32) -> bool {
+        let want: [u64; 7] = bytemuck::cast(Self { flags, weight, ..Self::SETTLED });
+        let fields: [u64; 7] = bytemuck::cast(Self::SETTLED_FIELDS);
+        let held: [u64; 7] = bytemuck::cast(*self);
+        (0..7).fold(0, |d, i| d | ((held[i] ^ want[i]) & fields[i])) == 0
+    }
+
+    /// Writes what a record holds when no transition shows (no source or transition, a cut,
+    /// no secondary clock or sample sets, the destination's whole share), with `flags` and
+    /// the layer's `weight`; its state and active clock are left as they are.
+    #[inline]
+    pub(crate) fn settle(&mut self, flags: u8, weight: f32) {
+        let s = Self::SETTLED;
+        (self.source, self.transition, self.mode, self.decay_s) = (s.source, s.transition, s.mode, s.decay_s);
+        (self.src_phase, self.src_loops, self.src_advance, self.sets) =
+            (s.src_phase, s.src_loops, s.src_advance, s.sets);
+        (self.target_weight, self.progress, self.pad) = (s.target_weight, s.progress, s.pad);
+        (self.flags, self.weight) = (flags, weight);
     }
 
     /// Whether the record reads its [`ShotRecord`].
@@ -840,6 +918,42 @@ mod tests {
         assert_eq!(played_seconds(0, &leaf, 0.5, 0), 0.25);
         let long = ExpandLeaf::new(3, 2.0, 5.0);
         assert_eq!(played_seconds(0, &long, 1.0, 0), 2.0);
+    }
+
+    #[test]
+    fn is_settled_reads_every_bit_but_the_state_and_the_active_clock() {
+        use std::mem::{offset_of, size_of_val};
+        let mut record = LayerRecord {
+            state: 3,
+            anchor: 9,
+            phase: 0.25,
+            loops: 7,
+            advance: 0.01,
+            rate: 0.5,
+            ..LayerRecord::default()
+        };
+        let flags = LayerProgram::ROOT_MOTION as u8;
+        record.settle(flags, 0.75);
+        assert!(record.is_settled(flags, 0.75));
+        assert!(!record.is_settled(0, 0.75) && !record.is_settled(flags, 0.5) && !record.is_settled(flags, -0.0));
+        let r = record;
+        let unread = [
+            offset_of!(LayerRecord, state)..offset_of!(LayerRecord, state) + size_of_val(&r.state),
+            offset_of!(LayerRecord, anchor)..offset_of!(LayerRecord, anchor) + size_of_val(&r.anchor),
+            offset_of!(LayerRecord, phase)..offset_of!(LayerRecord, phase) + size_of_val(&r.phase),
+            offset_of!(LayerRecord, loops)..offset_of!(LayerRecord, loops) + size_of_val(&r.loops),
+            offset_of!(LayerRecord, advance)..offset_of!(LayerRecord, advance) + size_of_val(&r.advance),
+            offset_of!(LayerRecord, rate)..offset_of!(LayerRecord, rate) + size_of_val(&r.rate),
+        ];
+        for byte in 0..size_of::<LayerRecord>() {
+            for bit in 0..8 {
+                let mut bytes = bytemuck::bytes_of(&record).to_vec();
+                bytes[byte] ^= 1 << bit;
+                let flipped: LayerRecord = bytemuck::pod_read_unaligned(&bytes);
+                let read = !unread.iter().any(|r| r.contains(&byte));
+                assert_eq!(flipped.is_settled(flags, 0.75), !read, "byte {byte} bit {bit}");
+            }
+        }
     }
 
     #[test]

@@ -59,6 +59,8 @@ mod handle;
 mod lod;
 mod one_shot;
 mod replace;
+#[cfg(test)]
+mod stamp_tests;
 mod step;
 
 pub use archetype::{AnimationEvent, Archetype, ClipBinding, EventId};

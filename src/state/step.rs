@@ -756,6 +756,19 @@ pub(crate) fn step_layer(
         record.anchor = ctx.now as u16;
         reanchored = true;
     }
+    let weight = layer_weight(g, layer, params, triggers);
+    debug_assert!(layer < g.layers.len());
+    if !in_flight && !switched {
+        // No transition shows: beside the state, the clock, the flags and the weight, the
+        // record's fields are constants, so one not re-anchored is compared with them rather
+        // than with a copy of what it held, and written only when it changed.
+        let changed = reanchored || !record.is_settled(flags as u8, weight);
+        if changed {
+            record.state = state;
+            record.settle(flags as u8, weight);
+        }
+        return changed;
+    }
     let (source, src_phase, src_loops, src_advance, sets) = if source_state {
         let advance = src_clock.now - src_clock.before;
         (*slot.previous, *slot.src_phase, *slot.src_loops, advance, LayerRecord::SECONDARY_SOURCE)
@@ -777,8 +790,7 @@ pub(crate) fn step_layer(
     record.flags = flags as u8;
     record.target_weight = target_weight;
     record.progress = progress;
-    record.weight = layer_weight(g, layer, params, triggers);
-    debug_assert!(layer < g.layers.len());
+    record.weight = weight;
     before.is_none_or(|b| !b.same_bits(record))
 }
 
