@@ -134,8 +134,9 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
         let end = level_end(d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let slot_base = (t / n) * LANES;
-            let j = sorted_joint(start + t % n);
+            let item = level_item(t, d, start, n);
+            let slot_base = item.slot_base;
+            let j = item.joint;
             let parent = rig_joints[j].parent;
             var layer_parent = identity;
             var out_parent = identity;

@@ -16,9 +16,9 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
-    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_GROUP_THREADS, NO_MASK, NO_MEMORY,
-    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WIDE_LEVEL_GROUP_THREADS,
-    WORKGROUP_SIZE, level_lanes,
+    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_DIVISOR_SHIFT, LEVEL_GROUP_THREADS,
+    NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT,
+    WIDE_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes,
 };
 use throng::gpu::{
     FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
@@ -695,6 +695,7 @@ fn shared_structs_match_wgsl_layouts() {
                     level_lanes(num_joints),
                     "{kind:?}, {num_joints} joints"
                 );
+                assert_eq!(wgsl_u32_constant(&module, "LEVEL_DIVISOR_SHIFT"), LEVEL_DIVISOR_SHIFT, "{kind:?}");
             }
         }
     }

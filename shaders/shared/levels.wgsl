@@ -6,7 +6,7 @@
 //
 //   thread t ──► character slot t / LANES, joint t % LANES (lanes past the rig's joints idle)
 //   level d  ──► thread t composes item t of the level's GROUP_CHARACTERS × (joints at depth d):
-//                slot t / n, the (t % n)-th joint of depth d; one barrier per level
+//                slot t / n, the (t % n)-th joint of depth d (`level_item`); one barrier per level
 //
 // Every barrier is reached by every thread: per-character work is predicated, never a branch
 // around a barrier, since the characters of one workgroup run different programs.
@@ -113,12 +113,30 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
 
 // The `i`-th joint of the rig sorted by depth (`throng::gpu::types::GpuRigTables::levels`).
 fn sorted_joint(i: u32) -> u32 {
-    return rig_tables[params.levels_start + params.num_levels + i];
+    return rig_tables[params.levels_start + 2u * params.num_levels + i];
 }
 
 // One past the last sorted position of depth `d`.
 fn level_end(d: u32) -> u32 {
     return rig_tables[params.levels_start + d];
+}
+
+// `throng::gpu::types::LEVEL_DIVISOR_SHIFT`.
+const LEVEL_DIVISOR_SHIFT: u32 = 20u;
+
+// Thread `t`'s item of depth `d`, whose `n` joints from sorted position `start` every character
+// slot holds: the slot's first thread and the joint. The slot is `t / n` and the joint the level's
+// `(t % n)`-th, the quotient taken by the level's multiplier
+// (`throng::gpu::types::level_divisor`, exact for every thread index below 2048) rather than by
+// dividing by `n`, which costs some twenty instructions a level.
+struct LevelItem {
+    slot_base: u32,
+    joint: u32,
+}
+
+fn level_item(t: u32, d: u32, start: u32, n: u32) -> LevelItem {
+    let q = (t * rig_tables[params.levels_start + params.num_levels + d]) >> LEVEL_DIVISOR_SHIFT;
+    return LevelItem(q * LANES, sorted_joint(start + t - q * n));
 }
 
 // Local-to-model over `group_pose`, level by level: `model[j] = model[parent(j)] * local[j]`,
@@ -130,8 +148,9 @@ fn model_levels(t: u32) {
         let end = level_end(d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let base = (t / n) * LANES;
-            let j = sorted_joint(start + t % n);
+            let item = level_item(t, d, start, n);
+            let base = item.slot_base;
+            let j = item.joint;
             group_pose[base + j] = affine_mul(group_pose[base + rig_joints[j].parent], group_pose[base + j]);
         }
         start = end;

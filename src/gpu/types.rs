@@ -30,6 +30,21 @@ pub fn level_lanes(num_joints: usize) -> u32 {
     (num_joints.clamp(1, LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
 }
 
+/// The shift of [`level_divisor`]'s quotient. Keep in sync with `LEVEL_DIVISOR_SHIFT` in
+/// `shaders/shared/levels.wgsl`.
+pub const LEVEL_DIVISOR_SHIFT: u32 = 20;
+
+/// The multiplier by which the level kernels divide a thread index by a level's `n` joints
+/// (1 to [`crate::MAX_JOINTS`]): `(t × m) >> LEVEL_DIVISOR_SHIFT` is `t / n` for every `t`
+/// below 2048, twice the widest workgroup, a multiply and a shift where a division by a value
+/// the compiler does not know takes some twenty instructions. `m` is `⌈2²⁰ / n⌉`: the error
+/// `t × (m − 2²⁰/n) / 2²⁰` stays under 2⁻⁹, less than the `1/n` a quotient needs to move.
+/// `n` of 0 (no level has no joints) gives 0.
+#[must_use]
+pub const fn level_divisor(n: u32) -> u32 {
+    if n == 0 { 0 } else { (1u32 << LEVEL_DIVISOR_SHIFT).div_ceil(n) }
+}
+
 /// Characters per workgroup of the level kernels for a rig of `num_joints`.
 #[must_use]
 pub fn level_group_characters(num_joints: usize) -> u32 {
@@ -126,8 +141,9 @@ pub struct GpuRigTables {
     pub paths: Vec<u32>,
     /// The level kernels' depth levels (`shaders/shared/levels.wgsl`): for each depth `d` from 0
     /// to [`num_levels`](Self::num_levels) − 1 one past its last position in the sorted order,
-    /// then the joints sorted by depth (rig order within a depth), so that level `d` is
-    /// `sorted[end(d − 1) .. end(d)]` and every parent comes at an earlier depth.
+    /// then for each depth the [`level_divisor`] of its joint count, then the joints sorted by
+    /// depth (rig order within a depth), so that level `d` is `sorted[end(d − 1) .. end(d)]`
+    /// and every parent comes at an earlier depth.
     pub levels: Vec<u32>,
     /// Depth levels: the deepest joint's depth + 1 (0 for a rig without joints).
     pub num_levels: u32,
@@ -167,6 +183,10 @@ impl GpuRigJoint {
         let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
         let mut levels: Vec<u32> =
             (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
+        let divisors: Vec<u32> = (0..levels.len())
+            .map(|d| level_divisor(levels[d] - d.checked_sub(1).map_or(0, |before| levels[before])))
+            .collect();
+        levels.extend(divisors);
         levels.extend(rig.joints_by_depth().iter().map(|&j| u32::from(j)));
         GpuRigTables { joints, paths, levels, num_levels }
     }
@@ -550,9 +570,24 @@ mod tests {
         let got: Vec<&[u32]> = joints.iter().map(path).collect();
         assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
-        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5).
+        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5); the
+        // divisors of 2, 2 and 1 joints.
         assert_eq!(num_levels, 3);
-        assert_eq!(levels, [2, 4, 5, 0, 4, 1, 3, 2]);
+        assert_eq!(levels, [2, 4, 5, 1 << 19, 1 << 19, 1 << 20, 0, 4, 1, 3, 2]);
+    }
+
+    /// The level kernels' quotient by multiplier is the division for every level width a rig
+    /// can have and every thread index of the widest workgroup, twice over.
+    #[test]
+    fn level_divisors_divide_exactly() {
+        const { assert!(2 * WIDE_LEVEL_GROUP_THREADS <= 2048) };
+        for n in 1..=crate::MAX_JOINTS as u32 {
+            let m = level_divisor(n);
+            for t in 0..2048u32 {
+                let q = (t * m) >> LEVEL_DIVISOR_SHIFT;
+                assert_eq!((q, t - q * n), (t / n, t % n), "t {t}, n {n}");
+            }
+        }
     }
 
     #[test]

@@ -211,31 +211,31 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
 /// level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3672, [(3324, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3640, [(3308, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (273, 1), (106, 0)]);
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
-/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the mesh-space
-/// override's level loop one instruction longer). Its steady and settled specialisations
+/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
+/// loop and its shown blend's clip loop one instruction longer). Its steady and settled specialisations
 /// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3673, [(3325, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (289, 1), (122, 0)]);
+    (3641, [(3309, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (273, 1), (106, 0)]);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2648, [(2300, 0), (19, 1), (199, 1), (289, 1), (122, 0)]);
+    (2616, [(2284, 0), (19, 1), (199, 1), (273, 1), (106, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1796, [(1449, 0), (19, 1), (203, 1), (286, 1), (122, 0)]);
+    (1764, [(1433, 0), (19, 1), (203, 1), (270, 1), (106, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (739, [(19, 0), (190, 0), (122, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (723, [(19, 0), (190, 0), (106, 0)]);
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
