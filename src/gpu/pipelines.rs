@@ -154,14 +154,14 @@ impl FrameKernel {
     /// Whether the variant evaluates several characters per workgroup, level by level
     /// (`Levels`, `Levels512`).
     #[must_use]
-    pub const fn levels(self) -> bool {
+    pub const fn is_level_kernel(self) -> bool {
         !matches!(self, Self::Fused)
     }
 
     /// Characters one workgroup evaluates for a rig of `num_joints`.
     #[must_use]
     pub fn characters_per_workgroup(self, num_joints: usize) -> u32 {
-        if self.levels() { self.workgroup_threads() / level_lanes(num_joints) } else { 1 }
+        if self.is_level_kernel() { self.workgroup_threads() / level_lanes(num_joints) } else { 1 }
     }
 
     /// Bytes of workgroup memory the variant's frames take at most (any rig).

@@ -882,7 +882,7 @@ impl WorkModel {
         for weights in &weights {
             sum.add(&self.two_clip_character(weights, costs));
         }
-        if self.kernel.levels() {
+        if self.kernel.is_level_kernel() {
             let (_, characters) = self.level_shape();
             let mut levels = Work::default();
             for group in weights.chunks(characters) {
@@ -1062,7 +1062,7 @@ impl WorkModel {
         for character in programs.chunks_exact(layers.len()) {
             sum.add(&self.layered_character(layers, character, samples, costs)?);
         }
-        if self.kernel.levels() {
+        if self.kernel.is_level_kernel() {
             let (_, per_group) = self.level_shape();
             let mut levels = Work::default();
             for group in programs.chunks(per_group * layers.len()) {
