@@ -2,7 +2,7 @@
 //! step writes) and blend inputs into its layers' pose programs and clip samples, the leaf
 //! weights through the `blend_space` stage's definition. Mirrored by `shaders/expand.wgsl`.
 //!
-//! The maths is not written here: each character runs [`expand_character`], the one expansion
+//! The maths is not written here: each character runs [`expand_character`](crate::program::expand_character), the one expansion
 //! that `state::Crowd::programs` runs too; the shader is its translation, the clip times by
 //! [`crate::program::played_seconds`] operation for operation (`tests/gpu_expand.rs` holds the
 //! two to 1e-6).

@@ -35,11 +35,11 @@ pub struct EvalCrowdJob<'a> {
 
 impl EvalCrowdJob<'_> {
     /// Checks the job, in this order:
-    /// - every clip has the rig's joint count ([`ProgramError::ClipRigMismatch`]);
+    /// - every clip has the rig's joint count ([`crate::program::ProgramError::ClipRigMismatch`]);
     /// - the output size matches ([`EvalError::OutputSize`]);
-    /// - every range lies inside `samples` ([`ProgramError::SampleRange`]);
-    /// - every sample names a clip ([`ProgramError::UnknownClip`]) and has a finite time and a
-    ///   finite non-negative weight ([`ProgramError::BadSample`]).
+    /// - every range lies inside `samples` ([`crate::program::ProgramError::SampleRange`]);
+    /// - every sample names a clip ([`crate::program::ProgramError::UnknownClip`]) and has a finite time and a
+    ///   finite non-negative weight ([`crate::program::ProgramError::BadSample`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         validate_clips(self.rig, self.clips, 0)?;

@@ -21,17 +21,17 @@
 //! Angles come from `atan2` of the cross and dot products, never `acos` (imprecise near 1 on
 //! some drivers, lavapipe's among them), and only where a turn is a share of one: a whole turn
 //! (both two-bone turns, a look-at joint taking all that is left) is the half-way quaternion
-//! ([`between`]), with no trigonometry; a share's turn takes one `atan` and one `sin_cos`, both
+//! (`between`), with no trigonometry; a share's turn takes one `atan` and one `sin_cos`, both
 //! the shader's own polynomials (`lanes::atan_positive`, `lanes::sin_cos`). Each chain walks
 //! the rig once, for the frame above its first joint, composing from the root down, and starts
-//! where the chain before it stopped when it passes there ([`Known`]: both legs and a spine
+//! where the chain before it stopped when it passes there (`Known`: both legs and a spine
 //! chain share the walk from the root to the pelvis; composed from the root down, a walk gives
 //! the same bits wherever it starts, so whether an earlier chain ran changes nothing). A chain
 //! composes its joints' frames down from there once (from the local pose, so each phase sees
 //! the changes of the ones before), never a whole model pose; a turn carries the frames below
 //! it (`p' = pivot + D(p − pivot)`, `q' = D q`; a look-at chain's end only as its position and
 //! forward axis) and changes the joint's local rotation by the turn seen from the joint itself
-//! ([`in_frame`]). Lengths are compared with [`EPSILON_M`] squared, so that a square root is
+//! (`in_frame`). Lengths are compared with [`EPSILON_M`] squared, so that a square root is
 //! taken only where a length is used. Zero-length bones, targets on a joint and unreachable
 //! targets turn nothing or turn as far as they can; nothing divides by zero.
 
@@ -489,7 +489,7 @@ fn two_bone_aim(chain: &TwoBoneChain, target: V3, rotation: Q4, weight: Vec4) ->
 /// for the first joint's parent, and the end's frame is composed once; each joint's frame then
 /// comes from the turned one above it through the joints between them alone, and each turn
 /// carries the end's position and forward axis with it. A joint that takes all that is left
-/// (share and weight 1, no limit below half a turn) turns by [`between`], the others by the
+/// (share and weight 1, no limit below half a turn) turns by `between`, the others by the
 /// angle's share.
 pub fn look_at(parents: &[u16], pose: &mut [Transform], chain: &LookAtChain, target: Vec3, weight: f32) {
     let Some(mut poses) = Poses::new([pose, &mut [], &mut [], &mut []]) else { return };
@@ -624,7 +624,7 @@ pub fn procedural(
 /// rig's joints, or empty for a lane without a character), row `rows[k]` of `targets`. Ground,
 /// then two-bone chains, then look-at chains, each where any lane's weight is above 0 and
 /// written only to those lanes, each walk up the rig starting where the last one stopped
-/// ([`Known`]). A character whose weights are all 0 is left exactly as it was.
+/// (`Known`). A character whose weights are all 0 is left exactly as it was.
 pub fn procedural_lanes(
     parents: &[u16],
     setup: &ProceduralRig,
@@ -691,10 +691,10 @@ pub struct ProceduralJob<'a> {
 
 impl ProceduralJob<'_> {
     /// Checks, in order: the setup made for a rig of this joint count
-    /// ([`ProceduralError::RigMismatch`](crate::program::ProceduralError::RigMismatch)); the
+    /// ([`ProceduralError::RigMismatch`]); the
     /// poses a whole number of characters ([`EvalError::PoseCount`]); the targets made for the
     /// setup and that many characters
-    /// ([`ProceduralError::TargetsMismatch`](crate::program::ProceduralError::TargetsMismatch)).
+    /// ([`ProceduralError::TargetsMismatch`]).
     pub fn validate(&self) -> Result<(), EvalError> {
         let joints = self.rig.num_joints();
         if !self.poses.len().is_multiple_of(joints) {
@@ -751,10 +751,10 @@ pub struct ChainWeightsJob<'a> {
 impl ChainWeightsJob<'_> {
     /// Checks, in order: the programs `characters × num_layers` for the targets' characters
     /// ([`EvalError::ProgramCount`]); then per binding, the chain in the targets' setup
-    /// ([`ProceduralError::UnknownChain`](crate::program::ProceduralError::UnknownChain)), a
+    /// ([`ProceduralError::UnknownChain`]), a
     /// parameter column one value per character, a curve's layer below `num_layers`
-    /// ([`ProceduralError::BadBinding`](crate::program::ProceduralError::BadBinding)), a curve
-    /// some clip has ([`ProceduralError::UnknownCurve`](crate::program::ProceduralError::UnknownCurve)).
+    /// ([`ProceduralError::BadBinding`]), a curve
+    /// some clip has ([`ProceduralError::UnknownCurve`]).
     pub fn validate(&mut self) -> Result<(), EvalError> {
         let characters = self.targets.num_characters();
         if self.programs.len() != characters * self.num_layers {

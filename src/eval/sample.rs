@@ -46,10 +46,10 @@ impl Normalised {
 /// no samples, or the weights sum to zero, `out` is the rest pose. Inputs are assumed valid
 /// (see [`super::EvalCrowdJob::validate`]).
 ///
-/// Full-precision clips are blended one joint at a time ([`blend_joints`]): each joint's
+/// Full-precision clips are blended one joint at a time (`blend_joints`): each joint's
 /// reading is two loads, and the blend's arithmetic is cheapest on the transforms as they come.
 /// A list with any compact clip is blended four joints at a time, one per SIMD lane, from each
-/// clip's decoding to the final normalisation ([`blend_lanes`]), so that the decode's lanes
+/// clip's decoding to the final normalisation (`blend_lanes`), so that the decode's lanes
 /// become transforms once per character rather than once per sample. Both give the same bits,
 /// and both are compiled for AVX where the CPU has it (`with_avx`: no FMA, the same bits).
 pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], out: &mut [Transform]) {
@@ -108,7 +108,7 @@ fn accumulate(acc: &mut Transform, p: &Transform, w: f32) {
     acc.rotation = Quat::from_vec4(sum + q * signed_w);
 }
 
-/// Samples [`blend_lanes`] reads in one pass over the joints.
+/// Samples `blend_lanes` reads in one pass over the joints.
 const SAMPLES_PER_PASS: usize = 8;
 
 /// The blend of [`sample_blend`], joint group by joint group: each sample's clip is read four
@@ -116,7 +116,7 @@ const SAMPLES_PER_PASS: usize = 8;
 /// weighted and summed in the lanes, and the sum normalised there, so that a joint's
 /// transform is assembled once rather than once per sample. Up to [`SAMPLES_PER_PASS`] samples
 /// a pass; a longer list carries the running sums in `out` from pass to pass (the lanes'
-/// round trip through `out` is exact). The arithmetic is [`blend_joints`]'s, lane by lane,
+/// round trip through `out` is exact). The arithmetic is `blend_joints`'s, lane by lane,
 /// with glam's order of every sum, so each joint gets its bits.
 #[inline(always)]
 fn blend_lanes(clips: &[Clip], samples: &[ClipSample], weights: &Normalised, out: &mut [Transform]) {

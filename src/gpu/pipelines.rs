@@ -321,7 +321,7 @@ impl Specialisation {
     /// Every specialisation, production first.
     pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
 
-    /// The name [`Kernel::name`] appends (empty for production).
+    /// The name [`Kernel::name`](crate::gpu::stats::Kernel::name) appends (empty for production).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -369,7 +369,7 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// The WGSL source of `kind` for a rig of `num_joints`. WGSL has no `#include`, so each module
 /// is the shared files followed by its stage files, concatenated in dependency order;
 /// declaration order does not matter to WGSL, but this order keeps naga's error line numbers
-/// readable (shared first). `JOINTS_PER_THREAD` becomes [`joints_per_thread`]`(num_joints)`:
+/// readable (shared first). `JOINTS_PER_THREAD` becomes `joints_per_thread(num_joints)`:
 /// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
 /// would spill to local memory on most GPUs; the level kernels' `LANES` becomes
 /// [`crate::gpu::types::level_lanes`]`(num_joints)` and their `GROUP_THREADS`

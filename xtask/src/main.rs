@@ -3,9 +3,9 @@
 //! be run again by hand.
 //!
 //! ```text
-//! cargo xtask test             formatting, lints, every test, doc tests, the tracy build, throng-bevy
-//! cargo xtask test --no-lint   the same without formatting and lints
-//! cargo xtask lint             formatting and lints alone
+//! cargo xtask test             formatting, lints, docs, every test, doc tests, the tracy build, throng-bevy
+//! cargo xtask test --no-lint   the same without formatting, lints and docs
+//! cargo xtask lint             formatting, lints and docs alone
 //! ```
 //!
 //! The tests read `THRONG_REQUIRE_GPU`, `THRONG_REQUIRE_DATA` and `THRONG_REQUIRE_CC` from the
@@ -43,6 +43,14 @@ const CLIPPY: Step = Step {
         "-D",
         "warnings",
     ],
+};
+
+/// The library's documentation, every feature's items in it, with any rustdoc warning (a link
+/// to nothing, to a private item, a redundant target) failing: the docs stay true as the code
+/// moves.
+const DOCS: Step = Step {
+    name: "docs",
+    args: &["rustdoc", "--release", "-p", "throng", "--lib", "--features", "capi", "--", "-D", "warnings"],
 };
 
 /// The tests, in release (the GPU and crowd tests are slow unoptimised). `--all-targets` is
@@ -85,16 +93,17 @@ const TESTS: [Step; 5] = [
     },
 ];
 
-const USAGE: &str = "usage: cargo xtask test [--no-lint]   formatting, lints, every test, doc tests, the tracy build
-       cargo xtask lint                formatting and lints alone";
+const USAGE: &str =
+    "usage: cargo xtask test [--no-lint]   formatting, lints, docs, every test, doc tests, the tracy build
+       cargo xtask lint                formatting, lints and docs alone";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let steps: Vec<&Step> = match args.as_slice() {
-        ["test"] => [FMT, CLIPPY].iter().chain(&TESTS).collect(),
+        ["test"] => [FMT, CLIPPY, DOCS].iter().chain(&TESTS).collect(),
         ["test", "--no-lint"] => TESTS.iter().collect(),
-        ["lint"] => vec![&FMT, &CLIPPY],
+        ["lint"] => vec![&FMT, &CLIPPY, &DOCS],
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -3,10 +3,10 @@ use crate::gpu::GpuError;
 
 impl GpuCrowd {
     /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
-    /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`],
-    /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`]) or per
-    /// [`FrameKernel::characters_per_workgroup`] on a grid of rows (and layers of rows)
-    /// ([`FrameKernel::Levels`]). Nothing is recorded before the first frame is set. With
+    /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`](crate::gpu::GpuCrowdOptions::kernel),
+    /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
+    /// [`FrameKernel::characters_per_workgroup`](crate::gpu::FrameKernel::characters_per_workgroup) on a grid of rows (and layers of rows)
+    /// ([`FrameKernel::Levels`](crate::gpu::FrameKernel::Levels)). Nothing is recorded before the first frame is set. With
     /// procedural work ([`set_procedural`](Self::set_procedural)), the stage path instead, with
     /// the procedural stage between layers and local-to-model.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
@@ -68,7 +68,7 @@ impl GpuCrowd {
     /// [`set_procedural`](Self::set_procedural) gave any character work (an empty pass
     /// otherwise): what [`encode`](Self::encode) then records, a stage at a time, so that each
     /// can be timed. Every stage but `Transition` needs
-    /// [`GpuCrowdOptions::stage_buffers`] ([`GpuError::NoStageBuffers`]); `Transition` and
+    /// [`GpuCrowdOptions::stage_buffers`](crate::gpu::GpuCrowdOptions::stage_buffers) ([`GpuError::NoStageBuffers`]); `Transition` and
     /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character,
     /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
     /// chunk of any size runs in one dispatch.

@@ -81,7 +81,7 @@ impl GpuCrowd {
     /// chunk dispatches one workgroup per due character, reading the compact list of them
     /// (8 bytes each, uploaded with the frame) where the unlayered frame keeps its sample
     /// ranges, so the frame's cost follows the due count. [`encode`](Self::encode) and the
-    /// layered stages ([`Stage::LAYERED`]) both honour the list until the next upload.
+    /// layered stages ([`Stage::LAYERED`](crate::gpu::Stage::LAYERED)) both honour the list until the next upload.
     ///
     /// # Errors
     /// As [`set_frame`](Self::set_frame), then [`crate::program::validate_due`]'s (a due list
