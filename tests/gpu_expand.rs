@@ -14,7 +14,9 @@ use std::sync::Arc;
 use throng::Clip;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::expand::ExpandJob;
-use throng::gpu::{EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, UPLOAD_HEADER_WORDS, expand_source};
+use throng::gpu::{
+    EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, UPLOAD_HEADER_WORDS, expand_source,
+};
 use throng::graph::CompiledGraph;
 use throng::program::{
     CLOCK_SLOTS, ClipSample, ExpandTables, LayerProgram, LayerRecord, OwnedRecordFrame, RecordClock, RecordFrame,
@@ -194,6 +196,45 @@ fn expand_matches_cpu() {
         let what = format!("{loops} more loops, anchored {back} updates back");
         assert_expanded_equal(&what, &bound.clips, &edited, layers, &expected, &got);
     }
+}
+
+/// A crowd built with a measurement specialisation (its layered frame without the switch frame's
+/// code) takes a records frame in which no layer with memory switches or fades from a snapshot,
+/// and refuses one in which a record says so, naming its character and layer, as it refuses
+/// such programs (`tests/gpu_frame.rs`); the refused frame writes nothing, so the next one is
+/// taken.
+#[test]
+fn a_specialised_crowd_refuses_records_that_switch() {
+    let Some(gpu) = gpu() else { return };
+    let (_, bound, mut runtime, kind, _) = demo_runtime(4);
+    let rig = throng::demo::DemoCharacter::humanoid().rig;
+    let options = GpuCrowdOptions { specialisation: Specialisation::Steady, ..GpuCrowdOptions::default() };
+    let mut gpu_crowd =
+        GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &bound.clips, &bound.layers, options).unwrap();
+    let (tables, trees) = bound.archetype.expansion();
+    gpu_crowd.set_expansion(tables, trees).unwrap();
+    runtime.update(DT).unwrap();
+    let frame = runtime.crowd().record_frame(kind).unwrap();
+    let (shots, inputs, clock) = (frame.shots(), frame.inputs(), *frame.clock());
+    let steady: Vec<LayerRecord> = frame
+        .records()
+        .iter()
+        .map(|r| LayerRecord {
+            flags: r.flags & !((LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) as u8),
+            ..*r
+        })
+        .collect();
+    gpu_crowd.set_frame_records(&RecordFrame::new(&steady, shots, inputs, clock), DT).unwrap();
+    let layers = bound.layers.len();
+    let at = (2 * layers..steady.len()).find(|i| bound.layers[i % layers].needs_memory).expect("a layer with memory");
+    let mut switching = steady.clone();
+    switching[at].flags |= LayerProgram::SWITCHED as u8;
+    let refused = gpu_crowd.set_frame_records(&RecordFrame::new(&switching, shots, inputs, clock), DT);
+    assert!(
+        matches!(refused, Err(GpuError::Specialised { character, layer, .. }) if (character, layer) == (at / layers, at % layers)),
+        "{refused:?}"
+    );
+    gpu_crowd.set_frame_records(&RecordFrame::new(&steady, shots, inputs, clock), DT).unwrap();
 }
 
 #[test]
