@@ -183,9 +183,9 @@ impl GpuRigJoint {
         let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
         let mut levels: Vec<u32> =
             (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
-        let divisors: Vec<u32> = (0..levels.len())
-            .map(|d| level_divisor(levels[d] - d.checked_sub(1).map_or(0, |before| levels[before])))
-            .collect();
+        // Each depth's joint count: its end less the one before.
+        let divisors: Vec<u32> =
+            levels.iter().scan(0, |start, &end| Some(level_divisor(end - std::mem::replace(start, end)))).collect();
         levels.extend(divisors);
         levels.extend(rig.joints_by_depth().iter().map(|&j| u32::from(j)));
         GpuRigTables { joints, paths, levels, num_levels }
