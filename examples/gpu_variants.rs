@@ -178,12 +178,12 @@ impl Variant {
 }
 
 /// The benches' layered frame `frame` with every switch and frozen fade taken out (each
-/// program's `SWITCHED` and `SOURCE_SNAPSHOT` flags cleared): crossfades and layers fading in
+/// program's `Specialisation::SWITCH_FLAGS` cleared): crossfades and layers fading in
 /// and out remain, nothing is captured, frozen or decayed, so every specialisation evaluates it.
 fn steady_frame(num_characters: usize, frame: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
     let (samples, mut programs) = support::layered_frame(num_characters, frame);
     for p in &mut programs {
-        p.flags &= !(LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT);
+        p.flags &= !Specialisation::SWITCH_FLAGS;
     }
     (samples, programs)
 }

@@ -219,10 +219,7 @@ fn a_specialised_crowd_refuses_records_that_switch() {
     let steady: Vec<LayerRecord> = frame
         .records()
         .iter()
-        .map(|r| LayerRecord {
-            flags: r.flags & !((LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) as u8),
-            ..*r
-        })
+        .map(|r| LayerRecord { flags: r.flags & !(Specialisation::SWITCH_FLAGS as u8), ..*r })
         .collect();
     gpu_crowd.set_frame_records(&RecordFrame::new(&steady, shots, inputs, clock), DT).unwrap();
     let layers = bound.layers.len();

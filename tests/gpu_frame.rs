@@ -1175,7 +1175,7 @@ fn specialised_layered_frames_equal_production_and_refuse_switches() {
     let steady_frame = |scripts: &mut [[LayerScript; 3]], frame: usize| {
         let (samples, mut programs) = scripted_frame(scripts, frame);
         for p in &mut programs {
-            p.flags &= !(LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT);
+            p.flags &= !Specialisation::SWITCH_FLAGS;
         }
         (samples, programs)
     };

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
 use crate::gpu::types::{LEVEL_GROUP_THREADS, WIDE_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
+use crate::program::LayerProgram;
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
@@ -321,6 +322,12 @@ impl Specialisation {
     /// Every specialisation, production first.
     pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
 
+    /// The program flags whose frame runs the switch frame's code in a layer that keeps memory:
+    /// a switch, and a fade from a frozen snapshot (whose first frame shown takes the
+    /// snapshot). A crowd built with [`Steady`](Self::Steady) or [`Settled`](Self::Settled)
+    /// refuses a frame in which such a layer's program (or state record) carries either.
+    pub const SWITCH_FLAGS: u32 = LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT;
+
     /// The name [`Kernel::name`](crate::gpu::stats::Kernel::name) appends (empty for production).
     #[must_use]
     pub const fn name(self) -> &'static str {
@@ -396,12 +403,22 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
     );
     let source = source.replacen(LANES_LINE, &format!("const LANES: u32 = {}u;", level_lanes(num_joints)), 1);
     let source = match kind.group_threads() {
-        Some(threads) if threads != LEVEL_GROUP_THREADS => {
-            source.replacen(GROUP_THREADS_LINE, &format!("const GROUP_THREADS: u32 = {threads}u;"), 1)
-        }
-        _ => source,
+        Some(threads) => source.replacen(GROUP_THREADS_LINE, &format!("const GROUP_THREADS: u32 = {threads}u;"), 1),
+        None => source,
     };
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
+}
+
+/// [`shader_source`] with `specialisation`'s gates off, or `None` where the module lacks one (a
+/// module without a transition: only the layered frames hold the gates).
+#[must_use]
+pub fn specialised_source(
+    kind: ShaderModuleKind,
+    num_joints: usize,
+    compact_clips: bool,
+    specialisation: Specialisation,
+) -> Option<String> {
+    specialisation.apply(shader_source(kind, num_joints, compact_clips))
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -519,12 +536,10 @@ impl Pipelines {
             })
         });
         let build_as = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str, as_: Specialisation| {
-            let mut source = shader_source(kind, num_joints, compact_clips);
-            if as_ != Specialisation::Production {
-                // Every layered frame module holds the gates (`gpu_stats` compiles each
-                // specialisation of each): the rewrite always applies there.
-                source = as_.apply(source.clone()).unwrap_or(source);
-            }
+            // Every layered frame module holds the gates (`gpu::stats` compiles each
+            // specialisation of each), and production has none to turn off: never the fallback.
+            let source = specialised_source(kind, num_joints, compact_clips, as_)
+                .unwrap_or_else(|| shader_source(kind, num_joints, compact_clips));
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),

@@ -22,7 +22,7 @@ use ash::vk;
 use wgpu::naga;
 
 pub use crate::gpu::pipelines::Specialisation;
-use crate::gpu::pipelines::{ShaderModuleKind, shader_source};
+use crate::gpu::pipelines::{ShaderModuleKind, specialised_source};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s.
@@ -105,15 +105,16 @@ impl Kernel {
         }
     }
 
-    /// The kernel's WGSL: [`shader_source`]'s, with the specialisation's gates off.
+    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds.
     ///
     /// # Errors
     /// [`StatsError::Shader`] where the module lacks a gate the specialisation turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        let source = shader_source(self.kind, self.num_joints, self.compact_clips);
-        self.specialisation.apply(source).ok_or_else(|| StatsError::Shader {
-            kernel: self.name(),
-            message: "the module has no measurement gate to turn off (shaders/transition.wgsl)".to_owned(),
+        specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation).ok_or_else(|| {
+            StatsError::Shader {
+                kernel: self.name(),
+                message: "the module has no measurement gate to turn off (shaders/transition.wgsl)".to_owned(),
+            }
         })
     }
 }

@@ -107,7 +107,7 @@ impl GpuCrowd {
         };
         let num_layers = layers.setups.len().max(1);
         let switch = flags.enumerate().find(|&(i, flags)| {
-            flags & (LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) != 0
+            flags & Specialisation::SWITCH_FLAGS != 0
                 && layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory)
         });
         match switch {
