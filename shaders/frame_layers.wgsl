@@ -1,18 +1,23 @@
 // The production layered frame (`GpuCrowd::set_frame`, mirroring `throng::eval::frame::FrameJob`):
 // per character, every layer through sample ─► transition ─► layers, then local-to-model ─►
 // skinning, one workgroup per character and one dispatch per chunk. Poses stay in registers and
-// workgroup memory; device memory sees the skinning matrices, one displayed pose per layer per
-// joint written to the characters' memory, and the memory's snapshot or offsets read only while
-// a transition needs them. Concatenated after every stage file.
+// workgroup memory; device memory sees the skinning matrices, each layer's replay entry (the
+// samples it showed) written to the characters' memory, and the memory's snapshot or offsets
+// read only while a transition needs them. Concatenated after every stage file.
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
     let c = workgroup_character(wg.x);
     let num_joints = params.num_joints;
+    if switches_a_layer(c) {
+        for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
+            store_switch_sources_of(c, j);
+        }
+    }
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if evaluate_layer(c, setup, program, thread, num_joints) {
+        if evaluate_layer(c, setup, program, false, thread, num_joints) {
             combine_layer(setup, program.weight, thread, num_joints);
         }
     }

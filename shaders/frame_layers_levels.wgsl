@@ -16,9 +16,8 @@ struct LayerSamples {
 }
 
 fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l: u32, additive: bool, num_joints: u32) -> LayerSamples {
-    let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
-    var num_shown = select(program.num_target, program.num_target + program.num_secondary, crossfade);
-    var num_back = select(0u, program.num_secondary, SWITCH_CODE && !crossfade);
+    var num_shown = shown_range(program).count;
+    var num_back = select(0u, program.num_secondary, SWITCH_CODE && !blends_both_sides(program));
     if !shows {
         num_shown = 0u;
         num_back = 0u;
@@ -60,14 +59,15 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
 // `group_pose` (the bits of non-negative floats, ordered as `atomicMax` orders them; not
 // `sample_table`, which the layer's sampling may still be reading). Returns the pose the layer
 // shows. Every thread must call it (two barriers; the second also orders the sampling's reads
-// of `sample_table` before the next layer writes it).
-fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
+// of `sample_table` before the next layer writes it, and the switch's reads of the replay
+// entries before they are written).
+fn transition_levels(c: u32, setup: LayerSetup, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
     let owns = shows && lane < num_joints;
     var pose = samples_in.shown;
     var state = LayerState(0u, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u);
     var block = 0u;
     if shows {
-        block = layer_block(c, m);
+        block = layer_block(c, setup.memory);
         state = load_layer_state(block);
     }
     // A character that does not show the layer has shown nothing: it captures nothing.
@@ -92,11 +92,20 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
         }
         s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
     }
-    // Every lane has read `group_pose` and the sample table before they are written again.
+    // Every lane has read `group_pose`, the sample table and the replay entries before they
+    // are written again.
     workgroupBarrier();
     if shows {
+        // The entry of the slot the displayed pose goes to (the slot that held the one before
+        // last), written before the decay so that nothing of the program stays live across it;
+        // the pose itself only where the entry cannot replay it.
+        // The program is read again here rather than kept live through the sampling.
+        let again = layer_program(c, setup.layer);
+        let replay = replay_flags(setup, again, false);
+        let applied = DECAY_CODE && s.decay != 0u && decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s);
+        end_switch(block, s, replay_header(replay, s, applied, again.target_weight), again.first_sample, lane, LANES);
         if DECAY_CODE && s.decay != 0u {
-            if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
+            if applied {
                 if owns {
                     pose = apply_offset(load_offset(joint_ref(block, lane)), s.decay, s.decay_s, s.elapsed_s, pose);
                 }
@@ -105,8 +114,7 @@ fn transition_levels(c: u32, m: u32, program: LayerProgram, shows: bool, samples
                 s.decay = 0u;
             }
         }
-        // The displayed pose goes to the other slot, which held the one before last.
-        if owns {
+        if owns && (replay & REPLAY_STORED) != 0u {
             store_slot(joint_ref(block, lane), 1u - s.slot, pose);
         }
         if lane == 0u {
@@ -174,6 +182,9 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     if live {
         c = workgroup_character(entry);
     }
+    if live && lane < num_joints && switches_a_layer(c) {
+        store_switch_sources_of(c, lane);
+    }
     var combined = identity_transform();
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
@@ -188,7 +199,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);
         var layer = sampled.shown;
         if setup.memory != NO_MEMORY {
-            layer = transition_levels(c, setup.memory, program, shows, sampled, t, lane, num_joints);
+            layer = transition_levels(c, setup, program, shows, sampled, t, lane, num_joints);
         } else {
             // Every lane has read the sample table before the next layer writes it (the
             // transition's barriers see to it for a layer with memory).

@@ -26,6 +26,20 @@ const LN_2: f32 = 0.6931472;
 const SWITCH_CODE: bool = true;
 const DECAY_CODE: bool = true;
 const LAYER_STATE_VEC4S: u32 = 2u;
+// Samples a replay entry holds (`throng::gpu::types::REPLAY_SAMPLES`): a frame that shows more
+// stores its pose in the entry's slot instead.
+const REPLAY_SAMPLES: u32 = 8u;
+// vec4 of a layer's block before its joints: the state, the two replay entries' headers, their
+// samples (`throng::gpu::types::LAYER_HEADER_BYTES`).
+const LAYER_HEADER_VEC4S: u32 = LAYER_STATE_VEC4S + 2u + 2u * REPLAY_SAMPLES;
+// A replay entry's header word (`throng::gpu::types::REPLAY_*`): the count of samples shown,
+// then what turned them into the displayed pose, or `REPLAY_STORED` for a pose in the slot.
+const REPLAY_COUNT_MASK: u32 = 0xffu;
+const REPLAY_STORED: u32 = 0x100u;
+const REPLAY_ROOT_MOTION: u32 = 0x200u;
+const REPLAY_ADDITIVE: u32 = 0x400u;
+const REPLAY_SNAPSHOT: u32 = 0x800u;
+const REPLAY_DECAY_SHIFT: u32 = 12u;
 // vec4 per joint in a layer's block: two slots of three and a memo of three.
 const JOINT_STATE_VEC4S: u32 = 9u;
 // A remembered pose's scale word when its scale differs between axes: a NaN, which no scale is
@@ -66,16 +80,25 @@ struct JointOffset {
 // one and ends the other). 2 + 9J vec4 in all. Every vec4 belongs to one joint, so no two
 // threads store into one vec4: stores are of whole vec4s, since Metal's compiler turns a
 // component store into a read-modify-write of the vector, a race where two threads share one.
-// The last two displayed poses alternate between the slots: a frame writes one slot and reads
-// nothing unless a transition needs it — 32 bytes a joint whose scale is uniform (the same
-// bits on every axis, as nearly every rig's), 48 where it is not, the poses kept exactly. (A
-// slot that always wrote its third vec4 moved 48 bytes a joint; before it, two vec4 with both
-// slots' scale.yz sharing a third read that vec4 every frame to keep the other pair: 64.)
+// The last two displayed poses alternate between the slots, each described by a replay entry
+// after the state (a header vec4, then up to REPLAY_SAMPLES raw `ClipSample`s): a frame writes
+// the entry of the slot it fills and reads nothing unless a switch needs it. The entry holds
+// what the pose was made of — the samples shown, the root motion removed, the frozen fade's
+// weight, the decay applied — and the pose is replayed from it and the memo only when a switch
+// reads it (`store_switch_sources`): some 50 bytes a layer a frame where the pose itself is 32 a joint.
+// A frame that shows more samples than an entry holds, and the transition stage (whose poses
+// the layers stage reads), store the pose in the slot as it is, the entry saying so
+// (`REPLAY_STORED`): 32 bytes a joint whose scale is uniform (the same bits on every axis, as
+// nearly every rig's), 48 where it is not, the poses kept exactly. A switch that changes the
+// memo (a capture, a frozen snapshot) stores the last displayed pose too, since its entry
+// would otherwise replay it over the new memo. (A slot that always wrote its third vec4 moved
+// 48 bytes a joint; before it, two vec4 with both slots' scale.yz sharing a third read that
+// vec4 every frame to keep the other pair: 64.)
 
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
 fn layer_block(c: u32, m: u32) -> u32 {
-    return params.memory_base + (c * params.num_memory_layers + m) * (LAYER_STATE_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
+    return params.memory_base + (c * params.num_memory_layers + m) * (LAYER_HEADER_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
 }
 
 // One joint of one layer's block.
@@ -89,11 +112,11 @@ fn joint_ref(block: u32, joint: u32) -> JointRef {
 }
 
 fn slot_index(jr: JointRef, slot: u32) -> u32 {
-    return jr.block + LAYER_STATE_VEC4S + (slot * params.num_joints + jr.joint) * 3u;
+    return jr.block + LAYER_HEADER_VEC4S + (slot * params.num_joints + jr.joint) * 3u;
 }
 
 fn memo_index(jr: JointRef) -> u32 {
-    return jr.block + LAYER_STATE_VEC4S + 6u * params.num_joints + jr.joint * 3u;
+    return jr.block + LAYER_HEADER_VEC4S + 6u * params.num_joints + jr.joint * 3u;
 }
 
 // The state's first vec4: flags, decay, elapsed time, largest offset, what every frame reads.
@@ -172,6 +195,183 @@ fn store_offset(jr: JointRef, o: JointOffset) {
     layer_memory[i] = bitcast<vec4<u32>>(vec4<f32>(o.translation, o.translation_velocity.x));
     layer_memory[i + 1u] = bitcast<vec4<u32>>(vec4<f32>(o.translation_velocity.yz, o.rotation.xy));
     layer_memory[i + 2u] = bitcast<vec4<u32>>(vec4<f32>(o.rotation.z, o.rotation_velocity));
+}
+
+// ---- Replay entries ----
+
+fn replay_header_index(block: u32, entry: u32) -> u32 {
+    return block + LAYER_STATE_VEC4S + entry;
+}
+
+fn replay_sample_index(block: u32, entry: u32, i: u32) -> u32 {
+    return block + LAYER_STATE_VEC4S + 2u + entry * REPLAY_SAMPLES + i;
+}
+
+fn load_replay_sample(block: u32, entry: u32, i: u32) -> ClipSample {
+    let v = layer_memory[replay_sample_index(block, entry, i)];
+    return ClipSample(v.x, bitcast<f32>(v.y), bitcast<f32>(v.z), bitcast<f32>(v.w));
+}
+
+// The samples a layer shows: a crossfade blends both sides at once; otherwise the destination
+// alone (a frozen fade mixes its destination with the snapshot, not with its source's samples).
+fn shown_range(program: LayerProgram) -> SampleRange {
+    return SampleRange(program.first_sample, select(program.num_target, program.num_target + program.num_secondary, blends_both_sides(program)));
+}
+
+fn blends_both_sides(program: LayerProgram) -> bool {
+    return program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
+}
+
+// The header word of the replay entry a frame of the layer writes, less the decay (which the
+// transition decides): the samples shown and what of the layer's setup and program shaped the
+// pose, or `REPLAY_STORED` where the pose is stored instead — a frame showing more samples than
+// an entry holds, or `store` (the transition stage, whose poses the layers stage reads).
+fn replay_flags(setup: LayerSetup, program: LayerProgram, store: bool) -> u32 {
+    let count = shown_range(program).count;
+    if store || count > REPLAY_SAMPLES {
+        return REPLAY_STORED;
+    }
+    var flags = count;
+    if setup.layer == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u {
+        flags |= REPLAY_ROOT_MOTION;
+    }
+    if setup.blend == BLEND_ADDITIVE {
+        flags |= REPLAY_ADDITIVE;
+    }
+    if (program.flags & FLAG_SOURCE_SNAPSHOT) != 0u {
+        flags |= REPLAY_SNAPSHOT;
+    }
+    return flags;
+}
+
+// The entry's header: `flags` with the decay applied this frame (its MODE_* code where
+// `applied`, else none), the frozen fade's weight, the decay's parameter and the seconds since
+// the switch at which it is applied (before this frame's step is added).
+fn replay_header(flags: u32, s: TransitionStart, applied: bool, target_weight: f32) -> vec4<u32> {
+    let decay = select(0u, s.decay, applied);
+    return vec4<u32>(flags | (decay << REPLAY_DECAY_SHIFT), bitcast<u32>(target_weight), bitcast<u32>(s.decay_s), bitcast<u32>(s.elapsed_s));
+}
+
+// Thread `thread` of the `threads` serving one character writes its share of entry `entry`:
+// thread 0 the header, the others the shown samples (from the frame's `first_sample` on),
+// unless the entry stores its pose.
+fn store_replay_entry(block: u32, entry: u32, header: vec4<u32>, first_sample: u32, thread: u32, threads: u32) {
+    if thread == 0u {
+        layer_memory[replay_header_index(block, entry)] = header;
+    }
+    if (header.x & REPLAY_STORED) != 0u {
+        return;
+    }
+    let count = header.x & REPLAY_COUNT_MASK;
+    for (var i = thread; i < count; i += threads) {
+        let s = samples[first_sample + i - params.sample_base];
+        layer_memory[replay_sample_index(block, entry, i)] = vec4<u32>(s.clip, bitcast<u32>(s.time_s), bitcast<u32>(s.weight), bitcast<u32>(s.advance_s));
+    }
+}
+
+// `sample_blend_joint_over` over an entry's `count` samples: the same arithmetic in the same
+// order, so that the pose comes back as it was shown. With compact clips a blend of one takes
+// the loop at weight exactly 1.0 and is not renormalised, as `table_blend_joint` does, which
+// gives the clip's pose bit for bit and keeps one copy of the decoder in the kernel.
+fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Transform) -> Transform {
+    var total = 0.0;
+    for (var i = 0u; i < count; i++) {
+        total += load_replay_sample(block, entry, i).weight;
+    }
+    if !(total > 0.0) {
+        return rest;
+    }
+    if !COMPACT_CLIPS && count == 1u {
+        return sample_clip_joint(load_replay_sample(block, entry, 0u), joint, params.num_joints);
+    }
+    var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
+    var first = true;
+    for (var i = 0u; i < count; i++) {
+        let s = load_replay_sample(block, entry, i);
+        if !(s.weight > 0.0) {
+            continue;
+        }
+        acc = blend_add(acc, first, sample_clip_joint(s, joint, params.num_joints), select(s.weight / total, 1.0, count == 1u));
+        first = false;
+    }
+    if count > 1u {
+        acc.rotation = quat_normalize(acc.rotation);
+    }
+    return acc;
+}
+
+// The pose the layer displayed for `jr`'s joint in the frame of entry `entry` (its slot's
+// index), whose header is `h` and which keeps samples: replayed from them and the memo —
+// sampled, the root's motion removed, mixed from the frozen snapshot, the offset decayed — as
+// the transition made it.
+fn replayed_pose(jr: JointRef, entry: u32, h: vec4<u32>) -> Transform {
+    var rest = identity_transform();
+    if (h.x & REPLAY_ADDITIVE) == 0u {
+        rest = rig_joints[jr.joint].rest;
+    }
+    var p = replay_blend_joint(jr.block, entry, h.x & REPLAY_COUNT_MASK, jr.joint, rest);
+    if (h.x & REPLAY_ROOT_MOTION) != 0u && jr.joint == 0u {
+        p = remove_root_motion(p);
+    }
+    if (h.x & REPLAY_SNAPSHOT) != 0u {
+        p = mix_from_joint(load_snapshot(jr), bitcast<f32>(h.y), p);
+    }
+    let decay = (h.x >> REPLAY_DECAY_SHIFT) & 15u;
+    if decay != 0u {
+        p = apply_offset(load_offset(jr), decay, bitcast<f32>(h.z), bitcast<f32>(h.w), p);
+    }
+    return p;
+}
+
+// Whether the switch reads the last displayed pose and changes the memo: a frozen snapshot
+// taken from it, or an inertialization's capture.
+fn switch_reads_displayed(s: TransitionStart) -> bool {
+    return SWITCH_CODE && s.switched && s.shown > 0u && (s.snapshot || s.capture);
+}
+
+// For `jr`'s joint, the displayed poses such a switch reads (the last, and the one before for
+// a capture after two frames shown) replayed into their slots where their entries keep
+// samples, so that the switch reads slots (`snapshot_joint`, `capture_slots`) and the last pose
+// stays stored once the memo changes (`end_switch` marks its entry).
+fn store_switch_sources(jr: JointRef, s: TransitionStart) {
+    if !switch_reads_displayed(s) {
+        return;
+    }
+    let count = select(1u, 2u, s.capture && s.shown > 1u);
+    for (var k = 0u; k < count; k++) {
+        let entry = s.slot ^ k;
+        let h = layer_memory[replay_header_index(jr.block, entry)];
+        if (h.x & REPLAY_STORED) == 0u {
+            store_slot(jr, entry, replayed_pose(jr, entry, h));
+        }
+    }
+}
+
+// Whether the frame switches a shown layer of chunk character `c` that keeps memory: the only
+// frames whose kernels replay anything (`store_switch_sources_of`). Every frame runs this loop.
+fn switches_a_layer(c: u32) -> bool {
+    var any = false;
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let program = layer_program(c, setup.layer);
+        any = any || (setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program));
+    }
+    return SWITCH_CODE && any;
+}
+
+// Before a frame's layers, for one joint of chunk character `c` whose frame switches a layer
+// (`switches_a_layer`): `store_switch_sources` for every layer with memory that the frame
+// switches. First in the frame kernels, while nothing else is live, so that the replay's
+// registers add to no sampled pose's.
+fn store_switch_sources_of(c: u32, joint: u32) {
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let program = layer_program(c, setup.layer);
+        if setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program) {
+            let block = layer_block(c, setup.memory);
+            store_switch_sources(joint_ref(block, joint), layer_transition_start(block, program));
+        }
+    }
 }
 
 // ---- Decay curves (`eval::inertialize::quintic`, `spring`, `Decay`) ----
@@ -401,6 +601,11 @@ fn transition_start(state: LayerState, program: LayerProgram) -> TransitionStart
     );
 }
 
+// The layer's transition this frame from its state in the block at `block`.
+fn layer_transition_start(block: u32, program: LayerProgram) -> TransitionStart {
+    return load_spring_velocity(transition_start(load_layer_state(block), program), block);
+}
+
 // `transition_start`'s largest offset velocity, the state's second vec4, for the one decay
 // that reads it: read where a spring decays (a switch has already ended any decay).
 fn load_spring_velocity(s: TransitionStart, block: u32) -> TransitionStart {
@@ -441,6 +646,16 @@ fn capture_slots(jr: JointRef, s: TransitionStart, pose: Transform, step_back: T
     return o;
 }
 
+// The end of a layer's frame for thread `thread` of the `threads` serving the character, once
+// every thread has read what the switch needed: the entry of the slot the displayed pose goes
+// to (`header`), and where the switch stored the last displayed pose, its entry marked so.
+fn end_switch(block: u32, s: TransitionStart, header: vec4<u32>, first_sample: u32, thread: u32, threads: u32) {
+    store_replay_entry(block, 1u - s.slot, header, first_sample, thread, threads);
+    if thread == 0u && switch_reads_displayed(s) {
+        layer_memory[replay_header_index(block, s.slot)] = vec4<u32>(REPLAY_STORED, 0u, 0u, 0u);
+    }
+}
+
 // After a capture: the program's curve decays the offset, whose largest component and
 // velocity over the layer's joints decide when it ends.
 fn start_decay(s: TransitionStart, program: LayerProgram, largest_offset: f32, largest_velocity: f32) -> TransitionStart {
@@ -466,9 +681,8 @@ fn transition_end(s: TransitionStart) -> LayerState {
 // into this thread's `layer_pose` and `step_back_pose`. `additive` layers show the identity
 // where their weights sum to zero; the base layer removes root motion when asked.
 fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_joints: u32) {
-    let crossfade = program.mode == MODE_CROSSFADE && (program.flags & FLAG_SOURCE_SNAPSHOT) == 0u;
-    let shown = SampleRange(program.first_sample, select(program.num_target, program.num_target + program.num_secondary, crossfade));
-    let step_back = !crossfade && program.num_secondary > 0u;
+    let shown = shown_range(program);
+    let step_back = !blends_both_sides(program) && program.num_secondary > 0u;
     let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
@@ -494,11 +708,12 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
 }
 
 // `eval::transition::transition` for the layer in memory slot `m` of chunk character `c`: turns
-// `layer_pose` into the pose the layer shows and updates the layer's memory. Every thread must
-// call it (it holds barriers).
-fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_joints: u32) {
+// `layer_pose` into the pose the layer shows and updates the layer's memory, the frame's replay
+// entry with header word `replay` (`replay_flags`). Every thread must call it (it holds
+// barriers), after `store_switch_sources_of` for its joints.
+fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: u32, num_joints: u32) {
     let block = layer_block(c, m);
-    var s = load_spring_velocity(transition_start(load_layer_state(block), program), block);
+    var s = layer_transition_start(block, program);
     if thread == 0u {
         atomicStore(&largest_offset_bits, 0u);
         atomicStore(&largest_velocity_bits, 0u);
@@ -524,8 +739,13 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
     if s.capture {
         s = start_decay(s, program, bitcast<f32>(atomicLoad(&largest_offset_bits)), bitcast<f32>(atomicLoad(&largest_velocity_bits)));
     }
+    // The entry of the slot the displayed pose goes to (the slot that held the one before
+    // last), written before the decay so that nothing of the program stays live across it;
+    // the pose itself only where the entry cannot replay it.
+    let applied = DECAY_CODE && s.decay != 0u && decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s);
+    end_switch(block, s, replay_header(replay, s, applied, program.target_weight), program.first_sample, thread, WORKGROUP_SIZE);
     if DECAY_CODE && s.decay != 0u {
-        if decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s) {
+        if applied {
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;
                 if j >= num_joints {
@@ -538,13 +758,14 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, thread: u32, num_join
             s.decay = 0u;
         }
     }
-    // The displayed pose goes to the other slot, which held the one before last.
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
+    if (replay & REPLAY_STORED) != 0u {
+        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+            let j = thread + k * WORKGROUP_SIZE;
+            if j >= num_joints {
+                break;
+            }
+            store_slot(joint_ref(block, j), 1u - s.slot, layer_pose[k]);
         }
-        store_slot(joint_ref(block, j), 1u - s.slot, layer_pose[k]);
     }
     // Every thread has read the atomics before the next layer resets them.
     workgroupBarrier();
@@ -577,15 +798,17 @@ fn layer_program(c: u32, l: u32) -> LayerProgram {
 // shows, its memory updated; a layer other than the base at weight 0 is not evaluated and
 // forgets what it showed (`FrameJob`'s rule); a layer without memory only ever cuts and shows
 // its samples as they are. Returns whether the layer shows. Every thread must call it (it holds
-// barriers; `setup` is the same for the whole workgroup).
-fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, thread: u32, num_joints: u32) -> bool {
+// barriers; `setup` is the same for the whole workgroup). `store` keeps every displayed pose in
+// memory rather than the inputs that replay it (the transition stage's, which the layers stage
+// reads).
+fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, store: bool, thread: u32, num_joints: u32) -> bool {
     if !layer_shows(setup, program) {
         skip_layer(c, setup.memory, thread);
         return false;
     }
     sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
     if setup.memory != NO_MEMORY {
-        transition_layer(c, setup.memory, program, thread, num_joints);
+        transition_layer(c, setup.memory, program, replay_flags(setup, program, store), thread, num_joints);
     }
     return true;
 }
@@ -596,7 +819,8 @@ fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
 }
 
 // The stage alone: sample and transition every layer of one character per workgroup; the
-// shown poses land in the characters' memory (the displayed slot), where tests read them.
+// shown poses land in the characters' memory (the displayed slot, stored whole), where the
+// layers stage and tests read them.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
     let w = group_index(wg, groups);
@@ -604,8 +828,13 @@ fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let c = workgroup_character(w);
+    if switches_a_layer(c) {
+        for (var j = thread; j < params.num_joints; j += WORKGROUP_SIZE) {
+            store_switch_sources_of(c, j);
+        }
+    }
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
-        evaluate_layer(c, setup, layer_program(c, setup.layer), thread, params.num_joints);
+        evaluate_layer(c, setup, layer_program(c, setup.layer), true, thread, params.num_joints);
     }
 }

@@ -700,12 +700,28 @@ fn shared_structs_match_wgsl_layouts() {
         }
     }
 
-    // The characters' memory: a layer's block is its `GpuLayerState`, then `JOINT_STATE_BYTES`
-    // per joint laid out as `JointStateLayout` and `transition.wgsl` say.
+    // The characters' memory: a layer's block is its `GpuLayerState` and its replay entries
+    // (`LAYER_HEADER_BYTES`), then `JOINT_STATE_BYTES` per joint laid out as `JointStateLayout`
+    // and `transition.wgsl` say.
     let source = shader_source(ShaderModuleKind::Transition, 64, true);
     let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
     assert_eq!(u64::from(wgsl_u32_constant(&module, "JOINT_STATE_VEC4S")) * 16, throng::gpu::types::JOINT_STATE_BYTES);
     assert_eq!(wgsl_u32_constant(&module, "LAYER_STATE_VEC4S") as usize * 16, size_of::<GpuLayerState>());
+    assert_eq!(
+        u64::from(wgsl_u32_constant(&module, "LAYER_HEADER_VEC4S")) * 16,
+        throng::gpu::types::LAYER_HEADER_BYTES
+    );
+    for (name, value) in [
+        ("REPLAY_SAMPLES", throng::gpu::types::REPLAY_SAMPLES),
+        ("REPLAY_COUNT_MASK", throng::gpu::types::REPLAY_COUNT_MASK),
+        ("REPLAY_STORED", throng::gpu::types::REPLAY_STORED),
+        ("REPLAY_ROOT_MOTION", throng::gpu::types::REPLAY_ROOT_MOTION),
+        ("REPLAY_ADDITIVE", throng::gpu::types::REPLAY_ADDITIVE),
+        ("REPLAY_SNAPSHOT", throng::gpu::types::REPLAY_SNAPSHOT),
+        ("REPLAY_DECAY_SHIFT", throng::gpu::types::REPLAY_DECAY_SHIFT),
+    ] {
+        assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
+    }
 }
 
 /// The vertex shader in `docs/gpu.md` is what users copy: it must be valid WGSL.

@@ -561,7 +561,8 @@ fn frame_layers_matches_cpu() {
     let joints = rig.num_joints();
     // Small chunks: every chunk binds its own window of the output and of the characters'
     // memory, which is spread over buffers of two chunks each (kept across the growth below).
-    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * joints as u64);
+    let per_character = layers.len() as u64
+        * (throng::gpu::types::LAYER_HEADER_BYTES + throng::gpu::types::JOINT_STATE_BYTES * joints as u64);
     let options = GpuCrowdOptions {
         max_chunk_characters: Some(7),
         max_memory_buffer_bytes: Some(14 * per_character),
@@ -684,7 +685,8 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
     let clips = test_clips(&rig);
     let layers = sequence_layers(&rig);
     let whole = GpuCrowdOptions::default();
-    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
+    let per_character = layers.len() as u64
+        * (throng::gpu::types::LAYER_HEADER_BYTES + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
     let chunked = GpuCrowdOptions {
         max_chunk_characters: Some(3),
         max_memory_buffer_bytes: Some(6 * per_character),
@@ -1023,7 +1025,8 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
     let layers = sequence_layers(&rig);
     let mut own =
         GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, GpuCrowdOptions::default()).unwrap();
-    let per_character = layers.len() as u64 * (32 + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
+    let per_character = layers.len() as u64
+        * (throng::gpu::types::LAYER_HEADER_BYTES + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
     let options = GpuCrowdOptions {
         max_chunk_characters: Some(3),
         max_memory_buffer_bytes: Some(7 * per_character),
@@ -1261,5 +1264,106 @@ fn assert_same_bits(expected: &[f32], got: &[f32], num_joints: usize, what: &str
             expected[k],
             got[k]
         );
+    }
+}
+
+/// Character `c`'s three layer scripts for the replay test: every layer switches every two to
+/// four frames, cycling through the modes, so that switches capture over decaying offsets,
+/// interrupt frozen fades and crossfades, and read displayed poses that were themselves replayed.
+fn dense_scripts(c: usize) -> [LayerScript; 3] {
+    let switches = |first: usize, offset: usize| -> Vec<(usize, SwitchMode)> {
+        (0..14).map(|k| (first + k * (2 + (c + k + offset) % 3), MODES[(c + k + offset) % MODES.len()])).collect()
+    };
+    let mut base = LayerScript::new(
+        vec![vec![(0, 0.65), (1, 0.35)], vec![(1, 1.0)], vec![(2, 0.5), (0, 0.3), (3, 0.2)]],
+        switches(2 + c % 3, 0),
+        start_time(c),
+    );
+    base.root_motion = c.is_multiple_of(2);
+    let upper = LayerScript::new(vec![vec![(3, 1.0)], vec![(4, 0.6), (2, 0.4)]], switches(3 + c % 2, 1), 0.0);
+    let additive = LayerScript::new(vec![vec![(5, 1.0)], vec![(6, 0.7), (5, 0.3)]], switches(4, 2), 0.3);
+    [base, upper, additive]
+}
+
+/// `programs` with eight samples of weight 0 added to each target blend: the same poses, but
+/// more samples than a replay entry holds, so that the frame stores every displayed pose.
+fn padded_past_replay(samples: &[ClipSample], programs: &[LayerProgram]) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    let mut padded_samples = Vec::new();
+    let padded_programs = programs
+        .iter()
+        .map(|p| {
+            let first = padded_samples.len() as u32;
+            let target = p.first_sample as usize..(p.first_sample + p.num_target) as usize;
+            let secondary = target.end..target.end + p.num_secondary as usize;
+            padded_samples.extend_from_slice(&samples[target]);
+            padded_samples.extend((0..throng::gpu::types::REPLAY_SAMPLES).map(|_| ClipSample::new(0, 0.0, 0.0)));
+            padded_samples.extend_from_slice(&samples[secondary]);
+            LayerProgram { first_sample: first, num_target: p.num_target + throng::gpu::types::REPLAY_SAMPLES, ..*p }
+        })
+        .collect();
+    (padded_samples, padded_programs)
+}
+
+/// A switch reads the last two displayed poses, which the fused frames keep as the samples that
+/// made them and replay (`replayed_pose` in `shaders/transition.wgsl`): over dense switches in
+/// every mode, both kernels' frames match `FrameJob`, and match the same frames with every
+/// displayed pose stored (the programs padded past what an entry holds) to well within the GPU
+/// tolerance.
+#[test]
+fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(13);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let joints = rig.num_joints();
+    let characters = 18;
+    for kernel in [FrameKernel::Levels, FrameKernel::Fused] {
+        let options = GpuCrowdOptions { kernel, ..Default::default() };
+        let mut replayed = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let mut stored = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let mut scripts: Vec<[LayerScript; 3]> = (0..characters).map(dense_scripts).collect();
+        let mut context = EvalContext::new(characters, layers.len(), joints);
+        let mut worst_between = 0.0f32;
+        for frame in 0..48 {
+            // A paused frame: a capture right after it measures no velocity.
+            let dt_s = if frame == 20 { 0.0 } else { DT };
+            let mut samples = Vec::new();
+            let mut programs = Vec::new();
+            for (c, layer_scripts) in scripts.iter_mut().enumerate() {
+                for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
+                    programs.push(script.program(frame, dt_s, weight, &mut samples));
+                }
+            }
+            let mut expected = vec![0.0; characters * joints * 16];
+            FrameJob {
+                rig: &rig,
+                clips: &clips,
+                layers: &layers,
+                samples: &samples,
+                programs: &programs,
+                dt_s,
+                context: &mut context,
+                layout: OutputLayout::Mat4,
+                output: &mut expected,
+                clips_sampled: &mut vec![0; characters],
+                root_motion: &mut [],
+            }
+            .run()
+            .unwrap();
+            let got = layered_frame(&gpu, &mut replayed, &samples, &programs, dt_s);
+            let (padded_samples, padded_programs) = padded_past_replay(&samples, &programs);
+            let got_stored = layered_frame(&gpu, &mut stored, &padded_samples, &padded_programs, dt_s);
+            let describe = |c: usize| format!("{kernel:?}, programs {:?}", &programs[c * 3..c * 3 + 3]);
+            assert_frame_close("replayed", &expected, &got, joints, frame, describe);
+            assert_frame_close("stored", &expected, &got_stored, joints, frame, describe);
+            let between = worst_abs_diff(&got, &got_stored);
+            // Kept once NaN (`f32::max` would drop it).
+            if between > worst_between || between.is_nan() {
+                worst_between = between;
+            }
+        }
+        // The replay is the shown arithmetic again: what separates the two is the padded blends'
+        // renormalisation, a few ulps, not the GPU tolerance (a NaN fails the comparison).
+        assert!(worst_between < 1e-5, "{kernel:?}: replayed and stored frames differ by {worst_between}");
     }
 }

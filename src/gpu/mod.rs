@@ -106,6 +106,18 @@ pub enum GpuError {
     /// crowd built without layers ([`GpuCrowd::new`] rather than [`GpuCrowd::with_layers`]).
     #[error("this crowd has no layers: build it with GpuCrowd::with_layers")]
     NoLayers,
+    /// [`GpuCrowd::read_displayed_poses_blocking`] met a layer whose displayed pose the fused
+    /// frame did not store: it keeps the samples that replay the pose when a switch needs it.
+    /// The transition stage ([`Stage::Transition`]) stores every displayed pose.
+    #[error(
+        "character {character}'s layer memory slot {layer} keeps what replays its displayed pose, not the pose: read displayed poses after the transition stage"
+    )]
+    DisplayedPoseNotStored {
+        /// The character.
+        character: usize,
+        /// The layer's memory slot (layers that keep memory, in layer order).
+        layer: usize,
+    },
     /// A stage-by-stage call was made on a crowd built without
     /// [`GpuCrowdOptions::stage_buffers`].
     #[error("stage-by-stage evaluation needs GpuCrowdOptions::stage_buffers = true")]

@@ -424,14 +424,51 @@ pub struct GpuLayerState {
     pub pad: [u32; 3],
 }
 
-/// Bytes per joint of a layer's block in the characters' memory, after its [`GpuLayerState`]:
-/// two displayed-pose slots of 48 bytes (of which a frame writes 32 where the joint's scale is
-/// uniform, [`JointStateLayout`]) and a 48-byte memo (the frozen snapshot or the
-/// inertialization offsets).
+/// Samples one replay entry holds: a frame whose layer shows more (a crossfade between two
+/// blends of more than four) stores its displayed pose instead. Four 2D blend-space samples a
+/// side cover a crossfade between two grid cells.
+///
+/// Keep in sync with `REPLAY_SAMPLES` in `shaders/transition.wgsl`.
+pub const REPLAY_SAMPLES: u32 = 8;
+
+/// Bytes of a layer's block in the characters' memory before its joints' ([`JOINT_STATE_BYTES`]
+/// each): its [`GpuLayerState`] (32), then two replay entries, one per displayed-pose slot —
+/// their header vec4s (32), then each one's [`REPLAY_SAMPLES`] samples, a raw
+/// [`ClipSample`](crate::program::ClipSample) each (16). An entry's header is
+/// `[flags, frozen fade weight, decay parameter, seconds since the switch]` (the flags:
+/// [`REPLAY_COUNT_MASK`] samples, [`REPLAY_STORED`], [`REPLAY_ROOT_MOTION`],
+/// [`REPLAY_ADDITIVE`], [`REPLAY_SNAPSHOT`], the decay's mode code from
+/// [`REPLAY_DECAY_SHIFT`]): what the displayed pose of its slot was made of, so that the pose is
+/// replayed from the samples and the memo when a switch reads it, instead of written every frame.
+///
+/// Keep in sync with "Memory layout" in `shaders/transition.wgsl`.
+pub const LAYER_HEADER_BYTES: u64 = size_of::<GpuLayerState>() as u64 + 2 * 16 + 2 * REPLAY_SAMPLES as u64 * 16;
+
+/// Samples shown, in a replay entry's flags ([`LAYER_HEADER_BYTES`]).
+///
+/// Keep in sync with `REPLAY_COUNT_MASK` in `shaders/transition.wgsl` (and the other `REPLAY_*`).
+pub const REPLAY_COUNT_MASK: u32 = 0xff;
+/// The entry's pose is stored in its slot ([`JointStateLayout::slot`]), not replayed: the
+/// transition stage's frames, frames that show more than [`REPLAY_SAMPLES`] samples, and the last
+/// displayed pose at a switch that changes the memo.
+pub const REPLAY_STORED: u32 = 0x100;
+/// The root's motion was removed (the base layer, [`crate::program::LayerProgram::ROOT_MOTION`]).
+pub const REPLAY_ROOT_MOTION: u32 = 0x200;
+/// An additive layer: the identity where the weights sum to zero, not the rest pose.
+pub const REPLAY_ADDITIVE: u32 = 0x400;
+/// Mixed from the frozen snapshot in the memo at the header's weight.
+pub const REPLAY_SNAPSHOT: u32 = 0x800;
+/// Shift of the decaying inertialization's mode code applied (0 for none).
+pub const REPLAY_DECAY_SHIFT: u32 = 12;
+
+/// Bytes per joint of a layer's block in the characters' memory, after its
+/// [`LAYER_HEADER_BYTES`]: two displayed-pose slots of 48 bytes (of which a frame that stores
+/// its pose writes 32 where the joint's scale is uniform, [`JointStateLayout`]) and a 48-byte
+/// memo (the frozen snapshot or the inertialization offsets).
 pub const JOINT_STATE_BYTES: u64 = 144;
 
 /// The joints' part of one layer's block in the characters' memory, as floats (the bytes after
-/// the [`GpuLayerState`]): structure-of-arrays over the rig's joints, so that a workgroup's
+/// the [`LAYER_HEADER_BYTES`]): structure-of-arrays over the rig's joints, so that a workgroup's
 /// threads, one joint each, write whole contiguous lines — slot 0's poses (translation and the
 /// scale's value, rotation, and the scale's three axes where they differ, the scale's value then
 /// [`NON_UNIFORM_SCALE`](Self::NON_UNIFORM_SCALE): 12 floats a joint, of which a pose with a

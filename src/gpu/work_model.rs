@@ -51,7 +51,7 @@
 //! fused kernel's: the same memory, read and written once.
 
 use crate::gpu::FrameKernel;
-use crate::gpu::types::level_lanes;
+use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
     SwitchMode, evaluation_order,
@@ -78,6 +78,9 @@ const SPRING_STATE_BYTES: f64 = 16.0;
 const SLOT_BYTES: f64 = 32.0;
 const SNAPSHOT_BYTES: f64 = 32.0;
 const OFFSET_BYTES: f64 = 48.0;
+/// A replay entry's header and each of its samples (a raw `ClipSample`).
+const REPLAY_HEADER_BYTES: f64 = 16.0;
+const REPLAY_SAMPLE_BYTES: f64 = 16.0;
 
 /// Static instruction counts of a fused kernel's regions (see the module's table): each one a
 /// loop body of the kernel's disassembly, what is left of one when its inner loops are taken
@@ -101,7 +104,7 @@ pub struct KernelCosts {
     /// One clip of the step-back blend (inertialization's switch frame).
     pub step_back_clip: u32,
     /// The transition's code every frame runs: the state, a frozen fade's snapshot read and
-    /// mixed, the displayed slot stored.
+    /// mixed.
     pub transition: u32,
     /// The code only a switch frame runs (`SWITCH_CODE` in `shaders/transition.wgsl`): the
     /// frozen snapshot taken, or the inertialization's step-back blend outside its loops, its
@@ -126,26 +129,56 @@ pub struct KernelCosts {
     /// The level kernel's capture: one lane's largest offsets read in the reduction (0 in the
     /// fused kernel, whose atomics are in `transition`).
     pub capture_step: u32,
+    /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
+    /// wave and layer.
+    pub replay_check: u32,
+    /// The replay before the layers (`store_switch_sources_of`) outside its entry loop, per wave
+    /// and layer with memory that the frame switches: the fused kernel's joint loop included.
+    pub replay_layer: u32,
+    /// One displayed pose replayed into its slot (`store_switch_sources`'s loop) outside its
+    /// sample loops, per wave: once at a frozen fade's switch, twice at an inertialization's.
+    pub replay_entry: u32,
+    /// One iteration of a replayed pose's weight sum.
+    pub replay_weight: u32,
+    /// One sample of a replayed pose sampled and blended.
+    pub replay_clip: u32,
+    /// The frame's replay entry written (`store_replay_entry`'s loop), per wave and shown layer
+    /// with memory.
+    pub replay_store: u32,
+    /// The displayed pose stored in its slot, per wave where the frame's layer shows more samples
+    /// than an entry holds (the fused kernel's loop; the level kernels' few stores are
+    /// straight-line code counted in `transition`).
+    pub store_pose: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
 /// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
-/// navi21`, wave64), the 64-joint humanoid, full clips. The layer loop holds sampling (two blends,
-/// each a weight sum and a clip loop), the transition's two joint loops and the slot store, the
-/// mesh-space override (pose, then the joint loop with its ancestor walk) and the combine loop;
-/// then the pose store, and the skinning loop with local-to-model's walk.
-pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    3742,
+/// navi21`, wave64), the 64-joint humanoid, full clips. First the replay before the layers: the
+/// check for a switching layer, then the joint loop holding the layer loop, its entry loop and
+/// that entry's weight sum and clip loop. Then the layer loop, which holds sampling (two blends,
+/// each a weight sum and a clip loop), the transition's joint loop, the replay entry's store,
+/// the decay's joint loop and the pose's store, the mesh-space override (pose, then the joint
+/// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
+/// with local-to-model's walk.
+pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
+    5386,
     [
-        (3359, 0),
-        (939, 1),
+        (47, 0),
+        (1509, 0),
+        (1491, 1),
+        (1398, 2),
+        (17, 3),
+        (162, 3),
+        (3436, 0),
+        (940, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (146, 2),
-        (568, 1),
-        (795, 1),
-        (43, 1),
+        (565, 1),
+        (26, 1),
+        (792, 1),
+        (42, 1),
         (39, 1),
         (444, 1),
         (230, 2),
@@ -157,19 +190,20 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
 );
 
 /// `frame_layers_main`'s steady specialisation (`gpu::stats::Specialisation::Steady`: no switch
-/// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the step-back blend's two loops are gone,
-/// the sampling loop and the transition's first joint loop (no snapshot taken, no capture) are
-/// shorter.
-pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    2811,
+/// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
+/// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
+/// no capture) are shorter.
+pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
+    2884,
     [
-        (2433, 0),
+        (2506, 0),
         (499, 1),
         (18, 2),
         (161, 2),
         (119, 1),
+        (26, 1),
         (795, 1),
-        (44, 1),
+        (43, 1),
         (40, 1),
         (441, 1),
         (228, 2),
@@ -183,15 +217,16 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
-pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    1951,
+pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    2006,
     [
-        (1579, 0),
+        (1634, 0),
         (503, 1),
         (18, 2),
         (161, 2),
-        (120, 1),
-        (43, 1),
+        (117, 1),
+        (26, 1),
+        (42, 1),
         (40, 1),
         (441, 1),
         (228, 2),
@@ -207,11 +242,29 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = 
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
-/// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop holds the two weight sums (shown
-/// and step-back), the two clip loops, the capture's reduction and the mesh-space override's
-/// level loop; then local-to-model's level loop.
-pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3640, [(3308, 0), (19, 1), (19, 1), (199, 1), (177, 1), (17, 1), (273, 1), (106, 0)]);
+/// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay's check and its layer loop (its entry
+/// loop, that entry's weight sum and clip loop); then the layer loop, which holds the two weight
+/// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
+/// store and the mesh-space override's level loop; then local-to-model's level loop.
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    5302,
+    [
+        (45, 0),
+        (1503, 0),
+        (1415, 1),
+        (19, 2),
+        (169, 2),
+        (3407, 0),
+        (19, 1),
+        (19, 1),
+        (199, 1),
+        (177, 1),
+        (18, 1),
+        (26, 1),
+        (273, 1),
+        (106, 0),
+    ],
+);
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
 /// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
@@ -219,19 +272,37 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
 /// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 8]) =
-    (3641, [(3309, 0), (19, 1), (19, 1), (200, 1), (177, 1), (17, 1), (273, 1), (106, 0)]);
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    5303,
+    [
+        (45, 0),
+        (1503, 0),
+        (1415, 1),
+        (19, 2),
+        (169, 2),
+        (3408, 0),
+        (19, 1),
+        (19, 1),
+        (200, 1),
+        (177, 1),
+        (18, 1),
+        (26, 1),
+        (273, 1),
+        (106, 0),
+    ],
+);
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
-/// the step-back blend's weight sum and clip loop and the capture's reduction are gone.
-pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (2616, [(2284, 0), (19, 1), (199, 1), (273, 1), (106, 0)]);
+/// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
+/// gone.
+pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
+    (2703, [(2372, 0), (19, 1), (199, 1), (26, 1), (273, 1), (106, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
-pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (1764, [(1433, 0), (19, 1), (203, 1), (270, 1), (106, 0)]);
+pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
+    (1844, [(1514, 0), (19, 1), (203, 1), (26, 1), (270, 1), (106, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -310,19 +381,20 @@ impl KernelCosts {
     /// specialisations', [`LayeredLoops`]; `gpu::stats::ExecutableStatistics::loops`), or `None`
     /// when the loops are not today's in today's nesting (the kernel changed: its regions must
     /// be mapped anew). The loop bodies the gates leave alone are the production kernel's;
-    /// `switch` is the production layer loop less the steady kernel's and less the step-back
-    /// blend's two loops (its weight sum, charged as `sample_weight`, and `step_back_clip`);
-    /// `decay` the steady layer loop less the settled one's; the sampling loop and the
-    /// transition's first joint loop are what the gates leave of them, the settled kernel's;
-    /// `layer_fixed` the rest of the settled layer loop (it takes the instruction or two the
-    /// driver's scheduling moves between the builds). The regions add up to the production
-    /// kernel's static count.
+    /// the replay's regions are its loops (`replay_layer` the joint and layer loops' own code,
+    /// `replay_entry` the entry loop's); `switch` is the production layer loop less the steady
+    /// kernel's and less the step-back blend's two loops (its weight sum, charged as
+    /// `sample_weight`, and `step_back_clip`); `decay` the steady layer loop less the settled
+    /// one's; the sampling loop and the transition's first joint loop are what the gates leave of
+    /// them, the settled kernel's; `layer_fixed` the rest of the settled layer loop (it takes the
+    /// instruction or two the driver's scheduling moves between the builds). The regions add up
+    /// to the production kernel's static count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([
-            &[0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+            &[0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
             &[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
-            &[0, 1, 2, 2, 1, 1, 1, 1, 2, 1, 0, 0, 1],
         ]) {
             return None;
         }
@@ -330,25 +402,32 @@ impl KernelCosts {
         let n = |i: usize| count(production[i].0);
         let m = |i: usize| count(loops.settled.1[i].0);
         let steady = count(loops.steady.1[0].0);
-        let (sample_weight, step_back_clip) = (n(2), n(5));
-        let settled_inner = m(1) + m(4) + n(8) + n(9) + n(10) + n(12);
+        let (sample_weight, step_back_clip) = (n(8), n(11));
+        let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(13) + n(14))?,
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21))?,
             layer_fixed: m(0).checked_sub(settled_inner)?,
-            sample_fixed: m(1).checked_sub(n(2) + n(3))?,
+            sample_fixed: m(1).checked_sub(n(8) + n(9))?,
             sample_weight,
-            sample_clip: n(3),
+            sample_clip: n(9),
             step_back_clip,
-            transition: m(4) + n(8),
-            switch: n(0).checked_sub(steady + sample_weight + step_back_clip)?,
+            transition: m(4),
+            switch: n(6).checked_sub(steady + sample_weight + step_back_clip)?,
             decay: steady.checked_sub(m(0))?,
-            combine: n(12),
-            mesh_fixed: (n(9) + n(10)).checked_sub(n(11))?,
-            mesh_step: n(11),
-            pose: n(13),
-            skinning: n(14).checked_sub(n(15))?,
-            model_step: n(15),
+            combine: n(19),
+            mesh_fixed: (n(16) + n(17)).checked_sub(n(18))?,
+            mesh_step: n(18),
+            pose: n(20),
+            skinning: n(21).checked_sub(n(22))?,
+            model_step: n(22),
             capture_step: 0,
+            replay_check: n(0),
+            replay_layer: n(1).checked_sub(n(3))?,
+            replay_entry: n(3).checked_sub(n(4) + n(5))?,
+            replay_weight: n(4),
+            replay_clip: n(5),
+            replay_store: n(13),
+            store_pose: n(15),
         })
     }
 
@@ -374,28 +453,30 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its eight loops (five in each specialisation) in that nesting. Measured as
+    /// its fourteen loops (six in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
-    /// kernel's; `switch` is the production layer loop less the steady one's and less the loops
-    /// only a switch runs (the step-back weight sum, charged as `sample_weight`, its clip loop,
-    /// the capture's reduction); `decay` the steady layer loop less the settled one's. What is
-    /// left is the settled kernel's layer loop less its loops: one straight-line body of code
-    /// every shown layer runs, which the driver reports undivided; it is split into `fused`'s
-    /// regions (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in
-    /// `fused`'s proportions (the module's notes), the remainder of the rounding to
-    /// `layer_fixed`.
+    /// kernel's (the replay's as there, with no joint loop: a lane is a joint); `switch` is the
+    /// production layer loop less the steady one's and less the loops only a switch runs (the
+    /// step-back weight sum, charged as `sample_weight`, its clip loop, the capture's reduction);
+    /// `decay` the steady layer loop less the settled one's. What is left is the settled kernel's
+    /// layer loop less its loops: one straight-line body of code every shown layer runs, which
+    /// the driver reports undivided; it is split into `fused`'s regions (`layer_fixed`,
+    /// `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s proportions (the
+    /// module's notes), the remainder of the rounding to `layer_fixed`. The pose's store, a few
+    /// straight-line stores here, stays in that body (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
-        if !loops.matches([&[0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 0], &[0, 1, 1, 1, 0]]) {
+        if !loops.matches([&[0, 0, 1, 2, 2, 0, 1, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
             return None;
         }
         let (total, production) = loops.production;
         let n = |i: usize| count(production[i].0);
         let steady = count(loops.steady.1[0].0);
         let settled = count(loops.settled.1[0].0);
-        // n(2) is the step-back blend's weight sum.
-        let (sample_weight, sample_clip, step_back_clip, capture_step, mesh_step) = (n(1), n(3), n(4), n(5), n(6));
-        let body = settled.checked_sub(sample_weight + sample_clip + mesh_step)?;
+        // n(7) is the step-back blend's weight sum.
+        let (sample_weight, sample_clip, step_back_clip, capture_step) = (n(6), n(8), n(9), n(10));
+        let (replay_store, mesh_step) = (n(11), n(12));
+        let body = settled.checked_sub(sample_weight + sample_clip + replay_store + mesh_step)?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -404,22 +485,29 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(7))?,
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(5) + n(13))?,
             layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
             sample_fixed,
             sample_weight,
             sample_clip,
             step_back_clip,
             transition,
-            switch: n(0).checked_sub(steady + sample_weight + step_back_clip + capture_step)?,
+            switch: n(5).checked_sub(steady + sample_weight + step_back_clip + capture_step)?,
             decay: steady.checked_sub(settled)?,
             combine,
             mesh_fixed,
             mesh_step,
             pose: 0,
             skinning: 0,
-            model_step: n(7),
+            model_step: n(13),
             capture_step,
+            replay_check: n(0),
+            replay_layer: n(1).checked_sub(n(2))?,
+            replay_entry: n(2).checked_sub(n(3) + n(4))?,
+            replay_weight: n(3),
+            replay_clip: n(4),
+            replay_store,
+            store_pose: 0,
         })
     }
 
@@ -455,7 +543,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 16] {
+    pub fn regions(&self) -> [(&'static str, Self); 23] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -473,6 +561,13 @@ impl KernelCosts {
             ("skinning", Self { skinning: self.skinning, ..Self::default() }),
             ("model_step", Self { model_step: self.model_step, ..Self::default() }),
             ("capture_step", Self { capture_step: self.capture_step, ..Self::default() }),
+            ("replay_check", Self { replay_check: self.replay_check, ..Self::default() }),
+            ("replay_layer", Self { replay_layer: self.replay_layer, ..Self::default() }),
+            ("replay_entry", Self { replay_entry: self.replay_entry, ..Self::default() }),
+            ("replay_weight", Self { replay_weight: self.replay_weight, ..Self::default() }),
+            ("replay_clip", Self { replay_clip: self.replay_clip, ..Self::default() }),
+            ("replay_store", Self { replay_store: self.replay_store, ..Self::default() }),
+            ("store_pose", Self { store_pose: self.store_pose, ..Self::default() }),
         ]
     }
 
@@ -936,6 +1031,15 @@ impl WorkModel {
         let waves = self.wave_count();
         let mut work = Work::default();
         work.charge(costs.kernel_fixed, self.waves());
+        // Before the layers, every frame checks each layer for a switch; a switch replays the
+        // displayed poses it reads into their slots.
+        work.charge(costs.replay_check, self.waves() * layers.len());
+        for (l, (setup, program)) in layers.iter().zip(programs).enumerate() {
+            let shows = l == 0 || program.weight > 0.0;
+            if setup.needs_memory && shows && program.flags & LayerProgram::SWITCHED != 0 {
+                self.replay(&mut work, program, range(shown_range(program))?, costs);
+            }
+        }
         for l in evaluation_order(layers) {
             let (setup, program) = (&layers[l], &programs[l]);
             work.bytes_read += PROGRAM_BYTES;
@@ -964,7 +1068,7 @@ impl WorkModel {
                 }
             }
             if setup.needs_memory {
-                self.transition(&mut work, program, costs);
+                self.transition(&mut work, program, shown_range(program).len(), costs);
             }
             if l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh {
                 self.mesh_override(&mut work, setup, program.weight, costs);
@@ -976,8 +1080,45 @@ impl WorkModel {
         Ok(work)
     }
 
-    /// The transition of a layer with memory (`transition_layer`), in the steady state.
-    fn transition(&self, work: &mut Work, program: &LayerProgram, costs: &KernelCosts) {
+    /// The replay before the layers for a layer with memory that the frame switches
+    /// (`store_switch_sources_of`), in the steady state: where the switch reads displayed poses
+    /// (a frozen fade's snapshot reads the last, a capture the last two), each one's entry read
+    /// (its header and samples, taken to be as many as this frame shows), replayed and stored in
+    /// its slot, and the last one's entry marked stored. What the replayed frames read of the
+    /// memo (the snapshot they faded from, the offset they decayed) is not known here and not
+    /// counted.
+    fn replay(&self, work: &mut Work, program: &LayerProgram, shown: &[ClipSample], costs: &KernelCosts) {
+        let waves = self.wave_count();
+        work.charge(costs.replay_layer, waves);
+        if !switches(program) {
+            return;
+        }
+        let entries = if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 { 1 } else { 2 };
+        let total: f32 = shown.iter().map(|s| s.weight).sum();
+        let sampled = if !(total > 0.0) {
+            0
+        } else if shown.len() == 1 {
+            1
+        } else {
+            shown.iter().filter(|s| s.weight > 0.0).count()
+        };
+        let clips = if shown.len() > 1 { sampled } else { 0 };
+        for _ in 0..entries {
+            work.charge(costs.replay_entry, waves);
+            work.charge(costs.replay_weight, waves * shown.len());
+            work.charge(costs.replay_clip, waves * clips);
+            work.bytes_read += REPLAY_HEADER_BYTES + REPLAY_SAMPLE_BYTES * shown.len() as f64;
+            work.bytes_written += self.num_joints() as f64 * SLOT_BYTES;
+            let lane_samples = (sampled * self.num_joints()) as f64;
+            work.lane_samples += lane_samples;
+            work.clip_bytes_read += lane_samples * 2.0 * self.clip_bytes_per_joint_frame;
+        }
+        work.bytes_written += REPLAY_HEADER_BYTES;
+    }
+
+    /// The transition of a layer with memory (`transition_layer`), in the steady state, whose
+    /// frame shows `shown` samples.
+    fn transition(&self, work: &mut Work, program: &LayerProgram, shown: usize, costs: &KernelCosts) {
         let waves = self.wave_count();
         let joints = self.num_joints() as f64;
         let switched = program.flags & LayerProgram::SWITCHED != 0;
@@ -1015,8 +1156,16 @@ impl WorkModel {
                 }
             }
         }
-        // The displayed pose into the other slot, nothing read.
-        work.bytes_written += joints * SLOT_BYTES;
+        // The frame's replay entry into the other slot's place, nothing read: its header and
+        // samples, or where it shows more samples than an entry holds, the pose itself.
+        work.charge(costs.replay_store, waves);
+        work.bytes_written += REPLAY_HEADER_BYTES;
+        if shown > REPLAY_SAMPLES as usize {
+            work.charge(costs.store_pose, waves);
+            work.bytes_written += joints * SLOT_BYTES;
+        } else {
+            work.bytes_written += REPLAY_SAMPLE_BYTES * shown as f64;
+        }
     }
 
     /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, each
@@ -1087,10 +1236,33 @@ impl WorkModel {
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
         let characters: Vec<&[LayerProgram]> = programs.chunks_exact(layers.len()).collect();
+        let layer_loops: Vec<Vec<LevelLayer>> = (0..layers.len())
+            .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples)).collect())
+            .collect();
+        // The replay before the layers: each wave holding joints checks every layer; the one
+        // that covers a switching character replays, layer by layer, as much as the most
+        // demanding of them.
+        for (slots, owns) in &waves {
+            if !*owns || slots.start >= characters.len() {
+                continue;
+            }
+            work.charge(costs.replay_check, layers.len());
+            for loops in &layer_loops {
+                let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
+                if !covered.iter().any(|c| c.replays_layer) {
+                    continue;
+                }
+                work.charge(costs.replay_layer, 1);
+                let entries = covered.iter().map(|c| c.replayed_entries).max().unwrap_or(0);
+                work.charge(costs.replay_entry, entries);
+                work.charge(costs.replay_weight, entries * covered.iter().map(|c| c.replay_weights).max().unwrap_or(0));
+                work.charge(costs.replay_clip, entries * covered.iter().map(|c| c.clips).max().unwrap_or(0));
+            }
+        }
         for l in evaluation_order(layers) {
             let setup = &layers[l];
             let mesh = l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh;
-            let loops: Vec<LevelLayer> = characters.iter().map(|c| LevelLayer::of(l, setup, &c[l], samples)).collect();
+            let loops = &layer_loops[l];
             work.charge(costs.layer_fixed, waves.len());
             // The sample table written, then its reads ordered before the next layer's writes:
             // by the transition's second barrier (of its two) where the layer has memory.
@@ -1115,7 +1287,7 @@ impl WorkModel {
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 if setup.needs_memory {
-                    work.charge(costs.transition, 1);
+                    work.charge(costs.transition + costs.replay_store, 1);
                     if any(|c| c.switches) {
                         work.charge(costs.switch, 1);
                     }
@@ -1444,6 +1616,17 @@ impl WorkModel {
 /// Whether a layer runs the switch frame's code (`KernelCosts::switch`) this frame: it switches
 /// to a frozen fade (the snapshot is taken) or to an inertialization (the capture; in the
 /// steady state every layer has shown a pose to capture from).
+/// The samples a layer shows (`shown_range` in `shaders/transition.wgsl`): both sides of a
+/// crossfade, otherwise the destination's.
+fn shown_range(program: &LayerProgram) -> std::ops::Range<u32> {
+    let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
+    if program.switch_mode() == SwitchMode::Crossfade && !snapshot {
+        program.sample_range()
+    } else {
+        program.target_range()
+    }
+}
+
 fn switches(program: &LayerProgram) -> bool {
     let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
@@ -1468,6 +1651,12 @@ struct LevelLayer {
     capture: bool,
     switches: bool,
     decays: bool,
+    /// The replay visits the layer (it switches, with memory), and replays this many displayed
+    /// poses (where the switch reads them: 1 for a frozen fade, 2 for a capture), each a blend of
+    /// as many samples as this frame shows (weight-sum iterations; its clip loop as `clips`).
+    replays_layer: bool,
+    replayed_entries: usize,
+    replay_weights: usize,
 }
 
 impl LevelLayer {
@@ -1487,7 +1676,16 @@ impl LevelLayer {
         };
         let (shown, back) = (weights(shown), weights(back));
         let switched = program.flags & LayerProgram::SWITCHED != 0;
+        let replays_layer = shows && setup.needs_memory && switched;
+        let replayed_entries = match (replays_layer && switches(program), snapshot) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => 2,
+        };
         Self {
+            replays_layer,
+            replayed_entries,
+            replay_weights: shown.len(),
             shows,
             weights: if shows { shown.len() + back.len() } else { 0 },
             clips: if shows { blend_loop_clips(&shown) } else { 0 },
@@ -1535,7 +1733,18 @@ mod tests {
         skinning: 1,
         model_step: 1,
         capture_step: 1,
+        replay_check: 1,
+        replay_layer: 1,
+        replay_entry: 1,
+        replay_weight: 1,
+        replay_clip: 1,
+        replay_store: 1,
+        store_pose: 1,
     };
+
+    /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
+    const NO_REPLAY: KernelCosts =
+        KernelCosts { replay_layer: 0, replay_entry: 0, replay_weight: 0, replay_clip: 0, ..UNIT };
 
     /// A switching and a steady layer differ by exactly the switch region per wave that holds
     /// joints, on both kernels: the chain of three's base layer (with memory, one sample) at a
@@ -1548,7 +1757,7 @@ mod tests {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];
-        let costs = KernelCosts { switch: 1000, ..UNIT };
+        let costs = KernelCosts { switch: 1000, ..NO_REPLAY };
         let with = |mode: SwitchMode, flags: u32| LayerProgram { mode: mode as u32, flags, ..program(0, 1, 1.0) };
         let frozen = with(SwitchMode::Frozen, LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT);
         let inertial = with(SwitchMode::InertializeQuintic, LayerProgram::TRANSITIONING);
@@ -1575,6 +1784,46 @@ mod tests {
         }
     }
 
+    /// The replay before the layers, on the chain of three's base layer (one sample, one wave
+    /// of 64): every frame checks the layer (`replay_check` 1); a switch visits it
+    /// (`replay_layer` 100), and where the switch reads displayed poses replays them, each an
+    /// entry (10) and its one sample's weight (1, the sample taken outside the clip loop): a
+    /// frozen fade's switch the last pose (111), an inertialization's the last two (122); a
+    /// crossfade's and a cut's switch read none (100). The same on both kernels.
+    #[test]
+    fn a_switch_replays_the_poses_it_reads() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts {
+            replay_check: 1,
+            replay_layer: 100,
+            replay_entry: 10,
+            replay_weight: 1,
+            replay_clip: 1000,
+            ..KernelCosts::default()
+        };
+        let with = |mode: SwitchMode, flags: u32| LayerProgram {
+            mode: mode as u32,
+            flags: flags | LayerProgram::TRANSITIONING | LayerProgram::SWITCHED,
+            ..program(0, 1, 1.0)
+        };
+        let cases = [
+            (with(SwitchMode::Frozen, LayerProgram::SOURCE_SNAPSHOT), 1.0 + 111.0),
+            (with(SwitchMode::InertializeQuintic, 0), 1.0 + 122.0),
+            (with(SwitchMode::Crossfade, 0), 1.0 + 100.0),
+            (with(SwitchMode::Cut, 0), 1.0 + 100.0),
+            (program(0, 1, 1.0), 1.0),
+        ];
+        for kernel in [FrameKernel::Fused, FrameKernel::Levels] {
+            let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(kernel);
+            for (p, expected) in cases {
+                let work = model.layered_frame(&layers, &[p], &samples, &costs).unwrap();
+                assert_eq!(work.wave_instructions, expected, "{kernel:?}: {p:?}");
+            }
+        }
+    }
+
     /// In the level kernel a wave runs the switch code once however many of the characters it
     /// covers switch: two characters of the chain of three share wave 0 (16 characters of 4
     /// lanes), so one switching frozen fade adds the region once to the workgroup (500 per
@@ -1584,7 +1833,7 @@ mod tests {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];
-        let costs = KernelCosts { switch: 1000, ..UNIT };
+        let costs = KernelCosts { switch: 1000, ..NO_REPLAY };
         let fade = LayerProgram {
             mode: SwitchMode::Frozen as u32,
             flags: LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT,
@@ -1652,9 +1901,10 @@ mod tests {
 
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
-    /// kernel 4 waves; per layer every wave's layer code (4 × 2) and wave 0's sampling (1 fixed,
-    /// 1 weight), transition (1) and combine or mesh code (1): 4 each, 8; the mesh levels 0, 1,
-    /// 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 8 + 8 + 3 + 2 = 25. Barriers:
+    /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
+    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight), transition and the replay
+    /// entry's store (2) and combine or mesh code (1): 5 each, 10; the mesh levels 0, 1, 2 one
+    /// wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 10 + 3 + 2 = 29. Barriers:
     /// per layer (both with memory) the sample table's 1
     /// and the transition's 2 (the second also orders the table's reads), the mesh's 2 + 3,
     /// local-to-model's 1 + 2: 14.
@@ -1671,7 +1921,7 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 25.0);
+        assert_eq!(work.wave_instructions, 29.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
     }
 
@@ -1772,11 +2022,12 @@ mod tests {
     /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
     /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
     /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states' first vec4 (32) = 144; written:
-    /// 2 states' first vec4 (32), 3 joints × 2 layers × a 32-byte slot (192) and the output
-    /// (192), 416 in all.
-    /// Unit wave-instructions: kernel 1; per layer: layer loop 1, sample_fixed 1, one weight 1,
-    /// transition 1 = 4 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning
-    /// 2 + the model walk's 2 − 1 = 1: 1 + 8 + 1 + 3 + 3 = 16.
+    /// 2 states' first vec4 (32), 2 layers' replay entries (a header and one sample: 64) and the
+    /// output (192), 288 in all.
+    /// Unit wave-instructions: kernel 1; the replay's check 2 (a layer each); per layer: layer
+    /// loop 1, sample_fixed 1, one weight 1, transition 1, the entry's store 1 = 5 each; base
+    /// combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning 2 + the model walk's 2 − 1
+    /// = 1: 1 + 2 + 10 + 1 + 3 + 3 = 20.
     #[test]
     fn layered_chain_with_a_masked_mesh_override() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -1795,20 +2046,23 @@ mod tests {
         assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
         // Mesh 5 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
-        assert_eq!((work.bytes_read, work.bytes_written), (144.0, 416.0));
-        assert_eq!(work.wave_instructions, 16.0);
+        assert_eq!((work.bytes_read, work.bytes_written), (144.0, 288.0));
+        assert_eq!(work.wave_instructions, 20.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
         assert_eq!(
             (skipped.bytes_read, skipped.bytes_written),
-            (40.0 + 16.0 + 16.0 + 40.0 + 16.0, 16.0 + 96.0 + 192.0 + 16.0)
+            (40.0 + 16.0 + 16.0 + 40.0 + 16.0, 16.0 + 32.0 + 192.0 + 16.0)
         );
     }
 
-    /// An inertialization's switch frame on the base: the destination and the step-back blend
-    /// sampled (2 × 3 lane samples), both slots read (3 × 2 × 32), the offset written and then
-    /// read back by the decay (3 × 48 each way).
+    /// An inertialization's switch frame on the base: first the two displayed poses replayed
+    /// into the slots (2 × 3 lane samples; each entry's header and sample read, 2 × 32; the
+    /// slots written, 3 × 2 × 32; the last one's entry marked stored, 16), then the destination
+    /// and the step-back blend sampled (2 × 3 lane samples), both slots read (3 × 2 × 32), the
+    /// offset written and then read back by the decay (3 × 48 each way), and the frame's entry
+    /// written (its header and sample, 32).
     #[test]
     fn inertialization_switch_reads_both_slots() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -1820,28 +2074,32 @@ mod tests {
         switch.flags = LayerProgram::TRANSITIONING | LayerProgram::SWITCHED;
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let work = model.layered_character(&layers, &[switch], &samples, &UNIT).unwrap();
-        assert_eq!(work.lane_samples, 6.0);
-        // program 40, 2 samples 32, the state's first vec4 16, both slots 192, offset 144.
-        assert_eq!(work.bytes_read, 40.0 + 32.0 + 16.0 + 192.0 + 144.0);
-        // the state's first vec4 16, offset 144, slot 96, output 192.
-        assert_eq!(work.bytes_written, 16.0 + 144.0 + 96.0 + 192.0);
+        assert_eq!(work.lane_samples, 12.0);
+        // program 40, 2 samples 32, the state's first vec4 16, both slots 192, offset 144, the
+        // two entries replayed 64.
+        assert_eq!(work.bytes_read, 40.0 + 32.0 + 16.0 + 192.0 + 144.0 + 64.0);
+        // the state's first vec4 16, offset 144, replayed slots 192 and the mark 16, the entry
+        // 32, output 192.
+        assert_eq!(work.bytes_written, 16.0 + 144.0 + 192.0 + 16.0 + 32.0 + 192.0);
     }
 
     /// The layer state's second vec4 (the largest offset velocity) moves only for a spring: the
     /// chain of three's base layer (one sample) decaying by a quintic, then by a spring, on the
     /// capture frame and the frame after. Every frame reads and writes the state's first vec4
-    /// (16 each way), reads the program (40) and the sample (16) and writes the slot (3 × 32)
-    /// and the output (3 × 64); the capture reads both slots (3 × 2 × 32) and writes the offset
-    /// (3 × 48); every decaying frame reads the offset (3 × 48). A spring's capture writes the
-    /// second vec4 (16), and its later frames read it (16); a quintic's never touch it.
+    /// (16 each way), reads the program (40) and the sample (16) and writes the replay entry
+    /// (its header and sample, 32) and the output (3 × 64); the capture replays both displayed
+    /// poses (their entries read, 2 × 32; the slots written, 3 × 2 × 32; the last entry marked,
+    /// 16), reads both slots (3 × 2 × 32) and writes the offset (3 × 48); every decaying frame
+    /// reads the offset (3 × 48). A spring's capture writes the second vec4 (16), and its later
+    /// frames read it (16); a quintic's never touch it.
     #[test]
     fn only_a_spring_moves_the_state_s_second_vec4() {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(0, 0.0, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
-        let every_frame = (40.0 + 16.0 + 16.0, 16.0 + 96.0 + 192.0);
-        let capture = (192.0, 144.0);
+        let every_frame = (40.0 + 16.0 + 16.0, 16.0 + 32.0 + 192.0);
+        let capture = (64.0 + 192.0, 192.0 + 16.0 + 144.0);
         let decay = (144.0, 0.0);
         for (mode, second) in [(SwitchMode::InertializeQuintic, 0.0), (SwitchMode::InertializeSpring, 16.0)] {
             let decaying = LayerProgram { mode: mode as u32, flags: LayerProgram::TRANSITIONING, ..program(0, 1, 1.0) };
@@ -1882,15 +2140,20 @@ mod tests {
             + c.sample_clip
             + c.step_back_clip
             + (c.transition + c.switch + c.decay)
+            + (c.replay_store + c.store_pose)
             + c.mesh_fixed
             + c.mesh_step
             + c.combine;
-        assert_eq!(c.kernel_fixed + layer_loop + c.pose + c.skinning + c.model_step, FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
+        let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
+        assert_eq!(
+            c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.model_step,
+            FRAME_LAYERS_LOOPS_RADV_NAVI21.0
+        );
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
         assert_eq!(
             c.switch + 2 * c.sample_weight + c.step_back_clip,
-            count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[0].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
+            count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[6].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
                 + c.sample_weight
         );
         assert_eq!(
@@ -1916,10 +2179,12 @@ mod tests {
             + v.step_back_clip
             + v.capture_step
             + (v.transition + v.switch + v.decay)
+            + v.replay_store
             + v.mesh_fixed
             + v.mesh_step
             + v.combine;
-        assert_eq!(v.kernel_fixed + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
+        let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
+        assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(f.kernel_fixed + f.sample_weight + f.sample_clip + f.model_step, FRAME_LEVELS_LOOPS_RADV_NAVI21.0);
     }

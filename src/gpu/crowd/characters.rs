@@ -1,5 +1,5 @@
 use super::{GpuCrowd, LAYER_STATE_BYTES, MIN_BUFFER_BYTES, Runs};
-use crate::gpu::types::{GpuLayerState, JOINT_STATE_BYTES};
+use crate::gpu::types::GpuLayerState;
 
 impl GpuCrowd {
     /// Forgets what `character` of a layered crowd displayed, so that its next switch is a cut
@@ -28,7 +28,7 @@ impl GpuCrowd {
         character: usize,
     ) -> Option<(&'m wgpu::Buffer, impl Iterator<Item = u64> + use<'m>)> {
         let (buffer, at) = memory.locate(character)?;
-        let per_layer = LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES;
+        let per_layer = self.layer_block_bytes();
         Some((buffer, (0..self.num_memory_layers() as u64).map(move |l| at + l * per_layer)))
     }
 

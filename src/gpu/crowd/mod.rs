@@ -28,8 +28,8 @@ use super::GpuError;
 use super::pipelines::{FrameKernel, Pipelines, Specialisation};
 use super::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
-    GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH,
-    clip_data,
+    GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, LAYER_HEADER_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL,
+    SPACE_MESH, clip_data,
 };
 use crate::clip::Clip;
 use crate::program::{
@@ -442,11 +442,17 @@ impl GpuCrowd {
     }
 
     /// Bytes of one character's memory on the device (layered crowds; 0 otherwise): per layer
-    /// that keeps memory a 32-byte [`GpuLayerState`] and [`JOINT_STATE_BYTES`] (144) per joint.
-    /// 18,496 bytes for a 64-joint archetype with two such layers; 9,248 for the built-in graph.
+    /// that keeps memory a 320-byte header ([`LAYER_HEADER_BYTES`]: its [`GpuLayerState`] and
+    /// the replay entries of its displayed poses) and [`JOINT_STATE_BYTES`] (144) per joint.
+    /// 19,072 bytes for a 64-joint archetype with two such layers; 9,536 for the built-in graph.
     #[must_use]
     pub fn memory_bytes_per_character(&self) -> u64 {
-        self.num_memory_layers() as u64 * (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES)
+        self.num_memory_layers() as u64 * self.layer_block_bytes()
+    }
+
+    /// Bytes of one layer's block in a character's memory.
+    fn layer_block_bytes(&self) -> u64 {
+        LAYER_HEADER_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES
     }
 
     /// Bytes of one character's matrices in the output.

@@ -3,7 +3,8 @@ use glam::Mat4;
 use super::{GpuCrowd, LAYER_STATE_BYTES, LOCAL_BYTES, MODEL_BYTES};
 use crate::gpu::GpuError;
 use crate::gpu::types::{
-    GpuLayerState, GpuTransform, JOINT_STATE_BYTES, JointStateLayout, STATE_SHOWN_MASK, STATE_SLOT_SHIFT,
+    GpuLayerState, GpuTransform, JointStateLayout, LAYER_HEADER_BYTES, REPLAY_STORED, STATE_SHOWN_MASK,
+    STATE_SLOT_SHIFT,
 };
 use crate::rig::Transform;
 
@@ -66,9 +67,11 @@ impl GpuCrowd {
     /// Reads back every layer's displayed pose from the characters' memory, waiting for the GPU:
     /// character `i`, layer `l`, joint `j` at `(i * layers + l) * J + j` (layers that keep
     /// memory only, [`num_memory_layers`](Self::num_memory_layers); all of them unless the
-    /// setup says otherwise), what the transition
-    /// stage made of the layer's samples last frame (layers that have shown nothing read as
-    /// whatever their memory held). For tests of the transition stage; empty without layers.
+    /// setup says otherwise), what the transition stage ([`Stage::Transition`](super::Stage))
+    /// made of the layer's samples last frame (layers that have shown nothing read as whatever
+    /// their memory held). For tests of the transition stage; empty without layers. Fails with
+    /// [`GpuError::DisplayedPoseNotStored`] after a fused frame, which keeps each displayed pose
+    /// as the samples that replay it (`shaders/transition.wgsl`, "Memory layout").
     pub fn read_displayed_poses_blocking(&self) -> Result<Vec<Transform>, GpuError> {
         let Some((_, memory)) = self.frame.as_ref().and_then(|f| f.layered.as_ref()) else {
             return Ok(Vec::new());
@@ -78,13 +81,18 @@ impl GpuCrowd {
             let characters = memory.characters_in(b, self.num_characters());
             bytes.extend(self.read_blocking(buffer, characters * memory.bytes_per_character, "layer memory")?);
         }
-        let per_layer = (LAYER_STATE_BYTES + self.num_joints as u64 * JOINT_STATE_BYTES) as usize;
         let layout = JointStateLayout { num_joints: self.num_joints };
+        let layers = self.num_memory_layers().max(1);
         let mut poses = Vec::with_capacity(self.num_characters() * self.num_memory_layers() * self.num_joints);
-        for block in bytes.chunks_exact(per_layer) {
-            let (header, joints) = block.split_at(LAYER_STATE_BYTES as usize);
-            let state: GpuLayerState = bytemuck::pod_read_unaligned(header);
+        for (b, block) in bytes.chunks_exact(self.layer_block_bytes() as usize).enumerate() {
+            let (header, joints) = block.split_at(LAYER_HEADER_BYTES as usize);
+            let state: GpuLayerState = bytemuck::pod_read_unaligned(&header[..LAYER_STATE_BYTES as usize]);
             let slot = (state.flags >> STATE_SLOT_SHIFT) & 1;
+            let entry = LAYER_STATE_BYTES as usize + slot as usize * 16;
+            let flags: u32 = bytemuck::pod_read_unaligned(&header[entry..entry + 4]);
+            if state.flags & STATE_SHOWN_MASK != 0 && flags & REPLAY_STORED == 0 {
+                return Err(GpuError::DisplayedPoseNotStored { character: b / layers, layer: b % layers });
+            }
             let joints: Vec<f32> = bytemuck::pod_collect_to_vec(joints);
             poses.extend((0..self.num_joints).map(|j| layout.slot(&joints, slot, j)));
         }
@@ -93,9 +101,9 @@ impl GpuCrowd {
 
     /// Overwrites every layer's memory with `poses` displayed once (character `i`, layer `l`,
     /// joint `j` at `(i * layers + l) * J + j`, counting the layers that keep memory only),
-    /// forgetting transitions in flight, to test the
-    /// layers stage alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per
-    /// joint per layer per character, and with [`GpuError::NoLayers`] without layers.
+    /// stored in the first slot, forgetting transitions in flight, to test the layers stage
+    /// alone. Fails with [`GpuError::LengthMismatch`] unless there is one pose per joint per
+    /// layer per character, and with [`GpuError::NoLayers`] without layers.
     pub fn write_displayed_poses(&self, poses: &[Transform]) -> Result<(), GpuError> {
         let expected = self.num_characters() * self.num_memory_layers() * self.num_joints;
         if poses.len() != expected {
@@ -108,7 +116,13 @@ impl GpuCrowd {
         let layout = JointStateLayout { num_joints: self.num_joints };
         let mut bytes = Vec::with_capacity((self.num_characters() as u64 * self.memory_bytes_per_character()) as usize);
         for layer in poses.chunks_exact(self.num_joints.max(1)) {
-            bytes.extend_from_slice(bytemuck::bytes_of(&shown_once));
+            let mut header = vec![0u8; LAYER_HEADER_BYTES as usize];
+            header[..LAYER_STATE_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&shown_once));
+            for entry in 0..2 {
+                let at = LAYER_STATE_BYTES as usize + entry * 16;
+                header[at..at + 4].copy_from_slice(&REPLAY_STORED.to_le_bytes());
+            }
+            bytes.extend_from_slice(&header);
             let mut joints = vec![0.0f32; layout.floats()];
             for (j, pose) in layer.iter().enumerate() {
                 layout.set_slot(&mut joints, 0, j, pose);
