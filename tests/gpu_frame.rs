@@ -532,14 +532,53 @@ fn character_scripts(c: usize, start: usize) -> [LayerScript; 3] {
 /// Frame `frame` of every character's layer scripts, weighted by [`layer_weights`]: the
 /// samples and the programs (character `c`, layer `l` at `c * 3 + l`).
 fn scripted_frame(scripts: &mut [[LayerScript; 3]], frame: usize) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    scripted_frame_after(scripts, frame, DT)
+}
+
+/// [`scripted_frame`] for a frame `dt_s` after the one before.
+fn scripted_frame_after(
+    scripts: &mut [[LayerScript; 3]],
+    frame: usize,
+    dt_s: f32,
+) -> (Vec<ClipSample>, Vec<LayerProgram>) {
     let mut samples = Vec::new();
     let mut programs = Vec::new();
     for (c, layer_scripts) in scripts.iter_mut().enumerate() {
         for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-            programs.push(script.program(frame, DT, weight, &mut samples));
+            programs.push(script.program(frame, dt_s, weight, &mut samples));
         }
     }
     (samples, programs)
+}
+
+/// `FrameJob`'s matrices (mat4 output) for a frame of `programs` over `samples`, its memory in
+/// `context`: the low-level job, as the scripts build programs by hand for both evaluators,
+/// with no crowd.
+fn cpu_frame(
+    (rig, clips, layers): (&Rig, &[Clip], &[LayerSetup]),
+    samples: &[ClipSample],
+    programs: &[LayerProgram],
+    dt_s: f32,
+    context: &mut EvalContext,
+) -> Vec<f32> {
+    let characters = programs.len() / layers.len().max(1);
+    let mut output = vec![0.0; characters * rig.num_joints() * 16];
+    FrameJob {
+        rig,
+        clips,
+        layers,
+        samples,
+        programs,
+        dt_s,
+        context,
+        layout: OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut vec![0; characters],
+        root_motion: &mut [],
+    }
+    .run()
+    .unwrap();
+    output
 }
 
 /// Layer weights of character `c` on `frame`: the upper-body layer fades out for a few frames
@@ -587,33 +626,8 @@ fn frame_layers_matches_cpu() {
         }
         // Two paused frames.
         let dt_s = if (40..42).contains(&frame) { 0.0 } else { DT };
-        let mut samples = Vec::new();
-        let mut programs = Vec::new();
-        for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-            let weights = layer_weights(c, frame);
-            for (script, weight) in layer_scripts.iter_mut().zip(weights) {
-                programs.push(script.program(frame, dt_s, weight, &mut samples));
-            }
-        }
-        let characters = scripts.len();
-        let mut expected = vec![0.0; characters * joints * 16];
-        let mut clips_sampled = vec![0; characters];
-        // The low-level job: the scripts build programs by hand for both evaluators, with no crowd.
-        FrameJob {
-            rig: &rig,
-            clips: &clips,
-            layers: &layers,
-            samples: &samples,
-            programs: &programs,
-            dt_s,
-            context: &mut context,
-            layout: OutputLayout::Mat4,
-            output: &mut expected,
-            clips_sampled: &mut clips_sampled,
-            root_motion: &mut [],
-        }
-        .run()
-        .unwrap();
+        let (samples, programs) = scripted_frame_after(&mut scripts, frame, dt_s);
+        let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context);
 
         let got = layered_frame(&gpu, &mut crowd, &samples, &programs, dt_s);
         assert_frame_close("layered frame", &expected, &got, joints, frame, |c| {
@@ -650,23 +664,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c + 3, 0)).collect();
         for frame in 0..24 {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
-            let mut expected = vec![0.0; num_characters * num_joints * 16];
-            // The low-level job: the scripts build programs by hand for both evaluators, with no crowd.
-            FrameJob {
-                rig: &rig,
-                clips: &clips,
-                layers: &layers,
-                samples: &samples,
-                programs: &programs,
-                dt_s: DT,
-                context: &mut context,
-                layout: OutputLayout::Mat4,
-                output: &mut expected,
-                clips_sampled: &mut vec![0; num_characters],
-                root_motion: &mut [],
-            }
-            .run()
-            .unwrap();
+            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context);
             let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
             assert_frame_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
                 format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
@@ -1327,29 +1325,8 @@ fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
         for frame in 0..48 {
             // A paused frame: a capture right after it measures no velocity.
             let dt_s = if frame == 20 { 0.0 } else { DT };
-            let mut samples = Vec::new();
-            let mut programs = Vec::new();
-            for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-                for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-                    programs.push(script.program(frame, dt_s, weight, &mut samples));
-                }
-            }
-            let mut expected = vec![0.0; characters * joints * 16];
-            FrameJob {
-                rig: &rig,
-                clips: &clips,
-                layers: &layers,
-                samples: &samples,
-                programs: &programs,
-                dt_s,
-                context: &mut context,
-                layout: OutputLayout::Mat4,
-                output: &mut expected,
-                clips_sampled: &mut vec![0; characters],
-                root_motion: &mut [],
-            }
-            .run()
-            .unwrap();
+            let (samples, programs) = scripted_frame_after(&mut scripts, frame, dt_s);
+            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context);
             let got = layered_frame(&gpu, &mut replayed, &samples, &programs, dt_s);
             let (padded_samples, padded_programs) = padded_past_replay(&samples, &programs);
             let got_stored = layered_frame(&gpu, &mut stored, &padded_samples, &padded_programs, dt_s);
