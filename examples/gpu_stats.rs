@@ -122,10 +122,9 @@ fn print_table(report: &DriverReport, all: bool) {
     }
 }
 
-fn print_work(rig: &str, kernel: FrameKernel, frame: &str, wave: u32, w: &Work) {
+fn print_work(rig: &str, kernel: &str, frame: &str, wave: u32, w: &Work) {
     println!(
-        "| {rig} | {} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
-        kernel.name(),
+        "| {rig} | {kernel} | {frame} | {wave} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
         w.wave_instructions,
         w.wave_steps,
         w.model_steps,
@@ -141,7 +140,8 @@ fn print_work(rig: &str, kernel: FrameKernel, frame: &str, wave: u32, w: &Work) 
 }
 
 /// The work model's table: both humanoids, every kernel variant, the layered and the two-clip
-/// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies.
+/// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies; then the
+/// default kernel's layered frame with its displayed poses stored (`Specialisation::Stored`).
 fn print_model() -> Result<(), WorkModelError> {
     println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
     println!(
@@ -157,11 +157,18 @@ fn print_model() -> Result<(), WorkModelError> {
                 let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
                 let costs = KernelCosts::layered_radv_navi21(kernel);
                 let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
-                print_work(name, kernel, "layered", wave, &layered);
+                print_work(name, kernel.name(), "layered", wave, &layered);
                 let costs = KernelCosts::two_clip_radv_navi21(kernel);
                 let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &costs)?;
-                print_work(name, kernel, "two-clip", wave, &two_clip);
+                print_work(name, kernel.name(), "two-clip", wave, &two_clip);
             }
+        }
+        let kernel = FrameKernel::default();
+        for wave in [64, 32] {
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_stored_poses(true);
+            let costs = KernelCosts::layered_radv_navi21(kernel);
+            let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+            print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
     }
     println!();

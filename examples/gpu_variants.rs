@@ -8,7 +8,10 @@
 //! switch frame's code, `+settled` nor the decay; checked against the variant as built, then
 //! timed), so that the device says what that code costs frames that never run it: the
 //! registers and occupancy the work model does not see, which decide whether the switching
-//! characters are worth a kernel of their own. Each result is written to the results file as soon as it is known,
+//! characters are worth a kernel of their own. The layered frames also run the default variant
+//! as `+stored` (`Specialisation::Stored`: every displayed pose stored each frame rather than
+//! replayed at a switch), so that the device weighs the bytes the replay saves against the
+//! instructions it costs. Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -150,14 +153,15 @@ impl Frame {
         }
     }
 
-    /// What is checked and timed on this frame: every kernel variant as built, or on the steady
-    /// frame the default variant as built and as each measurement specialisation (the first
-    /// the reference of the others).
+    /// What is checked and timed on this frame: every kernel variant as built (on the layered
+    /// frame also the default one with its displayed poses stored), or on the steady frame the
+    /// default variant as built and as each specialisation (the first the reference of the
+    /// others).
     fn variants(self) -> Vec<Variant> {
+        let built = FrameKernel::ALL.into_iter().map(|kernel| Variant(kernel, Specialisation::Production));
         match self {
-            Self::TwoClip | Self::Layered => {
-                FrameKernel::ALL.into_iter().map(|kernel| Variant(kernel, Specialisation::Production)).collect()
-            }
+            Self::TwoClip => built.collect(),
+            Self::Layered => built.chain([Variant(FrameKernel::default(), Specialisation::Stored)]).collect(),
             Self::Steady => Specialisation::ALL.into_iter().map(|s| Variant(FrameKernel::default(), s)).collect(),
         }
     }
@@ -168,7 +172,7 @@ impl Frame {
 struct Variant(FrameKernel, Specialisation);
 
 impl Variant {
-    /// The kernel's name, then `+steady` or `+settled` for a specialisation.
+    /// The kernel's name, then `+steady`, `+settled` or `+stored` for a specialisation.
     fn name(self) -> String {
         match self.1 {
             Specialisation::Production => self.0.name().to_owned(),
@@ -359,10 +363,12 @@ fn validate_procedural(
 fn model(
     scenario: &support::Scenario,
     frame: Frame,
-    kernel: FrameKernel,
+    Variant(kernel, specialisation): Variant,
     wave: u32,
 ) -> Result<Work, Box<dyn std::error::Error>> {
-    let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
+    let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
+        .with_kernel(kernel)
+        .with_stored_poses(specialisation == Specialisation::Stored);
     Ok(match frame {
         Frame::TwoClip => {
             let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
@@ -372,8 +378,8 @@ fn model(
             let (samples, programs) = support::layered_period(MODEL_CHARACTERS / 32);
             model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
         }
-        // The model charges a steady frame no switch code whatever the specialisation: the
-        // specialisations' difference on the device is what it does not see (occupancy).
+        // The model charges a steady frame no switch code whatever the measurement
+        // specialisation: their difference on the device is what it does not see (occupancy).
         Frame::Steady => {
             let (samples, programs) = steady_frame(MODEL_CHARACTERS, 0);
             model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
@@ -510,7 +516,7 @@ fn time(
             for (timing, c, times) in &mut entries {
                 let Timing::Frame(variant) = *timing else { continue };
                 let (median, min) = median_min(times);
-                let work = model(scenario, frame, variant.0, args.wave)?;
+                let work = model(scenario, frame, variant, args.wave)?;
                 let gb_s = work.bytes() * n as f64 / median / 1e9;
                 let issue = work.wave_instructions * n as f64 / median / args.issue_rate;
                 out.row(&[

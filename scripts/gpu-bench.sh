@@ -3,9 +3,11 @@
 # under 8 minutes, writing results as it goes into OUT_DIR (default gpu-bench-out/):
 #
 #   1. gpu-bench.tsv   the adapter; every kernel variant (FrameKernel) checked against variant 0
-#                      at 10k characters, the default variant's measurement specialisations
-#                      (Specialisation: steady, settled) against it on the layered frame without
-#                      switches, and the layered frame with the procedural stage (issue 21)
+#                      at 10k characters (on the layered frame also the default variant with
+#                      its displayed poses stored, Specialisation::Stored), the default
+#                      variant's specialisations (steady, settled, stored) against it on the
+#                      layered frame without switches, and the layered frame with the
+#                      procedural stage (issue 21)
 #                      against the CPU; then all variants timed interleaved at 100k and 1M,
 #                      two-clip, layered and layered-steady (the specialisations): median and
 #                      minimum GPU ms, GB/s against the work model's bytes, issue efficiency from

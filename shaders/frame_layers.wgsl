@@ -17,7 +17,7 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if evaluate_layer(c, setup, program, false, thread, num_joints) {
+        if evaluate_layer(c, setup, program, !REPLAY_DISPLAYED_POSES, thread, num_joints) {
             combine_layer(setup, program.weight, thread, num_joints);
         }
     }

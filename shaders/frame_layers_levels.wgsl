@@ -101,7 +101,7 @@ fn transition_levels(c: u32, setup: LayerSetup, program: LayerProgram, shows: bo
         // the pose itself only where the entry cannot replay it.
         // The program is read again here rather than kept live through the sampling.
         let again = layer_program(c, setup.layer);
-        let replay = replay_flags(setup, again, false);
+        let replay = replay_flags(setup, again, !REPLAY_DISPLAYED_POSES);
         let applied = DECAY_CODE && s.decay != 0u && decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s);
         end_switch(block, s, replay_header(replay, s, applied, again.target_weight), again.first_sample, lane, LANES);
         if DECAY_CODE && s.decay != 0u {

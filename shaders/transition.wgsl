@@ -25,6 +25,11 @@ const LN_2: f32 = 0.6931472;
 // instruction counts.
 const SWITCH_CODE: bool = true;
 const DECAY_CODE: bool = true;
+// Whether the frame kernels keep a displayed pose as its replay entry (`true`, production) or
+// store every pose in its slot, as they did before replay entries
+// (`throng::gpu::Specialisation::Stored`, rewritten to `false`: a variant for a device run to
+// weigh the bytes the replay saves against the instructions it costs).
+const REPLAY_DISPLAYED_POSES: bool = true;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // Samples a replay entry holds (`throng::gpu::types::REPLAY_SAMPLES`): a frame that shows more
 // stores its pose in the entry's slot instead.
@@ -356,7 +361,7 @@ fn switches_a_layer(c: u32) -> bool {
         let program = layer_program(c, setup.layer);
         any = any || (setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program));
     }
-    return SWITCH_CODE && any;
+    return SWITCH_CODE && REPLAY_DISPLAYED_POSES && any;
 }
 
 // Before a frame's layers, for one joint of chunk character `c` whose frame switches a layer

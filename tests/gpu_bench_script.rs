@@ -45,15 +45,18 @@ fn dry_run_leaves_every_variants_rows() {
     let results = std::fs::read_to_string(out.join("gpu-bench.tsv")).expect("the results file");
     let rows: Vec<Vec<&str>> =
         results.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
-    // Every variant on both frames; on the layered frame without switches, the default variant
-    // as built and as each measurement specialisation (checked against it, then timed).
+    // Every variant on both frames, and on the layered one the default variant with its
+    // displayed poses stored; on the layered frame without switches, the default variant as
+    // built and as each specialisation (checked against it, then timed).
     let kernels: Vec<String> = FrameKernel::ALL.iter().map(|k| k.name().to_owned()).collect();
     let default = FrameKernel::default().name();
+    let with_stored: Vec<String> =
+        kernels.iter().cloned().chain([format!("{default}+{}", Specialisation::Stored.name())]).collect();
     let specialised: Vec<String> = Specialisation::ALL
         .iter()
         .map(|s| if *s == Specialisation::Production { default.to_owned() } else { format!("{default}+{}", s.name()) })
         .collect();
-    for (frame, variants) in [("two-clip", &kernels), ("layered", &kernels), ("layered-steady", &specialised)] {
+    for (frame, variants) in [("two-clip", &kernels), ("layered", &with_stored), ("layered-steady", &specialised)] {
         for variant in variants {
             let checked = rows_of(&rows, "validate", frame, variant);
             assert_eq!(checked.len(), 1, "{frame} {variant}: one check\n{results}");

@@ -1161,12 +1161,13 @@ fn wide_level_kernel_equals_the_level_kernel_bit_for_bit() {
     );
 }
 
-/// A crowd whose layered frame is compiled as a measurement specialisation (`Steady`: no switch
-/// frame's code; `Settled`: nor the decay) gives the production kernel's matrices bit for bit on
-/// frames without switches or frozen fades (the scripted characters with those flags cleared:
-/// crossfades, decays never started, layers fading in and out), on both frame kernels; and it
-/// refuses a frame where a layer switches, naming the first character and layer, writing
-/// nothing (the next frame still equals production's).
+/// A crowd whose layered frame is compiled as a specialisation (`Steady`: no switch frame's
+/// code; `Settled`: nor the decay; `Stored`: every displayed pose stored) gives the production
+/// kernel's matrices bit for bit on frames without switches or frozen fades (the scripted
+/// characters with those flags cleared: crossfades, decays never started, layers fading in and
+/// out), on both frame kernels; and a measurement specialisation refuses a frame where a layer
+/// switches, naming the first character and layer, writing nothing (the next frame still equals
+/// production's).
 #[test]
 fn specialised_layered_frames_equal_production_and_refuse_switches() {
     let Some(gpu) = gpu() else { return };
@@ -1197,7 +1198,7 @@ fn specialised_layered_frames_equal_production_and_refuse_switches() {
         }
         let (samples, mut programs) = steady_frame(&mut scripts, 40);
         programs[7 * 3 + 1].flags |= LayerProgram::SWITCHED;
-        for crowd in &mut crowds[1..] {
+        for (_, crowd) in Specialisation::ALL.iter().zip(&mut crowds).filter(|(s, _)| s.refuses_switches()) {
             let refused = crowd.set_frame(&samples, &programs, DT);
             assert!(
                 matches!(refused, Err(GpuError::Specialised { character: 7, layer: 1, .. })),
@@ -1305,8 +1306,8 @@ fn padded_past_replay(samples: &[ClipSample], programs: &[LayerProgram]) -> (Vec
 /// A switch reads the last two displayed poses, which the fused frames keep as the samples that
 /// made them and replay (`replayed_pose` in `shaders/transition.wgsl`): over dense switches in
 /// every mode, both kernels' frames match `FrameJob`, and match the same frames with every
-/// displayed pose stored (the programs padded past what an entry holds) to well within the GPU
-/// tolerance.
+/// displayed pose stored — the programs padded past what an entry holds, and the kernel built
+/// as `Specialisation::Stored` — to well within the GPU tolerance.
 #[test]
 fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
     let Some(gpu) = gpu() else { return };
@@ -1319,6 +1320,8 @@ fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
         let options = GpuCrowdOptions { kernel, ..Default::default() };
         let mut replayed = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
         let mut stored = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let storing = GpuCrowdOptions { specialisation: Specialisation::Stored, ..options };
+        let mut stored_kernel = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, storing).unwrap();
         let mut scripts: Vec<[LayerScript; 3]> = (0..characters).map(dense_scripts).collect();
         let mut context = EvalContext::new(characters, layers.len(), joints);
         let mut worst_between = 0.0f32;
@@ -1330,13 +1333,16 @@ fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
             let got = layered_frame(&gpu, &mut replayed, &samples, &programs, dt_s);
             let (padded_samples, padded_programs) = padded_past_replay(&samples, &programs);
             let got_stored = layered_frame(&gpu, &mut stored, &padded_samples, &padded_programs, dt_s);
+            let got_stored_kernel = layered_frame(&gpu, &mut stored_kernel, &samples, &programs, dt_s);
             let describe = |c: usize| format!("{kernel:?}, programs {:?}", &programs[c * 3..c * 3 + 3]);
             assert_frame_close("replayed", &expected, &got, joints, frame, describe);
             assert_frame_close("stored", &expected, &got_stored, joints, frame, describe);
-            let between = worst_abs_diff(&got, &got_stored);
-            // Kept once NaN (`f32::max` would drop it).
-            if between > worst_between || between.is_nan() {
-                worst_between = between;
+            assert_frame_close("the stored kernel", &expected, &got_stored_kernel, joints, frame, describe);
+            for between in [worst_abs_diff(&got, &got_stored), worst_abs_diff(&got, &got_stored_kernel)] {
+                // Kept once NaN (`f32::max` would drop it).
+                if between > worst_between || between.is_nan() {
+                    worst_between = between;
+                }
             }
         }
         // The replay is the shown arithmetic again: what separates the two is the padded blends'

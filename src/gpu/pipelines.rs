@@ -295,13 +295,14 @@ impl ShaderModuleKind {
 }
 
 /// Which of the measurement gates of `shaders/transition.wgsl` (`SWITCH_CODE`, `DECAY_CODE`,
-/// both `true` in production) a layered frame kernel is compiled with: the production kernel
-/// without code a frame of a given kind does not run, so that the difference of the two
-/// kernels' static instruction counts measures that code
+/// `REPLAY_DISPLAYED_POSES`, all `true` in production) a layered frame kernel is compiled with:
+/// the production kernel without code a frame of a given kind does not run, so that the
+/// difference of the two kernels' static instruction counts measures that code
 /// (`gpu::work_model::KernelCosts::from_frame_layers_loops`, [`crate::gpu::stats`]), and so that
 /// a device run can time what that code costs a frame that does not run it
 /// ([`crate::gpu::GpuCrowdOptions::specialisation`]: a crowd so built refuses the frames its
-/// kernel cannot evaluate).
+/// kernel cannot evaluate); or, [`Stored`](Self::Stored), the production kernel with its
+/// displayed poses stored rather than replayed, a variant that evaluates every frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Specialisation {
     /// Every gate on: the kernel the evaluator builds.
@@ -312,15 +313,21 @@ pub enum Specialisation {
     Steady,
     /// `SWITCH_CODE` and `DECAY_CODE` off: a frame where no layer switches and no offset decays.
     Settled,
+    /// `REPLAY_DISPLAYED_POSES` off: every frame stores each layer's displayed pose (32 bytes a
+    /// joint) rather than its replay entry, and no switch replays anything — the kernel before
+    /// replay entries, for a device run to weigh the bytes the replay saves against the
+    /// instructions it costs. Evaluates every frame, the same matrices to within rounding.
+    Stored,
 }
 
 /// The gate lines of `shaders/transition.wgsl` that [`Specialisation`]s rewrite.
 const SWITCH_CODE_LINE: &str = "const SWITCH_CODE: bool = true;";
 const DECAY_CODE_LINE: &str = "const DECAY_CODE: bool = true;";
+const REPLAY_LINE: &str = "const REPLAY_DISPLAYED_POSES: bool = true;";
 
 impl Specialisation {
     /// Every specialisation, production first.
-    pub const ALL: [Self; 3] = [Self::Production, Self::Steady, Self::Settled];
+    pub const ALL: [Self; 4] = [Self::Production, Self::Steady, Self::Settled, Self::Stored];
 
     /// The program flags whose frame runs the switch frame's code in a layer that keeps memory:
     /// a switch, and a fade from a frozen snapshot (whose first frame shown takes the
@@ -335,7 +342,16 @@ impl Specialisation {
             Self::Production => "",
             Self::Steady => "steady",
             Self::Settled => "settled",
+            Self::Stored => "stored",
         }
+    }
+
+    /// Whether a crowd built with this specialisation refuses frames that switch
+    /// ([`SWITCH_FLAGS`](Self::SWITCH_FLAGS)): [`Steady`](Self::Steady) and
+    /// [`Settled`](Self::Settled), whose kernels lack the switch frame's code.
+    #[must_use]
+    pub const fn refuses_switches(self) -> bool {
+        matches!(self, Self::Steady | Self::Settled)
     }
 
     /// The gate lines this specialisation turns off.
@@ -344,6 +360,7 @@ impl Specialisation {
             Self::Production => &[],
             Self::Steady => &[SWITCH_CODE_LINE],
             Self::Settled => &[SWITCH_CODE_LINE, DECAY_CODE_LINE],
+            Self::Stored => &[REPLAY_LINE],
         }
     }
 

@@ -70,7 +70,8 @@ impl Kernel {
 
     /// The work model's specialisations for a rig of `num_joints`: each layered frame
     /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
-    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Steady`] and [`Specialisation::Settled`].
+    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Steady`],
+    /// [`Specialisation::Settled`] and [`Specialisation::Stored`].
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -82,7 +83,7 @@ impl Kernel {
         [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels, ShaderModuleKind::FrameLayersLevels512]
             .into_iter()
             .flat_map(|kind| {
-                [Specialisation::Steady, Specialisation::Settled]
+                [Specialisation::Steady, Specialisation::Settled, Specialisation::Stored]
                     .map(|specialisation| Self { specialisation, ..Self::production(kind, num_joints, false) })
             })
             .collect()

@@ -746,6 +746,8 @@ pub struct WorkModel {
     /// Each joint's parent, for the procedural stage's paths to the root.
     parents: Vec<Option<usize>>,
     kernel: FrameKernel,
+    /// The layered kernels store every displayed pose ([`WorkModel::with_stored_poses`]).
+    stored_poses: bool,
     wave_size: usize,
     output_bytes_per_joint: f64,
     clip_bytes_per_joint_frame: f64,
@@ -795,6 +797,7 @@ impl WorkModel {
             depths,
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
+            stored_poses: false,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
             clip_bytes_per_joint_frame: f64::from(clip_bytes_per_joint_frame),
@@ -825,6 +828,20 @@ impl WorkModel {
     #[must_use]
     pub fn with_kernel(mut self, kernel: FrameKernel) -> Self {
         self.kernel = kernel;
+        self
+    }
+
+    /// The same model with the layered kernels built as [`Specialisation::Stored`]
+    /// (`crate::gpu::Specialisation`): every frame stores each layer's displayed pose (32 bytes a
+    /// joint, `store_pose` where the kernel has it as a loop) after the entry's header, and
+    /// nothing is checked or replayed before the layers. Charged with the production kernel's
+    /// costs, less the regions the rewrite removes: the stored kernel's own code differs by the
+    /// few instructions the compiler then schedules otherwise.
+    ///
+    /// [`Specialisation::Stored`]: crate::gpu::Specialisation::Stored
+    #[must_use]
+    pub fn with_stored_poses(mut self, stored: bool) -> Self {
+        self.stored_poses = stored;
         self
     }
 
@@ -1033,10 +1050,12 @@ impl WorkModel {
         work.charge(costs.kernel_fixed, self.waves());
         // Before the layers, every frame checks each layer for a switch; a switch replays the
         // displayed poses it reads into their slots.
-        work.charge(costs.replay_check, self.waves() * layers.len());
+        if !self.stored_poses {
+            work.charge(costs.replay_check, self.waves() * layers.len());
+        }
         for (l, (setup, program)) in layers.iter().zip(programs).enumerate() {
             let shows = l == 0 || program.weight > 0.0;
-            if setup.needs_memory && shows && program.flags & LayerProgram::SWITCHED != 0 {
+            if !self.stored_poses && setup.needs_memory && shows && program.flags & LayerProgram::SWITCHED != 0 {
                 self.replay(&mut work, program, range(shown_range(program))?, costs);
             }
         }
@@ -1157,9 +1176,15 @@ impl WorkModel {
             }
         }
         // The frame's replay entry into the other slot's place, nothing read: its header and
-        // samples, or where it shows more samples than an entry holds, the pose itself.
-        work.charge(costs.replay_store, waves);
+        // samples, or where it shows more samples than an entry holds (or the kernel stores
+        // every pose), the header and the pose itself.
         work.bytes_written += REPLAY_HEADER_BYTES;
+        if self.stored_poses {
+            work.charge(costs.store_pose, waves);
+            work.bytes_written += joints * SLOT_BYTES;
+            return;
+        }
+        work.charge(costs.replay_store, waves);
         if shown > REPLAY_SAMPLES as usize {
             work.charge(costs.store_pose, waves);
             work.bytes_written += joints * SLOT_BYTES;
@@ -1243,7 +1268,7 @@ impl WorkModel {
         // that covers a switching character replays, layer by layer, as much as the most
         // demanding of them.
         for (slots, owns) in &waves {
-            if !*owns || slots.start >= characters.len() {
+            if self.stored_poses || !*owns || slots.start >= characters.len() {
                 continue;
             }
             work.charge(costs.replay_check, layers.len());
@@ -1287,7 +1312,10 @@ impl WorkModel {
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 if setup.needs_memory {
-                    work.charge(costs.transition + costs.replay_store, 1);
+                    work.charge(costs.transition, 1);
+                    if !self.stored_poses {
+                        work.charge(costs.replay_store, 1);
+                    }
                     if any(|c| c.switches) {
                         work.charge(costs.switch, 1);
                     }
@@ -1822,6 +1850,32 @@ mod tests {
                 assert_eq!(work.wave_instructions, expected, "{kernel:?}: {p:?}");
             }
         }
+    }
+
+    /// The stored kernel ([`WorkModel::with_stored_poses`]) on the chain of three's base layer
+    /// (one sample, steady): no check, no entry's store; the pose stored (`store_pose`, in the
+    /// fused kernel) after the entry's header: 16 + 3 × 32 bytes written where the replaying
+    /// kernel writes 16 + 16. At an inertialization's switch nothing is replayed.
+    #[test]
+    fn the_stored_kernel_writes_poses_and_replays_nothing() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts { replay_check: 10, replay_store: 100, store_pose: 1000, replay_layer: 10_000, ..UNIT };
+        let steady = program(0, 1, 1.0);
+        let switch = LayerProgram {
+            mode: SwitchMode::InertializeQuintic as u32,
+            flags: LayerProgram::TRANSITIONING | LayerProgram::SWITCHED,
+            ..steady
+        };
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let stored = model.clone().with_stored_poses(true);
+        let work = |m: &WorkModel, p: LayerProgram| m.layered_character(&layers, &[p], &samples, &costs).unwrap();
+        let (replaying, storing) = (work(&model, steady), work(&stored, steady));
+        assert_eq!(storing.wave_instructions - replaying.wave_instructions, 1000.0 - 10.0 - 100.0);
+        assert_eq!(storing.bytes_written - replaying.bytes_written, 3.0 * 32.0 - 16.0);
+        assert!(work(&stored, switch).wave_instructions < 10_000.0, "the stored kernel replays nothing");
+        assert!(work(&model, switch).wave_instructions > 10_000.0);
     }
 
     /// In the level kernel a wave runs the switch code once however many of the characters it

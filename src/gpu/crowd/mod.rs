@@ -91,8 +91,11 @@ pub struct GpuCrowdOptions {
     /// that never run it (`scripts/gpu-bench.sh`'s `steady` rows). Such a crowd refuses
     /// ([`GpuError::Specialised`]) a frame, of programs or state records, in which a layer that
     /// keeps memory switches or fades from a frozen snapshot; without them nothing captures,
-    /// freezes or starts to decay, and the matrices are the production kernel's. [`Specialisation::Production`] (the
-    /// default) for everything else.
+    /// freezes or starts to decay, and the matrices are the production kernel's. Or
+    /// [`Specialisation::Stored`]: each layer's displayed pose stored every frame rather than
+    /// replayed from its samples at a switch (more bytes, fewer instructions; every frame
+    /// evaluated), for a device run to weigh. [`Specialisation::Production`] (the default) for
+    /// everything else.
     pub specialisation: Specialisation,
 }
 

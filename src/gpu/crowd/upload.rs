@@ -102,7 +102,7 @@ impl GpuCrowd {
     /// character's layers' program flags in order.
     pub(super) fn check_specialisation(&self, flags: impl Iterator<Item = u32>) -> Result<(), GpuError> {
         let specialisation = self.options.specialisation;
-        let Some(layers) = self.layers.as_ref().filter(|_| specialisation != Specialisation::Production) else {
+        let Some(layers) = self.layers.as_ref().filter(|_| specialisation.refuses_switches()) else {
             return Ok(());
         };
         let num_layers = layers.setups.len().max(1);
