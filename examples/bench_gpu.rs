@@ -339,15 +339,15 @@ fn time_frames(
 }
 
 /// Bytes a layered frame must move at least, per character: the output written; per layer,
-/// per joint, the displayed pose written (32 bytes: translation and the scale's value, rotation;
-/// the scenario's joints all have a uniform scale, which takes no third vec4); and the layer
-/// state's first vec4 read and written (16 bytes each way; its second moves only on a spring's
-/// frames, which the scenario has none of). Fades, switches and inertialization read more, and
-/// clip frames are read through the caches; so this is a lower bound, and the bandwidth
-/// computed from it too.
+/// its replay entry written (the header and at least one sample: 32 bytes; the default kernel
+/// keeps a displayed pose as the samples that replay it, `docs/gpu.md`), and the layer state's
+/// first vec4 read and written (16 bytes each way; its second moves only on a spring's frames,
+/// which the scenario has none of). More samples, fades, switches and inertialization move
+/// more, and clip frames are read through the caches; so this is a lower bound, and the
+/// bandwidth computed from it too.
 fn layered_bytes_per_character(num_joints: usize, num_layers: usize, layout: OutputLayout) -> u64 {
     let output = num_joints * layout.floats_per_joint() * size_of::<f32>();
-    (output + num_layers * (num_joints * 32 + 2 * 16)) as u64
+    (output + num_layers * (2 * 16 + 2 * 16)) as u64
 }
 
 /// One frame of the layered scenario (`support::layered_frame`) and, under `--lod`, the rows

@@ -82,9 +82,11 @@ struct JointOffset {
 // its axes differ]), slot 1's, then the memos (J × three vec4: the frozen snapshot, laid out as
 // a slot's pose, or the inertialization offsets — translation, translation velocity, rotation
 // vector, rotation velocity packed into twelve floats — never both at once: a switch starts
-// one and ends the other). 2 + 9J vec4 in all. Every vec4 belongs to one joint, so no two
-// threads store into one vec4: stores are of whole vec4s, since Metal's compiler turns a
-// component store into a read-modify-write of the vector, a race where two threads share one.
+// one and ends the other). 20 + 9J vec4 in all (LAYER_HEADER_VEC4S before the joints). Every
+// joint's vec4 belongs to one joint and every entry's to one writer (thread 0 the header, thread
+// i sample i), so no two threads store into one vec4: stores are of whole vec4s, since Metal's
+// compiler turns a component store into a read-modify-write of the vector, a race where two
+// threads share one.
 // The last two displayed poses alternate between the slots, each described by a replay entry
 // after the state (a header vec4, then up to REPLAY_SAMPLES raw `ClipSample`s): a frame writes
 // the entry of the slot it fills and reads nothing unless a switch needs it. The entry holds

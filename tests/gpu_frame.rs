@@ -1266,12 +1266,14 @@ fn assert_same_bits(expected: &[f32], got: &[f32], num_joints: usize, what: &str
     }
 }
 
-/// Character `c`'s three layer scripts for the replay test: every layer switches every two to
-/// four frames, cycling through the modes, so that switches capture over decaying offsets,
-/// interrupt frozen fades and crossfades, and read displayed poses that were themselves replayed.
+/// Character `c`'s three layer scripts for the replay test: every layer switches one to three
+/// frames after its last switch, cycling through the modes, so that switches capture over
+/// decaying offsets, interrupt frozen fades and crossfades, follow a switch that changed the
+/// memo on the very next frame, and read displayed poses that were themselves replayed.
 fn dense_scripts(c: usize) -> [LayerScript; 3] {
     let switches = |first: usize, offset: usize| -> Vec<(usize, SwitchMode)> {
-        (0..14).map(|k| (first + k * (2 + (c + k + offset) % 3), MODES[(c + k + offset) % MODES.len()])).collect()
+        let at = |k: usize| first + (0..k).map(|i| 1 + (c + i + offset) % 3).sum::<usize>();
+        (0..20).map(|k| (at(k), MODES[(c + k + offset) % MODES.len()])).collect()
     };
     let mut base = LayerScript::new(
         vec![vec![(0, 0.65), (1, 0.35)], vec![(1, 1.0)], vec![(2, 0.5), (0, 0.3), (3, 0.2)]],

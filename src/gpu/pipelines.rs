@@ -316,7 +316,8 @@ pub enum Specialisation {
     /// `REPLAY_DISPLAYED_POSES` off: every frame stores each layer's displayed pose (32 bytes a
     /// joint) rather than its replay entry, and no switch replays anything — the kernel before
     /// replay entries, for a device run to weigh the bytes the replay saves against the
-    /// instructions it costs. Evaluates every frame, the same matrices to within rounding.
+    /// instructions it costs. Evaluates every frame, the same matrices to within rounding (bit
+    /// for bit on lavapipe).
     Stored,
 }
 

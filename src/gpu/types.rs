@@ -400,7 +400,8 @@ pub const STATE_SLOT_SHIFT: u32 = 2;
 pub const STATE_DECAY_SHIFT: u32 = 4;
 
 /// What one layer of one character remembers between frames, 32 bytes: the start of the
-/// layer's block in the characters' memory, followed by its joints' ([`JointStateLayout`]).
+/// layer's block in the characters' memory, followed by its replay entries
+/// ([`LAYER_HEADER_BYTES`]) and its joints' ([`JointStateLayout`]).
 ///
 /// Keep in sync with `LayerState` in `shaders/shared/types.wgsl`.
 #[repr(C)]

@@ -10,7 +10,8 @@
 //! |---|---|---|
 //! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints | `sample_fixed`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop |
-//! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays | `transition`, `switch`, `decay`; 3 barriers |
+//! | replay before the layers | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
+//! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave | `combine` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
 //! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
@@ -1052,10 +1053,22 @@ impl WorkModel {
         // displayed poses it reads into their slots.
         if !self.stored_poses {
             work.charge(costs.replay_check, self.waves() * layers.len());
-        }
-        for (l, (setup, program)) in layers.iter().zip(programs).enumerate() {
-            let shows = l == 0 || program.weight > 0.0;
-            if !self.stored_poses && setup.needs_memory && shows && program.flags & LayerProgram::SWITCHED != 0 {
+            let switching: Vec<&LayerProgram> = layers
+                .iter()
+                .zip(programs)
+                .enumerate()
+                .filter(|(l, (setup, p))| {
+                    setup.needs_memory && (*l == 0 || p.weight > 0.0) && p.flags & LayerProgram::SWITCHED != 0
+                })
+                .map(|(_, (_, p))| p)
+                .collect();
+            // A frame that switches a layer runs the replay's joint and layer loops over every
+            // layer (`replay_layer` each: the joint loop's own code counted with each, an
+            // upper bound), and replays what each switch reads.
+            if !switching.is_empty() {
+                work.charge(costs.replay_layer, self.wave_count() * layers.len());
+            }
+            for program in switching {
                 self.replay(&mut work, program, range(shown_range(program))?, costs);
             }
         }
@@ -1100,7 +1113,8 @@ impl WorkModel {
     }
 
     /// The replay before the layers for a layer with memory that the frame switches
-    /// (`store_switch_sources_of`), in the steady state: where the switch reads displayed poses
+    /// (`store_switch_sources_of`) beyond its loops' own code, in the steady state: where the
+    /// switch reads displayed poses
     /// (a frozen fade's snapshot reads the last, a capture the last two), each one's entry read
     /// (its header and samples, taken to be as many as this frame shows), replayed and stored in
     /// its slot, and the last one's entry marked stored. What the replayed frames read of the
@@ -1108,7 +1122,6 @@ impl WorkModel {
     /// counted.
     fn replay(&self, work: &mut Work, program: &LayerProgram, shown: &[ClipSample], costs: &KernelCosts) {
         let waves = self.wave_count();
-        work.charge(costs.replay_layer, waves);
         if !switches(program) {
             return;
         }
@@ -1184,7 +1197,8 @@ impl WorkModel {
             work.bytes_written += joints * SLOT_BYTES;
             return;
         }
-        work.charge(costs.replay_store, waves);
+        // Threads 0 to 7 at most write the samples: the first wave alone runs the loop.
+        work.charge(costs.replay_store, 1);
         if shown > REPLAY_SAMPLES as usize {
             work.charge(costs.store_pose, waves);
             work.bytes_written += joints * SLOT_BYTES;
@@ -1272,16 +1286,22 @@ impl WorkModel {
                 continue;
             }
             work.charge(costs.replay_check, layers.len());
+            let covered = |loops: &'_ [LevelLayer]| -> Vec<LevelLayer> {
+                loops[slots.start.min(loops.len())..slots.end.min(loops.len())].to_vec()
+            };
+            if !layer_loops.iter().any(|loops| covered(loops).iter().any(|c| c.replays_layer)) {
+                continue;
+            }
+            // The replay's layer loop runs over every layer; each switch replays its entries,
+            // as long as the most demanding character that replays asks.
+            work.charge(costs.replay_layer, layers.len());
             for loops in &layer_loops {
-                let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
-                if !covered.iter().any(|c| c.replays_layer) {
-                    continue;
-                }
-                work.charge(costs.replay_layer, 1);
-                let entries = covered.iter().map(|c| c.replayed_entries).max().unwrap_or(0);
+                let replaying: Vec<LevelLayer> = covered(loops).into_iter().filter(|c| c.replays_layer).collect();
+                let most = |f: fn(&LevelLayer) -> usize| replaying.iter().map(f).max().unwrap_or(0);
+                let entries = most(|c| c.replayed_entries);
                 work.charge(costs.replay_entry, entries);
-                work.charge(costs.replay_weight, entries * covered.iter().map(|c| c.replay_weights).max().unwrap_or(0));
-                work.charge(costs.replay_clip, entries * covered.iter().map(|c| c.clips).max().unwrap_or(0));
+                work.charge(costs.replay_weight, entries * most(|c| c.replay_weights));
+                work.charge(costs.replay_clip, entries * most(|c| c.clips));
             }
         }
         for l in evaluation_order(layers) {
@@ -1295,9 +1315,12 @@ impl WorkModel {
             if setup.needs_memory {
                 work.barriers += 1.0;
             }
-            for (slots, owns) in &waves {
+            for (w, (slots, owns)) in waves.iter().enumerate() {
                 let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
                 let any = |f: fn(&LevelLayer) -> bool| covered.iter().any(f);
+                // The entry's samples are written by a character's lanes 0 to 7 at most.
+                let holds_first_lanes =
+                    lanes < self.wave_size || (w * self.wave_size) % lanes < REPLAY_SAMPLES as usize;
                 let most = |f: fn(&LevelLayer) -> usize| covered.iter().map(f).max().unwrap_or(0);
                 work.charge(costs.sample_weight, most(|c| c.weights));
                 if any(|c| c.shows) {
@@ -1313,7 +1336,7 @@ impl WorkModel {
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 if setup.needs_memory {
                     work.charge(costs.transition, 1);
-                    if !self.stored_poses {
+                    if !self.stored_poses && holds_first_lanes {
                         work.charge(costs.replay_store, 1);
                     }
                     if any(|c| c.switches) {
@@ -1670,6 +1693,7 @@ fn blend_loop_clips(weights: &[f32]) -> usize {
 }
 
 /// What one character's layer asks of the level kernel's loops and branches.
+#[derive(Clone)]
 struct LevelLayer {
     shows: bool,
     /// Weight-sum iterations, shown and step-back blends together (every lane runs them).

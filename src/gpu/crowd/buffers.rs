@@ -77,7 +77,7 @@ pub(super) struct Chunk {
 
 /// Per-character data too large for one buffer (the output, the characters' memory):
 /// consecutive runs of characters in buffers of at most `max_buffer_size` bytes (a million
-/// 64-joint characters of the built-in graph need 9.2 GB of memory and 3.1 GB of affine
+/// 64-joint characters of the built-in graph need 9.5 GB of memory and 3.1 GB of affine
 /// matrices; NVIDIA's Vulkan driver allows 4 GiB a buffer), each run a whole number of chunks so
 /// that a chunk's window lies in one buffer. Character `i` is at `(i % per_buffer) × bytes per
 /// character` in buffer `i / per_buffer`.
