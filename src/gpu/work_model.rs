@@ -133,8 +133,9 @@ pub struct KernelCosts {
     /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
     /// wave and layer.
     pub replay_check: u32,
-    /// The replay before the layers (`store_switch_sources_of`) outside its entry loop, per wave
-    /// and layer with memory that the frame switches: the fused kernel's joint loop included.
+    /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
+    /// loop's own code (with the fused kernel's joint loop's), per wave and layer, on a frame
+    /// that switches a layer with memory.
     pub replay_layer: u32,
     /// One displayed pose replayed into its slot (`store_switch_sources`'s loop) outside its
     /// sample loops, per wave: once at a frozen fade's switch, twice at an inertialization's.
