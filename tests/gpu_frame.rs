@@ -31,8 +31,8 @@ const DT: f32 = 1.0 / 60.0;
 mod gpu_support;
 mod support;
 use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig};
-use support::Rng;
 use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, worst_abs_diff};
+use support::{Rng, cpu_frame};
 
 /// A looping clip whose joints swing in sine waves of their own frequency and phase, and whose
 /// root walks forward and turns (for root motion).
@@ -551,36 +551,6 @@ fn scripted_frame_after(
     (samples, programs)
 }
 
-/// `FrameJob`'s matrices (mat4 output) for a frame of `programs` over `samples`, its memory in
-/// `context`: the low-level job, as the scripts build programs by hand for both evaluators,
-/// with no crowd.
-fn cpu_frame(
-    (rig, clips, layers): (&Rig, &[Clip], &[LayerSetup]),
-    samples: &[ClipSample],
-    programs: &[LayerProgram],
-    dt_s: f32,
-    context: &mut EvalContext,
-) -> Vec<f32> {
-    let characters = programs.len() / layers.len().max(1);
-    let mut output = vec![0.0; characters * rig.num_joints() * 16];
-    FrameJob {
-        rig,
-        clips,
-        layers,
-        samples,
-        programs,
-        dt_s,
-        context,
-        layout: OutputLayout::Mat4,
-        output: &mut output,
-        clips_sampled: &mut vec![0; characters],
-        root_motion: &mut [],
-    }
-    .run()
-    .unwrap();
-    output
-}
-
 /// Layer weights of character `c` on `frame`: the upper-body layer fades out for a few frames
 /// on some characters, the additive layer on others (skipped layers, whose next switch is a cut).
 fn layer_weights(c: usize, frame: usize) -> [f32; 3] {
@@ -627,7 +597,7 @@ fn frame_layers_matches_cpu() {
         // Two paused frames.
         let dt_s = if (40..42).contains(&frame) { 0.0 } else { DT };
         let (samples, programs) = scripted_frame_after(&mut scripts, frame, dt_s);
-        let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context);
+        let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context).unwrap();
 
         let got = layered_frame(&gpu, &mut crowd, &samples, &programs, dt_s);
         assert_frame_close("layered frame", &expected, &got, joints, frame, |c| {
@@ -664,7 +634,7 @@ fn rigs_of_1_and_256_joints_match_frame_job() {
         let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c + 3, 0)).collect();
         for frame in 0..24 {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
-            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context);
+            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
             let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
             assert_frame_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
                 format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
@@ -1331,7 +1301,7 @@ fn replayed_displayed_poses_match_stored_ones_and_the_cpu() {
             // A paused frame: a capture right after it measures no velocity.
             let dt_s = if frame == 20 { 0.0 } else { DT };
             let (samples, programs) = scripted_frame_after(&mut scripts, frame, dt_s);
-            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context);
+            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context).unwrap();
             let got = layered_frame(&gpu, &mut replayed, &samples, &programs, dt_s);
             let (padded_samples, padded_programs) = padded_past_replay(&samples, &programs);
             let got_stored = layered_frame(&gpu, &mut stored, &padded_samples, &padded_programs, dt_s);

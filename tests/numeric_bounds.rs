@@ -16,7 +16,8 @@ use std::sync::Arc;
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
 use support::compare::{GPU_TOLERANCE, largest, worst_abs_diff};
-use throng::eval::frame_layers::{EvalContext, FrameJob};
+use support::cpu_frame;
+use throng::eval::frame_layers::EvalContext;
 use throng::eval::inertialize::{MAX_OFFSET_M, MIN_VELOCITY_DT_S};
 use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::eval::{EvalCrowdJob, EvalError};
@@ -70,37 +71,7 @@ fn cpu_layers(rig: &Rig, clips: &[Clip], additive: usize, time_s: f32) -> Result
         });
     }
     let mut context = EvalContext::new(1, layers.len(), rig.num_joints());
-    cpu_frame(rig, clips, &layers, &samples, &programs, 1.0 / 60.0, &mut context)
-}
-
-/// One character's matrices (mat4) from the CPU frame job.
-fn cpu_frame(
-    rig: &Rig,
-    clips: &[Clip],
-    layers: &[LayerSetup],
-    samples: &[ClipSample],
-    programs: &[LayerProgram],
-    dt_s: f32,
-    context: &mut EvalContext,
-) -> Result<Vec<f32>, EvalError> {
-    let mut output = vec![0.0; rig.num_joints() * 16];
-    let mut sampled = [0];
-    // The low-level job: its callers replay hand-made samples and programs, with no crowd.
-    FrameJob {
-        rig,
-        clips,
-        layers,
-        samples,
-        programs,
-        dt_s,
-        context,
-        layout: OutputLayout::Mat4,
-        output: &mut output,
-        clips_sampled: &mut sampled,
-        root_motion: &mut [],
-    }
-    .run()?;
-    Ok(output)
+    cpu_frame((rig, clips, &layers), &samples, &programs, 1.0 / 60.0, &mut context)
 }
 
 fn first_non_finite(output: &[f32]) -> Option<(usize, f32)> {
@@ -369,7 +340,7 @@ impl SlideSwitch {
             .into_iter()
             .enumerate()
             .map(|(frame, (dt_s, sample, program))| {
-                cpu_frame(&rig, &clips, &[LayerSetup::default()], &[sample], &[program], dt_s, &mut context)
+                cpu_frame((&rig, &clips, &[LayerSetup::default()]), &[sample], &[program], dt_s, &mut context)
                     .unwrap_or_else(|e| panic!("{:?}, frame {frame} refused: {e}", self.mode))
             })
             .collect()

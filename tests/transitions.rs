@@ -6,6 +6,7 @@ mod support;
 
 use glam::{Quat, Vec3};
 use support::compare::{largest, worst_abs_diff};
+use support::cpu_frame;
 use throng::eval::frame_layers::{EvalContext, FrameJob};
 use throng::eval::skinning::read_matrix;
 use throng::program::{ClipSample, LayerProgram, LayerSetup, OutputLayout, SwitchMode};
@@ -218,27 +219,8 @@ fn a_layer_back_from_weight_zero_mid_fade_shows_its_destination() {
     let rig = chain();
     let clips = [swing(&rig, "a", Vec3::Z, 1.0, 0.6, 0.0), swing(&rig, "b", Vec3::X, 1.3, 0.8, 2.0)];
     let layers = [LayerSetup::default(), LayerSetup::default()];
-    let layout = OutputLayout::Mat4;
     let run_frame = |context: &mut EvalContext, samples: &[ClipSample], programs: &[LayerProgram]| {
-        let mut output = vec![0.0; JOINTS * 16];
-        let characters = context.num_characters();
-        // The low-level job: it replays hand-made samples and programs, with no crowd.
-        FrameJob {
-            rig: &rig,
-            clips: &clips,
-            layers: &layers[..programs.len()],
-            samples,
-            programs,
-            dt_s: DT,
-            context,
-            layout,
-            output: &mut output,
-            clips_sampled: &mut vec![0; characters],
-            root_motion: &mut [],
-        }
-        .run()
-        .unwrap();
-        output
+        cpu_frame((&rig, &clips, &layers[..programs.len()]), samples, programs, DT, context).unwrap()
     };
     let base = LayerProgram { num_target: 1, target_weight: 1.0, weight: 1.0, ..Default::default() };
     let mut context = EvalContext::new(1, 2, JOINTS);

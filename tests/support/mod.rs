@@ -201,3 +201,32 @@ pub fn settled_programs(characters: usize) -> Vec<LayerProgram> {
         })
         .collect()
 }
+
+/// `FrameJob`'s matrices (mat4) for one frame of `programs` (`layers.len()` a character) over
+/// `samples`, the characters' memory in `context`: the low-level job, as tests that build
+/// samples and programs by hand run it, with no crowd.
+pub fn cpu_frame(
+    (rig, clips, layers): (&throng::Rig, &[throng::Clip], &[throng::program::LayerSetup]),
+    samples: &[throng::program::ClipSample],
+    programs: &[LayerProgram],
+    dt_s: f32,
+    context: &mut throng::eval::frame_layers::EvalContext,
+) -> Result<Vec<f32>, throng::eval::EvalError> {
+    let characters = programs.len() / layers.len().max(1);
+    let mut output = vec![0.0; characters * rig.num_joints() * 16];
+    throng::eval::frame_layers::FrameJob {
+        rig,
+        clips,
+        layers,
+        samples,
+        programs,
+        dt_s,
+        context,
+        layout: throng::program::OutputLayout::Mat4,
+        output: &mut output,
+        clips_sampled: &mut vec![0; characters],
+        root_motion: &mut [],
+    }
+    .run()?;
+    Ok(output)
+}
