@@ -361,9 +361,15 @@ fn switches_a_layer(c: u32) -> bool {
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        any = any || (setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program));
+        any = any || switches_with_memory(setup, program);
     }
     return SWITCH_CODE && REPLAY_DISPLAYED_POSES && any;
+}
+
+// Whether the frame switches the layer of `setup`, shown and keeping memory (`program` its
+// program this frame).
+fn switches_with_memory(setup: LayerSetup, program: LayerProgram) -> bool {
+    return setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program);
 }
 
 // Before a frame's layers, for one joint of chunk character `c` whose frame switches a layer
@@ -374,7 +380,7 @@ fn store_switch_sources_of(c: u32, joint: u32) {
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program) {
+        if switches_with_memory(setup, program) {
             let block = layer_block(c, setup.memory);
             store_switch_sources(joint_ref(block, joint), layer_transition_start(block, program));
         }

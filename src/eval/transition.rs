@@ -14,6 +14,13 @@
 //! Any switch ends an offset still decaying: a frozen or interrupting switch starts from the
 //! displayed pose, offset included, and an inertialized one re-captures from it, so rapid
 //! switches stay continuous. A switch before anything was displayed is a cut.
+//!
+//! Where the last two displayed poses live is the one thing the mirror does differently: here
+//! [`LayerMemory`] keeps them as poses; the GPU frames keep each as the replay entry that made it
+//! (its samples and what turned them into the pose) and replay it into its slot only when a
+//! switch reads it (`store_switch_sources`, "Memory layout" in the shader), which moves a few
+//! dozen bytes a layer a frame instead of 32 a joint. The arithmetic a switch applies to them is
+//! the same on both sides.
 
 use crate::program::LayerProgram;
 use crate::rig::Transform;

@@ -1054,22 +1054,15 @@ impl WorkModel {
         // displayed poses it reads into their slots.
         if !self.stored_poses {
             work.charge(costs.replay_check, self.waves() * layers.len());
-            let switching: Vec<&LayerProgram> = layers
-                .iter()
-                .zip(programs)
-                .enumerate()
-                .filter(|(l, (setup, p))| {
-                    setup.needs_memory && (*l == 0 || p.weight > 0.0) && p.flags & LayerProgram::SWITCHED != 0
-                })
-                .map(|(_, (_, p))| p)
-                .collect();
+            let switching =
+                || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
             // A frame that switches a layer runs the replay's joint and layer loops over every
             // layer (`replay_layer` each: the joint loop's own code counted with each, an
             // upper bound), and replays what each switch reads.
-            if !switching.is_empty() {
+            if switching().next().is_some() {
                 work.charge(costs.replay_layer, self.wave_count() * layers.len());
             }
-            for program in switching {
+            for (_, (_, program)) in switching() {
                 self.replay(&mut work, program, range(shown_range(program))?, costs);
             }
         }
@@ -1287,18 +1280,16 @@ impl WorkModel {
                 continue;
             }
             work.charge(costs.replay_check, layers.len());
-            let covered = |loops: &'_ [LevelLayer]| -> Vec<LevelLayer> {
-                loops[slots.start.min(loops.len())..slots.end.min(loops.len())].to_vec()
-            };
-            if !layer_loops.iter().any(|loops| covered(loops).iter().any(|c| c.replays_layer)) {
+            let covered = |loops: &[LevelLayer]| slots.start.min(loops.len())..slots.end.min(loops.len());
+            if !layer_loops.iter().any(|loops| loops[covered(loops)].iter().any(|c| c.replays_layer)) {
                 continue;
             }
             // The replay's layer loop runs over every layer; each switch replays its entries,
             // as long as the most demanding character that replays asks.
             work.charge(costs.replay_layer, layers.len());
             for loops in &layer_loops {
-                let replaying: Vec<LevelLayer> = covered(loops).into_iter().filter(|c| c.replays_layer).collect();
-                let most = |f: fn(&LevelLayer) -> usize| replaying.iter().map(f).max().unwrap_or(0);
+                let replaying = || loops[covered(loops)].iter().filter(|c| c.replays_layer);
+                let most = |f: fn(&LevelLayer) -> usize| replaying().map(f).max().unwrap_or(0);
                 let entries = most(|c| c.replayed_entries);
                 work.charge(costs.replay_entry, entries);
                 work.charge(costs.replay_weight, entries * most(|c| c.replay_weights));
@@ -1679,6 +1670,12 @@ fn shown_range(program: &LayerProgram) -> std::ops::Range<u32> {
     }
 }
 
+/// Whether the replay before the layers visits layer `l` (`switches_with_memory` in
+/// `shaders/transition.wgsl`): the frame switches it, it keeps memory and it shows.
+fn replays_layer(l: usize, setup: &LayerSetup, program: &LayerProgram) -> bool {
+    setup.needs_memory && (l == 0 || program.weight > 0.0) && program.flags & LayerProgram::SWITCHED != 0
+}
+
 fn switches(program: &LayerProgram) -> bool {
     let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
@@ -1694,7 +1691,6 @@ fn blend_loop_clips(weights: &[f32]) -> usize {
 }
 
 /// What one character's layer asks of the level kernel's loops and branches.
-#[derive(Clone)]
 struct LevelLayer {
     shows: bool,
     /// Weight-sum iterations, shown and step-back blends together (every lane runs them).
@@ -1729,7 +1725,7 @@ impl LevelLayer {
         };
         let (shown, back) = (weights(shown), weights(back));
         let switched = program.flags & LayerProgram::SWITCHED != 0;
-        let replays_layer = shows && setup.needs_memory && switched;
+        let replays_layer = replays_layer(l, setup, program);
         let replayed_entries = match (replays_layer && switches(program), snapshot) {
             (false, _) => 0,
             (true, true) => 1,
