@@ -23,7 +23,7 @@ fn additive_joint(base: Transform, delta: Transform, w: f32) -> Transform {
     let dq = select(delta.rotation, -delta.rotation, delta.rotation.w < 0.0);
     var b = base;
     b.translation += delta.translation * w;
-    b.rotation = quat_normalize(quat_mul(b.rotation, quat_normalize(quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w))));
+    b.rotation = quat_normalize(quat_mul(b.rotation, quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w)));
     b.scale *= mix(vec3<f32>(1.0), delta.scale, w);
     return b;
 }
@@ -50,17 +50,17 @@ struct MeshStep {
     out_model: vec4<f32>,
 }
 
-// The joint's model-space rotation moved towards the layer's by `w`, then expressed under its
-// already blended parent (`out_parent`).
+// The joint's model-space rotation moved towards the layer's by `w` (its resulting model
+// rotation), then expressed under its already blended parent (`out_parent`).
 fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
     let layer_model = quat_normalize(quat_mul(layer_parent, layer_local));
+    var out_model = quat_normalize(quat_mul(out_parent, base_local));
     var local = base_local;
     if w > 0.0 {
-        let base_model = quat_normalize(quat_mul(out_parent, base_local));
-        let target_model = quat_slerp(base_model, layer_model, w);
-        local = quat_normalize(quat_mul(quat_conjugate(out_parent), target_model));
+        out_model = quat_normalize(quat_slerp(out_model, layer_model, w));
+        local = quat_normalize(quat_mul(quat_conjugate(out_parent), out_model));
     }
-    return MeshStep(layer_model, local, quat_normalize(quat_mul(out_parent, local)));
+    return MeshStep(layer_model, local, out_model);
 }
 
 // `override_mesh`: each masked joint's model-space rotation moved towards the layer's, then

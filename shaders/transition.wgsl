@@ -543,11 +543,10 @@ fn apply_offset(o: JointOffset, mode: u32, decay_s: f32, t_s: f32, pose: Transfo
 
 // `source * (1 − w) + pose * w`, rotations by shortest-path nlerp.
 fn mix_from_joint(source: Transform, w: f32, pose: Transform) -> Transform {
-    let qb = select(pose.rotation, -pose.rotation, dot(source.rotation, pose.rotation) < 0.0);
     return Transform(
         mix(source.translation, pose.translation, w),
         0.0,
-        quat_normalize(quat_nlerp(source.rotation, qb, w)),
+        quat_nlerp(source.rotation, pose.rotation, w),
         mix(source.scale, pose.scale, w),
         0.0,
     );
@@ -563,11 +562,21 @@ fn remove_root_motion(t: Transform) -> Transform {
     var r = t;
     r.translation.x = 0.0;
     r.translation.z = 0.0;
-    let forward = quat_rotate(r.rotation, vec3<f32>(0.0, 0.0, 1.0));
-    let yaw = select(1.0, -1.0, forward.x < 0.0) * atan2_positive(abs(forward.x), forward.z);
-    let sc = sin_cos(-0.5 * yaw);
-    r.rotation = quat_normalize(quat_mul(vec4<f32>(0.0, sc.x, 0.0, sc.y), r.rotation));
+    r.rotation = quat_normalize(quat_mul(heading_inverse(r.rotation), r.rotation));
     return r;
+}
+
+// The rotation about +Y that undoes `q`'s heading (`eval::root_motion::heading_inverse`, the
+// same arithmetic): with `f` the rotated +Z axis and `len` its length in the XZ plane, half the
+// heading's sine and cosine are `(f.x, len + f.z)` normalised, written `±(len − f.z, f.x)` where
+// `f.z < 0` so that nothing cancels near a half turn. No trigonometric function; the identity
+// where the axis is vertical (`quat_normalize` of zero).
+fn heading_inverse(q: vec4<f32>) -> vec4<f32> {
+    let f = quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0));
+    let len = sqrt(f.x * f.x + f.z * f.z);
+    let sign = select(1.0, -1.0, f.x < 0.0);
+    let half = select(vec2<f32>(f.x, len + f.z), vec2<f32>(len - f.z, f.x) * sign, f.z < 0.0);
+    return quat_normalize(vec4<f32>(0.0, -half.x, 0.0, half.y));
 }
 
 // ---- A layer's transition, shared by both frame kernels ----

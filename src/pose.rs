@@ -147,7 +147,7 @@ pub fn apply_additive(base: &mut [Transform], delta: &[Transform], weight: f32, 
         }
         let dq = if d.rotation.w < 0.0 { -d.rotation } else { d.rotation };
         b.translation += d.translation * w;
-        b.rotation = (b.rotation * Quat::IDENTITY.lerp(dq, w).normalize()).normalize();
+        b.rotation = (b.rotation * Quat::IDENTITY.lerp(dq, w)).normalize();
         b.scale *= Vec3::ONE.lerp(d.scale, w);
     }
 }

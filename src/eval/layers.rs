@@ -48,15 +48,15 @@ pub fn override_mesh(
         let layer_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.layer_model[parent as usize] };
         let out_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.out_model[parent as usize] };
         scratch.layer_model[j] = (layer_parent * layer[j].rotation).normalize();
+        let mut out_model = (out_parent * base[j].rotation).normalize();
         let w = weight * mask.map_or(1.0, |m| m[j]);
         if w > 0.0 {
-            let base_model = (out_parent * base[j].rotation).normalize();
-            let target = base_model.slerp(scratch.layer_model[j], w);
-            base[j].rotation = (out_parent.inverse() * target).normalize();
+            out_model = out_model.slerp(scratch.layer_model[j], w).normalize();
+            base[j].rotation = (out_parent.inverse() * out_model).normalize();
             base[j].translation = base[j].translation.lerp(layer[j].translation, w);
             base[j].scale = base[j].scale.lerp(layer[j].scale, w);
         }
-        scratch.out_model[j] = (out_parent * base[j].rotation).normalize();
+        scratch.out_model[j] = out_model;
     }
 }
 

@@ -250,9 +250,34 @@ pub fn remove_root_motion(pose: &mut [Transform], root: usize) {
     if let Some(r) = pose.get_mut(root) {
         r.translation.x = 0.0;
         r.translation.z = 0.0;
-        let yaw = yaw_of(r.rotation);
-        r.rotation = (Quat::from_rotation_y(-yaw) * r.rotation).normalize();
+        r.rotation = (heading_inverse(r.rotation) * r.rotation).normalize();
     }
+}
+
+/// The rotation about +Y that undoes `q`'s heading: `Quat::from_rotation_y(-yaw_of(q))`,
+/// computed without a trigonometric function (`shaders/transition.wgsl` runs the same
+/// arithmetic). With `f` the rotated +Z axis and `len` its length in the XZ plane, half the
+/// heading's sine and cosine are `(f.x, len + f.z)` normalised; where `f.z < 0` the same
+/// direction is written `±(len − f.z, f.x)`, so that nothing cancels near a half turn. The
+/// identity where the axis is vertical (no heading).
+///
+/// ```
+/// use glam::Quat;
+/// use throng::eval::root_motion::{heading_inverse, yaw_of};
+///
+/// let q = Quat::from_rotation_y(2.5) * Quat::from_rotation_x(0.3);
+/// let by_angle = Quat::from_rotation_y(-yaw_of(q));
+/// assert!(heading_inverse(q).abs_diff_eq(by_angle, 1e-6));
+/// ```
+#[must_use]
+pub fn heading_inverse(q: Quat) -> Quat {
+    let f = q * Vec3::Z;
+    let len = (f.x * f.x + f.z * f.z).sqrt();
+    let sign = if f.x < 0.0 { -1.0 } else { 1.0 };
+    let (sin, cos) = if f.z < 0.0 { ((len - f.z) * sign, f.x * sign) } else { (f.x, len + f.z) };
+    let h = Quat::from_xyzw(0.0, -sin, 0.0, cos);
+    let len2 = h.length_squared();
+    if len2 > 0.0 { h * len2.sqrt().recip() } else { Quat::IDENTITY }
 }
 
 #[cfg(test)]
@@ -289,6 +314,30 @@ mod tests {
     fn clamped_clip_stops_at_its_end() {
         let d = clip_root_delta(&walk(false), 0, 1.0, 5.0);
         assert!((d.translation.z - 0.3).abs() < 1e-4);
+    }
+
+    /// Every heading, a half turn either way and a hair from it included, with pitch and roll
+    /// under it: the same rotation as the angle's, to float precision.
+    #[test]
+    fn heading_inverse_matches_the_heading_angle() {
+        let pi = std::f32::consts::PI;
+        let yaws = (-32..=32).map(|i| i as f32 * pi / 32.0).chain([pi - 1e-6, 1e-7, -1e-7, -pi + 1e-6]);
+        for yaw in yaws {
+            for tilt in [Quat::IDENTITY, Quat::from_rotation_x(0.4) * Quat::from_rotation_z(-0.3)] {
+                let q = Quat::from_rotation_y(yaw) * tilt;
+                let by_angle = Quat::from_rotation_y(-yaw_of(q));
+                let h = heading_inverse(q);
+                let aligned = if h.dot(by_angle) < 0.0 { -by_angle } else { by_angle };
+                let error = (h - aligned).length();
+                assert!(error < 1e-6, "yaw {yaw}: {h:?} against {by_angle:?} ({error})");
+                assert!(h.w >= 0.0, "yaw {yaw}: the short way round, as the angle's");
+            }
+        }
+        // Facing (nearly) straight up or down: whatever heading rounding leaves, a unit rotation.
+        for pitch in [std::f32::consts::FRAC_PI_2, -std::f32::consts::FRAC_PI_2] {
+            let h = heading_inverse(Quat::from_rotation_x(pitch));
+            assert!((h.length() - 1.0).abs() < 1e-6 && h.x == 0.0 && h.z == 0.0, "{h:?}");
+        }
     }
 
     #[test]

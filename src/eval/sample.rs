@@ -235,10 +235,10 @@ pub fn layer_curve(
 /// shortest-path nlerp. `w` is the weight of what `pose` already holds (the destination).
 pub fn mix_from(from: &[Transform], w: f32, pose: &mut [Transform]) {
     for (p, a) in pose.iter_mut().zip(from) {
-        let qb = if a.rotation.dot(p.rotation) < 0.0 { -p.rotation } else { p.rotation };
         *p = Transform {
             translation: a.translation.lerp(p.translation, w),
-            rotation: a.rotation.lerp(qb, w).normalize(),
+            // glam's `lerp` takes the shortest path and normalises.
+            rotation: a.rotation.lerp(p.rotation, w),
             scale: a.scale.lerp(p.scale, w),
         };
     }

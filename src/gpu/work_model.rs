@@ -163,28 +163,28 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    5386,
+    5074,
     [
         (47, 0),
-        (1509, 0),
-        (1491, 1),
-        (1398, 2),
+        (1410, 0),
+        (1392, 1),
+        (1299, 2),
         (17, 3),
         (162, 3),
-        (3436, 0),
-        (940, 1),
+        (3223, 0),
+        (803, 1),
         (18, 2),
         (161, 2),
         (18, 2),
         (146, 2),
-        (565, 1),
+        (538, 1),
         (26, 1),
         (792, 1),
         (42, 1),
         (39, 1),
-        (444, 1),
-        (230, 2),
-        (250, 1),
+        (409, 1),
+        (182, 2),
+        (236, 1),
         (57, 0),
         (275, 0),
         (69, 1),
@@ -196,20 +196,20 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2884,
+    2738,
     [
-        (2506, 0),
-        (499, 1),
+        (2360, 0),
+        (429, 1),
         (18, 2),
         (161, 2),
-        (119, 1),
+        (92, 1),
         (26, 1),
         (795, 1),
         (43, 1),
         (40, 1),
-        (441, 1),
-        (228, 2),
-        (250, 1),
+        (406, 1),
+        (180, 2),
+        (236, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -220,19 +220,19 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    2006,
+    1859,
     [
-        (1634, 0),
-        (503, 1),
+        (1487, 0),
+        (433, 1),
         (18, 2),
         (161, 2),
-        (117, 1),
+        (89, 1),
         (26, 1),
         (42, 1),
         (40, 1),
-        (441, 1),
-        (228, 2),
-        (250, 1),
+        (406, 1),
+        (180, 2),
+        (236, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -249,21 +249,21 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
 /// store and the mesh-space override's level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    5302,
+    5010,
     [
         (45, 0),
-        (1503, 0),
-        (1415, 1),
+        (1405, 0),
+        (1317, 1),
         (19, 2),
         (169, 2),
-        (3407, 0),
+        (3213, 0),
         (19, 1),
         (19, 1),
         (199, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (273, 1),
+        (260, 1),
         (106, 0),
     ],
 );
@@ -275,21 +275,21 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    5303,
+    5011,
     [
         (45, 0),
-        (1503, 0),
-        (1415, 1),
+        (1405, 0),
+        (1317, 1),
         (19, 2),
         (169, 2),
-        (3408, 0),
+        (3214, 0),
         (19, 1),
         (19, 1),
         (200, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (273, 1),
+        (260, 1),
         (106, 0),
     ],
 );
@@ -298,13 +298,13 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2703, [(2372, 0), (19, 1), (199, 1), (26, 1), (273, 1), (106, 0)]);
+    (2577, [(2246, 0), (19, 1), (199, 1), (26, 1), (258, 1), (106, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1844, [(1514, 0), (19, 1), (203, 1), (26, 1), (270, 1), (106, 0)]);
+    (1718, [(1388, 0), (19, 1), (203, 1), (26, 1), (255, 1), (106, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
