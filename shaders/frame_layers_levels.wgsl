@@ -142,14 +142,13 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
         let end = level_end(d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let item = level_item(t, d, start, n);
+            let item = level_item(t, start);
             let slot_base = item.slot_base;
             let j = item.joint;
-            let parent = rig_joints[j].parent;
             var layer_parent = identity;
             var out_parent = identity;
-            if parent != NO_PARENT {
-                let p = group_pose[slot_base + parent];
+            if item.parent != LEVEL_ITEM_NO_PARENT {
+                let p = group_pose[slot_base + item.parent];
                 layer_parent = p.r0;
                 out_parent = p.r1;
             }

@@ -6,7 +6,8 @@
 //
 //   thread t ──► character slot t / LANES, joint t % LANES (lanes past the rig's joints idle)
 //   level d  ──► thread t composes item t of the level's GROUP_CHARACTERS × (joints at depth d):
-//                slot t / n, the (t % n)-th joint of depth d (`level_item`); one barrier per level
+//                slot t / n, the (t % n)-th joint of depth d, read from the rig's item table
+//                (`level_item`); one barrier per level
 //
 // Every barrier is reached by every thread: per-character work is predicated, never a branch
 // around a barrier, since the characters of one workgroup run different programs.
@@ -111,32 +112,34 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
     return acc;
 }
 
-// The `i`-th joint of the rig sorted by depth (`throng::gpu::types::GpuRigTables::levels`).
-fn sorted_joint(i: u32) -> u32 {
-    return rig_tables[params.levels_start + 2u * params.num_levels + i];
-}
-
 // One past the last sorted position of depth `d`.
 fn level_end(d: u32) -> u32 {
     return rig_tables[params.levels_start + d];
 }
 
-// `throng::gpu::types::LEVEL_DIVISOR_SHIFT`.
-const LEVEL_DIVISOR_SHIFT: u32 = 20u;
+// Characters of the widest level workgroup (`throng::gpu::types::WIDE_LEVEL_GROUP_THREADS`):
+// the stride of a level's items in the rig's item table.
+const ITEM_CHARACTERS: u32 = 512u / LANES;
 
-// Thread `t`'s item of depth `d`, whose `n` joints from sorted position `start` every character
-// slot holds: the slot's first thread and the joint. The slot is `t / n` and the joint the level's
-// `(t % n)`-th, the quotient taken by the level's multiplier
-// (`throng::gpu::types::level_divisor`, exact for every thread index below 2048) rather than by
-// dividing by `n`, which costs some twenty instructions a level.
+// A level item's packing (`throng::gpu::types::LEVEL_ITEM_JOINT_SHIFT`).
+const LEVEL_ITEM_JOINT_SHIFT: u32 = 10u;
+const LEVEL_ITEM_PARENT_SHIFT: u32 = 18u;
+const LEVEL_ITEM_NO_PARENT: u32 = 0x100u;
+
+// Thread `t`'s item of the depth level whose joints start at sorted position `start` (the
+// caller has checked `t` below the level's joints times GROUP_CHARACTERS): the character
+// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root). One word of
+// the rig's item table (`throng::gpu::types::GpuRigTables::levels`) where the thread would
+// otherwise divide its index by the level's width and look up the joint, then its parent.
 struct LevelItem {
     slot_base: u32,
     joint: u32,
+    parent: u32,
 }
 
-fn level_item(t: u32, d: u32, start: u32, n: u32) -> LevelItem {
-    let q = (t * rig_tables[params.levels_start + params.num_levels + d]) >> LEVEL_DIVISOR_SHIFT;
-    return LevelItem(q * LANES, sorted_joint(start + t - q * n));
+fn level_item(t: u32, start: u32) -> LevelItem {
+    let word = rig_tables[params.levels_start + params.num_levels + start * ITEM_CHARACTERS + t];
+    return LevelItem(word & 0x3ffu, (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xffu, word >> LEVEL_ITEM_PARENT_SHIFT);
 }
 
 // Local-to-model over `group_pose`, level by level: `model[j] = model[parent(j)] * local[j]`,
@@ -148,10 +151,10 @@ fn model_levels(t: u32) {
         let end = level_end(d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let item = level_item(t, d, start, n);
+            let item = level_item(t, start);
             let base = item.slot_base;
             let j = item.joint;
-            group_pose[base + j] = affine_mul(group_pose[base + rig_joints[j].parent], group_pose[base + j]);
+            group_pose[base + j] = affine_mul(group_pose[base + item.parent], group_pose[base + j]);
         }
         start = end;
         workgroupBarrier();

@@ -30,19 +30,27 @@ pub fn level_lanes(num_joints: usize) -> u32 {
     (num_joints.clamp(1, LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
 }
 
-/// The shift of [`level_divisor`]'s quotient. Keep in sync with `LEVEL_DIVISOR_SHIFT` in
+/// A level kernel thread's item of one depth level ([`GpuRigTables::levels`]), packed in a `u32`:
+/// the character slot's first thread in bits 0–9, the joint in bits 10–17, its parent in bits
+/// 18–26 ([`LEVEL_ITEM_NO_PARENT`] for a root). Keep in sync with `LEVEL_ITEM_*` in
 /// `shaders/shared/levels.wgsl`.
-pub const LEVEL_DIVISOR_SHIFT: u32 = 20;
+pub const LEVEL_ITEM_JOINT_SHIFT: u32 = 10;
+/// See [`LEVEL_ITEM_JOINT_SHIFT`].
+pub const LEVEL_ITEM_PARENT_SHIFT: u32 = 18;
+/// A root's parent in a level item ([`LEVEL_ITEM_JOINT_SHIFT`]): past every joint index.
+pub const LEVEL_ITEM_NO_PARENT: u32 = 0x100;
 
-/// The multiplier by which the level kernels divide a thread index by a level's `n` joints
-/// (1 to [`crate::MAX_JOINTS`]): `(t × m) >> LEVEL_DIVISOR_SHIFT` is `t / n` for every `t`
-/// below 2048, twice the widest workgroup, a multiply and a shift where a division by a value
-/// the compiler does not know takes some twenty instructions. `m` is `⌈2²⁰ / n⌉`: the error
-/// `t × (m − 2²⁰/n) / 2²⁰` stays under 2⁻⁹, less than the `1/n` a quotient needs to move.
-/// `n` of 0 (no level has no joints) gives 0.
-#[must_use]
-pub const fn level_divisor(n: u32) -> u32 {
-    if n == 0 { 0 } else { (1u32 << LEVEL_DIVISOR_SHIFT).div_ceil(n) }
+/// Thread `t`'s item of a depth level of `level` (its joints' positions in the sorted order) in
+/// a level kernel whose characters take `lanes` threads each: slot `t / n`, the level's
+/// `(t % n)`-th joint, packed as [`LEVEL_ITEM_JOINT_SHIFT`] says.
+fn level_item(t: usize, level: &[u16], lanes: u32, parents: &[u16]) -> u32 {
+    let n = level.len();
+    let joint = level[t % n];
+    let parent = match parents[usize::from(joint)] {
+        NO_PARENT => LEVEL_ITEM_NO_PARENT,
+        p => u32::from(p),
+    };
+    (t / n) as u32 * lanes | u32::from(joint) << LEVEL_ITEM_JOINT_SHIFT | parent << LEVEL_ITEM_PARENT_SHIFT
 }
 
 /// Characters per workgroup of the level kernels for a rig of `num_joints`.
@@ -139,11 +147,15 @@ pub struct GpuRigTables {
     /// Each joint's ancestors, root first, at [`GpuRigJoint::path_start`]; one entry, 0, for a
     /// rig of roots only, so that the buffer is never empty.
     pub paths: Vec<u32>,
-    /// The level kernels' depth levels (`shaders/shared/levels.wgsl`): for each depth `d` from 0
-    /// to [`num_levels`](Self::num_levels) − 1 one past its last position in the sorted order,
-    /// then for each depth the [`level_divisor`] of its joint count, then the joints sorted by
-    /// depth (rig order within a depth), so that level `d` is `sorted[end(d − 1) .. end(d)]`
-    /// and every parent comes at an earlier depth.
+    /// The level kernels' depth levels (`shaders/shared/levels.wgsl`), the joints sorted by
+    /// depth (rig order within a depth) so that every parent comes at an earlier depth: for each
+    /// depth `d` from 0 to [`num_levels`](Self::num_levels) − 1 one past its last position in the
+    /// sorted order, `end(d)`; then every thread's item of every level, read where a thread
+    /// would otherwise divide its index by the level's width and look up the joint and its
+    /// parent: depth `d`'s `n` joints take `n × C` entries from `end(d − 1) × C` (`C` the
+    /// characters of the widest workgroup, [`WIDE_LEVEL_GROUP_THREADS`] over the rig's
+    /// [`level_lanes`]), entry `t` thread `t`'s item packed as [`LEVEL_ITEM_JOINT_SHIFT`] says.
+    /// A narrower workgroup reads the first entries of each level.
     pub levels: Vec<u32>,
     /// Depth levels: the deepest joint's depth + 1 (0 for a rig without joints).
     pub num_levels: u32,
@@ -183,11 +195,15 @@ impl GpuRigJoint {
         let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
         let mut levels: Vec<u32> =
             (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
-        // Each depth's joint count: its end less the one before.
-        let divisors: Vec<u32> =
-            levels.iter().scan(0, |start, &end| Some(level_divisor(end - std::mem::replace(start, end)))).collect();
-        levels.extend(divisors);
-        levels.extend(rig.joints_by_depth().iter().map(|&j| u32::from(j)));
+        let lanes = level_lanes(rig.num_joints());
+        let characters = (WIDE_LEVEL_GROUP_THREADS / lanes) as usize;
+        let sorted = rig.joints_by_depth();
+        let mut start = 0;
+        for d in 0..num_levels as usize {
+            let level = &sorted[start..levels[d] as usize];
+            levels.extend((0..level.len() * characters).map(|t| level_item(t, level, lanes, rig.parents())));
+            start = levels[d] as usize;
+        }
         GpuRigTables { joints, paths, levels, num_levels }
     }
 
@@ -608,23 +624,63 @@ mod tests {
         let got: Vec<&[u32]> = joints.iter().map(path).collect();
         assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
-        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5); the
-        // divisors of 2, 2 and 1 joints.
+        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5). Then each
+        // level's items for the 256 characters of one lane (a 5-joint rig takes 8 lanes: 64
+        // characters in 512 threads): slot, joint, parent.
         assert_eq!(num_levels, 3);
-        assert_eq!(levels, [2, 4, 5, 1 << 19, 1 << 19, 1 << 20, 0, 4, 1, 3, 2]);
+        assert_eq!(levels[..3], [2, 4, 5]);
+        let item = |slot: u32, joint: u32, parent: u32| {
+            slot * 8 | joint << LEVEL_ITEM_JOINT_SHIFT | parent << LEVEL_ITEM_PARENT_SHIFT
+        };
+        let items = &levels[3..];
+        assert_eq!(items.len(), 5 * 64);
+        assert_eq!(
+            items[..3],
+            [item(0, 0, LEVEL_ITEM_NO_PARENT), item(0, 4, LEVEL_ITEM_NO_PARENT), item(1, 0, LEVEL_ITEM_NO_PARENT)]
+        );
+        assert_eq!(items[127], item(63, 4, LEVEL_ITEM_NO_PARENT));
+        assert_eq!(items[128..131], [item(0, 1, 0), item(0, 3, 0), item(1, 1, 0)]);
+        assert_eq!(items[256..259], [item(0, 2, 1), item(1, 2, 1), item(2, 2, 1)]);
+        assert_eq!(items[319], item(63, 2, 1));
     }
 
-    /// The level kernels' quotient by multiplier is the division for every level width a rig
-    /// can have and every thread index of the widest workgroup, twice over.
+    /// Every rig size's item table decodes to the division it replaces, for every thread of the
+    /// widest workgroup that the level's width lets work: the slot `t / n` and the level's
+    /// `(t % n)`-th joint with its parent.
     #[test]
-    fn level_divisors_divide_exactly() {
-        const { assert!(2 * WIDE_LEVEL_GROUP_THREADS <= 2048) };
-        for n in 1..=crate::MAX_JOINTS as u32 {
-            let m = level_divisor(n);
-            for t in 0..2048u32 {
-                let q = (t * m) >> LEVEL_DIVISOR_SHIFT;
-                assert_eq!((q, t - q * n), (t / n, t % n), "t {t}, n {n}");
+    fn level_items_are_the_division() {
+        for num_joints in [1, 2, 3, 26, 64, 65, 200, 256] {
+            // A broom: a chain of a quarter of the joints, the rest fanned out from its end.
+            let chain = num_joints / 4;
+            let parents: Vec<Option<usize>> =
+                (0..num_joints).map(|j| (j > 0).then(|| if j <= chain { j - 1 } else { chain })).collect();
+            let rig = Rig::new(
+                (0..num_joints).map(|j| format!("j{j}")).collect(),
+                parents,
+                vec![Transform::IDENTITY; num_joints],
+                None,
+            )
+            .unwrap();
+            let tables = GpuRigJoint::from_rig(&rig);
+            let lanes = level_lanes(num_joints);
+            let characters = WIDE_LEVEL_GROUP_THREADS / lanes;
+            let sorted = rig.joints_by_depth();
+            let mut start = 0;
+            for d in 0..tables.num_levels as usize {
+                let end = tables.levels[d];
+                let n = end - start;
+                for t in 0..n * characters {
+                    let word = tables.levels[tables.num_levels as usize + (start * characters + t) as usize];
+                    let joint = (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xff;
+                    let parent = word >> LEVEL_ITEM_PARENT_SHIFT;
+                    assert_eq!(word & 0x3ff, t / n * lanes, "{num_joints} joints, depth {d}, thread {t}");
+                    assert_eq!(joint, u32::from(sorted[(start + t % n) as usize]));
+                    let want = rig.parent(joint as usize).map_or(LEVEL_ITEM_NO_PARENT, |p| p as u32);
+                    assert_eq!(parent, want);
+                }
+                start = end;
             }
+            assert_eq!(tables.levels.len(), tables.num_levels as usize + num_joints * characters as usize);
         }
     }
 

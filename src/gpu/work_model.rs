@@ -249,48 +249,49 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
 /// store and the mesh-space override's level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    5010,
+    4989,
     [
         (45, 0),
-        (1405, 0),
-        (1317, 1),
+        (1404, 0),
+        (1315, 1),
         (19, 2),
         (169, 2),
-        (3213, 0),
+        (3205, 0),
         (19, 1),
         (19, 1),
         (199, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (260, 1),
-        (106, 0),
+        (249, 1),
+        (93, 0),
     ],
 );
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
 /// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
-/// loop and its shown blend's clip loop one instruction longer). Its steady and settled specialisations
+/// loop two instructions shorter, its shown blend's clip loop one longer). Its steady and
+/// settled specialisations
 /// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    5011,
+    4987,
     [
         (45, 0),
         (1405, 0),
         (1317, 1),
         (19, 2),
         (169, 2),
-        (3214, 0),
+        (3203, 0),
         (19, 1),
         (19, 1),
         (200, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (260, 1),
-        (106, 0),
+        (249, 1),
+        (93, 0),
     ],
 );
 
@@ -298,17 +299,17 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2577, [(2246, 0), (19, 1), (199, 1), (26, 1), (258, 1), (106, 0)]);
+    (2553, [(2235, 0), (19, 1), (199, 1), (26, 1), (247, 1), (93, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1718, [(1388, 0), (19, 1), (203, 1), (26, 1), (255, 1), (106, 0)]);
+    (1697, [(1377, 0), (19, 1), (203, 1), (26, 1), (244, 1), (96, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (723, [(19, 0), (190, 0), (106, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (710, [(19, 0), (190, 0), (93, 0)]);
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
