@@ -286,10 +286,12 @@ fn main() -> ExitCode {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }
-    // Each rig's production kernels, then the layered frames' specialisations the work model
-    // measures regions with (rows such as `frame_layers_levels_main/64j steady`).
+    // Each rig's production kernels, then the layered frames' specialisations and path
+    // measurements the work model measures regions with (rows such as
+    // `frame_layers_levels_main/64j steady` and `… settled-additive`).
     let mut kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
+    kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.
     let mut named = std::collections::HashSet::new();
     kernels.retain(|k| named.insert(k.name()));

@@ -38,7 +38,7 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
         let slot_base = t - lane;
         // The root's motion goes from the base layer's blends; without a step-back blend its
         // pose is the shown one's, already without it (one removal, not two of one pose).
-        let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u;
+        let root_motion = ROOT_MOTION_CODE && l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u;
         p = table_blend_joint(slot_base, first, 0u, num_shown, total_shown, lane, num_joints, rest);
         if root_motion {
             p = remove_root_motion(p);
@@ -75,7 +75,7 @@ fn transition_levels(c: u32, setup: LayerSetup, program: LayerProgram, shows: bo
     var lane_largest = vec2<f32>(0.0);
     if owns {
         let jr = joint_ref(block, lane);
-        if s.snapshot {
+        if SNAPSHOT_MIX_CODE && s.snapshot {
             pose = snapshot_joint(jr, s, program.target_weight, pose);
         } else if s.capture {
             let o = capture_slots(jr, s, pose, samples_in.step_back);
@@ -210,8 +210,10 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
             if setup.layer == 0u {
                 combined = layer;
             } else if setup.blend == BLEND_ADDITIVE {
-                combined = additive_joint(combined, layer, layer_joint_weight(setup, program.weight, lane));
-            } else {
+                if ADDITIVE_CODE {
+                    combined = additive_joint(combined, layer, layer_joint_weight(setup, program.weight, lane));
+                }
+            } else if OVERRIDE_LOCAL_CODE {
                 combined = override_local_joint(combined, layer, layer_joint_weight(setup, program.weight, lane));
             }
         }

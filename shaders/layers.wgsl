@@ -4,6 +4,12 @@
 // joint's layer and base rotations and weight before local-to-model fills it: one 48-byte
 // affine per joint of workgroup memory in all (3 KiB for a 64-joint rig), not two.
 
+// Gates for measurement (`throng::gpu::MeasuredPath`, as `SWITCH_CODE` in `transition.wgsl`):
+// the additive and the local-space override combines, which a layer runs only where its blend
+// says.
+const ADDITIVE_CODE: bool = true;
+const OVERRIDE_LOCAL_CODE: bool = true;
+
 // The character's pose for this thread's joints, layer by layer.
 var<private> combined_pose: array<Transform, JOINTS_PER_THREAD>;
 
@@ -122,8 +128,10 @@ fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
         if setup.layer == 0u {
             combined_pose[k] = layer_pose[k];
         } else if setup.blend == BLEND_ADDITIVE {
-            combined_pose[k] = additive_joint(combined_pose[k], layer_pose[k], layer_joint_weight(setup, weight, j));
-        } else {
+            if ADDITIVE_CODE {
+                combined_pose[k] = additive_joint(combined_pose[k], layer_pose[k], layer_joint_weight(setup, weight, j));
+            }
+        } else if OVERRIDE_LOCAL_CODE {
             combined_pose[k] = override_local_joint(combined_pose[k], layer_pose[k], layer_joint_weight(setup, weight, j));
         }
     }

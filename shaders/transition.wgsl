@@ -25,6 +25,13 @@ const LN_2: f32 = 0.6931472;
 // instruction counts.
 const SWITCH_CODE: bool = true;
 const DECAY_CODE: bool = true;
+// Gates for measurement of paths a layer runs on some frames or layers only
+// (`throng::gpu::MeasuredPath`): the base layer's root motion removed (`remove_root_motion`, on
+// the root's lane where the program asks for it) and a frozen fade's mix with its snapshot
+// (`snapshot_joint`); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats` rewrites
+// each to `false` in the settled kernel so that the work model charges it only where it runs.
+const ROOT_MOTION_CODE: bool = true;
+const SNAPSHOT_MIX_CODE: bool = true;
 // Whether the frame kernels keep a displayed pose as its replay entry (`true`, production) or
 // store every pose in its slot, as they did before replay entries
 // (`throng::gpu::Specialisation::Stored`, rewritten to `false`: a variant for a device run to
@@ -705,7 +712,7 @@ fn transition_end(s: TransitionStart) -> LayerState {
 fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_joints: u32) {
     let shown = shown_range(program);
     let step_back = !blends_both_sides(program) && program.num_secondary > 0u;
-    let root_motion = l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
+    let root_motion = ROOT_MOTION_CODE && l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j >= num_joints {
@@ -748,7 +755,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
         }
         let jr = joint_ref(block, j);
         var pose = layer_pose[k];
-        if s.snapshot {
+        if SNAPSHOT_MIX_CODE && s.snapshot {
             pose = snapshot_joint(jr, s, program.target_weight, pose);
         } else if s.capture {
             let o = capture_slots(jr, s, pose, step_back_pose[k]);

@@ -374,6 +374,58 @@ impl Specialisation {
     }
 }
 
+/// A path of the layered frame kernels that a layer runs on some frames or some layers only,
+/// behind a measurement gate (`shaders/transition.wgsl`, `shaders/layers.wgsl`; `true` in every
+/// kernel the evaluator builds): [`crate::gpu::stats::Kernel::without`] compiles a kernel with
+/// one rewritten to `false`, never dispatched, so that the difference of static instruction
+/// counts measures the path and the work model (`gpu::work_model::KernelCosts`) charges it only
+/// where a wave runs it, not to every layer with the straight-line code around it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MeasuredPath {
+    /// The root's horizontal travel and yaw removed (`remove_root_motion`): the base layer's
+    /// root, where its program carries `LayerProgram::ROOT_MOTION`.
+    RootMotion,
+    /// A fade from a frozen snapshot mixed with it (`snapshot_joint`): a layer with memory whose
+    /// program carries `LayerProgram::SOURCE_SNAPSHOT`.
+    SnapshotMix,
+    /// An additive layer's delta applied (`additive_joint`).
+    Additive,
+    /// A local-space override layer's slerp (`override_local_joint`).
+    OverrideLocal,
+}
+
+impl MeasuredPath {
+    /// Every path, in the order of the work model's recorded measurements.
+    pub const ALL: [Self; 4] = [Self::RootMotion, Self::SnapshotMix, Self::Additive, Self::OverrideLocal];
+
+    /// The name [`crate::gpu::stats::Kernel::name`] appends, after a `-`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::RootMotion => "root_motion",
+            Self::SnapshotMix => "snapshot_mix",
+            Self::Additive => "additive",
+            Self::OverrideLocal => "override_local",
+        }
+    }
+
+    /// The gate's line.
+    const fn gate(self) -> &'static str {
+        match self {
+            Self::RootMotion => "const ROOT_MOTION_CODE: bool = true;",
+            Self::SnapshotMix => "const SNAPSHOT_MIX_CODE: bool = true;",
+            Self::Additive => "const ADDITIVE_CODE: bool = true;",
+            Self::OverrideLocal => "const OVERRIDE_LOCAL_CODE: bool = true;",
+        }
+    }
+
+    /// `source` with this path's gate off, or `None` where the gate's line is missing.
+    pub(crate) fn apply(self, source: &str) -> Option<String> {
+        let line = self.gate();
+        source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
+    }
+}
+
 /// The line of `shaders/shared/compact.wgsl` that [`shader_source`] rewrites for an archetype
 /// without compact clips.
 const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";

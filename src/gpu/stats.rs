@@ -21,7 +21,7 @@ use std::ffi::{CStr, c_char};
 use ash::vk;
 use wgpu::naga;
 
-pub use crate::gpu::pipelines::Specialisation;
+pub use crate::gpu::pipelines::{MeasuredPath, Specialisation};
 use crate::gpu::pipelines::{ShaderModuleKind, specialised_source};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
@@ -36,6 +36,9 @@ pub struct Kernel {
     pub compact_clips: bool,
     /// The production kernel, or one compiled with measurement gates off.
     pub specialisation: Specialisation,
+    /// A path's measurement gate off besides ([`MeasuredPath`]; `None` for every kernel the
+    /// evaluator can build).
+    pub without: Option<MeasuredPath>,
 }
 
 impl Kernel {
@@ -65,7 +68,7 @@ impl Kernel {
     /// The kernel the evaluator builds.
     #[must_use]
     pub const fn production(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> Self {
-        Self { kind, num_joints, compact_clips, specialisation: Specialisation::Production }
+        Self { kind, num_joints, compact_clips, specialisation: Specialisation::Production, without: None }
     }
 
     /// The work model's specialisations for a rig of `num_joints`: each layered frame
@@ -89,10 +92,34 @@ impl Kernel {
             .collect()
     }
 
+    /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: the
+    /// fused and the level layered frames ([`ShaderModuleKind::FrameLayers`],
+    /// [`ShaderModuleKind::FrameLayersLevels`]) with full clips, [`Specialisation::Settled`],
+    /// each path's gate off in turn.
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::paths_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert!(names.contains(&"frame_layers_levels_main/64j settled-additive".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn paths_for_rig(num_joints: usize) -> Vec<Self> {
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+            .into_iter()
+            .flat_map(|kind| {
+                MeasuredPath::ALL.map(|path| Self {
+                    specialisation: Specialisation::Settled,
+                    without: Some(path),
+                    ..Self::production(kind, num_joints, false)
+                })
+            })
+            .collect()
+    }
+
     /// A short name: the module's ([`ShaderModuleKind::name`]: the entry point, with `@512`
     /// for a wide level kernel), the rig size and `+compact` where compact clips are on (the
     /// entry point alone for a module the same for every rig), then the specialisation's name
-    /// where it is not production.
+    /// where it is not production, and `-` and the path's where one is measured.
     #[must_use]
     pub fn name(&self) -> String {
         let name = if self.kind.specialised() {
@@ -100,22 +127,32 @@ impl Kernel {
         } else {
             self.kind.entry_point().to_owned()
         };
-        match self.specialisation {
+        let name = match self.specialisation {
             Specialisation::Production => name,
             other => format!("{name} {}", other.name()),
+        };
+        match self.without {
+            Some(path) => format!("{name}-{}", path.name()),
+            None => name,
         }
     }
 
-    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds.
+    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds, with
+    /// the measured path's gate off where there is one.
     ///
     /// # Errors
-    /// [`StatsError::Shader`] where the module lacks a gate the specialisation turns off.
+    /// [`StatsError::Shader`] where the module lacks a gate the specialisation or the path
+    /// turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation).ok_or_else(|| {
-            StatsError::Shader {
-                kernel: self.name(),
-                message: "the module has no measurement gate to turn off (shaders/transition.wgsl)".to_owned(),
-            }
+        let source = specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation);
+        let source = match self.without {
+            Some(path) => source.and_then(|s| path.apply(&s)),
+            None => source,
+        };
+        source.ok_or_else(|| StatsError::Shader {
+            kernel: self.name(),
+            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl)"
+                .to_owned(),
         })
     }
 }
@@ -830,5 +867,27 @@ BB3:
             Kernel { specialisation: Specialisation::Steady, ..Kernel::production(ShaderModuleKind::Frame, 64, false) };
         assert!(matches!(two_clip.source(), Err(StatsError::Shader { .. })));
         assert_eq!(two_clip.name(), "frame_main/64j steady");
+    }
+
+    /// Each path measurement turns off its one gate besides its specialisation's, and still
+    /// writes SPIR-V; a module without the gate refuses one.
+    #[test]
+    fn path_measurements_turn_their_gate_off() {
+        let options = spirv_options(vk::API_VERSION_1_3, true);
+        let kernels = Kernel::paths_for_rig(64);
+        assert_eq!(kernels.len(), 2 * MeasuredPath::ALL.len());
+        for kernel in kernels {
+            let settled = Kernel { without: None, ..kernel }.source().unwrap();
+            let source = kernel.source().unwrap_or_else(|e| panic!("{e}"));
+            let changed: Vec<(&str, &str)> = settled.lines().zip(source.lines()).filter(|(a, b)| a != b).collect();
+            assert_eq!(changed.len(), 1, "{}: {changed:?}", kernel.name());
+            assert!(changed[0].0.ends_with("_CODE: bool = true;") && changed[0].1.ends_with("_CODE: bool = false;"));
+            let spirv = kernel_spirv(kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(spirv.words.first(), Some(&0x0723_0203), "{}", kernel.name());
+        }
+        let two_clip =
+            Kernel { without: Some(MeasuredPath::Additive), ..Kernel::production(ShaderModuleKind::Frame, 64, false) };
+        assert!(matches!(two_clip.source(), Err(StatsError::Shader { .. })));
+        assert_eq!(two_clip.name(), "frame_main/64j-additive");
     }
 }

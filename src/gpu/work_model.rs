@@ -12,7 +12,8 @@
 //! | sampling a layer | once per wave that holds joints | `sample_fixed`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop |
 //! | replay before the layers | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `replay_store`, `store_pose`; 3 barriers |
-//! | combine (base, additive, local override) | once per wave | `combine` |
+//! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
+//! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
 //! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
 //!
@@ -27,7 +28,11 @@
 //! step-back blend, capture and decay start) and the decay are regions of their own, measured
 //! by compiling each layered kernel with `SWITCH_CODE`, then `DECAY_CODE` too, off
 //! (`gpu::stats::Specialisation`, [`LayeredLoops`]), so that a steady frame is not charged a
-//! switch's code. **Bytes** are a character's own device
+//! switch's code. Likewise the paths a layer runs only on some frames or some layers
+//! ([`MeasuredPath`]: the root's motion removed, a frozen fade's
+//! snapshot mix, the additive and the local-override combines) are measured by compiling the
+//! settled kernel with each one's gate off besides, and charged only where a wave runs them.
+//! **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
 //! (`clip_bytes_read`). Layer memory is modelled in its steady state: every layer has shown two
@@ -51,8 +56,8 @@
 //! (the two run the same per-joint functions) that the recorded totals bound. Bytes are the
 //! fused kernel's: the same memory, read and written once.
 
-use crate::gpu::FrameKernel;
 use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
+use crate::gpu::{FrameKernel, MeasuredPath};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
     SwitchMode, evaluation_order,
@@ -151,6 +156,19 @@ pub struct KernelCosts {
     /// than an entry holds (the fused kernel's loop; the level kernels' few stores are
     /// straight-line code counted in `transition`).
     pub store_pose: u32,
+    /// The root's motion removed ([`MeasuredPath::RootMotion`]), taken out of `sample_fixed`:
+    /// charged to the wave holding the root, on the base layer where its program carries
+    /// [`LayerProgram::ROOT_MOTION`].
+    pub root_motion: u32,
+    /// A frozen fade's mix with its snapshot ([`MeasuredPath::SnapshotMix`]), taken out of
+    /// `transition`: per wave, where a layer with memory fades from a snapshot.
+    pub snapshot_mix: u32,
+    /// An additive layer's delta applied ([`MeasuredPath::Additive`]), taken out of `combine`:
+    /// per wave of an additive layer.
+    pub additive: u32,
+    /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of `combine`:
+    /// per wave of such a layer.
+    pub override_local: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
@@ -239,6 +257,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
     ],
 );
 
+/// `frame_layers_main`'s settled specialisation's static instruction count with each
+/// [`MeasuredPath`]'s gate off besides ([`MeasuredPath::ALL`]'s order: root motion, snapshot mix,
+/// additive, local override), as `gpu_stats` reports them (`… settled-root_motion` and so on).
+pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1803, 1768, 1769, 1742];
+
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
@@ -307,6 +330,11 @@ pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
     (1697, [(1377, 0), (19, 1), (203, 1), (26, 1), (244, 1), (96, 0)]);
 
+/// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
+/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`] (the
+/// 512-thread kernel's compile alike).
+pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1634, 1616, 1608, 1580];
+
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
 pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (710, [(19, 0), (190, 0), (93, 0)]);
@@ -326,6 +354,9 @@ pub struct LayeredLoops<'a> {
     pub steady: LoopList<'a>,
     /// Compiled with `SWITCH_CODE` and `DECAY_CODE` off.
     pub settled: LoopList<'a>,
+    /// The settled kernel's static instruction count with each [`MeasuredPath`]'s gate off
+    /// besides, in [`MeasuredPath::ALL`]'s order.
+    pub settled_without: [u32; MeasuredPath::ALL.len()],
 }
 
 impl LayeredLoops<'static> {
@@ -337,6 +368,7 @@ impl LayeredLoops<'static> {
             production: (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1),
             steady: (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1),
             settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
+            settled_without: FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21,
         }
     }
 
@@ -350,11 +382,13 @@ impl LayeredLoops<'static> {
                 FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
+            settled_without: FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21,
         }
     }
 
     /// `frame_layers_levels_main@512`'s recorded lists: its own production kernel's, the
-    /// 256-thread kernel's specialisations (the driver compiles them alike).
+    /// 256-thread kernel's specialisations and path measurements (the driver compiles them
+    /// alike).
     #[must_use]
     pub fn frame_layers_levels512_radv_navi21() -> Self {
         Self {
@@ -368,6 +402,13 @@ impl LayeredLoops<'_> {
     /// Each list's loop structure against `depths` (production, steady, settled).
     fn matches(&self, depths: [&[usize]; 3]) -> bool {
         [self.production, self.steady, self.settled].iter().zip(depths).all(|(l, d)| loop_structure_matches(l.1, d))
+    }
+
+    /// Each [`MeasuredPath`]'s static instructions: the settled kernel's count less its count
+    /// without the path; `None` where a path's kernel is the larger.
+    fn path_costs(&self) -> Option<[u32; 4]> {
+        let [a, b, c, d] = self.settled_without.map(|without| self.settled.0.checked_sub(without));
+        Some([a?, b?, c?, d?])
     }
 }
 
@@ -390,8 +431,13 @@ impl KernelCosts {
     /// `sample_weight`, and `step_back_clip`); `decay` the steady layer loop less the settled
     /// one's; the sampling loop and the transition's first joint loop are what the gates leave of
     /// them, the settled kernel's; `layer_fixed` the rest of the settled layer loop (it takes the
-    /// instruction or two the driver's scheduling moves between the builds). The regions add up
-    /// to the production kernel's static count.
+    /// instruction or two the driver's scheduling moves between the builds). Each measured path
+    /// is the settled kernel's count less its count without the path
+    /// ([`LayeredLoops::settled_without`]), taken out of the region that holds it (the root's
+    /// motion out of sampling, the snapshot's mix out of the transition's joint loop, which with
+    /// the switch code off holds the mix alone, so at most that loop; the additive and local
+    /// override out of the combine loop). The regions add up to the production kernel's static
+    /// count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([
@@ -407,17 +453,21 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let (sample_weight, step_back_clip) = (n(8), n(11));
         let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
+        let [root_motion, snapshot_mix, additive, override_local] = loops.path_costs()?;
+        // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
+        // alone: the gate takes the whole loop (and a little code around it, left where it is).
+        let snapshot_mix = snapshot_mix.min(m(4));
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21))?,
             layer_fixed: m(0).checked_sub(settled_inner)?,
-            sample_fixed: m(1).checked_sub(n(8) + n(9))?,
+            sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion)?,
             sample_weight,
             sample_clip: n(9),
             step_back_clip,
-            transition: m(4),
+            transition: m(4) - snapshot_mix,
             switch: n(6).checked_sub(steady + sample_weight + step_back_clip)?,
             decay: steady.checked_sub(m(0))?,
-            combine: n(19),
+            combine: n(19).checked_sub(additive + override_local)?,
             mesh_fixed: (n(16) + n(17)).checked_sub(n(18))?,
             mesh_step: n(18),
             pose: n(20),
@@ -431,6 +481,10 @@ impl KernelCosts {
             replay_clip: n(5),
             replay_store: n(13),
             store_pose: n(15),
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
         })
     }
 
@@ -463,10 +517,11 @@ impl KernelCosts {
     /// step-back weight sum, charged as `sample_weight`, its clip loop, the capture's reduction);
     /// `decay` the steady layer loop less the settled one's. What is left is the settled kernel's
     /// layer loop less its loops: one straight-line body of code every shown layer runs, which
-    /// the driver reports undivided; it is split into `fused`'s regions (`layer_fixed`,
-    /// `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s proportions (the
-    /// module's notes), the remainder of the rounding to `layer_fixed`. The pose's store, a few
-    /// straight-line stores here, stays in that body (`store_pose` is 0).
+    /// the driver reports undivided; less the measured paths (each the settled kernel's count
+    /// less its count without it, as in the fused kernel), it is split into `fused`'s regions
+    /// (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s
+    /// proportions (the module's notes), the remainder of the rounding to `layer_fixed`. The
+    /// pose's store, a few straight-line stores here, stays in that body (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
         if !loops.matches([&[0, 0, 1, 2, 2, 0, 1, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
@@ -479,7 +534,10 @@ impl KernelCosts {
         // n(7) is the step-back blend's weight sum.
         let (sample_weight, sample_clip, step_back_clip, capture_step) = (n(6), n(8), n(9), n(10));
         let (replay_store, mesh_step) = (n(11), n(12));
-        let body = settled.checked_sub(sample_weight + sample_clip + replay_store + mesh_step)?;
+        let paths = loops.path_costs()?;
+        let [root_motion, snapshot_mix, additive, override_local] = paths;
+        let body =
+            settled.checked_sub(sample_weight + sample_clip + replay_store + mesh_step + paths.iter().sum::<u32>())?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -511,6 +569,10 @@ impl KernelCosts {
             replay_clip: n(4),
             replay_store,
             store_pose: 0,
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
         })
     }
 
@@ -546,7 +608,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 23] {
+    pub fn regions(&self) -> [(&'static str, Self); 27] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -571,6 +633,10 @@ impl KernelCosts {
             ("replay_clip", Self { replay_clip: self.replay_clip, ..Self::default() }),
             ("replay_store", Self { replay_store: self.replay_store, ..Self::default() }),
             ("store_pose", Self { store_pose: self.store_pose, ..Self::default() }),
+            ("root_motion", Self { root_motion: self.root_motion, ..Self::default() }),
+            ("snapshot_mix", Self { snapshot_mix: self.snapshot_mix, ..Self::default() }),
+            ("additive", Self { additive: self.additive, ..Self::default() }),
+            ("override_local", Self { override_local: self.override_local, ..Self::default() }),
         ]
     }
 
@@ -1086,6 +1152,10 @@ impl WorkModel {
             let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
             let crossfade = mode == SwitchMode::Crossfade && !snapshot;
             work.charge(costs.sample_fixed, waves);
+            if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
+                // On the root's thread: the first wave.
+                work.charge(costs.root_motion, 1);
+            }
             if crossfade {
                 self.blend(&mut work, range(program.sample_range())?, costs, Blend::Shown);
             } else {
@@ -1101,6 +1171,7 @@ impl WorkModel {
                 self.mesh_override(&mut work, setup, program.weight, costs);
             } else {
                 work.charge(costs.combine, waves);
+                work.charge(combine_path(l, setup, costs), waves);
             }
         }
         self.local_to_model_and_skinning(&mut work, costs);
@@ -1155,6 +1226,9 @@ impl WorkModel {
         work.bytes_read += LAYER_STATE_BYTES;
         work.bytes_written += LAYER_STATE_BYTES;
         work.charge(costs.transition, waves);
+        if snapshot {
+            work.charge(costs.snapshot_mix, waves);
+        }
         if switches(program) {
             work.charge(costs.switch, waves);
         }
@@ -1327,8 +1401,15 @@ impl WorkModel {
                 }
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
+                // The root's motion is removed on a character's lane 0.
+                if any(|c| c.root_motion) && (lanes <= self.wave_size || (w * self.wave_size) % lanes == 0) {
+                    work.charge(costs.root_motion, 1);
+                }
                 if setup.needs_memory {
                     work.charge(costs.transition, 1);
+                    if any(|c| c.snapshot) {
+                        work.charge(costs.snapshot_mix, 1);
+                    }
                     if !self.stored_poses && holds_first_lanes {
                         work.charge(costs.replay_store, 1);
                     }
@@ -1339,7 +1420,12 @@ impl WorkModel {
                         work.charge(costs.decay, 1);
                     }
                 }
-                work.charge(if mesh { costs.mesh_fixed } else { costs.combine }, 1);
+                if mesh {
+                    work.charge(costs.mesh_fixed, 1);
+                } else {
+                    work.charge(costs.combine, 1);
+                    work.charge(combine_path(l, setup, costs), 1);
+                }
             }
             if mesh {
                 work.barriers += 2.0;
@@ -1677,6 +1763,16 @@ fn replays_layer(l: usize, setup: &LayerSetup, program: &LayerProgram) -> bool {
     setup.needs_memory && (l == 0 || program.weight > 0.0) && program.flags & LayerProgram::SWITCHED != 0
 }
 
+/// The combine's path a non-mesh-space layer takes beyond the combine's own code: none for the
+/// base layer (a copy), the additive or the local override's.
+fn combine_path(l: usize, setup: &LayerSetup, costs: &KernelCosts) -> u32 {
+    match setup.blend {
+        _ if l == 0 => 0,
+        LayerBlend::Additive => costs.additive,
+        LayerBlend::Override => costs.override_local,
+    }
+}
+
 fn switches(program: &LayerProgram) -> bool {
     let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
@@ -1707,6 +1803,10 @@ struct LevelLayer {
     replays_layer: bool,
     replayed_entries: usize,
     replay_weights: usize,
+    /// The base layer's root motion removed.
+    root_motion: bool,
+    /// A layer with memory fading from a frozen snapshot (mixed with it).
+    snapshot: bool,
 }
 
 impl LevelLayer {
@@ -1736,6 +1836,8 @@ impl LevelLayer {
             replays_layer,
             replayed_entries,
             replay_weights: shown.len(),
+            root_motion: shows && l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0,
+            snapshot: shows && setup.needs_memory && snapshot,
             shows,
             weights: if shows { shown.len() + back.len() } else { 0 },
             clips: if shows { blend_loop_clips(&shown) } else { 0 },
@@ -1790,6 +1892,10 @@ mod tests {
         replay_clip: 1,
         replay_store: 1,
         store_pose: 1,
+        root_motion: 1,
+        snapshot_mix: 1,
+        additive: 1,
+        override_local: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -1999,6 +2105,51 @@ mod tests {
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
         assert_eq!(work.wave_instructions, 29.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
+    }
+
+    /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
+    /// root motion once (the root's wave), a frozen fade's snapshot mix per wave of the layer, an
+    /// additive layer's and a local override's combine per wave of each; none of them on a frame
+    /// without them. The chain of three, a base layer and three more (additive, local override
+    /// with memory fading from a snapshot, additive at weight 0, skipped); costs 1000 for each
+    /// path, so the thousands count path entries. One wave of 64 on either kernel (a 4-lane
+    /// character of a level workgroup), then lane by lane on the fused kernel (three waves):
+    /// root motion 1, snapshot 3, additive 3, local override 3.
+    #[test]
+    fn measured_paths_are_charged_where_they_run() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let costs = KernelCosts { root_motion: 1000, snapshot_mix: 1000, additive: 1000, override_local: 1000, ..UNIT };
+        let layers = [
+            LayerSetup::default(),
+            LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() },
+            LayerSetup { blend: LayerBlend::Override, needs_memory: true, ..LayerSetup::default() },
+            LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() },
+        ];
+        let samples: Vec<ClipSample> = (0..4).map(|c| ClipSample::new(c, 0.0, 1.0)).collect();
+        let root_motion = LayerProgram { flags: LayerProgram::ROOT_MOTION, ..program(0, 1, 1.0) };
+        let fading = LayerProgram {
+            flags: LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT,
+            target_weight: 0.5,
+            progress: 0.5,
+            transition: 0,
+            ..program(2, 1, 1.0)
+        };
+        let with = [root_motion, program(1, 1, 1.0), fading, program(3, 1, 0.0)];
+        let without = [program(0, 1, 1.0), program(1, 1, 1.0), program(2, 1, 1.0), program(3, 1, 0.0)];
+        let thousands = |model: &WorkModel, programs: &[LayerProgram]| {
+            let work = model.layered_frame(&layers, programs, &samples, &costs).unwrap();
+            (work.wave_instructions / 1000.0).floor()
+        };
+        for kernel in [FrameKernel::Fused, FrameKernel::Levels] {
+            let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(kernel);
+            // Characters of a level workgroup run alike: the same as one.
+            assert_eq!(thousands(&model, &with), 1.0 + 1.0 + 1.0 + 1.0, "{kernel:?}");
+            let plain = LayerProgram { flags: 0, ..fading };
+            assert_eq!(thousands(&model, &[without[0], with[1], plain, with[3]]), 2.0, "{kernel:?}");
+        }
+        let lanes = WorkModel::new(&chain, 1, 64, 48).unwrap();
+        assert_eq!(thousands(&lanes, &with), 1.0 + 3.0 + 3.0 + 3.0);
+        assert_eq!(thousands(&lanes, &without), 6.0);
     }
 
     /// With full clips a blend of one sample takes the shortcut outside the clip loop on both
@@ -2219,12 +2370,22 @@ mod tests {
             + (c.replay_store + c.store_pose)
             + c.mesh_fixed
             + c.mesh_step
-            + c.combine;
+            + c.combine
+            + (c.root_motion + c.snapshot_mix + c.additive + c.override_local);
         let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
         assert_eq!(
             c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.model_step,
             FRAME_LAYERS_LOOPS_RADV_NAVI21.0
         );
+        // The paths: each the settled kernel's count less its count without it (the snapshot's
+        // mix at most the transition's joint loop that holds it alone).
+        let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
+        let [root_motion, snapshot_mix, additive, override_local] = FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
+        assert_eq!(
+            [c.root_motion, c.additive, c.override_local],
+            [settled - root_motion, settled - additive, settled - override_local]
+        );
+        assert_eq!(c.snapshot_mix, (settled - snapshot_mix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0)));
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
         assert_eq!(
@@ -2258,9 +2419,15 @@ mod tests {
             + v.replay_store
             + v.mesh_fixed
             + v.mesh_step
-            + v.combine;
+            + v.combine
+            + (v.root_motion + v.snapshot_mix + v.additive + v.override_local);
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
+        let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
+        assert_eq!(
+            [v.root_motion, v.snapshot_mix, v.additive, v.override_local],
+            FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without)
+        );
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(f.kernel_fixed + f.sample_weight + f.sample_clip + f.model_step, FRAME_LEVELS_LOOPS_RADV_NAVI21.0);
     }
