@@ -50,7 +50,7 @@ fn level_item(t: usize, level: &[u16], lanes: u32, parents: &[u16]) -> u32 {
         NO_PARENT => LEVEL_ITEM_NO_PARENT,
         p => u32::from(p),
     };
-    (t / n) as u32 * lanes | u32::from(joint) << LEVEL_ITEM_JOINT_SHIFT | parent << LEVEL_ITEM_PARENT_SHIFT
+    ((t / n) as u32 * lanes) | (u32::from(joint) << LEVEL_ITEM_JOINT_SHIFT) | (parent << LEVEL_ITEM_PARENT_SHIFT)
 }
 
 /// Characters per workgroup of the level kernels for a rig of `num_joints`.
@@ -630,7 +630,7 @@ mod tests {
         assert_eq!(num_levels, 3);
         assert_eq!(levels[..3], [2, 4, 5]);
         let item = |slot: u32, joint: u32, parent: u32| {
-            slot * 8 | joint << LEVEL_ITEM_JOINT_SHIFT | parent << LEVEL_ITEM_PARENT_SHIFT
+            (slot * 8) | (joint << LEVEL_ITEM_JOINT_SHIFT) | (parent << LEVEL_ITEM_PARENT_SHIFT)
         };
         let items = &levels[3..];
         assert_eq!(items.len(), 5 * 64);

@@ -1402,7 +1402,7 @@ impl WorkModel {
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 // The root's motion is removed on a character's lane 0.
-                if any(|c| c.root_motion) && (lanes <= self.wave_size || (w * self.wave_size) % lanes == 0) {
+                if any(|c| c.root_motion) && (lanes <= self.wave_size || (w * self.wave_size).is_multiple_of(lanes)) {
                     work.charge(costs.root_motion, 1);
                 }
                 if setup.needs_memory {
