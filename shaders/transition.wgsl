@@ -574,7 +574,7 @@ fn remove_root_motion(t: Transform) -> Transform {
 }
 
 // The rotation about +Y that undoes `q`'s heading (`eval::root_motion::heading_inverse`, the
-// same arithmetic): with `f` the rotated +Z axis and `len` its length in the XZ plane, half the
+// same arithmetic once the axis is rotated): with `f` the rotated +Z axis and `len` its length in the XZ plane, half the
 // heading's sine and cosine are `(f.x, len + f.z)` normalised, written `±(len − f.z, f.x)` where
 // `f.z < 0` so that nothing cancels near a half turn. No trigonometric function; the identity
 // where the axis is vertical (`quat_normalize` of zero).

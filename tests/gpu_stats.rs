@@ -45,7 +45,7 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// rather than its displayed pose, "The displayed poses replayed, not stored"; they fell 8–12 %
 /// with the root's heading, the mesh-space step and two nlerps done with less arithmetic, "The
 /// same poses with less arithmetic", and 1–4 % more with each level step's item read from a
-/// table, "A level's item read, not computed"; and 11–17 % when the model charged the root's
+/// table, "A level's item read, not computed"; and 11–21 % when the model charged the root's
 /// motion, a frozen fade's snapshot mix and the additive and local-override combines only where
 /// a wave runs them, measured by the path gates, "The paths a layer runs, measured"; the kernels
 /// did not change.)
@@ -230,6 +230,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
     for (kind, recorded) in [
         (ShaderModuleKind::FrameLayers, FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21),
         (ShaderModuleKind::FrameLayersLevels, FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21),
+        (ShaderModuleKind::FrameLayersLevels512, FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21),
     ] {
         for (path, total) in MeasuredPath::ALL.into_iter().zip(recorded) {
             let want = Kernel { specialisation: Settled, without: Some(path), ..Kernel::production(kind, 64, false) };

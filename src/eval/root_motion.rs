@@ -256,7 +256,7 @@ pub fn remove_root_motion(pose: &mut [Transform], root: usize) {
 
 /// The rotation about +Y that undoes `q`'s heading: `Quat::from_rotation_y(-yaw_of(q))`,
 /// computed without a trigonometric function (`shaders/transition.wgsl` runs the same
-/// arithmetic). With `f` the rotated +Z axis and `len` its length in the XZ plane, half the
+/// arithmetic once the axis is rotated). With `f` the rotated +Z axis and `len` its length in the XZ plane, half the
 /// heading's sine and cosine are `(f.x, len + f.z)` normalised; where `f.z < 0` the same
 /// direction is written `±(len − f.z, f.x)`, so that nothing cancels near a half turn. The
 /// identity where the axis is vertical (no heading).

@@ -376,8 +376,8 @@ impl Specialisation {
 
 /// A path of the layered frame kernels that a layer runs on some frames or some layers only,
 /// behind a measurement gate (`shaders/transition.wgsl`, `shaders/layers.wgsl`; `true` in every
-/// kernel the evaluator builds): [`crate::gpu::stats::Kernel::without`] compiles a kernel with
-/// one rewritten to `false`, never dispatched, so that the difference of static instruction
+/// kernel the evaluator builds): a [`crate::gpu::stats::Kernel`] whose `without` names one is
+/// compiled with it rewritten to `false`, never dispatched, so that the difference of static instruction
 /// counts measures the path and the work model (`gpu::work_model::KernelCosts`) charges it only
 /// where a wave runs it, not to every layer with the straight-line code around it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

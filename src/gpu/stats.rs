@@ -92,9 +92,9 @@ impl Kernel {
             .collect()
     }
 
-    /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: the
-    /// fused and the level layered frames ([`ShaderModuleKind::FrameLayers`],
-    /// [`ShaderModuleKind::FrameLayersLevels`]) with full clips, [`Specialisation::Settled`],
+    /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: each
+    /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
+    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Settled`],
     /// each path's gate off in turn.
     ///
     /// ```
@@ -104,7 +104,7 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn paths_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels, ShaderModuleKind::FrameLayersLevels512]
             .into_iter()
             .flat_map(|kind| {
                 MeasuredPath::ALL.map(|path| Self {
@@ -875,7 +875,7 @@ BB3:
     fn path_measurements_turn_their_gate_off() {
         let options = spirv_options(vk::API_VERSION_1_3, true);
         let kernels = Kernel::paths_for_rig(64);
-        assert_eq!(kernels.len(), 2 * MeasuredPath::ALL.len());
+        assert_eq!(kernels.len(), 3 * MeasuredPath::ALL.len());
         for kernel in kernels {
             let settled = Kernel { without: None, ..kernel }.source().unwrap();
             let source = kernel.source().unwrap_or_else(|e| panic!("{e}"));

@@ -625,8 +625,8 @@ mod tests {
         assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
         // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5). Then each
-        // level's items for the 256 characters of one lane (a 5-joint rig takes 8 lanes: 64
-        // characters in 512 threads): slot, joint, parent.
+        // level's items for the 64 characters of the widest workgroup (a 5-joint rig takes 8
+        // lanes: 64 characters in 512 threads): slot, joint, parent.
         assert_eq!(num_levels, 3);
         assert_eq!(levels[..3], [2, 4, 5]);
         let item = |slot: u32, joint: u32, parent: u32| {
@@ -644,9 +644,10 @@ mod tests {
         assert_eq!(items[319], item(63, 2, 1));
     }
 
-    /// Every rig size's item table decodes to the division it replaces, for every thread of the
-    /// widest workgroup that the level's width lets work: the slot `t / n` and the level's
-    /// `(t % n)`-th joint with its parent.
+    /// The item tables of rigs of eight sizes from 1 to 256 joints (a chain with a fan at its
+    /// end) decode to the division they replace, for every thread of the widest workgroup that
+    /// the level's width lets work: the slot `t / n` and the level's `(t % n)`-th joint with its
+    /// parent.
     #[test]
     fn level_items_are_the_division() {
         for num_joints in [1, 2, 3, 26, 64, 65, 200, 256] {

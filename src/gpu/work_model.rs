@@ -331,8 +331,8 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
     (1697, [(1377, 0), (19, 1), (203, 1), (26, 1), (244, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
-/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`] (the
-/// 512-thread kernel's compile alike).
+/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
+/// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1634, 1616, 1608, 1580];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
