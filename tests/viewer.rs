@@ -36,15 +36,18 @@ fn scratch_dir(name: &str) -> TempDir {
 }
 
 /// Runs the headless viewer with `args` plus the test size; asserts it exits 0 without a wgpu
-/// error and returns its output.
+/// error and returns its output. A run whose `args` name no image writes the viewer's default
+/// `crowd.png` into a scratch folder, not the working directory (the repository, under `cargo
+/// test`).
 fn headless(args: &[&str]) -> Output {
     let size = format!("{WIDTH}x{HEIGHT}");
-    let output = Command::new(viewer_binary())
-        .arg("--headless")
-        .args(["--size", &size])
-        .args(args)
-        .output()
-        .expect("the viewer starts");
+    let scratch = scratch_dir("headless");
+    let mut command = Command::new(viewer_binary());
+    command.arg("--headless").args(["--size", &size]).args(args);
+    if !args.contains(&"--out") {
+        command.arg("--out").arg(scratch.join("crowd.png"));
+    }
+    let output = command.output().expect("the viewer starts");
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "viewer {args:?} failed ({}):\n{stdout}\n{stderr}", output.status);
