@@ -368,10 +368,14 @@ impl Specialisation {
     /// `source` with this specialisation's gates off, or `None` where a gate's line is missing
     /// (the module holds no transition, or the line changed).
     pub(crate) fn apply(self, source: String) -> Option<String> {
-        self.gates().iter().try_fold(source, |source, &line| {
-            source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
-        })
+        self.gates().iter().try_fold(source, |source, &line| gate_off(&source, line))
     }
+}
+
+/// `source` with the measurement gate `line` (`const …: bool = true;`) rewritten to `false`, or
+/// `None` where the line is missing.
+fn gate_off(source: &str, line: &str) -> Option<String> {
+    source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
 }
 
 /// A path of the layered frame kernels that a layer runs on some frames or some layers only,
@@ -421,8 +425,7 @@ impl MeasuredPath {
 
     /// `source` with this path's gate off, or `None` where the gate's line is missing.
     pub(crate) fn apply(self, source: &str) -> Option<String> {
-        let line = self.gate();
-        source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
+        gate_off(source, self.gate())
     }
 }
 

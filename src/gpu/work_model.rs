@@ -1385,9 +1385,9 @@ impl WorkModel {
             for (w, (slots, owns)) in waves.iter().enumerate() {
                 let covered = &loops[slots.start.min(loops.len())..slots.end.min(loops.len())];
                 let any = |f: fn(&LevelLayer) -> bool| covered.iter().any(f);
-                // The entry's samples are written by a character's lanes 0 to 7 at most.
-                let holds_first_lanes =
-                    lanes < self.wave_size || (w * self.wave_size) % lanes < REPLAY_SAMPLES as usize;
+                // Whether the wave holds a character's lanes below `k` (a wave as wide as a
+                // character or wider holds all of them).
+                let holds_lanes_below = |k: usize| lanes <= self.wave_size || (w * self.wave_size) % lanes < k;
                 let most = |f: fn(&LevelLayer) -> usize| covered.iter().map(f).max().unwrap_or(0);
                 work.charge(costs.sample_weight, most(|c| c.weights));
                 if any(|c| c.shows) {
@@ -1402,7 +1402,7 @@ impl WorkModel {
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
                 // The root's motion is removed on a character's lane 0.
-                if any(|c| c.root_motion) && (lanes <= self.wave_size || (w * self.wave_size).is_multiple_of(lanes)) {
+                if any(|c| c.root_motion) && holds_lanes_below(1) {
                     work.charge(costs.root_motion, 1);
                 }
                 if setup.needs_memory {
@@ -1410,7 +1410,8 @@ impl WorkModel {
                     if any(|c| c.snapshot) {
                         work.charge(costs.snapshot_mix, 1);
                     }
-                    if !self.stored_poses && holds_first_lanes {
+                    // The entry's samples are written by a character's lanes 0 to 7 at most.
+                    if !self.stored_poses && holds_lanes_below(REPLAY_SAMPLES as usize) {
                         work.charge(costs.replay_store, 1);
                     }
                     if any(|c| c.switches) {
