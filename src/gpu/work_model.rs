@@ -406,9 +406,12 @@ impl LayeredLoops<'_> {
 
     /// Each [`MeasuredPath`]'s static instructions: the settled kernel's count less its count
     /// without the path; `None` where a path's kernel is the larger.
-    fn path_costs(&self) -> Option<[u32; 4]> {
-        let [a, b, c, d] = self.settled_without.map(|without| self.settled.0.checked_sub(without));
-        Some([a?, b?, c?, d?])
+    fn path_costs(&self) -> Option<[u32; MeasuredPath::ALL.len()]> {
+        let mut costs = [0; MeasuredPath::ALL.len()];
+        for (cost, &without) in costs.iter_mut().zip(&self.settled_without) {
+            *cost = self.settled.0.checked_sub(without)?;
+        }
+        Some(costs)
     }
 }
 
@@ -1152,7 +1155,7 @@ impl WorkModel {
             let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
             let crossfade = mode == SwitchMode::Crossfade && !snapshot;
             work.charge(costs.sample_fixed, waves);
-            if l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0 {
+            if removes_root_motion(l, program) {
                 // On the root's thread: the first wave.
                 work.charge(costs.root_motion, 1);
             }
@@ -1764,6 +1767,12 @@ fn replays_layer(l: usize, setup: &LayerSetup, program: &LayerProgram) -> bool {
     setup.needs_memory && (l == 0 || program.weight > 0.0) && program.flags & LayerProgram::SWITCHED != 0
 }
 
+/// Whether layer `l` removes the root's motion from its pose (the base layer, where its program
+/// asks), as `remove_root_motion`'s callers in the kernels test.
+fn removes_root_motion(l: usize, program: &LayerProgram) -> bool {
+    l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0
+}
+
 /// The combine's path a non-mesh-space layer takes beyond the combine's own code: none for the
 /// base layer (a copy), the additive or the local override's.
 fn combine_path(l: usize, setup: &LayerSetup, costs: &KernelCosts) -> u32 {
@@ -1837,7 +1846,7 @@ impl LevelLayer {
             replays_layer,
             replayed_entries,
             replay_weights: shown.len(),
-            root_motion: shows && l == 0 && program.flags & LayerProgram::ROOT_MOTION != 0,
+            root_motion: shows && removes_root_motion(l, program),
             snapshot: shows && setup.needs_memory && snapshot,
             shows,
             weights: if shows { shown.len() + back.len() } else { 0 },
