@@ -42,7 +42,7 @@ fn override_local_joint(base: Transform, layer: Transform, w: f32) -> Transform 
     return Transform(
         mix(base.translation, layer.translation, w),
         0.0,
-        quat_normalize(quat_slerp(base.rotation, layer.rotation, w)),
+        quat_slerp_normalized(base.rotation, layer.rotation, w),
         mix(base.scale, layer.scale, w),
         0.0,
     );
@@ -59,12 +59,12 @@ struct MeshStep {
 // The joint's model-space rotation moved towards the layer's by `w` (its resulting model
 // rotation), then expressed under its already blended parent (`out_parent`).
 fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
-    let layer_model = quat_normalize(quat_mul(layer_parent, layer_local));
-    var out_model = quat_normalize(quat_mul(out_parent, base_local));
+    let layer_model = quat_normalize_unit(quat_mul(layer_parent, layer_local));
+    var out_model = quat_normalize_unit(quat_mul(out_parent, base_local));
     var local = base_local;
     if w > 0.0 {
-        out_model = quat_normalize(quat_slerp(out_model, layer_model, w));
-        local = quat_normalize(quat_mul(quat_conjugate(out_parent), out_model));
+        out_model = quat_slerp_normalized(out_model, layer_model, w);
+        local = quat_normalize_unit(quat_mul(quat_conjugate(out_parent), out_model));
     }
     return MeshStep(layer_model, local, out_model);
 }

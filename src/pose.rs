@@ -112,6 +112,38 @@ pub(crate) fn quat_dot_lanes(a: &[Vec4; 4], b: &[Vec4; 4]) -> Vec4 {
     (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
 }
 
+/// glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1]: the angle
+/// `slerp_normalized` takes, the same polynomial as the shaders' `acos_approx`.
+#[inline]
+fn acos_approx(x: f32) -> f32 {
+    let root = (1.0 - x).max(0.0).sqrt();
+    let p = ((((((-0.001_262_491_1 * x + 0.006_670_09) * x - 0.017_088_126) * x + 0.030_891_88) * x - 0.050_174_303)
+        * x
+        + 0.088_978_99)
+        * x
+        - 0.214_598_8)
+        * x
+        + std::f32::consts::FRAC_PI_2;
+    p * root
+}
+
+/// The shortest-path slerp of two unit quaternions, normalised: glam's
+/// `a.slerp(b, s).normalize()` with the weights `sin(θ(1 − s))` and `sin(θs)` not divided by
+/// `sin θ`, which the normalisation makes moot (one sine and a division fewer); nearly equal
+/// rotations take nlerp's weights `1 − s` and `s`, as glam's do. Mirrored by the shaders'
+/// `quat_slerp_normalized`.
+#[inline]
+pub(crate) fn slerp_normalized(a: Quat, b: Quat, s: f32) -> Quat {
+    let d = a.dot(b);
+    let cos_theta = d.abs();
+    let (mut wa, mut wb) = (1.0 - s, s);
+    if cos_theta <= 1.0 - f32::EPSILON {
+        let theta = acos_approx(cos_theta);
+        (wa, wb) = ((theta * wa).sin(), (theta * wb).sin());
+    }
+    (a * wa + b * if d < 0.0 { -wb } else { wb }).normalize()
+}
+
 /// Writes `model[j] = model[parent[j]] * local[j]` (roots: `local[j]`), in joint order, which is
 /// parent-first because every parent index is below its child's. The three slices have one
 /// entry per joint.
@@ -155,6 +187,35 @@ pub fn apply_additive(base: &mut [Transform], delta: &[Transform], weight: f32, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The normalised slerp is glam's slerp then `normalize`, to rounding, at angles from nearly
+    /// nothing to a half turn, on both hemispheres, at weights across [0, 1].
+    #[test]
+    fn slerp_normalized_is_glams_slerp_normalised() {
+        let axis = Vec3::new(0.3, -0.8, 0.52).normalize();
+        let from = Quat::from_axis_angle(Vec3::new(-0.6, 0.1, 0.79).normalize(), 1.1);
+        let mut checked = 0;
+        for angle in [1e-5_f32, 1e-3, 0.01, 0.2, 1.0, 2.0, 3.0, 3.1, 3.13, std::f32::consts::PI] {
+            for flip in [false, true] {
+                let mut to = from * Quat::from_axis_angle(axis, angle);
+                if flip {
+                    to = -to;
+                }
+                for s in [0.0, 0.1, 0.25, 0.5, 0.9, 1.0] {
+                    let ours = slerp_normalized(from, to, s);
+                    let glams = from.slerp(to, s).normalize();
+                    let error = (Vec4::from(ours) - Vec4::from(glams)).abs();
+                    assert!(
+                        error.cmple(Vec4::splat(1e-6)).all(),
+                        "angle {angle} flipped {flip} at {s}: {ours} against {glams}"
+                    );
+                    assert!((ours.length() - 1.0).abs() <= 1e-6);
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 120);
+    }
 
     #[test]
     fn additive_of_the_reference_is_identity() {

@@ -87,30 +87,34 @@ fn quat_nlerp(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
     return quat_normalize(a * (1.0 - s) + b_near * s);
 }
 
-// glam's `acos_approx` (DirectXMath's 7-degree minimax), so that slerp's angle matches the CPU's
-// to the last bits rather than to the GPU's own acos.
-fn acos_approx(v: f32) -> f32 {
-    let x = abs(v);
+// glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1], as the slerp below
+// needs it (`pose::acos_approx`): the angle matches the CPU's to the last bits rather than to
+// the GPU's own acos.
+fn acos_approx(x: f32) -> f32 {
     let root = sqrt(max(1.0 - x, 0.0));
     let p = ((((((-0.0012624911 * x + 0.00667009) * x - 0.017088126) * x + 0.03089188) * x - 0.050174303) * x
         + 0.08897899) * x - 0.2145988) * x + 1.5707963;
-    return select(3.1415927 - p * root, p * root, v >= 0.0);
+    return p * root;
 }
 
-// glam's `Quat::slerp`: shortest path; nearly equal rotations fall back to `nlerp`. Not
-// normalised beyond what the formula gives, as glam.
-fn quat_slerp(a: vec4<f32>, b_in: vec4<f32>, s: f32) -> vec4<f32> {
-    var b = b_in;
-    var d = dot(a, b);
-    if d < 0.0 {
-        b = -b;
-        d = -d;
+// A normalisation where the quaternion cannot be zero: a product of unit quaternions, or a blend
+// of two with positive weights on one hemisphere. No guard, unlike `quat_normalize`.
+fn quat_normalize_unit(q: vec4<f32>) -> vec4<f32> {
+    return q * inverseSqrt(dot(q, q));
+}
+
+// The shortest-path slerp of two unit quaternions, normalised (`pose::slerp_normalized`):
+// glam's `Quat::slerp` then `normalize`, with its weights `sin(θ(1 − s))` and `sin(θs)` not
+// divided by `sin θ`, which the normalisation makes moot; nearly equal rotations take nlerp's
+// weights `1 − s` and `s`, as glam does. `b`'s hemisphere is its weight's sign.
+fn quat_slerp_normalized(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
+    let d = dot(a, b);
+    let cos_theta = abs(d);
+    var weights = vec2<f32>(1.0 - s, s);
+    if cos_theta <= 1.0 - 1.1920929e-7 {
+        weights = sin(acos_approx(cos_theta) * weights);
     }
-    if d > 1.0 - 1.1920929e-7 {
-        return quat_normalize(a * (1.0 - s) + b * s);
-    }
-    let theta = acos_approx(d);
-    return (a * sin(theta * (1.0 - s)) + b * sin(theta * s)) / sin(theta);
+    return quat_normalize_unit(a * weights.x + b * select(weights.y, -weights.y, d < 0.0));
 }
 
 // The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion; atan2 stays

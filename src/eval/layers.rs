@@ -13,6 +13,7 @@ use crate::rig::{NO_PARENT, Transform};
 
 // Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
 // lives in `pose`, below both; the layers stage applies them.
+use crate::pose::slerp_normalized;
 pub use crate::pose::{apply_additive, make_additive};
 
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.
@@ -23,7 +24,7 @@ pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, 
             continue;
         }
         b.translation = b.translation.lerp(l.translation, w);
-        b.rotation = b.rotation.slerp(l.rotation, w).normalize();
+        b.rotation = slerp_normalized(b.rotation, l.rotation, w);
         b.scale = b.scale.lerp(l.scale, w);
     }
 }
@@ -51,7 +52,7 @@ pub fn override_mesh(
         let mut out_model = (out_parent * base[j].rotation).normalize();
         let w = weight * mask.map_or(1.0, |m| m[j]);
         if w > 0.0 {
-            out_model = out_model.slerp(scratch.layer_model[j], w).normalize();
+            out_model = slerp_normalized(out_model, scratch.layer_model[j], w);
             base[j].rotation = (out_parent.inverse() * out_model).normalize();
             base[j].translation = base[j].translation.lerp(layer[j].translation, w);
             base[j].scale = base[j].scale.lerp(layer[j].scale, w);

@@ -181,7 +181,7 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    5074,
+    4925,
     [
         (47, 0),
         (1410, 0),
@@ -189,7 +189,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (1299, 2),
         (17, 3),
         (162, 3),
-        (3223, 0),
+        (3074, 0),
         (803, 1),
         (18, 2),
         (161, 2),
@@ -200,9 +200,9 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (792, 1),
         (42, 1),
         (39, 1),
-        (409, 1),
-        (182, 2),
-        (236, 1),
+        (303, 1),
+        (131, 2),
+        (193, 1),
         (57, 0),
         (275, 0),
         (69, 1),
@@ -214,9 +214,9 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2738,
+    2595,
     [
-        (2360, 0),
+        (2217, 0),
         (429, 1),
         (18, 2),
         (161, 2),
@@ -225,9 +225,9 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (795, 1),
         (43, 1),
         (40, 1),
-        (406, 1),
-        (180, 2),
-        (236, 1),
+        (306, 1),
+        (131, 2),
+        (193, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -238,9 +238,9 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1859,
+    1716,
     [
-        (1487, 0),
+        (1344, 0),
         (433, 1),
         (18, 2),
         (161, 2),
@@ -248,9 +248,9 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
         (26, 1),
         (42, 1),
         (40, 1),
-        (406, 1),
-        (180, 2),
-        (236, 1),
+        (306, 1),
+        (131, 2),
+        (193, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -260,7 +260,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// `frame_layers_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides ([`MeasuredPath::ALL`]'s order: root motion, snapshot mix,
 /// additive, local override), as `gpu_stats` reports them (`… settled-root_motion` and so on).
-pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1803, 1768, 1769, 1742];
+pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1660, 1625, 1626, 1642];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -272,21 +272,21 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
 /// store and the mesh-space override's level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4989,
+    4886,
     [
         (45, 0),
         (1404, 0),
         (1315, 1),
         (19, 2),
         (169, 2),
-        (3205, 0),
+        (3102, 0),
         (19, 1),
         (19, 1),
         (199, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (249, 1),
+        (189, 1),
         (93, 0),
     ],
 );
@@ -299,21 +299,21 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4987,
+    4884,
     [
         (45, 0),
         (1405, 0),
         (1317, 1),
         (19, 2),
         (169, 2),
-        (3203, 0),
+        (3100, 0),
         (19, 1),
         (19, 1),
         (200, 1),
         (177, 1),
         (18, 1),
         (26, 1),
-        (249, 1),
+        (189, 1),
         (93, 0),
     ],
 );
@@ -322,18 +322,18 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2553, [(2235, 0), (19, 1), (199, 1), (26, 1), (247, 1), (93, 0)]);
+    (2452, [(2134, 0), (19, 1), (199, 1), (26, 1), (188, 1), (93, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1697, [(1377, 0), (19, 1), (203, 1), (26, 1), (244, 1), (96, 0)]);
+    (1599, [(1279, 0), (19, 1), (203, 1), (26, 1), (189, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
 /// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
-pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1634, 1616, 1608, 1580];
+pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1536, 1518, 1510, 1525];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
