@@ -1,6 +1,14 @@
 // Clip sampling and weighted blend: a character's clips at their times, blended into one local
 // pose. Mirrors `throng::eval::sample::sample_blend` and `throng::Clip::frame_position`.
 
+// Gates for measurement (`throng::gpu::MeasuredPath`, as `SWITCH_CODE` in `transition.wgsl`):
+// a blend of one sample sampled outside the clip loop, which a layer runs only where its blend
+// has one sample; and, in the level kernels (`shared/levels.wgsl`, `table_entry`), a sample's
+// per-sample values computed in the clip loop past the entries the sample table holds, which a
+// wave runs only where a blend has more samples than that.
+const SINGLE_SAMPLE_CODE: bool = true;
+const TABLE_MISS_CODE: bool = true;
+
 // The clip's local time: wrapped into [0, duration) when looping, clamped to [0, duration]
 // otherwise (`Clip::local_time`; times are finite, validation sees to that).
 fn local_time(h: ClipHeader, time_s: f32) -> f32 {
@@ -79,7 +87,7 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
     if !(total > 0.0) {
         return rest;
     }
-    if range.count == 1u {
+    if SINGLE_SAMPLE_CODE && range.count == 1u {
         return sample_clip_joint(samples[start], joint, num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);

@@ -67,7 +67,7 @@ fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, count_a: u32, to
 // Entry `i` of the character's table at `slot_base`, sample `first + i` of a blend of `count`:
 // from the table, or computed here past the LANES entries the table holds.
 fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, total: f32) -> vec4<u32> {
-    if i < LANES {
+    if i < LANES || !TABLE_MISS_CODE {
         return sample_table[slot_base + i];
     }
     return sample_entry(first + i, count, total);
@@ -84,17 +84,19 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 // `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
 // table (samples `first + offset ..`, `count` of them, weights summing to `total`): the same
 // arithmetic in the same order, the per-sample values read rather than recomputed. With full
-// clips a blend of one sample is sampled outside the loop, as `sample_blend_joint_over` does
-// (no loop control, no multiplication by its weight). With compact clips, whose decoding is
-// large, it takes the loop once instead, so that the kernel holds one copy of the decoder (8
-// VGPRs fewer): its weight is exactly 1.0 (`sample_entry`), the first `blend_add` multiplies by
-// it (exact) and the sum is not renormalised, so the pose is the clip's as sampled, bit for bit.
+// clips a blend of one sample is sampled outside the loop, as `sample_blend_joint_over` does (no
+// loop control, no multiplication by its weight), from the table. With compact clips, whose
+// decoding is large, so that the kernel holds one copy of the decoder (8 VGPRs fewer), and
+// where its entry lies past the table, so that the loop holds the only table miss, it takes the
+// loop once instead: its weight is exactly 1.0 (`sample_entry`), the first `blend_add`
+// multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's as
+// sampled, bit for bit.
 fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     if !(total > 0.0) {
         return rest;
     }
-    if !COMPACT_CLIPS && count == 1u {
-        return table_sample(table_entry(slot_base, first, offset, count, total), joint, num_joints);
+    if SINGLE_SAMPLE_CODE && !COMPACT_CLIPS && count == 1u && offset < LANES {
+        return table_sample(sample_table[slot_base + offset], joint, num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     var first_taken = true;

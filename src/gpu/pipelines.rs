@@ -378,12 +378,13 @@ fn gate_off(source: &str, line: &str) -> Option<String> {
     source.contains(line).then(|| source.replacen(line, &line.replacen("true", "false", 1), 1))
 }
 
-/// A path of the layered frame kernels that a layer runs on some frames or some layers only,
-/// behind a measurement gate (`shaders/transition.wgsl`, `shaders/layers.wgsl`; `true` in every
-/// kernel the evaluator builds): a [`crate::gpu::stats::Kernel`] whose `without` names one is
-/// compiled with it rewritten to `false`, never dispatched, so that the difference of static instruction
-/// counts measures the path and the work model (`gpu::work_model::KernelCosts`) charges it only
-/// where a wave runs it, not to every layer with the straight-line code around it.
+/// A path of the frame kernels that a layer runs on some frames or some layers only, behind a
+/// measurement gate (`shaders/transition.wgsl`, `shaders/layers.wgsl`, `shaders/sample.wgsl`;
+/// `true` in every kernel the evaluator builds): a [`crate::gpu::stats::Kernel`] whose `without`
+/// names one is compiled with it rewritten to `false`, never dispatched, so that the difference
+/// of static instruction counts measures the path and the work model
+/// (`gpu::work_model::KernelCosts`) charges it only where a wave runs it, not to every layer
+/// with the code around it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MeasuredPath {
     /// The root's horizontal travel and yaw removed (`remove_root_motion`): the base layer's
@@ -396,11 +397,19 @@ pub enum MeasuredPath {
     Additive,
     /// A local-space override layer's slerp (`override_local_joint`).
     OverrideLocal,
+    /// A blend of one sample sampled outside the clip loop (`sample_blend_joint_over`,
+    /// `table_blend_joint`): a layer whose blend has one sample.
+    SingleSample,
+    /// A sample's per-sample values computed in a level kernel's clip loop past the entries its
+    /// sample table holds (`table_entry`): a blend with more samples than a character has lanes.
+    /// The fused kernel has no table: its measurement is 0.
+    TableMiss,
 }
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 4] = [Self::RootMotion, Self::SnapshotMix, Self::Additive, Self::OverrideLocal];
+    pub const ALL: [Self; 6] =
+        [Self::RootMotion, Self::SnapshotMix, Self::Additive, Self::OverrideLocal, Self::SingleSample, Self::TableMiss];
 
     /// The name [`crate::gpu::stats::Kernel::name`] appends, after a `-`.
     #[must_use]
@@ -410,6 +419,8 @@ impl MeasuredPath {
             Self::SnapshotMix => "snapshot_mix",
             Self::Additive => "additive",
             Self::OverrideLocal => "override_local",
+            Self::SingleSample => "single_sample",
+            Self::TableMiss => "table_miss",
         }
     }
 
@@ -420,6 +431,8 @@ impl MeasuredPath {
             Self::SnapshotMix => "const SNAPSHOT_MIX_CODE: bool = true;",
             Self::Additive => "const ADDITIVE_CODE: bool = true;",
             Self::OverrideLocal => "const OVERRIDE_LOCAL_CODE: bool = true;",
+            Self::SingleSample => "const SINGLE_SAMPLE_CODE: bool = true;",
+            Self::TableMiss => "const TABLE_MISS_CODE: bool = true;",
         }
     }
 

@@ -95,7 +95,9 @@ impl Kernel {
     /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: each
     /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
     /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Settled`],
-    /// each path's gate off in turn.
+    /// each path's gate off in turn; then the two-clip level kernel
+    /// ([`ShaderModuleKind::FrameLevels`]) with each of the paths it holds off
+    /// (`work_model::FRAME_LEVELS_PATHS`).
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -113,6 +115,10 @@ impl Kernel {
                     ..Self::production(kind, num_joints, false)
                 })
             })
+            .chain(crate::gpu::work_model::FRAME_LEVELS_PATHS.map(|path| Self {
+                without: Some(path),
+                ..Self::production(ShaderModuleKind::FrameLevels, num_joints, false)
+            }))
             .collect()
     }
 
@@ -151,7 +157,7 @@ impl Kernel {
         };
         source.ok_or_else(|| StatsError::Shader {
             kernel: self.name(),
-            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl)"
+            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl)"
                 .to_owned(),
         })
     }
@@ -875,7 +881,7 @@ BB3:
     fn path_measurements_turn_their_gate_off() {
         let options = spirv_options(vk::API_VERSION_1_3, true);
         let kernels = Kernel::paths_for_rig(64);
-        assert_eq!(kernels.len(), 3 * MeasuredPath::ALL.len());
+        assert_eq!(kernels.len(), 3 * MeasuredPath::ALL.len() + crate::gpu::work_model::FRAME_LEVELS_PATHS.len());
         for kernel in kernels {
             let settled = Kernel { without: None, ..kernel }.source().unwrap();
             let source = kernel.source().unwrap_or_else(|e| panic!("{e}"));

@@ -9,7 +9,7 @@
 //! | region | a wave enters it | counted |
 //! |---|---|---|
 //! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
-//! | sampling a layer | once per wave that holds joints | `sample_fixed`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop |
+//! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed`, `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
 //! | replay before the layers | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
@@ -30,8 +30,9 @@
 //! (`gpu::stats::Specialisation`, [`LayeredLoops`]), so that a steady frame is not charged a
 //! switch's code. Likewise the paths a layer runs only on some frames or some layers
 //! ([`MeasuredPath`]: the root's motion removed, a frozen fade's
-//! snapshot mix, the additive and the local-override combines) are measured by compiling the
-//! settled kernel with each one's gate off besides, and charged only where a wave runs them.
+//! snapshot mix, the additive and the local-override combines, a blend of one sample's
+//! shortcut, the level kernels' sample-table miss) are measured by compiling the settled kernel
+//! with each one's gate off besides, and charged only where a wave runs them.
 //! **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
@@ -44,7 +45,8 @@
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the weight sums by every lane,
 //! the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
-//! them with full clips, as in the fused kernel); a capture's reduction reads the character's lanes
+//! them with full clips, as in the fused kernel, where its entry lies in the sample table); a
+//! capture's reduction reads the character's lanes
 //! one by one; each depth level of local-to-model and the mesh-space override costs its step
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
@@ -99,15 +101,14 @@ pub struct KernelCosts {
     pub kernel_fixed: u32,
     /// The layer loop's own code (setup, program, state, barriers), per wave and layer.
     pub layer_fixed: u32,
-    /// Sampling a layer (or the frame's pose) outside the per-sample loops: rest pose, the
-    /// single-sample shortcut (full clips; the level kernels take one compact clip through the
-    /// clip loop), root-motion removal.
+    /// Sampling a layer (or the frame's pose) outside the per-sample loops: the rest pose, the
+    /// blend's end.
     pub sample_fixed: u32,
     /// One iteration of a blend's weight sum.
     pub sample_weight: u32,
-    /// One clip sampled and blended in a blend's loop.
+    /// One clip sampled and blended in a blend's loop, from the level kernels' sample table.
     pub sample_clip: u32,
-    /// One clip of the step-back blend (inertialization's switch frame).
+    /// One clip of the step-back blend (inertialization's switch frame), as `sample_clip`.
     pub step_back_clip: u32,
     /// The transition's code every frame runs: the state, a frozen fade's snapshot read and
     /// mixed.
@@ -169,6 +170,14 @@ pub struct KernelCosts {
     /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of `combine`:
     /// per wave of such a layer.
     pub override_local: u32,
+    /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
+    /// taken out of `sample_fixed`: per wave and blend of one sample (full clips; the level
+    /// kernels take one compact clip through the clip loop).
+    pub single_sample: u32,
+    /// A level kernel's sample entry computed past its table ([`MeasuredPath::TableMiss`]),
+    /// taken out of `sample_clip` and `step_back_clip`: per wave and clip-loop iteration whose
+    /// entry lies past a character's lanes (0 in the fused kernel, which has no table).
+    pub table_miss: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
@@ -260,7 +269,8 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// `frame_layers_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides ([`MeasuredPath::ALL`]'s order: root motion, snapshot mix,
 /// additive, local override), as `gpu_stats` reports them (`… settled-root_motion` and so on).
-pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1660, 1625, 1626, 1642];
+pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1660, 1625, 1626, 1642, 1595, 1716];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -272,18 +282,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
 /// store and the mesh-space override's level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4886,
+    4843,
     [
         (45, 0),
         (1404, 0),
         (1315, 1),
         (19, 2),
         (169, 2),
-        (3102, 0),
+        (3060, 0),
         (19, 1),
         (19, 1),
-        (199, 1),
-        (177, 1),
+        (200, 1),
+        (178, 1),
         (18, 1),
         (26, 1),
         (189, 1),
@@ -299,18 +309,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4884,
+    4840,
     [
         (45, 0),
         (1405, 0),
         (1317, 1),
         (19, 2),
         (169, 2),
-        (3100, 0),
+        (3057, 0),
         (19, 1),
         (19, 1),
         (200, 1),
-        (177, 1),
+        (178, 1),
         (18, 1),
         (26, 1),
         (189, 1),
@@ -333,11 +343,20 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
 /// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
-pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] = [1536, 1518, 1510, 1525];
+pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1536, 1518, 1510, 1525, 1513, 1548];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
 pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (710, [(19, 0), (190, 0), (93, 0)]);
+
+/// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
+/// its clip loop's table miss (the layered frames' other paths are not in it).
+pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, MeasuredPath::TableMiss];
+
+/// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
+/// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [633, 659];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -456,17 +475,17 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let (sample_weight, step_back_clip) = (n(8), n(11));
         let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
-        let [root_motion, snapshot_mix, additive, override_local] = loops.path_costs()?;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = loops.path_costs()?;
         // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
         // alone: the gate takes the whole loop (and a little code around it, left where it is).
         let snapshot_mix = snapshot_mix.min(m(4));
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21))?,
             layer_fixed: m(0).checked_sub(settled_inner)?,
-            sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion)?,
+            sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion + single_sample)?,
             sample_weight,
-            sample_clip: n(9),
-            step_back_clip,
+            sample_clip: n(9).checked_sub(table_miss)?,
+            step_back_clip: step_back_clip.checked_sub(table_miss)?,
             transition: m(4) - snapshot_mix,
             switch: n(6).checked_sub(steady + sample_weight + step_back_clip)?,
             decay: steady.checked_sub(m(0))?,
@@ -488,6 +507,8 @@ impl KernelCosts {
             snapshot_mix,
             additive,
             override_local,
+            single_sample,
+            table_miss,
         })
     }
 
@@ -521,7 +542,8 @@ impl KernelCosts {
     /// `decay` the steady layer loop less the settled one's. What is left is the settled kernel's
     /// layer loop less its loops: one straight-line body of code every shown layer runs, which
     /// the driver reports undivided; less the measured paths (each the settled kernel's count
-    /// less its count without it, as in the fused kernel), it is split into `fused`'s regions
+    /// less its count without it, as in the fused kernel; the table miss, which lies in the clip
+    /// loops, out of both clip loops' bodies instead), it is split into `fused`'s regions
     /// (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s
     /// proportions (the module's notes), the remainder of the rounding to `layer_fixed`. The
     /// pose's store, a few straight-line stores here, stays in that body (`store_pose` is 0).
@@ -535,12 +557,14 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let settled = count(loops.settled.1[0].0);
         // n(7) is the step-back blend's weight sum.
-        let (sample_weight, sample_clip, step_back_clip, capture_step) = (n(6), n(8), n(9), n(10));
+        let (sample_weight, capture_step) = (n(6), n(10));
         let (replay_store, mesh_step) = (n(11), n(12));
         let paths = loops.path_costs()?;
-        let [root_motion, snapshot_mix, additive, override_local] = paths;
-        let body =
-            settled.checked_sub(sample_weight + sample_clip + replay_store + mesh_step + paths.iter().sum::<u32>())?;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
+        // The table miss lies in the clip loops, the other paths in the straight-line body.
+        let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
+        let body = settled
+            .checked_sub(sample_weight + n(8) + replay_store + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -556,7 +580,7 @@ impl KernelCosts {
             sample_clip,
             step_back_clip,
             transition,
-            switch: n(5).checked_sub(steady + sample_weight + step_back_clip + capture_step)?,
+            switch: n(5).checked_sub(steady + sample_weight + n(9) + capture_step)?,
             decay: steady.checked_sub(settled)?,
             combine,
             mesh_fixed,
@@ -576,22 +600,34 @@ impl KernelCosts {
             snapshot_mix,
             additive,
             override_local,
+            single_sample,
+            table_miss,
         })
     }
 
     /// The costs of `frame_levels_main`: its code outside loops (sampling's fixed part, the pose,
-    /// skinning) as `kernel_fixed`, the weight sum, the clip loop and local-to-model's level.
+    /// skinning) as `kernel_fixed`, the weight sum, the clip loop and local-to-model's level;
+    /// `without` its static counts with each of [`FRAME_LEVELS_PATHS`]' gates off, whose
+    /// differences are the single-sample shortcut (out of `kernel_fixed`) and the table miss (out
+    /// of the clip loop), as [`KernelCosts::from_frame_layers_levels_loops`] measures them.
     #[must_use]
-    pub fn from_frame_levels_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+    pub fn from_frame_levels_loops(
+        total: u32,
+        loops: &[(usize, usize)],
+        without: [u32; FRAME_LEVELS_PATHS.len()],
+    ) -> Option<Self> {
         if !loop_structure_matches(loops, &[0, 0, 0]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
+        let [single_sample, table_miss] = [total.checked_sub(without[0])?, total.checked_sub(without[1])?];
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(2))?,
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample)?,
             sample_weight: n(0),
-            sample_clip: n(1),
+            sample_clip: n(1).checked_sub(table_miss)?,
             model_step: n(2),
+            single_sample,
+            table_miss,
             ..Self::default()
         })
     }
@@ -611,7 +647,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 27] {
+    pub fn regions(&self) -> [(&'static str, Self); 29] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -640,6 +676,8 @@ impl KernelCosts {
             ("snapshot_mix", Self { snapshot_mix: self.snapshot_mix, ..Self::default() }),
             ("additive", Self { additive: self.additive, ..Self::default() }),
             ("override_local", Self { override_local: self.override_local, ..Self::default() }),
+            ("single_sample", Self { single_sample: self.single_sample, ..Self::default() }),
+            ("table_miss", Self { table_miss: self.table_miss, ..Self::default() }),
         ]
     }
 
@@ -661,7 +699,7 @@ impl KernelCosts {
     #[must_use]
     pub fn frame_levels_radv_navi21() -> Self {
         let (total, loops) = FRAME_LEVELS_LOOPS_RADV_NAVI21;
-        Self::from_frame_levels_loops(total, &loops).unwrap_or_default()
+        Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21).unwrap_or_default()
     }
 
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
@@ -826,7 +864,7 @@ pub struct WorkModel {
 }
 
 /// Whether a layer's sampled blend counts its clips as step-back clips.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Blend {
     Shown,
     StepBack,
@@ -988,7 +1026,8 @@ impl WorkModel {
 
     /// One blend (`sample_blend_joint_over`) over `samples`, by every wave that holds joints:
     /// the weight sum, then each clip with a weight above 0 (a single sample is sampled by the
-    /// shortcut outside the loop; weights summing to 0 show the rest pose and sample nothing).
+    /// shortcut outside the loop, `single_sample`; weights summing to 0 show the rest pose and
+    /// sample nothing).
     fn blend(&self, work: &mut Work, samples: &[ClipSample], costs: &KernelCosts, kind: Blend) {
         let waves = self.wave_count();
         work.bytes_read += SAMPLE_BYTES * samples.len() as f64;
@@ -998,7 +1037,12 @@ impl WorkModel {
             return;
         }
         let sampled = if samples.len() == 1 { 1 } else { samples.iter().filter(|s| s.weight > 0.0).count() };
-        if samples.len() > 1 {
+        if samples.len() == 1 {
+            // The step-back blend's shortcut is the switch frame's code (`switch`).
+            if kind == Blend::Shown {
+                work.charge(costs.single_sample, waves);
+            }
+        } else {
             let cost = match kind {
                 Blend::Shown => costs.sample_clip,
                 Blend::StepBack => costs.step_back_clip,
@@ -1080,6 +1124,7 @@ impl WorkModel {
     /// One workgroup of `frame_levels_main`: its characters' blends' weights. Only the
     /// instruction-side fields are filled (bytes are per character, as the fused kernel's).
     fn two_clip_levels_group(&self, weights: &[Vec<f32>], costs: &KernelCosts) -> Work {
+        let (lanes, _) = self.level_shape();
         let mut work = Work::default();
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
@@ -1088,6 +1133,13 @@ impl WorkModel {
             work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
             if *owns {
                 work.charge(costs.sample_clip, covered.iter().map(|w| blend_loop_clips(w)).max().unwrap_or(0));
+                if covered.iter().any(|w| w.len() == 1 && w[0] > 0.0) {
+                    work.charge(costs.single_sample, 1);
+                }
+                let misses = |w: &Vec<f32>| {
+                    if w.len() > 1 && w.iter().sum::<f32>() > 0.0 { w.len().saturating_sub(lanes) } else { 0 }
+                };
+                work.charge(costs.table_miss, covered.iter().map(misses).max().unwrap_or(0));
             }
         }
         work.barriers += 2.0;
@@ -1348,7 +1400,7 @@ impl WorkModel {
         work.charge(costs.kernel_fixed, waves.len());
         let characters: Vec<&[LayerProgram]> = programs.chunks_exact(layers.len()).collect();
         let layer_loops: Vec<Vec<LevelLayer>> = (0..layers.len())
-            .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples)).collect())
+            .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples, lanes)).collect())
             .collect();
         // The replay before the layers: each wave holding joints checks every layer; the one
         // that covers a switching character replays, layer by layer, as much as the most
@@ -1404,6 +1456,10 @@ impl WorkModel {
                 }
                 work.charge(costs.sample_clip, most(|c| c.clips));
                 work.charge(costs.step_back_clip, most(|c| c.back_clips));
+                if any(|c| c.single) {
+                    work.charge(costs.single_sample, 1);
+                }
+                work.charge(costs.table_miss, most(|c| c.misses) + most(|c| c.back_misses));
                 // The root's motion is removed on a character's lane 0.
                 if any(|c| c.root_motion) && holds_lanes_below(1) {
                     work.charge(costs.root_motion, 1);
@@ -1804,6 +1860,11 @@ struct LevelLayer {
     weights: usize,
     clips: usize,
     back_clips: usize,
+    /// The shown blend has one sample, which the shortcut samples outside the clip loop.
+    single: bool,
+    /// Clip-loop iterations, shown and step-back, whose entries lie past the sample table.
+    misses: usize,
+    back_misses: usize,
     capture: bool,
     switches: bool,
     decays: bool,
@@ -1820,7 +1881,9 @@ struct LevelLayer {
 }
 
 impl LevelLayer {
-    fn of(l: usize, setup: &LayerSetup, program: &LayerProgram, samples: &[ClipSample]) -> Self {
+    /// The layer `l` of one character whose program is `program`, in a level kernel of `lanes`
+    /// lanes a character (the sample table's entries).
+    fn of(l: usize, setup: &LayerSetup, program: &LayerProgram, samples: &[ClipSample], lanes: usize) -> Self {
         let shows = l == 0 || program.weight > 0.0;
         let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
         let inertializes = program.switch_mode().is_inertialization();
@@ -1835,6 +1898,19 @@ impl LevelLayer {
             samples.get(r.start as usize..r.end as usize).unwrap_or_default().iter().map(|s| s.weight).collect()
         };
         let (shown, back) = (weights(shown), weights(back));
+        let sums_above_0 = |w: &[f32]| w.iter().sum::<f32>() > 0.0;
+        // `table_blend_joint`: a blend of one whose entry the table holds takes the shortcut;
+        // otherwise every entry is read in the loop, each past the table computed there.
+        let single = shows && shown.len() == 1 && sums_above_0(&shown);
+        let misses = |w: &[f32], offset: usize| {
+            let looped = sums_above_0(w) && (w.len() > 1 || offset >= lanes);
+            if looped { (offset + w.len()).saturating_sub(offset.max(lanes)) } else { 0 }
+        };
+        let back_loop_clips = if back.len() == 1 && shown.len() >= lanes {
+            usize::from(sums_above_0(&back))
+        } else {
+            blend_loop_clips(&back)
+        };
         let switched = program.flags & LayerProgram::SWITCHED != 0;
         let replays_layer = replays_layer(l, setup, program);
         let replayed_entries = match (replays_layer && switches(program), snapshot) {
@@ -1851,7 +1927,10 @@ impl LevelLayer {
             shows,
             weights: if shows { shown.len() + back.len() } else { 0 },
             clips: if shows { blend_loop_clips(&shown) } else { 0 },
-            back_clips: if shows { blend_loop_clips(&back) } else { 0 },
+            back_clips: if shows { back_loop_clips } else { 0 },
+            single,
+            misses: if shows { misses(&shown, 0) } else { 0 },
+            back_misses: if shows { misses(&back, shown.len()) } else { 0 },
             // Steady state: every layer has shown two frames (the module's notes).
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
             switches: shows && setup.needs_memory && switches(program),
@@ -1906,6 +1985,8 @@ mod tests {
         snapshot_mix: 1,
         additive: 1,
         override_local: 1,
+        single_sample: 1,
+        table_miss: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -2094,9 +2175,9 @@ mod tests {
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
-    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight), transition and the replay
-    /// entry's store (2) and combine or mesh code (1): 5 each, 10; the mesh levels 0, 1, 2 one
-    /// wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 10 + 3 + 2 = 29. Barriers:
+    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight, 1 single sample), transition and
+    /// the replay entry's store (2) and combine or mesh code (1): 6 each, 12; the mesh levels 0,
+    /// 1, 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 12 + 3 + 2 = 31. Barriers:
     /// per layer (both with memory) the sample table's 1
     /// and the transition's 2 (the second also orders the table's reads), the mesh's 2 + 3,
     /// local-to-model's 1 + 2: 14.
@@ -2113,7 +2194,7 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 29.0);
+        assert_eq!(work.wave_instructions, 31.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
     }
 
@@ -2160,6 +2241,31 @@ mod tests {
         let lanes = WorkModel::new(&chain, 1, 64, 48).unwrap();
         assert_eq!(thousands(&lanes, &with), 1.0 + 3.0 + 3.0 + 3.0);
         assert_eq!(thousands(&lanes, &without), 6.0);
+    }
+
+    /// A level kernel's clip loop computes the entries past its sample table (a character's
+    /// lanes: 4 on a chain of three joints): a blend of six samples misses twice, one of four
+    /// never; a blend of one sample takes the shortcut, on both kernels, and a blend of two
+    /// does not. Costs: `table_miss` and `single_sample` 1000 and 1,000,000, the rest 1.
+    #[test]
+    fn table_misses_and_single_samples_are_charged_where_they_run() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let costs = KernelCosts { table_miss: 1000, single_sample: 1_000_000, ..UNIT };
+        let layers = [LayerSetup::default()];
+        let samples: Vec<ClipSample> = (0..6).map(|c| ClipSample::new(c, 0.0, 1.0)).collect();
+        let charged = |model: &WorkModel, count: u32| {
+            let work = model.layered_frame(&layers, &[program(0, count, 1.0)], &samples, &costs).unwrap();
+            ((work.wave_instructions / 1_000_000.0).floor(), (work.wave_instructions % 1_000_000.0 / 1000.0).floor())
+        };
+        let levels = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        assert_eq!(level_lanes(3), 4);
+        assert_eq!(charged(&levels, 6), (0.0, 2.0));
+        assert_eq!(charged(&levels, 4), (0.0, 0.0));
+        assert_eq!(charged(&levels, 2), (0.0, 0.0));
+        assert_eq!(charged(&levels, 1), (1.0, 0.0));
+        let fused = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        assert_eq!(charged(&fused, 6), (0.0, 0.0));
+        assert_eq!(charged(&fused, 1), (1.0, 0.0));
     }
 
     /// With full clips a blend of one sample takes the shortcut outside the clip loop on both
@@ -2228,9 +2334,9 @@ mod tests {
         let work = model.two_clip_character(&[1.0], &UNIT);
         assert_eq!((work.walk_products, work.level_products, work.model_steps), (3.0, 3.0, 1.0));
         assert_eq!(work.lane_samples, 4.0);
-        // 2 warps run the kernel's code; the one holding joints: sample 1, a weight 1, pose and
-        // skinning 2, no walk iteration.
-        assert_eq!(work.wave_instructions, 2.0 + 4.0);
+        // 2 warps run the kernel's code; the one holding joints: sample 1, a weight 1, the
+        // single sample 1, pose and skinning 2, no walk iteration.
+        assert_eq!(work.wave_instructions, 2.0 + 5.0);
     }
 
     /// Weights summing to zero show the rest pose: nothing sampled, no clip bytes.
@@ -2262,9 +2368,9 @@ mod tests {
     /// 2 states' first vec4 (32), 2 layers' replay entries (a header and one sample: 64) and the
     /// output (192), 288 in all.
     /// Unit wave-instructions: kernel 1; the replay's check 2 (a layer each); per layer: layer
-    /// loop 1, sample_fixed 1, one weight 1, transition 1, the entry's store 1 = 5 each; base
-    /// combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning 2 + the model walk's 2 − 1
-    /// = 1: 1 + 2 + 10 + 1 + 3 + 3 = 20.
+    /// loop 1, sample_fixed 1, the single sample 1, one weight 1, transition 1, the entry's store
+    /// 1 = 6 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning 2 + the
+    /// model walk's 2 − 1 = 1: 1 + 2 + 12 + 1 + 3 + 3 = 22.
     #[test]
     fn layered_chain_with_a_masked_mesh_override() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2284,7 +2390,7 @@ mod tests {
         // Mesh 5 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
         assert_eq!((work.bytes_read, work.bytes_written), (144.0, 288.0));
-        assert_eq!(work.wave_instructions, 20.0);
+        assert_eq!(work.wave_instructions, 22.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
@@ -2381,7 +2487,8 @@ mod tests {
             + c.mesh_fixed
             + c.mesh_step
             + c.combine
-            + (c.root_motion + c.snapshot_mix + c.additive + c.override_local);
+            + (c.root_motion + c.snapshot_mix + c.additive + c.override_local + c.single_sample)
+            + 2 * c.table_miss;
         let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
         assert_eq!(
             c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.model_step,
@@ -2390,11 +2497,13 @@ mod tests {
         // The paths: each the settled kernel's count less its count without it (the snapshot's
         // mix at most the transition's joint loop that holds it alone).
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [root_motion, snapshot_mix, additive, override_local] = FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] =
+            FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
         assert_eq!(
-            [c.root_motion, c.additive, c.override_local],
-            [settled - root_motion, settled - additive, settled - override_local]
+            [c.root_motion, c.additive, c.override_local, c.single_sample, c.table_miss],
+            [settled - root_motion, settled - additive, settled - override_local, settled - single_sample, 0]
         );
+        assert_eq!(table_miss, settled, "the fused kernel has no sample table");
         assert_eq!(c.snapshot_mix, (settled - snapshot_mix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0)));
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
@@ -2430,16 +2539,20 @@ mod tests {
             + v.mesh_fixed
             + v.mesh_step
             + v.combine
-            + (v.root_motion + v.snapshot_mix + v.additive + v.override_local);
+            + (v.root_motion + v.snapshot_mix + v.additive + v.override_local + v.single_sample)
+            + 2 * v.table_miss;
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
         assert_eq!(
-            [v.root_motion, v.snapshot_mix, v.additive, v.override_local],
+            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss],
             FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without)
         );
         let f = KernelCosts::frame_levels_radv_navi21();
-        assert_eq!(f.kernel_fixed + f.sample_weight + f.sample_clip + f.model_step, FRAME_LEVELS_LOOPS_RADV_NAVI21.0);
+        assert_eq!(
+            f.kernel_fixed + f.single_sample + f.sample_weight + f.sample_clip + f.table_miss + f.model_step,
+            FRAME_LEVELS_LOOPS_RADV_NAVI21.0
+        );
     }
 
     /// Every procedural region costs 1, so wave-instructions count region entries and walk
