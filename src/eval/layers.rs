@@ -79,7 +79,7 @@ pub fn model_rotations(parents: &[u16], pose: &[Transform]) -> Vec<Quat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::Vec3;
+    use glam::{Vec3, Vec4};
 
     /// spine (root) → chest → arm.
     fn spine_arm() -> (Vec<u16>, Vec<Transform>) {
@@ -124,6 +124,42 @@ mod tests {
                     "mesh {mesh}"
                 );
             }
+        }
+    }
+
+    /// Each joint's resulting model rotation is the model-space slerp from the base's rotation
+    /// under its blended parent towards the layer's model rotation, by its weight, whatever the
+    /// joints above it did.
+    #[test]
+    fn mesh_space_override_is_the_model_space_slerp() {
+        let parents = vec![NO_PARENT, 0, 1, 2, 1, 4];
+        let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 1.0), Vec3::ONE];
+        let pose = |angle: f32| -> Vec<Transform> {
+            axes.iter()
+                .enumerate()
+                .map(|(j, a)| Transform {
+                    rotation: Quat::from_axis_angle(a.normalize(), angle * (j as f32 + 1.0)),
+                    ..Transform::from_translation(Vec3::Y)
+                })
+                .collect()
+        };
+        let (base, layer) = (pose(0.4), pose(-0.9));
+        let mask = [0.0, 0.5, 1.0, 0.25, 0.8, 0.0];
+        let mut out = base.clone();
+        override_mesh(&parents, &mut out, &layer, 1.0, Some(&mask), &mut MeshSpaceScratch::default());
+        let (mut out_model, mut layer_model) = (vec![Quat::IDENTITY; 6], vec![Quat::IDENTITY; 6]);
+        for j in 0..parents.len() {
+            let (out_parent, layer_parent) = match parents[j] {
+                NO_PARENT => (Quat::IDENTITY, Quat::IDENTITY),
+                p => (out_model[p as usize], layer_model[p as usize]),
+            };
+            out_model[j] = out_parent * out[j].rotation;
+            layer_model[j] = layer_parent * layer[j].rotation;
+            let from = out_parent * base[j].rotation;
+            let expected = if mask[j] > 0.0 { from.slerp(layer_model[j], mask[j]).normalize() } else { from };
+            let got = if out_model[j].dot(expected) < 0.0 { -out_model[j] } else { out_model[j] };
+            let error = (Vec4::from(got) - Vec4::from(expected)).abs();
+            assert!(error.cmple(Vec4::splat(2e-6)).all(), "joint {j}: {got} against {expected}");
         }
     }
 
