@@ -88,7 +88,10 @@ pub mod state;
 pub mod trace;
 
 pub use clip::{Clip, ClipCurve, ClipError, ClipEvent, Interpolation, JointTracks, Track};
-pub use rig::{MAX_CHAIN_SCALE, MAX_INVERSE_BIND, MAX_JOINTS, MAX_SCALE, MAX_TRANSLATION_M, Rig, RigError, Transform};
+pub use rig::{
+    MAX_CHAIN_SCALE, MAX_INVERSE_BIND, MAX_JOINTS, MAX_REST_ROTATION_LENGTH_ERROR, MAX_SCALE, MAX_TRANSLATION_M, Rig,
+    RigError, Transform,
+};
 
 /// README.md's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -112,10 +112,11 @@ pub(crate) fn quat_dot_lanes(a: &[Vec4; 4], b: &[Vec4; 4]) -> Vec4 {
     (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
 }
 
-/// glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1]: the angle
-/// `slerp_normalized` takes, the same polynomial as the shaders' `acos_approx`.
+/// glam's `acos_approx` (DirectXMath's 7-degree minimax, its coefficients to the last digit)
+/// for `x` in [0, 1], as `slerp_normalized` takes it: the shaders' `acos_approx_positive`.
 #[inline]
-fn acos_approx(x: f32) -> f32 {
+#[allow(clippy::approx_constant)]
+fn acos_approx_positive(x: f32) -> f32 {
     let root = (1.0 - x).max(0.0).sqrt();
     let p = ((((((-0.001_262_491_1 * x + 0.006_670_09) * x - 0.017_088_126) * x + 0.030_891_88) * x - 0.050_174_303)
         * x
@@ -123,7 +124,7 @@ fn acos_approx(x: f32) -> f32 {
         * x
         - 0.214_598_8)
         * x
-        + std::f32::consts::FRAC_PI_2;
+        + 1.570_796_3;
     p * root
 }
 
@@ -138,7 +139,7 @@ pub(crate) fn slerp_normalized(a: Quat, b: Quat, s: f32) -> Quat {
     let cos_theta = d.abs();
     let (mut wa, mut wb) = (1.0 - s, s);
     if cos_theta <= 1.0 - f32::EPSILON {
-        let theta = acos_approx(cos_theta);
+        let theta = acos_approx_positive(cos_theta);
         (wa, wb) = ((theta * wa).sin(), (theta * wb).sin());
     }
     (a * wa + b * if d < 0.0 { -wb } else { wb }).normalize()

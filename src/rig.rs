@@ -24,6 +24,11 @@ pub const MAX_SCALE: f32 = 1e4;
 /// rest pose and clips (see [`crate::program::validate_clips`]).
 pub const MAX_CHAIN_SCALE: f32 = 1e8;
 
+/// How far from 1 a rest rotation's length may be: a rest rotation is a unit quaternion up to the
+/// rounding of the file it came from, and [`Rig::new`] stores it normalised (a zero one has no
+/// direction to keep; the evaluators' blends assume unit rotations).
+pub const MAX_REST_ROTATION_LENGTH_ERROR: f32 = 1e-3;
+
 /// The largest magnitude an entry of an inverse bind matrix may have, given or derived.
 pub const MAX_INVERSE_BIND: f32 = 1e8;
 
@@ -86,16 +91,18 @@ pub enum RigError {
     },
     /// A finite number is past its bound: a rest translation component beyond
     /// [`MAX_TRANSLATION_M`], a rest scale component beyond [`MAX_SCALE`], the product of rest
-    /// scales down to the joint beyond [`MAX_CHAIN_SCALE`], or an inverse bind matrix entry
-    /// beyond [`MAX_INVERSE_BIND`]. Such numbers could overflow in the evaluators.
+    /// scales down to the joint beyond [`MAX_CHAIN_SCALE`], a rest rotation's length further
+    /// than [`MAX_REST_ROTATION_LENGTH_ERROR`] from 1, or an inverse bind matrix entry beyond
+    /// [`MAX_INVERSE_BIND`]. Such numbers could overflow in the evaluators, or (a rotation of no
+    /// length) give them nothing to normalise.
     #[error("joint {joint} ({name:?}): {what} is {value}, beyond the limit {limit}")]
     OutOfBounds {
         /// The joint index.
         joint: usize,
         /// The joint name.
         name: String,
-        /// `"rest translation"`, `"rest scale"`, `"rest scale product along the chain"` or
-        /// `"inverse bind matrix entry"`.
+        /// `"rest translation"`, `"rest scale"`, `"rest scale product along the chain"`, `"rest
+        /// rotation's length off 1"` or `"inverse bind matrix entry"`.
         what: &'static str,
         /// The magnitude found (`f32::INFINITY` for a chain product past `f32`).
         value: f32,
@@ -131,8 +138,9 @@ pub enum RigError {
 ///
 /// Validated on construction: at least one and at most [`MAX_JOINTS`] joints, every parent
 /// before its child, unique names, finite numbers within [`MAX_TRANSLATION_M`], [`MAX_SCALE`],
-/// [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`], inverse bind matrices affine (last row
-/// `(0, 0, 0, 1)`).
+/// [`MAX_CHAIN_SCALE`] and [`MAX_INVERSE_BIND`], rest rotations of unit length within
+/// [`MAX_REST_ROTATION_LENGTH_ERROR`] (stored normalised), inverse bind matrices affine (last
+/// row `(0, 0, 0, 1)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rig {
     names: Vec<String>,
@@ -163,7 +171,7 @@ impl Rig {
     pub fn new(
         names: Vec<String>,
         parents: Vec<Option<usize>>,
-        rest: Vec<Transform>,
+        mut rest: Vec<Transform>,
         inverse_bind: Option<Vec<Mat4>>,
     ) -> Result<Self, RigError> {
         let num_joints = names.len();
@@ -213,10 +221,14 @@ impl Rig {
                 ("rest translation", r.translation.abs().max_element(), MAX_TRANSLATION_M),
                 ("rest scale", r.scale.abs().max_element(), MAX_SCALE),
                 ("rest scale product along the chain", chain[joint] as f32, MAX_CHAIN_SCALE),
+                ("rest rotation's length off 1", (r.rotation.length() - 1.0).abs(), MAX_REST_ROTATION_LENGTH_ERROR),
             ];
             if let Some(&(what, value, limit)) = checks.iter().find(|(_, value, limit)| !(value <= limit)) {
                 return Err(RigError::OutOfBounds { joint, name: names[joint].clone(), what, value, limit });
             }
+        }
+        for r in &mut rest {
+            r.rotation = r.rotation.normalize();
         }
         let inverse_bind = match inverse_bind {
             Some(ibm) => {
@@ -398,6 +410,30 @@ mod tests {
             Rig::new(n, p, r, Some(vec![Mat4::IDENTITY])),
             Err(RigError::LengthMismatch { inverse_bind: 1, .. })
         ));
+    }
+
+    /// A rest rotation of no length (or far from unit length) is refused, naming the joint; one a
+    /// file's rounding off unit length is stored normalised, with inverse bind matrices given
+    /// or derived.
+    #[test]
+    fn refuses_a_rest_rotation_off_unit_length_and_normalises_the_rest() {
+        for (length, refused) in [(0.0, true), (0.5, true), (1.01, true), (1.0 + 5e-4, false), (1.0 - 5e-4, false)] {
+            for inverse_bind in [None, Some(vec![Mat4::IDENTITY; 3])] {
+                let (n, p, mut r) = chain(3);
+                r[2].rotation = Quat::from_rotation_z(0.7) * length;
+                match Rig::new(n, p, r, inverse_bind) {
+                    Err(RigError::OutOfBounds { joint: 2, what, .. }) if refused => {
+                        assert_eq!(what, "rest rotation's length off 1");
+                    }
+                    Ok(rig) if !refused => {
+                        let rotation = rig.rest_pose()[2].rotation;
+                        assert!((rotation.length() - 1.0).abs() <= 1e-6, "{length}: {rotation}");
+                        assert!(rotation.angle_between(Quat::from_rotation_z(0.7)) <= 1e-3);
+                    }
+                    other => panic!("length {length}: {other:?}"),
+                }
+            }
+        }
     }
 
     /// A given inverse bind matrix must have the last row `(0, 0, 0, 1)` exactly (glTF's rule):

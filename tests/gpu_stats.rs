@@ -49,10 +49,10 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// table, "A level's item read, not computed"; and 11–21 % when the model charged the root's
 /// motion, a frozen fade's snapshot mix and the additive and local-override combines only where
 /// a wave runs them, measured by the path gates, "The paths a layer runs, measured"; the kernels
-/// did not change. They fell 4–12 % with the overrides' slerp and products normalised with less
-/// arithmetic, and 6–16 % more (the level kernels') when the model charged the single-sample
-/// shortcut and the sample table's miss only where a wave runs them, "Slerp weights, and two
-/// more paths measured".)
+/// did not change. The layered figures fell 0.5–12 % with the overrides' slerp and products
+/// normalised with less arithmetic, and all but the fused two-clip frame 2–19 % more when the
+/// model charged the single-sample shortcut and the sample table's miss only where a wave runs
+/// them, "Slerp weights, and two more paths measured".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
     (FrameKernel::Fused, 64, 5_540.0, 5_210.0),
     (FrameKernel::Fused, 32, 11_000.0, 5_210.0),

@@ -88,9 +88,9 @@ fn quat_nlerp(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
 }
 
 // glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1], as the slerp below
-// needs it (`pose::acos_approx`): the angle matches the CPU's to the last bits rather than to
-// the GPU's own acos.
-fn acos_approx(x: f32) -> f32 {
+// takes it (`pose::acos_approx_positive`, the same coefficients): the angle matches the CPU's
+// to the last bits rather than to the GPU's own acos.
+fn acos_approx_positive(x: f32) -> f32 {
     let root = sqrt(max(1.0 - x, 0.0));
     let p = ((((((-0.0012624911 * x + 0.00667009) * x - 0.017088126) * x + 0.03089188) * x - 0.050174303) * x
         + 0.08897899) * x - 0.2145988) * x + 1.5707963;
@@ -98,7 +98,8 @@ fn acos_approx(x: f32) -> f32 {
 }
 
 // A normalisation where the quaternion cannot be zero: a product of unit quaternions, or a blend
-// of two with positive weights on one hemisphere. No guard, unlike `quat_normalize`.
+// of two on one hemisphere with weights not below 0 and not both 0. No guard, unlike
+// `quat_normalize`.
 fn quat_normalize_unit(q: vec4<f32>) -> vec4<f32> {
     return q * inverseSqrt(dot(q, q));
 }
@@ -112,7 +113,7 @@ fn quat_slerp_normalized(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
     let cos_theta = abs(d);
     var weights = vec2<f32>(1.0 - s, s);
     if cos_theta <= 1.0 - 1.1920929e-7 {
-        weights = sin(acos_approx(cos_theta) * weights);
+        weights = sin(acos_approx_positive(cos_theta) * weights);
     }
     return quat_normalize_unit(a * weights.x + b * select(weights.y, -weights.y, d < 0.0));
 }

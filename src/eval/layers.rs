@@ -9,11 +9,11 @@
 
 use glam::{Mat4, Quat};
 
+use crate::pose::slerp_normalized;
 use crate::rig::{NO_PARENT, Transform};
 
 // Additive deltas are made by clips (`Clip::to_additive`) as well as applied here, so their maths
 // lives in `pose`, below both; the layers stage applies them.
-use crate::pose::slerp_normalized;
 pub use crate::pose::{apply_additive, make_additive};
 
 /// Overrides `base` with `layer` in local space: `slerp(base, layer, weight × mask)` per joint.

@@ -171,8 +171,9 @@ pub struct KernelCosts {
     /// per wave of such a layer.
     pub override_local: u32,
     /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
-    /// taken out of `sample_fixed`: per wave and blend of one sample (full clips; the level
-    /// kernels take one compact clip through the clip loop).
+    /// taken out of `sample_fixed` (in the layered frames and `frame_levels_main`; `frame_main`'s
+    /// costs leave it there, 0 here): per wave and shown blend of one sample (full clips; the
+    /// level kernels take one compact clip through the clip loop).
     pub single_sample: u32,
     /// A level kernel's sample entry computed past its table ([`MeasuredPath::TableMiss`]),
     /// taken out of `sample_clip` and `step_back_clip`: per wave and clip-loop iteration whose
@@ -268,7 +269,9 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 
 /// `frame_layers_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides ([`MeasuredPath::ALL`]'s order: root motion, snapshot mix,
-/// additive, local override), as `gpu_stats` reports them (`… settled-root_motion` and so on).
+/// additive, local override, single sample, table miss), as `gpu_stats` reports them
+/// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
+/// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
     [1660, 1625, 1626, 1642, 1595, 1716];
 
@@ -450,15 +453,16 @@ impl KernelCosts {
     /// the replay's regions are its loops (`replay_layer` the joint and layer loops' own code,
     /// `replay_entry` the entry loop's); `switch` is the production layer loop less the steady
     /// kernel's and less the step-back blend's two loops (its weight sum, charged as
-    /// `sample_weight`, and `step_back_clip`); `decay` the steady layer loop less the settled
+    /// `sample_weight`, and its clip loop); `decay` the steady layer loop less the settled
     /// one's; the sampling loop and the transition's first joint loop are what the gates leave of
     /// them, the settled kernel's; `layer_fixed` the rest of the settled layer loop (it takes the
     /// instruction or two the driver's scheduling moves between the builds). Each measured path
     /// is the settled kernel's count less its count without the path
     /// ([`LayeredLoops::settled_without`]), taken out of the region that holds it (the root's
-    /// motion out of sampling, the snapshot's mix out of the transition's joint loop, which with
-    /// the switch code off holds the mix alone, so at most that loop; the additive and local
-    /// override out of the combine loop). The regions add up to the production kernel's static
+    /// motion and the single-sample shortcut out of sampling, the snapshot's mix out of the
+    /// transition's joint loop, which with the switch code off holds the mix alone, so at most
+    /// that loop; the additive and local override out of the combine loop; the table miss, 0
+    /// here, out of both clip loops). The regions add up to the production kernel's static
     /// count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
@@ -473,7 +477,7 @@ impl KernelCosts {
         let n = |i: usize| count(production[i].0);
         let m = |i: usize| count(loops.settled.1[i].0);
         let steady = count(loops.steady.1[0].0);
-        let (sample_weight, step_back_clip) = (n(8), n(11));
+        let sample_weight = n(8);
         let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
         let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = loops.path_costs()?;
         // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
@@ -485,9 +489,9 @@ impl KernelCosts {
             sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion + single_sample)?,
             sample_weight,
             sample_clip: n(9).checked_sub(table_miss)?,
-            step_back_clip: step_back_clip.checked_sub(table_miss)?,
+            step_back_clip: n(11).checked_sub(table_miss)?,
             transition: m(4) - snapshot_mix,
-            switch: n(6).checked_sub(steady + sample_weight + step_back_clip)?,
+            switch: n(6).checked_sub(steady + sample_weight + n(11))?,
             decay: steady.checked_sub(m(0))?,
             combine: n(19).checked_sub(additive + override_local)?,
             mesh_fixed: (n(16) + n(17)).checked_sub(n(18))?,
@@ -620,7 +624,8 @@ impl KernelCosts {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
-        let [single_sample, table_miss] = [total.checked_sub(without[0])?, total.checked_sub(without[1])?];
+        let [single_sample, table_miss] = without.map(|w| total.checked_sub(w));
+        let (single_sample, table_miss) = (single_sample?, table_miss?);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample)?,
             sample_weight: n(0),
@@ -2266,10 +2271,31 @@ mod tests {
         let fused = WorkModel::new(&chain, 64, 64, 48).unwrap();
         assert_eq!(charged(&fused, 6), (0.0, 0.0));
         assert_eq!(charged(&fused, 1), (1.0, 0.0));
+        // An inertialization's switch frame: the step-back blend's entries follow the shown
+        // ones in the table, so its misses start where the shown blend's entries leave off; a
+        // step-back blend of one past the table takes the loop (a miss), not the shortcut (the
+        // step-back shortcut is the switch frame's code, never `single_sample`).
+        let switching = |shown: u32, back: u32| LayerProgram {
+            flags: LayerProgram::SWITCHED,
+            transition: 0,
+            num_secondary: back,
+            mode: SwitchMode::InertializeQuintic as u32,
+            ..program(0, shown, 1.0)
+        };
+        let layer = LevelLayer::of(0, &layers[0], &switching(3, 2), &samples, 4);
+        assert_eq!((layer.clips, layer.back_clips, layer.misses, layer.back_misses), (3, 2, 0, 1));
+        assert!(!layer.single);
+        let layer = LevelLayer::of(0, &layers[0], &switching(4, 1), &samples, 4);
+        assert_eq!((layer.clips, layer.back_clips, layer.misses, layer.back_misses), (4, 1, 0, 1));
+        // Both blends of one inside the table: both shortcuts, no loop.
+        let layer = LevelLayer::of(0, &layers[0], &switching(1, 1), &samples, 4);
+        assert_eq!((layer.clips, layer.back_clips, layer.misses, layer.back_misses), (0, 0, 0, 0));
+        assert!(layer.single);
     }
 
     /// With full clips a blend of one sample takes the shortcut outside the clip loop on both
-    /// kernels (`sample_fixed`): no clip-loop iteration; a blend of two takes two. Costs:
+    /// kernels (`single_sample`, or `sample_fixed` in `frame_main`'s costs): no clip-loop
+    /// iteration; a blend of two takes two. Costs:
     /// `sample_clip` 1000, the rest 1.
     #[test]
     fn one_sample_takes_no_clip_loop_iteration() {
