@@ -226,7 +226,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         assert_eq!(
             (instructions, loops.as_slice()),
             (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones",
+            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
             kernel.kernel.name()
         );
     }
@@ -243,7 +243,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
             assert_eq!(
                 statistic(kernel, "Instructions"),
                 Some(f64::from(total)),
-                "{}: the driver's instruction count moved from the recorded one",
+                "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
                 want.name()
             );
         }
@@ -255,7 +255,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         assert_eq!(
             statistic(kernel, "Instructions"),
             Some(f64::from(total)),
-            "{}: the driver's instruction count moved from the recorded one",
+            "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
             want.name()
         );
     }

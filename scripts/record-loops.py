@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Re-records the work model's driver measurements (the `*_RADV_NAVI21` constants of
+src/gpu/work_model.rs: each kernel's static instruction count and loop bodies, and the path
+measurements' counts) from a `gpu_stats` table, after a change to the kernels has moved them
+(`tests/gpu_stats.rs` says which moved).
+
+usage:
+    RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints 64 > stats.txt
+    scripts/record-loops.py stats.txt
+    cargo fmt
+
+A kernel whose loop count changed is refused (its regions must be mapped anew in
+`KernelCosts`); the procedural stage's list is left to hand. Run from the repository root.
+"""
+import re
+import sys
+
+PATH = "src/gpu/work_model.rs"
+
+# Constant, then the gpu_stats row (the 64-joint rig, wave64) it records.
+LOOP_LISTS = [
+    ("FRAME_LAYERS_LOOPS_RADV_NAVI21", "frame_layers_main/64j"),
+    ("FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_main/64j steady"),
+    ("FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_main/64j settled"),
+    ("FRAME_LOOPS_RADV_NAVI21", "frame_main/64j"),
+    ("FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j"),
+    ("FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j"),
+    ("FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j steady"),
+    ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
+    ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
+]
+# Constant, its array's length expression, and the rows of its entries in order
+# (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').
+LAYERED_PATHS = ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample", "table_miss"]
+PATH_COUNTS = [
+    ("FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
+     ["frame_layers_main/64j settled-" + p for p in LAYERED_PATHS]),
+    ("FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
+     ["frame_layers_levels_main/64j settled-" + p for p in LAYERED_PATHS]),
+    ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
+     ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss"]]),
+]
+
+
+def rows_of(table):
+    """Each wave64 row's name: (static instructions, [(loop body, nesting depth)])."""
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 11 or cells[1] != "64" or not cells[8].isdigit():
+            continue
+        loops = [(int(x.rstrip("'")), len(x) - len(x.rstrip("'"))) for x in cells[10].split()]
+        rows[cells[0]] = (int(cells[8]), loops)
+    return rows
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rows = rows_of(open(sys.argv[1]).read())
+    src = open(PATH).read()
+    for const, row in LOOP_LISTS:
+        if row not in rows:
+            sys.exit(f"{row}: not in the table (run gpu_stats with --joints 64)")
+        total, loops = rows[row]
+        pattern = re.compile(r"(pub const %s: \(u32, \[\(usize, usize\); )(\d+)(\]\) =\s*)\((.*?)\);\n" % const, re.S)
+        m = pattern.search(src)
+        if not m:
+            sys.exit(f"{const}: not found in {PATH}")
+        if int(m.group(2)) != len(loops):
+            sys.exit(f"{const}: {len(loops)} loops where {m.group(2)} were recorded; map its regions anew")
+        if [d for _, d in loops] != [int(d) for d in re.findall(r"\(\d+, (\d+)\)", m.group(4))]:
+            sys.exit(f"{const}: the loops' nesting moved; map its regions anew")
+        body = "(%d, [%s])" % (total, ", ".join("(%d, %d)" % l for l in loops))
+        src = src[: m.start()] + m.group(1) + m.group(2) + m.group(3) + body + ";\n" + src[m.end():]
+    for const, length, names in PATH_COUNTS:
+        missing = [n for n in names if n not in rows]
+        if missing:
+            sys.exit(f"{', '.join(missing)}: not in the table")
+        pattern = re.compile(r"(pub const %s: \[u32; %s\] =\s*)\[[^\]]*\];" % (const, re.escape(length)))
+        if not pattern.search(src):
+            sys.exit(f"{const}: not found in {PATH}")
+        values = ", ".join(str(rows[n][0]) for n in names)
+        src = pattern.sub(lambda m: m.group(1) + "[" + values + "];", src)
+    open(PATH, "w").write(src)
+    print(f"recorded {len(LOOP_LISTS)} loop lists and {len(PATH_COUNTS)} path measurements; now `cargo fmt`")
+
+
+if __name__ == "__main__":
+    main()
