@@ -261,8 +261,10 @@ fn crate_paths(code: &str) -> Vec<(usize, String)> {
 fn root_names(files: &[(PathBuf, String, String)]) -> Vec<(String, String)> {
     let mut names = Vec::new();
     let lib = fs::read_to_string(src_dir().join("lib.rs")).unwrap();
-    for line in code_only(&lib).lines() {
-        let Some(rest) = line.trim().strip_prefix("pub use ") else { continue };
+    // Statement by statement: rustfmt spreads a long list over lines.
+    for statement in code_only(&lib).split(';') {
+        let Some(start) = statement.find("pub use ") else { continue };
+        let rest = &statement[start + "pub use ".len()..];
         let Some((module, items)) = rest.split_once("::") else { continue };
         for item in items.trim_matches(|c: char| "{};".contains(c) || c.is_whitespace()).split(',') {
             let item = item.trim();
