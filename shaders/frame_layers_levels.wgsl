@@ -181,7 +181,11 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     if live {
         c = workgroup_character(entry);
     }
-    if live && lane < num_joints && switches_a_layer(c) {
+    // The replay of a switching layer's displayed poses: with full clips at the top of the
+    // layer's own iteration, on the program read there (no loop over every layer's program
+    // first); with compact clips before the layers, while nothing else is live, which keeps the
+    // decoder's registers off the running pose's (88 VGPRs a thread the other way, from 80).
+    if COMPACT_CLIPS && live && lane < num_joints && switches_a_layer(c) {
         store_switch_sources_of(c, lane);
     }
     var combined = identity_transform();
@@ -192,6 +196,10 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
             program = layer_program(c, setup.layer);
         }
         let shows = live && layer_shows(setup, program);
+        if !COMPACT_CLIPS && SWITCH_CODE && REPLAY_DISPLAYED_POSES && live && lane < num_joints && switches_with_memory(setup, program) {
+            let block = layer_block(c, setup.memory);
+            store_switch_sources(joint_ref(block, lane), layer_transition_start(block, program));
+        }
         if live && !shows && lane == 0u {
             skip_layer(c, setup.memory, 0u);
         }

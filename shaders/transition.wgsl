@@ -381,8 +381,9 @@ fn switches_with_memory(setup: LayerSetup, program: LayerProgram) -> bool {
 
 // Before a frame's layers, for one joint of chunk character `c` whose frame switches a layer
 // (`switches_a_layer`): `store_switch_sources` for every layer with memory that the frame
-// switches. First in the frame kernels, while nothing else is live, so that the replay's
-// registers add to no sampled pose's.
+// switches. First in the fused kernel and the stage path (and the level kernel with compact
+// clips), while nothing else is live, so that the replay's registers add to no sampled pose's;
+// the level kernel with full clips replays each layer in its own iteration instead.
 fn store_switch_sources_of(c: u32, joint: u32) {
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);

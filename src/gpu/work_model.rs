@@ -137,11 +137,13 @@ pub struct KernelCosts {
     /// fused kernel, whose atomics are in `transition`).
     pub capture_step: u32,
     /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
-    /// wave and layer.
+    /// wave and layer (0 in the level kernels with full clips, which replay a layer in its own
+    /// iteration, on the program read there).
     pub replay_check: u32,
     /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
     /// loop's own code (with the fused kernel's joint loop's), per wave and layer, on a frame
-    /// that switches a layer with memory.
+    /// that switches a layer with memory (0 in the level kernels with full clips, whose replay
+    /// code outside its entry loop runs only in a switching layer's iteration: `switch`).
     pub replay_layer: u32,
     /// One displayed pose replayed into its slot (`store_switch_sources`'s loop) outside its
     /// sample loops, per wave: once at a frozen fade's switch, twice at an inertialization's.
@@ -280,26 +282,24 @@ pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len(
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
-/// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay's check and its layer loop (its entry
-/// loop, that entry's weight sum and clip loop); then the layer loop, which holds the two weight
-/// sums (shown and step-back), the two clip loops, the capture's reduction, the replay entry's
-/// store and the mesh-space override's level loop; then local-to-model's level loop.
-pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4843,
+/// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
+/// loop (that entry's weight sum and clip loop), the two weight sums (shown and step-back), the
+/// two clip loops, the capture's reduction, the replay entry's store and the mesh-space
+/// override's level loop; then local-to-model's level loop.
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
+    4760,
     [
-        (45, 0),
-        (1404, 0),
+        (4440, 0),
         (1315, 1),
         (19, 2),
         (169, 2),
-        (3060, 0),
         (19, 1),
         (19, 1),
-        (200, 1),
+        (199, 1),
         (178, 1),
-        (18, 1),
+        (17, 1),
         (26, 1),
-        (189, 1),
+        (191, 1),
         (93, 0),
     ],
 );
@@ -311,22 +311,20 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
 /// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4840,
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
+    4754,
     [
-        (45, 0),
-        (1405, 0),
+        (4435, 0),
         (1317, 1),
         (19, 2),
         (169, 2),
-        (3057, 0),
         (19, 1),
         (19, 1),
         (200, 1),
         (178, 1),
-        (18, 1),
+        (17, 1),
         (26, 1),
-        (189, 1),
+        (191, 1),
         (93, 0),
     ],
 );
@@ -335,19 +333,19 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2452, [(2134, 0), (19, 1), (199, 1), (26, 1), (188, 1), (93, 0)]);
+    (2451, [(2132, 0), (19, 1), (198, 1), (26, 1), (188, 1), (93, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1599, [(1279, 0), (19, 1), (203, 1), (26, 1), (189, 1), (96, 0)]);
+    (1601, [(1282, 0), (19, 1), (203, 1), (26, 1), (189, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
 /// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1536, 1518, 1510, 1525, 1513, 1548];
+    [1540, 1525, 1513, 1528, 1515, 1549];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -538,11 +536,14 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its fourteen loops (six in each specialisation) in that nesting. Measured as
+    /// its twelve loops (six in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
-    /// kernel's (the replay's as there, with no joint loop: a lane is a joint); `switch` is the
-    /// production layer loop less the steady one's and less the loops only a switch runs (the
-    /// step-back weight sum, charged as `sample_weight`, its clip loop, the capture's reduction);
+    /// kernel's (the replay's entry loop as there, with no joint loop: a lane is a joint; the
+    /// replay runs at the top of a switching layer's own iteration, on the program read there,
+    /// so `replay_check` and `replay_layer` are 0 and its code outside the entry loop is in
+    /// `switch`); `switch` is the production layer loop less the steady one's and less the loops
+    /// only a switch runs (the replay's entry loop, the step-back weight sum, charged as
+    /// `sample_weight`, its clip loop, the capture's reduction);
     /// `decay` the steady layer loop less the settled one's. What is left is the settled kernel's
     /// layer loop less its loops: one straight-line body of code every shown layer runs, which
     /// the driver reports undivided; less the measured paths (each the settled kernel's count
@@ -553,22 +554,23 @@ impl KernelCosts {
     /// pose's store, a few straight-line stores here, stays in that body (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
-        if !loops.matches([&[0, 0, 1, 2, 2, 0, 1, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
+        if !loops.matches([&[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
             return None;
         }
         let (total, production) = loops.production;
         let n = |i: usize| count(production[i].0);
         let steady = count(loops.steady.1[0].0);
         let settled = count(loops.settled.1[0].0);
-        // n(7) is the step-back blend's weight sum.
-        let (sample_weight, capture_step) = (n(6), n(10));
-        let (replay_store, mesh_step) = (n(11), n(12));
+        // n(1) is the replay's entry loop (its weight sum n(2) and clip loop n(3) within), n(5)
+        // the step-back blend's weight sum.
+        let (sample_weight, capture_step) = (n(4), n(8));
+        let (replay_store, mesh_step) = (n(9), n(10));
         let paths = loops.path_costs()?;
         let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
         // The table miss lies in the clip loops, the other paths in the straight-line body.
-        let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
+        let (sample_clip, step_back_clip) = (n(6).checked_sub(table_miss)?, n(7).checked_sub(table_miss)?);
         let body = settled
-            .checked_sub(sample_weight + n(8) + replay_store + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
+            .checked_sub(sample_weight + n(6) + replay_store + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -577,27 +579,27 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(5) + n(13))?,
+            kernel_fixed: total.checked_sub(n(0) + n(11))?,
             layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
             sample_fixed,
             sample_weight,
             sample_clip,
             step_back_clip,
             transition,
-            switch: n(5).checked_sub(steady + sample_weight + n(9) + capture_step)?,
+            switch: n(0).checked_sub(steady + sample_weight + n(7) + capture_step + n(1))?,
             decay: steady.checked_sub(settled)?,
             combine,
             mesh_fixed,
             mesh_step,
             pose: 0,
             skinning: 0,
-            model_step: n(13),
+            model_step: n(11),
             capture_step,
-            replay_check: n(0),
-            replay_layer: n(1).checked_sub(n(2))?,
-            replay_entry: n(2).checked_sub(n(3) + n(4))?,
-            replay_weight: n(3),
-            replay_clip: n(4),
+            replay_check: 0,
+            replay_layer: 0,
+            replay_entry: n(1).checked_sub(n(2) + n(3))?,
+            replay_weight: n(2),
+            replay_clip: n(3),
             replay_store,
             store_pose: 0,
             root_motion,
@@ -1407,9 +1409,10 @@ impl WorkModel {
         let layer_loops: Vec<Vec<LevelLayer>> = (0..layers.len())
             .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples, lanes)).collect())
             .collect();
-        // The replay before the layers: each wave holding joints checks every layer; the one
-        // that covers a switching character replays, layer by layer, as much as the most
-        // demanding of them.
+        // The replay: each wave that covers a switching character replays, layer by layer, as
+        // much as the most demanding of them (at the top of the layer's own iteration with full
+        // clips, where `replay_check` and `replay_layer` are 0 and the replay's own code is in
+        // `switch`; before the layers, after a check of every layer, with compact clips).
         for (slots, owns) in &waves {
             if self.stored_poses || !*owns || slots.start >= characters.len() {
                 continue;
