@@ -362,7 +362,9 @@ fn store_switch_sources(jr: JointRef, s: TransitionStart) {
 }
 
 // Whether the frame switches a shown layer of chunk character `c` that keeps memory: the only
-// frames whose kernels replay anything (`store_switch_sources_of`). Every frame runs this loop.
+// frames whose kernels replay anything (`store_switch_sources_of`). Every frame of the kernels
+// that replay before their layers runs this loop (not the level kernel with full clips, which
+// replays a switching layer in its own iteration).
 fn switches_a_layer(c: u32) -> bool {
     var any = false;
     for (var order = 0u; order < params.num_layers; order++) {

@@ -52,7 +52,7 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// did not change. The layered figures fell 0.5–12 % with the overrides' slerp and products
 /// normalised with less arithmetic, and all but the fused two-clip frame 2–19 % more when the
 /// model charged the single-sample shortcut and the sample table's miss only where a wave runs
-/// them, "Slerp weights, and two more paths measured"; and the level kernels' 4–5 % more when a
+/// them, "Slerp weights, and two more paths measured"; and the level kernels' 4.0–5.2 % more when a
 /// layer's replay moved into its own iteration, "The replay in the layer loop".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
     (FrameKernel::Fused, 64, 5_540.0, 5_210.0),

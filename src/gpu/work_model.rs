@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed`, `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
-//! | replay before the layers | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
+//! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
@@ -586,6 +586,10 @@ impl KernelCosts {
             sample_clip,
             step_back_clip,
             transition,
+            // The replay's code outside its entry loop is in `switch`, charged where a layer
+            // switches to a frozen fade or an inertialization; a crossfade's or cut's switch runs
+            // its first few instructions (the state read that finds nothing to replay), which
+            // the model charges nowhere.
             switch: n(0).checked_sub(steady + sample_weight + n(7) + capture_step + n(1))?,
             decay: steady.checked_sub(settled)?,
             combine,
@@ -1422,8 +1426,9 @@ impl WorkModel {
             if !layer_loops.iter().any(|loops| loops[covered(loops)].iter().any(|c| c.replays_layer)) {
                 continue;
             }
-            // The replay's layer loop runs over every layer; each switch replays its entries,
-            // as long as the most demanding character that replays asks.
+            // Each switch replays its entries, as long as the most demanding character that
+            // replays asks (the fused kernel's replay loop runs over every layer besides:
+            // `replay_layer`, 0 in the level kernels' costs).
             work.charge(costs.replay_layer, layers.len());
             for loops in &layer_loops {
                 let replaying = || loops[covered(loops)].iter().filter(|c| c.replays_layer);
