@@ -477,7 +477,8 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let sample_weight = n(8);
         let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = loops.path_costs()?;
+        let paths = loops.path_costs()?;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
         // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
         // alone: the gate takes the whole loop (and a little code around it, left where it is).
         let snapshot_mix = snapshot_mix.min(m(4));
@@ -505,13 +506,16 @@ impl KernelCosts {
             replay_clip: n(5),
             replay_store: n(13),
             store_pose: n(15),
-            root_motion,
             snapshot_mix,
-            additive,
-            override_local,
-            single_sample,
-            table_miss,
+            ..Self::measured(paths)
         })
+    }
+
+    /// The measured paths' costs ([`LayeredLoops::path_costs`], in [`MeasuredPath::ALL`]'s
+    /// order), every other region 0.
+    fn measured(paths: [u32; MeasuredPath::ALL.len()]) -> Self {
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
+        Self { root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, ..Self::default() }
     }
 
     /// The costs of `frame_main` from its static instruction count and loop bodies, as
@@ -566,7 +570,7 @@ impl KernelCosts {
         let (sample_weight, capture_step) = (n(4), n(8));
         let (replay_store, mesh_step) = (n(9), n(10));
         let paths = loops.path_costs()?;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
+        let [.., table_miss] = paths;
         // The table miss lies in the clip loops, the other paths in the straight-line body.
         let (sample_clip, step_back_clip) = (n(6).checked_sub(table_miss)?, n(7).checked_sub(table_miss)?);
         let body = settled
@@ -606,12 +610,7 @@ impl KernelCosts {
             replay_clip: n(3),
             replay_store,
             store_pose: 0,
-            root_motion,
-            snapshot_mix,
-            additive,
-            override_local,
-            single_sample,
-            table_miss,
+            ..Self::measured(paths)
         })
     }
 
@@ -1143,14 +1142,12 @@ impl WorkModel {
             let covered = &weights[slots.start.min(weights.len())..slots.end.min(weights.len())];
             work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
             if *owns {
-                work.charge(costs.sample_clip, covered.iter().map(|w| blend_loop_clips(w)).max().unwrap_or(0));
-                if covered.iter().any(|w| w.len() == 1 && w[0] > 0.0) {
+                let blends: Vec<TableBlend> = covered.iter().map(|w| TableBlend::of(w, 0, lanes)).collect();
+                work.charge(costs.sample_clip, blends.iter().map(|b| b.clips).max().unwrap_or(0));
+                if blends.iter().any(|b| b.single) {
                     work.charge(costs.single_sample, 1);
                 }
-                let misses = |w: &Vec<f32>| {
-                    if w.len() > 1 && w.iter().sum::<f32>() > 0.0 { w.len().saturating_sub(lanes) } else { 0 }
-                };
-                work.charge(costs.table_miss, covered.iter().map(misses).max().unwrap_or(0));
+                work.charge(costs.table_miss, blends.iter().map(|b| b.misses).max().unwrap_or(0));
             }
         }
         work.barriers += 2.0;
@@ -1857,13 +1854,31 @@ fn switches(program: &LayerProgram) -> bool {
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
 }
 
-/// Iterations of a blend's clip loop with full clips: the samples with a weight above 0 where
-/// there are several and their weights sum above 0 (one sample takes the shortcut outside the
-/// loop; the level kernels take a compact one through it, which the model, of full clips, does
-/// not count).
-fn blend_loop_clips(weights: &[f32]) -> usize {
-    let total: f32 = weights.iter().sum();
-    if weights.len() < 2 || !(total > 0.0) { 0 } else { weights.iter().filter(|&&w| w > 0.0).count() }
+/// What a level kernel's blend (`table_blend_joint`) of `weights` at entry `offset` of the
+/// sample table runs: the shortcut for a blend of one whose entry the table holds, otherwise its
+/// clip loop over every entry (`clips` of them sampled, `misses` past the table's `lanes`
+/// entries computed there); nothing where the weights sum to 0.
+struct TableBlend {
+    single: bool,
+    clips: usize,
+    misses: usize,
+}
+
+impl TableBlend {
+    fn of(weights: &[f32], offset: usize, lanes: usize) -> Self {
+        let none = Self { single: false, clips: 0, misses: 0 };
+        if !(weights.iter().sum::<f32>() > 0.0) {
+            return none;
+        }
+        if weights.len() == 1 && offset < lanes {
+            return Self { single: true, ..none };
+        }
+        Self {
+            single: false,
+            clips: weights.iter().filter(|&&w| w > 0.0).count(),
+            misses: (offset + weights.len()).saturating_sub(offset.max(lanes)),
+        }
+    }
 }
 
 /// What one character's layer asks of the level kernel's loops and branches.
@@ -1910,20 +1925,14 @@ impl LevelLayer {
         let weights = |r: std::ops::Range<u32>| -> Vec<f32> {
             samples.get(r.start as usize..r.end as usize).unwrap_or_default().iter().map(|s| s.weight).collect()
         };
-        let (shown, back) = (weights(shown), weights(back));
-        let sums_above_0 = |w: &[f32]| w.iter().sum::<f32>() > 0.0;
-        // `table_blend_joint`: a blend of one whose entry the table holds takes the shortcut;
-        // otherwise every entry is read in the loop, each past the table computed there.
-        let single = shows && shown.len() == 1 && sums_above_0(&shown);
-        let misses = |w: &[f32], offset: usize| {
-            let looped = sums_above_0(w) && (w.len() > 1 || offset >= lanes);
-            if looped { (offset + w.len()).saturating_sub(offset.max(lanes)) } else { 0 }
+        // Nothing is sampled where the layer does not show; the step-back blend's entries
+        // follow the shown ones in the table (its shortcut is the switch frame's code).
+        let (shown, back) = match shows {
+            true => (weights(shown), weights(back)),
+            false => (Vec::new(), Vec::new()),
         };
-        let back_loop_clips = if back.len() == 1 && shown.len() >= lanes {
-            usize::from(sums_above_0(&back))
-        } else {
-            blend_loop_clips(&back)
-        };
+        let blend = TableBlend::of(&shown, 0, lanes);
+        let back_blend = TableBlend::of(&back, shown.len(), lanes);
         let switched = program.flags & LayerProgram::SWITCHED != 0;
         let replays_layer = replays_layer(l, setup, program);
         let replayed_entries = match (replays_layer && switches(program), snapshot) {
@@ -1938,12 +1947,12 @@ impl LevelLayer {
             root_motion: shows && removes_root_motion(l, program),
             snapshot: shows && setup.needs_memory && snapshot,
             shows,
-            weights: if shows { shown.len() + back.len() } else { 0 },
-            clips: if shows { blend_loop_clips(&shown) } else { 0 },
-            back_clips: if shows { back_loop_clips } else { 0 },
-            single,
-            misses: if shows { misses(&shown, 0) } else { 0 },
-            back_misses: if shows { misses(&back, shown.len()) } else { 0 },
+            weights: shown.len() + back.len(),
+            clips: blend.clips,
+            back_clips: back_blend.clips,
+            single: blend.single,
+            misses: blend.misses,
+            back_misses: back_blend.misses,
             // Steady state: every layer has shown two frames (the module's notes).
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
             switches: shows && setup.needs_memory && switches(program),
