@@ -57,14 +57,17 @@ struct MeshStep {
 }
 
 // The joint's model-space rotation moved towards the layer's by `w` (its resulting model
-// rotation), then expressed under its already blended parent (`out_parent`).
+// rotation), then expressed under its already blended parent (`out_parent`). The products are
+// of unit rotations (every local rotation is one: sampled, blended and rest rotations are
+// normalised), so they are not normalised again: a hierarchy's depth of products drifts from
+// unit length by a few ulps, and the slerp normalises what it returns.
 fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
-    let layer_model = quat_normalize_unit(quat_mul(layer_parent, layer_local));
-    var out_model = quat_normalize_unit(quat_mul(out_parent, base_local));
+    let layer_model = quat_mul(layer_parent, layer_local);
+    var out_model = quat_mul(out_parent, base_local);
     var local = base_local;
     if w > 0.0 {
         out_model = quat_slerp_normalized(out_model, layer_model, w);
-        local = quat_normalize_unit(quat_mul(quat_conjugate(out_parent), out_model));
+        local = quat_mul(quat_conjugate(out_parent), out_model);
     }
     return MeshStep(layer_model, local, out_model);
 }

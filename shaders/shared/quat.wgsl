@@ -97,9 +97,8 @@ fn acos_approx_positive(x: f32) -> f32 {
     return p * root;
 }
 
-// A normalisation where the quaternion cannot be zero: a product of unit quaternions, or a blend
-// of two on one hemisphere with weights not below 0 and not both 0. No guard, unlike
-// `quat_normalize`.
+// A normalisation where the quaternion cannot be zero: a blend of two unit quaternions on one
+// hemisphere with weights not below 0 and not both 0. No guard, unlike `quat_normalize`.
 fn quat_normalize_unit(q: vec4<f32>) -> vec4<f32> {
     return q * inverseSqrt(dot(q, q));
 }

@@ -48,12 +48,13 @@ pub fn override_mesh(
         let parent = parents[j];
         let layer_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.layer_model[parent as usize] };
         let out_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.out_model[parent as usize] };
-        scratch.layer_model[j] = (layer_parent * layer[j].rotation).normalize();
-        let mut out_model = (out_parent * base[j].rotation).normalize();
+        // Products of unit rotations, not normalised again (`mesh_step` in `shaders/layers.wgsl`).
+        scratch.layer_model[j] = layer_parent * layer[j].rotation;
+        let mut out_model = out_parent * base[j].rotation;
         let w = weight * mask.map_or(1.0, |m| m[j]);
         if w > 0.0 {
             out_model = slerp_normalized(out_model, scratch.layer_model[j], w);
-            base[j].rotation = (out_parent.inverse() * out_model).normalize();
+            base[j].rotation = out_parent.inverse() * out_model;
             base[j].translation = base[j].translation.lerp(layer[j].translation, w);
             base[j].scale = base[j].scale.lerp(layer[j].scale, w);
         }

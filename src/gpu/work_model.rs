@@ -193,7 +193,7 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4925,
+    4889,
     [
         (47, 0),
         (1410, 0),
@@ -201,7 +201,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (1299, 2),
         (17, 3),
         (162, 3),
-        (3074, 0),
+        (3038, 0),
         (803, 1),
         (18, 2),
         (161, 2),
@@ -212,8 +212,8 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (792, 1),
         (42, 1),
         (39, 1),
-        (303, 1),
-        (131, 2),
+        (267, 1),
+        (119, 2),
         (193, 1),
         (57, 0),
         (275, 0),
@@ -226,9 +226,9 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2595,
+    2552,
     [
-        (2217, 0),
+        (2174, 0),
         (429, 1),
         (18, 2),
         (161, 2),
@@ -237,8 +237,8 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (795, 1),
         (43, 1),
         (40, 1),
-        (306, 1),
-        (131, 2),
+        (263, 1),
+        (119, 2),
         (193, 1),
         (56, 0),
         (275, 0),
@@ -250,9 +250,9 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1716,
+    1673,
     [
-        (1344, 0),
+        (1301, 0),
         (433, 1),
         (18, 2),
         (161, 2),
@@ -260,8 +260,8 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
         (26, 1),
         (42, 1),
         (40, 1),
-        (306, 1),
-        (131, 2),
+        (263, 1),
+        (119, 2),
         (193, 1),
         (56, 0),
         (275, 0),
@@ -275,7 +275,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1660, 1625, 1626, 1642, 1595, 1716];
+    [1617, 1582, 1583, 1599, 1552, 1673];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -287,9 +287,9 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// two clip loops, the capture's reduction, the replay entry's store and the mesh-space
 /// override's level loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
-    4760,
+    4736,
     [
-        (4440, 0),
+        (4416, 0),
         (1315, 1),
         (19, 2),
         (169, 2),
@@ -299,7 +299,7 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
         (178, 1),
         (17, 1),
         (26, 1),
-        (191, 1),
+        (167, 1),
         (93, 0),
     ],
 );
@@ -312,9 +312,9 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
 /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
-    4754,
+    4730,
     [
-        (4435, 0),
+        (4411, 0),
         (1317, 1),
         (19, 2),
         (169, 2),
@@ -324,7 +324,7 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) 
         (178, 1),
         (17, 1),
         (26, 1),
-        (191, 1),
+        (167, 1),
         (93, 0),
     ],
 );
@@ -333,19 +333,19 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2451, [(2132, 0), (19, 1), (198, 1), (26, 1), (188, 1), (93, 0)]);
+    (2427, [(2108, 0), (19, 1), (198, 1), (26, 1), (164, 1), (93, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1601, [(1282, 0), (19, 1), (203, 1), (26, 1), (189, 1), (96, 0)]);
+    (1574, [(1255, 0), (19, 1), (203, 1), (26, 1), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
 /// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1540, 1525, 1513, 1528, 1515, 1549];
+    [1517, 1502, 1486, 1501, 1488, 1522];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
