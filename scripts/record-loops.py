@@ -26,6 +26,7 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j"),
     ("FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j"),
     ("FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j steady"),
+    ("FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j steady"),
     ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
     ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
 ]

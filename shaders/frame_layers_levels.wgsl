@@ -54,27 +54,98 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
     return LayerSamples(p, b);
 }
 
-// `transition_layer` for one character's joint: the same per-joint arithmetic, the largest
-// offset and offset velocity at a capture reduced over the character's lanes through
-// `group_pose` (the bits of non-negative floats, ordered as `atomicMax` orders them; not
-// `sample_table`, which the layer's sampling may still be reading). Returns the pose the layer
-// shows. Every thread must call it (two barriers; the second also orders the sampling's reads
-// of `sample_table` before the next layer writes it, and the switch's reads of the replay
-// entries before they are written).
-fn transition_levels(c: u32, setup: LayerSetup, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
-    let owns = shows && lane < num_joints;
-    var pose = samples_in.shown;
-    var state = LayerState(0u, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u);
-    var block = 0u;
-    if shows {
-        block = layer_block(c, setup.memory);
-        state = load_layer_state(block);
+// ---- A layer's transition: the end of it, by one thread a character ----
+//
+// What a layer with memory decides once per character at the end of its frame (a capture's
+// largest offsets, the decay's course, the replay entry, the layer state it stores) is worked
+// out by thread `slot` for the workgroup's character slot `slot` (`end_layer_of_slots`), not by
+// each of the character's lanes: GROUP_CHARACTERS threads (one wave for rigs of more than a few
+// joints) where every wave of the workgroup did it. The lanes read what they apply (`publish_end`) from the row r2 of the slot's
+// first entry of `group_pose`, stored whole: written before the transition's second barrier,
+// read after it; every later writer of that row waits for a barrier first (the mesh-space
+// override's first, the next layer's transition's first, the kernel's last before the pose).
+
+// What the slot's lanes do at the end of the layer's transition: the decay to apply (its MODE_*
+// code, 0 for none), its parameter and the seconds since the switch, and whether the displayed
+// pose is stored, into which slot.
+struct TransitionEnd {
+    decay: u32,
+    decay_s: f32,
+    elapsed_s: f32,
+    stored: bool,
+    slot: u32,
+}
+
+// The flags travel as a small whole number's float, not as bits: as bits every one of them
+// would be a subnormal float, which a path that flushes subnormals could zero.
+fn publish_end(slot_base: u32, e: TransitionEnd) {
+    let flags = e.decay | (u32(e.stored) << 4u) | (e.slot << 5u);
+    group_pose[slot_base].r2 = vec4<f32>(f32(flags), e.decay_s, e.elapsed_s, 0.0);
+}
+
+fn published_end(slot_base: u32) -> TransitionEnd {
+    let r = group_pose[slot_base].r2;
+    let flags = u32(r.x);
+    return TransitionEnd(flags & 15u, r.y, r.z, (flags & (1u << 4u)) != 0u, flags >> 5u);
+}
+
+// The end of a layer with memory for the workgroup's characters (whose first is chunk entry
+// `first_entry`), thread `t` for slot `t`, after the transition's first barrier: its start read
+// again, a capture's largest offset and offset velocity over the slot's lanes (the bits of
+// non-negative floats, ordered as `atomicMax` orders them), the decay started or run on, the
+// replay entry of the slot the displayed pose goes to, the layer state; what the lanes apply
+// published. Before the transition's second barrier.
+fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
+    for (var slot = t; slot < GROUP_CHARACTERS; slot += GROUP_THREADS) {
+        if first_entry + slot >= dispatched_characters() {
+            break;
+        }
+        let k = chunk_character(first_entry + slot);
+        let program = layer_program(k.c, setup.layer);
+        if !layer_shows(setup, program) {
+            continue;
+        }
+        let slot_base = slot * LANES;
+        let block = layer_block(k.c, setup.memory);
+        var s = layer_transition_start(block, program);
+        if s.capture {
+            var largest = vec2<u32>(0u);
+            for (var i = 0u; i < LANES; i++) {
+                largest = max(largest, bitcast<vec2<u32>>(group_pose[slot_base + i].r0.xy));
+            }
+            s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
+        }
+        let replay = replay_flags(setup, program, !REPLAY_DISPLAYED_POSES);
+        let applied = DECAY_CODE && s.decay != 0u && decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s);
+        end_switch(block, s, replay_header(replay, s, applied, program.target_weight), program.first_sample, 0u, 1u);
+        publish_end(slot_base, TransitionEnd(select(0u, s.decay, applied), s.decay_s, s.elapsed_s, (replay & REPLAY_STORED) != 0u, 1u - s.slot));
+        if DECAY_CODE && s.decay != 0u {
+            if applied {
+                s.elapsed_s += k.dt_s;
+            } else {
+                s.decay = 0u;
+            }
+        }
+        store_layer_state(block, transition_end(s), s.capture && s.decay == MODE_SPRING);
     }
-    // A character that does not show the layer has shown nothing: it captures nothing.
-    var s = load_spring_velocity(transition_start(state, program), block);
+}
+
+// `transition_layer` for one character's joint, the end of the frame its slot's thread's
+// (`end_layer_of_slots`): the frozen fade's mix or the capture, each lane's largest offset and
+// offset velocity into `group_pose` (r0) for the slot's thread; then the decay applied and the
+// pose stored as that thread says. Returns the pose the layer shows. Every thread must call it
+// (two barriers; the first also orders the sampling's reads of `sample_table` before the next
+// layer writes it, and the replay's reads of the entries before the slot's thread writes them).
+fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: LayerProgram, shows: bool, samples_in: LayerSamples, t: u32, lane: u32, num_joints: u32) -> Transform {
+    let owns = shows && lane < num_joints;
+    let slot_base = t - lane;
+    var pose = samples_in.shown;
     var lane_largest = vec2<f32>(0.0);
+    var jr = JointRef(0u, 0u);
     if owns {
-        let jr = joint_ref(block, lane);
+        let block = layer_block(c, setup.memory);
+        let s = layer_transition_start(block, program);
+        jr = joint_ref(block, lane);
         if SNAPSHOT_MIX_CODE && s.snapshot {
             pose = snapshot_joint(jr, s, program.target_weight, pose);
         } else if s.capture {
@@ -84,41 +155,15 @@ fn transition_levels(c: u32, setup: LayerSetup, program: LayerProgram, shows: bo
     }
     group_pose[t].r0 = vec4<f32>(lane_largest, 0.0, 0.0);
     workgroupBarrier();
-    if s.capture {
-        var largest = vec2<u32>(0u);
-        let slot_base = t - lane;
-        for (var i = 0u; i < LANES; i++) {
-            largest = max(largest, bitcast<vec2<u32>>(group_pose[slot_base + i].r0.xy));
-        }
-        s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
-    }
-    // Every lane has read `group_pose`, the sample table and the replay entries before they
-    // are written again.
+    end_layer_of_slots(t, first_entry, setup);
     workgroupBarrier();
-    if shows {
-        // The entry of the slot the displayed pose goes to (the slot that held the one before
-        // last), written before the decay so that nothing of the program stays live across it;
-        // the pose itself only where the entry cannot replay it.
-        // The program is read again here rather than kept live through the sampling.
-        let again = layer_program(c, setup.layer);
-        let replay = replay_flags(setup, again, !REPLAY_DISPLAYED_POSES);
-        let applied = DECAY_CODE && s.decay != 0u && decay_is_active(s.decay, s.decay_s, s.largest_offset, s.largest_velocity, s.elapsed_s);
-        end_switch(block, s, replay_header(replay, s, applied, again.target_weight), again.first_sample, lane, LANES);
-        if DECAY_CODE && s.decay != 0u {
-            if applied {
-                if owns {
-                    pose = apply_offset(load_offset(joint_ref(block, lane)), s.decay, s.decay_s, s.elapsed_s, pose);
-                }
-                s.elapsed_s += character_dt_s;
-            } else {
-                s.decay = 0u;
-            }
+    if owns {
+        let e = published_end(slot_base);
+        if DECAY_CODE && e.decay != 0u {
+            pose = apply_offset(load_offset(jr), e.decay, e.decay_s, e.elapsed_s, pose);
         }
-        if owns && (replay & REPLAY_STORED) != 0u {
-            store_slot(joint_ref(block, lane), 1u - s.slot, pose);
-        }
-        if lane == 0u {
-            store_layer_state(block, transition_end(s), s.capture && s.decay == MODE_SPRING);
+        if e.stored {
+            store_slot(jr, e.slot, pose);
         }
     }
     return pose;
@@ -135,6 +180,9 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
     if lane < num_joints {
         w = layer_joint_weight(setup, weight, lane);
     }
+    // Every lane has read what its slot's thread published at the end of a transition
+    // (`publish_end`) before any writes `group_pose`.
+    workgroupBarrier();
     group_pose[t] = Affine(layer.rotation, base.rotation, vec4<f32>(w, 0.0, 0.0, 0.0));
     workgroupBarrier();
     var start = 0u;
@@ -173,7 +221,8 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
 @compute @workgroup_size(GROUP_THREADS)
 fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let lane = t % LANES;
-    let entry = group_index(wg, groups) * GROUP_CHARACTERS + t / LANES;
+    let first_entry = group_index(wg, groups) * GROUP_CHARACTERS;
+    let entry = first_entry + t / LANES;
     let num_joints = params.num_joints;
     // With a due list (animation LOD) the chunk's entries are its due characters.
     let live = entry < dispatched_characters();
@@ -206,7 +255,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);
         var layer = sampled.shown;
         if setup.memory != NO_MEMORY {
-            layer = transition_levels(c, setup, program, shows, sampled, t, lane, num_joints);
+            layer = transition_levels(c, first_entry, setup, program, shows, sampled, t, lane, num_joints);
         } else {
             // Every lane has read the sample table before the next layer writes it (the
             // transition's barriers see to it for a layer with memory).
@@ -230,6 +279,8 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     if live && lane < num_joints {
         p = affine_from_mat4(transform_to_mat4(combined));
     }
+    // Every lane has read what its slot's thread published (`publish_end`).
+    workgroupBarrier();
     group_pose[t] = p;
     workgroupBarrier();
     model_levels(t);

@@ -64,13 +64,25 @@ fn dispatched_characters() -> u32 {
 // crowd row (`start`) and its seconds as f32 bits (`count`), and only as many workgroups as
 // entries are dispatched.
 fn workgroup_character(w: u32) -> u32 {
+    let e = chunk_character(w);
+    character_dt_s = e.dt_s;
+    return e.c;
+}
+
+// The chunk character of entry `w` and its seconds since last shown, as `workgroup_character`
+// finds them, for a thread that serves a character other than its own (`character_dt_s` stays
+// its own character's).
+struct ChunkCharacter {
+    c: u32,
+    dt_s: f32,
+}
+
+fn chunk_character(w: u32) -> ChunkCharacter {
     if params.due_list == 0u {
-        character_dt_s = params.dt_s;
-        return w;
+        return ChunkCharacter(w, params.dt_s);
     }
     let entry = ranges[params.first_character + w];
-    character_dt_s = bitcast<f32>(entry.count);
-    return entry.start - params.first_character;
+    return ChunkCharacter(entry.start - params.first_character, bitcast<f32>(entry.count));
 }
 
 // Clip `clip`'s header, from the start of `clip_data`.

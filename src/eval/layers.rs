@@ -32,7 +32,8 @@ pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, 
 /// Overrides `base` with `layer` in mesh space: each masked joint's model-space rotation moves
 /// towards the layer's model-space rotation by `weight × mask`, then is expressed back in the
 /// local space of the (already blended) parent. Translations and scales blend locally.
-/// `mask` of `None` is the whole body.
+/// `mask` of `None` is the whole body. The rotations of `base` and `layer` must be unit (as
+/// sampled, blended and rest rotations are): their products are not normalised again.
 pub fn override_mesh(
     parents: &[u16],
     base: &mut [Transform],

@@ -45,9 +45,11 @@
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the weight sums by every lane,
 //! the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
-//! them with full clips, as in the fused kernel, where its entry lies in the sample table); a
-//! capture's reduction reads the character's lanes
-//! one by one; each depth level of local-to-model and the mesh-space override costs its step
+//! them with full clips, as in the fused kernel, where its entry lies in the sample table); the
+//! end of a layer with memory (a capture's reduction over the character's lanes one by one,
+//! the decay's course, the replay entry's samples one by one, the layer state) by one thread a
+//! character, the waves holding those threads (`slot_end`, `slot_switch`, `slot_decay`,
+//! `capture_step`, `replay_store`); each depth level of local-to-model and the mesh-space override costs its step
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
 //! and barrier are not counted). The driver reports the layer loop's straight-line code as one
@@ -133,9 +135,20 @@ pub struct KernelCosts {
     /// One ancestor step of local-to-model (an affine product); in the level kernels, one level
     /// of it.
     pub model_step: u32,
-    /// The level kernel's capture: one lane's largest offsets read in the reduction (0 in the
-    /// fused kernel, whose atomics are in `transition`).
+    /// The level kernel's capture: one lane's largest offsets read in the reduction by the
+    /// thread of the character's slot (0 in the fused kernel, whose atomics are in
+    /// `transition`).
     pub capture_step: u32,
+    /// The level kernels' end of a layer with memory worked out by one thread a character slot
+    /// (`end_layer_of_slots`), outside its loops: the code every frame runs, per wave holding
+    /// such threads (0 in the fused kernel, whose waves each run it in `transition`).
+    pub slot_end: u32,
+    /// `slot_end`'s switch frame's code (`SWITCH_CODE`): the capture's decay started, the
+    /// displayed pose's entry marked. Where the layer switches to a frozen fade or an
+    /// inertialization.
+    pub slot_switch: u32,
+    /// `slot_end`'s decay (`DECAY_CODE`): whether the offset still decays, its clock run on.
+    pub slot_decay: u32,
     /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
     /// wave and layer (0 in the level kernels with full clips, which replay a layer in its own
     /// iteration, on the program read there).
@@ -152,8 +165,9 @@ pub struct KernelCosts {
     pub replay_weight: u32,
     /// One sample of a replayed pose sampled and blended.
     pub replay_clip: u32,
-    /// The frame's replay entry written (`store_replay_entry`'s loop), per wave and shown layer
-    /// with memory.
+    /// The frame's replay entry written (`store_replay_entry`'s loop): in the fused kernel per
+    /// wave and shown layer with memory; in the level kernels per sample of the entry, by the
+    /// wave holding the character slots' threads.
     pub replay_store: u32,
     /// The displayed pose stored in its slot, per wave where the frame's layer shows more samples
     /// than an entry holds (the fused kernel's loop; the level kernels' few stores are
@@ -284,68 +298,77 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
 /// loop (that entry's weight sum and clip loop), the two weight sums (shown and step-back), the
-/// two clip loops, the capture's reduction, the replay entry's store and the mesh-space
-/// override's level loop; then local-to-model's level loop.
-pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
-    4736,
+/// two clip loops, the character slots' end of a layer with memory (`end_layer_of_slots`: the
+/// capture's reduction and the replay entry's store within) and the mesh-space override's level
+/// loop; then local-to-model's level loop.
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    4787,
     [
-        (4416, 0),
-        (1315, 1),
-        (19, 2),
-        (169, 2),
-        (19, 1),
-        (19, 1),
-        (199, 1),
-        (178, 1),
-        (17, 1),
-        (26, 1),
-        (167, 1),
-        (93, 0),
-    ],
-);
-
-/// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
-/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
-/// loop two instructions shorter, its shown blend's clip loop one longer). Its steady and
-/// settled specialisations
-/// compile to [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] and
-/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`], and its two-clip frame to
-/// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do.
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 12]) = (
-    4730,
-    [
-        (4411, 0),
-        (1317, 1),
+        (4468, 0),
+        (1322, 1),
         (19, 2),
         (169, 2),
         (19, 1),
         (19, 1),
         (200, 1),
         (178, 1),
-        (17, 1),
-        (26, 1),
-        (167, 1),
+        (280, 1),
+        (20, 2),
+        (24, 2),
+        (164, 1),
+        (93, 0),
+    ],
+);
+
+/// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
+/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
+/// loop two instructions longer, the replay's entry loop two shorter, the slots' end one
+/// shorter). Its settled specialisation compiles to
+/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`] and its two-clip frame to
+/// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do; its steady one to
+/// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    4789,
+    [
+        (4470, 0),
+        (1320, 1),
+        (19, 2),
+        (169, 2),
+        (19, 1),
+        (19, 1),
+        (200, 1),
+        (178, 1),
+        (279, 1),
+        (20, 2),
+        (24, 2),
+        (164, 1),
         (93, 0),
     ],
 );
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
-/// gone.
-pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2427, [(2108, 0), (19, 1), (198, 1), (26, 1), (164, 1), (93, 0)]);
+/// gone, the slots' end is shorter.
+pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
+    (2504, [(2183, 0), (19, 1), (205, 1), (222, 1), (24, 2), (164, 1), (96, 0)]);
+
+/// `frame_layers_levels_main@512`'s steady specialisation, as
+/// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
+/// slots' end one shorter).
+pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
+    (2506, [(2185, 0), (19, 1), (205, 1), (221, 1), (24, 2), (164, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
-pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1574, [(1255, 0), (19, 1), (203, 1), (26, 1), (162, 1), (96, 0)]);
+pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
+    (1645, [(1322, 0), (19, 1), (198, 1), (156, 1), (24, 2), (166, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
 /// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1517, 1502, 1486, 1501, 1488, 1522];
+    [1591, 1577, 1556, 1571, 1559, 1603];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -406,13 +429,17 @@ impl LayeredLoops<'static> {
         }
     }
 
-    /// `frame_layers_levels_main@512`'s recorded lists: its own production kernel's, the
-    /// 256-thread kernel's specialisations and path measurements (the driver compiles them
-    /// alike).
+    /// `frame_layers_levels_main@512`'s recorded lists: its own production and steady
+    /// kernels', the 256-thread kernel's settled specialisation and path measurements (the
+    /// driver compiles them alike).
     #[must_use]
     pub fn frame_layers_levels512_radv_navi21() -> Self {
         Self {
             production: (FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.1),
+            steady: (
+                FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.1,
+            ),
             ..Self::frame_layers_levels_radv_navi21()
         }
     }
@@ -540,41 +567,53 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its twelve loops (six in each specialisation) in that nesting. Measured as
+    /// its thirteen loops (seven in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
     /// kernel's (the replay's entry loop as there, with no joint loop: a lane is a joint; the
     /// replay runs at the top of a switching layer's own iteration, on the program read there,
     /// so `replay_check` and `replay_layer` are 0 and its code outside the entry loop is in
-    /// `switch`); `switch` is the production layer loop less the steady one's and less the loops
-    /// only a switch runs (the replay's entry loop, the step-back weight sum, charged as
-    /// `sample_weight`, its clip loop, the capture's reduction);
-    /// `decay` the steady layer loop less the settled one's. What is left is the settled kernel's
-    /// layer loop less its loops: one straight-line body of code every shown layer runs, which
-    /// the driver reports undivided; less the measured paths (each the settled kernel's count
-    /// less its count without it, as in the fused kernel; the table miss, which lies in the clip
-    /// loops, out of both clip loops' bodies instead), it is split into `fused`'s regions
+    /// `switch`). The end of a layer with memory is a loop of its own, each character slot's
+    /// thread (`end_layer_of_slots`), which holds the capture's reduction and the replay entry's
+    /// store: `slot_end` is the settled kernel's body of it less its loop, `slot_decay` the
+    /// steady one's less the settled one's, `slot_switch` the production one's less the steady
+    /// one's and the reduction. Of the layer loop less that loop, `switch` is the production
+    /// one less the steady one's and less the loops only a switch runs (the replay's entry
+    /// loop, the step-back weight sum, charged as `sample_weight`, its clip loop); `decay` the
+    /// steady one less the settled one's. What is left is the settled kernel's layer loop less
+    /// its loops: one straight-line body of code every shown layer runs, which the driver
+    /// reports undivided; less the measured paths (each the settled kernel's count less its
+    /// count without it, as in the fused kernel; the table miss, which lies in the clip loops,
+    /// out of both clip loops' bodies instead), it is split into `fused`'s regions
     /// (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s
     /// proportions (the module's notes), the remainder of the rounding to `layer_fixed`. The
     /// pose's store, a few straight-line stores here, stays in that body (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
-        if !loops.matches([&[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
+        if !loops.matches([&[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 2, 1, 0], &[0, 1, 1, 1, 2, 1, 0], &[0, 1, 1, 1, 2, 1, 0]]) {
             return None;
         }
         let (total, production) = loops.production;
         let n = |i: usize| count(production[i].0);
-        let steady = count(loops.steady.1[0].0);
-        let settled = count(loops.settled.1[0].0);
+        let steady = |i: usize| count(loops.steady.1[i].0);
+        let settled = |i: usize| count(loops.settled.1[i].0);
         // n(1) is the replay's entry loop (its weight sum n(2) and clip loop n(3) within), n(5)
-        // the step-back blend's weight sum.
-        let (sample_weight, capture_step) = (n(4), n(8));
-        let (replay_store, mesh_step) = (n(9), n(10));
+        // the step-back blend's weight sum, n(8) the slots' end (the reduction n(9) and the
+        // entry's store n(10) within; the specialisations' 3 and 4).
+        let (sample_weight, capture_step) = (n(4), n(9));
+        let (replay_store, mesh_step) = (n(10), n(11));
+        let slot_end = settled(3).checked_sub(settled(4))?;
+        let slot_decay = steady(3).checked_sub(settled(3))?;
+        let slot_switch = n(8).checked_sub(steady(3) + capture_step)?;
+        // Each layer loop less the slots' end.
+        let layer = n(0).checked_sub(n(8))?;
+        let steady_layer = steady(0).checked_sub(steady(3))?;
+        let settled_layer = settled(0).checked_sub(settled(3))?;
         let paths = loops.path_costs()?;
         let [.., table_miss] = paths;
         // The table miss lies in the clip loops, the other paths in the straight-line body.
         let (sample_clip, step_back_clip) = (n(6).checked_sub(table_miss)?, n(7).checked_sub(table_miss)?);
-        let body = settled
-            .checked_sub(sample_weight + n(6) + replay_store + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
+        let body =
+            settled_layer.checked_sub(sample_weight + n(6) + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -583,7 +622,7 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(11))?,
+            kernel_fixed: total.checked_sub(n(0) + n(12))?,
             layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
             sample_fixed,
             sample_weight,
@@ -594,15 +633,18 @@ impl KernelCosts {
             // switches to a frozen fade or an inertialization; a crossfade's or cut's switch runs
             // its first few instructions (the state read that finds nothing to replay), which
             // the model charges nowhere.
-            switch: n(0).checked_sub(steady + sample_weight + n(7) + capture_step + n(1))?,
-            decay: steady.checked_sub(settled)?,
+            switch: layer.checked_sub(steady_layer + n(5) + n(7) + n(1))?,
+            decay: steady_layer.checked_sub(settled_layer)?,
             combine,
             mesh_fixed,
             mesh_step,
             pose: 0,
             skinning: 0,
-            model_step: n(11),
+            model_step: n(12),
             capture_step,
+            slot_end,
+            slot_switch,
+            slot_decay,
             replay_check: 0,
             replay_layer: 0,
             replay_entry: n(1).checked_sub(n(2) + n(3))?,
@@ -657,7 +699,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 29] {
+    pub fn regions(&self) -> [(&'static str, Self); 32] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -675,6 +717,9 @@ impl KernelCosts {
             ("skinning", Self { skinning: self.skinning, ..Self::default() }),
             ("model_step", Self { model_step: self.model_step, ..Self::default() }),
             ("capture_step", Self { capture_step: self.capture_step, ..Self::default() }),
+            ("slot_end", Self { slot_end: self.slot_end, ..Self::default() }),
+            ("slot_switch", Self { slot_switch: self.slot_switch, ..Self::default() }),
+            ("slot_decay", Self { slot_decay: self.slot_decay, ..Self::default() }),
             ("replay_check", Self { replay_check: self.replay_check, ..Self::default() }),
             ("replay_layer", Self { replay_layer: self.replay_layer, ..Self::default() }),
             ("replay_entry", Self { replay_entry: self.replay_entry, ..Self::default() }),
@@ -1458,9 +1503,6 @@ impl WorkModel {
                 if any(|c| c.shows) {
                     work.charge(costs.sample_fixed, 1);
                 }
-                if any(|c| c.capture) {
-                    work.charge(costs.capture_step, lanes);
-                }
                 if !*owns || !any(|c| c.shows) {
                     continue;
                 }
@@ -1479,10 +1521,6 @@ impl WorkModel {
                     if any(|c| c.snapshot) {
                         work.charge(costs.snapshot_mix, 1);
                     }
-                    // The entry's samples are written by a character's lanes 0 to 7 at most.
-                    if !self.stored_poses && holds_lanes_below(REPLAY_SAMPLES as usize) {
-                        work.charge(costs.replay_store, 1);
-                    }
                     if any(|c| c.switches) {
                         work.charge(costs.switch, 1);
                     }
@@ -1497,14 +1535,49 @@ impl WorkModel {
                     work.charge(combine_path(l, setup, costs), 1);
                 }
             }
+            if setup.needs_memory {
+                self.end_layer_of_slots(&mut work, loops, costs);
+            }
             if mesh {
-                work.barriers += 2.0;
+                // The rows' store waits for the lanes' reads of a transition's end; then the
+                // rows', and the result's reads.
+                work.barriers += 3.0;
                 work.mesh_steps += self.level_pass(&mut work, costs.mesh_step, 0);
             }
         }
-        work.barriers += 1.0;
+        // The pose's store waits for every lane's read of its slot's end; local-to-model's.
+        work.barriers += 2.0;
         work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
         work
+    }
+
+    /// The end of a layer with memory by the thread of each character slot (thread `s` for
+    /// slot `s`, `end_layer_of_slots`): each wave holding such threads runs it if a slot it
+    /// holds shows the layer, a capture's reduction over the character's lanes, the replay
+    /// entry's samples one by one, the switch frame's and the decay's code, as often as its most
+    /// demanding slot asks.
+    fn end_layer_of_slots(&self, work: &mut Work, loops: &[LevelLayer], costs: &KernelCosts) {
+        let (lanes, _) = self.level_shape();
+        for first in (0..loops.len()).step_by(self.wave_size) {
+            let slots = &loops[first..(first + self.wave_size).min(loops.len())];
+            let any = |f: fn(&LevelLayer) -> bool| slots.iter().any(f);
+            if !any(|c| c.shows) {
+                continue;
+            }
+            work.charge(costs.slot_end, 1);
+            if any(|c| c.capture) {
+                work.charge(costs.capture_step, lanes);
+            }
+            if !self.stored_poses {
+                work.charge(costs.replay_store, slots.iter().map(|c| c.entry_samples).max().unwrap_or(0));
+            }
+            if any(|c| c.switches) {
+                work.charge(costs.slot_switch, 1);
+            }
+            if any(|c| c.decays) {
+                work.charge(costs.slot_decay, 1);
+            }
+        }
     }
 }
 
@@ -1906,6 +1979,9 @@ struct LevelLayer {
     root_motion: bool,
     /// A layer with memory fading from a frozen snapshot (mixed with it).
     snapshot: bool,
+    /// The samples of the frame's replay entry a shown layer with memory writes (none where
+    /// the entry stores the pose instead: more samples than an entry holds).
+    entry_samples: usize,
 }
 
 impl LevelLayer {
@@ -1940,7 +2016,12 @@ impl LevelLayer {
             (true, true) => 1,
             (true, false) => 2,
         };
+        let shown_samples = shown_range(program).len();
         Self {
+            entry_samples: match shows && setup.needs_memory && shown_samples <= REPLAY_SAMPLES as usize {
+                true => shown_samples,
+                false => 0,
+            },
             replays_layer,
             replayed_entries,
             replay_weights: shown.len(),
@@ -1996,6 +2077,9 @@ mod tests {
         skinning: 1,
         model_step: 1,
         capture_step: 1,
+        slot_end: 1,
+        slot_switch: 1,
+        slot_decay: 1,
         replay_check: 1,
         replay_layer: 1,
         replay_entry: 1,
@@ -2016,17 +2100,19 @@ mod tests {
         KernelCosts { replay_layer: 0, replay_entry: 0, replay_weight: 0, replay_clip: 0, ..UNIT };
 
     /// A switching and a steady layer differ by exactly the switch region per wave that holds
-    /// joints, on both kernels: the chain of three's base layer (with memory, one sample) at a
-    /// frozen fade's switch against the fade a frame later, and at an inertialization's switch
-    /// against its decay a frame later (the level kernel's capture also reads the character's 4
-    /// lanes in its reduction). One wave of 64 holds the three joints; lane by lane (the fused
-    /// kernel on waves of 1) three waves do. A crossfade's or a cut's switch runs no switch code.
+    /// joints, on both kernels, and in the level kernel by the slot's end's switch code once
+    /// more (its slot's thread's wave): the chain of three's base layer (with memory, one
+    /// sample) at a frozen fade's switch against the fade a frame later, and at an
+    /// inertialization's switch against its decay a frame later (the level kernel's capture also
+    /// reads the character's 4 lanes in its reduction). One wave of 64 holds the three joints;
+    /// lane by lane (the fused kernel on waves of 1) three waves do. A crossfade's or a cut's
+    /// switch runs no switch code.
     #[test]
     fn a_switch_costs_the_switch_region() {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];
-        let costs = KernelCosts { switch: 1000, ..NO_REPLAY };
+        let costs = KernelCosts { switch: 1000, slot_switch: 100, ..NO_REPLAY };
         let with = |mode: SwitchMode, flags: u32| LayerProgram { mode: mode as u32, flags, ..program(0, 1, 1.0) };
         let frozen = with(SwitchMode::Frozen, LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT);
         let inertial = with(SwitchMode::InertializeQuintic, LayerProgram::TRANSITIONING);
@@ -2034,10 +2120,10 @@ mod tests {
         let cut = with(SwitchMode::Cut, 0);
         let cases = [
             (frozen, FrameKernel::Fused, 64, 1000.0),
-            (frozen, FrameKernel::Levels, 64, 1000.0),
+            (frozen, FrameKernel::Levels, 64, 1100.0),
             (frozen, FrameKernel::Fused, 1, 3000.0),
             (inertial, FrameKernel::Fused, 64, 1000.0),
-            (inertial, FrameKernel::Levels, 64, 1000.0 + 4.0),
+            (inertial, FrameKernel::Levels, 64, 1100.0 + 4.0),
             (inertial, FrameKernel::Fused, 1, 3000.0),
             (crossfade, FrameKernel::Fused, 64, 0.0),
             (crossfade, FrameKernel::Levels, 64, 0.0),
@@ -2121,14 +2207,15 @@ mod tests {
 
     /// In the level kernel a wave runs the switch code once however many of the characters it
     /// covers switch: two characters of the chain of three share wave 0 (16 characters of 4
-    /// lanes), so one switching frozen fade adds the region once to the workgroup (500 per
-    /// character), and two add it once too.
+    /// lanes), as their slots' threads do, so one switching frozen fade adds the region and the
+    /// slot's end's switch code once to the workgroup (500 and 100 per character), and two add
+    /// them once too.
     #[test]
     fn a_level_wave_runs_the_switch_code_once() {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];
-        let costs = KernelCosts { switch: 1000, ..NO_REPLAY };
+        let costs = KernelCosts { switch: 1000, slot_switch: 200, ..NO_REPLAY };
         let fade = LayerProgram {
             mode: SwitchMode::Frozen as u32,
             flags: LayerProgram::TRANSITIONING | LayerProgram::SOURCE_SNAPSHOT,
@@ -2138,9 +2225,9 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = |p: [LayerProgram; 2]| model.layered_frame(&layers, &p, &samples, &costs).unwrap().wave_instructions;
         let steady = work([fade, fade]);
-        assert_eq!(work([switch, fade]) - steady, 500.0);
-        assert_eq!(work([fade, switch]) - steady, 500.0);
-        assert_eq!(work([switch, switch]) - steady, 500.0);
+        assert_eq!(work([switch, fade]) - steady, 600.0);
+        assert_eq!(work([fade, switch]) - steady, 600.0);
+        assert_eq!(work([switch, switch]) - steady, 600.0);
     }
 
     /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
@@ -2197,12 +2284,12 @@ mod tests {
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
-    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight, 1 single sample), transition and
-    /// the replay entry's store (2) and combine or mesh code (1): 6 each, 12; the mesh levels 0,
-    /// 1, 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 12 + 3 + 2 = 31. Barriers:
-    /// per layer (both with memory) the sample table's 1
-    /// and the transition's 2 (the second also orders the table's reads), the mesh's 2 + 3,
-    /// local-to-model's 1 + 2: 14.
+    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight, 1 single sample), transition (1),
+    /// combine or mesh code (1) and, as the slots' threads' wave, the slot's end and its entry's
+    /// one sample (2): 7 each, 14; the mesh levels 0, 1, 2 one wave each (3), local-to-model's 1
+    /// and 2 (2): 4 + 2 + 8 + 14 + 3 + 2 = 33. Barriers: per layer (both with memory) the sample
+    /// table's 1 and the transition's 2 (the first also orders the table's reads), the mesh's
+    /// 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
     #[test]
     fn layered_chain_in_a_level_workgroup() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2216,8 +2303,8 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 31.0);
-        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
+        assert_eq!(work.wave_instructions, 33.0);
+        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -2576,7 +2663,7 @@ mod tests {
             + 2 * v.sample_weight
             + v.sample_clip
             + v.step_back_clip
-            + v.capture_step
+            + (v.capture_step + v.slot_end + v.slot_switch + v.slot_decay)
             + (v.transition + v.switch + v.decay)
             + v.replay_store
             + v.mesh_fixed
@@ -2590,6 +2677,16 @@ mod tests {
         assert_eq!(
             [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss],
             FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without)
+        );
+        // The slots' end: the settled kernel's loop less the entry's store, then what the
+        // steady and the production kernels' loops add.
+        let slots = |list: &[(usize, usize)]| count(list[list.len() - 4].0);
+        let settled_slots = slots(&FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1);
+        assert_eq!(v.slot_end + v.replay_store, settled_slots);
+        assert_eq!(v.slot_decay, slots(&FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1) - settled_slots);
+        assert_eq!(
+            v.slot_end + v.slot_decay + v.slot_switch + v.capture_step + v.replay_store,
+            count(FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1[8].0)
         );
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(
