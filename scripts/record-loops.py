@@ -28,6 +28,7 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j steady"),
     ("FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j steady"),
     ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
+    ("FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j settled"),
     ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
@@ -38,6 +39,8 @@ PATH_COUNTS = [
      ["frame_layers_main/64j settled-" + p for p in LAYERED_PATHS]),
     ("FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_levels_main/64j settled-" + p for p in LAYERED_PATHS]),
+    ("FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
+     ["frame_layers_levels_main@512/64j settled-" + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss"]]),
 ]

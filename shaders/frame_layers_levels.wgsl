@@ -1,11 +1,58 @@
 // The layered frame's level kernel (`FrameKernel::Levels` after `GpuCrowd::set_frame`,
 // mirroring `throng::eval::frame::FrameJob` as `frame_layers.wgsl` does): GROUP_CHARACTERS
 // characters per workgroup, a joint per thread, every layer through sample ─► transition ─►
-// layers, then local-to-model ─► skinning. Per layer, one lane per sample computes what every
-// joint needs of it (`shared/levels.wgsl`); the transition's largest offset is a reduction
-// through workgroup memory, not atomics; the mesh-space override and local-to-model run level by
-// level over the joints sorted by depth. Concatenated after every stage file, whose per-joint
+// layers, then local-to-model ─► skinning. Per layer, the workgroup's first threads compute what
+// every joint needs of each sample of every character (`fill_table_of_slots`), and one thread
+// a character works out the end of a layer with memory (`end_layer_of_slots`); the
+// transition's largest offset is a reduction through workgroup memory, not atomics; the
+// mesh-space override and local-to-model run level by level over the joints sorted by depth. Concatenated after every stage file, whose per-joint
 // functions it calls.
+
+// The samples of a layer's shown blend and of its step-back blend (an inertialization's switch
+// frame, which follows the shown one in the sample table); none where the layer does not show.
+fn layer_blend_counts(shows: bool, program: LayerProgram) -> vec2<u32> {
+    if !shows {
+        return vec2<u32>(0u);
+    }
+    return vec2<u32>(shown_range(program).count, select(0u, program.num_secondary, SWITCH_CODE && !blends_both_sides(program)));
+}
+
+// The threads that fill the sample table: a multiple of GROUP_CHARACTERS, at least a warp.
+const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
+
+// A layer's sample table for the workgroup's characters (whose first is chunk entry
+// `first_entry`), by its first FILL_THREADS threads rather than by each character's lanes:
+// thread `t` serves character slot `t % GROUP_CHARACTERS`, its samples `t / GROUP_CHARACTERS`,
+// then every `FILL_THREADS / GROUP_CHARACTERS`th after it (the shown blend's, then the step-back
+// blend's, up to the table's LANES entries a slot); the slot's first thread publishes its
+// blends' weight sums in row r1 of the slot's first entry of `group_pose` (nothing reads or
+// writes that row from the layer's end to here). Every thread must call it before the sample
+// table's barrier.
+fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
+    for (var f = t; f < FILL_THREADS; f += GROUP_THREADS) {
+        let slot = f % GROUP_CHARACTERS;
+        if first_entry + slot >= dispatched_characters() {
+            break;
+        }
+        let k = chunk_character(first_entry + slot);
+        let program = layer_program(k.c, setup.layer);
+        let counts = layer_blend_counts(layer_shows(setup, program), program);
+        let num_shown = counts.x;
+        let num_back = counts.y;
+        let first = program.first_sample;
+        let total_shown = sum_weights(first, num_shown);
+        let total_back = sum_weights(first + num_shown, num_back);
+        let slot_base = slot * LANES;
+        if f < GROUP_CHARACTERS {
+            group_pose[slot_base].r1 = vec4<f32>(total_shown, total_back, 0.0, 0.0);
+        }
+        let count = min(num_shown + num_back, LANES);
+        for (var i = f / GROUP_CHARACTERS; i < count; i += FILL_THREADS / GROUP_CHARACTERS) {
+            let in_shown = i < num_shown;
+            sample_table[slot_base + i] = sample_entry(first + i, select(num_back, num_shown, in_shown), select(total_back, total_shown, in_shown));
+        }
+    }
+}
 
 // A layer's pose for this thread's joint: its shown blend and, on an inertialization's switch,
 // the destination one step earlier (`sample_layer`). Every thread must call it (a barrier
@@ -16,18 +63,16 @@ struct LayerSamples {
 }
 
 fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l: u32, additive: bool, num_joints: u32) -> LayerSamples {
-    var num_shown = shown_range(program).count;
-    var num_back = select(0u, program.num_secondary, SWITCH_CODE && !blends_both_sides(program));
-    if !shows {
-        num_shown = 0u;
-        num_back = 0u;
-    }
-    // The step-back samples follow the shown ones: one table holds both blends.
+    let counts = layer_blend_counts(shows, program);
+    let num_shown = counts.x;
+    let num_back = counts.y;
+    // The step-back samples follow the shown ones: one table holds both blends. The table and
+    // the blends' weight sums are the slots' fill threads' (`fill_table_of_slots`).
     let first = program.first_sample;
-    let total_shown = sum_weights(first, num_shown);
-    let total_back = sum_weights(first + num_shown, num_back);
-    fill_sample_table(t, lane, first, num_shown + num_back, num_shown, total_shown, total_back);
     workgroupBarrier();
+    let totals = group_pose[t - lane].r1;
+    let total_shown = totals.x;
+    let total_back = totals.y;
     var rest = identity_transform();
     if !additive && lane < num_joints {
         rest = rig_joints[lane].rest;
@@ -252,6 +297,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         if live && !shows && lane == 0u {
             skip_layer(c, setup.memory, 0u);
         }
+        fill_table_of_slots(t, first_entry, setup);
         let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);
         var layer = sampled.shown;
         if setup.memory != NO_MEMORY {

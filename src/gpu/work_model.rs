@@ -43,8 +43,9 @@
 //! **The level kernels** ([`FrameKernel::Levels`], [`FrameKernel::Levels512`],
 //! [`WorkModel::with_kernel`]) run 256-thread (512-thread) workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
-//! covers does, a loop as often as its most demanding character; the weight sums by every lane,
-//! the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
+//! covers does, a loop as often as its most demanding character; the sample table's fill and
+//! its weight sums by the waves holding the workgroup's first `max(32, characters)` threads
+//! (`fill_fixed`, `sample_weight`, `fill_entry`), the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
 //! them with full clips, as in the fused kernel, where its entry lies in the sample table); the
 //! end of a layer with memory (a capture's reduction over the character's lanes one by one,
 //! the decay's course, the replay entry's samples one by one, the layer state) by one thread a
@@ -149,6 +150,13 @@ pub struct KernelCosts {
     pub slot_switch: u32,
     /// `slot_end`'s decay (`DECAY_CODE`): whether the offset still decays, its clock run on.
     pub slot_decay: u32,
+    /// The level kernels' sample table filled by the workgroup's first threads for every
+    /// character slot (`fill_table_of_slots`), outside its loops (its weight sums are
+    /// `sample_weight`): per wave holding fill threads and layer (0 in the fused kernel).
+    pub fill_fixed: u32,
+    /// One iteration of `fill_table_of_slots`' entry loop: a sample's frame, interpolation
+    /// factor and normalised weight into the table, for as many slots as the wave serves.
+    pub fill_entry: u32,
     /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
     /// wave and layer (0 in the level kernels with full clips, which replay a layer in its own
     /// iteration, on the program read there).
@@ -301,21 +309,23 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// two clip loops, the character slots' end of a layer with memory (`end_layer_of_slots`: the
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
-pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4787,
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
+    4885,
     [
-        (4468, 0),
-        (1322, 1),
+        (4563, 0),
+        (1320, 1),
         (19, 2),
         (169, 2),
-        (19, 1),
-        (19, 1),
-        (200, 1),
+        (208, 1),
+        (19, 2),
+        (19, 2),
+        (80, 2),
+        (198, 1),
         (178, 1),
-        (280, 1),
+        (281, 1),
         (20, 2),
-        (24, 2),
-        (164, 1),
+        (25, 2),
+        (165, 1),
         (93, 0),
     ],
 );
@@ -323,25 +333,29 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
 /// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
 /// loop two instructions longer, the replay's entry loop two shorter, the slots' end one
-/// shorter). Its settled specialisation compiles to
-/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`] and its two-clip frame to
-/// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the 256-thread kernel's do; its steady one to
-/// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4789,
+/// shorter). Its two-clip frame compiles to [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the
+/// 256-thread kernel's does; its specialisations to
+/// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`],
+/// [`FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21`] and
+/// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
+/// 256-thread kernel's.
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
+    4885,
     [
-        (4470, 0),
+        (4563, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
-        (19, 1),
-        (19, 1),
-        (200, 1),
+        (208, 1),
+        (19, 2),
+        (19, 2),
+        (80, 2),
+        (198, 1),
         (178, 1),
-        (279, 1),
+        (281, 1),
         (20, 2),
-        (24, 2),
-        (164, 1),
+        (25, 2),
+        (165, 1),
         (93, 0),
     ],
 );
@@ -349,26 +363,34 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
-pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
-    (2504, [(2183, 0), (19, 1), (205, 1), (222, 1), (24, 2), (164, 1), (96, 0)]);
+pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (2599, [(2275, 0), (181, 1), (19, 2), (81, 2), (197, 1), (223, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
-pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
-    (2506, [(2185, 0), (19, 1), (205, 1), (221, 1), (24, 2), (164, 1), (96, 0)]);
+pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (2597, [(2276, 0), (183, 1), (19, 2), (81, 2), (197, 1), (222, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
-pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
-    (1645, [(1322, 0), (19, 1), (198, 1), (156, 1), (24, 2), (166, 1), (96, 0)]);
+pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (1744, [(1423, 0), (182, 1), (19, 2), (80, 2), (202, 1), (153, 1), (25, 2), (162, 1), (96, 0)]);
+
+/// `frame_layers_levels_main@512`'s settled specialisation, as
+/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (1744, [(1422, 0), (180, 1), (19, 2), (80, 2), (202, 1), (154, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
-/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`]; the
-/// 512-thread kernel's compile to the same counts (`tests/gpu_stats.rs` checks both).
+/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1591, 1577, 1556, 1571, 1559, 1603];
+    [1685, 1658, 1655, 1670, 1661, 1690];
+
+/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1684, 1658, 1655, 1670, 1661, 1690];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -429,9 +451,7 @@ impl LayeredLoops<'static> {
         }
     }
 
-    /// `frame_layers_levels_main@512`'s recorded lists: its own production and steady
-    /// kernels', the 256-thread kernel's settled specialisation and path measurements (the
-    /// driver compiles them alike).
+    /// `frame_layers_levels_main@512`'s recorded lists.
     #[must_use]
     pub fn frame_layers_levels512_radv_navi21() -> Self {
         Self {
@@ -440,7 +460,11 @@ impl LayeredLoops<'static> {
                 FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.1,
             ),
-            ..Self::frame_layers_levels_radv_navi21()
+            settled: (
+                FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.1,
+            ),
+            settled_without: FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21,
         }
     }
 }
@@ -567,53 +591,61 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its thirteen loops (seven in each specialisation) in that nesting. Measured as
+    /// its fifteen loops (nine in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
     /// kernel's (the replay's entry loop as there, with no joint loop: a lane is a joint; the
     /// replay runs at the top of a switching layer's own iteration, on the program read there,
     /// so `replay_check` and `replay_layer` are 0 and its code outside the entry loop is in
-    /// `switch`). The end of a layer with memory is a loop of its own, each character slot's
-    /// thread (`end_layer_of_slots`), which holds the capture's reduction and the replay entry's
-    /// store: `slot_end` is the settled kernel's body of it less its loop, `slot_decay` the
-    /// steady one's less the settled one's, `slot_switch` the production one's less the steady
-    /// one's and the reduction. Of the layer loop less that loop, `switch` is the production
+    /// `switch`). The sample table's fill is a loop of its own, the first threads serving every
+    /// character slot (`fill_table_of_slots`), which holds the two weight sums
+    /// (`sample_weight`) and the entry loop (`fill_entry`): `fill_fixed` is the rest of its
+    /// body. The end of a layer with memory is another, each character slot's thread
+    /// (`end_layer_of_slots`), which holds the capture's reduction and the replay entry's store:
+    /// `slot_end` is the settled kernel's body of it less its loop, `slot_decay` the steady
+    /// one's less the settled one's, `slot_switch` the production one's less the steady one's
+    /// and the reduction. Of the layer loop less those two loops, `switch` is the production
     /// one less the steady one's and less the loops only a switch runs (the replay's entry
-    /// loop, the step-back weight sum, charged as `sample_weight`, its clip loop); `decay` the
-    /// steady one less the settled one's. What is left is the settled kernel's layer loop less
-    /// its loops: one straight-line body of code every shown layer runs, which the driver
-    /// reports undivided; less the measured paths (each the settled kernel's count less its
-    /// count without it, as in the fused kernel; the table miss, which lies in the clip loops,
-    /// out of both clip loops' bodies instead), it is split into `fused`'s regions
-    /// (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`, `combine`) in `fused`'s
-    /// proportions (the module's notes), the remainder of the rounding to `layer_fixed`. The
-    /// pose's store, a few straight-line stores here, stays in that body (`store_pose` is 0).
+    /// loop, the step-back blend's clip loop); `decay` the steady one less the settled one's.
+    /// What is left is the settled kernel's layer loop less its loops: one straight-line body of
+    /// code every shown layer runs, which the driver reports undivided; less the measured paths
+    /// (each the settled kernel's count less its count without it, as in the fused kernel; the
+    /// table miss, which lies in the clip loops, out of both clip loops' bodies instead), it is
+    /// split into `fused`'s regions (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`,
+    /// `combine`) in `fused`'s proportions (the module's notes), the remainder of the rounding to
+    /// `layer_fixed`. The pose's store, a few straight-line stores here, stays in that body
+    /// (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
-        if !loops.matches([&[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 2, 1, 0], &[0, 1, 1, 1, 2, 1, 0], &[0, 1, 1, 1, 2, 1, 0]]) {
+        if !loops.matches([
+            &[0, 1, 2, 2, 1, 2, 2, 2, 1, 1, 1, 2, 2, 1, 0],
+            &[0, 1, 2, 2, 1, 1, 2, 1, 0],
+            &[0, 1, 2, 2, 1, 1, 2, 1, 0],
+        ]) {
             return None;
         }
         let (total, production) = loops.production;
         let n = |i: usize| count(production[i].0);
         let steady = |i: usize| count(loops.steady.1[i].0);
         let settled = |i: usize| count(loops.settled.1[i].0);
-        // n(1) is the replay's entry loop (its weight sum n(2) and clip loop n(3) within), n(5)
-        // the step-back blend's weight sum, n(8) the slots' end (the reduction n(9) and the
-        // entry's store n(10) within; the specialisations' 3 and 4).
-        let (sample_weight, capture_step) = (n(4), n(9));
-        let (replay_store, mesh_step) = (n(10), n(11));
-        let slot_end = settled(3).checked_sub(settled(4))?;
-        let slot_decay = steady(3).checked_sub(settled(3))?;
-        let slot_switch = n(8).checked_sub(steady(3) + capture_step)?;
-        // Each layer loop less the slots' end.
-        let layer = n(0).checked_sub(n(8))?;
-        let steady_layer = steady(0).checked_sub(steady(3))?;
-        let settled_layer = settled(0).checked_sub(settled(3))?;
+        // n(1) is the replay's entry loop (its weight sum n(2) and clip loop n(3) within); n(4)
+        // the fill (the weight sums n(5) and n(6), the entry loop n(7) within; the
+        // specialisations' 1, with 2 and 3); n(10) the slots' end (the reduction n(11) and the
+        // entry's store n(12) within; the specialisations' 5 and 6).
+        let (sample_weight, fill_entry) = (n(5), n(7));
+        let fill_fixed = n(4).checked_sub(n(5) + n(6) + n(7))?;
+        let (capture_step, replay_store, mesh_step) = (n(11), n(12), n(13));
+        let slot_end = settled(5).checked_sub(settled(6))?;
+        let slot_decay = steady(5).checked_sub(settled(5))?;
+        let slot_switch = n(10).checked_sub(steady(5) + capture_step)?;
+        // Each layer loop less the fill and the slots' end.
+        let layer = n(0).checked_sub(n(4) + n(10))?;
+        let steady_layer = steady(0).checked_sub(steady(1) + steady(5))?;
+        let settled_layer = settled(0).checked_sub(settled(1) + settled(5))?;
         let paths = loops.path_costs()?;
         let [.., table_miss] = paths;
         // The table miss lies in the clip loops, the other paths in the straight-line body.
-        let (sample_clip, step_back_clip) = (n(6).checked_sub(table_miss)?, n(7).checked_sub(table_miss)?);
-        let body =
-            settled_layer.checked_sub(sample_weight + n(6) + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
+        let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
+        let body = settled_layer.checked_sub(n(8) + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
         let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
@@ -622,7 +654,7 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(12))?,
+            kernel_fixed: total.checked_sub(n(0) + n(14))?,
             layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
             sample_fixed,
             sample_weight,
@@ -633,18 +665,20 @@ impl KernelCosts {
             // switches to a frozen fade or an inertialization; a crossfade's or cut's switch runs
             // its first few instructions (the state read that finds nothing to replay), which
             // the model charges nowhere.
-            switch: layer.checked_sub(steady_layer + n(5) + n(7) + n(1))?,
+            switch: layer.checked_sub(steady_layer + n(9) + n(1))?,
             decay: steady_layer.checked_sub(settled_layer)?,
             combine,
             mesh_fixed,
             mesh_step,
             pose: 0,
             skinning: 0,
-            model_step: n(12),
+            model_step: n(14),
             capture_step,
             slot_end,
             slot_switch,
             slot_decay,
+            fill_fixed,
+            fill_entry,
             replay_check: 0,
             replay_layer: 0,
             replay_entry: n(1).checked_sub(n(2) + n(3))?,
@@ -699,7 +733,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 32] {
+    pub fn regions(&self) -> [(&'static str, Self); 34] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -720,6 +754,8 @@ impl KernelCosts {
             ("slot_end", Self { slot_end: self.slot_end, ..Self::default() }),
             ("slot_switch", Self { slot_switch: self.slot_switch, ..Self::default() }),
             ("slot_decay", Self { slot_decay: self.slot_decay, ..Self::default() }),
+            ("fill_fixed", Self { fill_fixed: self.fill_fixed, ..Self::default() }),
+            ("fill_entry", Self { fill_entry: self.fill_entry, ..Self::default() }),
             ("replay_check", Self { replay_check: self.replay_check, ..Self::default() }),
             ("replay_layer", Self { replay_layer: self.replay_layer, ..Self::default() }),
             ("replay_entry", Self { replay_entry: self.replay_entry, ..Self::default() }),
@@ -1486,6 +1522,7 @@ impl WorkModel {
             let mesh = l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh;
             let loops = &layer_loops[l];
             work.charge(costs.layer_fixed, waves.len());
+            self.fill_table_of_slots(&mut work, loops, costs);
             // The sample table written, then its reads ordered before the next layer's writes:
             // by the transition's second barrier (of its two) where the layer has memory.
             work.barriers += 2.0;
@@ -1499,7 +1536,6 @@ impl WorkModel {
                 // character or wider holds all of them).
                 let holds_lanes_below = |k: usize| lanes <= self.wave_size || (w * self.wave_size) % lanes < k;
                 let most = |f: fn(&LevelLayer) -> usize| covered.iter().map(f).max().unwrap_or(0);
-                work.charge(costs.sample_weight, most(|c| c.weights));
                 if any(|c| c.shows) {
                     work.charge(costs.sample_fixed, 1);
                 }
@@ -1549,6 +1585,34 @@ impl WorkModel {
         work.barriers += 2.0;
         work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
         work
+    }
+
+    /// The sample table filled for every character slot by the workgroup's first
+    /// `max(32, characters)` threads (`fill_table_of_slots`: thread `f` for slot
+    /// `f % characters`, its entries from `f / characters` on in strides of the threads a slot
+    /// has): each wave holding such threads of a character in the dispatch runs the fill's own
+    /// code, the weight sums as long as its longest slot's and the entry loop as often as its
+    /// busiest thread.
+    fn fill_table_of_slots(&self, work: &mut Work, loops: &[LevelLayer], costs: &KernelCosts) {
+        let (lanes, characters) = self.level_shape();
+        let threads = characters.max(32);
+        let step = threads / characters;
+        for first in (0..threads).step_by(self.wave_size) {
+            let mut live = false;
+            let (mut weights, mut entries) = (0, 0);
+            for f in first..(first + self.wave_size).min(threads) {
+                let Some(c) = loops.get(f % characters) else { continue };
+                live = true;
+                weights = weights.max(c.weights);
+                let (table, from) = (c.weights.min(lanes), f / characters);
+                entries = entries.max(table.saturating_sub(from).div_ceil(step));
+            }
+            if live {
+                work.charge(costs.fill_fixed, 1);
+                work.charge(costs.sample_weight, weights);
+                work.charge(costs.fill_entry, entries);
+            }
+        }
     }
 
     /// The end of a layer with memory by the thread of each character slot (thread `s` for
@@ -2080,6 +2144,8 @@ mod tests {
         slot_end: 1,
         slot_switch: 1,
         slot_decay: 1,
+        fill_fixed: 1,
+        fill_entry: 1,
         replay_check: 1,
         replay_layer: 1,
         replay_entry: 1,
@@ -2284,10 +2350,10 @@ mod tests {
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
-    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 weight, 1 single sample), transition (1),
-    /// combine or mesh code (1) and, as the slots' threads' wave, the slot's end and its entry's
-    /// one sample (2): 7 each, 14; the mesh levels 0, 1, 2 one wave each (3), local-to-model's 1
-    /// and 2 (2): 4 + 2 + 8 + 14 + 3 + 2 = 33. Barriers: per layer (both with memory) the sample
+    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 single sample), transition (1), combine
+    /// or mesh code (1) and, as the slots' threads' wave, the table's fill (1 fixed, 1 weight, 1
+    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh levels 0, 1,
+    /// 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 18 + 3 + 2 = 37. Barriers: per layer (both with memory) the sample
     /// table's 1 and the transition's 2 (the first also orders the table's reads), the mesh's
     /// 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
     #[test]
@@ -2303,7 +2369,7 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 33.0);
+        assert_eq!(work.wave_instructions, 37.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
     }
 
@@ -2664,6 +2730,7 @@ mod tests {
             + v.sample_clip
             + v.step_back_clip
             + (v.capture_step + v.slot_end + v.slot_switch + v.slot_decay)
+            + (v.fill_fixed + v.fill_entry)
             + (v.transition + v.switch + v.decay)
             + v.replay_store
             + v.mesh_fixed
@@ -2686,7 +2753,12 @@ mod tests {
         assert_eq!(v.slot_decay, slots(&FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1) - settled_slots);
         assert_eq!(
             v.slot_end + v.slot_decay + v.slot_switch + v.capture_step + v.replay_store,
-            count(FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1[8].0)
+            count(FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1[10].0)
+        );
+        // The fill: its two weight sums and entry loop within.
+        assert_eq!(
+            v.fill_fixed + 2 * v.sample_weight + v.fill_entry,
+            count(FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1[4].0)
         );
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(
