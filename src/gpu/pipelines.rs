@@ -63,7 +63,7 @@ pub fn procedural_source() -> String {
 /// | variant | workgroup | hierarchy | per-sample values | grid |
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
-/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | one lane per sample, through workgroup memory | rows (and layers of rows), chunks bound only by storage bindings |
+/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
 /// | `Levels512` | 512 threads: 8 characters of 64 joints (16 of 26), a joint per thread | as `Levels`, each level's step shared by twice the characters | as `Levels` | as `Levels` |
 ///
 /// `Levels512` is `Levels`' code with twice the threads: the matrices are the same bits, and a

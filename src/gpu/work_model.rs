@@ -2021,7 +2021,7 @@ impl TableBlend {
 /// What one character's layer asks of the level kernel's loops and branches.
 struct LevelLayer {
     shows: bool,
-    /// Weight-sum iterations, shown and step-back blends together (every lane runs them).
+    /// Weight-sum iterations, shown and step-back blends together (the fill's threads run them).
     weights: usize,
     clips: usize,
     back_clips: usize,
