@@ -30,7 +30,9 @@ const SKIP_SAMPLE: u32 = 0xffffffffu;
 // and the layered transition for each lane's largest offset at a capture.
 var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // Per character (slot `s` at `s * LANES`), one entry per sample of the layer being sampled:
-// clip (or SKIP_SAMPLE), first frame, interpolation factor and normalised weight as bits.
+// its two frames' first vec4 in `clip_data` (the first SKIP_SAMPLE where the sample weighs
+// nothing; with compact clips the clip and its first frame), interpolation factor and
+// normalised weight as bits (`sample_entry`).
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
 // The sum of the weights of samples `start .. start + count` (a frame index, not the window's).
@@ -44,13 +46,23 @@ fn sum_weights(start: u32, count: u32) -> f32 {
 }
 
 // What every joint needs of sample `index` of the frame in a blend of `count` samples whose
-// weights sum to `total`. The one sample of a blend of one weighs exactly 1.0, not `x / x`
-// (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as sampled.
+// weights sum to `total`: with full clips where its two frames start in `clip_data` (a joint's
+// transform is `3 × joint` vec4 on), so that no lane reads the clip's header; with compact clips
+// the clip and its first frame, which the decoder takes with the header. Then the interpolation
+// factor and the normalised weight. The one sample of a blend of one weighs exactly 1.0, not
+// `x / x` (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as
+// sampled.
 fn sample_entry(index: u32, count: u32, total: f32) -> vec4<u32> {
     let s = samples[index - params.sample_base];
-    let p = frame_position(clip_header(s.clip), s.time_s);
+    let h = clip_header(s.clip);
+    let p = frame_position(h, s.time_s);
     let w = select(s.weight / total, 1.0, count == 1u);
-    return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
+    if COMPACT_CLIPS {
+        return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
+    }
+    let frame_vec4s = params.num_joints * 3u;
+    let first = h.first_vec4 + p.frame0 * frame_vec4s;
+    return vec4<u32>(select(SKIP_SAMPLE, first, s.weight > 0.0), h.first_vec4 + p.frame1 * frame_vec4s, bitcast<u32>(p.alpha), bitcast<u32>(w));
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane`
@@ -75,6 +87,9 @@ fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, total: f32) -> ve
 
 // One joint of a table entry's clip: its two frames interpolated.
 fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
+    if !COMPACT_CLIPS {
+        return sample_frames(clip_transform(e.x + joint * 3u), clip_transform(e.y + joint * 3u), bitcast<f32>(e.z));
+    }
     let h = clip_header(e.x);
     let frame1 = select(e.y + 1u, 0u, h.num_frames == 1u);
     let frames = clip_joint_frames(h, e.y, frame1, joint, num_joints);

@@ -310,18 +310,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4885,
+    4855,
     [
-        (4563, 0),
+        (4533, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
-        (208, 1),
+        (213, 1),
         (19, 2),
         (19, 2),
-        (80, 2),
-        (198, 1),
-        (178, 1),
+        (85, 2),
+        (192, 1),
+        (173, 1),
         (281, 1),
         (20, 2),
         (25, 2),
@@ -340,18 +340,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4885,
+    4855,
     [
-        (4563, 0),
+        (4533, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
-        (208, 1),
+        (213, 1),
         (19, 2),
         (19, 2),
-        (80, 2),
-        (198, 1),
-        (178, 1),
+        (85, 2),
+        (192, 1),
+        (173, 1),
         (281, 1),
         (20, 2),
         (25, 2),
@@ -364,37 +364,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2599, [(2275, 0), (181, 1), (19, 2), (81, 2), (197, 1), (223, 1), (25, 2), (162, 1), (96, 0)]);
+    (2591, [(2267, 0), (186, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2597, [(2276, 0), (183, 1), (19, 2), (81, 2), (197, 1), (222, 1), (25, 2), (162, 1), (96, 0)]);
+    (2589, [(2268, 0), (188, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1744, [(1423, 0), (182, 1), (19, 2), (80, 2), (202, 1), (153, 1), (25, 2), (162, 1), (96, 0)]);
+    (1739, [(1418, 0), (189, 1), (19, 2), (87, 2), (197, 1), (153, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1744, [(1422, 0), (180, 1), (19, 2), (80, 2), (202, 1), (154, 1), (25, 2), (162, 1), (96, 0)]);
+    (1739, [(1417, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (162, 1), (96, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1685, 1658, 1655, 1670, 1661, 1690];
+    [1674, 1651, 1650, 1665, 1661, 1674];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1684, 1658, 1655, 1670, 1661, 1690];
+    [1673, 1651, 1650, 1665, 1661, 1674];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (710, [(19, 0), (190, 0), (93, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (703, [(19, 0), (187, 0), (93, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -402,7 +402,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [633, 659];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [637, 643];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
