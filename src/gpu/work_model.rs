@@ -331,9 +331,9 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 );
 
 /// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
-/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops (the layer
-/// loop two instructions longer, the replay's entry loop two shorter, the slots' end one
-/// shorter). Its two-clip frame compiles to [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the
+/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops, recorded
+/// apart because the two builds have differed by an instruction or two (today they do not).
+/// Its two-clip frame compiles to [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the
 /// 256-thread kernel's does; its specialisations to
 /// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`],
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21`] and
