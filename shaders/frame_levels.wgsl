@@ -17,7 +17,7 @@ fn frame_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
         range = ranges[params.first_character + c];
     }
     let total = sum_weights(range.start, range.count);
-    fill_sample_table(t, lane, range.start, range.count, range.count, total, total);
+    fill_sample_table(t, lane, range.start, range.count, total);
     workgroupBarrier();
     var p = identity_affine();
     if owns {

@@ -66,13 +66,13 @@ fn sample_entry(index: u32, count: u32, total: f32) -> vec4<u32> {
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane`
-// (the lanes past its `count` samples write nothing): the first `count_a` of them a blend
-// normalised by `total_a`, the rest one normalised by `total_b`. The caller holds a barrier
-// before the table is read.
-fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, count_a: u32, total_a: f32, total_b: f32) {
+// of a blend of `count` samples whose weights sum to `total` (the lanes past them write
+// nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
+// character from the workgroup's first threads (`fill_table_of_slots`). The caller holds a
+// barrier before the table is read.
+fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, total: f32) {
     if lane < count {
-        let in_a = lane < count_a;
-        sample_table[t] = sample_entry(first + lane, select(count - count_a, count_a, in_a), select(total_b, total_a, in_a));
+        sample_table[t] = sample_entry(first + lane, count, total);
     }
 }
 
