@@ -214,11 +214,24 @@ fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: Layer
     return pose;
 }
 
+// One item of a mesh-space level: its joint's step under its parent's layer and result model
+// rotations, over the joint's rows r0 and r1.
+fn mesh_level_item(item: LevelItem, layer_parent: vec4<f32>, out_parent: vec4<f32>) {
+    let i = item.slot_base + item.joint;
+    let a = group_pose[i];
+    let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
+    group_pose[i].r0 = step.layer_model;
+    group_pose[i].r1 = step.out_model;
+}
+
 // `override_mesh` level by level: each joint's layer rotation, base rotation and weight into
 // `group_pose` (rows r0, r1, r2.x), then per depth each joint's step from its parent's layer and
-// result model rotations, written over its own rows (r0 the layer's model rotation, r1 the
-// result's, r2 the new local rotation), which its children read at the next depth: the
-// arithmetic of the ancestor walk, each joint's step once. Every thread must call it.
+// result model rotations, written over its own rows r0 (the layer's model rotation) and r1 (the
+// result's), which its children read at the next depth: the arithmetic of the ancestor walk,
+// each joint's step once. A joint's new local rotation, which nothing in the levels reads, is
+// worked out after them by its own lane from its parent's result and its own (`mesh_local`): a
+// product a joint outside the levels' loop, not one in every level's wave. Every thread must
+// call it.
 fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Transform, layer: Transform, t: u32, lane: u32, num_joints: u32) -> Transform {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var w = 0.0;
@@ -230,31 +243,33 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
     workgroupBarrier();
     group_pose[t] = Affine(layer.rotation, base.rotation, vec4<f32>(w, 0.0, 0.0, 0.0));
     workgroupBarrier();
-    var start = 0u;
-    for (var d = 0u; d < params.num_levels; d++) {
-        let end = level_end(d);
+    // The roots (depth 0, the only joints without a parent) under the identity, outside the
+    // loop: no level in it asks whether an item has a parent.
+    let levels = rig_levels();
+    var start = level_end(levels, 0u);
+    if MESH_ROOTS_CODE && t < start * GROUP_CHARACTERS {
+        mesh_level_item(level_item(levels, t, 0u), identity, identity);
+    }
+    workgroupBarrier();
+    for (var d = 1u; d < levels.count; d++) {
+        let end = level_end(levels, d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let item = level_item(t, start);
-            let slot_base = item.slot_base;
-            let j = item.joint;
-            var layer_parent = identity;
-            var out_parent = identity;
-            if item.parent != LEVEL_ITEM_NO_PARENT {
-                let p = group_pose[slot_base + item.parent];
-                layer_parent = p.r0;
-                out_parent = p.r1;
-            }
-            let a = group_pose[slot_base + j];
-            let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
-            group_pose[slot_base + j] = Affine(step.layer_model, step.out_model, step.local);
+            let item = level_item(levels, t, start);
+            let p = group_pose[item.slot_base + item.parent];
+            mesh_level_item(item, p.r0, p.r1);
         }
         start = end;
         workgroupBarrier();
     }
     var b = base;
     if shows && w > 0.0 {
-        b.rotation = group_pose[t].r2;
+        let parent = rig_joints[lane].parent;
+        var out_parent = identity;
+        if parent != NO_PARENT {
+            out_parent = group_pose[t - lane + parent].r1;
+        }
+        b.rotation = mesh_local(out_parent, group_pose[t].r1);
         b.translation = mix(b.translation, layer.translation, w);
         b.scale = mix(b.scale, layer.scale, w);
     }
@@ -308,7 +323,9 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
             workgroupBarrier();
         }
         if setup.layer != 0u && setup.blend == BLEND_OVERRIDE && setup.space == SPACE_MESH {
-            combined = override_mesh_levels(setup, program.weight, shows, combined, layer, t, lane, num_joints);
+            if MESH_OVERRIDE_CODE {
+                combined = override_mesh_levels(setup, program.weight, shows, combined, layer, t, lane, num_joints);
+            }
         } else if shows && lane < num_joints {
             if setup.layer == 0u {
                 combined = layer;

@@ -5,10 +5,14 @@
 // affine per joint of workgroup memory in all (3 KiB for a 64-joint rig), not two.
 
 // Gates for measurement (`throng::gpu::MeasuredPath`, as `SWITCH_CODE` in `transition.wgsl`):
-// the additive and the local-space override combines, which a layer runs only where its blend
-// says.
+// the additive, the local-space override and the mesh-space override combines, which a layer
+// runs only where its blend and space say; and within the last, in the level kernels, its
+// roots' step, which only the waves holding roots run (`override_mesh_levels`; the fused
+// kernel has none).
 const ADDITIVE_CODE: bool = true;
 const OVERRIDE_LOCAL_CODE: bool = true;
+const MESH_OVERRIDE_CODE: bool = true;
+const MESH_ROOTS_CODE: bool = true;
 
 // The character's pose for this thread's joints, layer by layer.
 var<private> combined_pose: array<Transform, JOINTS_PER_THREAD>;
@@ -49,27 +53,29 @@ fn override_local_joint(base: Transform, layer: Transform, w: f32) -> Transform 
 }
 
 // One joint of `override_mesh` under its parent's layer and result model rotations: the layer's
-// model rotation, the joint's new local rotation and its resulting model rotation.
+// model rotation and the joint's resulting model rotation.
 struct MeshStep {
     layer_model: vec4<f32>,
-    local: vec4<f32>,
     out_model: vec4<f32>,
 }
 
 // The joint's model-space rotation moved towards the layer's by `w` (its resulting model
-// rotation), then expressed under its already blended parent (`out_parent`). The products are
-// of unit rotations (every local rotation is one: sampled, blended and rest rotations are
-// normalised), so they are not normalised again: a hierarchy's depth of products drifts from
-// unit length by a few ulps, and the slerp normalises what it returns.
+// rotation). The products are of unit rotations (every local rotation is one: sampled, blended
+// and rest rotations are normalised), so they are not normalised again: a hierarchy's depth of
+// products drifts from unit length by a few ulps, and the slerp normalises what it returns.
 fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
     let layer_model = quat_mul(layer_parent, layer_local);
     var out_model = quat_mul(out_parent, base_local);
-    var local = base_local;
     if w > 0.0 {
         out_model = quat_slerp_normalized(out_model, layer_model, w);
-        local = quat_mul(quat_conjugate(out_parent), out_model);
     }
-    return MeshStep(layer_model, local, out_model);
+    return MeshStep(layer_model, out_model);
+}
+
+// A joint's resulting model rotation expressed under its already blended parent (`out_parent`):
+// its new local rotation, where its weight is above 0 (elsewhere the base's stays).
+fn mesh_local(out_parent: vec4<f32>, out_model: vec4<f32>) -> vec4<f32> {
+    return quat_mul(quat_conjugate(out_parent), out_model);
 }
 
 // `override_mesh`: each masked joint's model-space rotation moved towards the layer's, then
@@ -106,7 +112,7 @@ fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
         let w = pose[j].r2.x;
         if w > 0.0 {
             var b = combined_pose[k];
-            b.rotation = mesh_step(layer_parent, out_parent, layer.rotation, b.rotation, w).local;
+            b.rotation = mesh_local(out_parent, mesh_step(layer_parent, out_parent, layer.rotation, b.rotation, w).out_model);
             b.translation = mix(b.translation, layer.translation, w);
             b.scale = mix(b.scale, layer.scale, w);
             combined_pose[k] = b;
@@ -120,7 +126,9 @@ fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
 // Every thread must call it (the mesh-space override holds barriers).
 fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     if setup.layer != 0u && setup.blend == BLEND_OVERRIDE && setup.space == SPACE_MESH {
-        override_mesh(setup, weight, thread, num_joints);
+        if MESH_OVERRIDE_CODE {
+            override_mesh(setup, weight, thread, num_joints);
+        }
         return;
     }
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {

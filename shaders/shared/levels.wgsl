@@ -129,9 +129,24 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
     return acc;
 }
 
+// Where the rig's depth levels lie in `rig_tables`, read from `params` once before a level
+// loop: in the loop's condition and body a uniform read is made again every level (the
+// barriers keep the compiler from hoisting it).
+struct Levels {
+    // The first level's end (`level_end`).
+    ends: u32,
+    // The first item (`level_item`).
+    items: u32,
+    count: u32,
+}
+
+fn rig_levels() -> Levels {
+    return Levels(params.levels_start, params.levels_start + params.num_levels, params.num_levels);
+}
+
 // One past the last sorted position of depth `d`.
-fn level_end(d: u32) -> u32 {
-    return rig_tables[params.levels_start + d];
+fn level_end(levels: Levels, d: u32) -> u32 {
+    return rig_tables[levels.ends + d];
 }
 
 // Characters of the widest level workgroup (`throng::gpu::types::WIDE_LEVEL_GROUP_THREADS`):
@@ -145,7 +160,7 @@ const LEVEL_ITEM_NO_PARENT: u32 = 0x100u;
 
 // Thread `t`'s item of the depth level whose joints start at sorted position `start` (the
 // caller has checked `t` below the level's joints times GROUP_CHARACTERS): the character
-// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root). One word of
+// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root, whose level, depth 0, the level passes compose outside their loops). One word of
 // the rig's item table (`throng::gpu::types::GpuRigTables::levels`) where the thread would
 // otherwise divide its index by the level's width and look up the joint, then its parent.
 struct LevelItem {
@@ -154,8 +169,8 @@ struct LevelItem {
     parent: u32,
 }
 
-fn level_item(t: u32, start: u32) -> LevelItem {
-    let word = rig_tables[params.levels_start + params.num_levels + start * ITEM_CHARACTERS + t];
+fn level_item(levels: Levels, t: u32, start: u32) -> LevelItem {
+    let word = rig_tables[levels.items + start * ITEM_CHARACTERS + t];
     return LevelItem(word & 0x3ffu, (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xffu, word >> LEVEL_ITEM_PARENT_SHIFT);
 }
 
@@ -163,12 +178,13 @@ fn level_item(t: u32, start: u32) -> LevelItem {
 // the product `throng::eval::local_to_model` takes, each joint's once. Roots (depth 0) are
 // their own model matrices. Every thread must call it, after a barrier past the local matrices.
 fn model_levels(t: u32) {
-    var start = level_end(0u);
-    for (var d = 1u; d < params.num_levels; d++) {
-        let end = level_end(d);
+    let levels = rig_levels();
+    var start = level_end(levels, 0u);
+    for (var d = 1u; d < levels.count; d++) {
+        let end = level_end(levels, d);
         let n = end - start;
         if t < n * GROUP_CHARACTERS {
-            let item = level_item(t, start);
+            let item = level_item(levels, t, start);
             let base = item.slot_base;
             let j = item.joint;
             group_pose[base + j] = affine_mul(group_pose[base + item.parent], group_pose[base + j]);

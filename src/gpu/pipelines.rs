@@ -397,6 +397,15 @@ pub enum MeasuredPath {
     Additive,
     /// A local-space override layer's slerp (`override_local_joint`).
     OverrideLocal,
+    /// A mesh-space override layer's combine (`override_mesh`, `override_mesh_levels`): its
+    /// rows into workgroup memory, its walks or levels, each joint's new local transform. A
+    /// path with loops of its own: the work model takes them out of its measurement.
+    MeshOverride,
+    /// The mesh-space override's roots (depth 0) in the level kernels, composed outside its
+    /// level loop by the waves holding them (`override_mesh_levels`); within
+    /// [`MeasuredPath::MeshOverride`]'s measurement. The fused kernel walks from the roots
+    /// instead: its measurement is 0.
+    MeshRoots,
     /// A blend of one sample sampled outside the clip loop (`sample_blend_joint_over`,
     /// `table_blend_joint`): a layer whose blend has one sample.
     SingleSample,
@@ -408,8 +417,16 @@ pub enum MeasuredPath {
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 6] =
-        [Self::RootMotion, Self::SnapshotMix, Self::Additive, Self::OverrideLocal, Self::SingleSample, Self::TableMiss];
+    pub const ALL: [Self; 8] = [
+        Self::RootMotion,
+        Self::SnapshotMix,
+        Self::Additive,
+        Self::OverrideLocal,
+        Self::SingleSample,
+        Self::TableMiss,
+        Self::MeshOverride,
+        Self::MeshRoots,
+    ];
 
     /// The name [`crate::gpu::stats::Kernel::name`] appends, after a `-`.
     #[must_use]
@@ -421,6 +438,8 @@ impl MeasuredPath {
             Self::OverrideLocal => "override_local",
             Self::SingleSample => "single_sample",
             Self::TableMiss => "table_miss",
+            Self::MeshOverride => "mesh_override",
+            Self::MeshRoots => "mesh_roots",
         }
     }
 
@@ -433,6 +452,8 @@ impl MeasuredPath {
             Self::OverrideLocal => "const OVERRIDE_LOCAL_CODE: bool = true;",
             Self::SingleSample => "const SINGLE_SAMPLE_CODE: bool = true;",
             Self::TableMiss => "const TABLE_MISS_CODE: bool = true;",
+            Self::MeshOverride => "const MESH_OVERRIDE_CODE: bool = true;",
+            Self::MeshRoots => "const MESH_ROOTS_CODE: bool = true;",
         }
     }
 

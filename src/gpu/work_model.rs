@@ -31,8 +31,9 @@
 //! switch's code. Likewise the paths a layer runs only on some frames or some layers
 //! ([`MeasuredPath`]: the root's motion removed, a frozen fade's
 //! snapshot mix, the additive and the local-override combines, a blend of one sample's
-//! shortcut, the level kernels' sample-table miss) are measured by compiling the settled kernel
-//! with each one's gate off besides, and charged only where a wave runs them.
+//! shortcut, the level kernels' sample-table miss, the mesh-space override and, in the level
+//! kernels, its roots' step) are measured by compiling the settled kernel with each one's gate
+//! off besides, and charged only where a wave runs them.
 //! **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
@@ -53,13 +54,15 @@
 //! `capture_step`, `replay_store`); each depth level of local-to-model and the mesh-space override costs its step
 //! once for each wave that holds one of its items (the level's joints of every character of the
 //! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
-//! and barrier are not counted). The driver reports the layer loop's straight-line code as one
-//! body: the switch frame's code and the decay are measured out of it by the specialisations,
-//! and [`KernelCosts::from_frame_layers_levels_loops`] splits what is left, code every shown
-//! layer runs, into the fused kernel's regions (layer code, sampling, transition, mesh-space
-//! and other combines) in the proportions the fused kernel's own loops give them, an assumption
-//! (the two run the same per-joint functions) that the recorded totals bound. Bytes are the
-//! fused kernel's: the same memory, read and written once.
+//! and barrier are not counted); the mesh-space override's roots (depth 0) run outside its loop,
+//! `mesh_roots` for each wave holding one. The driver reports the layer loop's straight-line
+//! code as one body: the switch frame's code and the decay are measured out of it by the
+//! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
+//! other paths by their gates, and [`KernelCosts::from_frame_layers_levels_loops`] splits what
+//! is left, code every shown layer runs, into the fused kernel's regions (layer code, sampling,
+//! transition, combines) in the proportions the fused kernel's own loops give them, an
+//! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
+//! are the fused kernel's: the same memory, read and written once.
 
 use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
 use crate::gpu::{FrameKernel, MeasuredPath};
@@ -125,7 +128,9 @@ pub struct KernelCosts {
     pub decay: u32,
     /// Base copy, additive or local-space override, per wave.
     pub combine: u32,
-    /// The mesh-space override outside its ancestor walk (the joint's own step included).
+    /// The mesh-space override outside its ancestor walk (the joint's own step included) or, in
+    /// the level kernels, outside its level loop and its roots' step ([`MeasuredPath::MeshOverride`]
+    /// less those): per wave of a mesh-space override layer.
     pub mesh_fixed: u32,
     /// One ancestor step of the mesh-space override.
     pub mesh_step: u32,
@@ -203,6 +208,10 @@ pub struct KernelCosts {
     /// taken out of `sample_clip` and `step_back_clip`: per wave and clip-loop iteration whose
     /// entry lies past a character's lanes (0 in the fused kernel, which has no table).
     pub table_miss: u32,
+    /// The mesh-space override's roots' step in the level kernels ([`MeasuredPath::MeshRoots`]),
+    /// outside its level loop, taken out of `mesh_fixed`: per wave holding roots' items of a
+    /// mesh-space override layer.
+    pub mesh_roots: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
@@ -297,7 +306,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1617, 1582, 1583, 1599, 1552, 1673];
+    [1617, 1582, 1583, 1599, 1552, 1673, 1354, 1673];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -310,9 +319,9 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4855,
+    4923,
     [
-        (4533, 0),
+        (4603, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
@@ -322,11 +331,11 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (85, 2),
         (192, 1),
         (173, 1),
-        (281, 1),
+        (279, 1),
         (20, 2),
         (25, 2),
-        (165, 1),
-        (93, 0),
+        (134, 1),
+        (92, 0),
     ],
 );
 
@@ -340,9 +349,9 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4855,
+    4923,
     [
-        (4533, 0),
+        (4603, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
@@ -352,11 +361,11 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
         (85, 2),
         (192, 1),
         (173, 1),
-        (281, 1),
+        (279, 1),
         (20, 2),
         (25, 2),
-        (165, 1),
-        (93, 0),
+        (134, 1),
+        (92, 0),
     ],
 );
 
@@ -364,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2591, [(2267, 0), (186, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (162, 1), (96, 0)]);
+    (2660, [(2338, 0), (186, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2589, [(2268, 0), (188, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (162, 1), (96, 0)]);
+    (2662, [(2343, 0), (188, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1739, [(1418, 0), (189, 1), (19, 2), (87, 2), (197, 1), (153, 1), (25, 2), (162, 1), (96, 0)]);
+    (1810, [(1489, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1739, [(1417, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (162, 1), (96, 0)]);
+    (1810, [(1489, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1674, 1651, 1650, 1665, 1661, 1674];
+    [1749, 1713, 1721, 1736, 1737, 1747, 1517, 1738];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1673, 1651, 1650, 1665, 1661, 1674];
+    [1749, 1713, 1721, 1736, 1737, 1747, 1517, 1738];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (703, [(19, 0), (187, 0), (93, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (703, [(19, 0), (187, 0), (92, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -527,9 +536,11 @@ impl KernelCosts {
         let m = |i: usize| count(loops.settled.1[i].0);
         let steady = count(loops.steady.1[0].0);
         let sample_weight = n(8);
-        let settled_inner = m(1) + m(4) + n(13) + n(15) + n(16) + n(17) + n(19);
         let paths = loops.path_costs()?;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, _] = paths;
+        // The mesh-space override's path: its two joint loops (the walk within the second) and
+        // the little code around them.
+        let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(19);
         // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
         // alone: the gate takes the whole loop (and a little code around it, left where it is).
         let snapshot_mix = snapshot_mix.min(m(4));
@@ -544,7 +555,7 @@ impl KernelCosts {
             switch: n(6).checked_sub(steady + sample_weight + n(11))?,
             decay: steady.checked_sub(m(0))?,
             combine: n(19).checked_sub(additive + override_local)?,
-            mesh_fixed: (n(16) + n(17)).checked_sub(n(18))?,
+            mesh_fixed: mesh_override.checked_sub(n(18))?,
             mesh_step: n(18),
             pose: n(20),
             skinning: n(21).checked_sub(n(22))?,
@@ -565,8 +576,17 @@ impl KernelCosts {
     /// The measured paths' costs ([`LayeredLoops::path_costs`], in [`MeasuredPath::ALL`]'s
     /// order), every other region 0.
     fn measured(paths: [u32; MeasuredPath::ALL.len()]) -> Self {
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] = paths;
-        Self { root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, ..Self::default() }
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, _, mesh_roots] = paths;
+        Self {
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            mesh_roots,
+            ..Self::default()
+        }
     }
 
     /// The costs of `frame_main` from its static instruction count and loop bodies, as
@@ -609,10 +629,11 @@ impl KernelCosts {
     /// What is left is the settled kernel's layer loop less its loops: one straight-line body of
     /// code every shown layer runs, which the driver reports undivided; less the measured paths
     /// (each the settled kernel's count less its count without it, as in the fused kernel; the
-    /// table miss, which lies in the clip loops, out of both clip loops' bodies instead), it is
-    /// split into `fused`'s regions (`layer_fixed`, `sample_fixed`, `transition`, `mesh_fixed`,
-    /// `combine`) in `fused`'s proportions (the module's notes), the remainder of the rounding to
-    /// `layer_fixed`. The pose's store, a few straight-line stores here, stays in that body
+    /// table miss, which lies in the clip loops, out of both clip loops' bodies instead; the
+    /// mesh-space override's, which holds its level loop and its roots' step, less both is
+    /// `mesh_fixed`), it is split into `fused`'s regions (`layer_fixed`, `sample_fixed`,
+    /// `transition`, `combine`) in `fused`'s proportions (the module's notes), the remainder of
+    /// the rounding to `layer_fixed`. The pose's store, a few straight-line stores here, stays in that body
     /// (`store_pose` is 0).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
@@ -642,20 +663,24 @@ impl KernelCosts {
         let steady_layer = steady(0).checked_sub(steady(1) + steady(5))?;
         let settled_layer = settled(0).checked_sub(settled(1) + settled(5))?;
         let paths = loops.path_costs()?;
-        let [.., table_miss] = paths;
-        // The table miss lies in the clip loops, the other paths in the straight-line body.
+        let [.., table_miss, mesh_override, mesh_roots] = paths;
+        // The table miss lies in the clip loops; the mesh-space override's path holds its level
+        // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
+        // the specialisation's loop differs from the production kernel's); the other paths lie
+        // in the straight-line body.
         let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
-        let body = settled_layer.checked_sub(n(8) + mesh_step + paths.iter().sum::<u32>() - table_miss)?;
-        let parts = [fused.sample_fixed, fused.transition, fused.mesh_fixed, fused.combine];
+        let mesh_fixed = mesh_override.checked_sub(mesh_step + mesh_roots)?;
+        let body = settled_layer.checked_sub(n(8) + paths.iter().sum::<u32>() - table_miss - mesh_roots)?;
+        let parts = [fused.sample_fixed, fused.transition, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
             return None;
         }
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
-        let [sample_fixed, transition, mesh_fixed, combine] = parts.map(share);
+        let [sample_fixed, transition, combine] = parts.map(share);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(14))?,
-            layer_fixed: body.checked_sub(sample_fixed + transition + mesh_fixed + combine)?,
+            layer_fixed: body.checked_sub(sample_fixed + transition + combine)?,
             sample_fixed,
             sample_weight,
             sample_clip,
@@ -733,7 +758,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 34] {
+    pub fn regions(&self) -> [(&'static str, Self); 35] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -769,6 +794,7 @@ impl KernelCosts {
             ("override_local", Self { override_local: self.override_local, ..Self::default() }),
             ("single_sample", Self { single_sample: self.single_sample, ..Self::default() }),
             ("table_miss", Self { table_miss: self.table_miss, ..Self::default() }),
+            ("mesh_roots", Self { mesh_roots: self.mesh_roots, ..Self::default() }),
         ]
     }
 
@@ -1578,7 +1604,12 @@ impl WorkModel {
                 // The rows' store waits for the lanes' reads of a transition's end; then the
                 // rows', and the result's reads.
                 work.barriers += 3.0;
-                work.mesh_steps += self.level_pass(&mut work, costs.mesh_step, 0);
+                // The roots' step (depth 0) outside the level loop, by the waves holding them.
+                let (_, characters) = self.level_shape();
+                let root_waves = (characters * self.level_sizes()[0]).div_ceil(self.wave_size);
+                work.charge(costs.mesh_roots, root_waves);
+                work.barriers += 1.0;
+                work.mesh_steps += root_waves as f64 + self.level_pass(&mut work, costs.mesh_step, 1);
             }
         }
         // The pose's store waits for every lane's read of its slot's end; local-to-model's.
@@ -2159,6 +2190,7 @@ mod tests {
         override_local: 1,
         single_sample: 1,
         table_miss: 1,
+        mesh_roots: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -2352,10 +2384,11 @@ mod tests {
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
     /// code (4 × 2) and wave 0's sampling (1 fixed, 1 single sample), transition (1), combine
     /// or mesh code (1) and, as the slots' threads' wave, the table's fill (1 fixed, 1 weight, 1
-    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh levels 0, 1,
-    /// 2 one wave each (3), local-to-model's 1 and 2 (2): 4 + 2 + 8 + 18 + 3 + 2 = 37. Barriers: per layer (both with memory) the sample
-    /// table's 1 and the transition's 2 (the first also orders the table's reads), the mesh's
-    /// 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
+    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh's roots
+    /// (`mesh_roots`) and levels 1 and 2 one wave each (3), local-to-model's 1 and 2 (2):
+    /// 4 + 2 + 8 + 18 + 3 + 2 = 37; the roots' step once (a cost of 1000 adds 999). Barriers:
+    /// per layer (both with memory) the sample table's 1 and the transition's 2 (the first also
+    /// orders the table's reads), the mesh's 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
     #[test]
     fn layered_chain_in_a_level_workgroup() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2371,6 +2404,8 @@ mod tests {
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
         assert_eq!(work.wave_instructions, 37.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
+        let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1036.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -2693,13 +2728,16 @@ mod tests {
         // The paths: each the settled kernel's count less its count without it (the snapshot's
         // mix at most the transition's joint loop that holds it alone).
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss] =
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, mesh_roots] =
             FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
         assert_eq!(
             [c.root_motion, c.additive, c.override_local, c.single_sample, c.table_miss],
             [settled - root_motion, settled - additive, settled - override_local, settled - single_sample, 0]
         );
         assert_eq!(table_miss, settled, "the fused kernel has no sample table");
+        assert_eq!(mesh_roots, settled, "the fused kernel walks from the roots");
+        // The mesh-space override's path: its straight-line code and its walk.
+        assert_eq!(c.mesh_fixed + c.mesh_step, settled - mesh_override);
         assert_eq!(c.snapshot_mix, (settled - snapshot_mix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0)));
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
@@ -2737,14 +2775,20 @@ mod tests {
             + v.mesh_step
             + v.combine
             + (v.root_motion + v.snapshot_mix + v.additive + v.override_local + v.single_sample)
-            + 2 * v.table_miss;
+            + 2 * v.table_miss
+            + v.mesh_roots;
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, mesh_roots] =
+            FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
         assert_eq!(
-            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss],
-            FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without)
+            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss, v.mesh_roots],
+            [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_roots]
         );
+        // The mesh-space override's path: its straight-line code, its roots' step and its
+        // level loop.
+        assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, mesh_override);
         // The slots' end: the settled kernel's loop less the entry's store, then what the
         // steady and the production kernels' loops add.
         let slots = |list: &[(usize, usize)]| count(list[list.len() - 4].0);
