@@ -26,8 +26,8 @@ const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 // then every `FILL_THREADS / GROUP_CHARACTERS`th after it (the shown blend's, then the step-back
 // blend's, up to the table's LANES entries a slot); the slot's first thread publishes its
 // blends' weight sums in row r1 of the slot's first entry of `group_pose` (nothing reads or
-// writes that row from the layer's end to here). Every thread must call it before the sample
-// table's barrier.
+// writes that row from the layer's end to here), and where the layer does not show, forgets
+// its memory. Every thread must call it before the sample table's barrier.
 fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
     for (var f = t; f < FILL_THREADS; f += GROUP_THREADS) {
         let slot = f % GROUP_CHARACTERS;
@@ -36,10 +36,16 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        let counts = layer_blend_counts(layer_shows(setup, program), program);
+        let shows = layer_shows(setup, program);
+        let counts = layer_blend_counts(shows, program);
         let num_shown = counts.x;
         let num_back = counts.y;
         let first = program.first_sample;
+        // A layer that does not show forgets its memory (`skip_layer`), by the slot's first
+        // thread rather than by a lane of every wave.
+        if f < GROUP_CHARACTERS && !shows {
+            skip_layer(k.c, setup.memory, 0u);
+        }
         let total_shown = sum_weights(first, num_shown);
         let total_back = sum_weights(first + num_shown, num_back);
         let slot_base = slot * LANES;
@@ -308,9 +314,6 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         if !COMPACT_CLIPS && SWITCH_CODE && REPLAY_DISPLAYED_POSES && live && lane < num_joints && switches_with_memory(setup, program) {
             let block = layer_block(c, setup.memory);
             store_switch_sources(joint_ref(block, lane), layer_transition_start(block, program));
-        }
-        if live && !shows && lane == 0u {
-            skip_layer(c, setup.memory, 0u);
         }
         fill_table_of_slots(t, first_entry, setup);
         let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);

@@ -319,13 +319,13 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4923,
+    4921,
     [
-        (4603, 0),
+        (4601, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
-        (213, 1),
+        (235, 1),
         (19, 2),
         (19, 2),
         (85, 2),
@@ -349,13 +349,13 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4923,
+    4921,
     [
-        (4603, 0),
+        (4601, 0),
         (1320, 1),
         (19, 2),
         (169, 2),
-        (213, 1),
+        (235, 1),
         (19, 2),
         (19, 2),
         (85, 2),
@@ -373,33 +373,33 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2660, [(2338, 0), (186, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2655, [(2333, 0), (209, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2662, [(2343, 0), (188, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2656, [(2337, 0), (211, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1810, [(1489, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1805, [(1484, 0), (210, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1810, [(1489, 0), (187, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1805, [(1484, 0), (210, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1749, 1713, 1721, 1736, 1737, 1747, 1517, 1738];
+    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1749, 1713, 1721, 1736, 1737, 1747, 1517, 1738];
+    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
