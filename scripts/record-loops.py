@@ -33,7 +33,7 @@ LOOP_LISTS = [
 ]
 # Constant, its array's length expression, and the rows of its entries in order
 # (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').
-LAYERED_PATHS = ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample", "table_miss", "mesh_override", "mesh_roots"]
+LAYERED_PATHS = ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample", "table_miss", "mesh_override", "mesh_roots", "store_pose"]
 PATH_COUNTS = [
     ("FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_main/64j settled-" + p for p in LAYERED_PATHS]),

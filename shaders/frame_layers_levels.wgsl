@@ -213,7 +213,7 @@ fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: Layer
         if DECAY_CODE && e.decay != 0u {
             pose = apply_offset(load_offset(jr), e.decay, e.decay_s, e.elapsed_s, pose);
         }
-        if e.stored {
+        if STORE_POSE_CODE && e.stored {
             store_slot(jr, e.slot, pose);
         }
     }

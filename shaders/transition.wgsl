@@ -28,10 +28,13 @@ const DECAY_CODE: bool = true;
 // Gates for measurement of paths a layer runs on some frames or layers only
 // (`throng::gpu::MeasuredPath`): the base layer's root motion removed (`remove_root_motion`, on
 // the root's lane where the program asks for it) and a frozen fade's mix with its snapshot
-// (`snapshot_joint`); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats` rewrites
+// (`snapshot_joint`), and in the level kernels a displayed pose stored whole where its replay
+// entry cannot replay it (`transition_levels`; the fused kernel's store is a loop of its own,
+// measured as one); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats` rewrites
 // each to `false` in the settled kernel so that the work model charges it only where it runs.
 const ROOT_MOTION_CODE: bool = true;
 const SNAPSHOT_MIX_CODE: bool = true;
+const STORE_POSE_CODE: bool = true;
 // Whether the frame kernels keep a displayed pose as its replay entry (`true`, production) or
 // store every pose in its slot, as they did before replay entries
 // (`throng::gpu::Specialisation::Stored`, rewritten to `false`: a variant for a device run to

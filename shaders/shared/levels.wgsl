@@ -160,9 +160,11 @@ const LEVEL_ITEM_NO_PARENT: u32 = 0x100u;
 
 // Thread `t`'s item of the depth level whose joints start at sorted position `start` (the
 // caller has checked `t` below the level's joints times GROUP_CHARACTERS): the character
-// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root, whose level, depth 0, the level passes compose outside their loops). One word of
-// the rig's item table (`throng::gpu::types::GpuRigTables::levels`) where the thread would
-// otherwise divide its index by the level's width and look up the joint, then its parent.
+// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root: no pass reads
+// it, local-to-model leaving the roots as they are and the mesh-space override stepping them
+// outside its loop). One word of the rig's item table (`throng::gpu::types::GpuRigTables::levels`)
+// where the thread would otherwise divide its index by the level's width and look up the
+// joint, then its parent.
 struct LevelItem {
     slot_base: u32,
     joint: u32,

@@ -413,11 +413,16 @@ pub enum MeasuredPath {
     /// sample table holds (`table_entry`): a blend with more samples than a character has lanes.
     /// The fused kernel has no table: its measurement is 0.
     TableMiss,
+    /// A displayed pose stored whole in the level kernels (`transition_levels`), where its
+    /// replay entry cannot replay it: a frame that shows more samples than an entry holds, or
+    /// a crowd that stores every displayed pose. The fused kernel's store is a loop of its own,
+    /// which the work model measures as one: its measurement here is 0.
+    StorePose,
 }
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -426,6 +431,7 @@ impl MeasuredPath {
         Self::TableMiss,
         Self::MeshOverride,
         Self::MeshRoots,
+        Self::StorePose,
     ];
 
     /// The name [`crate::gpu::stats::Kernel::name`] appends, after a `-`.
@@ -440,6 +446,7 @@ impl MeasuredPath {
             Self::TableMiss => "table_miss",
             Self::MeshOverride => "mesh_override",
             Self::MeshRoots => "mesh_roots",
+            Self::StorePose => "store_pose",
         }
     }
 
@@ -454,6 +461,7 @@ impl MeasuredPath {
             Self::TableMiss => "const TABLE_MISS_CODE: bool = true;",
             Self::MeshOverride => "const MESH_OVERRIDE_CODE: bool = true;",
             Self::MeshRoots => "const MESH_ROOTS_CODE: bool = true;",
+            Self::StorePose => "const STORE_POSE_CODE: bool = true;",
         }
     }
 

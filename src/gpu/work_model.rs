@@ -32,8 +32,8 @@
 //! ([`MeasuredPath`]: the root's motion removed, a frozen fade's
 //! snapshot mix, the additive and the local-override combines, a blend of one sample's
 //! shortcut, the level kernels' sample-table miss, the mesh-space override and, in the level
-//! kernels, its roots' step) are measured by compiling the settled kernel with each one's gate
-//! off besides, and charged only where a wave runs them.
+//! kernels, its roots' step and a displayed pose's store) are measured by compiling the settled
+//! kernel with each one's gate off besides, and charged only where a wave runs them.
 //! **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
@@ -306,7 +306,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1617, 1582, 1583, 1599, 1552, 1673, 1354, 1673];
+    [1617, 1582, 1583, 1599, 1552, 1673, 1354, 1673, 1673];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -395,11 +395,11 @@ pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733];
+    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733, 1766];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733];
+    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733, 1766];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -537,7 +537,8 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let sample_weight = n(8);
         let paths = loops.path_costs()?;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, _] = paths;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, _, _] =
+            paths;
         // The mesh-space override's path: its two joint loops (the walk within the second) and
         // the little code around them.
         let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(19);
@@ -576,7 +577,7 @@ impl KernelCosts {
     /// The measured paths' costs ([`LayeredLoops::path_costs`], in [`MeasuredPath::ALL`]'s
     /// order), every other region 0.
     fn measured(paths: [u32; MeasuredPath::ALL.len()]) -> Self {
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, _, mesh_roots] = paths;
+        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, _, mesh_roots, _] = paths;
         Self {
             root_motion,
             snapshot_mix,
@@ -633,8 +634,8 @@ impl KernelCosts {
     /// mesh-space override's, which holds its level loop and its roots' step, less both is
     /// `mesh_fixed`), it is split into `fused`'s regions (`layer_fixed`, `sample_fixed`,
     /// `transition`, `combine`) in `fused`'s proportions (the module's notes), the remainder of
-    /// the rounding to `layer_fixed`. The pose's store, a few straight-line stores here, stays in that body
-    /// (`store_pose` is 0).
+    /// the rounding to `layer_fixed`. The pose's store, a few straight-line stores here, is a
+    /// measured path too (`store_pose`).
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
         if !loops.matches([
@@ -663,7 +664,7 @@ impl KernelCosts {
         let steady_layer = steady(0).checked_sub(steady(1) + steady(5))?;
         let settled_layer = settled(0).checked_sub(settled(1) + settled(5))?;
         let paths = loops.path_costs()?;
-        let [.., table_miss, mesh_override, mesh_roots] = paths;
+        let [.., table_miss, mesh_override, mesh_roots, store_pose] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its level
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
         // the specialisation's loop differs from the production kernel's); the other paths lie
@@ -710,7 +711,7 @@ impl KernelCosts {
             replay_weight: n(2),
             replay_clip: n(3),
             replay_store,
-            store_pose: 0,
+            store_pose,
             ..Self::measured(paths)
         })
     }
@@ -1565,6 +1566,10 @@ impl WorkModel {
                 if any(|c| c.shows) {
                     work.charge(costs.sample_fixed, 1);
                 }
+                // Every wave runs the mesh-space override's own code, shown or not.
+                if mesh {
+                    work.charge(costs.mesh_fixed, 1);
+                }
                 if !*owns || !any(|c| c.shows) {
                     continue;
                 }
@@ -1583,6 +1588,11 @@ impl WorkModel {
                     if any(|c| c.snapshot) {
                         work.charge(costs.snapshot_mix, 1);
                     }
+                    // The displayed pose stored whole: every shown layer's with stored poses,
+                    // else where an entry cannot replay it.
+                    if self.stored_poses || any(|c| c.stores) {
+                        work.charge(costs.store_pose, 1);
+                    }
                     if any(|c| c.switches) {
                         work.charge(costs.switch, 1);
                     }
@@ -1590,9 +1600,7 @@ impl WorkModel {
                         work.charge(costs.decay, 1);
                     }
                 }
-                if mesh {
-                    work.charge(costs.mesh_fixed, 1);
-                } else {
+                if !mesh {
                     work.charge(costs.combine, 1);
                     work.charge(combine_path(l, setup, costs), 1);
                 }
@@ -1605,8 +1613,8 @@ impl WorkModel {
                 // rows', and the result's reads.
                 work.barriers += 3.0;
                 // The roots' step (depth 0) outside the level loop, by the waves holding them.
-                let (_, characters) = self.level_shape();
-                let root_waves = (characters * self.level_sizes()[0]).div_ceil(self.wave_size);
+                let (_, group_characters) = self.level_shape();
+                let root_waves = (group_characters * self.level_sizes()[0]).div_ceil(self.wave_size);
                 work.charge(costs.mesh_roots, root_waves);
                 work.barriers += 1.0;
                 work.mesh_steps += root_waves as f64 + self.level_pass(&mut work, costs.mesh_step, 1);
@@ -2077,6 +2085,8 @@ struct LevelLayer {
     /// The samples of the frame's replay entry a shown layer with memory writes (none where
     /// the entry stores the pose instead: more samples than an entry holds).
     entry_samples: usize,
+    /// A shown layer with memory whose entry stores the pose instead (`store_pose`).
+    stores: bool,
 }
 
 impl LevelLayer {
@@ -2117,6 +2127,7 @@ impl LevelLayer {
                 true => shown_samples,
                 false => 0,
             },
+            stores: shows && setup.needs_memory && shown_samples > REPLAY_SAMPLES as usize,
             replays_layer,
             replayed_entries,
             replay_weights: shown.len(),
@@ -2303,6 +2314,25 @@ mod tests {
         assert!(work(&model, switch).wave_instructions > 10_000.0);
     }
 
+    /// In the level kernel the pose's store (`store_pose`) is charged to the waves holding a
+    /// character whose entry cannot replay its layer: every shown layer with memory in the
+    /// stored kernel, else a frame showing more samples than an entry holds (REPLAY_SAMPLES).
+    /// The chain of three, one character (wave 0 of four): one sample, no store; nine samples,
+    /// one store and no entry's samples; the stored kernel, one store.
+    #[test]
+    fn a_level_wave_stores_the_pose_only_where_its_entry_cannot_replay_it() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples: Vec<ClipSample> = (0..9).map(|c| ClipSample::new(c, 0.0, 1.0)).collect();
+        let costs = KernelCosts { store_pose: 1000, ..UNIT };
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        let work = |m: &WorkModel, p: LayerProgram| m.layered_frame(&layers, &[p], &samples, &costs).unwrap();
+        let thousands = |w: Work| (w.wave_instructions / 1000.0).floor();
+        assert_eq!(thousands(work(&model, program(0, 1, 1.0))), 0.0);
+        assert_eq!(thousands(work(&model, program(0, REPLAY_SAMPLES + 1, 1.0))), 1.0);
+        assert_eq!(thousands(work(&model.clone().with_stored_poses(true), program(0, 1, 1.0))), 1.0);
+    }
+
     /// In the level kernel a wave runs the switch code once however many of the characters it
     /// covers switch: two characters of the chain of three share wave 0 (16 characters of 4
     /// lanes), as their slots' threads do, so one switching frozen fade adds the region and the
@@ -2384,9 +2414,10 @@ mod tests {
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
     /// code (4 × 2) and wave 0's sampling (1 fixed, 1 single sample), transition (1), combine
     /// or mesh code (1) and, as the slots' threads' wave, the table's fill (1 fixed, 1 weight, 1
-    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh's roots
+    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh code of the
+    /// three other waves (which run it with no joint of a character: 3); the mesh's roots
     /// (`mesh_roots`) and levels 1 and 2 one wave each (3), local-to-model's 1 and 2 (2):
-    /// 4 + 2 + 8 + 18 + 3 + 2 = 37; the roots' step once (a cost of 1000 adds 999). Barriers:
+    /// 4 + 2 + 8 + 18 + 3 + 3 + 2 = 40; the roots' step once (a cost of 1000 adds 999). Barriers:
     /// per layer (both with memory) the sample table's 1 and the transition's 2 (the first also
     /// orders the table's reads), the mesh's 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
     #[test]
@@ -2402,10 +2433,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 37.0);
+        assert_eq!(work.wave_instructions, 40.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1036.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1039.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -2728,14 +2759,24 @@ mod tests {
         // The paths: each the settled kernel's count less its count without it (the snapshot's
         // mix at most the transition's joint loop that holds it alone).
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, mesh_roots] =
-            FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
+        let [
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            mesh_override,
+            mesh_roots,
+            store_pose,
+        ] = FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
         assert_eq!(
             [c.root_motion, c.additive, c.override_local, c.single_sample, c.table_miss],
             [settled - root_motion, settled - additive, settled - override_local, settled - single_sample, 0]
         );
         assert_eq!(table_miss, settled, "the fused kernel has no sample table");
         assert_eq!(mesh_roots, settled, "the fused kernel walks from the roots");
+        assert_eq!(store_pose, settled, "the fused kernel's store is a loop, measured as one");
         // The mesh-space override's path: its straight-line code and its walk.
         assert_eq!(c.mesh_fixed + c.mesh_step, settled - mesh_override);
         assert_eq!(c.snapshot_mix, (settled - snapshot_mix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0)));
@@ -2776,16 +2817,27 @@ mod tests {
             + v.combine
             + (v.root_motion + v.snapshot_mix + v.additive + v.override_local + v.single_sample)
             + 2 * v.table_miss
-            + v.mesh_roots;
+            + v.mesh_roots
+            + v.store_pose;
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, mesh_roots] =
-            FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
+        let [
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            mesh_override,
+            mesh_roots,
+            store_pose,
+        ] = FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
         assert_eq!(
-            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss, v.mesh_roots],
-            [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_roots]
+            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss],
+            [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss]
         );
+        assert_eq!([v.mesh_roots, v.store_pose], [mesh_roots, store_pose]);
         // The mesh-space override's path: its straight-line code, its roots' step and its
         // level loop.
         assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, mesh_override);
