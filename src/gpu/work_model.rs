@@ -2822,25 +2822,34 @@ mod tests {
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [
-            root_motion,
-            snapshot_mix,
-            additive,
-            override_local,
-            single_sample,
-            table_miss,
-            mesh_override,
-            mesh_roots,
-            store_pose,
-        ] = FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
+        let paths = FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
+        let measured = |path: MeasuredPath| paths[MeasuredPath::ALL.iter().position(|&p| p == path).unwrap()];
         assert_eq!(
-            [v.root_motion, v.snapshot_mix, v.additive, v.override_local, v.single_sample, v.table_miss],
-            [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss]
+            [
+                v.root_motion,
+                v.snapshot_mix,
+                v.additive,
+                v.override_local,
+                v.single_sample,
+                v.table_miss,
+                v.mesh_roots,
+                v.store_pose
+            ],
+            [
+                MeasuredPath::RootMotion,
+                MeasuredPath::SnapshotMix,
+                MeasuredPath::Additive,
+                MeasuredPath::OverrideLocal,
+                MeasuredPath::SingleSample,
+                MeasuredPath::TableMiss,
+                MeasuredPath::MeshRoots,
+                MeasuredPath::StorePose
+            ]
+            .map(measured)
         );
-        assert_eq!([v.mesh_roots, v.store_pose], [mesh_roots, store_pose]);
         // The mesh-space override's path: its straight-line code, its roots' step and its
         // level loop.
-        assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, mesh_override);
+        assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, measured(MeasuredPath::MeshOverride));
         // The slots' end: the settled kernel's loop less the entry's store, then what the
         // steady and the production kernels' loops add.
         let slots = |list: &[(usize, usize)]| count(list[list.len() - 4].0);
