@@ -33,7 +33,8 @@ fn additive_joint(base: Transform, delta: Transform, w: f32) -> Transform {
     let dq = select(delta.rotation, -delta.rotation, delta.rotation.w < 0.0);
     var b = base;
     b.translation += delta.translation * w;
-    b.rotation = quat_normalize(quat_mul(b.rotation, quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w)));
+    // A product of unit rotations: never zero, no guard.
+    b.rotation = quat_normalize_unit(quat_mul(b.rotation, quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w)));
     b.scale *= mix(vec3<f32>(1.0), delta.scale, w);
     return b;
 }

@@ -81,10 +81,11 @@ fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(-q.xyz, q.w);
 }
 
-// glam's `Quat::lerp`: `b` brought onto `a`'s hemisphere, linear blend, normalised.
+// glam's `Quat::lerp`: `b` brought onto `a`'s hemisphere, linear blend, normalised (without a
+// guard, as glam has none: two unit quaternions on one hemisphere never blend to zero).
 fn quat_nlerp(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
     let b_near = select(b, -b, dot(a, b) < 0.0);
-    return quat_normalize(a * (1.0 - s) + b_near * s);
+    return quat_normalize_unit(a * (1.0 - s) + b_near * s);
 }
 
 // glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1], as the slerp below
@@ -97,8 +98,9 @@ fn acos_approx_positive(x: f32) -> f32 {
     return p * root;
 }
 
-// A normalisation where the quaternion cannot be zero: a blend of two unit quaternions on one
-// hemisphere with weights not below 0 and not both 0. No guard, unlike `quat_normalize`.
+// A normalisation where the quaternion cannot be zero (each caller says why: a blend of unit
+// quaternions on one hemisphere with weights not below 0 and not all 0, a product of unit
+// ones). No guard, unlike `quat_normalize`.
 fn quat_normalize_unit(q: vec4<f32>) -> vec4<f32> {
     return q * inverseSqrt(dot(q, q));
 }

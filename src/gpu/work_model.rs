@@ -224,28 +224,28 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4889,
+    4843,
     [
         (47, 0),
-        (1410, 0),
-        (1392, 1),
-        (1299, 2),
+        (1395, 0),
+        (1377, 1),
+        (1284, 2),
         (17, 3),
-        (162, 3),
-        (3038, 0),
-        (803, 1),
+        (157, 3),
+        (3007, 0),
+        (787, 1),
         (18, 2),
-        (161, 2),
+        (156, 2),
         (18, 2),
-        (146, 2),
-        (538, 1),
+        (141, 2),
+        (533, 1),
         (26, 1),
         (792, 1),
         (42, 1),
         (39, 1),
         (267, 1),
         (119, 2),
-        (193, 1),
+        (183, 1),
         (57, 0),
         (275, 0),
         (69, 1),
@@ -257,20 +257,20 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2552,
+    2526,
     [
-        (2174, 0),
-        (429, 1),
+        (2148, 0),
+        (419, 1),
         (18, 2),
-        (161, 2),
-        (92, 1),
+        (156, 2),
+        (85, 1),
         (26, 1),
         (795, 1),
         (43, 1),
         (40, 1),
         (263, 1),
         (119, 2),
-        (193, 1),
+        (184, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -281,19 +281,19 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1673,
+    1648,
     [
-        (1301, 0),
-        (433, 1),
+        (1276, 0),
+        (424, 1),
         (18, 2),
-        (161, 2),
-        (89, 1),
+        (156, 2),
+        (82, 1),
         (26, 1),
         (42, 1),
         (40, 1),
         (263, 1),
         (119, 2),
-        (193, 1),
+        (184, 1),
         (56, 0),
         (275, 0),
         (69, 1),
@@ -306,11 +306,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1617, 1582, 1583, 1599, 1552, 1673, 1354, 1673, 1673];
+    [1592, 1564, 1567, 1574, 1531, 1648, 1329, 1648, 1648];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0), (18, 1), (161, 1), (273, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (677, [(382, 0), (18, 1), (156, 1), (273, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -319,18 +319,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (687, [(392, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4921,
+    4860,
     [
-        (4601, 0),
-        (1320, 1),
+        (4540, 0),
+        (1302, 1),
         (19, 2),
-        (169, 2),
+        (164, 2),
         (235, 1),
         (19, 2),
         (19, 2),
         (85, 2),
-        (192, 1),
-        (173, 1),
+        (187, 1),
+        (168, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -349,18 +349,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4921,
+    4860,
     [
-        (4601, 0),
-        (1320, 1),
+        (4540, 0),
+        (1302, 1),
         (19, 2),
-        (169, 2),
+        (164, 2),
         (235, 1),
         (19, 2),
         (19, 2),
         (85, 2),
-        (192, 1),
-        (173, 1),
+        (187, 1),
+        (168, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -373,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2655, [(2333, 0), (209, 1), (19, 2), (86, 2), (195, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2620, [(2298, 0), (209, 1), (19, 2), (86, 2), (190, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2656, [(2337, 0), (211, 1), (19, 2), (86, 2), (195, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2621, [(2302, 0), (211, 1), (19, 2), (86, 2), (190, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1805, [(1484, 0), (210, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1771, [(1450, 0), (210, 1), (19, 2), (87, 2), (192, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1805, [(1484, 0), (210, 1), (19, 2), (87, 2), (197, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1771, [(1450, 0), (210, 1), (19, 2), (87, 2), (192, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733, 1766];
+    [1709, 1679, 1692, 1697, 1704, 1711, 1481, 1699, 1733];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1743, 1708, 1716, 1731, 1732, 1742, 1512, 1733, 1766];
+    [1709, 1679, 1692, 1697, 1704, 1711, 1481, 1699, 1733];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (703, [(19, 0), (187, 0), (92, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (688, [(19, 0), (182, 0), (92, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -411,7 +411,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [637, 643];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [627, 628];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
