@@ -49,10 +49,10 @@ fn frame_position(h: ClipHeader, time_s: f32) -> FramePosition {
 
 // Lerp for vectors, shortest-path normalised lerp for rotations, as glam's `Quat::lerp` that
 // `throng::clip::interpolate_frames` calls (without a guard, as glam has none). A clip's
-// rotations are unit (normalised when the clip is built, a zero quaternion refused; a compact
-// clip's decoded ones are not zero either), and two quaternions that are not zero, on one
-// hemisphere, mixed with weights `1 − alpha` and `alpha` in [0, 1] never sum to zero (two unit
-// ones to a squared length of at least a half).
+// rotations are unit (normalised when the clip is built, one of no length or of a squared
+// length past f32's range refused; a compact clip's decoded ones are not zero either), and two
+// quaternions that are not zero, on one hemisphere, mixed with weights `1 − alpha` and `alpha`
+// in [0, 1] never sum to zero (two unit ones to a squared length of at least a half).
 fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
     let b_rotation = select(b.rotation, -b.rotation, dot(a.rotation, b.rotation) < 0.0);
     return Transform(

@@ -519,8 +519,9 @@ impl Clip {
                 let i = frame * num_joints + joint;
                 let mut q = poses[i].rotation.normalize();
                 // A zero quaternion (or one whose squared length underflows) is finite but has
-                // no direction: normalising it would store NaN.
-                if !q.is_finite() {
+                // no direction: normalising it would store NaN; one whose squared length
+                // overflows normalises to zero, which the sampling's nlerp would turn into NaN.
+                if !poses[i].rotation.length_squared().is_normal() || !q.is_finite() {
                     return Err(ClipError::BadFrame {
                         clip: name,
                         frame,

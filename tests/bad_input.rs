@@ -923,6 +923,21 @@ fn api_rows() -> Vec<Row> {
             ["\"nowhere\"", "joint 1", "rotation"]
         ),
         row!(
+            "clip: a quaternion whose squared length overflows",
+            Clip::from_poses(
+                "vast",
+                2,
+                vec![
+                    Transform::IDENTITY,
+                    Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(2e19, 0.0, 0.0, 1.0))
+                ],
+                0.0,
+                true
+            ),
+            ClipError::BadFrame { frame: 0, .. },
+            ["\"vast\"", "joint 1", "rotation"]
+        ),
+        row!(
             "clip: no frames",
             Clip::from_poses("empty", 3, vec![], 0.0, true),
             ClipError::BadFrame { .. },

@@ -70,7 +70,7 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// and 2.3–3.7 % when a layer that does not show was forgotten by its slot's fill thread, "A
 /// hidden layer forgotten by one thread"; and 4.0–5.5 % when the model charged the level
 /// kernels' store of a displayed pose only where an entry cannot replay it, measured by its
-/// gate, the kernels unchanged, "The displayed pose's store, measured"; and 0.5–2.1 % when the
+/// gate, the kernels unchanged, "The displayed pose's store, measured"; and 0.5–1.4 % when the
 /// normalisations of quaternions that cannot be zero lost their guard, "Normalisations without
 /// a guard where nothing can be zero".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [

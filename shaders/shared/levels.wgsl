@@ -123,10 +123,8 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
         acc = blend_add(acc, first_taken, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
         first_taken = false;
     }
-    // Weights above 0 summing to more than 0, each rotation brought onto the running sum's
-    // hemisphere: the sum is never zero (adding one cannot shorten it), so no guard.
     if count > 1u {
-        acc.rotation = quat_normalize_unit(acc.rotation);
+        acc.rotation = quat_normalize(acc.rotation);
     }
     return acc;
 }
