@@ -2165,6 +2165,11 @@ mod tests {
             .unwrap()
     }
 
+    /// `path`'s place in the recorded path counts ([`MeasuredPath::ALL`]'s order).
+    fn path_index(path: MeasuredPath) -> usize {
+        MeasuredPath::ALL.iter().position(|&p| p == path).unwrap()
+    }
+
     /// Every region costs 1, so wave-instructions count region entries.
     const UNIT: KernelCosts = KernelCosts {
         kernel_fixed: 1,
@@ -2759,27 +2764,26 @@ mod tests {
         // The paths: each the settled kernel's count less its count without it (the snapshot's
         // mix at most the transition's joint loop that holds it alone).
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let [
-            root_motion,
-            snapshot_mix,
-            additive,
-            override_local,
-            single_sample,
-            table_miss,
-            mesh_override,
-            mesh_roots,
-            store_pose,
-        ] = FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21;
+        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
-            [c.root_motion, c.additive, c.override_local, c.single_sample, c.table_miss],
-            [settled - root_motion, settled - additive, settled - override_local, settled - single_sample, 0]
+            [c.root_motion, c.additive, c.override_local, c.single_sample],
+            [MeasuredPath::RootMotion, MeasuredPath::Additive, MeasuredPath::OverrideLocal, MeasuredPath::SingleSample]
+                .map(measured)
         );
-        assert_eq!(table_miss, settled, "the fused kernel has no sample table");
-        assert_eq!(mesh_roots, settled, "the fused kernel walks from the roots");
-        assert_eq!(store_pose, settled, "the fused kernel's store is a loop, measured as one");
+        assert_eq!(c.table_miss, 0);
+        for (path, why) in [
+            (MeasuredPath::TableMiss, "the fused kernel has no sample table"),
+            (MeasuredPath::MeshRoots, "the fused kernel walks from the roots"),
+            (MeasuredPath::StorePose, "the fused kernel's store is a loop, measured as one"),
+        ] {
+            assert_eq!(measured(path), 0, "{why}");
+        }
         // The mesh-space override's path: its straight-line code and its walk.
-        assert_eq!(c.mesh_fixed + c.mesh_step, settled - mesh_override);
-        assert_eq!(c.snapshot_mix, (settled - snapshot_mix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0)));
+        assert_eq!(c.mesh_fixed + c.mesh_step, measured(MeasuredPath::MeshOverride));
+        assert_eq!(
+            c.snapshot_mix,
+            measured(MeasuredPath::SnapshotMix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0))
+        );
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
         assert_eq!(
@@ -2822,8 +2826,7 @@ mod tests {
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let paths = FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21.map(|without| settled - without);
-        let measured = |path: MeasuredPath| paths[MeasuredPath::ALL.iter().position(|&p| p == path).unwrap()];
+        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
             [
                 v.root_motion,
