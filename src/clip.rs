@@ -376,8 +376,9 @@ pub(crate) struct JointExtent {
     pub translation_m: f32,
     /// Largest `|scale component|`.
     pub scale: f32,
-    /// A frame's rotation is not finite (only an additive delta against a zero-length
-    /// reference rotation can hold one).
+    /// A frame's rotation is not a rotation: not finite, or of a squared length that is zero or
+    /// overflows (only an additive delta against a reference rotation of such a length can hold
+    /// one; `Clip::from_poses` refuses it in a frame).
     pub bad_rotation: bool,
 }
 
@@ -390,7 +391,7 @@ fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
         for (e, p) in out.iter_mut().zip(frame) {
             e.translation_m = p.translation.abs().to_array().into_iter().fold(e.translation_m, widest);
             e.scale = p.scale.abs().to_array().into_iter().fold(e.scale, widest);
-            e.bad_rotation |= !p.rotation.is_finite();
+            e.bad_rotation |= !p.rotation.length_squared().is_normal();
         }
     }
     out

@@ -426,25 +426,30 @@ fn inertialization_offsets_stay_within_their_bound_on_the_gpu() {
 /// docs/errors.md, "Numeric bounds": finite in, finite out, by construction. `Clip::to_additive`
 /// takes any reference pose; a reference rotation of zero length (finite numbers, which
 /// `Clip::from_poses` refuses as a frame) makes every delta rotation
-/// `(0·q).normalize()` = NaN (src/eval/layers.rs `make_additive`). The clip's extents
-/// (src/clip.rs `extents`) and `program::validate_clips` look at translations and scales only,
-/// so the NaN clip is accepted and the frame job returns success with NaN matrices.
+/// `(0·q).normalize()` = NaN (src/pose.rs `make_additive`). The clip's extents
+/// (src/clip.rs `extents`) and `program::validate_clips` looked at translations and scales only,
+/// so the NaN clip was accepted and the frame job returned success with NaN matrices. A reference
+/// rotation whose squared length overflows (finite components above about 1.8e19) makes a delta
+/// whose own squared length overflows, which normalises to zero: finite, but an additive layer
+/// at full weight then blends the identity onto it to zero, and NaN again.
 #[test]
-fn additive_clip_from_a_zero_length_reference_rotation_is_refused_or_finite() {
+fn additive_clip_from_a_degenerate_reference_rotation_is_refused_or_finite() {
     let rig = chain_rig(vec![Transform::from_translation(Vec3::Y); 3], None).unwrap();
     let mut bent = rig.rest_pose().to_vec();
     bent[1].rotation = Quat::from_rotation_z(0.5);
     let clip = Clip::from_poses("bend", 3, [rig.rest_pose().to_vec(), bent].concat(), 1.0, true).unwrap();
-    let mut reference = rig.rest_pose().to_vec();
-    reference[1].rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
-    let delta = clip.to_additive(&reference);
-    let clips = [clip, delta];
-    if let Ok(output) = cpu_layers(&rig, &clips, 1, 0.25) {
-        assert_eq!(
-            first_non_finite(&output),
-            None,
-            "an accepted additive clip gave non-finite matrices (joint, value)"
-        );
+    for rotation in [Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), Quat::from_xyzw(0.0, 0.0, 1e20, 1e20)] {
+        let mut reference = rig.rest_pose().to_vec();
+        reference[1].rotation = rotation;
+        let delta = clip.to_additive(&reference);
+        let clips = [clip.clone(), delta];
+        if let Ok(output) = cpu_layers(&rig, &clips, 1, 0.25) {
+            assert_eq!(
+                first_non_finite(&output),
+                None,
+                "reference rotation {rotation}: an accepted additive clip gave non-finite matrices (joint, value)"
+            );
+        }
     }
 }
 

@@ -276,7 +276,8 @@ pub enum ProgramError {
     /// and every clip raised to one more than the number of additive layers, is beyond
     /// [`MAX_CHAIN_SCALE`]; or a clip's translation (an additive delta is a difference of two
     /// translations) is beyond twice [`crate::rig::MAX_TRANSLATION_M`]; or a clip's rotation is
-    /// not finite (an additive delta against a zero-length reference rotation; `value` NaN).
+    /// not a rotation (an additive delta against a reference rotation of zero or overflowing
+    /// squared length; `value` NaN).
     /// See `docs/errors.md`, "Numeric bounds".
     #[error("joint {joint}: {what} is {value}, beyond the limit {limit}")]
     OutOfBounds {
@@ -320,7 +321,7 @@ pub fn validate_clips(rig: &Rig, clips: &[Clip], additive_layers: usize) -> Resu
             let e = clip.extent(joint);
             if e.bad_rotation {
                 let what = format!(
-                    "clip {i} ({:?})'s rotation (an additive delta against a zero-length reference rotation)",
+                    "clip {i} ({:?})'s rotation (an additive delta against a reference rotation of zero or overflowing length)",
                     clip.name()
                 );
                 return Err(ProgramError::OutOfBounds { joint, what, value: f32::NAN, limit: 1.0 });
