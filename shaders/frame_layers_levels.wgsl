@@ -25,9 +25,9 @@ const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 // thread `t` serves character slot `t % GROUP_CHARACTERS`, its samples `t / GROUP_CHARACTERS`,
 // then every `FILL_THREADS / GROUP_CHARACTERS`th after it (the shown blend's, then the step-back
 // blend's, up to the table's LANES entries a slot); the slot's first thread publishes its
-// blends' weight sums in row r1 of the slot's first entry of `group_pose` (nothing reads or
-// writes that row from the layer's end to here), and where the layer does not show, forgets
-// its memory. Every thread must call it before the sample table's barrier.
+// blends' weight sums (`WeightSum`: the totals in x and y, the scales in z and w) in row r1 of
+// the slot's first entry of `group_pose` (nothing reads or writes that row from the layer's end
+// to here), and where the layer does not show, forgets its memory. Every thread must call it before the sample table's barrier.
 fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
     for (var f = t; f < FILL_THREADS; f += GROUP_THREADS) {
         let slot = f % GROUP_CHARACTERS;
@@ -46,16 +46,17 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         if f < GROUP_CHARACTERS && !shows {
             skip_layer(k.c, setup.memory, 0u);
         }
-        let total_shown = sum_weights(first, num_shown);
-        let total_back = sum_weights(first + num_shown, num_back);
+        let sum_shown = sum_weights(first, num_shown);
+        let sum_back = sum_weights(first + num_shown, num_back);
         let slot_base = slot * LANES;
         if f < GROUP_CHARACTERS {
-            group_pose[slot_base].r1 = vec4<f32>(total_shown, total_back, 0.0, 0.0);
+            group_pose[slot_base].r1 = vec4<f32>(sum_shown.total, sum_back.total, sum_shown.scale, sum_back.scale);
         }
         let count = min(num_shown + num_back, LANES);
         for (var i = f / GROUP_CHARACTERS; i < count; i += FILL_THREADS / GROUP_CHARACTERS) {
             let in_shown = i < num_shown;
-            sample_table[slot_base + i] = sample_entry(first + i, select(num_back, num_shown, in_shown), select(total_back, total_shown, in_shown));
+            let sum = WeightSum(select(sum_back.total, sum_shown.total, in_shown), select(sum_back.scale, sum_shown.scale, in_shown));
+            sample_table[slot_base + i] = sample_entry(first + i, select(num_back, num_shown, in_shown), sum);
         }
     }
 }
@@ -76,9 +77,9 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
     // the blends' weight sums are the slots' fill threads' (`fill_table_of_slots`).
     let first = program.first_sample;
     workgroupBarrier();
-    let totals = group_pose[t - lane].r1;
-    let total_shown = totals.x;
-    let total_back = totals.y;
+    let sums = group_pose[t - lane].r1;
+    let sum_shown = WeightSum(sums.x, sums.z);
+    let sum_back = WeightSum(sums.y, sums.w);
     var rest = identity_transform();
     if !additive && lane < num_joints {
         rest = rig_joints[lane].rest;
@@ -90,13 +91,13 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
         // The root's motion goes from the base layer's blends; without a step-back blend its
         // pose is the shown one's, already without it (one removal, not two of one pose).
         let root_motion = ROOT_MOTION_CODE && l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u && lane == 0u;
-        p = table_blend_joint(slot_base, first, 0u, num_shown, total_shown, lane, num_joints, rest);
+        p = table_blend_joint(slot_base, first, 0u, num_shown, sum_shown, lane, num_joints, rest);
         if root_motion {
             p = remove_root_motion(p);
         }
         b = p;
         if num_back > 0u {
-            b = table_blend_joint(slot_base, first, num_shown, num_back, total_back, lane, num_joints, rest);
+            b = table_blend_joint(slot_base, first, num_shown, num_back, sum_back, lane, num_joints, rest);
             if root_motion {
                 b = remove_root_motion(b);
             }

@@ -16,12 +16,12 @@ fn frame_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
     if live {
         range = ranges[params.first_character + c];
     }
-    let total = sum_weights(range.start, range.count);
-    fill_sample_table(t, lane, range.start, range.count, total);
+    let sum = sum_weights(range.start, range.count);
+    fill_sample_table(t, lane, range.start, range.count, sum);
     workgroupBarrier();
     var p = identity_affine();
     if owns {
-        let local = table_blend_joint(slot_base, range.start, 0u, range.count, total, lane, num_joints, rig_joints[lane].rest);
+        let local = table_blend_joint(slot_base, range.start, 0u, range.count, sum, lane, num_joints, rig_joints[lane].rest);
         p = affine_from_mat4(transform_to_mat4(local));
     }
     group_pose[t] = p;

@@ -79,16 +79,47 @@ fn sample_blend_joint(range: SampleRange, joint: u32, num_joints: u32) -> Transf
     return sample_blend_joint_over(range, joint, num_joints, rig_joints[joint].rest);
 }
 
+// What a blend's weights sum to and the scale each takes before it is summed and divided, so
+// that a sample's share is `weight * scale / total` (`throng::eval::sample::Normalised`): 1.0,
+// or 2^-64 where the weights (each finite) sum past f32's range. A power of two changes no
+// ratio, and ordinary weights' shares stay `weight / total` bit for bit.
+struct WeightSum {
+    total: f32,
+    scale: f32,
+}
+
+const OVERFLOW_WEIGHT_SCALE: f32 = 5.421010862427522e-20;
+const F32_MAX: f32 = 3.40282347e38;
+
+// `WeightSum` of a blend whose weights sum to `total` and, each scaled by
+// OVERFLOW_WEIGHT_SCALE, to `scaled` (both summed in the samples' order, in one loop).
+fn weight_sum(total: f32, scaled: f32) -> WeightSum {
+    if total <= F32_MAX {
+        return WeightSum(total, 1.0);
+    }
+    return WeightSum(scaled, OVERFLOW_WEIGHT_SCALE);
+}
+
+// `WeightSum` of samples `start .. start + count` (a frame index, not the window's).
+fn sum_weights(start: u32, count: u32) -> WeightSum {
+    let first = start - params.sample_base;
+    var total = 0.0;
+    var scaled = 0.0;
+    for (var i = 0u; i < count; i++) {
+        let w = samples[first + i].weight;
+        total += w;
+        scaled += w * OVERFLOW_WEIGHT_SCALE;
+    }
+    return weight_sum(total, scaled);
+}
+
 // `sample_blend_joint` with `rest` shown when the weights sum to zero (the identity for an
 // additive layer, whose clips are deltas).
 fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     // Programs index the whole frame's samples; the bound window starts at `sample_base`.
     let start = range.start - params.sample_base;
-    var total = 0.0;
-    for (var i = 0u; i < range.count; i++) {
-        total += samples[start + i].weight;
-    }
-    if !(total > 0.0) {
+    let sum = sum_weights(range.start, range.count);
+    if !(sum.total > 0.0) {
         return rest;
     }
     if SINGLE_SAMPLE_CODE && range.count == 1u {
@@ -101,7 +132,7 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
         if !(s.weight > 0.0) {
             continue;
         }
-        acc = blend_add(acc, first, sample_clip_joint(s, joint, num_joints), s.weight / total);
+        acc = blend_add(acc, first, sample_clip_joint(s, joint, num_joints), s.weight * sum.scale / sum.total);
         first = false;
     }
     acc.rotation = quat_normalize(acc.rotation);

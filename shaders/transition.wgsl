@@ -292,10 +292,14 @@ fn store_replay_entry(block: u32, entry: u32, header: vec4<u32>, first_sample: u
 // gives the clip's pose bit for bit and keeps one copy of the decoder in the kernel.
 fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Transform) -> Transform {
     var total = 0.0;
+    var scaled = 0.0;
     for (var i = 0u; i < count; i++) {
-        total += load_replay_sample(block, entry, i).weight;
+        let w = load_replay_sample(block, entry, i).weight;
+        total += w;
+        scaled += w * OVERFLOW_WEIGHT_SCALE;
     }
-    if !(total > 0.0) {
+    let sum = weight_sum(total, scaled);
+    if !(sum.total > 0.0) {
         return rest;
     }
     if !COMPACT_CLIPS && count == 1u {
@@ -308,7 +312,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
         if !(s.weight > 0.0) {
             continue;
         }
-        acc = blend_add(acc, first, sample_clip_joint(s, joint, params.num_joints), select(s.weight / total, 1.0, count == 1u));
+        acc = blend_add(acc, first, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
         first = false;
     }
     if count > 1u {

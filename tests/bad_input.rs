@@ -23,8 +23,9 @@ use throng::clip::ClipError;
 use throng::clip::ClipEvent;
 use throng::demo::DemoCharacter;
 use throng::eval::frame_layers::{EvalContext, FrameJob, FrameStats};
+use throng::eval::root_motion::{RootDelta, crowd_root_motion};
 use throng::eval::{EvalCrowdJob, EvalError};
-use throng::gpu::{GpuCrowd, GpuCrowdOptions};
+use throng::gpu::{FrameKernel, GpuCrowd, GpuCrowdOptions};
 use throng::graph::{CompiledGraph, GraphError, ParamValue, ProblemKind};
 use throng::import::bvh::{BvhError, BvhOptions, parse_bvh};
 use throng::import::gltf::{GltfError, GltfOptions, load_gltf, load_gltf_from_slice};
@@ -1408,6 +1409,79 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
 
 // ---------------------------------------------------------------------------------------------
 // Extreme but valid
+
+/// Weights that sum past `f32::MAX` (each finite, so valid) blend by their ratios, as the same
+/// ratios in small numbers do: on both evaluators and every frame kernel, in the two-clip and
+/// the layered frame, and in the root's travel. Before, the GPU divided each by an infinite
+/// sum and showed a character's blend as nothing (the rest pose's rotations at the origin).
+#[test]
+fn weights_summing_past_the_float_range_blend_by_their_ratios() {
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let huge = [(f32::MAX, f32::MAX), (f32::MAX, f32::MAX * 0.5), (f32::MAX * 0.75, f32::MAX * 0.25)];
+    let small = [(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)];
+    let characters = huge.len() as u32;
+    let samples_of = |weights: &[(f32, f32)]| -> Vec<ClipSample> {
+        let sample = |clip, time_s, weight| ClipSample { clip, time_s, weight, advance_s: 0.25 };
+        weights.iter().flat_map(|&(a, b)| [sample(0, 0.3, a), sample(1, 0.7, b)]).collect()
+    };
+    let ranges: Vec<_> = (0..characters).map(|c| 2 * c..2 * c + 2).collect();
+    let programs: Vec<_> = support::settled_programs(huge.len())
+        .into_iter()
+        .map(|p| LayerProgram {
+            first_sample: 2 * p.first_sample,
+            num_target: 2,
+            flags: LayerProgram::ROOT_MOTION,
+            ..p
+        })
+        .collect();
+    let layers = [LayerSetup::default()];
+    let two_clip_cpu = |samples: &[ClipSample]| {
+        let mut out = vec![0.0; huge.len() * joints * 16];
+        let job = EvalCrowdJob {
+            rig: &demo.rig,
+            clips: &demo.clips,
+            samples,
+            sample_ranges: &ranges,
+            layout: OutputLayout::Mat4,
+            output: &mut out,
+        };
+        job.run().unwrap();
+        out
+    };
+    let layered_cpu = |samples: &[ClipSample]| {
+        let mut context = EvalContext::new(huge.len(), 1, joints);
+        support::cpu_frame((&demo.rig, &demo.clips, &layers), samples, &programs, 0.25, &mut context).unwrap()
+    };
+    let travel = |samples: &[ClipSample]| {
+        let mut out = vec![RootDelta::default(); huge.len()];
+        crowd_root_motion(&demo.clips, samples, &programs, 1, &mut out).unwrap();
+        out
+    };
+    let (huge_samples, small_samples) = (samples_of(&huge), samples_of(&small));
+    // The layered frame takes the root's travel out of the pose; the two-clip frame keeps it.
+    let (two_clip, layered) = (two_clip_cpu(&small_samples), layered_cpu(&small_samples));
+    let close = |expected: &[f32], got: &[f32], what: &str| {
+        support::compare::assert_matrices_close(expected, got, 16, joints, 1e-5, what)
+    };
+    close(&two_clip, &two_clip_cpu(&huge_samples), "CPU two-clip frame");
+    close(&layered, &layered_cpu(&huge_samples), "CPU layered frame");
+    for (c, (h, s)) in travel(&huge_samples).iter().zip(travel(&small_samples)).enumerate() {
+        let error = (h.translation - s.translation).abs().max_element().max((h.yaw - s.yaw).abs());
+        assert!(error <= 1e-6 && s.translation.length() > 0.0, "character {c}: root travel {h:?} against {s:?}");
+    }
+    let Some(gpu) = gpu_support::gpu() else { return };
+    for kernel in FrameKernel::ALL {
+        let options = GpuCrowdOptions { kernel, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, options).unwrap();
+        let got = gpu_support::frame(&gpu, &mut crowd, &huge_samples, &ranges);
+        close(&two_clip, &got, &format!("GPU two-clip frame, {kernel:?}"));
+        let mut crowd =
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, &layers, options).unwrap();
+        let got = gpu_support::layered_frame(&gpu, &mut crowd, &huge_samples, &programs, 0.25);
+        close(&layered, &got, &format!("GPU layered frame, {kernel:?}"));
+    }
+}
 
 /// Times far outside a clip, denormal and zero weights, huge steps: every matrix stays finite.
 #[test]

@@ -35,28 +35,18 @@ var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // normalised weight as bits (`sample_entry`).
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
-// The sum of the weights of samples `start .. start + count` (a frame index, not the window's).
-fn sum_weights(start: u32, count: u32) -> f32 {
-    let first = start - params.sample_base;
-    var total = 0.0;
-    for (var i = 0u; i < count; i++) {
-        total += samples[first + i].weight;
-    }
-    return total;
-}
-
 // What every joint needs of sample `index` of the frame in a blend of `count` samples whose
-// weights sum to `total`: with full clips where its two frames start in `clip_data` (a joint's
+// weights sum to `sum`: with full clips where its two frames start in `clip_data` (a joint's
 // transform is `3 × joint` vec4 on), so that no lane reads the clip's header; with compact clips
 // the clip and its first frame, which the decoder takes with the header. Then the interpolation
 // factor and the normalised weight. The one sample of a blend of one weighs exactly 1.0, not
 // `x / x` (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as
 // sampled.
-fn sample_entry(index: u32, count: u32, total: f32) -> vec4<u32> {
+fn sample_entry(index: u32, count: u32, sum: WeightSum) -> vec4<u32> {
     let s = samples[index - params.sample_base];
     let h = clip_header(s.clip);
     let p = frame_position(h, s.time_s);
-    let w = select(s.weight / total, 1.0, count == 1u);
+    let w = select(s.weight * sum.scale / sum.total, 1.0, count == 1u);
     if COMPACT_CLIPS {
         return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
     }
@@ -66,23 +56,23 @@ fn sample_entry(index: u32, count: u32, total: f32) -> vec4<u32> {
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane`
-// of a blend of `count` samples whose weights sum to `total` (the lanes past them write
+// of a blend of `count` samples whose weights sum to `sum` (the lanes past them write
 // nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
 // character from the workgroup's first threads (`fill_table_of_slots`). The caller holds a
 // barrier before the table is read.
-fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, total: f32) {
+fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, sum: WeightSum) {
     if lane < count {
-        sample_table[t] = sample_entry(first + lane, count, total);
+        sample_table[t] = sample_entry(first + lane, count, sum);
     }
 }
 
 // Entry `i` of the character's table at `slot_base`, sample `first + i` of a blend of `count`:
 // from the table, or computed here past the LANES entries the table holds.
-fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, total: f32) -> vec4<u32> {
+fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, sum: WeightSum) -> vec4<u32> {
     if i < LANES || !TABLE_MISS_CODE {
         return sample_table[slot_base + i];
     }
-    return sample_entry(first + i, count, total);
+    return sample_entry(first + i, count, sum);
 }
 
 // One joint of a table entry's clip: its two frames interpolated.
@@ -97,7 +87,7 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 }
 
 // `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
-// table (samples `first + offset ..`, `count` of them, weights summing to `total`): the same
+// table (samples `first + offset ..`, `count` of them, weights summing to `sum`): the same
 // arithmetic in the same order, the per-sample values read rather than recomputed. With full
 // clips a blend of one sample is sampled outside the loop, as `sample_blend_joint_over` does (no
 // loop control, no multiplication by its weight), from the table. With compact clips, whose
@@ -106,8 +96,8 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 // loop once instead: its weight is exactly 1.0 (`sample_entry`), the first `blend_add`
 // multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's as
 // sampled, bit for bit.
-fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
-    if !(total > 0.0) {
+fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, sum: WeightSum, joint: u32, num_joints: u32, rest: Transform) -> Transform {
+    if !(sum.total > 0.0) {
         return rest;
     }
     if SINGLE_SAMPLE_CODE && !COMPACT_CLIPS && count == 1u && offset < LANES {
@@ -116,7 +106,7 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, total:
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     var first_taken = true;
     for (var i = 0u; i < count; i++) {
-        let e = table_entry(slot_base, first, offset + i, count, total);
+        let e = table_entry(slot_base, first, offset + i, count, sum);
         if e.x == SKIP_SAMPLE {
             continue;
         }

@@ -8,34 +8,37 @@ use crate::pose::{TransformLanes, quat_dot_lanes};
 use crate::program::{ClipSample, LayerProgram, SwitchMode};
 use crate::rig::Transform;
 
-/// How a sample list's weights normalise to sum to one, for poses and curves alike.
-struct Normalised {
+/// How a sample list's weights normalise to sum to one, for poses, curves and root motion alike.
+pub(crate) struct Normalised {
     total: f32,
-    /// The largest weight, when the weights summed past f32::MAX: each is divided by it first,
-    /// which brings the sum back into range without changing any ratio (and leaves ordinary
-    /// weights' arithmetic as is).
-    largest: Option<f32>,
+    /// What each weight is multiplied by before it is summed and divided: 1, or
+    /// [`OVERFLOW_WEIGHT_SCALE`] when the weights summed past `f32::MAX` (each is finite). A power
+    /// of two, so it changes no ratio and rounds nothing but weights below `2^-62`, whose shares
+    /// are below `2^-190` of such a sum; ordinary weights' arithmetic stays `w / total` bit for
+    /// bit. `shaders/sample.wgsl`'s `sum_weights` does the same.
+    scale: f32,
 }
+
+/// The weights' scale where they sum past `f32::MAX` (`2^-64`): `n` weights of at most
+/// `f32::MAX` then sum to at most `n · 2^64`.
+const OVERFLOW_WEIGHT_SCALE: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 
 impl Normalised {
     /// `None` when the weights sum to 0 (no samples, or all weights 0).
-    fn of(samples: &[ClipSample]) -> Option<Self> {
+    pub(crate) fn of(samples: &[ClipSample]) -> Option<Self> {
         let total: f32 = samples.iter().map(|s| s.weight).sum();
         let normalised = if total.is_infinite() {
-            let largest = samples.iter().map(|s| s.weight).fold(0.0, f32::max);
-            Self { total: samples.iter().map(|s| s.weight / largest).sum(), largest: Some(largest) }
+            let scale = OVERFLOW_WEIGHT_SCALE;
+            Self { total: samples.iter().map(|s| s.weight * scale).sum(), scale }
         } else {
-            Self { total, largest: None }
+            Self { total, scale: 1.0 }
         };
         (normalised.total > 0.0).then_some(normalised)
     }
 
     /// `weight`'s share of the total.
-    fn share(&self, weight: f32) -> f32 {
-        match self.largest {
-            Some(largest) => weight / largest / self.total,
-            None => weight / self.total,
-        }
+    pub(crate) fn share(&self, weight: f32) -> f32 {
+        weight * self.scale / self.total
     }
 }
 

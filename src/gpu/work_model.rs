@@ -224,20 +224,20 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4843,
+    4860,
     [
         (47, 0),
-        (1395, 0),
-        (1377, 1),
-        (1284, 2),
-        (17, 3),
-        (157, 3),
-        (3007, 0),
-        (787, 1),
-        (18, 2),
-        (156, 2),
-        (18, 2),
-        (141, 2),
+        (1400, 0),
+        (1382, 1),
+        (1289, 2),
+        (18, 3),
+        (158, 3),
+        (3019, 0),
+        (799, 1),
+        (19, 2),
+        (157, 2),
+        (19, 2),
+        (142, 2),
         (533, 1),
         (26, 1),
         (792, 1),
@@ -257,12 +257,12 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2526,
+    2533,
     [
-        (2148, 0),
-        (419, 1),
-        (18, 2),
-        (156, 2),
+        (2155, 0),
+        (426, 1),
+        (19, 2),
+        (157, 2),
         (85, 1),
         (26, 1),
         (795, 1),
@@ -281,12 +281,12 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1648,
+    1652,
     [
-        (1276, 0),
-        (424, 1),
-        (18, 2),
-        (156, 2),
+        (1280, 0),
+        (428, 1),
+        (19, 2),
+        (157, 2),
         (82, 1),
         (26, 1),
         (42, 1),
@@ -306,11 +306,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1592, 1564, 1567, 1574, 1531, 1648, 1329, 1648, 1648];
+    [1596, 1568, 1571, 1578, 1535, 1652, 1333, 1652, 1652];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (677, [(382, 0), (18, 1), (156, 1), (273, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (685, [(390, 0), (19, 1), (157, 1), (273, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -319,22 +319,22 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (677, [(382, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4871,
+    4892,
     [
-        (4551, 0),
-        (1302, 1),
-        (19, 2),
-        (164, 2),
-        (235, 1),
-        (19, 2),
-        (19, 2),
-        (85, 2),
+        (4572, 0),
+        (1308, 1),
+        (20, 2),
+        (165, 2),
+        (247, 1),
+        (20, 2),
+        (20, 2),
+        (87, 2),
         (187, 1),
-        (168, 1),
+        (173, 1),
         (279, 1),
         (20, 2),
         (25, 2),
-        (134, 1),
+        (137, 1),
         (92, 0),
     ],
 );
@@ -349,22 +349,22 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4871,
+    4892,
     [
-        (4551, 0),
-        (1302, 1),
-        (19, 2),
-        (164, 2),
-        (235, 1),
-        (19, 2),
-        (19, 2),
-        (85, 2),
+        (4572, 0),
+        (1308, 1),
+        (20, 2),
+        (165, 2),
+        (247, 1),
+        (20, 2),
+        (20, 2),
+        (87, 2),
         (187, 1),
-        (168, 1),
+        (173, 1),
         (279, 1),
         (20, 2),
         (25, 2),
-        (134, 1),
+        (137, 1),
         (92, 0),
     ],
 );
@@ -373,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2629, [(2307, 0), (209, 1), (19, 2), (86, 2), (190, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2650, [(2329, 0), (216, 1), (20, 2), (88, 2), (192, 1), (223, 1), (25, 2), (134, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2630, [(2311, 0), (211, 1), (19, 2), (86, 2), (190, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2651, [(2333, 0), (218, 1), (20, 2), (88, 2), (192, 1), (222, 1), (25, 2), (134, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1780, [(1459, 0), (210, 1), (19, 2), (87, 2), (192, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1793, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1780, [(1459, 0), (210, 1), (19, 2), (87, 2), (192, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1793, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1718, 1688, 1701, 1706, 1713, 1717, 1487, 1708, 1742];
+    [1723, 1704, 1714, 1719, 1721, 1724, 1495, 1721, 1750];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1718, 1688, 1701, 1706, 1713, 1717, 1487, 1708, 1742];
+    [1723, 1704, 1714, 1719, 1721, 1724, 1495, 1721, 1750];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (693, [(19, 0), (182, 0), (92, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (704, [(20, 0), (183, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -411,7 +411,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [632, 633];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [636, 638];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
