@@ -19,8 +19,21 @@ fn write_skinning(index: u32, m: mat4x4<f32>) {
     }
 }
 
+// `model × inverse_bind` for an affine `model` and the joint's inverse bind matrix, whose last
+// rows are both (0, 0, 0, 1) (`Rig::new` refuses any other): each column summed as
+// `throng::eval::skinning` sums it (`mul_affine`), without the last row's terms, whose sum is
+// that row.
 fn skinning_matrix(model: mat4x4<f32>, joint: u32) -> mat4x4<f32> {
-    return model * rig_joints[joint].inverse_bind;
+    let b = rig_joints[joint].inverse_bind;
+    let x = model[0].xyz;
+    let y = model[1].xyz;
+    let z = model[2].xyz;
+    return mat4x4<f32>(
+        vec4<f32>(x * b[0].x + y * b[0].y + z * b[0].z, 0.0),
+        vec4<f32>(x * b[1].x + y * b[1].y + z * b[1].z, 0.0),
+        vec4<f32>(x * b[2].x + y * b[2].y + z * b[2].z, 0.0),
+        vec4<f32>(x * b[3].x + y * b[3].y + z * b[3].z + model[3].xyz, 1.0),
+    );
 }
 
 fn load_model(index: u32) -> mat4x4<f32> {

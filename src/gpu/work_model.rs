@@ -224,7 +224,7 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4860,
+    4851,
     [
         (47, 0),
         (1400, 0),
@@ -247,7 +247,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (119, 2),
         (183, 1),
         (57, 0),
-        (275, 0),
+        (266, 0),
         (69, 1),
     ],
 );
@@ -257,7 +257,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2533,
+    2524,
     [
         (2155, 0),
         (426, 1),
@@ -272,7 +272,7 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (119, 2),
         (184, 1),
         (56, 0),
-        (275, 0),
+        (266, 0),
         (69, 1),
     ],
 );
@@ -281,7 +281,7 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1652,
+    1643,
     [
         (1280, 0),
         (428, 1),
@@ -295,7 +295,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
         (119, 2),
         (184, 1),
         (56, 0),
-        (275, 0),
+        (266, 0),
         (69, 1),
     ],
 );
@@ -306,11 +306,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1596, 1568, 1571, 1578, 1535, 1652, 1333, 1652, 1652];
+    [1587, 1559, 1562, 1569, 1526, 1643, 1324, 1643, 1643];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (685, [(390, 0), (19, 1), (157, 1), (273, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (675, [(390, 0), (19, 1), (157, 1), (263, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -319,7 +319,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (685, [(390, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4892,
+    4882,
     [
         (4572, 0),
         (1308, 1),
@@ -349,7 +349,7 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4892,
+    4882,
     [
         (4572, 0),
         (1308, 1),
@@ -373,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2650, [(2329, 0), (216, 1), (20, 2), (88, 2), (192, 1), (223, 1), (25, 2), (134, 1), (95, 0)]);
+    (2639, [(2329, 0), (216, 1), (20, 2), (88, 2), (192, 1), (223, 1), (25, 2), (134, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2651, [(2333, 0), (218, 1), (20, 2), (88, 2), (192, 1), (222, 1), (25, 2), (134, 1), (95, 0)]);
+    (2640, [(2333, 0), (218, 1), (20, 2), (88, 2), (192, 1), (222, 1), (25, 2), (134, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1793, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
+    (1782, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1793, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
+    (1782, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1723, 1704, 1714, 1719, 1721, 1724, 1495, 1721, 1750];
+    [1712, 1693, 1703, 1708, 1710, 1713, 1484, 1710, 1739];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1723, 1704, 1714, 1719, 1721, 1724, 1495, 1721, 1750];
+    [1712, 1693, 1703, 1708, 1710, 1713, 1484, 1710, 1739];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (704, [(20, 0), (183, 0), (94, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (693, [(20, 0), (183, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -411,7 +411,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [636, 638];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [626, 630];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
