@@ -25,9 +25,9 @@ const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 // thread `t` serves character slot `t % GROUP_CHARACTERS`, its samples `t / GROUP_CHARACTERS`,
 // then every `FILL_THREADS / GROUP_CHARACTERS`th after it (the shown blend's, then the step-back
 // blend's, up to the table's LANES entries a slot); the slot's first thread publishes its
-// blends' weight sums (`WeightSum`: the totals in x and y, the scales in z and w) in row r1 of
-// the slot's first entry of `group_pose` (nothing reads or writes that row from the layer's end
-// to here), and where the layer does not show, forgets its memory. Every thread must call it before the sample table's barrier.
+// blends' weight sums (`packed_sum`) in row r1 of the slot's first entry of `group_pose`
+// (nothing reads or writes that row from the layer's end to here), and where the layer does not
+// show, forgets its memory. Every thread must call it before the sample table's barrier.
 fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
     for (var f = t; f < FILL_THREADS; f += GROUP_THREADS) {
         let slot = f % GROUP_CHARACTERS;
@@ -46,17 +46,17 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         if f < GROUP_CHARACTERS && !shows {
             skip_layer(k.c, setup.memory, 0u);
         }
-        let sum_shown = sum_weights(first, num_shown);
-        let sum_back = sum_weights(first + num_shown, num_back);
+        // Packed (`packed_sum`): one float a blend held through the entry loop, not two.
+        let sum_shown = packed_sum(sum_weights(first, num_shown));
+        let sum_back = packed_sum(sum_weights(first + num_shown, num_back));
         let slot_base = slot * LANES;
         if f < GROUP_CHARACTERS {
-            group_pose[slot_base].r1 = vec4<f32>(sum_shown.total, sum_back.total, sum_shown.scale, sum_back.scale);
+            group_pose[slot_base].r1 = vec4<f32>(sum_shown, sum_back, 0.0, 0.0);
         }
         let count = min(num_shown + num_back, LANES);
         for (var i = f / GROUP_CHARACTERS; i < count; i += FILL_THREADS / GROUP_CHARACTERS) {
             let in_shown = i < num_shown;
-            let sum = WeightSum(select(sum_back.total, sum_shown.total, in_shown), select(sum_back.scale, sum_shown.scale, in_shown));
-            sample_table[slot_base + i] = sample_entry(first + i, select(num_back, num_shown, in_shown), sum);
+            sample_table[slot_base + i] = sample_entry(first + i, select(num_back, num_shown, in_shown), select(sum_back, sum_shown, in_shown));
         }
     }
 }
@@ -78,8 +78,8 @@ fn sample_layer_levels(t: u32, lane: u32, shows: bool, program: LayerProgram, l:
     let first = program.first_sample;
     workgroupBarrier();
     let sums = group_pose[t - lane].r1;
-    let sum_shown = WeightSum(sums.x, sums.z);
-    let sum_back = WeightSum(sums.y, sums.w);
+    let sum_shown = sums.x;
+    let sum_back = sums.y;
     var rest = identity_transform();
     if !additive && lane < num_joints {
         rest = rig_joints[lane].rest;

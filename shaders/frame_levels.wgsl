@@ -16,7 +16,7 @@ fn frame_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
     if live {
         range = ranges[params.first_character + c];
     }
-    let sum = sum_weights(range.start, range.count);
+    let sum = packed_sum(sum_weights(range.start, range.count));
     fill_sample_table(t, lane, range.start, range.count, sum);
     workgroupBarrier();
     var p = identity_affine();

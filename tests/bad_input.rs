@@ -1418,19 +1418,35 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
 fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     let demo = DemoCharacter::humanoid();
     let joints = demo.rig.num_joints();
-    let huge = [(f32::MAX, f32::MAX), (f32::MAX, f32::MAX * 0.5), (f32::MAX * 0.75, f32::MAX * 0.25)];
-    let small = [(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)];
-    let characters = huge.len() as u32;
-    let samples_of = |weights: &[(f32, f32)]| -> Vec<ClipSample> {
-        let sample = |clip, time_s, weight| ClipSample { clip, time_s, weight, advance_s: 0.25 };
-        weights.iter().flat_map(|&(a, b)| [sample(0, 0.3, a), sample(1, 0.7, b)]).collect()
+    // The last character blends more samples than the level kernels' sample table holds (64
+    // entries for this rig), so that its last entries are worked out in the clip loop.
+    let huge = [
+        vec![f32::MAX, f32::MAX],
+        vec![f32::MAX, f32::MAX * 0.5],
+        vec![f32::MAX * 0.75, f32::MAX * 0.25],
+        vec![f32::MAX; 70],
+    ];
+    let small = [vec![1.0, 1.0], vec![2.0, 1.0], vec![3.0, 1.0], vec![1.0; 70]];
+    let samples_of = |weights: &[Vec<f32>]| -> Vec<ClipSample> {
+        let sample = |i: usize, weight| ClipSample {
+            clip: (i % 2) as u32,
+            time_s: [0.3, 0.7][i % 2] + i as f32 * 0.01,
+            weight,
+            advance_s: 0.25,
+        };
+        weights.iter().flat_map(|w| w.iter().enumerate().map(|(i, &w)| sample(i, w))).collect()
     };
-    let ranges: Vec<_> = (0..characters).map(|c| 2 * c..2 * c + 2).collect();
+    let mut ranges = Vec::new();
+    for w in &huge {
+        let start = ranges.last().map_or(0, |r: &std::ops::Range<u32>| r.end);
+        ranges.push(start..start + w.len() as u32);
+    }
     let programs: Vec<_> = support::settled_programs(huge.len())
         .into_iter()
-        .map(|p| LayerProgram {
-            first_sample: 2 * p.first_sample,
-            num_target: 2,
+        .zip(&ranges)
+        .map(|(p, r)| LayerProgram {
+            first_sample: r.start,
+            num_target: r.len() as u32,
             flags: LayerProgram::ROOT_MOTION,
             ..p
         })

@@ -165,6 +165,40 @@ fn no_kernel_spills() {
     }
 }
 
+/// Registers a thread of each production frame kernel holds on RADV navi21 (64 joints), which
+/// bound how many of its waves a SIMD runs at once. The work model counts instructions, not
+/// registers, so a change that raises these shows here rather than only in a device run: the
+/// overflow-safe weight sums first held a blend's scale through the clip loops and cost the
+/// layered level kernel 8 (80 against 72). Lower is welcome; update the figure then.
+const VGPR_BUDGETS: [(&str, f64); 12] = [
+    ("frame_main/64j", 40.0),
+    ("frame_main/64j+compact", 48.0),
+    ("frame_layers_main/64j", 64.0),
+    ("frame_layers_main/64j+compact", 72.0),
+    ("frame_levels_main/64j", 48.0),
+    ("frame_levels_main/64j+compact", 56.0),
+    ("frame_layers_levels_main/64j", 72.0),
+    ("frame_layers_levels_main/64j+compact", 80.0),
+    ("frame_levels_main@512/64j", 48.0),
+    ("frame_levels_main@512/64j+compact", 56.0),
+    ("frame_layers_levels_main@512/64j", 80.0),
+    ("frame_layers_levels_main@512/64j+compact", 80.0),
+];
+
+#[test]
+fn frame_kernels_stay_within_their_registers() {
+    let Some(report) = driver_report() else { return };
+    if !report.device_name.contains("NAVI21") {
+        eprintln!("skipping: the budgets are RADV navi21's; this device is {}", report.device_name);
+        return;
+    }
+    for (name, budget) in VGPR_BUDGETS {
+        let kernel = report.kernels.iter().find(|k| k.kernel.name() == name);
+        let vgprs = kernel.and_then(|k| statistic(k, "VGPRs"));
+        assert!(vgprs.is_some_and(|v| v <= budget), "{name}: {vgprs:?} VGPRs a thread, budget {budget}");
+    }
+}
+
 /// The work model's instruction costs are the loop bodies RADV reports for today's fused
 /// kernels and the layered frames' steady and settled specialisations. When a kernel changes,
 /// this fails: run `RADV_FORCE_FAMILY=navi21 cargo run --release --example gpu_stats -- --joints

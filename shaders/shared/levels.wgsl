@@ -36,17 +36,21 @@ var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
 // What every joint needs of sample `index` of the frame in a blend of `count` samples whose
-// weights sum to `sum`: with full clips where its two frames start in `clip_data` (a joint's
+// weights sum to `packed` (`packed_sum`): with full clips where its two frames start in `clip_data` (a joint's
 // transform is `3 × joint` vec4 on), so that no lane reads the clip's header; with compact clips
 // the clip and its first frame, which the decoder takes with the header. Then the interpolation
 // factor and the normalised weight. The one sample of a blend of one weighs exactly 1.0, not
 // `x / x` (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as
 // sampled.
-fn sample_entry(index: u32, count: u32, sum: WeightSum) -> vec4<u32> {
+fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     let s = samples[index - params.sample_base];
     let h = clip_header(s.clip);
     let p = frame_position(h, s.time_s);
-    let w = select(s.weight * sum.scale / sum.total, 1.0, count == 1u);
+    // `weight * scale / total` (`WeightSum`); where the weights were scaled, the scaled weight
+    // negated over the negated total, the same bits (a sign changes no rounding). The select
+    // is of the weight, not of a scale held through a loop (8 VGPRs in the clip loop's misses).
+    let scaled = select(s.weight, s.weight * -OVERFLOW_WEIGHT_SCALE, packed < 0.0);
+    let w = select(scaled / packed, 1.0, count == 1u);
     if COMPACT_CLIPS {
         return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
     }
@@ -56,23 +60,32 @@ fn sample_entry(index: u32, count: u32, sum: WeightSum) -> vec4<u32> {
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane`
-// of a blend of `count` samples whose weights sum to `sum` (the lanes past them write
-// nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
+// of a blend of `count` samples whose weights sum to `packed` (`packed_sum`; the lanes past
+// them write nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
 // character from the workgroup's first threads (`fill_table_of_slots`). The caller holds a
 // barrier before the table is read.
-fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, sum: WeightSum) {
+fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, packed: f32) {
     if lane < count {
-        sample_table[t] = sample_entry(first + lane, count, sum);
+        sample_table[t] = sample_entry(first + lane, count, packed);
     }
 }
 
-// Entry `i` of the character's table at `slot_base`, sample `first + i` of a blend of `count`:
-// from the table, or computed here past the LANES entries the table holds.
-fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, sum: WeightSum) -> vec4<u32> {
+// A blend's `WeightSum` as the level kernels hold it, in one float: the total, negated where
+// the weights' scale is OVERFLOW_WEIGHT_SCALE (a total is never negative, weights are not).
+// Two floats a blend held through the clip loops cost the layered kernel 8 VGPRs (80 against
+// 72).
+fn packed_sum(sum: WeightSum) -> f32 {
+    return select(sum.total, -sum.total, sum.scale != 1.0);
+}
+
+// Entry `i` of the character's table at `slot_base`, sample `first + i` of a blend of `count`
+// whose weights sum to `packed` (`packed_sum`): from the table, or computed here past the LANES
+// entries the table holds.
+fn table_entry(slot_base: u32, first: u32, i: u32, count: u32, packed: f32) -> vec4<u32> {
     if i < LANES || !TABLE_MISS_CODE {
         return sample_table[slot_base + i];
     }
-    return sample_entry(first + i, count, sum);
+    return sample_entry(first + i, count, packed);
 }
 
 // One joint of a table entry's clip: its two frames interpolated.
@@ -87,7 +100,8 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 }
 
 // `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
-// table (samples `first + offset ..`, `count` of them, weights summing to `sum`): the same
+// table (samples `first + offset ..`, `count` of them, weights summing to `packed`, as
+// `packed_sum` holds it): the same
 // arithmetic in the same order, the per-sample values read rather than recomputed. With full
 // clips a blend of one sample is sampled outside the loop, as `sample_blend_joint_over` does (no
 // loop control, no multiplication by its weight), from the table. With compact clips, whose
@@ -96,8 +110,8 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 // loop once instead: its weight is exactly 1.0 (`sample_entry`), the first `blend_add`
 // multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's as
 // sampled, bit for bit.
-fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, sum: WeightSum, joint: u32, num_joints: u32, rest: Transform) -> Transform {
-    if !(sum.total > 0.0) {
+fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
+    if !(abs(packed) > 0.0) {
         return rest;
     }
     if SINGLE_SAMPLE_CODE && !COMPACT_CLIPS && count == 1u && offset < LANES {
@@ -106,7 +120,7 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, sum: W
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     var first_taken = true;
     for (var i = 0u; i < count; i++) {
-        let e = table_entry(slot_base, first, offset + i, count, sum);
+        let e = table_entry(slot_base, first, offset + i, count, packed);
         if e.x == SKIP_SAMPLE {
             continue;
         }

@@ -319,22 +319,22 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (675, [(390, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4882,
+    4887,
     [
-        (4572, 0),
+        (4577, 0),
         (1308, 1),
         (20, 2),
         (165, 2),
-        (247, 1),
+        (249, 1),
         (20, 2),
         (20, 2),
-        (87, 2),
-        (187, 1),
-        (173, 1),
+        (88, 2),
+        (190, 1),
+        (171, 1),
         (279, 1),
         (20, 2),
         (25, 2),
-        (137, 1),
+        (134, 1),
         (92, 0),
     ],
 );
@@ -349,22 +349,22 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4882,
+    4887,
     [
-        (4572, 0),
+        (4577, 0),
         (1308, 1),
         (20, 2),
         (165, 2),
-        (247, 1),
+        (249, 1),
         (20, 2),
         (20, 2),
-        (87, 2),
-        (187, 1),
-        (173, 1),
+        (88, 2),
+        (190, 1),
+        (171, 1),
         (279, 1),
         (20, 2),
         (25, 2),
-        (137, 1),
+        (134, 1),
         (92, 0),
     ],
 );
@@ -373,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2639, [(2329, 0), (216, 1), (20, 2), (88, 2), (192, 1), (223, 1), (25, 2), (134, 1), (95, 0)]);
+    (2629, [(2318, 0), (217, 1), (20, 2), (89, 2), (193, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2640, [(2333, 0), (218, 1), (20, 2), (88, 2), (192, 1), (222, 1), (25, 2), (134, 1), (95, 0)]);
+    (2630, [(2322, 0), (219, 1), (20, 2), (89, 2), (193, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1782, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
+    (1780, [(1470, 0), (218, 1), (20, 2), (90, 2), (195, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1782, [(1472, 0), (216, 1), (20, 2), (88, 2), (194, 1), (154, 1), (25, 2), (137, 1), (95, 0)]);
+    (1780, [(1470, 0), (218, 1), (20, 2), (90, 2), (195, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1693, 1703, 1708, 1710, 1713, 1484, 1710, 1739];
+    [1718, 1689, 1701, 1706, 1713, 1714, 1487, 1708, 1742];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1693, 1703, 1708, 1710, 1713, 1484, 1710, 1739];
+    [1718, 1689, 1701, 1706, 1713, 1714, 1487, 1708, 1742];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (693, [(20, 0), (183, 0), (94, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (705, [(20, 0), (187, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -411,7 +411,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [626, 630];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [639, 632];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
