@@ -88,13 +88,17 @@ struct WeightSum {
     scale: f32,
 }
 
+// 2^-64, and its inverse 2^64.
 const OVERFLOW_WEIGHT_SCALE: f32 = 5.421010862427522e-20;
-const F32_MAX: f32 = 3.40282347e38;
+const OVERFLOW_SCALED_SUM: f32 = 18446744073709551616.0;
 
 // `WeightSum` of a blend whose weights sum to `total` and, each scaled by
-// OVERFLOW_WEIGHT_SCALE, to `scaled` (both summed in the samples' order, in one loop).
+// OVERFLOW_WEIGHT_SCALE, to `scaled` (both summed in the samples' order, in one loop). Scaling
+// by a power of two rounds alike, so the plain sum overflowed exactly where the scaled one
+// reached 2^64 (f32::MAX is just below 2^128): decided on that, WGSL's leave to assume no
+// infinity is never leaned on (the CPU asks `is_infinite`, the same answer).
 fn weight_sum(total: f32, scaled: f32) -> WeightSum {
-    if total <= F32_MAX {
+    if scaled < OVERFLOW_SCALED_SUM {
         return WeightSum(total, 1.0);
     }
     return WeightSum(scaled, OVERFLOW_WEIGHT_SCALE);

@@ -39,6 +39,7 @@ use throng::state::{Archetype, ClipBinding, Crowd, StateError};
 use throng::trace::{TraceError, run_script};
 use throng::{Clip, JointTracks, MAX_JOINTS, Rig, RigError, Track, Transform};
 
+use support::compare::GPU_TOLERANCE;
 use support::files::TempDir;
 use support::{encode_base64, glb, graph};
 
@@ -1412,48 +1413,102 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
 
 /// Weights that sum past `f32::MAX` (each finite, so valid) blend by their ratios, as the same
 /// ratios in small numbers do: on both evaluators and every frame kernel, in the two-clip and
-/// the layered frame, and in the root's travel. Before, the GPU divided each by an infinite
-/// sum and showed a character's blend as nothing (the rest pose's rotations at the origin).
+/// the layered frame (settled, crossfading, and on an inertialization's switch, whose step-back
+/// blend is the source's), and in the root's travel. Before, the GPU divided each by an
+/// infinite sum and showed a character's blend as nothing (the rest pose's rotations at the
+/// origin).
 #[test]
 fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     let demo = DemoCharacter::humanoid();
     let joints = demo.rig.num_joints();
-    // The last character blends more samples than the level kernels' sample table holds (64
-    // entries for this rig), so that its last entries are worked out in the clip loop.
-    let huge = [
-        vec![f32::MAX, f32::MAX],
-        vec![f32::MAX, f32::MAX * 0.5],
-        vec![f32::MAX * 0.75, f32::MAX * 0.25],
-        vec![f32::MAX; 70],
+    let big = f32::MAX / 4.0;
+    // (huge weights, the same ratios in small numbers, the layered program's switch: none for a
+    // settled layer, else its mode and flags; the two sides two samples each). The fourth
+    // character blends more samples than the level kernels' sample table holds (64 entries for
+    // this rig), so that its last entries are worked out in the clip loop.
+    let switching = LayerProgram::TRANSITIONING | LayerProgram::SWITCHED;
+    let cases = [
+        (vec![f32::MAX, f32::MAX], vec![1.0, 1.0], None),
+        (vec![f32::MAX, f32::MAX * 0.5], vec![2.0, 1.0], None),
+        (vec![f32::MAX * 0.75, f32::MAX * 0.25], vec![3.0, 1.0], None),
+        (vec![f32::MAX; 70], vec![1.0; 70], None),
+        (
+            vec![2.0 * big, big, 4.0 * big, big],
+            vec![2.0, 1.0, 4.0, 1.0],
+            Some((SwitchMode::Crossfade, LayerProgram::TRANSITIONING)),
+        ),
+        (
+            vec![2.0 * big, big, 4.0 * big, big],
+            vec![2.0, 1.0, 4.0, 1.0],
+            Some((SwitchMode::InertializeQuintic, switching)),
+        ),
     ];
-    let small = [vec![1.0, 1.0], vec![2.0, 1.0], vec![3.0, 1.0], vec![1.0; 70]];
-    let samples_of = |weights: &[Vec<f32>]| -> Vec<ClipSample> {
+    let characters = cases.len();
+    let samples_of = |huge: bool| -> Vec<ClipSample> {
         let sample = |i: usize, weight| ClipSample {
             clip: (i % 2) as u32,
             time_s: [0.3, 0.7][i % 2] + i as f32 * 0.01,
             weight,
             advance_s: 0.25,
         };
-        weights.iter().flat_map(|w| w.iter().enumerate().map(|(i, &w)| sample(i, w))).collect()
+        let weights = cases.iter().map(|(h, s, _)| if huge { h } else { s });
+        weights.flat_map(|w| w.iter().enumerate().map(move |(i, &w)| sample(i, w))).collect()
     };
     let mut ranges = Vec::new();
-    for w in &huge {
+    for (w, _, _) in &cases {
         let start = ranges.last().map_or(0, |r: &std::ops::Range<u32>| r.end);
         ranges.push(start..start + w.len() as u32);
     }
-    let programs: Vec<_> = support::settled_programs(huge.len())
-        .into_iter()
-        .zip(&ranges)
-        .map(|(p, r)| LayerProgram {
+    // Frame 1 settles every layer on its first two samples; frame 2 runs each case's program
+    // (a switch needs a pose shown before it to capture or fade from); frame 3 the same but for
+    // the switch, so that an inertialization's offset velocity, which its switch frame's
+    // step-back blend sets and which moves nothing at that frame, shows.
+    let settled: Vec<_> = ranges
+        .iter()
+        .map(|r| LayerProgram {
             first_sample: r.start,
-            num_target: r.len() as u32,
+            num_target: 2,
+            transition: u32::MAX,
+            target_weight: 1.0,
+            progress: 1.0,
+            weight: 1.0,
             flags: LayerProgram::ROOT_MOTION,
-            ..p
+            ..LayerProgram::default()
         })
         .collect();
+    let programs: Vec<_> = cases
+        .iter()
+        .zip(&ranges)
+        .map(|((_, _, switch), r)| match *switch {
+            None => LayerProgram {
+                first_sample: r.start,
+                num_target: r.len() as u32,
+                transition: u32::MAX,
+                target_weight: 1.0,
+                progress: 1.0,
+                weight: 1.0,
+                flags: LayerProgram::ROOT_MOTION,
+                ..LayerProgram::default()
+            },
+            Some((mode, flags)) => LayerProgram {
+                first_sample: r.start,
+                num_target: 2,
+                num_secondary: 2,
+                transition: 0,
+                mode: mode as u32,
+                flags: flags | LayerProgram::ROOT_MOTION,
+                target_weight: 0.5,
+                progress: 0.5,
+                weight: 1.0,
+                decay_s: 0.3,
+            },
+        })
+        .collect();
+    let after: Vec<_> =
+        programs.iter().map(|p| LayerProgram { flags: p.flags & !LayerProgram::SWITCHED, ..*p }).collect();
     let layers = [LayerSetup::default()];
     let two_clip_cpu = |samples: &[ClipSample]| {
-        let mut out = vec![0.0; huge.len() * joints * 16];
+        let mut out = vec![0.0; characters * joints * 16];
         let job = EvalCrowdJob {
             rig: &demo.rig,
             clips: &demo.clips,
@@ -1466,36 +1521,45 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
         out
     };
     let layered_cpu = |samples: &[ClipSample]| {
-        let mut context = EvalContext::new(huge.len(), 1, joints);
-        support::cpu_frame((&demo.rig, &demo.clips, &layers), samples, &programs, 0.25, &mut context).unwrap()
+        let mut context = EvalContext::new(characters, 1, joints);
+        let setup = (&demo.rig, &demo.clips[..], &layers[..]);
+        support::cpu_frame(setup, samples, &settled, 0.25, &mut context).unwrap();
+        support::cpu_frame(setup, samples, &programs, 0.25, &mut context).unwrap();
+        support::cpu_frame(setup, samples, &after, 0.25, &mut context).unwrap()
     };
     let travel = |samples: &[ClipSample]| {
-        let mut out = vec![RootDelta::default(); huge.len()];
+        let mut out = vec![RootDelta::default(); characters];
         crowd_root_motion(&demo.clips, samples, &programs, 1, &mut out).unwrap();
         out
     };
-    let (huge_samples, small_samples) = (samples_of(&huge), samples_of(&small));
+    let (huge_samples, small_samples) = (samples_of(true), samples_of(false));
     // The layered frame takes the root's travel out of the pose; the two-clip frame keeps it.
     let (two_clip, layered) = (two_clip_cpu(&small_samples), layered_cpu(&small_samples));
-    let close = |expected: &[f32], got: &[f32], what: &str| {
-        support::compare::assert_matrices_close(expected, got, 16, joints, 1e-5, what)
+    let close = |expected: &[f32], got: &[f32], tolerance: f32, what: &str| {
+        support::compare::assert_matrices_close(expected, got, 16, joints, tolerance, what)
     };
-    close(&two_clip, &two_clip_cpu(&huge_samples), "CPU two-clip frame");
-    close(&layered, &layered_cpu(&huge_samples), "CPU layered frame");
+    close(&two_clip, &two_clip_cpu(&huge_samples), 1e-5, "CPU two-clip frame");
+    close(&layered, &layered_cpu(&huge_samples), 1e-5, "CPU layered frame");
     for (c, (h, s)) in travel(&huge_samples).iter().zip(travel(&small_samples)).enumerate() {
-        let error = (h.translation - s.translation).abs().max_element().max((h.yaw - s.yaw).abs());
-        assert!(error <= 1e-6 && s.translation.length() > 0.0, "character {c}: root travel {h:?} against {s:?}");
+        // Each difference compared on its own: a NaN fails it.
+        let differences = [(h.translation - s.translation).abs().to_array().to_vec(), vec![(h.yaw - s.yaw).abs()]];
+        assert!(
+            differences.concat().iter().all(|d| *d <= 1e-6) && s.translation.length() > 0.0,
+            "character {c}: root travel {h:?} against {s:?}"
+        );
     }
     let Some(gpu) = gpu_support::gpu() else { return };
     for kernel in FrameKernel::ALL {
         let options = GpuCrowdOptions { kernel, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, options).unwrap();
         let got = gpu_support::frame(&gpu, &mut crowd, &huge_samples, &ranges);
-        close(&two_clip, &got, &format!("GPU two-clip frame, {kernel:?}"));
+        close(&two_clip, &got, GPU_TOLERANCE, &format!("GPU two-clip frame, {kernel:?}"));
         let mut crowd =
             GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, &layers, options).unwrap();
-        let got = gpu_support::layered_frame(&gpu, &mut crowd, &huge_samples, &programs, 0.25);
-        close(&layered, &got, &format!("GPU layered frame, {kernel:?}"));
+        gpu_support::layered_frame(&gpu, &mut crowd, &huge_samples, &settled, 0.25);
+        gpu_support::layered_frame(&gpu, &mut crowd, &huge_samples, &programs, 0.25);
+        let got = gpu_support::layered_frame(&gpu, &mut crowd, &huge_samples, &after, 0.25);
+        close(&layered, &got, GPU_TOLERANCE, &format!("GPU layered frame, {kernel:?}"));
     }
 }
 

@@ -56,6 +56,20 @@ fn blended_curves_are_the_weighted_sum_of_each_clips_value() {
     assert_eq!(blend_curve(&clips, &[ClipSample::new(0, 0.3, 0.0)], &binding), 0.0);
 }
 
+/// Weights that sum past `f32::MAX` (each finite, so valid) blend a curve by their ratios, as the
+/// same ratios in small numbers do.
+#[test]
+fn curves_blend_by_their_ratios_where_weights_sum_past_the_float_range() {
+    let clips = [clip("c0", 1.2, true, 0.1, 0.5), clip("c1", 0.8, false, 1.0, -1.0)];
+    let binding = CurveBinding::new(&clips, "planted");
+    let blend =
+        |a: f32, b: f32| blend_curve(&clips, &[ClipSample::new(0, 0.4, a), ClipSample::new(1, 0.3, b)], &binding);
+    for (huge, small) in [((f32::MAX, f32::MAX), (1.0, 1.0)), ((f32::MAX, f32::MAX * 0.5), (2.0, 1.0))] {
+        let (got, expected) = (blend(huge.0, huge.1), blend(small.0, small.1));
+        assert!((got - expected).abs() <= 1e-6, "weights {huge:?}: {got}, weights {small:?}: {expected}");
+    }
+}
+
 #[test]
 fn a_layer_curve_follows_what_the_layer_shows() {
     let clips = vec![clip("walk", 1.0, true, 1.0, 0.0), clip("idle", 1.0, true, 0.0, 0.0)];

@@ -35,12 +35,12 @@ var<workgroup> group_pose: array<Affine, GROUP_THREADS>;
 // normalised weight as bits (`sample_entry`).
 var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 
-// What every joint needs of sample `index` of the frame in a blend of `count` samples whose
-// weights sum to `packed` (`packed_sum`): with full clips where its two frames start in `clip_data` (a joint's
-// transform is `3 × joint` vec4 on), so that no lane reads the clip's header; with compact clips
-// the clip and its first frame, which the decoder takes with the header. Then the interpolation
-// factor and the normalised weight. The one sample of a blend of one weighs exactly 1.0, not
-// `x / x` (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as
+// What every joint needs of sample `index` of the frame in a blend of `count` samples whose weights
+// sum to `packed` (`packed_sum`): with full clips where its two frames start in `clip_data` (a
+// joint's transform is `3 × joint` vec4 on), so that no lane reads the clip's header; with compact
+// clips the clip and its first frame, which the decoder takes with the header. Then the
+// interpolation factor and the normalised weight. The one sample of a blend of one weighs exactly
+// 1.0, not `x / x` (which a GPU's division need not make 1.0): `table_blend_joint` then gives it as
 // sampled.
 fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     let s = samples[index - params.sample_base];
@@ -59,11 +59,11 @@ fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     return vec4<u32>(select(SKIP_SAMPLE, first, s.weight > 0.0), h.first_vec4 + p.frame1 * frame_vec4s, bitcast<u32>(p.alpha), bitcast<u32>(w));
 }
 
-// Lane `lane` of a character writes the table entry of the character's sample `first + lane`
-// of a blend of `count` samples whose weights sum to `packed` (`packed_sum`; the lanes past
-// them write nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
-// character from the workgroup's first threads (`fill_table_of_slots`). The caller holds a
-// barrier before the table is read.
+// Lane `lane` of a character writes the table entry of the character's sample `first + lane` of a
+// blend of `count` samples whose weights sum to `packed` (`packed_sum`; the lanes past them write
+// nothing): the two-clip frame's fill, a lane a sample. The layered frame's fill serves every
+// character from the workgroup's first threads (`fill_table_of_slots`). The caller holds a barrier
+// before the table is read.
 fn fill_sample_table(t: u32, lane: u32, first: u32, count: u32, packed: f32) {
     if lane < count {
         sample_table[t] = sample_entry(first + lane, count, packed);
@@ -100,16 +100,15 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 }
 
 // `sample_blend_joint_over` for a blend whose entries start at entry `offset` of the character's
-// table (samples `first + offset ..`, `count` of them, weights summing to `packed`, as
-// `packed_sum` holds it): the same
-// arithmetic in the same order, the per-sample values read rather than recomputed. With full
-// clips a blend of one sample is sampled outside the loop, as `sample_blend_joint_over` does (no
-// loop control, no multiplication by its weight), from the table. With compact clips, whose
-// decoding is large, so that the kernel holds one copy of the decoder (8 VGPRs fewer), and
-// where its entry lies past the table, so that the loop holds the only table miss, it takes the
-// loop once instead: its weight is exactly 1.0 (`sample_entry`), the first `blend_add`
-// multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's as
-// sampled, bit for bit.
+// table (samples `first + offset ..`, `count` of them, weights summing to `packed`, as `packed_sum`
+// holds it): the same arithmetic in the same order, the per-sample values read rather than
+// recomputed. With full clips a blend of one sample is sampled outside the loop, as
+// `sample_blend_joint_over` does (no loop control, no multiplication by its weight), from the
+// table. With compact clips, whose decoding is large, so that the kernel holds one copy of the
+// decoder (8 VGPRs fewer), and where its entry lies past the table, so that the loop holds the only
+// table miss, it takes the loop once instead: its weight is exactly 1.0 (`sample_entry`), the first
+// `blend_add` multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's
+// as sampled, bit for bit.
 fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     if !(abs(packed) > 0.0) {
         return rest;
