@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::pose::{TransformLanes, quat_dot_lanes};
+use crate::pose::{TransformLanes, normalises_to_rotation, quat_dot_lanes};
 use crate::rig::{MAX_SCALE, MAX_TRANSLATION_M, Rig, Transform};
 use compact::{CompactFormat, CompactPoses, CompressionReport};
 
@@ -391,7 +391,7 @@ fn extents(poses: &[Transform], num_joints: usize) -> Vec<JointExtent> {
         for (e, p) in out.iter_mut().zip(frame) {
             e.translation_m = p.translation.abs().to_array().into_iter().fold(e.translation_m, widest);
             e.scale = p.scale.abs().to_array().into_iter().fold(e.scale, widest);
-            e.bad_rotation |= !p.rotation.length_squared().is_normal();
+            e.bad_rotation |= !normalises_to_rotation(p.rotation);
         }
     }
     out
@@ -518,17 +518,17 @@ impl Clip {
         for frame in 0..num_frames {
             for joint in 0..num_joints {
                 let i = frame * num_joints + joint;
-                let mut q = poses[i].rotation.normalize();
                 // A zero quaternion (or one whose squared length underflows) is finite but has
                 // no direction: normalising it would store NaN; one whose squared length
                 // overflows normalises to zero, which the sampling's nlerp would turn into NaN.
-                if !poses[i].rotation.length_squared().is_normal() || !q.is_finite() {
+                if !normalises_to_rotation(poses[i].rotation) {
                     return Err(ClipError::BadFrame {
                         clip: name,
                         frame,
                         what: format!("joint {joint}'s rotation has no length to normalise"),
                     });
                 }
+                let mut q = poses[i].rotation.normalize();
                 if frame > 0 && q.dot(poses[i - num_joints].rotation) < 0.0 {
                     q = -q;
                 }

@@ -128,6 +128,16 @@ fn acos_approx_positive(x: f32) -> f32 {
     p * root
 }
 
+/// Whether `q` normalises to a rotation: its squared length is a normal float (not NaN or
+/// infinite, not zero or subnormal), so that `normalize` neither divides by nothing nor scales
+/// by a length that overflowed to zero. A clip refuses a frame rotation that does not, and
+/// `program::validate_clips` an additive delta that does not (`Clip::to_additive` against such a
+/// reference rotation).
+#[inline]
+pub(crate) fn normalises_to_rotation(q: Quat) -> bool {
+    q.length_squared().is_normal()
+}
+
 /// The shortest-path slerp of two unit quaternions, normalised: glam's
 /// `a.slerp(b, s).normalize()` with the weights `sin(θ(1 − s))` and `sin(θs)` not divided by
 /// `sin θ`, which the normalisation makes moot (one sine and a division fewer); nearly equal
