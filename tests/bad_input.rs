@@ -245,6 +245,13 @@ fn tiny() -> (Rig, Vec<Clip>) {
     (rig, vec![bend, still])
 }
 
+/// A static two-joint clip whose second joint turns by `rotation` (which `Clip::from_poses`
+/// normalises, or refuses).
+fn clip_turning_joint_1(name: &str, rotation: Quat) -> Result<Clip, ClipError> {
+    let poses = vec![Transform::IDENTITY, Transform::from_translation_rotation(Vec3::Y, rotation)];
+    Clip::from_poses(name, 2, poses, 0.0, true)
+}
+
 /// A refused evaluation: the error, and whether the output was left exactly as it was.
 #[derive(Debug)]
 struct Refusal {
@@ -911,31 +918,13 @@ fn api_rows() -> Vec<Row> {
         ),
         row!(
             "clip: a zero quaternion",
-            Clip::from_poses(
-                "nowhere",
-                2,
-                vec![
-                    Transform::IDENTITY,
-                    Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))
-                ],
-                0.0,
-                true
-            ),
+            clip_turning_joint_1("nowhere", Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
             ClipError::BadFrame { frame: 0, .. },
             ["\"nowhere\"", "joint 1", "rotation"]
         ),
         row!(
             "clip: a quaternion whose squared length overflows",
-            Clip::from_poses(
-                "vast",
-                2,
-                vec![
-                    Transform::IDENTITY,
-                    Transform::from_translation_rotation(Vec3::Y, Quat::from_xyzw(2e19, 0.0, 0.0, 1.0))
-                ],
-                0.0,
-                true
-            ),
+            clip_turning_joint_1("vast", Quat::from_xyzw(2e19, 0.0, 0.0, 1.0)),
             ClipError::BadFrame { frame: 0, .. },
             ["\"vast\"", "joint 1", "rotation"]
         ),
@@ -1463,45 +1452,25 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     // (a switch needs a pose shown before it to capture or fade from); frame 3 the same but for
     // the switch, so that an inertialization's offset velocity, which its switch frame's
     // step-back blend sets and which moves nothing at that frame, shows.
-    let settled: Vec<_> = ranges
-        .iter()
-        .map(|r| LayerProgram {
-            first_sample: r.start,
-            num_target: 2,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            flags: LayerProgram::ROOT_MOTION,
-            ..LayerProgram::default()
-        })
-        .collect();
+    let root_motion = |p: LayerProgram| LayerProgram { flags: p.flags | LayerProgram::ROOT_MOTION, ..p };
+    let settled: Vec<_> = ranges.iter().map(|r| root_motion(support::settled_program(r.start, 2))).collect();
     let programs: Vec<_> = cases
         .iter()
         .zip(&ranges)
         .map(|((_, _, switch), r)| match *switch {
-            None => LayerProgram {
-                first_sample: r.start,
-                num_target: r.len() as u32,
-                transition: u32::MAX,
-                target_weight: 1.0,
-                progress: 1.0,
-                weight: 1.0,
-                flags: LayerProgram::ROOT_MOTION,
-                ..LayerProgram::default()
-            },
-            Some((mode, flags)) => LayerProgram {
+            None => root_motion(support::settled_program(r.start, r.len() as u32)),
+            Some((mode, flags)) => root_motion(LayerProgram {
                 first_sample: r.start,
                 num_target: 2,
                 num_secondary: 2,
                 transition: 0,
                 mode: mode as u32,
-                flags: flags | LayerProgram::ROOT_MOTION,
+                flags,
                 target_weight: 0.5,
                 progress: 0.5,
                 weight: 1.0,
                 decay_s: 0.3,
-            },
+            }),
         })
         .collect();
     let after: Vec<_> =

@@ -60,15 +60,7 @@ fn cpu_layers(rig: &Rig, clips: &[Clip], additive: usize, time_s: f32) -> Result
         let first = samples.len() as u32;
         samples.push(ClipSample::new(0, time_s, 0.5));
         samples.push(ClipSample::new(1 % clips.len() as u32, time_s, 0.5));
-        programs.push(LayerProgram {
-            first_sample: first,
-            num_target: 2,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            ..LayerProgram::default()
-        });
+        programs.push(support::settled_program(first, 2));
     }
     let mut context = EvalContext::new(1, layers.len(), rig.num_joints());
     cpu_frame((rig, clips, &layers), &samples, &programs, 1.0 / 60.0, &mut context)
@@ -469,16 +461,7 @@ fn root_motion_of_a_huge_advance_is_refused_or_finite() {
     )
     .unwrap();
     let samples = [ClipSample { clip: 0, time_s: 0.25, weight: 1.0, advance_s: f32::MAX }];
-    let programs = [LayerProgram {
-        first_sample: 0,
-        num_target: 1,
-        transition: u32::MAX,
-        target_weight: 1.0,
-        progress: 1.0,
-        weight: 1.0,
-        flags: LayerProgram::ROOT_MOTION,
-        ..LayerProgram::default()
-    }];
+    let programs = [LayerProgram { flags: LayerProgram::ROOT_MOTION, ..support::settled_program(0, 1) }];
     let mut out = [RootDelta::default()];
     if crowd_root_motion(&[run], &samples, &programs, 1, &mut out).is_ok() {
         let r = out[0];

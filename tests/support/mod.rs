@@ -186,20 +186,24 @@ impl Rng {
     }
 }
 
-/// One settled layer program per character, character `c` showing sample `c` alone (no
-/// transition in flight, full weight): the input of frame tests that build programs by hand.
+/// A settled layer program (no transition in flight, full weight) showing the `num_target`
+/// samples from `first_sample`.
+pub fn settled_program(first_sample: u32, num_target: u32) -> LayerProgram {
+    LayerProgram {
+        first_sample,
+        num_target,
+        transition: u32::MAX,
+        target_weight: 1.0,
+        progress: 1.0,
+        weight: 1.0,
+        ..LayerProgram::default()
+    }
+}
+
+/// One settled layer program per character, character `c` showing sample `c` alone: the input
+/// of frame tests that build programs by hand.
 pub fn settled_programs(characters: usize) -> Vec<LayerProgram> {
-    (0..characters as u32)
-        .map(|c| LayerProgram {
-            first_sample: c,
-            num_target: 1,
-            transition: u32::MAX,
-            target_weight: 1.0,
-            progress: 1.0,
-            weight: 1.0,
-            ..LayerProgram::default()
-        })
-        .collect()
+    (0..characters as u32).map(|c| settled_program(c, 1)).collect()
 }
 
 /// `FrameJob`'s matrices (mat4) for one frame of `programs` (`layers.len()` a character) over
