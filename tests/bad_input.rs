@@ -41,7 +41,7 @@ use throng::{Clip, JointTracks, MAX_JOINTS, Rig, RigError, Track, Transform};
 
 use support::compare::GPU_TOLERANCE;
 use support::files::TempDir;
-use support::{encode_base64, glb, graph};
+use support::{encode_base64, glb, graph, settled_program};
 
 // ---------------------------------------------------------------------------------------------
 // The matrix's machinery
@@ -287,19 +287,6 @@ fn crowd_job(
     };
     job.run()
         .map_err(|error| Refusal { error, output_untouched: output.iter().all(|v| v.to_bits() == SENTINEL.to_bits()) })
-}
-
-/// One whole-body cut program over `num_target` samples from `first`.
-fn program(first: u32, num_target: u32) -> LayerProgram {
-    LayerProgram {
-        first_sample: first,
-        num_target,
-        transition: u32::MAX,
-        target_weight: 1.0,
-        progress: 1.0,
-        weight: 1.0,
-        ..LayerProgram::default()
-    }
 }
 
 /// Runs a [`FrameJob`] on [`tiny`] for `characters` characters (context and counters sized
@@ -1282,13 +1269,13 @@ fn eval_rows() -> Vec<Row> {
         ),
         row!(
             "FrameJob: NaN dt",
-            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1)], f32::NAN, 1),
+            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[settled_program(0, 1)], f32::NAN, 1),
             Refusal { error: EvalError::Program(ProgramError::BadDt(_)), output_untouched: true },
             ["dt NaN"]
         ),
         row!(
             "FrameJob: negative dt",
-            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1)], -1.0, 1),
+            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[settled_program(0, 1)], -1.0, 1),
             Refusal { error: EvalError::Program(ProgramError::BadDt(_)), output_untouched: true },
             ["dt -1"]
         ),
@@ -1298,7 +1285,7 @@ fn eval_rows() -> Vec<Row> {
                 &tiny().1,
                 &two_layers()[..1],
                 &[sample(0, 0.1, 1.0)],
-                &[program(0, 1), LayerProgram { weight: 2.0, ..program(0, 1) }],
+                &[settled_program(0, 1), LayerProgram { weight: 2.0, ..settled_program(0, 1) }],
                 0.1,
                 2
             ),
@@ -1318,7 +1305,7 @@ fn eval_rows() -> Vec<Row> {
                     target_weight: f32::NAN,
                     mode: SwitchMode::Frozen as u32,
                     flags: LayerProgram::SOURCE_SNAPSHOT,
-                    ..program(0, 1)
+                    ..settled_program(0, 1)
                 }],
                 0.1,
                 1
@@ -1331,13 +1318,27 @@ fn eval_rows() -> Vec<Row> {
         ),
         row!(
             "FrameJob: a mask for another rig",
-            frame_job(&tiny().1, &two_layers(), &[sample(0, 0.1, 1.0)], &[program(0, 1), program(0, 1)], 0.1, 1),
+            frame_job(
+                &tiny().1,
+                &two_layers(),
+                &[sample(0, 0.1, 1.0)],
+                &[settled_program(0, 1), settled_program(0, 1)],
+                0.1,
+                1
+            ),
             Refusal { error: EvalError::Program(ProgramError::Layers(_)), output_untouched: true },
             ["layer 1", "2 weights", "3 joints"]
         ),
         row!(
             "FrameJob: a context for another crowd size",
-            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1), program(0, 1)], 0.1, 3),
+            frame_job(
+                &tiny().1,
+                &layer(),
+                &[sample(0, 0.1, 1.0)],
+                &[settled_program(0, 1), settled_program(0, 1)],
+                0.1,
+                3
+            ),
             Refusal {
                 error: EvalError::ProgramCount { programs: 2, context_characters: 3, .. },
                 output_untouched: true
@@ -1346,7 +1347,14 @@ fn eval_rows() -> Vec<Row> {
         ),
         row!(
             "FrameJob: a program past the samples",
-            frame_job(&tiny().1, &layer(), &[sample(0, 0.1, 1.0)], &[program(0, 1), program(1, 2)], 0.1, 2),
+            frame_job(
+                &tiny().1,
+                &layer(),
+                &[sample(0, 0.1, 1.0)],
+                &[settled_program(0, 1), settled_program(1, 2)],
+                0.1,
+                2
+            ),
             Refusal {
                 error: EvalError::Program(ProgramError::SampleRange { character: 1, .. }),
                 output_untouched: true
@@ -1392,8 +1400,15 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
     demo.mesh.validate(demo.rig.num_joints()).unwrap();
     assert!(crowd_job(&tiny().1, &[ClipSample::new(0, 0.5, 1.0)], &[0..1], None).is_ok());
     assert!(
-        frame_job(&tiny().1, &[LayerSetup::default()], &[ClipSample::new(0, 0.1, 1.0)], &[program(0, 1)], 0.1, 1)
-            .is_ok()
+        frame_job(
+            &tiny().1,
+            &[LayerSetup::default()],
+            &[ClipSample::new(0, 0.1, 1.0)],
+            &[settled_program(0, 1)],
+            0.1,
+            1
+        )
+        .is_ok()
     );
 }
 
@@ -1453,12 +1468,12 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     // the switch, so that an inertialization's offset velocity, which its switch frame's
     // step-back blend sets and which moves nothing at that frame, shows.
     let root_motion = |p: LayerProgram| LayerProgram { flags: p.flags | LayerProgram::ROOT_MOTION, ..p };
-    let settled: Vec<_> = ranges.iter().map(|r| root_motion(support::settled_program(r.start, 2))).collect();
+    let settled: Vec<_> = ranges.iter().map(|r| root_motion(settled_program(r.start, 2))).collect();
     let programs: Vec<_> = cases
         .iter()
         .zip(&ranges)
         .map(|((_, _, switch), r)| match *switch {
-            None => root_motion(support::settled_program(r.start, r.len() as u32)),
+            None => root_motion(settled_program(r.start, r.len() as u32)),
             Some((mode, flags)) => root_motion(LayerProgram {
                 first_sample: r.start,
                 num_target: 2,
