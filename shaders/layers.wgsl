@@ -33,8 +33,11 @@ fn additive_joint(base: Transform, delta: Transform, w: f32) -> Transform {
     let dq = select(delta.rotation, -delta.rotation, delta.rotation.w < 0.0);
     var b = base;
     b.translation += delta.translation * w;
+    // `quat_nlerp(identity, dq, w)` with its terms written out: `dq` is on the identity's
+    // hemisphere already (its w is not below 0), so the nlerp's own hemisphere test is left out.
+    let toward = quat_normalize_unit(vec4<f32>(dq.xyz * w, (1.0 - w) + dq.w * w));
     // A product of unit rotations: never zero, no guard.
-    b.rotation = quat_normalize_unit(quat_mul(b.rotation, quat_nlerp(vec4<f32>(0.0, 0.0, 0.0, 1.0), dq, w)));
+    b.rotation = quat_normalize_unit(quat_mul(b.rotation, toward));
     b.scale *= mix(vec3<f32>(1.0), delta.scale, w);
     return b;
 }

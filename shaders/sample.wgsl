@@ -130,26 +130,23 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
         return sample_clip_joint(samples[start], joint, num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
-    var first = true;
     for (var i = 0u; i < range.count; i++) {
         let s = samples[start + i];
         if !(s.weight > 0.0) {
             continue;
         }
-        acc = blend_add(acc, first, sample_clip_joint(s, joint, num_joints), s.weight * sum.scale / sum.total);
-        first = false;
+        acc = blend_add(acc, sample_clip_joint(s, joint, num_joints), s.weight * sum.scale / sum.total);
     }
     acc.rotation = quat_normalize(acc.rotation);
     return acc;
 }
 
-// The running sum of a blend with `p` added at normalised weight `w` (`first`: nothing added
-// yet): its rotation brought onto the sum's hemisphere before it is added. The level kernels'
-// blend (`shared/levels.wgsl`) adds with it too.
-fn blend_add(acc: Transform, first: bool, p: Transform, w: f32) -> Transform {
-    if first {
-        return Transform(p.translation * w, 0.0, p.rotation * w, p.scale * w, 0.0);
-    }
+// The running sum of a blend with `p` added at normalised weight `w`: its rotation brought onto
+// the sum's hemisphere before it is added. A blend's sum starts at zero, so the first sample
+// added is its product with its weight exactly (`0 + x` is `x`, and the dot product with a zero
+// sum keeps its sign): the CPU's first sample (`throng::eval::sample`), with no branch in the
+// clip loop. The level kernels' blend (`shared/levels.wgsl`) and the replay's add with it too.
+fn blend_add(acc: Transform, p: Transform, w: f32) -> Transform {
     var sum = acc;
     sum.translation += p.translation * w;
     sum.scale += p.scale * w;

@@ -289,7 +289,8 @@ fn store_replay_entry(block: u32, entry: u32, header: vec4<u32>, first_sample: u
 // `sample_blend_joint_over` over an entry's `count` samples: the same arithmetic in the same
 // order, so that the pose comes back as it was shown. With compact clips a blend of one takes
 // the loop at weight exactly 1.0 and is not renormalised, as `table_blend_joint` does, which
-// gives the clip's pose bit for bit and keeps one copy of the decoder in the kernel.
+// gives the clip's pose bit for bit (a negative zero aside) and keeps one copy of the decoder in
+// the kernel.
 fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Transform) -> Transform {
     var total = 0.0;
     var scaled = 0.0;
@@ -306,14 +307,12 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
         return sample_clip_joint(load_replay_sample(block, entry, 0u), joint, params.num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
-    var first = true;
     for (var i = 0u; i < count; i++) {
         let s = load_replay_sample(block, entry, i);
         if !(s.weight > 0.0) {
             continue;
         }
-        acc = blend_add(acc, first, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
-        first = false;
+        acc = blend_add(acc, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
     }
     if count > 1u {
         acc.rotation = quat_normalize(acc.rotation);

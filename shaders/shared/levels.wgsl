@@ -107,8 +107,8 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
 // table. With compact clips, whose decoding is large, so that the kernel holds one copy of the
 // decoder (8 VGPRs fewer), and where its entry lies past the table, so that the loop holds the only
 // table miss, it takes the loop once instead: its weight is exactly 1.0 (`sample_entry`), the first
-// `blend_add` multiplies by it (exact) and the sum is not renormalised, so the pose is the clip's
-// as sampled, bit for bit.
+// `blend_add` adds its product with it to a zero sum (both exact) and the sum is not renormalised,
+// so the pose is the clip's as sampled, bit for bit but for a negative zero's sign.
 fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed: f32, joint: u32, num_joints: u32, rest: Transform) -> Transform {
     if !(abs(packed) > 0.0) {
         return rest;
@@ -117,14 +117,12 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed
         return table_sample(sample_table[slot_base + offset], joint, num_joints);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
-    var first_taken = true;
     for (var i = 0u; i < count; i++) {
         let e = table_entry(slot_base, first, offset + i, count, packed);
         if e.x == SKIP_SAMPLE {
             continue;
         }
-        acc = blend_add(acc, first_taken, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
-        first_taken = false;
+        acc = blend_add(acc, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
     }
     if count > 1u {
         acc.rotation = quat_normalize(acc.rotation);

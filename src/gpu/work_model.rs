@@ -224,20 +224,20 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4851,
+    4798,
     [
         (47, 0),
-        (1400, 0),
-        (1382, 1),
-        (1289, 2),
+        (1383, 0),
+        (1365, 1),
+        (1272, 2),
         (18, 3),
-        (158, 3),
-        (3019, 0),
-        (799, 1),
+        (142, 3),
+        (2983, 0),
+        (772, 1),
         (19, 2),
-        (157, 2),
+        (143, 2),
         (19, 2),
-        (142, 2),
+        (131, 2),
         (533, 1),
         (26, 1),
         (792, 1),
@@ -245,7 +245,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (39, 1),
         (267, 1),
         (119, 2),
-        (183, 1),
+        (174, 1),
         (57, 0),
         (266, 0),
         (69, 1),
@@ -257,12 +257,12 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2524,
+    2500,
     [
-        (2155, 0),
-        (426, 1),
+        (2131, 0),
+        (411, 1),
         (19, 2),
-        (157, 2),
+        (143, 2),
         (85, 1),
         (26, 1),
         (795, 1),
@@ -270,7 +270,7 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (40, 1),
         (263, 1),
         (119, 2),
-        (184, 1),
+        (175, 1),
         (56, 0),
         (266, 0),
         (69, 1),
@@ -281,19 +281,19 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1643,
+    1619,
     [
-        (1280, 0),
-        (428, 1),
+        (1256, 0),
+        (413, 1),
         (19, 2),
-        (157, 2),
+        (143, 2),
         (82, 1),
         (26, 1),
         (42, 1),
         (40, 1),
         (263, 1),
         (119, 2),
-        (184, 1),
+        (175, 1),
         (56, 0),
         (266, 0),
         (69, 1),
@@ -306,11 +306,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
 /// having no sample table).
 pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1587, 1559, 1562, 1569, 1526, 1643, 1324, 1643, 1643];
+    [1563, 1535, 1547, 1545, 1502, 1619, 1300, 1619, 1619];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (675, [(390, 0), (19, 1), (157, 1), (263, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (658, [(373, 0), (19, 1), (141, 1), (263, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -319,18 +319,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (675, [(390, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4887,
+    4809,
     [
-        (4577, 0),
-        (1308, 1),
+        (4499, 0),
+        (1287, 1),
         (20, 2),
-        (165, 2),
+        (145, 2),
         (249, 1),
         (20, 2),
         (20, 2),
         (88, 2),
-        (190, 1),
-        (171, 1),
+        (162, 1),
+        (155, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -349,18 +349,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4887,
+    4809,
     [
-        (4577, 0),
-        (1308, 1),
+        (4499, 0),
+        (1287, 1),
         (20, 2),
-        (165, 2),
+        (145, 2),
         (249, 1),
         (20, 2),
         (20, 2),
         (88, 2),
-        (190, 1),
-        (171, 1),
+        (162, 1),
+        (155, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -373,37 +373,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2629, [(2318, 0), (217, 1), (20, 2), (89, 2), (193, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2589, [(2278, 0), (217, 1), (20, 2), (89, 2), (163, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2630, [(2322, 0), (219, 1), (20, 2), (89, 2), (193, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2590, [(2282, 0), (219, 1), (20, 2), (89, 2), (163, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1780, [(1470, 0), (218, 1), (20, 2), (90, 2), (195, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1739, [(1429, 0), (218, 1), (20, 2), (90, 2), (164, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1780, [(1470, 0), (218, 1), (20, 2), (90, 2), (195, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1739, [(1429, 0), (218, 1), (20, 2), (90, 2), (164, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
 /// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1718, 1689, 1701, 1706, 1713, 1714, 1487, 1708, 1742];
+    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1718, 1689, 1701, 1706, 1713, 1714, 1487, 1708, 1742];
+    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (705, [(20, 0), (187, 0), (94, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (680, [(20, 0), (163, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -411,7 +411,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [639, 632];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [614, 611];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
