@@ -319,7 +319,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         fill_table_of_slots(t, first_entry, setup);
         let sampled = sample_layer_levels(t, lane, shows, program, setup.layer, setup.blend == BLEND_ADDITIVE, num_joints);
         var layer = sampled.shown;
-        if setup.memory != NO_MEMORY {
+        if TRANSITION_CODE && setup.memory != NO_MEMORY {
             layer = transition_levels(c, first_entry, setup, program, shows, sampled, t, lane, num_joints);
         } else {
             // Every lane has read the sample table before the next layer writes it (the

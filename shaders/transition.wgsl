@@ -30,11 +30,18 @@ const DECAY_CODE: bool = true;
 // the root's lane where the program asks for it) and a frozen fade's mix with its snapshot
 // (`snapshot_joint`), and in the level kernels a displayed pose stored whole where its replay
 // entry cannot replay it (`transition_levels`; the fused kernel's store is a loop of its own,
-// measured as one); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats` rewrites
-// each to `false` in the settled kernel so that the work model charges it only where it runs.
+// measured as one); in the level kernels a layer with memory's transition as a whole
+// (`transition_levels`, its straight-line code and the slots' end; the fused kernel's is the
+// transition's joint loop, and it does not read this gate); Bollo's quintic offset decayed
+// (`apply_offset`, the decay of `MODE_QUINTIC_OVERSHOOT` alone, measured in the steady kernel,
+// whose decay code is on); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats`
+// rewrites each to `false` in the settled kernel (the steady one for the overshoot) so that the
+// work model charges it only where it runs.
 const ROOT_MOTION_CODE: bool = true;
 const SNAPSHOT_MIX_CODE: bool = true;
 const STORE_POSE_CODE: bool = true;
+const TRANSITION_CODE: bool = true;
+const OVERSHOOT_CODE: bool = true;
 // Whether the frame kernels keep a displayed pose as its replay entry (`true`, production) or
 // store every pose in its slot, as they did before replay entries
 // (`throng::gpu::Specialisation::Stored`, rewritten to `false`: a variant for a device run to
@@ -543,7 +550,7 @@ fn overshoot_vec3(decay_s: f32, x0: vec3<f32>, v0: vec3<f32>, t_s: f32, limit: f
 // Bollo's quintic component by component, its rotation renormalised as on the CPU.
 fn apply_offset(o: JointOffset, mode: u32, decay_s: f32, t_s: f32, pose: Transform) -> Transform {
     var p = pose;
-    if mode == MODE_QUINTIC_OVERSHOOT {
+    if OVERSHOOT_CODE && mode == MODE_QUINTIC_OVERSHOOT {
         p.translation += overshoot_vec3(decay_s, o.translation, o.translation_velocity, t_s, MAX_OFFSET_M);
         let r = overshoot_vec3(decay_s, o.rotation, o.rotation_velocity, t_s, MAX_OFFSET_RAD);
         p.rotation = quat_normalize(quat_mul(rotation_vector_to_quat(r), p.rotation));

@@ -418,11 +418,24 @@ pub enum MeasuredPath {
     /// a crowd that stores every displayed pose. The fused kernel's store is a loop of its own,
     /// which the work model measures as one: its measurement here is 0.
     StorePose,
+    /// A layer with memory's transition in the level kernels (`transition_levels`): its state
+    /// read, the capture's and the decay's per-joint code, its two barriers, and the slots' end
+    /// (a loop, which the work model takes out of the measurement), every wave of such a layer;
+    /// within it [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. A layer
+    /// without memory skips it. The fused kernel's transition is its joint loop: its
+    /// measurement here is 0.
+    Transition,
+    /// An offset decayed by Bollo's overshoot-free quintic (`apply_offset`, `MODE_QUINTIC_OVERSHOOT`,
+    /// each component's own duration): a layer whose offset decays after a switch by
+    /// [`SwitchMode::InertializeQuinticOvershootControl`](crate::program::SwitchMode). Measured
+    /// in the [`Specialisation::Steady`] kernel, whose decay code is on
+    /// ([`MeasuredPath::specialisation`]).
+    Overshoot,
 }
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 11] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -432,7 +445,20 @@ impl MeasuredPath {
         Self::MeshOverride,
         Self::MeshRoots,
         Self::StorePose,
+        Self::Transition,
+        Self::Overshoot,
     ];
+
+    /// The specialisation whose static count the path's is taken from: the settled kernel, but
+    /// for [`MeasuredPath::Overshoot`], which lies in the decay code the settled kernel leaves
+    /// out, the steady one.
+    #[must_use]
+    pub const fn specialisation(self) -> Specialisation {
+        match self {
+            Self::Overshoot => Specialisation::Steady,
+            _ => Specialisation::Settled,
+        }
+    }
 
     /// The name [`crate::gpu::stats::Kernel::name`] appends, after a `-`.
     #[must_use]
@@ -447,6 +473,8 @@ impl MeasuredPath {
             Self::MeshOverride => "mesh_override",
             Self::MeshRoots => "mesh_roots",
             Self::StorePose => "store_pose",
+            Self::Transition => "transition",
+            Self::Overshoot => "overshoot",
         }
     }
 
@@ -462,6 +490,8 @@ impl MeasuredPath {
             Self::MeshOverride => "const MESH_OVERRIDE_CODE: bool = true;",
             Self::MeshRoots => "const MESH_ROOTS_CODE: bool = true;",
             Self::StorePose => "const STORE_POSE_CODE: bool = true;",
+            Self::Transition => "const TRANSITION_CODE: bool = true;",
+            Self::Overshoot => "const OVERSHOOT_CODE: bool = true;",
         }
     }
 

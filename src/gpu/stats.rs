@@ -94,8 +94,9 @@ impl Kernel {
 
     /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: each
     /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
-    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Settled`],
-    /// each path's gate off in turn; then the two-clip level kernel
+    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, each path's gate off in turn
+    /// in the path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the
+    /// steady one for the overshoot's decay); then the two-clip level kernel
     /// ([`ShaderModuleKind::FrameLevels`]) with each of the paths it holds off
     /// (`work_model::FRAME_LEVELS_PATHS`).
     ///
@@ -110,7 +111,7 @@ impl Kernel {
             .into_iter()
             .flat_map(|kind| {
                 MeasuredPath::ALL.map(|path| Self {
-                    specialisation: Specialisation::Settled,
+                    specialisation: path.specialisation(),
                     without: Some(path),
                     ..Self::production(kind, num_joints, false)
                 })

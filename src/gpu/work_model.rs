@@ -65,7 +65,7 @@
 //! are the fused kernel's: the same memory, read and written once.
 
 use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
-use crate::gpu::{FrameKernel, MeasuredPath};
+use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
     SwitchMode, evaluation_order,
@@ -117,15 +117,20 @@ pub struct KernelCosts {
     /// One clip of the step-back blend (inertialization's switch frame), as `sample_clip`.
     pub step_back_clip: u32,
     /// The transition's code every frame runs: the state, a frozen fade's snapshot read and
-    /// mixed.
+    /// mixed. In the level kernels the straight-line code of a layer with memory's transition
+    /// ([`MeasuredPath::Transition`] less the slots' end, the snapshot's mix and the pose's
+    /// store), per wave of such a layer, shown or not (its barriers hold every wave).
     pub transition: u32,
     /// The code only a switch frame runs (`SWITCH_CODE` in `shaders/transition.wgsl`): the
     /// frozen snapshot taken, or the inertialization's step-back blend outside its loops, its
     /// capture from both slots and its decay's start. Charged where the layer switches to a
     /// frozen fade or an inertialization.
     pub switch: u32,
-    /// An offset decayed and applied (`DECAY_CODE`).
+    /// An offset decayed and applied (`DECAY_CODE`), less Bollo's quintic (`overshoot`).
     pub decay: u32,
+    /// An offset decayed by Bollo's overshoot-free quintic ([`MeasuredPath::Overshoot`]), taken
+    /// out of `decay`: per wave, where a layer's offset decays in that mode.
+    pub overshoot: u32,
     /// Base copy, additive or local-space override, per wave.
     pub combine: u32,
     /// The mesh-space override outside its ancestor walk (the joint's own step included) or, in
@@ -300,13 +305,14 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
     ],
 );
 
-/// `frame_layers_main`'s settled specialisation's static instruction count with each
-/// [`MeasuredPath`]'s gate off besides ([`MeasuredPath::ALL`]'s order: root motion, snapshot mix,
-/// additive, local override, single sample, table miss), as `gpu_stats` reports them
-/// (`… settled-root_motion` and so on; the table miss's is the settled count itself, the kernel
-/// having no sample table).
-pub const FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1563, 1535, 1547, 1545, 1502, 1619, 1300, 1619, 1619];
+/// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
+/// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
+/// the overshoot), in [`MeasuredPath::ALL`]'s order, as `gpu_stats` reports them
+/// (`… settled-root_motion` and so on; the table miss's, the mesh roots', the stored pose's and
+/// the transition's are the settled count itself, the kernel having no sample table, walking
+/// from the roots, storing in a loop of its own and running its transition in its joint loop).
+pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1563, 1535, 1547, 1545, 1502, 1619, 1300, 1619, 1619, 1619, 1884];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -346,7 +352,7 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// 256-thread kernel's does; its specialisations to
 /// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`],
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21`] and
-/// [`FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21`], an instruction or two from the
+/// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
     4809,
@@ -392,14 +398,14 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
     (1739, [(1429, 0), (218, 1), (20, 2), (90, 2), (164, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
-/// `frame_layers_levels_main`'s settled specialisation's static instruction count with each
-/// [`MeasuredPath`]'s gate off besides, as [`FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702];
+/// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
+/// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702, 1437, 1969];
 
-/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702];
+/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
+    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702, 1437, 1970];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
@@ -428,9 +434,9 @@ pub struct LayeredLoops<'a> {
     pub steady: LoopList<'a>,
     /// Compiled with `SWITCH_CODE` and `DECAY_CODE` off.
     pub settled: LoopList<'a>,
-    /// The settled kernel's static instruction count with each [`MeasuredPath`]'s gate off
-    /// besides, in [`MeasuredPath::ALL`]'s order.
-    pub settled_without: [u32; MeasuredPath::ALL.len()],
+    /// The static instruction count with each [`MeasuredPath`]'s gate off, in the path's
+    /// specialisation ([`MeasuredPath::specialisation`]), in [`MeasuredPath::ALL`]'s order.
+    pub without: [u32; MeasuredPath::ALL.len()],
 }
 
 impl LayeredLoops<'static> {
@@ -442,7 +448,7 @@ impl LayeredLoops<'static> {
             production: (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1),
             steady: (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1),
             settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
-            settled_without: FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21,
+            without: FRAME_LAYERS_WITHOUT_RADV_NAVI21,
         }
     }
 
@@ -456,7 +462,7 @@ impl LayeredLoops<'static> {
                 FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
-            settled_without: FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21,
+            without: FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
         }
     }
 
@@ -473,7 +479,7 @@ impl LayeredLoops<'static> {
                 FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
-            settled_without: FRAME_LAYERS_LEVELS512_SETTLED_WITHOUT_RADV_NAVI21,
+            without: FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21,
         }
     }
 }
@@ -484,12 +490,17 @@ impl LayeredLoops<'_> {
         [self.production, self.steady, self.settled].iter().zip(depths).all(|(l, d)| loop_structure_matches(l.1, d))
     }
 
-    /// Each [`MeasuredPath`]'s static instructions: the settled kernel's count less its count
-    /// without the path; `None` where a path's kernel is the larger.
+    /// Each [`MeasuredPath`]'s static instructions: its specialisation's count (the settled
+    /// kernel's, the steady one's for the overshoot) less its count without the path; `None`
+    /// where a path's kernel is the larger.
     fn path_costs(&self) -> Option<[u32; MeasuredPath::ALL.len()]> {
         let mut costs = [0; MeasuredPath::ALL.len()];
-        for (cost, &without) in costs.iter_mut().zip(&self.settled_without) {
-            *cost = self.settled.0.checked_sub(without)?;
+        for ((cost, &without), path) in costs.iter_mut().zip(&self.without).zip(MeasuredPath::ALL) {
+            let with = match path.specialisation() {
+                Specialisation::Steady => self.steady.0,
+                _ => self.settled.0,
+            };
+            *cost = with.checked_sub(without)?;
         }
         Some(costs)
     }
@@ -512,11 +523,11 @@ impl KernelCosts {
     /// `replay_entry` the entry loop's); `switch` is the production layer loop less the steady
     /// kernel's and less the step-back blend's two loops (its weight sum, charged as
     /// `sample_weight`, and its clip loop); `decay` the steady layer loop less the settled
-    /// one's; the sampling loop and the transition's first joint loop are what the gates leave of
+    /// one's and less the overshoot's decay (measured in the steady kernel); the sampling loop and the transition's first joint loop are what the gates leave of
     /// them, the settled kernel's; `layer_fixed` the rest of the settled layer loop (it takes the
     /// instruction or two the driver's scheduling moves between the builds). Each measured path
     /// is the settled kernel's count less its count without the path
-    /// ([`LayeredLoops::settled_without`]), taken out of the region that holds it (the root's
+    /// ([`LayeredLoops::without`]), taken out of the region that holds it (the root's
     /// motion and the single-sample shortcut out of sampling, the snapshot's mix out of the
     /// transition's joint loop, which with the switch code off holds the mix alone, so at most
     /// that loop; the additive and local override out of the combine loop; the table miss, 0
@@ -537,8 +548,17 @@ impl KernelCosts {
         let steady = count(loops.steady.1[0].0);
         let sample_weight = n(8);
         let paths = loops.path_costs()?;
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, mesh_override, _, _] =
-            paths;
+        let [
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            mesh_override,
+            ..,
+            overshoot,
+        ] = paths;
         // The mesh-space override's path: its two joint loops (the walk within the second) and
         // the little code around them.
         let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(19);
@@ -554,7 +574,7 @@ impl KernelCosts {
             step_back_clip: n(11).checked_sub(table_miss)?,
             transition: m(4) - snapshot_mix,
             switch: n(6).checked_sub(steady + sample_weight + n(11))?,
-            decay: steady.checked_sub(m(0))?,
+            decay: steady.checked_sub(m(0) + overshoot)?,
             combine: n(19).checked_sub(additive + override_local)?,
             mesh_fixed: mesh_override.checked_sub(n(18))?,
             mesh_step: n(18),
@@ -577,7 +597,18 @@ impl KernelCosts {
     /// The measured paths' costs ([`LayeredLoops::path_costs`], in [`MeasuredPath::ALL`]'s
     /// order), every other region 0.
     fn measured(paths: [u32; MeasuredPath::ALL.len()]) -> Self {
-        let [root_motion, snapshot_mix, additive, override_local, single_sample, table_miss, _, mesh_roots, _] = paths;
+        let [
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            _,
+            mesh_roots,
+            ..,
+            overshoot,
+        ] = paths;
         Self {
             root_motion,
             snapshot_mix,
@@ -586,6 +617,7 @@ impl KernelCosts {
             single_sample,
             table_miss,
             mesh_roots,
+            overshoot,
             ..Self::default()
         }
     }
@@ -632,10 +664,12 @@ impl KernelCosts {
     /// (each the settled kernel's count less its count without it, as in the fused kernel; the
     /// table miss, which lies in the clip loops, out of both clip loops' bodies instead; the
     /// mesh-space override's, which holds its level loop and its roots' step, less both is
-    /// `mesh_fixed`), it is split into `fused`'s regions (`layer_fixed`, `sample_fixed`,
-    /// `transition`, `combine`) in `fused`'s proportions (the module's notes), the remainder of
-    /// the rounding to `layer_fixed`. The pose's store, a few straight-line stores here, is a
-    /// measured path too (`store_pose`).
+    /// `mesh_fixed`; the transition's, which holds the slots' end and the snapshot's and the
+    /// pose's paths, less those is `transition`), it is split into `fused`'s regions
+    /// (`layer_fixed`, `sample_fixed`, `combine`) in `fused`'s proportions (the module's notes),
+    /// the remainder of the rounding to `layer_fixed`. The pose's store, a few straight-line
+    /// stores here, is a measured path too (`store_pose`); the overshoot's decay, measured in
+    /// the steady kernel, is taken out of `decay`.
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
         if !loops.matches([
@@ -664,24 +698,41 @@ impl KernelCosts {
         let steady_layer = steady(0).checked_sub(steady(1) + steady(5))?;
         let settled_layer = settled(0).checked_sub(settled(1) + settled(5))?;
         let paths = loops.path_costs()?;
-        let [.., table_miss, mesh_override, mesh_roots, store_pose] = paths;
+        let [
+            root_motion,
+            snapshot_mix,
+            additive,
+            override_local,
+            single_sample,
+            table_miss,
+            mesh_override,
+            mesh_roots,
+            store_pose,
+            transition_path,
+            overshoot,
+        ] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its level
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
-        // the specialisation's loop differs from the production kernel's); the other paths lie
-        // in the straight-line body.
+        // the specialisation's loop differs from the production kernel's); the transition's
+        // holds the slots' end (a loop), the snapshot's mix and the pose's store, and what is
+        // left of it is `transition`; the overshoot lies in the decay; the other paths lie in the
+        // straight-line body.
         let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
         let mesh_fixed = mesh_override.checked_sub(mesh_step + mesh_roots)?;
-        let body = settled_layer.checked_sub(n(8) + paths.iter().sum::<u32>() - table_miss - mesh_roots)?;
-        let parts = [fused.sample_fixed, fused.transition, fused.combine];
+        let transition = transition_path.checked_sub(settled(5) + snapshot_mix + store_pose)?;
+        let in_body =
+            root_motion + snapshot_mix + additive + override_local + single_sample + mesh_override + store_pose;
+        let body = settled_layer.checked_sub(n(8) + in_body + transition)?;
+        let parts = [fused.sample_fixed, fused.combine];
         let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
         if whole == 0 {
             return None;
         }
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
-        let [sample_fixed, transition, combine] = parts.map(share);
+        let [sample_fixed, combine] = parts.map(share);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(14))?,
-            layer_fixed: body.checked_sub(sample_fixed + transition + combine)?,
+            layer_fixed: body.checked_sub(sample_fixed + combine)?,
             sample_fixed,
             sample_weight,
             sample_clip,
@@ -692,7 +743,7 @@ impl KernelCosts {
             // its first few instructions (the state read that finds nothing to replay), which
             // the model charges nowhere.
             switch: layer.checked_sub(steady_layer + n(9) + n(1))?,
-            decay: steady_layer.checked_sub(settled_layer)?,
+            decay: steady_layer.checked_sub(settled_layer + overshoot)?,
             combine,
             mesh_fixed,
             mesh_step,
@@ -759,7 +810,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 35] {
+    pub fn regions(&self) -> [(&'static str, Self); 36] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -796,6 +847,7 @@ impl KernelCosts {
             ("single_sample", Self { single_sample: self.single_sample, ..Self::default() }),
             ("table_miss", Self { table_miss: self.table_miss, ..Self::default() }),
             ("mesh_roots", Self { mesh_roots: self.mesh_roots, ..Self::default() }),
+            ("overshoot", Self { overshoot: self.overshoot, ..Self::default() }),
         ]
     }
 
@@ -1418,6 +1470,9 @@ impl WorkModel {
         }
         if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
             work.charge(costs.decay, waves);
+            if program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl {
+                work.charge(costs.overshoot, waves);
+            }
             work.bytes_read += joints * OFFSET_BYTES;
             // A spring's largest offset velocity: set by its capture, read after it.
             if program.switch_mode() == SwitchMode::InertializeSpring {
@@ -1566,9 +1621,13 @@ impl WorkModel {
                 if any(|c| c.shows) {
                     work.charge(costs.sample_fixed, 1);
                 }
-                // Every wave runs the mesh-space override's own code, shown or not.
+                // Every wave runs the mesh-space override's own code, shown or not, and a layer
+                // with memory's transition (its barriers hold every wave).
                 if mesh {
                     work.charge(costs.mesh_fixed, 1);
+                }
+                if setup.needs_memory {
+                    work.charge(costs.transition, 1);
                 }
                 if !*owns || !any(|c| c.shows) {
                     continue;
@@ -1584,7 +1643,6 @@ impl WorkModel {
                     work.charge(costs.root_motion, 1);
                 }
                 if setup.needs_memory {
-                    work.charge(costs.transition, 1);
                     if any(|c| c.snapshot) {
                         work.charge(costs.snapshot_mix, 1);
                     }
@@ -1598,6 +1656,9 @@ impl WorkModel {
                     }
                     if any(|c| c.decays) {
                         work.charge(costs.decay, 1);
+                    }
+                    if any(|c| c.overshoots) {
+                        work.charge(costs.overshoot, 1);
                     }
                 }
                 if !mesh {
@@ -2072,6 +2133,8 @@ struct LevelLayer {
     capture: bool,
     switches: bool,
     decays: bool,
+    /// The offset decays by Bollo's overshoot-free quintic.
+    overshoots: bool,
     /// The replay visits the layer (it switches, with memory), and replays this many displayed
     /// poses (where the switch reads them: 1 for a frozen fade, 2 for a capture), each a blend of
     /// as many samples as this frame shows (weight-sum iterations; its clip loop as `clips`).
@@ -2122,6 +2185,11 @@ impl LevelLayer {
             (true, false) => 2,
         };
         let shown_samples = shown_range(program).len();
+        let decays = shows
+            && setup.needs_memory
+            && !snapshot
+            && inertializes
+            && program.flags & LayerProgram::TRANSITIONING != 0;
         Self {
             entry_samples: match shows && setup.needs_memory && shown_samples <= REPLAY_SAMPLES as usize {
                 true => shown_samples,
@@ -2143,11 +2211,8 @@ impl LevelLayer {
             // Steady state: every layer has shown two frames (the module's notes).
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
             switches: shows && setup.needs_memory && switches(program),
-            decays: shows
-                && setup.needs_memory
-                && !snapshot
-                && inertializes
-                && program.flags & LayerProgram::TRANSITIONING != 0,
+            decays,
+            overshoots: decays && program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl,
         }
     }
 }
@@ -2207,6 +2272,7 @@ mod tests {
         single_sample: 1,
         table_miss: 1,
         mesh_roots: 1,
+        overshoot: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -2250,6 +2316,42 @@ mod tests {
             let (before, at) = (work(steady), work(switch));
             assert_eq!(at.wave_instructions - before.wave_instructions, more, "{kernel:?}, wave {wave}: {switch:?}");
             assert!(before.wave_instructions < 1000.0, "{kernel:?}, wave {wave}: {steady:?} charged the switch");
+        }
+    }
+
+    /// A decaying offset costs the decay, and Bollo's overshoot-free quintic its own code
+    /// besides, nothing else: the chain of three's base layer (with memory, one sample) a frame
+    /// after an inertialization's switch, one wave of 64 on both kernels (costs 1000 and 100).
+    /// A layer's transition is charged where it has memory, to every wave of a level workgroup
+    /// (four): not to a layer without memory.
+    #[test]
+    fn the_overshoots_decay_is_charged_where_it_runs() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts { decay: 1000, overshoot: 100, ..KernelCosts::default() };
+        let decaying = |mode: SwitchMode| LayerProgram {
+            mode: mode as u32,
+            flags: LayerProgram::TRANSITIONING,
+            ..program(0, 1, 1.0)
+        };
+        for kernel in [FrameKernel::Fused, FrameKernel::Levels] {
+            let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(kernel);
+            for (mode, expected) in [
+                (SwitchMode::InertializeQuintic, 1000.0),
+                (SwitchMode::InertializeSpring, 1000.0),
+                (SwitchMode::InertializeQuinticOvershootControl, 1100.0),
+            ] {
+                let work = model.layered_frame(&layers, &[decaying(mode)], &samples, &costs).unwrap();
+                assert_eq!(work.wave_instructions, expected, "{kernel:?}: {mode:?}");
+            }
+        }
+        let transition = KernelCosts { transition: 1, ..KernelCosts::default() };
+        let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+        for (needs_memory, expected) in [(true, 4.0), (false, 0.0)] {
+            let layers = [LayerSetup { needs_memory, ..LayerSetup::default() }];
+            let work = model.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &transition).unwrap();
+            assert_eq!(work.wave_instructions, expected, "memory: {needs_memory}");
         }
     }
 
@@ -2417,12 +2519,13 @@ mod tests {
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
-    /// code (4 × 2) and wave 0's sampling (1 fixed, 1 single sample), transition (1), combine
-    /// or mesh code (1) and, as the slots' threads' wave, the table's fill (1 fixed, 1 weight, 1
-    /// entry), the slot's end and its entry's one sample (2): 9 each, 18; the mesh code of the
-    /// three other waves (which run it with no joint of a character: 3); the mesh's roots
-    /// (`mesh_roots`) and levels 1 and 2 one wave each (3), local-to-model's 1 and 2 (2):
-    /// 4 + 2 + 8 + 18 + 3 + 3 + 2 = 40; the roots' step once (a cost of 1000 adds 999). Barriers:
+    /// code and transition (both layers have memory: 4 × 2 × 2) and wave 0's sampling (1 fixed,
+    /// 1 single sample), combine or mesh code (1) and, as the slots' threads' wave, the table's
+    /// fill (1 fixed, 1 weight, 1 entry), the slot's end and its entry's one sample (2): 8 each,
+    /// 16; the mesh code of the three other waves (which run it with no joint of a character:
+    /// 3); the mesh's roots (`mesh_roots`) and levels 1 and 2 one wave each (3), local-to-model's
+    /// 1 and 2 (2): 4 + 2 + 16 + 16 + 3 + 3 + 2 = 46; the roots' step once (a cost of 1000 adds
+    /// 999). Barriers:
     /// per layer (both with memory) the sample table's 1 and the transition's 2 (the first also
     /// orders the table's reads), the mesh's 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
     #[test]
@@ -2438,10 +2541,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 40.0);
+        assert_eq!(work.wave_instructions, 46.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1039.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1045.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -2749,7 +2852,7 @@ mod tests {
             + 2 * c.sample_weight
             + c.sample_clip
             + c.step_back_clip
-            + (c.transition + c.switch + c.decay)
+            + (c.transition + c.switch + c.decay + c.overshoot)
             + (c.replay_store + c.store_pose)
             + c.mesh_fixed
             + c.mesh_step
@@ -2764,7 +2867,7 @@ mod tests {
         // The paths: each the settled kernel's count less its count without it (the snapshot's
         // mix at most the transition's joint loop that holds it alone).
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_SETTLED_WITHOUT_RADV_NAVI21[path_index(path)];
+        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
             [c.root_motion, c.additive, c.override_local, c.single_sample],
             [MeasuredPath::RootMotion, MeasuredPath::Additive, MeasuredPath::OverrideLocal, MeasuredPath::SingleSample]
@@ -2775,6 +2878,7 @@ mod tests {
             (MeasuredPath::TableMiss, "the fused kernel has no sample table"),
             (MeasuredPath::MeshRoots, "the fused kernel walks from the roots"),
             (MeasuredPath::StorePose, "the fused kernel's store is a loop, measured as one"),
+            (MeasuredPath::Transition, "the fused kernel's transition is its joint loop"),
         ] {
             assert_eq!(measured(path), 0, "{why}");
         }
@@ -2791,8 +2895,15 @@ mod tests {
             count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[6].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
                 + c.sample_weight
         );
+        // The overshoot's decay is measured in the steady kernel, and taken out of the decay.
         assert_eq!(
-            c.decay,
+            c.overshoot,
+            FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0
+                - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(MeasuredPath::Overshoot)]
+        );
+        assert!(c.overshoot > 0, "Bollo's quintic is code of its own");
+        assert_eq!(
+            c.decay + c.overshoot,
             count(FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0 - FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[0].0)
         );
         let f = KernelCosts::frame_radv_navi21();
@@ -2814,7 +2925,7 @@ mod tests {
             + v.step_back_clip
             + (v.capture_step + v.slot_end + v.slot_switch + v.slot_decay)
             + (v.fill_fixed + v.fill_entry)
-            + (v.transition + v.switch + v.decay)
+            + (v.transition + v.switch + v.decay + v.overshoot)
             + v.replay_store
             + v.mesh_fixed
             + v.mesh_step
@@ -2826,7 +2937,7 @@ mod tests {
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
-        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_LEVELS_SETTLED_WITHOUT_RADV_NAVI21[path_index(path)];
+        let measured = |path: MeasuredPath| settled - FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
             [
                 v.root_motion,
@@ -2853,6 +2964,19 @@ mod tests {
         // The mesh-space override's path: its straight-line code, its roots' step and its
         // level loop.
         assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, measured(MeasuredPath::MeshOverride));
+        // The transition's path: its straight-line code, the slots' end (a loop, the settled
+        // kernel's), the snapshot's mix and the pose's store; the overshoot's, measured in the
+        // steady kernel, out of the decay.
+        let settled_slots = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1[5].0;
+        assert_eq!(
+            v.transition + count(settled_slots) + v.snapshot_mix + v.store_pose,
+            measured(MeasuredPath::Transition)
+        );
+        assert_eq!(
+            v.overshoot,
+            FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.0
+                - FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21[path_index(MeasuredPath::Overshoot)]
+        );
         // The slots' end: the settled kernel's loop less the entry's store, then what the
         // steady and the production kernels' loops add.
         let slots = |list: &[(usize, usize)]| count(list[list.len() - 4].0);
