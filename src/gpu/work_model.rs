@@ -11,7 +11,7 @@
 //! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed`, `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
 //! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
-//! | transition (layer with memory) | once per wave; the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `replay_store`, `store_pose`; 3 barriers |
+//! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
@@ -32,8 +32,10 @@
 //! ([`MeasuredPath`]: the root's motion removed, a frozen fade's
 //! snapshot mix, the additive and the local-override combines, a blend of one sample's
 //! shortcut, the level kernels' sample-table miss, the mesh-space override and, in the level
-//! kernels, its roots' step and a displayed pose's store) are measured by compiling the settled
-//! kernel with each one's gate off besides, and charged only where a wave runs them.
+//! kernels, its roots' step, a displayed pose's store and a layer with memory's transition) are
+//! measured by compiling the settled kernel with each one's gate off besides, and Bollo's
+//! overshoot-free quintic, which lies in the decay, the steady kernel with its gate off; each is
+//! charged only where a wave runs it.
 //! **Bytes** are a character's own device
 //! traffic (its programs and samples read, its layer memory read and written, its output
 //! written); clip frames, shared by every character and served by the caches, are counted apart
