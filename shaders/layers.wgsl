@@ -30,12 +30,13 @@ fn additive_joint(base: Transform, delta: Transform, w: f32) -> Transform {
     if !(w > 0.0) {
         return base;
     }
-    let dq = select(delta.rotation, -delta.rotation, delta.rotation.w < 0.0);
     var b = base;
     b.translation += delta.translation * w;
-    // `quat_nlerp(identity, dq, w)` with its terms written out: `dq` is on the identity's
-    // hemisphere already (its w is not below 0), so the nlerp's own hemisphere test is left out.
-    let toward = quat_normalize_unit(vec4<f32>(dq.xyz * w, (1.0 - w) + dq.w * w));
+    // `quat_nlerp(identity, dq, w)` with its terms written out, `dq` the delta on the identity's
+    // hemisphere (w not below 0): the delta times its weight, negated where its w is below 0
+    // (`(−d)·w` is `d·(−w)` exactly); the nlerp's own hemisphere test could not fail.
+    let dw = select(w, -w, delta.rotation.w < 0.0);
+    let toward = quat_normalize_unit(vec4<f32>(delta.rotation.xyz * dw, (1.0 - w) + delta.rotation.w * dw));
     // A product of unit rotations: never zero, no guard.
     b.rotation = quat_normalize_unit(quat_mul(b.rotation, toward));
     b.scale *= mix(vec3<f32>(1.0), delta.scale, w);

@@ -54,11 +54,12 @@ fn frame_position(h: ClipHeader, time_s: f32) -> FramePosition {
 // quaternions that are not zero, on one hemisphere, mixed with weights `1 − alpha` and `alpha`
 // in [0, 1] never sum to zero (two unit ones to a squared length of at least a half).
 fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
-    let b_rotation = select(b.rotation, -b.rotation, dot(a.rotation, b.rotation) < 0.0);
+    // `b` brought onto `a`'s hemisphere by its weight's sign: `(−b)·α` is `b·(−α)` exactly.
+    let b_alpha = select(alpha, -alpha, dot(a.rotation, b.rotation) < 0.0);
     return Transform(
         mix(a.translation, b.translation, alpha),
         0.0,
-        quat_normalize_unit(a.rotation * (1.0 - alpha) + b_rotation * alpha),
+        quat_normalize_unit(a.rotation * (1.0 - alpha) + b.rotation * b_alpha),
         mix(a.scale, b.scale, alpha),
         0.0,
     );
@@ -137,12 +138,16 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
         }
         acc = blend_add(acc, sample_clip_joint(s, joint, num_joints), s.weight * sum.scale / sum.total);
     }
-    acc.rotation = quat_normalize(acc.rotation);
+    acc.rotation = quat_normalize_unit(acc.rotation);
     return acc;
 }
 
 // The running sum of a blend with `p` added at normalised weight `w`: its rotation brought onto
-// the sum's hemisphere before it is added. A blend's sum starts at zero, so the first sample
+// the sum's hemisphere before it is added. So no addition shortens the sum's rotation (its
+// squared length grows by `2w·|dot| + w²`), and a blend whose weights sum above 0 holds a sample
+// whose share is at least one over the count (the shares are ratios, `WeightSum`): the sum is
+// never zero, and the blends normalise it without a guard (`quat_normalize_unit`), as glam's
+// `normalize` does on the CPU. A blend's sum starts at zero, so the first sample
 // added is its product with its weight exactly (`0 + x` is `x`, and the dot product with a zero
 // sum keeps its sign): the CPU's first sample (`throng::eval::sample`), with no branch in the
 // clip loop. The level kernels' blend (`shared/levels.wgsl`) and the replay's add with it too.

@@ -322,7 +322,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
         acc = blend_add(acc, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
     }
     if count > 1u {
-        acc.rotation = quat_normalize(acc.rotation);
+        acc.rotation = quat_normalize_unit(acc.rotation);
     }
     return acc;
 }

@@ -125,7 +125,7 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed
         acc = blend_add(acc, table_sample(e, joint, num_joints), bitcast<f32>(e.w));
     }
     if count > 1u {
-        acc.rotation = quat_normalize(acc.rotation);
+        acc.rotation = quat_normalize_unit(acc.rotation);
     }
     return acc;
 }

@@ -82,10 +82,12 @@ fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
 }
 
 // glam's `Quat::lerp`: `b` brought onto `a`'s hemisphere, linear blend, normalised (without a
-// guard, as glam has none: two unit quaternions on one hemisphere never blend to zero).
+// guard, as glam has none: two unit quaternions on one hemisphere never blend to zero). The
+// hemisphere is the sign of `b`'s weight, not of its four components: `(−b)·s` is `b·(−s)`
+// exactly.
 fn quat_nlerp(a: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
-    let b_near = select(b, -b, dot(a, b) < 0.0);
-    return quat_normalize_unit(a * (1.0 - s) + b_near * s);
+    let b_s = select(s, -s, dot(a, b) < 0.0);
+    return quat_normalize_unit(a * (1.0 - s) + b * b_s);
 }
 
 // glam's `acos_approx` (DirectXMath's 7-degree minimax) for `x` in [0, 1], as the slerp below

@@ -231,28 +231,28 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4798,
+    4736,
     [
         (47, 0),
-        (1383, 0),
-        (1365, 1),
-        (1272, 2),
+        (1364, 0),
+        (1346, 1),
+        (1253, 2),
         (18, 3),
-        (142, 3),
-        (2983, 0),
-        (772, 1),
+        (136, 3),
+        (2940, 0),
+        (740, 1),
         (19, 2),
-        (143, 2),
+        (137, 2),
         (19, 2),
-        (131, 2),
-        (533, 1),
+        (125, 2),
+        (528, 1),
         (26, 1),
         (792, 1),
         (42, 1),
         (39, 1),
         (267, 1),
         (119, 2),
-        (174, 1),
+        (168, 1),
         (57, 0),
         (266, 0),
         (69, 1),
@@ -264,20 +264,20 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2500,
+    2472,
     [
-        (2131, 0),
-        (411, 1),
+        (2103, 0),
+        (394, 1),
         (19, 2),
-        (143, 2),
-        (85, 1),
+        (137, 2),
+        (80, 1),
         (26, 1),
         (795, 1),
         (43, 1),
         (40, 1),
         (263, 1),
         (119, 2),
-        (175, 1),
+        (169, 1),
         (56, 0),
         (266, 0),
         (69, 1),
@@ -288,19 +288,19 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1619,
+    1591,
     [
-        (1256, 0),
-        (413, 1),
+        (1228, 0),
+        (396, 1),
         (19, 2),
-        (143, 2),
-        (82, 1),
+        (137, 2),
+        (77, 1),
         (26, 1),
         (42, 1),
         (40, 1),
         (263, 1),
         (119, 2),
-        (175, 1),
+        (169, 1),
         (56, 0),
         (266, 0),
         (69, 1),
@@ -314,11 +314,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1563, 1535, 1547, 1545, 1502, 1619, 1300, 1619, 1619, 1619, 1884];
+    [1535, 1512, 1525, 1517, 1480, 1591, 1272, 1591, 1591, 1591, 1856];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (658, [(373, 0), (19, 1), (141, 1), (263, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (641, [(356, 0), (19, 1), (135, 1), (263, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -327,18 +327,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (658, [(373, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4809,
+    4741,
     [
-        (4499, 0),
-        (1287, 1),
+        (4431, 0),
+        (1266, 1),
         (20, 2),
-        (145, 2),
+        (139, 2),
         (249, 1),
         (20, 2),
         (20, 2),
         (88, 2),
-        (162, 1),
-        (155, 1),
+        (156, 1),
+        (149, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -357,18 +357,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4809,
+    4741,
     [
-        (4499, 0),
-        (1287, 1),
+        (4431, 0),
+        (1266, 1),
         (20, 2),
-        (145, 2),
+        (139, 2),
         (249, 1),
         (20, 2),
         (20, 2),
         (88, 2),
-        (162, 1),
-        (155, 1),
+        (156, 1),
+        (149, 1),
         (279, 1),
         (20, 2),
         (25, 2),
@@ -381,37 +381,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2589, [(2278, 0), (217, 1), (20, 2), (89, 2), (163, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2557, [(2246, 0), (217, 1), (20, 2), (89, 2), (157, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2590, [(2282, 0), (219, 1), (20, 2), (89, 2), (163, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2558, [(2250, 0), (219, 1), (20, 2), (89, 2), (157, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1739, [(1429, 0), (218, 1), (20, 2), (90, 2), (164, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1710, [(1400, 0), (218, 1), (20, 2), (90, 2), (158, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1739, [(1429, 0), (218, 1), (20, 2), (90, 2), (164, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1710, [(1400, 0), (218, 1), (20, 2), (90, 2), (158, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702, 1437, 1969];
+    [1646, 1624, 1644, 1636, 1646, 1646, 1419, 1638, 1669, 1411, 1937];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1677, 1650, 1669, 1665, 1672, 1675, 1446, 1667, 1702, 1437, 1970];
+    [1646, 1624, 1644, 1636, 1646, 1646, 1419, 1638, 1669, 1411, 1938];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (680, [(20, 0), (163, 0), (94, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (666, [(20, 0), (157, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -419,7 +419,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [614, 611];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [603, 594];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
