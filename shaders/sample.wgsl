@@ -147,10 +147,11 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
 // squared length grows by `2w·|dot| + w²`), and a blend whose weights sum above 0 holds a sample
 // whose share is at least one over the count (the shares are ratios, `WeightSum`): the sum is
 // never zero, and the blends normalise it without a guard (`quat_normalize_unit`), as glam's
-// `normalize` does on the CPU. A blend's sum starts at zero, so the first sample
-// added is its product with its weight exactly (`0 + x` is `x`, and the dot product with a zero
-// sum keeps its sign): the CPU's first sample (`throng::eval::sample`), with no branch in the
-// clip loop. The level kernels' blend (`shared/levels.wgsl`) and the replay's add with it too.
+// `normalize` does on the CPU. A blend's sum starts at zero, so the first sample added is its
+// product with its weight exactly (`0 + x` is `x`, but for a negative zero, which becomes a
+// positive one; and the dot product with a zero sum is never below 0): the CPU's first sample
+// (`throng::eval::sample`), with no branch in the clip loop. The level kernels' blend
+// (`shared/levels.wgsl`) and the replay's add with it too.
 fn blend_add(acc: Transform, p: Transform, w: f32) -> Transform {
     var sum = acc;
     sum.translation += p.translation * w;

@@ -419,11 +419,12 @@ pub enum MeasuredPath {
     /// which the work model measures as one: its measurement here is 0.
     StorePose,
     /// A layer with memory's transition in the level kernels (`transition_levels`): its state
-    /// read, the capture's and the decay's per-joint code, its two barriers, and the slots' end
-    /// (a loop, which the work model takes out of the measurement), every wave of such a layer;
-    /// within it [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. A layer
-    /// without memory skips it. The fused kernel's transition is its joint loop: its
-    /// measurement here is 0.
+    /// read, its two barriers, the end its slot's thread publishes read back, and the slots'
+    /// end (a loop, which the work model takes out of the measurement), every wave of such a
+    /// layer; within it [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. The
+    /// capture's and the decay's code are not in it: the settled kernel, where it is measured,
+    /// compiles them out (they are the `switch` and `decay` regions). A layer without memory
+    /// skips it. The fused kernel's transition is its joint loop: its measurement here is 0.
     Transition,
     /// An offset decayed by Bollo's overshoot-free quintic (`apply_offset`, `MODE_QUINTIC_OVERSHOOT`,
     /// each component's own duration): a layer whose offset decays after a switch by
