@@ -1418,7 +1418,8 @@ fn the_inputs_the_rows_break_are_valid_as_written() {
 /// Weights that sum past `f32::MAX` (each finite, so valid) blend by their ratios, as the same
 /// ratios in small numbers do: on both evaluators and every frame kernel, in the two-clip and
 /// the layered frame (settled, crossfading, and on an inertialization's switch, whose step-back
-/// blend is the source's), and in the root's travel. Before, the GPU divided each by an
+/// blend is the source's, and whose capture replays the pose shown before it), and in the
+/// root's travel. Before, the GPU divided each by an
 /// infinite sum and showed a character's blend as nothing (the rest pose's rotations at the
 /// origin).
 #[test]
@@ -1444,6 +1445,13 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
         (
             vec![2.0 * big, big, 4.0 * big, big],
             vec![2.0, 1.0, 4.0, 1.0],
+            Some((SwitchMode::InertializeQuintic, switching)),
+        ),
+        // The pose shown before this switch (frame 1's, on its first two samples) sums past the
+        // range too: the GPU's capture replays it from its replay entry (`replay_blend_joint`).
+        (
+            vec![f32::MAX, f32::MAX, 4.0 * big, big],
+            vec![4.0, 4.0, 4.0, 1.0],
             Some((SwitchMode::InertializeQuintic, switching)),
         ),
     ];
