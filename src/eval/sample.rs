@@ -80,7 +80,10 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
 
 /// The blend of [`sample_blend`] one sample and one joint at a time: the first sample scaled
 /// by its share, each next one added with its share, negated where the dot product with the
-/// running sum is below zero, and each rotation normalised at the end.
+/// running sum is below zero, and each rotation normalised at the end. The GPU's `blend_add`
+/// (`shaders/sample.wgsl`) adds the first sample to a zero sum instead, the same product (but
+/// for a negative zero's sign), so that its clip loop has no branch; here the first sample's
+/// store spares a pass zeroing `out`.
 #[inline(always)]
 fn blend_joints(clips: &[Clip], samples: &[ClipSample], weights: &Normalised, out: &mut [Transform]) {
     let mut first = true;

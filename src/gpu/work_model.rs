@@ -1470,9 +1470,9 @@ impl WorkModel {
             work.bytes_read += joints * 2.0 * SLOT_BYTES;
             work.bytes_written += joints * OFFSET_BYTES;
         }
-        if !snapshot && inertializes && program.flags & LayerProgram::TRANSITIONING != 0 {
+        if decays(program) {
             work.charge(costs.decay, waves);
-            if program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl {
+            if overshoots(program) {
                 work.charge(costs.overshoot, waves);
             }
             work.bytes_read += joints * OFFSET_BYTES;
@@ -2093,6 +2093,19 @@ fn switches(program: &LayerProgram) -> bool {
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
 }
 
+/// Whether a layer with memory running `program` decays an offset this frame (`DECAY_CODE`): an
+/// inertialization in flight, not a fade from a snapshot.
+fn decays(program: &LayerProgram) -> bool {
+    program.flags & LayerProgram::SOURCE_SNAPSHOT == 0
+        && program.switch_mode().is_inertialization()
+        && program.flags & LayerProgram::TRANSITIONING != 0
+}
+
+/// Whether that decay is Bollo's overshoot-free quintic (`MeasuredPath::Overshoot`).
+fn overshoots(program: &LayerProgram) -> bool {
+    decays(program) && program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl
+}
+
 /// What a level kernel's blend (`table_blend_joint`) of `weights` at entry `offset` of the
 /// sample table runs: the shortcut for a blend of one whose entry the table holds, otherwise its
 /// clip loop over every entry (`clips` of them sampled, `misses` past the table's `lanes`
@@ -2187,11 +2200,7 @@ impl LevelLayer {
             (true, false) => 2,
         };
         let shown_samples = shown_range(program).len();
-        let decays = shows
-            && setup.needs_memory
-            && !snapshot
-            && inertializes
-            && program.flags & LayerProgram::TRANSITIONING != 0;
+        let decays = shows && setup.needs_memory && decays(program);
         Self {
             entry_samples: match shows && setup.needs_memory && shown_samples <= REPLAY_SAMPLES as usize {
                 true => shown_samples,
@@ -2214,7 +2223,7 @@ impl LevelLayer {
             capture: shows && setup.needs_memory && !snapshot && switched && inertializes,
             switches: shows && setup.needs_memory && switches(program),
             decays,
-            overshoots: decays && program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl,
+            overshoots: decays && overshoots(program),
         }
     }
 }
