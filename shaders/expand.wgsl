@@ -17,6 +17,11 @@ const EXPAND_HEADER_LAYERS_AT: u32 = 6u;
 const EXPAND_STATE_LEN: u32 = 4u;
 const EXPAND_LEAF_LEN: u32 = 8u;
 const EXPAND_LAYER_LEN: u32 = 2u;
+
+// The least weight a written sample has (`throng::program::weighs`; the frame kernels' copy is in
+// `shared/types.wgsl`, which this kernel does not include): f32's least normal.
+const MIN_WEIGHT: f32 = 1.1754943508222875e-38;
+
 // `ExpandTables::SYNC`, `LOOPING`, `REVERSE`.
 const STATE_SYNC: u32 = 1u;
 const STATE_LOOPING: u32 = 2u;
@@ -176,7 +181,7 @@ fn write_sample(at: u32, clip: u32, time_s: f32, weight: f32, advance_s: f32) {
     samples_out[w + 3u] = bitcast<u32>(advance_s);
 }
 
-// `write_state` of `throng::program`: `state`'s non-zero-weight clips (weights in `leaf_w`)
+// `write_state` of `throng::program`: `state`'s clips whose weights count (weights in `leaf_w`)
 // from sample `first + n`, at most `slots` in all; returns the new count.
 fn write_state(state: u32, phase: f32, loops: u32, advance: f32, share: f32, first: u32, n_in: u32, slots: u32) -> u32 {
     var n = n_in;
@@ -190,7 +195,7 @@ fn write_state(state: u32, phase: f32, loops: u32, advance: f32, share: f32, fir
     let reverse = (flags & STATE_REVERSE) != 0u;
     for (var i = 0u; i < num_leaves; i++) {
         let weight = leaf_w[i] * share;
-        if weight <= 0.0 || n >= slots {
+        if !(weight >= MIN_WEIGHT) || n >= slots {
             continue;
         }
         let leaf = expand_tables[EXPAND_HEADER_LEAVES_AT] + EXPAND_LEAF_LEN * (first_leaf + i);

@@ -105,13 +105,18 @@ fn weight_sum(total: f32, scaled: f32) -> WeightSum {
     return WeightSum(scaled, OVERFLOW_WEIGHT_SCALE);
 }
 
+// A weight as a blend's sum counts it: 0 where it does not count (`weighs`).
+fn counted_weight(w: f32) -> f32 {
+    return select(0.0, w, weighs(w));
+}
+
 // `WeightSum` of samples `start .. start + count` (a frame index, not the window's).
 fn sum_weights(start: u32, count: u32) -> WeightSum {
     let first = start - params.sample_base;
     var total = 0.0;
     var scaled = 0.0;
     for (var i = 0u; i < count; i++) {
-        let w = samples[first + i].weight;
+        let w = counted_weight(samples[first + i].weight);
         total += w;
         scaled += w * OVERFLOW_WEIGHT_SCALE;
     }
@@ -133,7 +138,7 @@ fn sample_blend_joint_over(range: SampleRange, joint: u32, num_joints: u32, rest
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     for (var i = 0u; i < range.count; i++) {
         let s = samples[start + i];
-        if !(s.weight > 0.0) {
+        if !weighs(s.weight) {
             continue;
         }
         acc = blend_add(acc, sample_clip_joint(s, joint, num_joints), s.weight * sum.scale / sum.total);

@@ -302,7 +302,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
     var total = 0.0;
     var scaled = 0.0;
     for (var i = 0u; i < count; i++) {
-        let w = load_replay_sample(block, entry, i).weight;
+        let w = counted_weight(load_replay_sample(block, entry, i).weight);
         total += w;
         scaled += w * OVERFLOW_WEIGHT_SCALE;
     }
@@ -316,7 +316,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     for (var i = 0u; i < count; i++) {
         let s = load_replay_sample(block, entry, i);
-        if !(s.weight > 0.0) {
+        if !weighs(s.weight) {
             continue;
         }
         acc = blend_add(acc, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
@@ -858,9 +858,9 @@ fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, store: bool,
     return true;
 }
 
-// Whether the layer is evaluated: the base always, the others above weight 0.
+// Whether the layer is evaluated: the base always, the others where their weight counts (`weighs`).
 fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
-    return setup.layer == 0u || program.weight > 0.0;
+    return setup.layer == 0u || weighs(program.weight);
 }
 
 // The stage alone: sample and transition every layer of one character per workgroup; the

@@ -292,7 +292,7 @@ fn layered_counts(programs: &[LayerProgram], num_layers: usize, rows: Option<&[u
         character
             .iter()
             .enumerate()
-            .filter(|(l, p)| *l == 0 || p.weight > 0.0)
+            .filter(|(l, p)| *l == 0 || crate::program::weighs(p.weight))
             .map(|(_, p)| u64::from(p.num_target) + u64::from(p.num_secondary))
             .sum()
     };

@@ -1555,6 +1555,89 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     }
 }
 
+/// Weights below `f32::MIN_POSITIVE` (subnormal) count as zero (`throng::program::weighs`), on
+/// both evaluators and every frame kernel, whether or not a driver flushes subnormal floats
+/// (lavapipe's does): a blend of subnormal weights shows the rest pose, a subnormal weight beside
+/// a normal one adds nothing, and a layer of subnormal weight does not show; the least normal
+/// weight counts. Before, the CPU blended what a flushing GPU dropped, and a driver that flushed
+/// a subnormal sum in the division but not in the comparison before it divided zero by zero.
+#[test]
+fn subnormal_weights_count_as_zero_on_both_evaluators() {
+    let demo = DemoCharacter::humanoid();
+    let joints = demo.rig.num_joints();
+    let half_least = f32::MIN_POSITIVE / 2.0;
+    // (the weights given, the weights they blend as): two samples a character, clips 0 and 1.
+    let cases = [
+        ([half_least, half_least], [0.0, 0.0]),
+        ([1e-45, 0.25], [0.0, 0.25]),
+        ([0.5, half_least], [0.5, 0.0]),
+        ([f32::MIN_POSITIVE, f32::MIN_POSITIVE], [1.0, 1.0]),
+    ];
+    let characters = cases.len();
+    let samples_of = |given: bool| -> Vec<ClipSample> {
+        let weights = cases.iter().flat_map(|(g, e)| if given { *g } else { *e });
+        weights.enumerate().map(|(i, w)| ClipSample::new((i % 2) as u32, 0.3 + i as f32 * 0.05, w)).collect()
+    };
+    let ranges: Vec<_> = (0..characters as u32).map(|c| 2 * c..2 * c + 2).collect();
+    // The layered frame: the character's blend as its base, and over it a local override of the
+    // second clip alone at a subnormal weight (expected: at weight 0, not shown).
+    let layers = [
+        LayerSetup::default(),
+        LayerSetup { blend: LayerBlend::Override, space: LayerSpace::Local, mask: None, ..LayerSetup::default() },
+    ];
+    let programs_of = |layer_weight: f32| -> Vec<LayerProgram> {
+        let over = |r: &std::ops::Range<u32>| LayerProgram { weight: layer_weight, ..settled_program(r.start + 1, 1) };
+        ranges.iter().flat_map(|r| [settled_program(r.start, 2), over(r)]).collect()
+    };
+    let two_clip_cpu = |samples: &[ClipSample]| {
+        let mut out = vec![0.0; characters * joints * 16];
+        let job = EvalCrowdJob {
+            rig: &demo.rig,
+            clips: &demo.clips,
+            samples,
+            sample_ranges: &ranges,
+            layout: OutputLayout::Mat4,
+            output: &mut out,
+        };
+        job.run().unwrap();
+        out
+    };
+    let layered_cpu = |samples: &[ClipSample], programs: &[LayerProgram]| {
+        let mut context = EvalContext::new(characters, layers.len(), joints);
+        support::cpu_frame((&demo.rig, &demo.clips[..], &layers[..]), samples, programs, 0.25, &mut context).unwrap()
+    };
+    let (given, expected) = (samples_of(true), samples_of(false));
+    let (given_programs, expected_programs) = (programs_of(half_least), programs_of(0.0));
+    let two_clip = two_clip_cpu(&expected);
+    let layered = layered_cpu(&expected, &expected_programs);
+    // Bit for bit on the CPU (`==` fails on a NaN).
+    let same_bits = |expected: &[f32], got: &[f32], what: &str| {
+        let first = expected.iter().zip(got).position(|(e, g)| e.to_bits() != g.to_bits());
+        assert!(first.is_none(), "{what}: character {} differs", first.unwrap_or(0) / (joints * 16));
+    };
+    same_bits(&two_clip, &two_clip_cpu(&given), "CPU two-clip frame");
+    same_bits(&layered, &layered_cpu(&given, &given_programs), "CPU layered frame");
+    // The rest pose where nothing counts: a blend at all would move the first character.
+    let rest: Vec<f32> = (demo.rig.rest_model().iter().zip(demo.rig.inverse_bind()))
+        .flat_map(|(model, inverse_bind)| (*model * *inverse_bind).to_cols_array())
+        .collect();
+    support::compare::assert_matrices_close(&rest, &two_clip[..joints * 16], 16, joints, 1e-5, "the rest pose");
+    let Some(gpu) = gpu_support::gpu() else { return };
+    let close = |expected: &[f32], got: &[f32], what: &str| {
+        support::compare::assert_matrices_close(expected, got, 16, joints, GPU_TOLERANCE, what)
+    };
+    for kernel in FrameKernel::ALL {
+        let options = GpuCrowdOptions { kernel, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, options).unwrap();
+        let got = gpu_support::frame(&gpu, &mut crowd, &given, &ranges);
+        close(&two_clip, &got, &format!("GPU two-clip frame, {kernel:?}"));
+        let mut crowd =
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &demo.rig, &demo.clips, &layers, options).unwrap();
+        let got = gpu_support::layered_frame(&gpu, &mut crowd, &given, &given_programs, 0.25);
+        close(&layered, &got, &format!("GPU layered frame, {kernel:?}"));
+    }
+}
+
 /// Times far outside a clip, denormal and zero weights, huge steps: every matrix stays finite.
 #[test]
 fn extreme_but_valid_samples_give_finite_matrices() {

@@ -52,11 +52,11 @@ fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     let scaled = select(s.weight, s.weight * -OVERFLOW_WEIGHT_SCALE, packed < 0.0);
     let w = select(scaled / packed, 1.0, count == 1u);
     if COMPACT_CLIPS {
-        return vec4<u32>(select(SKIP_SAMPLE, s.clip, s.weight > 0.0), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
+        return vec4<u32>(select(SKIP_SAMPLE, s.clip, weighs(s.weight)), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
     }
     let frame_vec4s = params.num_joints * 3u;
     let first = h.first_vec4 + p.frame0 * frame_vec4s;
-    return vec4<u32>(select(SKIP_SAMPLE, first, s.weight > 0.0), h.first_vec4 + p.frame1 * frame_vec4s, bitcast<u32>(p.alpha), bitcast<u32>(w));
+    return vec4<u32>(select(SKIP_SAMPLE, first, weighs(s.weight)), h.first_vec4 + p.frame1 * frame_vec4s, bitcast<u32>(p.alpha), bitcast<u32>(w));
 }
 
 // Lane `lane` of a character writes the table entry of the character's sample `first + lane` of a

@@ -20,6 +20,15 @@ const JOINTS_PER_THREAD: u32 = 4u;
 // Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
 const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
+// Whether a blend weight counts (`throng::program::weighs`): at least f32's least normal, 2^-126.
+// A zero or subnormal weight counts as zero wherever a driver flushes subnormals or not, and the
+// weights that count sum to a normal float, so no share divides by a subnormal.
+const MIN_WEIGHT: f32 = 1.1754943508222875e-38;
+
+fn weighs(w: f32) -> bool {
+    return w >= MIN_WEIGHT;
+}
+
 // `ChunkParams::output_layout` values (`throng::eval::OutputLayout`).
 const LAYOUT_MAT4: u32 = 0u;
 const LAYOUT_AFFINE3X4: u32 = 1u;

@@ -16,7 +16,7 @@ use glam::Mat4;
 use rayon::prelude::*;
 
 use crate::clip::Clip;
-use crate::program::{ClipSample, LayerProgram, SwitchMode};
+use crate::program::{ClipSample, LayerProgram, SwitchMode, weighs};
 use crate::rig::{Rig, Transform};
 
 use super::inertialize::OffsetLanes;
@@ -634,7 +634,7 @@ impl Shared<'_> {
             // A layer set up without memory skips the transition stage even where the context
             // holds memory for it (a context built with `new`): its programs are plain cuts.
             let slot = self.slots[l].filter(|_| setup.needs_memory);
-            if l > 0 && program.weight <= 0.0 {
+            if l > 0 && !weighs(program.weight) {
                 // An invisible layer costs nothing and forgets what it showed: a fade or an
                 // offset it comes back to would start from a pose nobody saw (its switches
                 // went by unseen), so it comes back as after a cut.

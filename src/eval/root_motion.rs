@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::EvalError;
 use super::expand::{ExpandError, validate_records_frame};
-use super::sample::Normalised;
+use super::sample::{Normalised, counted};
 use crate::blend_space::{BlendTrees, TreeScratch};
 use crate::clip::Clip;
 use crate::program::{
@@ -102,13 +102,13 @@ pub fn clip_root_delta(clip: &Clip, root: usize, t0_s: f32, t1_s: f32) -> RootDe
 }
 
 /// The root's travel over a blend of samples: each sample's clip from last frame's time
-/// (`time_s - advance_s`) to this one's, by normalised weight; zero when the weights do not sum
-/// to a positive number. Samples naming no clip of `clips` add nothing (the callers validate).
+/// (`time_s - advance_s`) to this one's, by normalised weight; zero when no weight counts
+/// ([`crate::program::weighs`]). Samples naming no clip of `clips` add nothing (the callers validate).
 pub(crate) fn blend_root_delta(clips: &[Clip], samples: &[ClipSample]) -> RootDelta {
     let Some(weights) = Normalised::of(samples) else {
         return RootDelta::default();
     };
-    samples.iter().fold(RootDelta::default(), |acc, s| match clips.get(s.clip as usize) {
+    counted(samples).fold(RootDelta::default(), |acc, s| match clips.get(s.clip as usize) {
         Some(clip) => acc + clip_root_delta(clip, 0, s.time_s - s.advance_s, s.time_s).scaled(weights.share(s.weight)),
         None => acc,
     })

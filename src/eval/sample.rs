@@ -5,7 +5,7 @@ use glam::{Quat, Vec4};
 
 use crate::clip::{Clip, FramePair};
 use crate::pose::{TransformLanes, quat_dot_lanes};
-use crate::program::{ClipSample, LayerProgram, SwitchMode};
+use crate::program::{ClipSample, LayerProgram, SwitchMode, weighs};
 use crate::rig::Transform;
 
 /// How a sample list's weights normalise to sum to one, for poses, curves and root motion alike.
@@ -19,17 +19,23 @@ pub(crate) struct Normalised {
     scale: f32,
 }
 
+/// The samples whose weights count ([`weighs`]), the only ones a blend reads.
+pub(crate) fn counted(samples: &[ClipSample]) -> impl Iterator<Item = &ClipSample> {
+    samples.iter().filter(|s| weighs(s.weight))
+}
+
 /// The weights' scale where they sum past `f32::MAX` (`2^-64`): `n` weights of at most
 /// `f32::MAX` then sum to at most `n · 2^64`.
 const OVERFLOW_WEIGHT_SCALE: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 
 impl Normalised {
-    /// `None` when the weights sum to 0 (no samples, or all weights 0).
+    /// Over the weights that count ([`weighs`]); `None` when none does (no samples, or every
+    /// weight 0 or subnormal).
     pub(crate) fn of(samples: &[ClipSample]) -> Option<Self> {
-        let total: f32 = samples.iter().map(|s| s.weight).sum();
+        let total: f32 = counted(samples).map(|s| s.weight).sum();
         let normalised = if total.is_infinite() {
             let scale = OVERFLOW_WEIGHT_SCALE;
-            Self { total: samples.iter().map(|s| s.weight * scale).sum(), scale }
+            Self { total: counted(samples).map(|s| s.weight * scale).sum(), scale }
         } else {
             Self { total, scale: 1.0 }
         };
@@ -87,7 +93,7 @@ pub fn sample_blend(clips: &[Clip], samples: &[ClipSample], rest: &[Transform], 
 #[inline(always)]
 fn blend_joints(clips: &[Clip], samples: &[ClipSample], weights: &Normalised, out: &mut [Transform]) {
     let mut first = true;
-    for s in samples.iter().filter(|s| s.weight > 0.0) {
+    for s in counted(samples) {
         let clip = &clips[s.clip as usize];
         let w = weights.share(s.weight);
         clip.frame_pair(clip.frame_position(s.time_s, clip.is_looping())).for_each(out, |o, p| {
@@ -126,7 +132,7 @@ const SAMPLES_PER_PASS: usize = 8;
 /// with glam's order of every sum, so each joint gets its bits.
 #[inline(always)]
 fn blend_lanes(clips: &[Clip], samples: &[ClipSample], weights: &Normalised, out: &mut [Transform]) {
-    let mut pending = samples.iter().filter(|s| s.weight > 0.0).peekable();
+    let mut pending = counted(samples).peekable();
     let mut first = true;
     while pending.peek().is_some() {
         let mut pass: [Option<(FramePair, Vec4)>; SAMPLES_PER_PASS] = [const { None }; SAMPLES_PER_PASS];
@@ -206,7 +212,7 @@ pub fn blend_curve(clips: &[Clip], samples: &[ClipSample], binding: &CurveBindin
         return 0.0;
     };
     let mut value = 0.0;
-    for s in samples.iter().filter(|s| s.weight > 0.0) {
+    for s in counted(samples) {
         let curve = binding.per_clip.get(s.clip as usize).copied().flatten();
         if let Some(v) = curve.and_then(|c| clips.get(s.clip as usize)?.sample_curve(c, s.time_s)) {
             value += v * weights.share(s.weight);

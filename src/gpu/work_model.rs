@@ -70,7 +70,7 @@ use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
 use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
-    SwitchMode, evaluation_order,
+    SwitchMode, evaluation_order, weighs,
 };
 use crate::rig::Rig;
 
@@ -231,19 +231,19 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4736,
+    4748,
     [
         (47, 0),
-        (1364, 0),
-        (1346, 1),
-        (1253, 2),
-        (18, 3),
+        (1368, 0),
+        (1350, 1),
+        (1257, 2),
+        (22, 3),
         (136, 3),
-        (2940, 0),
-        (740, 1),
-        (19, 2),
+        (2948, 0),
+        (747, 1),
+        (22, 2),
         (137, 2),
-        (19, 2),
+        (22, 2),
         (125, 2),
         (528, 1),
         (26, 1),
@@ -264,11 +264,11 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2472,
+    2475,
     [
-        (2103, 0),
-        (394, 1),
-        (19, 2),
+        (2106, 0),
+        (397, 1),
+        (22, 2),
         (137, 2),
         (80, 1),
         (26, 1),
@@ -288,11 +288,11 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1591,
+    1594,
     [
-        (1228, 0),
-        (396, 1),
-        (19, 2),
+        (1231, 0),
+        (399, 1),
+        (22, 2),
         (137, 2),
         (77, 1),
         (26, 1),
@@ -314,11 +314,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1535, 1512, 1525, 1517, 1480, 1591, 1272, 1591, 1591, 1591, 1856];
+    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (641, [(356, 0), (19, 1), (135, 1), (263, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (644, [(359, 0), (22, 1), (135, 1), (263, 0), (69, 1)]);
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -327,19 +327,19 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (641, [(356, 0),
 /// capture's reduction and the replay entry's store within) and the mesh-space override's level
 /// loop; then local-to-model's level loop.
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4741,
+    4753,
     [
-        (4431, 0),
-        (1266, 1),
-        (20, 2),
+        (4443, 0),
+        (1270, 1),
+        (22, 2),
         (139, 2),
-        (249, 1),
-        (20, 2),
-        (20, 2),
+        (256, 1),
+        (22, 2),
+        (22, 2),
         (88, 2),
         (156, 1),
         (149, 1),
-        (279, 1),
+        (278, 1),
         (20, 2),
         (25, 2),
         (134, 1),
@@ -357,19 +357,19 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4741,
+    4753,
     [
-        (4431, 0),
-        (1266, 1),
-        (20, 2),
+        (4443, 0),
+        (1270, 1),
+        (22, 2),
         (139, 2),
-        (249, 1),
-        (20, 2),
-        (20, 2),
+        (256, 1),
+        (22, 2),
+        (22, 2),
         (88, 2),
         (156, 1),
         (149, 1),
-        (279, 1),
+        (278, 1),
         (20, 2),
         (25, 2),
         (134, 1),
@@ -381,37 +381,37 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2557, [(2246, 0), (217, 1), (20, 2), (89, 2), (157, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+    (2563, [(2252, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2558, [(2250, 0), (219, 1), (20, 2), (89, 2), (157, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+    (2558, [(2250, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1710, [(1400, 0), (218, 1), (20, 2), (90, 2), (158, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1716, [(1406, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1710, [(1400, 0), (218, 1), (20, 2), (90, 2), (158, 1), (154, 1), (25, 2), (132, 1), (95, 0)]);
+    (1716, [(1406, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (132, 1), (95, 0)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1646, 1624, 1644, 1636, 1646, 1646, 1419, 1638, 1669, 1411, 1937];
+    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1943];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1646, 1624, 1644, 1636, 1646, 1646, 1419, 1638, 1669, 1411, 1938];
+    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1938];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (666, [(20, 0), (157, 0), (94, 0)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (668, [(22, 0), (157, 0), (94, 0)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
 /// its clip loop's table miss (the layered frames' other paths are not in it).
@@ -419,7 +419,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, M
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [603, 594];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [605, 596];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -1197,18 +1197,17 @@ impl WorkModel {
     }
 
     /// One blend (`sample_blend_joint_over`) over `samples`, by every wave that holds joints:
-    /// the weight sum, then each clip with a weight above 0 (a single sample is sampled by the
+    /// the weight sum, then each clip whose weight counts (`weighs`; a single sample is sampled by the
     /// shortcut outside the loop, `single_sample`; weights summing to 0 show the rest pose and
     /// sample nothing).
     fn blend(&self, work: &mut Work, samples: &[ClipSample], costs: &KernelCosts, kind: Blend) {
         let waves = self.wave_count();
         work.bytes_read += SAMPLE_BYTES * samples.len() as f64;
         work.charge(costs.sample_weight, waves * samples.len());
-        let total: f32 = samples.iter().map(|s| s.weight).sum();
-        if !(total > 0.0) {
+        let sampled = samples.iter().filter(|s| weighs(s.weight)).count();
+        if sampled == 0 {
             return;
         }
-        let sampled = if samples.len() == 1 { 1 } else { samples.iter().filter(|s| s.weight > 0.0).count() };
         if samples.len() == 1 {
             // The step-back blend's shortcut is the switch frame's code (`switch`).
             if kind == Blend::Shown {
@@ -1362,7 +1361,7 @@ impl WorkModel {
             let (setup, program) = (&layers[l], &programs[l]);
             work.bytes_read += PROGRAM_BYTES;
             work.charge(costs.layer_fixed, self.waves());
-            if l != 0 && !(program.weight > 0.0) {
+            if l != 0 && !weighs(program.weight) {
                 // Skipped: thread 0 clears the layer's shown count (the state's first vec4 read
                 // and written).
                 if setup.needs_memory {
@@ -1417,14 +1416,7 @@ impl WorkModel {
             return;
         }
         let entries = if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 { 1 } else { 2 };
-        let total: f32 = shown.iter().map(|s| s.weight).sum();
-        let sampled = if !(total > 0.0) {
-            0
-        } else if shown.len() == 1 {
-            1
-        } else {
-            shown.iter().filter(|s| s.weight > 0.0).count()
-        };
+        let sampled = shown.iter().filter(|s| weighs(s.weight)).count();
         let clips = if shown.len() > 1 { sampled } else { 0 };
         for _ in 0..entries {
             work.charge(costs.replay_entry, waves);
@@ -2069,7 +2061,7 @@ fn shown_range(program: &LayerProgram) -> std::ops::Range<u32> {
 /// Whether the replay before the layers visits layer `l` (`switches_with_memory` in
 /// `shaders/transition.wgsl`): the frame switches it, it keeps memory and it shows.
 fn replays_layer(l: usize, setup: &LayerSetup, program: &LayerProgram) -> bool {
-    setup.needs_memory && (l == 0 || program.weight > 0.0) && program.flags & LayerProgram::SWITCHED != 0
+    setup.needs_memory && (l == 0 || weighs(program.weight)) && program.flags & LayerProgram::SWITCHED != 0
 }
 
 /// Whether layer `l` removes the root's motion from its pose (the base layer, where its program
@@ -2119,7 +2111,7 @@ struct TableBlend {
 impl TableBlend {
     fn of(weights: &[f32], offset: usize, lanes: usize) -> Self {
         let none = Self { single: false, clips: 0, misses: 0 };
-        if !(weights.iter().sum::<f32>() > 0.0) {
+        if !weights.iter().any(|&w| weighs(w)) {
             return none;
         }
         if weights.len() == 1 && offset < lanes {
@@ -2127,7 +2119,7 @@ impl TableBlend {
         }
         Self {
             single: false,
-            clips: weights.iter().filter(|&&w| w > 0.0).count(),
+            clips: weights.iter().filter(|&&w| weighs(w)).count(),
             misses: (offset + weights.len()).saturating_sub(offset.max(lanes)),
         }
     }
@@ -2171,7 +2163,7 @@ impl LevelLayer {
     /// The layer `l` of one character whose program is `program`, in a level kernel of `lanes`
     /// lanes a character (the sample table's entries).
     fn of(l: usize, setup: &LayerSetup, program: &LayerProgram, samples: &[ClipSample], lanes: usize) -> Self {
-        let shows = l == 0 || program.weight > 0.0;
+        let shows = l == 0 || weighs(program.weight);
         let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
         let inertializes = program.switch_mode().is_inertialization();
         let crossfade = program.switch_mode() == SwitchMode::Crossfade && !snapshot;

@@ -49,10 +49,29 @@ pub struct ClipSample {
     /// Time in the clip, seconds; wrapped or clamped by the clip's loop flag.
     pub time_s: f32,
     /// Blend weight, finite and non-negative; a character's weights are normalised to sum to one.
+    /// A weight below `f32::MIN_POSITIVE` (a subnormal one) counts as zero ([`weighs`]).
     pub weight: f32,
     /// Clip seconds advanced since last frame (non-negative): root motion is read between
     /// `time_s - advance_s` and `time_s`, across loop wraps.
     pub advance_s: f32,
+}
+
+/// Whether a blend weight counts: at least `f32::MIN_POSITIVE` (2⁻¹²⁶). Both evaluators give a
+/// sample or a layer whose weight is zero or subnormal no share, so that they agree on every GPU:
+/// Vulkan leaves it to the driver whether subnormal floats are flushed to zero (lavapipe's and
+/// AMD's are), where a subnormal weight could vanish from a sum but not from a comparison, and
+/// its share `w / Σw` become `0 / 0`. Weights that count sum to at least 2⁻¹²⁶, so a blend never
+/// divides by a subnormal. NaN does not count.
+///
+/// ```
+/// use throng::program::weighs;
+/// assert!(weighs(1e-30));
+/// assert!(!weighs(1e-40) && !weighs(0.0) && !weighs(f32::NAN));
+/// ```
+#[must_use]
+#[inline]
+pub fn weighs(weight: f32) -> bool {
+    weight >= f32::MIN_POSITIVE
 }
 
 impl ClipSample {
@@ -535,7 +554,8 @@ pub struct LayerProgram {
     pub target_weight: f32,
     /// Linear progress of the transition in [0, 1]; 1 when none is in flight.
     pub progress: f32,
-    /// The layer's weight in [0, 1] (layer 0, the base, always shows fully).
+    /// The layer's weight in [0, 1] (layer 0, the base, always shows fully); a layer whose weight
+    /// does not count ([`weighs`]) does not show.
     pub weight: f32,
     /// Inertialization's decay time, seconds, by curve ([`SwitchMode`]): the quintic's duration,
     /// or the spring's halflife (read on the switch update). One field for both keeps the

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::blend_space::{BlendTrees, MAX_BLEND_CHILDREN, TreeScratch};
 
-use super::{ClipSample, LayerProgram, ProgramError, SwitchMode};
+use super::{ClipSample, LayerProgram, ProgramError, SwitchMode, weighs};
 
 /// No state: a record's `source` when no crossfade's source is sampled.
 pub const NO_STATE: u16 = u16::MAX;
@@ -714,7 +714,7 @@ struct Side {
     share: f32,
 }
 
-/// Writes `side`'s state's non-zero-weight clips into `out` from `out[n]`; returns the new count.
+/// Writes `side`'s state's clips whose weights count ([`weighs`]) into `out` from `out[n]`; returns the new count.
 fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [ClipSample], mut n: usize) -> usize {
     let Some(st) = tables.states.get(side.state as usize) else { return n };
     let first = st.first_leaf as usize;
@@ -722,7 +722,7 @@ fn write_state(tables: &ExpandTables, weights: &[f32], side: Side, out: &mut [Cl
     let reverse = st.flags & ExpandTables::REVERSE != 0;
     for (leaf, &w) in leaves.iter().zip(weights) {
         let weight = w * side.share;
-        if weight <= 0.0 {
+        if !weighs(weight) {
             continue;
         }
         let played_s = played_seconds(st.flags, leaf, side.phase, side.loops);
