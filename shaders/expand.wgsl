@@ -18,8 +18,9 @@ const EXPAND_STATE_LEN: u32 = 4u;
 const EXPAND_LEAF_LEN: u32 = 8u;
 const EXPAND_LAYER_LEN: u32 = 2u;
 
-// The least weight a written sample has (`throng::program::weighs`; the frame kernels' copy is in
-// `shared/types.wgsl`, which this kernel does not include): f32's least normal.
+// The least weight of a blend-tree clip's written sample (`throng::program::weighs`; the frame
+// kernels' copy is in `shared/types.wgsl`, which this kernel does not include): f32's least
+// normal.
 const MIN_WEIGHT: f32 = 1.1754943508222875e-38;
 
 // `ExpandTables::SYNC`, `LOOPING`, `REVERSE`.

@@ -819,7 +819,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
     }
 }
 
-// An invisible layer (weight 0, not the base) is not evaluated and forgets what it showed and
+// An invisible layer (not the base, its weight not counting: `weighs`) is not evaluated and forgets what it showed and
 // any offset still decaying, as `FrameJob` does; a layer without memory has nothing to forget.
 fn skip_layer(c: u32, m: u32, thread: u32) {
     if thread == 0u && m != NO_MEMORY {
@@ -840,7 +840,7 @@ fn layer_program(c: u32, l: u32) -> LayerProgram {
 }
 
 // Layer `setup` of chunk character `c` into `layer_pose`: sampled and turned into what the layer
-// shows, its memory updated; a layer other than the base at weight 0 is not evaluated and
+// shows, its memory updated; a layer other than the base whose weight does not count is not evaluated and
 // forgets what it showed (`FrameJob`'s rule); a layer without memory only ever cuts and shows
 // its samples as they are. Returns whether the layer shows. Every thread must call it (it holds
 // barriers; `setup` is the same for the whole workgroup). `store` keeps every displayed pose in

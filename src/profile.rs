@@ -169,7 +169,8 @@ pub enum Plot {
     /// `LayerProgram::SWITCHED`).
     TransitionsStarted,
     /// `throng.clips_sampled`: clip samples the evaluators took for the characters they
-    /// evaluated (a crossfade counts both sides; a layer above the base at weight 0 and a
+    /// evaluated (a crossfade counts both sides; a layer above the base whose weight does not
+    /// count (`program::weighs`) and a
     /// character animation LOD skips count nothing): `eval::frame_layers::FrameStats::clips_sampled`
     /// on the CPU, the same count from the programs of the characters `gpu::GpuCrowd` uploads
     /// a frame for, and every sample list's length for the unlayered frame.
@@ -284,7 +285,7 @@ pub(crate) fn count_layered(programs: &[LayerProgram], num_layers: usize, rows: 
 }
 
 /// Characters evaluated and the clips `eval::frame_layers::FrameJob` samples for them: both sides of
-/// each visible layer (a layer above the base at weight 0 is not evaluated).
+/// each visible layer (a layer above the base whose weight does not count is not evaluated).
 #[cfg(feature = "tracy")]
 fn layered_counts(programs: &[LayerProgram], num_layers: usize, rows: Option<&[u32]>) -> (u64, u64) {
     let num_layers = num_layers.max(1);

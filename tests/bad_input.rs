@@ -1557,17 +1557,21 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
 
 /// Weights below `f32::MIN_POSITIVE` (subnormal) count as zero (`throng::program::weighs`), on
 /// both evaluators and every frame kernel, whether or not a driver flushes subnormal floats
-/// (lavapipe's does): a blend of subnormal weights shows the rest pose, a subnormal weight beside
-/// a normal one adds nothing, and a layer of subnormal weight does not show; the least normal
-/// weight counts. Before, the CPU blended what a flushing GPU dropped, and a driver that flushed
-/// a subnormal sum in the division but not in the comparison before it divided zero by zero.
+/// (lavapipe's does): a blend of subnormal weights shows the rest pose, whether they sum to a
+/// subnormal or to the least normal float; a subnormal weight beside a normal one adds nothing;
+/// a layer of subnormal weight does not show (and samples nothing); the least normal weight
+/// counts. Before, the CPU blended what a flushing GPU dropped, and a driver that flushed a
+/// subnormal sum in the division but not in the comparison before it divided zero by zero.
 #[test]
 fn subnormal_weights_count_as_zero_on_both_evaluators() {
     let demo = DemoCharacter::humanoid();
     let joints = demo.rig.num_joints();
     let half_least = f32::MIN_POSITIVE / 2.0;
     // (the weights given, the weights they blend as): two samples a character, clips 0 and 1.
+    // The first two sum to subnormals, the third to the least normal float.
     let cases = [
+        ([f32::MIN_POSITIVE / 4.0; 2], [0.0, 0.0]),
+        ([1e-45, 1e-45], [0.0, 0.0]),
         ([half_least, half_least], [0.0, 0.0]),
         ([1e-45, 0.25], [0.0, 0.25]),
         ([0.5, half_least], [0.5, 0.0]),
@@ -1602,21 +1606,43 @@ fn subnormal_weights_count_as_zero_on_both_evaluators() {
         job.run().unwrap();
         out
     };
+    // The matrices, and the clips each character sampled.
     let layered_cpu = |samples: &[ClipSample], programs: &[LayerProgram]| {
         let mut context = EvalContext::new(characters, layers.len(), joints);
-        support::cpu_frame((&demo.rig, &demo.clips[..], &layers[..]), samples, programs, 0.25, &mut context).unwrap()
+        let mut output = vec![0.0; characters * joints * 16];
+        let mut clips_sampled = vec![0; characters];
+        FrameJob {
+            rig: &demo.rig,
+            clips: &demo.clips,
+            layers: &layers,
+            samples,
+            programs,
+            dt_s: 0.25,
+            context: &mut context,
+            layout: OutputLayout::Mat4,
+            output: &mut output,
+            clips_sampled: &mut clips_sampled,
+            root_motion: &mut [],
+        }
+        .run()
+        .unwrap();
+        (output, clips_sampled)
     };
     let (given, expected) = (samples_of(true), samples_of(false));
     let (given_programs, expected_programs) = (programs_of(half_least), programs_of(0.0));
     let two_clip = two_clip_cpu(&expected);
-    let layered = layered_cpu(&expected, &expected_programs);
+    let (layered, expected_clips) = layered_cpu(&expected, &expected_programs);
+    let (given_layered, given_clips) = layered_cpu(&given, &given_programs);
+    // The base layer's two samples, and nothing for the layer that does not show.
+    assert_eq!(given_clips, vec![2; characters]);
+    assert_eq!(expected_clips, given_clips);
     // Bit for bit on the CPU (`==` fails on a NaN).
     let same_bits = |expected: &[f32], got: &[f32], what: &str| {
         let first = expected.iter().zip(got).position(|(e, g)| e.to_bits() != g.to_bits());
         assert!(first.is_none(), "{what}: character {} differs", first.unwrap_or(0) / (joints * 16));
     };
     same_bits(&two_clip, &two_clip_cpu(&given), "CPU two-clip frame");
-    same_bits(&layered, &layered_cpu(&given, &given_programs), "CPU layered frame");
+    same_bits(&layered, &given_layered, "CPU layered frame");
     // The rest pose where nothing counts: a blend at all would move the first character.
     let rest: Vec<f32> = (demo.rig.rest_model().iter().zip(demo.rig.inverse_bind()))
         .flat_map(|(model, inverse_bind)| (*model * *inverse_bind).to_cols_array())

@@ -277,7 +277,7 @@ fn one_second(crowd: &mut Crowd, kind: ArchetypeId) -> Vec<(String, f32)> {
 }
 
 #[test]
-fn clips_weighted_below_the_threshold_do_not_fire() {
+fn clips_weighted_below_the_threshold_or_not_counting_do_not_fire() {
     let (mut crowd, kind) = blended(0.0, 0.3);
     let fired = one_second(&mut crowd, kind);
     let find = |name: &str| fired.iter().filter(|(n, _)| n == name).map(|(_, w)| *w).collect::<Vec<f32>>();
@@ -297,6 +297,11 @@ fn clips_weighted_below_the_threshold_do_not_fire() {
     let (mut crowd, kind) = blended(0.0, 1.0);
     let fired = one_second(&mut crowd, kind);
     assert!(fired.iter().all(|(n, _)| n != "walk_step"), "{fired:?}");
+
+    // Nor does one at a subnormal weight, which no evaluator samples (`program::weighs`).
+    let (mut crowd, kind) = blended(0.0, 1e-40);
+    let fired = one_second(&mut crowd, kind);
+    assert!(fired.iter().all(|(n, _)| n != "run_step") && fired.iter().any(|(n, _)| n == "walk_step"), "{fired:?}");
 }
 
 /// One update of [`run_transition`].

@@ -22,7 +22,7 @@ const LANES: u32 = 64u;
 // Characters per workgroup.
 const GROUP_CHARACTERS: u32 = GROUP_THREADS / LANES;
 
-// A sample-table entry's clip for a sample whose weight is not above 0 (skipped by the blend).
+// A sample-table entry's clip for a sample whose weight does not count (`weighs`; skipped by the blend).
 const SKIP_SAMPLE: u32 = 0xffffffffu;
 
 // Each character's joints, slot `s` at `s * LANES`: its local matrices, then its model

@@ -16,7 +16,7 @@ use crate::rig::{Rig, Transform};
 ///
 /// Character `i`'s clips are `samples[sample_ranges[i]]`; its joint `j` is written at
 /// `(i * num_joints + j) * layout.floats_per_joint()` in `output`. A character with no samples
-/// (or weights summing to zero) shows the rest pose.
+/// (or no weight that counts, [`crate::program::weighs`]) shows the rest pose.
 #[derive(Debug)]
 pub struct EvalCrowdJob<'a> {
     /// The rig every character uses.

@@ -52,7 +52,8 @@ impl Normalised {
 ///
 /// Weights are normalised to sum to one. Each rotation is brought onto the hemisphere of the
 /// running sum before it is added, so blending `q` and `-q` never cancels out. When there are
-/// no samples, or the weights sum to zero, `out` is the rest pose. Inputs are assumed valid
+/// no samples, or no weight counts ([`weighs`]: zero and subnormal weights do not), `out` is
+/// the rest pose. Inputs are assumed valid
 /// (see [`super::EvalCrowdJob::validate`]).
 ///
 /// Full-precision clips are blended one joint at a time (`blend_joints`): each joint's
@@ -205,7 +206,7 @@ impl CurveBinding {
 
 /// A curve's value over `samples`, blended as [`sample_blend`] blends poses: each sample's
 /// clip's value at its time, weighted by the normalised weight. A clip without the curve (or
-/// past the binding's table) counts 0; no samples, or weights summing to 0, give 0.
+/// past the binding's table) counts 0; no samples, or no weight that counts, give 0.
 #[must_use]
 pub fn blend_curve(clips: &[Clip], samples: &[ClipSample], binding: &CurveBinding) -> f32 {
     let Some(weights) = Normalised::of(samples) else {

@@ -124,7 +124,7 @@ impl GpuTransform {
 pub struct GpuRigJoint {
     /// Inverse bind matrix, column-major.
     pub inverse_bind: [f32; 16],
-    /// Rest pose, shown when a character's weights sum to zero.
+    /// Rest pose, shown when none of a character's weights counts (`program::weighs`).
     pub rest: GpuTransform,
     /// Parent joint, or [`GPU_NO_PARENT`].
     pub parent: u32,
@@ -471,7 +471,7 @@ pub const REPLAY_COUNT_MASK: u32 = 0xff;
 pub const REPLAY_STORED: u32 = 0x100;
 /// The root's motion was removed (the base layer, [`crate::program::LayerProgram::ROOT_MOTION`]).
 pub const REPLAY_ROOT_MOTION: u32 = 0x200;
-/// An additive layer: the identity where the weights sum to zero, not the rest pose.
+/// An additive layer: the identity where no weight counts, not the rest pose.
 pub const REPLAY_ADDITIVE: u32 = 0x400;
 /// Mixed from the frozen snapshot in the memo at the header's weight.
 pub const REPLAY_SNAPSHOT: u32 = 0x800;

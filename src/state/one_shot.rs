@@ -14,7 +14,7 @@
 //! its `program::ShotRecord` (the clip, its time, and the shares the record's own fields no
 //! longer hold), so both evaluators expand and show a one-shot as they do the graph.
 
-use crate::program::{LayerProgram, LayerRecord, NO_TRANSITION, ShotRecord, SwitchMode};
+use crate::program::{LayerProgram, LayerRecord, NO_TRANSITION, ShotRecord, SwitchMode, weighs};
 
 use super::columns::Group;
 use super::step::{Interval, MAX_EVENTS_PER_LAYER_UPDATE};
@@ -183,7 +183,7 @@ pub(super) fn step_play(play: &mut Playing, step: PlayStep<'_>) -> bool {
         // The clip's weight over the update: the larger of its weights at either end, so that
         // the first advance of a blend-in and the last of a blend-out report their events.
         let weight = shown_before.max(clip_share(play, graph_weight));
-        if weight > 0.0 && weight >= arch.event_weight_threshold {
+        if weighs(weight) && weight >= arch.event_weight_threshold {
             let looping = play.shot.looping;
             let interval =
                 Interval { start: before.min(play.clock_s), end: play.clock_s, inclusive, duration: d, looping };

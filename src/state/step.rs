@@ -25,7 +25,7 @@ use crate::graph::{
     CompiledGraph, Condition, Inertialization, Interruption, MAX_MACHINE_DEPTH, MAX_NODES_PER_STATE, MotionNode,
     NO_INDEX, ParamKind, ParamSlot, PhaseSync, Source, Span, State, SwitchMode, Target, Transition,
 };
-use crate::program::{self, LayerProgram, LayerRecord, NO_STATE, NO_TRANSITION};
+use crate::program::{self, LayerProgram, LayerRecord, NO_STATE, NO_TRANSITION, weighs};
 
 use super::{AnimationEvent, Archetype, CharacterHandle};
 
@@ -950,7 +950,7 @@ fn fire_events(
     for (i, leaf) in st.leaves.range().enumerate() {
         let le = arch.leaf_events[leaf];
         let weight = weights[i] * played.share;
-        if le.start == le.end || !(weight > 0.0 && weight >= threshold) {
+        if le.start == le.end || !(weighs(weight) && weight >= threshold) {
             continue;
         }
         let duration = le.duration_s;
