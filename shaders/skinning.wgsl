@@ -1,10 +1,14 @@
 // Skinning matrices: `model × inverse_bind`, written in the output layout. Mirrors
 // `throng::eval::skinning`.
 
+// Gate of the affine 3×4 output's store (`throng::gpu::MeasuredPath::AffineOutput`): always
+// true in production; the work model measures the store by compiling it out.
+const AFFINE_OUTPUT_CODE: bool = true;
+
 // Writes joint `index` (chunk-relative, `c * num_joints + j`) of the chunk's output window:
 // four columns for LAYOUT_MAT4, the top three rows for LAYOUT_AFFINE3X4.
 fn write_skinning(index: u32, m: mat4x4<f32>) {
-    if params.output_layout == LAYOUT_MAT4 {
+    if !AFFINE_OUTPUT_CODE || params.output_layout == LAYOUT_MAT4 {
         let i = params.output_base + index * 4u;
         output[i] = m[0];
         output[i + 1u] = m[1];

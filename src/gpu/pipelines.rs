@@ -432,11 +432,16 @@ pub enum MeasuredPath {
     /// in the [`Specialisation::Steady`] kernel, whose decay code is on
     /// ([`MeasuredPath::specialisation`]).
     Overshoot,
+    /// The skinning matrices stored as affine 3×4 rows (`write_skinning`): a crowd whose output
+    /// layout is [`OutputLayout::Affine3x4`](crate::program::OutputLayout), every wave that
+    /// writes joints. The mat4 store, the other side of the branch, stays in the code every
+    /// wave runs.
+    AffineOutput,
 }
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -448,6 +453,7 @@ impl MeasuredPath {
         Self::StorePose,
         Self::Transition,
         Self::Overshoot,
+        Self::AffineOutput,
     ];
 
     /// The specialisation whose static count the path's is taken from: the settled kernel, but
@@ -476,6 +482,7 @@ impl MeasuredPath {
             Self::StorePose => "store_pose",
             Self::Transition => "transition",
             Self::Overshoot => "overshoot",
+            Self::AffineOutput => "affine_output",
         }
     }
 
@@ -493,6 +500,7 @@ impl MeasuredPath {
             Self::StorePose => "const STORE_POSE_CODE: bool = true;",
             Self::Transition => "const TRANSITION_CODE: bool = true;",
             Self::Overshoot => "const OVERSHOOT_CODE: bool = true;",
+            Self::AffineOutput => "const AFFINE_OUTPUT_CODE: bool = true;",
         }
     }
 

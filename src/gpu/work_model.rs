@@ -81,6 +81,8 @@ const PROGRAM_BYTES: f64 = size_of::<LayerProgram>() as f64;
 const SAMPLE_BYTES: f64 = size_of::<ClipSample>() as f64;
 /// A `SampleRange` (`frame_main`'s program).
 const RANGE_BYTES: f64 = 8.0;
+/// An affine 3×4 skinning matrix, the output of a crowd that writes them (a mat4's is 64).
+const AFFINE_OUTPUT_BYTES: f64 = 48.0;
 /// A layer's `LayerState`'s first vec4 (flags, decay, elapsed time, largest offset): read at the
 /// start of its transition, written at the end, on every frame the layer is evaluated.
 const LAYER_STATE_BYTES: f64 = 16.0;
@@ -219,6 +221,11 @@ pub struct KernelCosts {
     /// outside its level loop, taken out of `mesh_fixed`: per wave holding roots' items of a
     /// mesh-space override layer.
     pub mesh_roots: u32,
+    /// The skinning matrices stored as affine 3×4 rows ([`MeasuredPath::AffineOutput`]), taken
+    /// out of `kernel_fixed` (of `skinning` in the fused layered kernel, whose store is in its
+    /// joint loop; `frame_main`'s costs leave it there, 0 here): per wave writing joints, where
+    /// the model writes 48 bytes a joint.
+    pub affine_output: u32,
 }
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
@@ -314,7 +321,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859];
+    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -403,23 +410,25 @@ pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1943];
+    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1943, 1692];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1938];
+    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1938, 1692];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's level loop.
 pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (668, [(22, 0), (157, 0), (94, 0)]);
 
-/// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut and
-/// its clip loop's table miss (the layered frames' other paths are not in it).
-pub const FRAME_LEVELS_PATHS: [MeasuredPath; 2] = [MeasuredPath::SingleSample, MeasuredPath::TableMiss];
+/// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
+/// clip loop's table miss and the affine output's store (the layered frames' other paths are not
+/// in it).
+pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
+    [MeasuredPath::SingleSample, MeasuredPath::TableMiss, MeasuredPath::AffineOutput];
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [605, 596];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [605, 596, 641];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -560,6 +569,7 @@ impl KernelCosts {
             mesh_override,
             ..,
             overshoot,
+            affine_output,
         ] = paths;
         // The mesh-space override's path: its two joint loops (the walk within the second) and
         // the little code around them.
@@ -581,7 +591,7 @@ impl KernelCosts {
             mesh_fixed: mesh_override.checked_sub(n(18))?,
             mesh_step: n(18),
             pose: n(20),
-            skinning: n(21).checked_sub(n(22))?,
+            skinning: n(21).checked_sub(n(22) + affine_output)?,
             model_step: n(22),
             capture_step: 0,
             replay_check: n(0),
@@ -610,6 +620,7 @@ impl KernelCosts {
             mesh_roots,
             ..,
             overshoot,
+            affine_output,
         ] = paths;
         Self {
             root_motion,
@@ -620,6 +631,7 @@ impl KernelCosts {
             table_miss,
             mesh_roots,
             overshoot,
+            affine_output,
             ..Self::default()
         }
     }
@@ -712,6 +724,7 @@ impl KernelCosts {
             store_pose,
             transition_path,
             overshoot,
+            affine_output,
         ] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its level
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
@@ -733,7 +746,7 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(14))?,
+            kernel_fixed: total.checked_sub(n(0) + n(14) + affine_output)?,
             layer_fixed: body.checked_sub(sample_fixed + combine)?,
             sample_fixed,
             sample_weight,
@@ -784,15 +797,16 @@ impl KernelCosts {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
-        let [single_sample, table_miss] = without.map(|w| total.checked_sub(w));
-        let (single_sample, table_miss) = (single_sample?, table_miss?);
+        let [single_sample, table_miss, affine_output] = without.map(|w| total.checked_sub(w));
+        let (single_sample, table_miss, affine_output) = (single_sample?, table_miss?, affine_output?);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample)?,
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample + affine_output)?,
             sample_weight: n(0),
             sample_clip: n(1).checked_sub(table_miss)?,
             model_step: n(2),
             single_sample,
             table_miss,
+            affine_output,
             ..Self::default()
         })
     }
@@ -812,7 +826,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 36] {
+    pub fn regions(&self) -> [(&'static str, Self); 37] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -850,6 +864,7 @@ impl KernelCosts {
             ("table_miss", Self { table_miss: self.table_miss, ..Self::default() }),
             ("mesh_roots", Self { mesh_roots: self.mesh_roots, ..Self::default() }),
             ("overshoot", Self { overshoot: self.overshoot, ..Self::default() }),
+            ("affine_output", Self { affine_output: self.affine_output, ..Self::default() }),
         ]
     }
 
@@ -1176,6 +1191,14 @@ impl WorkModel {
         steps as f64
     }
 
+    /// The affine 3×4 output's store ([`MeasuredPath::AffineOutput`]) by `waves` waves, where
+    /// the model writes 48 bytes a joint (the mat4 store is in the code every wave runs).
+    fn output_store(&self, work: &mut Work, costs: &KernelCosts, waves: usize) {
+        if self.output_bytes_per_joint == AFFINE_OUTPUT_BYTES {
+            work.charge(costs.affine_output, waves);
+        }
+    }
+
     /// Waves in a workgroup: every one runs the kernel's uniform code and barriers.
     fn waves(&self) -> usize {
         WORKGROUP_THREADS / self.wave_size
@@ -1231,6 +1254,7 @@ impl WorkModel {
         let waves = self.wave_count();
         work.barriers += 1.0;
         work.charge(costs.pose + costs.skinning, waves);
+        self.output_store(work, costs, waves);
         for joints in self.wave_joints() {
             let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
             work.model_steps += deepest as f64;
@@ -1299,6 +1323,7 @@ impl WorkModel {
         let mut work = Work::default();
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
+        self.output_store(&mut work, costs, waves.iter().filter(|(_, owns)| *owns).count());
         for (slots, owns) in &waves {
             let covered = &weights[slots.start.min(weights.len())..slots.end.min(weights.len())];
             work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
@@ -1563,6 +1588,7 @@ impl WorkModel {
         let mut work = Work::default();
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
+        self.output_store(&mut work, costs, waves.iter().filter(|(_, owns)| *owns).count());
         let characters: Vec<&[LayerProgram]> = programs.chunks_exact(layers.len()).collect();
         let layer_loops: Vec<Vec<LevelLayer>> = (0..layers.len())
             .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples, lanes)).collect())
@@ -2276,6 +2302,7 @@ mod tests {
         table_miss: 1,
         mesh_roots: 1,
         overshoot: 1,
+        affine_output: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -2355,6 +2382,31 @@ mod tests {
             let layers = [LayerSetup { needs_memory, ..LayerSetup::default() }];
             let work = model.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &transition).unwrap();
             assert_eq!(work.wave_instructions, expected, "memory: {needs_memory}");
+        }
+    }
+
+    /// The affine 3×4 output's store is charged where the model writes 48 bytes a joint, not 64:
+    /// to the fused kernel's one wave of the chain of three, in both frames, and to the level
+    /// workgroup's four waves, each holding 16 character slots' joints (four lanes a slot): the
+    /// frame's one character pays for its whole workgroup.
+    #[test]
+    fn the_affine_store_is_charged_where_the_output_is_affine() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default()];
+        let samples = [ClipSample::new(0, 0.0, 1.0)];
+        let costs = KernelCosts { affine_output: 64, ..KernelCosts::default() };
+        for (kernel, per_character) in [(FrameKernel::Fused, 64.0), (FrameKernel::Levels, 256.0)] {
+            for (output_bytes, expected) in [(48, per_character), (64, 0.0)] {
+                let model = WorkModel::new(&chain, 64, output_bytes, 48).unwrap().with_kernel(kernel);
+                let layered = model.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &costs).unwrap();
+                let ranges: Vec<std::ops::Range<u32>> = std::iter::once(0..1).collect();
+                let two_clip = model.two_clip_frame(&samples, &ranges, &costs).unwrap();
+                assert_eq!(
+                    [layered.wave_instructions, two_clip.wave_instructions],
+                    [expected; 2],
+                    "{kernel:?}, {output_bytes} bytes"
+                );
+            }
         }
     }
 
@@ -2685,15 +2737,15 @@ mod tests {
         assert_eq!((work.bytes_read, work.bytes_written, work.clip_bytes_read), (40.0, 192.0, 576.0));
     }
 
-    /// The same chain with a lane per wave (wave size 1): 64 waves run the kernel's own code
-    /// (64); each of the 3 joints' waves samples (1), sums two weights (2), samples two clips
-    /// (2), stores pose and skins (2), and walks its depth less one (0, 0, 1):
-    /// 64 + 3 × 7 + 1 = 86. Model steps are then the depths summed: 3.
+    /// The same chain with a lane per wave (wave size 1), writing affine 3×4 rows: 64 waves run
+    /// the kernel's own code (64); each of the 3 joints' waves samples (1), sums two weights (2),
+    /// samples two clips (2), stores pose and skins (2), stores the affine rows (1), and walks its
+    /// depth less one (0, 0, 1): 64 + 3 × 8 + 1 = 89. Model steps are then the depths summed: 3.
     #[test]
     fn two_clip_chain_of_three_lane_by_lane() {
         let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 1, 48, 48).unwrap();
         let work = model.two_clip_character(&[0.5, 0.5], &UNIT);
-        assert_eq!(work.wave_instructions, 86.0);
+        assert_eq!(work.wave_instructions, 89.0);
         assert_eq!(work.model_steps, 3.0);
         assert_eq!(work.bytes_written, 3.0 * 48.0);
     }
@@ -2864,7 +2916,7 @@ mod tests {
             + 2 * c.table_miss;
         let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
         assert_eq!(
-            c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.model_step,
+            c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.affine_output + c.model_step,
             FRAME_LAYERS_LOOPS_RADV_NAVI21.0
         );
         // The paths: each the settled kernel's count less its count without it (the snapshot's
@@ -2872,10 +2924,17 @@ mod tests {
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
         let measured = |path: MeasuredPath| settled - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
-            [c.root_motion, c.additive, c.override_local, c.single_sample],
-            [MeasuredPath::RootMotion, MeasuredPath::Additive, MeasuredPath::OverrideLocal, MeasuredPath::SingleSample]
-                .map(measured)
+            [c.root_motion, c.additive, c.override_local, c.single_sample, c.affine_output],
+            [
+                MeasuredPath::RootMotion,
+                MeasuredPath::Additive,
+                MeasuredPath::OverrideLocal,
+                MeasuredPath::SingleSample,
+                MeasuredPath::AffineOutput
+            ]
+            .map(measured)
         );
+        assert!(c.affine_output > 0, "the affine store is code of its own");
         assert_eq!(c.table_miss, 0);
         for (path, why) in [
             (MeasuredPath::TableMiss, "the fused kernel has no sample table"),
@@ -2938,7 +2997,10 @@ mod tests {
             + v.mesh_roots
             + v.store_pose;
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
-        assert_eq!(v.kernel_fixed + replay + layer_loop + v.model_step, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0);
+        assert_eq!(
+            v.kernel_fixed + replay + layer_loop + v.affine_output + v.model_step,
+            FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0
+        );
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
         let measured = |path: MeasuredPath| settled - FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
@@ -2950,7 +3012,8 @@ mod tests {
                 v.single_sample,
                 v.table_miss,
                 v.mesh_roots,
-                v.store_pose
+                v.store_pose,
+                v.affine_output
             ],
             [
                 MeasuredPath::RootMotion,
@@ -2960,7 +3023,8 @@ mod tests {
                 MeasuredPath::SingleSample,
                 MeasuredPath::TableMiss,
                 MeasuredPath::MeshRoots,
-                MeasuredPath::StorePose
+                MeasuredPath::StorePose,
+                MeasuredPath::AffineOutput
             ]
             .map(measured)
         );
@@ -2997,9 +3061,16 @@ mod tests {
         );
         let f = KernelCosts::frame_levels_radv_navi21();
         assert_eq!(
-            f.kernel_fixed + f.single_sample + f.sample_weight + f.sample_clip + f.table_miss + f.model_step,
+            f.kernel_fixed
+                + f.single_sample
+                + f.sample_weight
+                + f.sample_clip
+                + f.table_miss
+                + f.affine_output
+                + f.model_step,
             FRAME_LEVELS_LOOPS_RADV_NAVI21.0
         );
+        assert_eq!(f.affine_output, FRAME_LEVELS_LOOPS_RADV_NAVI21.0 - FRAME_LEVELS_WITHOUT_RADV_NAVI21[2]);
     }
 
     /// Every procedural region costs 1, so wave-instructions count region entries and walk
