@@ -1499,19 +1499,7 @@ fn weights_summing_past_the_float_range_blend_by_their_ratios() {
     let after: Vec<_> =
         programs.iter().map(|p| LayerProgram { flags: p.flags & !LayerProgram::SWITCHED, ..*p }).collect();
     let layers = [LayerSetup::default()];
-    let two_clip_cpu = |samples: &[ClipSample]| {
-        let mut out = vec![0.0; characters * joints * 16];
-        let job = EvalCrowdJob {
-            rig: &demo.rig,
-            clips: &demo.clips,
-            samples,
-            sample_ranges: &ranges,
-            layout: OutputLayout::Mat4,
-            output: &mut out,
-        };
-        job.run().unwrap();
-        out
-    };
+    let two_clip_cpu = |samples: &[ClipSample]| support::cpu_two_clip_frame((&demo.rig, &demo.clips), samples, &ranges);
     let layered_cpu = |samples: &[ClipSample]| {
         let mut context = EvalContext::new(characters, 1, joints);
         let setup = (&demo.rig, &demo.clips[..], &layers[..]);
@@ -1593,19 +1581,7 @@ fn subnormal_weights_count_as_zero_on_both_evaluators() {
         let over = |r: &std::ops::Range<u32>| LayerProgram { weight: layer_weight, ..settled_program(r.start + 1, 1) };
         ranges.iter().flat_map(|r| [settled_program(r.start, 2), over(r)]).collect()
     };
-    let two_clip_cpu = |samples: &[ClipSample]| {
-        let mut out = vec![0.0; characters * joints * 16];
-        let job = EvalCrowdJob {
-            rig: &demo.rig,
-            clips: &demo.clips,
-            samples,
-            sample_ranges: &ranges,
-            layout: OutputLayout::Mat4,
-            output: &mut out,
-        };
-        job.run().unwrap();
-        out
-    };
+    let two_clip_cpu = |samples: &[ClipSample]| support::cpu_two_clip_frame((&demo.rig, &demo.clips), samples, &ranges);
     // The matrices, and the clips each character sampled.
     let layered_cpu = |samples: &[ClipSample], programs: &[LayerProgram]| {
         let mut context = EvalContext::new(characters, layers.len(), joints);

@@ -1323,7 +1323,7 @@ impl WorkModel {
         let mut work = Work::default();
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
-        self.output_store(&mut work, costs, waves.iter().filter(|(_, owns)| *owns).count());
+        self.output_store(&mut work, costs, writing_waves(&waves, weights.len()));
         for (slots, owns) in &waves {
             let covered = &weights[slots.start.min(weights.len())..slots.end.min(weights.len())];
             work.charge(costs.sample_weight, covered.iter().map(Vec::len).max().unwrap_or(0));
@@ -1588,8 +1588,8 @@ impl WorkModel {
         let mut work = Work::default();
         let waves = self.level_waves();
         work.charge(costs.kernel_fixed, waves.len());
-        self.output_store(&mut work, costs, waves.iter().filter(|(_, owns)| *owns).count());
         let characters: Vec<&[LayerProgram]> = programs.chunks_exact(layers.len()).collect();
+        self.output_store(&mut work, costs, writing_waves(&waves, characters.len()));
         let layer_loops: Vec<Vec<LevelLayer>> = (0..layers.len())
             .map(|l| characters.iter().map(|c| LevelLayer::of(l, &layers[l], &c[l], samples, lanes)).collect())
             .collect();
@@ -2124,6 +2124,12 @@ fn overshoots(program: &LayerProgram) -> bool {
     decays(program) && program.switch_mode() == SwitchMode::InertializeQuinticOvershootControl
 }
 
+/// The waves of a level workgroup (`WorkModel::level_waves`) that write joints: those holding a
+/// joint of one of the workgroup's `characters` live slots.
+fn writing_waves(waves: &[(std::ops::Range<usize>, bool)], characters: usize) -> usize {
+    waves.iter().filter(|(slots, owns)| *owns && slots.start < characters).count()
+}
+
 /// What a level kernel's blend (`table_blend_joint`) of `weights` at entry `offset` of the
 /// sample table runs: the shortcut for a blend of one whose entry the table holds, otherwise its
 /// clip loop over every entry (`clips` of them sampled, `misses` past the table's `lanes`
@@ -2386,16 +2392,16 @@ mod tests {
     }
 
     /// The affine 3×4 output's store is charged where the model writes 48 bytes a joint, not 64:
-    /// to the fused kernel's one wave of the chain of three, in both frames, and to the level
-    /// workgroup's four waves, each holding 16 character slots' joints (four lanes a slot): the
-    /// frame's one character pays for its whole workgroup.
+    /// to the fused kernel's one wave of the chain of three, in both frames, and in the level
+    /// workgroup (four waves, each holding 16 character slots' joints, four lanes a slot) to the
+    /// one wave holding the frame's one character.
     #[test]
     fn the_affine_store_is_charged_where_the_output_is_affine() {
         let chain = rig(&[None, Some(0), Some(1)]);
         let layers = [LayerSetup::default()];
         let samples = [ClipSample::new(0, 0.0, 1.0)];
         let costs = KernelCosts { affine_output: 64, ..KernelCosts::default() };
-        for (kernel, per_character) in [(FrameKernel::Fused, 64.0), (FrameKernel::Levels, 256.0)] {
+        for (kernel, per_character) in [(FrameKernel::Fused, 64.0), (FrameKernel::Levels, 64.0)] {
             for (output_bytes, expected) in [(48, per_character), (64, 0.0)] {
                 let model = WorkModel::new(&chain, 64, output_bytes, 48).unwrap().with_kernel(kernel);
                 let layered = model.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &costs).unwrap();

@@ -206,6 +206,27 @@ pub fn settled_programs(characters: usize) -> Vec<LayerProgram> {
     (0..characters as u32).map(|c| settled_program(c, 1)).collect()
 }
 
+/// `EvalCrowdJob`'s matrices (mat4) for `samples`, character `c` blending `ranges[c]`: the
+/// two-clip frame on the CPU, as tests that build samples by hand run it.
+pub fn cpu_two_clip_frame(
+    (rig, clips): (&throng::Rig, &[throng::Clip]),
+    samples: &[throng::program::ClipSample],
+    ranges: &[std::ops::Range<u32>],
+) -> Vec<f32> {
+    let mut output = vec![0.0; ranges.len() * rig.num_joints() * 16];
+    throng::eval::EvalCrowdJob {
+        rig,
+        clips,
+        samples,
+        sample_ranges: ranges,
+        layout: throng::program::OutputLayout::Mat4,
+        output: &mut output,
+    }
+    .run()
+    .unwrap();
+    output
+}
+
 /// `FrameJob`'s matrices (mat4) for one frame of `programs` (`layers.len()` a character) over
 /// `samples`, the characters' memory in `context`: the low-level job, as tests that build
 /// samples and programs by hand run it, with no crowd.
