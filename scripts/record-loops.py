@@ -46,6 +46,7 @@ PATH_COUNTS = [
      ["frame_layers_levels_main@512/64j " + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
+    ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),
 ]
 
 

@@ -96,9 +96,9 @@ impl Kernel {
     /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
     /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, each path's gate off in turn
     /// in the path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the
-    /// steady one for the overshoot's decay); then the two-clip level kernel
-    /// ([`ShaderModuleKind::FrameLevels`]) with each of the paths it holds off
-    /// (`work_model::FRAME_LEVELS_PATHS`).
+    /// steady one for the overshoot's decay); then the two-clip kernels
+    /// ([`ShaderModuleKind::FrameLevels`], [`ShaderModuleKind::Frame`]) with each of the paths
+    /// they hold off (`work_model::FRAME_LEVELS_PATHS`, `work_model::FRAME_PATHS`).
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -119,6 +119,10 @@ impl Kernel {
             .chain(crate::gpu::work_model::FRAME_LEVELS_PATHS.map(|path| Self {
                 without: Some(path),
                 ..Self::production(ShaderModuleKind::FrameLevels, num_joints, false)
+            }))
+            .chain(crate::gpu::work_model::FRAME_PATHS.map(|path| Self {
+                without: Some(path),
+                ..Self::production(ShaderModuleKind::Frame, num_joints, false)
             }))
             .collect()
     }
@@ -882,7 +886,12 @@ BB3:
     fn path_measurements_turn_their_gate_off() {
         let options = spirv_options(vk::API_VERSION_1_3, true);
         let kernels = Kernel::paths_for_rig(64);
-        assert_eq!(kernels.len(), 3 * MeasuredPath::ALL.len() + crate::gpu::work_model::FRAME_LEVELS_PATHS.len());
+        assert_eq!(
+            kernels.len(),
+            3 * MeasuredPath::ALL.len()
+                + crate::gpu::work_model::FRAME_LEVELS_PATHS.len()
+                + crate::gpu::work_model::FRAME_PATHS.len()
+        );
         for kernel in kernels {
             let settled = Kernel { without: None, ..kernel }.source().unwrap();
             let source = kernel.source().unwrap_or_else(|e| panic!("{e}"));

@@ -222,9 +222,8 @@ pub struct KernelCosts {
     /// mesh-space override layer.
     pub mesh_roots: u32,
     /// The skinning matrices stored as affine 3×4 rows ([`MeasuredPath::AffineOutput`]), taken
-    /// out of `kernel_fixed` (of `skinning` in the fused layered kernel, whose store is in its
-    /// joint loop; `frame_main`'s costs leave it there, 0 here): per wave writing joints, where
-    /// the model writes 48 bytes a joint.
+    /// out of `kernel_fixed` (of `skinning` in the fused kernels, whose store is in their joint
+    /// loop): per wave writing joints, where the model writes 48 bytes a joint.
     pub affine_output: u32,
 }
 
@@ -326,6 +325,14 @@ pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
 pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (644, [(359, 0), (22, 1), (135, 1), (263, 0), (69, 1)]);
+
+/// The paths `frame_main` holds behind measurement gates: the affine output's store (the
+/// layered frames' other paths are not in it, and its blend is not measured path by path).
+pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
+
+/// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
+/// `gpu_stats` reports them (`frame_main/64j-affine_output`).
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [621];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -637,13 +644,17 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_main` from its static instruction count and loop bodies, as
-    /// [`KernelCosts::from_frame_layers_loops`]; the layered regions stay 0.
+    /// [`KernelCosts::from_frame_layers_loops`], and `without` its counts with each of
+    /// [`FRAME_PATHS`]' gates off (the affine store, out of the skinning loop's body); the
+    /// layered regions stay 0.
     #[must_use]
-    pub fn from_frame_loops(total: u32, loops: &[(usize, usize)]) -> Option<Self> {
+    pub fn from_frame_loops(total: u32, loops: &[(usize, usize)], without: [u32; FRAME_PATHS.len()]) -> Option<Self> {
         if !loop_structure_matches(loops, &[0, 1, 1, 0, 1]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
+        let [affine_output] = without.map(|w| total.checked_sub(w));
+        let affine_output = affine_output?;
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(3))?,
             sample_fixed: n(0).checked_sub(n(1) + n(2))?,
@@ -651,8 +662,9 @@ impl KernelCosts {
             sample_clip: n(2),
             // `frame_main` writes its pose into workgroup memory inside the sampling loop.
             pose: 0,
-            skinning: n(3).checked_sub(n(4))?,
+            skinning: n(3).checked_sub(n(4) + affine_output)?,
             model_step: n(4),
+            affine_output,
             ..Self::default()
         })
     }
@@ -918,7 +930,7 @@ impl KernelCosts {
     #[must_use]
     pub fn frame_radv_navi21() -> Self {
         let (total, loops) = FRAME_LOOPS_RADV_NAVI21;
-        Self::from_frame_loops(total, &loops).unwrap_or_default()
+        Self::from_frame_loops(total, &loops, FRAME_WITHOUT_RADV_NAVI21).unwrap_or_default()
     }
 }
 
@@ -2976,9 +2988,16 @@ mod tests {
         );
         let f = KernelCosts::frame_radv_navi21();
         assert_eq!(
-            f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.skinning + f.model_step,
+            f.kernel_fixed
+                + f.sample_fixed
+                + f.sample_weight
+                + f.sample_clip
+                + f.skinning
+                + f.affine_output
+                + f.model_step,
             FRAME_LOOPS_RADV_NAVI21.0
         );
+        assert_eq!(f.affine_output, FRAME_LOOPS_RADV_NAVI21.0 - FRAME_WITHOUT_RADV_NAVI21[0]);
         let recorded = LayeredLoops::frame_layers_radv_navi21();
         assert_eq!(
             KernelCosts::from_frame_layers_loops(LayeredLoops { steady: recorded.production, ..recorded }),
