@@ -636,6 +636,8 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "MAX_JOINTS") as usize, throng::MAX_JOINTS);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_MAT4"), LAYOUT_MAT4);
     assert_eq!(wgsl_u32_constant(&module, "LAYOUT_AFFINE3X4"), LAYOUT_AFFINE3X4);
+    // `weighs`' least weight: `throng::program::weighs`' `f32::MIN_POSITIVE`, bit for bit.
+    assert_eq!(support::wgsl::wgsl_f32_constant(&module, "MIN_WEIGHT").to_bits(), f32::MIN_POSITIVE.to_bits());
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
     assert_eq!(wgsl_u32_constant(&module, "COMPACT_RANGE_VEC4S"), throng::gpu::types::COMPACT_RANGE_VEC4S);
     assert_eq!(wgsl_u32_constant(&module, "LAYER_SETUP_WORDS") as usize, size_of::<GpuLayerSetup>() / 4);

@@ -305,6 +305,8 @@ fn expand_words_match_the_shader() {
     assert_eq!(constant("EXPAND_LAYER_LEN") as usize, expand_words::LAYER_LEN);
     assert_eq!(constant("EXPAND_WORKGROUP"), EXPAND_WORKGROUP);
     assert_eq!(constant("STATE_SYNC"), ExpandTables::SYNC);
+    // Its copy of the least weight that counts (`throng::program::weighs`).
+    assert_eq!(support::wgsl::wgsl_f32_constant(&module, "MIN_WEIGHT").to_bits(), f32::MIN_POSITIVE.to_bits());
     assert_eq!(constant("STATE_LOOPING"), ExpandTables::LOOPING);
     assert_eq!(constant("STATE_REVERSE"), ExpandTables::REVERSE);
     assert_eq!(constant("SECONDARY_SOURCE"), u32::from(LayerRecord::SECONDARY_SOURCE));

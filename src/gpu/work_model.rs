@@ -66,6 +66,7 @@
 //! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
 //! are the fused kernel's: the same memory, read and written once.
 
+use crate::eval::sample::counted;
 use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
 use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
 use crate::program::{
@@ -1232,14 +1233,14 @@ impl WorkModel {
     }
 
     /// One blend (`sample_blend_joint_over`) over `samples`, by every wave that holds joints:
-    /// the weight sum, then each clip whose weight counts (`weighs`; a single sample is sampled by the
-    /// shortcut outside the loop, `single_sample`; weights summing to 0 show the rest pose and
-    /// sample nothing).
+    /// the weight sum, then each clip whose weight counts (`weighs`; a single sample is sampled by
+    /// the shortcut outside the loop, `single_sample`; a blend where none counts shows the rest
+    /// pose and samples nothing).
     fn blend(&self, work: &mut Work, samples: &[ClipSample], costs: &KernelCosts, kind: Blend) {
         let waves = self.wave_count();
         work.bytes_read += SAMPLE_BYTES * samples.len() as f64;
         work.charge(costs.sample_weight, waves * samples.len());
-        let sampled = samples.iter().filter(|s| weighs(s.weight)).count();
+        let sampled = counted(samples).count();
         if sampled == 0 {
             return;
         }
@@ -1453,7 +1454,7 @@ impl WorkModel {
             return;
         }
         let entries = if program.flags & LayerProgram::SOURCE_SNAPSHOT != 0 { 1 } else { 2 };
-        let sampled = shown.iter().filter(|s| weighs(s.weight)).count();
+        let sampled = counted(shown).count();
         let clips = if shown.len() > 1 { sampled } else { 0 };
         for _ in 0..entries {
             work.charge(costs.replay_entry, waves);

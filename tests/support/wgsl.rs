@@ -38,15 +38,31 @@ pub fn check_struct(
     assert_eq!(wgsl, offsets, "{name}: members and offsets (WGSL vs Rust)");
 }
 
-/// The value of a WGSL `const NAME: u32 = …u;`.
-pub fn wgsl_u32_constant(module: &naga::Module, name: &str) -> u32 {
+/// The literal a WGSL `const NAME` is initialised with.
+fn wgsl_literal(module: &naga::Module, name: &str) -> naga::Literal {
     let (_, constant) = module
         .constants
         .iter()
         .find(|(_, c)| c.name.as_deref() == Some(name))
         .unwrap_or_else(|| panic!("no const {name}"));
     match module.global_expressions[constant.init] {
-        naga::Expression::Literal(naga::Literal::U32(v)) => v,
-        ref other => panic!("{name} is {other:?}, not a u32 literal"),
+        naga::Expression::Literal(literal) => literal,
+        ref other => panic!("{name} is {other:?}, not a literal"),
+    }
+}
+
+/// The value of a WGSL `const NAME: f32 = …;`.
+pub fn wgsl_f32_constant(module: &naga::Module, name: &str) -> f32 {
+    match wgsl_literal(module, name) {
+        naga::Literal::F32(v) => v,
+        other => panic!("{name} is {other:?}, not an f32"),
+    }
+}
+
+/// The value of a WGSL `const NAME: u32 = …u;`.
+pub fn wgsl_u32_constant(module: &naga::Module, name: &str) -> u32 {
+    match wgsl_literal(module, name) {
+        naga::Literal::U32(v) => v,
+        other => panic!("{name} is {other:?}, not a u32"),
     }
 }
