@@ -15,11 +15,11 @@ use rayon::prelude::*;
 
 use super::EvalError;
 use super::expand::{ExpandError, validate_records_frame};
-use super::sample::{Normalised, counted};
+use super::sample::Normalised;
 use crate::blend_space::{BlendTrees, TreeScratch};
 use crate::clip::Clip;
 use crate::program::{
-    ClipSample, ExpandTables, LayerProgram, RecordFrame, SwitchMode, expand_layer, validate_layer_programs,
+    ClipSample, ExpandTables, LayerProgram, RecordFrame, SwitchMode, counted, expand_layer, validate_layer_programs,
     validate_records,
 };
 use crate::rig::Transform;

@@ -5,7 +5,7 @@ use glam::{Quat, Vec4};
 
 use crate::clip::{Clip, FramePair};
 use crate::pose::{TransformLanes, quat_dot_lanes};
-use crate::program::{ClipSample, LayerProgram, SwitchMode, weighs};
+use crate::program::{ClipSample, LayerProgram, SwitchMode, counted};
 use crate::rig::Transform;
 
 /// How a sample list's weights normalise to sum to one, for poses, curves and root motion alike.
@@ -19,18 +19,13 @@ pub(crate) struct Normalised {
     scale: f32,
 }
 
-/// The samples whose weights count ([`weighs`]), the only ones a blend reads.
-pub(crate) fn counted(samples: &[ClipSample]) -> impl Iterator<Item = &ClipSample> {
-    samples.iter().filter(|s| weighs(s.weight))
-}
-
 /// The weights' scale where they sum past `f32::MAX` (`2^-64`): `n` weights of at most
 /// `f32::MAX` then sum to at most `n · 2^64`.
 const OVERFLOW_WEIGHT_SCALE: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 
 impl Normalised {
-    /// Over the weights that count ([`weighs`]); `None` when none does (no samples, or every
-    /// weight 0 or subnormal).
+    /// Over the weights that count ([`weighs`](crate::program::weighs)); `None` when none does
+    /// (no samples, or every weight 0 or subnormal).
     pub(crate) fn of(samples: &[ClipSample]) -> Option<Self> {
         let total: f32 = counted(samples).map(|s| s.weight).sum();
         let normalised = if total.is_infinite() {
@@ -52,9 +47,9 @@ impl Normalised {
 ///
 /// Weights are normalised to sum to one. Each rotation is brought onto the hemisphere of the
 /// running sum before it is added, so blending `q` and `-q` never cancels out. When there are
-/// no samples, or no weight counts ([`weighs`]: zero and subnormal weights do not), `out` is
-/// the rest pose. Inputs are assumed valid
-/// (see [`super::EvalCrowdJob::validate`]).
+/// no samples, or no weight counts ([`weighs`](crate::program::weighs): zero and subnormal
+/// weights do not), `out` is the rest pose. Inputs are assumed valid (see
+/// [`super::EvalCrowdJob::validate`]).
 ///
 /// Full-precision clips are blended one joint at a time (`blend_joints`): each joint's
 /// reading is two loads, and the blend's arithmetic is cheapest on the transforms as they come.

@@ -66,12 +66,11 @@
 //! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
 //! are the fused kernel's: the same memory, read and written once.
 
-use crate::eval::sample::counted;
 use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
 use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
-    SwitchMode, evaluation_order, weighs,
+    SwitchMode, counted, evaluation_order, weighs,
 };
 use crate::rig::Rig;
 

@@ -74,6 +74,11 @@ pub fn weighs(weight: f32) -> bool {
     weight >= f32::MIN_POSITIVE
 }
 
+/// The samples whose weights count ([`weighs`]), the only ones a blend reads.
+pub(crate) fn counted(samples: &[ClipSample]) -> impl Iterator<Item = &ClipSample> {
+    samples.iter().filter(|s| weighs(s.weight))
+}
+
 impl ClipSample {
     /// A sample that did not advance (no root motion).
     #[must_use]
