@@ -5,8 +5,9 @@
 // every joint needs of each sample of every character (`fill_table_of_slots`), and one thread
 // a character works out the end of a layer with memory (`end_layer_of_slots`); the
 // transition's largest offset is a reduction through workgroup memory, not atomics; the
-// mesh-space override and local-to-model run level by level over the joints sorted by depth. Concatenated after every stage file, whose per-joint
-// functions it calls.
+// mesh-space override and local-to-model run band by band over the rig's depth levels
+// (`shared/levels.wgsl`). Concatenated after every stage file, whose per-joint functions it
+// calls.
 
 // The samples of a layer's shown blend and of its step-back blend (an inertialization's switch
 // frame, which follows the shown one in the sample table); none where the layer does not show.
@@ -221,24 +222,23 @@ fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: Layer
     return pose;
 }
 
-// One item of a mesh-space level: its joint's step under its parent's layer and result model
-// rotations, over the joint's rows r0 and r1.
-fn mesh_level_item(item: LevelItem, layer_parent: vec4<f32>, out_parent: vec4<f32>) {
-    let i = item.slot_base + item.joint;
+// The mesh-space step of joint `i` of `group_pose` under its parent's layer and result model
+// rotations (`parent`), written over the joint's rows r0 and r1, which its children read.
+fn mesh_level_step(i: u32, parent: MeshStep) {
     let a = group_pose[i];
-    let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
+    let step = mesh_step(parent.layer_model, parent.out_model, a.r0, a.r1, a.r2.x);
     group_pose[i].r0 = step.layer_model;
     group_pose[i].r1 = step.out_model;
 }
 
-// `override_mesh` level by level: each joint's layer rotation, base rotation and weight into
-// `group_pose` (rows r0, r1, r2.x), then per depth each joint's step from its parent's layer and
-// result model rotations, written over its own rows r0 (the layer's model rotation) and r1 (the
-// result's), which its children read at the next depth: the arithmetic of the ancestor walk,
-// each joint's step once. A joint's new local rotation, which nothing in the levels reads, is
-// worked out after them by its own lane from its parent's result and its own (`mesh_local`): a
-// product a joint outside the levels' loop, not one in every level's wave. Every thread must
-// call it.
+// `override_mesh` band by band: each joint's layer rotation, base rotation and weight into
+// `group_pose` (rows r0, r1, r2.x), then per band each chain's joints' steps in turn, each from
+// its parent's layer and result model rotations, written over its own rows r0 (the layer's model
+// rotation) and r1 (the result's), which the chain's next joint and the next bands' chains read:
+// the arithmetic of the ancestor walk, each joint's step once. A joint's new local rotation,
+// which nothing in the bands reads, is worked out after them by its own lane from its parent's
+// result and its own (`mesh_local`): a product a joint outside the bands' loop, not one in
+// every band's wave. Every thread must call it.
 fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Transform, layer: Transform, t: u32, lane: u32, num_joints: u32) -> Transform {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var w = 0.0;
@@ -250,23 +250,27 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
     workgroupBarrier();
     group_pose[t] = Affine(layer.rotation, base.rotation, vec4<f32>(w, 0.0, 0.0, 0.0));
     workgroupBarrier();
-    // The roots (depth 0, the only joints without a parent) under the identity, outside the
-    // loop: no level in it asks whether an item has a parent.
+    // The roots (band 0, the only joints without a parent) under the identity, outside the
+    // loop: no band in it asks whether an item has a parent.
     let levels = rig_levels();
-    var start = level_end(levels, 0u);
-    if MESH_ROOTS_CODE && t < start * GROUP_CHARACTERS {
-        mesh_level_item(level_item(levels, t, 0u), identity, identity);
+    let root = level_item(level_band(levels, 0u), t);
+    if MESH_ROOTS_CODE && root.length != 0u {
+        mesh_level_step(root.slot_base + root.joint, MeshStep(identity, identity));
     }
     workgroupBarrier();
-    for (var d = 1u; d < levels.count; d++) {
-        let end = level_end(levels, d);
-        let n = end - start;
-        if t < n * GROUP_CHARACTERS {
-            let item = level_item(levels, t, start);
-            let p = group_pose[item.slot_base + item.parent];
-            mesh_level_item(item, p.r0, p.r1);
+    for (var b = 1u; b < levels.count; b++) {
+        let band = level_band(levels, b);
+        let item = level_item(band, t);
+        let first = item.slot_base + item.joint;
+        var parent = item.slot_base + item.parent;
+        for (var k = 0u; k < band.depths; k++) {
+            if k < item.length {
+                let j = first + k;
+                let p = group_pose[parent];
+                mesh_level_step(j, MeshStep(p.r0, p.r1));
+                parent = j;
+            }
         }
-        start = end;
         workgroupBarrier();
     }
     var b = base;

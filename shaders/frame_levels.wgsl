@@ -1,7 +1,7 @@
 // The two-clip frame's level kernel (`FrameKernel::Levels` after `GpuCrowd::set_samples`,
 // mirroring `throng::eval::EvalCrowdJob` as `frame.wgsl` does): GROUP_CHARACTERS characters per
 // workgroup, a joint per thread; each character's per-sample values computed once, by one lane
-// per sample; local-to-model level by level (`shared/levels.wgsl`); skinning. Concatenated after
+// per sample; local-to-model band by band (`shared/levels.wgsl`); skinning. Concatenated after
 // `sample.wgsl` and `skinning.wgsl`, whose functions it calls.
 
 @compute @workgroup_size(GROUP_THREADS)

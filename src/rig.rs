@@ -296,8 +296,8 @@ impl Rig {
 
     /// Every joint once, level by level: the roots, then their children, then theirs, in joint
     /// order within a level. A parent comes before its children, as in joint order, but the
-    /// joints of one level never depend on each other: the GPU's level kernels compose a whole
-    /// level at once, one barrier per level (`gpu::types::GpuRigTables::levels`, this order).
+    /// joints of one level never depend on each other: the GPU's level kernels compose whole
+    /// levels at once, one barrier per band of levels (`gpu::types::level_bands`, this order).
     ///
     /// ```
     /// use throng::{Rig, Transform};

@@ -580,7 +580,7 @@ fn shared_structs_match_wgsl_layouts() {
             ("sample_base", offset_of!(GpuChunkParams, sample_base)),
             ("due_list", offset_of!(GpuChunkParams, due_list)),
             ("levels_start", offset_of!(GpuChunkParams, levels_start)),
-            ("num_levels", offset_of!(GpuChunkParams, num_levels)),
+            ("num_bands", offset_of!(GpuChunkParams, num_bands)),
             ("num_due", offset_of!(GpuChunkParams, num_due)),
         ],
     );

@@ -30,7 +30,7 @@ const DT: f32 = 1.0 / 60.0;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, test_rig};
+use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, rig_of, test_rig};
 use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, worst_abs_diff};
 use support::{Rng, cpu_frame};
 
@@ -608,11 +608,22 @@ fn frame_layers_matches_cpu() {
 }
 
 #[test]
-fn rigs_of_1_and_256_joints_match_frame_job() {
+fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
     let Some(gpu) = gpu() else { return };
+    // A tail: a chain of 40 joints from the root, longer than a level kernel's band of chains
+    // takes (31 depths), a branch of 7 from its sixth joint, which ends before the tail does.
+    let tail = rig_of(
+        (0..48)
+            .map(|j: usize| match j {
+                0 => None,
+                41 => Some(5),
+                j => Some(j - 1),
+            })
+            .collect(),
+    );
     // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
-    for num_joints in [1, 256] {
-        let rig = test_rig(num_joints);
+    for rig in [test_rig(1), test_rig(256), tail] {
+        let num_joints = rig.num_joints();
         let clips = test_clips(&rig);
         let layers = if num_joints > 4 {
             sequence_layers(&rig)

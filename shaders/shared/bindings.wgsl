@@ -10,7 +10,7 @@
 @group(0) @binding(1) var<storage, read> clip_data: array<vec4<u32>>;
 // A layered crowd's layer table — its `LayerSetup`s in evaluation order (five words each), then
 // the masks' weights as f32 bits — then every joint's ancestors, root first
-// (`RigJoint::path_start`, `RigJoint::depth`), then the depth levels from
+// (`RigJoint::path_start`, `RigJoint::depth`), then the bands of depth levels from
 // `ChunkParams::levels_start` (`shared/levels.wgsl`).
 @group(0) @binding(2) var<storage, read> rig_tables: array<u32>;
 

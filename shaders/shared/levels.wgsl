@@ -1,13 +1,14 @@
 // The level kernels' workgroup (`throng::gpu::FrameKernel::Levels`): several characters per
 // 256-thread workgroup, a joint per thread, the pose in workgroup memory; what is the same for
-// every joint of a sample computed once per sample; the hierarchy composed level by level over
-// the joints sorted by depth. Used by `frame_levels.wgsl` and `frame_layers_levels.wgsl`, after
+// every joint of a sample computed once per sample; the hierarchy composed band by band over
+// the rig's depth levels. Used by `frame_levels.wgsl` and `frame_layers_levels.wgsl`, after
 // `sample.wgsl` (frame positions) and the shared files.
 //
 //   thread t ──► character slot t / LANES, joint t % LANES (lanes past the rig's joints idle)
-//   level d  ──► thread t composes item t of the level's GROUP_CHARACTERS × (joints at depth d):
-//                slot t / n, the (t % n)-th joint of depth d, read from the rig's item table
-//                (`level_item`); one barrier per level
+//   band b   ──► thread t composes chain t of the band's GROUP_CHARACTERS × (chains a
+//                character): slot t / n, the (t % n)-th chain, joint after joint, read from the
+//                rig's item table (`level_item`); one barrier per band, where a band is one or
+//                more depth levels whose joints form chains (`throng::gpu::types::level_bands`)
 //
 // Every barrier is reached by every thread: per-character work is predicated, never a branch
 // around a barrier, since the characters of one workgroup run different programs.
@@ -130,69 +131,87 @@ fn table_blend_joint(slot_base: u32, first: u32, offset: u32, count: u32, packed
     return acc;
 }
 
-// Where the rig's depth levels lie in `rig_tables`, read from `params` once before a level
-// loop: in the loop's condition and body a uniform read is made again every level (the
-// barriers keep the compiler from hoisting it).
+// Where the rig's bands lie in `rig_tables`, read from `params` once before a band loop: in
+// the loop's condition and body a uniform read is made again every band (the barriers keep the
+// compiler from hoisting it).
 struct Levels {
-    // The first level's end (`level_end`).
-    ends: u32,
-    // The first item (`level_item`).
-    items: u32,
+    // The table's first word: each band's start and shape, two words a band (`level_band`).
+    start: u32,
+    // Bands, the roots' first.
     count: u32,
 }
 
 fn rig_levels() -> Levels {
-    return Levels(params.levels_start, params.levels_start + params.num_levels, params.num_levels);
+    return Levels(params.levels_start, params.num_bands);
 }
 
-// One past the last sorted position of depth `d`.
-fn level_end(levels: Levels, d: u32) -> u32 {
-    return rig_tables[levels.ends + d];
+// One band: where its items start in `rig_tables`, its chains a character, and its depths (its
+// longest chain's joints).
+struct Band {
+    items: u32,
+    chains: u32,
+    depths: u32,
+}
+
+fn level_band(levels: Levels, b: u32) -> Band {
+    let i = levels.start + 2u * b;
+    let shape = rig_tables[i + 1u];
+    return Band(levels.start + rig_tables[i], shape & 0xffffu, shape >> 16u);
 }
 
 // Characters of the widest level workgroup (`throng::gpu::types::WIDE_LEVEL_GROUP_THREADS`):
-// the stride of a level's items in the rig's item table.
+// the stride of a band's items in the rig's item table.
 const ITEM_CHARACTERS: u32 = 512u / LANES;
 
 // A level item's packing (`throng::gpu::types::LEVEL_ITEM_JOINT_SHIFT`).
 const LEVEL_ITEM_JOINT_SHIFT: u32 = 10u;
 const LEVEL_ITEM_PARENT_SHIFT: u32 = 18u;
+const LEVEL_ITEM_LENGTH_SHIFT: u32 = 27u;
 const LEVEL_ITEM_NO_PARENT: u32 = 0x100u;
 
-// Thread `t`'s item of the depth level whose joints start at sorted position `start` (the
-// caller has checked `t` below the level's joints times GROUP_CHARACTERS): the character
-// slot's first thread, the joint, its parent (LEVEL_ITEM_NO_PARENT for a root: no pass reads
-// it, local-to-model leaving the roots as they are and the mesh-space override stepping them
-// outside its loop). One word of the rig's item table (`throng::gpu::types::GpuRigTables::levels`)
-// where the thread would otherwise divide its index by the level's width and look up the
-// joint, then its parent.
+// Thread `t`'s chain of `band`: the character slot's first thread, the chain's first joint,
+// that joint's parent (LEVEL_ITEM_NO_PARENT for a root: no pass reads it, local-to-model leaving
+// the roots as they are and the mesh-space override stepping them outside its loop) and the
+// chain's length, its joints `joint, joint + 1, …` (`throng::gpu::types::level_bands`). One word
+// of the rig's item table (`throng::gpu::types::GpuRigTables::levels`) where the thread would
+// otherwise divide its index by the band's width and look up the joint, then its parent; a
+// thread past the band's chains (`t` from `chains × GROUP_CHARACTERS` on) has a chain of length
+// 0. Every thread runs a band's depth loop, whose count is the same for all (scalar loop
+// control), taking a depth's joint where its chain reaches it.
 struct LevelItem {
     slot_base: u32,
     joint: u32,
     parent: u32,
+    length: u32,
 }
 
-fn level_item(levels: Levels, t: u32, start: u32) -> LevelItem {
-    let word = rig_tables[levels.items + start * ITEM_CHARACTERS + t];
-    return LevelItem(word & 0x3ffu, (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xffu, word >> LEVEL_ITEM_PARENT_SHIFT);
+fn level_item(band: Band, t: u32) -> LevelItem {
+    if t >= band.chains * GROUP_CHARACTERS {
+        return LevelItem(0u, 0u, 0u, 0u);
+    }
+    let word = rig_tables[band.items + t];
+    return LevelItem(word & 0x3ffu, (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xffu, (word >> LEVEL_ITEM_PARENT_SHIFT) & 0x1ffu, word >> LEVEL_ITEM_LENGTH_SHIFT);
 }
 
-// Local-to-model over `group_pose`, level by level: `model[j] = model[parent(j)] * local[j]`,
-// the product `throng::eval::local_to_model` takes, each joint's once. Roots (depth 0) are
-// their own model matrices. Every thread must call it, after a barrier past the local matrices.
+// Local-to-model over `group_pose`, band by band: `model[j] = model[parent(j)] * local[j]`,
+// the product `throng::eval::local_to_model` takes, each joint's once; a thread takes its
+// chain's joints one after the other, the product it has just stored the next one's parent.
+// Roots (band 0) are their own model matrices. Every thread must call it, after a barrier past
+// the local matrices.
 fn model_levels(t: u32) {
     let levels = rig_levels();
-    var start = level_end(levels, 0u);
-    for (var d = 1u; d < levels.count; d++) {
-        let end = level_end(levels, d);
-        let n = end - start;
-        if t < n * GROUP_CHARACTERS {
-            let item = level_item(levels, t, start);
-            let base = item.slot_base;
-            let j = item.joint;
-            group_pose[base + j] = affine_mul(group_pose[base + item.parent], group_pose[base + j]);
+    for (var b = 1u; b < levels.count; b++) {
+        let band = level_band(levels, b);
+        let item = level_item(band, t);
+        let first = item.slot_base + item.joint;
+        var parent = item.slot_base + item.parent;
+        for (var k = 0u; k < band.depths; k++) {
+            if k < item.length {
+                let j = first + k;
+                group_pose[j] = affine_mul(group_pose[parent], group_pose[j]);
+                parent = j;
+            }
         }
-        start = end;
         workgroupBarrier();
     }
 }

@@ -125,11 +125,11 @@ struct ChunkParams {
     // 1 when the layered frame's workgroups evaluate the due list (animation LOD) that group 1's
     // binding 2 then holds, 0 when workgroup `w` evaluates chunk character `w`.
     due_list: u32,
-    // The level kernels (`shared/levels.wgsl`): where the rig's depth levels start in
-    // `rig_tables` (each level's end in sorted positions, then the joints sorted by depth), and
-    // how many levels (the deepest joint's depth + 1).
+    // The level kernels (`shared/levels.wgsl`): where the rig's bands of depth levels start in
+    // `rig_tables` (each band's start and chains, then its rows of items), and how many bands
+    // (`throng::gpu::types::level_bands`).
     levels_start: u32,
-    num_levels: u32,
+    num_bands: u32,
     // The layered level kernel under a due list: the chunk's due characters.
     num_due: u32,
 }

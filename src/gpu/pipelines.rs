@@ -63,7 +63,7 @@ pub fn procedural_source() -> String {
 /// | variant | workgroup | hierarchy | per-sample values | grid |
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
-/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | level by level over the joints sorted by depth, a barrier per level | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
+/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
 /// | `Levels512` | 512 threads: 8 characters of 64 joints (16 of 26), a joint per thread | as `Levels`, each level's step shared by twice the characters | as `Levels` | as `Levels` |
 ///
 /// `Levels512` is `Levels`' code with twice the threads: the matrices are the same bits, and a
@@ -152,7 +152,7 @@ impl FrameKernel {
         }
     }
 
-    /// Whether the variant evaluates several characters per workgroup, level by level
+    /// Whether the variant evaluates several characters per workgroup, band by band
     /// (`Levels`, `Levels512`).
     #[must_use]
     pub const fn is_level_kernel(self) -> bool {
@@ -399,11 +399,11 @@ pub enum MeasuredPath {
     /// A local-space override layer's slerp (`override_local_joint`).
     OverrideLocal,
     /// A mesh-space override layer's combine (`override_mesh`, `override_mesh_levels`): its
-    /// rows into workgroup memory, its walks or levels, each joint's new local transform. A
+    /// rows into workgroup memory, its walks or bands, each joint's new local transform. A
     /// path with loops of its own: the work model takes them out of its measurement.
     MeshOverride,
     /// The mesh-space override's roots (depth 0) in the level kernels, composed outside its
-    /// level loop by the waves holding them (`override_mesh_levels`); within
+    /// band loop by the waves holding them (`override_mesh_levels`); within
     /// [`MeasuredPath::MeshOverride`]'s measurement. The fused kernel walks from the roots
     /// instead: its measurement is 0.
     MeshRoots,

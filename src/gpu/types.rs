@@ -30,27 +30,109 @@ pub fn level_lanes(num_joints: usize) -> u32 {
     (num_joints.clamp(1, LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
 }
 
-/// A level kernel thread's item of one depth level ([`GpuRigTables::levels`]), packed in a `u32`:
-/// the character slot's first thread in bits 0–9, the joint in bits 10–17, its parent in bits
-/// 18–26 ([`LEVEL_ITEM_NO_PARENT`] for a root). Keep in sync with `LEVEL_ITEM_*` in
+/// A level kernel thread's item of one band ([`GpuRigTables::levels`]), its chain, packed in a
+/// `u32`: the character slot's first thread in bits 0–9, the chain's first joint in bits 10–17,
+/// that joint's parent in bits 18–26 ([`LEVEL_ITEM_NO_PARENT`] for a root), the chain's length
+/// in bits 27–31 ([`LEVEL_ITEM_LENGTH_SHIFT`]). Keep in sync with `LEVEL_ITEM_*` in
 /// `shaders/shared/levels.wgsl`.
 pub const LEVEL_ITEM_JOINT_SHIFT: u32 = 10;
 /// See [`LEVEL_ITEM_JOINT_SHIFT`].
 pub const LEVEL_ITEM_PARENT_SHIFT: u32 = 18;
+/// See [`LEVEL_ITEM_JOINT_SHIFT`].
+pub const LEVEL_ITEM_LENGTH_SHIFT: u32 = 27;
 /// A root's parent in a level item ([`LEVEL_ITEM_JOINT_SHIFT`]): past every joint index.
 pub const LEVEL_ITEM_NO_PARENT: u32 = 0x100;
+/// The most depths one band spans ([`level_bands`]): a chain's length fits the item's five
+/// bits ([`LEVEL_ITEM_LENGTH_SHIFT`]).
+pub const MAX_BAND_DEPTHS: usize = 31;
 
-/// Thread `t`'s item of a depth level of `level` (its joints' positions in the sorted order) in
-/// a level kernel whose characters take `lanes` threads each: slot `t / n`, the level's
-/// `(t % n)`-th joint, packed as [`LEVEL_ITEM_JOINT_SHIFT`] says.
-fn level_item(t: usize, level: &[u16], lanes: u32, parents: &[u16]) -> u32 {
-    let n = level.len();
-    let joint = level[t % n];
+/// The level kernels' bands of depth levels (`shaders/shared/levels.wgsl`): each band's chains,
+/// in the order of their first joints ([`crate::Rig::joints_by_depth`]). Band 0 is the roots
+/// (depth 0), a chain of one joint each. Every later band starts at a depth `a` and goes on to
+/// the next depth while each joint of its last depth has no child, or one that comes right
+/// after it in the rig's order (to at most [`MAX_BAND_DEPTHS`] depths): each joint of depth `a`
+/// heads a chain of consecutive joints `j, j + 1, …`, each the only child of the one before, to
+/// the band's last depth or a leaf, so that every joint of the band's depths lies on exactly one
+/// chain.
+///
+/// A level kernel's thread composes one chain of a character, joint after joint: a barrier a
+/// band where going depth by depth needs one a depth, and no table read past the chain's first
+/// joint. Each joint's product is the one it was (`model[parent] * local[joint]`), once. A rig
+/// in depth-first order (BVH files, the built-in characters, glTF skins listed so) has chains as
+/// long as its limbs; in any other order a branchless stretch whose joints are not consecutive
+/// takes a band a depth, as if there were no chains.
+///
+/// ```
+/// use throng::gpu::types::level_bands;
+/// use throng::{Rig, Transform};
+///
+/// // 0 ─ 1 ─ 2 ─ 3, and 1 ─ 4 ─ 5: joint 1 branches, so depth 2 starts a band whose chains are
+/// // 2 ─ 3 and 4 ─ 5.
+/// let parents = vec![None, Some(0), Some(1), Some(2), Some(1), Some(4)];
+/// let names = (0..6).map(|j| format!("j{j}")).collect();
+/// let rig = Rig::new(names, parents, vec![Transform::IDENTITY; 6], None).unwrap();
+/// assert_eq!(level_bands(&rig), [vec![vec![0]], vec![vec![1]], vec![vec![2, 3], vec![4, 5]]]);
+///
+/// // The built-in 64-joint character's fifteen depths in five bands: the root, the pelvis
+/// // (three children), the spine with the legs, the neck and head with the arms, the fingers.
+/// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+/// let bands = level_bands(&rig);
+/// let depths: Vec<usize> = bands.iter().map(|b| b.iter().map(Vec::len).max().unwrap()).collect();
+/// let chains: Vec<usize> = bands.iter().map(Vec::len).collect();
+/// assert_eq!((depths, chains), (vec![1, 1, 5, 4, 4], vec![1, 1, 3, 3, 10]));
+/// ```
+#[must_use]
+pub fn level_bands(rig: &crate::Rig) -> Vec<Vec<Vec<u16>>> {
+    let n = rig.num_joints();
+    let mut children = vec![0usize; n];
+    let mut depth = vec![0usize; n];
+    for j in 0..n {
+        if let Some(p) = rig.parent(j) {
+            children[p] += 1;
+            depth[j] = depth[p] + 1;
+        }
+    }
+    // The joint after `j` in its chain: its only child, where that comes right after it.
+    let next = |&j: &u16| {
+        let (joint, after) = (usize::from(j), usize::from(j) + 1);
+        (children[joint] == 1 && rig.parent(after) == Some(joint)).then_some(j + 1)
+    };
+    let levels: Vec<&[u16]> =
+        rig.joints_by_depth().chunk_by(|&a, &b| depth[usize::from(a)] == depth[usize::from(b)]).collect();
+    let mut bands = Vec::new();
+    let mut d = 0;
+    while d < levels.len() {
+        let mut width = 1;
+        while d > 0
+            && d + width < levels.len()
+            && width < MAX_BAND_DEPTHS
+            && levels[d + width - 1].iter().all(|j| children[usize::from(*j)] == 0 || next(j).is_some())
+        {
+            width += 1;
+        }
+        bands.push(
+            levels[d].iter().map(|&head| std::iter::successors(Some(head), next).take(width).collect()).collect(),
+        );
+        d += width;
+    }
+    bands
+}
+
+/// Thread `t`'s item of a band of `chains` in a level kernel whose characters take `lanes`
+/// threads each: slot `t / n` (`n` the band's chains), chain `t % n`, packed as
+/// [`LEVEL_ITEM_JOINT_SHIFT`] says.
+fn level_item(t: usize, chains: &[Vec<u16>], lanes: u32, parents: &[u16]) -> u32 {
+    let n = chains.len();
+    let chain = &chains[t % n];
+    let joint = chain[0];
     let parent = match parents[usize::from(joint)] {
         NO_PARENT => LEVEL_ITEM_NO_PARENT,
         p => u32::from(p),
     };
-    ((t / n) as u32 * lanes) | (u32::from(joint) << LEVEL_ITEM_JOINT_SHIFT) | (parent << LEVEL_ITEM_PARENT_SHIFT)
+    ((t / n) as u32 * lanes)
+        | (u32::from(joint) << LEVEL_ITEM_JOINT_SHIFT)
+        | (parent << LEVEL_ITEM_PARENT_SHIFT)
+        | ((chain.len() as u32) << LEVEL_ITEM_LENGTH_SHIFT)
 }
 
 /// Characters per workgroup of the level kernels for a rig of `num_joints`.
@@ -147,18 +229,17 @@ pub struct GpuRigTables {
     /// Each joint's ancestors, root first, at [`GpuRigJoint::path_start`]; one entry, 0, for a
     /// rig of roots only, so that the buffer is never empty.
     pub paths: Vec<u32>,
-    /// The level kernels' depth levels (`shaders/shared/levels.wgsl`), the joints sorted by
-    /// depth (rig order within a depth) so that every parent comes at an earlier depth: for each
-    /// depth `d` from 0 to [`num_levels`](Self::num_levels) − 1 one past its last position in the
-    /// sorted order, `end(d)`; then every thread's item of every level, read where a thread
-    /// would otherwise divide its index by the level's width and look up the joint and its
-    /// parent: depth `d`'s `n` joints take `n × C` entries from `end(d − 1) × C` (`C` the
+    /// The level kernels' bands (`shaders/shared/levels.wgsl`, [`level_bands`]): for each band
+    /// `b` from 0 to [`num_bands`](Self::num_bands) − 1, two words: where its items start in
+    /// this table, then its chains `n` a character in the low 16 bits and its depths (its
+    /// longest chain) in the high 16; then every band's items, `n × C` of them (`C` the
     /// characters of the widest workgroup, [`WIDE_LEVEL_GROUP_THREADS`] over the rig's
-    /// [`level_lanes`]), entry `t` thread `t`'s item packed as [`LEVEL_ITEM_JOINT_SHIFT`] says.
-    /// A narrower workgroup reads the first entries of each level.
+    /// [`level_lanes`]), entry `t` thread `t`'s chain packed as [`LEVEL_ITEM_JOINT_SHIFT`]
+    /// says. A thread reads where it would otherwise divide its index by the band's width and
+    /// look up the joint and its parent. A narrower workgroup reads the first entries.
     pub levels: Vec<u32>,
-    /// Depth levels: the deepest joint's depth + 1 (0 for a rig without joints).
-    pub num_levels: u32,
+    /// Bands of depth levels ([`level_bands`]): at least 1, the roots.
+    pub num_bands: u32,
 }
 
 impl GpuRigJoint {
@@ -192,19 +273,19 @@ impl GpuRigJoint {
         if paths.is_empty() {
             paths.push(0);
         }
-        let num_levels = joints.iter().map(|j| j.depth + 1).max().unwrap_or(0);
-        let mut levels: Vec<u32> =
-            (0..num_levels).map(|d| joints.iter().filter(|j| j.depth <= d).count() as u32).collect();
+        let bands = level_bands(rig);
         let lanes = level_lanes(rig.num_joints());
         let characters = (WIDE_LEVEL_GROUP_THREADS / lanes) as usize;
-        let sorted = rig.joints_by_depth();
-        let mut start = 0;
-        for d in 0..num_levels as usize {
-            let level = &sorted[start..levels[d] as usize];
-            levels.extend((0..level.len() * characters).map(|t| level_item(t, level, lanes, rig.parents())));
-            start = levels[d] as usize;
+        let mut levels: Vec<u32> = vec![0; 2 * bands.len()];
+        for (b, chains) in bands.iter().enumerate() {
+            // At most MAX_BAND_DEPTHS depths and MAX_JOINTS chains.
+            let depths = chains.iter().map(Vec::len).max().unwrap_or(0) as u32;
+            levels[2 * b] = levels.len() as u32;
+            levels[2 * b + 1] = chains.len() as u32 | depths << 16;
+            levels.extend((0..chains.len() * characters).map(|t| level_item(t, chains, lanes, rig.parents())));
         }
-        GpuRigTables { joints, paths, levels, num_levels }
+        let num_bands = bands.len() as u32;
+        GpuRigTables { joints, paths, levels, num_bands }
     }
 
     /// The inverse bind matrix.
@@ -346,11 +427,11 @@ pub struct GpuChunkParams {
     /// then holds (animation LOD, `GpuCrowd::set_frame_due`), 0 when workgroup `w` evaluates
     /// the chunk's character `w`.
     pub due_list: u32,
-    /// The level kernels: index in `throng.rig_tables` of the rig's depth levels
+    /// The level kernels: index in `throng.rig_tables` of the rig's bands of depth levels
     /// ([`GpuRigTables::levels`]).
     pub levels_start: u32,
-    /// The level kernels: depth levels of the rig (its deepest joint's depth + 1).
-    pub num_levels: u32,
+    /// The level kernels: the rig's bands of depth levels ([`level_bands`]).
+    pub num_bands: u32,
     /// The layered level kernel under a due list: the chunk's due characters (its workgroups
     /// cover several characters each, so the count bounds the last one).
     pub num_due: u32,
@@ -617,71 +698,118 @@ mod tests {
             None,
         )
         .unwrap();
-        let GpuRigTables { joints, paths, levels, num_levels } = GpuRigJoint::from_rig(&rig);
+        let GpuRigTables { joints, paths, levels, num_bands } = GpuRigJoint::from_rig(&rig);
         let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
         assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
         let path = |j: &GpuRigJoint| &paths[j.path_start as usize..(j.path_start + j.depth) as usize];
         let got: Vec<&[u32]> = joints.iter().map(path).collect();
         assert_eq!(got, [&[][..], &[0], &[0, 1], &[0], &[]]);
         assert_eq!(joints[2].inverse_bind(), rig.inverse_bind()[2]);
-        // Depth 0: hips, prop (ends at 2); depth 1: spine, leg (4); depth 2: head (5). Then each
-        // level's items for the 64 characters of the widest workgroup (a 5-joint rig takes 8
-        // lanes: 64 characters in 512 threads): slot, joint, parent.
-        assert_eq!(num_levels, 3);
-        assert_eq!(levels[..3], [2, 4, 5]);
-        let item = |slot: u32, joint: u32, parent: u32| {
-            (slot * 8) | (joint << LEVEL_ITEM_JOINT_SHIFT) | (parent << LEVEL_ITEM_PARENT_SHIFT)
+        // Band 0: the roots hips and prop. Band 1: depth 1's spine has one child, the joint
+        // after it (head), and leg none, so it takes depth 2 too, as the chains spine ─ head and
+        // leg. Each band's start and chains (its depths in the high half), then its items for
+        // the 64 characters of the widest workgroup (a 5-joint rig takes 8 lanes: 64 characters
+        // in 512 threads): slot, first joint, its parent, the chain's length.
+        assert_eq!(num_bands, 2);
+        assert_eq!(levels[..4], [4, 2 | 1 << 16, 4 + 128, 2 | 2 << 16]);
+        assert_eq!(levels.len(), 4 + 128 + 128);
+        let item = |slot: u32, joint: u32, parent: u32, length: u32| {
+            (slot * 8)
+                | (joint << LEVEL_ITEM_JOINT_SHIFT)
+                | (parent << LEVEL_ITEM_PARENT_SHIFT)
+                | (length << LEVEL_ITEM_LENGTH_SHIFT)
         };
-        let items = &levels[3..];
-        assert_eq!(items.len(), 5 * 64);
-        assert_eq!(
-            items[..3],
-            [item(0, 0, LEVEL_ITEM_NO_PARENT), item(0, 4, LEVEL_ITEM_NO_PARENT), item(1, 0, LEVEL_ITEM_NO_PARENT)]
-        );
-        assert_eq!(items[127], item(63, 4, LEVEL_ITEM_NO_PARENT));
-        assert_eq!(items[128..131], [item(0, 1, 0), item(0, 3, 0), item(1, 1, 0)]);
-        assert_eq!(items[256..259], [item(0, 2, 1), item(1, 2, 1), item(2, 2, 1)]);
-        assert_eq!(items[319], item(63, 2, 1));
+        let no = LEVEL_ITEM_NO_PARENT;
+        assert_eq!(levels[4..7], [item(0, 0, no, 1), item(0, 4, no, 1), item(1, 0, no, 1)]);
+        assert_eq!(levels[131], item(63, 4, no, 1));
+        assert_eq!(levels[132..135], [item(0, 1, 0, 2), item(0, 3, 0, 1), item(1, 1, 0, 2)]);
+        assert_eq!(levels[259], item(63, 3, 0, 1));
     }
 
-    /// The item tables of rigs of eight sizes from 1 to 256 joints (a chain with a fan at its
-    /// end) decode to the division they replace, for every thread of the widest workgroup that
-    /// the level's width lets work: the slot `t / n` and the level's `(t % n)`-th joint with its
-    /// parent.
+    /// A branchless stretch continues a chain only where its joints are consecutive: listed
+    /// breadth first, the same two limbs take a band a depth.
     #[test]
-    fn level_items_are_the_division() {
-        for num_joints in [1, 2, 3, 26, 64, 65, 200, 256] {
-            // A broom: a chain of a quarter of the joints, the rest fanned out from its end.
-            let chain = num_joints / 4;
-            let parents: Vec<Option<usize>> =
-                (0..num_joints).map(|j| (j > 0).then(|| if j <= chain { j - 1 } else { chain })).collect();
-            let rig = Rig::new(
-                (0..num_joints).map(|j| format!("j{j}")).collect(),
-                parents,
-                vec![Transform::IDENTITY; num_joints],
-                None,
-            )
-            .unwrap();
-            let tables = GpuRigJoint::from_rig(&rig);
-            let lanes = level_lanes(num_joints);
-            let characters = WIDE_LEVEL_GROUP_THREADS / lanes;
-            let sorted = rig.joints_by_depth();
-            let mut start = 0;
-            for d in 0..tables.num_levels as usize {
-                let end = tables.levels[d];
-                let n = end - start;
-                for t in 0..n * characters {
-                    let word = tables.levels[tables.num_levels as usize + (start * characters + t) as usize];
-                    let joint = (word >> LEVEL_ITEM_JOINT_SHIFT) & 0xff;
-                    let parent = word >> LEVEL_ITEM_PARENT_SHIFT;
-                    assert_eq!(word & 0x3ff, t / n * lanes, "{num_joints} joints, depth {d}, thread {t}");
-                    assert_eq!(joint, u32::from(sorted[(start + t % n) as usize]));
-                    let want = rig.parent(joint as usize).map_or(LEVEL_ITEM_NO_PARENT, |p| p as u32);
-                    assert_eq!(parent, want);
+    fn chains_are_consecutive_joints() {
+        let names = |n: usize| (0..n).map(|j| format!("j{j}")).collect();
+        // Depth first: 0 ─ 1 ─ 2 and 0 ─ 3 ─ 4. Breadth first: 0 ─ 1 ─ 3 and 0 ─ 2 ─ 4.
+        let depth_first =
+            Rig::new(names(5), vec![None, Some(0), Some(1), Some(0), Some(3)], vec![Transform::IDENTITY; 5], None)
+                .unwrap();
+        let breadth_first =
+            Rig::new(names(5), vec![None, Some(0), Some(0), Some(1), Some(2)], vec![Transform::IDENTITY; 5], None)
+                .unwrap();
+        assert_eq!(level_bands(&depth_first), [vec![vec![0]], vec![vec![1, 2], vec![3, 4]]]);
+        assert_eq!(level_bands(&breadth_first), [vec![vec![0]], vec![vec![1], vec![2]], vec![vec![3], vec![4]]]);
+    }
+
+    /// The item tables of rigs of many shapes and sizes up to 256 joints, run as a level kernel's
+    /// threads run them, band after band, each thread its chain of consecutive joints for as many
+    /// of the band's depths as its length says: every character slot's every joint is composed
+    /// exactly once, after its parent, by the slot's thread, and a band spans no more than
+    /// [`MAX_BAND_DEPTHS`] depths.
+    #[test]
+    fn level_items_compose_every_joint_once_after_its_parent() {
+        // A broom (a chain of a quarter of the joints, the rest fanned out from its end), a chain
+        // (longer than a band), a binary tree and the GPU tests' mixed rig (a branch every third
+        // joint, a second root).
+        let broom = |n: usize| -> Vec<Option<usize>> {
+            let chain = n / 4;
+            (0..n).map(|j| (j > 0).then(|| if j <= chain { j - 1 } else { chain })).collect()
+        };
+        let chain = |n: usize| -> Vec<Option<usize>> { (0..n).map(|j| j.checked_sub(1)).collect() };
+        let tree = |n: usize| -> Vec<Option<usize>> { (0..n).map(|j| j.checked_sub(1).map(|p| p / 2)).collect() };
+        let mixed = |n: usize| -> Vec<Option<usize>> {
+            (0..n).map(|j| (j > 0 && j != n / 2).then(|| if j % 3 == 0 { j / 2 } else { j - 1 })).collect()
+        };
+        let rigs: Vec<Rig> = [1, 2, 3, 26, 64, 65, 200, 256]
+            .into_iter()
+            .flat_map(|n| [broom(n), chain(n), tree(n), mixed(n)])
+            .map(|parents| {
+                let n = parents.len();
+                Rig::new((0..n).map(|j| format!("j{j}")).collect(), parents, vec![Transform::IDENTITY; n], None)
+                    .unwrap()
+            })
+            .collect();
+        for rig in &rigs {
+            let n = rig.num_joints();
+            let tables = GpuRigJoint::from_rig(rig);
+            let lanes = level_lanes(n);
+            let characters = (WIDE_LEVEL_GROUP_THREADS / lanes) as usize;
+            let mut done = vec![vec![false; n]; characters];
+            for b in 0..tables.num_bands as usize {
+                let (start, shape) = (tables.levels[2 * b] as usize, tables.levels[2 * b + 1]);
+                let (chains, depths) = ((shape & 0xffff) as usize, (shape >> 16) as usize);
+                assert!((1..=MAX_BAND_DEPTHS).contains(&depths), "{n} joints, band {b}: {depths} depths");
+                let mut composed = done.clone();
+                let mut longest = 0;
+                for t in 0..chains * characters {
+                    let word = tables.levels[start + t];
+                    let slot = (word & 0x3ff) as usize;
+                    assert_eq!(slot, t / chains * lanes as usize, "{n} joints, band {b}, thread {t}");
+                    let first = ((word >> LEVEL_ITEM_JOINT_SHIFT) & 0xff) as usize;
+                    let parent = (word >> LEVEL_ITEM_PARENT_SHIFT) & 0x1ff;
+                    let length = (word >> LEVEL_ITEM_LENGTH_SHIFT) as usize;
+                    assert_eq!(parent, rig.parent(first).map_or(LEVEL_ITEM_NO_PARENT, |p| p as u32));
+                    longest = longest.max(length);
+                    let c = slot / lanes as usize;
+                    assert!(first + length <= n, "{n} joints, band {b}: a chain past the rig");
+                    let chain = composed[c].iter_mut().enumerate().skip(first).take(length);
+                    for (joint, seen) in chain {
+                        // The parent composed in an earlier band, or just before by this thread.
+                        let above = rig.parent(joint);
+                        if joint > first {
+                            assert_eq!(above, Some(joint - 1), "{n} joints, band {b}: {joint} off the chain");
+                        } else if let Some(p) = above {
+                            assert!(done[c][p], "{n} joints, band {b}: {joint} before its parent {p}");
+                        }
+                        assert!(!*seen, "{n} joints: {joint} twice");
+                        *seen = true;
+                    }
                 }
-                start = end;
+                assert_eq!(longest, depths, "{n} joints, band {b}");
+                done = composed;
             }
-            assert_eq!(tables.levels.len(), tables.num_levels as usize + num_joints * characters as usize);
+            assert!(done.iter().all(|slot| slot.iter().all(|&d| d)), "{n} joints: a joint never composed");
         }
     }
 

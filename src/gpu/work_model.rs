@@ -53,11 +53,13 @@
 //! end of a layer with memory (a capture's reduction over the character's lanes one by one,
 //! the decay's course, the replay entry's samples one by one, the layer state) by one thread a
 //! character, the waves holding those threads (`slot_end`, `slot_switch`, `slot_decay`,
-//! `capture_step`, `replay_store`); each depth level of local-to-model and the mesh-space override costs its step
-//! once for each wave that holds one of its items (the level's joints of every character of the
-//! workgroup, packed from thread 0), a wave without items skipping the body (its loop control
-//! and barrier are not counted); the mesh-space override's roots (depth 0) run outside its loop,
-//! `mesh_roots` for each wave holding one. The driver reports the layer loop's straight-line
+//! `capture_step`, `replay_store`); each band of local-to-model and the mesh-space override
+//! (`gpu::types::level_bands`: depth levels whose joints form chains, a thread a chain) costs
+//! its own code (`model_band`, `mesh_band`) once for each wave that holds one of its chains
+//! (the band's chains of every character of the workgroup, packed from thread 0), and its step
+//! (`model_step`, `mesh_step`) as often as the longest of those chains, a wave without chains
+//! skipping the body (its loop control and barrier are not counted); the mesh-space override's
+//! roots (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the layer loop's straight-line
 //! code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
 //! other paths by their gates, and [`KernelCosts::from_frame_layers_levels_loops`] splits what
@@ -66,7 +68,7 @@
 //! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
 //! are the fused kernel's: the same memory, read and written once.
 
-use crate::gpu::types::{REPLAY_SAMPLES, level_lanes};
+use crate::gpu::types::{REPLAY_SAMPLES, level_bands, level_lanes};
 use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
@@ -138,18 +140,26 @@ pub struct KernelCosts {
     /// Base copy, additive or local-space override, per wave.
     pub combine: u32,
     /// The mesh-space override outside its ancestor walk (the joint's own step included) or, in
-    /// the level kernels, outside its level loop and its roots' step ([`MeasuredPath::MeshOverride`]
+    /// the level kernels, outside its band loop and its roots' step ([`MeasuredPath::MeshOverride`]
     /// less those): per wave of a mesh-space override layer.
     pub mesh_fixed: u32,
-    /// One ancestor step of the mesh-space override.
+    /// One ancestor step of the mesh-space override; in the level kernels, one joint of a
+    /// band's chain.
     pub mesh_step: u32,
+    /// The level kernels' mesh-space band outside its chain loop (the band read, the chain's
+    /// first item and its parent's rows, the barrier): per band and wave holding its chains (0
+    /// in the fused kernel).
+    pub mesh_band: u32,
     /// The pose into workgroup memory before local-to-model.
     pub pose: u32,
     /// Local-to-model outside its walk, skinning and the output store.
     pub skinning: u32,
-    /// One ancestor step of local-to-model (an affine product); in the level kernels, one level
-    /// of it.
+    /// One ancestor step of local-to-model (an affine product); in the level kernels, one joint
+    /// of a band's chain.
     pub model_step: u32,
+    /// The level kernels' local-to-model band outside its chain loop, as `mesh_band` (0 in the
+    /// fused kernel).
+    pub model_band: u32,
     /// The level kernel's capture: one lane's largest offsets read in the reduction by the
     /// thread of the character's slot (0 in the fused kernel, whose atomics are in
     /// `transition`).
@@ -218,7 +228,7 @@ pub struct KernelCosts {
     /// entry lies past a character's lanes (0 in the fused kernel, which has no table).
     pub table_miss: u32,
     /// The mesh-space override's roots' step in the level kernels ([`MeasuredPath::MeshRoots`]),
-    /// outside its level loop, taken out of `mesh_fixed`: per wave holding roots' items of a
+    /// outside its band loop, taken out of `mesh_fixed`: per wave holding roots' items of a
     /// mesh-space override layer.
     pub mesh_roots: u32,
     /// The skinning matrices stored as affine 3×4 rows ([`MeasuredPath::AffineOutput`]), taken
@@ -338,12 +348,12 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [621];
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
 /// loop (that entry's weight sum and clip loop), the two weight sums (shown and step-back), the
 /// two clip loops, the character slots' end of a layer with memory (`end_layer_of_slots`: the
-/// capture's reduction and the replay entry's store within) and the mesh-space override's level
-/// loop; then local-to-model's level loop.
-pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4753,
+/// capture's reduction and the replay entry's store within) and the mesh-space override's band
+/// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
+pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
+    4812,
     [
-        (4443, 0),
+        (4479, 0),
         (1270, 1),
         (22, 2),
         (139, 2),
@@ -356,8 +366,10 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (278, 1),
         (20, 2),
         (25, 2),
-        (134, 1),
-        (92, 0),
+        (157, 1),
+        (115, 2),
+        (118, 0),
+        (73, 1),
     ],
 );
 
@@ -370,10 +382,10 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// [`FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21`] and
 /// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    4753,
+pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
+    4812,
     [
-        (4443, 0),
+        (4479, 0),
         (1270, 1),
         (22, 2),
         (139, 2),
@@ -386,46 +398,48 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) 
         (278, 1),
         (20, 2),
         (25, 2),
-        (134, 1),
-        (92, 0),
+        (157, 1),
+        (115, 2),
+        (118, 0),
+        (73, 1),
     ],
 );
 
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
-pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2563, [(2252, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (131, 1), (95, 0)]);
+pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
+    (2622, [(2287, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (154, 1), (113, 2), (122, 0), (78, 1)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
-pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (2558, [(2250, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (131, 1), (95, 0)]);
+pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
+    (2617, [(2285, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (113, 2), (122, 0), (78, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
-pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1716, [(1406, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (132, 1), (95, 0)]);
+pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
+    (1780, [(1445, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (159, 1), (119, 2), (123, 0), (79, 1)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1716, [(1406, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (132, 1), (95, 0)]);
+pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
+    (1780, [(1445, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (159, 1), (119, 2), (123, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1943, 1692];
+    [1713, 1688, 1714, 1706, 1713, 1711, 1450, 1694, 1736, 1474, 2002, 1756];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1652, 1630, 1650, 1642, 1652, 1652, 1425, 1644, 1675, 1415, 1938, 1692];
+    [1713, 1688, 1714, 1706, 1713, 1711, 1450, 1694, 1736, 1474, 1997, 1756];
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
-/// loop, local-to-model's level loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (668, [(22, 0), (157, 0), (94, 0)]);
+/// loop, local-to-model's band loop and its chain loop.
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (687, [(22, 0), (157, 0), (116, 0), (71, 1)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
@@ -435,7 +449,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [605, 596, 641];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [624, 622, 660];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -670,7 +684,7 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its fifteen loops (nine in each specialisation) in that nesting. Measured as
+    /// its seventeen loops (eleven in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
     /// kernel's (the replay's entry loop as there, with no joint loop: a lane is a joint; the
     /// replay runs at the top of a switching layer's own iteration, on the program read there,
@@ -689,8 +703,8 @@ impl KernelCosts {
     /// code every shown layer runs, which the driver reports undivided; less the measured paths
     /// (each the settled kernel's count less its count without it, as in the fused kernel; the
     /// table miss, which lies in the clip loops, out of both clip loops' bodies instead; the
-    /// mesh-space override's, which holds its level loop and its roots' step, less both is
-    /// `mesh_fixed`; the transition's, which holds the slots' end and the snapshot's and the
+    /// mesh-space override's, which holds its band loop and its roots' step, less both is
+    /// `mesh_fixed`, and the band loop less its chain loop `mesh_band`; the transition's, which holds the slots' end and the snapshot's and the
     /// pose's paths, less those is `transition`), it is split into `fused`'s regions
     /// (`layer_fixed`, `sample_fixed`, `combine`) in `fused`'s proportions (the module's notes),
     /// the remainder of the rounding to `layer_fixed`. The pose's store, a few straight-line
@@ -699,9 +713,9 @@ impl KernelCosts {
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
         if !loops.matches([
-            &[0, 1, 2, 2, 1, 2, 2, 2, 1, 1, 1, 2, 2, 1, 0],
-            &[0, 1, 2, 2, 1, 1, 2, 1, 0],
-            &[0, 1, 2, 2, 1, 1, 2, 1, 0],
+            &[0, 1, 2, 2, 1, 2, 2, 2, 1, 1, 1, 2, 2, 1, 2, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 2, 1, 2, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 2, 1, 2, 0, 1],
         ]) {
             return None;
         }
@@ -712,10 +726,12 @@ impl KernelCosts {
         // n(1) is the replay's entry loop (its weight sum n(2) and clip loop n(3) within); n(4)
         // the fill (the weight sums n(5) and n(6), the entry loop n(7) within; the
         // specialisations' 1, with 2 and 3); n(10) the slots' end (the reduction n(11) and the
-        // entry's store n(12) within; the specialisations' 5 and 6).
+        // entry's store n(12) within; the specialisations' 5 and 6); n(13) the mesh-space
+        // override's band loop (its chain loop n(14) within); n(15) local-to-model's band loop
+        // (its chain loop n(16) within).
         let (sample_weight, fill_entry) = (n(5), n(7));
         let fill_fixed = n(4).checked_sub(n(5) + n(6) + n(7))?;
-        let (capture_step, replay_store, mesh_step) = (n(11), n(12), n(13));
+        let (capture_step, replay_store, mesh_step) = (n(11), n(12), n(14));
         let slot_end = settled(5).checked_sub(settled(6))?;
         let slot_decay = steady(5).checked_sub(settled(5))?;
         let slot_switch = n(10).checked_sub(steady(5) + capture_step)?;
@@ -745,7 +761,7 @@ impl KernelCosts {
         // left of it is `transition`; the overshoot lies in the decay; the other paths lie in the
         // straight-line body.
         let (sample_clip, step_back_clip) = (n(8).checked_sub(table_miss)?, n(9).checked_sub(table_miss)?);
-        let mesh_fixed = mesh_override.checked_sub(mesh_step + mesh_roots)?;
+        let mesh_fixed = mesh_override.checked_sub(n(13) + mesh_roots)?;
         let transition = transition_path.checked_sub(settled(5) + snapshot_mix + store_pose)?;
         let in_body =
             root_motion + snapshot_mix + additive + override_local + single_sample + mesh_override + store_pose;
@@ -758,7 +774,7 @@ impl KernelCosts {
         let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
         let [sample_fixed, combine] = parts.map(share);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(14) + affine_output)?,
+            kernel_fixed: total.checked_sub(n(0) + n(15) + affine_output)?,
             layer_fixed: body.checked_sub(sample_fixed + combine)?,
             sample_fixed,
             sample_weight,
@@ -774,9 +790,11 @@ impl KernelCosts {
             combine,
             mesh_fixed,
             mesh_step,
+            mesh_band: n(13).checked_sub(mesh_step)?,
             pose: 0,
             skinning: 0,
-            model_step: n(14),
+            model_step: n(16),
+            model_band: n(15).checked_sub(n(16))?,
             capture_step,
             slot_end,
             slot_switch,
@@ -795,7 +813,8 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_levels_main`: its code outside loops (sampling's fixed part, the pose,
-    /// skinning) as `kernel_fixed`, the weight sum, the clip loop and local-to-model's level;
+    /// skinning) as `kernel_fixed`, the weight sum, the clip loop and local-to-model's band loop
+    /// (its chain loop within);
     /// `without` its static counts with each of [`FRAME_LEVELS_PATHS`]' gates off, whose
     /// differences are the single-sample shortcut (out of `kernel_fixed`) and the table miss (out
     /// of the clip loop), as [`KernelCosts::from_frame_layers_levels_loops`] measures them.
@@ -805,7 +824,7 @@ impl KernelCosts {
         loops: &[(usize, usize)],
         without: [u32; FRAME_LEVELS_PATHS.len()],
     ) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 0, 0]) {
+        if !loop_structure_matches(loops, &[0, 0, 0, 1]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
@@ -815,7 +834,8 @@ impl KernelCosts {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample + affine_output)?,
             sample_weight: n(0),
             sample_clip: n(1).checked_sub(table_miss)?,
-            model_step: n(2),
+            model_step: n(3),
+            model_band: n(2).checked_sub(n(3))?,
             single_sample,
             table_miss,
             affine_output,
@@ -838,7 +858,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 37] {
+    pub fn regions(&self) -> [(&'static str, Self); 39] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -852,9 +872,11 @@ impl KernelCosts {
             ("combine", Self { combine: self.combine, ..Self::default() }),
             ("mesh_fixed", Self { mesh_fixed: self.mesh_fixed, ..Self::default() }),
             ("mesh_step", Self { mesh_step: self.mesh_step, ..Self::default() }),
+            ("mesh_band", Self { mesh_band: self.mesh_band, ..Self::default() }),
             ("pose", Self { pose: self.pose, ..Self::default() }),
             ("skinning", Self { skinning: self.skinning, ..Self::default() }),
             ("model_step", Self { model_step: self.model_step, ..Self::default() }),
+            ("model_band", Self { model_band: self.model_band, ..Self::default() }),
             ("capture_step", Self { capture_step: self.capture_step, ..Self::default() }),
             ("slot_end", Self { slot_end: self.slot_end, ..Self::default() }),
             ("slot_switch", Self { slot_switch: self.slot_switch, ..Self::default() }),
@@ -1052,6 +1074,8 @@ pub enum WorkModelError {
 #[derive(Clone, Debug)]
 pub struct WorkModel {
     depths: Vec<usize>,
+    /// The level kernels' bands (`gpu::types::level_bands`): each one's chains' lengths.
+    bands: Vec<Vec<usize>>,
     /// Each joint's parent, for the procedural stage's paths to the root.
     parents: Vec<Option<usize>>,
     kernel: FrameKernel,
@@ -1104,6 +1128,7 @@ impl WorkModel {
             (0..rig.num_joints()).map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count()).collect();
         Ok(Self {
             depths,
+            bands: level_bands(rig).iter().map(|band| band.iter().map(Vec::len).collect()).collect(),
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
             stored_poses: false,
@@ -1183,21 +1208,28 @@ impl WorkModel {
             .collect()
     }
 
-    /// Joints at each depth.
-    fn level_sizes(&self) -> Vec<usize> {
-        let levels = self.depths.iter().copied().max().map_or(0, |d| d + 1);
-        (0..levels).map(|d| self.depths.iter().filter(|&&j| j == d).count()).collect()
+    /// Waves of a level workgroup holding the roots' items (band 0, a thread a root and
+    /// character).
+    fn root_waves(&self) -> usize {
+        let (_, characters) = self.level_shape();
+        (characters * self.bands.first().map_or(0, Vec::len)).div_ceil(self.wave_size)
     }
 
-    /// A level pass over a workgroup (`from` the first level it composes): per level, the waves
-    /// holding its items run `step`. Returns the wave-steps.
-    fn level_pass(&self, work: &mut Work, step: u32, from: usize) -> f64 {
+    /// A band pass over a workgroup, the bands after the roots': per band, the waves holding its
+    /// chains (thread `t` chain `t % n` of slot `t / n`) run `band` once and `step` as often as
+    /// their longest chain. Returns the wave-steps.
+    fn level_pass(&self, work: &mut Work, band: u32, step: u32) -> f64 {
         let (_, characters) = self.level_shape();
         let mut steps = 0;
-        for &n in &self.level_sizes()[from..] {
-            let waves = (characters * n).div_ceil(self.wave_size);
-            work.charge(step, waves);
-            steps += waves;
+        for chains in self.bands.iter().skip(1) {
+            let threads = characters * chains.len();
+            for first in (0..threads).step_by(self.wave_size) {
+                let longest = (first..threads.min(first + self.wave_size)).map(|t| chains[t % chains.len()]).max();
+                let longest = longest.unwrap_or(0);
+                work.charge(band, 1);
+                work.charge(step, longest);
+                steps += longest;
+            }
             work.barriers += 1.0;
         }
         steps as f64
@@ -1349,7 +1381,7 @@ impl WorkModel {
             }
         }
         work.barriers += 2.0;
-        work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
+        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step);
         work
     }
 
@@ -1705,17 +1737,16 @@ impl WorkModel {
                 // The rows' store waits for the lanes' reads of a transition's end; then the
                 // rows', and the result's reads.
                 work.barriers += 3.0;
-                // The roots' step (depth 0) outside the level loop, by the waves holding them.
-                let (_, group_characters) = self.level_shape();
-                let root_waves = (group_characters * self.level_sizes()[0]).div_ceil(self.wave_size);
+                // The roots' step (band 0) outside the band loop, by the waves holding them.
+                let root_waves = self.root_waves();
                 work.charge(costs.mesh_roots, root_waves);
                 work.barriers += 1.0;
-                work.mesh_steps += root_waves as f64 + self.level_pass(&mut work, costs.mesh_step, 1);
+                work.mesh_steps += root_waves as f64 + self.level_pass(&mut work, costs.mesh_band, costs.mesh_step);
             }
         }
         // The pose's store waits for every lane's read of its slot's end; local-to-model's.
         work.barriers += 2.0;
-        work.model_steps += self.level_pass(&mut work, costs.model_step, 1);
+        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step);
         work
     }
 
@@ -2296,9 +2327,11 @@ mod tests {
         combine: 1,
         mesh_fixed: 1,
         mesh_step: 1,
+        mesh_band: 1,
         pose: 1,
         skinning: 1,
         model_step: 1,
+        model_band: 1,
         capture_step: 1,
         slot_end: 1,
         slot_switch: 1,
@@ -2541,9 +2574,10 @@ mod tests {
     /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
     /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
     /// wave 0 only: every wave runs the kernel's code (4), wave 0 sums two weights (2) and
-    /// samples two clips (2); local-to-model's levels 1 and 2 each hold 64 items, one wave's
-    /// worth (2): 10 for the workgroup, 5 per character. Barriers: the sample table's 2 and one
-    /// per level (2), per character 2. Bytes are the fused kernel's.
+    /// samples two clips (2); local-to-model's one band (depths 1 and 2, a chain of two joints a
+    /// character) holds 64 chains, one wave's worth: its code once and two steps (3). 11 for the
+    /// workgroup, 5.5 per character. Barriers: the sample table's 2 and the band's 1, per
+    /// character 1.5. Bytes are the fused kernel's.
     #[test]
     fn two_clip_chain_of_three_in_a_level_workgroup() {
         let fused = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
@@ -2552,24 +2586,25 @@ mod tests {
         let ranges = [0..2, 2..4];
         let before = fused.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let work = levels.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!((work.wave_instructions, work.wave_steps), (5.0, 5.0));
-        assert_eq!((work.model_steps, work.barriers), (1.0, 2.0));
+        assert_eq!((work.wave_instructions, work.wave_steps), (5.5, 5.5));
+        assert_eq!((work.model_steps, work.barriers), (1.0, 1.5));
         assert_eq!((work.bytes_read, work.bytes_written), (before.bytes_read, before.bytes_written));
         // On warps of 32, eight waves run the kernel's code; warp 0 holds both characters.
         let warps =
             WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        // 8 + 2 + 2 + levels of 64 items on warps of 32: 2 + 2.
-        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 4.0) / 2.0);
+        // 8 + 2 + 2 + a band of 64 chains on warps of 32: 2 × (1 + 2).
+        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 6.0) / 2.0);
     }
 
     /// The wide level kernel shares a narrow level's wave between twice the characters. A rig of
     /// 33 joints (64 lanes a character): the root, three children of it (depth 1), 29 children of
     /// the first (depth 2); eight characters blending two clips each. `Levels`: two workgroups
     /// of four waves; each runs the kernel's code (4), four waves' weight sums and clips (8 + 8),
-    /// depth 1's 12 items in one wave and depth 2's 116 in two (3): 23, 46 for eight characters.
-    /// `Levels512`: one workgroup of eight waves: 8 + 16 + 16, depth 1's 24 items in one wave
-    /// and depth 2's 232 in four (5): 45.
+    /// then a band a depth (joint 1 has 29 children; every chain is one joint): depth 1's 12
+    /// chains in one wave and depth 2's 116 in two, each wave the band's code and a step (6):
+    /// 26, 52 for eight characters. `Levels512`: one workgroup of eight waves: 8 + 16 + 16,
+    /// depth 1's 24 chains in one wave and depth 2's 232 in four (10): 50.
     #[test]
     fn wide_level_workgroups_share_narrow_levels() {
         let parents: Vec<Option<usize>> = (0..33)
@@ -2584,8 +2619,8 @@ mod tests {
         let ranges: Vec<std::ops::Range<u32>> = (0..8).map(|c| 2 * c..2 * c + 2).collect();
         let levels = model.clone().with_kernel(FrameKernel::Levels).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let wide = model.with_kernel(FrameKernel::Levels512).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!(levels.wave_instructions * 8.0, 46.0);
-        assert_eq!(wide.wave_instructions * 8.0, 45.0);
+        assert_eq!(levels.wave_instructions * 8.0, 52.0);
+        assert_eq!(wide.wave_instructions * 8.0, 50.0);
         assert_eq!((wide.bytes_read, wide.bytes_written), (levels.bytes_read, levels.bytes_written));
     }
 
@@ -2596,11 +2631,12 @@ mod tests {
     /// 1 single sample), combine or mesh code (1) and, as the slots' threads' wave, the table's
     /// fill (1 fixed, 1 weight, 1 entry), the slot's end and its entry's one sample (2): 8 each,
     /// 16; the mesh code of the three other waves (which run it with no joint of a character:
-    /// 3); the mesh's roots (`mesh_roots`) and levels 1 and 2 one wave each (3), local-to-model's
-    /// 1 and 2 (2): 4 + 2 + 16 + 16 + 3 + 3 + 2 = 46; the roots' step once (a cost of 1000 adds
-    /// 999). Barriers:
-    /// per layer (both with memory) the sample table's 1 and the transition's 2 (the first also
-    /// orders the table's reads), the mesh's 3 + 3, the pose's 1, local-to-model's 1 + 2: 16.
+    /// 3); the mesh's roots (`mesh_roots`, 1) and its one band (depths 1 and 2, a chain of two
+    /// joints) in one wave, its code and two steps (3), local-to-model's band likewise (3):
+    /// 4 + 2 + 16 + 16 + 3 + 1 + 3 + 3 = 48; the roots' step once (a cost of 1000 adds 999).
+    /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
+    /// first also orders the table's reads), the mesh's 3 + 1 + 1 (the roots', the band's), the
+    /// pose's 1, local-to-model's 1 + 1: 14.
     #[test]
     fn layered_chain_in_a_level_workgroup() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2614,10 +2650,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 46.0);
-        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (16.0, 3.0, 2.0));
+        assert_eq!(work.wave_instructions, 48.0);
+        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1045.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1047.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -3015,6 +3051,7 @@ mod tests {
             + (v.transition + v.switch + v.decay + v.overshoot)
             + v.replay_store
             + v.mesh_fixed
+            + v.mesh_band
             + v.mesh_step
             + v.combine
             + (v.root_motion + v.snapshot_mix + v.additive + v.override_local + v.single_sample)
@@ -3023,7 +3060,7 @@ mod tests {
             + v.store_pose;
         let replay = v.replay_check + v.replay_layer + v.replay_entry + v.replay_weight + v.replay_clip;
         assert_eq!(
-            v.kernel_fixed + replay + layer_loop + v.affine_output + v.model_step,
+            v.kernel_fixed + replay + layer_loop + v.affine_output + v.model_band + v.model_step,
             FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0
         );
         let settled = FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0;
@@ -3054,8 +3091,8 @@ mod tests {
             .map(measured)
         );
         // The mesh-space override's path: its straight-line code, its roots' step and its
-        // level loop.
-        assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_step, measured(MeasuredPath::MeshOverride));
+        // band loop (its chain loop within).
+        assert_eq!(v.mesh_fixed + v.mesh_roots + v.mesh_band + v.mesh_step, measured(MeasuredPath::MeshOverride));
         // The transition's path: its straight-line code, the slots' end (a loop, the settled
         // kernel's), the snapshot's mix and the pose's store; the overshoot's, measured in the
         // steady kernel, out of the decay.
@@ -3071,7 +3108,7 @@ mod tests {
         );
         // The slots' end: the settled kernel's loop less the entry's store, then what the
         // steady and the production kernels' loops add.
-        let slots = |list: &[(usize, usize)]| count(list[list.len() - 4].0);
+        let slots = |list: &[(usize, usize)]| count(list[5].0);
         let settled_slots = slots(&FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1);
         assert_eq!(v.slot_end + v.replay_store, settled_slots);
         assert_eq!(v.slot_decay, slots(&FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1) - settled_slots);
@@ -3092,6 +3129,7 @@ mod tests {
                 + f.sample_clip
                 + f.table_miss
                 + f.affine_output
+                + f.model_band
                 + f.model_step,
             FRAME_LEVELS_LOOPS_RADV_NAVI21.0
         );

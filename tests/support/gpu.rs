@@ -52,7 +52,6 @@ pub fn gpu_with_limits(restrict: impl FnOnce(&mut wgpu::Limits)) -> Option<(wgpu
 /// rotated rest poses and slightly non-uniform scales on even joints, uniform ones on odd joints
 /// (which layer memory keeps in two vec4 rather than three: both ways are exercised).
 pub fn test_rig(num_joints: usize) -> Rig {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let parents = (0..num_joints)
         .map(|j| match j {
             0 => None,
@@ -61,6 +60,14 @@ pub fn test_rig(num_joints: usize) -> Rig {
             j => Some(j - 1),
         })
         .collect();
+    rig_of(parents)
+}
+
+/// A rig of these parents with [`test_rig`]'s rest pose: rotated joints, some with a
+/// non-uniform scale.
+pub fn rig_of(parents: Vec<Option<usize>>) -> Rig {
+    let num_joints = parents.len();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let rest = (0..num_joints)
         .map(|j| {
             let translation = Vec3::new(rng.range(-0.05, 0.05), rng.range(0.02, 0.1), rng.range(-0.05, 0.05));

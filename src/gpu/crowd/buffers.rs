@@ -411,7 +411,7 @@ impl GpuCrowd {
                 sample_base: 0,
                 due_list: 0,
                 levels_start: self.levels.0,
-                num_levels: self.levels.1,
+                num_bands: self.levels.1,
                 num_due: 0,
             };
             let at = (k * params_stride) as usize;

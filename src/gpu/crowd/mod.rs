@@ -168,8 +168,8 @@ pub struct GpuCrowd {
     layered_frame: bool,
     /// Characters of the last frame set, less those [`swap_remove`](Self::swap_remove)d since.
     live_characters: usize,
-    /// Where the rig's depth levels start in `throng.rig_tables`, and how many there are (the
-    /// level kernels' `ChunkParams::levels_start`, `num_levels`).
+    /// Where the rig's bands of depth levels start in `throng.rig_tables`, and how many there
+    /// are (the level kernels' `ChunkParams::levels_start`, `num_bands`).
     levels: (u32, u32),
     ranges_scratch: Vec<GpuSampleRange>,
     /// The rig's parents, for the procedural stage's words.
@@ -292,7 +292,7 @@ impl GpuCrowd {
         let limits = device.limits();
         check_limits(&limits, options.kernel, layers.is_some(), options.stage_buffers)?;
         validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
-        let GpuRigTables { mut joints, paths, levels, num_levels } = GpuRigJoint::from_rig(rig);
+        let GpuRigTables { mut joints, paths, levels, num_bands } = GpuRigJoint::from_rig(rig);
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.
         let header_vec4s = clips.len() * size_of::<GpuClipHeader>() / size_of::<[u32; 4]>();
@@ -380,7 +380,7 @@ impl GpuCrowd {
             frame: None,
             layered_frame: false,
             live_characters: 0,
-            levels: (levels_start, num_levels),
+            levels: (levels_start, num_bands),
             ranges_scratch: Vec::new(),
             parents: rig.parents().to_vec(),
             procedural: None,
