@@ -57,10 +57,11 @@
 //! (`gpu::types::level_bands`: depth levels whose joints form chains, a thread a chain) costs
 //! its own code (`model_band`, `mesh_band`) once for each wave that holds one of its chains
 //! (the band's chains of every character of the workgroup, packed from thread 0), and its step
-//! (`model_step`, `mesh_step`) as often as the longest of those chains, a wave without chains
-//! skipping the body (its loop control and barrier are not counted); the mesh-space override's
-//! roots (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the layer loop's straight-line
-//! code as one body: the switch frame's code and the decay are measured out of it by the
+//! (`model_step`, `mesh_step`) as often as the longest of those chains; a wave without chains,
+//! and a wave's iterations of the band's depth loop past its longest chain, skip the step's
+//! body (their loop control and barrier are not counted). The mesh-space override's roots
+//! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
+//! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
 //! other paths by their gates, and [`KernelCosts::from_frame_layers_levels_loops`] splits what
 //! is left, code every shown layer runs, into the fused kernel's regions (layer code, sampling,
