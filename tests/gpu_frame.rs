@@ -607,12 +607,10 @@ fn frame_layers_matches_cpu() {
     assert!(crowd.num_chunks() > 1, "the crowd was chunked");
 }
 
-#[test]
-fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
-    let Some(gpu) = gpu() else { return };
-    // A tail: a chain of 40 joints from the root, longer than a level kernel's band of chains
-    // takes (31 depths), a branch of 7 from its sixth joint, which ends before the tail does.
-    let tail = rig_of(
+/// A tail: a chain of 40 joints from the root, longer than a level kernel's band of chains takes
+/// (31 depths), and a branch of 7 from its sixth joint, which ends inside a band.
+fn long_tail_rig() -> Rig {
+    rig_of(
         (0..48)
             .map(|j: usize| match j {
                 0 => None,
@@ -620,9 +618,14 @@ fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
                 j => Some(j - 1),
             })
             .collect(),
-    );
+    )
+}
+
+#[test]
+fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
+    let Some(gpu) = gpu() else { return };
     // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
-    for rig in [test_rig(1), test_rig(256), tail] {
+    for rig in [test_rig(1), test_rig(256), long_tail_rig()] {
         let num_joints = rig.num_joints();
         let clips = test_clips(&rig);
         let layers = if num_joints > 4 {
@@ -1092,8 +1095,8 @@ fn wide_level_kernel_equals_the_level_kernel_bit_for_bit() {
     if limits.max_compute_invocations_per_workgroup < 512 || limits.max_compute_workgroup_storage_size < 32_768 {
         eprintln!("skipping the comparison: this device does not offer the wide kernel's workgroup");
     } else {
-        for num_joints in [13, 64] {
-            let rig = test_rig(num_joints);
+        for rig in [test_rig(13), test_rig(64), long_tail_rig()] {
+            let num_joints = rig.num_joints();
             let clips = test_clips(&rig);
             let layers = sequence_layers(&rig);
             let mut narrow =

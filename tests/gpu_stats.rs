@@ -80,9 +80,10 @@ const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
 /// measured"; and rose 0.3–0.6 % when subnormal weights counted as zero, "Subnormal weights
 /// count as zero"; and fell 0.4–4.0 % when the model charged the affine output's store only to a
 /// crowd that writes affine rows, measured by its gate, the kernels unchanged, "The affine
-/// store, measured"; and the level kernels' fell 0.1–3.8 % (the wide kernel's two-clip frame on
-/// warps rose 0.3 %), with 45–50 % fewer barriers, when the hierarchy went band by band, a
-/// thread a chain of consecutive joints, "Bands of chains".)
+/// store, measured"; and the level kernels' layered frames fell 2.6–3.8 % and `Levels`' two-clip
+/// frame 0.1–2.9 % (`Levels512`'s unchanged on wave64, 0.3 % more on warps), with 40–50 % fewer
+/// barriers, when the hierarchy went band by band, a thread a chain of consecutive joints,
+/// "Bands of chains".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
     (FrameKernel::Fused, 64, 5_090.0, 5_210.0),
     (FrameKernel::Fused, 32, 10_100.0, 5_210.0),

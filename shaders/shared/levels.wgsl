@@ -159,10 +159,6 @@ fn level_band(levels: Levels, b: u32) -> Band {
     return Band(levels.start + rig_tables[i], shape & 0xffffu, shape >> 16u);
 }
 
-// Characters of the widest level workgroup (`throng::gpu::types::WIDE_LEVEL_GROUP_THREADS`):
-// the stride of a band's items in the rig's item table.
-const ITEM_CHARACTERS: u32 = 512u / LANES;
-
 // A level item's packing (`throng::gpu::types::LEVEL_ITEM_JOINT_SHIFT`).
 const LEVEL_ITEM_JOINT_SHIFT: u32 = 10u;
 const LEVEL_ITEM_PARENT_SHIFT: u32 = 18u;

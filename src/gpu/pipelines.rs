@@ -64,7 +64,7 @@ pub fn procedural_source() -> String {
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
 /// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
-/// | `Levels512` | 512 threads: 8 characters of 64 joints (16 of 26), a joint per thread | as `Levels`, each level's step shared by twice the characters | as `Levels` | as `Levels` |
+/// | `Levels512` | 512 threads: 8 characters of 64 joints (16 of 26), a joint per thread | as `Levels`, each band's chains of twice the characters in one step | as `Levels` | as `Levels` |
 ///
 /// `Levels512` is `Levels`' code with twice the threads: the matrices are the same bits, and a
 /// narrow level of the hierarchy (a humanoid's spine, neck, fingers) occupies one wave for eight

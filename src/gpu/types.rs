@@ -57,10 +57,12 @@ pub const MAX_BAND_DEPTHS: usize = 31;
 ///
 /// A level kernel's thread composes one chain of a character, joint after joint: a barrier a
 /// band where going depth by depth needs one a depth, and no table read past the chain's first
-/// joint. Each joint's product is the one it was (`model[parent] * local[joint]`), once. A rig
-/// in depth-first order (BVH files, the built-in characters, glTF skins listed so) has chains as
-/// long as its limbs; in any other order a branchless stretch whose joints are not consecutive
-/// takes a band a depth, as if there were no chains.
+/// joint. Each joint's product is the one it was (`model[parent] * local[joint]`), once. A band
+/// ends at the first depth where any joint branches, so its chains run between the depths where
+/// the rig branches (the humanoid's legs are cut where its chest branches). A rig in depth-first
+/// order (BVH files, the built-in characters, glTF skins listed so) has its branchless stretches'
+/// joints consecutive; in any other order such a stretch takes a band a depth, as if there were
+/// no chains.
 ///
 /// ```
 /// use throng::gpu::types::level_bands;
@@ -124,6 +126,7 @@ pub fn level_bands(rig: &crate::Rig) -> Vec<Vec<Vec<u16>>> {
 fn level_item(t: usize, chains: &[Vec<u16>], lanes: u32, parents: &[u16]) -> u32 {
     let n = chains.len();
     let chain = &chains[t % n];
+    debug_assert!(chain.len() <= MAX_BAND_DEPTHS, "a chain's length fits five bits");
     let joint = chain[0];
     let parent = match parents[usize::from(joint)] {
         NO_PARENT => LEVEL_ITEM_NO_PARENT,
@@ -280,6 +283,7 @@ impl GpuRigJoint {
         for (b, chains) in bands.iter().enumerate() {
             // At most MAX_BAND_DEPTHS depths and MAX_JOINTS chains.
             let depths = chains.iter().map(Vec::len).max().unwrap_or(0) as u32;
+            debug_assert!(chains.len() <= 0xffff && depths <= 0xffff, "a band's shape fits two halves");
             levels[2 * b] = levels.len() as u32;
             levels[2 * b + 1] = chains.len() as u32 | depths << 16;
             levels.extend((0..chains.len() * characters).map(|t| level_item(t, chains, lanes, rig.parents())));
@@ -790,6 +794,10 @@ mod tests {
                     let parent = (word >> LEVEL_ITEM_PARENT_SHIFT) & 0x1ff;
                     let length = (word >> LEVEL_ITEM_LENGTH_SHIFT) as usize;
                     assert_eq!(parent, rig.parent(first).map_or(LEVEL_ITEM_NO_PARENT, |p| p as u32));
+                    // Band 0 is the roots, a chain of one each, and no later band holds one: the
+                    // kernels step the roots apart.
+                    assert_eq!(b == 0, parent == LEVEL_ITEM_NO_PARENT, "{n} joints, band {b}: joint {first}");
+                    assert!(b > 0 || length == 1, "{n} joints: a root's chain of {length}");
                     longest = longest.max(length);
                     let c = slot / lanes as usize;
                     assert!(first + length <= n, "{n} joints, band {b}: a chain past the rig");

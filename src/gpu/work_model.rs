@@ -57,9 +57,11 @@
 //! (`gpu::types::level_bands`: depth levels whose joints form chains, a thread a chain) costs
 //! its own code (`model_band`, `mesh_band`) once for each wave that holds one of its chains
 //! (the band's chains of every character of the workgroup, packed from thread 0), and its step
-//! (`model_step`, `mesh_step`) as often as the longest of those chains; a wave without chains,
-//! and a wave's iterations of the band's depth loop past its longest chain, skip the step's
-//! body (their loop control and barrier are not counted). The mesh-space override's roots
+//! (`model_step`, `mesh_step`) as often as the longest of those chains. A wave without chains
+//! still reads the band's shape, runs the band's depth loop's control once a depth and waits
+//! at its barrier, and a wave's iterations past its longest chain run the loop's control: none
+//! of that is counted (the model counts a loop's body where a wave enters it, as it left a
+//! depth level's idle waves uncounted before the bands). The mesh-space override's roots
 //! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
 //! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
@@ -755,7 +757,7 @@ impl KernelCosts {
             overshoot,
             affine_output,
         ] = paths;
-        // The table miss lies in the clip loops; the mesh-space override's path holds its level
+        // The table miss lies in the clip loops; the mesh-space override's path holds its band
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
         // the specialisation's loop differs from the production kernel's); the transition's
         // holds the slots' end (a loop), the snapshot's mix and the pose's store, and what is
@@ -2623,6 +2625,26 @@ mod tests {
         assert_eq!(levels.wave_instructions * 8.0, 52.0);
         assert_eq!(wide.wave_instructions * 8.0, 50.0);
         assert_eq!((wide.bytes_read, wide.bytes_written), (levels.bytes_read, levels.bytes_written));
+    }
+
+    /// A wave runs a band's step as often as its longest chain: the rig 0 ← 1 ← 2, 0 ← 3 has one
+    /// band after the roots, its chains 1 ─ 2 and 3 (lengths 2 and 1), 64 characters of a
+    /// level workgroup in its 128 threads. On waves of 64 each of the two waves holds both kinds
+    /// of chain: the band's code twice and four steps. Lane by lane (waves of 1), the 64 threads
+    /// holding 1 ─ 2 take two steps each and the 64 holding 3 one: the band's code 128 times and
+    /// 192 steps. Two characters blending, per character half that.
+    #[test]
+    fn a_wave_steps_as_often_as_its_longest_chain() {
+        let parents = [None, Some(0), Some(1), Some(0)];
+        let costs = KernelCosts { model_band: 1, model_step: 1000, ..KernelCosts::default() };
+        let samples = [ClipSample::new(0, 0.0, 0.5); 4];
+        let ranges = [0..2, 2..4];
+        let work = |wave: u32| {
+            let model = WorkModel::new(&rig(&parents), wave, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
+            model.two_clip_frame(&samples, &ranges, &costs).unwrap().wave_instructions
+        };
+        assert_eq!(work(64), (2.0 + 4.0 * 1000.0) / 2.0);
+        assert_eq!(work(1), (128.0 + 192.0 * 1000.0) / 2.0);
     }
 
     /// The layered chain of three (base and masked mesh-space override, as
