@@ -147,6 +147,8 @@ pub struct Rig {
     parents: Vec<u16>,
     /// Every joint once, shallowest first (joint order within a depth).
     by_depth: Vec<u16>,
+    /// Each joint's depth: 0 for a root, its parent's + 1.
+    depths: Vec<u16>,
     rest: Vec<Transform>,
     inverse_bind: Vec<Mat4>,
 }
@@ -272,8 +274,9 @@ impl Rig {
                 limit: MAX_INVERSE_BIND,
             });
         }
-        let by_depth = joints_by_depth(&packed);
-        Ok(Self { names, parents: packed, by_depth, rest, inverse_bind })
+        let depths = joint_depths(&packed);
+        let by_depth = joints_by_depth(&depths);
+        Ok(Self { names, parents: packed, by_depth, depths, rest, inverse_bind })
     }
 
     /// Number of joints, in `1..=MAX_JOINTS`.
@@ -313,6 +316,22 @@ impl Rig {
         &self.by_depth
     }
 
+    /// Each joint's depth, indexed by joint: 0 for a root, its parent's + 1 for any other.
+    ///
+    /// ```
+    /// use throng::{Rig, Transform};
+    ///
+    /// // 0 ─ 1 ─ 2, and 0 ─ 3
+    /// let names = ["hips", "spine", "head", "leg"].map(String::from).to_vec();
+    /// let parents = vec![None, Some(0), Some(1), Some(0)];
+    /// let rig = Rig::new(names, parents, vec![Transform::IDENTITY; 4], None).unwrap();
+    /// assert_eq!(rig.joint_depths(), [0, 1, 2, 1]);
+    /// ```
+    #[must_use]
+    pub fn joint_depths(&self) -> &[u16] {
+        &self.depths
+    }
+
     /// The parent of `joint`, `None` for a root or an index out of range.
     #[must_use]
     pub fn parent(&self, joint: usize) -> Option<usize> {
@@ -350,17 +369,22 @@ impl Rig {
     }
 }
 
-/// [`Rig::joints_by_depth`] for a validated parent table (every parent below its child).
-fn joints_by_depth(parents: &[u16]) -> Vec<u16> {
+/// [`Rig::joint_depths`] for a validated parent table (every parent below its child).
+fn joint_depths(parents: &[u16]) -> Vec<u16> {
     let mut depth = vec![0u16; parents.len()];
     for joint in 0..parents.len() {
         if parents[joint] != NO_PARENT {
             depth[joint] = depth[parents[joint] as usize] + 1;
         }
     }
-    let mut order: Vec<u16> = (0..parents.len() as u16).collect();
+    depth
+}
+
+/// [`Rig::joints_by_depth`] from each joint's depth.
+fn joints_by_depth(depths: &[u16]) -> Vec<u16> {
+    let mut order: Vec<u16> = (0..depths.len() as u16).collect();
     // Stable: joint order within a level.
-    order.sort_by_key(|&joint| depth[joint as usize]);
+    order.sort_by_key(|&joint| depths[joint as usize]);
     order
 }
 

@@ -16,10 +16,10 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
-    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_GROUP_THREADS,
-    LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT, LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY,
-    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WIDE_LEVEL_GROUP_THREADS,
-    WORKGROUP_SIZE, level_lanes,
+    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT,
+    LEVEL_GROUP_THREADS, LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT,
+    LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK,
+    STATE_SLOT_SHIFT, WIDE_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes,
 };
 use throng::gpu::{
     FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
@@ -703,6 +703,7 @@ fn shared_structs_match_wgsl_layouts() {
                     ("LEVEL_ITEM_JOINT_SHIFT", LEVEL_ITEM_JOINT_SHIFT),
                     ("LEVEL_ITEM_PARENT_SHIFT", LEVEL_ITEM_PARENT_SHIFT),
                     ("LEVEL_ITEM_LENGTH_SHIFT", LEVEL_ITEM_LENGTH_SHIFT),
+                    ("LEVEL_BAND_DEPTHS_SHIFT", LEVEL_BAND_DEPTHS_SHIFT),
                     ("LEVEL_ITEM_NO_PARENT", LEVEL_ITEM_NO_PARENT),
                 ] {
                     assert_eq!(wgsl_u32_constant(&module, name), value, "{kind:?}: {name}");

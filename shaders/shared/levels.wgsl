@@ -153,10 +153,14 @@ struct Band {
     depths: u32,
 }
 
+// A band's shape word: its chains below this bit, its depths from it
+// (`throng::gpu::types::LEVEL_BAND_DEPTHS_SHIFT`).
+const LEVEL_BAND_DEPTHS_SHIFT: u32 = 16u;
+
 fn level_band(levels: Levels, b: u32) -> Band {
     let i = levels.start + 2u * b;
     let shape = rig_tables[i + 1u];
-    return Band(levels.start + rig_tables[i], shape & 0xffffu, shape >> 16u);
+    return Band(levels.start + rig_tables[i], shape & ((1u << LEVEL_BAND_DEPTHS_SHIFT) - 1u), shape >> LEVEL_BAND_DEPTHS_SHIFT);
 }
 
 // A level item's packing (`throng::gpu::types::LEVEL_ITEM_JOINT_SHIFT`).

@@ -45,6 +45,9 @@ pub const LEVEL_ITEM_NO_PARENT: u32 = 0x100;
 /// The most depths one band spans ([`level_bands`]): a chain's length fits the item's five
 /// bits ([`LEVEL_ITEM_LENGTH_SHIFT`]).
 pub const MAX_BAND_DEPTHS: usize = 31;
+/// A band's shape word in [`GpuRigTables::levels`]: its chains a character below this bit, its
+/// depths from it. Keep in sync with `LEVEL_BAND_DEPTHS_SHIFT` in `shaders/shared/levels.wgsl`.
+pub const LEVEL_BAND_DEPTHS_SHIFT: u32 = 16;
 
 /// The level kernels' bands of depth levels (`shaders/shared/levels.wgsl`): each band's chains,
 /// in the order of their first joints ([`crate::Rig::joints_by_depth`]). Band 0 is the roots
@@ -85,15 +88,11 @@ pub const MAX_BAND_DEPTHS: usize = 31;
 /// ```
 #[must_use]
 pub fn level_bands(rig: &crate::Rig) -> Vec<Vec<Vec<u16>>> {
-    let n = rig.num_joints();
-    let mut children = vec![0usize; n];
-    let mut depth = vec![0usize; n];
-    for j in 0..n {
-        if let Some(p) = rig.parent(j) {
-            children[p] += 1;
-            depth[j] = depth[p] + 1;
-        }
+    let mut children = vec![0usize; rig.num_joints()];
+    for p in (0..rig.num_joints()).filter_map(|j| rig.parent(j)) {
+        children[p] += 1;
     }
+    let depth = rig.joint_depths();
     // The joint after `j` in its chain: its only child, where that comes right after it.
     let next = |&j: &u16| {
         let (joint, after) = (usize::from(j), usize::from(j) + 1);
@@ -234,8 +233,8 @@ pub struct GpuRigTables {
     pub paths: Vec<u32>,
     /// The level kernels' bands (`shaders/shared/levels.wgsl`, [`level_bands`]): for each band
     /// `b` from 0 to [`num_bands`](Self::num_bands) − 1, two words: where its items start in
-    /// this table, then its chains `n` a character in the low 16 bits and its depths (its
-    /// longest chain) in the high 16; then every band's items, `n × C` of them (`C` the
+    /// this table, then its chains `n` a character below bit [`LEVEL_BAND_DEPTHS_SHIFT`] and
+    /// its depths (its longest chain) from it; then every band's items, `n × C` of them (`C` the
     /// characters of the widest workgroup, [`WIDE_LEVEL_GROUP_THREADS`] over the rig's
     /// [`level_lanes`]), entry `t` thread `t`'s chain packed as [`LEVEL_ITEM_JOINT_SHIFT`]
     /// says. A thread reads where it would otherwise divide its index by the band's width and
@@ -283,9 +282,9 @@ impl GpuRigJoint {
         for (b, chains) in bands.iter().enumerate() {
             // At most MAX_BAND_DEPTHS depths and MAX_JOINTS chains.
             let depths = chains.iter().map(Vec::len).max().unwrap_or(0) as u32;
-            debug_assert!(chains.len() <= 0xffff && depths <= 0xffff, "a band's shape fits two halves");
+            debug_assert!(chains.len() < 1 << LEVEL_BAND_DEPTHS_SHIFT, "a band's chains fit below its depths");
             levels[2 * b] = levels.len() as u32;
-            levels[2 * b + 1] = chains.len() as u32 | depths << 16;
+            levels[2 * b + 1] = chains.len() as u32 | depths << LEVEL_BAND_DEPTHS_SHIFT;
             levels.extend((0..chains.len() * characters).map(|t| level_item(t, chains, lanes, rig.parents())));
         }
         let num_bands = bands.len() as u32;

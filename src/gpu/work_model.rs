@@ -1127,8 +1127,7 @@ impl WorkModel {
         if rig.num_joints() > crate::MAX_JOINTS {
             return Err(WorkModelError::TooManyJoints(rig.num_joints()));
         }
-        let depths =
-            (0..rig.num_joints()).map(|j| std::iter::successors(rig.parent(j), |&p| rig.parent(p)).count()).collect();
+        let depths = rig.joint_depths().iter().map(|&d| usize::from(d)).collect();
         Ok(Self {
             depths,
             bands: level_bands(rig).iter().map(|band| band.iter().map(Vec::len).collect()).collect(),
