@@ -144,11 +144,13 @@ fn published_end(slot_base: u32) -> TransitionEnd {
 
 // The end of a layer with memory for the workgroup's characters (whose first is chunk entry
 // `first_entry`), thread `t` for slot `t`, after the transition's first barrier: its start read
-// again, a capture's largest offset and offset velocity over the slot's lanes (the bits of
-// non-negative floats, ordered as `atomicMax` orders them), the decay started or run on, the
-// replay entry of the slot the displayed pose goes to, the layer state; what the lanes apply
-// published. Before the transition's second barrier.
-fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
+// again, a capture's largest offset and offset velocity over the lanes of the rig's joints (the
+// bits of non-negative floats, ordered as `atomicMax` orders them; the idle lanes past them hold
+// zeros and are not read: a trip count of 32 lanes, a constant, had the driver unroll the loop
+// and spill scalar registers), the decay started or run on, the replay entry of the slot the
+// displayed pose goes to, the layer state; what the lanes apply published. Before the
+// transition's second barrier.
+fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup, num_joints: u32) {
     for (var slot = t; slot < GROUP_CHARACTERS; slot += GROUP_THREADS) {
         if first_entry + slot >= dispatched_characters() {
             break;
@@ -163,7 +165,7 @@ fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         var s = layer_transition_start(block, program);
         if s.capture {
             var largest = vec2<u32>(0u);
-            for (var i = 0u; i < LANES; i++) {
+            for (var i = 0u; i < num_joints; i++) {
                 largest = max(largest, bitcast<vec2<u32>>(group_pose[slot_base + i].r0.xy));
             }
             s = start_decay(s, program, bitcast<f32>(largest.x), bitcast<f32>(largest.y));
@@ -208,7 +210,7 @@ fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: Layer
     }
     group_pose[t].r0 = vec4<f32>(lane_largest, 0.0, 0.0);
     workgroupBarrier();
-    end_layer_of_slots(t, first_entry, setup);
+    end_layer_of_slots(t, first_entry, setup, num_joints);
     workgroupBarrier();
     if owns {
         let e = published_end(slot_base);

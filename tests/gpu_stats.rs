@@ -28,8 +28,12 @@ use throng::gpu::work_model::{
 };
 use throng::gpu::{FrameKernel, MeasuredPath, ShaderModuleKind};
 
-/// Rig sizes that build each `JOINTS_PER_THREAD` (1 to 4) the kernels are specialised for.
-const RIG_SIZES: [usize; 4] = [64, 128, 192, 256];
+/// Rig sizes that build each `JOINTS_PER_THREAD` (1 to 4) the fused kernels are specialised
+/// for, and each count of lanes a character takes in the level kernels (`level_lanes`: 1 to
+/// 256). The lane counts under 64 put several characters in a wave64, whose divergent code the
+/// driver compiles apart: with 32 lanes (26 joints, the built-in humanoid) a loop over a
+/// constant 32 lanes was unrolled and spilled 23 scalar registers where 64 lanes spilled none.
+const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 
 /// Budgets per character, the 64-joint humanoid, mat4 output, full clips, RADV navi21 costs:
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
