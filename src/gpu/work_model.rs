@@ -50,7 +50,7 @@
 //! its weight sums by the waves holding the workgroup's first `max(32, characters)` threads
 //! (`fill_fixed`, `sample_weight`, `fill_entry`), the clip loops by the waves holding joints (a blend of one sample takes the shortcut outside
 //! them with full clips, as in the fused kernel, where its entry lies in the sample table); the
-//! end of a layer with memory (a capture's reduction over the character's lanes one by one,
+//! end of a layer with memory (a capture's reduction over the character's joints one by one,
 //! the decay's course, the replay entry's samples one by one, the layer state) by one thread a
 //! character, the waves holding those threads (`slot_end`, `slot_switch`, `slot_decay`,
 //! `capture_step`, `replay_store`); each band of local-to-model and the mesh-space override
@@ -1782,11 +1782,11 @@ impl WorkModel {
 
     /// The end of a layer with memory by the thread of each character slot (thread `s` for
     /// slot `s`, `end_layer_of_slots`): each wave holding such threads runs it if a slot it
-    /// holds shows the layer, a capture's reduction over the character's lanes, the replay
-    /// entry's samples one by one, the switch frame's and the decay's code, as often as its most
-    /// demanding slot asks. The reduction reads the rig's joints' lanes, not the idle ones past
-    /// them, so that its loop's trip count is the rig's: a constant trip count of 32 lanes had
-    /// the driver unroll it and spill 23 scalar registers (rigs of 17 to 32 joints).
+    /// holds shows the layer, a capture's reduction over the character's joints' lanes (not
+    /// the idle ones past them, so that the loop's trip count is the rig's: a constant trip
+    /// count of 32 lanes had the driver unroll it and spill 23 scalar registers, rigs of 17 to
+    /// 32 joints), the replay entry's samples one by one, the switch frame's and the decay's
+    /// code, as often as its most demanding slot asks.
     fn end_layer_of_slots(&self, work: &mut Work, loops: &[LevelLayer], costs: &KernelCosts) {
         for first in (0..loops.len()).step_by(self.wave_size) {
             let slots = &loops[first..(first + self.wave_size).min(loops.len())];
