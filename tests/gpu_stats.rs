@@ -38,7 +38,8 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// Budgets per character, the 64-joint humanoid, mat4 output, full clips, RADV navi21 costs:
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
 /// over the kernel's figures (the default kernel's layered frame on wave64 under issue #17's
-/// target, 2,500). The fused kernel (variant 0): layered 4,941 (wave64) and 9,805 (warp32)
+/// target, 2,500, as modelled: the model leaves out what the level kernels' idle waves run in
+/// the bands, about 550 a character more on wave64, BENCHMARKS.md). The fused kernel (variant 0): layered 4,941 (wave64) and 9,805 (warp32)
 /// wave-instructions, 5,058 bytes; two-clip 1,605 and 3,211, 4,136 bytes. The level kernel (the
 /// default): layered 2,352 and 3,818; two-clip 823 and 1,435; the same bytes. The wide level
 /// kernel (512 threads): layered 1,923 and 3,284; two-clip 718 and 1,288.

@@ -61,7 +61,10 @@
 //! still reads the band's shape, runs the band's depth loop's control once a depth and waits
 //! at its barrier, and a wave's iterations past its longest chain run the loop's control: none
 //! of that is counted (the model counts a loop's body where a wave enters it, as it left a
-//! depth level's idle waves uncounted before the bands). The mesh-space override's roots
+//! depth level's idle waves uncounted before the bands). It is not little: counted from RADV's
+//! disassembly, an idle wave runs about 44 instructions a band and 14 a depth in each pass,
+//! some 550 a character for the 64-joint humanoid on wave64 in the default kernel and 1,220 on
+//! warp32 (BENCHMARKS.md, "What the bands' idle waves run"). The mesh-space override's roots
 //! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
 //! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
