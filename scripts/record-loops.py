@@ -30,13 +30,16 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
     ("FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j settled"),
     ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
+    ("FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled-band_chains"),
+    ("FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j settled-band_chains"),
+    ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
 # (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').
 # Each path's specialisation and name (`MeasuredPath::specialisation`, `MeasuredPath::name`).
 LAYERED_PATHS = ["settled-" + p for p in ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample",
                                          "table_miss", "mesh_override", "mesh_roots", "store_pose", "transition"]]
-LAYERED_PATHS += ["steady-overshoot", "settled-affine_output"]
+LAYERED_PATHS += ["steady-overshoot", "settled-affine_output", "settled-band_chains"]
 PATH_COUNTS = [
     ("FRAME_LAYERS_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_main/64j " + p for p in LAYERED_PATHS]),
@@ -45,7 +48,7 @@ PATH_COUNTS = [
     ("FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_levels_main@512/64j " + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
-     ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
+     ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output", "band_chains"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),
 ]
 

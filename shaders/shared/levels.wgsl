@@ -11,7 +11,8 @@
 //                more depth levels whose joints form chains (`throng::gpu::types::level_bands`)
 //
 // Every barrier is reached by every thread: per-character work is predicated, never a branch
-// around a barrier, since the characters of one workgroup run different programs.
+// around a barrier, since the characters of one workgroup run different programs (a band's
+// chain work is branched over by the threads without a chain, its barrier after the branch).
 
 // Threads per workgroup. Keep in sync with `throng::gpu::types::LEVEL_GROUP_THREADS`.
 const GROUP_THREADS: u32 = 256u;
@@ -176,8 +177,10 @@ const LEVEL_ITEM_NO_PARENT: u32 = 0x100u;
 // of the rig's item table (`throng::gpu::types::GpuRigTables::levels`) where the thread would
 // otherwise divide its index by the band's width and look up the joint, then its parent; a
 // thread past the band's chains (`t` from `chains × GROUP_CHARACTERS` on) has a chain of length
-// 0. Every thread runs a band's depth loop, whose count is the same for all (scalar loop
-// control), taking a depth's joint where its chain reaches it.
+// 0, and in the bands' loops branches over its band, so that a wave holding no chain runs only
+// the band's shape read, the test and the barrier. A thread with a chain runs the band's depth
+// loop, whose count is the same for all (scalar loop control), taking a depth's joint where its
+// chain reaches it.
 struct LevelItem {
     slot_base: u32,
     joint: u32,
@@ -202,14 +205,23 @@ fn model_levels(t: u32) {
     let levels = rig_levels();
     for (var b = 1u; b < levels.count; b++) {
         let band = level_band(levels, b);
-        let item = level_item(band, t);
-        let first = item.slot_base + item.joint;
-        var parent = item.slot_base + item.parent;
-        for (var k = 0u; k < band.depths; k++) {
-            if k < item.length {
-                let j = first + k;
-                group_pose[j] = affine_mul(group_pose[parent], group_pose[j]);
-                parent = j;
+        // A wave holding none of the band's chains branches over the whole of it. Measured
+        // without the chain work (BAND_CHAINS_CODE off), the band loop's body is what such a
+        // wave runs, and a store: the stand-in that keeps the test (no such wave runs it).
+        if t < band.chains * GROUP_CHARACTERS {
+            if BAND_CHAINS_CODE {
+                let item = level_item(band, t);
+                let first = item.slot_base + item.joint;
+                var parent = item.slot_base + item.parent;
+                for (var k = 0u; k < band.depths; k++) {
+                    if k < item.length {
+                        let j = first + k;
+                        group_pose[j] = affine_mul(group_pose[parent], group_pose[j]);
+                        parent = j;
+                    }
+                }
+            } else {
+                group_pose[t].r0.w = 0.0;
             }
         }
         workgroupBarrier();

@@ -438,11 +438,18 @@ pub enum MeasuredPath {
     /// writes joints. The mat4 store, the other side of the branch, stays in the code every
     /// wave runs.
     AffineOutput,
+    /// A band's chain work in the level kernels' hierarchy passes (`model_levels`,
+    /// `override_mesh_levels`): the chain's item read and its depth loop, which a wave holding
+    /// none of the band's chains branches over. With it off, a stand-in store takes the work's
+    /// place (so that the test and the skip stay), and each band loop's body is what such a wave
+    /// runs and that store, which it skips: the work model's `model_idle`, `mesh_idle`, an
+    /// instruction or two high. The fused kernel has no bands: its measurement is 0.
+    BandChains,
 }
 
 impl MeasuredPath {
     /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -455,6 +462,7 @@ impl MeasuredPath {
         Self::Transition,
         Self::Overshoot,
         Self::AffineOutput,
+        Self::BandChains,
     ];
 
     /// The specialisation whose static count the path's is taken from: the settled kernel, but
@@ -484,6 +492,7 @@ impl MeasuredPath {
             Self::Transition => "transition",
             Self::Overshoot => "overshoot",
             Self::AffineOutput => "affine_output",
+            Self::BandChains => "band_chains",
         }
     }
 
@@ -502,6 +511,7 @@ impl MeasuredPath {
             Self::Transition => "const TRANSITION_CODE: bool = true;",
             Self::Overshoot => "const OVERSHOOT_CODE: bool = true;",
             Self::AffineOutput => "const AFFINE_OUTPUT_CODE: bool = true;",
+            Self::BandChains => "const BAND_CHAINS_CODE: bool = true;",
         }
     }
 

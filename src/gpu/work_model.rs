@@ -57,14 +57,11 @@
 //! (`gpu::types::level_bands`: depth levels whose joints form chains, a thread a chain) costs
 //! its own code (`model_band`, `mesh_band`) once for each wave that holds one of its chains
 //! (the band's chains of every character of the workgroup, packed from thread 0), and its step
-//! (`model_step`, `mesh_step`) as often as the longest of those chains. A wave without chains
-//! still reads the band's shape, runs the band's depth loop's control once a depth and waits
-//! at its barrier, and a wave's iterations past its longest chain run the loop's control: none
-//! of that is counted (the model counts a loop's body where a wave enters it, as it left a
-//! depth level's idle waves uncounted before the bands). It is not little: counted from RADV's
-//! disassembly, an idle wave runs about 44 instructions a band and 14 a depth in each pass,
-//! some 550 a character for the 64-joint humanoid on wave64 in the default kernel and 1,220 on
-//! warp32 (BENCHMARKS.md, "What the bands' idle waves run"). The mesh-space override's roots
+//! (`model_step`, `mesh_step`) as often as the longest of those chains; every other wave of the
+//! workgroup branches over the band's chain work and runs the rest of the band, its loop's
+//! control, its shape read, the test and the barrier (`model_idle`, `mesh_idle`: measured by
+//! compiling the work out, [`MeasuredPath::BandChains`]). A wave's iterations past its longest
+//! chain run the loop's control, which is not counted. The mesh-space override's roots
 //! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
 //! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
@@ -166,6 +163,12 @@ pub struct KernelCosts {
     /// The level kernels' local-to-model band outside its chain loop, as `mesh_band` (0 in the
     /// fused kernel).
     pub model_band: u32,
+    /// The level kernels' local-to-model band for a wave that holds none of its chains and
+    /// branches over them ([`MeasuredPath::BandChains`]): the band loop's control, the band's
+    /// shape read, the barrier (0 in the fused kernel).
+    pub model_idle: u32,
+    /// The mesh-space override's band for such a wave, as `model_idle`.
+    pub mesh_idle: u32,
     /// The level kernel's capture: one lane's largest offsets read in the reduction by the
     /// thread of the character's slot (0 in the fused kernel, whose atomics are in
     /// `transition`).
@@ -336,7 +339,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575];
+    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575, 1594];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -357,9 +360,9 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [621];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4812,
+    4816,
     [
-        (4479, 0),
+        (4480, 0),
         (1270, 1),
         (22, 2),
         (139, 2),
@@ -373,9 +376,9 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
         (20, 2),
         (25, 2),
         (157, 1),
-        (115, 2),
-        (118, 0),
-        (73, 1),
+        (119, 2),
+        (121, 0),
+        (79, 1),
     ],
 );
 
@@ -389,9 +392,9 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
 /// 256-thread kernel's.
 pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4812,
+    4816,
     [
-        (4479, 0),
+        (4480, 0),
         (1270, 1),
         (22, 2),
         (139, 2),
@@ -405,9 +408,9 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) 
         (20, 2),
         (25, 2),
         (157, 1),
-        (115, 2),
-        (118, 0),
-        (73, 1),
+        (119, 2),
+        (121, 0),
+        (79, 1),
     ],
 );
 
@@ -415,47 +418,64 @@ pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) 
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2622, [(2287, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (154, 1), (113, 2), (122, 0), (78, 1)]);
+    (2621, [(2288, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main@512`'s steady specialisation, as
 /// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
 /// slots' end one shorter).
 pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2617, [(2285, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (113, 2), (122, 0), (78, 1)]);
+    (2617, [(2286, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1780, [(1445, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (159, 1), (119, 2), (123, 0), (79, 1)]);
+    (1775, [(1442, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (156, 1), (118, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main@512`'s settled specialisation, as
 /// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1780, [(1445, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (159, 1), (119, 2), (123, 0), (79, 1)]);
+    (1775, [(1442, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (156, 1), (118, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1713, 1688, 1714, 1706, 1713, 1711, 1450, 1694, 1736, 1474, 2002, 1756];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751, 1548];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1713, 1688, 1714, 1706, 1713, 1711, 1450, 1694, 1736, 1474, 1997, 1756];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751, 1548];
+
+/// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
+/// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
+/// override's band loop (the 8th) and local-to-model's (the 9th) are what a wave holding none of
+/// a band's chains runs a band, but for the stand-in store the measurement keeps in place of the
+/// work (an instruction or two, which such a wave skips).
+pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (1548, [(1310, 0), (222, 1), (22, 2), (90, 2), (160, 1), (156, 1), (25, 2), (23, 1), (28, 0)]);
+
+/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`].
+pub const FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
+    (1548, [(1310, 0), (222, 1), (22, 2), (90, 2), (160, 1), (156, 1), (25, 2), (23, 1), (28, 0)]);
+
+/// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
+/// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
+/// loop, is an idle wave's band.
+pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (597, [(22, 0), (157, 0), (28, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's band loop and its chain loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (687, [(22, 0), (157, 0), (116, 0), (71, 1)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (693, [(22, 0), (157, 0), (121, 0), (79, 1)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
 /// in it).
-pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
-    [MeasuredPath::SingleSample, MeasuredPath::TableMiss, MeasuredPath::AffineOutput];
+pub const FRAME_LEVELS_PATHS: [MeasuredPath; 4] =
+    [MeasuredPath::SingleSample, MeasuredPath::TableMiss, MeasuredPath::AffineOutput, MeasuredPath::BandChains];
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [624, 622, 660];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666, 597];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -475,6 +495,10 @@ pub struct LayeredLoops<'a> {
     /// The static instruction count with each [`MeasuredPath`]'s gate off, in the path's
     /// specialisation ([`MeasuredPath::specialisation`]), in [`MeasuredPath::ALL`]'s order.
     pub without: [u32; MeasuredPath::ALL.len()],
+    /// The level kernels' settled specialisation without a band's chain work
+    /// ([`MeasuredPath::BandChains`]): its band loops are an idle wave's bands. `None` for the
+    /// fused kernel, which has no bands.
+    pub idle: Option<LoopList<'a>>,
 }
 
 impl LayeredLoops<'static> {
@@ -487,6 +511,7 @@ impl LayeredLoops<'static> {
             steady: (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1),
             settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
             without: FRAME_LAYERS_WITHOUT_RADV_NAVI21,
+            idle: None,
         }
     }
 
@@ -501,6 +526,7 @@ impl LayeredLoops<'static> {
                 &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
             without: FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
+            idle: Some((FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.1)),
         }
     }
 
@@ -518,6 +544,10 @@ impl LayeredLoops<'static> {
                 &FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
             without: FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21,
+            idle: Some((
+                FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.1,
+            )),
         }
     }
 }
@@ -597,6 +627,7 @@ impl KernelCosts {
             ..,
             overshoot,
             affine_output,
+            _,
         ] = paths;
         // The mesh-space override's path: its two joint loops (the walk within the second) and
         // the little code around them.
@@ -648,6 +679,7 @@ impl KernelCosts {
             ..,
             overshoot,
             affine_output,
+            _,
         ] = paths;
         Self {
             root_motion,
@@ -725,6 +757,10 @@ impl KernelCosts {
         ]) {
             return None;
         }
+        let idle = loops.idle?.1;
+        if !loop_structure_matches(idle, &[0, 1, 2, 2, 1, 1, 2, 1, 0]) {
+            return None;
+        }
         let (total, production) = loops.production;
         let n = |i: usize| count(production[i].0);
         let steady = |i: usize| count(loops.steady.1[i].0);
@@ -759,6 +795,7 @@ impl KernelCosts {
             transition_path,
             overshoot,
             affine_output,
+            _,
         ] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its band
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
@@ -801,6 +838,8 @@ impl KernelCosts {
             skinning: 0,
             model_step: n(16),
             model_band: n(15).checked_sub(n(16))?,
+            mesh_idle: count(idle[7].0),
+            model_idle: count(idle[8].0),
             capture_step,
             slot_end,
             slot_switch,
@@ -829,12 +868,13 @@ impl KernelCosts {
         total: u32,
         loops: &[(usize, usize)],
         without: [u32; FRAME_LEVELS_PATHS.len()],
+        idle: &[(usize, usize)],
     ) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 0, 0, 1]) {
+        if !loop_structure_matches(loops, &[0, 0, 0, 1]) || !loop_structure_matches(idle, &[0, 0, 0]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
-        let [single_sample, table_miss, affine_output] = without.map(|w| total.checked_sub(w));
+        let [single_sample, table_miss, affine_output, _] = without.map(|w| total.checked_sub(w));
         let (single_sample, table_miss, affine_output) = (single_sample?, table_miss?, affine_output?);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample + affine_output)?,
@@ -842,6 +882,7 @@ impl KernelCosts {
             sample_clip: n(1).checked_sub(table_miss)?,
             model_step: n(3),
             model_band: n(2).checked_sub(n(3))?,
+            model_idle: count(idle[2].0),
             single_sample,
             table_miss,
             affine_output,
@@ -864,7 +905,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 39] {
+    pub fn regions(&self) -> [(&'static str, Self); 41] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -879,10 +920,12 @@ impl KernelCosts {
             ("mesh_fixed", Self { mesh_fixed: self.mesh_fixed, ..Self::default() }),
             ("mesh_step", Self { mesh_step: self.mesh_step, ..Self::default() }),
             ("mesh_band", Self { mesh_band: self.mesh_band, ..Self::default() }),
+            ("mesh_idle", Self { mesh_idle: self.mesh_idle, ..Self::default() }),
             ("pose", Self { pose: self.pose, ..Self::default() }),
             ("skinning", Self { skinning: self.skinning, ..Self::default() }),
             ("model_step", Self { model_step: self.model_step, ..Self::default() }),
             ("model_band", Self { model_band: self.model_band, ..Self::default() }),
+            ("model_idle", Self { model_idle: self.model_idle, ..Self::default() }),
             ("capture_step", Self { capture_step: self.capture_step, ..Self::default() }),
             ("slot_end", Self { slot_end: self.slot_end, ..Self::default() }),
             ("slot_switch", Self { slot_switch: self.slot_switch, ..Self::default() }),
@@ -926,7 +969,8 @@ impl KernelCosts {
     #[must_use]
     pub fn frame_levels_radv_navi21() -> Self {
         let (total, loops) = FRAME_LEVELS_LOOPS_RADV_NAVI21;
-        Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21).unwrap_or_default()
+        let idle = FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21.1;
+        Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21, &idle).unwrap_or_default()
     }
 
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
@@ -1222,9 +1266,11 @@ impl WorkModel {
 
     /// A band pass over a workgroup, the bands after the roots': per band, the waves holding its
     /// chains (thread `t` chain `t % n` of slot `t / n`) run `band` once and `step` as often as
-    /// their longest chain. Returns the wave-steps.
-    fn level_pass(&self, work: &mut Work, band: u32, step: u32) -> f64 {
+    /// their longest chain, and every other wave of the workgroup `idle`, the band without its
+    /// chain work, which it branches over. Returns the wave-steps.
+    fn level_pass(&self, work: &mut Work, band: u32, step: u32, idle: u32) -> f64 {
         let (_, characters) = self.level_shape();
+        let waves = self.kernel.workgroup_threads() as usize / self.wave_size;
         let mut steps = 0;
         for chains in self.bands.iter().skip(1) {
             let threads = characters * chains.len();
@@ -1235,6 +1281,7 @@ impl WorkModel {
                 work.charge(step, longest);
                 steps += longest;
             }
+            work.charge(idle, waves.saturating_sub(threads.div_ceil(self.wave_size)));
             work.barriers += 1.0;
         }
         steps as f64
@@ -1386,7 +1433,7 @@ impl WorkModel {
             }
         }
         work.barriers += 2.0;
-        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step);
+        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step, costs.model_idle);
         work
     }
 
@@ -1746,12 +1793,13 @@ impl WorkModel {
                 let root_waves = self.root_waves();
                 work.charge(costs.mesh_roots, root_waves);
                 work.barriers += 1.0;
-                work.mesh_steps += root_waves as f64 + self.level_pass(&mut work, costs.mesh_band, costs.mesh_step);
+                work.mesh_steps +=
+                    root_waves as f64 + self.level_pass(&mut work, costs.mesh_band, costs.mesh_step, costs.mesh_idle);
             }
         }
         // The pose's store waits for every lane's read of its slot's end; local-to-model's.
         work.barriers += 2.0;
-        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step);
+        work.model_steps += self.level_pass(&mut work, costs.model_band, costs.model_step, costs.model_idle);
         work
     }
 
@@ -2338,6 +2386,8 @@ mod tests {
         skinning: 1,
         model_step: 1,
         model_band: 1,
+        model_idle: 1,
+        mesh_idle: 1,
         capture_step: 1,
         slot_end: 1,
         slot_switch: 1,
@@ -2581,9 +2631,9 @@ mod tests {
     /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
     /// wave 0 only: every wave runs the kernel's code (4), wave 0 sums two weights (2) and
     /// samples two clips (2); local-to-model's one band (depths 1 and 2, a chain of two joints a
-    /// character) holds 64 chains, one wave's worth: its code once and two steps (3). 11 for the
-    /// workgroup, 5.5 per character. Barriers: the sample table's 2 and the band's 1, per
-    /// character 1.5. Bytes are the fused kernel's.
+    /// character) holds 64 chains, one wave's worth: its code once and two steps (3), and the
+    /// three other waves its idle code (3). 14 for the workgroup, 7 per character. Barriers: the
+    /// sample table's 2 and the band's 1, per character 1.5. Bytes are the fused kernel's.
     #[test]
     fn two_clip_chain_of_three_in_a_level_workgroup() {
         let fused = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
@@ -2592,15 +2642,17 @@ mod tests {
         let ranges = [0..2, 2..4];
         let before = fused.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let work = levels.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!((work.wave_instructions, work.wave_steps), (5.5, 5.5));
+        assert_eq!((work.wave_instructions, work.wave_steps), (7.0, 7.0));
         assert_eq!((work.model_steps, work.barriers), (1.0, 1.5));
+        let idle = KernelCosts { model_idle: 1000, ..UNIT };
+        assert_eq!(levels.two_clip_frame(&samples, &ranges, &idle).unwrap().wave_instructions, 7.0 + 3.0 * 999.0 / 2.0);
         assert_eq!((work.bytes_read, work.bytes_written), (before.bytes_read, before.bytes_written));
         // On warps of 32, eight waves run the kernel's code; warp 0 holds both characters.
         let warps =
             WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        // 8 + 2 + 2 + a band of 64 chains on warps of 32: 2 × (1 + 2).
-        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 6.0) / 2.0);
+        // 8 + 2 + 2 + a band of 64 chains on warps of 32: 2 × (1 + 2), and 6 idle warps.
+        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 6.0 + 6.0) / 2.0);
     }
 
     /// The wide level kernel shares a narrow level's wave between twice the characters. A rig of
@@ -2608,9 +2660,10 @@ mod tests {
     /// the first (depth 2); eight characters blending two clips each. `Levels`: two workgroups
     /// of four waves; each runs the kernel's code (4), four waves' weight sums and clips (8 + 8),
     /// then a band a depth (joint 1 has 29 children; every chain is one joint): depth 1's 12
-    /// chains in one wave and depth 2's 116 in two, each wave the band's code and a step (6):
-    /// 26, 52 for eight characters. `Levels512`: one workgroup of eight waves: 8 + 16 + 16,
-    /// depth 1's 24 chains in one wave and depth 2's 232 in four (10): 50.
+    /// chains in one wave and depth 2's 116 in two, each wave the band's code and a step (6),
+    /// the other waves the band's idle code (3 + 2): 31, 62 for eight characters. `Levels512`:
+    /// one workgroup of eight waves: 8 + 16 + 16, depth 1's 24 chains in one wave and depth 2's
+    /// 232 in four (10), idle 7 + 4: 61.
     #[test]
     fn wide_level_workgroups_share_narrow_levels() {
         let parents: Vec<Option<usize>> = (0..33)
@@ -2625,8 +2678,8 @@ mod tests {
         let ranges: Vec<std::ops::Range<u32>> = (0..8).map(|c| 2 * c..2 * c + 2).collect();
         let levels = model.clone().with_kernel(FrameKernel::Levels).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let wide = model.with_kernel(FrameKernel::Levels512).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!(levels.wave_instructions * 8.0, 52.0);
-        assert_eq!(wide.wave_instructions * 8.0, 50.0);
+        assert_eq!(levels.wave_instructions * 8.0, 62.0);
+        assert_eq!(wide.wave_instructions * 8.0, 61.0);
         assert_eq!((wide.bytes_read, wide.bytes_written), (levels.bytes_read, levels.bytes_written));
     }
 
@@ -2658,8 +2711,9 @@ mod tests {
     /// fill (1 fixed, 1 weight, 1 entry), the slot's end and its entry's one sample (2): 8 each,
     /// 16; the mesh code of the three other waves (which run it with no joint of a character:
     /// 3); the mesh's roots (`mesh_roots`, 1) and its one band (depths 1 and 2, a chain of two
-    /// joints) in one wave, its code and two steps (3), local-to-model's band likewise (3):
-    /// 4 + 2 + 16 + 16 + 3 + 1 + 3 + 3 = 48; the roots' step once (a cost of 1000 adds 999).
+    /// joints) in one wave, its code and two steps (3), the three other waves its idle code (3),
+    /// local-to-model's band likewise (3 + 3): 4 + 2 + 16 + 16 + 3 + 1 + 6 + 6 = 54; the roots'
+    /// step once (a cost of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
     /// first also orders the table's reads), the mesh's 3 + 1 + 1 (the roots', the band's), the
     /// pose's 1, local-to-model's 1 + 1: 14.
@@ -2676,10 +2730,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 48.0);
+        assert_eq!(work.wave_instructions, 54.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1047.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1053.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
