@@ -279,7 +279,7 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
                     }
                 }
             } else {
-                group_pose[t].r0.w = 0.0;
+                group_pose[t].r0 = vec4<f32>(0.0);
             }
         }
         workgroupBarrier();

@@ -41,8 +41,8 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
 /// over the kernel's figures. The fused kernel (variant 0): layered 4,941 (wave64) and 9,805
 /// (warp32) wave-instructions, 5,058 bytes; two-clip 1,605 and 3,211, 4,136 bytes. The level
-/// kernel (the default): layered 2,577 and 4,285; two-clip 913 and 1,618; the same bytes. The
-/// wide level kernel (512 threads): layered 2,157 and 3,762; two-clip 809 and 1,473.
+/// kernel (the default): layered 2,586 and 4,305; two-clip 916 and 1,625; the same bytes. The
+/// wide level kernel (512 threads): layered 2,167 and 3,784; two-clip 813 and 1,480.
 /// (The layered figures fell 23 % and 36–39 % when the model stopped charging the switch
 /// frame's code to every frame, measured by the kernels' steady and settled specialisations,
 /// BENCHMARKS.md "The switch frame's code, measured"; the kernels did not change. The bytes
@@ -90,7 +90,7 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// barriers, when the hierarchy went band by band, a thread a chain of consecutive joints,
 /// "Bands of chains"; and the level kernels' rose 10–15 % when the model charged the waves
 /// without a band's chains what they run, after a wave without them came to branch over the
-/// band's work (which cut what such a wave runs from 44 + 14 a depth to about 28 a band), "What
+/// band's work (which cut what such a wave runs from 44 + 14 a depth to 25–29 a band), "What
 /// the bands' idle waves run".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
     (FrameKernel::Fused, 64, 5_090.0, 5_210.0),

@@ -221,7 +221,7 @@ fn model_levels(t: u32) {
                     }
                 }
             } else {
-                group_pose[t].r0.w = 0.0;
+                group_pose[t].r0 = vec4<f32>(0.0);
             }
         }
         workgroupBarrier();

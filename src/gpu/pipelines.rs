@@ -442,8 +442,8 @@ pub enum MeasuredPath {
     /// `override_mesh_levels`): the chain's item read and its depth loop, which a wave holding
     /// none of the band's chains branches over. With it off, a stand-in store takes the work's
     /// place (so that the test and the skip stay), and each band loop's body is what such a wave
-    /// runs and that store, which it skips: the work model's `model_idle`, `mesh_idle`, an
-    /// instruction or two high. The fused kernel has no bands: its measurement is 0.
+    /// runs and that store, which it skips: the work model's `model_idle`, `mesh_idle`, three
+    /// or four instructions high. The fused kernel has no bands: its measurement is 0.
     BandChains,
 }
 

@@ -440,28 +440,28 @@ pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751, 1548];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751, 1549];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751, 1548];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751, 1549];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
 /// override's band loop (the 8th) and local-to-model's (the 9th) are what a wave holding none of
-/// a band's chains runs a band, but for the stand-in store the measurement keeps in place of the
-/// work (an instruction or two, which such a wave skips).
+/// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
+/// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1548, [(1310, 0), (222, 1), (22, 2), (90, 2), (160, 1), (156, 1), (25, 2), (23, 1), (28, 0)]);
+    (1549, [(1310, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1548, [(1310, 0), (222, 1), (22, 2), (90, 2), (160, 1), (156, 1), (25, 2), (23, 1), (28, 0)]);
+    (1549, [(1310, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
 /// loop, is an idle wave's band.
-pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (597, [(22, 0), (157, 0), (28, 0)]);
+pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (598, [(22, 0), (157, 0), (29, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's band loop and its chain loop.
@@ -475,7 +475,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 4] =
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666, 597];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666, 598];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
