@@ -385,7 +385,8 @@ fn gate_off(source: &str, line: &str) -> Option<String> {
 /// names one is compiled with it rewritten to `false`, never dispatched, so that the difference
 /// of static instruction counts measures the path and the work model
 /// (`gpu::work_model::KernelCosts`) charges it only where a wave runs it, not to every layer
-/// with the code around it.
+/// with the code around it. [`MeasuredPath::BandChains`] is measured the other way round: the
+/// model reads the loop bodies of its gated build, what is left when its path is gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MeasuredPath {
     /// The root's horizontal travel and yaw removed (`remove_root_motion`): the base layer's

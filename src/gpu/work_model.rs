@@ -165,7 +165,7 @@ pub struct KernelCosts {
     pub model_band: u32,
     /// The level kernels' local-to-model band for a wave that holds none of its chains and
     /// branches over them ([`MeasuredPath::BandChains`]): the band loop's control, the band's
-    /// shape read, the barrier (0 in the fused kernel).
+    /// shape read, the test, the barrier (0 in the fused kernel).
     pub model_idle: u32,
     /// The mesh-space override's band for such a wave, as `model_idle`.
     pub mesh_idle: u32,
