@@ -39,7 +39,7 @@ LOOP_LISTS = [
 # Each path's specialisation and name (`MeasuredPath::specialisation`, `MeasuredPath::name`).
 LAYERED_PATHS = ["settled-" + p for p in ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample",
                                          "table_miss", "mesh_override", "mesh_roots", "store_pose", "transition"]]
-LAYERED_PATHS += ["steady-overshoot", "settled-affine_output", "settled-band_chains"]
+LAYERED_PATHS += ["steady-overshoot", "settled-affine_output"]
 PATH_COUNTS = [
     ("FRAME_LAYERS_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_main/64j " + p for p in LAYERED_PATHS]),
@@ -48,7 +48,7 @@ PATH_COUNTS = [
     ("FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_levels_main@512/64j " + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
-     ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output", "band_chains"]]),
+     ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),
 ]
 

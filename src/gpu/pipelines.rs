@@ -444,13 +444,15 @@ pub enum MeasuredPath {
     /// none of the band's chains branches over. With it off, a stand-in store takes the work's
     /// place (so that the test and the skip stay), and each band loop's body is what such a wave
     /// runs and that store, which it skips: the work model's `model_idle`, `mesh_idle`, three
-    /// or four instructions high. The fused kernel has no bands: its measurement is 0.
+    /// or four instructions high. Not in [`MeasuredPath::ALL`]: the level kernels alone have it,
+    /// and its measurement is their gated builds' loop bodies, not a count's difference.
     BandChains,
 }
 
 impl MeasuredPath {
-    /// Every path, in the order of the work model's recorded measurements.
-    pub const ALL: [Self; 13] = [
+    /// Every path measured by its count's difference, in the order of the work model's recorded
+    /// measurements ([`MeasuredPath::BandChains`] is read otherwise).
+    pub const ALL: [Self; 12] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -463,7 +465,6 @@ impl MeasuredPath {
         Self::Transition,
         Self::Overshoot,
         Self::AffineOutput,
-        Self::BandChains,
     ];
 
     /// The specialisation whose static count the path's is taken from: the settled kernel, but

@@ -98,7 +98,9 @@ impl Kernel {
     /// in the path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the
     /// steady one for the overshoot's decay); then the two-clip kernels
     /// ([`ShaderModuleKind::FrameLevels`], [`ShaderModuleKind::Frame`]) with each of the paths
-    /// they hold off (`work_model::FRAME_LEVELS_PATHS`, `work_model::FRAME_PATHS`).
+    /// they hold off (`work_model::FRAME_LEVELS_PATHS`, `work_model::FRAME_PATHS`); then the
+    /// level kernels (the layered ones settled) without a band's chain work
+    /// ([`MeasuredPath::BandChains`]), whose band loops are an idle wave's.
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -124,6 +126,18 @@ impl Kernel {
                 without: Some(path),
                 ..Self::production(ShaderModuleKind::Frame, num_joints, false)
             }))
+            .chain(
+                [
+                    (ShaderModuleKind::FrameLayersLevels, MeasuredPath::BandChains.specialisation()),
+                    (ShaderModuleKind::FrameLayersLevels512, MeasuredPath::BandChains.specialisation()),
+                    (ShaderModuleKind::FrameLevels, Specialisation::Production),
+                ]
+                .map(|(kind, specialisation)| Self {
+                    specialisation,
+                    without: Some(MeasuredPath::BandChains),
+                    ..Self::production(kind, num_joints, false)
+                }),
+            )
             .collect()
     }
 
@@ -891,6 +905,8 @@ BB3:
             3 * MeasuredPath::ALL.len()
                 + crate::gpu::work_model::FRAME_LEVELS_PATHS.len()
                 + crate::gpu::work_model::FRAME_PATHS.len()
+                // The three level kernels without a band's chain work.
+                + 3
         );
         for kernel in kernels {
             let settled = Kernel { without: None, ..kernel }.source().unwrap();

@@ -339,7 +339,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575, 1594];
+    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -440,11 +440,11 @@ pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751, 1549];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751];
 
 /// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751, 1549];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -470,12 +470,12 @@ pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (693, [(2
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
 /// in it).
-pub const FRAME_LEVELS_PATHS: [MeasuredPath; 4] =
-    [MeasuredPath::SingleSample, MeasuredPath::TableMiss, MeasuredPath::AffineOutput, MeasuredPath::BandChains];
+pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
+    [MeasuredPath::SingleSample, MeasuredPath::TableMiss, MeasuredPath::AffineOutput];
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666, 598];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -627,7 +627,6 @@ impl KernelCosts {
             ..,
             overshoot,
             affine_output,
-            _,
         ] = paths;
         // The mesh-space override's path: its two joint loops (the walk within the second) and
         // the little code around them.
@@ -679,7 +678,6 @@ impl KernelCosts {
             ..,
             overshoot,
             affine_output,
-            _,
         ] = paths;
         Self {
             root_motion,
@@ -795,7 +793,6 @@ impl KernelCosts {
             transition_path,
             overshoot,
             affine_output,
-            _,
         ] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its band
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
@@ -874,7 +871,7 @@ impl KernelCosts {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
-        let [single_sample, table_miss, affine_output, _] = without.map(|w| total.checked_sub(w));
+        let [single_sample, table_miss, affine_output] = without.map(|w| total.checked_sub(w));
         let (single_sample, table_miss, affine_output) = (single_sample?, table_miss?, affine_output?);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(1) + n(2) + single_sample + affine_output)?,
@@ -1244,11 +1241,16 @@ impl WorkModel {
         (lanes, self.kernel.workgroup_threads() as usize / lanes)
     }
 
+    /// Waves in a level workgroup.
+    fn level_wave_count(&self) -> usize {
+        self.kernel.workgroup_threads() as usize / self.wave_size
+    }
+
     /// The waves of a level workgroup: the character slots each covers, and whether it holds
     /// any of their joints (lanes past the rig's joints idle).
     fn level_waves(&self) -> Vec<(std::ops::Range<usize>, bool)> {
         let (lanes, _) = self.level_shape();
-        (0..self.kernel.workgroup_threads() as usize / self.wave_size)
+        (0..self.level_wave_count())
             .map(|w| {
                 let threads = w * self.wave_size..(w + 1) * self.wave_size;
                 let slots = threads.start / lanes..(threads.end - 1) / lanes + 1;
@@ -1270,7 +1272,6 @@ impl WorkModel {
     /// chain work, which it branches over. Returns the wave-steps.
     fn level_pass(&self, work: &mut Work, band: u32, step: u32, idle: u32) -> f64 {
         let (_, characters) = self.level_shape();
-        let waves = self.kernel.workgroup_threads() as usize / self.wave_size;
         let mut steps = 0;
         for chains in self.bands.iter().skip(1) {
             let threads = characters * chains.len();
@@ -1281,7 +1282,7 @@ impl WorkModel {
                 work.charge(step, longest);
                 steps += longest;
             }
-            work.charge(idle, waves.saturating_sub(threads.div_ceil(self.wave_size)));
+            work.charge(idle, self.level_wave_count().saturating_sub(threads.div_ceil(self.wave_size)));
             work.barriers += 1.0;
         }
         steps as f64
