@@ -5,13 +5,9 @@
 // a blend of one sample sampled outside the clip loop, which a layer runs only where its blend
 // has one sample; and, in the level kernels (`shared/levels.wgsl`, `table_entry`), a sample's
 // per-sample values computed in the clip loop past the entries the sample table holds, which a
-// wave runs only where a blend has more samples than that. Last, the level kernels' chain work
-// in a band of the hierarchy's passes (`shared/levels.wgsl`, `model_levels`;
-// `frame_layers_levels.wgsl`, `override_mesh_levels`), which a wave holding none of the band's
-// chains branches over: with it off, a band loop's body is what such a wave runs.
+// wave runs only where a blend has more samples than that.
 const SINGLE_SAMPLE_CODE: bool = true;
 const TABLE_MISS_CODE: bool = true;
-const BAND_CHAINS_CODE: bool = true;
 
 // The clip's local time: wrapped into [0, duration) when looping, clamped to [0, duration]
 // otherwise (`Clip::local_time`; times are finite, validation sees to that).

@@ -24,6 +24,12 @@ const LANES: u32 = 64u;
 // Characters per workgroup.
 const GROUP_CHARACTERS: u32 = GROUP_THREADS / LANES;
 
+// A gate for measurement (`throng::gpu::MeasuredPath::BandChains`, as `SWITCH_CODE` in
+// `transition.wgsl`): a band's chain work in the hierarchy's passes (`model_levels`;
+// `frame_layers_levels.wgsl`, `override_mesh_levels`), which a wave holding none of the band's
+// chains branches over. With it off, a band loop's body is what such a wave runs.
+const BAND_CHAINS_CODE: bool = true;
+
 // A sample-table entry's clip for a sample whose weight does not count (`weighs`; skipped by the blend).
 const SKIP_SAMPLE: u32 = 0xffffffffu;
 

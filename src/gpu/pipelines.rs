@@ -380,9 +380,9 @@ fn gate_off(source: &str, line: &str) -> Option<String> {
 
 /// A path of the frame kernels that a layer runs on some frames or some layers only, or a crowd
 /// with some output layout only, behind a measurement gate (`shaders/transition.wgsl`,
-/// `shaders/layers.wgsl`, `shaders/sample.wgsl`, `shaders/skinning.wgsl`; `true` in every kernel
-/// the evaluator builds): a [`crate::gpu::stats::Kernel`] whose `without`
-/// names one is compiled with it rewritten to `false`, never dispatched, so that the difference
+/// `shaders/layers.wgsl`, `shaders/sample.wgsl`, `shaders/skinning.wgsl`,
+/// `shaders/shared/levels.wgsl`; `true` in every kernel the evaluator builds): a
+/// [`crate::gpu::stats::Kernel`] whose `without` names one is compiled with it rewritten to `false`, never dispatched, so that the difference
 /// of static instruction counts measures the path and the work model
 /// (`gpu::work_model::KernelCosts`) charges it only where a wave runs it, not to every layer
 /// with the code around it. [`MeasuredPath::BandChains`] is measured the other way round: the

@@ -176,7 +176,7 @@ impl Kernel {
         };
         source.ok_or_else(|| StatsError::Shader {
             kernel: self.name(),
-            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl)"
+            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl, shaders/shared/levels.wgsl)"
                 .to_owned(),
         })
     }
