@@ -37,13 +37,16 @@ use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel, Wor
 /// Characters per frame the model averages over (the layered frame: over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
 
-/// The columns of the table: a heading and the driver statistics (RADV's names) summed into it.
+/// The columns of the table: a heading and the driver statistics summed into it, by RADV's names
+/// and NVIDIA's ("Register Count", "Shared Memory Size", "Local Memory Size": a thread's
+/// registers, a workgroup's shared memory and a thread's local memory, the spills and
+/// dynamically indexed arrays its registers could not hold).
 const COLUMNS: [(&str, &[&str]); 8] = [
-    ("VGPRs", &["VGPRs"]),
+    ("VGPRs", &["VGPRs", "Register Count"]),
     ("SGPRs", &["SGPRs"]),
     ("spills", &["Spilled VGPRs", "Spilled SGPRs"]),
-    ("LDS B", &["LDS size"]),
-    ("scratch B", &["Scratch size"]),
+    ("LDS B", &["LDS size", "Shared Memory Size"]),
+    ("scratch B", &["Scratch size", LOCAL_MEMORY]),
     ("waves/SIMD", &["Subgroups per SIMD"]),
     ("instrs", &["Instructions"]),
     ("code B", &["Code size"]),
@@ -78,8 +81,16 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// NVIDIA's per-thread local memory. Its driver 580 reports it with bit 36 set on every kernel
+/// (2^36 + 0, 16, 32, 128 … bytes on the H200), so the column keeps the bits below 32.
+const LOCAL_MEMORY: &str = "Local Memory Size";
+
 fn column(executable: &ExecutableStatistics, names: &[&str]) -> String {
-    let values: Vec<f64> = names.iter().filter_map(|n| executable.get(n)).map(|v| v.as_f64()).collect();
+    let value = |name: &&str| {
+        let value = executable.get(name)?.as_f64();
+        Some(if *name == LOCAL_MEMORY { value % 2f64.powi(32) } else { value })
+    };
+    let values: Vec<f64> = names.iter().filter_map(value).collect();
     if values.is_empty() { "–".to_owned() } else { format!("{}", values.iter().sum::<f64>()) }
 }
 
