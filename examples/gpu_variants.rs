@@ -259,24 +259,7 @@ fn validate(
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
         for variant in frame.variants() {
-            let mut crowd = match build(gpu, scenario, frame, variant) {
-                Ok(crowd) => crowd,
-                // A variant past the device's limits (`Levels512` below 512 invocations) is not
-                // a failed check: the row says so and the others go on.
-                Err(e @ throng::gpu::GpuError::DeviceLimit { .. }) => {
-                    let skipped = format!("skipped: {e}");
-                    out.row(&[
-                        "validate".into(),
-                        frame.name().into(),
-                        variant.name(),
-                        args.validate.to_string(),
-                        "-".into(),
-                        skipped,
-                    ])?;
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
+            let mut crowd = build(gpu, scenario, frame, variant)?;
             for f in 0..VALIDATE_FRAMES {
                 inputs.upload(&mut crowd, f)?;
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
@@ -469,14 +452,7 @@ fn time(
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
             for variant in frame.variants() {
-                let mut crowd = match build(gpu, scenario, frame, variant) {
-                    Ok(crowd) => crowd,
-                    Err(e @ throng::gpu::GpuError::DeviceLimit { .. }) => {
-                        println!("# {} {} {n}: skipped: {e}", frame.name(), variant.name());
-                        continue;
-                    }
-                    Err(e) => return Err(e.into()),
-                };
+                let mut crowd = build(gpu, scenario, frame, variant)?;
                 match inputs.upload(&mut crowd, 0) {
                     Ok(()) => {
                         entries.push((Timing::Frame(variant), crowds.len(), Vec::new()));

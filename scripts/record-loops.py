@@ -24,14 +24,10 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_main/64j settled"),
     ("FRAME_LOOPS_RADV_NAVI21", "frame_main/64j"),
     ("FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j"),
-    ("FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j"),
     ("FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j steady"),
-    ("FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j steady"),
     ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
-    ("FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j settled"),
     ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
     ("FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled-band_chains"),
-    ("FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21", "frame_layers_levels_main@512/64j settled-band_chains"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
@@ -45,8 +41,6 @@ PATH_COUNTS = [
      ["frame_layers_main/64j " + p for p in LAYERED_PATHS]),
     ("FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
      ["frame_layers_levels_main/64j " + p for p in LAYERED_PATHS]),
-    ("FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
-     ["frame_layers_levels_main@512/64j " + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),

@@ -19,7 +19,7 @@ use throng::gpu::types::{
     GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT,
     LEVEL_GROUP_THREADS, LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT,
     LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK,
-    STATE_SLOT_SHIFT, WIDE_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes,
+    STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_lanes,
 };
 use throng::gpu::{
     FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
@@ -672,26 +672,25 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
     }
 
-    // Every entry point runs WORKGROUP_SIZE threads, the level kernels their `group_threads`
-    // (LEVEL_GROUP_THREADS, or WIDE_LEVEL_GROUP_THREADS for the wide ones) as their
-    // `FrameKernel` says, and those `level_lanes` per character: what the dispatch arithmetic
-    // assumes.
-    assert_eq!(ShaderModuleKind::FrameLayersLevels.group_threads(), Some(LEVEL_GROUP_THREADS));
-    assert_eq!(ShaderModuleKind::FrameLayersLevels512.group_threads(), Some(WIDE_LEVEL_GROUP_THREADS));
+    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS as
+    // their `FrameKernel` says, and those `level_lanes` per character: what the dispatch
+    // arithmetic assumes.
+    let level_kinds = [ShaderModuleKind::FrameLevels, ShaderModuleKind::FrameLayersLevels];
+    let threads_of =
+        |kind: ShaderModuleKind| if level_kinds.contains(&kind) { LEVEL_GROUP_THREADS } else { WORKGROUP_SIZE };
     for kernel in FrameKernel::ALL {
         for kind in [kernel.frame(), kernel.frame_layers()] {
-            assert_eq!(kind.group_threads().unwrap_or(WORKGROUP_SIZE), kernel.workgroup_threads(), "{kernel:?}");
+            assert_eq!(threads_of(kind), kernel.workgroup_threads(), "{kernel:?}");
         }
     }
     for kind in ShaderModuleKind::ALL {
-        let levels = kind.group_threads().is_some();
+        let levels = level_kinds.contains(&kind);
         for num_joints in [1, 26, 64, 65, 256] {
             let source = shader_source(kind, num_joints, true);
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
-            let threads = kind.group_threads().unwrap_or(WORKGROUP_SIZE);
-            assert_eq!(entry.workgroup_size, [threads, 1, 1], "{kind:?}");
+            assert_eq!(entry.workgroup_size, [threads_of(kind), 1, 1], "{kind:?}");
             if levels {
                 assert_eq!(
                     wgsl_u32_constant(&module, "LANES"),

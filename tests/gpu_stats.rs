@@ -19,14 +19,11 @@ use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, Specialisation,
 use throng::gpu::work_model::{
     FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21,
-    FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
-    FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS,
-    FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work,
-    WorkModel,
+    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
+    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
+    FRAME_PATHS, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts,
+    Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, MeasuredPath, ShaderModuleKind};
 
@@ -41,8 +38,9 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
 /// over the kernel's figures. The fused kernel (variant 0): layered 4,941 (wave64) and 9,805
 /// (warp32) wave-instructions, 5,058 bytes; two-clip 1,605 and 3,211, 4,136 bytes. The level
-/// kernel (the default): layered 2,586 and 4,305; two-clip 916 and 1,625; the same bytes. The
-/// wide level kernel (512 threads): layered 2,167 and 3,784; two-clip 813 and 1,480.
+/// kernel (the default): layered 2,586 and 4,305; two-clip 916 and 1,625; the same bytes. (The
+/// wide level kernel, `Levels512`, and its budgets went after the H200 run of 2026-12-04
+/// measured it the slowest variant, BENCHMARKS.md "The variants on an NVIDIA H200".)
 /// (The layered figures fell 23 % and 36–39 % when the model stopped charging the switch
 /// frame's code to every frame, measured by the kernels' steady and settled specialisations,
 /// BENCHMARKS.md "The switch frame's code, measured"; the kernels did not change. The bytes
@@ -86,27 +84,23 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// count as zero"; and fell 0.4–4.0 % when the model charged the affine output's store only to a
 /// crowd that writes affine rows, measured by its gate, the kernels unchanged, "The affine
 /// store, measured"; and the level kernels' layered frames fell 2.6–3.8 % and `Levels`' two-clip
-/// frame 0.1–2.9 % (`Levels512`'s unchanged on wave64, 0.3 % more on warps), with 40–50 % fewer
+/// frame 0.1–2.9 %, with 40–50 % fewer
 /// barriers, when the hierarchy went band by band, a thread a chain of consecutive joints,
 /// "Bands of chains"; and the level kernels' rose 10–15 % when the model charged the waves
 /// without a band's chains what they run, after a wave without them came to branch over the
 /// band's work (which cut what such a wave runs from 44 + 14 a depth to 25–29 a band), "What
 /// the bands' idle waves run".)
-const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
+const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
     (FrameKernel::Fused, 64, 5_090.0, 5_210.0),
     (FrameKernel::Fused, 32, 10_100.0, 5_210.0),
     (FrameKernel::Levels, 64, 2_650.0, 5_210.0),
     (FrameKernel::Levels, 32, 4_400.0, 5_210.0),
-    (FrameKernel::Levels512, 64, 2_220.0, 5_210.0),
-    (FrameKernel::Levels512, 32, 3_870.0, 5_210.0),
 ];
-const TWO_CLIP_BUDGETS: [(FrameKernel, u32, f64, f64); 6] = [
+const TWO_CLIP_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
     (FrameKernel::Fused, 64, 1_655.0, 4_250.0),
     (FrameKernel::Fused, 32, 3_310.0, 4_250.0),
     (FrameKernel::Levels, 64, 940.0, 4_250.0),
     (FrameKernel::Levels, 32, 1_660.0, 4_250.0),
-    (FrameKernel::Levels512, 64, 830.0, 4_250.0),
-    (FrameKernel::Levels512, 32, 1_510.0, 4_250.0),
 ];
 
 /// The procedural stage's budgets per character on issue #21's load (look-at on the four-joint
@@ -184,13 +178,9 @@ fn no_kernel_spills() {
         if let Some(scratch) = statistic(kernel, "Scratch size") {
             assert_eq!(scratch, 0.0, "{name}: private memory in scratch on {}", report.device_name);
         }
-        // WebGPU's default `max_compute_workgroup_storage_size`, which throng stays within but
-        // for the wide level kernels (`FrameKernel::Levels512`), which ask the device for what
-        // they declare.
+        // WebGPU's default `max_compute_workgroup_storage_size`, which throng stays within.
         if let Some(lds) = statistic(kernel, "LDS size") {
-            let wide = kernel.kernel.kind.group_threads() == Some(FrameKernel::Levels512.workgroup_threads());
-            let limit = if wide { FrameKernel::Levels512.workgroup_memory_bytes() } else { 16_384 };
-            assert!(lds <= limit as f64, "{name}: {lds} bytes of workgroup memory");
+            assert!(lds <= 16_384.0, "{name}: {lds} bytes of workgroup memory");
         }
     }
 }
@@ -200,7 +190,7 @@ fn no_kernel_spills() {
 /// registers, so a change that raises these shows here rather than only in a device run: the
 /// overflow-safe weight sums first held a blend's scale through the clip loops and cost the
 /// layered level kernel 8 (80 against 72). Lower is welcome; update the figure then.
-const VGPR_BUDGETS: [(&str, f64); 12] = [
+const VGPR_BUDGETS: [(&str, f64); 8] = [
     ("frame_main/64j", 40.0),
     ("frame_main/64j+compact", 48.0),
     ("frame_layers_main/64j", 64.0),
@@ -209,10 +199,6 @@ const VGPR_BUDGETS: [(&str, f64); 12] = [
     ("frame_levels_main/64j+compact", 56.0),
     ("frame_layers_levels_main/64j", 72.0),
     ("frame_layers_levels_main/64j+compact", 80.0),
-    ("frame_levels_main@512/64j", 48.0),
-    ("frame_levels_main@512/64j+compact", 56.0),
-    ("frame_layers_levels_main@512/64j", 80.0),
-    ("frame_layers_levels_main@512/64j+compact", 80.0),
 ];
 
 #[test]
@@ -273,29 +259,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
             Production,
             (FRAME_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LEVELS_LOOPS_RADV_NAVI21.1[..]),
         ),
-        (
-            ShaderModuleKind::FrameLayersLevels512,
-            Production,
-            (FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.1[..]),
-        ),
-        (
-            ShaderModuleKind::FrameLayersLevels512,
-            Steady,
-            (FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.1[..]),
-        ),
-        (
-            ShaderModuleKind::FrameLayersLevels512,
-            Settled,
-            (
-                FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.1[..],
-            ),
-        ),
-        (
-            ShaderModuleKind::FrameLevels512,
-            Production,
-            (FRAME_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LEVELS_LOOPS_RADV_NAVI21.1[..]),
-        ),
     ] {
         let want = Kernel { specialisation, ..Kernel::production(kind, 64, false) };
         let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
@@ -314,10 +277,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
         (
             ShaderModuleKind::FrameLayersLevels,
             (FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.1[..]),
-        ),
-        (
-            ShaderModuleKind::FrameLayersLevels512,
-            (FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.1[..]),
         ),
         (
             ShaderModuleKind::FrameLevels,
@@ -341,7 +300,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
     for (kind, recorded) in [
         (ShaderModuleKind::FrameLayers, FRAME_LAYERS_WITHOUT_RADV_NAVI21),
         (ShaderModuleKind::FrameLayersLevels, FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21),
-        (ShaderModuleKind::FrameLayersLevels512, FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21),
     ] {
         for (path, total) in MeasuredPath::ALL.into_iter().zip(recorded) {
             let want = Kernel {
@@ -384,11 +342,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
         &KernelCosts::frame_layers_radv_navi21(),
     );
     assert_eq!(levels, Some(KernelCosts::frame_layers_levels_radv_navi21()));
-    let wide = KernelCosts::from_frame_layers_levels_loops(
-        LayeredLoops::frame_layers_levels512_radv_navi21(),
-        &KernelCosts::frame_layers_radv_navi21(),
-    );
-    assert_eq!(wide, Some(KernelCosts::frame_layers_levels512_radv_navi21()));
 }
 
 /// The procedural stage's costs are RADV's loop bodies for `procedural_main`, as
@@ -499,42 +452,40 @@ fn two_clip_frame_stays_within_budget() {
     }
 }
 
-/// The default kernel is the one the proxies favour among those within WebGPU's default limits
-/// (`wgpu::Limits::default()`: 256 invocations and 16 KiB of workgroup memory a workgroup, which
-/// the wide level kernel exceeds): the fewest modelled wave-instructions on both frames, waves
-/// and warps alike.
+/// The default kernel is the one the last device run measured fastest, not the model's
+/// cheapest (the model favours `Levels`, which an NVIDIA H200 ran 8–37 % slower: BENCHMARKS.md
+/// "The variants on an NVIDIA H200"). Every frame and size of that run's rows
+/// (`docs/bench/h200-variants-run1.tsv`, `scripts/gpu-bench.sh`'s `time` rows: frame, kernel,
+/// characters, then the median ms) timed every variant that exists, and the default's median is
+/// the lowest of them; the measurement specialisations (`levels+stored`) and deleted variants
+/// are not candidates. A new variant, or a new default, needs a device run to land with it.
 #[test]
-fn the_default_kernel_is_the_one_the_model_favours() {
+fn the_default_kernel_is_the_one_the_device_measured_fastest() {
     if std::env::var_os("THRONG_FRAME_KERNEL").is_some() {
         eprintln!("skipping: THRONG_FRAME_KERNEL overrides the default");
         return;
     }
-    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
-    let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for wave in [64, 32] {
-        let (model, scenario) = humanoid_64_model(wave);
-        let instructions = |kernel: FrameKernel| {
-            let model = model.clone().with_kernel(kernel);
-            let layered = model
-                .layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))
-                .expect("the bench frame is valid");
-            let two_clip = model
-                .two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::two_clip_radv_navi21(kernel))
-                .expect("the bench frame is valid");
-            (layered.wave_instructions, two_clip.wave_instructions)
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/bench/h200-variants-run1.tsv");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut medians: std::collections::BTreeMap<(String, String), Vec<(FrameKernel, f64)>> = Default::default();
+    for row in text.lines().map(|line| line.split('\t').collect::<Vec<_>>()) {
+        let ["time", frame @ ("two-clip" | "layered"), kernel, characters, _chunks, median, ..] = row[..] else {
+            continue;
         };
-        let webgpu = wgpu::Limits::default();
-        let best = FrameKernel::ALL
-            .into_iter()
-            .filter(|k| {
-                k.workgroup_threads() <= webgpu.max_compute_invocations_per_workgroup
-                    && k.workgroup_memory_bytes() <= u64::from(webgpu.max_compute_workgroup_storage_size)
-            })
-            .map(instructions)
-            .fold((f64::INFINITY, f64::INFINITY), |a, b| (a.0.min(b.0), a.1.min(b.1)));
-        let default = instructions(FrameKernel::default());
-        assert!(!default.0.is_nan() && !default.1.is_nan());
-        assert_eq!(default, best, "wave {wave}: the default kernel is not the model's cheapest");
+        let Some(kernel) = FrameKernel::from_name(kernel) else { continue };
+        let median: f64 = median.parse().unwrap_or_else(|_| panic!("{path}: median {median:?}"));
+        assert!(median.is_finite() && median > 0.0, "{path}: {frame} {characters}: median {median}");
+        medians.entry((frame.to_owned(), characters.to_owned())).or_default().push((kernel, median));
+    }
+    assert_eq!(medians.len(), 4, "{path}: two frames at two sizes");
+    for ((frame, characters), timed) in medians {
+        let mut kernels: Vec<FrameKernel> = timed.iter().map(|t| t.0).collect();
+        kernels.sort_by_key(|k| k.name());
+        let mut all = FrameKernel::ALL.to_vec();
+        all.sort_by_key(|k| k.name());
+        assert_eq!(kernels, all, "{frame} at {characters}: every variant timed once");
+        let fastest = timed.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map(|t| t.0);
+        assert_eq!(fastest, Some(FrameKernel::default()), "{frame} at {characters} characters: {timed:?}");
     }
 }
 

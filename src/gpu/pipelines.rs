@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
-use crate::gpu::types::{LEVEL_GROUP_THREADS, WIDE_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
+use crate::gpu::types::{LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
 use crate::program::LayerProgram;
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
@@ -58,27 +58,22 @@ pub fn procedural_source() -> String {
 /// Which kernel [`crate::gpu::GpuCrowd::encode`] runs for the fused frames: the same matrices
 /// (each equal to the CPU evaluator's within the GPU tests' tolerance), different shapes of
 /// work. Chosen per crowd ([`crate::gpu::GpuCrowdOptions::kernel`]) so that a device run can
-/// time them side by side (`scripts/gpu-bench.sh`); once one has, the loser goes.
+/// time them side by side (`scripts/gpu-bench.sh`).
 ///
 /// | variant | workgroup | hierarchy | per-sample values | grid |
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
 /// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
-/// | `Levels512` | 512 threads: 8 characters of 64 joints (16 of 26), a joint per thread | as `Levels`, each band's chains of twice the characters in one step | as `Levels` | as `Levels` |
 ///
-/// `Levels512` is `Levels`' code with twice the threads: the matrices are the same bits, and a
-/// narrow level of the hierarchy (a humanoid's spine, neck, fingers) occupies one wave for eight
-/// characters instead of four. It needs more than WebGPU's default limits (512 invocations and
-/// 32 KiB of workgroup memory a workgroup; [`crate::gpu::GpuError::DeviceLimit`] where the device
-/// offers less), and where registers allow few workgroups per multiprocessor (NVIDIA's at 72
-/// registers: one of 512 threads where three of 256 fit) it may hide less latency than it
-/// saves instructions: a device run decides.
-///
-/// The default is the variant the proxies favour (`throng::gpu::work_model`, BENCHMARKS.md
-/// "Proxies") among those that run within WebGPU's default limits: `Levels`.
-/// `THRONG_FRAME_KERNEL=fused` (or `levels`, `levels512`) in the environment overrides the
-/// default, as `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs on
-/// any variant unchanged.
+/// The default is the variant a device measured fastest: `Fused`. On an NVIDIA H200
+/// (BENCHMARKS.md "The variants on an NVIDIA H200", 2026-12-04) `Levels` took 8–18 % longer on
+/// the two-clip frame and 33–37 % longer on the layered one, although the work model charges it
+/// less than half `Fused`'s instructions (`throng::gpu::work_model`): the level kernel's 103
+/// registers a thread and its barriers leave its warps waiting. `Levels` stays as the
+/// challenger those figures point at (fewer registers, smaller workgroups).
+/// `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides the default, as
+/// `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs on either
+/// variant unchanged.
 ///
 /// ```
 /// use throng::gpu::{FrameKernel, GpuCrowdOptions};
@@ -92,27 +87,24 @@ pub enum FrameKernel {
     Fused,
     /// Variant 1 (`frame_levels.wgsl`, `frame_layers_levels.wgsl`, `shared/levels.wgsl`).
     Levels,
-    /// Variant 2: variant 1's files with 512-thread workgroups.
-    Levels512,
 }
 
 impl Default for FrameKernel {
     fn default() -> Self {
-        std::env::var("THRONG_FRAME_KERNEL").ok().and_then(|name| Self::from_name(&name)).unwrap_or(Self::Levels)
+        std::env::var("THRONG_FRAME_KERNEL").ok().and_then(|name| Self::from_name(&name)).unwrap_or(Self::Fused)
     }
 }
 
 impl FrameKernel {
     /// Every variant, variant 0 first.
-    pub const ALL: [Self; 3] = [Self::Fused, Self::Levels, Self::Levels512];
+    pub const ALL: [Self; 2] = [Self::Fused, Self::Levels];
 
-    /// The variant's name: `fused`, `levels` or `levels512`.
+    /// The variant's name: `fused` or `levels`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Fused => "fused",
             Self::Levels => "levels",
-            Self::Levels512 => "levels512",
         }
     }
 
@@ -128,7 +120,6 @@ impl FrameKernel {
         match self {
             Self::Fused => ShaderModuleKind::Frame,
             Self::Levels => ShaderModuleKind::FrameLevels,
-            Self::Levels512 => ShaderModuleKind::FrameLevels512,
         }
     }
 
@@ -138,7 +129,6 @@ impl FrameKernel {
         match self {
             Self::Fused => ShaderModuleKind::FrameLayers,
             Self::Levels => ShaderModuleKind::FrameLayersLevels,
-            Self::Levels512 => ShaderModuleKind::FrameLayersLevels512,
         }
     }
 
@@ -148,12 +138,11 @@ impl FrameKernel {
         match self {
             Self::Fused => WORKGROUP_SIZE,
             Self::Levels => LEVEL_GROUP_THREADS,
-            Self::Levels512 => WIDE_LEVEL_GROUP_THREADS,
         }
     }
 
     /// Whether the variant evaluates several characters per workgroup, band by band
-    /// (`Levels`, `Levels512`).
+    /// (`Levels`).
     #[must_use]
     pub const fn is_level_kernel(self) -> bool {
         !matches!(self, Self::Fused)
@@ -172,7 +161,7 @@ impl FrameKernel {
             // One 48-byte affine matrix per joint, and the transition's two atomics.
             Self::Fused => 48 * MAX_JOINTS as u64 + 8,
             // An affine matrix and a sample-table entry per thread.
-            Self::Levels | Self::Levels512 => (48 + 16) * self.workgroup_threads() as u64,
+            Self::Levels => (48 + 16) * self.workgroup_threads() as u64,
         }
     }
 }
@@ -200,11 +189,6 @@ pub enum ShaderModuleKind {
     /// `shaders/frame_layers_levels.wgsl` with `shared/levels.wgsl` and every stage, entry
     /// point `frame_layers_levels_main` ([`FrameKernel::Levels`]).
     FrameLayersLevels,
-    /// [`FrameLevels`](Self::FrameLevels) with 512-thread workgroups ([`FrameKernel::Levels512`]).
-    FrameLevels512,
-    /// [`FrameLayersLevels`](Self::FrameLayersLevels) with 512-thread workgroups
-    /// ([`FrameKernel::Levels512`]).
-    FrameLayersLevels512,
     /// `shaders/procedural.wgsl` after `shared/trig.wgsl`, entry point `procedural_main`
     /// ([`procedural_source`]): the one module that reads no other file of `shared/` (it binds
     /// a group of its own), the same for every rig and clip format.
@@ -213,7 +197,7 @@ pub enum ShaderModuleKind {
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 10] = [
         Self::Sample,
         Self::LocalToModel,
         Self::Skinning,
@@ -223,8 +207,6 @@ impl ShaderModuleKind {
         Self::FrameLayers,
         Self::FrameLevels,
         Self::FrameLayersLevels,
-        Self::FrameLevels512,
-        Self::FrameLayersLevels512,
         Self::Procedural,
     ];
 
@@ -239,31 +221,9 @@ impl ShaderModuleKind {
             Self::Transition => "transition_main",
             Self::Layers => "layers_main",
             Self::FrameLayers => "frame_layers_main",
-            Self::FrameLevels | Self::FrameLevels512 => "frame_levels_main",
-            Self::FrameLayersLevels | Self::FrameLayersLevels512 => "frame_layers_levels_main",
+            Self::FrameLevels => "frame_levels_main",
+            Self::FrameLayersLevels => "frame_layers_levels_main",
             Self::Procedural => "procedural_main",
-        }
-    }
-
-    /// The module's name in tables and statistics: its entry point, with the workgroup's threads
-    /// after a `@` where they are not the file's own (`frame_layers_levels_main@512`).
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::FrameLevels512 => "frame_levels_main@512",
-            Self::FrameLayersLevels512 => "frame_layers_levels_main@512",
-            _ => self.entry_point(),
-        }
-    }
-
-    /// Threads per workgroup of a level kernel's module ([`shader_source`] rewrites
-    /// `shaders/shared/levels.wgsl`'s `GROUP_THREADS` to it); `None` for the other modules.
-    #[must_use]
-    pub const fn group_threads(self) -> Option<u32> {
-        match self {
-            Self::FrameLevels | Self::FrameLayersLevels => Some(LEVEL_GROUP_THREADS),
-            Self::FrameLevels512 | Self::FrameLayersLevels512 => Some(WIDE_LEVEL_GROUP_THREADS),
-            _ => None,
         }
     }
 
@@ -283,10 +243,10 @@ impl ShaderModuleKind {
             Self::Transition => &[SAMPLE, TRANSITION],
             Self::Layers => &[SAMPLE, LOCAL_TO_MODEL, TRANSITION, LAYERS],
             Self::FrameLayers => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, FRAME_LAYERS],
-            Self::FrameLevels | Self::FrameLevels512 => &[SAMPLE, SKINNING, LEVELS, FRAME_LEVELS],
+            Self::FrameLevels => &[SAMPLE, SKINNING, LEVELS, FRAME_LEVELS],
             // `layers.wgsl` needs `local_to_model.wgsl`'s `pose`, which this entry point never
             // touches (the driver keeps only what the entry point uses).
-            Self::FrameLayersLevels | Self::FrameLayersLevels512 => {
+            Self::FrameLayersLevels => {
                 &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, LEVELS, FRAME_LAYERS_LEVELS]
             }
             Self::Procedural => &[TRIG, PROCEDURAL],
@@ -530,9 +490,6 @@ const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
 const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
 /// The line of `shaders/shared/levels.wgsl` that [`shader_source`] rewrites for each rig.
 const LANES_LINE: &str = "const LANES: u32 = 64u;";
-/// The line of `shaders/shared/levels.wgsl` that [`shader_source`] rewrites for a module of
-/// wider workgroups ([`ShaderModuleKind::group_threads`]).
-const GROUP_THREADS_LINE: &str = "const GROUP_THREADS: u32 = 256u;";
 
 /// Joints each thread of a workgroup evaluates for a rig of `num_joints` (1 to 4).
 #[must_use]
@@ -546,8 +503,7 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// readable (shared first). `JOINTS_PER_THREAD` becomes `joints_per_thread(num_joints)`:
 /// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
 /// would spill to local memory on most GPUs; the level kernels' `LANES` becomes
-/// [`crate::gpu::types::level_lanes`]`(num_joints)` and their `GROUP_THREADS`
-/// [`ShaderModuleKind::group_threads`]. Without `compact_clips` the compact clips' decoding
+/// [`crate::gpu::types::level_lanes`]`(num_joints)`. Without `compact_clips` the compact clips' decoding
 /// is compiled out: an archetype whose clips are all full never takes it, and a software
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 /// [`ShaderModuleKind::Procedural`] is `shared/trig.wgsl` and its own file unchanged, whatever
@@ -569,10 +525,6 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
         1,
     );
     let source = source.replacen(LANES_LINE, &format!("const LANES: u32 = {}u;", level_lanes(num_joints)), 1);
-    let source = match kind.group_threads() {
-        Some(threads) => source.replacen(GROUP_THREADS_LINE, &format!("const GROUP_THREADS: u32 = {threads}u;"), 1),
-        None => source,
-    };
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
 
@@ -946,10 +898,6 @@ mod tests {
                 assert!(source.contains(&compact), "{kind:?}: {compact} missing");
                 let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
                 assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
-                if let Some(threads) = kind.group_threads() {
-                    let line = format!("const GROUP_THREADS: u32 = {threads}u;");
-                    assert!(source.contains(&line), "{kind:?}: {line} missing");
-                }
             } else {
                 assert_eq!(source, [TRIG, PROCEDURAL].concat(), "{kind:?}: the trigonometry, then the file");
             }

@@ -72,9 +72,9 @@ impl Kernel {
     }
 
     /// The work model's specialisations for a rig of `num_joints`: each layered frame
-    /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
-    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, [`Specialisation::Steady`],
-    /// [`Specialisation::Settled`] and [`Specialisation::Stored`].
+    /// ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`]) with full
+    /// clips, [`Specialisation::Steady`], [`Specialisation::Settled`] and
+    /// [`Specialisation::Stored`].
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -83,7 +83,7 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn specialisations_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels, ShaderModuleKind::FrameLayersLevels512]
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
             .into_iter()
             .flat_map(|kind| {
                 [Specialisation::Steady, Specialisation::Settled, Specialisation::Stored]
@@ -93,14 +93,14 @@ impl Kernel {
     }
 
     /// The work model's path measurements ([`MeasuredPath`]) for a rig of `num_joints`: each
-    /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`],
-    /// [`ShaderModuleKind::FrameLayersLevels512`]) with full clips, each path's gate off in turn
-    /// in the path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the
-    /// steady one for the overshoot's decay); then the two-clip kernels
-    /// ([`ShaderModuleKind::FrameLevels`], [`ShaderModuleKind::Frame`]) with each of the paths
-    /// they hold off (`work_model::FRAME_LEVELS_PATHS`, `work_model::FRAME_PATHS`); then the
-    /// level kernels (the layered ones settled) without a band's chain work
-    /// ([`MeasuredPath::BandChains`]), whose band loops are an idle wave's.
+    /// layered frame ([`ShaderModuleKind::FrameLayers`], [`ShaderModuleKind::FrameLayersLevels`])
+    /// with full clips, each path's gate off in turn in the path's specialisation
+    /// ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for the overshoot's
+    /// decay); then the two-clip kernels ([`ShaderModuleKind::FrameLevels`],
+    /// [`ShaderModuleKind::Frame`]) with each of the paths they hold off
+    /// (`work_model::FRAME_LEVELS_PATHS`, `work_model::FRAME_PATHS`); then the level kernels (the
+    /// layered one settled) without a band's chain work ([`MeasuredPath::BandChains`]), whose
+    /// band loops are an idle wave's.
     ///
     /// ```
     /// use throng::gpu::stats::Kernel;
@@ -109,7 +109,7 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn paths_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels, ShaderModuleKind::FrameLayersLevels512]
+        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
             .into_iter()
             .flat_map(|kind| {
                 MeasuredPath::ALL.map(|path| Self {
@@ -129,7 +129,6 @@ impl Kernel {
             .chain(
                 [
                     (ShaderModuleKind::FrameLayersLevels, MeasuredPath::BandChains.specialisation()),
-                    (ShaderModuleKind::FrameLayersLevels512, MeasuredPath::BandChains.specialisation()),
                     (ShaderModuleKind::FrameLevels, Specialisation::Production),
                 ]
                 .map(|(kind, specialisation)| Self {
@@ -141,14 +140,18 @@ impl Kernel {
             .collect()
     }
 
-    /// A short name: the module's ([`ShaderModuleKind::name`]: the entry point, with `@512`
-    /// for a wide level kernel), the rig size and `+compact` where compact clips are on (the
-    /// entry point alone for a module the same for every rig), then the specialisation's name
-    /// where it is not production, and `-` and the path's where one is measured.
+    /// A short name: the entry point, the rig size and `+compact` where compact clips are on
+    /// (the entry point alone for a module the same for every rig), then the specialisation's
+    /// name where it is not production, and `-` and the path's where one is measured.
     #[must_use]
     pub fn name(&self) -> String {
         let name = if self.kind.specialised() {
-            format!("{}/{}j{}", self.kind.name(), self.num_joints, if self.compact_clips { "+compact" } else { "" })
+            format!(
+                "{}/{}j{}",
+                self.kind.entry_point(),
+                self.num_joints,
+                if self.compact_clips { "+compact" } else { "" }
+            )
         } else {
             self.kind.entry_point().to_owned()
         };
@@ -902,11 +905,11 @@ BB3:
         let kernels = Kernel::paths_for_rig(64);
         assert_eq!(
             kernels.len(),
-            3 * MeasuredPath::ALL.len()
+            2 * MeasuredPath::ALL.len()
                 + crate::gpu::work_model::FRAME_LEVELS_PATHS.len()
                 + crate::gpu::work_model::FRAME_PATHS.len()
-                // The three level kernels without a band's chain work.
-                + 3
+                // The two level kernels without a band's chain work.
+                + 2
         );
         for kernel in kernels {
             let settled = Kernel { without: None, ..kernel }.source().unwrap();

@@ -18,10 +18,6 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Keep in sync with `GROUP_THREADS` in `shaders/shared/levels.wgsl`.
 pub const LEVEL_GROUP_THREADS: u32 = 256;
 
-/// Threads per workgroup of the wide level kernels (`FrameKernel::Levels512`): the same files,
-/// `GROUP_THREADS` rewritten to it.
-pub const WIDE_LEVEL_GROUP_THREADS: u32 = 512;
-
 /// Threads per character in the level kernels for a rig of `num_joints`: a joint per thread,
 /// rounded up to a power of two (1 to [`LEVEL_GROUP_THREADS`]), so that a 256-thread workgroup
 /// holds a whole number of characters (4 of 64 joints, 8 of 26).
@@ -235,10 +231,10 @@ pub struct GpuRigTables {
     /// `b` from 0 to [`num_bands`](Self::num_bands) − 1, two words: where its items start in
     /// this table, then its chains `n` a character below bit [`LEVEL_BAND_DEPTHS_SHIFT`] and
     /// its depths (its longest chain) from it; then every band's items, `n × C` of them (`C` the
-    /// characters of the widest workgroup, [`WIDE_LEVEL_GROUP_THREADS`] over the rig's
-    /// [`level_lanes`]), entry `t` thread `t`'s chain packed as [`LEVEL_ITEM_JOINT_SHIFT`]
-    /// says. A thread reads where it would otherwise divide its index by the band's width and
-    /// look up the joint and its parent. A narrower workgroup reads the first entries.
+    /// characters of a workgroup, [`LEVEL_GROUP_THREADS`] over the rig's [`level_lanes`]),
+    /// entry `t` thread `t`'s chain packed as [`LEVEL_ITEM_JOINT_SHIFT`] says. A thread reads
+    /// where it would otherwise divide its index by the band's width and look up the joint and
+    /// its parent.
     pub levels: Vec<u32>,
     /// Bands of depth levels ([`level_bands`]): at least 1, the roots.
     pub num_bands: u32,
@@ -277,7 +273,7 @@ impl GpuRigJoint {
         }
         let bands = level_bands(rig);
         let lanes = level_lanes(rig.num_joints());
-        let characters = (WIDE_LEVEL_GROUP_THREADS / lanes) as usize;
+        let characters = (LEVEL_GROUP_THREADS / lanes) as usize;
         let mut levels: Vec<u32> = vec![0; 2 * bands.len()];
         for (b, chains) in bands.iter().enumerate() {
             // At most MAX_BAND_DEPTHS depths and MAX_JOINTS chains.
@@ -711,11 +707,11 @@ mod tests {
         // Band 0: the roots hips and prop. Band 1: depth 1's spine has one child, the joint
         // after it (head), and leg none, so it takes depth 2 too, as the chains spine ─ head and
         // leg. Each band's start and chains (its depths in the high half), then its items for
-        // the 64 characters of the widest workgroup (a 5-joint rig takes 8 lanes: 64 characters
-        // in 512 threads): slot, first joint, its parent, the chain's length.
+        // the 32 characters of a workgroup (a 5-joint rig takes 8 lanes: 32 characters in 256
+        // threads): slot, first joint, its parent, the chain's length.
         assert_eq!(num_bands, 2);
-        assert_eq!(levels[..4], [4, 2 | 1 << 16, 4 + 128, 2 | 2 << 16]);
-        assert_eq!(levels.len(), 4 + 128 + 128);
+        assert_eq!(levels[..4], [4, 2 | 1 << 16, 4 + 64, 2 | 2 << 16]);
+        assert_eq!(levels.len(), 4 + 64 + 64);
         let item = |slot: u32, joint: u32, parent: u32, length: u32| {
             (slot * 8)
                 | (joint << LEVEL_ITEM_JOINT_SHIFT)
@@ -724,9 +720,9 @@ mod tests {
         };
         let no = LEVEL_ITEM_NO_PARENT;
         assert_eq!(levels[4..7], [item(0, 0, no, 1), item(0, 4, no, 1), item(1, 0, no, 1)]);
-        assert_eq!(levels[131], item(63, 4, no, 1));
-        assert_eq!(levels[132..135], [item(0, 1, 0, 2), item(0, 3, 0, 1), item(1, 1, 0, 2)]);
-        assert_eq!(levels[259], item(63, 3, 0, 1));
+        assert_eq!(levels[67], item(31, 4, no, 1));
+        assert_eq!(levels[68..71], [item(0, 1, 0, 2), item(0, 3, 0, 1), item(1, 1, 0, 2)]);
+        assert_eq!(levels[131], item(31, 3, 0, 1));
     }
 
     /// A branchless stretch continues a chain only where its joints are consecutive: listed
@@ -777,7 +773,7 @@ mod tests {
             let n = rig.num_joints();
             let tables = GpuRigJoint::from_rig(rig);
             let lanes = level_lanes(n);
-            let characters = (WIDE_LEVEL_GROUP_THREADS / lanes) as usize;
+            let characters = (LEVEL_GROUP_THREADS / lanes) as usize;
             let mut done = vec![vec![false; n]; characters];
             for b in 0..tables.num_bands as usize {
                 let (start, shape) = (tables.levels[2 * b] as usize, tables.levels[2 * b + 1]);

@@ -43,8 +43,8 @@
 //! frames, so an inertialization's capture reads both slots; an offset decays while its layer's
 //! program is [`LayerProgram::TRANSITIONING`].
 //!
-//! **The level kernels** ([`FrameKernel::Levels`], [`FrameKernel::Levels512`],
-//! [`WorkModel::with_kernel`]) run 256-thread (512-thread) workgroups of several characters, a joint per thread, so the model walks a workgroup of
+//! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 256-thread
+//! workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the sample table's fill and
 //! its weight sums by the waves holding the workgroup's first `max(32, characters)` threads
@@ -382,49 +382,11 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
     ],
 );
 
-/// `frame_layers_levels_main@512`'s ([`FrameKernel::Levels512`]) loop bodies and static
-/// instruction count, as [`FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21`]: the same loops, recorded
-/// apart because the two builds have differed by an instruction or two (today they do not).
-/// Its two-clip frame compiles to [`FRAME_LEVELS_LOOPS_RADV_NAVI21`], as the
-/// 256-thread kernel's does; its specialisations to
-/// [`FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21`],
-/// [`FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21`] and
-/// [`FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21`], an instruction or two from the
-/// 256-thread kernel's.
-pub const FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4816,
-    [
-        (4480, 0),
-        (1270, 1),
-        (22, 2),
-        (139, 2),
-        (256, 1),
-        (22, 2),
-        (22, 2),
-        (88, 2),
-        (156, 1),
-        (149, 1),
-        (278, 1),
-        (20, 2),
-        (25, 2),
-        (157, 1),
-        (119, 2),
-        (121, 0),
-        (79, 1),
-    ],
-);
-
 /// `frame_layers_levels_main`'s steady specialisation as [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`]:
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
     (2621, [(2288, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
-
-/// `frame_layers_levels_main@512`'s steady specialisation, as
-/// [`FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21`] (the layer loop two instructions longer, the
-/// slots' end one shorter).
-pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2617, [(2286, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
@@ -432,19 +394,10 @@ pub const FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize)
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
     (1775, [(1442, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (156, 1), (118, 2), (121, 0), (79, 1)]);
 
-/// `frame_layers_levels_main@512`'s settled specialisation, as
-/// [`FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1775, [(1442, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (156, 1), (118, 2), (121, 0), (79, 1)]);
-
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
     [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751];
-
-/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -452,10 +405,6 @@ pub const FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.le
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1549, [(1310, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
-
-/// `frame_layers_levels_main@512`'s, as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`].
-pub const FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
     (1549, [(1310, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
@@ -527,27 +476,6 @@ impl LayeredLoops<'static> {
             ),
             without: FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
             idle: Some((FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.1)),
-        }
-    }
-
-    /// `frame_layers_levels_main@512`'s recorded lists.
-    #[must_use]
-    pub fn frame_layers_levels512_radv_navi21() -> Self {
-        Self {
-            production: (FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS512_LOOPS_RADV_NAVI21.1),
-            steady: (
-                FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_LEVELS512_STEADY_LOOPS_RADV_NAVI21.1,
-            ),
-            settled: (
-                FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_LEVELS512_SETTLED_LOOPS_RADV_NAVI21.1,
-            ),
-            without: FRAME_LAYERS_LEVELS512_WITHOUT_RADV_NAVI21,
-            idle: Some((
-                FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_LEVELS512_IDLE_LOOPS_RADV_NAVI21.1,
-            )),
         }
     }
 }
@@ -955,13 +883,6 @@ impl KernelCosts {
         Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
     }
 
-    /// [`LayeredLoops::frame_layers_levels512_radv_navi21`]'s costs.
-    #[must_use]
-    pub fn frame_layers_levels512_radv_navi21() -> Self {
-        let loops = LayeredLoops::frame_layers_levels512_radv_navi21();
-        Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
-    }
-
     /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
     #[must_use]
     pub fn frame_levels_radv_navi21() -> Self {
@@ -976,7 +897,6 @@ impl KernelCosts {
         match kernel {
             FrameKernel::Fused => Self::frame_layers_radv_navi21(),
             FrameKernel::Levels => Self::frame_layers_levels_radv_navi21(),
-            FrameKernel::Levels512 => Self::frame_layers_levels512_radv_navi21(),
         }
     }
 
@@ -985,7 +905,7 @@ impl KernelCosts {
     pub fn two_clip_radv_navi21(kernel: FrameKernel) -> Self {
         match kernel {
             FrameKernel::Fused => Self::frame_radv_navi21(),
-            FrameKernel::Levels | FrameKernel::Levels512 => Self::frame_levels_radv_navi21(),
+            FrameKernel::Levels => Self::frame_levels_radv_navi21(),
         }
     }
 
@@ -2654,34 +2574,6 @@ mod tests {
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         // 8 + 2 + 2 + a band of 64 chains on warps of 32: 2 × (1 + 2), and 6 idle warps.
         assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 6.0 + 6.0) / 2.0);
-    }
-
-    /// The wide level kernel shares a narrow level's wave between twice the characters. A rig of
-    /// 33 joints (64 lanes a character): the root, three children of it (depth 1), 29 children of
-    /// the first (depth 2); eight characters blending two clips each. `Levels`: two workgroups
-    /// of four waves; each runs the kernel's code (4), four waves' weight sums and clips (8 + 8),
-    /// then a band a depth (joint 1 has 29 children; every chain is one joint): depth 1's 12
-    /// chains in one wave and depth 2's 116 in two, each wave the band's code and a step (6),
-    /// the other waves the band's idle code (3 + 2): 31, 62 for eight characters. `Levels512`:
-    /// one workgroup of eight waves: 8 + 16 + 16, depth 1's 24 chains in one wave and depth 2's
-    /// 232 in four (10), idle 7 + 4: 61.
-    #[test]
-    fn wide_level_workgroups_share_narrow_levels() {
-        let parents: Vec<Option<usize>> = (0..33)
-            .map(|j| match j {
-                0 => None,
-                1..=3 => Some(0),
-                _ => Some(1),
-            })
-            .collect();
-        let model = WorkModel::new(&rig(&parents), 64, 64, 48).unwrap();
-        let samples = [ClipSample::new(0, 0.0, 0.5); 16];
-        let ranges: Vec<std::ops::Range<u32>> = (0..8).map(|c| 2 * c..2 * c + 2).collect();
-        let levels = model.clone().with_kernel(FrameKernel::Levels).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        let wide = model.with_kernel(FrameKernel::Levels512).two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!(levels.wave_instructions * 8.0, 62.0);
-        assert_eq!(wide.wave_instructions * 8.0, 61.0);
-        assert_eq!((wide.bytes_read, wide.bytes_written), (levels.bytes_read, levels.bytes_written));
     }
 
     /// A wave runs a band's step as often as its longest chain: the rig 0 ← 1 ← 2, 0 ← 3 has one

@@ -83,7 +83,7 @@ pub struct GpuCrowdOptions {
     /// matrices are. A smaller value is for tests.
     pub max_output_buffer_bytes: Option<u64>,
     /// The kernel of the fused frames ([`GpuCrowd::encode`]); the stage-by-stage path is the
-    /// same for every one. Defaults to the variant the proxies favour ([`FrameKernel`]).
+    /// same for every one. Defaults to the variant a device measured fastest ([`FrameKernel`]: `Fused`).
     pub kernel: FrameKernel,
     /// For measurement only: the layered frame's kernel compiled without the switch frame's
     /// code ([`Specialisation::Steady`]) or also without the decay
