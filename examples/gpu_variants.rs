@@ -429,6 +429,25 @@ fn batch(
     Ok(zones.iter().filter(|z| keep(z.name)).map(|z| Duration::from_nanos(z.duration_ns().max(0.0) as u64)).collect())
 }
 
+/// Runs `make`, a crowd's creation and first upload, in an out-of-memory error scope. A device
+/// that cannot hold the crowd says so here: wgpu reports running out of device memory to the
+/// device's error handler, not to the call, and leaves the buffers invalid, so every frame of
+/// such a crowd would fail to submit and its timestamps would read what the query set last held
+/// (on the H200 the layered frame with the procedural stage at 1M timed exactly as the crowd
+/// before it: it was the fifth crowd alive, about 166 GiB in all against the card's 139).
+fn within_memory(
+    gpu: &GpuContext,
+    make: impl FnOnce() -> Result<GpuCrowd, throng::gpu::GpuError>,
+) -> Result<GpuCrowd, String> {
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let made = make();
+    match (made, pollster::block_on(scope.pop())) {
+        (Err(e), _) => Err(e.to_string()),
+        (Ok(_), Some(error)) => Err(format!("the device is out of memory: {error}")),
+        (Ok(crowd), None) => Ok(crowd),
+    }
+}
+
 /// The median and minimum of `times`, seconds (sorted in place).
 fn median_min(times: &mut [Duration]) -> (f64, f64) {
     times.sort();
@@ -452,9 +471,12 @@ fn time(
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
             for variant in frame.variants() {
-                let mut crowd = build(gpu, scenario, frame, variant)?;
-                match inputs.upload(&mut crowd, 0) {
-                    Ok(()) => {
+                let made = within_memory(gpu, || {
+                    let mut crowd = build(gpu, scenario, frame, variant)?;
+                    inputs.upload(&mut crowd, 0).map(|()| crowd)
+                });
+                match made {
+                    Ok(crowd) => {
                         entries.push((Timing::Frame(variant), crowds.len(), Vec::new()));
                         crowds.push(crowd);
                     }
@@ -462,9 +484,13 @@ fn time(
                 }
             }
             if frame == Frame::Layered {
-                let mut crowd = procedural_crowd(gpu, scenario)?;
-                match inputs.upload(&mut crowd, 0).and_then(|()| crowd.set_procedural(&procedural.0, &procedural.1)) {
-                    Ok(()) => {
+                let made = within_memory(gpu, || {
+                    let mut crowd = procedural_crowd(gpu, scenario)?;
+                    inputs.upload(&mut crowd, 0)?;
+                    crowd.set_procedural(&procedural.0, &procedural.1).map(|()| crowd)
+                });
+                match made {
+                    Ok(crowd) => {
                         entries.push((Timing::WithStage, crowds.len(), Vec::new()));
                         if timestamps {
                             entries.push((Timing::StageAlone, crowds.len(), Vec::new()));

@@ -457,7 +457,7 @@ fn two_clip_frame_stays_within_budget() {
 /// "The variants on an NVIDIA H200"). Every frame and size of that run's rows
 /// (`docs/bench/h200-variants-run1.tsv`, `scripts/gpu-bench.sh`'s `time` rows: frame, kernel,
 /// characters, then the median ms) timed every variant that exists, and the default's median is
-/// the lowest of them; the measurement specialisations (`levels+stored`) and deleted variants
+/// the lowest of them; the measurement specialisations (`levels+stored` in that run) and deleted variants
 /// are not candidates. A new variant, or a new default, needs a device run to land with it.
 #[test]
 fn the_default_kernel_is_the_one_the_device_measured_fastest() {
