@@ -281,16 +281,18 @@ fn skinning_matches_cpu() {
     }
 }
 
-/// The fused plain frame (`shaders/frame.wgsl`) against `eval::frame` (`EvalCrowdJob`), in
-/// both output layouts.
+/// The fused plain frame (`shaders/frame.wgsl`, and `frame_levels.wgsl` for the level kernel)
+/// against `eval::frame` (`EvalCrowdJob`), in both output layouts.
 #[test]
 fn frame_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let rig = test_rig(64);
     let clips = test_clips(&rig);
     let (samples, ranges) = test_programs(100, 21);
-    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
-        let options = GpuCrowdOptions { layout, ..Default::default() };
+    for (kernel, layout) in
+        FrameKernel::ALL.into_iter().flat_map(|k| [(k, OutputLayout::Mat4), (k, OutputLayout::Affine3x4)])
+    {
+        let options = GpuCrowdOptions { kernel, layout, ..Default::default() };
         let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, layout);
@@ -300,7 +302,7 @@ fn frame_matches_cpu() {
             layout.floats_per_joint(),
             rig.num_joints(),
             GPU_TOLERANCE,
-            &format!("frame {layout:?}"),
+            &format!("{} frame {layout:?}", kernel.name()),
             |c| describe(&samples, &ranges[c]),
         );
     }
@@ -314,7 +316,7 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
     let exact =
         [(WALK, 1.0), (WALK, 2.0), (WALK, -1.0), (WAVE, 0.6), (WAVE, 0.3), (WAVE, -0.0), (STATIC, 7.5), (RUN, 1.4)];
     // 100 and 256 joints need two and four joints per thread; 1 joint leaves 63 threads idle.
-    for num_joints in [1, 100, 256] {
+    for (kernel, num_joints) in FrameKernel::ALL.into_iter().flat_map(|k| [(k, 1), (k, 100), (k, 256)]) {
         let rig = test_rig(num_joints);
         let clips = test_clips(&rig);
         let (mut samples, mut ranges) = test_programs(24, 61);
@@ -322,7 +324,8 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
             ranges.push(samples.len() as u32..samples.len() as u32 + 1);
             samples.push(ClipSample::new(clip, time_s, 1.0));
         }
-        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+        let options = GpuCrowdOptions { kernel, ..Default::default() };
+        let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap();
         let got = gpu_frame(&gpu, &mut crowd, &samples, &ranges);
         let expected = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
         assert_matrices_close_with(
@@ -331,7 +334,7 @@ fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
             16,
             num_joints,
             GPU_TOLERANCE,
-            &format!("{num_joints}-joint frame"),
+            &format!("{} {num_joints}-joint frame", kernel.name()),
             |c| describe(&samples, &ranges[c]),
         );
     }
@@ -365,10 +368,17 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
     let rig = test_rig(13);
     let clips = test_clips(&rig);
     let (samples, ranges) = test_programs(53, 41);
-    for layout in [OutputLayout::Mat4, OutputLayout::Affine3x4] {
-        let whole = GpuCrowdOptions { layout, ..Default::default() };
-        let chunked =
-            GpuCrowdOptions { layout, max_chunk_characters: Some(7), stage_buffers: true, ..Default::default() };
+    for (kernel, layout) in
+        FrameKernel::ALL.into_iter().flat_map(|k| [(k, OutputLayout::Mat4), (k, OutputLayout::Affine3x4)])
+    {
+        let whole = GpuCrowdOptions { kernel, layout, ..Default::default() };
+        let chunked = GpuCrowdOptions {
+            kernel,
+            layout,
+            max_chunk_characters: Some(7),
+            stage_buffers: true,
+            ..Default::default()
+        };
         let mut one = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, whole).unwrap();
         let mut many = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, chunked).unwrap();
         let unchunked = gpu_frame(&gpu, &mut one, &samples, &ranges);
@@ -382,12 +392,13 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
             layout.floats_per_joint(),
             rig.num_joints(),
             GPU_TOLERANCE,
-            &format!("chunked {layout:?}"),
+            &format!("{} chunked {layout:?}", kernel.name()),
             |c| describe(&samples, &ranges[c]),
         );
         assert!(
             unchunked.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
-            "{layout:?}: chunked output differs from unchunked"
+            "{} {layout:?}: chunked output differs from unchunked",
+            kernel.name()
         );
 
         // The stage-by-stage path through the same chunk windows.
@@ -403,7 +414,7 @@ fn chunked_crowd_equals_cpu_and_the_unchunked_crowd_bit_for_bit() {
             layout.floats_per_joint(),
             rig.num_joints(),
             GPU_TOLERANCE,
-            &format!("chunked staged {layout:?}"),
+            &format!("{} chunked staged {layout:?}", kernel.name()),
             |c| describe(&samples, &ranges[c]),
         );
     }

@@ -18,7 +18,7 @@ use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
-use throng::gpu::{FrameKernel, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, Stage};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, Stage};
 use throng::program::{
     ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
     SwitchMode,
@@ -559,11 +559,17 @@ fn layer_weights(c: usize, frame: usize) -> [f32; 3] {
     [1.0, upper, additive]
 }
 
-/// The fused layered frame (`shaders/frame_layers.wgsl`) against `eval::frame_layers`
-/// (`FrameJob`) over a minute of switches.
+/// The fused layered frame (`shaders/frame_layers.wgsl`, and `frame_layers_levels.wgsl` for the
+/// level kernel) against `eval::frame_layers` (`FrameJob`) over a minute of switches.
 #[test]
 fn frame_layers_matches_cpu() {
     let Some(gpu) = gpu() else { return };
+    for kernel in FrameKernel::ALL {
+        frame_layers_matches_cpu_with(&gpu, kernel);
+    }
+}
+
+fn frame_layers_matches_cpu_with(gpu: &GpuContext, kernel: FrameKernel) {
     let rig = test_rig(40);
     let clips = test_clips(&rig);
     let layers = sequence_layers(&rig);
@@ -573,6 +579,7 @@ fn frame_layers_matches_cpu() {
     let per_character = layers.len() as u64
         * (throng::gpu::types::LAYER_HEADER_BYTES + throng::gpu::types::JOINT_STATE_BYTES * joints as u64);
     let options = GpuCrowdOptions {
+        kernel,
         max_chunk_characters: Some(7),
         max_memory_buffer_bytes: Some(14 * per_character),
         ..Default::default()
@@ -599,8 +606,8 @@ fn frame_layers_matches_cpu() {
         let (samples, programs) = scripted_frame_after(&mut scripts, frame, dt_s);
         let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, dt_s, &mut context).unwrap();
 
-        let got = layered_frame(&gpu, &mut crowd, &samples, &programs, dt_s);
-        assert_frame_close("layered frame", &expected, &got, joints, frame, |c| {
+        let got = layered_frame(gpu, &mut crowd, &samples, &programs, dt_s);
+        assert_frame_close(&format!("{} layered frame", kernel.name()), &expected, &got, joints, frame, |c| {
             format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
         });
     }
@@ -625,7 +632,9 @@ fn long_tail_rig() -> Rig {
 fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
     let Some(gpu) = gpu() else { return };
     // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
-    for rig in [test_rig(1), test_rig(256), long_tail_rig()] {
+    for (kernel, rig) in
+        FrameKernel::ALL.into_iter().flat_map(|k| [(k, test_rig(1)), (k, test_rig(256)), (k, long_tail_rig())])
+    {
         let num_joints = rig.num_joints();
         let clips = test_clips(&rig);
         let layers = if num_joints > 4 {
@@ -640,7 +649,7 @@ fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
             vec![LayerSetup::default(), mesh, LayerSetup { blend: LayerBlend::Additive, ..LayerSetup::default() }]
         };
         let num_characters = 8;
-        let options = GpuCrowdOptions { max_chunk_characters: Some(3), ..Default::default() };
+        let options = GpuCrowdOptions { kernel, max_chunk_characters: Some(3), ..Default::default() };
         let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
         let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
         // The sequence test's characters 3 to 10: base switches from frame 4 on, each character
@@ -650,7 +659,8 @@ fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
             let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
             let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
-            assert_frame_close(&format!("{num_joints}-joint layered frame"), &expected, &got, num_joints, frame, |c| {
+            let what = format!("{} {num_joints}-joint layered frame", kernel.name());
+            assert_frame_close(&what, &expected, &got, num_joints, frame, |c| {
                 format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
             });
         }
@@ -666,16 +676,29 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
     let rig = test_rig(13);
     let clips = test_clips(&rig);
     let layers = sequence_layers(&rig);
-    let whole = GpuCrowdOptions::default();
     let per_character = layers.len() as u64
         * (throng::gpu::types::LAYER_HEADER_BYTES + throng::gpu::types::JOINT_STATE_BYTES * rig.num_joints() as u64);
-    let chunked = GpuCrowdOptions {
-        max_chunk_characters: Some(3),
-        max_memory_buffer_bytes: Some(6 * per_character),
-        ..Default::default()
-    };
-    let mut one = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, whole).unwrap();
-    let mut many = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, chunked).unwrap();
+    for kernel in FrameKernel::ALL {
+        let whole = GpuCrowdOptions { kernel, ..Default::default() };
+        let chunked = GpuCrowdOptions {
+            kernel,
+            max_chunk_characters: Some(3),
+            max_memory_buffer_bytes: Some(6 * per_character),
+            ..Default::default()
+        };
+        chunked_equals_unchunked(&gpu, (&rig, &clips, &layers), whole, chunked);
+    }
+}
+
+fn chunked_equals_unchunked(
+    gpu: &GpuContext,
+    (rig, clips, layers): (&Rig, &[Clip], &[LayerSetup]),
+    whole: GpuCrowdOptions,
+    chunked: GpuCrowdOptions,
+) {
+    let kernel = whole.kernel.name();
+    let mut one = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, whole).unwrap();
+    let mut many = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, chunked).unwrap();
     let mut scripts: Vec<[LayerScript; 3]> = (0..17).map(|c| character_scripts(c, 0)).collect();
     for frame in 0..25 {
         if frame == 12 {
@@ -687,11 +710,11 @@ fn layered_chunked_crowd_equals_unchunked_bit_for_bit() {
         let (samples, programs) = scripted_frame(&mut scripts, frame);
         let mut outputs = Vec::new();
         for crowd in [&mut one, &mut many] {
-            outputs.push(layered_frame(&gpu, crowd, &samples, &programs, DT));
+            outputs.push(layered_frame(gpu, crowd, &samples, &programs, DT));
         }
         assert!(
             outputs[0].iter().zip(&outputs[1]).all(|(a, b)| a.to_bits() == b.to_bits()),
-            "frame {frame}: chunked output differs"
+            "{kernel} frame {frame}: chunked output differs"
         );
         if frame == 0 {
             assert_eq!((one.num_chunks(), many.num_chunks()), (1, 6), "17 characters in chunks of 3");

@@ -38,7 +38,7 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
 /// over the kernel's figures. The fused kernel (variant 0): layered 4,941 (wave64) and 9,805
 /// (warp32) wave-instructions, 5,058 bytes; two-clip 1,605 and 3,211, 4,136 bytes. The level
-/// kernel (the default): layered 2,586 and 4,305; two-clip 916 and 1,625; the same bytes. (The
+/// kernel: layered 2,586 and 4,305; two-clip 916 and 1,625; the same bytes. (The
 /// wide level kernel, `Levels512`, and its budgets went after the H200 run of 2026-12-04
 /// measured it the slowest variant, BENCHMARKS.md "The variants on an NVIDIA H200".)
 /// (The layered figures fell 23 % and 36–39 % when the model stopped charging the switch

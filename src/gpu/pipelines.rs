@@ -73,7 +73,8 @@ pub fn procedural_source() -> String {
 /// challenger those figures point at (fewer registers, smaller workgroups).
 /// `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides the default, as
 /// `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs on either
-/// variant unchanged.
+/// variant unchanged; a value that names no variant leaves the default, with one line on
+/// standard error.
 ///
 /// ```
 /// use throng::gpu::{FrameKernel, GpuCrowdOptions};
@@ -91,7 +92,16 @@ pub enum FrameKernel {
 
 impl Default for FrameKernel {
     fn default() -> Self {
-        std::env::var("THRONG_FRAME_KERNEL").ok().and_then(|name| Self::from_name(&name)).unwrap_or(Self::Fused)
+        let Ok(name) = std::env::var("THRONG_FRAME_KERNEL") else { return Self::Fused };
+        Self::from_name(&name).unwrap_or_else(|| {
+            // A developer's override that names nothing (a deleted variant, a typo) would
+            // otherwise test or time the default while meaning another: say so, once.
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!("throng: THRONG_FRAME_KERNEL={name:?} names no kernel (fused, levels); using fused")
+            });
+            Self::Fused
+        })
     }
 }
 
