@@ -683,25 +683,29 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
     }
 
-    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS as
-    // their `FrameKernel` says, and those `level_lanes` per character: what the dispatch
-    // arithmetic assumes.
+    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS (one
+    // character's lanes where more) as their `FrameKernel` says, and those `level_lanes` per
+    // character: what the dispatch arithmetic assumes.
     let level_kinds = [ShaderModuleKind::FrameLevels, ShaderModuleKind::FrameLayersLevels];
-    let threads_of =
-        |kind: ShaderModuleKind| if level_kinds.contains(&kind) { LEVEL_GROUP_THREADS } else { WORKGROUP_SIZE };
+    let threads_of = |kind: ShaderModuleKind, num_joints: usize| {
+        if level_kinds.contains(&kind) { LEVEL_GROUP_THREADS.max(level_lanes(num_joints)) } else { WORKGROUP_SIZE }
+    };
     for kernel in FrameKernel::ALL {
         for kind in [kernel.frame(), kernel.frame_layers()] {
-            assert_eq!(threads_of(kind), kernel.workgroup_threads(), "{kernel:?}");
+            for num_joints in [1, 26, 64, 65, 128, 129, 256] {
+                assert_eq!(threads_of(kind, num_joints), kernel.workgroup_threads_for(num_joints), "{kernel:?}");
+            }
+            assert_eq!(threads_of(kind, 256), kernel.workgroup_threads(), "{kernel:?}: the most");
         }
     }
     for kind in ShaderModuleKind::ALL {
         let levels = level_kinds.contains(&kind);
-        for num_joints in [1, 26, 64, 65, 256] {
+        for num_joints in [1, 26, 64, 65, 129, 256] {
             let source = shader_source(kind, num_joints, true);
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             let entry = module.entry_points.iter().find(|e| e.name == kind.entry_point()).unwrap();
-            assert_eq!(entry.workgroup_size, [threads_of(kind), 1, 1], "{kind:?}");
+            assert_eq!(entry.workgroup_size, [threads_of(kind, num_joints), 1, 1], "{kind:?} {num_joints}");
             if levels {
                 assert_eq!(
                     wgsl_u32_constant(&module, "LANES"),

@@ -1068,8 +1068,8 @@ fn layered_frames_on_a_device_with_256_byte_alignment_equal_the_adapters_own_lim
     }
 }
 
-/// The level kernel's two-dimensional grid: on a device allowing 2 workgroups per dimension, 100
-/// characters of a 13-joint rig (16 a workgroup, 7 workgroups) run as a grid of 2 × 2 × 2 (one
+/// The level kernel's two-dimensional grid: on a device allowing 2 workgroups per dimension, 50
+/// characters of a 13-joint rig (8 a workgroup, 7 workgroups) run as a grid of 2 × 2 × 2 (one
 /// workgroup finding no character), and the matrices equal those of the adapter's own limits
 /// (one row) bit for bit, frame after frame of switches; the fused kernel there takes chunks of
 /// 2 characters.
@@ -1087,14 +1087,14 @@ fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
     let mut rows = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, levels).unwrap();
     let fused = GpuCrowdOptions { kernel: FrameKernel::Fused, ..Default::default() };
     let mut fused = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, fused).unwrap();
-    let mut scripts: Vec<[LayerScript; 3]> = (0..100).map(|c| character_scripts(c, 0)).collect();
+    let mut scripts: Vec<[LayerScript; 3]> = (0..50).map(|c| character_scripts(c, 0)).collect();
     for frame in 0..24 {
         let (samples, programs) = scripted_frame(&mut scripts, frame);
         let expected = layered_frame(&gpu, &mut own, &samples, &programs, DT);
         rows.set_frame(&samples, &programs, DT).unwrap();
         fused.set_frame(&samples, &programs, DT).unwrap();
         if frame == 0 {
-            assert_eq!((own.num_chunks(), rows.num_chunks(), fused.num_chunks()), (1, 1, 50));
+            assert_eq!((own.num_chunks(), rows.num_chunks(), fused.num_chunks()), (1, 1, 25));
         }
         for (name, crowd) in [("levels in rows", &rows), ("fused in chunks of 2", &fused)] {
             let got = encode_and_read(&device, &queue, crowd);

@@ -1,5 +1,5 @@
 // The level kernels' workgroup (`throng::gpu::FrameKernel::Levels`): several characters per
-// 256-thread workgroup, a joint per thread, the pose in workgroup memory; what is the same for
+// 128-thread workgroup (one character of more than 128 joints), a joint per thread, the pose in workgroup memory; what is the same for
 // every joint of a sample computed once per sample; the hierarchy composed band by band over
 // the rig's depth levels. Used by `frame_levels.wgsl` and `frame_layers_levels.wgsl`, after
 // `sample.wgsl` (frame positions) and the shared files.
@@ -14,8 +14,9 @@
 // around a barrier, since the characters of one workgroup run different programs (a band's
 // chain work is branched over by the threads without a chain, its barrier after the branch).
 
-// Threads per workgroup. Keep in sync with `throng::gpu::types::LEVEL_GROUP_THREADS`.
-const GROUP_THREADS: u32 = 256u;
+// Threads per workgroup: 128, or one character's lanes where that is more. Keep in sync with
+// `throng::gpu::types::level_group_threads`.
+const GROUP_THREADS: u32 = max(128u, LANES);
 
 // Threads per character: the rig's joints rounded up to a power of two (1 to 256).
 // `throng::gpu::pipelines::shader_source` rewrites this line for each rig.

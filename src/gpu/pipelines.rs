@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
-use crate::gpu::types::{LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_lanes};
+use crate::gpu::types::{
+    MAX_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_group_characters, level_group_threads, level_lanes,
+};
 use crate::program::LayerProgram;
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
@@ -63,14 +65,15 @@ pub fn procedural_source() -> String {
 /// | variant | workgroup | hierarchy | per-sample values | grid |
 /// |---|---|---|---|---|
 /// | `Fused` | one character, 64 threads striding over its joints | each joint walks its ancestors from the root | every joint's lane | chunks of at most 65,535 characters |
-/// | `Levels` | 256 threads: 4 characters of 64 joints (8 of 26), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
+/// | `Levels` | 128 threads: 2 characters of 64 joints (4 of 26; one of more than 128 joints, in a workgroup of its lanes), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
 ///
 /// The default is the variant a device measured fastest: `Fused`. On an NVIDIA H200
 /// (BENCHMARKS.md "The variants on an NVIDIA H200", 2026-12-04) `Levels` took 8–18 % longer on
 /// the two-clip frame and 33–37 % longer on the layered one, although the work model charges it
 /// less than half `Fused`'s instructions (`throng::gpu::work_model`): the level kernel's 103
 /// registers a thread and its barriers leave its warps waiting. `Levels` stays as the
-/// challenger those figures point at (fewer registers, smaller workgroups).
+/// challenger, at the workgroup size those figures favour (128 threads, where it tied `Fused`
+/// there, against 256 until then); its registers are what stands between it and the lead.
 /// `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides the default, as
 /// `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs on either
 /// variant unchanged; a value that names no variant leaves the default, with one line on
@@ -142,12 +145,21 @@ impl FrameKernel {
         }
     }
 
-    /// Threads per workgroup of the variant's frames.
+    /// Threads per workgroup of the variant's frames at most (any rig).
     #[must_use]
     pub const fn workgroup_threads(self) -> u32 {
         match self {
             Self::Fused => WORKGROUP_SIZE,
-            Self::Levels => LEVEL_GROUP_THREADS,
+            Self::Levels => MAX_LEVEL_GROUP_THREADS,
+        }
+    }
+
+    /// Threads per workgroup of the variant's frames for a rig of `num_joints`.
+    #[must_use]
+    pub fn workgroup_threads_for(self, num_joints: usize) -> u32 {
+        match self {
+            Self::Fused => WORKGROUP_SIZE,
+            Self::Levels => level_group_threads(num_joints),
         }
     }
 
@@ -161,7 +173,7 @@ impl FrameKernel {
     /// Characters one workgroup evaluates for a rig of `num_joints`.
     #[must_use]
     pub fn characters_per_workgroup(self, num_joints: usize) -> u32 {
-        if self.is_level_kernel() { self.workgroup_threads() / level_lanes(num_joints) } else { 1 }
+        if self.is_level_kernel() { level_group_characters(num_joints) } else { 1 }
     }
 
     /// Bytes of workgroup memory the variant's frames take at most (any rig).

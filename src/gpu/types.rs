@@ -13,17 +13,30 @@ use crate::rig::{NO_PARENT, Transform};
 /// Keep in sync with `WORKGROUP_SIZE` in `shaders/shared/types.wgsl`.
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// Threads per workgroup of the level kernels (`FrameKernel::Levels`), several characters each.
+/// Threads per workgroup of the level kernels (`FrameKernel::Levels`) for a rig of at most 128
+/// joints, several characters each (2 of 64 joints, 4 of 26): the size an NVIDIA H200 ran
+/// fastest of 64, 128, 256 and 512 (BENCHMARKS.md "The variants on an NVIDIA H200"). A rig
+/// of more joints takes a workgroup of its own lanes, one character ([`level_group_threads`]).
 ///
 /// Keep in sync with `GROUP_THREADS` in `shaders/shared/levels.wgsl`.
-pub const LEVEL_GROUP_THREADS: u32 = 256;
+pub const LEVEL_GROUP_THREADS: u32 = 128;
+
+/// The most threads a level kernel's workgroup has: one character of the largest rig.
+pub const MAX_LEVEL_GROUP_THREADS: u32 = crate::MAX_JOINTS as u32;
 
 /// Threads per character in the level kernels for a rig of `num_joints`: a joint per thread,
-/// rounded up to a power of two (1 to [`LEVEL_GROUP_THREADS`]), so that a 256-thread workgroup
-/// holds a whole number of characters (4 of 64 joints, 8 of 26).
+/// rounded up to a power of two (1 to [`MAX_LEVEL_GROUP_THREADS`]), so that a workgroup holds a
+/// whole number of characters.
 #[must_use]
 pub fn level_lanes(num_joints: usize) -> u32 {
-    (num_joints.clamp(1, LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
+    (num_joints.clamp(1, MAX_LEVEL_GROUP_THREADS as usize).next_power_of_two()) as u32
+}
+
+/// Threads per workgroup of the level kernels for a rig of `num_joints`:
+/// [`LEVEL_GROUP_THREADS`], or one character's [`level_lanes`] where that is more.
+#[must_use]
+pub fn level_group_threads(num_joints: usize) -> u32 {
+    LEVEL_GROUP_THREADS.max(level_lanes(num_joints))
 }
 
 /// A level kernel thread's item of one band ([`GpuRigTables::levels`]), its chain, packed in a
@@ -136,7 +149,7 @@ fn level_item(t: usize, chains: &[Vec<u16>], lanes: u32, parents: &[u16]) -> u32
 /// Characters per workgroup of the level kernels for a rig of `num_joints`.
 #[must_use]
 pub fn level_group_characters(num_joints: usize) -> u32 {
-    LEVEL_GROUP_THREADS / level_lanes(num_joints)
+    level_group_threads(num_joints) / level_lanes(num_joints)
 }
 
 /// `ChunkParams::output_layout` for column-major `mat4x4<f32>` output.
@@ -231,7 +244,7 @@ pub struct GpuRigTables {
     /// `b` from 0 to [`num_bands`](Self::num_bands) − 1, two words: where its items start in
     /// this table, then its chains `n` a character below bit [`LEVEL_BAND_DEPTHS_SHIFT`] and
     /// its depths (its longest chain) from it; then every band's items, `n × C` of them (`C` the
-    /// characters of a workgroup, [`LEVEL_GROUP_THREADS`] over the rig's [`level_lanes`]),
+    /// characters of a workgroup, [`level_group_characters`]),
     /// entry `t` thread `t`'s chain packed as [`LEVEL_ITEM_JOINT_SHIFT`] says. A thread reads
     /// where it would otherwise divide its index by the band's width and look up the joint and
     /// its parent.
@@ -273,7 +286,7 @@ impl GpuRigJoint {
         }
         let bands = level_bands(rig);
         let lanes = level_lanes(rig.num_joints());
-        let characters = (LEVEL_GROUP_THREADS / lanes) as usize;
+        let characters = level_group_characters(rig.num_joints()) as usize;
         let mut levels: Vec<u32> = vec![0; 2 * bands.len()];
         for (b, chains) in bands.iter().enumerate() {
             // At most MAX_BAND_DEPTHS depths and MAX_JOINTS chains.
@@ -707,11 +720,11 @@ mod tests {
         // Band 0: the roots hips and prop. Band 1: depth 1's spine has one child, the joint
         // after it (head), and leg none, so it takes depth 2 too, as the chains spine ─ head and
         // leg. Each band's start and chains (its depths in the high half), then its items for
-        // the 32 characters of a workgroup (a 5-joint rig takes 8 lanes: 32 characters in 256
+        // the 16 characters of a workgroup (a 5-joint rig takes 8 lanes: 16 characters in 128
         // threads): slot, first joint, its parent, the chain's length.
         assert_eq!(num_bands, 2);
-        assert_eq!(levels[..4], [4, 2 | 1 << 16, 4 + 64, 2 | 2 << 16]);
-        assert_eq!(levels.len(), 4 + 64 + 64);
+        assert_eq!(levels[..4], [4, 2 | 1 << 16, 4 + 32, 2 | 2 << 16]);
+        assert_eq!(levels.len(), 4 + 32 + 32);
         let item = |slot: u32, joint: u32, parent: u32, length: u32| {
             (slot * 8)
                 | (joint << LEVEL_ITEM_JOINT_SHIFT)
@@ -720,9 +733,9 @@ mod tests {
         };
         let no = LEVEL_ITEM_NO_PARENT;
         assert_eq!(levels[4..7], [item(0, 0, no, 1), item(0, 4, no, 1), item(1, 0, no, 1)]);
-        assert_eq!(levels[67], item(31, 4, no, 1));
-        assert_eq!(levels[68..71], [item(0, 1, 0, 2), item(0, 3, 0, 1), item(1, 1, 0, 2)]);
-        assert_eq!(levels[131], item(31, 3, 0, 1));
+        assert_eq!(levels[35], item(15, 4, no, 1));
+        assert_eq!(levels[36..39], [item(0, 1, 0, 2), item(0, 3, 0, 1), item(1, 1, 0, 2)]);
+        assert_eq!(levels[67], item(15, 3, 0, 1));
     }
 
     /// A branchless stretch continues a chain only where its joints are consecutive: listed
@@ -773,7 +786,7 @@ mod tests {
             let n = rig.num_joints();
             let tables = GpuRigJoint::from_rig(rig);
             let lanes = level_lanes(n);
-            let characters = (LEVEL_GROUP_THREADS / lanes) as usize;
+            let characters = level_group_characters(n) as usize;
             let mut done = vec![vec![false; n]; characters];
             for b in 0..tables.num_bands as usize {
                 let (start, shape) = (tables.levels[2 * b] as usize, tables.levels[2 * b + 1]);
@@ -820,6 +833,7 @@ mod tests {
     fn level_workgroups_hold_whole_characters() {
         let lanes = [1, 26, 32, 33, 64, 65, 200, 256].map(level_lanes);
         assert_eq!(lanes, [1, 32, 32, 64, 64, 128, 256, 256]);
-        assert_eq!([26, 64, 256].map(level_group_characters), [8, 4, 1]);
+        assert_eq!([26, 64, 128, 200, 256].map(level_group_threads), [128, 128, 128, 256, 256]);
+        assert_eq!([26, 64, 128, 256].map(level_group_characters), [4, 2, 1, 1]);
     }
 }

@@ -43,7 +43,7 @@
 //! frames, so an inertialization's capture reads both slots; an offset decays while its layer's
 //! program is [`LayerProgram::TRANSITIONING`].
 //!
-//! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 256-thread
+//! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 128-thread
 //! workgroups of several characters, a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the sample table's fill and
@@ -360,19 +360,19 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [621];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4816,
+    4810,
     [
-        (4480, 0),
-        (1270, 1),
+        (4476, 0),
+        (1268, 1),
         (22, 2),
         (139, 2),
-        (256, 1),
+        (253, 1),
         (22, 2),
         (22, 2),
         (88, 2),
         (156, 1),
         (149, 1),
-        (278, 1),
+        (279, 1),
         (20, 2),
         (25, 2),
         (157, 1),
@@ -386,7 +386,7 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2621, [(2288, 0), (221, 1), (22, 2), (89, 2), (157, 1), (222, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
+    (2617, [(2286, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
@@ -397,7 +397,7 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 2001, 1751];
+    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -1121,7 +1121,8 @@ impl WorkModel {
     /// let levels = fused.clone().with_kernel(FrameKernel::Levels);
     /// let before = fused.two_clip_frame(&samples, &ranges, &KernelCosts::frame_radv_navi21()).unwrap();
     /// let after = levels.two_clip_frame(&samples, &ranges, &KernelCosts::frame_levels_radv_navi21()).unwrap();
-    /// // The same bytes; fewer wave-steps of local-to-model (levels shared by 4 characters).
+    /// // The same bytes; fewer wave-steps of local-to-model (levels shared by a workgroup's 2
+    /// // characters).
     /// assert_eq!(before.bytes(), after.bytes());
     /// assert!(after.model_steps < before.model_steps / 2.0);
     /// ```
@@ -1158,12 +1159,12 @@ impl WorkModel {
     /// Lanes per character and characters per workgroup of the level kernels.
     fn level_shape(&self) -> (usize, usize) {
         let lanes = level_lanes(self.num_joints()) as usize;
-        (lanes, self.kernel.workgroup_threads() as usize / lanes)
+        (lanes, self.kernel.workgroup_threads_for(self.num_joints()) as usize / lanes)
     }
 
     /// Waves in a level workgroup.
     fn level_wave_count(&self) -> usize {
-        self.kernel.workgroup_threads() as usize / self.wave_size
+        self.kernel.workgroup_threads_for(self.num_joints()) as usize / self.wave_size
     }
 
     /// The waves of a level workgroup: the character slots each covers, and whether it holds
@@ -2381,7 +2382,7 @@ mod tests {
     /// besides, nothing else: the chain of three's base layer (with memory, one sample) a frame
     /// after an inertialization's switch, one wave of 64 on both kernels (costs 1000 and 100).
     /// A layer's transition is charged where it has memory, to every wave of a level workgroup
-    /// (four): not to a layer without memory.
+    /// (two): not to a layer without memory.
     #[test]
     fn the_overshoots_decay_is_charged_where_it_runs() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2406,7 +2407,7 @@ mod tests {
         }
         let transition = KernelCosts { transition: 1, ..KernelCosts::default() };
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
-        for (needs_memory, expected) in [(true, 4.0), (false, 0.0)] {
+        for (needs_memory, expected) in [(true, 2.0), (false, 0.0)] {
             let layers = [LayerSetup { needs_memory, ..LayerSetup::default() }];
             let work = model.layered_frame(&layers, &[program(0, 1, 1.0)], &samples, &transition).unwrap();
             assert_eq!(work.wave_instructions, expected, "memory: {needs_memory}");
@@ -2415,7 +2416,7 @@ mod tests {
 
     /// The affine 3×4 output's store is charged where the model writes 48 bytes a joint, not 64:
     /// to the fused kernel's one wave of the chain of three, in both frames, and in the level
-    /// workgroup (four waves, each holding 16 character slots' joints, four lanes a slot) to the
+    /// workgroup (two waves, each holding 16 character slots' joints, four lanes a slot) to the
     /// one wave holding the frame's one character.
     #[test]
     fn the_affine_store_is_charged_where_the_output_is_affine() {
@@ -2548,13 +2549,13 @@ mod tests {
         assert_eq!(work([switch, switch]) - steady, 600.0);
     }
 
-    /// The chain of three in the level kernel: 4 lanes a character, 64 characters a 256-thread
-    /// workgroup, 4 waves of 64 (16 characters each). Two characters blending two clips fill
-    /// wave 0 only: every wave runs the kernel's code (4), wave 0 sums two weights (2) and
+    /// The chain of three in the level kernel: 4 lanes a character, 32 characters a 128-thread
+    /// workgroup, 2 waves of 64 (16 characters each). Two characters blending two clips fill
+    /// wave 0 only: every wave runs the kernel's code (2), wave 0 sums two weights (2) and
     /// samples two clips (2); local-to-model's one band (depths 1 and 2, a chain of two joints a
-    /// character) holds 64 chains, one wave's worth: its code once and two steps (3), and the
-    /// three other waves its idle code (3). 14 for the workgroup, 7 per character. Barriers: the
-    /// sample table's 2 and the band's 1, per character 1.5. Bytes are the fused kernel's.
+    /// character) holds 32 chains, in wave 0: its code once and two steps (3), and the other
+    /// wave its idle code (1). 10 for the workgroup, 5 per character. Barriers: the sample
+    /// table's 2 and the band's 1, per character 1.5. Bytes are the fused kernel's.
     #[test]
     fn two_clip_chain_of_three_in_a_level_workgroup() {
         let fused = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
@@ -2563,25 +2564,25 @@ mod tests {
         let ranges = [0..2, 2..4];
         let before = fused.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let work = levels.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!((work.wave_instructions, work.wave_steps), (7.0, 7.0));
+        assert_eq!((work.wave_instructions, work.wave_steps), (5.0, 5.0));
         assert_eq!((work.model_steps, work.barriers), (1.0, 1.5));
         let idle = KernelCosts { model_idle: 1000, ..UNIT };
-        assert_eq!(levels.two_clip_frame(&samples, &ranges, &idle).unwrap().wave_instructions, 7.0 + 3.0 * 999.0 / 2.0);
+        assert_eq!(levels.two_clip_frame(&samples, &ranges, &idle).unwrap().wave_instructions, 5.0 + 999.0 / 2.0);
         assert_eq!((work.bytes_read, work.bytes_written), (before.bytes_read, before.bytes_written));
-        // On warps of 32, eight waves run the kernel's code; warp 0 holds both characters.
+        // On warps of 32, four waves run the kernel's code; warp 0 holds both characters.
         let warps =
             WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        // 8 + 2 + 2 + a band of 64 chains on warps of 32: 2 × (1 + 2), and 6 idle warps.
-        assert_eq!(work.wave_instructions, (8.0 + 2.0 + 2.0 + 6.0 + 6.0) / 2.0);
+        // 4 + 2 + 2 + a band of 32 chains on warps of 32: 1 × (1 + 2), and 3 idle warps.
+        assert_eq!(work.wave_instructions, (4.0 + 2.0 + 2.0 + 3.0 + 3.0) / 2.0);
     }
 
     /// A wave runs a band's step as often as its longest chain: the rig 0 ← 1 ← 2, 0 ← 3 has one
-    /// band after the roots, its chains 1 ─ 2 and 3 (lengths 2 and 1), 64 characters of a
-    /// level workgroup in its 128 threads. On waves of 64 each of the two waves holds both kinds
-    /// of chain: the band's code twice and four steps. Lane by lane (waves of 1), the 64 threads
-    /// holding 1 ─ 2 take two steps each and the 64 holding 3 one: the band's code 128 times and
-    /// 192 steps. Two characters blending, per character half that.
+    /// band after the roots, its chains 1 ─ 2 and 3 (lengths 2 and 1), 32 characters of a
+    /// level workgroup in 64 of its threads. On waves of 64 the one wave holding chains holds
+    /// both kinds: the band's code once and two steps. Lane by lane (waves of 1), the 32 threads
+    /// holding 1 ─ 2 take two steps each and the 32 holding 3 one: the band's code 64 times and
+    /// 96 steps. Two characters blending, per character half that.
     #[test]
     fn a_wave_steps_as_often_as_its_longest_chain() {
         let parents = [None, Some(0), Some(1), Some(0)];
@@ -2592,21 +2593,21 @@ mod tests {
             let model = WorkModel::new(&rig(&parents), wave, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
             model.two_clip_frame(&samples, &ranges, &costs).unwrap().wave_instructions
         };
-        assert_eq!(work(64), (2.0 + 4.0 * 1000.0) / 2.0);
-        assert_eq!(work(1), (128.0 + 192.0 * 1000.0) / 2.0);
+        assert_eq!(work(64), (1.0 + 2.0 * 1000.0) / 2.0);
+        assert_eq!(work(1), (64.0 + 96.0 * 1000.0) / 2.0);
     }
 
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
-    /// kernel 4 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
-    /// code and transition (both layers have memory: 4 × 2 × 2) and wave 0's sampling (1 fixed,
+    /// kernel 2 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
+    /// code and transition (both layers have memory: 2 × 2 × 2) and wave 0's sampling (1 fixed,
     /// 1 single sample), combine or mesh code (1) and, as the slots' threads' wave, the table's
     /// fill (1 fixed, 1 weight, 1 entry), the slot's end and its entry's one sample (2): 8 each,
-    /// 16; the mesh code of the three other waves (which run it with no joint of a character:
-    /// 3); the mesh's roots (`mesh_roots`, 1) and its one band (depths 1 and 2, a chain of two
-    /// joints) in one wave, its code and two steps (3), the three other waves its idle code (3),
-    /// local-to-model's band likewise (3 + 3): 4 + 2 + 16 + 16 + 3 + 1 + 6 + 6 = 54; the roots'
-    /// step once (a cost of 1000 adds 999).
+    /// 16; the mesh code of the other wave (which runs it with no joint of a character: 1); the
+    /// mesh's roots (`mesh_roots`, 1) and its one band (depths 1 and 2, a chain of two joints) in
+    /// one wave, its code and two steps (3), the other wave its idle code (1), local-to-model's
+    /// band likewise (3 + 1): 2 + 2 + 8 + 16 + 1 + 1 + 4 + 4 = 38; the roots' step once (a cost
+    /// of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
     /// first also orders the table's reads), the mesh's 3 + 1 + 1 (the roots', the band's), the
     /// pose's 1, local-to-model's 1 + 1: 14.
@@ -2623,10 +2624,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 54.0);
+        assert_eq!(work.wave_instructions, 38.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1053.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1037.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
