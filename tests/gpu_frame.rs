@@ -631,9 +631,11 @@ fn long_tail_rig() -> Rig {
 #[test]
 fn rigs_of_1_and_256_joints_and_a_long_tail_match_frame_job() {
     let Some(gpu) = gpu() else { return };
-    // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask.
-    for (kernel, rig) in
-        FrameKernel::ALL.into_iter().flat_map(|k| [(k, test_rig(1)), (k, test_rig(256)), (k, long_tail_rig())])
+    // 256 joints: every thread holds four joints; 1 joint: 63 idle threads and no mask. The
+    // level kernel holds one character of 100 joints in its 128 threads, one of 256 in 256.
+    for (kernel, rig) in FrameKernel::ALL
+        .into_iter()
+        .flat_map(|k| [(k, test_rig(1)), (k, test_rig(100)), (k, test_rig(256)), (k, long_tail_rig())])
     {
         let num_joints = rig.num_joints();
         let clips = test_clips(&rig);

@@ -454,13 +454,16 @@ fn two_clip_frame_stays_within_budget() {
     }
 }
 
-/// The default kernel is the one the last device run measured fastest, not the model's
-/// cheapest (the model favours `Levels`, which an NVIDIA H200 ran 8–37 % slower: BENCHMARKS.md
-/// "The variants on an NVIDIA H200"). Every frame and size of that run's rows
-/// (`docs/bench/h200-variants-run1.tsv`, `scripts/gpu-bench.sh`'s `time` rows: frame, kernel,
-/// characters, then the median ms) timed every variant that exists, and the default's median is
-/// the lowest of them; the measurement specialisations (`levels+stored` in that run) and deleted variants
-/// are not candidates. A new variant, or a new default, needs a device run to land with it.
+/// The default kernel is the one the last device run of the production build measured fastest,
+/// not the model's cheapest (the model favours `Levels`, which an NVIDIA H200 ran 8–37 % slower
+/// with the 256-thread workgroups it had then: BENCHMARKS.md "The variants on an NVIDIA H200").
+/// Every frame and size of that run's rows (`docs/bench/h200-variants-run1.tsv`,
+/// `scripts/gpu-bench.sh`'s `time` rows: frame, kernel, characters, then the median ms) timed
+/// every variant that exists, and the default's median is the lowest of them; the measurement
+/// specialisations (`levels+stored` in that run) and deleted variants are not candidates. The
+/// 128-thread `Levels` of today was timed by experiment builds (`h200-variants-levels128*.tsv`),
+/// where it tied `Fused`, not beat it. A new variant, or a new default, needs a device run to
+/// land with it.
 #[test]
 fn the_default_kernel_is_the_one_the_device_measured_fastest() {
     if std::env::var_os("THRONG_FRAME_KERNEL").is_some() {

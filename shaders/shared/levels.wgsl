@@ -1,5 +1,6 @@
 // The level kernels' workgroup (`throng::gpu::FrameKernel::Levels`): several characters per
-// 128-thread workgroup (one character of more than 128 joints), a joint per thread, the pose in workgroup memory; what is the same for
+// 128-thread workgroup (one character of more than 128 joints), a joint per thread, the pose in
+// workgroup memory; what is the same for
 // every joint of a sample computed once per sample; the hierarchy composed band by band over
 // the rig's depth levels. Used by `frame_levels.wgsl` and `frame_layers_levels.wgsl`, after
 // `sample.wgsl` (frame positions) and the shared files.

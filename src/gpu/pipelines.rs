@@ -68,12 +68,13 @@ pub fn procedural_source() -> String {
 /// | `Levels` | 128 threads: 2 characters of 64 joints (4 of 26; one of more than 128 joints, in a workgroup of its lanes), a joint per thread | band by band over the rig's depth levels, a thread a chain of joints, a barrier per band (`gpu::types::level_bands`) | once per sample, through workgroup memory: in the layered frame by the workgroup's first `max(32, characters)` threads for all its characters, in the two-clip frame by a lane per sample of each | rows (and layers of rows), chunks bound only by storage bindings |
 ///
 /// The default is the variant a device measured fastest: `Fused`. On an NVIDIA H200
-/// (BENCHMARKS.md "The variants on an NVIDIA H200", 2026-12-04) `Levels` took 8–18 % longer on
-/// the two-clip frame and 33–37 % longer on the layered one, although the work model charges it
-/// less than half `Fused`'s instructions (`throng::gpu::work_model`): the level kernel's 103
-/// registers a thread and its barriers leave its warps waiting. `Levels` stays as the
-/// challenger, at the workgroup size those figures favour (128 threads, where it tied `Fused`
-/// there, against 256 until then); its registers are what stands between it and the lead.
+/// (BENCHMARKS.md "The variants on an NVIDIA H200", 2026-12-04) `Levels`, with 256-thread
+/// workgroups then, took 8–18 % longer on the two-clip frame and 33–37 % longer on the layered
+/// one, although the work model charged it less than half `Fused`'s instructions
+/// (`throng::gpu::work_model`): the level kernel's 103 registers a thread and its barriers
+/// leave its warps waiting. `Levels` stays as the challenger, at the workgroup size those
+/// figures favour (128 threads, where it tied `Fused` there: faster on some minima, slower on
+/// most medians); its registers are what stands between it and the lead.
 /// `THRONG_FRAME_KERNEL=fused` (or `levels`) in the environment overrides the default, as
 /// `WGPU_BACKEND` overrides wgpu's backend, so that every GPU test and tool runs on either
 /// variant unchanged; a value that names no variant leaves the default, with one line on

@@ -44,7 +44,7 @@
 //! program is [`LayerProgram::TRANSITIONING`].
 //!
 //! **The level kernels** ([`FrameKernel::Levels`], [`WorkModel::with_kernel`]) run 128-thread
-//! workgroups of several characters, a joint per thread, so the model walks a workgroup of
+//! workgroups of several characters (one character's lanes past 128 joints), a joint per thread, so the model walks a workgroup of
 //! consecutive characters (as dispatched) wave by wave: a wave runs a region if any character it
 //! covers does, a loop as often as its most demanding character; the sample table's fill and
 //! its weight sums by the waves holding the workgroup's first `max(32, characters)` threads
@@ -2508,7 +2508,7 @@ mod tests {
     /// In the level kernel the pose's store (`store_pose`) is charged to the waves holding a
     /// character whose entry cannot replay its layer: every shown layer with memory in the
     /// stored kernel, else a frame showing more samples than an entry holds (REPLAY_SAMPLES).
-    /// The chain of three, one character (wave 0 of four): one sample, no store; nine samples,
+    /// The chain of three, one character (wave 0 of two): one sample, no store; nine samples,
     /// one store and no entry's samples; the stored kernel, one store.
     #[test]
     fn a_level_wave_stores_the_pose_only_where_its_entry_cannot_replay_it() {
