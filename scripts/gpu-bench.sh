@@ -33,7 +33,8 @@
 #   THRONG_BENCH_VALIDATE=N     characters of the check (10000)
 #   THRONG_BENCH_SIZES=LIST     sizes timed (100000,1000000), by steps 1, 4 and 5
 #   THRONG_BENCH_FRAMES=F       frames per timed batch (10), and step 4's frames; THRONG_BENCH_ROUNDS=R
-#                               batches (5)
+#                               batches (10; 5 until the first H200 run, which took 3 of its 8
+#                               minutes and whose medians moved 2× between calls)
 #   THRONG_BENCH_RECORDS=0      skip step 4
 #   THRONG_BENCH_TABLES=0       skip step 5
 #   THRONG_BENCH_ISSUE_RATE=R   wave-instructions per second the device issues at most
@@ -65,7 +66,7 @@ fi
 timeout 300 "$bin/gpu_variants" --out "$out/gpu-bench.tsv" \
     --validate "${THRONG_BENCH_VALIDATE:-10000}" \
     --characters "${THRONG_BENCH_SIZES:-100000,1000000}" \
-    --frames "${THRONG_BENCH_FRAMES:-10}" --rounds "${THRONG_BENCH_ROUNDS:-5}" "${issue[@]}" || status=1
+    --frames "${THRONG_BENCH_FRAMES:-10}" --rounds "${THRONG_BENCH_ROUNDS:-10}" "${issue[@]}" || status=1
 clocks after
 # A driver without VK_KHR_pipeline_executable_properties (lavapipe) says so in the file; the
 # statistics and tables inform, only a variant failing its check fails the run.
