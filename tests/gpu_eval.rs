@@ -17,9 +17,9 @@ use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
     GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT,
-    LEVEL_GROUP_THREADS, LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT,
-    LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK,
-    STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_lanes,
+    LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT, LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY,
+    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
+    level_group_threads, level_lanes,
 };
 use throng::gpu::{
     FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
@@ -685,12 +685,12 @@ fn shared_structs_match_wgsl_layouts() {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");
     }
 
-    // Every entry point runs WORKGROUP_SIZE threads, the level kernels LEVEL_GROUP_THREADS (one
-    // character's lanes where more) as their `FrameKernel` says, and those `level_lanes` per
-    // character: what the dispatch arithmetic assumes.
+    // Every entry point runs WORKGROUP_SIZE threads, the level kernels `level_group_threads`
+    // (128, or one character's lanes where more) as their `FrameKernel` says, and those
+    // `level_lanes` per character: what the dispatch arithmetic assumes.
     let level_kinds = [ShaderModuleKind::FrameLevels, ShaderModuleKind::FrameLayersLevels];
     let threads_of = |kind: ShaderModuleKind, num_joints: usize| {
-        if level_kinds.contains(&kind) { LEVEL_GROUP_THREADS.max(level_lanes(num_joints)) } else { WORKGROUP_SIZE }
+        if level_kinds.contains(&kind) { level_group_threads(num_joints) } else { WORKGROUP_SIZE }
     };
     for kernel in FrameKernel::ALL {
         for kind in [kernel.frame(), kernel.frame_layers()] {

@@ -21,8 +21,8 @@ use std::ffi::{CStr, c_char};
 use ash::vk;
 use wgpu::naga;
 
+use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, specialised_source};
 pub use crate::gpu::pipelines::{MeasuredPath, Specialisation};
-use crate::gpu::pipelines::{ShaderModuleKind, specialised_source};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s.
@@ -83,8 +83,9 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn specialisations_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+        FrameKernel::ALL
             .into_iter()
+            .map(FrameKernel::frame_layers)
             .flat_map(|kind| {
                 [Specialisation::Steady, Specialisation::Settled, Specialisation::Stored]
                     .map(|specialisation| Self { specialisation, ..Self::production(kind, num_joints, false) })
@@ -109,8 +110,9 @@ impl Kernel {
     /// ```
     #[must_use]
     pub fn paths_for_rig(num_joints: usize) -> Vec<Self> {
-        [ShaderModuleKind::FrameLayers, ShaderModuleKind::FrameLayersLevels]
+        FrameKernel::ALL
             .into_iter()
+            .map(FrameKernel::frame_layers)
             .flat_map(|kind| {
                 MeasuredPath::ALL.map(|path| Self {
                     specialisation: path.specialisation(),

@@ -1158,8 +1158,8 @@ impl WorkModel {
 
     /// Lanes per character and characters per workgroup of the level kernels.
     fn level_shape(&self) -> (usize, usize) {
-        let lanes = level_lanes(self.num_joints()) as usize;
-        (lanes, self.kernel.workgroup_threads_for(self.num_joints()) as usize / lanes)
+        let n = self.num_joints();
+        (level_lanes(n) as usize, self.kernel.characters_per_workgroup(n) as usize)
     }
 
     /// Waves in a level workgroup.
