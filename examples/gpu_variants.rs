@@ -11,7 +11,9 @@
 //! characters are worth a kernel of their own. The layered frames also run the default variant
 //! as `+stored` (`Specialisation::Stored`: every displayed pose stored each frame rather than
 //! replayed at a switch), so that the device weighs the bytes the replay saves against the
-//! instructions it costs. Each result is written to the results file as soon as it is known,
+//! instructions it costs, and as `+whole` (`Specialisation::Whole`: every character in the
+//! production kernel, where the variant as built runs the characters that do not switch in the
+//! steady kernel and the others in a second pass), so that it weighs the steady pass. Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -154,14 +156,17 @@ impl Frame {
     }
 
     /// What is checked and timed on this frame: every kernel variant as built (on the layered
-    /// frame also the default one with its displayed poses stored), or on the steady frame the
+    /// frame also the default one with its displayed poses stored and with every character in
+    /// one kernel), or on the steady frame the
     /// default variant as built and as each specialisation (the first the reference of the
     /// others).
     fn variants(self) -> Vec<Variant> {
         let built = FrameKernel::ALL.into_iter().map(|kernel| Variant(kernel, Specialisation::Production));
         match self {
             Self::TwoClip => built.collect(),
-            Self::Layered => built.chain([Variant(FrameKernel::default(), Specialisation::Stored)]).collect(),
+            Self::Layered => built
+                .chain([Specialisation::Stored, Specialisation::Whole].map(|s| Variant(FrameKernel::default(), s)))
+                .collect(),
             Self::Steady => Specialisation::ALL.into_iter().map(|s| Variant(FrameKernel::default(), s)).collect(),
         }
     }
@@ -172,7 +177,8 @@ impl Frame {
 struct Variant(FrameKernel, Specialisation);
 
 impl Variant {
-    /// The kernel's name, then `+steady`, `+settled` or `+stored` for a specialisation.
+    /// The kernel's name, then `+steady`, `+settled`, `+stored` or `+whole` for a
+    /// specialisation.
     fn name(self) -> String {
         match self.1 {
             Specialisation::Production => self.0.name().to_owned(),

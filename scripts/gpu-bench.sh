@@ -4,8 +4,10 @@
 #
 #   1. gpu-bench.tsv   the adapter; every kernel variant (FrameKernel) checked against variant 0
 #                      at 10k characters (on the layered frame also the default variant with
-#                      its displayed poses stored, Specialisation::Stored), the default
-#                      variant's specialisations (steady, settled, stored) against it on the
+#                      its displayed poses stored, Specialisation::Stored, and with every
+#                      character in one kernel rather than the steady and switching passes,
+#                      Specialisation::Whole), the default variant's specialisations
+#                      (steady, settled, stored, whole) against it on the
 #                      layered frame without switches, and the layered frame with the
 #                      procedural stage (issue 21)
 #                      against the CPU; then all variants timed interleaved at 100k and 1M,

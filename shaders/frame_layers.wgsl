@@ -8,6 +8,9 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
     let c = workgroup_character(wg.x);
+    if !in_shape_pass(c) {
+        return;
+    }
     let num_joints = params.num_joints;
     if switches_a_layer(c) {
         for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {

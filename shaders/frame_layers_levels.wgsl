@@ -21,6 +21,20 @@ fn layer_blend_counts(shows: bool, program: LayerProgram) -> vec2<u32> {
 // The threads that fill the sample table: a multiple of GROUP_CHARACTERS, at least a warp.
 const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 
+// Whether a character of the workgroup's (whose first is chunk entry `first_entry`) is this
+// kernel's shape pass's (`in_shape_pass`).
+fn any_in_shape_pass(first_entry: u32) -> bool {
+    for (var slot = 0u; slot < GROUP_CHARACTERS; slot++) {
+        if first_entry + slot >= dispatched_characters() {
+            break;
+        }
+        if in_shape_pass(chunk_character(first_entry + slot).c) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // A layer's sample table for the workgroup's characters (whose first is chunk entry
 // `first_entry`), by its first FILL_THREADS threads rather than by each character's lanes:
 // thread `t` serves character slot `t % GROUP_CHARACTERS`, its samples `t / GROUP_CHARACTERS`,
@@ -36,6 +50,10 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
             break;
         }
         let k = chunk_character(first_entry + slot);
+        // The other shape pass's character: its lanes are not live, its memory not this pass's.
+        if !in_shape_pass(k.c) {
+            continue;
+        }
         let program = layer_program(k.c, setup.layer);
         let shows = layer_shows(setup, program);
         let counts = layer_blend_counts(shows, program);
@@ -157,7 +175,7 @@ fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup, num_joints: u
         }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        if !layer_shows(setup, program) {
+        if !layer_shows(setup, program) || !in_shape_pass(k.c) {
             continue;
         }
         let slot_base = slot * LANES;
@@ -306,11 +324,18 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     let first_entry = group_index(wg, groups) * GROUP_CHARACTERS;
     let entry = first_entry + t / LANES;
     let num_joints = params.num_joints;
+    // A workgroup with none of this shape pass's characters leaves at once (every thread alike,
+    // before any barrier); the passes dispatch every character.
+    if SHAPE_PASS != 0u && !any_in_shape_pass(first_entry) {
+        return;
+    }
     // With a due list (animation LOD) the chunk's entries are its due characters.
-    let live = entry < dispatched_characters();
+    // A character of the other shape pass's (`in_shape_pass`) is not live here either.
+    var live = entry < dispatched_characters();
     var c = 0u;
     if live {
         c = workgroup_character(entry);
+        live = in_shape_pass(c);
     }
     // The replay of a switching layer's displayed poses: with full clips at the top of the
     // layer's own iteration, on the program read there (no loop over every layer's program

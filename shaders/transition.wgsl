@@ -47,6 +47,12 @@ const OVERSHOOT_CODE: bool = true;
 // (`throng::gpu::Specialisation::Stored`, rewritten to `false`: a variant for a device run to
 // weigh the bytes the replay saves against the instructions it costs).
 const REPLAY_DISPLAYED_POSES: bool = true;
+// The characters a layered frame kernel evaluates (`throng::gpu::pipelines::ShapePass`, this
+// line rewritten per pipeline): 0 every one; 1 those whose frame runs no switch code (no layer
+// with memory switches or fades from a frozen snapshot), in a kernel built without it
+// (`SWITCH_CODE` false); 2 the others. The production layered frame dispatches the first two
+// passes over the same characters, one after the other, so each character is evaluated by one.
+const SHAPE_PASS: u32 = 0u;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // Samples a replay entry holds (`throng::gpu::types::REPLAY_SAMPLES`): a frame that shows more
 // stores its pose in the entry's slot instead.
@@ -386,6 +392,25 @@ fn switches_a_layer(c: u32) -> bool {
         any = any || switches_with_memory(setup, program);
     }
     return SWITCH_CODE && REPLAY_DISPLAYED_POSES && any;
+}
+
+// Whether chunk character `c`'s frame runs switch code: a layer that keeps memory switches or
+// fades from a frozen snapshot (whose first frame shown takes the snapshot), shown or not
+// (`throng::gpu::pipelines::Specialisation::SWITCH_FLAGS`, as the upload tells which frames need
+// the switching pass).
+fn runs_switch_code(c: u32) -> bool {
+    var any = false;
+    for (var order = 0u; order < params.num_layers; order++) {
+        let setup = load_setup(order);
+        let flags = layer_program(c, setup.layer).flags;
+        any = any || (setup.memory != NO_MEMORY && (flags & (FLAG_SWITCHED | FLAG_SOURCE_SNAPSHOT)) != 0u);
+    }
+    return any;
+}
+
+// Whether this kernel's pass (`SHAPE_PASS`) evaluates chunk character `c`.
+fn in_shape_pass(c: u32) -> bool {
+    return SHAPE_PASS == 0u || runs_switch_code(c) == (SHAPE_PASS == 2u);
 }
 
 // Whether the frame switches the layer of `setup`, shown and keeping memory (`program` its

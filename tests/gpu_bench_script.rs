@@ -46,12 +46,16 @@ fn dry_run_leaves_every_variants_rows() {
     let rows: Vec<Vec<&str>> =
         results.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
     // Every variant on both frames, and on the layered one the default variant with its
-    // displayed poses stored; on the layered frame without switches, the default variant as
-    // built and as each specialisation (checked against it, then timed).
+    // displayed poses stored and with every character in one kernel; on the layered frame
+    // without switches, the default variant as built and as each specialisation (checked
+    // against it, then timed).
     let kernels: Vec<String> = FrameKernel::ALL.iter().map(|k| k.name().to_owned()).collect();
     let default = FrameKernel::default().name();
-    let with_stored: Vec<String> =
-        kernels.iter().cloned().chain([format!("{default}+{}", Specialisation::Stored.name())]).collect();
+    let with_stored: Vec<String> = kernels
+        .iter()
+        .cloned()
+        .chain([Specialisation::Stored, Specialisation::Whole].map(|s| format!("{default}+{}", s.name())))
+        .collect();
     let specialised: Vec<String> = Specialisation::ALL
         .iter()
         .map(|s| if *s == Specialisation::Production { default.to_owned() } else { format!("{default}+{}", s.name()) })

@@ -20,7 +20,7 @@ use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
 use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, Stage};
 use throng::program::{
-    ClipSample, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
+    ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
     SwitchMode,
 };
 use throng::{Clip, Rig, Transform};
@@ -1162,6 +1162,65 @@ fn specialised_layered_frames_equal_production_and_refuse_switches() {
 /// level-kernel crowd of 15 characters runs each stage (one workgroup a character) as grids of
 /// 2 × 2 × 2 over chunks of 8, and its matrices equal the adapter's own (one row, one chunk) bit
 /// for bit, frame after frame of switches, as the frame's do.
+/// The production layered frame runs in two passes (`Specialisation::Production`): the steady
+/// kernel, built without the switch frame's code, over the characters whose frame runs none,
+/// then the production kernel over those that switch or fade from a frozen snapshot. Over the
+/// scripted minute (frames where no character switches, where a few do, and one where every
+/// character does; chunks of 5, and 23 characters, so that a level kernel's workgroup holds
+/// characters of both passes; due lists on some frames) both frame kernels give the matrices
+/// of `Specialisation::Whole`, every character in the production kernel, bit for bit.
+#[test]
+fn steady_and_switching_passes_equal_one_kernel_for_every_character() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(29);
+    let clips = test_clips(&rig);
+    let layers = sequence_layers(&rig);
+    let num_characters = 23;
+    for kernel in FrameKernel::ALL {
+        let options = |specialisation| GpuCrowdOptions {
+            kernel,
+            specialisation,
+            max_chunk_characters: Some(5),
+            ..Default::default()
+        };
+        let [mut passes, mut whole] = [Specialisation::Production, Specialisation::Whole]
+            .map(|s| GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options(s)).unwrap());
+        let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c, 0)).collect();
+        let (mut none, mut some, mut all) = (0, 0, 0);
+        for frame in 0..60 {
+            let (samples, mut programs) = scripted_frame(&mut scripts, frame);
+            if frame == 50 {
+                for p in programs.iter_mut().step_by(layers.len()) {
+                    p.flags |= LayerProgram::SWITCHED;
+                }
+            }
+            let switching = programs
+                .chunks(layers.len())
+                .filter(|p| p.iter().any(|p| p.flags & Specialisation::SWITCH_FLAGS != 0))
+                .count();
+            match switching {
+                0 => none += 1,
+                n if n == num_characters => all += 1,
+                _ => some += 1,
+            }
+            let due_rows: Vec<u32> =
+                (0..num_characters as u32).filter(|r| !(r + frame as u32).is_multiple_of(3)).collect();
+            let due_dt: Vec<f32> = due_rows.iter().map(|_| DT).collect();
+            let due = (30..40).contains(&frame).then(|| DueRows { rows: &due_rows, dt_s: &due_dt });
+            let [expected, got] = [&mut whole, &mut passes].map(|crowd| {
+                match due {
+                    Some(due) => crowd.set_frame_due(&samples, &programs, DT, due).unwrap(),
+                    None => crowd.set_frame(&samples, &programs, DT).unwrap(),
+                }
+                encode_and_read(&gpu.device, &gpu.queue, crowd)
+            });
+            let what = format!("{kernel:?}, frame {frame}, {switching} characters switching");
+            assert_same_bits(&expected, &got, rig.num_joints(), &what);
+        }
+        assert!(none > 0 && some > 0 && all == 1, "frames without, with some and all switching: {none}, {some}, {all}");
+    }
+}
+
 #[test]
 fn stage_path_on_grids_of_rows_equals_one_row() {
     let Some(gpu) = gpu() else { return };

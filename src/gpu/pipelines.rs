@@ -285,10 +285,14 @@ impl ShaderModuleKind {
 /// a device run can time what that code costs a frame that does not run it
 /// ([`crate::gpu::GpuCrowdOptions::specialisation`]: a crowd so built refuses the frames its
 /// kernel cannot evaluate); or, [`Stored`](Self::Stored), the production kernel with its
-/// displayed poses stored rather than replayed, a variant that evaluates every frame.
+/// displayed poses stored rather than replayed, and [`Whole`](Self::Whole), every character in
+/// the production kernel, variants that evaluate every frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Specialisation {
-    /// Every gate on: the kernel the evaluator builds.
+    /// Every gate on: the kernel the evaluator builds. A crowd so built runs the layered frame
+    /// in two passes over its characters ([`ShapePass`]): those whose frame runs no switch code
+    /// ([`SWITCH_FLAGS`](Self::SWITCH_FLAGS)) in the [`Steady`](Self::Steady) kernel, the others
+    /// (if any) in this one.
     #[default]
     Production,
     /// `SWITCH_CODE` off: a frame where no layer switches (no snapshot taken, no step-back
@@ -302,6 +306,11 @@ pub enum Specialisation {
     /// instructions it costs. Evaluates every frame, the same matrices to within rounding (bit
     /// for bit on lavapipe).
     Stored,
+    /// Every gate on, and every character in the one kernel whether its frame switches or not:
+    /// the layered frame as it ran before the steady pass, for a device run to weigh the steady
+    /// kernel's smaller code and registers against the second pass's dispatch. The same
+    /// matrices bit for bit.
+    Whole,
 }
 
 /// The gate lines of `shaders/transition.wgsl` that [`Specialisation`]s rewrite.
@@ -311,7 +320,7 @@ const REPLAY_LINE: &str = "const REPLAY_DISPLAYED_POSES: bool = true;";
 
 impl Specialisation {
     /// Every specialisation, production first.
-    pub const ALL: [Self; 4] = [Self::Production, Self::Steady, Self::Settled, Self::Stored];
+    pub const ALL: [Self; 5] = [Self::Production, Self::Steady, Self::Settled, Self::Stored, Self::Whole];
 
     /// The program flags whose frame runs the switch frame's code in a layer that keeps memory:
     /// a switch, and a fade from a frozen snapshot (whose first frame shown takes the
@@ -327,6 +336,7 @@ impl Specialisation {
             Self::Steady => "steady",
             Self::Settled => "settled",
             Self::Stored => "stored",
+            Self::Whole => "whole",
         }
     }
 
@@ -341,7 +351,7 @@ impl Specialisation {
     /// The gate lines this specialisation turns off.
     pub(crate) fn gates(self) -> &'static [&'static str] {
         match self {
-            Self::Production => &[],
+            Self::Production | Self::Whole => &[],
             Self::Steady => &[SWITCH_CODE_LINE],
             Self::Settled => &[SWITCH_CODE_LINE, DECAY_CODE_LINE],
             Self::Stored => &[REPLAY_LINE],
@@ -352,6 +362,43 @@ impl Specialisation {
     /// (the module holds no transition, or the line changed).
     pub(crate) fn apply(self, source: String) -> Option<String> {
         self.gates().iter().try_fold(source, |source, &line| gate_off(&source, line))
+    }
+}
+
+/// The characters a layered frame kernel evaluates (`SHAPE_PASS` in `shaders/transition.wgsl`).
+/// A production crowd ([`Specialisation::Production`]) dispatches its layered frame twice over
+/// the same characters: [`Steady`](Self::Steady), the [`Specialisation::Steady`] kernel (no switch
+/// frame's code: 56 VGPRs on RADV navi21 against 64, half the code) for the characters whose
+/// frame runs no switch code, then, where the frame has any others, [`Switching`](Self::Switching),
+/// the production kernel for them. Each workgroup reads its characters' programs to tell which
+/// pass is theirs; a character runs in one, and its matrices are the production kernel's bit
+/// for bit (the steady kernel's are on every frame it evaluates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShapePass {
+    /// Every character (every specialisation but production).
+    Every,
+    /// The characters whose frame runs no switch code.
+    Steady,
+    /// The characters whose frame does: a layer with memory switches or fades from a frozen
+    /// snapshot ([`Specialisation::SWITCH_FLAGS`]).
+    Switching,
+}
+
+/// The line of `shaders/transition.wgsl` that [`ShapePass`] rewrites.
+const SHAPE_PASS_LINE: &str = "const SHAPE_PASS: u32 = 0u;";
+
+impl ShapePass {
+    /// `source` (a layered frame module) evaluating this pass's characters, or `None` where the
+    /// module lacks the line.
+    pub(crate) fn apply(self, source: String) -> Option<String> {
+        let code = match self {
+            Self::Every => return Some(source),
+            Self::Steady => 1,
+            Self::Switching => 2,
+        };
+        source
+            .contains(SHAPE_PASS_LINE)
+            .then(|| source.replacen(SHAPE_PASS_LINE, &format!("const SHAPE_PASS: u32 = {code}u;"), 1))
     }
 }
 
@@ -645,7 +692,12 @@ pub(crate) const fn storage_buffers_needed(layered: bool, stage_buffers: bool) -
 /// The layered frame ([`ShaderModuleKind::FrameLayers`]), its transition stage alone and, with
 /// stage buffers, its layers stage alone.
 pub(crate) struct LayeredPipelines {
+    /// The layered frame: its [`ShapePass::Steady`] pass where `frame_layers_switching` is
+    /// built, else every character ([`ShapePass::Every`]).
     pub frame_layers: wgpu::ComputePipeline,
+    /// The production crowd's [`ShapePass::Switching`] pass, dispatched after `frame_layers` on
+    /// frames where a character's programs carry [`Specialisation::SWITCH_FLAGS`].
+    pub frame_layers_switching: Option<wgpu::ComputePipeline>,
     pub transition: wgpu::ComputePipeline,
     pub layers: Option<wgpu::ComputePipeline>,
 }
@@ -677,10 +729,16 @@ impl Pipelines {
                 immediate_size: 0,
             })
         });
-        let build_as = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str, as_: Specialisation| {
-            // Every layered frame module holds the gates (`gpu::stats` compiles each
-            // specialisation of each), and production has none to turn off: never the fallback.
+        let build_pass = |kind: ShaderModuleKind,
+                          layout: &wgpu::PipelineLayout,
+                          label: &str,
+                          as_: Specialisation,
+                          pass: ShapePass| {
+            // Every layered frame module holds the gates and the pass line (`gpu::stats`
+            // compiles each specialisation of each), and production has none to turn off:
+            // never the fallback.
             let source = specialised_source(kind, num_joints, compact_clips, as_)
+                .and_then(|source| pass.apply(source))
                 .unwrap_or_else(|| shader_source(kind, num_joints, compact_clips));
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -702,7 +760,7 @@ impl Pipelines {
             })
         };
         let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
-            build_as(kind, layout, label, Specialisation::Production)
+            build_pass(kind, layout, label, Specialisation::Production, ShapePass::Every)
         };
         let layered = layered.then(|| {
             let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -723,8 +781,25 @@ impl Pipelines {
                 });
                 build(ShaderModuleKind::Layers, &stage_layout, "throng.layers")
             });
+            let frame_layers = kernel.frame_layers();
+            let (frame_layers, frame_layers_switching) = if specialisation == Specialisation::Production {
+                let steady = Specialisation::Steady;
+                (
+                    build_pass(frame_layers, &frame_layout, "throng.frame_layers", steady, ShapePass::Steady),
+                    Some(build_pass(
+                        frame_layers,
+                        &frame_layout,
+                        "throng.frame_layers_switching",
+                        specialisation,
+                        ShapePass::Switching,
+                    )),
+                )
+            } else {
+                (build_pass(frame_layers, &frame_layout, "throng.frame_layers", specialisation, ShapePass::Every), None)
+            };
             LayeredPipelines {
-                frame_layers: build_as(kernel.frame_layers(), &frame_layout, "throng.frame_layers", specialisation),
+                frame_layers,
+                frame_layers_switching,
                 transition: build(ShaderModuleKind::Transition, &frame_layout, "throng.transition"),
                 layers,
             }

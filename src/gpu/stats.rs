@@ -25,7 +25,12 @@ use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, specialised_source};
 pub use crate::gpu::pipelines::{MeasuredPath, Specialisation};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
-/// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s.
+/// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
+/// frame's production kernel here evaluates every character, as a crowd built with
+/// [`Specialisation::Whole`] runs it; a production crowd runs its [`Specialisation::Steady`]
+/// kernel over the characters that do not switch and this one over those that do, each with a
+/// check of a few instructions which pass a character is in (`SHAPE_PASS`,
+/// `shaders/transition.wgsl`) that these kernels compile out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The module and its entry point.

@@ -45,14 +45,21 @@ impl GpuCrowd {
             return;
         }
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
-        let pipeline = layered.map_or(&self.pipelines.frame, |p| &p.frame_layers);
+        // The layered frame's passes (`pipelines::ShapePass`): the steady characters', then the
+        // switching ones' where the frame has any; each dispatches every chunk's characters.
+        let pipelines = match layered {
+            Some(p) => {
+                [&p.frame_layers].into_iter().chain(p.frame_layers_switching.as_ref().filter(|_| self.frame_switches))
+            }
+            None => [&self.pipelines.frame].into_iter().chain(None),
+        };
         let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);
         let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
         let dispatches = frame.chunks.iter().enumerate().map(|(k, chunk)| Dispatch {
             groups: [Some(&chunk.frame), None, chunk.layered.as_ref().filter(|_| layered.is_some())],
             workgroups: grid(frame.dispatch_count(k, chunk).div_ceil(per_workgroup), max_per_dimension),
         });
-        self.record(encoder, "throng.frame", timestamp_writes, pipeline, dispatches);
+        self.record(encoder, "throng.frame", timestamp_writes, pipelines, dispatches);
     }
 
     /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
@@ -133,35 +140,38 @@ impl GpuCrowd {
             ],
             workgroups: grid(frame.dispatch_count(k, chunk), max_per_dimension),
         });
-        self.record(encoder, label, timestamp_writes, pipeline, dispatches);
+        self.record(encoder, label, timestamp_writes, [pipeline], dispatches);
         Ok(())
     }
 
-    /// Records one compute pass: `pipeline` with the archetype bound at group 0, then each of
-    /// `dispatches` in order, past those with no workgroups.
-    fn record<'a>(
+    /// Records one compute pass: for each of `pipelines` in order, the pipeline with the
+    /// archetype bound at group 0, then each of `dispatches` in order, past those with no
+    /// workgroups.
+    fn record<'a, 'p>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         label: &str,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
-        pipeline: &wgpu::ComputePipeline,
-        dispatches: impl Iterator<Item = Dispatch<'a>>,
+        pipelines: impl IntoIterator<Item = &'p wgpu::ComputePipeline>,
+        dispatches: impl Iterator<Item = Dispatch<'a>> + Clone,
     ) {
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &self.archetype, &[]);
-        for dispatch in dispatches {
-            let (x, y, z) = dispatch.workgroups;
-            if x == 0 {
-                continue;
-            }
-            for (group, bind_group) in (1..).zip(dispatch.groups) {
-                if let Some(bind_group) = bind_group {
-                    pass.set_bind_group(group, bind_group, &[]);
+        for pipeline in pipelines {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &self.archetype, &[]);
+            for dispatch in dispatches.clone() {
+                let (x, y, z) = dispatch.workgroups;
+                if x == 0 {
+                    continue;
                 }
+                for (group, bind_group) in (1..).zip(dispatch.groups) {
+                    if let Some(bind_group) = bind_group {
+                        pass.set_bind_group(group, bind_group, &[]);
+                    }
+                }
+                pass.dispatch_workgroups(x, y, z);
             }
-            pass.dispatch_workgroups(x, y, z);
         }
     }
 }

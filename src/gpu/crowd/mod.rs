@@ -94,8 +94,13 @@ pub struct GpuCrowdOptions {
     /// freezes or starts to decay, and the matrices are the production kernel's. Or
     /// [`Specialisation::Stored`]: each layer's displayed pose stored every frame rather than
     /// replayed from its samples at a switch (more bytes, fewer instructions; every frame
-    /// evaluated), for a device run to weigh. [`Specialisation::Production`] (the default) for
-    /// everything else.
+    /// evaluated), for a device run to weigh; or [`Specialisation::Whole`]: every character in
+    /// the production kernel, as the layered frame ran before its steady pass.
+    /// [`Specialisation::Production`] (the default) for everything else: the layered frame in
+    /// two passes, the characters whose frame runs no switch code (no layer that keeps memory
+    /// switches or fades from a frozen snapshot) in the steady kernel, which an NVIDIA H200 ran
+    /// 25 % faster than the production kernel on such frames (BENCHMARKS.md "The steady pass"),
+    /// then the others, where the frame has any, in the production kernel; the same matrices.
     pub specialisation: Specialisation,
 }
 
@@ -181,6 +186,9 @@ pub struct GpuCrowd {
     /// Whether the last frame set was [`set_frame_records`](Self::set_frame_records)'s: each
     /// encode expands the records before the frame reads programs and samples.
     expanding: bool,
+    /// Whether a character of the last layered frame set runs switch code (or a frame's upload
+    /// failed part way): the production crowd then dispatches its switching pass too.
+    frame_switches: bool,
 }
 
 /// An archetype's layers on the device.
@@ -386,6 +394,7 @@ impl GpuCrowd {
             procedural: None,
             expansion: None,
             expanding: false,
+            frame_switches: true,
         })
     }
 

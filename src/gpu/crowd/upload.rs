@@ -96,14 +96,16 @@ impl GpuCrowd {
         self.upload_frame(samples, programs, dt_s, Some(due))
     }
 
-    /// [`GpuError::Specialised`] where the crowd's layered frame is a measurement
-    /// specialisation and a layer that keeps memory switches or fades from a frozen snapshot
-    /// (whose first frame shown takes the snapshot, switch code too): `flags` are each
-    /// character's layers' program flags in order.
-    pub(super) fn check_specialisation(&self, flags: impl Iterator<Item = u32>) -> Result<(), GpuError> {
+    /// Whether a character's frame runs switch code: a layer that keeps memory switches or
+    /// fades from a frozen snapshot (whose first frame shown takes the snapshot)
+    /// ([`Specialisation::SWITCH_FLAGS`]), so that the production crowd's switching pass
+    /// (`pipelines::ShapePass`) is dispatched; `flags` are each character's layers' program (or
+    /// state record) flags in order. [`GpuError::Specialised`] instead where the crowd's
+    /// layered frame is a measurement specialisation without that code.
+    pub(super) fn switching_frame(&self, flags: impl Iterator<Item = u32>) -> Result<bool, GpuError> {
         let specialisation = self.options.specialisation;
-        let Some(layers) = self.layers.as_ref().filter(|_| specialisation.refuses_switches()) else {
-            return Ok(());
+        let Some(layers) = self.layers.as_ref() else {
+            return Ok(false);
         };
         let num_layers = layers.setups.len().max(1);
         let switch = flags.enumerate().find(|&(i, flags)| {
@@ -111,10 +113,10 @@ impl GpuCrowd {
                 && layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory)
         });
         match switch {
-            Some((i, _)) => {
+            Some((i, _)) if specialisation.refuses_switches() => {
                 Err(GpuError::Specialised { specialisation, character: i / num_layers, layer: i % num_layers })
             }
-            None => Ok(()),
+            switch => Ok(switch.is_some()),
         }
     }
 
@@ -135,7 +137,9 @@ impl GpuCrowd {
         if let Some(layers) = &self.layers {
             validate_memoryless_programs(programs, &layers.setups)?;
         }
-        self.check_specialisation(programs.iter().map(|p| p.flags))?;
+        let switches = self.switching_frame(programs.iter().map(|p| p.flags))?;
+        // Until the frame is set, the programs on the device may be either frame's.
+        self.frame_switches = true;
         let num_characters = programs.len() / num_layers;
         if let Some(due) = due {
             validate_due(due, num_characters)?;
@@ -159,7 +163,7 @@ impl GpuCrowd {
         }
         self.expanding = false;
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
-        bytes += self.finish_layered_upload(num_characters, dt_s, due);
+        bytes += self.finish_layered_upload(num_characters, dt_s, due, switches);
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         #[cfg(feature = "tracy")]
@@ -168,8 +172,17 @@ impl GpuCrowd {
     }
 
     /// The part of a layered upload after its programs (or records): the frame's parameters,
-    /// its due list and the procedural targets for it; returns the bytes written.
-    pub(super) fn finish_layered_upload(&mut self, num_characters: usize, dt_s: f32, due: Option<DueRows<'_>>) -> u64 {
+    /// its due list and the procedural targets for it, and whether a character's frame runs
+    /// switch code (`switches`, [`switching_frame`](Self::switching_frame)); returns the bytes
+    /// written.
+    pub(super) fn finish_layered_upload(
+        &mut self,
+        num_characters: usize,
+        dt_s: f32,
+        due: Option<DueRows<'_>>,
+        switches: bool,
+    ) -> u64 {
+        self.frame_switches = switches;
         let Some(frame) = &mut self.frame else {
             return 0;
         };
