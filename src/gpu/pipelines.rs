@@ -177,14 +177,16 @@ impl FrameKernel {
         if self.is_level_kernel() { level_group_characters(num_joints) } else { 1 }
     }
 
-    /// Bytes of workgroup memory the variant's frames take at most (any rig).
+    /// Bytes of workgroup memory the variant's frames take for a rig of `num_joints` (the
+    /// stage-by-stage path's and the transition stage's, whatever the variant, are `Fused`'s).
     #[must_use]
-    pub const fn workgroup_memory_bytes(self) -> u64 {
+    pub fn workgroup_memory_bytes_for(self, num_joints: usize) -> u64 {
         match self {
-            // One 48-byte affine matrix per joint, and the transition's two atomics.
-            Self::Fused => 48 * MAX_JOINTS as u64 + 8,
+            // One 48-byte affine matrix per joint a thread strides over, and the transition's
+            // two atomics.
+            Self::Fused => 48 * u64::from(joints_per_thread(num_joints) * WORKGROUP_SIZE) + 8,
             // An affine matrix and a sample-table entry per thread.
-            Self::Levels => (48 + 16) * self.workgroup_threads() as u64,
+            Self::Levels => (48 + 16) * u64::from(level_group_threads(num_joints)),
         }
     }
 }
@@ -1005,6 +1007,45 @@ mod tests {
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             assert!(module.entry_points.iter().any(|e| e.name == kind.entry_point()), "{kind:?}");
+        }
+    }
+
+    /// What `crowd::limits::check_limits` asks of a device is what the modules a crowd builds
+    /// declare: for each variant and rig size, its frames' entry points use the variant's
+    /// `workgroup_memory_bytes_for` exactly, and the stages every variant shares no more than
+    /// `Fused`'s; the rig's, not the largest rig's.
+    #[test]
+    fn workgroup_memory_is_the_rigs() {
+        let used = |kind: ShaderModuleKind, num_joints: usize| -> u64 {
+            let source = shader_source(kind, num_joints, false);
+            let module = naga::front::wgsl::parse_str(&source).unwrap();
+            let info =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                    .validate(&module)
+                    .unwrap();
+            let entry = module.entry_points.iter().position(|e| e.name == kind.entry_point()).unwrap();
+            let function = info.get_entry_point(entry);
+            module
+                .global_variables
+                .iter()
+                .filter(|&(handle, var)| var.space == naga::AddressSpace::WorkGroup && !function[handle].is_empty())
+                .map(|(_, var)| u64::from(module.types[var.ty].inner.size(module.to_ctx())))
+                .sum()
+        };
+        let shared = [
+            ShaderModuleKind::Sample,
+            ShaderModuleKind::LocalToModel,
+            ShaderModuleKind::Skinning,
+            ShaderModuleKind::Transition,
+            ShaderModuleKind::Layers,
+        ];
+        for num_joints in [1, 26, 64, 65, 128, 129, 200, MAX_JOINTS] {
+            let stages = shared.map(|kind| used(kind, num_joints)).into_iter().max().unwrap();
+            assert!(stages <= FrameKernel::Fused.workgroup_memory_bytes_for(num_joints), "{num_joints} joints");
+            for kernel in FrameKernel::ALL {
+                let frames = used(kernel.frame(), num_joints).max(used(kernel.frame_layers(), num_joints));
+                assert_eq!(frames, kernel.workgroup_memory_bytes_for(num_joints), "{kernel:?}, {num_joints} joints");
+            }
         }
     }
 

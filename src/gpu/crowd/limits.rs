@@ -2,17 +2,21 @@ use crate::gpu::GpuError;
 use crate::gpu::pipelines::{FrameKernel, storage_buffers_needed};
 use crate::gpu::types::WORKGROUP_SIZE;
 
-/// The device limits the pipelines need, checked before anything is created so that a
-/// too-small device is a typed error rather than wgpu's uncaptured-error panic. A `layered`
-/// crowd binds a fourth group; each pipeline built binds [`storage_buffers_needed`] at most.
+/// The device limits the pipelines for a rig of `num_joints` need, checked before anything is
+/// created so that a too-small device is a typed error rather than wgpu's uncaptured-error
+/// panic. A `layered` crowd binds a fourth group; each pipeline built binds
+/// [`storage_buffers_needed`] at most. The workgroup's threads and memory are the rig's: a level
+/// kernel's crowd of up to 128 joints runs 128 threads and 8 KiB where 256 joints take 256 and
+/// 16 KiB.
 pub(super) fn check_limits(
     limits: &wgpu::Limits,
     kernel: FrameKernel,
+    num_joints: usize,
     layered: bool,
     stage_buffers: bool,
 ) -> Result<(), GpuError> {
     // The stage path and the transition stage run 64-thread workgroups whatever the kernel.
-    let threads = u64::from(kernel.workgroup_threads().max(WORKGROUP_SIZE));
+    let threads = u64::from(kernel.workgroup_threads_for(num_joints).max(WORKGROUP_SIZE));
     let groups = if layered {
         4
     } else if stage_buffers {
@@ -31,7 +35,9 @@ pub(super) fn check_limits(
         ("max_compute_workgroup_size_x", threads, limits.max_compute_workgroup_size_x.into()),
         (
             "max_compute_workgroup_storage_size",
-            kernel.workgroup_memory_bytes().max(FrameKernel::Fused.workgroup_memory_bytes()),
+            kernel
+                .workgroup_memory_bytes_for(num_joints)
+                .max(FrameKernel::Fused.workgroup_memory_bytes_for(num_joints)),
             limits.max_compute_workgroup_storage_size.into(),
         ),
     ];
@@ -87,6 +93,7 @@ pub(super) fn grid(groups: u32, max_per_dimension: u32) -> (u32, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MAX_JOINTS;
 
     #[test]
     fn the_limits_asked_for_are_those_of_the_pipelines_built() {
@@ -98,27 +105,28 @@ mod tests {
             [(false, false), (false, true), (true, false)].into_iter().all(|(layered, stages)| check_limits(
                 &webgpu,
                 FrameKernel::Fused,
+                64,
                 layered,
                 stages
             )
             .is_ok())
         );
         assert!(matches!(
-            check_limits(&webgpu, FrameKernel::Fused, true, true),
+            check_limits(&webgpu, FrameKernel::Fused, 64, true, true),
             Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 10, got: 8 })
         ));
         let mut device = wgpu::Limits { max_storage_buffers_per_shader_stage: 7, ..webgpu };
-        assert!(check_limits(&device, FrameKernel::Fused, false, false).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, 64, false, false).is_ok());
         assert!(matches!(
-            check_limits(&device, FrameKernel::Fused, true, false),
+            check_limits(&device, FrameKernel::Fused, 64, true, false),
             Err(GpuError::DeviceLimit { limit: "max_storage_buffers_per_shader_stage", needed: 8, got: 7 })
         ));
         device.max_storage_buffers_per_shader_stage = 10;
-        assert!(check_limits(&device, FrameKernel::Fused, true, true).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, 64, true, true).is_ok());
         device.max_bind_groups = 3;
-        assert!(check_limits(&device, FrameKernel::Fused, false, true).is_ok());
+        assert!(check_limits(&device, FrameKernel::Fused, 64, false, true).is_ok());
         assert!(matches!(
-            check_limits(&device, FrameKernel::Fused, true, false),
+            check_limits(&device, FrameKernel::Fused, 64, true, false),
             Err(GpuError::DeviceLimit { limit: "max_bind_groups", needed: 4, got: 3 })
         ));
     }
@@ -151,20 +159,29 @@ mod tests {
     }
 
     #[test]
-    fn level_kernels_ask_for_their_workgroup() {
-        // 256 threads and 16 KiB of workgroup memory: WebGPU's defaults exactly.
+    fn level_kernels_ask_for_their_rigs_workgroup() {
+        // A rig of more than 128 joints: 256 threads and 16 KiB of workgroup memory, WebGPU's
+        // defaults exactly.
         let webgpu = wgpu::Limits::default();
-        assert!(check_limits(&webgpu, FrameKernel::Levels, true, false).is_ok());
+        assert!(check_limits(&webgpu, FrameKernel::Levels, 200, true, false).is_ok());
         let small = wgpu::Limits { max_compute_invocations_per_workgroup: 128, ..webgpu.clone() };
-        assert!(check_limits(&small, FrameKernel::Fused, true, false).is_ok());
+        assert!(check_limits(&small, FrameKernel::Fused, 200, true, false).is_ok());
         assert!(matches!(
-            check_limits(&small, FrameKernel::Levels, true, false),
+            check_limits(&small, FrameKernel::Levels, 200, true, false),
             Err(GpuError::DeviceLimit { limit: "max_compute_invocations_per_workgroup", needed: 256, got: 128 })
         ));
-        let small = wgpu::Limits { max_compute_workgroup_storage_size: 16_000, ..webgpu };
+        // Up to 128 joints, 128 threads and 8 KiB: such a device runs them.
+        assert!(check_limits(&small, FrameKernel::Levels, 128, true, false).is_ok());
+        // wgpu's downlevel defaults allow 16,352 bytes: the level kernel's 64-joint crowd fits,
+        // its 256-joint one does not, and `Fused` takes 12 KiB for 256 joints.
+        let downlevel = wgpu::Limits::downlevel_defaults().max_compute_workgroup_storage_size;
+        assert_eq!(downlevel, 16_352);
+        let small = wgpu::Limits { max_compute_workgroup_storage_size: downlevel, ..webgpu };
+        assert!(check_limits(&small, FrameKernel::Levels, 64, false, false).is_ok());
+        assert!(check_limits(&small, FrameKernel::Fused, MAX_JOINTS, true, false).is_ok());
         assert!(matches!(
-            check_limits(&small, FrameKernel::Levels, false, false),
-            Err(GpuError::DeviceLimit { limit: "max_compute_workgroup_storage_size", needed: 16_384, got: 16_000 })
+            check_limits(&small, FrameKernel::Levels, MAX_JOINTS, false, false),
+            Err(GpuError::DeviceLimit { limit: "max_compute_workgroup_storage_size", needed: 16_384, got: 16_352 })
         ));
     }
 

@@ -298,7 +298,7 @@ impl GpuCrowd {
         options: GpuCrowdOptions,
     ) -> Result<Self, GpuError> {
         let limits = device.limits();
-        check_limits(&limits, options.kernel, layers.is_some(), options.stage_buffers)?;
+        check_limits(&limits, options.kernel, rig.num_joints(), layers.is_some(), options.stage_buffers)?;
         validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
         let GpuRigTables { mut joints, paths, levels, num_bands } = GpuRigJoint::from_rig(rig);
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
