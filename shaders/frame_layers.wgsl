@@ -1,6 +1,8 @@
 // The production layered frame (`GpuCrowd::set_frame`, mirroring `throng::eval::frame::FrameJob`):
 // per character, every layer through sample ─► transition ─► layers, then local-to-model ─►
-// skinning, one workgroup per character and one dispatch per chunk. Poses stay in registers and
+// skinning, one workgroup per character and one dispatch per chunk and shape pass (`SHAPE_PASS`:
+// the steady characters', then the switching ones', each workgroup leaving where its character
+// is the other pass's). Poses stay in registers and
 // workgroup memory; device memory sees the skinning matrices, each layer's replay entry (the
 // samples it showed) written to the characters' memory, and the memory's snapshot or offsets
 // read only while a transition needs them. Concatenated after every stage file.

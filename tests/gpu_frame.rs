@@ -1158,10 +1158,6 @@ fn specialised_layered_frames_equal_production_and_refuse_switches() {
     }
 }
 
-/// The stage-by-stage path on a grid of rows: on a device allowing 2 workgroups per dimension, a
-/// level-kernel crowd of 15 characters runs each stage (one workgroup a character) as grids of
-/// 2 × 2 × 2 over chunks of 8, and its matrices equal the adapter's own (one row, one chunk) bit
-/// for bit, frame after frame of switches, as the frame's do.
 /// The production layered frame runs in two passes (`Specialisation::Production`): the steady
 /// kernel, built without the switch frame's code, over the characters whose frame runs none,
 /// then the production kernel over those that switch or fade from a frozen snapshot. Over the
@@ -1221,6 +1217,10 @@ fn steady_and_switching_passes_equal_one_kernel_for_every_character() {
     }
 }
 
+/// The stage-by-stage path on a grid of rows: on a device allowing 2 workgroups per dimension, a
+/// level-kernel crowd of 15 characters runs each stage (one workgroup a character) as grids of
+/// 2 × 2 × 2 over chunks of 8, and its matrices equal the adapter's own (one row, one chunk) bit
+/// for bit, frame after frame of switches, as the frame's do.
 #[test]
 fn stage_path_on_grids_of_rows_equals_one_row() {
     let Some(gpu) = gpu() else { return };

@@ -1,14 +1,15 @@
 //! The GPU evaluator: wgpu compute shaders that mirror [`crate::eval`] stage by stage.
 //!
 //! ```text
-//! once per archetype          every frame                    GPU, one dispatch per chunk
-//! ──────────────────          ───────────                    ───────────────────────────
+//! once per archetype          every frame                    GPU, a dispatch per chunk (and pass)
+//! ──────────────────          ───────────                    ────────────────────────────────────
 //! rig joints, clip headers,   ClipSample[] + ranges  ──►     frame: sample ─► local_to_model
 //! clip frames (frame-major)   (set_samples)                         ─► skinning ─► output
 //! (+ layer table: setups,     ClipSample[] +          ──►    frame_layers: per layer sample ─►
 //!  masks, with_layers)        LayerProgram[], dt             transition ─► layers; then
 //!                             (set_frame)                    local_to_model ─► skinning
-//!                                                            (layer memory kept on the device)
+//!                                                            (layer memory kept on the device;
+//!                                                            a steady pass, then a switching one)
 //! ```
 //!
 //! [`GpuCrowd`] owns one archetype's buffers and pipelines on the caller's

@@ -292,9 +292,9 @@ impl ShaderModuleKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Specialisation {
     /// Every gate on: the kernel the evaluator builds. A crowd so built runs the layered frame
-    /// in two passes over its characters ([`ShapePass`]): those whose frame runs no switch code
+    /// in two passes over its characters: those whose frame runs no switch code
     /// ([`SWITCH_FLAGS`](Self::SWITCH_FLAGS)) in the [`Steady`](Self::Steady) kernel, the others
-    /// (if any) in this one.
+    /// (if any) in this one (`docs/gpu.md`, "The steady pass").
     #[default]
     Production,
     /// `SWITCH_CODE` off: a frame where no layer switches (no snapshot taken, no step-back
@@ -311,7 +311,7 @@ pub enum Specialisation {
     /// Every gate on, and every character in the one kernel whether its frame switches or not:
     /// the layered frame as it ran before the steady pass, for a device run to weigh the steady
     /// kernel's smaller code and registers against the second pass's dispatch. The same
-    /// matrices bit for bit.
+    /// matrices (bit for bit on lavapipe).
     Whole,
 }
 
@@ -370,11 +370,12 @@ impl Specialisation {
 /// The characters a layered frame kernel evaluates (`SHAPE_PASS` in `shaders/transition.wgsl`).
 /// A production crowd ([`Specialisation::Production`]) dispatches its layered frame twice over
 /// the same characters: [`Steady`](Self::Steady), the [`Specialisation::Steady`] kernel (no switch
-/// frame's code: 56 VGPRs on RADV navi21 against 64, half the code) for the characters whose
+/// frame's code: on RADV navi21 `Fused`'s 56 VGPRs against 64 and `Levels`' 64 against 72, about
+/// half the code) for the characters whose
 /// frame runs no switch code, then, where the frame has any others, [`Switching`](Self::Switching),
 /// the production kernel for them. Each workgroup reads its characters' programs to tell which
-/// pass is theirs; a character runs in one, and its matrices are the production kernel's bit
-/// for bit (the steady kernel's are on every frame it evaluates).
+/// pass is theirs; a character runs in one, and its matrices are the production kernel's (the
+/// same arithmetic; bit for bit on lavapipe).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ShapePass {
     /// Every character (every specialisation but production).
@@ -736,12 +737,13 @@ impl Pipelines {
                           label: &str,
                           as_: Specialisation,
                           pass: ShapePass| {
-            // Every layered frame module holds the gates and the pass line (`gpu::stats`
-            // compiles each specialisation of each), and production has none to turn off:
-            // never the fallback.
+            // Every layered frame module holds the gates and the pass line, and production and
+            // `ShapePass::Every` rewrite nothing (`pass_kernels_rewrite_their_lines`): a module
+            // that lost a line must not build as another pass, whose characters would then be
+            // evaluated twice.
             let source = specialised_source(kind, num_joints, compact_clips, as_)
                 .and_then(|source| pass.apply(source))
-                .unwrap_or_else(|| shader_source(kind, num_joints, compact_clips));
+                .expect("the layered frame modules hold every gate and the shape pass line");
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
@@ -1046,6 +1048,30 @@ mod tests {
                 let frames = used(kernel.frame(), num_joints).max(used(kernel.frame_layers(), num_joints));
                 assert_eq!(frames, kernel.workgroup_memory_bytes_for(num_joints), "{kernel:?}, {num_joints} joints");
             }
+        }
+    }
+
+    /// The production crowd's two layered kernels are built from their lines rewritten: the
+    /// steady pass without the switch code and evaluating its pass's characters, the switching
+    /// pass with it, for both variants, full and compact clips; the other modules and passes
+    /// rewrite nothing.
+    #[test]
+    fn pass_kernels_rewrite_their_lines() {
+        for kernel in FrameKernel::ALL {
+            for compact_clips in [false, true] {
+                let source = || shader_source(kernel.frame_layers(), 64, compact_clips);
+                let steady = Specialisation::Steady.apply(source()).and_then(|s| ShapePass::Steady.apply(s)).unwrap();
+                assert!(steady.contains("const SWITCH_CODE: bool = false;"), "{kernel:?}");
+                assert!(steady.contains("const SHAPE_PASS: u32 = 1u;"), "{kernel:?}");
+                let switching = ShapePass::Switching.apply(source()).unwrap();
+                assert!(switching.contains(SWITCH_CODE_LINE) && switching.contains("const SHAPE_PASS: u32 = 2u;"));
+                assert_eq!(ShapePass::Every.apply(source()), Some(source()));
+            }
+        }
+        for kind in ShaderModuleKind::ALL {
+            let source = shader_source(kind, 64, false);
+            assert_eq!(Specialisation::Production.apply(source.clone()).as_ref(), Some(&source), "{kind:?}");
+            assert_eq!(Specialisation::Whole.apply(source.clone()).as_ref(), Some(&source), "{kind:?}");
         }
     }
 

@@ -4,7 +4,8 @@ use crate::gpu::GpuError;
 impl GpuCrowd {
     /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`](crate::gpu::GpuCrowdOptions::kernel),
-    /// one dispatch per chunk: one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
+    /// one dispatch per chunk (the layered frame: the steady pass's, then on frames where a
+    /// character switches the switching pass's; `docs/gpu.md`, "The steady pass"): one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
     /// [`FrameKernel::characters_per_workgroup`](crate::gpu::FrameKernel::characters_per_workgroup) on a grid of rows (and layers of rows)
     /// ([`FrameKernel::Levels`](crate::gpu::FrameKernel::Levels)). Nothing is recorded before the first frame is set. With
     /// procedural work ([`set_procedural`](Self::set_procedural)), the stage path instead, with

@@ -254,8 +254,6 @@ impl GpuCrowd {
             validate_memoryless_records(records, &layers.setups)?;
         }
         let switches = self.switching_frame(records.iter().map(|r| u32::from(r.flags)))?;
-        // Until the frame is set, the programs on the device may be either frame's.
-        self.frame_switches = true;
         let num_characters = records.len() / num_layers;
         let num_inputs = expansion.num_inputs;
         let expected = num_characters * num_inputs;
@@ -271,6 +269,8 @@ impl GpuCrowd {
         if let Some(due) = due {
             crate::program::validate_due(due, num_characters)?;
         }
+        // Until the frame is set, the programs on the device may be either frame's.
+        self.frame_switches = true;
         let per = expansion.tables.samples_per_character();
         self.ensure_frame(num_characters, num_characters * per)?;
         let limits = self.device.limits();

@@ -99,8 +99,9 @@ pub struct GpuCrowdOptions {
     /// [`Specialisation::Production`] (the default) for everything else: the layered frame in
     /// two passes, the characters whose frame runs no switch code (no layer that keeps memory
     /// switches or fades from a frozen snapshot) in the steady kernel, which an NVIDIA H200 ran
-    /// 25 % faster than the production kernel on such frames (BENCHMARKS.md "The steady pass"),
-    /// then the others, where the frame has any, in the production kernel; the same matrices.
+    /// 25 % faster than the production kernel on such frames with `FrameKernel::Levels`
+    /// (BENCHMARKS.md "The steady pass"; `Fused`'s figure waits for a device), then the others,
+    /// where the frame has any, in the production kernel; the same matrices.
     pub specialisation: Specialisation,
 }
 

@@ -138,12 +138,12 @@ impl GpuCrowd {
             validate_memoryless_programs(programs, &layers.setups)?;
         }
         let switches = self.switching_frame(programs.iter().map(|p| p.flags))?;
-        // Until the frame is set, the programs on the device may be either frame's.
-        self.frame_switches = true;
         let num_characters = programs.len() / num_layers;
         if let Some(due) = due {
             validate_due(due, num_characters)?;
         }
+        // Until the frame is set, the programs on the device may be either frame's.
+        self.frame_switches = true;
         self.ensure_frame(num_characters, samples.len())?;
         let windows = self.sample_windows(|first, count| {
             let programs = programs.get(first * num_layers..(first + count) * num_layers).unwrap_or_default();
