@@ -21,18 +21,27 @@ fn layer_blend_counts(shows: bool, program: LayerProgram) -> vec2<u32> {
 // The threads that fill the sample table: a multiple of GROUP_CHARACTERS, at least a warp.
 const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 
+// Whether the character slot thread `t` serves in the layers' slot loops (`t % GROUP_CHARACTERS`:
+// `fill_table_of_slots`, `end_layer_of_slots`; a thread serves one slot at most, FILL_THREADS and
+// GROUP_CHARACTERS being at most GROUP_THREADS) is this kernel's shape pass's (`in_shape_pass`),
+// set once by `any_in_shape_pass`.
+var<private> slot_in_pass: bool;
+
 // Whether a character of the workgroup's (whose first is chunk entry `first_entry`) is this
-// kernel's shape pass's (`in_shape_pass`).
-fn any_in_shape_pass(first_entry: u32) -> bool {
+// kernel's shape pass's, setting thread `t`'s `slot_in_pass`.
+fn any_in_shape_pass(t: u32, first_entry: u32) -> bool {
+    var any = false;
     for (var slot = 0u; slot < GROUP_CHARACTERS; slot++) {
         if first_entry + slot >= dispatched_characters() {
             break;
         }
-        if in_shape_pass(chunk_character(first_entry + slot).c) {
-            return true;
+        let in_pass = in_shape_pass(chunk_character(first_entry + slot).c);
+        any = any || in_pass;
+        if slot == t % GROUP_CHARACTERS {
+            slot_in_pass = in_pass;
         }
     }
-    return false;
+    return any;
 }
 
 // A layer's sample table for the workgroup's characters (whose first is chunk entry
@@ -51,7 +60,7 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         }
         let k = chunk_character(first_entry + slot);
         // The other shape pass's character: its lanes are not live, its memory not this pass's.
-        if !in_shape_pass(k.c) {
+        if !slot_in_pass {
             continue;
         }
         let program = layer_program(k.c, setup.layer);
@@ -175,7 +184,7 @@ fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup, num_joints: u
         }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        if !layer_shows(setup, program) || !in_shape_pass(k.c) {
+        if !layer_shows(setup, program) || !slot_in_pass {
             continue;
         }
         let slot_base = slot * LANES;
@@ -326,7 +335,8 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     let num_joints = params.num_joints;
     // A workgroup with none of this shape pass's characters leaves at once (every thread alike,
     // before any barrier); the passes dispatch every character.
-    if SHAPE_PASS != 0u && !any_in_shape_pass(first_entry) {
+    slot_in_pass = true;
+    if SHAPE_PASS != 0u && !any_in_shape_pass(t, first_entry) {
         return;
     }
     // With a due list (animation LOD) the chunk's entries are its due characters.
