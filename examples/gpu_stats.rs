@@ -13,7 +13,8 @@
 //! `--joints N[,M…]` picks rig sizes (default 26,64), `--all` lists every statistic the driver
 //! gives instead of the usual columns, `--dump ENTRY` prints that entry point's text
 //! representations (RADV: NIR, ACO IR and the disassembly) after the table. After each rig's
-//! production kernels come the layered frames' measurement specialisations
+//! production kernels come the production crowd's layered pass kernels (`… steady-pass`,
+//! `… switching-pass`: `throng::gpu::ShapePass`), then the layered frames' measurement specialisations
 //! (`throng::gpu::stats::Specialisation`: `… steady` without the switch frame's code, `…
 //! settled` without the decay's either), whose differences the work model's regions are.
 //!
@@ -297,10 +298,12 @@ fn main() -> ExitCode {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }
-    // Each rig's production kernels, then the layered frames' specialisations and path
+    // Each rig's production kernels and the production crowd's layered pass kernels (rows such
+    // as `frame_layers_main/64j steady-pass`), then the layered frames' specialisations and path
     // measurements the work model measures regions with (rows such as
     // `frame_layers_levels_main/64j steady` and `… settled-additive`).
-    let mut kernels: Vec<Kernel> = args.joints.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
+    let mut kernels: Vec<Kernel> =
+        args.joints.iter().flat_map(|&n| [Kernel::all_for_rig(n), Kernel::passes_for_rig(n)].concat()).collect();
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.

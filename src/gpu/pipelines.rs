@@ -375,10 +375,12 @@ impl Specialisation {
 /// frame runs no switch code, then, where the frame has any others, [`Switching`](Self::Switching),
 /// the production kernel for them. Each workgroup reads its characters' programs to tell which
 /// pass is theirs; a character runs in one, and its matrices are the production kernel's (the
-/// same arithmetic; bit for bit on lavapipe).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ShapePass {
+/// same arithmetic; bit for bit on lavapipe). [`crate::gpu::stats::Kernel::passes_for_rig`]
+/// lists the two kernels for the driver's statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ShapePass {
     /// Every character (every specialisation but production).
+    #[default]
     Every,
     /// The characters whose frame runs no switch code.
     Steady,
@@ -391,6 +393,29 @@ pub(crate) enum ShapePass {
 const SHAPE_PASS_LINE: &str = "const SHAPE_PASS: u32 = 0u;";
 
 impl ShapePass {
+    /// The production crowd's two passes, in dispatch order.
+    pub const PASSES: [Self; 2] = [Self::Steady, Self::Switching];
+
+    /// The gates the pass's kernel is compiled with: the steady kernel's for the steady pass,
+    /// production's otherwise.
+    #[must_use]
+    pub const fn specialisation(self) -> Specialisation {
+        match self {
+            Self::Steady => Specialisation::Steady,
+            Self::Every | Self::Switching => Specialisation::Production,
+        }
+    }
+
+    /// A short name, for [`crate::gpu::stats::Kernel::name`].
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Every => "every",
+            Self::Steady => "steady",
+            Self::Switching => "switching",
+        }
+    }
+
     /// `source` (a layered frame module) evaluating this pass's characters, or `None` where the
     /// module lacks the line.
     pub(crate) fn apply(self, source: String) -> Option<String> {
@@ -787,17 +812,11 @@ impl Pipelines {
             });
             let frame_layers = kernel.frame_layers();
             let (frame_layers, frame_layers_switching) = if specialisation == Specialisation::Production {
-                let steady = Specialisation::Steady;
-                (
-                    build_pass(frame_layers, &frame_layout, "throng.frame_layers", steady, ShapePass::Steady),
-                    Some(build_pass(
-                        frame_layers,
-                        &frame_layout,
-                        "throng.frame_layers_switching",
-                        specialisation,
-                        ShapePass::Switching,
-                    )),
-                )
+                let [steady, switching] = ShapePass::PASSES;
+                let pass = |label, pass: ShapePass| {
+                    build_pass(frame_layers, &frame_layout, label, pass.specialisation(), pass)
+                };
+                (pass("throng.frame_layers", steady), Some(pass("throng.frame_layers_switching", switching)))
             } else {
                 (build_pass(frame_layers, &frame_layout, "throng.frame_layers", specialisation, ShapePass::Every), None)
             };
@@ -1060,7 +1079,11 @@ mod tests {
         for kernel in FrameKernel::ALL {
             for compact_clips in [false, true] {
                 let source = || shader_source(kernel.frame_layers(), 64, compact_clips);
-                let steady = Specialisation::Steady.apply(source()).and_then(|s| ShapePass::Steady.apply(s)).unwrap();
+                let steady = ShapePass::Steady
+                    .specialisation()
+                    .apply(source())
+                    .and_then(|s| ShapePass::Steady.apply(s))
+                    .unwrap();
                 assert!(steady.contains("const SWITCH_CODE: bool = false;"), "{kernel:?}");
                 assert!(steady.contains("const SHAPE_PASS: u32 = 1u;"), "{kernel:?}");
                 let switching = ShapePass::Switching.apply(source()).unwrap();

@@ -22,15 +22,15 @@ use ash::vk;
 use wgpu::naga;
 
 use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, specialised_source};
-pub use crate::gpu::pipelines::{MeasuredPath, Specialisation};
+pub use crate::gpu::pipelines::{MeasuredPath, ShapePass, Specialisation};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
 /// frame's production kernel here evaluates every character, as a crowd built with
-/// [`Specialisation::Whole`] runs it; a production crowd runs its [`Specialisation::Steady`]
-/// kernel over the characters that do not switch and this one over those that do, each with a
-/// check of a few instructions which pass a character is in (`SHAPE_PASS`,
-/// `shaders/transition.wgsl`) that these kernels compile out.
+/// [`Specialisation::Whole`] runs it; a production crowd runs two [`ShapePass`] kernels instead
+/// ([`Kernel::passes_for_rig`]), its [`Specialisation::Steady`] kernel over the characters that do
+/// not switch and this one over those that do, each with a check of a few instructions which
+/// pass a character is in (`SHAPE_PASS`, `shaders/transition.wgsl`) that the others compile out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The module and its entry point.
@@ -44,6 +44,9 @@ pub struct Kernel {
     /// A path's measurement gate off besides ([`MeasuredPath`]; `None` for every kernel the
     /// evaluator can build).
     pub without: Option<MeasuredPath>,
+    /// The characters a layered frame kernel evaluates: every one, or one of the production
+    /// crowd's passes ([`Kernel::passes_for_rig`]).
+    pub pass: ShapePass,
 }
 
 impl Kernel {
@@ -73,7 +76,37 @@ impl Kernel {
     /// The kernel the evaluator builds.
     #[must_use]
     pub const fn production(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> Self {
-        Self { kind, num_joints, compact_clips, specialisation: Specialisation::Production, without: None }
+        Self {
+            kind,
+            num_joints,
+            compact_clips,
+            specialisation: Specialisation::Production,
+            without: None,
+            pass: ShapePass::Every,
+        }
+    }
+
+    /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`
+    /// ([`ShapePass::PASSES`]): for each layered frame ([`ShaderModuleKind::FrameLayers`],
+    /// [`ShaderModuleKind::FrameLayersLevels`]), with full and with compact clips, the steady
+    /// pass's and the switching pass's.
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::passes_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert!(names.contains(&"frame_layers_main/64j steady-pass".to_owned()));
+    /// assert!(names.contains(&"frame_layers_levels_main/64j+compact switching-pass".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn passes_for_rig(num_joints: usize) -> Vec<Self> {
+        FrameKernel::ALL
+            .into_iter()
+            .map(FrameKernel::frame_layers)
+            .flat_map(|kind| [false, true].map(|compact_clips| Self::production(kind, num_joints, compact_clips)))
+            .flat_map(|kernel| {
+                ShapePass::PASSES.map(|pass| Self { specialisation: pass.specialisation(), pass, ..kernel })
+            })
+            .collect()
     }
 
     /// The work model's specialisations for a rig of `num_joints`: each layered frame
@@ -149,7 +182,8 @@ impl Kernel {
 
     /// A short name: the entry point, the rig size and `+compact` where compact clips are on
     /// (the entry point alone for a module the same for every rig), then the specialisation's
-    /// name where it is not production, and `-` and the path's where one is measured.
+    /// name where it is not production (or the shape pass's and `-pass` for one of the
+    /// production crowd's passes), and `-` and the path's where one is measured.
     #[must_use]
     pub fn name(&self) -> String {
         let name = if self.kind.specialised() {
@@ -162,9 +196,11 @@ impl Kernel {
         } else {
             self.kind.entry_point().to_owned()
         };
-        let name = match self.specialisation {
-            Specialisation::Production => name,
-            other => format!("{name} {}", other.name()),
+        let name = match (self.pass, self.specialisation) {
+            (ShapePass::Every, Specialisation::Production) => name,
+            (ShapePass::Every, other) => format!("{name} {}", other.name()),
+            // The pass names its gates.
+            (pass, _) => format!("{name} {}-pass", pass.name()),
         };
         match self.without {
             Some(path) => format!("{name}-{}", path.name()),
@@ -172,21 +208,22 @@ impl Kernel {
         }
     }
 
-    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds, with
-    /// the measured path's gate off where there is one.
+    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds, for the
+    /// kernel's shape pass, with the measured path's gate off where there is one.
     ///
     /// # Errors
     /// [`StatsError::Shader`] where the module lacks a gate the specialisation or the path
     /// turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        let source = specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation);
+        let source = specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation)
+            .and_then(|source| self.pass.apply(source));
         let source = match self.without {
             Some(path) => source.and_then(|s| path.apply(&s)),
             None => source,
         };
         source.ok_or_else(|| StatsError::Shader {
             kernel: self.name(),
-            message: "the module has no measurement gate to turn off (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl, shaders/shared/levels.wgsl)"
+            message: "the module has no measurement gate to turn off, or shape pass line to set (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl, shaders/shared/levels.wgsl)"
                 .to_owned(),
         })
     }
