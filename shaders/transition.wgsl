@@ -396,8 +396,8 @@ fn switches_a_layer(c: u32) -> bool {
 
 // Whether chunk character `c`'s frame runs switch code: a layer that keeps memory switches or
 // fades from a frozen snapshot (whose first frame shown takes the snapshot), shown or not
-// (`throng::gpu::pipelines::Specialisation::SWITCH_FLAGS`, as the upload tells which frames need
-// the switching pass).
+// (`throng::gpu::pipelines::Specialisation::SWITCH_FLAGS`, which the measurement
+// specialisations without switch code refuse on upload).
 fn runs_switch_code(c: u32) -> bool {
     var any = false;
     for (var order = 0u; order < params.num_layers; order++) {

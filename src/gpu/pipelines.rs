@@ -372,8 +372,8 @@ impl Specialisation {
 /// the same characters: [`Steady`](Self::Steady), the [`Specialisation::Steady`] kernel (no switch
 /// frame's code: on RADV navi21 `Fused`'s 56 VGPRs against 64 and `Levels`' 64 against 72, about
 /// half the code) for the characters whose
-/// frame runs no switch code, then, where the frame has any others, [`Switching`](Self::Switching),
-/// the production kernel for them. Each workgroup reads its characters' programs to tell which
+/// frame runs no switch code, then [`Switching`](Self::Switching), the production kernel for the
+/// others. Each workgroup reads its characters' programs to tell which
 /// pass is theirs; a character runs in one, and its matrices are the production kernel's (the
 /// same arithmetic; bit for bit on lavapipe). [`crate::gpu::stats::Kernel::passes_for_rig`]
 /// lists the two kernels for the driver's statistics.
@@ -723,8 +723,8 @@ pub(crate) struct LayeredPipelines {
     /// The layered frame: its [`ShapePass::Steady`] pass where `frame_layers_switching` is
     /// built, else every character ([`ShapePass::Every`]).
     pub frame_layers: wgpu::ComputePipeline,
-    /// The production crowd's [`ShapePass::Switching`] pass, dispatched after `frame_layers` on
-    /// frames where a character's programs carry [`Specialisation::SWITCH_FLAGS`].
+    /// The production crowd's [`ShapePass::Switching`] pass, dispatched after `frame_layers`
+    /// for the characters whose programs carry [`Specialisation::SWITCH_FLAGS`].
     pub frame_layers_switching: Option<wgpu::ComputePipeline>,
     pub transition: wgpu::ComputePipeline,
     pub layers: Option<wgpu::ComputePipeline>,

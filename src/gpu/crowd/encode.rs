@@ -4,8 +4,8 @@ use crate::gpu::GpuError;
 impl GpuCrowd {
     /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`](crate::gpu::GpuCrowdOptions::kernel),
-    /// one dispatch per chunk (the layered frame: the steady pass's, then on frames where a
-    /// character switches the switching pass's; `docs/gpu.md`, "The steady pass"): one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
+    /// one dispatch per chunk (the layered frame: the steady pass's, then the switching pass's;
+    /// `docs/gpu.md`, "The steady pass"): one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
     /// [`FrameKernel::characters_per_workgroup`](crate::gpu::FrameKernel::characters_per_workgroup) on a grid of rows (and layers of rows)
     /// ([`FrameKernel::Levels`](crate::gpu::FrameKernel::Levels)). Nothing is recorded before the first frame is set. With
     /// procedural work ([`set_procedural`](Self::set_procedural)), the stage path instead, with
@@ -47,11 +47,11 @@ impl GpuCrowd {
         }
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layered_frame);
         // The layered frame's passes (`pipelines::ShapePass`): the steady characters', then the
-        // switching ones' where the frame has any; each dispatches every chunk's characters.
+        // switching ones'; each dispatches every chunk's characters. The second is dispatched
+        // whether or not the frame has any: finding out would read every program on the CPU,
+        // where the device's workgroups read only their own character's and leave.
         let pipelines = match layered {
-            Some(p) => {
-                [&p.frame_layers].into_iter().chain(p.frame_layers_switching.as_ref().filter(|_| self.frame_switches))
-            }
+            Some(p) => [&p.frame_layers].into_iter().chain(p.frame_layers_switching.as_ref()),
             None => [&self.pipelines.frame].into_iter().chain(None),
         };
         let per_workgroup = self.options.kernel.characters_per_workgroup(self.num_joints);

@@ -253,7 +253,7 @@ impl GpuCrowd {
         if let Some(layers) = &self.layers {
             validate_memoryless_records(records, &layers.setups)?;
         }
-        let switches = self.switching_frame(records.iter().map(|r| u32::from(r.flags)))?;
+        self.check_specialisation(records.iter().map(|r| u32::from(r.flags)))?;
         let num_characters = records.len() / num_layers;
         let num_inputs = expansion.num_inputs;
         let expected = num_characters * num_inputs;
@@ -269,8 +269,6 @@ impl GpuCrowd {
         if let Some(due) = due {
             crate::program::validate_due(due, num_characters)?;
         }
-        // Until the frame is set, the programs on the device may be either frame's.
-        self.frame_switches = true;
         let per = expansion.tables.samples_per_character();
         self.ensure_frame(num_characters, num_characters * per)?;
         let limits = self.device.limits();
@@ -454,7 +452,7 @@ impl GpuCrowd {
         if let Some(windows) = self.sample_windows(|first, count| (first as u64 * per, (first + count) as u64 * per))? {
             self.bind_sample_windows(&windows);
         }
-        bytes += self.finish_layered_upload(num_characters, dt_s, due, switches);
+        bytes += self.finish_layered_upload(num_characters, dt_s, due);
         zone.value(bytes);
         crate::profile::count(crate::profile::Plot::BytesUploaded, bytes);
         // The characters evaluated; the clips they sample are chosen on the device, by the

@@ -100,8 +100,8 @@ pub struct GpuCrowdOptions {
     /// two passes, the characters whose frame runs no switch code (no layer that keeps memory
     /// switches or fades from a frozen snapshot) in the steady kernel, which an NVIDIA H200 ran
     /// 25 % faster than the production kernel on such frames with `FrameKernel::Levels`
-    /// (BENCHMARKS.md "The steady pass"; `Fused`'s figure waits for a device), then the others,
-    /// where the frame has any, in the production kernel; the same matrices.
+    /// (BENCHMARKS.md "The steady pass"; `Fused`'s figure waits for a device), then the others
+    /// in the production kernel; the same matrices.
     pub specialisation: Specialisation,
 }
 
@@ -187,9 +187,6 @@ pub struct GpuCrowd {
     /// Whether the last frame set was [`set_frame_records`](Self::set_frame_records)'s: each
     /// encode expands the records before the frame reads programs and samples.
     expanding: bool,
-    /// Whether a character of the last layered frame set runs switch code (or a frame's upload
-    /// failed part way): the production crowd then dispatches its switching pass too.
-    frame_switches: bool,
 }
 
 /// An archetype's layers on the device.
@@ -395,7 +392,6 @@ impl GpuCrowd {
             procedural: None,
             expansion: None,
             expanding: false,
-            frame_switches: true,
         })
     }
 

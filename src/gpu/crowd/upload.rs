@@ -96,16 +96,14 @@ impl GpuCrowd {
         self.upload_frame(samples, programs, dt_s, Some(due))
     }
 
-    /// Whether a character's frame runs switch code: a layer that keeps memory switches or
-    /// fades from a frozen snapshot (whose first frame shown takes the snapshot)
-    /// ([`Specialisation::SWITCH_FLAGS`]), so that the production crowd's switching pass
-    /// (`pipelines::ShapePass`) is dispatched; `flags` are each character's layers' program (or
-    /// state record) flags in order. [`GpuError::Specialised`] instead where the crowd's
-    /// layered frame is a measurement specialisation without that code.
-    pub(super) fn switching_frame(&self, flags: impl Iterator<Item = u32>) -> Result<bool, GpuError> {
+    /// [`GpuError::Specialised`] where the crowd's layered frame is a measurement
+    /// specialisation and a layer that keeps memory switches or fades from a frozen snapshot
+    /// (whose first frame shown takes the snapshot, switch code too): `flags` are each
+    /// character's layers' program flags in order.
+    pub(super) fn check_specialisation(&self, flags: impl Iterator<Item = u32>) -> Result<(), GpuError> {
         let specialisation = self.options.specialisation;
-        let Some(layers) = self.layers.as_ref() else {
-            return Ok(false);
+        let Some(layers) = self.layers.as_ref().filter(|_| specialisation.refuses_switches()) else {
+            return Ok(());
         };
         let num_layers = layers.setups.len().max(1);
         let switch = flags.enumerate().find(|&(i, flags)| {
@@ -113,10 +111,10 @@ impl GpuCrowd {
                 && layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory)
         });
         match switch {
-            Some((i, _)) if specialisation.refuses_switches() => {
+            Some((i, _)) => {
                 Err(GpuError::Specialised { specialisation, character: i / num_layers, layer: i % num_layers })
             }
-            switch => Ok(switch.is_some()),
+            None => Ok(()),
         }
     }
 
@@ -137,13 +135,11 @@ impl GpuCrowd {
         if let Some(layers) = &self.layers {
             validate_memoryless_programs(programs, &layers.setups)?;
         }
-        let switches = self.switching_frame(programs.iter().map(|p| p.flags))?;
+        self.check_specialisation(programs.iter().map(|p| p.flags))?;
         let num_characters = programs.len() / num_layers;
         if let Some(due) = due {
             validate_due(due, num_characters)?;
         }
-        // Until the frame is set, the programs on the device may be either frame's.
-        self.frame_switches = true;
         self.ensure_frame(num_characters, samples.len())?;
         let windows = self.sample_windows(|first, count| {
             let programs = programs.get(first * num_layers..(first + count) * num_layers).unwrap_or_default();
@@ -163,7 +159,7 @@ impl GpuCrowd {
         }
         self.expanding = false;
         let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
-        bytes += self.finish_layered_upload(num_characters, dt_s, due, switches);
+        bytes += self.finish_layered_upload(num_characters, dt_s, due);
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
         #[cfg(feature = "tracy")]
@@ -172,17 +168,8 @@ impl GpuCrowd {
     }
 
     /// The part of a layered upload after its programs (or records): the frame's parameters,
-    /// its due list and the procedural targets for it, and whether a character's frame runs
-    /// switch code (`switches`, [`switching_frame`](Self::switching_frame)); returns the bytes
-    /// written.
-    pub(super) fn finish_layered_upload(
-        &mut self,
-        num_characters: usize,
-        dt_s: f32,
-        due: Option<DueRows<'_>>,
-        switches: bool,
-    ) -> u64 {
-        self.frame_switches = switches;
+    /// its due list and the procedural targets for it; returns the bytes written.
+    pub(super) fn finish_layered_upload(&mut self, num_characters: usize, dt_s: f32, due: Option<DueRows<'_>>) -> u64 {
         let Some(frame) = &mut self.frame else {
             return 0;
         };
