@@ -69,26 +69,32 @@ fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints
     let m = h.translation_bits;
     let largest = clip_bits(base, 0u, 2u);
     let negative = clip_bits(base, 2u, 1u) != 0u;
-    var q = vec4<f32>(0.0);
-    var bit = 3u;
-    var sum = 0.0;
-    for (var c = 0u; c < 4u; c++) {
-        if c == largest {
-            continue;
-        }
-        let v = r.rotation_min[c] + f32(clip_bits(base, bit, k)) * r.rotation_step[c];
-        q[c] = v;
-        sum += v * v;
-        bit += k;
-    }
+    // Stored component `i` is quaternion component `i` before the largest and `i + 1` from it
+    // on. Chosen by selects, as the CPU's lanes choose them, and never by a component index
+    // only known at run time: NVIDIA's compiler keeps a vector so indexed in local memory
+    // (128 to 288 bytes a thread in the compact kernels, the first H200 run's statistics).
+    let lo = r.rotation_min;
+    let step = r.rotation_step;
+    let a = select(lo.y, lo.x, largest > 0u) + f32(clip_bits(base, 3u, k)) * select(step.y, step.x, largest > 0u);
+    let b = select(lo.z, lo.y, largest > 1u) + f32(clip_bits(base, 3u + k, k)) * select(step.z, step.y, largest > 1u);
+    let c = select(lo.w, lo.z, largest > 2u) + f32(clip_bits(base, 3u + 2u * k, k)) * select(step.w, step.z, largest > 2u);
     // Unit to within a quantum; sampling's nlerp and blend normalise what they build.
-    q[largest] = select(1.0, -1.0, negative) * sqrt(max(1.0 - sum, 0.0));
+    let w = select(1.0, -1.0, negative) * sqrt(max(1.0 - (a * a + b * b + c * c), 0.0));
+    let q = vec4<f32>(
+        select(a, w, largest == 0u),
+        select(select(b, w, largest == 1u), a, largest == 0u),
+        select(select(b, w, largest == 2u), c, largest == 3u),
+        select(c, w, largest == 3u),
+    );
     var t = r.translation_min;
     if r.translated {
-        for (var c = 0u; c < 3u; c++) {
-            t[c] += f32(clip_bits(base, bit, m)) * r.translation_step[c];
-            bit += m;
-        }
+        let bit = 3u + 3u * k;
+        let quanta = vec3<f32>(
+            f32(clip_bits(base, bit, m)),
+            f32(clip_bits(base, bit + m, m)),
+            f32(clip_bits(base, bit + 2u * m, m)),
+        );
+        t += quanta * r.translation_step;
     }
     return Transform(t, 0.0, q, r.scale, 0.0);
 }
