@@ -7,7 +7,7 @@
 #                      its displayed poses stored, Specialisation::Stored, and with every
 #                      character in one kernel rather than the steady and switching passes,
 #                      Specialisation::Whole), the default variant's specialisations
-#                      (steady, settled, stored, whole) against it on the
+#                      (whole, steady, settled, stored) against it on the
 #                      layered frame without switches, and the layered frame with the
 #                      procedural stage (issue 21)
 #                      against the CPU; then all variants timed interleaved at 100k and 1M,

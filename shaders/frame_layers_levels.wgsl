@@ -24,11 +24,13 @@ const FILL_THREADS: u32 = max(32u, GROUP_CHARACTERS);
 // Whether the character slot thread `t` serves in the layers' slot loops (`t % GROUP_CHARACTERS`:
 // `fill_table_of_slots`, `end_layer_of_slots`; a thread serves one slot at most, FILL_THREADS and
 // GROUP_CHARACTERS being at most GROUP_THREADS) is this kernel's shape pass's (`in_shape_pass`),
-// set once by `any_in_shape_pass`.
+// set once by `any_in_shape_pass`; `own_in_pass` the same of the thread's own character's
+// (slot `t / LANES`).
 var<private> slot_in_pass: bool;
+var<private> own_in_pass: bool;
 
 // Whether a character of the workgroup's (whose first is chunk entry `first_entry`) is this
-// kernel's shape pass's, setting thread `t`'s `slot_in_pass`.
+// kernel's shape pass's, setting thread `t`'s `slot_in_pass` and `own_in_pass`.
 fn any_in_shape_pass(t: u32, first_entry: u32) -> bool {
     var any = false;
     for (var slot = 0u; slot < GROUP_CHARACTERS; slot++) {
@@ -39,6 +41,9 @@ fn any_in_shape_pass(t: u32, first_entry: u32) -> bool {
         any = any || in_pass;
         if slot == t % GROUP_CHARACTERS {
             slot_in_pass = in_pass;
+        }
+        if slot == t / LANES {
+            own_in_pass = in_pass;
         }
     }
     return any;
@@ -336,16 +341,16 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     // A workgroup with none of this shape pass's characters leaves at once (every thread alike,
     // before any barrier); the passes dispatch every character.
     slot_in_pass = true;
+    own_in_pass = true;
     if SHAPE_PASS != 0u && !any_in_shape_pass(t, first_entry) {
         return;
     }
-    // With a due list (animation LOD) the chunk's entries are its due characters.
-    // A character of the other shape pass's (`in_shape_pass`) is not live here either.
-    var live = entry < dispatched_characters();
+    // With a due list (animation LOD) the chunk's entries are its due characters. A character
+    // of the other shape pass's (`own_in_pass`) is not live here either.
+    let live = entry < dispatched_characters() && own_in_pass;
     var c = 0u;
     if live {
         c = workgroup_character(entry);
-        live = in_shape_pass(c);
     }
     // The replay of a switching layer's displayed poses: with full clips at the top of the
     // layer's own iteration, on the program read there (no loop over every layer's program

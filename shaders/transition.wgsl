@@ -50,8 +50,8 @@ const REPLAY_DISPLAYED_POSES: bool = true;
 // The characters a layered frame kernel evaluates (`throng::gpu::pipelines::ShapePass`, this
 // line rewritten per pipeline): 0 every one; 1 those whose frame runs no switch code (no layer
 // with memory switches or fades from a frozen snapshot), in a kernel built without it
-// (`SWITCH_CODE` false); 2 the others. The production layered frame dispatches the first two
-// passes over the same characters, one after the other, so each character is evaluated by one.
+// (`SWITCH_CODE` false); 2 the others. The production layered frame dispatches passes 1 and 2
+// over the same characters, one after the other, so each character is evaluated by one.
 const SHAPE_PASS: u32 = 0u;
 const LAYER_STATE_VEC4S: u32 = 2u;
 // Samples a replay entry holds (`throng::gpu::types::REPLAY_SAMPLES`): a frame that shows more

@@ -74,10 +74,10 @@ fn decode_joint(h: ClipHeader, r: JointRange, frame: u32, joint: u32, num_joints
     // only known at run time: NVIDIA's compiler keeps a vector so indexed in local memory
     // (128 to 288 bytes a thread in the compact kernels, the first H200 run's statistics).
     let lo = r.rotation_min;
-    let step = r.rotation_step;
-    let a = select(lo.y, lo.x, largest > 0u) + f32(clip_bits(base, 3u, k)) * select(step.y, step.x, largest > 0u);
-    let b = select(lo.z, lo.y, largest > 1u) + f32(clip_bits(base, 3u + k, k)) * select(step.z, step.y, largest > 1u);
-    let c = select(lo.w, lo.z, largest > 2u) + f32(clip_bits(base, 3u + 2u * k, k)) * select(step.w, step.z, largest > 2u);
+    let quantum = r.rotation_step;
+    let a = select(lo.y, lo.x, largest > 0u) + f32(clip_bits(base, 3u, k)) * select(quantum.y, quantum.x, largest > 0u);
+    let b = select(lo.z, lo.y, largest > 1u) + f32(clip_bits(base, 3u + k, k)) * select(quantum.z, quantum.y, largest > 1u);
+    let c = select(lo.w, lo.z, largest > 2u) + f32(clip_bits(base, 3u + 2u * k, k)) * select(quantum.w, quantum.z, largest > 2u);
     // Unit to within a quantum; sampling's nlerp and blend normalise what they build.
     let w = select(1.0, -1.0, negative) * sqrt(max(1.0 - (a * a + b * b + c * c), 0.0));
     let q = vec4<f32>(

@@ -724,7 +724,8 @@ pub(crate) struct LayeredPipelines {
     /// built, else every character ([`ShapePass::Every`]).
     pub frame_layers: wgpu::ComputePipeline,
     /// The production crowd's [`ShapePass::Switching`] pass, dispatched after `frame_layers`
-    /// for the characters whose programs carry [`Specialisation::SWITCH_FLAGS`].
+    /// for the characters a layer of which that keeps memory carries
+    /// [`Specialisation::SWITCH_FLAGS`] in its program.
     pub frame_layers_switching: Option<wgpu::ComputePipeline>,
     pub transition: wgpu::ComputePipeline,
     pub layers: Option<wgpu::ComputePipeline>,

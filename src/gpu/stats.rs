@@ -28,8 +28,8 @@ pub use crate::gpu::pipelines::{MeasuredPath, ShapePass, Specialisation};
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
 /// frame's production kernel here evaluates every character, as a crowd built with
 /// [`Specialisation::Whole`] runs it; a production crowd runs two [`ShapePass`] kernels instead
-/// ([`Kernel::passes_for_rig`]), its [`Specialisation::Steady`] kernel over the characters that do
-/// not switch and this one over those that do, each with a check of a few instructions which
+/// ([`Kernel::passes_for_rig`]), its [`Specialisation::Steady`] kernel over the characters that
+/// neither switch nor fade from a frozen snapshot and this one over the others, each with a check of a few instructions which
 /// pass a character is in (`SHAPE_PASS`, `shaders/transition.wgsl`) that the others compile out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
