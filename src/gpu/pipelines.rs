@@ -4,9 +4,7 @@
 use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
-use crate::gpu::types::{
-    MAX_LEVEL_GROUP_THREADS, WORKGROUP_SIZE, level_group_characters, level_group_threads, level_lanes,
-};
+use crate::gpu::types::{WORKGROUP_SIZE, level_group_characters, level_group_threads, level_lanes};
 use crate::program::LayerProgram;
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
@@ -146,13 +144,10 @@ impl FrameKernel {
         }
     }
 
-    /// Threads per workgroup of the variant's frames at most (any rig).
+    /// Threads per workgroup of the variant's frames at most (any rig): the largest rig's.
     #[must_use]
-    pub const fn workgroup_threads(self) -> u32 {
-        match self {
-            Self::Fused => WORKGROUP_SIZE,
-            Self::Levels => MAX_LEVEL_GROUP_THREADS,
-        }
+    pub fn workgroup_threads(self) -> u32 {
+        self.workgroup_threads_for(MAX_JOINTS)
     }
 
     /// Threads per workgroup of the variant's frames for a rig of `num_joints`.
@@ -638,6 +633,19 @@ pub fn specialised_source(
     specialisation.apply(shader_source(kind, num_joints, compact_clips))
 }
 
+/// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]): the source of
+/// every pipeline [`crate::gpu::GpuCrowd`] builds and of every kernel `gpu::stats` measures, or
+/// `None` where the module lacks a gate or the pass line.
+pub(crate) fn pass_source(
+    kind: ShaderModuleKind,
+    num_joints: usize,
+    compact_clips: bool,
+    specialisation: Specialisation,
+    pass: ShapePass,
+) -> Option<String> {
+    specialised_source(kind, num_joints, compact_clips, specialisation).and_then(|source| pass.apply(source))
+}
+
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
 pub(crate) struct Layouts {
     /// Group 0: rig joints, clip headers and frames, the layer table and ancestor paths.
@@ -767,8 +775,7 @@ impl Pipelines {
             // `ShapePass::Every` rewrite nothing (`pass_kernels_rewrite_their_lines`): a module
             // that lost a line must not build as another pass, whose characters would then be
             // evaluated twice.
-            let source = specialised_source(kind, num_joints, compact_clips, as_)
-                .and_then(|source| pass.apply(source))
+            let source = pass_source(kind, num_joints, compact_clips, as_, pass)
                 .expect("the layered frame modules hold every gate and the shape pass line");
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),

@@ -21,7 +21,7 @@ use std::ffi::{CStr, c_char};
 use ash::vk;
 use wgpu::naga;
 
-use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, specialised_source};
+use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, pass_source};
 pub use crate::gpu::pipelines::{MeasuredPath, ShapePass, Specialisation};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
@@ -208,15 +208,15 @@ impl Kernel {
         }
     }
 
-    /// The kernel's WGSL: [`specialised_source`]'s, what [`crate::gpu::GpuCrowd`] builds, for the
-    /// kernel's shape pass, with the measured path's gate off where there is one.
+    /// The kernel's WGSL: what [`crate::gpu::GpuCrowd`] builds for its specialisation and shape
+    /// pass ([`crate::gpu::specialised_source`], [`ShapePass`]), with the measured path's gate off
+    /// where there is one.
     ///
     /// # Errors
     /// [`StatsError::Shader`] where the module lacks a gate the specialisation or the path
     /// turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        let source = specialised_source(self.kind, self.num_joints, self.compact_clips, self.specialisation)
-            .and_then(|source| self.pass.apply(source));
+        let source = pass_source(self.kind, self.num_joints, self.compact_clips, self.specialisation, self.pass);
         let source = match self.without {
             Some(path) => source.and_then(|s| path.apply(&s)),
             None => source,
