@@ -63,11 +63,11 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         if first_entry + slot >= dispatched_characters() {
             break;
         }
-        let k = chunk_character(first_entry + slot);
         // The other shape pass's character: its lanes are not live, its memory not this pass's.
         if !slot_in_pass {
             continue;
         }
+        let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
         let shows = layer_shows(setup, program);
         let counts = layer_blend_counts(shows, program);
@@ -187,9 +187,12 @@ fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup, num_joints: u
         if first_entry + slot >= dispatched_characters() {
             break;
         }
+        if !slot_in_pass {
+            continue;
+        }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        if !layer_shows(setup, program) || !slot_in_pass {
+        if !layer_shows(setup, program) {
             continue;
         }
         let slot_base = slot * LANES;
