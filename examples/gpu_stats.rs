@@ -31,9 +31,9 @@ mod support;
 use std::process::ExitCode;
 
 use throng::demo::DemoCharacter;
-use throng::gpu::FrameKernel;
 use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
 use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel, WorkModelError};
+use throng::gpu::{FrameKernel, Hierarchy};
 
 /// Characters per frame the model averages over (the layered frame: over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
@@ -182,6 +182,15 @@ fn print_model() -> Result<(), WorkModelError> {
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
+        // The fused kernels composing the hierarchy in one subgroup, where a crowd would: on
+        // subgroups smaller than the workgroup (warp32).
+        let model = WorkModel::new(&scenario.rig, 32, 64, 48)?.with_hierarchy(Hierarchy::Subgroup);
+        let layered =
+            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_subgroup_radv_navi21())?;
+        print_work(name, "fused+subgroup", "layered", 32, &layered);
+        let two_clip =
+            model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::two_clip_subgroup_radv_navi21())?;
+        print_work(name, "fused+subgroup", "two-clip", 32, &two_clip);
     }
     println!();
     Ok(())
@@ -201,27 +210,34 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         scenario.layers.iter().map(|l| throng::program::LayerSetup { needs_memory: false, ..l.clone() }).collect();
     let mut headings = Vec::new();
     let mut columns: Vec<Vec<(String, f64)>> = Vec::new();
-    for kernel in FrameKernel::ALL {
-        for wave in [64, 32] {
-            headings.push(format!("{} w{wave}", kernel.name()));
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
-            let costs = KernelCosts::layered_radv_navi21(kernel);
-            let mut column = Vec::new();
-            for (name, alone) in costs.regions() {
-                let work = model.layered_frame(&scenario.layers, &programs, &samples, &alone)?;
-                column.push((name.to_owned(), work.wave_instructions));
-            }
-            let all = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
-            column.push(("= wave-instructions".to_owned(), all.wave_instructions));
-            let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?.with_kernel(kernel);
-            let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
-            let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
-            column.push(("bytes: output".to_owned(), all.bytes() - without_output));
-            column.push(("bytes: layer memory".to_owned(), all.bytes() - without_memory));
-            column.push(("bytes: programs, samples".to_owned(), without_memory - (all.bytes() - without_output)));
-            column.push(("= bytes".to_owned(), all.bytes()));
-            columns.push(column);
+    let columns_of = FrameKernel::ALL
+        .into_iter()
+        .flat_map(|kernel| [64, 32].map(|wave| (kernel, Hierarchy::Walks, wave)))
+        .chain([(FrameKernel::Fused, Hierarchy::Subgroup, 32)]);
+    for (kernel, hierarchy, wave) in columns_of {
+        let subgroup = hierarchy == Hierarchy::Subgroup;
+        headings.push(format!("{}{} w{wave}", kernel.name(), if subgroup { "+subgroup" } else { "" }));
+        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
+        let costs = if subgroup {
+            KernelCosts::layered_subgroup_radv_navi21()
+        } else {
+            KernelCosts::layered_radv_navi21(kernel)
+        };
+        let mut column = Vec::new();
+        for (name, alone) in costs.regions() {
+            let work = model.layered_frame(&scenario.layers, &programs, &samples, &alone)?;
+            column.push((name.to_owned(), work.wave_instructions));
         }
+        let all = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+        column.push(("= wave-instructions".to_owned(), all.wave_instructions));
+        let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
+        let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
+        let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
+        column.push(("bytes: output".to_owned(), all.bytes() - without_output));
+        column.push(("bytes: layer memory".to_owned(), all.bytes() - without_memory));
+        column.push(("bytes: programs, samples".to_owned(), without_memory - (all.bytes() - without_output)));
+        column.push(("= bytes".to_owned(), all.bytes()));
+        columns.push(column);
     }
     println!("| region | {} |", headings.join(" | "));
     println!("|---|{}", "---|".repeat(headings.len()));
@@ -298,12 +314,16 @@ fn main() -> ExitCode {
         eprintln!("gpu_stats: work model: {error}");
         return ExitCode::FAILURE;
     }
-    // Each rig's production kernels and the production crowd's layered pass kernels (rows such
-    // as `frame_layers_main/64j steady-pass`), then the layered frames' specialisations and path
+    // Each rig's production kernels, the production crowd's layered pass kernels (rows such as
+    // `frame_layers_main/64j steady-pass`) and the fused frames composing the hierarchy in a
+    // subgroup (`frame_main/64j+subgroup`), then the layered frames' specialisations and path
     // measurements the work model measures regions with (rows such as
     // `frame_layers_levels_main/64j steady` and `… settled-additive`).
-    let mut kernels: Vec<Kernel> =
-        args.joints.iter().flat_map(|&n| [Kernel::all_for_rig(n), Kernel::passes_for_rig(n)].concat()).collect();
+    let mut kernels: Vec<Kernel> = args
+        .joints
+        .iter()
+        .flat_map(|&n| [Kernel::all_for_rig(n), Kernel::passes_for_rig(n), Kernel::subgroup_for_rig(n)].concat())
+        .collect();
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.

@@ -28,6 +28,8 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled"),
     ("FRAME_LEVELS_LOOPS_RADV_NAVI21", "frame_levels_main/64j"),
     ("FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j settled-band_chains"),
+    ("FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21", "frame_layers_main/64j+subgroup"),
+    ("FRAME_SUBGROUP_LOOPS_RADV_NAVI21", "frame_main/64j+subgroup"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
@@ -48,11 +50,14 @@ PATH_COUNTS = [
 
 
 def rows_of(table):
-    """Each wave64 row's name: (static instructions, [(loop body, nesting depth)])."""
+    """Each wave64 row's name (the subgroup kernels' at 32 lanes, as gpu_stats compiles them):
+    (static instructions, [(loop body, nesting depth)])."""
     rows = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 11 or cells[1] != "64" or not cells[8].isdigit():
+        if len(cells) != 11 or not cells[8].isdigit():
+            continue
+        if cells[1] != ("32" if "+subgroup" in cells[0] else "64"):
             continue
         loops = [(int(x.rstrip("'")), len(x) - len(x.rstrip("'"))) for x in cells[10].split()]
         rows[cells[0]] = (int(cells[8]), loops)

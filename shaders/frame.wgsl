@@ -1,7 +1,8 @@
 // The production frame: sample and blend, local-to-model, skinning for one character per
 // workgroup in a single dispatch per chunk. The pose never leaves workgroup memory; the only
 // writes to device memory are the skinning matrices themselves. Concatenated after
-// `sample.wgsl`, `local_to_model.wgsl` and `skinning.wgsl`, whose functions it calls.
+// `sample.wgsl`, `local_to_model.wgsl`, `skinning.wgsl` and the hierarchy's file
+// (`shared/walks.wgsl` or `shared/subgroup.wgsl`), whose functions it calls.
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn frame_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) thread: u32) {
@@ -12,7 +13,5 @@ fn frame_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
         pose[j] = affine_from_mat4(transform_to_mat4(sample_blend_joint(range, j, num_joints)));
     }
     workgroupBarrier();
-    for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
-        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model_matrix(j)), j));
-    }
+    write_model_skinning(c, thread, num_joints);
 }

@@ -35,11 +35,5 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
         pose[j] = affine_from_mat4(transform_to_mat4(combined_pose[k]));
     }
     workgroupBarrier();
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
-        }
-        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model_matrix(j)), j));
-    }
+    write_model_skinning(c, thread, num_joints);
 }

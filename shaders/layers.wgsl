@@ -83,14 +83,25 @@ fn mesh_local(out_parent: vec4<f32>, out_model: vec4<f32>) -> vec4<f32> {
     return quat_mul(quat_conjugate(out_parent), out_model);
 }
 
+// Joint `k`'s new local transform where its weight `w` is above 0: its resulting model
+// rotation `out_model` expressed under its parent's, `out_parent`; translation and scale
+// blended towards the layer's in local space.
+fn blend_mesh_joint(k: u32, out_parent: vec4<f32>, out_model: vec4<f32>, w: f32) {
+    var b = combined_pose[k];
+    b.rotation = mesh_local(out_parent, out_model);
+    b.translation = mix(b.translation, layer_pose[k].translation, w);
+    b.scale = mix(b.scale, layer_pose[k].scale, w);
+    combined_pose[k] = b;
+}
+
 // `override_mesh`: each masked joint's model-space rotation moved towards the layer's, then
 // expressed under its already blended parent. The CPU walks joints in index order, parents
 // first; here the workgroup shares every joint's layer rotation, base rotation and weight
-// (`pose`'s rows r0, r1, r2.x) and each thread replays its joints' chains from the root down
-// (`rig_tables`): the same arithmetic in the same order, with two barriers in all rather than
-// one per depth. Every thread must call it.
+// (`pose`'s rows r0, r1, r2.x) and the hierarchy's file composes them
+// (`override_mesh_rotations`: each thread's ancestor walks in `shared/walks_mesh.wgsl`, or one
+// subgroup's depths in `shared/subgroup_mesh.wgsl`): the same arithmetic in the same order,
+// with barriers around it rather than one per depth. Every thread must call it.
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
-    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j >= num_joints {
@@ -99,30 +110,7 @@ fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
         pose[j] = Affine(layer_pose[k].rotation, combined_pose[k].rotation, vec4<f32>(layer_joint_weight(setup, weight, j), 0.0, 0.0, 0.0));
     }
     workgroupBarrier();
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
-        }
-        var layer_parent = identity;
-        var out_parent = identity;
-        let start = rig_joints[j].path_start;
-        for (var i = 0u; i < rig_joints[j].depth; i++) {
-            let a = pose[rig_tables[start + i]];
-            let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
-            layer_parent = step.layer_model;
-            out_parent = step.out_model;
-        }
-        let layer = layer_pose[k];
-        let w = pose[j].r2.x;
-        if w > 0.0 {
-            var b = combined_pose[k];
-            b.rotation = mesh_local(out_parent, mesh_step(layer_parent, out_parent, layer.rotation, b.rotation, w).out_model);
-            b.translation = mix(b.translation, layer.translation, w);
-            b.scale = mix(b.scale, layer.scale, w);
-            combined_pose[k] = b;
-        }
-    }
+    override_mesh_rotations(thread, num_joints);
     // Every thread has read `pose` before anyone writes it again.
     workgroupBarrier();
 }

@@ -15,14 +15,15 @@ use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
-    BLEND_ADDITIVE, BLEND_OVERRIDE, GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState,
-    GpuRigJoint, GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT,
-    LEVEL_ITEM_JOINT_SHIFT, LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT, LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY,
-    SPACE_LOCAL, SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE,
-    level_group_threads, level_lanes,
+    BLEND_ADDITIVE, BLEND_OVERRIDE, BY_DEPTH_JOINT_MASK, BY_DEPTH_LEVEL_END_SHIFT, BY_DEPTH_PARENT_LANE_SHIFT,
+    GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
+    GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT, LEVEL_ITEM_JOINT_SHIFT,
+    LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT, LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY, SPACE_LOCAL,
+    SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_group_threads,
+    level_lanes,
 };
 use throng::gpu::{
-    FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, ShaderModuleKind, Stage, shader_source,
+    FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Hierarchy, ShaderModuleKind, Stage, shader_source,
 };
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProgramError, SwitchMode};
 use throng::{Clip, Rig, Transform};
@@ -308,6 +309,53 @@ fn frame_matches_cpu() {
     }
 }
 
+/// The two-clip frame composing the hierarchy depth by depth in one subgroup
+/// (`Hierarchy::Subgroup`, `shaders/shared/subgroup.wgsl`) gives the walks' matrices bit for
+/// bit, and the CPU's, on rigs whose depths fit the device's subgroups: lavapipe's 8 lanes hold
+/// the built-in humanoid's widest depth (3 joints), a 29-joint rig of two roots (6) and a rig of
+/// 100 joints in four chains (two joints a thread, 25 depths); a rig with a depth wider than a
+/// subgroup (256 joints, 52 at one depth) walks.
+#[test]
+fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
+    let Some(gpu) = gpu() else { return };
+    let info = gpu.device.adapter_info();
+    let fits = |rig: &Rig| {
+        let tables = GpuRigJoint::from_rig(rig);
+        let sizes = [info.subgroup_min_size, info.subgroup_max_size];
+        Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) == Hierarchy::Subgroup
+    };
+    let humanoid = throng::demo::DemoCharacter::humanoid().rig;
+    if !fits(&humanoid) {
+        eprintln!("skipping: {} has no subgroups smaller than a workgroup, the humanoid and 3 lanes wide", info.name);
+        return;
+    }
+    let chains = gpu_support::rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
+    let wide = test_rig(256);
+    for (rig, composes) in [(humanoid, true), (test_rig(29), true), (chains, true), (wide, false)] {
+        let clips = test_clips(&rig);
+        let (samples, ranges) = test_programs(40, 5);
+        let what =
+            format!("{}-joint rig, widest depth {}", rig.num_joints(), GpuRigJoint::from_rig(&rig).widest_depth());
+        assert_eq!(fits(&rig), composes, "{what}: on lavapipe's 8 lanes");
+        let [mut walks, mut subgroup] = Hierarchy::ALL.map(|hierarchy| {
+            let options = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy, ..Default::default() };
+            GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap()
+        });
+        assert_eq!(walks.hierarchy(), Hierarchy::Walks, "{what}");
+        let expected_hierarchy = if composes { Hierarchy::Subgroup } else { Hierarchy::Walks };
+        assert_eq!(subgroup.hierarchy(), expected_hierarchy, "{what}");
+        let expected = gpu_frame(&gpu, &mut walks, &samples, &ranges);
+        let got = gpu_frame(&gpu, &mut subgroup, &samples, &ranges);
+        if let Some(k) = expected.iter().zip(&got).position(|(a, b)| a.to_bits() != b.to_bits()) {
+            panic!("{what}: float {k} is {} walking, {} in a subgroup", expected[k], got[k]);
+        }
+        let cpu = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
+        assert_matrices_close_with(&cpu, &got, 16, rig.num_joints(), GPU_TOLERANCE, &what, |c| {
+            describe(&samples, &ranges[c])
+        });
+    }
+}
+
 #[test]
 fn rigs_of_1_to_256_joints_and_times_on_clip_boundaries_match_cpu() {
     let Some(gpu) = gpu() else { return };
@@ -536,7 +584,7 @@ fn shared_structs_match_wgsl_layouts() {
             ("parent", offset_of!(GpuRigJoint, parent)),
             ("depth", offset_of!(GpuRigJoint, depth)),
             ("path_start", offset_of!(GpuRigJoint, path_start)),
-            ("pad1", offset_of!(GpuRigJoint, pad1)),
+            ("by_depth", offset_of!(GpuRigJoint, by_depth)),
         ],
     );
     check_struct(
@@ -680,6 +728,9 @@ fn shared_structs_match_wgsl_layouts() {
         ("STATE_SHOWN_MASK", STATE_SHOWN_MASK),
         ("STATE_SLOT_SHIFT", STATE_SLOT_SHIFT),
         ("STATE_DECAY_SHIFT", STATE_DECAY_SHIFT),
+        ("BY_DEPTH_JOINT_MASK", BY_DEPTH_JOINT_MASK),
+        ("BY_DEPTH_PARENT_LANE_SHIFT", BY_DEPTH_PARENT_LANE_SHIFT),
+        ("BY_DEPTH_LEVEL_END_SHIFT", BY_DEPTH_LEVEL_END_SHIFT),
     ];
     for (name, value) in flags {
         assert_eq!(wgsl_u32_constant(&module, name), value, "{name}");

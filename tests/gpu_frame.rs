@@ -18,7 +18,8 @@ use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
-use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, Stage};
+use throng::gpu::types::GpuRigJoint;
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Hierarchy, Specialisation, Stage};
 use throng::program::{
     ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
     SwitchMode,
@@ -1214,6 +1215,65 @@ fn steady_and_switching_passes_equal_one_kernel_for_every_character() {
             assert_same_bits(&expected, &got, rig.num_joints(), &what);
         }
         assert!(none > 0 && some > 0 && all == 1, "frames without, with some and all switching: {none}, {some}, {all}");
+    }
+}
+
+/// The layered frame composing the hierarchy depth by depth in one subgroup
+/// (`Hierarchy::Subgroup`: local-to-model in `shaders/shared/subgroup.wgsl`, the mesh-space
+/// override's rotations in `subgroup_mesh.wgsl`) gives the walks' matrices bit for bit over the
+/// scripted minute, in both shape passes and in the one kernel for every character, on rigs
+/// whose depths fit the device's subgroups (lavapipe's 8 lanes): the built-in humanoid, a
+/// 29-joint rig of two roots, the long tail (47 depths) and 100 joints in four chains (two
+/// joints a thread); and the CPU's.
+#[test]
+fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
+    let Some(gpu) = gpu() else { return };
+    let info = gpu.device.adapter_info();
+    let sizes = [info.subgroup_min_size, info.subgroup_max_size];
+    let tables = GpuRigJoint::from_rig(&test_rig(29));
+    if Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) != Hierarchy::Subgroup {
+        eprintln!("skipping: {} has no subgroups smaller than a workgroup and 6 lanes wide", info.name);
+        return;
+    }
+    let chains = rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
+    // The built-in humanoid's hierarchy, its joints named as `feathered_mask` expects.
+    let humanoid = throng::demo::DemoCharacter::humanoid().rig;
+    let humanoid =
+        rig_of(humanoid.parents().iter().map(|&p| (p != throng::pose::NO_PARENT).then_some(usize::from(p))).collect());
+    let rigs = [humanoid, test_rig(29), long_tail_rig(), chains];
+    let num_characters = 11;
+    for (rig, specialisation) in
+        rigs.into_iter().flat_map(|rig| [(rig.clone(), Specialisation::Production), (rig, Specialisation::Whole)])
+    {
+        let num_joints = rig.num_joints();
+        let clips = test_clips(&rig);
+        let layers = sequence_layers(&rig);
+        let [mut walks, mut subgroup] = Hierarchy::ALL.map(|hierarchy| {
+            let options = GpuCrowdOptions {
+                kernel: FrameKernel::Fused,
+                hierarchy,
+                specialisation,
+                max_chunk_characters: Some(4),
+                ..Default::default()
+            };
+            GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap()
+        });
+        assert_eq!((walks.hierarchy(), subgroup.hierarchy()), (Hierarchy::Walks, Hierarchy::Subgroup), "{num_joints}");
+        let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
+        let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c, 0)).collect();
+        for frame in 0..40 {
+            let (samples, programs) = scripted_frame(&mut scripts, frame);
+            let [expected, got] = [&mut walks, &mut subgroup].map(|crowd| {
+                crowd.set_frame(&samples, &programs, DT).unwrap();
+                encode_and_read(&gpu.device, &gpu.queue, crowd)
+            });
+            let what = format!("{num_joints}-joint rig, {specialisation:?}, frame {frame}");
+            assert_same_bits(&expected, &got, num_joints, &what);
+            let cpu = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
+            assert_frame_close(&what, &cpu, &got, num_joints, frame, |c| {
+                format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])
+            });
+        }
     }
 }
 

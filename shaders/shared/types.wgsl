@@ -54,8 +54,16 @@ struct RigJoint {
     depth: u32,
     // Index in `rig_tables` of the joint's ancestors, root first, `depth` of them.
     path_start: u32,
-    pad1: u32,
+    // Row `i` of the rig's joints in depth order (`shared/subgroup.wgsl`, the fields below):
+    // the joint at place `i`, its parent's place within the depth above, and where depth `i`'s
+    // joints end (the joint count past the deepest).
+    by_depth: u32,
 }
+
+// Fields of `RigJoint::by_depth` (`throng::gpu::types::BY_DEPTH_*`).
+const BY_DEPTH_JOINT_MASK: u32 = 0xffu;
+const BY_DEPTH_PARENT_LANE_SHIFT: u32 = 8u;
+const BY_DEPTH_LEVEL_END_SHIFT: u32 = 16u;
 
 const NO_PARENT: u32 = 0xffffffffu;
 

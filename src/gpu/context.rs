@@ -9,7 +9,8 @@ use super::GpuError;
 /// wgpu's default limits cap a buffer at 256 MiB, which a crowd's output outgrows at about
 /// 65k characters of a 64-joint rig; requesting `adapter.limits()` lets the evaluator use what
 /// the hardware has (larger buffers mean fewer chunks). Timestamp queries are enabled when the
-/// adapter has them, so that benches can time the GPU work itself.
+/// adapter has them, so that benches can time the GPU work itself, and subgroups, so that a
+/// crowd can compose its hierarchy in one ([`crate::gpu::Hierarchy::Subgroup`]).
 #[derive(Debug)]
 pub struct GpuContext {
     /// The device.
@@ -31,7 +32,8 @@ impl GpuContext {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
         let adapter =
             wgpu::util::initialize_adapter_from_env_or_default(&instance, None).await.map_err(GpuError::NoAdapter)?;
-        let required_features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        // Subgroups where the adapter has them, for `Hierarchy::Subgroup`.
+        let required_features = adapter.features() & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("throng"),

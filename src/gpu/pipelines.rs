@@ -31,6 +31,12 @@ const EXPAND: &str = include_str!("../../shaders/expand.wgsl");
 const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 /// `shaders/shared/trig.wgsl`: shared by the frame modules and the procedural stage.
 const TRIG: &str = include_str!("../../shaders/shared/trig.wgsl");
+/// The hierarchy's two compositions ([`Hierarchy`]): local-to-model and skinning, and the
+/// mesh-space override's rotations.
+const WALKS: &str = include_str!("../../shaders/shared/walks.wgsl");
+const WALKS_MESH: &str = include_str!("../../shaders/shared/walks_mesh.wgsl");
+const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
+const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
 /// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
@@ -259,15 +265,17 @@ impl ShaderModuleKind {
             Self::Sample => &[SAMPLE],
             Self::LocalToModel => &[LOCAL_TO_MODEL],
             Self::Skinning => &[SKINNING],
-            Self::Frame => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, FRAME],
+            Self::Frame => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, WALKS, FRAME],
             Self::Transition => &[SAMPLE, TRANSITION],
-            Self::Layers => &[SAMPLE, LOCAL_TO_MODEL, TRANSITION, LAYERS],
-            Self::FrameLayers => &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, FRAME_LAYERS],
+            Self::Layers => &[SAMPLE, LOCAL_TO_MODEL, TRANSITION, LAYERS, WALKS_MESH],
+            Self::FrameLayers => {
+                &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, WALKS, WALKS_MESH, FRAME_LAYERS]
+            }
             Self::FrameLevels => &[SAMPLE, SKINNING, LEVELS, FRAME_LEVELS],
             // `layers.wgsl` needs `local_to_model.wgsl`'s `pose`, which this entry point never
             // touches (the driver keeps only what the entry point uses).
             Self::FrameLayersLevels => {
-                &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, LEVELS, FRAME_LAYERS_LEVELS]
+                &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, WALKS_MESH, LEVELS, FRAME_LAYERS_LEVELS]
             }
             Self::Procedural => &[TRIG, PROCEDURAL],
         }
@@ -422,6 +430,126 @@ impl ShapePass {
         source
             .contains(SHAPE_PASS_LINE)
             .then(|| source.replacen(SHAPE_PASS_LINE, &format!("const SHAPE_PASS: u32 = {code}u;"), 1))
+    }
+}
+
+/// How [`FrameKernel::Fused`]'s frames compose the rig's hierarchy: local-to-model before
+/// skinning, and the mesh-space override's model rotations. The same products in the same order
+/// either way, so the same matrices (bit for bit on lavapipe); different shapes of work, for a
+/// device run to weigh (`scripts/gpu-bench.sh`'s `fused+subgroup` rows). [`FrameKernel::Levels`]
+/// composes band by band whatever this says.
+///
+/// `Walks` has each thread compose its joints' chains from the root (`shaders/shared/walks.wgsl`,
+/// `walks_mesh.wgsl`): no barrier, but every wave steps as deep as its deepest joint, and on a
+/// 32-lane subgroup a 64-joint character is two waves that each walk the whole depth.
+/// `Subgroup` has the subgroup holding thread 0 take the depths one after another, a lane a
+/// joint of the depth, each parent's result passed by a shuffle (`shaders/shared/subgroup.wgsl`,
+/// `subgroup_mesh.wgsl`): one step per depth for the whole character on one wave, the others
+/// waiting at the barrier after it. The work model counts the 64-joint humanoid's layered frame
+/// on warp32 at fewer wave-instructions this way (BENCHMARKS.md "The hierarchy in one
+/// subgroup"); whether an NVIDIA GPU runs it faster waits for a device.
+///
+/// A crowd asks for one ([`crate::gpu::GpuCrowdOptions::hierarchy`]) and runs what
+/// [`fits`](Self::fits) the device and rig ([`crate::gpu::GpuCrowd::hierarchy`] says which):
+/// `Subgroup` needs wgpu's `SUBGROUP` feature (which [`crate::gpu::GpuContext`] enables where
+/// the adapter has it), subgroups smaller than the 64-thread workgroup (where one subgroup holds
+/// the whole character, walks already take one step per depth) and each of the rig's depths
+/// within the smallest subgroup; elsewhere the crowd walks. `THRONG_HIERARCHY=subgroup` (or
+/// `walks`) in the environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does
+/// the kernel's.
+///
+/// ```
+/// use throng::demo::DemoCharacter;
+/// use throng::gpu::types::GpuRigJoint;
+/// use throng::gpu::{FrameKernel, Hierarchy};
+/// let humanoid = GpuRigJoint::from_rig(&DemoCharacter::humanoid_64().rig);
+/// assert_eq!(humanoid.widest_depth(), 10);
+/// let subgroup = wgpu::Features::SUBGROUP;
+/// // An NVIDIA GPU's 32-lane subgroups: two of them hold a 64-joint character.
+/// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 32]), Hierarchy::Subgroup);
+/// // Without the feature, on AMD's 64-lane waves, or where a depth is wider than a subgroup or
+/// // one subgroup holds the whole character (26 joints): walks.
+/// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &humanoid, wgpu::Features::empty(), [32, 32]), Hierarchy::Walks);
+/// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 64]), Hierarchy::Walks);
+/// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &humanoid, subgroup, [8, 8]), Hierarchy::Walks);
+/// let small = GpuRigJoint::from_rig(&DemoCharacter::humanoid().rig);
+/// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &small, subgroup, [32, 32]), Hierarchy::Walks);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hierarchy {
+    /// Each thread walks its joints' ancestors from the root.
+    Walks,
+    /// Depth by depth in one subgroup, parents' results passed by shuffles.
+    Subgroup,
+}
+
+impl Default for Hierarchy {
+    fn default() -> Self {
+        let Ok(name) = std::env::var("THRONG_HIERARCHY") else { return Self::Walks };
+        Self::from_name(&name).unwrap_or_else(|| {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!("throng: THRONG_HIERARCHY={name:?} names no hierarchy (walks, subgroup); using walks")
+            });
+            Self::Walks
+        })
+    }
+}
+
+impl Hierarchy {
+    /// Both, walks first.
+    pub const ALL: [Self; 2] = [Self::Walks, Self::Subgroup];
+
+    /// `walks` or `subgroup`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Walks => "walks",
+            Self::Subgroup => "subgroup",
+        }
+    }
+
+    /// The hierarchy named `name` ([`name`](Self::name)), if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.name() == name)
+    }
+
+    /// What a crowd asking for this hierarchy runs with `kernel` for `rig`, on a device with
+    /// `features` whose subgroups hold from `subgroup_sizes[0]` to `subgroup_sizes[1]` lanes
+    /// (`wgpu::AdapterInfo::subgroup_min_size`, `subgroup_max_size`): `Subgroup` where it was
+    /// asked for, the kernel is [`FrameKernel::Fused`], the device has `SUBGROUP`, its largest
+    /// subgroup is smaller than the workgroup but not the rig (where one subgroup holds every
+    /// joint, the walks already take one step a depth, with less code), and the rig's widest
+    /// depth fits in its smallest; `Walks` otherwise.
+    #[must_use]
+    pub fn fits(
+        self,
+        kernel: FrameKernel,
+        rig: &crate::gpu::types::GpuRigTables,
+        features: wgpu::Features,
+        subgroup_sizes: [u32; 2],
+    ) -> Self {
+        let [smallest, largest] = subgroup_sizes;
+        let fits = self == Self::Subgroup
+            && kernel == FrameKernel::Fused
+            && features.contains(wgpu::Features::SUBGROUP)
+            && largest < WORKGROUP_SIZE
+            && rig.joints.len() > largest as usize
+            && (1..=smallest).contains(&rig.widest_depth());
+        if fits { Self::Subgroup } else { Self::Walks }
+    }
+
+    /// `source` (a module of `shaders/`) with this hierarchy's files in place of the walks', or
+    /// `None` for `Subgroup` where the module's frame does not compose with
+    /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
+    pub(crate) fn apply(self, source: String) -> Option<String> {
+        match self {
+            Self::Walks => Some(source),
+            Self::Subgroup => source
+                .contains(WALKS)
+                .then(|| source.replacen(WALKS, SUBGROUP, 1).replacen(WALKS_MESH, SUBGROUP_MESH, 1)),
+        }
     }
 }
 
@@ -633,17 +761,21 @@ pub fn specialised_source(
     specialisation.apply(shader_source(kind, num_joints, compact_clips))
 }
 
-/// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]): the source of
-/// every pipeline [`crate::gpu::GpuCrowd`] builds and of every kernel `gpu::stats` measures, or
-/// `None` where the module lacks a gate or the pass line.
+/// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]) and composing
+/// the hierarchy as `hierarchy` says ([`Hierarchy::apply`]): the source of every pipeline
+/// [`crate::gpu::GpuCrowd`] builds and of every kernel `gpu::stats` measures, or `None` where
+/// the module lacks a gate, the pass line or the walks' file.
 pub(crate) fn pass_source(
     kind: ShaderModuleKind,
     num_joints: usize,
     compact_clips: bool,
     specialisation: Specialisation,
     pass: ShapePass,
+    hierarchy: Hierarchy,
 ) -> Option<String> {
-    specialised_source(kind, num_joints, compact_clips, specialisation).and_then(|source| pass.apply(source))
+    specialised_source(kind, num_joints, compact_clips, specialisation)
+        .and_then(|source| pass.apply(source))
+        .and_then(|source| hierarchy.apply(source))
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -740,14 +872,17 @@ pub(crate) struct LayeredPipelines {
 }
 
 impl Pipelines {
-    /// The pipelines for a rig of `num_joints`, the frames `kernel`'s; the layered frame's too
+    /// The pipelines for a rig of `num_joints`, the frames `kernel`'s composing the hierarchy as
+    /// `hierarchy` says (the caller has checked [`Hierarchy::fits`]); the layered frame's too
     /// when `layered` (compiled as `specialisation` says), the stage path's when `stage_buffers`
     /// (the caller has checked [`storage_buffers_needed`] against the device: a pipeline layout
     /// past the limit is wgpu's validation error).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
         num_joints: usize,
         kernel: FrameKernel,
+        hierarchy: Hierarchy,
         layered: bool,
         stage_buffers: bool,
         compact_clips: bool,
@@ -770,13 +905,16 @@ impl Pipelines {
                           layout: &wgpu::PipelineLayout,
                           label: &str,
                           as_: Specialisation,
-                          pass: ShapePass| {
+                          pass: ShapePass,
+                          hierarchy: Hierarchy| {
             // Every layered frame module holds the gates and the pass line, and production and
             // `ShapePass::Every` rewrite nothing (`pass_kernels_rewrite_their_lines`): a module
             // that lost a line must not build as another pass, whose characters would then be
-            // evaluated twice.
-            let source = pass_source(kind, num_joints, compact_clips, as_, pass)
-                .expect("the layered frame modules hold every gate and the shape pass line");
+            // evaluated twice. `Hierarchy::fits` has said `Walks` for the level kernels, and
+            // the fused frames hold the walks' file.
+            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy).expect(
+                "the layered frame modules hold every gate and the shape pass line, the fused frames the walks",
+            );
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
@@ -797,7 +935,7 @@ impl Pipelines {
             })
         };
         let build = |kind: ShaderModuleKind, layout: &wgpu::PipelineLayout, label: &str| {
-            build_pass(kind, layout, label, Specialisation::Production, ShapePass::Every)
+            build_pass(kind, layout, label, Specialisation::Production, ShapePass::Every, Hierarchy::Walks)
         };
         let layered = layered.then(|| {
             let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -822,11 +960,12 @@ impl Pipelines {
             let (frame_layers, frame_layers_switching) = if specialisation == Specialisation::Production {
                 let [steady, switching] = ShapePass::PASSES;
                 let pass = |label, pass: ShapePass| {
-                    build_pass(frame_layers, &frame_layout, label, pass.specialisation(), pass)
+                    build_pass(frame_layers, &frame_layout, label, pass.specialisation(), pass, hierarchy)
                 };
                 (pass("throng.frame_layers", steady), Some(pass("throng.frame_layers_switching", switching)))
             } else {
-                (build_pass(frame_layers, &frame_layout, "throng.frame_layers", specialisation, ShapePass::Every), None)
+                let label = "throng.frame_layers";
+                (build_pass(frame_layers, &frame_layout, label, specialisation, ShapePass::Every, hierarchy), None)
             };
             LayeredPipelines {
                 frame_layers,
@@ -840,7 +979,15 @@ impl Pipelines {
             local_to_model: build(ShaderModuleKind::LocalToModel, &layout, "throng.local_to_model"),
             skinning: build(ShaderModuleKind::Skinning, &layout, "throng.skinning"),
         });
-        Self { layered, stages, frame: build(kernel.frame(), &frame_layout, "throng.frame"), layouts }
+        let frame = build_pass(
+            kernel.frame(),
+            &frame_layout,
+            "throng.frame",
+            Specialisation::Production,
+            ShapePass::Every,
+            hierarchy,
+        );
+        Self { layered, stages, frame, layouts }
     }
 }
 
@@ -1036,6 +1183,39 @@ mod tests {
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));
             assert!(module.entry_points.iter().any(|e| e.name == kind.entry_point()), "{kind:?}");
+        }
+    }
+
+    /// The fused frames composing the hierarchy in a subgroup validate where the device has
+    /// subgroups and are refused where it has none, so a crowd on such a device must walk; the
+    /// walks need no subgroup. Every other module keeps its walks ([`Hierarchy::apply`] says
+    /// `None` for a module without the fused frames' walks).
+    #[test]
+    fn subgroup_hierarchy_needs_subgroups() {
+        let validate = |source: &str, capabilities| {
+            let module =
+                naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+                .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+                .subgroup_operations(naga::valid::SubgroupOperationSet::all())
+                .validate(&module)
+                .map(|_| ())
+                .map_err(|e| e.emit_to_string(source))
+        };
+        for kind in ShaderModuleKind::ALL {
+            for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
+                let walks = shader_source(kind, num_joints, false);
+                let Some(subgroup) = Hierarchy::Subgroup.apply(walks.clone()) else {
+                    assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
+                    continue;
+                };
+                assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
+                assert!(!subgroup.contains(WALKS) && subgroup.contains(SUBGROUP), "{kind:?}");
+                assert_eq!(subgroup.contains(SUBGROUP_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
+                validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+                assert!(validate(&subgroup, naga::valid::Capabilities::empty()).is_err(), "{kind:?}");
+                validate(&walks, naga::valid::Capabilities::empty()).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            }
         }
     }
 

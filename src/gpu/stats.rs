@@ -22,7 +22,7 @@ use ash::vk;
 use wgpu::naga;
 
 use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, pass_source};
-pub use crate::gpu::pipelines::{MeasuredPath, ShapePass, Specialisation};
+pub use crate::gpu::pipelines::{Hierarchy, MeasuredPath, ShapePass, Specialisation};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
@@ -47,6 +47,8 @@ pub struct Kernel {
     /// The characters a layered frame kernel evaluates: every one, or one of the production
     /// crowd's passes ([`Kernel::passes_for_rig`]).
     pub pass: ShapePass,
+    /// How a fused frame composes the hierarchy ([`Hierarchy`]; walks for every other module).
+    pub hierarchy: Hierarchy,
 }
 
 impl Kernel {
@@ -83,7 +85,34 @@ impl Kernel {
             specialisation: Specialisation::Production,
             without: None,
             pass: ShapePass::Every,
+            hierarchy: Hierarchy::Walks,
         }
+    }
+
+    /// The fused frames composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for a
+    /// rig of `num_joints`, with full clips: the two-clip frame, the layered frame for every
+    /// character (whose loops the work model reads), then the layered frame's kernels as a
+    /// production crowd dispatches them ([`ShapePass::PASSES`]). [`driver_statistics`] compiles
+    /// them at the device's smallest subgroup size where it can ask for one, since a crowd runs
+    /// them only where subgroups are smaller than the workgroup ([`Hierarchy::fits`]).
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::subgroup_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert_eq!(names[..2], ["frame_main/64j+subgroup", "frame_layers_main/64j+subgroup"]);
+    /// assert!(names.contains(&"frame_layers_main/64j+subgroup steady-pass".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn subgroup_for_rig(num_joints: usize) -> Vec<Self> {
+        let kernel = |kind| Self { hierarchy: Hierarchy::Subgroup, ..Self::production(kind, num_joints, false) };
+        [kernel(ShaderModuleKind::Frame), kernel(ShaderModuleKind::FrameLayers)]
+            .into_iter()
+            .chain(ShapePass::PASSES.map(|pass| Self {
+                specialisation: pass.specialisation(),
+                pass,
+                ..kernel(ShaderModuleKind::FrameLayers)
+            }))
+            .collect()
     }
 
     /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`
@@ -188,10 +217,11 @@ impl Kernel {
     pub fn name(&self) -> String {
         let name = if self.kind.specialised() {
             format!(
-                "{}/{}j{}",
+                "{}/{}j{}{}",
                 self.kind.entry_point(),
                 self.num_joints,
-                if self.compact_clips { "+compact" } else { "" }
+                if self.compact_clips { "+compact" } else { "" },
+                if self.hierarchy == Hierarchy::Subgroup { "+subgroup" } else { "" }
             )
         } else {
             self.kind.entry_point().to_owned()
@@ -216,14 +246,15 @@ impl Kernel {
     /// [`StatsError::Shader`] where the module lacks a gate the specialisation or the path
     /// turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        let source = pass_source(self.kind, self.num_joints, self.compact_clips, self.specialisation, self.pass);
+        let source =
+            pass_source(self.kind, self.num_joints, self.compact_clips, self.specialisation, self.pass, self.hierarchy);
         let source = match self.without {
             Some(path) => source.and_then(|s| path.apply(&s)),
             None => source,
         };
         source.ok_or_else(|| StatsError::Shader {
             kernel: self.name(),
-            message: "the module has no measurement gate to turn off, or shape pass line to set (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl, shaders/shared/levels.wgsl)"
+            message: "the module has no measurement gate to turn off, shape pass line to set or walks to replace (shaders/transition.wgsl, shaders/layers.wgsl, shaders/sample.wgsl, shaders/shared/levels.wgsl, shaders/shared/walks.wgsl)"
                 .to_owned(),
         })
     }
@@ -394,6 +425,14 @@ pub fn spirv_options(device_api_version: u32, robust_buffer_access2: bool) -> na
         spv::Capability::StorageImageExtendedFormats,
         spv::Capability::SampledCubeArray,
         spv::Capability::SampleRateShading,
+        // wgpu's with `SUBGROUP`, which `GpuContext` enables where the adapter has it.
+        spv::Capability::GroupNonUniform,
+        spv::Capability::GroupNonUniformVote,
+        spv::Capability::GroupNonUniformArithmetic,
+        spv::Capability::GroupNonUniformBallot,
+        spv::Capability::GroupNonUniformShuffle,
+        spv::Capability::GroupNonUniformShuffleRelative,
+        spv::Capability::GroupNonUniformQuad,
     ];
     spv::Options {
         lang_version,
@@ -463,7 +502,9 @@ pub fn kernel_spirv(kernel: Kernel, options: &naga::back::spv::Options<'_>) -> R
     let shader_error = |message: String| StatsError::Shader { kernel: kernel.name(), message };
     let source = kernel.source()?;
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| shader_error(e.emit_to_string(&source)))?;
-    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::SUBGROUP)
+        .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+        .subgroup_operations(naga::valid::SubgroupOperationSet::all())
         .validate(&module)
         .map_err(|e| shader_error(e.emit_to_string(&source)))?;
     let entry = (naga::ShaderStage::Compute, kernel.kind.entry_point());
@@ -665,6 +706,24 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     unsafe { instance.get_physical_device_features2(physical, &mut features2) };
     let robust_buffer_access = features2.features.robust_buffer_access;
     let robust_buffer_access2 = robustness2 && robustness2_features.robust_buffer_access2 == vk::TRUE;
+    // `Hierarchy::Subgroup` runs only where subgroups are smaller than the workgroup
+    // (`Hierarchy::fits`), so its kernels are compiled at the device's smallest subgroup size
+    // where the device can be asked for one (Vulkan 1.3's subgroup size control: RADV compiles
+    // compute at 64 lanes otherwise, and at 64 unless told even with `RADV_PERFTEST=cswave32`
+    // once a kernel uses subgroups).
+    let smallest_subgroup = if properties.api_version >= vk::API_VERSION_1_3 {
+        let mut control = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
+        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut control);
+        unsafe { instance.get_physical_device_features2(physical, &mut features) };
+        let mut sizes = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
+        let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sizes);
+        unsafe { instance.get_physical_device_properties2(physical, &mut properties2) };
+        (control.subgroup_size_control == vk::TRUE
+            && sizes.required_subgroup_size_stages.contains(vk::ShaderStageFlags::COMPUTE))
+        .then_some(sizes.min_subgroup_size)
+    } else {
+        None
+    };
 
     let queue_family = unsafe { instance.get_physical_device_queue_family_properties(physical) }
         .iter()
@@ -685,6 +744,10 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
         extensions.push(ash::ext::robustness2::NAME.as_ptr());
         device_info = device_info.push_next(&mut enable_robustness2);
     }
+    let mut enable_size_control = vk::PhysicalDeviceSubgroupSizeControlFeatures::default().subgroup_size_control(true);
+    if smallest_subgroup.is_some() {
+        device_info = device_info.push_next(&mut enable_size_control);
+    }
     let device_info = device_info.enabled_extension_names(&extensions);
     let device = unsafe { instance.create_device(physical, &device_info, None) }.map_err(vulkan("vkCreateDevice"))?;
     let device = &*session.device.insert(device);
@@ -693,7 +756,10 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     let options = spirv_options(properties.api_version, robust_buffer_access2);
     let kernels = kernels
         .iter()
-        .map(|&kernel| build_kernel(device, &executables, kernel, &options))
+        .map(|&kernel| {
+            let subgroup_size = smallest_subgroup.filter(|_| kernel.hierarchy == Hierarchy::Subgroup);
+            build_kernel(device, &executables, kernel, &options, subgroup_size)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(DriverReport { device_name: c_string(&properties.device_name), driver, kernels })
 }
@@ -704,6 +770,7 @@ fn build_kernel(
     executables: &ash::khr::pipeline_executable_properties::Device,
     kernel: Kernel,
     options: &naga::back::spv::Options<'_>,
+    subgroup_size: Option<u32>,
 ) -> Result<KernelStatistics, StatsError> {
     let KernelSpirv { words, bindings } = kernel_spirv(kernel, options)?;
     let num_sets = bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
@@ -743,10 +810,15 @@ fn build_kernel(
                 .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts), None)
                 .map_err(vulkan("vkCreatePipelineLayout"))?;
             let name = std::ffi::CString::new(kernel.kind.entry_point()).unwrap_or_default();
-            let stage = vk::PipelineShaderStageCreateInfo::default()
+            let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+                .required_subgroup_size(subgroup_size.unwrap_or_default());
+            let mut stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
                 .name(&name);
+            if subgroup_size.is_some() {
+                stage = stage.push_next(&mut required);
+            }
             let info = vk::ComputePipelineCreateInfo::default()
                 .flags(
                     vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR

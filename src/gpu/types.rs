@@ -228,9 +228,21 @@ pub struct GpuRigJoint {
     /// a thread composes its joint's model matrix from the root down without waiting for other
     /// joints' (local-to-model and the mesh-space override).
     pub path_start: u32,
-    /// Padding to the struct's 16-byte alignment.
-    pub pad1: u32,
+    /// Row `i` of the rig's joints in depth order (depth by depth, each depth in joint order),
+    /// which `Hierarchy::Subgroup` composes a depth at a time (`shaders/shared/subgroup.wgsl`):
+    /// the joint at place `i` (below [`BY_DEPTH_PARENT_LANE_SHIFT`]), its parent's place within
+    /// the depth above (from that shift; 0 for a root) and the place past depth `i`'s last joint
+    /// (from [`BY_DEPTH_LEVEL_END_SHIFT`]; the joint count for depths past the deepest).
+    pub by_depth: u32,
 }
+
+/// [`GpuRigJoint::by_depth`]'s joint field, and the mask of its parent's place (8 bits each:
+/// [`crate::MAX_JOINTS`] is 256).
+pub const BY_DEPTH_JOINT_MASK: u32 = 0xff;
+/// Where [`GpuRigJoint::by_depth`]'s parent's place starts.
+pub const BY_DEPTH_PARENT_LANE_SHIFT: u32 = 8;
+/// Where [`GpuRigJoint::by_depth`]'s depth end starts.
+pub const BY_DEPTH_LEVEL_END_SHIFT: u32 = 16;
 
 /// A rig as the shaders read it: its joints and every joint's ancestor path.
 #[derive(Clone, Debug, PartialEq)]
@@ -251,6 +263,48 @@ pub struct GpuRigTables {
     pub levels: Vec<u32>,
     /// Bands of depth levels ([`level_bands`]): at least 1, the roots.
     pub num_bands: u32,
+}
+
+/// [`GpuRigJoint::by_depth`] of each row, for `joints` whose depths and parents are set.
+fn by_depth_rows(joints: &[GpuRigJoint]) -> Vec<u32> {
+    let n = joints.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&j| joints[j].depth);
+    let mut place = vec![0u32; n];
+    // Where each depth starts and ends in `order`; past the deepest, the joint count.
+    let mut starts = vec![n as u32; n];
+    let mut ends = vec![n as u32; n];
+    for (i, &j) in order.iter().enumerate().rev() {
+        place[j] = i as u32;
+        starts[joints[j].depth as usize] = i as u32;
+    }
+    for (i, &j) in order.iter().enumerate() {
+        ends[joints[j].depth as usize] = i as u32 + 1;
+    }
+    order
+        .iter()
+        .enumerate()
+        .map(|(row, &j)| {
+            let parent_lane = match joints[j].parent {
+                GPU_NO_PARENT => 0,
+                p => place[p as usize] - starts[joints[p as usize].depth as usize],
+            };
+            j as u32 | parent_lane << BY_DEPTH_PARENT_LANE_SHIFT | ends[row] << BY_DEPTH_LEVEL_END_SHIFT
+        })
+        .collect()
+}
+
+impl GpuRigTables {
+    /// Joints of the rig's widest depth: how many lanes [`crate::gpu::Hierarchy::Subgroup`]
+    /// needs in a subgroup (0 for a rig without joints).
+    #[must_use]
+    pub fn widest_depth(&self) -> u32 {
+        let mut widths = vec![0u32; self.joints.len()];
+        for joint in &self.joints {
+            widths[joint.depth as usize] += 1;
+        }
+        widths.into_iter().max().unwrap_or(0)
+    }
 }
 
 impl GpuRigJoint {
@@ -278,8 +332,11 @@ impl GpuRigJoint {
                 parent,
                 depth,
                 path_start,
-                pad1: 0,
+                by_depth: 0,
             });
+        }
+        for (row, by_depth) in by_depth_rows(&joints).into_iter().enumerate() {
+            joints[row].by_depth = by_depth;
         }
         if paths.is_empty() {
             paths.push(0);

@@ -72,7 +72,7 @@
 //! are the fused kernel's: the same memory, read and written once.
 
 use crate::gpu::types::{REPLAY_SAMPLES, level_bands, level_lanes};
-use crate::gpu::{FrameKernel, MeasuredPath, Specialisation};
+use crate::gpu::{FrameKernel, Hierarchy, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
     SwitchMode, counted, evaluation_order, weighs,
@@ -289,9 +289,9 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2475,
+    2477,
     [
-        (2106, 0),
+        (2108, 0),
         (397, 1),
         (22, 2),
         (137, 2),
@@ -300,8 +300,8 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (795, 1),
         (43, 1),
         (40, 1),
-        (263, 1),
-        (119, 2),
+        (265, 1),
+        (118, 2),
         (169, 1),
         (56, 0),
         (266, 0),
@@ -313,9 +313,9 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1594,
+    1597,
     [
-        (1231, 0),
+        (1234, 0),
         (399, 1),
         (22, 2),
         (137, 2),
@@ -323,7 +323,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
         (26, 1),
         (42, 1),
         (40, 1),
-        (263, 1),
+        (266, 1),
         (119, 2),
         (169, 1),
         (56, 0),
@@ -339,11 +339,52 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1538, 1515, 1528, 1520, 1483, 1594, 1275, 1594, 1594, 1594, 1859, 1575];
+    [1541, 1518, 1531, 1523, 1486, 1597, 1275, 1597, 1597, 1597, 1861, 1578];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (644, [(359, 0), (22, 1), (135, 1), (263, 0), (69, 1)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (648, [(359, 0), (22, 1), (135, 1), (265, 0), (69, 1)]);
+
+/// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
+/// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
+/// it only where subgroups are smaller than the workgroup; `gpu::stats::driver_statistics` asks
+/// RADV for its smallest): the same loops but the last six, where the mesh-space override's
+/// depth loop and its joint loop, the combine loop, the pose store, local-to-model's depth loop
+/// and the skinning loop follow one another.
+pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
+    4696,
+    [
+        (47, 0),
+        (1368, 0),
+        (1351, 1),
+        (1259, 2),
+        (22, 3),
+        (137, 3),
+        (2926, 0),
+        (749, 1),
+        (22, 2),
+        (137, 2),
+        (22, 2),
+        (125, 2),
+        (524, 1),
+        (26, 1),
+        (792, 1),
+        (42, 1),
+        (39, 1),
+        (153, 1),
+        (70, 1),
+        (167, 1),
+        (57, 0),
+        (106, 0),
+        (119, 0),
+    ],
+);
+
+/// `frame_main` composing the hierarchy in one subgroup, as
+/// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop,
+/// the skinning loop.
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
+    (619, [(359, 0), (22, 1), (135, 1), (106, 0), (119, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -351,7 +392,7 @@ pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
 
 /// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
 /// `gpu_stats` reports them (`frame_main/64j-affine_output`).
-pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [621];
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [629];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -891,6 +932,64 @@ impl KernelCosts {
         Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21, &idle).unwrap_or_default()
     }
 
+    /// The costs of `frame_layers_main` composing the hierarchy in one subgroup: the walking
+    /// kernel's (`walks`, [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions
+    /// taken from the subgroup kernel's loop list (`subgroup`, `walk_loops` being the walking
+    /// kernel's production list): `mesh_step` the mesh-space override's depth loop, `mesh_fixed`
+    /// with its joint loop in place of the walking joint loop, `model_step` local-to-model's
+    /// depth loop and `skinning` the skinning loop (less the affine store, as in `walks`). `None`
+    /// when either list is not today's loops in today's nesting.
+    #[must_use]
+    pub fn with_subgroup_layers(self, walk_loops: &[(usize, usize)], subgroup: &[(usize, usize)]) -> Option<Self> {
+        let walk_tail = [1, 2, 1, 0, 0, 1];
+        let subgroup_tail = [1, 1, 1, 0, 0, 0];
+        let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
+            loops.len() == 23 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
+        };
+        if !tail_matches(walk_loops, &walk_tail) || !tail_matches(subgroup, &subgroup_tail) {
+            return None;
+        }
+        let walk = |i: usize| count(walk_loops[i].0);
+        let level = |i: usize| count(subgroup[i].0);
+        Some(Self {
+            mesh_step: level(17),
+            // The walking joint loop's body holds its walk's: what it adds is the rest.
+            mesh_fixed: (self.mesh_fixed + level(18) + walk(18)).checked_sub(walk(17))?,
+            model_step: level(21),
+            skinning: level(22).checked_sub(self.affine_output)?,
+            ..self
+        })
+    }
+
+    /// The costs of `frame_main` composing the hierarchy in one subgroup, as
+    /// [`KernelCosts::with_subgroup_layers`]: `model_step` local-to-model's depth loop and
+    /// `skinning` the skinning loop (less the affine store). `None` when the list is not today's.
+    #[must_use]
+    pub fn with_subgroup_frame(self, subgroup: &[(usize, usize)]) -> Option<Self> {
+        if !loop_structure_matches(subgroup, &[0, 1, 1, 0, 0]) {
+            return None;
+        }
+        Some(Self {
+            model_step: count(subgroup[3].0),
+            skinning: count(subgroup[4].0).checked_sub(self.affine_output)?,
+            ..self
+        })
+    }
+
+    /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_subgroup_layers`]).
+    #[must_use]
+    pub fn layered_subgroup_radv_navi21() -> Self {
+        Self::frame_layers_radv_navi21()
+            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, &FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21.1)
+            .unwrap_or_default()
+    }
+
+    /// [`FRAME_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_subgroup_frame`]).
+    #[must_use]
+    pub fn two_clip_subgroup_radv_navi21() -> Self {
+        Self::frame_radv_navi21().with_subgroup_frame(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21.1).unwrap_or_default()
+    }
+
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
     #[must_use]
     pub fn layered_radv_navi21(kernel: FrameKernel) -> Self {
@@ -1048,6 +1147,8 @@ pub struct WorkModel {
     kernel: FrameKernel,
     /// The layered kernels store every displayed pose ([`WorkModel::with_stored_poses`]).
     stored_poses: bool,
+    /// The fused kernels compose the hierarchy in one subgroup ([`WorkModel::with_hierarchy`]).
+    subgroup_hierarchy: bool,
     wave_size: usize,
     output_bytes_per_joint: f64,
     clip_bytes_per_joint_frame: f64,
@@ -1098,6 +1199,7 @@ impl WorkModel {
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
             stored_poses: false,
+            subgroup_hierarchy: false,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
             clip_bytes_per_joint_frame: f64::from(clip_bytes_per_joint_frame),
@@ -1144,6 +1246,43 @@ impl WorkModel {
     pub fn with_stored_poses(mut self, stored: bool) -> Self {
         self.stored_poses = stored;
         self
+    }
+
+    /// The same model with the fused kernels composing the hierarchy as `hierarchy` says, where
+    /// a crowd would ([`Hierarchy::fits`]: [`FrameKernel::Fused`], waves smaller than the
+    /// 64-thread workgroup and than the rig, and the rig's widest depth within one; the walks
+    /// elsewhere). With
+    /// [`Hierarchy::Subgroup`] local-to-model and the mesh-space override each cost one wave a
+    /// step per depth (`model_step` and `mesh_step` are then the level loops' bodies:
+    /// [`KernelCosts::layered_subgroup_radv_navi21`], [`KernelCosts::two_clip_subgroup_radv_navi21`])
+    /// and every wave its joints' code (`skinning`, `mesh_fixed`), with a barrier more each.
+    ///
+    /// ```
+    /// use throng::gpu::Hierarchy;
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let walks = WorkModel::new(&rig, 32, 64, 48).unwrap();
+    /// let subgroup = walks.clone().with_hierarchy(Hierarchy::Subgroup);
+    /// let before = walks.two_clip_character(&[0.5, 0.5], &KernelCosts::frame_radv_navi21());
+    /// let after = subgroup.two_clip_character(&[0.5, 0.5], &KernelCosts::two_clip_subgroup_radv_navi21());
+    /// // Two warps each walking 14 deep, against one stepping through the 15 depths.
+    /// assert_eq!((before.model_steps, after.model_steps), (28.0, 15.0));
+    /// assert_eq!(after.walk_products, after.level_products);
+    /// ```
+    #[must_use]
+    pub fn with_hierarchy(mut self, hierarchy: Hierarchy) -> Self {
+        let widest = (0..self.depth_count()).map(|d| self.depths.iter().filter(|&&x| x == d).count()).max();
+        self.subgroup_hierarchy = hierarchy == Hierarchy::Subgroup
+            && self.kernel == FrameKernel::Fused
+            && self.wave_size < WORKGROUP_THREADS
+            && self.num_joints() > self.wave_size
+            && widest.is_some_and(|w| w <= self.wave_size);
+        self
+    }
+
+    /// The rig's depths: the deepest joint's depth and one.
+    fn depth_count(&self) -> usize {
+        self.depths.iter().max().map_or(0, |&d| d + 1)
     }
 
     /// The kernel modelled.
@@ -1273,14 +1412,23 @@ impl WorkModel {
         work.barriers += 1.0;
         work.charge(costs.pose + costs.skinning, waves);
         self.output_store(work, costs, waves);
-        for joints in self.wave_joints() {
-            let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
-            work.model_steps += deepest as f64;
-            work.charge(costs.model_step, deepest.saturating_sub(1));
+        let level_products = self.depths.iter().filter(|&&d| d > 0).count() as f64;
+        if self.subgroup_hierarchy {
+            // One wave steps through every depth; a barrier publishes its model matrices.
+            work.barriers += 1.0;
+            work.model_steps += self.depth_count() as f64;
+            work.charge(costs.model_step, self.depth_count());
+            work.walk_products += level_products;
+        } else {
+            for joints in self.wave_joints() {
+                let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
+                work.model_steps += deepest as f64;
+                work.charge(costs.model_step, deepest.saturating_sub(1));
+            }
+            work.walk_products += self.depths.iter().sum::<usize>() as f64;
         }
         let j = self.num_joints() as f64;
-        work.walk_products += self.depths.iter().sum::<usize>() as f64;
-        work.level_products += self.depths.iter().filter(|&&d| d > 0).count() as f64;
+        work.level_products += level_products;
         work.skinning_products += j;
         work.bytes_written += j * self.output_bytes_per_joint;
     }
@@ -1548,12 +1696,21 @@ impl WorkModel {
         let own_step = |j: usize| usize::from(weight_of(j) > 0.0);
         work.barriers += 2.0;
         work.charge(costs.mesh_fixed, self.wave_count());
-        for joints in self.wave_joints() {
-            let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
-            work.charge(costs.mesh_step, deepest);
-            work.mesh_steps += joints.map(|j| self.depths[j] + own_step(j)).max().unwrap_or(0) as f64;
+        if self.subgroup_hierarchy {
+            // One wave steps through every depth, each joint's step taken; a barrier publishes
+            // the rotations.
+            work.barriers += 1.0;
+            work.charge(costs.mesh_step, self.depth_count());
+            work.mesh_steps += self.depth_count() as f64;
+            work.walk_products += self.num_joints() as f64;
+        } else {
+            for joints in self.wave_joints() {
+                let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
+                work.charge(costs.mesh_step, deepest);
+                work.mesh_steps += joints.map(|j| self.depths[j] + own_step(j)).max().unwrap_or(0) as f64;
+            }
+            work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + own_step(j)).sum::<usize>() as f64;
         }
-        work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + own_step(j)).sum::<usize>() as f64;
         work.level_products += self.num_joints() as f64;
     }
 

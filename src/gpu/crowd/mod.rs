@@ -25,7 +25,7 @@ use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid};
 
 use super::GpuError;
-use super::pipelines::{FrameKernel, Pipelines, Specialisation};
+use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation};
 use super::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
     GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, LAYER_HEADER_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL,
@@ -103,6 +103,11 @@ pub struct GpuCrowdOptions {
     /// (BENCHMARKS.md "The steady pass"; `Fused`'s figure waits for a device), then the others
     /// in the production kernel; the same matrices.
     pub specialisation: Specialisation,
+    /// How the fused frames compose the rig's hierarchy ([`Hierarchy`]): ancestor walks (the
+    /// default) or depth by depth in one subgroup, which the crowd runs where it
+    /// [`fits`](Hierarchy::fits) the device and rig ([`GpuCrowd::hierarchy`] says what runs);
+    /// the same matrices.
+    pub hierarchy: Hierarchy,
 }
 
 /// A stage of the stage-by-stage path; each mirrors a module of [`crate::eval`].
@@ -162,6 +167,8 @@ pub struct GpuCrowd {
     device: wgpu::Device,
     queue: wgpu::Queue,
     options: GpuCrowdOptions,
+    /// What the fused frames run: `options.hierarchy` where it fits the device and rig.
+    hierarchy: Hierarchy,
     num_joints: usize,
     num_clips: usize,
     pipelines: Pipelines,
@@ -298,7 +305,15 @@ impl GpuCrowd {
         let limits = device.limits();
         check_limits(&limits, options.kernel, rig.num_joints(), layers.is_some(), options.stage_buffers)?;
         validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
-        let GpuRigTables { mut joints, paths, levels, num_bands } = GpuRigJoint::from_rig(rig);
+        let rig_tables = GpuRigJoint::from_rig(rig);
+        let info = device.adapter_info();
+        let hierarchy = options.hierarchy.fits(
+            options.kernel,
+            &rig_tables,
+            device.features(),
+            [info.subgroup_min_size, info.subgroup_max_size],
+        );
+        let GpuRigTables { mut joints, paths, levels, num_bands } = rig_tables;
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.
         let header_vec4s = clips.len() * size_of::<GpuClipHeader>() / size_of::<[u32; 4]>();
@@ -356,6 +371,7 @@ impl GpuCrowd {
             device,
             rig.num_joints(),
             options.kernel,
+            hierarchy,
             layers.is_some(),
             options.stage_buffers,
             compact_clips,
@@ -378,6 +394,7 @@ impl GpuCrowd {
             device: device.clone(),
             queue: queue.clone(),
             options,
+            hierarchy,
             num_joints: rig.num_joints(),
             num_clips: clips.len(),
             pipelines,
@@ -393,6 +410,13 @@ impl GpuCrowd {
             expansion: None,
             expanding: false,
         })
+    }
+
+    /// How this crowd's fused frames compose the hierarchy: what its options asked for where
+    /// it [`fits`](Hierarchy::fits) the device and rig, [`Hierarchy::Walks`] otherwise.
+    #[must_use]
+    pub fn hierarchy(&self) -> Hierarchy {
+        self.hierarchy
     }
 
     /// Joints per character.

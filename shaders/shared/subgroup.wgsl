@@ -1,0 +1,75 @@
+// Local-to-model and skinning with the hierarchy composed level by level in one subgroup
+// (`throng::gpu::Hierarchy::Subgroup`), in place of `shared/walks.wgsl`. The subgroup holding
+// thread 0 takes the rig's depths one after another, a lane a joint of the depth (the rig's
+// joints in depth order, `RigJoint::by_depth`), each joint's parent's result passed from the
+// lane that made it one depth earlier by a shuffle: one product per joint and one step per
+// depth for the character, where every wave of a walk steps as deep as its deepest joint (on a
+// 32-lane subgroup a 64-joint character's two waves each walk the whole depth). The products
+// are the walk's, in its order. Built only where the device has subgroups, each of the rig's
+// depths fits in one (`subgroup_min_size`), and a subgroup is smaller than the workgroup
+// (`throng::gpu::Hierarchy::fits`).
+
+// One lane's joint at one depth: the joint, the lane holding its parent's result, and whether
+// the lane has a joint there (`present`).
+struct LevelItem {
+    joint: u32,
+    parent_lane: u32,
+    present: bool,
+}
+
+// Where depth `d`'s joints end in depth order (`d` below the joint count).
+fn level_end(d: u32) -> u32 {
+    return rig_joints[d].by_depth >> BY_DEPTH_LEVEL_END_SHIFT;
+}
+
+// Lane `lane`'s joint among the places from `start` to `end` (a depth's).
+fn level_item(start: u32, end: u32, lane: u32, num_joints: u32) -> LevelItem {
+    let place = start + lane;
+    let row = rig_joints[min(place, num_joints - 1u)].by_depth;
+    return LevelItem(row & BY_DEPTH_JOINT_MASK, (row >> BY_DEPTH_PARENT_LANE_SHIFT) & BY_DEPTH_JOINT_MASK, place < end);
+}
+
+// Whether this thread's subgroup composes the hierarchy (the one holding thread 0). The same
+// answer in every lane of a subgroup. Every thread must call it.
+fn composes_hierarchy(thread: u32) -> bool {
+    return subgroupAny(thread == 0u);
+}
+
+// Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
+// passed): the composing subgroup turns `pose` into model matrices depth by depth, then every
+// thread writes its joints'. Every thread must call it.
+fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
+    if composes_hierarchy(thread) {
+        // Every lane of the subgroup is here: its count below is the lane's index.
+        let lane = subgroupExclusiveAdd(1u);
+        var model = pose[0];
+        // Every depth holds a joint, so `d` stays below the joint count while `start` does.
+        var start = 0u;
+        for (var d = 0u; start < num_joints; d++) {
+            let end = level_end(d);
+            let item = level_item(start, end, lane, num_joints);
+            let parent = Affine(
+                subgroupShuffle(model.r0, item.parent_lane),
+                subgroupShuffle(model.r1, item.parent_lane),
+                subgroupShuffle(model.r2, item.parent_lane),
+            );
+            if item.present {
+                // A root's model matrix is its local one.
+                model = pose[item.joint];
+                if d > 0u {
+                    model = affine_mul(parent, model);
+                    pose[item.joint] = model;
+                }
+            }
+            start = end;
+        }
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(pose[j]), j));
+    }
+}

@@ -1,0 +1,16 @@
+// Local-to-model and skinning by ancestor walks (`throng::gpu::Hierarchy::Walks`): each thread
+// composes its joints' model matrices from the root down (`model_matrix`), with no barrier and
+// no thread waiting for another's joints; a wave walks as deep as its deepest joint.
+// `shared/subgroup.wgsl` replaces this file where the hierarchy is composed level by level.
+
+// Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
+// passed). Every thread must call it.
+fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model_matrix(j)), j));
+    }
+}
