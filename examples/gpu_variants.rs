@@ -13,7 +13,11 @@
 //! replayed at a switch), so that the device weighs the bytes the replay saves against the
 //! instructions it costs, and as `+whole` (`Specialisation::Whole`: every character in the
 //! production kernel, where the variant as built runs the characters that do not switch in the
-//! steady kernel and the others in a second pass), so that it weighs the steady pass. Each result is written to the results file as soon as it is known,
+//! steady kernel and the others in a second pass), so that it weighs the steady pass. Both
+//! frames run `fused+subgroup` besides (`throng::gpu::Hierarchy::Subgroup`: the fused kernel
+//! composing local-to-model and the mesh-space override depth by depth in one subgroup), on a
+//! device whose subgroups can (`Hierarchy::fits`; elsewhere the row says it is skipped, since
+//! the crowd would walk). Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -54,8 +58,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+use throng::gpu::types::GpuRigJoint;
 use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel};
-use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Specialisation, Stage};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Hierarchy, Specialisation, Stage};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProceduralRig, ProceduralTargets};
 
 /// The largest difference from variant 0 a variant may show: the GPU tests' tolerance against
@@ -161,35 +166,53 @@ impl Frame {
     /// default variant as built and as each specialisation (the first the reference of the
     /// others).
     fn variants(self) -> Vec<Variant> {
-        let built = FrameKernel::ALL.into_iter().map(|kernel| Variant(kernel, Specialisation::Production));
+        let built = |kernel| Variant(kernel, Specialisation::Production, Hierarchy::Walks);
+        // The fused kernel composing its hierarchy in a subgroup, after the variants as built.
+        let subgroup = Variant(FrameKernel::Fused, Specialisation::Production, Hierarchy::Subgroup);
+        let built = FrameKernel::ALL.into_iter().map(built).chain([subgroup]);
         match self {
             Self::TwoClip => built.collect(),
             Self::Layered => built
-                .chain([Specialisation::Stored, Specialisation::Whole].map(|s| Variant(FrameKernel::default(), s)))
+                .chain(
+                    [Specialisation::Stored, Specialisation::Whole]
+                        .map(|s| Variant(FrameKernel::default(), s, Hierarchy::Walks)),
+                )
                 .collect(),
             // `Whole` second: at 1M an H200 holds four 64-joint layered crowds (some 30 GiB
             // each), and a fifth is skipped as out of memory (`within_memory`).
             Self::Steady => {
                 let mut order = Specialisation::ALL;
                 order[1..].sort_by_key(|&s| s != Specialisation::Whole);
-                order.into_iter().map(|s| Variant(FrameKernel::default(), s)).collect()
+                order.into_iter().map(|s| Variant(FrameKernel::default(), s, Hierarchy::Walks)).collect()
             }
         }
     }
 }
 
-/// A kernel variant, as built or as a measurement specialisation of its layered frame.
+/// A kernel variant, as built or as a measurement specialisation of its layered frame, and how
+/// its fused frames compose the hierarchy.
 #[derive(Clone, Copy, PartialEq)]
-struct Variant(FrameKernel, Specialisation);
+struct Variant(FrameKernel, Specialisation, Hierarchy);
 
 impl Variant {
     /// The kernel's name, then `+steady`, `+settled`, `+stored` or `+whole` for a
-    /// specialisation.
+    /// specialisation, `+subgroup` for the hierarchy composed in a subgroup.
     fn name(self) -> String {
-        match self.1 {
-            Specialisation::Production => self.0.name().to_owned(),
-            s => format!("{}+{}", self.0.name(), s.name()),
+        match (self.1, self.2) {
+            (Specialisation::Production, Hierarchy::Walks) => self.0.name().to_owned(),
+            (Specialisation::Production, h) => format!("{}+{}", self.0.name(), h.name()),
+            (s, _) => format!("{}+{}", self.0.name(), s.name()),
         }
+    }
+
+    /// Whether a crowd of this variant runs it for `scenario`'s rig on `gpu`: a `+subgroup`
+    /// variant where the device's subgroups cannot compose the rig's hierarchy
+    /// (`Hierarchy::fits`) would walk, and time the variant as built under another name.
+    fn runs_on(self, gpu: &GpuContext, scenario: &support::Scenario) -> bool {
+        let info = gpu.device.adapter_info();
+        let rig = GpuRigJoint::from_rig(&scenario.rig);
+        let sizes = [info.subgroup_min_size, info.subgroup_max_size];
+        self.2.fits(self.0, &rig, gpu.device.features(), sizes) == self.2
     }
 }
 
@@ -238,9 +261,9 @@ fn build(
     gpu: &GpuContext,
     scenario: &support::Scenario,
     frame: Frame,
-    Variant(kernel, specialisation): Variant,
+    Variant(kernel, specialisation, hierarchy): Variant,
 ) -> Result<GpuCrowd, throng::gpu::GpuError> {
-    let options = GpuCrowdOptions { kernel, specialisation, ..GpuCrowdOptions::default() };
+    let options = GpuCrowdOptions { kernel, specialisation, hierarchy, ..GpuCrowdOptions::default() };
     let support::Scenario { rig, clips, layers, .. } = scenario;
     match frame {
         Frame::TwoClip => GpuCrowd::new(&gpu.device, &gpu.queue, rig, clips, options),
@@ -271,6 +294,10 @@ fn validate(
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
         for variant in frame.variants() {
+            if !variant.runs_on(gpu, scenario) {
+                println!("# {} {}: skipped: this device would walk (Hierarchy::fits)", frame.name(), variant.name());
+                continue;
+            }
             let mut crowd = build(gpu, scenario, frame, variant)?;
             for f in 0..VALIDATE_FRAMES {
                 inputs.upload(&mut crowd, f)?;
@@ -358,20 +385,32 @@ fn validate_procedural(
 fn model(
     scenario: &support::Scenario,
     frame: Frame,
-    Variant(kernel, specialisation): Variant,
+    Variant(kernel, specialisation, hierarchy): Variant,
     wave: u32,
 ) -> Result<Work, Box<dyn std::error::Error>> {
     let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
         .with_kernel(kernel)
-        .with_stored_poses(specialisation == Specialisation::Stored);
+        .with_stored_poses(specialisation == Specialisation::Stored)
+        .with_hierarchy(hierarchy);
+    let subgroup = hierarchy == Hierarchy::Subgroup;
     Ok(match frame {
         Frame::TwoClip => {
             let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-            model.two_clip_frame(&samples, &ranges, &KernelCosts::two_clip_radv_navi21(kernel))?
+            let costs = if subgroup {
+                KernelCosts::two_clip_subgroup_radv_navi21()
+            } else {
+                KernelCosts::two_clip_radv_navi21(kernel)
+            };
+            model.two_clip_frame(&samples, &ranges, &costs)?
         }
         Frame::Layered => {
             let (samples, programs) = support::layered_period(MODEL_CHARACTERS / 32);
-            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
+            let costs = if subgroup {
+                KernelCosts::layered_subgroup_radv_navi21()
+            } else {
+                KernelCosts::layered_radv_navi21(kernel)
+            };
+            model.layered_frame(&scenario.layers, &programs, &samples, &costs)?
         }
         // The model charges a steady frame no switch code whatever the measurement
         // specialisation: their difference on the device is what it does not see (occupancy).
@@ -482,7 +521,7 @@ fn time(
             let inputs = Inputs::new(frame, n, args.frames);
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
-            for variant in frame.variants() {
+            for variant in frame.variants().into_iter().filter(|v| v.runs_on(gpu, scenario)) {
                 let made = within_memory(gpu, || {
                     let mut crowd = build(gpu, scenario, frame, variant)?;
                     inputs.upload(&mut crowd, 0).map(|()| crowd)
@@ -571,7 +610,7 @@ fn procedural_row(
     };
     let (Some(((with, _), c)), Some(((without, _), _))) = (
         median_of(Timing::WithStage),
-        median_of(Timing::Frame(Variant(FrameKernel::default(), Specialisation::Production))),
+        median_of(Timing::Frame(Variant(FrameKernel::default(), Specialisation::Production, Hierarchy::Walks))),
     ) else {
         return Ok(());
     };

@@ -6,7 +6,9 @@
 #                      at 10k characters (on the layered frame also the default variant with
 #                      its displayed poses stored, Specialisation::Stored, and with every
 #                      character in one kernel rather than the steady and switching passes,
-#                      Specialisation::Whole), the default variant's specialisations
+#                      Specialisation::Whole; on both frames the fused kernel composing
+#                      its hierarchy in a subgroup, Hierarchy::Subgroup, fused+subgroup,
+#                      where the device's subgroups can), the default variant's specialisations
 #                      (whole, steady, settled, stored) against it on the
 #                      layered frame without switches, and the layered frame with the
 #                      procedural stage (issue 21)
