@@ -183,14 +183,16 @@ fn print_model() -> Result<(), WorkModelError> {
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
         // The fused kernels composing the hierarchy in one subgroup, where a crowd would: on
-        // subgroups smaller than the workgroup (warp32).
+        // subgroups smaller than the workgroup and the rig (warp32, the 64-joint humanoid).
         let model = WorkModel::new(&scenario.rig, 32, 64, 48)?.with_hierarchy(Hierarchy::Subgroup);
-        let layered =
-            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_subgroup_radv_navi21())?;
-        print_work(name, "fused+subgroup", "layered", 32, &layered);
-        let two_clip =
-            model.two_clip_frame(&two_clip_samples, &ranges, &KernelCosts::two_clip_subgroup_radv_navi21())?;
-        print_work(name, "fused+subgroup", "two-clip", 32, &two_clip);
+        if model.hierarchy() == Hierarchy::Subgroup {
+            let costs = KernelCosts::layered_subgroup_radv_navi21();
+            let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+            print_work(name, "fused+subgroup", "layered", 32, &layered);
+            let costs = KernelCosts::two_clip_subgroup_radv_navi21();
+            let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &costs)?;
+            print_work(name, "fused+subgroup", "two-clip", 32, &two_clip);
+        }
     }
     println!();
     Ok(())
@@ -218,6 +220,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         let subgroup = hierarchy == Hierarchy::Subgroup;
         headings.push(format!("{}{} w{wave}", kernel.name(), if subgroup { "+subgroup" } else { "" }));
         let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
+        assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes in a warp");
         let costs = if subgroup {
             KernelCosts::layered_subgroup_radv_navi21()
         } else {

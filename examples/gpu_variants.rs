@@ -395,7 +395,8 @@ fn model(
         .with_kernel(kernel)
         .with_stored_poses(specialisation == Specialisation::Stored)
         .with_hierarchy(hierarchy);
-    let subgroup = hierarchy == Hierarchy::Subgroup;
+    // The costs of what the model composes on its wave size (`--wave 64` walks).
+    let subgroup = model.hierarchy() == Hierarchy::Subgroup;
     Ok(match frame {
         Frame::TwoClip => {
             let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);

@@ -1232,6 +1232,9 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
     let sizes = [info.subgroup_min_size, info.subgroup_max_size];
     let tables = GpuRigJoint::from_rig(&test_rig(29));
     if Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) != Hierarchy::Subgroup {
+        // CI's lavapipe has 8-lane subgroups: there a skip would hide the feature's breakage.
+        let lavapipe = std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") && info.name.contains("llvmpipe");
+        assert!(!lavapipe, "{}: lavapipe's 8-lane subgroups compose a 29-joint rig", info.name);
         eprintln!("skipping: {} has no subgroups smaller than a workgroup and 6 lanes wide", info.name);
         return;
     }

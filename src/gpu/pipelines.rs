@@ -435,7 +435,8 @@ impl ShapePass {
 
 /// How [`FrameKernel::Fused`]'s frames compose the rig's hierarchy: local-to-model before
 /// skinning, and the mesh-space override's model rotations. The same products in the same order
-/// either way, so the same matrices (bit for bit on lavapipe); different shapes of work, for a
+/// either way, so the same matrices (bit for bit on lavapipe, within the GPU tolerance where a
+/// driver fuses the two kernels' multiply-adds differently); different shapes of work, for a
 /// device run to weigh (`scripts/gpu-bench.sh`'s `fused+subgroup` rows). [`FrameKernel::Levels`]
 /// composes band by band whatever this says.
 ///

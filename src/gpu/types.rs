@@ -795,6 +795,91 @@ mod tests {
         assert_eq!(levels[67], item(15, 3, 0, 1));
     }
 
+    /// `by_depth`, decoded as `shaders/shared/subgroup.wgsl` reads it: the five-joint rig by hand
+    /// (depth 0: hips, prop; 1: spine, leg; 2: head), then for rigs of 1 to 256 joints (a chain
+    /// 256 deep, a root with 255 children, two roots, the level kernels' test shapes) every joint
+    /// at one place, depth by depth in joint order, each depth's end rising to the joint count,
+    /// and every parent's lane its place within the depth above.
+    #[test]
+    fn by_depth_rows_list_each_depth_and_its_parents_lanes() {
+        let decode = |joints: &[GpuRigJoint]| -> Vec<(u32, u32, u32)> {
+            joints
+                .iter()
+                .map(|j| {
+                    let row = j.by_depth;
+                    (
+                        row & BY_DEPTH_JOINT_MASK,
+                        (row >> BY_DEPTH_PARENT_LANE_SHIFT) & BY_DEPTH_JOINT_MASK,
+                        row >> BY_DEPTH_LEVEL_END_SHIFT,
+                    )
+                })
+                .collect()
+        };
+        let rest = vec![Transform::from_translation(Vec3::Y); 5];
+        let names = ["hips", "spine", "head", "leg", "prop"].map(String::from).to_vec();
+        let rig = Rig::new(names, vec![None, Some(0), Some(1), Some(0), None], rest, None).unwrap();
+        let tables = GpuRigJoint::from_rig(&rig);
+        // Places: hips 0, prop 1 | spine 2, leg 3 | head 4. Spine's parent (hips) is lane 0 of
+        // depth 0, head's (spine) lane 0 of depth 1; depths end at 2, 4, 5, then 5.
+        assert_eq!(decode(&tables.joints), [(0, 0, 2), (4, 0, 4), (1, 0, 5), (3, 0, 5), (2, 0, 5)]);
+        assert_eq!(tables.widest_depth(), 2);
+
+        let rig_of = |parents: Vec<Option<usize>>| {
+            let n = parents.len();
+            let names = (0..n).map(|j| format!("j{j}")).collect();
+            Rig::new(names, parents, vec![Transform::from_translation(Vec3::Y); n], None).unwrap()
+        };
+        let shapes: Vec<Vec<Option<usize>>> = vec![
+            vec![None],
+            (0..256usize).map(|j| j.checked_sub(1)).collect(),
+            (0..256).map(|j| (j > 0).then_some(0)).collect(),
+            (0..40).map(|j| if j == 0 || j == 20 { None } else { Some(j / 2) }).collect(),
+            (0..200)
+                .map(|j| {
+                    if j == 0 {
+                        None
+                    } else if j % 3 == 0 {
+                        Some(j / 3)
+                    } else {
+                        Some(j - 1)
+                    }
+                })
+                .collect(),
+        ];
+        for parents in shapes {
+            let rig = rig_of(parents);
+            let n = rig.num_joints();
+            let tables = GpuRigJoint::from_rig(&rig);
+            let rows = decode(&tables.joints);
+            let depth = |j: u32| tables.joints[j as usize].depth;
+            let order: Vec<u32> = rows.iter().map(|r| r.0).collect();
+            let mut expected: Vec<u32> = (0..n as u32).collect();
+            expected.sort_by_key(|&j| depth(j));
+            assert_eq!(order, expected, "{n} joints: depth by depth, joint order within one");
+            let depths = tables.joints.iter().map(|j| j.depth).max().unwrap() as usize + 1;
+            let ends: Vec<u32> = rows.iter().map(|r| r.2).collect();
+            for (d, &end) in ends.iter().enumerate() {
+                let want = if d < depths { order.iter().filter(|&&j| depth(j) <= d as u32).count() } else { n };
+                assert_eq!(end as usize, want, "{n} joints: depth {d}'s end");
+            }
+            let widest = (0..depths).map(|d| order.iter().filter(|&&j| depth(j) == d as u32).count()).max().unwrap();
+            assert_eq!(tables.widest_depth() as usize, widest, "{n} joints");
+            for (place, &(joint, parent_lane, _)) in rows.iter().enumerate() {
+                let parent = tables.joints[joint as usize].parent;
+                if parent == GPU_NO_PARENT {
+                    continue;
+                }
+                let d = depth(joint) as usize;
+                let above_start = if d >= 2 { ends[d - 2] as usize } else { 0 };
+                assert_eq!(order[above_start + parent_lane as usize], parent, "{n} joints: place {place}'s parent");
+                assert!(
+                    above_start + (parent_lane as usize) < ends[d - 1] as usize,
+                    "{n} joints: within the depth above"
+                );
+            }
+        }
+    }
+
     /// A branchless stretch continues a chain only where its joints are consecutive: listed
     /// breadth first, the same two limbs take a band a depth.
     #[test]

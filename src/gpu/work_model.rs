@@ -1147,8 +1147,8 @@ pub struct WorkModel {
     kernel: FrameKernel,
     /// The layered kernels store every displayed pose ([`WorkModel::with_stored_poses`]).
     stored_poses: bool,
-    /// The fused kernels compose the hierarchy in one subgroup ([`WorkModel::with_hierarchy`]).
-    subgroup_hierarchy: bool,
+    /// How the fused kernels are asked to compose the hierarchy ([`WorkModel::with_hierarchy`]).
+    hierarchy: Hierarchy,
     wave_size: usize,
     output_bytes_per_joint: f64,
     clip_bytes_per_joint_frame: f64,
@@ -1199,7 +1199,7 @@ impl WorkModel {
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
             stored_poses: false,
-            subgroup_hierarchy: false,
+            hierarchy: Hierarchy::Walks,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
             clip_bytes_per_joint_frame: f64::from(clip_bytes_per_joint_frame),
@@ -1271,13 +1271,22 @@ impl WorkModel {
     /// ```
     #[must_use]
     pub fn with_hierarchy(mut self, hierarchy: Hierarchy) -> Self {
+        self.hierarchy = hierarchy;
+        self
+    }
+
+    /// How the modelled kernels compose the hierarchy: what [`with_hierarchy`](Self::with_hierarchy)
+    /// asked for where a crowd would run it on waves of this size ([`Hierarchy::fits`]),
+    /// [`Hierarchy::Walks`] otherwise; the costs to pass are this hierarchy's.
+    #[must_use]
+    pub fn hierarchy(&self) -> Hierarchy {
         let widest = (0..self.depth_count()).map(|d| self.depths.iter().filter(|&&x| x == d).count()).max();
-        self.subgroup_hierarchy = hierarchy == Hierarchy::Subgroup
+        let composes = self.hierarchy == Hierarchy::Subgroup
             && self.kernel == FrameKernel::Fused
             && self.wave_size < WORKGROUP_THREADS
             && self.num_joints() > self.wave_size
             && widest.is_some_and(|w| w <= self.wave_size);
-        self
+        if composes { Hierarchy::Subgroup } else { Hierarchy::Walks }
     }
 
     /// The rig's depths: the deepest joint's depth and one.
@@ -1413,7 +1422,7 @@ impl WorkModel {
         work.charge(costs.pose + costs.skinning, waves);
         self.output_store(work, costs, waves);
         let level_products = self.depths.iter().filter(|&&d| d > 0).count() as f64;
-        if self.subgroup_hierarchy {
+        if self.hierarchy() == Hierarchy::Subgroup {
             // One wave steps through every depth; a barrier publishes its model matrices.
             work.barriers += 1.0;
             work.model_steps += self.depth_count() as f64;
@@ -1696,7 +1705,7 @@ impl WorkModel {
         let own_step = |j: usize| usize::from(weight_of(j) > 0.0);
         work.barriers += 2.0;
         work.charge(costs.mesh_fixed, self.wave_count());
-        if self.subgroup_hierarchy {
+        if self.hierarchy() == Hierarchy::Subgroup {
             // One wave steps through every depth, each joint's step taken; a barrier publishes
             // the rotations.
             work.barriers += 1.0;
