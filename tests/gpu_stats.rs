@@ -540,7 +540,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 8,257 against 9,810; two-clip 2,869 against 3,227) for the
+/// fewer wave-instructions (layered 8,032 against 9,810; two-clip 2,869 against 3,227) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over.
 #[test]
@@ -554,8 +554,8 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
     let composed = layered(&subgroup, &KernelCosts::layered_subgroup_radv_navi21());
-    check_budget("layered (fused+subgroup)", 32, &composed, 8_500.0, 5_210.0);
-    assert!(composed.wave_instructions < 0.9 * walking.wave_instructions, "{composed:?} against {walking:?}");
+    check_budget("layered (fused+subgroup)", 32, &composed, 8_270.0, 5_210.0);
+    assert!(composed.wave_instructions < 0.85 * walking.wave_instructions, "{composed:?} against {walking:?}");
     assert_eq!(composed.bytes(), walking.bytes());
     assert_eq!((walking.model_steps, composed.model_steps), (28.0, 15.0));
     let two_clip = |model: &WorkModel, costs: &KernelCosts| {

@@ -11,24 +11,24 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     if composes_hierarchy(thread) {
         // Every lane of the subgroup is here: its count below is the lane's index.
         let lane = subgroupExclusiveAdd(1u);
-        var layer_model = identity;
-        var out_model = identity;
-        var start = 0u;
-        for (var d = 0u; start < num_joints; d++) {
+        // The roots step from the identity. A lane past a depth's joints steps a joint it leaves
+        // alone (no child reads it: a parent is a joint of the depth above).
+        var start = level_end(0u);
+        let root = level_item(0u, start, lane, num_joints);
+        let root_rows = pose[root.joint];
+        var step = mesh_step(identity, identity, root_rows.r0, root_rows.r1, root_rows.r2.x);
+        if root.present {
+            pose[root.joint] = Affine(step.layer_model, step.out_model, root_rows.r2);
+        }
+        for (var d = 1u; start < num_joints; d++) {
             let end = level_end(d);
             let item = level_item(start, end, lane, num_joints);
-            var layer_parent = subgroupShuffle(layer_model, item.parent_lane);
-            var out_parent = subgroupShuffle(out_model, item.parent_lane);
-            if d == 0u {
-                layer_parent = identity;
-                out_parent = identity;
-            }
+            let layer_parent = subgroupShuffle(step.layer_model, item.parent_lane);
+            let out_parent = subgroupShuffle(step.out_model, item.parent_lane);
+            let rows = pose[item.joint];
+            step = mesh_step(layer_parent, out_parent, rows.r0, rows.r1, rows.r2.x);
             if item.present {
-                let a = pose[item.joint];
-                let step = mesh_step(layer_parent, out_parent, a.r0, a.r1, a.r2.x);
-                layer_model = step.layer_model;
-                out_model = step.out_model;
-                pose[item.joint] = Affine(layer_model, out_model, a.r2);
+                pose[item.joint] = Affine(step.layer_model, step.out_model, rows.r2);
             }
             start = end;
         }

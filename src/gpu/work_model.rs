@@ -352,7 +352,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (648, [(359, 0),
 /// depth loop and its joint loop, the combine loop, the pose store, local-to-model's depth loop
 /// and the skinning loop follow one another.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4696,
+    4748,
     [
         (47, 0),
         (1368, 0),
@@ -360,7 +360,7 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (1259, 2),
         (22, 3),
         (137, 3),
-        (2926, 0),
+        (2978, 0),
         (749, 1),
         (22, 2),
         (137, 2),
@@ -371,7 +371,7 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (792, 1),
         (42, 1),
         (39, 1),
-        (153, 1),
+        (138, 1),
         (70, 1),
         (167, 1),
         (57, 0),
