@@ -186,10 +186,10 @@ fn print_model() -> Result<(), WorkModelError> {
         // subgroups smaller than the workgroup and the rig (warp32, the 64-joint humanoid).
         let model = WorkModel::new(&scenario.rig, 32, 64, 48)?.with_hierarchy(Hierarchy::Subgroup);
         if model.hierarchy() == Hierarchy::Subgroup {
-            let costs = KernelCosts::layered_subgroup_radv_navi21();
+            let costs = model.layered_costs_radv_navi21();
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, "fused+subgroup", "layered", 32, &layered);
-            let costs = KernelCosts::two_clip_subgroup_radv_navi21();
+            let costs = model.two_clip_costs_radv_navi21();
             let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &costs)?;
             print_work(name, "fused+subgroup", "two-clip", 32, &two_clip);
         }
@@ -221,11 +221,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         headings.push(format!("{}{} w{wave}", kernel.name(), if subgroup { "+subgroup" } else { "" }));
         let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
         assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes in a warp");
-        let costs = if subgroup {
-            KernelCosts::layered_subgroup_radv_navi21()
-        } else {
-            KernelCosts::layered_radv_navi21(kernel)
-        };
+        let costs = model.layered_costs_radv_navi21();
         let mut column = Vec::new();
         for (name, alone) in costs.regions() {
             let work = model.layered_frame(&scenario.layers, &programs, &samples, &alone)?;

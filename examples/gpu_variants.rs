@@ -59,7 +59,7 @@ use std::time::{Duration, Instant};
 
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
 use throng::gpu::types::GpuRigJoint;
-use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel};
+use throng::gpu::work_model::{ProceduralCosts, Work, WorkModel};
 use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Hierarchy, Specialisation, Stage};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProceduralRig, ProceduralTargets};
 
@@ -396,31 +396,20 @@ fn model(
         .with_stored_poses(specialisation == Specialisation::Stored)
         .with_hierarchy(hierarchy);
     // The costs of what the model composes on its wave size (`--wave 64` walks).
-    let subgroup = model.hierarchy() == Hierarchy::Subgroup;
     Ok(match frame {
         Frame::TwoClip => {
             let (samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-            let costs = if subgroup {
-                KernelCosts::two_clip_subgroup_radv_navi21()
-            } else {
-                KernelCosts::two_clip_radv_navi21(kernel)
-            };
-            model.two_clip_frame(&samples, &ranges, &costs)?
+            model.two_clip_frame(&samples, &ranges, &model.two_clip_costs_radv_navi21())?
         }
         Frame::Layered => {
             let (samples, programs) = support::layered_period(MODEL_CHARACTERS / 32);
-            let costs = if subgroup {
-                KernelCosts::layered_subgroup_radv_navi21()
-            } else {
-                KernelCosts::layered_radv_navi21(kernel)
-            };
-            model.layered_frame(&scenario.layers, &programs, &samples, &costs)?
+            model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?
         }
         // The model charges a steady frame no switch code whatever the measurement
         // specialisation: their difference on the device is what it does not see (occupancy).
         Frame::Steady => {
             let (samples, programs) = steady_frame(MODEL_CHARACTERS, 0);
-            model.layered_frame(&scenario.layers, &programs, &samples, &KernelCosts::layered_radv_navi21(kernel))?
+            model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?
         }
     })
 }

@@ -100,17 +100,29 @@ pub enum FrameKernel {
 
 impl Default for FrameKernel {
     fn default() -> Self {
-        let Ok(name) = std::env::var("THRONG_FRAME_KERNEL") else { return Self::Fused };
-        Self::from_name(&name).unwrap_or_else(|| {
-            // A developer's override that names nothing (a deleted variant, a typo) would
-            // otherwise test or time the default while meaning another: say so, once.
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!("throng: THRONG_FRAME_KERNEL={name:?} names no kernel (fused, levels); using fused")
-            });
-            Self::Fused
-        })
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        chosen_in_env("THRONG_FRAME_KERNEL", Self::Fused, &Self::ALL, Self::name, &WARNED)
     }
+}
+
+/// The value of `all` whose `name` the environment variable `var` holds, `default` where it is
+/// unset. An override that names none (a deleted variant, a typo) would otherwise test or time
+/// the default while meaning another: `warned` says so on standard error, once.
+fn chosen_in_env<T: Copy>(
+    var: &str,
+    default: T,
+    all: &[T],
+    name: fn(T) -> &'static str,
+    warned: &std::sync::Once,
+) -> T {
+    let Ok(value) = std::env::var(var) else { return default };
+    all.iter().copied().find(|&v| name(v) == value).unwrap_or_else(|| {
+        warned.call_once(|| {
+            let names: Vec<&str> = all.iter().map(|&v| name(v)).collect();
+            eprintln!("throng: {var}={value:?} names none of {}; using {}", names.join(", "), name(default));
+        });
+        default
+    })
 }
 
 impl FrameKernel {
@@ -486,14 +498,8 @@ pub enum Hierarchy {
 
 impl Default for Hierarchy {
     fn default() -> Self {
-        let Ok(name) = std::env::var("THRONG_HIERARCHY") else { return Self::Walks };
-        Self::from_name(&name).unwrap_or_else(|| {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!("throng: THRONG_HIERARCHY={name:?} names no hierarchy (walks, subgroup); using walks")
-            });
-            Self::Walks
-        })
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        chosen_in_env("THRONG_HIERARCHY", Self::Walks, &Self::ALL, Self::name, &WARNED)
     }
 }
 
@@ -531,13 +537,28 @@ impl Hierarchy {
         features: wgpu::Features,
         subgroup_sizes: [u32; 2],
     ) -> Self {
+        if !features.contains(wgpu::Features::SUBGROUP) {
+            return Self::Walks;
+        }
+        self.fits_subgroups(kernel, rig.joints.len(), rig.widest_depth(), subgroup_sizes)
+    }
+
+    /// [`fits`](Self::fits) on a device with subgroups, for a rig of `num_joints` whose widest
+    /// depth holds `widest_depth` joints: the rule the work model follows too
+    /// (`WorkModel::hierarchy`, its waves the subgroups).
+    pub(crate) fn fits_subgroups(
+        self,
+        kernel: FrameKernel,
+        num_joints: usize,
+        widest_depth: u32,
+        subgroup_sizes: [u32; 2],
+    ) -> Self {
         let [smallest, largest] = subgroup_sizes;
         let fits = self == Self::Subgroup
             && kernel == FrameKernel::Fused
-            && features.contains(wgpu::Features::SUBGROUP)
             && largest < WORKGROUP_SIZE
-            && rig.joints.len() > largest as usize
-            && (1..=smallest).contains(&rig.widest_depth());
+            && num_joints > largest as usize
+            && (1..=smallest).contains(&widest_depth);
         if fits { Self::Subgroup } else { Self::Walks }
     }
 

@@ -271,27 +271,37 @@ fn by_depth_rows(joints: &[GpuRigJoint]) -> Vec<u32> {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&j| joints[j].depth);
     let mut place = vec![0u32; n];
-    // Where each depth starts and ends in `order`; past the deepest, the joint count.
-    let mut starts = vec![n as u32; n];
+    // Where each depth ends in `order` (and so where the next starts); past the deepest, the
+    // joint count.
     let mut ends = vec![n as u32; n];
-    for (i, &j) in order.iter().enumerate().rev() {
-        place[j] = i as u32;
-        starts[joints[j].depth as usize] = i as u32;
-    }
     for (i, &j) in order.iter().enumerate() {
+        place[j] = i as u32;
         ends[joints[j].depth as usize] = i as u32 + 1;
     }
+    let start = |depth: u32| depth.checked_sub(1).map_or(0, |above| ends[above as usize]);
     order
         .iter()
         .enumerate()
         .map(|(row, &j)| {
             let parent_lane = match joints[j].parent {
                 GPU_NO_PARENT => 0,
-                p => place[p as usize] - starts[joints[p as usize].depth as usize],
+                p => place[p as usize] - start(joints[p as usize].depth),
             };
             j as u32 | parent_lane << BY_DEPTH_PARENT_LANE_SHIFT | ends[row] << BY_DEPTH_LEVEL_END_SHIFT
         })
         .collect()
+}
+
+/// Joints of the widest depth among joints of these `depths` (0 for none).
+pub(crate) fn widest_depth(depths: impl IntoIterator<Item = usize>) -> u32 {
+    let mut widths: Vec<u32> = Vec::new();
+    for depth in depths {
+        if widths.len() <= depth {
+            widths.resize(depth + 1, 0);
+        }
+        widths[depth] += 1;
+    }
+    widths.into_iter().max().unwrap_or(0)
 }
 
 impl GpuRigTables {
@@ -299,11 +309,7 @@ impl GpuRigTables {
     /// needs in a subgroup (0 for a rig without joints).
     #[must_use]
     pub fn widest_depth(&self) -> u32 {
-        let mut widths = vec![0u32; self.joints.len()];
-        for joint in &self.joints {
-            widths[joint.depth as usize] += 1;
-        }
-        widths.into_iter().max().unwrap_or(0)
+        widest_depth(self.joints.iter().map(|joint| joint.depth as usize))
     }
 }
 

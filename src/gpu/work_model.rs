@@ -71,7 +71,7 @@
 //! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
 //! are the fused kernel's: the same memory, read and written once.
 
-use crate::gpu::types::{REPLAY_SAMPLES, level_bands, level_lanes};
+use crate::gpu::types::{REPLAY_SAMPLES, level_bands, level_lanes, widest_depth};
 use crate::gpu::{FrameKernel, Hierarchy, MeasuredPath, Specialisation};
 use crate::program::{
     ClipSample, EndRotation, LayerBlend, LayerProgram, LayerSetup, LayerSpace, ProceduralRig, ProceduralTargets,
@@ -1140,6 +1140,8 @@ pub enum WorkModelError {
 #[derive(Clone, Debug)]
 pub struct WorkModel {
     depths: Vec<usize>,
+    /// Joints of the rig's widest depth ([`Hierarchy::fits`]).
+    widest_depth: u32,
     /// The level kernels' bands (`gpu::types::level_bands`): each one's chains' lengths.
     bands: Vec<Vec<usize>>,
     /// Each joint's parent, for the procedural stage's paths to the root.
@@ -1192,8 +1194,9 @@ impl WorkModel {
         if rig.num_joints() > crate::MAX_JOINTS {
             return Err(WorkModelError::TooManyJoints(rig.num_joints()));
         }
-        let depths = rig.joint_depths().iter().map(|&d| usize::from(d)).collect();
+        let depths: Vec<usize> = rig.joint_depths().iter().map(|&d| usize::from(d)).collect();
         Ok(Self {
+            widest_depth: widest_depth(depths.iter().copied()),
             depths,
             bands: level_bands(rig).iter().map(|band| band.iter().map(Vec::len).collect()).collect(),
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
@@ -1280,13 +1283,28 @@ impl WorkModel {
     /// [`Hierarchy::Walks`] otherwise; the costs to pass are this hierarchy's.
     #[must_use]
     pub fn hierarchy(&self) -> Hierarchy {
-        let widest = (0..self.depth_count()).map(|d| self.depths.iter().filter(|&&x| x == d).count()).max();
-        let composes = self.hierarchy == Hierarchy::Subgroup
-            && self.kernel == FrameKernel::Fused
-            && self.wave_size < WORKGROUP_THREADS
-            && self.num_joints() > self.wave_size
-            && widest.is_some_and(|w| w <= self.wave_size);
-        if composes { Hierarchy::Subgroup } else { Hierarchy::Walks }
+        let wave = self.wave_size as u32;
+        self.hierarchy.fits_subgroups(self.kernel, self.num_joints(), self.widest_depth, [wave, wave])
+    }
+
+    /// The recorded RADV navi21 costs of the modelled kernel's layered frame composing the
+    /// hierarchy as [`hierarchy`](Self::hierarchy) says.
+    #[must_use]
+    pub fn layered_costs_radv_navi21(&self) -> KernelCosts {
+        match self.hierarchy() {
+            Hierarchy::Walks => KernelCosts::layered_radv_navi21(self.kernel),
+            Hierarchy::Subgroup => KernelCosts::layered_subgroup_radv_navi21(),
+        }
+    }
+
+    /// The recorded RADV navi21 costs of the modelled kernel's two-clip frame, as
+    /// [`layered_costs_radv_navi21`](Self::layered_costs_radv_navi21).
+    #[must_use]
+    pub fn two_clip_costs_radv_navi21(&self) -> KernelCosts {
+        match self.hierarchy() {
+            Hierarchy::Walks => KernelCosts::two_clip_radv_navi21(self.kernel),
+            Hierarchy::Subgroup => KernelCosts::two_clip_subgroup_radv_navi21(),
+        }
     }
 
     /// The rig's depths: the deepest joint's depth and one.
