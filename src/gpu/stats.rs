@@ -687,9 +687,15 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
             .ok_or(StatsError::NoDevice(" (set RADV_FORCE_FAMILY=navi21 for Mesa's AMD compiler)"))?
     };
     let properties = unsafe { instance.get_physical_device_properties(physical) };
+    // Vulkan 1.3's subgroup size control, read with the driver's name and the features below.
+    let size_control = properties.api_version >= vk::API_VERSION_1_3;
     let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
+    let mut subgroup_sizes = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
     let driver = if properties.api_version >= vk::API_VERSION_1_2 {
         let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties);
+        if size_control {
+            properties2 = properties2.push_next(&mut subgroup_sizes);
+        }
         unsafe { instance.get_physical_device_properties2(physical, &mut properties2) };
         format!("{} {}", c_string(&driver_properties.driver_name), c_string(&driver_properties.driver_info))
     } else {
@@ -699,31 +705,24 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     let robustness2 = has_extension(physical, ash::ext::robustness2::NAME);
     let mut robustness2_features = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
     let mut executable_features = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+    let mut size_control_features = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut executable_features);
     if robustness2 {
         features2 = features2.push_next(&mut robustness2_features);
+    }
+    if size_control {
+        features2 = features2.push_next(&mut size_control_features);
     }
     unsafe { instance.get_physical_device_features2(physical, &mut features2) };
     let robust_buffer_access = features2.features.robust_buffer_access;
     let robust_buffer_access2 = robustness2 && robustness2_features.robust_buffer_access2 == vk::TRUE;
     // `Hierarchy::Subgroup` runs only where subgroups are smaller than the workgroup
     // (`Hierarchy::fits`), so its kernels are compiled at the device's smallest subgroup size
-    // where the device can be asked for one (Vulkan 1.3's subgroup size control: RADV compiles
-    // compute at 64 lanes otherwise, and at 64 unless told even with `RADV_PERFTEST=cswave32`
-    // once a kernel uses subgroups).
-    let smallest_subgroup = if properties.api_version >= vk::API_VERSION_1_3 {
-        let mut control = vk::PhysicalDeviceSubgroupSizeControlFeatures::default();
-        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut control);
-        unsafe { instance.get_physical_device_features2(physical, &mut features) };
-        let mut sizes = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
-        let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sizes);
-        unsafe { instance.get_physical_device_properties2(physical, &mut properties2) };
-        (control.subgroup_size_control == vk::TRUE
-            && sizes.required_subgroup_size_stages.contains(vk::ShaderStageFlags::COMPUTE))
-        .then_some(sizes.min_subgroup_size)
-    } else {
-        None
-    };
+    // where the device can be asked for one (RADV compiles compute at 64 lanes otherwise, and at
+    // 64 unless told even with `RADV_PERFTEST=cswave32` once a kernel uses subgroups).
+    let smallest_subgroup = (size_control_features.subgroup_size_control == vk::TRUE
+        && subgroup_sizes.required_subgroup_size_stages.contains(vk::ShaderStageFlags::COMPUTE))
+    .then_some(subgroup_sizes.min_subgroup_size);
 
     let queue_family = unsafe { instance.get_physical_device_queue_family_properties(physical) }
         .iter()
