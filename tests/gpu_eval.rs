@@ -321,17 +321,8 @@ fn frame_matches_cpu() {
 fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
     let Some(gpu) = gpu() else { return };
     let info = gpu.device.adapter_info();
-    let fits = |rig: &Rig| {
-        let tables = GpuRigJoint::from_rig(rig);
-        let sizes = [info.subgroup_min_size, info.subgroup_max_size];
-        Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) == Hierarchy::Subgroup
-    };
     let humanoid = throng::demo::DemoCharacter::humanoid().rig;
-    if !fits(&humanoid) {
-        // CI's lavapipe has 8-lane subgroups: there a skip would hide the feature's breakage.
-        let lavapipe = std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") && info.name.contains("llvmpipe");
-        assert!(!lavapipe, "{}: lavapipe's 8-lane subgroups compose the humanoid", info.name);
-        eprintln!("skipping: {} has no subgroups smaller than a workgroup, the humanoid and 3 lanes wide", info.name);
+    if !gpu_support::subgroup_composes_or_skip(&gpu, &humanoid) {
         return;
     }
     let chains = gpu_support::rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
@@ -352,7 +343,7 @@ fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
         let (samples, ranges) = test_programs(40, 5);
         let what =
             format!("{}-joint rig, widest depth {}", rig.num_joints(), GpuRigJoint::from_rig(&rig).widest_depth());
-        assert_eq!(fits(&rig), composes, "{what}: on {} lanes", info.subgroup_min_size);
+        assert_eq!(gpu_support::subgroup_composes(&gpu, &rig), composes, "{what}: on {} lanes", info.subgroup_min_size);
         let [mut walks, mut subgroup] = Hierarchy::ALL.map(|hierarchy| {
             let options = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy, ..Default::default() };
             GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap()

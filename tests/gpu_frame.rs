@@ -18,7 +18,6 @@ use throng::eval::inertialize::OffsetLanes;
 use throng::eval::layers::{MeshSpaceScratch, apply_additive, override_local, override_mesh};
 use throng::eval::sample::sample_blend;
 use throng::eval::transition::{Inertia, LayerMemory, transition};
-use throng::gpu::types::GpuRigJoint;
 use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuError, Hierarchy, Specialisation, Stage};
 use throng::program::{
     ClipSample, DueRows, LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, MaskEntry, OutputLayout, ProgramError,
@@ -1228,14 +1227,7 @@ fn steady_and_switching_passes_equal_one_kernel_for_every_character() {
 #[test]
 fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
     let Some(gpu) = gpu() else { return };
-    let info = gpu.device.adapter_info();
-    let sizes = [info.subgroup_min_size, info.subgroup_max_size];
-    let tables = GpuRigJoint::from_rig(&test_rig(29));
-    if Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) != Hierarchy::Subgroup {
-        // CI's lavapipe has 8-lane subgroups: there a skip would hide the feature's breakage.
-        let lavapipe = std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") && info.name.contains("llvmpipe");
-        assert!(!lavapipe, "{}: lavapipe's 8-lane subgroups compose a 29-joint rig", info.name);
-        eprintln!("skipping: {} has no subgroups smaller than a workgroup and 6 lanes wide", info.name);
+    if !gpu_support::subgroup_composes_or_skip(&gpu, &test_rig(29)) {
         return;
     }
     let chains = rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());

@@ -5,7 +5,8 @@
 #![allow(dead_code)]
 
 use glam::Vec3;
-use throng::gpu::{GpuContext, GpuCrowd};
+use throng::gpu::types::GpuRigJoint;
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, Hierarchy};
 use throng::program::{ClipSample, LayerProgram};
 use throng::{Rig, Transform};
 
@@ -45,6 +46,29 @@ pub fn gpu_with_limits(restrict: impl FnOnce(&mut wgpu::Limits)) -> Option<(wgpu
         pollster::block_on(adapter.request_device(&descriptor))
             .expect("limits no better than the adapter's are granted"),
     )
+}
+
+/// Whether a fused crowd asking for `Hierarchy::Subgroup` composes `rig`'s hierarchy in a
+/// subgroup on `gpu` (`Hierarchy::fits` with the adapter's subgroup sizes).
+pub fn subgroup_composes(gpu: &GpuContext, rig: &Rig) -> bool {
+    let info = gpu.device.adapter_info();
+    let sizes = [info.subgroup_min_size, info.subgroup_max_size];
+    let tables = GpuRigJoint::from_rig(rig);
+    Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) == Hierarchy::Subgroup
+}
+
+/// [`subgroup_composes`] for a test's first rig, or `false` after saying why the test skips:
+/// except under `THRONG_REQUIRE_GPU=1` on lavapipe, whose 8-lane subgroups compose the tests'
+/// rigs, where a skip would hide the feature's breakage and it fails instead.
+pub fn subgroup_composes_or_skip(gpu: &GpuContext, rig: &Rig) -> bool {
+    if subgroup_composes(gpu, rig) {
+        return true;
+    }
+    let name = gpu.device.adapter_info().name;
+    let lavapipe = std::env::var("THRONG_REQUIRE_GPU").as_deref() == Ok("1") && name.contains("llvmpipe");
+    assert!(!lavapipe, "{name}: lavapipe's 8-lane subgroups compose a {}-joint rig", rig.num_joints());
+    eprintln!("skipping: {name}'s subgroups cannot compose a {}-joint rig's hierarchy", rig.num_joints());
+    false
 }
 
 /// A rig of `num_joints` joints (named `j0`, `j1`, …) mixing long chains (parent `j - 1`) and
