@@ -182,16 +182,22 @@ fn print_model() -> Result<(), WorkModelError> {
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
-        // The fused kernels composing the hierarchy in one subgroup, where a crowd would: on
-        // subgroups smaller than the workgroup and the rig (warp32, the 64-joint humanoid).
-        let model = WorkModel::new(&scenario.rig, 32, 64, 48)?.with_hierarchy(Hierarchy::Subgroup);
-        if model.hierarchy() == Hierarchy::Subgroup {
+        // The fused kernels composing the hierarchy otherwise, where a crowd would: in one
+        // subgroup on subgroups smaller than the workgroup and the rig (warp32, the 64-joint
+        // humanoid); by pointer doubling on any wave.
+        let composed = [(Hierarchy::Subgroup, 32), (Hierarchy::Doubling, 64), (Hierarchy::Doubling, 32)];
+        for (hierarchy, wave) in composed {
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy);
+            if model.hierarchy() != hierarchy {
+                continue;
+            }
+            let kernel = format!("fused+{}", hierarchy.name());
             let costs = model.layered_costs_radv_navi21();
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
-            print_work(name, "fused+subgroup", "layered", 32, &layered);
+            print_work(name, &kernel, "layered", wave, &layered);
             let costs = model.two_clip_costs_radv_navi21();
             let two_clip = model.two_clip_frame(&two_clip_samples, &ranges, &costs)?;
-            print_work(name, "fused+subgroup", "two-clip", 32, &two_clip);
+            print_work(name, &kernel, "two-clip", wave, &two_clip);
         }
     }
     println!();
@@ -212,15 +218,20 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         scenario.layers.iter().map(|l| throng::program::LayerSetup { needs_memory: false, ..l.clone() }).collect();
     let mut headings = Vec::new();
     let mut columns: Vec<Vec<(String, f64)>> = Vec::new();
-    let columns_of = FrameKernel::ALL
-        .into_iter()
-        .flat_map(|kernel| [64, 32].map(|wave| (kernel, Hierarchy::Walks, wave)))
-        .chain([(FrameKernel::Fused, Hierarchy::Subgroup, 32)]);
+    let columns_of =
+        FrameKernel::ALL.into_iter().flat_map(|kernel| [64, 32].map(|wave| (kernel, Hierarchy::Walks, wave))).chain([
+            (FrameKernel::Fused, Hierarchy::Subgroup, 32),
+            (FrameKernel::Fused, Hierarchy::Doubling, 64),
+            (FrameKernel::Fused, Hierarchy::Doubling, 32),
+        ]);
     for (kernel, hierarchy, wave) in columns_of {
-        let subgroup = hierarchy == Hierarchy::Subgroup;
-        headings.push(format!("{}{} w{wave}", kernel.name(), if subgroup { "+subgroup" } else { "" }));
+        let composed = match hierarchy {
+            Hierarchy::Walks => String::new(),
+            other => format!("+{}", other.name()),
+        };
+        headings.push(format!("{}{composed} w{wave}", kernel.name()));
         let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
-        assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes in a warp");
+        assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes so on this wave");
         let costs = model.layered_costs_radv_navi21();
         let mut column = Vec::new();
         for (name, alone) in costs.regions() {
@@ -321,7 +332,7 @@ fn main() -> ExitCode {
     let mut kernels: Vec<Kernel> = args
         .joints
         .iter()
-        .flat_map(|&n| [Kernel::all_for_rig(n), Kernel::passes_for_rig(n), Kernel::subgroup_for_rig(n)].concat())
+        .flat_map(|&n| [Kernel::all_for_rig(n), Kernel::passes_for_rig(n), Kernel::composed_for_rig(n)].concat())
         .collect();
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));

@@ -344,7 +344,7 @@ fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
         let what =
             format!("{}-joint rig, widest depth {}", rig.num_joints(), GpuRigJoint::from_rig(&rig).widest_depth());
         assert_eq!(gpu_support::subgroup_composes(&gpu, &rig), composes, "{what}: on {} lanes", info.subgroup_min_size);
-        let [mut walks, mut subgroup] = Hierarchy::ALL.map(|hierarchy| {
+        let [mut walks, mut subgroup] = [Hierarchy::Walks, Hierarchy::Subgroup].map(|hierarchy| {
             let options = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy, ..Default::default() };
             GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap()
         });
@@ -360,6 +360,55 @@ fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
         assert_matrices_close_with(&cpu, &got, 16, rig.num_joints(), GPU_TOLERANCE, &what, |c| {
             describe(&samples, &ranges[c])
         });
+    }
+}
+
+/// The two-clip frame composing local-to-model by pointer doubling equals the CPU's within the
+/// GPU tolerance on every device (no subgroup needed), for rigs of one joint (no round), a few
+/// depths, more than a thread's joints (100 and 256: two and four a thread) and chains as deep
+/// as the scales' limit lets a test rig go (128 deep: eight rounds); the walking crowd's
+/// matrices within the same tolerance.
+#[test]
+fn two_clip_frame_composed_by_doubling_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let chain = |n: usize| gpu_support::rig_of((0..n).map(|j| j.checked_sub(1)).collect());
+    let chains = gpu_support::rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
+    let rigs = [
+        test_rig(1),
+        throng::demo::DemoCharacter::humanoid().rig,
+        throng::demo::DemoCharacter::humanoid_64().rig,
+        test_rig(29),
+        chains,
+        test_rig(100),
+        test_rig(256),
+        chain(2),
+        chain(129),
+    ];
+    for rig in rigs {
+        let clips = test_clips(&rig);
+        let (samples, ranges) = test_programs(40, 5);
+        let tables = GpuRigJoint::from_rig(&rig);
+        let deepest = tables.joints.iter().map(|j| j.depth).max().unwrap_or(0);
+        let what = format!("{}-joint rig, {deepest} deep", rig.num_joints());
+        let [mut walks, mut doubling] = [Hierarchy::Walks, Hierarchy::Doubling].map(|hierarchy| {
+            let options = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy, ..Default::default() };
+            GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, options).unwrap()
+        });
+        assert_eq!(doubling.hierarchy(), Hierarchy::Doubling, "{what}");
+        let walked = gpu_frame(&gpu, &mut walks, &samples, &ranges);
+        let got = gpu_frame(&gpu, &mut doubling, &samples, &ranges);
+        let cpu = cpu_frame(&rig, &clips, &samples, &ranges, OutputLayout::Mat4);
+        for (expected, against) in [(&cpu, "the CPU"), (&walked, "the walks")] {
+            assert_matrices_close_with(
+                expected,
+                &got,
+                16,
+                rig.num_joints(),
+                GPU_TOLERANCE,
+                &format!("{what} against {against}"),
+                |c| describe(&samples, &ranges[c]),
+            );
+        }
     }
 }
 

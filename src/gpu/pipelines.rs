@@ -37,6 +37,7 @@ const WALKS: &str = include_str!("../../shaders/shared/walks.wgsl");
 const WALKS_MESH: &str = include_str!("../../shaders/shared/walks_mesh.wgsl");
 const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
 const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
+const DOUBLING: &str = include_str!("../../shaders/shared/doubling.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
 /// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
@@ -446,11 +447,12 @@ impl ShapePass {
 }
 
 /// How [`FrameKernel::Fused`]'s frames compose the rig's hierarchy: local-to-model before
-/// skinning, and the mesh-space override's model rotations. The same products in the same order
-/// either way, so the same matrices (bit for bit on lavapipe, within the GPU tolerance where a
-/// driver fuses the two kernels' multiply-adds differently); different shapes of work, for a
-/// device run to weigh (`scripts/gpu-bench.sh`'s `fused+subgroup` rows). [`FrameKernel::Levels`]
-/// composes band by band whatever this says.
+/// skinning, and the mesh-space override's model rotations. `Walks` and `Subgroup` take the same
+/// products in the same order, so the same matrices (bit for bit on lavapipe, within the GPU
+/// tolerance where a driver fuses the two kernels' multiply-adds differently); `Doubling` groups
+/// local-to-model's products differently (the CPU's matrices within rounding). Different shapes
+/// of work, for a device run to weigh (`scripts/gpu-bench.sh`'s `fused+subgroup` and
+/// `fused+doubling` rows). [`FrameKernel::Levels`] composes band by band whatever this says.
 ///
 /// `Walks` has each thread compose its joints' chains from the root (`shaders/shared/walks.wgsl`,
 /// `walks_mesh.wgsl`): no barrier, but every wave steps as deep as its deepest joint, and on a
@@ -460,16 +462,21 @@ impl ShapePass {
 /// `subgroup_mesh.wgsl`): one step per depth for the whole character on one wave, the others
 /// waiting at the barrier after it. The work model counts the 64-joint humanoid's layered frame
 /// on warp32 at fewer wave-instructions this way (BENCHMARKS.md "The hierarchy in one
-/// subgroup"); whether an NVIDIA GPU runs it faster waits for a device.
+/// subgroup"); whether an NVIDIA GPU runs it faster waits for a device. `Doubling` composes
+/// local-to-model by pointer doubling (`shaders/shared/doubling.wgsl`): every thread takes its
+/// joints through ⌈log₂(depth + 1)⌉ rounds, in each a joint's matrix composed with the one its
+/// ancestor `span` depths up holds, `span` doubling, two barriers a round (the 64-joint humanoid:
+/// 4 rounds where a wave walks 14 steps); the mesh-space override, whose slerps do not compose
+/// that way, walks (BENCHMARKS.md "Local-to-model by pointer doubling").
 ///
 /// A crowd asks for one ([`crate::gpu::GpuCrowdOptions::hierarchy`]) and runs what
 /// [`fits`](Self::fits) the device and rig ([`crate::gpu::GpuCrowd::hierarchy`] says which):
 /// `Subgroup` needs wgpu's `SUBGROUP` feature (which [`crate::gpu::GpuContext`] enables where
 /// the adapter has it), subgroups smaller than the 64-thread workgroup (where one subgroup holds
 /// the whole character, walks already take one step per depth) and each of the rig's depths
-/// within the smallest subgroup; elsewhere the crowd walks. `THRONG_HIERARCHY=subgroup` (or
-/// `walks`) in the environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does
-/// the kernel's.
+/// within the smallest subgroup; elsewhere the crowd walks. `Doubling` runs wherever the kernel
+/// is [`FrameKernel::Fused`]. `THRONG_HIERARCHY=subgroup` (or `doubling`, `walks`) in the
+/// environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does the kernel's.
 ///
 /// ```
 /// use throng::demo::DemoCharacter;
@@ -487,6 +494,9 @@ impl ShapePass {
 /// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &humanoid, subgroup, [8, 8]), Hierarchy::Walks);
 /// let small = GpuRigJoint::from_rig(&DemoCharacter::humanoid().rig);
 /// assert_eq!(Hierarchy::Subgroup.fits(FrameKernel::Fused, &small, subgroup, [32, 32]), Hierarchy::Walks);
+/// // Doubling needs no subgroup; the level kernels compose band by band.
+/// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Fused, &small, wgpu::Features::empty(), [0, 0]), Hierarchy::Doubling);
+/// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Levels, &small, subgroup, [32, 32]), Hierarchy::Walks);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hierarchy {
@@ -494,6 +504,9 @@ pub enum Hierarchy {
     Walks,
     /// Depth by depth in one subgroup, parents' results passed by shuffles.
     Subgroup,
+    /// Local-to-model by pointer doubling, a round per power of two of the depth; the
+    /// mesh-space override by walks.
+    Doubling,
 }
 
 impl Default for Hierarchy {
@@ -504,15 +517,16 @@ impl Default for Hierarchy {
 }
 
 impl Hierarchy {
-    /// Both, walks first.
-    pub const ALL: [Self; 2] = [Self::Walks, Self::Subgroup];
+    /// Every one, walks first.
+    pub const ALL: [Self; 3] = [Self::Walks, Self::Subgroup, Self::Doubling];
 
-    /// `walks` or `subgroup`.
+    /// `walks`, `subgroup` or `doubling`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Walks => "walks",
             Self::Subgroup => "subgroup",
+            Self::Doubling => "doubling",
         }
     }
 
@@ -528,7 +542,8 @@ impl Hierarchy {
     /// asked for, the kernel is [`FrameKernel::Fused`], the device has `SUBGROUP`, its largest
     /// subgroup is smaller than the workgroup but not the rig (where one subgroup holds every
     /// joint, the walks already take one step a depth, with less code), and the rig's widest
-    /// depth fits in its smallest; `Walks` otherwise.
+    /// depth fits in its smallest; `Doubling` where it was asked for and the kernel is
+    /// [`FrameKernel::Fused`]; `Walks` otherwise.
     #[must_use]
     pub fn fits(
         self,
@@ -537,15 +552,15 @@ impl Hierarchy {
         features: wgpu::Features,
         subgroup_sizes: [u32; 2],
     ) -> Self {
-        if !features.contains(wgpu::Features::SUBGROUP) {
+        if self == Self::Subgroup && !features.contains(wgpu::Features::SUBGROUP) {
             return Self::Walks;
         }
         self.fits_subgroups(kernel, rig.joints.len(), rig.widest_depth(), subgroup_sizes)
     }
 
-    /// [`fits`](Self::fits) on a device with subgroups, for a rig of `num_joints` whose widest
-    /// depth holds `widest_depth` joints: the rule the work model follows too
-    /// (`WorkModel::hierarchy`, its waves the subgroups).
+    /// [`fits`](Self::fits) on a device with subgroups (where they matter), for a rig of
+    /// `num_joints` whose widest depth holds `widest_depth` joints: the rule the work model
+    /// follows too (`WorkModel::hierarchy`, its waves the subgroups).
     pub(crate) fn fits_subgroups(
         self,
         kernel: FrameKernel,
@@ -554,16 +569,18 @@ impl Hierarchy {
         subgroup_sizes: [u32; 2],
     ) -> Self {
         let [smallest, largest] = subgroup_sizes;
-        let fits = self == Self::Subgroup
-            && kernel == FrameKernel::Fused
-            && largest < WORKGROUP_SIZE
-            && num_joints > largest as usize
-            && (1..=smallest).contains(&widest_depth);
-        if fits { Self::Subgroup } else { Self::Walks }
+        let fits = match self {
+            Self::Walks => false,
+            Self::Subgroup => {
+                largest < WORKGROUP_SIZE && num_joints > largest as usize && (1..=smallest).contains(&widest_depth)
+            }
+            Self::Doubling => true,
+        };
+        if fits && kernel == FrameKernel::Fused { self } else { Self::Walks }
     }
 
     /// `source` (a module of `shaders/`) with this hierarchy's files in place of the walks', or
-    /// `None` for `Subgroup` where the module's frame does not compose with
+    /// `None` for `Subgroup` and `Doubling` where the module's frame does not compose with
     /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
     pub(crate) fn apply(self, source: String) -> Option<String> {
         match self {
@@ -571,6 +588,7 @@ impl Hierarchy {
             Self::Subgroup => source
                 .contains(WALKS)
                 .then(|| source.replacen(WALKS, SUBGROUP, 1).replacen(WALKS_MESH, SUBGROUP_MESH, 1)),
+            Self::Doubling => source.contains(WALKS).then(|| source.replacen(WALKS, DOUBLING, 1)),
         }
     }
 }
@@ -1237,6 +1255,28 @@ mod tests {
                 validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
                 assert!(validate(&subgroup, naga::valid::Capabilities::empty()).is_err(), "{kind:?}");
                 validate(&walks, naga::valid::Capabilities::empty()).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            }
+        }
+    }
+
+    /// The fused frames composing local-to-model by pointer doubling validate without
+    /// subgroups, their barriers in uniform control flow; the layered frame's mesh-space
+    /// override still walks. Every other module keeps its walks.
+    #[test]
+    fn doubling_hierarchy_needs_no_subgroups() {
+        for kind in ShaderModuleKind::ALL {
+            for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
+                let Some(doubling) = Hierarchy::Doubling.apply(shader_source(kind, num_joints, false)) else {
+                    assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
+                    continue;
+                };
+                assert!(!doubling.contains(WALKS) && doubling.contains(DOUBLING), "{kind:?}");
+                assert_eq!(doubling.contains(WALKS_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
+                let module = naga::front::wgsl::parse_str(&doubling)
+                    .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
             }
         }
     }

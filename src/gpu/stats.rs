@@ -89,22 +89,24 @@ impl Kernel {
         }
     }
 
-    /// The fused frames composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for a
-    /// rig of `num_joints`, with full clips: the two-clip frame, the layered frame for every
-    /// character (whose loops the work model reads), then the layered frame's kernels as a
-    /// production crowd dispatches them ([`ShapePass::PASSES`]). [`driver_statistics`] compiles
-    /// them at the device's smallest subgroup size where it can ask for one, since a crowd runs
-    /// them only where subgroups are smaller than the workgroup ([`Hierarchy::fits`]).
+    /// The fused frames composing the hierarchy as `hierarchy` says ([`Hierarchy::Subgroup`],
+    /// [`Hierarchy::Doubling`]) for a rig of `num_joints`, with full clips: the two-clip frame,
+    /// the layered frame for every character (whose loops the work model reads), then the
+    /// layered frame's kernels as a production crowd dispatches them ([`ShapePass::PASSES`]).
+    /// [`driver_statistics`] compiles the subgroup kernels at the device's smallest subgroup
+    /// size where it can ask for one, since a crowd runs them only where subgroups are smaller
+    /// than the workgroup ([`Hierarchy::fits`]).
     ///
     /// ```
+    /// use throng::gpu::Hierarchy;
     /// use throng::gpu::stats::Kernel;
-    /// let names: Vec<String> = Kernel::subgroup_for_rig(64).iter().map(Kernel::name).collect();
+    /// let names: Vec<String> = Kernel::hierarchy_for_rig(Hierarchy::Subgroup, 64).iter().map(Kernel::name).collect();
     /// assert_eq!(names[..2], ["frame_main/64j+subgroup", "frame_layers_main/64j+subgroup"]);
     /// assert!(names.contains(&"frame_layers_main/64j+subgroup steady-pass".to_owned()));
     /// ```
     #[must_use]
-    pub fn subgroup_for_rig(num_joints: usize) -> Vec<Self> {
-        let kernel = |kind| Self { hierarchy: Hierarchy::Subgroup, ..Self::production(kind, num_joints, false) };
+    pub fn hierarchy_for_rig(hierarchy: Hierarchy, num_joints: usize) -> Vec<Self> {
+        let kernel = |kind| Self { hierarchy, ..Self::production(kind, num_joints, false) };
         [kernel(ShaderModuleKind::Frame), kernel(ShaderModuleKind::FrameLayers)]
             .into_iter()
             .chain(ShapePass::PASSES.map(|pass| Self {
@@ -113,6 +115,13 @@ impl Kernel {
                 ..kernel(ShaderModuleKind::FrameLayers)
             }))
             .collect()
+    }
+
+    /// [`hierarchy_for_rig`](Self::hierarchy_for_rig) for every hierarchy but the walks
+    /// ([`Hierarchy::ALL`]'s order).
+    #[must_use]
+    pub fn composed_for_rig(num_joints: usize) -> Vec<Self> {
+        Hierarchy::ALL[1..].iter().flat_map(|&h| Self::hierarchy_for_rig(h, num_joints)).collect()
     }
 
     /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`
@@ -221,7 +230,10 @@ impl Kernel {
                 self.kind.entry_point(),
                 self.num_joints,
                 if self.compact_clips { "+compact" } else { "" },
-                if self.hierarchy == Hierarchy::Subgroup { "+subgroup" } else { "" }
+                match self.hierarchy {
+                    Hierarchy::Walks => String::new(),
+                    other => format!("+{}", other.name()),
+                }
             )
         } else {
             self.kind.entry_point().to_owned()

@@ -386,6 +386,44 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
 pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
     (619, [(359, 0), (22, 1), (135, 1), (106, 0), (119, 0)]);
 
+/// `frame_layers_main` composing local-to-model by pointer doubling ([`Hierarchy::Doubling`]),
+/// as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the same loops but the last two, the round loop and the
+/// skinning loop one after the other where the walks nest their step in the skinning loop.
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
+    4759,
+    [
+        (47, 0),
+        (1368, 0),
+        (1350, 1),
+        (1257, 2),
+        (22, 3),
+        (136, 3),
+        (2948, 0),
+        (747, 1),
+        (22, 2),
+        (137, 2),
+        (22, 2),
+        (125, 2),
+        (528, 1),
+        (26, 1),
+        (792, 1),
+        (42, 1),
+        (39, 1),
+        (267, 1),
+        (119, 2),
+        (168, 1),
+        (57, 0),
+        (132, 0),
+        (116, 0),
+    ],
+);
+
+/// `frame_main` composing local-to-model by pointer doubling, as
+/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
+/// loop.
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
+    (659, [(359, 0), (22, 1), (135, 1), (132, 0), (116, 0)]);
+
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
 pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
@@ -990,6 +1028,59 @@ impl KernelCosts {
         Self::frame_radv_navi21().with_subgroup_frame(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21.1).unwrap_or_default()
     }
 
+    /// The costs of `frame_layers_main` composing local-to-model by pointer doubling
+    /// ([`Hierarchy::Doubling`]): the walking kernel's with `model_step` the round loop's body,
+    /// `skinning` the skinning loop's after it (less the affine store, as in the walks), and
+    /// `kernel_fixed` what the doubling kernel's static count (`total`) leaves outside its
+    /// loops (the joints' depths and ancestors read once before the rounds among it). `None`
+    /// when `loops` is not the walking kernel's list with the walk's step, nested in the
+    /// skinning loop, turned into those two loops one after the other.
+    #[must_use]
+    pub fn with_doubling_layers(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
+        let depths = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0];
+        if !loop_structure_matches(loops, &depths) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21) + n(22))?,
+            model_step: n(21),
+            skinning: n(22).checked_sub(self.affine_output)?,
+            ..self
+        })
+    }
+
+    /// The costs of `frame_main` composing local-to-model by pointer doubling, as
+    /// [`KernelCosts::with_doubling_layers`]: the sampling loop, the round loop, the skinning
+    /// loop. `None` when the list is not those.
+    #[must_use]
+    pub fn with_doubling_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 1, 0, 0]) {
+            return None;
+        }
+        let n = |i: usize| count(loops[i].0);
+        Some(Self {
+            kernel_fixed: total.checked_sub(n(0) + n(3) + n(4))?,
+            model_step: n(3),
+            skinning: n(4).checked_sub(self.affine_output)?,
+            ..self
+        })
+    }
+
+    /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_layers`]).
+    #[must_use]
+    pub fn layered_doubling_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21;
+        Self::frame_layers_radv_navi21().with_doubling_layers((total, &loops)).unwrap_or_default()
+    }
+
+    /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_frame`]).
+    #[must_use]
+    pub fn two_clip_doubling_radv_navi21() -> Self {
+        let (total, loops) = FRAME_DOUBLING_LOOPS_RADV_NAVI21;
+        Self::frame_radv_navi21().with_doubling_frame((total, &loops)).unwrap_or_default()
+    }
+
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
     #[must_use]
     pub fn layered_radv_navi21(kernel: FrameKernel) -> Self {
@@ -1294,6 +1385,7 @@ impl WorkModel {
         match self.hierarchy() {
             Hierarchy::Walks => KernelCosts::layered_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::layered_subgroup_radv_navi21(),
+            Hierarchy::Doubling => KernelCosts::layered_doubling_radv_navi21(),
         }
     }
 
@@ -1304,6 +1396,7 @@ impl WorkModel {
         match self.hierarchy() {
             Hierarchy::Walks => KernelCosts::two_clip_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::two_clip_subgroup_radv_navi21(),
+            Hierarchy::Doubling => KernelCosts::two_clip_doubling_radv_navi21(),
         }
     }
 
@@ -1440,19 +1533,36 @@ impl WorkModel {
         work.charge(costs.pose + costs.skinning, waves);
         self.output_store(work, costs, waves);
         let level_products = self.depths.iter().filter(|&&d| d > 0).count() as f64;
-        if self.hierarchy() == Hierarchy::Subgroup {
-            // One wave steps through every depth; a barrier publishes its model matrices.
-            work.barriers += 1.0;
-            work.model_steps += self.depth_count() as f64;
-            work.charge(costs.model_step, self.depth_count());
-            work.walk_products += level_products;
-        } else {
-            for joints in self.wave_joints() {
-                let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
-                work.model_steps += deepest as f64;
-                work.charge(costs.model_step, deepest.saturating_sub(1));
+        match self.hierarchy() {
+            Hierarchy::Subgroup => {
+                // One wave steps through every depth; a barrier publishes its model matrices.
+                work.barriers += 1.0;
+                work.model_steps += self.depth_count() as f64;
+                work.charge(costs.model_step, self.depth_count());
+                work.walk_products += level_products;
             }
-            work.walk_products += self.depths.iter().sum::<usize>() as f64;
+            Hierarchy::Doubling => {
+                // A round per span up to the rig's deepest joint, two barriers each; a wave
+                // takes the rounds its deepest joint needs, a product for each joint at least
+                // the span deep.
+                let spans = || (0..usize::BITS).map(|bit| 1usize << bit);
+                let rounds_to = |depth: usize| spans().take_while(|&span| span <= depth).count();
+                work.barriers += 2.0 * rounds_to(self.depth_count().saturating_sub(1)) as f64;
+                for joints in self.wave_joints() {
+                    let rounds = rounds_to(self.depths[joints].iter().copied().max().unwrap_or(0));
+                    work.model_steps += rounds as f64;
+                    work.charge(costs.model_step, rounds);
+                }
+                work.walk_products += self.depths.iter().map(|&depth| rounds_to(depth)).sum::<usize>() as f64;
+            }
+            Hierarchy::Walks => {
+                for joints in self.wave_joints() {
+                    let deepest = self.depths[joints].iter().copied().max().unwrap_or(0);
+                    work.model_steps += deepest as f64;
+                    work.charge(costs.model_step, deepest.saturating_sub(1));
+                }
+                work.walk_products += self.depths.iter().sum::<usize>() as f64;
+            }
         }
         let j = self.num_joints() as f64;
         work.level_products += level_products;
@@ -2466,6 +2576,26 @@ mod tests {
         let n = parents.len();
         Rig::new((0..n).map(|j| format!("j{j}")).collect(), parents.to_vec(), vec![Transform::IDENTITY; n], None)
             .unwrap()
+    }
+
+    /// The doubling rounds counted by hand on a chain of five joints (depths 0 to 4) and a
+    /// second root: spans 1, 2 and 4 reach depth 4, so three rounds and six barriers (with the
+    /// pose's one), and each joint a product in every round whose span its depth reaches
+    /// (0 + 1 + 2 + 2 + 3 + 0 = 8), where the walks take 1 + 2 + 3 + 4 = 10 and 4 steps.
+    #[test]
+    fn doubling_rounds_on_a_small_rig() {
+        let rig = rig(&[None, Some(0), Some(1), Some(2), Some(3), None]);
+        let walks = WorkModel::new(&rig, 64, 64, 48).unwrap();
+        let doubling = walks.clone().with_hierarchy(Hierarchy::Doubling);
+        let costs = KernelCosts { model_step: 10, ..KernelCosts::default() };
+        let work = doubling.two_clip_character(&[1.0], &costs);
+        assert_eq!((work.model_steps, work.walk_products, work.level_products), (3.0, 8.0, 4.0));
+        assert_eq!((work.barriers, work.wave_instructions), (7.0, 30.0));
+        let work = walks.two_clip_character(&[1.0], &costs);
+        assert_eq!((work.model_steps, work.walk_products, work.barriers), (4.0, 10.0, 1.0));
+        // The level kernels compose band by band whatever the hierarchy asked for.
+        let levels = doubling.with_kernel(FrameKernel::Levels);
+        assert_eq!(levels.hierarchy(), Hierarchy::Walks);
     }
 
     /// `path`'s place in the recorded path counts ([`MeasuredPath::ALL`]'s order).
