@@ -17,7 +17,8 @@
 //! frames run `fused+subgroup` besides (`throng::gpu::Hierarchy::Subgroup`: the fused kernel
 //! composing local-to-model and the mesh-space override depth by depth in one subgroup), on a
 //! device whose subgroups can (`Hierarchy::fits`; elsewhere the row says it is skipped, since
-//! the crowd would walk). Each result is written to the results file as soon as it is known,
+//! the crowd would walk), and `fused+doubling` (`Hierarchy::Doubling`: local-to-model by
+//! pointer doubling, on any device). Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -161,22 +162,26 @@ impl Frame {
     }
 
     /// What is checked and timed on this frame: every kernel variant as built and the fused one
-    /// composing its hierarchy in a subgroup (on the layered frame also the default one with
+    /// composing its hierarchy in a subgroup and by pointer doubling (on the layered frame also
+    /// the default one with
     /// every character in one kernel and with its displayed poses stored), or on the steady
     /// frame the default variant as built and as each specialisation; the first is the
     /// reference of the others.
     fn variants(self) -> Vec<Variant> {
         let built = |kernel| Variant(kernel, Specialisation::Production, Hierarchy::Walks);
         let default = |s| Variant(FrameKernel::default(), s, Hierarchy::Walks);
-        // The fused kernel composing its hierarchy in a subgroup.
-        let subgroup = Variant(FrameKernel::Fused, Specialisation::Production, Hierarchy::Subgroup);
+        // The fused kernel composing its hierarchy in a subgroup and by pointer doubling.
+        let composed = [Hierarchy::Subgroup, Hierarchy::Doubling]
+            .map(|hierarchy| Variant(FrameKernel::Fused, Specialisation::Production, hierarchy));
         match self {
-            Self::TwoClip => FrameKernel::ALL.into_iter().map(built).chain([subgroup]).collect(),
+            Self::TwoClip => FrameKernel::ALL.into_iter().map(built).chain(composed).collect(),
             // Variant 0 first (the reference), then what the next device run is to settle: at
-            // 1M an H200 holds four 64-joint layered crowds (some 30 GiB each), and the fifth,
-            // `+stored` (timed by the first run), is skipped as out of memory (`within_memory`).
+            // 1M an H200 holds four 64-joint layered crowds (some 30 GiB each), and the fifth
+            // and sixth, `levels` and `+stored` (timed by earlier runs), are skipped as out of
+            // memory (`within_memory`).
             Self::Layered => {
-                let mut order = vec![built(FrameKernel::Fused), default(Specialisation::Whole), subgroup];
+                let mut order = vec![built(FrameKernel::Fused), default(Specialisation::Whole)];
+                order.extend(composed);
                 order.extend(FrameKernel::ALL.into_iter().filter(|&k| k != FrameKernel::Fused).map(built));
                 order.push(default(Specialisation::Stored));
                 order
@@ -199,7 +204,7 @@ struct Variant(FrameKernel, Specialisation, Hierarchy);
 
 impl Variant {
     /// The kernel's name, then `+steady`, `+settled`, `+stored` or `+whole` for a
-    /// specialisation, `+subgroup` for the hierarchy composed in a subgroup.
+    /// specialisation, `+subgroup` or `+doubling` for the hierarchy composed so.
     fn name(self) -> String {
         match (self.1, self.2) {
             (Specialisation::Production, Hierarchy::Walks) => self.0.name().to_owned(),
