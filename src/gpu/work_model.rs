@@ -1122,14 +1122,16 @@ pub struct Work {
     /// Times a wave enters a region or runs one iteration of its loops, all regions together.
     pub wave_steps: f64,
     /// Wave-steps of local-to-model's ancestor walks: per wave, its deepest lane's depth (one
-    /// affine product per step, the joint's own included).
+    /// affine product per step, the joint's own included); with [`Hierarchy::Subgroup`] the
+    /// rig's depths, with [`Hierarchy::Doubling`] per wave the rounds its deepest lane takes.
     pub model_steps: f64,
     /// Wave-steps of the mesh-space override's walks: per wave, its deepest lane's ancestors
     /// plus its own step where the lane's weight is above 0.
     pub mesh_steps: f64,
     /// Products lanes compute in the ancestor walks: an affine product per ancestor level of
-    /// each joint in local-to-model (Σ depth), a mesh-space step per ancestor of each joint and
-    /// one for the joint itself where its weight is above 0.
+    /// each joint in local-to-model (Σ depth; one a round its depth reaches with
+    /// [`Hierarchy::Doubling`]), a mesh-space step per ancestor of each joint and one for the
+    /// joint itself where its weight is above 0.
     pub walk_products: f64,
     /// The same walks with each joint's result computed once from its parent's (a pass level
     /// by level): one product per non-root joint in local-to-model, one step per joint in the
@@ -1343,13 +1345,16 @@ impl WorkModel {
     }
 
     /// The same model with the fused kernels composing the hierarchy as `hierarchy` says, where
-    /// a crowd would ([`Hierarchy::fits`]: [`FrameKernel::Fused`], waves smaller than the
-    /// 64-thread workgroup and than the rig, and the rig's widest depth within one; the walks
-    /// elsewhere). With
-    /// [`Hierarchy::Subgroup`] local-to-model and the mesh-space override each cost one wave a
-    /// step per depth (`model_step` and `mesh_step` are then the level loops' bodies:
-    /// [`KernelCosts::layered_subgroup_radv_navi21`], [`KernelCosts::two_clip_subgroup_radv_navi21`])
-    /// and every wave its joints' code (`skinning`, `mesh_fixed`), with a barrier more each.
+    /// a crowd would ([`Hierarchy::fits`]: [`FrameKernel::Fused`], and for `Subgroup` waves
+    /// smaller than the 64-thread workgroup and than the rig, and the rig's widest depth within
+    /// one; the walks elsewhere). With [`Hierarchy::Subgroup`] local-to-model and the mesh-space
+    /// override each cost one wave a step per depth (`model_step` and `mesh_step` are then the
+    /// level loops' bodies: [`KernelCosts::layered_subgroup_radv_navi21`],
+    /// [`KernelCosts::two_clip_subgroup_radv_navi21`]) and every wave its joints' code
+    /// (`skinning`, `mesh_fixed`), with a barrier more each. With [`Hierarchy::Doubling`]
+    /// local-to-model costs every wave a `model_step` (the round loop's body:
+    /// [`KernelCosts::layered_doubling_radv_navi21`], [`KernelCosts::two_clip_doubling_radv_navi21`])
+    /// a round its deepest joint takes, and two barriers a round of the rig's.
     ///
     /// ```
     /// use throng::gpu::Hierarchy;
