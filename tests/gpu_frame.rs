@@ -1087,7 +1087,8 @@ fn level_kernel_grids_of_rows_and_layers_equal_one_row() {
     let levels = GpuCrowdOptions { kernel: FrameKernel::Levels, ..Default::default() };
     let mut own = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, levels).unwrap();
     let mut rows = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, levels).unwrap();
-    let fused = GpuCrowdOptions { kernel: FrameKernel::Fused, ..Default::default() };
+    // Walking, whatever THRONG_HIERARCHY says: pointer doubling groups the products otherwise.
+    let fused = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy: Hierarchy::Walks, ..Default::default() };
     let mut fused = GpuCrowd::with_layers(&device, &queue, &rig, &clips, &layers, fused).unwrap();
     let mut scripts: Vec<[LayerScript; 3]> = (0..50).map(|c| character_scripts(c, 0)).collect();
     for frame in 0..24 {

@@ -134,6 +134,8 @@ fn driver_report() -> Option<&'static DriverReport> {
         let mut kernels: Vec<Kernel> = RIG_SIZES.iter().flat_map(|&n| Kernel::all_for_rig(n)).collect();
         kernels.extend(Kernel::passes_for_rig(64));
         kernels.extend(Kernel::composed_for_rig(64));
+        // Four joints a thread: the doubling rounds hold four products across each barrier.
+        kernels.extend(Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256));
         kernels.extend(Kernel::specialisations_for_rig(64));
         kernels.extend(Kernel::paths_for_rig(64));
         driver_statistics(&kernels).map_err(|e| e.to_string())
@@ -172,7 +174,9 @@ fn no_kernel_spills() {
     let Some(report) = driver_report() else { return };
     let per_rig = Kernel::all_for_rig(64).len();
     let specialisations = Kernel::specialisations_for_rig(64).len() + Kernel::paths_for_rig(64).len();
-    let passes = Kernel::passes_for_rig(64).len() + Kernel::composed_for_rig(64).len();
+    let passes = Kernel::passes_for_rig(64).len()
+        + Kernel::composed_for_rig(64).len()
+        + Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256).len();
     assert_eq!(report.kernels.len(), RIG_SIZES.len() * per_rig + passes + specialisations, "every kernel built");
     assert!(report.kernels.iter().any(|k| k.kernel.kind == ShaderModuleKind::Procedural), "the procedural stage's");
     for kernel in &report.kernels {

@@ -54,7 +54,8 @@ struct RigJoint {
     depth: u32,
     // Index in `rig_tables` of the joint's ancestors, root first, `depth` of them.
     path_start: u32,
-    // Row `i` of the rig's joints in depth order (`shared/subgroup.wgsl`, the fields below):
+    // Row `i` of the rig's joints in depth order (`shared/subgroup.wgsl`, the fields below;
+    // `shared/doubling.wgsl` reads the last row's joint, the deepest):
     // the joint at place `i`, its parent's place within the depth above, and where depth `i`'s
     // joints end (the joint count past the deepest).
     by_depth: u32,

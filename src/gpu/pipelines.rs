@@ -31,8 +31,9 @@ const EXPAND: &str = include_str!("../../shaders/expand.wgsl");
 const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 /// `shaders/shared/trig.wgsl`: shared by the frame modules and the procedural stage.
 const TRIG: &str = include_str!("../../shaders/shared/trig.wgsl");
-/// The hierarchy's two compositions ([`Hierarchy`]): local-to-model and skinning, and the
-/// mesh-space override's rotations.
+/// The hierarchy's compositions ([`Hierarchy`]): local-to-model and skinning, and the
+/// mesh-space override's rotations, by walks, in one subgroup, and local-to-model by pointer
+/// doubling.
 const WALKS: &str = include_str!("../../shaders/shared/walks.wgsl");
 const WALKS_MESH: &str = include_str!("../../shaders/shared/walks_mesh.wgsl");
 const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
@@ -1270,6 +1271,7 @@ mod tests {
                     assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                     continue;
                 };
+                assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                 assert!(!doubling.contains(WALKS) && doubling.contains(DOUBLING), "{kind:?}");
                 assert_eq!(doubling.contains(WALKS_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
                 let module = naga::front::wgsl::parse_str(&doubling)

@@ -121,7 +121,8 @@ impl Kernel {
     /// ([`Hierarchy::ALL`]'s order).
     #[must_use]
     pub fn composed_for_rig(num_joints: usize) -> Vec<Self> {
-        Hierarchy::ALL[1..].iter().flat_map(|&h| Self::hierarchy_for_rig(h, num_joints)).collect()
+        let composed = Hierarchy::ALL.into_iter().filter(|&h| h != Hierarchy::Walks);
+        composed.flat_map(|h| Self::hierarchy_for_rig(h, num_joints)).collect()
     }
 
     /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`

@@ -1123,7 +1123,7 @@ pub struct Work {
     pub wave_steps: f64,
     /// Wave-steps of local-to-model's ancestor walks: per wave, its deepest lane's depth (one
     /// affine product per step, the joint's own included); with [`Hierarchy::Subgroup`] the
-    /// rig's depths, with [`Hierarchy::Doubling`] per wave the rounds its deepest lane takes.
+    /// rig's depths, with [`Hierarchy::Doubling`] per wave holding joints the rig's rounds.
     pub model_steps: f64,
     /// Wave-steps of the mesh-space override's walks: per wave, its deepest lane's ancestors
     /// plus its own step where the lane's weight is above 0.
@@ -1352,9 +1352,9 @@ impl WorkModel {
     /// level loops' bodies: [`KernelCosts::layered_subgroup_radv_navi21`],
     /// [`KernelCosts::two_clip_subgroup_radv_navi21`]) and every wave its joints' code
     /// (`skinning`, `mesh_fixed`), with a barrier more each. With [`Hierarchy::Doubling`]
-    /// local-to-model costs every wave a `model_step` (the round loop's body:
+    /// local-to-model costs every wave holding joints a `model_step` (the round loop's body:
     /// [`KernelCosts::layered_doubling_radv_navi21`], [`KernelCosts::two_clip_doubling_radv_navi21`])
-    /// a round its deepest joint takes, and two barriers a round of the rig's.
+    /// a round, the rounds the rig's deepest joint takes, and two barriers a round.
     ///
     /// ```
     /// use throng::gpu::Hierarchy;
@@ -1547,17 +1547,16 @@ impl WorkModel {
                 work.walk_products += level_products;
             }
             Hierarchy::Doubling => {
-                // A round per span up to the rig's deepest joint, two barriers each; a wave
-                // takes the rounds its deepest joint needs, a product for each joint at least
-                // the span deep.
+                // A round per span up to the rig's deepest joint, two barriers each, every wave
+                // taking every round (a uniform loop), a product for each joint at least the
+                // span deep. A wave holding no joint runs the rounds' loop and barriers but no
+                // product: not charged, as the walks charge it nothing.
                 let spans = || (0..usize::BITS).map(|bit| 1usize << bit);
                 let rounds_to = |depth: usize| spans().take_while(|&span| span <= depth).count();
-                work.barriers += 2.0 * rounds_to(self.depth_count().saturating_sub(1)) as f64;
-                for joints in self.wave_joints() {
-                    let rounds = rounds_to(self.depths[joints].iter().copied().max().unwrap_or(0));
-                    work.model_steps += rounds as f64;
-                    work.charge(costs.model_step, rounds);
-                }
+                let rounds = rounds_to(self.depth_count().saturating_sub(1));
+                work.barriers += 2.0 * rounds as f64;
+                work.model_steps += (rounds * self.wave_count()) as f64;
+                work.charge(costs.model_step, rounds * self.wave_count());
                 work.walk_products += self.depths.iter().map(|&depth| rounds_to(depth)).sum::<usize>() as f64;
             }
             Hierarchy::Walks => {
@@ -2584,8 +2583,8 @@ mod tests {
     }
 
     /// The doubling rounds counted by hand on a chain of five joints (depths 0 to 4) and a
-    /// second root: spans 1, 2 and 4 reach depth 4, so three rounds and six barriers (with the
-    /// pose's one), and each joint a product in every round whose span its depth reaches
+    /// second root: spans 1, 2 and 4 reach depth 4, so three rounds and six barriers (seven
+    /// with the pose's), and each joint a product in every round whose span its depth reaches
     /// (0 + 1 + 2 + 2 + 3 + 0 = 8), where the walks take 1 + 2 + 3 + 4 = 10 and 4 steps.
     #[test]
     fn doubling_rounds_on_a_small_rig() {

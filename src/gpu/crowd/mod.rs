@@ -104,9 +104,10 @@ pub struct GpuCrowdOptions {
     /// in the production kernel; the same matrices.
     pub specialisation: Specialisation,
     /// How the fused frames compose the rig's hierarchy ([`Hierarchy`]): ancestor walks (the
-    /// default) or depth by depth in one subgroup, which the crowd runs where it
-    /// [`fits`](Hierarchy::fits) the device and rig ([`GpuCrowd::hierarchy`] says what runs);
-    /// the same matrices.
+    /// default), depth by depth in one subgroup or local-to-model by pointer doubling, which
+    /// the crowd runs where it [`fits`](Hierarchy::fits) the device and rig
+    /// ([`GpuCrowd::hierarchy`] says what runs); the same matrices (within rounding for
+    /// pointer doubling, which groups the products otherwise).
     pub hierarchy: Hierarchy,
 }
 
