@@ -1307,7 +1307,7 @@ fn layered_frame_composed_by_doubling_matches_cpu() {
         for frame in 0..40 {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
             crowd.set_frame(&samples, &programs, DT).unwrap();
-            let got = encode_and_read(&gpu.device, &gpu.queue, &mut crowd);
+            let got = encode_and_read(&gpu.device, &gpu.queue, &crowd);
             let what = format!("{num_joints}-joint rig, {specialisation:?}, frame {frame}");
             let cpu = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
             assert_frame_close(&what, &cpu, &got, num_joints, frame, |c| {
