@@ -32,9 +32,9 @@ fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
         }
     }
     let deepest = deepest_depth(num_joints);
+    // Each of the thread's joints' product in a round, read before anyone writes.
+    var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var span = 1u; span <= deepest; span <<= 1u) {
-        // Each of the thread's joints' product, read before anyone writes.
-        var composed: array<Affine, JOINTS_PER_THREAD>;
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             if depth[k] >= span {
                 let j = thread + k * WORKGROUP_SIZE;

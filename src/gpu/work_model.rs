@@ -390,7 +390,7 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
 /// as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the same loops but the last two, the round loop and the
 /// skinning loop one after the other where the walks nest their step in the skinning loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4759,
+    4765,
     [
         (47, 0),
         (1368, 0),
@@ -413,7 +413,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (119, 2),
         (168, 1),
         (57, 0),
-        (132, 0),
+        (131, 0),
         (116, 0),
     ],
 );
@@ -422,7 +422,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
 /// loop.
 pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (659, [(359, 0), (22, 1), (135, 1), (132, 0), (116, 0)]);
+    (665, [(359, 0), (22, 1), (135, 1), (131, 0), (116, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
