@@ -184,8 +184,13 @@ fn print_model() -> Result<(), WorkModelError> {
         }
         // The fused kernels composing the hierarchy otherwise, where a crowd would: in one
         // subgroup on subgroups smaller than the workgroup and the rig (warp32, the 64-joint
-        // humanoid); by pointer doubling on any wave.
-        let composed = [(Hierarchy::Subgroup, 32), (Hierarchy::Doubling, 64), (Hierarchy::Doubling, 32)];
+        // humanoid); by pointer doubling on any wave; both halves at their cheapest there.
+        let composed = [
+            (Hierarchy::Subgroup, 32),
+            (Hierarchy::Doubling, 64),
+            (Hierarchy::Doubling, 32),
+            (Hierarchy::DoublingSubgroup, 32),
+        ];
         for (hierarchy, wave) in composed {
             let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy);
             if model.hierarchy() != hierarchy {
@@ -223,6 +228,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
             (FrameKernel::Fused, Hierarchy::Subgroup, 32),
             (FrameKernel::Fused, Hierarchy::Doubling, 64),
             (FrameKernel::Fused, Hierarchy::Doubling, 32),
+            (FrameKernel::Fused, Hierarchy::DoublingSubgroup, 32),
         ]);
     for (kernel, hierarchy, wave) in columns_of {
         let composed = match hierarchy {

@@ -17,8 +17,10 @@
 //! frames run `fused+subgroup` besides (`throng::gpu::Hierarchy::Subgroup`: the fused kernel
 //! composing local-to-model and the mesh-space override depth by depth in one subgroup), on a
 //! device whose subgroups can (`Hierarchy::fits`; elsewhere the row says it is skipped, since
-//! the crowd would walk), and `fused+doubling` (`Hierarchy::Doubling`: local-to-model by
-//! pointer doubling, on any device). Each result is written to the results file as soon as it is known,
+//! the crowd would run another hierarchy), and `fused+doubling` (`Hierarchy::Doubling`: local-to-model by
+//! pointer doubling, on any device); the layered frame also `fused+doubling-subgroup`
+//! (`Hierarchy::DoublingSubgroup`: local-to-model by pointer doubling, the mesh-space override
+//! in one subgroup; its two-clip frame is `fused+doubling`'s). Each result is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -170,18 +172,20 @@ impl Frame {
     fn variants(self) -> Vec<Variant> {
         let built = |kernel| Variant(kernel, Specialisation::Production, Hierarchy::Walks);
         let default = |s| Variant(FrameKernel::default(), s, Hierarchy::Walks);
-        // The fused kernel composing its hierarchy in a subgroup and by pointer doubling.
-        let composed = [Hierarchy::Subgroup, Hierarchy::Doubling]
-            .map(|hierarchy| Variant(FrameKernel::Fused, Specialisation::Production, hierarchy));
+        // The fused kernel composing its hierarchy in a subgroup, by pointer doubling, and both
+        // (whose two-clip frame is the doubling's).
+        let composed = |hierarchy| Variant(FrameKernel::Fused, Specialisation::Production, hierarchy);
+        let [subgroup, doubling, both] =
+            [Hierarchy::Subgroup, Hierarchy::Doubling, Hierarchy::DoublingSubgroup].map(composed);
         match self {
-            Self::TwoClip => FrameKernel::ALL.into_iter().map(built).chain(composed).collect(),
+            Self::TwoClip => FrameKernel::ALL.into_iter().map(built).chain([subgroup, doubling]).collect(),
             // Variant 0 first (the reference), then what the next device run is to settle: at
-            // 1M an H200 holds four 64-joint layered crowds (some 30 GiB each), and the fifth
-            // and sixth, `levels` and `+stored` (timed by earlier runs), are skipped as out of
-            // memory (`within_memory`).
+            // 1M an H200 holds four 64-joint layered crowds (some 30 GiB each), and the fifth on,
+            // `+whole` (timed at 100k and on the steady frame), `levels` and `+stored` (timed by
+            // earlier runs), are skipped as out of memory (`within_memory`).
             Self::Layered => {
-                let mut order = vec![built(FrameKernel::Fused), default(Specialisation::Whole)];
-                order.extend(composed);
+                let mut order =
+                    vec![built(FrameKernel::Fused), subgroup, doubling, both, default(Specialisation::Whole)];
                 order.extend(FrameKernel::ALL.into_iter().filter(|&k| k != FrameKernel::Fused).map(built));
                 order.push(default(Specialisation::Stored));
                 order
@@ -213,14 +217,15 @@ impl Variant {
         }
     }
 
-    /// Whether a crowd of this variant runs it for `scenario`'s rig on `gpu`: a `+subgroup`
-    /// variant where the device's subgroups cannot compose the rig's hierarchy
-    /// (`Hierarchy::fits`) would walk, and time the variant as built under another name.
-    fn runs_on(self, gpu: &GpuContext, scenario: &support::Scenario) -> bool {
+    /// What a crowd of this variant runs for `scenario`'s rig on `gpu` where it is not the
+    /// variant: a `+subgroup` variant where the device's subgroups cannot compose the rig's
+    /// hierarchy (`Hierarchy::fits`) would run another hierarchy, and time another variant
+    /// under this one's name.
+    fn runs_instead(self, gpu: &GpuContext, scenario: &support::Scenario) -> Option<Hierarchy> {
         let info = gpu.device.adapter_info();
         let rig = GpuRigJoint::from_rig(&scenario.rig);
         let sizes = [info.subgroup_min_size, info.subgroup_max_size];
-        self.2.fits(self.0, &rig, gpu.device.features(), sizes) == self.2
+        Some(self.2.fits(self.0, &rig, gpu.device.features(), sizes)).filter(|&runs| runs != self.2)
     }
 }
 
@@ -302,8 +307,9 @@ fn validate(
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
         for variant in frame.variants() {
-            if !variant.runs_on(gpu, scenario) {
-                println!("# {} {}: skipped: this device would walk (Hierarchy::fits)", frame.name(), variant.name());
+            if let Some(runs) = variant.runs_instead(gpu, scenario) {
+                let (frame, variant, runs) = (frame.name(), variant.name(), runs.name());
+                println!("# {frame} {variant}: skipped: this device would run the hierarchy {runs} (Hierarchy::fits)");
                 continue;
             }
             let mut crowd = build(gpu, scenario, frame, variant)?;
@@ -519,7 +525,7 @@ fn time(
             let inputs = Inputs::new(frame, n, args.frames);
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
-            for variant in frame.variants().into_iter().filter(|v| v.runs_on(gpu, scenario)) {
+            for variant in frame.variants().into_iter().filter(|v| v.runs_instead(gpu, scenario).is_none()) {
                 let made = within_memory(gpu, || {
                     let mut crowd = build(gpu, scenario, frame, variant)?;
                     inputs.upload(&mut crowd, 0).map(|()| crowd)

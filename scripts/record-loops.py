@@ -32,6 +32,7 @@ LOOP_LISTS = [
     ("FRAME_SUBGROUP_LOOPS_RADV_NAVI21", "frame_main/64j+subgroup"),
     ("FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling"),
     ("FRAME_DOUBLING_LOOPS_RADV_NAVI21", "frame_main/64j+doubling"),
+    ("FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling-subgroup"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
@@ -59,7 +60,7 @@ def rows_of(table):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 11 or not cells[8].isdigit():
             continue
-        if cells[1] != ("32" if "+subgroup" in cells[0] else "64"):
+        if cells[1] != ("32" if "subgroup" in cells[0].split("/")[-1] else "64"):
             continue
         loops = [(int(x.rstrip("'")), len(x) - len(x.rstrip("'"))) for x in cells[10].split()]
         rows[cells[0]] = (int(cells[8]), loops)

@@ -1,5 +1,6 @@
 // The mesh-space override's model rotations composed level by level in one subgroup
-// (`throng::gpu::Hierarchy::Subgroup`, `shared/subgroup.wgsl`), in place of
+// (`throng::gpu::Hierarchy::Subgroup` and `DoublingSubgroup`, the depths' helpers in
+// `shared/subgroup_depths.wgsl`), in place of
 // `shared/walks_mesh.wgsl`: the composing subgroup replaces each joint's rows in `pose` by its
 // layer and resulting model rotations depth by depth, then every thread reads its joints' and
 // their parents'. The walk's steps, in its order.

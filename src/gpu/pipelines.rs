@@ -32,10 +32,11 @@ const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 /// `shaders/shared/trig.wgsl`: shared by the frame modules and the procedural stage.
 const TRIG: &str = include_str!("../../shaders/shared/trig.wgsl");
 /// The hierarchy's compositions ([`Hierarchy`]): local-to-model and skinning, and the
-/// mesh-space override's rotations, by walks, in one subgroup, and local-to-model by pointer
-/// doubling.
+/// mesh-space override's rotations, by walks, in one subgroup (the depths' helpers first), and
+/// local-to-model by pointer doubling.
 const WALKS: &str = include_str!("../../shaders/shared/walks.wgsl");
 const WALKS_MESH: &str = include_str!("../../shaders/shared/walks_mesh.wgsl");
+const SUBGROUP_DEPTHS: &str = include_str!("../../shaders/shared/subgroup_depths.wgsl");
 const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
 const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
 const DOUBLING: &str = include_str!("../../shaders/shared/doubling.wgsl");
@@ -468,7 +469,10 @@ impl ShapePass {
 /// joints through ⌈log₂(depth + 1)⌉ rounds, in each a joint's matrix composed with the one its
 /// ancestor `span` depths up holds, `span` doubling, two barriers a round (the 64-joint humanoid:
 /// 4 rounds where a wave walks 14 steps); the mesh-space override, whose slerps do not compose
-/// that way, walks (BENCHMARKS.md "Local-to-model by pointer doubling").
+/// that way, walks (BENCHMARKS.md "Local-to-model by pointer doubling"). `DoublingSubgroup`
+/// takes each half from the one the model counts cheaper on 32-lane subgroups: local-to-model
+/// by pointer doubling and the mesh-space override in one subgroup (BENCHMARKS.md "Both halves
+/// at their cheapest").
 ///
 /// A crowd asks for one ([`crate::gpu::GpuCrowdOptions::hierarchy`]) and runs what
 /// [`fits`](Self::fits) the device and rig ([`crate::gpu::GpuCrowd::hierarchy`] says which):
@@ -476,7 +480,8 @@ impl ShapePass {
 /// the adapter has it), subgroups smaller than the 64-thread workgroup (where one subgroup holds
 /// the whole character, walks already take one step per depth) and each of the rig's depths
 /// within the smallest subgroup; elsewhere the crowd walks. `Doubling` runs wherever the kernel
-/// is [`FrameKernel::Fused`]. `THRONG_HIERARCHY=subgroup` (or `doubling`, `walks`) in the
+/// is [`FrameKernel::Fused`]; `DoublingSubgroup` where `Subgroup` would, and `Doubling`
+/// elsewhere. `THRONG_HIERARCHY=subgroup` (or `doubling`, `doubling-subgroup`, `walks`) in the
 /// environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does the kernel's.
 ///
 /// ```
@@ -498,6 +503,10 @@ impl ShapePass {
 /// // Doubling needs no subgroup; the level kernels compose band by band.
 /// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Fused, &small, wgpu::Features::empty(), [0, 0]), Hierarchy::Doubling);
 /// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Levels, &small, subgroup, [32, 32]), Hierarchy::Walks);
+/// // Both halves at their cheapest where subgroups compose, doubling alone where not.
+/// let both = Hierarchy::DoublingSubgroup;
+/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 32]), both);
+/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 64]), Hierarchy::Doubling);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hierarchy {
@@ -508,6 +517,9 @@ pub enum Hierarchy {
     /// Local-to-model by pointer doubling, a round per power of two of the depth; the
     /// mesh-space override by walks.
     Doubling,
+    /// Local-to-model by pointer doubling, the mesh-space override depth by depth in one
+    /// subgroup.
+    DoublingSubgroup,
 }
 
 impl Default for Hierarchy {
@@ -519,16 +531,24 @@ impl Default for Hierarchy {
 
 impl Hierarchy {
     /// Every one, walks first.
-    pub const ALL: [Self; 3] = [Self::Walks, Self::Subgroup, Self::Doubling];
+    pub const ALL: [Self; 4] = [Self::Walks, Self::Subgroup, Self::Doubling, Self::DoublingSubgroup];
 
-    /// `walks`, `subgroup` or `doubling`.
+    /// `walks`, `subgroup`, `doubling` or `doubling-subgroup`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Walks => "walks",
             Self::Subgroup => "subgroup",
             Self::Doubling => "doubling",
+            Self::DoublingSubgroup => "doubling-subgroup",
         }
+    }
+
+    /// Whether its kernels use subgroup operations: where they cannot run,
+    /// [`fits`](Self::fits) says what does.
+    #[must_use]
+    pub const fn uses_subgroups(self) -> bool {
+        matches!(self, Self::Subgroup | Self::DoublingSubgroup)
     }
 
     /// The hierarchy named `name` ([`name`](Self::name)), if any.
@@ -544,7 +564,8 @@ impl Hierarchy {
     /// subgroup is smaller than the workgroup but not the rig (where one subgroup holds every
     /// joint, the walks already take one step a depth, with less code), and the rig's widest
     /// depth fits in its smallest; `Doubling` where it was asked for and the kernel is
-    /// [`FrameKernel::Fused`]; `Walks` otherwise.
+    /// [`FrameKernel::Fused`]; `DoublingSubgroup` where `Subgroup` would run, `Doubling` where
+    /// only that would; `Walks` otherwise.
     #[must_use]
     pub fn fits(
         self,
@@ -553,10 +574,9 @@ impl Hierarchy {
         features: wgpu::Features,
         subgroup_sizes: [u32; 2],
     ) -> Self {
-        if self == Self::Subgroup && !features.contains(wgpu::Features::SUBGROUP) {
-            return Self::Walks;
-        }
-        self.fits_subgroups(kernel, rig.joints.len(), rig.widest_depth(), subgroup_sizes)
+        // Without subgroups, no size composes.
+        let sizes = if features.contains(wgpu::Features::SUBGROUP) { subgroup_sizes } else { [0, 0] };
+        self.fits_subgroups(kernel, rig.joints.len(), rig.widest_depth(), sizes)
     }
 
     /// [`fits`](Self::fits) on a device with subgroups (where they matter), for a rig of
@@ -570,26 +590,34 @@ impl Hierarchy {
         subgroup_sizes: [u32; 2],
     ) -> Self {
         let [smallest, largest] = subgroup_sizes;
-        let fits = match self {
-            Self::Walks => false,
-            Self::Subgroup => {
-                largest < WORKGROUP_SIZE && num_joints > largest as usize && (1..=smallest).contains(&widest_depth)
-            }
-            Self::Doubling => true,
-        };
-        if fits && kernel == FrameKernel::Fused { self } else { Self::Walks }
+        let composes = (1..WORKGROUP_SIZE).contains(&largest)
+            && num_joints > largest as usize
+            && (1..=smallest).contains(&widest_depth);
+        match self {
+            _ if kernel != FrameKernel::Fused => Self::Walks,
+            Self::Subgroup if !composes => Self::Walks,
+            Self::DoublingSubgroup if !composes => Self::Doubling,
+            other => other,
+        }
     }
 
     /// `source` (a module of `shaders/`) with this hierarchy's files in place of the walks', or
-    /// `None` for `Subgroup` and `Doubling` where the module's frame does not compose with
+    /// `None` for the others where the module's frame does not compose with
     /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
+    /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before the first of them.
     pub(crate) fn apply(self, source: String) -> Option<String> {
+        let with_depths = |file: &str| format!("{SUBGROUP_DEPTHS}\n{file}");
         match self {
             Self::Walks => Some(source),
-            Self::Subgroup => source
-                .contains(WALKS)
-                .then(|| source.replacen(WALKS, SUBGROUP, 1).replacen(WALKS_MESH, SUBGROUP_MESH, 1)),
-            Self::Doubling => source.contains(WALKS).then(|| source.replacen(WALKS, DOUBLING, 1)),
+            _ if !source.contains(WALKS) => None,
+            Self::Subgroup => {
+                Some(source.replacen(WALKS, &with_depths(SUBGROUP), 1).replacen(WALKS_MESH, SUBGROUP_MESH, 1))
+            }
+            Self::Doubling => Some(source.replacen(WALKS, DOUBLING, 1)),
+            Self::DoublingSubgroup => {
+                // The two-clip frame has no mesh-space override: pointer doubling alone.
+                Some(source.replacen(WALKS, DOUBLING, 1).replacen(WALKS_MESH, &with_depths(SUBGROUP_MESH), 1))
+            }
         }
     }
 }
@@ -1229,8 +1257,10 @@ mod tests {
 
     /// The fused frames composing the hierarchy in a subgroup validate where the device has
     /// subgroups and are refused where it has none, so a crowd on such a device must walk; the
-    /// walks need no subgroup. Every other module keeps its walks ([`Hierarchy::apply`] says
-    /// `None` for a module without the fused frames' walks).
+    /// walks need no subgroup. With `DoublingSubgroup` only the layered frame holds subgroup
+    /// operations (the two-clip frame has no mesh-space override: it is `Doubling`'s). Every
+    /// other module keeps its walks ([`Hierarchy::apply`] says `None` for a module without the
+    /// fused frames' walks).
     #[test]
     fn subgroup_hierarchy_needs_subgroups() {
         let validate = |source: &str, capabilities| {
@@ -1243,19 +1273,29 @@ mod tests {
                 .map(|_| ())
                 .map_err(|e| e.emit_to_string(source))
         };
-        for kind in ShaderModuleKind::ALL {
+        for (kind, hierarchy) in ShaderModuleKind::ALL
+            .into_iter()
+            .flat_map(|kind| [(kind, Hierarchy::Subgroup), (kind, Hierarchy::DoublingSubgroup)])
+        {
             for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
                 let walks = shader_source(kind, num_joints, false);
-                let Some(subgroup) = Hierarchy::Subgroup.apply(walks.clone()) else {
+                let Some(subgroup) = hierarchy.apply(walks.clone()) else {
                     assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                     continue;
                 };
-                assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
-                assert!(!subgroup.contains(WALKS) && subgroup.contains(SUBGROUP), "{kind:?}");
-                assert_eq!(subgroup.contains(SUBGROUP_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
-                validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
-                assert!(validate(&subgroup, naga::valid::Capabilities::empty()).is_err(), "{kind:?}");
-                validate(&walks, naga::valid::Capabilities::empty()).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+                let what = format!("{kind:?}, {hierarchy:?}");
+                assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{what}");
+                assert!(!subgroup.contains(WALKS) && !subgroup.contains(WALKS_MESH), "{what}");
+                let layered = kind == ShaderModuleKind::FrameLayers;
+                assert_eq!(subgroup.contains(SUBGROUP_MESH), layered, "{what}");
+                assert_eq!(subgroup.contains(SUBGROUP), hierarchy == Hierarchy::Subgroup, "{what}");
+                assert_eq!(subgroup.contains(DOUBLING), hierarchy == Hierarchy::DoublingSubgroup, "{what}");
+                let uses_subgroups = hierarchy == Hierarchy::Subgroup || layered;
+                assert_eq!(subgroup.matches(SUBGROUP_DEPTHS).count(), usize::from(uses_subgroups), "{what}");
+                validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let without = validate(&subgroup, naga::valid::Capabilities::empty());
+                assert_eq!(without.is_err(), uses_subgroups, "{what}");
+                validate(&walks, naga::valid::Capabilities::empty()).unwrap_or_else(|e| panic!("{what}: {e}"));
             }
         }
     }

@@ -769,7 +769,7 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     let kernels = kernels
         .iter()
         .map(|&kernel| {
-            let subgroup_size = smallest_subgroup.filter(|_| kernel.hierarchy == Hierarchy::Subgroup);
+            let subgroup_size = smallest_subgroup.filter(|_| kernel.hierarchy.uses_subgroups());
             build_kernel(device, &executables, kernel, &options, subgroup_size)
         })
         .collect::<Result<Vec<_>, _>>()?;

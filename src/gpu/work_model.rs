@@ -418,6 +418,40 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
     ],
 );
 
+/// `frame_layers_main` composing local-to-model by pointer doubling and the mesh-space override
+/// in one subgroup ([`Hierarchy::DoublingSubgroup`]), compiled at 32 lanes as
+/// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`], whose loops it has in the same nesting: the round
+/// loop where that has local-to-model's depth loop. Its two-clip frame is
+/// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s.
+pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
+    4800,
+    [
+        (47, 0),
+        (1368, 0),
+        (1351, 1),
+        (1259, 2),
+        (22, 3),
+        (137, 3),
+        (2978, 0),
+        (749, 1),
+        (22, 2),
+        (137, 2),
+        (22, 2),
+        (125, 2),
+        (524, 1),
+        (26, 1),
+        (792, 1),
+        (42, 1),
+        (39, 1),
+        (138, 1),
+        (70, 1),
+        (167, 1),
+        (57, 0),
+        (134, 0),
+        (116, 0),
+    ],
+);
+
 /// `frame_main` composing local-to-model by pointer doubling, as
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
 /// loop.
@@ -587,6 +621,14 @@ fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
 
 fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// What the static count `total` of a layered frame composing local-to-model outside its
+/// skinning loop leaves outside its loops (`loops`, 23 of them: the replay's check, the layer
+/// loop, the store, the pose's, the hierarchy's loop and the skinning loop at the top level).
+fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
+    let n = |i: usize| loops.get(i).map(|l| count(l.0));
+    total.checked_sub(n(0)? + n(1)? + n(6)? + n(20)? + n(21)? + n(22)?)
 }
 
 impl KernelCosts {
@@ -1043,7 +1085,7 @@ impl KernelCosts {
         }
         let n = |i: usize| count(loops[i].0);
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21) + n(22))?,
+            kernel_fixed: layered_outside_loops(total, loops)?,
             model_step: n(21),
             skinning: n(22).checked_sub(self.affine_output)?,
             ..self
@@ -1065,6 +1107,31 @@ impl KernelCosts {
             skinning: n(4).checked_sub(self.affine_output)?,
             ..self
         })
+    }
+
+    /// The costs of `frame_layers_main` composing local-to-model by pointer doubling and the
+    /// mesh-space override in one subgroup ([`Hierarchy::DoublingSubgroup`]), from its loop list
+    /// (`loops`, whose nesting is the subgroup kernel's: the round loop where that has its depth
+    /// loop): [`KernelCosts::with_subgroup_layers`]' regions, `kernel_fixed` what its static
+    /// count leaves outside its loops, as [`KernelCosts::with_doubling_layers`]'.
+    #[must_use]
+    pub fn with_doubling_subgroup_layers(
+        self,
+        walk_loops: &[(usize, usize)],
+        (total, loops): (u32, &[(usize, usize)]),
+    ) -> Option<Self> {
+        let costs = self.with_subgroup_layers(walk_loops, loops)?;
+        Some(Self { kernel_fixed: layered_outside_loops(total, loops)?, ..costs })
+    }
+
+    /// [`FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs
+    /// ([`KernelCosts::with_doubling_subgroup_layers`]).
+    #[must_use]
+    pub fn layered_doubling_subgroup_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21;
+        Self::frame_layers_radv_navi21()
+            .with_doubling_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
+            .unwrap_or_default()
     }
 
     /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_layers`]).
@@ -1391,6 +1458,7 @@ impl WorkModel {
             Hierarchy::Walks => KernelCosts::layered_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::layered_subgroup_radv_navi21(),
             Hierarchy::Doubling => KernelCosts::layered_doubling_radv_navi21(),
+            Hierarchy::DoublingSubgroup => KernelCosts::layered_doubling_subgroup_radv_navi21(),
         }
     }
 
@@ -1401,7 +1469,8 @@ impl WorkModel {
         match self.hierarchy() {
             Hierarchy::Walks => KernelCosts::two_clip_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::two_clip_subgroup_radv_navi21(),
-            Hierarchy::Doubling => KernelCosts::two_clip_doubling_radv_navi21(),
+            // The two-clip frame has no mesh-space override: doubling's kernel.
+            Hierarchy::Doubling | Hierarchy::DoublingSubgroup => KernelCosts::two_clip_doubling_radv_navi21(),
         }
     }
 
@@ -1546,7 +1615,7 @@ impl WorkModel {
                 work.charge(costs.model_step, self.depth_count());
                 work.walk_products += level_products;
             }
-            Hierarchy::Doubling => {
+            Hierarchy::Doubling | Hierarchy::DoublingSubgroup => {
                 // A round per span up to the rig's deepest joint, two barriers each, every wave
                 // taking every round (a uniform loop), a product for each joint at least the
                 // span deep. A wave holding no joint runs the rounds' loop and barriers but no
@@ -1837,7 +1906,7 @@ impl WorkModel {
         let own_step = |j: usize| usize::from(weight_of(j) > 0.0);
         work.barriers += 2.0;
         work.charge(costs.mesh_fixed, self.wave_count());
-        if self.hierarchy() == Hierarchy::Subgroup {
+        if self.hierarchy().uses_subgroups() {
             // One wave steps through every depth, each joint's step taken; a barrier publishes
             // the rotations.
             work.barriers += 1.0;
