@@ -588,7 +588,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 8,032 against 9,810; two-clip 2,869 against 3,227) for the
+/// fewer wave-instructions (layered 8,054 against 9,810; two-clip 2,891 against 3,227) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over.
 #[test]
@@ -672,7 +672,7 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
 /// Both halves at their cheapest on warp32 (`Hierarchy::DoublingSubgroup`): local-to-model by
 /// pointer doubling and the mesh-space override depth by depth in one subgroup. The model counts
 /// the 64-joint humanoid's layered frame at 7,584 wave-instructions, fewer than either half's
-/// hierarchy alone (`Subgroup` 8,032, `Doubling` 8,974; the walks 9,810), the same bytes; its
+/// hierarchy alone (`Subgroup` 8,054, `Doubling` 8,974; the walks 9,810), the same bytes; its
 /// two-clip frame is `Doubling`'s. Where subgroups cannot compose (wave64 here) it is
 /// `Doubling`. Budget about 3 % over.
 #[test]

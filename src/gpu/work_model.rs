@@ -1012,26 +1012,33 @@ impl KernelCosts {
         Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21, &idle).unwrap_or_default()
     }
 
-    /// The costs of `frame_layers_main` composing the hierarchy in one subgroup: the walking
-    /// kernel's (`walks`, [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions
-    /// taken from the subgroup kernel's loop list (`subgroup`, `walk_loops` being the walking
+    /// The costs of `frame_layers_main` composing the mesh-space override in one subgroup
+    /// ([`Hierarchy::Subgroup`], [`Hierarchy::DoublingSubgroup`]): the walking kernel's (`self`,
+    /// [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions taken from the
+    /// subgroup kernel's static count and loop list (`total`, `loops`; `walk_loops` the walking
     /// kernel's production list): `mesh_step` the mesh-space override's depth loop, `mesh_fixed`
     /// with its joint loop in place of the walking joint loop, `model_step` local-to-model's
-    /// depth loop and `skinning` the skinning loop (less the affine store, as in `walks`). `None`
-    /// when either list is not today's loops in today's nesting.
+    /// loop (the depth loop, or the doubling's round loop) and `skinning` the skinning loop after
+    /// it (less the affine store, as in the walks), `kernel_fixed` what the static count leaves
+    /// outside its loops. `None` when either list is not today's loops in today's nesting.
     #[must_use]
-    pub fn with_subgroup_layers(self, walk_loops: &[(usize, usize)], subgroup: &[(usize, usize)]) -> Option<Self> {
+    pub fn with_subgroup_layers(
+        self,
+        walk_loops: &[(usize, usize)],
+        (total, loops): (u32, &[(usize, usize)]),
+    ) -> Option<Self> {
         let walk_tail = [1, 2, 1, 0, 0, 1];
         let subgroup_tail = [1, 1, 1, 0, 0, 0];
         let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
             loops.len() == 23 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
         };
-        if !tail_matches(walk_loops, &walk_tail) || !tail_matches(subgroup, &subgroup_tail) {
+        if !tail_matches(walk_loops, &walk_tail) || !tail_matches(loops, &subgroup_tail) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
-        let level = |i: usize| count(subgroup[i].0);
+        let level = |i: usize| count(loops[i].0);
         Some(Self {
+            kernel_fixed: layered_outside_loops(total, loops)?,
             mesh_step: level(17),
             // The walking joint loop's body holds its walk's: what it adds is the rest.
             mesh_fixed: (self.mesh_fixed + level(18) + walk(18)).checked_sub(walk(17))?,
@@ -1041,17 +1048,21 @@ impl KernelCosts {
         })
     }
 
-    /// The costs of `frame_main` composing the hierarchy in one subgroup, as
-    /// [`KernelCosts::with_subgroup_layers`]: `model_step` local-to-model's depth loop and
-    /// `skinning` the skinning loop (less the affine store). `None` when the list is not today's.
+    /// The costs of `frame_main` composing local-to-model outside its skinning loop (in one
+    /// subgroup, or by pointer doubling) from its static count and loop list, the sampling loop,
+    /// local-to-model's loop and the skinning loop: `model_step` the second, `skinning` the third
+    /// (less the affine store), `kernel_fixed` what the static count leaves outside them. `None`
+    /// when the list is not those.
     #[must_use]
-    pub fn with_subgroup_frame(self, subgroup: &[(usize, usize)]) -> Option<Self> {
-        if !loop_structure_matches(subgroup, &[0, 1, 1, 0, 0]) {
+    pub fn with_composed_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
+        if !loop_structure_matches(loops, &[0, 1, 1, 0, 0]) {
             return None;
         }
+        let n = |i: usize| count(loops[i].0);
         Some(Self {
-            model_step: count(subgroup[3].0),
-            skinning: count(subgroup[4].0).checked_sub(self.affine_output)?,
+            kernel_fixed: total.checked_sub(n(0) + n(3) + n(4))?,
+            model_step: n(3),
+            skinning: n(4).checked_sub(self.affine_output)?,
             ..self
         })
     }
@@ -1059,15 +1070,17 @@ impl KernelCosts {
     /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_subgroup_layers`]).
     #[must_use]
     pub fn layered_subgroup_radv_navi21() -> Self {
+        let (total, loops) = FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21;
         Self::frame_layers_radv_navi21()
-            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, &FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21.1)
+            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
             .unwrap_or_default()
     }
 
-    /// [`FRAME_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_subgroup_frame`]).
+    /// [`FRAME_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
     #[must_use]
     pub fn two_clip_subgroup_radv_navi21() -> Self {
-        Self::frame_radv_navi21().with_subgroup_frame(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21.1).unwrap_or_default()
+        let (total, loops) = FRAME_SUBGROUP_LOOPS_RADV_NAVI21;
+        Self::frame_radv_navi21().with_composed_frame((total, &loops)).unwrap_or_default()
     }
 
     /// The costs of `frame_layers_main` composing local-to-model by pointer doubling
@@ -1092,45 +1105,14 @@ impl KernelCosts {
         })
     }
 
-    /// The costs of `frame_main` composing local-to-model by pointer doubling, as
-    /// [`KernelCosts::with_doubling_layers`]: the sampling loop, the round loop, the skinning
-    /// loop. `None` when the list is not those.
-    #[must_use]
-    pub fn with_doubling_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 1, 1, 0, 0]) {
-            return None;
-        }
-        let n = |i: usize| count(loops[i].0);
-        Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(3) + n(4))?,
-            model_step: n(3),
-            skinning: n(4).checked_sub(self.affine_output)?,
-            ..self
-        })
-    }
-
-    /// The costs of `frame_layers_main` composing local-to-model by pointer doubling and the
-    /// mesh-space override in one subgroup ([`Hierarchy::DoublingSubgroup`]), from its loop list
-    /// (`loops`, whose nesting is the subgroup kernel's: the round loop where that has its depth
-    /// loop): [`KernelCosts::with_subgroup_layers`]' regions, `kernel_fixed` what its static
-    /// count leaves outside its loops, as [`KernelCosts::with_doubling_layers`]'.
-    #[must_use]
-    pub fn with_doubling_subgroup_layers(
-        self,
-        walk_loops: &[(usize, usize)],
-        (total, loops): (u32, &[(usize, usize)]),
-    ) -> Option<Self> {
-        let costs = self.with_subgroup_layers(walk_loops, loops)?;
-        Some(Self { kernel_fixed: layered_outside_loops(total, loops)?, ..costs })
-    }
-
     /// [`FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs
-    /// ([`KernelCosts::with_doubling_subgroup_layers`]).
+    /// ([`KernelCosts::with_subgroup_layers`]: its loops nest as the subgroup kernel's, the round
+    /// loop where that has its depth loop).
     #[must_use]
     pub fn layered_doubling_subgroup_radv_navi21() -> Self {
         let (total, loops) = FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21;
         Self::frame_layers_radv_navi21()
-            .with_doubling_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
+            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
             .unwrap_or_default()
     }
 
@@ -1141,11 +1123,11 @@ impl KernelCosts {
         Self::frame_layers_radv_navi21().with_doubling_layers((total, &loops)).unwrap_or_default()
     }
 
-    /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_frame`]).
+    /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
     #[must_use]
     pub fn two_clip_doubling_radv_navi21() -> Self {
         let (total, loops) = FRAME_DOUBLING_LOOPS_RADV_NAVI21;
-        Self::frame_radv_navi21().with_doubling_frame((total, &loops)).unwrap_or_default()
+        Self::frame_radv_navi21().with_composed_frame((total, &loops)).unwrap_or_default()
     }
 
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
