@@ -208,7 +208,8 @@ struct Variant(FrameKernel, Specialisation, Hierarchy);
 
 impl Variant {
     /// The kernel's name, then `+steady`, `+settled`, `+stored` or `+whole` for a
-    /// specialisation, `+subgroup` or `+doubling` for the hierarchy composed so.
+    /// specialisation, `+subgroup`, `+doubling` or `+doubling-subgroup` for the hierarchy
+    /// composed so.
     fn name(self) -> String {
         match (self.1, self.2) {
             (Specialisation::Production, Hierarchy::Walks) => self.0.name().to_owned(),
@@ -218,7 +219,8 @@ impl Variant {
     }
 
     /// What a crowd of this variant runs for `scenario`'s rig on `gpu` where it is not the
-    /// variant: a `+subgroup` variant where the device's subgroups cannot compose the rig's
+    /// variant: a `+subgroup` or `+doubling-subgroup` variant where the device's subgroups
+    /// cannot compose the rig's
     /// hierarchy (`Hierarchy::fits`) would run another hierarchy, and time another variant
     /// under this one's name.
     fn runs_instead(self, gpu: &GpuContext, scenario: &support::Scenario) -> Option<Hierarchy> {

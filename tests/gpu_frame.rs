@@ -1267,12 +1267,12 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
         for frame in 0..40 {
             let (samples, programs) = scripted_frame(&mut scripts, frame);
             let cpu = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
-            for ([walking, composing], (hierarchy, _)) in crowds.iter_mut().zip(pairs) {
+            for ([walking, composing], pair) in crowds.iter_mut().zip(pairs) {
                 let [expected, got] = [walking, composing].map(|crowd| {
                     crowd.set_frame(&samples, &programs, DT).unwrap();
                     encode_and_read(&gpu.device, &gpu.queue, crowd)
                 });
-                let what = format!("{num_joints}-joint rig, {specialisation:?}, {hierarchy:?}, frame {frame}");
+                let what = format!("{num_joints}-joint rig, {specialisation:?}, {pair:?}, frame {frame}");
                 assert_same_bits(&expected, &got, num_joints, &what);
                 assert_frame_close(&what, &cpu, &got, num_joints, frame, |c| {
                     format!("programs {:?}", &programs[c * layers.len()..(c + 1) * layers.len()])

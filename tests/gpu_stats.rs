@@ -692,6 +692,11 @@ fn doubling_subgroup_hierarchy_models_the_fewest_instructions_on_warp32() {
         assert!(both.wave_instructions < work.wave_instructions, "{other:?}: {work:?} against {both:?}");
         assert_eq!(both.bytes(), work.bytes());
     }
+    // Its two-clip frame, without a mesh-space override, is the doubling's.
+    assert_eq!(
+        model.clone().with_hierarchy(Hierarchy::DoublingSubgroup).two_clip_costs_radv_navi21(),
+        model.clone().with_hierarchy(Hierarchy::Doubling).two_clip_costs_radv_navi21()
+    );
     let (wave64, _) = humanoid_64_model(64);
     assert_eq!(wave64.with_hierarchy(Hierarchy::DoublingSubgroup).hierarchy(), Hierarchy::Doubling);
 }

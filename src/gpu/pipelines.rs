@@ -507,6 +507,8 @@ impl ShapePass {
 /// let both = Hierarchy::DoublingSubgroup;
 /// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 32]), both);
 /// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 64]), Hierarchy::Doubling);
+/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, wgpu::Features::empty(), [32, 32]), Hierarchy::Doubling);
+/// assert_eq!(both.fits(FrameKernel::Levels, &humanoid, subgroup, [32, 32]), Hierarchy::Walks);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hierarchy {

@@ -624,8 +624,9 @@ fn count(n: usize) -> u32 {
 }
 
 /// What the static count `total` of a layered frame composing local-to-model outside its
-/// skinning loop leaves outside its loops (`loops`, 23 of them: the replay's check, the layer
-/// loop, the store, the pose's, the hierarchy's loop and the skinning loop at the top level).
+/// skinning loop leaves outside its loops (`loops`, 23 of them, six at the top level: the
+/// replay's check, the replay's joint loop, the layer loop, the pose store, local-to-model's
+/// loop and the skinning loop).
 fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
     let n = |i: usize| loops.get(i).map(|l| count(l.0));
     total.checked_sub(n(0)? + n(1)? + n(6)? + n(20)? + n(21)? + n(22)?)
@@ -1028,11 +1029,11 @@ impl KernelCosts {
         (total, loops): (u32, &[(usize, usize)]),
     ) -> Option<Self> {
         let walk_tail = [1, 2, 1, 0, 0, 1];
-        let subgroup_tail = [1, 1, 1, 0, 0, 0];
         let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
             loops.len() == 23 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
         };
-        if !tail_matches(walk_loops, &walk_tail) || !tail_matches(loops, &subgroup_tail) {
+        let subgroup = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
+        if !tail_matches(walk_loops, &walk_tail) || !loop_structure_matches(loops, &subgroup) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
