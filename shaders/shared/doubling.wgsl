@@ -1,14 +1,14 @@
-// Local-to-model and skinning by pointer doubling (`throng::gpu::Hierarchy::Doubling`), in place
-// of `shared/walks.wgsl`. Every thread takes its own joints through rounds: in the round of
-// `span`, a joint at least `span` deep composes the matrix held by its ancestor `span` depths up
-// with its own, so that after it each joint holds the product of its `2 × span` nearest links
-// (itself and its ancestors, the root at most). A rig whose deepest joint is `d` deep is composed
-// in ⌈log₂(d + 1)⌉ rounds, each a product per joint and two barriers, where a wave of walks
-// steps as deep as its deepest joint (the 64-joint humanoid: 4 rounds against 14 steps) and
-// where one subgroup's depth loop takes every depth (`shared/subgroup.wgsl`). No subgroup
-// operation: it runs on every device. The products are grouped differently from the CPU's
-// (`((root × …) × parent) × local`): the matrices equal `throng::eval::local_to_model`'s within
-// rounding, not bit for bit.
+// Local-to-model by pointer doubling (`throng::gpu::Hierarchy::Doubling`), with
+// `shared/composed_pose.wgsl` in place of `shared/walks.wgsl`. Every thread takes its own joints
+// through rounds: in the round of `span`, a joint at least `span` deep composes the matrix held
+// by its ancestor `span` depths up with its own, so that after it each joint holds the product
+// of its `2 × span` nearest links (itself and its ancestors, the root at most). A rig whose
+// deepest joint is `d` deep is composed in ⌈log₂(d + 1)⌉ rounds, each a product per joint and
+// two barriers, where a wave of walks steps as deep as its deepest joint (the 64-joint humanoid:
+// 4 rounds against 14 steps) and where one subgroup's depth loop takes every depth
+// (`shared/subgroup.wgsl`). No subgroup operation: it runs on every device. The products are
+// grouped differently from the CPU's (`((root × …) × parent) × local`): the matrices equal
+// `throng::eval::local_to_model`'s within rounding, not bit for bit.
 
 // The depth of the rig's deepest joint: that of the last joint in depth order
 // (`RigJoint::by_depth`). The same in every thread.
@@ -16,10 +16,9 @@ fn deepest_depth(num_joints: u32) -> u32 {
     return rig_joints[rig_joints[num_joints - 1u].by_depth & BY_DEPTH_JOINT_MASK].depth;
 }
 
-// Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
-// passed): the rounds turn `pose` into model matrices, then every thread writes its joints'.
-// Every thread must call it.
-fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
+// The local matrices in `pose` (all written, barrier passed) turned into model matrices by the
+// rounds, the last ending in a barrier (`shared/composed_pose.wgsl`). Every thread must call it.
+fn compose_model_pose(thread: u32, num_joints: u32) {
     // Each of the thread's joints' depth and ancestors (0: past the rig's joints, composed
     // with nothing), read once for every round.
     var depth: array<u32, JOINTS_PER_THREAD>;
@@ -48,12 +47,5 @@ fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
             }
         }
         workgroupBarrier();
-    }
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
-        }
-        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(pose[j]), j));
     }
 }

@@ -1,18 +1,19 @@
-// Local-to-model and skinning with the hierarchy composed level by level in one subgroup
-// (`throng::gpu::Hierarchy::Subgroup`), in place of `shared/walks.wgsl`. The subgroup holding
-// thread 0 takes the rig's depths one after another, a lane a joint of the depth (the rig's
-// joints in depth order, `RigJoint::by_depth`), each joint's parent's result passed from the
-// lane that made it one depth earlier by a shuffle: one product per joint and one step per
-// depth for the character, where every wave of a walk steps as deep as its deepest joint (on a
-// 32-lane subgroup a 64-joint character's two waves each walk the whole depth). The products
-// are the walk's, in its order. Built only where the device has subgroups, each of the rig's
-// depths fits in one (`subgroup_min_size`), and a subgroup is smaller than the workgroup
-// (`throng::gpu::Hierarchy::fits`). The depths' helpers are `shared/subgroup_depths.wgsl`'s.
+// Local-to-model with the hierarchy composed level by level in one subgroup
+// (`throng::gpu::Hierarchy::Subgroup`), with `shared/composed_pose.wgsl` in place of
+// `shared/walks.wgsl`. The subgroup holding thread 0 takes the rig's depths one after another, a
+// lane a joint of the depth (the rig's joints in depth order, `RigJoint::by_depth`), each
+// joint's parent's result passed from the lane that made it one depth earlier by a shuffle: one
+// product per joint and one step per depth for the character, where every wave of a walk steps
+// as deep as its deepest joint (on a 32-lane subgroup a 64-joint character's two waves each walk
+// the whole depth). The products are the walk's, in its order. Built only where the device has
+// subgroups, each of the rig's depths fits in one (`subgroup_min_size`), and a subgroup is
+// smaller than the workgroup (`throng::gpu::Hierarchy::fits`). The depths' helpers are
+// `shared/subgroup_depths.wgsl`'s.
 
-// Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
-// passed): the composing subgroup turns `pose` into model matrices depth by depth, then every
-// thread writes its joints'. Every thread must call it.
-fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
+// The local matrices in `pose` (all written, barrier passed) turned into model matrices depth
+// by depth by the composing subgroup, then a barrier (`shared/composed_pose.wgsl`). Every thread
+// must call it.
+fn compose_model_pose(thread: u32, num_joints: u32) {
     if composes_hierarchy(thread) {
         // Every lane of the subgroup is here: its count below is the lane's index.
         let lane = subgroupExclusiveAdd(1u);
@@ -39,11 +40,4 @@ fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
         }
     }
     workgroupBarrier();
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
-        }
-        write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(pose[j]), j));
-    }
 }

@@ -1,7 +1,8 @@
 // Local-to-model and skinning by ancestor walks (`throng::gpu::Hierarchy::Walks`): each thread
 // composes its joints' model matrices from the root down (`model_matrix`), with no barrier and
 // no thread waiting for another's joints; a wave walks as deep as its deepest joint.
-// `shared/subgroup.wgsl` replaces this file where the hierarchy is composed level by level.
+// `shared/composed_pose.wgsl` with `shared/subgroup.wgsl` or `shared/doubling.wgsl` replaces
+// this file where the hierarchy is composed in place, level by level or by pointer doubling.
 
 // Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
 // passed). Every thread must call it.

@@ -1,7 +1,8 @@
 //! Local-to-model: composes each joint's local transform with its parent's model matrix, in
 //! joint order. Mirrored by `shaders/local_to_model.wgsl`; the fused frames compose the same
 //! products in `shaders/shared/walks.wgsl` or, parent first a depth at a time,
-//! `subgroup.wgsl` (`gpu::Hierarchy`).
+//! `subgroup.wgsl`, or the same product grouped otherwise (within rounding, not bit for bit) by
+//! pointer doubling in `doubling.wgsl` (`gpu::Hierarchy`).
 
 use glam::{Mat4, Vec4, Vec4Swizzles};
 

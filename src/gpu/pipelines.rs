@@ -40,6 +40,8 @@ const SUBGROUP_DEPTHS: &str = include_str!("../../shaders/shared/subgroup_depths
 const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
 const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
 const DOUBLING: &str = include_str!("../../shaders/shared/doubling.wgsl");
+/// Skinning from the model matrices `SUBGROUP` or `DOUBLING` composes in place.
+const COMPOSED_POSE: &str = include_str!("../../shaders/shared/composed_pose.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
 /// `blend_space_main`): it binds a group of its own and reads none of `shaders/shared/`, so it
@@ -606,19 +608,28 @@ impl Hierarchy {
     /// `source` (a module of `shaders/`) with this hierarchy's files in place of the walks', or
     /// `None` for the others where the module's frame does not compose with
     /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
-    /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before the first of them.
+    /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before the first of them,
+    /// and the skinning from a pose composed in place (`shared/composed_pose.wgsl`) after the
+    /// file that composes it.
     pub(crate) fn apply(self, source: String) -> Option<String> {
         let with_depths = |file: &str| format!("{SUBGROUP_DEPTHS}\n{file}");
+        let composed_by = |file: &str| format!("{file}\n{COMPOSED_POSE}");
         match self {
             Self::Walks => Some(source),
             _ if !source.contains(WALKS) => None,
-            Self::Subgroup => {
-                Some(source.replacen(WALKS, &with_depths(SUBGROUP), 1).replacen(WALKS_MESH, SUBGROUP_MESH, 1))
-            }
-            Self::Doubling => Some(source.replacen(WALKS, DOUBLING, 1)),
+            Self::Subgroup => Some(source.replacen(WALKS, &with_depths(&composed_by(SUBGROUP)), 1).replacen(
+                WALKS_MESH,
+                SUBGROUP_MESH,
+                1,
+            )),
+            Self::Doubling => Some(source.replacen(WALKS, &composed_by(DOUBLING), 1)),
             Self::DoublingSubgroup => {
                 // The two-clip frame has no mesh-space override: pointer doubling alone.
-                Some(source.replacen(WALKS, DOUBLING, 1).replacen(WALKS_MESH, &with_depths(SUBGROUP_MESH), 1))
+                Some(source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(
+                    WALKS_MESH,
+                    &with_depths(SUBGROUP_MESH),
+                    1,
+                ))
             }
         }
     }
@@ -1292,6 +1303,7 @@ mod tests {
                 assert_eq!(subgroup.contains(SUBGROUP_MESH), layered, "{what}");
                 assert_eq!(subgroup.contains(SUBGROUP), hierarchy == Hierarchy::Subgroup, "{what}");
                 assert_eq!(subgroup.contains(DOUBLING), hierarchy == Hierarchy::DoublingSubgroup, "{what}");
+                assert_eq!(subgroup.matches(COMPOSED_POSE).count(), 1, "{what}");
                 let uses_subgroups = hierarchy == Hierarchy::Subgroup || layered;
                 assert_eq!(subgroup.matches(SUBGROUP_DEPTHS).count(), usize::from(uses_subgroups), "{what}");
                 validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -1315,6 +1327,7 @@ mod tests {
                 };
                 assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                 assert!(!doubling.contains(WALKS) && doubling.contains(DOUBLING), "{kind:?}");
+                assert_eq!(doubling.matches(COMPOSED_POSE).count(), 1, "{kind:?}");
                 assert_eq!(doubling.contains(WALKS_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
                 let module = naga::front::wgsl::parse_str(&doubling)
                     .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
