@@ -38,6 +38,17 @@ use throng::gpu::{FrameKernel, Hierarchy};
 /// Characters per frame the model averages over (the layered frame: over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
 
+/// The fused kernel composing the hierarchy otherwise than by walks, and the wave sizes the
+/// model counts each on, where a crowd would run it: in one subgroup on subgroups smaller than
+/// the workgroup and the rig (warp32, the 64-joint humanoid); by pointer doubling on any wave;
+/// both halves at their cheapest where subgroups compose.
+const COMPOSED: [(Hierarchy, u32); 4] = [
+    (Hierarchy::Subgroup, 32),
+    (Hierarchy::Doubling, 64),
+    (Hierarchy::Doubling, 32),
+    (Hierarchy::DoublingSubgroup, 32),
+];
+
 /// The columns of the table: a heading and the driver statistics summed into it, by RADV's names
 /// and NVIDIA's ("Register Count", "Shared Memory Size", "Local Memory Size": a thread's
 /// registers, a workgroup's shared memory and a thread's local memory, the spills and
@@ -182,16 +193,7 @@ fn print_model() -> Result<(), WorkModelError> {
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
-        // The fused kernels composing the hierarchy otherwise, where a crowd would: in one
-        // subgroup on subgroups smaller than the workgroup and the rig (warp32, the 64-joint
-        // humanoid); by pointer doubling on any wave; both halves at their cheapest there.
-        let composed = [
-            (Hierarchy::Subgroup, 32),
-            (Hierarchy::Doubling, 64),
-            (Hierarchy::Doubling, 32),
-            (Hierarchy::DoublingSubgroup, 32),
-        ];
-        for (hierarchy, wave) in composed {
+        for (hierarchy, wave) in COMPOSED {
             let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy);
             if model.hierarchy() != hierarchy {
                 continue;
@@ -223,13 +225,10 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         scenario.layers.iter().map(|l| throng::program::LayerSetup { needs_memory: false, ..l.clone() }).collect();
     let mut headings = Vec::new();
     let mut columns: Vec<Vec<(String, f64)>> = Vec::new();
-    let columns_of =
-        FrameKernel::ALL.into_iter().flat_map(|kernel| [64, 32].map(|wave| (kernel, Hierarchy::Walks, wave))).chain([
-            (FrameKernel::Fused, Hierarchy::Subgroup, 32),
-            (FrameKernel::Fused, Hierarchy::Doubling, 64),
-            (FrameKernel::Fused, Hierarchy::Doubling, 32),
-            (FrameKernel::Fused, Hierarchy::DoublingSubgroup, 32),
-        ]);
+    let columns_of = FrameKernel::ALL
+        .into_iter()
+        .flat_map(|kernel| [64, 32].map(|wave| (kernel, Hierarchy::Walks, wave)))
+        .chain(COMPOSED.map(|(hierarchy, wave)| (FrameKernel::Fused, hierarchy, wave)));
     for (kernel, hierarchy, wave) in columns_of {
         let composed = match hierarchy {
             Hierarchy::Walks => String::new(),

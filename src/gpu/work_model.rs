@@ -1603,8 +1603,8 @@ impl WorkModel {
                 // taking every round (a uniform loop), a product for each joint at least the
                 // span deep. A wave holding no joint runs the rounds' loop and barriers but no
                 // product: not charged, as the walks charge it nothing.
-                let spans = || (0..usize::BITS).map(|bit| 1usize << bit);
-                let rounds_to = |depth: usize| spans().take_while(|&span| span <= depth).count();
+                // The spans 1, 2, 4, … up to `depth`: one for each of its binary digits.
+                let rounds_to = |depth: usize| (usize::BITS - depth.leading_zeros()) as usize;
                 let rounds = rounds_to(self.depth_count().saturating_sub(1));
                 work.barriers += 2.0 * rounds as f64;
                 work.model_steps += (rounds * self.wave_count()) as f64;
