@@ -325,7 +325,7 @@ fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
     if !gpu_support::subgroup_composes_or_skip(&gpu, &humanoid) {
         return;
     }
-    let chains = gpu_support::rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
+    let chains = gpu_support::four_chains();
     let wide = test_rig(256);
     // A root and `n` children: a depth of `n` joints, as wide as lavapipe's subgroups at 8.
     let fan = |n: usize| gpu_support::rig_of((0..=n).map(|j| (j > 0).then_some(0)).collect());
@@ -372,7 +372,7 @@ fn two_clip_frame_composed_in_a_subgroup_equals_the_walks() {
 fn two_clip_frame_composed_by_doubling_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let chain = |n: usize| gpu_support::rig_of((0..n).map(|j| j.checked_sub(1)).collect());
-    let chains = gpu_support::rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
+    let chains = gpu_support::four_chains();
     let rigs = [
         test_rig(1),
         throng::demo::DemoCharacter::humanoid().rig,

@@ -30,7 +30,7 @@ const DT: f32 = 1.0 / 60.0;
 #[path = "support/gpu.rs"]
 mod gpu_support;
 mod support;
-use gpu_support::{encode_and_read, gpu, gpu_with_limits, layered_frame, rig_of, test_rig};
+use gpu_support::{encode_and_read, four_chains, gpu, gpu_with_limits, layered_frame, rig_of, test_rig};
 use support::compare::{GPU_TOLERANCE, assert_matrices_close_with, worst_abs_diff};
 use support::{Rng, cpu_frame};
 
@@ -612,6 +612,32 @@ fn frame_layers_matches_cpu_with(gpu: &GpuContext, kernel: FrameKernel) {
         });
     }
     assert!(crowd.num_chunks() > 1, "the crowd was chunked");
+}
+
+/// The built-in humanoid's hierarchy, its joints named as `feathered_mask` expects.
+fn named_humanoid() -> Rig {
+    let humanoid = throng::demo::DemoCharacter::humanoid().rig;
+    rig_of(humanoid.parents().iter().map(|&p| (p != throng::pose::NO_PARENT).then_some(usize::from(p))).collect())
+}
+
+/// A layered `Fused` crowd of this rig, clips and layers composing its hierarchy as asked (which
+/// the device must run: asserted), in chunks of 4 characters.
+fn fused_crowd(
+    gpu: &GpuContext,
+    (rig, clips, layers): (&Rig, &[Clip], &[LayerSetup]),
+    hierarchy: Hierarchy,
+    specialisation: Specialisation,
+) -> GpuCrowd {
+    let options = GpuCrowdOptions {
+        kernel: FrameKernel::Fused,
+        hierarchy,
+        specialisation,
+        max_chunk_characters: Some(4),
+        ..Default::default()
+    };
+    let crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, rig, clips, layers, options).unwrap();
+    assert_eq!(crowd.hierarchy(), hierarchy, "{}-joint rig", rig.num_joints());
+    crowd
 }
 
 /// A tail: a chain of 40 joints from the root, longer than a level kernel's band of chains takes
@@ -1232,12 +1258,7 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
     if !gpu_support::subgroup_composes_or_skip(&gpu, &test_rig(29)) {
         return;
     }
-    let chains = rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
-    // The built-in humanoid's hierarchy, its joints named as `feathered_mask` expects.
-    let humanoid = throng::demo::DemoCharacter::humanoid().rig;
-    let humanoid =
-        rig_of(humanoid.parents().iter().map(|&p| (p != throng::pose::NO_PARENT).then_some(usize::from(p))).collect());
-    let rigs = [humanoid, test_rig(29), long_tail_rig(), chains];
+    let rigs = [named_humanoid(), test_rig(29), long_tail_rig(), four_chains()];
     let num_characters = 11;
     for (rig, specialisation) in
         rigs.into_iter().flat_map(|rig| [(rig.clone(), Specialisation::Production), (rig, Specialisation::Whole)])
@@ -1249,18 +1270,8 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
         // composed either way.
         let pairs = [(Hierarchy::Walks, Hierarchy::Subgroup), (Hierarchy::Doubling, Hierarchy::DoublingSubgroup)];
         let mut crowds = pairs.map(|pair| {
-            <[Hierarchy; 2]>::from(pair).map(|hierarchy| {
-                let options = GpuCrowdOptions {
-                    kernel: FrameKernel::Fused,
-                    hierarchy,
-                    specialisation,
-                    max_chunk_characters: Some(4),
-                    ..Default::default()
-                };
-                let crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
-                assert_eq!(crowd.hierarchy(), hierarchy, "{num_joints}");
-                crowd
-            })
+            <[Hierarchy; 2]>::from(pair)
+                .map(|hierarchy| fused_crowd(&gpu, (&rig, &clips, &layers), hierarchy, specialisation))
         });
         let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
         let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c, 0)).collect();
@@ -1289,12 +1300,8 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
 #[test]
 fn layered_frame_composed_by_doubling_matches_cpu() {
     let Some(gpu) = gpu() else { return };
-    let chains = rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect());
     let chain = rig_of((0..129).map(|j: usize| j.checked_sub(1)).collect());
-    let humanoid = throng::demo::DemoCharacter::humanoid().rig;
-    let humanoid =
-        rig_of(humanoid.parents().iter().map(|&p| (p != throng::pose::NO_PARENT).then_some(usize::from(p))).collect());
-    let rigs = [test_rig(5), humanoid, test_rig(29), long_tail_rig(), chains, test_rig(256), chain];
+    let rigs = [test_rig(5), named_humanoid(), test_rig(29), long_tail_rig(), four_chains(), test_rig(256), chain];
     let num_characters = 11;
     for (rig, specialisation) in
         rigs.into_iter().flat_map(|rig| [(rig.clone(), Specialisation::Production), (rig, Specialisation::Whole)])
@@ -1302,15 +1309,7 @@ fn layered_frame_composed_by_doubling_matches_cpu() {
         let num_joints = rig.num_joints();
         let clips = test_clips(&rig);
         let layers = sequence_layers(&rig);
-        let options = GpuCrowdOptions {
-            kernel: FrameKernel::Fused,
-            hierarchy: Hierarchy::Doubling,
-            specialisation,
-            max_chunk_characters: Some(4),
-            ..Default::default()
-        };
-        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
-        assert_eq!(crowd.hierarchy(), Hierarchy::Doubling, "{num_joints}");
+        let mut crowd = fused_crowd(&gpu, (&rig, &clips, &layers), Hierarchy::Doubling, specialisation);
         let mut context = EvalContext::new(num_characters, layers.len(), num_joints);
         let mut scripts: Vec<[LayerScript; 3]> = (0..num_characters).map(|c| character_scripts(c, 0)).collect();
         for frame in 0..40 {

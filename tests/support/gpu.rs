@@ -87,6 +87,12 @@ pub fn test_rig(num_joints: usize) -> Rig {
     rig_of(parents)
 }
 
+/// 100 joints in four chains of 25, each from a root of its own: two joints a thread, and
+/// depths four joints wide.
+pub fn four_chains() -> Rig {
+    rig_of((0..100).map(|j| (j % 25 != 0).then(|| j - 1)).collect())
+}
+
 /// A rig of these parents with [`test_rig`]'s rest pose: rotated joints, some with a
 /// non-uniform scale.
 pub fn rig_of(parents: Vec<Option<usize>>) -> Rig {
