@@ -259,23 +259,24 @@ fn transition_levels(c: u32, first_entry: u32, setup: LayerSetup, program: Layer
     return pose;
 }
 
-// The mesh-space step of joint `i` of `group_pose` under its parent's layer and result model
-// rotations (`parent`), written over the joint's rows r0 and r1, which its children read.
-fn mesh_level_step(i: u32, parent: MeshStep) {
+// The mesh-space step of the joint in `group_pose`'s row `i` (joint `joint` of its character)
+// under its parent's layer and base model rotations (`parent`) and nearest masked joint
+// (`parent_anchor`): its own, written over its rows r0, r1 and r2.y, which its children read.
+fn mesh_level_step(i: u32, joint: u32, parent: MeshModels, parent_anchor: u32) {
     let a = group_pose[i];
-    let step = mesh_step(parent.layer_model, parent.out_model, a.r0, a.r1, a.r2.x);
-    group_pose[i].r0 = step.layer_model;
-    group_pose[i].r1 = step.out_model;
+    let models = mesh_step(parent, a.r0, a.r1);
+    let anchor = mesh_anchor(joint, a.r2.x, parent_anchor);
+    group_pose[i] = Affine(models.layer_model, models.base_model, vec4<f32>(a.r2.x, anchor_in_row(anchor), 0.0, 0.0));
 }
 
 // `override_mesh` band by band: each joint's layer rotation, base rotation and weight into
 // `group_pose` (rows r0, r1, r2.x), then per band each chain's joints' steps in turn, each from
-// its parent's layer and result model rotations, written over its own rows r0 (the layer's model
-// rotation) and r1 (the result's), which the chain's next joint and the next bands' chains read:
-// the arithmetic of the ancestor walk, each joint's step once. A joint's new local rotation,
-// which nothing in the bands reads, is worked out after them by its own lane from its parent's
-// result and its own (`mesh_local`): a product a joint outside the bands' loop, not one in
-// every band's wave. Every thread must call it.
+// its parent's layer and base model rotations and nearest masked joint, written over its own
+// rows (`mesh_level_step`), which the chain's next joint and the next bands' chains read: the
+// arithmetic of the ancestor walk, each joint's step once. After the bands each masked joint's
+// lane publishes its blend (the slerp, in no band's wave), and after a barrier works out its
+// new local rotation from its parent's blend and its own (`mesh_parent_from_rows`,
+// `mesh_local`). Every thread must call it.
 fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Transform, layer: Transform, t: u32, lane: u32, num_joints: u32) -> Transform {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var w = 0.0;
@@ -292,7 +293,7 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
     let levels = rig_levels();
     let root = level_item(level_band(levels, 0u), t);
     if MESH_ROOTS_CODE && root.length != 0u {
-        mesh_level_step(root.slot_base + root.joint, MeshStep(identity, identity));
+        mesh_level_step(root.slot_base + root.joint, root.joint, MeshModels(identity, identity), NO_PARENT);
     }
     workgroupBarrier();
     for (var b = 1u; b < levels.count; b++) {
@@ -309,7 +310,7 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
                     if k < item.length {
                         let j = first + k;
                         let p = group_pose[parent];
-                        mesh_level_step(j, MeshStep(p.r0, p.r1));
+                        mesh_level_step(j, item.joint + k, MeshModels(p.r0, p.r1), anchor_from_row(p.r2.y));
                         parent = j;
                     }
                 }
@@ -319,14 +320,25 @@ fn override_mesh_levels(setup: LayerSetup, weight: f32, shows: bool, base: Trans
         }
         workgroupBarrier();
     }
+    if w > 0.0 {
+        let rows = group_pose[t];
+        group_pose[t].r0 = mesh_blend(MeshModels(rows.r0, rows.r1), w);
+    }
+    workgroupBarrier();
     var b = base;
     if shows && w > 0.0 {
+        let first = t - lane;
         let parent = rig_joints[lane].parent;
-        var out_parent = identity;
+        var parent_rows = group_pose[t];
+        var anchor_rows = parent_rows;
         if parent != NO_PARENT {
-            out_parent = group_pose[t - lane + parent].r1;
+            parent_rows = group_pose[first + parent];
+            let anchor = anchor_from_row(parent_rows.r2.y);
+            if anchor != NO_PARENT {
+                anchor_rows = group_pose[first + anchor];
+            }
         }
-        b.rotation = mesh_local(out_parent, group_pose[t].r1);
+        b.rotation = mesh_local(mesh_parent_from_rows(parent, parent_rows, anchor_rows), group_pose[t].r0);
         b.translation = mix(b.translation, layer.translation, w);
         b.scale = mix(b.scale, layer.scale, w);
     }

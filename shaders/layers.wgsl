@@ -57,24 +57,67 @@ fn override_local_joint(base: Transform, layer: Transform, w: f32) -> Transform 
     );
 }
 
-// One joint of `override_mesh` under its parent's layer and result model rotations: the layer's
-// model rotation and the joint's resulting model rotation.
-struct MeshStep {
+// One joint's model rotations in `override_mesh`: the layer's and the base's.
+struct MeshModels {
     layer_model: vec4<f32>,
-    out_model: vec4<f32>,
+    base_model: vec4<f32>,
 }
 
-// The joint's model-space rotation moved towards the layer's by `w` (its resulting model
-// rotation). The products are of unit rotations (every local rotation is one: sampled, blended
-// and rest rotations are normalised), so they are not normalised again: a hierarchy's depth of
-// products drifts from unit length by a few ulps, and the slerp normalises what it returns.
-fn mesh_step(layer_parent: vec4<f32>, out_parent: vec4<f32>, layer_local: vec4<f32>, base_local: vec4<f32>, w: f32) -> MeshStep {
-    let layer_model = quat_mul(layer_parent, layer_local);
-    var out_model = quat_mul(out_parent, base_local);
-    if w > 0.0 {
-        out_model = quat_slerp_normalized(out_model, layer_model, w);
+// A joint's model rotations from its parent's (`parent`) and its own local ones. The products are
+// of unit rotations (every local rotation is one: sampled, blended and rest rotations are
+// normalised), so they are not normalised again: a hierarchy's depth of products drifts from
+// unit length by a few ulps, and the slerp normalises what it returns.
+fn mesh_step(parent: MeshModels, layer_local: vec4<f32>, base_local: vec4<f32>) -> MeshModels {
+    return MeshModels(quat_mul(parent.layer_model, layer_local), quat_mul(parent.base_model, base_local));
+}
+
+// A masked joint's blended model rotation: its base's moved towards its layer's by `w`.
+fn mesh_blend(models: MeshModels, w: f32) -> vec4<f32> {
+    return quat_slerp_normalized(models.base_model, models.layer_model, w);
+}
+
+// The blended model rotation of a masked joint's parent whose nearest masked ancestor is above
+// it (`mesh_parent` in `throng::eval::layers`): that ancestor's blend (`anchor_blended`) carried
+// down the base's rotations from the ancestor (`anchor_base`) to the parent (`base_parent`).
+// Where the parent is masked its own blend is the answer, and where no ancestor is, the base's.
+fn mesh_parent_under(anchor_blended: vec4<f32>, anchor_base: vec4<f32>, base_parent: vec4<f32>) -> vec4<f32> {
+    return quat_mul(quat_mul(anchor_blended, quat_conjugate(anchor_base)), base_parent);
+}
+
+// The blended model rotation of joint `parent` (`NO_PARENT`: the identity) from the rows the
+// level-by-level compositions leave in workgroup memory once every masked joint's blend is
+// published: r0 a masked joint's blend, r1 every joint's base model rotation, r2.y the nearest
+// masked joint among itself and its ancestors (`anchor_in_row`). `parent_row` is the
+// parent's row and `anchor_row` that joint's (any row where there is none).
+fn mesh_parent_from_rows(parent: u32, parent_row: Affine, anchor_row: Affine) -> vec4<f32> {
+    if parent == NO_PARENT {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
     }
-    return MeshStep(layer_model, out_model);
+    let anchor = anchor_from_row(parent_row.r2.y);
+    if anchor == NO_PARENT {
+        return parent_row.r1;
+    }
+    if anchor == parent {
+        return parent_row.r0;
+    }
+    return mesh_parent_under(anchor_row.r0, anchor_row.r1, parent_row.r1);
+}
+
+// The nearest masked joint among `joint` (weight `w`) and its ancestors (`NO_PARENT`: none),
+// from its parent's (`parent_anchor`).
+fn mesh_anchor(joint: u32, w: f32, parent_anchor: u32) -> u32 {
+    return select(parent_anchor, joint, w > 0.0);
+}
+
+// A joint index or `NO_PARENT` as a row's float (one past it: `NO_PARENT` wraps to 0), exact
+// for any rig's joint count, with no bit pattern a store could change.
+fn anchor_in_row(anchor: u32) -> f32 {
+    return f32(anchor + 1u);
+}
+
+// `anchor_in_row`'s joint back.
+fn anchor_from_row(value: f32) -> u32 {
+    return u32(value) - 1u;
 }
 
 // A joint's resulting model rotation expressed under its already blended parent (`out_parent`):
@@ -94,13 +137,42 @@ fn blend_mesh_joint(k: u32, out_parent: vec4<f32>, out_model: vec4<f32>, w: f32)
     combined_pose[k] = b;
 }
 
-// `override_mesh`: each masked joint's model-space rotation moved towards the layer's, then
-// expressed under its already blended parent. The CPU walks joints in index order, parents
-// first; here the workgroup shares every joint's layer rotation, base rotation and weight
-// (`pose`'s rows r0, r1, r2.x) and the hierarchy's file composes them
+// Each of the thread's masked joints' new local transform from the rows the hierarchy's
+// `override_mesh_rotations` leaves in `pose` (barrier passed): r0 a masked joint's blend, r1
+// every joint's base model rotation, r2 its weight and nearest masked joint
+// (`mesh_parent_from_rows`).
+fn blend_mesh_joints(thread: u32, num_joints: u32) {
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        let rows = pose[j];
+        if rows.r2.x > 0.0 {
+            let parent = rig_joints[j].parent;
+            var parent_rows = rows;
+            var anchor_rows = rows;
+            if parent != NO_PARENT {
+                parent_rows = pose[parent];
+                let anchor = anchor_from_row(parent_rows.r2.y);
+                if anchor != NO_PARENT {
+                    anchor_rows = pose[anchor];
+                }
+            }
+            blend_mesh_joint(k, mesh_parent_from_rows(parent, parent_rows, anchor_rows), rows.r0, rows.r2.x);
+        }
+    }
+}
+
+// `override_mesh`: each masked joint's model-space rotation moved from the base's towards the
+// layer's, then expressed under its already blended parent. The CPU walks joints in index
+// order, parents first; here the workgroup shares every joint's layer rotation, base rotation
+// and weight (`pose`'s rows r0, r1, r2.x) and the hierarchy's file composes them
 // (`override_mesh_rotations`: each thread's ancestor walks in `shared/walks_mesh.wgsl`, or one
 // subgroup's depths in `shared/subgroup_mesh.wgsl`): the same arithmetic in the same order,
-// with barriers around it rather than one per depth. Every thread must call it.
+// with barriers around it rather than one per depth. No joint's blend waits for another's: a
+// step of the composition is two products, and each masked joint's slerps come after it. Every
+// thread must call it.
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;

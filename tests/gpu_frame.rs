@@ -84,10 +84,23 @@ fn test_clips(rig: &Rig) -> Vec<Clip> {
 }
 
 /// A feathered mask over part of the body: `j1` and below at 0.3, `j2` and below at 0.7,
-/// `j4` and below at full weight.
+/// `j4` and below at full weight, with a hole: the first masked joint under a masked parent
+/// that has children of its own at 0 alone, so that a mesh-space override carries its
+/// children's blended parent down from the joint above it.
 fn feathered_mask(rig: &Rig) -> Mask {
-    let entry = |joint: &str, weight| MaskEntry { joint: joint.into(), weight, descendants: true };
-    Mask::from_entries(rig, &[entry("j1", 0.3), entry("j2", 0.7), entry("j4", 1.0)]).unwrap()
+    let entry = |joint: &str, weight, descendants| MaskEntry { joint: joint.into(), weight, descendants };
+    let mut entries = vec![entry("j1", 0.3, true), entry("j2", 0.7, true), entry("j4", 1.0, true)];
+    let weights = Mask::from_entries(rig, &entries).unwrap().weights().to_vec();
+    let parents = rig.parents();
+    let masked = |j: usize| weights[j] > 0.0;
+    let hole = (0..parents.len()).find(|&j| {
+        let parent = parents[j];
+        masked(j) && parent != throng::pose::NO_PARENT && masked(usize::from(parent)) && parents.contains(&(j as u16))
+    });
+    if let Some(hole) = hole {
+        entries.push(entry(&rig.names()[hole], 0.0, false));
+    }
+    Mask::from_entries(rig, &entries).unwrap()
 }
 
 /// Character `c`'s first clip time. Away from whole multiples of the clips' durations: a time

@@ -93,12 +93,15 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// "Bands of chains"; and the level kernels' rose 10–15 % when the model charged the waves
 /// without a band's chains what they run, after a wave without them came to branch over the
 /// band's work (which cut what such a wave runs from 44 + 14 a depth to 25–29 a band), "What
-/// the bands' idle waves run".)
+/// the bands' idle waves run"; and `Fused`'s fell 10.2–10.3 % and `Levels`' moved −2.3 % on
+/// wave64 and +2.6 % on warp32 when each masked joint of a mesh-space override came to blend
+/// from the base's model rotation, the walks' steps two products without a slerp, "Mesh-space
+/// blends that do not compound".)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 5_090.0, 5_210.0),
-    (FrameKernel::Fused, 32, 10_100.0, 5_210.0),
-    (FrameKernel::Levels, 64, 3_720.0, 5_210.0),
-    (FrameKernel::Levels, 32, 5_270.0, 5_210.0),
+    (FrameKernel::Fused, 64, 4_570.0, 5_210.0),
+    (FrameKernel::Fused, 32, 9_070.0, 5_210.0),
+    (FrameKernel::Levels, 64, 3_650.0, 5_210.0),
+    (FrameKernel::Levels, 32, 5_430.0, 5_210.0),
 ];
 const TWO_CLIP_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
     (FrameKernel::Fused, 64, 1_655.0, 4_250.0),
@@ -588,7 +591,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 8,054 against 9,810; two-clip 2,891 against 3,227) for the
+/// fewer wave-instructions (layered 7,767 against 8,804; two-clip 2,891 against 3,227) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over.
 #[test]
@@ -602,8 +605,8 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
     let composed = layered(&subgroup, &KernelCosts::layered_subgroup_radv_navi21());
-    check_budget("layered (fused+subgroup)", 32, &composed, 8_270.0, 5_210.0);
-    assert!(composed.wave_instructions < 0.85 * walking.wave_instructions, "{composed:?} against {walking:?}");
+    check_budget("layered (fused+subgroup)", 32, &composed, 8_000.0, 5_210.0);
+    assert!(composed.wave_instructions < 0.9 * walking.wave_instructions, "{composed:?} against {walking:?}");
     assert_eq!(composed.bytes(), walking.bytes());
     assert_eq!((walking.model_steps, composed.model_steps), (28.0, 15.0));
     let two_clip = |model: &WorkModel, costs: &KernelCosts| {
@@ -635,14 +638,14 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing local-to-model by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps, 227 products where the walks take 613, so the model counts fewer wave-instructions
-/// (layered 4,526 against 4,944 on wave64, 8,974 against 9,810 on warp32; two-clip 1,195 against
+/// (layered 4,023 against 4,441 on wave64, 7,968 against 8,804 on warp32; two-clip 1,195 against
 /// 1,613 and 2,391 against 3,227) for the same bytes and eight barriers more. The mesh-space
 /// override walks as before. Budgets about 3 % over.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [4_660.0, 1_230.0]), (32, [9_240.0, 2_460.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [4_140.0, 1_230.0]), (32, [8_210.0, 2_460.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);
@@ -671,8 +674,8 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
 
 /// Both halves at their cheapest on warp32 (`Hierarchy::DoublingSubgroup`): local-to-model by
 /// pointer doubling and the mesh-space override depth by depth in one subgroup. The model counts
-/// the 64-joint humanoid's layered frame at 7,584 wave-instructions, fewer than either half's
-/// hierarchy alone (`Subgroup` 8,054, `Doubling` 8,974; the walks 9,810), the same bytes; its
+/// the 64-joint humanoid's layered frame at 7,297 wave-instructions, fewer than either half's
+/// hierarchy alone (`Subgroup` 7,767, `Doubling` 7,968; the walks 8,804), the same bytes; its
 /// two-clip frame is `Doubling`'s. Where subgroups cannot compose (wave64 here) it is
 /// `Doubling`. Budget about 3 % over.
 #[test]
@@ -686,7 +689,7 @@ fn doubling_subgroup_hierarchy_models_the_fewest_instructions_on_warp32() {
         model.layered_frame(&scenario.layers, &programs, &samples, &costs).expect("the bench frame is valid")
     };
     let both = layered(Hierarchy::DoublingSubgroup);
-    check_budget("layered (fused+doubling-subgroup)", 32, &both, 7_810.0, 5_210.0);
+    check_budget("layered (fused+doubling-subgroup)", 32, &both, 7_520.0, 5_210.0);
     for other in [Hierarchy::Walks, Hierarchy::Subgroup, Hierarchy::Doubling] {
         let work = layered(other);
         assert!(both.wave_instructions < work.wave_instructions, "{other:?}: {work:?} against {both:?}");

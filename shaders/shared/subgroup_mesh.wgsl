@@ -1,9 +1,9 @@
 // The mesh-space override's model rotations composed level by level in one subgroup
 // (`throng::gpu::Hierarchy::Subgroup` and `DoublingSubgroup`, the depths' helpers in
-// `shared/subgroup_depths.wgsl`), in place of
-// `shared/walks_mesh.wgsl`: the composing subgroup replaces each joint's rows in `pose` by its
-// layer and resulting model rotations depth by depth, then every thread reads its joints' and
-// their parents'. The walk's steps, in its order.
+// `shared/subgroup_depths.wgsl`), in place of `shared/walks_mesh.wgsl`: the composing subgroup
+// replaces each joint's rows in `pose` by its layer and base model rotations and its nearest
+// masked joint (itself or an ancestor) depth by depth; then every thread publishes its masked
+// joints' blends and, after a barrier, reads their parents'. The walk's products, in its order.
 
 // Each masked joint's new local transform, from `pose`'s rows (every joint's layer and base
 // rotations and weight, written, barrier passed). Every thread must call it.
@@ -17,37 +17,42 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
         var start = level_end(0u);
         let root = level_item(0u, start, lane, num_joints);
         let root_rows = pose[root.joint];
-        var step = mesh_step(identity, identity, root_rows.r0, root_rows.r1, root_rows.r2.x);
+        var models = mesh_step(MeshModels(identity, identity), root_rows.r0, root_rows.r1);
+        var anchor = mesh_anchor(root.joint, root_rows.r2.x, NO_PARENT);
         if root.present {
-            pose[root.joint] = Affine(step.layer_model, step.out_model, root_rows.r2);
+            pose[root.joint] = Affine(models.layer_model, models.base_model, vec4<f32>(root_rows.r2.x, anchor_in_row(anchor), 0.0, 0.0));
         }
         for (var d = 1u; start < num_joints; d++) {
             let end = level_end(d);
             let item = level_item(start, end, lane, num_joints);
-            let layer_parent = subgroupShuffle(step.layer_model, item.parent_lane);
-            let out_parent = subgroupShuffle(step.out_model, item.parent_lane);
+            let parent = MeshModels(subgroupShuffle(models.layer_model, item.parent_lane), subgroupShuffle(models.base_model, item.parent_lane));
+            let parent_anchor = subgroupShuffle(anchor, item.parent_lane);
             let rows = pose[item.joint];
-            step = mesh_step(layer_parent, out_parent, rows.r0, rows.r1, rows.r2.x);
+            models = mesh_step(parent, rows.r0, rows.r1);
+            anchor = mesh_anchor(item.joint, rows.r2.x, parent_anchor);
             if item.present {
-                pose[item.joint] = Affine(step.layer_model, step.out_model, rows.r2);
+                pose[item.joint] = Affine(models.layer_model, models.base_model, vec4<f32>(rows.r2.x, anchor_in_row(anchor), 0.0, 0.0));
             }
             start = end;
         }
     }
     workgroupBarrier();
+    publish_mesh_blends(thread, num_joints);
+    workgroupBarrier();
+    blend_mesh_joints(thread, num_joints);
+}
+
+// Each of the thread's masked joints' blend over its row's r0 (the layer's model rotation, which
+// no other joint reads), from its composed rows.
+fn publish_mesh_blends(thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j >= num_joints {
             break;
         }
-        let w = pose[j].r2.x;
-        if w > 0.0 {
-            let parent = rig_joints[j].parent;
-            var out_parent = identity;
-            if parent != NO_PARENT {
-                out_parent = pose[parent].r1;
-            }
-            blend_mesh_joint(k, out_parent, pose[j].r1, w);
+        let rows = pose[j];
+        if rows.r2.x > 0.0 {
+            pose[j].r0 = mesh_blend(MeshModels(rows.r0, rows.r1), rows.r2.x);
         }
     }
 }

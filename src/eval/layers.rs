@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | additive | local | `out = base * nlerp(identity, delta, w)`, translation `base + w·delta` |
 //! | override | local | `out = slerp(base, layer, w)`: the joint keeps the layer's angle to its parent |
-//! | override | mesh | the joint's model-space rotation moves towards the layer's by `w`, whatever the joints under it do |
+//! | override | mesh | the joint's model-space rotation moves from the base's towards the layer's by `w`, whatever the joints above and under it do; where `w` is 0 it follows its parent |
 
 use glam::{Mat4, Quat};
 
@@ -31,11 +31,20 @@ pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, 
     }
 }
 
-/// Overrides `base` with `layer` in mesh space: each masked joint's model-space rotation moves
-/// towards the layer's model-space rotation by `weight × mask`, then is expressed back in the
-/// local space of the (already blended) parent. Translations and scales blend locally.
-/// `mask` of `None` is the whole body. The rotations of `base` and `layer` must be unit (as
-/// sampled, blended and rest rotations are): their products are not normalised again.
+/// Overrides `base` with `layer` in mesh space: each masked joint's model-space rotation is
+/// the slerp from the base's model-space rotation towards the layer's by `weight × mask`, then
+/// is expressed back in the local space of its (already blended) parent. Every masked joint
+/// moves by its own weight, so a layer fading in moves a hand as far as the spine it hangs from,
+/// not further; a joint whose weight is 0 keeps its local rotation and follows its parent.
+/// Translations and scales blend locally. `mask` of `None` is the whole body. The rotations of
+/// `base` and `layer` must be unit (as sampled, blended and rest rotations are): their products
+/// are not normalised again.
+///
+/// Each joint's result needs only the two poses' model-space rotations and its nearest masked
+/// ancestor's, not its parent's result: the blended parent's model rotation is that ancestor's
+/// blended one carried down by the base's rotations between them
+/// (`T_a · B_a⁻¹ · B_parent`). So the GPU composes it in as few steps as the hierarchy's
+/// products (`shaders/layers.wgsl`, `mesh_parent`).
 pub fn override_mesh(
     parents: &[u16],
     base: &mut [Transform],
@@ -45,23 +54,42 @@ pub fn override_mesh(
     scratch: &mut MeshSpaceScratch,
 ) {
     let n = base.len();
-    scratch.layer_model.resize(n, Quat::IDENTITY);
-    scratch.out_model.resize(n, Quat::IDENTITY);
+    let MeshSpaceScratch { layer_model, base_model, blended, anchor } = scratch;
+    layer_model.resize(n, Quat::IDENTITY);
+    base_model.resize(n, Quat::IDENTITY);
+    blended.resize(n, Quat::IDENTITY);
+    anchor.resize(n, NO_PARENT);
     for j in 0..n {
         let parent = parents[j];
-        let layer_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.layer_model[parent as usize] };
-        let out_parent = if parent == NO_PARENT { Quat::IDENTITY } else { scratch.out_model[parent as usize] };
+        let (layer_parent, base_parent, parent_anchor) = match parent {
+            NO_PARENT => (Quat::IDENTITY, Quat::IDENTITY, NO_PARENT),
+            p => (layer_model[p as usize], base_model[p as usize], anchor[p as usize]),
+        };
         // Products of unit rotations, not normalised again (`mesh_step` in `shaders/layers.wgsl`).
-        scratch.layer_model[j] = layer_parent * layer[j].rotation;
-        let mut out_model = out_parent * base[j].rotation;
+        layer_model[j] = layer_parent * layer[j].rotation;
+        base_model[j] = base_parent * base[j].rotation;
+        anchor[j] = parent_anchor;
         let w = weight * mask.map_or(1.0, |m| m[j]);
         if w > 0.0 {
-            out_model = slerp_normalized(out_model, scratch.layer_model[j], w);
-            base[j].rotation = out_parent.inverse() * out_model;
+            blended[j] = slerp_normalized(base_model[j], layer_model[j], w);
+            let out_parent = mesh_parent(parent, parent_anchor, base_parent, blended, base_model);
+            base[j].rotation = out_parent.inverse() * blended[j];
             base[j].translation = base[j].translation.lerp(layer[j].translation, w);
             base[j].scale = base[j].scale.lerp(layer[j].scale, w);
+            anchor[j] = j as u16;
         }
-        scratch.out_model[j] = out_model;
+    }
+}
+
+/// The blended model rotation of `parent` (`NO_PARENT`: the identity), whose nearest masked
+/// ancestor (itself included) is `anchor`: the base's where there is none, the anchor's blended
+/// rotation where it is the parent, and otherwise that blend carried down the base's rotations
+/// from the anchor to the parent (`mesh_parent` in `shaders/layers.wgsl`, the same products).
+fn mesh_parent(parent: u16, anchor: u16, base_parent: Quat, blended: &[Quat], base_model: &[Quat]) -> Quat {
+    match anchor {
+        NO_PARENT => base_parent,
+        a if a == parent => blended[a as usize],
+        a => (blended[a as usize] * base_model[a as usize].inverse()) * base_parent,
     }
 }
 
@@ -69,7 +97,9 @@ pub fn override_mesh(
 #[derive(Clone, Debug, Default)]
 pub struct MeshSpaceScratch {
     layer_model: Vec<Quat>,
-    out_model: Vec<Quat>,
+    base_model: Vec<Quat>,
+    blended: Vec<Quat>,
+    anchor: Vec<u16>,
 }
 
 /// The model-space rotation of every joint of a local pose (used by tests and metrics).
@@ -131,13 +161,13 @@ mod tests {
         }
     }
 
-    /// Each joint's resulting model rotation is the model-space slerp from the base's rotation
-    /// under its blended parent towards the layer's model rotation, by its weight, whatever the
-    /// joints above it did.
+    /// Each masked joint's resulting model rotation is the model-space slerp from the base's
+    /// model rotation towards the layer's, by its weight, whatever the joints above it did; an
+    /// unmasked one keeps its local rotation under its blended parent.
     #[test]
     fn mesh_space_override_is_the_model_space_slerp() {
-        let parents = vec![NO_PARENT, 0, 1, 2, 1, 4];
-        let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 1.0), Vec3::ONE];
+        let parents = vec![NO_PARENT, 0, 1, 2, 1, 4, 5];
+        let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 1.0), Vec3::ONE, Vec3::Y];
         let pose = |angle: f32| -> Vec<Transform> {
             axes.iter()
                 .enumerate()
@@ -148,22 +178,44 @@ mod tests {
                 .collect()
         };
         let (base, layer) = (pose(0.4), pose(-0.9));
-        let mask = [0.0, 0.5, 1.0, 0.25, 0.8, 0.0];
+        // Joint 5 is unmasked under masked 4, joint 6 masked under it.
+        let mask = [0.0, 0.5, 1.0, 0.25, 0.8, 0.0, 0.6];
         let mut out = base.clone();
         override_mesh(&parents, &mut out, &layer, 1.0, Some(&mask), &mut MeshSpaceScratch::default());
-        let (mut out_model, mut layer_model) = (vec![Quat::IDENTITY; 6], vec![Quat::IDENTITY; 6]);
+        let (base_model, layer_model) = (model_rotations(&parents, &base), model_rotations(&parents, &layer));
+        let out_model = model_rotations(&parents, &out);
         for j in 0..parents.len() {
-            let (out_parent, layer_parent) = match parents[j] {
-                NO_PARENT => (Quat::IDENTITY, Quat::IDENTITY),
-                p => (out_model[p as usize], layer_model[p as usize]),
+            let expected = if mask[j] > 0.0 {
+                base_model[j].slerp(layer_model[j], mask[j]).normalize()
+            } else {
+                match parents[j] {
+                    NO_PARENT => base[j].rotation,
+                    p => out_model[p as usize] * base[j].rotation,
+                }
             };
-            out_model[j] = out_parent * out[j].rotation;
-            layer_model[j] = layer_parent * layer[j].rotation;
-            let from = out_parent * base[j].rotation;
-            let expected = if mask[j] > 0.0 { from.slerp(layer_model[j], mask[j]).normalize() } else { from };
             let got = if out_model[j].dot(expected) < 0.0 { -out_model[j] } else { out_model[j] };
             let error = (Vec4::from(got) - Vec4::from(expected)).abs();
             assert!(error.cmple(Vec4::splat(2e-6)).all(), "joint {j}: {got} against {expected}");
+        }
+    }
+
+    /// A mesh-space layer fading in moves every masked joint of a chain the same share of the way
+    /// from the base's model rotation to the layer's: at weight 0.25 the hand at the end of a
+    /// seven-joint chain is a quarter of the way, as the spine is, not most of the way (blending
+    /// each joint under its already blended parent compounds: 1 − 0.75⁷, 87 %).
+    #[test]
+    fn mesh_space_fade_moves_deep_joints_no_further_than_their_weight() {
+        let parents: Vec<u16> = std::iter::once(NO_PARENT).chain(0..6).collect();
+        let base = vec![Transform::from_translation(Vec3::Y); 7];
+        let mut layer = base.clone();
+        layer[0].rotation = Quat::from_rotation_z(1.2);
+        for weight in [0.25, 0.5, 0.9] {
+            let mut out = base.clone();
+            override_mesh(&parents, &mut out, &layer, weight, None, &mut MeshSpaceScratch::default());
+            for (j, rotation) in model_rotations(&parents, &out).iter().enumerate() {
+                let share = rotation.angle_between(Quat::IDENTITY) / 1.2;
+                assert!((share - weight).abs() < 1e-4, "weight {weight}, joint {j}: {share} of the way");
+            }
         }
     }
 

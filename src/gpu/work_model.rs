@@ -14,7 +14,7 @@
 //! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
-//! | mesh-space override | once per wave, then one step per ancestor of its deepest lane | `mesh_fixed`, `mesh_step` × deepest ancestor path; 2 barriers |
+//! | mesh-space override | once per wave, then one step per ancestor of its deepest lane (the two poses' products; the blends and the new local rotations in the code around it) | `mesh_fixed`, `mesh_step` × deepest ancestor path; 4 barriers |
 //! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
 //!
 //! A wave runs a loop as long as its slowest lane, so an ancestor walk costs each wave the
@@ -255,8 +255,8 @@ pub struct KernelCosts {
 /// the decay's joint loop and the pose's store, the mesh-space override (pose, then the joint
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
-pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4748,
+pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
+    4890,
     [
         (47, 0),
         (1368, 0),
@@ -264,7 +264,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (1257, 2),
         (22, 3),
         (136, 3),
-        (2948, 0),
+        (3090, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -275,8 +275,10 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
         (792, 1),
         (42, 1),
         (39, 1),
-        (267, 1),
-        (119, 2),
+        (206, 1),
+        (69, 2),
+        (32, 1),
+        (156, 1),
         (168, 1),
         (57, 0),
         (266, 0),
@@ -288,10 +290,10 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
-pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
-    2477,
+pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
+    2619,
     [
-        (2108, 0),
+        (2251, 0),
         (397, 1),
         (22, 2),
         (137, 2),
@@ -299,11 +301,13 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
         (26, 1),
         (795, 1),
         (43, 1),
-        (40, 1),
-        (265, 1),
-        (118, 2),
-        (169, 1),
-        (56, 0),
+        (39, 1),
+        (205, 1),
+        (69, 2),
+        (32, 1),
+        (159, 1),
+        (167, 1),
+        (55, 0),
         (266, 0),
         (69, 1),
     ],
@@ -312,21 +316,23 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 15]) = (
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
-pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    1597,
+pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
+    1738,
     [
-        (1234, 0),
+        (1376, 0),
         (399, 1),
         (22, 2),
         (137, 2),
         (77, 1),
         (26, 1),
         (42, 1),
-        (40, 1),
-        (266, 1),
-        (119, 2),
-        (169, 1),
-        (56, 0),
+        (39, 1),
+        (205, 1),
+        (69, 2),
+        (32, 1),
+        (157, 1),
+        (167, 1),
+        (55, 0),
         (266, 0),
         (69, 1),
     ],
@@ -339,7 +345,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1541, 1518, 1531, 1523, 1486, 1597, 1275, 1597, 1597, 1597, 1861, 1578];
+    [1682, 1659, 1673, 1665, 1627, 1738, 1275, 1738, 1738, 1738, 2003, 1719];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -351,8 +357,8 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (648, [(359, 0),
 /// RADV for its smallest): the same loops but the last six, where the mesh-space override's
 /// depth loop and its joint loop, the combine loop, the pose store, local-to-model's depth loop
 /// and the skinning loop follow one another.
-pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4748,
+pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
+    4829,
     [
         (47, 0),
         (1368, 0),
@@ -360,7 +366,7 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (1259, 2),
         (22, 3),
         (137, 3),
-        (2978, 0),
+        (3059, 0),
         (749, 1),
         (22, 2),
         (137, 2),
@@ -371,8 +377,9 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (792, 1),
         (42, 1),
         (39, 1),
-        (138, 1),
-        (70, 1),
+        (95, 1),
+        (73, 1),
+        (156, 1),
         (167, 1),
         (57, 0),
         (106, 0),
@@ -389,8 +396,8 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
 /// `frame_layers_main` composing local-to-model by pointer doubling ([`Hierarchy::Doubling`]),
 /// as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the same loops but the last two, the round loop and the
 /// skinning loop one after the other where the walks nest their step in the skinning loop.
-pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4765,
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
+    4907,
     [
         (47, 0),
         (1368, 0),
@@ -398,7 +405,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (1257, 2),
         (22, 3),
         (136, 3),
-        (2948, 0),
+        (3090, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -409,8 +416,10 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
         (792, 1),
         (42, 1),
         (39, 1),
-        (267, 1),
-        (119, 2),
+        (206, 1),
+        (69, 2),
+        (32, 1),
+        (156, 1),
         (168, 1),
         (57, 0),
         (131, 0),
@@ -423,8 +432,8 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) =
 /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`], whose loops it has in the same nesting: the round
 /// loop where that has local-to-model's depth loop. Its two-clip frame is
 /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s.
-pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 23]) = (
-    4800,
+pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
+    4881,
     [
         (47, 0),
         (1368, 0),
@@ -432,7 +441,7 @@ pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize
         (1259, 2),
         (22, 3),
         (137, 3),
-        (2978, 0),
+        (3059, 0),
         (749, 1),
         (22, 2),
         (137, 2),
@@ -443,8 +452,9 @@ pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize
         (792, 1),
         (42, 1),
         (39, 1),
-        (138, 1),
-        (70, 1),
+        (95, 1),
+        (73, 1),
+        (156, 1),
         (167, 1),
         (57, 0),
         (134, 0),
@@ -473,9 +483,9 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [629];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4810,
+    4870,
     [
-        (4476, 0),
+        (4536, 0),
         (1268, 1),
         (22, 2),
         (139, 2),
@@ -488,8 +498,8 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
         (279, 1),
         (20, 2),
         (25, 2),
-        (157, 1),
-        (119, 2),
+        (118, 1),
+        (80, 2),
         (121, 0),
         (79, 1),
     ],
@@ -499,18 +509,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2617, [(2286, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (154, 1), (116, 2), (121, 0), (79, 1)]);
+    (2676, [(2345, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (115, 1), (77, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1775, [(1442, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (156, 1), (118, 2), (121, 0), (79, 1)]);
+    (1822, [(1489, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (117, 1), (79, 2), (121, 0), (79, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1712, 1690, 1709, 1701, 1712, 1705, 1448, 1689, 1735, 1475, 1997, 1751];
+    [1764, 1743, 1756, 1748, 1764, 1765, 1448, 1785, 1787, 1527, 2056, 1798];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -518,7 +528,7 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1549, [(1310, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
+    (1635, [(1396, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
@@ -624,12 +634,12 @@ fn count(n: usize) -> u32 {
 }
 
 /// What the static count `total` of a layered frame composing local-to-model outside its
-/// skinning loop leaves outside its loops (`loops`, 23 of them, six at the top level: the
-/// replay's check, the replay's joint loop, the layer loop, the pose store, local-to-model's
-/// loop and the skinning loop).
+/// skinning loop leaves outside its loops (`loops`: its top-level ones are the replay's check,
+/// the replay's joint loop, the layer loop, the pose store, local-to-model's loop and the
+/// skinning loop).
 fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
-    let n = |i: usize| loops.get(i).map(|l| count(l.0));
-    total.checked_sub(n(0)? + n(1)? + n(6)? + n(20)? + n(21)? + n(22)?)
+    let top: usize = loops.iter().filter(|&&(_, depth)| depth == 0).map(|&(body, _)| body).sum();
+    total.checked_sub(u32::try_from(top).ok()?)
 }
 
 impl KernelCosts {
@@ -654,9 +664,9 @@ impl KernelCosts {
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([
-            &[0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
-            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
-            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 0, 0, 1],
+            &[0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
+            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
         ]) {
             return None;
         }
@@ -678,14 +688,14 @@ impl KernelCosts {
             overshoot,
             affine_output,
         ] = paths;
-        // The mesh-space override's path: its two joint loops (the walk within the second) and
+        // The mesh-space override's path: its four joint loops (the walk within the second) and
         // the little code around them.
-        let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(19);
+        let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(21);
         // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
         // alone: the gate takes the whole loop (and a little code around it, left where it is).
         let snapshot_mix = snapshot_mix.min(m(4));
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(20) + n(21))?,
+            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(22) + n(23))?,
             layer_fixed: m(0).checked_sub(settled_inner)?,
             sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion + single_sample)?,
             sample_weight,
@@ -694,12 +704,12 @@ impl KernelCosts {
             transition: m(4) - snapshot_mix,
             switch: n(6).checked_sub(steady + sample_weight + n(11))?,
             decay: steady.checked_sub(m(0) + overshoot)?,
-            combine: n(19).checked_sub(additive + override_local)?,
+            combine: n(21).checked_sub(additive + override_local)?,
             mesh_fixed: mesh_override.checked_sub(n(18))?,
             mesh_step: n(18),
-            pose: n(20),
-            skinning: n(21).checked_sub(n(22) + affine_output)?,
-            model_step: n(22),
+            pose: n(22),
+            skinning: n(23).checked_sub(n(24) + affine_output)?,
+            model_step: n(24),
             capture_step: 0,
             replay_check: n(0),
             replay_layer: n(1).checked_sub(n(3))?,
@@ -1028,23 +1038,25 @@ impl KernelCosts {
         walk_loops: &[(usize, usize)],
         (total, loops): (u32, &[(usize, usize)]),
     ) -> Option<Self> {
-        let walk_tail = [1, 2, 1, 0, 0, 1];
+        let walk_tail = [1, 2, 1, 1, 1, 0, 0, 1];
         let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
-            loops.len() == 23 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
+            loops.len() == 25 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
         };
-        let subgroup = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
+        let subgroup = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
         if !tail_matches(walk_loops, &walk_tail) || !loop_structure_matches(loops, &subgroup) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
         let level = |i: usize| count(loops[i].0);
+        // The walking joint loop's body holds its walk's: what it adds besides, and its rows'
+        // store, give way to the blends' publication (the resolution loops alike).
+        let with_levels = self.mesh_fixed + level(18) + level(19) + walk(18);
         Some(Self {
             kernel_fixed: layered_outside_loops(total, loops)?,
             mesh_step: level(17),
-            // The walking joint loop's body holds its walk's: what it adds is the rest.
-            mesh_fixed: (self.mesh_fixed + level(18) + walk(18)).checked_sub(walk(17))?,
-            model_step: level(21),
-            skinning: level(22).checked_sub(self.affine_output)?,
+            mesh_fixed: with_levels.checked_sub(walk(17) + walk(19) + walk(20))?,
+            model_step: level(22),
+            skinning: level(23).checked_sub(self.affine_output)?,
             ..self
         })
     }
@@ -1093,15 +1105,15 @@ impl KernelCosts {
     /// skinning loop, turned into those two loops one after the other.
     #[must_use]
     pub fn with_doubling_layers(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
-        let depths = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0];
+        let depths = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 0];
         if !loop_structure_matches(loops, &depths) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
         Some(Self {
             kernel_fixed: layered_outside_loops(total, loops)?,
-            model_step: n(21),
-            skinning: n(22).checked_sub(self.affine_output)?,
+            model_step: n(23),
+            skinning: n(24).checked_sub(self.affine_output)?,
             ..self
         })
     }
@@ -1776,7 +1788,7 @@ impl WorkModel {
                 self.transition(&mut work, program, shown_range(program).len(), costs);
             }
             if l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh {
-                self.mesh_override(&mut work, setup, program.weight, costs);
+                self.mesh_override(&mut work, costs);
             } else {
                 work.charge(costs.combine, waves);
                 work.charge(combine_path(l, setup, costs), waves);
@@ -1880,19 +1892,17 @@ impl WorkModel {
         }
     }
 
-    /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, each
-    /// joint's walk from the root through its ancestors and its own step where its weight is
-    /// above 0, a barrier.
-    fn mesh_override(&self, work: &mut Work, setup: &LayerSetup, weight: f32, costs: &KernelCosts) {
-        let mask = setup.mask.as_ref().map(|m| m.weights());
-        let weight_of = |j: usize| weight * mask.map_or(1.0, |m| m.get(j).copied().unwrap_or(0.0));
-        let own_step = |j: usize| usize::from(weight_of(j) > 0.0);
-        work.barriers += 2.0;
+    /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, every
+    /// joint's layer and base model rotations composed (each joint's walk from the root through
+    /// its ancestors and its own step, or one wave's step a depth), a barrier, the rows replaced
+    /// by them and the masked joints' blends, a barrier, each masked joint's new local rotation
+    /// from its parent's blend, a barrier. Every wave runs the code around the composition once
+    /// (`mesh_fixed`), whatever its joints' weights.
+    fn mesh_override(&self, work: &mut Work, costs: &KernelCosts) {
+        work.barriers += 4.0;
         work.charge(costs.mesh_fixed, self.wave_count());
         if self.hierarchy().uses_subgroups() {
-            // One wave steps through every depth, each joint's step taken; a barrier publishes
-            // the rotations.
-            work.barriers += 1.0;
+            // One wave steps through every depth, each joint's step taken.
             work.charge(costs.mesh_step, self.depth_count());
             work.mesh_steps += self.depth_count() as f64;
             work.walk_products += self.num_joints() as f64;
@@ -1900,9 +1910,9 @@ impl WorkModel {
             for joints in self.wave_joints() {
                 let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
                 work.charge(costs.mesh_step, deepest);
-                work.mesh_steps += joints.map(|j| self.depths[j] + own_step(j)).max().unwrap_or(0) as f64;
+                work.mesh_steps += (deepest + 1) as f64;
             }
-            work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + own_step(j)).sum::<usize>() as f64;
+            work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + 1).sum::<usize>() as f64;
         }
         work.level_products += self.num_joints() as f64;
     }
@@ -2059,8 +2069,8 @@ impl WorkModel {
             }
             if mesh {
                 // The rows' store waits for the lanes' reads of a transition's end; then the
-                // rows', and the result's reads.
-                work.barriers += 3.0;
+                // rows', the blends' publication, and the result's reads.
+                work.barriers += 4.0;
                 // The roots' step (band 0) outside the band loop, by the waves holding them.
                 let root_waves = self.root_waves();
                 work.charge(costs.mesh_roots, root_waves);
@@ -2979,8 +2989,8 @@ mod tests {
     /// band likewise (3 + 1): 2 + 2 + 8 + 16 + 1 + 1 + 4 + 4 = 38; the roots' step once (a cost
     /// of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
-    /// first also orders the table's reads), the mesh's 3 + 1 + 1 (the roots', the band's), the
-    /// pose's 1, local-to-model's 1 + 1: 14.
+    /// first also orders the table's reads), the mesh's 4 + 1 + 1 (the roots', the band's), the
+    /// pose's 1, local-to-model's 1 + 1: 15.
     #[test]
     fn layered_chain_in_a_level_workgroup() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -2995,7 +3005,7 @@ mod tests {
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
         assert_eq!(work.wave_instructions, 38.0);
-        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (14.0, 3.0, 2.0));
+        assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (15.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
         assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1037.0);
     }
@@ -3184,9 +3194,10 @@ mod tests {
 
     /// The chain of three with a base layer and a mesh-space override masked to joints 1 and 2,
     /// both with memory, steady (no transition), one clip each, one wave of 64.
-    /// Barriers: 3 + 3 (two transitions) + 2 (mesh) + 1 (local-to-model) = 9.
-    /// Mesh walk: each joint's ancestors plus its own step where masked: 0, 1 + 1, 2 + 1 → 5
-    /// products; the wave's deepest lane takes 3 steps (2 ancestor iterations in the loop).
+    /// Barriers: 3 + 3 (two transitions) + 4 (mesh) + 1 (local-to-model) = 11.
+    /// Mesh walk: each joint's ancestors plus its own step, masked or not (a masked child needs
+    /// its parent's base model rotation): 0 + 1, 1 + 1, 2 + 1 → 6 products; the wave's deepest
+    /// lane takes 3 steps (2 ancestor iterations in the loop).
     /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states' first vec4 (32) = 144; written:
     /// 2 states' first vec4 (32), 2 layers' replay entries (a header and one sample: 64) and the
     /// output (192), 288 in all.
@@ -3208,10 +3219,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
         let work = model.layered_character(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.barriers, 9.0);
+        assert_eq!(work.barriers, 11.0);
         assert_eq!((work.mesh_steps, work.model_steps), (3.0, 2.0));
-        // Mesh 5 + local-to-model 3; level by level 3 + 2.
-        assert_eq!((work.walk_products, work.level_products), (8.0, 5.0));
+        // Mesh 6 + local-to-model 3; level by level 3 + 2.
+        assert_eq!((work.walk_products, work.level_products), (9.0, 5.0));
         assert_eq!((work.bytes_read, work.bytes_written), (144.0, 288.0));
         assert_eq!(work.wave_instructions, 22.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
