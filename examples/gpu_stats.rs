@@ -40,14 +40,9 @@ const MODEL_CHARACTERS: usize = 256;
 
 /// The fused kernel composing the hierarchy otherwise than by walks, and the wave sizes the
 /// model counts each on, where a crowd would run it: in one subgroup on subgroups smaller than
-/// the workgroup and the rig (warp32, the 64-joint humanoid); by pointer doubling on any wave;
-/// both halves at their cheapest where subgroups compose.
-const COMPOSED: [(Hierarchy, u32); 4] = [
-    (Hierarchy::Subgroup, 32),
-    (Hierarchy::Doubling, 64),
-    (Hierarchy::Doubling, 32),
-    (Hierarchy::DoublingSubgroup, 32),
-];
+/// the workgroup and the rig (warp32, the 64-joint humanoid); by pointer doubling on any wave.
+const COMPOSED: [(Hierarchy, u32); 3] =
+    [(Hierarchy::Subgroup, 32), (Hierarchy::Doubling, 64), (Hierarchy::Doubling, 32)];
 
 /// The columns of the table: a heading and the driver statistics summed into it, by RADV's names
 /// and NVIDIA's ("Register Count", "Shared Memory Size", "Local Memory Size": a thread's

@@ -17,10 +17,9 @@
 //! frames run `fused+subgroup` besides (`throng::gpu::Hierarchy::Subgroup`: the fused kernel
 //! composing local-to-model and the mesh-space override depth by depth in one subgroup), on a
 //! device whose subgroups can (`Hierarchy::fits`; elsewhere the row says it is skipped, since
-//! the crowd would run another hierarchy), and `fused+doubling` (`Hierarchy::Doubling`: local-to-model by
-//! pointer doubling, on any device); the layered frame also `fused+doubling-subgroup`
-//! (`Hierarchy::DoublingSubgroup`: local-to-model by pointer doubling, the mesh-space override
-//! in one subgroup; its two-clip frame is `fused+doubling`'s). Each result is written to the results file as soon as it is known,
+//! the crowd would run another hierarchy), and `fused+doubling` (`Hierarchy::Doubling`:
+//! local-to-model and the mesh-space override by pointer doubling, on any device). Each result
+//! is written to the results file as soon as it is known,
 //! so a run cut short still leaves its rows. `scripts/gpu-bench.sh` runs it (BENCHMARKS.md).
 //!
 //! ```text
@@ -172,20 +171,17 @@ impl Frame {
     fn variants(self) -> Vec<Variant> {
         let built = |kernel| Variant(kernel, Specialisation::Production, Hierarchy::Walks);
         let default = |s| Variant(FrameKernel::default(), s, Hierarchy::Walks);
-        // The fused kernel composing its hierarchy in a subgroup, by pointer doubling, and both
-        // (whose two-clip frame is the doubling's).
+        // The fused kernel composing its hierarchy in a subgroup and by pointer doubling.
         let composed = |hierarchy| Variant(FrameKernel::Fused, Specialisation::Production, hierarchy);
-        let [subgroup, doubling, both] =
-            [Hierarchy::Subgroup, Hierarchy::Doubling, Hierarchy::DoublingSubgroup].map(composed);
+        let [subgroup, doubling] = [Hierarchy::Subgroup, Hierarchy::Doubling].map(composed);
         match self {
             Self::TwoClip => FrameKernel::ALL.into_iter().map(built).chain([subgroup, doubling]).collect(),
             // Variant 0 first (the reference), then what the next device run is to settle: at
             // 1M an H200 holds four 64-joint layered crowds (some 30 GiB each), and the fifth on,
-            // `+whole` (timed at 100k and on the steady frame), `levels` and `+stored` (timed by
-            // earlier runs), are skipped as out of memory (`within_memory`).
+            // `levels` and `+stored` (timed by earlier runs), are skipped as out of memory
+            // (`within_memory`).
             Self::Layered => {
-                let mut order =
-                    vec![built(FrameKernel::Fused), subgroup, doubling, both, default(Specialisation::Whole)];
+                let mut order = vec![built(FrameKernel::Fused), subgroup, doubling, default(Specialisation::Whole)];
                 order.extend(FrameKernel::ALL.into_iter().filter(|&k| k != FrameKernel::Fused).map(built));
                 order.push(default(Specialisation::Stored));
                 order
@@ -208,8 +204,7 @@ struct Variant(FrameKernel, Specialisation, Hierarchy);
 
 impl Variant {
     /// The kernel's name, then `+steady`, `+settled`, `+stored` or `+whole` for a
-    /// specialisation, `+subgroup`, `+doubling` or `+doubling-subgroup` for the hierarchy
-    /// composed so.
+    /// specialisation, `+subgroup` or `+doubling` for the hierarchy composed so.
     fn name(self) -> String {
         match (self.1, self.2) {
             (Specialisation::Production, Hierarchy::Walks) => self.0.name().to_owned(),
@@ -219,8 +214,7 @@ impl Variant {
     }
 
     /// What a crowd of this variant runs for `scenario`'s rig on `gpu` where it is not the
-    /// variant: a `+subgroup` or `+doubling-subgroup` variant where the device's subgroups
-    /// cannot compose the rig's
+    /// variant: a `+subgroup` variant where the device's subgroups cannot compose the rig's
     /// hierarchy (`Hierarchy::fits`) would run another hierarchy, and time another variant
     /// under this one's name.
     fn runs_instead(self, gpu: &GpuContext, scenario: &support::Scenario) -> Option<Hierarchy> {

@@ -8,9 +8,8 @@
 #                      character in one kernel rather than the steady and switching passes,
 #                      Specialisation::Whole; on both frames the fused kernel composing
 #                      its hierarchy in a subgroup, Hierarchy::Subgroup, fused+subgroup,
-#                      where the device's subgroups can, local-to-model by pointer doubling,
-#                      Hierarchy::Doubling, fused+doubling, and on the layered frame both,
-#                      Hierarchy::DoublingSubgroup, fused+doubling-subgroup), the default variant's
+#                      where the device's subgroups can, and by pointer doubling,
+#                      Hierarchy::Doubling, fused+doubling), the default variant's
 #                      specialisations
 #                      (whole, steady, settled, stored) against it on the
 #                      layered frame without switches, and the layered frame with the

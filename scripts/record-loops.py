@@ -32,7 +32,6 @@ LOOP_LISTS = [
     ("FRAME_SUBGROUP_LOOPS_RADV_NAVI21", "frame_main/64j+subgroup"),
     ("FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling"),
     ("FRAME_DOUBLING_LOOPS_RADV_NAVI21", "frame_main/64j+doubling"),
-    ("FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling-subgroup"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order

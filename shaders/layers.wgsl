@@ -137,6 +137,21 @@ fn blend_mesh_joint(k: u32, out_parent: vec4<f32>, out_model: vec4<f32>, w: f32)
     combined_pose[k] = b;
 }
 
+// Each of the thread's masked joints' blend over its row's r0 (the layer's model rotation, which
+// no other joint reads), from its composed rows (its model rotations, its weight).
+fn publish_mesh_blends(thread: u32, num_joints: u32) {
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j >= num_joints {
+            break;
+        }
+        let rows = pose[j];
+        if rows.r2.x > 0.0 {
+            pose[j].r0 = mesh_blend(MeshModels(rows.r0, rows.r1), rows.r2.x);
+        }
+    }
+}
+
 // Each of the thread's masked joints' new local transform from the rows the hierarchy's
 // `override_mesh_rotations` leaves in `pose` (barrier passed): r0 a masked joint's blend, r1
 // every joint's base model rotation, r2 its weight and nearest masked joint
@@ -179,7 +194,9 @@ fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
         if j >= num_joints {
             break;
         }
-        pose[j] = Affine(layer_pose[k].rotation, combined_pose[k].rotation, vec4<f32>(layer_joint_weight(setup, weight, j), 0.0, 0.0, 0.0));
+        // A masked joint is its own nearest masked joint (read by pointer doubling's rounds).
+        let w = layer_joint_weight(setup, weight, j);
+        pose[j] = Affine(layer_pose[k].rotation, combined_pose[k].rotation, vec4<f32>(w, anchor_in_row(mesh_anchor(j, w, NO_PARENT)), 0.0, 0.0));
     }
     workgroupBarrier();
     override_mesh_rotations(thread, num_joints);

@@ -18,14 +18,14 @@ use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, Specialisation, driver_statistics};
 use throng::gpu::work_model::{
     FRAME_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
-    FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
-    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
-    FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
-    PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
+    FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21,
+    FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS,
+    FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21,
+    FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work,
+    WorkModel,
 };
 use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind};
 
@@ -93,7 +93,7 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// "Bands of chains"; and the level kernels' rose 10–15 % when the model charged the waves
 /// without a band's chains what they run, after a wave without them came to branch over the
 /// band's work (which cut what such a wave runs from 44 + 14 a depth to 25–29 a band), "What
-/// the bands' idle waves run"; and `Fused`'s fell 10.2–10.3 % and `Levels`' moved −2.3 % on
+/// the bands' idle waves run"; and `Fused`'s fell 10.1–10.2 % and `Levels`' moved −2.3 % on
 /// wave64 and +2.6 % on warp32 when each masked joint of a mesh-space override came to blend
 /// from the base's model rotation, the walks' steps two products without a slerp, "Mesh-space
 /// blends that do not compound".)
@@ -208,7 +208,7 @@ fn no_kernel_spills() {
 /// builds 8 and saved the fused layered one 8. Lower is welcome; update the figure then. The layered
 /// frames' `steady-pass` kernels are what a production crowd runs for the characters that do
 /// not switch (`docs/gpu.md`, "The steady pass"), and have a budget of their own.
-const VGPR_BUDGETS: [(&str, f64); 25] = [
+const VGPR_BUDGETS: [(&str, f64); 22] = [
     ("frame_main/64j", 40.0),
     ("frame_main/64j+compact", 48.0),
     ("frame_layers_main/64j", 64.0),
@@ -234,10 +234,6 @@ const VGPR_BUDGETS: [(&str, f64); 25] = [
     ("frame_main/64j+doubling", 40.0),
     ("frame_layers_main/64j+doubling steady-pass", 56.0),
     ("frame_layers_main/64j+doubling switching-pass", 64.0),
-    // Both at 32 lanes, as the subgroup kernels.
-    ("frame_main/64j+doubling-subgroup", 48.0),
-    ("frame_layers_main/64j+doubling-subgroup steady-pass", 64.0),
-    ("frame_layers_main/64j+doubling-subgroup switching-pass", 64.0),
 ];
 
 #[test]
@@ -372,7 +368,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
             want.name()
         );
     }
-    // The fused frames composing the hierarchy with subgroups, at 32 lanes.
+    // The fused frames composing the hierarchy in a subgroup, at 32 lanes.
     for (hierarchy, kind, (total, recorded)) in [
         (
             Hierarchy::Subgroup,
@@ -383,14 +379,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
             Hierarchy::Subgroup,
             ShaderModuleKind::Frame,
             (FRAME_SUBGROUP_LOOPS_RADV_NAVI21.0, &FRAME_SUBGROUP_LOOPS_RADV_NAVI21.1[..]),
-        ),
-        (
-            Hierarchy::DoublingSubgroup,
-            ShaderModuleKind::FrameLayers,
-            (
-                FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21.1[..],
-            ),
         ),
     ] {
         let want = Kernel { hierarchy, ..Kernel::production(kind, 64, false) };
@@ -428,7 +416,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
     assert_ne!(KernelCosts::two_clip_subgroup_radv_navi21(), KernelCosts::default());
     assert_ne!(KernelCosts::layered_doubling_radv_navi21(), KernelCosts::default());
     assert_ne!(KernelCosts::two_clip_doubling_radv_navi21(), KernelCosts::default());
-    assert_ne!(KernelCosts::layered_doubling_subgroup_radv_navi21(), KernelCosts::default());
     assert_eq!(
         KernelCosts::from_frame_layers_loops(LayeredLoops::frame_layers_radv_navi21()),
         Some(KernelCosts::frame_layers_radv_navi21())
@@ -591,7 +578,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 7,767 against 8,804; two-clip 2,891 against 3,227) for the
+/// fewer wave-instructions (layered 7,773 against 8,810; two-clip 2,891 against 3,227) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over.
 #[test]
@@ -635,17 +622,18 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     );
 }
 
-/// The fused frames composing local-to-model by pointer doubling (`Hierarchy::Doubling`), on
+/// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
-/// steps, 227 products where the walks take 613, so the model counts fewer wave-instructions
-/// (layered 4,023 against 4,441 on wave64, 7,968 against 8,804 on warp32; two-clip 1,195 against
-/// 1,613 and 2,391 against 3,227) for the same bytes and eight barriers more. The mesh-space
-/// override walks as before. Budgets about 3 % over.
+/// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
+/// mesh-space override, so the model counts fewer wave-instructions (layered 3,464 against
+/// 4,444 on wave64, 6,850 against 8,810 on warp32; two-clip 1,195 against 1,613 and 2,391
+/// against 3,227) for the same bytes and fifteen barriers more (two a round, less one in the
+/// mesh-space override). Budgets about 3 % over.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [4_140.0, 1_230.0]), (32, [8_210.0, 2_460.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [3_570.0, 1_230.0]), (32, [7_060.0, 2_460.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);
@@ -655,10 +643,11 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
         let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
         let composed = layered(&doubling, &KernelCosts::layered_doubling_radv_navi21());
         check_budget("layered (fused+doubling)", wave, &composed, layered_budget, 5_210.0);
-        assert!(composed.wave_instructions < 0.95 * walking.wave_instructions, "{composed:?} against {walking:?}");
+        assert!(composed.wave_instructions < 0.8 * walking.wave_instructions, "{composed:?} against {walking:?}");
         assert_eq!(composed.bytes(), walking.bytes());
-        assert_eq!(composed.mesh_steps, walking.mesh_steps);
-        assert_eq!(composed.barriers, walking.barriers + 8.0);
+        let waves = f64::from(64 / wave);
+        assert_eq!((composed.mesh_steps, walking.mesh_steps), (4.0 * waves, 15.0 * waves));
+        assert_eq!(composed.barriers, walking.barriers + 15.0);
         let two_clip = |model: &WorkModel, costs: &KernelCosts| {
             model.two_clip_frame(&two_clip_samples, &ranges, costs).expect("the bench frame is valid")
         };
@@ -667,41 +656,8 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
         check_budget("two-clip (fused+doubling)", wave, &composed, two_clip_budget, 4_250.0);
         assert!(composed.wave_instructions < 0.8 * walking.wave_instructions, "{composed:?} against {walking:?}");
         assert_eq!((composed.walk_products, walking.walk_products), (227.0, 613.0));
-        let waves = f64::from(64 / wave);
         assert_eq!((composed.model_steps, walking.model_steps), (4.0 * waves, 14.0 * waves));
     }
-}
-
-/// Both halves at their cheapest on warp32 (`Hierarchy::DoublingSubgroup`): local-to-model by
-/// pointer doubling and the mesh-space override depth by depth in one subgroup. The model counts
-/// the 64-joint humanoid's layered frame at 7,297 wave-instructions, fewer than either half's
-/// hierarchy alone (`Subgroup` 7,767, `Doubling` 7,968; the walks 8,804), the same bytes; its
-/// two-clip frame is `Doubling`'s. Where subgroups cannot compose (wave64 here) it is
-/// `Doubling`. Budget about 3 % over.
-#[test]
-fn doubling_subgroup_hierarchy_models_the_fewest_instructions_on_warp32() {
-    let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
-    let (model, scenario) = humanoid_64_model(32);
-    let layered = |hierarchy: Hierarchy| {
-        let model = model.clone().with_hierarchy(hierarchy);
-        assert_eq!(model.hierarchy(), hierarchy);
-        let costs = model.layered_costs_radv_navi21();
-        model.layered_frame(&scenario.layers, &programs, &samples, &costs).expect("the bench frame is valid")
-    };
-    let both = layered(Hierarchy::DoublingSubgroup);
-    check_budget("layered (fused+doubling-subgroup)", 32, &both, 7_520.0, 5_210.0);
-    for other in [Hierarchy::Walks, Hierarchy::Subgroup, Hierarchy::Doubling] {
-        let work = layered(other);
-        assert!(both.wave_instructions < work.wave_instructions, "{other:?}: {work:?} against {both:?}");
-        assert_eq!(both.bytes(), work.bytes());
-    }
-    // Its two-clip frame, without a mesh-space override, is the doubling's.
-    assert_eq!(
-        model.clone().with_hierarchy(Hierarchy::DoublingSubgroup).two_clip_costs_radv_navi21(),
-        model.clone().with_hierarchy(Hierarchy::Doubling).two_clip_costs_radv_navi21()
-    );
-    let (wave64, _) = humanoid_64_model(64);
-    assert_eq!(wave64.with_hierarchy(Hierarchy::DoublingSubgroup).hierarchy(), Hierarchy::Doubling);
 }
 
 /// The issue's figure, counted by the model: local-to-model on the 64-joint humanoid walks 613

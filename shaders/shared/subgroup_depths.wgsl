@@ -1,7 +1,7 @@
-// The rig's depths as one subgroup takes them (`throng::gpu::Hierarchy::Subgroup`,
-// `Hierarchy::DoublingSubgroup`): the composing subgroup, and a lane's joint of a depth from the
-// rig's joints in depth order (`RigJoint::by_depth`). Read by `shared/subgroup.wgsl` and
-// `shared/subgroup_mesh.wgsl`, and put before whichever of them a module holds.
+// The rig's depths as one subgroup takes them (`throng::gpu::Hierarchy::Subgroup`): the
+// composing subgroup, and a lane's joint of a depth from the rig's joints in depth order
+// (`RigJoint::by_depth`). Read by `shared/subgroup.wgsl` and `shared/subgroup_mesh.wgsl`, and put
+// before them.
 
 // One lane's joint at one depth: the joint, the lane holding its parent's result, and whether
 // the lane has a joint there (`present`).

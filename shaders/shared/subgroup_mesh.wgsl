@@ -1,5 +1,5 @@
 // The mesh-space override's model rotations composed level by level in one subgroup
-// (`throng::gpu::Hierarchy::Subgroup` and `DoublingSubgroup`, the depths' helpers in
+// (`throng::gpu::Hierarchy::Subgroup`, the depths' helpers in
 // `shared/subgroup_depths.wgsl`), in place of `shared/walks_mesh.wgsl`: the composing subgroup
 // replaces each joint's rows in `pose` by its layer and base model rotations and its nearest
 // masked joint (itself or an ancestor) depth by depth; then every thread publishes its masked
@@ -40,19 +40,4 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     publish_mesh_blends(thread, num_joints);
     workgroupBarrier();
     blend_mesh_joints(thread, num_joints);
-}
-
-// Each of the thread's masked joints' blend over its row's r0 (the layer's model rotation, which
-// no other joint reads), from its composed rows.
-fn publish_mesh_blends(thread: u32, num_joints: u32) {
-    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
-            break;
-        }
-        let rows = pose[j];
-        if rows.r2.x > 0.0 {
-            pose[j].r0 = mesh_blend(MeshModels(rows.r0, rows.r1), rows.r2.x);
-        }
-    }
 }

@@ -40,6 +40,7 @@ const SUBGROUP_DEPTHS: &str = include_str!("../../shaders/shared/subgroup_depths
 const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
 const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
 const DOUBLING: &str = include_str!("../../shaders/shared/doubling.wgsl");
+const DOUBLING_MESH: &str = include_str!("../../shaders/shared/doubling_mesh.wgsl");
 /// Skinning from the model matrices `SUBGROUP` or `DOUBLING` composes in place.
 const COMPOSED_POSE: &str = include_str!("../../shaders/shared/composed_pose.wgsl");
 
@@ -454,7 +455,7 @@ impl ShapePass {
 /// skinning, and the mesh-space override's model rotations. `Walks` and `Subgroup` take the same
 /// products in the same order, so the same matrices (bit for bit on lavapipe, within the GPU
 /// tolerance where a driver fuses the two kernels' multiply-adds differently); `Doubling` groups
-/// local-to-model's products differently (the CPU's matrices within rounding). Different shapes
+/// the products differently (the CPU's matrices within rounding). Different shapes
 /// of work, for a device run to weigh (`scripts/gpu-bench.sh`'s `fused+subgroup` and
 /// `fused+doubling` rows). [`FrameKernel::Levels`] composes band by band whatever this says.
 ///
@@ -467,14 +468,12 @@ impl ShapePass {
 /// waiting at the barrier after it. The work model counts the 64-joint humanoid's layered frame
 /// on warp32 at fewer wave-instructions this way (BENCHMARKS.md "The hierarchy in one
 /// subgroup"); whether an NVIDIA GPU runs it faster waits for a device. `Doubling` composes
-/// local-to-model by pointer doubling (`shaders/shared/doubling.wgsl`): every thread takes its
-/// joints through ⌈log₂(depth + 1)⌉ rounds, in each a joint's matrix composed with the one its
-/// ancestor `span` depths up holds, `span` doubling, two barriers a round (the 64-joint humanoid:
-/// 4 rounds where a wave walks 14 steps); the mesh-space override, whose slerps do not compose
-/// that way, walks (BENCHMARKS.md "Local-to-model by pointer doubling"). `DoublingSubgroup`
-/// takes each half from the one the model counts cheaper on 32-lane subgroups: local-to-model
-/// by pointer doubling and the mesh-space override in one subgroup (BENCHMARKS.md "Both halves
-/// at their cheapest").
+/// both halves by pointer doubling (`shaders/shared/doubling.wgsl`, `doubling_mesh.wgsl`): every
+/// thread takes its joints through ⌈log₂(depth + 1)⌉ rounds, in each a joint's matrix (or its
+/// layer and base model rotations) composed with the one its ancestor `span` depths up holds,
+/// `span` doubling, two barriers a round (the 64-joint humanoid: 4 rounds where a wave walks 14
+/// steps; BENCHMARKS.md "Local-to-model by pointer doubling", "Mesh-space blends that do not
+/// compound").
 ///
 /// A crowd asks for one ([`crate::gpu::GpuCrowdOptions::hierarchy`]) and runs what
 /// [`fits`](Self::fits) the device and rig ([`crate::gpu::GpuCrowd::hierarchy`] says which):
@@ -482,8 +481,7 @@ impl ShapePass {
 /// the adapter has it), subgroups smaller than the 64-thread workgroup (where one subgroup holds
 /// the whole character, walks already take one step per depth) and each of the rig's depths
 /// within the smallest subgroup; elsewhere the crowd walks. `Doubling` runs wherever the kernel
-/// is [`FrameKernel::Fused`]; `DoublingSubgroup` where `Subgroup` would, and `Doubling`
-/// elsewhere. `THRONG_HIERARCHY=subgroup` (or `doubling`, `doubling-subgroup`, `walks`) in the
+/// is [`FrameKernel::Fused`]. `THRONG_HIERARCHY=subgroup` (or `doubling`, `walks`) in the
 /// environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does the kernel's.
 ///
 /// ```
@@ -505,12 +503,6 @@ impl ShapePass {
 /// // Doubling needs no subgroup; the level kernels compose band by band.
 /// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Fused, &small, wgpu::Features::empty(), [0, 0]), Hierarchy::Doubling);
 /// assert_eq!(Hierarchy::Doubling.fits(FrameKernel::Levels, &small, subgroup, [32, 32]), Hierarchy::Walks);
-/// // Both halves at their cheapest where subgroups compose, doubling alone where not.
-/// let both = Hierarchy::DoublingSubgroup;
-/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 32]), both);
-/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, subgroup, [32, 64]), Hierarchy::Doubling);
-/// assert_eq!(both.fits(FrameKernel::Fused, &humanoid, wgpu::Features::empty(), [32, 32]), Hierarchy::Doubling);
-/// assert_eq!(both.fits(FrameKernel::Levels, &humanoid, subgroup, [32, 32]), Hierarchy::Walks);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hierarchy {
@@ -518,12 +510,8 @@ pub enum Hierarchy {
     Walks,
     /// Depth by depth in one subgroup, parents' results passed by shuffles.
     Subgroup,
-    /// Local-to-model by pointer doubling, a round per power of two of the depth; the
-    /// mesh-space override by walks.
+    /// By pointer doubling, a round per power of two of the depth.
     Doubling,
-    /// Local-to-model by pointer doubling, the mesh-space override depth by depth in one
-    /// subgroup.
-    DoublingSubgroup,
 }
 
 impl Default for Hierarchy {
@@ -535,16 +523,15 @@ impl Default for Hierarchy {
 
 impl Hierarchy {
     /// Every one, walks first.
-    pub const ALL: [Self; 4] = [Self::Walks, Self::Subgroup, Self::Doubling, Self::DoublingSubgroup];
+    pub const ALL: [Self; 3] = [Self::Walks, Self::Subgroup, Self::Doubling];
 
-    /// `walks`, `subgroup`, `doubling` or `doubling-subgroup`.
+    /// `walks`, `subgroup` or `doubling`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Walks => "walks",
             Self::Subgroup => "subgroup",
             Self::Doubling => "doubling",
-            Self::DoublingSubgroup => "doubling-subgroup",
         }
     }
 
@@ -552,7 +539,7 @@ impl Hierarchy {
     /// [`fits`](Self::fits) says what does.
     #[must_use]
     pub const fn uses_subgroups(self) -> bool {
-        matches!(self, Self::Subgroup | Self::DoublingSubgroup)
+        matches!(self, Self::Subgroup)
     }
 
     /// The hierarchy named `name` ([`name`](Self::name)), if any.
@@ -568,8 +555,7 @@ impl Hierarchy {
     /// subgroup is smaller than the workgroup but not the rig (where one subgroup holds every
     /// joint, the walks already take one step a depth, with less code), and the rig's widest
     /// depth fits in its smallest; `Doubling` where it was asked for and the kernel is
-    /// [`FrameKernel::Fused`]; `DoublingSubgroup` where `Subgroup` would run, `Doubling` where
-    /// only that would; `Walks` otherwise.
+    /// [`FrameKernel::Fused`]; `Walks` otherwise.
     #[must_use]
     pub fn fits(
         self,
@@ -600,7 +586,6 @@ impl Hierarchy {
         match self {
             _ if kernel != FrameKernel::Fused => Self::Walks,
             Self::Subgroup if !composes => Self::Walks,
-            Self::DoublingSubgroup if !composes => Self::Doubling,
             other => other,
         }
     }
@@ -608,7 +593,7 @@ impl Hierarchy {
     /// `source` (a module of `shaders/`) with this hierarchy's files in place of the walks', or
     /// `None` for the others where the module's frame does not compose with
     /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
-    /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before the first of them,
+    /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before them,
     /// and the skinning from a pose composed in place (`shared/composed_pose.wgsl`) after the
     /// file that composes it.
     pub(crate) fn apply(self, source: String) -> Option<String> {
@@ -622,14 +607,8 @@ impl Hierarchy {
                 SUBGROUP_MESH,
                 1,
             )),
-            Self::Doubling => Some(source.replacen(WALKS, &composed_by(DOUBLING), 1)),
-            Self::DoublingSubgroup => {
-                // The two-clip frame has no mesh-space override: pointer doubling alone.
-                Some(source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(
-                    WALKS_MESH,
-                    &with_depths(SUBGROUP_MESH),
-                    1,
-                ))
+            Self::Doubling => {
+                Some(source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(WALKS_MESH, DOUBLING_MESH, 1))
             }
         }
     }
@@ -1270,9 +1249,7 @@ mod tests {
 
     /// The fused frames composing the hierarchy in a subgroup validate where the device has
     /// subgroups and are refused where it has none, so a crowd on such a device must walk; the
-    /// walks need no subgroup. With `DoublingSubgroup` only the layered frame holds subgroup
-    /// operations (the two-clip frame has no mesh-space override: it is `Doubling`'s). Every
-    /// other module keeps its walks ([`Hierarchy::apply`] says `None` for a module without the
+    /// walks need no subgroup. Every other module keeps its walks ([`Hierarchy::apply`] says `None` for a module without the
     /// fused frames' walks).
     #[test]
     fn subgroup_hierarchy_needs_subgroups() {
@@ -1286,37 +1263,31 @@ mod tests {
                 .map(|_| ())
                 .map_err(|e| e.emit_to_string(source))
         };
-        for (kind, hierarchy) in ShaderModuleKind::ALL
-            .into_iter()
-            .flat_map(|kind| [(kind, Hierarchy::Subgroup), (kind, Hierarchy::DoublingSubgroup)])
-        {
+        for kind in ShaderModuleKind::ALL {
             for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
                 let walks = shader_source(kind, num_joints, false);
-                let Some(subgroup) = hierarchy.apply(walks.clone()) else {
+                let Some(subgroup) = Hierarchy::Subgroup.apply(walks.clone()) else {
                     assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                     continue;
                 };
-                let what = format!("{kind:?}, {hierarchy:?}");
+                let what = format!("{kind:?}");
                 assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{what}");
                 assert!(!subgroup.contains(WALKS) && !subgroup.contains(WALKS_MESH), "{what}");
                 let layered = kind == ShaderModuleKind::FrameLayers;
                 assert_eq!(subgroup.contains(SUBGROUP_MESH), layered, "{what}");
-                assert_eq!(subgroup.contains(SUBGROUP), hierarchy == Hierarchy::Subgroup, "{what}");
-                assert_eq!(subgroup.contains(DOUBLING), hierarchy == Hierarchy::DoublingSubgroup, "{what}");
+                assert!(subgroup.contains(SUBGROUP) && !subgroup.contains(DOUBLING), "{what}");
                 assert_eq!(subgroup.matches(COMPOSED_POSE).count(), 1, "{what}");
-                let uses_subgroups = hierarchy == Hierarchy::Subgroup || layered;
-                assert_eq!(subgroup.matches(SUBGROUP_DEPTHS).count(), usize::from(uses_subgroups), "{what}");
+                assert_eq!(subgroup.matches(SUBGROUP_DEPTHS).count(), 1, "{what}");
                 validate(&subgroup, naga::valid::Capabilities::SUBGROUP).unwrap_or_else(|e| panic!("{what}: {e}"));
-                let without = validate(&subgroup, naga::valid::Capabilities::empty());
-                assert_eq!(without.is_err(), uses_subgroups, "{what}");
+                assert!(validate(&subgroup, naga::valid::Capabilities::empty()).is_err(), "{what}");
                 validate(&walks, naga::valid::Capabilities::empty()).unwrap_or_else(|e| panic!("{what}: {e}"));
             }
         }
     }
 
-    /// The fused frames composing local-to-model by pointer doubling validate without
+    /// The fused frames composing their hierarchy by pointer doubling validate without
     /// subgroups, their barriers in uniform control flow; the layered frame's mesh-space
-    /// override still walks. Every other module keeps its walks.
+    /// override doubles too. Every other module keeps its walks.
     #[test]
     fn doubling_hierarchy_needs_no_subgroups() {
         for kind in ShaderModuleKind::ALL {
@@ -1328,7 +1299,8 @@ mod tests {
                 assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                 assert!(!doubling.contains(WALKS) && doubling.contains(DOUBLING), "{kind:?}");
                 assert_eq!(doubling.matches(COMPOSED_POSE).count(), 1, "{kind:?}");
-                assert_eq!(doubling.contains(WALKS_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
+                assert!(!doubling.contains(WALKS_MESH), "{kind:?}");
+                assert_eq!(doubling.contains(DOUBLING_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
                 let module = naga::front::wgsl::parse_str(&doubling)
                     .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

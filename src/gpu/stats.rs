@@ -90,14 +90,13 @@ impl Kernel {
     }
 
     /// The fused frames composing the hierarchy as `hierarchy` says ([`Hierarchy::Subgroup`],
-    /// [`Hierarchy::Doubling`], [`Hierarchy::DoublingSubgroup`]) for a rig of `num_joints`, with
+    /// [`Hierarchy::Doubling`]) for a rig of `num_joints`, with
     /// full clips: the two-clip frame, the layered frame for every character (whose loops the
     /// work model reads), then the layered frame's kernels as a production crowd dispatches them
     /// ([`ShapePass::PASSES`]). [`driver_statistics`] compiles a hierarchy's kernels that
     /// [`uses_subgroups`](Hierarchy::uses_subgroups) at the device's smallest subgroup size
     /// where it can ask for one, since a crowd runs them only where subgroups are smaller than
-    /// the workgroup ([`Hierarchy::fits`]); `DoublingSubgroup`'s two-clip frame among them,
-    /// although it is `Doubling`'s source, as a crowd running that hierarchy would build it.
+    /// the workgroup ([`Hierarchy::fits`]).
     ///
     /// ```
     /// use throng::gpu::Hierarchy;
@@ -731,9 +730,8 @@ pub fn driver_statistics(kernels: &[Kernel]) -> Result<DriverReport, StatsError>
     unsafe { instance.get_physical_device_features2(physical, &mut features2) };
     let robust_buffer_access = features2.features.robust_buffer_access;
     let robust_buffer_access2 = robustness2 && robustness2_features.robust_buffer_access2 == vk::TRUE;
-    // `Hierarchy::Subgroup` and `DoublingSubgroup` run only where subgroups are smaller than
-    // the workgroup (`Hierarchy::fits`), so their kernels are compiled at the device's smallest
-    // subgroup size
+    // `Hierarchy::Subgroup` runs only where subgroups are smaller than the workgroup
+    // (`Hierarchy::fits`), so its kernels are compiled at the device's smallest subgroup size
     // where the device can be asked for one (RADV compiles compute at 64 lanes otherwise, and at
     // 64 unless told even with `RADV_PERFTEST=cswave32` once a kernel uses subgroups).
     let smallest_subgroup = (size_control_features.subgroup_size_control == vk::TRUE

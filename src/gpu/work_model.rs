@@ -256,7 +256,7 @@ pub struct KernelCosts {
 /// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
 /// with local-to-model's walk.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
-    4890,
+    4893,
     [
         (47, 0),
         (1368, 0),
@@ -264,7 +264,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
         (1257, 2),
         (22, 3),
         (136, 3),
-        (3090, 0),
+        (3093, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -274,7 +274,7 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
         (26, 1),
         (792, 1),
         (42, 1),
-        (39, 1),
+        (42, 1),
         (206, 1),
         (69, 2),
         (32, 1),
@@ -291,9 +291,9 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
 /// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
 /// no capture) are shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    2619,
+    2622,
     [
-        (2251, 0),
+        (2254, 0),
         (397, 1),
         (22, 2),
         (137, 2),
@@ -301,7 +301,7 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
         (26, 1),
         (795, 1),
         (43, 1),
-        (39, 1),
+        (42, 1),
         (205, 1),
         (69, 2),
         (32, 1),
@@ -317,16 +317,16 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops without the decay's.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    1738,
+    1741,
     [
-        (1376, 0),
+        (1379, 0),
         (399, 1),
         (22, 2),
         (137, 2),
         (77, 1),
         (26, 1),
         (42, 1),
-        (39, 1),
+        (42, 1),
         (205, 1),
         (69, 2),
         (32, 1),
@@ -345,7 +345,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = 
 /// the transition's are the settled count itself, the kernel having no sample table, walking
 /// from the roots, storing in a loop of its own and running its transition in its joint loop).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1682, 1659, 1673, 1665, 1627, 1738, 1275, 1738, 1738, 1738, 2003, 1719];
+    [1685, 1662, 1676, 1668, 1630, 1741, 1275, 1741, 1741, 1741, 2006, 1722];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
@@ -354,11 +354,12 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (648, [(359, 0),
 /// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
 /// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
 /// it only where subgroups are smaller than the workgroup; `gpu::stats::driver_statistics` asks
-/// RADV for its smallest): the same loops but the last six, where the mesh-space override's
-/// depth loop and its joint loop, the combine loop, the pose store, local-to-model's depth loop
-/// and the skinning loop follow one another.
+/// RADV for its smallest): the same loops but the last eight, where the mesh-space override's
+/// depth loop, its two joint loops (the blends' publication, the new local rotations), the
+/// combine loop, the pose store, local-to-model's depth loop and the skinning loop follow one
+/// another.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4829,
+    4832,
     [
         (47, 0),
         (1368, 0),
@@ -366,7 +367,7 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (1259, 2),
         (22, 3),
         (137, 3),
-        (3059, 0),
+        (3062, 0),
         (749, 1),
         (22, 2),
         (137, 2),
@@ -376,7 +377,7 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (26, 1),
         (792, 1),
         (42, 1),
-        (39, 1),
+        (42, 1),
         (95, 1),
         (73, 1),
         (156, 1),
@@ -393,11 +394,12 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
 pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
     (619, [(359, 0), (22, 1), (135, 1), (106, 0), (119, 0)]);
 
-/// `frame_layers_main` composing local-to-model by pointer doubling ([`Hierarchy::Doubling`]),
-/// as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the same loops but the last two, the round loop and the
-/// skinning loop one after the other where the walks nest their step in the skinning loop.
-pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
-    4907,
+/// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
+/// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
+/// round loop where that has its depth loop, local-to-model's round loop where that has its
+/// depth loop.
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
+    4893,
     [
         (47, 0),
         (1368, 0),
@@ -405,7 +407,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) =
         (1257, 2),
         (22, 3),
         (136, 3),
-        (3090, 0),
+        (3075, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -415,49 +417,13 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) =
         (26, 1),
         (792, 1),
         (42, 1),
-        (39, 1),
-        (206, 1),
-        (69, 2),
-        (32, 1),
-        (156, 1),
-        (168, 1),
-        (57, 0),
-        (131, 0),
-        (116, 0),
-    ],
-);
-
-/// `frame_layers_main` composing local-to-model by pointer doubling and the mesh-space override
-/// in one subgroup ([`Hierarchy::DoublingSubgroup`]), compiled at 32 lanes as
-/// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`], whose loops it has in the same nesting: the round
-/// loop where that has local-to-model's depth loop. Its two-clip frame is
-/// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s.
-pub const FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4881,
-    [
-        (47, 0),
-        (1368, 0),
-        (1351, 1),
-        (1259, 2),
-        (22, 3),
-        (137, 3),
-        (3059, 0),
-        (749, 1),
-        (22, 2),
-        (137, 2),
-        (22, 2),
-        (125, 2),
-        (524, 1),
-        (26, 1),
-        (792, 1),
         (42, 1),
-        (39, 1),
-        (95, 1),
-        (73, 1),
-        (156, 1),
-        (167, 1),
-        (57, 0),
-        (134, 0),
+        (125, 1),
+        (74, 1),
+        (155, 1),
+        (168, 1),
+        (58, 0),
+        (131, 0),
         (116, 0),
     ],
 );
@@ -1023,17 +989,18 @@ impl KernelCosts {
         Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21, &idle).unwrap_or_default()
     }
 
-    /// The costs of `frame_layers_main` composing the mesh-space override in one subgroup
-    /// ([`Hierarchy::Subgroup`], [`Hierarchy::DoublingSubgroup`]): the walking kernel's (`self`,
+    /// The costs of `frame_layers_main` composing its hierarchy outside the walks
+    /// ([`Hierarchy::Subgroup`], [`Hierarchy::Doubling`]): the walking kernel's (`self`,
     /// [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions taken from the
-    /// subgroup kernel's static count and loop list (`total`, `loops`; `walk_loops` the walking
-    /// kernel's production list): `mesh_step` the mesh-space override's depth loop, `mesh_fixed`
-    /// with its joint loop in place of the walking joint loop, `model_step` local-to-model's
-    /// loop (the depth loop, or the doubling's round loop) and `skinning` the skinning loop after
-    /// it (less the affine store, as in the walks), `kernel_fixed` what the static count leaves
-    /// outside its loops. `None` when either list is not today's loops in today's nesting.
+    /// composing kernel's static count and loop list (`total`, `loops`; `walk_loops` the walking
+    /// kernel's production list): `mesh_step` the mesh-space override's depth loop (or round
+    /// loop), `mesh_fixed` with its two joint loops in place of the walking kernel's three,
+    /// `model_step` local-to-model's loop (the depth loop, or the round loop) and `skinning` the
+    /// skinning loop after it (less the affine store, as in the walks), `kernel_fixed` what the
+    /// static count leaves outside its loops. `None` when either list is not today's loops in
+    /// today's nesting.
     #[must_use]
-    pub fn with_subgroup_layers(
+    pub fn with_composed_layers(
         self,
         walk_loops: &[(usize, usize)],
         (total, loops): (u32, &[(usize, usize)]),
@@ -1042,14 +1009,14 @@ impl KernelCosts {
         let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
             loops.len() == 25 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
         };
-        let subgroup = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
-        if !tail_matches(walk_loops, &walk_tail) || !loop_structure_matches(loops, &subgroup) {
+        let composed = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
+        if !tail_matches(walk_loops, &walk_tail) || !loop_structure_matches(loops, &composed) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
         let level = |i: usize| count(loops[i].0);
         // The walking joint loop's body holds its walk's: what it adds besides, and its rows'
-        // store, give way to the blends' publication (the resolution loops alike).
+        // store, give way to the blends' publication (the new local rotations' loops alike).
         let with_levels = self.mesh_fixed + level(18) + level(19) + walk(18);
         Some(Self {
             kernel_fixed: layered_outside_loops(total, loops)?,
@@ -1080,12 +1047,12 @@ impl KernelCosts {
         })
     }
 
-    /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_subgroup_layers`]).
+    /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
     #[must_use]
     pub fn layered_subgroup_radv_navi21() -> Self {
         let (total, loops) = FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21;
         Self::frame_layers_radv_navi21()
-            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
+            .with_composed_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
             .unwrap_or_default()
     }
 
@@ -1096,44 +1063,13 @@ impl KernelCosts {
         Self::frame_radv_navi21().with_composed_frame((total, &loops)).unwrap_or_default()
     }
 
-    /// The costs of `frame_layers_main` composing local-to-model by pointer doubling
-    /// ([`Hierarchy::Doubling`]): the walking kernel's with `model_step` the round loop's body,
-    /// `skinning` the skinning loop's after it (less the affine store, as in the walks), and
-    /// `kernel_fixed` what the doubling kernel's static count (`total`) leaves outside its
-    /// loops (the joints' depths and ancestors read once before the rounds among it). `None`
-    /// when `loops` is not the walking kernel's list with the walk's step, nested in the
-    /// skinning loop, turned into those two loops one after the other.
-    #[must_use]
-    pub fn with_doubling_layers(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
-        let depths = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 0];
-        if !loop_structure_matches(loops, &depths) {
-            return None;
-        }
-        let n = |i: usize| count(loops[i].0);
-        Some(Self {
-            kernel_fixed: layered_outside_loops(total, loops)?,
-            model_step: n(23),
-            skinning: n(24).checked_sub(self.affine_output)?,
-            ..self
-        })
-    }
-
-    /// [`FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs
-    /// ([`KernelCosts::with_subgroup_layers`]: its loops nest as the subgroup kernel's, the round
-    /// loop where that has its depth loop).
-    #[must_use]
-    pub fn layered_doubling_subgroup_radv_navi21() -> Self {
-        let (total, loops) = FRAME_LAYERS_DOUBLING_SUBGROUP_LOOPS_RADV_NAVI21;
-        Self::frame_layers_radv_navi21()
-            .with_subgroup_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
-            .unwrap_or_default()
-    }
-
-    /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_layers`]).
+    /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
     #[must_use]
     pub fn layered_doubling_radv_navi21() -> Self {
         let (total, loops) = FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21;
-        Self::frame_layers_radv_navi21().with_doubling_layers((total, &loops)).unwrap_or_default()
+        Self::frame_layers_radv_navi21()
+            .with_composed_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
+            .unwrap_or_default()
     }
 
     /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
@@ -1453,7 +1389,6 @@ impl WorkModel {
             Hierarchy::Walks => KernelCosts::layered_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::layered_subgroup_radv_navi21(),
             Hierarchy::Doubling => KernelCosts::layered_doubling_radv_navi21(),
-            Hierarchy::DoublingSubgroup => KernelCosts::layered_doubling_subgroup_radv_navi21(),
         }
     }
 
@@ -1464,9 +1399,22 @@ impl WorkModel {
         match self.hierarchy() {
             Hierarchy::Walks => KernelCosts::two_clip_radv_navi21(self.kernel),
             Hierarchy::Subgroup => KernelCosts::two_clip_subgroup_radv_navi21(),
-            // The two-clip frame has no mesh-space override: doubling's kernel.
-            Hierarchy::Doubling | Hierarchy::DoublingSubgroup => KernelCosts::two_clip_doubling_radv_navi21(),
+            Hierarchy::Doubling => KernelCosts::two_clip_doubling_radv_navi21(),
         }
+    }
+
+    /// Pointer doubling's rounds (`shaders/shared/doubling.wgsl`, `doubling_mesh.wgsl`): a
+    /// round per span up to the rig's deepest joint, two barriers each (counted into `work`, with
+    /// the products), every wave taking every round (a uniform loop), a product for each joint at
+    /// least the span deep. A wave holding no joint runs the rounds' loop and barriers but no
+    /// product: not charged, as the walks charge it nothing. Returns the rounds of all waves.
+    fn doubling_rounds(&self, work: &mut Work) -> usize {
+        // The spans 1, 2, 4, … up to `depth`: one for each of its binary digits.
+        let rounds_to = |depth: usize| (usize::BITS - depth.leading_zeros()) as usize;
+        let rounds = rounds_to(self.depth_count().saturating_sub(1));
+        work.barriers += 2.0 * rounds as f64;
+        work.walk_products += self.depths.iter().map(|&depth| rounds_to(depth)).sum::<usize>() as f64;
+        rounds * self.wave_count()
     }
 
     /// The rig's depths: the deepest joint's depth and one.
@@ -1610,18 +1558,10 @@ impl WorkModel {
                 work.charge(costs.model_step, self.depth_count());
                 work.walk_products += level_products;
             }
-            Hierarchy::Doubling | Hierarchy::DoublingSubgroup => {
-                // A round per span up to the rig's deepest joint, two barriers each, every wave
-                // taking every round (a uniform loop), a product for each joint at least the
-                // span deep. A wave holding no joint runs the rounds' loop and barriers but no
-                // product: not charged, as the walks charge it nothing.
-                // The spans 1, 2, 4, … up to `depth`: one for each of its binary digits.
-                let rounds_to = |depth: usize| (usize::BITS - depth.leading_zeros()) as usize;
-                let rounds = rounds_to(self.depth_count().saturating_sub(1));
-                work.barriers += 2.0 * rounds as f64;
-                work.model_steps += (rounds * self.wave_count()) as f64;
-                work.charge(costs.model_step, rounds * self.wave_count());
-                work.walk_products += self.depths.iter().map(|&depth| rounds_to(depth)).sum::<usize>() as f64;
+            Hierarchy::Doubling => {
+                let rounds = self.doubling_rounds(work);
+                work.model_steps += rounds as f64;
+                work.charge(costs.model_step, rounds);
             }
             Hierarchy::Walks => {
                 for joints in self.wave_joints() {
@@ -1894,25 +1834,36 @@ impl WorkModel {
 
     /// The mesh-space override (`override_mesh`): rows into workgroup memory, a barrier, every
     /// joint's layer and base model rotations composed (each joint's walk from the root through
-    /// its ancestors and its own step, or one wave's step a depth), a barrier, the rows replaced
-    /// by them and the masked joints' blends, a barrier, each masked joint's new local rotation
-    /// from its parent's blend, a barrier. Every wave runs the code around the composition once
-    /// (`mesh_fixed`), whatever its joints' weights.
+    /// its ancestors and its own step, one wave's step a depth, or pointer doubling's rounds), a
+    /// barrier, the rows replaced by them and the masked joints' blends, a barrier, each masked
+    /// joint's new local rotation from its parent's blend, a barrier. Every wave runs the code
+    /// around the composition once (`mesh_fixed`), whatever its joints' weights.
     fn mesh_override(&self, work: &mut Work, costs: &KernelCosts) {
         work.barriers += 4.0;
         work.charge(costs.mesh_fixed, self.wave_count());
-        if self.hierarchy().uses_subgroups() {
-            // One wave steps through every depth, each joint's step taken.
-            work.charge(costs.mesh_step, self.depth_count());
-            work.mesh_steps += self.depth_count() as f64;
-            work.walk_products += self.num_joints() as f64;
-        } else {
-            for joints in self.wave_joints() {
-                let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
-                work.charge(costs.mesh_step, deepest);
-                work.mesh_steps += (deepest + 1) as f64;
+        match self.hierarchy() {
+            Hierarchy::Subgroup => {
+                // One wave steps through every depth, each joint's step taken.
+                work.charge(costs.mesh_step, self.depth_count());
+                work.mesh_steps += self.depth_count() as f64;
+                work.walk_products += self.num_joints() as f64;
             }
-            work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + 1).sum::<usize>() as f64;
+            Hierarchy::Doubling => {
+                // The rounds' barriers, then one to publish the blends, where the walks' store
+                // and a subgroup's depths need two.
+                work.barriers -= 1.0;
+                let rounds = self.doubling_rounds(work);
+                work.mesh_steps += rounds as f64;
+                work.charge(costs.mesh_step, rounds);
+            }
+            Hierarchy::Walks => {
+                for joints in self.wave_joints() {
+                    let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
+                    work.charge(costs.mesh_step, deepest);
+                    work.mesh_steps += (deepest + 1) as f64;
+                }
+                work.walk_products += (0..self.num_joints()).map(|j| self.depths[j] + 1).sum::<usize>() as f64;
+            }
         }
         work.level_products += self.num_joints() as f64;
     }
