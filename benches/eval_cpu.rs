@@ -11,7 +11,9 @@
 //!
 //! The crowd job's stages one at a time on one thread (`eval_cpu/stage_*/10k`): sampling two
 //! clips, sampling and blending them (full and compact clips), local-to-model, skinning, and
-//! the last two together, and the procedural stage (look-at on a four-joint neck chain plus
+//! the last two together, a mesh-space override of the upper body at weight 0.8
+//! (`stage_override_mesh/10k`, the pose's copy included), and the procedural stage (look-at on
+//! a four-joint neck chain plus
 //! two-leg IK per character, four characters a call as the frame runs it,
 //! `stage_procedural/10k`, its pose copies included), through the stage
 //! functions alone, so that one bench file builds
@@ -40,6 +42,7 @@ use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::EvalCrowdJob;
 use throng::eval::expand::ExpandJob;
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
+use throng::eval::layers::{MeshSpaceScratch, override_mesh};
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::procedural::{LANES, procedural_lanes};
 use throng::eval::root_motion::{RootDelta, crowd_root_motion, records_root_motion};
@@ -47,7 +50,7 @@ use throng::eval::sample::sample_blend;
 use throng::eval::skinning::{local_to_model_skinning, skinning};
 use throng::graph::CompiledGraph;
 use throng::program::{ClipSample, LayerProgram, SwitchMode};
-use throng::program::{DueRows, LayerSetup, OutputLayout};
+use throng::program::{DueRows, LayerSetup, Mask, MaskEntry, OutputLayout};
 use throng::state::Crowd;
 use throng::{Clip, Transform};
 
@@ -222,6 +225,21 @@ fn stages(c: &mut Criterion<ThreadCpuTime>) {
                     out,
                 );
             }
+        });
+    });
+    // The GPU benches' mesh-space layer (`support::humanoid_scenario`: the upper body at weight
+    // 0.8) over each character's pose, the next one's as the layer's, the pose's copy included.
+    let upper = MaskEntry { joint: "spine_01".into(), weight: 1.0, descendants: true };
+    let mask = Mask::from_entries(&demo.rig, &[upper]).expect("the demo has a spine");
+    let mut scratch = MeshSpaceScratch::default();
+    group.bench_function(BenchmarkId::new("stage_override_mesh", "10k"), |bench| {
+        bench.iter(|| {
+            for character in 0..num_characters {
+                first.copy_from_slice(&poses[character % STAGE_POSES]);
+                let layer = &poses[(character + 1) % STAGE_POSES];
+                override_mesh(demo.rig.parents(), &mut first, layer, 0.8, Some(mask.weights()), &mut scratch);
+            }
+            first[joints - 1]
         });
     });
     let (setup, targets) = support::procedural_crowd(&demo.rig, num_characters);

@@ -1,7 +1,8 @@
 //! Layers: additive layers onto the base, then masked override layers on top, in local or mesh
-//! space. Mirrored by `shaders/layers.wgsl`, whose mesh-space override composes its model
-//! rotations in the hierarchy's file (`shaders/shared/walks_mesh.wgsl`, or parent first as
-//! [`override_mesh`] does, a depth at a time, in `subgroup_mesh.wgsl`: `gpu::Hierarchy`).
+//! space. Mirrored by `shaders/layers.wgsl`, whose mesh-space override composes the two poses'
+//! model rotations in the hierarchy's file (`shaders/shared/walks_mesh.wgsl`; parent first as
+//! [`override_mesh`] does, a depth at a time, in `subgroup_mesh.wgsl`; in rounds in
+//! `doubling_mesh.wgsl`: `gpu::Hierarchy`).
 //!
 //! | blend | space | per joint `j`, weight `w = layer_weight × mask[j]` |
 //! |---|---|---|
