@@ -1,8 +1,9 @@
 // Layers: additive layers onto the base, then masked override layers on top, in local or mesh
 // space. Mirrors `throng::eval::layers`. Needs `transition.wgsl` (the layer's pose) and
 // `local_to_model.wgsl`, whose workgroup `pose` array the mesh-space override borrows for every
-// joint's layer and base rotations and weight before local-to-model fills it: one 48-byte
-// affine per joint of workgroup memory in all (3 KiB for a 64-joint rig), not two.
+// joint's layer and base rotations, weight and nearest masked joint before local-to-model fills
+// it: one 48-byte affine per joint of workgroup memory in all (3 KiB for a 64-joint rig), not
+// two.
 
 // Gates for measurement (`throng::gpu::MeasuredPath`, as `SWITCH_CODE` in `transition.wgsl`):
 // the additive, the local-space override and the mesh-space override combines, which a layer
@@ -84,8 +85,8 @@ fn mesh_parent_under(anchor_blended: vec4<f32>, anchor_base: vec4<f32>, base_par
     return quat_mul(quat_mul(anchor_blended, quat_conjugate(anchor_base)), base_parent);
 }
 
-// The blended model rotation of joint `parent` (`NO_PARENT`: the identity) from the rows the
-// level-by-level compositions leave in workgroup memory once every masked joint's blend is
+// The blended model rotation of joint `parent` (`NO_PARENT`: the identity) from the rows every
+// composition leaves in workgroup memory once every masked joint's blend is
 // published: r0 a masked joint's blend, r1 every joint's base model rotation, r2.y the nearest
 // masked joint among itself and its ancestors (`anchor_in_row`). `parent_row` is the
 // parent's row and `anchor_row` that joint's (any row where there is none).
@@ -183,11 +184,12 @@ fn blend_mesh_joints(thread: u32, num_joints: u32) {
 // layer's, then expressed under its already blended parent. The CPU walks joints in index
 // order, parents first; here the workgroup shares every joint's layer rotation, base rotation
 // and weight (`pose`'s rows r0, r1, r2.x) and the hierarchy's file composes them
-// (`override_mesh_rotations`: each thread's ancestor walks in `shared/walks_mesh.wgsl`, or one
-// subgroup's depths in `shared/subgroup_mesh.wgsl`): the same arithmetic in the same order,
-// with barriers around it rather than one per depth. No joint's blend waits for another's: a
-// step of the composition is two products, and each masked joint's slerps come after it. Every
-// thread must call it.
+// (`override_mesh_rotations`: each thread's ancestor walks in `shared/walks_mesh.wgsl` or one
+// subgroup's depths in `shared/subgroup_mesh.wgsl`, the CPU's arithmetic in its order with
+// barriers around it rather than one per depth; or pointer doubling's rounds in
+// `shared/doubling_mesh.wgsl`, the products grouped otherwise, two barriers a round). No
+// joint's blend waits for another's: a step of the composition is two products, and each masked
+// joint's slerp comes after it. Every thread must call it.
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;

@@ -84,21 +84,28 @@ fn test_clips(rig: &Rig) -> Vec<Clip> {
 }
 
 /// A feathered mask over part of the body: `j1` and below at 0.3, `j2` and below at 0.7,
-/// `j4` and below at full weight, with a hole: the first masked joint under a masked parent
-/// that has children of its own at 0 alone, so that a mesh-space override carries its
-/// children's blended parent down from the joint above it.
+/// `j4` and below at full weight, with a hole: from the first masked joint under a masked parent
+/// that has children of its own, a run of up to five joints down its first children at 0 alone,
+/// the joints below it still masked, so that a mesh-space override carries their blended parent
+/// down from the joint above the run over several links (and pointer doubling hands that
+/// joint on in more than its first round).
 fn feathered_mask(rig: &Rig) -> Mask {
     let entry = |joint: &str, weight, descendants| MaskEntry { joint: joint.into(), weight, descendants };
     let mut entries = vec![entry("j1", 0.3, true), entry("j2", 0.7, true), entry("j4", 1.0, true)];
     let weights = Mask::from_entries(rig, &entries).unwrap().weights().to_vec();
     let parents = rig.parents();
     let masked = |j: usize| weights[j] > 0.0;
-    let hole = (0..parents.len()).find(|&j| {
+    let first_child = |j: usize| parents.iter().position(|&p| usize::from(p) == j && p != throng::pose::NO_PARENT);
+    let start = (0..parents.len()).find(|&j| {
         let parent = parents[j];
-        masked(j) && parent != throng::pose::NO_PARENT && masked(usize::from(parent)) && parents.contains(&(j as u16))
+        masked(j) && parent != throng::pose::NO_PARENT && masked(usize::from(parent)) && first_child(j).is_some()
     });
-    if let Some(hole) = hole {
-        entries.push(entry(&rig.names()[hole], 0.0, false));
+    let mut hole = start;
+    for _ in 0..5 {
+        let Some(joint) = hole else { break };
+        let Some(child) = first_child(joint) else { break };
+        entries.push(entry(&rig.names()[joint], 0.0, false));
+        hole = Some(child);
     }
     Mask::from_entries(rig, &entries).unwrap()
 }
@@ -1298,7 +1305,8 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
     }
 }
 
-/// The layered frame composing local-to-model by pointer doubling equals the CPU's within the
+/// The layered frame composing its hierarchy by pointer doubling (local-to-model and the
+/// mesh-space override's model rotations) equals the CPU's within the
 /// GPU tolerance, frame after frame of switches, fades and mesh-space layers, in both shape
 /// passes and whole, for rigs from five joints to 256 (four a thread) and a chain 128 deep
 /// (eight rounds).

@@ -23,21 +23,22 @@ fn compose_model_pose(thread: u32, num_joints: u32) {
     // with nothing), read once for every round.
     var depth: array<u32, JOINTS_PER_THREAD>;
     var path: array<u32, JOINTS_PER_THREAD>;
+    // Each of the thread's joints' product so far, kept from round to round (a row only its own
+    // thread writes), published after each round's reads.
+    var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j < num_joints {
             depth[k] = rig_joints[j].depth;
             path[k] = rig_joints[j].path_start;
+            composed[k] = pose[j];
         }
     }
     let deepest = deepest_depth(num_joints);
-    // Each of the thread's joints' product in a round, read before anyone writes.
-    var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var span = 1u; span <= deepest; span <<= 1u) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             if depth[k] >= span {
-                let j = thread + k * WORKGROUP_SIZE;
-                composed[k] = affine_mul(pose[rig_tables[path[k] + depth[k] - span]], pose[j]);
+                composed[k] = affine_mul(pose[rig_tables[path[k] + depth[k] - span]], composed[k]);
             }
         }
         workgroupBarrier();

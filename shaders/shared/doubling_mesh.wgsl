@@ -16,20 +16,22 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     // nothing), read once for every round.
     var depth: array<u32, JOINTS_PER_THREAD>;
     var path: array<u32, JOINTS_PER_THREAD>;
+    // Each of the thread's joints' rows so far, kept from round to round (rows only their own
+    // thread writes), published after each round's reads.
+    var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j < num_joints {
             depth[k] = rig_joints[j].depth;
             path[k] = rig_joints[j].path_start;
+            composed[k] = pose[j];
         }
     }
     let deepest = deepest_depth(num_joints);
-    // Each of the thread's joints' rows in a round, read before anyone writes.
-    var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var span = 1u; span <= deepest; span <<= 1u) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             if depth[k] >= span {
-                let own = pose[thread + k * WORKGROUP_SIZE];
+                let own = composed[k];
                 let above = pose[rig_tables[path[k] + depth[k] - span]];
                 let models = mesh_step(MeshModels(above.r0, above.r1), own.r0, own.r1);
                 var anchor = own.r2.y;

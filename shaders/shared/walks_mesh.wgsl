@@ -2,7 +2,7 @@
 // each thread replays its joints' chains from the root down (`rig_tables`), the two poses'
 // products a step, then the workgroup shares what they give; four barriers in all rather than
 // one per depth. `shared/subgroup_mesh.wgsl` replaces this file where the hierarchy is composed
-// level by level.
+// level by level, `shared/doubling_mesh.wgsl` where it is composed by pointer doubling.
 
 // Each masked joint's new local transform, from `pose`'s rows (every joint's layer and base
 // rotations and weight, written, barrier passed). Every thread must call it.

@@ -45,7 +45,7 @@ pub fn override_local(base: &mut [Transform], layer: &[Transform], weight: f32, 
 /// ancestor's, not its parent's result: the blended parent's model rotation is that ancestor's
 /// blended one carried down by the base's rotations between them
 /// (`T_a · B_a⁻¹ · B_parent`). So the GPU composes it in as few steps as the hierarchy's
-/// products (`shaders/layers.wgsl`, `mesh_parent`).
+/// products (`shaders/layers.wgsl`, `mesh_parent_under`).
 pub fn override_mesh(
     parents: &[u16],
     base: &mut [Transform],
@@ -85,7 +85,8 @@ pub fn override_mesh(
 /// The blended model rotation of `parent` (`NO_PARENT`: the identity), whose nearest masked
 /// ancestor (itself included) is `anchor`: the base's where there is none, the anchor's blended
 /// rotation where it is the parent, and otherwise that blend carried down the base's rotations
-/// from the anchor to the parent (`mesh_parent` in `shaders/layers.wgsl`, the same products).
+/// from the anchor to the parent (`mesh_parent_from_rows` and `mesh_parent_under` in
+/// `shaders/layers.wgsl`, the same products).
 fn mesh_parent(parent: u16, anchor: u16, base_parent: Quat, blended: &[Quat], base_model: &[Quat]) -> Quat {
     match anchor {
         NO_PARENT => base_parent,
@@ -167,8 +168,17 @@ mod tests {
     /// unmasked one keeps its local rotation under its blended parent.
     #[test]
     fn mesh_space_override_is_the_model_space_slerp() {
-        let parents = vec![NO_PARENT, 0, 1, 2, 1, 4, 5];
-        let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 1.0), Vec3::ONE, Vec3::Y];
+        let parents = vec![NO_PARENT, 0, 1, 2, 1, 4, 5, 6];
+        let axes = [
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Z,
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(0.0, -1.0, 1.0),
+            Vec3::ONE,
+            Vec3::Y,
+            Vec3::new(1.0, 0.0, -1.0),
+        ];
         let pose = |angle: f32| -> Vec<Transform> {
             axes.iter()
                 .enumerate()
@@ -179,8 +189,8 @@ mod tests {
                 .collect()
         };
         let (base, layer) = (pose(0.4), pose(-0.9));
-        // Joint 5 is unmasked under masked 4, joint 6 masked under it.
-        let mask = [0.0, 0.5, 1.0, 0.25, 0.8, 0.0, 0.6];
+        // Joints 5 and 6 are unmasked under masked 4, joint 7 masked under them.
+        let mask = [0.0, 0.5, 1.0, 0.25, 0.8, 0.0, 0.0, 0.6];
         let mut out = base.clone();
         override_mesh(&parents, &mut out, &layer, 1.0, Some(&mask), &mut MeshSpaceScratch::default());
         let (base_model, layer_model) = (model_rotations(&parents, &base), model_rotations(&parents, &layer));

@@ -33,7 +33,7 @@ const PROCEDURAL: &str = include_str!("../../shaders/procedural.wgsl");
 const TRIG: &str = include_str!("../../shaders/shared/trig.wgsl");
 /// The hierarchy's compositions ([`Hierarchy`]): local-to-model and skinning, and the
 /// mesh-space override's rotations, by walks, in one subgroup (the depths' helpers first), and
-/// local-to-model by pointer doubling.
+/// by pointer doubling.
 const WALKS: &str = include_str!("../../shaders/shared/walks.wgsl");
 const WALKS_MESH: &str = include_str!("../../shaders/shared/walks_mesh.wgsl");
 const SUBGROUP_DEPTHS: &str = include_str!("../../shaders/shared/subgroup_depths.wgsl");

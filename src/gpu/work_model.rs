@@ -399,7 +399,7 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4893,
+    4873,
     [
         (47, 0),
         (1368, 0),
@@ -407,7 +407,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (1257, 2),
         (22, 3),
         (136, 3),
-        (3075, 0),
+        (3065, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -418,12 +418,12 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (792, 1),
         (42, 1),
         (42, 1),
-        (125, 1),
+        (110, 1),
         (74, 1),
         (155, 1),
         (168, 1),
         (58, 0),
-        (131, 0),
+        (117, 0),
         (116, 0),
     ],
 );
@@ -432,7 +432,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
 /// loop.
 pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (665, [(359, 0), (22, 1), (135, 1), (131, 0), (116, 0)]);
+    (655, [(359, 0), (22, 1), (135, 1), (117, 0), (116, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -1123,13 +1123,15 @@ pub struct Work {
     /// affine product per step, the joint's own included); with [`Hierarchy::Subgroup`] the
     /// rig's depths, with [`Hierarchy::Doubling`] per wave holding joints the rig's rounds.
     pub model_steps: f64,
-    /// Wave-steps of the mesh-space override's walks: per wave, its deepest lane's ancestors
-    /// plus its own step where the lane's weight is above 0.
+    /// Wave-steps of the mesh-space override's composition: per wave, its deepest lane's
+    /// ancestors plus its own step; with [`Hierarchy::Subgroup`] the rig's depths, with
+    /// [`Hierarchy::Doubling`] per wave holding joints the rig's rounds.
     pub mesh_steps: f64,
     /// Products lanes compute in the ancestor walks: an affine product per ancestor level of
     /// each joint in local-to-model (Σ depth; one a round its depth reaches with
-    /// [`Hierarchy::Doubling`]), a mesh-space step per ancestor of each joint and one for the
-    /// joint itself where its weight is above 0.
+    /// [`Hierarchy::Doubling`]), a mesh-space step (the two poses' products) per ancestor of
+    /// each joint and one for the joint itself (one a round its depth reaches with
+    /// [`Hierarchy::Doubling`]).
     pub walk_products: f64,
     /// The same walks with each joint's result computed once from its parent's (a pass level
     /// by level): one product per non-root joint in local-to-model, one step per joint in the
@@ -1349,10 +1351,12 @@ impl WorkModel {
     /// override each cost one wave a step per depth (`model_step` and `mesh_step` are then the
     /// level loops' bodies: [`KernelCosts::layered_subgroup_radv_navi21`],
     /// [`KernelCosts::two_clip_subgroup_radv_navi21`]) and every wave its joints' code
-    /// (`skinning`, `mesh_fixed`), with a barrier more each. With [`Hierarchy::Doubling`]
-    /// local-to-model costs every wave holding joints a `model_step` (the round loop's body:
+    /// (`skinning`, `mesh_fixed`), with a barrier more for local-to-model. With
+    /// [`Hierarchy::Doubling`] local-to-model and the mesh-space override each cost every wave
+    /// holding joints a step (`model_step`, `mesh_step`: the round loops' bodies,
     /// [`KernelCosts::layered_doubling_radv_navi21`], [`KernelCosts::two_clip_doubling_radv_navi21`])
-    /// a round, the rounds the rig's deepest joint takes, and two barriers a round.
+    /// a round, the rounds the rig's deepest joint takes, and two barriers a round (the
+    /// mesh-space override one fewer besides, [`Work::barriers`]' count of its own).
     ///
     /// ```
     /// use throng::gpu::Hierarchy;

@@ -104,7 +104,7 @@ pub struct GpuCrowdOptions {
     /// in the production kernel; the same matrices.
     pub specialisation: Specialisation,
     /// How the fused frames compose the rig's hierarchy ([`Hierarchy`]): ancestor walks (the
-    /// default), depth by depth in one subgroup or local-to-model by pointer doubling, which
+    /// default), depth by depth in one subgroup or by pointer doubling, which
     /// the crowd runs where it [`fits`](Hierarchy::fits) the device and rig
     /// ([`GpuCrowd::hierarchy`] says what runs); the same matrices (within rounding for
     /// pointer doubling, which groups the products otherwise).
