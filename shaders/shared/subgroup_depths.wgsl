@@ -26,7 +26,8 @@ fn level_item(start: u32, end: u32, lane: u32, num_joints: u32) -> LevelItem {
 // Whether this thread's subgroup composes the hierarchy (the one holding thread 0). The same
 // answer in every lane of a subgroup, so the shuffles under it run with every lane of that
 // subgroup, whose lanes count their index (`subgroupExclusiveAdd(1u)`): a 64-thread workgroup
-// splits into full subgroups (`docs/gpu.md`, "The hierarchy: walks, one subgroup, pointer
+// splits into full subgroups, which the crowd asked the device before choosing this file
+// (`shared/subgroup_probe.wgsl`; `docs/gpu.md`, "The hierarchy: walks, one subgroup, pointer
 // doubling"). Every thread must call it.
 fn composes_hierarchy(thread: u32) -> bool {
     return subgroupAny(thread == 0u);

@@ -480,7 +480,9 @@ impl ShapePass {
 /// `Subgroup` needs wgpu's `SUBGROUP` feature (which [`crate::gpu::GpuContext`] enables where
 /// the adapter has it), subgroups smaller than the 64-thread workgroup (where one subgroup holds
 /// the whole character, walks already take one step per depth) and each of the rig's depths
-/// within the smallest subgroup; elsewhere the crowd walks. `Doubling` runs wherever the kernel
+/// within the smallest subgroup, and where the device, asked at the crowd's creation, splits a
+/// workgroup into full subgroups (a wait on the device); elsewhere the crowd walks. `Doubling`
+/// runs wherever the kernel
 /// is [`FrameKernel::Fused`]. `THRONG_HIERARCHY=subgroup` (or `doubling`, `walks`) in the
 /// environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does the kernel's.
 ///

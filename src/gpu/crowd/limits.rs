@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use crate::gpu::GpuError;
 use crate::gpu::pipelines::{FrameKernel, storage_buffers_needed};
 use crate::gpu::types::WORKGROUP_SIZE;
@@ -47,6 +49,55 @@ pub(super) fn check_limits(
         }
     }
     Ok(())
+}
+
+/// Whether `device` (which has wgpu's `SUBGROUP` feature) splits a workgroup of
+/// [`WORKGROUP_SIZE`] threads into full subgroups whose lanes count their index
+/// (`shaders/shared/subgroup_probe.wgsl`): what [`crate::gpu::Hierarchy::Subgroup`]'s kernels
+/// assume and no limit states (wgpu builds pipelines allowing varying subgroup sizes, without
+/// requiring full ones). Asked by dispatching one workgroup and reading its answer back, a wait
+/// on the device, when a crowd would compose its hierarchy in a subgroup.
+pub(super) fn subgroups_are_full(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<bool, GpuError> {
+    const LABEL: &str = "throng.subgroup_probe";
+    // A driver that cannot build the probe cannot be trusted with the kernels either: its error
+    // is the answer, not the context's uncaptured error.
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let source = format!(
+        "const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{}",
+        include_str!("../../../shaders/shared/subgroup_probe.wgsl")
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(LABEL),
+        source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(LABEL),
+        layout: None,
+        module: &module,
+        entry_point: Some("subgroup_probe_main"),
+        compilation_options: wgpu::PipelineCompilationOptions::default(),
+        cache: None,
+    });
+    let bytes = u64::from(WORKGROUP_SIZE) * 4;
+    let full = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(LABEL),
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(LABEL),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry { binding: 0, resource: full.as_entire_binding() }],
+    });
+    let answers: Vec<u32> =
+        crate::gpu::run_pass_and_read(device, queue, LABEL, &full, bytes, "the subgroup probe", |pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        })?;
+    let built = pollster::block_on(scope.pop()).is_none();
+    Ok(built && answers.iter().all(|&answer| answer == 1))
 }
 
 /// The most characters one dispatch may evaluate: few enough that the largest window a chunk

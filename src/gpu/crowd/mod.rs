@@ -22,7 +22,7 @@ mod upload;
 pub use expand::{EXPAND_WORKGROUP, ExpandParams, UPLOAD_HEADER_WORDS};
 
 use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
-use limits::{check_limits, chunk_characters, grid};
+use limits::{check_limits, chunk_characters, grid, subgroups_are_full};
 
 use super::GpuError;
 use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation};
@@ -308,12 +308,16 @@ impl GpuCrowd {
         validate_clips(rig, clips, layers.map_or(0, num_additive_layers))?;
         let rig_tables = GpuRigJoint::from_rig(rig);
         let info = device.adapter_info();
-        let hierarchy = options.hierarchy.fits(
+        let mut hierarchy = options.hierarchy.fits(
             options.kernel,
             &rig_tables,
             device.features(),
             [info.subgroup_min_size, info.subgroup_max_size],
         );
+        // The subgroup kernels' one assumption no limit states, asked of the device itself.
+        if hierarchy.uses_subgroups() && !subgroups_are_full(device, queue)? {
+            hierarchy = Hierarchy::Walks;
+        }
         let GpuRigTables { mut joints, paths, levels, num_bands } = rig_tables;
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.
@@ -414,7 +418,9 @@ impl GpuCrowd {
     }
 
     /// How this crowd's fused frames compose the hierarchy: what its options asked for where
-    /// it [`fits`](Hierarchy::fits) the device and rig, [`Hierarchy::Walks`] otherwise.
+    /// it [`fits`](Hierarchy::fits) the device and rig (and, for [`Hierarchy::Subgroup`], where
+    /// the device answered at creation that it splits a workgroup into full subgroups),
+    /// [`Hierarchy::Walks`] otherwise.
     #[must_use]
     pub fn hierarchy(&self) -> Hierarchy {
         self.hierarchy
