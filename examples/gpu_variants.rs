@@ -60,7 +60,6 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use throng::eval::frame_layers::{EvalContext, FrameJob, ProceduralInputs};
-use throng::gpu::types::GpuRigJoint;
 use throng::gpu::work_model::{ProceduralCosts, Work, WorkModel};
 use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, GpuProfiler, Hierarchy, Specialisation, Stage};
 use throng::program::{ClipSample, LayerProgram, OutputLayout, ProceduralRig, ProceduralTargets};
@@ -213,15 +212,12 @@ impl Variant {
         }
     }
 
-    /// What a crowd of this variant runs for `scenario`'s rig on `gpu` where it is not the
-    /// variant: a `+subgroup` variant where the device's subgroups cannot compose the rig's
-    /// hierarchy (`Hierarchy::fits`) would run another hierarchy, and time another variant
-    /// under this one's name.
-    fn runs_instead(self, gpu: &GpuContext, scenario: &support::Scenario) -> Option<Hierarchy> {
-        let info = gpu.device.adapter_info();
-        let rig = GpuRigJoint::from_rig(&scenario.rig);
-        let sizes = [info.subgroup_min_size, info.subgroup_max_size];
-        Some(self.2.fits(self.0, &rig, gpu.device.features(), sizes)).filter(|&runs| runs != self.2)
+    /// What `crowd`, built as this variant, runs where it is not the variant: a `+subgroup`
+    /// variant where the device's subgroups cannot compose the rig's hierarchy
+    /// (`Hierarchy::fits`) or are not full (the crowd's probe at creation) runs another
+    /// hierarchy, and would time another variant under this one's name.
+    fn runs_instead(self, crowd: &GpuCrowd) -> Option<Hierarchy> {
+        Some(crowd.hierarchy()).filter(|&runs| runs != self.2)
     }
 }
 
@@ -303,12 +299,12 @@ fn validate(
         let inputs = Inputs::new(frame, args.validate, VALIDATE_FRAMES);
         let mut reference = None;
         for variant in frame.variants() {
-            if let Some(runs) = variant.runs_instead(gpu, scenario) {
+            let mut crowd = build(gpu, scenario, frame, variant)?;
+            if let Some(runs) = variant.runs_instead(&crowd) {
                 let (frame, variant, runs) = (frame.name(), variant.name(), runs.name());
-                println!("# {frame} {variant}: skipped: this device would run the hierarchy {runs} (Hierarchy::fits)");
+                println!("# {frame} {variant}: skipped: this device runs the hierarchy {runs} (GpuCrowd::hierarchy)");
                 continue;
             }
-            let mut crowd = build(gpu, scenario, frame, variant)?;
             for f in 0..VALIDATE_FRAMES {
                 inputs.upload(&mut crowd, f)?;
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
@@ -521,11 +517,15 @@ fn time(
             let inputs = Inputs::new(frame, n, args.frames);
             let mut crowds = Vec::new();
             let mut entries: Vec<(Timing, usize, Vec<Duration>)> = Vec::new();
-            for variant in frame.variants().into_iter().filter(|v| v.runs_instead(gpu, scenario).is_none()) {
-                let made = within_memory(gpu, || {
-                    let mut crowd = build(gpu, scenario, frame, variant)?;
-                    inputs.upload(&mut crowd, 0).map(|()| crowd)
-                });
+            for variant in frame.variants() {
+                // A crowd starts empty: built, it has its pipelines and says what it runs; its
+                // upload sizes it.
+                let made = within_memory(gpu, || build(gpu, scenario, frame, variant))
+                    .and_then(|crowd| match variant.runs_instead(&crowd) {
+                        Some(runs) => Err(format!("this device runs the hierarchy {}", runs.name())),
+                        None => Ok(crowd),
+                    })
+                    .and_then(|mut crowd| within_memory(gpu, || inputs.upload(&mut crowd, 0).map(|()| crowd)));
                 match made {
                     Ok(crowd) => {
                         entries.push((Timing::Frame(variant), crowds.len(), Vec::new()));

@@ -174,7 +174,8 @@ pub enum GpuError {
 
 /// Records one compute pass labelled `label` with `record`, copies the first `bytes` of `source`
 /// into a fresh staging buffer, submits, and reads them back as `T`s: the blocking runners of a
-/// single stage (tests and tools, not the frame's path); `what` names the data in errors.
+/// single stage (tests and tools, not the frame's path) and the subgroup probe at a crowd's
+/// creation; `what` names the data in errors.
 pub(crate) fn run_pass_and_read<T: bytemuck::Pod>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,

@@ -5,8 +5,7 @@
 #![allow(dead_code)]
 
 use glam::Vec3;
-use throng::gpu::types::GpuRigJoint;
-use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, Hierarchy};
+use throng::gpu::{FrameKernel, GpuContext, GpuCrowd, GpuCrowdOptions, Hierarchy};
 use throng::program::{ClipSample, LayerProgram};
 use throng::{Rig, Transform};
 
@@ -49,12 +48,12 @@ pub fn gpu_with_limits(restrict: impl FnOnce(&mut wgpu::Limits)) -> Option<(wgpu
 }
 
 /// Whether a fused crowd asking for `Hierarchy::Subgroup` composes `rig`'s hierarchy in a
-/// subgroup on `gpu` (`Hierarchy::fits` with the adapter's subgroup sizes).
+/// subgroup on `gpu` (`Hierarchy::fits` with the adapter's subgroup sizes, then the device's
+/// answer to the crowd's probe of whether its subgroups are full): a crowd of no clips says.
 pub fn subgroup_composes(gpu: &GpuContext, rig: &Rig) -> bool {
-    let info = gpu.device.adapter_info();
-    let sizes = [info.subgroup_min_size, info.subgroup_max_size];
-    let tables = GpuRigJoint::from_rig(rig);
-    Hierarchy::Subgroup.fits(FrameKernel::Fused, &tables, gpu.device.features(), sizes) == Hierarchy::Subgroup
+    let options = GpuCrowdOptions { kernel: FrameKernel::Fused, hierarchy: Hierarchy::Subgroup, ..Default::default() };
+    let crowd = GpuCrowd::new(&gpu.device, &gpu.queue, rig, &[], options).expect("a fused crowd of no clips");
+    crowd.hierarchy() == Hierarchy::Subgroup
 }
 
 /// [`subgroup_composes`] for a test's first rig, or `false` after saying why the test skips:

@@ -55,13 +55,18 @@ pub(super) fn check_limits(
 /// [`WORKGROUP_SIZE`] threads into full subgroups whose lanes count their index
 /// (`shaders/shared/subgroup_probe.wgsl`): what [`crate::gpu::Hierarchy::Subgroup`]'s kernels
 /// assume and no limit states (wgpu builds pipelines allowing varying subgroup sizes, without
-/// requiring full ones). Asked by dispatching one workgroup and reading its answer back, a wait
-/// on the device, when a crowd would compose its hierarchy in a subgroup.
+/// requiring full ones). Asked of the probe's own pipeline, whose subgroups a driver forms as it
+/// forms the kernels' on every device known, by dispatching one workgroup and reading its answer
+/// back: a wait on the device (for everything queued on it), when a crowd would compose its
+/// hierarchy in a subgroup. Any error building or running the probe (validation, the driver's
+/// own, out of memory) answers no rather than reaching the device's uncaptured-error handler;
+/// a device lost on the way is [`GpuError::Poll`] or [`GpuError::Readback`].
 pub(super) fn subgroups_are_full(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<bool, GpuError> {
     const LABEL: &str = "throng.subgroup_probe";
-    // A driver that cannot build the probe cannot be trusted with the kernels either: its error
-    // is the answer, not the context's uncaptured error.
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // A driver that cannot build or run the probe cannot be trusted with the kernels either:
+    // its error is the answer, not the device's uncaptured error. Scopes pop in reverse.
+    let scopes = [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::Internal, wgpu::ErrorFilter::OutOfMemory]
+        .map(|filter| device.push_error_scope(filter));
     let source = format!(
         "const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{}",
         include_str!("../../../shaders/shared/subgroup_probe.wgsl")
@@ -96,8 +101,11 @@ pub(super) fn subgroups_are_full(device: &wgpu::Device, queue: &wgpu::Queue) -> 
             pass.set_bind_group(0, &bind_group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         })?;
-    let built = pollster::block_on(scope.pop()).is_none();
-    Ok(built && answers.iter().all(|&answer| answer == 1))
+    let mut clean = true;
+    for scope in scopes.into_iter().rev() {
+        clean &= pollster::block_on(scope.pop()).is_none();
+    }
+    Ok(clean && answers.iter().all(|&answer| answer == 1))
 }
 
 /// The most characters one dispatch may evaluate: few enough that the largest window a chunk

@@ -259,8 +259,9 @@ impl GpuCrowd {
     /// the pipelines. The crowd starts empty; [`set_samples`](Self::set_samples) sizes it.
     ///
     /// Fails when a clip's joint count differs from the rig's, when the clip frames do not
-    /// fit in one storage binding, or when the device's limits are below what the pipelines
-    /// need.
+    /// fit in one storage binding, when the device's limits are below what the pipelines
+    /// need, or when the device is lost while a crowd asking for [`Hierarchy::Subgroup`] asks
+    /// it whether its subgroups are full ([`GpuError::Poll`], [`GpuError::Readback`]).
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
