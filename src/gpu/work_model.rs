@@ -661,7 +661,7 @@ impl KernelCosts {
         // alone: the gate takes the whole loop (and a little code around it, left where it is).
         let snapshot_mix = snapshot_mix.min(m(4));
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(1) + n(6) + n(22) + n(23))?,
+            kernel_fixed: layered_outside_loops(total, production)?,
             layer_fixed: m(0).checked_sub(settled_inner)?,
             sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion + single_sample)?,
             sample_weight,
@@ -1047,36 +1047,42 @@ impl KernelCosts {
         })
     }
 
+    /// The recorded walking layered kernel's costs with a composing kernel's recorded loops
+    /// (`recorded`, [`KernelCosts::with_composed_layers`]).
+    fn composed_layers_radv_navi21((total, loops): &(u32, impl AsRef<[(usize, usize)]>)) -> Self {
+        Self::frame_layers_radv_navi21()
+            .with_composed_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (*total, loops.as_ref()))
+            .unwrap_or_default()
+    }
+
+    /// The recorded walking two-clip kernel's costs with a composing kernel's recorded loops
+    /// (`recorded`, [`KernelCosts::with_composed_frame`]).
+    fn composed_frame_radv_navi21((total, loops): &(u32, impl AsRef<[(usize, usize)]>)) -> Self {
+        Self::frame_radv_navi21().with_composed_frame((*total, loops.as_ref())).unwrap_or_default()
+    }
+
     /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
     #[must_use]
     pub fn layered_subgroup_radv_navi21() -> Self {
-        let (total, loops) = FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21;
-        Self::frame_layers_radv_navi21()
-            .with_composed_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
-            .unwrap_or_default()
+        Self::composed_layers_radv_navi21(&FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21)
     }
 
     /// [`FRAME_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
     #[must_use]
     pub fn two_clip_subgroup_radv_navi21() -> Self {
-        let (total, loops) = FRAME_SUBGROUP_LOOPS_RADV_NAVI21;
-        Self::frame_radv_navi21().with_composed_frame((total, &loops)).unwrap_or_default()
+        Self::composed_frame_radv_navi21(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21)
     }
 
     /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
     #[must_use]
     pub fn layered_doubling_radv_navi21() -> Self {
-        let (total, loops) = FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21;
-        Self::frame_layers_radv_navi21()
-            .with_composed_layers(&FRAME_LAYERS_LOOPS_RADV_NAVI21.1, (total, &loops))
-            .unwrap_or_default()
+        Self::composed_layers_radv_navi21(&FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21)
     }
 
     /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
     #[must_use]
     pub fn two_clip_doubling_radv_navi21() -> Self {
-        let (total, loops) = FRAME_DOUBLING_LOOPS_RADV_NAVI21;
-        Self::frame_radv_navi21().with_composed_frame((total, &loops)).unwrap_or_default()
+        Self::composed_frame_radv_navi21(&FRAME_DOUBLING_LOOPS_RADV_NAVI21)
     }
 
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.
@@ -1843,24 +1849,28 @@ impl WorkModel {
     /// joint's new local rotation from its parent's blend, a barrier. Every wave runs the code
     /// around the composition once (`mesh_fixed`), whatever its joints' weights.
     fn mesh_override(&self, work: &mut Work, costs: &KernelCosts) {
-        work.barriers += 4.0;
+        // The rows' fill, the blends' publication and the result's reads; the composition's
+        // own below.
+        work.barriers += 3.0;
         work.charge(costs.mesh_fixed, self.wave_count());
         match self.hierarchy() {
             Hierarchy::Subgroup => {
-                // One wave steps through every depth, each joint's step taken.
+                // One wave steps through every depth, each joint's step taken, and a barrier
+                // publishes them.
+                work.barriers += 1.0;
                 work.charge(costs.mesh_step, self.depth_count());
                 work.mesh_steps += self.depth_count() as f64;
                 work.walk_products += self.num_joints() as f64;
             }
             Hierarchy::Doubling => {
-                // The rounds' barriers, then one to publish the blends, where the walks' store
-                // and a subgroup's depths need two.
-                work.barriers -= 1.0;
+                // Two barriers a round, the last round's second publishing the rows.
                 let rounds = self.doubling_rounds(work);
                 work.mesh_steps += rounds as f64;
                 work.charge(costs.mesh_step, rounds);
             }
             Hierarchy::Walks => {
+                // Every walk reads the local rows before any is replaced.
+                work.barriers += 1.0;
                 for joints in self.wave_joints() {
                     let deepest = self.depths[joints.clone()].iter().copied().max().unwrap_or(0);
                     work.charge(costs.mesh_step, deepest);
