@@ -16,37 +16,68 @@ fn deepest_depth(num_joints: u32) -> u32 {
     return rig_joints[rig_joints[num_joints - 1u].by_depth & BY_DEPTH_JOINT_MASK].depth;
 }
 
-// The local matrices in `pose` (all written, barrier passed) turned into model matrices by the
-// rounds, the last ending in a barrier (`shared/composed_pose.wgsl`). Every thread must call it.
-fn compose_model_pose(thread: u32, num_joints: u32) {
-    // Each of the thread's joints' depth and ancestors (0: past the rig's joints, composed
-    // with nothing), read once for every round.
-    var depth: array<u32, JOINTS_PER_THREAD>;
-    var path: array<u32, JOINTS_PER_THREAD>;
-    // Each of the thread's joints' product so far, kept from round to round (a row only its own
-    // thread writes), published after each round's reads.
-    var composed: array<Affine, JOINTS_PER_THREAD>;
+// Each of a thread's joints' depth and where its ancestors start (`rig_joints`), read once for
+// every round; depth 0 past the rig's joints, composed with nothing.
+struct DoublingPaths {
+    depth: array<u32, JOINTS_PER_THREAD>,
+    path: array<u32, JOINTS_PER_THREAD>,
+}
+
+fn doubling_paths(thread: u32, num_joints: u32) -> DoublingPaths {
+    var paths: DoublingPaths;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j < num_joints {
-            depth[k] = rig_joints[j].depth;
-            path[k] = rig_joints[j].path_start;
-            composed[k] = pose[j];
+            paths.depth[k] = rig_joints[j].depth;
+            paths.path[k] = rig_joints[j].path_start;
         }
     }
+    return paths;
+}
+
+// Each of the thread's joints' row in `pose` (written, barrier passed), kept from round to round:
+// a row only its own thread writes.
+fn own_rows(thread: u32, num_joints: u32) -> array<Affine, JOINTS_PER_THREAD> {
+    var rows: array<Affine, JOINTS_PER_THREAD>;
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        let j = thread + k * WORKGROUP_SIZE;
+        if j < num_joints {
+            rows[k] = pose[j];
+        }
+    }
+    return rows;
+}
+
+// The row of the thread's `k`-th joint's ancestor `span` depths up (the joint at least `span`
+// deep).
+fn doubling_ancestor(paths: DoublingPaths, k: u32, span: u32) -> Affine {
+    return pose[rig_tables[paths.path[k] + paths.depth[k] - span]];
+}
+
+// The end of a round: every thread has read, then the rows composed in it (of the joints at least
+// `span` deep) are published, and read by no one before the next round.
+fn publish_round(thread: u32, paths: DoublingPaths, rows: array<Affine, JOINTS_PER_THREAD>, span: u32) {
+    workgroupBarrier();
+    for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+        if paths.depth[k] >= span {
+            pose[thread + k * WORKGROUP_SIZE] = rows[k];
+        }
+    }
+    workgroupBarrier();
+}
+
+// The local matrices in `pose` (all written, barrier passed) turned into model matrices by the
+// rounds, the last ending in a barrier (`shared/composed_pose.wgsl`). Every thread must call it.
+fn compose_model_pose(thread: u32, num_joints: u32) {
+    let paths = doubling_paths(thread, num_joints);
+    var composed = own_rows(thread, num_joints);
     let deepest = deepest_depth(num_joints);
     for (var span = 1u; span <= deepest; span <<= 1u) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            if depth[k] >= span {
-                composed[k] = affine_mul(pose[rig_tables[path[k] + depth[k] - span]], composed[k]);
+            if paths.depth[k] >= span {
+                composed[k] = affine_mul(doubling_ancestor(paths, k, span), composed[k]);
             }
         }
-        workgroupBarrier();
-        for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            if depth[k] >= span {
-                pose[thread + k * WORKGROUP_SIZE] = composed[k];
-            }
-        }
-        workgroupBarrier();
+        publish_round(thread, paths, composed, span);
     }
 }

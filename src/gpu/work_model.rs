@@ -399,7 +399,7 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4873,
+    4853,
     [
         (47, 0),
         (1368, 0),
@@ -407,7 +407,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (1257, 2),
         (22, 3),
         (136, 3),
-        (3065, 0),
+        (3055, 0),
         (747, 1),
         (22, 2),
         (137, 2),
@@ -418,12 +418,12 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
         (792, 1),
         (42, 1),
         (42, 1),
-        (110, 1),
+        (97, 1),
         (74, 1),
         (155, 1),
         (168, 1),
         (58, 0),
-        (117, 0),
+        (104, 0),
         (116, 0),
     ],
 );
@@ -432,7 +432,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) =
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
 /// loop.
 pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (655, [(359, 0), (22, 1), (135, 1), (117, 0), (116, 0)]);
+    (645, [(359, 0), (22, 1), (135, 1), (104, 0), (116, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
