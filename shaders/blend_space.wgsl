@@ -86,9 +86,7 @@ struct Segment {
 fn segment(at: u32, n: u32, v_in: f32) -> Segment {
     let v = clamp(v_in, word_f32(at), word_f32(at + n - 1u));
     var hi = 0u;
-    while hi < n && word_f32(at + hi) < v {
-        hi++;
-    }
+    for (; hi < n && word_f32(at + hi) < v; hi++) {}
     hi = clamp(hi, 1u, n - 1u);
     let a = word_f32(at + hi - 1u);
     let b = word_f32(at + hi);

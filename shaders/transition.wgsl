@@ -28,11 +28,10 @@ const DECAY_CODE: bool = true;
 // Gates for measurement of paths a layer runs on some frames or layers only
 // (`throng::gpu::MeasuredPath`): the base layer's root motion removed (`remove_root_motion`, on
 // the root's lane where the program asks for it) and a frozen fade's mix with its snapshot
-// (`snapshot_joint`), and in the level kernels a displayed pose stored whole where its replay
-// entry cannot replay it (`transition_levels`; the fused kernel's store is a loop of its own,
-// measured as one); in the level kernels a layer with memory's transition as a whole
-// (`transition_levels`, its straight-line code and the slots' end; the fused kernel's is the
-// transition's joint loop, and it does not read this gate); Bollo's quintic offset decayed
+// (`snapshot_joint`), a displayed pose stored whole where its replay entry cannot replay it
+// (`transition_levels`, `transition_layer`), a layer with memory's transition as a whole
+// (`transition_levels`, its straight-line code and the slots' end; `evaluate_layer`, the
+// fused kernels' `transition_layer`); Bollo's quintic offset decayed
 // (`apply_offset`, the decay of `MODE_QUINTIC_OVERSHOOT` alone, measured in the steady kernel,
 // whose decay code is on); `shaders/layers.wgsl` holds the combine's. `throng::gpu::stats`
 // rewrites each to `false` in the settled kernel (the steady one for the overshoot) so that the
@@ -385,13 +384,16 @@ fn store_switch_sources(jr: JointRef, s: TransitionStart) {
 // that replay before their layers runs this loop (not the level kernel with full clips, which
 // replays a switching layer in its own iteration).
 fn switches_a_layer(c: u32) -> bool {
+    if !(SWITCH_CODE && REPLAY_DISPLAYED_POSES) {
+        return false;
+    }
     var any = false;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
         any = any || switches_with_memory(setup, program);
     }
-    return SWITCH_CODE && REPLAY_DISPLAYED_POSES && any;
+    return any;
 }
 
 // Whether chunk character `c`'s frame runs switch code: a layer that keeps memory switches or
@@ -828,7 +830,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
             s.decay = 0u;
         }
     }
-    if (replay & REPLAY_STORED) != 0u {
+    if STORE_POSE_CODE && (replay & REPLAY_STORED) != 0u {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             let j = thread + k * WORKGROUP_SIZE;
             if j >= num_joints {
@@ -877,7 +879,7 @@ fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, store: bool,
         return false;
     }
     sample_layer(program, setup.layer, setup.blend == BLEND_ADDITIVE, thread, num_joints);
-    if setup.memory != NO_MEMORY {
+    if TRANSITION_CODE && setup.memory != NO_MEMORY {
         transition_layer(c, setup.memory, program, replay_flags(setup, program, store), thread, num_joints);
     }
     return true;

@@ -233,3 +233,150 @@ fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples()
         "output differs under the odd binding limit"
     );
 }
+
+/// Every file of `shaders/` and `shaders/shared/`, comments removed: what the kernels are made of.
+fn shader_files() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("shared")] {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "wgsl") {
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let code: Vec<&str> = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect();
+                files.push((path.display().to_string(), code.join("\n")));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The text from `open` (an opening bracket) to its closing one, both excluded.
+fn bracketed(text: &str, open: usize) -> &str {
+    let (opening, closing) = match text.as_bytes()[open] {
+        b'(' => (b'(', b')'),
+        _ => (b'{', b'}'),
+    };
+    let mut depth = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate().skip(open) {
+        if b == opening {
+            depth += 1;
+        } else if b == closing {
+            depth -= 1;
+            if depth == 0 {
+                return &text[open + 1..i];
+            }
+        }
+    }
+    panic!("unbalanced brackets after byte {open}")
+}
+
+/// Whether `text` holds `word` as a whole identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident)
+    })
+}
+
+/// Whether `body` assigns `name` (`name = `, `name += `, `name++`…; a comparison is not one).
+fn assigns(body: &str, name: &str) -> bool {
+    body.match_indices(name).any(|(i, _)| {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if text_before_is_ident(&body[..i], ident) {
+            return false;
+        }
+        let after = body[i + name.len()..].trim_start();
+        if after.starts_with(ident) {
+            return false;
+        }
+        after.starts_with("++")
+            || after.starts_with("--")
+            || ["+=", "-=", "*=", "/=", "<<=", ">>=", "|=", "&="].iter().any(|op| after.starts_with(op))
+            || (after.starts_with('=') && !after.starts_with("=="))
+    })
+}
+
+fn text_before_is_ident(before: &str, ident: impl Fn(char) -> bool) -> bool {
+    before.ends_with(ident) || before.ends_with('.')
+}
+
+/// The steps a loop's counter may take besides 1 (`i++`): positive constants of the kernels, and
+/// `threads`, the thread count `store_replay_entry` is passed, which every call of `end_switch`
+/// (its only caller) gives as a constant (checked below).
+const LOOP_STEPS: [&str; 4] = ["WORKGROUP_SIZE", "GROUP_THREADS", "FILL_THREADS / GROUP_CHARACTERS", "threads"];
+
+/// throng builds its kernels without wgpu's loop bounding (`throng::gpu::pipelines`'s
+/// `kernel_module`; it cost the layered frame about a tenth of its instructions), which is sound
+/// only where no loop can run forever, whatever the buffers hold. So every loop of `shaders/` is
+/// a `for` whose header ends it by itself: its update steps a counter by 1 or by a positive
+/// constant, its condition has `counter < bound` as one of its `&&` terms, and its body assigns
+/// neither the counter nor the bound. No `while`, no `loop`. A bound is a joint, layer, sample
+/// or thread count, far below `u32::MAX` less a step, so no step wraps the counter.
+#[test]
+fn every_kernel_loop_ends_by_its_header() {
+    let mut wrong = Vec::new();
+    let mut loops = 0;
+    for (file, code) in shader_files() {
+        for keyword in ["while", "loop"] {
+            if has_word(&code, keyword) {
+                wrong.push(format!("{file}: a `{keyword}` (write a `for` that a counter ends)"));
+            }
+        }
+        for (at, _) in code.match_indices("for (") {
+            if at > 0 && code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            loops += 1;
+            let header = bracketed(&code, at + 4);
+            let body = bracketed(
+                &code,
+                at + 4 + header.len() + 2 + code[at + 4 + header.len() + 2..].find('{').expect("a body"),
+            );
+            let parts: Vec<&str> = header.split(';').map(str::trim).collect();
+            let [_, condition, update] = parts[..] else {
+                wrong.push(format!("{file}: `for ({header})` is not `for (init; condition; update)`"));
+                continue;
+            };
+            let (counter, step) = match update.strip_suffix("++") {
+                Some(counter) => (counter.trim(), "1"),
+                None => match update.split_once("+=") {
+                    Some((counter, step)) => (counter.trim(), step.trim()),
+                    None => {
+                        wrong.push(format!("{file}: `for ({header})` does not step a counter up"));
+                        continue;
+                    }
+                },
+            };
+            if step != "1" && !LOOP_STEPS.contains(&step) {
+                wrong.push(format!("{file}: `for ({header})` steps by `{step}`, not a known positive constant"));
+            }
+            let bound = condition.split("&&").map(str::trim).find_map(|term| {
+                term.strip_prefix(counter).and_then(|rest| rest.trim_start().strip_prefix('<')).map(str::trim)
+            });
+            let Some(bound) = bound.filter(|b| !b.starts_with('=') && !has_word(b, counter)) else {
+                wrong.push(format!("{file}: `for ({header})` has no `{counter} < bound` term"));
+                continue;
+            };
+            if assigns(body, counter) {
+                wrong.push(format!("{file}: `for ({header})` assigns its counter in its body"));
+            }
+            let names = bound.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            for name in names.filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic())) {
+                if assigns(body, name) {
+                    wrong.push(format!("{file}: `for ({header})` assigns `{name}`, in its bound, in its body"));
+                }
+            }
+        }
+        for (at, _) in code.match_indices("end_switch(") {
+            let args = bracketed(&code, at + "end_switch".len());
+            let threads = args.rsplit(',').next().unwrap_or("").trim();
+            if !args.contains(": u32") && !["1u", "WORKGROUP_SIZE"].contains(&threads) {
+                wrong.push(format!("{file}: `end_switch` passed `{threads}` threads, not a positive constant"));
+            }
+        }
+    }
+    assert!(loops > 50, "only {loops} loops found in shaders/: is the scan reading the files?");
+    assert!(wrong.is_empty(), "loops that may not end by their headers:\n{}", wrong.join("\n"));
+}

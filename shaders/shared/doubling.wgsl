@@ -10,10 +10,13 @@
 // grouped differently from the CPU's (`((root × …) × parent) × local`): the matrices equal
 // `throng::eval::local_to_model`'s within rounding, not bit for bit.
 
-// The depth of the rig's deepest joint: that of the last joint in depth order
-// (`RigJoint::by_depth`). The same in every thread.
-fn deepest_depth(num_joints: u32) -> u32 {
-    return rig_joints[rig_joints[num_joints - 1u].by_depth & BY_DEPTH_JOINT_MASK].depth;
+// The rounds that compose the rig: one for each bit of its deepest joint's depth (that of the
+// last joint in depth order, `RigJoint::by_depth`), round `r` spanning `2^r` depths, so that the
+// spans `1, 2, 4, …` reach every depth up to it. The same in every thread; a count, so that the
+// rounds' loop ends by its header whatever the tables hold (`tests/gpu_portability.rs`).
+fn doubling_rounds(num_joints: u32) -> u32 {
+    let deepest = rig_joints[rig_joints[num_joints - 1u].by_depth & BY_DEPTH_JOINT_MASK].depth;
+    return 32u - countLeadingZeros(deepest);
 }
 
 // Each of a thread's joints' depth and where its ancestors start (`rig_joints`), read once for
@@ -71,8 +74,9 @@ fn publish_round(thread: u32, paths: DoublingPaths, rows: array<Affine, JOINTS_P
 fn compose_model_pose(thread: u32, num_joints: u32) {
     let paths = doubling_paths(thread, num_joints);
     var composed = own_rows(thread, num_joints);
-    let deepest = deepest_depth(num_joints);
-    for (var span = 1u; span <= deepest; span <<= 1u) {
+    let rounds = doubling_rounds(num_joints);
+    for (var round = 0u; round < rounds; round++) {
+        let span = 1u << round;
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             if paths.depth[k] >= span {
                 composed[k] = affine_mul(doubling_ancestor(paths, k, span), composed[k]);

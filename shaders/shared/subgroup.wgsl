@@ -18,9 +18,10 @@ fn compose_model_pose(thread: u32, num_joints: u32) {
         // Every lane of the subgroup is here: its count below is the lane's index.
         let lane = subgroupExclusiveAdd(1u);
         var model = pose[0];
-        // Every depth holds a joint, so `d` stays below the joint count while `start` does.
+        // Every depth holds a joint, so `d` stays below the joint count while `start` does: the
+        // second test never ends the loop, it bounds it whatever the tables hold.
         var start = 0u;
-        for (var d = 0u; start < num_joints; d++) {
+        for (var d = 0u; start < num_joints && d < num_joints; d++) {
             let end = level_end(d);
             let item = level_item(start, end, lane, num_joints);
             let parent = Affine(

@@ -22,7 +22,7 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
         if root.present {
             pose[root.joint] = Affine(models.layer_model, models.base_model, vec4<f32>(root_rows.r2.x, anchor_in_row(anchor), 0.0, 0.0));
         }
-        for (var d = 1u; start < num_joints; d++) {
+        for (var d = 1u; start < num_joints && d < num_joints; d++) {
             let end = level_end(d);
             let item = level_item(start, end, lane, num_joints);
             let parent = MeshModels(subgroupShuffle(models.layer_model, item.parent_lane), subgroupShuffle(models.base_model, item.parent_lane));

@@ -661,16 +661,16 @@ pub enum MeasuredPath {
     TableMiss,
     /// A displayed pose stored whole in the level kernels (`transition_levels`), where its
     /// replay entry cannot replay it: a frame that shows more samples than an entry holds, or
-    /// a crowd that stores every displayed pose. The fused kernel's store is a loop of its own,
-    /// which the work model measures as one: its measurement here is 0.
+    /// a crowd that stores every displayed pose; in the fused kernels `transition_layer`'s.
     StorePose,
-    /// A layer with memory's transition in the level kernels (`transition_levels`): its state
+    /// A layer with memory's transition (`transition_levels`; in the fused kernels
+    /// `transition_layer`, whose replay entry's store is a loop the work model takes out): its state
     /// read, its two barriers, the end its slot's thread publishes read back, and the slots'
     /// end (a loop, which the work model takes out of the measurement), every wave of such a
     /// layer; within it [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. The
     /// capture's and the decay's code are not in it: the settled kernel, where it is measured,
     /// compiles them out (they are the `switch` and `decay` regions). A layer without memory
-    /// skips it. The fused kernel's transition is its joint loop: its measurement here is 0.
+    /// skips it.
     Transition,
     /// An offset decayed by Bollo's overshoot-free quintic (`apply_offset`, `MODE_QUINTIC_OVERSHOOT`,
     /// each component's own duration): a layer whose offset decays after a switch by
@@ -853,6 +853,36 @@ pub(crate) struct Layouts {
     pub layered: wgpu::BindGroupLayout,
 }
 
+/// The runtime checks every throng kernel is built with: wgpu's, but for its loop bounding,
+/// which [`kernel_module`] turns off.
+#[must_use]
+pub(crate) fn kernel_runtime_checks() -> wgpu::ShaderRuntimeChecks {
+    wgpu::ShaderRuntimeChecks { force_loop_bounding: false, ..wgpu::ShaderRuntimeChecks::checked() }
+}
+
+/// A module of `shaders/` built as every throng kernel is: with wgpu's bounds checks and
+/// division guards, without its loop bounding.
+///
+/// wgpu bounds every loop by default (naga counts each one's iterations down from 2⁶⁴), because
+/// a driver may treat a loop that never ends as unreachable. The counter costs each iteration a
+/// few instructions and, worse, keeps the driver from unrolling the loops over a thread's joints
+/// (`JOINTS_PER_THREAD`, 1 for a rig of up to 64 joints): on RADV the layered frame's static
+/// count falls by about a tenth without it, a pointer-doubling round by a fifth (BENCHMARKS.md,
+/// "Loops that end by their headers").
+///
+/// Sound because every loop of every kernel ends by its own header whatever the buffers hold: a
+/// counter that steps by a positive constant towards a bound the loop never changes, or a
+/// condition with such a counter as one of its terms. `tests/gpu_portability.rs`
+/// (`every_kernel_loop_ends_by_its_header`) reads every loop of `shaders/` and holds them to
+/// that form.
+pub(crate) fn kernel_module(device: &wgpu::Device, label: &str, source: Cow<'_, str>) -> wgpu::ShaderModule {
+    let descriptor = wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source) };
+    // SAFETY: wgpu asks that no loop of the module runs forever; every kernel's loops end by
+    // their headers, which `every_kernel_loop_ends_by_its_header` checks of every file the
+    // modules are made of. Bounds checks stay on.
+    unsafe { device.create_shader_module_trusted(descriptor, kernel_runtime_checks()) }
+}
+
 fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     buffer_entry(binding, wgpu::BufferBindingType::Storage { read_only })
 }
@@ -978,10 +1008,7 @@ impl Pipelines {
             let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy).expect(
                 "the layered frame modules hold every gate and the shape pass line, the fused frames the walks",
             );
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
-            });
+            let module = kernel_module(device, label, Cow::Owned(source));
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(layout),
@@ -1074,10 +1101,7 @@ impl BlendSpacePipeline {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("throng.blend_space"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(BLEND_SPACE)),
-        });
+        let module = kernel_module(device, "throng.blend_space", Cow::Borrowed(BLEND_SPACE));
         let blend_space = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("throng.blend_space"),
             layout: Some(&pipeline_layout),
@@ -1135,10 +1159,7 @@ impl ExpandPipeline {
             bind_group_layouts: &[Some(&scatter_layout)],
             immediate_size: 0,
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("throng.expand"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(expand_source())),
-        });
+        let module = kernel_module(device, "throng.expand", Cow::Owned(expand_source()));
         let expand = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("throng.expand"),
             layout: Some(&pipeline_layout),
@@ -1179,10 +1200,7 @@ impl ProceduralPipeline {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("throng.procedural"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(procedural_source())),
-        });
+        let module = kernel_module(device, "throng.procedural", Cow::Owned(procedural_source()));
         let procedural = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("throng.procedural"),
             layout: Some(&pipeline_layout),

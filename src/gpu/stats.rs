@@ -21,7 +21,7 @@ use std::ffi::{CStr, c_char};
 use ash::vk;
 use wgpu::naga;
 
-use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, pass_source};
+use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, kernel_runtime_checks, pass_source};
 pub use crate::gpu::pipelines::{Hierarchy, MeasuredPath, ShapePass, Specialisation};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
@@ -414,8 +414,8 @@ pub struct DriverReport {
 }
 
 /// The SPIR-V writer options wgpu-hal 30's Vulkan backend uses for a compute pipeline built
-/// with `zero_initialize_workgroup_memory: false` (as every throng pipeline is) and default
-/// runtime checks, on a device of `device_api_version` with or without `robustBufferAccess2`:
+/// with `zero_initialize_workgroup_memory: false` and the runtime checks throng builds every kernel
+/// with (wgpu's, without loop bounding: `pipelines::kernel_module`), on a device of `device_api_version` with or without `robustBufferAccess2`:
 /// `wgpu-hal/src/vulkan/adapter.rs` (`naga_options`) and `device.rs` (`compile_stage`). The
 /// capabilities list is what wgpu declares for a device without optional features; it only
 /// bounds what the writer may emit, and throng's kernels need none of the optional ones.
@@ -460,7 +460,8 @@ pub fn spirv_options(device_api_version: u32, robust_buffer_access2: bool) -> na
             binding_array: BoundsCheckPolicy::Unchecked,
         },
         zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
-        force_loop_bounding: true,
+        // As throng builds its kernels (`pipelines::kernel_module`): no loop bounding.
+        force_loop_bounding: kernel_runtime_checks().force_loop_bounding,
         ray_query_initialization_tracking: true,
         use_storage_input_output_16: false,
         fake_missing_bindings: false,

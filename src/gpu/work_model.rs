@@ -8,14 +8,14 @@
 //!
 //! | region | a wave enters it | counted |
 //! |---|---|---|
-//! | kernel, layer loop | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
-//! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed`, `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
+//! | kernel (with the pose's store and the skinning around local-to-model), layer loop (with sampling's and the combine's own code: one straight-line body, a thread's joint loops unrolled) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
+//! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed` (the two-clip frame's; the layered frames' is in `layer_fixed`), `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
 //! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
-//! | combine (base, additive, local override) | once per wave; an additive layer's and a local override's own path once more | `combine`, `additive`, `override_local` |
+//! | combine (additive, local override) | once per wave of such a layer | `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane (the two poses' products; the blends and the new local rotations in the code around it) | `mesh_fixed`, `mesh_step` × deepest ancestor path; 4 barriers |
-//! | local-to-model and skinning | once per wave, then one step per ancestor of its deepest lane but one | `pose` + `skinning`, `model_step` × (deepest depth − 1); 1 barrier |
+//! | local-to-model | one step per ancestor of a wave's deepest lane but one | `model_step` × (deepest depth − 1); 1 barrier |
 //!
 //! A wave runs a loop as long as its slowest lane, so an ancestor walk costs each wave the
 //! depth of its deepest joint, and per-sample work (frame index, interpolation factor,
@@ -114,10 +114,12 @@ const REPLAY_SAMPLE_BYTES: f64 = 16.0;
 pub struct KernelCosts {
     /// Code outside every loop, per wave.
     pub kernel_fixed: u32,
-    /// The layer loop's own code (setup, program, state, barriers), per wave and layer.
+    /// The layer loop's own code (setup, program, state, barriers; in the fused layered kernels
+    /// sampling's outside its loops and the base's copy too, their code one body with it), per
+    /// wave and layer.
     pub layer_fixed: u32,
-    /// Sampling a layer (or the frame's pose) outside the per-sample loops: the rest pose, the
-    /// blend's end.
+    /// Sampling the frame's pose outside the per-sample loops (the rest pose, the blend's end);
+    /// in the layered kernels 0, its code in `layer_fixed`.
     pub sample_fixed: u32,
     /// One iteration of a blend's weight sum.
     pub sample_weight: u32,
@@ -140,8 +142,6 @@ pub struct KernelCosts {
     /// An offset decayed by Bollo's overshoot-free quintic ([`MeasuredPath::Overshoot`]), taken
     /// out of `decay`: per wave, where a layer's offset decays in that mode.
     pub overshoot: u32,
-    /// Base copy, additive or local-space override, per wave.
-    pub combine: u32,
     /// The mesh-space override outside its ancestor walk (the joint's own step included) or, in
     /// the level kernels, outside its band loop and its roots' step ([`MeasuredPath::MeshOverride`]
     /// less those): per wave of a mesh-space override layer.
@@ -153,10 +153,6 @@ pub struct KernelCosts {
     /// first item and its parent's rows, the barrier): per band and wave holding its chains (0
     /// in the fused kernel).
     pub mesh_band: u32,
-    /// The pose into workgroup memory before local-to-model.
-    pub pose: u32,
-    /// Local-to-model outside its walk, skinning and the output store.
-    pub skinning: u32,
     /// One ancestor step of local-to-model (an affine product); in the level kernels, one joint
     /// of a band's chain.
     pub model_step: u32,
@@ -195,7 +191,7 @@ pub struct KernelCosts {
     /// iteration, on the program read there).
     pub replay_check: u32,
     /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
-    /// loop's own code (with the fused kernel's joint loop's), per wave and layer, on a frame
+    /// loop's own code (with the fused kernels' joint loop's), per wave and layer, on a frame
     /// that switches a layer with memory (0 in the level kernels with full clips, whose replay
     /// code outside its entry loop runs only in a switching layer's iteration: `switch`).
     pub replay_layer: u32,
@@ -210,25 +206,26 @@ pub struct KernelCosts {
     /// wave and shown layer with memory; in the level kernels per sample of the entry, by the
     /// wave holding the character slots' threads.
     pub replay_store: u32,
-    /// The displayed pose stored in its slot, per wave where the frame's layer shows more samples
-    /// than an entry holds (the fused kernel's loop; the level kernels' few stores are
-    /// straight-line code counted in `transition`).
+    /// The displayed pose stored in its slot ([`MeasuredPath::StorePose`], taken out of
+    /// `transition`), per wave where the frame's layer shows more samples than an entry holds.
     pub store_pose: u32,
-    /// The root's motion removed ([`MeasuredPath::RootMotion`]), taken out of `sample_fixed`:
+    /// The root's motion removed ([`MeasuredPath::RootMotion`]), taken out of the layer's code:
     /// charged to the wave holding the root, on the base layer where its program carries
     /// [`LayerProgram::ROOT_MOTION`].
     pub root_motion: u32,
     /// A frozen fade's mix with its snapshot ([`MeasuredPath::SnapshotMix`]), taken out of
     /// `transition`: per wave, where a layer with memory fades from a snapshot.
     pub snapshot_mix: u32,
-    /// An additive layer's delta applied ([`MeasuredPath::Additive`]), taken out of `combine`:
+    /// An additive layer's delta applied ([`MeasuredPath::Additive`]), taken out of the layer's
+    /// code:
     /// per wave of an additive layer.
     pub additive: u32,
-    /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of `combine`:
+    /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of the
+    /// layer's code:
     /// per wave of such a layer.
     pub override_local: u32,
     /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
-    /// taken out of `sample_fixed` (in the layered frames and `frame_levels_main`; `frame_main`'s
+    /// taken out of the layer's code (in the layered frames and `frame_levels_main`; `frame_main`'s
     /// costs leave it there, 0 here): per wave and shown blend of one sample (full clips; the
     /// level kernels take one compact clip through the clip loop).
     pub single_sample: u32,
@@ -241,8 +238,7 @@ pub struct KernelCosts {
     /// mesh-space override layer.
     pub mesh_roots: u32,
     /// The skinning matrices stored as affine 3×4 rows ([`MeasuredPath::AffineOutput`]), taken
-    /// out of `kernel_fixed` (of `skinning` in the fused kernels, whose store is in their joint
-    /// loop): per wave writing joints, where the model writes 48 bytes a joint.
+    /// out of `kernel_fixed`: per wave writing joints, where the model writes 48 bytes a joint.
     pub affine_output: u32,
 }
 
@@ -250,189 +246,114 @@ pub struct KernelCosts {
 /// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
 /// navi21`, wave64), the 64-joint humanoid, full clips. First the replay before the layers: the
 /// check for a switching layer, then the joint loop holding the layer loop, its entry loop and
-/// that entry's weight sum and clip loop. Then the layer loop, which holds sampling (two blends,
-/// each a weight sum and a clip loop), the transition's joint loop, the replay entry's store,
-/// the decay's joint loop and the pose's store, the mesh-space override (pose, then the joint
-/// loop with its ancestor walk) and the combine loop; then the pose store, and the skinning loop
-/// with local-to-model's walk.
-pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 25]) = (
-    4893,
+/// that entry's weight sum and clip loop. Then the layer loop, which holds sampling's two blends
+/// (each a weight sum and a clip loop), the replay entry's store and the mesh-space override's
+/// ancestor walk; then local-to-model's walk. A thread's loops over its joints
+/// (`JOINTS_PER_THREAD`, 1 here) are unrolled, the kernels being built without wgpu's loop
+/// bounding (`pipelines::kernel_module`): their code (the transition's, the decay's, the pose's
+/// store, the mesh-space override's, the combines', the skinning) is straight-line code of the
+/// layer loop or the kernel, which the measured paths and specialisations divide.
+pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    4533,
     [
-        (47, 0),
-        (1368, 0),
-        (1350, 1),
-        (1257, 2),
-        (22, 3),
-        (136, 3),
-        (3093, 0),
-        (747, 1),
-        (22, 2),
-        (137, 2),
-        (22, 2),
-        (125, 2),
-        (528, 1),
-        (26, 1),
-        (792, 1),
-        (42, 1),
-        (42, 1),
-        (206, 1),
-        (69, 2),
-        (32, 1),
-        (156, 1),
-        (168, 1),
-        (57, 0),
-        (266, 0),
-        (69, 1),
+        (40, 0),
+        (1325, 0),
+        (1316, 1),
+        (1234, 2),
+        (16, 3),
+        (130, 3),
+        (2832, 0),
+        (15, 1),
+        (131, 1),
+        (15, 1),
+        (119, 1),
+        (20, 1),
+        (60, 1),
+        (63, 0),
     ],
 );
 
 /// `frame_layers_main`'s steady specialisation (`gpu::stats::Specialisation::Steady`: no switch
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
-/// loops are gone, the sampling loop and the transition's first joint loop (no snapshot taken,
-/// no capture) are shorter.
-pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    2622,
-    [
-        (2254, 0),
-        (397, 1),
-        (22, 2),
-        (137, 2),
-        (80, 1),
-        (26, 1),
-        (795, 1),
-        (43, 1),
-        (42, 1),
-        (205, 1),
-        (69, 2),
-        (32, 1),
-        (159, 1),
-        (167, 1),
-        (55, 0),
-        (266, 0),
-        (69, 1),
-    ],
-);
+/// loops are gone, the layer loop's straight-line code (no snapshot taken, no capture) shorter.
+pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
+    (2334, [(2012, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
-/// loops without the decay's.
-pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 16]) = (
-    1741,
-    [
-        (1379, 0),
-        (399, 1),
-        (22, 2),
-        (137, 2),
-        (77, 1),
-        (26, 1),
-        (42, 1),
-        (42, 1),
-        (205, 1),
-        (69, 2),
-        (32, 1),
-        (157, 1),
-        (167, 1),
-        (55, 0),
-        (266, 0),
-        (69, 1),
-    ],
-);
+/// loops, the layer loop without the decay's code.
+pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
+    (1484, [(1166, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
 /// the overshoot), in [`MeasuredPath::ALL`]'s order, as `gpu_stats` reports them
-/// (`… settled-root_motion` and so on; the table miss's, the mesh roots', the stored pose's and
-/// the transition's are the settled count itself, the kernel having no sample table, walking
-/// from the roots, storing in a loop of its own and running its transition in its joint loop).
+/// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
+/// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1685, 1662, 1676, 1668, 1630, 1741, 1275, 1741, 1741, 1741, 2006, 1722];
+    [1428, 1423, 1420, 1412, 1373, 1484, 1118, 1484, 1451, 1287, 1718, 1461];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
-/// the sampling loop (weight sum, clip loop), then the skinning loop with local-to-model's walk.
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) = (648, [(359, 0), (22, 1), (135, 1), (265, 0), (69, 1)]);
+/// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
+/// joint, straight-line code around it).
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(336, 0), (15, 1), (129, 1), (63, 0)]);
 
 /// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
 /// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
 /// it only where subgroups are smaller than the workgroup; `gpu::stats::driver_statistics` asks
-/// RADV for its smallest): the same loops but the last eight, where the mesh-space override's
-/// depth loop, its two joint loops (the blends' publication, the new local rotations), the
-/// combine loop, the pose store, local-to-model's depth loop and the skinning loop follow one
-/// another.
-pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4832,
+/// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
+/// its walk and local-to-model's depth loop where that has its walk.
+pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    4511,
     [
-        (47, 0),
-        (1368, 0),
-        (1351, 1),
-        (1259, 2),
-        (22, 3),
-        (137, 3),
-        (3062, 0),
-        (749, 1),
-        (22, 2),
-        (137, 2),
-        (22, 2),
-        (125, 2),
-        (524, 1),
-        (26, 1),
-        (792, 1),
-        (42, 1),
-        (42, 1),
-        (95, 1),
-        (73, 1),
-        (156, 1),
-        (167, 1),
-        (57, 0),
-        (106, 0),
-        (119, 0),
+        (40, 0),
+        (1326, 0),
+        (1317, 1),
+        (1235, 2),
+        (16, 3),
+        (131, 3),
+        (2836, 0),
+        (15, 1),
+        (131, 1),
+        (15, 1),
+        (119, 1),
+        (20, 1),
+        (90, 1),
+        (101, 0),
     ],
 );
 
 /// `frame_main` composing the hierarchy in one subgroup, as
-/// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop,
-/// the skinning loop.
-pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (619, [(359, 0), (22, 1), (135, 1), (106, 0), (119, 0)]);
+/// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop.
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (570, [(336, 0), (15, 1), (129, 1), (101, 0)]);
 
 /// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
 /// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
-pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 24]) = (
-    4853,
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
+    4502,
     [
-        (47, 0),
-        (1368, 0),
-        (1350, 1),
-        (1257, 2),
-        (22, 3),
-        (136, 3),
-        (3055, 0),
-        (747, 1),
-        (22, 2),
-        (137, 2),
-        (22, 2),
-        (125, 2),
-        (528, 1),
-        (26, 1),
-        (792, 1),
-        (42, 1),
-        (42, 1),
-        (97, 1),
-        (74, 1),
-        (155, 1),
-        (168, 1),
-        (58, 0),
-        (104, 0),
-        (116, 0),
+        (40, 0),
+        (1325, 0),
+        (1316, 1),
+        (1234, 2),
+        (16, 3),
+        (130, 3),
+        (2818, 0),
+        (15, 1),
+        (131, 1),
+        (15, 1),
+        (119, 1),
+        (20, 1),
+        (76, 1),
+        (83, 0),
     ],
 );
 
 /// `frame_main` composing local-to-model by pointer doubling, as
-/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop, the skinning
-/// loop.
-pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 5]) =
-    (645, [(359, 0), (22, 1), (135, 1), (104, 0), (116, 0)]);
+/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop.
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (582, [(336, 0), (15, 1), (129, 1), (83, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -440,7 +361,7 @@ pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
 
 /// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
 /// `gpu_stats` reports them (`frame_main/64j-affine_output`).
-pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [629];
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [577];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -449,25 +370,25 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [629];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4870,
+    4720,
     [
-        (4536, 0),
-        (1268, 1),
-        (22, 2),
-        (139, 2),
-        (253, 1),
-        (22, 2),
-        (22, 2),
-        (88, 2),
-        (156, 1),
-        (149, 1),
-        (279, 1),
-        (20, 2),
-        (25, 2),
-        (118, 1),
+        (4411, 0),
+        (1246, 1),
+        (16, 2),
+        (133, 2),
+        (224, 1),
+        (16, 2),
+        (16, 2),
         (80, 2),
-        (121, 0),
-        (79, 1),
+        (150, 1),
+        (143, 1),
+        (257, 1),
+        (11, 2),
+        (19, 2),
+        (103, 1),
+        (72, 2),
+        (102, 0),
+        (67, 1),
     ],
 );
 
@@ -475,18 +396,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2676, [(2345, 0), (219, 1), (22, 2), (89, 2), (157, 1), (223, 1), (25, 2), (115, 1), (77, 2), (121, 0), (79, 1)]);
+    (2583, [(2273, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1822, [(1489, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (117, 1), (79, 2), (121, 0), (79, 1)]);
+    (1722, [(1412, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1764, 1743, 1756, 1748, 1764, 1765, 1448, 1785, 1787, 1527, 2056, 1798];
+    [1662, 1640, 1656, 1648, 1662, 1667, 1367, 1685, 1685, 1442, 1963, 1698];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -494,16 +415,16 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1635, [(1396, 0), (222, 1), (22, 2), (90, 2), (158, 1), (153, 1), (25, 2), (25, 1), (29, 0)]);
+    (1558, [(1330, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
 /// loop, is an idle wave's band.
-pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (598, [(22, 0), (157, 0), (29, 0)]);
+pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (573, [(16, 0), (151, 0), (23, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's band loop and its chain loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (693, [(22, 0), (157, 0), (121, 0), (79, 1)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (650, [(16, 0), (151, 0), (100, 0), (65, 1)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
@@ -513,7 +434,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [630, 618, 666];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [587, 584, 623];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -599,10 +520,8 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// What the static count `total` of a layered frame composing local-to-model outside its
-/// skinning loop leaves outside its loops (`loops`: its top-level ones are the replay's check,
-/// the replay's joint loop, the layer loop, the pose store, local-to-model's loop and the
-/// skinning loop).
+/// What the static count `total` of a layered frame leaves outside its loops (`loops`: its top-level ones are the replay's check,
+/// the replay's joint loop, the layer loop and local-to-model's loop).
 fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
     let top: usize = loops.iter().filter(|&&(_, depth)| depth == 0).map(|&(body, _)| body).sum();
     total.checked_sub(u32::try_from(top).ok()?)
@@ -612,35 +531,36 @@ impl KernelCosts {
     /// The costs of `frame_layers_main` from its loop lists (the production kernel's and its
     /// specialisations', [`LayeredLoops`]; `gpu::stats::ExecutableStatistics::loops`), or `None`
     /// when the loops are not today's in today's nesting (the kernel changed: its regions must
-    /// be mapped anew). The loop bodies the gates leave alone are the production kernel's;
-    /// the replay's regions are its loops (`replay_layer` the joint and layer loops' own code,
-    /// `replay_entry` the entry loop's); `switch` is the production layer loop less the steady
-    /// kernel's and less the step-back blend's two loops (its weight sum, charged as
-    /// `sample_weight`, and its clip loop); `decay` the steady layer loop less the settled
-    /// one's and less the overshoot's decay (measured in the steady kernel); the sampling loop and the transition's first joint loop are what the gates leave of
-    /// them, the settled kernel's; `layer_fixed` the rest of the settled layer loop (it takes the
-    /// instruction or two the driver's scheduling moves between the builds). Each measured path
-    /// is the settled kernel's count less its count without the path
-    /// ([`LayeredLoops::without`]), taken out of the region that holds it (the root's
-    /// motion and the single-sample shortcut out of sampling, the snapshot's mix out of the
-    /// transition's joint loop, which with the switch code off holds the mix alone, so at most
-    /// that loop; the additive and local override out of the combine loop; the table miss, 0
-    /// here, out of both clip loops). The regions add up to the production kernel's static
-    /// count.
+    /// be mapped anew). The loop bodies the gates leave alone are the production kernel's: the
+    /// replay's (`replay_layer` the joint and layer loops' own code, `replay_entry` the entry
+    /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks.
+    /// `switch` is the production layer loop less the steady kernel's and less the step-back
+    /// blend's two loops; `decay` the steady layer loop less the settled one's and less the
+    /// overshoot's decay (measured in the steady kernel). Each measured path is the settled
+    /// kernel's count less its count without the path ([`LayeredLoops::without`]): the
+    /// mesh-space override's holds its walk, the rest of it is `mesh_fixed`; the transition's
+    /// holds the replay entry's store, the snapshot's mix and the pose's store, the rest of it
+    /// is `transition`; the table miss's, 0 here, comes out of both clip loops. `layer_fixed` is
+    /// what the settled layer loop leaves: the layer's own code with sampling's and the
+    /// combine's around the measured paths (one straight-line body once a thread's joint loops
+    /// are unrolled, so `sample_fixed` and `combine` are 0 and a layer that is not shown is
+    /// charged them too, an upper bound; it takes the instruction or two the driver's
+    /// scheduling moves between the builds). The skinning is `kernel_fixed`'s, less the affine
+    /// store. The regions add up to the production kernel's static count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
-        if !loops.matches([
-            &[0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
-            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
-            &[0, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 0, 0, 1],
-        ]) {
+        if !loops.matches([&[0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
             return None;
         }
         let (total, production) = loops.production;
+        // n(0) the replay's check; n(1) its joint loop (the layer loop n(2), the entry loop n(3),
+        // its weight sum n(4) and clip loop n(5) within); n(6) the layer loop (the two blends'
+        // weight sums and clip loops n(7) to n(10), the replay entry's store n(11), the mesh-space
+        // override's walk n(12) within); n(13) local-to-model's walk. The specialisations' lists
+        // are the layer loop, the shown blend's two loops, the store and the two walks.
         let n = |i: usize| count(production[i].0);
-        let m = |i: usize| count(loops.settled.1[i].0);
+        let settled = |i: usize| count(loops.settled.1[i].0);
         let steady = count(loops.steady.1[0].0);
-        let sample_weight = n(8);
         let paths = loops.path_costs()?;
         let [
             root_motion,
@@ -650,41 +570,32 @@ impl KernelCosts {
             single_sample,
             table_miss,
             mesh_override,
-            ..,
+            _,
+            store_pose,
+            transition_path,
             overshoot,
             affine_output,
         ] = paths;
-        // The mesh-space override's path: its four joint loops (the walk within the second) and
-        // the little code around them.
-        let settled_inner = m(1) + m(4) + n(13) + n(15) + mesh_override + n(21);
-        // Once the switch code is off, the transition's first joint loop holds the snapshot's mix
-        // alone: the gate takes the whole loop (and a little code around it, left where it is).
-        let snapshot_mix = snapshot_mix.min(m(4));
+        let in_layer = root_motion + single_sample + additive + override_local + mesh_override + transition_path;
         Some(Self {
-            kernel_fixed: layered_outside_loops(total, production)?,
-            layer_fixed: m(0).checked_sub(settled_inner)?,
-            sample_fixed: m(1).checked_sub(n(8) + n(9) + root_motion + single_sample)?,
-            sample_weight,
-            sample_clip: n(9).checked_sub(table_miss)?,
-            step_back_clip: n(11).checked_sub(table_miss)?,
-            transition: m(4) - snapshot_mix,
-            switch: n(6).checked_sub(steady + sample_weight + n(11))?,
-            decay: steady.checked_sub(m(0) + overshoot)?,
-            combine: n(21).checked_sub(additive + override_local)?,
-            mesh_fixed: mesh_override.checked_sub(n(18))?,
-            mesh_step: n(18),
-            pose: n(22),
-            skinning: n(23).checked_sub(n(24) + affine_output)?,
-            model_step: n(24),
-            capture_step: 0,
+            kernel_fixed: layered_outside_loops(total, production)?.checked_sub(affine_output)?,
+            layer_fixed: settled(0).checked_sub(settled(1) + settled(2) + in_layer)?,
+            sample_weight: n(7),
+            sample_clip: n(8).checked_sub(table_miss)?,
+            step_back_clip: n(10).checked_sub(table_miss)?,
+            transition: transition_path.checked_sub(settled(3) + snapshot_mix + store_pose)?,
+            switch: n(6).checked_sub(steady + n(9) + n(10))?,
+            decay: steady.checked_sub(settled(0) + overshoot)?,
+            mesh_fixed: mesh_override.checked_sub(n(12))?,
+            mesh_step: n(12),
+            model_step: n(13),
             replay_check: n(0),
             replay_layer: n(1).checked_sub(n(3))?,
             replay_entry: n(3).checked_sub(n(4) + n(5))?,
             replay_weight: n(4),
             replay_clip: n(5),
-            replay_store: n(13),
-            store_pose: n(15),
-            snapshot_mix,
+            replay_store: n(11),
+            store_pose,
             ..Self::measured(paths)
         })
     }
@@ -721,25 +632,23 @@ impl KernelCosts {
 
     /// The costs of `frame_main` from its static instruction count and loop bodies, as
     /// [`KernelCosts::from_frame_layers_loops`], and `without` its counts with each of
-    /// [`FRAME_PATHS`]' gates off (the affine store, out of the skinning loop's body); the
-    /// layered regions stay 0.
+    /// [`FRAME_PATHS`]' gates off (the affine store, out of the skinning's straight-line code in
+    /// `kernel_fixed`); the layered regions stay 0.
     #[must_use]
     pub fn from_frame_loops(total: u32, loops: &[(usize, usize)], without: [u32; FRAME_PATHS.len()]) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 1, 1, 0, 1]) {
+        if !loop_structure_matches(loops, &[0, 1, 1, 0]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
         let [affine_output] = without.map(|w| total.checked_sub(w));
         let affine_output = affine_output?;
         Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(3))?,
+            // The skinning, a thread's joint, around local-to-model's walk.
+            kernel_fixed: total.checked_sub(n(0) + n(3) + affine_output)?,
             sample_fixed: n(0).checked_sub(n(1) + n(2))?,
             sample_weight: n(1),
             sample_clip: n(2),
-            // `frame_main` writes its pose into workgroup memory inside the sampling loop.
-            pose: 0,
-            skinning: n(3).checked_sub(n(4) + affine_output)?,
-            model_step: n(4),
+            model_step: n(3),
             affine_output,
             ..Self::default()
         })
@@ -767,13 +676,12 @@ impl KernelCosts {
     /// table miss, which lies in the clip loops, out of both clip loops' bodies instead; the
     /// mesh-space override's, which holds its band loop and its roots' step, less both is
     /// `mesh_fixed`, and the band loop less its chain loop `mesh_band`; the transition's, which holds the slots' end and the snapshot's and the
-    /// pose's paths, less those is `transition`), it is split into `fused`'s regions
-    /// (`layer_fixed`, `sample_fixed`, `combine`) in `fused`'s proportions (the module's notes),
-    /// the remainder of the rounding to `layer_fixed`. The pose's store, a few straight-line
+    /// pose's paths, less those is `transition`), it is `layer_fixed`, as the fused kernel's
+    /// (`sample_fixed` and `combine` 0, charged with it: the module's notes). The pose's store, a few straight-line
     /// stores here, is a measured path too (`store_pose`); the overshoot's decay, measured in
     /// the steady kernel, is taken out of `decay`.
     #[must_use]
-    pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>, fused: &Self) -> Option<Self> {
+    pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([
             &[0, 1, 2, 2, 1, 2, 2, 2, 1, 1, 1, 2, 2, 1, 2, 0, 1],
             &[0, 1, 2, 2, 1, 1, 2, 1, 2, 0, 1],
@@ -831,18 +739,9 @@ impl KernelCosts {
         let transition = transition_path.checked_sub(settled(5) + snapshot_mix + store_pose)?;
         let in_body =
             root_motion + snapshot_mix + additive + override_local + single_sample + mesh_override + store_pose;
-        let body = settled_layer.checked_sub(n(8) + in_body + transition)?;
-        let parts = [fused.sample_fixed, fused.combine];
-        let whole = u64::from(fused.layer_fixed) + parts.iter().map(|&p| u64::from(p)).sum::<u64>();
-        if whole == 0 {
-            return None;
-        }
-        let share = |c: u32| u32::try_from(u64::from(c) * u64::from(body) / whole).unwrap_or(u32::MAX);
-        let [sample_fixed, combine] = parts.map(share);
         Some(Self {
             kernel_fixed: total.checked_sub(n(0) + n(15) + affine_output)?,
-            layer_fixed: body.checked_sub(sample_fixed + combine)?,
-            sample_fixed,
+            layer_fixed: settled_layer.checked_sub(n(8) + in_body + transition)?,
             sample_weight,
             sample_clip,
             step_back_clip,
@@ -853,12 +752,9 @@ impl KernelCosts {
             // the model charges nowhere.
             switch: layer.checked_sub(steady_layer + n(9) + n(1))?,
             decay: steady_layer.checked_sub(settled_layer + overshoot)?,
-            combine,
             mesh_fixed,
             mesh_step,
             mesh_band: n(13).checked_sub(mesh_step)?,
-            pose: 0,
-            skinning: 0,
             model_step: n(16),
             model_band: n(15).checked_sub(n(16))?,
             mesh_idle: count(idle[7].0),
@@ -928,7 +824,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 41] {
+    pub fn regions(&self) -> [(&'static str, Self); 38] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -939,13 +835,10 @@ impl KernelCosts {
             ("transition", Self { transition: self.transition, ..Self::default() }),
             ("switch", Self { switch: self.switch, ..Self::default() }),
             ("decay", Self { decay: self.decay, ..Self::default() }),
-            ("combine", Self { combine: self.combine, ..Self::default() }),
             ("mesh_fixed", Self { mesh_fixed: self.mesh_fixed, ..Self::default() }),
             ("mesh_step", Self { mesh_step: self.mesh_step, ..Self::default() }),
             ("mesh_band", Self { mesh_band: self.mesh_band, ..Self::default() }),
             ("mesh_idle", Self { mesh_idle: self.mesh_idle, ..Self::default() }),
-            ("pose", Self { pose: self.pose, ..Self::default() }),
-            ("skinning", Self { skinning: self.skinning, ..Self::default() }),
             ("model_step", Self { model_step: self.model_step, ..Self::default() }),
             ("model_band", Self { model_band: self.model_band, ..Self::default() }),
             ("model_idle", Self { model_idle: self.model_idle, ..Self::default() }),
@@ -978,7 +871,7 @@ impl KernelCosts {
     #[must_use]
     pub fn frame_layers_levels_radv_navi21() -> Self {
         let loops = LayeredLoops::frame_layers_levels_radv_navi21();
-        Self::from_frame_layers_levels_loops(loops, &Self::frame_layers_radv_navi21()).unwrap_or_default()
+        Self::from_frame_layers_levels_loops(loops).unwrap_or_default()
     }
 
     /// [`FRAME_LEVELS_LOOPS_RADV_NAVI21`]'s costs.
@@ -993,58 +886,47 @@ impl KernelCosts {
     /// ([`Hierarchy::Subgroup`], [`Hierarchy::Doubling`]): the walking kernel's (`self`,
     /// [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions taken from the
     /// composing kernel's static count and loop list (`total`, `loops`; `walk_loops` the walking
-    /// kernel's production list): `mesh_step` the mesh-space override's depth loop (or round
-    /// loop), `mesh_fixed` with its two joint loops in place of the walking kernel's three,
-    /// `model_step` local-to-model's loop (the depth loop, or the round loop) and `skinning` the
-    /// skinning loop after it (less the affine store, as in the walks), `kernel_fixed` what the
-    /// static count leaves outside its loops. `None` when either list is not today's loops in
-    /// today's nesting.
+    /// kernel's production list, whose loops it has in their places): `mesh_step` the mesh-space
+    /// override's depth loop (or round loop) in place of its walk, `mesh_fixed` the walking
+    /// kernel's with the difference the composition makes to the layer loop besides its step
+    /// (the two layer loops hold the same code but the mesh-space override's), `model_step`
+    /// local-to-model's loop (the depth loop, or the round loop), `kernel_fixed` what the static
+    /// count leaves outside its loops less the affine store, as in the walks. `None` when either
+    /// list is not today's loops in today's nesting.
     #[must_use]
     pub fn with_composed_layers(
         self,
         walk_loops: &[(usize, usize)],
         (total, loops): (u32, &[(usize, usize)]),
     ) -> Option<Self> {
-        let walk_tail = [1, 2, 1, 1, 1, 0, 0, 1];
-        let tail_matches = |loops: &[(usize, usize)], tail: &[usize]| {
-            loops.len() == 25 && loops[17..].iter().zip(tail).all(|(&(_, d), &want)| d == want)
-        };
-        let composed = [0, 0, 1, 2, 3, 3, 0, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0];
-        if !tail_matches(walk_loops, &walk_tail) || !loop_structure_matches(loops, &composed) {
+        let nesting = [0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0];
+        if !loop_structure_matches(walk_loops, &nesting) || !loop_structure_matches(loops, &nesting) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
-        let level = |i: usize| count(loops[i].0);
-        // The walking joint loop's body holds its walk's: what it adds besides, and its rows'
-        // store, give way to the blends' publication (the new local rotations' loops alike).
-        let with_levels = self.mesh_fixed + level(18) + level(19) + walk(18);
+        let composed = |i: usize| count(loops[i].0);
+        // The layer loop is n(6), the mesh-space override's walk or composition n(12) within it.
+        let with_composed = self.mesh_fixed + composed(6) + walk(12);
         Some(Self {
-            kernel_fixed: layered_outside_loops(total, loops)?,
-            mesh_step: level(17),
-            mesh_fixed: with_levels.checked_sub(walk(17) + walk(19) + walk(20))?,
-            model_step: level(22),
-            skinning: level(23).checked_sub(self.affine_output)?,
+            kernel_fixed: layered_outside_loops(total, loops)?.checked_sub(self.affine_output)?,
+            mesh_step: composed(12),
+            mesh_fixed: with_composed.checked_sub(walk(6) + composed(12))?,
+            model_step: composed(13),
             ..self
         })
     }
 
-    /// The costs of `frame_main` composing local-to-model outside its skinning loop (in one
-    /// subgroup, or by pointer doubling) from its static count and loop list, the sampling loop,
-    /// local-to-model's loop and the skinning loop: `model_step` the second, `skinning` the third
-    /// (less the affine store), `kernel_fixed` what the static count leaves outside them. `None`
-    /// when the list is not those.
+    /// The costs of `frame_main` composing local-to-model after its sampling loop (in one
+    /// subgroup, or by pointer doubling) from its static count and loop list, the sampling loop
+    /// and local-to-model's loop: `model_step` the second, `kernel_fixed` what the static count
+    /// leaves outside them less the affine store. `None` when the list is not those.
     #[must_use]
     pub fn with_composed_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
-        if !loop_structure_matches(loops, &[0, 1, 1, 0, 0]) {
+        if !loop_structure_matches(loops, &[0, 1, 1, 0]) {
             return None;
         }
         let n = |i: usize| count(loops[i].0);
-        Some(Self {
-            kernel_fixed: total.checked_sub(n(0) + n(3) + n(4))?,
-            model_step: n(3),
-            skinning: n(4).checked_sub(self.affine_output)?,
-            ..self
-        })
+        Some(Self { kernel_fixed: total.checked_sub(n(0) + n(3) + self.affine_output)?, model_step: n(3), ..self })
     }
 
     /// The recorded walking layered kernel's costs with a composing kernel's recorded loops
@@ -1357,7 +1239,7 @@ impl WorkModel {
     /// override each cost one wave a step per depth (`model_step` and `mesh_step` are then the
     /// level loops' bodies: [`KernelCosts::layered_subgroup_radv_navi21`],
     /// [`KernelCosts::two_clip_subgroup_radv_navi21`]) and every wave its joints' code
-    /// (`skinning`, `mesh_fixed`), with a barrier more for local-to-model. With
+    /// (`kernel_fixed`, `mesh_fixed`), with a barrier more for local-to-model. With
     /// [`Hierarchy::Doubling`] local-to-model and the mesh-space override each cost every wave
     /// holding joints a step (`model_step`, `mesh_step`: the round loops' bodies,
     /// [`KernelCosts::layered_doubling_radv_navi21`], [`KernelCosts::two_clip_doubling_radv_navi21`])
@@ -1557,7 +1439,6 @@ impl WorkModel {
     fn local_to_model_and_skinning(&self, work: &mut Work, costs: &KernelCosts) {
         let waves = self.wave_count();
         work.barriers += 1.0;
-        work.charge(costs.pose + costs.skinning, waves);
         self.output_store(work, costs, waves);
         let level_products = self.depths.iter().filter(|&&d| d > 0).count() as f64;
         match self.hierarchy() {
@@ -1740,7 +1621,6 @@ impl WorkModel {
             if l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh {
                 self.mesh_override(&mut work, costs);
             } else {
-                work.charge(costs.combine, waves);
                 work.charge(combine_path(l, setup, costs), waves);
             }
         }
@@ -2025,7 +1905,6 @@ impl WorkModel {
                     }
                 }
                 if !mesh {
-                    work.charge(costs.combine, 1);
                     work.charge(combine_path(l, setup, costs), 1);
                 }
             }
@@ -2119,25 +1998,25 @@ impl WorkModel {
 /// `model_frame`'s (up to the root or to the frame the last chain's walk stopped at), inlined at
 /// each call: one frame composed per step.
 pub const PROCEDURAL_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4053,
+    3917,
     [
-        (337, 0),
+        (321, 0),
+        (62, 1),
+        (39, 0),
+        (1074, 0),
         (68, 1),
-        (45, 0),
-        (1104, 0),
+        (66, 1),
+        (63, 1),
+        (1277, 0),
+        (75, 1),
+        (67, 1),
+        (63, 1),
+        (1044, 0),
         (74, 1),
-        (72, 1),
-        (69, 1),
-        (1310, 0),
-        (83, 1),
-        (73, 1),
-        (69, 1),
-        (1084, 0),
-        (82, 1),
-        (69, 1),
-        (603, 1),
-        (458, 2),
-        (72, 3),
+        (63, 1),
+        (588, 1),
+        (443, 2),
+        (66, 3),
     ],
 );
 
@@ -2645,12 +2524,9 @@ mod tests {
         transition: 1,
         switch: 1,
         decay: 1,
-        combine: 1,
         mesh_fixed: 1,
         mesh_step: 1,
         mesh_band: 1,
-        pose: 1,
-        skinning: 1,
         model_step: 1,
         model_band: 1,
         model_idle: 1,
@@ -2946,13 +2822,13 @@ mod tests {
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
     /// kernel 2 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
     /// code and transition (both layers have memory: 2 × 2 × 2) and wave 0's sampling (1 fixed,
-    /// 1 single sample), combine or mesh code (1) and, as the slots' threads' wave, the table's
-    /// fill (1 fixed, 1 weight, 1 entry), the slot's end and its entry's one sample (2): 8 each,
-    /// 16; the mesh code of the other wave (which runs it with no joint of a character: 1); the
-    /// mesh's roots (`mesh_roots`, 1) and its one band (depths 1 and 2, a chain of two joints) in
-    /// one wave, its code and two steps (3), the other wave its idle code (1), local-to-model's
-    /// band likewise (3 + 1): 2 + 2 + 8 + 16 + 1 + 1 + 4 + 4 = 38; the roots' step once (a cost
-    /// of 1000 adds 999).
+    /// 1 single sample), the override's mesh code (1; the base's copy is layer code) and, as the
+    /// slots' threads' wave, the table's fill (1 fixed, 1 weight, 1 entry), the slot's end and
+    /// its entry's one sample (2): 7 and 8, 15; the mesh code of the other wave (which runs it
+    /// with no joint of a character: 1); the mesh's roots (`mesh_roots`, 1) and its one band
+    /// (depths 1 and 2, a chain of two joints) in one wave, its code and two steps (3), the other
+    /// wave its idle code (1), local-to-model's band likewise (3 + 1): 2 + 2 + 8 + 15 + 1 + 1 +
+    /// 4 + 4 = 37; the roots' step once (a cost of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
     /// first also orders the table's reads), the mesh's 4 + 1 + 1 (the roots', the band's), the
     /// pose's 1, local-to-model's 1 + 1: 15.
@@ -2969,10 +2845,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 38.0);
+        assert_eq!(work.wave_instructions, 37.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (15.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1037.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1036.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -3092,18 +2968,17 @@ mod tests {
     }
 
     /// A chain 0 ← 1 ← 2 (depths 0, 1, 2), two clips at 0.5 each, one wave of 64.
-    /// Wave-instructions with unit costs: kernel 1 + sample_fixed 1 + two weight iterations 2 +
-    /// two clips 2 + pose and skinning 2 + the walk's deepest depth 2 less the product outside
-    /// the loop, 1 = 9. Walk products: 0 + 1 + 2 = 3; level by level: 2 (joints 1 and 2). Bytes:
+    /// Wave-instructions with unit costs: kernel 1 (the pose's store and the skinning in it) +
+    /// sample_fixed 1 + two weight iterations 2 + two clips 2 + the walk's deepest depth 2 less
+    /// the product outside the loop, 1 = 7. Walk products: 0 + 1 + 2 = 3; level by level: 2 (joints 1 and 2). Bytes:
     /// the range (8) and two samples (32) read; 3 mat4 (192) written; clip frames 3 joints × 2
     /// clips × 2 frames × 48 = 576.
     #[test]
     fn two_clip_chain_of_three_in_one_wave() {
         let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
         let work = model.two_clip_character(&[0.5, 0.5], &UNIT);
-        assert_eq!(work.wave_instructions, 9.0);
-        // Steps: the same entries, pose and skinning being one region: 8.
-        assert_eq!(work.wave_steps, 8.0);
+        assert_eq!(work.wave_instructions, 7.0);
+        assert_eq!(work.wave_steps, 7.0);
         assert_eq!(work.model_steps, 2.0);
         assert_eq!((work.walk_products, work.level_products, work.skinning_products), (3.0, 2.0, 3.0));
         assert_eq!((work.barriers, work.lane_samples), (1.0, 6.0));
@@ -3112,13 +2987,13 @@ mod tests {
 
     /// The same chain with a lane per wave (wave size 1), writing affine 3×4 rows: 64 waves run
     /// the kernel's own code (64); each of the 3 joints' waves samples (1), sums two weights (2),
-    /// samples two clips (2), stores pose and skins (2), stores the affine rows (1), and walks its
-    /// depth less one (0, 0, 1): 64 + 3 × 8 + 1 = 89. Model steps are then the depths summed: 3.
+    /// samples two clips (2), stores the affine rows (1), and walks its depth less one (0, 0, 1):
+    /// 64 + 3 × 6 + 1 = 83. Model steps are then the depths summed: 3.
     #[test]
     fn two_clip_chain_of_three_lane_by_lane() {
         let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 1, 48, 48).unwrap();
         let work = model.two_clip_character(&[0.5, 0.5], &UNIT);
-        assert_eq!(work.wave_instructions, 89.0);
+        assert_eq!(work.wave_instructions, 83.0);
         assert_eq!(work.model_steps, 3.0);
         assert_eq!(work.bytes_written, 3.0 * 48.0);
     }
@@ -3133,8 +3008,8 @@ mod tests {
         assert_eq!((work.walk_products, work.level_products, work.model_steps), (3.0, 3.0, 1.0));
         assert_eq!(work.lane_samples, 4.0);
         // 2 warps run the kernel's code; the one holding joints: sample 1, a weight 1, the
-        // single sample 1, pose and skinning 2, no walk iteration.
-        assert_eq!(work.wave_instructions, 2.0 + 5.0);
+        // single sample 1, no walk iteration.
+        assert_eq!(work.wave_instructions, 2.0 + 3.0);
     }
 
     /// Weights summing to zero show the rest pose: nothing sampled, no clip bytes.
@@ -3168,8 +3043,8 @@ mod tests {
     /// output (192), 288 in all.
     /// Unit wave-instructions: kernel 1; the replay's check 2 (a layer each); per layer: layer
     /// loop 1, sample_fixed 1, the single sample 1, one weight 1, transition 1, the entry's store
-    /// 1 = 6 each; base combine 1; mesh fixed 1 + 2 ancestor steps; pose and skinning 2 + the
-    /// model walk's 2 − 1 = 1: 1 + 2 + 12 + 1 + 3 + 3 = 22.
+    /// 1 = 6 each; mesh fixed 1 + 2 ancestor steps; the model walk's 2 − 1 = 1: 1 + 2 + 12 + 3 +
+    /// 1 = 19.
     #[test]
     fn layered_chain_with_a_masked_mesh_override() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -3189,7 +3064,7 @@ mod tests {
         // Mesh 6 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (9.0, 5.0));
         assert_eq!((work.bytes_read, work.bytes_written), (144.0, 288.0));
-        assert_eq!(work.wave_instructions, 22.0);
+        assert_eq!(work.wave_instructions, 19.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
@@ -3285,16 +3160,14 @@ mod tests {
             + (c.replay_store + c.store_pose)
             + c.mesh_fixed
             + c.mesh_step
-            + c.combine
             + (c.root_motion + c.snapshot_mix + c.additive + c.override_local + c.single_sample)
             + 2 * c.table_miss;
         let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
         assert_eq!(
-            c.kernel_fixed + replay + layer_loop + c.pose + c.skinning + c.affine_output + c.model_step,
+            c.kernel_fixed + replay + layer_loop + c.affine_output + c.model_step,
             FRAME_LAYERS_LOOPS_RADV_NAVI21.0
         );
-        // The paths: each the settled kernel's count less its count without it (the snapshot's
-        // mix at most the transition's joint loop that holds it alone).
+        // The paths: each the settled kernel's count less its count without it.
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
         let measured = |path: MeasuredPath| settled - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
@@ -3313,23 +3186,22 @@ mod tests {
         for (path, why) in [
             (MeasuredPath::TableMiss, "the fused kernel has no sample table"),
             (MeasuredPath::MeshRoots, "the fused kernel walks from the roots"),
-            (MeasuredPath::StorePose, "the fused kernel's store is a loop, measured as one"),
-            (MeasuredPath::Transition, "the fused kernel's transition is its joint loop"),
         ] {
             assert_eq!(measured(path), 0, "{why}");
         }
         // The mesh-space override's path: its straight-line code and its walk.
         assert_eq!(c.mesh_fixed + c.mesh_step, measured(MeasuredPath::MeshOverride));
-        assert_eq!(
-            c.snapshot_mix,
-            measured(MeasuredPath::SnapshotMix).min(count(FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1[4].0))
-        );
+        // The transition's: its own code, the replay entry's store, the snapshot's mix and the
+        // pose's store.
+        assert_eq!(c.snapshot_mix, measured(MeasuredPath::SnapshotMix));
+        assert_eq!(c.store_pose, measured(MeasuredPath::StorePose));
+        assert_eq!(c.transition + c.replay_store + c.snapshot_mix + c.store_pose, measured(MeasuredPath::Transition));
         // The measured regions: the production layer loop less the steady one's and the
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
+        let production = FRAME_LAYERS_LOOPS_RADV_NAVI21.1;
         assert_eq!(
-            c.switch + 2 * c.sample_weight + c.step_back_clip,
-            count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[6].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
-                + c.sample_weight
+            c.switch + count(production[9].0) + c.step_back_clip,
+            count(production[6].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
         );
         // The overshoot's decay is measured in the steady kernel, and taken out of the decay.
         assert_eq!(
@@ -3344,13 +3216,7 @@ mod tests {
         );
         let f = KernelCosts::frame_radv_navi21();
         assert_eq!(
-            f.kernel_fixed
-                + f.sample_fixed
-                + f.sample_weight
-                + f.sample_clip
-                + f.skinning
-                + f.affine_output
-                + f.model_step,
+            f.kernel_fixed + f.sample_fixed + f.sample_weight + f.sample_clip + f.affine_output + f.model_step,
             FRAME_LOOPS_RADV_NAVI21.0
         );
         assert_eq!(f.affine_output, FRAME_LOOPS_RADV_NAVI21.0 - FRAME_WITHOUT_RADV_NAVI21[0]);
@@ -3373,7 +3239,6 @@ mod tests {
             + v.mesh_fixed
             + v.mesh_band
             + v.mesh_step
-            + v.combine
             + (v.root_motion + v.snapshot_mix + v.additive + v.override_local + v.single_sample)
             + 2 * v.table_miss
             + v.mesh_roots
