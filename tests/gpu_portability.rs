@@ -234,22 +234,56 @@ fn samples_past_a_binding_limit_that_is_no_multiple_of_four_bind_whole_samples()
     );
 }
 
-/// Every file of `shaders/` and `shaders/shared/`, comments removed: what the kernels are made of.
+/// Every WGSL file under `shaders/`, comments (`//` and `/* */`) removed: what the kernels are
+/// made of.
 fn shader_files() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("shared")] {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+    fn walk(dir: &std::path::Path, files: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.expect("a directory entry").path();
-            if path.extension().is_some_and(|e| e == "wgsl") {
+            if path.is_dir() {
+                walk(&path, files);
+            } else if path.extension().is_some_and(|e| e == "wgsl") {
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let code: Vec<&str> = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect();
-                files.push((path.display().to_string(), code.join("\n")));
+                files.push((path.display().to_string(), without_comments(&text)));
             }
         }
     }
+    let mut files = Vec::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders"), &mut files);
     files.sort();
     files
+}
+
+/// `text` with its line comments and (nested) block comments blanked out, lines kept.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut block, mut line) = (0, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\n', _) => {
+                line = false;
+                out.push('\n');
+            }
+            _ if line => {}
+            ('/', Some('*')) => {
+                chars.next();
+                block += 1;
+            }
+            ('*', Some('/')) if block > 0 => {
+                chars.next();
+                block -= 1;
+            }
+            _ if block > 0 => {}
+            ('/', Some('/')) => line = true,
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
 }
 
 /// The text from `open` (an opening bracket) to its closing one, both excluded.
@@ -272,68 +306,90 @@ fn bracketed(text: &str, open: usize) -> &str {
     panic!("unbalanced brackets after byte {open}")
 }
 
-/// Whether `text` holds `word` as a whole identifier.
-fn has_word(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(i, _)| {
-        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident)
-    })
+/// Where `text` holds `word` as a whole identifier (not a field: no `.` before it).
+fn word_at(text: &str, word: &str) -> Vec<usize> {
+    text.match_indices(word)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            !text[..i].ends_with(|c: char| is_ident(c) || c == '.') && !text[i + word.len()..].starts_with(is_ident)
+        })
+        .collect()
 }
 
-/// Whether `body` assigns `name` (`name = `, `name += `, `name++`…; a comparison is not one).
+/// Whether `body` may write `name`: assigns it or an element or field of it (`name = `,
+/// `name[i] += `, `name.x++`…; a comparison is not one), or takes its address (`&name`), through
+/// which a call could write it.
 fn assigns(body: &str, name: &str) -> bool {
-    body.match_indices(name).any(|(i, _)| {
-        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        if text_before_is_ident(&body[..i], ident) {
-            return false;
+    word_at(body, name).into_iter().any(|i| {
+        if body[..i].trim_end().ends_with('&') && !body[..i].trim_end().ends_with("&&") {
+            return true;
         }
-        let after = body[i + name.len()..].trim_start();
-        if after.starts_with(ident) {
-            return false;
+        let mut after = body[i + name.len()..].trim_start();
+        loop {
+            if after.starts_with('[') {
+                after = after[bracket_end(after)..].trim_start();
+            } else if let Some(field) = after.strip_prefix('.') {
+                after = field.trim_start_matches(is_ident).trim_start();
+            } else {
+                break;
+            }
         }
         after.starts_with("++")
             || after.starts_with("--")
-            || ["+=", "-=", "*=", "/=", "<<=", ">>=", "|=", "&="].iter().any(|op| after.starts_with(op))
+            || ["+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "|=", "&=", "^="].iter().any(|op| after.starts_with(op))
             || (after.starts_with('=') && !after.starts_with("=="))
     })
 }
 
-fn text_before_is_ident(before: &str, ident: impl Fn(char) -> bool) -> bool {
-    before.ends_with(ident) || before.ends_with('.')
+/// The length of `text`'s leading `[…]`, brackets included.
+fn bracket_end(text: &str) -> usize {
+    let mut depth = 0;
+    for (i, b) in text.bytes().enumerate() {
+        depth += i32::from(b == b'[') - i32::from(b == b']');
+        if depth == 0 {
+            return i + 1;
+        }
+    }
+    text.len()
 }
 
 /// The steps a loop's counter may take besides 1 (`i++`): positive constants of the kernels, and
-/// `threads`, the thread count `store_replay_entry` is passed, which every call of `end_switch`
-/// (its only caller) gives as a constant (checked below).
+/// `threads`, the thread count `store_replay_entry` is passed, which every call gives as a
+/// constant or passes on from `end_switch`, whose every call gives a constant (checked below).
 const LOOP_STEPS: [&str; 4] = ["WORKGROUP_SIZE", "GROUP_THREADS", "FILL_THREADS / GROUP_CHARACTERS", "threads"];
 
 /// throng builds its kernels without wgpu's loop bounding (`throng::gpu::pipelines`'s
 /// `kernel_module`; it cost the layered frame about a tenth of its instructions), which is sound
-/// only where no loop can run forever, whatever the buffers hold. So every loop of `shaders/` is
-/// a `for` whose header ends it by itself: its update steps a counter by 1 or by a positive
-/// constant, its condition has `counter < bound` as one of its `&&` terms, and its body assigns
-/// neither the counter nor the bound. No `while`, no `loop`. A bound is a joint, layer, sample
-/// or thread count, far below `u32::MAX` less a step, so no step wraps the counter.
+/// only where no loop can run forever. So every loop of `shaders/` is a `for` whose header ends
+/// it by itself: its update steps a counter by 1 or by a positive constant, its condition is
+/// `&&` terms (no `||`) of which one is `counter < bound`, and its body writes neither the
+/// counter nor the bound (nor takes their address). No `while`, no `loop`. Whatever the storage
+/// buffers hold, such a loop ends: a counter that steps by 1 reaches any bound; one that steps by
+/// a constant `s` could wrap only past a bound above `u32::MAX − s`, and those loops' bounds are
+/// the joint count the host writes (at most `MAX_JOINTS`), a count masked to 8 bits or a
+/// constant.
 #[test]
 fn every_kernel_loop_ends_by_its_header() {
     let mut wrong = Vec::new();
     let mut loops = 0;
     for (file, code) in shader_files() {
         for keyword in ["while", "loop"] {
-            if has_word(&code, keyword) {
+            if !word_at(&code, keyword).is_empty() {
                 wrong.push(format!("{file}: a `{keyword}` (write a `for` that a counter ends)"));
             }
         }
-        for (at, _) in code.match_indices("for (") {
-            if at > 0 && code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        for at in word_at(&code, "for") {
+            let Some(open) = code[at + 3..].find(|c: char| !c.is_whitespace()).map(|o| at + 3 + o) else {
+                continue;
+            };
+            if code.as_bytes()[open] != b'(' {
+                wrong.push(format!("{file}: a `for` at byte {at} without a header"));
                 continue;
             }
             loops += 1;
-            let header = bracketed(&code, at + 4);
-            let body = bracketed(
-                &code,
-                at + 4 + header.len() + 2 + code[at + 4 + header.len() + 2..].find('{').expect("a body"),
-            );
+            let header = bracketed(&code, open);
+            let after = open + header.len() + 2;
+            let body = bracketed(&code, after + code[after..].find('{').expect("a body"));
             let parts: Vec<&str> = header.split(';').map(str::trim).collect();
             let [_, condition, update] = parts[..] else {
                 wrong.push(format!("{file}: `for ({header})` is not `for (init; condition; update)`"));
@@ -352,28 +408,40 @@ fn every_kernel_loop_ends_by_its_header() {
             if step != "1" && !LOOP_STEPS.contains(&step) {
                 wrong.push(format!("{file}: `for ({header})` steps by `{step}`, not a known positive constant"));
             }
+            if condition.contains("||") {
+                wrong.push(format!("{file}: `for ({header})` has `||` in its condition"));
+                continue;
+            }
             let bound = condition.split("&&").map(str::trim).find_map(|term| {
                 term.strip_prefix(counter).and_then(|rest| rest.trim_start().strip_prefix('<')).map(str::trim)
             });
-            let Some(bound) = bound.filter(|b| !b.starts_with('=') && !has_word(b, counter)) else {
+            let Some(bound) = bound.filter(|b| !b.starts_with('=') && word_at(b, counter).is_empty()) else {
                 wrong.push(format!("{file}: `for ({header})` has no `{counter} < bound` term"));
                 continue;
             };
             if assigns(body, counter) {
-                wrong.push(format!("{file}: `for ({header})` assigns its counter in its body"));
+                wrong.push(format!("{file}: `for ({header})` writes its counter in its body"));
             }
-            let names = bound.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-            for name in names.filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic())) {
+            for name in bound.split(|c: char| !is_ident(c)).filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+            {
                 if assigns(body, name) {
-                    wrong.push(format!("{file}: `for ({header})` assigns `{name}`, in its bound, in its body"));
+                    wrong.push(format!("{file}: `for ({header})` writes `{name}`, in its bound, in its body"));
                 }
             }
         }
-        for (at, _) in code.match_indices("end_switch(") {
-            let args = bracketed(&code, at + "end_switch".len());
-            let threads = args.rsplit(',').next().unwrap_or("").trim();
-            if !args.contains(": u32") && !["1u", "WORKGROUP_SIZE"].contains(&threads) {
-                wrong.push(format!("{file}: `end_switch` passed `{threads}` threads, not a positive constant"));
+        // `threads`: every call of `store_replay_entry` passes a constant or `end_switch`'s own,
+        // and every call of `end_switch` a constant.
+        for (callee, passed_on) in [
+            ("store_replay_entry", &["threads", "1u", "WORKGROUP_SIZE"][..]),
+            ("end_switch", &["1u", "WORKGROUP_SIZE"][..]),
+        ] {
+            for at in word_at(&code, callee) {
+                let Some(open) = code[at..].find('(').map(|o| at + o) else { continue };
+                let args = bracketed(&code, open);
+                let threads = args.rsplit(',').next().unwrap_or("").trim();
+                if !args.contains(": u32") && !passed_on.contains(&threads) {
+                    wrong.push(format!("{file}: `{callee}` passed `{threads}` threads, not a positive constant"));
+                }
             }
         }
     }

@@ -75,8 +75,8 @@ fn compose_model_pose(thread: u32, num_joints: u32) {
     let paths = doubling_paths(thread, num_joints);
     var composed = own_rows(thread, num_joints);
     let rounds = doubling_rounds(num_joints);
-    for (var round = 0u; round < rounds; round++) {
-        let span = 1u << round;
+    for (var r = 0u; r < rounds; r++) {
+        let span = 1u << r;
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             if paths.depth[k] >= span {
                 composed[k] = affine_mul(doubling_ancestor(paths, k, span), composed[k]);

@@ -663,11 +663,12 @@ pub enum MeasuredPath {
     /// replay entry cannot replay it: a frame that shows more samples than an entry holds, or
     /// a crowd that stores every displayed pose; in the fused kernels `transition_layer`'s.
     StorePose,
-    /// A layer with memory's transition (`transition_levels`; in the fused kernels
-    /// `transition_layer`, whose replay entry's store is a loop the work model takes out): its state
-    /// read, its two barriers, the end its slot's thread publishes read back, and the slots'
-    /// end (a loop, which the work model takes out of the measurement), every wave of such a
-    /// layer; within it [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. The
+    /// A layer with memory's transition, every wave of such a layer. In the level kernels
+    /// (`transition_levels`): its state read, its two barriers, the end its slot's thread
+    /// publishes read back, and the slots' end (a loop, which the work model takes out of the
+    /// measurement). In the fused kernels (`transition_layer`): its state read and end, its
+    /// three barriers, and the replay entry's store (a loop, taken out likewise). Within it
+    /// [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. The
     /// capture's and the decay's code are not in it: the settled kernel, where it is measured,
     /// compiles them out (they are the `switch` and `decay` regions). A layer without memory
     /// skips it.
@@ -870,9 +871,11 @@ pub(crate) fn kernel_runtime_checks() -> wgpu::ShaderRuntimeChecks {
 /// count falls by about a tenth without it, a pointer-doubling round by a fifth (BENCHMARKS.md,
 /// "Loops that end by their headers").
 ///
-/// Sound because every loop of every kernel ends by its own header whatever the buffers hold: a
-/// counter that steps by a positive constant towards a bound the loop never changes, or a
-/// condition with such a counter as one of its terms. `tests/gpu_portability.rs`
+/// Sound because every loop of every kernel ends by its own header whatever the storage buffers
+/// hold: a counter that steps by a positive constant towards a bound the loop never changes, as
+/// one `&&` term of its condition (a loop stepped by more than 1 is bounded by the joint count
+/// the host writes, at most [`MAX_JOINTS`], a count masked to 8 bits, or a constant, so no step
+/// wraps). `tests/gpu_portability.rs`
 /// (`every_kernel_loop_ends_by_its_header`) reads every loop of `shaders/` and holds them to
 /// that form.
 pub(crate) fn kernel_module(device: &wgpu::Device, label: &str, source: Cow<'_, str>) -> wgpu::ShaderModule {

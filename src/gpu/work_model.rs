@@ -65,11 +65,18 @@
 //! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
 //! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
 //! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
-//! other paths by their gates, and [`KernelCosts::from_frame_layers_levels_loops`] splits what
-//! is left, code every shown layer runs, into the fused kernel's regions (layer code, sampling,
-//! transition, combines) in the proportions the fused kernel's own loops give them, an
-//! assumption (the two run the same per-joint functions) that the recorded totals bound. Bytes
-//! are the fused kernel's: the same memory, read and written once.
+//! other paths by their gates, and what is left, code every shown layer runs, is `layer_fixed`,
+//! as in the fused kernels ([`KernelCosts::from_frame_layers_levels_loops`]). Bytes are the fused
+//! kernel's: the same memory, read and written once.
+//!
+//! **Straight-line per-joint code.** The kernels are built without wgpu's loop bounding, so the
+//! driver unrolls a thread's loop over its joints (`JOINTS_PER_THREAD`, 1 for the 64-joint rigs
+//! the costs are recorded on): sampling's and the combine's own code, the transition's, the
+//! pose's store and the skinning are straight-line code in `layer_fixed`, `transition` and
+//! `kernel_fixed`, charged once per wave of the workgroup. That is an upper bound for a wave
+//! that holds no joint (the 26-joint humanoid's second warp branches over that code), and the
+//! 64-joint kernel's once for a rig with more joints than threads, whose kernel runs it once a
+//! joint a thread.
 
 use crate::gpu::types::{REPLAY_SAMPLES, level_bands, level_lanes, widest_depth};
 use crate::gpu::{FrameKernel, Hierarchy, MeasuredPath, Specialisation};
@@ -114,7 +121,7 @@ const REPLAY_SAMPLE_BYTES: f64 = 16.0;
 pub struct KernelCosts {
     /// Code outside every loop, per wave.
     pub kernel_fixed: u32,
-    /// The layer loop's own code (setup, program, state, barriers; in the fused layered kernels
+    /// The layer loop's own code (setup, program, state, barriers; in the layered kernels
     /// sampling's outside its loops and the base's copy too, their code one body with it), per
     /// wave and layer.
     pub layer_fixed: u32,
@@ -543,8 +550,9 @@ impl KernelCosts {
     /// is `transition`; the table miss's, 0 here, comes out of both clip loops. `layer_fixed` is
     /// what the settled layer loop leaves: the layer's own code with sampling's and the
     /// combine's around the measured paths (one straight-line body once a thread's joint loops
-    /// are unrolled, so `sample_fixed` and `combine` are 0 and a layer that is not shown is
-    /// charged them too, an upper bound; it takes the instruction or two the driver's
+    /// are unrolled, so `sample_fixed` is 0 and a layer that is not shown, or that overrides in
+    /// mesh space and has no combine of its own, is charged them too, an upper bound; it takes
+    /// the instruction or two the driver's
     /// scheduling moves between the builds). The skinning is `kernel_fixed`'s, less the affine
     /// store. The regions add up to the production kernel's static count.
     #[must_use]
@@ -677,7 +685,7 @@ impl KernelCosts {
     /// mesh-space override's, which holds its band loop and its roots' step, less both is
     /// `mesh_fixed`, and the band loop less its chain loop `mesh_band`; the transition's, which holds the slots' end and the snapshot's and the
     /// pose's paths, less those is `transition`), it is `layer_fixed`, as the fused kernel's
-    /// (`sample_fixed` and `combine` 0, charged with it: the module's notes). The pose's store, a few straight-line
+    /// (`sample_fixed` 0, sampling's code charged with it: the module's notes). The pose's store, a few straight-line
     /// stores here, is a measured path too (`store_pose`); the overshoot's decay, measured in
     /// the steady kernel, is taken out of `decay`.
     #[must_use]
@@ -1220,7 +1228,7 @@ impl WorkModel {
 
     /// The same model with the layered kernels built as [`Specialisation::Stored`]
     /// (`crate::gpu::Specialisation`): every frame stores each layer's displayed pose (32 bytes a
-    /// joint, `store_pose` where the kernel has it as a loop) after the entry's header, and
+    /// joint, `store_pose`) after the entry's header, and
     /// nothing is checked or replayed before the layers. Charged with the production kernel's
     /// costs, less the regions the rewrite removes: the stored kernel's own code differs by the
     /// few instructions the compiler then schedules otherwise.
