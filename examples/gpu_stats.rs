@@ -172,7 +172,7 @@ fn print_model() -> Result<(), WorkModelError> {
         let scenario = support::scenario_of(demo);
         for kernel in FrameKernel::ALL {
             for wave in [64, 32] {
-                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
+                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_shape_passes(true);
                 let costs = KernelCosts::layered_radv_navi21(kernel);
                 let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
                 print_work(name, kernel.name(), "layered", wave, &layered);
@@ -183,13 +183,15 @@ fn print_model() -> Result<(), WorkModelError> {
         }
         let kernel = FrameKernel::default();
         for wave in [64, 32] {
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_stored_poses(true);
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel);
             let costs = KernelCosts::layered_radv_navi21(kernel);
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+            print_work(name, &format!("{}+whole", kernel.name()), "layered", wave, &layered);
+            let layered = model.with_stored_poses(true).layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
         for (hierarchy, wave) in COMPOSED {
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy);
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy).with_shape_passes(true);
             if model.hierarchy() != hierarchy {
                 continue;
             }
@@ -230,7 +232,10 @@ fn print_breakdown() -> Result<(), WorkModelError> {
             other => format!("+{}", other.name()),
         };
         headings.push(format!("{}{composed} w{wave}", kernel.name()));
-        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
+        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
+            .with_kernel(kernel)
+            .with_hierarchy(hierarchy)
+            .with_shape_passes(true);
         assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes so on this wave");
         let costs = model.layered_costs_radv_navi21();
         let mut column = Vec::new();
@@ -240,7 +245,10 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         }
         let all = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
         column.push(("= wave-instructions".to_owned(), all.wave_instructions));
-        let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?.with_kernel(kernel).with_hierarchy(hierarchy);
+        let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?
+            .with_kernel(kernel)
+            .with_hierarchy(hierarchy)
+            .with_shape_passes(true);
         let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
         let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
         column.push(("bytes: output".to_owned(), all.bytes() - without_output));
@@ -278,7 +286,7 @@ fn print_procedural() -> Result<(), WorkModelError> {
     println!("|---|---|---|---|---|---|{}---|", "---|---|".repeat(FrameKernel::ALL.len()));
     let joints = scenario.rig.num_joints() as f64;
     for wave in [64, 32] {
-        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?;
+        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_shape_passes(true);
         let stage = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21())?;
         let mut cells = Vec::new();
         for kernel in FrameKernel::ALL {

@@ -397,6 +397,7 @@ fn model(
     let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
         .with_kernel(kernel)
         .with_stored_poses(specialisation == Specialisation::Stored)
+        .with_shape_passes(specialisation == Specialisation::Production)
         .with_hierarchy(hierarchy);
     // The costs of what the model composes on its wave size (`--wave 64` walks).
     Ok(match frame {

@@ -21,6 +21,7 @@ PATH = "src/gpu/work_model.rs"
 LOOP_LISTS = [
     ("FRAME_LAYERS_LOOPS_RADV_NAVI21", "frame_layers_main/64j"),
     ("FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21", "frame_layers_main/64j steady"),
+    ("FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21", "frame_layers_main/64j steady-pass"),
     ("FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21", "frame_layers_main/64j settled"),
     ("FRAME_LOOPS_RADV_NAVI21", "frame_main/64j"),
     ("FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21", "frame_layers_levels_main/64j"),

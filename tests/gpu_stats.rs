@@ -21,13 +21,13 @@ use throng::gpu::work_model::{
     FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21,
-    FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS,
-    FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21,
-    FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops, PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work,
-    WorkModel,
+    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
+    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
+    FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
+    PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
 };
-use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind};
+use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass};
 
 /// Rig sizes that build each `JOINTS_PER_THREAD` (1 to 4) the fused kernels are specialised
 /// for, and each count of lanes a character takes in the level kernels (`level_lanes`: 1 to
@@ -36,7 +36,8 @@ use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind};
 /// constant 32 lanes was unrolled and spilled 23 scalar registers where 64 lanes spilled none.
 const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 
-/// Budgets per character, the 64-joint humanoid, mat4 output, full clips, RADV navi21 costs:
+/// Budgets per character, the 64-joint humanoid, mat4 output, full clips, RADV navi21 costs, the
+/// layered frame as the default crowd runs it (two shape passes, `humanoid_64_model`):
 /// (kernel, wave size, modelled wave-instructions, bytes read and written), each about 2–3 %
 /// over the kernel's figures. The fused kernel (variant 0): layered 4,941 (wave64) and 9,805
 /// (warp32) wave-instructions, 5,058 bytes; two-clip 1,605 and 3,211, 4,136 bytes. The level
@@ -100,10 +101,13 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// 8.5–11.6 % when the kernels were built without wgpu's loop bounding, a thread's joint loops
 /// unrolled (and the model's layer code took sampling's and the combine's), "Loops that end by
 /// their headers": today 3,841 and 7,622, 1,476 and 2,953; the level kernel's 3,216 and 4,833,
-/// 1,066 and 1,652.)
+/// 1,066 and 1,652; and the fused kernels' layered figures rose 2.0 % and their bytes 2.4 % when
+/// the model charged what the default crowd runs, its two shape passes (the check in both, the
+/// replay's check only in the switching pass), "The shape passes, charged": 3,917 and 7,774,
+/// 5,178 bytes.)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 3_960.0, 5_210.0),
-    (FrameKernel::Fused, 32, 7_850.0, 5_210.0),
+    (FrameKernel::Fused, 64, 4_030.0, 5_330.0),
+    (FrameKernel::Fused, 32, 8_000.0, 5_330.0),
     (FrameKernel::Levels, 64, 3_310.0, 5_210.0),
     (FrameKernel::Levels, 32, 4_980.0, 5_210.0),
 ];
@@ -311,6 +315,23 @@ fn model_costs_are_the_drivers_loop_bodies() {
             kernel.kernel.name()
         );
     }
+    // The production crowd's steady pass: its first loop is the shape pass's check.
+    let want = Kernel {
+        specialisation: ShapePass::Steady.specialisation(),
+        pass: ShapePass::Steady,
+        ..Kernel::production(ShaderModuleKind::FrameLayers, 64, false)
+    };
+    let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds the pass kernels");
+    let loops: Vec<(usize, usize)> = kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
+    assert_eq!(
+        (statistic(kernel, "Instructions"), loops.as_slice()),
+        (
+            Some(f64::from(FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.0)),
+            &FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.1[..]
+        ),
+        "{}: the driver's instruction count and loop bodies moved from the recorded ones",
+        kernel.kernel.name()
+    );
     // The level kernels without a band's chain work: their band loops are an idle wave's.
     for (kind, (total, recorded)) in [
         (
@@ -482,7 +503,9 @@ fn procedural_stage_stays_within_budget() {
 
 fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {
     let scenario = support::scenario_of(DemoCharacter::humanoid_64());
-    (WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size"), scenario)
+    let model = WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size");
+    // As the default crowd runs its layered frame: the two shape passes.
+    (model.with_shape_passes(true), scenario)
 }
 
 fn check_budget(frame: &str, wave: u32, work: &Work, instructions: f64, bytes: f64) {
@@ -579,7 +602,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 6,987 against 7,622; two-clip 2,700 against 2,953) for the
+/// fewer wave-instructions (layered 7,139 against 7,774; two-clip 2,700 against 2,953) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over. (The layered advantage was 12 % until the
 /// kernels were built without loop bounding, which shortened the walks' steps more than the
@@ -595,7 +618,7 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
     let composed = layered(&subgroup, &KernelCosts::layered_subgroup_radv_navi21());
-    check_budget("layered (fused+subgroup)", 32, &composed, 7_200.0, 5_210.0);
+    check_budget("layered (fused+subgroup)", 32, &composed, 7_350.0, 5_330.0);
     assert!(composed.wave_instructions < 0.95 * walking.wave_instructions, "{composed:?} against {walking:?}");
     assert_eq!(composed.bytes(), walking.bytes());
     assert_eq!((walking.model_steps, composed.model_steps), (28.0, 15.0));
@@ -628,15 +651,15 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,751 against
-/// 3,841 on wave64, 5,442 against 7,622 on warp32; two-clip 954 against 1,476 and 1,909
+/// mesh-space override, so the model counts fewer wave-instructions (layered 2,827 against
+/// 3,917 on wave64, 5,594 against 7,774 on warp32; two-clip 954 against 1,476 and 1,909
 /// against 2,953) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_830.0, 985.0]), (32, [5_600.0, 1_965.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_910.0, 985.0]), (32, [5_760.0, 1_965.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);
@@ -645,7 +668,7 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
         };
         let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
         let composed = layered(&doubling, &KernelCosts::layered_doubling_radv_navi21());
-        check_budget("layered (fused+doubling)", wave, &composed, layered_budget, 5_210.0);
+        check_budget("layered (fused+doubling)", wave, &composed, layered_budget, 5_330.0);
         assert!(composed.wave_instructions < 0.8 * walking.wave_instructions, "{composed:?} against {walking:?}");
         assert_eq!(composed.bytes(), walking.bytes());
         let waves = f64::from(64 / wave);

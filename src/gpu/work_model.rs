@@ -197,6 +197,11 @@ pub struct KernelCosts {
     /// wave and layer (0 in the level kernels with full clips, which replay a layer in its own
     /// iteration, on the program read there).
     pub replay_check: u32,
+    /// One layer of a production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`'s
+    /// loop), per wave and layer, in each of its two passes: a character's workgroup runs it in
+    /// its own pass and, leaving at once, in the other ([`WorkModel::with_shape_passes`]; 0 in
+    /// the level kernels, whose check serves a workgroup's character slots and is not charged).
+    pub pass_check: u32,
     /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
     /// loop's own code (with the fused kernels' joint loop's), per wave and layer, on a frame
     /// that switches a layer with memory (0 in the level kernels with full clips, whose replay
@@ -291,6 +296,13 @@ pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
 /// loops, the layer loop without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
     (1484, [(1166, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+
+/// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
+/// runs for the characters whose frame runs no switch code) as
+/// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], but first the shape pass's check, a loop over the
+/// layers.
+pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
+    (2371, [(32, 0), (2011, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -465,6 +477,9 @@ pub struct LayeredLoops<'a> {
     /// ([`MeasuredPath::BandChains`]): its band loops are an idle wave's bands. `None` for the
     /// fused kernel, which has no bands.
     pub idle: Option<LoopList<'a>>,
+    /// The production crowd's steady-pass kernel (`gpu::ShapePass::Steady`), whose first loop is
+    /// the shape pass's check. `None` for the level kernels, whose check is not charged.
+    pub steady_pass: Option<LoopList<'a>>,
 }
 
 impl LayeredLoops<'static> {
@@ -478,6 +493,10 @@ impl LayeredLoops<'static> {
             settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
             without: FRAME_LAYERS_WITHOUT_RADV_NAVI21,
             idle: None,
+            steady_pass: Some((
+                FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.1,
+            )),
         }
     }
 
@@ -493,6 +512,7 @@ impl LayeredLoops<'static> {
             ),
             without: FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
             idle: Some((FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.1)),
+            steady_pass: None,
         }
     }
 }
@@ -540,7 +560,8 @@ impl KernelCosts {
     /// when the loops are not today's in today's nesting (the kernel changed: its regions must
     /// be mapped anew). The loop bodies the gates leave alone are the production kernel's: the
     /// replay's (`replay_layer` the joint and layer loops' own code, `replay_entry` the entry
-    /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks.
+    /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks; the
+    /// shape pass's check is the steady-pass kernel's first loop (`pass_check`).
     /// `switch` is the production layer loop less the steady kernel's and less the step-back
     /// blend's two loops; `decay` the steady layer loop less the settled one's and less the
     /// overshoot's decay (measured in the steady kernel). Each measured path is the settled
@@ -558,6 +579,10 @@ impl KernelCosts {
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([&[0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
+            return None;
+        }
+        let steady_pass = loops.steady_pass?.1;
+        if !loop_structure_matches(steady_pass, &[0, 0, 1, 1, 1, 1, 0]) {
             return None;
         }
         let (total, production) = loops.production;
@@ -598,6 +623,7 @@ impl KernelCosts {
             mesh_step: n(12),
             model_step: n(13),
             replay_check: n(0),
+            pass_check: count(steady_pass[0].0),
             replay_layer: n(1).checked_sub(n(3))?,
             replay_entry: n(3).checked_sub(n(4) + n(5))?,
             replay_weight: n(4),
@@ -832,7 +858,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 38] {
+    pub fn regions(&self) -> [(&'static str, Self); 39] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -857,6 +883,7 @@ impl KernelCosts {
             ("fill_fixed", Self { fill_fixed: self.fill_fixed, ..Self::default() }),
             ("fill_entry", Self { fill_entry: self.fill_entry, ..Self::default() }),
             ("replay_check", Self { replay_check: self.replay_check, ..Self::default() }),
+            ("pass_check", Self { pass_check: self.pass_check, ..Self::default() }),
             ("replay_layer", Self { replay_layer: self.replay_layer, ..Self::default() }),
             ("replay_entry", Self { replay_entry: self.replay_entry, ..Self::default() }),
             ("replay_weight", Self { replay_weight: self.replay_weight, ..Self::default() }),
@@ -1138,6 +1165,9 @@ pub struct WorkModel {
     kernel: FrameKernel,
     /// The layered kernels store every displayed pose ([`WorkModel::with_stored_poses`]).
     stored_poses: bool,
+    /// The fused layered frame runs as a production crowd's two shape passes
+    /// ([`WorkModel::with_shape_passes`]).
+    shape_passes: bool,
     /// How the fused kernels are asked to compose the hierarchy ([`WorkModel::with_hierarchy`]).
     hierarchy: Hierarchy,
     wave_size: usize,
@@ -1191,6 +1221,7 @@ impl WorkModel {
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
             stored_poses: false,
+            shape_passes: false,
             hierarchy: Hierarchy::Walks,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
@@ -1237,6 +1268,38 @@ impl WorkModel {
     #[must_use]
     pub fn with_stored_poses(mut self, stored: bool) -> Self {
         self.stored_poses = stored;
+        self
+    }
+
+    /// The same model with the fused layered frame dispatched as a production crowd dispatches
+    /// it (`passes`, `gpu::Specialisation::Production`, the default crowd): twice over every
+    /// character, the steady pass's kernel for the characters whose frame runs no switch code,
+    /// then the production kernel for the others ([`crate::gpu::ShapePass`]). Every character's
+    /// workgroup then runs the shape pass's check in both passes (`pass_check` per wave and layer,
+    /// twice, and its programs read again in the pass that is not its own), and only a character
+    /// in the switching pass runs the replay's check. [`WorkModel::new`] models the crowd that
+    /// runs every character in one kernel (`gpu::Specialisation::Whole`); the level kernels'
+    /// and a crowd that stores its displayed poses ([`WorkModel::with_stored_poses`]) are
+    /// modelled as that.
+    ///
+    /// ```
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// use throng::program::{ClipSample, LayerProgram, LayerSetup};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let whole = WorkModel::new(&rig, 64, 64, 48).unwrap();
+    /// let passes = whole.clone().with_shape_passes(true);
+    /// let layers = [LayerSetup::default()];
+    /// let program = LayerProgram { num_target: 1, weight: 1.0, target_weight: 1.0, ..Default::default() };
+    /// let costs = KernelCosts::frame_layers_radv_navi21();
+    /// let [a, b] = [&whole, &passes]
+    ///     .map(|m| m.layered_character(&layers, &[program], &[ClipSample::new(0, 0.0, 1.0)], &costs).unwrap());
+    /// // A steady character: the shape pass's check twice, no replay check.
+    /// let checks = f64::from(2 * costs.pass_check) - f64::from(costs.replay_check);
+    /// assert_eq!(b.wave_instructions - a.wave_instructions, checks);
+    /// ```
+    #[must_use]
+    pub fn with_shape_passes(mut self, passes: bool) -> Self {
+        self.shape_passes = passes;
         self
     }
 
@@ -1576,9 +1639,18 @@ impl WorkModel {
         let waves = self.wave_count();
         let mut work = Work::default();
         work.charge(costs.kernel_fixed, self.waves());
+        // A production crowd's two passes: the shape pass's check in each, the programs read
+        // again in the one that is not the character's; the replay's check only in the
+        // switching pass.
+        let passes = self.shape_passes && !self.stored_poses && !self.kernel.is_level_kernel();
+        if passes {
+            work.charge(costs.pass_check, 2 * self.waves() * layers.len());
+            work.bytes_read += PROGRAM_BYTES * layers.len() as f64;
+        }
+        let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
         // Before the layers, every frame checks each layer for a switch; a switch replays the
         // displayed poses it reads into their slots.
-        if !self.stored_poses {
+        if !self.stored_poses && (!passes || switching_pass()) {
             work.charge(costs.replay_check, self.waves() * layers.len());
             let switching =
                 || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
@@ -2337,6 +2409,13 @@ fn combine_path(l: usize, setup: &LayerSetup, costs: &KernelCosts) -> u32 {
     }
 }
 
+/// Whether a layer's program runs switch code this frame (`runs_switch_code` in
+/// `shaders/transition.wgsl`, which puts a character in the switching pass): it keeps memory
+/// and switches or fades from a frozen snapshot, shown or not.
+fn runs_switch_code(setup: &LayerSetup, program: &LayerProgram) -> bool {
+    setup.needs_memory && program.flags & (LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) != 0
+}
+
 fn switches(program: &LayerProgram) -> bool {
     let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
     program.flags & LayerProgram::SWITCHED != 0 && (snapshot || program.switch_mode().is_inertialization())
@@ -2546,6 +2625,7 @@ mod tests {
         fill_fixed: 1,
         fill_entry: 1,
         replay_check: 1,
+        pass_check: 1,
         replay_layer: 1,
         replay_entry: 1,
         replay_weight: 1,
@@ -3026,6 +3106,38 @@ mod tests {
         let model = WorkModel::new(&rig(&[None, Some(0)]), 64, 64, 48).unwrap();
         let work = model.two_clip_character(&[0.0, 0.0], &UNIT);
         assert_eq!((work.lane_samples, work.clip_bytes_read), (0.0, 0.0));
+    }
+
+    /// A production crowd's two shape passes: every character's workgroup checks its layers in
+    /// both (2 layers × 2 passes × 100), and reads its programs again in the pass that is not
+    /// its own (2 × 40 bytes); only a character whose frame runs switch code (a layer with
+    /// memory switched, shown or not) is in the switching pass, where the replay's check runs
+    /// (2 × 10). The whole crowd's kernel checks for a switch every frame, and so do a crowd
+    /// that stores its displayed poses (no check at all) and the level kernels (their own
+    /// charges) whatever the passes.
+    #[test]
+    fn shape_passes_check_every_character_twice() {
+        let chain = rig(&[None, Some(0), Some(1)]);
+        let layers = [LayerSetup::default(), LayerSetup { needs_memory: false, ..LayerSetup::default() }];
+        let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(1, 0.0, 1.0)];
+        let costs = KernelCosts { pass_check: 100, replay_check: 10, ..KernelCosts::default() };
+        let whole = WorkModel::new(&chain, 64, 64, 48).unwrap();
+        let passes = whole.clone().with_shape_passes(true);
+        let steady = [program(0, 1, 1.0), program(1, 1, 1.0)];
+        let switched = [LayerProgram { flags: LayerProgram::SWITCHED, ..steady[0] }, steady[1]];
+        let work = |m: &WorkModel, p: &[LayerProgram]| m.layered_character(&layers, p, &samples, &costs).unwrap();
+        assert_eq!(work(&whole, &steady).wave_instructions, 20.0);
+        assert_eq!(work(&passes, &steady).wave_instructions, 400.0);
+        assert_eq!(work(&passes, &switched).wave_instructions, 420.0);
+        assert_eq!(work(&passes, &steady).bytes_read, work(&whole, &steady).bytes_read + 2.0 * PROGRAM_BYTES);
+        // A layer without memory never puts a character in the switching pass.
+        let memoryless = [steady[0], LayerProgram { flags: LayerProgram::SWITCHED, ..steady[1] }];
+        assert_eq!(work(&passes, &memoryless).wave_instructions, 400.0);
+        let stored = passes.clone().with_stored_poses(true);
+        assert_eq!(work(&stored, &steady).wave_instructions, 0.0);
+        let levels =
+            |m: WorkModel| m.with_kernel(FrameKernel::Levels).layered_frame(&layers, &steady, &samples, &costs);
+        assert_eq!(levels(passes.clone()).unwrap(), levels(whole.clone()).unwrap());
     }
 
     fn program(first_sample: u32, num_target: u32, weight: f32) -> LayerProgram {
