@@ -158,8 +158,10 @@ fn print_work(rig: &str, kernel: &str, frame: &str, wave: u32, w: &Work) {
 }
 
 /// The work model's table: both humanoids, every kernel variant, the layered and the two-clip
-/// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies; then the
-/// default kernel's layered frame with its displayed poses stored (`Specialisation::Stored`).
+/// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies, the fused
+/// layered frames as the default crowd runs them (two shape passes); then the default kernel's
+/// layered frame in one dispatch (`+whole`, `Specialisation::Whole`) and with its displayed
+/// poses stored (`+stored`, `Specialisation::Stored`).
 fn print_model() -> Result<(), WorkModelError> {
     println!("work model per character (throng::gpu::work_model; instruction costs: RADV navi21 loop bodies)");
     println!(

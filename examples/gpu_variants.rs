@@ -410,7 +410,9 @@ fn model(
             model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?
         }
         // The model charges a steady frame no switch code whatever the measurement
-        // specialisation: their difference on the device is what it does not see (occupancy).
+        // specialisation (but the replay's check, which `+steady` and `+settled` compile out:
+        // an upper bound there): their difference on the device is mostly what it does not see
+        // (occupancy).
         Frame::Steady => {
             let (samples, programs) = steady_frame(MODEL_CHARACTERS, 0);
             model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?

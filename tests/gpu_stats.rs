@@ -332,6 +332,15 @@ fn model_costs_are_the_drivers_loop_bodies() {
         "{}: the driver's instruction count and loop bodies moved from the recorded ones",
         kernel.kernel.name()
     );
+    // The switching pass runs the same check first, then the replay's.
+    let want = Kernel { pass: ShapePass::Switching, specialisation: ShapePass::Switching.specialisation(), ..want };
+    let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds the pass kernels");
+    assert_eq!(
+        kernel.executables[0].loops.first().map(|l| l.instructions),
+        Some(FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.1[0].0),
+        "{}: its shape pass's check is the steady pass's",
+        kernel.kernel.name()
+    );
     // The level kernels without a band's chain work: their band loops are an idle wave's.
     for (kind, (total, recorded)) in [
         (

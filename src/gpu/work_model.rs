@@ -10,7 +10,8 @@
 //! |---|---|---|
 //! | kernel (with the pose's store and the skinning around local-to-model), layer loop (with sampling's and the combine's own code: one straight-line body, a thread's joint loops unrolled) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed` (the two-clip frame's; the layered frames' is in `layer_fixed`), `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
-//! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | every frame the check, once per wave and layer; where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
+//! | shape passes (a production crowd, [`WorkModel::with_shape_passes`]) | the shape pass's check in both passes, once per wave and layer | `pass_check` |
+//! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | the check, once per wave and layer, every frame (with shape passes, only in the switching pass); where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (additive, local override) | once per wave of such a layer | `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
@@ -193,8 +194,9 @@ pub struct KernelCosts {
     /// One iteration of `fill_table_of_slots`' entry loop: a sample's frame, interpolation
     /// factor and normalised weight into the table, for as many slots as the wave serves.
     pub fill_entry: u32,
-    /// One layer of the check every frame makes for a switching layer (`switches_a_layer`), per
-    /// wave and layer (0 in the level kernels with full clips, which replay a layer in its own
+    /// One layer of the check for a switching layer (`switches_a_layer`) before the layers, per
+    /// wave and layer: every frame in the whole crowd's kernel, in the switching pass with shape
+    /// passes (0 in the level kernels with full clips, which replay a layer in its own
     /// iteration, on the program read there).
     pub replay_check: u32,
     /// One layer of a production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`'s
@@ -575,7 +577,8 @@ impl KernelCosts {
     /// mesh space and has no combine of its own, is charged them too, an upper bound; it takes
     /// the instruction or two the driver's
     /// scheduling moves between the builds). The skinning is `kernel_fixed`'s, less the affine
-    /// store. The regions add up to the production kernel's static count.
+    /// store. The regions but `pass_check` (the steady-pass kernel's) add up to the production
+    /// kernel's static count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([&[0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
@@ -1648,8 +1651,8 @@ impl WorkModel {
             work.bytes_read += PROGRAM_BYTES * layers.len() as f64;
         }
         let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
-        // Before the layers, every frame checks each layer for a switch; a switch replays the
-        // displayed poses it reads into their slots.
+        // Before the layers, the frame checks each layer for a switch (in the switching pass,
+        // with shape passes); a switch replays the displayed poses it reads into their slots.
         if !self.stored_poses && (!passes || switching_pass()) {
             work.charge(costs.replay_check, self.waves() * layers.len());
             let switching =
@@ -3112,9 +3115,9 @@ mod tests {
     /// both (2 layers × 2 passes × 100), and reads its programs again in the pass that is not
     /// its own (2 × 40 bytes); only a character whose frame runs switch code (a layer with
     /// memory switched, shown or not) is in the switching pass, where the replay's check runs
-    /// (2 × 10). The whole crowd's kernel checks for a switch every frame, and so do a crowd
-    /// that stores its displayed poses (no check at all) and the level kernels (their own
-    /// charges) whatever the passes.
+    /// (2 × 10). The whole crowd's kernel checks for a switch every frame; a crowd that stores
+    /// its displayed poses runs neither check, and the level kernels are charged their own way,
+    /// whatever the passes.
     #[test]
     fn shape_passes_check_every_character_twice() {
         let chain = rig(&[None, Some(0), Some(1)]);
