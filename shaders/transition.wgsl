@@ -388,9 +388,10 @@ fn switches_a_layer(c: u32) -> bool {
         return false;
     }
     var any = false;
+    let row = program_row(c);
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
-        let program = layer_program(c, setup.layer);
+        let program = programs[row + setup.layer];
         any = any || switches_with_memory(setup, program);
     }
     return any;
@@ -402,9 +403,10 @@ fn switches_a_layer(c: u32) -> bool {
 // specialisations without switch code refuse on upload).
 fn runs_switch_code(c: u32) -> bool {
     var any = false;
+    let row = program_row(c);
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
-        let flags = layer_program(c, setup.layer).flags;
+        let flags = programs[row + setup.layer].flags;
         any = any || (setup.memory != NO_MEMORY && (flags & (FLAG_SWITCHED | FLAG_SOURCE_SNAPSHOT)) != 0u);
     }
     return any;
@@ -863,7 +865,12 @@ fn load_setup(order: u32) -> LayerSetup {
 }
 
 fn layer_program(c: u32, l: u32) -> LayerProgram {
-    return programs[(params.first_character + c) * params.num_layers + l];
+    return programs[program_row(c) + l];
+}
+
+// Where chunk character `c`'s programs start, its layers' in order.
+fn program_row(c: u32) -> u32 {
+    return (params.first_character + c) * params.num_layers;
 }
 
 // Layer `setup` of chunk character `c` into `layer_pose`: sampled and turned into what the layer

@@ -104,7 +104,7 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// 1,066 and 1,652; and the fused kernels' layered figures rose 2.0 % and their bytes 2.4 % when
 /// the model charged what the default crowd runs, its two shape passes (the check in both, the
 /// replay's check only in the switching pass), "The shape passes, charged": 3,917 and 7,774,
-/// 5,178 bytes.)
+/// 5,178 bytes; 3,891 and 7,722 once the checks read a character's programs from its row.)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
     (FrameKernel::Fused, 64, 4_030.0, 5_330.0),
     (FrameKernel::Fused, 32, 8_000.0, 5_330.0),
@@ -611,7 +611,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 7,139 against 7,774; two-clip 2,700 against 2,953) for the
+/// fewer wave-instructions (layered 7,065 against 7,722; two-clip 2,700 against 2,953) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over. (The layered advantage was 12 % until the
 /// kernels were built without loop bounding, which shortened the walks' steps more than the
@@ -660,8 +660,8 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,827 against
-/// 3,917 on wave64, 5,594 against 7,774 on warp32; two-clip 954 against 1,476 and 1,909
+/// mesh-space override, so the model counts fewer wave-instructions (layered 2,801 against
+/// 3,891 on wave64, 5,542 against 7,722 on warp32; two-clip 954 against 1,476 and 1,909
 /// against 2,953) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]

@@ -268,15 +268,15 @@ pub struct KernelCosts {
 /// store, the mesh-space override's, the combines', the skinning) is straight-line code of the
 /// layer loop or the kernel, which the measured paths and specialisations divide.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4533,
+    4526,
     [
-        (40, 0),
-        (1325, 0),
-        (1316, 1),
-        (1234, 2),
+        (34, 0),
+        (1322, 0),
+        (1313, 1),
+        (1235, 2),
         (16, 3),
         (130, 3),
-        (2832, 0),
+        (2829, 0),
         (15, 1),
         (131, 1),
         (15, 1),
@@ -304,7 +304,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
 /// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], but first the shape pass's check, a loop over the
 /// layers.
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
-    (2371, [(32, 0), (2011, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (2367, [(27, 0), (2007, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -325,21 +325,21 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(336, 0),
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4511,
+    4509,
     [
-        (40, 0),
+        (34, 0),
         (1326, 0),
         (1317, 1),
-        (1235, 2),
+        (1239, 2),
         (16, 3),
-        (131, 3),
-        (2836, 0),
+        (132, 3),
+        (2832, 0),
         (15, 1),
         (131, 1),
         (15, 1),
         (119, 1),
         (20, 1),
-        (90, 1),
+        (88, 1),
         (101, 0),
     ],
 );
@@ -353,15 +353,15 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (570, [
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4502,
+    4495,
     [
-        (40, 0),
-        (1325, 0),
-        (1316, 1),
-        (1234, 2),
+        (34, 0),
+        (1322, 0),
+        (1313, 1),
+        (1235, 2),
         (16, 3),
         (130, 3),
-        (2818, 0),
+        (2815, 0),
         (15, 1),
         (131, 1),
         (15, 1),
@@ -417,18 +417,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2583, [(2273, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (2582, [(2272, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1722, [(1412, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (1721, [(1411, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1662, 1640, 1656, 1648, 1662, 1667, 1367, 1685, 1685, 1442, 1963, 1698];
+    [1661, 1639, 1655, 1647, 1661, 1666, 1366, 1684, 1684, 1441, 1962, 1697];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -436,7 +436,7 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1558, [(1330, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
+    (1557, [(1329, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
