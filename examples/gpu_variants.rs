@@ -396,8 +396,7 @@ fn model(
 ) -> Result<Work, Box<dyn std::error::Error>> {
     let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
         .with_kernel(kernel)
-        .with_stored_poses(specialisation == Specialisation::Stored)
-        .with_shape_passes(specialisation == Specialisation::Production)
+        .with_specialisation(specialisation)
         .with_hierarchy(hierarchy);
     // The costs of what the model composes on its wave size (`--wave 64` walks).
     Ok(match frame {
@@ -410,9 +409,8 @@ fn model(
             model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?
         }
         // The model charges a steady frame no switch code whatever the measurement
-        // specialisation (but the replay's check, which `+steady` and `+settled` compile out:
-        // an upper bound there): their difference on the device is mostly what it does not see
-        // (occupancy).
+        // specialisation (the replay's check only where it is compiled in): their difference on
+        // the device is mostly what it does not see (occupancy).
         Frame::Steady => {
             let (samples, programs) = steady_frame(MODEL_CHARACTERS, 0);
             model.layered_frame(&scenario.layers, &programs, &samples, &model.layered_costs_radv_navi21())?

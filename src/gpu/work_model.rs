@@ -1171,6 +1171,9 @@ pub struct WorkModel {
     /// The fused layered frame runs as a production crowd's two shape passes
     /// ([`WorkModel::with_shape_passes`]).
     shape_passes: bool,
+    /// The layered kernels hold the switch frame's code, and with it the replay's check
+    /// ([`WorkModel::with_specialisation`]: not in the steady and settled measurement kernels).
+    switch_code: bool,
     /// How the fused kernels are asked to compose the hierarchy ([`WorkModel::with_hierarchy`]).
     hierarchy: Hierarchy,
     wave_size: usize,
@@ -1225,6 +1228,7 @@ impl WorkModel {
             kernel: FrameKernel::Fused,
             stored_poses: false,
             shape_passes: false,
+            switch_code: true,
             hierarchy: Hierarchy::Walks,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
@@ -1303,6 +1307,35 @@ impl WorkModel {
     #[must_use]
     pub fn with_shape_passes(mut self, passes: bool) -> Self {
         self.shape_passes = passes;
+        self
+    }
+
+    /// The same model for a crowd built with `specialisation` (`GpuCrowdOptions::specialisation`):
+    /// [`Specialisation::Production`] in two shape passes ([`WorkModel::with_shape_passes`]),
+    /// [`Specialisation::Stored`] storing its displayed poses
+    /// ([`WorkModel::with_stored_poses`]), [`Specialisation::Steady`] and
+    /// [`Specialisation::Settled`] without the switch frame's code, so without the replay's check
+    /// (they refuse a frame that switches, so nothing else they compile out is ever charged), and
+    /// [`Specialisation::Whole`] every character in the production kernel.
+    ///
+    /// ```
+    /// use throng::gpu::Specialisation;
+    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
+    /// use throng::program::{ClipSample, LayerProgram, LayerSetup};
+    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
+    /// let model = |s| WorkModel::new(&rig, 64, 64, 48).unwrap().with_specialisation(s);
+    /// let layers = [LayerSetup::default()];
+    /// let program = LayerProgram { num_target: 1, weight: 1.0, target_weight: 1.0, ..Default::default() };
+    /// let costs = KernelCosts::frame_layers_radv_navi21();
+    /// let work = |s| model(s).layered_character(&layers, &[program], &[ClipSample::new(0, 0.0, 1.0)], &costs).unwrap();
+    /// let check = f64::from(costs.replay_check);
+    /// assert_eq!(work(Specialisation::Whole).wave_instructions - work(Specialisation::Steady).wave_instructions, check);
+    /// ```
+    #[must_use]
+    pub fn with_specialisation(mut self, specialisation: Specialisation) -> Self {
+        self.shape_passes = specialisation == Specialisation::Production;
+        self.stored_poses = specialisation == Specialisation::Stored;
+        self.switch_code = !matches!(specialisation, Specialisation::Steady | Specialisation::Settled);
         self
     }
 
@@ -1653,7 +1686,7 @@ impl WorkModel {
         let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
         // Before the layers, the frame checks each layer for a switch (in the switching pass,
         // with shape passes); a switch replays the displayed poses it reads into their slots.
-        if !self.stored_poses && (!passes || switching_pass()) {
+        if !self.stored_poses && self.switch_code && (!passes || switching_pass()) {
             work.charge(costs.replay_check, self.waves() * layers.len());
             let switching =
                 || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
@@ -3138,6 +3171,13 @@ mod tests {
         assert_eq!(work(&passes, &memoryless).wave_instructions, 400.0);
         let stored = passes.clone().with_stored_poses(true);
         assert_eq!(work(&stored, &steady).wave_instructions, 0.0);
+        // A crowd built without the switch frame's code has no replay's check either, and one
+        // built for production is the two passes.
+        assert_eq!(work(&whole.clone().with_specialisation(Specialisation::Steady), &steady).wave_instructions, 0.0);
+        assert_eq!(
+            work(&whole.clone().with_specialisation(Specialisation::Production), &steady),
+            work(&passes, &steady)
+        );
         let levels =
             |m: WorkModel| m.with_kernel(FrameKernel::Levels).layered_frame(&layers, &steady, &samples, &costs);
         assert_eq!(levels(passes.clone()).unwrap(), levels(whole.clone()).unwrap());
