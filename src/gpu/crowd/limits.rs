@@ -1,7 +1,7 @@
 use std::borrow::Cow;
 
 use crate::gpu::GpuError;
-use crate::gpu::pipelines::{FrameKernel, storage_buffers_needed};
+use crate::gpu::pipelines::{FrameKernel, kernel_module, storage_buffers_needed};
 use crate::gpu::types::WORKGROUP_SIZE;
 
 /// The device limits the pipelines for a rig of `num_joints` need, checked before anything is
@@ -71,10 +71,7 @@ pub(super) fn subgroups_are_full(device: &wgpu::Device, queue: &wgpu::Queue) -> 
         "const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{}",
         include_str!("../../../shaders/shared/subgroup_probe.wgsl")
     );
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(LABEL),
-        source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
-    });
+    let module = kernel_module(device, LABEL, Cow::Owned(source));
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(LABEL),
         layout: None,
