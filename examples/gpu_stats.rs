@@ -33,7 +33,7 @@ use std::process::ExitCode;
 use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, ExecutableStatistics, Kernel, driver_statistics};
 use throng::gpu::work_model::{KernelCosts, ProceduralCosts, Work, WorkModel, WorkModelError};
-use throng::gpu::{FrameKernel, Hierarchy};
+use throng::gpu::{FrameKernel, Hierarchy, Specialisation};
 
 /// Characters per frame the model averages over (the layered frame: over a whole switch period).
 const MODEL_CHARACTERS: usize = 256;
@@ -174,7 +174,9 @@ fn print_model() -> Result<(), WorkModelError> {
         let scenario = support::scenario_of(demo);
         for kernel in FrameKernel::ALL {
             for wave in [64, 32] {
-                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_kernel(kernel).with_shape_passes(true);
+                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
+                    .with_kernel(kernel)
+                    .with_specialisation(Specialisation::Production);
                 let costs = KernelCosts::layered_radv_navi21(kernel);
                 let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
                 print_work(name, kernel.name(), "layered", wave, &layered);
@@ -189,11 +191,18 @@ fn print_model() -> Result<(), WorkModelError> {
             let costs = KernelCosts::layered_radv_navi21(kernel);
             let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
             print_work(name, &format!("{}+whole", kernel.name()), "layered", wave, &layered);
-            let layered = model.with_stored_poses(true).layered_frame(&scenario.layers, &programs, &samples, &costs)?;
+            let layered = model.with_specialisation(Specialisation::Stored).layered_frame(
+                &scenario.layers,
+                &programs,
+                &samples,
+                &costs,
+            )?;
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
         for (hierarchy, wave) in COMPOSED {
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_hierarchy(hierarchy).with_shape_passes(true);
+            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
+                .with_hierarchy(hierarchy)
+                .with_specialisation(Specialisation::Production);
             if model.hierarchy() != hierarchy {
                 continue;
             }
@@ -237,7 +246,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
             .with_kernel(kernel)
             .with_hierarchy(hierarchy)
-            .with_shape_passes(true);
+            .with_specialisation(Specialisation::Production);
         assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes so on this wave");
         let costs = model.layered_costs_radv_navi21();
         let mut column = Vec::new();
@@ -250,7 +259,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?
             .with_kernel(kernel)
             .with_hierarchy(hierarchy)
-            .with_shape_passes(true);
+            .with_specialisation(Specialisation::Production);
         let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
         let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
         column.push(("bytes: output".to_owned(), all.bytes() - without_output));
@@ -288,7 +297,7 @@ fn print_procedural() -> Result<(), WorkModelError> {
     println!("|---|---|---|---|---|---|{}---|", "---|---|".repeat(FrameKernel::ALL.len()));
     let joints = scenario.rig.num_joints() as f64;
     for wave in [64, 32] {
-        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_shape_passes(true);
+        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_specialisation(Specialisation::Production);
         let stage = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21())?;
         let mut cells = Vec::new();
         for kernel in FrameKernel::ALL {

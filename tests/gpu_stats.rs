@@ -514,7 +514,7 @@ fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {
     let scenario = support::scenario_of(DemoCharacter::humanoid_64());
     let model = WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size");
     // As the default crowd runs its layered frame: the two shape passes.
-    (model.with_shape_passes(true), scenario)
+    (model.with_specialisation(Specialisation::Production), scenario)
 }
 
 fn check_budget(frame: &str, wave: u32, work: &Work, instructions: f64, bytes: f64) {

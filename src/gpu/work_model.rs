@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | kernel (with the pose's store and the skinning around local-to-model), layer loop (with sampling's and the combine's own code: one straight-line body, a thread's joint loops unrolled) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed` (the two-clip frame's; the layered frames' is in `layer_fixed`), `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
-//! | shape passes (a production crowd, [`WorkModel::with_shape_passes`]) | the shape pass's check in both passes, once per wave and layer | `pass_check` |
+//! | shape passes (a production crowd, [`WorkModel::with_specialisation`]) | the shape pass's check in both passes, once per wave and layer | `pass_check` |
 //! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | the check, once per wave and layer, every frame (with shape passes, only in the switching pass); where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
 //! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
 //! | combine (additive, local override) | once per wave of such a layer | `additive`, `override_local` |
@@ -201,7 +201,7 @@ pub struct KernelCosts {
     pub replay_check: u32,
     /// One layer of a production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`'s
     /// loop), per wave and layer, in each of its two passes: a character's workgroup runs it in
-    /// its own pass and, leaving at once, in the other ([`WorkModel::with_shape_passes`]; 0 in
+    /// its own pass and, leaving at once, in the other ([`WorkModel::with_specialisation`]; 0 in
     /// the level kernels, whose check serves a workgroup's character slots and is not charged).
     pub pass_check: u32,
     /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
@@ -1166,14 +1166,8 @@ pub struct WorkModel {
     /// Each joint's parent, for the procedural stage's paths to the root.
     parents: Vec<Option<usize>>,
     kernel: FrameKernel,
-    /// The layered kernels store every displayed pose ([`WorkModel::with_stored_poses`]).
-    stored_poses: bool,
-    /// The fused layered frame runs as a production crowd's two shape passes
-    /// ([`WorkModel::with_shape_passes`]).
-    shape_passes: bool,
-    /// The layered kernels hold the switch frame's code, and with it the replay's check
-    /// ([`WorkModel::with_specialisation`]: not in the steady and settled measurement kernels).
-    switch_code: bool,
+    /// How the modelled crowd builds its layered frame ([`WorkModel::with_specialisation`]).
+    specialisation: Specialisation,
     /// How the fused kernels are asked to compose the hierarchy ([`WorkModel::with_hierarchy`]).
     hierarchy: Hierarchy,
     wave_size: usize,
@@ -1226,9 +1220,7 @@ impl WorkModel {
             bands: level_bands(rig).iter().map(|band| band.iter().map(Vec::len).collect()).collect(),
             parents: (0..rig.num_joints()).map(|j| rig.parent(j)).collect(),
             kernel: FrameKernel::Fused,
-            stored_poses: false,
-            shape_passes: false,
-            switch_code: true,
+            specialisation: Specialisation::Whole,
             hierarchy: Hierarchy::Walks,
             wave_size: wave_size as usize,
             output_bytes_per_joint: f64::from(output_bytes_per_joint),
@@ -1264,59 +1256,24 @@ impl WorkModel {
         self
     }
 
-    /// The same model with the layered kernels built as [`Specialisation::Stored`]
-    /// (`crate::gpu::Specialisation`): every frame stores each layer's displayed pose (32 bytes a
-    /// joint, `store_pose`) after the entry's header, and
-    /// nothing is checked or replayed before the layers. Charged with the production kernel's
-    /// costs, less the regions the rewrite removes: the stored kernel's own code differs by the
-    /// few instructions the compiler then schedules otherwise.
-    ///
-    /// [`Specialisation::Stored`]: crate::gpu::Specialisation::Stored
-    #[must_use]
-    pub fn with_stored_poses(mut self, stored: bool) -> Self {
-        self.stored_poses = stored;
-        self
-    }
-
-    /// The same model with the fused layered frame dispatched as a production crowd dispatches
-    /// it (`passes`, `gpu::Specialisation::Production`, the default crowd): twice over every
-    /// character, the steady pass's kernel for the characters whose frame runs no switch code,
-    /// then the production kernel for the others ([`crate::gpu::ShapePass`]). Every character's
-    /// workgroup then runs the shape pass's check in both passes (`pass_check` per wave and layer,
-    /// twice, and its programs read again in the pass that is not its own), and only a character
-    /// in the switching pass runs the replay's check. [`WorkModel::new`] models the crowd that
-    /// runs every character in one kernel (`gpu::Specialisation::Whole`); the level kernels'
-    /// and a crowd that stores its displayed poses ([`WorkModel::with_stored_poses`]) are
-    /// modelled as that.
-    ///
-    /// ```
-    /// use throng::gpu::work_model::{KernelCosts, WorkModel};
-    /// use throng::program::{ClipSample, LayerProgram, LayerSetup};
-    /// let rig = throng::demo::DemoCharacter::humanoid_64().rig;
-    /// let whole = WorkModel::new(&rig, 64, 64, 48).unwrap();
-    /// let passes = whole.clone().with_shape_passes(true);
-    /// let layers = [LayerSetup::default()];
-    /// let program = LayerProgram { num_target: 1, weight: 1.0, target_weight: 1.0, ..Default::default() };
-    /// let costs = KernelCosts::frame_layers_radv_navi21();
-    /// let [a, b] = [&whole, &passes]
-    ///     .map(|m| m.layered_character(&layers, &[program], &[ClipSample::new(0, 0.0, 1.0)], &costs).unwrap());
-    /// // A steady character: the shape pass's check twice, no replay check.
-    /// let checks = f64::from(2 * costs.pass_check) - f64::from(costs.replay_check);
-    /// assert_eq!(b.wave_instructions - a.wave_instructions, checks);
-    /// ```
-    #[must_use]
-    pub fn with_shape_passes(mut self, passes: bool) -> Self {
-        self.shape_passes = passes;
-        self
-    }
-
-    /// The same model for a crowd built with `specialisation` (`GpuCrowdOptions::specialisation`):
-    /// [`Specialisation::Production`] in two shape passes ([`WorkModel::with_shape_passes`]),
-    /// [`Specialisation::Stored`] storing its displayed poses
-    /// ([`WorkModel::with_stored_poses`]), [`Specialisation::Steady`] and
-    /// [`Specialisation::Settled`] without the switch frame's code, so without the replay's check
-    /// (they refuse a frame that switches, so nothing else they compile out is ever charged), and
-    /// [`Specialisation::Whole`] every character in the production kernel.
+    /// The same model for a crowd built with `specialisation` (`GpuCrowdOptions::specialisation`;
+    /// [`WorkModel::new`] models [`Specialisation::Whole`], every character in the production
+    /// kernel, one dispatch).
+    /// - [`Specialisation::Production`], the default crowd: the fused layered frame dispatched
+    ///   twice over every character, the steady pass's kernel for the characters whose frame runs
+    ///   no switch code, then the production kernel for the others ([`crate::gpu::ShapePass`]).
+    ///   Every character's workgroup runs the shape pass's check in both passes (`pass_check` per
+    ///   wave and layer, twice, and its programs read again in the pass that is not its own), and
+    ///   only a character in the switching pass runs the replay's check. The level kernels are
+    ///   modelled as in one dispatch.
+    /// - [`Specialisation::Stored`]: every frame stores each layer's displayed pose (32 bytes a
+    ///   joint, `store_pose`) after the entry's header, and nothing is checked or replayed before
+    ///   the layers. Charged with the production kernel's costs, less the regions the rewrite
+    ///   removes: the stored kernel's own code differs by the few instructions the compiler then
+    ///   schedules otherwise.
+    /// - [`Specialisation::Steady`] and [`Specialisation::Settled`]: without the switch frame's
+    ///   code, so without the replay's check (they refuse a frame that switches, so nothing else
+    ///   they compile out is ever charged).
     ///
     /// ```
     /// use throng::gpu::Specialisation;
@@ -1328,15 +1285,22 @@ impl WorkModel {
     /// let program = LayerProgram { num_target: 1, weight: 1.0, target_weight: 1.0, ..Default::default() };
     /// let costs = KernelCosts::frame_layers_radv_navi21();
     /// let work = |s| model(s).layered_character(&layers, &[program], &[ClipSample::new(0, 0.0, 1.0)], &costs).unwrap();
-    /// let check = f64::from(costs.replay_check);
-    /// assert_eq!(work(Specialisation::Whole).wave_instructions - work(Specialisation::Steady).wave_instructions, check);
+    /// let [whole, production, steady] =
+    ///     [Specialisation::Whole, Specialisation::Production, Specialisation::Steady].map(|s| work(s).wave_instructions);
+    /// // A steady character: the shape pass's check twice, no replay check.
+    /// let checks = f64::from(2 * costs.pass_check) - f64::from(costs.replay_check);
+    /// assert_eq!(production - whole, checks);
+    /// assert_eq!(whole - steady, f64::from(costs.replay_check));
     /// ```
     #[must_use]
     pub fn with_specialisation(mut self, specialisation: Specialisation) -> Self {
-        self.shape_passes = specialisation == Specialisation::Production;
-        self.stored_poses = specialisation == Specialisation::Stored;
-        self.switch_code = !matches!(specialisation, Specialisation::Steady | Specialisation::Settled);
+        self.specialisation = specialisation;
         self
+    }
+
+    /// Whether the layered kernels store every displayed pose ([`Specialisation::Stored`]).
+    fn stores_poses(&self) -> bool {
+        self.specialisation == Specialisation::Stored
     }
 
     /// The same model with the fused kernels composing the hierarchy as `hierarchy` says, where
@@ -1678,7 +1642,7 @@ impl WorkModel {
         // A production crowd's two passes: the shape pass's check in each, the programs read
         // again in the one that is not the character's; the replay's check only in the
         // switching pass.
-        let passes = self.shape_passes && !self.stored_poses && !self.kernel.is_level_kernel();
+        let passes = self.specialisation == Specialisation::Production && !self.kernel.is_level_kernel();
         if passes {
             work.charge(costs.pass_check, 2 * self.waves() * layers.len());
             work.bytes_read += PROGRAM_BYTES * layers.len() as f64;
@@ -1686,7 +1650,8 @@ impl WorkModel {
         let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
         // Before the layers, the frame checks each layer for a switch (in the switching pass,
         // with shape passes); a switch replays the displayed poses it reads into their slots.
-        if !self.stored_poses && self.switch_code && (!passes || switching_pass()) {
+        let switch_code = !matches!(self.specialisation, Specialisation::Steady | Specialisation::Settled);
+        if !self.stores_poses() && switch_code && (!passes || switching_pass()) {
             work.charge(costs.replay_check, self.waves() * layers.len());
             let switching =
                 || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
@@ -1823,7 +1788,7 @@ impl WorkModel {
         // samples, or where it shows more samples than an entry holds (or the kernel stores
         // every pose), the header and the pose itself.
         work.bytes_written += REPLAY_HEADER_BYTES;
-        if self.stored_poses {
+        if self.stores_poses() {
             work.charge(costs.store_pose, waves);
             work.bytes_written += joints * SLOT_BYTES;
             return;
@@ -1937,7 +1902,7 @@ impl WorkModel {
         // clips, where `replay_check` and `replay_layer` are 0 and the replay's own code is in
         // `switch`; before the layers, after a check of every layer, with compact clips).
         for (slots, owns) in &waves {
-            if self.stored_poses || !*owns || slots.start >= characters.len() {
+            if self.stores_poses() || !*owns || slots.start >= characters.len() {
                 continue;
             }
             work.charge(costs.replay_check, layers.len());
@@ -2007,7 +1972,7 @@ impl WorkModel {
                     }
                     // The displayed pose stored whole: every shown layer's with stored poses,
                     // else where an entry cannot replay it.
-                    if self.stored_poses || any(|c| c.stores) {
+                    if self.stores_poses() || any(|c| c.stores) {
                         work.charge(costs.store_pose, 1);
                     }
                     if any(|c| c.switches) {
@@ -2091,7 +2056,7 @@ impl WorkModel {
             if any(|c| c.capture) {
                 work.charge(costs.capture_step, self.num_joints());
             }
-            if !self.stored_poses {
+            if !self.stores_poses() {
                 work.charge(costs.replay_store, slots.iter().map(|c| c.entry_samples).max().unwrap_or(0));
             }
             if any(|c| c.switches) {
@@ -2824,7 +2789,7 @@ mod tests {
         }
     }
 
-    /// The stored kernel ([`WorkModel::with_stored_poses`]) on the chain of three's base layer
+    /// The stored kernel ([`WorkModel::with_specialisation`], `Stored`) on the chain of three's base layer
     /// (one sample, steady): no check, no entry's store; the pose stored (`store_pose`, in the
     /// fused kernel) after the entry's header: 16 + 3 × 32 bytes written where the replaying
     /// kernel writes 16 + 16. At an inertialization's switch nothing is replayed.
@@ -2841,7 +2806,7 @@ mod tests {
             ..steady
         };
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap();
-        let stored = model.clone().with_stored_poses(true);
+        let stored = model.clone().with_specialisation(Specialisation::Stored);
         let work = |m: &WorkModel, p: LayerProgram| m.layered_character(&layers, &[p], &samples, &costs).unwrap();
         let (replaying, storing) = (work(&model, steady), work(&stored, steady));
         assert_eq!(storing.wave_instructions - replaying.wave_instructions, 1000.0 - 10.0 - 100.0);
@@ -2866,7 +2831,10 @@ mod tests {
         let thousands = |w: Work| (w.wave_instructions / 1000.0).floor();
         assert_eq!(thousands(work(&model, program(0, 1, 1.0))), 0.0);
         assert_eq!(thousands(work(&model, program(0, REPLAY_SAMPLES + 1, 1.0))), 1.0);
-        assert_eq!(thousands(work(&model.clone().with_stored_poses(true), program(0, 1, 1.0))), 1.0);
+        assert_eq!(
+            thousands(work(&model.clone().with_specialisation(Specialisation::Stored), program(0, 1, 1.0))),
+            1.0
+        );
     }
 
     /// In the level kernel a wave runs the switch code once however many of the characters it
@@ -3158,7 +3126,7 @@ mod tests {
         let samples = [ClipSample::new(0, 0.0, 1.0), ClipSample::new(1, 0.0, 1.0)];
         let costs = KernelCosts { pass_check: 100, replay_check: 10, ..KernelCosts::default() };
         let whole = WorkModel::new(&chain, 64, 64, 48).unwrap();
-        let passes = whole.clone().with_shape_passes(true);
+        let passes = whole.clone().with_specialisation(Specialisation::Production);
         let steady = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let switched = [LayerProgram { flags: LayerProgram::SWITCHED, ..steady[0] }, steady[1]];
         let work = |m: &WorkModel, p: &[LayerProgram]| m.layered_character(&layers, p, &samples, &costs).unwrap();
@@ -3169,7 +3137,7 @@ mod tests {
         // A layer without memory never puts a character in the switching pass.
         let memoryless = [steady[0], LayerProgram { flags: LayerProgram::SWITCHED, ..steady[1] }];
         assert_eq!(work(&passes, &memoryless).wave_instructions, 400.0);
-        let stored = passes.clone().with_stored_poses(true);
+        let stored = passes.clone().with_specialisation(Specialisation::Stored);
         assert_eq!(work(&stored, &steady).wave_instructions, 0.0);
         // A crowd built without the switch frame's code has no replay's check either, and one
         // built for production is the two passes.
