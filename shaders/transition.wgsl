@@ -379,22 +379,45 @@ fn store_switch_sources(jr: JointRef, s: TransitionStart) {
     }
 }
 
+// The crowd's layers that keep memory (`LayerSetup::memory` not NO_MEMORY), a bit a layer index
+// below MAX_LAYERS: `throng::gpu::pipelines::memory_layers` writes the crowd's when it builds
+// its pipelines, so that the checks below read those layers' programs alone, a number of them
+// known when the kernel is compiled, which the driver unrolls into a few loads issued together
+// (rather than a loop over the layer table, each layer's setup read before its program), at
+// offsets known then. As written here every layer index: a layer without memory, or past the
+// character's layers (the next characters' programs, or none past the buffer: bounds-checked),
+// counted too makes the checks' answers no smaller, which evaluates a character no differently
+// (its switching pass runs the production kernel's code, and `store_switch_sources_of` reads
+// each layer's setup).
+const MEMORY_LAYERS: u32 = 0xffffu;
+// `throng::graph::MAX_LAYERS`, which `throng::program::validate_layer_setups` holds a crowd to.
+const MAX_LAYERS: u32 = 16u;
+
+// The program flags of chunk character `c`'s layers that keep memory (`MEMORY_LAYERS`) or'd
+// together; where `shown_only`, of those its frame shows (`layer_shows`) alone.
+fn memory_layer_flags(c: u32, shown_only: bool) -> u32 {
+    let row = program_row(c);
+    var flags = 0u;
+    for (var l = 0u; l < MAX_LAYERS; l++) {
+        if (MEMORY_LAYERS & (1u << l)) != 0u {
+            let program = programs[row + l];
+            if !shown_only || l == 0u || weighs(program.weight) {
+                flags |= program.flags;
+            }
+        }
+    }
+    return flags;
+}
+
 // Whether the frame switches a shown layer of chunk character `c` that keeps memory: the only
 // frames whose kernels replay anything (`store_switch_sources_of`). Every frame of the kernels
-// that replay before their layers runs this loop (not the level kernel with full clips, which
+// that replay before their layers runs this check (not the level kernel with full clips, which
 // replays a switching layer in its own iteration).
 fn switches_a_layer(c: u32) -> bool {
     if !(SWITCH_CODE && REPLAY_DISPLAYED_POSES) {
         return false;
     }
-    var any = false;
-    let row = program_row(c);
-    for (var order = 0u; order < params.num_layers; order++) {
-        let setup = load_setup(order);
-        let program = programs[row + setup.layer];
-        any = any || switches_with_memory(setup, program);
-    }
-    return any;
+    return (memory_layer_flags(c, true) & FLAG_SWITCHED) != 0u;
 }
 
 // Whether chunk character `c`'s frame runs switch code: a layer that keeps memory switches or
@@ -402,14 +425,7 @@ fn switches_a_layer(c: u32) -> bool {
 // (`throng::gpu::pipelines::Specialisation::SWITCH_FLAGS`, which the measurement
 // specialisations without switch code refuse on upload).
 fn runs_switch_code(c: u32) -> bool {
-    var any = false;
-    let row = program_row(c);
-    for (var order = 0u; order < params.num_layers; order++) {
-        let setup = load_setup(order);
-        let flags = programs[row + setup.layer].flags;
-        any = any || (setup.memory != NO_MEMORY && (flags & (FLAG_SWITCHED | FLAG_SOURCE_SNAPSHOT)) != 0u);
-    }
-    return any;
+    return (memory_layer_flags(c, false) & (FLAG_SWITCHED | FLAG_SOURCE_SNAPSHOT)) != 0u;
 }
 
 // Whether this kernel's pass (`SHAPE_PASS`) evaluates chunk character `c`.

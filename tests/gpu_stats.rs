@@ -104,10 +104,13 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// 1,066 and 1,652; and the fused kernels' layered figures rose 2.0 % and their bytes 2.4 % when
 /// the model charged what the default crowd runs, its two shape passes (the check in both, the
 /// replay's check only in the switching pass), "The shape passes, charged": 3,917 and 7,774,
-/// 5,178 bytes; 3,891 and 7,722 once the checks read a character's programs from its row.)
+/// 5,178 bytes; 3,891 and 7,722 once the checks read a character's programs from its row; and
+/// fell 3.1–3.5 % when both checks became straight-line reads of the programs of the layers with
+/// memory, which a crowd's kernels are built knowing, "Checks that know the layers with memory":
+/// 3,757 and 7,455.)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 4_030.0, 5_330.0),
-    (FrameKernel::Fused, 32, 8_000.0, 5_330.0),
+    (FrameKernel::Fused, 64, 3_870.0, 5_330.0),
+    (FrameKernel::Fused, 32, 7_680.0, 5_330.0),
     (FrameKernel::Levels, 64, 3_310.0, 5_210.0),
     (FrameKernel::Levels, 32, 4_980.0, 5_210.0),
 ];
@@ -315,7 +318,8 @@ fn model_costs_are_the_drivers_loop_bodies() {
             kernel.kernel.name()
         );
     }
-    // The production crowd's steady pass: its first loop is the shape pass's check.
+    // The production crowd's steady pass: the steady kernel's loops, the shape pass's check
+    // straight-line code before them (the layers with memory known when it is built).
     let want = Kernel {
         specialisation: ShapePass::Steady.specialisation(),
         pass: ShapePass::Steady,
@@ -332,13 +336,20 @@ fn model_costs_are_the_drivers_loop_bodies() {
         "{}: the driver's instruction count and loop bodies moved from the recorded ones",
         kernel.kernel.name()
     );
-    // The switching pass runs the same check first, then the replay's.
+    // The switching pass runs the production kernel's loops in their nesting, and the same check
+    // before them: its static count is the production kernel's within the check's length (the
+    // driver schedules the two a few instructions apart).
     let want = Kernel { pass: ShapePass::Switching, specialisation: ShapePass::Switching.specialisation(), ..want };
     let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds the pass kernels");
-    assert_eq!(
-        kernel.executables[0].loops.first().map(|l| l.instructions),
-        Some(FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.1[0].0),
-        "{}: its shape pass's check is the steady pass's",
+    let depths: Vec<usize> = kernel.executables[0].loops.iter().map(|l| l.depth).collect();
+    let production: Vec<usize> = FRAME_LAYERS_LOOPS_RADV_NAVI21.1.iter().map(|&(_, depth)| depth).collect();
+    assert_eq!(depths, production, "{}: the production kernel's loops", kernel.kernel.name());
+    let check = f64::from(KernelCosts::frame_layers_radv_navi21().pass_check);
+    let extra =
+        statistic(kernel, "Instructions").expect("an instruction count") - f64::from(FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
+    assert!(
+        extra.abs() <= check,
+        "{}: {extra} instructions beyond the production kernel's, the check {check}",
         kernel.kernel.name()
     );
     // The level kernels without a band's chain work: their band loops are an idle wave's.
@@ -611,7 +622,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 7,065 against 7,722; two-clip 2,700 against 2,953) for the
+/// fewer wave-instructions (layered 6,824 against 7,455; two-clip 2,700 against 2,953) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over. (The layered advantage was 12 % until the
 /// kernels were built without loop bounding, which shortened the walks' steps more than the
@@ -627,7 +638,7 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
     let composed = layered(&subgroup, &KernelCosts::layered_subgroup_radv_navi21());
-    check_budget("layered (fused+subgroup)", 32, &composed, 7_350.0, 5_330.0);
+    check_budget("layered (fused+subgroup)", 32, &composed, 7_030.0, 5_330.0);
     assert!(composed.wave_instructions < 0.95 * walking.wave_instructions, "{composed:?} against {walking:?}");
     assert_eq!(composed.bytes(), walking.bytes());
     assert_eq!((walking.model_steps, composed.model_steps), (28.0, 15.0));
@@ -660,15 +671,15 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,801 against
-/// 3,891 on wave64, 5,542 against 7,722 on warp32; two-clip 954 against 1,476 and 1,909
+/// mesh-space override, so the model counts fewer wave-instructions (layered 2,676 against
+/// 3,757 on wave64, 5,293 against 7,455 on warp32; two-clip 954 against 1,476 and 1,909
 /// against 2,953) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_910.0, 985.0]), (32, [5_760.0, 1_965.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_760.0, 985.0]), (32, [5_450.0, 1_965.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);

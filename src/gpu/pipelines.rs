@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
 use crate::gpu::types::{WORKGROUP_SIZE, level_group_characters, level_group_threads, level_lanes};
-use crate::program::LayerProgram;
+use crate::program::{LayerProgram, LayerSetup};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
@@ -825,10 +825,37 @@ pub fn specialised_source(
     specialisation.apply(shader_source(kind, num_joints, compact_clips))
 }
 
-/// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]) and composing
-/// the hierarchy as `hierarchy` says ([`Hierarchy::apply`]): the source of every pipeline
-/// [`crate::gpu::GpuCrowd`] builds and of every kernel `gpu::stats` measures, or `None` where
-/// the module lacks a gate, the pass line or the walks' file.
+/// The layers of a crowd's stack that keep memory ([`LayerSetup::needs_memory`]), a bit a layer
+/// index: what `MEMORY_LAYERS` in `shaders/transition.wgsl` becomes in the crowd's kernels, so
+/// that their checks of a character's frame (which shape pass is its, whether it replays) read
+/// only those layers' programs. A stack holds at most [`crate::graph::MAX_LAYERS`] layers
+/// ([`crate::program::validate_layer_setups`]), so every bit fits.
+///
+/// ```
+/// use throng::program::LayerSetup;
+/// let forgetful = LayerSetup { needs_memory: false, ..LayerSetup::default() };
+/// let stack = [LayerSetup::default(), forgetful, LayerSetup::default()];
+/// assert_eq!(throng::gpu::memory_layers(&stack), 0b101);
+/// ```
+#[must_use]
+pub fn memory_layers(layers: &[LayerSetup]) -> u32 {
+    layers
+        .iter()
+        .take(crate::graph::MAX_LAYERS)
+        .enumerate()
+        .filter(|(_, l)| l.needs_memory)
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// The line of `shaders/transition.wgsl` that [`memory_layers`] rewrites.
+const MEMORY_LAYERS_LINE: &str = "const MEMORY_LAYERS: u32 = 0xffffu;";
+
+/// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]), composing the
+/// hierarchy as `hierarchy` says ([`Hierarchy::apply`]) and checking the layers of
+/// `memory_layers` ([`memory_layers`]; a module without the transition's file has no such
+/// line): the source of every pipeline [`crate::gpu::GpuCrowd`] builds and of every kernel
+/// `gpu::stats` measures, or `None` where the module lacks a gate, the pass line or the walks'
+/// file.
 pub(crate) fn pass_source(
     kind: ShaderModuleKind,
     num_joints: usize,
@@ -836,10 +863,14 @@ pub(crate) fn pass_source(
     specialisation: Specialisation,
     pass: ShapePass,
     hierarchy: Hierarchy,
+    memory_layers: u32,
 ) -> Option<String> {
     specialised_source(kind, num_joints, compact_clips, specialisation)
         .and_then(|source| pass.apply(source))
         .and_then(|source| hierarchy.apply(source))
+        .map(|source| {
+            source.replacen(MEMORY_LAYERS_LINE, &format!("const MEMORY_LAYERS: u32 = {memory_layers:#x}u;"), 1)
+        })
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -970,7 +1001,8 @@ pub(crate) struct LayeredPipelines {
 impl Pipelines {
     /// The pipelines for a rig of `num_joints`, the frames `kernel`'s composing the hierarchy as
     /// `hierarchy` says (the caller has checked [`Hierarchy::fits`]); the layered frame's too
-    /// when `layered` (compiled as `specialisation` says), the stage path's when `stage_buffers`
+    /// when `layered` (compiled as `specialisation` says, for a stack whose layers with memory
+    /// are `memory_layers`: [`memory_layers`]), the stage path's when `stage_buffers`
     /// (the caller has checked [`storage_buffers_needed`] against the device: a pipeline layout
     /// past the limit is wgpu's validation error).
     #[allow(clippy::too_many_arguments)]
@@ -983,6 +1015,7 @@ impl Pipelines {
         stage_buffers: bool,
         compact_clips: bool,
         specialisation: Specialisation,
+        memory_layers: u32,
     ) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -1008,7 +1041,7 @@ impl Pipelines {
             // that lost a line must not build as another pass, whose characters would then be
             // evaluated twice. `Hierarchy::fits` has said `Walks` for the level kernels, and
             // the fused frames hold the walks' file.
-            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy).expect(
+            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy, memory_layers).expect(
                 "the layered frame modules hold every gate and the shape pass line, the fused frames the walks",
             );
             let module = kernel_module(device, label, Cow::Owned(source));
@@ -1398,6 +1431,25 @@ mod tests {
             assert_eq!(Specialisation::Production.apply(source.clone()).as_ref(), Some(&source), "{kind:?}");
             assert_eq!(Specialisation::Whole.apply(source.clone()).as_ref(), Some(&source), "{kind:?}");
         }
+    }
+
+    /// Every module holding the transition checks the crowd's layers with memory, as
+    /// [`memory_layers`] gives them; the others have no such line.
+    #[test]
+    fn kernels_check_the_crowds_layers_with_memory() {
+        let forgetful = LayerSetup { needs_memory: false, ..LayerSetup::default() };
+        let stack = [LayerSetup::default(), forgetful.clone(), LayerSetup::default(), forgetful];
+        assert_eq!(memory_layers(&stack), 0b101);
+        let line = "const MEMORY_LAYERS: u32 = 0x5u;";
+        for kind in ShaderModuleKind::ALL {
+            let source =
+                pass_source(kind, 64, false, Specialisation::Production, ShapePass::Every, Hierarchy::Walks, 0b101)
+                    .expect("every module builds as production");
+            let holds_transition = shader_source(kind, 64, false).contains(MEMORY_LAYERS_LINE);
+            assert_eq!(source.contains(line), holds_transition, "{kind:?}");
+            assert!(!source.contains(MEMORY_LAYERS_LINE), "{kind:?}");
+        }
+        assert!(shader_source(ShaderModuleKind::FrameLayers, 64, false).contains(MEMORY_LAYERS_LINE));
     }
 
     #[test]

@@ -49,9 +49,17 @@ pub struct Kernel {
     pub pass: ShapePass,
     /// How a fused frame composes the hierarchy ([`Hierarchy`]; walks for every other module).
     pub hierarchy: Hierarchy,
+    /// The layers of the stack the kernel is built for that keep memory
+    /// ([`crate::gpu::memory_layers`]): [`Kernel::MEASURED_MEMORY_LAYERS`] unless changed.
+    pub memory_layers: u32,
 }
 
 impl Kernel {
+    /// The stack every kernel here is built for: the benches' layered scenario's three layers
+    /// (base, mesh-space override, additive), each keeping memory, which the work model's
+    /// layered frame evaluates.
+    pub const MEASURED_MEMORY_LAYERS: u32 = 0b111;
+
     /// Every kernel the evaluator can build for a rig of `num_joints`: each module of
     /// [`ShaderModuleKind::ALL`], with full and with compact clips where the module is
     /// [`specialised`](ShaderModuleKind::specialised) for them (the procedural stage, which is
@@ -86,6 +94,7 @@ impl Kernel {
             without: None,
             pass: ShapePass::Every,
             hierarchy: Hierarchy::Walks,
+            memory_layers: Self::MEASURED_MEMORY_LAYERS,
         }
     }
 
@@ -260,8 +269,15 @@ impl Kernel {
     /// [`StatsError::Shader`] where the module lacks a gate the specialisation or the path
     /// turns off.
     pub fn source(&self) -> Result<String, StatsError> {
-        let source =
-            pass_source(self.kind, self.num_joints, self.compact_clips, self.specialisation, self.pass, self.hierarchy);
+        let source = pass_source(
+            self.kind,
+            self.num_joints,
+            self.compact_clips,
+            self.specialisation,
+            self.pass,
+            self.hierarchy,
+            self.memory_layers,
+        );
         let source = match self.without {
             Some(path) => source.and_then(|s| path.apply(&s)),
             None => source,

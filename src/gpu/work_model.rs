@@ -194,15 +194,19 @@ pub struct KernelCosts {
     /// One iteration of `fill_table_of_slots`' entry loop: a sample's frame, interpolation
     /// factor and normalised weight into the table, for as many slots as the wave serves.
     pub fill_entry: u32,
-    /// One layer of the check for a switching layer (`switches_a_layer`) before the layers, per
-    /// wave and layer: every frame in the whole crowd's kernel, in the switching pass with shape
-    /// passes (0 in the level kernels with full clips, which replay a layer in its own
-    /// iteration, on the program read there).
+    /// The check for a switching layer (`switches_a_layer`) before the layers, per wave: every
+    /// frame in the whole crowd's kernel, in the switching pass with shape passes (0 in the
+    /// level kernels with full clips, which replay a layer in its own iteration, on the program
+    /// read there). Straight-line code reading the programs of the layers with memory, which
+    /// the kernel is built knowing (`MEMORY_LAYERS`): what the production kernel leaves outside
+    /// its loops beyond the steady kernel's.
     pub replay_check: u32,
-    /// One layer of a production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`'s
-    /// loop), per wave and layer, in each of its two passes: a character's workgroup runs it in
-    /// its own pass and, leaving at once, in the other ([`WorkModel::with_specialisation`]; 0 in
-    /// the level kernels, whose check serves a workgroup's character slots and is not charged).
+    /// A production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`), per wave, in
+    /// each of its two passes: a character's workgroup runs it in its own pass and, leaving at
+    /// once, in the other ([`WorkModel::with_specialisation`]; 0 in the level kernels, whose
+    /// check serves a workgroup's character slots and is not charged). Straight-line code as
+    /// `replay_check`: what the steady pass's kernel leaves outside its loops beyond the steady
+    /// kernel's.
     pub pass_check: u32,
     /// The replay before the layers (`store_switch_sources_of`) outside its entry loop: its layer
     /// loop's own code (with the fused kernels' joint loop's), per wave and layer, on a frame
@@ -258,25 +262,26 @@ pub struct KernelCosts {
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
 /// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
-/// navi21`, wave64), the 64-joint humanoid, full clips. First the replay before the layers: the
-/// check for a switching layer, then the joint loop holding the layer loop, its entry loop and
-/// that entry's weight sum and clip loop. Then the layer loop, which holds sampling's two blends
+/// navi21`, wave64), the 64-joint humanoid, full clips, the stack of three layers with memory
+/// (`gpu::stats::Kernel::MEASURED_MEMORY_LAYERS`). First the replay before the layers: the
+/// joint loop holding the layer loop, its entry loop and that entry's weight sum and clip loop
+/// (its check for a switching layer, the layers with memory known when the kernel is built, is
+/// straight-line code before it). Then the layer loop, which holds sampling's two blends
 /// (each a weight sum and a clip loop), the replay entry's store and the mesh-space override's
 /// ancestor walk; then local-to-model's walk. A thread's loops over its joints
 /// (`JOINTS_PER_THREAD`, 1 here) are unrolled, the kernels being built without wgpu's loop
 /// bounding (`pipelines::kernel_module`): their code (the transition's, the decay's, the pose's
 /// store, the mesh-space override's, the combines', the skinning) is straight-line code of the
 /// layer loop or the kernel, which the measured paths and specialisations divide.
-pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4526,
+pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    4501,
     [
-        (34, 0),
-        (1322, 0),
-        (1313, 1),
-        (1235, 2),
+        (1316, 0),
+        (1308, 1),
+        (1232, 2),
         (16, 3),
-        (130, 3),
-        (2829, 0),
+        (129, 3),
+        (2824, 0),
         (15, 1),
         (131, 1),
         (15, 1),
@@ -301,10 +306,11 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
-/// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], but first the shape pass's check, a loop over the
-/// layers.
-pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 7]) =
-    (2367, [(27, 0), (2007, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+/// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], with the shape pass's check before the layer loop:
+/// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
+/// in `shaders/transition.wgsl`).
+pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
+    (2351, [(2004, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -324,22 +330,21 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(336, 0),
 /// it only where subgroups are smaller than the workgroup; `gpu::stats::driver_statistics` asks
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
-pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4509,
+pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    4479,
     [
-        (34, 0),
-        (1326, 0),
-        (1317, 1),
-        (1239, 2),
+        (1315, 0),
+        (1307, 1),
+        (1232, 2),
         (16, 3),
-        (132, 3),
-        (2832, 0),
+        (129, 3),
+        (2827, 0),
         (15, 1),
         (131, 1),
         (15, 1),
         (119, 1),
         (20, 1),
-        (88, 1),
+        (90, 1),
         (101, 0),
     ],
 );
@@ -352,22 +357,21 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (570, [
 /// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
-pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 14]) = (
-    4495,
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
+    4473,
     [
-        (34, 0),
-        (1322, 0),
-        (1313, 1),
-        (1235, 2),
+        (1316, 0),
+        (1308, 1),
+        (1232, 2),
         (16, 3),
-        (130, 3),
-        (2815, 0),
+        (129, 3),
+        (2814, 0),
         (15, 1),
         (131, 1),
         (15, 1),
         (119, 1),
         (20, 1),
-        (76, 1),
+        (78, 1),
         (83, 0),
     ],
 );
@@ -417,18 +421,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2582, [(2272, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (2583, [(2273, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1721, [(1411, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (1722, [(1412, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1661, 1639, 1655, 1647, 1661, 1666, 1366, 1684, 1684, 1441, 1962, 1697];
+    [1662, 1640, 1656, 1648, 1662, 1667, 1367, 1685, 1685, 1442, 1963, 1698];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -436,7 +440,7 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1557, [(1329, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
+    (1558, [(1330, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
@@ -541,6 +545,9 @@ impl LayeredLoops<'_> {
     }
 }
 
+/// The nesting of a layered fused kernel's production loops ([`FRAME_LAYERS_LOOPS_RADV_NAVI21`]).
+const LAYERED_NESTING: &[usize] = &[0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0];
+
 fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
     loops.len() == depths.len() && loops.iter().zip(depths).all(|(&(_, d), &want)| d == want)
 }
@@ -581,22 +588,25 @@ impl KernelCosts {
     /// kernel's static count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
-        if !loops.matches([&[0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
+        if !loops.matches([LAYERED_NESTING, &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
             return None;
         }
-        let steady_pass = loops.steady_pass?.1;
-        if !loop_structure_matches(steady_pass, &[0, 0, 1, 1, 1, 1, 0]) {
+        let steady_pass = loops.steady_pass?;
+        if !loop_structure_matches(steady_pass.1, &[0, 1, 1, 1, 1, 0]) {
             return None;
         }
         let (total, production) = loops.production;
-        // n(0) the replay's check; n(1) its joint loop (the layer loop n(2), the entry loop n(3),
-        // its weight sum n(4) and clip loop n(5) within); n(6) the layer loop (the two blends'
-        // weight sums and clip loops n(7) to n(10), the replay entry's store n(11), the mesh-space
-        // override's walk n(12) within); n(13) local-to-model's walk. The specialisations' lists
-        // are the layer loop, the shown blend's two loops, the store and the two walks.
+        // n(0) the replay's joint loop (the layer loop n(1), the entry loop n(2), its weight sum
+        // n(3) and clip loop n(4) within); n(5) the layer loop (the two blends' weight sums and
+        // clip loops n(6) to n(9), the replay entry's store n(10), the mesh-space override's walk
+        // n(11) within); n(12) local-to-model's walk. The specialisations' lists are the layer
+        // loop, the shown blend's two loops, the store and the two walks. The two checks are
+        // straight-line code: what the production kernel and the steady pass's leave outside
+        // their loops beyond the steady kernel's.
         let n = |i: usize| count(production[i].0);
         let settled = |i: usize| count(loops.settled.1[i].0);
         let steady = count(loops.steady.1[0].0);
+        let steady_outside = layered_outside_loops(loops.steady.0, loops.steady.1)?;
         let paths = loops.path_costs()?;
         let [
             root_motion,
@@ -614,24 +624,24 @@ impl KernelCosts {
         ] = paths;
         let in_layer = root_motion + single_sample + additive + override_local + mesh_override + transition_path;
         Some(Self {
-            kernel_fixed: layered_outside_loops(total, production)?.checked_sub(affine_output)?,
+            kernel_fixed: steady_outside.checked_sub(affine_output)?,
             layer_fixed: settled(0).checked_sub(settled(1) + settled(2) + in_layer)?,
-            sample_weight: n(7),
-            sample_clip: n(8).checked_sub(table_miss)?,
-            step_back_clip: n(10).checked_sub(table_miss)?,
+            sample_weight: n(6),
+            sample_clip: n(7).checked_sub(table_miss)?,
+            step_back_clip: n(9).checked_sub(table_miss)?,
             transition: transition_path.checked_sub(settled(3) + snapshot_mix + store_pose)?,
-            switch: n(6).checked_sub(steady + n(9) + n(10))?,
+            switch: n(5).checked_sub(steady + n(8) + n(9))?,
             decay: steady.checked_sub(settled(0) + overshoot)?,
-            mesh_fixed: mesh_override.checked_sub(n(12))?,
-            mesh_step: n(12),
-            model_step: n(13),
-            replay_check: n(0),
-            pass_check: count(steady_pass[0].0),
-            replay_layer: n(1).checked_sub(n(3))?,
-            replay_entry: n(3).checked_sub(n(4) + n(5))?,
-            replay_weight: n(4),
-            replay_clip: n(5),
-            replay_store: n(11),
+            mesh_fixed: mesh_override.checked_sub(n(11))?,
+            mesh_step: n(11),
+            model_step: n(12),
+            replay_check: layered_outside_loops(total, production)?.checked_sub(steady_outside)?,
+            pass_check: layered_outside_loops(steady_pass.0, steady_pass.1)?.checked_sub(steady_outside)?,
+            replay_layer: n(0).checked_sub(n(2))?,
+            replay_entry: n(2).checked_sub(n(3) + n(4))?,
+            replay_weight: n(3),
+            replay_clip: n(4),
+            replay_store: n(10),
             store_pose,
             ..Self::measured(paths)
         })
@@ -937,19 +947,18 @@ impl KernelCosts {
         walk_loops: &[(usize, usize)],
         (total, loops): (u32, &[(usize, usize)]),
     ) -> Option<Self> {
-        let nesting = [0, 0, 1, 2, 3, 3, 0, 1, 1, 1, 1, 1, 1, 0];
-        if !loop_structure_matches(walk_loops, &nesting) || !loop_structure_matches(loops, &nesting) {
+        if !loop_structure_matches(walk_loops, LAYERED_NESTING) || !loop_structure_matches(loops, LAYERED_NESTING) {
             return None;
         }
         let walk = |i: usize| count(walk_loops[i].0);
         let composed = |i: usize| count(loops[i].0);
-        // The layer loop is n(6), the mesh-space override's walk or composition n(12) within it.
-        let with_composed = self.mesh_fixed + composed(6) + walk(12);
+        // The layer loop is n(5), the mesh-space override's walk or composition n(11) within it.
+        let with_composed = self.mesh_fixed + composed(5) + walk(11);
         Some(Self {
-            kernel_fixed: layered_outside_loops(total, loops)?.checked_sub(self.affine_output)?,
-            mesh_step: composed(12),
-            mesh_fixed: with_composed.checked_sub(walk(6) + composed(12))?,
-            model_step: composed(13),
+            kernel_fixed: layered_outside_loops(total, loops)?.checked_sub(self.affine_output + self.replay_check)?,
+            mesh_step: composed(11),
+            mesh_fixed: with_composed.checked_sub(walk(5) + composed(11))?,
+            model_step: composed(12),
             ..self
         })
     }
@@ -1644,7 +1653,7 @@ impl WorkModel {
         // switching pass.
         let passes = self.specialisation == Specialisation::Production && !self.kernel.is_level_kernel();
         if passes {
-            work.charge(costs.pass_check, 2 * self.waves() * layers.len());
+            work.charge(costs.pass_check, 2 * self.waves());
             work.bytes_read += PROGRAM_BYTES * layers.len() as f64;
         }
         let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
@@ -1652,7 +1661,7 @@ impl WorkModel {
         // with shape passes); a switch replays the displayed poses it reads into their slots.
         let switch_code = !matches!(self.specialisation, Specialisation::Steady | Specialisation::Settled);
         if !self.stores_poses() && switch_code && (!passes || switching_pass()) {
-            work.charge(costs.replay_check, self.waves() * layers.len());
+            work.charge(costs.replay_check, self.waves());
             let switching =
                 || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
             // A frame that switches a layer runs the replay's joint and layer loops over every
@@ -3113,10 +3122,9 @@ mod tests {
     }
 
     /// A production crowd's two shape passes: every character's workgroup checks its layers in
-    /// both (2 layers × 2 passes × 100), and reads its programs again in the pass that is not
-    /// its own (2 × 40 bytes); only a character whose frame runs switch code (a layer with
-    /// memory switched, shown or not) is in the switching pass, where the replay's check runs
-    /// (2 × 10). The whole crowd's kernel checks for a switch every frame; a crowd that stores
+    /// both (2 passes × 100), and reads its programs again in the pass that is not its own (2 ×
+    /// 40 bytes); only a character whose frame runs switch code (a layer with memory switched,
+    /// shown or not) is in the switching pass, where the replay's check runs (10). The whole crowd's kernel checks for a switch every frame; a crowd that stores
     /// its displayed poses runs neither check, and the level kernels are charged their own way,
     /// whatever the passes.
     #[test]
@@ -3130,13 +3138,13 @@ mod tests {
         let steady = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let switched = [LayerProgram { flags: LayerProgram::SWITCHED, ..steady[0] }, steady[1]];
         let work = |m: &WorkModel, p: &[LayerProgram]| m.layered_character(&layers, p, &samples, &costs).unwrap();
-        assert_eq!(work(&whole, &steady).wave_instructions, 20.0);
-        assert_eq!(work(&passes, &steady).wave_instructions, 400.0);
-        assert_eq!(work(&passes, &switched).wave_instructions, 420.0);
+        assert_eq!(work(&whole, &steady).wave_instructions, 10.0);
+        assert_eq!(work(&passes, &steady).wave_instructions, 200.0);
+        assert_eq!(work(&passes, &switched).wave_instructions, 210.0);
         assert_eq!(work(&passes, &steady).bytes_read, work(&whole, &steady).bytes_read + 2.0 * PROGRAM_BYTES);
         // A layer without memory never puts a character in the switching pass.
         let memoryless = [steady[0], LayerProgram { flags: LayerProgram::SWITCHED, ..steady[1] }];
-        assert_eq!(work(&passes, &memoryless).wave_instructions, 400.0);
+        assert_eq!(work(&passes, &memoryless).wave_instructions, 200.0);
         let stored = passes.clone().with_specialisation(Specialisation::Stored);
         assert_eq!(work(&stored, &steady).wave_instructions, 0.0);
         // A crowd built without the switch frame's code has no replay's check either, and one
@@ -3172,10 +3180,10 @@ mod tests {
     /// Bytes read: 2 programs (80) + 2 samples (32) + 2 states' first vec4 (32) = 144; written:
     /// 2 states' first vec4 (32), 2 layers' replay entries (a header and one sample: 64) and the
     /// output (192), 288 in all.
-    /// Unit wave-instructions: kernel 1; the replay's check 2 (a layer each); per layer: layer
-    /// loop 1, sample_fixed 1, the single sample 1, one weight 1, transition 1, the entry's store
-    /// 1 = 6 each; mesh fixed 1 + 2 ancestor steps; the model walk's 2 − 1 = 1: 1 + 2 + 12 + 3 +
-    /// 1 = 19.
+    /// Unit wave-instructions: kernel 1; the replay's check 1; per layer: layer loop 1,
+    /// sample_fixed 1, the single sample 1, one weight 1, transition 1, the entry's store 1 = 6
+    /// each; mesh fixed 1 + 2 ancestor steps; the model walk's 2 − 1 = 1: 1 + 1 + 12 + 3 + 1 =
+    /// 18.
     #[test]
     fn layered_chain_with_a_masked_mesh_override() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -3195,7 +3203,7 @@ mod tests {
         // Mesh 6 + local-to-model 3; level by level 3 + 2.
         assert_eq!((work.walk_products, work.level_products), (9.0, 5.0));
         assert_eq!((work.bytes_read, work.bytes_written), (144.0, 288.0));
-        assert_eq!(work.wave_instructions, 19.0);
+        assert_eq!(work.wave_instructions, 18.0);
         // At weight 0 the override is skipped: its program and one state vec4 read, one written.
         let skipped = model.layered_character(&layers, &[programs[0], program(1, 1, 0.0)], &samples, &UNIT).unwrap();
         assert_eq!(skipped.barriers, 3.0 + 1.0);
@@ -3331,8 +3339,8 @@ mod tests {
         // step-back blend's loops (switch), the steady layer loop less the settled one's (decay).
         let production = FRAME_LAYERS_LOOPS_RADV_NAVI21.1;
         assert_eq!(
-            c.switch + count(production[9].0) + c.step_back_clip,
-            count(production[6].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
+            c.switch + count(production[8].0) + c.step_back_clip,
+            count(production[5].0 - FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1[0].0)
         );
         // The overshoot's decay is measured in the steady kernel, and taken out of the decay.
         assert_eq!(

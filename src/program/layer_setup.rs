@@ -53,11 +53,18 @@ impl Default for LayerSetup {
 }
 
 /// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
-/// and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob) and
+/// at most [`MAX_LAYERS`](crate::graph::MAX_LAYERS), and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob) and
 /// the GPU evaluator, so that both accept the same layers.
 pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
     if layers.is_empty() {
         return Err(ProgramError::Layers("an archetype needs at least one layer".into()));
+    }
+    if layers.len() > crate::graph::MAX_LAYERS {
+        return Err(ProgramError::Layers(format!(
+            "{} layers, more than the {} a graph may have",
+            layers.len(),
+            crate::graph::MAX_LAYERS
+        )));
     }
     for (l, layer) in layers.iter().enumerate() {
         if let Some(mask) = layer.mask.as_ref().filter(|m| m.weights().len() != num_joints) {
@@ -237,6 +244,20 @@ impl Mask {
 mod tests {
     use super::*;
     use crate::rig::Transform;
+
+    /// A stack holds what a graph may: one layer at least, `MAX_LAYERS` at most (the GPU's
+    /// kernels are built knowing which of them keep memory, a bit each).
+    #[test]
+    fn layer_stacks_hold_one_to_max_layers() {
+        let most = vec![LayerSetup::default(); crate::graph::MAX_LAYERS];
+        assert_eq!(validate_layer_setups(&most, 2), Ok(()));
+        let over = vec![LayerSetup::default(); crate::graph::MAX_LAYERS + 1];
+        assert_eq!(
+            validate_layer_setups(&over, 2),
+            Err(ProgramError::Layers("17 layers, more than the 16 a graph may have".into()))
+        );
+        assert!(matches!(validate_layer_setups(&[], 2), Err(ProgramError::Layers(_))));
+    }
 
     #[test]
     fn mask_refuses_unknown_joints_and_bad_weights() {

@@ -25,7 +25,7 @@ use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid, subgroups_are_full};
 
 use super::GpuError;
-use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation};
+use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation, memory_layers};
 use super::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
     GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, LAYER_HEADER_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL,
@@ -382,6 +382,7 @@ impl GpuCrowd {
             options.stage_buffers,
             compact_clips,
             options.specialisation,
+            layers.map_or(0, memory_layers),
         );
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
