@@ -390,7 +390,7 @@ fn store_switch_sources(jr: JointRef, s: TransitionStart) {
 // (its switching pass runs the production kernel's code, and `store_switch_sources_of` reads
 // each layer's setup).
 const MEMORY_LAYERS: u32 = 0xffffu;
-// `throng::graph::MAX_LAYERS`, which `throng::program::validate_layer_setups` holds a crowd to.
+// `throng::program::MAX_LAYERS`, which `throng::program::validate_layer_setups` holds a crowd to.
 const MAX_LAYERS: u32 = 16u;
 
 // The program flags of chunk character `c`'s layers that keep memory (`MEMORY_LAYERS`) or'd
@@ -804,11 +804,16 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
 fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: u32, num_joints: u32) {
     let block = layer_block(c, m);
     var s = layer_transition_start(block, program);
-    if thread == 0u {
-        atomicStore(&largest_offset_bits, 0u);
-        atomicStore(&largest_velocity_bits, 0u);
+    // A capture's largest offset and velocity over the joints are all this shares across the
+    // workgroup before the state's store: a kernel without switch code, which never captures,
+    // has neither their reset nor the two barriers around their reductions.
+    if SWITCH_CODE {
+        if thread == 0u {
+            atomicStore(&largest_offset_bits, 0u);
+            atomicStore(&largest_velocity_bits, 0u);
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
         if j >= num_joints {
@@ -825,7 +830,9 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
         }
         layer_pose[k] = pose;
     }
-    workgroupBarrier();
+    if SWITCH_CODE {
+        workgroupBarrier();
+    }
     if s.capture {
         s = start_decay(s, program, bitcast<f32>(atomicLoad(&largest_offset_bits)), bitcast<f32>(atomicLoad(&largest_velocity_bits)));
     }
@@ -857,7 +864,8 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
             store_slot(joint_ref(block, j), 1u - s.slot, layer_pose[k]);
         }
     }
-    // Every thread has read the atomics before the next layer resets them.
+    // Every thread has read the layer's state (and the atomics) before thread 0 stores it (and
+    // the next layer resets them).
     workgroupBarrier();
     if thread == 0u {
         store_layer_state(block, transition_end(s), s.capture && s.decay == MODE_SPRING);

@@ -828,7 +828,7 @@ pub fn specialised_source(
 /// The layers of a crowd's stack that keep memory ([`LayerSetup::needs_memory`]), a bit a layer
 /// index: what `MEMORY_LAYERS` in `shaders/transition.wgsl` becomes in the crowd's kernels, so
 /// that their checks of a character's frame (which shape pass is its, whether it replays) read
-/// only those layers' programs. A stack holds at most [`crate::graph::MAX_LAYERS`] layers
+/// only those layers' programs. A stack holds at most [`crate::program::MAX_LAYERS`] layers
 /// ([`crate::program::validate_layer_setups`]), so every bit fits.
 ///
 /// ```
@@ -841,7 +841,7 @@ pub fn specialised_source(
 pub fn memory_layers(layers: &[LayerSetup]) -> u32 {
     layers
         .iter()
-        .take(crate::graph::MAX_LAYERS)
+        .take(crate::program::MAX_LAYERS)
         .enumerate()
         .filter(|(_, l)| l.needs_memory)
         .fold(0, |mask, (i, _)| mask | 1 << i)

@@ -296,13 +296,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
 /// loops are gone, the layer loop's straight-line code (no snapshot taken, no capture) shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2334, [(2012, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (2328, [(2006, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops, the layer loop without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1484, [(1166, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (1477, [(1159, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
@@ -310,7 +310,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
 /// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
 /// in `shaders/transition.wgsl`).
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2351, [(2004, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (2345, [(1998, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -318,7 +318,7 @@ pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6])
 /// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
 /// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1428, 1423, 1420, 1412, 1373, 1484, 1118, 1484, 1451, 1287, 1718, 1461];
+    [1421, 1417, 1413, 1405, 1366, 1477, 1113, 1477, 1444, 1287, 1712, 1454];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
@@ -1660,7 +1660,10 @@ impl WorkModel {
         // Before the layers, the frame checks each layer for a switch (in the switching pass,
         // with shape passes); a switch replays the displayed poses it reads into their slots.
         let switch_code = !matches!(self.specialisation, Specialisation::Steady | Specialisation::Settled);
-        if !self.stores_poses() && switch_code && (!passes || switching_pass()) {
+        // Whether the kernel that evaluates the character holds the switch frame's code: with
+        // shape passes, only the switching pass's does.
+        let switch_kernel = switch_code && (!passes || switching_pass());
+        if !self.stores_poses() && switch_kernel {
             work.charge(costs.replay_check, self.waves());
             let switching =
                 || layers.iter().zip(programs).enumerate().filter(|&(l, (setup, p))| replays_layer(l, setup, p));
@@ -1706,7 +1709,7 @@ impl WorkModel {
                 }
             }
             if setup.needs_memory {
-                self.transition(&mut work, program, shown_range(program).len(), costs);
+                self.transition(&mut work, program, shown_range(program).len(), switch_kernel, costs);
             }
             if l != 0 && setup.blend == LayerBlend::Override && setup.space == LayerSpace::Mesh {
                 self.mesh_override(&mut work, costs);
@@ -1748,14 +1751,24 @@ impl WorkModel {
     }
 
     /// The transition of a layer with memory (`transition_layer`), in the steady state, whose
-    /// frame shows `shown` samples.
-    fn transition(&self, work: &mut Work, program: &LayerProgram, shown: usize, costs: &KernelCosts) {
+    /// frame shows `shown` samples, in a kernel with the switch frame's code where
+    /// `switch_kernel`.
+    fn transition(
+        &self,
+        work: &mut Work,
+        program: &LayerProgram,
+        shown: usize,
+        switch_kernel: bool,
+        costs: &KernelCosts,
+    ) {
         let waves = self.wave_count();
         let joints = self.num_joints() as f64;
         let switched = program.flags & LayerProgram::SWITCHED != 0;
         let snapshot = program.flags & LayerProgram::SOURCE_SNAPSHOT != 0;
         let inertializes = program.switch_mode().is_inertialization();
-        work.barriers += 3.0;
+        // The barrier before the state's store; a kernel with switch code (`switch_kernel`) has
+        // two more around a capture's reductions.
+        work.barriers += if switch_kernel { 3.0 } else { 1.0 };
         work.bytes_read += LAYER_STATE_BYTES;
         work.bytes_written += LAYER_STATE_BYTES;
         work.charge(costs.transition, waves);
@@ -3124,7 +3137,8 @@ mod tests {
     /// A production crowd's two shape passes: every character's workgroup checks its layers in
     /// both (2 passes × 100), and reads its programs again in the pass that is not its own (2 ×
     /// 40 bytes); only a character whose frame runs switch code (a layer with memory switched,
-    /// shown or not) is in the switching pass, where the replay's check runs (10). The whole crowd's kernel checks for a switch every frame; a crowd that stores
+    /// shown or not) is in the switching pass, where the replay's check runs (10) and a layer's
+    /// transition has the capture's two barriers. The whole crowd's kernel checks for a switch every frame; a crowd that stores
     /// its displayed poses runs neither check, and the level kernels are charged their own way,
     /// whatever the passes.
     #[test]
@@ -3142,6 +3156,10 @@ mod tests {
         assert_eq!(work(&passes, &steady).wave_instructions, 200.0);
         assert_eq!(work(&passes, &switched).wave_instructions, 210.0);
         assert_eq!(work(&passes, &steady).bytes_read, work(&whole, &steady).bytes_read + 2.0 * PROGRAM_BYTES);
+        // The steady pass's kernel never captures: its layer with memory has one barrier, not
+        // the three around a capture's reductions.
+        assert_eq!(work(&whole, &steady).barriers - work(&passes, &steady).barriers, 2.0);
+        assert_eq!(work(&passes, &switched).barriers, work(&whole, &switched).barriers);
         // A layer without memory never puts a character in the switching pass.
         let memoryless = [steady[0], LayerProgram { flags: LayerProgram::SWITCHED, ..steady[1] }];
         assert_eq!(work(&passes, &memoryless).wave_instructions, 200.0);

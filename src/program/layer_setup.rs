@@ -52,18 +52,23 @@ impl Default for LayerSetup {
     }
 }
 
+/// Most layers a stack may hold: a graph's most (`graph::MAX_LAYERS`, which the state step's
+/// tests hold equal to it). The GPU's kernels are built knowing which of a stack's layers keep
+/// memory, a bit each (`gpu::memory_layers`).
+pub const MAX_LAYERS: usize = 16;
+
 /// Checks an archetype's layer setup against a rig of `num_joints` joints: at least one layer,
-/// at most [`MAX_LAYERS`](crate::graph::MAX_LAYERS), and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob) and
+/// at most [`MAX_LAYERS`], and every mask one weight per joint ([`ProgramError::Layers`]). Shared by [`FrameJob`](crate::eval::frame_layers::FrameJob) and
 /// the GPU evaluator, so that both accept the same layers.
 pub fn validate_layer_setups(layers: &[LayerSetup], num_joints: usize) -> Result<(), ProgramError> {
     if layers.is_empty() {
         return Err(ProgramError::Layers("an archetype needs at least one layer".into()));
     }
-    if layers.len() > crate::graph::MAX_LAYERS {
+    if layers.len() > MAX_LAYERS {
         return Err(ProgramError::Layers(format!(
             "{} layers, more than the {} a graph may have",
             layers.len(),
-            crate::graph::MAX_LAYERS
+            MAX_LAYERS
         )));
     }
     for (l, layer) in layers.iter().enumerate() {
@@ -249,9 +254,9 @@ mod tests {
     /// kernels are built knowing which of them keep memory, a bit each).
     #[test]
     fn layer_stacks_hold_one_to_max_layers() {
-        let most = vec![LayerSetup::default(); crate::graph::MAX_LAYERS];
+        let most = vec![LayerSetup::default(); MAX_LAYERS];
         assert_eq!(validate_layer_setups(&most, 2), Ok(()));
-        let over = vec![LayerSetup::default(); crate::graph::MAX_LAYERS + 1];
+        let over = vec![LayerSetup::default(); MAX_LAYERS + 1];
         assert_eq!(
             validate_layer_setups(&over, 2),
             Err(ProgramError::Layers("17 layers, more than the 16 a graph may have".into()))

@@ -23,8 +23,9 @@ mod procedural;
 mod record;
 
 pub use layer_setup::{
-    LayerBlend, LayerSetup, LayerSpace, Mask, MaskEntry, MaskError, evaluation_order, evaluation_order_iter,
-    num_additive_layers, validate_layer_setups, validate_memoryless_programs, validate_memoryless_records,
+    LayerBlend, LayerSetup, LayerSpace, MAX_LAYERS, Mask, MaskEntry, MaskError, evaluation_order,
+    evaluation_order_iter, num_additive_layers, validate_layer_setups, validate_memoryless_programs,
+    validate_memoryless_records,
 };
 pub use procedural::{
     ChainPart, ChainWeightBinding, ChainWeightInput, EndRotation, FootGround, FootSetup, GroundSetup, LookAtChain,

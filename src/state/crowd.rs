@@ -759,6 +759,13 @@ mod tests {
     use crate::graph::CompiledGraph;
     use crate::state::ClipBinding;
 
+    /// Every graph's layers make a stack the evaluators accept: the graph's limit is the
+    /// stack's.
+    #[test]
+    fn a_graphs_most_layers_are_a_stacks_most() {
+        assert_eq!(crate::graph::MAX_LAYERS, crate::program::MAX_LAYERS);
+    }
+
     fn one_state_crowd() -> (Crowd, ArchetypeId) {
         let json = r#"{ "layers": [{ "name": "Base", "states": [{ "name": "START" }, { "name": "Idle" }],
             "transitions": [{ "from": "START", "to": "Idle" }] }] }"#;
