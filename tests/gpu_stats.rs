@@ -673,8 +673,8 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,663 against
-/// 3,744 on wave64, 5,265 against 7,427 on warp32; two-clip 954 against 1,476 and 1,909
+/// mesh-space override, so the model counts fewer wave-instructions (layered 2,651 against
+/// 3,744 on wave64, 5,241 against 7,427 on warp32; two-clip 954 against 1,476 and 1,909
 /// against 2,953) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]

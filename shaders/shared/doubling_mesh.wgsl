@@ -23,10 +23,11 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
                 let own = composed[k];
                 let above = doubling_ancestor(paths, k, span);
                 let models = mesh_step(MeshModels(above.r0, above.r1), own.r0, own.r1);
-                var anchor = own.r2.y;
-                if anchor_from_row(anchor) == NO_PARENT {
-                    anchor = above.r2.y;
-                }
+                // The nearer of the two chains' nearest masked joints: every joint of the own
+                // chain descends from every joint of the ancestor's, so comes after it in the
+                // rig (`Rig::new` refuses a parent after its child), and `anchor_in_row` keeps
+                // that order (none, 0, below every joint): the larger row value.
+                let anchor = max(own.r2.y, above.r2.y);
                 composed[k] = Affine(models.layer_model, models.base_model, vec4<f32>(own.r2.x, anchor, 0.0, 0.0));
             }
         }

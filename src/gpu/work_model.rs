@@ -358,20 +358,20 @@ pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (570, [
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4473,
+    4470,
     [
         (1316, 0),
         (1308, 1),
         (1232, 2),
         (16, 3),
         (129, 3),
-        (2814, 0),
+        (2811, 0),
         (15, 1),
         (131, 1),
         (15, 1),
         (119, 1),
         (20, 1),
-        (78, 1),
+        (75, 1),
         (83, 0),
     ],
 );
