@@ -14,15 +14,16 @@ const MIN_VELOCITY_DT_S: f32 = 1e-4;
 const MAX_OFFSET_M: f32 = 1.28e8;
 const MAX_OFFSET_RAD: f32 = 1e4;
 const LN_2: f32 = 0.6931472;
-// Gates for measurement, `true` in every kernel the evaluator builds. `SWITCH_CODE` guards the
-// code only a switch frame runs: the frozen snapshot taken (`snapshot_joint`), the
-// inertialization's capture from both slots and its decay's start (`capture_slots`,
-// `start_decay`), and the step-back blend only the capture reads (gated in
-// `sample_layer_levels`, whose shared sample table holds it; `sample_layer`'s goes with the
-// capture as dead code); `DECAY_CODE` guards the offset's decay.
-// `throng::gpu::stats` compiles the layered frames with them rewritten to `false` (never
-// dispatched) so that `throng::gpu::work_model` measures those regions as differences of static
-// instruction counts.
+// Gates, `true` in the production kernel. `SWITCH_CODE` guards the code only a switch frame
+// runs: the frozen snapshot taken (`snapshot_joint`), the inertialization's capture from both
+// slots and its decay's start (`capture_slots`, `start_decay`) with the reset of its workgroup
+// reductions and the two barriers around them (`transition_layer`), and the step-back blend
+// only the capture reads (gated in `sample_layer_levels`, whose shared sample table holds it;
+// `sample_layer`'s goes with the capture as dead code); `DECAY_CODE` guards the offset's decay.
+// A production crowd's steady pass runs a kernel with `SWITCH_CODE` off for the characters
+// whose frame runs none of it (`throng::gpu::ShapePass`); `throng::gpu::stats` compiles the
+// layered frames with either or both off so that `throng::gpu::work_model` measures those
+// regions as differences of static instruction counts.
 const SWITCH_CODE: bool = true;
 const DECAY_CODE: bool = true;
 // Gates for measurement of paths a layer runs on some frames or layers only
@@ -390,8 +391,6 @@ fn store_switch_sources(jr: JointRef, s: TransitionStart) {
 // (its switching pass runs the production kernel's code, and `store_switch_sources_of` reads
 // each layer's setup).
 const MEMORY_LAYERS: u32 = 0xffffu;
-// `throng::program::MAX_LAYERS`, which `throng::program::validate_layer_setups` holds a crowd to.
-const MAX_LAYERS: u32 = 16u;
 
 // The program flags of chunk character `c`'s layers that keep memory (`MEMORY_LAYERS`) or'd
 // together; where `shown_only`, of those its frame shows (`layer_shows`) alone.

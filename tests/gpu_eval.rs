@@ -759,6 +759,7 @@ fn shared_structs_match_wgsl_layouts() {
     assert_eq!(wgsl_u32_constant(&module, "NO_PARENT"), GPU_NO_PARENT);
     assert_eq!(wgsl_u32_constant(&module, "COMPACT_RANGE_VEC4S"), throng::gpu::types::COMPACT_RANGE_VEC4S);
     assert_eq!(wgsl_u32_constant(&module, "LAYER_SETUP_WORDS") as usize, size_of::<GpuLayerSetup>() / 4);
+    assert_eq!(wgsl_u32_constant(&module, "MAX_LAYERS") as usize, throng::program::MAX_LAYERS);
     let modes = [
         ("MODE_CUT", SwitchMode::Cut),
         ("MODE_FROZEN", SwitchMode::Frozen),

@@ -340,7 +340,8 @@ fn model_costs_are_the_drivers_loop_bodies() {
     );
     // The switching pass runs the production kernel's loops in their nesting, and the same check
     // before them: its static count is the production kernel's within the check's length (the
-    // driver schedules the two a few instructions apart).
+    // driver schedules the two a few instructions apart, the two checks sharing their loads).
+    // That the check is there at all the GPU tests hold: every character runs in one pass.
     let want = Kernel { pass: ShapePass::Switching, specialisation: ShapePass::Switching.specialisation(), ..want };
     let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds the pass kernels");
     let depths: Vec<usize> = kernel.executables[0].loops.iter().map(|l| l.depth).collect();
@@ -526,7 +527,9 @@ fn procedural_stage_stays_within_budget() {
 fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {
     let scenario = support::scenario_of(DemoCharacter::humanoid_64());
     let model = WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size");
-    // As the default crowd runs its layered frame: the two shape passes.
+    // As the default crowd runs its layered frame: the two shape passes, with the kernels the
+    // driver statistics measured, built for this stack's layers with memory.
+    assert_eq!(throng::gpu::memory_layers(&scenario.layers), Kernel::MEASURED_MEMORY_LAYERS);
     (model.with_specialisation(Specialisation::Production), scenario)
 }
 

@@ -191,6 +191,10 @@ struct LayerSetup {
     memory: u32,
 }
 
+// `throng::program::MAX_LAYERS`: the most layers a crowd's stack holds
+// (`throng::program::validate_layer_setups`).
+const MAX_LAYERS: u32 = 16u;
+
 // Words of one `LayerSetup` in `rig_tables`.
 const LAYER_SETUP_WORDS: u32 = 5u;
 

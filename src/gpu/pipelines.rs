@@ -667,7 +667,8 @@ pub enum MeasuredPath {
     /// (`transition_levels`): its state read, its two barriers, the end its slot's thread
     /// publishes read back, and the slots' end (a loop, which the work model takes out of the
     /// measurement). In the fused kernels (`transition_layer`): its state read and end, its
-    /// three barriers, and the replay entry's store (a loop, taken out likewise). Within it
+    /// barrier before the state's store (the two around a capture's reductions are switch code,
+    /// which the settled kernel compiles out), and the replay entry's store (a loop, taken out likewise). Within it
     /// [`MeasuredPath::SnapshotMix`]'s and [`MeasuredPath::StorePose`]'s. The
     /// capture's and the decay's code are not in it: the settled kernel, where it is measured,
     /// compiles them out (they are the `switch` and `decay` regions). A layer without memory
@@ -792,7 +793,10 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// is compiled out: an archetype whose clips are all full never takes it, and a software
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 /// [`ShaderModuleKind::Procedural`] is `shared/trig.wgsl` and its own file unchanged, whatever
-/// the rig and clips.
+/// the rig and clips. `MEMORY_LAYERS` stays every layer, which a crowd's kernels replace with
+/// its own ([`memory_layers`]): as written its checks read sixteen programs a character, past
+/// the last character's where the module is built with bounds checks, as every throng kernel
+/// is.
 #[must_use]
 pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> String {
     if !kind.specialised() {
@@ -839,6 +843,7 @@ pub fn specialised_source(
 /// ```
 #[must_use]
 pub fn memory_layers(layers: &[LayerSetup]) -> u32 {
+    const { assert!(crate::program::MAX_LAYERS <= u32::BITS as usize, "a bit a layer") };
     layers
         .iter()
         .take(crate::program::MAX_LAYERS)

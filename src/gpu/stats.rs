@@ -50,7 +50,8 @@ pub struct Kernel {
     /// How a fused frame composes the hierarchy ([`Hierarchy`]; walks for every other module).
     pub hierarchy: Hierarchy,
     /// The layers of the stack the kernel is built for that keep memory
-    /// ([`crate::gpu::memory_layers`]): [`Kernel::MEASURED_MEMORY_LAYERS`] unless changed.
+    /// ([`crate::gpu::memory_layers`]): [`Kernel::MEASURED_MEMORY_LAYERS`] unless changed (not
+    /// part of [`Kernel::name`]: every kernel measured here is built for that stack).
     pub memory_layers: u32,
 }
 

@@ -10,9 +10,9 @@
 //! |---|---|---|
 //! | kernel (with the pose's store and the skinning around local-to-model), layer loop (with sampling's and the combine's own code: one straight-line body, a thread's joint loops unrolled) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed` (the two-clip frame's; the layered frames' is in `layer_fixed`), `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
-//! | shape passes (a production crowd, [`WorkModel::with_specialisation`]) | the shape pass's check in both passes, once per wave and layer | `pass_check` |
-//! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | the check, once per wave and layer, every frame (with shape passes, only in the switching pass); where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
-//! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers |
+//! | shape passes (a production crowd, [`WorkModel::with_specialisation`]) | the shape pass's check in both passes, once per wave (straight-line code over the layers with memory) | `pass_check` |
+//! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | the check, once per wave, every frame (with shape passes, only in the switching pass); where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
+//! | transition (layer with memory; a layer without skips it) | once per wave (in the level kernels every wave of the workgroup, shown or not); the switch frame's code once more where the layer switches to a frozen fade or an inertialization; the decay once more while an offset decays, and Bollo's overshoot-free quintic once more besides where the offset decays by it; the replay entry's samples written by the wave holding threads 0–7; the pose stored where the frame shows more samples than an entry holds | `transition`, `switch`, `decay`, `overshoot`, `replay_store`, `store_pose`; 3 barriers in a kernel with switch code, 1 in the steady pass's |
 //! | combine (additive, local override) | once per wave of such a layer | `additive`, `override_local` |
 //! | the base layer's root motion removed; a frozen fade's snapshot mix | the wave holding the root, where the base program asks; once per wave of a layer fading from a snapshot | `root_motion`, `snapshot_mix` |
 //! | mesh-space override | once per wave, then one step per ancestor of its deepest lane (the two poses' products; the blends and the new local rotations in the code around it) | `mesh_fixed`, `mesh_step` × deepest ancestor path; 4 barriers |
@@ -120,7 +120,9 @@ const REPLAY_SAMPLE_BYTES: f64 = 16.0;
 /// [`KernelCosts::from_frame_loops`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelCosts {
-    /// Code outside every loop, per wave.
+    /// Code outside every loop, per wave: in the layered fused kernels the steady kernel's,
+    /// without the two checks before the layers (`pass_check`, `replay_check`) and the affine
+    /// store.
     pub kernel_fixed: u32,
     /// The layer loop's own code (setup, program, state, barriers; in the layered kernels
     /// sampling's outside its loops and the base's copy too, their code one body with it), per
@@ -483,8 +485,9 @@ pub struct LayeredLoops<'a> {
     /// ([`MeasuredPath::BandChains`]): its band loops are an idle wave's bands. `None` for the
     /// fused kernel, which has no bands.
     pub idle: Option<LoopList<'a>>,
-    /// The production crowd's steady-pass kernel (`gpu::ShapePass::Steady`), whose first loop is
-    /// the shape pass's check. `None` for the level kernels, whose check is not charged.
+    /// The production crowd's steady-pass kernel (`gpu::ShapePass::Steady`), whose code outside
+    /// its loops beyond the steady kernel's is the shape pass's check. `None` for the level
+    /// kernels, whose check is not charged.
     pub steady_pass: Option<LoopList<'a>>,
 }
 
@@ -569,8 +572,11 @@ impl KernelCosts {
     /// when the loops are not today's in today's nesting (the kernel changed: its regions must
     /// be mapped anew). The loop bodies the gates leave alone are the production kernel's: the
     /// replay's (`replay_layer` the joint and layer loops' own code, `replay_entry` the entry
-    /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks; the
-    /// shape pass's check is the steady-pass kernel's first loop (`pass_check`).
+    /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks. The
+    /// two checks before the layers are straight-line code (the layers with memory known when
+    /// the kernel is built): `pass_check` what the steady-pass kernel leaves outside its loops
+    /// beyond the steady kernel's, `replay_check` the same of the production kernel, and
+    /// `kernel_fixed` the steady kernel's outside code less the affine store.
     /// `switch` is the production layer loop less the steady kernel's and less the step-back
     /// blend's two loops; `decay` the steady layer loop less the settled one's and less the
     /// overshoot's decay (measured in the steady kernel). Each measured path is the settled
@@ -1272,8 +1278,11 @@ impl WorkModel {
     ///   twice over every character, the steady pass's kernel for the characters whose frame runs
     ///   no switch code, then the production kernel for the others ([`crate::gpu::ShapePass`]).
     ///   Every character's workgroup runs the shape pass's check in both passes (`pass_check` per
-    ///   wave and layer, twice, and its programs read again in the pass that is not its own), and
-    ///   only a character in the switching pass runs the replay's check. The level kernels are
+    ///   wave, twice, and the programs of its layers with memory read again in the pass that is
+    ///   not its own), and only a character in the switching pass runs the replay's check. Both
+    ///   checks are charged as measured on the benches' stack (three layers with memory): their
+    ///   straight-line code grows with a stack's layers with memory, which the model does not
+    ///   follow. The level kernels are
     ///   modelled as in one dispatch.
     /// - [`Specialisation::Stored`]: every frame stores each layer's displayed pose (32 bytes a
     ///   joint, `store_pose`) after the entry's header, and nothing is checked or replayed before
@@ -1654,11 +1663,12 @@ impl WorkModel {
         let passes = self.specialisation == Specialisation::Production && !self.kernel.is_level_kernel();
         if passes {
             work.charge(costs.pass_check, 2 * self.waves());
-            work.bytes_read += PROGRAM_BYTES * layers.len() as f64;
+            work.bytes_read += PROGRAM_BYTES * layers.iter().filter(|l| l.needs_memory).count() as f64;
         }
         let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
-        // Before the layers, the frame checks each layer for a switch (in the switching pass,
-        // with shape passes); a switch replays the displayed poses it reads into their slots.
+        // Before the layers, the frame checks its layers with memory for a switch (in the
+        // switching pass, with shape passes); a switch replays the displayed poses it reads into
+        // their slots.
         let switch_code = !matches!(self.specialisation, Specialisation::Steady | Specialisation::Settled);
         // Whether the kernel that evaluates the character holds the switch frame's code: with
         // shape passes, only the switching pass's does.
@@ -1922,12 +1932,13 @@ impl WorkModel {
         // The replay: each wave that covers a switching character replays, layer by layer, as
         // much as the most demanding of them (at the top of the layer's own iteration with full
         // clips, where `replay_check` and `replay_layer` are 0 and the replay's own code is in
-        // `switch`; before the layers, after a check of every layer, with compact clips).
+        // `switch`; before the layers, after the check of its layers with memory, with compact
+        // clips).
         for (slots, owns) in &waves {
             if self.stores_poses() || !*owns || slots.start >= characters.len() {
                 continue;
             }
-            work.charge(costs.replay_check, layers.len());
+            work.charge(costs.replay_check, 1);
             let covered = |loops: &[LevelLayer]| slots.start.min(loops.len())..slots.end.min(loops.len());
             if !layer_loops.iter().any(|loops| loops[covered(loops)].iter().any(|c| c.replays_layer)) {
                 continue;
@@ -2934,15 +2945,15 @@ mod tests {
 
     /// The layered chain of three (base and masked mesh-space override, as
     /// `layered_chain_with_a_masked_mesh_override`) for one character in the level kernel:
-    /// kernel 2 waves; wave 0's replay check, a layer each (2); per layer every wave's layer
+    /// kernel 2 waves; wave 0's replay check (1); per layer every wave's layer
     /// code and transition (both layers have memory: 2 × 2 × 2) and wave 0's sampling (1 fixed,
     /// 1 single sample), the override's mesh code (1; the base's copy is layer code) and, as the
     /// slots' threads' wave, the table's fill (1 fixed, 1 weight, 1 entry), the slot's end and
     /// its entry's one sample (2): 7 and 8, 15; the mesh code of the other wave (which runs it
     /// with no joint of a character: 1); the mesh's roots (`mesh_roots`, 1) and its one band
     /// (depths 1 and 2, a chain of two joints) in one wave, its code and two steps (3), the other
-    /// wave its idle code (1), local-to-model's band likewise (3 + 1): 2 + 2 + 8 + 15 + 1 + 1 +
-    /// 4 + 4 = 37; the roots' step once (a cost of 1000 adds 999).
+    /// wave its idle code (1), local-to-model's band likewise (3 + 1): 2 + 1 + 8 + 15 + 1 + 1 +
+    /// 4 + 4 = 36; the roots' step once (a cost of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
     /// first also orders the table's reads), the mesh's 4 + 1 + 1 (the roots', the band's), the
     /// pose's 1, local-to-model's 1 + 1: 15.
@@ -2959,10 +2970,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 37.0);
+        assert_eq!(work.wave_instructions, 36.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (15.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1036.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1035.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's
@@ -3134,13 +3145,13 @@ mod tests {
         assert_eq!((work.lane_samples, work.clip_bytes_read), (0.0, 0.0));
     }
 
-    /// A production crowd's two shape passes: every character's workgroup checks its layers in
-    /// both (2 passes × 100), and reads its programs again in the pass that is not its own (2 ×
-    /// 40 bytes); only a character whose frame runs switch code (a layer with memory switched,
-    /// shown or not) is in the switching pass, where the replay's check runs (10) and a layer's
-    /// transition has the capture's two barriers. The whole crowd's kernel checks for a switch every frame; a crowd that stores
-    /// its displayed poses runs neither check, and the level kernels are charged their own way,
-    /// whatever the passes.
+    /// A production crowd's two shape passes: every character's workgroup checks its layers in both
+    /// (2 passes × 100), and reads the programs of its layers with memory again in the pass that is
+    /// not its own (40 bytes); only a character whose frame runs switch code (a layer with memory
+    /// switched, shown or not) is in the switching pass, where the replay's check runs (10) and a
+    /// layer's transition has the capture's two barriers. The whole crowd's kernel checks for a
+    /// switch every frame; a crowd that stores its displayed poses runs neither check, and the
+    /// level kernels are charged their own way, whatever the passes.
     #[test]
     fn shape_passes_check_every_character_twice() {
         let chain = rig(&[None, Some(0), Some(1)]);
@@ -3155,7 +3166,7 @@ mod tests {
         assert_eq!(work(&whole, &steady).wave_instructions, 10.0);
         assert_eq!(work(&passes, &steady).wave_instructions, 200.0);
         assert_eq!(work(&passes, &switched).wave_instructions, 210.0);
-        assert_eq!(work(&passes, &steady).bytes_read, work(&whole, &steady).bytes_read + 2.0 * PROGRAM_BYTES);
+        assert_eq!(work(&passes, &steady).bytes_read, work(&whole, &steady).bytes_read + PROGRAM_BYTES);
         // The steady pass's kernel never captures: its layer with memory has one barrier, not
         // the three around a capture's reductions.
         assert_eq!(work(&whole, &steady).barriers - work(&passes, &steady).barriers, 2.0);
