@@ -69,7 +69,7 @@ fn fill_table_of_slots(t: u32, first_entry: u32, setup: LayerSetup) {
         }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        let shows = layer_shows(setup, program);
+        let shows = layer_shows(setup.layer, program);
         let counts = layer_blend_counts(shows, program);
         let num_shown = counts.x;
         let num_back = counts.y;
@@ -192,7 +192,7 @@ fn end_layer_of_slots(t: u32, first_entry: u32, setup: LayerSetup, num_joints: u
         }
         let k = chunk_character(first_entry + slot);
         let program = layer_program(k.c, setup.layer);
-        if !layer_shows(setup, program) {
+        if !layer_shows(setup.layer, program) {
             continue;
         }
         let slot_base = slot * LANES;
@@ -381,7 +381,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
         if live {
             program = layer_program(c, setup.layer);
         }
-        let shows = live && layer_shows(setup, program);
+        let shows = live && layer_shows(setup.layer, program);
         if !COMPACT_CLIPS && SWITCH_CODE && REPLAY_DISPLAYED_POSES && live && lane < num_joints && switches_with_memory(setup, program) {
             let block = layer_block(c, setup.memory);
             store_switch_sources(joint_ref(block, lane), layer_transition_start(block, program));

@@ -245,7 +245,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);
-        if !layer_shows(setup, program) {
+        if !layer_shows(setup.layer, program) {
             continue;
         }
         if setup.memory == NO_MEMORY {

@@ -400,7 +400,7 @@ fn memory_layer_flags(c: u32, shown_only: bool) -> u32 {
     for (var l = 0u; l < MAX_LAYERS; l++) {
         if (MEMORY_LAYERS & (1u << l)) != 0u {
             let program = programs[row + l];
-            if !shown_only || l == 0u || weighs(program.weight) {
+            if !shown_only || layer_shows(l, program) {
                 flags |= program.flags;
             }
         }
@@ -435,7 +435,7 @@ fn in_shape_pass(c: u32) -> bool {
 // Whether the frame switches the layer of `setup`, shown and keeping memory (`program` its
 // program this frame).
 fn switches_with_memory(setup: LayerSetup, program: LayerProgram) -> bool {
-    return setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup, program);
+    return setup.memory != NO_MEMORY && (program.flags & FLAG_SWITCHED) != 0u && layer_shows(setup.layer, program);
 }
 
 // Before a frame's layers, for one joint of chunk character `c` whose frame switches a layer
@@ -904,7 +904,7 @@ fn program_row(c: u32) -> u32 {
 // memory rather than the inputs that replay it (the transition stage's, which the layers stage
 // reads).
 fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, store: bool, thread: u32, num_joints: u32) -> bool {
-    if !layer_shows(setup, program) {
+    if !layer_shows(setup.layer, program) {
         skip_layer(c, setup.memory, thread);
         return false;
     }
@@ -915,9 +915,10 @@ fn evaluate_layer(c: u32, setup: LayerSetup, program: LayerProgram, store: bool,
     return true;
 }
 
-// Whether the layer is evaluated: the base always, the others where their weight counts (`weighs`).
-fn layer_shows(setup: LayerSetup, program: LayerProgram) -> bool {
-    return setup.layer == 0u || weighs(program.weight);
+// Whether layer `layer` (its index, `LayerSetup::layer`) is evaluated: the base always, the
+// others where their weight counts (`weighs`).
+fn layer_shows(layer: u32, program: LayerProgram) -> bool {
+    return layer == 0u || weighs(program.weight);
 }
 
 // The stage alone: sample and transition every layer of one character per workgroup; the
