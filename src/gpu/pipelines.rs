@@ -351,6 +351,14 @@ impl Specialisation {
     /// refuses a frame in which such a layer's program (or state record) carries either.
     pub const SWITCH_FLAGS: u32 = LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT;
 
+    /// Whether a layer's program with `flags` runs the switch frame's code this frame, the layer
+    /// keeping memory where `needs_memory` ([`SWITCH_FLAGS`](Self::SWITCH_FLAGS)): what
+    /// `runs_switch_code` in `shaders/transition.wgsl` asks of each layer to put a character in
+    /// the switching pass, and what the specialisations without switch code refuse.
+    pub(crate) const fn runs_switch_code(needs_memory: bool, flags: u32) -> bool {
+        needs_memory && flags & Self::SWITCH_FLAGS != 0
+    }
+
     /// The name [`Kernel::name`](crate::gpu::stats::Kernel::name) appends (empty for production).
     #[must_use]
     pub const fn name(self) -> &'static str {

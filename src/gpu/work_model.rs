@@ -203,7 +203,8 @@ pub struct KernelCosts {
     /// the kernel is built knowing (`MEMORY_LAYERS`): what the production kernel leaves outside
     /// its loops beyond the steady kernel's.
     pub replay_check: u32,
-    /// A production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`), per wave, in
+    /// A production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`,
+    /// `Specialisation::runs_switch_code` of each layer with memory), per wave, in
     /// each of its two passes: a character's workgroup runs it in its own pass and, leaving at
     /// once, in the other ([`WorkModel::with_specialisation`]; 0 in the level kernels, whose
     /// check serves a workgroup's character slots and is not charged). Straight-line code as
@@ -1665,11 +1666,13 @@ impl WorkModel {
             work.charge(costs.pass_check, 2 * self.waves());
             work.bytes_read += PROGRAM_BYTES * layers.iter().filter(|l| l.needs_memory).count() as f64;
         }
-        let switching_pass = || layers.iter().zip(programs).any(|(setup, p)| runs_switch_code(setup, p));
+        let switching_pass = || {
+            layers.iter().zip(programs).any(|(setup, p)| Specialisation::runs_switch_code(setup.needs_memory, p.flags))
+        };
         // Before the layers, the frame checks its layers with memory for a switch (in the
         // switching pass, with shape passes); a switch replays the displayed poses it reads into
         // their slots.
-        let switch_code = !matches!(self.specialisation, Specialisation::Steady | Specialisation::Settled);
+        let switch_code = !self.specialisation.refuses_switches();
         // Whether the kernel that evaluates the character holds the switch frame's code: with
         // shape passes, only the switching pass's does.
         let switch_kernel = switch_code && (!passes || switching_pass());
@@ -2441,13 +2444,6 @@ fn combine_path(l: usize, setup: &LayerSetup, costs: &KernelCosts) -> u32 {
         LayerBlend::Additive => costs.additive,
         LayerBlend::Override => costs.override_local,
     }
-}
-
-/// Whether a layer's program runs switch code this frame (`runs_switch_code` in
-/// `shaders/transition.wgsl`, which puts a character in the switching pass): it keeps memory
-/// and switches or fades from a frozen snapshot, shown or not.
-fn runs_switch_code(setup: &LayerSetup, program: &LayerProgram) -> bool {
-    setup.needs_memory && program.flags & (LayerProgram::SWITCHED | LayerProgram::SOURCE_SNAPSHOT) != 0
 }
 
 fn switches(program: &LayerProgram) -> bool {

@@ -107,8 +107,8 @@ impl GpuCrowd {
         };
         let num_layers = layers.setups.len().max(1);
         let switch = flags.enumerate().find(|&(i, flags)| {
-            flags & Specialisation::SWITCH_FLAGS != 0
-                && layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory)
+            let needs_memory = layers.setups.get(i % num_layers).is_some_and(|l| l.needs_memory);
+            Specialisation::runs_switch_code(needs_memory, flags)
         });
         match switch {
             Some((i, _)) => {
