@@ -157,6 +157,13 @@ fn print_work(rig: &str, kernel: &str, frame: &str, wave: u32, w: &Work) {
     );
 }
 
+/// The work model of the default crowd (its two shape passes, `Specialisation::Production`) on
+/// `rig` at `wave` lanes, writing `output_bytes_per_joint` a joint, sampling full clips (48
+/// bytes a joint and frame).
+fn default_crowd(rig: &throng::Rig, wave: u32, output_bytes_per_joint: u32) -> Result<WorkModel, WorkModelError> {
+    Ok(WorkModel::new(rig, wave, output_bytes_per_joint, 48)?.with_specialisation(Specialisation::Production))
+}
+
 /// The work model's table: both humanoids, every kernel variant, the layered and the two-clip
 /// frame, wave64 and warp32, with the instruction costs of RADV's navi21 loop bodies, the fused
 /// layered frames as the default crowd runs them (two shape passes); then the default kernel's
@@ -174,9 +181,7 @@ fn print_model() -> Result<(), WorkModelError> {
         let scenario = support::scenario_of(demo);
         for kernel in FrameKernel::ALL {
             for wave in [64, 32] {
-                let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
-                    .with_kernel(kernel)
-                    .with_specialisation(Specialisation::Production);
+                let model = default_crowd(&scenario.rig, wave, 64)?.with_kernel(kernel);
                 let costs = KernelCosts::layered_radv_navi21(kernel);
                 let layered = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
                 print_work(name, kernel.name(), "layered", wave, &layered);
@@ -200,9 +205,7 @@ fn print_model() -> Result<(), WorkModelError> {
             print_work(name, &format!("{}+stored", kernel.name()), "layered", wave, &layered);
         }
         for (hierarchy, wave) in COMPOSED {
-            let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
-                .with_hierarchy(hierarchy)
-                .with_specialisation(Specialisation::Production);
+            let model = default_crowd(&scenario.rig, wave, 64)?.with_hierarchy(hierarchy);
             if model.hierarchy() != hierarchy {
                 continue;
             }
@@ -243,10 +246,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
             other => format!("+{}", other.name()),
         };
         headings.push(format!("{}{composed} w{wave}", kernel.name()));
-        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?
-            .with_kernel(kernel)
-            .with_hierarchy(hierarchy)
-            .with_specialisation(Specialisation::Production);
+        let model = default_crowd(&scenario.rig, wave, 64)?.with_kernel(kernel).with_hierarchy(hierarchy);
         assert_eq!(model.hierarchy(), hierarchy, "the 64-joint humanoid composes so on this wave");
         let costs = model.layered_costs_radv_navi21();
         let mut column = Vec::new();
@@ -256,10 +256,7 @@ fn print_breakdown() -> Result<(), WorkModelError> {
         }
         let all = model.layered_frame(&scenario.layers, &programs, &samples, &costs)?;
         column.push(("= wave-instructions".to_owned(), all.wave_instructions));
-        let silent = WorkModel::new(&scenario.rig, wave, 0, 48)?
-            .with_kernel(kernel)
-            .with_hierarchy(hierarchy)
-            .with_specialisation(Specialisation::Production);
+        let silent = default_crowd(&scenario.rig, wave, 0)?.with_kernel(kernel).with_hierarchy(hierarchy);
         let without_output = silent.layered_frame(&scenario.layers, &programs, &samples, &costs)?.bytes();
         let without_memory = model.layered_frame(&forgetful, &programs, &samples, &costs)?.bytes();
         column.push(("bytes: output".to_owned(), all.bytes() - without_output));
@@ -297,7 +294,7 @@ fn print_procedural() -> Result<(), WorkModelError> {
     println!("|---|---|---|---|---|---|{}---|", "---|---|".repeat(FrameKernel::ALL.len()));
     let joints = scenario.rig.num_joints() as f64;
     for wave in [64, 32] {
-        let model = WorkModel::new(&scenario.rig, wave, 64, 48)?.with_specialisation(Specialisation::Production);
+        let model = default_crowd(&scenario.rig, wave, 64)?;
         let stage = model.procedural_frame(&setup, &targets, &ProceduralCosts::radv_navi21())?;
         let mut cells = Vec::new();
         for kernel in FrameKernel::ALL {
