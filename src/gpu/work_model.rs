@@ -238,12 +238,10 @@ pub struct KernelCosts {
     /// `transition`: per wave, where a layer with memory fades from a snapshot.
     pub snapshot_mix: u32,
     /// An additive layer's delta applied ([`MeasuredPath::Additive`]), taken out of the layer's
-    /// code:
-    /// per wave of an additive layer.
+    /// code: per wave of an additive layer.
     pub additive: u32,
     /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of the
-    /// layer's code:
-    /// per wave of such a layer.
+    /// layer's code: per wave of such a layer.
     pub override_local: u32,
     /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
     /// taken out of the layer's code (in the layered frames and `frame_levels_main`; `frame_main`'s
@@ -560,8 +558,8 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// What the static count `total` of a layered frame leaves outside its loops (`loops`: its top-level ones are the replay's check,
-/// the replay's joint loop, the layer loop and local-to-model's loop).
+/// What the static count `total` of a layered frame leaves outside its loops (`loops`: its
+/// top-level ones are the replay's joint loop, the layer loop and local-to-model's loop).
 fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
     let top: usize = loops.iter().filter(|&&(_, depth)| depth == 0).map(|&(body, _)| body).sum();
     total.checked_sub(u32::try_from(top).ok()?)
@@ -570,29 +568,27 @@ fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
 impl KernelCosts {
     /// The costs of `frame_layers_main` from its loop lists (the production kernel's and its
     /// specialisations', [`LayeredLoops`]; `gpu::stats::ExecutableStatistics::loops`), or `None`
-    /// when the loops are not today's in today's nesting (the kernel changed: its regions must
-    /// be mapped anew). The loop bodies the gates leave alone are the production kernel's: the
+    /// when the loops are not today's in today's nesting (the kernel changed: its regions must be
+    /// mapped anew). The loop bodies the gates leave alone are the production kernel's: the
     /// replay's (`replay_layer` the joint and layer loops' own code, `replay_entry` the entry
     /// loop's), the blends' weight sums and clip loops, the replay entry's store, the walks. The
-    /// two checks before the layers are straight-line code (the layers with memory known when
-    /// the kernel is built): `pass_check` what the steady-pass kernel leaves outside its loops
-    /// beyond the steady kernel's, `replay_check` the same of the production kernel, and
-    /// `kernel_fixed` the steady kernel's outside code less the affine store.
-    /// `switch` is the production layer loop less the steady kernel's and less the step-back
-    /// blend's two loops; `decay` the steady layer loop less the settled one's and less the
-    /// overshoot's decay (measured in the steady kernel). Each measured path is the settled
-    /// kernel's count less its count without the path ([`LayeredLoops::without`]): the
-    /// mesh-space override's holds its walk, the rest of it is `mesh_fixed`; the transition's
-    /// holds the replay entry's store, the snapshot's mix and the pose's store, the rest of it
-    /// is `transition`; the table miss's, 0 here, comes out of both clip loops. `layer_fixed` is
-    /// what the settled layer loop leaves: the layer's own code with sampling's and the
-    /// combine's around the measured paths (one straight-line body once a thread's joint loops
-    /// are unrolled, so `sample_fixed` is 0 and a layer that is not shown, or that overrides in
-    /// mesh space and has no combine of its own, is charged them too, an upper bound; it takes
-    /// the instruction or two the driver's
-    /// scheduling moves between the builds). The skinning is `kernel_fixed`'s, less the affine
-    /// store. The regions but `pass_check` (the steady-pass kernel's) add up to the production
-    /// kernel's static count.
+    /// two checks before the layers are straight-line code (the layers with memory known when the
+    /// kernel is built): `pass_check` what the steady-pass kernel leaves outside its loops beyond
+    /// the steady kernel's, `replay_check` the same of the production kernel, and `kernel_fixed`
+    /// the steady kernel's outside code less the affine store. `switch` is the production layer
+    /// loop less the steady kernel's and less the step-back blend's two loops; `decay` the steady
+    /// layer loop less the settled one's and less the overshoot's decay (measured in the steady
+    /// kernel). Each measured path is the settled kernel's count less its count without the path
+    /// ([`LayeredLoops::without`]): the mesh-space override's holds its walk, the rest of it is
+    /// `mesh_fixed`; the transition's holds the replay entry's store, the snapshot's mix and the
+    /// pose's store, the rest of it is `transition`; the table miss's, 0 here, comes out of both
+    /// clip loops. `layer_fixed` is what the settled layer loop leaves: the layer's own code with
+    /// sampling's and the combine's around the measured paths (one straight-line body once a
+    /// thread's joint loops are unrolled, so `sample_fixed` is 0 and a layer that is not shown, or
+    /// that overrides in mesh space and has no combine of its own, is charged them too, an upper
+    /// bound; it takes the instruction or two the driver's scheduling moves between the builds).
+    /// The skinning is `kernel_fixed`'s, less the affine store. The regions but `pass_check` (the
+    /// steady-pass kernel's) add up to the production kernel's static count.
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([LAYERED_NESTING, &[0, 1, 1, 1, 1, 0], &[0, 1, 1, 1, 1, 0]]) {
@@ -708,32 +704,32 @@ impl KernelCosts {
         })
     }
 
-    /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not
-    /// its seventeen loops (eleven in each specialisation) in that nesting. Measured as
+    /// The costs of `frame_layers_levels_main` from its loop lists, or `None` when they are not its
+    /// seventeen loops (eleven in each specialisation) in that nesting. Measured as
     /// [`KernelCosts::from_frame_layers_loops`] measures them: the loop bodies are the production
     /// kernel's (the replay's entry loop as there, with no joint loop: a lane is a joint; the
-    /// replay runs at the top of a switching layer's own iteration, on the program read there,
-    /// so `replay_check` and `replay_layer` are 0 and its code outside the entry loop is in
-    /// `switch`). The sample table's fill is a loop of its own, the first threads serving every
-    /// character slot (`fill_table_of_slots`), which holds the two weight sums
-    /// (`sample_weight`) and the entry loop (`fill_entry`): `fill_fixed` is the rest of its
-    /// body. The end of a layer with memory is another, each character slot's thread
-    /// (`end_layer_of_slots`), which holds the capture's reduction and the replay entry's store:
-    /// `slot_end` is the settled kernel's body of it less its loop, `slot_decay` the steady
-    /// one's less the settled one's, `slot_switch` the production one's less the steady one's
-    /// and the reduction. Of the layer loop less those two loops, `switch` is the production
-    /// one less the steady one's and less the loops only a switch runs (the replay's entry
-    /// loop, the step-back blend's clip loop); `decay` the steady one less the settled one's.
-    /// What is left is the settled kernel's layer loop less its loops: one straight-line body of
-    /// code every shown layer runs, which the driver reports undivided; less the measured paths
-    /// (each the settled kernel's count less its count without it, as in the fused kernel; the
-    /// table miss, which lies in the clip loops, out of both clip loops' bodies instead; the
-    /// mesh-space override's, which holds its band loop and its roots' step, less both is
-    /// `mesh_fixed`, and the band loop less its chain loop `mesh_band`; the transition's, which holds the slots' end and the snapshot's and the
-    /// pose's paths, less those is `transition`), it is `layer_fixed`, as the fused kernel's
-    /// (`sample_fixed` 0, sampling's code charged with it: the module's notes). The pose's store, a few straight-line
-    /// stores here, is a measured path too (`store_pose`); the overshoot's decay, measured in
-    /// the steady kernel, is taken out of `decay`.
+    /// replay runs at the top of a switching layer's own iteration, on the program read there, so
+    /// `replay_check` and `replay_layer` are 0 and its code outside the entry loop is in `switch`).
+    /// The sample table's fill is a loop of its own, the first threads serving every character slot
+    /// (`fill_table_of_slots`), which holds the two weight sums (`sample_weight`) and the entry
+    /// loop (`fill_entry`): `fill_fixed` is the rest of its body. The end of a layer with memory is
+    /// another, each character slot's thread (`end_layer_of_slots`), which holds the capture's
+    /// reduction and the replay entry's store: `slot_end` is the settled kernel's body of it less
+    /// its loop, `slot_decay` the steady one's less the settled one's, `slot_switch` the production
+    /// one's less the steady one's and the reduction. Of the layer loop less those two loops,
+    /// `switch` is the production one less the steady one's and less the loops only a switch runs
+    /// (the replay's entry loop, the step-back blend's clip loop); `decay` the steady one less the
+    /// settled one's. What is left is the settled kernel's layer loop less its loops: one
+    /// straight-line body of code every shown layer runs, which the driver reports undivided; less
+    /// the measured paths (each the settled kernel's count less its count without it, as in the
+    /// fused kernel; the table miss, which lies in the clip loops, out of both clip loops' bodies
+    /// instead; the mesh-space override's, which holds its band loop and its roots' step, less both
+    /// is `mesh_fixed`, and the band loop less its chain loop `mesh_band`; the transition's, which
+    /// holds the slots' end and the snapshot's and the pose's paths, less those is `transition`),
+    /// it is `layer_fixed`, as the fused kernel's (`sample_fixed` 0, sampling's code charged with
+    /// it: the module's notes). The pose's store, a few straight-line stores here, is a measured
+    /// path too (`store_pose`); the overshoot's decay, measured in the steady kernel, is taken out
+    /// of `decay`.
     #[must_use]
     pub fn from_frame_layers_levels_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         if !loops.matches([
@@ -1283,8 +1279,7 @@ impl WorkModel {
     ///   not its own), and only a character in the switching pass runs the replay's check. Both
     ///   checks are charged as measured on the benches' stack (three layers with memory): their
     ///   straight-line code grows with a stack's layers with memory, which the model does not
-    ///   follow. The level kernels are
-    ///   modelled as in one dispatch.
+    ///   follow. The level kernels are modelled as in one dispatch.
     /// - [`Specialisation::Stored`]: every frame stores each layer's displayed pose (32 bytes a
     ///   joint, `store_pose`) after the entry's header, and nothing is checked or replayed before
     ///   the layers. Charged with the production kernel's costs, less the regions the rewrite
