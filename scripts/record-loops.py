@@ -50,6 +50,10 @@ PATH_COUNTS = [
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),
 ]
+# Constant, then the row of a kernel without loops whose static count it records.
+COUNTS = [
+    ("SAMPLE_POSITIONS_RADV_NAVI21", "sample_positions_main"),
+]
 
 
 def rows_of(table):
@@ -95,8 +99,19 @@ def main():
             sys.exit(f"{const}: not found in {PATH}")
         values = ", ".join(str(rows[n][0]) for n in names)
         src = pattern.sub(lambda m: m.group(1) + "[" + values + "];", src)
+    for const, row in COUNTS:
+        if row not in rows:
+            sys.exit(f"{row}: not in the table")
+        total, loops = rows[row]
+        if loops:
+            sys.exit(f"{const}: {row} has loops now; model them")
+        pattern = re.compile(r"(pub const %s: u32 = )\d+;" % const)
+        if not pattern.search(src):
+            sys.exit(f"{const}: not found in {PATH}")
+        src = pattern.sub(lambda m: m.group(1) + str(total) + ";", src)
     open(PATH, "w").write(src)
-    print(f"recorded {len(LOOP_LISTS)} loop lists and {len(PATH_COUNTS)} path measurements; now `cargo fmt`")
+    print(f"recorded {len(LOOP_LISTS)} loop lists, {len(PATH_COUNTS)} path measurements and {len(COUNTS)} counts; "
+          "now `cargo fmt`")
 
 
 if __name__ == "__main__":

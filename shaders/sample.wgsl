@@ -1,5 +1,5 @@
 // Clip sampling and weighted blend: a character's clips at their times, blended into one local
-// pose. Mirrors `throng::eval::sample::sample_blend` and `throng::Clip::frame_position`.
+// pose. Mirrors `throng::eval::sample::sample_blend` and `throng::Clip::frame_at`.
 
 // Gates for measurement (`throng::gpu::MeasuredPath`, as `SWITCH_CODE` in `transition.wgsl`):
 // a blend of one sample sampled outside the clip loop, which a layer runs only where its blend
@@ -9,42 +9,21 @@
 const SINGLE_SAMPLE_CODE: bool = true;
 const TABLE_MISS_CODE: bool = true;
 
-// The clip's local time: wrapped into [0, duration) when looping, clamped to [0, duration]
-// otherwise (`Clip::local_time`; times are finite, validation sees to that).
-fn local_time(h: ClipHeader, time_s: f32) -> f32 {
-    if h.duration_s == 0.0 {
-        return 0.0;
-    }
-    if h.looping != 0u {
-        var t = time_s % h.duration_s;
-        if t < 0.0 {
-            t += h.duration_s;
-        }
-        // As `rem_euclid`: a tiny negative time can round up to the duration.
-        if t >= h.duration_s {
-            t = 0.0;
-        }
-        return t;
-    }
-    return clamp(time_s, 0.0, h.duration_s);
-}
-
-// The two frames around `time_s` and the blend factor between them (`Clip::frame_position`).
+// The two frames around a sample's frame coordinate `x` and the blend factor between them
+// (`Clip::frame_at`). `x`, in [0, frames − 1], is resolved once a frame by the sample-positions
+// stage (`shaders/sample_positions.wgsl`), so that no joint repeats the clip's time arithmetic.
+// The conversion truncates where the CPU floors, the same for an `x` of at least 0. A clip of
+// one frame (`x` 0) reads that frame twice at factor 0: `num_frames − 2` wraps past every
+// frame, and the second frame is held to the last.
 struct FramePosition {
     frame0: u32,
     frame1: u32,
     alpha: f32,
 }
 
-fn frame_position(h: ClipHeader, time_s: f32) -> FramePosition {
-    let t = local_time(h, time_s);
-    if h.num_frames == 1u {
-        return FramePosition(0u, 0u, 0.0);
-    }
-    let intervals = f32(h.num_frames - 1u);
-    let x = t / h.duration_s * intervals;
-    let frame = min(u32(floor(x)), h.num_frames - 2u);
-    return FramePosition(frame, frame + 1u, clamp(x - f32(frame), 0.0, 1.0));
+fn frame_position(h: ClipHeader, x: f32) -> FramePosition {
+    let frame = min(u32(x), h.num_frames - 2u);
+    return FramePosition(frame, min(frame + 1u, h.num_frames - 1u), clamp(x - f32(frame), 0.0, 1.0));
 }
 
 // Lerp for vectors, shortest-path normalised lerp for rotations, as glam's `Quat::lerp` that
@@ -65,10 +44,10 @@ fn sample_frames(a: Transform, b: Transform, alpha: f32) -> Transform {
     );
 }
 
-// Joint `joint` of clip `s.clip` at `s.time_s`.
+// Joint `joint` of clip `s.clip` at `s.time_s` (at its resolved `position`).
 fn sample_clip_joint(s: ClipSample, joint: u32, num_joints: u32) -> Transform {
     let h = clip_header(s.clip);
-    let p = frame_position(h, s.time_s);
+    let p = frame_position(h, s.position);
     let frames = clip_joint_frames(h, p.frame0, p.frame1, joint, num_joints);
     return sample_frames(frames.a, frames.b, p.alpha);
 }

@@ -295,7 +295,7 @@ fn store_replay_entry(block: u32, entry: u32, header: vec4<u32>, first_sample: u
     let count = header.x & REPLAY_COUNT_MASK;
     for (var i = thread; i < count; i += threads) {
         let s = samples[first_sample + i - params.sample_base];
-        layer_memory[replay_sample_index(block, entry, i)] = vec4<u32>(s.clip, bitcast<u32>(s.time_s), bitcast<u32>(s.weight), bitcast<u32>(s.advance_s));
+        layer_memory[replay_sample_index(block, entry, i)] = vec4<u32>(s.clip, bitcast<u32>(s.time_s), bitcast<u32>(s.weight), bitcast<u32>(s.position));
     }
 }
 

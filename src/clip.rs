@@ -856,15 +856,45 @@ impl Clip {
         }
     }
 
-    /// The frame pair and blend factor for `time_s`: `(frame, next_frame, alpha)`.
+    /// The frame pair and blend factor for `time_s`: `(frame, next_frame, alpha)`, that is
+    /// [`frame_at`](Self::frame_at) of [`frame_coordinate`](Self::frame_coordinate).
     #[must_use]
     pub fn frame_position(&self, time_s: f32, looping: bool) -> (usize, usize, f32) {
+        self.frame_at(self.frame_coordinate(time_s, looping))
+    }
+
+    /// Where `time_s` falls between the clip's frames, counted in frames from the first: in
+    /// `[0, frames - 1]` (after [`local_time`](Self::local_time)), 0 for a clip of one frame.
+    /// The GPU evaluator resolves it once a frame for each sample (`shaders/sample_positions.wgsl`),
+    /// then every joint reads it ([`frame_at`](Self::frame_at)).
+    ///
+    /// ```
+    /// # use throng::{Clip, Transform};
+    /// // Five frames over two seconds: a frame every half second.
+    /// let clip = Clip::from_poses("walk", 1, vec![Transform::IDENTITY; 5], 2.0, true).unwrap();
+    /// assert_eq!(clip.frame_coordinate(0.75, true), 1.5);
+    /// assert_eq!(clip.frame_coordinate(2.75, true), 1.5);
+    /// assert_eq!(clip.frame_coordinate(2.75, false), 4.0);
+    /// assert_eq!(clip.frame_at(1.5), (1, 2, 0.5));
+    /// assert_eq!(clip.frame_at(4.0), (3, 4, 1.0));
+    /// ```
+    #[must_use]
+    pub fn frame_coordinate(&self, time_s: f32, looping: bool) -> f32 {
         let t = self.local_time(time_s, looping);
+        if self.num_frames == 1 {
+            return 0.0;
+        }
+        t / self.duration_s * (self.num_frames - 1) as f32
+    }
+
+    /// The frame pair and blend factor at frame coordinate `x`
+    /// ([`frame_coordinate`](Self::frame_coordinate)): `(frame, next_frame, alpha)`, the last
+    /// pair at factor 1 at the last frame, and `(0, 0, 0.0)` for a clip of one frame.
+    #[must_use]
+    pub fn frame_at(&self, x: f32) -> (usize, usize, f32) {
         if self.num_frames == 1 {
             return (0, 0, 0.0);
         }
-        let intervals = (self.num_frames - 1) as f32;
-        let x = t / self.duration_s * intervals;
         let frame = (x.floor() as usize).min(self.num_frames - 2);
         (frame, frame + 1, (x - frame as f32).clamp(0.0, 1.0))
     }

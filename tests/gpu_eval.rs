@@ -13,6 +13,7 @@ use glam::{Mat4, Quat, Vec3};
 use throng::eval::EvalCrowdJob;
 use throng::eval::local_to_model::local_to_model;
 use throng::eval::sample::sample_blend;
+use throng::eval::sample_positions::sample_positions;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, BY_DEPTH_JOINT_MASK, BY_DEPTH_LEVEL_END_SHIFT, BY_DEPTH_PARENT_LANE_SHIFT,
@@ -175,6 +176,51 @@ fn gpu_frame(gpu: &GpuContext, crowd: &mut GpuCrowd, samples: &[ClipSample], ran
 fn transform_floats(t: &Transform) -> [f32; 10] {
     let (tr, q, s) = (t.translation, t.rotation, t.scale);
     [tr.x, tr.y, tr.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]
+}
+
+/// The sample-positions stage (`shaders/sample_positions.wgsl`) against `eval::sample_positions`:
+/// every sample's frame coordinate, over the programs users meet and the edges of a clip's time
+/// (exact loop ends, a tiny negative time whose remainder rounds up to the duration, a clamped
+/// clip past its end, a clip of one frame). The GPU's float remainder is its own (`x - y·trunc(x/y)`), so
+/// looping times agree within a ten-thousandth of a frame, not to the bit; every other one, and
+/// every position of a clip that does not loop, to the bit.
+#[test]
+fn sample_positions_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(64);
+    let clips = test_clips(&rig);
+    let (mut samples, mut ranges) = test_programs(48, 29);
+    let edges = [
+        (WALK, 0.0),
+        (WALK, 1.0),
+        (WALK, 3.0),
+        (WALK, -1.0e-9),
+        (WAVE, 0.6),
+        (WAVE, 9.0),
+        (WAVE, -2.0),
+        (STATIC, 0.4),
+        (RUN, 5.0),
+    ];
+    for (clip, time_s) in edges {
+        ranges.push(samples.len() as u32..samples.len() as u32 + 1);
+        samples.push(ClipSample::new(clip, time_s, 1.0));
+    }
+    let mut crowd = GpuCrowd::new(&gpu.device, &gpu.queue, &rig, &clips, GpuCrowdOptions::default()).unwrap();
+    crowd.set_samples(&samples, &ranges).unwrap();
+    let got = crowd.read_sample_positions_blocking().unwrap();
+    let mut expected = vec![0.0; samples.len()];
+    sample_positions(&clips, &samples, &mut expected);
+    assert_eq!(got.len(), samples.len());
+    for (i, ((g, e), s)) in got.iter().zip(&expected).zip(&samples).enumerate() {
+        let clip = &clips[s.clip as usize];
+        let tolerance = if clip.is_looping() && clip.num_frames() > 1 { 1e-4 } else { 0.0 };
+        assert!((g - e).abs() <= tolerance, "sample {i} ({s:?}): GPU {g}, CPU {e}");
+        assert!(*g >= 0.0 && *g <= (clip.num_frames() - 1) as f32, "sample {i} ({s:?}): {g} outside the clip");
+    }
+    // A clamped clip past its end is at its last frame; a time just below a loop's start wraps
+    // to its first frame (`rem_euclid`'s rounding up), as the CPU's does.
+    assert_eq!(got[samples.len() - 4], (clips[WAVE as usize].num_frames() - 1) as f32);
+    assert_eq!(got[samples.len() - 6], 0.0);
 }
 
 /// The sample stage (`shaders/sample.wgsl`) against `eval::sample`.
@@ -668,7 +714,7 @@ fn shared_structs_match_wgsl_layouts() {
             ("clip", offset_of!(ClipSample, clip)),
             ("time_s", offset_of!(ClipSample, time_s)),
             ("weight", offset_of!(ClipSample, weight)),
-            ("advance_s", offset_of!(ClipSample, advance_s)),
+            ("position", offset_of!(ClipSample, advance_s)),
         ],
     );
     check_struct(

@@ -45,13 +45,6 @@
 // list its own (the frames animation LOD skipped included). Set by `workgroup_character`.
 var<private> character_dt_s: f32;
 
-// The workgroup's index in the grid (`GpuCrowd::encode`, `GpuCrowd::encode_stage`): rows of at
-// most the device's workgroups per dimension, and layers of such rows past that many rows, so a
-// chunk needs no 65,535-workgroup cap.
-fn group_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return (wg.z * groups.y + wg.y) * groups.x + wg.x;
-}
-
 // How many characters the chunk's dispatch evaluates: its characters, or with a due list its
 // due ones. A grid of rows may hold a few workgroups past them, which find no character.
 fn dispatched_characters() -> u32 {
@@ -83,11 +76,4 @@ fn chunk_character(w: u32) -> ChunkCharacter {
     }
     let entry = ranges[params.first_character + w];
     return ChunkCharacter(entry.start - params.first_character, bitcast<f32>(entry.count));
-}
-
-// Clip `clip`'s header, from the start of `clip_data`.
-fn clip_header(clip: u32) -> ClipHeader {
-    let a = clip_data[2u * clip];
-    let b = clip_data[2u * clip + 1u];
-    return ClipHeader(a.x, a.y, bitcast<f32>(a.z), a.w, b.x, b.y, b.z, b.w);
 }

@@ -55,7 +55,7 @@ var<workgroup> sample_table: array<vec4<u32>, GROUP_THREADS>;
 fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     let s = samples[index - params.sample_base];
     let h = clip_header(s.clip);
-    let p = frame_position(h, s.time_s);
+    let p = frame_position(h, s.position);
     // `weight * scale / total` (`WeightSum`); where the weights were scaled, the scaled weight
     // negated over the negated total, the same bits (a sign changes no rounding). The select
     // is of the weight, not of a scale held through a loop (8 VGPRs in the clip loop's misses).

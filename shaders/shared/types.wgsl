@@ -93,13 +93,23 @@ struct ClipHeader {
 // whether translations are stored, scale (`throng::gpu::types::COMPACT_RANGE_VEC4S`).
 const COMPACT_RANGE_VEC4S: u32 = 5u;
 
+// The workgroup's index in the grid (`GpuCrowd::encode`, `GpuCrowd::encode_stage`): rows of at
+// most the device's workgroups per dimension, and layers of such rows past that many rows, so a
+// dispatch needs no 65,535-workgroup cap.
+fn group_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return (wg.z * groups.y + wg.y) * groups.x + wg.x;
+}
+
 // One clip to sample for a character (`throng::program::ClipSample`).
 struct ClipSample {
     clip: u32,
     time_s: f32,
     weight: f32,
-    // Clip seconds advanced since last frame; read by root motion (CPU), unused here.
-    advance_s: f32,
+    // On the CPU, the clip seconds advanced since last frame (`advance_s`), which only root
+    // motion reads, and root motion is the CPU's. On the device, once the sample-positions stage
+    // (`shaders/sample_positions.wgsl`) has run, the sample's frame coordinate in its clip
+    // (`throng::Clip::frame_coordinate`), which the frame's kernels read (`frame_position`).
+    position: f32,
 }
 
 // A character's samples: `samples[start .. start + count]`.

@@ -10,6 +10,9 @@
 //!                  blend
 //! ```
 //!
+//! On the GPU, [`sample_positions`] comes first: each sample's frame coordinate in its clip,
+//! resolved once a frame so that no joint repeats the clip's time arithmetic.
+//!
 //! The fused frames are stages too: [`EvalCrowdJob`] ([`frame`], mirrored by
 //! `shaders/frame.wgsl`) runs the stages above for many characters in parallel with rayon, and
 //! [`frame_layers::FrameJob`] (`shaders/frame_layers.wgsl`) every layer with its memory. Each
@@ -27,6 +30,7 @@ pub mod local_to_model;
 pub mod procedural;
 pub mod root_motion;
 pub mod sample;
+pub mod sample_positions;
 pub mod skinning;
 pub mod transition;
 

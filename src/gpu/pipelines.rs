@@ -9,13 +9,19 @@ use crate::program::{LayerProgram, LayerSetup};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
-const SHARED: [&str; 5] = [
-    include_str!("../../shaders/shared/types.wgsl"),
+const SHARED: [&str; 6] = [
+    TYPES,
     TRIG,
     include_str!("../../shaders/shared/quat.wgsl"),
     include_str!("../../shaders/shared/bindings.wgsl"),
+    CLIP_HEADER,
     include_str!("../../shaders/shared/compact.wgsl"),
 ];
+/// `shaders/shared/types.wgsl` and `shaders/shared/clip_header.wgsl`: shared by the frame
+/// modules and the sample-positions stage, which binds a group of its own.
+const TYPES: &str = include_str!("../../shaders/shared/types.wgsl");
+const CLIP_HEADER: &str = include_str!("../../shaders/shared/clip_header.wgsl");
+const SAMPLE_POSITIONS: &str = include_str!("../../shaders/sample_positions.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const LOCAL_TO_MODEL: &str = include_str!("../../shaders/local_to_model.wgsl");
 const SKINNING: &str = include_str!("../../shaders/skinning.wgsl");
@@ -234,14 +240,20 @@ pub enum ShaderModuleKind {
     /// point `frame_layers_levels_main` ([`FrameKernel::Levels`]).
     FrameLayersLevels,
     /// `shaders/procedural.wgsl` after `shared/trig.wgsl`, entry point `procedural_main`
-    /// ([`procedural_source`]): the one module that reads no other file of `shared/` (it binds
-    /// a group of its own), the same for every rig and clip format.
+    /// ([`procedural_source`]): it reads no other file of `shared/` (it binds a group of its
+    /// own), the same for every rig and clip format.
     Procedural,
+    /// `shaders/sample_positions.wgsl` after `shared/types.wgsl` and `shared/clip_header.wgsl`,
+    /// entry point `sample_positions_main`: each sample's frame coordinate, resolved before the
+    /// frame's kernels read it. It binds a group of its own past the archetype's, and reads
+    /// only clip headers: the same for every rig and clip format.
+    SamplePositions,
 }
 
 impl ShaderModuleKind {
     /// Every module.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
+        Self::SamplePositions,
         Self::Sample,
         Self::LocalToModel,
         Self::Skinning,
@@ -268,14 +280,16 @@ impl ShaderModuleKind {
             Self::FrameLevels => "frame_levels_main",
             Self::FrameLayersLevels => "frame_layers_levels_main",
             Self::Procedural => "procedural_main",
+            Self::SamplePositions => "sample_positions_main",
         }
     }
 
     /// Whether the module is specialised per rig size and clip format ([`shader_source`]'s
-    /// `num_joints` and `compact_clips`): every module but [`Procedural`](Self::Procedural).
+    /// `num_joints` and `compact_clips`): every module but [`Procedural`](Self::Procedural) and
+    /// [`SamplePositions`](Self::SamplePositions).
     #[must_use]
     pub const fn specialised(self) -> bool {
-        !matches!(self, Self::Procedural)
+        !matches!(self, Self::Procedural | Self::SamplePositions)
     }
 
     const fn stage_sources(self) -> &'static [&'static str] {
@@ -296,6 +310,7 @@ impl ShaderModuleKind {
                 &[SAMPLE, LOCAL_TO_MODEL, SKINNING, TRANSITION, LAYERS, WALKS_MESH, LEVELS, FRAME_LAYERS_LEVELS]
             }
             Self::Procedural => &[TRIG, PROCEDURAL],
+            Self::SamplePositions => &[TYPES, CLIP_HEADER, SAMPLE_POSITIONS],
         }
     }
 }
@@ -896,6 +911,9 @@ pub(crate) struct Layouts {
     pub stages: wgpu::BindGroupLayout,
     /// Group 3: layer programs, the window of the characters' memory.
     pub layered: wgpu::BindGroupLayout,
+    /// The sample-positions stage's group 1 (`shaders/sample_positions.wgsl`): its count and
+    /// one binding's window of the samples, which it writes.
+    pub positions: wgpu::BindGroupLayout,
 }
 
 /// The runtime checks every throng kernel is built with: wgpu's, but for its loop bounding,
@@ -966,7 +984,11 @@ impl Layouts {
             label: Some("throng.layered"),
             entries: &[storage(0, true), storage(1, false)],
         });
-        Self { archetype, chunk, stages, layered }
+        let positions = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("throng.sample_positions"),
+            entries: &[uniform(0), storage(1, false)],
+        });
+        Self { archetype, chunk, stages, layered, positions }
     }
 }
 
@@ -974,6 +996,8 @@ impl Layouts {
 /// (stage parity with `shaders/` and [`crate::eval`]).
 pub(crate) struct Pipelines {
     pub layouts: Layouts,
+    /// Every frame's first: its samples' frame coordinates, which the frames read.
+    pub sample_positions: wgpu::ComputePipeline,
     pub frame: wgpu::ComputePipeline,
     /// The stage-by-stage path, for a crowd built with `GpuCrowdOptions::stage_buffers`.
     pub stages: Option<StagePipelines>,
@@ -1126,7 +1150,13 @@ impl Pipelines {
             ShapePass::Every,
             hierarchy,
         );
-        Self { layered, stages, frame, layouts }
+        let positions_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("throng.sample_positions"),
+            bind_group_layouts: &[Some(&layouts.archetype), Some(&layouts.positions)],
+            immediate_size: 0,
+        });
+        let sample_positions = build(ShaderModuleKind::SamplePositions, &positions_layout, "throng.sample_positions");
+        Self { layered, stages, sample_positions, frame, layouts }
     }
 }
 
@@ -1291,7 +1321,7 @@ mod tests {
         assert!(module.entry_points.iter().any(|e| e.name == "scatter_main"));
     }
 
-    /// Every module (the procedural stage's included) parses and passes naga's validation
+    /// Every module (the procedural and sample-positions stages' included) parses and passes naga's validation
     /// (types, uniformity of barriers, bindings) for each joints-per-thread a rig can ask for,
     /// so a shader mistake fails here even on a machine without an adapter.
     #[test]
@@ -1305,7 +1335,7 @@ mod tests {
                 let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
                 assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
             } else {
-                assert_eq!(source, [TRIG, PROCEDURAL].concat(), "{kind:?}: the trigonometry, then the file");
+                assert_eq!(source, kind.stage_sources().concat(), "{kind:?}: its own files, the same for every rig");
             }
             let module = naga::front::wgsl::parse_str(&source)
                 .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&source)));

@@ -63,15 +63,16 @@ impl Kernel {
 
     /// Every kernel the evaluator can build for a rig of `num_joints`: each module of
     /// [`ShaderModuleKind::ALL`], with full and with compact clips where the module is
-    /// [`specialised`](ShaderModuleKind::specialised) for them (the procedural stage, which is
-    /// not, once).
+    /// [`specialised`](ShaderModuleKind::specialised) for them (the procedural and
+    /// sample-positions stages, which are not, once).
     ///
     /// ```
     /// use throng::gpu::ShaderModuleKind;
     /// use throng::gpu::stats::Kernel;
     /// let kernels = Kernel::all_for_rig(64);
-    /// assert_eq!(kernels.len(), 2 * ShaderModuleKind::ALL.len() - 1);
+    /// assert_eq!(kernels.len(), 2 * ShaderModuleKind::ALL.len() - 2);
     /// assert!(kernels.iter().any(|k| k.kind == ShaderModuleKind::Procedural));
+    /// assert!(kernels.iter().any(|k| k.kind == ShaderModuleKind::SamplePositions));
     /// ```
     #[must_use]
     pub fn all_for_rig(num_joints: usize) -> Vec<Self> {

@@ -112,6 +112,11 @@ const OFFSET_BYTES: f64 = 48.0;
 /// A replay entry's header and each of its samples (a raw `ClipSample`).
 const REPLAY_HEADER_BYTES: f64 = 16.0;
 const REPLAY_SAMPLE_BYTES: f64 = 16.0;
+/// The sample-positions stage's traffic a sample: its clip and time read, its position
+/// written, its clip's header read (`ClipHeader`, two vec4).
+const POSITION_READ_BYTES: f64 = 8.0;
+const POSITION_BYTES: f64 = 4.0;
+const CLIP_HEADER_BYTES: f64 = 32.0;
 
 /// Static instruction counts of a fused kernel's regions (see the module's table): each one a
 /// loop body of the kernel's disassembly, what is left of one when its inner loops are taken
@@ -259,7 +264,15 @@ pub struct KernelCosts {
     /// The skinning matrices stored as affine 3×4 rows ([`MeasuredPath::AffineOutput`]), taken
     /// out of `kernel_fixed`: per wave writing joints, where the model writes 48 bytes a joint.
     pub affine_output: u32,
+    /// The sample-positions stage before the frame (`shaders/sample_positions.wgsl`, a kernel
+    /// of its own): its straight-line code, per wave of the frame's samples (a thread a
+    /// sample). [`SAMPLE_POSITIONS_RADV_NAVI21`] in every set of costs recorded here.
+    pub sample_positions: u32,
 }
+
+/// `sample_positions_main`'s static instruction count as `gpu_stats` reports it (RADV, as the
+/// loop lists below): straight-line code, no loop.
+pub const SAMPLE_POSITIONS_RADV_NAVI21: u32 = 53;
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
 /// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
@@ -275,18 +288,18 @@ pub struct KernelCosts {
 /// store, the mesh-space override's, the combines', the skinning) is straight-line code of the
 /// layer loop or the kernel, which the measured paths and specialisations divide.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4501,
+    4323,
     [
-        (1316, 0),
-        (1308, 1),
-        (1232, 2),
+        (1253, 0),
+        (1245, 1),
+        (1169, 2),
         (16, 3),
-        (129, 3),
-        (2824, 0),
+        (101, 3),
+        (2709, 0),
         (15, 1),
-        (131, 1),
+        (102, 1),
         (15, 1),
-        (119, 1),
+        (90, 1),
         (20, 1),
         (60, 1),
         (63, 0),
@@ -297,13 +310,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
 /// loops are gone, the layer loop's straight-line code (no snapshot taken, no capture) shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2328, [(2006, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (2271, [(1949, 0), (15, 1), (102, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops, the layer loop without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (1477, [(1159, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (1420, [(1102, 0), (15, 1), (102, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
@@ -311,7 +324,7 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
 /// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
 /// in `shaders/transition.wgsl`).
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6]) =
-    (2345, [(1998, 0), (15, 1), (131, 1), (20, 1), (60, 1), (63, 0)]);
+    (2288, [(1941, 0), (15, 1), (102, 1), (20, 1), (60, 1), (63, 0)]);
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -319,12 +332,12 @@ pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 6])
 /// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
 /// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1421, 1417, 1413, 1405, 1366, 1477, 1113, 1477, 1444, 1287, 1712, 1454];
+    [1364, 1360, 1356, 1348, 1337, 1420, 1056, 1420, 1387, 1230, 1655, 1397];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
 /// joint, straight-line code around it).
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(336, 0), (15, 1), (129, 1), (63, 0)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (539, [(278, 0), (15, 1), (101, 1), (63, 0)]);
 
 /// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
 /// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
@@ -332,18 +345,18 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(336, 0),
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4479,
+    4300,
     [
-        (1315, 0),
-        (1307, 1),
-        (1232, 2),
+        (1252, 0),
+        (1244, 1),
+        (1169, 2),
         (16, 3),
-        (129, 3),
-        (2827, 0),
+        (101, 3),
+        (2711, 0),
         (15, 1),
-        (131, 1),
+        (102, 1),
         (15, 1),
-        (119, 1),
+        (90, 1),
         (20, 1),
         (90, 1),
         (101, 0),
@@ -352,25 +365,25 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) =
 
 /// `frame_main` composing the hierarchy in one subgroup, as
 /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop.
-pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (570, [(336, 0), (15, 1), (129, 1), (101, 0)]);
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (513, [(279, 0), (15, 1), (101, 1), (101, 0)]);
 
 /// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
 /// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) = (
-    4470,
+    4292,
     [
-        (1316, 0),
-        (1308, 1),
-        (1232, 2),
+        (1253, 0),
+        (1245, 1),
+        (1169, 2),
         (16, 3),
-        (129, 3),
-        (2811, 0),
+        (101, 3),
+        (2696, 0),
         (15, 1),
-        (131, 1),
+        (102, 1),
         (15, 1),
-        (119, 1),
+        (90, 1),
         (20, 1),
         (75, 1),
         (83, 0),
@@ -379,7 +392,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 13]) =
 
 /// `frame_main` composing local-to-model by pointer doubling, as
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop.
-pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (582, [(336, 0), (15, 1), (129, 1), (83, 0)]);
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (524, [(278, 0), (15, 1), (101, 1), (83, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -387,7 +400,7 @@ pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
 
 /// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
 /// `gpu_stats` reports them (`frame_main/64j-affine_output`).
-pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [577];
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [519];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -396,18 +409,18 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [577];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4720,
+    4583,
     [
-        (4411, 0),
-        (1246, 1),
+        (4274, 0),
+        (1185, 1),
         (16, 2),
-        (133, 2),
-        (224, 1),
+        (103, 2),
+        (196, 1),
         (16, 2),
         (16, 2),
-        (80, 2),
-        (150, 1),
-        (143, 1),
+        (52, 2),
+        (127, 1),
+        (118, 1),
         (257, 1),
         (11, 2),
         (19, 2),
@@ -422,18 +435,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2583, [(2273, 0), (198, 1), (16, 2), (81, 2), (151, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (2529, [(2219, 0), (170, 1), (16, 2), (53, 2), (125, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1722, [(1412, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (1671, [(1361, 0), (170, 1), (16, 2), (53, 2), (128, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1662, 1640, 1656, 1648, 1662, 1667, 1367, 1685, 1685, 1442, 1963, 1698];
+    [1611, 1587, 1605, 1597, 1611, 1640, 1316, 1634, 1635, 1390, 1909, 1647];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -441,16 +454,16 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1558, [(1330, 0), (197, 1), (16, 2), (80, 2), (152, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
+    (1507, [(1279, 0), (170, 1), (16, 2), (53, 2), (128, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
 /// loop, is an idle wave's band.
-pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (573, [(16, 0), (151, 0), (23, 0)]);
+pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (520, [(16, 0), (125, 0), (23, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's band loop and its chain loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (650, [(16, 0), (151, 0), (100, 0), (65, 1)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(16, 0), (125, 0), (100, 0), (65, 1)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
@@ -460,7 +473,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [587, 584, 623];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [534, 557, 570];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.
@@ -676,6 +689,7 @@ impl KernelCosts {
             mesh_roots,
             overshoot,
             affine_output,
+            sample_positions: SAMPLE_POSITIONS_RADV_NAVI21,
             ..Self::default()
         }
     }
@@ -700,6 +714,7 @@ impl KernelCosts {
             sample_clip: n(2),
             model_step: n(3),
             affine_output,
+            sample_positions: SAMPLE_POSITIONS_RADV_NAVI21,
             ..Self::default()
         })
     }
@@ -855,6 +870,7 @@ impl KernelCosts {
             single_sample,
             table_miss,
             affine_output,
+            sample_positions: SAMPLE_POSITIONS_RADV_NAVI21,
             ..Self::default()
         })
     }
@@ -874,7 +890,7 @@ impl KernelCosts {
     /// assert_eq!(parts, total);
     /// ```
     #[must_use]
-    pub fn regions(&self) -> [(&'static str, Self); 39] {
+    pub fn regions(&self) -> [(&'static str, Self); 40] {
         [
             ("kernel_fixed", Self { kernel_fixed: self.kernel_fixed, ..Self::default() }),
             ("layer_fixed", Self { layer_fixed: self.layer_fixed, ..Self::default() }),
@@ -915,6 +931,7 @@ impl KernelCosts {
             ("mesh_roots", Self { mesh_roots: self.mesh_roots, ..Self::default() }),
             ("overshoot", Self { overshoot: self.overshoot, ..Self::default() }),
             ("affine_output", Self { affine_output: self.affine_output, ..Self::default() }),
+            ("sample_positions", Self { sample_positions: self.sample_positions, ..Self::default() }),
         ]
     }
 
@@ -1600,7 +1617,21 @@ impl WorkModel {
             }
             sum = sum.with_instructions_of(&levels);
         }
+        sum.add(&self.sample_positions(samples.len(), costs));
         Ok(sum.scaled(1.0 / ranges.len().max(1) as f64))
+    }
+
+    /// The sample-positions stage before a frame of `num_samples` samples
+    /// (`shaders/sample_positions.wgsl`): a thread a sample, its code once per wave; each
+    /// sample's clip and time read and its position written, its clip's header (two vec4, shared
+    /// by every sample of the clip) among the clip bytes.
+    fn sample_positions(&self, num_samples: usize, costs: &KernelCosts) -> Work {
+        let mut work = Work::default();
+        work.charge(costs.sample_positions, num_samples.div_ceil(self.wave_size));
+        work.bytes_read += POSITION_READ_BYTES * num_samples as f64;
+        work.bytes_written += POSITION_BYTES * num_samples as f64;
+        work.clip_bytes_read += CLIP_HEADER_BYTES * num_samples as f64;
+        work
     }
 
     /// One workgroup of `frame_levels_main`: its characters' blends' weights. Only the
@@ -1906,6 +1937,7 @@ impl WorkModel {
             }
             sum = sum.with_instructions_of(&levels);
         }
+        sum.add(&self.sample_positions(samples.len(), costs));
         Ok(sum.scaled(1.0 / characters.max(1) as f64))
     }
 
@@ -2666,6 +2698,7 @@ mod tests {
         mesh_roots: 1,
         overshoot: 1,
         affine_output: 1,
+        sample_positions: 1,
     };
 
     /// [`UNIT`] with the replay before the layers free, for tests of the switch region alone.
@@ -2886,13 +2919,34 @@ mod tests {
         assert_eq!(work([switch, switch]) - steady, 600.0);
     }
 
+    /// The sample-positions stage: a thread a sample, so a frame of 70 samples on waves of 32 is
+    /// three waves of its code, whatever the characters; each sample's clip and time read (8
+    /// bytes), its position written (4), its clip's header among the clip bytes (32). Spread
+    /// over the frame's 5 characters.
+    #[test]
+    fn sample_positions_cost_a_wave_per_wave_of_samples() {
+        let model = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap();
+        let samples = [ClipSample::new(0, 0.0, 1.0); 70];
+        let ranges: Vec<std::ops::Range<u32>> = (0..5).map(|c| 14 * c..14 * c + 14).collect();
+        let positions = KernelCosts { sample_positions: 1000, ..KernelCosts::default() };
+        let work = model.two_clip_frame(&samples, &ranges, &positions).unwrap();
+        assert_eq!(work.wave_instructions, 3.0 * 1000.0 / 5.0);
+        // One character's own work, the same for each, without the stage.
+        let without = model.two_clip_character(&[1.0; 14], &positions);
+        assert_eq!(without.wave_instructions, 0.0);
+        assert_eq!(work.bytes_read - without.bytes_read, 14.0 * 8.0);
+        assert_eq!(work.bytes_written - without.bytes_written, 14.0 * 4.0);
+        assert_eq!(work.clip_bytes_read - without.clip_bytes_read, 14.0 * 32.0);
+    }
+
     /// The chain of three in the level kernel: 4 lanes a character, 32 characters a 128-thread
     /// workgroup, 2 waves of 64 (16 characters each). Two characters blending two clips fill
     /// wave 0 only: every wave runs the kernel's code (2), wave 0 sums two weights (2) and
     /// samples two clips (2); local-to-model's one band (depths 1 and 2, a chain of two joints a
     /// character) holds 32 chains, in wave 0: its code once and two steps (3), and the other
-    /// wave its idle code (1). 10 for the workgroup, 5 per character. Barriers: the sample
-    /// table's 2 and the band's 1, per character 1.5. Bytes are the fused kernel's.
+    /// wave its idle code (1); the sample-positions stage before the frame, one wave for its four
+    /// samples (1). 11 for the frame, 5.5 per character. Barriers: the sample table's 2 and the
+    /// band's 1, per character 1.5. Bytes are the fused kernel's.
     #[test]
     fn two_clip_chain_of_three_in_a_level_workgroup() {
         let fused = WorkModel::new(&rig(&[None, Some(0), Some(1)]), 64, 64, 48).unwrap();
@@ -2901,17 +2955,18 @@ mod tests {
         let ranges = [0..2, 2..4];
         let before = fused.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
         let work = levels.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        assert_eq!((work.wave_instructions, work.wave_steps), (5.0, 5.0));
+        assert_eq!((work.wave_instructions, work.wave_steps), (5.5, 5.5));
         assert_eq!((work.model_steps, work.barriers), (1.0, 1.5));
         let idle = KernelCosts { model_idle: 1000, ..UNIT };
-        assert_eq!(levels.two_clip_frame(&samples, &ranges, &idle).unwrap().wave_instructions, 5.0 + 999.0 / 2.0);
+        assert_eq!(levels.two_clip_frame(&samples, &ranges, &idle).unwrap().wave_instructions, 5.5 + 999.0 / 2.0);
         assert_eq!((work.bytes_read, work.bytes_written), (before.bytes_read, before.bytes_written));
         // On warps of 32, four waves run the kernel's code; warp 0 holds both characters.
         let warps =
             WorkModel::new(&rig(&[None, Some(0), Some(1)]), 32, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = warps.two_clip_frame(&samples, &ranges, &UNIT).unwrap();
-        // 4 + 2 + 2 + a band of 32 chains on warps of 32: 1 × (1 + 2), and 3 idle warps.
-        assert_eq!(work.wave_instructions, (4.0 + 2.0 + 2.0 + 3.0 + 3.0) / 2.0);
+        // 4 + 2 + 2 + a band of 32 chains on warps of 32: 1 × (1 + 2), and 3 idle warps; the
+        // sample positions' one warp.
+        assert_eq!(work.wave_instructions, (4.0 + 2.0 + 2.0 + 3.0 + 3.0 + 1.0) / 2.0);
     }
 
     /// A wave runs a band's step as often as its longest chain: the rig 0 ← 1 ← 2, 0 ← 3 has one
@@ -2944,7 +2999,8 @@ mod tests {
     /// with no joint of a character: 1); the mesh's roots (`mesh_roots`, 1) and its one band
     /// (depths 1 and 2, a chain of two joints) in one wave, its code and two steps (3), the other
     /// wave its idle code (1), local-to-model's band likewise (3 + 1): 2 + 1 + 8 + 15 + 1 + 1 +
-    /// 4 + 4 = 36; the roots' step once (a cost of 1000 adds 999).
+    /// 4 + 4 = 36; the sample-positions stage's one wave for the frame's two samples, 37; the
+    /// roots' step once (a cost of 1000 adds 999).
     /// Barriers: per layer (both with memory) the sample table's 1 and the transition's 2 (the
     /// first also orders the table's reads), the mesh's 4 + 1 + 1 (the roots', the band's), the
     /// pose's 1, local-to-model's 1 + 1: 15.
@@ -2961,10 +3017,10 @@ mod tests {
         let programs = [program(0, 1, 1.0), program(1, 1, 1.0)];
         let model = WorkModel::new(&chain, 64, 64, 48).unwrap().with_kernel(FrameKernel::Levels);
         let work = model.layered_frame(&layers, &programs, &samples, &UNIT).unwrap();
-        assert_eq!(work.wave_instructions, 36.0);
+        assert_eq!(work.wave_instructions, 37.0);
         assert_eq!((work.barriers, work.mesh_steps, work.model_steps), (15.0, 3.0, 2.0));
         let roots = KernelCosts { mesh_roots: 1000, ..UNIT };
-        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1035.0);
+        assert_eq!(model.layered_frame(&layers, &programs, &samples, &roots).unwrap().wave_instructions, 1036.0);
     }
 
     /// The measured paths are charged where a wave runs them, on both kernels: the base layer's

@@ -1,9 +1,10 @@
+use super::limits::grid;
 use super::{
     GpuCrowd, LOCAL_BYTES, MIN_BUFFER_BYTES, MODEL_BYTES, PARAMS_BYTES, PROGRAM_BYTES, VEC4_BYTES, chunk_characters,
 };
 use crate::gpu::GpuError;
 use crate::gpu::pipelines::FrameKernel;
-use crate::gpu::types::{GpuChunkParams, GpuSampleRange, LAYOUT_AFFINE3X4, LAYOUT_MAT4};
+use crate::gpu::types::{GpuChunkParams, GpuSampleRange, LAYOUT_AFFINE3X4, LAYOUT_MAT4, WORKGROUP_SIZE};
 use crate::program::{ClipSample, OutputLayout};
 
 /// The buffers and bind groups of one crowd size; rebuilt when the character count changes or
@@ -29,7 +30,113 @@ pub(super) struct FrameResources {
     /// The due characters of that frame, in order (the procedural stage's targets skip the
     /// others); empty when every character is evaluated.
     pub(super) due_rows: Vec<u32>,
+    /// The sample-positions stage's windows over `samples`.
+    pub(super) positions: SamplePositions,
 }
+
+/// The sample-positions stage's dispatches (`shaders/sample_positions.wgsl`): the samples buffer
+/// in windows of one binding each (one window but past a binding's worth of samples), each with
+/// its group 1 and its count of the frame's samples.
+pub(super) struct SamplePositions {
+    /// Each window's `PositionsParams` (the count, then padding) at `stride`.
+    params: wgpu::Buffer,
+    stride: u64,
+    /// Each window's group 1.
+    windows: Vec<wgpu::BindGroup>,
+    window_samples: u64,
+    /// The frame's samples, whose counts `params` holds.
+    count: u64,
+}
+
+impl SamplePositions {
+    /// Windows over `samples` of at most `binding_bytes` each, whole samples at offsets the
+    /// device's alignment allows; every count 0 until [`set_count`](Self::set_count).
+    fn new(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, samples: &wgpu::Buffer, binding_bytes: u64) -> Self {
+        let limits = device.limits();
+        let align = u64::from(limits.min_storage_buffer_offset_alignment).max(SAMPLE_BYTES);
+        // A multiple of the alignment, itself a multiple of a sample's 16 bytes.
+        let window_bytes = (binding_bytes / align * align).max(align);
+        let num_windows = samples.size().div_ceil(window_bytes).max(1);
+        let stride = PARAMS_WORDS_BYTES.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("throng.sample_positions"),
+            size: num_windows * stride,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let windows = (0..num_windows)
+            .map(|w| {
+                let offset = w * window_bytes;
+                let size = window_bytes.min(samples.size() - offset);
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("throng.sample_positions"),
+                    layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &params,
+                                offset: w * stride,
+                                size: wgpu::BufferSize::new(PARAMS_WORDS_BYTES),
+                            }),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: samples,
+                                offset,
+                                size: wgpu::BufferSize::new(size),
+                            }),
+                        },
+                    ],
+                })
+            })
+            .collect();
+        Self { params, stride, windows, window_samples: window_bytes / SAMPLE_BYTES, count: 0 }
+    }
+
+    /// Makes the frame's first `count` samples the ones resolved, writing each window's count
+    /// where it changed; returns the bytes written.
+    pub(super) fn set_count(&mut self, queue: &wgpu::Queue, count: usize) -> u64 {
+        let count = count as u64;
+        if count == self.count {
+            return 0;
+        }
+        self.count = count;
+        for w in 0..self.windows.len() as u64 {
+            let in_window = self.in_window(w);
+            queue.write_buffer(&self.params, w * self.stride, bytemuck::bytes_of(&[in_window, 0, 0, 0]));
+        }
+        self.windows.len() as u64 * PARAMS_WORDS_BYTES
+    }
+
+    /// The frame's samples, which the stage resolves.
+    pub(super) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The frame's samples in window `w`.
+    fn in_window(&self, w: u64) -> u32 {
+        // At most one binding's worth, which is under 4 GiB.
+        self.count.saturating_sub(w * self.window_samples).min(self.window_samples) as u32
+    }
+
+    /// Each window's group 1 and its grid of workgroups (rows, as the frame's), past windows
+    /// that hold none of the frame's samples.
+    pub(super) fn dispatches(
+        &self,
+        max_per_dimension: u32,
+    ) -> impl Iterator<Item = (&wgpu::BindGroup, (u32, u32, u32))> {
+        self.windows.iter().zip(0..).filter_map(move |(group, w)| {
+            let workgroups = self.in_window(w).div_ceil(WORKGROUP_SIZE);
+            (workgroups > 0).then(|| (group, grid(workgroups, max_per_dimension)))
+        })
+    }
+}
+
+/// A sample's bytes, and the sample-positions stage's uniform's (`PositionsParams`: four words).
+const SAMPLE_BYTES: u64 = size_of::<ClipSample>() as u64;
+const PARAMS_WORDS_BYTES: u64 = 16;
 
 impl FrameResources {
     /// The frame's due characters under animation LOD, `None` when every one is evaluated.
@@ -464,6 +571,8 @@ impl GpuCrowd {
         if !params_bytes.is_empty() {
             self.queue.write_buffer(&params, 0, &params_bytes);
         }
+        let positions =
+            SamplePositions::new(&self.device, &self.pipelines.layouts.positions, &samples, samples_binding);
         Ok(FrameResources {
             num_characters,
             samples_capacity,
@@ -478,6 +587,7 @@ impl GpuCrowd {
             chunks,
             due_counts: Vec::new(),
             due_rows: Vec::new(),
+            positions,
         })
     }
 }

@@ -1,4 +1,4 @@
-use super::{GpuCrowd, Stage, grid};
+use super::{FrameResources, GpuCrowd, Stage, grid};
 use crate::gpu::GpuError;
 
 impl GpuCrowd {
@@ -60,7 +60,7 @@ impl GpuCrowd {
             groups: [Some(&chunk.frame), None, chunk.layered.as_ref().filter(|_| layered.is_some())],
             workgroups: grid(frame.dispatch_count(k, chunk).div_ceil(per_workgroup), max_per_dimension),
         });
-        self.record(encoder, "throng.frame", timestamp_writes, pipelines, dispatches);
+        self.record(encoder, "throng.frame", timestamp_writes, true, pipelines, dispatches);
     }
 
     /// Records one stage of the stage-by-stage path, which reads and writes the intermediate
@@ -141,23 +141,33 @@ impl GpuCrowd {
             ],
             workgroups: grid(frame.dispatch_count(k, chunk), max_per_dimension),
         });
-        self.record(encoder, label, timestamp_writes, [pipeline], dispatches);
+        // Each stage that reads the samples resolves their positions first: run alone, it must
+        // not lean on another stage having run (in the stage path the layers stage does it again
+        // after the transition's, writing the same).
+        let reads_samples = matches!(stage, Stage::Sample | Stage::Transition | Stage::Layers);
+        self.record(encoder, label, timestamp_writes, reads_samples, [pipeline], dispatches);
         Ok(())
     }
 
-    /// Records one compute pass: for each of `pipelines` in order, the pipeline with the
-    /// archetype bound at group 0, then each of `dispatches` in order, past those with no
-    /// workgroups.
+    /// Records one compute pass: with `positions`, first the sample-positions stage over the
+    /// frame's samples (`shaders/sample_positions.wgsl`: each sample's frame coordinate, which
+    /// the frame's kernels read), timed with the rest; then for each of `pipelines` in order,
+    /// the pipeline with the archetype bound at group 0, then each of `dispatches` in order,
+    /// past those with no workgroups.
     fn record<'a, 'p>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         label: &str,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+        positions: bool,
         pipelines: impl IntoIterator<Item = &'p wgpu::ComputePipeline>,
         dispatches: impl Iterator<Item = Dispatch<'a>> + Clone,
     ) {
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
+        if let Some(frame) = self.frame.as_ref().filter(|_| positions) {
+            self.record_sample_positions(&mut pass, frame);
+        }
         for pipeline in pipelines {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.archetype, &[]);
@@ -173,6 +183,20 @@ impl GpuCrowd {
                 }
                 pass.dispatch_workgroups(x, y, z);
             }
+        }
+    }
+}
+
+impl GpuCrowd {
+    /// The sample-positions stage's dispatches into `pass`: a thread a sample of the frame, a
+    /// dispatch a binding's window of them.
+    pub(super) fn record_sample_positions(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameResources) {
+        let max_per_dimension = self.device.limits().max_compute_workgroups_per_dimension;
+        pass.set_pipeline(&self.pipelines.sample_positions);
+        pass.set_bind_group(0, &self.archetype, &[]);
+        for (group, (x, y, z)) in frame.positions.dispatches(max_per_dimension) {
+            pass.set_bind_group(1, group, &[]);
+            pass.dispatch_workgroups(x, y, z);
         }
     }
 }

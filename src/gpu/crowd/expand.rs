@@ -447,6 +447,10 @@ impl GpuCrowd {
         }
         let mut bytes = expansion.record_bytes + size_of::<ExpandParams>() as u64;
         self.expanding = true;
+        // The samples the expand pass writes, which the sample-positions stage then resolves.
+        if let Some(frame) = &mut self.frame {
+            bytes += frame.positions.set_count(&self.queue, num_characters * per);
+        }
         // Each chunk reads its characters' blocks of samples.
         let per = per as u64;
         if let Some(windows) = self.sample_windows(|first, count| (first as u64 * per, (first + count) as u64 * per))? {

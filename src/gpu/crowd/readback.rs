@@ -6,6 +6,7 @@ use crate::gpu::types::{
     GpuLayerState, GpuTransform, JointStateLayout, LAYER_HEADER_BYTES, REPLAY_STORED, STATE_SHOWN_MASK,
     STATE_SLOT_SHIFT,
 };
+use crate::program::ClipSample;
 use crate::rig::Transform;
 
 impl GpuCrowd {
@@ -52,6 +53,35 @@ impl GpuCrowd {
         let n = self.num_characters() * self.num_joints;
         let bytes = self.read_blocking(locals, n as u64 * LOCAL_BYTES, "local poses")?;
         Ok(bytemuck::pod_collect_to_vec::<u8, GpuTransform>(&bytes).iter().map(GpuTransform::to_transform).collect())
+    }
+
+    /// Runs the sample-positions stage over the last frame's samples (`shaders/sample_positions.wgsl`,
+    /// which every frame runs first), waits, and returns each sample's frame coordinate in
+    /// its clip, in the frame's order: what [`crate::eval::sample_positions`] computes on the CPU,
+    /// for tests and tools. Empty before the first frame.
+    ///
+    /// # Errors
+    /// [`GpuError::Poll`] or [`GpuError::Readback`] when the device fails.
+    pub fn read_sample_positions_blocking(&self) -> Result<Vec<f32>, GpuError> {
+        let Some(frame) = &self.frame else {
+            return Ok(Vec::new());
+        };
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        // A records frame's samples are the expand pass's.
+        self.encode_expand(&mut encoder);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("throng.sample_positions"),
+                timestamp_writes: None,
+            });
+            self.record_sample_positions(&mut pass, frame);
+        }
+        self.queue.submit([encoder.finish()]);
+        let count = frame.positions.count();
+        let bytes = self.read_blocking(&frame.samples, count * size_of::<ClipSample>() as u64, "samples")?;
+        let samples: Vec<ClipSample> = bytemuck::pod_collect_to_vec(&bytes);
+        // The fourth word: the device's `position` over the CPU's `advance_s`.
+        Ok(samples.iter().map(|s| s.advance_s).collect())
     }
 
     /// Reads back the model matrices the `LocalToModel` stage wrote, waiting for the GPU.

@@ -40,6 +40,7 @@ impl GpuCrowd {
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
+        let positions_bytes = frame.positions.set_count(&self.queue, samples.len());
         if num_characters > 0 {
             // `Range<u32>` is not `Pod`; repack into a buffer kept across frames.
             self.ranges_scratch.clear();
@@ -47,7 +48,9 @@ impl GpuCrowd {
                 .extend(sample_ranges.iter().map(|r| GpuSampleRange { start: r.start, count: r.end - r.start }));
             self.queue.write_buffer(&frame.ranges, 0, bytemuck::cast_slice(&self.ranges_scratch));
         }
-        let mut bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64 + params_bytes;
+        let mut bytes = (size_of_val(samples) + num_characters * size_of::<GpuSampleRange>()) as u64
+            + params_bytes
+            + positions_bytes;
         // A frame without a due list after one with: the procedural targets' skipped rows back.
         bytes += self.write_procedural_targets();
         zone.value(bytes);
@@ -154,11 +157,12 @@ impl GpuCrowd {
         if !samples.is_empty() {
             self.queue.write_buffer(&frame.samples, 0, bytemuck::cast_slice(samples));
         }
+        let positions_bytes = frame.positions.set_count(&self.queue, samples.len());
         if let Some((program_buffer, _)) = frame.layered.as_ref().filter(|_| !programs.is_empty()) {
             self.queue.write_buffer(program_buffer, 0, bytemuck::cast_slice(programs));
         }
         self.expanding = false;
-        let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64;
+        let mut bytes = (size_of_val(samples) + size_of_val(programs)) as u64 + positions_bytes;
         bytes += self.finish_layered_upload(num_characters, dt_s, due);
         zone.value(bytes);
         crate::profile::count(Plot::BytesUploaded, bytes);
