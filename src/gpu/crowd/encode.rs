@@ -2,7 +2,9 @@ use super::{FrameResources, GpuCrowd, Stage, grid};
 use crate::gpu::GpuError;
 
 impl GpuCrowd {
-    /// Records the frame: the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
+    /// Records the frame: first the sample-positions stage (`shaders/sample_positions.wgsl`: each
+    /// sample's frame coordinate, which the frame's kernels read), in the same compute pass;
+    /// then the fused `frame` pipeline (after [`set_samples`](Self::set_samples))
     /// or `frame_layers` (after [`set_frame`](Self::set_frame)) of [`GpuCrowdOptions::kernel`](crate::gpu::GpuCrowdOptions::kernel),
     /// one dispatch per chunk (the layered frame: the steady pass's, then the switching pass's;
     /// `docs/gpu.md`, "The steady pass"): one workgroup per character ([`FrameKernel::Fused`](crate::gpu::FrameKernel::Fused)) or per
@@ -75,7 +77,8 @@ impl GpuCrowd {
     /// `LocalToModel`, runs the procedural stage on them where
     /// [`set_procedural`](Self::set_procedural) gave any character work (an empty pass
     /// otherwise): what [`encode`](Self::encode) then records, a stage at a time, so that each
-    /// can be timed. Every stage but `Transition` needs
+    /// can be timed. `Sample`, `Transition` and `Layers`, which read the samples, each run the
+    /// sample-positions stage first in their pass, as the frame does. Every stage but `Transition` needs
     /// [`GpuCrowdOptions::stage_buffers`](crate::gpu::GpuCrowdOptions::stage_buffers) ([`GpuError::NoStageBuffers`]); `Transition` and
     /// `Layers` need layers ([`GpuError::NoLayers`]). The stages run one workgroup per character,
     /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
