@@ -10,7 +10,8 @@ const SINGLE_SAMPLE_CODE: bool = true;
 const TABLE_MISS_CODE: bool = true;
 
 // The two frames around a sample's frame coordinate `x` and the blend factor between them
-// (`Clip::frame_at`). `x`, in [0, frames − 1], is resolved once a frame by the sample-positions
+// (`Clip::frame_at`). `x`, in [0, frames − 1] (a division's ulp past it reads the last pair at
+// factor 1, as `frames − 1` does), is resolved once a frame by the sample-positions
 // stage (`shaders/sample_positions.wgsl`), so that no joint repeats the clip's time arithmetic.
 // The conversion truncates where the CPU floors, the same for an `x` of at least 0. A clip of
 // one frame (`x` 0) reads that frame twice at factor 0: `num_frames − 2` wraps past every

@@ -8,7 +8,7 @@
 // writes the same.
 
 // The first `count` samples of the binding are the frame's (`GpuCrowd`'s buffer holds room to
-// grow past them). Kept in sync with `SamplePositions::write_counts` in `src/gpu/crowd/buffers.rs`.
+// grow past them). Kept in sync with `SamplePositions::set_count` in `src/gpu/crowd/buffers.rs`.
 struct PositionsParams {
     count: u32,
     pad0: u32,
@@ -43,7 +43,8 @@ fn local_time(h: ClipHeader, time_s: f32) -> f32 {
 }
 
 // Where `time_s` falls between the clip's frames, in frames from the first (`Clip::frame_coordinate`):
-// in [0, frames − 1], 0 for a clip of one frame.
+// in [0, frames − 1] but for the division's rounding (a GPU's need not be exact: the frames'
+// `frame_position` holds the last pair whatever lies past it), 0 for a clip of one frame.
 fn frame_coordinate(h: ClipHeader, time_s: f32) -> f32 {
     let t = local_time(h, time_s);
     if h.num_frames == 1u {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use throng::Clip;
 use throng::demo::{DemoArchetype, DemoCharacter, LOCOMOTION_GRAPH};
 use throng::eval::expand::ExpandJob;
+use throng::eval::sample_positions::sample_positions;
 use throng::gpu::{
     EXPAND_WORKGROUP, GpuCrowd, GpuCrowdOptions, GpuError, Specialisation, UPLOAD_HEADER_WORDS, expand_source,
 };
@@ -167,6 +168,19 @@ fn expand_matches_cpu() {
         let expected = cpu_expand(&bound, &records);
         one_shots += records.records().iter().filter(|r| r.reads_shot()).count();
         assert_expanded_equal(&format!("frame {frame}"), &bound.clips, &records, layers, &expected, &got);
+        if frame % 10 == 0 {
+            // The sample-positions stage after the expand pass: each expanded sample's frame
+            // coordinate, as the CPU's (`tests/gpu_eval.rs`, `sample_positions_matches_cpu`).
+            let positions = gpu_crowd.read_sample_positions_blocking().unwrap();
+            let mut want = vec![0.0; got.1.len()];
+            sample_positions(&bound.clips, &got.1, &mut want);
+            assert_eq!(positions.len(), want.len(), "frame {frame}: a position a sample");
+            for (i, (g, w)) in positions.iter().zip(&want).enumerate() {
+                let clip = &bound.clips[got.1[i].clip as usize];
+                let tolerance = if clip.is_looping() { 1e-4 } else { 4.0 * f32::EPSILON * clip.num_frames() as f32 };
+                assert!((g - w).abs() <= tolerance, "frame {frame}, sample {i}: GPU {g}, CPU {w}");
+            }
+        }
         // The crowd's own expansion is the same job's.
         assert_eq!(crowd.programs(kind).unwrap(), &expected.0[..], "frame {frame}: Crowd::programs");
     }

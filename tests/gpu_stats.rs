@@ -25,7 +25,7 @@ use throng::gpu::work_model::{
     FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
     FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
     FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
-    PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, Work, WorkModel,
+    PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, SAMPLE_POSITIONS_RADV_NAVI21, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass};
 
@@ -479,6 +479,30 @@ fn procedural_costs_are_the_drivers_loop_bodies() {
         "procedural_main: the driver's instruction count and loop bodies moved from the recorded ones"
     );
     assert_eq!(ProceduralCosts::from_procedural_loops(total, &loops), Some(ProceduralCosts::radv_navi21()));
+}
+
+/// The sample-positions stage's cost is RADV's count for `sample_positions_main`, straight-line
+/// code with no loop, and every set of recorded costs charges it. When the kernel changes, this
+/// fails: record its count anew in `SAMPLE_POSITIONS_RADV_NAVI21` (`scripts/record-loops.py`).
+#[test]
+fn sample_positions_cost_is_the_drivers_count() {
+    let Some(report) = navi21_report() else { return };
+    let kernel = report
+        .kernels
+        .iter()
+        .find(|k| k.kernel.kind == ShaderModuleKind::SamplePositions)
+        .expect("the report holds the sample-positions stage's kernel");
+    assert!(kernel.executables[0].loops.is_empty(), "sample_positions_main has a loop now: model it");
+    assert_eq!(
+        statistic(kernel, "Instructions"),
+        Some(f64::from(SAMPLE_POSITIONS_RADV_NAVI21)),
+        "sample_positions_main: the driver's instruction count moved from the recorded one"
+    );
+    for kernel in FrameKernel::ALL {
+        for costs in [KernelCosts::layered_radv_navi21(kernel), KernelCosts::two_clip_radv_navi21(kernel)] {
+            assert_eq!(costs.sample_positions, SAMPLE_POSITIONS_RADV_NAVI21, "{}", kernel.name());
+        }
+    }
 }
 
 /// The procedural stage on issue #21's load stays within its budgets, and under the issue's

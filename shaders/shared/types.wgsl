@@ -3,7 +3,7 @@
 // the layouts naga computes for this file.
 
 // Threads per workgroup in every entry point. One workgroup evaluates one character; its
-// threads stride over the joints.
+// threads stride over the joints (`sample_positions_main` aside: a thread a sample).
 const WORKGROUP_SIZE: u32 = 64u;
 
 // The most joints a rig may have (`throng::MAX_JOINTS`).

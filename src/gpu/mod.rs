@@ -3,6 +3,8 @@
 //! ```text
 //! once per archetype          every frame                    GPU, a dispatch per chunk (and pass)
 //! ──────────────────          ───────────                    ────────────────────────────────────
+//!                                                            sample_positions: each sample's
+//!                                                            frame coordinate, once (first)
 //! rig joints, clip headers,   ClipSample[] + ranges  ──►     frame: sample ─► local_to_model
 //! clip frames (frame-major)   (set_samples)                         ─► skinning ─► output
 //! (+ layer table: setups,     ClipSample[] +          ──►    frame_layers: per layer sample ─►

@@ -53,7 +53,10 @@ pub struct ClipSample {
     /// A weight below `f32::MIN_POSITIVE` (a subnormal one) counts as zero ([`weighs`]).
     pub weight: f32,
     /// Clip seconds advanced since last frame (non-negative): root motion is read between
-    /// `time_s - advance_s` and `time_s`, across loop wraps.
+    /// `time_s - advance_s` and `time_s`, across loop wraps. Root motion is the CPU's: on the
+    /// device this word of each uploaded sample is overwritten with its frame coordinate
+    /// ([`crate::Clip::frame_coordinate`]), which the GPU's kernels read (`position` in
+    /// `shaders/shared/types.wgsl`).
     pub advance_s: f32,
 }
 

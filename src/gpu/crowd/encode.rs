@@ -84,12 +84,13 @@ impl GpuCrowd {
     /// in rows of the device's `max_compute_workgroups_per_dimension` as the frame does, so a
     /// chunk of any size runs in one dispatch.
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), GpuError> {
-        self.encode_one_stage(encoder, stage, None)
+        self.encode_one_stage(encoder, stage, None, true)
     }
 
     /// [`encode_stage`](Self::encode_stage), writing timestamps `first_query` and
     /// `first_query + 1` of `query_set` at the start and end of the stage's compute pass (the
-    /// device needs `Features::TIMESTAMP_QUERY`), to time each stage on its own.
+    /// device needs `Features::TIMESTAMP_QUERY`), to time each stage on its own (`Sample`,
+    /// `Transition` and `Layers` with the sample-positions stage they run first).
     pub fn encode_stage_timed(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -102,14 +103,18 @@ impl GpuCrowd {
             beginning_of_pass_write_index: Some(first_query),
             end_of_pass_write_index: Some(first_query + 1),
         };
-        self.encode_one_stage(encoder, stage, Some(writes))
+        self.encode_one_stage(encoder, stage, Some(writes), true)
     }
 
+    /// [`encode_stage`](Self::encode_stage) into `encoder`; a stage that reads the samples
+    /// resolves their positions first where `resolve_positions` (every stage run alone; in the
+    /// procedural frame's path, its first).
     pub(super) fn encode_one_stage(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         stage: Stage,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+        resolve_positions: bool,
     ) -> Result<(), GpuError> {
         let _zone = crate::zone!("throng.gpu.encode");
         let layered = self.pipelines.layered.as_ref().filter(|_| self.layers.is_some());
@@ -145,18 +150,18 @@ impl GpuCrowd {
             workgroups: grid(frame.dispatch_count(k, chunk), max_per_dimension),
         });
         // Each stage that reads the samples resolves their positions first: run alone, it must
-        // not lean on another stage having run (in the stage path the layers stage does it again
-        // after the transition's, writing the same).
+        // not lean on another stage having run.
         let reads_samples = matches!(stage, Stage::Sample | Stage::Transition | Stage::Layers);
-        self.record(encoder, label, timestamp_writes, reads_samples, [pipeline], dispatches);
+        self.record(encoder, label, timestamp_writes, resolve_positions && reads_samples, [pipeline], dispatches);
         Ok(())
     }
 
     /// Records one compute pass: with `positions`, first the sample-positions stage over the
     /// frame's samples (`shaders/sample_positions.wgsl`: each sample's frame coordinate, which
-    /// the frame's kernels read), timed with the rest; then for each of `pipelines` in order,
-    /// the pipeline with the archetype bound at group 0, then each of `dispatches` in order,
-    /// past those with no workgroups.
+    /// the frame's kernels read), timed with the rest, unless no dispatch has workgroups (a
+    /// frame whose due list is empty); then for each of `pipelines` in order, the pipeline with
+    /// the archetype bound at group 0, then each of `dispatches` in order, past those with no
+    /// workgroups.
     fn record<'a, 'p>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -168,7 +173,8 @@ impl GpuCrowd {
     ) {
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes });
-        if let Some(frame) = self.frame.as_ref().filter(|_| positions) {
+        let any_work = dispatches.clone().any(|d| d.workgroups.0 > 0);
+        if let Some(frame) = self.frame.as_ref().filter(|_| positions && any_work) {
             self.record_sample_positions(&mut pass, frame);
         }
         for pipeline in pipelines {

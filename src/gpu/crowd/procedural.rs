@@ -255,7 +255,8 @@ impl GpuCrowd {
             } else {
                 None
             };
-            self.encode_one_stage(encoder, stage, writes)?;
+            // The first stage resolves the samples' positions, for every stage after it.
+            self.encode_one_stage(encoder, stage, writes, i == 0)?;
         }
         Ok(())
     }

@@ -83,7 +83,8 @@ impl GpuCrowd {
     /// dispatched at all, and their output and memory keep the pose they last showed. Each
     /// chunk dispatches one workgroup per due character, reading the compact list of them
     /// (8 bytes each, uploaded with the frame) where the unlayered frame keeps its sample
-    /// ranges, so the frame's cost follows the due count. [`encode`](Self::encode) and the
+    /// ranges, so the frame's cost follows the due count (but for the sample-positions stage
+    /// before it, which resolves every sample of the frame, a thread each). [`encode`](Self::encode) and the
     /// layered stages ([`Stage::LAYERED`](crate::gpu::Stage::LAYERED)) both honour the list until the next upload.
     ///
     /// # Errors
