@@ -879,6 +879,7 @@ impl Clip {
     /// assert_eq!(clip.frame_at(4.0), (3, 4, 1.0));
     /// ```
     #[must_use]
+    #[inline]
     pub fn frame_coordinate(&self, time_s: f32, looping: bool) -> f32 {
         let t = self.local_time(time_s, looping);
         if self.num_frames == 1 {
@@ -891,6 +892,7 @@ impl Clip {
     /// ([`frame_coordinate`](Self::frame_coordinate)): `(frame, next_frame, alpha)`, the last
     /// pair at factor 1 at the last frame, and `(0, 0, 0.0)` for a clip of one frame.
     #[must_use]
+    #[inline]
     pub fn frame_at(&self, x: f32) -> (usize, usize, f32) {
         if self.num_frames == 1 {
             return (0, 0, 0.0);
