@@ -194,9 +194,7 @@ impl GpuCrowd {
             }
         }
     }
-}
 
-impl GpuCrowd {
     /// The sample-positions stage's dispatches into `pass`: a thread a sample of the frame, a
     /// dispatch a binding's window of them.
     pub(super) fn record_sample_positions(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameResources) {
