@@ -7,15 +7,6 @@
 // else reads. Only the clip and the time are read, so a second run over the same samples
 // writes the same.
 
-// The first `count` samples of the binding are the frame's (`GpuCrowd`'s buffer holds room to
-// grow past them). Kept in sync with `SamplePositions::set_count` in `src/gpu/crowd/buffers.rs`.
-struct PositionsParams {
-    count: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 // Group 0 is the archetype's (`shared/bindings.wgsl`), of which this stage reads the clips.
 @group(0) @binding(1) var<storage, read> clip_data: array<vec4<u32>>;
 // Group 1: one binding's window of the frame's samples.

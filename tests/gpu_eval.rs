@@ -17,8 +17,8 @@ use throng::eval::sample_positions::sample_positions;
 use throng::eval::skinning::skinning;
 use throng::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, BY_DEPTH_JOINT_MASK, BY_DEPTH_LEVEL_END_SHIFT, BY_DEPTH_PARENT_LANE_SHIFT,
-    GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint, GpuSampleRange,
-    GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT, LEVEL_ITEM_JOINT_SHIFT,
+    GPU_NO_PARENT, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuPositionsParams, GpuRigJoint,
+    GpuSampleRange, GpuTransform, LAYOUT_AFFINE3X4, LAYOUT_MAT4, LEVEL_BAND_DEPTHS_SHIFT, LEVEL_ITEM_JOINT_SHIFT,
     LEVEL_ITEM_LENGTH_SHIFT, LEVEL_ITEM_NO_PARENT, LEVEL_ITEM_PARENT_SHIFT, NO_MASK, NO_MEMORY, SPACE_LOCAL,
     SPACE_MESH, STATE_DECAY_SHIFT, STATE_SHOWN_MASK, STATE_SLOT_SHIFT, WORKGROUP_SIZE, level_group_threads,
     level_lanes,
@@ -731,6 +731,18 @@ fn shared_structs_match_wgsl_layouts() {
         "SampleRange",
         size_of::<GpuSampleRange>(),
         &[("start", offset_of!(GpuSampleRange, start)), ("count", offset_of!(GpuSampleRange, count))],
+    );
+    check_struct(
+        &module,
+        &layouter,
+        "PositionsParams",
+        size_of::<GpuPositionsParams>(),
+        &[
+            ("count", offset_of!(GpuPositionsParams, count)),
+            ("pad0", offset_of!(GpuPositionsParams, pad0)),
+            ("pad1", offset_of!(GpuPositionsParams, pad1)),
+            ("pad2", offset_of!(GpuPositionsParams, pad2)),
+        ],
     );
     check_struct(
         &module,

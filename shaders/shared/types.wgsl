@@ -112,6 +112,16 @@ struct ClipSample {
     position: f32,
 }
 
+// The sample-positions stage's uniform (`shaders/sample_positions.wgsl`), one a window of the
+// samples: the first `count` of the window are the frame's (the buffer holds room to grow past
+// them).
+struct PositionsParams {
+    count: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
 // A character's samples: `samples[start .. start + count]`.
 struct SampleRange {
     start: u32,

@@ -467,6 +467,23 @@ pub struct GpuSampleRange {
     pub count: u32,
 }
 
+/// The sample-positions stage's uniform (`shaders/sample_positions.wgsl`), one a window of the
+/// samples, 16 bytes: how many of the window's samples are the frame's.
+///
+/// Keep in sync with `PositionsParams` in `shaders/shared/types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuPositionsParams {
+    /// The frame's samples in the window, a thread each.
+    pub count: u32,
+    /// Padding to a uniform's 16 bytes.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
+}
+
 /// What one dispatch (one chunk of the crowd) needs, 64 bytes.
 ///
 /// Keep in sync with `ChunkParams` in `shaders/shared/types.wgsl`.

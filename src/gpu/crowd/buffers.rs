@@ -4,7 +4,9 @@ use super::{
 };
 use crate::gpu::GpuError;
 use crate::gpu::pipelines::FrameKernel;
-use crate::gpu::types::{GpuChunkParams, GpuSampleRange, LAYOUT_AFFINE3X4, LAYOUT_MAT4, WORKGROUP_SIZE};
+use crate::gpu::types::{
+    GpuChunkParams, GpuPositionsParams, GpuSampleRange, LAYOUT_AFFINE3X4, LAYOUT_MAT4, WORKGROUP_SIZE,
+};
 use crate::program::{ClipSample, OutputLayout};
 
 /// The buffers and bind groups of one crowd size; rebuilt when the character count changes or
@@ -38,7 +40,7 @@ pub(super) struct FrameResources {
 /// in windows of one binding each (one window but past a binding's worth of samples), each with
 /// its group 1 and its count of the frame's samples.
 pub(super) struct SamplePositions {
-    /// Each window's `PositionsParams` (the count, then padding) at `stride`.
+    /// Each window's `GpuPositionsParams` at `stride`.
     params: wgpu::Buffer,
     stride: u64,
     /// Each window's group 1.
@@ -105,7 +107,8 @@ impl SamplePositions {
         self.count = count;
         for w in 0..self.windows.len() as u64 {
             let in_window = self.in_window(w);
-            queue.write_buffer(&self.params, w * self.stride, bytemuck::bytes_of(&[in_window, 0, 0, 0]));
+            let params = GpuPositionsParams { count: in_window, ..GpuPositionsParams::default() };
+            queue.write_buffer(&self.params, w * self.stride, bytemuck::bytes_of(&params));
         }
         self.windows.len() as u64 * PARAMS_WORDS_BYTES
     }
@@ -134,9 +137,9 @@ impl SamplePositions {
     }
 }
 
-/// A sample's bytes, and the sample-positions stage's uniform's (`PositionsParams`: four words).
+/// A sample's bytes, and the sample-positions stage's uniform's.
 const SAMPLE_BYTES: u64 = size_of::<ClipSample>() as u64;
-const PARAMS_WORDS_BYTES: u64 = 16;
+const PARAMS_WORDS_BYTES: u64 = size_of::<GpuPositionsParams>() as u64;
 
 impl FrameResources {
     /// The frame's due characters under animation LOD, `None` when every one is evaluated.
