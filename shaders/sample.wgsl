@@ -24,7 +24,13 @@ struct FramePosition {
 
 fn frame_position(h: ClipHeader, x: f32) -> FramePosition {
     let frame = min(u32(x), h.num_frames - 2u);
-    return FramePosition(frame, min(frame + 1u, h.num_frames - 1u), clamp(x - f32(frame), 0.0, 1.0));
+    return FramePosition(frame, next_frame(h, frame), clamp(x - f32(frame), 0.0, 1.0));
+}
+
+// The frame interpolated towards from `frame`: the one after it, held to the last (a clip of one
+// frame reads it twice).
+fn next_frame(h: ClipHeader, frame: u32) -> u32 {
+    return min(frame + 1u, h.num_frames - 1u);
 }
 
 // Lerp for vectors, shortest-path normalised lerp for rotations, as glam's `Quat::lerp` that

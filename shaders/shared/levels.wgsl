@@ -104,8 +104,7 @@ fn table_sample(e: vec4<u32>, joint: u32, num_joints: u32) -> Transform {
         return sample_frames(clip_transform(e.x + joint * 3u), clip_transform(e.y + joint * 3u), bitcast<f32>(e.z));
     }
     let h = clip_header(e.x);
-    let frame1 = select(e.y + 1u, 0u, h.num_frames == 1u);
-    let frames = clip_joint_frames(h, e.y, frame1, joint, num_joints);
+    let frames = clip_joint_frames(h, e.y, next_frame(h, e.y), joint, num_joints);
     return sample_frames(frames.a, frames.b, bitcast<f32>(e.z));
 }
 
