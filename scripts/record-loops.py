@@ -34,6 +34,9 @@ LOOP_LISTS = [
     ("FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling"),
     ("FRAME_DOUBLING_LOOPS_RADV_NAVI21", "frame_main/64j+doubling"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
+    ("FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j settled layerless"),
+    ("FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j+subgroup settled layerless"),
+    ("FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling settled layerless"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
 # (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').

@@ -19,12 +19,11 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
             store_switch_sources_of(c, j);
         }
     }
+    // The layers in evaluation order. A crowd's kernel has this loop unrolled, a call a layer of
+    // its stack with the layer's setup as constants (`gpu::pipelines::unroll_layers`), so that
+    // the driver folds each layer's blend, space, mask and memory into its own code.
     for (var order = 0u; order < params.num_layers; order++) {
-        let setup = load_setup(order);
-        let program = layer_program(c, setup.layer);
-        if evaluate_layer(c, setup, program, !REPLAY_DISPLAYED_POSES, thread, num_joints) {
-            combine_layer(setup, program.weight, thread, num_joints);
-        }
+        frame_layer(c, load_setup(order), thread, num_joints);
     }
     // The mesh-space override's last barrier (or the transition's) has passed: `pose` is free.
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
@@ -36,4 +35,13 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     }
     workgroupBarrier();
     write_model_skinning(c, thread, num_joints);
+}
+
+// Layer `setup` of chunk character `c` evaluated and combined into `combined_pose`. Every thread
+// must call it (the transition and the mesh-space override hold barriers).
+fn frame_layer(c: u32, setup: LayerSetup, thread: u32, num_joints: u32) {
+    let program = layer_program(c, setup.layer);
+    if evaluate_layer(c, setup, program, !REPLAY_DISPLAYED_POSES, thread, num_joints) {
+        combine_layer(setup, program.weight, thread, num_joints);
+    }
 }

@@ -17,14 +17,16 @@ use std::sync::OnceLock;
 use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, Specialisation, driver_statistics};
 use throng::gpu::work_model::{
-    FRAME_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21,
+    FRAME_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
-    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
-    FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
+    FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
+    FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS,
+    FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
     PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, SAMPLE_POSITIONS_RADV_NAVI21, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass};
@@ -111,10 +113,13 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// and the two barriers around it, "No capture's barriers where nothing captures": 3,744 and
 /// 7,427; and 3.2 % when each sample's frame coordinate was resolved once a frame by a stage
 /// of its own rather than by every joint, "Each sample's position resolved once": 3,623 and
-/// 7,186, the level kernel's 3,171 and 4,784; two-clip 1,392 and 2,785, 1,040 and 1,602.)
+/// 7,186, the level kernel's 3,171 and 4,784; two-clip 1,392 and 2,785, 1,040 and 1,602; and
+/// the fused kernels' layered figures fell 7.3 % when a crowd's kernel unrolled its stack's
+/// layers, each with its setup as constants, "Layers unrolled for the crowd's stack": 3,358
+/// and 6,657.)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 3_730.0, 5_330.0),
-    (FrameKernel::Fused, 32, 7_400.0, 5_330.0),
+    (FrameKernel::Fused, 64, 3_460.0, 5_330.0),
+    (FrameKernel::Fused, 32, 6_860.0, 5_330.0),
     (FrameKernel::Levels, 64, 3_270.0, 5_210.0),
     (FrameKernel::Levels, 32, 4_930.0, 5_210.0),
 ];
@@ -156,6 +161,7 @@ fn driver_report() -> Option<&'static DriverReport> {
         kernels.extend(Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256));
         kernels.extend(Kernel::specialisations_for_rig(64));
         kernels.extend(Kernel::paths_for_rig(64));
+        kernels.extend(Kernel::layerless_for_rig(64));
         driver_statistics(&kernels).map_err(|e| e.to_string())
     });
     match report {
@@ -202,7 +208,9 @@ fn stage_kernel(report: &DriverReport, kind: ShaderModuleKind) -> (&KernelStatis
 fn no_kernel_spills() {
     let Some(report) = driver_report() else { return };
     let per_rig = Kernel::all_for_rig(64).len();
-    let specialisations = Kernel::specialisations_for_rig(64).len() + Kernel::paths_for_rig(64).len();
+    let specialisations = Kernel::specialisations_for_rig(64).len()
+        + Kernel::paths_for_rig(64).len()
+        + Kernel::layerless_for_rig(64).len();
     let passes = Kernel::passes_for_rig(64).len()
         + Kernel::composed_for_rig(64).len()
         + Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256).len();
@@ -243,7 +251,7 @@ const VGPR_BUDGETS: [(&str, f64); 22] = [
     ("frame_levels_main/64j+compact", 64.0),
     ("frame_layers_levels_main/64j", 72.0),
     ("frame_layers_levels_main/64j+compact", 88.0),
-    ("frame_layers_main/64j steady-pass", 56.0),
+    ("frame_layers_main/64j steady-pass", 48.0),
     ("frame_layers_main/64j switching-pass", 64.0),
     ("frame_layers_main/64j+compact steady-pass", 56.0),
     ("frame_layers_main/64j+compact switching-pass", 64.0),
@@ -258,7 +266,7 @@ const VGPR_BUDGETS: [(&str, f64); 22] = [
     ("frame_layers_main/64j+subgroup switching-pass", 64.0),
     // The hierarchy by pointer doubling: the walking kernels' registers.
     ("frame_main/64j+doubling", 40.0),
-    ("frame_layers_main/64j+doubling steady-pass", 56.0),
+    ("frame_layers_main/64j+doubling steady-pass", 48.0),
     ("frame_layers_main/64j+doubling switching-pass", 64.0),
 ];
 
@@ -335,9 +343,10 @@ fn model_costs_are_the_drivers_loop_bodies() {
         );
     }
     // The switching pass runs the production kernel's loops in their nesting, and the same check
-    // before them: its static count is the production kernel's within the check's length (the
-    // driver schedules the two a few instructions apart, the two checks sharing their loads).
-    // That the check is there at all the GPU tests hold: every character runs in one pass.
+    // before them: its static count is the production kernel's within the check's length and an
+    // instruction or two a layer (the driver schedules the two a few instructions apart, the two
+    // checks sharing their loads, and each unrolled layer's code a little otherwise). That the
+    // check is there at all the GPU tests hold: every character runs in one pass.
     let want =
         Kernel { pass: ShapePass::Switching, specialisation: ShapePass::Switching.specialisation(), ..steady_pass };
     let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds the pass kernels");
@@ -345,11 +354,12 @@ fn model_costs_are_the_drivers_loop_bodies() {
     let production: Vec<usize> = FRAME_LAYERS_LOOPS_RADV_NAVI21.1.iter().map(|&(_, depth)| depth).collect();
     assert_eq!(depths, production, "{}: the production kernel's loops", kernel.kernel.name());
     let check = f64::from(KernelCosts::frame_layers_radv_navi21().pass_check);
+    let scheduling = 2.0 * Kernel::MEASURED_STACK.len() as f64;
     let extra =
         statistic(kernel, "Instructions").expect("an instruction count") - f64::from(FRAME_LAYERS_LOOPS_RADV_NAVI21.0);
     assert!(
-        extra.abs() <= check,
-        "{}: {extra} instructions beyond the production kernel's, the check {check}",
+        extra.abs() <= check + scheduling,
+        "{}: {extra} instructions beyond the production kernel's, the check {check} and {scheduling} of scheduling",
         kernel.kernel.name()
     );
     // The level kernels without a band's chain work: their band loops are an idle wave's.
@@ -457,6 +467,44 @@ fn model_costs_are_the_drivers_loop_bodies() {
             want.name()
         );
     }
+    // The layered fused frame built for no layers, each hierarchy: the kernel's own code, which
+    // the model takes out of the unrolled layers'.
+    for (hierarchy, (total, recorded)) in [
+        (
+            Hierarchy::Walks,
+            (FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            Hierarchy::Subgroup,
+            (
+                FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21.1[..],
+            ),
+        ),
+        (
+            Hierarchy::Doubling,
+            (
+                FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21.1[..],
+            ),
+        ),
+    ] {
+        let want = Kernel {
+            specialisation: Settled,
+            hierarchy,
+            stack: &[],
+            ..Kernel::production(ShaderModuleKind::FrameLayers, 64, false)
+        };
+        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
+        let loops: Vec<(usize, usize)> =
+            kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
+        assert_eq!(
+            (statistic(kernel, "Instructions"), loops.as_slice()),
+            (Some(f64::from(total)), recorded),
+            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
+            want.name()
+        );
+    }
     assert_ne!(KernelCosts::layered_subgroup_radv_navi21(), KernelCosts::default());
     assert_ne!(KernelCosts::two_clip_subgroup_radv_navi21(), KernelCosts::default());
     assert_ne!(KernelCosts::layered_doubling_radv_navi21(), KernelCosts::default());
@@ -539,8 +587,8 @@ fn humanoid_64_model(wave: u32) -> (WorkModel, support::Scenario) {
     let scenario = support::scenario_of(DemoCharacter::humanoid_64());
     let model = WorkModel::new(&scenario.rig, wave, 64, 48).expect("a valid wave size");
     // As the default crowd runs its layered frame: the two shape passes, with the kernels the
-    // driver statistics measured, built for this stack's layers with memory.
-    assert_eq!(throng::gpu::memory_layers(&scenario.layers), Kernel::MEASURED_MEMORY_LAYERS);
+    // driver statistics measured, built for this stack.
+    assert_eq!(throng::gpu::layer_stack(&scenario.layers), Kernel::MEASURED_STACK);
     (model.with_specialisation(Specialisation::Production), scenario)
 }
 
@@ -638,7 +686,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 6,553 against 7,186; two-clip 2,532 against 2,785) for the
+/// fewer wave-instructions (layered 5,972 against 6,657; two-clip 2,532 against 2,785) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over. (The layered advantage was 12 % until the
 /// kernels were built without loop bounding, which shortened the walks' steps more than the
@@ -654,7 +702,7 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = layered(&model, &KernelCosts::frame_layers_radv_navi21());
     let composed = layered(&subgroup, &KernelCosts::layered_subgroup_radv_navi21());
-    check_budget("layered (fused+subgroup)", 32, &composed, 6_750.0, 5_330.0);
+    check_budget("layered (fused+subgroup)", 32, &composed, 6_150.0, 5_330.0);
     assert!(composed.wave_instructions < 0.95 * walking.wave_instructions, "{composed:?} against {walking:?}");
     assert_eq!(composed.bytes(), walking.bytes());
     assert_eq!((walking.model_steps, composed.model_steps), (28.0, 15.0));
@@ -687,15 +735,15 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,530 against
-/// 3,623 on wave64, 5,000 against 7,186 on warp32; two-clip 870 against 1,392 and 1,741
+/// mesh-space override, so the model counts fewer wave-instructions (layered 2,213 against
+/// 3,358 on wave64, 4,367 against 6,657 on warp32; two-clip 870 against 1,392 and 1,741
 /// against 2,785) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_610.0, 900.0]), (32, [5_150.0, 1_795.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_280.0, 900.0]), (32, [4_500.0, 1_795.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);

@@ -62,9 +62,7 @@ fn doubling_ancestor(paths: DoublingPaths, k: u32, span: u32) -> Affine {
 fn publish_round(thread: u32, paths: DoublingPaths, rows: array<Affine, JOINTS_PER_THREAD>, span: u32) {
     workgroupBarrier();
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-        if paths.depth[k] >= span {
-            pose[thread + k * WORKGROUP_SIZE] = rows[k];
-        }
+        pose[thread + k * WORKGROUP_SIZE] = rows[k];
     }
     workgroupBarrier();
 }

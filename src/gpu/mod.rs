@@ -41,7 +41,7 @@ pub use context::GpuContext;
 pub use crowd::{EXPAND_WORKGROUP, ExpandParams, GpuCrowd, GpuCrowdOptions, Stage, UPLOAD_HEADER_WORDS};
 pub use pipelines::{
     FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass, Specialisation, blend_space_source,
-    expand_source, memory_layers, procedural_source, shader_source, specialised_source,
+    expand_source, layer_stack, memory_layers, procedural_source, shader_source, specialised_source,
 };
 pub use procedural::GpuProcedural;
 pub use profile::{GpuClockAlignment, GpuFrameTimes, GpuProfiler, GpuZoneTime};

@@ -4,8 +4,11 @@
 use std::borrow::Cow;
 
 use crate::MAX_JOINTS;
-use crate::gpu::types::{WORKGROUP_SIZE, level_group_characters, level_group_threads, level_lanes};
-use crate::program::{LayerProgram, LayerSetup};
+use crate::gpu::types::{
+    BLEND_ADDITIVE, BLEND_OVERRIDE, GpuLayerSetup, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, WORKGROUP_SIZE,
+    level_group_characters, level_group_threads, level_lanes,
+};
+use crate::program::{LayerBlend, LayerProgram, LayerSetup, LayerSpace, evaluation_order};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
@@ -817,7 +820,7 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 /// [`ShaderModuleKind::Procedural`] is `shared/trig.wgsl` and its own file unchanged, whatever
 /// the rig and clips. `MEMORY_LAYERS` stays every layer, which a crowd's kernels replace with
-/// its own ([`memory_layers`]): as written its checks read sixteen programs a character, past
+/// its own ([`memory_layers`]), and the layered frame's loop over the layers, which a crowd's kernel unrolls ([`layer_stack`]): as written its checks read sixteen programs a character, past
 /// the last character's where the module is built with bounds checks, as every throng kernel
 /// is.
 #[must_use]
@@ -866,24 +869,112 @@ pub fn specialised_source(
 /// ```
 #[must_use]
 pub fn memory_layers(layers: &[LayerSetup]) -> u32 {
+    stack_memory_layers(&layer_stack(layers))
+}
+
+/// [`memory_layers`] of a stack as its kernels see it ([`layer_stack`]): the layers whose setup
+/// names a memory slot.
+fn stack_memory_layers(stack: &[GpuLayerSetup]) -> u32 {
     const { assert!(crate::program::MAX_LAYERS <= u32::BITS as usize, "a bit a layer") };
-    layers
+    stack
         .iter()
-        .take(crate::program::MAX_LAYERS)
-        .enumerate()
-        .filter(|(_, l)| l.needs_memory)
-        .fold(0, |mask, (i, _)| mask | 1 << i)
+        .filter(|s| s.memory != NO_MEMORY && (s.layer as usize) < crate::program::MAX_LAYERS)
+        .fold(0, |mask, s| mask | 1 << s.layer)
 }
 
 /// The line of `shaders/transition.wgsl` that [`memory_layers`] rewrites.
 const MEMORY_LAYERS_LINE: &str = "const MEMORY_LAYERS: u32 = 0xffffu;";
 
+/// A crowd's layer stack as its kernels see it: each layer's [`GpuLayerSetup`] in evaluation
+/// order (base, additive layers, override layers), its mask's first weight where the layer
+/// table (`throng.rig_tables`) holds it after the setups, and its memory slot (the layers that
+/// keep memory counted in layer order, as `EvalContext::for_layers` does). The start of the
+/// layer table, and the setups [`unroll_layers`] writes into the layered frame.
+///
+/// ```
+/// use throng::gpu::layer_stack;
+/// use throng::gpu::types::{BLEND_ADDITIVE, NO_MASK, NO_MEMORY};
+/// use throng::program::{LayerBlend, LayerSetup};
+/// let additive = LayerSetup { blend: LayerBlend::Additive, needs_memory: false, ..LayerSetup::default() };
+/// let stack = layer_stack(&[LayerSetup::default(), LayerSetup::default(), additive]);
+/// // Evaluation order: the base, the additive layer, then the override.
+/// assert_eq!(stack.iter().map(|s| s.layer).collect::<Vec<_>>(), [0, 2, 1]);
+/// assert_eq!((stack[1].blend, stack[1].mask_start, stack[1].memory), (BLEND_ADDITIVE, NO_MASK, NO_MEMORY));
+/// assert_eq!(stack[2].memory, 1);
+/// ```
+#[must_use]
+pub fn layer_stack(layers: &[LayerSetup]) -> Vec<GpuLayerSetup> {
+    let masks_start = size_of::<GpuLayerSetup>() / 4 * layers.len();
+    let mut masked = 0;
+    evaluation_order(layers)
+        .into_iter()
+        .map(|l| {
+            let setup = &layers[l];
+            let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask| {
+                // The layer table's entries are few (five words a layer and a weight a masked
+                // joint), far inside u32.
+                let start = (masks_start + masked) as u32;
+                masked += mask.weights().len();
+                start
+            });
+            GpuLayerSetup {
+                // Layer counts are bounded by the programs a crowd can hold, far inside u32.
+                layer: l as u32,
+                blend: match setup.blend {
+                    LayerBlend::Override => BLEND_OVERRIDE,
+                    LayerBlend::Additive => BLEND_ADDITIVE,
+                },
+                space: match setup.space {
+                    LayerSpace::Local => SPACE_LOCAL,
+                    LayerSpace::Mesh => SPACE_MESH,
+                },
+                mask_start,
+                memory: if setup.needs_memory {
+                    layers[..l].iter().filter(|s| s.needs_memory).count() as u32
+                } else {
+                    NO_MEMORY
+                },
+            }
+        })
+        .collect()
+}
+
+/// The layered frame's loop over the layers (`shaders/frame_layers.wgsl`), which
+/// [`unroll_layers`] replaces.
+const LAYER_LOOP: &str = "    for (var order = 0u; order < params.num_layers; order++) {
+        frame_layer(c, load_setup(order), thread, num_joints);
+    }
+";
+
+/// `source` with the layered frame's loop over the layers unrolled for `stack`: a call a layer,
+/// in evaluation order, with its setup written as constants, so that the driver compiles each
+/// layer's code for its blend, space, mask and memory alone (the base's without a combine,
+/// an additive layer's without an override's, a layer without memory without a transition)
+/// rather than one body that asks each of them at run time. A module without the loop (every
+/// module but the layered fused frame) is returned as it is.
+fn unroll_layers(source: String, stack: &[GpuLayerSetup]) -> String {
+    if !source.contains(LAYER_LOOP) {
+        return source;
+    }
+    let calls: String = stack
+        .iter()
+        .map(|s| {
+            format!(
+                "    frame_layer(c, LayerSetup({}u, {}u, {}u, {:#x}u, {:#x}u), thread, num_joints);\n",
+                s.layer, s.blend, s.space, s.mask_start, s.memory
+            )
+        })
+        .collect();
+    source.replacen(LAYER_LOOP, &calls, 1)
+}
+
 /// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]), composing the
-/// hierarchy as `hierarchy` says ([`Hierarchy::apply`]) and checking the layers of
-/// `memory_layers` ([`memory_layers`]; a module without the transition's file has no such
-/// line): the source of every pipeline [`crate::gpu::GpuCrowd`] builds and of every kernel
-/// `gpu::stats` measures, or `None` where the module lacks a gate, the pass line or the walks'
-/// file.
+/// hierarchy as `hierarchy` says ([`Hierarchy::apply`]), built for the layer stack `stack`
+/// ([`layer_stack`]): the layered fused frame's layers unrolled ([`unroll_layers`]), and the
+/// checks reading only the programs of its layers with memory (`MEMORY_LAYERS`; a module
+/// without the transition's file has no such line). The source of every pipeline
+/// [`crate::gpu::GpuCrowd`] builds and of every kernel `gpu::stats` measures, or `None` where the
+/// module lacks a gate, the pass line or the walks' file.
 pub(crate) fn pass_source(
     kind: ShaderModuleKind,
     num_joints: usize,
@@ -891,14 +982,16 @@ pub(crate) fn pass_source(
     specialisation: Specialisation,
     pass: ShapePass,
     hierarchy: Hierarchy,
-    memory_layers: u32,
+    stack: &[GpuLayerSetup],
 ) -> Option<String> {
+    let memory_layers = stack_memory_layers(stack);
     specialised_source(kind, num_joints, compact_clips, specialisation)
         .and_then(|source| pass.apply(source))
         .and_then(|source| hierarchy.apply(source))
         .map(|source| {
             source.replacen(MEMORY_LAYERS_LINE, &format!("const MEMORY_LAYERS: u32 = {memory_layers:#x}u;"), 1)
         })
+        .map(|source| unroll_layers(source, stack))
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -1038,8 +1131,8 @@ pub(crate) struct LayeredPipelines {
 impl Pipelines {
     /// The pipelines for a rig of `num_joints`, the frames `kernel`'s composing the hierarchy as
     /// `hierarchy` says (the caller has checked [`Hierarchy::fits`]); the layered frame's too
-    /// when `layered` (compiled as `specialisation` says, for a stack whose layers with memory
-    /// are `memory_layers`: [`memory_layers`]), the stage path's when `stage_buffers`
+    /// when `layered` (compiled as `specialisation` says, for the layer stack `stack`:
+    /// [`layer_stack`]), the stage path's when `stage_buffers`
     /// (the caller has checked [`storage_buffers_needed`] against the device: a pipeline layout
     /// past the limit is wgpu's validation error).
     #[allow(clippy::too_many_arguments)]
@@ -1052,7 +1145,7 @@ impl Pipelines {
         stage_buffers: bool,
         compact_clips: bool,
         specialisation: Specialisation,
-        memory_layers: u32,
+        stack: &[GpuLayerSetup],
     ) -> Self {
         let layouts = Layouts::new(device);
         let frame_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -1078,7 +1171,7 @@ impl Pipelines {
             // that lost a line must not build as another pass, whose characters would then be
             // evaluated twice. `Hierarchy::fits` has said `Walks` for the level kernels, and
             // the fused frames hold the walks' file.
-            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy, memory_layers).expect(
+            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy, stack).expect(
                 "the layered frame modules hold every gate and the shape pass line, the fused frames the walks",
             );
             let module = kernel_module(device, label, Cow::Owned(source));
@@ -1484,9 +1577,10 @@ mod tests {
         let stack = [LayerSetup::default(), forgetful.clone(), LayerSetup::default(), forgetful];
         assert_eq!(memory_layers(&stack), 0b101);
         let line = "const MEMORY_LAYERS: u32 = 0x5u;";
+        let stack = layer_stack(&stack);
         for kind in ShaderModuleKind::ALL {
             let source =
-                pass_source(kind, 64, false, Specialisation::Production, ShapePass::Every, Hierarchy::Walks, 0b101)
+                pass_source(kind, 64, false, Specialisation::Production, ShapePass::Every, Hierarchy::Walks, &stack)
                     .expect("every module builds as production");
             let holds_transition = shader_source(kind, 64, false).contains(MEMORY_LAYERS_LINE);
             assert_eq!(source.contains(line), holds_transition, "{kind:?}");

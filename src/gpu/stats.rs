@@ -23,6 +23,7 @@ use wgpu::naga;
 
 use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, kernel_runtime_checks, pass_source};
 pub use crate::gpu::pipelines::{Hierarchy, MeasuredPath, ShapePass, Specialisation};
+use crate::gpu::types::GpuLayerSetup;
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
@@ -49,17 +50,18 @@ pub struct Kernel {
     pub pass: ShapePass,
     /// How a fused frame composes the hierarchy ([`Hierarchy`]; walks for every other module).
     pub hierarchy: Hierarchy,
-    /// The layers of the stack the kernel is built for that keep memory
-    /// ([`crate::gpu::memory_layers`]): [`Kernel::MEASURED_MEMORY_LAYERS`] unless changed (not
-    /// part of [`Kernel::name`]: every kernel measured here is built for that stack).
-    pub memory_layers: u32,
+    /// The layer stack the kernel is built for ([`crate::gpu::layer_stack`]: the layered fused
+    /// frame's layers unrolled, the checks reading the programs of its layers with memory):
+    /// [`Kernel::MEASURED_STACK`], or no layers at all ([`Kernel::layerless_for_rig`], whose
+    /// names say `layerless`).
+    pub stack: &'static [GpuLayerSetup],
 }
 
 impl Kernel {
-    /// The stack every kernel here is built for: the benches' layered scenario's three layers
-    /// (base, mesh-space override, additive), each keeping memory, which the work model's
-    /// layered frame evaluates.
-    pub const MEASURED_MEMORY_LAYERS: u32 = 0b111;
+    /// The stack every kernel here is built for but the layerless ones: the benches' layered
+    /// scenario's three layers, which the work model's layered frame evaluates
+    /// ([`crate::gpu::work_model::MEASURED_STACK`]).
+    pub const MEASURED_STACK: &'static [GpuLayerSetup] = crate::gpu::work_model::MEASURED_STACK;
 
     /// Every kernel the evaluator can build for a rig of `num_joints`: each module of
     /// [`ShaderModuleKind::ALL`], with full and with compact clips where the module is
@@ -96,7 +98,7 @@ impl Kernel {
             without: None,
             pass: ShapePass::Every,
             hierarchy: Hierarchy::Walks,
-            memory_layers: Self::MEASURED_MEMORY_LAYERS,
+            stack: Self::MEASURED_STACK,
         }
     }
 
@@ -135,6 +137,32 @@ impl Kernel {
     pub fn composed_for_rig(num_joints: usize) -> Vec<Self> {
         let composed = Hierarchy::ALL.into_iter().filter(|&h| h != Hierarchy::Walks);
         composed.flat_map(|h| Self::hierarchy_for_rig(h, num_joints)).collect()
+    }
+
+    /// The layered fused frame ([`ShaderModuleKind::FrameLayers`]) built for a stack of no layers
+    /// (an empty [`Kernel::stack`]), settled, composing the hierarchy each way
+    /// ([`Hierarchy::ALL`]'s order) for a rig of `num_joints` with full clips: the kernel's own
+    /// code (the checks, local-to-model, the skinning) without the layers it unrolls, which the
+    /// work model takes out of the layered frame's to find the layers' code
+    /// (`work_model::KernelCosts::from_frame_layers_loops`).
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::layerless_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert_eq!(names[0], "frame_layers_main/64j settled layerless");
+    /// assert!(names.contains(&"frame_layers_main/64j+doubling settled layerless".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn layerless_for_rig(num_joints: usize) -> Vec<Self> {
+        Hierarchy::ALL
+            .into_iter()
+            .map(|hierarchy| Self {
+                specialisation: Specialisation::Settled,
+                hierarchy,
+                stack: &[],
+                ..Self::production(ShaderModuleKind::FrameLayers, num_joints, false)
+            })
+            .collect()
     }
 
     /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`
@@ -257,6 +285,7 @@ impl Kernel {
             // The pass names its gates.
             (pass, _) => format!("{name} {}-pass", pass.name()),
         };
+        let name = if self.stack.is_empty() { format!("{name} layerless") } else { name };
         match self.without {
             Some(path) => format!("{name}-{}", path.name()),
             None => name,
@@ -278,7 +307,7 @@ impl Kernel {
             self.specialisation,
             self.pass,
             self.hierarchy,
-            self.memory_layers,
+            self.stack,
         );
         let source = match self.without {
             Some(path) => source.and_then(|s| path.apply(&s)),

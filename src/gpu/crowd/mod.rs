@@ -25,16 +25,15 @@ use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid, subgroups_are_full};
 
 use super::GpuError;
-use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation, memory_layers};
+use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation, layer_stack};
 use super::types::{
-    BLEND_ADDITIVE, BLEND_OVERRIDE, GpuChunkParams, GpuClipHeader, GpuLayerSetup, GpuLayerState, GpuRigJoint,
-    GpuRigTables, GpuSampleRange, GpuTransform, JOINT_STATE_BYTES, LAYER_HEADER_BYTES, NO_MASK, NO_MEMORY, SPACE_LOCAL,
-    SPACE_MESH, clip_data,
+    GpuChunkParams, GpuClipHeader, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange, GpuTransform,
+    JOINT_STATE_BYTES, LAYER_HEADER_BYTES, clip_data,
 };
 use crate::clip::Clip;
 use crate::program::{
-    LayerBlend, LayerProgram, LayerSetup, LayerSpace, Mask, OutputLayout, evaluation_order, num_additive_layers,
-    validate_clips, validate_layer_setups,
+    LayerProgram, LayerSetup, OutputLayout, evaluation_order, num_additive_layers, validate_clips,
+    validate_layer_setups,
 };
 use crate::rig::Rig;
 
@@ -205,41 +204,16 @@ struct Layers {
     num_memory: usize,
 }
 
-/// The layer table: each layer's [`GpuLayerSetup`] in evaluation order, then the masks'
-/// weights as f32 bits, one per joint; the start of `throng.rig_tables`
-/// (`shaders/shared/bindings.wgsl`).
+/// The layer table: each layer's [`GpuLayerSetup`] in evaluation order ([`layer_stack`]), then
+/// the masks' weights as f32 bits, one per joint, in the same order; the start of
+/// `throng.rig_tables` (`shaders/shared/bindings.wgsl`).
 fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
-    let order = evaluation_order(layers);
-    let mut masks: Vec<u32> = Vec::new();
-    let mut setups = Vec::with_capacity(order.len());
-    let masks_start = size_of::<GpuLayerSetup>() / 4 * layers.len();
-    for &l in &order {
-        let setup = &layers[l];
-        // Slots count the layers with memory in layer order, as `EvalContext::for_layers`.
-        let memory =
-            if setup.needs_memory { layers[..l].iter().filter(|s| s.needs_memory).count() as u32 } else { NO_MEMORY };
-        let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask: &Mask| {
-            let start = (masks_start + masks.len()) as u32;
-            masks.extend(mask.weights().iter().map(|w| w.to_bits()));
-            start
-        });
-        setups.push(GpuLayerSetup {
-            // Layer counts are bounded by the programs a crowd can hold, far inside u32.
-            layer: l as u32,
-            blend: match setup.blend {
-                LayerBlend::Override => BLEND_OVERRIDE,
-                LayerBlend::Additive => BLEND_ADDITIVE,
-            },
-            space: match setup.space {
-                LayerSpace::Local => SPACE_LOCAL,
-                LayerSpace::Mesh => SPACE_MESH,
-            },
-            mask_start,
-            memory,
-        });
+    let mut table: Vec<u32> = bytemuck::cast_slice(&layer_stack(layers)).to_vec();
+    for l in evaluation_order(layers) {
+        if let Some(mask) = &layers[l].mask {
+            table.extend(mask.weights().iter().map(|w| w.to_bits()));
+        }
     }
-    let mut table: Vec<u32> = bytemuck::cast_slice(&setups).to_vec();
-    table.extend(masks);
     table
 }
 
@@ -382,7 +356,7 @@ impl GpuCrowd {
             options.stage_buffers,
             compact_clips,
             options.specialisation,
-            layers.map_or(0, memory_layers),
+            &layers.map(layer_stack).unwrap_or_default(),
         );
         let archetype = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("throng.archetype"),
