@@ -889,7 +889,8 @@ const MEMORY_LAYERS_LINE: &str = "const MEMORY_LAYERS: u32 = 0xffffu;";
 /// order (base, additive layers, override layers), its mask's first weight where the layer
 /// table (`throng.rig_tables`) holds it after the setups, and its memory slot (the layers that
 /// keep memory counted in layer order, as `EvalContext::for_layers` does). The start of the
-/// layer table, and the setups [`unroll_layers`] writes into the layered frame.
+/// layer table, and the setups a crowd's layered fused frame is compiled with (its loop over
+/// the layers unrolled, a call a layer with the layer's setup as constants).
 ///
 /// ```
 /// use throng::gpu::layer_stack;

@@ -8,7 +8,7 @@
 //!
 //! | region | a wave enters it | counted |
 //! |---|---|---|
-//! | kernel (with the pose's store and the skinning around local-to-model), layer loop (with sampling's and the combine's own code: one straight-line body, a thread's joint loops unrolled) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
+//! | kernel (with the pose's store and the skinning around local-to-model), a layer's own code (with sampling's and the combine's: straight-line code, a thread's joint loops unrolled; the fused kernel unrolls the crowd's layers too, each compiled for its setup) | once; once per layer (every wave of the workgroup) | `kernel_fixed`, `layer_fixed` |
 //! | sampling a layer | once per wave that holds joints; a blend of one sample's shortcut once more | `sample_fixed` (the two-clip frame's; the layered frames' is in `layer_fixed`), `single_sample`, then `sample_weight` per sample of each blend and `sample_clip` / `step_back_clip` per clip sampled in a blend's loop (and, in the level kernels, `table_miss` per iteration past the sample table) |
 //! | shape passes (a production crowd, [`WorkModel::with_specialisation`]) | the shape pass's check in both passes, once per wave (straight-line code over the layers with memory) | `pass_check` |
 //! | replay before the layers (the level kernels with full clips: in each switching layer's iteration, no check) | the check, once per wave, every frame (with shape passes, only in the switching pass); where a layer with memory switches, the replay's loops once per wave and layer, and per displayed pose a switch reads (one for a frozen fade, two for a capture) an entry and its samples | `replay_check`; `replay_layer`, `replay_entry`, `replay_weight` per sample, `replay_clip` per clip sampled in its loop |
@@ -128,13 +128,14 @@ const CLIP_HEADER_BYTES: f64 = 32.0;
 /// [`KernelCosts::from_frame_loops`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelCosts {
-    /// Code outside every loop, per wave: in the layered fused kernels the steady kernel's,
-    /// without the two checks before the layers (`pass_check`, `replay_check`) and the affine
-    /// store.
+    /// Code outside every loop, per wave: in the layered fused kernel the kernel built for no
+    /// layers' (which has neither of the checks before the layers, `pass_check` and
+    /// `replay_check`), without the affine store.
     pub kernel_fixed: u32,
-    /// The layer loop's own code (setup, program, state, barriers; in the layered kernels
-    /// sampling's outside its loops and the base's copy too, their code one body with it), per
-    /// wave and layer.
+    /// A layer's own code (setup, program, state, barriers; in the layered kernels sampling's
+    /// outside its loops and the base's copy too, their code one body with it), per wave and
+    /// layer: in the fused kernel, which unrolls the crowd's layers, the measured stack's layers'
+    /// share ([`MEASURED_STACK`], [`KernelCosts::from_frame_layers_loops`]).
     pub layer_fixed: u32,
     /// Sampling the frame's pose outside the per-sample loops (the rest pose, the blend's end);
     /// in the layered kernels 0, its code in `layer_fixed`.
@@ -207,9 +208,10 @@ pub struct KernelCosts {
     /// The check for a switching layer (`switches_a_layer`) before the layers, per wave: every
     /// frame in the whole crowd's kernel, in the switching pass with shape passes (0 in the
     /// level kernels with full clips, which replay a layer in its own iteration, on the program
-    /// read there). Straight-line code reading the programs of the layers with memory, which
-    /// the kernel is built knowing (`MEMORY_LAYERS`): what the production kernel leaves outside
-    /// its loops beyond the steady kernel's.
+    /// read there, and in the fused kernel, where it is charged in `switch`: the production
+    /// kernel's code outside its loops beyond the steady kernel's holds both). Straight-line code
+    /// reading the programs of the layers with memory, which the kernel is built knowing
+    /// (`MEMORY_LAYERS`).
     pub replay_check: u32,
     /// A production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`,
     /// `Specialisation::runs_switch_code` of each layer with memory), per wave, in
@@ -249,7 +251,9 @@ pub struct KernelCosts {
     /// code: per wave of an additive layer.
     pub additive: u32,
     /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of the
-    /// layer's code: per wave of such a layer.
+    /// layer's code: per wave of such a layer. 0 in the fused kernel's recorded costs: the
+    /// measured stack ([`MEASURED_STACK`]) has no such layer, so its unrolled kernel has no such
+    /// code to measure.
     pub override_local: u32,
     /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
     /// taken out of the layer's code (in the layered frames and `frame_levels_main`; `frame_main`'s
@@ -292,17 +296,19 @@ pub const SAMPLE_POSITIONS_RADV_NAVI21: u32 = 53;
 
 /// `frame_layers_main`'s loop bodies as `gpu_stats` reports them (instructions, nesting depth),
 /// in program order, and its static instruction count: RADV (Mesa 22.3.6, `RADV_FORCE_FAMILY=
-/// navi21`, wave64), the 64-joint humanoid, full clips, the stack of three layers with memory
-/// (`gpu::stats::Kernel::MEASURED_MEMORY_LAYERS`). First the replay before the layers: the
-/// joint loop holding the layer loop, its entry loop and that entry's weight sum and clip loop
-/// (its check for a switching layer, the layers with memory known when the kernel is built, is
-/// straight-line code before it). Then the layer loop, which holds sampling's two blends
-/// (each a weight sum and a clip loop), the replay entry's store and the mesh-space override's
-/// ancestor walk; then local-to-model's walk. A thread's loops over its joints
-/// (`JOINTS_PER_THREAD`, 1 here) are unrolled, the kernels being built without wgpu's loop
-/// bounding (`pipelines::kernel_module`): their code (the transition's, the decay's, the pose's
-/// store, the mesh-space override's, the combines', the skinning) is straight-line code of the
-/// layer loop or the kernel, which the measured paths and specialisations divide.
+/// navi21`, wave64), the 64-joint humanoid, full clips, built for [`MEASURED_STACK`], whose three
+/// layers the kernel unrolls (`gpu::layer_stack`). First the replay before the layers: the joint
+/// loop holding the layer loop, its entry loop and that entry's weight sum and clip loop (its
+/// check for a switching layer, the layers with memory known when the kernel is built, is
+/// straight-line code before it). Then each layer's in evaluation order (the base, the additive
+/// layer, the mesh-space override): sampling's two blends (each a weight sum and a clip loop),
+/// the replay entry's store and, in the mesh-space override, its ancestor walk; then
+/// local-to-model's walk. A thread's loops over its joints (`JOINTS_PER_THREAD`, 1 here) are
+/// unrolled, the kernels being built without wgpu's loop bounding (`pipelines::kernel_module`):
+/// their code (the transition's, the decay's, the pose's store, the mesh-space override's, the
+/// combines', the skinning) is straight-line code of the layers or the kernel, which the
+/// measured paths, the specialisations and the layerless kernel
+/// ([`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`]) divide.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
     8169,
     [
@@ -333,19 +339,19 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
 
 /// `frame_layers_main`'s steady specialisation (`gpu::stats::Specialisation::Steady`: no switch
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
-/// loops are gone, the layer loop's straight-line code (no snapshot taken, no capture) shorter.
+/// loops are gone, the layers' straight-line code (no snapshot taken, no capture) shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
     (4698, [(15, 0), (102, 0), (20, 0), (15, 0), (104, 0), (20, 0), (15, 0), (102, 0), (20, 0), (62, 0), (63, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
-/// loops, the layer loop without the decay's code.
+/// loops, the layers without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
     (2146, [(15, 0), (102, 0), (20, 0), (15, 0), (104, 0), (20, 0), (15, 0), (102, 0), (20, 0), (62, 0), (63, 0)]);
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
-/// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], with the shape pass's check before the layer loop:
+/// [`FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21`], with the shape pass's check before the layers:
 /// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
 /// in `shaders/transition.wgsl`).
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
@@ -725,7 +731,8 @@ fn count(n: usize) -> u32 {
 }
 
 /// What the static count `total` of a layered frame leaves outside its loops (`loops`: its
-/// top-level ones are the replay's joint loop, the layer loop and local-to-model's loop).
+/// top-level ones are the replay's joint loop, the layer loop or the unrolled layers' loops, and
+/// local-to-model's loop).
 fn layered_outside_loops(total: u32, loops: &[(usize, usize)]) -> Option<u32> {
     let top: usize = loops.iter().filter(|&&(_, depth)| depth == 0).map(|&(body, _)| body).sum();
     total.checked_sub(u32::try_from(top).ok()?)
