@@ -719,7 +719,7 @@ fn overrides_in_mesh(setup: &GpuLayerSetup) -> bool {
 /// instruction or two left out), or 0 where none does; `None` where the stack holds none of them
 /// but the code is there.
 fn shared(total: u32, layers: u32) -> Option<u32> {
-    if layers == 0 { (total == 0).then_some(0) } else { Some(total / layers) }
+    total.checked_div(layers).or((total == 0).then_some(0))
 }
 
 fn loop_structure_matches(loops: &[(usize, usize)], depths: &[usize]) -> bool {
