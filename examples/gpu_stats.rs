@@ -345,7 +345,8 @@ fn main() -> ExitCode {
     // subgroup (`frame_main/64j+subgroup`), then the layered frames' specialisations and path
     // measurements the work model measures regions with (rows such as
     // `frame_layers_levels_main/64j steady` and `… settled-additive`), and the layered fused
-    // frame built for no layers (`… settled layerless`).
+    // frame built for no layers (`… settled layerless`) and for a local-space override's stack
+    // (`… local-override`).
     let mut kernels: Vec<Kernel> = args
         .joints
         .iter()
@@ -354,6 +355,7 @@ fn main() -> ExitCode {
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::specialisations_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::layerless_for_rig(n)));
+    kernels.extend(args.joints.iter().flat_map(|&n| Kernel::local_override_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.
     let mut named = std::collections::HashSet::new();
     kernels.retain(|k| named.insert(k.name()));

@@ -52,6 +52,8 @@ PATH_COUNTS = [
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),
+    ("FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21", "2",
+     ["frame_layers_main/64j settled local-override", "frame_layers_main/64j settled-override_local local-override"]),
 ]
 # Constant, then the row of a kernel without loops whose static count it records.
 COUNTS = [

@@ -21,12 +21,12 @@ use throng::gpu::work_model::{
     FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
     FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
-    FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS,
-    FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
+    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
+    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
+    FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
     PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, SAMPLE_POSITIONS_RADV_NAVI21, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass};
@@ -162,6 +162,7 @@ fn driver_report() -> Option<&'static DriverReport> {
         kernels.extend(Kernel::specialisations_for_rig(64));
         kernels.extend(Kernel::paths_for_rig(64));
         kernels.extend(Kernel::layerless_for_rig(64));
+        kernels.extend(Kernel::local_override_for_rig(64));
         driver_statistics(&kernels).map_err(|e| e.to_string())
     });
     match report {
@@ -210,7 +211,8 @@ fn no_kernel_spills() {
     let per_rig = Kernel::all_for_rig(64).len();
     let specialisations = Kernel::specialisations_for_rig(64).len()
         + Kernel::paths_for_rig(64).len()
-        + Kernel::layerless_for_rig(64).len();
+        + Kernel::layerless_for_rig(64).len()
+        + Kernel::local_override_for_rig(64).len();
     let passes = Kernel::passes_for_rig(64).len()
         + Kernel::composed_for_rig(64).len()
         + Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256).len();
@@ -502,6 +504,16 @@ fn model_costs_are_the_drivers_loop_bodies() {
             (statistic(kernel, "Instructions"), loops.as_slice()),
             (Some(f64::from(total)), recorded),
             "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
+            want.name()
+        );
+    }
+    // The kernel built for a local-space override's stack, with and without its combine.
+    for (want, total) in Kernel::local_override_for_rig(64).into_iter().zip(FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21) {
+        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
+        assert_eq!(
+            statistic(kernel, "Instructions"),
+            Some(f64::from(total)),
+            "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
             want.name()
         );
     }

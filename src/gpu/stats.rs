@@ -23,7 +23,7 @@ use wgpu::naga;
 
 use crate::gpu::pipelines::{FrameKernel, ShaderModuleKind, kernel_runtime_checks, pass_source};
 pub use crate::gpu::pipelines::{Hierarchy, MeasuredPath, ShapePass, Specialisation};
-use crate::gpu::types::GpuLayerSetup;
+use crate::gpu::types::{BLEND_OVERRIDE, GpuLayerSetup, NO_MASK, SPACE_LOCAL};
 
 /// One kernel: a module of `shaders/` for a rig size, with or without compact-clip decoding, as
 /// [`crate::gpu::GpuCrowd`] builds it, or one of its measurement [`Specialisation`]s. A layered
@@ -52,8 +52,9 @@ pub struct Kernel {
     pub hierarchy: Hierarchy,
     /// The layer stack the kernel is built for ([`crate::gpu::layer_stack`]: the layered fused
     /// frame's layers unrolled, the checks reading the programs of its layers with memory):
-    /// [`Kernel::MEASURED_STACK`], or no layers at all ([`Kernel::layerless_for_rig`], whose
-    /// names say `layerless`).
+    /// [`Kernel::MEASURED_STACK`], no layers at all ([`Kernel::layerless_for_rig`], whose names
+    /// say `layerless`) or [`Kernel::LOCAL_OVERRIDE_STACK`] ([`Kernel::local_override_for_rig`],
+    /// `local-override`).
     pub stack: &'static [GpuLayerSetup],
 }
 
@@ -163,6 +164,34 @@ impl Kernel {
                 ..Self::production(ShaderModuleKind::FrameLayers, num_joints, false)
             })
             .collect()
+    }
+
+    /// A stack of the base and a local-space override with memory, the kind of layer
+    /// [`Kernel::MEASURED_STACK`] lacks: [`Kernel::local_override_for_rig`] measures its combine.
+    pub const LOCAL_OVERRIDE_STACK: &'static [GpuLayerSetup] = &[
+        GpuLayerSetup { layer: 0, blend: BLEND_OVERRIDE, space: SPACE_LOCAL, mask_start: NO_MASK, memory: 0 },
+        GpuLayerSetup { layer: 1, blend: BLEND_OVERRIDE, space: SPACE_LOCAL, mask_start: NO_MASK, memory: 1 },
+    ];
+
+    /// The layered fused frame ([`ShaderModuleKind::FrameLayers`]) built for
+    /// [`Kernel::LOCAL_OVERRIDE_STACK`], settled, with and without the local-space override's
+    /// combine ([`MeasuredPath::OverrideLocal`]) for a rig of `num_joints` with full clips: the
+    /// combine's code, which the measured stack's kernel does not hold (its layers are unrolled,
+    /// each compiled for its own blend and space).
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::local_override_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert_eq!(names, ["frame_layers_main/64j settled local-override", "frame_layers_main/64j settled-override_local local-override"]);
+    /// ```
+    #[must_use]
+    pub fn local_override_for_rig(num_joints: usize) -> Vec<Self> {
+        let kernel = Self {
+            specialisation: Specialisation::Settled,
+            stack: Self::LOCAL_OVERRIDE_STACK,
+            ..Self::production(ShaderModuleKind::FrameLayers, num_joints, false)
+        };
+        vec![kernel, Self { without: Some(MeasuredPath::OverrideLocal), ..kernel }]
     }
 
     /// The layered frames' kernels a production crowd dispatches for a rig of `num_joints`
@@ -285,10 +314,17 @@ impl Kernel {
             // The pass names its gates.
             (pass, _) => format!("{name} {}-pass", pass.name()),
         };
-        let name = if self.stack.is_empty() { format!("{name} layerless") } else { name };
-        match self.without {
+        let name = match self.without {
             Some(path) => format!("{name}-{}", path.name()),
             None => name,
+        };
+        // Every kernel is built for the measured stack but these.
+        if self.stack.is_empty() {
+            format!("{name} layerless")
+        } else if self.stack == Self::LOCAL_OVERRIDE_STACK {
+            format!("{name} local-override")
+        } else {
+            name
         }
     }
 

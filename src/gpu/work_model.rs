@@ -251,9 +251,9 @@ pub struct KernelCosts {
     /// code: per wave of an additive layer.
     pub additive: u32,
     /// A local-space override's slerp ([`MeasuredPath::OverrideLocal`]), taken out of the
-    /// layer's code: per wave of such a layer. 0 in the fused kernel's recorded costs: the
-    /// measured stack ([`MEASURED_STACK`]) has no such layer, so its unrolled kernel has no such
-    /// code to measure.
+    /// layer's code: per wave of such a layer. In the fused kernel, which unrolls the layers and
+    /// whose measured stack ([`MEASURED_STACK`]) has no such layer, measured on a kernel built
+    /// for a stack that has one ([`FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21`]).
     pub override_local: u32,
     /// A blend of one sample sampled outside the clip loop ([`MeasuredPath::SingleSample`]),
     /// taken out of the layer's code (in the layered frames and `frame_levels_main`; `frame_main`'s
@@ -369,6 +369,13 @@ pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usiz
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy by pointer doubling
 /// ([`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]): local-to-model's round loop.
 pub const FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (256, [(80, 0)]);
+
+/// `frame_layers_main` built for a stack of the base and a local-space override
+/// (`gpu::stats::Kernel::local_override_for_rig`), settled: its static instruction count, then
+/// with the local-space override's combine off (`… settled local-override`, `…
+/// settled-override_local local-override`), as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`] measures the
+/// other paths: the combine [`MEASURED_STACK`] has no layer to compile.
+pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1337, 1265];
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -571,6 +578,11 @@ pub struct LayeredLoops<'a> {
     /// layers, in evaluation order ([`MEASURED_STACK`]; empty for the level kernels, whose loop
     /// over the layers does not depend on it).
     pub stack: &'a [GpuLayerSetup],
+    /// The fused kernel built for a stack of the base and a local-space override, settled, its
+    /// static count with and without that combine (`gpu::stats::Kernel::local_override_for_rig`):
+    /// the combine a stack without such a layer does not compile, measured on one that has it.
+    /// `None` for the level kernels, whose loop holds every combine.
+    pub local_override: Option<[u32; 2]>,
 }
 
 impl LayeredLoops<'static> {
@@ -590,6 +602,7 @@ impl LayeredLoops<'static> {
             )),
             layerless: Some((FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1)),
             stack: MEASURED_STACK,
+            local_override: Some(FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21),
         }
     }
 
@@ -608,6 +621,7 @@ impl LayeredLoops<'static> {
             steady_pass: None,
             layerless: None,
             stack: &[],
+            local_override: None,
         }
     }
 }
@@ -756,7 +770,9 @@ impl KernelCosts {
     /// difference divided among the stack's layers of that kind (`switch`, `decay`, the
     /// transition and the paths a layer with memory runs among the layers with memory, the
     /// single-sample shortcut among all of them, a combine among the layers that blend so, the
-    /// root's motion in the base). `switch` is the production kernel's outside code less the
+    /// root's motion in the base; a local-space override's combine, where the stack has no
+    /// such layer, from the kernel built for one, [`LayeredLoops::local_override`]). `switch` is
+    /// the production kernel's outside code less the
     /// steady one's, which holds the check for a switching layer before the layers as well
     /// (`replay_check` is 0: a switching layer is charged it); `decay` the steady one's less the
     /// settled one's and the overshoot's decay (measured in the steady kernel). Each measured path
@@ -835,7 +851,10 @@ impl KernelCosts {
             root_motion,
             snapshot_mix: shared(snapshot_mix, memory)?,
             additive: shared(additive, shape.additive)?,
-            override_local: shared(override_local, shape.local_overrides)?,
+            override_local: match (shape.local_overrides, loops.local_override) {
+                (0, Some([with, without])) => with.checked_sub(without)?,
+                _ => shared(override_local, shape.local_overrides)?,
+            },
             single_sample: shared(single_sample, shape.layers)?,
             table_miss,
             affine_output,
@@ -3610,11 +3629,15 @@ mod tests {
         let settled = FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0;
         let measured = |path: MeasuredPath| settled - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(path)];
         assert_eq!(
-            [c.root_motion, c.additive, c.override_local, c.affine_output],
-            [MeasuredPath::RootMotion, MeasuredPath::Additive, MeasuredPath::OverrideLocal, MeasuredPath::AffineOutput]
-                .map(measured)
+            [c.root_motion, c.additive, c.affine_output],
+            [MeasuredPath::RootMotion, MeasuredPath::Additive, MeasuredPath::AffineOutput].map(measured)
         );
-        assert_eq!(c.override_local, 0, "the measured stack has no local-space override");
+        // A local-space override's combine, which the measured stack has no layer to compile,
+        // from the kernel built for a stack that has one.
+        assert_eq!(measured(MeasuredPath::OverrideLocal), 0, "the measured stack has no local-space override");
+        let [with, without] = FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21;
+        assert_eq!(c.override_local, with - without);
+        assert!(c.override_local > 0, "the combine is code of its own");
         within(layers * c.single_sample, measured(MeasuredPath::SingleSample), layers - 1, "the single-sample path");
         assert!(c.affine_output > 0, "the affine store is code of its own");
         assert_eq!(c.table_miss, 0);
