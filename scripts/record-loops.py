@@ -41,14 +41,14 @@ LOOP_LISTS = [
 # Constant, its array's length expression, and the rows of its entries in order
 # (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').
 # Each path's specialisation and name (`MeasuredPath::specialisation`, `MeasuredPath::name`).
-LAYERED_PATHS = ["settled-" + p for p in ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample",
-                                         "table_miss", "mesh_override", "mesh_roots", "store_pose", "transition"]]
-LAYERED_PATHS += ["steady-overshoot", "settled-affine_output"]
+LAYERED_PATHS = [" settled-" + p for p in ["root_motion", "snapshot_mix", "additive", "override_local", "single_sample",
+                                          "table_miss", "mesh_override", "mesh_roots", "store_pose", "transition"]]
+LAYERED_PATHS += [" steady-overshoot", " settled-affine_output", "-replay"]
 PATH_COUNTS = [
     ("FRAME_LAYERS_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
-     ["frame_layers_main/64j " + p for p in LAYERED_PATHS]),
+     ["frame_layers_main/64j" + p for p in LAYERED_PATHS]),
     ("FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21", "MeasuredPath::ALL.len()",
-     ["frame_layers_levels_main/64j " + p for p in LAYERED_PATHS]),
+     ["frame_layers_levels_main/64j" + p for p in LAYERED_PATHS]),
     ("FRAME_LEVELS_WITHOUT_RADV_NAVI21", "FRAME_LEVELS_PATHS.len()",
      ["frame_levels_main/64j-" + p for p in ["single_sample", "table_miss", "affine_output"]]),
     ("FRAME_WITHOUT_RADV_NAVI21", "FRAME_PATHS.len()", ["frame_main/64j-affine_output"]),

@@ -39,6 +39,11 @@ const DECAY_CODE: bool = true;
 // work model charges it only where it runs.
 const ROOT_MOTION_CODE: bool = true;
 const SNAPSHOT_MIX_CODE: bool = true;
+// The fused layered frame's replay before the layers (`frame_layers_main`: the check for a
+// switching layer and, where one switches, the displayed poses replayed into their slots),
+// which only a frame that may switch runs: the work model measures the check as the production
+// kernel's count less its count with this gate off, less the replay's loop.
+const REPLAY_CODE: bool = true;
 const STORE_POSE_CODE: bool = true;
 const TRANSITION_CODE: bool = true;
 const OVERSHOOT_CODE: bool = true;

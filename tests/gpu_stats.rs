@@ -748,7 +748,7 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
 /// mesh-space override, so the model counts fewer wave-instructions (layered 2,213 against
-/// 3,358 on wave64, 4,367 against 6,657 on warp32; two-clip 870 against 1,392 and 1,741
+/// 3,358 on wave64, 4,367 against 6,657 on warp32; two-clip 858 against 1,392 and 1,717
 /// against 2,785) for the same bytes and fifteen barriers more (two a round, less one in the
 /// mesh-space override). Budgets about 3 % over.
 #[test]

@@ -57,9 +57,10 @@ fn doubling_ancestor(paths: DoublingPaths, k: u32, span: u32) -> Affine {
     return pose[rig_tables[paths.path[k] + paths.depth[k] - span]];
 }
 
-// The end of a round: every thread has read, then the rows composed in it (of the joints at least
-// `span` deep) are published, and read by no one before the next round.
-fn publish_round(thread: u32, paths: DoublingPaths, rows: array<Affine, JOINTS_PER_THREAD>, span: u32) {
+// The end of a round: every thread has read, then each thread's rows are published (those
+// composed in it, and the others as they stood: a row past the rig's joints, which no one reads,
+// or one not deep enough for the round, unchanged), and read by no one before the next round.
+fn publish_round(thread: u32, rows: array<Affine, JOINTS_PER_THREAD>) {
     workgroupBarrier();
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         pose[thread + k * WORKGROUP_SIZE] = rows[k];
@@ -80,6 +81,6 @@ fn compose_model_pose(thread: u32, num_joints: u32) {
                 composed[k] = affine_mul(doubling_ancestor(paths, k, span), composed[k]);
             }
         }
-        publish_round(thread, paths, composed, span);
+        publish_round(thread, composed);
     }
 }

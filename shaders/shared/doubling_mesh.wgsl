@@ -31,7 +31,7 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
                 composed[k] = Affine(models.layer_model, models.base_model, vec4<f32>(own.r2.x, anchor, 0.0, 0.0));
             }
         }
-        publish_round(thread, paths, composed, span);
+        publish_round(thread, composed);
     }
     publish_mesh_blends(thread, num_joints);
     workgroupBarrier();

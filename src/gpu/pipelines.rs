@@ -417,7 +417,7 @@ impl Specialisation {
 /// The characters a layered frame kernel evaluates (`SHAPE_PASS` in `shaders/transition.wgsl`).
 /// A production crowd ([`Specialisation::Production`]) dispatches its layered frame twice over
 /// the same characters: [`Steady`](Self::Steady), the [`Specialisation::Steady`] kernel (no switch
-/// frame's code: on RADV navi21 `Fused`'s 56 VGPRs against 64 and `Levels`' 64 against 72, about
+/// frame's code: on RADV navi21 `Fused`'s 48 VGPRs against 64 and `Levels`' 64 against 72, about
 /// half the code) for the characters whose
 /// frame runs no switch code, then [`Switching`](Self::Switching), the production kernel for the
 /// others. Each workgroup reads its characters' programs to tell which
@@ -719,12 +719,17 @@ pub enum MeasuredPath {
     /// or four instructions high. Not in [`MeasuredPath::ALL`]: the level kernels alone have it,
     /// and its measurement is their gated builds' loop bodies, not a count's difference.
     BandChains,
+    /// The fused layered frame's replay before the layers (`frame_layers_main`): the check for
+    /// a switching layer and the replay's loops, which only a kernel with the switch frame's
+    /// code holds (measured in the production kernel, [`MeasuredPath::specialisation`]). The
+    /// level kernels replay within a switching layer's own iteration: their measurement is 0.
+    Replay,
 }
 
 impl MeasuredPath {
     /// Every path measured by its count's difference, in the order of the work model's recorded
     /// measurements ([`MeasuredPath::BandChains`] is read otherwise).
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::RootMotion,
         Self::SnapshotMix,
         Self::Additive,
@@ -737,15 +742,18 @@ impl MeasuredPath {
         Self::Transition,
         Self::Overshoot,
         Self::AffineOutput,
+        Self::Replay,
     ];
 
     /// The specialisation whose static count the path's is taken from: the settled kernel, but
     /// for [`MeasuredPath::Overshoot`], which lies in the decay code the settled kernel leaves
-    /// out, the steady one.
+    /// out, the steady one, and for [`MeasuredPath::Replay`], which lies in the switch frame's
+    /// code, the production one.
     #[must_use]
     pub const fn specialisation(self) -> Specialisation {
         match self {
             Self::Overshoot => Specialisation::Steady,
+            Self::Replay => Specialisation::Production,
             _ => Specialisation::Settled,
         }
     }
@@ -767,6 +775,7 @@ impl MeasuredPath {
             Self::Overshoot => "overshoot",
             Self::AffineOutput => "affine_output",
             Self::BandChains => "band_chains",
+            Self::Replay => "replay",
         }
     }
 
@@ -786,6 +795,7 @@ impl MeasuredPath {
             Self::Overshoot => "const OVERSHOOT_CODE: bool = true;",
             Self::AffineOutput => "const AFFINE_OUTPUT_CODE: bool = true;",
             Self::BandChains => "const BAND_CHAINS_CODE: bool = true;",
+            Self::Replay => "const REPLAY_CODE: bool = true;",
         }
     }
 
@@ -820,9 +830,10 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// rasteriser such as llvmpipe would otherwise run it masked (twice the frame's time there).
 /// [`ShaderModuleKind::Procedural`] is `shared/trig.wgsl` and its own file unchanged, whatever
 /// the rig and clips. `MEMORY_LAYERS` stays every layer, which a crowd's kernels replace with
-/// its own ([`memory_layers`]), and the layered frame's loop over the layers, which a crowd's kernel unrolls ([`layer_stack`]): as written its checks read sixteen programs a character, past
+/// its own ([`memory_layers`]): as written the checks read sixteen programs a character, past
 /// the last character's where the module is built with bounds checks, as every throng kernel
-/// is.
+/// is. The layered fused frame keeps its loop over the layers, which a crowd's kernel unrolls
+/// for its stack ([`layer_stack`]).
 #[must_use]
 pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: bool) -> String {
     if !kind.specialised() {
@@ -947,15 +958,19 @@ const LAYER_LOOP: &str = "    for (var order = 0u; order < params.num_layers; or
     }
 ";
 
-/// `source` with the layered frame's loop over the layers unrolled for `stack`: a call a layer,
-/// in evaluation order, with its setup written as constants, so that the driver compiles each
-/// layer's code for its blend, space, mask and memory alone (the base's without a combine,
-/// an additive layer's without an override's, a layer without memory without a transition)
-/// rather than one body that asks each of them at run time. A module without the loop (every
-/// module but the layered fused frame) is returned as it is.
-fn unroll_layers(source: String, stack: &[GpuLayerSetup]) -> String {
+/// `source` of `kind` with the layered frame's loop over the layers unrolled for `stack`: a call
+/// a layer, in evaluation order, with its setup written as constants, so that the driver
+/// compiles each layer's code for its blend, space, mask and memory alone (the base's without a
+/// combine, an additive layer's without an override's, a layer without memory without a
+/// transition) rather than one body that asks each of them at run time. Every other module is
+/// returned as it is; `None` where the layered fused frame lacks the loop (its text changed),
+/// which would otherwise build a kernel that quietly loops again.
+fn unroll_layers(kind: ShaderModuleKind, source: String, stack: &[GpuLayerSetup]) -> Option<String> {
+    if kind != ShaderModuleKind::FrameLayers {
+        return Some(source);
+    }
     if !source.contains(LAYER_LOOP) {
-        return source;
+        return None;
     }
     let calls: String = stack
         .iter()
@@ -966,7 +981,7 @@ fn unroll_layers(source: String, stack: &[GpuLayerSetup]) -> String {
             )
         })
         .collect();
-    source.replacen(LAYER_LOOP, &calls, 1)
+    Some(source.replacen(LAYER_LOOP, &calls, 1))
 }
 
 /// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]), composing the
@@ -992,7 +1007,7 @@ pub(crate) fn pass_source(
         .map(|source| {
             source.replacen(MEMORY_LAYERS_LINE, &format!("const MEMORY_LAYERS: u32 = {memory_layers:#x}u;"), 1)
         })
-        .map(|source| unroll_layers(source, stack))
+        .and_then(|source| unroll_layers(kind, source, stack))
 }
 
 /// The evaluator's bind group layouts (see `shaders/shared/bindings.wgsl`).
@@ -1588,6 +1603,83 @@ mod tests {
             assert!(!source.contains(MEMORY_LAYERS_LINE), "{kind:?}");
         }
         assert!(shader_source(ShaderModuleKind::FrameLayers, 64, false).contains(MEMORY_LAYERS_LINE));
+    }
+
+    /// A crowd's layered fused frame calls each layer of its stack with its setup as constants,
+    /// in evaluation order, for every kernel a crowd or the statistics build (each
+    /// specialisation, shape pass and hierarchy, full or compact clips), and keeps no loop over
+    /// the layer table; the largest stack a crowd can hold validates unrolled. A module that
+    /// lost the loop's text is refused rather than built looping.
+    #[test]
+    fn crowd_kernels_unroll_their_layer_stack() {
+        use crate::program::{LayerBlend, LayerSpace, MAX_LAYERS, Mask};
+        let additive = LayerSetup { blend: LayerBlend::Additive, needs_memory: false, ..LayerSetup::default() };
+        let mask = Mask::full(64);
+        let mesh = LayerSetup { space: LayerSpace::Mesh, mask: Some(mask), ..LayerSetup::default() };
+        let stacks: [Vec<LayerSetup>; 3] = [
+            vec![LayerSetup::default()],
+            vec![LayerSetup::default(), mesh.clone(), additive.clone()],
+            (0..MAX_LAYERS).map(|l| if l % 2 == 1 { additive.clone() } else { mesh.clone() }).collect(),
+        ];
+        let mut built = 0;
+        for layers in &stacks {
+            let stack = layer_stack(layers);
+            let calls: Vec<String> = stack
+                .iter()
+                .map(|s| {
+                    format!(
+                        "frame_layer(c, LayerSetup({}u, {}u, {}u, {:#x}u, {:#x}u), thread, num_joints);",
+                        s.layer, s.blend, s.space, s.mask_start, s.memory
+                    )
+                })
+                .collect();
+            for (((specialisation, pass), hierarchy), compact_clips) in Specialisation::ALL
+                .into_iter()
+                .flat_map(|s| [ShapePass::Every, ShapePass::Steady, ShapePass::Switching].map(|p| (s, p)))
+                .flat_map(|sp| Hierarchy::ALL.map(|h| (sp, h)))
+                .flat_map(|sph| [(sph, false), (sph, true)])
+            {
+                let kind = ShaderModuleKind::FrameLayers;
+                let Some(source) = pass_source(kind, 64, compact_clips, specialisation, pass, hierarchy, &stack) else {
+                    continue;
+                };
+                built += 1;
+                let main = &source[source.find("fn frame_layers_main").expect("the entry point")..];
+                let main = &main[..main.find("\n}").expect("its end")];
+                assert!(!main.contains("load_setup(order)"), "{} layers: the loop is gone", stack.len());
+                let mut at = 0;
+                for call in &calls {
+                    let found = main[at..].find(call.as_str());
+                    assert!(
+                        found.is_some(),
+                        "{} layers, {specialisation:?} {pass:?} {hierarchy:?}: {call}",
+                        stack.len()
+                    );
+                    at += found.unwrap_or(0) + call.len();
+                }
+            }
+        }
+        // At least each hierarchy's production and pass kernels, with either clips, each stack.
+        assert!(built >= stacks.len() * Hierarchy::ALL.len() * 3 * 2, "{built} kernels built");
+        let largest = layer_stack(&stacks[2]);
+        let source = pass_source(
+            ShaderModuleKind::FrameLayers,
+            64,
+            false,
+            Specialisation::Production,
+            ShapePass::Switching,
+            Hierarchy::Doubling,
+            &largest,
+        )
+        .expect("the production kernel");
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+        let without_loop = shader_source(ShaderModuleKind::FrameLayers, 64, false).replacen(LAYER_LOOP, "", 1);
+        assert_eq!(unroll_layers(ShaderModuleKind::FrameLayers, without_loop, &largest), None);
+        let other = shader_source(ShaderModuleKind::Frame, 64, false);
+        assert_eq!(unroll_layers(ShaderModuleKind::Frame, other.clone(), &largest), Some(other));
     }
 
     #[test]

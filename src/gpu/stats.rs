@@ -54,7 +54,7 @@ pub struct Kernel {
     /// frame's layers unrolled, the checks reading the programs of its layers with memory):
     /// [`Kernel::MEASURED_STACK`], no layers at all ([`Kernel::layerless_for_rig`], whose names
     /// say `layerless`) or [`Kernel::LOCAL_OVERRIDE_STACK`] ([`Kernel::local_override_for_rig`],
-    /// `local-override`).
+    /// `local-override`); any other's name says how many layers it has (`stack-of-2`).
     pub stack: &'static [GpuLayerSetup],
 }
 
@@ -318,13 +318,15 @@ impl Kernel {
             Some(path) => format!("{name}-{}", path.name()),
             None => name,
         };
-        // Every kernel is built for the measured stack but these.
-        if self.stack.is_empty() {
+        // Every kernel here is built for the measured stack but these.
+        if self.stack == Self::MEASURED_STACK {
+            name
+        } else if self.stack.is_empty() {
             format!("{name} layerless")
         } else if self.stack == Self::LOCAL_OVERRIDE_STACK {
             format!("{name} local-override")
         } else {
-            name
+            format!("{name} stack-of-{}", self.stack.len())
         }
     }
 

@@ -64,11 +64,13 @@
 //! compiling the work out, [`MeasuredPath::BandChains`]). A wave's iterations past its longest
 //! chain run the loop's control, which is not counted. The mesh-space override's roots
 //! (band 0) run outside its loop, `mesh_roots` for each wave holding one. The driver reports the
-//! layer loop's straight-line code as one body: the switch frame's code and the decay are measured out of it by the
-//! specialisations, the mesh-space override (`mesh_fixed`, its loop and roots besides) and the
-//! other paths by their gates, and what is left, code every shown layer runs, is `layer_fixed`,
-//! as in the fused kernels ([`KernelCosts::from_frame_layers_levels_loops`]). Bytes are the fused
-//! kernel's: the same memory, read and written once.
+//! layer loop's straight-line code as one body: the switch frame's code and the decay are
+//! measured out of it by the specialisations, the mesh-space override (`mesh_fixed`, its loop and
+//! roots besides) and the other paths by their gates, and what is left, code every shown layer
+//! runs, is `layer_fixed` ([`KernelCosts::from_frame_layers_levels_loops`]; the fused kernel,
+//! which unrolls the layers, divides the same differences among them,
+//! [`KernelCosts::from_frame_layers_loops`]). Bytes are the fused kernel's: the same memory, read
+//! and written once.
 //!
 //! **Straight-line per-joint code.** The kernels are built without wgpu's loop bounding, so the
 //! driver unrolls a thread's loop over its joints (`JOINTS_PER_THREAD`, 1 for the 64-joint rigs
@@ -208,10 +210,9 @@ pub struct KernelCosts {
     /// The check for a switching layer (`switches_a_layer`) before the layers, per wave: every
     /// frame in the whole crowd's kernel, in the switching pass with shape passes (0 in the
     /// level kernels with full clips, which replay a layer in its own iteration, on the program
-    /// read there, and in the fused kernel, where it is charged in `switch`: the production
-    /// kernel's code outside its loops beyond the steady kernel's holds both). Straight-line code
-    /// reading the programs of the layers with memory, which the kernel is built knowing
-    /// (`MEMORY_LAYERS`).
+    /// read there). Straight-line code reading the programs of the layers with memory, which
+    /// the kernel is built knowing (`MEMORY_LAYERS`): the replay's measured path
+    /// ([`MeasuredPath::Replay`]) less the replay's loop.
     pub replay_check: u32,
     /// A production crowd's shape-pass check (`in_shape_pass`: `runs_switch_code`,
     /// `Specialisation::runs_switch_code` of each layer with memory), per wave, in
@@ -383,7 +384,7 @@ pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1337, 1265];
 /// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
 /// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [2085, 1959, 2084, 2146, 1929, 2146, 1781, 2146, 2058, 1642, 2847, 2123];
+    [2085, 1959, 2084, 2146, 1929, 2146, 1781, 2146, 2058, 1642, 2847, 2123, 6921];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
@@ -515,7 +516,7 @@ pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1611, 1587, 1605, 1597, 1611, 1640, 1316, 1634, 1635, 1390, 1909, 1647];
+    [1611, 1587, 1605, 1597, 1611, 1640, 1316, 1634, 1635, 1390, 1909, 1647, 4583];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -640,6 +641,7 @@ impl LayeredLoops<'_> {
         for ((cost, &without), path) in costs.iter_mut().zip(&self.without).zip(MeasuredPath::ALL) {
             let with = match path.specialisation() {
                 Specialisation::Steady => self.steady.0,
+                Specialisation::Production => self.production.0,
                 _ => self.settled.0,
             };
             *cost = with.checked_sub(without)?;
@@ -682,7 +684,7 @@ impl<'a> UnrolledStack<'a> {
             layers: setups.len() as u32,
             memory: number(keeps_memory),
             mesh: number(overrides_in_mesh),
-            additive: number(|s| s.blend == BLEND_ADDITIVE),
+            additive: number(|s| s.layer != 0 && s.blend == BLEND_ADDITIVE),
             local_overrides: number(|s| s.layer != 0 && s.blend == BLEND_OVERRIDE && s.space == SPACE_LOCAL),
         }
     }
@@ -772,11 +774,12 @@ impl KernelCosts {
     /// single-sample shortcut among all of them, a combine among the layers that blend so, the
     /// root's motion in the base; a local-space override's combine, where the stack has no
     /// such layer, from the kernel built for one, [`LayeredLoops::local_override`]). `switch` is
-    /// the production kernel's outside code less the
-    /// steady one's, which holds the check for a switching layer before the layers as well
-    /// (`replay_check` is 0: a switching layer is charged it); `decay` the steady one's less the
-    /// settled one's and the overshoot's decay (measured in the steady kernel). Each measured path
-    /// is the settled kernel's count less its count without the path ([`LayeredLoops::without`]):
+    /// the production kernel's outside code less the steady one's and less the check for a
+    /// switching layer before the layers (`replay_check`: the replay's path,
+    /// [`MeasuredPath::Replay`], less the replay's loop); `decay` the steady one's less the
+    /// settled one's and the overshoot's decay (measured in the steady kernel). Each other
+    /// measured path is the settled kernel's count less its count without the path
+    /// ([`LayeredLoops::without`]):
     /// the mesh-space override's holds its walk, the rest of it is `mesh_fixed`; the transition's
     /// holds the replay entry's store, the snapshot's mix and the pose's store, the rest of it is
     /// `transition`; the table miss's, 0 here, comes out of both clip loops. `layer_fixed` is what
@@ -814,6 +817,7 @@ impl KernelCosts {
             transition_path,
             overshoot,
             affine_output,
+            replay,
         ] = paths;
         // The layers' loops in the settled kernel: the blends' (out of the layers' code), the
         // replay entry's stores and the mesh-space override's walks (in their paths).
@@ -827,6 +831,14 @@ impl KernelCosts {
         let stores = shape.loops(production, true)?.iter().find_map(|l| l.store).unwrap_or(0);
         let walk = shape.loops(production, true)?.iter().find_map(|l| l.mesh).unwrap_or(0);
         let memory = shape.memory;
+        // The replay's loops lead the production kernel's list where a layer keeps memory; its
+        // path holds the check and those loops. The check reads the programs the unrolled layers
+        // read after it, loads the driver shares between them: the path measures no more than
+        // the loop, within the instructions the driver's scheduling moves between the builds
+        // (fewer, on RADV navi21), and the check is charged what the path holds beyond it.
+        let replay_loops = shape.memory > 0;
+        let replay_loop = |i: usize| if replay_loops { n(i) } else { 0 };
+        let replay_check = replay.saturating_sub(replay_loop(0));
         Some(Self {
             kernel_fixed: outside(layerless)?.checked_sub(affine_output)?,
             layer_fixed: shared(layers.checked_sub(in_layers)?, shape.layers)?,
@@ -834,18 +846,18 @@ impl KernelCosts {
             sample_clip: first.clip.checked_sub(table_miss)?,
             step_back_clip: first.step_back_clip?.checked_sub(table_miss)?,
             transition: shared(transition_path.checked_sub(replay_stores + snapshot_mix + store_pose)?, memory)?,
-            switch: shared(production_outside.checked_sub(steady_outside)?, memory)?,
+            switch: shared(production_outside.checked_sub(steady_outside + replay_check)?, memory)?,
             decay: shared(steady_outside.checked_sub(settled_outside + overshoot)?, memory)?,
             overshoot: shared(overshoot, memory)?,
             mesh_fixed: shared(mesh_override.checked_sub(mesh_walks)?, shape.mesh)?,
             mesh_step: walk,
             model_step: count(production.last()?.0),
-            replay_check: 0,
+            replay_check,
             pass_check: outside(steady_pass)?.checked_sub(steady_outside)?,
-            replay_layer: n(0).checked_sub(n(2))?,
-            replay_entry: n(2).checked_sub(n(3) + n(4))?,
-            replay_weight: n(3),
-            replay_clip: n(4),
+            replay_layer: replay_loop(0).checked_sub(replay_loop(2))?,
+            replay_entry: replay_loop(2).checked_sub(replay_loop(3) + replay_loop(4))?,
+            replay_weight: replay_loop(3),
+            replay_clip: replay_loop(4),
             replay_store: stores,
             store_pose: shared(store_pose, memory)?,
             root_motion,
@@ -878,6 +890,7 @@ impl KernelCosts {
             ..,
             overshoot,
             affine_output,
+            _,
         ] = paths;
         Self {
             root_motion,
@@ -992,6 +1005,7 @@ impl KernelCosts {
             transition_path,
             overshoot,
             affine_output,
+            _,
         ] = paths;
         // The table miss lies in the clip loops; the mesh-space override's path holds its band
         // loop and its straight-line code, `mesh_fixed` (with the instruction or two by which
@@ -3612,12 +3626,28 @@ mod tests {
             + additive * c.additive
             + mesh * (c.mesh_fixed + c.mesh_step);
         let replay = c.replay_check + c.replay_layer + c.replay_entry + c.replay_weight + c.replay_clip;
+        // What the regions leave out: each division's remainder (below its divisor), and how far
+        // the other layers' blend loops (weight sums, clip loops, step-back clip loops: five
+        // loops a layer after the replay's five) are from the first layer's, which the regions
+        // count for every layer.
+        let remainders = 2 * (layers - 1) + 6 * (memory - 1);
+        let loops = FRAME_LAYERS_LOOPS_RADV_NAVI21.1;
+        let layer_loops = |l: usize| [0, 1, 2, 3].map(|i| count(loops[5 + 5 * l + i].0));
+        let apart: u32 = (1..layers as usize)
+            .flat_map(|l| layer_loops(l).into_iter().zip(layer_loops(0)))
+            .map(|(a, b)| a.abs_diff(b))
+            .sum();
         within(
             c.kernel_fixed + replay + layer_code + c.affine_output + c.model_step,
             FRAME_LAYERS_LOOPS_RADV_NAVI21.0,
-            12,
+            remainders + apart,
             "the production kernel",
         );
+        // The replay's path: its loop and the check, whose program reads the unrolled layers
+        // share (within the driver's scheduling of the two builds).
+        let replay =
+            FRAME_LAYERS_LOOPS_RADV_NAVI21.0 - FRAME_LAYERS_WITHOUT_RADV_NAVI21[path_index(MeasuredPath::Replay)];
+        within(replay, count(FRAME_LAYERS_LOOPS_RADV_NAVI21.1[0].0), 12, "the replay's path");
         // The kernel's own code is the layerless kernel's.
         assert_eq!(
             c.kernel_fixed + c.affine_output + c.model_step,
