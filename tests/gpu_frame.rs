@@ -634,6 +634,70 @@ fn frame_layers_matches_cpu_with(gpu: &GpuContext, kernel: FrameKernel) {
     assert!(crowd.num_chunks() > 1, "the crowd was chunked");
 }
 
+/// A crowd's kernel unrolls its stack's layers, each compiled for its setup: the largest stack a
+/// crowd can hold ([`throng::program::MAX_LAYERS`]), every kind of layer, with and without
+/// memory, masked and not, matches `FrameJob` over switches in every mode on both kernels.
+#[test]
+fn the_largest_stack_matches_frame_job() {
+    let Some(gpu) = gpu() else { return };
+    let rig = test_rig(40);
+    let clips = test_clips(&rig);
+    let mask = feathered_mask(&rig);
+    let num_layers = throng::program::MAX_LAYERS;
+    let layers: Vec<LayerSetup> = (0..num_layers)
+        .map(|l| match l % 4 {
+            _ if l == 0 => LayerSetup::default(),
+            0 => LayerSetup { space: LayerSpace::Mesh, mask: Some(mask.clone()), ..LayerSetup::default() },
+            1 => LayerSetup { blend: LayerBlend::Additive, needs_memory: l % 8 == 1, ..LayerSetup::default() },
+            2 => LayerSetup { mask: Some(mask.clone()), needs_memory: false, ..LayerSetup::default() },
+            _ => LayerSetup::default(),
+        })
+        .collect();
+    let joints = rig.num_joints();
+    let num_characters = 6;
+    for kernel in FrameKernel::ALL {
+        let options = GpuCrowdOptions { kernel, max_chunk_characters: Some(4), ..Default::default() };
+        let mut crowd = GpuCrowd::with_layers(&gpu.device, &gpu.queue, &rig, &clips, &layers, options).unwrap();
+        let mut context = EvalContext::new(num_characters, num_layers, joints);
+        // A layer without memory only ever cuts.
+        let mut scripts: Vec<Vec<LayerScript>> = (0..num_characters)
+            .map(|c| {
+                (0..num_layers)
+                    .map(|l| {
+                        let mode = if layers[l].needs_memory { MODES[(c + l) % MODES.len()] } else { SwitchMode::Cut };
+                        let clip = |i: usize| ((l + i) % clips.len()) as u32;
+                        LayerScript::new(
+                            vec![vec![(clip(0), 1.0)], vec![(clip(1), 0.6), (clip(2), 0.4)]],
+                            vec![(2 + (c + l) % 5, mode)],
+                            start_time(c),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        for frame in 0..12 {
+            let mut samples = Vec::new();
+            let mut programs = Vec::new();
+            for (c, character) in scripts.iter_mut().enumerate() {
+                for (l, script) in character.iter_mut().enumerate() {
+                    let weight = if l == 0 { 1.0 } else { 0.3 + 0.05 * ((c + l) % 8) as f32 };
+                    programs.push(script.program(frame, DT, weight, &mut samples));
+                }
+            }
+            let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
+            let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
+            assert_frame_close(
+                &format!("{} layered frame, 16 layers", kernel.name()),
+                &expected,
+                &got,
+                joints,
+                frame,
+                |c| format!("programs {:?}", &programs[c * num_layers..(c + 1) * num_layers]),
+            );
+        }
+    }
+}
+
 /// The built-in humanoid's hierarchy, its joints named as `feathered_mask` expects.
 fn named_humanoid() -> Rig {
     let humanoid = throng::demo::DemoCharacter::humanoid().rig;
