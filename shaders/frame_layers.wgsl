@@ -13,7 +13,7 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     if !in_shape_pass(c) {
         return;
     }
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     if REPLAY_CODE && switches_a_layer(c) {
         for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
             store_switch_sources_of(c, j);

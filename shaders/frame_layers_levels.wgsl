@@ -352,7 +352,7 @@ fn frame_layers_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_w
     let lane = t % LANES;
     let first_entry = group_index(wg, groups) * GROUP_CHARACTERS;
     let entry = first_entry + t / LANES;
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     // A workgroup with none of this shape pass's characters leaves at once (every thread alike,
     // before any barrier); the passes dispatch every character.
     slot_in_pass = true;

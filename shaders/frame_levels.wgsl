@@ -9,7 +9,7 @@ fn frame_levels_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
     let lane = t % LANES;
     let slot_base = t - lane;
     let c = group_index(wg, groups) * GROUP_CHARACTERS + t / LANES;
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     let live = c < params.num_characters;
     let owns = live && lane < num_joints;
     var range = SampleRange(params.sample_base, 0u);

@@ -241,7 +241,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
         return;
     }
     let c = workgroup_character(w);
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
         let program = layer_program(c, setup.layer);

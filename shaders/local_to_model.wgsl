@@ -43,7 +43,7 @@ fn local_to_model_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgr
         return;
     }
     let c = workgroup_character(w);
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         pose[j] = affine_from_mat4(transform_to_mat4(load_local(c * num_joints + j)));
     }

@@ -167,7 +167,7 @@ fn sample_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
         return;
     }
     let range = ranges[params.first_character + c];
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         store_local(c * num_joints + j, sample_blend_joint(range, j, num_joints));
     }

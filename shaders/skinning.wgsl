@@ -53,7 +53,7 @@ fn skinning_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let c = workgroup_character(w);
-    let num_joints = params.num_joints;
+    let num_joints = NUM_JOINTS;
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         let index = c * num_joints + j;
         write_skinning(index, skinning_matrix(load_model(index), j));

@@ -133,7 +133,7 @@ struct JointOffset {
 // First vec4 of memory slot `m` (`LayerSetup::memory`) of chunk character `c` in the
 // `layer_memory` window; only layers that keep memory have a slot.
 fn layer_block(c: u32, m: u32) -> u32 {
-    return params.memory_base + (c * params.num_memory_layers + m) * (LAYER_HEADER_VEC4S + params.num_joints * JOINT_STATE_VEC4S);
+    return params.memory_base + (c * params.num_memory_layers + m) * (LAYER_HEADER_VEC4S + NUM_JOINTS * JOINT_STATE_VEC4S);
 }
 
 // One joint of one layer's block.
@@ -147,11 +147,11 @@ fn joint_ref(block: u32, joint: u32) -> JointRef {
 }
 
 fn slot_index(jr: JointRef, slot: u32) -> u32 {
-    return jr.block + LAYER_HEADER_VEC4S + (slot * params.num_joints + jr.joint) * 3u;
+    return jr.block + LAYER_HEADER_VEC4S + (slot * NUM_JOINTS + jr.joint) * 3u;
 }
 
 fn memo_index(jr: JointRef) -> u32 {
-    return jr.block + LAYER_HEADER_VEC4S + 6u * params.num_joints + jr.joint * 3u;
+    return jr.block + LAYER_HEADER_VEC4S + 6u * NUM_JOINTS + jr.joint * 3u;
 }
 
 // The state's first vec4: flags, decay, elapsed time, largest offset, what every frame reads.
@@ -322,7 +322,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
         return rest;
     }
     if !COMPACT_CLIPS && count == 1u {
-        return sample_clip_joint(load_replay_sample(block, entry, 0u), joint, params.num_joints);
+        return sample_clip_joint(load_replay_sample(block, entry, 0u), joint, NUM_JOINTS);
     }
     var acc = Transform(vec3<f32>(0.0), 0.0, vec4<f32>(0.0), vec3<f32>(0.0), 0.0);
     for (var i = 0u; i < count; i++) {
@@ -330,7 +330,7 @@ fn replay_blend_joint(block: u32, entry: u32, count: u32, joint: u32, rest: Tran
         if !weighs(s.weight) {
             continue;
         }
-        acc = blend_add(acc, sample_clip_joint(s, joint, params.num_joints), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
+        acc = blend_add(acc, sample_clip_joint(s, joint, NUM_JOINTS), select(s.weight * sum.scale / sum.total, 1.0, count == 1u));
     }
     if count > 1u {
         acc.rotation = quat_normalize_unit(acc.rotation);
@@ -937,12 +937,12 @@ fn transition_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     }
     let c = workgroup_character(w);
     if switches_a_layer(c) {
-        for (var j = thread; j < params.num_joints; j += WORKGROUP_SIZE) {
+        for (var j = thread; j < NUM_JOINTS; j += WORKGROUP_SIZE) {
             store_switch_sources_of(c, j);
         }
     }
     for (var order = 0u; order < params.num_layers; order++) {
         let setup = load_setup(order);
-        evaluate_layer(c, setup, layer_program(c, setup.layer), true, thread, params.num_joints);
+        evaluate_layer(c, setup, layer_program(c, setup.layer), true, thread, NUM_JOINTS);
     }
 }

@@ -64,7 +64,7 @@ fn sample_entry(index: u32, count: u32, packed: f32) -> vec4<u32> {
     if COMPACT_CLIPS {
         return vec4<u32>(select(SKIP_SAMPLE, s.clip, weighs(s.weight)), p.frame0, bitcast<u32>(p.alpha), bitcast<u32>(w));
     }
-    let frame_vec4s = params.num_joints * 3u;
+    let frame_vec4s = NUM_JOINTS * 3u;
     let first = h.first_vec4 + p.frame0 * frame_vec4s;
     return vec4<u32>(select(SKIP_SAMPLE, first, weighs(s.weight)), h.first_vec4 + p.frame1 * frame_vec4s, bitcast<u32>(p.alpha), bitcast<u32>(w));
 }

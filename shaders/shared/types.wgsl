@@ -17,6 +17,12 @@ const MAX_JOINTS: u32 = 256u;
 // four times as many workgroups fit an SM's shared memory.
 const JOINTS_PER_THREAD: u32 = 4u;
 
+// The rig's joints. `throng::gpu::pipelines::shader_source` rewrites this line for each rig, as
+// it does `JOINTS_PER_THREAD` (a crowd's kernels are built for its rig), so that the driver folds
+// the joint count into each thread's bounds and each character's offsets: a thread of a
+// 64-joint rig never asks whether its joint is past the rig's.
+const NUM_JOINTS: u32 = 256u;
+
 // Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
 const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
@@ -133,7 +139,6 @@ struct ChunkParams {
     // Index of the chunk's first character in the crowd (ranges are indexed by crowd index).
     first_character: u32,
     num_characters: u32,
-    num_joints: u32,
     // The layered frame: layers per character that keep memory (`LayerSetup::memory`).
     num_memory_layers: u32,
     // LAYOUT_MAT4 or LAYOUT_AFFINE3X4.
@@ -161,6 +166,8 @@ struct ChunkParams {
     num_bands: u32,
     // The layered level kernel under a due list: the chunk's due characters.
     num_due: u32,
+    // Padding to 64 bytes.
+    pad: u32,
 }
 
 // One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.

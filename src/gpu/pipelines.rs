@@ -810,6 +810,9 @@ impl MeasuredPath {
 const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
 /// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
 const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
+
+/// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
+const NUM_JOINTS_LINE: &str = "const NUM_JOINTS: u32 = 256u;";
 /// The line of `shaders/shared/levels.wgsl` that [`shader_source`] rewrites for each rig.
 const LANES_LINE: &str = "const LANES: u32 = 64u;";
 
@@ -822,7 +825,8 @@ pub fn joints_per_thread(num_joints: usize) -> u32 {
 /// The WGSL source of `kind` for a rig of `num_joints`. WGSL has no `#include`, so each module
 /// is the shared files followed by its stage files, concatenated in dependency order;
 /// declaration order does not matter to WGSL, but this order keeps naga's error line numbers
-/// readable (shared first). `JOINTS_PER_THREAD` becomes `joints_per_thread(num_joints)`:
+/// readable (shared first). `NUM_JOINTS` becomes `num_joints`, and `JOINTS_PER_THREAD`
+/// `joints_per_thread(num_joints)`:
 /// private arrays sized for the rig stay in registers, where arrays sized for the largest rig
 /// would spill to local memory on most GPUs; the level kernels' `LANES` becomes
 /// [`crate::gpu::types::level_lanes`]`(num_joints)`. Without `compact_clips` the compact clips' decoding
@@ -850,6 +854,7 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
         &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)),
         1,
     );
+    let source = source.replacen(NUM_JOINTS_LINE, &format!("const NUM_JOINTS: u32 = {num_joints}u;"), 1);
     let source = source.replacen(LANES_LINE, &format!("const LANES: u32 = {}u;", level_lanes(num_joints)), 1);
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
@@ -1442,6 +1447,8 @@ mod tests {
                 let compact = format!("const COMPACT_CLIPS: bool = {compact_clips};");
                 assert!(source.contains(&compact), "{kind:?}: {compact} missing");
                 let line = format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints));
+                assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
+                let line = format!("const NUM_JOINTS: u32 = {num_joints}u;");
                 assert!(source.contains(&line), "{kind:?}, {num_joints} joints: {line} missing");
             } else {
                 assert_eq!(source, kind.stage_sources().concat(), "{kind:?}: its own files, the same for every rig");

@@ -494,8 +494,6 @@ pub struct GpuChunkParams {
     pub first_character: u32,
     /// Characters in the chunk, one workgroup each.
     pub num_characters: u32,
-    /// Joints of the rig.
-    pub num_joints: u32,
     /// The layered frame: layers per character that keep memory ([`GpuLayerSetup::memory`]).
     pub num_memory_layers: u32,
     /// [`LAYOUT_MAT4`] or [`LAYOUT_AFFINE3X4`].
@@ -528,6 +526,9 @@ pub struct GpuChunkParams {
     /// The layered level kernel under a due list: the chunk's due characters (its workgroups
     /// cover several characters each, so the count bounds the last one).
     pub num_due: u32,
+    /// Padding to 64 bytes. (The rig's joints are a constant of each crowd's kernels,
+    /// `NUM_JOINTS` in `shaders/shared/types.wgsl`.)
+    pub pad: u32,
 }
 
 /// `LayerSetup::blend` of an override layer.

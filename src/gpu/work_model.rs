@@ -311,27 +311,27 @@ pub const SAMPLE_POSITIONS_RADV_NAVI21: u32 = 53;
 /// measured paths, the specialisations and the layerless kernel
 /// ([`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`]) divide.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8169,
+    8112,
     [
-        (1254, 0),
-        (1246, 1),
-        (1171, 2),
+        (1249, 0),
+        (1241, 1),
+        (1166, 2),
         (16, 3),
-        (102, 3),
+        (100, 3),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (20, 0),
         (15, 0),
         (102, 0),
         (15, 0),
         (90, 0),
         (20, 0),
         (15, 0),
-        (104, 0),
+        (100, 0),
         (15, 0),
-        (92, 0),
-        (20, 0),
-        (15, 0),
-        (102, 0),
-        (15, 0),
-        (89, 0),
+        (87, 0),
         (20, 0),
         (62, 0),
         (63, 0),
@@ -342,13 +342,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
 /// loops are gone, the layers' straight-line code (no snapshot taken, no capture) shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (4698, [(15, 0), (102, 0), (20, 0), (15, 0), (104, 0), (20, 0), (15, 0), (102, 0), (20, 0), (62, 0), (63, 0)]);
+    (4669, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops, the layers without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2146, [(15, 0), (102, 0), (20, 0), (15, 0), (104, 0), (20, 0), (15, 0), (102, 0), (20, 0), (62, 0), (63, 0)]);
+    (2114, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
@@ -356,27 +356,27 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
 /// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
 /// in `shaders/transition.wgsl`).
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (4725, [(15, 0), (102, 0), (20, 0), (15, 0), (104, 0), (20, 0), (15, 0), (102, 0), (20, 0), (62, 0), (63, 0)]);
+    (4696, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
 
 /// `frame_layers_main` built for no layers (`gpu::stats::Kernel::layerless_for_rig`), settled, as
 /// [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: local-to-model's walk, and around it the kernel's own code
 /// (the checks before the layers, the pose's store, the skinning).
-pub const FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (274, [(63, 0)]);
+pub const FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (270, [(63, 0)]);
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy in one subgroup, at 32 lanes
 /// ([`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]): local-to-model's depth loop.
-pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (250, [(101, 0)]);
+pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (248, [(100, 0)]);
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy by pointer doubling
 /// ([`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]): local-to-model's round loop.
-pub const FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (256, [(80, 0)]);
+pub const FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (250, [(80, 0)]);
 
 /// `frame_layers_main` built for a stack of the base and a local-space override
 /// (`gpu::stats::Kernel::local_override_for_rig`), settled: its static instruction count, then
 /// with the local-space override's combine off (`… settled local-override`, `…
 /// settled-override_local local-override`), as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`] measures the
 /// other paths: the combine [`MEASURED_STACK`] has no layer to compile.
-pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1337, 1265];
+pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1316, 1244];
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -384,12 +384,12 @@ pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1337, 1265];
 /// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
 /// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [2085, 1959, 2084, 2146, 1929, 2146, 1781, 2146, 2058, 1642, 2847, 2123, 6921];
+    [2054, 1929, 2054, 2114, 1903, 2114, 1750, 2114, 2032, 1622, 2816, 2092, 6873];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
 /// joint, straight-line code around it).
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (539, [(278, 0), (15, 1), (101, 1), (63, 0)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (532, [(273, 0), (15, 1), (99, 1), (63, 0)]);
 
 /// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
 /// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
@@ -397,63 +397,63 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (539, [(278, 0),
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8135,
+    8077,
     [
-        (1255, 0),
-        (1247, 1),
-        (1171, 2),
+        (1248, 0),
+        (1240, 1),
+        (1166, 2),
         (16, 3),
-        (102, 3),
+        (100, 3),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (20, 0),
         (15, 0),
         (102, 0),
         (15, 0),
         (90, 0),
         (20, 0),
         (15, 0),
-        (104, 0),
+        (100, 0),
         (15, 0),
-        (92, 0),
+        (87, 0),
         (20, 0),
-        (15, 0),
-        (102, 0),
-        (15, 0),
-        (89, 0),
-        (20, 0),
-        (92, 0),
-        (101, 0),
+        (93, 0),
+        (100, 0),
     ],
 );
 
 /// `frame_main` composing the hierarchy in one subgroup, as
 /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop.
-pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (513, [(279, 0), (15, 1), (101, 1), (101, 0)]);
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (510, [(275, 0), (15, 1), (100, 1), (100, 0)]);
 
 /// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
 /// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
 /// round loop where that has its depth loop, local-to-model's round loop where that has its
 /// depth loop.
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8127,
+    8066,
     [
-        (1254, 0),
-        (1246, 1),
-        (1171, 2),
+        (1249, 0),
+        (1241, 1),
+        (1166, 2),
         (16, 3),
-        (102, 3),
+        (100, 3),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (20, 0),
         (15, 0),
         (102, 0),
         (15, 0),
         (90, 0),
         (20, 0),
         (15, 0),
-        (104, 0),
+        (100, 0),
         (15, 0),
-        (92, 0),
-        (20, 0),
-        (15, 0),
-        (102, 0),
-        (15, 0),
-        (89, 0),
+        (87, 0),
         (20, 0),
         (74, 0),
         (79, 0),
@@ -462,7 +462,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) =
 
 /// `frame_main` composing local-to-model by pointer doubling, as
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop.
-pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (521, [(278, 0), (15, 1), (101, 1), (80, 0)]);
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (512, [(273, 0), (15, 1), (99, 1), (80, 0)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -470,7 +470,7 @@ pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
 
 /// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
 /// `gpu_stats` reports them (`frame_main/64j-affine_output`).
-pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [519];
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [514];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
@@ -479,19 +479,19 @@ pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [519];
 /// capture's reduction and the replay entry's store within) and the mesh-space override's band
 /// loop (its chain loop within); then local-to-model's band loop (its chain loop within).
 pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
-    4583,
+    4563,
     [
-        (4274, 0),
-        (1185, 1),
+        (4255, 0),
+        (1181, 1),
         (16, 2),
-        (103, 2),
-        (196, 1),
+        (101, 2),
+        (191, 1),
         (16, 2),
         (16, 2),
-        (52, 2),
-        (127, 1),
-        (118, 1),
-        (257, 1),
+        (51, 2),
+        (126, 1),
+        (117, 1),
+        (256, 1),
         (11, 2),
         (19, 2),
         (103, 1),
@@ -505,18 +505,18 @@ pub const FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 17]) = (
 /// the replay, the step-back blend's weight sum and clip loop and the capture's reduction are
 /// gone, the slots' end is shorter.
 pub const FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2529, [(2219, 0), (170, 1), (16, 2), (53, 2), (125, 1), (208, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (2520, [(2210, 0), (165, 1), (16, 2), (52, 2), (124, 1), (207, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s settled specialisation as
 /// [`FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21`]: the same loops as the steady one, the layer
 /// loop's straight-line body without the decay.
 pub const FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (1671, [(1361, 0), (170, 1), (16, 2), (53, 2), (128, 1), (139, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
+    (1663, [(1353, 0), (165, 1), (16, 2), (52, 2), (127, 1), (138, 1), (19, 2), (101, 1), (70, 2), (105, 0), (70, 1)]);
 
 /// `frame_layers_levels_main`'s static instruction count with each [`MeasuredPath`]'s gate off,
 /// as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`].
 pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [1611, 1587, 1605, 1597, 1611, 1640, 1316, 1634, 1635, 1390, 1909, 1647, 4583];
+    [1603, 1578, 1597, 1589, 1603, 1633, 1308, 1626, 1624, 1384, 1902, 1639, 4563];
 
 /// `frame_layers_levels_main`'s settled specialisation compiled without a band's chain work
 /// ([`MeasuredPath::BandChains`], `… settled-band_chains`): its chain loops gone, the mesh-space
@@ -524,16 +524,16 @@ pub const FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()
 /// a band's chains runs a band, and the stand-in store the measurement keeps in place of the
 /// work (a whole vec4: three or four instructions, which such a wave skips).
 pub const FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 9]) =
-    (1507, [(1279, 0), (170, 1), (16, 2), (53, 2), (128, 1), (139, 1), (19, 2), (19, 1), (23, 0)]);
+    (1499, [(1271, 0), (165, 1), (16, 2), (52, 2), (127, 1), (138, 1), (19, 2), (19, 1), (23, 0)]);
 
 /// `frame_levels_main` compiled without a band's chain work (`frame_levels_main/64j-band_chains`),
 /// as [`FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21`]: its third loop, local-to-model's band
 /// loop, is an idle wave's band.
-pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (520, [(16, 0), (125, 0), (23, 0)]);
+pub const FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (517, [(16, 0), (124, 0), (23, 0)]);
 
 /// `frame_levels_main`'s loop bodies and static instruction count: the weight sum, the clip
 /// loop, local-to-model's band loop and its chain loop.
-pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (597, [(16, 0), (125, 0), (100, 0), (65, 1)]);
+pub const FRAME_LEVELS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (594, [(16, 0), (124, 0), (100, 0), (65, 1)]);
 
 /// The paths `frame_levels_main` holds behind measurement gates: its single-sample shortcut, its
 /// clip loop's table miss and the affine output's store (the layered frames' other paths are not
@@ -543,7 +543,7 @@ pub const FRAME_LEVELS_PATHS: [MeasuredPath; 3] =
 
 /// `frame_levels_main`'s static instruction count with each of [`FRAME_LEVELS_PATHS`]' gates
 /// off, as `gpu_stats` reports them (`frame_levels_main/64j-single_sample` and so on).
-pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [534, 557, 570];
+pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [531, 555, 567];
 
 /// One kernel's static instruction count and loop bodies `(instructions, depth)` in program
 /// order, as `gpu_stats` reports them.

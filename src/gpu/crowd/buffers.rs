@@ -509,7 +509,6 @@ impl GpuCrowd {
             let p = GpuChunkParams {
                 first_character: first as u32,
                 num_characters: count as u32,
-                num_joints: self.num_joints as u32,
                 num_memory_layers: self.num_memory_layers() as u32,
                 output_layout,
                 output_base: out.base_vec4,
@@ -523,6 +522,7 @@ impl GpuCrowd {
                 levels_start: self.levels.0,
                 num_bands: self.levels.1,
                 num_due: 0,
+                pad: 0,
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));
