@@ -752,7 +752,6 @@ fn shared_structs_match_wgsl_layouts() {
         &[
             ("first_character", offset_of!(GpuChunkParams, first_character)),
             ("num_characters", offset_of!(GpuChunkParams, num_characters)),
-            ("num_joints", offset_of!(GpuChunkParams, num_joints)),
             ("num_memory_layers", offset_of!(GpuChunkParams, num_memory_layers)),
             ("output_layout", offset_of!(GpuChunkParams, output_layout)),
             ("output_base", offset_of!(GpuChunkParams, output_base)),
@@ -766,6 +765,7 @@ fn shared_structs_match_wgsl_layouts() {
             ("levels_start", offset_of!(GpuChunkParams, levels_start)),
             ("num_bands", offset_of!(GpuChunkParams, num_bands)),
             ("num_due", offset_of!(GpuChunkParams, num_due)),
+            ("pad", offset_of!(GpuChunkParams, pad)),
         ],
     );
     check_struct(
