@@ -206,6 +206,25 @@ fn stage_kernel(report: &DriverReport, kind: ShaderModuleKind) -> (&KernelStatis
     (kernel, kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect())
 }
 
+/// `want`'s kernel in the report, its static instruction count checked against the recorded
+/// `total` and, where `recorded` names them, its loop bodies against those.
+fn assert_recorded<'a>(
+    report: &'a DriverReport,
+    want: &Kernel,
+    total: u32,
+    recorded: Option<&[(usize, usize)]>,
+) -> &'a KernelStatistics {
+    let kernel = report.kernels.iter().find(|k| k.kernel == *want).expect("the report holds every kernel asked for");
+    let loops: Vec<(usize, usize)> = kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
+    assert_eq!(
+        (statistic(kernel, "Instructions"), recorded.map(|_| loops.as_slice())),
+        (Some(f64::from(total)), recorded),
+        "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
+        want.name()
+    );
+    kernel
+}
+
 #[test]
 fn no_kernel_spills() {
     let Some(report) = driver_report() else { return };
@@ -334,16 +353,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
             (FRAME_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LEVELS_LOOPS_RADV_NAVI21.1[..]),
         ),
     ] {
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        let executable = &kernel.executables[0];
-        let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();
-        let instructions = statistic(kernel, "Instructions");
-        assert_eq!(
-            (instructions, loops.as_slice()),
-            (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
-            kernel.kernel.name()
-        );
+        assert_recorded(report, &want, total, Some(recorded));
     }
     // The switching pass runs the production kernel's loops in their nesting, and the same check
     // before them: its static count is the production kernel's within the check's length and an
@@ -379,15 +389,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         let path = MeasuredPath::BandChains;
         let specialisation = if kind == ShaderModuleKind::FrameLevels { Production } else { path.specialisation() };
         let want = Kernel { specialisation, without: Some(path), ..Kernel::production(kind, 64, false) };
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        let loops: Vec<(usize, usize)> =
-            kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
-        assert_eq!(
-            (statistic(kernel, "Instructions"), loops.as_slice()),
-            (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
-            want.name()
-        );
+        assert_recorded(report, &want, total, Some(recorded));
     }
     // The path measurements: each the path's specialisation with its gate off besides.
     for (kind, recorded) in [
@@ -400,14 +402,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
                 without: Some(path),
                 ..Kernel::production(kind, 64, false)
             };
-            let kernel =
-                report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-            assert_eq!(
-                statistic(kernel, "Instructions"),
-                Some(f64::from(total)),
-                "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
-                want.name()
-            );
+            assert_recorded(report, &want, total, None);
         }
     }
     // The two-clip kernels': the production kernel with each of its paths' gates off.
@@ -418,13 +413,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         .chain(FRAME_PATHS.into_iter().zip(FRAME_WITHOUT_RADV_NAVI21).map(|path| (ShaderModuleKind::Frame, path)));
     for (kind, (path, total)) in two_clip_paths {
         let want = Kernel { without: Some(path), ..Kernel::production(kind, 64, false) };
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        assert_eq!(
-            statistic(kernel, "Instructions"),
-            Some(f64::from(total)),
-            "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
-            want.name()
-        );
+        assert_recorded(report, &want, total, None);
     }
     // The fused frames composing the hierarchy in a subgroup, at 32 lanes.
     for (hierarchy, kind, (total, recorded)) in [
@@ -440,16 +429,8 @@ fn model_costs_are_the_drivers_loop_bodies() {
         ),
     ] {
         let want = Kernel { hierarchy, ..Kernel::production(kind, 64, false) };
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        let executable = &kernel.executables[0];
-        let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();
-        assert_eq!(executable.subgroup_size, 32, "{}: compiled as a crowd runs it", want.name());
-        assert_eq!(
-            (statistic(kernel, "Instructions"), loops.as_slice()),
-            (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
-            want.name()
-        );
+        let kernel = assert_recorded(report, &want, total, Some(recorded));
+        assert_eq!(kernel.executables[0].subgroup_size, 32, "{}: compiled as a crowd runs it", want.name());
     }
     // The fused frames composing their hierarchy by pointer doubling, at the device's own size.
     for (kind, (total, recorded)) in [
@@ -460,15 +441,7 @@ fn model_costs_are_the_drivers_loop_bodies() {
         (ShaderModuleKind::Frame, (FRAME_DOUBLING_LOOPS_RADV_NAVI21.0, &FRAME_DOUBLING_LOOPS_RADV_NAVI21.1[..])),
     ] {
         let want = Kernel { hierarchy: Hierarchy::Doubling, ..Kernel::production(kind, 64, false) };
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        let executable = &kernel.executables[0];
-        let loops: Vec<(usize, usize)> = executable.loops.iter().map(|l| (l.instructions, l.depth)).collect();
-        assert_eq!(
-            (statistic(kernel, "Instructions"), loops.as_slice()),
-            (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
-            want.name()
-        );
+        assert_recorded(report, &want, total, Some(recorded));
     }
     // The layered fused frame built for no layers, each hierarchy: the kernel's own code, which
     // the model takes out of the unrolled layers'.
@@ -498,25 +471,11 @@ fn model_costs_are_the_drivers_loop_bodies() {
             stack: &[],
             ..Kernel::production(ShaderModuleKind::FrameLayers, 64, false)
         };
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        let loops: Vec<(usize, usize)> =
-            kernel.executables[0].loops.iter().map(|l| (l.instructions, l.depth)).collect();
-        assert_eq!(
-            (statistic(kernel, "Instructions"), loops.as_slice()),
-            (Some(f64::from(total)), recorded),
-            "{}: the driver's instruction count and loop bodies moved from the recorded ones (scripts/record-loops.py re-records them)",
-            want.name()
-        );
+        assert_recorded(report, &want, total, Some(recorded));
     }
     // The kernel built for a local-space override's stack, with and without its combine.
     for (want, total) in Kernel::local_override_for_rig(64).into_iter().zip(FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21) {
-        let kernel = report.kernels.iter().find(|k| k.kernel == want).expect("the report holds every kernel asked for");
-        assert_eq!(
-            statistic(kernel, "Instructions"),
-            Some(f64::from(total)),
-            "{}: the driver's instruction count moved from the recorded one (scripts/record-loops.py re-records it)",
-            want.name()
-        );
+        assert_recorded(report, &want, total, None);
     }
     assert_ne!(KernelCosts::layered_subgroup_radv_navi21(), KernelCosts::default());
     assert_ne!(KernelCosts::two_clip_subgroup_radv_navi21(), KernelCosts::default());
