@@ -30,8 +30,8 @@ use super::{CHARACTERS_PER_CHUNK, EvalError, check_output_size, skinning};
 use crate::program::ProgramError;
 use crate::program::{
     DueRows, LayerBlend, LayerSetup, LayerSpace, Mask, OutputLayout, ProceduralRig, ProceduralTargets,
-    evaluation_order_iter, num_additive_layers, swap_remove_row, validate_clips, validate_dt, validate_due,
-    validate_layer_programs, validate_layer_setups, validate_memoryless_programs,
+    evaluation_order_iter, memory_slots, num_additive_layers, swap_remove_row, validate_clips, validate_dt,
+    validate_due, validate_layer_programs, validate_layer_setups, validate_memoryless_programs,
 };
 
 /// Per-character, per-layer memory carried between frames, in flat arrays indexed by
@@ -63,7 +63,7 @@ impl EvalContext {
     /// [`for_layers`](Self::for_layers) keeps none for layers that need none.
     #[must_use]
     pub fn new(num_characters: usize, num_layers: usize, num_joints: usize) -> Self {
-        Self::with_slots(num_characters, vec![true; num_layers], num_joints)
+        Self::with_slots(num_characters, (0..num_layers).map(Some).collect(), num_joints)
     }
 
     /// Memory for `num_characters` characters of an archetype with `layers`, only for the layers
@@ -71,21 +71,12 @@ impl EvalContext {
     /// layers have no transitions, that is one layer of three.
     #[must_use]
     pub fn for_layers(num_characters: usize, layers: &[LayerSetup], num_joints: usize) -> Self {
-        Self::with_slots(num_characters, layers.iter().map(|l| l.needs_memory).collect(), num_joints)
+        Self::with_slots(num_characters, memory_slots(layers).collect(), num_joints)
     }
 
-    fn with_slots(num_characters: usize, with_memory: Vec<bool>, num_joints: usize) -> Self {
-        let mut next = 0;
-        let slots = with_memory
-            .into_iter()
-            .map(|m| {
-                m.then(|| {
-                    next += 1;
-                    next - 1
-                })
-            })
-            .collect();
-        let mut context = Self { num_joints, slots, num_memory_layers: next, ..Self::default() };
+    fn with_slots(num_characters: usize, slots: Vec<Option<usize>>, num_joints: usize) -> Self {
+        let num_memory_layers = slots.iter().flatten().count();
+        let mut context = Self { num_joints, slots, num_memory_layers, ..Self::default() };
         context.resize(num_characters);
         context
     }

@@ -8,7 +8,7 @@ use crate::gpu::types::{
     BLEND_ADDITIVE, BLEND_OVERRIDE, GpuLayerSetup, NO_MASK, NO_MEMORY, SPACE_LOCAL, SPACE_MESH, WORKGROUP_SIZE,
     level_group_characters, level_group_threads, level_lanes,
 };
-use crate::program::{LayerBlend, LayerProgram, LayerSetup, LayerSpace, evaluation_order};
+use crate::program::{LayerBlend, LayerProgram, LayerSetup, LayerSpace, evaluation_order, memory_slots};
 
 /// `shaders/shared/*.wgsl`, in the order they must appear (types before the maths and bindings
 /// that use them).
@@ -921,17 +921,34 @@ const MEMORY_LAYERS_LINE: &str = "const MEMORY_LAYERS: u32 = 0xffffu;";
 /// ```
 #[must_use]
 pub fn layer_stack(layers: &[LayerSetup]) -> Vec<GpuLayerSetup> {
+    stack_and_masks(layers).0
+}
+
+/// The layer table, the start of `throng.rig_tables` (`shaders/shared/bindings.wgsl`): the
+/// stack's setups ([`layer_stack`]), then the masks' weights as f32 bits, one per joint, in
+/// evaluation order, where the setups' `mask_start` say.
+pub(crate) fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
+    let (setups, masks) = stack_and_masks(layers);
+    let mut table: Vec<u32> = bytemuck::cast_slice(&setups).to_vec();
+    table.extend(masks);
+    table
+}
+
+/// [`layer_stack`]'s setups and the masks' weights that follow them in the layer table, laid out
+/// in one walk of the evaluation order.
+fn stack_and_masks(layers: &[LayerSetup]) -> (Vec<GpuLayerSetup>, Vec<u32>) {
+    let slots: Vec<Option<usize>> = memory_slots(layers).collect();
     let masks_start = size_of::<GpuLayerSetup>() / 4 * layers.len();
-    let mut masked = 0;
-    evaluation_order(layers)
+    let mut masks = Vec::new();
+    let setups = evaluation_order(layers)
         .into_iter()
         .map(|l| {
             let setup = &layers[l];
             let mask_start = setup.mask.as_ref().map_or(NO_MASK, |mask| {
                 // The layer table's entries are few (five words a layer and a weight a masked
                 // joint), far inside u32.
-                let start = (masks_start + masked) as u32;
-                masked += mask.weights().len();
+                let start = (masks_start + masks.len()) as u32;
+                masks.extend(mask.weights().iter().map(|w| w.to_bits()));
                 start
             });
             GpuLayerSetup {
@@ -946,14 +963,11 @@ pub fn layer_stack(layers: &[LayerSetup]) -> Vec<GpuLayerSetup> {
                     LayerSpace::Mesh => SPACE_MESH,
                 },
                 mask_start,
-                memory: if setup.needs_memory {
-                    layers[..l].iter().filter(|s| s.needs_memory).count() as u32
-                } else {
-                    NO_MEMORY
-                },
+                memory: slots[l].map_or(NO_MEMORY, |slot| slot as u32),
             }
         })
-        .collect()
+        .collect();
+    (setups, masks)
 }
 
 /// The layered frame's loop over the layers (`shaders/frame_layers.wgsl`), which

@@ -128,6 +128,28 @@ pub fn num_additive_layers(layers: &[LayerSetup]) -> usize {
     layers.iter().skip(1).filter(|l| l.blend == LayerBlend::Additive).count()
 }
 
+/// Each layer's slot in a character's memory: the layers that keep memory
+/// ([`LayerSetup::needs_memory`]) numbered in layer order, `None` for a layer that keeps none.
+/// The one numbering the CPU evaluator's memory
+/// ([`EvalContext::for_layers`](crate::eval::frame_layers::EvalContext::for_layers)) and the GPU's
+/// layer table (`gpu::layer_stack`) both lay a character's memory out by.
+///
+/// ```
+/// use throng::program::{LayerSetup, memory_slots};
+///
+/// let forgetful = LayerSetup { needs_memory: false, ..LayerSetup::default() };
+/// let layers = [LayerSetup::default(), forgetful, LayerSetup::default()];
+/// assert_eq!(memory_slots(&layers).collect::<Vec<_>>(), [Some(0), None, Some(1)]);
+/// ```
+pub fn memory_slots(layers: &[LayerSetup]) -> impl Iterator<Item = Option<usize>> + '_ {
+    layers.iter().scan(0, |next, layer| {
+        Some(layer.needs_memory.then(|| {
+            *next += 1;
+            *next - 1
+        }))
+    })
+}
+
 /// The order layers are evaluated in: the base (layer 0), then additive layers, then override
 /// layers, each group in index order.
 #[must_use]

@@ -24,7 +24,7 @@ mod record;
 
 pub use layer_setup::{
     LayerBlend, LayerSetup, LayerSpace, MAX_LAYERS, Mask, MaskEntry, MaskError, evaluation_order,
-    evaluation_order_iter, num_additive_layers, validate_layer_setups, validate_memoryless_programs,
+    evaluation_order_iter, memory_slots, num_additive_layers, validate_layer_setups, validate_memoryless_programs,
     validate_memoryless_records,
 };
 pub use procedural::{

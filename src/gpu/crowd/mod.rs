@@ -25,15 +25,14 @@ use buffers::{FrameResources, Runs, Window, chunk_group, sample_span};
 use limits::{check_limits, chunk_characters, grid, subgroups_are_full};
 
 use super::GpuError;
-use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation, layer_stack};
+use super::pipelines::{FrameKernel, Hierarchy, Pipelines, Specialisation, layer_stack, layer_table};
 use super::types::{
     GpuChunkParams, GpuClipHeader, GpuLayerState, GpuRigJoint, GpuRigTables, GpuSampleRange, GpuTransform,
     JOINT_STATE_BYTES, LAYER_HEADER_BYTES, clip_data,
 };
 use crate::clip::Clip;
 use crate::program::{
-    LayerProgram, LayerSetup, OutputLayout, evaluation_order, num_additive_layers, validate_clips,
-    validate_layer_setups,
+    LayerProgram, LayerSetup, OutputLayout, num_additive_layers, validate_clips, validate_layer_setups,
 };
 use crate::rig::Rig;
 
@@ -202,19 +201,6 @@ struct Layers {
     setups: Vec<LayerSetup>,
     /// Layers that keep memory per character ([`LayerSetup::needs_memory`]).
     num_memory: usize,
-}
-
-/// The layer table: each layer's [`GpuLayerSetup`] in evaluation order ([`layer_stack`]), then
-/// the masks' weights as f32 bits, one per joint, in the same order; the start of
-/// `throng.rig_tables` (`shaders/shared/bindings.wgsl`).
-fn layer_table(layers: &[LayerSetup]) -> Vec<u32> {
-    let mut table: Vec<u32> = bytemuck::cast_slice(&layer_stack(layers)).to_vec();
-    for l in evaluation_order(layers) {
-        if let Some(mask) = &layers[l].mask {
-            table.extend(mask.weights().iter().map(|w| w.to_bits()));
-        }
-    }
-    table
 }
 
 impl std::fmt::Debug for GpuCrowd {
