@@ -991,16 +991,16 @@ fn unroll_layers(kind: ShaderModuleKind, source: String, stack: &[GpuLayerSetup]
     if !source.contains(LAYER_LOOP) {
         return None;
     }
-    let calls: String = stack
-        .iter()
-        .map(|s| {
-            format!(
-                "    frame_layer(c, LayerSetup({}u, {}u, {}u, {:#x}u, {:#x}u), thread, num_joints);\n",
-                s.layer, s.blend, s.space, s.mask_start, s.memory
-            )
-        })
-        .collect();
+    let calls: String = stack.iter().map(|s| format!("    {}\n", layer_call(s))).collect();
     Some(source.replacen(LAYER_LOOP, &calls, 1))
+}
+
+/// The unrolled call of one layer of the stack, its setup written as constants.
+fn layer_call(s: &GpuLayerSetup) -> String {
+    format!(
+        "frame_layer(c, LayerSetup({}u, {}u, {}u, {:#x}u, {:#x}u), thread, num_joints);",
+        s.layer, s.blend, s.space, s.mask_start, s.memory
+    )
 }
 
 /// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]), composing the
@@ -1645,15 +1645,7 @@ mod tests {
         let mut built = 0;
         for layers in &stacks {
             let stack = layer_stack(layers);
-            let calls: Vec<String> = stack
-                .iter()
-                .map(|s| {
-                    format!(
-                        "frame_layer(c, LayerSetup({}u, {}u, {}u, {:#x}u, {:#x}u), thread, num_joints);",
-                        s.layer, s.blend, s.space, s.mask_start, s.memory
-                    )
-                })
-                .collect();
+            let calls: Vec<String> = stack.iter().map(layer_call).collect();
             for (((specialisation, pass), hierarchy), compact_clips) in Specialisation::ALL
                 .into_iter()
                 .flat_map(|s| [ShapePass::Every, ShapePass::Steady, ShapePass::Switching].map(|p| (s, p)))

@@ -827,9 +827,10 @@ impl KernelCosts {
         let blends: u32 = settled_loops.iter().map(|l| l.weight + l.clip).sum();
         let layers = loops.settled.0.checked_sub(blends + layerless.0)?;
         let in_layers = root_motion + single_sample + additive + override_local + mesh_override + transition_path;
-        let first = *shape.loops(production, true)?.first()?;
-        let stores = shape.loops(production, true)?.iter().find_map(|l| l.store).unwrap_or(0);
-        let walk = shape.loops(production, true)?.iter().find_map(|l| l.mesh).unwrap_or(0);
+        let production_loops = shape.loops(production, true)?;
+        let first = *production_loops.first()?;
+        let stores = production_loops.iter().find_map(|l| l.store).unwrap_or(0);
+        let walk = production_loops.iter().find_map(|l| l.mesh).unwrap_or(0);
         let memory = shape.memory;
         // The replay's loops lead the production kernel's list where a layer keeps memory; its
         // path holds the check and those loops. The check reads the programs the unrolled layers
