@@ -561,11 +561,23 @@ fn scripted_frame_after(
     frame: usize,
     dt_s: f32,
 ) -> (Vec<ClipSample>, Vec<LayerProgram>) {
+    scripted_frame_weighted(scripts, frame, dt_s, |c, l| layer_weights(c, frame)[l])
+}
+
+/// Frame `frame` of every character's layer scripts, however many layers each has, layer `l` of
+/// character `c` weighted by `weight(c, l)`: the samples and the programs (character by
+/// character, layer by layer).
+fn scripted_frame_weighted<S: AsMut<[LayerScript]>>(
+    scripts: &mut [S],
+    frame: usize,
+    dt_s: f32,
+    weight: impl Fn(usize, usize) -> f32,
+) -> (Vec<ClipSample>, Vec<LayerProgram>) {
     let mut samples = Vec::new();
     let mut programs = Vec::new();
     for (c, layer_scripts) in scripts.iter_mut().enumerate() {
-        for (script, weight) in layer_scripts.iter_mut().zip(layer_weights(c, frame)) {
-            programs.push(script.program(frame, dt_s, weight, &mut samples));
+        for (l, script) in layer_scripts.as_mut().iter_mut().enumerate() {
+            programs.push(script.program(frame, dt_s, weight(c, l), &mut samples));
         }
     }
     (samples, programs)
@@ -676,14 +688,9 @@ fn the_largest_stack_matches_frame_job() {
             })
             .collect();
         for frame in 0..12 {
-            let mut samples = Vec::new();
-            let mut programs = Vec::new();
-            for (c, character) in scripts.iter_mut().enumerate() {
-                for (l, script) in character.iter_mut().enumerate() {
-                    let weight = if l == 0 { 1.0 } else { 0.3 + 0.05 * ((c + l) % 8) as f32 };
-                    programs.push(script.program(frame, DT, weight, &mut samples));
-                }
-            }
+            let (samples, programs) = scripted_frame_weighted(&mut scripts, frame, DT, |c, l| {
+                if l == 0 { 1.0 } else { 0.3 + 0.05 * ((c + l) % 8) as f32 }
+            });
             let expected = cpu_frame((&rig, &clips, &layers), &samples, &programs, DT, &mut context).unwrap();
             let got = layered_frame(&gpu, &mut crowd, &samples, &programs, DT);
             assert_frame_close(
