@@ -356,6 +356,7 @@ fn main() -> ExitCode {
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::paths_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::layerless_for_rig(n)));
     kernels.extend(args.joints.iter().flat_map(|&n| Kernel::local_override_for_rig(n)));
+    kernels.extend(args.joints.iter().flat_map(|&n| Kernel::roundless_for_rig(n)));
     // The procedural stage's kernel is the same for every rig: once.
     let mut named = std::collections::HashSet::new();
     kernels.retain(|k| named.insert(k.name()));

@@ -33,10 +33,11 @@ LOOP_LISTS = [
     ("FRAME_SUBGROUP_LOOPS_RADV_NAVI21", "frame_main/64j+subgroup"),
     ("FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling"),
     ("FRAME_DOUBLING_LOOPS_RADV_NAVI21", "frame_main/64j+doubling"),
+    ("FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling 0-rounds"),
+    ("FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21", "frame_main/64j+doubling 0-rounds"),
     ("FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21", "frame_levels_main/64j-band_chains"),
     ("FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j settled layerless"),
     ("FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j+subgroup settled layerless"),
-    ("FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21", "frame_layers_main/64j+doubling settled layerless"),
 ]
 # Constant, its array's length expression, and the rows of its entries in order
 # (`MeasuredPath::ALL`'s, `FRAME_LEVELS_PATHS`').
@@ -58,6 +59,8 @@ PATH_COUNTS = [
 # Constant, then the row of a kernel without loops whose static count it records.
 COUNTS = [
     ("SAMPLE_POSITIONS_RADV_NAVI21", "sample_positions_main"),
+    ("FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21", "frame_layers_main/64j+doubling settled layerless"),
+    ("FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21", "frame_layers_main/64j+doubling settled layerless 0-rounds"),
 ]
 
 

@@ -10,6 +10,7 @@ fn frame_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     let c = wg.x;
     let range = ranges[params.first_character + c];
     let num_joints = NUM_JOINTS;
+    prepare_pose_rows(thread);
     for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
         pose[j] = affine_from_mat4(transform_to_mat4(sample_blend_joint(range, j, num_joints)));
     }

@@ -14,6 +14,7 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
         return;
     }
     let num_joints = NUM_JOINTS;
+    prepare_pose_rows(thread);
     if REPLAY_CODE && switches_a_layer(c) {
         for (var j = thread; j < num_joints; j += WORKGROUP_SIZE) {
             store_switch_sources_of(c, j);

@@ -5,7 +5,7 @@
 // waiting for another's joints.
 
 // The character's local matrices in workgroup memory, shared by the threads that compose them.
-var<workgroup> pose: array<Affine, POSE_JOINTS>;
+var<workgroup> pose: array<Affine, POSE_ROWS>;
 
 // Joint `j`'s model matrix from the local matrices in `pose` (all written, barrier passed):
 // `((root × …) × parent) × local`.

@@ -765,7 +765,7 @@ fn shared_structs_match_wgsl_layouts() {
             ("levels_start", offset_of!(GpuChunkParams, levels_start)),
             ("num_bands", offset_of!(GpuChunkParams, num_bands)),
             ("num_due", offset_of!(GpuChunkParams, num_due)),
-            ("pad", offset_of!(GpuChunkParams, pad)),
+            ("doubling_start", offset_of!(GpuChunkParams, doubling_start)),
         ],
     );
     check_struct(

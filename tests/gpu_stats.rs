@@ -17,16 +17,18 @@ use std::sync::OnceLock;
 use throng::demo::DemoCharacter;
 use throng::gpu::stats::{DriverReport, Kernel, KernelStatistics, Specialisation, driver_statistics};
 use throng::gpu::work_model::{
-    FRAME_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21,
-    FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21,
-    FRAME_LEVELS_LOOPS_RADV_NAVI21, FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21,
-    FRAME_PATHS, FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
+    FRAME_DOUBLING_LOOPS_RADV_NAVI21, FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21,
+    FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21, FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
+    FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21, FRAME_LAYERS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21, FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21, FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21,
+    FRAME_LAYERS_WITHOUT_RADV_NAVI21, FRAME_LEVELS_IDLE_LOOPS_RADV_NAVI21, FRAME_LEVELS_LOOPS_RADV_NAVI21,
+    FRAME_LEVELS_PATHS, FRAME_LEVELS_WITHOUT_RADV_NAVI21, FRAME_LOOPS_RADV_NAVI21, FRAME_PATHS,
+    FRAME_SUBGROUP_LOOPS_RADV_NAVI21, FRAME_WITHOUT_RADV_NAVI21, KernelCosts, LayeredLoops,
     PROCEDURAL_LOOPS_RADV_NAVI21, ProceduralCosts, SAMPLE_POSITIONS_RADV_NAVI21, Work, WorkModel,
 };
 use throng::gpu::{FrameKernel, Hierarchy, MeasuredPath, ShaderModuleKind, ShapePass};
@@ -164,6 +166,7 @@ fn driver_report() -> Option<&'static DriverReport> {
         kernels.extend(Kernel::paths_for_rig(64));
         kernels.extend(Kernel::layerless_for_rig(64));
         kernels.extend(Kernel::local_override_for_rig(64));
+        kernels.extend(Kernel::roundless_for_rig(64));
         driver_statistics(&kernels).map_err(|e| e.to_string())
     });
     match report {
@@ -232,7 +235,8 @@ fn no_kernel_spills() {
     let specialisations = Kernel::specialisations_for_rig(64).len()
         + Kernel::paths_for_rig(64).len()
         + Kernel::layerless_for_rig(64).len()
-        + Kernel::local_override_for_rig(64).len();
+        + Kernel::local_override_for_rig(64).len()
+        + Kernel::roundless_for_rig(64).len();
     let passes = Kernel::passes_for_rig(64).len()
         + Kernel::composed_for_rig(64).len()
         + Kernel::hierarchy_for_rig(Hierarchy::Doubling, 256).len();
@@ -432,15 +436,42 @@ fn model_costs_are_the_drivers_loop_bodies() {
         let kernel = assert_recorded(report, &want, total, Some(recorded));
         assert_eq!(kernel.executables[0].subgroup_size, 32, "{}: compiled as a crowd runs it", want.name());
     }
-    // The fused frames composing their hierarchy by pointer doubling, at the device's own size.
-    for (kind, (total, recorded)) in [
+    // The fused frames composing their hierarchy by pointer doubling, at the device's own size,
+    // built for the measured rounds and for none, and the layered frame built for no layers.
+    let [roundless_frame, roundless_layers, roundless_layerless] = Kernel::roundless_for_rig(64)[..] else {
+        panic!("three roundless kernels")
+    };
+    for (want, (total, recorded)) in [
         (
-            ShaderModuleKind::FrameLayers,
+            Kernel { hierarchy: Hierarchy::Doubling, ..Kernel::production(ShaderModuleKind::FrameLayers, 64, false) },
             (FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21.1[..]),
         ),
-        (ShaderModuleKind::Frame, (FRAME_DOUBLING_LOOPS_RADV_NAVI21.0, &FRAME_DOUBLING_LOOPS_RADV_NAVI21.1[..])),
+        (
+            roundless_layers,
+            (
+                FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21.0,
+                &FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21.1[..],
+            ),
+        ),
+        (
+            Kernel { hierarchy: Hierarchy::Doubling, ..Kernel::production(ShaderModuleKind::Frame, 64, false) },
+            (FRAME_DOUBLING_LOOPS_RADV_NAVI21.0, &FRAME_DOUBLING_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            roundless_frame,
+            (FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21.0, &FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21.1[..]),
+        ),
+        (
+            Kernel {
+                specialisation: Settled,
+                hierarchy: Hierarchy::Doubling,
+                stack: &[],
+                ..Kernel::production(ShaderModuleKind::FrameLayers, 64, false)
+            },
+            (FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21, &[][..]),
+        ),
+        (roundless_layerless, (FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21, &[][..])),
     ] {
-        let want = Kernel { hierarchy: Hierarchy::Doubling, ..Kernel::production(kind, 64, false) };
         assert_recorded(report, &want, total, Some(recorded));
     }
     // The layered fused frame built for no layers, each hierarchy: the kernel's own code, which
@@ -455,13 +486,6 @@ fn model_costs_are_the_drivers_loop_bodies() {
             (
                 FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21.1[..],
-            ),
-        ),
-        (
-            Hierarchy::Doubling,
-            (
-                FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21.1[..],
             ),
         ),
     ] {

@@ -13,23 +13,19 @@
 // rotations, weight and, where masked, itself as its nearest masked joint; written, barrier
 // passed). Every thread must call it.
 fn override_mesh_rotations(thread: u32, num_joints: u32) {
-    let paths = doubling_paths(thread, num_joints);
+    let paths = doubling_paths(thread);
     var composed = own_rows(thread, num_joints);
-    let rounds = doubling_rounds(num_joints);
-    for (var r = 0u; r < rounds; r++) {
-        let span = 1u << r;
+    for (var r = 0u; r < DOUBLING_ROUNDS; r++) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            if paths.depth[k] >= span {
-                let own = composed[k];
-                let above = doubling_ancestor(paths, k, span);
-                let models = mesh_step(MeshModels(above.r0, above.r1), own.r0, own.r1);
-                // The nearer of the two chains' nearest masked joints: every joint of the own
-                // chain descends from every joint of the ancestor's, so comes after it in the
-                // rig (`Rig::new` refuses a parent after its child), and `anchor_in_row` keeps
-                // that order (none, 0, below every joint): the larger row value.
-                let anchor = max(own.r2.y, above.r2.y);
-                composed[k] = Affine(models.layer_model, models.base_model, vec4<f32>(own.r2.x, anchor, 0.0, 0.0));
-            }
+            let own = composed[k];
+            let above = pose[doubling_row(paths, k, r, MESH_IDENTITY_ROW)];
+            let models = mesh_step(MeshModels(above.r0, above.r1), own.r0, own.r1);
+            // The nearer of the two chains' nearest masked joints: every joint of the own chain
+            // descends from every joint of the ancestor's, so comes after it in the rig
+            // (`Rig::new` refuses a parent after its child), and `anchor_in_row` keeps that
+            // order (none, 0, below every joint): the larger row value.
+            let anchor = max(own.r2.y, above.r2.y);
+            composed[k] = Affine(models.layer_model, models.base_model, vec4<f32>(own.r2.x, anchor, 0.0, 0.0));
         }
         publish_round(thread, composed);
     }

@@ -10,10 +10,14 @@
 // smaller than the workgroup (`throng::gpu::Hierarchy::fits`). The depths' helpers are
 // `shared/subgroup_depths.wgsl`'s.
 
+// The composing subgroup reads no row of `pose` past the joints': nothing to prepare
+// (`shared/doubling.wgsl` writes its identity rows here).
+fn prepare_pose_rows(thread: u32) {}
+
 // The local matrices in `pose` (all written, barrier passed) turned into model matrices depth
-// by depth by the composing subgroup, then a barrier (`shared/composed_pose.wgsl`). Every thread
-// must call it.
-fn compose_model_pose(thread: u32, num_joints: u32) {
+// by depth by the composing subgroup, then a barrier, and the thread's joints' read back
+// (`shared/composed_pose.wgsl`). Every thread must call it.
+fn compose_model_pose(thread: u32, num_joints: u32) -> array<Affine, JOINTS_PER_THREAD> {
     if composes_hierarchy(thread) {
         // Every lane of the subgroup is here: its count below is the lane's index.
         let lane = subgroupExclusiveAdd(1u);
@@ -41,4 +45,5 @@ fn compose_model_pose(thread: u32, num_joints: u32) {
         }
     }
     workgroupBarrier();
+    return own_rows(thread, num_joints);
 }

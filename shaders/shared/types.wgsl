@@ -26,6 +26,11 @@ const NUM_JOINTS: u32 = 256u;
 // Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
 const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
+// Rows of the workgroup pose array: its joints'. `throng::gpu::Hierarchy::apply` rewrites this
+// line where the hierarchy is composed by pointer doubling, which keeps two more rows past them
+// (`shared/doubling.wgsl`, its identities).
+const POSE_ROWS: u32 = POSE_JOINTS;
+
 // Whether a blend weight counts (`throng::program::weighs`): at least f32's least normal, 2^-126.
 // A zero or subnormal weight counts as zero wherever a driver flushes subnormals or not, and the
 // weights that count sum to a normal float, so no share divides by a subnormal.
@@ -166,8 +171,9 @@ struct ChunkParams {
     num_bands: u32,
     // The layered level kernel under a due list: the chunk's due characters.
     num_due: u32,
-    // Padding to 64 bytes.
-    pad: u32,
+    // Pointer doubling (`shared/doubling.wgsl`): where the rig's ancestors a round start in
+    // `rig_tables` (`throng::gpu::types::GpuRigTables::doubling`).
+    doubling_start: u32,
 }
 
 // One layer of one character's pose program (`throng::program::LayerProgram`), 40 bytes.

@@ -4,6 +4,10 @@
 // `shared/composed_pose.wgsl` with `shared/subgroup.wgsl` or `shared/doubling.wgsl` replaces
 // this file where the hierarchy is composed in place, level by level or by pointer doubling.
 
+// The walks read no row of `pose` past the joints': nothing to prepare (`shared/doubling.wgsl`
+// writes its identity rows here).
+fn prepare_pose_rows(thread: u32) {}
+
 // Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
 // passed). Every thread must call it.
 fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {

@@ -623,8 +623,10 @@ impl Hierarchy {
     /// `shared/walks.wgsl` (the fused frames do; the stages alone and the level kernels walk).
     /// The subgroup files' helpers (`shared/subgroup_depths.wgsl`) go before them,
     /// and the skinning from a pose composed in place (`shared/composed_pose.wgsl`) after the
-    /// file that composes it.
-    pub(crate) fn apply(self, source: String) -> Option<String> {
+    /// file that composes it. Pointer doubling's kernels are built for a rig composed in
+    /// `doubling_rounds` rounds ([`GpuRigTables::doubling_rounds`](crate::gpu::types::GpuRigTables::doubling_rounds),
+    /// `DOUBLING_ROUNDS`), with its two identity rows in the workgroup's `pose` (`POSE_ROWS`).
+    pub(crate) fn apply(self, source: String, doubling_rounds: u32) -> Option<String> {
         let with_depths = |file: &str| format!("{SUBGROUP_DEPTHS}\n{file}");
         let composed_by = |file: &str| format!("{file}\n{COMPOSED_POSE}");
         match self {
@@ -636,7 +638,16 @@ impl Hierarchy {
                 1,
             )),
             Self::Doubling => {
-                Some(source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(WALKS_MESH, DOUBLING_MESH, 1))
+                let source = source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(WALKS_MESH, DOUBLING_MESH, 1);
+                // Without its identity rows the rounds would index past `pose`.
+                (source.contains(DOUBLING_ROUNDS_LINE) && source.contains(POSE_ROWS_LINE)).then(|| {
+                    let rounds = format!("const DOUBLING_ROUNDS: u32 = {doubling_rounds}u;");
+                    source.replacen(DOUBLING_ROUNDS_LINE, &rounds, 1).replacen(
+                        POSE_ROWS_LINE,
+                        "const POSE_ROWS: u32 = POSE_JOINTS + 2u;",
+                        1,
+                    )
+                })
             }
         }
     }
@@ -813,6 +824,10 @@ const JOINTS_PER_THREAD_LINE: &str = "const JOINTS_PER_THREAD: u32 = 4u;";
 
 /// The line of `shaders/shared/types.wgsl` that [`shader_source`] rewrites for each rig.
 const NUM_JOINTS_LINE: &str = "const NUM_JOINTS: u32 = 256u;";
+/// The rounds line of `shaders/shared/doubling.wgsl` and the pose rows line of
+/// `shaders/shared/types.wgsl`, which [`Hierarchy::apply`] rewrites for pointer doubling.
+const DOUBLING_ROUNDS_LINE: &str = "const DOUBLING_ROUNDS: u32 = 8u;";
+const POSE_ROWS_LINE: &str = "const POSE_ROWS: u32 = POSE_JOINTS;";
 /// The line of `shaders/shared/levels.wgsl` that [`shader_source`] rewrites for each rig.
 const LANES_LINE: &str = "const LANES: u32 = 64u;";
 
@@ -1004,7 +1019,8 @@ fn layer_call(s: &GpuLayerSetup) -> String {
 }
 
 /// [`specialised_source`] evaluating `pass`'s characters ([`ShapePass::apply`]), composing the
-/// hierarchy as `hierarchy` says ([`Hierarchy::apply`]), built for the layer stack `stack`
+/// hierarchy as `hierarchy` says for a rig pointer doubling composes in `doubling_rounds`
+/// rounds ([`Hierarchy::apply`]), built for the layer stack `stack`
 /// ([`layer_stack`]): the layered fused frame's layers unrolled ([`unroll_layers`]), and the
 /// checks reading only the programs of its layers with memory (`MEMORY_LAYERS`; a module
 /// without the transition's file has no such line). The source of every pipeline
@@ -1016,13 +1032,13 @@ pub(crate) fn pass_source(
     compact_clips: bool,
     specialisation: Specialisation,
     pass: ShapePass,
-    hierarchy: Hierarchy,
+    (hierarchy, doubling_rounds): (Hierarchy, u32),
     stack: &[GpuLayerSetup],
 ) -> Option<String> {
     let memory_layers = stack_memory_layers(stack);
     specialised_source(kind, num_joints, compact_clips, specialisation)
         .and_then(|source| pass.apply(source))
-        .and_then(|source| hierarchy.apply(source))
+        .and_then(|source| hierarchy.apply(source, doubling_rounds))
         .map(|source| {
             source.replacen(MEMORY_LAYERS_LINE, &format!("const MEMORY_LAYERS: u32 = {memory_layers:#x}u;"), 1)
         })
@@ -1165,7 +1181,8 @@ pub(crate) struct LayeredPipelines {
 
 impl Pipelines {
     /// The pipelines for a rig of `num_joints`, the frames `kernel`'s composing the hierarchy as
-    /// `hierarchy` says (the caller has checked [`Hierarchy::fits`]); the layered frame's too
+    /// `hierarchy` says (the caller has checked [`Hierarchy::fits`]; pointer doubling in the
+    /// rig's `doubling_rounds`); the layered frame's too
     /// when `layered` (compiled as `specialisation` says, for the layer stack `stack`:
     /// [`layer_stack`]), the stage path's when `stage_buffers`
     /// (the caller has checked [`storage_buffers_needed`] against the device: a pipeline layout
@@ -1176,6 +1193,7 @@ impl Pipelines {
         num_joints: usize,
         kernel: FrameKernel,
         hierarchy: Hierarchy,
+        doubling_rounds: u32,
         layered: bool,
         stage_buffers: bool,
         compact_clips: bool,
@@ -1206,7 +1224,8 @@ impl Pipelines {
             // that lost a line must not build as another pass, whose characters would then be
             // evaluated twice. `Hierarchy::fits` has said `Walks` for the level kernels, and
             // the fused frames hold the walks' file.
-            let source = pass_source(kind, num_joints, compact_clips, as_, pass, hierarchy, stack).expect(
+            let composition = (hierarchy, doubling_rounds);
+            let source = pass_source(kind, num_joints, compact_clips, as_, pass, composition, stack).expect(
                 "the layered frame modules hold every gate and the shape pass line, the fused frames the walks",
             );
             let module = kernel_module(device, label, Cow::Owned(source));
@@ -1495,7 +1514,7 @@ mod tests {
         for kind in ShaderModuleKind::ALL {
             for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
                 let walks = shader_source(kind, num_joints, false);
-                let Some(subgroup) = Hierarchy::Subgroup.apply(walks.clone()) else {
+                let Some(subgroup) = Hierarchy::Subgroup.apply(walks.clone(), 0) else {
                     assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                     continue;
                 };
@@ -1515,21 +1534,26 @@ mod tests {
     }
 
     /// The fused frames composing their hierarchy by pointer doubling validate without
-    /// subgroups, their barriers in uniform control flow; the layered frame's mesh-space
-    /// override doubles too. Every other module keeps its walks.
+    /// subgroups, their barriers in uniform control flow, for a rig of any depth (none to the
+    /// deepest, 8 rounds), each built for its rounds with its identity rows past the joints';
+    /// the layered frame's mesh-space override doubles too. Every other module keeps its walks,
+    /// and a module without the pose rows' line is refused rather than built indexing past them.
     #[test]
     fn doubling_hierarchy_needs_no_subgroups() {
         for kind in ShaderModuleKind::ALL {
-            for num_joints in [1, 26, 64, 65, MAX_JOINTS] {
-                let Some(doubling) = Hierarchy::Doubling.apply(shader_source(kind, num_joints, false)) else {
+            for (num_joints, rounds) in [(1, 0), (26, 4), (64, 4), (65, 1), (MAX_JOINTS, 8)] {
+                let Some(doubling) = Hierarchy::Doubling.apply(shader_source(kind, num_joints, false), rounds) else {
                     assert!(!matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
                     continue;
                 };
                 assert!(matches!(kind, ShaderModuleKind::Frame | ShaderModuleKind::FrameLayers), "{kind:?}");
-                assert!(!doubling.contains(WALKS) && doubling.contains(DOUBLING), "{kind:?}");
+                let rounds_line = format!("const DOUBLING_ROUNDS: u32 = {rounds}u;");
+                let file = DOUBLING.replacen(DOUBLING_ROUNDS_LINE, &rounds_line, 1);
+                assert!(!doubling.contains(WALKS) && doubling.contains(&file), "{kind:?}");
                 assert_eq!(doubling.matches(COMPOSED_POSE).count(), 1, "{kind:?}");
                 assert!(!doubling.contains(WALKS_MESH), "{kind:?}");
                 assert_eq!(doubling.contains(DOUBLING_MESH), kind == ShaderModuleKind::FrameLayers, "{kind:?}");
+                assert!(doubling.contains("const POSE_ROWS: u32 = POSE_JOINTS + 2u;"), "{kind:?}");
                 let module = naga::front::wgsl::parse_str(&doubling)
                     .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
@@ -1537,6 +1561,9 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
             }
         }
+        let without_rows = shader_source(ShaderModuleKind::Frame, 64, false).replacen(POSE_ROWS_LINE, "", 1);
+        assert_eq!(Hierarchy::Doubling.apply(without_rows.clone(), 4), None);
+        assert!(Hierarchy::Walks.apply(without_rows, 4).is_some());
     }
 
     /// What `crowd::limits::check_limits` asks of a device is what the modules a crowd builds
@@ -1616,9 +1643,16 @@ mod tests {
         let line = "const MEMORY_LAYERS: u32 = 0x5u;";
         let stack = layer_stack(&stack);
         for kind in ShaderModuleKind::ALL {
-            let source =
-                pass_source(kind, 64, false, Specialisation::Production, ShapePass::Every, Hierarchy::Walks, &stack)
-                    .expect("every module builds as production");
+            let source = pass_source(
+                kind,
+                64,
+                false,
+                Specialisation::Production,
+                ShapePass::Every,
+                (Hierarchy::Walks, 0),
+                &stack,
+            )
+            .expect("every module builds as production");
             let holds_transition = shader_source(kind, 64, false).contains(MEMORY_LAYERS_LINE);
             assert_eq!(source.contains(line), holds_transition, "{kind:?}");
             assert!(!source.contains(MEMORY_LAYERS_LINE), "{kind:?}");
@@ -1653,7 +1687,9 @@ mod tests {
                 .flat_map(|sph| [(sph, false), (sph, true)])
             {
                 let kind = ShaderModuleKind::FrameLayers;
-                let Some(source) = pass_source(kind, 64, compact_clips, specialisation, pass, hierarchy, &stack) else {
+                let composition = (hierarchy, 4);
+                let Some(source) = pass_source(kind, 64, compact_clips, specialisation, pass, composition, &stack)
+                else {
                     continue;
                 };
                 built += 1;
@@ -1681,7 +1717,7 @@ mod tests {
             false,
             Specialisation::Production,
             ShapePass::Switching,
-            Hierarchy::Doubling,
+            (Hierarchy::Doubling, 4),
             &largest,
         )
         .expect("the production kernel");

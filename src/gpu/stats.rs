@@ -56,6 +56,11 @@ pub struct Kernel {
     /// say `layerless`) or [`Kernel::LOCAL_OVERRIDE_STACK`] ([`Kernel::local_override_for_rig`],
     /// `local-override`); any other's name says how many layers it has (`stack-of-2`).
     pub stack: &'static [GpuLayerSetup],
+    /// The rounds a [`Hierarchy::Doubling`] kernel unrolls, its rig's
+    /// ([`crate::gpu::types::doubling_rounds`]): [`Kernel::MEASURED_ROUNDS`], or none
+    /// ([`Kernel::roundless_for_rig`], whose names say `0-rounds`), by whose difference the
+    /// work model finds a round's code.
+    pub doubling_rounds: u32,
 }
 
 impl Kernel {
@@ -63,6 +68,11 @@ impl Kernel {
     /// scenario's three layers, which the work model's layered frame evaluates
     /// ([`crate::gpu::work_model::MEASURED_STACK`]).
     pub const MEASURED_STACK: &'static [GpuLayerSetup] = crate::gpu::work_model::MEASURED_STACK;
+
+    /// The rounds pointer doubling takes on both humanoids (the 26-joint rig's deepest joint is
+    /// 10 deep, the 64-joint's 14), for which every kernel here is built but the roundless ones
+    /// ([`crate::gpu::work_model::MEASURED_ROUNDS`]).
+    pub const MEASURED_ROUNDS: u32 = crate::gpu::work_model::MEASURED_ROUNDS;
 
     /// Every kernel the evaluator can build for a rig of `num_joints`: each module of
     /// [`ShaderModuleKind::ALL`], with full and with compact clips where the module is
@@ -100,6 +110,7 @@ impl Kernel {
             pass: ShapePass::Every,
             hierarchy: Hierarchy::Walks,
             stack: Self::MEASURED_STACK,
+            doubling_rounds: Self::MEASURED_ROUNDS,
         }
     }
 
@@ -130,6 +141,36 @@ impl Kernel {
                 ..kernel(ShaderModuleKind::FrameLayers)
             }))
             .collect()
+    }
+
+    /// The kernels pointer doubling builds ([`Hierarchy::Doubling`]) whose code the work model
+    /// reads, built for no rounds: the two-clip frame, the layered frame for every character,
+    /// and the layered frame for no layers, settled ([`Kernel::layerless_for_rig`]'s). A
+    /// doubling kernel unrolls its rig's rounds, so that its loops no longer hold them: the
+    /// difference from the kernel built for [`Kernel::MEASURED_ROUNDS`] is their code.
+    ///
+    /// ```
+    /// use throng::gpu::stats::Kernel;
+    /// let names: Vec<String> = Kernel::roundless_for_rig(64).iter().map(Kernel::name).collect();
+    /// assert_eq!(
+    ///     names,
+    ///     [
+    ///         "frame_main/64j+doubling 0-rounds",
+    ///         "frame_layers_main/64j+doubling 0-rounds",
+    ///         "frame_layers_main/64j+doubling settled layerless 0-rounds",
+    ///     ]
+    /// );
+    /// ```
+    #[must_use]
+    pub fn roundless_for_rig(num_joints: usize) -> Vec<Self> {
+        let doubling = |kind| Self {
+            hierarchy: Hierarchy::Doubling,
+            doubling_rounds: 0,
+            ..Self::production(kind, num_joints, false)
+        };
+        let layerless =
+            Self { specialisation: Specialisation::Settled, stack: &[], ..doubling(ShaderModuleKind::FrameLayers) };
+        vec![doubling(ShaderModuleKind::Frame), doubling(ShaderModuleKind::FrameLayers), layerless]
     }
 
     /// [`hierarchy_for_rig`](Self::hierarchy_for_rig) for every hierarchy but the walks
@@ -319,7 +360,7 @@ impl Kernel {
             None => name,
         };
         // Every kernel here is built for the measured stack but these.
-        if self.stack == Self::MEASURED_STACK {
+        let name = if self.stack == Self::MEASURED_STACK {
             name
         } else if self.stack.is_empty() {
             format!("{name} layerless")
@@ -327,6 +368,12 @@ impl Kernel {
             format!("{name} local-override")
         } else {
             format!("{name} stack-of-{}", self.stack.len())
+        };
+        // And for the measured rounds, where they are unrolled.
+        if self.hierarchy != Hierarchy::Doubling || self.doubling_rounds == Self::MEASURED_ROUNDS {
+            name
+        } else {
+            format!("{name} {}-rounds", self.doubling_rounds)
         }
     }
 
@@ -344,7 +391,7 @@ impl Kernel {
             self.compact_clips,
             self.specialisation,
             self.pass,
-            self.hierarchy,
+            (self.hierarchy, self.doubling_rounds),
             self.stack,
         );
         let source = match self.without {

@@ -264,6 +264,48 @@ pub struct GpuRigTables {
     pub levels: Vec<u32>,
     /// Bands of depth levels ([`level_bands`]): at least 1, the roots.
     pub num_bands: u32,
+    /// Pointer doubling's ancestors (`shaders/shared/doubling.wgsl`, [`crate::gpu::Hierarchy::Doubling`]):
+    /// [`DOUBLING_WORDS`] words a joint, in the rig's order, word `w` holding round `2w`'s
+    /// ancestor in its low 16 bits and round `2w + 1`'s in its high ones. Round `r`'s is the
+    /// joint `2^r` depths up, or [`DOUBLING_NONE`] where the joint is less deep than that: a
+    /// thread reads its joint's once and takes each round's from a register.
+    pub doubling: Vec<u32>,
+}
+
+/// Words a joint of [`GpuRigTables::doubling`]: two rounds a word, for the most rounds a rig
+/// of [`crate::MAX_JOINTS`] can take (its deepest joint at most 255 deep, 8 rounds).
+pub const DOUBLING_WORDS: usize = 4;
+/// The ancestor of a round in [`GpuRigTables::doubling`] for a joint less deep than the round's
+/// span: the round composes it with the identity.
+pub const DOUBLING_NONE: u32 = 0xffff;
+
+/// The rounds pointer doubling takes to compose a rig whose deepest joint is `deepest` deep:
+/// round `r` spans `2^r` depths, and spans `1, 2, 4, …` sum to every depth up to it, so one
+/// round a bit of `deepest` (0 for a rig of roots).
+///
+/// ```
+/// use throng::gpu::types::doubling_rounds;
+/// assert_eq!([0, 1, 2, 3, 4, 14, 255].map(doubling_rounds), [0, 1, 2, 2, 3, 4, 8]);
+/// ```
+#[must_use]
+pub const fn doubling_rounds(deepest: u32) -> u32 {
+    u32::BITS - deepest.leading_zeros()
+}
+
+/// [`GpuRigTables::doubling`] for `joints` whose depths and ancestor paths (`paths`) are set.
+fn doubling_table(joints: &[GpuRigJoint], paths: &[u32]) -> Vec<u32> {
+    let mut table = vec![0; DOUBLING_WORDS * joints.len()];
+    for (j, joint) in joints.iter().enumerate() {
+        for r in 0..2 * DOUBLING_WORDS {
+            let span = 1u32 << r;
+            let ancestor = match joint.depth.checked_sub(span) {
+                Some(above) => paths[(joint.path_start + above) as usize],
+                None => DOUBLING_NONE,
+            };
+            table[DOUBLING_WORDS * j + r / 2] |= ancestor << (16 * (r % 2));
+        }
+    }
+    table
 }
 
 /// [`GpuRigJoint::by_depth`] of each row, for `joints` whose depths and parents are set.
@@ -312,6 +354,13 @@ impl GpuRigTables {
     pub fn widest_depth(&self) -> u32 {
         widest_depth(self.joints.iter().map(|joint| joint.depth as usize))
     }
+
+    /// The rounds [`crate::gpu::Hierarchy::Doubling`] takes to compose the rig
+    /// ([`doubling_rounds`] of its deepest joint's depth): a constant of its crowd's kernels.
+    #[must_use]
+    pub fn doubling_rounds(&self) -> u32 {
+        doubling_rounds(self.joints.iter().map(|joint| joint.depth).max().unwrap_or(0))
+    }
 }
 
 impl GpuRigJoint {
@@ -345,6 +394,7 @@ impl GpuRigJoint {
         for (row, by_depth) in by_depth_rows(&joints).into_iter().enumerate() {
             joints[row].by_depth = by_depth;
         }
+        let doubling = doubling_table(&joints, &paths);
         if paths.is_empty() {
             paths.push(0);
         }
@@ -361,7 +411,7 @@ impl GpuRigJoint {
             levels.extend((0..chains.len() * characters).map(|t| level_item(t, chains, lanes, rig.parents())));
         }
         let num_bands = bands.len() as u32;
-        GpuRigTables { joints, paths, levels, num_bands }
+        GpuRigTables { joints, paths, levels, num_bands, doubling }
     }
 
     /// The inverse bind matrix.
@@ -526,9 +576,9 @@ pub struct GpuChunkParams {
     /// The layered level kernel under a due list: the chunk's due characters (its workgroups
     /// cover several characters each, so the count bounds the last one).
     pub num_due: u32,
-    /// Padding to 64 bytes. (The rig's joints are a constant of each crowd's kernels,
-    /// `NUM_JOINTS` in `shaders/shared/types.wgsl`.)
-    pub pad: u32,
+    /// Pointer doubling (`shaders/shared/doubling.wgsl`): index in `throng.rig_tables` of the
+    /// rig's ancestors a round ([`GpuRigTables::doubling`]).
+    pub doubling_start: u32,
 }
 
 /// `LayerSetup::blend` of an override layer.
@@ -792,7 +842,19 @@ mod tests {
             None,
         )
         .unwrap();
-        let GpuRigTables { joints, paths, levels, num_bands } = GpuRigJoint::from_rig(&rig);
+        let tables = GpuRigJoint::from_rig(&rig);
+        // Pointer doubling: head, 2 deep, takes two rounds, its parent spine then hips 2 up.
+        assert_eq!(tables.doubling_rounds(), 2);
+        let none = DOUBLING_NONE;
+        let rounds = |j: usize| -> Vec<u32> {
+            let words = &tables.doubling[DOUBLING_WORDS * j..DOUBLING_WORDS * (j + 1)];
+            (0..2 * DOUBLING_WORDS).map(|r| words[r / 2] >> (16 * (r % 2)) & 0xffff).collect()
+        };
+        let first_two: Vec<[u32; 2]> = (0..5).map(|j| [rounds(j)[0], rounds(j)[1]]).collect();
+        assert_eq!(first_two, [[none, none], [0, none], [1, 0], [0, none], [none, none]]);
+        assert!((0..5).all(|j| rounds(j)[2..].iter().all(|&a| a == none)));
+        assert_eq!(tables.doubling.len(), 5 * DOUBLING_WORDS);
+        let GpuRigTables { joints, paths, levels, num_bands, .. } = tables;
         let got: Vec<(u32, u32)> = joints.iter().map(|j| (j.parent, j.depth)).collect();
         assert_eq!(got, [(GPU_NO_PARENT, 0), (0, 1), (1, 2), (0, 1), (GPU_NO_PARENT, 0)]);
         let path = |j: &GpuRigJoint| &paths[j.path_start as usize..(j.path_start + j.depth) as usize];

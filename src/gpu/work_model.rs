@@ -278,6 +278,13 @@ pub struct KernelCosts {
     pub sample_positions: u32,
 }
 
+/// The rounds pointer doubling's kernels are recorded with (`gpu::stats::Kernel::MEASURED_ROUNDS`,
+/// `DOUBLING_ROUNDS` in `shaders/shared/doubling.wgsl`): both humanoids' rigs, whose deepest
+/// joints are 10 and 14 deep, take 4 ([`crate::gpu::types::doubling_rounds`]). Their kernels
+/// unroll the rounds; the code of one is the difference from the kernel built for none, divided
+/// by these ([`KernelCosts::with_doubling_layers`]).
+pub const MEASURED_ROUNDS: u32 = 4;
+
 /// The stack the layered kernels' costs are recorded on (`gpu::stats::Kernel::MEASURED_STACK`,
 /// `gpu::layer_stack`): the benches' layered scenario's three layers (base, mesh-space override,
 /// additive), each keeping memory, which the model's layered frame evaluates, in evaluation
@@ -365,11 +372,16 @@ pub const FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) =
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy in one subgroup, at 32 lanes
 /// ([`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]): local-to-model's depth loop.
-pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (248, [(100, 0)]);
+pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (252, [(100, 0)]);
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy by pointer doubling
-/// ([`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]): local-to-model's round loop.
-pub const FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (250, [(80, 0)]);
+/// ([`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]), built for [`MEASURED_ROUNDS`]: its static
+/// instruction count (the rounds unrolled, no loop left).
+pub const FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21: u32 = 415;
+
+/// [`FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21`] built for no rounds
+/// (`gpu::stats::Kernel::roundless_for_rig`): the kernel's own code without local-to-model's.
+pub const FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21: u32 = 158;
 
 /// `frame_layers_main` built for a stack of the base and a local-space override
 /// (`gpu::stats::Kernel::local_override_for_rig`), settled: its static instruction count, then
@@ -397,7 +409,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (532, [(273, 0),
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8077,
+    8081,
     [
         (1248, 0),
         (1240, 1),
@@ -426,17 +438,17 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) =
 
 /// `frame_main` composing the hierarchy in one subgroup, as
 /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop.
-pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (510, [(275, 0), (15, 1), (100, 1), (100, 0)]);
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (514, [(275, 0), (15, 1), (100, 1), (100, 0)]);
 
 /// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
-/// its loops nested as [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s: the mesh-space override's
-/// round loop where that has its depth loop, local-to-model's round loop where that has its
-/// depth loop.
-pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8066,
+/// built for [`MEASURED_ROUNDS`]: [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]'s loops without the walks
+/// (the kernel unrolls its rig's rounds: the mesh-space override's and local-to-model's are
+/// straight-line code).
+pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) = (
+    8363,
     [
-        (1249, 0),
-        (1241, 1),
+        (1248, 0),
+        (1240, 1),
         (1166, 2),
         (16, 3),
         (100, 3),
@@ -453,16 +465,46 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) =
         (15, 0),
         (100, 0),
         (15, 0),
-        (87, 0),
+        (88, 0),
         (20, 0),
-        (74, 0),
-        (79, 0),
+    ],
+);
+
+/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`] built for no rounds
+/// (`gpu::stats::Kernel::roundless_for_rig`): the same loops; the difference in static count is
+/// the rounds' code.
+pub const FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) = (
+    7859,
+    [
+        (1248, 0),
+        (1240, 1),
+        (1166, 2),
+        (16, 3),
+        (100, 3),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (20, 0),
+        (15, 0),
+        (102, 0),
+        (15, 0),
+        (90, 0),
+        (20, 0),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (20, 0),
     ],
 );
 
 /// `frame_main` composing local-to-model by pointer doubling, as
-/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the round loop.
-pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (512, [(273, 0), (15, 1), (99, 1), (80, 0)]);
+/// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the rounds unrolled after it.
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (678, [(274, 0), (15, 1), (99, 1)]);
+
+/// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`] built for no rounds.
+pub const FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (421, [(274, 0), (15, 1), (99, 1)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -690,15 +732,17 @@ impl<'a> UnrolledStack<'a> {
     }
 
     /// The nesting of the kernel's loops, with the switch frame's code (the production kernel:
-    /// the replay's four nested loops first) or without (the specialisations).
-    fn depths(&self, switch_code: bool) -> Vec<usize> {
+    /// the replay's four nested loops first) or without (the specialisations), and with the
+    /// hierarchy's loops (the mesh-space override's and local-to-model's walks or depth loops)
+    /// or without (pointer doubling's rounds, unrolled).
+    fn depths(&self, switch_code: bool, hierarchy_loops: bool) -> Vec<usize> {
         let mut depths = if switch_code && self.memory > 0 { vec![0, 1, 2, 3, 3] } else { Vec::new() };
         for setup in self.setups {
             depths.extend(if switch_code { &[0, 0, 0, 0][..] } else { &[0, 0][..] });
             depths.extend(keeps_memory(setup).then_some(0));
-            depths.extend(overrides_in_mesh(setup).then_some(0));
+            depths.extend((hierarchy_loops && overrides_in_mesh(setup)).then_some(0));
         }
-        depths.push(0);
+        depths.extend(hierarchy_loops.then_some(0));
         depths
     }
 
@@ -791,11 +835,17 @@ impl KernelCosts {
     #[must_use]
     pub fn from_frame_layers_loops(loops: LayeredLoops<'_>) -> Option<Self> {
         let shape = UnrolledStack::of(loops.stack);
-        if !loops.matches([&shape.depths(true)[..], &shape.depths(false)[..], &shape.depths(false)[..]]) {
+        if !loops.matches([
+            &shape.depths(true, true)[..],
+            &shape.depths(false, true)[..],
+            &shape.depths(false, true)[..],
+        ]) {
             return None;
         }
         let (steady_pass, layerless) = (loops.steady_pass?, loops.layerless?);
-        if !loop_structure_matches(steady_pass.1, &shape.depths(false)) || !loop_structure_matches(layerless.1, &[0]) {
+        if !loop_structure_matches(steady_pass.1, &shape.depths(false, true))
+            || !loop_structure_matches(layerless.1, &[0])
+        {
             return None;
         }
         let production = loops.production.1;
@@ -1165,17 +1215,16 @@ impl KernelCosts {
         Self::from_frame_levels_loops(total, &loops, FRAME_LEVELS_WITHOUT_RADV_NAVI21, &idle).unwrap_or_default()
     }
 
-    /// The costs of `frame_layers_main` composing its hierarchy outside the walks
-    /// ([`Hierarchy::Subgroup`], [`Hierarchy::Doubling`]): the walking kernel's (`self`,
+    /// The costs of `frame_layers_main` composing its hierarchy in one subgroup
+    /// ([`Hierarchy::Subgroup`]): the walking kernel's (`self`,
     /// [`KernelCosts::from_frame_layers_loops`]) with its hierarchy's regions taken from the
     /// composing kernels' static counts and loop lists (`composed`: the production kernel's and
     /// the one built for no layers; `walks` the walking kernel's two, whose loops it has in their
-    /// places, for the stack `stack`): `mesh_step` the mesh-space override's depth loop (or round
-    /// loop) in place of its walk, `mesh_fixed` the walking kernel's with the difference the
+    /// places, for the stack `stack`): `mesh_step` the mesh-space override's depth loop in place
+    /// of its walk, `mesh_fixed` the walking kernel's with the difference the
     /// composition makes to each mesh-space override layer's code (what the production kernel
     /// leaves outside its loops beyond the layerless one's, in which the two differ by that code
-    /// alone), `model_step` local-to-model's loop (the depth loop, or the round loop),
-    /// `kernel_fixed` what the layerless kernel leaves outside its loop less the affine store, as
+    /// alone), `model_step` local-to-model's depth loop, `kernel_fixed` what the layerless kernel leaves outside its loop less the affine store, as
     /// in the walks. `None` when a list is not that kernel's loops in their nesting.
     #[must_use]
     pub fn with_composed_layers(
@@ -1185,7 +1234,7 @@ impl KernelCosts {
         stack: &[GpuLayerSetup],
     ) -> Option<Self> {
         let shape = UnrolledStack::of(stack);
-        let depths = shape.depths(true);
+        let depths = shape.depths(true, true);
         if [walks, composed].iter().any(|(production, layerless)| {
             !loop_structure_matches(production.1, &depths) || !loop_structure_matches(layerless.1, &[0])
         }) {
@@ -1204,9 +1253,8 @@ impl KernelCosts {
         })
     }
 
-    /// The costs of `frame_main` composing local-to-model after its sampling loop (in one
-    /// subgroup, or by pointer doubling) from its static count and loop list, the sampling loop
-    /// and local-to-model's loop: `model_step` the second, `kernel_fixed` what the static count
+    /// The costs of `frame_main` composing local-to-model after its sampling loop in one
+    /// subgroup from its static count and loop list, the sampling loop and local-to-model's loop: `model_step` the second, `kernel_fixed` what the static count
     /// leaves outside them less the affine store. `None` when the list is not those.
     #[must_use]
     pub fn with_composed_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
@@ -1215,6 +1263,70 @@ impl KernelCosts {
         }
         let n = |i: usize| count(loops[i].0);
         Some(Self { kernel_fixed: total.checked_sub(n(0) + n(3) + self.affine_output)?, model_step: n(3), ..self })
+    }
+
+    /// The costs of `frame_layers_main` composing its hierarchy by pointer doubling
+    /// ([`Hierarchy::Doubling`]), whose kernels unroll their rig's rounds: the walking kernel's
+    /// (`self`, with `walks` its production and layerless kernels' loop lists, as
+    /// [`KernelCosts::with_composed_layers`] reads them) with the hierarchy's regions from the
+    /// doubling kernels built for [`MEASURED_ROUNDS`] (`doubling`: the production kernel's loop
+    /// list and the layerless kernel's static count) and for none (`roundless`), for the stack
+    /// `stack`, each difference divided among the rounds: `model_step` the layerless kernels'
+    /// difference (local-to-model's rounds, with the reads of each joint's ancestors that only
+    /// rounds make), `mesh_step` what the production kernels' difference holds beyond it (each
+    /// mesh-space override layer's rounds), `mesh_fixed` the walking kernel's with the difference
+    /// the roundless composition makes to each mesh-space override layer's code, `kernel_fixed`
+    /// the roundless layerless kernel's count less the affine store. `None` when a list is not
+    /// that kernel's loops in their nesting, or a difference is negative.
+    #[must_use]
+    pub fn with_doubling_layers(
+        self,
+        walks: (LoopList<'_>, LoopList<'_>),
+        doubling: (LoopList<'_>, u32),
+        roundless: (LoopList<'_>, u32),
+        stack: &[GpuLayerSetup],
+    ) -> Option<Self> {
+        let shape = UnrolledStack::of(stack);
+        let walking = shape.depths(true, true);
+        let unrolled = shape.depths(true, false);
+        if !loop_structure_matches(walks.0.1, &walking)
+            || !loop_structure_matches(walks.1.1, &[0])
+            || [doubling, roundless].iter().any(|(production, _)| !loop_structure_matches(production.1, &unrolled))
+        {
+            return None;
+        }
+        let outside = |(total, list): LoopList<'_>| layered_outside_loops(total, list).map(i64::from);
+        let layers = |(production, layerless): (LoopList<'_>, i64)| Some(outside(production)? - layerless);
+        let mesh = i64::from(shape.mesh.max(1));
+        let walks_layers = layers((walks.0, outside(walks.1)?))?;
+        let [doubling, roundless] =
+            [doubling, roundless].map(|(production, layerless)| (production, i64::from(layerless)));
+        let a_round = |difference: i64| {
+            u32::try_from(difference.checked_add(i64::from(MEASURED_ROUNDS / 2))? / i64::from(MEASURED_ROUNDS)).ok()
+        };
+        Some(Self {
+            kernel_fixed: u32::try_from(roundless.1).ok()?.checked_sub(self.affine_output)?,
+            mesh_step: a_round((layers(doubling)? - layers(roundless)?) / mesh)?,
+            mesh_fixed: u32::try_from(i64::from(self.mesh_fixed) + (layers(roundless)? - walks_layers) / mesh).ok()?,
+            model_step: a_round(doubling.1 - roundless.1)?,
+            ..self
+        })
+    }
+
+    /// The costs of `frame_main` composing local-to-model by pointer doubling after its
+    /// sampling loop, from the static counts and loop lists of the kernels built for
+    /// [`MEASURED_ROUNDS`] (`doubling`) and for none (`roundless`), each the sampling loop alone:
+    /// `model_step` their difference a round, `kernel_fixed` what the roundless kernel leaves
+    /// outside its loop less the affine store. `None` when a list is not that loop, or the
+    /// difference is negative.
+    #[must_use]
+    pub fn with_doubling_frame(self, doubling: LoopList<'_>, roundless: LoopList<'_>) -> Option<Self> {
+        if [doubling, roundless].iter().any(|(_, loops)| !loop_structure_matches(loops, &[0, 1, 1])) {
+            return None;
+        }
+        let rounds = doubling.0.checked_sub(roundless.0)?;
+        let kernel_fixed = roundless.0.checked_sub(count(roundless.1[0].0) + self.affine_output)?;
+        Some(Self { kernel_fixed, model_step: (rounds + MEASURED_ROUNDS / 2) / MEASURED_ROUNDS, ..self })
     }
 
     /// The recorded walking layered kernel's costs with a composing kernel's recorded loops
@@ -1257,19 +1369,36 @@ impl KernelCosts {
         Self::composed_frame_radv_navi21(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21)
     }
 
-    /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
+    /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_layers`]).
     #[must_use]
     pub fn layered_doubling_radv_navi21() -> Self {
-        Self::composed_layers_radv_navi21(
-            &FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21,
-            &FRAME_LAYERS_DOUBLING_LAYERLESS_LOOPS_RADV_NAVI21,
-        )
+        let list = |(total, loops): &'static (u32, [(usize, usize); 20])| (*total, &loops[..]);
+        Self::frame_layers_radv_navi21()
+            .with_doubling_layers(
+                (
+                    (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1[..]),
+                    (FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1[..]),
+                ),
+                (list(&FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21), FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21),
+                (
+                    list(&FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
+                    FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21,
+                ),
+                MEASURED_STACK,
+            )
+            .unwrap_or_default()
     }
 
-    /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
+    /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_frame`]).
     #[must_use]
     pub fn two_clip_doubling_radv_navi21() -> Self {
-        Self::composed_frame_radv_navi21(&FRAME_DOUBLING_LOOPS_RADV_NAVI21)
+        let list = |(total, loops): &'static (u32, [(usize, usize); 3])| (*total, &loops[..]);
+        Self::frame_radv_navi21()
+            .with_doubling_frame(
+                list(&FRAME_DOUBLING_LOOPS_RADV_NAVI21),
+                list(&FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
+            )
+            .unwrap_or_default()
     }
 
     /// The recorded RADV navi21 costs of `kernel`'s layered frame.

@@ -522,7 +522,7 @@ impl GpuCrowd {
                 levels_start: self.levels.0,
                 num_bands: self.levels.1,
                 num_due: 0,
-                pad: 0,
+                doubling_start: self.doubling_start,
             };
             let at = (k * params_stride) as usize;
             params_bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::bytes_of(&p));

@@ -183,6 +183,9 @@ pub struct GpuCrowd {
     /// Where the rig's bands of depth levels start in `throng.rig_tables`, and how many there
     /// are (the level kernels' `ChunkParams::levels_start`, `num_bands`).
     levels: (u32, u32),
+    /// Where the rig's ancestors a round of pointer doubling start in `throng.rig_tables`
+    /// (`ChunkParams::doubling_start`).
+    doubling_start: u32,
     ranges_scratch: Vec<GpuSampleRange>,
     /// The rig's parents, for the procedural stage's words.
     parents: Vec<u16>,
@@ -279,7 +282,8 @@ impl GpuCrowd {
         if hierarchy.uses_subgroups() && !subgroups_are_full(device, queue)? {
             hierarchy = Hierarchy::Walks;
         }
-        let GpuRigTables { mut joints, paths, levels, num_bands } = rig_tables;
+        let doubling_rounds = rig_tables.doubling_rounds();
+        let GpuRigTables { mut joints, paths, levels, num_bands, doubling } = rig_tables;
         // Few storage buffers (WebGPU's default limits allow 8 a stage): the clip headers lead
         // the clip data, two vec4 each, and the layer table leads the ancestor paths.
         let header_vec4s = clips.len() * size_of::<GpuClipHeader>() / size_of::<[u32; 4]>();
@@ -329,6 +333,9 @@ impl GpuCrowd {
         // Ancestor paths hold under MAX_JOINTS² entries: the offset fits u32.
         let levels_start = tables.len() as u32;
         tables.extend(&levels);
+        // The bands hold a few words a joint for each character of a workgroup: inside u32.
+        let doubling_start = tables.len() as u32;
+        tables.extend(&doubling);
         let rig_joints = init("throng.rig_joints", bytemuck::cast_slice(&joints));
         let clip_data = init("throng.clip_data", bytemuck::cast_slice(&data));
         let rig_tables = init("throng.rig_tables", bytemuck::cast_slice(&tables));
@@ -338,6 +345,7 @@ impl GpuCrowd {
             rig.num_joints(),
             options.kernel,
             hierarchy,
+            doubling_rounds,
             layers.is_some(),
             options.stage_buffers,
             compact_clips,
@@ -371,6 +379,7 @@ impl GpuCrowd {
             layered_frame: false,
             live_characters: 0,
             levels: (levels_start, num_bands),
+            doubling_start,
             ranges_scratch: Vec::new(),
             parents: rig.parents().to_vec(),
             procedural: None,
