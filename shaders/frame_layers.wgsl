@@ -29,7 +29,7 @@ fn frame_layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     // The mesh-space override's last barrier (or the transition's) has passed: `pose` is free.
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         pose[j] = affine_from_mat4(transform_to_mat4(combined_pose[k]));

@@ -143,7 +143,7 @@ fn blend_mesh_joint(k: u32, out_parent: vec4<f32>, out_model: vec4<f32>, w: f32)
 fn publish_mesh_blends(thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         let rows = pose[j];
@@ -160,7 +160,7 @@ fn publish_mesh_blends(thread: u32, num_joints: u32) {
 fn blend_mesh_joints(thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         let rows = pose[j];
@@ -193,7 +193,7 @@ fn blend_mesh_joints(thread: u32, num_joints: u32) {
 fn override_mesh(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         // A masked joint is its own nearest masked joint (read by pointer doubling's rounds).
@@ -217,7 +217,7 @@ fn combine_layer(setup: LayerSetup, weight: f32, thread: u32, num_joints: u32) {
     }
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         if setup.layer == 0u {
@@ -256,7 +256,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
             let slot = (load_layer_state(block).flags >> STATE_SLOT_SHIFT) & 1u;
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;
-                if j >= num_joints {
+                if !holds_joint(thread, k) {
                     break;
                 }
                 layer_pose[k] = load_slot(joint_ref(block, j), slot);
@@ -266,7 +266,7 @@ fn layers_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
     }
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         store_local(c * num_joints + j, combined_pose[k]);

@@ -54,7 +54,7 @@ fn doubling_paths(thread: u32) -> DoublingPaths {
         let j = thread + k * WORKGROUP_SIZE;
         for (var w = 0u; w < DOUBLING_ROUND_WORDS; w++) {
             paths.words[k][w] = 0xffffffffu;
-            if j < NUM_JOINTS {
+            if holds_joint(thread, k) {
                 paths.words[k][w] = rig_tables[params.doubling_start + j * DOUBLING_WORDS + w];
             }
         }

@@ -26,6 +26,13 @@ const NUM_JOINTS: u32 = 256u;
 // Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
 const POSE_JOINTS: u32 = JOINTS_PER_THREAD * WORKGROUP_SIZE;
 
+// Whether the thread's `k`-th joint (`thread + k * WORKGROUP_SIZE`) is one of the rig's: surely
+// where the rig has joints for that many threads' worth, a constant the driver folds (it does not
+// assume a thread's index below the workgroup's size), else by the joint's index.
+fn holds_joint(thread: u32, k: u32) -> bool {
+    return (k + 1u) * WORKGROUP_SIZE <= NUM_JOINTS || thread + k * WORKGROUP_SIZE < NUM_JOINTS;
+}
+
 // Rows of the workgroup pose array: its joints'. `throng::gpu::Hierarchy::apply` rewrites this
 // line where the hierarchy is composed by pointer doubling, which keeps two more rows past them
 // (`shared/doubling.wgsl`, its identities).

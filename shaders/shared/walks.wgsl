@@ -13,7 +13,7 @@ fn prepare_pose_rows(thread: u32) {}
 fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model_matrix(j)), j));

@@ -13,7 +13,7 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     var composed: array<Affine, JOINTS_PER_THREAD>;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         var models = MeshModels(identity, identity);
@@ -38,7 +38,7 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     workgroupBarrier();
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if j >= num_joints {
+        if !holds_joint(thread, k) {
             break;
         }
         pose[j] = composed[k];

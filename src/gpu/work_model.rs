@@ -318,7 +318,7 @@ pub const SAMPLE_POSITIONS_RADV_NAVI21: u32 = 53;
 /// measured paths, the specialisations and the layerless kernel
 /// ([`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`]) divide.
 pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8112,
+    8031,
     [
         (1249, 0),
         (1241, 1),
@@ -329,18 +329,18 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
+        (19, 0),
         (15, 0),
-        (102, 0),
+        (100, 0),
         (15, 0),
-        (90, 0),
-        (20, 0),
+        (88, 0),
+        (19, 0),
         (15, 0),
         (100, 0),
         (15, 0),
         (87, 0),
-        (20, 0),
-        (62, 0),
+        (19, 0),
+        (60, 0),
         (63, 0),
     ],
 );
@@ -349,13 +349,13 @@ pub const FRAME_LAYERS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
 /// frame's code) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the replay and the step-back blend's two
 /// loops are gone, the layers' straight-line code (no snapshot taken, no capture) shorter.
 pub const FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (4669, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
+    (4570, [(15, 0), (99, 0), (19, 0), (15, 0), (100, 0), (19, 0), (15, 0), (100, 0), (19, 0), (60, 0), (62, 0)]);
 
 /// `frame_layers_main`'s settled specialisation (`gpu::stats::Specialisation::Settled`: no
 /// switch frame's code, no decay) as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the steady kernel's
 /// loops, the layers without the decay's code.
 pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (2114, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
+    (2028, [(15, 0), (99, 0), (19, 0), (15, 0), (100, 0), (19, 0), (15, 0), (100, 0), (19, 0), (60, 0), (62, 0)]);
 
 /// `frame_layers_main`'s steady pass (`gpu::ShapePass::Steady`, the kernel a production crowd
 /// runs for the characters whose frame runs no switch code) as
@@ -363,32 +363,32 @@ pub const FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
 /// straight-line code, the layers with memory known when the kernel is built (`MEMORY_LAYERS`
 /// in `shaders/transition.wgsl`).
 pub const FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 11]) =
-    (4696, [(15, 0), (100, 0), (20, 0), (15, 0), (102, 0), (20, 0), (15, 0), (100, 0), (20, 0), (62, 0), (63, 0)]);
+    (4599, [(15, 0), (99, 0), (19, 0), (15, 0), (100, 0), (19, 0), (15, 0), (100, 0), (19, 0), (60, 0), (62, 0)]);
 
 /// `frame_layers_main` built for no layers (`gpu::stats::Kernel::layerless_for_rig`), settled, as
 /// [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: local-to-model's walk, and around it the kernel's own code
 /// (the checks before the layers, the pose's store, the skinning).
-pub const FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (270, [(63, 0)]);
+pub const FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (260, [(63, 0)]);
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy in one subgroup, at 32 lanes
 /// ([`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]): local-to-model's depth loop.
-pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (252, [(100, 0)]);
+pub const FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 1]) = (236, [(102, 0)]);
 
 /// [`FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21`] composing the hierarchy by pointer doubling
 /// ([`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]), built for [`MEASURED_ROUNDS`]: its static
 /// instruction count (the rounds unrolled, no loop left).
-pub const FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21: u32 = 415;
+pub const FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21: u32 = 377;
 
 /// [`FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21`] built for no rounds
 /// (`gpu::stats::Kernel::roundless_for_rig`): the kernel's own code without local-to-model's.
-pub const FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21: u32 = 158;
+pub const FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21: u32 = 144;
 
 /// `frame_layers_main` built for a stack of the base and a local-space override
 /// (`gpu::stats::Kernel::local_override_for_rig`), settled: its static instruction count, then
 /// with the local-space override's combine off (`… settled local-override`, `…
 /// settled-override_local local-override`), as [`FRAME_LAYERS_WITHOUT_RADV_NAVI21`] measures the
 /// other paths: the combine [`MEASURED_STACK`] has no layer to compile.
-pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1316, 1244];
+pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1254, 1176];
 
 /// `frame_layers_main`'s static instruction count with each [`MeasuredPath`]'s gate off, in the
 /// path's specialisation ([`MeasuredPath::specialisation`]: the settled kernel, the steady one for
@@ -396,12 +396,12 @@ pub const FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21: [u32; 2] = [1316, 1244];
 /// (`… settled-root_motion` and so on; the table miss's and the mesh roots' are the settled count
 /// itself, the kernel having no sample table and walking from the roots).
 pub const FRAME_LAYERS_WITHOUT_RADV_NAVI21: [u32; MeasuredPath::ALL.len()] =
-    [2054, 1929, 2054, 2114, 1903, 2114, 1750, 2114, 2032, 1622, 2816, 2092, 6873];
+    [1970, 1838, 1969, 2028, 1783, 2028, 1661, 2028, 1949, 1541, 2720, 2010, 6730];
 
 /// `frame_main`'s loop bodies and static instruction count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]:
 /// the sampling loop (weight sum, clip loop), then local-to-model's walk (the skinning, a thread's
 /// joint, straight-line code around it).
-pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (532, [(273, 0), (15, 1), (99, 1), (63, 0)]);
+pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (528, [(273, 0), (15, 1), (99, 1), (63, 0)]);
 
 /// `frame_layers_main` composing the hierarchy in one subgroup ([`Hierarchy::Subgroup`]) for
 /// every character, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`] but compiled at 32 lanes (a crowd runs
@@ -409,7 +409,7 @@ pub const FRAME_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (532, [(273, 0),
 /// RADV for its smallest): the same loops, the mesh-space override's depth loop where that has
 /// its walk and local-to-model's depth loop where that has its walk.
 pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) = (
-    8081,
+    8000,
     [
         (1248, 0),
         (1240, 1),
@@ -420,32 +420,32 @@ pub const FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 22]) =
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
+        (19, 0),
         (15, 0),
-        (102, 0),
+        (100, 0),
         (15, 0),
-        (90, 0),
-        (20, 0),
+        (88, 0),
+        (19, 0),
         (15, 0),
         (100, 0),
         (15, 0),
         (87, 0),
-        (20, 0),
-        (93, 0),
-        (100, 0),
+        (19, 0),
+        (87, 0),
+        (96, 0),
     ],
 );
 
 /// `frame_main` composing the hierarchy in one subgroup, as
 /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]: the sampling loop, local-to-model's depth loop.
-pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (514, [(275, 0), (15, 1), (100, 1), (100, 0)]);
+pub const FRAME_SUBGROUP_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 4]) = (502, [(275, 0), (15, 1), (100, 1), (100, 0)]);
 
 /// `frame_layers_main` composing its hierarchy by pointer doubling ([`Hierarchy::Doubling`]),
 /// built for [`MEASURED_ROUNDS`]: [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]'s loops without the walks
 /// (the kernel unrolls its rig's rounds: the mesh-space override's and local-to-model's are
 /// straight-line code).
 pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) = (
-    8363,
+    8247,
     [
         (1248, 0),
         (1240, 1),
@@ -456,17 +456,17 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) =
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
-        (15, 0),
-        (102, 0),
-        (15, 0),
-        (90, 0),
-        (20, 0),
+        (19, 0),
         (15, 0),
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
+        (19, 0),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (19, 0),
     ],
 );
 
@@ -474,7 +474,7 @@ pub const FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) =
 /// (`gpu::stats::Kernel::roundless_for_rig`): the same loops; the difference in static count is
 /// the rounds' code.
 pub const FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 20]) = (
-    7859,
+    7795,
     [
         (1248, 0),
         (1240, 1),
@@ -485,26 +485,26 @@ pub const FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usiz
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
-        (15, 0),
-        (102, 0),
-        (15, 0),
-        (90, 0),
-        (20, 0),
+        (19, 0),
         (15, 0),
         (100, 0),
         (15, 0),
         (88, 0),
-        (20, 0),
+        (19, 0),
+        (15, 0),
+        (100, 0),
+        (15, 0),
+        (88, 0),
+        (19, 0),
     ],
 );
 
 /// `frame_main` composing local-to-model by pointer doubling, as
 /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]: the sampling loop, the rounds unrolled after it.
-pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (678, [(274, 0), (15, 1), (99, 1)]);
+pub const FRAME_DOUBLING_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (644, [(274, 0), (15, 1), (99, 1)]);
 
 /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`] built for no rounds.
-pub const FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (421, [(274, 0), (15, 1), (99, 1)]);
+pub const FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21: (u32, [(usize, usize); 3]) = (411, [(274, 0), (15, 1), (99, 1)]);
 
 /// The paths `frame_main` holds behind measurement gates: the affine output's store (the
 /// layered frames' other paths are not in it, and its blend is not measured path by path).
@@ -512,7 +512,7 @@ pub const FRAME_PATHS: [MeasuredPath; 1] = [MeasuredPath::AffineOutput];
 
 /// `frame_main`'s static instruction count with each of [`FRAME_PATHS`]' gates off, as
 /// `gpu_stats` reports them (`frame_main/64j-affine_output`).
-pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [514];
+pub const FRAME_WITHOUT_RADV_NAVI21: [u32; FRAME_PATHS.len()] = [510];
 
 /// `frame_layers_levels_main`'s ([`FrameKernel::Levels`]) loop bodies and static instruction
 /// count, as [`FRAME_LAYERS_LOOPS_RADV_NAVI21`]: the layer loop, which holds the replay's entry
