@@ -780,7 +780,7 @@ fn sample_layer(program: LayerProgram, l: u32, additive: bool, thread: u32, num_
     let root_motion = ROOT_MOTION_CODE && l == 0u && (program.flags & FLAG_ROOT_MOTION) != 0u;
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if !holds_joint(thread, k) {
+        if j >= num_joints {
             break;
         }
         var rest = rig_joints[j].rest;
@@ -820,7 +820,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
     }
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if !holds_joint(thread, k) {
+        if j >= num_joints {
             break;
         }
         let jr = joint_ref(block, j);
@@ -849,7 +849,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
         if applied {
             for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
                 let j = thread + k * WORKGROUP_SIZE;
-                if !holds_joint(thread, k) {
+                if j >= num_joints {
                     break;
                 }
                 layer_pose[k] = apply_offset(load_offset(joint_ref(block, j)), s.decay, s.decay_s, s.elapsed_s, layer_pose[k]);
@@ -862,7 +862,7 @@ fn transition_layer(c: u32, m: u32, program: LayerProgram, replay: u32, thread: 
     if STORE_POSE_CODE && (replay & REPLAY_STORED) != 0u {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
             let j = thread + k * WORKGROUP_SIZE;
-            if !holds_joint(thread, k) {
+            if j >= num_joints {
                 break;
             }
             store_slot(joint_ref(block, j), 1u - s.slot, layer_pose[k]);

@@ -119,16 +119,18 @@ const RIG_SIZES: [usize; 10] = [1, 2, 4, 8, 13, 26, 64, 128, 192, 256];
 /// the fused kernels' layered figures fell 7.3 % when a crowd's kernel unrolled its stack's
 /// layers, each with its setup as constants, "Layers unrolled for the crowd's stack": 3,358
 /// and 6,657; 3,341 and 6,622 with the rig's joint count a constant of its kernels, the level
-/// kernel's 3,145 and 4,743.)
+/// kernel's 3,145 and 4,743; and 2.7 % when a thread's joint was known to be the rig's where the
+/// rig fills the workgroup, "Doubling rounds unrolled for the rig": 3,251 and 6,442; two-clip
+/// 1,381 and 2,763.)
 const LAYERED_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 3_460.0, 5_330.0),
-    (FrameKernel::Fused, 32, 6_860.0, 5_330.0),
+    (FrameKernel::Fused, 64, 3_350.0, 5_330.0),
+    (FrameKernel::Fused, 32, 6_640.0, 5_330.0),
     (FrameKernel::Levels, 64, 3_270.0, 5_210.0),
     (FrameKernel::Levels, 32, 4_930.0, 5_210.0),
 ];
 const TWO_CLIP_BUDGETS: [(FrameKernel, u32, f64, f64); 4] = [
-    (FrameKernel::Fused, 64, 1_440.0, 4_250.0),
-    (FrameKernel::Fused, 32, 2_870.0, 4_250.0),
+    (FrameKernel::Fused, 64, 1_425.0, 4_250.0),
+    (FrameKernel::Fused, 32, 2_850.0, 4_250.0),
     (FrameKernel::Levels, 64, 1_075.0, 4_250.0),
     (FrameKernel::Levels, 32, 1_650.0, 4_250.0),
 ];
@@ -682,7 +684,7 @@ fn the_default_kernel_is_the_one_the_device_measured_fastest() {
 /// The fused frames composing the hierarchy depth by depth in one subgroup
 /// (`Hierarchy::Subgroup`) on warp32, as a crowd runs them there: the 64-joint humanoid's two
 /// warps no longer each walk 14 deep, one steps through its 15 depths, so the model counts
-/// fewer wave-instructions (layered 5,939 against 6,622; two-clip 2,511 against 2,771) for the
+/// fewer wave-instructions (layered 5,960 against 6,442; two-clip 2,499 against 2,763) for the
 /// same bytes; on wave64 and for the 26-joint humanoid, which one subgroup holds, the crowd walks
 /// and so does the model. Budgets about 3 % over. (The layered advantage was 12 % until the
 /// kernels were built without loop bounding, which shortened the walks' steps more than the
@@ -707,7 +709,7 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
     };
     let walking = two_clip(&model, &KernelCosts::frame_radv_navi21());
     let composed = two_clip(&subgroup, &KernelCosts::two_clip_subgroup_radv_navi21());
-    check_budget("two-clip (fused+subgroup)", 32, &composed, 2_610.0, 4_250.0);
+    check_budget("two-clip (fused+subgroup)", 32, &composed, 2_570.0, 4_250.0);
     assert!(composed.wave_instructions < walking.wave_instructions, "{composed:?} against {walking:?}");
     // Where the crowd walks, so does the model.
     let (wave64, _) = humanoid_64_model(64);
@@ -731,15 +733,19 @@ fn subgroup_hierarchy_models_fewer_instructions_on_warp32() {
 /// The fused frames composing their hierarchy by pointer doubling (`Hierarchy::Doubling`), on
 /// both wave sizes: the 64-joint humanoid's 14-deep joints take 4 rounds where a wave walks 14
 /// steps (local-to-model: 227 products where the walks take 613), in local-to-model and in the
-/// mesh-space override, so the model counts fewer wave-instructions (layered 2,192 against
-/// 3,341 on wave64, 4,324 against 6,622 on warp32; two-clip 849 against 1,385 and 1,699
-/// against 2,771) for the same bytes and fifteen barriers more (two a round, less one in the
-/// mesh-space override). Budgets about 3 % over.
+/// mesh-space override, so the model counts fewer wave-instructions (layered 1,943 against
+/// 3,251 on wave64, 3,826 against 6,442 on warp32; two-clip 745 against 1,381 and 1,491
+/// against 2,763; the kernels unroll their rig's rounds, BENCHMARKS.md "Doubling rounds
+/// unrolled for the rig") for the same bytes and twelve barriers more (two a round, less the
+/// mesh-space override's blends' publication, which its last round makes, and local-to-model's
+/// last round's, whose rows go to the skinning). Budgets about 3 % over, but the layered
+/// frame's on wave64, which is issue #17's line: 5× under the 9,773 the model counted for the
+/// kernel of the issue's time.
 #[test]
 fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
     let (samples, programs) = support::layered_period(MODEL_CHARACTERS);
     let (two_clip_samples, ranges) = support::two_clip_crowd(MODEL_CHARACTERS, 0, 1);
-    for (wave, [layered_budget, two_clip_budget]) in [(64, [2_280.0, 900.0]), (32, [4_500.0, 1_795.0])] {
+    for (wave, [layered_budget, two_clip_budget]) in [(64, [1_955.0, 770.0]), (32, [3_940.0, 1_540.0])] {
         let (model, scenario) = humanoid_64_model(wave);
         let doubling = model.clone().with_hierarchy(Hierarchy::Doubling);
         assert_eq!(doubling.hierarchy(), Hierarchy::Doubling);
@@ -753,7 +759,7 @@ fn doubling_hierarchy_models_fewer_instructions_on_both_waves() {
         assert_eq!(composed.bytes(), walking.bytes());
         let waves = f64::from(64 / wave);
         assert_eq!((composed.mesh_steps, walking.mesh_steps), (4.0 * waves, 15.0 * waves));
-        assert_eq!(composed.barriers, walking.barriers + 15.0);
+        assert_eq!(composed.barriers, walking.barriers + 12.0);
         let two_clip = |model: &WorkModel, costs: &KernelCosts| {
             model.two_clip_frame(&two_clip_samples, &ranges, costs).expect("the bench frame is valid")
         };

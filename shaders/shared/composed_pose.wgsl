@@ -9,7 +9,7 @@ fn write_model_skinning(c: u32, thread: u32, num_joints: u32) {
     let model = compose_model_pose(thread, num_joints);
     for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
         let j = thread + k * WORKGROUP_SIZE;
-        if !holds_joint(thread, k) {
+        if j >= num_joints {
             break;
         }
         write_skinning(c * num_joints + j, skinning_matrix(affine_to_mat4(model[k]), j));

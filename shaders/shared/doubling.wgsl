@@ -35,10 +35,12 @@ const MESH_IDENTITY_ROW: u32 = POSE_JOINTS + 1u;
 // barrier (`shared/walks.wgsl`'s and `shared/subgroup.wgsl`'s read no row past the joints').
 fn prepare_pose_rows(thread: u32) {
     if thread == 0u {
-        pose[MODEL_IDENTITY_ROW] = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
+        let z = vec4<f32>(0.0, 0.0, 1.0, 0.0);
+        pose[MODEL_IDENTITY_ROW] = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), z);
         let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-        // No masked joint: `anchor_in_row(NO_PARENT)`.
-        pose[MESH_IDENTITY_ROW] = Affine(identity, identity, vec4<f32>(0.0));
+        // No masked joint in `z.y` (`anchor_in_row(NO_PARENT)`; a round reads no other field of
+        // its ancestor's third row).
+        pose[MESH_IDENTITY_ROW] = Affine(identity, identity, z);
     }
 }
 
