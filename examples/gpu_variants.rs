@@ -611,7 +611,7 @@ fn procedural_row(
     };
     let (Some(((with, _), c)), Some(((without, _), _))) = (
         median_of(Timing::WithStage),
-        median_of(Timing::Frame(Variant(FrameKernel::default(), Specialisation::Production, Hierarchy::Walks))),
+        median_of(Timing::Frame(Variant(FrameKernel::default(), Specialisation::Production, Hierarchy::default()))),
     ) else {
         return Ok(());
     };

@@ -509,8 +509,12 @@ impl ShapePass {
 /// within the smallest subgroup, and where the device, asked at the crowd's creation, splits a
 /// workgroup into full subgroups (a wait on the device); elsewhere the crowd walks. `Doubling`
 /// runs wherever the kernel
-/// is [`FrameKernel::Fused`]. `THRONG_HIERARCHY=subgroup` (or `doubling`, `walks`) in the
-/// environment overrides the default, `Walks`, as `THRONG_FRAME_KERNEL` does the kernel's.
+/// is [`FrameKernel::Fused`]. The default is `Doubling`, the variant the proxies favour (issue
+/// #17's rule until a device run has timed the hierarchies: the work model counts the 64-joint
+/// humanoid's layered frame at 1,943 wave-instructions on wave64 against the walks' 3,251,
+/// BENCHMARKS.md "Doubling rounds unrolled for the rig"); `THRONG_HIERARCHY=walks` (or
+/// `subgroup`, `doubling`) in the environment overrides it, as `THRONG_FRAME_KERNEL` does the
+/// kernel's.
 ///
 /// ```
 /// use throng::demo::DemoCharacter;
@@ -545,7 +549,7 @@ pub enum Hierarchy {
 impl Default for Hierarchy {
     fn default() -> Self {
         static WARNED: std::sync::Once = std::sync::Once::new();
-        chosen_in_env("THRONG_HIERARCHY", Self::Walks, &Self::ALL, Self::name, &WARNED)
+        chosen_in_env("THRONG_HIERARCHY", Self::Doubling, &Self::ALL, Self::name, &WARNED)
     }
 }
 

@@ -101,11 +101,12 @@ pub struct GpuCrowdOptions {
     /// (BENCHMARKS.md "The steady pass"; `Fused`'s figure waits for a device), then the others
     /// in the production kernel; the same matrices.
     pub specialisation: Specialisation,
-    /// How the fused frames compose the rig's hierarchy ([`Hierarchy`]): ancestor walks (the
-    /// default), depth by depth in one subgroup or by pointer doubling, which
-    /// the crowd runs where it [`fits`](Hierarchy::fits) the device and rig
-    /// ([`GpuCrowd::hierarchy`] says what runs); the same matrices (within rounding for
-    /// pointer doubling, which groups the products otherwise).
+    /// How the fused frames compose the rig's hierarchy ([`Hierarchy`]): ancestor walks, depth
+    /// by depth in one subgroup or by pointer doubling (the default, the variant the proxies
+    /// favour until a device times them), which the crowd runs where it
+    /// [`fits`](Hierarchy::fits) the device and rig ([`GpuCrowd::hierarchy`] says what runs);
+    /// the same matrices (within rounding for pointer doubling, which groups the products
+    /// otherwise).
     pub hierarchy: Hierarchy,
 }
 
