@@ -169,7 +169,8 @@ impl Frame {
     /// reference of the others.
     fn variants(self) -> Vec<Variant> {
         let built = |kernel| Variant(kernel, Specialisation::Production, Hierarchy::Walks);
-        let default = |s| Variant(FrameKernel::default(), s, Hierarchy::Walks);
+        // The default crowd's kernel and hierarchy, as each specialisation.
+        let default = |s| Variant(FrameKernel::default(), s, Hierarchy::default());
         // The fused kernel composing its hierarchy in a subgroup and by pointer doubling.
         let composed = |hierarchy| Variant(FrameKernel::Fused, Specialisation::Production, hierarchy);
         let [subgroup, doubling] = [Hierarchy::Subgroup, Hierarchy::Doubling].map(composed);

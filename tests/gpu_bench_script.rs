@@ -16,7 +16,7 @@ use std::process::Command;
 
 use support::example_binary;
 use support::files::TempDir;
-use throng::gpu::{FrameKernel, Specialisation};
+use throng::gpu::{FrameKernel, Hierarchy, Specialisation};
 use throng::program::{ClipSample, LayerProgram, LayerRecord, ShotRecord};
 
 #[test]
@@ -56,9 +56,14 @@ fn dry_run_leaves_every_variants_rows() {
         .cloned()
         .chain([Specialisation::Stored, Specialisation::Whole].map(|s| format!("{default}+{}", s.name())))
         .collect();
+    // The default crowd as built: its kernel composing the default hierarchy.
+    let built = match Hierarchy::default() {
+        Hierarchy::Walks => default.to_owned(),
+        hierarchy => format!("{default}+{}", hierarchy.name()),
+    };
     let specialised: Vec<String> = Specialisation::ALL
         .iter()
-        .map(|s| if *s == Specialisation::Production { default.to_owned() } else { format!("{default}+{}", s.name()) })
+        .map(|s| if *s == Specialisation::Production { built.clone() } else { format!("{default}+{}", s.name()) })
         .collect();
     for (frame, variants) in [("two-clip", &kernels), ("layered", &with_stored), ("layered-steady", &specialised)] {
         for variant in variants {

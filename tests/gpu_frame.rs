@@ -1355,13 +1355,22 @@ fn layered_frame_composed_in_a_subgroup_equals_the_walks() {
 /// The layered frame composing its hierarchy by pointer doubling (local-to-model and the
 /// mesh-space override's model rotations) equals the CPU's within the
 /// GPU tolerance, frame after frame of switches, fades and mesh-space layers, in both shape
-/// passes and whole, for rigs from five joints to 256 (four a thread) and a chain 128 deep
-/// (eight rounds).
+/// passes and whole, for rigs from six roots (no round: the mesh-space blends published apart)
+/// and five joints to 256 (four a thread) and a chain 128 deep (eight rounds).
 #[test]
 fn layered_frame_composed_by_doubling_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let chain = rig_of((0..129).map(|j: usize| j.checked_sub(1)).collect());
-    let rigs = [test_rig(5), named_humanoid(), test_rig(29), long_tail_rig(), four_chains(), test_rig(256), chain];
+    let rigs = [
+        rig_of(vec![None; 6]),
+        test_rig(5),
+        named_humanoid(),
+        test_rig(29),
+        long_tail_rig(),
+        four_chains(),
+        test_rig(256),
+        chain,
+    ];
     composed_frames_match_cpu(&gpu, rigs, [Hierarchy::Doubling], None);
 }
 

@@ -4,7 +4,7 @@
 // by its ancestor `span` depths up with its own, so that after it each joint holds the product
 // of its `2 × span` nearest links (itself and its ancestors, the root at most). A rig whose
 // deepest joint is `d` deep is composed in ⌈log₂(d + 1)⌉ rounds, each a product per joint and
-// two barriers, where a wave of walks steps as deep as its deepest joint (the 64-joint humanoid:
+// two barriers (but the last, whose rows go to the thread's skinning), where a wave of walks steps as deep as its deepest joint (the 64-joint humanoid:
 // 4 rounds against 14 steps) and where one subgroup's depth loop takes every depth
 // (`shared/subgroup.wgsl`). No subgroup operation: it runs on every device. The products are
 // grouped differently from the CPU's (`((root × …) × parent) × local`): the matrices equal
@@ -90,7 +90,11 @@ fn compose_model_pose(thread: u32, num_joints: u32) -> array<Affine, JOINTS_PER_
     var composed = own_rows(thread, num_joints);
     for (var r = 0u; r < DOUBLING_ROUNDS; r++) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
-            composed[k] = affine_mul(pose[doubling_row(paths, k, r, MODEL_IDENTITY_ROW)], composed[k]);
+            // A wave without joints branches over the product (a rig that fills its waves has
+            // no such test left, `holds_joint`).
+            if holds_joint(thread, k) {
+                composed[k] = affine_mul(pose[doubling_row(paths, k, r, MODEL_IDENTITY_ROW)], composed[k]);
+            }
         }
         if r + 1u < DOUBLING_ROUNDS {
             publish_round(thread, composed);

@@ -17,6 +17,9 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
     var composed = own_rows(thread, num_joints);
     for (var r = 0u; r < DOUBLING_ROUNDS; r++) {
         for (var k = 0u; k < JOINTS_PER_THREAD; k++) {
+            if !holds_joint(thread, k) {
+                continue;
+            }
             let own = composed[k];
             let above = pose[doubling_row(paths, k, r, MESH_IDENTITY_ROW)];
             let models = mesh_step(MeshModels(above.r0, above.r1), own.r0, own.r1);

@@ -19,8 +19,8 @@ const JOINTS_PER_THREAD: u32 = 4u;
 
 // The rig's joints. `throng::gpu::pipelines::shader_source` rewrites this line for each rig, as
 // it does `JOINTS_PER_THREAD` (a crowd's kernels are built for its rig), so that the driver folds
-// the joint count into each thread's bounds and each character's offsets: a thread of a
-// 64-joint rig never asks whether its joint is past the rig's.
+// the joint count into each thread's bounds and each character's offsets (a thread's test of
+// whether its joint is the rig's folds where it is written as `holds_joint` below).
 const NUM_JOINTS: u32 = 256u;
 
 // Joints the workgroup pose array holds: the rig's, rounded up to whole threads' worth.
@@ -72,8 +72,7 @@ struct RigJoint {
     depth: u32,
     // Index in `rig_tables` of the joint's ancestors, root first, `depth` of them.
     path_start: u32,
-    // Row `i` of the rig's joints in depth order (`shared/subgroup.wgsl`, the fields below;
-    // `shared/doubling.wgsl` reads the last row's joint, the deepest):
+    // Row `i` of the rig's joints in depth order (`shared/subgroup.wgsl`, the fields below):
     // the joint at place `i`, its parent's place within the depth above, and where depth `i`'s
     // joints end (the joint count past the deepest).
     by_depth: u32,

@@ -50,7 +50,7 @@ const SUBGROUP: &str = include_str!("../../shaders/shared/subgroup.wgsl");
 const SUBGROUP_MESH: &str = include_str!("../../shaders/shared/subgroup_mesh.wgsl");
 const DOUBLING: &str = include_str!("../../shaders/shared/doubling.wgsl");
 const DOUBLING_MESH: &str = include_str!("../../shaders/shared/doubling_mesh.wgsl");
-/// Skinning from the model matrices `SUBGROUP` or `DOUBLING` composes in place.
+/// Skinning from the model matrices `SUBGROUP` or `DOUBLING` composes from `pose`'s local ones.
 const COMPOSED_POSE: &str = include_str!("../../shaders/shared/composed_pose.wgsl");
 
 /// The WGSL source of the blend-space stage, `shaders/blend_space.wgsl` alone (entry point
@@ -205,14 +205,16 @@ impl FrameKernel {
         if self.is_level_kernel() { level_group_characters(num_joints) } else { 1 }
     }
 
-    /// Bytes of workgroup memory the variant's frames take for a rig of `num_joints` (the
-    /// stage-by-stage path's and the transition stage's, whatever the variant, are `Fused`'s).
+    /// Bytes of workgroup memory the variant's frames take for a rig of `num_joints` at most,
+    /// whatever the hierarchy (the stage-by-stage path's and the transition stage's, whatever
+    /// the variant, are within `Fused`'s).
     #[must_use]
     pub fn workgroup_memory_bytes_for(self, num_joints: usize) -> u64 {
         match self {
-            // One 48-byte affine matrix per joint a thread strides over, and the transition's
-            // two atomics.
-            Self::Fused => 48 * u64::from(joints_per_thread(num_joints) * WORKGROUP_SIZE) + 8,
+            // One 48-byte affine matrix per joint a thread strides over, and pointer doubling's
+            // two identity rows past them (`POSE_ROWS`; the walks and the subgroup keep none),
+            // and the transition's two atomics.
+            Self::Fused => 48 * u64::from(joints_per_thread(num_joints) * WORKGROUP_SIZE + 2) + 8,
             // An affine matrix and a sample-table entry per thread.
             Self::Levels => (48 + 16) * u64::from(level_group_threads(num_joints)),
         }
@@ -497,9 +499,10 @@ impl ShapePass {
 /// both halves by pointer doubling (`shaders/shared/doubling.wgsl`, `doubling_mesh.wgsl`): every
 /// thread takes its joints through ⌈log₂(depth + 1)⌉ rounds, in each a joint's matrix (or its
 /// layer and base model rotations) composed with the one its ancestor `span` depths up holds,
-/// `span` doubling, two barriers a round (the 64-joint humanoid: 4 rounds where a wave walks 14
-/// steps; BENCHMARKS.md "Local-to-model by pointer doubling", "Mesh-space blends that do not
-/// compound").
+/// `span` doubling, two barriers a round but local-to-model's last (the 64-joint humanoid: 4
+/// rounds where a wave walks 14 steps), unrolled for the rig's rounds (BENCHMARKS.md
+/// "Local-to-model by pointer doubling", "Mesh-space blends that do not compound", "Doubling
+/// rounds unrolled for the rig").
 ///
 /// A crowd asks for one ([`crate::gpu::GpuCrowdOptions::hierarchy`]) and runs what
 /// [`fits`](Self::fits) the device and rig ([`crate::gpu::GpuCrowd::hierarchy`] says which):
@@ -629,7 +632,8 @@ impl Hierarchy {
     /// and the skinning from a pose composed in place (`shared/composed_pose.wgsl`) after the
     /// file that composes it. Pointer doubling's kernels are built for a rig composed in
     /// `doubling_rounds` rounds ([`GpuRigTables::doubling_rounds`](crate::gpu::types::GpuRigTables::doubling_rounds),
-    /// `DOUBLING_ROUNDS`), with its two identity rows in the workgroup's `pose` (`POSE_ROWS`).
+    /// `DOUBLING_ROUNDS`; `None` past the 8 a rig of [`crate::MAX_JOINTS`] can take), with its
+    /// two identity rows in the workgroup's `pose` (`POSE_ROWS`).
     pub(crate) fn apply(self, source: String, doubling_rounds: u32) -> Option<String> {
         let with_depths = |file: &str| format!("{SUBGROUP_DEPTHS}\n{file}");
         let composed_by = |file: &str| format!("{file}\n{COMPOSED_POSE}");
@@ -643,8 +647,10 @@ impl Hierarchy {
             )),
             Self::Doubling => {
                 let source = source.replacen(WALKS, &composed_by(DOUBLING), 1).replacen(WALKS_MESH, DOUBLING_MESH, 1);
-                // Without its identity rows the rounds would index past `pose`.
-                (source.contains(DOUBLING_ROUNDS_LINE) && source.contains(POSE_ROWS_LINE)).then(|| {
+                // Without its identity rows the rounds would index past `pose`; past the table's
+                // rounds, past each joint's words.
+                let fits = doubling_rounds <= 2 * crate::gpu::types::DOUBLING_WORDS as u32;
+                (fits && source.contains(DOUBLING_ROUNDS_LINE) && source.contains(POSE_ROWS_LINE)).then(|| {
                     let rounds = format!("const DOUBLING_ROUNDS: u32 = {doubling_rounds}u;");
                     source.replacen(DOUBLING_ROUNDS_LINE, &rounds, 1).replacen(
                         POSE_ROWS_LINE,
@@ -1565,6 +1571,11 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{kind:?}: {}", e.emit_to_string(&doubling)));
             }
         }
+        assert_eq!(Hierarchy::Doubling.apply(shader_source(ShaderModuleKind::Frame, 64, false), 9), None);
+        // The table's layout, as `GpuRigTables::doubling` packs it.
+        use crate::gpu::types::{DOUBLING_NONE, DOUBLING_WORDS};
+        assert!(DOUBLING.contains(&format!("const DOUBLING_WORDS: u32 = {DOUBLING_WORDS}u;")));
+        assert!(DOUBLING.contains(&format!("const DOUBLING_NONE: u32 = {DOUBLING_NONE:#x}u;")));
         let without_rows = shader_source(ShaderModuleKind::Frame, 64, false).replacen(POSE_ROWS_LINE, "", 1);
         assert_eq!(Hierarchy::Doubling.apply(without_rows.clone(), 4), None);
         assert!(Hierarchy::Walks.apply(without_rows, 4).is_some());
@@ -1572,12 +1583,13 @@ mod tests {
 
     /// What `crowd::limits::check_limits` asks of a device is what the modules a crowd builds
     /// declare: for each variant and rig size, its frames' entry points use the variant's
-    /// `workgroup_memory_bytes_for` exactly, and the stages every variant shares no more than
+    /// `workgroup_memory_bytes_for` exactly (`Fused` composing by pointer doubling, the most
+    /// rows; two rows fewer walking), and the stages every variant shares no more than
     /// `Fused`'s; the rig's, not the largest rig's.
     #[test]
     fn workgroup_memory_is_the_rigs() {
-        let used = |kind: ShaderModuleKind, num_joints: usize| -> u64 {
-            let source = shader_source(kind, num_joints, false);
+        let used_by = |kind: ShaderModuleKind, num_joints: usize, hierarchy: Hierarchy| -> u64 {
+            let source = hierarchy.apply(shader_source(kind, num_joints, false), 8).expect("the frames compose so");
             let module = naga::front::wgsl::parse_str(&source).unwrap();
             let info =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
@@ -1592,6 +1604,7 @@ mod tests {
                 .map(|(_, var)| u64::from(module.types[var.ty].inner.size(module.to_ctx())))
                 .sum()
         };
+        let used = |kind, num_joints| used_by(kind, num_joints, Hierarchy::Walks);
         let shared = [
             ShaderModuleKind::Sample,
             ShaderModuleKind::LocalToModel,
@@ -1603,8 +1616,22 @@ mod tests {
             let stages = shared.map(|kind| used(kind, num_joints)).into_iter().max().unwrap();
             assert!(stages <= FrameKernel::Fused.workgroup_memory_bytes_for(num_joints), "{num_joints} joints");
             for kernel in FrameKernel::ALL {
-                let frames = used(kernel.frame(), num_joints).max(used(kernel.frame_layers(), num_joints));
-                assert_eq!(frames, kernel.workgroup_memory_bytes_for(num_joints), "{kernel:?}, {num_joints} joints");
+                let hierarchy = if kernel == FrameKernel::Fused { Hierarchy::Doubling } else { Hierarchy::Walks };
+                let frames = |hierarchy| {
+                    used_by(kernel.frame(), num_joints, hierarchy).max(used_by(
+                        kernel.frame_layers(),
+                        num_joints,
+                        hierarchy,
+                    ))
+                };
+                assert_eq!(
+                    frames(hierarchy),
+                    kernel.workgroup_memory_bytes_for(num_joints),
+                    "{kernel:?}, {num_joints} joints"
+                );
+                if kernel == FrameKernel::Fused {
+                    assert_eq!(frames(Hierarchy::Walks) + 96, frames(hierarchy), "{num_joints} joints, walking");
+                }
             }
         }
     }

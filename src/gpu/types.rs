@@ -229,8 +229,7 @@ pub struct GpuRigJoint {
     /// joints' (local-to-model and the mesh-space override).
     pub path_start: u32,
     /// Row `i` of the rig's joints in depth order (depth by depth, each depth in joint order),
-    /// which `Hierarchy::Subgroup` composes a depth at a time (`shaders/shared/subgroup.wgsl`;
-    /// `Hierarchy::Doubling` reads the last row's joint for the rig's depth):
+    /// which `Hierarchy::Subgroup` composes a depth at a time (`shaders/shared/subgroup.wgsl`):
     /// the joint at place `i` (below [`BY_DEPTH_PARENT_LANE_SHIFT`]), its parent's place within
     /// the depth above (from that shift; 0 for a root) and the place past depth `i`'s last joint
     /// (from [`BY_DEPTH_LEVEL_END_SHIFT`]; the joint count for depths past the deepest).

@@ -1277,7 +1277,11 @@ impl KernelCosts {
     /// mesh-space override layer's rounds), `mesh_fixed` the walking kernel's with the difference
     /// the roundless composition makes to each mesh-space override layer's code, `kernel_fixed`
     /// the roundless layerless kernel's count less the affine store. `None` when a list is not
-    /// that kernel's loops in their nesting, or a difference is negative.
+    /// that kernel's loops in their nesting, or a difference is negative. A round's cost so
+    /// found is the measured rig's mean: code that depends on the round count (the word reads,
+    /// one for two rounds; local-to-model's last round without its publication; the mesh-space
+    /// override's blends, published by its last round, or apart where there is none) is shared
+    /// among its rounds, a small bias for a rig that takes another count.
     #[must_use]
     pub fn with_doubling_layers(
         self,
@@ -1302,7 +1306,8 @@ impl KernelCosts {
         let [doubling, roundless] =
             [doubling, roundless].map(|(production, layerless)| (production, i64::from(layerless)));
         let a_round = |difference: i64| {
-            u32::try_from(difference.checked_add(i64::from(MEASURED_ROUNDS / 2))? / i64::from(MEASURED_ROUNDS)).ok()
+            let difference = u32::try_from(difference).ok()?;
+            Some((difference + MEASURED_ROUNDS / 2) / MEASURED_ROUNDS)
         };
         Some(Self {
             kernel_fixed: u32::try_from(roundless.1).ok()?.checked_sub(self.affine_output)?,
@@ -1710,10 +1715,11 @@ impl WorkModel {
     /// [`KernelCosts::two_clip_subgroup_radv_navi21`]) and every wave its joints' code
     /// (`kernel_fixed`, `mesh_fixed`), with a barrier more for local-to-model. With
     /// [`Hierarchy::Doubling`] local-to-model and the mesh-space override each cost every wave
-    /// holding joints a step (`model_step`, `mesh_step`: the round loops' bodies,
-    /// [`KernelCosts::layered_doubling_radv_navi21`], [`KernelCosts::two_clip_doubling_radv_navi21`])
-    /// a round, the rounds the rig's deepest joint takes, and two barriers a round (the
-    /// mesh-space override one fewer besides, [`Work::barriers`]' count of its own).
+    /// holding joints a step (`model_step`, `mesh_step`: an unrolled round's code, measured
+    /// against kernels built for no rounds, [`KernelCosts::layered_doubling_radv_navi21`],
+    /// [`KernelCosts::two_clip_doubling_radv_navi21`]) a round, the rounds the rig's deepest
+    /// joint takes, and two barriers a round (local-to-model's last none; the mesh-space
+    /// override's last publishing its blends, [`Work::barriers`]' count of its own).
     ///
     /// ```
     /// use throng::gpu::Hierarchy;
