@@ -473,9 +473,7 @@ impl ShapePass {
             Self::Steady => 1,
             Self::Switching => 2,
         };
-        source
-            .contains(SHAPE_PASS_LINE)
-            .then(|| source.replacen(SHAPE_PASS_LINE, &format!("const SHAPE_PASS: u32 = {code}u;"), 1))
+        source.contains(SHAPE_PASS_LINE).then(|| with_u32(&source, SHAPE_PASS_LINE, code))
     }
 }
 
@@ -651,8 +649,7 @@ impl Hierarchy {
                 // rounds, past each joint's words.
                 let fits = doubling_rounds <= 2 * crate::gpu::types::DOUBLING_WORDS as u32;
                 (fits && source.contains(DOUBLING_ROUNDS_LINE) && source.contains(POSE_ROWS_LINE)).then(|| {
-                    let rounds = format!("const DOUBLING_ROUNDS: u32 = {doubling_rounds}u;");
-                    source.replacen(DOUBLING_ROUNDS_LINE, &rounds, 1).replacen(
+                    with_u32(&source, DOUBLING_ROUNDS_LINE, doubling_rounds).replacen(
                         POSE_ROWS_LINE,
                         "const POSE_ROWS: u32 = POSE_JOINTS + 2u;",
                         1,
@@ -826,6 +823,13 @@ impl MeasuredPath {
     }
 }
 
+/// `source` with the line `line` (`const NAME: u32 = …u;`, one a crowd's kernels are built to
+/// rewrite) holding `value` instead, as it displays (`{:#x}` for hex).
+fn with_u32(source: &str, line: &str, value: impl std::fmt::Display) -> String {
+    let name = line.split_once(':').map_or(line, |(name, _)| name);
+    source.replacen(line, &format!("{name}: u32 = {value}u;"), 1)
+}
+
 /// The line of `shaders/shared/compact.wgsl` that [`shader_source`] rewrites for an archetype
 /// without compact clips.
 const COMPACT_CLIPS_LINE: &str = "const COMPACT_CLIPS: bool = true;";
@@ -874,13 +878,9 @@ pub fn shader_source(kind: ShaderModuleKind, num_joints: usize, compact_clips: b
         source.push_str(part);
         source.push('\n');
     }
-    let source = source.replacen(
-        JOINTS_PER_THREAD_LINE,
-        &format!("const JOINTS_PER_THREAD: u32 = {}u;", joints_per_thread(num_joints)),
-        1,
-    );
-    let source = source.replacen(NUM_JOINTS_LINE, &format!("const NUM_JOINTS: u32 = {num_joints}u;"), 1);
-    let source = source.replacen(LANES_LINE, &format!("const LANES: u32 = {}u;", level_lanes(num_joints)), 1);
+    let source = with_u32(&source, JOINTS_PER_THREAD_LINE, joints_per_thread(num_joints));
+    let source = with_u32(&source, NUM_JOINTS_LINE, num_joints);
+    let source = with_u32(&source, LANES_LINE, level_lanes(num_joints));
     if compact_clips { source } else { source.replacen(COMPACT_CLIPS_LINE, "const COMPACT_CLIPS: bool = false;", 1) }
 }
 
@@ -1049,9 +1049,7 @@ pub(crate) fn pass_source(
     specialised_source(kind, num_joints, compact_clips, specialisation)
         .and_then(|source| pass.apply(source))
         .and_then(|source| hierarchy.apply(source, doubling_rounds))
-        .map(|source| {
-            source.replacen(MEMORY_LAYERS_LINE, &format!("const MEMORY_LAYERS: u32 = {memory_layers:#x}u;"), 1)
-        })
+        .map(|source| with_u32(&source, MEMORY_LAYERS_LINE, format_args!("{memory_layers:#x}")))
         .and_then(|source| unroll_layers(kind, source, stack))
 }
 

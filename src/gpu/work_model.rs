@@ -591,6 +591,21 @@ pub const FRAME_LEVELS_WITHOUT_RADV_NAVI21: [u32; FRAME_LEVELS_PATHS.len()] = [5
 /// order, as `gpu_stats` reports them.
 pub type LoopList<'a> = (u32, &'a [(usize, usize)]);
 
+/// A recorded kernel (a `*_LOOPS_RADV_NAVI21` constant) as a [`LoopList`].
+const fn loop_list<const N: usize>(recorded: &(u32, [(usize, usize); N])) -> LoopList<'_> {
+    (recorded.0, &recorded.1)
+}
+
+/// The walking layered kernel's recorded loop lists, the production kernel's and the one built
+/// for no layers, against which the composing kernels' hierarchies are measured.
+const WALKS_RADV_NAVI21: (LoopList<'static>, LoopList<'static>) =
+    (loop_list(&FRAME_LAYERS_LOOPS_RADV_NAVI21), loop_list(&FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21));
+
+/// `difference`, the code of [`MEASURED_ROUNDS`] doubling rounds, as one round's (rounded).
+const fn a_round(difference: u32) -> u32 {
+    (difference + MEASURED_ROUNDS / 2) / MEASURED_ROUNDS
+}
+
 /// A layered frame kernel's loop lists: the production kernel's and its two measurement
 /// specialisations' (`gpu::stats::Specialisation`), whose differences measure the switch
 /// frame's code and the decay.
@@ -634,16 +649,13 @@ impl LayeredLoops<'static> {
     #[must_use]
     pub fn frame_layers_radv_navi21() -> Self {
         Self {
-            production: (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1),
-            steady: (FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21.1),
-            settled: (FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21.1),
+            production: loop_list(&FRAME_LAYERS_LOOPS_RADV_NAVI21),
+            steady: loop_list(&FRAME_LAYERS_STEADY_LOOPS_RADV_NAVI21),
+            settled: loop_list(&FRAME_LAYERS_SETTLED_LOOPS_RADV_NAVI21),
             without: FRAME_LAYERS_WITHOUT_RADV_NAVI21,
             idle: None,
-            steady_pass: Some((
-                FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.0,
-                &FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21.1,
-            )),
-            layerless: Some((FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1)),
+            steady_pass: Some(loop_list(&FRAME_LAYERS_STEADY_PASS_LOOPS_RADV_NAVI21)),
+            layerless: Some(loop_list(&FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21)),
             stack: MEASURED_STACK,
             local_override: Some(FRAME_LAYERS_LOCAL_OVERRIDE_RADV_NAVI21),
         }
@@ -653,14 +665,14 @@ impl LayeredLoops<'static> {
     #[must_use]
     pub fn frame_layers_levels_radv_navi21() -> Self {
         Self {
-            production: (FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21.1),
-            steady: (FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21.1),
+            production: loop_list(&FRAME_LAYERS_LEVELS_LOOPS_RADV_NAVI21),
+            steady: loop_list(&FRAME_LAYERS_LEVELS_STEADY_LOOPS_RADV_NAVI21),
             settled: (
                 FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.0,
                 &FRAME_LAYERS_LEVELS_SETTLED_LOOPS_RADV_NAVI21.1,
             ),
             without: FRAME_LAYERS_LEVELS_WITHOUT_RADV_NAVI21,
-            idle: Some((FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21.1)),
+            idle: Some(loop_list(&FRAME_LAYERS_LEVELS_IDLE_LOOPS_RADV_NAVI21)),
             steady_pass: None,
             layerless: None,
             stack: &[],
@@ -1224,8 +1236,9 @@ impl KernelCosts {
     /// of its walk, `mesh_fixed` the walking kernel's with the difference the
     /// composition makes to each mesh-space override layer's code (what the production kernel
     /// leaves outside its loops beyond the layerless one's, in which the two differ by that code
-    /// alone), `model_step` local-to-model's depth loop, `kernel_fixed` what the layerless kernel leaves outside its loop less the affine store, as
-    /// in the walks. `None` when a list is not that kernel's loops in their nesting.
+    /// alone), `model_step` local-to-model's depth loop, `kernel_fixed` what the layerless
+    /// kernel leaves outside its loop less the affine store, as in the walks. `None` when a list
+    /// is not that kernel's loops in their nesting.
     #[must_use]
     pub fn with_composed_layers(
         self,
@@ -1254,8 +1267,9 @@ impl KernelCosts {
     }
 
     /// The costs of `frame_main` composing local-to-model after its sampling loop in one
-    /// subgroup from its static count and loop list, the sampling loop and local-to-model's loop: `model_step` the second, `kernel_fixed` what the static count
-    /// leaves outside them less the affine store. `None` when the list is not those.
+    /// subgroup from its static count and loop list, the sampling loop and local-to-model's
+    /// loop: `model_step` the second, `kernel_fixed` what the static count leaves outside them
+    /// less the affine store. `None` when the list is not those.
     #[must_use]
     pub fn with_composed_frame(self, (total, loops): (u32, &[(usize, usize)])) -> Option<Self> {
         if !loop_structure_matches(loops, &[0, 1, 1, 0]) {
@@ -1305,10 +1319,7 @@ impl KernelCosts {
         let walks_layers = layers((walks.0, outside(walks.1)?))?;
         let [doubling, roundless] =
             [doubling, roundless].map(|(production, layerless)| (production, i64::from(layerless)));
-        let a_round = |difference: i64| {
-            let difference = u32::try_from(difference).ok()?;
-            Some((difference + MEASURED_ROUNDS / 2) / MEASURED_ROUNDS)
-        };
+        let a_round = |difference: i64| u32::try_from(difference).ok().map(a_round);
         Some(Self {
             kernel_fixed: u32::try_from(roundless.1).ok()?.checked_sub(self.affine_output)?,
             mesh_step: a_round((layers(doubling)? - layers(roundless)?) / mesh)?,
@@ -1331,62 +1342,36 @@ impl KernelCosts {
         }
         let rounds = doubling.0.checked_sub(roundless.0)?;
         let kernel_fixed = roundless.0.checked_sub(count(roundless.1[0].0) + self.affine_output)?;
-        Some(Self { kernel_fixed, model_step: (rounds + MEASURED_ROUNDS / 2) / MEASURED_ROUNDS, ..self })
-    }
-
-    /// The recorded walking layered kernel's costs with a composing kernel's recorded loops
-    /// (`production`, `layerless`: [`KernelCosts::with_composed_layers`]).
-    fn composed_layers_radv_navi21(
-        (total, loops): &(u32, impl AsRef<[(usize, usize)]>),
-        (layerless_total, layerless): &(u32, impl AsRef<[(usize, usize)]>),
-    ) -> Self {
-        let walks = (
-            (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1[..]),
-            (FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1[..]),
-        );
-        Self::frame_layers_radv_navi21()
-            .with_composed_layers(
-                walks,
-                ((*total, loops.as_ref()), (*layerless_total, layerless.as_ref())),
-                MEASURED_STACK,
-            )
-            .unwrap_or_default()
-    }
-
-    /// The recorded walking two-clip kernel's costs with a composing kernel's recorded loops
-    /// (`recorded`, [`KernelCosts::with_composed_frame`]).
-    fn composed_frame_radv_navi21((total, loops): &(u32, impl AsRef<[(usize, usize)]>)) -> Self {
-        Self::frame_radv_navi21().with_composed_frame((*total, loops.as_ref())).unwrap_or_default()
+        Some(Self { kernel_fixed, model_step: a_round(rounds), ..self })
     }
 
     /// [`FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_layers`]).
     #[must_use]
     pub fn layered_subgroup_radv_navi21() -> Self {
-        Self::composed_layers_radv_navi21(
-            &FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21,
-            &FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21,
-        )
+        let subgroup = (
+            loop_list(&FRAME_LAYERS_SUBGROUP_LOOPS_RADV_NAVI21),
+            loop_list(&FRAME_LAYERS_SUBGROUP_LAYERLESS_LOOPS_RADV_NAVI21),
+        );
+        Self::frame_layers_radv_navi21()
+            .with_composed_layers(WALKS_RADV_NAVI21, subgroup, MEASURED_STACK)
+            .unwrap_or_default()
     }
 
     /// [`FRAME_SUBGROUP_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_composed_frame`]).
     #[must_use]
     pub fn two_clip_subgroup_radv_navi21() -> Self {
-        Self::composed_frame_radv_navi21(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21)
+        Self::frame_radv_navi21().with_composed_frame(loop_list(&FRAME_SUBGROUP_LOOPS_RADV_NAVI21)).unwrap_or_default()
     }
 
     /// [`FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_layers`]).
     #[must_use]
     pub fn layered_doubling_radv_navi21() -> Self {
-        let list = |(total, loops): &'static (u32, [(usize, usize); 20])| (*total, &loops[..]);
         Self::frame_layers_radv_navi21()
             .with_doubling_layers(
+                WALKS_RADV_NAVI21,
+                (loop_list(&FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21), FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21),
                 (
-                    (FRAME_LAYERS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LOOPS_RADV_NAVI21.1[..]),
-                    (FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.0, &FRAME_LAYERS_LAYERLESS_LOOPS_RADV_NAVI21.1[..]),
-                ),
-                (list(&FRAME_LAYERS_DOUBLING_LOOPS_RADV_NAVI21), FRAME_LAYERS_DOUBLING_LAYERLESS_RADV_NAVI21),
-                (
-                    list(&FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
+                    loop_list(&FRAME_LAYERS_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
                     FRAME_LAYERS_DOUBLING_LAYERLESS_ROUNDLESS_RADV_NAVI21,
                 ),
                 MEASURED_STACK,
@@ -1397,11 +1382,10 @@ impl KernelCosts {
     /// [`FRAME_DOUBLING_LOOPS_RADV_NAVI21`]'s costs ([`KernelCosts::with_doubling_frame`]).
     #[must_use]
     pub fn two_clip_doubling_radv_navi21() -> Self {
-        let list = |(total, loops): &'static (u32, [(usize, usize); 3])| (*total, &loops[..]);
         Self::frame_radv_navi21()
             .with_doubling_frame(
-                list(&FRAME_DOUBLING_LOOPS_RADV_NAVI21),
-                list(&FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
+                loop_list(&FRAME_DOUBLING_LOOPS_RADV_NAVI21),
+                loop_list(&FRAME_DOUBLING_ROUNDLESS_LOOPS_RADV_NAVI21),
             )
             .unwrap_or_default()
     }
@@ -1778,8 +1762,8 @@ impl WorkModel {
     /// runs the rounds' barriers but no product: not charged, as the walks charge it nothing.
     /// Returns the rounds of all waves.
     fn doubling_rounds(&self, work: &mut Work, publish_last: bool) -> usize {
-        // The spans 1, 2, 4, … up to `depth`: one for each of its binary digits.
-        let rounds_to = |depth: usize| (usize::BITS - depth.leading_zeros()) as usize;
+        // Depths are below MAX_JOINTS: they fit u32, and their rounds usize.
+        let rounds_to = |depth: usize| crate::gpu::types::doubling_rounds(depth as u32) as usize;
         let rounds = rounds_to(self.depth_count().saturating_sub(1));
         let published = if publish_last { rounds } else { rounds.saturating_sub(1) };
         work.barriers += 2.0 * published as f64;
