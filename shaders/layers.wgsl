@@ -77,6 +77,15 @@ fn mesh_blend(models: MeshModels, w: f32) -> vec4<f32> {
     return quat_slerp_normalized(models.base_model, models.layer_model, w);
 }
 
+// The rotation a joint of weight `w` publishes once its model rotations are composed: its blend
+// where masked (`blend_mesh_joints` reads it), else its layer model rotation, which no one reads.
+fn published_rotation(models: MeshModels, w: f32) -> vec4<f32> {
+    if w > 0.0 {
+        return mesh_blend(models, w);
+    }
+    return models.layer_model;
+}
+
 // The blended model rotation of a masked joint's parent whose nearest masked ancestor is above
 // it (`mesh_parent` in `throng::eval::layers`): that ancestor's blend (`anchor_blended`) carried
 // down the base's rotations from the ancestor (`anchor_base`) to the parent (`base_parent`).

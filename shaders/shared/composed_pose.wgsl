@@ -1,7 +1,8 @@
 // Local-to-model and skinning where the hierarchy's file composes the model matrices from the
-// local ones in `pose` (`compose_model_pose`: `shared/subgroup.wgsl` in place, `shared/doubling.wgsl`
-// round by round), in place of `shared/walks.wgsl` with that file: every thread then writes its
-// joints' skinning matrices from the model matrices the composition hands it.
+// local ones in `pose` (`compose_model_pose`: `shared/subgroup.wgsl` in place,
+// `shared/doubling.wgsl` round by round), in place of `shared/walks.wgsl` with that file: every
+// thread then writes its joints' skinning matrices from the model matrices the composition
+// hands it.
 
 // Every joint's skinning matrix written from the local matrices in `pose` (all written, barrier
 // passed). Every thread must call it.

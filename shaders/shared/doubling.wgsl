@@ -4,11 +4,12 @@
 // by its ancestor `span` depths up with its own, so that after it each joint holds the product
 // of its `2 × span` nearest links (itself and its ancestors, the root at most). A rig whose
 // deepest joint is `d` deep is composed in ⌈log₂(d + 1)⌉ rounds, each a product per joint and
-// two barriers (but the last, whose rows go to the thread's skinning), where a wave of walks steps as deep as its deepest joint (the 64-joint humanoid:
-// 4 rounds against 14 steps) and where one subgroup's depth loop takes every depth
-// (`shared/subgroup.wgsl`). No subgroup operation: it runs on every device. The products are
-// grouped differently from the CPU's (`((root × …) × parent) × local`): the matrices equal
-// `throng::eval::local_to_model`'s within rounding, not bit for bit.
+// two barriers (but the last, whose rows go to the thread's skinning), where a wave of walks
+// steps as deep as its deepest joint (the 64-joint humanoid: 4 rounds against 14 steps) and
+// where one subgroup's depth loop takes every depth (`shared/subgroup.wgsl`). No subgroup
+// operation: it runs on every device. The products are grouped differently from the CPU's
+// (`((root × …) × parent) × local`): the matrices equal `throng::eval::local_to_model`'s within
+// rounding, not bit for bit.
 
 // The rounds that compose the crowd's rig (`throng::gpu::types::doubling_rounds` of its deepest
 // joint's depth): round `r` spans `2^r` depths, and the spans `1, 2, 4, …` reach every depth up

@@ -4,10 +4,11 @@
 // composes the layer's and the base's rotations its ancestor `span` depths up holds with its
 // own, and takes that ancestor's nearest masked joint where none of its own links is masked.
 // After ⌈log₂(d + 1)⌉ rounds, two barriers each, every row holds its joint's two model rotations
-// and nearest masked joint (itself or an ancestor) (the rounds' helpers in `shared/doubling.wgsl`),
-// a masked joint's blend in place of its layer rotation from the last; then each masked joint's
-// new local rotation is worked out, as after one subgroup's depths. The products are
-// grouped differently from the walks' (`((root × …) × parent) × local`): equal within rounding.
+// and nearest masked joint (itself or an ancestor) (the rounds' helpers in
+// `shared/doubling.wgsl`), a masked joint's blend in place of its layer rotation from the last;
+// then each masked joint's new local rotation is worked out, as after one subgroup's depths. The
+// products are grouped differently from the walks' (`((root × …) × parent) × local`): equal
+// within rounding.
 
 // Each masked joint's new local transform, from `pose`'s rows (every joint's layer and base
 // rotations, weight and, where masked, itself as its nearest masked joint; written, barrier
@@ -29,10 +30,10 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
             // order (none, 0, below every joint): the larger row value.
             let anchor = max(own.r2.y, above.r2.y);
             // The last round publishes a masked joint's blend over its layer model rotation,
-            // which no other joint reads (`publish_mesh_blends`, as the walks publish theirs).
+            // as the walks publish theirs.
             var published = models.layer_model;
-            if r + 1u == DOUBLING_ROUNDS && own.r2.x > 0.0 {
-                published = mesh_blend(models, own.r2.x);
+            if r + 1u == DOUBLING_ROUNDS {
+                published = published_rotation(models, own.r2.x);
             }
             composed[k] = Affine(published, models.base_model, vec4<f32>(own.r2.x, anchor, 0.0, 0.0));
         }

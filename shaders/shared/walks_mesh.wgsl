@@ -28,10 +28,7 @@ fn override_mesh_rotations(thread: u32, num_joints: u32) {
         let rows = pose[j];
         models = mesh_step(models, rows.r0, rows.r1);
         anchor = mesh_anchor(j, rows.r2.x, anchor);
-        var published = models.layer_model;
-        if rows.r2.x > 0.0 {
-            published = mesh_blend(models, rows.r2.x);
-        }
+        let published = published_rotation(models, rows.r2.x);
         composed[k] = Affine(published, models.base_model, vec4<f32>(rows.r2.x, anchor_in_row(anchor), 0.0, 0.0));
     }
     // Every walk has read the local rotations before any row is replaced.
